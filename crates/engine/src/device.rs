@@ -1,0 +1,103 @@
+//! The one host-facing trait. A drive, a namespace, a RAID set, a cache tier: everything a
+//! workload can target is a [`BlockDevice`], so systems compose as trees.
+//!
+//! The contract is submission-ordered: a device is handed requests in non-decreasing time
+//! order and answers each with the simulated time at which it completes. Internally a device
+//! may keep queues and background work; it only ever moves forward in time.
+
+use crate::SimTime;
+
+/// What a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Read,
+    Write,
+    /// Deallocate (TRIM / NVMe Deallocate): the range no longer holds data.
+    Trim,
+    /// Make every completed write durable (a no-op on a drive with power-loss protection).
+    Flush,
+}
+
+impl IoKind {
+    /// fio's data-direction index: read 0, write 1, trim 2 (flush is counted with writes).
+    pub fn ddir(self) -> usize {
+        match self {
+            IoKind::Read => 0,
+            IoKind::Write | IoKind::Flush => 1,
+            IoKind::Trim => 2,
+        }
+    }
+}
+
+/// One host request. Offsets and lengths are bytes; devices check alignment to their logical
+/// block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoRequest {
+    pub kind: IoKind,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// Force unit access: the write completes only once durable on media.
+    pub fua: bool,
+}
+
+impl IoRequest {
+    pub fn read(offset_bytes: u64, len_bytes: u64) -> Self {
+        Self { kind: IoKind::Read, offset_bytes, len_bytes, fua: false }
+    }
+    pub fn write(offset_bytes: u64, len_bytes: u64) -> Self {
+        Self { kind: IoKind::Write, offset_bytes, len_bytes, fua: false }
+    }
+    pub fn trim(offset_bytes: u64, len_bytes: u64) -> Self {
+        Self { kind: IoKind::Trim, offset_bytes, len_bytes, fua: false }
+    }
+    pub fn flush() -> Self {
+        Self { kind: IoKind::Flush, offset_bytes: 0, len_bytes: 0, fua: false }
+    }
+}
+
+/// The device's answer to a submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// When the device accepted the command (after host-side queueing and submission cost):
+    /// fio's submission latency ends here.
+    pub accepted_ns: SimTime,
+    /// When the host sees the completion.
+    pub done_ns: SimTime,
+}
+
+/// Why a device refused or could not finish a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("request at byte {offset_bytes} of {len_bytes} bytes runs past the end of the device ({capacity_bytes} bytes)")]
+    OutOfRange { offset_bytes: u64, len_bytes: u64, capacity_bytes: u64 },
+    #[error("request at byte {offset_bytes} of {len_bytes} bytes is not aligned to the {block_bytes}-byte logical block")]
+    Misaligned { offset_bytes: u64, len_bytes: u64, block_bytes: u64 },
+    #[error("request of zero bytes")]
+    Empty,
+    #[error("the device cannot make progress: {reason}")]
+    Stalled { reason: String },
+}
+
+/// A simulated (or composed) block device.
+pub trait BlockDevice {
+    /// Bytes the host can address.
+    fn capacity_bytes(&self) -> u64;
+
+    /// Smallest addressable unit (512 or 4096).
+    fn logical_block_bytes(&self) -> u64 {
+        512
+    }
+
+    /// Maximum number of commands the device accepts at once (NCQ 32 on SATA, deep on NVMe).
+    /// Hosts queue the rest themselves.
+    fn queue_depth_limit(&self) -> u32 {
+        u32::MAX
+    }
+
+    /// Submit a request at `now_ns` (never earlier than a previous submission).
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError>;
+
+    /// The host has nothing outstanding from `from_ns` until at least `until_ns`; a device
+    /// may use the time for background work (garbage collection, SLC folding).
+    fn idle(&mut self, _from_ns: SimTime, _until_ns: SimTime) {}
+}

@@ -1,0 +1,14 @@
+//! The deterministic core of flashlab: simulated time, the event queue, per-component random
+//! streams, and the host-facing [`BlockDevice`] trait that every simulated device implements.
+//!
+//! Nothing here knows about NAND, fio or reports; everything above depends on it.
+
+pub mod device;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use device::{BlockDevice, Completion, DeviceError, IoKind, IoRequest};
+pub use queue::EventQueue;
+pub use rng::{RngStream, SeedTree};
+pub use time::{SimTime, NS_PER_MS, NS_PER_S, NS_PER_US};

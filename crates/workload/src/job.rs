@@ -1,0 +1,129 @@
+//! A parsed fio job, resolved into typed values. The parser fills it; the runner and the I/O
+//! generator read it. Units: bytes and nanoseconds.
+
+/// The whole job file after parsing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    /// Path of the file as given (for messages).
+    pub path: String,
+    /// The `[global]` options as written, in order, for fio's `"global options"` JSON object.
+    pub global_options: Vec<(String, String)>,
+    /// Jobs in file order (numjobs clones are *not* expanded here).
+    pub jobs: Vec<JobSpec>,
+}
+
+/// fio's `rw=` pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwPattern {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw`/`readwrite`: sequential mixed.
+    ReadWrite,
+    /// `randrw`: random mixed.
+    RandRw,
+    /// `trimwrite`: trim then write the same block.
+    TrimWrite,
+    /// `randtrimwrite`
+    RandTrimWrite,
+}
+
+impl RwPattern {
+    pub fn is_random(self) -> bool {
+        matches!(self, Self::RandRead | Self::RandWrite | Self::RandTrim | Self::RandRw | Self::RandTrimWrite)
+    }
+}
+
+/// Block size for one data direction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BlockSize {
+    Fixed(u64),
+    /// `bsrange=min-max`: uniform over multiples of `min` (fio aligns to the minimum).
+    Range { min: u64, max: u64 },
+    /// `bssplit=4k/50:16k/30:...`: (size, weight in percent); weights sum to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+/// A size or offset that may be a percentage of the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    /// Fraction in [0, 1] of the device (fio's `size=50%`).
+    Fraction(f64),
+}
+
+/// fio's `random_distribution=`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    /// Gaussian with the given standard deviation in percent of the range (`normal:5`).
+    Normal(f64),
+    /// (percent of accesses, percent of range), in order, per fio `zoned:`.
+    Zoned(Vec<(f64, f64)>),
+    /// (percent of accesses, bytes of range) per fio `zoned_abs:`.
+    ZonedAbs(Vec<(f64, u64)>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+/// One `[job]` section with `[global]` (and includes) applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Line in the job file where the section starts (for messages).
+    pub line: usize,
+    /// This section's own options as written (not the globals), for fio's `"job options"`.
+    pub options_as_written: Vec<(String, String)>,
+    pub rw: RwPattern,
+    /// `randread:N` / `write:N`: issue N requests per offset step (sequential) or per random
+    /// draw; 1 by default.
+    pub rw_sequence_count: u32,
+    /// Indexed by data direction: read, write, trim.
+    pub bs: [BlockSize; 3],
+    pub iodepth: u32,
+    pub numjobs: u32,
+    /// Percent of mixed I/Os that are reads.
+    pub rwmixread: u32,
+    pub size: Option<SizeSpec>,
+    pub offset: SizeSpec,
+    pub offset_increment: SizeSpec,
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    pub loops: u32,
+    /// Bytes per second per direction; 0 = unlimited.
+    pub rate_bytes_per_s: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_process: RateProcess,
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u32,
+    pub random_distribution: RandomDistribution,
+    pub norandommap: bool,
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    pub percentile_list: Vec<f64>,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub write_bw_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    pub log_avg_msec: u64,
+    /// `fsync=N`: a flush after every N writes (0 = never).
+    pub fsync_every: u32,
+    /// `fua`/`sync`-style durability on each write (fio's `sync=1` on block devices).
+    pub write_fua: bool,
+    /// `filename=` as written (selects a namespace or device in later layers).
+    pub filename: Option<String>,
+}
