@@ -1,1 +1,14 @@
+//! NAND media as plain functions of state and time.
+//!
+//! [`CellType`] and [`CellTimings`] describe what one die can do; [`NandGeometry`] how the dies
+//! are arranged; [`NandTiming`] answers "if this operation is issued now, when is it done?" by
+//! keeping a busy-until time per channel and per die (or per plane with multi-plane on). The
+//! controller decides what to issue; wear (erase counts) lives in the FTL.
 
+pub mod cell;
+pub mod geometry;
+pub mod timing;
+
+pub use cell::{CellTimings, CellType};
+pub use geometry::NandGeometry;
+pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

@@ -1,0 +1,323 @@
+//! When NAND operations finish: busy-until times per channel and per die (or plane).
+//!
+//! Each resource is FIFO: an operation starts on a resource no earlier than the end of the
+//! previous reservation on it. The model follows cache-register operation, which current NAND
+//! supports and controllers use:
+//! - read: the array works (tR), then the data moves out over the channel; the die is free
+//!   again once the array part is done (the data waits in the cache register);
+//! - program: data moves in over the channel into the cache register, then the array works
+//!   (tPROG) once the die is free;
+//! - erase: array only.
+//!
+//! Nothing allocates after construction.
+
+use crate::{CellTimings, NandGeometry};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaOpKind {
+    Read,
+    Program,
+    Erase,
+}
+
+/// One operation on one page (or block, for erase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaOp {
+    pub kind: MediaOpKind,
+    /// Global block id (see [`NandGeometry::locate`]).
+    pub block: u32,
+    /// Bytes moved over the channel (0 for erase).
+    pub bytes: u64,
+    /// The block is used in SLC mode.
+    pub slc: bool,
+}
+
+/// Cumulative activity, for utilisation and energy estimates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediaCounters {
+    pub reads: u64,
+    pub programs: u64,
+    pub erases: u64,
+    pub bytes_read: u64,
+    pub bytes_programmed: u64,
+    /// Sum of array busy time over all dies/planes.
+    pub array_busy_ns: u64,
+    /// Sum of busy time over all channels.
+    pub channel_busy_ns: u64,
+}
+
+/// Timing state of all dies and channels.
+#[derive(Debug, Clone)]
+pub struct NandTiming {
+    geometry: NandGeometry,
+    timings: CellTimings,
+    channel_free_ns: Vec<u64>,
+    /// One entry per plane when multi-plane is on, else per die.
+    unit_free_ns: Vec<u64>,
+    counters: MediaCounters,
+}
+
+impl NandTiming {
+    pub fn new(geometry: NandGeometry, timings: CellTimings) -> Self {
+        let units = if geometry.multi_plane {
+            geometry.planes()
+        } else {
+            geometry.dies()
+        };
+        Self {
+            geometry,
+            timings,
+            channel_free_ns: vec![0; geometry.channels as usize],
+            unit_free_ns: vec![0; units as usize],
+            counters: MediaCounters::default(),
+        }
+    }
+
+    pub fn geometry(&self) -> &NandGeometry {
+        &self.geometry
+    }
+
+    pub fn timings(&self) -> &CellTimings {
+        &self.timings
+    }
+
+    pub fn counters(&self) -> &MediaCounters {
+        &self.counters
+    }
+
+    /// Time to move `bytes` over one channel.
+    #[inline]
+    pub fn channel_ns(&self, bytes: u64) -> u64 {
+        if bytes == 0 {
+            0
+        } else {
+            flashlab_transfer_ns(bytes, self.geometry.channel_bytes_per_s)
+        }
+    }
+
+    #[inline]
+    fn unit_and_channel(&self, block: u32) -> (usize, usize) {
+        let (die, plane) = self.geometry.locate(block);
+        let unit = if self.geometry.multi_plane {
+            die * self.geometry.planes_per_die + plane
+        } else {
+            die
+        };
+        (unit as usize, self.geometry.channel_of_die(die) as usize)
+    }
+
+    /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
+    /// operation is complete (data out on the channel for a read, array done otherwise).
+    pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        let (unit, ch) = self.unit_and_channel(op.block);
+        let xfer_ns = self.channel_ns(op.bytes);
+        let t = &self.timings;
+        match op.kind {
+            MediaOpKind::Read => {
+                let array_ns = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
+                let array_start = now_ns.max(self.unit_free_ns[unit]);
+                let array_done = array_start + array_ns;
+                self.unit_free_ns[unit] = array_done;
+                let xfer_start = array_done.max(self.channel_free_ns[ch]);
+                let done = xfer_start + xfer_ns;
+                self.channel_free_ns[ch] = done;
+                self.counters.reads += 1;
+                self.counters.bytes_read += op.bytes;
+                self.counters.array_busy_ns += array_ns;
+                self.counters.channel_busy_ns += xfer_ns;
+                done
+            }
+            MediaOpKind::Program => {
+                let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
+                let xfer_start = now_ns.max(self.channel_free_ns[ch]);
+                let xfer_done = xfer_start + xfer_ns;
+                self.channel_free_ns[ch] = xfer_done;
+                let array_start = xfer_done.max(self.unit_free_ns[unit]);
+                let done = array_start + array_ns;
+                self.unit_free_ns[unit] = done;
+                self.counters.programs += 1;
+                self.counters.bytes_programmed += op.bytes;
+                self.counters.array_busy_ns += array_ns;
+                self.counters.channel_busy_ns += xfer_ns;
+                done
+            }
+            MediaOpKind::Erase => {
+                let start = now_ns.max(self.unit_free_ns[unit]);
+                let done = start + t.t_erase_ns;
+                self.unit_free_ns[unit] = done;
+                self.counters.erases += 1;
+                self.counters.array_busy_ns += t.t_erase_ns;
+                done
+            }
+        }
+    }
+
+    /// When every die and channel has finished all reserved work.
+    pub fn all_idle_ns(&self) -> u64 {
+        let u = self.unit_free_ns.iter().copied().max().unwrap_or(0);
+        let c = self.channel_free_ns.iter().copied().max().unwrap_or(0);
+        u.max(c)
+    }
+
+    /// The longest queue of reserved work beyond `now_ns` on any die/plane or channel.
+    pub fn max_backlog_ns(&self, now_ns: u64) -> u64 {
+        self.all_idle_ns().saturating_sub(now_ns)
+    }
+
+    /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
+    pub fn reset(&mut self, at_ns: u64) {
+        self.unit_free_ns.fill(at_ns);
+        self.channel_free_ns.fill(at_ns);
+    }
+
+    /// Bytes of heap memory held.
+    pub fn memory_bytes(&self) -> usize {
+        (self.unit_free_ns.capacity() + self.channel_free_ns.capacity()) * 8
+    }
+}
+
+/// `bytes` over a `bytes_per_s` link, rounded up (never zero time for a non-empty transfer).
+#[inline]
+fn flashlab_transfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
+    ((bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s.max(1) as u128)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: u64 = 1_000;
+
+    fn geometry(multi_plane: bool) -> NandGeometry {
+        NandGeometry {
+            channels: 2,
+            dies_per_channel: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 10,
+            pages_per_block: 64,
+            page_bytes: 16384,
+            // 16 KiB in 16.384 us: easy numbers.
+            channel_bytes_per_s: 1_000_000_000,
+            multi_plane,
+            pe_cycles: 3000,
+        }
+    }
+
+    fn timings() -> CellTimings {
+        CellTimings {
+            t_read_ns: 50 * US,
+            t_prog_ns: 600 * US,
+            t_erase_ns: 3_000 * US,
+            slc_t_read_ns: 30 * US,
+            slc_t_prog_ns: 200 * US,
+        }
+    }
+
+    fn op(kind: MediaOpKind, block: u32, bytes: u64, slc: bool) -> MediaOp {
+        MediaOp {
+            kind,
+            block,
+            bytes,
+            slc,
+        }
+    }
+
+    const XFER: u64 = 16_384;
+
+    #[test]
+    fn read_is_array_then_transfer() {
+        let mut m = NandTiming::new(geometry(true), timings());
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Read, 0, 16384, false), 100),
+            100 + 50 * US + XFER
+        );
+        // SLC-mode block uses the SLC read time.
+        let mut m = NandTiming::new(geometry(true), timings());
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Read, 0, 16384, true), 0),
+            30 * US + XFER
+        );
+        assert_eq!(m.counters().reads, 1);
+        assert_eq!(m.counters().bytes_read, 16384);
+    }
+
+    #[test]
+    fn program_is_transfer_then_array_and_erase_is_array_only() {
+        let mut m = NandTiming::new(geometry(true), timings());
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0),
+            XFER + 600 * US
+        );
+        // A second program on the same plane: its transfer overlaps the first's array time
+        // (cache register), its array part waits for the plane.
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Program, 1, 16384, false), 0),
+            XFER + 1200 * US
+        );
+        // Erase on the same plane queues behind both programs.
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Erase, 2, 0, false), 0),
+            XFER + 4200 * US
+        );
+        // A read on that plane waits for the erase (no suspend).
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Read, 3, 4096, false), 10),
+            XFER + 4250 * US + 4096
+        );
+        assert_eq!(m.counters().programs, 2);
+        assert_eq!(m.counters().erases, 1);
+    }
+
+    #[test]
+    fn dies_on_one_channel_share_the_transfer() {
+        let mut m = NandTiming::new(geometry(true), timings());
+        // Blocks 0 (die 0) and 40 (die 2) are both on channel 0; block 20 (die 1) on channel 1.
+        assert_eq!(m.geometry().locate(40), (2, 0));
+        let a = m.schedule(&op(MediaOpKind::Read, 0, 16384, false), 0);
+        let b = m.schedule(&op(MediaOpKind::Read, 40, 16384, false), 0);
+        let c = m.schedule(&op(MediaOpKind::Read, 20, 16384, false), 0);
+        assert_eq!(a, 50 * US + XFER);
+        // Array reads run in parallel; the second transfer waits for the channel.
+        assert_eq!(b, 50 * US + 2 * XFER);
+        // Other channel: no wait.
+        assert_eq!(c, 50 * US + XFER);
+    }
+
+    #[test]
+    fn multi_plane_runs_planes_concurrently_otherwise_the_die_serialises() {
+        // Blocks 0 and 10 are planes 0 and 1 of die 0.
+        let mut mp = NandTiming::new(geometry(true), timings());
+        mp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0);
+        assert_eq!(
+            mp.schedule(&op(MediaOpKind::Erase, 10, 0, false), 0),
+            3_000 * US
+        );
+        let mut sp = NandTiming::new(geometry(false), timings());
+        sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0);
+        assert_eq!(
+            sp.schedule(&op(MediaOpKind::Erase, 10, 0, false), 0),
+            6_000 * US
+        );
+        assert_eq!(sp.all_idle_ns(), 6_000 * US);
+        assert_eq!(sp.max_backlog_ns(1_000 * US), 5_000 * US);
+        sp.reset(7_000 * US);
+        assert_eq!(
+            sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0),
+            10_000 * US
+        );
+    }
+
+    #[test]
+    fn fifo_per_resource_never_goes_back_in_time() {
+        let mut m = NandTiming::new(geometry(false), timings());
+        let mut last = 0;
+        for i in 0..100u32 {
+            let kind =
+                [MediaOpKind::Read, MediaOpKind::Program, MediaOpKind::Erase][i as usize % 3];
+            let done = m.schedule(&op(kind, (i * 7) % 80, 4096, i % 2 == 0), i as u64 * 10);
+            assert!(done > i as u64 * 10);
+            last = last.max(done);
+        }
+        assert_eq!(m.all_idle_ns(), last);
+    }
+}
