@@ -1,1 +1,148 @@
+//! The run loop: executes a parsed fio job file against a [`BlockDevice`] in simulated time
+//! and collects fio-style results.
+//!
+//! The loop follows fio's semantics where they matter for the numbers:
+//! - every job is expanded into `numjobs` clones, numbered from 1 in file order (clones
+//!   included), which is the number fio puts in log file names;
+//! - a `stonewall` job starts a new *phase*: it and everything after it wait until all earlier
+//!   jobs have finished; `stonewall` and `new_group` start a new reporting group;
+//! - each clone keeps up to `iodepth` I/Os in flight; the device's
+//!   [`BlockDevice::queue_depth_limit`] caps how many it holds at once and the rest wait, in
+//!   arrival order, in a host queue shared by all clones;
+//! - `runtime` caps a clone's time (after `ramp_time`), `time_based` repeats the workload
+//!   until then, statistics start after `ramp_time`;
+//! - `rate`/`rate_iops` are per clone and per direction, paced linearly or as a Poisson
+//!   process; when the device cannot keep up, I/Os start late and the shortfall is reported in
+//!   the `"flashlab"` JSON object;
+//! - `thinktime` pauses a clone after `thinktime_blocks` I/Os have been issued *and completed*
+//!   (fio's default `thinktime_blocks_type=complete`), `fsync=N` sends a flush after every N
+//!   writes.
+//!
+//! Latency accounting: fio's submission latency (slat) ends when the device accepts the
+//! command. An I/O that waits in the host queue because the device is full is counted as
+//! *completion* latency (clat), not slat: slat is the device's own acceptance cost only. This
+//! keeps slat comparable to fio on a real device, where the kernel block layer queues
+//! requests beyond the hardware queue depth after fio's submission call has returned.
 
+mod run;
+
+#[cfg(test)]
+mod tests;
+
+use flashlab_engine::{DeviceError, SimTime, NS_PER_S};
+use flashlab_workload::JobError;
+
+pub use run::run_jobs;
+
+/// How a run is seeded and bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    /// The master seed: every random stream of the run derives from it.
+    pub seed: u64,
+    /// Shown in the `"flashlab"` JSON object (the caller knows which device it built).
+    pub device_name: String,
+    pub limits: RunLimits,
+}
+
+impl RunOptions {
+    pub fn new(seed: u64, device_name: impl Into<String>) -> Self {
+        Self {
+            seed,
+            device_name: device_name.into(),
+            limits: RunLimits::default(),
+        }
+    }
+}
+
+/// Bounds that turn a runaway or broken model into an error instead of a hang.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLimits {
+    /// Most events processed one after another without simulated time advancing.
+    pub max_events_at_same_time: u64,
+    /// Most events waiting in the event queue at once.
+    pub max_queued_events: usize,
+    /// A completion later than this after its submission means the I/O never completes.
+    pub max_io_latency_ns: SimTime,
+    /// The whole run may not go past this simulated time (`None`: no limit).
+    pub max_sim_time_ns: Option<SimTime>,
+    /// Call the progress callback every this many events (a power of two keeps it cheap).
+    pub progress_every_events: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            max_events_at_same_time: 1_000_000,
+            max_queued_events: 1 << 24,
+            max_io_latency_ns: 3_600 * NS_PER_S,
+            max_sim_time_ns: None,
+            progress_every_events: 1 << 16,
+        }
+    }
+}
+
+/// A snapshot for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress<'a> {
+    pub now_ns: SimTime,
+    /// Estimated fraction of the whole run done, in [0, 1].
+    pub fraction_done: f64,
+    /// Phase (stonewall-separated set of jobs) now running, from 0.
+    pub phase: usize,
+    pub phases: usize,
+    /// Names of the jobs of the running phase, comma-separated.
+    pub jobs: &'a str,
+}
+
+/// Why a run could not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{file}:{line}: job '{job}': {source}")]
+    Job {
+        file: String,
+        line: usize,
+        job: String,
+        #[source]
+        source: JobError,
+    },
+    #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
+    Unbounded {
+        file: String,
+        line: usize,
+        job: String,
+    },
+    #[error(
+        "job '{job}' at {time_ns} ns: the device refused a {kind} at byte {offset_bytes}: {source}"
+    )]
+    Device {
+        job: String,
+        time_ns: SimTime,
+        kind: &'static str,
+        offset_bytes: u64,
+        #[source]
+        source: DeviceError,
+    },
+    #[error("job '{job}' at {time_ns} ns: the device answered a {kind} with a completion at {done_ns} ns, {why}")]
+    BadCompletion {
+        job: String,
+        time_ns: SimTime,
+        kind: &'static str,
+        done_ns: SimTime,
+        why: &'static str,
+    },
+    #[error("simulated time stopped at {time_ns} ns: {events} events in a row without time advancing (the model makes no progress)")]
+    NoProgress { time_ns: SimTime, events: u64 },
+    #[error("at {time_ns} ns jobs are still running but nothing is scheduled (the run loop lost track of them)")]
+    Stuck { time_ns: SimTime },
+    #[error("the run passed the simulated time limit of {limit_ns} ns")]
+    TimeLimit { limit_ns: SimTime },
+    #[error("event queue: {0}")]
+    Queue(#[from] flashlab_engine::queue::QueueError),
+}
+
+impl RunError {
+    /// True when the job file (not the model) is at fault: the CLI exits with 2.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, RunError::Job { .. } | RunError::Unbounded { .. })
+    }
+}

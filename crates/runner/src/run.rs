@@ -1,0 +1,902 @@
+//! The event loop proper. One `Clone` per fio job clone; one event queue; one host queue in
+//! front of the device. Nothing here allocates per I/O: queues are sized up front.
+
+use std::collections::VecDeque;
+
+use flashlab_engine::{
+    BlockDevice, EventQueue, IoKind, IoRequest, RngStream, SeedTree, SimTime, NS_PER_S,
+};
+use flashlab_report::{
+    JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
+};
+use flashlab_workload::{GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
+use serde_json::{json, Value};
+
+use crate::{Progress, RunError, RunOptions};
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    /// The device finished an I/O of clone `clone`.
+    Complete {
+        clone: u32,
+        kind: IoKind,
+        issue_ns: SimTime,
+        /// Issue time plus the device's acceptance cost (see the crate docs on slat).
+        accepted_ns: SimTime,
+        offset_bytes: u64,
+        len_bytes: u64,
+    },
+    /// A clone paused by its rate or its think time may issue again.
+    Wake { clone: u32 },
+    /// `ramp_time` is over: statistics start.
+    RampEnd { clone: u32 },
+    /// `runtime` is over: the clone stops issuing.
+    Deadline { clone: u32 },
+    /// `startdelay` is over: the clone begins.
+    Start { clone: u32 },
+}
+
+/// An I/O waiting for a free device slot.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    clone: u32,
+    req: IoRequest,
+    issue_ns: SimTime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Think {
+    Running,
+    /// `thinktime_blocks` issued: wait until they have all completed.
+    Draining,
+    /// Thinking until the pending Wake.
+    Sleeping,
+}
+
+/// One running clone of a job.
+struct Clone<'a> {
+    spec: &'a JobSpec,
+    job_index: u32,
+    groupid: u32,
+    phase: usize,
+    generator: IoGenerator,
+    stats: Option<JobStats>,
+    result: Option<JobResult>,
+    iodepth: u32,
+    in_flight: u32,
+    start_ns: SimTime,
+    /// `start + ramp + runtime`; `SimTime::MAX` without a runtime.
+    deadline_ns: SimTime,
+    measuring: bool,
+    measure_start_ns: SimTime,
+    end_ns: SimTime,
+    /// Drawn from the generator but held back by the rate limit.
+    pending: Option<GeneratedIo>,
+    exhausted: bool,
+    stopped: bool,
+    finished: bool,
+    /// Time of the one Wake event that counts; older Wake events are stale and ignored.
+    wake_at: Option<SimTime>,
+    think: Think,
+    think_count: u32,
+    writes_since_flush: u32,
+    flush_pending: bool,
+    /// `end_fsync`'s flush has been queued.
+    end_flush_sent: bool,
+    rate: RateState,
+    issued_bytes: u64,
+    measured_bytes: [u64; 3],
+    measured_ios: [u64; 3],
+    flushes: u64,
+}
+
+/// Open-loop pacing per data direction. Linear pacing computes the planned time of the n-th
+/// I/O from the cumulative count (no rounding drift); Poisson pacing accumulates exponential
+/// gaps drawn from the clone's own stream.
+struct RateState {
+    active: bool,
+    bytes_per_s: [u64; 3],
+    iops: [u64; 3],
+    process: RateProcess,
+    issued_bytes: [u64; 3],
+    issued_ios: [u64; 3],
+    poisson_next_ns: [SimTime; 3],
+    rng: RngStream,
+    max_lag_ns: SimTime,
+    late_ios: u64,
+}
+
+impl RateState {
+    fn new(spec: &JobSpec, seeds: SeedTree) -> Self {
+        let active = spec
+            .rate_bytes_per_s
+            .iter()
+            .chain(spec.rate_iops.iter())
+            .any(|&r| r > 0);
+        Self {
+            active,
+            bytes_per_s: spec.rate_bytes_per_s,
+            iops: spec.rate_iops,
+            process: spec.rate_process,
+            issued_bytes: [0; 3],
+            issued_ios: [0; 3],
+            poisson_next_ns: [0; 3],
+            rng: seeds.child("rate").stream(),
+            max_lag_ns: 0,
+            late_ios: 0,
+        }
+    }
+
+    fn limited(&self, ddir: usize) -> bool {
+        self.bytes_per_s[ddir] > 0 || self.iops[ddir] > 0
+    }
+
+    /// Mean gap after an I/O of `len_bytes`: the larger of the byte and IOPS limits.
+    fn gap_ns(&self, ddir: usize, len_bytes: u64) -> f64 {
+        let by_bytes = if self.bytes_per_s[ddir] > 0 {
+            len_bytes as f64 * NS_PER_S as f64 / self.bytes_per_s[ddir] as f64
+        } else {
+            0.0
+        };
+        let by_iops = if self.iops[ddir] > 0 {
+            NS_PER_S as f64 / self.iops[ddir] as f64
+        } else {
+            0.0
+        };
+        by_bytes.max(by_iops)
+    }
+
+    /// When the next I/O in `ddir` may start, for a clone that started at `start_ns`.
+    fn planned_ns(&self, ddir: usize, start_ns: SimTime) -> SimTime {
+        match self.process {
+            RateProcess::Linear => {
+                let by_bytes = if self.bytes_per_s[ddir] > 0 {
+                    (self.issued_bytes[ddir] as u128 * NS_PER_S as u128
+                        / self.bytes_per_s[ddir] as u128) as u64
+                } else {
+                    0
+                };
+                let by_iops = if self.iops[ddir] > 0 {
+                    (self.issued_ios[ddir] as u128 * NS_PER_S as u128 / self.iops[ddir] as u128)
+                        as u64
+                } else {
+                    0
+                };
+                start_ns.saturating_add(by_bytes.max(by_iops))
+            }
+            RateProcess::Poisson => self.poisson_next_ns[ddir].max(start_ns),
+        }
+    }
+
+    fn note_issue(&mut self, ddir: usize, len_bytes: u64, start_ns: SimTime, now_ns: SimTime) {
+        let planned = self.planned_ns(ddir, start_ns);
+        if now_ns > planned {
+            self.late_ios += 1;
+            self.max_lag_ns = self.max_lag_ns.max(now_ns - planned);
+        }
+        self.issued_bytes[ddir] += len_bytes;
+        self.issued_ios[ddir] += 1;
+        if self.process == RateProcess::Poisson {
+            // Exponential gap: -ln(1 - U) * mean, with U in [0, 1) so the log is finite.
+            let gap = -(1.0 - self.rng.unit_f64()).ln() * self.gap_ns(ddir, len_bytes);
+            self.poisson_next_ns[ddir] = planned.saturating_add(gap as u64);
+        }
+    }
+}
+
+fn kind_name(kind: IoKind) -> &'static str {
+    match kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+        IoKind::Trim => "trim",
+        IoKind::Flush => "flush",
+    }
+}
+
+const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+struct Runner<'a, 'd> {
+    file: &'a JobFile,
+    device: &'d mut dyn BlockDevice,
+    options: &'a RunOptions,
+    queue: EventQueue<Event>,
+    host_queue: VecDeque<Queued>,
+    device_in_flight: u32,
+    device_limit: u32,
+    clones: Vec<Clone<'a>>,
+    /// Clone index range of each phase.
+    phases: Vec<(usize, usize)>,
+    phase_names: Vec<String>,
+    current_phase: usize,
+    phase_left: usize,
+    all_done: bool,
+}
+
+/// Run every job of `file` against `device`. `progress` is called every
+/// `options.limits.progress_every_events` events and once at the end.
+///
+/// The returned [`RunResult`]'s `"flashlab"` object holds the seed, the device name and, for
+/// rate-limited clones, the target and achieved rates; callers add the device's counters.
+pub fn run_jobs(
+    file: &JobFile,
+    device: &mut dyn BlockDevice,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RunResult, RunError> {
+    let mut runner = Runner::new(file, device, options)?;
+    runner.run(progress)?;
+    Ok(runner.into_result())
+}
+
+/// What tests inspect of each clone after a run.
+#[cfg(test)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CloneSummary {
+    pub job_index: u32,
+    pub groupid: u32,
+    pub phase: usize,
+    pub start_ns: SimTime,
+    pub measure_start_ns: SimTime,
+    pub end_ns: SimTime,
+    pub measured_ios: [u64; 3],
+    pub measured_bytes: [u64; 3],
+    pub flushes: u64,
+    pub late_ios: u64,
+}
+
+/// [`run_jobs`] that also returns each clone's summary.
+#[cfg(test)]
+pub(crate) fn run_with_summaries(
+    file: &JobFile,
+    device: &mut dyn BlockDevice,
+    options: &RunOptions,
+) -> Result<(RunResult, Vec<CloneSummary>), RunError> {
+    let mut runner = Runner::new(file, device, options)?;
+    runner.run(&mut |_| {})?;
+    let summaries = runner.summaries();
+    Ok((runner.into_result(), summaries))
+}
+
+impl<'a, 'd> Runner<'a, 'd> {
+    fn new(
+        file: &'a JobFile,
+        device: &'d mut dyn BlockDevice,
+        options: &'a RunOptions,
+    ) -> Result<Self, RunError> {
+        let capacity_bytes = device.capacity_bytes();
+        let block_bytes = device.logical_block_bytes();
+        let job_seeds = SeedTree::new(options.seed).child("job");
+        let mut clones = Vec::new();
+        let mut phases: Vec<(usize, usize)> = Vec::new();
+        let mut phase_names: Vec<String> = Vec::new();
+        let mut groupid = 0u32;
+        let mut group_members = 0u32;
+        for spec in &file.jobs {
+            if spec.time_based && spec.runtime_ns.is_none() {
+                return Err(RunError::Unbounded {
+                    file: file.path.clone(),
+                    line: spec.line,
+                    job: spec.name.clone(),
+                });
+            }
+            // fio: stonewall and new_group open a new reporting group unless the current
+            // one is still empty; stonewall also waits for every earlier job.
+            if (spec.stonewall || spec.new_group) && group_members > 0 {
+                groupid += 1;
+                group_members = 0;
+            }
+            if phases.is_empty() || (spec.stonewall && !clones.is_empty()) {
+                phases.push((clones.len(), clones.len()));
+                phase_names.push(String::new());
+            }
+            let names = phase_names.last_mut().expect("a phase was pushed above");
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(&spec.name);
+            for clone_index in 0..spec.numjobs.max(1) {
+                let job_index = clones.len() as u32 + 1;
+                let seeds = job_seeds.index(job_index as u64);
+                let generator =
+                    IoGenerator::new(spec, clone_index, capacity_bytes, block_bytes, seeds)
+                        .map_err(|source| RunError::Job {
+                            file: file.path.clone(),
+                            line: spec.line,
+                            job: spec.name.clone(),
+                            source,
+                        })?;
+                let stats = JobStats::new(stats_config(spec, groupid, job_index));
+                clones.push(Clone {
+                    spec,
+                    job_index,
+                    groupid,
+                    phase: phases.len() - 1,
+                    generator,
+                    stats: Some(stats),
+                    result: None,
+                    iodepth: spec.iodepth.max(1),
+                    in_flight: 0,
+                    start_ns: 0,
+                    deadline_ns: SimTime::MAX,
+                    measuring: false,
+                    measure_start_ns: 0,
+                    end_ns: 0,
+                    pending: None,
+                    exhausted: false,
+                    stopped: false,
+                    finished: false,
+                    wake_at: None,
+                    think: Think::Running,
+                    think_count: 0,
+                    writes_since_flush: 0,
+                    flush_pending: false,
+                    end_flush_sent: false,
+                    rate: RateState::new(spec, seeds),
+                    issued_bytes: 0,
+                    measured_bytes: [0; 3],
+                    measured_ios: [0; 3],
+                    flushes: 0,
+                });
+                group_members += 1;
+            }
+            phases.last_mut().expect("a phase was pushed above").1 = clones.len();
+        }
+        // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
+        // adds one. Sizing the host queue for all of them means it never reallocates.
+        let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
+        let device_limit = device.queue_depth_limit().max(1);
+        Ok(Self {
+            file,
+            device,
+            options,
+            queue: EventQueue::with_limit(options.limits.max_queued_events),
+            host_queue: VecDeque::with_capacity(host_capacity),
+            device_in_flight: 0,
+            device_limit,
+            clones,
+            phases,
+            phase_names,
+            current_phase: 0,
+            phase_left: 0,
+            all_done: false,
+        })
+    }
+
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) -> Result<(), RunError> {
+        if self.phases.is_empty() {
+            self.all_done = true;
+            return Ok(());
+        }
+        self.start_phase(0, 0)?;
+        self.advance_phases(0)?;
+        let limits = &self.options.limits;
+        let progress_mask = limits.progress_every_events.next_power_of_two().max(1) - 1;
+        let mut events: u64 = 0;
+        let mut same_time_events: u64 = 0;
+        let mut last_ns: SimTime = 0;
+        while !self.all_done {
+            // Nothing on the device or waiting for it, and the next event is later: the device
+            // may use the gap for background work.
+            if self.device_in_flight == 0 && self.host_queue.is_empty() {
+                if let Some(next) = self.queue.peek_time_ns() {
+                    if next > self.queue.now_ns() {
+                        self.device.idle(self.queue.now_ns(), next);
+                    }
+                }
+            }
+            let Some((now, event)) = self.queue.pop() else {
+                return Err(RunError::Stuck {
+                    time_ns: self.queue.now_ns(),
+                });
+            };
+            if now == last_ns {
+                same_time_events += 1;
+                if same_time_events > limits.max_events_at_same_time {
+                    return Err(RunError::NoProgress {
+                        time_ns: now,
+                        events: same_time_events,
+                    });
+                }
+            } else {
+                last_ns = now;
+                same_time_events = 0;
+                if let Some(limit_ns) = limits.max_sim_time_ns {
+                    if now > limit_ns {
+                        return Err(RunError::TimeLimit { limit_ns });
+                    }
+                }
+            }
+            self.handle(now, event)?;
+            self.advance_phases(now)?;
+            events += 1;
+            if events & progress_mask == 0 {
+                self.report_progress(now, progress);
+            }
+        }
+        let now = self.queue.now_ns();
+        progress(&Progress {
+            now_ns: now,
+            fraction_done: 1.0,
+            phase: self.phases.len() - 1,
+            phases: self.phases.len(),
+            jobs: &self.phase_names[self.phases.len() - 1],
+        });
+        Ok(())
+    }
+
+    fn report_progress(&self, now: SimTime, progress: &mut dyn FnMut(&Progress)) {
+        let (lo, hi) = self.phases[self.current_phase];
+        let mut sum = 0.0;
+        for c in &self.clones[lo..hi] {
+            sum += clone_fraction(c, now);
+        }
+        let within = if hi > lo { sum / (hi - lo) as f64 } else { 1.0 };
+        progress(&Progress {
+            now_ns: now,
+            fraction_done: ((self.current_phase as f64 + within) / self.phases.len() as f64)
+                .clamp(0.0, 1.0),
+            phase: self.current_phase,
+            phases: self.phases.len(),
+            jobs: &self.phase_names[self.current_phase],
+        });
+    }
+
+    /// Start the next phases while the current one is over (a phase may end at once if its
+    /// jobs have nothing to do).
+    fn advance_phases(&mut self, now: SimTime) -> Result<(), RunError> {
+        while self.phase_left == 0 && !self.all_done {
+            if self.current_phase + 1 >= self.phases.len() {
+                self.all_done = true;
+            } else {
+                self.start_phase(self.current_phase + 1, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_phase(&mut self, phase: usize, now: SimTime) -> Result<(), RunError> {
+        self.current_phase = phase;
+        let (lo, hi) = self.phases[phase];
+        self.phase_left = hi - lo;
+        for i in lo..hi {
+            let delay_ns = self.clones[i].spec.startdelay_ns;
+            if delay_ns > 0 {
+                self.queue.schedule(
+                    now.saturating_add(delay_ns),
+                    Event::Start { clone: i as u32 },
+                )?;
+            } else {
+                self.start_clone(i, now)?;
+            }
+        }
+        // Issue only once every clone of the phase has started, so that clones listed later
+        // are not disadvantaged by a device already filled by earlier ones at the same time.
+        for i in lo..hi {
+            if self.clones[i].spec.startdelay_ns == 0 {
+                self.try_issue(i, now)?;
+                self.check_finished(i, now);
+            }
+        }
+        Ok(())
+    }
+
+    fn start_clone(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        let c = &mut self.clones[i];
+        c.start_ns = now;
+        c.rate.poisson_next_ns = [now; 3];
+        let ramp_ns = c.spec.ramp_time_ns;
+        if let Some(runtime_ns) = c.spec.runtime_ns {
+            c.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
+            self.queue
+                .schedule(c.deadline_ns, Event::Deadline { clone: i as u32 })?;
+        }
+        if ramp_ns > 0 {
+            self.queue.schedule(
+                now.saturating_add(ramp_ns),
+                Event::RampEnd { clone: i as u32 },
+            )?;
+        } else {
+            c.measuring = true;
+            c.measure_start_ns = now;
+            c.stats
+                .as_mut()
+                .expect("stats live until finish")
+                .start_measuring(now);
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
+        match event {
+            Event::Complete {
+                clone,
+                kind,
+                issue_ns,
+                accepted_ns,
+                offset_bytes,
+                len_bytes,
+            } => {
+                let i = clone as usize;
+                self.device_in_flight -= 1;
+                let c = &mut self.clones[i];
+                c.in_flight -= 1;
+                if kind == IoKind::Flush {
+                    c.flushes += 1;
+                } else if c.measuring && now <= c.deadline_ns {
+                    let ddir = kind.ddir();
+                    c.measured_bytes[ddir] += len_bytes;
+                    c.measured_ios[ddir] += 1;
+                    c.stats.as_mut().expect("stats live until finish").record(
+                        ddir,
+                        issue_ns,
+                        accepted_ns,
+                        now,
+                        len_bytes,
+                        offset_bytes,
+                    );
+                }
+                self.drain_host_queue(now)?;
+                let c = &mut self.clones[i];
+                if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
+                    c.think = Think::Sleeping;
+                    let until = now.saturating_add(c.spec.thinktime_ns);
+                    c.wake_at = Some(until);
+                    self.queue.schedule(until, Event::Wake { clone })?;
+                }
+                self.try_issue(i, now)?;
+                self.check_finished(i, now);
+            }
+            Event::Wake { clone } => {
+                let i = clone as usize;
+                let c = &mut self.clones[i];
+                if c.wake_at != Some(now) {
+                    return Ok(()); // superseded
+                }
+                c.wake_at = None;
+                if c.think == Think::Sleeping {
+                    c.think = Think::Running;
+                    c.think_count = 0;
+                }
+                self.try_issue(i, now)?;
+                self.check_finished(i, now);
+            }
+            Event::Start { clone } => {
+                let i = clone as usize;
+                self.start_clone(i, now)?;
+                self.try_issue(i, now)?;
+                self.check_finished(i, now);
+            }
+            Event::RampEnd { clone } => {
+                let c = &mut self.clones[clone as usize];
+                if !c.finished {
+                    c.measuring = true;
+                    c.measure_start_ns = now;
+                    c.measured_bytes = [0; 3];
+                    c.measured_ios = [0; 3];
+                    c.stats
+                        .as_mut()
+                        .expect("stats live until finish")
+                        .start_measuring(now);
+                }
+            }
+            Event::Deadline { clone } => {
+                let i = clone as usize;
+                let c = &mut self.clones[i];
+                if !c.finished {
+                    c.stopped = true;
+                    c.pending = None;
+                    c.flush_pending = false;
+                    // I/Os still in the host queue never reached the device: drop them.
+                    let mut dropped = 0;
+                    self.host_queue.retain(|q| {
+                        let keep = q.clone != clone;
+                        dropped += u32::from(!keep);
+                        keep
+                    });
+                    self.clones[i].in_flight -= dropped;
+                    self.check_finished(i, now);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Issue as many I/Os as the clone's depth, rate and think time allow.
+    fn try_issue(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        loop {
+            let c = &mut self.clones[i];
+            if c.finished || c.stopped || c.think != Think::Running || c.in_flight >= c.iodepth {
+                return Ok(());
+            }
+            if c.flush_pending {
+                c.flush_pending = false;
+                self.issue(i, IoRequest::flush(), now)?;
+                continue;
+            }
+            let io = match c.pending.take() {
+                Some(io) => io,
+                None => {
+                    if c.exhausted {
+                        return Ok(());
+                    }
+                    match c.generator.next_io() {
+                        Some(io) => io,
+                        None => {
+                            c.exhausted = true;
+                            if c.spec.end_fsync && !c.end_flush_sent {
+                                c.end_flush_sent = true;
+                                c.flush_pending = true;
+                                continue;
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+            };
+            let ddir = io.kind.ddir();
+            if c.rate.active && c.rate.limited(ddir) {
+                let planned = c.rate.planned_ns(ddir, c.start_ns);
+                if planned > now {
+                    c.pending = Some(io);
+                    if c.wake_at != Some(planned) {
+                        c.wake_at = Some(planned);
+                        self.queue
+                            .schedule(planned, Event::Wake { clone: i as u32 })?;
+                    }
+                    return Ok(());
+                }
+                c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
+            }
+            c.issued_bytes += io.len_bytes;
+            let fua = io.kind == IoKind::Write && c.spec.write_fua;
+            if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
+                c.writes_since_flush += 1;
+                if c.writes_since_flush >= c.spec.fsync_every {
+                    c.writes_since_flush = 0;
+                    c.flush_pending = true;
+                }
+            }
+            if c.spec.thinktime_ns > 0 {
+                c.think_count += 1;
+                if c.think_count >= c.spec.thinktime_blocks.max(1) {
+                    c.think = Think::Draining;
+                }
+            }
+            let req = IoRequest {
+                kind: io.kind,
+                offset_bytes: io.offset_bytes,
+                len_bytes: io.len_bytes,
+                fua,
+            };
+            self.issue(i, req, now)?;
+        }
+    }
+
+    /// Hand a request to the device, or to the host queue when the device is full.
+    fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
+        self.clones[i].in_flight += 1;
+        if self.device_in_flight < self.device_limit {
+            self.submit(i, req, now, now)
+        } else {
+            self.host_queue.push_back(Queued {
+                clone: i as u32,
+                req,
+                issue_ns: now,
+            });
+            Ok(())
+        }
+    }
+
+    fn drain_host_queue(&mut self, now: SimTime) -> Result<(), RunError> {
+        while self.device_in_flight < self.device_limit {
+            let Some(q) = self.host_queue.pop_front() else {
+                break;
+            };
+            self.submit(q.clone as usize, q.req, q.issue_ns, now)?;
+        }
+        Ok(())
+    }
+
+    fn submit(
+        &mut self,
+        i: usize,
+        req: IoRequest,
+        issue_ns: SimTime,
+        now: SimTime,
+    ) -> Result<(), RunError> {
+        let completion = self
+            .device
+            .submit(now, &req)
+            .map_err(|source| RunError::Device {
+                job: self.clones[i].spec.name.clone(),
+                time_ns: now,
+                kind: kind_name(req.kind),
+                offset_bytes: req.offset_bytes,
+                source,
+            })?;
+        let bad = |why: &'static str| RunError::BadCompletion {
+            job: self.clones[i].spec.name.clone(),
+            time_ns: now,
+            kind: kind_name(req.kind),
+            done_ns: completion.done_ns,
+            why,
+        };
+        if completion.accepted_ns < now || completion.done_ns < completion.accepted_ns {
+            return Err(bad("before the request was submitted or accepted"));
+        }
+        if completion.done_ns - now > self.options.limits.max_io_latency_ns {
+            return Err(bad(
+                "later than the I/O latency limit: the I/O never completes",
+            ));
+        }
+        self.device_in_flight += 1;
+        self.queue.schedule(
+            completion.done_ns,
+            Event::Complete {
+                clone: i as u32,
+                kind: req.kind,
+                issue_ns,
+                accepted_ns: issue_ns + (completion.accepted_ns - now),
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+            },
+        )?;
+        Ok(())
+    }
+
+    fn check_finished(&mut self, i: usize, now: SimTime) {
+        let c = &mut self.clones[i];
+        if c.finished || c.in_flight > 0 {
+            return;
+        }
+        let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
+        if !(c.stopped || out_of_work) {
+            return;
+        }
+        c.finished = true;
+        c.wake_at = None;
+        c.end_ns = if c.stopped { c.deadline_ns } else { now };
+        if !c.measuring {
+            // Finished within ramp_time: an empty measured interval.
+            c.measuring = true;
+            c.measure_start_ns = c.end_ns;
+            c.stats
+                .as_mut()
+                .expect("stats live until finish")
+                .start_measuring(c.end_ns);
+        }
+        let stats = c.stats.take().expect("a clone finishes once");
+        c.result = Some(stats.finish(c.end_ns));
+        debug_assert_eq!(c.phase, self.current_phase);
+        self.phase_left -= 1;
+    }
+
+    #[cfg(test)]
+    fn summaries(&self) -> Vec<CloneSummary> {
+        self.clones
+            .iter()
+            .map(|c| CloneSummary {
+                job_index: c.job_index,
+                groupid: c.groupid,
+                phase: c.phase,
+                start_ns: c.start_ns,
+                measure_start_ns: c.measure_start_ns,
+                end_ns: c.end_ns,
+                measured_ios: c.measured_ios,
+                measured_bytes: c.measured_bytes,
+                flushes: c.flushes,
+                late_ios: c.rate.late_ios,
+            })
+            .collect()
+    }
+
+    fn into_result(self) -> RunResult {
+        let mut jobs: Vec<JobResult> = Vec::with_capacity(self.clones.len());
+        // fio's group_reporting: a job joins the previous result when both report as a group
+        // and share the group id.
+        let mut last_group: Option<u32> = None;
+        let mut rate_report = Vec::new();
+        for mut c in self.clones {
+            let result = c.result.take().expect("every clone finished");
+            let merge = c.spec.group_reporting && last_group == Some(c.groupid);
+            match jobs.last_mut() {
+                Some(last) if merge => last.merge(&result),
+                _ => jobs.push(result),
+            }
+            last_group = c.spec.group_reporting.then_some(c.groupid);
+            if c.rate.active {
+                rate_report.push(rate_json(&c));
+            }
+        }
+        let mut flashlab = serde_json::Map::new();
+        flashlab.insert("seed".into(), json!(self.options.seed));
+        flashlab.insert("device".into(), json!(self.options.device_name));
+        flashlab.insert("job_file".into(), json!(self.file.path));
+        if !rate_report.is_empty() {
+            flashlab.insert("rate".into(), Value::Array(rate_report));
+        }
+        RunResult {
+            global_options: self.file.global_options.clone(),
+            jobs,
+            flashlab: Value::Object(flashlab),
+        }
+    }
+}
+
+fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig {
+    JobStatsConfig {
+        jobname: spec.name.clone(),
+        groupid,
+        job_index,
+        job_options: spec.options_as_written.clone(),
+        percentile_list: if spec.percentile_list.is_empty() {
+            DEFAULT_PERCENTILES.to_vec()
+        } else {
+            spec.percentile_list.clone()
+        },
+        logs: LogConfig {
+            bw_prefix: spec.write_bw_log.clone(),
+            lat_prefix: spec.write_lat_log.clone(),
+            iops_prefix: spec.write_iops_log.clone(),
+            log_avg_msec: spec.log_avg_msec,
+        },
+    }
+}
+
+/// How far a clone is, by time when it has a runtime and by bytes when it has a budget.
+fn clone_fraction(c: &Clone, now: SimTime) -> f64 {
+    if c.finished {
+        return 1.0;
+    }
+    let by_time = if c.deadline_ns != SimTime::MAX && c.deadline_ns > c.start_ns {
+        (now.saturating_sub(c.start_ns)) as f64 / (c.deadline_ns - c.start_ns) as f64
+    } else {
+        0.0
+    };
+    let by_bytes = match c.generator.total_bytes() {
+        Some(total) if total > 0 && !c.spec.time_based => c.issued_bytes as f64 / total as f64,
+        _ => 0.0,
+    };
+    by_time.max(by_bytes).min(1.0)
+}
+
+/// Target against achieved rate of one clone, per limited direction.
+fn rate_json(c: &Clone) -> Value {
+    let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
+    let mut dirs = serde_json::Map::new();
+    for (ddir, name) in DDIR_NAMES.iter().enumerate() {
+        if !c.rate.limited(ddir) {
+            continue;
+        }
+        let secs = runtime_ns as f64 / NS_PER_S as f64;
+        let (bw, iops) = if secs > 0.0 {
+            (
+                c.measured_bytes[ddir] as f64 / secs,
+                c.measured_ios[ddir] as f64 / secs,
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        // Met when within 1% of every limit given (fio paces to the limit, not above it).
+        let met_bw = c.rate.bytes_per_s[ddir] == 0 || bw >= 0.99 * c.rate.bytes_per_s[ddir] as f64;
+        let met_iops = c.rate.iops[ddir] == 0 || iops >= 0.99 * c.rate.iops[ddir] as f64;
+        dirs.insert(
+            (*name).into(),
+            json!({
+                "target_bytes_per_s": c.rate.bytes_per_s[ddir],
+                "target_iops": c.rate.iops[ddir],
+                "achieved_bytes_per_s": bw.round() as u64,
+                "achieved_iops": (iops * 1000.0).round() / 1000.0,
+                "met": met_bw && met_iops,
+            }),
+        );
+    }
+    json!({
+        "jobname": c.spec.name,
+        "job_index": c.job_index,
+        "process": match c.rate.process { RateProcess::Linear => "linear", RateProcess::Poisson => "poisson" },
+        "late_ios": c.rate.late_ios,
+        "max_lag_ns": c.rate.max_lag_ns,
+        "directions": Value::Object(dirs),
+    })
+}

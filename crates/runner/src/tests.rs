@@ -1,0 +1,451 @@
+//! Run-loop tests against a fake device with fixed latencies and an optional bandwidth limit,
+//! so the expected numbers follow from arithmetic.
+
+use flashlab_engine::{
+    time::transfer_ns, BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime, NS_PER_MS,
+    NS_PER_S, NS_PER_US,
+};
+use flashlab_workload::{JobFile, JobSpec, RateProcess, RwPattern, SizeSpec};
+
+use crate::run::{run_with_summaries, CloneSummary};
+use crate::{RunError, RunOptions};
+
+const GIB: u64 = 1 << 30;
+
+/// A device whose every I/O takes a fixed time per kind, optionally behind a serial link of
+/// limited bandwidth. It checks that submissions arrive in time order.
+struct FakeDevice {
+    capacity_bytes: u64,
+    /// Read, write, trim, flush.
+    latency_ns: [SimTime; 4],
+    /// Time the device takes to accept a command (fio's slat).
+    accept_ns: SimTime,
+    link_bytes_per_s: Option<u64>,
+    link_free_ns: SimTime,
+    qd_limit: u32,
+    last_submit_ns: SimTime,
+    out_of_order: bool,
+    in_device: Vec<SimTime>,
+    max_in_device: usize,
+    idle_ns: SimTime,
+    kinds: [u64; 4],
+}
+
+impl FakeDevice {
+    fn new(latency_ns: SimTime) -> Self {
+        Self {
+            capacity_bytes: GIB,
+            latency_ns: [latency_ns; 4],
+            accept_ns: 500,
+            link_bytes_per_s: None,
+            link_free_ns: 0,
+            qd_limit: u32::MAX,
+            last_submit_ns: 0,
+            out_of_order: false,
+            in_device: Vec::new(),
+            max_in_device: 0,
+            idle_ns: 0,
+            kinds: [0; 4],
+        }
+    }
+}
+
+impl BlockDevice for FakeDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.capacity_bytes
+    }
+
+    fn logical_block_bytes(&self) -> u64 {
+        4096
+    }
+
+    fn queue_depth_limit(&self) -> u32 {
+        self.qd_limit
+    }
+
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        if now_ns < self.last_submit_ns {
+            self.out_of_order = true;
+        }
+        self.last_submit_ns = now_ns;
+        if req.kind != IoKind::Flush {
+            if req.len_bytes == 0 {
+                return Err(DeviceError::Empty);
+            }
+            if req.offset_bytes + req.len_bytes > self.capacity_bytes {
+                return Err(DeviceError::OutOfRange {
+                    offset_bytes: req.offset_bytes,
+                    len_bytes: req.len_bytes,
+                    capacity_bytes: self.capacity_bytes,
+                });
+            }
+        }
+        let k = match req.kind {
+            IoKind::Read => 0,
+            IoKind::Write => 1,
+            IoKind::Trim => 2,
+            IoKind::Flush => 3,
+        };
+        self.kinds[k] += 1;
+        let mut ready = now_ns;
+        if let Some(bw) = self.link_bytes_per_s {
+            if req.len_bytes > 0 {
+                let start = now_ns.max(self.link_free_ns);
+                self.link_free_ns = start + transfer_ns(req.len_bytes, bw);
+                ready = self.link_free_ns;
+            }
+        }
+        let done_ns = ready + self.latency_ns[k];
+        self.in_device.retain(|&d| d > now_ns);
+        self.in_device.push(done_ns);
+        self.max_in_device = self.max_in_device.max(self.in_device.len());
+        Ok(Completion {
+            accepted_ns: now_ns + self.accept_ns.min(self.latency_ns[k]),
+            done_ns,
+        })
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        assert!(until_ns > from_ns);
+        self.idle_ns += until_ns - from_ns;
+    }
+}
+
+fn spec(name: &str) -> JobSpec {
+    JobSpec {
+        rw: RwPattern::RandRead,
+        ..JobSpec::new(name, 1)
+    }
+}
+
+fn timed(name: &str, iodepth: u32, runtime_ns: SimTime) -> JobSpec {
+    JobSpec {
+        iodepth,
+        runtime_ns: Some(runtime_ns),
+        time_based: true,
+        ..spec(name)
+    }
+}
+
+fn file(jobs: Vec<JobSpec>) -> JobFile {
+    JobFile {
+        path: "test.fio".into(),
+        global_options: vec![],
+        jobs,
+    }
+}
+
+fn run(jobs: Vec<JobSpec>, dev: &mut FakeDevice) -> Vec<CloneSummary> {
+    run_seeded(jobs, dev, 1).1
+}
+
+fn run_seeded(
+    jobs: Vec<JobSpec>,
+    dev: &mut FakeDevice,
+    seed: u64,
+) -> (flashlab_report::RunResult, Vec<CloneSummary>) {
+    let (result, summaries) =
+        run_with_summaries(&file(jobs), dev, &RunOptions::new(seed, "fake")).expect("run");
+    assert!(!dev.out_of_order, "submissions went back in time");
+    (result, summaries)
+}
+
+fn assert_near(actual: f64, expected: f64, tolerance: f64, what: &str) {
+    assert!(
+        (actual - expected).abs() <= tolerance * expected,
+        "{what}: {actual} not within {tolerance} of {expected}"
+    );
+}
+
+#[test]
+fn iops_scale_with_queue_depth_until_the_bandwidth_limit() {
+    // 100 us per I/O: each slot completes 1,000 I/Os in 100 ms.
+    for qd in [1u32, 4, 16] {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let s = run(vec![timed("qd", qd, 100 * NS_PER_MS)], &mut dev);
+        assert_near(s[0].measured_ios[0] as f64, qd as f64 * 1000.0, 0.01, "ios");
+        assert_eq!(dev.max_in_device, qd as usize);
+    }
+    // 400 MB/s caps 4 KiB reads at 97,656 IOPS, well below 32 / 100 us.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    dev.link_bytes_per_s = Some(400_000_000);
+    let s = run(vec![timed("bw", 32, 100 * NS_PER_MS)], &mut dev);
+    assert_near(
+        s[0].measured_ios[0] as f64,
+        9765.6,
+        0.02,
+        "bandwidth-bound ios",
+    );
+}
+
+#[test]
+fn device_queue_limit_holds_the_rest_in_the_host_queue() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    dev.qd_limit = 4;
+    let s = run(vec![timed("q", 16, 100 * NS_PER_MS)], &mut dev);
+    assert_eq!(dev.max_in_device, 4);
+    assert_near(s[0].measured_ios[0] as f64, 4000.0, 0.01, "ios");
+}
+
+#[test]
+fn linear_rate_hits_the_target_per_clone() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        numjobs: 2,
+        rate_bytes_per_s: [4 << 20, 0, 0],
+        ..timed("rate", 4, NS_PER_S)
+    };
+    let (result, s) = run_seeded(vec![job], &mut dev, 1);
+    for c in &s {
+        // 4 MiB/s of 4 KiB = 1,024 I/Os per second, each clone.
+        assert_near(c.measured_ios[0] as f64, 1024.0, 0.002, "ios per clone");
+        assert_eq!(c.late_ios, 0);
+    }
+    let rate = &result.flashlab["rate"];
+    assert_eq!(rate.as_array().unwrap().len(), 2);
+    assert_eq!(rate[0]["directions"]["read"]["met"], true);
+    // The device sat idle between paced I/Os.
+    assert!(dev.idle_ns > NS_PER_S / 2, "idle {}", dev.idle_ns);
+}
+
+#[test]
+fn poisson_rate_hits_the_target_on_average() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        rate_iops: [2000, 0, 0],
+        rate_process: RateProcess::Poisson,
+        ..timed("poisson", 8, 2 * NS_PER_S)
+    };
+    let s = run(vec![job], &mut dev);
+    assert_near(s[0].measured_ios[0] as f64, 4000.0, 0.05, "poisson ios");
+}
+
+#[test]
+fn unmet_rate_is_reported() {
+    // 10 ms per I/O at depth 1: at most 100 IOPS against a target of 1,000.
+    let mut dev = FakeDevice::new(10 * NS_PER_MS);
+    let job = JobSpec {
+        rate_iops: [1000, 0, 0],
+        ..timed("slow", 1, NS_PER_S)
+    };
+    let (result, s) = run_seeded(vec![job], &mut dev, 1);
+    assert!(s[0].late_ios > 0);
+    let read = &result.flashlab["rate"][0]["directions"]["read"];
+    assert_eq!(read["met"], false);
+    assert_near(
+        read["achieved_iops"].as_f64().unwrap(),
+        100.0,
+        0.02,
+        "achieved",
+    );
+}
+
+#[test]
+fn ramp_time_is_excluded_and_runtime_respected() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        ramp_time_ns: 50 * NS_PER_MS,
+        ..timed("ramp", 1, 100 * NS_PER_MS)
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measure_start_ns, 50 * NS_PER_MS);
+    assert_eq!(s[0].end_ns, 150 * NS_PER_MS);
+    assert_near(s[0].measured_ios[0] as f64, 1000.0, 0.002, "measured ios");
+    assert_near(dev.kinds[0] as f64, 1500.0, 0.002, "all ios");
+}
+
+#[test]
+fn runtime_caps_a_job_that_is_not_time_based() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        runtime_ns: Some(10 * NS_PER_MS),
+        ..spec("capped")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].end_ns, 10 * NS_PER_MS);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}
+
+#[test]
+fn size_budget_ends_the_job() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        size: Some(SizeSpec::Bytes(1 << 20)),
+        iodepth: 4,
+        ..spec("budget")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measured_ios[0], 256);
+    assert_eq!(s[0].measured_bytes[0], 1 << 20);
+    assert_eq!(s[0].end_ns, 64 * 100 * NS_PER_US);
+}
+
+#[test]
+fn stonewall_orders_phases_and_new_group_only_regroups() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let a = JobSpec {
+        numjobs: 2,
+        ..timed("a", 2, 10 * NS_PER_MS)
+    };
+    let b = JobSpec {
+        stonewall: true,
+        ..timed("b", 1, 10 * NS_PER_MS)
+    };
+    let c = JobSpec {
+        new_group: true,
+        ..timed("c", 1, 5 * NS_PER_MS)
+    };
+    let s = run(vec![a, b, c], &mut dev);
+    let ids: Vec<(u32, u32, usize)> = s
+        .iter()
+        .map(|c| (c.job_index, c.groupid, c.phase))
+        .collect();
+    assert_eq!(ids, vec![(1, 0, 0), (2, 0, 0), (3, 1, 1), (4, 2, 1)]);
+    assert_eq!(s[0].start_ns, 0);
+    assert_eq!(s[1].start_ns, 0);
+    // b waits for both clones of a; c runs beside b.
+    assert_eq!(s[2].start_ns, 10 * NS_PER_MS);
+    assert_eq!(s[3].start_ns, 10 * NS_PER_MS);
+    assert_eq!(s[3].end_ns, 15 * NS_PER_MS);
+}
+
+#[test]
+fn group_reporting_merges_clones() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let grouped = JobSpec {
+        numjobs: 3,
+        group_reporting: true,
+        ..timed("g", 1, NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![grouped.clone()], &mut dev, 1);
+    assert_eq!(result.jobs.len(), 1);
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let apart = JobSpec {
+        group_reporting: false,
+        ..grouped
+    };
+    let (result, _) = run_seeded(vec![apart], &mut dev, 1);
+    assert_eq!(result.jobs.len(), 3);
+}
+
+#[test]
+fn fsync_sends_a_flush_every_n_writes() {
+    let mut dev = FakeDevice::new(20 * NS_PER_US);
+    let job = JobSpec {
+        rw: RwPattern::Write,
+        size: Some(SizeSpec::Bytes(1 << 20)),
+        fsync_every: 8,
+        iodepth: 4,
+        ..spec("fsync")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measured_ios[1], 256);
+    assert_eq!(s[0].flushes, 32);
+    assert_eq!(dev.kinds[3], 32);
+}
+
+#[test]
+fn thinktime_paces_a_deep_queue() {
+    // Think 900 us after every I/O completes: one I/O per millisecond whatever the depth.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        thinktime_ns: 900 * NS_PER_US,
+        ..timed("think", 8, 100 * NS_PER_MS)
+    };
+    let s = run(vec![job], &mut dev);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+    assert_eq!(dev.max_in_device, 1);
+}
+
+#[test]
+fn same_seed_same_run_and_seed_matters() {
+    let jobs = || {
+        vec![JobSpec {
+            rate_iops: [5000, 0, 0],
+            rate_process: RateProcess::Poisson,
+            numjobs: 2,
+            ..timed("det", 4, 200 * NS_PER_MS)
+        }]
+    };
+    let (r1, s1) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 7);
+    let (r2, s2) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 7);
+    let (_, s3) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 8);
+    assert_eq!(s1, s2);
+    assert_eq!(r1.flashlab, r2.flashlab);
+    assert_ne!(s1, s3);
+}
+
+#[test]
+fn zero_latency_device_is_stopped() {
+    let mut dev = FakeDevice::new(0);
+    let mut options = RunOptions::new(1, "fake");
+    options.limits.max_events_at_same_time = 10_000;
+    let err = run_with_summaries(&file(vec![timed("z", 1, NS_PER_MS)]), &mut dev, &options)
+        .expect_err("a device that takes no time must not hang the run");
+    assert!(
+        matches!(err, RunError::NoProgress { time_ns: 0, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_io_that_never_completes_is_an_error() {
+    let mut dev = FakeDevice::new(2 * 3600 * NS_PER_S);
+    let err = run_with_summaries(
+        &file(vec![spec("late")]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+    )
+    .expect_err("error");
+    assert!(matches!(err, RunError::BadCompletion { .. }), "{err}");
+}
+
+#[test]
+fn time_based_without_runtime_is_bad_input() {
+    let job = JobSpec {
+        time_based: true,
+        ..spec("forever")
+    };
+    let err = run_with_summaries(
+        &file(vec![job]),
+        &mut FakeDevice::new(1000),
+        &RunOptions::new(1, "fake"),
+    )
+    .expect_err("error");
+    assert!(err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "test.fio:1: job 'forever': time_based needs a runtime (e.g. runtime=60s), or the job never ends"
+    );
+}
+
+#[test]
+fn startdelay_shifts_the_whole_job() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let late = JobSpec {
+        startdelay_ns: 5 * NS_PER_MS,
+        ramp_time_ns: NS_PER_MS,
+        ..timed("late", 1, 10 * NS_PER_MS)
+    };
+    let s = run(vec![timed("early", 1, 10 * NS_PER_MS), late], &mut dev);
+    assert_eq!(s[1].start_ns, 5 * NS_PER_MS);
+    assert_eq!(s[1].measure_start_ns, 6 * NS_PER_MS);
+    assert_eq!(s[1].end_ns, 16 * NS_PER_MS);
+    assert_near(s[1].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}
+
+#[test]
+fn end_fsync_flushes_once_after_the_last_write() {
+    let mut dev = FakeDevice::new(20 * NS_PER_US);
+    let job = JobSpec {
+        rw: RwPattern::Write,
+        size: Some(SizeSpec::Bytes(64 << 10)),
+        end_fsync: true,
+        ..spec("end")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measured_ios[1], 16);
+    assert_eq!(s[0].flushes, 1);
+    // 16 writes then the flush, one at a time.
+    assert_eq!(s[0].end_ns, 17 * 20 * NS_PER_US);
+}
