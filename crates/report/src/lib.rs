@@ -2,9 +2,26 @@
 //! jobs become [`JobResult`]s inside a [`RunResult`]; reporters render a `RunResult` as fio's
 //! normal text, JSON or json+, and write fio's log files. The model never sees any of this.
 //!
-//! API CONTRACT (stub; the implementation fills in the bodies and may add items).
+//! Everything follows fio 3.33 so that tools reading fio output read ours: the latency
+//! histogram and its percentiles ([`histogram`]), running statistics and their merging
+//! ([`stats`]), the JSON schema, key order and number formats ([`render_json`]), the text
+//! report ([`render_normal`]) and the log files ([`write_logs`]).
+//!
+//! Where fio's numbers depend on wall-clock sampling (bandwidth and IOPS samples every
+//! 500 ms, log windows), samples are taken at exact simulated window boundaries.
+
+pub mod histogram;
+mod json;
+pub mod logs;
+mod normal;
+mod result;
+pub mod stats;
 
 use std::path::Path;
+
+pub use json::render_json;
+pub use normal::{num2str, render_normal};
+pub use result::{GroupStats, JobResult, JobStats, RunResult, DEFAULT_AVG_TIME_MS};
 
 /// Data directions, fio's order.
 pub const DDIR_READ: usize = 0;
@@ -21,6 +38,7 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LogConfig {
     pub bw_prefix: Option<String>,
+    /// fio's `write_lat_log` writes three files: `_lat`, `_clat` and `_slat`.
     pub lat_prefix: Option<String>,
     pub iops_prefix: Option<String>,
     /// 0 = one line per I/O.
@@ -35,73 +53,20 @@ pub struct JobStatsConfig {
     /// fio numbers every job (clones included) from 1 in file order; log files end `.N.log`.
     pub job_index: u32,
     pub job_options: Vec<(String, String)>,
+    /// Empty: fio's default list. Sorted, cut at 20 entries or at a 0, as fio does.
     pub percentile_list: Vec<f64>,
     pub logs: LogConfig,
 }
 
-/// Statistics of one running job (one clone).
-pub struct JobStats {
-    _private: (),
-}
-
-impl JobStats {
-    pub fn new(_config: JobStatsConfig) -> Self {
-        todo!()
+/// Write the bw/lat/iops log files of every job under `dir` (a clone merged by
+/// group_reporting still writes its own files, numbered by its own job index).
+pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
+    for job in &run.jobs {
+        for logs in &job.logs {
+            for series in &logs.series {
+                series.write(dir, logs.job_index)?;
+            }
+        }
     }
-
-    /// One I/O finished. `issue_ns`: the job issued it; `accepted_ns`: the device accepted it
-    /// (slat = accepted - issue); `done_ns`: completion (clat = done - accepted,
-    /// lat = done - issue). Times are absolute simulated ns; `start_ns` of the measured
-    /// interval is set by [`JobStats::start_measuring`].
-    pub fn record(&mut self, _ddir: usize, _issue_ns: u64, _accepted_ns: u64, _done_ns: u64, _bytes: u64, _offset: u64) {
-        todo!()
-    }
-
-    /// Start (or restart, after ramp_time) the measured interval at `at_ns`; earlier records
-    /// are discarded.
-    pub fn start_measuring(&mut self, _at_ns: u64) {
-        todo!()
-    }
-
-    /// The job ended at `end_ns`.
-    pub fn finish(self, _end_ns: u64) -> JobResult {
-        todo!()
-    }
-}
-
-/// A finished job (or a group_reporting merge of clones).
-#[derive(Debug, Clone)]
-pub struct JobResult {
-    _private: (),
-}
-
-impl JobResult {
-    /// Fold another clone into this one (group_reporting).
-    pub fn merge(&mut self, _other: &JobResult) {
-        todo!()
-    }
-}
-
-/// A whole run.
-#[derive(Debug, Clone)]
-pub struct RunResult {
-    pub global_options: Vec<(String, String)>,
-    pub jobs: Vec<JobResult>,
-    /// The device's counters and anything flashlab adds (the `"flashlab"` JSON object).
-    pub flashlab: serde_json::Value,
-}
-
-/// fio's `--output-format=json` (`plus = false`) or `json+` (`plus = true`).
-pub fn render_json(_run: &RunResult, _plus: bool) -> String {
-    todo!()
-}
-
-/// fio's normal text output.
-pub fn render_normal(_run: &RunResult) -> String {
-    todo!()
-}
-
-/// Write the bw/lat/iops log files of every job under `dir`.
-pub fn write_logs(_run: &RunResult, _dir: &Path) -> std::io::Result<()> {
-    todo!()
+    Ok(())
 }

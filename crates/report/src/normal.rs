@@ -1,0 +1,432 @@
+//! fio's normal (human) text output: one block per job, then the "Run status group" lines.
+//! fio's "Disk stats" section is left out (there is no host disk).
+
+use std::fmt::Write;
+
+use crate::histogram::Histogram;
+use crate::json::{calc_dist, calc_lat, ctime_utc, LAT_RANGES};
+use crate::result::{percent_of_agg, GroupStats, JobResult, RunResult};
+use crate::stats::IoStat;
+use crate::DDIR_WRITE;
+
+/// Units for [`num2str`] (fio's `enum n2s_unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    None,
+    PerSec,
+    Byte,
+    Bit,
+    BytePerSec,
+    BitPerSec,
+}
+
+/// fio's `num2str`: `num` (in units of `base`) with at most `maxlen` digits (the '.'
+/// counts), scaled by 1000 (`pow2 = false`, k/M/G) or 1024 (`pow2 = true`, Ki/Mi/Gi), with
+/// fio's rounding: one decimal digit fewer than room allows, carried into the integer part.
+pub fn num2str(num: u64, maxlen: usize, base: u64, pow2: bool, units: Units) -> String {
+    const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    let prefixes = if pow2 { &IEC } else { &SI };
+    let unit = match units {
+        Units::None => "",
+        Units::PerSec => "/s",
+        Units::Byte => "B",
+        Units::Bit => "bit",
+        Units::BytePerSec => "B/s",
+        Units::BitPerSec => "bit/s",
+    };
+    let thousand: u64 = if pow2 { 1024 } else { 1000 };
+    let mut num = num;
+    if matches!(units, Units::Bit | Units::BitPerSec) {
+        num = num.wrapping_mul(8);
+    }
+    let mut post = 0usize;
+    let mut b = base;
+    while b > 1 {
+        b /= thousand;
+        post += 1;
+    }
+    let mut modulo: Option<u64> = None;
+    let mut carry = false;
+    while post < prefixes.len() {
+        if num.to_string().len() <= maxlen {
+            break;
+        }
+        let m = num % thousand;
+        num /= thousand;
+        carry = m >= thousand / 2;
+        modulo = Some(m);
+        post += 1;
+    }
+    if post >= prefixes.len() {
+        post = 0;
+    }
+    let Some(m) = modulo else {
+        return format!("{num}{}{unit}", prefixes[post]);
+    };
+    let digits = num.to_string().len();
+    if maxlen as i64 - digits as i64 <= 1 {
+        if carry {
+            num += 1;
+        }
+        return format!("{num}{}{unit}", prefixes[post]);
+    }
+    let decimals = maxlen - digits - 1;
+    let frac = format!("{:.*}", decimals, m as f64 / thousand as f64);
+    if frac.starts_with('1') {
+        num += 1;
+    }
+    format!("{num}.{}{}{unit}", &frac[2..], prefixes[post])
+}
+
+/// fio's `display_lat`: ns, scaled to µs or ms when the numbers are large enough.
+fn display_lat(out: &mut String, name: &str, st: &IoStat) {
+    let Some(s) = st.summary() else { return };
+    let (mut min, mut max, mut mean, mut dev) = (s.min, s.max, s.mean, s.stddev);
+    let base = if min > 2_000_000 && max > 99_999_999 && dev > 1_000_000.0 {
+        min /= 1_000_000;
+        max /= 1_000_000;
+        mean /= 1_000_000.0;
+        dev /= 1_000_000.0;
+        "(msec)"
+    } else if min > 2000 && max > 99_999 && dev > 1000.0 {
+        min /= 1000;
+        max /= 1000;
+        mean /= 1000.0;
+        dev /= 1000.0;
+        "(usec)"
+    } else {
+        "(nsec)"
+    };
+    let minp = num2str(min, 6, 1, false, Units::None);
+    let maxp = num2str(max, 6, 1, false, Units::None);
+    let _ = writeln!(
+        out,
+        "    {name} {base}: min={minp}, max={maxp}, avg={mean:5.2}, stdev={dev:5.2}"
+    );
+}
+
+/// fio's `show_clat_percentiles` with the default precision of 2 decimals.
+fn show_percentiles(out: &mut String, hist: &Histogram, n: u64, list: &[f64], pre: &str) {
+    if n == 0 || list.is_empty() {
+        return;
+    }
+    let precision = 2usize;
+    let mut vals = hist.percentiles(n, list);
+    let minv = vals.iter().copied().min().unwrap_or(0);
+    let maxv = vals.iter().copied().max().unwrap_or(0);
+    let (scale_down, divisor, unit) = if minv > 2_000_000 && maxv > 99_999_999 {
+        (2, 1_000_000u64, "msec")
+    } else if minv > 2000 && maxv > 99_999 {
+        (1, 1000, "usec")
+    } else {
+        (0, 1, "nsec")
+    };
+    let _ = write!(out, "    {pre} percentiles ({unit}):\n     |");
+    let scaled = maxv / divisor;
+    let digits = if scaled == 0 {
+        0
+    } else {
+        (scaled as f64).log10() as i64 + 1
+    };
+    let width = digits.max(5) as usize;
+    let per_line = (80 - 7) / (precision + 10 + width);
+    let len = vals.len();
+    for j in 0..len {
+        if j != 0 && j % per_line == 0 {
+            out.push_str("     |");
+        }
+        let is_last = j == len - 1;
+        for _ in 0..scale_down {
+            vals[j] = vals[j].div_ceil(1000);
+        }
+        let _ = write!(
+            out,
+            " {:w$.p$}th=[{:width$}]{}",
+            list[j],
+            vals[j],
+            if is_last { '\n' } else { ',' },
+            w = precision + 3,
+            p = precision,
+        );
+        if is_last {
+            break;
+        }
+        if j % per_line == per_line - 1 {
+            out.push('\n');
+        }
+    }
+}
+
+fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&GroupStats>) {
+    let d = &job.dirs[ddir];
+    let runt = d.runtime_ms;
+    if runt == 0 {
+        return;
+    }
+    let bw = job.bw_bytes_per_s(ddir);
+    let io_p = num2str(d.io_bytes, 4, 1, true, Units::Byte);
+    let bw_p = num2str(bw, 4, 1, true, Units::BytePerSec);
+    let bw_alt = num2str(bw, 4, 1, false, Units::BytePerSec);
+    let iops = ((1000u128 * d.total_ios as u128) / runt as u128) as u64;
+    let iops_p = num2str(iops, 4, 1, false, Units::None);
+    // fio 3.33 reports zone resets on every write line.
+    let post = if ddir == DDIR_WRITE {
+        "; 0 zone resets"
+    } else {
+        ""
+    };
+    let name = ["read", "write", "trim"][ddir];
+    let _ = writeln!(
+        out,
+        "  {name}: IOPS={iops_p}, BW={bw_p} ({bw_alt})({io_p}/{runt}msec){post}"
+    );
+    display_lat(out, "slat", &d.slat);
+    display_lat(out, "clat", &d.clat);
+    display_lat(out, " lat", &d.lat);
+    show_percentiles(
+        out,
+        &d.clat_hist,
+        d.clat.samples,
+        &job.percentile_list,
+        "clat",
+    );
+    if let Some(s) = d.bw.summary() {
+        let agg = group.map_or(0, |g| g.agg_bytes_per_s[ddir]);
+        let p_of_agg = percent_of_agg(s.mean, agg);
+        let (mut min, mut max, mut mean, mut dev) = (s.min, s.max, s.mean, s.stddev);
+        let mut unit = "KiB";
+        if mean > 1024.0 * 1024.0 {
+            min = (min as f64 / 1024.0) as u64;
+            max = (max as f64 / 1024.0) as u64;
+            mean /= 1024.0;
+            dev /= 1024.0;
+            unit = "MiB";
+        }
+        let _ = writeln!(
+            out,
+            "   bw ({unit:>5}/s): min={min:5}, max={max:5}, per={p_of_agg:3.2}%, avg={mean:5.2}, stdev={dev:5.2}, samples={}",
+            d.bw.samples
+        );
+    }
+    if let Some(s) = d.iops.summary() {
+        let _ = writeln!(
+            out,
+            "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+            s.min, s.max, s.mean, s.stddev, d.iops.samples
+        );
+    }
+}
+
+fn show_lat(out: &mut String, vals: &[f64], msg: &str) {
+    let mut new_line = true;
+    let mut shown = false;
+    let mut line = 0;
+    for (i, v) in vals.iter().enumerate() {
+        if *v <= 0.0 {
+            continue;
+        }
+        shown = true;
+        if new_line {
+            if line > 0 {
+                out.push('\n');
+            }
+            let _ = write!(out, "  lat ({msg})   : ");
+            new_line = false;
+            line = 0;
+        }
+        if line > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{}={:3.2}%", LAT_RANGES[i], v);
+        line += 1;
+        if line == 5 {
+            new_line = true;
+        }
+    }
+    if shown {
+        out.push('\n');
+    }
+}
+
+fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupStats]) {
+    let total_ios: u64 = job.dirs.iter().map(|d| d.total_ios).sum();
+    let total_bytes: u64 = job.dirs.iter().map(|d| d.io_bytes).sum();
+    if total_ios == 0 && total_bytes == 0 {
+        return;
+    }
+    let group = groups.get(job.groupid as usize);
+    // fio prints the first clone's pid; a simulation has none.
+    let _ = writeln!(
+        out,
+        "{}: (groupid={}, jobs={}): err={:2}: pid=0: {}",
+        job.jobname,
+        job.groupid,
+        job.members,
+        job.error,
+        ctime_utc(run.timestamp_s)
+    );
+    for ddir in 0..3 {
+        if job.dirs[ddir].io_bytes > 0 {
+            show_ddir(out, job, ddir, group);
+        }
+    }
+    show_lat(out, &calc_lat(&job.lat_n, total_ios), "nsec");
+    show_lat(out, &calc_lat(&job.lat_u, total_ios), "usec");
+    show_lat(out, &calc_lat(&job.lat_m, total_ios), "msec");
+    if job.sync.samples > 0 {
+        out.push_str("  fsync/fdatasync/sync_file_range/syncfs:\n");
+        display_lat(out, "sync", &job.sync);
+        show_percentiles(
+            out,
+            &job.sync_hist,
+            job.sync.samples,
+            &job.percentile_list,
+            "sync",
+        );
+    }
+    let rt = job.total_run_time_ms;
+    let (usr, sys) = if rt > 0 {
+        (
+            job.usr_time_ms as f64 * 100.0 / rt as f64,
+            job.sys_time_ms as f64 * 100.0 / rt as f64,
+        )
+    } else {
+        (0.0, 0.0)
+    };
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}",
+        job.ctx, job.majf, job.minf
+    );
+    let d = calc_dist(&job.io_u_map, total_ios);
+    let _ = writeln!(
+        out,
+        "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+    );
+    for (label, map, total) in [
+        ("submit   ", &job.io_u_submit, job.total_submit),
+        ("complete ", &job.io_u_complete, job.total_complete),
+    ] {
+        let d = calc_dist(map, total);
+        let _ = writeln!(
+            out,
+            "     {label}: 0={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, 64={:3.1}%, >=64={:3.1}%",
+            d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+        );
+    }
+    let t = |i: usize| job.dirs[i].total_ios;
+    let s = |i: usize| job.dirs[i].short_ios;
+    let dr = |i: usize| job.dirs[i].drop_ios;
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
+        t(0),
+        t(1),
+        t(2),
+        job.sync_total,
+        s(0),
+        s(1),
+        s(2),
+        dr(0),
+        dr(1),
+        dr(2)
+    );
+    if job.latency_depth > 0 {
+        let _ = writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            job.latency_target, job.latency_window, job.latency_percentile, job.latency_depth
+        );
+    }
+}
+
+fn show_group(out: &mut String, g: &GroupStats) {
+    let _ = writeln!(out, "\nRun status group {} (all jobs):", g.groupid);
+    const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+    for (ddir, dir_name) in NAMES.iter().enumerate() {
+        if g.max_run_ms[ddir] == 0 {
+            continue;
+        }
+        let n = |v: u64, pow2: bool, u: Units| num2str(v, 4, 1, pow2, u);
+        let _ = writeln!(
+            out,
+            "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            dir_name,
+            n(g.agg_bytes_per_s[ddir], true, Units::BytePerSec),
+            n(g.agg_bytes_per_s[ddir], false, Units::BytePerSec),
+            n(g.min_bw_bytes_per_s[ddir], true, Units::BytePerSec),
+            n(g.max_bw_bytes_per_s[ddir], true, Units::BytePerSec),
+            n(g.min_bw_bytes_per_s[ddir], false, Units::BytePerSec),
+            n(g.max_bw_bytes_per_s[ddir], false, Units::BytePerSec),
+            n(g.io_bytes[ddir], true, Units::Byte),
+            n(g.io_bytes[ddir], false, Units::Byte),
+            g.min_run_ms[ddir],
+            g.max_run_ms[ddir]
+        );
+    }
+}
+
+/// fio's normal text output, from the blank line that opens fio's final report to the last
+/// "Run status group" block. The lines fio prints when jobs start (job summaries, version,
+/// "Starting N processes") belong to the caller.
+pub fn render_normal(run: &RunResult) -> String {
+    let groups = run.group_stats();
+    let mut out = String::from("\n");
+    for job in &run.jobs {
+        show_job(&mut out, run, job, &groups);
+    }
+    for g in &groups {
+        show_group(&mut out, g);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn num2str_matches_fio_samples() {
+        // Values and strings from fio 3.33's normal output.
+        assert_eq!(num2str(55_107, 4, 1, false, Units::None), "55.1k");
+        assert_eq!(num2str(399, 4, 1, false, Units::None), "399");
+        assert_eq!(num2str(4_352_700, 6, 1, false, Units::None), "4352.7k");
+        assert_eq!(num2str(29_202_000, 6, 1, false, Units::None), "29202k");
+        assert_eq!(
+            num2str(52_468_101, 4, 1, true, Units::BytePerSec),
+            "50.0MiB/s"
+        );
+        assert_eq!(
+            num2str(52_468_101, 4, 1, false, Units::BytePerSec),
+            "52.5MB/s"
+        );
+        assert_eq!(
+            num2str(8_200_657, 4, 1, true, Units::BytePerSec),
+            "8008KiB/s"
+        );
+        assert_eq!(
+            num2str(8_200_657, 4, 1, false, Units::BytePerSec),
+            "8201kB/s"
+        );
+        assert_eq!(num2str(104_857_600, 4, 1, true, Units::Byte), "100MiB");
+        assert_eq!(num2str(104_857_600, 4, 1, false, Units::Byte), "105MB");
+        assert_eq!(num2str(0, 4, 1, true, Units::Byte), "0B");
+        // A fraction that rounds up to 1.0 carries into the integer part.
+        assert_eq!(num2str(1_999_999, 4, 1, false, Units::None), "2000k");
+        assert_eq!(num2str(1_999_999, 6, 1, false, Units::None), "2000.0k");
+        assert_eq!(num2str(u64::MAX, 4, 1, false, Units::None), "18.4E");
+    }
+
+    #[test]
+    fn lat_lines_wrap_after_five() {
+        let mut out = String::new();
+        let v = [0.0, 0.0, 0.0, 0.0, 0.01, 0.13, 3.72, 88.0, 6.96, 0.18];
+        show_lat(&mut out, &v, "usec");
+        assert_eq!(
+            out,
+            "  lat (usec)   : 50=0.01%, 100=0.13%, 250=3.72%, 500=88.00%, 750=6.96%\n  lat (usec)   : 1000=0.18%\n"
+        );
+    }
+}

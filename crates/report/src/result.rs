@@ -1,0 +1,730 @@
+//! Statistics collection during a run ([`JobStats`]) and its results ([`JobResult`],
+//! [`RunResult`], [`GroupStats`]), following fio's `thread_stat` and `group_run_stats`.
+
+use crate::histogram::{normalize_percentile_list, Histogram};
+use crate::logs::{JobLogs, LogKind, LogSeries};
+use crate::stats::{IoStat, Summary};
+use crate::{JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+
+const NS_PER_MS: u64 = 1_000_000;
+
+/// fio's default `bw_avg_time` and `iops_avg_time`: one bandwidth/IOPS sample per 500 ms.
+pub const DEFAULT_AVG_TIME_MS: u64 = 500;
+
+/// Per data direction (fio's per-`ddir` arrays of `thread_stat`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DirStats {
+    pub slat: IoStat,
+    pub clat: IoStat,
+    pub lat: IoStat,
+    /// KiB/s per sample window.
+    pub bw: IoStat,
+    /// I/Os per second per sample window.
+    pub iops: IoStat,
+    pub clat_hist: Histogram,
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub runtime_ms: u64,
+}
+
+impl DirStats {
+    fn new() -> Self {
+        Self {
+            slat: IoStat::new(),
+            clat: IoStat::new(),
+            lat: IoStat::new(),
+            bw: IoStat::new(),
+            iops: IoStat::new(),
+            clat_hist: Histogram::new(),
+            io_bytes: 0,
+            total_ios: 0,
+            short_ios: 0,
+            drop_ios: 0,
+            runtime_ms: 0,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.slat = IoStat::new();
+        self.clat = IoStat::new();
+        self.lat = IoStat::new();
+        self.bw = IoStat::new();
+        self.iops = IoStat::new();
+        self.clat_hist.clear();
+        self.io_bytes = 0;
+        self.total_ios = 0;
+        self.short_ios = 0;
+        self.drop_ios = 0;
+        self.runtime_ms = 0;
+    }
+
+    fn merge(&mut self, o: &DirStats) {
+        self.clat.merge(&o.clat, false);
+        self.slat.merge(&o.slat, false);
+        self.lat.merge(&o.lat, false);
+        self.bw.merge(&o.bw, true);
+        self.iops.merge(&o.iops, true);
+        self.clat_hist.merge(&o.clat_hist);
+        self.io_bytes += o.io_bytes;
+        self.total_ios += o.total_ios;
+        self.short_ios += o.short_ios;
+        self.drop_ios += o.drop_ios;
+        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+    }
+}
+
+/// A finished job (or a group_reporting merge of clones).
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub(crate) jobname: String,
+    pub(crate) groupid: u32,
+    pub(crate) job_index: u32,
+    pub(crate) members: u32,
+    pub(crate) error: i32,
+    pub(crate) job_options: Vec<(String, String)>,
+    pub(crate) percentile_list: Vec<f64>,
+    pub(crate) dirs: [DirStats; 3],
+    pub(crate) sync: IoStat,
+    pub(crate) sync_hist: Histogram,
+    pub(crate) sync_total: u64,
+    pub(crate) usr_time_ms: u64,
+    pub(crate) sys_time_ms: u64,
+    pub(crate) ctx: u64,
+    pub(crate) majf: u64,
+    pub(crate) minf: u64,
+    /// I/O depth at issue: 1, 2, 4, 8, 16, 32, >=64.
+    pub(crate) io_u_map: [u64; 7],
+    pub(crate) io_u_submit: [u64; 7],
+    pub(crate) io_u_complete: [u64; 7],
+    pub(crate) total_submit: u64,
+    pub(crate) total_complete: u64,
+    /// Completion latency distribution, fio's `io_u_lat_n/u/m` buckets.
+    pub(crate) lat_n: [u64; 10],
+    pub(crate) lat_u: [u64; 10],
+    pub(crate) lat_m: [u64; 12],
+    pub(crate) total_run_time_ms: u64,
+    pub(crate) latency_depth: u32,
+    pub(crate) latency_target: u64,
+    pub(crate) latency_percentile: f64,
+    pub(crate) latency_window: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) logs: Vec<JobLogs>,
+}
+
+impl JobResult {
+    fn empty(config: &JobStatsConfig) -> Self {
+        let iodepth = config
+            .job_options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "iodepth")
+            .and_then(|(_, v)| v.trim().parse::<u32>().ok())
+            .unwrap_or(1);
+        Self {
+            jobname: config.jobname.clone(),
+            groupid: config.groupid,
+            job_index: config.job_index,
+            members: 1,
+            error: 0,
+            job_options: config.job_options.clone(),
+            percentile_list: normalize_percentile_list(&config.percentile_list),
+            dirs: [DirStats::new(), DirStats::new(), DirStats::new()],
+            sync: IoStat::new(),
+            sync_hist: Histogram::new(),
+            sync_total: 0,
+            usr_time_ms: 0,
+            sys_time_ms: 0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+            io_u_map: [0; 7],
+            io_u_submit: [0; 7],
+            io_u_complete: [0; 7],
+            total_submit: 0,
+            total_complete: 0,
+            lat_n: [0; 10],
+            lat_u: [0; 10],
+            lat_m: [0; 12],
+            total_run_time_ms: 0,
+            latency_depth: iodepth,
+            latency_target: 0,
+            latency_percentile: 100.0,
+            latency_window: 0,
+            end_ns: 0,
+            logs: Vec::new(),
+        }
+    }
+
+    /// Fold another clone into this one (group_reporting), as fio's `sum_thread_stats`:
+    /// latencies pool (min of mins, max of maxes, combined mean and deviation, summed
+    /// histograms), bandwidth and IOPS samples add up, bytes and counts add up, the runtime
+    /// per direction is the longest. Name, group and options stay those of `self`.
+    pub fn merge(&mut self, other: &JobResult) {
+        for (d, o) in self.dirs.iter_mut().zip(other.dirs.iter()) {
+            d.merge(o);
+        }
+        self.sync.merge(&other.sync, false);
+        self.sync_hist.merge(&other.sync_hist);
+        self.sync_total += other.sync_total;
+        self.usr_time_ms += other.usr_time_ms;
+        self.sys_time_ms += other.sys_time_ms;
+        self.ctx += other.ctx;
+        self.majf += other.majf;
+        self.minf += other.minf;
+        for k in 0..7 {
+            self.io_u_map[k] += other.io_u_map[k];
+            self.io_u_submit[k] += other.io_u_submit[k];
+            self.io_u_complete[k] += other.io_u_complete[k];
+        }
+        add_into(&mut self.lat_n, &other.lat_n);
+        add_into(&mut self.lat_u, &other.lat_u);
+        add_into(&mut self.lat_m, &other.lat_m);
+        self.total_submit += other.total_submit;
+        self.total_complete += other.total_complete;
+        self.total_run_time_ms += other.total_run_time_ms;
+        self.members += other.members;
+        if self.error == 0 {
+            self.error = other.error;
+        }
+        self.end_ns = self.end_ns.max(other.end_ns);
+        self.logs.extend(other.logs.iter().cloned());
+    }
+
+    pub fn jobname(&self) -> &str {
+        &self.jobname
+    }
+    pub fn groupid(&self) -> u32 {
+        self.groupid
+    }
+    /// fio's job number of the (first) clone, used in log file names.
+    pub fn job_index(&self) -> u32 {
+        self.job_index
+    }
+    /// How many clones were merged into this result.
+    pub fn members(&self) -> u32 {
+        self.members
+    }
+    pub fn error(&self) -> i32 {
+        self.error
+    }
+    /// Set fio's `error` (an errno-style code; 0 = none).
+    pub fn set_error(&mut self, error: i32) {
+        self.error = error;
+    }
+    pub fn io_bytes(&self, ddir: usize) -> u64 {
+        self.dirs.get(ddir).map_or(0, |d| d.io_bytes)
+    }
+    pub fn total_ios(&self, ddir: usize) -> u64 {
+        self.dirs.get(ddir).map_or(0, |d| d.total_ios)
+    }
+    /// Measured time of a direction in ms (0 if it moved no data), as fio rounds it (up).
+    pub fn runtime_ms(&self, ddir: usize) -> u64 {
+        self.dirs.get(ddir).map_or(0, |d| d.runtime_ms)
+    }
+    /// fio's `iops`: I/Os per second over the direction's runtime.
+    pub fn iops(&self, ddir: usize) -> f64 {
+        let rt = self.runtime_ms(ddir);
+        if rt == 0 {
+            return 0.0;
+        }
+        1000.0 * self.total_ios(ddir) as f64 / rt as f64
+    }
+    /// fio's `bw_bytes`: bytes per second over the direction's runtime.
+    pub fn bw_bytes_per_s(&self, ddir: usize) -> u64 {
+        let rt = self.runtime_ms(ddir);
+        if rt == 0 {
+            return 0;
+        }
+        ((1000u128 * self.io_bytes(ddir) as u128) / rt as u128) as u64
+    }
+    /// Submission latency (ns); `None` without samples.
+    pub fn slat_ns(&self, ddir: usize) -> Option<Summary> {
+        self.dirs.get(ddir).and_then(|d| d.slat.summary())
+    }
+    /// Completion latency (ns).
+    pub fn clat_ns(&self, ddir: usize) -> Option<Summary> {
+        self.dirs.get(ddir).and_then(|d| d.clat.summary())
+    }
+    /// Total latency (ns).
+    pub fn lat_ns(&self, ddir: usize) -> Option<Summary> {
+        self.dirs.get(ddir).and_then(|d| d.lat.summary())
+    }
+    /// Bandwidth samples (KiB/s).
+    pub fn bw_samples_kib(&self, ddir: usize) -> Option<Summary> {
+        self.dirs.get(ddir).and_then(|d| d.bw.summary())
+    }
+    /// IOPS samples.
+    pub fn iops_samples(&self, ddir: usize) -> Option<Summary> {
+        self.dirs.get(ddir).and_then(|d| d.iops.summary())
+    }
+    /// `(percentile, clat ns)` for the job's percentile list, as fio reports them.
+    pub fn clat_percentiles_ns(&self, ddir: usize) -> Vec<(f64, u64)> {
+        let Some(d) = self.dirs.get(ddir) else {
+            return Vec::new();
+        };
+        if d.clat.samples == 0 {
+            return Vec::new();
+        }
+        let vals = d
+            .clat_hist
+            .percentiles(d.clat.samples, &self.percentile_list);
+        self.percentile_list.iter().copied().zip(vals).collect()
+    }
+    /// Log entries not kept because a per-I/O log hit its memory bound.
+    pub fn log_entries_dropped(&self) -> u64 {
+        self.logs
+            .iter()
+            .flat_map(|l| l.series.iter())
+            .map(|s| s.dropped)
+            .sum()
+    }
+    /// Simulated time at which the (last) job ended.
+    pub fn end_ns(&self) -> u64 {
+        self.end_ns
+    }
+    /// fio's `latency_depth`: the job's iodepth (fio prints the latency target block only
+    /// when it is non-zero).
+    pub fn set_latency_depth(&mut self, depth: u32) {
+        self.latency_depth = depth;
+    }
+}
+
+fn add_into<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
+    for (x, y) in a.iter_mut().zip(b.iter()) {
+        *x += *y;
+    }
+}
+
+/// fio's `io_u_mark_lat_nsec/usec/msec` bucket of a value in its unit: the index of the
+/// first upper bound of 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000(, 2000) above it.
+#[inline]
+fn lat_bucket(v: u64) -> usize {
+    match v {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=9 => 2,
+        10..=19 => 3,
+        20..=49 => 4,
+        50..=99 => 5,
+        100..=249 => 6,
+        250..=499 => 7,
+        500..=749 => 8,
+        750..=999 => 9,
+        1000..=1999 => 10,
+        _ => 11,
+    }
+}
+
+/// fio's depth bucket: 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
+#[inline]
+fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// Statistics of one running job (one clone).
+pub struct JobStats {
+    res: JobResult,
+    start_ns: u64,
+    bw_avg_ms: u64,
+    iops_avg_ms: u64,
+    /// A per-I/O bw/iops log turns the bw/iops statistic per-I/O too, as in fio.
+    per_io_bw: bool,
+    per_io_iops: bool,
+    next_bw_ns: u64,
+    next_iops_ns: u64,
+    this_io_bytes: [u64; 3],
+    stat_io_bytes: [u64; 3],
+    this_io_blocks: [u64; 3],
+    stat_io_blocks: [u64; 3],
+    bw_log: Option<usize>,
+    iops_log: Option<usize>,
+    lat_log: Option<usize>,
+    clat_log: Option<usize>,
+    slat_log: Option<usize>,
+}
+
+impl JobStats {
+    pub fn new(config: JobStatsConfig) -> Self {
+        let mut res = JobResult::empty(&config);
+        let logs = &config.logs;
+        let avg = logs.log_avg_msec;
+        let mut series = Vec::new();
+        let mut add = |kind: LogKind, prefix: &Option<String>| -> Option<usize> {
+            prefix.as_ref().map(|p| {
+                series.push(LogSeries::new(kind, p, avg));
+                series.len() - 1
+            })
+        };
+        let bw_log = add(LogKind::Bw, &logs.bw_prefix);
+        let lat_log = add(LogKind::Lat, &logs.lat_prefix);
+        let clat_log = add(LogKind::Clat, &logs.lat_prefix);
+        let slat_log = add(LogKind::Slat, &logs.lat_prefix);
+        let iops_log = add(LogKind::Iops, &logs.iops_prefix);
+        if !series.is_empty() {
+            res.logs.push(JobLogs {
+                job_index: config.job_index,
+                series,
+            });
+        }
+        // fio: a bw (iops) log sets bw_avg_time (iops_avg_time) to log_avg_msec, so the
+        // statistic and the log see the same samples; 0 means one sample per I/O.
+        let bw_avg_ms = if bw_log.is_some() {
+            avg
+        } else {
+            DEFAULT_AVG_TIME_MS
+        };
+        let iops_avg_ms = if iops_log.is_some() {
+            avg
+        } else {
+            DEFAULT_AVG_TIME_MS
+        };
+        let mut s = Self {
+            res,
+            start_ns: 0,
+            bw_avg_ms,
+            iops_avg_ms,
+            per_io_bw: bw_avg_ms == 0,
+            per_io_iops: iops_avg_ms == 0,
+            next_bw_ns: 0,
+            next_iops_ns: 0,
+            this_io_bytes: [0; 3],
+            stat_io_bytes: [0; 3],
+            this_io_blocks: [0; 3],
+            stat_io_blocks: [0; 3],
+            bw_log,
+            iops_log,
+            lat_log,
+            clat_log,
+            slat_log,
+        };
+        s.start_measuring(0);
+        s
+    }
+
+    /// The job's iodepth, reported as fio's `latency_depth` (default: the job's `iodepth`
+    /// option, else 1).
+    pub fn set_iodepth(&mut self, iodepth: u32) {
+        self.res.latency_depth = iodepth;
+    }
+
+    fn log(&mut self, idx: Option<usize>, elapsed_ms: u64, value: u64, ddir: usize, bs: u64) {
+        if let Some(i) = idx {
+            self.res.logs[0].series[i].add(elapsed_ms, value, ddir, bs);
+        }
+    }
+
+    /// Close the bandwidth and IOPS sample windows that ended at or before `now_ns`. Like
+    /// fio's `__add_samples`, a direction that moved nothing in a window gets no sample.
+    fn advance_samples(&mut self, now_ns: u64) {
+        if !self.per_io_bw {
+            let w_ns = self.bw_avg_ms * NS_PER_MS;
+            while now_ns >= self.next_bw_ns {
+                let elapsed_ms = (self.next_bw_ns - self.start_ns) / NS_PER_MS;
+                for ddir in 0..3 {
+                    let delta = self.this_io_bytes[ddir] - self.stat_io_bytes[ddir];
+                    if delta == 0 {
+                        continue;
+                    }
+                    let rate = delta * 1000 / self.bw_avg_ms / 1024;
+                    self.res.dirs[ddir].bw.add(rate);
+                    self.log(self.bw_log, elapsed_ms, rate, ddir, 0);
+                    self.stat_io_bytes[ddir] = self.this_io_bytes[ddir];
+                }
+                self.next_bw_ns += w_ns;
+            }
+        }
+        if !self.per_io_iops {
+            let w_ns = self.iops_avg_ms * NS_PER_MS;
+            while now_ns >= self.next_iops_ns {
+                let elapsed_ms = (self.next_iops_ns - self.start_ns) / NS_PER_MS;
+                for ddir in 0..3 {
+                    let delta = self.this_io_blocks[ddir] - self.stat_io_blocks[ddir];
+                    if delta == 0 {
+                        continue;
+                    }
+                    let rate = delta * 1000 / self.iops_avg_ms;
+                    self.res.dirs[ddir].iops.add(rate);
+                    self.log(self.iops_log, elapsed_ms, rate, ddir, 0);
+                    self.stat_io_blocks[ddir] = self.this_io_blocks[ddir];
+                }
+                self.next_iops_ns += w_ns;
+            }
+        }
+    }
+
+    /// One I/O finished. `issue_ns`: the job issued it; `accepted_ns`: the device accepted it
+    /// (slat = accepted - issue); `done_ns`: completion (clat = done - accepted,
+    /// lat = done - issue). Times are absolute simulated ns; `start_ns` of the measured
+    /// interval is set by [`JobStats::start_measuring`]. Call in completion order (times
+    /// non-decreasing). `ddir` is [`DDIR_READ`], [`DDIR_WRITE`] or [`DDIR_TRIM`]; anything
+    /// else is ignored. Flushes go to [`JobStats::record_sync`] instead.
+    pub fn record(
+        &mut self,
+        ddir: usize,
+        issue_ns: u64,
+        accepted_ns: u64,
+        done_ns: u64,
+        bytes: u64,
+        offset: u64,
+    ) {
+        // Offsets only matter to fio's log_offset option, which is not supported.
+        let _ = offset;
+        if ddir > DDIR_TRIM {
+            debug_assert!(false, "data direction {ddir} out of range");
+            return;
+        }
+        self.advance_samples(done_ns);
+        let slat = accepted_ns.saturating_sub(issue_ns);
+        let clat = done_ns.saturating_sub(accepted_ns);
+        let lat = done_ns.saturating_sub(issue_ns);
+        let d = &mut self.res.dirs[ddir];
+        d.slat.add(slat);
+        d.clat.add(clat);
+        d.lat.add(lat);
+        d.clat_hist.record(clat);
+        d.io_bytes += bytes;
+        d.total_ios += 1;
+        // fio buckets completion latency (not total latency) for latency_ns/us/ms.
+        if clat < 1_000 {
+            self.res.lat_n[lat_bucket(clat)] += 1;
+        } else if clat < 1_000_000 {
+            self.res.lat_u[lat_bucket(clat / 1_000)] += 1;
+        } else {
+            self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
+        }
+        // One completion reaped at a time.
+        self.res.io_u_complete[1] += 1;
+        self.res.total_complete += 1;
+        self.this_io_bytes[ddir] += bytes;
+        self.this_io_blocks[ddir] += 1;
+
+        if self.res.logs.is_empty() {
+            return;
+        }
+        let done_ms = done_ns.saturating_sub(self.start_ns) / NS_PER_MS;
+        if self.per_io_bw {
+            // fio's add_bw_sample: bytes * 10^6 / clat_ns.
+            let rate = if clat > 0 {
+                (bytes as u128 * 1_000_000 / clat as u128) as u64
+            } else {
+                0
+            };
+            self.res.dirs[ddir].bw.add(rate);
+            self.log(self.bw_log, done_ms, rate, ddir, bytes);
+        }
+        if self.per_io_iops {
+            self.res.dirs[ddir].iops.add(1);
+            self.log(self.iops_log, done_ms, 1, ddir, bytes);
+        }
+        let accepted_ms = accepted_ns.saturating_sub(self.start_ns) / NS_PER_MS;
+        self.log(self.slat_log, accepted_ms, slat, ddir, bytes);
+        self.log(self.lat_log, done_ms, lat, ddir, bytes);
+        self.log(self.clat_log, done_ms, clat, ddir, bytes);
+    }
+
+    /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's
+    /// `io_u_mark_depth`, for the "IO depths" distribution). Optional: without it the
+    /// distribution reads 0%.
+    pub fn record_depth(&mut self, depth: u32) {
+        self.res.io_u_map[depth_bucket(depth)] += 1;
+        // One I/O per submission call.
+        self.res.io_u_submit[1] += 1;
+        self.res.total_submit += 1;
+    }
+
+    /// A flush (fsync) finished: fio reports these under `sync`, not as writes.
+    pub fn record_sync(&mut self, issue_ns: u64, done_ns: u64) {
+        let lat = done_ns.saturating_sub(issue_ns);
+        self.res.sync.add(lat);
+        self.res.sync_hist.record(lat);
+        self.res.sync_total += 1;
+    }
+
+    /// Start (or restart, after ramp_time) the measured interval at `at_ns`; earlier records
+    /// are discarded.
+    pub fn start_measuring(&mut self, at_ns: u64) {
+        let r = &mut self.res;
+        for d in r.dirs.iter_mut() {
+            d.reset();
+        }
+        r.sync = IoStat::new();
+        r.sync_hist.clear();
+        r.sync_total = 0;
+        r.io_u_map = [0; 7];
+        r.io_u_submit = [0; 7];
+        r.io_u_complete = [0; 7];
+        r.total_submit = 0;
+        r.total_complete = 0;
+        r.lat_n = [0; 10];
+        r.lat_u = [0; 10];
+        r.lat_m = [0; 12];
+        for l in r.logs.iter_mut() {
+            l.series.iter_mut().for_each(|s| s.reset());
+        }
+        self.start_ns = at_ns;
+        self.next_bw_ns = at_ns + self.bw_avg_ms * NS_PER_MS;
+        self.next_iops_ns = at_ns + self.iops_avg_ms * NS_PER_MS;
+        self.this_io_bytes = [0; 3];
+        self.stat_io_bytes = [0; 3];
+        self.this_io_blocks = [0; 3];
+        self.stat_io_blocks = [0; 3];
+    }
+
+    /// The job ended at `end_ns`.
+    pub fn finish(mut self, end_ns: u64) -> JobResult {
+        let end_ns = end_ns.max(self.start_ns);
+        self.advance_samples(end_ns);
+        let elapsed_ns = end_ns - self.start_ns;
+        // fio rounds each direction's runtime up to whole ms (from whole µs).
+        let runtime_ms = (elapsed_ns / 1_000).div_ceil(1_000);
+        for d in self.res.dirs.iter_mut() {
+            d.runtime_ms = if d.io_bytes > 0 { runtime_ms } else { 0 };
+        }
+        self.res.total_run_time_ms = elapsed_ns / NS_PER_MS;
+        self.res.end_ns = end_ns;
+        let elapsed_ms = elapsed_ns / NS_PER_MS;
+        for l in self.res.logs.iter_mut() {
+            l.series.iter_mut().for_each(|s| s.finalize(elapsed_ms));
+            // Submission samples arrive in completion order; fio logs them at submission.
+            for s in l
+                .series
+                .iter_mut()
+                .filter(|s| s.kind == LogKind::Slat && s.avg_msec == 0)
+            {
+                s.entries.sort_by_key(|e| e.time_ms);
+            }
+        }
+        self.res
+    }
+}
+
+/// One reporting group's totals per direction (fio's `group_run_stats`), for the
+/// "Run status group" lines and `bw_agg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupStats {
+    pub groupid: u32,
+    pub min_run_ms: [u64; 3],
+    pub max_run_ms: [u64; 3],
+    /// Bytes per second of the slowest and fastest job.
+    pub min_bw_bytes_per_s: [u64; 3],
+    pub max_bw_bytes_per_s: [u64; 3],
+    pub io_bytes: [u64; 3],
+    /// The group's aggregate bandwidth: all its bytes over the longest runtime.
+    pub agg_bytes_per_s: [u64; 3],
+}
+
+impl GroupStats {
+    fn new(groupid: u32) -> Self {
+        Self {
+            groupid,
+            min_run_ms: [0; 3],
+            max_run_ms: [0; 3],
+            min_bw_bytes_per_s: [u64::MAX; 3],
+            max_bw_bytes_per_s: [0; 3],
+            io_bytes: [0; 3],
+            agg_bytes_per_s: [0; 3],
+        }
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub global_options: Vec<(String, String)>,
+    pub jobs: Vec<JobResult>,
+    /// The device's counters and anything flashlab adds (the `"flashlab"` JSON object).
+    pub flashlab: serde_json::Value,
+    /// Shown as `"fio version"`.
+    pub fio_version: String,
+    /// Wall-clock time of the report, seconds since the Unix epoch. 0 by default so that
+    /// the same seed gives byte-identical output; set it for real timestamps.
+    pub timestamp_s: u64,
+    /// The same in ms (`timestamp_ms`).
+    pub timestamp_ms: u64,
+    /// fio's `elapsed` (whole seconds since the run started, rounded up).
+    pub elapsed_s: u64,
+}
+
+impl RunResult {
+    /// A result with deterministic defaults: timestamps 0, `elapsed_s` from the jobs' end
+    /// times (simulated time starts at 0).
+    pub fn new(
+        global_options: Vec<(String, String)>,
+        jobs: Vec<JobResult>,
+        flashlab: serde_json::Value,
+    ) -> Self {
+        let end_ns = jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
+        Self {
+            global_options,
+            jobs,
+            flashlab,
+            fio_version: "fio-3.33".to_string(),
+            timestamp_s: 0,
+            timestamp_ms: 0,
+            elapsed_s: end_ns.div_ceil(1_000_000_000),
+        }
+    }
+
+    /// Set the report time (ms since the Unix epoch).
+    pub fn with_timestamp_ms(mut self, timestamp_ms: u64) -> Self {
+        self.timestamp_ms = timestamp_ms;
+        self.timestamp_s = timestamp_ms / 1000;
+        self
+    }
+
+    /// Per-group totals for groups 0 to the highest group id (fio prints every group id
+    /// up to the last, even one without jobs).
+    pub fn group_stats(&self) -> Vec<GroupStats> {
+        let max_gid = self.jobs.iter().map(|j| j.groupid).max();
+        let Some(max_gid) = max_gid else {
+            return Vec::new();
+        };
+        let mut groups: Vec<GroupStats> = (0..=max_gid).map(GroupStats::new).collect();
+        for j in &self.jobs {
+            let g = &mut groups[j.groupid as usize];
+            for ddir in [DDIR_READ, DDIR_WRITE, DDIR_TRIM] {
+                let d = &j.dirs[ddir];
+                if d.runtime_ms == 0 {
+                    continue;
+                }
+                if g.min_run_ms[ddir] == 0 || d.runtime_ms < g.min_run_ms[ddir] {
+                    g.min_run_ms[ddir] = d.runtime_ms;
+                }
+                g.max_run_ms[ddir] = g.max_run_ms[ddir].max(d.runtime_ms);
+                let bw = j.bw_bytes_per_s(ddir);
+                g.min_bw_bytes_per_s[ddir] = g.min_bw_bytes_per_s[ddir].min(bw);
+                g.max_bw_bytes_per_s[ddir] = g.max_bw_bytes_per_s[ddir].max(bw);
+                g.io_bytes[ddir] += d.io_bytes;
+            }
+        }
+        for g in groups.iter_mut() {
+            for ddir in 0..3 {
+                if g.max_run_ms[ddir] > 0 {
+                    g.agg_bytes_per_s[ddir] =
+                        ((g.io_bytes[ddir] as u128 * 1000) / g.max_run_ms[ddir] as u128) as u64;
+                }
+            }
+        }
+        groups
+    }
+}
+
+/// fio's `bw_agg` / `per=`: a job's mean bandwidth (truncated to whole KiB/s, as fio passes
+/// it as an int) as a percentage of its group's aggregate, at most 100.
+pub(crate) fn percent_of_agg(mean_kib: f64, agg_bytes_per_s: u64) -> f64 {
+    if agg_bytes_per_s <= 1024 {
+        return 100.0;
+    }
+    let p = (mean_kib as i64) as f64 * 100.0 / (agg_bytes_per_s as f64 / 1024.0);
+    p.min(100.0)
+}
