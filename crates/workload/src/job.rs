@@ -33,7 +33,36 @@ pub enum RwPattern {
 
 impl RwPattern {
     pub fn is_random(self) -> bool {
-        matches!(self, Self::RandRead | Self::RandWrite | Self::RandTrim | Self::RandRw | Self::RandTrimWrite)
+        matches!(
+            self,
+            Self::RandRead | Self::RandWrite | Self::RandTrim | Self::RandRw | Self::RandTrimWrite
+        )
+    }
+
+    /// fio's names for `rw=`, with the pattern each means.
+    pub const NAMES: [(&'static str, RwPattern); 11] = [
+        ("read", RwPattern::Read),
+        ("write", RwPattern::Write),
+        ("trim", RwPattern::Trim),
+        ("randread", RwPattern::RandRead),
+        ("randwrite", RwPattern::RandWrite),
+        ("randtrim", RwPattern::RandTrim),
+        ("rw", RwPattern::ReadWrite),
+        ("readwrite", RwPattern::ReadWrite),
+        ("randrw", RwPattern::RandRw),
+        ("trimwrite", RwPattern::TrimWrite),
+        ("randtrimwrite", RwPattern::RandTrimWrite),
+    ];
+
+    /// Which data directions (read, write, trim) the pattern issues.
+    pub fn directions(self) -> [bool; 3] {
+        match self {
+            Self::Read | Self::RandRead => [true, false, false],
+            Self::Write | Self::RandWrite => [false, true, false],
+            Self::Trim | Self::RandTrim => [false, false, true],
+            Self::ReadWrite | Self::RandRw => [true, true, false],
+            Self::TrimWrite | Self::RandTrimWrite => [false, true, true],
+        }
     }
 }
 
@@ -42,7 +71,10 @@ impl RwPattern {
 pub enum BlockSize {
     Fixed(u64),
     /// `bsrange=min-max`: uniform over multiples of `min` (fio aligns to the minimum).
-    Range { min: u64, max: u64 },
+    Range {
+        min: u64,
+        max: u64,
+    },
     /// `bssplit=4k/50:16k/30:...`: (size, weight in percent); weights sum to 100.
     Split(Vec<(u64, u32)>),
 }
@@ -84,11 +116,16 @@ pub struct JobSpec {
     /// This section's own options as written (not the globals), for fio's `"job options"`.
     pub options_as_written: Vec<(String, String)>,
     pub rw: RwPattern,
-    /// `randread:N` / `write:N`: issue N requests per offset step (sequential) or per random
-    /// draw; 1 by default.
+    /// `randread:N`: a new random offset every N I/Os (fio's `rw_sequencer`); 1 by default.
     pub rw_sequence_count: u32,
+    /// `write:4k` on a sequential pattern: bytes skipped after every I/O (0 by default).
+    pub rw_seq_skip_bytes: u64,
+    /// What the I/Os between two random draws do (`rw_sequencer=`).
+    pub rw_sequencer: RwSequencer,
     /// Indexed by data direction: read, write, trim.
     pub bs: [BlockSize; 3],
+    /// `blockalign=` per direction; `None` aligns to the direction's smallest block size.
+    pub block_align_bytes: [Option<u64>; 3],
     pub iodepth: u32,
     pub numjobs: u32,
     /// Percent of mixed I/Os that are reads.
@@ -101,6 +138,8 @@ pub struct JobSpec {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_time_ns: u64,
+    /// `startdelay=`: the job starts this long after its phase begins.
+    pub startdelay_ns: u64,
     pub loops: u32,
     /// Bytes per second per direction; 0 = unlimited.
     pub rate_bytes_per_s: [u64; 3],
@@ -122,8 +161,82 @@ pub struct JobSpec {
     pub log_avg_msec: u64,
     /// `fsync=N`: a flush after every N writes (0 = never).
     pub fsync_every: u32,
+    /// `end_fsync=1`: one flush when the job's I/O is done.
+    pub end_fsync: bool,
     /// `fua`/`sync`-style durability on each write (fio's `sync=1` on block devices).
     pub write_fua: bool,
     /// `filename=` as written (selects a namespace or device in later layers).
     pub filename: Option<String>,
+    /// `description=` as written.
+    pub description: Option<String>,
+}
+
+/// fio's `rw_sequencer=`: after a random draw with `randread:N`, the next N-1 I/Os either
+/// continue sequentially from it or repeat the same offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwSequencer {
+    Sequential,
+    Identical,
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+impl JobSpec {
+    /// A job with fio's defaults for every option (`rw=read`, `bs=4k`, `iodepth=1`, ...).
+    pub fn new(name: impl Into<String>, line: usize) -> Self {
+        Self {
+            name: name.into(),
+            line,
+            options_as_written: Vec::new(),
+            rw: RwPattern::Read,
+            rw_sequence_count: 1,
+            rw_seq_skip_bytes: 0,
+            rw_sequencer: RwSequencer::Sequential,
+            bs: [
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+            ],
+            block_align_bytes: [None; 3],
+            iodepth: 1,
+            numjobs: 1,
+            rwmixread: 50,
+            size: None,
+            offset: SizeSpec::Bytes(0),
+            offset_increment: SizeSpec::Bytes(0),
+            io_size: None,
+            number_ios: None,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: 0,
+            loops: 1,
+            rate_bytes_per_s: [0; 3],
+            rate_iops: [0; 3],
+            rate_process: RateProcess::Linear,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            random_distribution: RandomDistribution::Random,
+            norandommap: false,
+            randrepeat: true,
+            randseed: None,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            group_reporting: false,
+            stonewall: false,
+            new_group: false,
+            write_bw_log: None,
+            write_lat_log: None,
+            write_iops_log: None,
+            log_avg_msec: 0,
+            fsync_every: 0,
+            end_fsync: false,
+            write_fua: false,
+            filename: None,
+            description: None,
+        }
+    }
 }

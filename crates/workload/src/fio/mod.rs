@@ -1,0 +1,15 @@
+//! fio job files: the value grammar, the option table and the parser.
+
+mod complex;
+mod error;
+mod options;
+mod parser;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{ParseError, ParseErrorKind};
+pub use options::{find_option, option_table, OptionClass, OptionDef, OptionType};
+pub use parser::{parse_file, parse_str, MAX_INCLUDE_DEPTH};
+pub use value::TimeUnit;

@@ -1,0 +1,680 @@
+//! The one option table. Each entry names a fio option, its aliases, its type, fio's default,
+//! a help line and what flashlab does with it. The parser, the error messages (nearest
+//! option) and `--help`-style listings all read this table; adding an option is one entry.
+
+use super::complex::{
+    parse_bsrange, parse_bssplit, parse_distribution, parse_percentiles, parse_rw,
+};
+use super::value::{
+    parse_amount, parse_bool, parse_bytes, parse_int, parse_time_ns, split_ddir, Amount, TimeUnit,
+};
+use crate::job::{BlockSize, JobSpec, RateProcess, RwSequencer, SizeSpec};
+
+/// The type of an option's value (for validation of accepted options and for help).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OptionType {
+    /// `0`/`1`; written bare it means `1`.
+    Bool,
+    /// An integer (size suffixes allowed, as in fio).
+    Int,
+    /// Bytes with k/m/g/t/p suffixes.
+    Size,
+    /// Bytes, or a percentage of the target (`50%`).
+    SizeOrPercent,
+    /// Bytes per direction: `read,write,trim`.
+    SizePerDirection,
+    /// Integers per direction: `read,write,trim`.
+    IntPerDirection,
+    /// `min-max` per direction.
+    SizeRange,
+    /// `size/percent:...` per direction.
+    SizeSplit,
+    /// A duration; a bare number is in the given unit.
+    Time(TimeUnit),
+    /// An integer percentage 0..=100.
+    Percent,
+    /// Free text.
+    Str,
+    /// Free text, or bare (fio then uses the job name).
+    LogPrefix,
+    /// One of the listed words.
+    Enum(&'static [&'static str]),
+    /// `rw=` pattern with optional `:N`.
+    Pattern,
+    /// `random_distribution=` syntax.
+    Distribution,
+    /// Colon-separated decimals.
+    FloatList,
+}
+
+impl OptionType {
+    /// Whether the option may be written without `=value`.
+    pub fn bare_allowed(self) -> bool {
+        matches!(self, OptionType::Bool | OptionType::LogPrefix)
+    }
+
+    /// A short description of valid values, for help and messages.
+    pub fn describe(self) -> String {
+        match self {
+            OptionType::Bool => "0 or 1".into(),
+            OptionType::Int => "an integer".into(),
+            OptionType::Size => "a size (e.g. 4k, 1m, 2g)".into(),
+            OptionType::SizeOrPercent => "a size or a percentage (e.g. 1g or 50%)".into(),
+            OptionType::SizePerDirection => "sizes per direction: read,write,trim".into(),
+            OptionType::IntPerDirection => "integers per direction: read,write,trim".into(),
+            OptionType::SizeRange => "min-max sizes per direction".into(),
+            OptionType::SizeSplit => "size/percent:... per direction".into(),
+            OptionType::Time(u) => format!("a duration (bare numbers in {u:?})").to_lowercase(),
+            OptionType::Percent => "a percentage from 0 to 100".into(),
+            OptionType::Str | OptionType::LogPrefix => "text".into(),
+            OptionType::Enum(words) => format!("one of {}", words.join(", ")),
+            OptionType::Pattern => "an I/O pattern such as randread".into(),
+            OptionType::Distribution => {
+                "random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...".into()
+            }
+            OptionType::FloatList => "decimals separated by ':'".into(),
+        }
+    }
+}
+
+/// What flashlab does with an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionClass {
+    /// Parsed into the [`JobSpec`] and modelled.
+    Simulated,
+    /// Accepted and validated, but only matters to real I/O (engines, caching, CPU placement)
+    /// or to presentation; it does not change the simulation.
+    Accepted,
+    /// A real fio option whose effect flashlab does not model: using it is an error rather
+    /// than a silently different run.
+    NotSimulated,
+}
+
+/// The parsing state of one section: the job being built and the unit base in force.
+#[derive(Debug, Clone)]
+pub(crate) struct Builder {
+    pub spec: JobSpec,
+    pub kb_base: u64,
+    /// `name=` given (overrides the section name).
+    pub name: Option<String>,
+}
+
+type ApplyFn = fn(&mut Builder, Option<&str>) -> Result<(), String>;
+
+/// One fio option.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub ty: OptionType,
+    /// fio's default as fio shows it (empty: none).
+    pub default: &'static str,
+    pub help: &'static str,
+    pub class: OptionClass,
+    /// fio applies (and prints) options with a higher priority first within a section;
+    /// `kb_base` must be known before sizes are read and `filename` comes last.
+    pub priority: i8,
+    pub(crate) apply: Option<ApplyFn>,
+}
+
+impl OptionDef {
+    pub fn matches(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+const fn sim(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    ty: OptionType,
+    default: &'static str,
+    help: &'static str,
+    apply: ApplyFn,
+) -> OptionDef {
+    OptionDef {
+        name,
+        aliases,
+        ty,
+        default,
+        help,
+        class: OptionClass::Simulated,
+        priority: 0,
+        apply: Some(apply),
+    }
+}
+
+const fn acc(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    ty: OptionType,
+    default: &'static str,
+    help: &'static str,
+) -> OptionDef {
+    OptionDef {
+        name,
+        aliases,
+        ty,
+        default,
+        help,
+        class: OptionClass::Accepted,
+        priority: 0,
+        apply: None,
+    }
+}
+
+const fn not(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    help: &'static str,
+) -> OptionDef {
+    OptionDef {
+        name,
+        aliases,
+        ty: OptionType::Str,
+        default: "",
+        help,
+        class: OptionClass::NotSimulated,
+        priority: 0,
+        apply: None,
+    }
+}
+
+const fn prio(mut def: OptionDef, priority: i8) -> OptionDef {
+    def.priority = priority;
+    def
+}
+
+/// A value the table's generic check guarantees is present.
+fn val(v: Option<&str>) -> Result<&str, String> {
+    v.ok_or_else(|| "a value".to_string())
+}
+
+fn flag(v: Option<&str>) -> Result<bool, String> {
+    v.map_or(Ok(true), parse_bool)
+}
+
+fn size_spec(v: Option<&str>, kb_base: u64) -> Result<SizeSpec, String> {
+    Ok(match parse_amount(val(v)?, kb_base, true)? {
+        Amount::Bytes(b) => SizeSpec::Bytes(b),
+        Amount::Fraction(f) => SizeSpec::Fraction(f),
+    })
+}
+
+fn to_u32(v: u64) -> u32 {
+    v.min(u32::MAX as u64) as u32
+}
+
+fn apply_bs(b: &mut Builder, v: Option<&str>) -> Result<(), String> {
+    for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
+        if let Some(p) = part {
+            let size = parse_bytes(p, b.kb_base)?;
+            if size == 0 {
+                return Err("a block size above 0".into());
+            }
+            b.spec.bs[i] = BlockSize::Fixed(size);
+        }
+    }
+    Ok(())
+}
+
+fn apply_per_ddir_sizes(v: Option<&str>, kb_base: u64, out: &mut [u64; 3]) -> Result<(), String> {
+    for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
+        if let Some(p) = part {
+            out[i] = parse_bytes(p, kb_base)?;
+        }
+    }
+    Ok(())
+}
+
+fn apply_rw(b: &mut Builder, v: Option<&str>) -> Result<(), String> {
+    let (pattern, suffix) = parse_rw(val(v)?)?;
+    b.spec.rw = pattern;
+    b.spec.rw_sequence_count = 1;
+    b.spec.rw_seq_skip_bytes = 0;
+    if let Some(s) = suffix {
+        if pattern.is_random() {
+            b.spec.rw_sequence_count = to_u32(parse_int(s, b.kb_base, 1, u32::MAX as u64)?);
+        } else {
+            b.spec.rw_seq_skip_bytes = parse_bytes(s, b.kb_base)?;
+        }
+    }
+    Ok(())
+}
+
+const SYNC_VALUES: &[&str] = &["0", "1", "none", "sync", "dsync"];
+
+static OPTIONS: &[OptionDef] = &[
+    // --- the job ----------------------------------------------------------------------
+    sim("name", &[], OptionType::Str, "", "Name of the job (defaults to the section name)", |b, v| {
+        b.name = Some(val(v)?.to_string());
+        Ok(())
+    }),
+    sim("description", &[], OptionType::Str, "", "Text description of the job", |b, v| {
+        b.spec.description = Some(val(v)?.to_string());
+        Ok(())
+    }),
+    prio(
+        sim("filename", &[], OptionType::Str, "", "Device or namespace the job targets", |b, v| {
+            b.spec.filename = Some(val(v)?.to_string());
+            Ok(())
+        }),
+        -1,
+    ),
+    prio(
+        sim("kb_base", &[], OptionType::Enum(&["1024", "1000"]), "1024", "Unit base of size suffixes (1024: k = 1024 and KiB = 1000, fio's compatibility mode)", |b, v| {
+            b.kb_base = match val(v)?.trim() {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err("1024 or 1000".into()),
+            };
+            Ok(())
+        }),
+        1,
+    ),
+    sim("rw", &["readwrite"], OptionType::Pattern, "read", "I/O pattern: read, write, trim, randread, randwrite, randtrim, rw, randrw, trimwrite, randtrimwrite (optionally :N)", apply_rw),
+    sim("rw_sequencer", &[], OptionType::Enum(&["sequential", "identical"]), "sequential", "With rw=randX:N, continue sequentially or repeat the offset for N I/Os", |b, v| {
+        b.spec.rw_sequencer = match val(v)?.trim() {
+            "sequential" => RwSequencer::Sequential,
+            "identical" => RwSequencer::Identical,
+            _ => return Err("sequential or identical".into()),
+        };
+        Ok(())
+    }),
+    sim("bs", &["blocksize"], OptionType::SizePerDirection, "4096", "Block size per direction (read,write,trim)", apply_bs),
+    sim("bsrange", &["blocksize_range"], OptionType::SizeRange, "", "Block size range per direction (min-max)", |b, v| {
+        for (i, r) in parse_bsrange(val(v)?, b.kb_base)?.into_iter().enumerate() {
+            if let Some(r) = r {
+                b.spec.bs[i] = r;
+            }
+        }
+        Ok(())
+    }),
+    sim("bssplit", &[], OptionType::SizeSplit, "", "Block size split: size/percent:... per direction", |b, v| {
+        for (i, s) in parse_bssplit(val(v)?, b.kb_base)?.into_iter().enumerate() {
+            if let Some(s) = s {
+                b.spec.bs[i] = s;
+            }
+        }
+        Ok(())
+    }),
+    sim("blockalign", &["ba"], OptionType::SizePerDirection, "", "Offset alignment per direction (default: the block size)", |b, v| {
+        for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
+            if let Some(p) = part {
+                let a = parse_bytes(p, b.kb_base)?;
+                if a == 0 {
+                    return Err("an alignment above 0".into());
+                }
+                b.spec.block_align_bytes[i] = Some(a);
+            }
+        }
+        Ok(())
+    }),
+    sim("iodepth", &[], OptionType::Int, "1", "Number of I/Os kept in flight", |b, v| {
+        b.spec.iodepth = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
+        Ok(())
+    }),
+    sim("numjobs", &[], OptionType::Int, "1", "Number of clones of this job", |b, v| {
+        b.spec.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
+        Ok(())
+    }),
+    sim("rwmixread", &[], OptionType::Percent, "50", "Percent of mixed I/O that is reads", |b, v| {
+        b.spec.rwmixread = to_u32(parse_int(val(v)?, 1000, 0, 100)?);
+        Ok(())
+    }),
+    sim("rwmixwrite", &[], OptionType::Percent, "50", "Percent of mixed I/O that is writes", |b, v| {
+        b.spec.rwmixread = 100 - to_u32(parse_int(val(v)?, 1000, 0, 100)?);
+        Ok(())
+    }),
+    sim("size", &[], OptionType::SizeOrPercent, "", "Bytes of the region each clone works on (default: to the end of the device)", |b, v| {
+        let s = size_spec(v, b.kb_base)?;
+        if s == SizeSpec::Bytes(0) || s == SizeSpec::Fraction(0.0) {
+            return Err("a size above 0".into());
+        }
+        b.spec.size = Some(s);
+        Ok(())
+    }),
+    sim("offset", &[], OptionType::SizeOrPercent, "0", "Start of the region", |b, v| {
+        b.spec.offset = size_spec(v, b.kb_base)?;
+        Ok(())
+    }),
+    sim("offset_increment", &[], OptionType::SizeOrPercent, "0", "Added to offset for each clone (clone index x increment)", |b, v| {
+        b.spec.offset_increment = size_spec(v, b.kb_base)?;
+        Ok(())
+    }),
+    sim("io_size", &["io_limit"], OptionType::Size, "", "Bytes to transfer (instead of size)", |b, v| {
+        b.spec.io_size = Some(parse_bytes(val(v)?, b.kb_base)?).filter(|s| *s > 0);
+        Ok(())
+    }),
+    sim("number_ios", &[], OptionType::Int, "0", "Stop after this many I/Os (0: no limit)", |b, v| {
+        b.spec.number_ios = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?).filter(|n| *n > 0);
+        Ok(())
+    }),
+    sim("loops", &[], OptionType::Int, "1", "Times the workload is repeated", |b, v| {
+        b.spec.loops = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        Ok(())
+    }),
+    sim("runtime", &["timeout"], OptionType::Time(TimeUnit::Seconds), "", "Stop the job after this long", |b, v| {
+        b.spec.runtime_ns = Some(parse_time_ns(val(v)?, TimeUnit::Seconds)?).filter(|t| *t > 0);
+        Ok(())
+    }),
+    sim("time_based", &[], OptionType::Bool, "0", "Repeat the workload until runtime has passed", |b, v| {
+        b.spec.time_based = flag(v)?;
+        Ok(())
+    }),
+    sim("ramp_time", &[], OptionType::Time(TimeUnit::Seconds), "", "Run this long before measuring", |b, v| {
+        b.spec.ramp_time_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        Ok(())
+    }),
+    sim("startdelay", &[], OptionType::Time(TimeUnit::Seconds), "0", "Start the job this long after its phase starts", |b, v| {
+        b.spec.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        Ok(())
+    }),
+    // --- pacing ---------------------------------------------------------------------------
+    sim("rate", &[], OptionType::SizePerDirection, "", "Bandwidth cap in bytes/s per clone and direction", |b, v| {
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_bytes_per_s)
+    }),
+    sim("rate_iops", &[], OptionType::IntPerDirection, "", "IOPS cap per clone and direction", |b, v| {
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops)
+    }),
+    sim("rate_process", &[], OptionType::Enum(&["linear", "poisson"]), "linear", "How rate-limited I/Os are spaced", |b, v| {
+        b.spec.rate_process = match val(v)?.trim() {
+            "linear" => RateProcess::Linear,
+            "poisson" => RateProcess::Poisson,
+            _ => return Err("linear or poisson".into()),
+        };
+        Ok(())
+    }),
+    sim("thinktime", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Pause between I/Os (bare numbers in microseconds)", |b, v| {
+        b.spec.thinktime_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        Ok(())
+    }),
+    sim("thinktime_blocks", &[], OptionType::Int, "1", "I/Os issued between think times", |b, v| {
+        b.spec.thinktime_blocks = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        Ok(())
+    }),
+    // --- randomness -------------------------------------------------------------------------
+    sim("random_distribution", &[], OptionType::Distribution, "random", "Distribution of random offsets", |b, v| {
+        b.spec.random_distribution = parse_distribution(val(v)?, b.kb_base)?;
+        Ok(())
+    }),
+    sim("norandommap", &[], OptionType::Bool, "0", "Draw random offsets independently instead of covering every block once per pass", |b, v| {
+        b.spec.norandommap = flag(v)?;
+        Ok(())
+    }),
+    sim("randrepeat", &[], OptionType::Bool, "1", "Same random sequence on every run", |b, v| {
+        b.spec.randrepeat = flag(v)?;
+        Ok(())
+    }),
+    sim("randseed", &[], OptionType::Int, "", "Seed of the random streams (overrides the run seed for this job)", |b, v| {
+        b.spec.randseed = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?);
+        Ok(())
+    }),
+    // --- durability -------------------------------------------------------------------------
+    sim("fsync", &[], OptionType::Int, "0", "Flush after every N writes", |b, v| {
+        b.spec.fsync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
+        Ok(())
+    }),
+    sim("end_fsync", &[], OptionType::Bool, "0", "Flush once when the job's I/O is done", |b, v| {
+        b.spec.end_fsync = flag(v)?;
+        Ok(())
+    }),
+    sim("sync", &[], OptionType::Enum(SYNC_VALUES), "none", "Synchronous (FUA) writes", |b, v| {
+        b.spec.write_fua = match val(v)?.trim() {
+            "0" | "none" => false,
+            "1" | "sync" | "dsync" => true,
+            _ => return Err("one of 0, 1, none, sync, dsync".into()),
+        };
+        Ok(())
+    }),
+    // --- reporting --------------------------------------------------------------------------
+    sim("group_reporting", &[], OptionType::Bool, "0", "Report clones and jobs of a group together", |b, v| {
+        b.spec.group_reporting = flag(v)?;
+        Ok(())
+    }),
+    sim("stonewall", &["wait_for_previous"], OptionType::Bool, "0", "Wait for earlier jobs to finish; starts a new group", |b, v| {
+        b.spec.stonewall = flag(v)?;
+        Ok(())
+    }),
+    sim("new_group", &[], OptionType::Bool, "0", "Start a new reporting group", |b, v| {
+        b.spec.new_group = flag(v)?;
+        Ok(())
+    }),
+    sim("percentile_list", &["percentiles"], OptionType::FloatList, "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", "Completion latency percentiles to report", |b, v| {
+        b.spec.percentile_list = parse_percentiles(val(v)?)?;
+        Ok(())
+    }),
+    sim("write_bw_log", &[], OptionType::LogPrefix, "", "Write a bandwidth log with this prefix", |b, v| {
+        b.spec.write_bw_log = Some(v.unwrap_or("").to_string());
+        Ok(())
+    }),
+    sim("write_lat_log", &[], OptionType::LogPrefix, "", "Write latency logs with this prefix", |b, v| {
+        b.spec.write_lat_log = Some(v.unwrap_or("").to_string());
+        Ok(())
+    }),
+    sim("write_iops_log", &[], OptionType::LogPrefix, "", "Write an IOPS log with this prefix", |b, v| {
+        b.spec.write_iops_log = Some(v.unwrap_or("").to_string());
+        Ok(())
+    }),
+    sim("log_avg_msec", &[], OptionType::Int, "0", "Average log entries over this many milliseconds (0: one per I/O)", |b, v| {
+        b.spec.log_avg_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
+        Ok(())
+    }),
+    // --- accepted: real I/O and presentation only -------------------------------------------
+    acc("ioengine", &[], OptionType::Str, "psync", "I/O engine (real I/O only)"),
+    acc("direct", &[], OptionType::Bool, "0", "O_DIRECT (real I/O only; the simulated device has no page cache)"),
+    acc("buffered", &[], OptionType::Bool, "1", "Buffered I/O (real I/O only)"),
+    acc("thread", &[], OptionType::Bool, "0", "Threads instead of processes (real I/O only)"),
+    acc("invalidate", &[], OptionType::Bool, "1", "Drop the page cache first (real I/O only)"),
+    acc("numa_cpu_nodes", &[], OptionType::Str, "", "NUMA CPU placement (real I/O only)"),
+    acc("numa_mem_policy", &[], OptionType::Str, "", "NUMA memory policy (real I/O only)"),
+    acc("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "Submission batch size (real I/O only)"),
+    acc("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Completion batch size (real I/O only)"),
+    acc("iodepth_batch_complete_max", &[], OptionType::Int, "", "Completion batch size (real I/O only)"),
+    acc("iodepth_low", &[], OptionType::Int, "", "Queue refill watermark (real I/O only)"),
+    acc("hipri", &[], OptionType::Bool, "0", "Polled I/O (real I/O only)"),
+    acc("fixedbufs", &[], OptionType::Bool, "0", "Pre-registered buffers (real I/O only)"),
+    acc("registerfiles", &[], OptionType::Bool, "0", "Pre-registered files (real I/O only)"),
+    acc("sqthread_poll", &[], OptionType::Bool, "0", "Kernel submission polling (real I/O only)"),
+    acc("userspace_reap", &[], OptionType::Bool, "0", "Reap completions in user space (real I/O only)"),
+    acc("random_generator", &[], OptionType::Enum(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "fio's generator; flashlab always uses its own seeded streams"),
+    acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
+    acc("clat_percentiles", &[], OptionType::Bool, "1", "Report completion latency percentiles (presentation)"),
+    acc("lat_percentiles", &[], OptionType::Bool, "0", "Report total latency percentiles (presentation)"),
+    acc("slat_percentiles", &[], OptionType::Bool, "0", "Report submission latency percentiles (presentation)"),
+    acc("disable_lat", &[], OptionType::Bool, "0", "Skip total latency (presentation)"),
+    acc("disable_clat", &[], OptionType::Bool, "0", "Skip completion latency (presentation)"),
+    acc("disable_slat", &[], OptionType::Bool, "0", "Skip submission latency (presentation)"),
+    acc("disable_bw_measurement", &["disable_bw"], OptionType::Bool, "0", "Skip bandwidth measurement (presentation)"),
+    acc("gtod_reduce", &[], OptionType::Bool, "0", "Fewer clock reads (real I/O only)"),
+    acc("unified_rw_reporting", &[], OptionType::Str, "none", "Merge directions in reports (presentation)"),
+    acc("per_job_logs", &[], OptionType::Bool, "1", "One log per clone (presentation)"),
+    acc("log_offset", &[], OptionType::Bool, "0", "Log I/O offsets (presentation)"),
+    acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
+    acc("bwavgtime", &[], OptionType::Int, "500", "Bandwidth averaging window in ms (presentation)"),
+    acc("iopsavgtime", &[], OptionType::Int, "500", "IOPS averaging window in ms (presentation)"),
+    acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
+    acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),
+    acc("fadvise_hint", &[], OptionType::Str, "1", "posix_fadvise hints (real I/O only)"),
+    acc("ioscheduler", &[], OptionType::Str, "", "Kernel I/O scheduler (real I/O only)"),
+    acc("nice", &[], OptionType::Int, "0", "Process priority (real I/O only)"),
+    acc("prio", &[], OptionType::Int, "", "I/O priority (real I/O only)"),
+    acc("prioclass", &[], OptionType::Int, "", "I/O priority class (real I/O only)"),
+    acc("exitall", &[], OptionType::Bool, "0", "Stop all jobs when one finishes (real I/O only)"),
+    acc("lockmem", &[], OptionType::Size, "0", "Lock memory (real I/O only)"),
+    acc("pre_read", &[], OptionType::Bool, "0", "Read the file into cache first (real I/O only)"),
+    acc("unlink", &[], OptionType::Bool, "0", "Delete files afterwards (real I/O only)"),
+    acc("create_on_open", &[], OptionType::Bool, "0", "Create files on open (real I/O only)"),
+    acc("fallocate", &[], OptionType::Str, "native", "File preallocation (real I/O only)"),
+    acc("stats", &[], OptionType::Bool, "1", "Collect statistics (presentation)"),
+    // --- not simulated ----------------------------------------------------------------------
+    not("verify", &[], "Data verification"),
+    not("do_verify", &[], "Run the verify phase"),
+    not("verify_pattern", &[], "Verification pattern"),
+    not("verify_interval", &[], "Verification interval"),
+    not("verify_backlog", &[], "Verify while writing"),
+    not("verify_fatal", &[], "Stop on verification errors"),
+    not("verify_async", &[], "Asynchronous verification"),
+    not("zonemode", &[], "Zoned block device mode"),
+    not("zonesize", &[], "Zone size"),
+    not("zonerange", &[], "Zone range"),
+    not("zoneskip", &[], "Zone skip"),
+    not("max_open_zones", &[], "Open zone limit"),
+    not("cpus_allowed", &[], "CPU affinity"),
+    not("cpumask", &[], "CPU affinity mask"),
+    not("cpus_allowed_policy", &[], "CPU affinity policy"),
+    not("read_iolog", &[], "Replay an I/O log"),
+    not("write_iolog", &[], "Record an I/O log"),
+    not("replay_no_stall", &[], "Replay timing"),
+    not("exec_prerun", &[], "Run a command before the job"),
+    not("exec_postrun", &[], "Run a command after the job"),
+    not("flow", &[], "Flow control between jobs"),
+    not("flow_id", &[], "Flow control group"),
+    not("rate_min", &[], "Minimum bandwidth"),
+    not("rate_iops_min", &[], "Minimum IOPS"),
+    not("rate_cycle", &[], "Minimum rate window"),
+    not("rate_ignore_thinktime", &[], "Rate without think time"),
+    not("thinktime_spin", &[], "Busy part of think time"),
+    not("thinktime_blocks_type", &[], "Think time after issue or completion"),
+    not("thinktime_iotime", &[], "Think time per I/O time"),
+    not("percentage_random", &[], "Mixed random and sequential"),
+    not("fdatasync", &[], "fdatasync after writes"),
+    not("fsync_on_close", &[], "fsync on file close"),
+    not("trim_percentage", &[], "Trim after verify"),
+    not("trim_backlog", &[], "Trim backlog"),
+    not("buffer_pattern", &[], "Data pattern"),
+    not("dedupe_percentage", &[], "Dedupable data"),
+    not("buffer_compress_percentage", &[], "Compressible data"),
+    not("refill_buffers", &[], "Fresh data per write"),
+    not("scramble_buffers", &[], "Scrambled data"),
+    not("zero_buffers", &[], "Zeroed data"),
+    not("nrfiles", &[], "Several files per job"),
+    not("filesize", &[], "Per-file size"),
+    not("directory", &[], "Files in a directory"),
+    not("openfiles", &[], "Files open at once"),
+    not("file_service_type", &[], "Switching between files"),
+    not("fill_device", &["fill_fs"], "Write until the device is full"),
+    not("steadystate", &["ss"], "Steady-state detection"),
+    not("ss_dur", &["steadystate_duration"], "Steady-state window"),
+    not("ss_ramp", &["steadystate_ramp_time"], "Steady-state ramp"),
+    not("write_hist_log", &[], "Latency histogram logs"),
+    not("log_hist_msec", &[], "Histogram log interval"),
+    not("offset_align", &[], "Offset alignment for percentage offsets"),
+    not("continue_on_error", &[], "Keep going after I/O errors"),
+    not("exitall_on_error", &[], "Stop all jobs on an error"),
+    not("create_only", &[], "Only create files"),
+];
+
+/// Every option flashlab knows, in table order.
+pub fn option_table() -> &'static [OptionDef] {
+    OPTIONS
+}
+
+/// The option called `name` (or with that alias).
+pub fn find_option(name: &str) -> Option<&'static OptionDef> {
+    option_table().iter().find(|o| o.matches(name))
+}
+
+/// The known option or alias nearest to `name` by edit distance.
+pub(crate) fn nearest_option(name: &str) -> Option<&'static str> {
+    option_table()
+        .iter()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+        .map(|n| (edit_distance(name, n), n))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance over bytes (option names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Check an accepted option's value against its type.
+pub(crate) fn validate(def: &OptionDef, value: &str, kb_base: u64) -> Result<(), String> {
+    let expected = || def.ty.describe();
+    match def.ty {
+        OptionType::Bool => parse_bool(value).map(drop),
+        OptionType::Int => parse_int(value, kb_base, 0, u64::MAX).map(drop),
+        OptionType::Size => parse_bytes(value, kb_base).map(drop),
+        OptionType::SizeOrPercent => parse_amount(value, kb_base, true).map(drop),
+        OptionType::Percent => parse_int(value, 1000, 0, 100).map(drop),
+        OptionType::Time(u) => parse_time_ns(value, u).map(drop),
+        OptionType::Enum(words) => {
+            if words.contains(&value.trim()) {
+                Ok(())
+            } else {
+                Err(expected())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_are_unique_and_documented() {
+        let t = option_table();
+        let mut names: Vec<&str> = t
+            .iter()
+            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "an option name or alias appears twice");
+        for o in t {
+            assert!(!o.help.is_empty(), "{} has no help", o.name);
+            assert_eq!(
+                o.apply.is_some(),
+                o.class == OptionClass::Simulated,
+                "{}",
+                o.name
+            );
+        }
+        assert!(find_option("loop").is_none());
+        assert_eq!(
+            find_option("verify").map(|o| o.class),
+            Some(OptionClass::NotSimulated)
+        );
+        assert_eq!(find_option("readwrite").map(|o| o.name), Some("rw"));
+        assert_eq!(
+            find_option("wait_for_previous").map(|o| o.name),
+            Some("stonewall")
+        );
+    }
+
+    #[test]
+    fn nearest_option_by_edit_distance() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(nearest_option("iodepht"), Some("iodepth"));
+        assert_eq!(nearest_option("rwmixred"), Some("rwmixread"));
+        assert_eq!(nearest_option("blocksze"), Some("blocksize"));
+    }
+
+    #[test]
+    fn accepted_values_are_checked_by_type() {
+        let direct = find_option("direct").unwrap();
+        assert!(validate(direct, "1", 1024).is_ok());
+        assert_eq!(validate(direct, "yes", 1024), Err("0 or 1".into()));
+        let gen = find_option("random_generator").unwrap();
+        assert!(validate(gen, "lfsr", 1024).is_ok());
+        assert!(validate(gen, "mt", 1024)
+            .unwrap_err()
+            .contains("tausworthe64"));
+    }
+}

@@ -1,0 +1,339 @@
+//! Reading a job file: lines, comments, `include`, `${ENV}`, sections, and applying the option
+//! table to build one [`JobSpec`] per job section.
+
+use std::path::{Path, PathBuf};
+
+use super::error::{ParseError, ParseErrorKind};
+use super::options::{find_option, nearest_option, validate, Builder, OptionClass, OptionDef};
+use crate::job::{JobFile, JobSpec};
+
+/// Includes deeper than this are almost certainly a mistake (fio has no limit; a cycle would
+/// recurse forever).
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// One meaningful line, after comments, includes and `${ENV}` are resolved.
+#[derive(Debug)]
+enum Item {
+    Section { name: String },
+    Opt { key: String, value: Option<String> },
+}
+
+#[derive(Debug)]
+struct Located {
+    file: usize,
+    line: usize,
+    item: Item,
+}
+
+struct Lexer<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+    files: Vec<String>,
+    /// Files being read, outermost first (cycle detection).
+    stack: Vec<PathBuf>,
+    items: Vec<Located>,
+}
+
+impl Lexer<'_> {
+    fn err(&self, file: usize, line: usize, kind: ParseErrorKind) -> ParseError {
+        ParseError {
+            file: self.files[file].clone(),
+            line,
+            kind,
+        }
+    }
+
+    fn lex(&mut self, text: &str, file_name: &str) -> Result<(), ParseError> {
+        let file = self.files.len();
+        self.files.push(file_name.to_string());
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let t = raw.trim_start();
+            // fio ends a line at the first ';' or '#', wherever it is.
+            let t = t.find([';', '#']).map_or(t, |cut| &t[..cut]).trim_end();
+            if t.is_empty() {
+                continue;
+            }
+            let t = substitute_env(t, self.env).map_err(|k| self.err(file, line, k))?;
+            if let Some(rest) = t.strip_prefix('[') {
+                let name = rest
+                    .strip_suffix(']')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty() && !n.contains(['[', ']']))
+                    .ok_or_else(|| {
+                        self.err(file, line, ParseErrorKind::BadSection { text: t.clone() })
+                    })?;
+                self.items.push(Located {
+                    file,
+                    line,
+                    item: Item::Section {
+                        name: name.to_string(),
+                    },
+                });
+            } else if let Some(path) = t
+                .strip_prefix("include")
+                .filter(|r| r.starts_with([' ', '\t']))
+            {
+                self.include(path.trim(), file, line)?;
+            } else {
+                let (key, value) = match t.split_once('=') {
+                    Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+                    None => (t.as_str(), None),
+                };
+                if key.is_empty() || key.contains(char::is_whitespace) {
+                    return Err(self.err(file, line, ParseErrorKind::BadLine { text: t.clone() }));
+                }
+                self.items.push(Located {
+                    file,
+                    line,
+                    item: Item::Opt {
+                        key: key.to_string(),
+                        value,
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn include(&mut self, path: &str, file: usize, line: usize) -> Result<(), ParseError> {
+        let including = Path::new(&self.files[file]);
+        let target = match including.parent() {
+            Some(dir) if Path::new(path).is_relative() => dir.join(path),
+            _ => PathBuf::from(path),
+        };
+        let shown = target.display().to_string();
+        if self.stack.len() > MAX_INCLUDE_DEPTH {
+            return Err(self.err(
+                file,
+                line,
+                ParseErrorKind::IncludeTooDeep {
+                    path: shown,
+                    max_depth: MAX_INCLUDE_DEPTH,
+                },
+            ));
+        }
+        let canonical = target.canonicalize().unwrap_or_else(|_| target.clone());
+        if self.stack.contains(&canonical) {
+            return Err(self.err(file, line, ParseErrorKind::IncludeCycle { path: shown }));
+        }
+        let text = std::fs::read_to_string(&target).map_err(|e| {
+            self.err(
+                file,
+                line,
+                ParseErrorKind::Io {
+                    path: shown.clone(),
+                    message: e.to_string(),
+                },
+            )
+        })?;
+        self.stack.push(canonical);
+        let r = self.lex(&text, &shown);
+        self.stack.pop();
+        r
+    }
+}
+
+/// Replace every `${NAME}`; an unset variable is an error rather than fio's silent empty
+/// string, because a job silently aimed at the wrong size or device is worse.
+fn substitute_env(
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ParseErrorKind> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or(ParseErrorKind::UnterminatedEnv)?;
+        let name = &after[..end];
+        let value = env(name).ok_or_else(|| ParseErrorKind::UnsetEnv {
+            name: name.to_string(),
+        })?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parse a job file from disk; `${ENV}` reads the process environment.
+pub fn parse_file(path: &Path) -> Result<JobFile, ParseError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ParseError {
+        file: shown.clone(),
+        line: 0,
+        kind: ParseErrorKind::Io {
+            path: shown.clone(),
+            message: e.to_string(),
+        },
+    })?;
+    parse_str(&text, &shown, &|name| std::env::var(name).ok())
+}
+
+/// Parse job file text. `file_name` is used in messages and to resolve `include` paths;
+/// `env` answers `${NAME}`.
+pub fn parse_str(
+    text: &str,
+    file_name: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<JobFile, ParseError> {
+    let mut lexer = Lexer {
+        env,
+        files: Vec::new(),
+        stack: Vec::new(),
+        items: Vec::new(),
+    };
+    let root = Path::new(file_name);
+    lexer
+        .stack
+        .push(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()));
+    lexer.lex(text, file_name)?;
+    let Lexer { files, items, .. } = lexer;
+
+    let mut global = Builder {
+        spec: JobSpec::new("global", 0),
+        kb_base: 1024,
+        name: None,
+    };
+    let mut global_options = Vec::new();
+    let mut jobs = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let Located { file, line, item } = &items[i];
+        let section = match item {
+            Item::Section { name } => name.clone(),
+            Item::Opt { key, .. } => {
+                return Err(ParseError {
+                    file: files[*file].clone(),
+                    line: *line,
+                    kind: ParseErrorKind::OutsideSection {
+                        option: key.clone(),
+                    },
+                })
+            }
+        };
+        let section_line = *line;
+        let mut end = i + 1;
+        while end < items.len() && matches!(items[end].item, Item::Opt { .. }) {
+            end += 1;
+        }
+        let opts = resolve(&items[i + 1..end], &files)?;
+        if section == "global" {
+            apply(&mut global, &opts, &files, &mut global_options)?;
+        } else {
+            let mut b = global.clone();
+            b.spec.name = section.clone();
+            b.spec.line = section_line;
+            let mut written = Vec::new();
+            apply(&mut b, &opts, &files, &mut written)?;
+            let mut spec = b.spec;
+            spec.options_as_written = written;
+            spec.name = b.name.unwrap_or(section);
+            // A bare `write_bw_log` makes fio use the job name as the prefix.
+            for log in [
+                &mut spec.write_bw_log,
+                &mut spec.write_lat_log,
+                &mut spec.write_iops_log,
+            ] {
+                if log.as_deref() == Some("") {
+                    *log = Some(spec.name.clone());
+                }
+            }
+            jobs.push(spec);
+        }
+        i = end;
+    }
+    if jobs.is_empty() {
+        return Err(ParseError {
+            file: file_name.to_string(),
+            line: 0,
+            kind: ParseErrorKind::NoJobs,
+        });
+    }
+    Ok(JobFile {
+        path: file_name.to_string(),
+        global_options,
+        jobs,
+    })
+}
+
+struct Resolved<'a> {
+    def: &'static OptionDef,
+    value: Option<&'a str>,
+    file: usize,
+    line: usize,
+}
+
+/// Look every option of a section up in the table, in file order, so the first bad line is
+/// the one reported; then order them as fio applies them (by priority, stable).
+fn resolve<'a>(items: &'a [Located], files: &[String]) -> Result<Vec<Resolved<'a>>, ParseError> {
+    let mut out = Vec::with_capacity(items.len());
+    for Located { file, line, item } in items {
+        let Item::Opt { key, value } = item else {
+            continue;
+        };
+        let err = |kind| ParseError {
+            file: files[*file].clone(),
+            line: *line,
+            kind,
+        };
+        let def = find_option(key).ok_or_else(|| {
+            err(ParseErrorKind::UnknownOption {
+                option: key.clone(),
+                suggestion: nearest_option(key).map(str::to_string),
+            })
+        })?;
+        if def.class == OptionClass::NotSimulated {
+            return Err(err(ParseErrorKind::NotSimulated {
+                option: key.clone(),
+            }));
+        }
+        if value.is_none() && !def.ty.bare_allowed() {
+            let example = if def.default.is_empty() {
+                "..."
+            } else {
+                def.default
+            };
+            return Err(err(ParseErrorKind::MissingValue {
+                option: key.clone(),
+                example: example.to_string(),
+            }));
+        }
+        out.push(Resolved {
+            def,
+            value: value.as_deref(),
+            file: *file,
+            line: *line,
+        });
+    }
+    out.sort_by_key(|r| std::cmp::Reverse(r.def.priority));
+    Ok(out)
+}
+
+fn apply(
+    b: &mut Builder,
+    opts: &[Resolved<'_>],
+    files: &[String],
+    written: &mut Vec<(String, String)>,
+) -> Result<(), ParseError> {
+    for r in opts {
+        let result = match r.def.apply {
+            Some(f) => f(b, r.value),
+            None => r.value.map_or(Ok(()), |v| validate(r.def, v, b.kb_base)),
+        };
+        result.map_err(|expected| ParseError {
+            file: files[r.file].clone(),
+            line: r.line,
+            kind: ParseErrorKind::InvalidValue {
+                option: r.def.name.to_string(),
+                value: r.value.unwrap_or("").to_string(),
+                expected,
+            },
+        })?;
+        // fio's JSON lists options under their canonical name and leaves out bare flags.
+        if let Some(v) = r.value {
+            written.push((r.def.name.to_string(), v.to_string()));
+        }
+    }
+    Ok(())
+}

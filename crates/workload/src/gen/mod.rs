@@ -1,0 +1,526 @@
+//! The I/O generator: turns one clone of a [`JobSpec`] into the sequence of I/Os it issues
+//! (direction, offset, length). Timing (iodepth, rate, think time) belongs to the runner.
+//!
+//! fio's semantics, summarised:
+//! - the region is `offset + clone_index × offset_increment` for `size` bytes (default: to
+//!   the end of the device); percentages are of the device;
+//! - sequential patterns advance one cursor per direction and wrap at the end of the region;
+//!   `write:4k` skips 4k after every I/O;
+//! - uniform random I/O visits every block of the region once per pass (fio's random map)
+//!   unless `norandommap`; skewed distributions draw independently;
+//! - the budget is `io_size` (default `size`) × `loops` bytes of the job's main directions
+//!   (reads and writes, or trims for trim-only jobs), capped by `number_ios`; `time_based`
+//!   ignores the byte budget and never ends.
+
+mod dist;
+
+use flashlab_engine::{IoKind, RngStream, SeedTree};
+
+use crate::job::{BlockSize, JobSpec, RandomDistribution, RwPattern, RwSequencer, SizeSpec};
+use dist::{Normal, Pareto, Permutation, Zipf, Zones};
+
+/// One I/O to issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeneratedIo {
+    pub kind: IoKind,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+}
+
+/// A job that cannot run on the given device.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    #[error("job {job}: the device reports {capacity_bytes} bytes with {logical_block_bytes}-byte logical blocks; both must be above 0 and the capacity a multiple of the block")]
+    BadDevice {
+        job: String,
+        capacity_bytes: u64,
+        logical_block_bytes: u64,
+    },
+    #[error("job {job}: region at byte {offset_bytes} of {len_bytes} bytes runs past the end of the device ({capacity_bytes} bytes); lower offset/size/offset_increment")]
+    RegionPastEnd {
+        job: String,
+        offset_bytes: u64,
+        len_bytes: u64,
+        capacity_bytes: u64,
+    },
+    #[error("job {job}: region at byte {offset_bytes} holds no complete {block_bytes}-byte block; raise size or lower bs")]
+    RegionTooSmall {
+        job: String,
+        offset_bytes: u64,
+        block_bytes: u64,
+    },
+    #[error("job {job}: {what} is {bytes} bytes, not a multiple of the device's {logical_block_bytes}-byte logical block")]
+    Misaligned {
+        job: String,
+        what: &'static str,
+        bytes: u64,
+        logical_block_bytes: u64,
+    },
+    #[error(
+        "job {job}: zoned_abs zones cover {zones_bytes} bytes but the region holds {region_bytes}"
+    )]
+    ZonesPastRegion {
+        job: String,
+        zones_bytes: u64,
+        region_bytes: u64,
+    },
+}
+
+/// Block sizes of one direction, ready to draw from.
+#[derive(Debug, Clone)]
+enum SizeGen {
+    Fixed(u64),
+    /// `min × (1 + below(count))`.
+    Multiples {
+        min: u64,
+        count: u64,
+    },
+    /// (size, cumulative percent).
+    Split(Vec<(u64, u32)>),
+}
+
+impl SizeGen {
+    fn new(bs: &BlockSize) -> Self {
+        match bs {
+            BlockSize::Fixed(s) => SizeGen::Fixed(*s),
+            BlockSize::Range { min, max } => SizeGen::Multiples {
+                min: *min,
+                count: (max / min).max(1),
+            },
+            BlockSize::Split(split) => {
+                let mut cum = 0;
+                SizeGen::Split(
+                    split
+                        .iter()
+                        .map(|&(s, w)| {
+                            cum += w;
+                            (s, cum)
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    fn min(&self) -> u64 {
+        match self {
+            SizeGen::Fixed(s) => *s,
+            SizeGen::Multiples { min, .. } => *min,
+            SizeGen::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(0),
+        }
+    }
+
+    fn sizes(&self) -> Vec<u64> {
+        match self {
+            SizeGen::Fixed(s) => vec![*s],
+            SizeGen::Multiples { min, count } => vec![*min, min * count],
+            SizeGen::Split(v) => v.iter().map(|e| e.0).collect(),
+        }
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut RngStream) -> u64 {
+        match self {
+            SizeGen::Fixed(s) => *s,
+            SizeGen::Multiples { min, count } => min * (1 + rng.below(*count)),
+            SizeGen::Split(v) => {
+                let total = v.last().map_or(100, |e| e.1.max(1));
+                let r = rng.below(u64::from(total)) as u32;
+                v.iter().find(|e| r < e.1).map_or(v[0].0, |e| e.0)
+            }
+        }
+    }
+}
+
+/// Where random offsets come from, in units of `unit_bytes` within the region.
+#[derive(Debug, Clone)]
+enum OffsetGen {
+    /// Uniform with fio's random map: `perm(next)` for next = 0..n, re-keyed every pass.
+    Map {
+        perm: Permutation,
+        next: u64,
+    },
+    Uniform,
+    /// A skewed rank, scattered over the region by a fixed bijection.
+    Zipf(Zipf, Permutation),
+    Pareto(Pareto, Permutation),
+    Normal(Normal),
+    Zoned(Zones),
+}
+
+/// The I/O stream of one clone of a job.
+#[derive(Debug, Clone)]
+pub struct IoGenerator {
+    pattern: RwPattern,
+    region_start: u64,
+    region_len: u64,
+    logical_block_bytes: u64,
+    sizes: [SizeGen; 3],
+    align: [u64; 3],
+    rwmixread: u64,
+    /// Sequential position per direction, relative to the region start.
+    cursor: [u64; 3],
+    skip_bytes: u64,
+    unit_bytes: u64,
+    units: u64,
+    offsets: OffsetGen,
+    seq_count: u32,
+    sequencer: RwSequencer,
+    /// I/Os left that follow the last random draw, and where the next one goes.
+    run_left: u32,
+    run_offset: u64,
+    /// The write half of a trimwrite pair.
+    pending_write: Option<(u64, u64)>,
+    count_trims: bool,
+    budget_bytes: Option<u64>,
+    issued_bytes: u64,
+    max_ios: Option<u64>,
+    issued_ios: u64,
+    rng_ddir: RngStream,
+    rng_bs: RngStream,
+    rng_offset: RngStream,
+    rng_map: RngStream,
+}
+
+fn resolve(spec: SizeSpec, capacity: u64, lba: u64) -> u64 {
+    match spec {
+        SizeSpec::Bytes(b) => b,
+        SizeSpec::Fraction(f) => ((f.clamp(0.0, 1.0) * capacity as f64) as u64) / lba * lba,
+    }
+}
+
+impl IoGenerator {
+    /// The generator of clone `clone_index` (0-based) of `job`. Random streams derive from
+    /// `seeds` (or from `randseed=` when the job sets it) and differ between clones.
+    pub fn new(
+        job: &JobSpec,
+        clone_index: u32,
+        device_capacity_bytes: u64,
+        logical_block_bytes: u64,
+        seeds: SeedTree,
+    ) -> Result<IoGenerator, JobError> {
+        let name = || job.name.clone();
+        let (capacity, lba) = (device_capacity_bytes, logical_block_bytes);
+        if capacity == 0 || lba == 0 || capacity % lba != 0 {
+            return Err(JobError::BadDevice {
+                job: name(),
+                capacity_bytes: capacity,
+                logical_block_bytes: lba,
+            });
+        }
+        let dirs = job.rw.directions();
+        let sizes = [
+            SizeGen::new(&job.bs[0]),
+            SizeGen::new(&job.bs[1]),
+            SizeGen::new(&job.bs[2]),
+        ];
+        const WHAT_BS: [&str; 3] = ["bs for reads", "bs for writes", "bs for trims"];
+        const WHAT_ALIGN: [&str; 3] = [
+            "blockalign for reads",
+            "blockalign for writes",
+            "blockalign for trims",
+        ];
+        let misaligned = |what, bytes| JobError::Misaligned {
+            job: name(),
+            what,
+            bytes,
+            logical_block_bytes: lba,
+        };
+        let mut align = [lba; 3];
+        for d in 0..3 {
+            if !dirs[d] {
+                continue;
+            }
+            if let Some(&bad) = sizes[d].sizes().iter().find(|&&s| s == 0 || s % lba != 0) {
+                return Err(misaligned(WHAT_BS[d], bad));
+            }
+            align[d] = job.block_align_bytes[d].unwrap_or(sizes[d].min());
+            if align[d] % lba != 0 {
+                return Err(misaligned(WHAT_ALIGN[d], align[d]));
+            }
+        }
+
+        let offset = resolve(job.offset, capacity, lba).saturating_add(
+            u64::from(clone_index).saturating_mul(resolve(job.offset_increment, capacity, lba)),
+        );
+        if offset % lba != 0 {
+            return Err(misaligned("the region offset", offset));
+        }
+        let len = match job.size {
+            Some(s) => resolve(s, capacity, lba),
+            None => capacity.saturating_sub(offset),
+        };
+        if offset >= capacity || offset.saturating_add(len) > capacity {
+            return Err(JobError::RegionPastEnd {
+                job: name(),
+                offset_bytes: offset,
+                len_bytes: len,
+                capacity_bytes: capacity,
+            });
+        }
+        let region_len = len / lba * lba;
+        let active = || (0..3).filter(|&d| dirs[d]);
+        let min_bs = active().map(|d| sizes[d].min()).min().unwrap_or(lba);
+        if region_len < min_bs {
+            return Err(JobError::RegionTooSmall {
+                job: name(),
+                offset_bytes: offset,
+                block_bytes: min_bs,
+            });
+        }
+        let unit_bytes = active().map(|d| align[d]).min().unwrap_or(lba);
+        let units = (region_len / unit_bytes).max(1);
+
+        let base = match job.randseed {
+            Some(s) => SeedTree::new(s),
+            None => seeds,
+        }
+        .index(u64::from(clone_index));
+        let mut rng_map = base.child("map").stream();
+        let mut scramble = base.child("scramble").stream();
+        let offsets = match &job.random_distribution {
+            RandomDistribution::Random if job.norandommap => OffsetGen::Uniform,
+            RandomDistribution::Random => OffsetGen::Map {
+                perm: Permutation::new(units, &mut rng_map),
+                next: 0,
+            },
+            RandomDistribution::Zipf(theta) => OffsetGen::Zipf(
+                Zipf::new(units, *theta),
+                Permutation::new(units, &mut scramble),
+            ),
+            RandomDistribution::Pareto(h) => OffsetGen::Pareto(
+                Pareto::new(units, *h),
+                Permutation::new(units, &mut scramble),
+            ),
+            RandomDistribution::Normal(sigma) => OffsetGen::Normal(Normal::new(units, *sigma)),
+            RandomDistribution::Zoned(zones) => {
+                let mut start_pct = 0.0;
+                let table: Vec<(f64, u64, u64)> = zones
+                    .iter()
+                    .map(|&(access, range)| {
+                        let first = (start_pct / 100.0 * units as f64) as u64;
+                        start_pct += range;
+                        let end = ((start_pct / 100.0 * units as f64) as u64).min(units);
+                        // A zone too small for one unit still gets one, so its share of
+                        // accesses is not silently moved elsewhere.
+                        let first = first.min(units - 1);
+                        (access, first, end.saturating_sub(first).max(1))
+                    })
+                    .collect();
+                OffsetGen::Zoned(Zones::new(&table))
+            }
+            RandomDistribution::ZonedAbs(zones) => {
+                let total: u64 = zones.iter().map(|z| z.1).sum();
+                if total > region_len {
+                    return Err(JobError::ZonesPastRegion {
+                        job: name(),
+                        zones_bytes: total,
+                        region_bytes: region_len,
+                    });
+                }
+                let mut first = 0;
+                let table: Vec<(f64, u64, u64)> = zones
+                    .iter()
+                    .map(|&(access, bytes)| {
+                        let n = (bytes / unit_bytes).max(1);
+                        let z = (access, first.min(units - 1), n);
+                        first += n;
+                        z
+                    })
+                    .collect();
+                OffsetGen::Zoned(Zones::new(&table))
+            }
+        };
+
+        let count_trims = !dirs[0] && !dirs[1];
+        let per_loop = job.io_size.unwrap_or(region_len);
+        let budget = per_loop.saturating_mul(u64::from(job.loops.max(1))) / lba * lba;
+        Ok(IoGenerator {
+            pattern: job.rw,
+            region_start: offset,
+            region_len,
+            logical_block_bytes: lba,
+            sizes,
+            align,
+            rwmixread: u64::from(job.rwmixread.min(100)),
+            cursor: [0; 3],
+            skip_bytes: job.rw_seq_skip_bytes / lba * lba,
+            unit_bytes,
+            units,
+            offsets,
+            seq_count: job.rw_sequence_count.max(1),
+            sequencer: job.rw_sequencer,
+            run_left: 0,
+            run_offset: 0,
+            pending_write: None,
+            count_trims,
+            budget_bytes: (!job.time_based).then_some(budget.max(lba)),
+            issued_bytes: 0,
+            max_ios: job.number_ios,
+            issued_ios: 0,
+            rng_ddir: base.child("ddir").stream(),
+            rng_bs: base.child("bs").stream(),
+            rng_offset: base.child("offset").stream(),
+            rng_map,
+        })
+    }
+
+    /// The region this clone works on: (offset_bytes, len_bytes).
+    pub fn region(&self) -> (u64, u64) {
+        (self.region_start, self.region_len)
+    }
+
+    /// Bytes this clone will transfer in total if not time_based (for progress), else None.
+    /// With `number_ios` and a single block size the cap is exact; with mixed sizes it is
+    /// the byte budget, an upper bound.
+    pub fn total_bytes(&self) -> Option<u64> {
+        let budget = self.budget_bytes?;
+        let fixed = self.counted_fixed_size();
+        Some(match (self.max_ios, fixed) {
+            (Some(n), Some(bs)) => budget.min(n.saturating_mul(bs)),
+            _ => budget,
+        })
+    }
+
+    fn counted_fixed_size(&self) -> Option<u64> {
+        let dirs = self.pattern.directions();
+        let mut size = None;
+        for d in 0..3 {
+            if dirs[d] && (d == 2) == self.count_trims {
+                match (&self.sizes[d], size) {
+                    (SizeGen::Fixed(s), None) => size = Some(*s),
+                    (SizeGen::Fixed(s), Some(prev)) if *s == prev => {}
+                    _ => return None,
+                }
+            }
+        }
+        size
+    }
+
+    /// Next I/O; None when the I/O budget is spent (size × loops, or io_size, or number_ios),
+    /// unless time_based, where it wraps and never ends.
+    pub fn next_io(&mut self) -> Option<GeneratedIo> {
+        if let Some((offset, len)) = self.pending_write.take() {
+            return Some(self.count(IoKind::Write, offset, len));
+        }
+        if self.max_ios.is_some_and(|n| self.issued_ios >= n)
+            || self.budget_bytes.is_some_and(|b| self.issued_bytes >= b)
+        {
+            return None;
+        }
+        let kind = match self.pattern {
+            RwPattern::Read | RwPattern::RandRead => IoKind::Read,
+            RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
+            RwPattern::Trim
+            | RwPattern::RandTrim
+            | RwPattern::TrimWrite
+            | RwPattern::RandTrimWrite => IoKind::Trim,
+            RwPattern::ReadWrite | RwPattern::RandRw => {
+                if self.rng_ddir.below(100) < self.rwmixread {
+                    IoKind::Read
+                } else {
+                    IoKind::Write
+                }
+            }
+        };
+        let pair = matches!(
+            self.pattern,
+            RwPattern::TrimWrite | RwPattern::RandTrimWrite
+        );
+        // A trimwrite pair trims and then writes the same write-sized block.
+        let ddir = if pair { 1 } else { kind.ddir() };
+        let mut len = self.sizes[ddir].draw(&mut self.rng_bs);
+        if let Some(b) = self.budget_bytes {
+            let left = b - self.issued_bytes;
+            if len > left {
+                len = left.div_ceil(self.logical_block_bytes) * self.logical_block_bytes;
+            }
+        }
+        len = len.min(self.region_len);
+        let rel = if self.pattern.is_random() {
+            self.random_offset(ddir, len)
+        } else {
+            self.seq_offset(ddir, len)
+        };
+        let offset = self.region_start + rel;
+        if pair {
+            self.pending_write = Some((offset, len));
+            return Some(GeneratedIo {
+                kind: IoKind::Trim,
+                offset_bytes: offset,
+                len_bytes: len,
+            });
+        }
+        Some(self.count(kind, offset, len))
+    }
+
+    #[inline]
+    fn count(&mut self, kind: IoKind, offset_bytes: u64, len_bytes: u64) -> GeneratedIo {
+        if (kind == IoKind::Trim) == self.count_trims {
+            self.issued_bytes += len_bytes;
+            self.issued_ios += 1;
+        }
+        GeneratedIo {
+            kind,
+            offset_bytes,
+            len_bytes,
+        }
+    }
+
+    /// Next sequential offset for direction `d`, wrapping like fio when the block would run
+    /// past the end of the region.
+    fn seq_offset(&mut self, d: usize, len: u64) -> u64 {
+        let mut at = self.cursor[d];
+        if at + len > self.region_len {
+            at = 0;
+        }
+        self.cursor[d] = at + len + self.skip_bytes;
+        at
+    }
+
+    fn random_offset(&mut self, d: usize, len: u64) -> u64 {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            let mut at = self.run_offset;
+            if at + len > self.region_len {
+                at = 0;
+            }
+            if self.sequencer == RwSequencer::Sequential {
+                self.run_offset = at + len;
+            }
+            return at;
+        }
+        let unit = match &mut self.offsets {
+            OffsetGen::Map { perm, next } => {
+                if *next == self.units {
+                    // A pass is complete: start the next one in a new order.
+                    perm.rekey(&mut self.rng_map);
+                    *next = 0;
+                }
+                let u = perm.map(*next);
+                *next += 1;
+                u
+            }
+            OffsetGen::Uniform => self.rng_offset.below(self.units),
+            OffsetGen::Zipf(z, scatter) => scatter.map(z.sample(&mut self.rng_offset)),
+            OffsetGen::Pareto(p, scatter) => scatter.map(p.sample(&mut self.rng_offset)),
+            OffsetGen::Normal(n) => n.sample(&mut self.rng_offset),
+            OffsetGen::Zoned(z) => z.sample(&mut self.rng_offset),
+        };
+        let a = self.align[d];
+        let mut at = unit * self.unit_bytes / a * a;
+        if at + len > self.region_len {
+            at = (self.region_len - len) / a * a;
+        }
+        self.run_left = self.seq_count - 1;
+        self.run_offset = if self.sequencer == RwSequencer::Sequential {
+            at + len
+        } else {
+            at
+        };
+        at
+    }
+}
+
+#[cfg(test)]
+mod tests;
