@@ -17,6 +17,9 @@ mod normal;
 mod result;
 pub mod stats;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::Path;
 
 pub use json::render_json;

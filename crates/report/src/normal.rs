@@ -306,8 +306,8 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
         d[0], d[1], d[2], d[3], d[4], d[5], d[6]
     );
     for (label, map, total) in [
-        ("submit   ", &job.io_u_submit, job.total_submit),
-        ("complete ", &job.io_u_complete, job.total_complete),
+        ("submit    ", &job.io_u_submit, job.total_submit),
+        ("complete  ", &job.io_u_complete, job.total_complete),
     ] {
         let d = calc_dist(map, total);
         let _ = writeln!(
@@ -417,6 +417,37 @@ mod tests {
         assert_eq!(num2str(1_999_999, 4, 1, false, Units::None), "2000k");
         assert_eq!(num2str(1_999_999, 6, 1, false, Units::None), "2000.0k");
         assert_eq!(num2str(u64::MAX, 4, 1, false, Units::None), "18.4E");
+    }
+
+    #[test]
+    fn percent_of_group_aggregate_like_fio() {
+        // fio-rate-numjobs2-nogroup: mean 1025.67 KiB/s of a 4194304-byte, 2001 ms group.
+        let agg = 4_194_304u64 * 1000 / 2001;
+        assert_eq!(
+            format!("{:.6}", percent_of_agg(1025.666667, agg)),
+            "50.073875"
+        );
+        // fio-steadystate-iops20pct: 99.829839.
+        let agg = 1_228_910_592u64 * 1000 / 4894;
+        assert_eq!(
+            format!("{:.6}", percent_of_agg(244803.555556, agg)),
+            "99.829839"
+        );
+        assert_eq!(percent_of_agg(5000.0, 1000), 100.0);
+    }
+
+    #[test]
+    fn percentile_table_layout() {
+        let mut h = Histogram::new();
+        for v in [400_000u64, 500_000, 3_620_000] {
+            h.record(v);
+        }
+        let mut out = String::new();
+        show_percentiles(&mut out, &h, 3, &[50.0, 90.0, 99.0, 99.9, 99.99], "clat");
+        assert_eq!(
+            out,
+            "    clat percentiles (usec):\n     | 50.00th=[  502], 90.00th=[ 3621], 99.00th=[ 3621], 99.90th=[ 3621],\n     | 99.99th=[ 3621]\n"
+        );
     }
 
     #[test]

@@ -1,0 +1,427 @@
+//! Whole-crate tests: statistics of synthetic jobs, the JSON schema against fio's reference
+//! output, and golden renderings (`FLASHLAB_UPDATE_GOLDEN=1` rewrites the golden files).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::*;
+
+const MS: u64 = 1_000_000;
+
+fn config(name: &str, groupid: u32, job_index: u32, logs: LogConfig) -> JobStatsConfig {
+    JobStatsConfig {
+        jobname: name.to_string(),
+        groupid,
+        job_index,
+        job_options: vec![
+            ("rw".into(), "randrw".into()),
+            ("bs".into(), "4k".into()),
+            ("iodepth".into(), "4".into()),
+        ],
+        percentile_list: Vec::new(),
+        logs,
+    }
+}
+
+/// A reproducible stream of latencies (xorshift), spread over ns to ms.
+struct Lat(u64);
+impl Lat {
+    fn next(&mut self, scale: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % scale
+    }
+}
+
+/// A closed-loop job: one I/O after another for `run_ms` after a 100 ms ramp, alternating
+/// 3 reads and 1 write; every 1000th I/O is slow.
+fn synthetic_job(cfg: JobStatsConfig, seed: u64, run_ms: u64) -> JobResult {
+    let mut st = JobStats::new(cfg);
+    let mut lat = Lat(seed | 1);
+    let ramp_end = 100 * MS;
+    let end = ramp_end + run_ms * MS;
+    let mut t = 0u64;
+    let mut n = 0u64;
+    let mut measuring = false;
+    while t < end {
+        if !measuring && t >= ramp_end {
+            st.start_measuring(ramp_end);
+            measuring = true;
+        }
+        let slat = 500 + lat.next(3_000);
+        let mut clat = 20_000 + lat.next(200_000);
+        if n % 1000 == 999 {
+            clat += 4 * MS;
+        }
+        let ddir = if n % 4 == 3 { DDIR_WRITE } else { DDIR_READ };
+        st.record_depth(1 + (n % 3) as u32);
+        let done = t + slat + clat;
+        if done > end {
+            break;
+        }
+        st.record(ddir, t, t + slat, done, 4096, n * 4096);
+        if n.is_multiple_of(500) {
+            st.record_sync(done, done + 30_000);
+        }
+        t = done;
+        n += 1;
+    }
+    st.finish(end)
+}
+
+fn synthetic_run() -> RunResult {
+    let a = synthetic_job(config("mix", 0, 1, LogConfig::default()), 7, 2000);
+    let b = synthetic_job(config("mix", 0, 2, LogConfig::default()), 11, 2000);
+    let mut merged = a.clone();
+    merged.merge(&b);
+    let logs = LogConfig {
+        bw_prefix: Some("logs/seq".into()),
+        lat_prefix: Some("logs/seq".into()),
+        iops_prefix: Some("logs/seq".into()),
+        log_avg_msec: 500,
+    };
+    let c = synthetic_job(config("seq", 1, 3, logs), 23, 1500);
+    let flashlab = serde_json::json!({ "seed": 1, "device": { "name": "test", "waf": 1.25 } });
+    RunResult::new(
+        vec![
+            ("direct".into(), "1".into()),
+            ("time_based".into(), "1".into()),
+        ],
+        vec![merged, c],
+        flashlab,
+    )
+}
+
+#[test]
+fn bandwidth_and_iops_samples_every_500ms() {
+    // Exactly 1000 I/Os of 4 KiB per second, 1 ms apart, for 2 s.
+    let mut st = JobStats::new(config("r", 0, 1, LogConfig::default()));
+    st.start_measuring(10 * MS);
+    for i in 0..2000u64 {
+        let issue = 10 * MS + i * MS;
+        st.record(DDIR_READ, issue, issue + 1000, issue + 900_000, 4096, 0);
+    }
+    let r = st.finish(2010 * MS);
+    let bw = r.bw_samples_kib(DDIR_READ).unwrap();
+    let iops = r.iops_samples(DDIR_READ).unwrap();
+    // 500 I/Os per window: 500 * 4096 B / 0.5 s = 4000 KiB/s, 1000 IOPS.
+    assert_eq!((bw.min, bw.max, bw.stddev), (4000, 4000, 0.0));
+    assert_eq!((iops.min, iops.max), (1000, 1000));
+    assert_eq!(r.dirs[DDIR_READ].bw.samples, 4);
+    assert_eq!(r.runtime_ms(DDIR_READ), 2000);
+    assert_eq!(r.runtime_ms(DDIR_WRITE), 0);
+    assert_eq!(r.total_ios(DDIR_READ), 2000);
+    assert_eq!(r.bw_bytes_per_s(DDIR_READ), 2000 * 4096 / 2);
+    assert_eq!(r.iops(DDIR_READ), 1000.0);
+    let clat = r.clat_ns(DDIR_READ).unwrap();
+    assert_eq!((clat.min, clat.max), (899_000, 899_000));
+    assert_eq!(r.slat_ns(DDIR_READ).unwrap().mean, 1000.0);
+    assert_eq!(r.lat_ns(DDIR_READ).unwrap().mean, 900_000.0);
+}
+
+#[test]
+fn runtime_rounds_up_like_fio_and_ramp_is_discarded() {
+    let mut st = JobStats::new(config("r", 0, 1, LogConfig::default()));
+    st.record(DDIR_WRITE, 0, 10, 1000, 4096, 0);
+    st.record_depth(8);
+    st.start_measuring(1_000_000_000);
+    st.record(
+        DDIR_READ,
+        1_000_000_000,
+        1_000_000_100,
+        1_000_050_000,
+        8192,
+        0,
+    );
+    let r = st.finish(3_000_400_000);
+    assert_eq!(r.total_ios(DDIR_WRITE), 0, "ramp records are discarded");
+    assert_eq!(r.io_u_map, [0; 7]);
+    assert_eq!(r.runtime_ms(DDIR_READ), 2001);
+    assert_eq!(r.total_run_time_ms, 2000);
+}
+
+#[test]
+fn merge_pools_latency_and_sums_rates() {
+    let a = synthetic_job(config("m", 0, 1, LogConfig::default()), 3, 1000);
+    let b = synthetic_job(config("m", 0, 2, LogConfig::default()), 5, 1000);
+    let mut m = a.clone();
+    m.merge(&b);
+    let (ca, cb, cm) = (
+        a.clat_ns(DDIR_READ).unwrap(),
+        b.clat_ns(DDIR_READ).unwrap(),
+        m.clat_ns(DDIR_READ).unwrap(),
+    );
+    assert_eq!(cm.min, ca.min.min(cb.min));
+    assert_eq!(cm.max, ca.max.max(cb.max));
+    let (na, nb) = (a.total_ios(DDIR_READ) as f64, b.total_ios(DDIR_READ) as f64);
+    assert!((cm.mean - (ca.mean * na + cb.mean * nb) / (na + nb)).abs() < 1e-6);
+    assert_eq!(
+        m.total_ios(DDIR_READ),
+        a.total_ios(DDIR_READ) + b.total_ios(DDIR_READ)
+    );
+    assert_eq!(
+        m.io_bytes(DDIR_WRITE),
+        a.io_bytes(DDIR_WRITE) + b.io_bytes(DDIR_WRITE)
+    );
+    assert_eq!(m.members(), 2);
+    assert_eq!(m.runtime_ms(DDIR_READ), a.runtime_ms(DDIR_READ));
+    let (ba, bb, bm) = (
+        a.bw_samples_kib(DDIR_READ).unwrap(),
+        b.bw_samples_kib(DDIR_READ).unwrap(),
+        m.bw_samples_kib(DDIR_READ).unwrap(),
+    );
+    assert_eq!(bm.min, ba.min + bb.min);
+    assert!((bm.mean - (ba.mean + bb.mean)).abs() < 1e-9);
+    assert_eq!(m.dirs[0].clat_hist.total(), m.total_ios(DDIR_READ));
+    // The percentiles of the merge come from the summed histogram.
+    let p = m.clat_percentiles_ns(DDIR_READ);
+    assert_eq!(p.len(), 17);
+    assert!(p.windows(2).all(|w| w[0].1 <= w[1].1));
+}
+
+#[test]
+fn group_stats_aggregate_jobs() {
+    let run = synthetic_run();
+    let g = run.group_stats();
+    assert_eq!(g.len(), 2);
+    let j = &run.jobs[0];
+    assert_eq!(g[0].io_bytes[DDIR_READ], j.io_bytes(DDIR_READ));
+    assert_eq!(g[0].max_run_ms[DDIR_READ], 2000);
+    assert_eq!(
+        g[0].agg_bytes_per_s[DDIR_READ],
+        j.io_bytes(DDIR_READ) * 1000 / 2000
+    );
+    assert_eq!(g[1].max_run_ms[DDIR_WRITE], 1500);
+    assert_eq!(run.elapsed_s, 3);
+}
+
+#[test]
+fn windowed_logs_and_files() {
+    let run = synthetic_run();
+    let job = &run.jobs[1];
+    let logs = &job.logs[0];
+    assert_eq!(logs.job_index, 3);
+    let names: Vec<String> = logs.series.iter().map(|s| s.file_name(3)).collect();
+    assert_eq!(
+        names,
+        [
+            "logs/seq_bw.3.log",
+            "logs/seq_lat.3.log",
+            "logs/seq_clat.3.log",
+            "logs/seq_slat.3.log",
+            "logs/seq_iops.3.log"
+        ]
+    );
+    let bw = &logs.series[0];
+    // One sample per 500 ms window and direction with I/O: 3 windows, reads and writes.
+    assert_eq!(bw.entries.len(), 6);
+    assert!(bw.entries.iter().all(|e| e.time_ms % 500 == 0 && e.bs == 0));
+    let dir = std::env::temp_dir().join(format!("flashlab-report-logs-{}", std::process::id()));
+    write_logs(&run, &dir).unwrap();
+    let text = std::fs::read_to_string(dir.join("logs/seq_bw.3.log")).unwrap();
+    assert_eq!(text, bw.render());
+    assert!(text.starts_with("500, "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn per_io_logs_make_per_io_bw_samples() {
+    let logs = LogConfig {
+        bw_prefix: Some("b".into()),
+        iops_prefix: Some("b".into()),
+        lat_prefix: Some("b".into()),
+        log_avg_msec: 0,
+    };
+    let mut st = JobStats::new(config("p", 0, 1, logs));
+    st.start_measuring(0);
+    st.record(DDIR_READ, 0, 100, 100_100, 4096, 0);
+    st.record(DDIR_WRITE, 50, 2_000_000, 2_400_000, 8192, 4096);
+    let r = st.finish(3 * MS);
+    let s = &r.logs[0].series;
+    // bw: bytes * 10^6 / clat_ns, per I/O.
+    assert_eq!(
+        s[0].render(),
+        "0, 40960, 0, 4096, 0\n2, 20480, 1, 8192, 0\n"
+    );
+    assert_eq!(
+        s[1].render(),
+        "0, 100100, 0, 4096, 0\n2, 2399950, 1, 8192, 0\n"
+    );
+    assert_eq!(
+        s[3].render(),
+        "0, 100, 0, 4096, 0\n2, 1999950, 1, 8192, 0\n"
+    );
+    assert_eq!(s[4].render(), "0, 1, 0, 4096, 0\n2, 1, 1, 8192, 0\n");
+    assert_eq!(r.dirs[0].bw.samples, 1);
+    assert_eq!(r.dirs[1].iops.summary().unwrap().mean, 1.0);
+}
+
+/// Flatten a JSON value into `path: kind` lines in document order; object keys under
+/// `generic` parents (option lists, percentiles, bins) become `*`, repeated ones once.
+fn key_tree(v: &Value, path: &str, out: &mut Vec<String>) {
+    const GENERIC: [&str; 4] = ["job options", "global options", "percentile", "bins"];
+    match v {
+        Value::Object(m) => {
+            let parent = path.rsplit('.').next().unwrap_or("");
+            let generic = GENERIC.contains(&parent);
+            for (k, v) in m {
+                let key = if generic { "*" } else { k.as_str() };
+                let p = if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{path}.{key}")
+                };
+                key_tree(v, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for v in a {
+                key_tree(v, &format!("{path}[]"), out);
+            }
+        }
+        Value::Number(n) => out.push(format!(
+            "{path}: {}",
+            if n.is_f64() { "float" } else { "int" }
+        )),
+        Value::String(_) => out.push(format!("{path}: str")),
+        Value::Bool(_) => out.push(format!("{path}: bool")),
+        Value::Null => out.push(format!("{path}: null")),
+    }
+    out.dedup();
+}
+
+fn reference_dir() -> PathBuf {
+    PathBuf::from("/work/shared/reference/fio-3.33")
+}
+
+fn tree_of(text: &str, drop_top: &[&str]) -> Vec<String> {
+    let mut v: Value = serde_json::from_str(text).expect("valid JSON");
+    for k in drop_top {
+        v.as_object_mut().unwrap().remove(*k);
+    }
+    // Keep one job: the trees of all jobs are the same.
+    let jobs = v["jobs"].as_array().unwrap().clone();
+    v["jobs"] = Value::Array(jobs.into_iter().take(1).collect());
+    let mut out = Vec::new();
+    key_tree(&v, "", &mut out);
+    out
+}
+
+#[test]
+fn json_key_tree_matches_fio() {
+    let run = synthetic_run();
+    for (file, plus) in [
+        ("fio-mixed.json", false),
+        ("fio-randread-4k-libaio.jsonplus.json", true),
+    ] {
+        let Ok(reference) = std::fs::read_to_string(reference_dir().join(file)) else {
+            eprintln!("skipping: reference {file} not available");
+            continue;
+        };
+        let want = tree_of(&reference, &["disk_util"]);
+        let mut ours_run = run.clone();
+        if !reference.contains("\"global options\"") {
+            ours_run.global_options.clear();
+        }
+        let ours = tree_of(&render_json(&ours_run, plus), &["flashlab"]);
+        // The reference read-only job has bins only for reads; ours has them for writes too,
+        // and a sync section with percentiles: compare the reference's keys in order.
+        let filtered: Vec<&String> = ours.iter().filter(|k| want.contains(k)).collect();
+        let want_refs: Vec<&String> = want.iter().collect();
+        assert_eq!(filtered, want_refs, "key order differs from {file}");
+        let missing: Vec<&String> = want.iter().filter(|k| !ours.contains(k)).collect();
+        assert!(missing.is_empty(), "missing keys vs {file}: {missing:?}");
+        let extra: Vec<&String> = ours
+            .iter()
+            .filter(|k| !want.contains(k))
+            .filter(|k| !k.contains(".percentile.") && !k.contains(".bins."))
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "keys fio does not have vs {file}: {extra:?}"
+        );
+    }
+}
+
+#[test]
+fn json_parses_and_is_deterministic() {
+    let a = render_json(&synthetic_run(), true);
+    let b = render_json(&synthetic_run(), true);
+    assert_eq!(a, b);
+    let v: Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(v["fio version"], "fio-3.33");
+    assert_eq!(v["time"], "Thu Jan  1 00:00:00 1970");
+    assert_eq!(v["flashlab"]["device"]["waf"], 1.25);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "fio version",
+            "timestamp",
+            "timestamp_ms",
+            "time",
+            "global options",
+            "jobs",
+            "flashlab"
+        ]
+    );
+    let job = &v["jobs"][0];
+    let read = &job["read"];
+    assert_eq!(read["clat_ns"]["N"], read["total_ios"]);
+    let pct = read["clat_ns"]["percentile"].as_object().unwrap();
+    assert_eq!(pct.keys().next().unwrap(), "1.000000");
+    assert!(pct.contains_key("99.990000"));
+    let bins: u64 = read["clat_ns"]["bins"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, read["total_ios"].as_u64().unwrap());
+    assert_eq!(job["latency_depth"], 4);
+    // Floats print with six decimals, as fio's "%f".
+    assert!(a.contains("\"bw_agg\" : 100.000000"));
+    assert!(!render_json(&synthetic_run(), false).contains("\"bins\""));
+}
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/golden")
+}
+
+fn check_golden(name: &str, actual: &str) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("FLASHLAB_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with FLASHLAB_UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        want == actual,
+        "{} differs from the rendering; if the change is intended, rerun with FLASHLAB_UPDATE_GOLDEN=1 and review the diff",
+        path.display()
+    );
+}
+
+#[test]
+fn golden_renderings() {
+    let run = synthetic_run();
+    check_golden("report-synthetic.json", &render_json(&run, false));
+    check_golden("report-synthetic.jsonplus.json", &render_json(&run, true));
+    check_golden("report-synthetic.normal.txt", &render_normal(&run));
+    check_golden(
+        "report-synthetic_bw.3.log",
+        &run.jobs[1].logs[0].series[0].render(),
+    );
+    check_golden(
+        "report-synthetic_clat.3.log",
+        &run.jobs[1].logs[0].series[2].render(),
+    );
+}
