@@ -305,7 +305,8 @@ impl<'a, 'd> Runner<'a, 'd> {
                             job: spec.name.clone(),
                             source,
                         })?;
-                let stats = JobStats::new(stats_config(spec, groupid, job_index));
+                let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
+                stats.set_iodepth(spec.iodepth.max(1));
                 clones.push(Clone {
                     spec,
                     job_index,
@@ -522,6 +523,12 @@ impl<'a, 'd> Runner<'a, 'd> {
                 c.in_flight -= 1;
                 if kind == IoKind::Flush {
                     c.flushes += 1;
+                    if c.measuring && now <= c.deadline_ns {
+                        c.stats
+                            .as_mut()
+                            .expect("stats live until finish")
+                            .record_sync(issue_ns, now);
+                    }
                 } else if c.measuring && now <= c.deadline_ns {
                     let ddir = kind.ddir();
                     c.measured_bytes[ddir] += len_bytes;
@@ -674,7 +681,14 @@ impl<'a, 'd> Runner<'a, 'd> {
 
     /// Hand a request to the device, or to the host queue when the device is full.
     fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
-        self.clones[i].in_flight += 1;
+        let c = &mut self.clones[i];
+        c.in_flight += 1;
+        if c.measuring {
+            c.stats
+                .as_mut()
+                .expect("stats live until finish")
+                .record_depth(c.in_flight);
+        }
         if self.device_in_flight < self.device_limit {
             self.submit(i, req, now, now)
         } else {
@@ -815,11 +829,11 @@ impl<'a, 'd> Runner<'a, 'd> {
         if !rate_report.is_empty() {
             flashlab.insert("rate".into(), Value::Array(rate_report));
         }
-        RunResult {
-            global_options: self.file.global_options.clone(),
+        RunResult::new(
+            self.file.global_options.clone(),
             jobs,
-            flashlab: Value::Object(flashlab),
-        }
+            Value::Object(flashlab),
+        )
     }
 }
 

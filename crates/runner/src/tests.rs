@@ -182,9 +182,16 @@ fn iops_scale_with_queue_depth_until_the_bandwidth_limit() {
 fn device_queue_limit_holds_the_rest_in_the_host_queue() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     dev.qd_limit = 4;
-    let s = run(vec![timed("q", 16, 100 * NS_PER_MS)], &mut dev);
+    let (result, s) = run_seeded(vec![timed("q", 16, 100 * NS_PER_MS)], &mut dev, 1);
     assert_eq!(dev.max_in_device, 4);
     assert_near(s[0].measured_ios[0] as f64, 4000.0, 0.01, "ios");
+    // Waiting in the host queue counts as completion latency: slat stays the device's
+    // acceptance cost, and total latency is four device round trips.
+    let job = &result.jobs[0];
+    let slat = job.slat_ns(0).expect("slat");
+    assert_eq!((slat.min, slat.max), (500, 500));
+    assert_near(job.lat_ns(0).unwrap().mean, 400_000.0, 0.01, "lat");
+    assert_near(job.clat_ns(0).unwrap().mean, 399_500.0, 0.01, "clat");
 }
 
 #[test]
@@ -319,6 +326,8 @@ fn group_reporting_merges_clones() {
     };
     let (result, _) = run_seeded(vec![grouped.clone()], &mut dev, 1);
     assert_eq!(result.jobs.len(), 1);
+    // Three clones at depth 1, 10 I/Os each in 1 ms.
+    assert_eq!(result.jobs[0].total_ios(0), 30);
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let apart = JobSpec {
         group_reporting: false,
@@ -338,10 +347,12 @@ fn fsync_sends_a_flush_every_n_writes() {
         iodepth: 4,
         ..spec("fsync")
     };
-    let s = run(vec![job], &mut dev);
+    let (result, s) = run_seeded(vec![job], &mut dev, 1);
     assert_eq!(s[0].measured_ios[1], 256);
     assert_eq!(s[0].flushes, 32);
     assert_eq!(dev.kinds[3], 32);
+    // Flushes are reported as syncs, not as writes.
+    assert_eq!(result.jobs[0].total_ios(1), 256);
 }
 
 #[test]
