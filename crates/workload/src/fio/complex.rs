@@ -79,11 +79,7 @@ pub(crate) fn parse_bssplit(text: &str, kb_base: u64) -> Result<[Option<BlockSiz
                 "weights that add up to 100 (these add up to {given})"
             ));
         }
-        let share = if missing > 0 {
-            (100 - given) / missing
-        } else {
-            0
-        };
+        let share = (100 - given).checked_div(missing).unwrap_or(0);
         let mut split: Vec<(u64, u32)> = entries
             .iter()
             .map(|(s, w)| (*s, w.unwrap_or(share)))

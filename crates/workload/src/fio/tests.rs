@@ -22,7 +22,9 @@ fn kind(text: &str) -> ParseErrorKind {
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[test]
@@ -89,7 +91,11 @@ fn mixed_fio_reference_job_file() {
     ]);
     b.stonewall = true;
     b.rw = RwPattern::Write;
-    b.bs = [BlockSize::Fixed(131_072), BlockSize::Fixed(131_072), BlockSize::Fixed(131_072)];
+    b.bs = [
+        BlockSize::Fixed(131_072),
+        BlockSize::Fixed(131_072),
+        BlockSize::Fixed(131_072),
+    ];
     b.iodepth = 4;
     b.rate_bytes_per_s = [52_428_800; 3];
     b.write_bw_log = Some("samples/logs/seq".into());
@@ -150,7 +156,14 @@ fn syntax_comments_whitespace_flags_and_aliases() {
     assert_eq!(one.rw, RwPattern::RandRw);
     assert_eq!(one.rw_sequence_count, 4);
     assert_eq!(one.rwmixread, 70);
-    assert_eq!(one.bs, [BlockSize::Fixed(8192), BlockSize::Fixed(16384), BlockSize::Fixed(16384)]);
+    assert_eq!(
+        one.bs,
+        [
+            BlockSize::Fixed(8192),
+            BlockSize::Fixed(16384),
+            BlockSize::Fixed(16384)
+        ]
+    );
     assert!(one.stonewall && one.time_based);
     assert_eq!(one.io_size, Some(1 << 20));
     assert_eq!(one.runtime_ns, Some(1_500_000_000));
@@ -158,10 +171,16 @@ fn syntax_comments_whitespace_flags_and_aliases() {
     assert_eq!(one.rate_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
     assert_eq!(one.rate_iops, [0, 500, 0]);
     assert_eq!(one.offset, SizeSpec::Fraction(0.1));
-    assert_eq!(one.iodepth, 1, "a later [global] applies only to later jobs");
+    assert_eq!(
+        one.iodepth, 1,
+        "a later [global] applies only to later jobs"
+    );
     // Bare flags are not in fio's JSON option lists; aliases print as the canonical name.
     assert!(one.options_as_written.iter().all(|(k, _)| k != "stonewall"));
-    assert_eq!(one.options_as_written[0], ("rw".to_string(), "randrw:4".to_string()));
+    assert_eq!(
+        one.options_as_written[0],
+        ("rw".to_string(), "randrw:4".to_string())
+    );
     assert_eq!(f.global_options, pairs(&[("bs", "8k"), ("iodepth", "4")]));
     let two = &f.jobs[1];
     assert_eq!((two.name.as_str(), two.iodepth), ("renamed", 4));
@@ -179,8 +198,14 @@ fn kb_base_applies_before_sizes_whatever_the_order() {
 #[test]
 fn sequential_skip_and_random_count() {
     let f = parse("[a]\nrw=write:64k\n[b]\nrw=randread:8\nrw_sequencer=identical\n").unwrap();
-    assert_eq!((f.jobs[0].rw_seq_skip_bytes, f.jobs[0].rw_sequence_count), (65536, 1));
-    assert_eq!((f.jobs[1].rw_seq_skip_bytes, f.jobs[1].rw_sequence_count), (0, 8));
+    assert_eq!(
+        (f.jobs[0].rw_seq_skip_bytes, f.jobs[0].rw_sequence_count),
+        (65536, 1)
+    );
+    assert_eq!(
+        (f.jobs[1].rw_seq_skip_bytes, f.jobs[1].rw_sequence_count),
+        (0, 8)
+    );
     assert_eq!(f.jobs[1].rw_sequencer, RwSequencer::Identical);
 }
 
@@ -191,8 +216,16 @@ fn env_substitution() {
     assert_eq!(f.jobs[0].bs[1], BlockSize::Fixed(65536));
     assert_eq!(f.jobs[0].options_as_written, pairs(&[("bs", "64k")]));
     let e = parse_str("[j]\nsize=${SIZE}\n", "t.fio", &env).unwrap_err();
-    assert_eq!(e.kind, ParseErrorKind::UnsetEnv { name: "SIZE".into() });
-    assert_eq!(e.to_string(), "t.fio:2: environment variable SIZE is not set (used as ${SIZE})");
+    assert_eq!(
+        e.kind,
+        ParseErrorKind::UnsetEnv {
+            name: "SIZE".into()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "t.fio:2: environment variable SIZE is not set (used as ${SIZE})"
+    );
     assert_eq!(kind("[j]\nsize=${SIZE\n"), ParseErrorKind::UnterminatedEnv);
 }
 
@@ -206,7 +239,10 @@ fn includes_are_relative_to_the_including_file() {
 
     let e = parse_file(&jobs_dir().join("include_cycle_a.fio")).unwrap_err();
     assert!(matches!(e.kind, ParseErrorKind::IncludeCycle { .. }), "{e}");
-    assert!(e.file.ends_with("include_cycle_b.fio") && e.line == 1, "{e}");
+    assert!(
+        e.file.ends_with("include_cycle_b.fio") && e.line == 1,
+        "{e}"
+    );
 
     let e = parse_str("include nowhere.fio\n", "/nonexistent/t.fio", &no_env).unwrap_err();
     assert!(matches!(e.kind, ParseErrorKind::Io { .. }), "{e}");
@@ -218,12 +254,25 @@ fn include_depth_is_limited() {
     std::fs::create_dir_all(&dir).unwrap();
     let n = MAX_INCLUDE_DEPTH + 3;
     for i in 0..n {
-        std::fs::write(dir.join(format!("d{i}.fio")), format!("include d{}.fio\n", i + 1)).unwrap();
+        std::fs::write(
+            dir.join(format!("d{i}.fio")),
+            format!("include d{}.fio\n", i + 1),
+        )
+        .unwrap();
     }
     std::fs::write(dir.join(format!("d{n}.fio")), "[j]\n").unwrap();
     let e = parse_file(&dir.join("d0.fio")).unwrap_err();
     std::fs::remove_dir_all(&dir).ok();
-    assert!(matches!(e.kind, ParseErrorKind::IncludeTooDeep { max_depth: MAX_INCLUDE_DEPTH, .. }), "{e}");
+    assert!(
+        matches!(
+            e.kind,
+            ParseErrorKind::IncludeTooDeep {
+                max_depth: MAX_INCLUDE_DEPTH,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -231,27 +280,50 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
     let e = parse("[j]\nrw=foo\n").unwrap_err();
     assert_eq!((e.file.as_str(), e.line), ("t.fio", 2));
     let msg = e.to_string();
-    assert!(msg.starts_with("t.fio:2: invalid value \"foo\" for rw: expected one of read, write"), "{msg}");
+    assert!(
+        msg.starts_with("t.fio:2: invalid value \"foo\" for rw: expected one of read, write"),
+        "{msg}"
+    );
     assert!(kind("[j]\nbs=4q\n").to_string().contains("k/m/g/t/p"));
     assert_eq!(
         kind("[j]\niodepht=4\n"),
-        ParseErrorKind::UnknownOption { option: "iodepht".into(), suggestion: Some("iodepth".into()) }
+        ParseErrorKind::UnknownOption {
+            option: "iodepht".into(),
+            suggestion: Some("iodepth".into())
+        }
     );
     assert_eq!(
         kind("[j]\nverify=md5\n").to_string(),
         "fio option verify is not simulated by flashlab"
     );
-    assert_eq!(kind("[j]\nbs\n"), ParseErrorKind::MissingValue { option: "bs".into(), example: "4096".into() });
-    assert_eq!(kind("bs=4k\n[j]\n"), ParseErrorKind::OutsideSection { option: "bs".into() });
+    assert_eq!(
+        kind("[j]\nbs\n"),
+        ParseErrorKind::MissingValue {
+            option: "bs".into(),
+            example: "4096".into()
+        }
+    );
+    assert_eq!(
+        kind("bs=4k\n[j]\n"),
+        ParseErrorKind::OutsideSection {
+            option: "bs".into()
+        }
+    );
     assert!(matches!(kind("[j\n"), ParseErrorKind::BadSection { .. }));
     assert!(matches!(kind("[]\n"), ParseErrorKind::BadSection { .. }));
     assert!(matches!(kind("[j]\n= 4\n"), ParseErrorKind::BadLine { .. }));
     assert_eq!(kind("[global]\nbs=4k\n"), ParseErrorKind::NoJobs);
     assert_eq!(kind(""), ParseErrorKind::NoJobs);
     assert!(kind("[j]\ndirect=yes\n").to_string().contains("0 or 1"));
-    assert!(kind("[j]\nruntime=10 fortnights\n").to_string().contains("us/usec"));
-    assert!(kind("[j]\nrwmixread=101\n").to_string().contains("from 0 to 100"));
-    assert!(kind("[j]\nrate_process=bursty\n").to_string().contains("poisson"));
+    assert!(kind("[j]\nruntime=10 fortnights\n")
+        .to_string()
+        .contains("us/usec"));
+    assert!(kind("[j]\nrwmixread=101\n")
+        .to_string()
+        .contains("from 0 to 100"));
+    assert!(kind("[j]\nrate_process=bursty\n")
+        .to_string()
+        .contains("poisson"));
     assert!(kind("[j]\nsize=0\n").to_string().contains("above 0"));
     let e = parse_file(std::path::Path::new("/nonexistent/job.fio")).unwrap_err();
     assert!(matches!(e.kind, ParseErrorKind::Io { .. }) && e.line == 0);
@@ -266,7 +338,11 @@ fn option_table_lists_classes() {
         ("zonemode", OptionClass::NotSimulated),
         ("cpus_allowed", OptionClass::NotSimulated),
     ] {
-        assert_eq!(t.iter().find(|o| o.name == name).map(|o| o.class), Some(class), "{name}");
+        assert_eq!(
+            t.iter().find(|o| o.name == name).map(|o| o.class),
+            Some(class),
+            "{name}"
+        );
     }
 }
 

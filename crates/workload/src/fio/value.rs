@@ -92,7 +92,9 @@ pub(crate) fn parse_amount(
         return Ok(Amount::Fraction(v / 100.0));
     }
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).map(Amount::Bytes).map_err(|_| expected());
+        return u64::from_str_radix(hex, 16)
+            .map(Amount::Bytes)
+            .map_err(|_| expected());
     }
     if let Some((v, suffix)) = split_integer(t) {
         let mult = size_multiplier(suffix, kb_base).ok_or_else(expected)?;

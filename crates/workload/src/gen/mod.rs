@@ -385,9 +385,9 @@ impl IoGenerator {
     fn counted_fixed_size(&self) -> Option<u64> {
         let dirs = self.pattern.directions();
         let mut size = None;
-        for d in 0..3 {
+        for (d, sizes) in self.sizes.iter().enumerate() {
             if dirs[d] && (d == 2) == self.count_trims {
-                match (&self.sizes[d], size) {
+                match (sizes, size) {
                     (SizeGen::Fixed(s), None) => size = Some(*s),
                     (SizeGen::Fixed(s), Some(prev)) if *s == prev => {}
                     _ => return None,

@@ -1,1 +1,340 @@
+use flashlab_engine::{IoKind, SeedTree};
 
+use super::*;
+use crate::job::{BlockSize, JobSpec, RandomDistribution, RwPattern, SizeSpec};
+
+const MIB: u64 = 1 << 20;
+
+fn job(rw: RwPattern) -> JobSpec {
+    let mut j = JobSpec::new("t", 1);
+    j.rw = rw;
+    j
+}
+
+fn gen(j: &JobSpec, clone: u32, capacity: u64) -> IoGenerator {
+    IoGenerator::new(j, clone, capacity, 512, SeedTree::new(42).child("job/0")).unwrap()
+}
+
+fn drain(g: &mut IoGenerator) -> Vec<GeneratedIo> {
+    std::iter::from_fn(|| g.next_io()).collect()
+}
+
+#[test]
+fn sequential_covers_the_region_once_per_loop() {
+    let mut j = job(RwPattern::Write);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    j.loops = 2;
+    let mut g = gen(&j, 0, 16 * MIB);
+    assert_eq!(g.region(), (0, MIB));
+    assert_eq!(g.total_bytes(), Some(2 * MIB));
+    let ios = drain(&mut g);
+    assert_eq!(ios.len(), 512);
+    for (i, io) in ios.iter().enumerate() {
+        assert_eq!(io.kind, IoKind::Write);
+        assert_eq!(
+            io.offset_bytes,
+            (i as u64 % 256) * 4096,
+            "wraps at the region end"
+        );
+        assert_eq!(io.len_bytes, 4096);
+    }
+    assert_eq!(g.next_io(), None);
+}
+
+#[test]
+fn region_follows_offset_increment_and_percentages() {
+    let mut j = job(RwPattern::Read);
+    j.offset = SizeSpec::Fraction(0.25);
+    j.size = Some(SizeSpec::Fraction(0.25));
+    j.offset_increment = SizeSpec::Bytes(MIB);
+    let g = gen(&j, 2, 64 * MIB);
+    assert_eq!(g.region(), (16 * MIB + 2 * MIB, 16 * MIB));
+    // Default size: to the end of the device.
+    let mut j = job(RwPattern::Read);
+    j.offset = SizeSpec::Bytes(MIB);
+    assert_eq!(gen(&j, 0, 8 * MIB).region(), (MIB, 7 * MIB));
+}
+
+#[test]
+fn bad_regions_and_alignment_are_errors_naming_the_job() {
+    let seeds = SeedTree::new(1);
+    let mut j = job(RwPattern::Read);
+    j.offset = SizeSpec::Bytes(8 * MIB);
+    let e = IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).unwrap_err();
+    assert!(
+        matches!(e, JobError::RegionPastEnd { .. }) && e.to_string().starts_with("job t:"),
+        "{e}"
+    );
+    j.offset = SizeSpec::Bytes(0);
+    j.size = Some(SizeSpec::Bytes(16 * MIB));
+    assert!(matches!(
+        IoGenerator::new(&j, 0, 8 * MIB, 512, seeds),
+        Err(JobError::RegionPastEnd { .. })
+    ));
+    j.size = Some(SizeSpec::Bytes(2048));
+    assert!(matches!(
+        IoGenerator::new(&j, 0, 8 * MIB, 512, seeds),
+        Err(JobError::RegionTooSmall { .. })
+    ));
+    let mut j = job(RwPattern::Read);
+    j.bs[0] = BlockSize::Fixed(1000);
+    let e = IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).unwrap_err();
+    assert!(e.to_string().contains("bs for reads is 1000 bytes"), "{e}");
+    // A size only the write direction uses does not matter to a read job.
+    let mut j = job(RwPattern::Read);
+    j.bs[1] = BlockSize::Fixed(1000);
+    assert!(IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).is_ok());
+    assert!(matches!(
+        IoGenerator::new(&j, 0, 0, 512, seeds),
+        Err(JobError::BadDevice { .. })
+    ));
+}
+
+#[test]
+fn random_map_visits_every_block_once_per_pass() {
+    let mut j = job(RwPattern::RandWrite);
+    j.size = Some(SizeSpec::Bytes(1000 * 4096)); // not a power of two
+    j.loops = 3;
+    let mut g = gen(&j, 0, 64 * MIB);
+    let ios = drain(&mut g);
+    assert_eq!(ios.len(), 3000);
+    let mut orders = Vec::new();
+    for pass in ios.chunks(1000) {
+        let mut seen = vec![false; 1000];
+        for io in pass {
+            assert_eq!(io.offset_bytes % 4096, 0);
+            let b = (io.offset_bytes / 4096) as usize;
+            assert!(!seen[b], "block {b} twice in a pass");
+            seen[b] = true;
+        }
+        orders.push(pass.iter().map(|io| io.offset_bytes).collect::<Vec<_>>());
+    }
+    assert_ne!(orders[0], orders[1], "each pass has a new order");
+}
+
+#[test]
+fn norandommap_draws_independently() {
+    let mut j = job(RwPattern::RandRead);
+    j.size = Some(SizeSpec::Bytes(1000 * 4096));
+    j.norandommap = true;
+    let ios = drain(&mut gen(&j, 0, 64 * MIB));
+    let mut blocks: Vec<u64> = ios.iter().map(|io| io.offset_bytes / 4096).collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    // 1000 independent draws over 1000 blocks cover about 1 - 1/e of them.
+    assert!((550..720).contains(&blocks.len()), "{}", blocks.len());
+}
+
+#[test]
+fn seeds_make_runs_reproducible_and_clones_different() {
+    let mut j = job(RwPattern::RandRw);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    let a = drain(&mut gen(&j, 0, 64 * MIB));
+    assert_eq!(a, drain(&mut gen(&j, 0, 64 * MIB)));
+    assert_ne!(a, drain(&mut gen(&j, 1, 64 * MIB)));
+    j.randseed = Some(7);
+    let s = drain(&mut gen(&j, 0, 64 * MIB));
+    let other_tree = IoGenerator::new(&j, 0, 64 * MIB, 512, SeedTree::new(99)).unwrap();
+    assert_eq!(
+        s,
+        drain(&mut other_tree.clone()),
+        "randseed overrides the seed tree"
+    );
+    assert_ne!(s, a);
+}
+
+#[test]
+fn rwmix_share_and_budget_count_reads_and_writes() {
+    let mut j = job(RwPattern::RandRw);
+    j.rwmixread = 70;
+    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    let ios = drain(&mut gen(&j, 0, 64 * MIB));
+    assert_eq!(ios.len(), 16384);
+    let reads = ios.iter().filter(|io| io.kind == IoKind::Read).count() as f64;
+    assert!((reads / 16384.0 - 0.7).abs() < 0.015, "{reads}");
+}
+
+#[test]
+fn io_size_and_number_ios_cap_the_budget() {
+    let mut j = job(RwPattern::Read);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    j.io_size = Some(3 * MIB);
+    let mut g = gen(&j, 0, 8 * MIB);
+    assert_eq!(g.total_bytes(), Some(3 * MIB));
+    assert_eq!(drain(&mut g).len(), 768);
+    j.number_ios = Some(10);
+    let mut g = gen(&j, 0, 8 * MIB);
+    assert_eq!(g.total_bytes(), Some(40960));
+    assert_eq!(drain(&mut g).len(), 10);
+}
+
+#[test]
+fn time_based_never_ends() {
+    let mut j = job(RwPattern::Read);
+    j.size = Some(SizeSpec::Bytes(64 * 1024));
+    j.time_based = true;
+    let mut g = gen(&j, 0, 8 * MIB);
+    assert_eq!(g.total_bytes(), None);
+    for i in 0..1000u64 {
+        assert_eq!(g.next_io().unwrap().offset_bytes, (i % 16) * 4096);
+    }
+}
+
+#[test]
+fn sequential_skip_and_random_runs() {
+    let mut j = job(RwPattern::Write);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    j.rw_seq_skip_bytes = 4096;
+    let ios: Vec<u64> = drain(&mut gen(&j, 0, 8 * MIB))
+        .iter()
+        .take(4)
+        .map(|io| io.offset_bytes)
+        .collect();
+    assert_eq!(ios, vec![0, 8192, 16384, 24576]);
+
+    let mut j = job(RwPattern::RandRead);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    j.rw_sequence_count = 4;
+    let ios = drain(&mut gen(&j, 0, 8 * MIB));
+    for run in ios.chunks(4) {
+        for w in run.windows(2) {
+            let next = if w[0].offset_bytes + 4096 >= MIB {
+                0
+            } else {
+                w[0].offset_bytes + 4096
+            };
+            assert_eq!(w[1].offset_bytes, next);
+        }
+    }
+    j.rw_sequencer = crate::job::RwSequencer::Identical;
+    let ios = drain(&mut gen(&j, 0, 8 * MIB));
+    assert!(ios
+        .chunks(4)
+        .all(|run| run.iter().all(|io| io.offset_bytes == run[0].offset_bytes)));
+}
+
+#[test]
+fn trimwrite_trims_then_writes_the_same_block() {
+    let mut j = job(RwPattern::TrimWrite);
+    j.size = Some(SizeSpec::Bytes(64 * 1024));
+    let ios = drain(&mut gen(&j, 0, 8 * MIB));
+    assert_eq!(ios.len(), 32, "the budget counts the writes");
+    for (i, pair) in ios.chunks(2).enumerate() {
+        assert_eq!(pair[0].kind, IoKind::Trim);
+        assert_eq!(pair[1].kind, IoKind::Write);
+        assert_eq!(pair[0].offset_bytes, i as u64 * 4096);
+        assert_eq!(
+            (pair[0].offset_bytes, pair[0].len_bytes),
+            (pair[1].offset_bytes, pair[1].len_bytes)
+        );
+    }
+    let mut j = job(RwPattern::RandTrim);
+    j.size = Some(SizeSpec::Bytes(64 * 1024));
+    let ios = drain(&mut gen(&j, 0, 8 * MIB));
+    assert_eq!(ios.len(), 16);
+    assert!(ios.iter().all(|io| io.kind == IoKind::Trim));
+}
+
+#[test]
+fn mixed_block_sizes_are_aligned_and_weighted() {
+    let mut j = job(RwPattern::RandRead);
+    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.bs[0] = BlockSize::Split(vec![(4096, 50), (16384, 30), (65536, 20)]);
+    j.norandommap = true;
+    j.number_ios = Some(20_000);
+    let ios = drain(&mut gen(&j, 0, 64 * MIB));
+    let share = |s| ios.iter().filter(|io| io.len_bytes == s).count() as f64 / ios.len() as f64;
+    assert!((share(4096) - 0.5).abs() < 0.02 && (share(65536) - 0.2).abs() < 0.02);
+    for io in &ios {
+        assert_eq!(io.offset_bytes % 4096, 0);
+        assert!(io.offset_bytes + io.len_bytes <= 64 * MIB);
+    }
+    let mut j = job(RwPattern::RandWrite);
+    j.bs[1] = BlockSize::Range {
+        min: 4096,
+        max: 16384,
+    };
+    j.block_align_bytes[1] = Some(8192);
+    j.number_ios = Some(2000);
+    let ios = drain(&mut gen(&j, 0, 64 * MIB));
+    let mut lens: Vec<u64> = ios.iter().map(|io| io.len_bytes).collect();
+    lens.sort_unstable();
+    lens.dedup();
+    assert_eq!(lens, vec![4096, 8192, 12288, 16384]);
+    assert!(ios.iter().all(|io| io.offset_bytes % 8192 == 0));
+}
+
+fn block_counts(j: &JobSpec, blocks: u64, draws: u64) -> Vec<u64> {
+    let mut j = j.clone();
+    j.size = Some(SizeSpec::Bytes(blocks * 4096));
+    j.number_ios = Some(draws);
+    j.time_based = true;
+    let mut counts = vec![0u64; blocks as usize];
+    for io in drain(&mut gen(&j, 0, blocks * 4096)) {
+        counts[(io.offset_bytes / 4096) as usize] += 1;
+    }
+    counts
+}
+
+#[test]
+fn zipf_top_decile_share() {
+    let mut j = job(RwPattern::RandRead);
+    j.random_distribution = RandomDistribution::Zipf(1.2);
+    let mut counts = block_counts(&j, 10_000, 200_000);
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top: u64 = counts[..1000].iter().sum();
+    let w: Vec<f64> = (1..=10_000).map(|k| (k as f64).powf(-1.2)).collect();
+    let expected = w[..1000].iter().sum::<f64>() / w.iter().sum::<f64>();
+    let got = top as f64 / 200_000.0;
+    assert!((got - expected).abs() < 0.02, "{got} vs {expected}");
+    // The hot blocks are scattered, not the first blocks of the region.
+    let hottest = block_counts(&j, 10_000, 200_000)
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, c)| **c)
+        .unwrap()
+        .0;
+    assert_ne!(hottest, 0);
+}
+
+#[test]
+fn zoned_shares_within_tolerance() {
+    let mut j = job(RwPattern::RandRead);
+    j.random_distribution =
+        RandomDistribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)]);
+    let counts = block_counts(&j, 1000, 100_000);
+    let zone = |a: usize, b: usize| counts[a..b].iter().sum::<u64>() as f64 / 100_000.0;
+    for (got, want) in [
+        (zone(0, 100), 0.6),
+        (zone(100, 300), 0.3),
+        (zone(300, 600), 0.08),
+        (zone(600, 1000), 0.02),
+    ] {
+        assert!((got - want).abs() < 0.01, "{got} vs {want}");
+    }
+    let mut j = job(RwPattern::RandRead);
+    j.random_distribution =
+        RandomDistribution::ZonedAbs(vec![(90.0, 400 * 1024), (10.0, 3600 * 1024)]);
+    let counts = block_counts(&j, 1000, 100_000);
+    let hot = counts[..100].iter().sum::<u64>() as f64 / 100_000.0;
+    assert!((hot - 0.9).abs() < 0.01, "{hot}");
+    j.random_distribution = RandomDistribution::ZonedAbs(vec![(100.0, 8 * MIB)]);
+    assert!(matches!(
+        IoGenerator::new(&j, 0, MIB, 512, SeedTree::new(1)),
+        Err(JobError::ZonesPastRegion { .. })
+    ));
+}
+
+#[test]
+fn pareto_and_normal_shapes() {
+    let mut j = job(RwPattern::RandRead);
+    j.random_distribution = RandomDistribution::Pareto(0.2);
+    let mut counts = block_counts(&j, 10_000, 100_000);
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let hot = counts[..2000].iter().sum::<u64>() as f64 / 100_000.0;
+    assert!(hot > 0.79, "{hot}");
+    j.random_distribution = RandomDistribution::Normal(5.0);
+    let counts = block_counts(&j, 10_000, 100_000);
+    let within = counts[4500..5500].iter().sum::<u64>() as f64 / 100_000.0;
+    assert!((within - 0.683).abs() < 0.02, "one sigma: {within}");
+}
