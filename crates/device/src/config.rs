@@ -1,0 +1,756 @@
+//! The drive description: TOML sections, their keys (one table documents them all), loading
+//! presets or files, `--set` overrides and located errors.
+
+use serde::{Deserialize, Serialize};
+
+use crate::values::{PageTime, ScaleSetting, Size, Time, TransferRate};
+
+/// The whole drive description, as written in a preset or a user's TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub capacity: CapacitySection,
+    pub nand: NandSection,
+    #[serde(default)]
+    pub ftl: FtlSection,
+    #[serde(default)]
+    pub slc_cache: SlcSection,
+    #[serde(default)]
+    pub buffer: BufferSection,
+    #[serde(default)]
+    pub link: LinkSection,
+    #[serde(default)]
+    pub controller: ControllerSection,
+    #[serde(default)]
+    pub sim: SimSection,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacitySection {
+    /// Host-visible capacity; absent: raw × (1 − spare_factor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<Size>,
+    /// (raw − user) / raw, used when `user` is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spare_factor: Option<f64>,
+    #[serde(default = "default_logical_block")]
+    pub logical_block: Size,
+}
+
+fn default_logical_block() -> Size {
+    Size(512)
+}
+
+impl Default for CapacitySection {
+    fn default() -> Self {
+        Self {
+            user: None,
+            spare_factor: None,
+            logical_block: default_logical_block(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cell {
+    Slc,
+    Mlc,
+    Tlc,
+    Qlc,
+}
+
+impl Cell {
+    pub fn cell_type(self) -> flashlab_media::CellType {
+        use flashlab_media::CellType;
+        match self {
+            Cell::Slc => CellType::Slc,
+            Cell::Mlc => CellType::Mlc,
+            Cell::Tlc => CellType::Tlc,
+            Cell::Qlc => CellType::Qlc,
+        }
+    }
+
+    /// Rated P/E cycles when a preset does not say: typical consumer-class figures
+    /// (SLC 50k-100k, 2D MLC 3k-5k, 3D TLC 1.5k-3k, 3D QLC ~1k).
+    pub fn default_pe_cycles(self) -> u32 {
+        match self {
+            Cell::Slc => 50_000,
+            Cell::Mlc => 3_000,
+            Cell::Tlc => 3_000,
+            Cell::Qlc => 1_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandSection {
+    pub cell: Cell,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    #[serde(default = "default_planes")]
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: Size,
+    #[serde(default = "default_channel_rate")]
+    pub channel_rate: TransferRate,
+    #[serde(default = "default_bus_width")]
+    pub bus_width_bits: u32,
+    #[serde(default = "default_true")]
+    pub multi_plane: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_read: Option<PageTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog: Option<PageTime>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_erase: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_t_read: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_t_prog: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pe_cycles: Option<u32>,
+}
+
+fn default_planes() -> u32 {
+    2
+}
+fn default_channel_rate() -> TransferRate {
+    TransferRate(1_200_000_000)
+}
+fn default_bus_width() -> u32 {
+    8
+}
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    Greedy,
+    CostBenefit,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlSection {
+    #[serde(default = "default_iu")]
+    pub iu: Size,
+    #[serde(default = "default_gc_policy")]
+    pub gc_policy: GcPolicy,
+    /// Absent: 2 per plane of the (simulated) drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_foreground_free_blocks: Option<u32>,
+    /// Absent: 4 per plane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_background_free_blocks: Option<u32>,
+    #[serde(default = "default_wear_level")]
+    pub wear_level_threshold: u32,
+}
+
+fn default_iu() -> Size {
+    Size(4096)
+}
+fn default_gc_policy() -> GcPolicy {
+    GcPolicy::Greedy
+}
+fn default_wear_level() -> u32 {
+    500
+}
+
+impl Default for FtlSection {
+    fn default() -> Self {
+        Self {
+            iu: default_iu(),
+            gc_policy: default_gc_policy(),
+            gc_foreground_free_blocks: None,
+            gc_background_free_blocks: None,
+            wear_level_threshold: default_wear_level(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlcSection {
+    /// SLC-mode capacity of blocks kept in SLC mode, outside user capacity.
+    #[serde(rename = "static", default = "zero_size")]
+    pub static_size: Size,
+    #[serde(default)]
+    pub dynamic: bool,
+    #[serde(default = "default_dynamic_fraction")]
+    pub dynamic_max_fraction: f64,
+}
+
+fn zero_size() -> Size {
+    Size(0)
+}
+fn default_dynamic_fraction() -> f64 {
+    0.25
+}
+
+impl Default for SlcSection {
+    fn default() -> Self {
+        Self {
+            static_size: zero_size(),
+            dynamic: false,
+            dynamic_max_fraction: default_dynamic_fraction(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSection {
+    #[serde(default = "default_buffer")]
+    pub size: Size,
+    #[serde(default)]
+    pub plp: bool,
+}
+
+fn default_buffer() -> Size {
+    Size(16 << 20)
+}
+
+impl Default for BufferSection {
+    fn default() -> Self {
+        Self {
+            size: default_buffer(),
+            plp: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSection {
+    #[serde(default = "default_link")]
+    pub kind: String,
+    /// Absent: 0.93 for SATA, 0.86 for PCIe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_efficiency: Option<f64>,
+}
+
+fn default_link() -> String {
+    "pcie-gen4-x4".to_string()
+}
+
+impl Default for LinkSection {
+    fn default() -> Self {
+        Self {
+            kind: default_link(),
+            protocol_efficiency: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSection {
+    #[serde(default = "default_overhead")]
+    pub command_overhead: Time,
+    #[serde(default = "default_max_iops")]
+    pub max_iops: u64,
+    /// Absent: 32 on SATA (NCQ), 1024 on PCIe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
+}
+
+fn default_overhead() -> Time {
+    Time(5_000)
+}
+fn default_max_iops() -> u64 {
+    1_000_000
+}
+
+impl Default for ControllerSection {
+    fn default() -> Self {
+        Self {
+            command_overhead: default_overhead(),
+            max_iops: default_max_iops(),
+            queue_depth: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSection {
+    #[serde(default = "default_scale")]
+    pub scale: ScaleSetting,
+    #[serde(default = "default_max_memory")]
+    pub max_memory: Size,
+}
+
+fn default_scale() -> ScaleSetting {
+    ScaleSetting::Auto
+}
+fn default_max_memory() -> Size {
+    Size(3 << 30)
+}
+
+impl Default for SimSection {
+    fn default() -> Self {
+        Self {
+            scale: default_scale(),
+            max_memory: default_max_memory(),
+        }
+    }
+}
+
+/// One documented key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDoc {
+    /// Section name, "" for top-level keys.
+    pub section: &'static str,
+    pub key: &'static str,
+    pub meaning: &'static str,
+    pub unit: &'static str,
+    pub default: &'static str,
+}
+
+const fn k(
+    section: &'static str,
+    key: &'static str,
+    meaning: &'static str,
+    unit: &'static str,
+    default: &'static str,
+) -> KeyDoc {
+    KeyDoc {
+        section,
+        key,
+        meaning,
+        unit,
+        default,
+    }
+}
+
+/// Every key a device description may hold. It drives unknown-key errors, `--set` and the
+/// table in `presets/README.md`.
+pub const KEYS: &[KeyDoc] = &[
+    k(
+        "",
+        "name",
+        "Drive name (shown in results)",
+        "text",
+        "required",
+    ),
+    k("", "description", "One-line summary", "text", "\"\""),
+    k(
+        "capacity",
+        "user",
+        "Host-visible capacity; less than raw leaves more spare area",
+        "size",
+        "raw × (1 − spare_factor)",
+    ),
+    k(
+        "capacity",
+        "spare_factor",
+        "(raw − user) / raw, used when `user` is absent",
+        "fraction",
+        "0.07",
+    ),
+    k(
+        "capacity",
+        "logical_block",
+        "Logical block size the host addresses",
+        "size (512B or 4KiB)",
+        "512B",
+    ),
+    k(
+        "nand",
+        "cell",
+        "Cell type of native blocks",
+        "slc, mlc, tlc, qlc",
+        "required",
+    ),
+    k(
+        "nand",
+        "channels",
+        "Flash channels",
+        "count 1-64",
+        "required",
+    ),
+    k(
+        "nand",
+        "dies_per_channel",
+        "Dies on each channel",
+        "count 1-64",
+        "required",
+    ),
+    k(
+        "nand",
+        "planes_per_die",
+        "Planes per die",
+        "count 1-16",
+        "2",
+    ),
+    k(
+        "nand",
+        "blocks_per_plane",
+        "Erase blocks per plane",
+        "count ≥ 8",
+        "required",
+    ),
+    k(
+        "nand",
+        "pages_per_block",
+        "Pages per block in native mode (a multiple of bits per cell)",
+        "count",
+        "required",
+    ),
+    k(
+        "nand",
+        "page_size",
+        "Data bytes per page",
+        "size",
+        "required",
+    ),
+    k(
+        "nand",
+        "channel_rate",
+        "Channel transfer rate (ONFI/Toggle)",
+        "MT/s or GT/s",
+        "1.2GT/s",
+    ),
+    k(
+        "nand",
+        "bus_width_bits",
+        "Channel bus width",
+        "bits (8 or 16)",
+        "8",
+    ),
+    k(
+        "nand",
+        "multi_plane",
+        "Planes of a die run concurrently",
+        "bool",
+        "true",
+    ),
+    k(
+        "nand",
+        "t_read",
+        "tR per page, native mode; a list per page type is averaged",
+        "time or list",
+        "by cell type",
+    ),
+    k(
+        "nand",
+        "t_prog",
+        "tPROG per page, native mode; a list per page type is averaged",
+        "time or list",
+        "by cell type",
+    ),
+    k("nand", "t_erase", "tBERS per block", "time", "by cell type"),
+    k(
+        "nand",
+        "slc_t_read",
+        "tR of a block in SLC mode",
+        "time",
+        "by cell type",
+    ),
+    k(
+        "nand",
+        "slc_t_prog",
+        "tPROG of a block in SLC mode",
+        "time",
+        "by cell type",
+    ),
+    k(
+        "nand",
+        "pe_cycles",
+        "Rated program/erase cycles",
+        "count",
+        "by cell type",
+    ),
+    k(
+        "ftl",
+        "iu",
+        "Indirection unit (mapping granularity)",
+        "size (4KiB-64KiB, ≤ page)",
+        "4KiB",
+    ),
+    k(
+        "ftl",
+        "gc_policy",
+        "Garbage-collection victim choice",
+        "greedy, cost-benefit",
+        "greedy",
+    ),
+    k(
+        "ftl",
+        "gc_foreground_free_blocks",
+        "Foreground GC runs at or below this many free blocks",
+        "blocks",
+        "2 per plane",
+    ),
+    k(
+        "ftl",
+        "gc_background_free_blocks",
+        "Idle GC works until this many blocks are free",
+        "blocks",
+        "4 per plane",
+    ),
+    k(
+        "ftl",
+        "wear_level_threshold",
+        "Static wear levelling when max − min erase count exceeds this (0 off)",
+        "erase cycles",
+        "500",
+    ),
+    k(
+        "slc_cache",
+        "static",
+        "SLC-mode capacity kept permanently, outside user capacity",
+        "size",
+        "0B",
+    ),
+    k(
+        "slc_cache",
+        "dynamic",
+        "Use free native blocks in SLC mode",
+        "bool",
+        "false",
+    ),
+    k(
+        "slc_cache",
+        "dynamic_max_fraction",
+        "Largest dynamic cache as a fraction of free native capacity",
+        "fraction 0-1",
+        "0.25",
+    ),
+    k("buffer", "size", "DRAM write buffer", "size", "16MiB"),
+    k(
+        "buffer",
+        "plp",
+        "Power-loss protection: buffered writes are durable",
+        "bool",
+        "false",
+    ),
+    k(
+        "link",
+        "kind",
+        "Host link",
+        "sata-1.5g, sata-3g, sata-6g, pcie-gen{3,4,5}-x{1,2,4,8}",
+        "pcie-gen4-x4",
+    ),
+    k(
+        "link",
+        "protocol_efficiency",
+        "Fraction of encoded bandwidth left after protocol overhead",
+        "fraction",
+        "0.93 SATA, 0.86 PCIe",
+    ),
+    k(
+        "controller",
+        "command_overhead",
+        "Controller time per command (firmware, DMA setup)",
+        "time",
+        "5us",
+    ),
+    k(
+        "controller",
+        "max_iops",
+        "Command processing ceiling",
+        "commands/s",
+        "1000000",
+    ),
+    k(
+        "controller",
+        "queue_depth",
+        "Commands the device holds at once",
+        "count",
+        "32 SATA, 1024 PCIe",
+    ),
+    k(
+        "sim",
+        "scale",
+        "Simulate a proportional slice of the drive: \"auto\" (fit max_memory) or a fraction",
+        "auto or 0-1",
+        "auto",
+    ),
+    k(
+        "sim",
+        "max_memory",
+        "Memory budget for the simulated mapping",
+        "size",
+        "3GiB",
+    ),
+];
+
+/// Sections in file order.
+pub const SECTIONS: &[&str] = &[
+    "capacity",
+    "nand",
+    "ftl",
+    "slc_cache",
+    "buffer",
+    "link",
+    "controller",
+    "sim",
+];
+
+/// The Markdown table of [`KEYS`] as in `presets/README.md`.
+pub fn key_table_markdown() -> String {
+    let mut s = String::from("| key | meaning | unit | default |\n|---|---|---|---|\n");
+    for d in KEYS {
+        let key = if d.section.is_empty() {
+            d.key.to_string()
+        } else {
+            format!("{}.{}", d.section, d.key)
+        };
+        s.push_str(&format!(
+            "| `{key}` | {} | {} | {} |\n",
+            d.meaning, d.unit, d.default
+        ));
+    }
+    s
+}
+
+/// Keys valid in `section` ("" = top level, where sections count as keys too).
+pub fn valid_keys(section: &str) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = KEYS
+        .iter()
+        .filter(|d| d.section == section)
+        .map(|d| d.key)
+        .collect();
+    if section.is_empty() {
+        v.extend_from_slice(SECTIONS);
+    }
+    v
+}
+
+/// The valid key closest to `key` (edit distance ≤ max(2, len/3)), if any.
+pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let limit = (key.len() / 3).max(2);
+    valid
+        .iter()
+        .map(|v| (levenshtein(key, v), *v))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_key_suggestions() {
+        let v = valid_keys("nand");
+        assert_eq!(nearest("chanels", &v), Some("channels"));
+        assert_eq!(nearest("page_sz", &v), Some("page_size"));
+        assert_eq!(nearest("zzzzzzzzzzzz", &v), None);
+        assert!(valid_keys("").contains(&"nand"));
+        assert!(valid_keys("").contains(&"name"));
+    }
+
+    #[test]
+    fn every_documented_key_exists_in_the_struct_and_back() {
+        // A full description holding every key: deserialising it proves each documented key
+        // is a real field (deny_unknown_fields would refuse it otherwise).
+        let full = r#"
+            name = "x"
+            description = "d"
+            [capacity]
+            user = "1GB"
+            spare_factor = 0.1
+            logical_block = "4KiB"
+            [nand]
+            cell = "tlc"
+            channels = 2
+            dies_per_channel = 1
+            planes_per_die = 2
+            blocks_per_plane = 64
+            pages_per_block = 192
+            page_size = "16KiB"
+            channel_rate = "1.2GT/s"
+            bus_width_bits = 8
+            multi_plane = true
+            t_read = "50us"
+            t_prog = ["400us", "800us"]
+            t_erase = "3ms"
+            slc_t_read = "30us"
+            slc_t_prog = "200us"
+            pe_cycles = 3000
+            [ftl]
+            iu = "4KiB"
+            gc_policy = "cost-benefit"
+            gc_foreground_free_blocks = 4
+            gc_background_free_blocks = 8
+            wear_level_threshold = 100
+            [slc_cache]
+            static = "64MiB"
+            dynamic = true
+            dynamic_max_fraction = 0.2
+            [buffer]
+            size = "4MiB"
+            plp = true
+            [link]
+            kind = "sata-6g"
+            protocol_efficiency = 0.9
+            [controller]
+            command_overhead = "3us"
+            max_iops = 100000
+            queue_depth = 32
+            [sim]
+            scale = 0.5
+            max_memory = "1GiB"
+        "#;
+        let cfg: DeviceConfig = toml::from_str(full).unwrap();
+        assert_eq!(cfg.nand.t_prog, Some(PageTime(600_000)));
+        assert_eq!(cfg.ftl.gc_policy, GcPolicy::CostBenefit);
+        // And every key the struct writes back is documented.
+        let table: toml::Table = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
+        let mut seen = 0;
+        for (key, value) in &table {
+            match value.as_table() {
+                Some(t) => {
+                    assert!(SECTIONS.contains(&key.as_str()), "{key}");
+                    for sub in t.keys() {
+                        assert!(valid_keys(key).contains(&sub.as_str()), "{key}.{sub}");
+                        seen += 1;
+                    }
+                }
+                None => {
+                    assert!(valid_keys("").contains(&key.as_str()), "{key}");
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, KEYS.len());
+    }
+
+    #[test]
+    fn readme_documents_every_key() {
+        let readme = include_str!("../../../presets/README.md");
+        assert!(
+            readme.contains(&key_table_markdown()),
+            "presets/README.md is out of date; its key table must read:\n{}",
+            key_table_markdown()
+        );
+    }
+}

@@ -1,0 +1,413 @@
+//! Finding a description (preset or file), checking its keys, applying `--set` overrides and
+//! reporting errors at their place.
+
+use serde::Deserialize;
+
+use crate::config::{nearest, valid_keys, DeviceConfig, SECTIONS};
+use crate::model::KeyError;
+
+/// A device description that cannot be used. Each message names where (file:line or the
+/// `--set` option), the key, and what would be valid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown device {name:?}: not a preset name and not a readable .toml file; presets: {presets}")]
+    UnknownDevice { name: String, presets: String },
+    #[error("{path}: cannot read: {message}")]
+    Io { path: String, message: String },
+    #[error("{origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("{origin}: unknown key `{key}`{}; valid keys here: {valid}", did_you_mean(.suggestion))]
+    UnknownKey {
+        origin: String,
+        key: String,
+        suggestion: Option<String>,
+        valid: String,
+    },
+    #[error("{origin}: {key} = {value}: {message}; valid: {valid}")]
+    Invalid {
+        origin: String,
+        key: String,
+        value: String,
+        message: String,
+        valid: String,
+    },
+}
+
+fn did_you_mean(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!(" (did you mean `{s}`?)"),
+        None => String::new(),
+    }
+}
+
+impl ConfigError {
+    pub(crate) fn from_key_error(origin: String, e: KeyError) -> ConfigError {
+        ConfigError::Invalid {
+            origin,
+            key: e.key,
+            value: e.value,
+            message: e.message,
+            valid: e.valid,
+        }
+    }
+}
+
+/// A built-in preset: name and embedded text.
+pub(crate) struct Preset {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+pub(crate) const PRESETS: &[Preset] = &[
+    Preset {
+        name: "generic-tlc-256gb",
+        text: include_str!("../../../presets/generic-tlc-256gb.toml"),
+    },
+    Preset {
+        name: "tiny-test-1gb",
+        text: include_str!("../../../presets/tiny-test-1gb.toml"),
+    },
+];
+
+/// 1-based line of byte offset `pos` in `text`.
+fn line_of(text: &str, pos: usize) -> usize {
+    text[..pos.min(text.len())].matches('\n').count() + 1
+}
+
+/// Line where `key` is set in `section` ("" = top level), found by reading the text: good
+/// enough for error messages (dotted keys and inline tables fall back to the section).
+fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
+    let mut current = "";
+    let mut section_line = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[') {
+            current = h.split(']').next().unwrap_or("").trim();
+            if current == section {
+                section_line = Some(i + 1);
+            }
+            continue;
+        }
+        if current == section {
+            let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if k == key && t.contains('=') {
+                return Some(i + 1);
+            }
+        }
+    }
+    section_line
+}
+
+fn split_key(dotted: &str) -> (&str, &str) {
+    match dotted.split_once('.') {
+        Some((s, k)) => (s, k),
+        None => ("", dotted),
+    }
+}
+
+/// Refuse keys that are not documented, with the nearest valid one.
+fn check_keys(table: &toml::Table, file: &str, text: &str) -> Result<(), ConfigError> {
+    let at = |section: &str, key: &str| match find_key_line(text, section, key) {
+        Some(l) => format!("{file}:{l}"),
+        None => file.to_string(),
+    };
+    for (key, value) in table {
+        let top = valid_keys("");
+        if !top.contains(&key.as_str()) {
+            return Err(unknown_key(at("", key), key, "", &top));
+        }
+        if SECTIONS.contains(&key.as_str()) {
+            let Some(sub) = value.as_table() else {
+                return Err(ConfigError::Parse {
+                    origin: at("", key),
+                    message: format!("`{key}` is a section: write [{key}] and keys under it"),
+                });
+            };
+            let valid = valid_keys(key);
+            for k in sub.keys() {
+                if !valid.contains(&k.as_str()) {
+                    let origin = match find_key_line(text, key, k) {
+                        Some(l) => format!("{file}:{l}"),
+                        None => file.to_string(),
+                    };
+                    return Err(unknown_key(origin, &format!("{key}.{k}"), k, &valid));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unknown_key(origin: String, shown: &str, bare: &str, valid: &[&str]) -> ConfigError {
+    let bare = if bare.is_empty() { shown } else { bare };
+    ConfigError::UnknownKey {
+        origin,
+        key: shown.to_string(),
+        suggestion: nearest(bare, valid).map(str::to_string),
+        valid: valid.join(", "),
+    }
+}
+
+/// A `--set` value: a TOML scalar (or array) if it reads as one, else a string.
+fn override_value(value: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {value}")) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(value.to_string())),
+        Err(_) => toml::Value::String(value.to_string()),
+    }
+}
+
+fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(), ConfigError> {
+    let origin = format!("--set {key}={value}");
+    let (section, name) = split_key(key);
+    if section.is_empty() {
+        let top = valid_keys("");
+        if SECTIONS.contains(&name) {
+            return Err(ConfigError::Parse {
+                origin,
+                message: format!(
+                    "`{name}` is a section; set one of its keys: {}",
+                    valid_keys(name)
+                        .iter()
+                        .map(|k| format!("{name}.{k}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        if !top.contains(&name) {
+            return Err(unknown_key(origin, key, name, &top));
+        }
+        table.insert(name.to_string(), override_value(value));
+        return Ok(());
+    }
+    if !SECTIONS.contains(&section) {
+        return Err(unknown_key(origin, section, section, SECTIONS));
+    }
+    let valid = valid_keys(section);
+    if !valid.contains(&name) {
+        return Err(unknown_key(origin, key, name, &valid));
+    }
+    let entry = table
+        .entry(section.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(t) = entry.as_table_mut() else {
+        return Err(ConfigError::Parse {
+            origin,
+            message: format!("`{section}` is not a section in this file"),
+        });
+    };
+    t.insert(name.to_string(), override_value(value));
+    Ok(())
+}
+
+fn toml_error(origin_file: &str, text: Option<&str>, e: &toml::de::Error) -> ConfigError {
+    let origin = match (text, e.span()) {
+        (Some(text), Some(span)) => format!("{origin_file}:{}", line_of(text, span.start)),
+        _ => origin_file.to_string(),
+    };
+    ConfigError::Parse {
+        origin,
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// Load a preset by name, or a `.toml` file by path, then apply `overrides` (`dotted.key`,
+/// `value`) and check the result.
+pub fn load_device_config(
+    name_or_path: &str,
+    overrides: &[(String, String)],
+) -> Result<DeviceConfig, ConfigError> {
+    let (file, text): (String, String) =
+        if let Some(p) = PRESETS.iter().find(|p| p.name == name_or_path) {
+            (format!("presets/{}.toml", p.name), p.text.to_string())
+        } else {
+            let path = std::path::Path::new(name_or_path);
+            let looks_like_file = name_or_path.ends_with(".toml") || path.is_file();
+            if !looks_like_file {
+                return Err(ConfigError::UnknownDevice {
+                    name: name_or_path.to_string(),
+                    presets: PRESETS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            match std::fs::read_to_string(path) {
+                Ok(t) => (name_or_path.to_string(), t),
+                Err(e) => {
+                    return Err(ConfigError::Io {
+                        path: name_or_path.to_string(),
+                        message: e.to_string(),
+                    })
+                }
+            }
+        };
+    parse_device_config(&file, &text, overrides)
+}
+
+/// [`load_device_config`] on text already in memory; `file` names it in errors.
+pub fn parse_device_config(
+    file: &str,
+    text: &str,
+    overrides: &[(String, String)],
+) -> Result<DeviceConfig, ConfigError> {
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|e| toml_error(file, Some(text), &e))?;
+    check_keys(&table, file, text)?;
+    let mut config: DeviceConfig =
+        toml::from_str(text).map_err(|e| toml_error(file, Some(text), &e))?;
+    for (key, value) in overrides {
+        apply_override(&mut table, key, value)?;
+        // Deserialise after each override so an error names the one that caused it.
+        config = DeviceConfig::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| toml_error(&format!("--set {key}={value}"), None, &e))?;
+    }
+    if let Err(e) = config.resolve() {
+        let origin = match overrides.iter().rev().find(|(k, _)| *k == e.key) {
+            Some((k, v)) => format!("--set {k}={v}"),
+            None => {
+                let (section, name) = split_key(&e.key);
+                match find_key_line(text, section, name) {
+                    Some(l) => format!("{file}:{l}"),
+                    None => file.to_string(),
+                }
+            }
+        };
+        return Err(ConfigError::from_key_error(origin, e));
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(k: &str, v: &str) -> (String, String) {
+        (k.to_string(), v.to_string())
+    }
+
+    #[test]
+    fn presets_load_and_resolve() {
+        for p in PRESETS {
+            let c = load_device_config(p.name, &[]).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(c.name, p.name);
+            assert!(!c.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn overrides_change_values_and_accept_any_key() {
+        let c = load_device_config(
+            "tiny-test-1gb",
+            &[
+                set("nand.channels", "4"),
+                set("buffer.plp", "true"),
+                set("nand.t_read", "70us"),
+                set("link.kind", "sata-6g"),
+                set("nand.t_prog", "[\"1ms\", \"3ms\"]"),
+                set("description", "changed"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.nand.channels, 4);
+        assert!(c.buffer.plp);
+        assert_eq!(c.nand.t_read.unwrap().0, 70_000);
+        assert_eq!(c.nand.t_prog.unwrap().0, 2_000_000);
+        assert_eq!(c.link.kind, "sata-6g");
+        assert_eq!(c.description, "changed");
+    }
+
+    #[test]
+    fn override_of_unknown_key_lists_valid_keys() {
+        let e = load_device_config("tiny-test-1gb", &[set("nand.chanels", "4")]).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("--set nand.chanels=4: unknown key"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `channels`"), "{msg}");
+        assert!(msg.contains("dies_per_channel"), "{msg}");
+        let e = load_device_config("tiny-test-1gb", &[set("nan.channels", "4")]).unwrap_err();
+        assert!(e.to_string().contains("did you mean `nand`"), "{e}");
+        let e = load_device_config("tiny-test-1gb", &[set("nand", "4")]).unwrap_err();
+        assert!(e.to_string().contains("nand.channels"), "{e}");
+    }
+
+    #[test]
+    fn override_with_bad_unit_names_the_option() {
+        let e = load_device_config("tiny-test-1gb", &[set("nand.page_size", "16 parsecs")])
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("--set nand.page_size=16 parsecs:"), "{msg}");
+        assert!(msg.contains("KiB"), "{msg}");
+    }
+
+    #[test]
+    fn out_of_range_names_key_and_range() {
+        let e = load_device_config("tiny-test-1gb", &[set("nand.channels", "0")]).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("--set nand.channels=0: nand.channels = 0"),
+            "{msg}"
+        );
+        assert!(msg.contains("1 to 64"), "{msg}");
+        let e = load_device_config("tiny-test-1gb", &[set("ftl.iu", "3KiB")]).unwrap_err();
+        assert!(e.to_string().contains("4KiB, 8KiB, 16KiB"), "{e}");
+    }
+
+    const MINI: &str = "name = \"m\"\n[nand]\ncell = \"tlc\"\nchannels = 2\ndies_per_channel = 1\nblocks_per_plane = 256\npages_per_block = 192\npage_size = \"16KiB\"\n";
+
+    #[test]
+    fn file_errors_carry_file_and_line() {
+        let text = format!("{MINI}chanels = 3\n");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("my.toml:9: unknown key `nand.chanels`"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `channels`"), "{msg}");
+
+        let text = MINI.replace("\"16KiB\"", "\"16 furlongs\"");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().starts_with("my.toml:8:"), "{e}");
+        assert!(e.to_string().contains("expected a size"), "{e}");
+
+        let text = MINI.replace("channels = 2", "channels = 100");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("my.toml:4: nand.channels = 100"),
+            "{e}"
+        );
+
+        let e = parse_device_config("my.toml", "name = \"x\"\n[nand\n", &[]).unwrap_err();
+        assert!(e.to_string().starts_with("my.toml:2:"), "{e}");
+
+        let text = format!("{MINI}[flt]\niu = \"4KiB\"\n");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("did you mean `ftl`"), "{e}");
+
+        let text = MINI.replace("\"tlc\"", "\"plc\"");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("qlc"), "{e}");
+    }
+
+    #[test]
+    fn minimal_file_uses_defaults() {
+        let c = parse_device_config("my.toml", MINI, &[]).unwrap();
+        assert_eq!(c.nand.planes_per_die, 2);
+        assert_eq!(c.ftl.iu.0, 4096);
+        assert_eq!(c.link.kind, "pcie-gen4-x4");
+    }
+
+    #[test]
+    fn unknown_device_lists_presets() {
+        let e = load_device_config("no-such-drive", &[]).unwrap_err();
+        assert!(e.to_string().contains("generic-tlc-256gb"), "{e}");
+        let e = load_device_config("/nonexistent/x.toml", &[]).unwrap_err();
+        assert!(matches!(e, ConfigError::Io { .. }), "{e}");
+    }
+}

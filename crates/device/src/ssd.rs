@@ -1,0 +1,563 @@
+//! The SSD as a [`BlockDevice`]: host link, controller, write buffer, FTL and NAND timing.
+//!
+//! Time flows one way. A request is accepted by the controller (an IOPS ceiling spaces
+//! commands), pays the per-command overhead, moves its data over the host link (FIFO per
+//! direction; SATA shares one direction), and touches NAND through the FTL's operations,
+//! which the timing model places on channels and dies. Writes complete once buffered (a FUA
+//! write or a flush on a drive without PLP waits until the data is programmed); the buffer
+//! frees space only when programs complete, so a drive writing faster than its NAND can
+//! program stalls its host: steady-state write throughput comes out of the model.
+
+use flashlab_engine::time::transfer_ns;
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
+use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
+use flashlab_media::{MediaOp, MediaOpKind, NandTiming};
+use serde_json::json;
+
+use crate::buffer::{BufferError, WriteBuffer};
+use crate::config::DeviceConfig;
+use crate::load::ConfigError;
+use crate::model::{Model, ScaleInfo};
+
+/// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
+/// before the drive reports that it cannot make progress.
+pub const MAX_WAIT_NS: u64 = 30 * 1_000_000_000;
+
+/// Background steps per idle window at most (each step is bounded work in the FTL).
+const MAX_BACKGROUND_STEPS: u32 = 1_000_000;
+
+#[derive(Debug, Default, Clone, Copy)]
+struct HostCounters {
+    read_commands: u64,
+    write_commands: u64,
+    trim_commands: u64,
+    flush_commands: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    buffer_wait_ns: u64,
+}
+
+/// A simulated SSD.
+pub struct Ssd {
+    model: Model,
+    ftl: Ftl,
+    media: NandTiming,
+    buffer: WriteBuffer,
+    ops: Vec<NandOp>,
+    /// Free time of the host link per direction (0: host to device, 1: device to host).
+    link_free_ns: [u64; 2],
+    ctrl_next_ns: u64,
+    cmd_spacing_ns: u64,
+    /// Latest completion handed to the host: the device is idle after it.
+    last_done_ns: u64,
+    /// Background work was considered up to here.
+    bg_cursor_ns: u64,
+    /// The FTL said it has no background work; reset by anything that may create some.
+    bg_done: bool,
+    /// Latest completion of a program carrying host data (what a flush waits for).
+    host_program_done_ns: u64,
+    version: u32,
+    host: HostCounters,
+    _seeds: SeedTree,
+}
+
+impl Ssd {
+    pub fn new(config: &DeviceConfig, seeds: SeedTree) -> Result<Ssd, ConfigError> {
+        let model = config
+            .resolve()
+            .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
+        let ftl = Ftl::new(model.ftl.clone()).map_err(|e| ConfigError::Invalid {
+            origin: config.name.clone(),
+            key: "ftl".to_string(),
+            value: String::new(),
+            message: e.to_string(),
+            valid: "a configuration the FTL accepts".to_string(),
+        })?;
+        let media = NandTiming::new(model.geometry, model.timings);
+        let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
+        let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
+        Ok(Ssd {
+            ftl,
+            media,
+            buffer,
+            // Foreground GC of a large block emits a few thousand ops; sized once.
+            ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
+            link_free_ns: [0; 2],
+            ctrl_next_ns: 0,
+            cmd_spacing_ns,
+            last_done_ns: 0,
+            bg_cursor_ns: 0,
+            bg_done: false,
+            host_program_done_ns: 0,
+            version: 0,
+            host: HostCounters::default(),
+            _seeds: seeds,
+            model,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.model.name
+    }
+
+    pub fn scale(&self) -> ScaleInfo {
+        self.model.scale.clone()
+    }
+
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    /// Estimated heap memory of the model (mapping tables per the FTL's layout, plus the
+    /// device's own structures).
+    pub fn memory_bytes(&self) -> u64 {
+        self.model.memory_bytes
+            + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
+            + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
+    }
+
+    fn link_dir(&self, device_to_host: bool) -> usize {
+        usize::from(device_to_host && self.model.link.full_duplex())
+    }
+
+    fn link_transfer(&mut self, start_ns: u64, bytes: u64, device_to_host: bool) -> u64 {
+        if bytes == 0 {
+            return start_ns;
+        }
+        let d = self.link_dir(device_to_host);
+        let s = start_ns.max(self.link_free_ns[d]);
+        let e = s + transfer_ns(bytes, self.model.link_bytes_per_s);
+        self.link_free_ns[d] = e;
+        e
+    }
+
+    fn media_op(&self, op: &NandOp) -> MediaOp {
+        MediaOp {
+            kind: match op.kind {
+                NandOpKind::Read => MediaOpKind::Read,
+                NandOpKind::Program => MediaOpKind::Program,
+                NandOpKind::Erase => MediaOpKind::Erase,
+            },
+            block: op.block,
+            bytes: op.ius as u64 * self.model.iu_bytes,
+            slc: op.slc,
+        }
+    }
+
+    /// Place the pending FTL ops on the media starting at `start_ns`. Returns (latest
+    /// completion of any op, latest completion of an RMW read).
+    fn schedule_ops(&mut self, start_ns: u64) -> (u64, u64) {
+        let mut last = start_ns;
+        let mut rmw_done = start_ns;
+        // An internal program (GC, fold, wear levelling) moves data read by the ops before it.
+        let mut internal_read_done = start_ns;
+        for i in 0..self.ops.len() {
+            let op = self.ops[i];
+            let m = self.media_op(&op);
+            let internal = matches!(
+                op.cause,
+                OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel
+            );
+            let at = if internal && op.kind == NandOpKind::Program {
+                internal_read_done
+            } else {
+                start_ns
+            };
+            let done = self.media.schedule(&m, at);
+            last = last.max(done);
+            match (op.kind, op.cause) {
+                (NandOpKind::Read, OpCause::ReadModifyWrite) => rmw_done = rmw_done.max(done),
+                (NandOpKind::Read, _) if internal => {
+                    internal_read_done = internal_read_done.max(done)
+                }
+                (NandOpKind::Program, OpCause::HostWrite) => {
+                    self.buffer.programmed(done, m.bytes);
+                    self.host_program_done_ns = self.host_program_done_ns.max(done);
+                }
+                _ => {}
+            }
+        }
+        self.ops.clear();
+        (last, rmw_done)
+    }
+
+    fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
+        let backlog = self.media.max_backlog_ns(now_ns);
+        if backlog > MAX_WAIT_NS {
+            return Err(DeviceError::Stalled {
+                reason: format!(
+                    "NAND work queued {:.1} s ahead of the host at {} ns (limit {} s): the workload outruns the media",
+                    backlog as f64 * 1e-9,
+                    now_ns,
+                    MAX_WAIT_NS / 1_000_000_000
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Run background work (idle GC, folding) in the window `[from, until)` while the drive
+    /// has no host work: each step starts once the previous one is done, and only steps that
+    /// start before `until_ns` run.
+    fn background(&mut self, from_ns: u64, until_ns: u64) {
+        if self.bg_done {
+            return;
+        }
+        let mut t = from_ns
+            .max(self.last_done_ns)
+            .max(self.bg_cursor_ns)
+            .max(self.media.all_idle_ns());
+        let mut steps = 0;
+        while t < until_ns && steps < MAX_BACKGROUND_STEPS {
+            steps += 1;
+            self.ops.clear();
+            if !self.ftl.background_step(&mut self.ops) {
+                self.bg_done = true;
+                break;
+            }
+            if self.ops.is_empty() {
+                continue;
+            }
+            let (end, _) = self.schedule_ops(t);
+            t = end;
+        }
+        self.ops.clear();
+        self.bg_cursor_ns = t;
+    }
+
+    fn accept(&mut self, now_ns: u64) -> u64 {
+        let accepted = now_ns.max(self.ctrl_next_ns);
+        self.ctrl_next_ns = accepted + self.cmd_spacing_ns;
+        accepted
+    }
+
+    fn check_range(&self, req: &IoRequest) -> Result<(), DeviceError> {
+        if req.kind == IoKind::Flush {
+            return Ok(());
+        }
+        if req.len_bytes == 0 {
+            return Err(DeviceError::Empty);
+        }
+        let cap = self.model.user_bytes;
+        if req
+            .offset_bytes
+            .checked_add(req.len_bytes)
+            .is_none_or(|e| e > cap)
+        {
+            return Err(DeviceError::OutOfRange {
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+                capacity_bytes: cap,
+            });
+        }
+        let lb = self.model.logical_block_bytes;
+        if !req.offset_bytes.is_multiple_of(lb) || !req.len_bytes.is_multiple_of(lb) {
+            return Err(DeviceError::Misaligned {
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+                block_bytes: lb,
+            });
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {
+        let iu = self.model.iu_bytes;
+        let first = req.offset_bytes / iu;
+        let last = (req.offset_bytes + req.len_bytes - 1) / iu;
+        let mut ready = t0;
+        // Consecutive IUs of one page are read with one array read.
+        let mut pending: Option<(u32, u32, bool, u32)> = None;
+        for lpn in first..=last {
+            match self.ftl.read(lpn as u32) {
+                ReadLocation::Nand { block, page, slc } => match &mut pending {
+                    Some((b, p, _, n)) if *b == block && *p == page => *n += 1,
+                    _ => {
+                        if let Some(p) = pending.take() {
+                            ready = ready.max(self.page_read(t0, p));
+                        }
+                        pending = Some((block, page, slc, 1));
+                    }
+                },
+                ReadLocation::Unmapped | ReadLocation::Buffered => {}
+            }
+        }
+        if let Some(p) = pending {
+            ready = ready.max(self.page_read(t0, p));
+        }
+        self.link_transfer(ready, req.len_bytes, true)
+    }
+
+    fn page_read(&mut self, t0: u64, (block, _page, slc, ius): (u32, u32, bool, u32)) -> u64 {
+        let op = MediaOp {
+            kind: MediaOpKind::Read,
+            block,
+            bytes: ius as u64 * self.model.iu_bytes,
+            slc,
+        };
+        self.media.schedule(&op, t0)
+    }
+
+    fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
+        let iu = self.model.iu_bytes;
+        let first = req.offset_bytes / iu;
+        let end = req.offset_bytes + req.len_bytes;
+        let last = (end - 1) / iu;
+        let head_partial = !req.offset_bytes.is_multiple_of(iu);
+        let tail_partial = !end.is_multiple_of(iu);
+        // Large writes stream through the buffer in chunks of a quarter of it.
+        let chunk_ius = (self.buffer.capacity_bytes() / 4 / iu).max(1);
+        let mut done = t0;
+        let mut lpn = first;
+        let mut data_ns = t0;
+        self.version = self.version.wrapping_add(1);
+        while lpn <= last {
+            let n = (last - lpn + 1).min(chunk_ius);
+            let bytes = n * iu;
+            let admitted = self.buffer.admit(data_ns, bytes).map_err(|e| match e {
+                BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
+                    reason: format!(
+                        "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take {need_bytes} more",
+                        self.buffer.capacity_bytes()
+                    ),
+                },
+            })?;
+            if admitted - data_ns > MAX_WAIT_NS {
+                return Err(DeviceError::Stalled {
+                    reason: format!(
+                        "a write waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
+                        (admitted - data_ns) as f64 * 1e-9,
+                        MAX_WAIT_NS / 1_000_000_000
+                    ),
+                });
+            }
+            self.host.buffer_wait_ns += admitted - data_ns;
+            // Only the host's bytes cross the link (a partial IU is merged in the buffer).
+            let chunk_first_byte = (lpn * iu).max(req.offset_bytes);
+            let chunk_end_byte = ((lpn + n) * iu).min(end);
+            data_ns = self.link_transfer(admitted, chunk_end_byte - chunk_first_byte, false);
+            let head = head_partial && lpn == first;
+            let tail = tail_partial && lpn + n - 1 == last;
+            self.ftl.write(
+                lpn as u32,
+                n as u32,
+                head,
+                tail,
+                self.version,
+                &mut self.ops,
+            );
+            let (_, rmw_done) = self.schedule_ops(data_ns);
+            done = done.max(data_ns).max(rmw_done);
+            lpn += n;
+        }
+        Ok(done)
+    }
+
+    /// Program every open page and wait for all host data to be on NAND.
+    fn make_durable(&mut self, t0: u64) -> u64 {
+        self.ops.clear();
+        self.ftl.flush(&mut self.ops);
+        let (last, _) = self.schedule_ops(t0);
+        last.max(self.host_program_done_ns).max(t0)
+    }
+
+    /// Power is lost at `at_ns` and restored at once. With PLP the capacitors program what
+    /// the buffer holds; without, buffered data is gone (the FTL rolls those IUs back).
+    pub fn power_loss(&mut self, at_ns: u64) {
+        self.ops.clear();
+        self.ftl.power_loss(&mut self.ops);
+        let resume = if self.model.plp {
+            let (last, _) = self.schedule_ops(at_ns);
+            last.max(at_ns)
+        } else {
+            self.ops.clear();
+            at_ns
+        };
+        self.media.reset(resume);
+        self.buffer.clear(resume);
+        self.link_free_ns = [resume; 2];
+        self.ctrl_next_ns = resume;
+        self.last_done_ns = self.last_done_ns.max(resume);
+        self.host_program_done_ns = resume;
+        self.bg_done = false;
+    }
+
+    /// Secure erase at `at_ns`: every block erased, all data unmapped. Returns when done
+    /// (the device accepts new commands only then).
+    pub fn format(&mut self, at_ns: u64) {
+        let start = at_ns.max(self.last_done_ns).max(self.media.all_idle_ns());
+        self.ops.clear();
+        self.ftl.format(&mut self.ops);
+        let (last, _) = self.schedule_ops(start);
+        self.buffer.clear(last);
+        self.ctrl_next_ns = self.ctrl_next_ns.max(last);
+        self.last_done_ns = self.last_done_ns.max(last);
+        self.host_program_done_ns = last;
+        self.host = HostCounters::default();
+        self.bg_done = false;
+    }
+
+    /// FTL counters, write amplification, the NVMe-style health log, scale and media activity.
+    pub fn counters_json(&self) -> serde_json::Value {
+        let c = self.ftl.counters();
+        let iu = self.model.iu_bytes;
+        let wa = if c.host_write_ius == 0 {
+            0.0
+        } else {
+            c.nand_write_ius as f64 / c.host_write_ius as f64
+        };
+        let erases = self.ftl.erase_counts();
+        let (mut min, mut max, mut sum) = (u32::MAX, 0u32, 0u64);
+        for &e in erases {
+            min = min.min(e);
+            max = max.max(e);
+            sum += e as u64;
+        }
+        if erases.is_empty() {
+            min = 0;
+        }
+        let avg = if erases.is_empty() {
+            0.0
+        } else {
+            sum as f64 / erases.len() as f64
+        };
+        let pe = self.model.geometry.pe_cycles as f64;
+        let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
+        // NVMe: data units are thousands of 512-byte units, rounded up.
+        let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
+        let m = self.media.counters();
+        json!({
+            "device": self.model.name,
+            "write_amplification": wa,
+            "health": {
+                "data_units_read": data_units(self.host.bytes_read),
+                "data_units_written": data_units(self.host.bytes_written),
+                "host_read_commands": self.host.read_commands,
+                "host_write_commands": self.host.write_commands,
+                "host_trim_commands": self.host.trim_commands,
+                "host_flush_commands": self.host.flush_commands,
+                "percentage_used": percentage_used,
+                // No bad-block model yet: spare blocks are never consumed.
+                "available_spare": 100,
+                "media_bytes_written": m.bytes_programmed,
+                "nand_bytes_written": c.nand_write_ius * iu,
+                "erase_count_min": min,
+                "erase_count_avg": avg,
+                "erase_count_max": max,
+                "free_blocks": self.ftl.free_blocks(),
+                "write_amplification": wa,
+                "slc_write_ius": c.slc_write_ius,
+                "slc_read_hits": c.slc_read_hits,
+                "slc_folded_ius": c.slc_folded_ius,
+                "gc_copied_ius": c.gc_copied_ius,
+                "rmw_reads": c.rmw_reads,
+                "buffer_wait_ns": self.host.buffer_wait_ns,
+                "buffer_used_bytes": self.buffer.used_bytes(),
+            },
+            "ftl": {
+                "host_read_ius": c.host_read_ius,
+                "host_write_ius": c.host_write_ius,
+                "host_trim_ius": c.host_trim_ius,
+                "nand_read_pages": c.nand_read_pages,
+                "nand_program_pages": c.nand_program_pages,
+                "nand_write_ius": c.nand_write_ius,
+                "erases": c.erases,
+                "gc_copied_ius": c.gc_copied_ius,
+                "rmw_reads": c.rmw_reads,
+                "slc_write_ius": c.slc_write_ius,
+                "slc_read_hits": c.slc_read_hits,
+                "slc_folded_ius": c.slc_folded_ius,
+                "wear_level_moved_ius": c.wear_level_moved_ius,
+            },
+            "media": {
+                "reads": m.reads,
+                "programs": m.programs,
+                "erases": m.erases,
+                "bytes_read": m.bytes_read,
+                "bytes_programmed": m.bytes_programmed,
+                "array_busy_ns": m.array_busy_ns,
+                "channel_busy_ns": m.channel_busy_ns,
+            },
+            "scale": {
+                "capacity_factor": self.model.scale.capacity_factor,
+                "die_factor": self.model.scale.die_factor,
+                "note": self.model.scale.note,
+            },
+            // No energy model yet: power figures are not reported rather than guessed.
+            "power": null,
+            "memory_bytes": self.memory_bytes(),
+        })
+    }
+}
+
+impl BlockDevice for Ssd {
+    fn capacity_bytes(&self) -> u64 {
+        self.model.user_bytes
+    }
+
+    fn logical_block_bytes(&self) -> u64 {
+        self.model.logical_block_bytes
+    }
+
+    fn queue_depth_limit(&self) -> u32 {
+        self.model.queue_depth
+    }
+
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        self.check_range(req)?;
+        if now_ns > self.last_done_ns {
+            self.background(self.last_done_ns, now_ns);
+        }
+        let accepted = self.accept(now_ns);
+        let t0 = accepted + self.model.command_overhead_ns;
+        let durable = !self.model.plp;
+        let done = match req.kind {
+            IoKind::Read => {
+                self.host.read_commands += 1;
+                self.host.bytes_read += req.len_bytes;
+                self.read(t0, req)
+            }
+            IoKind::Write => {
+                self.host.write_commands += 1;
+                self.host.bytes_written += req.len_bytes;
+                self.bg_done = false;
+                let d = self.write(t0, req)?;
+                if req.fua && durable {
+                    self.make_durable(d)
+                } else {
+                    d
+                }
+            }
+            IoKind::Trim => {
+                self.host.trim_commands += 1;
+                self.bg_done = false;
+                let iu = self.model.iu_bytes;
+                // Only whole IUs are deallocated; partial ones keep their data.
+                let first = req.offset_bytes.div_ceil(iu);
+                let end = (req.offset_bytes + req.len_bytes) / iu;
+                if end > first {
+                    self.ftl.trim(first as u32, (end - first) as u32);
+                }
+                t0
+            }
+            IoKind::Flush => {
+                self.host.flush_commands += 1;
+                if durable {
+                    self.make_durable(t0)
+                } else {
+                    t0
+                }
+            }
+        };
+        self.check_backlog(now_ns)?;
+        self.last_done_ns = self.last_done_ns.max(done);
+        Ok(Completion {
+            accepted_ns: accepted,
+            done_ns: done,
+        })
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.background(from_ns, until_ns);
+    }
+}
