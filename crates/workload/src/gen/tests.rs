@@ -338,3 +338,62 @@ fn pareto_and_normal_shapes() {
     let within = counts[4500..5500].iter().sum::<u64>() as f64 / 100_000.0;
     assert!((within - 0.683).abs() < 0.02, "one sigma: {within}");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn distribution() -> impl Strategy<Value = RandomDistribution> {
+        prop_oneof![
+            Just(RandomDistribution::Random),
+            (0.1f64..3.0)
+                .prop_filter("θ ≠ 1", |t| (t - 1.0).abs() > 1e-3)
+                .prop_map(RandomDistribution::Zipf),
+            (0.01f64..0.99).prop_map(RandomDistribution::Pareto),
+            (0.1f64..100.0).prop_map(RandomDistribution::Normal),
+            Just(RandomDistribution::Zoned(vec![(50.0, 1.0), (50.0, 99.0)])),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever the job, every I/O is inside the region, aligned to the logical block
+        /// and of a size the job asked for; generation ends unless time_based.
+        #[test]
+        fn ios_stay_inside_the_region(
+            pattern in prop::sample::select(RwPattern::NAMES.iter().map(|p| p.1).collect::<Vec<_>>()),
+            blocks in 1u64..300,
+            bs_blocks in 1u64..9,
+            dist in distribution(),
+            norandommap in any::<bool>(),
+            seq in 1u32..5,
+            skip in 0u64..3,
+            offset_blocks in 0u64..50,
+            seed in any::<u64>(),
+        ) {
+            let mut j = job(pattern);
+            let bs = bs_blocks * 512;
+            j.bs = [BlockSize::Fixed(bs), BlockSize::Range { min: 512, max: bs }, BlockSize::Split(vec![(512, 50), (bs, 50)])];
+            j.size = Some(SizeSpec::Bytes(blocks * 4096));
+            j.offset = SizeSpec::Bytes(offset_blocks * 512);
+            j.random_distribution = dist;
+            j.norandommap = norandommap;
+            j.rw_sequence_count = seq;
+            j.rw_seq_skip_bytes = skip * 512;
+            let capacity = (blocks * 4096 + offset_blocks * 512).max(bs);
+            let g = IoGenerator::new(&j, 0, capacity, 512, SeedTree::new(seed));
+            prop_assert!(g.is_ok(), "{:?}", g.as_ref().err());
+            let mut g = g.unwrap();
+            let (start, len) = g.region();
+            let mut n = 0u64;
+            while let Some(io) = g.next_io() {
+                prop_assert!(io.offset_bytes >= start && io.offset_bytes + io.len_bytes <= start + len, "{io:?} outside {start}+{len}");
+                prop_assert_eq!(io.offset_bytes % 512, 0);
+                prop_assert!(io.len_bytes > 0 && io.len_bytes % 512 == 0);
+                n += 1;
+                prop_assert!(n <= 4 * blocks * 8 + 2, "does not end");
+            }
+        }
+    }
+}
