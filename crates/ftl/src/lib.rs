@@ -3,65 +3,43 @@
 //!
 //! The FTL decides *which* NAND operations happen; the device decides *when* (it schedules the
 //! emitted [`NandOp`]s on dies and channels). Keeping time out of here keeps the FTL testable
-//! on its own and lets the same logic drive a timing-free floor benchmark.
+//! on its own and lets the same logic drive a timing-free floor benchmark ([`floor`]).
 //!
-//! API CONTRACT (stub; the implementation fills in the bodies and may add methods).
+//! Modules: `config` (options, derived geometry), `mapping` (L2P / P2L), `blocks` (free pools,
+//! valid counts, victim buckets), `alloc` (write streams striped over dies), `gc` (victim
+//! policies), `reclaim` (GC, SLC folding, background work), `slc` (cache routing), `wear`
+//! (static wear levelling), `host` (the host-facing operations), `check` (invariants).
+//!
+//! Durability model: with power-loss protection everything acknowledged survives power loss.
+//! Without it, host IUs still in an unprogrammed page are lost and read as their previous
+//! durable copy, which stays valid (shadowed, with an undo record) until that page is
+//! programmed. TRIM is durable at once. Relocation (GC, folding, wear levelling) without PLP
+//! programs its last partial page before erasing the source block, so it never loses data.
+
+mod alloc;
+mod blocks;
+mod check;
+mod config;
+pub mod floor;
+mod gc;
+mod host;
+mod lists;
+mod mapping;
+mod reclaim;
+mod slc;
+mod wear;
+
+pub use config::{FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy};
+
+use alloc::Stream;
+use blocks::BlockTable;
+use config::Geometry;
+use mapping::Mapping;
 
 /// Physical IU address: `(block * pages_per_block + page) * ius_per_page + slot`.
 pub type Ppa = u32;
 /// Logical IU number: host byte offset / IU size.
 pub type Lpn = u32;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VictimPolicy {
-    Greedy,
-    CostBenefit,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct GcConfig {
-    pub policy: VictimPolicy,
-    /// Foreground GC runs while free blocks are at or below this many.
-    pub foreground_free_blocks: u32,
-    /// Background (idle) GC works until this many blocks are free.
-    pub background_free_blocks: u32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SlcConfig {
-    /// Blocks permanently in SLC mode, outside user capacity (0 = none).
-    pub static_blocks: u32,
-    /// Use free native blocks in SLC mode while free space allows.
-    pub dynamic: bool,
-    /// Upper bound of the dynamic cache as a fraction of *free* native capacity.
-    pub dynamic_max_fraction: f64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct FtlConfig {
-    pub dies: u32,
-    pub planes_per_die: u32,
-    pub blocks_per_plane: u32,
-    /// Pages per block in native mode.
-    pub pages_per_block: u32,
-    pub ius_per_page: u32,
-    /// Bytes per IU (4096, 8192, 16384, 65536).
-    pub iu_bytes: u32,
-    /// Bits per cell of the native mode (1 SLC, 2 MLC, 3 TLC, 4 QLC). A block in SLC mode
-    /// holds `pages_per_block / bits_per_cell` pages.
-    pub bits_per_cell: u32,
-    /// Host-visible IUs. Everything else is spare area.
-    pub user_ius: u64,
-    pub gc: GcConfig,
-    pub slc: SlcConfig,
-    /// Static wear levelling moves cold data when max - min erase count exceeds this (0 = off).
-    pub wear_level_threshold: u32,
-    /// With power-loss protection, open pages are programmed on power loss; without it they
-    /// are lost (see [`Ftl::power_loss`]).
-    pub power_loss_protection: bool,
-    /// Keep a version tag per physical IU so tests can check what reads return.
-    pub track_versions: bool,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NandOpKind {
@@ -77,6 +55,7 @@ pub enum OpCause {
     HostWrite,
     /// Reading the old IU for a write smaller than (or misaligned to) the IU.
     ReadModifyWrite,
+    /// Garbage collection; also the erases of [`Ftl::format`].
     Gc,
     SlcFold,
     WearLevel,
@@ -106,18 +85,23 @@ pub enum ReadLocation {
     Nand { block: u32, page: u32, slc: bool },
 }
 
-/// Counters, cumulative since format.
+/// Counters, cumulative since format (a format resets them; per-block erase counts, the wear,
+/// are kept in [`Ftl::erase_counts`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FtlCounters {
     pub host_read_ius: u64,
     pub host_write_ius: u64,
     pub host_trim_ius: u64,
+    /// NAND page reads: host reads served from NAND (one per IU), GC / fold / wear-levelling
+    /// reads (one per page with valid data) and read-modify-write reads.
     pub nand_read_pages: u64,
     pub nand_program_pages: u64,
-    /// IUs programmed to NAND for any reason (host, GC, fold, wear levelling, RMW padding).
+    /// IUs programmed to NAND for any reason (host, GC, fold, wear levelling, RMW padding):
+    /// every programmed page counts all its IUs, padding included.
     pub nand_write_ius: u64,
     pub erases: u64,
     pub gc_copied_ius: u64,
+    /// NAND reads of the old IU for partial-IU writes (none when the old IU is still buffered).
     pub rmw_reads: u64,
     pub slc_write_ius: u64,
     pub slc_read_hits: u64,
@@ -125,84 +109,117 @@ pub struct FtlCounters {
     pub wear_level_moved_ius: u64,
 }
 
-/// The FTL.
-pub struct Ftl {
-    _private: (),
+impl FtlCounters {
+    /// Write amplification: IUs programmed per IU the host wrote (0 before any write).
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_write_ius == 0 {
+            0.0
+        } else {
+            self.nand_write_ius as f64 / self.host_write_ius as f64
+        }
+    }
 }
 
-/// Configuration the FTL cannot work with.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum FtlError {
-    #[error("{0}")]
-    Config(String),
+/// The FTL.
+pub struct Ftl {
+    cfg: FtlConfig,
+    geo: Geometry,
+    blocks: BlockTable,
+    map: Mapping,
+    /// Indexed by [`alloc::StreamId`].
+    streams: [Stream; 4],
+    selector: Box<dyn gc::VictimSelector>,
+    counters: FtlCounters,
+    /// Host IU writes so far: the age clock for cost-benefit.
+    seq: u64,
+    erases_since_wl: u32,
+    /// Erases between wear-levelling checks (each check scans every block).
+    wl_interval: u32,
+    wl_queue: [u32; wear::WL_BATCH],
+    wl_queue_len: usize,
+    /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
+    /// small multiple of one check per doubling of the run).
+    check_countdown: u64,
+    check_interval: u64,
 }
 
 impl Ftl {
-    pub fn new(_config: FtlConfig) -> Result<Ftl, FtlError> {
-        todo!()
+    pub fn new(config: FtlConfig) -> Result<Ftl, FtlError> {
+        let geo = Geometry::new(&config)?;
+        let blocks = BlockTable::new(&geo);
+        let map = Mapping::new(geo.user_ius, geo.total_ius, config.track_versions);
+        let streams = host::fresh_streams(&geo);
+        let selector = gc::selector(config.gc.policy, geo.ius_per_block);
+        let wl_interval = (geo.total_blocks / 16).max(4);
+        Ok(Ftl {
+            cfg: config,
+            geo,
+            blocks,
+            map,
+            streams,
+            selector,
+            counters: FtlCounters::default(),
+            seq: 0,
+            erases_since_wl: 0,
+            wl_interval,
+            wl_queue: [lists::NIL; wear::WL_BATCH],
+            wl_queue_len: 0,
+            check_countdown: 1,
+            check_interval: 1,
+        })
     }
 
-    /// Host write of IUs `[first, first + count)`. `head_partial` / `tail_partial`: the first /
-    /// last IU is only partly written, so its old contents must be read first (RMW) if mapped.
-    /// Appends the NAND operations it causes (including foreground GC) to `ops`.
-    /// `version` tags the data when `track_versions` is on.
-    pub fn write(&mut self, _first: Lpn, _count: u32, _head_partial: bool, _tail_partial: bool, _version: u32, _ops: &mut Vec<NandOp>) {
-        todo!()
-    }
-
-    /// Where IU `lpn` lives (counts the read in the counters).
-    pub fn read(&mut self, _lpn: Lpn) -> ReadLocation {
-        todo!()
-    }
-
-    /// Version tag of the data a read of `lpn` returns (None = unmapped); needs `track_versions`.
-    pub fn read_version(&self, _lpn: Lpn) -> Option<u32> {
-        todo!()
-    }
-
-    /// Deallocate IUs `[first, first + count)`.
-    pub fn trim(&mut self, _first: Lpn, _count: u32) {
-        todo!()
-    }
-
-    /// Program any partly filled open pages (padding them), so everything written is durable.
-    pub fn flush(&mut self, _ops: &mut Vec<NandOp>) {
-        todo!()
-    }
-
-    /// Power is lost. With PLP: as flush. Without: data in unprogrammed open pages is lost and
-    /// those IUs read as their previous durable version.
-    pub fn power_loss(&mut self, _ops: &mut Vec<NandOp>) {
-        todo!()
-    }
-
-    /// One bounded step of background work (idle GC toward `background_free_blocks`, SLC
-    /// folding, wear levelling). Returns false when there is nothing left to do.
-    pub fn background_step(&mut self, _ops: &mut Vec<NandOp>) -> bool {
-        todo!()
-    }
-
-    /// Secure erase: every IU unmapped, blocks erased (erase counts kept), as fresh.
-    pub fn format(&mut self, _ops: &mut Vec<NandOp>) {
-        todo!()
+    pub fn config(&self) -> &FtlConfig {
+        &self.cfg
     }
 
     pub fn counters(&self) -> &FtlCounters {
-        todo!()
+        &self.counters
     }
 
     /// Erase count per block (index = block id).
     pub fn erase_counts(&self) -> &[u32] {
-        todo!()
+        &self.blocks.erase_count
     }
 
+    /// Free native blocks (static SLC blocks not included).
     pub fn free_blocks(&self) -> u32 {
-        todo!()
+        self.blocks.free_count(blocks::Pool::Native)
     }
 
-    /// Check every invariant (mapping bijection, valid counts, free lists); panics with a
-    /// description on the first violation. Debug builds also call it periodically.
-    pub fn check_invariants(&self) {
-        todo!()
+    /// Total blocks (all dies and planes).
+    pub fn total_blocks(&self) -> u32 {
+        self.geo.total_blocks
+    }
+
+    /// Logical IUs currently mapped.
+    pub fn mapped_ius(&self) -> u32 {
+        self.map.mapped
+    }
+
+    /// Blocks currently in SLC mode holding or taking data (static and dynamic, open or closed).
+    pub fn slc_blocks_in_use(&self) -> u32 {
+        (0..self.geo.total_blocks)
+            .filter(|&b| self.blocks.slc[b as usize] && self.blocks.state[b as usize] != blocks::BlockState::Free)
+            .count() as u32
+    }
+
+    /// Bytes of the FTL's tables (map, per-block arrays).
+    pub fn memory_bytes(&self) -> u64 {
+        // state, slc, static: 1 byte each; valid, erase, wp, programmed, list links (3) and
+        // owner: 4 bytes; close_seq: 8.
+        self.map.memory_bytes() + u64::from(self.geo.total_blocks) * (3 + 4 * 7 + 8)
+    }
+
+    /// Count an operation; in debug builds check the invariants on a doubling schedule.
+    fn after_op(&mut self) {
+        if cfg!(debug_assertions) {
+            self.check_countdown -= 1;
+            if self.check_countdown == 0 {
+                self.check_invariants();
+                self.check_interval = self.check_interval.saturating_mul(2);
+                self.check_countdown = self.check_interval;
+            }
+        }
     }
 }

@@ -1,0 +1,245 @@
+//! Write streams. Each stream (host, GC, SLC, fold) keeps one open block per (die, plane)
+//! unit and fills one page at a time, moving to the next unit after each page so that
+//! consecutive pages land on different dies. A page is programmed (a `Program` op) when its
+//! last IU is placed; until then it lives in the controller's buffer.
+
+use crate::blocks::Pool;
+use crate::lists::NIL;
+use crate::mapping::UNMAPPED;
+use crate::{Ftl, NandOp, NandOpKind, OpCause, Ppa};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamId {
+    Host = 0,
+    Gc = 1,
+    Slc = 2,
+    Fold = 3,
+}
+
+pub(crate) const STREAMS: [StreamId; 4] = [StreamId::Host, StreamId::Gc, StreamId::Slc, StreamId::Fold];
+
+/// Without PLP, a host IU in an unprogrammed page shadows its previous durable copy, which
+/// stays valid until the page is programmed (so power loss can fall back to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Undo {
+    /// [`NIL`] when the slot has no record (superseded, trimmed, or not a host write).
+    pub lpn: u32,
+    /// The previous durable copy, or [`UNMAPPED`].
+    pub prev: Ppa,
+}
+
+pub(crate) const NO_UNDO: Undo = Undo { lpn: NIL, prev: UNMAPPED };
+
+pub(crate) struct Stream {
+    /// Open block per unit, or [`NIL`].
+    pub open: Vec<u32>,
+    /// Unit the next page goes to.
+    pub cursor: u32,
+    /// The page being filled: its unit, block and page index (`cur_block` [`NIL`] if none).
+    pub cur_unit: u32,
+    pub cur_block: u32,
+    pub cur_page: u32,
+    /// IUs placed in the current page.
+    pub fill: u32,
+    /// Cause stamped on this stream's programs (GC and wear levelling share a stream).
+    pub cause: OpCause,
+    /// One record per slot of the current page.
+    pub undo: Vec<Undo>,
+}
+
+impl Stream {
+    pub fn new(units: u32, ius_per_page: u32, cause: OpCause) -> Stream {
+        Stream {
+            open: vec![NIL; units as usize],
+            cursor: 0,
+            cur_unit: 0,
+            cur_block: NIL,
+            cur_page: 0,
+            fill: 0,
+            cause,
+            undo: vec![NO_UNDO; ius_per_page as usize],
+        }
+    }
+}
+
+impl Ftl {
+    #[inline]
+    pub(crate) fn ppa_of(&self, block: u32, page: u32, slot: u32) -> Ppa {
+        (block * self.geo.pages_per_block + page) * self.geo.ius_per_page + slot
+    }
+
+    /// (block, page, slot) of a physical IU.
+    #[inline]
+    pub(crate) fn split(&self, ppa: Ppa) -> (u32, u32, u32) {
+        let ipp = self.geo.ius_per_page;
+        let page_global = ppa / ipp;
+        (
+            page_global / self.geo.pages_per_block,
+            page_global % self.geo.pages_per_block,
+            ppa % ipp,
+        )
+    }
+
+    /// The IU sits in a page not yet programmed (held in the controller's buffer).
+    #[inline]
+    pub(crate) fn is_pending(&self, ppa: Ppa) -> bool {
+        let (b, page, _) = self.split(ppa);
+        page >= self.blocks.programmed[b as usize]
+    }
+
+    /// Whether the SLC stream may turn one more free native block into an SLC block: the
+    /// dynamic cache stays within `dynamic_max_fraction` of the free native capacity and never
+    /// takes blocks that GC would have to win back.
+    pub(crate) fn dynamic_slc_allowed(&self) -> bool {
+        if !self.cfg.slc.dynamic {
+            return false;
+        }
+        let g = &self.geo;
+        if self.blocks.free_count(Pool::Native) <= g.reserve_blocks + g.units + 1 {
+            return false;
+        }
+        let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
+        let free_capacity_ius = (u64::from(g.native_blocks) * u64::from(g.ius_per_block))
+            .saturating_sub(u64::from(self.map.mapped))
+            .saturating_sub(dyn_blocks * u64::from(g.ius_per_block));
+        let want = (dyn_blocks + 1) * u64::from(g.slc_ius_per_block);
+        (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
+    }
+
+    fn alloc_block(&mut self, s: StreamId, unit: u32) -> Option<u32> {
+        match s {
+            StreamId::Slc => {
+                if self.blocks.free_count(Pool::Static) > 0 {
+                    self.blocks.take_free(Pool::Static, unit, true)
+                } else if self.dynamic_slc_allowed() {
+                    self.blocks.take_free(Pool::Native, unit, true)
+                } else {
+                    None
+                }
+            }
+            _ => self.blocks.take_free(Pool::Native, unit, false),
+        }
+    }
+
+    /// Start a new page on the stream's next unit that has (or can get) an open block.
+    pub(crate) fn start_page(&mut self, s: StreamId) -> bool {
+        let si = s as usize;
+        debug_assert_eq!(self.streams[si].cur_block, NIL);
+        let units = self.geo.units;
+        for k in 0..units {
+            let u = (self.streams[si].cursor + k) % units;
+            let mut b = self.streams[si].open[u as usize];
+            if b == NIL {
+                match self.alloc_block(s, u) {
+                    Some(nb) => {
+                        b = nb;
+                        self.streams[si].open[u as usize] = nb;
+                    }
+                    None => continue,
+                }
+            }
+            let page = self.blocks.wp[b as usize];
+            debug_assert!(page < self.blocks.capacity_pages(b));
+            self.blocks.wp[b as usize] = page + 1;
+            let st = &mut self.streams[si];
+            st.cur_unit = u;
+            st.cur_block = b;
+            st.cur_page = page;
+            st.fill = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Reserve the next IU slot of the stream: (physical address, slot index in the page).
+    #[inline]
+    pub(crate) fn next_slot(&mut self, s: StreamId) -> Option<(Ppa, u32)> {
+        if self.streams[s as usize].cur_block == NIL && !self.start_page(s) {
+            return None;
+        }
+        let st = &self.streams[s as usize];
+        let (b, page, slot) = (st.cur_block, st.cur_page, st.fill);
+        self.streams[s as usize].fill = slot + 1;
+        // Every reserved slot is filled with live data right away by the caller.
+        self.blocks.add_valid(b);
+        Some((self.ppa_of(b, page, slot), slot))
+    }
+
+    /// Program the current page once its last slot is placed.
+    #[inline]
+    pub(crate) fn finish_slot(&mut self, s: StreamId, ops: &mut Vec<NandOp>) {
+        if self.streams[s as usize].fill == self.geo.ius_per_page {
+            self.program_page(s, ops);
+        }
+    }
+
+    /// Program the stream's current page (padding unused slots): emit the op, make shadowed
+    /// previous copies invalid, close the block if it is full.
+    pub(crate) fn program_page(&mut self, s: StreamId, ops: &mut Vec<NandOp>) {
+        let si = s as usize;
+        let (b, page, fill, unit, cause) = {
+            let st = &self.streams[si];
+            (st.cur_block, st.cur_page, st.fill, st.cur_unit, st.cause)
+        };
+        debug_assert_ne!(b, NIL);
+        for slot in 0..fill as usize {
+            let rec = self.streams[si].undo[slot];
+            if rec.lpn != NIL {
+                self.streams[si].undo[slot] = NO_UNDO;
+                if rec.prev != UNMAPPED {
+                    self.invalidate(rec.prev);
+                }
+            }
+        }
+        let slc = self.blocks.slc[b as usize];
+        ops.push(NandOp {
+            kind: NandOpKind::Program,
+            cause,
+            block: b,
+            page,
+            ius: self.geo.ius_per_page,
+            slc,
+        });
+        self.counters.nand_program_pages += 1;
+        self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
+        debug_assert_eq!(self.blocks.programmed[b as usize], page);
+        self.blocks.programmed[b as usize] = page + 1;
+        let st = &mut self.streams[si];
+        st.cur_block = NIL;
+        st.fill = 0;
+        st.cursor = (unit + 1) % self.geo.units;
+        if page + 1 == self.blocks.capacity_pages(b) {
+            st.open[unit as usize] = NIL;
+            self.blocks.close(b, self.seq);
+        }
+    }
+
+    /// Program a partly filled page of the stream, if any (flush, or relocation end without PLP).
+    pub(crate) fn pad_stream(&mut self, s: StreamId, ops: &mut Vec<NandOp>) {
+        let st = &self.streams[s as usize];
+        if st.cur_block != NIL && st.fill > 0 {
+            self.program_page(s, ops);
+        }
+    }
+
+    /// The copy at `ppa` no longer holds live data.
+    #[inline]
+    pub(crate) fn invalidate(&mut self, ppa: Ppa) {
+        debug_assert_ne!(self.map.p2l[ppa as usize], crate::mapping::INVALID);
+        self.map.p2l[ppa as usize] = crate::mapping::INVALID;
+        let (b, _, _) = self.split(ppa);
+        self.blocks.dec_valid(b);
+    }
+
+    /// Every open block's state, for the invariant check: (stream, unit) holding each block.
+    pub(crate) fn open_block_owner(&self, b: u32) -> Option<(StreamId, u32)> {
+        for s in STREAMS {
+            for (u, &ob) in self.streams[s as usize].open.iter().enumerate() {
+                if ob == b {
+                    return Some((s, u as u32));
+                }
+            }
+        }
+        None
+    }
+}

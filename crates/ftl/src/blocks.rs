@@ -1,0 +1,355 @@
+//! Per-block state: free pools per (die, plane) unit, open/closed state, valid counts, erase
+//! counts and the victim buckets (closed blocks listed by valid count, one bucket array per
+//! block class), all in flat arrays.
+
+use crate::config::Geometry;
+use crate::lists::{Lists, NIL};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockState {
+    Free,
+    /// Held by a stream, being filled page by page.
+    Open,
+    /// Full; listed in its class's victim bucket.
+    Closed,
+    /// Being emptied by GC, folding or wear levelling; in no list.
+    Reclaiming,
+}
+
+/// Which bucket array a closed block is listed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Native = 0,
+    /// A native block temporarily used in SLC mode.
+    SlcDynamic = 1,
+    SlcStatic = 2,
+}
+
+/// Which free pool a block returns to when erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    Native = 0,
+    Static = 1,
+}
+
+pub(crate) struct BlockTable {
+    units: u32,
+    blocks_per_unit: u32,
+    pages_per_block: u32,
+    slc_pages_per_block: u32,
+    ius_per_block: u32,
+    pub state: Vec<BlockState>,
+    pub slc: Vec<bool>,
+    pub is_static: Vec<bool>,
+    pub valid: Vec<u32>,
+    pub erase_count: Vec<u32>,
+    /// Pages handed out (programmed or being filled).
+    pub wp: Vec<u32>,
+    /// Pages programmed; page `p` is durable iff `p < programmed[b]`.
+    pub programmed: Vec<u32>,
+    /// Host write sequence when the block closed (its age, for cost-benefit).
+    pub close_seq: Vec<u64>,
+    lists: Lists,
+    free: [u32; 2],
+    dyn_slc: u32,
+    /// No bucket below this is non-empty (per class); only ever too low, never too high.
+    min_hint: [u32; 3],
+}
+
+impl BlockTable {
+    pub fn new(g: &Geometry) -> BlockTable {
+        let n = g.total_blocks;
+        let lists = 2 * g.units + 3 * (g.ius_per_block + 1);
+        let mut t = BlockTable {
+            units: g.units,
+            blocks_per_unit: g.blocks_per_unit,
+            pages_per_block: g.pages_per_block,
+            slc_pages_per_block: g.slc_pages_per_block,
+            ius_per_block: g.ius_per_block,
+            state: vec![BlockState::Free; n as usize],
+            slc: vec![false; n as usize],
+            is_static: vec![false; n as usize],
+            valid: vec![0; n as usize],
+            erase_count: vec![0; n as usize],
+            wp: vec![0; n as usize],
+            programmed: vec![0; n as usize],
+            close_seq: vec![0; n as usize],
+            lists: Lists::new(n, lists),
+            free: [0; 2],
+            dyn_slc: 0,
+            min_hint: [0; 3],
+        };
+        for b in 0..n {
+            let st = g.is_static_slc(b);
+            t.is_static[b as usize] = st;
+            t.slc[b as usize] = st;
+            t.push_free(b);
+        }
+        t
+    }
+
+    fn pool_of(&self, b: u32) -> Pool {
+        if self.is_static[b as usize] {
+            Pool::Static
+        } else {
+            Pool::Native
+        }
+    }
+
+    fn free_list(&self, pool: Pool, unit: u32) -> u32 {
+        pool as u32 * self.units + unit
+    }
+
+    fn bucket(&self, class: Class, valid: u32) -> u32 {
+        2 * self.units + class as u32 * (self.ius_per_block + 1) + valid
+    }
+
+    fn push_free(&mut self, b: u32) {
+        let pool = self.pool_of(b);
+        let list = self.free_list(pool, b / self.blocks_per_unit);
+        self.lists.push_back(list, b);
+        self.free[pool as usize] += 1;
+    }
+
+    #[inline]
+    pub fn unit_of(&self, b: u32) -> u32 {
+        b / self.blocks_per_unit
+    }
+
+    #[inline]
+    pub fn capacity_pages(&self, b: u32) -> u32 {
+        if self.slc[b as usize] {
+            self.slc_pages_per_block
+        } else {
+            self.pages_per_block
+        }
+    }
+
+    pub fn class(&self, b: u32) -> Class {
+        match (self.slc[b as usize], self.is_static[b as usize]) {
+            (false, _) => Class::Native,
+            (true, false) => Class::SlcDynamic,
+            (true, true) => Class::SlcStatic,
+        }
+    }
+
+    pub fn free_count(&self, pool: Pool) -> u32 {
+        self.free[pool as usize]
+    }
+
+    /// Native blocks currently used in SLC mode.
+    pub fn dynamic_slc_blocks(&self) -> u32 {
+        self.dyn_slc
+    }
+
+    /// Take a free block of `pool`, preferably on `unit` (FIFO per unit, which spreads wear),
+    /// else from the next unit that has one. `slc_mode` opens a native block in SLC mode.
+    pub fn take_free(&mut self, pool: Pool, unit: u32, slc_mode: bool) -> Option<u32> {
+        if self.free[pool as usize] == 0 {
+            return None;
+        }
+        let (units, lists) = (self.units, &mut self.lists);
+        let b = (0..units)
+            .map(|k| pool as u32 * units + (unit + k) % units)
+            .find_map(|list| lists.pop_front(list))?;
+        self.free[pool as usize] -= 1;
+        let i = b as usize;
+        debug_assert_eq!(self.state[i], BlockState::Free);
+        self.state[i] = BlockState::Open;
+        if pool == Pool::Native && slc_mode {
+            self.slc[i] = true;
+            self.dyn_slc += 1;
+        }
+        Some(b)
+    }
+
+    /// A full open block becomes a GC / fold candidate.
+    pub fn close(&mut self, b: u32, seq: u64) {
+        let i = b as usize;
+        debug_assert_eq!(self.state[i], BlockState::Open);
+        self.state[i] = BlockState::Closed;
+        self.close_seq[i] = seq;
+        let (class, v) = (self.class(b), self.valid[i]);
+        self.lists.push_back(self.bucket(class, v), b);
+        let h = &mut self.min_hint[class as usize];
+        *h = (*h).min(v);
+    }
+
+    #[inline]
+    pub fn add_valid(&mut self, b: u32) {
+        debug_assert_eq!(self.state[b as usize], BlockState::Open);
+        self.valid[b as usize] += 1;
+    }
+
+    #[inline]
+    pub fn dec_valid(&mut self, b: u32) {
+        let i = b as usize;
+        let v = self.valid[i] - 1;
+        self.valid[i] = v;
+        if self.state[i] == BlockState::Closed {
+            let class = self.class(b);
+            self.lists.remove(b);
+            self.lists.push_back(self.bucket(class, v), b);
+            let h = &mut self.min_hint[class as usize];
+            *h = (*h).min(v);
+        }
+    }
+
+    /// Take a closed block out of its bucket to empty it.
+    pub fn begin_reclaim(&mut self, b: u32) {
+        debug_assert_eq!(self.state[b as usize], BlockState::Closed);
+        self.lists.remove(b);
+        self.state[b as usize] = BlockState::Reclaiming;
+    }
+
+    /// The block was erased: count it and return it to its free pool (a dynamic SLC block goes
+    /// back to native mode).
+    pub fn release(&mut self, b: u32) {
+        let i = b as usize;
+        debug_assert_eq!(self.valid[i], 0, "erasing block {b} with valid data");
+        if self.lists.owner(b) != NIL {
+            self.lists.remove(b);
+        }
+        if self.slc[i] && !self.is_static[i] {
+            self.slc[i] = false;
+            self.dyn_slc -= 1;
+        }
+        self.state[i] = BlockState::Free;
+        self.erase_count[i] += 1;
+        self.wp[i] = 0;
+        self.programmed[i] = 0;
+        self.push_free(b);
+    }
+
+    /// Valid count of the emptiest closed block of `class`. Amortised O(1): the hint only
+    /// moves up here, and moves down by one per invalidation.
+    pub fn min_bucket(&mut self, class: Class) -> Option<u32> {
+        let c = class as usize;
+        while self.min_hint[c] <= self.ius_per_block {
+            if self.lists.len(self.bucket(class, self.min_hint[c])) > 0 {
+                return Some(self.min_hint[c]);
+            }
+            self.min_hint[c] += 1;
+        }
+        self.min_hint[c] = self.ius_per_block + 1;
+        None
+    }
+
+    /// First closed block of `class` with `valid` valid IUs, or [`NIL`].
+    #[inline]
+    pub fn bucket_head(&self, class: Class, valid: u32) -> u32 {
+        self.lists.head(self.bucket(class, valid))
+    }
+
+    #[inline]
+    pub fn next_in_bucket(&self, b: u32) -> u32 {
+        self.lists.next(b)
+    }
+
+    /// For the invariant check: the list a block sits in, and where it should be.
+    pub fn listed_correctly(&self, b: u32) -> Result<(), String> {
+        let i = b as usize;
+        let owner = self.lists.owner(b);
+        let want = match self.state[i] {
+            BlockState::Free => self.free_list(self.pool_of(b), self.unit_of(b)),
+            BlockState::Closed => self.bucket(self.class(b), self.valid[i]),
+            BlockState::Open | BlockState::Reclaiming => NIL,
+        };
+        if owner != want {
+            return Err(format!(
+                "block {b} ({:?}, valid {}) is in list {owner}, expected {want}",
+                self.state[i], self.valid[i]
+            ));
+        }
+        if self.state[i] == BlockState::Closed && self.valid[i] < self.min_hint[self.class(b) as usize] {
+            return Err(format!("block {b} has valid {} below the bucket min hint", self.valid[i]));
+        }
+        Ok(())
+    }
+
+    /// For the invariant check: free counts per pool and dynamic SLC count from scratch.
+    pub fn recount(&self) -> ([u32; 2], u32) {
+        let mut free = [0u32; 2];
+        let mut dyn_slc = 0;
+        for b in 0..self.state.len() as u32 {
+            if self.state[b as usize] == BlockState::Free {
+                free[self.pool_of(b) as usize] += 1;
+            }
+            if self.slc[b as usize] && !self.is_static[b as usize] {
+                dyn_slc += 1;
+            }
+        }
+        (free, dyn_slc)
+    }
+
+    pub fn counts(&self) -> ([u32; 2], u32) {
+        (self.free, self.dyn_slc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::tests::small;
+
+    fn table() -> BlockTable {
+        BlockTable::new(&Geometry::new(&small()).unwrap())
+    }
+
+    #[test]
+    fn take_prefers_the_unit_then_falls_back() {
+        let mut t = table();
+        assert_eq!(t.free_count(Pool::Native), 128);
+        assert_eq!(t.take_free(Pool::Native, 1, false), Some(64));
+        assert_eq!(t.take_free(Pool::Native, 0, false), Some(0));
+        for _ in 0..63 {
+            t.take_free(Pool::Native, 1, false).unwrap();
+        }
+        // Unit 1 is empty now: unit 0 serves.
+        assert_eq!(t.take_free(Pool::Native, 1, false), Some(1));
+        assert_eq!(t.take_free(Pool::Static, 0, true), None);
+    }
+
+    #[test]
+    fn buckets_track_valid_counts_and_min() {
+        let mut t = table();
+        let a = t.take_free(Pool::Native, 0, false).unwrap();
+        let b = t.take_free(Pool::Native, 0, false).unwrap();
+        for _ in 0..16 {
+            t.add_valid(a);
+            t.add_valid(b);
+        }
+        t.close(a, 1);
+        t.close(b, 2);
+        assert_eq!(t.min_bucket(Class::Native), Some(16));
+        t.dec_valid(b);
+        t.dec_valid(b);
+        assert_eq!(t.min_bucket(Class::Native), Some(14));
+        assert_eq!(t.bucket_head(Class::Native, 14), b);
+        t.begin_reclaim(b);
+        assert_eq!(t.min_bucket(Class::Native), Some(16));
+        for _ in 0..14 {
+            t.dec_valid(b);
+        }
+        t.release(b);
+        assert_eq!(t.erase_count[b as usize], 1);
+        assert_eq!(t.state[b as usize], BlockState::Free);
+        assert_eq!(t.free_count(Pool::Native), 127);
+        for b in 0..128 {
+            t.listed_correctly(b).unwrap();
+        }
+    }
+
+    #[test]
+    fn dynamic_slc_blocks_return_to_native() {
+        let mut t = table();
+        let b = t.take_free(Pool::Native, 0, true).unwrap();
+        assert!(t.slc[b as usize]);
+        assert_eq!(t.dynamic_slc_blocks(), 1);
+        assert_eq!(t.capacity_pages(b), 4);
+        assert_eq!(t.class(b), Class::SlcDynamic);
+        t.release(b);
+        assert!(!t.slc[b as usize]);
+        assert_eq!(t.dynamic_slc_blocks(), 0);
+    }
+}

@@ -1,0 +1,186 @@
+//! The invariant checker: recomputes everything derivable from the maps and compares it with
+//! the incremental state. O(physical IUs + blocks); debug builds run it on a doubling schedule.
+
+use crate::alloc::{StreamId, NO_UNDO, STREAMS};
+use crate::blocks::BlockState;
+use crate::lists::NIL;
+use crate::mapping::{INVALID, UNMAPPED};
+use crate::Ftl;
+
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(format!($($msg)+));
+        }
+    };
+}
+
+impl Ftl {
+    /// Check every invariant (mapping bijection, valid counts, free lists); panics with a
+    /// description on the first violation. Debug builds also call it periodically.
+    pub fn check_invariants(&self) {
+        if let Err(e) = self.try_check_invariants() {
+            panic!("FTL invariant violated: {e}");
+        }
+    }
+
+    /// As [`Ftl::check_invariants`], returning the first violation instead of panicking.
+    pub fn try_check_invariants(&self) -> Result<(), String> {
+        self.check_blocks()?;
+        self.check_streams()?;
+        self.check_maps()
+    }
+
+    fn check_blocks(&self) -> Result<(), String> {
+        let b_t = &self.blocks;
+        ensure!(b_t.counts() == b_t.recount(), "free/dynamic counts {:?} != recount {:?}", b_t.counts(), b_t.recount());
+        for b in 0..self.geo.total_blocks {
+            let i = b as usize;
+            b_t.listed_correctly(b)?;
+            let (wp, prog, cap) = (b_t.wp[i], b_t.programmed[i], b_t.capacity_pages(b));
+            ensure!(prog <= wp && wp <= cap, "block {b}: programmed {prog}, wp {wp}, capacity {cap}");
+            ensure!(!b_t.is_static[i] || b_t.slc[i], "static SLC block {b} in native mode");
+            let owner = self.open_block_owner(b);
+            match b_t.state[i] {
+                BlockState::Free => {
+                    ensure!(wp == 0 && b_t.valid[i] == 0, "free block {b} has wp {wp}, valid {}", b_t.valid[i]);
+                    ensure!(owner.is_none(), "free block {b} is also open in stream {owner:?}");
+                }
+                BlockState::Open => {
+                    ensure!(owner.is_some(), "open block {b} belongs to no stream");
+                }
+                BlockState::Closed => {
+                    ensure!(prog == cap, "closed block {b} has {prog} of {cap} pages programmed");
+                    ensure!(owner.is_none(), "closed block {b} is still open in stream {owner:?}");
+                }
+                BlockState::Reclaiming => return Err(format!("block {b} left mid-reclaim")),
+            }
+        }
+        Ok(())
+    }
+
+    fn check_streams(&self) -> Result<(), String> {
+        let mut seen = vec![false; self.geo.total_blocks as usize];
+        for s in STREAMS {
+            let st = &self.streams[s as usize];
+            for &b in &st.open {
+                if b == NIL {
+                    continue;
+                }
+                ensure!(!seen[b as usize], "block {b} open in two stream slots");
+                seen[b as usize] = true;
+                ensure!(self.blocks.state[b as usize] == BlockState::Open, "stream {s:?} holds non-open block {b}");
+                let slc = self.blocks.slc[b as usize];
+                ensure!(slc == (s == StreamId::Slc), "stream {s:?} holds block {b} with slc = {slc}");
+                let (wp, prog) = (self.blocks.wp[b as usize], self.blocks.programmed[b as usize]);
+                if b == st.cur_block {
+                    ensure!(st.cur_page + 1 == wp && prog == st.cur_page, "stream {s:?} page {} of block {b}: wp {wp}, programmed {prog}", st.cur_page);
+                } else {
+                    ensure!(prog == wp, "block {b} of stream {s:?} has an unprogrammed page that is not current");
+                }
+            }
+            if st.cur_block != NIL {
+                ensure!(st.open[st.cur_unit as usize] == st.cur_block, "stream {s:?} current block not in its slot");
+                ensure!(st.fill < self.geo.ius_per_page, "stream {s:?} holds a full unprogrammed page");
+            } else {
+                ensure!(st.fill == 0, "stream {s:?} has fill without a page");
+            }
+            for (slot, rec) in st.undo.iter().enumerate() {
+                let active = rec.lpn != NIL;
+                if !active {
+                    continue;
+                }
+                ensure!(!self.cfg.power_loss_protection, "undo record with PLP");
+                ensure!(matches!(s, StreamId::Host | StreamId::Slc), "undo record in stream {s:?}");
+                ensure!((slot as u32) < st.fill, "undo record beyond the fill of stream {s:?}");
+                let here = self.ppa_of(st.cur_block, st.cur_page, slot as u32);
+                ensure!(self.map.l2p[rec.lpn as usize] == here, "undo record for IU {} but its L2P is elsewhere", rec.lpn);
+                if rec.prev != UNMAPPED {
+                    ensure!(self.map.p2l[rec.prev as usize] == rec.lpn, "shadowed copy {} of IU {} is not valid", rec.prev, rec.lpn);
+                    ensure!(!self.is_pending(rec.prev), "shadowed copy {} of IU {} is not durable", rec.prev, rec.lpn);
+                }
+            }
+            if !self.cfg.power_loss_protection && matches!(s, StreamId::Gc | StreamId::Fold) {
+                ensure!(st.fill == 0, "relocation stream {s:?} left a partial page without PLP");
+            }
+            let _ = NO_UNDO;
+        }
+        Ok(())
+    }
+
+    fn check_maps(&self) -> Result<(), String> {
+        let m = &self.map;
+        let mut valid = vec![0u32; self.geo.total_blocks as usize];
+        let mut live = 0u64;
+        for (ppa, &lpn) in m.p2l.iter().enumerate() {
+            if lpn == INVALID {
+                continue;
+            }
+            let ppa = ppa as u32;
+            let (b, page, _) = self.split(ppa);
+            ensure!(lpn < self.geo.user_ius, "P2L of {ppa} names IU {lpn} beyond user capacity");
+            ensure!(page < self.blocks.wp[b as usize], "P2L of {ppa} set in an unallocated page");
+            ensure!(self.blocks.state[b as usize] != BlockState::Free, "valid IU {ppa} in free block {b}");
+            if m.l2p[lpn as usize] != ppa {
+                let shadowed = [StreamId::Host, StreamId::Slc].iter().any(|&s| {
+                    let st = &self.streams[s as usize];
+                    st.undo[..st.fill as usize].iter().any(|r| r.lpn == lpn && r.prev == ppa)
+                });
+                ensure!(shadowed, "valid IU {ppa} names IU {lpn}, which maps to {} (no undo record)", m.l2p[lpn as usize]);
+            }
+            valid[b as usize] += 1;
+            live += 1;
+        }
+        let mut mapped = 0u32;
+        for (lpn, &ppa) in m.l2p.iter().enumerate() {
+            if ppa == UNMAPPED {
+                continue;
+            }
+            ensure!(ppa < self.geo.total_ius, "IU {lpn} maps past the drive ({ppa})");
+            ensure!(m.p2l[ppa as usize] == lpn as u32, "IU {lpn} maps to {ppa} whose P2L is {}", m.p2l[ppa as usize]);
+            mapped += 1;
+        }
+        ensure!(mapped == m.mapped, "mapped count {} != recount {mapped}", m.mapped);
+        for (b, (&have, &want)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+            ensure!(have == want, "block {b}: valid count {have}, P2L says {want}");
+        }
+        let shadows: u64 = [StreamId::Host, StreamId::Slc]
+            .iter()
+            .flat_map(|&s| self.streams[s as usize].undo.iter())
+            .filter(|r| r.lpn != NIL && r.prev != UNMAPPED)
+            .count() as u64;
+        ensure!(live == u64::from(mapped) + shadows, "{live} valid IUs for {mapped} mapped IUs and {shadows} shadows");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::tests::small;
+    use crate::Ftl;
+
+    #[test]
+    fn detects_a_corrupted_map() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        ftl.write(0, 4, false, false, 1, &mut ops);
+        ftl.check_invariants();
+        ftl.map.l2p[2] = ftl.map.l2p[1];
+        let e = ftl.try_check_invariants().unwrap_err();
+        assert!(e.contains("IU 2"), "{e}");
+    }
+
+    #[test]
+    fn detects_a_wrong_valid_count() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        ftl.write(0, 40, false, false, 1, &mut ops);
+        // An open block: its list membership does not depend on the count.
+        let b = (0..128)
+            .find(|&b| ftl.blocks.valid[b] > 0 && ftl.blocks.state[b] == crate::blocks::BlockState::Open)
+            .unwrap();
+        ftl.blocks.valid[b] += 1;
+        let e = ftl.try_check_invariants().unwrap_err();
+        assert!(e.contains("valid count"), "{e}");
+    }
+}

@@ -1,0 +1,293 @@
+//! Configuration and the geometry derived from it (validated once, so the hot paths can
+//! trust every number).
+
+/// Which closed block garbage collection empties next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VictimPolicy {
+    /// The block with the fewest valid IUs (least copying now).
+    Greedy,
+    /// Benefit/cost with age (Rosenblum & Ousterhout): old, mostly invalid blocks first.
+    CostBenefit,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GcConfig {
+    pub policy: VictimPolicy,
+    /// Foreground GC runs while free blocks are at or below this many.
+    pub foreground_free_blocks: u32,
+    /// Background (idle) GC works until this many blocks are free.
+    pub background_free_blocks: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlcConfig {
+    /// Blocks permanently in SLC mode, outside user capacity (0 = none).
+    pub static_blocks: u32,
+    /// Use free native blocks in SLC mode while free space allows.
+    pub dynamic: bool,
+    /// Upper bound of the dynamic cache as a fraction of *free* native capacity.
+    pub dynamic_max_fraction: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FtlConfig {
+    pub dies: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    /// Pages per block in native mode.
+    pub pages_per_block: u32,
+    pub ius_per_page: u32,
+    /// Bytes per IU (4096, 8192, 16384, 65536).
+    pub iu_bytes: u32,
+    /// Bits per cell of the native mode (1 SLC, 2 MLC, 3 TLC, 4 QLC). A block in SLC mode
+    /// holds `pages_per_block / bits_per_cell` pages.
+    pub bits_per_cell: u32,
+    /// Host-visible IUs. Everything else is spare area.
+    pub user_ius: u64,
+    pub gc: GcConfig,
+    pub slc: SlcConfig,
+    /// Static wear levelling moves cold data when max - min erase count exceeds this (0 = off).
+    pub wear_level_threshold: u32,
+    /// With power-loss protection, open pages are programmed on power loss; without it they
+    /// are lost (see [`crate::Ftl::power_loss`]).
+    pub power_loss_protection: bool,
+    /// Keep a version tag per physical IU so tests can check what reads return.
+    pub track_versions: bool,
+}
+
+/// Configuration the FTL cannot work with. The message names the option, the value and what
+/// would be valid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FtlError {
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Open blocks a stream may hold per (die, plane) unit, times the streams that take native
+/// blocks (host, GC, fold, dynamic SLC).
+pub(crate) const NATIVE_STREAMS: u32 = 4;
+
+/// Numbers derived from an [`FtlConfig`], all checked to fit `u32` addressing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    /// (die, plane) units: the parallelism allocation stripes over.
+    pub units: u32,
+    pub blocks_per_unit: u32,
+    pub total_blocks: u32,
+    pub pages_per_block: u32,
+    pub slc_pages_per_block: u32,
+    pub ius_per_page: u32,
+    pub ius_per_block: u32,
+    pub slc_ius_per_block: u32,
+    pub total_ius: u32,
+    pub user_ius: u32,
+    pub static_slc_blocks: u32,
+    pub native_blocks: u32,
+    /// Free native blocks at or below which foreground reclaim runs. At least `units + 2`:
+    /// relocating one victim may open a fresh block on every unit before the victim is erased.
+    pub reserve_blocks: u32,
+    pub background_blocks: u32,
+}
+
+fn err(option: &str, value: impl std::fmt::Display, valid: &str) -> FtlError {
+    FtlError::Config(format!("ftl option `{option}` = {value}: {valid}"))
+}
+
+impl Geometry {
+    pub fn new(c: &FtlConfig) -> Result<Geometry, FtlError> {
+        for (name, v) in [
+            ("dies", c.dies),
+            ("planes_per_die", c.planes_per_die),
+            ("blocks_per_plane", c.blocks_per_plane),
+            ("pages_per_block", c.pages_per_block),
+            ("ius_per_page", c.ius_per_page),
+        ] {
+            if v == 0 {
+                return Err(err(name, v, "must be at least 1"));
+            }
+        }
+        if c.iu_bytes < 512 || !c.iu_bytes.is_power_of_two() {
+            return Err(err(
+                "iu_bytes",
+                c.iu_bytes,
+                "must be a power of two of at least 512 (e.g. 4096, 16384, 65536)",
+            ));
+        }
+        if !(1..=4).contains(&c.bits_per_cell) {
+            return Err(err("bits_per_cell", c.bits_per_cell, "must be 1 (SLC) to 4 (QLC)"));
+        }
+        let slc_pages_per_block = c.pages_per_block / c.bits_per_cell;
+        if slc_pages_per_block == 0 {
+            return Err(err(
+                "pages_per_block",
+                c.pages_per_block,
+                &format!("must be at least bits_per_cell ({})", c.bits_per_cell),
+            ));
+        }
+        let units = u64::from(c.dies) * u64::from(c.planes_per_die);
+        let total_blocks = units * u64::from(c.blocks_per_plane);
+        let ius_per_block = u64::from(c.pages_per_block) * u64::from(c.ius_per_page);
+        let total_ius = total_blocks * ius_per_block;
+        // u32::MAX is the unmapped / invalid sentinel.
+        if total_ius >= u64::from(u32::MAX) {
+            return Err(err(
+                "blocks_per_plane",
+                c.blocks_per_plane,
+                &format!(
+                    "the drive has {total_ius} physical IUs; at most {} fit 32-bit addresses \
+                     (use fewer blocks per plane, i.e. a scaled slice)",
+                    u32::MAX - 1
+                ),
+            ));
+        }
+        if c.user_ius == 0 || c.user_ius >= u64::from(u32::MAX) {
+            return Err(err("user_ius", c.user_ius, "must be between 1 and 4294967294"));
+        }
+        let (units, total_blocks, ius_per_block) =
+            (units as u32, total_blocks as u32, ius_per_block as u32);
+        if c.slc.static_blocks >= total_blocks / 2 {
+            return Err(err(
+                "slc.static_blocks",
+                c.slc.static_blocks,
+                &format!("must be below half the blocks ({})", total_blocks / 2),
+            ));
+        }
+        let f = c.slc.dynamic_max_fraction;
+        if !(0.0..=1.0).contains(&f) {
+            return Err(err("slc.dynamic_max_fraction", f, "must be between 0 and 1"));
+        }
+        if c.slc.dynamic && c.bits_per_cell == 1 {
+            return Err(err(
+                "slc.dynamic",
+                true,
+                "a dynamic SLC cache needs a multi-bit native mode (bits_per_cell 2 to 4)",
+            ));
+        }
+        let native_blocks = total_blocks - c.slc.static_blocks;
+        let reserve_blocks = c.gc.foreground_free_blocks.max(units + 2);
+        let background_blocks = c.gc.background_free_blocks.max(reserve_blocks);
+        // Enough spare that reclaim always finds a victim worth its cost: beyond the user data
+        // and its in-flight shadow copies, room for the reserve, every stream's open blocks,
+        // and (without PLP, where relocation pads its last page) less than a page of padding
+        // per block.
+        let user_ius = c.user_ius as u32;
+        let mut need = u64::from(user_ius)
+            + 2 * u64::from(c.ius_per_page)
+            + u64::from(reserve_blocks + 2 + NATIVE_STREAMS * units) * u64::from(ius_per_block)
+            + 1;
+        if !c.power_loss_protection {
+            need += u64::from(c.ius_per_page - 1) * u64::from(native_blocks);
+        }
+        let have = u64::from(native_blocks) * u64::from(ius_per_block);
+        if need > have {
+            let most = have.saturating_sub(need - u64::from(user_ius));
+            return Err(err(
+                "user_ius",
+                c.user_ius,
+                &format!(
+                    "too little spare area: {native_blocks} native blocks of {ius_per_block} IUs \
+                     hold at most {most} user IUs with a GC reserve of {reserve_blocks} blocks"
+                ),
+            ));
+        }
+        Ok(Geometry {
+            units,
+            blocks_per_unit: c.blocks_per_plane,
+            total_blocks,
+            pages_per_block: c.pages_per_block,
+            slc_pages_per_block,
+            ius_per_page: c.ius_per_page,
+            ius_per_block,
+            slc_ius_per_block: slc_pages_per_block * c.ius_per_page,
+            total_ius: total_ius as u32,
+            user_ius,
+            static_slc_blocks: c.slc.static_blocks,
+            native_blocks,
+            reserve_blocks,
+            background_blocks,
+        })
+    }
+
+    /// Whether block `b` is one of the static SLC blocks: the highest-numbered blocks of each
+    /// unit, spread round-robin so the cache has every unit's parallelism.
+    pub fn is_static_slc(&self, b: u32) -> bool {
+        let unit = b / self.blocks_per_unit;
+        let from_top = self.blocks_per_unit - 1 - b % self.blocks_per_unit;
+        let i = u64::from(from_top) * u64::from(self.units) + u64::from(unit);
+        i < u64::from(self.static_slc_blocks)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn small() -> FtlConfig {
+        FtlConfig {
+            dies: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 64,
+            pages_per_block: 8,
+            ius_per_page: 2,
+            iu_bytes: 4096,
+            bits_per_cell: 2,
+            user_ius: 1400,
+            gc: GcConfig {
+                policy: VictimPolicy::Greedy,
+                foreground_free_blocks: 2,
+                background_free_blocks: 8,
+            },
+            slc: SlcConfig {
+                static_blocks: 0,
+                dynamic: false,
+                dynamic_max_fraction: 0.0,
+            },
+            wear_level_threshold: 0,
+            power_loss_protection: true,
+            track_versions: true,
+        }
+    }
+
+    #[test]
+    fn derives_geometry() {
+        let g = Geometry::new(&small()).unwrap();
+        assert_eq!(g.units, 2);
+        assert_eq!(g.total_blocks, 128);
+        assert_eq!(g.ius_per_block, 16);
+        assert_eq!(g.slc_ius_per_block, 8);
+        assert_eq!(g.reserve_blocks, 4);
+        assert_eq!(g.background_blocks, 8);
+    }
+
+    #[test]
+    fn rejects_bad_options_by_name() {
+        let mut c = small();
+        c.iu_bytes = 3000;
+        let e = Geometry::new(&c).unwrap_err().to_string();
+        assert!(e.contains("iu_bytes") && e.contains("power of two"), "{e}");
+        let mut c = small();
+        c.user_ius = 2000;
+        let e = Geometry::new(&c).unwrap_err().to_string();
+        assert!(e.contains("user_ius") && e.contains("spare"), "{e}");
+        let mut c = small();
+        c.bits_per_cell = 1;
+        c.slc.dynamic = true;
+        assert!(Geometry::new(&c).unwrap_err().to_string().contains("slc.dynamic"));
+        let mut c = small();
+        c.blocks_per_plane = 1 << 30;
+        assert!(Geometry::new(&c).unwrap_err().to_string().contains("32-bit"));
+        let mut c = small();
+        c.slc.dynamic_max_fraction = 1.5;
+        assert!(Geometry::new(&c).is_err());
+    }
+
+    #[test]
+    fn static_slc_blocks_spread_over_units() {
+        let mut c = small();
+        c.slc.static_blocks = 3;
+        c.user_ius = 1300;
+        let g = Geometry::new(&c).unwrap();
+        let stat: Vec<u32> = (0..g.total_blocks).filter(|&b| g.is_static_slc(b)).collect();
+        assert_eq!(stat, vec![62, 63, 127]);
+    }
+}

@@ -1,0 +1,252 @@
+//! The host-facing operations: write (with read-modify-write for partial IUs and shadowing of
+//! previous copies without PLP), read, trim, flush, power loss and format.
+
+use crate::alloc::{Stream, StreamId, NO_UNDO, STREAMS};
+use crate::blocks::{BlockTable, Pool};
+use crate::config::Geometry;
+use crate::lists::NIL;
+use crate::mapping::UNMAPPED;
+use crate::{Ftl, FtlCounters, Lpn, NandOp, NandOpKind, OpCause, ReadLocation};
+
+pub(crate) fn fresh_streams(g: &Geometry) -> [Stream; 4] {
+    let s = |cause| Stream::new(g.units, g.ius_per_page, cause);
+    // Indexed by StreamId: host, GC, SLC, fold.
+    [
+        s(OpCause::HostWrite),
+        s(OpCause::Gc),
+        s(OpCause::HostWrite),
+        s(OpCause::SlcFold),
+    ]
+}
+
+impl Ftl {
+    /// Host write of IUs `[first, first + count)`. `head_partial` / `tail_partial`: the first /
+    /// last IU is only partly written, so its old contents must be read first (RMW) if mapped.
+    /// Appends the NAND operations it causes (including foreground GC) to `ops`.
+    /// `version` tags the data when `track_versions` is on.
+    ///
+    /// Panics if the range runs past `user_ius` (the device checks ranges first).
+    pub fn write(
+        &mut self,
+        first: Lpn,
+        count: u32,
+        head_partial: bool,
+        tail_partial: bool,
+        version: u32,
+        ops: &mut Vec<NandOp>,
+    ) {
+        self.assert_range(first, count);
+        for i in 0..count {
+            let partial = (i == 0 && head_partial) || (i + 1 == count && tail_partial);
+            self.write_one(first + i, partial, version, ops);
+        }
+        self.after_op();
+    }
+
+    fn assert_range(&self, first: Lpn, count: u32) {
+        assert!(
+            u64::from(first) + u64::from(count) <= u64::from(self.geo.user_ius),
+            "IU range {first}+{count} runs past the {} user IUs",
+            self.geo.user_ius
+        );
+    }
+
+    fn write_one(&mut self, lpn: Lpn, partial: bool, version: u32, ops: &mut Vec<NandOp>) {
+        if self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks {
+            self.foreground_reclaim(ops);
+        }
+        self.maybe_wear_level(ops);
+        let old = self.map.l2p[lpn as usize];
+        if partial && old != UNMAPPED && !self.is_pending(old) {
+            let (block, page, _) = self.split(old);
+            ops.push(NandOp {
+                kind: NandOpKind::Read,
+                cause: OpCause::ReadModifyWrite,
+                block,
+                page,
+                ius: 1,
+                slc: self.blocks.slc[block as usize],
+            });
+            self.counters.rmw_reads += 1;
+            self.counters.nand_read_pages += 1;
+        }
+        let s = self.route_host_write();
+        let Some((ppa, slot)) = self.next_slot(s) else {
+            panic!(
+                "FTL invariant broken: no free block for a host write ({} free, reserve {})",
+                self.blocks.free_count(Pool::Native),
+                self.geo.reserve_blocks
+            );
+        };
+        if self.cfg.power_loss_protection {
+            if old != UNMAPPED {
+                self.invalidate(old);
+            }
+        } else {
+            // Keep the last durable copy valid until this page is programmed.
+            let mut prev = old;
+            if old != UNMAPPED && self.is_pending(old) {
+                let (ps, pslot) = self.pending_record(old);
+                prev = self.streams[ps as usize].undo[pslot as usize].prev;
+                self.streams[ps as usize].undo[pslot as usize] = NO_UNDO;
+                self.invalidate(old);
+            }
+            self.streams[s as usize].undo[slot as usize] = crate::alloc::Undo { lpn, prev };
+        }
+        self.map.fill_slot(ppa, lpn, version);
+        self.map.l2p[lpn as usize] = ppa;
+        if old == UNMAPPED {
+            self.map.mapped += 1;
+        }
+        self.counters.host_write_ius += 1;
+        if s == StreamId::Slc {
+            self.counters.slc_write_ius += 1;
+        }
+        self.seq += 1;
+        self.finish_slot(s, ops);
+    }
+
+    /// The host stream (host or SLC) and slot whose unprogrammed page holds `ppa`.
+    fn pending_record(&self, ppa: u32) -> (StreamId, u32) {
+        let (b, _, slot) = self.split(ppa);
+        for s in [StreamId::Host, StreamId::Slc] {
+            if self.streams[s as usize].cur_block == b {
+                return (s, slot);
+            }
+        }
+        panic!("FTL invariant broken: pending IU {ppa} is in no host stream's open page");
+    }
+
+    /// Where IU `lpn` lives (counts the read in the counters).
+    pub fn read(&mut self, lpn: Lpn) -> ReadLocation {
+        self.assert_range(lpn, 1);
+        self.counters.host_read_ius += 1;
+        let p = self.map.l2p[lpn as usize];
+        if p == UNMAPPED {
+            return ReadLocation::Unmapped;
+        }
+        if self.is_pending(p) {
+            return ReadLocation::Buffered;
+        }
+        let (block, page, _) = self.split(p);
+        let slc = self.blocks.slc[block as usize];
+        self.counters.nand_read_pages += 1;
+        if slc {
+            self.counters.slc_read_hits += 1;
+        }
+        ReadLocation::Nand { block, page, slc }
+    }
+
+    /// Version tag of the data a read of `lpn` returns (None = unmapped, or versions are not
+    /// tracked).
+    pub fn read_version(&self, lpn: Lpn) -> Option<u32> {
+        let p = *self.map.l2p.get(lpn as usize)?;
+        if p == UNMAPPED || self.map.versions.is_empty() {
+            return None;
+        }
+        Some(self.map.version_at(p))
+    }
+
+    /// Deallocate IUs `[first, first + count)`. Durable at once: a later power loss does not
+    /// bring back a trimmed IU's older data.
+    pub fn trim(&mut self, first: Lpn, count: u32) {
+        self.assert_range(first, count);
+        for lpn in first..first + count {
+            self.counters.host_trim_ius += 1;
+            let cur = self.map.l2p[lpn as usize];
+            if cur == UNMAPPED {
+                continue;
+            }
+            if !self.cfg.power_loss_protection && self.is_pending(cur) {
+                let (s, slot) = self.pending_record(cur);
+                let rec = self.streams[s as usize].undo[slot as usize];
+                self.streams[s as usize].undo[slot as usize] = NO_UNDO;
+                if rec.prev != UNMAPPED {
+                    self.invalidate(rec.prev);
+                }
+            }
+            self.invalidate(cur);
+            self.map.l2p[lpn as usize] = UNMAPPED;
+            self.map.mapped -= 1;
+        }
+        self.after_op();
+    }
+
+    /// Program any partly filled open pages (padding them), so everything written is durable.
+    pub fn flush(&mut self, ops: &mut Vec<NandOp>) {
+        for s in STREAMS {
+            self.pad_stream(s, ops);
+        }
+        self.after_op();
+    }
+
+    /// Power is lost. With PLP: as flush. Without: data in unprogrammed open pages is lost and
+    /// those IUs read as their previous durable version (or unmapped if they had none).
+    pub fn power_loss(&mut self, ops: &mut Vec<NandOp>) {
+        if self.cfg.power_loss_protection {
+            self.flush(ops);
+            return;
+        }
+        for s in [StreamId::Host, StreamId::Slc] {
+            let (b, page, fill) = {
+                let st = &self.streams[s as usize];
+                (st.cur_block, st.cur_page, st.fill)
+            };
+            if b == NIL {
+                continue;
+            }
+            for slot in 0..fill {
+                let rec = self.streams[s as usize].undo[slot as usize];
+                self.streams[s as usize].undo[slot as usize] = NO_UNDO;
+                if rec.lpn == NIL {
+                    continue;
+                }
+                let ppa = self.ppa_of(b, page, slot);
+                debug_assert_eq!(self.map.l2p[rec.lpn as usize], ppa);
+                self.invalidate(ppa);
+                self.map.l2p[rec.lpn as usize] = rec.prev;
+                if rec.prev == UNMAPPED {
+                    self.map.mapped -= 1;
+                }
+            }
+            // The page was never programmed: it is still erased and is reused from slot 0.
+            self.streams[s as usize].fill = 0;
+        }
+        debug_assert!(
+            [StreamId::Gc, StreamId::Fold].iter().all(|&s| self.streams[s as usize].fill == 0),
+            "relocation left an unprogrammed page without PLP"
+        );
+        self.after_op();
+    }
+
+    /// Secure erase: every IU unmapped, every block holding programmed pages erased (erase
+    /// counts kept, and incremented for those erases), dynamic SLC blocks back to native mode.
+    /// Counters restart from zero after the format.
+    pub fn format(&mut self, ops: &mut Vec<NandOp>) {
+        let erase_counts = std::mem::take(&mut self.blocks.erase_count);
+        let mut fresh = BlockTable::new(&self.geo);
+        for b in 0..self.geo.total_blocks {
+            let i = b as usize;
+            fresh.erase_count[i] = erase_counts[i];
+            if self.blocks.programmed[i] > 0 {
+                ops.push(NandOp {
+                    kind: NandOpKind::Erase,
+                    cause: OpCause::Gc,
+                    block: b,
+                    page: 0,
+                    ius: 0,
+                    slc: self.blocks.slc[i],
+                });
+                fresh.erase_count[i] += 1;
+            }
+        }
+        self.blocks = fresh;
+        self.map.clear();
+        self.streams = fresh_streams(&self.geo);
+        self.counters = FtlCounters::default();
+        self.seq = 0;
+        self.erases_since_wl = 0;
+        self.wl_queue_len = 0;
+        self.after_op();
+    }
+}

@@ -1,0 +1,249 @@
+//! Emptying blocks: garbage collection of native blocks, folding SLC blocks into native ones,
+//! and the background work loop. All relocation reads each page holding valid data, rewrites
+//! the valid IUs through a relocation stream and erases the source block.
+
+use crate::alloc::StreamId;
+use crate::blocks::{Class, Pool};
+use crate::gc::{Greedy, VictimSelector};
+use crate::mapping::INVALID;
+use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
+
+impl Ftl {
+    /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
+    /// whole page, since relocation may pad its last page.
+    fn min_gain(&self) -> u32 {
+        if self.cfg.power_loss_protection {
+            1
+        } else {
+            self.geo.ius_per_page
+        }
+    }
+
+    /// Free native blocks needed before optional work (folding, wear levelling) may take
+    /// blocks: relocating one block can open a fresh block on every unit.
+    pub(crate) fn optional_work_floor(&self) -> u32 {
+        self.geo.reserve_blocks + self.geo.units + 1
+    }
+
+    /// Reclaim until more than the reserve of native blocks is free (or nothing is reclaimable).
+    pub(crate) fn foreground_reclaim(&mut self, ops: &mut Vec<NandOp>) {
+        while self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks {
+            if !self.reclaim_one(ops) {
+                break;
+            }
+        }
+    }
+
+    /// Empty the one block that frees native space most cheaply: the GC victim chosen by the
+    /// policy, or a dynamic SLC block to fold (it frees a whole native block for at most
+    /// `1 / bits_per_cell` of a block of copying). Returns false if no block is worth it.
+    pub(crate) fn reclaim_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        let cap = self.geo.ius_per_block;
+        let min_gain = self.min_gain();
+        let worth = |valid: u32| cap - valid >= min_gain;
+        let mut gc = self.selector.select(&mut self.blocks, Class::Native, self.seq);
+        if gc.is_some_and(|b| !worth(self.blocks.valid[b as usize])) {
+            // The policy's pick gains too little; the emptiest block gains the most.
+            gc = Greedy
+                .select(&mut self.blocks, Class::Native, self.seq)
+                .filter(|&b| worth(self.blocks.valid[b as usize]));
+        }
+        let fold = Greedy
+            .select(&mut self.blocks, Class::SlcDynamic, self.seq)
+            .filter(|&b| worth(self.blocks.valid[b as usize]));
+        let (victim, cause, dest) = match (gc, fold) {
+            (Some(g), Some(f)) => {
+                // Copies per freed IU: valid / (cap - valid); compare without dividing.
+                let (vg, vf) = (
+                    u64::from(self.blocks.valid[g as usize]),
+                    u64::from(self.blocks.valid[f as usize]),
+                );
+                if vf * (u64::from(cap) - vg) < vg * (u64::from(cap) - vf) {
+                    (f, OpCause::SlcFold, StreamId::Fold)
+                } else {
+                    (g, OpCause::Gc, StreamId::Gc)
+                }
+            }
+            (Some(g), None) => (g, OpCause::Gc, StreamId::Gc),
+            (None, Some(f)) => (f, OpCause::SlcFold, StreamId::Fold),
+            (None, None) => return false,
+        };
+        self.relocate(victim, cause, dest, ops);
+        true
+    }
+
+    /// Fold the emptiest closed SLC block (dynamic first: folding it also frees a native
+    /// block). Returns false if no SLC block is closed.
+    fn fold_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        for class in [Class::SlcDynamic, Class::SlcStatic] {
+            if let Some(b) = Greedy.select(&mut self.blocks, class, self.seq) {
+                self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
+    pub(crate) fn relocate(&mut self, b: u32, cause: OpCause, dest: StreamId, ops: &mut Vec<NandOp>) {
+        self.blocks.begin_reclaim(b);
+        self.streams[dest as usize].cause = cause;
+        let slc = self.blocks.slc[b as usize];
+        let ipp = self.geo.ius_per_page;
+        for page in 0..self.blocks.capacity_pages(b) {
+            let first = self.ppa_of(b, page, 0);
+            let live = (first..first + ipp)
+                .filter(|&p| self.map.p2l[p as usize] != INVALID)
+                .count() as u32;
+            if live == 0 {
+                continue;
+            }
+            ops.push(NandOp {
+                kind: NandOpKind::Read,
+                cause,
+                block: b,
+                page,
+                ius: live,
+                slc,
+            });
+            self.counters.nand_read_pages += 1;
+            for src in first..first + ipp {
+                let lpn = self.map.p2l[src as usize];
+                if lpn != INVALID {
+                    self.move_iu(src, lpn, dest, cause, ops);
+                }
+            }
+        }
+        debug_assert_eq!(self.blocks.valid[b as usize], 0);
+        if !self.cfg.power_loss_protection {
+            // The source is erased next: its data must be durable elsewhere first.
+            self.pad_stream(dest, ops);
+        }
+        ops.push(NandOp {
+            kind: NandOpKind::Erase,
+            cause,
+            block: b,
+            page: 0,
+            ius: 0,
+            slc,
+        });
+        self.blocks.release(b);
+        self.counters.erases += 1;
+        self.erases_since_wl += 1;
+    }
+
+    fn move_iu(&mut self, src: Ppa, lpn: Lpn, dest: StreamId, cause: OpCause, ops: &mut Vec<NandOp>) {
+        let Some((to, _)) = self.next_slot(dest) else {
+            panic!(
+                "FTL invariant broken: relocation found no free block ({} free, reserve {})",
+                self.blocks.free_count(Pool::Native),
+                self.geo.reserve_blocks
+            );
+        };
+        let version = self.map.version_at(src);
+        self.map.fill_slot(to, lpn, version);
+        if self.map.l2p[lpn as usize] == src {
+            self.map.l2p[lpn as usize] = to;
+        } else {
+            // A shadowed previous copy (newer data waits in an unprogrammed host page): the
+            // undo record follows the move, the map keeps pointing at the new data.
+            self.redirect_undo(lpn, src, to);
+        }
+        self.invalidate(src);
+        match cause {
+            OpCause::SlcFold => self.counters.slc_folded_ius += 1,
+            OpCause::WearLevel => self.counters.wear_level_moved_ius += 1,
+            _ => self.counters.gc_copied_ius += 1,
+        }
+        self.finish_slot(dest, ops);
+    }
+
+    fn redirect_undo(&mut self, lpn: Lpn, from: Ppa, to: Ppa) {
+        for s in [StreamId::Host, StreamId::Slc] {
+            let st = &mut self.streams[s as usize];
+            let fill = st.fill as usize;
+            if let Some(rec) = st.undo[..fill].iter_mut().find(|r| r.lpn == lpn && r.prev == from) {
+                rec.prev = to;
+                return;
+            }
+        }
+        panic!("FTL invariant broken: P2L of {from} names IU {lpn}, which maps elsewhere and has no undo record");
+    }
+
+    /// One bounded step of background work (idle GC toward `background_free_blocks`, SLC
+    /// folding, wear levelling). Returns false when there is nothing left to do.
+    pub fn background_step(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        let did = self.background_work(ops);
+        if did {
+            self.after_op();
+        }
+        did
+    }
+
+    fn background_work(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        let free = self.blocks.free_count(Pool::Native);
+        if free < self.geo.background_blocks && self.reclaim_one(ops) {
+            return true;
+        }
+        if self.blocks.free_count(Pool::Native) > self.optional_work_floor() && self.fold_one(ops) {
+            return true;
+        }
+        self.maybe_wear_level(ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::tests::small;
+    use crate::{Ftl, NandOpKind, OpCause};
+
+    #[test]
+    fn gc_reads_valid_pages_copies_and_erases() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        for round in 0..6 {
+            for lpn in 0..1400 {
+                ftl.write(lpn, 1, false, false, round, &mut ops);
+            }
+        }
+        let c = ftl.counters().clone();
+        assert!(c.erases > 0 && c.gc_copied_ius < c.host_write_ius);
+        let erases = ops.iter().filter(|o| o.kind == NandOpKind::Erase).count() as u64;
+        assert_eq!(erases, c.erases);
+        let programs = ops.iter().filter(|o| o.kind == NandOpKind::Program).count() as u64;
+        assert_eq!(programs, c.nand_program_pages);
+        let gc_read_ius: u64 = ops
+            .iter()
+            .filter(|o| o.kind == NandOpKind::Read && o.cause == OpCause::Gc)
+            .map(|o| u64::from(o.ius))
+            .sum();
+        assert_eq!(gc_read_ius, c.gc_copied_ius);
+        assert_eq!(c.nand_write_ius, 2 * c.nand_program_pages);
+        assert!(ftl.free_blocks() > 4);
+        for lpn in 0..1400 {
+            assert_eq!(ftl.read_version(lpn), Some(5));
+        }
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn background_gc_reaches_its_target_then_stops() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..1400 {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        for i in 0..3000u32 {
+            ftl.write((i * 7919) % 1400, 1, false, false, 1, &mut ops);
+        }
+        assert!(ftl.free_blocks() < 8);
+        let mut steps = 0;
+        while ftl.background_step(&mut ops) {
+            steps += 1;
+            assert!(steps < 10_000);
+        }
+        assert!(steps > 0);
+        assert!(ftl.free_blocks() >= 8);
+        ftl.check_invariants();
+    }
+}

@@ -1,0 +1,85 @@
+//! SLC cache routing: host writes go to SLC-mode blocks (static ones first, then free native
+//! blocks in SLC mode within the dynamic limit) while there is room, and bypass to native
+//! blocks once the cache is exhausted. Folding back to native blocks lives in `reclaim`.
+
+use crate::alloc::StreamId;
+use crate::lists::NIL;
+use crate::Ftl;
+
+impl Ftl {
+    pub(crate) fn slc_cache_enabled(&self) -> bool {
+        self.geo.static_slc_blocks > 0 || self.cfg.slc.dynamic
+    }
+
+    /// The stream a host IU goes to. If it is the SLC stream, its current page is started.
+    pub(crate) fn route_host_write(&mut self) -> StreamId {
+        if self.slc_cache_enabled()
+            && (self.streams[StreamId::Slc as usize].cur_block != NIL || self.start_page(StreamId::Slc))
+        {
+            StreamId::Slc
+        } else {
+            StreamId::Host
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::tests::small;
+    use crate::{Ftl, ReadLocation};
+
+    #[test]
+    fn static_cache_fills_then_bypasses_then_folds_when_idle() {
+        let mut c = small();
+        c.slc.static_blocks = 2; // 2 blocks x 4 SLC pages x 2 IUs = 16 IUs of cache
+        c.user_ius = 1200;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..40 {
+            ftl.write(lpn, 1, false, false, lpn, &mut ops);
+        }
+        assert_eq!(ftl.counters().slc_write_ius, 16);
+        assert!(ops.iter().filter(|o| o.kind == crate::NandOpKind::Program).all(|o| o.slc == (o.block % 64 == 63)));
+        match ftl.read(3) {
+            ReadLocation::Nand { slc: true, .. } => {}
+            other => panic!("expected an SLC hit, got {other:?}"),
+        }
+        assert_eq!(ftl.counters().slc_read_hits, 1);
+        ops.clear();
+        while ftl.background_step(&mut ops) {}
+        assert_eq!(ftl.counters().slc_folded_ius, 16);
+        assert!(ops.iter().any(|o| o.cause == crate::OpCause::SlcFold && o.kind == crate::NandOpKind::Erase && o.slc));
+        assert!(matches!(ftl.read(3), ReadLocation::Nand { slc: false, .. }));
+        for lpn in 0..40 {
+            assert_eq!(ftl.read_version(lpn), Some(lpn));
+        }
+        // The cache is empty again and takes new writes.
+        ftl.write(100, 1, false, false, 7, &mut ops);
+        assert_eq!(ftl.counters().slc_write_ius, 17);
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn dynamic_cache_shrinks_as_the_drive_fills() {
+        let mut c = small();
+        c.slc.dynamic = true;
+        c.slc.dynamic_max_fraction = 0.5;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        // Empty drive: the first writes land in SLC mode.
+        ftl.write(0, 8, false, false, 1, &mut ops);
+        assert_eq!(ftl.counters().slc_write_ius, 8);
+        assert!(ftl.slc_blocks_in_use() >= 1);
+        // Fill the drive: eventually writes bypass the cache.
+        for lpn in 8..1400 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        let slc_before = ftl.counters().slc_write_ius;
+        assert!(slc_before < 1400, "cache never bypassed");
+        for lpn in 0..100 {
+            ftl.write(lpn, 1, false, false, 2, &mut ops);
+        }
+        assert!(ftl.counters().slc_write_ius - slc_before < 100);
+        ftl.check_invariants();
+    }
+}
