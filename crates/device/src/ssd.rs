@@ -149,8 +149,11 @@ impl Ssd {
     fn schedule_ops(&mut self, start_ns: u64) -> (u64, u64) {
         let mut last = start_ns;
         let mut rmw_done = start_ns;
-        // An internal program (GC, fold, wear levelling) moves data read by the ops before it.
-        let mut internal_read_done = start_ns;
+        // An internal program (GC, fold, wear levelling) carries data read by the ops before
+        // it. A real controller lets such reads overtake queued programs, so the program waits
+        // for the read's own latency (array + transfer), not for the FIFO queue of the die
+        // the victim sits on: waiting for that queue would idle every other die.
+        let mut internal_data_ns = start_ns;
         for i in 0..self.ops.len() {
             let op = self.ops[i];
             let m = self.media_op(&op);
@@ -159,7 +162,7 @@ impl Ssd {
                 OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel
             );
             let at = if internal && op.kind == NandOpKind::Program {
-                internal_read_done
+                internal_data_ns
             } else {
                 start_ns
             };
@@ -168,7 +171,10 @@ impl Ssd {
             match (op.kind, op.cause) {
                 (NandOpKind::Read, OpCause::ReadModifyWrite) => rmw_done = rmw_done.max(done),
                 (NandOpKind::Read, _) if internal => {
-                    internal_read_done = internal_read_done.max(done)
+                    let t = self.media.timings();
+                    let array = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
+                    internal_data_ns =
+                        internal_data_ns.max(start_ns + array + self.media.channel_ns(m.bytes));
                 }
                 (NandOpKind::Program, OpCause::HostWrite) => {
                     self.buffer.programmed(done, m.bytes);

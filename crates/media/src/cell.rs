@@ -131,7 +131,10 @@ mod tests {
     fn slc_mode_is_faster_and_qlc_slower_than_tlc() {
         // 2D MLC defaults are slower per page than 3D TLC (different generations), so only
         // same-generation pairs are ordered.
-        let (tlc, qlc) = (CellType::Tlc.default_timings(), CellType::Qlc.default_timings());
+        let (tlc, qlc) = (
+            CellType::Tlc.default_timings(),
+            CellType::Qlc.default_timings(),
+        );
         assert!(qlc.t_prog_ns > tlc.t_prog_ns && qlc.t_read_ns > tlc.t_read_ns);
         for c in CellType::ALL {
             let t = c.default_timings();
