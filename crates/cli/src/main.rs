@@ -1,1 +1,221 @@
-fn main() {}
+//! `flashlab`: run fio job files against simulated drives. This binary only glues the library
+//! crates together: parse arguments, build the device, run, render.
+
+mod progress;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use clap::{Parser, Subcommand, ValueEnum};
+use flashlab_engine::SeedTree;
+
+/// Seed used when `--seed` is not given: runs are reproducible by default.
+const DEFAULT_SEED: u64 = 1;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "flashlab",
+    version,
+    about = "Run fio job files against simulated SSDs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a fio job file against a simulated device.
+    Run(RunArgs),
+    /// List the device presets, one per line.
+    Devices,
+    /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
+    Describe(DescribeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The fio job file.
+    job: PathBuf,
+    /// A preset name (see `flashlab devices`) or a path to a device TOML file.
+    #[arg(long)]
+    device: Option<String>,
+    /// Override a device key by its dotted TOML path, e.g. `--set nand.pages_per_block=256`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
+    output_format: OutputFormat,
+    /// Write the results to this file instead of standard output.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Master seed of every random stream of the run.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+}
+
+#[derive(clap::Args, Debug)]
+struct DescribeArgs {
+    /// A preset name or a path to a device TOML file.
+    device: String,
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[arg(long, value_enum, default_value_t = DescribeFormat::Normal)]
+    output_format: DescribeFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    Normal,
+    Json,
+    #[value(name = "json+")]
+    JsonPlus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DescribeFormat {
+    Normal,
+    Json,
+}
+
+/// A failure and the exit code it maps to.
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+/// Exit code 2: the input (job file, device, option) is wrong.
+fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        code: 2,
+        error: error.into(),
+    }
+}
+
+/// Exit code 1: the input was fine but the run failed.
+fn run_failed(error: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        code: 1,
+        error: error.into(),
+    }
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors, matching our "bad input" code.
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Run(args) => cmd_run(&args),
+        Command::Devices => cmd_devices(),
+        Command::Describe(args) => cmd_describe(&args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("flashlab: error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// `KEY=VALUE` pairs of `--set`.
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    sets.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+            _ => Err(bad_input(anyhow!(
+                "--set '{s}': expected KEY=VALUE with a dotted device key, e.g. --set nand.pages_per_block=256"
+            ))),
+        })
+        .collect()
+}
+
+fn load_device(name: &str, sets: &[String]) -> Result<flashlab_device::DeviceConfig, Failure> {
+    let sets = parse_sets(sets)?;
+    flashlab_device::load_device_config(name, &sets).map_err(bad_input)
+}
+
+fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
+    let job_file = flashlab_workload::parse_file(&args.job).map_err(bad_input)?;
+    let device_name = args
+        .device
+        .clone()
+        .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    let config = load_device(&device_name, &args.set)?;
+    let seeds = SeedTree::new(args.seed);
+    let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
+
+    let options = flashlab_runner::RunOptions::new(args.seed, config.name.clone());
+    let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
+    let result =
+        flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p));
+    display.finish();
+    let mut run = result.map_err(|e| {
+        if e.is_bad_input() {
+            bad_input(e)
+        } else {
+            run_failed(e)
+        }
+    })?;
+
+    // The device's counters (they include its scale) join the run's own flashlab figures.
+    if let serde_json::Value::Object(extra) = &mut run.flashlab {
+        extra.insert("device_counters".into(), ssd.counters_json());
+    }
+
+    let text = match args.output_format {
+        OutputFormat::Normal => flashlab_report::render_normal(&run),
+        OutputFormat::Json => flashlab_report::render_json(&run, false),
+        OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
+    };
+    write_output(args.output.as_deref(), &text)?;
+    // Like fio, log prefixes are paths relative to the current directory.
+    flashlab_report::write_logs(&run, Path::new("."))
+        .context("writing the bw/lat/iops logs")
+        .map_err(run_failed)?;
+    Ok(())
+}
+
+fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match path {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("writing {}", path.display()))
+            .map_err(run_failed),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to standard output")
+                .map_err(run_failed)
+        }
+    }
+}
+
+fn cmd_devices() -> Result<(), Failure> {
+    let mut text = String::new();
+    let presets = flashlab_device::preset_names();
+    let width = presets.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, summary) in presets {
+        let marker = if name == flashlab_device::DEFAULT_DEVICE {
+            " (default)"
+        } else {
+            ""
+        };
+        text.push_str(&format!("{name:width$}  {summary}{marker}\n"));
+    }
+    write_output(None, &text)
+}
+
+fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
+    let config = load_device(&args.device, &args.set)?;
+    let text = match args.output_format {
+        DescribeFormat::Normal => config.describe(),
+        DescribeFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&config.describe_json())
+                .map_err(|e| run_failed(anyhow!(e)))?;
+            s.push('\n');
+            s
+        }
+    };
+    write_output(None, &text)
+}

@@ -97,13 +97,13 @@ pub struct Progress<'a> {
 /// Why a run could not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{file}:{line}: job '{job}': {source}")]
+    /// The job cannot run on this device (the message names the job already).
+    #[error("{file}:{line}: {error}")]
     Job {
         file: String,
         line: usize,
         job: String,
-        #[source]
-        source: JobError,
+        error: JobError,
     },
     #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
     Unbounded {
@@ -112,15 +112,14 @@ pub enum RunError {
         job: String,
     },
     #[error(
-        "job '{job}' at {time_ns} ns: the device refused a {kind} at byte {offset_bytes}: {source}"
+        "job '{job}' at {time_ns} ns: the device refused a {kind} at byte {offset_bytes}: {error}"
     )]
     Device {
         job: String,
         time_ns: SimTime,
         kind: &'static str,
         offset_bytes: u64,
-        #[source]
-        source: DeviceError,
+        error: DeviceError,
     },
     #[error("job '{job}' at {time_ns} ns: the device answered a {kind} with a completion at {done_ns} ns, {why}")]
     BadCompletion {

@@ -299,11 +299,11 @@ impl<'a, 'd> Runner<'a, 'd> {
                 let seeds = job_seeds.index(job_index as u64);
                 let generator =
                     IoGenerator::new(spec, clone_index, capacity_bytes, block_bytes, seeds)
-                        .map_err(|source| RunError::Job {
+                        .map_err(|error| RunError::Job {
                             file: file.path.clone(),
                             line: spec.line,
                             job: spec.name.clone(),
-                            source,
+                            error,
                         })?;
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
@@ -721,12 +721,12 @@ impl<'a, 'd> Runner<'a, 'd> {
         let completion = self
             .device
             .submit(now, &req)
-            .map_err(|source| RunError::Device {
+            .map_err(|error| RunError::Device {
                 job: self.clones[i].spec.name.clone(),
                 time_ns: now,
                 kind: kind_name(req.kind),
                 offset_bytes: req.offset_bytes,
-                source,
+                error,
             })?;
         let bad = |why: &'static str| RunError::BadCompletion {
             job: self.clones[i].spec.name.clone(),

@@ -1,0 +1,208 @@
+//! Whole runs of the `flashlab` binary: outputs, exit codes and messages.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn flashlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("the flashlab binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Write a job file under the test scratch directory and return its path.
+fn job_file(name: &str, text: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, text).expect("write job file");
+    path.to_string_lossy().into_owned()
+}
+
+/// The small preset made for tests when there is one, so runs stay fast; else the default.
+fn test_device() -> String {
+    let out = flashlab(&["devices"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing = stdout(&out);
+    let names: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    names
+        .iter()
+        .find(|n| n.starts_with("tiny"))
+        .or_else(|| names.iter().find(|_| listing.contains("(default)")))
+        .map(|n| n.to_string())
+        .expect("at least one preset")
+}
+
+const SMALL_JOB: &str = "\
+[global]
+ioengine=libaio
+direct=1
+
+[rr]
+rw=randread
+bs=4k
+iodepth=8
+size=8m
+
+[sw]
+stonewall
+rw=write
+bs=64k
+iodepth=4
+size=8m
+";
+
+fn run_json(job: &str, seed: &str) -> Output {
+    let device = test_device();
+    flashlab(&[
+        "run",
+        job,
+        "--device",
+        &device,
+        "--output-format",
+        "json",
+        "--seed",
+        seed,
+    ])
+}
+
+#[test]
+fn json_output_has_fio_keys_and_flashlab_object() {
+    let job = job_file("small-json.fio", SMALL_JOB);
+    let out = run_json(&job, "1");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert!(v["fio version"].is_string());
+    assert_eq!(v["global options"]["ioengine"], "libaio");
+    let jobs = v["jobs"].as_array().expect("jobs array");
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["jobname"], "rr");
+    assert_eq!(jobs[0]["groupid"], 0);
+    assert_eq!(jobs[1]["jobname"], "sw");
+    assert_eq!(jobs[1]["groupid"], 1);
+    // 8 MiB of 4 KiB reads.
+    assert_eq!(jobs[0]["read"]["total_ios"], 2048);
+    assert_eq!(jobs[0]["read"]["io_bytes"], 8 << 20);
+    assert!(jobs[0]["read"]["iops"].as_f64().unwrap() > 0.0);
+    assert!(jobs[0]["read"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!(jobs[1]["write"]["io_bytes"], 8 << 20);
+    assert_eq!(v["flashlab"]["seed"], 1);
+    assert!(v["flashlab"]["device_counters"].is_object());
+}
+
+#[test]
+fn same_seed_gives_identical_bytes_and_another_seed_differs() {
+    let job = job_file("small-det.fio", SMALL_JOB);
+    let a = run_json(&job, "5");
+    let b = run_json(&job, "5");
+    let c = run_json(&job, "6");
+    assert!(a.status.success(), "stderr: {}", stderr(&a));
+    assert_eq!(stdout(&a), stdout(&b));
+    assert_ne!(stdout(&a), stdout(&c));
+}
+
+#[test]
+fn normal_output_goes_to_the_output_file() {
+    let job = job_file("small-normal.fio", SMALL_JOB);
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("small-normal.txt");
+    let _ = std::fs::remove_file(&target);
+    let device = test_device();
+    let out = flashlab(&[
+        "run",
+        &job,
+        "--device",
+        &device,
+        "--output",
+        target.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let text = std::fs::read_to_string(&target).expect("output file");
+    assert!(text.contains("rr: (groupid=0"), "{text}");
+    // Progress goes to stderr only on a terminal, never into a pipe.
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_job_file_exits_2_naming_file_and_line() {
+    let job = job_file("bad-value.fio", "[a]\nrw=randread\niodepth=lots\n");
+    let out = flashlab(&["run", &job]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad-value.fio:3"), "{err}");
+}
+
+#[test]
+fn unknown_option_suggests_the_nearest() {
+    let job = job_file("typo.fio", "[a]\nrw=randread\niodepht=4\n");
+    let out = flashlab(&["run", &job]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("typo.fio:3"), "{err}");
+    assert!(err.contains("iodepth"), "{err}");
+}
+
+#[test]
+fn missing_job_file_exits_2() {
+    let out = flashlab(&["run", "no-such-file.fio"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no-such-file.fio"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unknown_preset_exits_2_listing_presets() {
+    let job = job_file("preset.fio", SMALL_JOB);
+    let out = flashlab(&["run", &job, "--device", "no-such-drive"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("no-such-drive"), "{err}");
+    let first_preset = stdout(&flashlab(&["devices"]))
+        .split_whitespace()
+        .next()
+        .expect("a preset")
+        .to_string();
+    assert!(err.contains(&first_preset), "{err}");
+}
+
+#[test]
+fn malformed_set_exits_2() {
+    let job = job_file("set.fio", SMALL_JOB);
+    let out = flashlab(&["run", &job, "--set", "no-equals-sign"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("KEY=VALUE"), "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_output_format_is_a_usage_error() {
+    let out = flashlab(&["run", "x.fio", "--output-format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("json+"), "{}", stderr(&out));
+}
+
+#[test]
+fn devices_and_describe_work() {
+    let out = flashlab(&["devices"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("(default)"), "{}", stdout(&out));
+    let device = test_device();
+    let out = flashlab(&["describe", &device]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!out.stdout.is_empty());
+    let out = flashlab(&["describe", &device, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+}
