@@ -1,0 +1,289 @@
+//! Random operation sequences against a shadow model of what every read must return.
+//!
+//! The model keeps, per logical IU, the version a read returns now (`cur`) and the version
+//! that survives a power loss without PLP (`durable`). A write becomes durable when its page
+//! is programmed: the model learns that from reads (an IU no longer `Buffered` is on NAND),
+//! and independently bounds it: at most two open pages (host and SLC) of IUs may be buffered,
+//! none after a flush, none ever with one IU per page.
+
+use flashlab_ftl::{Ftl, FtlConfig, GcConfig, ReadLocation, SlcConfig, VictimPolicy};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Write { first: u32, count: u32, head: bool, tail: bool },
+    /// Many single-IU writes, 3 in 4 into a hot tenth of the drive (so blocks wear unevenly).
+    Burst { seed: u64, n: u32 },
+    Trim { first: u32, count: u32 },
+    Read { lpn: u32 },
+    Flush,
+    Background { steps: u32 },
+    PowerLoss,
+    Format,
+}
+
+#[derive(Debug, Clone)]
+struct Flavour {
+    ius_per_page: u32,
+    plp: bool,
+    static_slc: u32,
+    dynamic_slc: bool,
+    policy: VictimPolicy,
+    wear_level_threshold: u32,
+}
+
+fn config(f: &Flavour) -> FtlConfig {
+    let (dies, planes, blocks_per_plane, pages_per_block) = (2, 2, 32, 8);
+    let native_ius = (dies * planes * blocks_per_plane - f.static_slc) * pages_per_block * f.ius_per_page;
+    FtlConfig {
+        dies,
+        planes_per_die: planes,
+        blocks_per_plane,
+        pages_per_block,
+        ius_per_page: f.ius_per_page,
+        iu_bytes: 4096,
+        bits_per_cell: 2,
+        user_ius: u64::from(native_ius * 3 / 5),
+        gc: GcConfig {
+            policy: f.policy,
+            foreground_free_blocks: 3,
+            background_free_blocks: 12,
+        },
+        slc: SlcConfig {
+            static_blocks: f.static_slc,
+            dynamic: f.dynamic_slc,
+            dynamic_max_fraction: 0.3,
+        },
+        wear_level_threshold: f.wear_level_threshold,
+        power_loss_protection: f.plp,
+        track_versions: true,
+    }
+}
+
+fn flavour() -> impl Strategy<Value = Flavour> {
+    (
+        prop_oneof![Just(1u32), Just(2), Just(4)],
+        any::<bool>(),
+        prop_oneof![Just(0u32), Just(4)],
+        any::<bool>(),
+        prop_oneof![Just(VictimPolicy::Greedy), Just(VictimPolicy::CostBenefit)],
+        prop_oneof![Just(0u32), Just(3)],
+    )
+        .prop_map(|(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold)| Flavour {
+            ius_per_page,
+            plp,
+            static_slc,
+            dynamic_slc,
+            policy,
+            wear_level_threshold,
+        })
+}
+
+fn op(user: u32) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0..user, 1u32..24, any::<bool>(), any::<bool>()).prop_map(move |(first, count, head, tail)| Op::Write {
+            first,
+            count: count.min(user - first),
+            head,
+            tail
+        }),
+        3 => (any::<u64>(), 50u32..600).prop_map(|(seed, n)| Op::Burst { seed, n }),
+        2 => (0..user, 1u32..40).prop_map(move |(first, count)| Op::Trim { first, count: count.min(user - first) }),
+        2 => (0..user).prop_map(|lpn| Op::Read { lpn }),
+        2 => Just(Op::Flush),
+        2 => (1u32..40).prop_map(|steps| Op::Background { steps }),
+        2 => Just(Op::PowerLoss),
+        1 => Just(Op::Format),
+    ]
+}
+
+struct Model {
+    cur: Vec<Option<u32>>,
+    durable: Vec<Option<u32>>,
+    /// IUs whose latest write may still sit in an unprogrammed page.
+    pending: Vec<u32>,
+    version: u32,
+}
+
+impl Model {
+    fn write(&mut self, lpn: u32) {
+        self.cur[lpn as usize] = Some(self.version);
+        if !self.pending.contains(&lpn) {
+            self.pending.push(lpn);
+        }
+    }
+
+    /// Learn which pending writes have reached NAND.
+    fn settle(&mut self, ftl: &mut Ftl, max_buffered: usize) {
+        let (cur, durable) = (&self.cur, &mut self.durable);
+        self.pending.retain(|&lpn| {
+            let buffered = ftl.read(lpn) == ReadLocation::Buffered;
+            if !buffered {
+                durable[lpn as usize] = cur[lpn as usize];
+            }
+            buffered
+        });
+        assert!(
+            self.pending.len() <= max_buffered,
+            "{} IUs buffered, at most {max_buffered} fit the open pages",
+            self.pending.len()
+        );
+    }
+
+    fn all_durable(&mut self) {
+        self.durable.clone_from(&self.cur);
+        self.pending.clear();
+    }
+}
+
+fn run(f: &Flavour, ops: &[Op]) -> Ftl {
+    let cfg = config(f);
+    let user = cfg.user_ius as u32;
+    let ipp = cfg.ius_per_page as usize;
+    let slc = f.static_slc > 0 || f.dynamic_slc;
+    let max_buffered = if slc { 2 * (ipp - 1) } else { ipp - 1 };
+    let mut ftl = Ftl::new(cfg).unwrap();
+    let mut m = Model {
+        cur: vec![None; user as usize],
+        durable: vec![None; user as usize],
+        pending: Vec::new(),
+        version: 0,
+    };
+    let mut nand = Vec::new();
+    for op in ops {
+        m.version += 1;
+        match *op {
+            Op::Write { first, count, head, tail } if f.plp => {
+                ftl.write(first, count, head, tail, m.version, &mut nand);
+                (first..first + count).for_each(|lpn| m.write(lpn));
+            }
+            Op::Write { first, count, head, tail } => {
+                // One IU per call, so the model sees each page reach NAND (an earlier version
+                // may become durable just before a later write shadows it).
+                for lpn in first..first + count {
+                    let (h, t) = (head && lpn == first, tail && lpn + 1 == first + count);
+                    ftl.write(lpn, 1, h, t, m.version, &mut nand);
+                    m.write(lpn);
+                    m.settle(&mut ftl, max_buffered);
+                }
+            }
+            Op::Burst { seed, n } => {
+                let mut x = seed | 1;
+                for _ in 0..n {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let lpn = if x % 4 == 0 { (x >> 8) % u64::from(user) } else { (x >> 8) % u64::from(user / 10) } as u32;
+                    m.version += 1;
+                    ftl.write(lpn, 1, false, false, m.version, &mut nand);
+                    m.write(lpn);
+                    m.settle(&mut ftl, max_buffered);
+                }
+            }
+            Op::Trim { first, count } => {
+                ftl.trim(first, count);
+                for lpn in first..first + count {
+                    m.cur[lpn as usize] = None;
+                    m.durable[lpn as usize] = None;
+                }
+                m.pending.retain(|&l| !(first..first + count).contains(&l));
+            }
+            Op::Read { lpn } => {
+                let loc = ftl.read(lpn);
+                assert_eq!(loc == ReadLocation::Unmapped, m.cur[lpn as usize].is_none(), "IU {lpn}: {loc:?}");
+            }
+            Op::Flush => {
+                ftl.flush(&mut nand);
+                m.settle(&mut ftl, 0);
+            }
+            Op::Background { steps } => {
+                for _ in 0..steps {
+                    if !ftl.background_step(&mut nand) {
+                        break;
+                    }
+                }
+            }
+            Op::PowerLoss => {
+                ftl.power_loss(&mut nand);
+                if f.plp {
+                    m.settle(&mut ftl, 0);
+                } else {
+                    m.cur.clone_from(&m.durable);
+                    m.pending.clear();
+                }
+                m.settle(&mut ftl, 0);
+            }
+            Op::Format => {
+                ftl.format(&mut nand);
+                m.cur.fill(None);
+                m.all_durable();
+                assert_eq!(ftl.counters().host_write_ius, 0);
+            }
+        }
+        m.settle(&mut ftl, if ipp == 1 { 0 } else { max_buffered });
+        nand.clear();
+        ftl.check_invariants();
+        for lpn in 0..user {
+            assert_eq!(ftl.read_version(lpn), m.cur[lpn as usize], "IU {lpn} after {op:?}");
+        }
+    }
+    ftl
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn reads_return_the_last_write_or_the_last_durable_one(
+        f in flavour(),
+        ops in (0u32..1).prop_flat_map(|_| proptest::collection::vec(op(1000), 1..60)),
+    ) {
+        // Ops are generated for 1000 IUs and clipped to the flavour's capacity.
+        let user = config(&f).user_ius as u32;
+        let clip = |op: &Op| match *op {
+            Op::Write { first, count, head, tail } => {
+                let first = first % user;
+                Op::Write { first, count: count.min(user - first), head, tail }
+            }
+            Op::Trim { first, count } => {
+                let first = first % user;
+                Op::Trim { first, count: count.min(user - first) }
+            }
+            Op::Read { lpn } => Op::Read { lpn: lpn % user },
+            ref other => other.clone(),
+        };
+        let ops: Vec<Op> = ops.iter().map(clip).collect();
+        run(&f, &ops);
+    }
+}
+
+/// Deterministic long run with everything on: GC, both SLC caches, wear levelling, no PLP.
+#[test]
+fn long_mixed_run_without_plp() {
+    let f = Flavour {
+        ius_per_page: 2,
+        plp: false,
+        static_slc: 4,
+        dynamic_slc: true,
+        policy: VictimPolicy::Greedy,
+        wear_level_threshold: 3,
+    };
+    let mut ops = Vec::new();
+    for i in 0..400u64 {
+        ops.push(Op::Burst { seed: i * 7 + 1, n: 300 });
+        ops.push(match i % 5 {
+            0 => Op::Flush,
+            1 => Op::PowerLoss,
+            2 => Op::Background { steps: 30 },
+            3 => Op::Write { first: (i as u32 * 37) % 900, count: 7, head: true, tail: true },
+            _ => Op::Trim { first: (i as u32 * 53) % 900, count: 5 },
+        });
+    }
+    let ftl = run(&f, &ops);
+    let c = ftl.counters();
+    println!("{c:?}");
+    // Every mechanism took part.
+    assert!(c.gc_copied_ius > 0 && c.slc_folded_ius > 0 && c.wear_level_moved_ius > 0);
+    assert!(c.slc_write_ius > 0 && c.slc_write_ius < c.host_write_ius && c.rmw_reads > 0);
+}
+
