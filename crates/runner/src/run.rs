@@ -878,8 +878,10 @@ fn clone_fraction(c: &Clone, now: SimTime) -> f64 {
 fn rate_json(c: &Clone) -> Value {
     let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
     let mut dirs = serde_json::Map::new();
+    let issues = c.spec.rw.directions();
     for (ddir, name) in DDIR_NAMES.iter().enumerate() {
-        if !c.rate.limited(ddir) {
+        // fio applies a single `rate=` value to every direction; report the ones used.
+        if !c.rate.limited(ddir) || !issues[ddir] {
             continue;
         }
         let secs = runtime_ns as f64 / NS_PER_S as f64;

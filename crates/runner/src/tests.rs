@@ -199,7 +199,7 @@ fn linear_rate_hits_the_target_per_clone() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let job = JobSpec {
         numjobs: 2,
-        rate_bytes_per_s: [4 << 20, 0, 0],
+        rate_bytes_per_s: [4 << 20; 3],
         ..timed("rate", 4, NS_PER_S)
     };
     let (result, s) = run_seeded(vec![job], &mut dev, 1);
@@ -211,6 +211,7 @@ fn linear_rate_hits_the_target_per_clone() {
     let rate = &result.flashlab["rate"];
     assert_eq!(rate.as_array().unwrap().len(), 2);
     assert_eq!(rate[0]["directions"]["read"]["met"], true);
+    assert!(rate[0]["directions"].get("write").is_none());
     // The device sat idle between paced I/Os.
     assert!(dev.idle_ns > NS_PER_S / 2, "idle {}", dev.idle_ns);
 }
