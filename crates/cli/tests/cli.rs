@@ -206,3 +206,22 @@ fn devices_and_describe_work() {
     assert!(out.status.success(), "{}", stderr(&out));
     let _: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
 }
+
+#[test]
+fn json_plus_has_latency_bins_and_rate_shortfall_is_reported() {
+    // The tiny drive reads unwritten data fast; a 1 ms think time keeps one clone well under
+    // its 5,000 IOPS target, so the flashlab object must say the rate was not met.
+    let job = job_file(
+        "rate-plus.fio",
+        "[paced]\nrw=randread\nbs=4k\nrate_iops=5000\nthinktime=1ms\nruntime=20ms\ntime_based=1\n",
+    );
+    let device = test_device();
+    let out = flashlab(&["run", &job, "--device", &device, "--output-format", "json+"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert!(v["jobs"][0]["read"]["clat_ns"]["bins"].is_object());
+    let read = &v["flashlab"]["rate"][0]["directions"]["read"];
+    assert_eq!(read["target_iops"], 5000);
+    assert_eq!(read["met"], false);
+    assert!(read["achieved_iops"].as_f64().unwrap() <= 1000.0, "{read}");
+}
