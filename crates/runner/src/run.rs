@@ -1,4 +1,4 @@
-//! The event loop proper. One `Clone` per fio job clone; one event queue; one host queue in
+//! The event loop proper. One `JobClone` per fio job clone; one event queue; one host queue in
 //! front of the device. Nothing here allocates per I/O: queues are sized up front.
 
 use std::collections::VecDeque;
@@ -54,7 +54,7 @@ enum Think {
 }
 
 /// One running clone of a job.
-struct Clone<'a> {
+struct JobClone<'a> {
     spec: &'a JobSpec,
     job_index: u32,
     groupid: u32,
@@ -203,7 +203,7 @@ struct Runner<'a, 'd> {
     host_queue: VecDeque<Queued>,
     device_in_flight: u32,
     device_limit: u32,
-    clones: Vec<Clone<'a>>,
+    clones: Vec<JobClone<'a>>,
     /// Clone index range of each phase.
     phases: Vec<(usize, usize)>,
     phase_names: Vec<String>,
@@ -307,7 +307,7 @@ impl<'a, 'd> Runner<'a, 'd> {
                         })?;
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
-                clones.push(Clone {
+                clones.push(JobClone {
                     spec,
                     job_index,
                     groupid,
@@ -858,7 +858,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
 }
 
 /// How far a clone is, by time when it has a runtime and by bytes when it has a budget.
-fn clone_fraction(c: &Clone, now: SimTime) -> f64 {
+fn clone_fraction(c: &JobClone, now: SimTime) -> f64 {
     if c.finished {
         return 1.0;
     }
@@ -875,7 +875,7 @@ fn clone_fraction(c: &Clone, now: SimTime) -> f64 {
 }
 
 /// Target against achieved rate of one clone, per limited direction.
-fn rate_json(c: &Clone) -> Value {
+fn rate_json(c: &JobClone) -> Value {
     let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
     let mut dirs = serde_json::Map::new();
     let issues = c.spec.rw.directions();

@@ -461,3 +461,65 @@ fn end_fsync_flushes_once_after_the_last_write() {
     // 16 writes then the flush, one at a time.
     assert_eq!(s[0].end_ns, 17 * 20 * NS_PER_US);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the mix of depth, clones, device queue limit, pacing, think time and
+        /// flushes, a size-bound job does exactly its I/Os, never overfills the device and
+        /// submits in time order.
+        #[test]
+        fn every_budgeted_io_completes(
+            iodepth in 1u32..24,
+            numjobs in 1u32..4,
+            qd_limit in 1u32..32,
+            rate_iops in prop_oneof![Just(0u64), 1_000u64..50_000],
+            poisson in any::<bool>(),
+            thinktime_us in prop_oneof![Just(0u64), 1u64..200],
+            thinktime_blocks in 1u32..6,
+            fsync_every in 0u32..5,
+            stonewall in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let mut dev = FakeDevice::new(30 * NS_PER_US);
+            dev.qd_limit = qd_limit;
+            dev.link_bytes_per_s = Some(2_000_000_000);
+            let a = JobSpec {
+                rw: RwPattern::RandWrite,
+                size: Some(SizeSpec::Bytes(256 << 10)),
+                iodepth,
+                numjobs,
+                rate_iops: [rate_iops; 3],
+                rate_process: if poisson { RateProcess::Poisson } else { RateProcess::Linear },
+                thinktime_ns: thinktime_us * NS_PER_US,
+                thinktime_blocks,
+                fsync_every,
+                ..spec("a")
+            };
+            let b = JobSpec {
+                stonewall,
+                iodepth: iodepth.div_ceil(2),
+                ..timed("b", 1, 5 * NS_PER_MS)
+            };
+            let (_, s) = run_seeded(vec![a, b], &mut dev, seed);
+            prop_assert!(dev.max_in_device <= qd_limit as usize);
+            for c in &s[..numjobs as usize] {
+                prop_assert_eq!(c.measured_ios[1], 64);
+                let flushes = if fsync_every > 0 { 64 / fsync_every as u64 } else { 0 };
+                prop_assert_eq!(c.flushes, flushes);
+            }
+            let b = s.last().unwrap();
+            prop_assert_eq!(b.end_ns - b.start_ns, 5 * NS_PER_MS);
+            if stonewall {
+                let a_end = s[..numjobs as usize].iter().map(|c| c.end_ns).max().unwrap();
+                prop_assert!(b.start_ns >= a_end);
+            } else {
+                prop_assert_eq!(b.start_ns, 0);
+            }
+        }
+    }
+}
