@@ -24,6 +24,7 @@
 //! keeps slat comparable to fio on a real device, where the kernel block layer queues
 //! requests beyond the hardware queue depth after fio's submission call has returned.
 
+mod rate;
 mod run;
 
 #[cfg(test)]

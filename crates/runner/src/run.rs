@@ -3,15 +3,14 @@
 
 use std::collections::VecDeque;
 
-use flashlab_engine::{
-    BlockDevice, EventQueue, IoKind, IoRequest, RngStream, SeedTree, SimTime, NS_PER_S,
-};
+use flashlab_engine::{BlockDevice, EventQueue, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S};
 use flashlab_report::{
     JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
 };
 use flashlab_workload::{GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
 use serde_json::{json, Value};
 
+use crate::rate::RateState;
 use crate::{Progress, RunError, RunOptions};
 
 #[derive(Debug, Clone, Copy)]
@@ -88,100 +87,6 @@ struct JobClone<'a> {
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
-}
-
-/// Open-loop pacing per data direction. Linear pacing computes the planned time of the n-th
-/// I/O from the cumulative count (no rounding drift); Poisson pacing accumulates exponential
-/// gaps drawn from the clone's own stream.
-struct RateState {
-    active: bool,
-    bytes_per_s: [u64; 3],
-    iops: [u64; 3],
-    process: RateProcess,
-    issued_bytes: [u64; 3],
-    issued_ios: [u64; 3],
-    poisson_next_ns: [SimTime; 3],
-    rng: RngStream,
-    max_lag_ns: SimTime,
-    late_ios: u64,
-}
-
-impl RateState {
-    fn new(spec: &JobSpec, seeds: SeedTree) -> Self {
-        let active = spec
-            .rate_bytes_per_s
-            .iter()
-            .chain(spec.rate_iops.iter())
-            .any(|&r| r > 0);
-        Self {
-            active,
-            bytes_per_s: spec.rate_bytes_per_s,
-            iops: spec.rate_iops,
-            process: spec.rate_process,
-            issued_bytes: [0; 3],
-            issued_ios: [0; 3],
-            poisson_next_ns: [0; 3],
-            rng: seeds.child("rate").stream(),
-            max_lag_ns: 0,
-            late_ios: 0,
-        }
-    }
-
-    fn limited(&self, ddir: usize) -> bool {
-        self.bytes_per_s[ddir] > 0 || self.iops[ddir] > 0
-    }
-
-    /// Mean gap after an I/O of `len_bytes`: the larger of the byte and IOPS limits.
-    fn gap_ns(&self, ddir: usize, len_bytes: u64) -> f64 {
-        let by_bytes = if self.bytes_per_s[ddir] > 0 {
-            len_bytes as f64 * NS_PER_S as f64 / self.bytes_per_s[ddir] as f64
-        } else {
-            0.0
-        };
-        let by_iops = if self.iops[ddir] > 0 {
-            NS_PER_S as f64 / self.iops[ddir] as f64
-        } else {
-            0.0
-        };
-        by_bytes.max(by_iops)
-    }
-
-    /// When the next I/O in `ddir` may start, for a clone that started at `start_ns`.
-    fn planned_ns(&self, ddir: usize, start_ns: SimTime) -> SimTime {
-        match self.process {
-            RateProcess::Linear => {
-                let by_bytes = if self.bytes_per_s[ddir] > 0 {
-                    (self.issued_bytes[ddir] as u128 * NS_PER_S as u128
-                        / self.bytes_per_s[ddir] as u128) as u64
-                } else {
-                    0
-                };
-                let by_iops = if self.iops[ddir] > 0 {
-                    (self.issued_ios[ddir] as u128 * NS_PER_S as u128 / self.iops[ddir] as u128)
-                        as u64
-                } else {
-                    0
-                };
-                start_ns.saturating_add(by_bytes.max(by_iops))
-            }
-            RateProcess::Poisson => self.poisson_next_ns[ddir].max(start_ns),
-        }
-    }
-
-    fn note_issue(&mut self, ddir: usize, len_bytes: u64, start_ns: SimTime, now_ns: SimTime) {
-        let planned = self.planned_ns(ddir, start_ns);
-        if now_ns > planned {
-            self.late_ios += 1;
-            self.max_lag_ns = self.max_lag_ns.max(now_ns - planned);
-        }
-        self.issued_bytes[ddir] += len_bytes;
-        self.issued_ios[ddir] += 1;
-        if self.process == RateProcess::Poisson {
-            // Exponential gap: -ln(1 - U) * mean, with U in [0, 1) so the log is finite.
-            let gap = -(1.0 - self.rng.unit_f64()).ln() * self.gap_ns(ddir, len_bytes);
-            self.poisson_next_ns[ddir] = planned.saturating_add(gap as u64);
-        }
-    }
 }
 
 fn kind_name(kind: IoKind) -> &'static str {
