@@ -16,7 +16,8 @@ pub(crate) enum StreamId {
     Fold = 3,
 }
 
-pub(crate) const STREAMS: [StreamId; 4] = [StreamId::Host, StreamId::Gc, StreamId::Slc, StreamId::Fold];
+pub(crate) const STREAMS: [StreamId; 4] =
+    [StreamId::Host, StreamId::Gc, StreamId::Slc, StreamId::Fold];
 
 /// Without PLP, a host IU in an unprogrammed page shadows its previous durable copy, which
 /// stays valid until the page is programmed (so power loss can fall back to it).
@@ -28,7 +29,10 @@ pub(crate) struct Undo {
     pub prev: Ppa,
 }
 
-pub(crate) const NO_UNDO: Undo = Undo { lpn: NIL, prev: UNMAPPED };
+pub(crate) const NO_UNDO: Undo = Undo {
+    lpn: NIL,
+    prev: UNMAPPED,
+};
 
 pub(crate) struct Stream {
     /// Open block per unit, or [`NIL`].

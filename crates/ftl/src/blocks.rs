@@ -261,8 +261,13 @@ impl BlockTable {
                 self.state[i], self.valid[i]
             ));
         }
-        if self.state[i] == BlockState::Closed && self.valid[i] < self.min_hint[self.class(b) as usize] {
-            return Err(format!("block {b} has valid {} below the bucket min hint", self.valid[i]));
+        if self.state[i] == BlockState::Closed
+            && self.valid[i] < self.min_hint[self.class(b) as usize]
+        {
+            return Err(format!(
+                "block {b} has valid {} below the bucket min hint",
+                self.valid[i]
+            ));
         }
         Ok(())
     }

@@ -33,25 +33,49 @@ impl Ftl {
 
     fn check_blocks(&self) -> Result<(), String> {
         let b_t = &self.blocks;
-        ensure!(b_t.counts() == b_t.recount(), "free/dynamic counts {:?} != recount {:?}", b_t.counts(), b_t.recount());
+        ensure!(
+            b_t.counts() == b_t.recount(),
+            "free/dynamic counts {:?} != recount {:?}",
+            b_t.counts(),
+            b_t.recount()
+        );
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
             b_t.listed_correctly(b)?;
             let (wp, prog, cap) = (b_t.wp[i], b_t.programmed[i], b_t.capacity_pages(b));
-            ensure!(prog <= wp && wp <= cap, "block {b}: programmed {prog}, wp {wp}, capacity {cap}");
-            ensure!(!b_t.is_static[i] || b_t.slc[i], "static SLC block {b} in native mode");
+            ensure!(
+                prog <= wp && wp <= cap,
+                "block {b}: programmed {prog}, wp {wp}, capacity {cap}"
+            );
+            ensure!(
+                !b_t.is_static[i] || b_t.slc[i],
+                "static SLC block {b} in native mode"
+            );
             let owner = self.open_block_owner(b);
             match b_t.state[i] {
                 BlockState::Free => {
-                    ensure!(wp == 0 && b_t.valid[i] == 0, "free block {b} has wp {wp}, valid {}", b_t.valid[i]);
-                    ensure!(owner.is_none(), "free block {b} is also open in stream {owner:?}");
+                    ensure!(
+                        wp == 0 && b_t.valid[i] == 0,
+                        "free block {b} has wp {wp}, valid {}",
+                        b_t.valid[i]
+                    );
+                    ensure!(
+                        owner.is_none(),
+                        "free block {b} is also open in stream {owner:?}"
+                    );
                 }
                 BlockState::Open => {
                     ensure!(owner.is_some(), "open block {b} belongs to no stream");
                 }
                 BlockState::Closed => {
-                    ensure!(prog == cap, "closed block {b} has {prog} of {cap} pages programmed");
-                    ensure!(owner.is_none(), "closed block {b} is still open in stream {owner:?}");
+                    ensure!(
+                        prog == cap,
+                        "closed block {b} has {prog} of {cap} pages programmed"
+                    );
+                    ensure!(
+                        owner.is_none(),
+                        "closed block {b} is still open in stream {owner:?}"
+                    );
                 }
                 BlockState::Reclaiming => return Err(format!("block {b} left mid-reclaim")),
             }
@@ -69,19 +93,41 @@ impl Ftl {
                 }
                 ensure!(!seen[b as usize], "block {b} open in two stream slots");
                 seen[b as usize] = true;
-                ensure!(self.blocks.state[b as usize] == BlockState::Open, "stream {s:?} holds non-open block {b}");
+                ensure!(
+                    self.blocks.state[b as usize] == BlockState::Open,
+                    "stream {s:?} holds non-open block {b}"
+                );
                 let slc = self.blocks.slc[b as usize];
-                ensure!(slc == (s == StreamId::Slc), "stream {s:?} holds block {b} with slc = {slc}");
-                let (wp, prog) = (self.blocks.wp[b as usize], self.blocks.programmed[b as usize]);
+                ensure!(
+                    slc == (s == StreamId::Slc),
+                    "stream {s:?} holds block {b} with slc = {slc}"
+                );
+                let (wp, prog) = (
+                    self.blocks.wp[b as usize],
+                    self.blocks.programmed[b as usize],
+                );
                 if b == st.cur_block {
-                    ensure!(st.cur_page + 1 == wp && prog == st.cur_page, "stream {s:?} page {} of block {b}: wp {wp}, programmed {prog}", st.cur_page);
+                    ensure!(
+                        st.cur_page + 1 == wp && prog == st.cur_page,
+                        "stream {s:?} page {} of block {b}: wp {wp}, programmed {prog}",
+                        st.cur_page
+                    );
                 } else {
-                    ensure!(prog == wp, "block {b} of stream {s:?} has an unprogrammed page that is not current");
+                    ensure!(
+                        prog == wp,
+                        "block {b} of stream {s:?} has an unprogrammed page that is not current"
+                    );
                 }
             }
             if st.cur_block != NIL {
-                ensure!(st.open[st.cur_unit as usize] == st.cur_block, "stream {s:?} current block not in its slot");
-                ensure!(st.fill < self.geo.ius_per_page, "stream {s:?} holds a full unprogrammed page");
+                ensure!(
+                    st.open[st.cur_unit as usize] == st.cur_block,
+                    "stream {s:?} current block not in its slot"
+                );
+                ensure!(
+                    st.fill < self.geo.ius_per_page,
+                    "stream {s:?} holds a full unprogrammed page"
+                );
             } else {
                 ensure!(st.fill == 0, "stream {s:?} has fill without a page");
             }
@@ -91,17 +137,40 @@ impl Ftl {
                     continue;
                 }
                 ensure!(!self.cfg.power_loss_protection, "undo record with PLP");
-                ensure!(matches!(s, StreamId::Host | StreamId::Slc), "undo record in stream {s:?}");
-                ensure!((slot as u32) < st.fill, "undo record beyond the fill of stream {s:?}");
+                ensure!(
+                    matches!(s, StreamId::Host | StreamId::Slc),
+                    "undo record in stream {s:?}"
+                );
+                ensure!(
+                    (slot as u32) < st.fill,
+                    "undo record beyond the fill of stream {s:?}"
+                );
                 let here = self.ppa_of(st.cur_block, st.cur_page, slot as u32);
-                ensure!(self.map.l2p[rec.lpn as usize] == here, "undo record for IU {} but its L2P is elsewhere", rec.lpn);
+                ensure!(
+                    self.map.l2p[rec.lpn as usize] == here,
+                    "undo record for IU {} but its L2P is elsewhere",
+                    rec.lpn
+                );
                 if rec.prev != UNMAPPED {
-                    ensure!(self.map.p2l[rec.prev as usize] == rec.lpn, "shadowed copy {} of IU {} is not valid", rec.prev, rec.lpn);
-                    ensure!(!self.is_pending(rec.prev), "shadowed copy {} of IU {} is not durable", rec.prev, rec.lpn);
+                    ensure!(
+                        self.map.p2l[rec.prev as usize] == rec.lpn,
+                        "shadowed copy {} of IU {} is not valid",
+                        rec.prev,
+                        rec.lpn
+                    );
+                    ensure!(
+                        !self.is_pending(rec.prev),
+                        "shadowed copy {} of IU {} is not durable",
+                        rec.prev,
+                        rec.lpn
+                    );
                 }
             }
             if !self.cfg.power_loss_protection && matches!(s, StreamId::Gc | StreamId::Fold) {
-                ensure!(st.fill == 0, "relocation stream {s:?} left a partial page without PLP");
+                ensure!(
+                    st.fill == 0,
+                    "relocation stream {s:?} left a partial page without PLP"
+                );
             }
             let _ = NO_UNDO;
         }
@@ -118,15 +187,30 @@ impl Ftl {
             }
             let ppa = ppa as u32;
             let (b, page, _) = self.split(ppa);
-            ensure!(lpn < self.geo.user_ius, "P2L of {ppa} names IU {lpn} beyond user capacity");
-            ensure!(page < self.blocks.wp[b as usize], "P2L of {ppa} set in an unallocated page");
-            ensure!(self.blocks.state[b as usize] != BlockState::Free, "valid IU {ppa} in free block {b}");
+            ensure!(
+                lpn < self.geo.user_ius,
+                "P2L of {ppa} names IU {lpn} beyond user capacity"
+            );
+            ensure!(
+                page < self.blocks.wp[b as usize],
+                "P2L of {ppa} set in an unallocated page"
+            );
+            ensure!(
+                self.blocks.state[b as usize] != BlockState::Free,
+                "valid IU {ppa} in free block {b}"
+            );
             if m.l2p[lpn as usize] != ppa {
                 let shadowed = [StreamId::Host, StreamId::Slc].iter().any(|&s| {
                     let st = &self.streams[s as usize];
-                    st.undo[..st.fill as usize].iter().any(|r| r.lpn == lpn && r.prev == ppa)
+                    st.undo[..st.fill as usize]
+                        .iter()
+                        .any(|r| r.lpn == lpn && r.prev == ppa)
                 });
-                ensure!(shadowed, "valid IU {ppa} names IU {lpn}, which maps to {} (no undo record)", m.l2p[lpn as usize]);
+                ensure!(
+                    shadowed,
+                    "valid IU {ppa} names IU {lpn}, which maps to {} (no undo record)",
+                    m.l2p[lpn as usize]
+                );
             }
             valid[b as usize] += 1;
             live += 1;
@@ -136,20 +220,37 @@ impl Ftl {
             if ppa == UNMAPPED {
                 continue;
             }
-            ensure!(ppa < self.geo.total_ius, "IU {lpn} maps past the drive ({ppa})");
-            ensure!(m.p2l[ppa as usize] == lpn as u32, "IU {lpn} maps to {ppa} whose P2L is {}", m.p2l[ppa as usize]);
+            ensure!(
+                ppa < self.geo.total_ius,
+                "IU {lpn} maps past the drive ({ppa})"
+            );
+            ensure!(
+                m.p2l[ppa as usize] == lpn as u32,
+                "IU {lpn} maps to {ppa} whose P2L is {}",
+                m.p2l[ppa as usize]
+            );
             mapped += 1;
         }
-        ensure!(mapped == m.mapped, "mapped count {} != recount {mapped}", m.mapped);
+        ensure!(
+            mapped == m.mapped,
+            "mapped count {} != recount {mapped}",
+            m.mapped
+        );
         for (b, (&have, &want)) in self.blocks.valid.iter().zip(&valid).enumerate() {
-            ensure!(have == want, "block {b}: valid count {have}, P2L says {want}");
+            ensure!(
+                have == want,
+                "block {b}: valid count {have}, P2L says {want}"
+            );
         }
         let shadows: u64 = [StreamId::Host, StreamId::Slc]
             .iter()
             .flat_map(|&s| self.streams[s as usize].undo.iter())
             .filter(|r| r.lpn != NIL && r.prev != UNMAPPED)
             .count() as u64;
-        ensure!(live == u64::from(mapped) + shadows, "{live} valid IUs for {mapped} mapped IUs and {shadows} shadows");
+        ensure!(
+            live == u64::from(mapped) + shadows,
+            "{live} valid IUs for {mapped} mapped IUs and {shadows} shadows"
+        );
         Ok(())
     }
 }
@@ -177,7 +278,9 @@ mod tests {
         ftl.write(0, 40, false, false, 1, &mut ops);
         // An open block: its list membership does not depend on the count.
         let b = (0..128)
-            .find(|&b| ftl.blocks.valid[b] > 0 && ftl.blocks.state[b] == crate::blocks::BlockState::Open)
+            .find(|&b| {
+                ftl.blocks.valid[b] > 0 && ftl.blocks.state[b] == crate::blocks::BlockState::Open
+            })
             .unwrap();
         ftl.blocks.valid[b] += 1;
         let e = ftl.try_check_invariants().unwrap_err();

@@ -114,7 +114,11 @@ impl Geometry {
             ));
         }
         if !(1..=4).contains(&c.bits_per_cell) {
-            return Err(err("bits_per_cell", c.bits_per_cell, "must be 1 (SLC) to 4 (QLC)"));
+            return Err(err(
+                "bits_per_cell",
+                c.bits_per_cell,
+                "must be 1 (SLC) to 4 (QLC)",
+            ));
         }
         let slc_pages_per_block = c.pages_per_block / c.bits_per_cell;
         if slc_pages_per_block == 0 {
@@ -141,7 +145,11 @@ impl Geometry {
             ));
         }
         if c.user_ius == 0 || c.user_ius >= u64::from(u32::MAX) {
-            return Err(err("user_ius", c.user_ius, "must be between 1 and 4294967294"));
+            return Err(err(
+                "user_ius",
+                c.user_ius,
+                "must be between 1 and 4294967294",
+            ));
         }
         let (units, total_blocks, ius_per_block) =
             (units as u32, total_blocks as u32, ius_per_block as u32);
@@ -154,7 +162,11 @@ impl Geometry {
         }
         let f = c.slc.dynamic_max_fraction;
         if !(0.0..=1.0).contains(&f) {
-            return Err(err("slc.dynamic_max_fraction", f, "must be between 0 and 1"));
+            return Err(err(
+                "slc.dynamic_max_fraction",
+                f,
+                "must be between 0 and 1",
+            ));
         }
         if c.slc.dynamic && c.bits_per_cell == 1 {
             return Err(err(
@@ -272,10 +284,16 @@ pub(crate) mod tests {
         let mut c = small();
         c.bits_per_cell = 1;
         c.slc.dynamic = true;
-        assert!(Geometry::new(&c).unwrap_err().to_string().contains("slc.dynamic"));
+        assert!(Geometry::new(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("slc.dynamic"));
         let mut c = small();
         c.blocks_per_plane = 1 << 30;
-        assert!(Geometry::new(&c).unwrap_err().to_string().contains("32-bit"));
+        assert!(Geometry::new(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("32-bit"));
         let mut c = small();
         c.slc.dynamic_max_fraction = 1.5;
         assert!(Geometry::new(&c).is_err());
@@ -287,7 +305,9 @@ pub(crate) mod tests {
         c.slc.static_blocks = 3;
         c.user_ius = 1300;
         let g = Geometry::new(&c).unwrap();
-        let stat: Vec<u32> = (0..g.total_blocks).filter(|&b| g.is_static_slc(b)).collect();
+        let stat: Vec<u32> = (0..g.total_blocks)
+            .filter(|&b| g.is_static_slc(b))
+            .collect();
         assert_eq!(stat, vec![62, 63, 127]);
     }
 }

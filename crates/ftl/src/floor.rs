@@ -28,7 +28,8 @@ impl FloorFtl {
     /// `blocks` blocks of `ius_per_block` IUs for `user_ius` logical IUs. Needs at least four
     /// blocks of spare (two open, one free for GC, one to gain).
     pub fn new(user_ius: u32, blocks: u32, ius_per_block: u32) -> Option<FloorFtl> {
-        if u64::from(blocks) * u64::from(ius_per_block) < u64::from(user_ius) + 4 * u64::from(ius_per_block)
+        if u64::from(blocks) * u64::from(ius_per_block)
+            < u64::from(user_ius) + 4 * u64::from(ius_per_block)
             || u64::from(blocks) * u64::from(ius_per_block) >= u64::from(NIL)
         {
             return None;
@@ -161,7 +162,13 @@ pub struct RandomWriteWorkload {
 
 impl RandomWriteWorkload {
     /// A drive of `user_bytes` at spare factor `(raw - user) / raw`.
-    pub fn new(user_bytes: u64, iu_bytes: u32, spare_factor: f64, ius_per_block: u32, random_passes: f64) -> Self {
+    pub fn new(
+        user_bytes: u64,
+        iu_bytes: u32,
+        spare_factor: f64,
+        ius_per_block: u32,
+        random_passes: f64,
+    ) -> Self {
         let user_ius = (user_bytes / u64::from(iu_bytes)) as u32;
         let raw_ius = f64::from(user_ius) / (1.0 - spare_factor);
         let blocks = (raw_ius / f64::from(ius_per_block)).round() as u32;
@@ -188,7 +195,8 @@ impl RandomWriteWorkload {
 
     /// Run on the floor FTL; returns its write amplification over the whole run.
     pub fn run_floor(&self) -> f64 {
-        let mut f = FloorFtl::new(self.user_ius, self.blocks, self.ius_per_block).expect("too little spare for the floor FTL");
+        let mut f = FloorFtl::new(self.user_ius, self.blocks, self.ius_per_block)
+            .expect("too little spare for the floor FTL");
         self.run(|lpn| f.write(lpn));
         f.nand_writes() as f64 / f.host_writes() as f64
     }
@@ -211,7 +219,13 @@ mod tests {
 
     #[test]
     fn random_writes_amplify_and_keep_the_map_consistent() {
-        let w = RandomWriteWorkload { user_ius: 4000, blocks: 300, ius_per_block: 16, random_passes: 3.0, seed: 5 };
+        let w = RandomWriteWorkload {
+            user_ius: 4000,
+            blocks: 300,
+            ius_per_block: 16,
+            random_passes: 3.0,
+            seed: 5,
+        };
         let mut f = FloorFtl::new(w.user_ius, w.blocks, w.ius_per_block).unwrap();
         w.run(|lpn| f.write(lpn));
         let wa = f.nand_writes() as f64 / f.host_writes() as f64;

@@ -213,7 +213,9 @@ impl Ftl {
             self.streams[s as usize].fill = 0;
         }
         debug_assert!(
-            [StreamId::Gc, StreamId::Fold].iter().all(|&s| self.streams[s as usize].fill == 0),
+            [StreamId::Gc, StreamId::Fold]
+                .iter()
+                .all(|&s| self.streams[s as usize].fill == 0),
             "relocation left an unprogrammed page without PLP"
         );
         self.after_op();

@@ -200,7 +200,10 @@ impl Ftl {
     /// Blocks currently in SLC mode holding or taking data (static and dynamic, open or closed).
     pub fn slc_blocks_in_use(&self) -> u32 {
         (0..self.geo.total_blocks)
-            .filter(|&b| self.blocks.slc[b as usize] && self.blocks.state[b as usize] != blocks::BlockState::Free)
+            .filter(|&b| {
+                self.blocks.slc[b as usize]
+                    && self.blocks.state[b as usize] != blocks::BlockState::Free
+            })
             .count() as u32
     }
 

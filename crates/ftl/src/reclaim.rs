@@ -41,7 +41,9 @@ impl Ftl {
         let cap = self.geo.ius_per_block;
         let min_gain = self.min_gain();
         let worth = |valid: u32| cap - valid >= min_gain;
-        let mut gc = self.selector.select(&mut self.blocks, Class::Native, self.seq);
+        let mut gc = self
+            .selector
+            .select(&mut self.blocks, Class::Native, self.seq);
         if gc.is_some_and(|b| !worth(self.blocks.valid[b as usize])) {
             // The policy's pick gains too little; the emptiest block gains the most.
             gc = Greedy
@@ -85,7 +87,13 @@ impl Ftl {
     }
 
     /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
-    pub(crate) fn relocate(&mut self, b: u32, cause: OpCause, dest: StreamId, ops: &mut Vec<NandOp>) {
+    pub(crate) fn relocate(
+        &mut self,
+        b: u32,
+        cause: OpCause,
+        dest: StreamId,
+        ops: &mut Vec<NandOp>,
+    ) {
         self.blocks.begin_reclaim(b);
         self.streams[dest as usize].cause = cause;
         let slc = self.blocks.slc[b as usize];
@@ -132,7 +140,14 @@ impl Ftl {
         self.erases_since_wl += 1;
     }
 
-    fn move_iu(&mut self, src: Ppa, lpn: Lpn, dest: StreamId, cause: OpCause, ops: &mut Vec<NandOp>) {
+    fn move_iu(
+        &mut self,
+        src: Ppa,
+        lpn: Lpn,
+        dest: StreamId,
+        cause: OpCause,
+        ops: &mut Vec<NandOp>,
+    ) {
         let Some((to, _)) = self.next_slot(dest) else {
             panic!(
                 "FTL invariant broken: relocation found no free block ({} free, reserve {})",
@@ -142,7 +157,10 @@ impl Ftl {
         };
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
-        if self.map.l2p[lpn as usize] == src {
+        // With PLP nothing is shadowed, so skip reading the L2P entry: it is a cache miss per
+        // copied IU, and a store alone does not stall.
+        if self.cfg.power_loss_protection || self.map.l2p[lpn as usize] == src {
+            debug_assert_eq!(self.map.l2p[lpn as usize], src);
             self.map.l2p[lpn as usize] = to;
         } else {
             // A shadowed previous copy (newer data waits in an unprogrammed host page): the
@@ -162,7 +180,10 @@ impl Ftl {
         for s in [StreamId::Host, StreamId::Slc] {
             let st = &mut self.streams[s as usize];
             let fill = st.fill as usize;
-            if let Some(rec) = st.undo[..fill].iter_mut().find(|r| r.lpn == lpn && r.prev == from) {
+            if let Some(rec) = st.undo[..fill]
+                .iter_mut()
+                .find(|r| r.lpn == lpn && r.prev == from)
+            {
                 rec.prev = to;
                 return;
             }

@@ -14,7 +14,8 @@ impl Ftl {
     /// The stream a host IU goes to. If it is the SLC stream, its current page is started.
     pub(crate) fn route_host_write(&mut self) -> StreamId {
         if self.slc_cache_enabled()
-            && (self.streams[StreamId::Slc as usize].cur_block != NIL || self.start_page(StreamId::Slc))
+            && (self.streams[StreamId::Slc as usize].cur_block != NIL
+                || self.start_page(StreamId::Slc))
         {
             StreamId::Slc
         } else {
@@ -39,7 +40,10 @@ mod tests {
             ftl.write(lpn, 1, false, false, lpn, &mut ops);
         }
         assert_eq!(ftl.counters().slc_write_ius, 16);
-        assert!(ops.iter().filter(|o| o.kind == crate::NandOpKind::Program).all(|o| o.slc == (o.block % 64 == 63)));
+        assert!(ops
+            .iter()
+            .filter(|o| o.kind == crate::NandOpKind::Program)
+            .all(|o| o.slc == (o.block % 64 == 63)));
         match ftl.read(3) {
             ReadLocation::Nand { slc: true, .. } => {}
             other => panic!("expected an SLC hit, got {other:?}"),
@@ -48,7 +52,9 @@ mod tests {
         ops.clear();
         while ftl.background_step(&mut ops) {}
         assert_eq!(ftl.counters().slc_folded_ius, 16);
-        assert!(ops.iter().any(|o| o.cause == crate::OpCause::SlcFold && o.kind == crate::NandOpKind::Erase && o.slc));
+        assert!(ops.iter().any(|o| o.cause == crate::OpCause::SlcFold
+            && o.kind == crate::NandOpKind::Erase
+            && o.slc));
         assert!(matches!(ftl.read(3), ReadLocation::Nand { slc: false, .. }));
         for lpn in 0..40 {
             assert_eq!(ftl.read_version(lpn), Some(lpn));

@@ -111,7 +111,10 @@ mod tests {
             assert_eq!(ftl.read_version(lpn), Some(0));
         }
         let ec = ftl.erase_counts();
-        (ec.iter().max().unwrap() - ec.iter().min().unwrap(), ftl.counters().wear_level_moved_ius)
+        (
+            ec.iter().max().unwrap() - ec.iter().min().unwrap(),
+            ftl.counters().wear_level_moved_ius,
+        )
     }
 
     #[test]

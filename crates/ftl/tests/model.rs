@@ -11,13 +11,28 @@ use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Write { first: u32, count: u32, head: bool, tail: bool },
+    Write {
+        first: u32,
+        count: u32,
+        head: bool,
+        tail: bool,
+    },
     /// Many single-IU writes, 3 in 4 into a hot tenth of the drive (so blocks wear unevenly).
-    Burst { seed: u64, n: u32 },
-    Trim { first: u32, count: u32 },
-    Read { lpn: u32 },
+    Burst {
+        seed: u64,
+        n: u32,
+    },
+    Trim {
+        first: u32,
+        count: u32,
+    },
+    Read {
+        lpn: u32,
+    },
     Flush,
-    Background { steps: u32 },
+    Background {
+        steps: u32,
+    },
     PowerLoss,
     Format,
 }
@@ -34,7 +49,8 @@ struct Flavour {
 
 fn config(f: &Flavour) -> FtlConfig {
     let (dies, planes, blocks_per_plane, pages_per_block) = (2, 2, 32, 8);
-    let native_ius = (dies * planes * blocks_per_plane - f.static_slc) * pages_per_block * f.ius_per_page;
+    let native_ius =
+        (dies * planes * blocks_per_plane - f.static_slc) * pages_per_block * f.ius_per_page;
     FtlConfig {
         dies,
         planes_per_die: planes,
@@ -69,14 +85,16 @@ fn flavour() -> impl Strategy<Value = Flavour> {
         prop_oneof![Just(VictimPolicy::Greedy), Just(VictimPolicy::CostBenefit)],
         prop_oneof![Just(0u32), Just(3)],
     )
-        .prop_map(|(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold)| Flavour {
-            ius_per_page,
-            plp,
-            static_slc,
-            dynamic_slc,
-            policy,
-            wear_level_threshold,
-        })
+        .prop_map(
+            |(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold)| Flavour {
+                ius_per_page,
+                plp,
+                static_slc,
+                dynamic_slc,
+                policy,
+                wear_level_threshold,
+            },
+        )
 }
 
 fn op(user: u32) -> impl Strategy<Value = Op> {
@@ -153,11 +171,21 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
     for op in ops {
         m.version += 1;
         match *op {
-            Op::Write { first, count, head, tail } if f.plp => {
+            Op::Write {
+                first,
+                count,
+                head,
+                tail,
+            } if f.plp => {
                 ftl.write(first, count, head, tail, m.version, &mut nand);
                 (first..first + count).for_each(|lpn| m.write(lpn));
             }
-            Op::Write { first, count, head, tail } => {
+            Op::Write {
+                first,
+                count,
+                head,
+                tail,
+            } => {
                 // One IU per call, so the model sees each page reach NAND (an earlier version
                 // may become durable just before a later write shadows it).
                 for lpn in first..first + count {
@@ -173,7 +201,11 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    let lpn = if x % 4 == 0 { (x >> 8) % u64::from(user) } else { (x >> 8) % u64::from(user / 10) } as u32;
+                    let lpn = if x % 4 == 0 {
+                        (x >> 8) % u64::from(user)
+                    } else {
+                        (x >> 8) % u64::from(user / 10)
+                    } as u32;
                     m.version += 1;
                     ftl.write(lpn, 1, false, false, m.version, &mut nand);
                     m.write(lpn);
@@ -190,7 +222,11 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
             }
             Op::Read { lpn } => {
                 let loc = ftl.read(lpn);
-                assert_eq!(loc == ReadLocation::Unmapped, m.cur[lpn as usize].is_none(), "IU {lpn}: {loc:?}");
+                assert_eq!(
+                    loc == ReadLocation::Unmapped,
+                    m.cur[lpn as usize].is_none(),
+                    "IU {lpn}: {loc:?}"
+                );
             }
             Op::Flush => {
                 ftl.flush(&mut nand);
@@ -224,7 +260,11 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
         nand.clear();
         ftl.check_invariants();
         for lpn in 0..user {
-            assert_eq!(ftl.read_version(lpn), m.cur[lpn as usize], "IU {lpn} after {op:?}");
+            assert_eq!(
+                ftl.read_version(lpn),
+                m.cur[lpn as usize],
+                "IU {lpn} after {op:?}"
+            );
         }
     }
     ftl
@@ -270,13 +310,24 @@ fn long_mixed_run_without_plp() {
     };
     let mut ops = Vec::new();
     for i in 0..400u64 {
-        ops.push(Op::Burst { seed: i * 7 + 1, n: 300 });
+        ops.push(Op::Burst {
+            seed: i * 7 + 1,
+            n: 300,
+        });
         ops.push(match i % 5 {
             0 => Op::Flush,
             1 => Op::PowerLoss,
             2 => Op::Background { steps: 30 },
-            3 => Op::Write { first: (i as u32 * 37) % 900, count: 7, head: true, tail: true },
-            _ => Op::Trim { first: (i as u32 * 53) % 900, count: 5 },
+            3 => Op::Write {
+                first: (i as u32 * 37) % 900,
+                count: 7,
+                head: true,
+                tail: true,
+            },
+            _ => Op::Trim {
+                first: (i as u32 * 53) % 900,
+                count: 5,
+            },
         });
     }
     let ftl = run(&f, &ops);
@@ -286,4 +337,3 @@ fn long_mixed_run_without_plp() {
     assert!(c.gc_copied_ius > 0 && c.slc_folded_ius > 0 && c.wear_level_moved_ius > 0);
     assert!(c.slc_write_ius > 0 && c.slc_write_ius < c.host_write_ius && c.rmw_reads > 0);
 }
-

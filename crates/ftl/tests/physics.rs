@@ -75,7 +75,7 @@ impl Rng {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(n) >> 32) as u32
+        (((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(n)) >> 32) as u32
     }
 }
 
@@ -100,7 +100,8 @@ fn random_wa(cfg: FtlConfig, warm: f64, measure: f64, partial: bool) -> (f64, Ft
     let before = ftl.counters().clone();
     run(&mut ftl, measure);
     let c = ftl.counters();
-    let wa = (c.nand_write_ius - before.nand_write_ius) as f64 / (c.host_write_ius - before.host_write_ius) as f64;
+    let wa = (c.nand_write_ius - before.nand_write_ius) as f64
+        / (c.host_write_ius - before.host_write_ius) as f64;
     ftl.check_invariants();
     (wa, ftl)
 }
@@ -108,9 +109,17 @@ fn random_wa(cfg: FtlConfig, warm: f64, measure: f64, partial: bool) -> (f64, Ft
 #[test]
 fn lambert_w_and_model_match_published_values() {
     assert!((lambert_w0(-0.2) - (-0.259_171_101_819_073_7)).abs() < 1e-12);
-    assert!((lambert_w0(-0.35) - (-0.7166388164560738)).abs() < 1e-9, "{}", lambert_w0(-0.35));
+    assert!(
+        (lambert_w0(-0.35) - (-0.7166388164560738)).abs() < 1e-9,
+        "{}",
+        lambert_w0(-0.35)
+    );
     // The paper's example: rho = 0.3 gives 2.36; spare factor = rho / (1 + rho).
-    assert!((model_wa(0.3 / 1.3) - 2.36).abs() < 0.005, "{}", model_wa(0.3 / 1.3));
+    assert!(
+        (model_wa(0.3 / 1.3) - 2.36).abs() < 0.005,
+        "{}",
+        model_wa(0.3 / 1.3)
+    );
 }
 
 #[test]
@@ -121,7 +130,11 @@ fn greedy_random_write_wa_matches_the_analytic_model() {
         // Steady state takes longer to reach when WA is high.
         let (wa, _) = random_wa(config(2048, 1, 4096, spare), 1.5, 1.0, false);
         let err = wa / model - 1.0;
-        table += &format!("spare {:>4.0}%: measured {wa:.3}, model {model:.3}, error {:+.2}%\n", spare * 100.0, err * 100.0);
+        table += &format!(
+            "spare {:>4.0}%: measured {wa:.3}, model {model:.3}, error {:+.2}%\n",
+            spare * 100.0,
+            err * 100.0
+        );
         assert!(err.abs() < 0.03, "{table}");
     }
     println!("{table}");
