@@ -42,16 +42,36 @@ pub struct IoRequest {
 
 impl IoRequest {
     pub fn read(offset_bytes: u64, len_bytes: u64) -> Self {
-        Self { kind: IoKind::Read, offset_bytes, len_bytes, fua: false }
+        Self {
+            kind: IoKind::Read,
+            offset_bytes,
+            len_bytes,
+            fua: false,
+        }
     }
     pub fn write(offset_bytes: u64, len_bytes: u64) -> Self {
-        Self { kind: IoKind::Write, offset_bytes, len_bytes, fua: false }
+        Self {
+            kind: IoKind::Write,
+            offset_bytes,
+            len_bytes,
+            fua: false,
+        }
     }
     pub fn trim(offset_bytes: u64, len_bytes: u64) -> Self {
-        Self { kind: IoKind::Trim, offset_bytes, len_bytes, fua: false }
+        Self {
+            kind: IoKind::Trim,
+            offset_bytes,
+            len_bytes,
+            fua: false,
+        }
     }
     pub fn flush() -> Self {
-        Self { kind: IoKind::Flush, offset_bytes: 0, len_bytes: 0, fua: false }
+        Self {
+            kind: IoKind::Flush,
+            offset_bytes: 0,
+            len_bytes: 0,
+            fua: false,
+        }
     }
 }
 
@@ -69,9 +89,17 @@ pub struct Completion {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
     #[error("request at byte {offset_bytes} of {len_bytes} bytes runs past the end of the device ({capacity_bytes} bytes)")]
-    OutOfRange { offset_bytes: u64, len_bytes: u64, capacity_bytes: u64 },
+    OutOfRange {
+        offset_bytes: u64,
+        len_bytes: u64,
+        capacity_bytes: u64,
+    },
     #[error("request at byte {offset_bytes} of {len_bytes} bytes is not aligned to the {block_bytes}-byte logical block")]
-    Misaligned { offset_bytes: u64, len_bytes: u64, block_bytes: u64 },
+    Misaligned {
+        offset_bytes: u64,
+        len_bytes: u64,
+        block_bytes: u64,
+    },
     #[error("request of zero bytes")]
     Empty,
     #[error("the device cannot make progress: {reason}")]

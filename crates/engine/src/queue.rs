@@ -43,7 +43,9 @@ pub struct EventQueue<E> {
 pub enum QueueError {
     #[error("event scheduled in the past: at {at_ns} ns while simulated time is {now_ns} ns")]
     InThePast { at_ns: SimTime, now_ns: SimTime },
-    #[error("event queue holds {max_len} events and keeps growing: the workload outruns the model")]
+    #[error(
+        "event queue holds {max_len} events and keeps growing: the workload outruns the model"
+    )]
     Overflow { max_len: usize },
 }
 
@@ -136,7 +138,10 @@ mod tests {
         q.pop();
         assert_eq!(
             q.schedule(9, ()),
-            Err(QueueError::InThePast { at_ns: 9, now_ns: 10 })
+            Err(QueueError::InThePast {
+                at_ns: 9,
+                now_ns: 10
+            })
         );
         q.schedule(11, ()).unwrap();
         q.schedule(12, ()).unwrap();

@@ -29,7 +29,10 @@ impl SeedTree {
     /// The sub-tree for an indexed component (e.g. clone 2 of a job).
     pub fn index(&self, i: u64) -> SeedTree {
         SeedTree {
-            seed: splitmix64(self.seed.wrapping_add(splitmix64(i ^ 0x5851_F42D_4C95_7F2D))),
+            seed: splitmix64(
+                self.seed
+                    .wrapping_add(splitmix64(i ^ 0x5851_F42D_4C95_7F2D)),
+            ),
         }
     }
 
@@ -96,10 +99,12 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_independent() {
         let t = SeedTree::new(42);
-        let a: Vec<u64> = (0..4).map({
-            let mut s = t.child("job/0").stream();
-            move |_| s.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut s = t.child("job/0").stream();
+                move |_| s.next_u64()
+            })
+            .collect();
         let mut s2 = SeedTree::new(42).child("job/0").stream();
         assert_eq!(a, (0..4).map(|_| s2.next_u64()).collect::<Vec<_>>());
         let mut s3 = t.child("job/1").stream();
