@@ -15,6 +15,7 @@ mod json;
 pub mod logs;
 mod normal;
 mod result;
+mod scale;
 pub mod stats;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ use std::path::Path;
 pub use json::render_json;
 pub use normal::{num2str, render_normal};
 pub use result::{GroupStats, JobResult, JobStats, RunResult, DEFAULT_AVG_TIME_MS};
+pub use scale::ScaleBack;
 
 /// Data directions, fio's order.
 pub const DDIR_READ: usize = 0;
