@@ -63,13 +63,15 @@ fn scale_stat(s: &mut IoStat, f: f64) {
 }
 
 impl DirStats {
-    fn scale_back(&mut self, scale: &ScaleBack, scale_bw: bool, scale_iops: bool) {
+    fn scale_back(&mut self, scale: &ScaleBack, runtime_ms: u64, scale_bw: bool, scale_iops: bool) {
         let c = scale.count_factor;
         self.io_bytes = scale_u64(self.io_bytes, c);
         self.total_ios = scale_u64(self.total_ios, c);
         self.short_ios = scale_u64(self.short_ios, c);
         self.drop_ios = scale_u64(self.drop_ios, c);
-        self.runtime_ms = scale_u64(self.runtime_ms, scale.time_factor);
+        if self.runtime_ms > 0 {
+            self.runtime_ms = runtime_ms;
+        }
         if scale_bw {
             scale_stat(&mut self.bw, scale.rate_factor());
         }
@@ -83,15 +85,20 @@ impl JobResult {
     /// Turn a slice's result into the whole drive's: bytes, I/O counts and depth/latency
     /// distribution counts × `count_factor`; runtimes and log timestamps × `time_factor`;
     /// bandwidth and IOPS samples (and windowed bw/iops log values) × their quotient;
-    /// latencies unchanged. `full_end_ns` is the job's end on the full drive's clock (the
-    /// caller knows how earlier phases were scaled). Per-I/O bandwidth samples (a bw log
-    /// with `log_avg_msec=0`) are a latency in disguise (bytes over clat) and stay as they are.
-    /// Call it on each clone before merging clones.
-    pub fn scale_back(&mut self, scale: &ScaleBack, full_end_ns: u64) {
+    /// latencies unchanged. `measured_ns` is the slice's measured interval (after
+    /// `ramp_time`): runtimes are rounded from it, not from its already rounded ms.
+    /// `full_end_ns` is the job's end on the full drive's clock (the caller knows how earlier
+    /// phases were scaled). Per-I/O bandwidth samples (a bw log with `log_avg_msec=0`) are a
+    /// latency in disguise (bytes over clat) and stay as they are. Call it on each clone
+    /// before merging clones.
+    pub fn scale_back(&mut self, scale: &ScaleBack, measured_ns: u64, full_end_ns: u64) {
         self.end_ns = full_end_ns;
         if scale.is_identity() {
             return;
         }
+        let full_measured_ns = (measured_ns as f64 * scale.time_factor).round() as u64;
+        // fio's rounding of a runtime: up to whole ms from whole µs.
+        let runtime_ms = (full_measured_ns / 1_000).div_ceil(1_000);
         let per_io = |kind: LogKind| {
             self.logs
                 .iter()
@@ -100,7 +107,7 @@ impl JobResult {
         };
         let (scale_bw, scale_iops) = (!per_io(LogKind::Bw), !per_io(LogKind::Iops));
         for d in self.dirs.iter_mut() {
-            d.scale_back(scale, scale_bw, scale_iops);
+            d.scale_back(scale, runtime_ms, scale_bw, scale_iops);
         }
         let c = scale.count_factor;
         self.sync_total = scale_u64(self.sync_total, c);
@@ -112,7 +119,7 @@ impl JobResult {
         scale_all(&mut self.lat_n, c);
         scale_all(&mut self.lat_u, c);
         scale_all(&mut self.lat_m, c);
-        self.total_run_time_ms = scale_u64(self.total_run_time_ms, scale.time_factor);
+        self.total_run_time_ms = full_measured_ns / 1_000_000;
         let rate = scale.rate_factor();
         for series in self.logs.iter_mut().flat_map(|l| l.series.iter_mut()) {
             let windowed_rate =
@@ -163,7 +170,7 @@ mod tests {
             time_factor: 16.0,
             count_factor: 16.0,
         };
-        full.scale_back(&scale, 32_000 * MS);
+        full.scale_back(&scale, 2_000 * MS, 32_000 * MS);
         assert_eq!(
             full.io_bytes(DDIR_WRITE),
             16 * slice.io_bytes(DDIR_WRITE),
@@ -209,7 +216,7 @@ mod tests {
             time_factor: 8.0,
             count_factor: 16.0,
         };
-        full.scale_back(&scale, 16_000 * MS);
+        full.scale_back(&scale, 2_000 * MS, 16_000 * MS);
         assert_eq!(full.runtime_ms(DDIR_WRITE), 16_000);
         assert!((full.iops(DDIR_WRITE) - 20_000.0).abs() < 1e-9);
         let (a, b) = (
@@ -256,6 +263,7 @@ mod tests {
                 time_factor: 2.0,
                 count_factor: 8.0,
             },
+            10 * MS,
             20 * MS,
         );
         assert_eq!(
@@ -269,7 +277,7 @@ mod tests {
     fn identity_changes_nothing_but_the_end() {
         let slice = writer(100, LogConfig::default());
         let mut same = slice.clone();
-        same.scale_back(&ScaleBack::IDENTITY, slice.end_ns());
+        same.scale_back(&ScaleBack::IDENTITY, 100 * MS, slice.end_ns());
         assert_eq!(format!("{same:?}"), format!("{slice:?}"));
     }
 }

@@ -26,6 +26,7 @@
 
 mod rate;
 mod run;
+mod scale;
 
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ use flashlab_engine::{DeviceError, SimTime, NS_PER_S};
 use flashlab_workload::JobError;
 
 pub use run::run_jobs;
+pub use scale::SliceScale;
 
 /// How a run is seeded and bounded.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +45,9 @@ pub struct RunOptions {
     /// Shown in the `"flashlab"` JSON object (the caller knows which device it built).
     pub device_name: String,
     pub limits: RunLimits,
+    /// The device is a slice of a larger drive: jobs are shrunk to fit it and results are
+    /// scaled back to the whole drive (see `docs/scale.md`).
+    pub scale: SliceScale,
 }
 
 impl RunOptions {
@@ -51,7 +56,14 @@ impl RunOptions {
             seed,
             device_name: device_name.into(),
             limits: RunLimits::default(),
+            scale: SliceScale::FULL,
         }
+    }
+
+    /// Run as if the device were the whole drive it is a slice of.
+    pub fn with_scale(mut self, scale: SliceScale) -> Self {
+        self.scale = scale;
+        self
     }
 }
 
@@ -136,6 +148,11 @@ pub enum RunError {
     Stuck { time_ns: SimTime },
     #[error("the run passed the simulated time limit of {limit_ns} ns")]
     TimeLimit { limit_ns: SimTime },
+    #[error("scale: capacity factor {capacity_factor} and die factor {die_factor} must both be finite and at least 1")]
+    BadScale {
+        capacity_factor: f64,
+        die_factor: f64,
+    },
     #[error("event queue: {0}")]
     Queue(#[from] flashlab_engine::queue::QueueError),
 }
@@ -143,6 +160,9 @@ pub enum RunError {
 impl RunError {
     /// True when the job file (not the model) is at fault: the CLI exits with 2.
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, RunError::Job { .. } | RunError::Unbounded { .. })
+        matches!(
+            self,
+            RunError::Job { .. } | RunError::Unbounded { .. } | RunError::BadScale { .. }
+        )
     }
 }

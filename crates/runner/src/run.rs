@@ -11,6 +11,7 @@ use flashlab_workload::{GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess}
 use serde_json::{json, Value};
 
 use crate::rate::RateState;
+use crate::scale::ScalePlan;
 use crate::{Progress, RunError, RunOptions};
 
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +56,8 @@ enum Think {
 /// One running clone of a job.
 struct JobClone<'a> {
     spec: &'a JobSpec,
+    /// Index of the job in the file (and in the scale plan).
+    spec_index: usize,
     job_index: u32,
     groupid: u32,
     phase: usize,
@@ -104,6 +107,7 @@ struct Runner<'a, 'd> {
     file: &'a JobFile,
     device: &'d mut dyn BlockDevice,
     options: &'a RunOptions,
+    plan: &'a ScalePlan,
     queue: EventQueue<Event>,
     host_queue: VecDeque<Queued>,
     device_in_flight: u32,
@@ -112,6 +116,8 @@ struct Runner<'a, 'd> {
     /// Clone index range of each phase.
     phases: Vec<(usize, usize)>,
     phase_names: Vec<String>,
+    /// Simulated time at which each phase started.
+    phase_start_ns: Vec<SimTime>,
     current_phase: usize,
     phase_left: usize,
     all_done: bool,
@@ -122,15 +128,30 @@ struct Runner<'a, 'd> {
 ///
 /// The returned [`RunResult`]'s `"flashlab"` object holds the seed, the device name and, for
 /// rate-limited clones, the target and achieved rates; callers add the device's counters.
+///
+/// When `options.scale` says the device is a slice of a larger drive, every job is shrunk to
+/// the slice, the results are scaled back to the whole drive, and the `"flashlab"` object
+/// gets a `"scale"` member saying so (see [`crate::SliceScale`]).
 pub fn run_jobs(
     file: &JobFile,
     device: &mut dyn BlockDevice,
     options: &RunOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, RunError> {
-    let mut runner = Runner::new(file, device, options)?;
+    let plan = plan(file, options)?;
+    let mut runner = Runner::new(plan.file(file), device, options, &plan)?;
     runner.run(progress)?;
     Ok(runner.into_result())
+}
+
+fn plan(file: &JobFile, options: &RunOptions) -> Result<ScalePlan, RunError> {
+    if !options.scale.is_valid() {
+        return Err(RunError::BadScale {
+            capacity_factor: options.scale.capacity_factor,
+            die_factor: options.scale.die_factor,
+        });
+    }
+    Ok(ScalePlan::new(file, options.scale))
 }
 
 /// What tests inspect of each clone after a run.
@@ -156,7 +177,8 @@ pub(crate) fn run_with_summaries(
     device: &mut dyn BlockDevice,
     options: &RunOptions,
 ) -> Result<(RunResult, Vec<CloneSummary>), RunError> {
-    let mut runner = Runner::new(file, device, options)?;
+    let plan = plan(file, options)?;
+    let mut runner = Runner::new(plan.file(file), device, options, &plan)?;
     runner.run(&mut |_| {})?;
     let summaries = runner.summaries();
     Ok((runner.into_result(), summaries))
@@ -167,6 +189,7 @@ impl<'a, 'd> Runner<'a, 'd> {
         file: &'a JobFile,
         device: &'d mut dyn BlockDevice,
         options: &'a RunOptions,
+        plan: &'a ScalePlan,
     ) -> Result<Self, RunError> {
         let capacity_bytes = device.capacity_bytes();
         let block_bytes = device.logical_block_bytes();
@@ -176,7 +199,7 @@ impl<'a, 'd> Runner<'a, 'd> {
         let mut phase_names: Vec<String> = Vec::new();
         let mut groupid = 0u32;
         let mut group_members = 0u32;
-        for spec in &file.jobs {
+        for (spec_index, spec) in file.jobs.iter().enumerate() {
             if spec.time_based && spec.runtime_ns.is_none() {
                 return Err(RunError::Unbounded {
                     file: file.path.clone(),
@@ -214,6 +237,7 @@ impl<'a, 'd> Runner<'a, 'd> {
                 stats.set_iodepth(spec.iodepth.max(1));
                 clones.push(JobClone {
                     spec,
+                    spec_index,
                     job_index,
                     groupid,
                     phase: phases.len() - 1,
@@ -251,16 +275,19 @@ impl<'a, 'd> Runner<'a, 'd> {
         // adds one. Sizing the host queue for all of them means it never reallocates.
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
+        let phase_count = phases.len();
         Ok(Self {
             file,
             device,
             options,
+            plan,
             queue: EventQueue::with_limit(options.limits.max_queued_events),
             host_queue: VecDeque::with_capacity(host_capacity),
             device_in_flight: 0,
             device_limit,
             clones,
             phases,
+            phase_start_ns: vec![0; phase_count],
             phase_names,
             current_phase: 0,
             phase_left: 0,
@@ -362,6 +389,7 @@ impl<'a, 'd> Runner<'a, 'd> {
 
     fn start_phase(&mut self, phase: usize, now: SimTime) -> Result<(), RunError> {
         self.current_phase = phase;
+        self.phase_start_ns[phase] = now;
         let (lo, hi) = self.phases[phase];
         self.phase_left = hi - lo;
         for i in lo..hi {
@@ -709,14 +737,38 @@ impl<'a, 'd> Runner<'a, 'd> {
             .collect()
     }
 
+    /// Each clone's end on the full drive's clock: phases follow one another, each lasting
+    /// its longest clone's scaled time.
+    fn full_end_ns(&self) -> Vec<SimTime> {
+        let mut ends = vec![0; self.clones.len()];
+        let mut phase_full_start_ns: SimTime = 0;
+        for (p, &(lo, hi)) in self.phases.iter().enumerate() {
+            let start_ns = self.phase_start_ns[p];
+            let mut phase_end_ns = phase_full_start_ns;
+            for (i, c) in self.clones[lo..hi].iter().enumerate() {
+                let back = self.plan.jobs[c.spec_index].back;
+                let span_ns = c.end_ns.saturating_sub(start_ns) as f64 * back.time_factor;
+                ends[lo + i] = phase_full_start_ns + span_ns.round() as SimTime;
+                phase_end_ns = phase_end_ns.max(ends[lo + i]);
+            }
+            phase_full_start_ns = phase_end_ns;
+        }
+        ends
+    }
+
     fn into_result(self) -> RunResult {
+        let full_end_ns = self.full_end_ns();
         let mut jobs: Vec<JobResult> = Vec::with_capacity(self.clones.len());
         // fio's group_reporting: a job joins the previous result when both report as a group
         // and share the group id.
         let mut last_group: Option<u32> = None;
         let mut rate_report = Vec::new();
-        for mut c in self.clones {
-            let result = c.result.take().expect("every clone finished");
+        for (mut c, end_ns) in self.clones.into_iter().zip(full_end_ns) {
+            let mut result = c.result.take().expect("every clone finished");
+            let job_scale = &self.plan.jobs[c.spec_index];
+            // Clones are scaled one by one: group_reporting adds their rates up afterwards.
+            let measured_ns = c.end_ns.saturating_sub(c.measure_start_ns);
+            result.scale_back(&job_scale.back, measured_ns, end_ns);
             let merge = c.spec.group_reporting && last_group == Some(c.groupid);
             match jobs.last_mut() {
                 Some(last) if merge => last.merge(&result),
@@ -724,7 +776,7 @@ impl<'a, 'd> Runner<'a, 'd> {
             }
             last_group = c.spec.group_reporting.then_some(c.groupid);
             if c.rate.active {
-                rate_report.push(rate_json(&c));
+                rate_report.push(rate_json(&c, job_scale.back.rate_factor()));
             }
         }
         let mut flashlab = serde_json::Map::new();
@@ -733,6 +785,9 @@ impl<'a, 'd> Runner<'a, 'd> {
         flashlab.insert("job_file".into(), json!(self.file.path));
         if !rate_report.is_empty() {
             flashlab.insert("rate".into(), Value::Array(rate_report));
+        }
+        if !self.plan.scale.is_full() {
+            flashlab.insert("scale".into(), self.plan.json());
         }
         RunResult::new(
             self.file.global_options.clone(),
@@ -779,8 +834,9 @@ fn clone_fraction(c: &JobClone, now: SimTime) -> f64 {
     by_time.max(by_bytes).min(1.0)
 }
 
-/// Target against achieved rate of one clone, per limited direction.
-fn rate_json(c: &JobClone) -> Value {
+/// Target against achieved rate of one clone, per limited direction. On a slice, `rate_factor`
+/// turns the slice's targets and rates back into the full drive's.
+fn rate_json(c: &JobClone, rate_factor: f64) -> Value {
     let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
     let mut dirs = serde_json::Map::new();
     let issues = c.spec.rw.directions();
@@ -801,11 +857,12 @@ fn rate_json(c: &JobClone) -> Value {
         // Met when within 1% of every limit given (fio paces to the limit, not above it).
         let met_bw = c.rate.bytes_per_s[ddir] == 0 || bw >= 0.99 * c.rate.bytes_per_s[ddir] as f64;
         let met_iops = c.rate.iops[ddir] == 0 || iops >= 0.99 * c.rate.iops[ddir] as f64;
+        let (bw, iops) = (bw * rate_factor, iops * rate_factor);
         dirs.insert(
             (*name).into(),
             json!({
-                "target_bytes_per_s": c.rate.bytes_per_s[ddir],
-                "target_iops": c.rate.iops[ddir],
+                "target_bytes_per_s": full_rate(c.rate.bytes_per_s[ddir], rate_factor),
+                "target_iops": full_rate(c.rate.iops[ddir], rate_factor),
                 "achieved_bytes_per_s": bw.round() as u64,
                 "achieved_iops": (iops * 1000.0).round() / 1000.0,
                 "met": met_bw && met_iops,
@@ -820,4 +877,9 @@ fn rate_json(c: &JobClone) -> Value {
         "max_lag_ns": c.rate.max_lag_ns,
         "directions": Value::Object(dirs),
     })
+}
+
+/// A slice's rate target as the full drive's (the job file's own value when it divides).
+fn full_rate(slice_rate: u64, rate_factor: f64) -> u64 {
+    (slice_rate as f64 * rate_factor).round() as u64
 }

@@ -523,3 +523,162 @@ mod properties {
         }
     }
 }
+
+/// Run `jobs` on `dev` as a slice of a larger drive.
+fn run_scaled(
+    jobs: Vec<JobSpec>,
+    dev: &mut FakeDevice,
+    scale: crate::SliceScale,
+) -> flashlab_report::RunResult {
+    let options = RunOptions::new(1, "fake").with_scale(scale);
+    crate::run_jobs(&file(jobs), dev, &options, &mut |_| {}).expect("run")
+}
+
+fn fill_then_random_writes() -> Vec<JobSpec> {
+    let fill = JobSpec {
+        rw: RwPattern::Write,
+        bs: std::array::from_fn(|_| flashlab_workload::BlockSize::Fixed(128 * 1024)),
+        iodepth: 8,
+        size: Some(SizeSpec::Fraction(1.0)),
+        ..JobSpec::new("fill", 1)
+    };
+    let random = JobSpec {
+        rw: RwPattern::RandWrite,
+        stonewall: true,
+        ..timed("random", 8, 400 * NS_PER_MS)
+    };
+    vec![fill, random]
+}
+
+#[test]
+fn a_capacity_slice_reports_what_the_full_drive_does() {
+    // Same bandwidth, 1/16 of the capacity: the slice's figures, scaled back, are the full
+    // drive's (this fake device has no state, so they should agree closely).
+    let link = Some(1_000_000_000);
+    let mut full_dev = FakeDevice::new(50 * NS_PER_US);
+    full_dev.link_bytes_per_s = link;
+    let full = run_scaled(
+        fill_then_random_writes(),
+        &mut full_dev,
+        crate::SliceScale::FULL,
+    );
+    let mut slice_dev = FakeDevice::new(50 * NS_PER_US);
+    slice_dev.link_bytes_per_s = link;
+    slice_dev.capacity_bytes = GIB / 16;
+    let slice = run_scaled(
+        fill_then_random_writes(),
+        &mut slice_dev,
+        crate::SliceScale::new(16.0, 1.0),
+    );
+    assert_near(
+        (slice_dev.kinds[1] * 16) as f64,
+        full_dev.kinds[1] as f64,
+        0.01,
+        "1/16 of the I/Os",
+    );
+    let (f, s) = (&full.jobs[0], &slice.jobs[0]);
+    assert_eq!(
+        s.io_bytes(1),
+        GIB,
+        "a size=100% fill writes the whole drive"
+    );
+    assert_eq!(s.io_bytes(1), f.io_bytes(1));
+    assert_eq!(s.total_ios(1), f.total_ios(1));
+    assert_near(
+        s.runtime_ms(1) as f64,
+        f.runtime_ms(1) as f64,
+        0.01,
+        "fill runtime",
+    );
+    assert_near(
+        s.bw_bytes_per_s(1) as f64,
+        f.bw_bytes_per_s(1) as f64,
+        0.01,
+        "fill bw",
+    );
+    let (f, s) = (&full.jobs[1], &slice.jobs[1]);
+    assert_eq!(s.runtime_ms(1), 400, "the runtime as written");
+    assert_near(s.iops(1), f.iops(1), 0.01, "random write iops");
+    assert_near(
+        s.io_bytes(1) as f64,
+        f.io_bytes(1) as f64,
+        0.01,
+        "random bytes",
+    );
+    assert_eq!(s.clat_ns(1).unwrap().min, f.clat_ns(1).unwrap().min);
+    assert_near(
+        full.elapsed_s as f64,
+        slice.elapsed_s as f64,
+        0.0,
+        "elapsed",
+    );
+    let scale = &slice.flashlab["scale"];
+    assert_eq!(scale["capacity_factor"], 16.0);
+    assert_eq!(
+        scale["jobs"][1]["changed"]["runtime"]["simulated"],
+        25_000_000
+    );
+    assert!(
+        full.flashlab.get("scale").is_none(),
+        "nothing to say at full scale"
+    );
+}
+
+#[test]
+fn a_die_cut_slice_multiplies_bandwidth_back() {
+    // Half the dies: the slice has half the bandwidth, a quarter of the capacity.
+    let mut full_dev = FakeDevice::new(50 * NS_PER_US);
+    full_dev.link_bytes_per_s = Some(2_000_000_000);
+    let full = run_scaled(
+        fill_then_random_writes(),
+        &mut full_dev,
+        crate::SliceScale::FULL,
+    );
+    let mut slice_dev = FakeDevice::new(50 * NS_PER_US);
+    slice_dev.link_bytes_per_s = Some(1_000_000_000);
+    slice_dev.capacity_bytes = GIB / 4;
+    let slice = run_scaled(
+        fill_then_random_writes(),
+        &mut slice_dev,
+        crate::SliceScale::new(4.0, 2.0),
+    );
+    // The fill is bandwidth-bound: the slice's half bandwidth, doubled, is the drive's. The
+    // random writes are mostly latency-bound at half the depth; the halved link of this fake
+    // device adds 2 us to each of them, hence the looser bound.
+    for (job, tolerance) in [(0, 0.01), (1, 0.05)] {
+        let (f, s) = (&full.jobs[job], &slice.jobs[job]);
+        assert_near(
+            s.bw_bytes_per_s(1) as f64,
+            f.bw_bytes_per_s(1) as f64,
+            tolerance,
+            "bw",
+        );
+        assert_near(
+            s.io_bytes(1) as f64,
+            f.io_bytes(1) as f64,
+            tolerance,
+            "bytes",
+        );
+        assert_near(
+            s.runtime_ms(1) as f64,
+            f.runtime_ms(1) as f64,
+            0.01,
+            "runtime",
+        );
+    }
+    assert_eq!(slice.jobs[0].io_bytes(1), GIB);
+    assert_eq!(
+        slice.flashlab["scale"]["jobs"][0]["changed"]["iodepth"]["simulated"],
+        4
+    );
+}
+
+#[test]
+fn a_broken_scale_is_bad_input() {
+    let mut dev = FakeDevice::new(NS_PER_US);
+    let options = RunOptions::new(1, "fake").with_scale(crate::SliceScale::new(0.5, 1.0));
+    let err = crate::run_jobs(&file(vec![spec("j")]), &mut dev, &options, &mut |_| {})
+        .expect_err("a factor below 1");
+    assert!(err.is_bad_input());
+    assert!(err.to_string().contains("at least 1"), "{err}");
+}

@@ -1,0 +1,461 @@
+//! Running a job file against a proportional slice of a drive as if it were the whole drive.
+//!
+//! The slice keeps `1/capacity_factor` of the drive's capacity and `1/die_factor` of its
+//! dies. Each job is shrunk so that it does to the slice what it would do to the drive:
+//! - byte quantities tied to capacity (absolute `size`, `offset`, `offset_increment`,
+//!   `io_size`, `zoned_abs` zone sizes) and `number_ios` are divided by the capacity factor,
+//!   rounded to whole blocks (percentages already follow the capacity);
+//! - with fewer dies, `iodepth` is divided by the die factor (at least 1), so each die sees
+//!   the same queue; the ratio actually applied is the job's *throughput factor* `L`, and
+//!   `rate`/`rate_iops` are divided by it too;
+//! - time budgets (`runtime`, `ramp_time`, `startdelay`) are multiplied by `L / capacity_factor`,
+//!   so the job writes the same fraction of the drive in its budget: the slice moves `1/L` of
+//!   the drive's bytes per second into `1/capacity_factor` of its capacity. A phase of only
+//!   time-based read jobs changes nothing on the drive and keeps its time, for more samples;
+//! - `thinktime` is a per-I/O pause and stays.
+//!
+//! Results come back per job with [`flashlab_report::ScaleBack`]: time × `capacity_factor / L`
+//! (× 1 for a phase that kept its time), bytes and I/O counts × `capacity_factor` (× `L`),
+//! bandwidth and IOPS × `L`, latencies unchanged.
+
+use flashlab_report::ScaleBack;
+use flashlab_workload::{BlockSize, JobFile, JobSpec, RandomDistribution, SizeSpec};
+use serde_json::{json, Map, Value};
+
+/// How the simulated drive relates to the drive described (both factors ≥ 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SliceScale {
+    /// Full user capacity / simulated user capacity.
+    pub capacity_factor: f64,
+    /// Full die count / simulated die count.
+    pub die_factor: f64,
+}
+
+impl SliceScale {
+    /// The whole drive is simulated.
+    pub const FULL: SliceScale = SliceScale {
+        capacity_factor: 1.0,
+        die_factor: 1.0,
+    };
+
+    pub fn new(capacity_factor: f64, die_factor: f64) -> Self {
+        Self {
+            capacity_factor,
+            die_factor,
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.capacity_factor == 1.0 && self.die_factor == 1.0
+    }
+
+    pub(crate) fn is_valid(&self) -> bool {
+        let ok = |f: f64| f.is_finite() && f >= 1.0;
+        ok(self.capacity_factor) && ok(self.die_factor)
+    }
+
+    /// The one-line statement printed before normal results, e.g. `simulated as a 1/16
+    /// slice (capacity); figures scaled to the full drive`.
+    pub fn summary(&self) -> String {
+        let what = if self.die_factor > 1.0 {
+            format!(
+                "capacity, and 1/{} of the dies",
+                trim_factor(self.die_factor)
+            )
+        } else {
+            "capacity".to_string()
+        };
+        format!(
+            "simulated as a 1/{} slice ({what}); figures scaled to the full drive",
+            trim_factor(self.capacity_factor)
+        )
+    }
+}
+
+impl Default for SliceScale {
+    fn default() -> Self {
+        Self::FULL
+    }
+}
+
+/// `16` for 16.0, `21.88` for 21.875.
+fn trim_factor(f: f64) -> String {
+    if (f - f.round()).abs() < 1e-9 {
+        format!("{}", f.round() as u64)
+    } else {
+        format!("{f:.2}")
+    }
+}
+
+/// What the slice did to one job of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct JobScale {
+    /// Simulated time per full-drive time.
+    pub time_factor: f64,
+    /// Full-drive throughput per simulated throughput (`L`).
+    pub throughput_factor: f64,
+    /// The phase keeps its time (time-based reads only).
+    pub kept_time: bool,
+    pub back: ScaleBack,
+    /// (option, full-drive value, simulated value), in bytes, ns or counts.
+    pub changes: Vec<(&'static str, u64, u64)>,
+}
+
+impl JobScale {
+    const IDENTITY: JobScale = JobScale {
+        time_factor: 1.0,
+        throughput_factor: 1.0,
+        kept_time: false,
+        back: ScaleBack::IDENTITY,
+        changes: Vec::new(),
+    };
+}
+
+/// The job file as run on the slice, and each job's factors (in file order).
+#[derive(Debug, Clone)]
+pub(crate) struct ScalePlan {
+    pub scale: SliceScale,
+    /// `None` at full scale: the original file runs unchanged.
+    pub file: Option<JobFile>,
+    pub jobs: Vec<JobScale>,
+}
+
+impl ScalePlan {
+    pub fn new(file: &JobFile, scale: SliceScale) -> Self {
+        if scale.is_full() {
+            return Self {
+                scale,
+                file: None,
+                jobs: vec![JobScale::IDENTITY; file.jobs.len()],
+            };
+        }
+        let keep = phases_keeping_time(&file.jobs);
+        let mut scaled = file.clone();
+        let jobs = scaled
+            .jobs
+            .iter_mut()
+            .zip(keep)
+            .map(|(spec, keep_time)| scale_job(spec, scale, keep_time))
+            .collect();
+        Self {
+            scale,
+            file: Some(scaled),
+            jobs,
+        }
+    }
+
+    /// The file to run: the scaled one, or `original` at full scale.
+    pub fn file<'a>(&'a self, original: &'a JobFile) -> &'a JobFile {
+        self.file.as_ref().unwrap_or(original)
+    }
+
+    /// The `"scale"` member of the `"flashlab"` JSON object.
+    pub fn json(&self) -> Value {
+        let jobs: Vec<Value> = self
+            .file
+            .iter()
+            .flat_map(|f| f.jobs.iter())
+            .zip(self.jobs.iter())
+            .map(|(spec, j)| {
+                let mut changed = Map::new();
+                for (option, full, simulated) in &j.changes {
+                    changed.insert(
+                        (*option).into(),
+                        json!({ "full": full, "simulated": simulated }),
+                    );
+                }
+                json!({
+                    "jobname": spec.name,
+                    "time_factor": j.back.time_factor,
+                    "count_factor": j.back.count_factor,
+                    "rate_factor": j.back.rate_factor(),
+                    "time_kept": j.kept_time,
+                    "changed": Value::Object(changed),
+                })
+            })
+            .collect();
+        json!({
+            "capacity_factor": self.scale.capacity_factor,
+            "die_factor": self.scale.die_factor,
+            "summary": self.scale.summary(),
+            "results": "scaled to the full drive: bytes and I/O counts x count_factor, runtimes and log times x time_factor, bandwidth and IOPS x rate_factor, latencies as simulated; device_counters are those of the simulated slice",
+            "jobs": jobs,
+        })
+    }
+}
+
+/// Per job: whether its phase (jobs between stonewalls) only reads for a fixed time. Such a
+/// phase changes nothing on the drive, so compressing its time would only cost samples.
+fn phases_keeping_time(jobs: &[JobSpec]) -> Vec<bool> {
+    let mut keep = vec![false; jobs.len()];
+    let mut start = 0;
+    for end in 1..=jobs.len() {
+        if end == jobs.len() || jobs[end].stonewall {
+            let all = jobs[start..end].iter().all(|j| {
+                let [_, writes, trims] = j.rw.directions();
+                j.time_based
+                    && j.runtime_ns.is_some()
+                    && !writes
+                    && !trims
+                    && j.io_size.is_none()
+                    && j.number_ios.is_none()
+            });
+            keep[start..end].iter_mut().for_each(|k| *k = all);
+            start = end;
+        }
+    }
+    keep
+}
+
+fn largest_block_bytes(bs: &BlockSize) -> u64 {
+    match bs {
+        BlockSize::Fixed(b) => *b,
+        BlockSize::Range { max, .. } => *max,
+        BlockSize::Split(parts) => parts.iter().map(|(b, _)| *b).max().unwrap_or(0),
+    }
+}
+
+/// Shrink one job for the slice (see the module docs) and return its factors.
+fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale {
+    let f = scale.capacity_factor;
+    let dirs = spec.rw.directions();
+    // Sizes stay whole multiples of the largest block the job issues, so a region still
+    // holds whole I/Os and offsets stay aligned.
+    let align_bytes = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| largest_block_bytes(&spec.bs[d]).max(spec.block_align_bytes[d].unwrap_or(0)))
+        .max()
+        .unwrap_or(4096)
+        .max(1);
+    let mut changes: Vec<(&'static str, u64, u64)> = Vec::new();
+    let mut bytes = |option: &'static str, v: u64, at_least_one_block: bool| -> u64 {
+        let blocks = (v as f64 / f / align_bytes as f64).round() as u64;
+        let min = u64::from(at_least_one_block && v > 0);
+        let s = blocks.max(min) * align_bytes;
+        if s != v {
+            changes.push((option, v, s));
+        }
+        s
+    };
+    if let Some(SizeSpec::Bytes(v)) = spec.size {
+        spec.size = Some(SizeSpec::Bytes(bytes("size", v, true)));
+    }
+    if let SizeSpec::Bytes(v) = spec.offset {
+        spec.offset = SizeSpec::Bytes(bytes("offset", v, false));
+    }
+    if let SizeSpec::Bytes(v) = spec.offset_increment {
+        spec.offset_increment = SizeSpec::Bytes(bytes("offset_increment", v, true));
+    }
+    if let Some(v) = spec.io_size {
+        spec.io_size = Some(bytes("io_size", v, true));
+    }
+    if let RandomDistribution::ZonedAbs(zones) = &mut spec.random_distribution {
+        for zone in zones.iter_mut() {
+            zone.1 = bytes("zoned_abs", zone.1, true);
+        }
+    }
+    if let Some(n) = spec.number_ios {
+        let s = ((n as f64 / f).round() as u64).max(1);
+        if s != n {
+            changes.push(("number_ios", n, s));
+        }
+        spec.number_ios = Some(s);
+    }
+
+    // Fewer dies: the same queue per die.
+    let mut throughput_factor = 1.0;
+    if scale.die_factor > 1.0 {
+        let depth = spec.iodepth.max(1);
+        let slice_depth = ((depth as f64 / scale.die_factor).round() as u32).max(1);
+        throughput_factor = depth as f64 / slice_depth as f64;
+        if slice_depth != depth {
+            changes.push(("iodepth", depth.into(), slice_depth.into()));
+        }
+        spec.iodepth = slice_depth;
+        let rates = |name: &'static str, r: &mut [u64; 3], changes: &mut Vec<_>| {
+            for v in r.iter_mut().filter(|v| **v > 0) {
+                let s = ((*v as f64 / throughput_factor).round() as u64).max(1);
+                if s != *v {
+                    changes.push((name, *v, s));
+                }
+                *v = s;
+            }
+        };
+        rates("rate", &mut spec.rate_bytes_per_s, &mut changes);
+        rates("rate_iops", &mut spec.rate_iops, &mut changes);
+    }
+
+    let time_factor = if keep_time {
+        1.0
+    } else {
+        throughput_factor / f
+    };
+    let mut time = |option: &'static str, v: u64| -> u64 {
+        if v == 0 {
+            return 0;
+        }
+        let s = ((v as f64 * time_factor).round() as u64).max(1);
+        if s != v {
+            changes.push((option, v, s));
+        }
+        s
+    };
+    if let Some(v) = spec.runtime_ns {
+        spec.runtime_ns = Some(time("runtime", v));
+    }
+    spec.ramp_time_ns = time("ramp_time", spec.ramp_time_ns);
+    spec.startdelay_ns = time("startdelay", spec.startdelay_ns);
+
+    JobScale {
+        time_factor,
+        throughput_factor,
+        kept_time: keep_time,
+        back: ScaleBack {
+            time_factor: 1.0 / time_factor,
+            count_factor: throughput_factor / time_factor,
+        },
+        changes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashlab_workload::RwPattern;
+
+    const GIB: u64 = 1 << 30;
+    const S: u64 = 1_000_000_000;
+
+    fn file(jobs: Vec<JobSpec>) -> JobFile {
+        JobFile {
+            path: "t.fio".into(),
+            global_options: Vec::new(),
+            jobs,
+        }
+    }
+
+    fn job(rw: RwPattern) -> JobSpec {
+        let mut j = JobSpec::new("j", 1);
+        j.rw = rw;
+        j
+    }
+
+    #[test]
+    fn capacity_cut_shrinks_bytes_and_time_and_scales_back_exactly() {
+        let mut j = job(RwPattern::RandWrite);
+        j.size = Some(SizeSpec::Bytes(16 * GIB));
+        j.offset = SizeSpec::Bytes(GIB);
+        j.io_size = Some(8 * GIB);
+        j.runtime_ns = Some(60 * S);
+        j.ramp_time_ns = 4 * S;
+        j.thinktime_ns = 1000;
+        j.iodepth = 32;
+        j.rate_iops = [0, 5000, 0];
+        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(16.0, 1.0));
+        let s = &plan.file.as_ref().unwrap().jobs[0];
+        assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
+        assert_eq!(s.offset, SizeSpec::Bytes(GIB / 16));
+        assert_eq!(s.io_size, Some(GIB / 2));
+        assert_eq!(s.runtime_ns, Some(60 * S / 16));
+        assert_eq!(s.ramp_time_ns, S / 4);
+        assert_eq!(s.thinktime_ns, 1000, "per-I/O pauses stay");
+        assert_eq!(s.iodepth, 32, "every die is simulated: same depth");
+        assert_eq!(s.rate_iops, [0, 5000, 0], "same bandwidth: same rate");
+        let back = plan.jobs[0].back;
+        assert_eq!((back.time_factor, back.count_factor), (16.0, 16.0));
+        assert_eq!(back.rate_factor(), 1.0);
+        assert!(plan.jobs[0].changes.contains(&("size", 16 * GIB, GIB)));
+    }
+
+    #[test]
+    fn percentages_stay_and_sizes_keep_whole_blocks() {
+        let mut j = job(RwPattern::Write);
+        j.size = Some(SizeSpec::Fraction(0.5));
+        j.bs[1] = BlockSize::Fixed(128 * 1024);
+        j.offset_increment = SizeSpec::Bytes(1_000_000);
+        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(3.0, 1.0));
+        let s = &plan.file.as_ref().unwrap().jobs[0];
+        assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
+        // 1 MB / 3 = 333 kB: the nearest whole number of 128 KiB blocks is 3.
+        assert_eq!(s.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
+        let mut tiny = job(RwPattern::Write);
+        tiny.size = Some(SizeSpec::Bytes(4096));
+        let plan = ScalePlan::new(&file(vec![tiny]), SliceScale::new(100.0, 1.0));
+        assert_eq!(
+            plan.file.as_ref().unwrap().jobs[0].size,
+            Some(SizeSpec::Bytes(4096)),
+            "never below one block"
+        );
+    }
+
+    #[test]
+    fn die_cut_divides_depth_and_rates_and_multiplies_rates_back() {
+        let mut deep = job(RwPattern::RandRead);
+        deep.iodepth = 32;
+        deep.runtime_ns = Some(8 * S);
+        deep.rate_bytes_per_s = [400 << 20, 0, 0];
+        let mut qd1 = job(RwPattern::RandRead);
+        qd1.iodepth = 1;
+        qd1.stonewall = true;
+        let plan = ScalePlan::new(&file(vec![deep, qd1]), SliceScale::new(8.0, 4.0));
+        let f = plan.file.as_ref().unwrap();
+        assert_eq!(f.jobs[0].iodepth, 8);
+        assert_eq!(f.jobs[0].rate_bytes_per_s[0], 100 << 20);
+        // Time × L / f = 4 / 8: the slice reads at a quarter of the rate into an eighth of
+        // the capacity.
+        assert_eq!(f.jobs[0].runtime_ns, Some(4 * S));
+        assert_eq!(plan.jobs[0].back.rate_factor(), 4.0);
+        assert_eq!(plan.jobs[0].back.count_factor, 8.0);
+        // Depth 1 cannot be cut: the slice's throughput is that of the full drive.
+        assert_eq!(f.jobs[1].iodepth, 1);
+        assert_eq!(plan.jobs[1].throughput_factor, 1.0);
+        assert_eq!(plan.jobs[1].back.rate_factor(), 1.0);
+    }
+
+    #[test]
+    fn time_based_read_phases_keep_their_time() {
+        let mut fill = job(RwPattern::Write);
+        fill.size = Some(SizeSpec::Fraction(1.0));
+        let mut r1 = job(RwPattern::RandRead);
+        r1.stonewall = true;
+        r1.time_based = true;
+        r1.runtime_ns = Some(10 * S);
+        let mut r2 = r1.clone();
+        r2.stonewall = false;
+        let mut w = job(RwPattern::RandWrite);
+        w.stonewall = true;
+        w.time_based = true;
+        w.runtime_ns = Some(10 * S);
+        let mut r3 = r1.clone();
+        r3.stonewall = false;
+        let plan = ScalePlan::new(&file(vec![fill, r1, r2, w, r3]), SliceScale::new(4.0, 1.0));
+        let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
+        // The last phase mixes a writer with a reader: both share the compressed clock.
+        assert_eq!(kept, [false, true, true, false, false]);
+        let f = plan.file.as_ref().unwrap();
+        assert_eq!(f.jobs[1].runtime_ns, Some(10 * S));
+        assert_eq!(f.jobs[4].runtime_ns, Some(10 * S / 4));
+        assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
+    }
+
+    #[test]
+    fn full_scale_is_the_original_file() {
+        let f = file(vec![job(RwPattern::Read)]);
+        let plan = ScalePlan::new(&f, SliceScale::FULL);
+        assert!(plan.file.is_none());
+        assert!(std::ptr::eq(plan.file(&f), &f));
+        assert_eq!(plan.jobs[0].back, ScaleBack::IDENTITY);
+    }
+
+    #[test]
+    fn summary_names_the_slice() {
+        assert_eq!(
+            SliceScale::new(16.0, 1.0).summary(),
+            "simulated as a 1/16 slice (capacity); figures scaled to the full drive"
+        );
+        assert_eq!(
+            SliceScale::new(21.875, 2.0).summary(),
+            "simulated as a 1/21.88 slice (capacity, and 1/2 of the dies); figures scaled to the full drive"
+        );
+    }
+}
