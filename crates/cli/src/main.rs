@@ -145,7 +145,12 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let seeds = SeedTree::new(args.seed);
     let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
 
-    let options = flashlab_runner::RunOptions::new(args.seed, config.name.clone());
+    // A drive too large to simulate whole runs as a slice; the runner shrinks the jobs to it
+    // and scales the results back.
+    let info = ssd.scale();
+    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+    let options =
+        flashlab_runner::RunOptions::new(args.seed, config.name.clone()).with_scale(scale);
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
     let result =
         flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p));
@@ -164,6 +169,11 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     }
 
     let text = match args.output_format {
+        OutputFormat::Normal if !scale.is_full() => format!(
+            "flashlab: {}\n{}",
+            scale.summary(),
+            flashlab_report::render_normal(&run)
+        ),
         OutputFormat::Normal => flashlab_report::render_normal(&run),
         OutputFormat::Json => flashlab_report::render_json(&run, false),
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
@@ -206,13 +216,34 @@ fn cmd_devices() -> Result<(), Failure> {
     write_output(None, &text)
 }
 
+/// What `run` does with results on this device, when it is simulated as a slice.
+fn run_scale_statement(config: &flashlab_device::DeviceConfig) -> Option<String> {
+    let model = config.resolve().ok()?;
+    let scale =
+        flashlab_runner::SliceScale::new(model.scale.capacity_factor, model.scale.die_factor);
+    (!scale.is_full()).then(|| scale.summary())
+}
+
 fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
     let config = load_device(&args.device, &args.set)?;
+    let statement = run_scale_statement(&config);
     let text = match args.output_format {
-        DescribeFormat::Normal => config.describe(),
+        DescribeFormat::Normal => {
+            let mut text = config.describe();
+            if let Some(statement) = statement {
+                text.push_str(&format!("run: {statement}\n"));
+            }
+            text
+        }
         DescribeFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&config.describe_json())
-                .map_err(|e| run_failed(anyhow!(e)))?;
+            let mut json = config.describe_json();
+            if let (Some(statement), Some(sim)) = (
+                statement,
+                json.get_mut("sim").and_then(|s| s.as_object_mut()),
+            ) {
+                sim.insert("run".into(), serde_json::Value::String(statement));
+            }
+            let mut s = serde_json::to_string_pretty(&json).map_err(|e| run_failed(anyhow!(e)))?;
             s.push('\n');
             s
         }
