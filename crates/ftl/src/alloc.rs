@@ -37,6 +37,8 @@ pub(crate) const NO_UNDO: Undo = Undo {
 pub(crate) struct Stream {
     /// Open block per unit, or [`NIL`].
     pub open: Vec<u32>,
+    /// Entries of `open` that are not [`NIL`].
+    pub open_count: u32,
     /// Unit the next page goes to.
     pub cursor: u32,
     /// The page being filled: its unit, block and page index (`cur_block` [`NIL`] if none).
@@ -55,6 +57,7 @@ impl Stream {
     pub fn new(units: u32, ius_per_page: u32, cause: OpCause) -> Stream {
         Stream {
             open: vec![NIL; units as usize],
+            open_count: 0,
             cursor: 0,
             cur_unit: 0,
             cur_block: NIL,
@@ -110,6 +113,11 @@ impl Ftl {
         (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 
+    /// Whether the SLC stream could take one more block now.
+    pub(crate) fn slc_block_available(&self) -> bool {
+        self.blocks.free_count(Pool::Static) > 0 || self.dynamic_slc_allowed()
+    }
+
     fn alloc_block(&mut self, s: StreamId, unit: u32) -> Option<u32> {
         match s {
             StreamId::Slc => {
@@ -130,17 +138,24 @@ impl Ftl {
         let si = s as usize;
         debug_assert_eq!(self.streams[si].cur_block, NIL);
         let units = self.geo.units;
-        for k in 0..units {
-            let u = (self.streams[si].cursor + k) % units;
+        let mut u = self.streams[si].cursor;
+        // Allocation falls back to any unit, so once it fails it fails for every unit.
+        let mut can_alloc = true;
+        for _ in 0..units {
             let mut b = self.streams[si].open[u as usize];
-            if b == NIL {
+            if b == NIL && can_alloc {
                 match self.alloc_block(s, u) {
                     Some(nb) => {
                         b = nb;
                         self.streams[si].open[u as usize] = nb;
+                        self.streams[si].open_count += 1;
                     }
-                    None => continue,
+                    None => can_alloc = false,
                 }
+            }
+            if b == NIL {
+                u = if u + 1 == units { 0 } else { u + 1 };
+                continue;
             }
             let page = self.blocks.wp[b as usize];
             debug_assert!(page < self.blocks.capacity_pages(b));
@@ -211,9 +226,14 @@ impl Ftl {
         let st = &mut self.streams[si];
         st.cur_block = NIL;
         st.fill = 0;
-        st.cursor = (unit + 1) % self.geo.units;
+        st.cursor = if unit + 1 == self.geo.units {
+            0
+        } else {
+            unit + 1
+        };
         if page + 1 == self.blocks.capacity_pages(b) {
             st.open[unit as usize] = NIL;
+            st.open_count -= 1;
             self.blocks.close(b, self.seq);
         }
     }

@@ -87,6 +87,12 @@ impl Ftl {
         let mut seen = vec![false; self.geo.total_blocks as usize];
         for s in STREAMS {
             let st = &self.streams[s as usize];
+            let open = st.open.iter().filter(|&&b| b != NIL).count() as u32;
+            ensure!(
+                open == st.open_count,
+                "stream {s:?} counts {} open blocks, holds {open}",
+                st.open_count
+            );
             for &b in &st.open {
                 if b == NIL {
                     continue;

@@ -98,6 +98,8 @@ impl Ftl {
         self.streams[dest as usize].cause = cause;
         let slc = self.blocks.slc[b as usize];
         let ipp = self.geo.ius_per_page;
+        // Relocation writes no host data, so the set of shadowed copies in `b` is fixed now.
+        let shadows = self.has_shadows_in(b);
         for page in 0..self.blocks.capacity_pages(b) {
             let first = self.ppa_of(b, page, 0);
             let live = (first..first + ipp)
@@ -118,7 +120,7 @@ impl Ftl {
             for src in first..first + ipp {
                 let lpn = self.map.p2l[src as usize];
                 if lpn != INVALID {
-                    self.move_iu(src, lpn, dest, cause, ops);
+                    self.move_iu(src, lpn, dest, cause, shadows, ops);
                 }
             }
         }
@@ -146,6 +148,7 @@ impl Ftl {
         lpn: Lpn,
         dest: StreamId,
         cause: OpCause,
+        shadows: bool,
         ops: &mut Vec<NandOp>,
     ) {
         let Some((to, _)) = self.next_slot(dest) else {
@@ -157,9 +160,10 @@ impl Ftl {
         };
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
-        // With PLP nothing is shadowed, so skip reading the L2P entry: it is a cache miss per
-        // copied IU, and a store alone does not stall.
-        if self.cfg.power_loss_protection || self.map.l2p[lpn as usize] == src {
+        // A valid copy is the mapped one unless it is shadowed. Without shadows in the victim,
+        // skip reading the L2P entry: it is a cache miss per copied IU, and a store alone does
+        // not stall.
+        if !shadows || self.map.l2p[lpn as usize] == src {
             debug_assert_eq!(self.map.l2p[lpn as usize], src);
             self.map.l2p[lpn as usize] = to;
         } else {
@@ -174,6 +178,21 @@ impl Ftl {
             _ => self.counters.gc_copied_ius += 1,
         }
         self.finish_slot(dest, ops);
+    }
+
+    /// Whether a host stream's open page shadows a copy in block `b` (never with PLP).
+    fn has_shadows_in(&self, b: u32) -> bool {
+        if self.cfg.power_loss_protection {
+            return false;
+        }
+        [StreamId::Host, StreamId::Slc].iter().any(|&s| {
+            let st = &self.streams[s as usize];
+            st.undo[..st.fill as usize].iter().any(|r| {
+                r.lpn != crate::lists::NIL
+                    && r.prev != crate::mapping::UNMAPPED
+                    && self.split(r.prev).0 == b
+            })
+        })
     }
 
     fn redirect_undo(&mut self, lpn: Lpn, from: Ppa, to: Ppa) {

@@ -13,9 +13,13 @@ impl Ftl {
 
     /// The stream a host IU goes to. If it is the SLC stream, its current page is started.
     pub(crate) fn route_host_write(&mut self) -> StreamId {
+        let st = &self.streams[StreamId::Slc as usize];
+        // An exhausted cache (no open SLC block, none to take) is the common case on a full
+        // drive: answer it without walking the units.
         if self.slc_cache_enabled()
-            && (self.streams[StreamId::Slc as usize].cur_block != NIL
-                || self.start_page(StreamId::Slc))
+            && (st.cur_block != NIL
+                || ((st.open_count > 0 || self.slc_block_available())
+                    && self.start_page(StreamId::Slc)))
         {
             StreamId::Slc
         } else {

@@ -54,6 +54,8 @@ pub struct NandTiming {
     channel_free_ns: Vec<u64>,
     /// One entry per plane when multi-plane is on, else per die.
     unit_free_ns: Vec<u64>,
+    /// The latest of all free times (they only grow, so a running max; asked every command).
+    all_free_ns: u64,
     counters: MediaCounters,
 }
 
@@ -69,6 +71,7 @@ impl NandTiming {
             timings,
             channel_free_ns: vec![0; geometry.channels as usize],
             unit_free_ns: vec![0; units as usize],
+            all_free_ns: 0,
             counters: MediaCounters::default(),
         }
     }
@@ -125,6 +128,7 @@ impl NandTiming {
                 self.counters.bytes_read += op.bytes;
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
+                self.all_free_ns = self.all_free_ns.max(done);
                 done
             }
             MediaOpKind::Program => {
@@ -139,6 +143,7 @@ impl NandTiming {
                 self.counters.bytes_programmed += op.bytes;
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
+                self.all_free_ns = self.all_free_ns.max(done);
                 done
             }
             MediaOpKind::Erase => {
@@ -147,6 +152,7 @@ impl NandTiming {
                 self.unit_free_ns[unit] = done;
                 self.counters.erases += 1;
                 self.counters.array_busy_ns += t.t_erase_ns;
+                self.all_free_ns = self.all_free_ns.max(done);
                 done
             }
         }
@@ -154,9 +160,16 @@ impl NandTiming {
 
     /// When every die and channel has finished all reserved work.
     pub fn all_idle_ns(&self) -> u64 {
-        let u = self.unit_free_ns.iter().copied().max().unwrap_or(0);
-        let c = self.channel_free_ns.iter().copied().max().unwrap_or(0);
-        u.max(c)
+        debug_assert_eq!(
+            self.all_free_ns,
+            self.unit_free_ns
+                .iter()
+                .chain(&self.channel_free_ns)
+                .copied()
+                .max()
+                .unwrap_or(0)
+        );
+        self.all_free_ns
     }
 
     /// The longest queue of reserved work beyond `now_ns` on any die/plane or channel.
@@ -168,6 +181,7 @@ impl NandTiming {
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
         self.channel_free_ns.fill(at_ns);
+        self.all_free_ns = at_ns;
     }
 
     /// Bytes of heap memory held.
@@ -179,7 +193,12 @@ impl NandTiming {
 /// `bytes` over a `bytes_per_s` link, rounded up (never zero time for a non-empty transfer).
 #[inline]
 fn flashlab_transfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
-    ((bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s.max(1) as u128)) as u64
+    let rate = bytes_per_s.max(1);
+    // Page-sized transfers fit 64-bit arithmetic; a 128-bit division is a slow library call.
+    match bytes.checked_mul(1_000_000_000) {
+        Some(n) => n.div_ceil(rate),
+        None => ((bytes as u128 * 1_000_000_000).div_ceil(rate as u128)) as u64,
+    }
 }
 
 #[cfg(test)]
