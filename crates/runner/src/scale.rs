@@ -12,6 +12,7 @@
 //!   so the job writes the same fraction of the drive in its budget: the slice moves `1/L` of
 //!   the drive's bytes per second into `1/capacity_factor` of its capacity. A phase of only
 //!   time-based read jobs changes nothing on the drive and keeps its time, for more samples;
+//!   `log_avg_msec` follows (to whole simulated ms, at least 1);
 //! - `thinktime` is a per-I/O pause and stays.
 //!
 //! Results come back per job with [`flashlab_report::ScaleBack`]: time × `capacity_factor / L`
@@ -78,9 +79,10 @@ impl Default for SliceScale {
     }
 }
 
-/// `16` for 16.0, `21.88` for 21.875.
+/// `16` for 16.0 (and for 16.00002: capacities are whole IUs, so factors are rarely exact),
+/// `21.88` for 21.875.
 fn trim_factor(f: f64) -> String {
-    if (f - f.round()).abs() < 1e-9 {
+    if (f - f.round()).abs() < 0.005 {
         format!("{}", f.round() as u64)
     } else {
         format!("{f:.2}")
@@ -305,6 +307,15 @@ fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale
     }
     spec.ramp_time_ns = time("ramp_time", spec.ramp_time_ns);
     spec.startdelay_ns = time("startdelay", spec.startdelay_ns);
+    // Log windows are spans of the drive's time too; after scaling back, their stamps fall
+    // near the multiples of the window asked for (to the nearest simulated ms).
+    if spec.log_avg_msec > 0 {
+        let ms = ((spec.log_avg_msec as f64 * time_factor).round() as u64).max(1);
+        if ms != spec.log_avg_msec {
+            changes.push(("log_avg_msec", spec.log_avg_msec, ms));
+        }
+        spec.log_avg_msec = ms;
+    }
 
     JobScale {
         time_factor,
@@ -348,6 +359,7 @@ mod tests {
         j.io_size = Some(8 * GIB);
         j.runtime_ns = Some(60 * S);
         j.ramp_time_ns = 4 * S;
+        j.log_avg_msec = 1000;
         j.thinktime_ns = 1000;
         j.iodepth = 32;
         j.rate_iops = [0, 5000, 0];
@@ -358,6 +370,7 @@ mod tests {
         assert_eq!(s.io_size, Some(GIB / 2));
         assert_eq!(s.runtime_ns, Some(60 * S / 16));
         assert_eq!(s.ramp_time_ns, S / 4);
+        assert_eq!(s.log_avg_msec, 63, "1000 ms / 16, to the nearest ms");
         assert_eq!(s.thinktime_ns, 1000, "per-I/O pauses stay");
         assert_eq!(s.iodepth, 32, "every die is simulated: same depth");
         assert_eq!(s.rate_iops, [0, 5000, 0], "same bandwidth: same rate");

@@ -1,0 +1,171 @@
+//! Runs on a slice of a drive (`--set sim.scale=...`): the output says so and the figures
+//! are the whole drive's.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn flashlab(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("the flashlab binary runs");
+    assert!(
+        out.status.success(),
+        "flashlab {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn job_file(name: &str, text: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, text).expect("write job file");
+    path.to_string_lossy().into_owned()
+}
+
+/// The tiny test preset grown to 256 blocks per plane, so that a half-size slice still has
+/// 128 blocks per plane: 2.5 GB of user capacity, 3.2 GB raw (28% spare).
+const DRIVE: [&str; 6] = [
+    "--device",
+    "tiny-test-1gb",
+    "--set",
+    "nand.blocks_per_plane=256",
+    "--set",
+    "capacity.user=2.5GB",
+];
+
+fn run_json(job: &str, scale: &str) -> Value {
+    let mut args = vec!["run", job];
+    args.extend(DRIVE);
+    let scale = format!("sim.scale={scale}");
+    args.extend(["--set", &scale, "--output-format", "json"]);
+    serde_json::from_slice(&flashlab(&args).stdout).expect("JSON output")
+}
+
+fn write_of<'a>(run: &'a Value, job: &str) -> &'a Value {
+    let jobs = run["jobs"].as_array().expect("jobs");
+    &jobs
+        .iter()
+        .find(|j| j["jobname"] == job)
+        .unwrap_or_else(|| panic!("job {job} in {jobs:?}"))["write"]
+}
+
+const FILL: &str = "\
+[fill]
+rw=write
+bs=128k
+iodepth=32
+size=100%
+";
+
+#[test]
+fn a_slice_says_so_and_reports_the_whole_drive() {
+    let job = job_file("scale-fill.fio", FILL);
+    let mut describe = vec!["describe", "tiny-test-1gb"];
+    describe.extend(&DRIVE[2..]);
+    describe.extend(["--output-format", "json"]);
+    let drive: Value = serde_json::from_slice(&flashlab(&describe).stdout).expect("describe JSON");
+    let user_bytes = drive["capacity"]["user_bytes"]
+        .as_u64()
+        .expect("user bytes");
+
+    let full = run_json(&job, "1");
+    let slice = run_json(&job, "0.25");
+    // The slice holds a quarter of the drive, yet the fill reports writing all of it.
+    assert_eq!(write_of(&full, "fill")["io_bytes"], user_bytes);
+    assert_eq!(write_of(&slice, "fill")["io_bytes"], user_bytes);
+    let counters = &slice["flashlab"]["device_counters"]["health"];
+    let simulated = counters["host_write_commands"].as_u64().unwrap();
+    let reported = write_of(&slice, "fill")["total_ios"].as_u64().unwrap();
+    assert!(
+        (3..=5).contains(&(reported / simulated)),
+        "{reported} I/Os reported, {simulated} simulated"
+    );
+    let (t_full, t_slice) = (
+        write_of(&full, "fill")["runtime"].as_f64().unwrap(),
+        write_of(&slice, "fill")["runtime"].as_f64().unwrap(),
+    );
+    assert!(
+        (t_slice / t_full - 1.0).abs() < 0.05,
+        "fill time {t_slice} ms against {t_full} ms at full scale"
+    );
+
+    let scale = &slice["flashlab"]["scale"];
+    let near = |v: &Value, x: f64| (v.as_f64().expect("a number") - x).abs() < 1e-3;
+    assert!(near(&scale["capacity_factor"], 4.0), "{scale}");
+    assert!(near(&scale["die_factor"], 1.0), "{scale}");
+    assert!(near(&scale["jobs"][0]["count_factor"], 4.0), "{scale}");
+    assert!(full["flashlab"].get("scale").is_none());
+
+    // Normal text: the statement comes before the results.
+    let mut args = vec!["run", job.as_str()];
+    args.extend(DRIVE);
+    args.extend(["--set", "sim.scale=0.25"]);
+    let text = String::from_utf8(flashlab(&args).stdout).expect("UTF-8");
+    assert!(
+        text.starts_with(
+            "flashlab: simulated as a 1/4 slice (capacity); figures scaled to the full drive\n"
+        ),
+        "{text}"
+    );
+    // And `describe` says what `run` will do.
+    let mut describe = vec!["describe", "tiny-test-1gb"];
+    describe.extend(&DRIVE[2..]);
+    describe.extend(["--set", "sim.scale=0.25"]);
+    let text = String::from_utf8(flashlab(&describe).stdout).expect("UTF-8");
+    assert!(
+        text.contains("run: simulated as a 1/4 slice (capacity); figures scaled to the full drive"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_half_slice_keeps_steady_random_write_iops_within_eight_percent() {
+    // Fill, 1.6 drive writes of random 4 KiB writes, then one more drive write measured.
+    // The slice's GC reserve is a fixed number of blocks per plane, a larger share of a
+    // smaller slice, so it runs with slightly less effective spare (WA 1.56 against 1.51 on
+    // this drive at half size); from seed to seed the slice's IOPS fall between 6% below
+    // and 2% above full scale (docs/scale.md). The measured phase is a whole drive write
+    // because IOPS swing by several percent from one 30 s window to the next as GC comes
+    // and goes.
+    let job = job_file(
+        "scale-steady.fio",
+        &format!(
+            "{FILL}
+[precondition]
+stonewall
+rw=randwrite
+bs=4k
+iodepth=32
+io_size=4g
+
+[steady]
+stonewall
+rw=randwrite
+bs=4k
+iodepth=32
+io_size=2500m
+"
+        ),
+    );
+    let iops = |run: &Value| write_of(run, "steady")["iops"].as_f64().expect("iops");
+    let (full, slice) = (run_json(&job, "1"), run_json(&job, "0.5"));
+    let factor = slice["flashlab"]["scale"]["capacity_factor"].as_f64();
+    assert!((factor.expect("a factor") - 2.0).abs() < 1e-3);
+    // io_size=2500m (MiB) shrinks to whole blocks of the slice: back within a block or so.
+    let bytes = write_of(&slice, "steady")["io_bytes"]
+        .as_f64()
+        .expect("bytes");
+    assert!(
+        (bytes / (2500u64 << 20) as f64 - 1.0).abs() < 1e-5,
+        "{bytes}"
+    );
+    let (f, s) = (iops(&full), iops(&slice));
+    assert!(
+        (s / f - 1.0).abs() < 0.08,
+        "steady IOPS {s:.0} on the slice against {f:.0} at full scale"
+    );
+}
