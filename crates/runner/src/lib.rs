@@ -16,7 +16,9 @@
 //!   the `"flashlab"` JSON object;
 //! - `thinktime` pauses a clone after `thinktime_blocks` I/Os have been issued *and completed*
 //!   (fio's default `thinktime_blocks_type=complete`), `fsync=N` sends a flush after every N
-//!   writes.
+//!   writes;
+//! - on a slice of a larger drive ([`RunOptions::scale`]), jobs are shrunk to the slice and
+//!   results scaled back to the whole drive (`docs/scale.md`).
 //!
 //! Latency accounting: fio's submission latency (slat) ends when the device accepts the
 //! command. An I/O that waits in the host queue because the device is full is counted as
