@@ -517,6 +517,8 @@ impl BlockDevice for Ssd {
 
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check_range(req)?;
+        // Submissions move forward and every operation starts at or after its submission.
+        self.media.advance_to(now_ns);
         if now_ns > self.last_done_ns {
             self.background(self.last_done_ns, now_ns);
         }

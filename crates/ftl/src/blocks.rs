@@ -246,6 +246,26 @@ impl BlockTable {
         self.lists.next(b)
     }
 
+    /// The first closed block of `class` on `unit` with `lo..=hi` valid IUs, looking at no
+    /// more than `max_visits` blocks (lowest buckets first), or [`NIL`].
+    pub fn find_on_unit(&self, class: Class, unit: u32, lo: u32, hi: u32, max_visits: u32) -> u32 {
+        let mut visits = 0;
+        for v in lo..=hi.min(self.ius_per_block) {
+            let mut b = self.bucket_head(class, v);
+            while b != NIL {
+                if self.unit_of(b) == unit {
+                    return b;
+                }
+                visits += 1;
+                if visits == max_visits {
+                    return NIL;
+                }
+                b = self.lists.next(b);
+            }
+        }
+        NIL
+    }
+
     /// For the invariant check: the list a block sits in, and where it should be.
     pub fn listed_correctly(&self, b: u32) -> Result<(), String> {
         let i = b as usize;
@@ -343,6 +363,24 @@ mod tests {
         for b in 0..128 {
             t.listed_correctly(b).unwrap();
         }
+    }
+
+    #[test]
+    fn finds_a_nearly_emptiest_block_on_a_unit() {
+        let mut t = table();
+        // Unit 0: 10 valid; unit 1: 12 valid (16-IU blocks, 64 blocks per unit).
+        for (unit, valid) in [(0, 10), (1, 12)] {
+            let b = t.take_free(Pool::Native, unit, false).unwrap();
+            for _ in 0..valid {
+                t.add_valid(b);
+            }
+            t.close(b, 0);
+        }
+        assert_eq!(t.find_on_unit(Class::Native, 1, 10, 12, 8), 64);
+        assert_eq!(t.find_on_unit(Class::Native, 1, 10, 11, 8), NIL);
+        assert_eq!(t.find_on_unit(Class::Native, 0, 10, 16, 8), 0);
+        // The visit limit bounds the walk: the unit-1 block is the second one seen.
+        assert_eq!(t.find_on_unit(Class::Native, 1, 10, 16, 1), NIL);
     }
 
     #[test]

@@ -137,6 +137,8 @@ pub struct Ftl {
     wl_interval: u32,
     wl_queue: [u32; wear::WL_BATCH],
     wl_queue_len: usize,
+    /// Unit the next GC victim should come from (see `reclaim`).
+    gc_unit: u32,
     /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
     /// small multiple of one check per doubling of the run).
     check_countdown: u64,
@@ -164,6 +166,7 @@ impl Ftl {
             wl_interval,
             wl_queue: [lists::NIL; wear::WL_BATCH],
             wl_queue_len: 0,
+            gc_unit: 0,
             check_countdown: 1,
             check_interval: 1,
         })

@@ -5,8 +5,12 @@
 use crate::alloc::StreamId;
 use crate::blocks::{Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
+use crate::lists::NIL;
 use crate::mapping::INVALID;
 use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
+
+/// A GC victim from the next unit may free `1 / SPREAD_SLACK_DIVISOR` less than the policy's.
+const SPREAD_SLACK_DIVISOR: u32 = 8;
 
 impl Ftl {
     /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
@@ -50,6 +54,9 @@ impl Ftl {
                 .select(&mut self.blocks, Class::Native, self.seq)
                 .filter(|&b| worth(self.blocks.valid[b as usize]));
         }
+        if let Some(g0) = gc {
+            gc = Some(self.spread_victim(g0));
+        }
         let fold = Greedy
             .select(&mut self.blocks, Class::SlcDynamic, self.seq)
             .filter(|&b| worth(self.blocks.valid[b as usize]));
@@ -72,6 +79,32 @@ impl Ftl {
         };
         self.relocate(victim, cause, dest, ops);
         true
+    }
+
+    /// A victim's reads and erase load its own unit only. Taking successive GC victims from
+    /// successive units spreads that load evenly, so no die queue falls behind the others
+    /// (host and GC programs are striped evenly over all units); a block on the next unit
+    /// replaces the policy's pick when it frees at most an eighth less space.
+    fn spread_victim(&mut self, pick: u32) -> u32 {
+        let units = self.geo.units;
+        let want = self.gc_unit;
+        let v = self.blocks.valid[pick as usize];
+        let chosen = if self.blocks.unit_of(pick) == want {
+            pick
+        } else {
+            let slack = (self.geo.ius_per_block - v) / SPREAD_SLACK_DIVISOR;
+            let b = self
+                .blocks
+                .find_on_unit(Class::Native, want, v, v + slack, 4 * units);
+            if b == NIL {
+                pick
+            } else {
+                b
+            }
+        };
+        let u = self.blocks.unit_of(chosen);
+        self.gc_unit = if u + 1 == units { 0 } else { u + 1 };
+        chosen
     }
 
     /// Fold the emptiest closed SLC block (dynamic first: folding it also frees a native

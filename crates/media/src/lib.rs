@@ -2,10 +2,12 @@
 //!
 //! [`CellType`] and [`CellTimings`] describe what one die can do; [`NandGeometry`] how the dies
 //! are arranged; [`NandTiming`] answers "if this operation is issued now, when is it done?" by
-//! keeping a busy-until time per channel and per die (or per plane with multi-plane on). The
+//! keeping a busy-until time per die (or per plane with multi-plane on) and the reserved
+//! intervals of each channel. The
 //! controller decides what to issue; wear (erase counts) lives in the FTL.
 
 pub mod cell;
+mod channel;
 pub mod geometry;
 pub mod timing;
 

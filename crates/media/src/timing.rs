@@ -1,7 +1,10 @@
-//! When NAND operations finish: busy-until times per channel and per die (or plane).
+//! When NAND operations finish: busy-until times per die (or plane), booked intervals per
+//! channel.
 //!
-//! Each resource is FIFO: an operation starts on a resource no earlier than the end of the
-//! previous reservation on it. The model follows cache-register operation, which current NAND
+//! A die (or plane) is FIFO: an operation starts on it no earlier than the end of the
+//! previous reservation on it. A channel books each transfer into its earliest free gap (see
+//! `channel`), since a transfer that must wait for a busy die should not hold up transfers of
+//! the other dies on the channel. The model follows cache-register operation, which current NAND
 //! supports and controllers use:
 //! - read: the array works (tR), then the data moves out over the channel; the die is free
 //!   again once the array part is done (the data waits in the cache register);
@@ -11,6 +14,7 @@
 //!
 //! Nothing allocates after construction.
 
+use crate::channel::Channel;
 use crate::{CellTimings, NandGeometry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +55,7 @@ pub struct MediaCounters {
 pub struct NandTiming {
     geometry: NandGeometry,
     timings: CellTimings,
-    channel_free_ns: Vec<u64>,
+    channels: Vec<Channel>,
     /// One entry per plane when multi-plane is on, else per die.
     unit_free_ns: Vec<u64>,
     /// The latest of all free times (they only grow, so a running max; asked every command).
@@ -69,7 +73,7 @@ impl NandTiming {
         Self {
             geometry,
             timings,
-            channel_free_ns: vec![0; geometry.channels as usize],
+            channels: vec![Channel::new(); geometry.channels as usize],
             unit_free_ns: vec![0; units as usize],
             all_free_ns: 0,
             counters: MediaCounters::default(),
@@ -121,9 +125,7 @@ impl NandTiming {
                 let array_start = now_ns.max(self.unit_free_ns[unit]);
                 let array_done = array_start + array_ns;
                 self.unit_free_ns[unit] = array_done;
-                let xfer_start = array_done.max(self.channel_free_ns[ch]);
-                let done = xfer_start + xfer_ns;
-                self.channel_free_ns[ch] = done;
+                let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
                 self.counters.reads += 1;
                 self.counters.bytes_read += op.bytes;
                 self.counters.array_busy_ns += array_ns;
@@ -133,9 +135,7 @@ impl NandTiming {
             }
             MediaOpKind::Program => {
                 let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
-                let xfer_start = now_ns.max(self.channel_free_ns[ch]);
-                let xfer_done = xfer_start + xfer_ns;
-                self.channel_free_ns[ch] = xfer_done;
+                let xfer_done = self.channels[ch].book(now_ns, xfer_ns) + xfer_ns;
                 let array_start = xfer_done.max(self.unit_free_ns[unit]);
                 let done = array_start + array_ns;
                 self.unit_free_ns[unit] = done;
@@ -158,16 +158,25 @@ impl NandTiming {
         }
     }
 
+    /// No operation will be scheduled before `now_ns` any more (the host's submissions move
+    /// forward): bookkeeping of what finished earlier can go.
+    pub fn advance_to(&mut self, now_ns: u64) {
+        for c in &mut self.channels {
+            c.forget_before(now_ns);
+        }
+    }
+
     /// When every die and channel has finished all reserved work.
     pub fn all_idle_ns(&self) -> u64 {
-        debug_assert_eq!(
-            self.all_free_ns,
-            self.unit_free_ns
-                .iter()
-                .chain(&self.channel_free_ns)
-                .copied()
-                .max()
-                .unwrap_or(0)
+        debug_assert!(
+            self.all_free_ns
+                >= self
+                    .unit_free_ns
+                    .iter()
+                    .copied()
+                    .chain(self.channels.iter().map(Channel::free_ns))
+                    .max()
+                    .unwrap_or(0)
         );
         self.all_free_ns
     }
@@ -180,13 +189,20 @@ impl NandTiming {
     /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
-        self.channel_free_ns.fill(at_ns);
+        for c in &mut self.channels {
+            c.reset(at_ns);
+        }
         self.all_free_ns = at_ns;
     }
 
     /// Bytes of heap memory held.
     pub fn memory_bytes(&self) -> usize {
-        (self.unit_free_ns.capacity() + self.channel_free_ns.capacity()) * 8
+        self.unit_free_ns.capacity() * 8
+            + self
+                .channels
+                .iter()
+                .map(Channel::memory_bytes)
+                .sum::<usize>()
     }
 }
 
