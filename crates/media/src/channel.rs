@@ -36,9 +36,11 @@ impl Channel {
             i += 1;
         }
         let end = t + dur_ns;
-        // Join touching neighbours so back-to-back transfers stay one interval.
-        let joins_prev = i > 0 && self.busy[i - 1].1 == t;
-        let joins_next = i < self.busy.len() && self.busy[i].0 == end;
+        // Join neighbours closer than this transfer's length: back-to-back transfers stay one
+        // interval, and gaps too short for transfers of this size are not kept to be skipped
+        // over by every later booking.
+        let joins_prev = i > 0 && t - self.busy[i - 1].1 < dur_ns;
+        let joins_next = i < self.busy.len() && self.busy[i].0 - end < dur_ns;
         match (joins_prev, joins_next) {
             (true, true) => {
                 self.busy[i - 1].1 = self.busy[i].1;
