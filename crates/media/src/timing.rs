@@ -16,6 +16,7 @@
 
 use crate::channel::Channel;
 use crate::{CellTimings, NandGeometry};
+use flashlab_engine::time::transfer_ns;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MediaOpKind {
@@ -98,7 +99,7 @@ impl NandTiming {
         if bytes == 0 {
             0
         } else {
-            flashlab_transfer_ns(bytes, self.geometry.channel_bytes_per_s)
+            transfer_ns(bytes, self.geometry.channel_bytes_per_s.max(1))
         }
     }
 
@@ -203,17 +204,6 @@ impl NandTiming {
                 .iter()
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
-    }
-}
-
-/// `bytes` over a `bytes_per_s` link, rounded up (never zero time for a non-empty transfer).
-#[inline]
-fn flashlab_transfer_ns(bytes: u64, bytes_per_s: u64) -> u64 {
-    let rate = bytes_per_s.max(1);
-    // Page-sized transfers fit 64-bit arithmetic; a 128-bit division is a slow library call.
-    match bytes.checked_mul(1_000_000_000) {
-        Some(n) => n.div_ceil(rate),
-        None => ((bytes as u128 * 1_000_000_000).div_ceil(rate as u128)) as u64,
     }
 }
 
