@@ -2,13 +2,22 @@
 
 /// A job file could not be parsed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}:{line}: {kind}")]
+#[error("{}: {kind}", place(file, *line))]
 pub struct ParseError {
     /// The file the bad line is in (an included file when the error is there).
     pub file: String,
     /// 1-based line number; 0 when the error concerns the file as a whole.
     pub line: usize,
     pub kind: ParseErrorKind,
+}
+
+/// `file:line`, or just `file` when the error concerns the whole file (line 0).
+fn place(file: &str, line: usize) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
 }
 
 /// What is wrong with the line.

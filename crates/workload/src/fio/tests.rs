@@ -381,3 +381,13 @@ proptest! {
         let _ = parse(&format!("[j]\n{key}={value}\n"));
     }
 }
+
+#[test]
+fn unreadable_file_is_named_without_a_line_number() {
+    let err = crate::parse_file(std::path::Path::new("/nonexistent/dir/job.fio")).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("/nonexistent/dir/job.fio: cannot read"),
+        "{msg}"
+    );
+}
