@@ -8,9 +8,11 @@
 
 pub mod cell;
 mod channel;
+pub mod fastdiv;
 pub mod geometry;
 pub mod timing;
 
 pub use cell::{CellTimings, CellType};
+pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

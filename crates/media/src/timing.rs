@@ -15,7 +15,7 @@
 //! Nothing allocates after construction.
 
 use crate::channel::Channel;
-use crate::{CellTimings, NandGeometry};
+use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +59,12 @@ pub struct NandTiming {
     channels: Vec<Channel>,
     /// One entry per plane when multi-plane is on, else per die.
     unit_free_ns: Vec<u64>,
+    /// Block id to global plane index, without a divide per operation.
+    plane_of_block: FastDiv,
+    /// Per global plane: (index into `unit_free_ns`, channel).
+    plane_route: Vec<(u32, u32)>,
+    /// Channel time of the last transfer size asked for (sizes repeat: IU multiples).
+    xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
     counters: MediaCounters,
@@ -71,11 +77,25 @@ impl NandTiming {
         } else {
             geometry.dies()
         };
+        let plane_route = (0..geometry.planes())
+            .map(|p| {
+                let (die, plane) = (p / geometry.planes_per_die, p % geometry.planes_per_die);
+                let unit = if geometry.multi_plane {
+                    die * geometry.planes_per_die + plane
+                } else {
+                    die
+                };
+                (unit, geometry.channel_of_die(die))
+            })
+            .collect();
         Self {
             geometry,
             timings,
             channels: vec![Channel::new(); geometry.channels as usize],
             unit_free_ns: vec![0; units as usize],
+            plane_of_block: FastDiv::new(geometry.blocks_per_plane.max(1)),
+            plane_route,
+            xfer_memo: (0, 0),
             all_free_ns: 0,
             counters: MediaCounters::default(),
         }
@@ -105,20 +125,24 @@ impl NandTiming {
 
     #[inline]
     fn unit_and_channel(&self, block: u32) -> (usize, usize) {
-        let (die, plane) = self.geometry.locate(block);
-        let unit = if self.geometry.multi_plane {
-            die * self.geometry.planes_per_die + plane
-        } else {
-            die
-        };
-        (unit as usize, self.geometry.channel_of_die(die) as usize)
+        let (unit, ch) = self.plane_route[self.plane_of_block.div(block) as usize];
+        (unit as usize, ch as usize)
+    }
+
+    /// [`Self::channel_ns`], remembering the last size.
+    #[inline]
+    fn channel_ns_memo(&mut self, bytes: u64) -> u64 {
+        if bytes != self.xfer_memo.0 {
+            self.xfer_memo = (bytes, self.channel_ns(bytes));
+        }
+        self.xfer_memo.1
     }
 
     /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
     /// operation is complete (data out on the channel for a read, array done otherwise).
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
         let (unit, ch) = self.unit_and_channel(op.block);
-        let xfer_ns = self.channel_ns(op.bytes);
+        let xfer_ns = self.channel_ns_memo(op.bytes);
         let t = &self.timings;
         match op.kind {
             MediaOpKind::Read => {
@@ -199,6 +223,7 @@ impl NandTiming {
     /// Bytes of heap memory held.
     pub fn memory_bytes(&self) -> usize {
         self.unit_free_ns.capacity() * 8
+            + self.plane_route.capacity() * 8
             + self
                 .channels
                 .iter()
@@ -210,6 +235,24 @@ impl NandTiming {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_every_block_to_its_die_or_plane_and_channel() {
+        for multi_plane in [false, true] {
+            let g = geometry(multi_plane);
+            let t = NandTiming::new(g, timings());
+            for b in 0..g.blocks() as u32 {
+                let (die, plane) = g.locate(b);
+                let unit = if multi_plane {
+                    die * g.planes_per_die + plane
+                } else {
+                    die
+                };
+                let want = (unit as usize, g.channel_of_die(die) as usize);
+                assert_eq!(t.unit_and_channel(b), want, "block {b}");
+            }
+        }
+    }
 
     const US: u64 = 1_000;
 
