@@ -45,6 +45,8 @@ pub(crate) struct Stream {
     pub cur_unit: u32,
     pub cur_block: u32,
     pub cur_page: u32,
+    /// `cur_block * pages_per_block + cur_page`, or [`NIL`] with no current page.
+    pub cur_page_global: u32,
     /// IUs placed in the current page.
     pub fill: u32,
     /// Cause stamped on this stream's programs (GC and wear levelling share a stream).
@@ -62,6 +64,7 @@ impl Stream {
             cur_unit: 0,
             cur_block: NIL,
             cur_page: 0,
+            cur_page_global: NIL,
             fill: 0,
             cause,
             undo: vec![NO_UNDO; ius_per_page as usize],
@@ -78,20 +81,26 @@ impl Ftl {
     /// (block, page, slot) of a physical IU.
     #[inline]
     pub(crate) fn split(&self, ppa: Ppa) -> (u32, u32, u32) {
-        let ipp = self.geo.ius_per_page;
-        let page_global = ppa / ipp;
-        (
-            page_global / self.geo.pages_per_block,
-            page_global % self.geo.pages_per_block,
-            ppa % ipp,
-        )
+        let (page_global, slot) = self.ipp_div.div_rem(ppa);
+        let (block, page) = self.ppb_div.div_rem(page_global);
+        (block, page, slot)
     }
 
-    /// The IU sits in a page not yet programmed (held in the controller's buffer).
+    /// The IU sits in a page not yet programmed (held in the controller's buffer). Only a
+    /// stream's current page is handed out but not programmed, so comparing with those few
+    /// pages answers without touching the block's state (a cache miss on a random read).
     #[inline]
     pub(crate) fn is_pending(&self, ppa: Ppa) -> bool {
-        let (b, page, _) = self.split(ppa);
-        page >= self.blocks.programmed[b as usize]
+        let page_global = self.ipp_div.div(ppa);
+        let pending = self
+            .streams
+            .iter()
+            .any(|st| st.cur_page_global == page_global);
+        debug_assert_eq!(pending, {
+            let (b, page, _) = self.split(ppa);
+            page >= self.blocks.programmed[b as usize]
+        });
+        pending
     }
 
     /// Whether the SLC stream may turn one more free native block into an SLC block: the
@@ -160,10 +169,12 @@ impl Ftl {
             let page = self.blocks.wp[b as usize];
             debug_assert!(page < self.blocks.capacity_pages(b));
             self.blocks.wp[b as usize] = page + 1;
+            let page_global = b * self.geo.pages_per_block + page;
             let st = &mut self.streams[si];
             st.cur_unit = u;
             st.cur_block = b;
             st.cur_page = page;
+            st.cur_page_global = page_global;
             st.fill = 0;
             return true;
         }
@@ -225,6 +236,7 @@ impl Ftl {
         self.blocks.programmed[b as usize] = page + 1;
         let st = &mut self.streams[si];
         st.cur_block = NIL;
+        st.cur_page_global = NIL;
         st.fill = 0;
         st.cursor = if unit + 1 == self.geo.units {
             0

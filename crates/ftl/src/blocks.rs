@@ -4,6 +4,7 @@
 
 use crate::config::Geometry;
 use crate::lists::{Lists, NIL};
+use flashlab_media::FastDiv;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BlockState {
@@ -35,6 +36,8 @@ pub(crate) enum Pool {
 pub(crate) struct BlockTable {
     units: u32,
     blocks_per_unit: u32,
+    /// Divides by `blocks_per_unit` (GC walks call `unit_of` per visited block).
+    unit_div: FastDiv,
     pages_per_block: u32,
     slc_pages_per_block: u32,
     ius_per_block: u32,
@@ -63,6 +66,7 @@ impl BlockTable {
         let mut t = BlockTable {
             units: g.units,
             blocks_per_unit: g.blocks_per_unit,
+            unit_div: FastDiv::new(g.blocks_per_unit),
             pages_per_block: g.pages_per_block,
             slc_pages_per_block: g.slc_pages_per_block,
             ius_per_block: g.ius_per_block,
@@ -113,7 +117,7 @@ impl BlockTable {
 
     #[inline]
     pub fn unit_of(&self, b: u32) -> u32 {
-        b / self.blocks_per_unit
+        self.unit_div.div(b)
     }
 
     #[inline]

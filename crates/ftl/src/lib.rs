@@ -34,6 +34,7 @@ pub use config::{FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy};
 use alloc::Stream;
 use blocks::BlockTable;
 use config::Geometry;
+use flashlab_media::FastDiv;
 use mapping::Mapping;
 
 /// Physical IU address: `(block * pages_per_block + page) * ius_per_page + slot`.
@@ -137,6 +138,10 @@ pub struct Ftl {
     wl_interval: u32,
     wl_queue: [u32; wear::WL_BATCH],
     wl_queue_len: usize,
+    /// Physical IU to global page, and global page to block: address arithmetic on every I/O
+    /// without a divide instruction.
+    ipp_div: FastDiv,
+    ppb_div: FastDiv,
     /// Unit the next GC victim should come from (see `reclaim`).
     gc_unit: u32,
     /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
@@ -153,6 +158,10 @@ impl Ftl {
         let streams = host::fresh_streams(&geo);
         let selector = gc::selector(config.gc.policy, geo.ius_per_block);
         let wl_interval = (geo.total_blocks / 16).max(4);
+        let (ipp_div, ppb_div) = (
+            FastDiv::new(geo.ius_per_page),
+            FastDiv::new(geo.pages_per_block),
+        );
         Ok(Ftl {
             cfg: config,
             geo,
@@ -166,6 +175,8 @@ impl Ftl {
             wl_interval,
             wl_queue: [lists::NIL; wear::WL_BATCH],
             wl_queue_len: 0,
+            ipp_div,
+            ppb_div,
             gc_unit: 0,
             check_countdown: 1,
             check_interval: 1,
