@@ -1,0 +1,276 @@
+//! What a suite run may be told: its seed, the length of a preconditioning round, queue depth,
+//! job count, mix and measurement window.
+
+use flashlab_engine::{NS_PER_MS, NS_PER_S, NS_PER_US};
+
+use crate::SuiteError;
+
+/// How long one workload-dependent preconditioning round lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RoundLength {
+    /// A fraction of the (whole drive's) user capacity written per round.
+    CapacityFraction(f64),
+    /// Bytes written per round.
+    Bytes(u64),
+    /// Simulated time per round.
+    TimeNs(u64),
+}
+
+const ROUND_VALID: &str = "a percentage of the user capacity (25%), a size (512MiB, 4GiB, 1GB; \
+K/M/G/T and KiB/MiB/GiB/TiB are binary, KB/MB/GB/TB decimal) or a time (500ms, 60s, 2min)";
+
+impl RoundLength {
+    /// Parse `25%`, `4GiB`, `1GB`, `60s`, `500ms`, `2min`.
+    pub fn parse(text: &str) -> Result<RoundLength, SuiteError> {
+        let bad = || SuiteError::BadOption {
+            option: "--round",
+            value: text.to_string(),
+            valid: ROUND_VALID.to_string(),
+        };
+        let t = text.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let value: f64 = num.parse().map_err(|_| bad())?;
+        if !value.is_finite() || value <= 0.0 {
+            return Err(bad());
+        }
+        let scaled = |mult: u64| -> Result<u64, SuiteError> {
+            let v = value * mult as f64;
+            if v >= 1.0 && v < u64::MAX as f64 {
+                Ok(v.round() as u64)
+            } else {
+                Err(bad())
+            }
+        };
+        Ok(match unit.trim() {
+            "%" if value <= 1000.0 => RoundLength::CapacityFraction(value / 100.0),
+            "ns" => RoundLength::TimeNs(scaled(1)?),
+            "us" => RoundLength::TimeNs(scaled(NS_PER_US)?),
+            "ms" => RoundLength::TimeNs(scaled(NS_PER_MS)?),
+            "s" => RoundLength::TimeNs(scaled(NS_PER_S)?),
+            "min" => RoundLength::TimeNs(scaled(60 * NS_PER_S)?),
+            "B" | "" => RoundLength::Bytes(scaled(1)?),
+            "K" | "k" | "KiB" => RoundLength::Bytes(scaled(1 << 10)?),
+            "M" | "m" | "MiB" => RoundLength::Bytes(scaled(1 << 20)?),
+            "G" | "g" | "GiB" => RoundLength::Bytes(scaled(1 << 30)?),
+            "T" | "t" | "TiB" => RoundLength::Bytes(scaled(1 << 40)?),
+            "KB" | "kB" => RoundLength::Bytes(scaled(1_000)?),
+            "MB" => RoundLength::Bytes(scaled(1_000_000)?),
+            "GB" => RoundLength::Bytes(scaled(1_000_000_000)?),
+            "TB" => RoundLength::Bytes(scaled(1_000_000_000_000)?),
+            _ => return Err(bad()),
+        })
+    }
+
+    /// As written in the JSON report.
+    pub fn describe(&self) -> String {
+        match self {
+            RoundLength::CapacityFraction(f) => format!("{}% of capacity", f * 100.0),
+            RoundLength::Bytes(b) => format!("{b} bytes"),
+            RoundLength::TimeNs(ns) => format!("{ns} ns"),
+        }
+    }
+}
+
+/// Options shared by the suites; each suite reads those it needs (`docs/suites.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteOptions {
+    /// Master seed: the device and every step derive their streams from it.
+    pub seed: u64,
+    /// Length of a random-write preconditioning round.
+    pub round: RoundLength,
+    /// Rounds before giving up on steady state.
+    pub max_rounds: usize,
+    /// Queue depth of every measured job (`None`: the suite's default).
+    pub qd: Option<u32>,
+    /// Jobs (fio `numjobs`) of every measured job (`None`: 1).
+    pub jobs: Option<u32>,
+    /// Read share of the qos mix, in percent.
+    pub rwmixread: u32,
+    /// Queue depths of the qos suite.
+    pub qos_depths: Vec<u32>,
+    /// Measured time of each time-based step (`None`: the step's default).
+    pub runtime_ns: Option<u64>,
+}
+
+/// Most rounds one may ask for: bounds a run that never settles.
+pub const MAX_ROUNDS_LIMIT: usize = 1000;
+/// Deepest queue a job may ask for.
+pub const MAX_QD: u32 = 65_536;
+/// Most jobs a measured step may run.
+pub const MAX_JOBS: u32 = 256;
+
+impl Default for SuiteOptions {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            round: RoundLength::CapacityFraction(0.25),
+            max_rounds: 25,
+            qd: None,
+            jobs: None,
+            rwmixread: 70,
+            qos_depths: vec![1, 8, 32, 64, 128, 256],
+            runtime_ns: None,
+        }
+    }
+}
+
+impl SuiteOptions {
+    /// Every option in range, or the first one that is not.
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        let bad = |option: &'static str, value: String, valid: String| {
+            Err(SuiteError::BadOption {
+                option,
+                value,
+                valid,
+            })
+        };
+        let window = crate::SteadyRule::SNIA_PTS.window;
+        if self.max_rounds < window || self.max_rounds > MAX_ROUNDS_LIMIT {
+            return bad(
+                "--max-rounds",
+                self.max_rounds.to_string(),
+                format!("from {window} (the steady-state window) to {MAX_ROUNDS_LIMIT}"),
+            );
+        }
+        if let RoundLength::CapacityFraction(f) = self.round {
+            if !(f > 0.0 && f <= 10.0) {
+                return bad(
+                    "--round",
+                    format!("{}%", f * 100.0),
+                    "a percentage above 0 and at most 1000".into(),
+                );
+            }
+        }
+        if let Some(qd) = self.qd {
+            if qd == 0 || qd > MAX_QD {
+                return bad("--qd", qd.to_string(), format!("1 to {MAX_QD}"));
+            }
+        }
+        if let Some(jobs) = self.jobs {
+            if jobs == 0 || jobs > MAX_JOBS {
+                return bad("--jobs", jobs.to_string(), format!("1 to {MAX_JOBS}"));
+            }
+        }
+        if self.rwmixread > 100 {
+            return bad(
+                "--rwmixread",
+                self.rwmixread.to_string(),
+                "a percentage from 0 to 100".into(),
+            );
+        }
+        if self.qos_depths.is_empty() {
+            return bad("--depths", String::new(), "at least one queue depth".into());
+        }
+        if let Some(&d) = self.qos_depths.iter().find(|&&d| d == 0 || d > MAX_QD) {
+            return bad(
+                "--depths",
+                d.to_string(),
+                format!("depths from 1 to {MAX_QD}"),
+            );
+        }
+        if self.runtime_ns == Some(0) {
+            return bad(
+                "--runtime",
+                "0".into(),
+                "a time above zero, e.g. 10s".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_lengths_parse_with_their_units() {
+        assert_eq!(
+            RoundLength::parse("25%").unwrap(),
+            RoundLength::CapacityFraction(0.25)
+        );
+        assert_eq!(
+            RoundLength::parse("4GiB").unwrap(),
+            RoundLength::Bytes(4 << 30)
+        );
+        assert_eq!(
+            RoundLength::parse("1GB").unwrap(),
+            RoundLength::Bytes(1_000_000_000)
+        );
+        assert_eq!(
+            RoundLength::parse("512m").unwrap(),
+            RoundLength::Bytes(512 << 20)
+        );
+        assert_eq!(
+            RoundLength::parse("60s").unwrap(),
+            RoundLength::TimeNs(60 * NS_PER_S)
+        );
+        assert_eq!(
+            RoundLength::parse("2min").unwrap(),
+            RoundLength::TimeNs(120 * NS_PER_S)
+        );
+        assert_eq!(
+            RoundLength::parse("1.5s").unwrap(),
+            RoundLength::TimeNs(1_500 * NS_PER_MS)
+        );
+    }
+
+    #[test]
+    fn bad_round_lengths_say_what_is_valid() {
+        for text in ["", "abc", "0s", "-5%", "10 parsecs", "2000%"] {
+            let e = RoundLength::parse(text).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains("--round"), "{text}: {msg}");
+            assert!(msg.contains("percentage"), "{text}: {msg}");
+        }
+    }
+
+    #[test]
+    fn validate_names_the_option_out_of_range() {
+        assert!(SuiteOptions::default().validate().is_ok());
+        let cases: [(SuiteOptions, &str); 5] = [
+            (
+                SuiteOptions {
+                    max_rounds: 4,
+                    ..Default::default()
+                },
+                "--max-rounds",
+            ),
+            (
+                SuiteOptions {
+                    qd: Some(0),
+                    ..Default::default()
+                },
+                "--qd",
+            ),
+            (
+                SuiteOptions {
+                    rwmixread: 101,
+                    ..Default::default()
+                },
+                "--rwmixread",
+            ),
+            (
+                SuiteOptions {
+                    qos_depths: vec![8, 0],
+                    ..Default::default()
+                },
+                "--depths",
+            ),
+            (
+                SuiteOptions {
+                    runtime_ns: Some(0),
+                    ..Default::default()
+                },
+                "--runtime",
+            ),
+        ];
+        for (opts, option) in cases {
+            let msg = opts.validate().unwrap_err().to_string();
+            assert!(msg.contains(option), "{msg}");
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Renderings of a [`SuiteReport`]: a terminal table (devices side by side), one JSON
+//! document, a CSV, and the per-step files under an output directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::steady::SteadyRule;
+use crate::{DeviceReport, Measure, SuiteReport, Unit};
+
+/// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
+fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
+    let mut rows: Vec<(&str, Unit)> = Vec::new();
+    for d in &report.devices {
+        for m in &d.results {
+            if !rows.iter().any(|(n, _)| *n == m.name) {
+                rows.push((&m.name, m.unit));
+            }
+        }
+    }
+    rows
+}
+
+fn find<'a>(d: &'a DeviceReport, name: &str) -> Option<&'a Measure> {
+    d.results.iter().find(|m| m.name == name)
+}
+
+fn format_value(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::BytesPerS => format!("{:.1} MB/s", v / 1e6),
+        Unit::Iops => format!("{v:.0} IOPS"),
+        Unit::Ns if v >= 1e6 => format!("{:.2} ms", v / 1e6),
+        Unit::Ns if v >= 1e3 => format!("{:.1} us", v / 1e3),
+        Unit::Ns => format!("{v:.0} ns"),
+        Unit::Count => format!("{v:.0}"),
+    }
+}
+
+fn steady_cell(d: &DeviceReport) -> String {
+    match &d.steady {
+        None => "-".into(),
+        Some(st) => match st.verdict.round {
+            Some(r) => format!("round {r}"),
+            None => format!("not reached ({} rounds)", st.rounds_iops.len()),
+        },
+    }
+}
+
+/// The terminal table: one row per metric, one column per device.
+pub fn render_table(report: &SuiteReport) -> String {
+    let mut rows: Vec<(String, Vec<String>)> = vec![
+        (
+            "device".into(),
+            report.devices.iter().map(|d| d.device.clone()).collect(),
+        ),
+        (
+            "steady state".into(),
+            report.devices.iter().map(steady_cell).collect(),
+        ),
+    ];
+    for (name, unit) in metric_rows(report) {
+        let cells = report
+            .devices
+            .iter()
+            .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value)))
+            .collect();
+        rows.push((name.to_string(), cells));
+    }
+    let name_w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let col_w: Vec<usize> = (0..report.devices.len())
+        .map(|i| rows.iter().map(|(_, c)| c[i].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "suite {}: {} (seed {})\n",
+        report.suite.name(),
+        report.suite.summary(),
+        report.options.seed
+    );
+    for d in &report.devices {
+        if let Some(note) = &d.scale_note {
+            let _ = writeln!(out, "{}: {note}", d.device);
+        }
+    }
+    for (name, cells) in &rows {
+        let _ = write!(out, "{name:name_w$}");
+        for (cell, w) in cells.iter().zip(&col_w) {
+            let _ = write!(out, "  {cell:>w$}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+fn measures_json(ms: &[Measure]) -> Value {
+    Value::Object(
+        ms.iter()
+            .map(|m| (m.name.clone(), number(m.value)))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+fn device_json(d: &DeviceReport) -> Value {
+    let steady = d.steady.as_ref().map_or(Value::Null, |st| {
+        json!({
+            "tracked": "write_iops",
+            "reached": st.verdict.reached(),
+            "round": st.verdict.round,
+            "rounds": st.rounds_iops.iter().map(|v| number(*v)).collect::<Vec<_>>(),
+            "window": st.verdict.window.map_or(Value::Null, |w| json!({
+                "mean": number(w.mean),
+                "range": number(w.range),
+                "excursion": number(w.excursion),
+                "steady": w.steady,
+            })),
+        })
+    });
+    let steps: Vec<Value> = d
+        .steps
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "kind": if s.job_text.is_some() { "job" } else { "purge" },
+                "end_ns": s.end_ns,
+                "measured": measures_json(&s.measures),
+            })
+        })
+        .collect();
+    json!({
+        "device": d.device,
+        "scale": d.scale_note,
+        "steady_state": steady,
+        "results": measures_json(&d.results),
+        "steps": steps,
+    })
+}
+
+/// One JSON document: the suite, its options and rule, and per device the steps, measured
+/// values and steady-state verdict.
+pub fn render_json(report: &SuiteReport) -> String {
+    let o = &report.options;
+    let rule = SteadyRule::SNIA_PTS;
+    let units: Map<String, Value> = metric_rows(report)
+        .into_iter()
+        .map(|(n, u)| (n.to_string(), Value::String(u.name().into())))
+        .collect();
+    let doc = json!({
+        "suite": report.suite.name(),
+        "description": report.suite.summary(),
+        "options": {
+            "seed": o.seed,
+            "round": o.round.describe(),
+            "max_rounds": o.max_rounds,
+            "qd": o.qd,
+            "jobs": o.jobs,
+            "rwmixread": o.rwmixread,
+            "depths": o.qos_depths,
+            "runtime_ns": o.runtime_ns,
+        },
+        "steady_state_rule": {
+            "window_rounds": rule.window,
+            "max_range_fraction": rule.max_range_fraction,
+            "max_excursion_fraction": rule.max_excursion_fraction,
+        },
+        "units": units,
+        "devices": report.devices.iter().map(device_json).collect::<Vec<_>>(),
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `device,metric,unit,value`: every result, plus the steady-state round (empty when not
+/// reached).
+pub fn render_csv(report: &SuiteReport) -> String {
+    let mut out = String::from("device,metric,unit,value\n");
+    for d in &report.devices {
+        let dev = csv_field(&d.device);
+        if let Some(st) = &d.steady {
+            let round = st.verdict.round.map_or(String::new(), |r| r.to_string());
+            let _ = writeln!(out, "{dev},steady_state_round,,{round}");
+        }
+        for m in &d.results {
+            let _ = writeln!(
+                out,
+                "{dev},{},{},{}",
+                csv_field(&m.name),
+                m.unit.name(),
+                m.value
+            );
+        }
+    }
+    out
+}
+
+/// A device name as a directory name: anything but `[A-Za-z0-9._-]` becomes `_`.
+fn dir_name(i: usize, device: &str) -> String {
+    let clean: String = device
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}-{clean}", i + 1)
+}
+
+/// Under `dir`: `<suite>.csv`, and per device `<n>-<device>/<step>.fio` and `<step>.json`
+/// (the job file and its fio JSON) for every job step, numbered in order.
+pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join(format!("{}.csv", report.suite.name())),
+        render_csv(report),
+    )?;
+    for (i, d) in report.devices.iter().enumerate() {
+        let sub = dir.join(dir_name(i, &d.device));
+        std::fs::create_dir_all(&sub)?;
+        for (n, step) in d.steps.iter().enumerate() {
+            let stem = format!("{:02}-{}", n + 1, step.name);
+            if let Some(text) = &step.job_text {
+                std::fs::write(sub.join(format!("{stem}.fio")), text)?;
+            }
+            if let Some(j) = &step.fio_json {
+                std::fs::write(sub.join(format!("{stem}.json")), j)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steady::{SteadyVerdict, WindowCheck};
+    use crate::{SteadyReport, SuiteKind, SuiteOptions};
+
+    fn report() -> SuiteReport {
+        let dev = |name: &str, iops: f64, reached: bool| DeviceReport {
+            device: name.into(),
+            scale_note: None,
+            steps: Vec::new(),
+            steady: Some(SteadyReport {
+                rounds_iops: vec![iops; 5],
+                verdict: SteadyVerdict {
+                    round: reached.then_some(5),
+                    window: Some(WindowCheck {
+                        mean: iops,
+                        range: 0.0,
+                        excursion: 0.0,
+                        steady: reached,
+                    }),
+                },
+            }),
+            results: vec![Measure {
+                name: "rand_write_4k_iops".into(),
+                unit: Unit::Iops,
+                value: iops,
+            }],
+        };
+        SuiteReport {
+            suite: SuiteKind::FourCorners,
+            options: SuiteOptions::default(),
+            devices: vec![dev("a,b", 1234.4, true), dev("c", 99.0, false)],
+        }
+    }
+
+    #[test]
+    fn table_puts_devices_side_by_side() {
+        let t = render_table(&report());
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("rand_write_4k_iops"))
+            .unwrap();
+        assert!(row.contains("1234 IOPS") && row.contains("99 IOPS"), "{t}");
+        let steady = t.lines().find(|l| l.starts_with("steady state")).unwrap();
+        assert!(steady.contains("round 5") && steady.contains("not reached (5 rounds)"));
+    }
+
+    #[test]
+    fn csv_quotes_and_lists_every_result() {
+        let c = render_csv(&report());
+        assert_eq!(
+            c,
+            "device,metric,unit,value\n\"a,b\",steady_state_round,,5\n\"a,b\",rand_write_4k_iops,IOPS,1234.4\nc,steady_state_round,,\nc,rand_write_4k_iops,IOPS,99\n"
+        );
+    }
+
+    #[test]
+    fn json_holds_devices_in_order_with_verdicts() {
+        let v: Value = serde_json::from_str(&render_json(&report())).unwrap();
+        assert_eq!(v["suite"], "four-corners");
+        assert_eq!(v["devices"][0]["device"], "a,b");
+        assert_eq!(v["devices"][0]["steady_state"]["round"], 5);
+        assert_eq!(v["devices"][1]["steady_state"]["reached"], false);
+        assert_eq!(v["devices"][1]["results"]["rand_write_4k_iops"], 99.0);
+        assert_eq!(v["units"]["rand_write_4k_iops"], "IOPS");
+    }
+
+    #[test]
+    fn directory_names_are_safe() {
+        assert_eq!(dir_name(0, "tiny-test-1gb"), "1-tiny-test-1gb");
+        assert_eq!(dir_name(1, "../x y.toml"), "2-.._x_y.toml");
+    }
+}
