@@ -126,12 +126,7 @@ impl Ssd {
         }
         let d = self.link_dir(device_to_host);
         let s = start_ns.max(self.link_free_ns[d]);
-        let rate = self.model.link_bytes_per_s;
-        // 64-bit arithmetic when it fits: a 128-bit division is a slow library call.
-        let ns = match bytes.checked_mul(1_000_000_000) {
-            Some(n) => n.div_ceil(rate),
-            None => transfer_ns(bytes, rate),
-        };
+        let ns = transfer_ns(bytes, self.model.link_bytes_per_s);
         let e = s + ns;
         self.link_free_ns[d] = e;
         e
