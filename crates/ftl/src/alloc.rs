@@ -98,7 +98,7 @@ impl Ftl {
             .any(|st| st.cur_page_global == page_global);
         debug_assert_eq!(pending, {
             let (b, page, _) = self.split(ppa);
-            page >= self.blocks.programmed[b as usize]
+            page >= self.blocks.info[b as usize].programmed
         });
         pending
     }
@@ -166,9 +166,9 @@ impl Ftl {
                 u = if u + 1 == units { 0 } else { u + 1 };
                 continue;
             }
-            let page = self.blocks.wp[b as usize];
+            let page = self.blocks.info[b as usize].wp;
             debug_assert!(page < self.blocks.capacity_pages(b));
-            self.blocks.wp[b as usize] = page + 1;
+            self.blocks.info[b as usize].wp = page + 1;
             let page_global = b * self.geo.pages_per_block + page;
             let st = &mut self.streams[si];
             st.cur_unit = u;
@@ -221,7 +221,7 @@ impl Ftl {
                 }
             }
         }
-        let slc = self.blocks.slc[b as usize];
+        let slc = self.blocks.info[b as usize].slc;
         ops.push(NandOp {
             kind: NandOpKind::Program,
             cause,
@@ -232,8 +232,8 @@ impl Ftl {
         });
         self.counters.nand_program_pages += 1;
         self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
-        debug_assert_eq!(self.blocks.programmed[b as usize], page);
-        self.blocks.programmed[b as usize] = page + 1;
+        debug_assert_eq!(self.blocks.info[b as usize].programmed, page);
+        self.blocks.info[b as usize].programmed = page + 1;
         let st = &mut self.streams[si];
         st.cur_block = NIL;
         st.cur_page_global = NIL;

@@ -33,6 +33,32 @@ pub(crate) enum Pool {
     Static = 1,
 }
 
+/// Per-block state used on the per-IU paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockInfo {
+    /// Valid IUs.
+    pub valid: u32,
+    /// Pages handed out (programmed or being filled).
+    pub wp: u32,
+    /// Pages programmed; page `p` is durable iff `p < programmed`.
+    pub programmed: u32,
+    pub state: BlockState,
+    /// In SLC mode (static SLC blocks always, native blocks while used as dynamic cache).
+    pub slc: bool,
+    pub is_static: bool,
+}
+
+impl BlockInfo {
+    const FREE: BlockInfo = BlockInfo {
+        valid: 0,
+        wp: 0,
+        programmed: 0,
+        state: BlockState::Free,
+        slc: false,
+        is_static: false,
+    };
+}
+
 pub(crate) struct BlockTable {
     units: u32,
     blocks_per_unit: u32,
@@ -41,15 +67,10 @@ pub(crate) struct BlockTable {
     pages_per_block: u32,
     slc_pages_per_block: u32,
     ius_per_block: u32,
-    pub state: Vec<BlockState>,
-    pub slc: Vec<bool>,
-    pub is_static: Vec<bool>,
-    pub valid: Vec<u32>,
+    /// The fields a host write, an invalidation or a read touches, together in one
+    /// 16-byte record per block: one cache line instead of one per field.
+    pub info: Vec<BlockInfo>,
     pub erase_count: Vec<u32>,
-    /// Pages handed out (programmed or being filled).
-    pub wp: Vec<u32>,
-    /// Pages programmed; page `p` is durable iff `p < programmed[b]`.
-    pub programmed: Vec<u32>,
     /// Host write sequence when the block closed (its age, for cost-benefit).
     pub close_seq: Vec<u64>,
     lists: Lists,
@@ -70,13 +91,8 @@ impl BlockTable {
             pages_per_block: g.pages_per_block,
             slc_pages_per_block: g.slc_pages_per_block,
             ius_per_block: g.ius_per_block,
-            state: vec![BlockState::Free; n as usize],
-            slc: vec![false; n as usize],
-            is_static: vec![false; n as usize],
-            valid: vec![0; n as usize],
+            info: vec![BlockInfo::FREE; n as usize],
             erase_count: vec![0; n as usize],
-            wp: vec![0; n as usize],
-            programmed: vec![0; n as usize],
             close_seq: vec![0; n as usize],
             lists: Lists::new(n, lists),
             free: [0; 2],
@@ -85,15 +101,15 @@ impl BlockTable {
         };
         for b in 0..n {
             let st = g.is_static_slc(b);
-            t.is_static[b as usize] = st;
-            t.slc[b as usize] = st;
+            t.info[b as usize].is_static = st;
+            t.info[b as usize].slc = st;
             t.push_free(b);
         }
         t
     }
 
     fn pool_of(&self, b: u32) -> Pool {
-        if self.is_static[b as usize] {
+        if self.info[b as usize].is_static {
             Pool::Static
         } else {
             Pool::Native
@@ -122,7 +138,7 @@ impl BlockTable {
 
     #[inline]
     pub fn capacity_pages(&self, b: u32) -> u32 {
-        if self.slc[b as usize] {
+        if self.info[b as usize].slc {
             self.slc_pages_per_block
         } else {
             self.pages_per_block
@@ -130,7 +146,7 @@ impl BlockTable {
     }
 
     pub fn class(&self, b: u32) -> Class {
-        match (self.slc[b as usize], self.is_static[b as usize]) {
+        match (self.info[b as usize].slc, self.info[b as usize].is_static) {
             (false, _) => Class::Native,
             (true, false) => Class::SlcDynamic,
             (true, true) => Class::SlcStatic,
@@ -158,10 +174,10 @@ impl BlockTable {
             .find_map(|list| lists.pop_front(list))?;
         self.free[pool as usize] -= 1;
         let i = b as usize;
-        debug_assert_eq!(self.state[i], BlockState::Free);
-        self.state[i] = BlockState::Open;
+        debug_assert_eq!(self.info[i].state, BlockState::Free);
+        self.info[i].state = BlockState::Open;
         if pool == Pool::Native && slc_mode {
-            self.slc[i] = true;
+            self.info[i].slc = true;
             self.dyn_slc += 1;
         }
         Some(b)
@@ -170,10 +186,10 @@ impl BlockTable {
     /// A full open block becomes a GC / fold candidate.
     pub fn close(&mut self, b: u32, seq: u64) {
         let i = b as usize;
-        debug_assert_eq!(self.state[i], BlockState::Open);
-        self.state[i] = BlockState::Closed;
+        debug_assert_eq!(self.info[i].state, BlockState::Open);
+        self.info[i].state = BlockState::Closed;
         self.close_seq[i] = seq;
-        let (class, v) = (self.class(b), self.valid[i]);
+        let (class, v) = (self.class(b), self.info[i].valid);
         self.lists.push_back(self.bucket(class, v), b);
         let h = &mut self.min_hint[class as usize];
         *h = (*h).min(v);
@@ -181,16 +197,16 @@ impl BlockTable {
 
     #[inline]
     pub fn add_valid(&mut self, b: u32) {
-        debug_assert_eq!(self.state[b as usize], BlockState::Open);
-        self.valid[b as usize] += 1;
+        debug_assert_eq!(self.info[b as usize].state, BlockState::Open);
+        self.info[b as usize].valid += 1;
     }
 
     #[inline]
     pub fn dec_valid(&mut self, b: u32) {
         let i = b as usize;
-        let v = self.valid[i] - 1;
-        self.valid[i] = v;
-        if self.state[i] == BlockState::Closed {
+        let v = self.info[i].valid - 1;
+        self.info[i].valid = v;
+        if self.info[i].state == BlockState::Closed {
             let class = self.class(b);
             self.lists.remove(b);
             self.lists.push_back(self.bucket(class, v), b);
@@ -201,27 +217,27 @@ impl BlockTable {
 
     /// Take a closed block out of its bucket to empty it.
     pub fn begin_reclaim(&mut self, b: u32) {
-        debug_assert_eq!(self.state[b as usize], BlockState::Closed);
+        debug_assert_eq!(self.info[b as usize].state, BlockState::Closed);
         self.lists.remove(b);
-        self.state[b as usize] = BlockState::Reclaiming;
+        self.info[b as usize].state = BlockState::Reclaiming;
     }
 
     /// The block was erased: count it and return it to its free pool (a dynamic SLC block goes
     /// back to native mode).
     pub fn release(&mut self, b: u32) {
         let i = b as usize;
-        debug_assert_eq!(self.valid[i], 0, "erasing block {b} with valid data");
+        debug_assert_eq!(self.info[i].valid, 0, "erasing block {b} with valid data");
         if self.lists.owner(b) != NIL {
             self.lists.remove(b);
         }
-        if self.slc[i] && !self.is_static[i] {
-            self.slc[i] = false;
+        if self.info[i].slc && !self.info[i].is_static {
+            self.info[i].slc = false;
             self.dyn_slc -= 1;
         }
-        self.state[i] = BlockState::Free;
+        self.info[i].state = BlockState::Free;
         self.erase_count[i] += 1;
-        self.wp[i] = 0;
-        self.programmed[i] = 0;
+        self.info[i].wp = 0;
+        self.info[i].programmed = 0;
         self.push_free(b);
     }
 
@@ -274,23 +290,23 @@ impl BlockTable {
     pub fn listed_correctly(&self, b: u32) -> Result<(), String> {
         let i = b as usize;
         let owner = self.lists.owner(b);
-        let want = match self.state[i] {
+        let want = match self.info[i].state {
             BlockState::Free => self.free_list(self.pool_of(b), self.unit_of(b)),
-            BlockState::Closed => self.bucket(self.class(b), self.valid[i]),
+            BlockState::Closed => self.bucket(self.class(b), self.info[i].valid),
             BlockState::Open | BlockState::Reclaiming => NIL,
         };
         if owner != want {
             return Err(format!(
                 "block {b} ({:?}, valid {}) is in list {owner}, expected {want}",
-                self.state[i], self.valid[i]
+                self.info[i].state, self.info[i].valid
             ));
         }
-        if self.state[i] == BlockState::Closed
-            && self.valid[i] < self.min_hint[self.class(b) as usize]
+        if self.info[i].state == BlockState::Closed
+            && self.info[i].valid < self.min_hint[self.class(b) as usize]
         {
             return Err(format!(
                 "block {b} has valid {} below the bucket min hint",
-                self.valid[i]
+                self.info[i].valid
             ));
         }
         Ok(())
@@ -300,11 +316,11 @@ impl BlockTable {
     pub fn recount(&self) -> ([u32; 2], u32) {
         let mut free = [0u32; 2];
         let mut dyn_slc = 0;
-        for b in 0..self.state.len() as u32 {
-            if self.state[b as usize] == BlockState::Free {
+        for b in 0..self.info.len() as u32 {
+            if self.info[b as usize].state == BlockState::Free {
                 free[self.pool_of(b) as usize] += 1;
             }
-            if self.slc[b as usize] && !self.is_static[b as usize] {
+            if self.info[b as usize].slc && !self.info[b as usize].is_static {
                 dyn_slc += 1;
             }
         }
@@ -362,7 +378,7 @@ mod tests {
         }
         t.release(b);
         assert_eq!(t.erase_count[b as usize], 1);
-        assert_eq!(t.state[b as usize], BlockState::Free);
+        assert_eq!(t.info[b as usize].state, BlockState::Free);
         assert_eq!(t.free_count(Pool::Native), 127);
         for b in 0..128 {
             t.listed_correctly(b).unwrap();
@@ -391,12 +407,12 @@ mod tests {
     fn dynamic_slc_blocks_return_to_native() {
         let mut t = table();
         let b = t.take_free(Pool::Native, 0, true).unwrap();
-        assert!(t.slc[b as usize]);
+        assert!(t.info[b as usize].slc);
         assert_eq!(t.dynamic_slc_blocks(), 1);
         assert_eq!(t.capacity_pages(b), 4);
         assert_eq!(t.class(b), Class::SlcDynamic);
         t.release(b);
-        assert!(!t.slc[b as usize]);
+        assert!(!t.info[b as usize].slc);
         assert_eq!(t.dynamic_slc_blocks(), 0);
     }
 }

@@ -42,22 +42,26 @@ impl Ftl {
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
             b_t.listed_correctly(b)?;
-            let (wp, prog, cap) = (b_t.wp[i], b_t.programmed[i], b_t.capacity_pages(b));
+            let (wp, prog, cap) = (
+                b_t.info[i].wp,
+                b_t.info[i].programmed,
+                b_t.capacity_pages(b),
+            );
             ensure!(
                 prog <= wp && wp <= cap,
                 "block {b}: programmed {prog}, wp {wp}, capacity {cap}"
             );
             ensure!(
-                !b_t.is_static[i] || b_t.slc[i],
+                !b_t.info[i].is_static || b_t.info[i].slc,
                 "static SLC block {b} in native mode"
             );
             let owner = self.open_block_owner(b);
-            match b_t.state[i] {
+            match b_t.info[i].state {
                 BlockState::Free => {
                     ensure!(
-                        wp == 0 && b_t.valid[i] == 0,
+                        wp == 0 && b_t.info[i].valid == 0,
                         "free block {b} has wp {wp}, valid {}",
-                        b_t.valid[i]
+                        b_t.info[i].valid
                     );
                     ensure!(
                         owner.is_none(),
@@ -100,17 +104,17 @@ impl Ftl {
                 ensure!(!seen[b as usize], "block {b} open in two stream slots");
                 seen[b as usize] = true;
                 ensure!(
-                    self.blocks.state[b as usize] == BlockState::Open,
+                    self.blocks.info[b as usize].state == BlockState::Open,
                     "stream {s:?} holds non-open block {b}"
                 );
-                let slc = self.blocks.slc[b as usize];
+                let slc = self.blocks.info[b as usize].slc;
                 ensure!(
                     slc == (s == StreamId::Slc),
                     "stream {s:?} holds block {b} with slc = {slc}"
                 );
                 let (wp, prog) = (
-                    self.blocks.wp[b as usize],
-                    self.blocks.programmed[b as usize],
+                    self.blocks.info[b as usize].wp,
+                    self.blocks.info[b as usize].programmed,
                 );
                 if b == st.cur_block {
                     ensure!(
@@ -198,11 +202,11 @@ impl Ftl {
                 "P2L of {ppa} names IU {lpn} beyond user capacity"
             );
             ensure!(
-                page < self.blocks.wp[b as usize],
+                page < self.blocks.info[b as usize].wp,
                 "P2L of {ppa} set in an unallocated page"
             );
             ensure!(
-                self.blocks.state[b as usize] != BlockState::Free,
+                self.blocks.info[b as usize].state != BlockState::Free,
                 "valid IU {ppa} in free block {b}"
             );
             if m.l2p[lpn as usize] != ppa {
@@ -242,7 +246,14 @@ impl Ftl {
             "mapped count {} != recount {mapped}",
             m.mapped
         );
-        for (b, (&have, &want)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+        for (b, (have, &want)) in self
+            .blocks
+            .info
+            .iter()
+            .map(|i| i.valid)
+            .zip(&valid)
+            .enumerate()
+        {
             ensure!(
                 have == want,
                 "block {b}: valid count {have}, P2L says {want}"
@@ -285,10 +296,11 @@ mod tests {
         // An open block: its list membership does not depend on the count.
         let b = (0..128)
             .find(|&b| {
-                ftl.blocks.valid[b] > 0 && ftl.blocks.state[b] == crate::blocks::BlockState::Open
+                ftl.blocks.info[b].valid > 0
+                    && ftl.blocks.info[b].state == crate::blocks::BlockState::Open
             })
             .unwrap();
-        ftl.blocks.valid[b] += 1;
+        ftl.blocks.info[b].valid += 1;
         let e = ftl.try_check_invariants().unwrap_err();
         assert!(e.contains("valid count"), "{e}");
     }

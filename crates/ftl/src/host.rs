@@ -65,7 +65,7 @@ impl Ftl {
                 block,
                 page,
                 ius: 1,
-                slc: self.blocks.slc[block as usize],
+                slc: self.blocks.info[block as usize].slc,
             });
             self.counters.rmw_reads += 1;
             self.counters.nand_read_pages += 1;
@@ -129,7 +129,7 @@ impl Ftl {
             return ReadLocation::Buffered;
         }
         let (block, page, _) = self.split(p);
-        let slc = self.blocks.slc[block as usize];
+        let slc = self.blocks.info[block as usize].slc;
         self.counters.nand_read_pages += 1;
         if slc {
             self.counters.slc_read_hits += 1;
@@ -230,14 +230,14 @@ impl Ftl {
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
             fresh.erase_count[i] = erase_counts[i];
-            if self.blocks.programmed[i] > 0 {
+            if self.blocks.info[i].programmed > 0 {
                 ops.push(NandOp {
                     kind: NandOpKind::Erase,
                     cause: OpCause::Gc,
                     block: b,
                     page: 0,
                     ius: 0,
-                    slc: self.blocks.slc[i],
+                    slc: self.blocks.info[i].slc,
                 });
                 fresh.erase_count[i] += 1;
             }

@@ -215,17 +215,18 @@ impl Ftl {
     pub fn slc_blocks_in_use(&self) -> u32 {
         (0..self.geo.total_blocks)
             .filter(|&b| {
-                self.blocks.slc[b as usize]
-                    && self.blocks.state[b as usize] != blocks::BlockState::Free
+                self.blocks.info[b as usize].slc
+                    && self.blocks.info[b as usize].state != blocks::BlockState::Free
             })
             .count() as u32
     }
 
     /// Bytes of the FTL's tables (map, per-block arrays).
     pub fn memory_bytes(&self) -> u64 {
-        // state, slc, static: 1 byte each; valid, erase, wp, programmed, list links (3) and
-        // owner: 4 bytes; close_seq: 8.
-        self.map.memory_bytes() + u64::from(self.geo.total_blocks) * (3 + 4 * 7 + 8)
+        // BlockInfo: 16 bytes; erase count, list links (3) and owner: 4 bytes; close_seq: 8.
+        self.map.memory_bytes()
+            + u64::from(self.geo.total_blocks)
+                * (std::mem::size_of::<blocks::BlockInfo>() as u64 + 4 * 5 + 8)
     }
 
     /// Count an operation; in debug builds check the invariants on a doubling schedule.

@@ -48,24 +48,24 @@ impl Ftl {
         let mut gc = self
             .selector
             .select(&mut self.blocks, Class::Native, self.seq);
-        if gc.is_some_and(|b| !worth(self.blocks.valid[b as usize])) {
+        if gc.is_some_and(|b| !worth(self.blocks.info[b as usize].valid)) {
             // The policy's pick gains too little; the emptiest block gains the most.
             gc = Greedy
                 .select(&mut self.blocks, Class::Native, self.seq)
-                .filter(|&b| worth(self.blocks.valid[b as usize]));
+                .filter(|&b| worth(self.blocks.info[b as usize].valid));
         }
         if let Some(g0) = gc {
             gc = Some(self.spread_victim(g0));
         }
         let fold = Greedy
             .select(&mut self.blocks, Class::SlcDynamic, self.seq)
-            .filter(|&b| worth(self.blocks.valid[b as usize]));
+            .filter(|&b| worth(self.blocks.info[b as usize].valid));
         let (victim, cause, dest) = match (gc, fold) {
             (Some(g), Some(f)) => {
                 // Copies per freed IU: valid / (cap - valid); compare without dividing.
                 let (vg, vf) = (
-                    u64::from(self.blocks.valid[g as usize]),
-                    u64::from(self.blocks.valid[f as usize]),
+                    u64::from(self.blocks.info[g as usize].valid),
+                    u64::from(self.blocks.info[f as usize].valid),
                 );
                 if vf * (u64::from(cap) - vg) < vg * (u64::from(cap) - vf) {
                     (f, OpCause::SlcFold, StreamId::Fold)
@@ -88,7 +88,7 @@ impl Ftl {
     fn spread_victim(&mut self, pick: u32) -> u32 {
         let units = self.geo.units;
         let want = self.gc_unit;
-        let v = self.blocks.valid[pick as usize];
+        let v = self.blocks.info[pick as usize].valid;
         let chosen = if self.blocks.unit_of(pick) == want {
             pick
         } else {
@@ -129,7 +129,7 @@ impl Ftl {
     ) {
         self.blocks.begin_reclaim(b);
         self.streams[dest as usize].cause = cause;
-        let slc = self.blocks.slc[b as usize];
+        let slc = self.blocks.info[b as usize].slc;
         let ipp = self.geo.ius_per_page;
         // Relocation writes no host data, so the set of shadowed copies in `b` is fixed now.
         let shadows = self.has_shadows_in(b);
@@ -157,7 +157,7 @@ impl Ftl {
                 }
             }
         }
-        debug_assert_eq!(self.blocks.valid[b as usize], 0);
+        debug_assert_eq!(self.blocks.info[b as usize].valid, 0);
         if !self.cfg.power_loss_protection {
             // The source is erased next: its data must be durable elsewhere first.
             self.pad_stream(dest, ops);

@@ -35,7 +35,9 @@ impl Ftl {
             self.wl_queue_len -= 1;
             let b = self.wl_queue[self.wl_queue_len];
             // Still closed native data since the scan (GC may have taken it meanwhile).
-            if self.blocks.state[b as usize] == BlockState::Closed && !self.blocks.slc[b as usize] {
+            if self.blocks.info[b as usize].state == BlockState::Closed
+                && !self.blocks.info[b as usize].slc
+            {
                 self.relocate(b, OpCause::WearLevel, StreamId::Gc, ops);
                 return true;
             }
@@ -47,7 +49,7 @@ impl Ftl {
     /// native block by more than the threshold (coldest popped first; ties: lowest id).
     fn scan_cold_blocks(&mut self) {
         let max = (0..self.geo.total_blocks)
-            .filter(|&b| !self.blocks.is_static[b as usize])
+            .filter(|&b| !self.blocks.info[b as usize].is_static)
             .map(|b| self.blocks.erase_count[b as usize])
             .max()
             .unwrap_or(0);
@@ -58,9 +60,9 @@ impl Ftl {
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
             let ec = self.blocks.erase_count[i];
-            if self.blocks.is_static[i]
-                || self.blocks.slc[i]
-                || self.blocks.state[i] != BlockState::Closed
+            if self.blocks.info[i].is_static
+                || self.blocks.info[i].slc
+                || self.blocks.info[i].state != BlockState::Closed
                 || max - ec <= threshold
             {
                 continue;
