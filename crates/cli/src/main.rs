@@ -33,6 +33,50 @@ enum Command {
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
+    /// Run a built-in test suite: precondition, four-corners or qos (see docs/suites.md).
+    Suite(SuiteArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct SuiteArgs {
+    /// The suite: precondition, four-corners or qos.
+    name: String,
+    /// A preset name or a device TOML file; repeat to compare drives side by side (they run
+    /// in parallel). Default: the default preset.
+    #[arg(long)]
+    device: Vec<String>,
+    /// Override a device key of every device, e.g. `--set nand.pages_per_block=256`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[arg(long, value_enum, default_value_t = DescribeFormat::Normal)]
+    output_format: DescribeFormat,
+    /// Also write the fio JSON and job file of every step and a CSV of the results here.
+    #[arg(long)]
+    outdir: Option<PathBuf>,
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Queue depth of the measured jobs and preconditioning rounds (default 32).
+    #[arg(long)]
+    qd: Option<u32>,
+    /// Jobs (fio numjobs) of the measured jobs and preconditioning rounds (default 1).
+    #[arg(long)]
+    jobs: Option<u32>,
+    /// Length of a random-write preconditioning round: a share of the capacity (25%), a
+    /// size (4GiB) or a simulated time (60s).
+    #[arg(long, default_value = "25%")]
+    round: String,
+    /// Rounds before giving up on steady state.
+    #[arg(long, default_value_t = 25)]
+    max_rounds: usize,
+    /// qos: read share of the mix, percent.
+    #[arg(long, default_value_t = 70)]
+    rwmixread: u32,
+    /// qos: queue depths, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
+    depths: Vec<u32>,
+    /// Measured time of each time-based step (e.g. 5s); default: the step's own.
+    #[arg(long)]
+    runtime: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -108,6 +152,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run(&args),
         Command::Devices => cmd_devices(),
         Command::Describe(args) => cmd_describe(&args),
+        Command::Suite(args) => cmd_suite(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -247,6 +292,70 @@ fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
             s.push('\n');
             s
         }
+    };
+    write_output(None, &text)
+}
+
+fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failure> {
+    let round = flashlab_suite::RoundLength::parse(&args.round).map_err(bad_input)?;
+    let runtime_ns = match &args.runtime {
+        None => None,
+        Some(text) => match flashlab_suite::RoundLength::parse(text).map_err(bad_input)? {
+            flashlab_suite::RoundLength::TimeNs(ns) => Some(ns),
+            _ => {
+                return Err(bad_input(anyhow!(
+                    "--runtime '{text}': expected a time such as 500ms, 10s or 2min"
+                )))
+            }
+        },
+    };
+    let options = flashlab_suite::SuiteOptions {
+        seed: args.seed,
+        round,
+        max_rounds: args.max_rounds,
+        qd: args.qd,
+        jobs: args.jobs,
+        rwmixread: args.rwmixread,
+        qos_depths: args.depths.clone(),
+        runtime_ns,
+    };
+    options.validate().map_err(bad_input)?;
+    Ok(options)
+}
+
+fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
+    let kind = flashlab_suite::SuiteKind::from_name(&args.name).map_err(bad_input)?;
+    let options = suite_options(args)?;
+    let names = if args.device.is_empty() {
+        vec![flashlab_device::DEFAULT_DEVICE.to_string()]
+    } else {
+        args.device.clone()
+    };
+    let configs = names
+        .iter()
+        .map(|n| load_device(n, &args.set))
+        .collect::<Result<Vec<_>, _>>()?;
+    let show_progress = std::io::stderr().is_terminal();
+    let progress = |device: usize, step: &str| {
+        if show_progress {
+            eprintln!("flashlab: {}: {step}", names[device]);
+        }
+    };
+    let report = flashlab_suite::run_suite(kind, &configs, &options, &progress).map_err(|e| {
+        if e.is_bad_input() {
+            bad_input(e)
+        } else {
+            run_failed(e)
+        }
+    })?;
+    if let Some(dir) = &args.outdir {
+        flashlab_suite::write_outdir(&report, dir)
+            .with_context(|| format!("writing results under {}", dir.display()))
+            .map_err(run_failed)?;
+    }
+    let text = match args.output_format {
+        DescribeFormat::Normal => flashlab_suite::render_table(&report),
+        DescribeFormat::Json => flashlab_suite::render_json(&report),
     };
     write_output(None, &text)
 }

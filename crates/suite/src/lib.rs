@@ -83,7 +83,7 @@ pub fn suite_names() -> String {
         .join(", ")
 }
 
-/// Why a suite could not run.
+/// Why a suite could not run. Source errors are boxed: they are large and errors are rare.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     #[error("unknown suite '{name}'; valid suites: {valid}")]
@@ -95,19 +95,22 @@ pub enum SuiteError {
         valid: String,
     },
     #[error("device '{device}': {error}")]
-    Device { device: String, error: ConfigError },
+    Device {
+        device: String,
+        error: Box<ConfigError>,
+    },
     /// A job the suite generated did not parse: the options that shaped it are at fault.
     #[error("device '{device}', step '{step}': {error}")]
     Job {
         device: String,
         step: String,
-        error: ParseError,
+        error: Box<ParseError>,
     },
     #[error("device '{device}', step '{step}': {error}")]
     Run {
         device: String,
         step: String,
-        error: RunError,
+        error: Box<RunError>,
     },
     #[error("device '{device}', step '{step}': the device refused a command: {error}")]
     Refused {
@@ -215,7 +218,7 @@ pub fn run_on_device(
     let seeds = SeedTree::new(options.seed);
     let mut ssd = Ssd::new(config, seeds.child("device")).map_err(|error| SuiteError::Device {
         device: config.name.clone(),
-        error,
+        error: Box::new(error),
     })?;
     suites::run(kind, &mut ssd, &config.name, options, progress)
 }

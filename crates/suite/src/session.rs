@@ -124,7 +124,7 @@ impl<'a> Session<'a> {
             SuiteError::Job {
                 device: self.device.clone(),
                 step: step.to_string(),
-                error,
+                error: Box::new(error),
             }
         })?;
         // Every step draws fresh random offsets: the same seed in every round would rewrite
@@ -141,7 +141,7 @@ impl<'a> Session<'a> {
         let mut run = result.map_err(|error| SuiteError::Run {
             device: self.device.clone(),
             step: step.to_string(),
-            error,
+            error: Box::new(error),
         })?;
         self.now_ns = horizon_ns;
         if let serde_json::Value::Object(extra) = &mut run.flashlab {

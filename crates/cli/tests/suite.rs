@@ -1,0 +1,199 @@
+//! `flashlab suite` end to end on the tiny test drive: steady state, four-corners ordering,
+//! QoS percentiles, several devices, output files and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const DEVICE: &str = "tiny-test-1gb";
+
+fn flashlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("the flashlab binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Run a suite with JSON output and parse it.
+fn suite_json(args: &[&str]) -> Value {
+    let mut all = vec!["suite"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--output-format", "json"]);
+    let out = flashlab(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("suite JSON parses")
+}
+
+fn result(doc: &Value, device: usize, key: &str) -> f64 {
+    doc["devices"][device]["results"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no result {key} in {doc}"))
+}
+
+#[test]
+fn precondition_reaches_steady_state() {
+    let doc = suite_json(&["precondition", "--device", DEVICE]);
+    assert_eq!(doc["suite"], "precondition");
+    let st = &doc["devices"][0]["steady_state"];
+    assert_eq!(st["reached"], true, "{st}");
+    let round = st["round"].as_u64().unwrap();
+    let rounds = st["rounds"].as_array().unwrap();
+    // The run stops at the round that met the rule, no earlier than a full window.
+    assert!((5..=25).contains(&round), "{round}");
+    assert_eq!(rounds.len() as u64, round);
+    let window: Vec<f64> = rounds[rounds.len() - 5..]
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let mean = window.iter().sum::<f64>() / 5.0;
+    let range = window.iter().cloned().fold(f64::MIN, f64::max)
+        - window.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(range <= 0.2 * mean, "{window:?}");
+    assert!((st["window"]["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
+    // Steps: purge, fill, then one job per round.
+    let steps = doc["devices"][0]["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["kind"], "purge");
+    assert_eq!(steps[1]["name"], "fill");
+    assert_eq!(steps.len() as u64, 2 + round);
+    // Simulated time runs on from step to step.
+    let ends: Vec<u64> = steps
+        .iter()
+        .map(|s| s["end_ns"].as_u64().unwrap())
+        .collect();
+    assert!(ends.windows(2).all(|w| w[0] < w[1]), "{ends:?}");
+}
+
+#[test]
+fn four_corners_order_is_plausible() {
+    let doc = suite_json(&["four-corners", "--device", DEVICE, "--runtime", "1s"]);
+    let r = |k: &str| result(&doc, 0, k);
+    assert!(r("seq_read_128k_bw_bytes_per_s") > r("rand_read_4k_bw_bytes_per_s"));
+    assert!(r("seq_write_128k_bw_bytes_per_s") > r("rand_write_4k_bw_bytes_per_s"));
+    assert!(r("seq_read_128k_bw_bytes_per_s") > r("seq_write_128k_bw_bytes_per_s"));
+    assert!(r("rand_read_4k_iops") > r("rand_write_4k_iops"));
+    assert!(r("rand_write_4k_iops") > 0.0);
+    assert_eq!(doc["devices"][0]["steady_state"]["reached"], true);
+    assert_eq!(doc["options"]["runtime_ns"], 1_000_000_000u64);
+}
+
+#[test]
+fn qos_reports_ordered_read_percentiles_per_depth() {
+    let doc = suite_json(&[
+        "qos",
+        "--device",
+        DEVICE,
+        "--depths",
+        "1,32",
+        "--runtime",
+        "1s",
+    ]);
+    for qd in [1, 32] {
+        let r = |k: &str| result(&doc, 0, &format!("qd{qd}_{k}"));
+        let read = r("read_iops");
+        let write = r("write_iops");
+        // A 70/30 mix by I/O count.
+        let share = read / (read + write);
+        assert!((0.65..0.75).contains(&share), "qd{qd}: {share}");
+        let tail = [
+            r("read_lat_p99_ns"),
+            r("read_lat_p99_9_ns"),
+            r("read_lat_p99_99_ns"),
+            r("read_lat_p99_9999_ns"),
+        ];
+        assert!(tail.windows(2).all(|w| w[0] <= w[1]), "qd{qd}: {tail:?}");
+        assert!(r("read_lat_avg_ns") > 0.0);
+    }
+    // Deeper queues wait longer for reads.
+    assert!(result(&doc, 0, "qd32_read_lat_avg_ns") > result(&doc, 0, "qd1_read_lat_avg_ns"));
+    assert!(doc["devices"][0]["results"].get("qd8_iops").is_none());
+}
+
+#[test]
+fn two_devices_give_two_columns_in_order() {
+    let out = flashlab(&[
+        "suite",
+        "four-corners",
+        "--device",
+        DEVICE,
+        "--device",
+        DEVICE,
+        "--set",
+        "buffer.size=4MiB",
+        "--runtime",
+        "1s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header = text.lines().find(|l| l.starts_with("device")).unwrap();
+    assert_eq!(header.matches(DEVICE).count(), 2, "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("rand_read_4k_iops"))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // name, value, unit, value, unit: the same drive twice gives the same figures.
+    assert_eq!(cells.len(), 5, "{row}");
+    assert_eq!(cells[1], cells[3]);
+    assert!(stderr(&out).is_empty(), "progress only on a terminal");
+}
+
+#[test]
+fn outdir_holds_each_job_and_a_csv() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("suite-outdir");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = flashlab(&[
+        "suite",
+        "precondition",
+        "--device",
+        DEVICE,
+        "--outdir",
+        dir.to_str().unwrap(),
+        "--max-rounds",
+        "5",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("precondition.csv")).unwrap();
+    assert!(csv.starts_with("device,metric,unit,value\n"), "{csv}");
+    assert!(csv.contains(&format!("{DEVICE},round_05_write_iops,IOPS,")));
+    let sub = dir.join(format!("1-{DEVICE}"));
+    let fill: Value =
+        serde_json::from_str(&std::fs::read_to_string(sub.join("02-fill.json")).unwrap()).unwrap();
+    assert_eq!(fill["jobs"][0]["jobname"], "fill");
+    assert!(fill["flashlab"]["device_counters"].is_object());
+    assert!(sub.join("07-round-05.fio").is_file());
+    assert!(!sub.join("08-round-06.json").exists());
+}
+
+#[test]
+fn bad_suite_name_exits_2_listing_suites() {
+    let out = flashlab(&["suite", "four_corners", "--device", DEVICE]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("precondition, four-corners, qos"), "{err}");
+}
+
+#[test]
+fn bad_options_exit_2_naming_the_option() {
+    for (args, option) in [
+        (vec!["--round", "10parsecs"], "--round"),
+        (vec!["--max-rounds", "3"], "--max-rounds"),
+        (vec!["--depths", "0"], "--depths"),
+        (vec!["--runtime", "25%"], "--runtime"),
+    ] {
+        let mut all = vec!["suite", "qos", "--device", DEVICE];
+        all.extend(args);
+        let out = flashlab(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(stderr(&out).contains(option), "{}", stderr(&out));
+    }
+}
