@@ -62,6 +62,176 @@ pub fn memory_estimate_bytes(user_ius: u64, raw_ius: u64, blocks: u64) -> u64 {
     4 * user_ius + 4 * raw_ius + 32 * blocks
 }
 
+/// Host link, controller and buffer: the resources all dies share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedResources {
+    pub link_raw_bytes_per_s: u64,
+    pub link_bytes_per_s: u64,
+    pub max_iops: u64,
+    pub queue_depth: u32,
+    pub buffer_bytes: u64,
+}
+
+/// Blocks the FTL keeps out of the user data's reach on a drive with `units` (die, plane)
+/// units: the foreground GC reserve (at least `units + 2`), 2 more, and one open block per
+/// unit for each of the 4 native streams (host, GC, fold, dynamic SLC). This mirrors
+/// `flashlab_ftl`'s geometry check; a slice must be sized with the same rule the FTL applies.
+pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
+    foreground_free_blocks.max(units + 2) + 2 + 4 * units
+}
+
+/// What the FTL's spare-area rule needs to know besides block counts.
+#[derive(Debug, Clone, Copy)]
+struct FtlSpares {
+    ius_per_block: u64,
+    ius_per_page: u64,
+    plp: bool,
+}
+
+impl FtlSpares {
+    /// The most user IUs the FTL accepts (its "too little spare area" check): native capacity
+    /// minus the held-back blocks, two pages of in-flight copies, one IU, and without PLP
+    /// less than a page of padding per block.
+    fn max_user_ius(&self, native_blocks: u64, units: u64, fg: u64) -> u64 {
+        let mut overhead =
+            2 * self.ius_per_page + held_back_blocks(units, fg) * self.ius_per_block + 1;
+        if !self.plp {
+            overhead += (self.ius_per_page - 1) * native_blocks;
+        }
+        (native_blocks * self.ius_per_block).saturating_sub(overhead)
+    }
+}
+
+/// The simulated slice of a drive.
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    geometry: NandGeometry,
+    static_blocks: u64,
+    user_ius: u64,
+    fg_blocks: u32,
+    bg_blocks: u32,
+}
+
+/// How slices of one drive are cut.
+struct SlicePlan {
+    full: NandGeometry,
+    full_static_blocks: u64,
+    full_user_ius: u64,
+    full_held_blocks: u64,
+    spares: FtlSpares,
+    explicit_fg: Option<u32>,
+    explicit_bg: Option<u32>,
+}
+
+/// Blocks per plane a slice keeps before dies are cut (fewer makes GC's block granularity
+/// coarse against the reserve).
+const MIN_SLICE_BLOCKS_PER_PLANE: u32 = 64;
+
+impl SlicePlan {
+    fn min_bpp(&self) -> u32 {
+        self.full.blocks_per_plane.min(MIN_SLICE_BLOCKS_PER_PLANE)
+    }
+
+    /// The geometry simulated for a wanted fraction: blocks per plane are cut first; below
+    /// `MIN_SLICE_BLOCKS_PER_PLANE`, whole channels with all their dies (the channel, the
+    /// dies on it and its share of the controller go together, so each remaining channel
+    /// sees the load it sees on the drive). A cut below one channel would change how many
+    /// dies share a channel, so it is refused.
+    fn geometry(&self, want: f64) -> Result<NandGeometry, String> {
+        let full = self.full;
+        let mut g = full;
+        if want >= 1.0 {
+            return Ok(g);
+        }
+        // The epsilon keeps `b / bpp` (as printed for the smallest valid scale) on `b`.
+        let bpp = full.blocks_per_plane;
+        g.blocks_per_plane = ((bpp as f64 * want + 1e-9).floor() as u32).max(self.min_bpp());
+        let left = want * bpp as f64 / g.blocks_per_plane as f64;
+        if left < 1.0 {
+            let channels = (full.channels as f64 * left + 1e-9).floor() as u32;
+            if channels == 0 {
+                return Err(format!(
+                    "it needs fewer dies than one channel holds ({} dies); cutting dies on a \
+                     channel would change how many dies share it",
+                    full.dies_per_channel
+                ));
+            }
+            g.channels = channels;
+        }
+        Ok(g)
+    }
+
+    /// The slice for a wanted fraction, or why the FTL would refuse it.
+    ///
+    /// User capacity: the slice keeps the full drive's *effective* spare, i.e. the ratio of
+    /// user data to the native blocks left after the FTL's held-back blocks,
+    /// `user / (native - held)`. The held-back blocks are a fixed count per unit, not a share
+    /// of the blocks, so a proportional user capacity would leave a slice less room for GC
+    /// than the drive and inflate its write amplification.
+    fn slice(&self, want: f64) -> Result<Slice, String> {
+        let g = self.geometry(want)?;
+        let full = self.full;
+        let static_blocks = if g == full {
+            self.full_static_blocks
+        } else {
+            (self.full_static_blocks as u128 * g.blocks() as u128).div_ceil(full.blocks() as u128)
+                as u64
+        };
+        let units = g.planes() as u64;
+        let fg = self.explicit_fg.map_or(2 * units, u64::from);
+        let bg = self.explicit_bg.map_or(4 * units, u64::from).max(fg);
+        let native = g.blocks().saturating_sub(static_blocks);
+        let held = held_back_blocks(units, fg);
+        let full_native = full.blocks() - self.full_static_blocks;
+        let user_ius = if g == full {
+            self.full_user_ius
+        } else {
+            let room = native.saturating_sub(held) as u128;
+            let full_room = (full_native - self.full_held_blocks) as u128;
+            (self.full_user_ius as u128 * room / full_room) as u64
+        };
+        let most = self.spares.max_user_ius(native, units, fg);
+        if user_ius == 0 || user_ius > most {
+            return Err(format!(
+                "{} native blocks hold at most {most} user IUs beside the FTL's {held} held-back \
+                 blocks (GC reserve and open blocks), and the slice needs {user_ius}",
+                native
+            ));
+        }
+        if bg >= g.blocks() / 2 {
+            return Err(format!(
+                "the background GC threshold of {bg} blocks is half the slice's {} blocks or more",
+                g.blocks()
+            ));
+        }
+        Ok(Slice {
+            geometry: g,
+            static_blocks,
+            user_ius,
+            fg_blocks: fg as u32,
+            bg_blocks: bg as u32,
+        })
+    }
+
+    /// The smallest `sim.scale` whose slice is valid. Geometries are discrete: each is first
+    /// reached at `channels / full channels × min bpp / bpp` (die cuts) or `bpp / full bpp`.
+    fn smallest_valid_scale(&self) -> Option<f64> {
+        let (bpp, ch) = (self.full.blocks_per_plane, self.full.channels);
+        let min_bpp = self.min_bpp();
+        let cuts = (1..ch).map(|c| min_bpp as f64 / bpp as f64 * c as f64 / ch as f64);
+        let capacity = (min_bpp..=bpp).map(|b| b as f64 / bpp as f64);
+        cuts.chain(capacity)
+            // Printed with 4 decimals: round up so the printed value is itself valid.
+            .map(|w| ((w * 1e4).ceil() / 1e4).min(1.0))
+            .find(|&w| self.slice(w).is_ok())
+    }
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Everything the simulator needs, validated.
 #[derive(Debug, Clone)]
 pub struct Model {
@@ -77,14 +247,21 @@ pub struct Model {
     pub iu_bytes: u64,
     pub logical_block_bytes: u64,
     pub ftl: FtlConfig,
+    /// Static SLC cache of the slice.
     pub static_slc_bytes: u64,
+    pub full_static_slc_bytes: u64,
     pub link: LinkKind,
+    /// The slice's share of what the dies share: the full drive's value / die factor (equal to
+    /// `full_shared` without a die cut). The device simulates these.
     pub link_raw_bytes_per_s: u64,
     pub link_bytes_per_s: u64,
+    /// Per-command latency: not a shared capacity, so never cut.
     pub command_overhead_ns: u64,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
+    /// The same resources on the full drive (what `describe` shows).
+    pub full_shared: SharedResources,
     pub plp: bool,
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
@@ -285,15 +462,23 @@ impl DeviceConfig {
             }
         } / iu
             * iu;
-        // The FTL needs free blocks to garbage-collect into: at least the foreground threshold
-        // plus one open block per plane per stream.
-        let min_spare_blocks = |planes: u64, fg: u64| fg + 3 * planes;
-        let full_fg = self
-            .ftl
-            .gc_foreground_free_blocks
-            .map_or(2 * full.planes() as u64, u64::from);
-        let max_user = native_raw
-            .saturating_sub(min_spare_blocks(full.planes() as u64, full_fg) * block_bytes);
+        // The FTL refuses a drive whose spare area cannot hold its GC reserve and open blocks;
+        // the same rule (`held_back_blocks`, `ftl_max_user_ius`) bounds the user capacity here
+        // so no description is accepted that the FTL would reject later.
+        let ipp = page / iu;
+        let fg_for = |units: u64| {
+            self.ftl
+                .gc_foreground_free_blocks
+                .map_or(2 * units, u64::from)
+        };
+        let spares = FtlSpares {
+            ius_per_block: ppb as u64 * ipp,
+            ius_per_page: ipp,
+            plp: self.buffer.plp,
+        };
+        let full_units = full.planes() as u64;
+        let full_native_blocks = full.blocks() - full_static_blocks;
+        let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
         if full_user == 0 || full_user > max_user {
             return Err(key_err(
                 if self.capacity.user.is_some() {
@@ -338,60 +523,68 @@ impl DeviceConfig {
                 f
             }
         };
-        let mut geometry = full;
-        if want < 1.0 {
-            let min_bpp = bpp.min(64);
-            geometry.blocks_per_plane = ((bpp as f64 * want).floor() as u32).max(min_bpp);
-            let left = want * bpp as f64 / geometry.blocks_per_plane as f64;
-            if left < 1.0 {
-                let dies = ((full.dies() as f64 * left).floor() as u32).max(1);
-                if dies >= channels {
-                    geometry.dies_per_channel = dies / channels;
-                } else {
-                    geometry.channels = dies;
-                    geometry.dies_per_channel = 1;
-                }
-            }
-        }
-        let capacity_factor_raw = full.raw_bytes() as f64 / geometry.raw_bytes() as f64;
-        let static_blocks = (full_static_blocks as f64 / capacity_factor_raw).ceil() as u64;
-        let user_bytes = if geometry == full {
-            full_user
-        } else {
-            ((full_user as f64 / capacity_factor_raw) as u64) / iu * iu
+        let plan = SlicePlan {
+            full,
+            full_static_blocks,
+            full_user_ius,
+            full_held_blocks: held_back_blocks(full_units, fg_for(full_units)),
+            spares,
+            explicit_fg: self.ftl.gc_foreground_free_blocks,
+            explicit_bg: self.ftl.gc_background_free_blocks,
         };
-        let sim_planes = geometry.planes();
-        let fg = self.ftl.gc_foreground_free_blocks.unwrap_or(2 * sim_planes);
-        let bg = self
-            .ftl
-            .gc_background_free_blocks
-            .unwrap_or(4 * sim_planes)
-            .max(fg);
-        let sim_native = (geometry.blocks() - static_blocks) * block_bytes;
-        if user_bytes + min_spare_blocks(sim_planes as u64, fg as u64) * block_bytes > sim_native {
-            return Err(key_err(
-                "ftl.gc_foreground_free_blocks",
-                fg,
-                "leaves too little spare area in the simulated slice",
-                format!(
-                    "less than {}",
-                    (sim_native - user_bytes) / block_bytes - 3 * sim_planes as u64
-                ),
-            ));
-        }
-        if bg as u64 >= geometry.blocks() / 2 {
-            return Err(key_err(
-                "ftl.gc_background_free_blocks",
-                bg,
-                "out of range",
-                format!("less than {}", geometry.blocks() / 2),
-            ));
-        }
-        let user_ius = user_bytes / iu;
+        let slice = match plan.slice(want) {
+            Ok(s) => s,
+            Err(why) => {
+                let smallest = plan.smallest_valid_scale();
+                return Err(match self.sim.scale {
+                    ScaleSetting::Fraction(f) => key_err(
+                        "sim.scale",
+                        f,
+                        &format!("the slice would be refused: {why}"),
+                        match smallest {
+                            Some(s) if s <= ppa_limit => format!("at least {s:.4} (and at most 1)"),
+                            _ => "no slice of this drive is valid".to_string(),
+                        },
+                    ),
+                    ScaleSetting::Auto => key_err(
+                        "sim.max_memory",
+                        size_text(max_memory),
+                        &format!(
+                            "the slice that fits (sim.scale {want:.4}) would be refused: {why}"
+                        ),
+                        match smallest {
+                            Some(s) => format!(
+                                "at least {} (sim.scale {s:.4})",
+                                format_size((full_mem as f64 * s).ceil() as u64)
+                            ),
+                            None => "no slice of this drive is valid".to_string(),
+                        },
+                    ),
+                });
+            }
+        };
+        let geometry = slice.geometry;
+        let static_blocks = slice.static_blocks;
+        let user_ius = slice.user_ius;
+        let user_bytes = user_ius * iu;
+        let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
         let raw_ius = geometry.raw_bytes() / iu;
         let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks());
         let capacity_factor = full_user as f64 / user_bytes as f64;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
+
+        // Everything the dies share is cut with them, so a die cut is a true 1/d of the drive:
+        // whole channels go (dies per channel kept, see `SlicePlan::slice`), and the host link,
+        // the controller's command rate, its queue and its write buffer shrink by the same d.
+        let link_raw = link.raw_bytes_per_s();
+        let full_link = (link_raw as f64 * efficiency) as u64;
+        let share = |v: u64| ((v as f64 / die_factor).round() as u64).max(1);
+        let sim_buffer = if die_factor == 1.0 {
+            buffer
+        } else {
+            // Whole IUs, and never below the 4 pages the buffer needs to keep programs going.
+            (share(buffer) / iu * iu).max(4 * page)
+        };
         let note = if geometry == full {
             "full scale".to_string()
         } else {
@@ -404,9 +597,14 @@ impl DeviceConfig {
                 geometry.dies(),
                 full.dies(),
                 if die_factor == 1.0 {
-                    "; every die simulated, so bandwidth is at full size"
+                    "; every die simulated, so bandwidth is at full size".to_string()
                 } else {
-                    "; fewer dies, so media bandwidth is lower than the full drive's"
+                    format!(
+                        "; {} of {} channels, with the host link, controller IOPS, queue depth and write buffer cut to 1/{} as well",
+                        geometry.channels,
+                        full.channels,
+                        trim_float(die_factor)
+                    )
                 }
             )
         };
@@ -436,7 +634,6 @@ impl DeviceConfig {
             power_loss_protection: self.buffer.plp,
             track_versions: false,
         };
-        let link_raw = link.raw_bytes_per_s();
         Ok(Model {
             name: self.name.clone(),
             full,
@@ -450,13 +647,21 @@ impl DeviceConfig {
             logical_block_bytes: lb,
             ftl,
             static_slc_bytes: static_blocks * slc_block_bytes,
+            full_static_slc_bytes: full_static_blocks * slc_block_bytes,
             link,
-            link_raw_bytes_per_s: link_raw,
-            link_bytes_per_s: (link_raw as f64 * efficiency) as u64,
+            link_raw_bytes_per_s: share(link_raw),
+            link_bytes_per_s: share(full_link),
             command_overhead_ns: self.controller.command_overhead.0,
-            max_iops: self.controller.max_iops,
-            queue_depth,
-            buffer_bytes: buffer,
+            max_iops: share(self.controller.max_iops),
+            queue_depth: share(queue_depth.into()) as u32,
+            buffer_bytes: sim_buffer,
+            full_shared: SharedResources {
+                link_raw_bytes_per_s: link_raw,
+                link_bytes_per_s: full_link,
+                max_iops: self.controller.max_iops,
+                queue_depth,
+                buffer_bytes: buffer,
+            },
             plp: self.buffer.plp,
             scale: ScaleInfo {
                 capacity_factor,
@@ -546,9 +751,8 @@ impl Model {
         use serde_json::json;
         let f = &self.full;
         let raw = f.raw_bytes();
-        let native = raw
-            - (self.static_slc_bytes as f64 * self.scale.capacity_factor) as u64
-                * self.bits_per_cell as u64;
+        let full_static = self.full_static_slc_bytes;
+        let native = raw - full_static * self.bits_per_cell as u64;
         let spare = (raw as f64 - self.full_user_bytes as f64) / raw as f64;
         let (rd, pr, slc_pr) = Self::media_bounds(f, &self.timings);
         let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
@@ -559,7 +763,6 @@ impl Model {
         } else {
             0
         };
-        let full_static = (self.static_slc_bytes as f64 * self.scale.capacity_factor) as u64;
         json!({
             "capacity": {
                 "raw_bytes": raw, "raw_bytes_text": format_size(raw),
@@ -598,16 +801,16 @@ impl Model {
                 "media_program_bytes_per_s": pr, "media_program_bytes_per_s_text": rate(pr),
                 "media_slc_program_bytes_per_s": slc_pr, "media_slc_program_bytes_per_s_text": rate(slc_pr),
                 "link": self.link.to_string(),
-                "link_raw_bytes_per_s": self.link_raw_bytes_per_s, "link_raw_bytes_per_s_text": rate(self.link_raw_bytes_per_s as f64),
-                "link_bytes_per_s": self.link_bytes_per_s, "link_bytes_per_s_text": rate(self.link_bytes_per_s as f64),
-                "seq_read_bound_bytes_per_s": rd.min(self.link_bytes_per_s as f64), "seq_read_bound_bytes_per_s_text": rate(rd.min(self.link_bytes_per_s as f64)),
-                "seq_write_bound_bytes_per_s": pr.min(self.link_bytes_per_s as f64), "seq_write_bound_bytes_per_s_text": rate(pr.min(self.link_bytes_per_s as f64)),
+                "link_raw_bytes_per_s": self.full_shared.link_raw_bytes_per_s, "link_raw_bytes_per_s_text": rate(self.full_shared.link_raw_bytes_per_s as f64),
+                "link_bytes_per_s": self.full_shared.link_bytes_per_s, "link_bytes_per_s_text": rate(self.full_shared.link_bytes_per_s as f64),
+                "seq_read_bound_bytes_per_s": rd.min(self.full_shared.link_bytes_per_s as f64), "seq_read_bound_bytes_per_s_text": rate(rd.min(self.full_shared.link_bytes_per_s as f64)),
+                "seq_write_bound_bytes_per_s": pr.min(self.full_shared.link_bytes_per_s as f64), "seq_write_bound_bytes_per_s_text": rate(pr.min(self.full_shared.link_bytes_per_s as f64)),
             },
             "controller": {
                 "command_overhead_ns": self.command_overhead_ns, "command_overhead_ns_text": format_time(self.command_overhead_ns),
-                "max_iops": self.max_iops,
-                "queue_depth": self.queue_depth,
-                "buffer_bytes": self.buffer_bytes, "buffer_bytes_text": format_size(self.buffer_bytes),
+                "max_iops": self.full_shared.max_iops,
+                "queue_depth": self.full_shared.queue_depth,
+                "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
                 "plp": self.plp,
             },
             "slc_cache": {
@@ -621,6 +824,10 @@ impl Model {
                 "simulated_user_bytes": self.user_bytes, "simulated_user_bytes_text": format_size(self.user_bytes),
                 "simulated_media_read_bytes_per_s": srd, "simulated_media_read_bytes_per_s_text": rate(srd),
                 "simulated_media_program_bytes_per_s": spr, "simulated_media_program_bytes_per_s_text": rate(spr),
+                "simulated_link_bytes_per_s": self.link_bytes_per_s, "simulated_link_bytes_per_s_text": rate(self.link_bytes_per_s as f64),
+                "simulated_max_iops": self.max_iops,
+                "simulated_queue_depth": self.queue_depth,
+                "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
                 "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
                 "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
                 "note": self.scale.note,

@@ -1,0 +1,201 @@
+//! Slices of a drive (`sim.scale`): every slice `resolve()` accepts is one the FTL accepts,
+//! a refused slice names `sim.scale` and a smallest valid value that works, slices keep the
+//! full drive's effective spare, and a die cut takes its share of everything the dies share.
+
+use flashlab_device::model::held_back_blocks;
+use flashlab_device::{load_device_config, ConfigError, Model};
+use flashlab_ftl::Ftl;
+
+fn set(k: &str, v: &str) -> (String, String) {
+    (k.to_string(), v.to_string())
+}
+
+/// Drives to sweep: both presets, the default with more spare, and one with an explicit GC
+/// threshold (which does not grow with the slice's units).
+fn drives() -> Vec<(&'static str, Vec<(String, String)>)> {
+    vec![
+        ("tiny-test-1gb", vec![]),
+        ("generic-tlc-256gb", vec![]),
+        ("generic-tlc-256gb", vec![set("capacity.user", "240GB")]),
+        (
+            "tiny-test-1gb",
+            vec![set("ftl.gc_foreground_free_blocks", "12")],
+        ),
+    ]
+}
+
+fn load(name: &str, base: &[(String, String)], scale: f64) -> Result<Model, ConfigError> {
+    let mut o = base.to_vec();
+    o.push(set("sim.scale", &format!("{scale}")));
+    load_device_config(name, &o).map(|c| c.resolve().expect("load resolved it"))
+}
+
+/// `sim.scale` values from 0.005 to 1, geometric, plus the points just below 64 blocks per
+/// plane on the default drive that the FTL used to refuse.
+fn scales() -> Vec<f64> {
+    let mut v: Vec<f64> = (0..=48)
+        .map(|i| 0.005 * 200f64.powf(i as f64 / 48.0))
+        .collect();
+    v.extend([0.0915, 0.0914, 0.7, 0.75, 0.79, 1.0]);
+    v
+}
+
+/// Building the FTL allocates its maps; keep the sweep to slices of at most this much.
+const FTL_CHECK_MAX_BYTES: u64 = 160 << 20;
+
+#[test]
+fn resolve_accepts_only_slices_the_ftl_accepts() {
+    let mut accepted = 0;
+    let mut refused = 0;
+    for (name, base) in drives() {
+        for s in scales() {
+            match load(name, &base, s) {
+                Ok(m) => {
+                    accepted += 1;
+                    if m.memory_bytes <= FTL_CHECK_MAX_BYTES {
+                        if let Err(e) = Ftl::new(m.ftl.clone()) {
+                            panic!(
+                                "{name} {base:?} sim.scale={s}: resolved but the FTL refuses: {e}"
+                            );
+                        }
+                    }
+                }
+                Err(ConfigError::Invalid {
+                    origin, key, valid, ..
+                }) => {
+                    refused += 1;
+                    assert_eq!(key, "sim.scale", "{name} {s}: {origin}");
+                    assert!(origin.contains("--set sim.scale="), "{origin}");
+                    let least: f64 = valid
+                        .strip_prefix("at least ")
+                        .and_then(|v| v.split(' ').next())
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or_else(|| panic!("{name} {s}: no smallest value in {valid:?}"));
+                    assert!(
+                        least > s,
+                        "{name}: {s} refused, yet {least} is the smallest valid"
+                    );
+                    let m = load(name, &base, least)
+                        .unwrap_or_else(|e| panic!("{name}: the smallest valid {least}: {e}"));
+                    Ftl::new(m.ftl.clone()).expect("the smallest valid slice builds");
+                }
+                Err(e) => panic!("{name} {s}: {e}"),
+            }
+        }
+    }
+    // The sweep must exercise both sides.
+    assert!(accepted > 100 && refused > 10, "{accepted} {refused}");
+}
+
+#[test]
+fn slices_the_ftl_used_to_refuse_are_accepted() {
+    for (name, s) in [("tiny-test-1gb", 0.75), ("generic-tlc-256gb", 0.0915)] {
+        let m = load(name, &[], s).unwrap_or_else(|e| panic!("{name} {s}: {e}"));
+        Ftl::new(m.ftl.clone()).expect("FTL accepts it");
+    }
+}
+
+/// User IUs per native block left after the FTL's held-back blocks: the share of the data
+/// region the user can fill, which sets greedy GC's write amplification.
+fn fill_ratio(m: &Model) -> f64 {
+    let f = &m.ftl;
+    let units = u64::from(f.dies * f.planes_per_die);
+    let blocks = units * u64::from(f.blocks_per_plane) - u64::from(f.slc.static_blocks);
+    let held = held_back_blocks(units, u64::from(f.gc.foreground_free_blocks));
+    let ius_per_block = u64::from(f.pages_per_block * f.ius_per_page);
+    f.user_ius as f64 / ((blocks - held) * ius_per_block) as f64
+}
+
+#[test]
+fn slices_keep_the_effective_spare() {
+    for (name, base) in drives() {
+        let full = load(name, &base, 1.0).unwrap();
+        let want = fill_ratio(&full);
+        let mut checked = 0;
+        for s in scales() {
+            let Ok(m) = load(name, &base, s) else {
+                continue;
+            };
+            checked += 1;
+            let got = fill_ratio(&m);
+            // User capacity is whole IUs: within one IU of the exact share.
+            let ius = (m.ftl.user_ius as f64 / got).max(1.0);
+            assert!(
+                (got - want).abs() <= 1.0 / ius + 1e-12,
+                "{name} {base:?} sim.scale={s}: fill ratio {got} vs full {want}"
+            );
+            // A proportional cut (the raw factor) would have given the slice less spare.
+            let raw_factor = full.geometry.raw_bytes() as f64 / m.geometry.raw_bytes() as f64;
+            if raw_factor > 1.0 {
+                assert!(
+                    m.scale.capacity_factor > raw_factor,
+                    "{name} {s}: capacity factor {} vs raw {raw_factor}",
+                    m.scale.capacity_factor
+                );
+            }
+        }
+        assert!(checked > 10, "{name}: {checked}");
+    }
+}
+
+#[test]
+fn a_die_cut_takes_its_share_of_channels_link_and_controller() {
+    let full = load("generic-tlc-256gb", &[], 1.0).unwrap();
+    let mut cuts = 0;
+    for s in scales() {
+        let Ok(m) = load("generic-tlc-256gb", &[], s) else {
+            continue;
+        };
+        let d = m.scale.die_factor;
+        assert_eq!(m.geometry.dies_per_channel, full.geometry.dies_per_channel);
+        assert_eq!(
+            m.geometry.channels as f64 * d,
+            full.geometry.channels as f64
+        );
+        let near = |slice: u64, whole: u64| (slice as f64 * d - whole as f64).abs() <= d;
+        assert!(near(m.link_bytes_per_s, full.link_bytes_per_s), "{s}");
+        assert!(near(m.max_iops, full.max_iops), "{s}");
+        assert!(near(m.queue_depth.into(), full.queue_depth.into()), "{s}");
+        assert!(
+            (m.buffer_bytes as f64 * d - full.buffer_bytes as f64).abs() <= m.iu_bytes as f64 * d,
+            "{s}"
+        );
+        // What `describe` shows stays the full drive's.
+        assert_eq!(m.full_shared, full.full_shared);
+        if d > 1.0 {
+            cuts += 1;
+            assert!(m.scale.note.contains("channels"), "{}", m.scale.note);
+        }
+    }
+    assert!(cuts >= 3, "{cuts}");
+}
+
+#[test]
+fn a_cut_below_one_channel_is_refused_with_the_reason() {
+    let e = load("generic-tlc-256gb", &[], 0.01)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sim.scale") && e.contains("channel"), "{e}");
+    assert!(e.contains("at least 0.0229"), "{e}");
+}
+
+#[test]
+fn auto_scale_that_cannot_be_sliced_names_max_memory() {
+    // One channel of 8 dies: the memory allows 1/31 of the drive, which would need a cut
+    // below one channel.
+    let e = load_device_config(
+        "generic-tlc-256gb",
+        &[
+            set("nand.channels", "1"),
+            set("nand.dies_per_channel", "8"),
+            set("sim.scale", "auto"),
+            set("sim.max_memory", "16MiB"),
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("sim.max_memory") && e.contains("at least"),
+        "{e}"
+    );
+}
