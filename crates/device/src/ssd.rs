@@ -57,6 +57,9 @@ pub struct Ssd {
     /// Latest completion of a program carrying host data (what a flush waits for).
     host_program_done_ns: u64,
     version: u32,
+    /// log2 of the IU size (a power of two, which the FTL checks): byte offset to IU by shift,
+    /// not by a 64-bit divide on every command.
+    iu_shift: u32,
     host: HostCounters,
     _seeds: SeedTree,
 }
@@ -90,6 +93,7 @@ impl Ssd {
             bg_done: false,
             host_program_done_ns: 0,
             version: 0,
+            iu_shift: model.iu_bytes.trailing_zeros(),
             host: HostCounters::default(),
             _seeds: seeds,
             model,
@@ -258,7 +262,12 @@ impl Ssd {
             });
         }
         let lb = self.model.logical_block_bytes;
-        if !req.offset_bytes.is_multiple_of(lb) || !req.len_bytes.is_multiple_of(lb) {
+        let misaligned = if lb.is_power_of_two() {
+            (req.offset_bytes | req.len_bytes) & (lb - 1) != 0
+        } else {
+            !req.offset_bytes.is_multiple_of(lb) || !req.len_bytes.is_multiple_of(lb)
+        };
+        if misaligned {
             return Err(DeviceError::Misaligned {
                 offset_bytes: req.offset_bytes,
                 len_bytes: req.len_bytes,
@@ -269,9 +278,8 @@ impl Ssd {
     }
 
     fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {
-        let iu = self.model.iu_bytes;
-        let first = req.offset_bytes / iu;
-        let last = (req.offset_bytes + req.len_bytes - 1) / iu;
+        let first = req.offset_bytes >> self.iu_shift;
+        let last = (req.offset_bytes + req.len_bytes - 1) >> self.iu_shift;
         let mut ready = t0;
         // Consecutive IUs of one page are read with one array read.
         let mut pending: Option<(u32, u32, bool, u32)> = None;
@@ -307,11 +315,11 @@ impl Ssd {
 
     fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
         let iu = self.model.iu_bytes;
-        let first = req.offset_bytes / iu;
+        let first = req.offset_bytes >> self.iu_shift;
         let end = req.offset_bytes + req.len_bytes;
-        let last = (end - 1) / iu;
-        let head_partial = !req.offset_bytes.is_multiple_of(iu);
-        let tail_partial = !end.is_multiple_of(iu);
+        let last = (end - 1) >> self.iu_shift;
+        let head_partial = req.offset_bytes & (iu - 1) != 0;
+        let tail_partial = end & (iu - 1) != 0;
         // Large writes stream through the buffer in chunks of a quarter of it.
         let chunk_ius = (self.buffer.capacity_bytes() / 4 / iu).max(1);
         let mut done = t0;
