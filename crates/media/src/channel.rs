@@ -61,6 +61,10 @@ impl Channel {
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
     pub fn forget_before(&mut self, now_ns: u64) {
+        // Called on every command; usually nothing has ended since the last call.
+        if self.busy.first().is_none_or(|&(_, e)| e > now_ns) {
+            return;
+        }
         let n = self.busy.partition_point(|&(_, e)| e <= now_ns);
         if n > 0 {
             self.busy.drain(..n);
