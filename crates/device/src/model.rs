@@ -80,6 +80,15 @@ pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
     foreground_free_blocks.max(units + 2) + 2 + 4 * units
 }
 
+/// Blocks out of the data's reach in steady random writing, which a slice must leave the
+/// same share of room beside: the foreground reserve, 2 more, and the open blocks of the two
+/// streams that run then (host and GC, one per unit each). The fold and SLC streams stay
+/// closed once free blocks are near the reserve, so counting them (as the FTL's acceptance
+/// rule must) would give a slice more effective spare than the drive.
+pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
+    foreground_free_blocks.max(units + 2) + 2 + 2 * units
+}
+
 /// What the FTL's spare-area rule needs to know besides block counts.
 #[derive(Debug, Clone, Copy)]
 struct FtlSpares {
@@ -164,8 +173,8 @@ impl SlicePlan {
     /// The slice for a wanted fraction, or why the FTL would refuse it.
     ///
     /// User capacity: the slice keeps the full drive's *effective* spare, i.e. the ratio of
-    /// user data to the native blocks left after the FTL's held-back blocks,
-    /// `user / (native - held)`. The held-back blocks are a fixed count per unit, not a share
+    /// user data to the native blocks left after the blocks the FTL holds back in steady
+    /// writing, `user / (native - steady_held_blocks)`. The held-back blocks are a fixed count per unit, not a share
     /// of the blocks, so a proportional user capacity would leave a slice less room for GC
     /// than the drive and inflate its write amplification.
     fn slice(&self, want: f64) -> Result<Slice, String> {
@@ -181,7 +190,7 @@ impl SlicePlan {
         let fg = self.explicit_fg.map_or(2 * units, u64::from);
         let bg = self.explicit_bg.map_or(4 * units, u64::from).max(fg);
         let native = g.blocks().saturating_sub(static_blocks);
-        let held = held_back_blocks(units, fg);
+        let held = steady_held_blocks(units, fg);
         let full_native = full.blocks() - self.full_static_blocks;
         let user_ius = if g == full {
             self.full_user_ius
@@ -193,9 +202,9 @@ impl SlicePlan {
         let most = self.spares.max_user_ius(native, units, fg);
         if user_ius == 0 || user_ius > most {
             return Err(format!(
-                "{} native blocks hold at most {most} user IUs beside the FTL's {held} held-back \
-                 blocks (GC reserve and open blocks), and the slice needs {user_ius}",
-                native
+                "{native} native blocks hold at most {most} user IUs beside the FTL's {} \
+                 held-back blocks (GC reserve and open blocks), and the slice needs {user_ius}",
+                held_back_blocks(units, fg)
             ));
         }
         if bg >= g.blocks() / 2 {
@@ -250,6 +259,8 @@ pub struct Model {
     /// Static SLC cache of the slice.
     pub static_slc_bytes: u64,
     pub full_static_slc_bytes: u64,
+    /// The drive's dynamic SLC share of free native capacity (`ftl.slc` holds the slice's).
+    pub full_dynamic_slc_fraction: f64,
     pub link: LinkKind,
     /// The slice's share of what the dies share: the full drive's value / die factor (equal to
     /// `full_shared` without a die cut). The device simulates these.
@@ -527,7 +538,7 @@ impl DeviceConfig {
             full,
             full_static_blocks,
             full_user_ius,
-            full_held_blocks: held_back_blocks(full_units, fg_for(full_units)),
+            full_held_blocks: steady_held_blocks(full_units, fg_for(full_units)),
             spares,
             explicit_fg: self.ftl.gc_foreground_free_blocks,
             explicit_bg: self.ftl.gc_background_free_blocks,
@@ -608,6 +619,12 @@ impl DeviceConfig {
                 }
             )
         };
+        // The dynamic SLC cache is a share of free native capacity, which the slice has more
+        // of per user byte than the drive (see `SlicePlan::slice`): shrink the share so the
+        // empty slice's cache is 1/capacity_factor of the drive's, and the cliff comes at the
+        // same fraction of a fill.
+        let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
+        let slc_fraction = (dyn_fraction * raw_factor / capacity_factor).min(1.0);
         let ftl = FtlConfig {
             dies: geometry.dies(),
             planes_per_die: planes,
@@ -628,7 +645,7 @@ impl DeviceConfig {
             slc: SlcConfig {
                 static_blocks: static_blocks as u32,
                 dynamic: self.slc_cache.dynamic,
-                dynamic_max_fraction: dyn_fraction,
+                dynamic_max_fraction: slc_fraction,
             },
             wear_level_threshold: self.ftl.wear_level_threshold,
             power_loss_protection: self.buffer.plp,
@@ -648,6 +665,7 @@ impl DeviceConfig {
             ftl,
             static_slc_bytes: static_blocks * slc_block_bytes,
             full_static_slc_bytes: full_static_blocks * slc_block_bytes,
+            full_dynamic_slc_fraction: dyn_fraction,
             link,
             link_raw_bytes_per_s: share(link_raw),
             link_bytes_per_s: share(full_link),
@@ -759,7 +777,7 @@ impl Model {
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;
         let rate = |v: f64| format_decimal(v, "B/s");
         let dyn_slc = if self.ftl.slc.dynamic {
-            (native as f64 * self.ftl.slc.dynamic_max_fraction / self.bits_per_cell as f64) as u64
+            (native as f64 * self.full_dynamic_slc_fraction / self.bits_per_cell as f64) as u64
         } else {
             0
         };
