@@ -95,9 +95,13 @@ fn a_slice_says_so_and_reports_the_whole_drive() {
 
     let scale = &slice["flashlab"]["scale"];
     let near = |v: &Value, x: f64| (v.as_f64().expect("a number") - x).abs() < 1e-3;
-    assert!(near(&scale["capacity_factor"], 4.0), "{scale}");
+    // A slice keeps the full drive's effective spare: the blocks the FTL holds back (GC
+    // reserve, open blocks) do not shrink with it, so it gets a little less user capacity
+    // than a quarter and the factor is a little above 4 (docs/scale.md).
+    let factor = scale["capacity_factor"].as_f64().expect("a number");
+    assert!((4.0..4.6).contains(&factor), "{scale}");
     assert!(near(&scale["die_factor"], 1.0), "{scale}");
-    assert!(near(&scale["jobs"][0]["count_factor"], 4.0), "{scale}");
+    assert!(near(&scale["jobs"][0]["count_factor"], factor), "{scale}");
     assert!(full["flashlab"].get("scale").is_none());
 
     // Normal text: the statement comes before the results.
@@ -105,10 +109,10 @@ fn a_slice_says_so_and_reports_the_whole_drive() {
     args.extend(DRIVE);
     args.extend(["--set", "sim.scale=0.25"]);
     let text = String::from_utf8(flashlab(&args).stdout).expect("UTF-8");
+    let first = text.lines().next().unwrap_or_default();
     assert!(
-        text.starts_with(
-            "flashlab: simulated as a 1/4 slice (capacity); figures scaled to the full drive\n"
-        ),
+        first.starts_with("flashlab: simulated as a 1/4.")
+            && first.ends_with(" slice (capacity); figures scaled to the full drive"),
         "{text}"
     );
     // And `describe` says what `run` will do.
@@ -117,7 +121,8 @@ fn a_slice_says_so_and_reports_the_whole_drive() {
     describe.extend(["--set", "sim.scale=0.25"]);
     let text = String::from_utf8(flashlab(&describe).stdout).expect("UTF-8");
     assert!(
-        text.contains("run: simulated as a 1/4 slice (capacity); figures scaled to the full drive"),
+        text.lines().any(|l| l.contains("run: simulated as a 1/4.")
+            && l.ends_with(" slice (capacity); figures scaled to the full drive")),
         "{text}"
     );
 }
@@ -153,8 +158,10 @@ io_size=2500m
     );
     let iops = |run: &Value| write_of(run, "steady")["iops"].as_f64().expect("iops");
     let (full, slice) = (run_json(&job, "1"), run_json(&job, "0.5"));
-    let factor = slice["flashlab"]["scale"]["capacity_factor"].as_f64();
-    assert!((factor.expect("a factor") - 2.0).abs() < 1e-3);
+    let factor = slice["flashlab"]["scale"]["capacity_factor"]
+        .as_f64()
+        .expect("a factor");
+    assert!((2.0..2.3).contains(&factor), "{factor}");
     // io_size=2500m (MiB) shrinks to whole blocks of the slice: back within a block or so.
     let bytes = write_of(&slice, "steady")["io_bytes"]
         .as_f64()
