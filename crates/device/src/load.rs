@@ -60,12 +60,88 @@ pub(crate) struct Preset {
 
 pub(crate) const PRESETS: &[Preset] = &[
     Preset {
+        name: "crucial-t700-2tb",
+        text: include_str!("../../../presets/crucial-t700-2tb.toml"),
+    },
+    Preset {
         name: "generic-tlc-256gb",
         text: include_str!("../../../presets/generic-tlc-256gb.toml"),
     },
     Preset {
+        name: "intel-ssd-320-300gb",
+        text: include_str!("../../../presets/intel-ssd-320-300gb.toml"),
+    },
+    Preset {
+        name: "intel-ssd-710-200gb",
+        text: include_str!("../../../presets/intel-ssd-710-200gb.toml"),
+    },
+    Preset {
+        name: "intel-x25-e-64gb",
+        text: include_str!("../../../presets/intel-x25-e-64gb.toml"),
+    },
+    Preset {
+        name: "kioxia-cd6-r-7.68tb",
+        text: include_str!("../../../presets/kioxia-cd6-r-7.68tb.toml"),
+    },
+    Preset {
+        name: "micron-3400-512gb",
+        text: include_str!("../../../presets/micron-3400-512gb.toml"),
+    },
+    Preset {
+        name: "micron-7400-pro-7.68tb",
+        text: include_str!("../../../presets/micron-7400-pro-7.68tb.toml"),
+    },
+    Preset {
+        name: "micron-p300-200gb",
+        text: include_str!("../../../presets/micron-p300-200gb.toml"),
+    },
+    Preset {
+        name: "ocz-vertex-3-240gb",
+        text: include_str!("../../../presets/ocz-vertex-3-240gb.toml"),
+    },
+    Preset {
+        name: "samsung-pm981a-256gb",
+        text: include_str!("../../../presets/samsung-pm981a-256gb.toml"),
+    },
+    Preset {
+        name: "samsung-pm9a3-7.68tb",
+        text: include_str!("../../../presets/samsung-pm9a3-7.68tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d5-p5316-30.72tb",
+        text: include_str!("../../../presets/solidigm-d5-p5316-30.72tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d5-p5430-15.36tb",
+        text: include_str!("../../../presets/solidigm-d5-p5430-15.36tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d5-p5430-3.84tb",
+        text: include_str!("../../../presets/solidigm-d5-p5430-3.84tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d5-p5430-30.72tb",
+        text: include_str!("../../../presets/solidigm-d5-p5430-30.72tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d5-p5430-7.68tb",
+        text: include_str!("../../../presets/solidigm-d5-p5430-7.68tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d7-p5520-15.36tb",
+        text: include_str!("../../../presets/solidigm-d7-p5520-15.36tb.toml"),
+    },
+    Preset {
+        name: "solidigm-d7-p5520-7.68tb",
+        text: include_str!("../../../presets/solidigm-d7-p5520-7.68tb.toml"),
+    },
+    Preset {
         name: "tiny-test-1gb",
         text: include_str!("../../../presets/tiny-test-1gb.toml"),
+    },
+    Preset {
+        name: "wd-sn850-1tb",
+        text: include_str!("../../../presets/wd-sn850-1tb.toml"),
     },
 ];
 

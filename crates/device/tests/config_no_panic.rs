@@ -106,3 +106,25 @@ fn errors_name_the_place_and_what_is_valid() {
     assert!(err.starts_with(&format!("bad.toml:{line}:")), "{err}");
     assert!(err.contains("expected a time"), "says what is valid: {err}");
 }
+
+#[test]
+fn every_preset_file_is_embedded_and_builds_a_drive_model() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../presets");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .expect("presets directory")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".toml").map(str::to_string)
+        })
+        .collect();
+    on_disk.sort();
+    let embedded: Vec<String> = flashlab_device::preset_names()
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    assert_eq!(embedded, on_disk, "presets/ and the embedded list differ");
+    for name in &embedded {
+        let cfg = load_device_config(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        cfg.resolve().unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    }
+}
