@@ -277,14 +277,7 @@ fn job_object(run: &RunResult, job: &JobResult, groups: &[GroupStats], plus: boo
     o.obj("sync", sync);
 
     let rt = job.total_run_time_ms;
-    let (usr, sys) = if rt > 0 {
-        (
-            job.usr_time_ms as f64 * 100.0 / rt as f64,
-            job.sys_time_ms as f64 * 100.0 / rt as f64,
-        )
-    } else {
-        (0.0, 0.0)
-    };
+    let (usr, sys) = job.cpu_percent();
     o.int("job_runtime", rt);
     o.float("usr_cpu", usr);
     o.float("sys_cpu", sys);

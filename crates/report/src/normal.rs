@@ -285,15 +285,7 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
             "sync",
         );
     }
-    let rt = job.total_run_time_ms;
-    let (usr, sys) = if rt > 0 {
-        (
-            job.usr_time_ms as f64 * 100.0 / rt as f64,
-            job.sys_time_ms as f64 * 100.0 / rt as f64,
-        )
-    } else {
-        (0.0, 0.0)
-    };
+    let (usr, sys) = job.cpu_percent();
     let _ = writeln!(
         out,
         "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}",

@@ -114,6 +114,18 @@ pub struct JobResult {
 }
 
 impl JobResult {
+    /// fio's `usr_cpu` / `sys_cpu`: CPU time as a percentage of the job's run time.
+    pub(crate) fn cpu_percent(&self) -> (f64, f64) {
+        let rt = self.total_run_time_ms;
+        if rt == 0 {
+            return (0.0, 0.0);
+        }
+        (
+            self.usr_time_ms as f64 * 100.0 / rt as f64,
+            self.sys_time_ms as f64 * 100.0 / rt as f64,
+        )
+    }
+
     fn empty(config: &JobStatsConfig) -> Self {
         let iodepth = config
             .job_options
