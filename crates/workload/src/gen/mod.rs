@@ -240,8 +240,19 @@ impl IoGenerator {
             }
         }
 
-        let offset = resolve(job.offset, capacity, lba).saturating_add(
-            u64::from(clone_index).saturating_mul(resolve(job.offset_increment, capacity, lba)),
+        // fio aligns an offset given as a percentage to the minimum block size (its
+        // `offset_align` default), so `offset=25%` never splits the job's blocks.
+        let pct_align = (0..3)
+            .filter(|&d| dirs[d])
+            .map(|d| align[d])
+            .min()
+            .unwrap_or(lba);
+        let resolve_offset = |spec: SizeSpec| match spec {
+            SizeSpec::Fraction(_) => resolve(spec, capacity, lba) / pct_align * pct_align,
+            SizeSpec::Bytes(_) => resolve(spec, capacity, lba),
+        };
+        let offset = resolve_offset(job.offset).saturating_add(
+            u64::from(clone_index).saturating_mul(resolve_offset(job.offset_increment)),
         );
         if offset % lba != 0 {
             return Err(misaligned("the region offset", offset));

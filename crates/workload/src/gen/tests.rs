@@ -56,6 +56,28 @@ fn region_follows_offset_increment_and_percentages() {
 }
 
 #[test]
+fn percentage_offsets_align_to_the_minimum_block_size() {
+    // A capacity that is a whole number of 512 B sectors but not of 4 KiB blocks: 25% of it
+    // falls between two 4 KiB blocks, and fio aligns the offset down to the block size.
+    let capacity = 1_000_004 * 512;
+    let mut j = job(RwPattern::RandWrite);
+    j.bs = [
+        BlockSize::Fixed(4096),
+        BlockSize::Fixed(4096),
+        BlockSize::Fixed(4096),
+    ];
+    j.offset_increment = SizeSpec::Fraction(0.25);
+    j.size = Some(SizeSpec::Fraction(0.25));
+    for clone in 0..4 {
+        let (offset, _) = gen(&j, clone, capacity).region();
+        assert_eq!(offset % 4096, 0, "clone {clone}: offset {offset}");
+        assert!(offset <= u64::from(clone) * capacity / 4, "clone {clone}");
+    }
+    let mut g = gen(&j, 1, capacity);
+    assert!(drain(&mut g).iter().all(|io| io.offset_bytes % 4096 == 0));
+}
+
+#[test]
 fn bad_regions_and_alignment_are_errors_naming_the_job() {
     let seeds = SeedTree::new(1);
     let mut j = job(RwPattern::Read);
