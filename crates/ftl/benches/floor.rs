@@ -33,11 +33,7 @@ fn ftl_config(w: &RandomWriteWorkload) -> FtlConfig {
             foreground_free_blocks: 2,
             background_free_blocks: 2,
         },
-        slc: SlcConfig {
-            static_blocks: 0,
-            dynamic: false,
-            dynamic_max_fraction: 0.0,
-        },
+        slc: SlcConfig::NONE,
         wear_level_threshold: 0,
         power_loss_protection: true,
         track_versions: false,

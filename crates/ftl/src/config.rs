@@ -29,6 +29,15 @@ pub struct SlcConfig {
     pub dynamic_max_fraction: f64,
 }
 
+impl SlcConfig {
+    /// No SLC cache: every write goes to native blocks.
+    pub const NONE: SlcConfig = SlcConfig {
+        static_blocks: 0,
+        dynamic: false,
+        dynamic_max_fraction: 0.0,
+    };
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FtlConfig {
     pub dies: u32,
@@ -249,11 +258,7 @@ pub(crate) mod tests {
                 foreground_free_blocks: 2,
                 background_free_blocks: 8,
             },
-            slc: SlcConfig {
-                static_blocks: 0,
-                dynamic: false,
-                dynamic_max_fraction: 0.0,
-            },
+            slc: SlcConfig::NONE,
             wear_level_threshold: 0,
             power_loss_protection: true,
             track_versions: true,

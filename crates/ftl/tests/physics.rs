@@ -57,11 +57,7 @@ fn config(blocks_per_plane: u32, ius_per_page: u32, iu_bytes: u32, spare_factor:
             foreground_free_blocks: 2,
             background_free_blocks: 2,
         },
-        slc: SlcConfig {
-            static_blocks: 0,
-            dynamic: false,
-            dynamic_max_fraction: 0.0,
-        },
+        slc: SlcConfig::NONE,
         wear_level_threshold: 0,
         power_loss_protection: true,
         track_versions: false,
