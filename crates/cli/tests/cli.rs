@@ -1,30 +1,11 @@
 //! Whole runs of the `flashlab` binary: outputs, exit codes and messages.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .output()
-        .expect("the flashlab binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Write a job file under the test scratch directory and return its path.
-fn job_file(name: &str, text: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::write(&path, text).expect("write job file");
-    path.to_string_lossy().into_owned()
-}
+use common::{flashlab, job_file, stderr, stdout};
 
 /// The small preset made for tests when there is one, so runs stay fast; else the default.
 fn test_device() -> String {

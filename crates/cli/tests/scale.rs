@@ -1,29 +1,22 @@
 //! Runs on a slice of a drive (`--set sim.scale=...`): the output says so and the figures
 //! are the whole drive's.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
+
+use common::job_file;
 
 use serde_json::Value;
 
 fn flashlab(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .output()
-        .expect("the flashlab binary runs");
+    let out = common::flashlab(args);
     assert!(
         out.status.success(),
         "flashlab {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-fn job_file(name: &str, text: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::write(&path, text).expect("write job file");
-    path.to_string_lossy().into_owned()
 }
 
 /// The tiny test preset grown to 256 blocks per plane, so that a half-size slice still has

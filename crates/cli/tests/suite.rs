@@ -1,28 +1,14 @@
 //! `flashlab suite` end to end on the tiny test drive: steady state, four-corners ordering,
 //! QoS percentiles, several devices, output files and bad input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{flashlab, stderr, stdout};
 use serde_json::Value;
 
 const DEVICE: &str = "tiny-test-1gb";
-
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .output()
-        .expect("the flashlab binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Run a suite with JSON output and parse it.
 fn suite_json(args: &[&str]) -> Value {
