@@ -186,6 +186,54 @@ pub struct SteadyReport {
     pub verdict: SteadyVerdict,
 }
 
+/// One axis of a [`Chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// What is plotted, without the unit (e.g. "queue depth").
+    pub label: String,
+    pub unit: Unit,
+    /// Logarithmic scale (latency percentiles, transfer sizes).
+    pub log: bool,
+}
+
+impl Axis {
+    pub fn linear(label: impl Into<String>, unit: Unit) -> Self {
+        Self {
+            label: label.into(),
+            unit,
+            log: false,
+        }
+    }
+    pub fn log(label: impl Into<String>, unit: Unit) -> Self {
+        Self {
+            label: label.into(),
+            unit,
+            log: true,
+        }
+    }
+}
+
+/// One line of a [`Chart`]: points in x order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart a suite asks the report to draw: data only, no styling. Charts with the same `id`
+/// on several devices are drawn together for comparison, each series named after its device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Stable key within the suite, e.g. `steady-rounds`.
+    pub id: String,
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    /// An x range to mark (the steady-state window), inclusive.
+    pub band: Option<(f64, f64)>,
+}
+
 /// One device's run of a suite.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceReport {
@@ -196,6 +244,8 @@ pub struct DeviceReport {
     pub steady: Option<SteadyReport>,
     /// The suite's results, in a fixed order.
     pub results: Vec<Measure>,
+    /// What the report draws, in a fixed order.
+    pub charts: Vec<Chart>,
 }
 
 /// A suite run on one or more devices, in device order.

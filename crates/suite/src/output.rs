@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::steady::SteadyRule;
-use crate::{DeviceReport, Measure, SuiteReport, Unit};
+use crate::{Axis, Chart, DeviceReport, Measure, SuiteReport, Unit};
 
 /// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
 fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
@@ -137,6 +137,25 @@ fn device_json(d: &DeviceReport) -> Value {
         "steady_state": steady,
         "results": measures_json(&d.results),
         "steps": steps,
+        "charts": d.charts.iter().map(chart_json).collect::<Vec<_>>(),
+    })
+}
+
+fn axis_json(a: &Axis) -> Value {
+    json!({"label": a.label, "unit": a.unit.name(), "log": a.log})
+}
+
+fn chart_json(c: &Chart) -> Value {
+    json!({
+        "id": c.id,
+        "title": c.title,
+        "x": axis_json(&c.x),
+        "y": axis_json(&c.y),
+        "band": c.band.map(|(a, b)| vec![number(a), number(b)]),
+        "series": c.series.iter().map(|s| json!({
+            "name": s.name,
+            "points": s.points.iter().map(|&(x, y)| vec![number(x), number(y)]).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -256,6 +275,7 @@ mod tests {
             device: name.into(),
             scale_note: None,
             steps: Vec::new(),
+            charts: Vec::new(),
             steady: Some(SteadyReport {
                 rounds_iops: vec![iops; 5],
                 verdict: SteadyVerdict {

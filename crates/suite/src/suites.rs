@@ -7,7 +7,10 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use crate::options::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::{DeviceReport, Measure, SteadyReport, SuiteError, SuiteKind, SuiteOptions, Unit};
+use crate::{
+    Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteKind, SuiteOptions,
+    Unit,
+};
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
@@ -46,6 +49,10 @@ pub(crate) fn run(
         SuiteKind::FourCorners => four_corners(&mut s, opts)?,
         SuiteKind::Qos => qos(&mut s, opts)?,
     };
+    let mut charts = vec![steady_chart(&steady)];
+    if kind == SuiteKind::Qos {
+        charts.extend(qos_charts(&opts.qos_depths, &results));
+    }
     let scale = s.scale();
     Ok(DeviceReport {
         device: device.to_string(),
@@ -53,7 +60,77 @@ pub(crate) fn run(
         steps: std::mem::take(&mut s.steps),
         steady: Some(steady),
         results,
+        charts,
     })
+}
+
+/// Write IOPS per round, the steady window marked.
+fn steady_chart(st: &SteadyReport) -> Chart {
+    let window = SteadyRule::SNIA_PTS.window;
+    let band = st
+        .verdict
+        .round
+        .map(|r| ((r + 1 - window) as f64, r as f64));
+    Chart {
+        id: "steady-rounds".into(),
+        title: "4 KiB random-write rounds and the steady-state window".into(),
+        x: Axis::linear("round", Unit::Count),
+        y: Axis::linear("write IOPS", Unit::Iops),
+        series: vec![Series {
+            name: "write IOPS".into(),
+            points: st
+                .rounds_iops
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ((i + 1) as f64, *v))
+                .collect(),
+        }],
+        band,
+    }
+}
+
+/// The value of `name` among `results`, if measured.
+fn result_value(results: &[Measure], name: &str) -> Option<f64> {
+    results.iter().find(|m| m.name == name).map(|m| m.value)
+}
+
+/// IOPS against queue depth, and read latency (mean and percentiles, log scale) against it.
+fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
+    let line = |name: &str, key: &str| Series {
+        name: name.to_string(),
+        points: depths
+            .iter()
+            .filter_map(|&d| {
+                result_value(results, &format!("qd{d}_{key}")).map(|v| (f64::from(d), v))
+            })
+            .collect(),
+    };
+    let mut latency = vec![line("average", "read_lat_avg_ns")];
+    for (_, key) in QOS_PERCENTILES {
+        latency.push(line(key, &format!("read_lat_{key}_ns")));
+    }
+    vec![
+        Chart {
+            id: "qos-iops".into(),
+            title: "IOPS against queue depth".into(),
+            x: Axis::log("queue depth", Unit::Count),
+            y: Axis::linear("IOPS", Unit::Iops),
+            series: vec![
+                line("total", "iops"),
+                line("read", "read_iops"),
+                line("write", "write_iops"),
+            ],
+            band: None,
+        },
+        Chart {
+            id: "qos-read-latency".into(),
+            title: "Read completion latency against queue depth".into(),
+            x: Axis::log("queue depth", Unit::Count),
+            y: Axis::log("read latency", Unit::Ns),
+            series: latency,
+            band: None,
+        },
+    ]
 }
 
 fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
@@ -341,6 +418,31 @@ fn qos_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qos_charts_follow_the_measured_depths() {
+        let results = vec![
+            measure("qd1_iops", Unit::Iops, 100.0),
+            measure("qd8_iops", Unit::Iops, 700.0),
+            measure("qd1_read_lat_p99_ns", Unit::Ns, 9e4),
+        ];
+        let charts = qos_charts(&[1, 8], &results);
+        assert_eq!(charts[0].series[0].points, vec![(1.0, 100.0), (8.0, 700.0)]);
+        let p99 = charts[1].series.iter().find(|s| s.name == "p99").unwrap();
+        assert_eq!(p99.points, vec![(1.0, 9e4)]);
+        assert!(charts[1].y.log);
+    }
+
+    #[test]
+    fn steady_chart_marks_the_window_that_met_the_rule() {
+        let st = SteadyReport {
+            rounds_iops: vec![9.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0],
+            verdict: steady_state(&[9.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0], &SteadyRule::SNIA_PTS),
+        };
+        let c = steady_chart(&st);
+        assert_eq!(c.band, Some((2.0, 6.0)));
+        assert_eq!(c.series[0].points.len(), 7);
+    }
 
     #[test]
     fn per_job_bytes_split_in_whole_blocks() {
