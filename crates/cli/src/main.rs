@@ -57,7 +57,8 @@ struct SuiteArgs {
     outdir: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
-    /// Queue depth of the measured jobs and preconditioning rounds (default 32).
+    /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
+    /// 4; pts-latency and desktop set their own).
     #[arg(long)]
     qd: Option<u32>,
     /// Jobs (fio numjobs) of the measured jobs and preconditioning rounds (default 1).

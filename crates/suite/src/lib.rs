@@ -9,7 +9,7 @@
 //! - `qos`: a read/write mix across queue depths after preconditioning, with read latency
 //!   percentiles;
 //! - `pts-iops`, `pts-throughput`, `pts-latency`: the SNIA PTS Enterprise IOPS, throughput and
-//!   latency tests ([`pts`](crate::pts) module docs);
+//!   latency tests (module `pts`);
 //! - `transfer-sweep` (ATTO-style sequential transfer sizes) and `desktop` (CrystalDiskMark's
 //!   test sets), the client benchmarks people run on their own drives.
 //!
