@@ -33,13 +33,15 @@ enum Command {
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
-    /// Run a built-in test suite: precondition, four-corners or qos (see docs/suites.md).
-    Suite(SuiteArgs),
+    /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
+    /// pts-latency, transfer-sweep or desktop (see docs/suites.md).
+    Suite(Box<SuiteArgs>),
 }
 
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
-    /// The suite: precondition, four-corners or qos.
+    /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
+    /// transfer-sweep or desktop.
     name: String,
     /// A preset name or a device TOML file; repeat to compare drives side by side (they run
     /// in parallel). Default: the default preset.
@@ -55,7 +57,8 @@ struct SuiteArgs {
     outdir: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
-    /// Queue depth of the measured jobs and preconditioning rounds (default 32).
+    /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
+    /// 4; pts-latency and desktop set their own).
     #[arg(long)]
     qd: Option<u32>,
     /// Jobs (fio numjobs) of the measured jobs and preconditioning rounds (default 1).
@@ -77,6 +80,50 @@ struct SuiteArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// Options of the client benchmarks (transfer-sweep, desktop).
+#[derive(clap::Args, Debug)]
+struct ClientArgs {
+    /// transfer-sweep: smallest transfer size (a power of two).
+    #[arg(long, default_value = "512")]
+    min_bs: String,
+    /// transfer-sweep: largest transfer size (a power of two).
+    #[arg(long, default_value = "64MiB")]
+    max_bs: String,
+    /// transfer-sweep: test region (default 256MiB); desktop: test file (default 1GiB).
+    #[arg(long)]
+    size: Option<String>,
+    /// desktop: measured runs per test; the best is reported.
+    #[arg(long, default_value_t = 5)]
+    runs: u32,
+    /// desktop: idle time between tests (0 for none).
+    #[arg(long, default_value = "5s")]
+    interval: String,
+    /// desktop: CrystalDiskMark test set, default or nvme.
+    #[arg(long, default_value = "default")]
+    profile: String,
+    /// transfer-sweep, desktop: drive state first, fresh (purged) or full (purged and filled).
+    #[arg(long, default_value = "fresh")]
+    state: String,
+}
+
+fn client_options(args: &ClientArgs) -> Result<flashlab_suite::ClientOptions, Failure> {
+    use flashlab_suite::{parse_size, parse_time, DesktopProfile, DriveState};
+    Ok(flashlab_suite::ClientOptions {
+        min_bs_bytes: parse_size("--min-bs", &args.min_bs).map_err(bad_input)?,
+        max_bs_bytes: parse_size("--max-bs", &args.max_bs).map_err(bad_input)?,
+        size_bytes: match &args.size {
+            Some(text) => Some(parse_size("--size", text).map_err(bad_input)?),
+            None => None,
+        },
+        runs: args.runs,
+        interval_ns: parse_time("--interval", &args.interval).map_err(bad_input)?,
+        profile: DesktopProfile::from_name(&args.profile).map_err(bad_input)?,
+        state: DriveState::from_name(&args.state).map_err(bad_input)?,
+    })
 }
 
 #[derive(clap::Args, Debug)]
@@ -318,6 +365,7 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         rwmixread: args.rwmixread,
         qos_depths: args.depths.clone(),
         runtime_ns,
+        client: client_options(&args.client)?,
     };
     options.validate().map_err(bad_input)?;
     Ok(options)

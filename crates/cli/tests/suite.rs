@@ -183,3 +183,65 @@ fn bad_options_exit_2_naming_the_option() {
         assert!(stderr(&out).contains(option), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn bad_client_options_exit_2_naming_the_option() {
+    for (args, option) in [
+        (vec!["--min-bs", "1000"], "--min-bs"),
+        (vec!["--max-bs", "5s"], "--max-bs"),
+        (vec!["--size", "12%"], "--size"),
+        (vec!["--runs", "0"], "--runs"),
+        (vec!["--interval", "4KiB"], "--interval"),
+        (vec!["--profile", "sata"], "--profile"),
+        (vec!["--state", "used"], "--state"),
+    ] {
+        let mut all = vec!["suite", "desktop", "--device", DEVICE];
+        all.extend(args);
+        let out = flashlab(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(stderr(&out).contains(option), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn suite_help_lists_every_suite() {
+    let out = flashlab(&["suite", "--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for name in [
+        "pts-iops",
+        "pts-throughput",
+        "pts-latency",
+        "transfer-sweep",
+        "desktop",
+        "--profile",
+        "--state",
+    ] {
+        assert!(help.contains(name), "{name} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn transfer_sweep_runs_from_the_command_line() {
+    let doc = suite_json(&[
+        "transfer-sweep",
+        "--device",
+        DEVICE,
+        "--size",
+        "8MiB",
+        "--min-bs",
+        "4KiB",
+        "--max-bs",
+        "1MiB",
+        "--qd",
+        "8",
+    ]);
+    assert_eq!(doc["options"]["min_bs"], 4096);
+    assert!(
+        result(&doc, 0, "xfer_1024k_read_bw_bytes_per_s")
+            > result(&doc, 0, "xfer_4k_read_bw_bytes_per_s")
+    );
+    let steps = doc["devices"][0]["steps"].as_array().unwrap();
+    // purge, then a write and a read per size (4 KiB to 1 MiB: 9 sizes).
+    assert_eq!(steps.len(), 1 + 2 * 9);
+}

@@ -7,13 +7,20 @@
 //! - `four-corners`: 128 KiB sequential read and write and 4 KiB random read after a
 //!   sequential fill, 4 KiB random write at steady state;
 //! - `qos`: a read/write mix across queue depths after preconditioning, with read latency
-//!   percentiles.
+//!   percentiles;
+//! - `pts-iops`, `pts-throughput`, `pts-latency`: the SNIA PTS Enterprise IOPS, throughput and
+//!   latency tests (module `pts`);
+//! - `transfer-sweep` (ATTO-style sequential transfer sizes) and `desktop` (CrystalDiskMark's
+//!   test sets), the client benchmarks people run on their own drives.
 //!
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
+mod client;
+mod client_options;
 mod options;
 mod output;
+mod pts;
 mod session;
 pub mod steady;
 mod suites;
@@ -23,6 +30,7 @@ use flashlab_engine::SeedTree;
 use flashlab_runner::RunError;
 use flashlab_workload::ParseError;
 
+pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
 pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
@@ -33,13 +41,23 @@ pub enum SuiteKind {
     Precondition,
     FourCorners,
     Qos,
+    PtsIops,
+    PtsThroughput,
+    PtsLatency,
+    TransferSweep,
+    Desktop,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 3] = [
+    pub const ALL: [SuiteKind; 8] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
+        SuiteKind::PtsIops,
+        SuiteKind::PtsThroughput,
+        SuiteKind::PtsLatency,
+        SuiteKind::TransferSweep,
+        SuiteKind::Desktop,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +65,11 @@ impl SuiteKind {
             SuiteKind::Precondition => "precondition",
             SuiteKind::FourCorners => "four-corners",
             SuiteKind::Qos => "qos",
+            SuiteKind::PtsIops => "pts-iops",
+            SuiteKind::PtsThroughput => "pts-throughput",
+            SuiteKind::PtsLatency => "pts-latency",
+            SuiteKind::TransferSweep => "transfer-sweep",
+            SuiteKind::Desktop => "desktop",
         }
     }
 
@@ -59,6 +82,21 @@ impl SuiteKind {
                 "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
             }
             SuiteKind::Qos => "4 KiB read/write mix across queue depths: IOPS, read latency tail",
+            SuiteKind::PtsIops => {
+                "SNIA PTS IOPS: 7 R/W mixes x 8 block sizes, rounds to steady state"
+            }
+            SuiteKind::PtsThroughput => {
+                "SNIA PTS throughput: 128 KiB and 1024 KiB sequential read/write at steady state"
+            }
+            SuiteKind::PtsLatency => {
+                "SNIA PTS latency: QD1 mean, max, p99.999 for 3 mixes x 3 block sizes"
+            }
+            SuiteKind::TransferSweep => {
+                "ATTO-style sequential read/write across transfer sizes (512 B to 64 MiB)"
+            }
+            SuiteKind::Desktop => {
+                "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 
 use flashlab_engine::{NS_PER_MS, NS_PER_S, NS_PER_US};
 
+use crate::client_options::ClientOptions;
 use crate::SuiteError;
 
 /// How long one workload-dependent preconditioning round lasts.
@@ -93,6 +94,8 @@ pub struct SuiteOptions {
     pub qos_depths: Vec<u32>,
     /// Measured time of each time-based step (`None`: the step's default).
     pub runtime_ns: Option<u64>,
+    /// Options of the client benchmarks (`transfer-sweep`, `desktop`).
+    pub client: ClientOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -113,6 +116,7 @@ impl Default for SuiteOptions {
             rwmixread: 70,
             qos_depths: vec![1, 8, 32, 64, 128, 256],
             runtime_ns: None,
+            client: ClientOptions::default(),
         }
     }
 }
@@ -178,7 +182,7 @@ impl SuiteOptions {
                 "a time above zero, e.g. 10s".into(),
             );
         }
-        Ok(())
+        self.client.validate()
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::steady::SteadyRule;
-use crate::{Axis, Chart, DeviceReport, Measure, SuiteReport, Unit};
+use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport, Unit};
 
 /// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
 fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
@@ -104,10 +104,10 @@ fn measures_json(ms: &[Measure]) -> Value {
     )
 }
 
-fn device_json(d: &DeviceReport) -> Value {
+fn device_json(d: &DeviceReport, kind: SuiteKind) -> Value {
     let steady = d.steady.as_ref().map_or(Value::Null, |st| {
         json!({
-            "tracked": "write_iops",
+            "tracked": crate::pts::tracked_name(kind),
             "reached": st.verdict.reached(),
             "round": st.verdict.round,
             "rounds": st.rounds_iops.iter().map(|v| number(*v)).collect::<Vec<_>>(),
@@ -125,7 +125,14 @@ fn device_json(d: &DeviceReport) -> Value {
         .map(|s| {
             json!({
                 "name": s.name,
-                "kind": if s.job_text.is_some() { "job" } else { "purge" },
+                // Steps without a job are purges or idle periods, named so.
+                "kind": if s.job_text.is_some() {
+                    "job"
+                } else if s.name.starts_with("idle") {
+                    "idle"
+                } else {
+                    "purge"
+                },
                 "end_ns": s.end_ns,
                 "measured": measures_json(&s.measures),
             })
@@ -180,6 +187,13 @@ pub fn render_json(report: &SuiteReport) -> String {
             "rwmixread": o.rwmixread,
             "depths": o.qos_depths,
             "runtime_ns": o.runtime_ns,
+            "min_bs": o.client.min_bs_bytes,
+            "max_bs": o.client.max_bs_bytes,
+            "size": o.client.size_bytes,
+            "runs": o.client.runs,
+            "interval_ns": o.client.interval_ns,
+            "profile": o.client.profile.name(),
+            "state": o.client.state.name(),
         },
         "steady_state_rule": {
             "window_rounds": rule.window,
@@ -187,7 +201,11 @@ pub fn render_json(report: &SuiteReport) -> String {
             "max_excursion_fraction": rule.max_excursion_fraction,
         },
         "units": units,
-        "devices": report.devices.iter().map(device_json).collect::<Vec<_>>(),
+        "devices": report
+            .devices
+            .iter()
+            .map(|d| device_json(d, report.suite))
+            .collect::<Vec<_>>(),
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
@@ -268,7 +286,7 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::steady::{SteadyVerdict, WindowCheck};
-    use crate::{SteadyReport, SuiteKind, SuiteOptions};
+    use crate::{SteadyReport, SuiteOptions};
 
     fn report() -> SuiteReport {
         let dev = |name: &str, iops: f64, reached: bool| DeviceReport {

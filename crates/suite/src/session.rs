@@ -111,6 +111,22 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// The host sends nothing for `duration_ns`: the drive runs its background work (buffer
+    /// flush, SLC-cache folding, GC) as it would between two benchmark tests.
+    pub fn idle(&mut self, step: &str, duration_ns: u64) {
+        (self.progress)(step);
+        let until = self.now_ns + duration_ns;
+        self.ssd.idle(self.now_ns, until);
+        self.now_ns = until;
+        self.steps.push(StepRecord {
+            name: step.to_string(),
+            job_text: None,
+            fio_json: None,
+            end_ns: self.now_ns,
+            measures: Vec::new(),
+        });
+    }
+
     /// Run one fio job file (text) as the next step; `measure` picks the step's figures.
     pub fn job(
         &mut self,

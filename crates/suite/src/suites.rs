@@ -17,7 +17,7 @@ use crate::{
 const DEFAULT_QD: u32 = 32;
 const DEFAULT_JOBS: u32 = 1;
 /// Depth of the workload-independent fill: it only has to write every block, fast.
-const FILL_QD: u32 = 32;
+pub(crate) const FILL_QD: u32 = 32;
 
 /// Measurement windows (after a ramp) of the time-based steps when `--runtime` is not given.
 const SEQ_READ_NS: u64 = 10 * NS_PER_S;
@@ -36,6 +36,23 @@ const QOS_PERCENTILES: [(f64, &str); 4] = [
     (99.9999, "p99_9999"),
 ];
 
+/// What a suite hands back for one device: its steady-state report (when it has one), its
+/// results and the charts the report draws.
+pub(crate) struct Outcome {
+    pub steady: Option<SteadyReport>,
+    pub results: Vec<Measure>,
+    pub charts: Vec<Chart>,
+}
+
+/// The outcome of a suite whose only chart is its random-write rounds.
+fn with_steady_chart((steady, results): (SteadyReport, Vec<Measure>)) -> Outcome {
+    Outcome {
+        charts: vec![steady_chart(&steady)],
+        steady: Some(steady),
+        results,
+    }
+}
+
 pub(crate) fn run(
     kind: SuiteKind,
     ssd: &mut Ssd,
@@ -44,23 +61,28 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<DeviceReport, SuiteError> {
     let mut s = Session::new(ssd, device, opts.seed, progress);
-    let (steady, results) = match kind {
-        SuiteKind::Precondition => precondition(&mut s, opts)?,
-        SuiteKind::FourCorners => four_corners(&mut s, opts)?,
-        SuiteKind::Qos => qos(&mut s, opts)?,
+    let outcome = match kind {
+        SuiteKind::Precondition => with_steady_chart(precondition(&mut s, opts)?),
+        SuiteKind::FourCorners => with_steady_chart(four_corners(&mut s, opts)?),
+        SuiteKind::Qos => {
+            let mut o = with_steady_chart(qos(&mut s, opts)?);
+            o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
+            o
+        }
+        SuiteKind::PtsIops => crate::pts::iops_test(&mut s, opts)?,
+        SuiteKind::PtsThroughput => crate::pts::throughput_test(&mut s, opts)?,
+        SuiteKind::PtsLatency => crate::pts::latency_test(&mut s, opts)?,
+        SuiteKind::TransferSweep => crate::client::transfer_sweep(&mut s, opts)?,
+        SuiteKind::Desktop => crate::client::desktop(&mut s, opts)?,
     };
-    let mut charts = vec![steady_chart(&steady)];
-    if kind == SuiteKind::Qos {
-        charts.extend(qos_charts(&opts.qos_depths, &results));
-    }
     let scale = s.scale();
     Ok(DeviceReport {
         device: device.to_string(),
         scale_note: (!scale.is_full()).then(|| scale.summary()),
         steps: std::mem::take(&mut s.steps),
-        steady: Some(steady),
-        results,
-        charts,
+        steady: outcome.steady,
+        results: outcome.results,
+        charts: outcome.charts,
     })
 }
 
@@ -133,7 +155,7 @@ fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
     ]
 }
 
-fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
+pub(crate) fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
     Measure {
         name: name.into(),
         unit,
@@ -142,16 +164,23 @@ fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
 }
 
 /// Sum over the run's jobs (clones are merged by group_reporting).
-fn iops(run: &RunResult, ddir: usize) -> f64 {
+pub(crate) fn iops(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.iops(ddir)).sum()
 }
 
-fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
+pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.bw_bytes_per_s(ddir) as f64).sum()
 }
 
 /// A one-job fio file. `lines` are extra `key=value` options.
-fn job_text(name: &str, rw: &str, bs: &str, qd: u32, jobs: u32, lines: &[String]) -> String {
+pub(crate) fn job_text(
+    name: &str,
+    rw: &str,
+    bs: &str,
+    qd: u32,
+    jobs: u32,
+    lines: &[String],
+) -> String {
     let mut t = format!(
         "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
     );
@@ -162,7 +191,7 @@ fn job_text(name: &str, rw: &str, bs: &str, qd: u32, jobs: u32, lines: &[String]
     t
 }
 
-fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
+pub(crate) fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     vec![
         "time_based=1".into(),
         format!("ramp_time={ramp_ns}ns"),
@@ -170,7 +199,7 @@ fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     ]
 }
 
-fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
+pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
     (
         opts.qd.unwrap_or(DEFAULT_QD),
         opts.jobs.unwrap_or(DEFAULT_JOBS),
@@ -181,16 +210,21 @@ fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
 /// 128 KiB sequential writes, so every block holds data and the FTL's free pool is at its
 /// floor.
 fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
-    s.purge("purge")?;
-    let text = job_text(
-        "fill",
-        "write",
-        "128k",
-        FILL_QD,
-        1,
-        &["loops=2".to_string()],
-    );
-    s.job("fill", &text, &|run| {
+    purge_and_fill_with(s, "", "128k", 2)
+}
+
+/// Purge, then `loops` sequential passes over the whole drive at block size `bs`. Step names
+/// are `{prefix}purge` and `{prefix}fill`.
+pub(crate) fn purge_and_fill_with(
+    s: &mut Session,
+    prefix: &str,
+    bs: &str,
+    loops: u32,
+) -> Result<(), SuiteError> {
+    s.purge(&format!("{prefix}purge"))?;
+    let name = format!("{prefix}fill");
+    let text = job_text(&name, "write", bs, FILL_QD, 1, &[format!("loops={loops}")]);
+    s.job(&name, &text, &|run| {
         vec![measure(
             "bw_bytes_per_s",
             Unit::BytesPerS,
@@ -241,7 +275,7 @@ fn per_job_bytes(total: u64, jobs: u32) -> u64 {
 }
 
 /// The mean of the steady window, or of the last rounds when steady state was not reached.
-fn steady_iops(st: &SteadyReport) -> f64 {
+pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
     match st.verdict.window {
         Some(w) => w.mean,
         None if st.rounds_iops.is_empty() => 0.0,

@@ -1,0 +1,347 @@
+//! The benchmarks people run on their own drives, measured the way those tools measure:
+//! - `transfer-sweep` (after ATTO Disk Benchmark): sequential writes then reads of a small
+//!   test region at each power-of-two transfer size, at a fixed queue depth;
+//! - `desktop` (after CrystalDiskMark 8): a test file written first, then four tests read and
+//!   four written, each a warm-up run plus N measured runs with the best kept, and idle
+//!   intervals between tests in which the drive does its background work.
+//!
+//! Both start from a purged drive, optionally filled (`--state full`), so the same benchmark
+//! shows how a new drive and a full one differ (a new drive's SLC cache takes the whole test).
+
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+
+use crate::client_options::DesktopProfile;
+use crate::pts::size_label;
+use crate::session::Session;
+use crate::suites::{bw_bytes_per_s, iops, measure, purge_and_fill_with, Outcome};
+use crate::{Axis, Chart, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
+
+/// ATTO Disk Benchmark's default total length.
+const SWEEP_REGION_BYTES: u64 = 256 << 20;
+/// ATTO's default queue depth.
+const SWEEP_QD: u32 = 4;
+/// CrystalDiskMark's default test file.
+const DESKTOP_FILE_BYTES: u64 = 1 << 30;
+/// CrystalDiskMark's default measure time.
+const DESKTOP_MEASURE_NS: u64 = 5 * NS_PER_S;
+/// CrystalDiskMark writes its test file in 1 MiB pieces, one at a time.
+const TEST_FILE_BS: u64 = 1 << 20;
+
+/// A job over `[0, size_bytes)` of the drive.
+fn region_job(
+    name: &str,
+    rw: &str,
+    bs: u64,
+    qd: u32,
+    jobs: u32,
+    size_bytes: u64,
+    lines: &[String],
+) -> String {
+    let mut t = format!(
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset=0\nsize={size_bytes}\n"
+    );
+    for l in lines {
+        t.push_str(l);
+        t.push('\n');
+    }
+    t
+}
+
+/// Purge, and for `full` write every LBA once sequentially.
+fn prepare(s: &mut Session, state: DriveState) -> Result<(), SuiteError> {
+    match state {
+        DriveState::Fresh => s.purge("purge"),
+        DriveState::Full => purge_and_fill_with(s, "", "128k", 1),
+    }
+}
+
+/// The region a client test covers: the asked size, at most the drive, in whole sectors.
+fn region_bytes(s: &Session, asked: u64) -> u64 {
+    (asked.min(s.full_capacity_bytes()) / 512 * 512).max(512)
+}
+
+/// Transfer sizes from `min` to `max` (powers of two), those above `region` clamped to it
+/// and measured once.
+fn transfer_sizes(min: u64, max: u64, region: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut bs = min;
+    while bs <= max {
+        let clamped = bs.min(region);
+        if sizes.last() != Some(&clamped) {
+            sizes.push(clamped);
+        }
+        bs *= 2;
+    }
+    sizes
+}
+
+fn bw_iops(ddir: usize) -> impl Fn(&RunResult) -> Vec<Measure> {
+    move |run| {
+        vec![
+            measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir)),
+            measure("iops", Unit::Iops, iops(run, ddir)),
+        ]
+    }
+}
+
+pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
+    let c = &opts.client;
+    let qd = opts.qd.unwrap_or(SWEEP_QD);
+    let jobs = opts.jobs.unwrap_or(1);
+    let region = region_bytes(s, c.size_bytes.unwrap_or(SWEEP_REGION_BYTES));
+    prepare(s, c.state)?;
+    let mut results = Vec::new();
+    let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
+    for bs in transfer_sizes(c.min_bs_bytes, c.max_bs_bytes, region) {
+        let label = size_label(bs);
+        // ATTO writes the region at a transfer size, then reads it back.
+        for (rw, ddir, points) in [
+            ("write", DDIR_WRITE, &mut write_pts),
+            ("read", DDIR_READ, &mut read_pts),
+        ] {
+            let name = format!("{label}-{rw}");
+            let text = region_job(&name, rw, bs, qd, jobs, region, &[]);
+            let run = s.job(&name, &text, &bw_iops(ddir))?;
+            let bw = bw_bytes_per_s(&run, ddir);
+            results.push(measure(
+                format!("xfer_{label}_{rw}_bw_bytes_per_s"),
+                Unit::BytesPerS,
+                bw,
+            ));
+            results.push(measure(
+                format!("xfer_{label}_{rw}_iops"),
+                Unit::Iops,
+                iops(&run, ddir),
+            ));
+            points.push((bs as f64, bw));
+        }
+    }
+    let chart = Chart {
+        id: "transfer-sweep-bw".into(),
+        title: format!(
+            "Sequential bandwidth against transfer size (QD{qd}, {} MiB region)",
+            region as f64 / (1u64 << 20) as f64
+        ),
+        x: Axis::log("transfer size, bytes", Unit::Count),
+        y: Axis::linear("bandwidth", Unit::BytesPerS),
+        series: vec![
+            Series {
+                name: "read".into(),
+                points: read_pts,
+            },
+            Series {
+                name: "write".into(),
+                points: write_pts,
+            },
+        ],
+        band: None,
+    };
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts: vec![chart],
+    })
+}
+
+/// One CrystalDiskMark test: sequential or random, block size, queues, threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DesktopTest {
+    random: bool,
+    bs: u64,
+    qd: u32,
+    threads: u32,
+}
+
+impl DesktopTest {
+    const fn new(random: bool, bs: u64, qd: u32, threads: u32) -> Self {
+        Self {
+            random,
+            bs,
+            qd,
+            threads,
+        }
+    }
+
+    /// As CrystalDiskMark labels it, e.g. `SEQ1M Q8T1`, `RND4K Q32T16`.
+    fn title(&self) -> String {
+        let kind = if self.random { "RND" } else { "SEQ" };
+        let size = if self.bs >= 1 << 20 {
+            format!("{}M", self.bs >> 20)
+        } else {
+            format!("{}K", self.bs >> 10)
+        };
+        format!("{kind}{size} Q{}T{}", self.qd, self.threads)
+    }
+
+    /// As a key part, e.g. `seq1m_q8t1`.
+    fn key(&self) -> String {
+        self.title().to_lowercase().replace(' ', "_")
+    }
+}
+
+/// CrystalDiskMark 8's test sets (its settings dialog: the default set and "NVMe SSD").
+fn profile_tests(profile: DesktopProfile) -> [DesktopTest; 4] {
+    match profile {
+        DesktopProfile::Default => [
+            DesktopTest::new(false, 1 << 20, 8, 1),
+            DesktopTest::new(false, 1 << 20, 1, 1),
+            DesktopTest::new(true, 4096, 32, 1),
+            DesktopTest::new(true, 4096, 1, 1),
+        ],
+        DesktopProfile::Nvme => [
+            DesktopTest::new(false, 1 << 20, 8, 1),
+            DesktopTest::new(false, 128 << 10, 32, 1),
+            DesktopTest::new(true, 4096, 32, 16),
+            DesktopTest::new(true, 4096, 1, 1),
+        ],
+    }
+}
+
+pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
+    let c = &opts.client;
+    let file = region_bytes(s, c.size_bytes.unwrap_or(DESKTOP_FILE_BYTES));
+    let measure_ns = opts.runtime_ns.unwrap_or(DESKTOP_MEASURE_NS);
+    prepare(s, c.state)?;
+    let text = region_job(
+        "test-file",
+        "write",
+        TEST_FILE_BS.min(file),
+        1,
+        1,
+        file,
+        &[],
+    );
+    s.job("test-file", &text, &bw_iops(DDIR_WRITE))?;
+    let tests = profile_tests(c.profile);
+    let mut results = Vec::new();
+    let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
+    // All reads, then all writes, an interval after every test but the last.
+    let order: Vec<(bool, usize)> = [false, true]
+        .iter()
+        .flat_map(|&w| (0..tests.len()).map(move |i| (w, i)))
+        .collect();
+    for (n, &(write, i)) in order.iter().enumerate() {
+        let t = tests[i];
+        let (dir, ddir) = if write {
+            ("write", DDIR_WRITE)
+        } else {
+            ("read", DDIR_READ)
+        };
+        let rw = match (t.random, write) {
+            (false, false) => "read",
+            (false, true) => "write",
+            (true, false) => "randread",
+            (true, true) => "randwrite",
+        };
+        let lines = vec!["time_based=1".into(), format!("runtime={measure_ns}ns")];
+        let mut best: Option<(f64, f64)> = None;
+        // Run 0 prepares (CrystalDiskMark discards it); runs 1..=N are measured.
+        for run_no in 0..=c.runs {
+            let name = format!("{}-{dir}-{run_no}", t.key().replace('_', "-"));
+            let text = region_job(&name, rw, t.bs, t.qd, t.threads, file, &lines);
+            let run = s.job(&name, &text, &bw_iops(ddir))?;
+            let (bw, io) = (bw_bytes_per_s(&run, ddir), iops(&run, ddir));
+            if run_no > 0 && best.is_none_or(|(b, _)| bw > b) {
+                best = Some((bw, io));
+            }
+        }
+        let (bw, io) = best.unwrap_or((0.0, 0.0));
+        let key = format!("{}_{dir}", t.key());
+        results.push(measure(
+            format!("{key}_bw_bytes_per_s"),
+            Unit::BytesPerS,
+            bw,
+        ));
+        results.push(measure(format!("{key}_iops"), Unit::Iops, io));
+        let point = ((i + 1) as f64, bw);
+        if write {
+            write_pts.push(point);
+        } else {
+            read_pts.push(point);
+        }
+        if n + 1 < order.len() && c.interval_ns > 0 {
+            s.idle(&format!("idle-{}", n + 1), c.interval_ns);
+        }
+    }
+    let names: Vec<String> = tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{} {}", i + 1, t.title()))
+        .collect();
+    let chart = Chart {
+        id: "desktop-tests".into(),
+        title: format!("Best-run bandwidth per test ({})", names.join(", ")),
+        x: Axis::linear("test", Unit::Count),
+        y: Axis::linear("bandwidth", Unit::BytesPerS),
+        series: vec![
+            Series {
+                name: "read".into(),
+                points: read_pts,
+            },
+            Series {
+                name: "write".into(),
+                points: write_pts,
+            },
+        ],
+        band: None,
+    };
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts: vec![chart],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfer_sizes_double_and_clamp_to_the_region_once() {
+        assert_eq!(
+            transfer_sizes(512, 8192, 1 << 20),
+            vec![512, 1024, 2048, 4096, 8192]
+        );
+        assert_eq!(
+            transfer_sizes(1 << 20, 64 << 20, 4 << 20),
+            vec![1 << 20, 2 << 20, 4 << 20]
+        );
+        // A region that is not a power of two is the last size.
+        assert_eq!(
+            transfer_sizes(1 << 20, 8 << 20, 3 << 20),
+            vec![1 << 20, 2 << 20, 3 << 20]
+        );
+    }
+
+    #[test]
+    fn profiles_are_crystaldiskmark_8s_sets() {
+        let titles = |p| profile_tests(p).map(|t| t.title());
+        assert_eq!(
+            titles(DesktopProfile::Default),
+            ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+        );
+        assert_eq!(
+            titles(DesktopProfile::Nvme),
+            ["SEQ1M Q8T1", "SEQ128K Q32T1", "RND4K Q32T16", "RND4K Q1T1"]
+        );
+        assert_eq!(profile_tests(DesktopProfile::Nvme)[2].key(), "rnd4k_q32t16");
+    }
+
+    #[test]
+    fn region_jobs_parse() {
+        let text = region_job(
+            "x",
+            "randread",
+            4096,
+            32,
+            16,
+            1 << 30,
+            &["time_based=1".into(), "runtime=5s".into()],
+        );
+        let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
+        let j = &file.jobs[0];
+        assert_eq!(j.numjobs, 16);
+        assert_eq!(j.iodepth, 32);
+    }
+}
