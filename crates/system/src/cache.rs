@@ -525,7 +525,7 @@ impl CacheTier {
             });
         }
         let b = self.logical_block_bytes();
-        if req.offset_bytes % b != 0 || req.len_bytes % b != 0 {
+        if !req.offset_bytes.is_multiple_of(b) || !req.len_bytes.is_multiple_of(b) {
             return Err(DeviceError::Misaligned {
                 offset_bytes: req.offset_bytes,
                 len_bytes: req.len_bytes,

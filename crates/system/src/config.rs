@@ -71,7 +71,7 @@ pub enum SystemError {
     Drive {
         origin: String,
         name: String,
-        source: ConfigError,
+        source: Box<ConfigError>,
     },
 }
 
@@ -492,7 +492,7 @@ fn drive_spec(
             SystemError::Drive {
                 origin: ctx.at(&section, Some("preset")),
                 name: name.to_string(),
-                source: e,
+                source: Box::new(e),
             }
         })?;
         return Ok(ComponentSpec::Ssd(Box::new(cfg)));
@@ -816,8 +816,8 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                     return Err(SystemError::Shared {
                         origin: ctx.at(&section(n), Some(key)),
                         name: r.clone(),
-                        first: section(first),
-                        second: section(n),
+                        first: format!("[{}]", section(first)),
+                        second: format!("[{}]", section(n)),
                     });
                 }
                 return Err(SystemError::Invalid {
@@ -867,8 +867,8 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                 return Err(SystemError::Shared {
                     origin: ctx.at(&format!("link.{ln}"), Some("devices")),
                     name: d.clone(),
-                    first: format!("link.{first}"),
-                    second: format!("link.{ln}"),
+                    first: format!("[link.{first}]"),
+                    second: format!("[link.{ln}]"),
                 });
             }
         }

@@ -62,7 +62,7 @@ fn range_check(req: &IoRequest, cap: u64, block: u64) -> Result<(), DeviceError>
             capacity_bytes: cap,
         });
     }
-    if req.offset_bytes % block != 0 || req.len_bytes % block != 0 {
+    if !req.offset_bytes.is_multiple_of(block) || !req.len_bytes.is_multiple_of(block) {
         return Err(DeviceError::Misaligned {
             offset_bytes: req.offset_bytes,
             len_bytes: req.len_bytes,

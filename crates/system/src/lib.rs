@@ -115,7 +115,7 @@ fn build_node(
                 Ssd::new(dc, seeds.child("drive").child(name)).map_err(|e| SystemError::Drive {
                     origin: cfg.name.clone(),
                     name: name.to_string(),
-                    source: e,
+                    source: Box::new(e),
                 })?;
             Box::new(drives::SsdNode {
                 name: name.to_string(),

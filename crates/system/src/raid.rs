@@ -66,7 +66,7 @@ impl RaidLevel {
         let ok = match self {
             RaidLevel::Raid0 => members >= 1,
             RaidLevel::Raid1 => members >= 2,
-            RaidLevel::Raid10 => members >= 4 && members % 2 == 0,
+            RaidLevel::Raid10 => members >= 4 && members.is_multiple_of(2),
             RaidLevel::Raid5 => members >= 3,
             RaidLevel::Raid6 => members >= 4,
         };
@@ -223,7 +223,7 @@ impl Raid {
             .map(|m| m.logical_block_bytes())
             .max()
             .unwrap_or(512);
-        if p.chunk_bytes == 0 || p.chunk_bytes % block_bytes != 0 {
+        if p.chunk_bytes == 0 || !p.chunk_bytes.is_multiple_of(block_bytes) {
             return Err(format!(
                 "chunk of {} bytes is not a multiple of the members' {block_bytes}-byte logical block",
                 p.chunk_bytes
@@ -711,7 +711,9 @@ impl Raid {
                 capacity_bytes: cap,
             });
         }
-        if req.offset_bytes % self.block_bytes != 0 || req.len_bytes % self.block_bytes != 0 {
+        if !req.offset_bytes.is_multiple_of(self.block_bytes)
+            || !req.len_bytes.is_multiple_of(self.block_bytes)
+        {
             return Err(DeviceError::Misaligned {
                 offset_bytes: req.offset_bytes,
                 len_bytes: req.len_bytes,
