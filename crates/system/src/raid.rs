@@ -887,3 +887,89 @@ impl Component for Raid {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Null(u64);
+    impl BlockDevice for Null {
+        fn capacity_bytes(&self) -> u64 {
+            self.0
+        }
+        fn submit(&mut self, now_ns: SimTime, _: &IoRequest) -> Result<Completion, DeviceError> {
+            Ok(Completion {
+                accepted_ns: now_ns,
+                done_ns: now_ns + 1_000,
+            })
+        }
+    }
+    impl Component for Null {
+        fn counters_json(&self) -> serde_json::Value {
+            json!({})
+        }
+    }
+
+    fn raid(level: RaidLevel, n: usize) -> Raid {
+        let p = RaidParams {
+            level,
+            chunk_bytes: 4096,
+            parity: ParityStrategy::Auto,
+            cpu_per_io_ns: 0,
+            cpu_threads: 1,
+            host_cache: None,
+            background_bytes_per_s: 1 << 30,
+        };
+        let members = (0..n)
+            .map(|_| Box::new(Null(1 << 20)) as Box<dyn Component>)
+            .collect();
+        Raid::new("r", p, members).unwrap()
+    }
+
+    #[test]
+    fn parity_rotates_left_symmetric_and_data_follows_it() {
+        let r = raid(RaidLevel::Raid5, 4);
+        // Row 0: P on member 3, data 0, 1, 2; row 1: P on 2, data 3, 0, 1.
+        assert_eq!(r.parity_members(0), (3, None));
+        assert_eq!(
+            (0..3).map(|i| r.data_member(0, i)).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(r.parity_members(1), (2, None));
+        assert_eq!(
+            (0..3).map(|i| r.data_member(1, i)).collect::<Vec<_>>(),
+            [3, 0, 1]
+        );
+        let r6 = raid(RaidLevel::Raid6, 5);
+        assert_eq!(r6.parity_members(0), (4, Some(0)));
+        assert_eq!(
+            (0..3).map(|i| r6.data_member(0, i)).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert_eq!(r6.capacity_bytes(), 3 << 20);
+    }
+
+    #[test]
+    fn write_strategy_follows_io_count() {
+        // 6 data disks: one chunk touched, RMW needs 4 I/Os, reconstruct 7.
+        let mut r = raid(RaidLevel::Raid5, 7);
+        r.plan(IoKind::Write, 0, 4096);
+        assert_eq!((r.reads.len(), r.writes.len()), (2, 2));
+        r.reads.clear();
+        r.writes.clear();
+        // Five of six touched: reconstruct reads the one untouched chunk.
+        r.plan(IoKind::Write, 0, 5 * 4096);
+        assert_eq!((r.reads.len(), r.writes.len()), (1, 6));
+        assert_eq!(r.c.rmw_rows, 1);
+        assert_eq!(r.c.reconstruct_rows, 1);
+    }
+
+    #[test]
+    fn member_counts_are_checked_per_level() {
+        assert!(RaidLevel::Raid5.check_members(2).is_err());
+        assert!(RaidLevel::Raid6.check_members(3).is_err());
+        assert!(RaidLevel::Raid10.check_members(5).is_err());
+        assert!(RaidLevel::Raid10.check_members(4).is_ok());
+        assert!(RaidLevel::Raid1.check_members(1).is_err());
+    }
+}
