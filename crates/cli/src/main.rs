@@ -233,6 +233,9 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         .device
         .clone()
         .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    if flashlab_system::is_system(&device_name) {
+        return run_system(args, &job_file, &device_name);
+    }
     let config = load_device(&device_name, &args.set)?;
     let seeds = SeedTree::new(args.seed);
     let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
@@ -276,6 +279,48 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         .context("writing the bw/lat/iops logs")
         .map_err(run_failed)?;
     Ok(())
+}
+
+/// `run` against a system description (RAID, cache tier, links): the system's own drives
+/// carry their overrides (`set = {...}` in the file), so `--set` is refused here.
+fn run_system(
+    args: &RunArgs,
+    job_file: &flashlab_workload::JobFile,
+    name: &str,
+) -> Result<(), Failure> {
+    if !args.set.is_empty() {
+        return Err(bad_input(anyhow::anyhow!(
+            "--set applies to a single drive; in a system description put overrides in the drive's `set = {{...}}`"
+        )));
+    }
+    let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
+    let mut system =
+        flashlab_system::System::build(&config, SeedTree::new(args.seed).child("device"))
+            .map_err(bad_input)?;
+    let options = flashlab_runner::RunOptions::new(args.seed, config.name.clone());
+    let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
+    let result =
+        flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |p| display.update(p));
+    display.finish();
+    let mut run = result.map_err(|e| {
+        if e.is_bad_input() {
+            bad_input(e)
+        } else {
+            run_failed(e)
+        }
+    })?;
+    if let serde_json::Value::Object(extra) = &mut run.flashlab {
+        extra.insert("system_counters".into(), system.counters_json());
+    }
+    let text = match args.output_format {
+        OutputFormat::Normal => flashlab_report::render_normal(&run),
+        OutputFormat::Json => flashlab_report::render_json(&run, false),
+        OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
+    };
+    write_output(args.output.as_deref(), &text)?;
+    flashlab_report::write_logs(&run, Path::new("."))
+        .context("writing the bw/lat/iops logs")
+        .map_err(run_failed)
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {

@@ -10,7 +10,9 @@ pub mod cell;
 mod channel;
 pub mod fastdiv;
 pub mod geometry;
+pub mod hdd;
 pub mod timing;
+pub mod xpoint;
 
 pub use cell::{CellTimings, CellType};
 pub use fastdiv::FastDiv;

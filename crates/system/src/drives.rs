@@ -1,0 +1,402 @@
+//! Drives as components: an SSD from the device crate, a hard disk and a 3D XPoint drive
+//! from the media models, each with its host interface.
+
+use std::collections::VecDeque;
+
+use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
+use flashlab_device::{LinkKind, Ssd};
+use flashlab_engine::time::transfer_ns;
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
+use flashlab_media::hdd::{Hdd, HddParams};
+use flashlab_media::xpoint::{Xpoint, XpointParams};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::Component;
+
+/// An SSD built by the device crate.
+pub struct SsdNode {
+    pub(crate) name: String,
+    pub(crate) ssd: Ssd,
+}
+
+impl BlockDevice for SsdNode {
+    fn capacity_bytes(&self) -> u64 {
+        self.ssd.capacity_bytes()
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        self.ssd.logical_block_bytes()
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.ssd.queue_depth_limit()
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        self.ssd.submit(now_ns, req)
+    }
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.ssd.idle(from_ns, until_ns)
+    }
+}
+
+impl Component for SsdNode {
+    fn counters_json(&self) -> serde_json::Value {
+        json!({"name": self.name, "kind": "ssd", "model": self.ssd.name(), "counters": self.ssd.counters_json()})
+    }
+}
+
+fn range_check(req: &IoRequest, cap: u64, block: u64) -> Result<(), DeviceError> {
+    if req.kind == IoKind::Flush {
+        return Ok(());
+    }
+    if req.len_bytes == 0 {
+        return Err(DeviceError::Empty);
+    }
+    if req
+        .offset_bytes
+        .checked_add(req.len_bytes)
+        .is_none_or(|e| e > cap)
+    {
+        return Err(DeviceError::OutOfRange {
+            offset_bytes: req.offset_bytes,
+            len_bytes: req.len_bytes,
+            capacity_bytes: cap,
+        });
+    }
+    if !req.offset_bytes.is_multiple_of(block) || !req.len_bytes.is_multiple_of(block) {
+        return Err(DeviceError::Misaligned {
+            offset_bytes: req.offset_bytes,
+            len_bytes: req.len_bytes,
+            block_bytes: block,
+        });
+    }
+    Ok(())
+}
+
+/// A hard disk description (TOML, human units). Figures and their sources live in the presets.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HddSpec {
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub capacity: String,
+    pub rpm: u32,
+    pub cylinders: u32,
+    pub outer_rate: String,
+    pub inner_rate: String,
+    pub track_to_track: String,
+    pub average_seek: String,
+    pub full_stroke: String,
+    pub cache: String,
+    pub read_ahead: String,
+    #[serde(default = "yes")]
+    pub write_cache: bool,
+    pub interface: String,
+    pub command_overhead: String,
+    #[serde(default = "ncq")]
+    pub queue_depth: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+fn ncq() -> u32 {
+    32
+}
+
+/// A 3D XPoint drive description.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XpointSpec {
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub capacity: String,
+    pub dies: u32,
+    pub interleave: String,
+    pub t_read: String,
+    pub t_write: String,
+    pub die_rate: String,
+    pub die_write_rate: String,
+    pub interface: String,
+    pub command_overhead: String,
+    pub max_iops: u64,
+    #[serde(default = "nvme_qd")]
+    pub queue_depth: u32,
+    pub endurance: String,
+}
+
+fn nvme_qd() -> u32 {
+    1024
+}
+
+/// A figure that does not parse: (key, value, what is expected).
+pub type SpecError = (String, String, String);
+
+fn size(key: &str, v: &str) -> Result<u64, SpecError> {
+    parse_size(v).map_err(|e| (key.into(), v.into(), e.to_string()))
+}
+fn time(key: &str, v: &str) -> Result<u64, SpecError> {
+    parse_time_ns(v).map_err(|e| (key.into(), v.into(), e.to_string()))
+}
+fn rate(key: &str, v: &str) -> Result<u64, SpecError> {
+    parse_bytes_per_s(v).map_err(|e| (key.into(), v.into(), e.to_string()))
+}
+fn link(key: &str, v: &str) -> Result<u64, SpecError> {
+    let k = LinkKind::parse(v).ok_or_else(|| {
+        (
+            key.into(),
+            v.into(),
+            format!("valid: {}", flashlab_device::link::LINK_KINDS),
+        )
+    })?;
+    Ok((k.raw_bytes_per_s() as f64 * k.default_efficiency()) as u64)
+}
+
+/// A hard disk behind its SATA link, with NCQ.
+pub struct HddDrive {
+    name: String,
+    hdd: Hdd,
+    link_bytes_per_s: u64,
+    overhead_ns: u64,
+    queue_depth: u32,
+    /// SATA is half duplex: one busy-until time.
+    link_free_ns: u64,
+    /// (done, offset) of commands the drive holds, for its choice of the next one.
+    outstanding: VecDeque<(u64, u64)>,
+    queued: Vec<u64>,
+    reads: u64,
+    writes: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+}
+
+impl HddDrive {
+    pub fn from_spec(name: &str, s: &HddSpec) -> Result<HddDrive, SpecError> {
+        let p = HddParams {
+            capacity_bytes: size("capacity", &s.capacity)?,
+            rpm: s.rpm,
+            cylinders: s.cylinders,
+            outer_bytes_per_s: rate("outer_rate", &s.outer_rate)?,
+            inner_bytes_per_s: rate("inner_rate", &s.inner_rate)?,
+            track_to_track_ns: time("track_to_track", &s.track_to_track)?,
+            average_seek_ns: time("average_seek", &s.average_seek)?,
+            full_stroke_ns: time("full_stroke", &s.full_stroke)?,
+            cache_bytes: size("cache", &s.cache)?,
+            read_ahead_bytes: size("read_ahead", &s.read_ahead)?,
+            write_cache: s.write_cache,
+        };
+        let hdd = Hdd::new(p).ok_or_else(|| {
+            (
+                "rpm".into(),
+                s.rpm.to_string(),
+                "figures must be non-zero, at least 3 cylinders, outer_rate >= inner_rate and track_to_track <= average_seek <= full_stroke".into(),
+            )
+        })?;
+        if !(1..=32).contains(&s.queue_depth) {
+            return Err((
+                "queue_depth".into(),
+                s.queue_depth.to_string(),
+                "valid: 1 to 32 (NCQ)".into(),
+            ));
+        }
+        Ok(HddDrive {
+            name: name.to_string(),
+            hdd,
+            link_bytes_per_s: link("interface", &s.interface)?,
+            overhead_ns: time("command_overhead", &s.command_overhead)?,
+            queue_depth: s.queue_depth,
+            link_free_ns: 0,
+            outstanding: VecDeque::with_capacity(33),
+            queued: Vec::with_capacity(32),
+            reads: 0,
+            writes: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        })
+    }
+}
+
+impl BlockDevice for HddDrive {
+    fn capacity_bytes(&self) -> u64 {
+        self.hdd.params().capacity_bytes / 4096 * 4096
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.queue_depth
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        range_check(req, self.capacity_bytes(), 512)?;
+        while self.outstanding.front().is_some_and(|&(d, _)| d <= now_ns) {
+            self.outstanding.pop_front();
+        }
+        self.queued.clear();
+        self.queued.extend(
+            self.outstanding
+                .iter()
+                .filter(|&&(d, _)| d > now_ns)
+                .map(|&(_, o)| o)
+                .take(self.queue_depth as usize - 1),
+        );
+        let t0 = now_ns + self.overhead_ns;
+        let x = transfer_ns(req.len_bytes, self.link_bytes_per_s);
+        let done = match req.kind {
+            IoKind::Read => {
+                self.reads += 1;
+                self.bytes_read += req.len_bytes;
+                let ready = self
+                    .hdd
+                    .read(t0, req.offset_bytes, req.len_bytes, &self.queued);
+                let s = ready.saturating_sub(x).max(self.link_free_ns).max(t0);
+                self.link_free_ns = self.link_free_ns.max(s + x);
+                (s + x).max(ready)
+            }
+            IoKind::Write => {
+                self.writes += 1;
+                self.bytes_written += req.len_bytes;
+                let s = t0.max(self.link_free_ns);
+                self.link_free_ns = s + x;
+                self.hdd.write(
+                    s + x,
+                    req.offset_bytes,
+                    req.len_bytes,
+                    &self.queued,
+                    req.fua,
+                )
+            }
+            IoKind::Flush => t0.max(self.hdd.flush_done_ns()),
+            IoKind::Trim => t0,
+        };
+        if req.kind == IoKind::Read || req.kind == IoKind::Write {
+            if self.outstanding.len() >= 32 {
+                self.outstanding.pop_front();
+            }
+            self.outstanding.push_back((done, req.offset_bytes));
+        }
+        Ok(Completion {
+            accepted_ns: now_ns,
+            done_ns: done,
+        })
+    }
+}
+
+impl Component for HddDrive {
+    fn counters_json(&self) -> serde_json::Value {
+        let c = self.hdd.counters();
+        json!({
+            "name": self.name,
+            "kind": "hdd",
+            "reads": self.reads,
+            "writes": self.writes,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "media_reads": c.media_reads,
+            "media_writes": c.media_writes,
+            "read_ahead_hits": c.read_ahead_hits,
+            "seek_ns": c.seek_ns,
+            "rotation_ns": c.rotation_ns,
+            "transfer_ns": c.transfer_ns,
+            "reordered": c.reordered,
+        })
+    }
+}
+
+/// A 3D XPoint drive behind its PCIe link.
+pub struct XpointDrive {
+    name: String,
+    x: Xpoint,
+    link_bytes_per_s: u64,
+    overhead_ns: u64,
+    cmd_spacing_ns: u64,
+    ctrl_next_ns: u64,
+    queue_depth: u32,
+    link_free_ns: [u64; 2],
+    endurance_bytes: u64,
+}
+
+impl XpointDrive {
+    pub fn from_spec(name: &str, s: &XpointSpec) -> Result<XpointDrive, SpecError> {
+        let p = XpointParams {
+            capacity_bytes: size("capacity", &s.capacity)?,
+            dies: s.dies,
+            interleave_bytes: size("interleave", &s.interleave)?,
+            read_ns: time("t_read", &s.t_read)?,
+            write_ns: time("t_write", &s.t_write)?,
+            die_bytes_per_s: rate("die_rate", &s.die_rate)?,
+            die_write_bytes_per_s: rate("die_write_rate", &s.die_write_rate)?,
+        };
+        let x = Xpoint::new(p).ok_or_else(|| {
+            (
+                "dies".into(),
+                s.dies.to_string(),
+                "dies, interleave and rates must be non-zero".into(),
+            )
+        })?;
+        if s.max_iops == 0 {
+            return Err(("max_iops".into(), "0".into(), "valid: 1 or more".into()));
+        }
+        Ok(XpointDrive {
+            name: name.to_string(),
+            x,
+            link_bytes_per_s: link("interface", &s.interface)?,
+            overhead_ns: time("command_overhead", &s.command_overhead)?,
+            cmd_spacing_ns: 1_000_000_000 / s.max_iops,
+            ctrl_next_ns: 0,
+            queue_depth: s.queue_depth.max(1),
+            link_free_ns: [0; 2],
+            endurance_bytes: size("endurance", &s.endurance)?,
+        })
+    }
+}
+
+impl BlockDevice for XpointDrive {
+    fn capacity_bytes(&self) -> u64 {
+        self.x.params().capacity_bytes / 4096 * 4096
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.queue_depth
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        range_check(req, self.capacity_bytes(), 512)?;
+        let accepted = now_ns.max(self.ctrl_next_ns);
+        self.ctrl_next_ns = accepted + self.cmd_spacing_ns;
+        let t0 = accepted + self.overhead_ns;
+        let x = transfer_ns(req.len_bytes, self.link_bytes_per_s);
+        let done = match req.kind {
+            IoKind::Read => {
+                let ready = self.x.read(t0, req.offset_bytes, req.len_bytes);
+                // The link carries the data as it leaves the dies.
+                let s = ready.saturating_sub(x).max(self.link_free_ns[1]).max(t0);
+                self.link_free_ns[1] = s + x;
+                (s + x).max(ready)
+            }
+            IoKind::Write => {
+                let s = t0.max(self.link_free_ns[0]);
+                self.link_free_ns[0] = s + x;
+                self.x.write(s + x, req.offset_bytes, req.len_bytes)
+            }
+            // Writes are durable when reported done; nothing to trim (no mapping).
+            IoKind::Flush | IoKind::Trim => t0,
+        };
+        Ok(Completion {
+            accepted_ns: accepted,
+            done_ns: done,
+        })
+    }
+}
+
+impl Component for XpointDrive {
+    fn counters_json(&self) -> serde_json::Value {
+        let c = self.x.counters();
+        json!({
+            "name": self.name,
+            "kind": "xpoint",
+            "reads": c.reads,
+            "writes": c.writes,
+            "bytes_read": c.bytes_read,
+            "bytes_written": c.bytes_written,
+            "endurance_used": c.bytes_written as f64 / self.endurance_bytes.max(1) as f64,
+        })
+    }
+}

@@ -1,0 +1,178 @@
+//! Storage systems as trees of [`BlockDevice`]s: RAID sets, cache tiers and shared links over
+//! SSDs, hard disks and 3D XPoint drives, described in TOML.
+//!
+//! ```no_run
+//! use flashlab_system::{load_system_config, System};
+//! let cfg = load_system_config("workstation-raid0").unwrap();
+//! let mut sys = System::build(&cfg, flashlab_engine::SeedTree::new(1)).unwrap();
+//! println!("{}", sys.counters_json());
+//! ```
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use flashlab_device::Ssd;
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
+use serde_json::json;
+
+pub mod cache;
+pub mod config;
+pub mod drives;
+pub mod link;
+pub mod raid;
+
+pub use cache::{CacheMode, CacheParams, CacheTier, Eviction};
+pub use config::{
+    drive_preset_names, is_system, load_system_config, parse_system_config, system_preset_names,
+    ComponentSpec, LinkSpec, SystemConfig, SystemError,
+};
+pub use link::{LinkPort, SharedLink};
+pub use raid::{HostCache, ParityStrategy, Raid, RaidLevel, RaidParams};
+
+/// A node of a system tree: a block device that reports its counters.
+pub trait Component: BlockDevice {
+    /// This node's counters, with its children's nested.
+    fn counters_json(&self) -> serde_json::Value;
+    /// The RAID set of this name in this subtree (for failure, rebuild and shutdown events).
+    fn raid_mut(&mut self, _name: &str) -> Option<&mut Raid> {
+        None
+    }
+    /// Counters of the shared links in this subtree, each once.
+    fn links(&self, _out: &mut Vec<serde_json::Value>) {}
+}
+
+/// A built system: its root component.
+pub struct System {
+    name: String,
+    description: String,
+    root: Box<dyn Component>,
+}
+
+impl System {
+    /// Build every component of a checked description. Drives get their random streams from
+    /// `seeds.child("drive").child(name)`, so adding a drive does not change the others.
+    pub fn build(cfg: &SystemConfig, seeds: SeedTree) -> Result<System, SystemError> {
+        let links: BTreeMap<&String, Rc<RefCell<SharedLink>>> = cfg
+            .links
+            .iter()
+            .map(|(n, l)| (n, SharedLink::new(n, l.bytes_per_s, l.latency_ns)))
+            .collect();
+        let root = build_node(cfg, &cfg.root, &links, &seeds)?;
+        Ok(System {
+            name: cfg.name.clone(),
+            description: cfg.description.clone(),
+            root,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Every component's counters (the tree, then the shared links).
+    pub fn counters_json(&self) -> serde_json::Value {
+        let mut links = Vec::new();
+        self.root.links(&mut links);
+        json!({
+            "system": self.name,
+            "capacity_bytes": self.root.capacity_bytes(),
+            "root": self.root.counters_json(),
+            "links": links,
+        })
+    }
+
+    /// The RAID set called `name`.
+    pub fn raid_mut(&mut self, name: &str) -> Option<&mut Raid> {
+        self.root.raid_mut(name)
+    }
+}
+
+fn build_error(name: &str, message: String) -> SystemError {
+    SystemError::Root {
+        origin: name.to_string(),
+        message,
+    }
+}
+
+fn build_node(
+    cfg: &SystemConfig,
+    name: &str,
+    links: &BTreeMap<&String, Rc<RefCell<SharedLink>>>,
+    seeds: &SeedTree,
+) -> Result<Box<dyn Component>, SystemError> {
+    let spec = cfg
+        .components
+        .get(name)
+        .ok_or_else(|| build_error(name, "no such component".into()))?;
+    let spec_err = |(k, v, m): drives::SpecError| build_error(name, format!("{k} = {v}: {m}"));
+    let node: Box<dyn Component> = match spec {
+        ComponentSpec::Ssd(dc) => {
+            let ssd =
+                Ssd::new(dc, seeds.child("drive").child(name)).map_err(|e| SystemError::Drive {
+                    origin: cfg.name.clone(),
+                    name: name.to_string(),
+                    source: Box::new(e),
+                })?;
+            Box::new(drives::SsdNode {
+                name: name.to_string(),
+                ssd,
+            })
+        }
+        ComponentSpec::Hdd(s) => Box::new(drives::HddDrive::from_spec(name, s).map_err(spec_err)?),
+        ComponentSpec::Xpoint(s) => {
+            Box::new(drives::XpointDrive::from_spec(name, s).map_err(spec_err)?)
+        }
+        ComponentSpec::Raid { params, members } => {
+            let ms = members
+                .iter()
+                .map(|m| build_node(cfg, m, links, seeds))
+                .collect::<Result<Vec<_>, _>>()?;
+            Box::new(
+                Raid::new(name, params.clone(), ms)
+                    .map_err(|m| build_error(&format!("raid.{name}"), m))?,
+            )
+        }
+        ComponentSpec::Cache {
+            params,
+            cache,
+            backing,
+        } => {
+            let c = build_node(cfg, cache, links, seeds)?;
+            let b = build_node(cfg, backing, links, seeds)?;
+            Box::new(
+                CacheTier::new(name, params.clone(), c, b)
+                    .map_err(|m| build_error(&format!("cache.{name}"), m))?,
+            )
+        }
+    };
+    for (ln, l) in &cfg.links {
+        if l.devices.iter().any(|d| d == name) {
+            if let Some(rc) = links.get(ln) {
+                return Ok(Box::new(LinkPort::new(rc.clone(), node)));
+            }
+        }
+    }
+    Ok(node)
+}
+
+impl BlockDevice for System {
+    fn capacity_bytes(&self) -> u64 {
+        self.root.capacity_bytes()
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        self.root.logical_block_bytes()
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.root.queue_depth_limit()
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        self.root.submit(now_ns, req)
+    }
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.root.idle(from_ns, until_ns)
+    }
+}
