@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod progress;
+mod replay;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ enum Command {
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners or qos (see docs/suites.md).
     Suite(SuiteArgs),
+    /// Replay a block I/O trace against a simulated device (see docs/traces.md).
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
         Command::Devices => cmd_devices(),
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => cmd_suite(&args),
+        Command::Replay(args) => replay::cmd_replay(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
