@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod progress;
+mod replay;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +37,8 @@ enum Command {
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
     /// pts-latency, transfer-sweep or desktop (see docs/suites.md).
     Suite(Box<SuiteArgs>),
+    /// Replay a block I/O trace against a simulated device (see docs/traces.md).
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -200,6 +203,7 @@ fn main() -> ExitCode {
         Command::Devices => cmd_devices(),
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => cmd_suite(&args),
+        Command::Replay(args) => replay::cmd_replay(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -27,6 +27,7 @@
 //! requests beyond the hardware queue depth after fio's submission call has returned.
 
 mod rate;
+mod replay;
 mod run;
 mod scale;
 
@@ -36,6 +37,7 @@ mod tests;
 use flashlab_engine::{DeviceError, SimTime, NS_PER_S};
 use flashlab_workload::JobError;
 
+pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
 pub use run::run_jobs;
 pub use scale::SliceScale;
 

@@ -6,6 +6,7 @@
 pub mod fio;
 pub mod gen;
 pub mod job;
+pub mod trace;
 
 pub use fio::{
     option_table, parse_file, parse_str, OptionClass, OptionDef, ParseError, ParseErrorKind,
