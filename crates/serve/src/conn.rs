@@ -162,11 +162,14 @@ fn handshake(stream: &mut Stream, export: &Export) -> io::Result<Negotiated> {
     let mut hello = [0u8; 18];
     hello[0..8].copy_from_slice(&proto::NBD_MAGIC.to_be_bytes());
     hello[8..16].copy_from_slice(&proto::IHAVEOPT.to_be_bytes());
-    hello[16..18].copy_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
+    hello[16..18]
+        .copy_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
     stream.write_all(&hello)?;
     let client_flags = proto::read_u32(stream)?;
     if client_flags & !(proto::FLAG_C_FIXED_NEWSTYLE | proto::FLAG_C_NO_ZEROES) != 0 {
-        return Err(protocol_error(format!("unknown client flags {client_flags:#x}")));
+        return Err(protocol_error(format!(
+            "unknown client flags {client_flags:#x}"
+        )));
     }
     let no_zeroes = client_flags & proto::FLAG_C_NO_ZEROES != 0;
     for _ in 0..MAX_OPTIONS {
@@ -205,7 +208,12 @@ fn handshake(stream: &mut Stream, export: &Export) -> io::Result<Negotiated> {
             }
             proto::OPT_LIST => {
                 if len != 0 {
-                    proto::write_option_reply(stream, option, proto::REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                    proto::write_option_reply(
+                        stream,
+                        option,
+                        proto::REP_ERR_INVALID,
+                        b"NBD_OPT_LIST takes no data",
+                    )?;
                     continue;
                 }
                 let mut entry = Vec::with_capacity(4 + export.name.len());
@@ -220,7 +228,12 @@ fn handshake(stream: &mut Stream, export: &Export) -> io::Result<Negotiated> {
                 }
             }
             _ => {
-                proto::write_option_reply(stream, option, proto::REP_ERR_UNSUP, b"option not supported")?;
+                proto::write_option_reply(
+                    stream,
+                    option,
+                    proto::REP_ERR_UNSUP,
+                    b"option not supported",
+                )?;
             }
         }
     }
@@ -241,11 +254,20 @@ fn info_reply(stream: &mut Stream, option: u32, data: &[u8], export: &Export) ->
         Some((name, infos))
     })();
     let Some((name, infos)) = parsed else {
-        proto::write_option_reply(stream, option, proto::REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO data")?;
+        proto::write_option_reply(
+            stream,
+            option,
+            proto::REP_ERR_INVALID,
+            b"malformed NBD_OPT_INFO/NBD_OPT_GO data",
+        )?;
         return Ok(false);
     };
     if !export.knows(name) {
-        let msg = format!("no export named '{}'; this server has '{}' (or the default, '')", String::from_utf8_lossy(name), export.name);
+        let msg = format!(
+            "no export named '{}'; this server has '{}' (or the default, '')",
+            String::from_utf8_lossy(name),
+            export.name
+        );
         proto::write_option_reply(stream, option, proto::REP_ERR_UNKNOWN, msg.as_bytes())?;
         return Ok(false);
     }
@@ -324,7 +346,9 @@ pub struct ConnContext {
 /// Serve one connection to its end; runs on its own thread.
 pub fn serve(stream: Stream, peer: String, ctx: ConnContext) {
     if let Err(e) = serve_inner(stream, &peer, &ctx) {
-        ctx.counters.hard_disconnects.fetch_add(1, AtomicOrdering::Relaxed);
+        ctx.counters
+            .hard_disconnects
+            .fetch_add(1, AtomicOrdering::Relaxed);
         ctx.log.emit(&format!("{peer}: connection closed: {e}"));
     }
 }
@@ -357,7 +381,17 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
         let peer = peer.to_string();
         std::thread::Builder::new()
             .name("nbd-writer".into())
-            .spawn(move || write_replies(writer_stream, reply_rx, &budget, &counters, &stop, &log, &peer))?
+            .spawn(move || {
+                write_replies(
+                    writer_stream,
+                    reply_rx,
+                    &budget,
+                    &counters,
+                    &stop,
+                    &log,
+                    &peer,
+                )
+            })?
     };
     let result = read_requests(&mut stream, ctx, &budget, &reply_tx);
     if result.is_err() {
@@ -372,7 +406,12 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
 }
 
 /// Read and validate requests until the client disconnects.
-fn read_requests(stream: &mut Stream, ctx: &ConnContext, budget: &Budget, replies: &Sender<Reply>) -> io::Result<()> {
+fn read_requests(
+    stream: &mut Stream,
+    ctx: &ConnContext,
+    budget: &Budget,
+    replies: &Sender<Reply>,
+) -> io::Result<()> {
     let export = &ctx.export;
     let mut head = [0u8; proto::REQUEST_BYTES];
     loop {
@@ -384,12 +423,19 @@ fn read_requests(stream: &mut Stream, ctx: &ConnContext, budget: &Budget, replie
         }
         let arrived_header = Instant::now();
         let Some(req) = Request::decode(&head) else {
-            return Err(protocol_error(format!("bad request magic {:#x}", proto::be32(&head[0..4]))));
+            return Err(protocol_error(format!(
+                "bad request magic {:#x}",
+                proto::be32(&head[0..4])
+            )));
         };
         if req.kind == proto::CMD_DISC {
             return Ok(());
         }
-        let payload = if req.kind == proto::CMD_WRITE { req.len } else { 0 };
+        let payload = if req.kind == proto::CMD_WRITE {
+            req.len
+        } else {
+            0
+        };
         if let Some(error) = check(&req, export) {
             // Refused writes still carry their payload, which is skipped to stay in step.
             discard(stream, payload)?;
@@ -412,7 +458,9 @@ fn read_requests(stream: &mut Stream, ctx: &ConnContext, budget: &Budget, replie
             0
         };
         let in_flight = budget.acquire(budget_bytes) as u64;
-        ctx.counters.max_in_flight.fetch_max(in_flight, AtomicOrdering::Relaxed);
+        ctx.counters
+            .max_in_flight
+            .fetch_max(in_flight, AtomicOrdering::Relaxed);
         let fua = req.flags & proto::CMD_FLAG_FUA != 0;
         let op = match req.kind {
             proto::CMD_READ => Op::Read,
@@ -428,7 +476,11 @@ fn read_requests(stream: &mut Stream, ctx: &ConnContext, budget: &Budget, replie
             },
         };
         // A write has arrived once its data has.
-        let arrived = if payload > 0 { Instant::now() } else { arrived_header };
+        let arrived = if payload > 0 {
+            Instant::now()
+        } else {
+            arrived_header
+        };
         let job = Job {
             handle: req.handle,
             op,
@@ -449,7 +501,11 @@ fn read_requests(stream: &mut Stream, ctx: &ConnContext, budget: &Budget, replie
 fn check(req: &Request, export: &Export) -> Option<u32> {
     let known = matches!(
         req.kind,
-        proto::CMD_READ | proto::CMD_WRITE | proto::CMD_FLUSH | proto::CMD_TRIM | proto::CMD_WRITE_ZEROES
+        proto::CMD_READ
+            | proto::CMD_WRITE
+            | proto::CMD_FLUSH
+            | proto::CMD_TRIM
+            | proto::CMD_WRITE_ZEROES
     );
     if !known || req.flags & !(proto::CMD_FLAG_FUA | proto::CMD_FLAG_NO_HOLE) != 0 {
         return Some(proto::EINVAL);
@@ -464,12 +520,22 @@ fn check(req: &Request, export: &Export) -> Option<u32> {
     if carries_data && req.len > export.max_request_bytes {
         return Some(proto::EINVAL);
     }
-    if req.offset.checked_add(u64::from(req.len)).is_none_or(|end| end > export.size_bytes) {
+    if req
+        .offset
+        .checked_add(u64::from(req.len))
+        .is_none_or(|end| end > export.size_bytes)
+    {
         // The protocol asks for ENOSPC on writes past the end and EINVAL otherwise.
-        return Some(if req.kind == proto::CMD_WRITE { proto::ENOSPC } else { proto::EINVAL });
+        return Some(if req.kind == proto::CMD_WRITE {
+            proto::ENOSPC
+        } else {
+            proto::EINVAL
+        });
     }
     let b = u64::from(export.min_block_bytes.max(1));
-    if export.strict_alignment && (req.offset % b != 0 || u64::from(req.len) % b != 0) {
+    if export.strict_alignment
+        && (!req.offset.is_multiple_of(b) || !u64::from(req.len).is_multiple_of(b))
+    {
         return Some(proto::EINVAL);
     }
     None
@@ -537,8 +603,13 @@ fn write_replies(
         let stopping = stop.load(AtomicOrdering::Relaxed);
         let mut sent_any = false;
         let now = Instant::now();
-        while queue.peek().is_some_and(|p| p.reply.due <= now || stopping || broken) {
-            let Some(Pending { reply, .. }) = queue.pop() else { break };
+        while queue
+            .peek()
+            .is_some_and(|p| p.reply.due <= now || stopping || broken)
+        {
+            let Some(Pending { reply, .. }) = queue.pop() else {
+                break;
+            };
             budget.release(reply.budget_bytes);
             if broken {
                 continue;
@@ -546,7 +617,9 @@ fn write_replies(
             let late = now.saturating_duration_since(reply.due);
             if late > LATE_TOLERANCE && !stopping {
                 counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
-                counters.max_late_ns.fetch_max(late.as_nanos() as u64, AtomicOrdering::Relaxed);
+                counters
+                    .max_late_ns
+                    .fetch_max(late.as_nanos() as u64, AtomicOrdering::Relaxed);
             }
             if reply.error != 0 {
                 counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);

@@ -200,7 +200,9 @@ impl ServeError {
 /// Where the server reports what happens to connections (closed for a protocol violation,
 /// a failed request). The library never prints by itself.
 #[derive(Clone, Default)]
-pub struct Log(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+pub struct Log(Option<Arc<LogFn>>);
+
+type LogFn = dyn Fn(&str) + Send + Sync;
 
 impl Log {
     pub fn none() -> Log {
@@ -220,7 +222,11 @@ impl Log {
 
 impl std::fmt::Debug for Log {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Log(on)" } else { "Log(off)" })
+        f.write_str(if self.0.is_some() {
+            "Log(on)"
+        } else {
+            "Log(off)"
+        })
     }
 }
 
@@ -233,12 +239,18 @@ mod tests {
         let public: SocketAddr = "0.0.0.0:10809".parse().unwrap();
         let mut c = ServeConfig::new(Listen::Tcp(public));
         let e = c.validate().unwrap_err();
-        assert!(e.is_bad_input() && e.to_string().contains("--listen-any"), "{e}");
+        assert!(
+            e.is_bad_input() && e.to_string().contains("--listen-any"),
+            "{e}"
+        );
         c.allow_any_address = true;
         c.validate().unwrap();
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e7] {
             c.time_scale = bad;
-            assert!(matches!(c.validate(), Err(ServeError::TimeScale { .. })), "{bad}");
+            assert!(
+                matches!(c.validate(), Err(ServeError::TimeScale { .. })),
+                "{bad}"
+            );
         }
         c.time_scale = 2.5;
         c.max_connections = 0;

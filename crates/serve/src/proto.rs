@@ -132,7 +132,12 @@ pub fn encode_reply(error: u32, handle: u64) -> [u8; REPLY_BYTES] {
 }
 
 /// Write one option reply (header and data).
-pub fn write_option_reply(w: &mut impl Write, option: u32, reply: u32, data: &[u8]) -> io::Result<()> {
+pub fn write_option_reply(
+    w: &mut impl Write,
+    option: u32,
+    reply: u32,
+    data: &[u8],
+) -> io::Result<()> {
     let mut head = [0u8; 20];
     head[0..8].copy_from_slice(&OPT_REPLY_MAGIC.to_be_bytes());
     head[8..12].copy_from_slice(&option.to_be_bytes());

@@ -118,15 +118,17 @@ fn bind_unix(path: &PathBuf) -> Result<UnixListener, ServeError> {
     })
 }
 
-impl<D: BlockDevice + Send + 'static> Server<D> {
+impl<D: BlockDevice> Server<D> {
     /// Check the configuration, open the data store and bind the listening socket.
     pub fn bind(device: D, config: ServeConfig) -> Result<Server<D>, ServeError> {
         config.validate()?;
         let size_bytes = device.capacity_bytes();
         let store = match &config.backing {
-            Some(path) => Store::File(FileStore::open(path, size_bytes).map_err(|source| ServeError::Backing {
-                path: path.clone(),
-                source,
+            Some(path) => Store::File(FileStore::open(path, size_bytes).map_err(|source| {
+                ServeError::Backing {
+                    path: path.clone(),
+                    source,
+                }
             })?),
             None => Store::Memory(MemStore::new(config.max_memory_bytes)),
         };
@@ -144,7 +146,10 @@ impl<D: BlockDevice + Send + 'static> Server<D> {
             }
             Listen::Unix(path) => {
                 let l = bind_unix(path)?;
-                (Listener::Unix(l, path.clone()), format!("nbd+unix:///?socket={}", path.display()))
+                (
+                    Listener::Unix(l, path.clone()),
+                    format!("nbd+unix:///?socket={}", path.display()),
+                )
             }
         };
         let nonblocking = match &listener {
@@ -155,7 +160,8 @@ impl<D: BlockDevice + Send + 'static> Server<D> {
             address: address.clone(),
             source,
         })?;
-        let min_block = u32::try_from(device.logical_block_bytes().clamp(1, 64 * 1024)).unwrap_or(512);
+        let min_block =
+            u32::try_from(device.logical_block_bytes().clamp(1, 64 * 1024)).unwrap_or(512);
         let export = Export {
             name: config.export_name.clone(),
             description: config.description.clone(),
@@ -188,7 +194,8 @@ impl<D: BlockDevice + Send + 'static> Server<D> {
     }
 
     /// Serve until `stop` is set; then close every connection, finish the simulation and
-    /// hand back the device.
+    /// hand back the device. The simulation runs on the calling thread (the device need not
+    /// be `Send`); connections are accepted on a scoped thread.
     pub fn run(self, stop: &AtomicBool) -> Result<Finished<D>, ServeError> {
         let Server {
             listener,
@@ -210,103 +217,29 @@ impl<D: BlockDevice + Send + 'static> Server<D> {
             in_flight_bound,
             config.log.clone(),
         );
-        let sim_thread = std::thread::Builder::new()
-            .name("nbd-sim".into())
-            .spawn(move || sim.run(job_rx))
-            .map_err(ServeError::Thread)?;
-
-        let export = Arc::new(export);
         let counters = Arc::new(ConnCounters::default());
-        let conn_stop = Arc::new(AtomicBool::new(false));
-        let streams: Arc<Mutex<BTreeMap<u64, Stream>>> = Arc::default();
-        let active = Arc::new(AtomicUsize::new(0));
-        let mut threads: Vec<JoinHandle<()>> = Vec::new();
-        let mut next_id = 0u64;
-        let mut connections = 0u64;
-        let mut refused = 0u64;
-        let log = config.log.clone();
-
-        while !stop.load(Ordering::Relaxed) {
-            let accepted = match &listener {
-                Listener::Tcp(l) => l.accept().map(|(s, a)| (Stream::Tcp(s), a.to_string())),
-                Listener::Unix(l, path) => l.accept().map(|(s, _)| (Stream::Unix(s), path.display().to_string())),
-            };
-            let (stream, peer) = match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    if e.kind() != io::ErrorKind::WouldBlock {
-                        // Out of descriptors and the like: keep serving the connections we have.
-                        log.emit(&format!("accepting a connection failed: {e}"));
-                    }
-                    std::thread::sleep(ACCEPT_POLL);
-                    threads.retain(|t| !t.is_finished());
-                    continue;
-                }
-            };
-            if active.load(Ordering::Relaxed) >= config.max_connections {
-                refused += 1;
-                log.emit(&format!(
-                    "{peer}: refused, {} connections already open (the limit)",
-                    config.max_connections
-                ));
-                stream.shutdown();
-                continue;
-            }
-            let registered = stream.set_blocking().and_then(|()| stream.try_clone());
-            let clone = match registered {
-                Ok(c) => c,
-                Err(e) => {
-                    log.emit(&format!("{peer}: cannot set up the connection: {e}"));
-                    continue;
-                }
-            };
-            next_id += 1;
-            let id = next_id;
-            lock(&streams).insert(id, clone);
-            active.fetch_add(1, Ordering::Relaxed);
-            connections += 1;
-            let ctx = ConnContext {
-                export: Arc::clone(&export),
-                jobs: job_tx.clone(),
-                counters: Arc::clone(&counters),
-                stop: Arc::clone(&conn_stop),
-                log: log.clone(),
-            };
-            let guard = ConnGuard {
-                id,
-                streams: Arc::clone(&streams),
-                active: Arc::clone(&active),
-            };
-            let spawned = std::thread::Builder::new().name("nbd-conn".into()).spawn(move || {
-                let _guard = guard;
-                conn::serve(stream, peer, ctx);
-            });
-            match spawned {
-                Ok(t) => threads.push(t),
-                // The guard went down with the closure: the slot is free again.
-                Err(e) => log.emit(&format!("cannot start a connection thread: {e}")),
-            }
-        }
-
-        conn_stop.store(true, Ordering::Relaxed);
-        for s in lock(&streams).values() {
-            s.shutdown();
-        }
-        for t in threads {
-            let _ = t.join();
-        }
-        drop(job_tx);
-        let (device, _store, sim_stats) = sim_thread
-            .join()
-            .map_err(|_| ServeError::Thread(io::Error::other("the simulation thread panicked")))?;
+        let (accepted, (device, _store, sim_stats)) = std::thread::scope(|scope| {
+            let acceptor = std::thread::Builder::new()
+                .name("nbd-accept".into())
+                .spawn_scoped(scope, || {
+                    accept_loop(&listener, &config, export, job_tx, &counters, stop)
+                })
+                .map_err(ServeError::Thread)?;
+            // Ends when the acceptor and every connection have dropped their job senders.
+            let sim_result = sim.run(job_rx);
+            let accepted = acceptor.join().map_err(|_| {
+                ServeError::Thread(io::Error::other("the connection thread panicked"))
+            })?;
+            Ok::<_, ServeError>((accepted, sim_result))
+        })?;
         if let Listener::Unix(_, path) = &listener {
             let _ = std::fs::remove_file(path);
         }
         let c = &*counters;
         let stats = ServeStats {
             sim: sim_stats,
-            connections,
-            refused_connections: refused,
+            connections: accepted.0,
+            refused_connections: accepted.1,
             hard_disconnects: c.hard_disconnects.load(Ordering::Relaxed),
             replies: c.replies.load(Ordering::Relaxed),
             error_replies: c.error_replies.load(Ordering::Relaxed),
@@ -318,6 +251,102 @@ impl<D: BlockDevice + Send + 'static> Server<D> {
         };
         Ok(Finished { device, stats })
     }
+}
+
+/// Accept connections until `stop`; then close them all and wait for their threads. Returns
+/// (connections served, connections refused at the cap).
+fn accept_loop(
+    listener: &Listener,
+    config: &ServeConfig,
+    export: Export,
+    job_tx: mpsc::Sender<crate::sim::Job>,
+    counters: &Arc<ConnCounters>,
+    stop: &AtomicBool,
+) -> (u64, u64) {
+    let export = Arc::new(export);
+    let conn_stop = Arc::new(AtomicBool::new(false));
+    let streams: Arc<Mutex<BTreeMap<u64, Stream>>> = Arc::default();
+    let active = Arc::new(AtomicUsize::new(0));
+    let mut threads: Vec<JoinHandle<()>> = Vec::new();
+    let mut next_id = 0u64;
+    let mut connections = 0u64;
+    let mut refused = 0u64;
+    let log = &config.log;
+
+    while !stop.load(Ordering::Relaxed) {
+        let accepted = match listener {
+            Listener::Tcp(l) => l.accept().map(|(s, a)| (Stream::Tcp(s), a.to_string())),
+            Listener::Unix(l, path) => l
+                .accept()
+                .map(|(s, _)| (Stream::Unix(s), path.display().to_string())),
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                if e.kind() != io::ErrorKind::WouldBlock {
+                    // Out of descriptors and the like: keep serving the connections we have.
+                    log.emit(&format!("accepting a connection failed: {e}"));
+                }
+                std::thread::sleep(ACCEPT_POLL);
+                threads.retain(|t| !t.is_finished());
+                continue;
+            }
+        };
+        if active.load(Ordering::Relaxed) >= config.max_connections {
+            refused += 1;
+            log.emit(&format!(
+                "{peer}: refused, {} connections already open (the limit)",
+                config.max_connections
+            ));
+            stream.shutdown();
+            continue;
+        }
+        let registered = stream.set_blocking().and_then(|()| stream.try_clone());
+        let clone = match registered {
+            Ok(c) => c,
+            Err(e) => {
+                log.emit(&format!("{peer}: cannot set up the connection: {e}"));
+                continue;
+            }
+        };
+        next_id += 1;
+        let id = next_id;
+        lock(&streams).insert(id, clone);
+        active.fetch_add(1, Ordering::Relaxed);
+        connections += 1;
+        let ctx = ConnContext {
+            export: Arc::clone(&export),
+            jobs: job_tx.clone(),
+            counters: Arc::clone(counters),
+            stop: Arc::clone(&conn_stop),
+            log: log.clone(),
+        };
+        let guard = ConnGuard {
+            id,
+            streams: Arc::clone(&streams),
+            active: Arc::clone(&active),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("nbd-conn".into())
+            .spawn(move || {
+                let _guard = guard;
+                conn::serve(stream, peer, ctx);
+            });
+        match spawned {
+            Ok(t) => threads.push(t),
+            // The guard went down with the closure: the slot is free again.
+            Err(e) => log.emit(&format!("cannot start a connection thread: {e}")),
+        }
+    }
+
+    conn_stop.store(true, Ordering::Relaxed);
+    for s in lock(&streams).values() {
+        s.shutdown();
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    (connections, refused)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

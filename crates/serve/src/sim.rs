@@ -49,7 +49,9 @@ pub enum Op {
     Trim,
     /// Zeroes that may stay unallocated (`no_hole == false`: the drive deallocates them)
     /// or must be written (`NBD_CMD_FLAG_NO_HOLE`).
-    WriteZeroes { no_hole: bool },
+    WriteZeroes {
+        no_hole: bool,
+    },
 }
 
 /// A validated request on its way to the simulation thread.
@@ -271,14 +273,18 @@ impl<D: BlockDevice> Simulation<D> {
                     proto::EIO
                 }
             };
-            self.log.emit(&format!("request at byte {} of {} bytes failed: {e}", job.offset, job.len));
+            self.log.emit(&format!(
+                "request at byte {} of {} bytes failed: {e}",
+                job.offset, job.len
+            ));
             return reply;
         }
         if job.fua && matches!(job.op, Op::Write(_) | Op::WriteZeroes { .. }) {
             if let Err(e) = self.store.flush() {
                 self.stats.io_errors += 1;
                 reply.error = proto::EIO;
-                self.log.emit(&format!("flushing the backing file failed: {e}"));
+                self.log
+                    .emit(&format!("flushing the backing file failed: {e}"));
                 return reply;
             }
         }
@@ -298,7 +304,10 @@ impl<D: BlockDevice> Simulation<D> {
                 self.stats.io_errors += 1;
                 reply.error = proto::EIO;
                 reply.data = None;
-                self.log.emit(&format!("the simulated device failed a request at byte {}: {e}", job.offset));
+                self.log.emit(&format!(
+                    "the simulated device failed a request at byte {}: {e}",
+                    job.offset
+                ));
             }
         }
         reply
@@ -330,7 +339,8 @@ mod tests {
             self.depth
         }
         fn submit(&mut self, now_ns: u64, req: &IoRequest) -> Result<Completion, DeviceError> {
-            self.seen.push((now_ns, req.kind, req.offset_bytes, req.len_bytes));
+            self.seen
+                .push((now_ns, req.kind, req.offset_bytes, req.len_bytes));
             Ok(Completion {
                 accepted_ns: now_ns,
                 done_ns: now_ns + self.latency_ns,
@@ -374,7 +384,10 @@ mod tests {
         assert_eq!(m.sim_ns(start + Duration::from_micros(50)), 5_000);
         assert_eq!(m.real(5_000), start + Duration::from_micros(50));
         // Before the start maps to 0, not a wrap.
-        assert_eq!(TimeMap::new(start + Duration::from_secs(1), 1.0).sim_ns(start), 0);
+        assert_eq!(
+            TimeMap::new(start + Duration::from_secs(1), 1.0).sim_ns(start),
+            0
+        );
     }
 
     #[test]

@@ -328,7 +328,9 @@ mod tests {
     fn a_write_over_the_memory_limit_fails_whole_and_changes_nothing() {
         let mut m = MemStore::new(2 * CHUNK_COST_BYTES);
         m.write(0, &[1u8; CHUNK_BYTES]).unwrap();
-        let e = m.write(CHUNK_BYTES as u64, &[2u8; 2 * CHUNK_BYTES]).unwrap_err();
+        let e = m
+            .write(CHUNK_BYTES as u64, &[2u8; 2 * CHUNK_BYTES])
+            .unwrap_err();
         assert!(matches!(e, StoreError::NoSpace { .. }), "{e}");
         assert_eq!(m.chunk_count(), 1);
         let mut buf = vec![9u8; CHUNK_BYTES];
@@ -338,7 +340,8 @@ mod tests {
         m.write(0, &[3u8; CHUNK_BYTES]).unwrap();
         // After a trim there is room again.
         m.zero(0, CHUNK_BYTES as u64);
-        m.write(CHUNK_BYTES as u64, &[2u8; 2 * CHUNK_BYTES]).unwrap();
+        m.write(CHUNK_BYTES as u64, &[2u8; 2 * CHUNK_BYTES])
+            .unwrap();
     }
 
     #[test]
