@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod progress;
+mod serve;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand, ValueEnum};
 use flashlab_engine::SeedTree;
+use serve::ServeArgs;
 
 /// Seed used when `--seed` is not given: runs are reproducible by default.
 const DEFAULT_SEED: u64 = 1;
@@ -35,6 +37,9 @@ enum Command {
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners or qos (see docs/suites.md).
     Suite(SuiteArgs),
+    /// Serve a simulated drive over NBD to real programs (fio --ioengine=nbd, qemu-io,
+    /// nbdcopy) until interrupted; see docs/serve.md.
+    Serve(ServeArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -153,6 +158,7 @@ fn main() -> ExitCode {
         Command::Devices => cmd_devices(),
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => cmd_suite(&args),
+        Command::Serve(args) => serve::cmd_serve(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

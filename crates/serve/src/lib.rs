@@ -230,6 +230,25 @@ impl std::fmt::Debug for Log {
     }
 }
 
+static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    SIGNALLED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Install SIGINT and SIGTERM handlers that set the returned flag, so that a server run
+/// with it stops cleanly (closing connections, removing its socket, reporting).
+pub fn stop_on_signals() -> &'static std::sync::atomic::AtomicBool {
+    let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only stores to a static atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+    &SIGNALLED
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

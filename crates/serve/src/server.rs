@@ -82,6 +82,19 @@ impl ServeStats {
             s.trims,
             s.write_zeroes,
         );
+        let mean_us = |sum: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                sum as f64 / n as f64 * 1e-3
+            }
+        };
+        t.push_str(&format!(
+            "simulated mean latency: read {:.1} us, write {:.1} us (clients see these × {} plus transport)\n",
+            mean_us(s.read_latency_sum_ns, s.reads),
+            mean_us(s.write_latency_sum_ns, s.writes),
+            self.time_scale,
+        ));
         t.push_str(&format!(
             "replies {} (errors {}: out of memory {}, I/O {}), late replies {} (worst {:.3} ms), connections refused {}, closed for protocol errors {}, peak data memory {} bytes\n",
             self.replies,

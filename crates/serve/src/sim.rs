@@ -96,6 +96,10 @@ pub struct SimStats {
     /// Requests that waited for a free device queue slot.
     pub host_queued: u64,
     pub peak_store_bytes: u64,
+    /// Sums of simulated latency (arrival to completion, host queueing included) of
+    /// successful reads and writes: what a client should see, scaled, before overheads.
+    pub read_latency_sum_ns: u64,
+    pub write_latency_sum_ns: u64,
     /// Simulated time of the last submission.
     pub last_submit_ns: u64,
 }
@@ -289,13 +293,21 @@ impl<D: BlockDevice> Simulation<D> {
             }
         }
         self.stats.peak_store_bytes = self.stats.peak_store_bytes.max(self.store.memory_bytes());
+        let arrived_ns = self.clock.sim_ns(job.arrived);
         let now_ns = self.submit_time(job.arrived);
         match self.time(now_ns, &job) {
             Ok(done_ns) => {
                 self.outstanding.push(Reverse(done_ns));
+                let latency_ns = done_ns.saturating_sub(arrived_ns);
                 match &job.op {
-                    Op::Read => self.stats.bytes_read += job.len,
-                    Op::Write(_) => self.stats.bytes_written += job.len,
+                    Op::Read => {
+                        self.stats.bytes_read += job.len;
+                        self.stats.read_latency_sum_ns += latency_ns;
+                    }
+                    Op::Write(_) => {
+                        self.stats.bytes_written += job.len;
+                        self.stats.write_latency_sum_ns += latency_ns;
+                    }
                     _ => {}
                 }
                 reply.due = self.clock.real(done_ns);
