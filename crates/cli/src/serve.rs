@@ -139,6 +139,7 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
 }
 
 fn stats_json(s: &ServeStats) -> serde_json::Value {
+    let mean = |sum: u64, n: u64| if n == 0 { 0 } else { sum / n };
     serde_json::json!({
         "connections": s.connections,
         "refused_connections": s.refused_connections,
@@ -161,6 +162,8 @@ fn stats_json(s: &ServeStats) -> serde_json::Value {
         "io_errors": s.sim.io_errors,
         "host_queued": s.sim.host_queued,
         "peak_store_bytes": s.sim.peak_store_bytes,
+        "simulated_read_latency_mean_ns": mean(s.sim.read_latency_sum_ns, s.sim.reads),
+        "simulated_write_latency_mean_ns": mean(s.sim.write_latency_sum_ns, s.sim.writes),
         "last_submit_ns": s.sim.last_submit_ns,
     })
 }
