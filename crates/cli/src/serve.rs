@@ -139,7 +139,7 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
 }
 
 fn stats_json(s: &ServeStats) -> serde_json::Value {
-    let mean = |sum: u64, n: u64| if n == 0 { 0 } else { sum / n };
+    let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
     serde_json::json!({
         "connections": s.connections,
         "refused_connections": s.refused_connections,
