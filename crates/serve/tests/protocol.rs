@@ -83,14 +83,14 @@ impl Drop for TestServer {
     }
 }
 
-fn read_n(s: &mut UnixStream, n: usize) -> Vec<u8> {
+fn read_n(s: &mut (impl Read + Write), n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
     s.read_exact(&mut v).expect("read");
     v
 }
 
 /// Read the server's greeting and send the client flags.
-fn hello(s: &mut UnixStream, client_flags: u32) {
+fn hello(s: &mut (impl Read + Write), client_flags: u32) {
     let h = read_n(s, 18);
     assert_eq!(be64(&h[0..8]), NBD_MAGIC);
     assert_eq!(be64(&h[8..16]), IHAVEOPT);
@@ -98,7 +98,7 @@ fn hello(s: &mut UnixStream, client_flags: u32) {
     s.write_all(&client_flags.to_be_bytes()).unwrap();
 }
 
-fn send_option(s: &mut UnixStream, option: u32, data: &[u8]) {
+fn send_option(s: &mut (impl Read + Write), option: u32, data: &[u8]) {
     let mut m = Vec::new();
     m.extend_from_slice(&IHAVEOPT.to_be_bytes());
     m.extend_from_slice(&option.to_be_bytes());
@@ -108,7 +108,7 @@ fn send_option(s: &mut UnixStream, option: u32, data: &[u8]) {
 }
 
 /// One option reply: (option, type, data).
-fn option_reply(s: &mut UnixStream) -> (u32, u32, Vec<u8>) {
+fn option_reply(s: &mut (impl Read + Write)) -> (u32, u32, Vec<u8>) {
     let h = read_n(s, 20);
     assert_eq!(be64(&h[0..8]), OPT_REPLY_MAGIC);
     let len = be32(&h[16..20]) as usize;
@@ -117,7 +117,7 @@ fn option_reply(s: &mut UnixStream) -> (u32, u32, Vec<u8>) {
 
 /// NBD_OPT_GO for `name` asking for the name and description: the final reply type and
 /// the NBD_REP_INFO payloads before it.
-fn go(s: &mut UnixStream, name: &[u8]) -> (u32, Vec<Vec<u8>>) {
+fn go(s: &mut (impl Read + Write), name: &[u8]) -> (u32, Vec<Vec<u8>>) {
     let mut d = Vec::new();
     d.extend_from_slice(&(name.len() as u32).to_be_bytes());
     d.extend_from_slice(name);
@@ -138,7 +138,7 @@ fn go(s: &mut UnixStream, name: &[u8]) -> (u32, Vec<Vec<u8>>) {
 }
 
 fn send_request(
-    s: &mut UnixStream,
+    s: &mut (impl Read + Write),
     kind: u16,
     flags: u16,
     handle: u64,
@@ -159,7 +159,7 @@ fn send_request(
 }
 
 /// A simple reply: (error, handle, data of `data_len` bytes when no error).
-fn reply(s: &mut UnixStream, data_len: usize) -> (u32, u64, Vec<u8>) {
+fn reply(s: &mut (impl Read + Write), data_len: usize) -> (u32, u64, Vec<u8>) {
     let h = read_n(s, REPLY_BYTES);
     assert_eq!(be32(&h[0..4]), SIMPLE_REPLY_MAGIC);
     let error = be32(&h[4..8]);
@@ -172,7 +172,7 @@ fn reply(s: &mut UnixStream, data_len: usize) -> (u32, u64, Vec<u8>) {
 }
 
 fn call(
-    s: &mut UnixStream,
+    s: &mut (impl Read + Write),
     kind: u16,
     flags: u16,
     offset: u64,
@@ -594,4 +594,28 @@ fn a_live_socket_is_not_taken_over_and_a_plain_file_is_not_replaced() {
     .unwrap();
     assert!(e.is_bad_input(), "{e}");
     assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
+}
+
+#[test]
+fn loopback_tcp_serves_like_a_unix_socket() {
+    let config = ServeConfig::new(Listen::Tcp("127.0.0.1:0".parse().unwrap()));
+    let server = Server::bind(Fixed { latency_ns: 1000 }, config).expect("bind");
+    let uri = server.address().to_string();
+    let port = uri.rsplit(':').next().unwrap().to_string();
+    assert!(uri.starts_with("nbd://127.0.0.1:") && port != "0", "{uri}");
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || server.run(&flag).expect("run"));
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    hello(&mut s, FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    assert_eq!(go(&mut s, b"").0, REP_ACK);
+    assert_eq!(call(&mut s, CMD_WRITE, 0, 4096, 4096, &[6u8; 4096]).0, 0);
+    assert_eq!(
+        call(&mut s, CMD_READ, 0, 4096, 4096, &[]),
+        (0, vec![6u8; 4096])
+    );
+    stop.store(true, Ordering::Relaxed);
+    let f = thread.join().unwrap();
+    assert_eq!((f.stats.sim.reads, f.stats.sim.writes), (1, 1));
 }
