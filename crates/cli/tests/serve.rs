@@ -243,11 +243,10 @@ fn fio_random_writes_verify_with_crc32c_after_garbage_collection() {
     assert_eq!(job["write"]["io_bytes"], 2 * 128_000_000u64, "{text}");
     assert_eq!(job["read"]["io_bytes"], 2 * 128_000_000u64, "{text}");
     let (stats, err) = srv.stop();
+    eprintln!("{err}");
+    // Overwriting a full drive needs garbage collection that relocates still-valid data.
     let ftl = &stats["device_counters"]["ftl"];
-    assert!(
-        ftl["gc_copied_ius"].as_u64().unwrap() > 0 || ftl["erases"].as_u64().unwrap() > 0,
-        "{err}"
-    );
+    assert!(ftl["gc_copied_ius"].as_u64().unwrap() > 0, "{err}");
     assert!(
         stats["device_counters"]["write_amplification"]
             .as_f64()
