@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::pool::BufferPool;
 use crate::proto::{self, Request};
 use crate::sim::{Job, Op, Reply};
 use crate::Log;
@@ -341,6 +342,7 @@ pub struct ConnContext {
     pub counters: Arc<ConnCounters>,
     pub stop: Arc<AtomicBool>,
     pub log: Log,
+    pub pool: Arc<BufferPool>,
 }
 
 /// Serve one connection to its end; runs on its own thread.
@@ -378,20 +380,19 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
         let counters = Arc::clone(&ctx.counters);
         let stop = Arc::clone(&ctx.stop);
         let log = ctx.log.clone();
+        let pool = Arc::clone(&ctx.pool);
         let peer = peer.to_string();
+        let writer = Writer {
+            budget,
+            counters,
+            stop,
+            log,
+            pool,
+            peer,
+        };
         std::thread::Builder::new()
             .name("nbd-writer".into())
-            .spawn(move || {
-                write_replies(
-                    writer_stream,
-                    reply_rx,
-                    &budget,
-                    &counters,
-                    &stop,
-                    &log,
-                    &peer,
-                )
-            })?
+            .spawn(move || writer.run(writer_stream, reply_rx))?
     };
     let result = read_requests(&mut stream, ctx, &budget, &reply_tx);
     if result.is_err() {
@@ -465,7 +466,7 @@ fn read_requests(
         let op = match req.kind {
             proto::CMD_READ => Op::Read,
             proto::CMD_WRITE => {
-                let mut data = vec![0u8; req.len as usize];
+                let mut data = ctx.pool.take(req.len as usize);
                 stream.read_exact(&mut data)?;
                 Op::Write(data)
             }
@@ -554,97 +555,111 @@ fn discard(stream: &mut Stream, mut len: u32) -> io::Result<()> {
 /// Send replies when they are due, until the reader and the simulation are done with this
 /// connection. After a send error the socket is closed and the rest are dropped (their
 /// budget still released, so the reader never waits forever).
-fn write_replies(
-    stream: Stream,
-    rx: Receiver<Reply>,
-    budget: &Budget,
-    counters: &ConnCounters,
-    stop: &AtomicBool,
-    log: &Log,
-    peer: &str,
-) {
-    let mut out = BufWriter::with_capacity(64 * 1024, stream);
-    let mut queue: BinaryHeap<Pending> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut broken = false;
-    let mut open = true;
-    while open || !queue.is_empty() {
-        let now = Instant::now();
-        let next_due = queue.peek().map(|p| p.reply.due);
-        let received = match next_due {
-            Some(due) if due <= now => None,
-            _ if !open => {
-                // Only queued replies remain: sleep until the next, or until stopped.
-                let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
-                std::thread::sleep(wait);
-                None
-            }
-            _ => {
-                let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
-                match rx.recv_timeout(wait) {
-                    Ok(r) => Some(r),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => {
-                        open = false;
-                        None
+struct Writer {
+    budget: Arc<Budget>,
+    counters: Arc<ConnCounters>,
+    stop: Arc<AtomicBool>,
+    log: Log,
+    pool: Arc<BufferPool>,
+    peer: String,
+}
+
+impl Writer {
+    fn run(self, stream: Stream, rx: Receiver<Reply>) {
+        let Writer {
+            budget,
+            counters,
+            stop,
+            log,
+            pool,
+            peer,
+        } = self;
+        let mut out = BufWriter::with_capacity(64 * 1024, stream);
+        let mut queue: BinaryHeap<Pending> = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut broken = false;
+        let mut open = true;
+        while open || !queue.is_empty() {
+            let now = Instant::now();
+            let next_due = queue.peek().map(|p| p.reply.due);
+            let received = match next_due {
+                Some(due) if due <= now => None,
+                _ if !open => {
+                    // Only queued replies remain: sleep until the next, or until stopped.
+                    let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
+                    std::thread::sleep(wait);
+                    None
+                }
+                _ => {
+                    let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
+                    match rx.recv_timeout(wait) {
+                        Ok(r) => Some(r),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => {
+                            open = false;
+                            None
+                        }
                     }
                 }
-            }
-        };
-        if let Some(reply) = received {
-            seq += 1;
-            queue.push(Pending { seq, reply });
-            // Take whatever else is already waiting before sleeping again.
-            while let Ok(reply) = rx.try_recv() {
+            };
+            if let Some(reply) = received {
                 seq += 1;
                 queue.push(Pending { seq, reply });
+                // Take whatever else is already waiting before sleeping again.
+                while let Ok(reply) = rx.try_recv() {
+                    seq += 1;
+                    queue.push(Pending { seq, reply });
+                }
+            }
+            let stopping = stop.load(AtomicOrdering::Relaxed);
+            let mut sent_any = false;
+            let now = Instant::now();
+            while queue
+                .peek()
+                .is_some_and(|p| p.reply.due <= now || stopping || broken)
+            {
+                let Some(Pending { reply, .. }) = queue.pop() else {
+                    break;
+                };
+                budget.release(reply.budget_bytes);
+                if broken {
+                    continue;
+                }
+                let late = now.saturating_duration_since(reply.due);
+                if late > LATE_TOLERANCE && !stopping {
+                    counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
+                    counters
+                        .max_late_ns
+                        .fetch_max(late.as_nanos() as u64, AtomicOrdering::Relaxed);
+                }
+                if reply.error != 0 {
+                    counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);
+                }
+                let head = proto::encode_reply(reply.error, reply.handle);
+                let r = out.write_all(&head).and_then(|()| match &reply.data {
+                    Some(d) if reply.error == 0 => out.write_all(d),
+                    _ => Ok(()),
+                });
+                counters.replies.fetch_add(1, AtomicOrdering::Relaxed);
+                if let Some(d) = reply.data {
+                    pool.give(d);
+                }
+                sent_any = true;
+                if let Err(e) = r {
+                    log.emit(&format!("{peer}: sending a reply failed ({e}); closing"));
+                    broken = true;
+                    out.get_ref().shutdown();
+                }
+            }
+            if sent_any && !broken {
+                if let Err(e) = out.flush() {
+                    log.emit(&format!("{peer}: sending replies failed ({e}); closing"));
+                    broken = true;
+                    out.get_ref().shutdown();
+                }
             }
         }
-        let stopping = stop.load(AtomicOrdering::Relaxed);
-        let mut sent_any = false;
-        let now = Instant::now();
-        while queue
-            .peek()
-            .is_some_and(|p| p.reply.due <= now || stopping || broken)
-        {
-            let Some(Pending { reply, .. }) = queue.pop() else {
-                break;
-            };
-            budget.release(reply.budget_bytes);
-            if broken {
-                continue;
-            }
-            let late = now.saturating_duration_since(reply.due);
-            if late > LATE_TOLERANCE && !stopping {
-                counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
-                counters
-                    .max_late_ns
-                    .fetch_max(late.as_nanos() as u64, AtomicOrdering::Relaxed);
-            }
-            if reply.error != 0 {
-                counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);
-            }
-            let head = proto::encode_reply(reply.error, reply.handle);
-            let r = out.write_all(&head).and_then(|()| match &reply.data {
-                Some(d) if reply.error == 0 => out.write_all(d),
-                _ => Ok(()),
-            });
-            counters.replies.fetch_add(1, AtomicOrdering::Relaxed);
-            sent_any = true;
-            if let Err(e) = r {
-                log.emit(&format!("{peer}: sending a reply failed ({e}); closing"));
-                broken = true;
-                out.get_ref().shutdown();
-            }
-        }
-        if sent_any && !broken {
-            if let Err(e) = out.flush() {
-                log.emit(&format!("{peer}: sending replies failed ({e}); closing"));
-                broken = true;
-                out.get_ref().shutdown();
-            }
-        }
+        let _ = out.flush();
+        out.get_ref().shutdown();
     }
-    let _ = out.flush();
-    out.get_ref().shutdown();
 }

@@ -29,6 +29,7 @@
 //! ```
 
 mod conn;
+mod pool;
 pub mod proto;
 mod server;
 mod sim;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use flashlab_engine::BlockDevice;
 
 use crate::conn::{self, ConnContext, ConnCounters, Export, Stream};
+use crate::pool::BufferPool;
 use crate::sim::{SimStats, Simulation, TimeMap};
 use crate::store::{FileStore, MemStore, Store};
 use crate::{Listen, ServeConfig, ServeError};
@@ -222,6 +223,7 @@ impl<D: BlockDevice> Server<D> {
         let clock = TimeMap::new(start, config.time_scale);
         let (job_tx, job_rx) = mpsc::channel();
         let in_flight_bound = config.max_connections * config.max_in_flight_requests;
+        let pool = Arc::new(BufferPool::default());
         let sim = Simulation::new(
             device,
             store,
@@ -229,13 +231,14 @@ impl<D: BlockDevice> Server<D> {
             u64::from(config.max_request_bytes),
             in_flight_bound,
             config.log.clone(),
+            Arc::clone(&pool),
         );
         let counters = Arc::new(ConnCounters::default());
         let (accepted, (device, _store, sim_stats)) = std::thread::scope(|scope| {
             let acceptor = std::thread::Builder::new()
                 .name("nbd-accept".into())
                 .spawn_scoped(scope, || {
-                    accept_loop(&listener, &config, export, job_tx, &counters, stop)
+                    accept_loop(&listener, &config, export, job_tx, &counters, &pool, stop)
                 })
                 .map_err(ServeError::Thread)?;
             // Ends when the acceptor and every connection have dropped their job senders.
@@ -274,6 +277,7 @@ fn accept_loop(
     export: Export,
     job_tx: mpsc::Sender<crate::sim::Job>,
     counters: &Arc<ConnCounters>,
+    pool: &Arc<BufferPool>,
     stop: &AtomicBool,
 ) -> (u64, u64) {
     let export = Arc::new(export);
@@ -333,6 +337,7 @@ fn accept_loop(
             counters: Arc::clone(counters),
             stop: Arc::clone(&conn_stop),
             log: log.clone(),
+            pool: Arc::clone(pool),
         };
         let guard = ConnGuard {
             id,

@@ -6,10 +6,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest};
 
+use crate::pool::BufferPool;
 use crate::proto;
 use crate::store::{Store, StoreError};
 
@@ -118,6 +120,7 @@ pub struct Simulation<D> {
     last_submit_ns: u64,
     stats: SimStats,
     log: crate::Log,
+    pool: Arc<BufferPool>,
 }
 
 impl<D: BlockDevice> Simulation<D> {
@@ -128,6 +131,7 @@ impl<D: BlockDevice> Simulation<D> {
         max_piece_bytes: u64,
         in_flight_bound: usize,
         log: crate::Log,
+        pool: Arc<BufferPool>,
     ) -> Simulation<D> {
         let block_bytes = device.logical_block_bytes().max(1);
         let queue_limit = (device.queue_depth_limit() as usize).clamp(1, in_flight_bound.max(1));
@@ -142,6 +146,7 @@ impl<D: BlockDevice> Simulation<D> {
             last_submit_ns: 0,
             stats: SimStats::default(),
             log,
+            pool,
         }
     }
 
@@ -233,6 +238,14 @@ impl<D: BlockDevice> Simulation<D> {
     }
 
     fn process(&mut self, job: Job) -> Reply {
+        let reply = self.serve(&job);
+        if let Op::Write(buf) = job.op {
+            self.pool.give(buf);
+        }
+        reply
+    }
+
+    fn serve(&mut self, job: &Job) -> Reply {
         let mut reply = Reply {
             handle: job.handle,
             error: 0,
@@ -243,7 +256,7 @@ impl<D: BlockDevice> Simulation<D> {
         let data_result = match &job.op {
             Op::Read => {
                 self.stats.reads += 1;
-                let mut buf = vec![0u8; job.len as usize];
+                let mut buf = self.pool.take(job.len as usize);
                 let r = self.store.read(job.offset, &mut buf);
                 reply.data = Some(buf);
                 r
@@ -266,7 +279,9 @@ impl<D: BlockDevice> Simulation<D> {
             }
         };
         if let Err(e) = data_result {
-            reply.data = None;
+            if let Some(buf) = reply.data.take() {
+                self.pool.give(buf);
+            }
             reply.error = match e {
                 StoreError::NoSpace { .. } => {
                     self.stats.no_space_errors += 1;
@@ -295,7 +310,7 @@ impl<D: BlockDevice> Simulation<D> {
         self.stats.peak_store_bytes = self.stats.peak_store_bytes.max(self.store.memory_bytes());
         let arrived_ns = self.clock.sim_ns(job.arrived);
         let now_ns = self.submit_time(job.arrived);
-        match self.time(now_ns, &job) {
+        match self.time(now_ns, job) {
             Ok(done_ns) => {
                 self.outstanding.push(Reverse(done_ns));
                 let latency_ns = done_ns.saturating_sub(arrived_ns);
@@ -315,7 +330,9 @@ impl<D: BlockDevice> Simulation<D> {
             Err(e) => {
                 self.stats.io_errors += 1;
                 reply.error = proto::EIO;
-                reply.data = None;
+                if let Some(buf) = reply.data.take() {
+                    self.pool.give(buf);
+                }
                 self.log.emit(&format!(
                     "the simulated device failed a request at byte {}: {e}",
                     job.offset
@@ -373,6 +390,7 @@ mod tests {
             32 << 20,
             64,
             crate::Log::none(),
+            Arc::default(),
         )
     }
 
