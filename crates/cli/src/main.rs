@@ -3,6 +3,7 @@
 
 mod progress;
 mod replay;
+mod serve;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand, ValueEnum};
 use flashlab_engine::SeedTree;
+use serve::ServeArgs;
 
 /// Seed used when `--seed` is not given: runs are reproducible by default.
 const DEFAULT_SEED: u64 = 1;
@@ -39,6 +41,9 @@ enum Command {
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
+    /// Serve a simulated drive over NBD to real programs (fio --ioengine=nbd, qemu-io,
+    /// nbdcopy) until interrupted; see docs/serve.md.
+    Serve(ServeArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -204,6 +209,7 @@ fn main() -> ExitCode {
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => cmd_suite(&args),
         Command::Replay(args) => replay::cmd_replay(&args),
+        Command::Serve(args) => serve::cmd_serve(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

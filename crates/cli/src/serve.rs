@@ -1,0 +1,169 @@
+//! `flashlab serve`: a simulated drive served over NBD until SIGINT or SIGTERM.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use flashlab_engine::{BlockDevice, SeedTree};
+use flashlab_serve::{Listen, ServeConfig, ServeStats, Server};
+
+use crate::{bad_input, load_device, run_failed, Failure, DEFAULT_SEED};
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// A preset name or a path to a device TOML file.
+    #[arg(long)]
+    device: Option<String>,
+    /// Override a device key by its dotted TOML path, e.g. `--set nand.pages_per_block=256`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Listen on this Unix socket instead of TCP.
+    #[arg(long, conflicts_with = "listen")]
+    socket: Option<PathBuf>,
+    /// TCP address to listen on; loopback only unless --listen-any.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:10809")]
+    listen: String,
+    /// Accept a --listen address that is not loopback (anyone who reaches it can overwrite
+    /// the data).
+    #[arg(long)]
+    listen_any: bool,
+    /// Real seconds per simulated second: 10 runs the drive ten times slower than real
+    /// time, which leaves room for the network and the simulation itself.
+    #[arg(long, default_value_t = 1.0)]
+    time_scale: f64,
+    /// Keep the data in this sparse file (created, or extended to the drive's size).
+    #[arg(long)]
+    backing: Option<PathBuf>,
+    /// Memory for the data when there is no --backing file; writes beyond it get ENOSPC.
+    #[arg(long, default_value = "1GiB")]
+    max_memory: String,
+    /// Refuse requests not aligned to the drive's logical block instead of serving them.
+    #[arg(long)]
+    strict: bool,
+    /// Connections served at once; more are closed at once.
+    #[arg(long, default_value_t = 16)]
+    max_connections: usize,
+    /// On exit, write the server's counts and the drive's counters here as JSON.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+}
+
+fn listen(args: &ServeArgs) -> Result<Listen, Failure> {
+    if let Some(path) = &args.socket {
+        return Ok(Listen::Unix(path.clone()));
+    }
+    let addr: SocketAddr = args.listen.parse().map_err(|_| {
+        bad_input(anyhow!(
+            "--listen '{}': expected an IP address and port such as 127.0.0.1:10809 or [::1]:10809",
+            args.listen
+        ))
+    })?;
+    Ok(Listen::Tcp(addr))
+}
+
+pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
+    let device_name = args
+        .device
+        .clone()
+        .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    let config = load_device(&device_name, &args.set)?;
+    let max_memory_bytes = flashlab_device::units::parse_size(&args.max_memory)
+        .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
+    let ssd = flashlab_device::Ssd::new(&config, SeedTree::new(args.seed).child("device"))
+        .map_err(bad_input)?;
+    let scale = ssd.scale();
+    let size_bytes = ssd.capacity_bytes();
+    let block_bytes = ssd.logical_block_bytes();
+
+    let mut serve = ServeConfig::new(listen(args)?);
+    serve.allow_any_address = args.listen_any;
+    serve.time_scale = args.time_scale;
+    serve.backing = args.backing.clone();
+    serve.max_memory_bytes = max_memory_bytes;
+    serve.strict_alignment = args.strict;
+    serve.max_connections = args.max_connections;
+    serve.export_name = config.name.clone();
+    serve.description = format!("flashlab simulated drive {}", config.name);
+    serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
+    let server = Server::bind(ssd, serve).map_err(|e| {
+        if e.is_bad_input() {
+            bad_input(e)
+        } else {
+            run_failed(e)
+        }
+    })?;
+
+    let stop = flashlab_serve::stop_on_signals();
+    eprintln!(
+        "flashlab: serving {} ({size_bytes} bytes, {block_bytes}-byte blocks) at time scale {}; SIGINT or SIGTERM stops",
+        config.name, args.time_scale
+    );
+    if scale.capacity_factor > 1.0 {
+        eprintln!(
+            "flashlab: the export is the simulated slice of the drive ({}), not its full capacity",
+            scale.note
+        );
+    }
+    // The address alone on standard output, once the socket is listening: scripts wait for it.
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", server.address())
+        .and_then(|()| out.flush())
+        .context("writing to standard output")
+        .map_err(run_failed)?;
+    drop(out);
+
+    let finished = server.run(stop).map_err(run_failed)?;
+    eprint!("flashlab: {}", finished.stats.summary());
+    let counters = finished.device.counters_json();
+    eprintln!(
+        "flashlab: drive: write amplification {:.3}, GC copied {} IUs, {} erases",
+        counters["write_amplification"].as_f64().unwrap_or(0.0),
+        counters["ftl"]["gc_copied_ius"],
+        counters["ftl"]["erases"],
+    );
+    if let Some(path) = &args.stats {
+        let json = serde_json::json!({
+            "serve": stats_json(&finished.stats),
+            "device_counters": counters,
+        });
+        let mut text = serde_json::to_string_pretty(&json).map_err(|e| run_failed(anyhow!(e)))?;
+        text.push('\n');
+        std::fs::write(path, text)
+            .with_context(|| format!("writing {}", path.display()))
+            .map_err(run_failed)?;
+    }
+    Ok(())
+}
+
+fn stats_json(s: &ServeStats) -> serde_json::Value {
+    let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
+    serde_json::json!({
+        "connections": s.connections,
+        "refused_connections": s.refused_connections,
+        "hard_disconnects": s.hard_disconnects,
+        "replies": s.replies,
+        "error_replies": s.error_replies,
+        "late_replies": s.late_replies,
+        "max_late_ns": s.max_late_ns,
+        "max_in_flight": s.max_in_flight,
+        "real_elapsed_ns": s.real_elapsed_ns,
+        "time_scale": s.time_scale,
+        "reads": s.sim.reads,
+        "writes": s.sim.writes,
+        "flushes": s.sim.flushes,
+        "trims": s.sim.trims,
+        "write_zeroes": s.sim.write_zeroes,
+        "bytes_read": s.sim.bytes_read,
+        "bytes_written": s.sim.bytes_written,
+        "no_space_errors": s.sim.no_space_errors,
+        "io_errors": s.sim.io_errors,
+        "host_queued": s.sim.host_queued,
+        "peak_store_bytes": s.sim.peak_store_bytes,
+        "simulated_read_latency_mean_ns": mean(s.sim.read_latency_sum_ns, s.sim.reads),
+        "simulated_write_latency_mean_ns": mean(s.sim.write_latency_sum_ns, s.sim.writes),
+        "last_submit_ns": s.sim.last_submit_ns,
+    })
+}
