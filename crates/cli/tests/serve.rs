@@ -235,7 +235,7 @@ fn fio_random_writes_verify_with_crc32c_after_garbage_collection() {
     let job = job_file(
         "serve-verify.fio",
         &format!(
-            "[global]\nioengine=nbd\nuri={}\nrw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\n\n\
+            "[global]\nioengine=nbd\nuri={}\nrw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\nverify_state_save=0\n\n\
              [pass1]\nrandseed=1\n\n[pass2]\nstonewall\nrandseed=2\n",
             srv.uri
         ),
