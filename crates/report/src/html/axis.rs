@@ -75,10 +75,13 @@ pub(crate) fn plan(axis: &Axis, values: &[f64], from_zero: bool) -> AxisPlan {
         .fold(0.0f64, |m, v| m.max(v.abs()));
     let (divisor, unit) = display_unit(axis.unit, max_abs);
     let shown: Vec<f64> = values.iter().filter(usable).map(|v| v / divisor).collect();
-    let title = match (axis.label.is_empty(), unit.is_empty()) {
-        (_, true) => axis.label.clone(),
-        (true, false) => unit.to_string(),
-        (false, false) => format!("{} ({unit})", axis.label),
+    // "write IOPS" already names its unit; "IOPS (IOPS)" would say it twice.
+    let title = if unit.is_empty() || axis.label.contains(unit) {
+        axis.label.clone()
+    } else if axis.label.is_empty() {
+        unit.to_string()
+    } else {
+        format!("{} ({unit})", axis.label)
     };
     let (ticks, minor, lo, hi) = if axis.log {
         log_ticks(&shown)
@@ -337,6 +340,14 @@ mod tests {
             ["0", "500", "1000", "1500", "2000", "2500", "3000", "3500"]
         );
         assert!(p.lo < 0.0 && p.hi > 3500.0);
+    }
+
+    #[test]
+    fn unit_is_not_repeated_in_the_title() {
+        let p = plan(&Axis::linear("write IOPS", Unit::Iops), &[1.0], true);
+        assert_eq!(p.title, "write IOPS");
+        let p = plan(&Axis::linear("", Unit::Ns), &[1.0], true);
+        assert_eq!(p.title, "ns");
     }
 
     #[test]
