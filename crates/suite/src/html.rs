@@ -249,7 +249,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -345,9 +345,7 @@ mod tests {
     use crate::{Axis, Measure, SteadyReport, StepRecord, SuiteOptions, Unit};
 
     fn device(name: &str, iops: f64) -> DeviceReport {
-        let fio_json = format!(
-            r#"{{"jobs": [], "flashlab": {{"device_counters": {{"health": {{"media_bytes_written": 14293745664, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null}}}}}}}}"#
-        );
+        let fio_json = r#"{"jobs": [], "flashlab": {"device_counters": {"health": {"media_bytes_written": 14293745664, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null}}}}"#.to_string();
         DeviceReport {
             device: name.into(),
             scale_note: Some("slice of 1/4".into()),

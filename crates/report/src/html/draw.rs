@@ -101,7 +101,9 @@ fn prepare(fig: &Figure) -> Prepared {
                 match placed {
                     Some(q) => {
                         points += 1;
-                        runs.last_mut().map(|r| r.push(q));
+                        if let Some(r) = runs.last_mut() {
+                            r.push(q);
+                        }
                     }
                     None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
                     None => {}

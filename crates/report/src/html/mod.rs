@@ -172,9 +172,10 @@ const CHECK_SCRIPT: &str = r#"
 })();
 "#;
 
+/// Numbers, and the "-" that stands for a missing one, align right.
 fn looks_numeric(cell: &str) -> bool {
     let t = cell.trim_start_matches(['-', '+', '≈', ' ']);
-    t.starts_with(|c: char| c.is_ascii_digit())
+    cell == "-" || t.starts_with(|c: char| c.is_ascii_digit())
 }
 
 fn render_table(out: &mut String, t: &Table) {
