@@ -63,6 +63,9 @@ struct SuiteArgs {
     /// Also write the fio JSON and job file of every step and a CSV of the results here.
     #[arg(long)]
     outdir: Option<PathBuf>,
+    /// Also write a self-contained HTML report (tables and charts) to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
@@ -454,6 +457,11 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     if let Some(dir) = &args.outdir {
         flashlab_suite::write_outdir(&report, dir)
             .with_context(|| format!("writing results under {}", dir.display()))
+            .map_err(run_failed)?;
+    }
+    if let Some(path) = &args.report {
+        std::fs::write(path, flashlab_suite::render_html(&report))
+            .with_context(|| format!("writing the HTML report to {}", path.display()))
             .map_err(run_failed)?;
     }
     let text = match args.output_format {

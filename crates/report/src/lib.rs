@@ -10,7 +10,9 @@
 //! Where fio's numbers depend on wall-clock sampling (bandwidth and IOPS samples every
 //! 500 ms, log windows), samples are taken at exact simulated window boundaries.
 
+pub mod chart;
 pub mod histogram;
+pub mod html;
 mod json;
 pub mod logs;
 mod normal;

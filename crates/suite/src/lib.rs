@@ -18,6 +18,7 @@
 
 mod client;
 mod client_options;
+mod html;
 mod options;
 mod output;
 mod pts;
@@ -31,6 +32,8 @@ use flashlab_runner::RunError;
 use flashlab_workload::ParseError;
 
 pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
+pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
+pub use html::render_html;
 pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
@@ -181,27 +184,6 @@ pub struct Measure {
     pub value: f64,
 }
 
-/// How a measured value is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    BytesPerS,
-    Iops,
-    Ns,
-    /// A plain number (a round, a count).
-    Count,
-}
-
-impl Unit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::BytesPerS => "B/s",
-            Unit::Iops => "IOPS",
-            Unit::Ns => "ns",
-            Unit::Count => "",
-        }
-    }
-}
-
 /// What a step did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
@@ -222,54 +204,6 @@ pub struct SteadyReport {
     /// The tracked value of every round (write IOPS), round 1 first.
     pub rounds_iops: Vec<f64>,
     pub verdict: SteadyVerdict,
-}
-
-/// One axis of a [`Chart`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axis {
-    /// What is plotted, without the unit (e.g. "queue depth").
-    pub label: String,
-    pub unit: Unit,
-    /// Logarithmic scale (latency percentiles, transfer sizes).
-    pub log: bool,
-}
-
-impl Axis {
-    pub fn linear(label: impl Into<String>, unit: Unit) -> Self {
-        Self {
-            label: label.into(),
-            unit,
-            log: false,
-        }
-    }
-    pub fn log(label: impl Into<String>, unit: Unit) -> Self {
-        Self {
-            label: label.into(),
-            unit,
-            log: true,
-        }
-    }
-}
-
-/// One line of a [`Chart`]: points in x order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// A chart a suite asks the report to draw: data only, no styling. Charts with the same `id`
-/// on several devices are drawn together for comparison, each series named after its device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chart {
-    /// Stable key within the suite, e.g. `steady-rounds`.
-    pub id: String,
-    pub title: String,
-    pub x: Axis,
-    pub y: Axis,
-    pub series: Vec<Series>,
-    /// An x range to mark (the steady-state window), inclusive.
-    pub band: Option<(f64, f64)>,
 }
 
 /// One device's run of a suite.

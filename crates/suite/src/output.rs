@@ -10,7 +10,7 @@ use crate::steady::SteadyRule;
 use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport, Unit};
 
 /// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
-fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
+pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
     let mut rows: Vec<(&str, Unit)> = Vec::new();
     for d in &report.devices {
         for m in &d.results {
@@ -22,11 +22,11 @@ fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
     rows
 }
 
-fn find<'a>(d: &'a DeviceReport, name: &str) -> Option<&'a Measure> {
+pub(crate) fn find<'a>(d: &'a DeviceReport, name: &str) -> Option<&'a Measure> {
     d.results.iter().find(|m| m.name == name)
 }
 
-fn format_value(unit: Unit, v: f64) -> String {
+pub(crate) fn format_value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::BytesPerS => format!("{:.1} MB/s", v / 1e6),
         Unit::Iops => format!("{v:.0} IOPS"),
@@ -37,7 +37,7 @@ fn format_value(unit: Unit, v: f64) -> String {
     }
 }
 
-fn steady_cell(d: &DeviceReport) -> String {
+pub(crate) fn steady_cell(d: &DeviceReport) -> String {
     match &d.steady {
         None => "-".into(),
         Some(st) => match st.verdict.round {

@@ -1,0 +1,215 @@
+//! `flashlab suite --report`: the HTML report as a reader gets it. A short qos run on two tiny
+//! drives writes the page; headless Chromium opens it, and the test checks that the page
+//! logged nothing to the console (no script error, nothing blocked by its
+//! Content-Security-Policy) and that every chart drew every point the suite measured.
+//!
+//! Without a Chromium on PATH the browser test prints a notice and passes, unless
+//! `FLASHLAB_REQUIRE_BROWSER=1` (CI sets it), when it fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{flashlab, stderr, stdout};
+use serde_json::Value;
+
+const DEVICE: &str = "tiny-test-1gb";
+/// Long enough for a cold browser start on a loaded machine, short enough to notice a hang.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn scratch(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// A second tiny drive whose name needs escaping everywhere it appears.
+fn odd_device() -> (String, String) {
+    let name = r#"tiny <b> & "c""#;
+    let text = include_str!("../../../presets/tiny-test-1gb.toml")
+        .replace("name = \"tiny-test-1gb\"", r#"name = "tiny <b> & \"c\"""#)
+        .replace("t_read = \"50us\"", "t_read = \"70us\"");
+    assert!(
+        text.contains("70us") && text.contains("<b>"),
+        "preset changed"
+    );
+    let path = scratch("report-odd-device.toml");
+    std::fs::write(&path, text).unwrap();
+    (name.to_string(), path.to_string_lossy().into_owned())
+}
+
+/// Run a short qos suite on `devices`, writing the report to `report`; the suite's JSON.
+fn qos_with_report(devices: &[&str], report: &Path) -> Value {
+    let report = report.to_string_lossy().into_owned();
+    let mut args = vec!["suite", "qos", "--depths", "1,8", "--runtime", "200ms"];
+    for d in devices {
+        args.extend(["--device", d]);
+    }
+    args.extend(["--report", &report, "--output-format", "json"]);
+    let out = flashlab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("suite JSON parses")
+}
+
+/// Per chart id (first-seen order), the points a chart can draw: finite, and positive on a
+/// log axis, summed over the devices.
+fn expected_points(doc: &Value) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for d in doc["devices"].as_array().unwrap() {
+        for c in d["charts"].as_array().unwrap() {
+            let (xlog, ylog) = (c["x"]["log"] == true, c["y"]["log"] == true);
+            let n = c["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|s| s["points"].as_array().unwrap())
+                .filter(|p| match (p[0].as_f64(), p[1].as_f64()) {
+                    (Some(x), Some(y)) => (!xlog || x > 0.0) && (!ylog || y > 0.0),
+                    _ => false,
+                })
+                .count();
+            let id = c["id"].as_str().unwrap().to_string();
+            match out.iter_mut().find(|(i, _)| *i == id) {
+                Some((_, total)) => *total += n,
+                None => out.push((id, n)),
+            }
+        }
+    }
+    out
+}
+
+fn find_browser() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Load `page` in headless Chromium: the DOM after its scripts ran, and the browser's log.
+fn load_in_browser(browser: &Path, page: &Path) -> (String, String) {
+    let profile = scratch(&format!("report-chromium-profile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    std::fs::create_dir_all(&profile).unwrap();
+    let dom_path = scratch("report-dom.html");
+    let log_path = scratch("report-browser.log");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&dom_path).unwrap())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .expect("the browser starts");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > BROWSER_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the browser did not finish within {BROWSER_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let dom = std::fs::read_to_string(&dom_path).unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(status.success(), "browser exited with {status}: {log}");
+    (dom, log)
+}
+
+#[test]
+fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
+    let Some(browser) = find_browser() else {
+        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
+            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
+        }
+        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+        return;
+    };
+    let (odd_name, odd_path) = odd_device();
+    let page = scratch("report-qos.html");
+    let doc = qos_with_report(&[DEVICE, &odd_path], &page);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("tiny &lt;b&gt; &amp; &quot;c&quot;"));
+    assert!(!html.contains(&odd_name), "device name not escaped");
+
+    let (dom, log) = load_in_browser(&browser, &page);
+    let console: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+
+    let at = dom
+        .find("id=\"chart-check\"")
+        .expect("check output in the DOM");
+    let tag_start = dom[..at].rfind('<').unwrap();
+    let tag_end = at + dom[at..].find('>').unwrap();
+    let tag = &dom[tag_start..tag_end];
+    let body = &dom[tag_end + 1..tag_end + dom[tag_end..].find("</output>").unwrap()];
+    assert!(tag.contains("data-status=\"ok\""), "{tag}\n{body}");
+
+    let expected = expected_points(&doc);
+    // qos draws the steady rounds, IOPS and read latency against depth.
+    let ids: Vec<&str> = expected.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["steady-rounds", "qos-iops", "qos-read-latency"]);
+    assert!(
+        tag.contains(&format!("data-charts=\"{}\"", expected.len())),
+        "{tag}"
+    );
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{body}");
+    for (id, n) in &expected {
+        assert!(*n > 0, "{id} has nothing to draw");
+        let want = format!("{id} {n}/{n} ok");
+        assert!(lines.contains(&want.as_str()), "{want} not in {body}");
+    }
+    // 2 devices × 3 series × 2 depths on the IOPS chart.
+    assert!(lines.contains(&"qos-iops 12/12 ok"), "{body}");
+}
+
+#[test]
+fn report_is_deterministic_and_an_unwritable_path_is_named() {
+    let a = scratch("report-a.html");
+    let b = scratch("report-b.html");
+    qos_with_report(&[DEVICE], &a);
+    qos_with_report(&[DEVICE], &b);
+    let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(a == b, "two runs gave different reports");
+
+    let bad = scratch("no-such-dir/report.html");
+    let bad_s = bad.to_string_lossy().into_owned();
+    let out = flashlab(&[
+        "suite",
+        "precondition",
+        "--device",
+        DEVICE,
+        "--max-rounds",
+        "5",
+        "--report",
+        &bad_s,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("writing the HTML report to") && err.contains(&bad_s),
+        "{err}"
+    );
+}

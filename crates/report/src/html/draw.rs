@@ -1,0 +1,398 @@
+//! One [`Figure`] as an SVG document, drawn with `plotters`.
+//!
+//! Every drawable data point is a `<circle>` and nothing else in the SVG is: the page's check
+//! script (and a reader of the file) can count what was drawn against the root's
+//! `data-points`. Log axes are drawn as linear axes over log10 values (see [`super::axis`]),
+//! so every chart has the same coordinate type.
+
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axis::{self, AxisPlan, Tick};
+use super::{escape, Figure};
+
+/// Size of the whole SVG when the legend sits on the right.
+const WIDTH_PX: u32 = 820;
+const PLOT_HEIGHT_PX: u32 = 400;
+/// Legend entries are this far apart.
+const LEGEND_ROW_PX: i32 = 20;
+/// Series names longer than this put the legend under the plot, where it has the full width.
+const LEGEND_RIGHT_MAX_CHARS: usize = 30;
+/// Average glyph width of the 13 px sans-serif labels, for layout only.
+const CHAR_PX: f64 = 7.2;
+/// plotters writes a text size of `size / 1.24` px; these give 12.5 px tick labels and
+/// 14 px axis titles.
+const TICK_FONT: f64 = 15.5;
+const TITLE_FONT: f64 = 17.36;
+const MARKER_RADIUS_PX: u32 = 3;
+
+/// Tableau 10: distinct hues that stay apart for common colour-vision deficiencies.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0xba, 0xb0, 0xac),
+];
+const BAND_GREY: RGBColor = RGBColor(0x80, 0x80, 0x80);
+const AXIS_COLOUR: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const TEXT_COLOUR: RGBColor = RGBColor(0x33, 0x33, 0x33);
+const GRID_COLOUR: RGBColor = RGBColor(0xdd, 0xdd, 0xdd);
+const MINOR_GRID_COLOUR: RGBColor = RGBColor(0xef, 0xef, 0xef);
+
+/// The colour of series `i`; past the palette, hues repeat with hollow markers.
+fn colour(i: usize) -> (RGBColor, bool) {
+    (PALETTE[i % PALETTE.len()], i < PALETTE.len())
+}
+
+/// A chart ready to draw: both axes planned, points in plot space, split into runs of
+/// drawable points (a value that cannot be drawn breaks the line rather than being joined
+/// over).
+struct Prepared {
+    x: AxisPlan,
+    y: AxisPlan,
+    /// Per series: runs of consecutive drawable points.
+    runs: Vec<Vec<Vec<(f64, f64)>>>,
+    /// Plot-space x ranges to shade, with their colour.
+    bands: Vec<(f64, f64, RGBColor)>,
+    points: usize,
+}
+
+fn prepare(fig: &Figure) -> Prepared {
+    let chart = &fig.chart;
+    let drawable = |p: &(f64, f64)| {
+        p.0.is_finite()
+            && p.1.is_finite()
+            && (!chart.x.log || p.0 > 0.0)
+            && (!chart.y.log || p.1 > 0.0)
+    };
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for s in &chart.series {
+        for p in s.points.iter().filter(|p| drawable(p)) {
+            xs.push(p.0);
+            ys.push(p.1);
+        }
+    }
+    for b in &fig.bands {
+        xs.extend([b.from, b.to]);
+    }
+    // Throughput, IOPS and latency read against zero; an x axis (rounds, depths) does not.
+    let x = axis::plan(&chart.x, &xs, false);
+    let y = axis::plan(&chart.y, &ys, true);
+    let mut points = 0;
+    let runs = chart
+        .series
+        .iter()
+        .map(|s| {
+            let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+            for p in &s.points {
+                let placed = drawable(p)
+                    .then(|| x.place(p.0).zip(y.place(p.1)))
+                    .flatten();
+                match placed {
+                    Some(q) => {
+                        points += 1;
+                        if let Some(r) = runs.last_mut() {
+                            r.push(q);
+                        }
+                    }
+                    None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
+                    None => {}
+                };
+            }
+            runs.retain(|r| !r.is_empty());
+            runs
+        })
+        .collect();
+    let min_width = (x.hi - x.lo) * 0.01;
+    let bands = fig
+        .bands
+        .iter()
+        .filter_map(|b| {
+            let (a, c) = (x.place(b.from)?, x.place(b.to)?);
+            let (a, c) = (a.min(c).max(x.lo), a.max(c).min(x.hi));
+            let pad = ((min_width - (c - a)) / 2.0).max(0.0);
+            let col = b.series.map_or(BAND_GREY, |i| colour(i).0);
+            Some((a - pad, c + pad, col))
+        })
+        .collect();
+    Prepared {
+        x,
+        y,
+        runs,
+        bands,
+        points,
+    }
+}
+
+struct LegendEntry {
+    label: String,
+    colour: RGBColor,
+    filled: bool,
+    band: bool,
+}
+
+fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
+    let mut entries: Vec<LegendEntry> = fig
+        .chart
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (colour, filled) = colour(i);
+            let label = if s.points.is_empty() {
+                format!("{} (no data)", s.name)
+            } else {
+                s.name.clone()
+            };
+            LegendEntry {
+                label,
+                colour,
+                filled,
+                band: false,
+            }
+        })
+        .collect();
+    for b in &fig.bands {
+        entries.push(LegendEntry {
+            label: b.label.clone(),
+            colour: b.series.map_or(BAND_GREY, |i| colour(i).0),
+            filled: true,
+            band: true,
+        });
+    }
+    entries
+}
+
+/// The chart as an SVG document whose root carries `data-chart-id`, `data-series` and
+/// `data-points` (the number of points drawn). Never fails: a drawing error becomes an SVG
+/// with a message and `data-points="0"`.
+pub(crate) fn figure_svg(fig: &Figure) -> String {
+    let prepared = prepare(fig);
+    let entries = legend_entries(fig);
+    let longest = entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let legend_right = longest <= LEGEND_RIGHT_MAX_CHARS;
+    let legend_w = (46.0 + longest as f64 * CHAR_PX).ceil() as u32;
+    let rows = entries.len() as u32;
+    let (width, height) = if legend_right {
+        (
+            WIDTH_PX,
+            PLOT_HEIGHT_PX.max(30 + rows * LEGEND_ROW_PX as u32),
+        )
+    } else {
+        (WIDTH_PX, PLOT_HEIGHT_PX + 16 + rows * LEGEND_ROW_PX as u32)
+    };
+    let mut svg = String::new();
+    let drawn = draw(
+        &mut svg,
+        (width, height),
+        &prepared,
+        &entries,
+        legend_right.then_some(legend_w),
+    );
+    let (svg, points) = match drawn {
+        Ok(()) => (svg, prepared.points),
+        Err(e) => (
+            format!(
+                "<svg width=\"{WIDTH_PX}\" height=\"40\" viewBox=\"0 0 {WIDTH_PX} 40\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"25\">chart not drawn: {}</text></svg>",
+                escape(&e)
+            ),
+            0,
+        ),
+    };
+    let attrs = format!(
+        "<svg class=\"chart\" role=\"img\" aria-label=\"{}\" data-chart-id=\"{}\" data-series=\"{}\" data-points=\"{points}\" ",
+        escape(&fig.chart.title),
+        escape(&fig.chart.id),
+        fig.chart.series.len(),
+    );
+    svg.replacen("<svg ", &attrs, 1)
+}
+
+/// A linear plot-space coordinate whose grid lines are the plan's ticks (bold, labelled) and
+/// minor lines (light), instead of plotters' own choice.
+struct Scale {
+    lo: f64,
+    hi: f64,
+    major: Vec<f64>,
+    minor: Vec<f64>,
+}
+
+impl Scale {
+    fn new(plan: &AxisPlan) -> Self {
+        Scale {
+            lo: plan.lo,
+            hi: plan.hi,
+            major: plan.ticks.iter().map(|t| t.pos).collect(),
+            minor: plan.minor.clone(),
+        }
+    }
+}
+
+impl Ranged for Scale {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.hi - self.lo;
+        let share = if span > 0.0 {
+            (value - self.lo) / span
+        } else {
+            0.5
+        };
+        let px = f64::from(limit.1 - limit.0) * share;
+        limit.0 + px.round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.minor.clone()
+        } else {
+            self.major.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn label_for(ticks: &[Tick], pos: f64) -> String {
+    ticks
+        .iter()
+        .find(|t| (t.pos - pos).abs() < 1e-9)
+        .map_or_else(String::new, |t| t.label.clone())
+}
+
+fn draw(
+    out: &mut String,
+    size: (u32, u32),
+    p: &Prepared,
+    entries: &[LegendEntry],
+    legend_right: Option<u32>,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let root = SVGBackend::with_string(out, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (plot_area, legend_area) = match legend_right {
+        Some(w) => root.split_horizontally(size.0 - w),
+        None => root.split_vertically(PLOT_HEIGHT_PX),
+    };
+    let tick_font = ("sans-serif", TICK_FONT).into_font().color(&TEXT_COLOUR);
+    let title_font = ("sans-serif", TITLE_FONT).into_font().color(&TEXT_COLOUR);
+    let widest_y =
+        p.y.ticks
+            .iter()
+            .map(|t| t.label.chars().count())
+            .max()
+            .unwrap_or(1);
+    let y_label_px = (36.0 + widest_y as f64 * CHAR_PX).ceil() as u32;
+
+    let x_range = Scale::new(&p.x);
+    let y_range = Scale::new(&p.y);
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin_top(16)
+        .margin_right(if legend_right.is_some() { 8 } else { 24 })
+        .margin_left(8)
+        .margin_bottom(4)
+        .x_label_area_size(52)
+        .y_label_area_size(y_label_px)
+        .build_cartesian_2d(x_range, y_range)
+        .map_err(|e| err(&e))?;
+    let fx = |v: &f64| label_for(&p.x.ticks, *v);
+    let fy = |v: &f64| label_for(&p.y.ticks, *v);
+    chart
+        .configure_mesh()
+        .x_desc(p.x.title.as_str())
+        .y_desc(p.y.title.as_str())
+        .x_label_formatter(&fx)
+        .y_label_formatter(&fy)
+        .label_style(tick_font.clone())
+        .axis_desc_style(title_font)
+        .bold_line_style(GRID_COLOUR)
+        .light_line_style(MINOR_GRID_COLOUR)
+        .axis_style(AXIS_COLOUR)
+        .draw()
+        .map_err(|e| err(&e))?;
+
+    for &(a, b, col) in &p.bands {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, p.y.lo), (b, p.y.hi)],
+                col.mix(0.14).filled(),
+            )))
+            .map_err(|e| err(&e))?;
+    }
+    for (i, runs) in p.runs.iter().enumerate() {
+        let (col, filled) = colour(i);
+        for run in runs.iter().filter(|r| r.len() >= 2) {
+            chart
+                .draw_series(LineSeries::new(run.iter().copied(), col.stroke_width(2)))
+                .map_err(|e| err(&e))?;
+        }
+        let marker = if filled {
+            col.filled()
+        } else {
+            col.stroke_width(2)
+        };
+        chart
+            .draw_series(
+                runs.iter()
+                    .flatten()
+                    .map(|&q| Circle::new(q, MARKER_RADIUS_PX, marker)),
+            )
+            .map_err(|e| err(&e))?;
+    }
+
+    // The legend: a short line and a square per series (no circles: those are data), a
+    // swatch per band, outside the plot so it never covers data.
+    let text_font = tick_font.pos(Pos::new(HPos::Left, VPos::Center));
+    let (x0, y0) = match legend_right {
+        Some(_) => (4, 30),
+        None => (y_label_px as i32 + 8, 16),
+    };
+    for (n, e) in entries.iter().enumerate() {
+        let y = y0 + n as i32 * LEGEND_ROW_PX;
+        if e.band {
+            legend_area
+                .draw(&Rectangle::new(
+                    [(x0, y - 6), (x0 + 24, y + 6)],
+                    e.colour.mix(0.25).filled(),
+                ))
+                .map_err(|e| err(&e))?;
+        } else {
+            legend_area
+                .draw(&PathElement::new(
+                    vec![(x0, y), (x0 + 24, y)],
+                    e.colour.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            let square = if e.filled {
+                e.colour.filled()
+            } else {
+                e.colour.stroke_width(2)
+            };
+            legend_area
+                .draw(&Rectangle::new([(x0 + 9, y - 3), (x0 + 15, y + 3)], square))
+                .map_err(|e| err(&e))?;
+        }
+        legend_area
+            .draw(&Text::new(e.label.clone(), (x0 + 32, y), text_font.clone()))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

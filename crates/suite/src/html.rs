@@ -1,0 +1,451 @@
+//! The suite report as one self-contained HTML page: options, the devices' results side by
+//! side, the steady-state verdicts, every chart (one figure per chart id, all devices on it)
+//! and each drive's health log after its last step.
+
+use flashlab_report::html::{band_label, render_page, Band, Block, Figure, Page, Section, Table};
+use serde_json::Value;
+
+use crate::output::{find, format_value, metric_rows, steady_cell};
+use crate::steady::SteadyRule;
+use crate::{Chart, DeviceReport, Series, SuiteKind, SuiteReport};
+
+/// The report as an HTML document; the same report gives the same bytes.
+pub fn render_html(report: &SuiteReport) -> String {
+    let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
+    let page = Page {
+        title: format!(
+            "flashlab {} suite: {}",
+            report.suite.name(),
+            names.join(", ")
+        ),
+        intro: vec![
+            format!("{}.", capitalise(report.suite.summary())),
+            options_line(report),
+        ],
+        sections: vec![
+            results_section(report),
+            steady_section(report),
+            charts_section(report),
+            health_section(report),
+        ],
+        footer: Some(format!(
+            "flashlab {}: simulated results; the same inputs and seed give the same report.",
+            env!("CARGO_PKG_VERSION")
+        )),
+    };
+    render_page(&page)
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn options_line(report: &SuiteReport) -> String {
+    let o = &report.options;
+    let mut parts = vec![
+        format!("seed {}", o.seed),
+        format!("preconditioning rounds of {}", o.round.describe()),
+        format!("at most {} rounds", o.max_rounds),
+        match o.qd {
+            Some(qd) => format!("queue depth {qd}"),
+            None => "the suite's default queue depth".into(),
+        },
+        format!("{} job(s)", o.jobs.unwrap_or(1)),
+    ];
+    if report.suite == SuiteKind::Qos {
+        parts.push(format!("{}% reads", o.rwmixread));
+        let depths: Vec<String> = o.qos_depths.iter().map(u32::to_string).collect();
+        parts.push(format!("queue depths {}", depths.join(", ")));
+    }
+    if let Some(ns) = o.runtime_ns {
+        parts.push(format!("measured steps run {}", human_ns(ns as f64)));
+    }
+    format!("Options: {}.", parts.join("; "))
+}
+
+fn results_section(report: &SuiteReport) -> Section {
+    let mut blocks = Vec::new();
+    for d in &report.devices {
+        if let Some(note) = &d.scale_note {
+            blocks.push(Block::Paragraph(format!(
+                "{} is simulated as a slice: {note}.",
+                d.device
+            )));
+        }
+    }
+    let mut header = vec!["metric".to_string()];
+    header.extend(report.devices.iter().map(|d| d.device.clone()));
+    let mut rows = vec![{
+        let mut r = vec!["steady state".to_string()];
+        r.extend(report.devices.iter().map(steady_cell));
+        r
+    }];
+    for (name, unit) in metric_rows(report) {
+        let mut r = vec![name.to_string()];
+        r.extend(
+            report
+                .devices
+                .iter()
+                .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value))),
+        );
+        rows.push(r);
+    }
+    blocks.push(Block::Table(Table { header, rows }));
+    Section {
+        heading: "Results".into(),
+        blocks,
+    }
+}
+
+fn steady_section(report: &SuiteReport) -> Section {
+    let rule = SteadyRule::SNIA_PTS;
+    let mut blocks = vec![Block::Paragraph(format!(
+        "Tracked value: write IOPS of each 4 KiB random-write round. Steady state (SNIA PTS) is \
+         the first window of {} rounds whose range is at most {:.0} % of its mean and whose \
+         least-squares line moves by at most {:.0} % of the mean across the window.",
+        rule.window,
+        rule.max_range_fraction * 100.0,
+        rule.max_excursion_fraction * 100.0
+    ))];
+    let rows: Vec<Vec<String>> = report
+        .devices
+        .iter()
+        .filter_map(|d| {
+            let st = d.steady.as_ref()?;
+            let iops = |v: f64| format_value(crate::Unit::Iops, v);
+            let (mean, range, excursion) =
+                st.verdict
+                    .window
+                    .map_or(("-".into(), "-".into(), "-".into()), |w| {
+                        let pct = |v: f64| {
+                            if w.mean > 0.0 {
+                                format!("{} ({:.1} %)", iops(v), v / w.mean * 100.0)
+                            } else {
+                                iops(v)
+                            }
+                        };
+                        (iops(w.mean), pct(w.range), pct(w.excursion))
+                    });
+            let window = match st.verdict.round {
+                Some(r) => format!("rounds {}–{r}", r + 1 - rule.window.min(r)),
+                None => "-".into(),
+            };
+            Some(vec![
+                d.device.clone(),
+                steady_cell(d),
+                st.rounds_iops.len().to_string(),
+                window,
+                mean,
+                range,
+                excursion,
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        blocks = vec![Block::Paragraph(
+            "This suite tracks no steady state.".into(),
+        )];
+    } else {
+        blocks.push(Block::Table(Table {
+            header: [
+                "device",
+                "verdict",
+                "rounds run",
+                "window",
+                "window mean",
+                "range",
+                "excursion",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }));
+    }
+    Section {
+        heading: "Steady state".into(),
+        blocks,
+    }
+}
+
+/// Charts grouped by id in first-seen order, each group drawn as one figure: with several
+/// devices every series is named "device: series" and each device's band is shaded in the
+/// colour of its first series.
+fn merged_figures(report: &SuiteReport) -> Vec<Figure> {
+    let mut groups: Vec<(&str, Vec<(&DeviceReport, &Chart)>)> = Vec::new();
+    for d in &report.devices {
+        for c in &d.charts {
+            match groups.iter_mut().find(|(id, _)| *id == c.id) {
+                Some((_, members)) => members.push((d, c)),
+                None => groups.push((&c.id, vec![(d, c)])),
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, members)| {
+            if report.devices.len() == 1 {
+                return Figure::new(members[0].1.clone());
+            }
+            let first = members[0].1;
+            let mut chart = Chart {
+                id: first.id.clone(),
+                title: first.title.clone(),
+                x: first.x.clone(),
+                y: first.y.clone(),
+                series: Vec::new(),
+                band: None,
+            };
+            let mut bands = Vec::new();
+            for (d, c) in members {
+                if let Some((from, to)) = c.band {
+                    bands.push(Band {
+                        from,
+                        to,
+                        label: format!("{}: {}", d.device, band_label(&c.x.label, from, to)),
+                        series: (!c.series.is_empty()).then_some(chart.series.len()),
+                    });
+                }
+                chart.series.extend(c.series.iter().map(|s| Series {
+                    name: format!("{}: {}", d.device, s.name),
+                    points: s.points.clone(),
+                }));
+            }
+            Figure {
+                chart,
+                bands,
+                note: None,
+            }
+        })
+        .collect()
+}
+
+fn charts_section(report: &SuiteReport) -> Section {
+    let figures = merged_figures(report);
+    let blocks = if figures.is_empty() {
+        vec![Block::Paragraph("This suite draws no charts.".into())]
+    } else {
+        figures.into_iter().map(Block::Figure).collect()
+    };
+    Section {
+        heading: "Charts".into(),
+        blocks,
+    }
+}
+
+/// The device's health log after its last job step: the `health` object of the device
+/// counters in that step's fio JSON, and the step's name.
+fn last_health(d: &DeviceReport) -> Option<(&str, Value)> {
+    let step = d.steps.iter().rev().find(|s| s.fio_json.is_some())?;
+    let doc: Value = serde_json::from_str(step.fio_json.as_deref()?).ok()?;
+    let health = doc.pointer("/flashlab/device_counters/health")?.clone();
+    health.is_object().then_some((step.name.as_str(), health))
+}
+
+/// 14293745664 → "14,293,745,664".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A health value as read: integers grouped, byte counts and times also in human units.
+fn health_cell(key: &str, v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_u64() {
+            Some(i) if key.contains("bytes") && i >= 1000 => {
+                format!("{} ({})", grouped(i), human_bytes(i as f64))
+            }
+            Some(i) if key.ends_with("_ns") && i >= 1000 => {
+                format!("{} ({})", grouped(i), human_ns(i as f64))
+            }
+            Some(i) => grouped(i),
+            None => trimmed(n.as_f64().unwrap_or(f64::NAN), 3),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// `v` with at most `decimals` decimals and no trailing zeros.
+fn trimmed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+fn human_ns(ns: f64) -> String {
+    match ns {
+        t if t >= 1e9 => format!("{} s", trimmed(t / 1e9, 2)),
+        t if t >= 1e6 => format!("{} ms", trimmed(t / 1e6, 2)),
+        t => format!("{} µs", trimmed(t / 1e3, 1)),
+    }
+}
+
+fn human_bytes(b: f64) -> String {
+    match b {
+        b if b >= 1e12 => format!("{:.2} TB", b / 1e12),
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.2} MB", b / 1e6),
+        b => format!("{:.1} kB", b / 1e3),
+    }
+}
+
+fn health_section(report: &SuiteReport) -> Section {
+    let mut blocks = Vec::new();
+    for d in &report.devices {
+        blocks.push(Block::Heading(d.device.clone()));
+        match last_health(d) {
+            Some((step, Value::Object(fields))) => {
+                blocks.push(Block::Paragraph(format!("After the last step, {step}.")));
+                let rows = fields
+                    .iter()
+                    .flat_map(|(k, v)| match v {
+                        // One level of nesting is shown with dotted keys.
+                        Value::Object(inner) => inner
+                            .iter()
+                            .map(|(ik, iv)| vec![format!("{k}.{ik}"), health_cell(ik, iv)])
+                            .collect(),
+                        v => vec![vec![k.clone(), health_cell(k, v)]],
+                    })
+                    .collect();
+                blocks.push(Block::Table(Table {
+                    header: vec!["field".into(), "value".into()],
+                    rows,
+                }));
+            }
+            _ => blocks.push(Block::Paragraph(
+                "No health log was recorded (no job step ran).".into(),
+            )),
+        }
+    }
+    Section {
+        heading: "Drive health".into(),
+        blocks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steady::{SteadyVerdict, WindowCheck};
+    use crate::{Axis, Measure, SteadyReport, StepRecord, SuiteOptions, Unit};
+
+    fn device(name: &str, iops: f64) -> DeviceReport {
+        let fio_json = r#"{"jobs": [], "flashlab": {"device_counters": {"health": {"media_bytes_written": 14293745664, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null}}}}"#.to_string();
+        DeviceReport {
+            device: name.into(),
+            scale_note: Some("slice of 1/4".into()),
+            steps: vec![
+                StepRecord {
+                    name: "purge".into(),
+                    job_text: None,
+                    fio_json: None,
+                    end_ns: 1,
+                    measures: Vec::new(),
+                },
+                StepRecord {
+                    name: "round-05".into(),
+                    job_text: Some("[x]".into()),
+                    fio_json: Some(fio_json),
+                    end_ns: 2,
+                    measures: Vec::new(),
+                },
+            ],
+            steady: Some(SteadyReport {
+                rounds_iops: vec![iops; 5],
+                verdict: SteadyVerdict {
+                    round: Some(5),
+                    window: Some(WindowCheck {
+                        mean: iops,
+                        range: 0.0,
+                        excursion: 0.0,
+                        steady: true,
+                    }),
+                },
+            }),
+            results: vec![Measure {
+                name: "steady_write_iops".into(),
+                unit: Unit::Iops,
+                value: iops,
+            }],
+            charts: vec![Chart {
+                id: "steady-rounds".into(),
+                title: "Rounds".into(),
+                x: Axis::linear("round", Unit::Count),
+                y: Axis::linear("write IOPS", Unit::Iops),
+                series: vec![Series {
+                    name: "write IOPS".into(),
+                    points: (1..=5).map(|r| (f64::from(r), iops)).collect(),
+                }],
+                band: Some((1.0, 5.0)),
+            }],
+        }
+    }
+
+    fn report(devices: Vec<DeviceReport>) -> SuiteReport {
+        SuiteReport {
+            suite: SuiteKind::Precondition,
+            options: SuiteOptions::default(),
+            devices,
+        }
+    }
+
+    #[test]
+    fn several_devices_share_one_figure_per_chart_id() {
+        let r = report(vec![device("a", 1000.0), device("b", 2000.0)]);
+        let figs = merged_figures(&r);
+        assert_eq!(figs.len(), 1);
+        let names: Vec<&str> = figs[0]
+            .chart
+            .series
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["a: write IOPS", "b: write IOPS"]);
+        assert_eq!(figs[0].bands.len(), 2);
+        assert_eq!(figs[0].bands[1].series, Some(1));
+        assert_eq!(figs[0].bands[1].label, "b: round 1–5");
+        let html = render_html(&r);
+        assert_eq!(html.matches("data-chart-id=\"steady-rounds\"").count(), 1);
+        assert!(html.contains("data-points=\"10\""));
+    }
+
+    #[test]
+    fn page_has_results_verdict_health_and_scale_note() {
+        let r = report(vec![device("a<1>", 1234.0)]);
+        let html = render_html(&r);
+        assert_eq!(html, render_html(&r));
+        assert!(html.contains("<td class=\"num\">1234 IOPS</td>"), "{html}");
+        assert!(html.contains("a&lt;1&gt; is simulated as a slice: slice of 1/4."));
+        assert!(html.contains("<td>round 5</td>"));
+        assert!(html.contains("rounds 1–5"));
+        assert!(html.contains("After the last step, round-05."));
+        assert!(html.contains("14,293,745,664 (14.29 GB)"), "{html}");
+        assert!(html.contains("4,630,554,509,775 (4630.55 s)"), "{html}");
+        assert!(html.contains("<td class=\"num\">4.067</td>"));
+        // A single device keeps its own series names and its band grey.
+        assert!(html.contains("write IOPS") && !html.contains("a&lt;1&gt;: write IOPS"));
+    }
+
+    #[test]
+    fn missing_health_log_is_said() {
+        let mut d = device("a", 1.0);
+        d.steps.truncate(1);
+        let html = render_html(&report(vec![d]));
+        assert!(html.contains("No health log was recorded"));
+    }
+}
