@@ -65,17 +65,21 @@ impl Channel {
         if self.head > 0 && i < self.len - i {
             self.head -= 1;
             let h = self.head;
-            self.buf.copy_within(h + 1..h + 1 + i, h);
+            for k in h..h + i {
+                self.buf[k] = self.buf[k + 1];
+            }
         } else {
             if self.head + self.len == SLOTS {
                 self.buf.copy_within(self.head..SLOTS, 0);
                 self.head = 0;
             }
             let h = self.head;
-            self.buf.copy_within(h + i..h + self.len, h + i + 1);
+            for k in (h + i..h + self.len).rev() {
+                self.buf[k + 1] = self.buf[k];
+            }
         }
         self.len += 1;
-        self.busy_mut()[i] = v;
+        self.buf[self.head + i] = v;
     }
 
     /// Remove the `i`-th interval, moving the shorter side.
@@ -84,17 +88,21 @@ impl Channel {
         debug_assert!(i < self.len);
         let h = self.head;
         if i < self.len - 1 - i {
-            self.buf.copy_within(h..h + i, h + 1);
+            for k in (h..h + i).rev() {
+                self.buf[k + 1] = self.buf[k];
+            }
             self.head += 1;
         } else {
-            self.buf.copy_within(h + i + 1..h + self.len, h + i);
+            for k in h + i..h + self.len - 1 {
+                self.buf[k] = self.buf[k + 1];
+            }
         }
         self.len -= 1;
     }
 
     /// Book `dur_ns` at the earliest time from `earliest_ns` on when the channel is free for
     /// that long; returns the start.
-    #[inline]
+    #[inline(always)]
     pub fn book(&mut self, earliest_ns: u64, dur_ns: u64) -> u64 {
         let mut t = earliest_ns;
         let mut i = self.first_ending_after(t);
