@@ -99,7 +99,10 @@ impl WriteBuffer {
         } else {
             // Cannot happen while every entry holds at least one IU; merging into a later
             // release keeps the bound without losing bytes.
-            let (r, old) = self.releases.pop().map_or((done_ns, 0), |Reverse(e)| unpack(e));
+            let (r, old) = self
+                .releases
+                .pop()
+                .map_or((done_ns, 0), |Reverse(e)| unpack(e));
             self.releases.push(Reverse(pack(r.max(done_ns), old + b)));
         }
     }
