@@ -12,9 +12,20 @@ pub(crate) struct WriteBuffer {
     unassigned_bytes: u64,
     /// Admissions are FIFO: none before the previous one.
     floor_ns: u64,
-    /// `(release time, bytes)`; at most one entry per IU held, so capacity is preallocated.
-    releases: BinaryHeap<Reverse<(u64, u64)>>,
+    /// `(release time, bytes)` packed as `time << 64 | bytes` (same order as the pair, one
+    /// compare instead of two); at most one entry per IU held, so capacity is preallocated.
+    releases: BinaryHeap<Reverse<u128>>,
     max_entries: usize,
+}
+
+#[inline]
+fn pack(release_ns: u64, bytes: u64) -> u128 {
+    (u128::from(release_ns) << 64) | u128::from(bytes)
+}
+
+#[inline]
+fn unpack(e: u128) -> (u64, u64) {
+    ((e >> 64) as u64, e as u64)
 }
 
 /// Why data cannot be admitted.
@@ -46,7 +57,7 @@ impl WriteBuffer {
     }
 
     fn release_until(&mut self, t_ns: u64) {
-        while let Some(Reverse((r, b))) = self.releases.peek().copied() {
+        while let Some((r, b)) = self.releases.peek().map(|&Reverse(e)| unpack(e)) {
             if r > t_ns {
                 break;
             }
@@ -61,7 +72,7 @@ impl WriteBuffer {
         let mut t = now_ns.max(self.floor_ns);
         self.release_until(t);
         while self.used_bytes + bytes > self.capacity_bytes {
-            let Some(Reverse((r, b))) = self.releases.pop() else {
+            let Some((r, b)) = self.releases.pop().map(|Reverse(e)| unpack(e)) else {
                 return Err(BufferError::Deadlock {
                     used_bytes: self.used_bytes,
                     need_bytes: bytes,
@@ -84,12 +95,15 @@ impl WriteBuffer {
         }
         self.unassigned_bytes -= b;
         if self.releases.len() < self.max_entries {
-            self.releases.push(Reverse((done_ns, b)));
+            self.releases.push(Reverse(pack(done_ns, b)));
         } else {
             // Cannot happen while every entry holds at least one IU; merging into a later
             // release keeps the bound without losing bytes.
-            let Reverse((r, old)) = self.releases.pop().unwrap_or(Reverse((done_ns, 0)));
-            self.releases.push(Reverse((r.max(done_ns), old + b)));
+            let (r, old) = self
+                .releases
+                .pop()
+                .map_or((done_ns, 0), |Reverse(e)| unpack(e));
+            self.releases.push(Reverse(pack(r.max(done_ns), old + b)));
         }
     }
 

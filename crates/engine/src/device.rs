@@ -128,4 +128,10 @@ pub trait BlockDevice {
     /// The host has nothing outstanding from `from_ns` until at least `until_ns`; a device
     /// may use the time for background work (garbage collection, SLC folding).
     fn idle(&mut self, _from_ns: SimTime, _until_ns: SimTime) {}
+
+    /// A hint, with no effect on any result: `req` is the host's next request and will
+    /// probably be submitted soon. A device may start loading what serving it will touch
+    /// (such as its map entry, a cache miss on a large drive) so that the loads of queued
+    /// requests overlap instead of following one another.
+    fn prefetch(&self, _req: &IoRequest) {}
 }

@@ -146,6 +146,20 @@ impl Ftl {
     pub(crate) fn start_page(&mut self, s: StreamId) -> bool {
         let si = s as usize;
         debug_assert_eq!(self.streams[si].cur_block, NIL);
+        let u = self.streams[si].cursor;
+        // Usually the cursor's unit has an open block: no search.
+        let b = self.streams[si].open[u as usize];
+        if b != NIL {
+            self.open_page(si, u, b);
+            return true;
+        }
+        self.start_page_search(s)
+    }
+
+    /// [`Self::start_page`] when the cursor's unit has no open block.
+    #[cold]
+    fn start_page_search(&mut self, s: StreamId) -> bool {
+        let si = s as usize;
         let units = self.geo.units;
         let mut u = self.streams[si].cursor;
         // Allocation falls back to any unit, so once it fails it fails for every unit.
@@ -166,19 +180,25 @@ impl Ftl {
                 u = if u + 1 == units { 0 } else { u + 1 };
                 continue;
             }
-            let page = self.blocks.info[b as usize].wp;
-            debug_assert!(page < self.blocks.capacity_pages(b));
-            self.blocks.info[b as usize].wp = page + 1;
-            let page_global = b * self.geo.pages_per_block + page;
-            let st = &mut self.streams[si];
-            st.cur_unit = u;
-            st.cur_block = b;
-            st.cur_page = page;
-            st.cur_page_global = page_global;
-            st.fill = 0;
+            self.open_page(si, u, b);
             return true;
         }
         false
+    }
+
+    /// Make the next page of open block `b` on unit `u` the stream's current page.
+    #[inline]
+    fn open_page(&mut self, si: usize, u: u32, b: u32) {
+        let page = self.blocks.info[b as usize].wp;
+        debug_assert!(page < self.blocks.capacity_pages(b));
+        self.blocks.info[b as usize].wp = page + 1;
+        let page_global = b * self.geo.pages_per_block + page;
+        let st = &mut self.streams[si];
+        st.cur_unit = u;
+        st.cur_block = b;
+        st.cur_page = page;
+        st.cur_page_global = page_global;
+        st.fill = 0;
     }
 
     /// Reserve the next IU slot of the stream: (physical address, slot index in the page).
@@ -212,7 +232,14 @@ impl Ftl {
             (st.cur_block, st.cur_page, st.fill, st.cur_unit, st.cause)
         };
         debug_assert_ne!(b, NIL);
-        for slot in 0..fill as usize {
+        // Only host pages carry undo records, and only without PLP.
+        let undo = !self.cfg.power_loss_protection && matches!(s, StreamId::Host | StreamId::Slc);
+        debug_assert!(
+            undo || self.streams[si].undo[..fill as usize]
+                .iter()
+                .all(|r| r.lpn == NIL)
+        );
+        for slot in 0..if undo { fill as usize } else { 0 } {
             let rec = self.streams[si].undo[slot];
             if rec.lpn != NIL {
                 self.streams[si].undo[slot] = NO_UNDO;

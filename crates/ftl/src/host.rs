@@ -137,6 +137,15 @@ impl Ftl {
         ReadLocation::Nand { block, page, slc }
     }
 
+    /// Start loading the map entry of `lpn` into the cache (a hint for an imminent read; no
+    /// effect on any state, and nothing for an IU out of range).
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn) {
+        if let Some(entry) = self.map.l2p.get(lpn as usize) {
+            prefetch_read(entry);
+        }
+    }
+
     /// Version tag of the data a read of `lpn` returns (None = unmapped, or versions are not
     /// tracked).
     pub fn read_version(&self, lpn: Lpn) -> Option<u32> {
@@ -252,3 +261,16 @@ impl Ftl {
         self.after_op();
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn prefetch_read<T>(p: &T) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: SSE is part of the x86_64 baseline, and a prefetch of a valid reference never
+    // faults and changes no state but the cache.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(p).cast()) };
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn prefetch_read<T>(_p: &T) {}

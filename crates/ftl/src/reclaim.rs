@@ -120,6 +120,10 @@ impl Ftl {
     }
 
     /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
+    ///
+    /// One pass over the victim's P2L: each valid IU is placed in the destination page
+    /// directly, and the victim's valid count and the copy counters are settled once at the
+    /// end (the victim is in no victim bucket while reclaimed, so nothing reads them before).
     pub(crate) fn relocate(
         &mut self,
         b: u32,
@@ -133,10 +137,12 @@ impl Ftl {
         let ipp = self.geo.ius_per_page;
         // Relocation writes no host data, so the set of shadowed copies in `b` is fixed now.
         let shadows = self.has_shadows_in(b);
+        let mut moved = 0u32;
         for page in 0..self.blocks.capacity_pages(b) {
             let first = self.ppa_of(b, page, 0);
-            let live = (first..first + ipp)
-                .filter(|&p| self.map.p2l[p as usize] != INVALID)
+            let live = self.map.p2l[first as usize..(first + ipp) as usize]
+                .iter()
+                .filter(|&&lpn| lpn != INVALID)
                 .count() as u32;
             if live == 0 {
                 continue;
@@ -153,11 +159,20 @@ impl Ftl {
             for src in first..first + ipp {
                 let lpn = self.map.p2l[src as usize];
                 if lpn != INVALID {
-                    self.move_iu(src, lpn, dest, cause, shadows, ops);
+                    self.move_iu(src, lpn, dest, shadows, ops);
                 }
             }
+            moved += live;
         }
-        debug_assert_eq!(self.blocks.info[b as usize].valid, 0);
+        let info = &mut self.blocks.info[b as usize];
+        debug_assert_eq!(info.valid, moved, "block {b}: valid count against its P2L");
+        info.valid -= moved;
+        let copied = u64::from(moved);
+        match cause {
+            OpCause::SlcFold => self.counters.slc_folded_ius += copied,
+            OpCause::WearLevel => self.counters.wear_level_moved_ius += copied,
+            _ => self.counters.gc_copied_ius += copied,
+        }
         if !self.cfg.power_loss_protection {
             // The source is erased next: its data must be durable elsewhere first.
             self.pad_stream(dest, ops);
@@ -175,12 +190,14 @@ impl Ftl {
         self.erases_since_wl += 1;
     }
 
+    /// Copy the valid IU at `src` (of the block being relocated) to the next slot of `dest`.
+    /// The caller settles the source block's valid count.
+    #[inline]
     fn move_iu(
         &mut self,
         src: Ppa,
         lpn: Lpn,
         dest: StreamId,
-        cause: OpCause,
         shadows: bool,
         ops: &mut Vec<NandOp>,
     ) {
@@ -204,12 +221,7 @@ impl Ftl {
             // undo record follows the move, the map keeps pointing at the new data.
             self.redirect_undo(lpn, src, to);
         }
-        self.invalidate(src);
-        match cause {
-            OpCause::SlcFold => self.counters.slc_folded_ius += 1,
-            OpCause::WearLevel => self.counters.wear_level_moved_ius += 1,
-            _ => self.counters.gc_copied_ius += 1,
-        }
+        self.map.p2l[src as usize] = INVALID;
         self.finish_slot(dest, ops);
     }
 

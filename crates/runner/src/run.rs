@@ -74,6 +74,11 @@ struct JobClone<'a> {
     end_ns: SimTime,
     /// Drawn from the generator but held back by the rate limit.
     pending: Option<GeneratedIo>,
+    /// The generator's next I/O, drawn one step ahead so that the device can be told of it
+    /// (`BlockDevice::prefetch`) before it is due.
+    lookahead: Option<GeneratedIo>,
+    /// The generator has returned None (it is not asked again).
+    generator_done: bool,
     exhausted: bool,
     stopped: bool,
     finished: bool,
@@ -90,6 +95,33 @@ struct JobClone<'a> {
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
+}
+
+impl JobClone<'_> {
+    /// The generator's next I/O (the one drawn ahead, if any). The sequence is the
+    /// generator's own: drawing ahead changes only when it is asked.
+    #[inline]
+    fn next_generated(&mut self) -> Option<GeneratedIo> {
+        if let Some(io) = self.lookahead.take() {
+            return Some(io);
+        }
+        if self.generator_done {
+            return None;
+        }
+        let io = self.generator.next_io();
+        self.generator_done = io.is_none();
+        io
+    }
+
+    /// Draw the next I/O ahead of time, if not drawn yet; returns it.
+    #[inline]
+    fn draw_ahead(&mut self) -> Option<&GeneratedIo> {
+        if self.lookahead.is_none() && !self.generator_done {
+            self.lookahead = self.generator.next_io();
+            self.generator_done = self.lookahead.is_none();
+        }
+        self.lookahead.as_ref()
+    }
 }
 
 fn kind_name(kind: IoKind) -> &'static str {
@@ -252,6 +284,8 @@ impl<'a, 'd> Runner<'a, 'd> {
                     measure_start_ns: 0,
                     end_ns: 0,
                     pending: None,
+                    lookahead: None,
+                    generator_done: false,
                     exhausted: false,
                     stopped: false,
                     finished: false,
@@ -559,7 +593,7 @@ impl<'a, 'd> Runner<'a, 'd> {
                     if c.exhausted {
                         return Ok(());
                     }
-                    match c.generator.next_io() {
+                    match c.next_generated() {
                         Some(io) => io,
                         None => {
                             c.exhausted = true;
@@ -608,6 +642,14 @@ impl<'a, 'd> Runner<'a, 'd> {
                 len_bytes: io.len_bytes,
                 fua,
             };
+            if let Some(next) = c.draw_ahead() {
+                self.device.prefetch(&IoRequest {
+                    kind: next.kind,
+                    offset_bytes: next.offset_bytes,
+                    len_bytes: next.len_bytes,
+                    fua: false,
+                });
+            }
             self.issue(i, req, now)?;
         }
     }
