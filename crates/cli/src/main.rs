@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod progress;
+mod suite_opts;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -33,13 +34,14 @@ enum Command {
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
-    /// Run a built-in test suite: precondition, four-corners or qos (see docs/suites.md).
+    /// Run a built-in test suite: precondition, four-corners, qos, wsat, recovery, op-sweep or
+    /// endurance (see docs/suites.md).
     Suite(SuiteArgs),
 }
 
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
-    /// The suite: precondition, four-corners or qos.
+    /// The suite: precondition, four-corners, qos, wsat, recovery, op-sweep or endurance.
     name: String,
     /// A preset name or a device TOML file; repeat to compare drives side by side (they run
     /// in parallel). Default: the default preset.
@@ -77,6 +79,8 @@ struct SuiteArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
+    #[command(flatten)]
+    tests: suite_opts::SuiteTestArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -309,7 +313,7 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
             }
         },
     };
-    let options = flashlab_suite::SuiteOptions {
+    let mut options = flashlab_suite::SuiteOptions {
         seed: args.seed,
         round,
         max_rounds: args.max_rounds,
@@ -318,7 +322,9 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         rwmixread: args.rwmixread,
         qos_depths: args.depths.clone(),
         runtime_ns,
+        ..Default::default()
     };
+    args.tests.apply(&mut options).map_err(bad_input)?;
     options.validate().map_err(bad_input)?;
     Ok(options)
 }
@@ -335,13 +341,11 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         .iter()
         .map(|n| load_device(n, &args.set))
         .collect::<Result<Vec<_>, _>>()?;
-    let show_progress = std::io::stderr().is_terminal();
-    let progress = |device: usize, step: &str| {
-        if show_progress {
-            eprintln!("flashlab: {}: {step}", names[device]);
-        }
-    };
-    let report = flashlab_suite::run_suite(kind, &configs, &options, &progress).map_err(|e| {
+    let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), names.len());
+    let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
+    let outcome = flashlab_suite::run_suite_with(kind, &configs, &options, &progress);
+    display.finish();
+    let report = outcome.map_err(|e| {
         if e.is_bad_input() {
             bad_input(e)
         } else {

@@ -7,25 +7,36 @@
 //! - `four-corners`: 128 KiB sequential read and write and 4 KiB random read after a
 //!   sequential fill, 4 KiB random write at steady state;
 //! - `qos`: a read/write mix across queue depths after preconditioning, with read latency
-//!   percentiles.
+//!   percentiles;
+//! - `wsat`, `recovery`, `op-sweep`, `endurance`: write saturation from fresh to steady,
+//!   recovery of a dirty drive during idle time, extra spare area against IOPS and wear, and
+//!   wear rate and projected endurance of a workload (one module each).
 //!
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
+mod endurance;
+mod opsweep;
 mod options;
 mod output;
+mod recovery;
 mod session;
 pub mod steady;
 mod suites;
+mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
 use flashlab_engine::SeedTree;
 use flashlab_runner::RunError;
 use flashlab_workload::ParseError;
 
+pub use endurance::{EnduranceOptions, EnduranceWorkload};
+pub use opsweep::OpSweepOptions;
 pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
+pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use wsat::WsatOptions;
 
 /// The built-in suites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,13 +44,21 @@ pub enum SuiteKind {
     Precondition,
     FourCorners,
     Qos,
+    Wsat,
+    Recovery,
+    OpSweep,
+    Endurance,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 3] = [
+    pub const ALL: [SuiteKind; 7] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
+        SuiteKind::Wsat,
+        SuiteKind::Recovery,
+        SuiteKind::OpSweep,
+        SuiteKind::Endurance,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +66,10 @@ impl SuiteKind {
             SuiteKind::Precondition => "precondition",
             SuiteKind::FourCorners => "four-corners",
             SuiteKind::Qos => "qos",
+            SuiteKind::Wsat => "wsat",
+            SuiteKind::Recovery => "recovery",
+            SuiteKind::OpSweep => "op-sweep",
+            SuiteKind::Endurance => "endurance",
         }
     }
 
@@ -59,6 +82,18 @@ impl SuiteKind {
                 "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
             }
             SuiteKind::Qos => "4 KiB read/write mix across queue depths: IOPS, read latency tail",
+            SuiteKind::Wsat => {
+                "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
+            }
+            SuiteKind::Recovery => {
+                "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
+            }
+            SuiteKind::OpSweep => {
+                "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
+            }
+            SuiteKind::Endurance => {
+                "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
+            }
         }
     }
 
@@ -151,6 +186,12 @@ pub enum Unit {
     Ns,
     /// A plain number (a round, a count).
     Count,
+    /// A dimensionless ratio shown with decimals (write amplification, years, DWPD).
+    Ratio,
+    /// Bytes (data written, capacity).
+    Bytes,
+    /// A percentage (0 to 100).
+    Percent,
 }
 
 impl Unit {
@@ -159,7 +200,30 @@ impl Unit {
             Unit::BytesPerS => "B/s",
             Unit::Iops => "IOPS",
             Unit::Ns => "ns",
-            Unit::Count => "",
+            Unit::Count | Unit::Ratio => "",
+            Unit::Bytes => "B",
+            Unit::Percent => "%",
+        }
+    }
+}
+
+/// What kind of step ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    /// A secure erase.
+    Purge,
+    /// An fio job.
+    Job,
+    /// The host left the drive idle.
+    Idle,
+}
+
+impl StepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Purge => "purge",
+            StepKind::Job => "job",
+            StepKind::Idle => "idle",
         }
     }
 }
@@ -169,7 +233,8 @@ impl Unit {
 pub struct StepRecord {
     /// Unique within the device's run, e.g. `round-03`.
     pub name: String,
-    /// `None` for a purge; else the fio job text that ran.
+    pub kind: StepKind,
+    /// `None` for a purge or idle time; else the fio job text that ran.
     pub job_text: Option<String>,
     /// The fio JSON of the job (with the device's counters in `"flashlab"`).
     pub fio_json: Option<String>,
@@ -256,6 +321,35 @@ pub struct SuiteReport {
     pub devices: Vec<DeviceReport>,
 }
 
+/// Where a suite is, for a progress display. Reported when a step starts
+/// (`step_started`) and then every so many simulated events while it runs; results never
+/// depend on it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SuiteProgress<'a> {
+    pub device: &'a str,
+    pub step: &'a str,
+    /// Steps started so far on this device, this one included.
+    pub step_number: usize,
+    /// True on the report that announces the step.
+    pub step_started: bool,
+    /// Round (from 1) of a repeated step, and the most rounds there may be.
+    pub round: Option<usize>,
+    pub max_rounds: Option<usize>,
+    /// The drive's simulated time since the suite started on it.
+    pub sim_ns: u64,
+    /// Share of the step done, 0 to 1 (the runner's estimate).
+    pub step_fraction: f64,
+    /// Share of the whole suite done, when the suite knows its length.
+    pub suite_fraction: Option<f64>,
+}
+
+fn device_error(config: &DeviceConfig, error: ConfigError) -> SuiteError {
+    SuiteError::Device {
+        device: config.name.clone(),
+        error: Box::new(error),
+    }
+}
+
 /// Run `kind` on one device built from `config`. `progress` hears the name of each step as
 /// it starts.
 pub fn run_on_device(
@@ -264,13 +358,34 @@ pub fn run_on_device(
     options: &SuiteOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<DeviceReport, SuiteError> {
+    run_on_device_with(kind, config, options, &mut |p| {
+        if p.step_started {
+            progress(p.step)
+        }
+    })
+}
+
+/// [`run_on_device`] with the whole [`SuiteProgress`]: step, round, simulated time, share done.
+pub fn run_on_device_with(
+    kind: SuiteKind,
+    config: &DeviceConfig,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
+    // op-sweep builds a fresh drive per spare fraction itself.
+    if kind == SuiteKind::OpSweep {
+        return opsweep::run(config, options, progress);
+    }
     let seeds = SeedTree::new(options.seed);
-    let mut ssd = Ssd::new(config, seeds.child("device")).map_err(|error| SuiteError::Device {
-        device: config.name.clone(),
-        error: Box::new(error),
-    })?;
-    suites::run(kind, &mut ssd, &config.name, options, progress)
+    let mut ssd =
+        Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
+    match kind {
+        SuiteKind::Wsat => wsat::run(&mut ssd, &config.name, options, progress),
+        SuiteKind::Recovery => recovery::run(&mut ssd, &config.name, options, progress),
+        SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
+        _ => suites::run(kind, &mut ssd, &config.name, options, progress),
+    }
 }
 
 /// Run `kind` on every device, each on its own thread; results come back in device order and
@@ -282,13 +397,29 @@ pub fn run_suite(
     options: &SuiteOptions,
     progress: &(dyn Fn(usize, &str) + Sync),
 ) -> Result<SuiteReport, SuiteError> {
+    run_suite_with(kind, configs, options, &|i, p: &SuiteProgress| {
+        if p.step_started {
+            progress(i, p.step)
+        }
+    })
+}
+
+/// [`run_suite`] with the whole [`SuiteProgress`] of each device.
+pub fn run_suite_with(
+    kind: SuiteKind,
+    configs: &[DeviceConfig],
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
     options.validate()?;
     let outcomes: Vec<Result<DeviceReport, SuiteError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
             .iter()
             .enumerate()
             .map(|(i, config)| {
-                scope.spawn(move || run_on_device(kind, config, options, &mut |s| progress(i, s)))
+                scope.spawn(move || {
+                    run_on_device_with(kind, config, options, &mut |p| progress(i, p))
+                })
             })
             .collect();
         handles
@@ -308,6 +439,20 @@ pub fn run_suite(
     })
 }
 
+/// The options group of `kind` for the JSON report (`None`: the suite has no own group).
+pub(crate) fn suite_options_json(
+    kind: SuiteKind,
+    o: &SuiteOptions,
+) -> Option<(&'static str, serde_json::Value)> {
+    match kind {
+        SuiteKind::Wsat => Some(("wsat", o.wsat.to_json())),
+        SuiteKind::Recovery => Some(("recovery", o.recovery.to_json())),
+        SuiteKind::OpSweep => Some(("op_sweep", o.op_sweep.to_json())),
+        SuiteKind::Endurance => Some(("endurance", o.endurance.to_json())),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +465,9 @@ mod tests {
         let e = SuiteKind::from_name("four_corners").unwrap_err();
         assert!(e.is_bad_input());
         let msg = e.to_string();
-        assert!(msg.contains("precondition, four-corners, qos"), "{msg}");
+        assert!(
+            msg.contains("precondition, four-corners, qos, wsat, recovery, op-sweep, endurance"),
+            "{msg}"
+        );
     }
 }

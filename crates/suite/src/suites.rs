@@ -14,7 +14,7 @@ use crate::{
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
-const DEFAULT_QD: u32 = 32;
+pub(crate) const DEFAULT_QD: u32 = 32;
 const DEFAULT_JOBS: u32 = 1;
 /// Depth of the workload-independent fill: it only has to write every block, fast.
 const FILL_QD: u32 = 32;
@@ -25,7 +25,7 @@ const SEQ_WRITE_NS: u64 = 30 * NS_PER_S;
 const RAND_READ_NS: u64 = 5 * NS_PER_S;
 const QOS_NS: u64 = 10 * NS_PER_S;
 /// Ramps let queues fill and a write buffer reach its steady level before measuring.
-const RAMP_NS: u64 = NS_PER_S;
+pub(crate) const RAMP_NS: u64 = NS_PER_S;
 const SEQ_WRITE_RAMP_NS: u64 = 2 * NS_PER_S;
 
 /// Percentiles the qos suite reports, and their key suffixes.
@@ -41,13 +41,17 @@ pub(crate) fn run(
     ssd: &mut Ssd,
     device: &str,
     opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let mut s = Session::new(ssd, device, opts.seed, progress);
     let (steady, results) = match kind {
         SuiteKind::Precondition => precondition(&mut s, opts)?,
         SuiteKind::FourCorners => four_corners(&mut s, opts)?,
         SuiteKind::Qos => qos(&mut s, opts)?,
+        // These have modules of their own, chosen in `run_on_device_with`.
+        SuiteKind::Wsat | SuiteKind::Recovery | SuiteKind::OpSweep | SuiteKind::Endurance => {
+            unreachable!("suite {} is not run by suites::run", kind.name())
+        }
     };
     let mut charts = vec![steady_chart(&steady)];
     if kind == SuiteKind::Qos {
@@ -65,7 +69,7 @@ pub(crate) fn run(
 }
 
 /// Write IOPS per round, the steady window marked.
-fn steady_chart(st: &SteadyReport) -> Chart {
+pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
     let window = SteadyRule::SNIA_PTS.window;
     let band = st
         .verdict
@@ -90,7 +94,7 @@ fn steady_chart(st: &SteadyReport) -> Chart {
 }
 
 /// The value of `name` among `results`, if measured.
-fn result_value(results: &[Measure], name: &str) -> Option<f64> {
+pub(crate) fn result_value(results: &[Measure], name: &str) -> Option<f64> {
     results.iter().find(|m| m.name == name).map(|m| m.value)
 }
 
@@ -133,7 +137,7 @@ fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
     ]
 }
 
-fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
+pub(crate) fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
     Measure {
         name: name.into(),
         unit,
@@ -142,16 +146,23 @@ fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
 }
 
 /// Sum over the run's jobs (clones are merged by group_reporting).
-fn iops(run: &RunResult, ddir: usize) -> f64 {
+pub(crate) fn iops(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.iops(ddir)).sum()
 }
 
-fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
+pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.bw_bytes_per_s(ddir) as f64).sum()
 }
 
 /// A one-job fio file. `lines` are extra `key=value` options.
-fn job_text(name: &str, rw: &str, bs: &str, qd: u32, jobs: u32, lines: &[String]) -> String {
+pub(crate) fn job_text(
+    name: &str,
+    rw: &str,
+    bs: &str,
+    qd: u32,
+    jobs: u32,
+    lines: &[String],
+) -> String {
     let mut t = format!(
         "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
     );
@@ -162,7 +173,7 @@ fn job_text(name: &str, rw: &str, bs: &str, qd: u32, jobs: u32, lines: &[String]
     t
 }
 
-fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
+pub(crate) fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     vec![
         "time_based=1".into(),
         format!("ramp_time={ramp_ns}ns"),
@@ -170,7 +181,7 @@ fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     ]
 }
 
-fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
+pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
     (
         opts.qd.unwrap_or(DEFAULT_QD),
         opts.jobs.unwrap_or(DEFAULT_JOBS),
@@ -180,7 +191,7 @@ fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
 /// Purge, then the workload-independent preconditioning: the whole drive written twice with
 /// 128 KiB sequential writes, so every block holds data and the FTL's free pool is at its
 /// floor.
-fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
+pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
     s.purge("purge")?;
     let text = job_text(
         "fill",
@@ -202,7 +213,10 @@ fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
 
 /// Workload-dependent preconditioning: rounds of 4 KiB random writes until the write IOPS
 /// meet the SNIA steady-state rule or `max_rounds` have run.
-fn random_write_rounds(s: &mut Session, opts: &SuiteOptions) -> Result<SteadyReport, SuiteError> {
+pub(crate) fn random_write_rounds(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<SteadyReport, SuiteError> {
     let (qd, jobs) = qd_jobs(opts);
     let round_lines = match opts.round {
         RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
@@ -236,12 +250,12 @@ fn random_write_rounds(s: &mut Session, opts: &SuiteOptions) -> Result<SteadyRep
 
 /// Bytes each of `jobs` clones writes so that together they write `total` (whole 4 KiB blocks,
 /// at least one).
-fn per_job_bytes(total: u64, jobs: u32) -> u64 {
+pub(crate) fn per_job_bytes(total: u64, jobs: u32) -> u64 {
     (total / u64::from(jobs.max(1)) / 4096).max(1) * 4096
 }
 
 /// The mean of the steady window, or of the last rounds when steady state was not reached.
-fn steady_iops(st: &SteadyReport) -> f64 {
+pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
     match st.verdict.window {
         Some(w) => w.mean,
         None if st.rounds_iops.is_empty() => 0.0,
@@ -249,7 +263,7 @@ fn steady_iops(st: &SteadyReport) -> f64 {
     }
 }
 
-fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
+pub(crate) fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
     let mut m = vec![
         measure("rounds", Unit::Count, st.rounds_iops.len() as f64),
         measure("steady_write_iops", Unit::Iops, steady_iops(st)),
