@@ -116,7 +116,8 @@ pub(crate) fn run(
     let mut prev = first.clone();
     let mut points: Vec<Point> = Vec::new();
     let mut written = 0.0;
-    while written < target {
+    // A planned count is exact: whole-block io_size rounding must not add a sliver interval.
+    while planned.map_or(written < target, |n| points.len() < n) {
         let i = points.len() + 1;
         if i > MAX_INTERVALS {
             return Err(too_many_intervals(w));
