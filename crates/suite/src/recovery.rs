@@ -374,7 +374,14 @@ fn hir(
         l.push("norandommap=1".to_string());
         l
     };
-    let text = job_text("hir-baseline", "randwrite", "4k", qd, jobs, &timed(r.hir_baseline_ns));
+    let text = job_text(
+        "hir-baseline",
+        "randwrite",
+        "4k",
+        qd,
+        jobs,
+        &timed(r.hir_baseline_ns),
+    );
     let run = s.job("hir-baseline", &text, &|run| {
         vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
     })?;
@@ -397,14 +404,7 @@ fn hir(
             s.suite_fraction =
                 Some((w as f64 * f64::from(r.hir_bursts) + f64::from(b - 1)) / total);
             let name = format!("{label}-burst-{b:04}");
-            let text = job_text(
-                &name,
-                "randwrite",
-                "4k",
-                qd,
-                jobs,
-                &timed(r.hir_burst_ns),
-            );
+            let text = job_text(&name, "randwrite", "4k", qd, jobs, &timed(r.hir_burst_ns));
             let run = s.job(&name, &text, &|_| Vec::new())?;
             points.push((f64::from(b), iops(&run, DDIR_WRITE)));
             s.idle(&format!("{label}-idle-{b:04}"), idle_ns);
