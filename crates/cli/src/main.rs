@@ -79,8 +79,9 @@ struct SuiteArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
+    /// Boxed: the largest group of options, and clap's variants should stay small.
     #[command(flatten)]
-    tests: suite_opts::SuiteTestArgs,
+    tests: Box<suite_opts::SuiteTestArgs>,
 }
 
 #[derive(clap::Args, Debug)]

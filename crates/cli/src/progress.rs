@@ -176,7 +176,9 @@ impl SuiteProgressLine {
 
 /// Wall time left at this rate, once enough is done to tell.
 fn eta(fraction: f64, elapsed: Duration) -> Option<Duration> {
-    (fraction >= 0.01 && fraction < 1.0).then(|| elapsed.mul_f64((1.0 - fraction) / fraction))
+    (0.01..1.0)
+        .contains(&fraction)
+        .then(|| elapsed.mul_f64((1.0 - fraction) / fraction))
 }
 
 fn format_duration(d: Duration) -> String {

@@ -62,7 +62,11 @@ fn bad_test_options_exit_2_naming_the_option() {
         ("wsat", vec!["--write-multiple", "0"], "--write-multiple"),
         ("recovery", vec!["--variant", "clean"], "--variant"),
         ("recovery", vec!["--idle-minutes", "30,5"], "--idle-minutes"),
-        ("recovery", vec!["--dirty-minutes", "20,0"], "--dirty-minutes"),
+        (
+            "recovery",
+            vec!["--dirty-minutes", "20,0"],
+            "--dirty-minutes",
+        ),
         (
             "recovery",
             vec!["--hir-idle-multiples", "0"],

@@ -183,7 +183,7 @@ impl RecoveryOptions {
 /// `20min`, `1.5min`, `45s`: a short label of a simulated time for keys and step names
 /// (a `.` becomes `_` in keys).
 fn time_label(ns: u64) -> String {
-    if ns % NS_PER_MIN == 0 {
+    if ns.is_multiple_of(NS_PER_MIN) {
         format!("{}min", ns / NS_PER_MIN)
     } else if ns >= NS_PER_MIN {
         format!("{}min", ns as f64 / NS_PER_MIN as f64).replace('.', "_")
