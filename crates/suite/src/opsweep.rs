@@ -146,7 +146,8 @@ pub(crate) fn run(
         // Every fraction runs the same step names, so the same random offsets: the drives
         // differ only in their spare area.
         let mut s = Session::new(&mut ssd, &config.name, opts.seed, &mut *progress);
-        s.suite_fraction = Some(k as f64 / o.fractions.len() as f64);
+        let n = o.fractions.len() as f64;
+        s.suite_span = Some((k as f64 / n, k as f64 / n));
         purge_and_fill(&mut s)?;
         let steady = match o.precondition_ns {
             None => Some(steady_iops(&random_write_rounds(&mut s, opts)?)),

@@ -223,14 +223,15 @@ fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Char
     let (qd, jobs) = qd_jobs(opts);
     let mut results = Vec::new();
     let mut curves: Vec<(String, Vec<Probe>)> = Vec::new();
-    let steps_per_length = 4 + 3 * r.idle_ns.len();
+    // purge, fill, random writes, two probes; then per idle time: idle and two probes.
+    let steps_per_length = 5 + 3 * r.idle_ns.len();
     for (n, &dirty_ns) in r.dirty_ns.iter().enumerate() {
         let label = format!("dirty{}", time_label(dirty_ns));
         let mut step = 0;
         let mut next = |s: &mut Session| {
-            s.suite_fraction = Some(
-                (n * steps_per_length + step) as f64 / (r.dirty_ns.len() * steps_per_length) as f64,
-            );
+            let total = (r.dirty_ns.len() * steps_per_length) as f64;
+            let done = (n * steps_per_length + step) as f64;
+            s.suite_span = Some((done / total, (done + 1.0) / total));
             step += 1;
         };
         next(s);
@@ -401,8 +402,8 @@ fn hir(
         let mut points = Vec::with_capacity(r.hir_bursts as usize);
         for b in 1..=r.hir_bursts {
             s.round = Some((b as usize, Some(r.hir_bursts as usize)));
-            s.suite_fraction =
-                Some((w as f64 * f64::from(r.hir_bursts) + f64::from(b - 1)) / total);
+            let done = w as f64 * f64::from(r.hir_bursts) + f64::from(b - 1);
+            s.suite_span = Some((done / total, (done + 1.0) / total));
             let name = format!("{label}-burst-{b:04}");
             let text = job_text(&name, "randwrite", "4k", qd, jobs, &timed(r.hir_burst_ns));
             let run = s.job(&name, &text, &|_| Vec::new())?;

@@ -61,9 +61,10 @@ pub(crate) struct Session<'a> {
     /// bursts whose figures the suite keeps in its results and charts).
     pub record_steps: bool,
     /// What progress reports beside the step: the round of a repeated step and how many
-    /// there may be, and the share of the whole suite done when the suite knows it.
+    /// there may be, and the share of the whole suite done at the start and at the end of
+    /// the next steps, when the suite knows it (progress interpolates within a step).
     pub round: Option<(usize, Option<usize>)>,
-    pub suite_fraction: Option<f64>,
+    pub suite_span: Option<(f64, f64)>,
     progress: &'a mut dyn FnMut(&SuiteProgress),
 }
 
@@ -85,7 +86,7 @@ impl<'a> Session<'a> {
             started_steps: 0,
             record_steps: true,
             round: None,
-            suite_fraction: None,
+            suite_span: None,
             progress,
         }
     }
@@ -102,7 +103,7 @@ impl<'a> Session<'a> {
             max_rounds: self.round.and_then(|r| r.1),
             sim_ns: self.now_ns,
             step_fraction: 0.0,
-            suite_fraction: self.suite_fraction,
+            suite_fraction: self.suite_span.map(|(a, _)| a),
         };
         (self.progress)(&p);
     }
@@ -226,7 +227,7 @@ impl<'a> Session<'a> {
             horizon_ns: self.now_ns,
         };
         let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
-        let (round, suite_fraction) = (self.round, self.suite_fraction);
+        let (round, span) = (self.round, self.suite_span);
         let progress = &mut *self.progress;
         let result = flashlab_runner::run_jobs(&file, &mut dev, &options, &mut |p| {
             progress(&SuiteProgress {
@@ -238,7 +239,7 @@ impl<'a> Session<'a> {
                 max_rounds: round.and_then(|r| r.1),
                 sim_ns: offset_ns + p.now_ns,
                 step_fraction: p.fraction_done,
-                suite_fraction,
+                suite_fraction: span.map(|(a, b)| a + (b - a) * p.fraction_done),
             })
         });
         let horizon_ns = dev.horizon_ns;

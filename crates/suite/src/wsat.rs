@@ -123,7 +123,11 @@ pub(crate) fn run(
             return Err(too_many_intervals(w));
         }
         s.round = Some((i, planned));
-        s.suite_fraction = Some(written / target);
+        let step_bytes = match w.interval {
+            RoundLength::TimeNs(_) => 0.0,
+            _ => target / planned.unwrap_or(1) as f64,
+        };
+        s.suite_span = Some((written / target, ((written + step_bytes) / target).min(1.0)));
         let name = format!("wsat-{i:03}");
         let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
         let run = s.job(&name, &text, &|run| {
