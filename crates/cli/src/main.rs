@@ -4,6 +4,7 @@
 mod progress;
 mod replay;
 mod serve;
+mod suite_opts;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -37,7 +38,8 @@ enum Command {
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
-    /// pts-latency, transfer-sweep or desktop (see docs/suites.md).
+    /// pts-latency, transfer-sweep, desktop, wsat, recovery, op-sweep or endurance (see
+    /// docs/suites.md).
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -49,7 +51,7 @@ enum Command {
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
     /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
-    /// transfer-sweep or desktop.
+    /// transfer-sweep, desktop, wsat, recovery, op-sweep or endurance.
     name: String,
     /// A preset name or a device TOML file; repeat to compare drives side by side (they run
     /// in parallel). Default: the default preset.
@@ -91,6 +93,9 @@ struct SuiteArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
+    /// Boxed: the largest group of options, and clap's variants should stay small.
+    #[command(flatten)]
+    tests: Box<suite_opts::SuiteTestArgs>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -111,8 +116,8 @@ struct ClientArgs {
     #[arg(long, default_value_t = 5)]
     runs: u32,
     /// desktop: idle time between tests (0 for none).
-    #[arg(long, default_value = "5s")]
-    interval: String,
+    #[arg(long = "test-interval", default_value = "5s")]
+    test_interval: String,
     /// desktop: CrystalDiskMark test set, default or nvme.
     #[arg(long, default_value = "default")]
     profile: String,
@@ -131,7 +136,7 @@ fn client_options(args: &ClientArgs) -> Result<flashlab_suite::ClientOptions, Fa
             None => None,
         },
         runs: args.runs,
-        interval_ns: parse_time("--interval", &args.interval).map_err(bad_input)?,
+        interval_ns: parse_time("--test-interval", &args.test_interval).map_err(bad_input)?,
         profile: DesktopProfile::from_name(&args.profile).map_err(bad_input)?,
         state: DriveState::from_name(&args.state).map_err(bad_input)?,
     })
@@ -414,7 +419,7 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
             }
         },
     };
-    let options = flashlab_suite::SuiteOptions {
+    let mut options = flashlab_suite::SuiteOptions {
         seed: args.seed,
         round,
         max_rounds: args.max_rounds,
@@ -424,7 +429,9 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         qos_depths: args.depths.clone(),
         runtime_ns,
         client: client_options(&args.client)?,
+        ..Default::default()
     };
+    args.tests.apply(&mut options).map_err(bad_input)?;
     options.validate().map_err(bad_input)?;
     Ok(options)
 }
@@ -441,13 +448,11 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         .iter()
         .map(|n| load_device(n, &args.set))
         .collect::<Result<Vec<_>, _>>()?;
-    let show_progress = std::io::stderr().is_terminal();
-    let progress = |device: usize, step: &str| {
-        if show_progress {
-            eprintln!("flashlab: {}: {step}", names[device]);
-        }
-    };
-    let report = flashlab_suite::run_suite(kind, &configs, &options, &progress).map_err(|e| {
+    let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), names.len());
+    let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
+    let outcome = flashlab_suite::run_suite_with(kind, &configs, &options, &progress);
+    display.finish();
+    let report = outcome.map_err(|e| {
         if e.is_bad_input() {
             bad_input(e)
         } else {

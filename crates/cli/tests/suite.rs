@@ -191,7 +191,7 @@ fn bad_client_options_exit_2_naming_the_option() {
         (vec!["--max-bs", "5s"], "--max-bs"),
         (vec!["--size", "12%"], "--size"),
         (vec!["--runs", "0"], "--runs"),
-        (vec!["--interval", "4KiB"], "--interval"),
+        (vec!["--test-interval", "4KiB"], "--test-interval"),
         (vec!["--profile", "sata"], "--profile"),
         (vec!["--state", "used"], "--state"),
     ] {

@@ -9,6 +9,12 @@ pub enum Unit {
     Ns,
     /// A plain number (a round, a count).
     Count,
+    /// A dimensionless ratio shown with decimals (write amplification, years, DWPD).
+    Ratio,
+    /// Bytes (data written, capacity).
+    Bytes,
+    /// A percentage (0 to 100).
+    Percent,
 }
 
 impl Unit {
@@ -17,7 +23,9 @@ impl Unit {
             Unit::BytesPerS => "B/s",
             Unit::Iops => "IOPS",
             Unit::Ns => "ns",
-            Unit::Count => "",
+            Unit::Count | Unit::Ratio => "",
+            Unit::Bytes => "B",
+            Unit::Percent => "%",
         }
     }
 }

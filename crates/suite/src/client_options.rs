@@ -179,7 +179,7 @@ impl ClientOptions {
         }
         if self.interval_ns > MAX_INTERVAL_NS {
             return bad(
-                "--interval",
+                "--test-interval",
                 format!("{} ns", self.interval_ns),
                 "at most 1 hour".into(),
             );
@@ -215,10 +215,12 @@ mod tests {
         assert_eq!(parse_size("--min-bs", "512").unwrap(), 512);
         let msg = parse_size("--max-bs", "5s").unwrap_err().to_string();
         assert!(msg.contains("--max-bs") && msg.contains("64MiB"), "{msg}");
-        assert_eq!(parse_time("--interval", "0").unwrap(), 0);
-        assert_eq!(parse_time("--interval", "5s").unwrap(), 5 * NS_PER_S);
-        let msg = parse_time("--interval", "4KiB").unwrap_err().to_string();
-        assert!(msg.contains("--interval"), "{msg}");
+        assert_eq!(parse_time("--test-interval", "0").unwrap(), 0);
+        assert_eq!(parse_time("--test-interval", "5s").unwrap(), 5 * NS_PER_S);
+        let msg = parse_time("--test-interval", "4KiB")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("--test-interval"), "{msg}");
     }
 
     #[test]
@@ -259,7 +261,7 @@ mod tests {
                     interval_ns: 2 * MAX_INTERVAL_NS,
                     ..Default::default()
                 },
-                "--interval",
+                "--test-interval",
             ),
         ];
         for (opts, option) in cases {

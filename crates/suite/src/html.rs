@@ -352,6 +352,7 @@ mod tests {
             steps: vec![
                 StepRecord {
                     name: "purge".into(),
+                    kind: crate::StepKind::Purge,
                     job_text: None,
                     fio_json: None,
                     end_ns: 1,
@@ -359,6 +360,7 @@ mod tests {
                 },
                 StepRecord {
                     name: "round-05".into(),
+                    kind: crate::StepKind::Job,
                     job_text: Some("[x]".into()),
                     fio_json: Some(fio_json),
                     end_ns: 2,

@@ -12,19 +12,26 @@
 //!   latency tests (module `pts`);
 //! - `transfer-sweep` (ATTO-style sequential transfer sizes) and `desktop` (CrystalDiskMark's
 //!   test sets), the client benchmarks people run on their own drives.
+//! - `wsat`, `recovery`, `op-sweep`, `endurance`: write saturation from fresh to steady,
+//!   recovery of a dirty drive during idle time, extra spare area against IOPS and wear, and
+//!   wear rate and projected endurance of a workload (one module each).
 //!
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
 mod client;
 mod client_options;
+mod endurance;
 mod html;
+mod opsweep;
 mod options;
 mod output;
 mod pts;
+mod recovery;
 mod session;
 pub mod steady;
 mod suites;
+mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
 use flashlab_engine::SeedTree;
@@ -32,11 +39,15 @@ use flashlab_runner::RunError;
 use flashlab_workload::ParseError;
 
 pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
+pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use html::render_html;
+pub use opsweep::OpSweepOptions;
 pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
+pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use wsat::WsatOptions;
 
 /// The built-in suites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +60,14 @@ pub enum SuiteKind {
     PtsLatency,
     TransferSweep,
     Desktop,
+    Wsat,
+    Recovery,
+    OpSweep,
+    Endurance,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 8] = [
+    pub const ALL: [SuiteKind; 12] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -61,6 +76,10 @@ impl SuiteKind {
         SuiteKind::PtsLatency,
         SuiteKind::TransferSweep,
         SuiteKind::Desktop,
+        SuiteKind::Wsat,
+        SuiteKind::Recovery,
+        SuiteKind::OpSweep,
+        SuiteKind::Endurance,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +92,10 @@ impl SuiteKind {
             SuiteKind::PtsLatency => "pts-latency",
             SuiteKind::TransferSweep => "transfer-sweep",
             SuiteKind::Desktop => "desktop",
+            SuiteKind::Wsat => "wsat",
+            SuiteKind::Recovery => "recovery",
+            SuiteKind::OpSweep => "op-sweep",
+            SuiteKind::Endurance => "endurance",
         }
     }
 
@@ -99,6 +122,18 @@ impl SuiteKind {
             }
             SuiteKind::Desktop => {
                 "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
+            }
+            SuiteKind::Wsat => {
+                "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
+            }
+            SuiteKind::Recovery => {
+                "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
+            }
+            SuiteKind::OpSweep => {
+                "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
+            }
+            SuiteKind::Endurance => {
+                "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
             }
         }
     }
@@ -184,12 +219,34 @@ pub struct Measure {
     pub value: f64,
 }
 
+/// What kind of step ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    /// A secure erase.
+    Purge,
+    /// An fio job.
+    Job,
+    /// The host left the drive idle.
+    Idle,
+}
+
+impl StepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Purge => "purge",
+            StepKind::Job => "job",
+            StepKind::Idle => "idle",
+        }
+    }
+}
+
 /// What a step did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
     /// Unique within the device's run, e.g. `round-03`.
     pub name: String,
-    /// `None` for a purge; else the fio job text that ran.
+    pub kind: StepKind,
+    /// `None` for a purge or idle time; else the fio job text that ran.
     pub job_text: Option<String>,
     /// The fio JSON of the job (with the device's counters in `"flashlab"`).
     pub fio_json: Option<String>,
@@ -228,6 +285,35 @@ pub struct SuiteReport {
     pub devices: Vec<DeviceReport>,
 }
 
+/// Where a suite is, for a progress display. Reported when a step starts
+/// (`step_started`) and then every so many simulated events while it runs; results never
+/// depend on it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SuiteProgress<'a> {
+    pub device: &'a str,
+    pub step: &'a str,
+    /// Steps started so far on this device, this one included.
+    pub step_number: usize,
+    /// True on the report that announces the step.
+    pub step_started: bool,
+    /// Round (from 1) of a repeated step, and the most rounds there may be.
+    pub round: Option<usize>,
+    pub max_rounds: Option<usize>,
+    /// The drive's simulated time since the suite started on it.
+    pub sim_ns: u64,
+    /// Share of the step done, 0 to 1 (the runner's estimate).
+    pub step_fraction: f64,
+    /// Share of the whole suite done, when the suite knows its length.
+    pub suite_fraction: Option<f64>,
+}
+
+fn device_error(config: &DeviceConfig, error: ConfigError) -> SuiteError {
+    SuiteError::Device {
+        device: config.name.clone(),
+        error: Box::new(error),
+    }
+}
+
 /// Run `kind` on one device built from `config`. `progress` hears the name of each step as
 /// it starts.
 pub fn run_on_device(
@@ -236,13 +322,34 @@ pub fn run_on_device(
     options: &SuiteOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<DeviceReport, SuiteError> {
+    run_on_device_with(kind, config, options, &mut |p| {
+        if p.step_started {
+            progress(p.step)
+        }
+    })
+}
+
+/// [`run_on_device`] with the whole [`SuiteProgress`]: step, round, simulated time, share done.
+pub fn run_on_device_with(
+    kind: SuiteKind,
+    config: &DeviceConfig,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
+    // op-sweep builds a fresh drive per spare fraction itself.
+    if kind == SuiteKind::OpSweep {
+        return opsweep::run(config, options, progress);
+    }
     let seeds = SeedTree::new(options.seed);
-    let mut ssd = Ssd::new(config, seeds.child("device")).map_err(|error| SuiteError::Device {
-        device: config.name.clone(),
-        error: Box::new(error),
-    })?;
-    suites::run(kind, &mut ssd, &config.name, options, progress)
+    let mut ssd =
+        Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
+    match kind {
+        SuiteKind::Wsat => wsat::run(&mut ssd, &config.name, options, progress),
+        SuiteKind::Recovery => recovery::run(&mut ssd, &config.name, options, progress),
+        SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
+        _ => suites::run(kind, &mut ssd, &config.name, options, progress),
+    }
 }
 
 /// Run `kind` on every device, each on its own thread; results come back in device order and
@@ -254,13 +361,29 @@ pub fn run_suite(
     options: &SuiteOptions,
     progress: &(dyn Fn(usize, &str) + Sync),
 ) -> Result<SuiteReport, SuiteError> {
+    run_suite_with(kind, configs, options, &|i, p: &SuiteProgress| {
+        if p.step_started {
+            progress(i, p.step)
+        }
+    })
+}
+
+/// [`run_suite`] with the whole [`SuiteProgress`] of each device.
+pub fn run_suite_with(
+    kind: SuiteKind,
+    configs: &[DeviceConfig],
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
     options.validate()?;
     let outcomes: Vec<Result<DeviceReport, SuiteError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = configs
             .iter()
             .enumerate()
             .map(|(i, config)| {
-                scope.spawn(move || run_on_device(kind, config, options, &mut |s| progress(i, s)))
+                scope.spawn(move || {
+                    run_on_device_with(kind, config, options, &mut |p| progress(i, p))
+                })
             })
             .collect();
         handles
@@ -280,6 +403,20 @@ pub fn run_suite(
     })
 }
 
+/// The options group of `kind` for the JSON report (`None`: the suite has no own group).
+pub(crate) fn suite_options_json(
+    kind: SuiteKind,
+    o: &SuiteOptions,
+) -> Option<(&'static str, serde_json::Value)> {
+    match kind {
+        SuiteKind::Wsat => Some(("wsat", o.wsat.to_json())),
+        SuiteKind::Recovery => Some(("recovery", o.recovery.to_json())),
+        SuiteKind::OpSweep => Some(("op_sweep", o.op_sweep.to_json())),
+        SuiteKind::Endurance => Some(("endurance", o.endurance.to_json())),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +429,12 @@ mod tests {
         let e = SuiteKind::from_name("four_corners").unwrap_err();
         assert!(e.is_bad_input());
         let msg = e.to_string();
-        assert!(msg.contains("precondition, four-corners, qos"), "{msg}");
+        assert!(
+            msg.contains(
+                "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
+                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance"
+            ),
+            "{msg}"
+        );
     }
 }

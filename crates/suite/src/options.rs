@@ -23,8 +23,13 @@ K/M/G/T and KiB/MiB/GiB/TiB are binary, KB/MB/GB/TB decimal) or a time (500ms, 6
 impl RoundLength {
     /// Parse `25%`, `4GiB`, `1GB`, `60s`, `500ms`, `2min`.
     pub fn parse(text: &str) -> Result<RoundLength, SuiteError> {
+        Self::parse_for("--round", text)
+    }
+
+    /// [`RoundLength::parse`] for another option of the same kind (errors name `option`).
+    pub fn parse_for(option: &'static str, text: &str) -> Result<RoundLength, SuiteError> {
         let bad = || SuiteError::BadOption {
-            option: "--round",
+            option,
             value: text.to_string(),
             valid: ROUND_VALID.to_string(),
         };
@@ -96,6 +101,11 @@ pub struct SuiteOptions {
     pub runtime_ns: Option<u64>,
     /// Options of the client benchmarks (`transfer-sweep`, `desktop`).
     pub client: ClientOptions,
+    /// Options of the wsat, recovery, op-sweep and endurance suites.
+    pub wsat: crate::WsatOptions,
+    pub recovery: crate::RecoveryOptions,
+    pub op_sweep: crate::OpSweepOptions,
+    pub endurance: crate::EnduranceOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -117,6 +127,10 @@ impl Default for SuiteOptions {
             qos_depths: vec![1, 8, 32, 64, 128, 256],
             runtime_ns: None,
             client: ClientOptions::default(),
+            wsat: Default::default(),
+            recovery: Default::default(),
+            op_sweep: Default::default(),
+            endurance: Default::default(),
         }
     }
 }
@@ -182,7 +196,12 @@ impl SuiteOptions {
                 "a time above zero, e.g. 10s".into(),
             );
         }
-        self.client.validate()
+        self.client.validate()?;
+        self.wsat.validate()?;
+        self.recovery.validate()?;
+        self.op_sweep.validate()?;
+        self.endurance.validate()?;
+        Ok(())
     }
 }
 

@@ -34,6 +34,12 @@ pub(crate) fn format_value(unit: Unit, v: f64) -> String {
         Unit::Ns if v >= 1e3 => format!("{:.1} us", v / 1e3),
         Unit::Ns => format!("{v:.0} ns"),
         Unit::Count => format!("{v:.0}"),
+        Unit::Ratio => format!("{v:.3}"),
+        Unit::Percent => format!("{v:.3} %"),
+        Unit::Bytes if v.abs() >= 1e12 => format!("{:.2} TB", v / 1e12),
+        Unit::Bytes if v.abs() >= 1e9 => format!("{:.2} GB", v / 1e9),
+        Unit::Bytes if v.abs() >= 1e6 => format!("{:.1} MB", v / 1e6),
+        Unit::Bytes => format!("{v:.0} B"),
     }
 }
 
@@ -125,14 +131,7 @@ fn device_json(d: &DeviceReport, kind: SuiteKind) -> Value {
         .map(|s| {
             json!({
                 "name": s.name,
-                // Steps without a job are purges or idle periods, named so.
-                "kind": if s.job_text.is_some() {
-                    "job"
-                } else if s.name.starts_with("idle") {
-                    "idle"
-                } else {
-                    "purge"
-                },
+                "kind": s.kind.name(),
                 "end_ns": s.end_ns,
                 "measured": measures_json(&s.measures),
             })
@@ -207,6 +206,10 @@ pub fn render_json(report: &SuiteReport) -> String {
             .map(|d| device_json(d, report.suite))
             .collect::<Vec<_>>(),
     });
+    let mut doc = doc;
+    if let Some((group, value)) = crate::suite_options_json(report.suite, o) {
+        doc["options"][group] = value;
+    }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s

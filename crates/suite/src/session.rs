@@ -6,10 +6,11 @@
 
 use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
+use flashlab_ftl::FtlCounters;
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RunOptions, SliceScale};
 
-use crate::{Measure, StepRecord, SuiteError};
+use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteProgress};
 
 /// A drive seen from a run that starts at 0 while the drive is already at `offset_ns`.
 struct Shifted<'a> {
@@ -54,7 +55,17 @@ pub(crate) struct Session<'a> {
     /// Drive time at which the next step starts.
     now_ns: SimTime,
     pub steps: Vec<StepRecord>,
-    progress: &'a mut dyn FnMut(&str),
+    /// Steps started so far (recorded or not): the number progress reports.
+    started_steps: usize,
+    /// False: steps run and are measured but leave no [`StepRecord`] (hundreds of short
+    /// bursts whose figures the suite keeps in its results and charts).
+    pub record_steps: bool,
+    /// What progress reports beside the step: the round of a repeated step and how many
+    /// there may be, and the share of the whole suite done at the start and at the end of
+    /// the next steps, when the suite knows it (progress interpolates within a step).
+    pub round: Option<(usize, Option<usize>)>,
+    pub suite_span: Option<(f64, f64)>,
+    progress: &'a mut dyn FnMut(&SuiteProgress),
 }
 
 impl<'a> Session<'a> {
@@ -62,7 +73,7 @@ impl<'a> Session<'a> {
         ssd: &'a mut Ssd,
         device: &str,
         seed: u64,
-        progress: &'a mut dyn FnMut(&str),
+        progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
         let info = ssd.scale();
         Self {
@@ -72,8 +83,93 @@ impl<'a> Session<'a> {
             scale: SliceScale::new(info.capacity_factor, info.die_factor),
             now_ns: 0,
             steps: Vec::new(),
+            started_steps: 0,
+            record_steps: true,
+            round: None,
+            suite_span: None,
             progress,
         }
+    }
+
+    /// Tell the progress display that `step` starts.
+    fn announce(&mut self, step: &str) {
+        self.started_steps += 1;
+        let p = SuiteProgress {
+            device: &self.device,
+            step,
+            step_number: self.started_steps,
+            step_started: true,
+            round: self.round.map(|r| r.0),
+            max_rounds: self.round.and_then(|r| r.1),
+            sim_ns: self.now_ns,
+            step_fraction: 0.0,
+            suite_fraction: self.suite_span.map(|(a, _)| a),
+        };
+        (self.progress)(&p);
+    }
+
+    fn record(
+        &mut self,
+        step: &str,
+        kind: StepKind,
+        text: Option<String>,
+        json: Option<String>,
+        measures: Vec<Measure>,
+    ) {
+        if self.record_steps {
+            self.steps.push(StepRecord {
+                name: step.to_string(),
+                kind,
+                job_text: text,
+                fio_json: json,
+                end_ns: self.now_ns,
+                measures,
+            });
+        }
+    }
+
+    /// The drive's clock: simulated ns since the suite started on this device.
+    pub fn now_ns(&self) -> SimTime {
+        self.now_ns
+    }
+
+    /// Simulated time of the whole drive: on a slice, time runs `capacity_factor /
+    /// die_factor` faster than the slice's clock (the runner's scaling of time budgets,
+    /// `docs/scale.md`).
+    pub fn drive_ns(&self, slice_ns: SimTime) -> f64 {
+        slice_ns as f64 * self.scale.capacity_factor / self.scale.die_factor
+    }
+
+    /// The FTL's counters now (cumulative since the last purge).
+    pub fn counters(&self) -> FtlCounters {
+        self.ssd.ftl().counters().clone()
+    }
+
+    /// Free native blocks now.
+    pub fn free_blocks(&self) -> u32 {
+        self.ssd.ftl().free_blocks()
+    }
+
+    /// Erase count of every block.
+    pub fn erase_counts(&self) -> &[u32] {
+        self.ssd.ftl().erase_counts()
+    }
+
+    /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
+    pub fn counters_json(&self) -> serde_json::Value {
+        self.ssd.counters_json()
+    }
+
+    /// The host leaves the drive idle for `drive_ns` of the whole drive's time (scaled to the
+    /// slice, see [`Session::drive_ns`]): background GC, folding and wear levelling run.
+    pub fn idle(&mut self, step: &str, drive_ns: u64) {
+        self.announce(step);
+        let slice_ns =
+            (drive_ns as f64 * self.scale.die_factor / self.scale.capacity_factor).round() as u64;
+        let until = self.now_ns.saturating_add(slice_ns);
+        self.ssd.idle(self.now_ns, until);
+        self.now_ns = until;
+        self.record(step, StepKind::Idle, None, None, Vec::new());
     }
 
     pub fn scale(&self) -> SliceScale {
@@ -88,7 +184,7 @@ impl<'a> Session<'a> {
     /// Secure erase: every block erased, nothing mapped. The next step starts once the drive
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
-        (self.progress)(step);
+        self.announce(step);
         self.ssd.format(self.now_ns);
         // The drive takes no command before the erase is done, so the completion of a flush
         // submitted now tells when that is.
@@ -101,30 +197,8 @@ impl<'a> Session<'a> {
                 error,
             })?;
         self.now_ns = self.now_ns.max(c.done_ns);
-        self.steps.push(StepRecord {
-            name: step.to_string(),
-            job_text: None,
-            fio_json: None,
-            end_ns: self.now_ns,
-            measures: Vec::new(),
-        });
+        self.record(step, StepKind::Purge, None, None, Vec::new());
         Ok(())
-    }
-
-    /// The host sends nothing for `duration_ns`: the drive runs its background work (buffer
-    /// flush, SLC-cache folding, GC) as it would between two benchmark tests.
-    pub fn idle(&mut self, step: &str, duration_ns: u64) {
-        (self.progress)(step);
-        let until = self.now_ns + duration_ns;
-        self.ssd.idle(self.now_ns, until);
-        self.now_ns = until;
-        self.steps.push(StepRecord {
-            name: step.to_string(),
-            job_text: None,
-            fio_json: None,
-            end_ns: self.now_ns,
-            measures: Vec::new(),
-        });
     }
 
     /// Run one fio job file (text) as the next step; `measure` picks the step's figures.
@@ -134,7 +208,7 @@ impl<'a> Session<'a> {
         text: &str,
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
-        (self.progress)(step);
+        self.announce(step);
         let file_name = format!("{step}.fio");
         let file = flashlab_workload::parse_str(text, &file_name, &|_| None).map_err(|error| {
             SuiteError::Job {
@@ -152,7 +226,22 @@ impl<'a> Session<'a> {
             offset_ns: self.now_ns,
             horizon_ns: self.now_ns,
         };
-        let result = flashlab_runner::run_jobs(&file, &mut dev, &options, &mut |_| {});
+        let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
+        let (round, span) = (self.round, self.suite_span);
+        let progress = &mut *self.progress;
+        let result = flashlab_runner::run_jobs(&file, &mut dev, &options, &mut |p| {
+            progress(&SuiteProgress {
+                device,
+                step,
+                step_number: number,
+                step_started: false,
+                round: round.map(|r| r.0),
+                max_rounds: round.and_then(|r| r.1),
+                sim_ns: offset_ns + p.now_ns,
+                step_fraction: p.fraction_done,
+                suite_fraction: span.map(|(a, b)| a + (b - a) * p.fraction_done),
+            })
+        });
         let horizon_ns = dev.horizon_ns;
         let mut run = result.map_err(|error| SuiteError::Run {
             device: self.device.clone(),
@@ -165,13 +254,45 @@ impl<'a> Session<'a> {
             extra.insert("suite_step".into(), step.into());
             extra.insert("suite_step_end_ns".into(), self.now_ns.into());
         }
-        self.steps.push(StepRecord {
-            name: step.to_string(),
-            job_text: Some(text.to_string()),
-            fio_json: Some(render_json(&run, false)),
-            end_ns: self.now_ns,
-            measures: measure(&run),
-        });
+        if self.record_steps {
+            let json = render_json(&run, false);
+            self.record(
+                step,
+                StepKind::Job,
+                Some(text.to_string()),
+                Some(json),
+                measure(&run),
+            );
+        }
         Ok(run)
     }
+}
+
+impl Session<'_> {
+    /// The device's report: the steps recorded and what the suite measured and charts.
+    pub fn into_report(
+        self,
+        results: Vec<Measure>,
+        charts: Vec<crate::Chart>,
+        steady: Option<crate::SteadyReport>,
+    ) -> crate::DeviceReport {
+        crate::DeviceReport {
+            device: self.device,
+            scale_note: (!self.scale.is_full()).then(|| self.scale.summary()),
+            steps: self.steps,
+            steady,
+            results,
+            charts,
+        }
+    }
+}
+
+/// Write amplification between two snapshots of the FTL's counters: IUs programmed per IU
+/// the host wrote in between (0 when the host wrote nothing).
+pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
+    let host = after.host_write_ius.saturating_sub(before.host_write_ius);
+    if host == 0 {
+        return 0.0;
+    }
+    after.nand_write_ius.saturating_sub(before.nand_write_ius) as f64 / host as f64
 }

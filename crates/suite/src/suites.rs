@@ -14,7 +14,7 @@ use crate::{
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
-const DEFAULT_QD: u32 = 32;
+pub(crate) const DEFAULT_QD: u32 = 32;
 const DEFAULT_JOBS: u32 = 1;
 /// Depth of the workload-independent fill: it only has to write every block, fast.
 pub(crate) const FILL_QD: u32 = 32;
@@ -25,7 +25,7 @@ const SEQ_WRITE_NS: u64 = 30 * NS_PER_S;
 const RAND_READ_NS: u64 = 5 * NS_PER_S;
 const QOS_NS: u64 = 10 * NS_PER_S;
 /// Ramps let queues fill and a write buffer reach its steady level before measuring.
-const RAMP_NS: u64 = NS_PER_S;
+pub(crate) const RAMP_NS: u64 = NS_PER_S;
 const SEQ_WRITE_RAMP_NS: u64 = 2 * NS_PER_S;
 
 /// Percentiles the qos suite reports, and their key suffixes.
@@ -58,7 +58,7 @@ pub(crate) fn run(
     ssd: &mut Ssd,
     device: &str,
     opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let mut s = Session::new(ssd, device, opts.seed, progress);
     let outcome = match kind {
@@ -74,6 +74,10 @@ pub(crate) fn run(
         SuiteKind::PtsLatency => crate::pts::latency_test(&mut s, opts)?,
         SuiteKind::TransferSweep => crate::client::transfer_sweep(&mut s, opts)?,
         SuiteKind::Desktop => crate::client::desktop(&mut s, opts)?,
+        // These have modules of their own, chosen in `run_on_device_with`.
+        SuiteKind::Wsat | SuiteKind::Recovery | SuiteKind::OpSweep | SuiteKind::Endurance => {
+            unreachable!("suite {} is not run by suites::run", kind.name())
+        }
     };
     let scale = s.scale();
     Ok(DeviceReport {
@@ -87,7 +91,7 @@ pub(crate) fn run(
 }
 
 /// Write IOPS per round, the steady window marked.
-fn steady_chart(st: &SteadyReport) -> Chart {
+pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
     let window = SteadyRule::SNIA_PTS.window;
     let band = st
         .verdict
@@ -112,7 +116,7 @@ fn steady_chart(st: &SteadyReport) -> Chart {
 }
 
 /// The value of `name` among `results`, if measured.
-fn result_value(results: &[Measure], name: &str) -> Option<f64> {
+pub(crate) fn result_value(results: &[Measure], name: &str) -> Option<f64> {
     results.iter().find(|m| m.name == name).map(|m| m.value)
 }
 
@@ -209,7 +213,7 @@ pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
 /// Purge, then the workload-independent preconditioning: the whole drive written twice with
 /// 128 KiB sequential writes, so every block holds data and the FTL's free pool is at its
 /// floor.
-fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
+pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
     purge_and_fill_with(s, "", "128k", 2)
 }
 
@@ -236,7 +240,10 @@ pub(crate) fn purge_and_fill_with(
 
 /// Workload-dependent preconditioning: rounds of 4 KiB random writes until the write IOPS
 /// meet the SNIA steady-state rule or `max_rounds` have run.
-fn random_write_rounds(s: &mut Session, opts: &SuiteOptions) -> Result<SteadyReport, SuiteError> {
+pub(crate) fn random_write_rounds(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<SteadyReport, SuiteError> {
     let (qd, jobs) = qd_jobs(opts);
     let round_lines = match opts.round {
         RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
@@ -270,7 +277,7 @@ fn random_write_rounds(s: &mut Session, opts: &SuiteOptions) -> Result<SteadyRep
 
 /// Bytes each of `jobs` clones writes so that together they write `total` (whole 4 KiB blocks,
 /// at least one).
-fn per_job_bytes(total: u64, jobs: u32) -> u64 {
+pub(crate) fn per_job_bytes(total: u64, jobs: u32) -> u64 {
     (total / u64::from(jobs.max(1)) / 4096).max(1) * 4096
 }
 
@@ -283,7 +290,7 @@ pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
     }
 }
 
-fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
+pub(crate) fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
     let mut m = vec![
         measure("rounds", Unit::Count, st.rounds_iops.len() as f64),
         measure("steady_write_iops", Unit::Iops, steady_iops(st)),

@@ -60,7 +60,12 @@ pub(crate) fn display_unit(unit: Unit, max_abs: f64) -> (f64, &'static str) {
         Unit::Ns if max_abs >= 1e3 => (1e3, "µs"),
         Unit::Ns => (1.0, "ns"),
         Unit::Iops => (1.0, "IOPS"),
-        Unit::Count => (1.0, ""),
+        Unit::Count | Unit::Ratio => (1.0, ""),
+        Unit::Bytes if max_abs >= 1e12 => (1e12, "TB"),
+        Unit::Bytes if max_abs >= 1e9 => (1e9, "GB"),
+        Unit::Bytes if max_abs >= 1e6 => (1e6, "MB"),
+        Unit::Bytes => (1.0, "B"),
+        Unit::Percent => (1.0, "%"),
     }
 }
 

@@ -1,0 +1,520 @@
+//! `endurance`: a write workload to steady state, then a measured interval whose wear rate
+//! (block erases and percentage used per host byte, from the drive's own erase counters)
+//! projects how much the drive can be written before the average block reaches its rated
+//! P/E cycles, in TB, drive writes per day and years at a duty cycle.
+//!
+//! The JEDEC enterprise workload (JESD219, 2010) is 100% random writes with its transfer-size
+//! mix (512 B 4%, 1 KiB to 3.5 KiB 1% each, 4 KiB 67%, 8 KiB 10%, 16 KiB 7%, 32 KiB 3%,
+//! 64 KiB 3%) over the whole user LBA range, skewed so that the first 5% of the LBAs take 50%
+//! of the accesses, the next 15% take 30% and the remaining 80% take 20% (as summarised in
+//! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
+
+use flashlab_device::{DeviceConfig, Model, Ssd};
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_WRITE};
+use serde_json::json;
+
+use crate::options::RoundLength;
+use crate::session::Session;
+use crate::steady::{check_window, steady_state, SteadyRule};
+use crate::suites::{
+    iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
+};
+use crate::{
+    Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
+};
+
+/// fio's bssplit for the JESD219 enterprise transfer sizes (sizes in bytes, shares in %).
+pub const JEDEC_BSSPLIT: &str =
+    "512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3";
+/// fio's zoned distribution for the JESD219 enterprise LBA skew.
+pub const JEDEC_ZONES: &str = "zoned:50/5:30/15:20/80";
+
+const SECONDS_PER_DAY: f64 = 86_400.0;
+const DAYS_PER_YEAR: f64 = 365.25;
+
+/// What the endurance suite writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnduranceWorkload {
+    /// JESD219 enterprise: random writes, its size mix and LBA skew.
+    JedecEnterprise,
+    /// 4 KiB uniformly random writes.
+    Random4k,
+    /// 128 KiB sequential writes.
+    Sequential,
+    /// A user's fio job file (its text; `name` names it in errors). Each round runs it as
+    /// written: its own size, io_size or runtime sets the round length.
+    Job { name: String, text: String },
+}
+
+impl EnduranceWorkload {
+    pub fn name(&self) -> &str {
+        match self {
+            EnduranceWorkload::JedecEnterprise => "jedec-enterprise",
+            EnduranceWorkload::Random4k => "random-4k",
+            EnduranceWorkload::Sequential => "sequential",
+            EnduranceWorkload::Job { name, .. } => name,
+        }
+    }
+
+    /// A built-in workload by name, or `None` (the caller may then read a job file).
+    pub fn builtin(name: &str) -> Option<Self> {
+        match name {
+            "jedec-enterprise" => Some(EnduranceWorkload::JedecEnterprise),
+            "random-4k" => Some(EnduranceWorkload::Random4k),
+            "sequential" => Some(EnduranceWorkload::Sequential),
+            _ => None,
+        }
+    }
+
+    /// The job text of one step; `lines` set its length (ignored for a user's job file).
+    fn text(&self, step: &str, qd: u32, jobs: u32, lines: &[String]) -> String {
+        match self {
+            EnduranceWorkload::JedecEnterprise => {
+                let mut l = lines.to_vec();
+                l.push(format!("bssplit={JEDEC_BSSPLIT}"));
+                l.push(format!("random_distribution={JEDEC_ZONES}"));
+                job_text(step, "randwrite", "4k", qd, jobs, &l)
+            }
+            EnduranceWorkload::Random4k => job_text(step, "randwrite", "4k", qd, jobs, lines),
+            EnduranceWorkload::Sequential => job_text(step, "write", "128k", qd, jobs, lines),
+            EnduranceWorkload::Job { text, .. } => text.clone(),
+        }
+    }
+}
+
+/// Options of the `endurance` suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnduranceOptions {
+    pub workload: EnduranceWorkload,
+    /// Share of the day the drive writes at the measured rate (0 to 1].
+    pub duty_cycle: f64,
+    /// Length of the measured interval after steady state.
+    pub measure: RoundLength,
+}
+
+impl Default for EnduranceOptions {
+    fn default() -> Self {
+        Self {
+            workload: EnduranceWorkload::JedecEnterprise,
+            duty_cycle: 1.0,
+            measure: RoundLength::CapacityFraction(1.0),
+        }
+    }
+}
+
+impl EnduranceOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        if !(self.duty_cycle > 0.0 && self.duty_cycle <= 1.0) {
+            return Err(SuiteError::BadOption {
+                option: "--duty-cycle",
+                value: self.duty_cycle.to_string(),
+                valid: "a share of the day above 0 and at most 1 (1.0: writing all day)".into(),
+            });
+        }
+        if let RoundLength::CapacityFraction(f) = self.measure {
+            if !(f > 0.0 && f <= 10.0) {
+                return Err(SuiteError::BadOption {
+                    option: "--measure",
+                    value: format!("{}%", f * 100.0),
+                    valid: "a percentage above 0 and at most 1000".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        json!({
+            "workload": self.workload.name(),
+            "duty_cycle": self.duty_cycle,
+            "measure": self.measure.describe(),
+        })
+    }
+}
+
+/// The drive's wear at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Wear {
+    /// Host bytes written since the suite started (whole drive).
+    host_bytes: f64,
+    /// NAND bytes programmed since the last purge (whole drive).
+    nand_bytes: f64,
+    erase_sum: u64,
+    erase_min: u32,
+    erase_avg: f64,
+    erase_max: u32,
+    /// Average erase count over rated P/E cycles, in percent (not rounded).
+    used_percent: f64,
+    /// The health log's percentage used (NVMe: rounded down, capped at 255).
+    used_percent_log: f64,
+    sim_ns: f64,
+}
+
+impl Wear {
+    /// Intel's media wearout indicator: 100 on a new drive, down to 1 at rated wear.
+    fn wearout_indicator(&self) -> f64 {
+        (100.0 - self.used_percent).ceil().clamp(1.0, 100.0)
+    }
+}
+
+struct Drive {
+    pe_cycles: f64,
+    iu_bytes: f64,
+    capacity_factor: f64,
+    user_bytes: f64,
+    native_raw_bytes: f64,
+}
+
+impl Drive {
+    fn new(m: &Model) -> Self {
+        Self {
+            pe_cycles: f64::from(m.full.pe_cycles),
+            iu_bytes: m.iu_bytes as f64,
+            capacity_factor: m.scale.capacity_factor,
+            user_bytes: m.full_user_bytes as f64,
+            native_raw_bytes: (m.full.raw_bytes()
+                - m.full_static_slc_bytes * u64::from(m.bits_per_cell))
+                as f64,
+        }
+    }
+}
+
+fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
+    let erases = s.erase_counts();
+    let (mut min, mut max, mut sum) = (u32::MAX, 0u32, 0u64);
+    for &e in erases {
+        min = min.min(e);
+        max = max.max(e);
+        sum += u64::from(e);
+    }
+    let avg = if erases.is_empty() {
+        0.0
+    } else {
+        sum as f64 / erases.len() as f64
+    };
+    let log = s.counters_json()["health"]["percentage_used"]
+        .as_f64()
+        .unwrap_or(0.0);
+    Wear {
+        host_bytes,
+        nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
+        erase_sum: sum,
+        erase_min: if erases.is_empty() { 0 } else { min },
+        erase_avg: avg,
+        erase_max: max,
+        used_percent: avg / d.pe_cycles * 100.0,
+        used_percent_log: log,
+        sim_ns: s.drive_ns(s.now_ns()),
+    }
+}
+
+fn written(run: &RunResult) -> f64 {
+    run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum::<u64>() as f64
+}
+
+pub(crate) fn run(
+    ssd: &mut Ssd,
+    config: &DeviceConfig,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let e = &opts.endurance;
+    let model = config.resolve().map_err(|k| SuiteError::BadOption {
+        option: "--device",
+        value: config.name.clone(),
+        valid: format!("a valid drive ({} = {}: {})", k.key, k.value, k.message),
+    })?;
+    let d = Drive::new(&model);
+    let mut s = Session::new(ssd, &config.name, opts.seed, progress);
+    let (qd, jobs) = qd_jobs(opts);
+    let mut host = 0.0;
+    let mut curve = vec![wear(&s, &d, host)];
+    let start = curve[0];
+    // The fill writes every LBA first, so steady state is the workload's on a full drive.
+    purge_and_fill(&mut s)?;
+    host += 2.0 * d.user_bytes;
+    curve.push(wear(&s, &d, host));
+
+    let length = |len: RoundLength| -> Vec<String> {
+        match len {
+            RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
+            RoundLength::Bytes(b) => vec![format!("io_size={}", per_job_bytes(b, jobs))],
+            RoundLength::CapacityFraction(f) => {
+                let b = (d.user_bytes * f).round() as u64;
+                vec![format!("io_size={}", per_job_bytes(b, jobs))]
+            }
+        }
+    };
+    let rule = SteadyRule::SNIA_PTS;
+    let mut values = Vec::new();
+    for r in 1..=opts.max_rounds {
+        s.round = Some((r, Some(opts.max_rounds)));
+        let name = format!("round-{r:02}");
+        let text = e.workload.text(&name, qd, jobs, &length(opts.round));
+        let run = s.job(&name, &text, &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        })?;
+        host += written(&run);
+        curve.push(wear(&s, &d, host));
+        values.push(iops(&run, DDIR_WRITE));
+        if values.len() >= rule.window
+            && check_window(&values[values.len() - rule.window..], &rule).steady
+        {
+            break;
+        }
+    }
+    s.round = None;
+    let steady = SteadyReport {
+        verdict: steady_state(&values, &rule),
+        rounds_iops: values,
+    };
+
+    let before = *curve.last().unwrap_or(&start);
+    let text = e.workload.text("measure", qd, jobs, &length(e.measure));
+    let run = s.job("measure", &text, &|run| {
+        vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+    })?;
+    host += written(&run);
+    let after = wear(&s, &d, host);
+    curve.push(after);
+
+    let results = results(
+        &d,
+        e.duty_cycle,
+        &start,
+        &before,
+        &after,
+        iops(&run, DDIR_WRITE),
+    );
+    let charts = vec![steady_chart(&steady), wear_chart(&curve)];
+    Ok(s.into_report(results, charts, Some(steady)))
+}
+
+fn health(prefix: &str, w: &Wear) -> Vec<Measure> {
+    vec![
+        measure(
+            format!("{prefix}_percentage_used"),
+            Unit::Percent,
+            w.used_percent,
+        ),
+        measure(
+            format!("{prefix}_percentage_used_log"),
+            Unit::Percent,
+            w.used_percent_log,
+        ),
+        measure(
+            format!("{prefix}_media_wearout_indicator"),
+            Unit::Count,
+            w.wearout_indicator(),
+        ),
+        measure(
+            format!("{prefix}_erase_count_min"),
+            Unit::Count,
+            f64::from(w.erase_min),
+        ),
+        measure(
+            format!("{prefix}_erase_count_avg"),
+            Unit::Ratio,
+            w.erase_avg,
+        ),
+        measure(
+            format!("{prefix}_erase_count_max"),
+            Unit::Count,
+            f64::from(w.erase_max),
+        ),
+    ]
+}
+
+/// Wear rate over the measured interval (`before` → `after`) and what it projects.
+fn results(
+    d: &Drive,
+    duty_cycle: f64,
+    start: &Wear,
+    before: &Wear,
+    after: &Wear,
+    measured_iops: f64,
+) -> Vec<Measure> {
+    let host = after.host_bytes - before.host_bytes;
+    let nand = after.nand_bytes - before.nand_bytes;
+    let secs = (after.sim_ns - before.sim_ns) / NS_PER_S as f64;
+    let wa = if host > 0.0 { nand / host } else { 0.0 };
+    // Erases and host bytes of a slice both scale with its capacity: the rate per host byte
+    // is the drive's.
+    let slice_host = host / d.capacity_factor;
+    let erases = after.erase_sum.saturating_sub(before.erase_sum) as f64;
+    let erases_per_gb = if slice_host > 0.0 {
+        erases / slice_host * 1e9
+    } else {
+        0.0
+    };
+    let used_per_tb = if host > 0.0 {
+        (after.used_percent - before.used_percent) / (host / 1e12)
+    } else {
+        0.0
+    };
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let tbw = if positive(used_per_tb) {
+        100.0 / used_per_tb * 1e12
+    } else {
+        0.0
+    };
+    let remaining = if positive(used_per_tb) {
+        (100.0 - after.used_percent).max(0.0) / used_per_tb * 1e12
+    } else {
+        0.0
+    };
+    let bw = if secs > 0.0 { host / secs } else { 0.0 };
+    let per_day = bw * SECONDS_PER_DAY * duty_cycle;
+    let rated = if wa > 0.0 {
+        d.native_raw_bytes * d.pe_cycles / wa
+    } else {
+        0.0
+    };
+    let mut m = vec![
+        measure("write_iops", Unit::Iops, measured_iops),
+        measure("write_bw_bytes_per_s", Unit::BytesPerS, bw),
+        measure("measured_host_bytes", Unit::Bytes, host),
+        measure("measured_nand_bytes", Unit::Bytes, nand),
+        measure("write_amplification", Unit::Ratio, wa),
+        measure("block_erases_per_host_gb", Unit::Ratio, erases_per_gb),
+        measure("percentage_used_per_tb", Unit::Ratio, used_per_tb),
+        measure("projected_tbw_bytes", Unit::Bytes, tbw),
+        measure("rated_pe_tbw_bytes", Unit::Bytes, rated),
+        measure("remaining_tbw_bytes", Unit::Bytes, remaining),
+        measure(
+            "dwpd_at_duty_cycle",
+            Unit::Ratio,
+            if d.user_bytes > 0.0 {
+                per_day / d.user_bytes
+            } else {
+                0.0
+            },
+        ),
+        measure(
+            "years_to_100_percent_used",
+            Unit::Ratio,
+            if per_day > 0.0 {
+                remaining / per_day / DAYS_PER_YEAR
+            } else {
+                0.0
+            },
+        ),
+        measure(
+            "dwpd_for_5_years",
+            Unit::Ratio,
+            if d.user_bytes > 0.0 {
+                tbw / (d.user_bytes * DAYS_PER_YEAR * 5.0)
+            } else {
+                0.0
+            },
+        ),
+    ];
+    m.extend(health("before", start));
+    m.extend(health("after", after));
+    m
+}
+
+fn wear_chart(curve: &[Wear]) -> Chart {
+    Chart {
+        id: "endurance-wear".into(),
+        title: "Percentage used against host data written".into(),
+        x: Axis::linear("host data written", Unit::Bytes),
+        y: Axis::linear("percentage used", Unit::Percent),
+        series: vec![
+            Series {
+                name: "average erases / rated P/E".into(),
+                points: curve
+                    .iter()
+                    .map(|w| (w.host_bytes, w.used_percent))
+                    .collect(),
+            },
+            Series {
+                name: "health log (whole percent)".into(),
+                points: curve
+                    .iter()
+                    .map(|w| (w.host_bytes, w.used_percent_log))
+                    .collect(),
+            },
+        ],
+        band: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(host: f64, nand: f64, erase_sum: u64, used: f64, sim_s: f64) -> Wear {
+        Wear {
+            host_bytes: host,
+            nand_bytes: nand,
+            erase_sum,
+            erase_min: 0,
+            erase_avg: used * 30.0,
+            erase_max: 0,
+            used_percent: used,
+            used_percent_log: used.floor(),
+            sim_ns: sim_s * 1e9,
+        }
+    }
+
+    fn value(m: &[Measure], name: &str) -> f64 {
+        m.iter().find(|x| x.name == name).unwrap().value
+    }
+
+    #[test]
+    fn projections_follow_the_wear_rate() {
+        let d = Drive {
+            pe_cycles: 3000.0,
+            iu_bytes: 4096.0,
+            capacity_factor: 1.0,
+            user_bytes: 1e12,
+            native_raw_bytes: 1.1e12,
+        };
+        let start = w(0.0, 0.0, 0, 0.0, 0.0);
+        // 2 TB written in 20,000 s at WA 3: 0.2 % used.
+        let before = w(1e12, 3e12, 1000, 0.1, 10_000.0);
+        let after = w(3e12, 9e12, 3000, 0.3, 30_000.0);
+        let m = results(&d, 0.5, &start, &before, &after, 1.0);
+        assert!((value(&m, "write_amplification") - 3.0).abs() < 1e-12);
+        assert!((value(&m, "percentage_used_per_tb") - 0.1).abs() < 1e-12);
+        // 100 % at 0.1 %/TB: 1000 TB; 970 TB remain after 0.3 %.
+        assert!((value(&m, "projected_tbw_bytes") - 1e15).abs() < 1.0);
+        assert!((value(&m, "remaining_tbw_bytes") - 0.997e15).abs() < 1.0);
+        // 1e8 B/s × 86400 s × 0.5 = 4.32 TB a day on a 1 TB drive.
+        assert!((value(&m, "dwpd_at_duty_cycle") - 4.32).abs() < 1e-9);
+        let years = 0.997e15 / 4.32e12 / 365.25;
+        assert!((value(&m, "years_to_100_percent_used") - years).abs() < 1e-9);
+        assert!((value(&m, "rated_pe_tbw_bytes") - 1.1e15).abs() < 1.0);
+        assert_eq!(value(&m, "before_media_wearout_indicator"), 100.0);
+        assert_eq!(value(&m, "after_media_wearout_indicator"), 100.0);
+    }
+
+    #[test]
+    fn wearout_indicator_counts_down_to_one() {
+        assert_eq!(w(0.0, 0.0, 0, 0.0, 0.0).wearout_indicator(), 100.0);
+        assert_eq!(w(0.0, 0.0, 0, 1.0, 0.0).wearout_indicator(), 99.0);
+        assert_eq!(w(0.0, 0.0, 0, 150.0, 0.0).wearout_indicator(), 1.0);
+    }
+
+    #[test]
+    fn builtin_workloads_parse_as_fio_jobs() {
+        for name in ["jedec-enterprise", "random-4k", "sequential"] {
+            let wl = EnduranceWorkload::builtin(name).unwrap();
+            let text = wl.text("x", 32, 1, &["io_size=1m".to_string()]);
+            let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
+            assert_eq!(file.jobs.len(), 1, "{name}");
+        }
+        assert!(EnduranceWorkload::builtin("jedec").is_none());
+        let o = EnduranceOptions {
+            duty_cycle: 0.0,
+            ..Default::default()
+        };
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--duty-cycle"));
+    }
+}

@@ -1,0 +1,347 @@
+//! `op-sweep`: capacity for performance. For each fraction, a fresh drive whose user capacity
+//! is cut by that fraction of the drive's own (`capacity.user`, what a vendor tool's
+//! "set max LBA" does), preconditioned, then random-write runs: the extra spare area's effect
+//! on IOPS, write amplification and endurance comes out of the FTL's garbage collection.
+
+use flashlab_device::values::Size;
+use flashlab_device::{ConfigError, DeviceConfig, Ssd};
+use flashlab_engine::{SeedTree, NS_PER_S};
+use flashlab_report::DDIR_WRITE;
+use serde_json::json;
+
+use crate::session::{wa_between, Session};
+use crate::suites::{
+    iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
+};
+use crate::{Axis, Chart, DeviceReport, Series, SuiteError, SuiteOptions, Unit};
+
+const NS_PER_MIN: u64 = 60 * NS_PER_S;
+const MAX_LIST: usize = 32;
+
+/// Options of the `op-sweep` suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSweepOptions {
+    /// Extra spare area as fractions of the drive's user capacity (0 to below 1).
+    pub fractions: Vec<f64>,
+    /// Random-write preconditioning time (whole drive); `None`: rounds to steady state.
+    pub precondition_ns: Option<u64>,
+    /// Lengths of the measured random-write runs, run one after another.
+    pub run_ns: Vec<u64>,
+}
+
+impl Default for OpSweepOptions {
+    fn default() -> Self {
+        Self {
+            fractions: vec![0.0, 0.1, 0.25],
+            precondition_ns: None,
+            // The D5-P5430 review ran 10 minutes and 2 hours; shorter defaults keep the sweep
+            // of the default drive to minutes (docs/suites.md).
+            run_ns: vec![2 * NS_PER_MIN, 10 * NS_PER_MIN],
+        }
+    }
+}
+
+impl OpSweepOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        if self.fractions.is_empty()
+            || self.fractions.len() > MAX_LIST
+            || self
+                .fractions
+                .iter()
+                .any(|f| !(f.is_finite() && *f >= 0.0 && *f < 0.95))
+        {
+            return Err(SuiteError::BadOption {
+                option: "--op",
+                value: format!("{:?}", self.fractions),
+                valid:
+                    "1 to 32 fractions of the user capacity from 0 to below 0.95, e.g. 0,0.1,0.25"
+                        .into(),
+            });
+        }
+        if self.precondition_ns == Some(0) {
+            return Err(SuiteError::BadOption {
+                option: "--precondition-minutes",
+                value: "0".into(),
+                valid: "a time above zero; leave it out for rounds to steady state".into(),
+            });
+        }
+        if self.run_ns.is_empty() || self.run_ns.len() > MAX_LIST || self.run_ns.contains(&0) {
+            return Err(SuiteError::BadOption {
+                option: "--run-minutes",
+                value: format!("{:?}", self.run_ns),
+                valid: "1 to 32 lengths above zero, e.g. 10,120".into(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        json!({
+            "fractions": self.fractions,
+            "precondition_ns": self.precondition_ns,
+            "run_ns": self.run_ns,
+        })
+    }
+}
+
+/// `0`, `10`, `12_5`: a fraction as a percentage for keys and step names.
+fn pct_label(f: f64) -> String {
+    let p = (f * 1000.0).round() / 10.0;
+    format!("{p}").replace('.', "_")
+}
+
+fn minutes_label(ns: u64) -> String {
+    format!("{}min", ns as f64 / NS_PER_MIN as f64).replace('.', "_")
+}
+
+/// What one fraction measured.
+struct Outcome {
+    extra_pct: f64,
+    steady_iops: Option<f64>,
+    /// Per run: IOPS and WA.
+    runs: Vec<(f64, f64)>,
+}
+
+pub(crate) fn run(
+    config: &DeviceConfig,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let o = &opts.op_sweep;
+    let invalid = |c: &DeviceConfig, origin: String, e: flashlab_device::model::KeyError| {
+        SuiteError::Device {
+            device: c.name.clone(),
+            error: Box::new(ConfigError::Invalid {
+                origin,
+                key: e.key,
+                value: e.value,
+                message: e.message,
+                valid: e.valid,
+            }),
+        }
+    };
+    let base = config
+        .resolve()
+        .map_err(|e| invalid(config, config.name.clone(), e))?;
+    let (qd, jobs) = qd_jobs(opts);
+    let mut steps = Vec::new();
+    let mut results = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut scale_note = None;
+    for (k, &f) in o.fractions.iter().enumerate() {
+        // Whole IUs, as the drive would round a max-LBA setting.
+        let iu = base.iu_bytes;
+        let user = ((base.full_user_bytes as f64 * (1.0 - f)) as u64) / iu * iu;
+        let mut c = config.clone();
+        c.capacity.user = Some(Size(user));
+        c.capacity.spare_factor = None;
+        let origin = format!("--op {f} (capacity.user = {user} bytes)");
+        let model = c.resolve().map_err(|e| invalid(&c, origin.clone(), e))?;
+        let seeds = SeedTree::new(opts.seed);
+        let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|error| SuiteError::Device {
+            device: c.name.clone(),
+            error: Box::new(error),
+        })?;
+        let label = format!("op{}", pct_label(f));
+        // Every fraction runs the same step names, so the same random offsets: the drives
+        // differ only in their spare area.
+        let mut s = Session::new(&mut ssd, &config.name, opts.seed, &mut *progress);
+        let n = o.fractions.len() as f64;
+        s.suite_span = Some((k as f64 / n, k as f64 / n));
+        purge_and_fill(&mut s)?;
+        let steady = match o.precondition_ns {
+            None => Some(steady_iops(&random_write_rounds(&mut s, opts)?)),
+            Some(ns) => {
+                let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+                let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
+                s.job("precondition", &text, &|run| {
+                    vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+                })?;
+                None
+            }
+        };
+        let mut runs = Vec::new();
+        for &ns in &o.run_ns {
+            let name = format!("run-{}", minutes_label(ns));
+            let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+            let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
+            let before = s.counters();
+            let run = s.job(&name, &text, &|run| {
+                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+            })?;
+            runs.push((iops(&run, DDIR_WRITE), wa_between(&before, &s.counters())));
+        }
+        let report = s.into_report(Vec::new(), Vec::new(), None);
+        scale_note = scale_note.or(report.scale_note);
+        for mut step in report.steps {
+            step.name = format!("{label}-{}", step.name);
+            steps.push(step);
+        }
+
+        let key = label.replace('-', "_");
+        let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
+        let raw = model.full.raw_bytes() as f64;
+        results.push(measure(
+            format!("{key}_user_bytes"),
+            Unit::Bytes,
+            model.full_user_bytes as f64,
+        ));
+        results.push(measure(
+            format!("{key}_capacity_lost_bytes"),
+            Unit::Bytes,
+            lost,
+        ));
+        results.push(measure(
+            format!("{key}_capacity_lost_percent"),
+            Unit::Percent,
+            lost / base.full_user_bytes as f64 * 100.0,
+        ));
+        results.push(measure(
+            format!("{key}_spare_percent_of_raw"),
+            Unit::Percent,
+            (raw - model.full_user_bytes as f64) / raw * 100.0,
+        ));
+        if let Some(v) = steady {
+            results.push(measure(format!("{key}_steady_write_iops"), Unit::Iops, v));
+        }
+        for (&ns, &(v, wa)) in o.run_ns.iter().zip(&runs) {
+            let m = minutes_label(ns);
+            results.push(measure(format!("{key}_run_{m}_write_iops"), Unit::Iops, v));
+            results.push(measure(
+                format!("{key}_run_{m}_write_amplification"),
+                Unit::Ratio,
+                wa,
+            ));
+        }
+        // The last (longest) run stands for the fraction's steady state.
+        if let Some(&(_, wa)) = runs.last() {
+            results.push(measure(
+                format!("{key}_write_amplification"),
+                Unit::Ratio,
+                wa,
+            ));
+            // Host bytes until the average block reaches its rated P/E cycles at this WA:
+            // all native blocks wear (wear levelling), each host byte costs WA bytes of them.
+            let native = model.full.raw_bytes()
+                - model.full_static_slc_bytes * u64::from(model.bits_per_cell);
+            let tbw = if wa > 0.0 {
+                native as f64 * f64::from(model.full.pe_cycles) / wa
+            } else {
+                0.0
+            };
+            results.push(measure(
+                format!("{key}_projected_tbw_bytes"),
+                Unit::Bytes,
+                tbw,
+            ));
+        }
+        outcomes.push(Outcome {
+            extra_pct: f * 100.0,
+            steady_iops: steady,
+            runs,
+        });
+    }
+    let charts = charts(&outcomes, &o.run_ns);
+    Ok(DeviceReport {
+        device: config.name.clone(),
+        scale_note,
+        steps,
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+fn charts(outcomes: &[Outcome], run_ns: &[u64]) -> Vec<Chart> {
+    let mut iops_series = Vec::new();
+    if outcomes.iter().all(|o| o.steady_iops.is_some()) {
+        iops_series.push(Series {
+            name: "preconditioned (steady rounds)".into(),
+            points: outcomes
+                .iter()
+                .filter_map(|o| o.steady_iops.map(|v| (o.extra_pct, v)))
+                .collect(),
+        });
+    }
+    let mut wa_series = Vec::new();
+    for (i, &ns) in run_ns.iter().enumerate() {
+        let name = format!("{} run", minutes_label(ns).replace('_', "."));
+        iops_series.push(Series {
+            name: name.clone(),
+            points: outcomes
+                .iter()
+                .map(|o| (o.extra_pct, o.runs[i].0))
+                .collect(),
+        });
+        wa_series.push(Series {
+            name,
+            points: outcomes
+                .iter()
+                .map(|o| (o.extra_pct, o.runs[i].1))
+                .collect(),
+        });
+    }
+    vec![
+        Chart {
+            id: "op-sweep-iops".into(),
+            title: "4 KiB random-write IOPS against extra spare area".into(),
+            x: Axis::linear("extra spare (share of user capacity)", Unit::Percent),
+            y: Axis::linear("write IOPS", Unit::Iops),
+            series: iops_series,
+            band: None,
+        },
+        Chart {
+            id: "op-sweep-wa".into(),
+            title: "Write amplification against extra spare area".into(),
+            x: Axis::linear("extra spare (share of user capacity)", Unit::Percent),
+            y: Axis::linear("write amplification", Unit::Ratio),
+            series: wa_series,
+            band: None,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_key_safe() {
+        assert_eq!(pct_label(0.0), "0");
+        assert_eq!(pct_label(0.1), "10");
+        assert_eq!(pct_label(0.125), "12_5");
+        assert_eq!(minutes_label(10 * NS_PER_MIN), "10min");
+        assert_eq!(minutes_label(NS_PER_MIN / 2), "0_5min");
+    }
+
+    #[test]
+    fn options_name_the_bad_one() {
+        assert!(OpSweepOptions::default().validate().is_ok());
+        for (o, option) in [
+            (
+                OpSweepOptions {
+                    fractions: vec![0.0, 1.0],
+                    ..Default::default()
+                },
+                "--op",
+            ),
+            (
+                OpSweepOptions {
+                    run_ns: vec![],
+                    ..Default::default()
+                },
+                "--run-minutes",
+            ),
+            (
+                OpSweepOptions {
+                    precondition_ns: Some(0),
+                    ..Default::default()
+                },
+                "--precondition-minutes",
+            ),
+        ] {
+            let msg = o.validate().unwrap_err().to_string();
+            assert!(msg.contains(option), "{msg}");
+        }
+    }
+}

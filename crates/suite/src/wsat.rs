@@ -1,0 +1,335 @@
+//! `wsat`: SNIA PTS write saturation. Purge, then 4 KiB random writes over the whole drive
+//! until `write_multiple` × the user capacity has been written, measured in intervals. The
+//! fresh-out-of-box plateau, the cliff when the free pool runs out and the steady level after
+//! it are whatever the FTL's garbage collection makes of the writes: nothing here knows where
+//! they should be.
+
+use flashlab_device::Ssd;
+use flashlab_report::DDIR_WRITE;
+use serde_json::json;
+
+use crate::options::RoundLength;
+use crate::session::{wa_between, Session};
+use crate::steady::{check_window, SteadyRule};
+use crate::suites::{iops, job_text, measure, per_job_bytes, qd_jobs};
+use crate::{Axis, Chart, DeviceReport, Measure, Series, SuiteError, SuiteOptions, Unit};
+
+/// Most intervals a run may take: bounds a run whose intervals are far too short.
+pub const MAX_INTERVALS: usize = 10_000;
+
+/// Options of the `wsat` suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WsatOptions {
+    /// Host data to write, in multiples of the user capacity (SNIA PTS: 4).
+    pub write_multiple: f64,
+    /// Length of one measured interval: a share of the capacity, a size or a simulated time.
+    pub interval: RoundLength,
+}
+
+impl Default for WsatOptions {
+    fn default() -> Self {
+        Self {
+            write_multiple: 4.0,
+            // 1/25 of the capacity: 100 points over 4 drive fills.
+            interval: RoundLength::CapacityFraction(0.04),
+        }
+    }
+}
+
+impl WsatOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        let m = self.write_multiple;
+        if !(m.is_finite() && m > 0.0 && m <= 100.0) {
+            return Err(SuiteError::BadOption {
+                option: "--write-multiple",
+                value: m.to_string(),
+                valid: "a multiple of the user capacity above 0 and at most 100".into(),
+            });
+        }
+        if let RoundLength::CapacityFraction(f) = self.interval {
+            if m / f > MAX_INTERVALS as f64 {
+                return Err(SuiteError::BadOption {
+                    option: "--interval",
+                    value: format!("{}%", f * 100.0),
+                    valid: format!(
+                        "at least {:.4}% (at most {MAX_INTERVALS} intervals for --write-multiple {m})",
+                        m / MAX_INTERVALS as f64 * 100.0
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        json!({
+            "write_multiple": self.write_multiple,
+            "interval": self.interval.describe(),
+        })
+    }
+}
+
+/// One measured interval.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    /// Simulated time of the whole drive since the purge ended, at the interval's end.
+    end_ns: f64,
+    /// Host bytes written since the purge (whole drive), at the interval's end.
+    written_bytes: f64,
+    iops: f64,
+    wa: f64,
+}
+
+pub(crate) fn run(
+    ssd: &mut Ssd,
+    device: &str,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let w = &opts.wsat;
+    let mut s = Session::new(ssd, device, opts.seed, progress);
+    s.purge("purge")?;
+    let capacity = s.full_capacity_bytes() as f64;
+    let target = w.write_multiple * capacity;
+    let (qd, jobs) = qd_jobs(opts);
+    let (lines, planned) = match w.interval {
+        RoundLength::TimeNs(ns) => (
+            vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
+            None,
+        ),
+        RoundLength::Bytes(b) => (vec![format!("io_size={}", per_job_bytes(b, jobs))], {
+            Some((target / b as f64).ceil() as usize)
+        }),
+        RoundLength::CapacityFraction(f) => {
+            let b = (capacity * f).round() as u64;
+            (
+                vec![format!("io_size={}", per_job_bytes(b, jobs))],
+                Some((w.write_multiple / f).ceil() as usize),
+            )
+        }
+    };
+    if planned.is_some_and(|n| n > MAX_INTERVALS) {
+        return Err(too_many_intervals(w));
+    }
+    let start_ns = s.now_ns();
+    let first = s.counters();
+    let mut prev = first.clone();
+    let mut points: Vec<Point> = Vec::new();
+    let mut written = 0.0;
+    // A planned count is exact: whole-block io_size rounding must not add a sliver interval.
+    while planned.map_or(written < target, |n| points.len() < n) {
+        let i = points.len() + 1;
+        if i > MAX_INTERVALS {
+            return Err(too_many_intervals(w));
+        }
+        s.round = Some((i, planned));
+        let step_bytes = match w.interval {
+            RoundLength::TimeNs(_) => 0.0,
+            _ => target / planned.unwrap_or(1) as f64,
+        };
+        s.suite_span = Some((written / target, ((written + step_bytes) / target).min(1.0)));
+        let name = format!("wsat-{i:03}");
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
+        let run = s.job(&name, &text, &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        })?;
+        let bytes: u64 = run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum();
+        if bytes == 0 {
+            // A time-based interval too short for one write would never finish the run.
+            return Err(too_many_intervals(w));
+        }
+        written += bytes as f64;
+        let now = s.counters();
+        points.push(Point {
+            end_ns: s.drive_ns(s.now_ns() - start_ns),
+            written_bytes: written,
+            iops: iops(&run, DDIR_WRITE),
+            wa: wa_between(&prev, &now),
+        });
+        prev = now;
+    }
+    let total_wa = wa_between(&first, &prev);
+    let (results, window) = results(&points, total_wa, written);
+    let charts = charts(&points, window);
+    Ok(s.into_report(results, charts, None))
+}
+
+fn too_many_intervals(w: &WsatOptions) -> SuiteError {
+    SuiteError::BadOption {
+        option: "--interval",
+        value: w.interval.describe(),
+        valid: format!(
+            "an interval long enough that {} drive fills take at most {MAX_INTERVALS} intervals",
+            w.write_multiple
+        ),
+    }
+}
+
+/// The last intervals, the SNIA window length of them (fewer when the run is shorter).
+fn final_window(points: &[Point]) -> &[Point] {
+    let n = SteadyRule::SNIA_PTS.window.min(points.len());
+    &points[points.len() - n..]
+}
+
+/// The results, and the index range of the final window (for the charts' band).
+fn results(points: &[Point], total_wa: f64, written: f64) -> (Vec<Measure>, (usize, usize)) {
+    let window = final_window(points);
+    let first_in_window = points.len() - window.len();
+    let iops_w: Vec<f64> = window.iter().map(|p| p.iops).collect();
+    let check = check_window(&iops_w, &SteadyRule::SNIA_PTS);
+    let fob = points.first().map_or(0.0, |p| p.iops);
+    let min = points.iter().map(|p| p.iops).fold(f64::INFINITY, f64::min);
+    // WA of the final window as a whole: per-interval WAs weighted by the data written.
+    let window_bytes = |p: &[Point], i: usize| {
+        let start = if i == 0 { 0.0 } else { p[i - 1].written_bytes };
+        p[i].written_bytes - start
+    };
+    let (mut wa_sum, mut bytes_sum) = (0.0, 0.0);
+    for i in first_in_window..points.len() {
+        let b = window_bytes(points, i);
+        wa_sum += points[i].wa * b;
+        bytes_sum += b;
+    }
+    let steady_wa = if bytes_sum > 0.0 {
+        wa_sum / bytes_sum
+    } else {
+        0.0
+    };
+    let mut m = vec![
+        measure("intervals", Unit::Count, points.len() as f64),
+        measure("fob_write_iops", Unit::Iops, fob),
+        measure(
+            "min_write_iops",
+            Unit::Iops,
+            if min.is_finite() { min } else { 0.0 },
+        ),
+        measure("steady_write_iops", Unit::Iops, check.mean),
+        measure(
+            "steady_window_met_rule",
+            Unit::Count,
+            f64::from(u8::from(check.steady)),
+        ),
+        measure("steady_write_amplification", Unit::Ratio, steady_wa),
+        measure("write_amplification", Unit::Ratio, total_wa),
+        measure("host_bytes_written", Unit::Bytes, written),
+        measure("nand_bytes_written", Unit::Bytes, written * total_wa),
+        measure(
+            "sim_time_ns",
+            Unit::Ns,
+            points.last().map_or(0.0, |p| p.end_ns),
+        ),
+    ];
+    // The cliff: the first interval below halfway from the plateau to the steady level.
+    if fob > check.mean {
+        let half = (fob + check.mean) / 2.0;
+        if let Some(p) = points.iter().find(|p| p.iops < half) {
+            m.push(measure("cliff_host_bytes", Unit::Bytes, p.written_bytes));
+            m.push(measure("cliff_sim_time_ns", Unit::Ns, p.end_ns));
+        }
+    }
+    for (i, p) in points.iter().enumerate() {
+        m.push(measure(
+            format!("interval_{:03}_write_iops", i + 1),
+            Unit::Iops,
+            p.iops,
+        ));
+    }
+    (m, (first_in_window, points.len() - 1))
+}
+
+fn charts(points: &[Point], (a, b): (usize, usize)) -> Vec<Chart> {
+    let series = |name: &str, x: fn(&Point) -> f64, y: fn(&Point) -> f64| Series {
+        name: name.to_string(),
+        points: points.iter().map(|p| (x(p), y(p))).collect(),
+    };
+    let band = |x: fn(&Point) -> f64| points.get(a).zip(points.get(b)).map(|(p, q)| (x(p), x(q)));
+    let time = |p: &Point| p.end_ns;
+    let written = |p: &Point| p.written_bytes;
+    vec![
+        Chart {
+            id: "wsat-iops-time".into(),
+            title: "4 KiB random-write IOPS against simulated time, from a purged drive".into(),
+            x: Axis::linear("simulated time", Unit::Ns),
+            y: Axis::linear("write IOPS", Unit::Iops),
+            series: vec![series("write IOPS", time, |p| p.iops)],
+            band: band(time),
+        },
+        Chart {
+            id: "wsat-iops-written".into(),
+            title: "4 KiB random-write IOPS against host data written".into(),
+            x: Axis::linear("host data written", Unit::Bytes),
+            y: Axis::linear("write IOPS", Unit::Iops),
+            series: vec![series("write IOPS", written, |p| p.iops)],
+            band: band(written),
+        },
+        Chart {
+            id: "wsat-wa-written".into(),
+            title: "Write amplification per interval against host data written".into(),
+            x: Axis::linear("host data written", Unit::Bytes),
+            y: Axis::linear("write amplification", Unit::Ratio),
+            series: vec![series("write amplification", written, |p| p.wa)],
+            band: band(written),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pts(iops: &[f64]) -> Vec<Point> {
+        iops.iter()
+            .enumerate()
+            .map(|(i, &v)| Point {
+                end_ns: (i + 1) as f64 * 1e9,
+                written_bytes: (i + 1) as f64 * 100.0,
+                iops: v,
+                wa: if i < 3 { 1.0 } else { 3.0 },
+            })
+            .collect()
+    }
+
+    fn value(m: &[Measure], name: &str) -> f64 {
+        m.iter().find(|x| x.name == name).unwrap().value
+    }
+
+    #[test]
+    fn results_find_the_plateau_the_cliff_and_the_steady_window() {
+        let p = pts(&[
+            900.0, 900.0, 880.0, 300.0, 200.0, 210.0, 205.0, 200.0, 204.0,
+        ]);
+        let (m, window) = results(&p, 2.5, 900.0);
+        assert_eq!(window, (4, 8));
+        assert_eq!(value(&m, "fob_write_iops"), 900.0);
+        assert_eq!(value(&m, "min_write_iops"), 200.0);
+        assert!((value(&m, "steady_write_iops") - 203.8).abs() < 1e-9);
+        assert_eq!(value(&m, "steady_window_met_rule"), 1.0);
+        assert_eq!(value(&m, "steady_write_amplification"), 3.0);
+        // Halfway from 900 to ~204 is ~552: interval 4 (400 bytes written) is the first below.
+        assert_eq!(value(&m, "cliff_host_bytes"), 400.0);
+        assert_eq!(value(&m, "interval_009_write_iops"), 204.0);
+        let c = charts(&p, window);
+        assert_eq!(c[1].band, Some((500.0, 900.0)));
+        assert_eq!(c[0].series[0].points.len(), 9);
+    }
+
+    #[test]
+    fn options_bound_the_interval_count() {
+        assert!(WsatOptions::default().validate().is_ok());
+        let o = WsatOptions {
+            interval: RoundLength::CapacityFraction(0.0001),
+            ..Default::default()
+        };
+        let msg = o.validate().unwrap_err().to_string();
+        assert!(msg.contains("--interval"), "{msg}");
+        let o = WsatOptions {
+            write_multiple: 0.0,
+            ..Default::default()
+        };
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--write-multiple"));
+    }
+}

@@ -1,0 +1,225 @@
+//! The wsat, recovery, op-sweep and endurance suites on the tiny test drive with short
+//! settings: the properties each suite exists to show must come out of the model.
+
+use flashlab_device::load_device_config;
+use flashlab_engine::NS_PER_S;
+use flashlab_suite::{
+    render_json, run_on_device, run_suite_with, DeviceReport, EnduranceWorkload, RecoveryVariant,
+    RoundLength, SuiteKind, SuiteOptions, SuiteProgress,
+};
+
+fn tiny() -> flashlab_device::DeviceConfig {
+    load_device_config("tiny-test-1gb", &[]).unwrap()
+}
+
+fn run(kind: SuiteKind, opts: &SuiteOptions) -> DeviceReport {
+    run_on_device(kind, &tiny(), opts, &mut |_| {}).unwrap()
+}
+
+fn value(d: &DeviceReport, key: &str) -> f64 {
+    d.results
+        .iter()
+        .find(|m| m.name == key)
+        .unwrap_or_else(|| panic!("no result {key}"))
+        .value
+}
+
+fn chart<'a>(d: &'a DeviceReport, id: &str) -> &'a flashlab_suite::Chart {
+    d.charts
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no chart {id}"))
+}
+
+#[test]
+fn wsat_falls_from_fresh_to_steady_with_wa_above_one() {
+    let mut opts = SuiteOptions::default();
+    opts.wsat.write_multiple = 2.0;
+    opts.wsat.interval = RoundLength::CapacityFraction(0.05);
+    let d = run(SuiteKind::Wsat, &opts);
+    assert_eq!(value(&d, "intervals"), 40.0);
+    let fob = value(&d, "fob_write_iops");
+    let steady = value(&d, "steady_write_iops");
+    assert!(fob > 3.0 * steady, "fob {fob} steady {steady}");
+    assert!(value(&d, "write_amplification") > 1.0);
+    assert!(value(&d, "steady_write_amplification") > 1.5);
+    assert!(value(&d, "cliff_host_bytes") < value(&d, "host_bytes_written") / 2.0);
+    for id in ["wsat-iops-time", "wsat-iops-written"] {
+        let pts = &chart(&d, id).series[0].points;
+        assert_eq!(pts.len(), 40, "{id}");
+        assert!(pts.windows(2).all(|w| w[0].0 < w[1].0), "{id}: x rises");
+    }
+    // 40 interval steps after the purge, each with its job and fio JSON.
+    assert_eq!(d.steps.len(), 41);
+    assert!(d.steps[1].fio_json.is_some());
+}
+
+#[test]
+fn wsat_is_deterministic_and_reports_progress() {
+    let mut opts = SuiteOptions::default();
+    opts.wsat.write_multiple = 0.5;
+    opts.wsat.interval = RoundLength::CapacityFraction(0.1);
+    let configs = [tiny()];
+    let seen = std::sync::Mutex::new(Vec::new());
+    let progress = |_: usize, p: &SuiteProgress| {
+        seen.lock()
+            .unwrap()
+            .push((p.step.to_string(), p.step_started, p.round, p.sim_ns));
+    };
+    let a = run_suite_with(SuiteKind::Wsat, &configs, &opts, &progress).unwrap();
+    let b = flashlab_suite::run_suite(SuiteKind::Wsat, &configs, &opts, &|_, _| {}).unwrap();
+    assert_eq!(render_json(&a), render_json(&b));
+    let seen = seen.into_inner().unwrap();
+    let starts: Vec<_> = seen.iter().filter(|s| s.1).map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        starts,
+        ["purge", "wsat-001", "wsat-002", "wsat-003", "wsat-004", "wsat-005"]
+    );
+    assert!(seen.iter().any(|s| s.0 == "wsat-003" && s.2 == Some(3)));
+    assert!(
+        seen.windows(2).all(|w| w[0].3 <= w[1].3),
+        "simulated time never goes back"
+    );
+}
+
+#[test]
+fn dirty_drive_writes_faster_after_idle_time() {
+    let mut opts = SuiteOptions::default();
+    opts.recovery.dirty_ns = vec![60 * NS_PER_S];
+    opts.recovery.idle_ns = vec![300 * NS_PER_S];
+    opts.recovery.probe_ns = 5 * NS_PER_S;
+    let d = run(SuiteKind::Recovery, &opts);
+    let before = value(&d, "dirty1min_idle0min_seq_write_bw_bytes_per_s");
+    let after = value(&d, "dirty1min_idle5min_seq_write_bw_bytes_per_s");
+    assert!(after > 1.2 * before, "before {before} after {after}");
+    assert!(
+        value(&d, "dirty1min_idle5min_free_blocks") > value(&d, "dirty1min_idle0min_free_blocks")
+    );
+    assert!(value(&d, "dirty1min_write_recovery_ratio") > 1.2);
+    let c = chart(&d, "recovery-throughput");
+    assert_eq!(c.series.len(), 2);
+    assert_eq!(c.series[0].points[1].0, 300e9);
+    assert!(d
+        .steps
+        .iter()
+        .any(|s| s.kind == flashlab_suite::StepKind::Idle));
+}
+
+#[test]
+fn host_idle_recovery_bursts_beat_the_continuous_baseline() {
+    let mut opts = SuiteOptions::default();
+    opts.recovery.variant = RecoveryVariant::Hir;
+    opts.recovery.hir_bursts = 5;
+    opts.recovery.hir_burst_ns = 2 * NS_PER_S;
+    opts.recovery.hir_idle_multiples = vec![1, 5];
+    opts.recovery.hir_baseline_ns = 20 * NS_PER_S;
+    let d = run(SuiteKind::Recovery, &opts);
+    let baseline = value(&d, "hir_baseline_iops");
+    for key in ["hir_idle2s", "hir_idle10s"] {
+        let burst = value(&d, &format!("{key}_mean_burst_iops"));
+        assert!(
+            burst > 1.1 * baseline,
+            "{key}: burst {burst} baseline {baseline}"
+        );
+    }
+    let c = chart(&d, "hir-bursts");
+    assert_eq!(c.series.len(), 2);
+    assert!(c.series.iter().all(|s| s.points.len() == 5));
+    // Bursts and their idle periods are not kept as steps; baselines are.
+    assert!(!d.steps.iter().any(|s| s.name.contains("burst")));
+    assert!(d.steps.iter().any(|s| s.name == "hir-idle10s-baseline"));
+    assert!(d.steady.is_some());
+}
+
+#[test]
+fn more_spare_area_gives_more_iops_and_less_wa() {
+    let mut opts = SuiteOptions::default();
+    opts.op_sweep.fractions = vec![0.0, 0.25];
+    opts.op_sweep.precondition_ns = Some(30 * NS_PER_S);
+    opts.op_sweep.run_ns = vec![30 * NS_PER_S];
+    let d = run(SuiteKind::OpSweep, &opts);
+    let iops = |k: &str| value(&d, &format!("{k}_run_0_5min_write_iops"));
+    let wa = |k: &str| value(&d, &format!("{k}_write_amplification"));
+    assert!(
+        iops("op25") > 1.5 * iops("op0"),
+        "{} {}",
+        iops("op25"),
+        iops("op0")
+    );
+    assert!(wa("op25") < wa("op0"));
+    assert!(wa("op25") >= 1.0);
+    assert_eq!(value(&d, "op0_capacity_lost_bytes"), 0.0);
+    // The cut user capacity is rounded down to whole 4 KiB IUs.
+    let lost = value(&d, "op25_capacity_lost_bytes");
+    assert!((250e6 - 4096.0..=250e6).contains(&lost), "{lost}");
+    assert!((value(&d, "op25_capacity_lost_percent") - 25.0).abs() < 0.001);
+    assert!(value(&d, "op25_projected_tbw_bytes") > value(&d, "op0_projected_tbw_bytes"));
+    assert_eq!(chart(&d, "op-sweep-wa").series[0].points.len(), 2);
+    assert_eq!(chart(&d, "op-sweep-iops").series[0].points[1].0, 25.0);
+    assert!(d.steps.iter().any(|s| s.name == "op25-purge"));
+}
+
+#[test]
+fn a_negative_spare_fraction_is_bad_input() {
+    let mut opts = SuiteOptions::default();
+    opts.op_sweep.fractions = vec![-0.1];
+    let e = run_on_device(SuiteKind::OpSweep, &tiny(), &opts, &mut |_| {}).unwrap_err();
+    assert!(e.is_bad_input());
+    assert!(e.to_string().contains("--op"), "{e}");
+}
+
+fn endurance(workload: EnduranceWorkload) -> DeviceReport {
+    let mut opts = SuiteOptions::default();
+    opts.endurance.workload = workload;
+    opts.endurance.measure = RoundLength::CapacityFraction(0.5);
+    opts.endurance.duty_cycle = 0.5;
+    run(SuiteKind::Endurance, &opts)
+}
+
+#[test]
+fn endurance_sequential_wa_is_one_and_random_is_higher() {
+    let seq = endurance(EnduranceWorkload::Sequential);
+    let rnd = endurance(EnduranceWorkload::Random4k);
+    let seq_wa = value(&seq, "write_amplification");
+    let rnd_wa = value(&rnd, "write_amplification");
+    assert!((0.95..1.1).contains(&seq_wa), "sequential WA {seq_wa}");
+    assert!(rnd_wa > 2.0 * seq_wa, "random WA {rnd_wa}");
+    for d in [&seq, &rnd] {
+        // The wear rate and the rated P/E cycles at the measured WA agree.
+        let projected = value(d, "projected_tbw_bytes");
+        let rated = value(d, "rated_pe_tbw_bytes");
+        assert!(
+            (projected / rated - 1.0).abs() < 0.1,
+            "{projected} vs {rated}"
+        );
+        assert!(value(d, "after_percentage_used") > value(d, "before_percentage_used"));
+        assert_eq!(value(d, "before_media_wearout_indicator"), 100.0);
+        assert!(value(d, "after_erase_count_max") >= value(d, "after_erase_count_avg"));
+        let years = value(d, "years_to_100_percent_used");
+        let dwpd = value(d, "dwpd_at_duty_cycle");
+        assert!(years > 0.0 && dwpd > 0.0);
+        let pts = &chart(d, "endurance-wear").series[0].points;
+        assert!(pts.windows(2).all(|w| w[0].1 <= w[1].1), "wear never falls");
+    }
+    assert!(value(&seq, "projected_tbw_bytes") > 2.0 * value(&rnd, "projected_tbw_bytes"));
+}
+
+#[test]
+fn endurance_runs_the_jedec_mix_and_a_job_file() {
+    let jedec = endurance(EnduranceWorkload::JedecEnterprise);
+    assert!(value(&jedec, "write_amplification") > 1.0);
+    let text = "[w]\nrw=randwrite\nbs=8k\niodepth=16\nio_size=100m\n".to_string();
+    let file = endurance(EnduranceWorkload::Job {
+        name: "w.fio".into(),
+        text,
+    });
+    assert!(value(&file, "measured_host_bytes") > 0.0);
+    let bad = EnduranceWorkload::Job {
+        name: "bad.fio".into(),
+        text: "[w]\nrw=sideways\n".into(),
+    };
+    let mut opts = SuiteOptions::default();
+    opts.endurance.workload = bad;
+    let e = run_on_device(SuiteKind::Endurance, &tiny(), &opts, &mut |_| {}).unwrap_err();
+    assert!(e.is_bad_input(), "{e}");
+}
