@@ -10,9 +10,11 @@ pub mod cell;
 mod channel;
 pub mod fastdiv;
 pub mod geometry;
+pub mod sched;
 pub mod timing;
 
 pub use cell::{CellTimings, CellType};
 pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
+pub use sched::SchedulerConfig;
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

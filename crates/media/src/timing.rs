@@ -15,6 +15,7 @@
 //! Nothing allocates after construction.
 
 use crate::channel::Channel;
+use crate::sched::{Kind, SchedulerConfig, UnitQueues};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
 
@@ -49,6 +50,10 @@ pub struct MediaCounters {
     pub array_busy_ns: u64,
     /// Sum of busy time over all channels.
     pub channel_busy_ns: u64,
+    /// Programs suspended for a read (each suspension counted).
+    pub program_suspends: u64,
+    /// Erases suspended for a read.
+    pub erase_suspends: u64,
 }
 
 /// Timing state of all dies and channels.
@@ -67,11 +72,24 @@ pub struct NandTiming {
     xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
+    /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
+    queues: Option<UnitQueues>,
+    /// No operation is placed before this any more (the host's latest submission).
+    floor_ns: u64,
     counters: MediaCounters,
 }
 
 impl NandTiming {
     pub fn new(geometry: NandGeometry, timings: CellTimings) -> Self {
+        Self::with_scheduler(geometry, timings, SchedulerConfig::default())
+    }
+
+    /// A timing model whose dies order work by `sched` (read priority, suspend).
+    pub fn with_scheduler(
+        geometry: NandGeometry,
+        timings: CellTimings,
+        sched: SchedulerConfig,
+    ) -> Self {
         let units = if geometry.multi_plane {
             geometry.planes()
         } else {
@@ -97,6 +115,10 @@ impl NandTiming {
             plane_route,
             xfer_memo: (0, 0),
             all_free_ns: 0,
+            queues: sched
+                .reorders()
+                .then(|| UnitQueues::new(units as usize, sched)),
+            floor_ns: 0,
             counters: MediaCounters::default(),
         }
     }
@@ -147,9 +169,25 @@ impl NandTiming {
         match op.kind {
             MediaOpKind::Read => {
                 let array_ns = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
-                let array_start = now_ns.max(self.unit_free_ns[unit]);
-                let array_done = array_start + array_ns;
-                self.unit_free_ns[unit] = array_done;
+                let array_done = match &mut self.queues {
+                    None => {
+                        let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
+                        self.unit_free_ns[unit] = array_done;
+                        array_done
+                    }
+                    Some(q) => {
+                        let placed = q.read(unit, now_ns, array_ns, self.floor_ns);
+                        match placed.suspended {
+                            Some(Kind::Erase) => self.counters.erase_suspends += 1,
+                            Some(_) => self.counters.program_suspends += 1,
+                            None => {}
+                        }
+                        let free = q.free_ns(unit);
+                        self.unit_free_ns[unit] = free;
+                        self.all_free_ns = self.all_free_ns.max(free);
+                        placed.start_ns + array_ns
+                    }
+                };
                 let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
                 self.counters.reads += 1;
                 self.counters.bytes_read += op.bytes;
@@ -161,7 +199,10 @@ impl NandTiming {
             MediaOpKind::Program => {
                 let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
                 let xfer_done = self.channels[ch].book(now_ns, xfer_ns) + xfer_ns;
-                let array_start = xfer_done.max(self.unit_free_ns[unit]);
+                let array_start = match &mut self.queues {
+                    None => xfer_done.max(self.unit_free_ns[unit]),
+                    Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
+                };
                 let done = array_start + array_ns;
                 self.unit_free_ns[unit] = done;
                 self.counters.programs += 1;
@@ -172,7 +213,10 @@ impl NandTiming {
                 done
             }
             MediaOpKind::Erase => {
-                let start = now_ns.max(self.unit_free_ns[unit]);
+                let start = match &mut self.queues {
+                    None => now_ns.max(self.unit_free_ns[unit]),
+                    Some(q) => q.push(unit, Kind::Erase, now_ns, t.t_erase_ns, self.floor_ns),
+                };
                 let done = start + t.t_erase_ns;
                 self.unit_free_ns[unit] = done;
                 self.counters.erases += 1;
@@ -186,6 +230,7 @@ impl NandTiming {
     /// No operation will be scheduled before `now_ns` any more (the host's submissions move
     /// forward): bookkeeping of what finished earlier can go.
     pub fn advance_to(&mut self, now_ns: u64) {
+        self.floor_ns = self.floor_ns.max(now_ns);
         for c in &mut self.channels {
             c.forget_before(now_ns);
         }
@@ -214,6 +259,9 @@ impl NandTiming {
     /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
+        if let Some(q) = &mut self.queues {
+            q.reset(at_ns);
+        }
         for c in &mut self.channels {
             c.reset(at_ns);
         }
@@ -223,6 +271,7 @@ impl NandTiming {
     /// Bytes of heap memory held.
     pub fn memory_bytes(&self) -> usize {
         self.unit_free_ns.capacity() * 8
+            + self.queues.as_ref().map_or(0, UnitQueues::memory_bytes)
             + self.plane_route.capacity() * 8
             + self
                 .channels
