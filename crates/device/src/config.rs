@@ -26,6 +26,8 @@ pub struct DeviceConfig {
     #[serde(default)]
     pub controller: ControllerSection,
     #[serde(default)]
+    pub scheduler: SchedulerSection,
+    #[serde(default)]
     pub sim: SimSection,
 }
 
@@ -277,6 +279,48 @@ impl Default for ControllerSection {
             command_overhead: default_overhead(),
             max_iops: default_max_iops(),
             queue_depth: None,
+        }
+    }
+}
+
+/// How each die orders its work: read priority and program/erase suspend (all off: first
+/// come, first served).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    #[serde(default)]
+    pub read_priority: bool,
+    #[serde(default)]
+    pub program_suspend: bool,
+    #[serde(default)]
+    pub erase_suspend: bool,
+    #[serde(default = "default_suspend_latency")]
+    pub suspend_latency: Time,
+    #[serde(default = "default_resume_overhead")]
+    pub resume_overhead: Time,
+    #[serde(default = "default_max_suspends")]
+    pub max_suspends_per_op: u32,
+}
+
+fn default_suspend_latency() -> Time {
+    Time(20_000)
+}
+fn default_resume_overhead() -> Time {
+    Time(10_000)
+}
+fn default_max_suspends() -> u32 {
+    4
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self {
+            read_priority: false,
+            program_suspend: false,
+            erase_suspend: false,
+            suspend_latency: default_suspend_latency(),
+            resume_overhead: default_resume_overhead(),
+            max_suspends_per_op: default_max_suspends(),
         }
     }
 }
@@ -571,6 +615,48 @@ pub const KEYS: &[KeyDoc] = &[
         "32 SATA, 1024 PCIe",
     ),
     k(
+        "scheduler",
+        "read_priority",
+        "Reads go before programs and erases queued (not started) on their die",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "program_suspend",
+        "A read arriving during a program suspends it (the program resumes after the read)",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "erase_suspend",
+        "A read arriving during an erase suspends it",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "suspend_latency",
+        "From the suspend command until the die can read (the operation progresses meanwhile)",
+        "time",
+        "20us",
+    ),
+    k(
+        "scheduler",
+        "resume_overhead",
+        "Extra array time of a resumed program or erase",
+        "time",
+        "10us",
+    ),
+    k(
+        "scheduler",
+        "max_suspends_per_op",
+        "Suspensions of one program or erase at most; later reads wait for it",
+        "count 1-255",
+        "4",
+    ),
+    k(
         "sim",
         "scale",
         "Simulate a proportional slice of the drive: \"auto\" (fit max_memory) or a fraction",
@@ -595,6 +681,7 @@ pub const SECTIONS: &[&str] = &[
     "buffer",
     "link",
     "controller",
+    "scheduler",
     "sim",
 ];
 
@@ -716,6 +803,13 @@ mod tests {
             command_overhead = "3us"
             max_iops = 100000
             queue_depth = 32
+            [scheduler]
+            read_priority = true
+            program_suspend = true
+            erase_suspend = true
+            suspend_latency = "15us"
+            resume_overhead = "5us"
+            max_suspends_per_op = 3
             [sim]
             scale = 0.5
             max_memory = "1GiB"

@@ -2,7 +2,7 @@
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
-use flashlab_media::{CellTimings, NandGeometry};
+use flashlab_media::{CellTimings, NandGeometry, SchedulerConfig};
 
 use crate::config::{DeviceConfig, GcPolicy};
 use crate::link::{LinkKind, LINK_KINDS};
@@ -274,6 +274,8 @@ pub struct Model {
     /// The same resources on the full drive (what `describe` shows).
     pub full_shared: SharedResources,
     pub plp: bool,
+    /// How dies order reads against programs and erases.
+    pub scheduler: SchedulerConfig,
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
     pub max_memory_bytes: u64,
@@ -421,6 +423,29 @@ impl DeviceConfig {
                 format!("4 pages ({}) to 64GiB", size_text(4 * page)),
             ));
         }
+        let sc = &self.scheduler;
+        range_u32(
+            "scheduler.max_suspends_per_op",
+            sc.max_suspends_per_op,
+            1,
+            255,
+        )?;
+        for (key, v) in [
+            ("scheduler.suspend_latency", sc.suspend_latency.0),
+            ("scheduler.resume_overhead", sc.resume_overhead.0),
+        ] {
+            if v > 10_000_000 {
+                return Err(key_err(key, format_time(v), "out of range", "0ns to 10ms"));
+            }
+        }
+        let scheduler = SchedulerConfig {
+            read_priority: sc.read_priority,
+            program_suspend: sc.program_suspend,
+            erase_suspend: sc.erase_suspend,
+            suspend_latency_ns: sc.suspend_latency.0,
+            resume_overhead_ns: sc.resume_overhead.0,
+            max_suspends_per_op: sc.max_suspends_per_op,
+        };
         let max_memory = self.sim.max_memory.0;
         if max_memory < (16 << 20) {
             return Err(key_err(
@@ -681,6 +706,7 @@ impl DeviceConfig {
                 buffer_bytes: buffer,
             },
             plp: self.buffer.plp,
+            scheduler,
             scale: ScaleInfo {
                 capacity_factor,
                 die_factor,
@@ -830,6 +856,14 @@ impl Model {
                 "queue_depth": self.full_shared.queue_depth,
                 "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
                 "plp": self.plp,
+            },
+            "scheduler": {
+                "read_priority": self.scheduler.read_priority,
+                "program_suspend": self.scheduler.program_suspend,
+                "erase_suspend": self.scheduler.erase_suspend,
+                "suspend_latency_ns": self.scheduler.suspend_latency_ns, "suspend_latency_ns_text": format_time(self.scheduler.suspend_latency_ns),
+                "resume_overhead_ns": self.scheduler.resume_overhead_ns, "resume_overhead_ns_text": format_time(self.scheduler.resume_overhead_ns),
+                "max_suspends_per_op": self.scheduler.max_suspends_per_op,
             },
             "slc_cache": {
                 "static_bytes": full_static, "static_bytes_text": format_size(full_static),

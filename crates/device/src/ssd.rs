@@ -76,7 +76,7 @@ impl Ssd {
             message: e.to_string(),
             valid: "a configuration the FTL accepts".to_string(),
         })?;
-        let media = NandTiming::new(model.geometry, model.timings);
+        let media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         Ok(Ssd {
@@ -146,6 +146,7 @@ impl Ssd {
             block: op.block,
             bytes: op.ius as u64 * self.model.iu_bytes,
             slc: op.slc,
+            host: false,
         }
     }
 
@@ -309,6 +310,7 @@ impl Ssd {
             block,
             bytes: ius as u64 * self.model.iu_bytes,
             slc,
+            host: true,
         };
         self.media.schedule(&op, t0)
     }
@@ -492,6 +494,8 @@ impl Ssd {
                 "bytes_programmed": m.bytes_programmed,
                 "array_busy_ns": m.array_busy_ns,
                 "channel_busy_ns": m.channel_busy_ns,
+                "program_suspends": m.program_suspends,
+                "erase_suspends": m.erase_suspends,
             },
             "scale": {
                 "capacity_factor": self.model.scale.capacity_factor,

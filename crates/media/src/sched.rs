@@ -18,12 +18,17 @@
 //! later operations are right; only the buffer release of a program that a read overtook
 //! comes a read time early.
 //!
-//! Each unit keeps at most [`QUEUE_CAP`] entries in a ring; beyond that, the last two merge
-//! (a read arriving while the merged pair runs sees it as one operation). Nothing allocates
-//! after construction.
+//! Host reads go before internal reads (garbage collection, folding) that are waiting: the
+//! FTL hands over a whole victim's reads at once, and a host read queued behind them would
+//! wait for all of them.
+//!
+//! Each unit keeps at most [`QUEUE_CAP`] entries in a ring; beyond that, two neighbours of
+//! the same kind merge (the latest such pair; the last two if there is none), so a long run
+//! of queued programs or internal reads becomes one longer entry. Nothing allocates after
+//! construction.
 
 /// Unfinished array operations kept per unit.
-pub const QUEUE_CAP: usize = 32;
+pub const QUEUE_CAP: usize = 64;
 
 /// How a die orders its work. All off: first come, first served, no suspension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,7 +56,10 @@ impl SchedulerConfig {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
+    /// A host read.
     Read,
+    /// A read for garbage collection, folding or wear levelling.
+    InternalRead,
     Program,
     Erase,
     /// The part of a program or erase before its suspension point: not suspendable again.
@@ -64,6 +72,8 @@ pub(crate) struct Entry {
     pub end_ns: u64,
     pub kind: Kind,
     pub suspends: u32,
+    /// Operations merged into this entry (1 unless the ring overflowed).
+    pub ops: u32,
 }
 
 const EMPTY: Entry = Entry {
@@ -71,6 +81,7 @@ const EMPTY: Entry = Entry {
     end_ns: 0,
     kind: Kind::Read,
     suspends: 0,
+    ops: 1,
 };
 
 /// What placing a read did.
@@ -137,21 +148,34 @@ impl UnitQueues {
         }
     }
 
-    /// Room for `need` more entries: the last two merge while the ring is too full.
+    /// Room for `need` more entries: neighbours merge while the ring is too full.
     fn make_room(&mut self, unit: usize, need: usize) {
         while self.len[unit] as usize + need > QUEUE_CAP {
             let n = self.len[unit] as usize;
-            let (a, b) = (self.get(unit, n - 2), self.get(unit, n - 1));
+            // The latest pair of the same kind, never the running entry (index 0).
+            let mut i = n - 1;
+            while i > 1 && self.get(unit, i - 1).kind != self.get(unit, i).kind {
+                i -= 1;
+            }
+            if i <= 1 {
+                i = n - 1;
+            }
+            let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
             self.set(
                 unit,
-                n - 2,
+                i - 1,
                 Entry {
                     start_ns: a.start_ns,
                     end_ns: b.end_ns,
                     kind: b.kind,
                     suspends: a.suspends.max(b.suspends),
+                    ops: a.ops + b.ops,
                 },
             );
+            for j in i + 1..n {
+                let e = self.get(unit, j);
+                self.set(unit, j - 1, e);
+            }
             self.len[unit] -= 1;
         }
     }
@@ -208,6 +232,7 @@ impl UnitQueues {
                 end_ns: start + dur_ns,
                 kind,
                 suspends: 0,
+                ops: 1,
             },
         );
         self.len[unit] += 1;
@@ -218,37 +243,88 @@ impl UnitQueues {
         let allowed = match e.kind {
             Kind::Program => self.cfg.program_suspend,
             Kind::Erase => self.cfg.erase_suspend,
-            Kind::Read | Kind::Suspending => false,
+            Kind::Read | Kind::InternalRead | Kind::Suspending => false,
         };
         allowed && e.suspends < self.cfg.max_suspends_per_op
     }
 
-    /// Place a read of `dur_ns` wanted from `earliest_ns`.
+    /// If the entry at `i` runs at `t_ns` and holds several merged operations, keep only the
+    /// ones done or in progress at `t_ns` in it and move the rest to an entry of their own:
+    /// a read waits for the operation in progress, not for the whole run (room was made).
+    fn split_running(&mut self, unit: usize, i: usize, t_ns: u64) {
+        if i >= self.len[unit] as usize {
+            return;
+        }
+        let e = self.get(unit, i);
+        if e.ops < 2 || e.start_ns > t_ns || t_ns >= e.end_ns {
+            return;
+        }
+        let each_ns = ((e.end_ns - e.start_ns) / e.ops as u64).max(1);
+        let k = ((t_ns - e.start_ns) / each_ns + 1).min(e.ops as u64) as u32;
+        if k == e.ops {
+            return;
+        }
+        let cut = e.start_ns + k as u64 * each_ns;
+        self.set(
+            unit,
+            i,
+            Entry {
+                end_ns: cut,
+                ops: k,
+                ..e
+            },
+        );
+        self.insert(
+            unit,
+            i + 1,
+            Entry {
+                start_ns: cut,
+                suspends: 0,
+                ops: e.ops - k,
+                ..e
+            },
+        );
+    }
+
+    /// Place a read of `dur_ns` wanted from `earliest_ns` (`host`: for a host command, else
+    /// internal).
     pub fn read(
         &mut self,
         unit: usize,
         earliest_ns: u64,
         dur_ns: u64,
         floor_ns: u64,
+        host: bool,
     ) -> ReadPlacement {
+        let kind = if host { Kind::Read } else { Kind::InternalRead };
         self.forget_before(unit, floor_ns);
-        // Merging happens at the tail, before any position is taken.
-        self.make_room(unit, 2);
+        // Merging happens at the tail, before any position is taken: room for a split, the
+        // read and a resumed operation.
+        self.make_room(unit, 3);
         let n = self.len[unit] as usize;
         // Entries before `first` are over by `earliest_ns`.
         let mut first = 0;
         while first < n && self.get(unit, first).end_ns <= earliest_ns {
             first += 1;
         }
+        if self.cfg.read_priority {
+            self.split_running(unit, first, earliest_ns);
+        }
+        let n = self.len[unit] as usize;
         let p = if self.cfg.read_priority {
             let mut p = first;
             // The operation running at `earliest_ns` keeps the die...
             if p < n && self.get(unit, p).start_ns <= earliest_ns {
                 p += 1;
             }
-            // ...and reads already waiting go first.
-            while p < n && self.get(unit, p).kind == Kind::Read {
-                p += 1;
+            // ...and reads already waiting go first (a host read passes internal ones).
+            while p < n {
+                let k = self.get(unit, p).kind;
+                if k == Kind::Read || (!host && k == Kind::InternalRead) {
+                    p += 1;
+                } else {
+                    break;
+                }
             }
             p
         } else {
@@ -273,14 +349,16 @@ impl UnitQueues {
                 let read = Entry {
                     start_ns: at,
                     end_ns: at + dur_ns,
-                    kind: Kind::Read,
+                    kind,
                     suspends: 0,
+                    ops: 1,
                 };
                 let resumed = Entry {
                     start_ns: read.end_ns,
                     end_ns: read.end_ns + rest + self.cfg.resume_overhead_ns,
                     kind: cur.kind,
                     suspends: cur.suspends + 1,
+                    ops: 1,
                 };
                 self.insert(unit, p, read);
                 self.insert(unit, p + 1, resumed);
@@ -303,8 +381,9 @@ impl UnitQueues {
             Entry {
                 start_ns: start,
                 end_ns: start + dur_ns,
-                kind: Kind::Read,
+                kind,
                 suspends: 0,
+                ops: 1,
             },
         );
         self.push_back_from(unit, p + 1);
@@ -325,6 +404,7 @@ impl UnitQueues {
                 end_ns: at_ns,
                 kind: Kind::Suspending,
                 suspends: 0,
+                ops: 1,
             };
         }
     }
@@ -374,13 +454,13 @@ mod tests {
         assert_eq!(q.push(0, Kind::Program, 0, 1_000 * US, 0), 0);
         assert_eq!(q.push(0, Kind::Program, 0, 1_000 * US, 0), 1_000 * US);
         // A read at 100 us waits for the running program only.
-        let r = q.read(0, 100 * US, 50 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 1_000 * US);
         assert_eq!(r.suspended, None);
         // The queued program moved back by the read.
         assert_eq!(q.free_ns(0), 2_050 * US);
         // A second read queues behind the first, still ahead of the program.
-        let r = q.read(0, 200 * US, 50 * US, 0);
+        let r = q.read(0, 200 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 1_050 * US);
         assert_eq!(q.free_ns(0), 2_100 * US);
         well_formed(&q, 0);
@@ -392,7 +472,7 @@ mod tests {
         q.push(0, Kind::Program, 0, 1_000 * US, 0);
         q.push(0, Kind::Program, 0, 1_000 * US, 0);
         // Suspend is on, but the running program is not the one just ahead of the read.
-        let r = q.read(0, 100 * US, 50 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 2_000 * US);
         assert_eq!(r.suspended, None);
     }
@@ -402,7 +482,7 @@ mod tests {
         let mut q = UnitQueues::new(1, cfg(true, true, false));
         q.push(0, Kind::Program, 0, 1_000 * US, 0);
         q.push(0, Kind::Erase, 0, 3_000 * US, 0);
-        let r = q.read(0, 100 * US, 50 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 120 * US);
         assert_eq!(r.suspended, Some(Kind::Program));
         let e = q.entries_of(0);
@@ -414,12 +494,12 @@ mod tests {
         assert_eq!(e[2].suspends, 1);
         assert_eq!((e[3].start_ns, e[3].end_ns), (1_060 * US, 4_060 * US));
         // A read during the suspension joins it without a second suspend.
-        let r = q.read(0, 130 * US, 50 * US, 0);
+        let r = q.read(0, 130 * US, 50 * US, 0, true);
         assert_eq!((r.start_ns, r.suspended), (170 * US, None));
         assert_eq!(q.entries_of(0)[3].suspends, 1);
         well_formed(&q, 0);
         // Erase suspend is off: a read during the erase waits for it.
-        let r = q.read(0, 2_000 * US, 50 * US, 0);
+        let r = q.read(0, 2_000 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 4_110 * US);
     }
 
@@ -431,7 +511,7 @@ mod tests {
         let mut starts = Vec::new();
         let mut suspended = 0;
         for _ in 0..3 {
-            let r = q.read(0, t, 50 * US, t);
+            let r = q.read(0, t, 50 * US, t, true);
             suspended += usize::from(r.suspended.is_some());
             starts.push(r.start_ns);
             t = r.start_ns + 50 * US + 100 * US;
@@ -447,11 +527,11 @@ mod tests {
     fn a_read_fits_a_gap_before_a_later_program_without_moving_it() {
         let mut q = UnitQueues::new(1, cfg(true, false, false));
         q.push(0, Kind::Program, 500 * US, 1_000 * US, 0);
-        let r = q.read(0, 100 * US, 50 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 100 * US);
         assert_eq!(q.free_ns(0), 1_500 * US);
         // Too long for the gap left: the program moves.
-        let r = q.read(0, 400 * US, 150 * US, 0);
+        let r = q.read(0, 400 * US, 150 * US, 0, true);
         assert_eq!(r.start_ns, 400 * US);
         assert_eq!(q.free_ns(0), 1_550 * US);
         well_formed(&q, 0);
@@ -470,7 +550,7 @@ mod tests {
                     q.push(1, Kind::Erase, t, 2_000 * US, t);
                 }
                 _ => {
-                    q.read(1, t, 60 * US, t);
+                    q.read(1, t, 60 * US, t, true);
                 }
             }
             assert!(q.entries_of(1).len() <= QUEUE_CAP);

@@ -36,6 +36,8 @@ pub struct MediaOp {
     pub bytes: u64,
     /// The block is used in SLC mode.
     pub slc: bool,
+    /// A read for a host command (under read priority it passes internal reads).
+    pub host: bool,
 }
 
 /// Cumulative activity, for utilisation and energy estimates.
@@ -176,7 +178,7 @@ impl NandTiming {
                         array_done
                     }
                     Some(q) => {
-                        let placed = q.read(unit, now_ns, array_ns, self.floor_ns);
+                        let placed = q.read(unit, now_ns, array_ns, self.floor_ns, op.host);
                         match placed.suspended {
                             Some(Kind::Erase) => self.counters.erase_suspends += 1,
                             Some(_) => self.counters.program_suspends += 1,
@@ -336,6 +338,7 @@ mod tests {
             block,
             bytes,
             slc,
+            host: false,
         }
     }
 
