@@ -12,6 +12,9 @@ pub struct DeviceConfig {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Namespace sizes (empty: one namespace of the whole user capacity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<Size>,
     #[serde(default)]
     pub capacity: CapacitySection,
     pub nand: NandSection,
@@ -389,6 +392,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k("", "description", "One-line summary", "text", "\"\""),
     k(
+        "",
+        "namespaces",
+        "Namespace sizes, e.g. [\"2TB\", \"2TB\"] (fio filename `ns1`, `ns2`, …); capacity not allocated is spare area",
+        "list of sizes",
+        "one namespace of all user capacity",
+    ),
+    k(
         "capacity",
         "user",
         "Host-visible capacity; less than raw leaves more spare area",
@@ -762,6 +772,7 @@ mod tests {
         let full = r#"
             name = "x"
             description = "d"
+            namespaces = ["400MB", "100MB"]
             [capacity]
             user = "1GB"
             spare_factor = 0.1

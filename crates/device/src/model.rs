@@ -46,6 +46,9 @@ fn fraction(key: &str, v: f64, lo_open: bool, lo: f64, hi: f64) -> Result<f64, K
     }
 }
 
+/// Namespaces a drive may have (NVMe allows more; 1,024 covers real drives' limits).
+pub const MAX_NAMESPACES: usize = 1024;
+
 /// How the simulated drive relates to the described one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleInfo {
@@ -251,7 +254,14 @@ pub struct Model {
     pub timings: CellTimings,
     pub bits_per_cell: u32,
     pub cell_name: &'static str,
+    /// Host-visible capacity the FTL maps: all namespaces together.
     pub full_user_bytes: u64,
+    /// The drive's user capacity before namespaces (what is not allocated is spare area).
+    pub drive_user_bytes: u64,
+    /// Size of each namespace on the full drive (one covering everything without `namespaces`).
+    pub full_namespace_bytes: Vec<u64>,
+    /// Size of each namespace in the simulated slice (sums to at most `user_bytes`).
+    pub namespace_bytes: Vec<u64>,
     pub user_bytes: u64,
     pub iu_bytes: u64,
     pub logical_block_bytes: u64,
@@ -284,6 +294,41 @@ pub struct Model {
 impl DeviceConfig {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Namespace sizes in whole IUs (empty: no namespaces configured), checked against the
+    /// drive's user capacity.
+    fn namespace_sizes(&self, drive_user: u64, iu: u64) -> Result<Vec<u64>, KeyError> {
+        if self.namespaces.len() > MAX_NAMESPACES {
+            return Err(key_err(
+                "namespaces",
+                format!("{} namespaces", self.namespaces.len()),
+                "too many",
+                format!("at most {MAX_NAMESPACES}"),
+            ));
+        }
+        let mut v = Vec::with_capacity(self.namespaces.len());
+        for (i, n) in self.namespaces.iter().enumerate() {
+            if n.0 < iu {
+                return Err(key_err(
+                    "namespaces",
+                    size_text(n.0),
+                    &format!("namespace {} is smaller than one IU", i + 1),
+                    format!("at least {}", size_text(iu)),
+                ));
+            }
+            v.push(n.0 / iu * iu);
+        }
+        let total: u64 = v.iter().sum();
+        if total > drive_user {
+            return Err(key_err(
+                "namespaces",
+                format_size(total),
+                "the namespaces together exceed the user capacity",
+                format!("a total up to {}", format_size(drive_user)),
+            ));
+        }
+        Ok(v)
     }
 
     /// Validate and derive the simulated drive.
@@ -482,7 +527,7 @@ impl DeviceConfig {
             ));
         }
         let native_raw = (full.blocks() - full_static_blocks) * block_bytes;
-        let full_user = match (self.capacity.user, self.capacity.spare_factor) {
+        let drive_user = match (self.capacity.user, self.capacity.spare_factor) {
             (Some(_), Some(_)) => {
                 return Err(key_err(
                     "capacity.spare_factor",
@@ -515,7 +560,7 @@ impl DeviceConfig {
         let full_units = full.planes() as u64;
         let full_native_blocks = full.blocks() - full_static_blocks;
         let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
-        if full_user == 0 || full_user > max_user {
+        if drive_user == 0 || drive_user > max_user {
             return Err(key_err(
                 if self.capacity.user.is_some() {
                     "capacity.user"
@@ -535,6 +580,13 @@ impl DeviceConfig {
                 ),
             ));
         }
+        // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.
+        let full_namespaces = self.namespace_sizes(drive_user, iu)?;
+        let full_user = if full_namespaces.is_empty() {
+            drive_user
+        } else {
+            full_namespaces.iter().sum()
+        };
 
         // Scale: which slice of the drive to simulate.
         let full_user_ius = full_user / iu;
@@ -607,6 +659,24 @@ impl DeviceConfig {
         let raw_ius = geometry.raw_bytes() / iu;
         let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks());
         let capacity_factor = full_user as f64 / user_bytes as f64;
+        let namespace_bytes = if full_namespaces.is_empty() {
+            vec![user_bytes]
+        } else {
+            // Each namespace keeps its share of the slice, in whole IUs.
+            let v: Vec<u64> = full_namespaces
+                .iter()
+                .map(|&n| (n as u128 * user_bytes as u128 / full_user as u128) as u64 / iu * iu)
+                .collect();
+            if v.contains(&0) {
+                return Err(key_err(
+                    "namespaces",
+                    format!("{} namespaces", v.len()),
+                    "a namespace would be empty in the simulated slice",
+                    "larger namespaces, or a larger sim.scale / sim.max_memory",
+                ));
+            }
+            v
+        };
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
 
         // Everything the dies share is cut with them, so a die cut is a true 1/d of the drive:
@@ -684,6 +754,13 @@ impl DeviceConfig {
             bits_per_cell: bits,
             cell_name: cell.name(),
             full_user_bytes: full_user,
+            drive_user_bytes: drive_user,
+            full_namespace_bytes: if full_namespaces.is_empty() {
+                vec![full_user]
+            } else {
+                full_namespaces
+            },
+            namespace_bytes,
             user_bytes,
             iu_bytes: iu,
             logical_block_bytes: lb,
@@ -810,6 +887,9 @@ impl Model {
         json!({
             "capacity": {
                 "raw_bytes": raw, "raw_bytes_text": format_size(raw),
+                "drive_user_bytes": self.drive_user_bytes, "drive_user_bytes_text": format_size(self.drive_user_bytes),
+                "namespaces": self.full_namespace_bytes.len(),
+                "namespace_bytes": self.full_namespace_bytes,
                 "user_bytes": self.full_user_bytes, "user_bytes_text": format_size(self.full_user_bytes),
                 "spare_factor": (spare * 10000.0).round() / 10000.0,
                 "logical_block_bytes": self.logical_block_bytes,

@@ -18,6 +18,7 @@ use crate::buffer::{BufferError, WriteBuffer};
 use crate::config::DeviceConfig;
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
+use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -61,6 +62,10 @@ pub struct Ssd {
     /// not by a 64-bit divide on every command.
     iu_shift: u32,
     host: HostCounters,
+    /// First byte of each namespace in the drive's logical space (one namespace: `[0]`).
+    ns_start_bytes: Vec<u64>,
+    /// Host counters per namespace.
+    ns_host: Vec<HostCounters>,
     _seeds: SeedTree,
 }
 
@@ -95,6 +100,16 @@ impl Ssd {
             version: 0,
             iu_shift: model.iu_bytes.trailing_zeros(),
             host: HostCounters::default(),
+            ns_start_bytes: model
+                .namespace_bytes
+                .iter()
+                .scan(0u64, |at, &n| {
+                    let start = *at;
+                    *at += n;
+                    Some(start)
+                })
+                .collect(),
+            ns_host: vec![HostCounters::default(); model.namespace_bytes.len()],
             _seeds: seeds,
             model,
         })
@@ -110,6 +125,54 @@ impl Ssd {
 
     pub fn ftl(&self) -> &Ftl {
         &self.ftl
+    }
+
+    /// Namespaces of the drive (1 without a `namespaces` list).
+    pub fn namespace_count(&self) -> usize {
+        self.ns_start_bytes.len()
+    }
+
+    /// Capacity of namespace `index` (0-based) in the simulated drive.
+    pub fn namespace_bytes(&self, index: usize) -> u64 {
+        self.model.namespace_bytes[index]
+    }
+
+    /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
+    /// error listing the valid names.
+    pub fn resolve_namespace(&self, filename: &str) -> Result<usize, NamespaceError> {
+        resolve_namespace(filename, self.namespace_count(), &self.model.name)
+    }
+
+    /// Namespace `index` (0-based) as a block device sharing this drive, or None.
+    pub fn namespace(&mut self, index: usize) -> Option<Namespace<'_>> {
+        (index < self.namespace_count()).then_some(Namespace { ssd: self, index })
+    }
+
+    /// Submit a request addressed to namespace `index` (offsets relative to the namespace).
+    /// Panics if `index` is not below [`Self::namespace_count`].
+    pub fn submit_to(
+        &mut self,
+        index: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        let r = translate(
+            req,
+            self.ns_start_bytes[index],
+            self.model.namespace_bytes[index],
+        )?;
+        self.submit_in(now_ns, &r, index)
+    }
+
+    /// Namespace holding drive byte `offset` (the last one for a flush at 0).
+    fn namespace_of(&self, offset: u64) -> usize {
+        if self.ns_start_bytes.len() == 1 {
+            0
+        } else {
+            self.ns_start_bytes
+                .partition_point(|&s| s <= offset)
+                .saturating_sub(1)
+        }
     }
 
     /// Estimated heap memory of the model (mapping tables per the FTL's layout, plus the
@@ -411,6 +474,7 @@ impl Ssd {
         self.last_done_ns = self.last_done_ns.max(last);
         self.host_program_done_ns = last;
         self.host = HostCounters::default();
+        self.ns_host.fill(HostCounters::default());
         self.bg_done = false;
     }
 
@@ -502,6 +566,16 @@ impl Ssd {
                 "die_factor": self.model.scale.die_factor,
                 "note": self.model.scale.note,
             },
+            "namespaces": self.ns_host.iter().enumerate().map(|(i, h)| json!({
+                "name": format!("ns{}", i + 1),
+                "capacity_bytes": self.model.namespace_bytes[i],
+                "host_read_commands": h.read_commands,
+                "host_write_commands": h.write_commands,
+                "host_trim_commands": h.trim_commands,
+                "host_flush_commands": h.flush_commands,
+                "bytes_read": h.bytes_read,
+                "bytes_written": h.bytes_written,
+            })).collect::<Vec<_>>(),
             // No energy model yet: power figures are not reported rather than guessed.
             "power": null,
             "memory_bytes": self.memory_bytes(),
@@ -523,6 +597,23 @@ impl BlockDevice for Ssd {
     }
 
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        let ns = self.namespace_of(req.offset_bytes);
+        self.submit_in(now_ns, req, ns)
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.background(from_ns, until_ns);
+    }
+}
+
+impl Ssd {
+    /// Submit a request in the drive's logical space, counted for namespace `ns`.
+    fn submit_in(
+        &mut self,
+        now_ns: SimTime,
+        req: &IoRequest,
+        ns: usize,
+    ) -> Result<Completion, DeviceError> {
         self.check_range(req)?;
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);
@@ -572,13 +663,22 @@ impl BlockDevice for Ssd {
         };
         self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
+        let h = &mut self.ns_host[ns];
+        match req.kind {
+            IoKind::Read => {
+                h.read_commands += 1;
+                h.bytes_read += req.len_bytes;
+            }
+            IoKind::Write => {
+                h.write_commands += 1;
+                h.bytes_written += req.len_bytes;
+            }
+            IoKind::Trim => h.trim_commands += 1,
+            IoKind::Flush => h.flush_commands += 1,
+        }
         Ok(Completion {
             accepted_ns: accepted,
             done_ns: done,
         })
-    }
-
-    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
-        self.background(from_ns, until_ns);
     }
 }

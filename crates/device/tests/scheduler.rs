@@ -150,7 +150,11 @@ fn suspend_keeps_the_read_tail_far_below_program_and_erase_times() {
     let p = p999(&prio_only);
     assert!(p > 600 * US && p <= 3_600 * US, "priority p99.9 {p}");
     // Suspend: tR + suspend latency + reads ahead, far below one program time.
-    assert!(p999(&suspend) < 150 * US, "suspend p99.9 {}", p999(&suspend));
+    assert!(
+        p999(&suspend) < 150 * US,
+        "suspend p99.9 {}",
+        p999(&suspend)
+    );
     // The rarest reads wait for a channel full of a garbage-collection burst's transfers,
     // not for a die: still well below first come, first served.
     assert!(s < 3_500 * US && s * 10 < f, "p99.99 suspend {s} fifo {f}");
