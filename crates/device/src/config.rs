@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::values::{PageTime, ScaleSetting, Size, Time, TransferRate};
+use crate::values::{Energy, PageTime, Power, ScaleSetting, Size, Time, TransferRate};
 
 /// The whole drive description, as written in a preset or a user's TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +30,8 @@ pub struct DeviceConfig {
     pub controller: ControllerSection,
     #[serde(default)]
     pub scheduler: SchedulerSection,
+    #[serde(default)]
+    pub power: PowerSection,
     #[serde(default)]
     pub sim: SimSection,
 }
@@ -324,6 +326,79 @@ impl Default for SchedulerSection {
             suspend_latency: default_suspend_latency(),
             resume_overhead: default_resume_overhead(),
             max_suspends_per_op: default_max_suspends(),
+        }
+    }
+}
+
+/// Energy per operation and per byte, controller power, and power states with caps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSection {
+    /// Absent: `DEFAULT_ARRAY_POWER` × the operation's array time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_read_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_program_energy: Option<Energy>,
+    /// Per byte over a flash channel.
+    #[serde(default = "default_channel_energy")]
+    pub channel_energy: Energy,
+    /// Per byte over the host link, including the controller's data path.
+    #[serde(default = "default_host_energy")]
+    pub host_energy: Energy,
+    /// Controller power beyond idle while commands are outstanding.
+    #[serde(default = "default_active_power")]
+    pub active_power: Power,
+    /// Power of the powered-on drive with nothing to do.
+    #[serde(default = "default_idle_power")]
+    pub idle_power: Power,
+    /// Power states: a cap each ("13W") or "none"; empty: one uncapped state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+    /// Index into `states` of the state the drive runs in.
+    #[serde(default)]
+    pub state: u32,
+}
+
+/// Array power of a die during an operation when no energy is given: ONFI-class datasheets
+/// list ICC 25-50 mA at VCC 2.7-3.6 V for read, program and erase; 50 mW sits in that range
+/// for one plane's share of a die (estimate).
+pub const DEFAULT_ARRAY_POWER_UW: u64 = 50_000;
+
+fn default_channel_energy() -> Energy {
+    // ONFI NV-DDR3 / Toggle I/O at 1.2 V: ~10 pJ/bit including termination (estimate).
+    Energy(80)
+}
+fn default_host_energy() -> Energy {
+    // PCIe PHY ~5 pJ/bit plus the controller's data path (DMA, ECC, DRAM) (estimate).
+    Energy(150)
+}
+fn default_active_power() -> Power {
+    Power(1_000_000)
+}
+fn default_idle_power() -> Power {
+    Power(2_000_000)
+}
+
+impl Default for PowerSection {
+    fn default() -> Self {
+        Self {
+            read_energy: None,
+            program_energy: None,
+            erase_energy: None,
+            slc_read_energy: None,
+            slc_program_energy: None,
+            channel_energy: default_channel_energy(),
+            host_energy: default_host_energy(),
+            active_power: default_active_power(),
+            idle_power: default_idle_power(),
+            states: Vec::new(),
+            state: 0,
         }
     }
 }
@@ -667,6 +742,83 @@ pub const KEYS: &[KeyDoc] = &[
         "4",
     ),
     k(
+        "power",
+        "read_energy",
+        "Energy of one page read (array), native mode",
+        "energy",
+        "50mW × tR",
+    ),
+    k(
+        "power",
+        "program_energy",
+        "Energy of one page program (array), native mode",
+        "energy",
+        "50mW × tPROG",
+    ),
+    k(
+        "power",
+        "erase_energy",
+        "Energy of one block erase",
+        "energy",
+        "50mW × tBERS",
+    ),
+    k(
+        "power",
+        "slc_read_energy",
+        "Energy of one page read in SLC mode",
+        "energy",
+        "50mW × SLC tR",
+    ),
+    k(
+        "power",
+        "slc_program_energy",
+        "Energy of one page program in SLC mode",
+        "energy",
+        "50mW × SLC tPROG",
+    ),
+    k(
+        "power",
+        "channel_energy",
+        "Energy per byte moved over a flash channel",
+        "energy",
+        "80pJ",
+    ),
+    k(
+        "power",
+        "host_energy",
+        "Energy per byte over the host link, with the controller's data path",
+        "energy",
+        "150pJ",
+    ),
+    k(
+        "power",
+        "active_power",
+        "Controller power beyond idle while commands are outstanding",
+        "power",
+        "1W",
+    ),
+    k(
+        "power",
+        "idle_power",
+        "Power of the drive with nothing to do",
+        "power",
+        "2W",
+    ),
+    k(
+        "power",
+        "states",
+        "Power states: a cap each (\"13W\") or \"none\"; media work is delayed so every 10 ms stays under the cap",
+        "list",
+        "[\"none\"]",
+    ),
+    k(
+        "power",
+        "state",
+        "Power state the drive runs in (index into `states`)",
+        "index",
+        "0",
+    ),
+    k(
         "sim",
         "scale",
         "Simulate a proportional slice of the drive: \"auto\" (fit max_memory) or a fraction",
@@ -692,6 +844,7 @@ pub const SECTIONS: &[&str] = &[
     "link",
     "controller",
     "scheduler",
+    "power",
     "sim",
 ];
 
@@ -821,6 +974,18 @@ mod tests {
             suspend_latency = "15us"
             resume_overhead = "5us"
             max_suspends_per_op = 3
+            [power]
+            read_energy = "5uJ"
+            program_energy = "60uJ"
+            erase_energy = "500uJ"
+            slc_read_energy = "2uJ"
+            slc_program_energy = "10uJ"
+            channel_energy = "80pJ"
+            host_energy = "500pJ"
+            active_power = "1W"
+            idle_power = "5W"
+            states = ["none", "13W", "9W"]
+            state = 1
             [sim]
             scale = 0.5
             max_memory = "1GiB"

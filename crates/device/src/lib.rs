@@ -23,7 +23,7 @@ pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config, ConfigError};
 pub use model::{Model, ScaleInfo};
 pub use namespace::{resolve_namespace, Namespace, NamespaceError};
-pub use ssd::{Ssd, MAX_WAIT_NS};
+pub use ssd::{PowerSummary, Ssd, MAX_WAIT_NS};
 
 /// The built-in default drive.
 pub const DEFAULT_DEVICE: &str = "generic-tlc-256gb";

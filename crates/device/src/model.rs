@@ -2,12 +2,12 @@
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
-use flashlab_media::{CellTimings, NandGeometry, SchedulerConfig};
+use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
-use crate::config::{DeviceConfig, GcPolicy};
+use crate::config::{DeviceConfig, GcPolicy, DEFAULT_ARRAY_POWER_UW};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::units::{format_decimal, format_size, format_time};
-use crate::values::{size_text, ScaleSetting};
+use crate::values::{energy_text, power_text, size_text, ScaleSetting};
 
 /// A value that is out of range or inconsistent with another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +43,31 @@ fn fraction(key: &str, v: f64, lo_open: bool, lo: f64, hi: f64) -> Result<f64, K
     } else {
         let l = if lo_open { "(" } else { "[" };
         Err(key_err(key, v, "out of range", format!("{l}{lo}, {hi}]")))
+    }
+}
+
+/// The power model: energies, controller power and the power state in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerModel {
+    pub energy: MediaEnergy,
+    pub host_pj_per_byte: u64,
+    pub active_uw: u64,
+    pub idle_uw: u64,
+    /// Caps of the power states (None: uncapped).
+    pub states_uw: Vec<Option<u64>>,
+    pub state: usize,
+}
+
+impl PowerModel {
+    /// Cap of the state in force.
+    pub fn cap_uw(&self) -> Option<u64> {
+        self.states_uw[self.state]
+    }
+
+    /// What the media may use under the cap: the cap less idle and active controller power.
+    pub fn media_budget_uw(&self) -> Option<u64> {
+        self.cap_uw()
+            .map(|c| c.saturating_sub(self.idle_uw + self.active_uw))
     }
 }
 
@@ -286,6 +311,7 @@ pub struct Model {
     pub plp: bool,
     /// How dies order reads against programs and erases.
     pub scheduler: SchedulerConfig,
+    pub power: PowerModel,
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
     pub max_memory_bytes: u64,
@@ -294,6 +320,102 @@ pub struct Model {
 impl DeviceConfig {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Energies (defaults: array power × array time), controller power and power states.
+    fn power_model(&self, t: &CellTimings) -> Result<PowerModel, KeyError> {
+        let p = &self.power;
+        // µW × ns = 10^-15 J: / 1000 gives pJ.
+        let by_time = |ns: u64| DEFAULT_ARRAY_POWER_UW * ns / 1_000;
+        let energy = MediaEnergy {
+            read_pj: p.read_energy.map_or(by_time(t.t_read_ns), |e| e.0),
+            program_pj: p.program_energy.map_or(by_time(t.t_prog_ns), |e| e.0),
+            erase_pj: p.erase_energy.map_or(by_time(t.t_erase_ns), |e| e.0),
+            slc_read_pj: p.slc_read_energy.map_or(by_time(t.slc_t_read_ns), |e| e.0),
+            slc_program_pj: p
+                .slc_program_energy
+                .map_or(by_time(t.slc_t_prog_ns), |e| e.0),
+            channel_pj_per_byte: p.channel_energy.0,
+        };
+        for (key, v) in [
+            ("power.read_energy", energy.read_pj),
+            ("power.program_energy", energy.program_pj),
+            ("power.erase_energy", energy.erase_pj),
+            ("power.slc_read_energy", energy.slc_read_pj),
+            ("power.slc_program_energy", energy.slc_program_pj),
+        ] {
+            if v > 1_000_000_000_000 {
+                return Err(key_err(key, energy_text(v), "out of range", "0pJ to 1J"));
+            }
+        }
+        for (key, v) in [
+            ("power.channel_energy", p.channel_energy.0),
+            ("power.host_energy", p.host_energy.0),
+        ] {
+            if v > 1_000_000 {
+                return Err(key_err(
+                    key,
+                    energy_text(v),
+                    "out of range",
+                    "0pJ to 1uJ per byte",
+                ));
+            }
+        }
+        for (key, v) in [
+            ("power.active_power", p.active_power.0),
+            ("power.idle_power", p.idle_power.0),
+        ] {
+            if v > 1_000_000_000 {
+                return Err(key_err(key, power_text(v), "out of range", "0W to 1000W"));
+            }
+        }
+        let (idle, active) = (p.idle_power.0, p.active_power.0);
+        let mut states_uw = Vec::with_capacity(p.states.len().max(1));
+        for text in &p.states {
+            let t = text.trim();
+            let cap = if t.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                let uw = crate::units::parse_power_uw(t).map_err(|e| {
+                    key_err(
+                        "power.states",
+                        text,
+                        &e.to_string(),
+                        format!("\"none\" or {}", crate::units::POWER_HELP),
+                    )
+                })?;
+                if uw <= idle + active {
+                    return Err(key_err(
+                        "power.states",
+                        text,
+                        "a cap at or below idle + active controller power leaves nothing for the media",
+                        format!("more than {}", power_text(idle + active)),
+                    ));
+                }
+                Some(uw)
+            };
+            states_uw.push(cap);
+        }
+        if states_uw.is_empty() {
+            states_uw.push(None);
+        }
+        let state = p.state as usize;
+        if state >= states_uw.len() {
+            return Err(key_err(
+                "power.state",
+                p.state,
+                "no such power state",
+                format!("0 to {}", states_uw.len() - 1),
+            ));
+        }
+        Ok(PowerModel {
+            energy,
+            host_pj_per_byte: p.host_energy.0,
+            active_uw: active,
+            idle_uw: idle,
+            states_uw,
+            state,
+        })
     }
 
     /// Namespace sizes in whole IUs (empty: no namespaces configured), checked against the
@@ -491,6 +613,7 @@ impl DeviceConfig {
             resume_overhead_ns: sc.resume_overhead.0,
             max_suspends_per_op: sc.max_suspends_per_op,
         };
+        let power = self.power_model(&timings)?;
         let max_memory = self.sim.max_memory.0;
         if max_memory < (16 << 20) {
             return Err(key_err(
@@ -784,6 +907,7 @@ impl DeviceConfig {
             },
             plp: self.buffer.plp,
             scheduler,
+            power,
             scale: ScaleInfo {
                 capacity_factor,
                 die_factor,
@@ -949,6 +1073,19 @@ impl Model {
                 "static_bytes": full_static, "static_bytes_text": format_size(full_static),
                 "dynamic": self.ftl.slc.dynamic,
                 "dynamic_max_bytes": dyn_slc, "dynamic_max_bytes_text": format!("{} (empty drive)", format_size(dyn_slc)),
+            },
+            "power": {
+                "read_energy_pj": self.power.energy.read_pj,
+                "program_energy_pj": self.power.energy.program_pj,
+                "erase_energy_pj": self.power.energy.erase_pj,
+                "slc_read_energy_pj": self.power.energy.slc_read_pj,
+                "slc_program_energy_pj": self.power.energy.slc_program_pj,
+                "channel_energy_pj_per_byte": self.power.energy.channel_pj_per_byte,
+                "host_energy_pj_per_byte": self.power.host_pj_per_byte,
+                "active_power_w": self.power.active_uw as f64 * 1e-6,
+                "idle_power_w": self.power.idle_uw as f64 * 1e-6,
+                "states_cap_w": self.power.states_uw.iter().map(|c| c.map(|u| u as f64 * 1e-6)).collect::<Vec<_>>(),
+                "state": self.power.state,
             },
             "sim": {
                 "capacity_factor": self.scale.capacity_factor,

@@ -11,6 +11,7 @@
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
+use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
 use flashlab_media::{MediaOp, MediaOpKind, NandTiming};
 use serde_json::json;
 
@@ -36,6 +37,16 @@ struct HostCounters {
     bytes_read: u64,
     bytes_written: u64,
     buffer_wait_ns: u64,
+}
+
+/// Power over an interval, from [`Ssd::power_summary`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PowerSummary {
+    pub average_w: f64,
+    /// Highest 1-second average.
+    pub peak_w: f64,
+    /// Whole 1-second windows in the interval.
+    pub windows: usize,
 }
 
 /// A simulated SSD.
@@ -66,6 +77,13 @@ pub struct Ssd {
     ns_start_bytes: Vec<u64>,
     /// Host counters per namespace.
     ns_host: Vec<HostCounters>,
+    /// Controller energy: host transfers and active time (media energy is metered by the
+    /// media).
+    meter: EnergyMeter,
+    host_pj: u64,
+    active_pj: u64,
+    /// End of the union of intervals with a command outstanding, so far.
+    busy_until_ns: u64,
     _seeds: SeedTree,
 }
 
@@ -81,7 +99,13 @@ impl Ssd {
             message: e.to_string(),
             valid: "a configuration the FTL accepts".to_string(),
         })?;
-        let media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
+        let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
+        // The slice has 1/die_factor of the dies: its share of the media budget.
+        let budget = model
+            .power
+            .media_budget_uw()
+            .map(|b| ((b as f64 / model.scale.die_factor) as u64).max(1));
+        media.set_power(model.power.energy, budget);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         Ok(Ssd {
@@ -110,6 +134,10 @@ impl Ssd {
                 })
                 .collect(),
             ns_host: vec![HostCounters::default(); model.namespace_bytes.len()],
+            meter: EnergyMeter::new(),
+            host_pj: 0,
+            active_pj: 0,
+            busy_until_ns: 0,
             _seeds: seeds,
             model,
         })
@@ -162,6 +190,107 @@ impl Ssd {
             self.model.namespace_bytes[index],
         )?;
         self.submit_in(now_ns, &r, index)
+    }
+
+    /// Charge a command's host transfer and the controller's active time it adds.
+    fn meter_command(&mut self, accepted_ns: u64, done_ns: u64, req: &IoRequest) {
+        let p = &self.model.power;
+        if matches!(req.kind, IoKind::Read | IoKind::Write) {
+            let pj = req.len_bytes * p.host_pj_per_byte;
+            self.host_pj += pj;
+            self.meter.charge(accepted_ns, pj);
+        }
+        let from = accepted_ns.max(self.busy_until_ns);
+        if done_ns > from {
+            self.busy_until_ns = done_ns;
+            // Spread over the metering windows the span crosses (usually one).
+            let mut t = from;
+            while t < done_ns {
+                let end = ((t / METER_WINDOW_NS + 1) * METER_WINDOW_NS).min(done_ns);
+                // µW × ns / 1000 = pJ.
+                let pj = p.active_uw * (end - t) / 1_000;
+                self.active_pj += pj;
+                self.meter.charge(t, pj);
+                t = end;
+            }
+        }
+    }
+
+    /// Average and peak power (watts) of the whole drive over the metering windows that lie
+    /// within `[from_ns, until_ns)`, and the number of those windows (1 s each). Energy of
+    /// a simulated slice is scaled to the whole drive.
+    pub fn power_summary(&self, from_ns: u64, until_ns: u64) -> PowerSummary {
+        let w = self.power_windows_w();
+        let first = from_ns.div_ceil(METER_WINDOW_NS) as usize;
+        let last = ((until_ns / METER_WINDOW_NS) as usize).min(w.len());
+        let s = w.get(first..last).unwrap_or(&[]);
+        PowerSummary {
+            average_w: if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<f64>() / s.len() as f64
+            },
+            peak_w: s.iter().copied().fold(0.0, f64::max),
+            windows: s.len(),
+        }
+    }
+
+    /// Whole-drive power per metering window from time 0 up to the end of known activity
+    /// (the last window may be partial: its average is over its own length).
+    fn power_windows_w(&self) -> Vec<f64> {
+        let end = self.last_done_ns.max(self.media.all_idle_ns()).max(1);
+        let n = end.div_ceil(METER_WINDOW_NS) as usize;
+        let factor = self.model.scale.die_factor;
+        let media = self.media.energy().map(|(w, _)| w).unwrap_or(&[]);
+        let dev = self.meter.windows_pj();
+        let idle_w = self.model.power.idle_uw as f64 * 1e-6;
+        (0..n)
+            .map(|i| {
+                let len_ns = (end - i as u64 * METER_WINDOW_NS).min(METER_WINDOW_NS);
+                let pj = media.get(i).copied().unwrap_or(0) as f64 * factor
+                    + dev.get(i).copied().unwrap_or(0) as f64 * factor;
+                idle_w + pj * 1e-12 / (len_ns as f64 * 1e-9)
+            })
+            .collect()
+    }
+
+    fn power_json(&self) -> serde_json::Value {
+        let p = &self.model.power;
+        let end = self.last_done_ns.max(self.media.all_idle_ns());
+        let factor = self.model.scale.die_factor;
+        let totals = self.media.energy().map(|(_, t)| t).unwrap_or_default();
+        let j = |pj: u64| pj as f64 * 1e-12 * factor;
+        let idle_j = p.idle_uw as f64 * 1e-6 * end as f64 * 1e-9;
+        let parts = [
+            j(totals.read_pj),
+            j(totals.program_pj),
+            j(totals.erase_pj),
+            j(totals.channel_pj),
+            j(self.host_pj),
+            j(self.active_pj),
+        ];
+        let energy_j = idle_j + parts.iter().sum::<f64>();
+        let windows = self.power_windows_w();
+        json!({
+            "state": p.state,
+            "cap_w": p.cap_uw().map(|c| c as f64 * 1e-6),
+            "cap_window_ns": flashlab_media::power::CAP_WINDOW_NS,
+            "duration_ns": end,
+            "energy_j": energy_j,
+            "average_w": if end == 0 { 0.0 } else { energy_j / (end as f64 * 1e-9) },
+            "peak_w": windows.iter().copied().fold(0.0, f64::max),
+            "window_ns": METER_WINDOW_NS,
+            "windows_w": windows,
+            "energy_by_part_j": {
+                "idle": idle_j,
+                "nand_read": parts[0],
+                "nand_program": parts[1],
+                "nand_erase": parts[2],
+                "nand_channel": parts[3],
+                "host_transfer": parts[4],
+                "controller_active": parts[5],
+            },
+        })
     }
 
     /// Namespace holding drive byte `offset` (the last one for a flush at 0).
@@ -576,8 +705,7 @@ impl Ssd {
                 "bytes_read": h.bytes_read,
                 "bytes_written": h.bytes_written,
             })).collect::<Vec<_>>(),
-            // No energy model yet: power figures are not reported rather than guessed.
-            "power": null,
+            "power": self.power_json(),
             "memory_bytes": self.memory_bytes(),
         })
     }
@@ -663,6 +791,7 @@ impl Ssd {
         };
         self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
+        self.meter_command(accepted, done, req);
         let h = &mut self.ns_host[ns];
         match req.kind {
             IoKind::Read => {

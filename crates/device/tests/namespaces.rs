@@ -35,7 +35,10 @@ fn unallocated_capacity_becomes_spare_area() {
     let cfg = load_device_config("tiny-test-1gb", &sets(&[TWO])).unwrap();
     let d = cfg.describe_json();
     assert_eq!(d["capacity"]["namespaces"], 2);
-    assert_eq!(d["capacity"]["drive_user_bytes"], 1_000_000_000u64 / 4096 * 4096);
+    assert_eq!(
+        d["capacity"]["drive_user_bytes"],
+        1_000_000_000u64 / 4096 * 4096
+    );
 }
 
 #[test]

@@ -10,11 +10,13 @@ pub mod cell;
 mod channel;
 pub mod fastdiv;
 pub mod geometry;
+pub mod power;
 pub mod sched;
 pub mod timing;
 
 pub use cell::{CellTimings, CellType};
 pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
+pub use power::{EnergyTotals, MediaEnergy};
 pub use sched::SchedulerConfig;
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

@@ -15,6 +15,7 @@
 //! Nothing allocates after construction.
 
 use crate::channel::Channel;
+use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
 use crate::sched::{Kind, SchedulerConfig, UnitQueues};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
@@ -58,6 +59,15 @@ pub struct MediaCounters {
     pub erase_suspends: u64,
 }
 
+/// Energy metering of the media.
+#[derive(Debug, Clone)]
+struct MediaPower {
+    energy: MediaEnergy,
+    meter: EnergyMeter,
+    totals: EnergyTotals,
+    cap: Option<PowerCap>,
+}
+
 /// Timing state of all dies and channels.
 #[derive(Debug, Clone)]
 pub struct NandTiming {
@@ -74,6 +84,8 @@ pub struct NandTiming {
     xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
+    /// Energy metering and power cap (None: not metered).
+    power: Option<MediaPower>,
     /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
     queues: Option<UnitQueues>,
     /// No operation is placed before this any more (the host's latest submission).
@@ -121,6 +133,7 @@ impl NandTiming {
                 .reorders()
                 .then(|| UnitQueues::new(units as usize, sched)),
             floor_ns: 0,
+            power: None,
             counters: MediaCounters::default(),
         }
     }
@@ -135,6 +148,34 @@ impl NandTiming {
 
     pub fn counters(&self) -> &MediaCounters {
         &self.counters
+    }
+
+    /// Meter the energy of every operation from now on; with `cap_budget_uw`, delay
+    /// operations so the media's energy per [`crate::power::CAP_WINDOW_NS`] stays within that
+    /// average power.
+    pub fn set_power(&mut self, energy: MediaEnergy, cap_budget_uw: Option<u64>) {
+        self.power = Some(MediaPower {
+            energy,
+            meter: EnergyMeter::new(),
+            totals: EnergyTotals::default(),
+            cap: cap_budget_uw.map(PowerCap::new),
+        });
+    }
+
+    /// Media energy per [`crate::power::METER_WINDOW_NS`] window and in total by kind (None
+    /// without [`Self::set_power`]).
+    pub fn energy(&self) -> Option<(&[u64], EnergyTotals)> {
+        self.power
+            .as_ref()
+            .map(|p| (p.meter.windows_pj(), p.totals))
+    }
+
+    /// Forget the energy used so far (a new measurement starts).
+    pub fn clear_energy(&mut self) {
+        if let Some(p) = &mut self.power {
+            p.meter.clear();
+            p.totals = EnergyTotals::default();
+        }
     }
 
     /// Time to move `bytes` over one channel.
@@ -164,7 +205,49 @@ impl NandTiming {
 
     /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
     /// operation is complete (data out on the channel for a read, array done otherwise).
+    #[inline]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        match self.power.is_some() {
+            false => self.place(op, now_ns).0,
+            true => self.schedule_metered(op, now_ns),
+        }
+    }
+
+    /// [`Self::schedule`] with energy metering and the power cap.
+    fn schedule_metered(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        let Some(p) = &mut self.power else {
+            return self.place(op, now_ns).0;
+        };
+        let e = &p.energy;
+        let channel_pj = op.bytes * e.channel_pj_per_byte;
+        let array_pj = match (op.kind, op.slc) {
+            (MediaOpKind::Read, false) => e.read_pj,
+            (MediaOpKind::Read, true) => e.slc_read_pj,
+            (MediaOpKind::Program, false) => e.program_pj,
+            (MediaOpKind::Program, true) => e.slc_program_pj,
+            (MediaOpKind::Erase, _) => e.erase_pj,
+        };
+        let at = match &mut p.cap {
+            Some(c) => c.admit(now_ns, array_pj + channel_pj),
+            None => now_ns,
+        };
+        let (done, start) = self.place(op, at);
+        if let Some(p) = &mut self.power {
+            p.meter.charge(start, array_pj + channel_pj);
+            let t = &mut p.totals;
+            t.channel_pj += channel_pj;
+            match op.kind {
+                MediaOpKind::Read => t.read_pj += array_pj,
+                MediaOpKind::Program => t.program_pj += array_pj,
+                MediaOpKind::Erase => t.erase_pj += array_pj,
+            }
+        }
+        done
+    }
+
+    /// Place `op` from `now_ns`: (completion, start of its array work).
+    #[inline]
+    fn place(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64) {
         let (unit, ch) = self.unit_and_channel(op.block);
         let xfer_ns = self.channel_ns_memo(op.bytes);
         let t = &self.timings;
@@ -196,7 +279,7 @@ impl NandTiming {
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
                 let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
@@ -212,7 +295,7 @@ impl NandTiming {
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, array_start)
             }
             MediaOpKind::Erase => {
                 let start = match &mut self.queues {
@@ -224,7 +307,7 @@ impl NandTiming {
                 self.counters.erases += 1;
                 self.counters.array_busy_ns += t.t_erase_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, start)
             }
         }
     }
@@ -233,6 +316,9 @@ impl NandTiming {
     /// forward): bookkeeping of what finished earlier can go.
     pub fn advance_to(&mut self, now_ns: u64) {
         self.floor_ns = self.floor_ns.max(now_ns);
+        if let Some(c) = self.power.as_mut().and_then(|p| p.cap.as_mut()) {
+            c.advance_to(now_ns);
+        }
         for c in &mut self.channels {
             c.forget_before(now_ns);
         }
@@ -274,6 +360,9 @@ impl NandTiming {
     pub fn memory_bytes(&self) -> usize {
         self.unit_free_ns.capacity() * 8
             + self.queues.as_ref().map_or(0, UnitQueues::memory_bytes)
+            + self.power.as_ref().map_or(0, |p| {
+                p.meter.memory_bytes() + p.cap.as_ref().map_or(0, PowerCap::memory_bytes)
+            })
             + self.plane_route.capacity() * 8
             + self
                 .channels
