@@ -126,3 +126,106 @@ fn bad_power_settings_name_the_key() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+/// Closed loop at queue depth `qd` from `start` until `start + dur` or until `next` has no
+/// more requests; returns the time of the last completion.
+fn closed_loop(
+    d: &mut Ssd,
+    start: u64,
+    dur: u64,
+    qd: usize,
+    mut next: impl FnMut() -> Option<IoRequest>,
+) -> u64 {
+    let mut slots = vec![start; qd];
+    let mut end = start;
+    loop {
+        let (i, &t) = slots.iter().enumerate().min_by_key(|(_, t)| **t).unwrap();
+        if t >= start.saturating_add(dur) {
+            return end;
+        }
+        let Some(req) = next() else {
+            return end;
+        };
+        let c = d.submit(t, &req).unwrap();
+        slots[i] = c.done_ns;
+        end = end.max(c.done_ns);
+    }
+}
+
+/// The D5-P5430 15.36 TB four corners in a power state (a slice: every die, 1/65 of the
+/// capacity): average power of sequential 128 KiB write at QD32 on the empty drive, then
+/// after a full fill sequential 128 KiB read at QD32 and random 4 KiB read at QD256, then
+/// random 4 KiB writes at QD32 for twice the capacity (steady state) of which the last 4 s
+/// are measured. Slow (minutes): `cargo test -p flashlab-device --test power --
+/// --ignored --nocapture`; `FLASHLAB_POWER_STATE=1` for PM1.
+#[test]
+#[ignore]
+fn d5_p5430_four_corners_power() {
+    let state = std::env::var("FLASHLAB_POWER_STATE").unwrap_or_else(|_| "0".into());
+    let sets = vec![
+        ("sim.scale".to_string(), "0.016".to_string()),
+        ("power.state".to_string(), state),
+    ];
+    let cfg = load_device_config("solidigm-d5-p5430-15.36tb", &sets).unwrap();
+    let mut d = Ssd::new(&cfg, SeedTree::new(1)).unwrap();
+    let cap = d.capacity_bytes();
+    let mut rng = flashlab_engine::RngStream::from_seed_u64(4);
+    let report = |d: &Ssd, name: &str, from: u64, to: u64, bytes: u64| {
+        let p = d.power_summary(from, to);
+        eprintln!(
+            "{name}: {:.1} W average ({} windows), peak {:.1} W, {:.0} MB/s",
+            p.average_w,
+            p.windows,
+            p.peak_w,
+            bytes as f64 / ((to - from) as f64 * 1e-9) / 1e6
+        );
+    };
+    let seq = |kind: fn(u64, u64) -> IoRequest, bytes: &mut u64, off: &mut u64| {
+        let r = kind(*off % cap, 128 << 10);
+        *off += 128 << 10;
+        *bytes += 128 << 10;
+        Some(r)
+    };
+    let (mut off, mut bytes) = (0u64, 0u64);
+    let t0 = S;
+    let t = closed_loop(&mut d, t0, 5 * S, 32, || {
+        seq(IoRequest::write, &mut bytes, &mut off)
+    });
+    report(&d, "seq write", t0, t, bytes);
+    let mut t = t + 1;
+    while off < cap {
+        let len = (1 << 20).min(cap - off);
+        t = d.submit(t, &IoRequest::write(off, len)).unwrap().done_ns;
+        off += len;
+    }
+    let t0 = d.counters_json()["power"]["duration_ns"].as_u64().unwrap() + S;
+    let (mut off, mut bytes) = (0u64, 0u64);
+    let t = closed_loop(&mut d, t0, 4 * S, 32, || {
+        seq(IoRequest::read, &mut bytes, &mut off)
+    });
+    report(&d, "seq read", t0, t, bytes);
+    let t0 = t + S;
+    let mut bytes = 0u64;
+    let t = closed_loop(&mut d, t0, 4 * S, 256, || {
+        bytes += 4096;
+        Some(IoRequest::read(rng.below(cap / 4096) * 4096, 4096))
+    });
+    report(&d, "rand read", t0, t, bytes);
+    if std::env::var_os("FLASHLAB_SKIP_RANDWRITE").is_some() {
+        return;
+    }
+    let t0 = t + S;
+    let mut left = 2 * cap / 4096;
+    let t = closed_loop(&mut d, t0, u64::MAX, 32, || {
+        left = left.checked_sub(1)?;
+        Some(IoRequest::write(rng.below(cap / 4096) * 4096, 4096))
+    });
+    let t0 = t + 1;
+    let mut bytes = 0u64;
+    let t = closed_loop(&mut d, t0, 4 * S, 32, || {
+        bytes += 4096;
+        Some(IoRequest::write(rng.below(cap / 4096) * 4096, 4096))
+    });
+    report(&d, "rand write", t0, t, bytes);
+    eprintln!("{}", d.counters_json()["ftl"]);
+}
