@@ -105,7 +105,9 @@ impl Ssd {
             .power
             .media_budget_uw()
             .map(|b| ((b as f64 / model.scale.die_factor) as u64).max(1));
-        media.set_power(model.power.energy, budget);
+        // Host transfers are not throttled themselves: the media leaves room for the host
+        // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
+        media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         Ok(Ssd {

@@ -63,6 +63,7 @@ pub struct MediaCounters {
 #[derive(Debug, Clone)]
 struct MediaPower {
     energy: MediaEnergy,
+    cap_pj_per_byte: u64,
     meter: EnergyMeter,
     totals: EnergyTotals,
     cap: Option<PowerCap>,
@@ -151,11 +152,19 @@ impl NandTiming {
     }
 
     /// Meter the energy of every operation from now on; with `cap_budget_uw`, delay
-    /// operations so the media's energy per [`crate::power::CAP_WINDOW_NS`] stays within that
-    /// average power.
-    pub fn set_power(&mut self, energy: MediaEnergy, cap_budget_uw: Option<u64>) {
+    /// operations so the energy booked per [`crate::power::CAP_WINDOW_NS`] stays within that
+    /// average power. The booking counts `cap_pj_per_byte` more per byte an operation moves
+    /// (energy spent elsewhere on the same data, such as the host transfer, which the media
+    /// must leave room for).
+    pub fn set_power(
+        &mut self,
+        energy: MediaEnergy,
+        cap_budget_uw: Option<u64>,
+        cap_pj_per_byte: u64,
+    ) {
         self.power = Some(MediaPower {
             energy,
+            cap_pj_per_byte,
             meter: EnergyMeter::new(),
             totals: EnergyTotals::default(),
             cap: cap_budget_uw.map(PowerCap::new),
@@ -228,7 +237,7 @@ impl NandTiming {
             (MediaOpKind::Erase, _) => e.erase_pj,
         };
         let at = match &mut p.cap {
-            Some(c) => c.admit(now_ns, array_pj + channel_pj),
+            Some(c) => c.admit(now_ns, array_pj + channel_pj + op.bytes * p.cap_pj_per_byte),
             None => now_ns,
         };
         let (done, start) = self.place(op, at);
