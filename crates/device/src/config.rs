@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::values::{PageTime, ScaleSetting, Size, Time, TransferRate};
+use crate::values::{Energy, PageTime, Power, ScaleSetting, Size, Time, TransferRate};
 
 /// The whole drive description, as written in a preset or a user's TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12,6 +12,9 @@ pub struct DeviceConfig {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Namespace sizes (empty: one namespace of the whole user capacity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<Size>,
     #[serde(default)]
     pub capacity: CapacitySection,
     pub nand: NandSection,
@@ -25,6 +28,10 @@ pub struct DeviceConfig {
     pub link: LinkSection,
     #[serde(default)]
     pub controller: ControllerSection,
+    #[serde(default)]
+    pub scheduler: SchedulerSection,
+    #[serde(default)]
+    pub power: PowerSection,
     #[serde(default)]
     pub sim: SimSection,
 }
@@ -281,6 +288,121 @@ impl Default for ControllerSection {
     }
 }
 
+/// How each die orders its work: read priority and program/erase suspend (all off: first
+/// come, first served).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    #[serde(default)]
+    pub read_priority: bool,
+    #[serde(default)]
+    pub program_suspend: bool,
+    #[serde(default)]
+    pub erase_suspend: bool,
+    #[serde(default = "default_suspend_latency")]
+    pub suspend_latency: Time,
+    #[serde(default = "default_resume_overhead")]
+    pub resume_overhead: Time,
+    #[serde(default = "default_max_suspends")]
+    pub max_suspends_per_op: u32,
+}
+
+fn default_suspend_latency() -> Time {
+    Time(20_000)
+}
+fn default_resume_overhead() -> Time {
+    Time(10_000)
+}
+fn default_max_suspends() -> u32 {
+    4
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self {
+            read_priority: false,
+            program_suspend: false,
+            erase_suspend: false,
+            suspend_latency: default_suspend_latency(),
+            resume_overhead: default_resume_overhead(),
+            max_suspends_per_op: default_max_suspends(),
+        }
+    }
+}
+
+/// Energy per operation and per byte, controller power, and power states with caps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSection {
+    /// Absent: `DEFAULT_ARRAY_POWER` × the operation's array time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_read_energy: Option<Energy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_program_energy: Option<Energy>,
+    /// Per byte over a flash channel.
+    #[serde(default = "default_channel_energy")]
+    pub channel_energy: Energy,
+    /// Per byte over the host link, including the controller's data path.
+    #[serde(default = "default_host_energy")]
+    pub host_energy: Energy,
+    /// Controller power beyond idle while commands are outstanding.
+    #[serde(default = "default_active_power")]
+    pub active_power: Power,
+    /// Power of the powered-on drive with nothing to do.
+    #[serde(default = "default_idle_power")]
+    pub idle_power: Power,
+    /// Power states: a cap each ("13W") or "none"; empty: one uncapped state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+    /// Index into `states` of the state the drive runs in.
+    #[serde(default)]
+    pub state: u32,
+}
+
+/// Array power of a die during an operation when no energy is given: ONFI-class datasheets
+/// list ICC 25-50 mA at VCC 2.7-3.6 V for read, program and erase; 50 mW sits in that range
+/// for one plane's share of a die (estimate).
+pub const DEFAULT_ARRAY_POWER_UW: u64 = 50_000;
+
+fn default_channel_energy() -> Energy {
+    // ONFI NV-DDR3 / Toggle I/O at 1.2 V: ~10 pJ/bit including termination (estimate).
+    Energy(80)
+}
+fn default_host_energy() -> Energy {
+    // PCIe PHY ~5 pJ/bit plus the controller's data path (DMA, ECC, DRAM) (estimate).
+    Energy(150)
+}
+fn default_active_power() -> Power {
+    Power(1_000_000)
+}
+fn default_idle_power() -> Power {
+    Power(2_000_000)
+}
+
+impl Default for PowerSection {
+    fn default() -> Self {
+        Self {
+            read_energy: None,
+            program_energy: None,
+            erase_energy: None,
+            slc_read_energy: None,
+            slc_program_energy: None,
+            channel_energy: default_channel_energy(),
+            host_energy: default_host_energy(),
+            active_power: default_active_power(),
+            idle_power: default_idle_power(),
+            states: Vec::new(),
+            state: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimSection {
@@ -344,6 +466,13 @@ pub const KEYS: &[KeyDoc] = &[
         "required",
     ),
     k("", "description", "One-line summary", "text", "\"\""),
+    k(
+        "",
+        "namespaces",
+        "Namespace sizes, e.g. [\"2TB\", \"2TB\"] (fio filename `ns1`, `ns2`, …); capacity not allocated is spare area",
+        "list of sizes",
+        "one namespace of all user capacity",
+    ),
     k(
         "capacity",
         "user",
@@ -571,6 +700,125 @@ pub const KEYS: &[KeyDoc] = &[
         "32 SATA, 1024 PCIe",
     ),
     k(
+        "scheduler",
+        "read_priority",
+        "Reads go before programs and erases queued (not started) on their die",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "program_suspend",
+        "A read arriving during a program suspends it (the program resumes after the read)",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "erase_suspend",
+        "A read arriving during an erase suspends it",
+        "bool",
+        "false",
+    ),
+    k(
+        "scheduler",
+        "suspend_latency",
+        "From the suspend command until the die can read (the operation progresses meanwhile)",
+        "time",
+        "20us",
+    ),
+    k(
+        "scheduler",
+        "resume_overhead",
+        "Extra array time of a resumed program or erase",
+        "time",
+        "10us",
+    ),
+    k(
+        "scheduler",
+        "max_suspends_per_op",
+        "Suspensions of one program or erase at most; later reads wait for it",
+        "count 1-255",
+        "4",
+    ),
+    k(
+        "power",
+        "read_energy",
+        "Energy of one page read (array), native mode",
+        "energy",
+        "50mW × tR",
+    ),
+    k(
+        "power",
+        "program_energy",
+        "Energy of one page program (array), native mode",
+        "energy",
+        "50mW × tPROG",
+    ),
+    k(
+        "power",
+        "erase_energy",
+        "Energy of one block erase",
+        "energy",
+        "50mW × tBERS",
+    ),
+    k(
+        "power",
+        "slc_read_energy",
+        "Energy of one page read in SLC mode",
+        "energy",
+        "50mW × SLC tR",
+    ),
+    k(
+        "power",
+        "slc_program_energy",
+        "Energy of one page program in SLC mode",
+        "energy",
+        "50mW × SLC tPROG",
+    ),
+    k(
+        "power",
+        "channel_energy",
+        "Energy per byte moved over a flash channel",
+        "energy",
+        "80pJ",
+    ),
+    k(
+        "power",
+        "host_energy",
+        "Energy per byte over the host link, with the controller's data path",
+        "energy",
+        "150pJ",
+    ),
+    k(
+        "power",
+        "active_power",
+        "Controller power beyond idle while commands are outstanding",
+        "power",
+        "1W",
+    ),
+    k(
+        "power",
+        "idle_power",
+        "Power of the drive with nothing to do",
+        "power",
+        "2W",
+    ),
+    k(
+        "power",
+        "states",
+        "Power states: a cap each (\"13W\") or \"none\"; media work is delayed so every 10 ms stays under the cap",
+        "list",
+        "[\"none\"]",
+    ),
+    k(
+        "power",
+        "state",
+        "Power state the drive runs in (index into `states`)",
+        "index",
+        "0",
+    ),
+    k(
         "sim",
         "scale",
         "Simulate a proportional slice of the drive: \"auto\" (fit max_memory) or a fraction",
@@ -595,6 +843,8 @@ pub const SECTIONS: &[&str] = &[
     "buffer",
     "link",
     "controller",
+    "scheduler",
+    "power",
     "sim",
 ];
 
@@ -675,6 +925,7 @@ mod tests {
         let full = r#"
             name = "x"
             description = "d"
+            namespaces = ["400MB", "100MB"]
             [capacity]
             user = "1GB"
             spare_factor = 0.1
@@ -716,6 +967,25 @@ mod tests {
             command_overhead = "3us"
             max_iops = 100000
             queue_depth = 32
+            [scheduler]
+            read_priority = true
+            program_suspend = true
+            erase_suspend = true
+            suspend_latency = "15us"
+            resume_overhead = "5us"
+            max_suspends_per_op = 3
+            [power]
+            read_energy = "5uJ"
+            program_energy = "60uJ"
+            erase_energy = "500uJ"
+            slc_read_energy = "2uJ"
+            slc_program_energy = "10uJ"
+            channel_energy = "80pJ"
+            host_energy = "500pJ"
+            active_power = "1W"
+            idle_power = "5W"
+            states = ["none", "13W", "9W"]
+            state = 1
             [sim]
             scale = 0.5
             max_memory = "1GiB"

@@ -13,6 +13,7 @@ pub mod config;
 pub mod link;
 mod load;
 pub mod model;
+mod namespace;
 mod ssd;
 pub mod units;
 pub mod values;
@@ -21,7 +22,8 @@ pub use config::{key_table_markdown, DeviceConfig, KeyDoc, KEYS};
 pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config, ConfigError};
 pub use model::{Model, ScaleInfo};
-pub use ssd::{Ssd, MAX_WAIT_NS};
+pub use namespace::{resolve_namespace, Namespace, NamespaceError};
+pub use ssd::{PowerSummary, Ssd, MAX_WAIT_NS};
 
 /// The built-in default drive.
 pub const DEFAULT_DEVICE: &str = "generic-tlc-256gb";

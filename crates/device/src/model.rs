@@ -2,12 +2,12 @@
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
-use flashlab_media::{CellTimings, NandGeometry};
+use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
-use crate::config::{DeviceConfig, GcPolicy};
+use crate::config::{DeviceConfig, GcPolicy, DEFAULT_ARRAY_POWER_UW};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::units::{format_decimal, format_size, format_time};
-use crate::values::{size_text, ScaleSetting};
+use crate::values::{energy_text, power_text, size_text, ScaleSetting};
 
 /// A value that is out of range or inconsistent with another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,34 @@ fn fraction(key: &str, v: f64, lo_open: bool, lo: f64, hi: f64) -> Result<f64, K
         Err(key_err(key, v, "out of range", format!("{l}{lo}, {hi}]")))
     }
 }
+
+/// The power model: energies, controller power and the power state in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerModel {
+    pub energy: MediaEnergy,
+    pub host_pj_per_byte: u64,
+    pub active_uw: u64,
+    pub idle_uw: u64,
+    /// Caps of the power states (None: uncapped).
+    pub states_uw: Vec<Option<u64>>,
+    pub state: usize,
+}
+
+impl PowerModel {
+    /// Cap of the state in force.
+    pub fn cap_uw(&self) -> Option<u64> {
+        self.states_uw[self.state]
+    }
+
+    /// What the media may use under the cap: the cap less idle and active controller power.
+    pub fn media_budget_uw(&self) -> Option<u64> {
+        self.cap_uw()
+            .map(|c| c.saturating_sub(self.idle_uw + self.active_uw))
+    }
+}
+
+/// Namespaces a drive may have (NVMe allows more; 1,024 covers real drives' limits).
+pub const MAX_NAMESPACES: usize = 1024;
 
 /// How the simulated drive relates to the described one.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,7 +279,14 @@ pub struct Model {
     pub timings: CellTimings,
     pub bits_per_cell: u32,
     pub cell_name: &'static str,
+    /// Host-visible capacity the FTL maps: all namespaces together.
     pub full_user_bytes: u64,
+    /// The drive's user capacity before namespaces (what is not allocated is spare area).
+    pub drive_user_bytes: u64,
+    /// Size of each namespace on the full drive (one covering everything without `namespaces`).
+    pub full_namespace_bytes: Vec<u64>,
+    /// Size of each namespace in the simulated slice (sums to at most `user_bytes`).
+    pub namespace_bytes: Vec<u64>,
     pub user_bytes: u64,
     pub iu_bytes: u64,
     pub logical_block_bytes: u64,
@@ -274,6 +309,9 @@ pub struct Model {
     /// The same resources on the full drive (what `describe` shows).
     pub full_shared: SharedResources,
     pub plp: bool,
+    /// How dies order reads against programs and erases.
+    pub scheduler: SchedulerConfig,
+    pub power: PowerModel,
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
     pub max_memory_bytes: u64,
@@ -282,6 +320,137 @@ pub struct Model {
 impl DeviceConfig {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Energies (defaults: array power × array time), controller power and power states.
+    fn power_model(&self, t: &CellTimings) -> Result<PowerModel, KeyError> {
+        let p = &self.power;
+        // µW × ns = 10^-15 J: / 1000 gives pJ.
+        let by_time = |ns: u64| DEFAULT_ARRAY_POWER_UW * ns / 1_000;
+        let energy = MediaEnergy {
+            read_pj: p.read_energy.map_or(by_time(t.t_read_ns), |e| e.0),
+            program_pj: p.program_energy.map_or(by_time(t.t_prog_ns), |e| e.0),
+            erase_pj: p.erase_energy.map_or(by_time(t.t_erase_ns), |e| e.0),
+            slc_read_pj: p.slc_read_energy.map_or(by_time(t.slc_t_read_ns), |e| e.0),
+            slc_program_pj: p
+                .slc_program_energy
+                .map_or(by_time(t.slc_t_prog_ns), |e| e.0),
+            channel_pj_per_byte: p.channel_energy.0,
+        };
+        for (key, v) in [
+            ("power.read_energy", energy.read_pj),
+            ("power.program_energy", energy.program_pj),
+            ("power.erase_energy", energy.erase_pj),
+            ("power.slc_read_energy", energy.slc_read_pj),
+            ("power.slc_program_energy", energy.slc_program_pj),
+        ] {
+            if v > 1_000_000_000_000 {
+                return Err(key_err(key, energy_text(v), "out of range", "0pJ to 1J"));
+            }
+        }
+        for (key, v) in [
+            ("power.channel_energy", p.channel_energy.0),
+            ("power.host_energy", p.host_energy.0),
+        ] {
+            if v > 1_000_000 {
+                return Err(key_err(
+                    key,
+                    energy_text(v),
+                    "out of range",
+                    "0pJ to 1uJ per byte",
+                ));
+            }
+        }
+        for (key, v) in [
+            ("power.active_power", p.active_power.0),
+            ("power.idle_power", p.idle_power.0),
+        ] {
+            if v > 1_000_000_000 {
+                return Err(key_err(key, power_text(v), "out of range", "0W to 1000W"));
+            }
+        }
+        let (idle, active) = (p.idle_power.0, p.active_power.0);
+        let mut states_uw = Vec::with_capacity(p.states.len().max(1));
+        for text in &p.states {
+            let t = text.trim();
+            let cap = if t.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                let uw = crate::units::parse_power_uw(t).map_err(|e| {
+                    key_err(
+                        "power.states",
+                        text,
+                        &e.to_string(),
+                        format!("\"none\" or {}", crate::units::POWER_HELP),
+                    )
+                })?;
+                if uw <= idle + active {
+                    return Err(key_err(
+                        "power.states",
+                        text,
+                        "a cap at or below idle + active controller power leaves nothing for the media",
+                        format!("more than {}", power_text(idle + active)),
+                    ));
+                }
+                Some(uw)
+            };
+            states_uw.push(cap);
+        }
+        if states_uw.is_empty() {
+            states_uw.push(None);
+        }
+        let state = p.state as usize;
+        if state >= states_uw.len() {
+            return Err(key_err(
+                "power.state",
+                p.state,
+                "no such power state",
+                format!("0 to {}", states_uw.len() - 1),
+            ));
+        }
+        Ok(PowerModel {
+            energy,
+            host_pj_per_byte: p.host_energy.0,
+            active_uw: active,
+            idle_uw: idle,
+            states_uw,
+            state,
+        })
+    }
+
+    /// Namespace sizes in whole IUs (empty: no namespaces configured), checked against the
+    /// drive's user capacity.
+    fn namespace_sizes(&self, drive_user: u64, iu: u64) -> Result<Vec<u64>, KeyError> {
+        if self.namespaces.len() > MAX_NAMESPACES {
+            return Err(key_err(
+                "namespaces",
+                format!("{} namespaces", self.namespaces.len()),
+                "too many",
+                format!("at most {MAX_NAMESPACES}"),
+            ));
+        }
+        let mut v = Vec::with_capacity(self.namespaces.len());
+        for (i, n) in self.namespaces.iter().enumerate() {
+            if n.0 < iu {
+                return Err(key_err(
+                    "namespaces",
+                    size_text(n.0),
+                    &format!("namespace {} is smaller than one IU", i + 1),
+                    format!("at least {}", size_text(iu)),
+                ));
+            }
+            v.push(n.0 / iu * iu);
+        }
+        let total: u64 = v.iter().sum();
+        if total > drive_user {
+            return Err(key_err(
+                "namespaces",
+                format_size(total),
+                "the namespaces together exceed the user capacity",
+                format!("a total up to {}", format_size(drive_user)),
+            ));
+        }
+        Ok(v)
     }
 
     /// Validate and derive the simulated drive.
@@ -421,6 +590,30 @@ impl DeviceConfig {
                 format!("4 pages ({}) to 64GiB", size_text(4 * page)),
             ));
         }
+        let sc = &self.scheduler;
+        range_u32(
+            "scheduler.max_suspends_per_op",
+            sc.max_suspends_per_op,
+            1,
+            255,
+        )?;
+        for (key, v) in [
+            ("scheduler.suspend_latency", sc.suspend_latency.0),
+            ("scheduler.resume_overhead", sc.resume_overhead.0),
+        ] {
+            if v > 10_000_000 {
+                return Err(key_err(key, format_time(v), "out of range", "0ns to 10ms"));
+            }
+        }
+        let scheduler = SchedulerConfig {
+            read_priority: sc.read_priority,
+            program_suspend: sc.program_suspend,
+            erase_suspend: sc.erase_suspend,
+            suspend_latency_ns: sc.suspend_latency.0,
+            resume_overhead_ns: sc.resume_overhead.0,
+            max_suspends_per_op: sc.max_suspends_per_op,
+        };
+        let power = self.power_model(&timings)?;
         let max_memory = self.sim.max_memory.0;
         if max_memory < (16 << 20) {
             return Err(key_err(
@@ -457,7 +650,7 @@ impl DeviceConfig {
             ));
         }
         let native_raw = (full.blocks() - full_static_blocks) * block_bytes;
-        let full_user = match (self.capacity.user, self.capacity.spare_factor) {
+        let drive_user = match (self.capacity.user, self.capacity.spare_factor) {
             (Some(_), Some(_)) => {
                 return Err(key_err(
                     "capacity.spare_factor",
@@ -490,7 +683,7 @@ impl DeviceConfig {
         let full_units = full.planes() as u64;
         let full_native_blocks = full.blocks() - full_static_blocks;
         let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
-        if full_user == 0 || full_user > max_user {
+        if drive_user == 0 || drive_user > max_user {
             return Err(key_err(
                 if self.capacity.user.is_some() {
                     "capacity.user"
@@ -510,6 +703,13 @@ impl DeviceConfig {
                 ),
             ));
         }
+        // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.
+        let full_namespaces = self.namespace_sizes(drive_user, iu)?;
+        let full_user = if full_namespaces.is_empty() {
+            drive_user
+        } else {
+            full_namespaces.iter().sum()
+        };
 
         // Scale: which slice of the drive to simulate.
         let full_user_ius = full_user / iu;
@@ -582,6 +782,24 @@ impl DeviceConfig {
         let raw_ius = geometry.raw_bytes() / iu;
         let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks());
         let capacity_factor = full_user as f64 / user_bytes as f64;
+        let namespace_bytes = if full_namespaces.is_empty() {
+            vec![user_bytes]
+        } else {
+            // Each namespace keeps its share of the slice, in whole IUs.
+            let v: Vec<u64> = full_namespaces
+                .iter()
+                .map(|&n| (n as u128 * user_bytes as u128 / full_user as u128) as u64 / iu * iu)
+                .collect();
+            if v.contains(&0) {
+                return Err(key_err(
+                    "namespaces",
+                    format!("{} namespaces", v.len()),
+                    "a namespace would be empty in the simulated slice",
+                    "larger namespaces, or a larger sim.scale / sim.max_memory",
+                ));
+            }
+            v
+        };
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
 
         // Everything the dies share is cut with them, so a die cut is a true 1/d of the drive:
@@ -659,6 +877,13 @@ impl DeviceConfig {
             bits_per_cell: bits,
             cell_name: cell.name(),
             full_user_bytes: full_user,
+            drive_user_bytes: drive_user,
+            full_namespace_bytes: if full_namespaces.is_empty() {
+                vec![full_user]
+            } else {
+                full_namespaces
+            },
+            namespace_bytes,
             user_bytes,
             iu_bytes: iu,
             logical_block_bytes: lb,
@@ -681,6 +906,8 @@ impl DeviceConfig {
                 buffer_bytes: buffer,
             },
             plp: self.buffer.plp,
+            scheduler,
+            power,
             scale: ScaleInfo {
                 capacity_factor,
                 die_factor,
@@ -784,6 +1011,9 @@ impl Model {
         json!({
             "capacity": {
                 "raw_bytes": raw, "raw_bytes_text": format_size(raw),
+                "drive_user_bytes": self.drive_user_bytes, "drive_user_bytes_text": format_size(self.drive_user_bytes),
+                "namespaces": self.full_namespace_bytes.len(),
+                "namespace_bytes": self.full_namespace_bytes,
                 "user_bytes": self.full_user_bytes, "user_bytes_text": format_size(self.full_user_bytes),
                 "spare_factor": (spare * 10000.0).round() / 10000.0,
                 "logical_block_bytes": self.logical_block_bytes,
@@ -831,10 +1061,31 @@ impl Model {
                 "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
                 "plp": self.plp,
             },
+            "scheduler": {
+                "read_priority": self.scheduler.read_priority,
+                "program_suspend": self.scheduler.program_suspend,
+                "erase_suspend": self.scheduler.erase_suspend,
+                "suspend_latency_ns": self.scheduler.suspend_latency_ns, "suspend_latency_ns_text": format_time(self.scheduler.suspend_latency_ns),
+                "resume_overhead_ns": self.scheduler.resume_overhead_ns, "resume_overhead_ns_text": format_time(self.scheduler.resume_overhead_ns),
+                "max_suspends_per_op": self.scheduler.max_suspends_per_op,
+            },
             "slc_cache": {
                 "static_bytes": full_static, "static_bytes_text": format_size(full_static),
                 "dynamic": self.ftl.slc.dynamic,
                 "dynamic_max_bytes": dyn_slc, "dynamic_max_bytes_text": format!("{} (empty drive)", format_size(dyn_slc)),
+            },
+            "power": {
+                "read_energy_pj": self.power.energy.read_pj,
+                "program_energy_pj": self.power.energy.program_pj,
+                "erase_energy_pj": self.power.energy.erase_pj,
+                "slc_read_energy_pj": self.power.energy.slc_read_pj,
+                "slc_program_energy_pj": self.power.energy.slc_program_pj,
+                "channel_energy_pj_per_byte": self.power.energy.channel_pj_per_byte,
+                "host_energy_pj_per_byte": self.power.host_pj_per_byte,
+                "active_power_w": self.power.active_uw as f64 * 1e-6,
+                "idle_power_w": self.power.idle_uw as f64 * 1e-6,
+                "states_cap_w": self.power.states_uw.iter().map(|c| c.map(|u| u as f64 * 1e-6)).collect::<Vec<_>>(),
+                "state": self.power.state,
             },
             "sim": {
                 "capacity_factor": self.scale.capacity_factor,

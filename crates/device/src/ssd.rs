@@ -11,6 +11,7 @@
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
+use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
 use flashlab_media::{MediaOp, MediaOpKind, NandTiming};
 use serde_json::json;
 
@@ -18,6 +19,7 @@ use crate::buffer::{BufferError, WriteBuffer};
 use crate::config::DeviceConfig;
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
+use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -35,6 +37,16 @@ struct HostCounters {
     bytes_read: u64,
     bytes_written: u64,
     buffer_wait_ns: u64,
+}
+
+/// Power over an interval, from [`Ssd::power_summary`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PowerSummary {
+    pub average_w: f64,
+    /// Highest 1-second average.
+    pub peak_w: f64,
+    /// Whole 1-second windows in the interval.
+    pub windows: usize,
 }
 
 /// A simulated SSD.
@@ -61,6 +73,17 @@ pub struct Ssd {
     /// not by a 64-bit divide on every command.
     iu_shift: u32,
     host: HostCounters,
+    /// First byte of each namespace in the drive's logical space (one namespace: `[0]`).
+    ns_start_bytes: Vec<u64>,
+    /// Host counters per namespace.
+    ns_host: Vec<HostCounters>,
+    /// Controller energy: host transfers and active time (media energy is metered by the
+    /// media).
+    meter: EnergyMeter,
+    host_pj: u64,
+    active_pj: u64,
+    /// End of the union of intervals with a command outstanding, so far.
+    busy_until_ns: u64,
     _seeds: SeedTree,
 }
 
@@ -76,7 +99,15 @@ impl Ssd {
             message: e.to_string(),
             valid: "a configuration the FTL accepts".to_string(),
         })?;
-        let media = NandTiming::new(model.geometry, model.timings);
+        let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
+        // The slice has 1/die_factor of the dies: its share of the media budget.
+        let budget = model
+            .power
+            .media_budget_uw()
+            .map(|b| ((b as f64 / model.scale.die_factor) as u64).max(1));
+        // Host transfers are not throttled themselves: the media leaves room for the host
+        // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
+        media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         Ok(Ssd {
@@ -95,6 +126,20 @@ impl Ssd {
             version: 0,
             iu_shift: model.iu_bytes.trailing_zeros(),
             host: HostCounters::default(),
+            ns_start_bytes: model
+                .namespace_bytes
+                .iter()
+                .scan(0u64, |at, &n| {
+                    let start = *at;
+                    *at += n;
+                    Some(start)
+                })
+                .collect(),
+            ns_host: vec![HostCounters::default(); model.namespace_bytes.len()],
+            meter: EnergyMeter::new(),
+            host_pj: 0,
+            active_pj: 0,
+            busy_until_ns: 0,
             _seeds: seeds,
             model,
         })
@@ -110,6 +155,155 @@ impl Ssd {
 
     pub fn ftl(&self) -> &Ftl {
         &self.ftl
+    }
+
+    /// Namespaces of the drive (1 without a `namespaces` list).
+    pub fn namespace_count(&self) -> usize {
+        self.ns_start_bytes.len()
+    }
+
+    /// Capacity of namespace `index` (0-based) in the simulated drive.
+    pub fn namespace_bytes(&self, index: usize) -> u64 {
+        self.model.namespace_bytes[index]
+    }
+
+    /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
+    /// error listing the valid names.
+    pub fn resolve_namespace(&self, filename: &str) -> Result<usize, NamespaceError> {
+        resolve_namespace(filename, self.namespace_count(), &self.model.name)
+    }
+
+    /// Namespace `index` (0-based) as a block device sharing this drive, or None.
+    pub fn namespace(&mut self, index: usize) -> Option<Namespace<'_>> {
+        (index < self.namespace_count()).then_some(Namespace { ssd: self, index })
+    }
+
+    /// Submit a request addressed to namespace `index` (offsets relative to the namespace).
+    /// Panics if `index` is not below [`Self::namespace_count`].
+    pub fn submit_to(
+        &mut self,
+        index: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        let r = translate(
+            req,
+            self.ns_start_bytes[index],
+            self.model.namespace_bytes[index],
+        )?;
+        self.submit_in(now_ns, &r, index)
+    }
+
+    /// Charge a command's host transfer and the controller's active time it adds.
+    fn meter_command(&mut self, accepted_ns: u64, done_ns: u64, req: &IoRequest) {
+        let p = &self.model.power;
+        if matches!(req.kind, IoKind::Read | IoKind::Write) {
+            let pj = req.len_bytes * p.host_pj_per_byte;
+            self.host_pj += pj;
+            self.meter.charge(accepted_ns, pj);
+        }
+        let from = accepted_ns.max(self.busy_until_ns);
+        if done_ns > from {
+            self.busy_until_ns = done_ns;
+            // Spread over the metering windows the span crosses (usually one).
+            let mut t = from;
+            while t < done_ns {
+                let end = ((t / METER_WINDOW_NS + 1) * METER_WINDOW_NS).min(done_ns);
+                // µW × ns / 1000 = pJ.
+                let pj = p.active_uw * (end - t) / 1_000;
+                self.active_pj += pj;
+                self.meter.charge(t, pj);
+                t = end;
+            }
+        }
+    }
+
+    /// Average and peak power (watts) of the whole drive over the metering windows that lie
+    /// within `[from_ns, until_ns)`, and the number of those windows (1 s each). Energy of
+    /// a simulated slice is scaled to the whole drive.
+    pub fn power_summary(&self, from_ns: u64, until_ns: u64) -> PowerSummary {
+        let w = self.power_windows_w();
+        let first = from_ns.div_ceil(METER_WINDOW_NS) as usize;
+        let last = ((until_ns / METER_WINDOW_NS) as usize).min(w.len());
+        let s = w.get(first..last).unwrap_or(&[]);
+        PowerSummary {
+            average_w: if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<f64>() / s.len() as f64
+            },
+            peak_w: s.iter().copied().fold(0.0, f64::max),
+            windows: s.len(),
+        }
+    }
+
+    /// Whole-drive power per metering window from time 0 up to the end of known activity
+    /// (the last window may be partial: its average is over its own length).
+    fn power_windows_w(&self) -> Vec<f64> {
+        let end = self.last_done_ns.max(self.media.all_idle_ns()).max(1);
+        let n = end.div_ceil(METER_WINDOW_NS) as usize;
+        let factor = self.model.scale.die_factor;
+        let media = self.media.energy().map(|(w, _)| w).unwrap_or(&[]);
+        let dev = self.meter.windows_pj();
+        let idle_w = self.model.power.idle_uw as f64 * 1e-6;
+        (0..n)
+            .map(|i| {
+                let len_ns = (end - i as u64 * METER_WINDOW_NS).min(METER_WINDOW_NS);
+                let pj = media.get(i).copied().unwrap_or(0) as f64 * factor
+                    + dev.get(i).copied().unwrap_or(0) as f64 * factor;
+                idle_w + pj * 1e-12 / (len_ns as f64 * 1e-9)
+            })
+            .collect()
+    }
+
+    fn power_json(&self) -> serde_json::Value {
+        let p = &self.model.power;
+        let end = self.last_done_ns.max(self.media.all_idle_ns());
+        let factor = self.model.scale.die_factor;
+        let totals = self.media.energy().map(|(_, t)| t).unwrap_or_default();
+        let j = |pj: u64| pj as f64 * 1e-12 * factor;
+        let idle_j = p.idle_uw as f64 * 1e-6 * end as f64 * 1e-9;
+        let parts = [
+            j(totals.read_pj),
+            j(totals.program_pj),
+            j(totals.erase_pj),
+            j(totals.channel_pj),
+            j(self.host_pj),
+            j(self.active_pj),
+        ];
+        let energy_j = idle_j + parts.iter().sum::<f64>();
+        let windows = self.power_windows_w();
+        json!({
+            "state": p.state,
+            "cap_w": p.cap_uw().map(|c| c as f64 * 1e-6),
+            "cap_window_ns": flashlab_media::power::CAP_WINDOW_NS,
+            "duration_ns": end,
+            "energy_j": energy_j,
+            "average_w": if end == 0 { 0.0 } else { energy_j / (end as f64 * 1e-9) },
+            "peak_w": windows.iter().copied().fold(0.0, f64::max),
+            "window_ns": METER_WINDOW_NS,
+            "windows_w": windows,
+            "energy_by_part_j": {
+                "idle": idle_j,
+                "nand_read": parts[0],
+                "nand_program": parts[1],
+                "nand_erase": parts[2],
+                "nand_channel": parts[3],
+                "host_transfer": parts[4],
+                "controller_active": parts[5],
+            },
+        })
+    }
+
+    /// Namespace holding drive byte `offset` (the last one for a flush at 0).
+    fn namespace_of(&self, offset: u64) -> usize {
+        if self.ns_start_bytes.len() == 1 {
+            0
+        } else {
+            self.ns_start_bytes
+                .partition_point(|&s| s <= offset)
+                .saturating_sub(1)
+        }
     }
 
     /// Estimated heap memory of the model (mapping tables per the FTL's layout, plus the
@@ -146,6 +340,7 @@ impl Ssd {
             block: op.block,
             bytes: op.ius as u64 * self.model.iu_bytes,
             slc: op.slc,
+            host: false,
         }
     }
 
@@ -309,6 +504,7 @@ impl Ssd {
             block,
             bytes: ius as u64 * self.model.iu_bytes,
             slc,
+            host: true,
         };
         self.media.schedule(&op, t0)
     }
@@ -409,6 +605,7 @@ impl Ssd {
         self.last_done_ns = self.last_done_ns.max(last);
         self.host_program_done_ns = last;
         self.host = HostCounters::default();
+        self.ns_host.fill(HostCounters::default());
         self.bg_done = false;
     }
 
@@ -492,14 +689,25 @@ impl Ssd {
                 "bytes_programmed": m.bytes_programmed,
                 "array_busy_ns": m.array_busy_ns,
                 "channel_busy_ns": m.channel_busy_ns,
+                "program_suspends": m.program_suspends,
+                "erase_suspends": m.erase_suspends,
             },
             "scale": {
                 "capacity_factor": self.model.scale.capacity_factor,
                 "die_factor": self.model.scale.die_factor,
                 "note": self.model.scale.note,
             },
-            // No energy model yet: power figures are not reported rather than guessed.
-            "power": null,
+            "namespaces": self.ns_host.iter().enumerate().map(|(i, h)| json!({
+                "name": format!("ns{}", i + 1),
+                "capacity_bytes": self.model.namespace_bytes[i],
+                "host_read_commands": h.read_commands,
+                "host_write_commands": h.write_commands,
+                "host_trim_commands": h.trim_commands,
+                "host_flush_commands": h.flush_commands,
+                "bytes_read": h.bytes_read,
+                "bytes_written": h.bytes_written,
+            })).collect::<Vec<_>>(),
+            "power": self.power_json(),
             "memory_bytes": self.memory_bytes(),
         })
     }
@@ -519,6 +727,23 @@ impl BlockDevice for Ssd {
     }
 
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        let ns = self.namespace_of(req.offset_bytes);
+        self.submit_in(now_ns, req, ns)
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.background(from_ns, until_ns);
+    }
+}
+
+impl Ssd {
+    /// Submit a request in the drive's logical space, counted for namespace `ns`.
+    fn submit_in(
+        &mut self,
+        now_ns: SimTime,
+        req: &IoRequest,
+        ns: usize,
+    ) -> Result<Completion, DeviceError> {
         self.check_range(req)?;
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);
@@ -568,13 +793,23 @@ impl BlockDevice for Ssd {
         };
         self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
+        self.meter_command(accepted, done, req);
+        let h = &mut self.ns_host[ns];
+        match req.kind {
+            IoKind::Read => {
+                h.read_commands += 1;
+                h.bytes_read += req.len_bytes;
+            }
+            IoKind::Write => {
+                h.write_commands += 1;
+                h.bytes_written += req.len_bytes;
+            }
+            IoKind::Trim => h.trim_commands += 1,
+            IoKind::Flush => h.flush_commands += 1,
+        }
         Ok(Completion {
             accepted_ns: accepted,
             done_ns: done,
         })
-    }
-
-    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
-        self.background(from_ns, until_ns);
     }
 }

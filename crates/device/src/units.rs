@@ -99,6 +99,38 @@ pub fn parse_time_ns(s: &str) -> Result<u64, UnitError> {
     scale(digits, dec, mult).ok_or_else(bad)
 }
 
+pub const ENERGY_HELP: &str =
+    "an energy such as \"50uJ\", \"2.5nJ\", \"80pJ\", \"1mJ\" (pJ, nJ, uJ or µJ, mJ, J)";
+pub const POWER_HELP: &str = "a power such as \"13W\", \"500mW\", \"25.5W\" (uW or µW, mW, W)";
+
+/// Picojoules from "50uJ", "2.5nJ", "80pJ".
+pub fn parse_energy_pj(s: &str) -> Result<u64, UnitError> {
+    let bad = || err(s, "an energy");
+    let (digits, dec, suffix) = split_number(s).ok_or_else(bad)?;
+    let mult: u128 = match suffix {
+        "pJ" => 1,
+        "nJ" => 1_000,
+        "uJ" | "µJ" | "μJ" => 1_000_000,
+        "mJ" => 1_000_000_000,
+        "J" => 1_000_000_000_000,
+        _ => return Err(bad()),
+    };
+    scale(digits, dec, mult).ok_or_else(bad)
+}
+
+/// Microwatts from "13W", "500mW".
+pub fn parse_power_uw(s: &str) -> Result<u64, UnitError> {
+    let bad = || err(s, "a power");
+    let (digits, dec, suffix) = split_number(s).ok_or_else(bad)?;
+    let mult: u128 = match suffix {
+        "uW" | "µW" | "μW" => 1,
+        "mW" => 1_000,
+        "W" => 1_000_000,
+        _ => return Err(bad()),
+    };
+    scale(digits, dec, mult).ok_or_else(bad)
+}
+
 /// What a rate counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateUnit {
@@ -226,6 +258,17 @@ mod tests {
             let e = parse_size(bad).unwrap_err();
             assert!(e.message.contains("a size"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn energies_and_powers() {
+        assert_eq!(parse_energy_pj("50uJ"), Ok(50_000_000));
+        assert_eq!(parse_energy_pj("2.5nJ"), Ok(2_500));
+        assert_eq!(parse_energy_pj("80pJ"), Ok(80));
+        assert_eq!(parse_power_uw("13W"), Ok(13_000_000));
+        assert_eq!(parse_power_uw("0.5mW"), Ok(500));
+        assert!(parse_energy_pj("50").is_err());
+        assert!(parse_power_uw("13 watts").is_err());
     }
 
     #[test]

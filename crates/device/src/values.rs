@@ -23,6 +23,86 @@ pub struct TransferRate(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageTime(pub u64);
 
+/// An energy in picojoules ("50uJ").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Energy(pub u64);
+
+/// A power in microwatts ("13W").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Power(pub u64);
+
+/// Exact text for picojoules.
+pub fn energy_text(pj: u64) -> String {
+    for (u, m) in [
+        ("J", 1_000_000_000_000u64),
+        ("mJ", 1_000_000_000),
+        ("uJ", 1_000_000),
+        ("nJ", 1_000),
+    ] {
+        if pj >= m && pj.is_multiple_of(m) {
+            return format!("{}{u}", pj / m);
+        }
+    }
+    format!("{pj}pJ")
+}
+
+/// Exact text for microwatts.
+pub fn power_text(uw: u64) -> String {
+    for (u, m) in [("W", 1_000_000u64), ("mW", 1_000)] {
+        if uw >= m && uw.is_multiple_of(m) {
+            return format!("{}{u}", uw / m);
+        }
+    }
+    format!("{uw}uW")
+}
+
+impl Serialize for Energy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&energy_text(self.0))
+    }
+}
+impl Serialize for Power {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&power_text(self.0))
+    }
+}
+
+struct EnergyVisitor;
+impl Visitor<'_> for EnergyVisitor {
+    type Value = Energy;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(units::ENERGY_HELP)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Energy, E> {
+        units::parse_energy_pj(v)
+            .map(Energy)
+            .map_err(|e| E::custom(format!("{e}; expected {}", units::ENERGY_HELP)))
+    }
+}
+impl<'de> Deserialize<'de> for Energy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Energy, D::Error> {
+        d.deserialize_any(EnergyVisitor)
+    }
+}
+
+struct PowerVisitor;
+impl Visitor<'_> for PowerVisitor {
+    type Value = Power;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(units::POWER_HELP)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Power, E> {
+        units::parse_power_uw(v)
+            .map(Power)
+            .map_err(|e| E::custom(format!("{e}; expected {}", units::POWER_HELP)))
+    }
+}
+impl<'de> Deserialize<'de> for Power {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Power, D::Error> {
+        d.deserialize_any(PowerVisitor)
+    }
+}
+
 /// `"auto"` or a fraction of the drive to simulate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ScaleSetting {

@@ -11,10 +11,14 @@ mod channel;
 pub mod fastdiv;
 pub mod geometry;
 pub mod hdd;
+pub mod power;
+pub mod sched;
 pub mod timing;
 pub mod xpoint;
 
 pub use cell::{CellTimings, CellType};
 pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
+pub use power::{EnergyTotals, MediaEnergy};
+pub use sched::SchedulerConfig;
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

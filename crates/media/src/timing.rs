@@ -15,6 +15,8 @@
 //! Nothing allocates after construction.
 
 use crate::channel::Channel;
+use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
+use crate::sched::{Kind, SchedulerConfig, UnitQueues};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
 
@@ -35,6 +37,8 @@ pub struct MediaOp {
     pub bytes: u64,
     /// The block is used in SLC mode.
     pub slc: bool,
+    /// A read for a host command (under read priority it passes internal reads).
+    pub host: bool,
 }
 
 /// Cumulative activity, for utilisation and energy estimates.
@@ -49,6 +53,20 @@ pub struct MediaCounters {
     pub array_busy_ns: u64,
     /// Sum of busy time over all channels.
     pub channel_busy_ns: u64,
+    /// Programs suspended for a read (each suspension counted).
+    pub program_suspends: u64,
+    /// Erases suspended for a read.
+    pub erase_suspends: u64,
+}
+
+/// Energy metering of the media.
+#[derive(Debug, Clone)]
+struct MediaPower {
+    energy: MediaEnergy,
+    cap_pj_per_byte: u64,
+    meter: EnergyMeter,
+    totals: EnergyTotals,
+    cap: Option<PowerCap>,
 }
 
 /// Timing state of all dies and channels.
@@ -67,11 +85,26 @@ pub struct NandTiming {
     xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
+    /// Energy metering and power cap (None: not metered).
+    power: Option<MediaPower>,
+    /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
+    queues: Option<UnitQueues>,
+    /// No operation is placed before this any more (the host's latest submission).
+    floor_ns: u64,
     counters: MediaCounters,
 }
 
 impl NandTiming {
     pub fn new(geometry: NandGeometry, timings: CellTimings) -> Self {
+        Self::with_scheduler(geometry, timings, SchedulerConfig::default())
+    }
+
+    /// A timing model whose dies order work by `sched` (read priority, suspend).
+    pub fn with_scheduler(
+        geometry: NandGeometry,
+        timings: CellTimings,
+        sched: SchedulerConfig,
+    ) -> Self {
         let units = if geometry.multi_plane {
             geometry.planes()
         } else {
@@ -97,6 +130,11 @@ impl NandTiming {
             plane_route,
             xfer_memo: (0, 0),
             all_free_ns: 0,
+            queues: sched
+                .reorders()
+                .then(|| UnitQueues::new(units as usize, sched)),
+            floor_ns: 0,
+            power: None,
             counters: MediaCounters::default(),
         }
     }
@@ -111,6 +149,42 @@ impl NandTiming {
 
     pub fn counters(&self) -> &MediaCounters {
         &self.counters
+    }
+
+    /// Meter the energy of every operation from now on; with `cap_budget_uw`, delay
+    /// operations so the energy booked per [`crate::power::CAP_WINDOW_NS`] stays within that
+    /// average power. The booking counts `cap_pj_per_byte` more per byte an operation moves
+    /// (energy spent elsewhere on the same data, such as the host transfer, which the media
+    /// must leave room for).
+    pub fn set_power(
+        &mut self,
+        energy: MediaEnergy,
+        cap_budget_uw: Option<u64>,
+        cap_pj_per_byte: u64,
+    ) {
+        self.power = Some(MediaPower {
+            energy,
+            cap_pj_per_byte,
+            meter: EnergyMeter::new(),
+            totals: EnergyTotals::default(),
+            cap: cap_budget_uw.map(PowerCap::new),
+        });
+    }
+
+    /// Media energy per [`crate::power::METER_WINDOW_NS`] window and in total by kind (None
+    /// without [`Self::set_power`]).
+    pub fn energy(&self) -> Option<(&[u64], EnergyTotals)> {
+        self.power
+            .as_ref()
+            .map(|p| (p.meter.windows_pj(), p.totals))
+    }
+
+    /// Forget the energy used so far (a new measurement starts).
+    pub fn clear_energy(&mut self) {
+        if let Some(p) = &mut self.power {
+            p.meter.clear();
+            p.totals = EnergyTotals::default();
+        }
     }
 
     /// Time to move `bytes` over one channel.
@@ -140,28 +214,89 @@ impl NandTiming {
 
     /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
     /// operation is complete (data out on the channel for a read, array done otherwise).
+    #[inline]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        match self.power.is_some() {
+            false => self.place(op, now_ns).0,
+            true => self.schedule_metered(op, now_ns),
+        }
+    }
+
+    /// [`Self::schedule`] with energy metering and the power cap.
+    fn schedule_metered(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        let Some(p) = &mut self.power else {
+            return self.place(op, now_ns).0;
+        };
+        let e = &p.energy;
+        let channel_pj = op.bytes * e.channel_pj_per_byte;
+        let array_pj = match (op.kind, op.slc) {
+            (MediaOpKind::Read, false) => e.read_pj,
+            (MediaOpKind::Read, true) => e.slc_read_pj,
+            (MediaOpKind::Program, false) => e.program_pj,
+            (MediaOpKind::Program, true) => e.slc_program_pj,
+            (MediaOpKind::Erase, _) => e.erase_pj,
+        };
+        let at = match &mut p.cap {
+            Some(c) => c.admit(now_ns, array_pj + channel_pj + op.bytes * p.cap_pj_per_byte),
+            None => now_ns,
+        };
+        let (done, start) = self.place(op, at);
+        if let Some(p) = &mut self.power {
+            p.meter.charge(start, array_pj + channel_pj);
+            let t = &mut p.totals;
+            t.channel_pj += channel_pj;
+            match op.kind {
+                MediaOpKind::Read => t.read_pj += array_pj,
+                MediaOpKind::Program => t.program_pj += array_pj,
+                MediaOpKind::Erase => t.erase_pj += array_pj,
+            }
+        }
+        done
+    }
+
+    /// Place `op` from `now_ns`: (completion, start of its array work).
+    #[inline]
+    fn place(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64) {
         let (unit, ch) = self.unit_and_channel(op.block);
         let xfer_ns = self.channel_ns_memo(op.bytes);
         let t = &self.timings;
         match op.kind {
             MediaOpKind::Read => {
                 let array_ns = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
-                let array_start = now_ns.max(self.unit_free_ns[unit]);
-                let array_done = array_start + array_ns;
-                self.unit_free_ns[unit] = array_done;
+                let array_done = match &mut self.queues {
+                    None => {
+                        let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
+                        self.unit_free_ns[unit] = array_done;
+                        array_done
+                    }
+                    Some(q) => {
+                        let placed = q.read(unit, now_ns, array_ns, self.floor_ns, op.host);
+                        match placed.suspended {
+                            Some(Kind::Erase) => self.counters.erase_suspends += 1,
+                            Some(_) => self.counters.program_suspends += 1,
+                            None => {}
+                        }
+                        let free = q.free_ns(unit);
+                        self.unit_free_ns[unit] = free;
+                        self.all_free_ns = self.all_free_ns.max(free);
+                        placed.start_ns + array_ns
+                    }
+                };
                 let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
                 self.counters.reads += 1;
                 self.counters.bytes_read += op.bytes;
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
                 let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
                 let xfer_done = self.channels[ch].book(now_ns, xfer_ns) + xfer_ns;
-                let array_start = xfer_done.max(self.unit_free_ns[unit]);
+                let array_start = match &mut self.queues {
+                    None => xfer_done.max(self.unit_free_ns[unit]),
+                    Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
+                };
                 let done = array_start + array_ns;
                 self.unit_free_ns[unit] = done;
                 self.counters.programs += 1;
@@ -169,16 +304,19 @@ impl NandTiming {
                 self.counters.array_busy_ns += array_ns;
                 self.counters.channel_busy_ns += xfer_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, array_start)
             }
             MediaOpKind::Erase => {
-                let start = now_ns.max(self.unit_free_ns[unit]);
+                let start = match &mut self.queues {
+                    None => now_ns.max(self.unit_free_ns[unit]),
+                    Some(q) => q.push(unit, Kind::Erase, now_ns, t.t_erase_ns, self.floor_ns),
+                };
                 let done = start + t.t_erase_ns;
                 self.unit_free_ns[unit] = done;
                 self.counters.erases += 1;
                 self.counters.array_busy_ns += t.t_erase_ns;
                 self.all_free_ns = self.all_free_ns.max(done);
-                done
+                (done, start)
             }
         }
     }
@@ -186,6 +324,10 @@ impl NandTiming {
     /// No operation will be scheduled before `now_ns` any more (the host's submissions move
     /// forward): bookkeeping of what finished earlier can go.
     pub fn advance_to(&mut self, now_ns: u64) {
+        self.floor_ns = self.floor_ns.max(now_ns);
+        if let Some(c) = self.power.as_mut().and_then(|p| p.cap.as_mut()) {
+            c.advance_to(now_ns);
+        }
         for c in &mut self.channels {
             c.forget_before(now_ns);
         }
@@ -214,6 +356,9 @@ impl NandTiming {
     /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
+        if let Some(q) = &mut self.queues {
+            q.reset(at_ns);
+        }
         for c in &mut self.channels {
             c.reset(at_ns);
         }
@@ -223,6 +368,10 @@ impl NandTiming {
     /// Bytes of heap memory held.
     pub fn memory_bytes(&self) -> usize {
         self.unit_free_ns.capacity() * 8
+            + self.queues.as_ref().map_or(0, UnitQueues::memory_bytes)
+            + self.power.as_ref().map_or(0, |p| {
+                p.meter.memory_bytes() + p.cap.as_ref().map_or(0, PowerCap::memory_bytes)
+            })
             + self.plane_route.capacity() * 8
             + self
                 .channels
@@ -287,6 +436,7 @@ mod tests {
             block,
             bytes,
             slc,
+            host: false,
         }
     }
 

@@ -1,0 +1,146 @@
+//! Namespaces: host-visible slices of one drive that share its media, write buffer, garbage
+//! collection and SLC cache.
+//!
+//! The FTL maps the namespaces back to back (namespace 1 first) in one logical space; a
+//! namespace is a window on it. [`Namespace`] is a `BlockDevice` borrowing the drive, so a
+//! runner can address each tenant with its own offsets and capacity while every request
+//! lands on the same dies. fio's `filename=` names them `ns1`, `ns2`, … (or the Linux device
+//! name `/dev/nvme0n1`, `nvme0n2`, …: the number after the last `n`).
+
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
+
+use crate::ssd::Ssd;
+
+/// A filename that names no namespace of the drive.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no namespace {name:?} on {device}: valid names are {valid}")]
+pub struct NamespaceError {
+    pub name: String,
+    pub device: String,
+    pub valid: String,
+}
+
+/// Index (0-based) of the namespace `name` among `count`, or why not.
+pub fn resolve_namespace(name: &str, count: usize, device: &str) -> Result<usize, NamespaceError> {
+    let t = name.trim();
+    let file = t.rsplit('/').next().unwrap_or(t).to_ascii_lowercase();
+    let number = if let Some(n) = file.strip_prefix("ns") {
+        n.parse::<usize>().ok()
+    } else if file.starts_with("nvme") {
+        file.rsplit_once('n')
+            .and_then(|(_, n)| n.parse::<usize>().ok())
+    } else {
+        None
+    };
+    match number {
+        Some(n) if (1..=count).contains(&n) => Ok(n - 1),
+        _ => Err(NamespaceError {
+            name: name.to_string(),
+            device: device.to_string(),
+            valid: if count == 1 {
+                "ns1 (or nvme0n1)".to_string()
+            } else {
+                format!("ns1 to ns{count} (or nvme0n1 to nvme0n{count})")
+            },
+        }),
+    }
+}
+
+/// One namespace of a drive, as a block device.
+pub struct Namespace<'a> {
+    pub(crate) ssd: &'a mut Ssd,
+    pub(crate) index: usize,
+}
+
+impl Namespace<'_> {
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// `ns1`, `ns2`, …
+    pub fn name(&self) -> String {
+        format!("ns{}", self.index + 1)
+    }
+}
+
+impl BlockDevice for Namespace<'_> {
+    fn capacity_bytes(&self) -> u64 {
+        self.ssd.namespace_bytes(self.index)
+    }
+
+    fn logical_block_bytes(&self) -> u64 {
+        self.ssd.logical_block_bytes()
+    }
+
+    fn queue_depth_limit(&self) -> u32 {
+        self.ssd.queue_depth_limit()
+    }
+
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        self.ssd.submit_to(self.index, now_ns, req)
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.ssd.idle(from_ns, until_ns)
+    }
+}
+
+/// A request of namespace `ns` (starting at byte `start` of the drive, `len` bytes long) in
+/// the drive's logical space, or why it does not fit the namespace.
+pub(crate) fn translate(req: &IoRequest, start: u64, len: u64) -> Result<IoRequest, DeviceError> {
+    if req.kind == IoKind::Flush {
+        return Ok(*req);
+    }
+    if req
+        .offset_bytes
+        .checked_add(req.len_bytes)
+        .is_none_or(|e| e > len)
+    {
+        return Err(DeviceError::OutOfRange {
+            offset_bytes: req.offset_bytes,
+            len_bytes: req.len_bytes,
+            capacity_bytes: len,
+        });
+    }
+    Ok(IoRequest {
+        offset_bytes: req.offset_bytes + start,
+        ..*req
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_to_indices_and_errors_list_valid_names() {
+        assert_eq!(resolve_namespace("ns1", 3, "d"), Ok(0));
+        assert_eq!(resolve_namespace("NS3", 3, "d"), Ok(2));
+        assert_eq!(resolve_namespace("/dev/nvme0n2", 3, "d"), Ok(1));
+        assert_eq!(resolve_namespace("nvme1n3", 3, "d"), Ok(2));
+        for bad in ["ns0", "ns4", "disk", "", "nvme0n"] {
+            let e = resolve_namespace(bad, 3, "drive").unwrap_err();
+            assert!(e.to_string().contains("ns1 to ns3"), "{e}");
+            assert!(e.to_string().contains("drive"), "{e}");
+        }
+        let e = resolve_namespace("ns2", 1, "d").unwrap_err();
+        assert!(e.to_string().contains("valid names are ns1"), "{e}");
+    }
+
+    #[test]
+    fn translation_offsets_and_bounds_requests() {
+        let r = translate(&IoRequest::read(4096, 4096), 1 << 20, 8192).unwrap();
+        assert_eq!(r.offset_bytes, (1 << 20) + 4096);
+        assert!(matches!(
+            translate(&IoRequest::write(4096, 8192), 0, 8192),
+            Err(DeviceError::OutOfRange {
+                capacity_bytes: 8192,
+                ..
+            })
+        ));
+        assert_eq!(
+            translate(&IoRequest::flush(), 77, 1).unwrap(),
+            IoRequest::flush()
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! Energy of NAND operations, metered per time window, and a power cap that delays
+//! operations so the media's energy per window stays within a budget.
+//!
+//! Energies are integer picojoules. Each operation's energy (array work plus its channel
+//! transfer) is charged to the window of its start. The cap is a calendar of
+//! [`CAP_WINDOW_NS`] windows: an operation that would take its window past the budget starts
+//! in the first later window with room. Window times only grow, so the calendar is a ring
+//! whose past slots are recycled.
+
+/// Length of the windows the power cap budgets (short enough that a 1-second average is
+/// within 1% of the cap, long enough to hold thousands of operations).
+pub const CAP_WINDOW_NS: u64 = 10_000_000;
+/// Windows the cap calendar looks ahead (41 s: more than the NAND backlog the drive allows).
+const CAP_WINDOWS: usize = 4096;
+/// Length of the metering windows.
+pub const METER_WINDOW_NS: u64 = 1_000_000_000;
+/// Metering windows kept at most (11.5 days); later energy joins the last window.
+pub const MAX_METER_WINDOWS: usize = 1_000_000;
+
+/// Energy of each kind of operation, per page (or block, for erase), on one die or plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MediaEnergy {
+    pub read_pj: u64,
+    pub program_pj: u64,
+    pub erase_pj: u64,
+    pub slc_read_pj: u64,
+    pub slc_program_pj: u64,
+    /// Channel transfer, per byte.
+    pub channel_pj_per_byte: u64,
+}
+
+/// Energy used so far, by kind (picojoules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EnergyTotals {
+    pub read_pj: u64,
+    pub program_pj: u64,
+    pub erase_pj: u64,
+    pub channel_pj: u64,
+}
+
+/// Energy per fixed window of time.
+#[derive(Debug, Clone, Default)]
+pub struct EnergyMeter {
+    windows_pj: Vec<u64>,
+    /// Window of the last charge and its start (most charges fall in the same window).
+    cur: usize,
+    cur_start_ns: u64,
+}
+
+impl EnergyMeter {
+    pub fn new() -> EnergyMeter {
+        EnergyMeter {
+            windows_pj: vec![0],
+            cur: 0,
+            cur_start_ns: 0,
+        }
+    }
+
+    /// Charge `pj` at time `at_ns`.
+    #[inline]
+    pub fn charge(&mut self, at_ns: u64, pj: u64) {
+        if at_ns < self.cur_start_ns || at_ns - self.cur_start_ns >= METER_WINDOW_NS {
+            let w = ((at_ns / METER_WINDOW_NS) as usize).min(MAX_METER_WINDOWS - 1);
+            if w >= self.windows_pj.len() {
+                // One slot per simulated second: a rare, bounded growth.
+                self.windows_pj.resize(w + 1, 0);
+            }
+            self.cur = w;
+            self.cur_start_ns = w as u64 * METER_WINDOW_NS;
+        }
+        self.windows_pj[self.cur] = self.windows_pj[self.cur].saturating_add(pj);
+    }
+
+    /// Energy per window, from time 0.
+    pub fn windows_pj(&self) -> &[u64] {
+        &self.windows_pj
+    }
+
+    pub fn clear(&mut self) {
+        *self = EnergyMeter::new();
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.windows_pj.capacity() * 8
+    }
+}
+
+/// A budget of media energy per [`CAP_WINDOW_NS`].
+#[derive(Debug, Clone)]
+pub struct PowerCap {
+    budget_pj: u64,
+    used_pj: Vec<u64>,
+    /// Absolute index of the earliest window still kept (slot `base % CAP_WINDOWS`).
+    base: u64,
+}
+
+impl PowerCap {
+    /// A cap letting the media use `budget_uw` microwatts on average over each window.
+    pub fn new(budget_uw: u64) -> PowerCap {
+        PowerCap {
+            // µW × 10 ms = 10^4 pJ per µW.
+            budget_pj: budget_uw.saturating_mul(CAP_WINDOW_NS / 1_000).max(1),
+            used_pj: vec![0; CAP_WINDOWS],
+            base: 0,
+        }
+    }
+
+    /// Nothing starts before `now_ns` any more: recycle earlier windows.
+    pub fn advance_to(&mut self, now_ns: u64) {
+        let w = now_ns / CAP_WINDOW_NS;
+        if w <= self.base {
+            return;
+        }
+        let n = (w - self.base).min(CAP_WINDOWS as u64);
+        for i in 0..n {
+            self.used_pj[((self.base + i) % CAP_WINDOWS as u64) as usize] = 0;
+        }
+        self.base = w;
+    }
+
+    /// Earliest start at or after `at_ns` whose window has room for `pj`; charges it there.
+    /// An operation larger than a whole window's budget takes an empty window.
+    pub fn admit(&mut self, at_ns: u64, pj: u64) -> u64 {
+        let first = (at_ns / CAP_WINDOW_NS).max(self.base);
+        let last = self.base + CAP_WINDOWS as u64 - 1;
+        let mut w = first;
+        loop {
+            let slot = (w % CAP_WINDOWS as u64) as usize;
+            let used = self.used_pj[slot];
+            if used == 0 || used + pj <= self.budget_pj || w == last {
+                self.used_pj[slot] = used.saturating_add(pj);
+                break;
+            }
+            w += 1;
+        }
+        if w == first {
+            at_ns.max(w * CAP_WINDOW_NS)
+        } else {
+            w * CAP_WINDOW_NS
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.used_pj.fill(0);
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.used_pj.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_charges_the_window_of_the_time() {
+        let mut m = EnergyMeter::new();
+        m.charge(10, 5);
+        m.charge(999_999_999, 5);
+        m.charge(2_500_000_000, 7);
+        m.charge(1_000_000_000, 1);
+        assert_eq!(m.windows_pj(), &[10, 1, 7]);
+    }
+
+    #[test]
+    fn cap_moves_work_to_later_windows_with_room() {
+        // 1 W: 10 mJ per 10 ms window.
+        let mut c = PowerCap::new(1_000_000);
+        let mj = 1_000_000_000;
+        assert_eq!(c.admit(5, 6 * mj), 5);
+        assert_eq!(c.admit(100, 4 * mj), 100);
+        // The first window is full: the next starts at 10 ms.
+        assert_eq!(c.admit(200, mj), CAP_WINDOW_NS);
+        // A later wish in a window with room starts when it wants.
+        assert_eq!(c.admit(CAP_WINDOW_NS + 7, 8 * mj), CAP_WINDOW_NS + 7);
+        assert_eq!(c.admit(300, 2 * mj), 2 * CAP_WINDOW_NS);
+        // Larger than a window's budget: an empty window takes it.
+        assert_eq!(c.admit(0, 50 * mj), 3 * CAP_WINDOW_NS);
+        c.advance_to(3 * CAP_WINDOW_NS + 1);
+        assert_eq!(c.admit(0, mj), 4 * CAP_WINDOW_NS);
+        // Recycled slots start empty.
+        c.advance_to(10_000 * CAP_WINDOW_NS);
+        assert_eq!(c.admit(0, 9 * mj), 10_000 * CAP_WINDOW_NS);
+    }
+}

@@ -1,0 +1,562 @@
+//! Die scheduling that can reorder: read priority and program/erase suspend.
+//!
+//! Without these features a die (or plane) is a single busy-until time (see `timing`). With
+//! them, each unit keeps the array operations reserved on it that have not finished yet, in
+//! time order, so that a read can be placed
+//! - before programs and erases that are queued but have not started (read priority): it goes
+//!   after the operation running when it arrives and after reads already waiting, and the
+//!   queued work behind it moves later by the time the read takes;
+//! - inside a program or erase that is running (suspend): the operation stops after the
+//!   suspend latency, the read runs, and the rest of the operation resumes afterwards with a
+//!   resume overhead. An operation is suspended at most `max_suspends_per_op` times; after
+//!   that, reads wait for it. Reads arriving while an operation is suspended join the reads
+//!   already served in that suspension (no second suspend).
+//!
+//! Work moved later keeps the completion time it was given when it was scheduled: the model
+//! answers each submission once and does not revisit earlier answers. The die's occupancy is
+//! exact (everything after an inserted read moves), so throughput, queueing and the tail of
+//! later operations are right; only the buffer release of a program that a read overtook
+//! comes a read time early.
+//!
+//! Host reads go before internal reads (garbage collection, folding) that are waiting: the
+//! FTL hands over a whole victim's reads at once, and a host read queued behind them would
+//! wait for all of them.
+//!
+//! Each unit keeps at most [`QUEUE_CAP`] entries in a ring; beyond that, two neighbours of
+//! the same kind merge (the latest such pair; the last two if there is none), so a long run
+//! of queued programs or internal reads becomes one longer entry. Nothing allocates after
+//! construction.
+
+/// Unfinished array operations kept per unit.
+pub const QUEUE_CAP: usize = 64;
+
+/// How a die orders its work. All off: first come, first served, no suspension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchedulerConfig {
+    /// Reads go before queued (not yet started) programs and erases on their die.
+    pub read_priority: bool,
+    /// A read arriving during a program suspends it.
+    pub program_suspend: bool,
+    /// A read arriving during an erase suspends it.
+    pub erase_suspend: bool,
+    /// From the suspend command until the die can read.
+    pub suspend_latency_ns: u64,
+    /// Extra array time a resumed operation needs (it redoes part of a step).
+    pub resume_overhead_ns: u64,
+    /// Suspensions of one operation at most; further reads wait for it.
+    pub max_suspends_per_op: u32,
+}
+
+impl SchedulerConfig {
+    /// Whether dies need their queues (anything but plain FIFO).
+    pub fn reorders(&self) -> bool {
+        self.read_priority || self.program_suspend || self.erase_suspend
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A host read.
+    Read,
+    /// A read for garbage collection, folding or wear levelling.
+    InternalRead,
+    Program,
+    Erase,
+    /// The part of a program or erase before its suspension point: not suspendable again.
+    Suspending,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub kind: Kind,
+    pub suspends: u32,
+    /// Operations merged into this entry (1 unless the ring overflowed).
+    pub ops: u32,
+}
+
+const EMPTY: Entry = Entry {
+    start_ns: 0,
+    end_ns: 0,
+    kind: Kind::Read,
+    suspends: 0,
+    ops: 1,
+};
+
+/// What placing a read did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadPlacement {
+    pub start_ns: u64,
+    /// Kind of the operation suspended for it, if any.
+    pub suspended: Option<Kind>,
+}
+
+/// The unfinished operations of every unit: rings of `QUEUE_CAP` entries in one flat array.
+#[derive(Debug, Clone)]
+pub(crate) struct UnitQueues {
+    cfg: SchedulerConfig,
+    entries: Vec<Entry>,
+    /// Per unit: ring head and length.
+    head: Vec<u8>,
+    len: Vec<u8>,
+}
+
+const MASK: usize = QUEUE_CAP - 1;
+const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);
+
+impl UnitQueues {
+    pub fn new(units: usize, cfg: SchedulerConfig) -> UnitQueues {
+        UnitQueues {
+            cfg,
+            entries: vec![EMPTY; units * QUEUE_CAP],
+            head: vec![0; units],
+            len: vec![0; units],
+        }
+    }
+
+    #[inline]
+    fn slot(&self, unit: usize, i: usize) -> usize {
+        unit * QUEUE_CAP + ((self.head[unit] as usize + i) & MASK)
+    }
+
+    #[inline]
+    fn get(&self, unit: usize, i: usize) -> Entry {
+        self.entries[self.slot(unit, i)]
+    }
+
+    #[inline]
+    fn set(&mut self, unit: usize, i: usize, e: Entry) {
+        let s = self.slot(unit, i);
+        self.entries[s] = e;
+    }
+
+    /// End of the unit's last reservation (0 if none is kept).
+    pub fn free_ns(&self, unit: usize) -> u64 {
+        match self.len[unit] as usize {
+            0 => 0,
+            n => self.get(unit, n - 1).end_ns,
+        }
+    }
+
+    /// Forget operations that ended by `now_ns` (nothing will be placed before it any more).
+    #[inline]
+    fn forget_before(&mut self, unit: usize, now_ns: u64) {
+        while self.len[unit] > 0 && self.get(unit, 0).end_ns <= now_ns {
+            self.head[unit] = ((self.head[unit] as usize + 1) & MASK) as u8;
+            self.len[unit] -= 1;
+        }
+    }
+
+    /// Room for `need` more entries: neighbours merge while the ring is too full.
+    fn make_room(&mut self, unit: usize, need: usize) {
+        while self.len[unit] as usize + need > QUEUE_CAP {
+            let n = self.len[unit] as usize;
+            // The latest pair of the same kind, never the running entry (index 0).
+            let mut i = n - 1;
+            while i > 1 && self.get(unit, i - 1).kind != self.get(unit, i).kind {
+                i -= 1;
+            }
+            if i <= 1 {
+                i = n - 1;
+            }
+            let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
+            self.set(
+                unit,
+                i - 1,
+                Entry {
+                    start_ns: a.start_ns,
+                    end_ns: b.end_ns,
+                    kind: b.kind,
+                    suspends: a.suspends.max(b.suspends),
+                    ops: a.ops + b.ops,
+                },
+            );
+            for j in i + 1..n {
+                let e = self.get(unit, j);
+                self.set(unit, j - 1, e);
+            }
+            self.len[unit] -= 1;
+        }
+    }
+
+    /// Insert `e` at position `p`, moving later entries back one slot (room was made).
+    fn insert(&mut self, unit: usize, p: usize, e: Entry) {
+        let n = self.len[unit] as usize;
+        debug_assert!(n < QUEUE_CAP && p <= n);
+        let mut i = n;
+        while i > p {
+            let prev = self.get(unit, i - 1);
+            self.set(unit, i, prev);
+            i -= 1;
+        }
+        self.set(unit, p, e);
+        self.len[unit] += 1;
+    }
+
+    /// Entries from `from` on start no earlier than the end of the one before them.
+    fn push_back_from(&mut self, unit: usize, from: usize) {
+        let n = self.len[unit] as usize;
+        for i in from.max(1)..n {
+            let prev_end = self.get(unit, i - 1).end_ns;
+            let mut e = self.get(unit, i);
+            if e.start_ns >= prev_end {
+                break;
+            }
+            let shift = prev_end - e.start_ns;
+            e.start_ns += shift;
+            e.end_ns += shift;
+            self.set(unit, i, e);
+        }
+    }
+
+    /// A program or erase of `dur_ns`, first come first served from `earliest_ns`; returns
+    /// its start.
+    pub fn push(
+        &mut self,
+        unit: usize,
+        kind: Kind,
+        earliest_ns: u64,
+        dur_ns: u64,
+        floor_ns: u64,
+    ) -> u64 {
+        self.forget_before(unit, floor_ns);
+        let start = earliest_ns.max(self.free_ns(unit));
+        self.make_room(unit, 1);
+        let n = self.len[unit] as usize;
+        self.set(
+            unit,
+            n,
+            Entry {
+                start_ns: start,
+                end_ns: start + dur_ns,
+                kind,
+                suspends: 0,
+                ops: 1,
+            },
+        );
+        self.len[unit] += 1;
+        start
+    }
+
+    fn suspendable(&self, e: &Entry) -> bool {
+        let allowed = match e.kind {
+            Kind::Program => self.cfg.program_suspend,
+            Kind::Erase => self.cfg.erase_suspend,
+            Kind::Read | Kind::InternalRead | Kind::Suspending => false,
+        };
+        allowed && e.suspends < self.cfg.max_suspends_per_op
+    }
+
+    /// If the entry at `i` runs at `t_ns` and holds several merged operations, keep only the
+    /// ones done or in progress at `t_ns` in it and move the rest to an entry of their own:
+    /// a read waits for the operation in progress, not for the whole run (room was made).
+    fn split_running(&mut self, unit: usize, i: usize, t_ns: u64) {
+        if i >= self.len[unit] as usize {
+            return;
+        }
+        let e = self.get(unit, i);
+        if e.ops < 2 || e.start_ns > t_ns || t_ns >= e.end_ns {
+            return;
+        }
+        let each_ns = ((e.end_ns - e.start_ns) / e.ops as u64).max(1);
+        let k = ((t_ns - e.start_ns) / each_ns + 1).min(e.ops as u64) as u32;
+        if k == e.ops {
+            return;
+        }
+        let cut = e.start_ns + k as u64 * each_ns;
+        self.set(
+            unit,
+            i,
+            Entry {
+                end_ns: cut,
+                ops: k,
+                ..e
+            },
+        );
+        self.insert(
+            unit,
+            i + 1,
+            Entry {
+                start_ns: cut,
+                suspends: 0,
+                ops: e.ops - k,
+                ..e
+            },
+        );
+    }
+
+    /// Place a read of `dur_ns` wanted from `earliest_ns` (`host`: for a host command, else
+    /// internal).
+    pub fn read(
+        &mut self,
+        unit: usize,
+        earliest_ns: u64,
+        dur_ns: u64,
+        floor_ns: u64,
+        host: bool,
+    ) -> ReadPlacement {
+        let kind = if host { Kind::Read } else { Kind::InternalRead };
+        self.forget_before(unit, floor_ns);
+        // Merging happens at the tail, before any position is taken: room for a split, the
+        // read and a resumed operation.
+        self.make_room(unit, 3);
+        let n = self.len[unit] as usize;
+        // Entries before `first` are over by `earliest_ns`.
+        let mut first = 0;
+        while first < n && self.get(unit, first).end_ns <= earliest_ns {
+            first += 1;
+        }
+        if self.cfg.read_priority {
+            self.split_running(unit, first, earliest_ns);
+        }
+        let n = self.len[unit] as usize;
+        let p = if self.cfg.read_priority {
+            let mut p = first;
+            // The operation running at `earliest_ns` keeps the die...
+            if p < n && self.get(unit, p).start_ns <= earliest_ns {
+                p += 1;
+            }
+            // ...and reads already waiting go first (a host read passes internal ones).
+            while p < n {
+                let k = self.get(unit, p).kind;
+                if k == Kind::Read || (!host && k == Kind::InternalRead) {
+                    p += 1;
+                } else {
+                    break;
+                }
+            }
+            p
+        } else {
+            n
+        };
+        // Suspend the operation just ahead if it is running when the read arrives.
+        if p > first {
+            let cur = self.get(unit, p - 1);
+            let running = cur.start_ns <= earliest_ns && earliest_ns < cur.end_ns;
+            let at = earliest_ns + self.cfg.suspend_latency_ns;
+            if running && self.suspendable(&cur) && at < cur.end_ns {
+                let rest = cur.end_ns - at;
+                self.set(
+                    unit,
+                    p - 1,
+                    Entry {
+                        end_ns: at,
+                        kind: Kind::Suspending,
+                        ..cur
+                    },
+                );
+                let read = Entry {
+                    start_ns: at,
+                    end_ns: at + dur_ns,
+                    kind,
+                    suspends: 0,
+                    ops: 1,
+                };
+                let resumed = Entry {
+                    start_ns: read.end_ns,
+                    end_ns: read.end_ns + rest + self.cfg.resume_overhead_ns,
+                    kind: cur.kind,
+                    suspends: cur.suspends + 1,
+                    ops: 1,
+                };
+                self.insert(unit, p, read);
+                self.insert(unit, p + 1, resumed);
+                self.push_back_from(unit, p + 2);
+                return ReadPlacement {
+                    start_ns: at,
+                    suspended: Some(cur.kind),
+                };
+            }
+        }
+        let prev_end = if p > 0 {
+            self.get(unit, p - 1).end_ns
+        } else {
+            0
+        };
+        let start = earliest_ns.max(prev_end);
+        self.insert(
+            unit,
+            p,
+            Entry {
+                start_ns: start,
+                end_ns: start + dur_ns,
+                kind,
+                suspends: 0,
+                ops: 1,
+            },
+        );
+        self.push_back_from(unit, p + 1);
+        ReadPlacement {
+            start_ns: start,
+            suspended: None,
+        }
+    }
+
+    /// Power cycle: work in flight is dropped; every unit is busy until `at_ns` (an entry
+    /// nothing can suspend or overtake).
+    pub fn reset(&mut self, at_ns: u64) {
+        self.head.fill(0);
+        self.len.fill(1);
+        for u in 0..self.len.len() {
+            self.entries[u * QUEUE_CAP] = Entry {
+                start_ns: 0,
+                end_ns: at_ns,
+                kind: Kind::Suspending,
+                suspends: 0,
+                ops: 1,
+            };
+        }
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>() + self.head.capacity() * 2
+    }
+
+    #[cfg(test)]
+    pub(crate) fn entries_of(&self, unit: usize) -> Vec<Entry> {
+        (0..self.len[unit] as usize)
+            .map(|i| self.get(unit, i))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: u64 = 1_000;
+
+    fn cfg(prio: bool, psus: bool, esus: bool) -> SchedulerConfig {
+        SchedulerConfig {
+            read_priority: prio,
+            program_suspend: psus,
+            erase_suspend: esus,
+            suspend_latency_ns: 20 * US,
+            resume_overhead_ns: 10 * US,
+            max_suspends_per_op: 2,
+        }
+    }
+
+    fn well_formed(q: &UnitQueues, unit: usize) {
+        let e = q.entries_of(unit);
+        for w in e.windows(2) {
+            assert!(w[0].end_ns <= w[1].start_ns, "{e:?}");
+        }
+        for x in &e {
+            assert!(x.start_ns <= x.end_ns);
+        }
+    }
+
+    #[test]
+    fn read_priority_overtakes_queued_programs_but_not_the_running_one() {
+        let mut q = UnitQueues::new(1, cfg(true, false, false));
+        assert_eq!(q.push(0, Kind::Program, 0, 1_000 * US, 0), 0);
+        assert_eq!(q.push(0, Kind::Program, 0, 1_000 * US, 0), 1_000 * US);
+        // A read at 100 us waits for the running program only.
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 1_000 * US);
+        assert_eq!(r.suspended, None);
+        // The queued program moved back by the read.
+        assert_eq!(q.free_ns(0), 2_050 * US);
+        // A second read queues behind the first, still ahead of the program.
+        let r = q.read(0, 200 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 1_050 * US);
+        assert_eq!(q.free_ns(0), 2_100 * US);
+        well_formed(&q, 0);
+    }
+
+    #[test]
+    fn fifo_read_waits_for_everything_queued() {
+        let mut q = UnitQueues::new(1, cfg(false, true, false));
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        // Suspend is on, but the running program is not the one just ahead of the read.
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 2_000 * US);
+        assert_eq!(r.suspended, None);
+    }
+
+    #[test]
+    fn suspend_splits_the_running_program_and_resumes_it_with_overhead() {
+        let mut q = UnitQueues::new(1, cfg(true, true, false));
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        q.push(0, Kind::Erase, 0, 3_000 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 120 * US);
+        assert_eq!(r.suspended, Some(Kind::Program));
+        let e = q.entries_of(0);
+        assert_eq!(e.len(), 4);
+        assert_eq!((e[0].end_ns, e[0].kind), (120 * US, Kind::Suspending));
+        assert_eq!((e[1].start_ns, e[1].end_ns), (120 * US, 170 * US));
+        // 880 us left of the program + 10 us resume overhead.
+        assert_eq!((e[2].start_ns, e[2].end_ns), (170 * US, 1_060 * US));
+        assert_eq!(e[2].suspends, 1);
+        assert_eq!((e[3].start_ns, e[3].end_ns), (1_060 * US, 4_060 * US));
+        // A read during the suspension joins it without a second suspend.
+        let r = q.read(0, 130 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (170 * US, None));
+        assert_eq!(q.entries_of(0)[3].suspends, 1);
+        well_formed(&q, 0);
+        // Erase suspend is off: a read during the erase waits for it.
+        let r = q.read(0, 2_000 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 4_110 * US);
+    }
+
+    #[test]
+    fn suspensions_per_operation_are_capped() {
+        let mut q = UnitQueues::new(1, cfg(true, false, true));
+        q.push(0, Kind::Erase, 0, 3_000 * US, 0);
+        let mut t = 100 * US;
+        let mut starts = Vec::new();
+        let mut suspended = 0;
+        for _ in 0..3 {
+            let r = q.read(0, t, 50 * US, t, true);
+            suspended += usize::from(r.suspended.is_some());
+            starts.push(r.start_ns);
+            t = r.start_ns + 50 * US + 100 * US;
+        }
+        assert_eq!(suspended, 2);
+        // The third read waits for the erase: 3 ms stretched by two suspensions of a 50 us
+        // read and a 10 us resume overhead each (the suspend latency is progress).
+        assert_eq!(starts, vec![120 * US, 290 * US, 3_000 * US + 2 * 60 * US]);
+        well_formed(&q, 0);
+    }
+
+    #[test]
+    fn a_read_fits_a_gap_before_a_later_program_without_moving_it() {
+        let mut q = UnitQueues::new(1, cfg(true, false, false));
+        q.push(0, Kind::Program, 500 * US, 1_000 * US, 0);
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 100 * US);
+        assert_eq!(q.free_ns(0), 1_500 * US);
+        // Too long for the gap left: the program moves.
+        let r = q.read(0, 400 * US, 150 * US, 0, true);
+        assert_eq!(r.start_ns, 400 * US);
+        assert_eq!(q.free_ns(0), 1_550 * US);
+        well_formed(&q, 0);
+    }
+
+    #[test]
+    fn the_ring_stays_bounded_and_ordered() {
+        let mut q = UnitQueues::new(2, cfg(true, true, true));
+        let mut t = 0;
+        for i in 0..1_000u64 {
+            match i % 3 {
+                0 => {
+                    q.push(1, Kind::Program, t, 700 * US, t);
+                }
+                1 => {
+                    q.push(1, Kind::Erase, t, 2_000 * US, t);
+                }
+                _ => {
+                    q.read(1, t, 60 * US, t, true);
+                }
+            }
+            assert!(q.entries_of(1).len() <= QUEUE_CAP);
+            well_formed(&q, 1);
+            t += 37 * US;
+        }
+        assert!(q.entries_of(0).is_empty());
+    }
+}
