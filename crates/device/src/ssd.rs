@@ -718,6 +718,14 @@ impl BlockDevice for Ssd {
         self.model.user_bytes
     }
 
+    /// A read's map entry is the one cache miss a large drive's read path cannot avoid: start
+    /// loading it while earlier requests are simulated.
+    fn prefetch(&self, req: &IoRequest) {
+        if req.kind == IoKind::Read {
+            self.ftl.prefetch((req.offset_bytes >> self.iu_shift) as u32);
+        }
+    }
+
     fn logical_block_bytes(&self) -> u64 {
         self.model.logical_block_bytes
     }
