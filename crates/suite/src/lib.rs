@@ -50,7 +50,7 @@ use flashlab_system::{System, SystemConfig, SystemError};
 use flashlab_workload::ParseError;
 
 pub use cache_passes::CachePassesOptions;
-pub use raid_scaling::RaidScalingOptions;
+pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use session::SuiteDevice;
 pub use sustained::SustainedOptions;
 
