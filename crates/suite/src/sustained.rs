@@ -98,6 +98,12 @@ pub(crate) fn run(
             return Err(too_many(&interval.describe()));
         }
     }
+    let planned = match interval {
+        RoundLength::CapacityFraction(f) => Some(target_bytes as f64 / (capacity as f64 * f)),
+        RoundLength::Bytes(b) => Some(target_bytes as f64 / b as f64),
+        RoundLength::TimeNs(_) => None,
+    }
+    .map(|n| (n - 1e-9).ceil().max(1.0) as usize);
     let (qd, jobs) = qd_jobs(opts);
     let start_ns = s.now_ns();
     // Next offset to write (whole-drive bytes, a multiple of bs): intervals continue the
@@ -107,9 +113,11 @@ pub(crate) fn run(
     let mut points: Vec<(f64, f64, f64)> = Vec::new();
     loop {
         let elapsed = s.drive_ns(s.now_ns() - start_ns);
-        let done = match target_ns {
-            Some(t) => elapsed >= t,
-            None => written >= target_bytes,
+        // A planned count is exact: rounding intervals to whole blocks must not add a sliver.
+        let done = match (target_ns, planned) {
+            (Some(t), _) => elapsed >= t,
+            (None, Some(n)) => points.len() >= n,
+            (None, None) => written >= target_bytes,
         };
         if done {
             break;
@@ -131,7 +139,11 @@ pub(crate) fn run(
             _ => {
                 let left = target_bytes.saturating_sub(written).div_ceil(bs) * bs;
                 let b = interval_bytes.unwrap_or(bs).min(room);
-                let b = if target_ns.is_none() { b.min(left) } else { b };
+                let b = if target_ns.is_none() {
+                    b.min(left.max(bs))
+                } else {
+                    b
+                };
                 format!("io_size={}", b / u64::from(jobs) / bs * bs)
             }
         };
