@@ -565,7 +565,9 @@ fn load_target(name: &str, sets: &[String]) -> Result<flashlab_suite::SuiteTarge
         let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
         return Ok(flashlab_suite::SuiteTarget::System(config));
     }
-    Ok(flashlab_suite::SuiteTarget::Drive(load_device(name, sets)?))
+    Ok(flashlab_suite::SuiteTarget::Drive(Box::new(load_device(
+        name, sets,
+    )?)))
 }
 
 fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {

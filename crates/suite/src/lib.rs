@@ -425,7 +425,8 @@ fn run_on(
 /// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SuiteTarget {
-    Drive(DeviceConfig),
+    /// Boxed: a drive's description is several times a system's.
+    Drive(Box<DeviceConfig>),
     System(SystemConfig),
 }
 
@@ -485,7 +486,10 @@ pub fn run_suite_with(
     options: &SuiteOptions,
     progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
 ) -> Result<SuiteReport, SuiteError> {
-    let targets: Vec<SuiteTarget> = configs.iter().cloned().map(SuiteTarget::Drive).collect();
+    let targets: Vec<SuiteTarget> = configs
+        .iter()
+        .map(|c| SuiteTarget::Drive(Box::new(c.clone())))
+        .collect();
     run_suite_targets_with(kind, &targets, options, progress)
 }
 

@@ -146,6 +146,9 @@ impl RaidScalingOptions {
     }
 }
 
+/// (state index, test index) -> RAID level -> (member count, figure) points.
+type Curves = BTreeMap<(usize, usize), BTreeMap<u32, Vec<(f64, f64)>>>;
+
 /// The four tests: key, fio rw, block size, measured direction, whether IOPS is the figure.
 const TESTS: [(&str, &str, &str, usize, bool); 4] = [
     ("seq_write", "write", "128k", DDIR_WRITE, false),
@@ -241,7 +244,7 @@ pub(crate) fn run(
     let mut results = Vec::new();
     let mut steps = Vec::new();
     // (state, test) -> level -> points (count, value).
-    let mut curves: BTreeMap<(usize, usize), BTreeMap<u32, Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut curves: Curves = BTreeMap::new();
     for (k, &(level, n)) in sets.iter().enumerate() {
         let cfg = build_config(member, level, n, o.chunk_bytes, o.link.as_ref());
         let label = set_label(level, n);
@@ -322,10 +325,7 @@ pub(crate) fn run(
 
 /// One chart per state and test: the figure against member count, a line per level, and the
 /// uplink's ceiling as a flat line when there is one.
-fn charts(
-    o: &RaidScalingOptions,
-    curves: &BTreeMap<(usize, usize), BTreeMap<u32, Vec<(f64, f64)>>>,
-) -> Vec<Chart> {
+fn charts(o: &RaidScalingOptions, curves: &Curves) -> Vec<Chart> {
     let xs: Vec<f64> = o.sets().iter().map(|&(_, n)| f64::from(n)).collect();
     let (lo, hi) = xs
         .iter()

@@ -23,7 +23,7 @@ fn run(kind: SuiteKind, target: &SuiteTarget, o: &SuiteOptions) -> DeviceReport 
 }
 
 fn tiny() -> SuiteTarget {
-    SuiteTarget::Drive(load_device_config("tiny-test-1gb", &[]).unwrap())
+    SuiteTarget::Drive(Box::new(load_device_config("tiny-test-1gb", &[]).unwrap()))
 }
 
 fn raid_options(members: Vec<u32>, link: Option<&str>) -> SuiteOptions {
