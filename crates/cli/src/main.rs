@@ -38,8 +38,8 @@ enum Command {
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
-    /// pts-latency, transfer-sweep, desktop, wsat, recovery, op-sweep or endurance (see
-    /// docs/suites.md).
+    /// pts-latency, transfer-sweep, desktop, wsat, recovery, op-sweep, endurance,
+    /// raid-scaling, sustained-write or cache-passes (see docs/suites.md).
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -51,10 +51,11 @@ enum Command {
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
     /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
-    /// transfer-sweep, desktop, wsat, recovery, op-sweep or endurance.
+    /// transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling,
+    /// sustained-write or cache-passes.
     name: String,
-    /// A preset name or a device TOML file; repeat to compare drives side by side (they run
-    /// in parallel). Default: the default preset.
+    /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
+    /// side (they run in parallel). Default: the default preset.
     #[arg(long)]
     device: Vec<String>,
     /// Override a device key of every device, e.g. `--set nand.pages_per_block=256`.
@@ -98,6 +99,84 @@ struct SuiteArgs {
     tests: Box<suite_opts::SuiteTestArgs>,
     #[command(flatten)]
     client: ClientArgs,
+    #[command(flatten)]
+    systems: SystemSuiteArgs,
+}
+
+/// Options of the storage-system suites (raid-scaling, sustained-write, cache-passes).
+#[derive(clap::Args, Debug)]
+struct SystemSuiteArgs {
+    /// raid-scaling: the member drive preset or file (same as --device; default
+    /// tiny-test-1gb).
+    #[arg(long)]
+    member: Option<String>,
+    /// raid-scaling: RAID 0 member counts, comma-separated (RAID 5 runs those from 3, RAID 10
+    /// runs 4).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    members: Vec<u32>,
+    /// raid-scaling: stripe chunk.
+    #[arg(long, default_value = "128KiB")]
+    chunk: String,
+    /// raid-scaling: put every member behind one shared uplink, a link kind (pcie-gen4-x4)
+    /// or a rate (7GB/s).
+    #[arg(long)]
+    link: Option<String>,
+    /// sustained-write: block size of the writes.
+    #[arg(long, default_value = "128KiB")]
+    bs: String,
+    /// sustained-write: data to write, a share of the capacity (120%) or a size.
+    #[arg(long, default_value = "120%")]
+    bytes: String,
+    /// sustained-write: write for this simulated time instead of --bytes.
+    #[arg(long)]
+    time: Option<String>,
+    /// cache-passes: region the application pass touches.
+    #[arg(long, default_value = "8GiB")]
+    app_region: String,
+    /// cache-passes: simulated time of each application pass.
+    #[arg(long, default_value = "30s")]
+    app_time: String,
+    /// cache-passes: Zipf skew of the application pass.
+    #[arg(long, default_value_t = 1.2)]
+    zipf: f64,
+}
+
+/// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
+fn system_suite_options(
+    args: &SuiteArgs,
+    options: &mut flashlab_suite::SuiteOptions,
+) -> Result<(), Failure> {
+    use flashlab_suite::{parse_size, parse_time, DriveState, RoundLength};
+    let a = &args.systems;
+    let r = &mut options.raid_scaling;
+    r.members = a.members.clone();
+    r.chunk_bytes = parse_size("--chunk", &a.chunk).map_err(bad_input)?;
+    r.link = match &a.link {
+        Some(text) => Some(flashlab_suite::LinkChoice::parse(text).map_err(bad_input)?),
+        None => None,
+    };
+    r.states = match args.client.state.as_str() {
+        "both" => vec![DriveState::Fresh, DriveState::Full],
+        s => vec![DriveState::from_name(s).map_err(bad_input)?],
+    };
+    options.sustained.bs_bytes = parse_size("--bs", &a.bs).map_err(bad_input)?;
+    options.sustained.length = match &a.time {
+        Some(t) => RoundLength::TimeNs(parse_time("--time", t).map_err(bad_input)?),
+        None => match RoundLength::parse_for("--bytes", &a.bytes).map_err(bad_input)? {
+            RoundLength::TimeNs(_) => {
+                return Err(bad_input(anyhow!(
+                    "--bytes '{}': expected a share of the capacity (120%) or a size (4GiB); use --time for a time",
+                    a.bytes
+                )))
+            }
+            l => l,
+        },
+    };
+    let c = &mut options.cache_passes;
+    c.app_region_bytes = parse_size("--app-region", &a.app_region).map_err(bad_input)?;
+    c.app_ns = parse_time("--app-time", &a.app_time).map_err(bad_input)?;
+    c.zipf_theta = a.zipf;
+    Ok(())
 }
 
 /// Options of the client benchmarks (transfer-sweep, desktop).
@@ -121,7 +200,8 @@ struct ClientArgs {
     /// desktop: CrystalDiskMark test set, default or nvme.
     #[arg(long, default_value = "default")]
     profile: String,
-    /// transfer-sweep, desktop: drive state first, fresh (purged) or full (purged and filled).
+    /// transfer-sweep, desktop, raid-scaling: drive state first, fresh (purged) or full (purged
+    /// and filled); raid-scaling also takes both.
     #[arg(long, default_value = "fresh")]
     state: String,
 }
@@ -138,7 +218,11 @@ fn client_options(args: &ClientArgs) -> Result<flashlab_suite::ClientOptions, Fa
         runs: args.runs,
         interval_ns: parse_time("--test-interval", &args.test_interval).map_err(bad_input)?,
         profile: DesktopProfile::from_name(&args.profile).map_err(bad_input)?,
-        state: DriveState::from_name(&args.state).map_err(bad_input)?,
+        // `both` is raid-scaling's (see system_suite_options); the client suites start fresh.
+        state: match args.state.as_str() {
+            "both" => DriveState::Fresh,
+            s => DriveState::from_name(s).map_err(bad_input)?,
+        },
     })
 }
 
@@ -432,25 +516,71 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         ..Default::default()
     };
     args.tests.apply(&mut options).map_err(bad_input)?;
+    system_suite_options(args, &mut options)?;
     options.validate().map_err(bad_input)?;
     Ok(options)
+}
+
+/// The devices a suite runs on: `--device` (repeated), raid-scaling's `--member`, or the
+/// suite's default (cache-passes: the hard disk alone and both Optane caches).
+fn suite_device_names(
+    kind: flashlab_suite::SuiteKind,
+    args: &SuiteArgs,
+) -> Result<Vec<String>, Failure> {
+    use flashlab_suite::SuiteKind;
+    if let Some(m) = &args.systems.member {
+        if kind != SuiteKind::RaidScaling {
+            return Err(bad_input(anyhow!(
+                "--member applies to raid-scaling only; other suites take --device"
+            )));
+        }
+        if !args.device.is_empty() {
+            return Err(bad_input(anyhow!(
+                "--member and --device both name raid-scaling's member drive; give one"
+            )));
+        }
+        return Ok(vec![m.clone()]);
+    }
+    if !args.device.is_empty() {
+        return Ok(args.device.clone());
+    }
+    Ok(match kind {
+        SuiteKind::RaidScaling => vec!["tiny-test-1gb".to_string()],
+        SuiteKind::CachePasses => ["hdd-2tb", "optane-16gb-hdd-2tb", "optane-32gb-hdd-2tb"]
+            .map(String::from)
+            .to_vec(),
+        _ => vec![flashlab_device::DEFAULT_DEVICE.to_string()],
+    })
+}
+
+/// A drive (preset or file, with `--set`) or a system (preset or file; overrides live in
+/// its drives' `set = {...}`, so `--set` is refused).
+fn load_target(name: &str, sets: &[String]) -> Result<flashlab_suite::SuiteTarget, Failure> {
+    if flashlab_system::is_system(name) {
+        if !sets.is_empty() {
+            return Err(bad_input(anyhow!(
+                "--set applies to a single drive, and '{name}' is a system; in a system description put overrides in the drive's `set = {{...}}`"
+            )));
+        }
+        let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
+        return Ok(flashlab_suite::SuiteTarget::System(config));
+    }
+    Ok(flashlab_suite::SuiteTarget::Drive(Box::new(load_device(
+        name, sets,
+    )?)))
 }
 
 fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     let kind = flashlab_suite::SuiteKind::from_name(&args.name).map_err(bad_input)?;
     let options = suite_options(args)?;
-    let names = if args.device.is_empty() {
-        vec![flashlab_device::DEFAULT_DEVICE.to_string()]
-    } else {
-        args.device.clone()
-    };
-    let configs = names
+    let names = suite_device_names(kind, args)?;
+    let targets = names
         .iter()
-        .map(|n| load_device(n, &args.set))
+        .map(|n| load_target(n, &args.set))
         .collect::<Result<Vec<_>, _>>()?;
     let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), names.len());
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
-    let outcome = flashlab_suite::run_suite_with(kind, &configs, &options, &progress);
+    let outcome = flashlab_suite::run_suite_targets_with(kind, &targets, &options, &progress);
     display.finish();
     let report = outcome.map_err(|e| {
         if e.is_bad_input() {

@@ -245,3 +245,30 @@ fn transfer_sweep_runs_from_the_command_line() {
     // purge, then a write and a read per size (4 KiB to 1 MiB: 9 sizes).
     assert_eq!(steps.len(), 1 + 2 * 9);
 }
+
+#[test]
+fn suites_take_system_presets_and_refuse_ftl_suites_on_a_disk() {
+    let doc = suite_json(&[
+        "raid-scaling",
+        "--member",
+        DEVICE,
+        "--members",
+        "1,2",
+        "--runtime",
+        "100ms",
+        "--link",
+        "500MB/s",
+    ]);
+    assert_eq!(doc["suite"], "raid-scaling");
+    let one = result(&doc, 0, "fresh_raid0_x1_seq_write_bw_bytes_per_s");
+    let two = result(&doc, 0, "fresh_raid0_x2_seq_write_bw_bytes_per_s");
+    // Two members would write 650 MB/s; the 500 MB/s uplink holds them to it.
+    assert!(two > one && two <= 505e6, "{one} {two}");
+
+    let out = flashlab(&["suite", "wsat", "--device", "hdd-2tb"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("FTL"), "{}", stderr(&out));
+    let out = flashlab(&["suite", "desktop", "--device", "hdd-2tb", "--set", "a=b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("system"), "{}", stderr(&out));
+}

@@ -199,12 +199,22 @@ fn profile_tests(profile: DesktopProfile) -> [DesktopTest; 4] {
 }
 
 pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
+    prepare(s, opts.client.state)?;
+    desktop_pass(s, opts, "")
+}
+
+/// One CrystalDiskMark run on the device as it is: test file, then every test. Step names
+/// start with `prefix`, so passes can follow each other on one device.
+pub(crate) fn desktop_pass(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    prefix: &str,
+) -> Result<Outcome, SuiteError> {
     let c = &opts.client;
     let file = region_bytes(s, c.size_bytes.unwrap_or(DESKTOP_FILE_BYTES));
     let measure_ns = opts.runtime_ns.unwrap_or(DESKTOP_MEASURE_NS);
-    prepare(s, c.state)?;
     let text = region_job(
-        "test-file",
+        &format!("{prefix}test-file"),
         "write",
         TEST_FILE_BS.min(file),
         1,
@@ -212,7 +222,7 @@ pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, S
         file,
         &[],
     );
-    s.job("test-file", &text, &bw_iops(DDIR_WRITE))?;
+    s.job(&format!("{prefix}test-file"), &text, &bw_iops(DDIR_WRITE))?;
     let tests = profile_tests(c.profile);
     let mut results = Vec::new();
     let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
@@ -238,7 +248,7 @@ pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, S
         let mut best: Option<(f64, f64)> = None;
         // Run 0 prepares (CrystalDiskMark discards it); runs 1..=N are measured.
         for run_no in 0..=c.runs {
-            let name = format!("{}-{dir}-{run_no}", t.key().replace('_', "-"));
+            let name = format!("{prefix}{}-{dir}-{run_no}", t.key().replace('_', "-"));
             let text = region_job(&name, rw, t.bs, t.qd, t.threads, file, &lines);
             let run = s.job(&name, &text, &bw_iops(ddir))?;
             let (bw, io) = (bw_bytes_per_s(&run, ddir), iops(&run, ddir));
@@ -261,7 +271,7 @@ pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, S
             read_pts.push(point);
         }
         if n + 1 < order.len() && c.interval_ns > 0 {
-            s.idle(&format!("idle-{}", n + 1), c.interval_ns);
+            s.idle(&format!("{prefix}idle-{}", n + 1), c.interval_ns);
         }
     }
     let names: Vec<String> = tests

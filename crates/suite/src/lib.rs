@@ -16,9 +16,17 @@
 //!   recovery of a dirty drive during idle time, extra spare area against IOPS and wear, and
 //!   wear rate and projected endurance of a workload (one module each).
 //!
+//! - `raid-scaling`, `sustained-write`, `cache-passes`: storage systems (SYSTEMS.md §4, §5):
+//!   RAID levels against member count, throughput over a long sequential write, and first
+//!   against second pass over a cached hard disk (one module each).
+//!
+//! Every suite runs on a single drive or on a whole system ([`SuiteTarget`]); those that read
+//! FTL internals need a drive.
+//!
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
+mod cache_passes;
 mod client;
 mod client_options;
 mod endurance;
@@ -27,16 +35,24 @@ mod opsweep;
 mod options;
 mod output;
 mod pts;
+mod raid_scaling;
 mod recovery;
 mod session;
 pub mod steady;
 mod suites;
+mod sustained;
 mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
 use flashlab_engine::SeedTree;
 use flashlab_runner::RunError;
+use flashlab_system::{System, SystemConfig, SystemError};
 use flashlab_workload::ParseError;
+
+pub use cache_passes::CachePassesOptions;
+pub use raid_scaling::{LinkChoice, RaidScalingOptions};
+pub use session::SuiteDevice;
+pub use sustained::SustainedOptions;
 
 pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
@@ -64,10 +80,13 @@ pub enum SuiteKind {
     Recovery,
     OpSweep,
     Endurance,
+    RaidScaling,
+    SustainedWrite,
+    CachePasses,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 12] = [
+    pub const ALL: [SuiteKind; 15] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -80,6 +99,9 @@ impl SuiteKind {
         SuiteKind::Recovery,
         SuiteKind::OpSweep,
         SuiteKind::Endurance,
+        SuiteKind::RaidScaling,
+        SuiteKind::SustainedWrite,
+        SuiteKind::CachePasses,
     ];
 
     pub fn name(self) -> &'static str {
@@ -96,6 +118,9 @@ impl SuiteKind {
             SuiteKind::Recovery => "recovery",
             SuiteKind::OpSweep => "op-sweep",
             SuiteKind::Endurance => "endurance",
+            SuiteKind::RaidScaling => "raid-scaling",
+            SuiteKind::SustainedWrite => "sustained-write",
+            SuiteKind::CachePasses => "cache-passes",
         }
     }
 
@@ -134,6 +159,15 @@ impl SuiteKind {
             }
             SuiteKind::Endurance => {
                 "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
+            }
+            SuiteKind::RaidScaling => {
+                "RAID 0/10/5 of a member drive against member count: sequential and random MB/s, IOPS, member I/Os"
+            }
+            SuiteKind::SustainedWrite => {
+                "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
+            }
+            SuiteKind::CachePasses => {
+                "desktop tests and a skewed read-mostly pass, twice each: first vs second pass and cache hit ratio"
             }
         }
     }
@@ -194,6 +228,15 @@ pub enum SuiteError {
         step: String,
         error: flashlab_engine::DeviceError,
     },
+    #[error("system '{device}': {error}")]
+    System {
+        device: String,
+        error: Box<SystemError>,
+    },
+    /// The suite reads a drive's FTL (or rebuilds the drive from its description), and the
+    /// target is a system whose root is not one SSD.
+    #[error("suite {suite} on '{device}': {suite} reads a single drive's FTL internals; give it a drive preset or file, not a system (or a system that is one SSD)")]
+    NoFtl { device: String, suite: &'static str },
 }
 
 impl SuiteError {
@@ -203,7 +246,9 @@ impl SuiteError {
             SuiteError::UnknownSuite { .. }
             | SuiteError::BadOption { .. }
             | SuiteError::Device { .. }
-            | SuiteError::Job { .. } => true,
+            | SuiteError::Job { .. }
+            | SuiteError::System { .. }
+            | SuiteError::NoFtl { .. } => true,
             SuiteError::Run { error, .. } => error.is_bad_input(),
             SuiteError::Refused { .. } => false,
         }
@@ -341,15 +386,81 @@ pub fn run_on_device_with(
     if kind == SuiteKind::OpSweep {
         return opsweep::run(config, options, progress);
     }
+    // raid-scaling builds its systems from the drive as a member.
+    if kind == SuiteKind::RaidScaling {
+        return raid_scaling::run(config, options, progress);
+    }
     let seeds = SeedTree::new(options.seed);
     let mut ssd =
         Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
     match kind {
-        SuiteKind::Wsat => wsat::run(&mut ssd, &config.name, options, progress),
-        SuiteKind::Recovery => recovery::run(&mut ssd, &config.name, options, progress),
         SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
-        _ => suites::run(kind, &mut ssd, &config.name, options, progress),
+        _ => run_on(kind, &mut ssd, &config.name, options, progress),
     }
+}
+
+/// The suites that need nothing of the device but [`SuiteDevice`].
+fn run_on(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    match kind {
+        SuiteKind::Wsat => wsat::run(dev, name, options, progress),
+        SuiteKind::Recovery => recovery::run(dev, name, options, progress),
+        SuiteKind::SustainedWrite => sustained::run(dev, name, options, progress),
+        SuiteKind::CachePasses => cache_passes::run(dev, name, options, progress),
+        SuiteKind::OpSweep | SuiteKind::Endurance | SuiteKind::RaidScaling => {
+            Err(SuiteError::NoFtl {
+                device: name.to_string(),
+                suite: kind.name(),
+            })
+        }
+        _ => suites::run(kind, dev, name, options, progress),
+    }
+}
+
+/// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SuiteTarget {
+    /// Boxed: a drive's description is several times a system's.
+    Drive(Box<DeviceConfig>),
+    System(SystemConfig),
+}
+
+impl SuiteTarget {
+    pub fn name(&self) -> &str {
+        match self {
+            SuiteTarget::Drive(c) => &c.name,
+            SuiteTarget::System(c) => &c.name,
+        }
+    }
+}
+
+/// Run `kind` on a drive or a system. On a system, op-sweep, endurance and raid-scaling (which
+/// rebuild a drive from its description) are refused with [`SuiteError::NoFtl`], and so are
+/// wsat and recovery unless the system is one SSD.
+pub fn run_on_target_with(
+    kind: SuiteKind,
+    target: &SuiteTarget,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let cfg = match target {
+        SuiteTarget::Drive(config) => return run_on_device_with(kind, config, options, progress),
+        SuiteTarget::System(cfg) => cfg,
+    };
+    options.validate()?;
+    let mut system =
+        System::build(cfg, SeedTree::new(options.seed).child("device")).map_err(|error| {
+            SuiteError::System {
+                device: cfg.name.clone(),
+                error: Box::new(error),
+            }
+        })?;
+    run_on(kind, &mut system, &cfg.name, options, progress)
 }
 
 /// Run `kind` on every device, each on its own thread; results come back in device order and
@@ -375,14 +486,28 @@ pub fn run_suite_with(
     options: &SuiteOptions,
     progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
 ) -> Result<SuiteReport, SuiteError> {
+    let targets: Vec<SuiteTarget> = configs
+        .iter()
+        .map(|c| SuiteTarget::Drive(Box::new(c.clone())))
+        .collect();
+    run_suite_targets_with(kind, &targets, options, progress)
+}
+
+/// [`run_suite_with`] on drives and systems alike.
+pub fn run_suite_targets_with(
+    kind: SuiteKind,
+    targets: &[SuiteTarget],
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
     options.validate()?;
     let outcomes: Vec<Result<DeviceReport, SuiteError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = configs
+        let handles: Vec<_> = targets
             .iter()
             .enumerate()
-            .map(|(i, config)| {
+            .map(|(i, target)| {
                 scope.spawn(move || {
-                    run_on_device_with(kind, config, options, &mut |p| progress(i, p))
+                    run_on_target_with(kind, target, options, &mut |p| progress(i, p))
                 })
             })
             .collect();
@@ -413,6 +538,9 @@ pub(crate) fn suite_options_json(
         SuiteKind::Recovery => Some(("recovery", o.recovery.to_json())),
         SuiteKind::OpSweep => Some(("op_sweep", o.op_sweep.to_json())),
         SuiteKind::Endurance => Some(("endurance", o.endurance.to_json())),
+        SuiteKind::RaidScaling => Some(("raid_scaling", o.raid_scaling.to_json())),
+        SuiteKind::SustainedWrite => Some(("sustained_write", o.sustained.to_json(&o.wsat))),
+        SuiteKind::CachePasses => Some(("cache_passes", o.cache_passes.to_json())),
         _ => None,
     }
 }
@@ -432,7 +560,8 @@ mod tests {
         assert!(
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
-                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance"
+                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling, \
+                 sustained-write, cache-passes"
             ),
             "{msg}"
         );

@@ -106,6 +106,10 @@ pub struct SuiteOptions {
     pub recovery: crate::RecoveryOptions,
     pub op_sweep: crate::OpSweepOptions,
     pub endurance: crate::EnduranceOptions,
+    /// Options of the raid-scaling, sustained-write and cache-passes suites.
+    pub raid_scaling: crate::RaidScalingOptions,
+    pub sustained: crate::SustainedOptions,
+    pub cache_passes: crate::CachePassesOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -131,6 +135,9 @@ impl Default for SuiteOptions {
             recovery: Default::default(),
             op_sweep: Default::default(),
             endurance: Default::default(),
+            raid_scaling: Default::default(),
+            sustained: Default::default(),
+            cache_passes: Default::default(),
         }
     }
 }
@@ -201,6 +208,9 @@ impl SuiteOptions {
         self.recovery.validate()?;
         self.op_sweep.validate()?;
         self.endurance.validate()?;
+        self.raid_scaling.validate()?;
+        self.sustained.validate()?;
+        self.cache_passes.validate()?;
         Ok(())
     }
 }

@@ -8,7 +8,6 @@
 //!   idle length bursts of 4 KiB random writes separated by that much idle time, each wait
 //!   state followed by continuous writes that return the drive to its baseline.
 
-use flashlab_device::Ssd;
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
@@ -197,12 +196,13 @@ fn timed_lines(ns: u64) -> Vec<String> {
 }
 
 pub(crate) fn run(
-    ssd: &mut Ssd,
+    ssd: &mut dyn crate::SuiteDevice,
     device: &str,
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let mut s = Session::new(ssd, device, opts.seed, progress);
+    s.require_ftl("recovery")?;
     match opts.recovery.variant {
         RecoveryVariant::Dirty => {
             let (results, charts) = dirty(&mut s, opts)?;

@@ -6,15 +6,63 @@
 
 use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
-use flashlab_ftl::FtlCounters;
+use flashlab_ftl::{Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RunOptions, SliceScale};
+use flashlab_system::System;
 
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteProgress};
 
-/// A drive seen from a run that starts at 0 while the drive is already at `offset_ns`.
+/// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
+/// report, how a slice stands for the whole, and (for suites that read them) the FTL's
+/// internals. A single drive and a whole system are both suite devices.
+pub trait SuiteDevice: BlockDevice {
+    /// Secure erase starting at `at_ns`; a flush submitted afterwards completes once the
+    /// device takes commands again.
+    fn purge_at(&mut self, at_ns: SimTime);
+    /// Counters for the fio JSON's `"flashlab"` object.
+    fn counters_json(&self) -> serde_json::Value;
+    /// How the simulated device stands for the one described.
+    fn slice_scale(&self) -> SliceScale;
+    /// The FTL of a single drive; `None` on a system that is not one SSD.
+    fn ftl(&self) -> Option<&Ftl>;
+}
+
+impl SuiteDevice for Ssd {
+    fn purge_at(&mut self, at_ns: SimTime) {
+        self.format(at_ns)
+    }
+    fn counters_json(&self) -> serde_json::Value {
+        Ssd::counters_json(self)
+    }
+    fn slice_scale(&self) -> SliceScale {
+        let info = self.scale();
+        SliceScale::new(info.capacity_factor, info.die_factor)
+    }
+    fn ftl(&self) -> Option<&Ftl> {
+        Some(Ssd::ftl(self))
+    }
+}
+
+impl SuiteDevice for System {
+    fn purge_at(&mut self, at_ns: SimTime) {
+        self.format(at_ns)
+    }
+    fn counters_json(&self) -> serde_json::Value {
+        System::counters_json(self)
+    }
+    /// Members run at their own scale and the system's results are its own (docs/systems.md).
+    fn slice_scale(&self) -> SliceScale {
+        SliceScale::FULL
+    }
+    fn ftl(&self) -> Option<&Ftl> {
+        self.root_ssd().map(Ssd::ftl)
+    }
+}
+
+/// A device seen from a run that starts at 0 while the device is already at `offset_ns`.
 struct Shifted<'a> {
-    ssd: &'a mut Ssd,
+    ssd: &'a mut dyn SuiteDevice,
     offset_ns: SimTime,
     /// Latest drive time seen: submissions, completions, idle periods.
     horizon_ns: SimTime,
@@ -48,7 +96,7 @@ impl BlockDevice for Shifted<'_> {
 }
 
 pub(crate) struct Session<'a> {
-    ssd: &'a mut Ssd,
+    ssd: &'a mut dyn SuiteDevice,
     device: String,
     seeds: SeedTree,
     scale: SliceScale,
@@ -70,17 +118,16 @@ pub(crate) struct Session<'a> {
 
 impl<'a> Session<'a> {
     pub fn new(
-        ssd: &'a mut Ssd,
+        ssd: &'a mut dyn SuiteDevice,
         device: &str,
         seed: u64,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
-        let info = ssd.scale();
         Self {
+            scale: ssd.slice_scale(),
             ssd,
             device: device.to_string(),
             seeds: SeedTree::new(seed).child("suite"),
-            scale: SliceScale::new(info.capacity_factor, info.die_factor),
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -140,19 +187,34 @@ impl<'a> Session<'a> {
         slice_ns as f64 * self.scale.capacity_factor / self.scale.die_factor
     }
 
-    /// The FTL's counters now (cumulative since the last purge).
+    /// An error unless the device has an FTL to read: `suite` reads its internals. Suites
+    /// call it first; the readers below then never see a device without one.
+    pub fn require_ftl(&self, suite: &'static str) -> Result<(), SuiteError> {
+        match self.ssd.ftl() {
+            Some(_) => Ok(()),
+            None => Err(SuiteError::NoFtl {
+                device: self.device.clone(),
+                suite,
+            }),
+        }
+    }
+
+    /// The FTL's counters now (cumulative since the last purge); zero without an FTL.
     pub fn counters(&self) -> FtlCounters {
-        self.ssd.ftl().counters().clone()
+        self.ssd
+            .ftl()
+            .map(|f| f.counters().clone())
+            .unwrap_or_default()
     }
 
-    /// Free native blocks now.
+    /// Free native blocks now (0 without an FTL).
     pub fn free_blocks(&self) -> u32 {
-        self.ssd.ftl().free_blocks()
+        self.ssd.ftl().map_or(0, Ftl::free_blocks)
     }
 
-    /// Erase count of every block.
+    /// Erase count of every block (none without an FTL).
     pub fn erase_counts(&self) -> &[u32] {
-        self.ssd.ftl().erase_counts()
+        self.ssd.ftl().map_or(&[], Ftl::erase_counts)
     }
 
     /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
@@ -185,7 +247,7 @@ impl<'a> Session<'a> {
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
         self.announce(step);
-        self.ssd.format(self.now_ns);
+        self.ssd.purge_at(self.now_ns);
         // The drive takes no command before the erase is done, so the completion of a flush
         // submitted now tells when that is.
         let c = self

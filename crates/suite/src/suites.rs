@@ -1,6 +1,5 @@
 //! The suites themselves: which steps run in which order and what each one measures.
 
-use flashlab_device::Ssd;
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
@@ -55,7 +54,7 @@ fn with_steady_chart((steady, results): (SteadyReport, Vec<Measure>)) -> Outcome
 
 pub(crate) fn run(
     kind: SuiteKind,
-    ssd: &mut Ssd,
+    ssd: &mut dyn crate::SuiteDevice,
     device: &str,
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&crate::SuiteProgress),
@@ -75,7 +74,13 @@ pub(crate) fn run(
         SuiteKind::TransferSweep => crate::client::transfer_sweep(&mut s, opts)?,
         SuiteKind::Desktop => crate::client::desktop(&mut s, opts)?,
         // These have modules of their own, chosen in `run_on_device_with`.
-        SuiteKind::Wsat | SuiteKind::Recovery | SuiteKind::OpSweep | SuiteKind::Endurance => {
+        SuiteKind::Wsat
+        | SuiteKind::Recovery
+        | SuiteKind::OpSweep
+        | SuiteKind::Endurance
+        | SuiteKind::RaidScaling
+        | SuiteKind::SustainedWrite
+        | SuiteKind::CachePasses => {
             unreachable!("suite {} is not run by suites::run", kind.name())
         }
     };

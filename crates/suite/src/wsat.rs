@@ -4,7 +4,6 @@
 //! it are whatever the FTL's garbage collection makes of the writes: nothing here knows where
 //! they should be.
 
-use flashlab_device::Ssd;
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
@@ -81,13 +80,14 @@ struct Point {
 }
 
 pub(crate) fn run(
-    ssd: &mut Ssd,
+    ssd: &mut dyn crate::SuiteDevice,
     device: &str,
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let w = &opts.wsat;
     let mut s = Session::new(ssd, device, opts.seed, progress);
+    s.require_ftl("wsat")?;
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes() as f64;
     let target = w.write_multiple * capacity;

@@ -652,6 +652,35 @@ impl Component for CacheTier {
         }
     }
 
+    /// Both devices erased and every line invalid: dirty data is dropped, not written back.
+    fn format(&mut self, at_ns: u64) {
+        self.cache.format(at_ns.max(self.clock_ns[0]));
+        self.backing.format(at_ns.max(self.clock_ns[1]));
+        for s in &mut self.slots {
+            *s = Slot {
+                tag: 0,
+                valid: 0,
+                dirty: 0,
+                prev: NONE,
+                next: NONE,
+                seg: 0,
+            };
+        }
+        self.map.clear();
+        self.free.clear();
+        self.free.extend((0..self.slots.len() as u32).rev());
+        self.lists = [List {
+            head: NONE,
+            tail: NONE,
+            len: 0,
+        }; 2];
+        self.seen.clear();
+        self.seq_next = u64::MAX;
+        self.seq_run = 0;
+        self.dirty_lines = 0;
+        self.flush_cursor = 0;
+    }
+
     fn links(&self, out: &mut Vec<serde_json::Value>) {
         self.cache.links(out);
         self.backing.links(out);

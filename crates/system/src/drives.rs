@@ -42,6 +42,12 @@ impl Component for SsdNode {
     fn counters_json(&self) -> serde_json::Value {
         json!({"name": self.name, "kind": "ssd", "model": self.ssd.name(), "counters": self.ssd.counters_json()})
     }
+    fn format(&mut self, at_ns: SimTime) {
+        self.ssd.format(at_ns)
+    }
+    fn ssd(&self) -> Option<&Ssd> {
+        Some(&self.ssd)
+    }
 }
 
 fn range_check(req: &IoRequest, cap: u64, block: u64) -> Result<(), DeviceError> {

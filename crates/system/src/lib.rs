@@ -40,6 +40,14 @@ pub trait Component: BlockDevice {
     }
     /// Counters of the shared links in this subtree, each once.
     fn links(&self, _out: &mut Vec<serde_json::Value>) {}
+    /// Secure erase of this subtree at `at_ns`: every SSD erased with nothing mapped, caches
+    /// emptied. Hard disks and XPoint drives keep no state a format would change, so by
+    /// default nothing happens. Counters keep counting.
+    fn format(&mut self, _at_ns: SimTime) {}
+    /// The SSD this node is, when it is one (behind a link or not): its FTL's internals.
+    fn ssd(&self) -> Option<&Ssd> {
+        None
+    }
 }
 
 /// A built system: its root component.
@@ -83,6 +91,18 @@ impl System {
             "root": self.root.counters_json(),
             "links": links,
         })
+    }
+
+    /// Secure erase of every member at `at_ns` (see [`Component::format`]). A flush
+    /// submitted afterwards completes once every drive accepts commands again.
+    pub fn format(&mut self, at_ns: SimTime) {
+        self.root.format(at_ns)
+    }
+
+    /// The SSD at the root, when the system is one drive (a suite that reads FTL internals
+    /// needs it).
+    pub fn root_ssd(&self) -> Option<&Ssd> {
+        self.root.ssd()
     }
 
     /// The RAID set called `name`.

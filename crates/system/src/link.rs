@@ -206,6 +206,12 @@ impl Component for LinkPort {
     fn raid_mut(&mut self, name: &str) -> Option<&mut crate::raid::Raid> {
         self.inner.raid_mut(name)
     }
+    fn format(&mut self, at_ns: u64) {
+        self.inner.format(at_ns.max(self.last_submit_ns))
+    }
+    fn ssd(&self) -> Option<&flashlab_device::Ssd> {
+        self.inner.ssd()
+    }
     fn links(&self, out: &mut Vec<serde_json::Value>) {
         let l = self.link.borrow().counters_json();
         if !out.iter().any(|v| v["name"] == l["name"]) {

@@ -881,6 +881,15 @@ impl Component for Raid {
         self.members.iter_mut().find_map(|m| m.raid_mut(name))
     }
 
+    /// Every member erased; data held in the host cache is dropped with it.
+    fn format(&mut self, at_ns: u64) {
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.format(at_ns.max(self.clock_ns[i]));
+        }
+        self.cached.clear();
+        self.cached_bytes = 0;
+    }
+
     fn links(&self, out: &mut Vec<serde_json::Value>) {
         for m in &self.members {
             m.links(out);

@@ -1,0 +1,258 @@
+//! `cache-passes` (SYSTEMS.md §4): what a cache in front of a hard disk does for a benchmark
+//! run twice and for an application's working set touched twice. Two workloads, each run as
+//! two passes back to back on the same device:
+//! - the desktop tests (`desktop`'s CrystalDiskMark set, shortened: one measured run per
+//!   test, no pause between tests);
+//! - an application-like pass: 4 KiB random reads and writes (90 % reads) at QD4 over a
+//!   region past the desktop test file (default 8 GiB, a program's and its data's footprint), offsets drawn from a Zipf
+//!   distribution (θ 1.2) so a small hot set takes most accesses, as a program's files do.
+//!
+//! Each application pass follows a minute of idle time, so drives' write-back caches have
+//! drained and the pass does not wait behind the benchmark's writes.
+//!
+//! Results: every figure of pass 1 and pass 2, and the read hit ratio of every cache tier in
+//! the device over each pass (from the system's counters; none on a device without a cache).
+//! Compare with `--device hdd-2tb --device optane-16gb-hdd-2tb --device optane-32gb-hdd-2tb`.
+
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_READ};
+use serde_json::{json, Value};
+
+use crate::client::desktop_pass;
+use crate::session::Session;
+use crate::suites::{iops, measure};
+use crate::{Axis, Chart, DeviceReport, Measure, Series, SuiteError, SuiteOptions, Unit};
+
+/// Measured time of a desktop test when `--runtime` is not given.
+/// CrystalDiskMark's default test file (as `desktop`).
+const DESKTOP_FILE_BYTES: u64 = 1 << 30;
+const DESKTOP_TEST_NS: u64 = 2 * NS_PER_S;
+/// Queue depth of the application pass: a program's few outstanding reads.
+const APP_QD: u32 = 4;
+const APP_READ_PERCENT: u32 = 90;
+/// Idle time before each application pass.
+const SETTLE_NS: u64 = 60 * NS_PER_S;
+
+/// Options of the `cache-passes` suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachePassesOptions {
+    /// Region the application pass touches, from offset 0.
+    pub app_region_bytes: u64,
+    /// Simulated time of each application pass.
+    pub app_ns: u64,
+    /// Skew of the application pass (fio `random_distribution=zipf:THETA`).
+    pub zipf_theta: f64,
+}
+
+impl Default for CachePassesOptions {
+    fn default() -> Self {
+        Self {
+            app_region_bytes: 8 << 30,
+            app_ns: 30 * NS_PER_S,
+            zipf_theta: 1.2,
+        }
+    }
+}
+
+impl CachePassesOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        if self.app_region_bytes < 1 << 20 {
+            return Err(SuiteError::BadOption {
+                option: "--app-region",
+                value: self.app_region_bytes.to_string(),
+                valid: "a size of at least 1MiB".into(),
+            });
+        }
+        if self.app_ns == 0 || self.app_ns > 86_400 * NS_PER_S {
+            return Err(SuiteError::BadOption {
+                option: "--app-time",
+                value: format!("{} ns", self.app_ns),
+                valid: "a time above 0 and at most a day".into(),
+            });
+        }
+        if !(self.zipf_theta > 0.0 && self.zipf_theta < 100.0) || self.zipf_theta == 1.0 {
+            return Err(SuiteError::BadOption {
+                option: "--zipf",
+                value: self.zipf_theta.to_string(),
+                valid: "a Zipf skew above 0, not 1, below 100 (fio's zipf:THETA)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "app_region_bytes": self.app_region_bytes,
+            "app_ns": self.app_ns,
+            "zipf_theta": self.zipf_theta,
+            "app_read_percent": APP_READ_PERCENT,
+            "app_qd": APP_QD,
+        })
+    }
+}
+
+/// Read hits and misses summed over every cache tier in a counters tree.
+fn cache_reads(v: &Value, out: &mut (u64, u64), found: &mut bool) {
+    match v {
+        Value::Object(m) => {
+            if m.get("kind").and_then(Value::as_str) == Some("cache") {
+                *found = true;
+                out.0 += m.get("read_hits").and_then(Value::as_u64).unwrap_or(0);
+                out.1 += m.get("read_misses").and_then(Value::as_u64).unwrap_or(0);
+            }
+            for c in m.values() {
+                cache_reads(c, out, found);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|c| cache_reads(c, out, found)),
+        _ => {}
+    }
+}
+
+/// Read hits and misses now, `None` on a device without a cache.
+fn hits(s: &Session) -> Option<(u64, u64)> {
+    let (mut out, mut found) = ((0, 0), false);
+    cache_reads(&s.counters_json(), &mut out, &mut found);
+    found.then_some(out)
+}
+
+fn hit_ratio(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let (b, a) = (before?, after?);
+    let (h, m) = (a.0 - b.0, a.1 - b.1);
+    Some(if h + m == 0 {
+        0.0
+    } else {
+        h as f64 / (h + m) as f64
+    })
+}
+
+fn app_job(name: &str, o: &CachePassesOptions, offset: u64, region: u64) -> String {
+    format!(
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=randrw\nrwmixread={APP_READ_PERCENT}\nbs=4k\niodepth={APP_QD}\nrandom_distribution=zipf:{}\noffset={offset}\nsize={region}\ntime_based=1\nruntime={}ns\n",
+        o.zipf_theta, o.app_ns
+    )
+}
+
+pub(crate) fn run(
+    dev: &mut dyn crate::SuiteDevice,
+    device: &str,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let o = &opts.cache_passes;
+    let mut desk = opts.clone();
+    desk.client.runs = 1;
+    desk.client.interval_ns = 0;
+    desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
+    let mut s = Session::new(dev, device, opts.seed, progress);
+    s.purge("purge")?;
+    let mut results: Vec<Measure> = Vec::new();
+    let mut desktop_pts: [Vec<(f64, f64)>; 2] = Default::default();
+    for pass in 1..=2usize {
+        s.suite_span = Some(((pass - 1) as f64 / 4.0, pass as f64 / 4.0));
+        let before = hits(&s);
+        let out = desktop_pass(&mut s, &desk, &format!("pass{pass}-desktop-"))?;
+        if let Some(r) = hit_ratio(before, hits(&s)) {
+            results.push(measure(
+                format!("pass{pass}_desktop_read_hit_ratio"),
+                Unit::Ratio,
+                r,
+            ));
+        }
+        for m in out.results {
+            if m.name.ends_with("_bw_bytes_per_s") {
+                let n = desktop_pts[pass - 1].len() + 1;
+                desktop_pts[pass - 1].push((n as f64, m.value));
+            }
+            results.push(Measure {
+                name: format!("pass{pass}_desktop_{}", m.name),
+                ..m
+            });
+        }
+    }
+    // The program's data lies past the desktop test file, so its first pass starts cold.
+    let cap = s.full_capacity_bytes();
+    let offset = opts
+        .client
+        .size_bytes
+        .unwrap_or(DESKTOP_FILE_BYTES)
+        .next_multiple_of(1 << 20)
+        .min(cap / 2);
+    let region = (o.app_region_bytes.min(cap - offset) / 4096 * 4096).max(4096);
+    let mut app_pts = Vec::new();
+    for pass in 1..=2usize {
+        s.suite_span = Some(((pass + 1) as f64 / 4.0, (pass + 2) as f64 / 4.0));
+        // The program starts a while after the benchmark: write-back caches in the drives
+        // have drained, so the pass measures its own reads, not the last test's backlog.
+        s.idle(&format!("pass{pass}-app-settle"), SETTLE_NS);
+        let name = format!("pass{pass}-app");
+        let before = hits(&s);
+        let run: RunResult = s.job(&name, &app_job(&name, o, offset, region), &|run| {
+            vec![measure("iops", Unit::Iops, run_iops(run))]
+        })?;
+        let total = run_iops(&run);
+        results.push(measure(format!("pass{pass}_app_iops"), Unit::Iops, total));
+        results.push(measure(
+            format!("pass{pass}_app_read_iops"),
+            Unit::Iops,
+            iops(&run, DDIR_READ),
+        ));
+        let lat: Vec<f64> = run
+            .jobs
+            .iter()
+            .filter_map(|j| j.lat_ns(DDIR_READ).map(|l| l.mean))
+            .collect();
+        if !lat.is_empty() {
+            results.push(measure(
+                format!("pass{pass}_app_read_lat_avg_ns"),
+                Unit::Ns,
+                lat.iter().sum::<f64>() / lat.len() as f64,
+            ));
+        }
+        if let Some(r) = hit_ratio(before, hits(&s)) {
+            results.push(measure(
+                format!("pass{pass}_app_read_hit_ratio"),
+                Unit::Ratio,
+                r,
+            ));
+        }
+        app_pts.push((pass as f64, total));
+    }
+    let [p1, p2] = desktop_pts;
+    let charts = vec![
+        Chart {
+            id: "desktop-passes".into(),
+            title: "Desktop tests, pass 1 against pass 2 (reads 1-4, writes 5-8)".into(),
+            x: Axis::linear("test", Unit::Count),
+            y: Axis::linear("bandwidth", Unit::BytesPerS),
+            series: vec![
+                Series {
+                    name: "pass 1".into(),
+                    points: p1,
+                },
+                Series {
+                    name: "pass 2".into(),
+                    points: p2,
+                },
+            ],
+            band: None,
+        },
+        Chart {
+            id: "app-passes".into(),
+            title: "Application pass (zipf 4 KiB, 90% reads), pass 1 against pass 2".into(),
+            x: Axis::linear("pass", Unit::Count),
+            y: Axis::linear("IOPS", Unit::Iops),
+            series: vec![Series {
+                name: "IOPS".into(),
+                points: app_pts,
+            }],
+            band: None,
+        },
+    ];
+    Ok(s.into_report(results, charts, None))
+}
+
+/// Reads plus writes per second.
+fn run_iops(run: &RunResult) -> f64 {
+    iops(run, DDIR_READ) + iops(run, flashlab_report::DDIR_WRITE)
+}

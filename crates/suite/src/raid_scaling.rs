@@ -1,0 +1,414 @@
+//! `raid-scaling` (SYSTEMS.md §5): how RAID levels scale with member count. From one member
+//! drive description the suite builds RAID 0 of each asked count, RAID 10 of 4 and RAID 5 of
+//! each count from 3, optionally with every member behind one shared uplink, and runs 128 KiB
+//! sequential and 4 KiB random writes and reads on each, on fresh and/or full members.
+//!
+//! Results per state × level × count × test: MB/s (sequential) or IOPS (random), and member
+//! I/Os per host I/O, the RAID's cost (2 for a RAID 10 write, about 4 for a RAID 5
+//! read-modify-write).
+
+use std::collections::BTreeMap;
+
+use flashlab_device::units::parse_bytes_per_s;
+use flashlab_device::{DeviceConfig, LinkKind};
+use flashlab_engine::{SeedTree, NS_PER_S};
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+use flashlab_system::{
+    ComponentSpec, LinkSpec, ParityStrategy, RaidLevel, RaidParams, System, SystemConfig,
+};
+use serde_json::{json, Value};
+
+use crate::session::Session;
+use crate::suites::{
+    bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
+};
+use crate::{Axis, Chart, DeviceReport, DriveState, Series, SuiteError, SuiteOptions, Unit};
+
+/// Most members a set may have here: bounds the drives built.
+pub const MAX_MEMBERS: u32 = 32;
+/// Measured time of each test when `--runtime` is not given.
+const TEST_NS: u64 = 5 * NS_PER_S;
+/// Latency of the shared uplink (a PCIe switch or chipset hop).
+const LINK_LATENCY_NS: u64 = 500;
+
+/// A shared uplink every member sits behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkChoice {
+    /// As given: a link kind (`pcie-gen4-x4`) or a rate (`7GB/s`).
+    pub text: String,
+    pub bytes_per_s: u64,
+}
+
+impl LinkChoice {
+    /// A link kind (usable rate after protocol efficiency) or a bandwidth.
+    pub fn parse(text: &str) -> Result<LinkChoice, SuiteError> {
+        let bytes_per_s = match LinkKind::parse(text) {
+            Some(k) => (k.raw_bytes_per_s() as f64 * k.default_efficiency()) as u64,
+            None => parse_bytes_per_s(text).map_err(|e| SuiteError::BadOption {
+                option: "--link",
+                value: text.to_string(),
+                valid: format!(
+                    "a link kind (pcie-gen4-x4, sata-6g, ...) or a rate such as 7GB/s ({e})"
+                ),
+            })?,
+        };
+        if bytes_per_s == 0 {
+            return Err(SuiteError::BadOption {
+                option: "--link",
+                value: text.to_string(),
+                valid: "a rate above zero".into(),
+            });
+        }
+        Ok(LinkChoice {
+            text: text.to_string(),
+            bytes_per_s,
+        })
+    }
+}
+
+/// Options of the `raid-scaling` suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaidScalingOptions {
+    /// Member counts of RAID 0 (RAID 5 runs those from 3; RAID 10 runs 4 when 4 is listed).
+    pub members: Vec<u32>,
+    pub chunk_bytes: u64,
+    /// Every member behind this shared uplink (`None`: each on its own lanes).
+    pub link: Option<LinkChoice>,
+    /// States the members are tested in, in order.
+    pub states: Vec<DriveState>,
+}
+
+impl Default for RaidScalingOptions {
+    fn default() -> Self {
+        Self {
+            members: vec![1, 2, 3, 4, 5],
+            chunk_bytes: 128 << 10,
+            link: None,
+            states: vec![DriveState::Fresh],
+        }
+    }
+}
+
+impl RaidScalingOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        let bad = |option, value: String, valid: &str| {
+            Err(SuiteError::BadOption {
+                option,
+                value,
+                valid: valid.into(),
+            })
+        };
+        if self.members.is_empty() || self.members.iter().any(|&m| m == 0 || m > MAX_MEMBERS) {
+            return bad(
+                "--members",
+                format!("{:?}", self.members),
+                "member counts from 1 to 32, comma-separated",
+            );
+        }
+        if self.chunk_bytes < 4096 || !self.chunk_bytes.is_power_of_two() {
+            return bad(
+                "--chunk",
+                self.chunk_bytes.to_string(),
+                "a power of two of at least 4KiB",
+            );
+        }
+        if self.states.is_empty() {
+            return bad("--state", String::new(), "fresh, full or both");
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "members": self.members,
+            "chunk_bytes": self.chunk_bytes,
+            "link": self.link.as_ref().map(|l| json!({"link": l.text, "bytes_per_s": l.bytes_per_s})),
+            "states": self.states.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The (level, count) sets to build, in report order.
+    fn sets(&self) -> Vec<(RaidLevel, u32)> {
+        let mut counts = self.members.clone();
+        counts.sort_unstable();
+        counts.dedup();
+        let mut v: Vec<_> = counts.iter().map(|&n| (RaidLevel::Raid0, n)).collect();
+        if counts.contains(&4) {
+            v.push((RaidLevel::Raid10, 4));
+        }
+        v.extend(
+            counts
+                .iter()
+                .filter(|&&n| n >= 3)
+                .map(|&n| (RaidLevel::Raid5, n)),
+        );
+        v
+    }
+}
+
+/// (state index, test index) -> RAID level -> (member count, figure) points.
+type Curves = BTreeMap<(usize, usize), BTreeMap<u32, Vec<(f64, f64)>>>;
+
+/// The four tests: key, fio rw, block size, measured direction, whether IOPS is the figure.
+const TESTS: [(&str, &str, &str, usize, bool); 4] = [
+    ("seq_write", "write", "128k", DDIR_WRITE, false),
+    ("seq_read", "read", "128k", DDIR_READ, false),
+    ("rand_write", "randwrite", "4k", DDIR_WRITE, true),
+    ("rand_read", "randread", "4k", DDIR_READ, true),
+];
+
+/// A system of `n` copies of `member` in a RAID of `level` (one member: the drive alone),
+/// every member behind `link` when given.
+pub(crate) fn build_config(
+    member: &DeviceConfig,
+    level: RaidLevel,
+    n: u32,
+    chunk_bytes: u64,
+    link: Option<&LinkChoice>,
+) -> SystemConfig {
+    let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+    let mut components: BTreeMap<String, ComponentSpec> = names
+        .iter()
+        .map(|d| (d.clone(), ComponentSpec::Ssd(Box::new(member.clone()))))
+        .collect();
+    let root = if n == 1 {
+        names[0].clone()
+    } else {
+        components.insert(
+            "array".into(),
+            ComponentSpec::Raid {
+                params: RaidParams {
+                    level,
+                    chunk_bytes,
+                    parity: ParityStrategy::Auto,
+                    cpu_per_io_ns: 0,
+                    cpu_threads: 1,
+                    host_cache: None,
+                    background_bytes_per_s: 200_000_000,
+                },
+                members: names.clone(),
+            },
+        );
+        "array".into()
+    };
+    let links = link
+        .map(|l| {
+            BTreeMap::from([(
+                "uplink".to_string(),
+                LinkSpec {
+                    bytes_per_s: l.bytes_per_s,
+                    latency_ns: LINK_LATENCY_NS,
+                    devices: names.clone(),
+                },
+            )])
+        })
+        .unwrap_or_default();
+    SystemConfig {
+        name: set_label(level, n),
+        description: format!("{} of {n} x {}", level_title(level), member.name),
+        root,
+        components,
+        links,
+    }
+}
+
+fn set_label(level: RaidLevel, n: u32) -> String {
+    format!("raid{}-x{n}", level.number())
+}
+
+fn level_title(level: RaidLevel) -> String {
+    format!("RAID {}", level.number())
+}
+
+/// Member I/Os and host I/Os of the RAID at the root (zeros for a lone drive).
+fn raid_ios(counters: &Value) -> (u64, u64) {
+    let r = &counters["root"];
+    if r["kind"] != "raid" {
+        return (0, 0);
+    }
+    let host = r["host_reads"].as_u64().unwrap_or(0) + r["host_writes"].as_u64().unwrap_or(0);
+    (r["member_ios"].as_u64().unwrap_or(0), host)
+}
+
+pub(crate) fn run(
+    member: &DeviceConfig,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let o = &opts.raid_scaling;
+    let sets = o.sets();
+    let runtime_ns = opts.runtime_ns.unwrap_or(TEST_NS);
+    let ramp_ns = RAMP_NS.min(runtime_ns / 2);
+    let qd_per_member = opts.qd.unwrap_or(DEFAULT_QD);
+    let jobs = opts.jobs.unwrap_or(1);
+    let mut results = Vec::new();
+    let mut steps = Vec::new();
+    // (state, test) -> level -> points (count, value).
+    let mut curves: Curves = BTreeMap::new();
+    for (k, &(level, n)) in sets.iter().enumerate() {
+        let cfg = build_config(member, level, n, o.chunk_bytes, o.link.as_ref());
+        let label = set_label(level, n);
+        let mut system =
+            System::build(&cfg, SeedTree::new(opts.seed).child("device")).map_err(|error| {
+                SuiteError::System {
+                    device: format!("{} ({label})", member.name),
+                    error: Box::new(error),
+                }
+            })?;
+        let mut s = Session::new(&mut system, &member.name, opts.seed, &mut *progress);
+        let total = sets.len() as f64;
+        s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
+        // Every member keeps the same queue: the host's depth grows with the set.
+        let qd = qd_per_member.saturating_mul(n).min(crate::options::MAX_QD);
+        for (si, &state) in o.states.iter().enumerate() {
+            let prefix = format!("{label}-{}-", state.name());
+            match state {
+                DriveState::Fresh => s.purge(&format!("{prefix}purge"))?,
+                DriveState::Full => purge_and_fill_with(&mut s, &prefix, "128k", 1)?,
+            }
+            for (ti, &(key, rw, bs, ddir, by_iops)) in TESTS.iter().enumerate() {
+                let name = format!("{prefix}{}", key.replace('_', "-"));
+                let text = job_text(&name, rw, bs, qd, jobs, &timed(runtime_ns, ramp_ns));
+                let (m0, h0) = raid_ios(&s.counters_json());
+                let run: RunResult = s.job(&name, &text, &|run| {
+                    vec![if by_iops {
+                        measure("iops", Unit::Iops, iops(run, ddir))
+                    } else {
+                        measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir))
+                    }]
+                })?;
+                let (m1, h1) = raid_ios(&s.counters_json());
+                let cost = if h1 > h0 {
+                    (m1 - m0) as f64 / (h1 - h0) as f64
+                } else {
+                    1.0
+                };
+                let base = format!("{}_{}_{key}", state.name(), label.replace('-', "_"));
+                let value = if by_iops {
+                    let v = iops(&run, ddir);
+                    results.push(measure(format!("{base}_iops"), Unit::Iops, v));
+                    v
+                } else {
+                    let v = bw_bytes_per_s(&run, ddir);
+                    results.push(measure(
+                        format!("{base}_bw_bytes_per_s"),
+                        Unit::BytesPerS,
+                        v,
+                    ));
+                    v
+                };
+                results.push(measure(
+                    format!("{base}_member_ios_per_host_io"),
+                    Unit::Ratio,
+                    cost,
+                ));
+                curves
+                    .entry((si, ti))
+                    .or_default()
+                    .entry(level.number())
+                    .or_default()
+                    .push((f64::from(n), value));
+            }
+        }
+        steps.append(&mut s.steps);
+    }
+    let charts = charts(o, &curves);
+    Ok(DeviceReport {
+        device: member.name.clone(),
+        scale_note: None,
+        steps,
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+/// One chart per state and test: the figure against member count, a line per level, and the
+/// uplink's ceiling as a flat line when there is one.
+fn charts(o: &RaidScalingOptions, curves: &Curves) -> Vec<Chart> {
+    let xs: Vec<f64> = o.sets().iter().map(|&(_, n)| f64::from(n)).collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    curves
+        .iter()
+        .map(|(&(si, ti), levels)| {
+            let (key, _, bs, _, by_iops) = TESTS[ti];
+            let state = o.states[si].name();
+            let mut series: Vec<Series> = levels
+                .iter()
+                .map(|(&l, pts)| Series {
+                    name: format!("RAID {l}"),
+                    points: pts.clone(),
+                })
+                .collect();
+            if let Some(link) = &o.link {
+                let bs_bytes = if bs == "4k" { 4096.0 } else { 131_072.0 };
+                let cap = if by_iops {
+                    link.bytes_per_s as f64 / bs_bytes
+                } else {
+                    link.bytes_per_s as f64
+                };
+                series.push(Series {
+                    name: format!("uplink ceiling ({})", link.text),
+                    points: vec![(lo, cap), (hi, cap)],
+                });
+            }
+            let (unit, ylabel) = if by_iops {
+                (Unit::Iops, "IOPS")
+            } else {
+                (Unit::BytesPerS, "throughput")
+            };
+            Chart {
+                id: format!("{state}-{}", key.replace('_', "-")),
+                title: format!(
+                    "{} {bs} against member count ({state} members)",
+                    key.replace('_', " ")
+                ),
+                x: Axis::linear("members", Unit::Count),
+                y: Axis::linear(ylabel, unit),
+                series,
+                band: None,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_cover_raid0_each_count_raid10_of_4_and_raid5_from_3() {
+        let o = RaidScalingOptions::default();
+        let labels: Vec<String> = o.sets().iter().map(|&(l, n)| set_label(l, n)).collect();
+        assert_eq!(
+            labels,
+            [
+                "raid0-x1",
+                "raid0-x2",
+                "raid0-x3",
+                "raid0-x4",
+                "raid0-x5",
+                "raid10-x4",
+                "raid5-x3",
+                "raid5-x4",
+                "raid5-x5"
+            ]
+        );
+    }
+
+    #[test]
+    fn links_parse_as_kinds_or_rates_and_bad_ones_say_what_is_valid() {
+        assert_eq!(
+            LinkChoice::parse("2GB/s").unwrap().bytes_per_s,
+            2_000_000_000
+        );
+        assert!(LinkChoice::parse("pcie-gen4-x4").unwrap().bytes_per_s > 6_000_000_000);
+        let msg = LinkChoice::parse("warp-drive").unwrap_err().to_string();
+        assert!(
+            msg.contains("--link") && msg.contains("pcie-gen4-x4"),
+            "{msg}"
+        );
+    }
+}

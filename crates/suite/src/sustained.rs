@@ -1,0 +1,272 @@
+//! `sustained-write`: sequential writes from a purged device for a set amount of data (default
+//! 1.2 × the capacity) or time, measured per interval (`--interval`, shared with wsat).
+//! Throughput against time and against data written shows where a drive's SLC cache runs out
+//! and, past one capacity, what the drive does once it must reclaim blocks. Works on a drive
+//! or a system.
+
+use flashlab_report::DDIR_WRITE;
+use serde_json::{json, Value};
+
+use crate::options::RoundLength;
+use crate::session::Session;
+use crate::suites::{bw_bytes_per_s, measure, qd_jobs};
+use crate::wsat::{WsatOptions, MAX_INTERVALS};
+use crate::{Axis, Chart, DeviceReport, Series, SuiteError, SuiteOptions, Unit};
+
+/// An interval slower than this share of the first one marks where a write cache ran out.
+const SLOW_SHARE: f64 = 0.7;
+
+/// Options of the `sustained-write` suite (the interval is wsat's `--interval`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SustainedOptions {
+    /// Block size of the writes.
+    pub bs_bytes: u64,
+    /// How much to write: a share of the capacity, bytes or simulated time.
+    pub length: RoundLength,
+}
+
+impl Default for SustainedOptions {
+    fn default() -> Self {
+        Self {
+            bs_bytes: 128 << 10,
+            length: RoundLength::CapacityFraction(1.2),
+        }
+    }
+}
+
+impl SustainedOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        if self.bs_bytes < 512 || !self.bs_bytes.is_multiple_of(512) || self.bs_bytes > 64 << 20 {
+            return Err(SuiteError::BadOption {
+                option: "--bs",
+                value: self.bs_bytes.to_string(),
+                valid: "a multiple of 512 bytes up to 64MiB".into(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self, w: &WsatOptions) -> Value {
+        json!({
+            "bs_bytes": self.bs_bytes,
+            "length": self.length.describe(),
+            "interval": w.interval.describe(),
+        })
+    }
+}
+
+fn too_many(what: &str) -> SuiteError {
+    SuiteError::BadOption {
+        option: "--interval",
+        value: what.to_string(),
+        valid: format!("an interval giving at most {MAX_INTERVALS} intervals over the run, each long enough for one write"),
+    }
+}
+
+pub(crate) fn run(
+    dev: &mut dyn crate::SuiteDevice,
+    device: &str,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&crate::SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let o = &opts.sustained;
+    let mut s = Session::new(dev, device, opts.seed, progress);
+    s.purge("purge")?;
+    let capacity = s.full_capacity_bytes();
+    let bs = o.bs_bytes;
+    let whole = capacity / bs * bs;
+    if whole == 0 {
+        return Err(SuiteError::BadOption {
+            option: "--bs",
+            value: bs.to_string(),
+            valid: format!("at most the capacity ({capacity} bytes)"),
+        });
+    }
+    let (target_bytes, target_ns) = match o.length {
+        RoundLength::CapacityFraction(f) => ((capacity as f64 * f) as u64, None),
+        RoundLength::Bytes(b) => (b, None),
+        RoundLength::TimeNs(ns) => (u64::MAX, Some(ns as f64)),
+    };
+    let interval = opts.wsat.interval;
+    let interval_bytes = match interval {
+        RoundLength::CapacityFraction(f) => Some(((capacity as f64 * f) as u64 / bs * bs).max(bs)),
+        RoundLength::Bytes(b) => Some((b / bs * bs).max(bs)),
+        RoundLength::TimeNs(_) => None,
+    };
+    if let Some(b) = interval_bytes {
+        if target_ns.is_none() && target_bytes / b > MAX_INTERVALS as u64 {
+            return Err(too_many(&interval.describe()));
+        }
+    }
+    let planned = match interval {
+        RoundLength::CapacityFraction(f) => Some(target_bytes as f64 / (capacity as f64 * f)),
+        RoundLength::Bytes(b) => Some(target_bytes as f64 / b as f64),
+        RoundLength::TimeNs(_) => None,
+    }
+    .map(|n| (n - 1e-9).ceil().max(1.0) as usize);
+    let (qd, jobs) = qd_jobs(opts);
+    let start_ns = s.now_ns();
+    // Next offset to write (whole-drive bytes, a multiple of bs): intervals continue the
+    // stream, wrapping at the end of the device.
+    let mut pos = 0u64;
+    let mut written = 0u64;
+    let mut points: Vec<(f64, f64, f64)> = Vec::new();
+    loop {
+        let elapsed = s.drive_ns(s.now_ns() - start_ns);
+        // A planned count is exact: rounding intervals to whole blocks must not add a sliver.
+        let done = match (target_ns, planned) {
+            (Some(t), _) => elapsed >= t,
+            (None, Some(n)) => points.len() >= n,
+            (None, None) => written >= target_bytes,
+        };
+        if done {
+            break;
+        }
+        let i = points.len() + 1;
+        if i > MAX_INTERVALS {
+            return Err(too_many(&interval.describe()));
+        }
+        s.suite_span = Some(match target_ns {
+            Some(t) => (elapsed / t, 1.0f64.min(elapsed / t)),
+            None => (
+                written as f64 / target_bytes as f64,
+                written as f64 / target_bytes as f64,
+            ),
+        });
+        let room = whole - pos;
+        let amount = match interval {
+            RoundLength::TimeNs(ns) => format!("time_based=1\nruntime={ns}ns"),
+            _ => {
+                let left = target_bytes.saturating_sub(written).div_ceil(bs) * bs;
+                let b = interval_bytes.unwrap_or(bs).min(room);
+                let b = if target_ns.is_none() {
+                    b.min(left.max(bs))
+                } else {
+                    b
+                };
+                format!("io_size={}", b / u64::from(jobs) / bs * bs)
+            }
+        };
+        let name = format!("write-{i:04}");
+        let text = format!(
+            "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=write\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset={pos}\nsize={room}\n{amount}\n"
+        );
+        let run = s.job(&name, &text, &|run| {
+            vec![measure(
+                "bw_bytes_per_s",
+                Unit::BytesPerS,
+                bw_bytes_per_s(run, DDIR_WRITE),
+            )]
+        })?;
+        let bytes: u64 = run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum();
+        if bytes == 0 {
+            return Err(too_many(&interval.describe()));
+        }
+        written += bytes;
+        // Past the end a job wraps to its own offset: it ends `bytes` into the region, mod its size.
+        pos = (pos + (bytes - 1) % room + 1) / bs * bs;
+        if pos + bs > whole {
+            pos = 0;
+        }
+        points.push((
+            s.drive_ns(s.now_ns() - start_ns),
+            written as f64,
+            bw_bytes_per_s(&run, DDIR_WRITE),
+        ));
+    }
+    let (results, charts) = summarise(&points);
+    Ok(s.into_report(results, charts, None))
+}
+
+/// Results and charts from (end time ns, bytes written, MB/s) per interval.
+fn summarise(points: &[(f64, f64, f64)]) -> (Vec<crate::Measure>, Vec<Chart>) {
+    let first = points.first().map_or(0.0, |p| p.2);
+    let tail = &points[points.len() - points.len().div_ceil(4).min(points.len())..];
+    let sustained = if tail.is_empty() {
+        0.0
+    } else {
+        tail.iter().map(|p| p.2).sum::<f64>() / tail.len() as f64
+    };
+    // Data written before the first interval that fell below SLOW_SHARE of the first.
+    let slow_at = points
+        .iter()
+        .position(|p| p.2 < first * SLOW_SHARE)
+        .map(|i| if i == 0 { 0.0 } else { points[i - 1].1 });
+    let total_ns = points.last().map_or(0.0, |p| p.0);
+    let total_bytes = points.last().map_or(0.0, |p| p.1);
+    let mut results = vec![
+        measure("first_interval_bw_bytes_per_s", Unit::BytesPerS, first),
+        measure("last_quarter_bw_bytes_per_s", Unit::BytesPerS, sustained),
+        measure(
+            "min_interval_bw_bytes_per_s",
+            Unit::BytesPerS,
+            points
+                .iter()
+                .map(|p| p.2)
+                .fold(f64::MAX, f64::min)
+                .min(first),
+        ),
+        measure(
+            "average_bw_bytes_per_s",
+            Unit::BytesPerS,
+            if total_ns > 0.0 {
+                total_bytes / (total_ns / 1e9)
+            } else {
+                0.0
+            },
+        ),
+        measure("written_bytes", Unit::Bytes, total_bytes),
+        measure("intervals", Unit::Count, points.len() as f64),
+    ];
+    if let Some(b) = slow_at {
+        results.push(measure("slowdown_at_written_bytes", Unit::Bytes, b));
+    }
+    let series = |x: fn(&(f64, f64, f64)) -> f64| {
+        vec![Series {
+            name: "write throughput".into(),
+            points: points.iter().map(|p| (x(p), p.2)).collect(),
+        }]
+    };
+    let charts = vec![
+        Chart {
+            id: "sustained-time".into(),
+            title: "Sequential write throughput per interval against time".into(),
+            x: Axis::linear("time (s)", Unit::Count),
+            y: Axis::linear("throughput", Unit::BytesPerS),
+            series: series(|p| p.0 / 1e9),
+            band: None,
+        },
+        Chart {
+            id: "sustained-bytes".into(),
+            title: "Sequential write throughput per interval against data written".into(),
+            x: Axis::linear("written", Unit::Bytes),
+            y: Axis::linear("throughput", Unit::BytesPerS),
+            series: series(|p| p.1),
+            band: None,
+        },
+    ];
+    (results, charts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::result_value;
+
+    #[test]
+    fn slowdown_is_where_an_interval_falls_below_the_share_of_the_first() {
+        let pts = [
+            (1e9, 100.0, 1000.0),
+            (2e9, 200.0, 990.0),
+            (3e9, 300.0, 300.0),
+            (4e9, 400.0, 310.0),
+        ];
+        let (r, charts) = summarise(&pts);
+        assert_eq!(result_value(&r, "slowdown_at_written_bytes"), Some(200.0));
+        assert_eq!(result_value(&r, "last_quarter_bw_bytes_per_s"), Some(310.0));
+        assert_eq!(result_value(&r, "min_interval_bw_bytes_per_s"), Some(300.0));
+        assert_eq!(charts.len(), 2);
+        let (r, _) = summarise(&pts[..2]);
+        assert_eq!(result_value(&r, "slowdown_at_written_bytes"), None);
+    }
+}

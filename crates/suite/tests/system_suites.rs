@@ -1,0 +1,187 @@
+//! The storage-system suites on small members: RAID scaling and its link cap, RAID 5's parity
+//! cost, a sustained write outrunning an SLC cache, a cache's second pass, and suites that
+//! need an FTL refusing a system.
+
+use flashlab_device::load_device_config;
+use flashlab_engine::NS_PER_MS;
+use flashlab_suite::{
+    run_on_target_with, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind, SuiteOptions,
+    SuiteTarget,
+};
+use flashlab_system::{load_system_config, parse_system_config};
+
+fn value(r: &DeviceReport, key: &str) -> f64 {
+    r.results
+        .iter()
+        .find(|m| m.name == key)
+        .unwrap_or_else(|| panic!("no {key} in {:?}", r.results))
+        .value
+}
+
+fn run(kind: SuiteKind, target: &SuiteTarget, o: &SuiteOptions) -> DeviceReport {
+    run_on_target_with(kind, target, o, &mut |_| {}).unwrap()
+}
+
+fn tiny() -> SuiteTarget {
+    SuiteTarget::Drive(Box::new(load_device_config("tiny-test-1gb", &[]).unwrap()))
+}
+
+fn raid_options(members: Vec<u32>, link: Option<&str>) -> SuiteOptions {
+    let mut o = SuiteOptions {
+        runtime_ns: Some(200 * NS_PER_MS),
+        ..Default::default()
+    };
+    o.raid_scaling.members = members;
+    o.raid_scaling.link = link.map(|l| LinkChoice::parse(l).unwrap());
+    o
+}
+
+#[test]
+fn raid0_sequential_writes_scale_with_members_until_the_link_caps_them() {
+    let r = run(
+        SuiteKind::RaidScaling,
+        &tiny(),
+        &raid_options(vec![1, 2, 4], None),
+    );
+    let bw = |n: u32| value(&r, &format!("fresh_raid0_x{n}_seq_write_bw_bytes_per_s"));
+    assert!(bw(2) > 1.8 * bw(1), "x1 {} x2 {}", bw(1), bw(2));
+    assert!(bw(4) > 1.8 * bw(2), "x2 {} x4 {}", bw(2), bw(4));
+    // Charts: one per test, a line per level.
+    assert_eq!(r.charts.len(), 4);
+
+    // A 1 GB/s uplink under four members that write 1.3 GB/s together.
+    let capped = run(
+        SuiteKind::RaidScaling,
+        &tiny(),
+        &raid_options(vec![1, 2, 4], Some("1GB/s")),
+    );
+    let c = |n: u32| {
+        value(
+            &capped,
+            &format!("fresh_raid0_x{n}_seq_write_bw_bytes_per_s"),
+        )
+    };
+    assert!(
+        (c(2) - bw(2)).abs() < 0.05 * bw(2),
+        "x2 {} vs {}",
+        c(2),
+        bw(2)
+    );
+    assert!(
+        c(4) <= 1.0e9 * 1.01 && c(4) > 0.9e9,
+        "x4 behind 1 GB/s: {}",
+        c(4)
+    );
+    assert!(capped.charts[0]
+        .series
+        .iter()
+        .any(|s| s.name.starts_with("uplink ceiling")));
+}
+
+#[test]
+fn raid5_random_writes_pay_the_parity_ios() {
+    let r = run(
+        SuiteKind::RaidScaling,
+        &tiny(),
+        &raid_options(vec![4], None),
+    );
+    let r0 = value(&r, "fresh_raid0_x4_rand_write_iops");
+    let r5 = value(&r, "fresh_raid5_x4_rand_write_iops");
+    let cost5 = value(&r, "fresh_raid5_x4_rand_write_member_ios_per_host_io");
+    let cost0 = value(&r, "fresh_raid0_x4_rand_write_member_ios_per_host_io");
+    let cost10 = value(&r, "fresh_raid10_x4_rand_write_member_ios_per_host_io");
+    // Read-modify-write: read data and parity, write both.
+    assert!((cost5 - 4.0).abs() < 0.01, "{cost5}");
+    assert!((cost0 - 1.0).abs() < 0.01 && (cost10 - 2.0).abs() < 0.01);
+    // The members are the bottleneck: RAID 5 gets RAID 0's IOPS divided by its member I/Os
+    // per host write.
+    let ratio = r5 / r0;
+    assert!((ratio - cost0 / cost5).abs() < 0.1, "raid5 {r5} raid0 {r0}");
+}
+
+#[test]
+fn sustained_write_drops_when_the_slc_cache_runs_out() {
+    let mut o = SuiteOptions::default();
+    o.wsat.interval = RoundLength::CapacityFraction(0.05);
+    let r = run(SuiteKind::SustainedWrite, &tiny(), &o);
+    let first = value(&r, "first_interval_bw_bytes_per_s");
+    let last = value(&r, "last_quarter_bw_bytes_per_s");
+    assert!(last < 0.5 * first, "first {first} last {last}");
+    let at = value(&r, "slowdown_at_written_bytes");
+    let written = value(&r, "written_bytes");
+    assert!(
+        at > 0.0 && at < 0.5 * written,
+        "slowdown at {at} of {written}"
+    );
+    // 1.2 × the user capacity in 5 % intervals.
+    assert_eq!(value(&r, "intervals"), 24.0);
+    assert!(written > 1.1e9, "{written}");
+    assert_eq!(r.charts.len(), 2);
+}
+
+#[test]
+fn sustained_write_runs_on_a_system() {
+    let text = r#"
+name = "pair"
+[drive.a]
+preset = "tiny-test-1gb"
+[drive.b]
+preset = "tiny-test-1gb"
+[raid.array]
+level = 0
+members = ["a", "b"]
+"#;
+    let cfg = parse_system_config("pair.toml", text).unwrap();
+    let mut o = SuiteOptions::default();
+    o.sustained.length = RoundLength::CapacityFraction(0.5);
+    o.wsat.interval = RoundLength::CapacityFraction(0.1);
+    let r = run(SuiteKind::SustainedWrite, &SuiteTarget::System(cfg), &o);
+    assert_eq!(value(&r, "intervals"), 5.0);
+    // Two members' SLC caches take the first interval at twice one drive's rate.
+    assert!(value(&r, "first_interval_bw_bytes_per_s") > 600e6);
+}
+
+#[test]
+fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
+    let mut o = SuiteOptions {
+        runtime_ns: Some(500 * NS_PER_MS),
+        ..Default::default()
+    };
+    o.client.size_bytes = Some(256 << 20);
+    o.cache_passes.app_region_bytes = 256 << 20;
+    o.cache_passes.app_ns = 3_000 * NS_PER_MS;
+    let target = |n: &str| SuiteTarget::System(load_system_config(n).unwrap());
+    let hdd = run(SuiteKind::CachePasses, &target("hdd-2tb"), &o);
+    let opt = run(SuiteKind::CachePasses, &target("optane-16gb-hdd-2tb"), &o);
+    let passes = |r: &DeviceReport, key: &str| {
+        (
+            value(r, &format!("pass1_{key}")),
+            value(r, &format!("pass2_{key}")),
+        )
+    };
+    let (h1, h2) = passes(&hdd, "app_iops");
+    assert!(h2 < 1.1 * h1, "hdd alone: pass 1 {h1}, pass 2 {h2}");
+    let (c1, c2) = passes(&opt, "app_iops");
+    assert!(c2 > 1.3 * c1, "cached: pass 1 {c1}, pass 2 {c2}");
+    let (s1, s2) = passes(&opt, "desktop_seq1m_q1t1_read_bw_bytes_per_s");
+    assert!(s2 > 1.3 * s1, "cached sequential read: {s1} then {s2}");
+    let (hr1, hr2) = passes(&opt, "app_read_hit_ratio");
+    assert!(hr2 > hr1, "hit ratio {hr1} then {hr2}");
+    assert!(!hdd.results.iter().any(|m| m.name.contains("hit_ratio")));
+}
+
+#[test]
+fn suites_reading_the_ftl_refuse_a_system_without_one() {
+    let sys = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());
+    for kind in [
+        SuiteKind::Wsat,
+        SuiteKind::Recovery,
+        SuiteKind::Endurance,
+        SuiteKind::OpSweep,
+    ] {
+        let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
+        assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
+        assert!(e.is_bad_input());
+        assert!(e.to_string().contains("drive preset"), "{e}");
+    }
+}
