@@ -319,11 +319,14 @@ pub fn is_system(name_or_path: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(name_or_path) else {
         return false;
     };
+    // A drive description has a `[link]` (its host interface) too; only a system has drives,
+    // RAID sets or cache tiers, and never a `[nand]` of its own.
     toml::from_str::<toml::Table>(&text)
         .map(|t| {
-            ["drive", "raid", "cache", "link"]
+            ["drive", "raid", "cache"]
                 .iter()
                 .any(|k| t.contains_key(*k))
+                && !t.contains_key("nand")
         })
         .unwrap_or(false)
 }
@@ -928,4 +931,32 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
         components,
         links,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_system;
+
+    #[test]
+    fn a_drive_file_with_a_host_link_is_not_a_system() {
+        let dir = std::env::temp_dir().join(format!("flashlab-is-system-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let drive = dir.join("drive.toml");
+        std::fs::write(
+            &drive,
+            "name = \"d\"\n[nand]\ncell = \"tlc\"\n[link]\nkind = \"pcie-gen4-x4\"\n",
+        )
+        .unwrap();
+        let system = dir.join("system.toml");
+        std::fs::write(
+            &system,
+            "name = \"s\"\n[drive.a]\npreset = \"tiny-test-1gb\"\n",
+        )
+        .unwrap();
+        assert!(!is_system(drive.to_str().unwrap()));
+        assert!(is_system(system.to_str().unwrap()));
+        assert!(is_system("hdd-2tb"));
+        assert!(!is_system("tiny-test-1gb"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
