@@ -291,10 +291,10 @@ mod tests {
         assert_eq!(j.total_ios(DDIR_READ), 102_053);
         assert_eq!(j.runtime_ms(DDIR_READ), 2001);
         assert_eq!(j.bw_bytes_per_s(DDIR_READ), 208_900_093);
-        assert!((j.iops(DDIR_READ) - 51_000.9995).abs() < 1e-3);
+        assert!((j.iops(DDIR_READ) - 51_000.999_5).abs() < 1e-3);
         let clat = j.clat_ns(DDIR_READ).unwrap();
         assert_eq!((clat.min, clat.max), (36_905, 5_943_036));
-        assert!((clat.stddev - 144_990.985583).abs() < 1e-3);
+        assert!((clat.stddev - 144_990.985_583).abs() < 1e-3);
         // Percentiles recomputed from the bins equal fio's own.
         let p: Vec<(f64, u64)> = j.clat_percentiles_ns(DDIR_READ);
         assert_eq!(p.len(), 17);

@@ -279,7 +279,7 @@ impl<'a> Session<'a> {
             unreachable!("real targets returned above");
         };
         let mut dev = Shifted {
-            ssd: &mut **ssd,
+            ssd,
             offset_ns: self.now_ns,
             horizon_ns: self.now_ns,
         };
