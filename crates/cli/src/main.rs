@@ -101,6 +101,30 @@ struct SuiteArgs {
     client: ClientArgs,
     #[command(flatten)]
     systems: SystemSuiteArgs,
+    #[command(flatten)]
+    real: RealArgs,
+}
+
+/// Real storage run through the real fio beside the simulated devices (docs/real.md).
+#[derive(clap::Args, Debug)]
+struct RealArgs {
+    /// A block device or file to run the suite on with fio; repeat for several. Its data is
+    /// overwritten.
+    #[arg(long, value_name = "PATH")]
+    target: Vec<PathBuf>,
+    /// Run on a target even if it holds a partition table, a file system or other data.
+    #[arg(long)]
+    destroy_data: bool,
+    /// The fio binary used for --target.
+    #[arg(long, value_name = "PATH", default_value = "fio")]
+    fio: PathBuf,
+    /// Create (or resize) file targets to this size, e.g. 1GiB; removed again afterwards
+    /// when flashlab created them.
+    #[arg(long, value_name = "SIZE")]
+    target_size: Option<String>,
+    /// Longest real sleep of an idle step on a target.
+    #[arg(long, default_value = "10s")]
+    max_idle: String,
 }
 
 /// Options of the storage-system suites (raid-scaling, sustained-write, cache-passes).
@@ -570,17 +594,70 @@ fn load_target(name: &str, sets: &[String]) -> Result<flashlab_suite::SuiteTarge
     )?)))
 }
 
+/// Open every `--target` (safety checks, size, fio's engine) before anything runs.
+fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Failure> {
+    if args.target.is_empty() {
+        return Ok(Vec::new());
+    }
+    let options = flashlab_suite::RealOptions {
+        fio: args.fio.clone(),
+        destroy_data: args.destroy_data,
+        create_size_bytes: args
+            .target_size
+            .as_deref()
+            .map(|t| flashlab_suite::parse_size("--target-size", t))
+            .transpose()
+            .map_err(bad_input)?,
+        max_idle_ns: flashlab_suite::parse_time("--max-idle", &args.max_idle).map_err(bad_input)?,
+    };
+    args.target
+        .iter()
+        .map(|p| {
+            flashlab_suite::RealTarget::open(p, &options).map_err(|e| {
+                if e.is_bad_input() {
+                    bad_input(e)
+                } else {
+                    run_failed(e)
+                }
+            })
+        })
+        .collect()
+}
+
 fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     let kind = flashlab_suite::SuiteKind::from_name(&args.name).map_err(bad_input)?;
     let options = suite_options(args)?;
-    let names = suite_device_names(kind, args)?;
+    // Real storage (fio) runs beside the simulated devices; with only --target given, no
+    // simulated device is added.
+    let mut real_targets = open_targets(&args.real)?;
+    let names =
+        if args.device.is_empty() && args.systems.member.is_none() && !real_targets.is_empty() {
+            Vec::new()
+        } else {
+            suite_device_names(kind, args)?
+        };
     let targets = names
         .iter()
         .map(|n| load_target(n, &args.set))
         .collect::<Result<Vec<_>, _>>()?;
-    let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), names.len());
+    let display = progress::SuiteProgressLine::new(
+        std::io::stderr().is_terminal(),
+        names.len() + real_targets.len(),
+    );
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
-    let outcome = flashlab_suite::run_suite_targets_with(kind, &targets, &options, &progress);
+    let mut outcome = flashlab_suite::run_suite_targets_with(kind, &targets, &options, &progress);
+    // Real targets run after the simulations, one at a time, so nothing else competes for
+    // the CPU while fio measures.
+    for (i, target) in real_targets.iter_mut().enumerate() {
+        let Ok(report) = &mut outcome else { break };
+        let index = names.len() + i;
+        match flashlab_suite::run_on_real_target(kind, target, &options, &mut |p| {
+            progress(index, p)
+        }) {
+            Ok(device) => report.devices.push(device),
+            Err(e) => outcome = Err(e),
+        }
+    }
     display.finish();
     let report = outcome.map_err(|e| {
         if e.is_bad_input() {

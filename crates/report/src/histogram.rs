@@ -79,6 +79,11 @@ impl Histogram {
         self.buckets[plat_val_to_idx(val_ns)] += 1;
     }
 
+    /// Add `count` samples of `val_ns` at once (reading a histogram back from json+ bins).
+    pub fn record_n(&mut self, val_ns: u64, count: u64) {
+        self.buckets[plat_val_to_idx(val_ns)] += count;
+    }
+
     pub fn clear(&mut self) {
         self.buckets.iter_mut().for_each(|b| *b = 0);
     }

@@ -11,6 +11,7 @@
 //! 500 ms, log windows), samples are taken at exact simulated window boundaries.
 
 pub mod chart;
+mod fio_json;
 pub mod histogram;
 pub mod html;
 mod json;
@@ -25,6 +26,7 @@ mod tests;
 
 use std::path::Path;
 
+pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::render_json;
 pub use normal::{num2str, render_normal};
 pub use result::{GroupStats, JobResult, JobStats, RunResult, DEFAULT_AVG_TIME_MS};

@@ -30,7 +30,7 @@ pub(crate) struct DirStats {
 }
 
 impl DirStats {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             slat: IoStat::new(),
             clat: IoStat::new(),

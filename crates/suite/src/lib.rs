@@ -36,6 +36,7 @@ mod options;
 mod output;
 mod pts;
 mod raid_scaling;
+mod real;
 mod recovery;
 mod session;
 pub mod steady;
@@ -61,6 +62,7 @@ pub use html::render_html;
 pub use opsweep::OpSweepOptions;
 pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
+pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
 pub use wsat::WsatOptions;
@@ -222,6 +224,13 @@ pub enum SuiteError {
         step: String,
         error: Box<RunError>,
     },
+    /// A real target could not be used, or fio failed on it.
+    #[error("target '{device}', step '{step}': {error}")]
+    Real {
+        device: String,
+        step: String,
+        error: Box<RealError>,
+    },
     #[error("device '{device}', step '{step}': the device refused a command: {error}")]
     Refused {
         device: String,
@@ -250,6 +259,7 @@ impl SuiteError {
             | SuiteError::System { .. }
             | SuiteError::NoFtl { .. } => true,
             SuiteError::Run { error, .. } => error.is_bad_input(),
+            SuiteError::Real { error, .. } => error.is_bad_input(),
             SuiteError::Refused { .. } => false,
         }
     }
@@ -461,6 +471,37 @@ pub fn run_on_target_with(
             }
         })?;
     run_on(kind, &mut system, &cfg.name, options, progress)
+}
+
+/// Run `kind` on real storage through fio (`docs/real.md`). Only the suites that measure
+/// what fio reports can run there: the others need a simulated drive's internal counters.
+pub fn run_on_real_target(
+    kind: SuiteKind,
+    target: &mut RealTarget,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    options.validate()?;
+    let name = target.name();
+    if matches!(
+        kind,
+        SuiteKind::Wsat
+            | SuiteKind::Recovery
+            | SuiteKind::OpSweep
+            | SuiteKind::Endurance
+            | SuiteKind::RaidScaling
+    ) {
+        return Err(SuiteError::Real {
+            device: name,
+            step: "start".into(),
+            error: Box::new(RealError::Unsupported { suite: kind.name() }),
+        });
+    }
+    let mut session = session::Session::real(target, options.seed, progress);
+    let mut report = suites::run_session(kind, &mut session, &name, options)?;
+    drop(session);
+    report.scale_note = Some(target.summary());
+    Ok(report)
 }
 
 /// Run `kind` on every device, each on its own thread; results come back in device order and

@@ -11,6 +11,7 @@ use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RunOptions, SliceScale};
 use flashlab_system::System;
 
+use crate::real::RealTarget;
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteProgress};
 
 /// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
@@ -95,8 +96,14 @@ impl BlockDevice for Shifted<'_> {
     }
 }
 
+/// What the steps run on: a simulated drive, or real storage through the real fio.
+enum Drive<'a> {
+    Sim(&'a mut dyn SuiteDevice),
+    Real(&'a mut RealTarget),
+}
+
 pub(crate) struct Session<'a> {
-    ssd: &'a mut dyn SuiteDevice,
+    drive: Drive<'a>,
     device: String,
     seeds: SeedTree,
     scale: SliceScale,
@@ -125,9 +132,30 @@ impl<'a> Session<'a> {
     ) -> Self {
         Self {
             scale: ssd.slice_scale(),
-            ssd,
+            drive: Drive::Sim(ssd),
             device: device.to_string(),
             seeds: SeedTree::new(seed).child("suite"),
+            now_ns: 0,
+            steps: Vec::new(),
+            started_steps: 0,
+            record_steps: true,
+            round: None,
+            suite_span: None,
+            progress,
+        }
+    }
+
+    /// A session on real storage: jobs run through fio, time is wall-clock time.
+    pub fn real(
+        target: &'a mut RealTarget,
+        seed: u64,
+        progress: &'a mut dyn FnMut(&SuiteProgress),
+    ) -> Self {
+        Self {
+            device: target.name(),
+            drive: Drive::Real(target),
+            seeds: SeedTree::new(seed).child("suite"),
+            scale: SliceScale::new(1.0, 1.0),
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -190,7 +218,11 @@ impl<'a> Session<'a> {
     /// An error unless the device has an FTL to read: `suite` reads its internals. Suites
     /// call it first; the readers below then never see a device without one.
     pub fn require_ftl(&self, suite: &'static str) -> Result<(), SuiteError> {
-        match self.ssd.ftl() {
+        let ftl = match &self.drive {
+            Drive::Sim(dev) => dev.ftl(),
+            Drive::Real(_) => None,
+        };
+        match ftl {
             Some(_) => Ok(()),
             None => Err(SuiteError::NoFtl {
                 device: self.device.clone(),
@@ -201,35 +233,47 @@ impl<'a> Session<'a> {
 
     /// The FTL's counters now (cumulative since the last purge); zero without an FTL.
     pub fn counters(&self) -> FtlCounters {
-        self.ssd
-            .ftl()
-            .map(|f| f.counters().clone())
-            .unwrap_or_default()
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map(|f| f.counters().clone()).unwrap_or_default(),
+            Drive::Real(_) => FtlCounters::default(),
+        }
     }
 
     /// Free native blocks now (0 without an FTL).
     pub fn free_blocks(&self) -> u32 {
-        self.ssd.ftl().map_or(0, Ftl::free_blocks)
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(0, Ftl::free_blocks),
+            Drive::Real(_) => 0,
+        }
     }
 
     /// Erase count of every block (none without an FTL).
     pub fn erase_counts(&self) -> &[u32] {
-        self.ssd.ftl().map_or(&[], Ftl::erase_counts)
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(&[], Ftl::erase_counts),
+            Drive::Real(_) => &[],
+        }
     }
 
     /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
     pub fn counters_json(&self) -> serde_json::Value {
-        self.ssd.counters_json()
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.counters_json(),
+            Drive::Real(_) => serde_json::Value::Null,
+        }
     }
 
     /// The host leaves the drive idle for `drive_ns` of the whole drive's time (scaled to the
     /// slice, see [`Session::drive_ns`]): background GC, folding and wear levelling run.
     pub fn idle(&mut self, step: &str, drive_ns: u64) {
         self.announce(step);
+        let Drive::Sim(ssd) = &mut self.drive else {
+            return self.real_idle(step, drive_ns);
+        };
         let slice_ns =
             (drive_ns as f64 * self.scale.die_factor / self.scale.capacity_factor).round() as u64;
         let until = self.now_ns.saturating_add(slice_ns);
-        self.ssd.idle(self.now_ns, until);
+        ssd.idle(self.now_ns, until);
         self.now_ns = until;
         self.record(step, StepKind::Idle, None, None, Vec::new());
     }
@@ -240,18 +284,26 @@ impl<'a> Session<'a> {
 
     /// User bytes of the whole drive (not of the slice simulated).
     pub fn full_capacity_bytes(&self) -> u64 {
-        (self.ssd.capacity_bytes() as f64 * self.scale.capacity_factor).round() as u64
+        match &self.drive {
+            Drive::Sim(ssd) => {
+                (ssd.capacity_bytes() as f64 * self.scale.capacity_factor).round() as u64
+            }
+            Drive::Real(t) => t.size_bytes(),
+        }
     }
 
     /// Secure erase: every block erased, nothing mapped. The next step starts once the drive
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
         self.announce(step);
-        self.ssd.purge_at(self.now_ns);
+        let Drive::Sim(ssd) = &mut self.drive else {
+            self.real_purge(step);
+            return Ok(());
+        };
+        ssd.purge_at(self.now_ns);
         // The drive takes no command before the erase is done, so the completion of a flush
         // submitted now tells when that is.
-        let c = self
-            .ssd
+        let c = ssd
             .submit(self.now_ns, &IoRequest::flush())
             .map_err(|error| SuiteError::Refused {
                 device: self.device.clone(),
@@ -271,6 +323,9 @@ impl<'a> Session<'a> {
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
         self.announce(step);
+        if let Drive::Real(_) = self.drive {
+            return self.real_job(step, text, measure);
+        }
         let file_name = format!("{step}.fio");
         let file = flashlab_workload::parse_str(text, &file_name, &|_| None).map_err(|error| {
             SuiteError::Job {
@@ -283,8 +338,11 @@ impl<'a> Session<'a> {
         // the same sequence of blocks.
         let seed = self.seeds.child(step).master_seed();
         let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let Drive::Sim(ssd) = &mut self.drive else {
+            unreachable!("real targets returned above");
+        };
         let mut dev = Shifted {
-            ssd: &mut *self.ssd,
+            ssd: &mut **ssd,
             offset_ns: self.now_ns,
             horizon_ns: self.now_ns,
         };
@@ -312,7 +370,7 @@ impl<'a> Session<'a> {
         })?;
         self.now_ns = horizon_ns;
         if let serde_json::Value::Object(extra) = &mut run.flashlab {
-            extra.insert("device_counters".into(), self.ssd.counters_json());
+            extra.insert("device_counters".into(), self.counters_json());
             extra.insert("suite_step".into(), step.into());
             extra.insert("suite_step_end_ns".into(), self.now_ns.into());
         }
@@ -330,7 +388,57 @@ impl<'a> Session<'a> {
     }
 }
 
+/// Steps on real storage (`crate::real`): the same records, wall-clock time.
 impl Session<'_> {
+    fn target(&mut self) -> &mut RealTarget {
+        match &mut self.drive {
+            Drive::Real(t) => t,
+            Drive::Sim(_) => unreachable!("only called for real targets"),
+        }
+    }
+
+    fn real_idle(&mut self, step: &str, drive_ns: u64) {
+        let (slept_ns, note) = self.target().idle(drive_ns);
+        if let Some(note) = note {
+            self.target().notes.push(format!("{step}: {note}"));
+        }
+        self.now_ns = self.now_ns.saturating_add(slept_ns);
+        self.record(step, StepKind::Idle, None, None, Vec::new());
+    }
+
+    fn real_purge(&mut self, step: &str) {
+        let start = std::time::Instant::now();
+        let note = self.target().purge();
+        self.target().notes.push(format!("{step}: {note}"));
+        self.now_ns = self.now_ns.saturating_add(crate::real::elapsed_ns(start));
+        self.record(step, StepKind::Purge, None, None, Vec::new());
+    }
+
+    fn real_job(
+        &mut self,
+        step: &str,
+        text: &str,
+        measure: &dyn Fn(&RunResult) -> Vec<Measure>,
+    ) -> Result<RunResult, SuiteError> {
+        let start = std::time::Instant::now();
+        let outcome = self.target().run_job(step, text);
+        let (mut run, json) = outcome.map_err(|error| SuiteError::Real {
+            device: self.device.clone(),
+            step: step.to_string(),
+            error: Box::new(error),
+        })?;
+        self.now_ns = self.now_ns.saturating_add(crate::real::elapsed_ns(start));
+        if let serde_json::Value::Object(extra) = &mut run.flashlab {
+            extra.insert("real_target".into(), self.device.clone().into());
+            extra.insert("suite_step".into(), step.into());
+        }
+        if self.record_steps {
+            let m = measure(&run);
+            self.record(step, StepKind::Job, Some(text.to_string()), Some(json), m);
+        }
+        Ok(run)
+    }
+
     /// The device's report: the steps recorded and what the suite measured and charts.
     pub fn into_report(
         self,

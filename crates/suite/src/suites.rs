@@ -60,19 +60,30 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let mut s = Session::new(ssd, device, opts.seed, progress);
+    run_session(kind, &mut s, device, opts)
+}
+
+/// [`run`] on a session already set up (a simulated drive or a real target).
+pub(crate) fn run_session(
+    kind: SuiteKind,
+    s: &mut Session,
+    device: &str,
+    opts: &SuiteOptions,
+) -> Result<DeviceReport, SuiteError> {
+    let s = &mut *s;
     let outcome = match kind {
-        SuiteKind::Precondition => with_steady_chart(precondition(&mut s, opts)?),
-        SuiteKind::FourCorners => with_steady_chart(four_corners(&mut s, opts)?),
+        SuiteKind::Precondition => with_steady_chart(precondition(s, opts)?),
+        SuiteKind::FourCorners => with_steady_chart(four_corners(s, opts)?),
         SuiteKind::Qos => {
-            let mut o = with_steady_chart(qos(&mut s, opts)?);
+            let mut o = with_steady_chart(qos(s, opts)?);
             o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
             o
         }
-        SuiteKind::PtsIops => crate::pts::iops_test(&mut s, opts)?,
-        SuiteKind::PtsThroughput => crate::pts::throughput_test(&mut s, opts)?,
-        SuiteKind::PtsLatency => crate::pts::latency_test(&mut s, opts)?,
-        SuiteKind::TransferSweep => crate::client::transfer_sweep(&mut s, opts)?,
-        SuiteKind::Desktop => crate::client::desktop(&mut s, opts)?,
+        SuiteKind::PtsIops => crate::pts::iops_test(s, opts)?,
+        SuiteKind::PtsThroughput => crate::pts::throughput_test(s, opts)?,
+        SuiteKind::PtsLatency => crate::pts::latency_test(s, opts)?,
+        SuiteKind::TransferSweep => crate::client::transfer_sweep(s, opts)?,
+        SuiteKind::Desktop => crate::client::desktop(s, opts)?,
         // These have modules of their own, chosen in `run_on_device_with`.
         SuiteKind::Wsat
         | SuiteKind::Recovery
