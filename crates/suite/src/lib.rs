@@ -31,6 +31,7 @@ mod recovery;
 mod session;
 pub mod steady;
 mod suites;
+mod targets;
 mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
@@ -47,6 +48,7 @@ pub use options::{RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use targets::DriveTargets;
 pub use wsat::WsatOptions;
 
 /// The built-in suites.

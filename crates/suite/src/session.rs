@@ -269,6 +269,54 @@ impl<'a> Session<'a> {
 }
 
 impl Session<'_> {
+    /// [`Session::job`] whose jobs may pick a namespace with `filename=` (`ns1`, `ns2`, …);
+    /// `after` sees the drive right after the step (its power meter, its counters).
+    pub fn job_on_namespaces(
+        &mut self,
+        step: &str,
+        text: &str,
+        measure: &dyn Fn(&RunResult, &Ssd, SimTime, SimTime) -> Vec<Measure>,
+    ) -> Result<(RunResult, Vec<Measure>), SuiteError> {
+        self.announce(step);
+        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None)
+            .map_err(|error| SuiteError::Job {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(error),
+            })?;
+        let seed = self.seeds.child(step).master_seed();
+        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let start_ns = self.now_ns;
+        let mut targets = crate::targets::DriveTargets::new(&mut *self.ssd, start_ns);
+        let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
+        let horizon_ns = targets.horizon_ns();
+        let mut run = result.map_err(|error| SuiteError::Run {
+            device: self.device.clone(),
+            step: step.to_string(),
+            error: Box::new(error),
+        })?;
+        self.now_ns = horizon_ns;
+        if let serde_json::Value::Object(extra) = &mut run.flashlab {
+            extra.insert("device_counters".into(), self.ssd.counters_json());
+            extra.insert("suite_step".into(), step.into());
+            extra.insert("suite_step_end_ns".into(), self.now_ns.into());
+        }
+        let measures = measure(&run, self.ssd, start_ns, self.now_ns);
+        if self.record_steps {
+            let json = render_json(&run, false);
+            self.record(
+                step,
+                StepKind::Job,
+                Some(text.to_string()),
+                Some(json),
+                measures.clone(),
+            );
+        }
+        Ok((run, measures))
+    }
+}
+
+impl Session<'_> {
     /// The device's report: the steps recorded and what the suite measured and charts.
     pub fn into_report(
         self,
