@@ -32,6 +32,7 @@ mod session;
 pub mod steady;
 mod suites;
 mod targets;
+mod tenants;
 mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
@@ -49,6 +50,7 @@ pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
 pub use targets::DriveTargets;
+pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 
 /// The built-in suites.
@@ -66,10 +68,13 @@ pub enum SuiteKind {
     Recovery,
     OpSweep,
     Endurance,
+    WritePressure,
+    NoisyNeighbor,
+    Power,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 12] = [
+    pub const ALL: [SuiteKind; 15] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -82,6 +87,9 @@ impl SuiteKind {
         SuiteKind::Recovery,
         SuiteKind::OpSweep,
         SuiteKind::Endurance,
+        SuiteKind::WritePressure,
+        SuiteKind::NoisyNeighbor,
+        SuiteKind::Power,
     ];
 
     pub fn name(self) -> &'static str {
@@ -98,6 +106,9 @@ impl SuiteKind {
             SuiteKind::Recovery => "recovery",
             SuiteKind::OpSweep => "op-sweep",
             SuiteKind::Endurance => "endurance",
+            SuiteKind::WritePressure => "write-pressure",
+            SuiteKind::NoisyNeighbor => "noisy-neighbor",
+            SuiteKind::Power => "power",
         }
     }
 
@@ -136,6 +147,15 @@ impl SuiteKind {
             }
             SuiteKind::Endurance => {
                 "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
+            }
+            SuiteKind::WritePressure => {
+                "rate-limited writes raised step by step beside 4 KiB random reads: read tail vs write MB/s"
+            }
+            SuiteKind::NoisyNeighbor => {
+                "namespaces: writers on half, 4 KiB readers on the rest; quiet read tail alone vs with neighbours"
+            }
+            SuiteKind::Power => {
+                "four corners in each power state: average and peak watts, performance per watt, caps held"
             }
         }
     }
@@ -343,10 +363,27 @@ pub fn run_on_device_with(
     if kind == SuiteKind::OpSweep {
         return opsweep::run(config, options, progress);
     }
+    // power builds a fresh drive per power state.
+    if kind == SuiteKind::Power {
+        return tenants::power(config, options, progress);
+    }
+    let split;
+    let config = if kind == SuiteKind::NoisyNeighbor {
+        split = tenants::neighbor_config(config, options)?;
+        &split
+    } else {
+        config
+    };
     let seeds = SeedTree::new(options.seed);
     let mut ssd =
         Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
     match kind {
+        SuiteKind::WritePressure => {
+            tenants::write_pressure(&mut ssd, &config.name, options, progress)
+        }
+        SuiteKind::NoisyNeighbor => {
+            tenants::noisy_neighbor(&mut ssd, &config.name, options, progress)
+        }
         SuiteKind::Wsat => wsat::run(&mut ssd, &config.name, options, progress),
         SuiteKind::Recovery => recovery::run(&mut ssd, &config.name, options, progress),
         SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
@@ -415,6 +452,9 @@ pub(crate) fn suite_options_json(
         SuiteKind::Recovery => Some(("recovery", o.recovery.to_json())),
         SuiteKind::OpSweep => Some(("op_sweep", o.op_sweep.to_json())),
         SuiteKind::Endurance => Some(("endurance", o.endurance.to_json())),
+        SuiteKind::WritePressure | SuiteKind::NoisyNeighbor => {
+            Some(("tenants", o.tenants.to_json()))
+        }
         _ => None,
     }
 }
@@ -434,7 +474,8 @@ mod tests {
         assert!(
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
-                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance"
+                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, \
+                 write-pressure, noisy-neighbor, power"
             ),
             "{msg}"
         );

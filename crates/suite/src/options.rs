@@ -106,6 +106,8 @@ pub struct SuiteOptions {
     pub recovery: crate::RecoveryOptions,
     pub op_sweep: crate::OpSweepOptions,
     pub endurance: crate::EnduranceOptions,
+    /// Options of the write-pressure and noisy-neighbor suites.
+    pub tenants: crate::TenantOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -131,6 +133,7 @@ impl Default for SuiteOptions {
             recovery: Default::default(),
             op_sweep: Default::default(),
             endurance: Default::default(),
+            tenants: Default::default(),
         }
     }
 }
@@ -201,6 +204,7 @@ impl SuiteOptions {
         self.recovery.validate()?;
         self.op_sweep.validate()?;
         self.endurance.validate()?;
+        self.tenants.validate()?;
         Ok(())
     }
 }

@@ -278,12 +278,13 @@ impl Session<'_> {
         measure: &dyn Fn(&RunResult, &Ssd, SimTime, SimTime) -> Vec<Measure>,
     ) -> Result<(RunResult, Vec<Measure>), SuiteError> {
         self.announce(step);
-        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None)
-            .map_err(|error| SuiteError::Job {
+        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
+            |error| SuiteError::Job {
                 device: self.device.clone(),
                 step: step.to_string(),
                 error: Box::new(error),
-            })?;
+            },
+        )?;
         let seed = self.seeds.child(step).master_seed();
         let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
         let start_ns = self.now_ns;

@@ -75,7 +75,13 @@ pub(crate) fn run(
         SuiteKind::TransferSweep => crate::client::transfer_sweep(&mut s, opts)?,
         SuiteKind::Desktop => crate::client::desktop(&mut s, opts)?,
         // These have modules of their own, chosen in `run_on_device_with`.
-        SuiteKind::Wsat | SuiteKind::Recovery | SuiteKind::OpSweep | SuiteKind::Endurance => {
+        SuiteKind::Wsat
+        | SuiteKind::Recovery
+        | SuiteKind::OpSweep
+        | SuiteKind::Endurance
+        | SuiteKind::WritePressure
+        | SuiteKind::NoisyNeighbor
+        | SuiteKind::Power => {
             unreachable!("suite {} is not run by suites::run", kind.name())
         }
     };
