@@ -722,7 +722,8 @@ impl BlockDevice for Ssd {
     /// loading it while earlier requests are simulated.
     fn prefetch(&self, req: &IoRequest) {
         if req.kind == IoKind::Read {
-            self.ftl.prefetch((req.offset_bytes >> self.iu_shift) as u32);
+            self.ftl
+                .prefetch((req.offset_bytes >> self.iu_shift) as u32);
         }
     }
 

@@ -678,8 +678,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.device.prefetch(
                     target,
                     &IoRequest {
-                    kind: next.kind,
-                    offset_bytes: next.offset_bytes,
+                        kind: next.kind,
+                        offset_bytes: next.offset_bytes,
                         len_bytes: next.len_bytes,
                         fua: false,
                     },

@@ -29,6 +29,8 @@ pub const MAX_STEPS: usize = 200;
 const KEEP_UP_SHARE: f64 = 0.95;
 /// Measured time of each step when `--runtime` is not given.
 const STEP_NS: u64 = 10 * NS_PER_S;
+/// Idle time (whole drive) between preconditioning and the first measurement.
+const SETTLE_NS: u64 = 5 * NS_PER_S;
 /// Namespaces the noisy-neighbor suite splits a drive without namespaces into.
 const NEIGHBOR_NAMESPACES: u64 = 6;
 /// Percentiles of the write-pressure reads and their key suffixes.
@@ -183,6 +185,9 @@ fn value(m: &[Measure], name: &str) -> Option<f64> {
 fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, SuiteError> {
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
+    // The last round leaves buffered writes and garbage collection behind; the first
+    // measurement would wait for them and say nothing about the workload it runs.
+    s.idle("settle", SETTLE_NS);
     Ok(vec![
         measure(
             "precondition_rounds",
@@ -403,8 +408,7 @@ pub(crate) fn noisy_neighbor(
                 .jobs
                 .iter()
                 .filter(|j| j.jobname().starts_with("noisy-"))
-                .map(|j| j.iops(DDIR_READ) + j.iops(DDIR_WRITE))
-                .sum();
+                .fold(0.0, |a, j| a + j.iops(DDIR_READ) + j.iops(DDIR_WRITE));
             m.push(measure("neighbour_iops", Unit::Iops, noisy_iops));
             m
         })?;
