@@ -727,7 +727,10 @@ impl crate::Targets for TwoTargets {
 #[test]
 fn filename_routes_each_job_to_its_target_with_its_capacity() {
     let mut t = TwoTargets {
-        devices: [FakeDevice::new(100 * NS_PER_US), FakeDevice::new(400 * NS_PER_US)],
+        devices: [
+            FakeDevice::new(100 * NS_PER_US),
+            FakeDevice::new(400 * NS_PER_US),
+        ],
         max_end_bytes: [0; 2],
     };
     t.devices[1].capacity_bytes = 64 << 20;
@@ -759,8 +762,13 @@ fn unknown_filename_is_bad_input_naming_the_job_and_valid_names() {
     };
     let mut job = timed("tenant", 1, NS_PER_MS);
     job.filename = Some("/dev/sdz".into());
-    let e = crate::run_targets(&file(vec![job]), &mut t, &RunOptions::new(1, "two"), &mut |_| {})
-        .unwrap_err();
+    let e = crate::run_targets(
+        &file(vec![job]),
+        &mut t,
+        &RunOptions::new(1, "two"),
+        &mut |_| {},
+    )
+    .unwrap_err();
     assert!(e.is_bad_input());
     let msg = e.to_string();
     assert!(
