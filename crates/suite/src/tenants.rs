@@ -118,7 +118,7 @@ impl TenantOptions {
 
 /// `4k`, `8k`, `1m`: fio's spelling of a block size, for job files and keys.
 fn bs_name(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{}m", bytes >> 20)
     } else {
         format!("{}k", bytes >> 10)
@@ -215,7 +215,7 @@ pub(crate) fn write_pressure(
     let (write_qd, _) = qd_jobs(opts);
     let pcts = percentile_list(&PRESSURE_PERCENTILES);
     // Per write size: (write bandwidth achieved, read measures) of every step.
-    let mut sweeps: Vec<(String, Vec<(f64, Vec<Measure>)>)> = Vec::new();
+    let mut sweeps: Vec<(String, Vec<Point>)> = Vec::new();
     for &bs in &t.write_bs_bytes {
         let bsn = bs_name(bs);
         let mut points = Vec::new();
@@ -304,6 +304,9 @@ pub(crate) fn write_pressure(
     }];
     Ok(s.into_report(results, charts, None))
 }
+
+/// One write-pressure step: write bandwidth achieved and the reads' latency measures.
+type Point = (f64, Vec<Measure>);
 
 /// Bandwidth (read plus write) of the job called `job`.
 fn job_bw(run: &RunResult, job: &str) -> f64 {
