@@ -373,8 +373,15 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let options =
         flashlab_runner::RunOptions::new(args.seed, config.name.clone()).with_scale(scale);
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
-    let result =
-        flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p));
+    // On a drive split into namespaces, fio's filename= picks a job's namespace.
+    let result = if ssd.namespace_count() > 1 {
+        let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, 0);
+        flashlab_runner::run_targets(&job_file, &mut targets, &options, &mut |p| {
+            display.update(p)
+        })
+    } else {
+        flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p))
+    };
     display.finish();
     let mut run = result.map_err(|e| {
         if e.is_bad_input() {

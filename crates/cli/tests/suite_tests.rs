@@ -78,6 +78,9 @@ fn bad_test_options_exit_2_naming_the_option() {
         ("endurance", vec!["--workload", "missing.fio"], "--workload"),
         ("endurance", vec!["--duty-cycle", "2"], "--duty-cycle"),
         ("endurance", vec!["--measure", "5 parsecs"], "--measure"),
+        ("write-pressure", vec!["--write-bs", "3k"], "--write-bs"),
+        ("write-pressure", vec!["--start", "fast"], "--start"),
+        ("noisy-neighbor", vec!["--read-qd", "0"], "--read-qd"),
     ] {
         let mut all = vec!["suite", suite, "--device", DEVICE];
         all.extend(args);

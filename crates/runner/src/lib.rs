@@ -30,6 +30,7 @@ mod rate;
 mod replay;
 mod run;
 mod scale;
+mod targets;
 
 #[cfg(test)]
 mod tests;
@@ -38,8 +39,9 @@ use flashlab_engine::{DeviceError, SimTime, NS_PER_S};
 use flashlab_workload::JobError;
 
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
-pub use run::run_jobs;
+pub use run::{run_jobs, run_targets};
 pub use scale::SliceScale;
+pub use targets::Targets;
 
 /// How a run is seeded and bounded.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +124,15 @@ pub enum RunError {
         job: String,
         error: JobError,
     },
+    /// The job's `filename=` names no target of the device.
+    #[error("{file}:{line}: job '{job}': filename={filename:?} names no namespace of the device: {valid}")]
+    Target {
+        file: String,
+        line: usize,
+        job: String,
+        filename: String,
+        valid: String,
+    },
     #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
     Unbounded {
         file: String,
@@ -166,7 +177,10 @@ impl RunError {
     pub fn is_bad_input(&self) -> bool {
         matches!(
             self,
-            RunError::Job { .. } | RunError::Unbounded { .. } | RunError::BadScale { .. }
+            RunError::Job { .. }
+                | RunError::Target { .. }
+                | RunError::Unbounded { .. }
+                | RunError::BadScale { .. }
         )
     }
 }

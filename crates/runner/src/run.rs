@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::rate::RateState;
 use crate::scale::ScalePlan;
+use crate::targets::{OneDevice, Targets};
 use crate::{Progress, RunError, RunOptions};
 
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +57,8 @@ enum Think {
 /// One running clone of a job.
 struct JobClone<'a> {
     spec: &'a JobSpec,
+    /// The target (namespace) the job's filename names.
+    target: usize,
     /// Index of the job in the file (and in the scale plan).
     spec_index: usize,
     job_index: u32,
@@ -135,9 +138,9 @@ fn kind_name(kind: IoKind) -> &'static str {
 
 const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
 
-struct Runner<'a, 'd> {
+struct Runner<'a, 'd, T: Targets + ?Sized> {
     file: &'a JobFile,
-    device: &'d mut dyn BlockDevice,
+    device: &'d mut T,
     options: &'a RunOptions,
     plan: &'a ScalePlan,
     queue: EventQueue<Event>,
@@ -171,7 +174,23 @@ pub fn run_jobs(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, RunError> {
     let plan = plan(file, options)?;
-    let mut runner = Runner::new(plan.file(file), device, options, &plan)?;
+    let mut one = OneDevice(device);
+    let mut runner = Runner::new(plan.file(file), &mut one, options, &plan)?;
+    runner.run(progress)?;
+    Ok(runner.into_result())
+}
+
+/// [`run_jobs`] against several targets (the namespaces of a drive): each job goes to the
+/// target its `filename=` names, with offsets and capacity of that target. A filename no
+/// target answers to is a [`RunError::Target`] naming the job and the valid names.
+pub fn run_targets(
+    file: &JobFile,
+    targets: &mut dyn Targets,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RunResult, RunError> {
+    let plan = plan(file, options)?;
+    let mut runner = Runner::new(plan.file(file), targets, options, &plan)?;
     runner.run(progress)?;
     Ok(runner.into_result())
 }
@@ -210,20 +229,20 @@ pub(crate) fn run_with_summaries(
     options: &RunOptions,
 ) -> Result<(RunResult, Vec<CloneSummary>), RunError> {
     let plan = plan(file, options)?;
-    let mut runner = Runner::new(plan.file(file), device, options, &plan)?;
+    let mut one = OneDevice(device);
+    let mut runner = Runner::new(plan.file(file), &mut one, options, &plan)?;
     runner.run(&mut |_| {})?;
     let summaries = runner.summaries();
     Ok((runner.into_result(), summaries))
 }
 
-impl<'a, 'd> Runner<'a, 'd> {
+impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn new(
         file: &'a JobFile,
-        device: &'d mut dyn BlockDevice,
+        device: &'d mut T,
         options: &'a RunOptions,
         plan: &'a ScalePlan,
     ) -> Result<Self, RunError> {
-        let capacity_bytes = device.capacity_bytes();
         let block_bytes = device.logical_block_bytes();
         let job_seeds = SeedTree::new(options.seed).child("job");
         let mut clones = Vec::new();
@@ -254,6 +273,17 @@ impl<'a, 'd> Runner<'a, 'd> {
                 names.push_str(", ");
             }
             names.push_str(&spec.name);
+            let target =
+                device
+                    .resolve(spec.filename.as_deref())
+                    .map_err(|valid| RunError::Target {
+                        file: file.path.clone(),
+                        line: spec.line,
+                        job: spec.name.clone(),
+                        filename: spec.filename.clone().unwrap_or_default(),
+                        valid,
+                    })?;
+            let capacity_bytes = device.capacity_bytes(target);
             for clone_index in 0..spec.numjobs.max(1) {
                 let job_index = clones.len() as u32 + 1;
                 let seeds = job_seeds.index(job_index as u64);
@@ -269,6 +299,7 @@ impl<'a, 'd> Runner<'a, 'd> {
                 stats.set_iodepth(spec.iodepth.max(1));
                 clones.push(JobClone {
                     spec,
+                    target,
                     spec_index,
                     job_index,
                     groupid,
@@ -642,13 +673,17 @@ impl<'a, 'd> Runner<'a, 'd> {
                 len_bytes: io.len_bytes,
                 fua,
             };
+            let target = c.target;
             if let Some(next) = c.draw_ahead() {
-                self.device.prefetch(&IoRequest {
-                    kind: next.kind,
-                    offset_bytes: next.offset_bytes,
-                    len_bytes: next.len_bytes,
-                    fua: false,
-                });
+                self.device.prefetch(
+                    target,
+                    &IoRequest {
+                        kind: next.kind,
+                        offset_bytes: next.offset_bytes,
+                        len_bytes: next.len_bytes,
+                        fua: false,
+                    },
+                );
             }
             self.issue(i, req, now)?;
         }
@@ -695,7 +730,7 @@ impl<'a, 'd> Runner<'a, 'd> {
     ) -> Result<(), RunError> {
         let completion = self
             .device
-            .submit(now, &req)
+            .submit_to(self.clones[i].target, now, &req)
             .map_err(|error| RunError::Device {
                 job: self.clones[i].spec.name.clone(),
                 time_ns: now,

@@ -682,3 +682,97 @@ fn a_broken_scale_is_bad_input() {
     assert!(err.is_bad_input());
     assert!(err.to_string().contains("at least 1"), "{err}");
 }
+
+/// Two fake devices as the targets `a` and `b`; a job without a filename goes to `a`.
+struct TwoTargets {
+    devices: [FakeDevice; 2],
+    /// Highest byte each target was asked for.
+    max_end_bytes: [u64; 2],
+}
+
+impl crate::Targets for TwoTargets {
+    fn resolve(&self, filename: Option<&str>) -> Result<usize, String> {
+        match filename {
+            None | Some("a") => Ok(0),
+            Some("b") => Ok(1),
+            Some(_) => Err("valid names are a, b".into()),
+        }
+    }
+    fn capacity_bytes(&self, target: usize) -> u64 {
+        self.devices[target].capacity_bytes
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        4096
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        u32::MAX
+    }
+    fn submit_to(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        let end = req.offset_bytes + req.len_bytes;
+        self.max_end_bytes[target] = self.max_end_bytes[target].max(end);
+        self.devices[target].submit(now_ns, req)
+    }
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        for d in &mut self.devices {
+            d.idle(from_ns, until_ns);
+        }
+    }
+}
+
+#[test]
+fn filename_routes_each_job_to_its_target_with_its_capacity() {
+    let mut t = TwoTargets {
+        devices: [
+            FakeDevice::new(100 * NS_PER_US),
+            FakeDevice::new(400 * NS_PER_US),
+        ],
+        max_end_bytes: [0; 2],
+    };
+    t.devices[1].capacity_bytes = 64 << 20;
+    let mut fast = timed("fast", 1, 100 * NS_PER_MS);
+    fast.filename = Some("a".into());
+    let mut slow = timed("slow", 1, 100 * NS_PER_MS);
+    slow.filename = Some("b".into());
+    let result = crate::run_targets(
+        &file(vec![fast, slow]),
+        &mut t,
+        &RunOptions::new(1, "two"),
+        &mut |_| {},
+    )
+    .expect("run");
+    // QD1 at 100 us and 400 us per read (plus 0.5 us acceptance): 1000 and 250 reads in 100 ms.
+    assert_near(result.jobs[0].iops(0), 10_000.0, 0.01, "fast target IOPS");
+    assert_near(result.jobs[1].iops(0), 2_500.0, 0.01, "slow target IOPS");
+    assert!(t.devices[1].kinds[0] > 0 && t.devices[0].kinds[0] > 0);
+    // The job on `b` drew offsets within b's 64 MiB, the one on `a` across its 1 GiB.
+    assert!(t.max_end_bytes[1] <= 64 << 20);
+    assert!(t.max_end_bytes[0] > 64 << 20);
+}
+
+#[test]
+fn unknown_filename_is_bad_input_naming_the_job_and_valid_names() {
+    let mut t = TwoTargets {
+        devices: [FakeDevice::new(NS_PER_US), FakeDevice::new(NS_PER_US)],
+        max_end_bytes: [0; 2],
+    };
+    let mut job = timed("tenant", 1, NS_PER_MS);
+    job.filename = Some("/dev/sdz".into());
+    let e = crate::run_targets(
+        &file(vec![job]),
+        &mut t,
+        &RunOptions::new(1, "two"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(e.is_bad_input());
+    let msg = e.to_string();
+    assert!(
+        msg.contains("tenant") && msg.contains("/dev/sdz") && msg.contains("a, b"),
+        "{msg}"
+    );
+}

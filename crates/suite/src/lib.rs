@@ -42,6 +42,8 @@ mod session;
 pub mod steady;
 mod suites;
 mod sustained;
+mod targets;
+mod tenants;
 mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
@@ -65,6 +67,8 @@ pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use targets::DriveTargets;
+pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 
 /// The built-in suites.
@@ -85,10 +89,13 @@ pub enum SuiteKind {
     RaidScaling,
     SustainedWrite,
     CachePasses,
+    WritePressure,
+    NoisyNeighbor,
+    Power,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 15] = [
+    pub const ALL: [SuiteKind; 18] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -104,6 +111,9 @@ impl SuiteKind {
         SuiteKind::RaidScaling,
         SuiteKind::SustainedWrite,
         SuiteKind::CachePasses,
+        SuiteKind::WritePressure,
+        SuiteKind::NoisyNeighbor,
+        SuiteKind::Power,
     ];
 
     pub fn name(self) -> &'static str {
@@ -123,6 +133,9 @@ impl SuiteKind {
             SuiteKind::RaidScaling => "raid-scaling",
             SuiteKind::SustainedWrite => "sustained-write",
             SuiteKind::CachePasses => "cache-passes",
+            SuiteKind::WritePressure => "write-pressure",
+            SuiteKind::NoisyNeighbor => "noisy-neighbor",
+            SuiteKind::Power => "power",
         }
     }
 
@@ -170,6 +183,15 @@ impl SuiteKind {
             }
             SuiteKind::CachePasses => {
                 "desktop tests and a skewed read-mostly pass, twice each: first vs second pass and cache hit ratio"
+            }
+            SuiteKind::WritePressure => {
+                "rate-limited writes raised step by step beside 4 KiB random reads: read tail vs write MB/s"
+            }
+            SuiteKind::NoisyNeighbor => {
+                "namespaces: writers on half, 4 KiB readers on the rest; quiet read tail alone vs with neighbours"
+            }
+            SuiteKind::Power => {
+                "four corners in each power state: average and peak watts, performance per watt, caps held"
             }
         }
     }
@@ -400,10 +422,27 @@ pub fn run_on_device_with(
     if kind == SuiteKind::RaidScaling {
         return raid_scaling::run(config, options, progress);
     }
+    // power builds a fresh drive per power state.
+    if kind == SuiteKind::Power {
+        return tenants::power(config, options, progress);
+    }
+    let split;
+    let config = if kind == SuiteKind::NoisyNeighbor {
+        split = tenants::neighbor_config(config, options)?;
+        &split
+    } else {
+        config
+    };
     let seeds = SeedTree::new(options.seed);
     let mut ssd =
         Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
     match kind {
+        SuiteKind::WritePressure => {
+            tenants::write_pressure(&mut ssd, &config.name, options, progress)
+        }
+        SuiteKind::NoisyNeighbor => {
+            tenants::noisy_neighbor(&mut ssd, &config.name, options, progress)
+        }
         SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
         _ => run_on(kind, &mut ssd, &config.name, options, progress),
     }
@@ -422,12 +461,15 @@ fn run_on(
         SuiteKind::Recovery => recovery::run(dev, name, options, progress),
         SuiteKind::SustainedWrite => sustained::run(dev, name, options, progress),
         SuiteKind::CachePasses => cache_passes::run(dev, name, options, progress),
-        SuiteKind::OpSweep | SuiteKind::Endurance | SuiteKind::RaidScaling => {
-            Err(SuiteError::NoFtl {
-                device: name.to_string(),
-                suite: kind.name(),
-            })
-        }
+        SuiteKind::OpSweep
+        | SuiteKind::Endurance
+        | SuiteKind::RaidScaling
+        | SuiteKind::WritePressure
+        | SuiteKind::NoisyNeighbor
+        | SuiteKind::Power => Err(SuiteError::NoFtl {
+            device: name.to_string(),
+            suite: kind.name(),
+        }),
         _ => suites::run(kind, dev, name, options, progress),
     }
 }
@@ -582,6 +624,9 @@ pub(crate) fn suite_options_json(
         SuiteKind::RaidScaling => Some(("raid_scaling", o.raid_scaling.to_json())),
         SuiteKind::SustainedWrite => Some(("sustained_write", o.sustained.to_json(&o.wsat))),
         SuiteKind::CachePasses => Some(("cache_passes", o.cache_passes.to_json())),
+        SuiteKind::WritePressure | SuiteKind::NoisyNeighbor => {
+            Some(("tenants", o.tenants.to_json()))
+        }
         _ => None,
     }
 }
@@ -602,7 +647,7 @@ mod tests {
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
                  transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling, \
-                 sustained-write, cache-passes"
+                 sustained-write, cache-passes, write-pressure, noisy-neighbor, power"
             ),
             "{msg}"
         );

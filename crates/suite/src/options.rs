@@ -110,6 +110,8 @@ pub struct SuiteOptions {
     pub raid_scaling: crate::RaidScalingOptions,
     pub sustained: crate::SustainedOptions,
     pub cache_passes: crate::CachePassesOptions,
+    /// Options of the write-pressure and noisy-neighbor suites.
+    pub tenants: crate::TenantOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -138,6 +140,7 @@ impl Default for SuiteOptions {
             raid_scaling: Default::default(),
             sustained: Default::default(),
             cache_passes: Default::default(),
+            tenants: Default::default(),
         }
     }
 }
@@ -211,6 +214,7 @@ impl SuiteOptions {
         self.raid_scaling.validate()?;
         self.sustained.validate()?;
         self.cache_passes.validate()?;
+        self.tenants.validate()?;
         Ok(())
     }
 }

@@ -27,6 +27,10 @@ pub trait SuiteDevice: BlockDevice {
     fn slice_scale(&self) -> SliceScale;
     /// The FTL of a single drive; `None` on a system that is not one SSD.
     fn ftl(&self) -> Option<&Ftl>;
+    /// The drive itself, for what only a drive has (namespaces, its power meter).
+    fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
+        None
+    }
 }
 
 impl SuiteDevice for Ssd {
@@ -42,6 +46,9 @@ impl SuiteDevice for Ssd {
     }
     fn ftl(&self) -> Option<&Ftl> {
         Some(Ssd::ftl(self))
+    }
+    fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
+        Some(self)
     }
 }
 
@@ -439,6 +446,67 @@ impl Session<'_> {
         Ok(run)
     }
 
+    /// [`Session::job`] whose jobs may pick a namespace with `filename=` (`ns1`, `ns2`, …);
+    /// `after` sees the drive right after the step (its power meter, its counters).
+    pub fn job_on_namespaces(
+        &mut self,
+        step: &str,
+        text: &str,
+        measure: &dyn Fn(&RunResult, &Ssd, SimTime, SimTime) -> Vec<Measure>,
+    ) -> Result<(RunResult, Vec<Measure>), SuiteError> {
+        self.announce(step);
+        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
+            |error| SuiteError::Job {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(error),
+            },
+        )?;
+        let seed = self.seeds.child(step).master_seed();
+        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let start_ns = self.now_ns;
+        let no_drive = SuiteError::NoFtl {
+            device: self.device.clone(),
+            suite: "a suite with namespaces",
+        };
+        let ssd = match &mut self.drive {
+            Drive::Sim(dev) => dev.as_ssd_mut().ok_or(no_drive)?,
+            Drive::Real(_) => return Err(no_drive),
+        };
+        let mut targets = crate::targets::DriveTargets::new(ssd, start_ns);
+        let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
+        let horizon_ns = targets.horizon_ns();
+        let mut run = result.map_err(|error| SuiteError::Run {
+            device: self.device.clone(),
+            step: step.to_string(),
+            error: Box::new(error),
+        })?;
+        self.now_ns = horizon_ns;
+        if let serde_json::Value::Object(extra) = &mut run.flashlab {
+            extra.insert("device_counters".into(), self.counters_json());
+            extra.insert("suite_step".into(), step.into());
+            extra.insert("suite_step_end_ns".into(), self.now_ns.into());
+        }
+        let Drive::Sim(dev) = &mut self.drive else {
+            unreachable!("a real target returned above");
+        };
+        let ssd = dev.as_ssd_mut().expect("checked above");
+        let measures = measure(&run, ssd, start_ns, self.now_ns);
+        if self.record_steps {
+            let json = render_json(&run, false);
+            self.record(
+                step,
+                StepKind::Job,
+                Some(text.to_string()),
+                Some(json),
+                measures.clone(),
+            );
+        }
+        Ok((run, measures))
+    }
+}
+
+impl Session<'_> {
     /// The device's report: the steps recorded and what the suite measured and charts.
     pub fn into_report(
         self,

@@ -91,7 +91,10 @@ pub(crate) fn run_session(
         | SuiteKind::Endurance
         | SuiteKind::RaidScaling
         | SuiteKind::SustainedWrite
-        | SuiteKind::CachePasses => {
+        | SuiteKind::CachePasses
+        | SuiteKind::WritePressure
+        | SuiteKind::NoisyNeighbor
+        | SuiteKind::Power => {
             unreachable!("suite {} is not run by suites::run", kind.name())
         }
     };

@@ -1,0 +1,80 @@
+//! What a run addresses: one block device, or several that a job picks with fio's
+//! `filename=` (the namespaces of a drive).
+//!
+//! [`crate::run_jobs`] runs against one [`BlockDevice`], where a job's filename means nothing
+//! (every job sees the whole device). [`crate::run_targets`] takes a [`Targets`], which turns
+//! each job's filename into a target index once, before the run; each I/O then goes to its
+//! job's target. The run loop is generic over the two, so the one-device path pays nothing
+//! for the other.
+
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SimTime};
+
+/// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
+/// host's queue-depth limit is the whole set's) and one clock.
+pub trait Targets {
+    /// The target a job's `filename=` names (`None`: the job has no filename), or a message
+    /// saying which names are valid.
+    fn resolve(&self, filename: Option<&str>) -> Result<usize, String>;
+
+    /// Bytes the host can address on target `target`.
+    fn capacity_bytes(&self, target: usize) -> u64;
+
+    /// Smallest addressable unit (the same on every target).
+    fn logical_block_bytes(&self) -> u64;
+
+    /// Commands the set accepts at once.
+    fn queue_depth_limit(&self) -> u32;
+
+    /// Submit `req` (offsets relative to the target) at `now_ns`.
+    fn submit_to(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError>;
+
+    /// Nothing is outstanding on any target from `from_ns` until at least `until_ns`.
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime);
+
+    /// See [`BlockDevice::prefetch`].
+    fn prefetch(&self, _target: usize, _req: &IoRequest) {}
+}
+
+/// One device: every job addresses all of it, whatever its filename.
+pub(crate) struct OneDevice<'d>(pub &'d mut dyn BlockDevice);
+
+impl Targets for OneDevice<'_> {
+    #[inline]
+    fn resolve(&self, _filename: Option<&str>) -> Result<usize, String> {
+        Ok(0)
+    }
+    #[inline]
+    fn capacity_bytes(&self, _target: usize) -> u64 {
+        self.0.capacity_bytes()
+    }
+    #[inline]
+    fn logical_block_bytes(&self) -> u64 {
+        self.0.logical_block_bytes()
+    }
+    #[inline]
+    fn queue_depth_limit(&self) -> u32 {
+        self.0.queue_depth_limit()
+    }
+    #[inline]
+    fn submit_to(
+        &mut self,
+        _target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        self.0.submit(now_ns, req)
+    }
+    #[inline]
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.0.idle(from_ns, until_ns)
+    }
+    #[inline]
+    fn prefetch(&self, _target: usize, req: &IoRequest) {
+        self.0.prefetch(req)
+    }
+}

@@ -1,0 +1,671 @@
+//! Suites of many tenants on one drive, and of power states:
+//!
+//! - `write-pressure`: a rate-limited writer and 4 KiB random reads at a small depth, the
+//!   writer's target raised step by step until the drive cannot keep up; the reads' latency
+//!   against the write bandwidth achieved;
+//! - `noisy-neighbor`: a drive split into namespaces, writers on half of them, 4 KiB random
+//!   readers on the others; the quiet readers' latency alone and with the neighbours busy;
+//! - `power`: short four corners in each power state of the drive: average and peak power,
+//!   performance per watt, and whether every 1-second average kept under the state's cap.
+//!
+//! The ceiling, the interference and the watts are whatever the drive's dies, buffer, garbage
+//! collection and power calendar make of the workload: nothing here knows what they should be.
+
+use flashlab_device::{DeviceConfig, Ssd};
+use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+use serde_json::json;
+
+use crate::session::Session;
+use crate::suites::{
+    bw_bytes_per_s, iops, measure, purge_and_fill, qd_jobs, random_write_rounds, RAMP_NS,
+};
+use crate::{device_error, Axis, Chart, DeviceReport, Measure, Series, SuiteError, Unit};
+use crate::{SuiteOptions, SuiteProgress};
+
+/// Most rate steps of one write size: bounds a sweep on a drive that never falls behind.
+pub const MAX_STEPS: usize = 200;
+/// A step whose writer achieves less than this share of its target ends the sweep.
+const KEEP_UP_SHARE: f64 = 0.95;
+/// Measured time of each step when `--runtime` is not given.
+const STEP_NS: u64 = 10 * NS_PER_S;
+/// Idle time (whole drive) between preconditioning and the first measurement.
+const SETTLE_NS: u64 = 5 * NS_PER_S;
+/// Namespaces the noisy-neighbor suite splits a drive without namespaces into.
+const NEIGHBOR_NAMESPACES: u64 = 6;
+/// Percentiles of the write-pressure reads and their key suffixes.
+const PRESSURE_PERCENTILES: [(f64, &str); 3] = [(99.0, "p99"), (99.9, "p99_9"), (99.99, "p99_99")];
+/// Percentiles of the noisy-neighbor readers.
+const NEIGHBOR_PERCENTILES: [(f64, &str); 2] = [(99.99, "p99_99"), (99.9999, "p99_9999")];
+
+/// Options of the write-pressure and noisy-neighbor suites.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantOptions {
+    /// Write sizes of the write-pressure sweep, one sweep each.
+    pub write_bs_bytes: Vec<u64>,
+    /// First write-bandwidth target, and the step between targets (bytes/s).
+    pub start_bytes_per_s: u64,
+    pub step_bytes_per_s: u64,
+    /// Queue depth of the 4 KiB random readers (write-pressure; noisy-neighbor's quiet
+    /// namespaces use 1 to this depth, one reader each).
+    pub read_qd: u32,
+    /// Read share (percent) of the noisy neighbours' 4 KiB random mix (0: writes only).
+    pub neighbor_rwmixread: u32,
+}
+
+impl Default for TenantOptions {
+    fn default() -> Self {
+        Self {
+            write_bs_bytes: vec![8 << 10, 16 << 10],
+            start_bytes_per_s: 100_000_000,
+            step_bytes_per_s: 50_000_000,
+            read_qd: 4,
+            neighbor_rwmixread: 30,
+        }
+    }
+}
+
+impl TenantOptions {
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        let bad = |option: &'static str, value: String, valid: &str| {
+            Err(SuiteError::BadOption {
+                option,
+                value,
+                valid: valid.into(),
+            })
+        };
+        if self.write_bs_bytes.is_empty()
+            || self
+                .write_bs_bytes
+                .iter()
+                .any(|&b| b == 0 || b % 4096 != 0 || b > 16 << 20)
+        {
+            return bad(
+                "--write-bs",
+                format!("{:?}", self.write_bs_bytes),
+                "one or more sizes, multiples of 4 KiB up to 16 MiB (8k,16k)",
+            );
+        }
+        if self.start_bytes_per_s == 0 {
+            return bad("--start", "0".into(), "a bandwidth above zero (100MB)");
+        }
+        if self.step_bytes_per_s == 0 {
+            return bad("--step", "0".into(), "a bandwidth above zero (50MB)");
+        }
+        if self.read_qd == 0 || self.read_qd > 1024 {
+            return bad("--read-qd", self.read_qd.to_string(), "1 to 1024");
+        }
+        if self.neighbor_rwmixread > 100 {
+            return bad(
+                "--neighbor-rwmixread",
+                self.neighbor_rwmixread.to_string(),
+                "a percentage from 0 to 100",
+            );
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        json!({
+            "write_bs_bytes": self.write_bs_bytes,
+            "start_bytes_per_s": self.start_bytes_per_s,
+            "step_bytes_per_s": self.step_bytes_per_s,
+            "read_qd": self.read_qd,
+            "neighbor_rwmixread": self.neighbor_rwmixread,
+        })
+    }
+}
+
+/// `4k`, `8k`, `1m`: fio's spelling of a block size, for job files and keys.
+fn bs_name(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{}m", bytes >> 20)
+    } else {
+        format!("{}k", bytes >> 10)
+    }
+}
+
+/// Measured time and ramp of a time-based step: a ramp of at most a second, and never more
+/// than half the measured time, so short test runs stay short.
+fn step_lines(runtime_ns: u64) -> String {
+    let ramp_ns = RAMP_NS.min(runtime_ns / 2);
+    format!("time_based=1\nramp_time={ramp_ns}ns\nruntime={runtime_ns}ns\n")
+}
+
+fn percentile_list(p: &[(f64, &str)]) -> String {
+    p.iter()
+        .map(|(q, _)| q.to_string())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The read completion latency of the job called `job`: `{prefix}read_lat_avg_ns` and one
+/// measure per percentile.
+fn read_latency(
+    run: &RunResult,
+    job: &str,
+    prefix: &str,
+    percentiles: &[(f64, &str)],
+) -> Vec<Measure> {
+    let mut m = Vec::new();
+    let Some(j) = run.jobs.iter().find(|j| j.jobname() == job) else {
+        return m;
+    };
+    m.push(measure(
+        format!("{prefix}read_iops"),
+        Unit::Iops,
+        j.iops(DDIR_READ),
+    ));
+    if let Some(clat) = j.clat_ns(DDIR_READ) {
+        m.push(measure(
+            format!("{prefix}read_lat_avg_ns"),
+            Unit::Ns,
+            clat.mean,
+        ));
+    }
+    let pcts = j.clat_percentiles_ns(DDIR_READ);
+    for (p, key) in percentiles {
+        if let Some(&(_, v)) = pcts.iter().find(|(q, _)| (q - p).abs() < 1e-9) {
+            m.push(measure(
+                format!("{prefix}read_lat_{key}_ns"),
+                Unit::Ns,
+                v as f64,
+            ));
+        }
+    }
+    m
+}
+
+fn value(m: &[Measure], name: &str) -> Option<f64> {
+    m.iter().find(|x| x.name == name).map(|x| x.value)
+}
+
+/// Purge, sequential fill twice, then random-write rounds to steady state (or
+/// `--max-rounds`): the state in which the write-pressure and noisy-neighbor figures hold.
+fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, SuiteError> {
+    purge_and_fill(s)?;
+    let st = random_write_rounds(s, opts)?;
+    // The last round leaves buffered writes and garbage collection behind; the first
+    // measurement would wait for them and say nothing about the workload it runs.
+    s.idle("settle", SETTLE_NS);
+    Ok(vec![
+        measure(
+            "precondition_rounds",
+            Unit::Count,
+            st.rounds_iops.len() as f64,
+        ),
+        measure(
+            "precondition_steady",
+            Unit::Count,
+            f64::from(u8::from(st.verdict.round.is_some())),
+        ),
+    ])
+}
+
+pub(crate) fn write_pressure(
+    ssd: &mut Ssd,
+    device: &str,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let t = &opts.tenants;
+    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut results = precondition(&mut s, opts)?;
+    let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
+    let (write_qd, _) = qd_jobs(opts);
+    let pcts = percentile_list(&PRESSURE_PERCENTILES);
+    // Per write size: (write bandwidth achieved, read measures) of every step.
+    let mut sweeps: Vec<(String, Vec<Point>)> = Vec::new();
+    for &bs in &t.write_bs_bytes {
+        let bsn = bs_name(bs);
+        let mut points = Vec::new();
+        let mut ceiling = 0.0f64;
+        let mut reached_end = false;
+        for step in 1..=MAX_STEPS {
+            let target = t.start_bytes_per_s + (step as u64 - 1).saturating_mul(t.step_bytes_per_s);
+            let name = format!("pressure-{bsn}-{step:03}");
+            let text = format!(
+                "[global]\nioengine=libaio\ndirect=1\n{}\n[writer]\nrw=randwrite\nbs={bsn}\n\
+                 iodepth={write_qd}\nrate={target}\n\n[reader]\nrw=randread\nbs=4k\n\
+                 iodepth={}\npercentile_list={pcts}\n",
+                step_lines(runtime_ns),
+                t.read_qd
+            );
+            let run = s.job(&name, &text, &|run| {
+                let mut m = vec![measure(
+                    "write_bw_bytes_per_s",
+                    Unit::BytesPerS,
+                    job_bw(run, "writer"),
+                )];
+                m.extend(read_latency(run, "reader", "", &PRESSURE_PERCENTILES));
+                m
+            })?;
+            let achieved = job_bw(&run, "writer");
+            let prefix = format!("bs{bsn}_step{step:03}_");
+            results.push(measure(
+                format!("{prefix}target_write_bw_bytes_per_s"),
+                Unit::BytesPerS,
+                target as f64,
+            ));
+            results.push(measure(
+                format!("{prefix}write_bw_bytes_per_s"),
+                Unit::BytesPerS,
+                achieved,
+            ));
+            let reads = read_latency(&run, "reader", &prefix, &PRESSURE_PERCENTILES);
+            results.extend(reads.iter().cloned());
+            points.push((achieved, reads));
+            if achieved < KEEP_UP_SHARE * target as f64 {
+                reached_end = true;
+                break;
+            }
+            ceiling = ceiling.max(achieved);
+        }
+        results.push(measure(
+            format!("bs{bsn}_ceiling_write_bw_bytes_per_s"),
+            Unit::BytesPerS,
+            ceiling,
+        ));
+        // 0: the sweep ran out of steps before the drive fell behind (the ceiling is higher).
+        results.push(measure(
+            format!("bs{bsn}_ceiling_found"),
+            Unit::Count,
+            f64::from(u8::from(reached_end)),
+        ));
+        sweeps.push((bsn, points));
+    }
+    let mut series = Vec::new();
+    for (bsn, points) in &sweeps {
+        let prefixes = ["avg"]
+            .into_iter()
+            .chain(PRESSURE_PERCENTILES.iter().map(|(_, k)| *k));
+        for key in prefixes {
+            series.push(Series {
+                name: format!("{bsn} writes, read {}", key.replace('_', ".")),
+                points: points
+                    .iter()
+                    .filter_map(|(bw, reads)| {
+                        reads
+                            .iter()
+                            .find(|m| m.name.ends_with(&format!("read_lat_{key}_ns")))
+                            .map(|m| (*bw, m.value))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let charts = vec![Chart {
+        id: "write-pressure-read-latency".into(),
+        title: "4 KiB random-read latency against the write bandwidth achieved".into(),
+        x: Axis::linear("write bandwidth", Unit::BytesPerS),
+        y: Axis::log("read completion latency", Unit::Ns),
+        series,
+        band: None,
+    }];
+    Ok(s.into_report(results, charts, None))
+}
+
+/// One write-pressure step: write bandwidth achieved and the reads' latency measures.
+type Point = (f64, Vec<Measure>);
+
+/// Bandwidth (read plus write) of the job called `job`.
+fn job_bw(run: &RunResult, job: &str) -> f64 {
+    run.jobs
+        .iter()
+        .filter(|j| j.jobname() == job)
+        .map(|j| (j.bw_bytes_per_s(DDIR_READ) + j.bw_bytes_per_s(DDIR_WRITE)) as f64)
+        .sum()
+}
+
+/// `config` split into [`NEIGHBOR_NAMESPACES`] equal namespaces when it has none.
+fn split_config(config: &DeviceConfig, seeds: &SeedTree) -> Result<DeviceConfig, SuiteError> {
+    if !config.namespaces.is_empty() {
+        return Ok(config.clone());
+    }
+    let probe = Ssd::new(config, seeds.child("device")).map_err(|e| device_error(config, e))?;
+    let full_bytes = probe.capacity_bytes() as f64 * probe.scale().capacity_factor;
+    // Whole MiB, so every namespace stays aligned on a slice too.
+    let each = (full_bytes / NEIGHBOR_NAMESPACES as f64 / (1u64 << 20) as f64).floor() as u64;
+    let mut c = config.clone();
+    c.namespaces = vec![flashlab_device::values::Size(each << 20); NEIGHBOR_NAMESPACES as usize];
+    Ok(c)
+}
+
+/// Build the noisy-neighbor drive: the namespaces given, or six equal ones.
+pub(crate) fn neighbor_config(
+    config: &DeviceConfig,
+    opts: &SuiteOptions,
+) -> Result<DeviceConfig, SuiteError> {
+    split_config(config, &SeedTree::new(opts.seed))
+}
+
+pub(crate) fn noisy_neighbor(
+    ssd: &mut Ssd,
+    device: &str,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let t = &opts.tenants;
+    let count = ssd.namespace_count();
+    if count < 2 {
+        return Err(SuiteError::BadOption {
+            option: "--set namespaces",
+            value: count.to_string(),
+            valid: "a drive with at least two namespaces (or none: the suite makes six)".into(),
+        });
+    }
+    let noisy = count / 2;
+    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut results = precondition(&mut s, opts)?;
+    let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
+    let (write_qd, _) = qd_jobs(opts);
+    let pcts = percentile_list(&NEIGHBOR_PERCENTILES);
+    // Quiet reader q (on namespace noisy + q + 1) runs at depth 1 + q mod read_qd.
+    let quiet: Vec<(usize, u32)> = (noisy..count)
+        .enumerate()
+        .map(|(q, ns)| (ns + 1, 1 + (q as u32 % t.read_qd)))
+        .collect();
+    let readers = || {
+        quiet
+            .iter()
+            .map(|(ns, qd)| {
+                format!(
+                    "[quiet-ns{ns}]\nfilename=ns{ns}\nrw=randread\nbs=4k\niodepth={qd}\n\
+                     percentile_list={pcts}\n\n"
+                )
+            })
+            .collect::<String>()
+    };
+    let global = format!(
+        "[global]\nioengine=libaio\ndirect=1\nsize=100%\n{}\n",
+        step_lines(runtime_ns)
+    );
+    let (mix, rw) = if t.neighbor_rwmixread == 0 {
+        (String::new(), "randwrite")
+    } else {
+        (format!("rwmixread={}\n", t.neighbor_rwmixread), "randrw")
+    };
+    let neighbours = (1..=noisy)
+        .map(|ns| {
+            format!("[noisy-ns{ns}]\nfilename=ns{ns}\nrw={rw}\n{mix}bs=4k\niodepth={write_qd}\n\n")
+        })
+        .collect::<String>();
+    let phases = [
+        ("alone", format!("{global}{}", readers())),
+        ("neighbours", format!("{global}{}{neighbours}", readers())),
+    ];
+    let mut per_phase: Vec<Vec<Measure>> = Vec::new();
+    for (phase, text) in &phases {
+        let quiet = &quiet;
+        let (_, m) = s.job_on_namespaces(phase, text, &|run, _, _, _| {
+            let mut m = Vec::new();
+            for (ns, _) in quiet {
+                m.extend(read_latency(
+                    run,
+                    &format!("quiet-ns{ns}"),
+                    &format!("ns{ns}_"),
+                    &NEIGHBOR_PERCENTILES,
+                ));
+            }
+            let noisy_iops: f64 = run
+                .jobs
+                .iter()
+                .filter(|j| j.jobname().starts_with("noisy-"))
+                .fold(0.0, |a, j| a + j.iops(DDIR_READ) + j.iops(DDIR_WRITE));
+            m.push(measure("neighbour_iops", Unit::Iops, noisy_iops));
+            m
+        })?;
+        for x in &m {
+            results.push(measure(format!("{phase}_{}", x.name), x.unit, x.value));
+        }
+        per_phase.push(m);
+    }
+    // Worst quiet namespace of each phase, per figure: the tenant that suffers most.
+    let keys = ["read_lat_avg_ns"]
+        .into_iter()
+        .map(String::from)
+        .chain(
+            NEIGHBOR_PERCENTILES
+                .iter()
+                .map(|(_, k)| format!("read_lat_{k}_ns")),
+        )
+        .collect::<Vec<_>>();
+    for (phase, m) in ["alone", "neighbours"].iter().zip(&per_phase) {
+        for key in &keys {
+            let worst = quiet
+                .iter()
+                .filter_map(|(ns, _)| value(m, &format!("ns{ns}_{key}")))
+                .fold(0.0, f64::max);
+            results.push(measure(
+                format!("{phase}_worst_quiet_{key}"),
+                Unit::Ns,
+                worst,
+            ));
+        }
+    }
+    let quiet = &quiet;
+    let keys = &keys;
+    let series = ["alone", "neighbours"]
+        .iter()
+        .zip(&per_phase)
+        .flat_map(|(phase, m)| {
+            keys.iter().map(move |key| Series {
+                name: format!("{phase}: {}", key.trim_end_matches("_ns").replace('_', " ")),
+                points: quiet
+                    .iter()
+                    .filter_map(|(ns, _)| {
+                        value(m, &format!("ns{ns}_{key}")).map(|v| (*ns as f64, v))
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    let charts = vec![Chart {
+        id: "noisy-neighbor-read-latency".into(),
+        title: "Quiet namespaces' 4 KiB random-read latency, alone and with busy neighbours".into(),
+        x: Axis::linear("namespace", Unit::Count),
+        y: Axis::log("read completion latency", Unit::Ns),
+        series,
+        band: None,
+    }];
+    Ok(s.into_report(results, charts, None))
+}
+
+/// The four corners of the power suite: step, fio rw, block size, direction.
+const POWER_TESTS: [(&str, &str, &str, usize); 4] = [
+    ("seq-read-128k", "read", "128k", DDIR_READ),
+    ("seq-write-128k", "write", "128k", DDIR_WRITE),
+    ("rand-read-4k", "randread", "4k", DDIR_READ),
+    ("rand-write-4k", "randwrite", "4k", DDIR_WRITE),
+];
+/// Measured time of each power test when `--runtime` is not given.
+const POWER_TEST_NS: u64 = 5 * NS_PER_S;
+
+/// One power state's figures: (state, cap in watts, per test: average and peak watts).
+type StateWatts = (usize, Option<f64>, Vec<(f64, f64)>);
+
+pub(crate) fn power(
+    config: &DeviceConfig,
+    opts: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    let states = config.power.states.len().max(1);
+    let runtime_ns = opts.runtime_ns.unwrap_or(POWER_TEST_NS);
+    let (qd, _) = qd_jobs(opts);
+    let mut results = Vec::new();
+    let mut steps = Vec::new();
+    let mut scale_note = None;
+    let mut per_state: Vec<StateWatts> = Vec::new();
+    for state in 0..states {
+        let mut c = config.clone();
+        c.power.state = state as u32;
+        let cap_w = match config.power.states.get(state).map(|s| s.trim()) {
+            None => None,
+            Some(t) if t.eq_ignore_ascii_case("none") => None,
+            Some(t) => Some(
+                flashlab_device::units::parse_power_uw(t).map_err(|e| SuiteError::BadOption {
+                    option: "power.states",
+                    value: t.to_string(),
+                    valid: e.to_string(),
+                })? as f64
+                    / 1e6,
+            ),
+        };
+        // Every state starts from the same fresh drive: the same seed, a new instance.
+        let seeds = SeedTree::new(opts.seed);
+        let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|e| device_error(&c, e))?;
+        let mut s = Session::new(&mut ssd, &config.name, opts.seed, &mut *progress);
+        let prefix = format!("ps{state}_");
+        purge_and_fill_prefixed(&mut s, &prefix)?;
+        let mut watts = Vec::new();
+        let mut all_under = true;
+        for (name, rw, bs, ddir) in POWER_TESTS {
+            let step = format!("{prefix}{name}");
+            let text = format!(
+                "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
+                 [{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\n",
+                step_lines(runtime_ns)
+            );
+            let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
+                let p = ssd.power_summary(from, until);
+                let perf = if bs == "4k" {
+                    iops(run, ddir)
+                } else {
+                    bw_bytes_per_s(run, ddir)
+                };
+                vec![
+                    measure("avg_power_w", Unit::Ratio, p.average_w),
+                    measure("peak_power_w", Unit::Ratio, p.peak_w),
+                    measure("power_windows", Unit::Count, p.windows as f64),
+                    measure(
+                        if bs == "4k" { "iops" } else { "bw_bytes_per_s" },
+                        if bs == "4k" {
+                            Unit::Iops
+                        } else {
+                            Unit::BytesPerS
+                        },
+                        perf,
+                    ),
+                ]
+            })?;
+            let key = format!("{prefix}{}", name.replace('-', "_"));
+            let avg = value(&m, "avg_power_w").unwrap_or(0.0);
+            let peak = value(&m, "peak_power_w").unwrap_or(0.0);
+            for x in &m {
+                results.push(measure(format!("{key}_{}", x.name), x.unit, x.value));
+            }
+            let (perf_key, perf) = match value(&m, "iops") {
+                Some(v) => ("iops_per_w", v),
+                None => (
+                    "mb_per_s_per_w",
+                    value(&m, "bw_bytes_per_s").unwrap_or(0.0) / 1e6,
+                ),
+            };
+            if avg > 0.0 {
+                results.push(measure(
+                    format!("{key}_{perf_key}"),
+                    Unit::Ratio,
+                    perf / avg,
+                ));
+            }
+            if let Some(cap) = cap_w {
+                // The meter's windows carry rounding of a few microwatts at most.
+                let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
+                all_under &= under;
+                results.push(measure(
+                    format!("{key}_peak_under_cap"),
+                    Unit::Count,
+                    f64::from(u8::from(under)),
+                ));
+            }
+            watts.push((avg, peak));
+        }
+        if let Some(cap) = cap_w {
+            results.push(measure(format!("{prefix}cap_w"), Unit::Ratio, cap));
+            results.push(measure(
+                format!("{prefix}all_peaks_under_cap"),
+                Unit::Count,
+                f64::from(u8::from(all_under)),
+            ));
+        }
+        per_state.push((state, cap_w, watts));
+        let scale = s.scale();
+        scale_note = (!scale.is_full()).then(|| scale.summary());
+        steps.append(&mut s.steps);
+    }
+    let series = per_state
+        .iter()
+        .map(|(state, cap, w)| Series {
+            name: match cap {
+                Some(c) => format!("PS{state} (cap {c} W)"),
+                None => format!("PS{state} (no cap)"),
+            },
+            points: w
+                .iter()
+                .enumerate()
+                .map(|(i, (avg, _))| ((i + 1) as f64, *avg))
+                .collect(),
+        })
+        .collect();
+    let charts = vec![Chart {
+        id: "power-watts".into(),
+        title: "Average power per test (1 seq read 128k, 2 seq write 128k, 3 rand read 4k, \
+                4 rand write 4k) in each power state"
+            .into(),
+        x: Axis::linear("test", Unit::Count),
+        y: Axis::linear("watts", Unit::Ratio),
+        series,
+        band: None,
+    }];
+    Ok(DeviceReport {
+        device: config.name.clone(),
+        scale_note,
+        steps,
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+fn purge_and_fill_prefixed(s: &mut Session, prefix: &str) -> Result<(), SuiteError> {
+    crate::suites::purge_and_fill_with(s, prefix, "128k", 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_name_what_is_out_of_range() {
+        assert!(TenantOptions::default().validate().is_ok());
+        let cases = [
+            (
+                TenantOptions {
+                    write_bs_bytes: vec![8192, 1000],
+                    ..Default::default()
+                },
+                "--write-bs",
+            ),
+            (
+                TenantOptions {
+                    step_bytes_per_s: 0,
+                    ..Default::default()
+                },
+                "--step",
+            ),
+            (
+                TenantOptions {
+                    read_qd: 0,
+                    ..Default::default()
+                },
+                "--read-qd",
+            ),
+        ];
+        for (o, option) in cases {
+            let msg = o.validate().unwrap_err().to_string();
+            assert!(msg.contains(option), "{msg}");
+        }
+        assert_eq!(bs_name(8192), "8k");
+        assert_eq!(bs_name(1 << 20), "1m");
+    }
+}
