@@ -200,14 +200,24 @@ fn fio_missing_or_suite_needing_counters_is_an_error() {
     if !have_fio() {
         return;
     }
-    let p = scratch("wsat.dat");
-    let out = flashlab(&["suite", "wsat", "--target", s(&p), "--target-size", "16MiB"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("internal counters"),
-        "{}",
-        stderr(&out)
-    );
+    // Suites that need a simulated drive are refused by name, never started.
+    for suite in [
+        "wsat",
+        "sustained-write",
+        "cache-passes",
+        "write-pressure",
+        "noisy-neighbor",
+        "power",
+    ] {
+        let p = scratch(&format!("{suite}.dat"));
+        let out = flashlab(&["suite", suite, "--target", s(&p), "--target-size", "16MiB"]);
+        assert_eq!(out.status.code(), Some(2), "{suite}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("needs a simulated drive"),
+            "{suite}: {}",
+            stderr(&out)
+        );
+    }
 }
 
 /// A loop device over a file, detached when dropped.

@@ -525,13 +525,18 @@ pub fn run_on_real_target(
 ) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
     let name = target.name();
-    if matches!(
+    // The suites made only of fio jobs, purges and idle time; the others read a simulated
+    // drive's internals or build simulated drives and systems of their own.
+    if !matches!(
         kind,
-        SuiteKind::Wsat
-            | SuiteKind::Recovery
-            | SuiteKind::OpSweep
-            | SuiteKind::Endurance
-            | SuiteKind::RaidScaling
+        SuiteKind::Precondition
+            | SuiteKind::FourCorners
+            | SuiteKind::Qos
+            | SuiteKind::PtsIops
+            | SuiteKind::PtsThroughput
+            | SuiteKind::PtsLatency
+            | SuiteKind::TransferSweep
+            | SuiteKind::Desktop
     ) {
         return Err(SuiteError::Real {
             device: name,

@@ -93,7 +93,7 @@ pub enum RealError {
         command: String,
         error: FioJsonError,
     },
-    #[error("suite {suite} needs a simulated drive's internal counters (FTL, wear); on real targets run precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, transfer-sweep or desktop")]
+    #[error("suite {suite} needs a simulated drive (its internal counters, or drives and systems it builds); on real targets run precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, transfer-sweep or desktop")]
     Unsupported { suite: &'static str },
 }
 
