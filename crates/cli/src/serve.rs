@@ -69,14 +69,43 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
         .device
         .clone()
         .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    if flashlab_system::is_system(&device_name) {
+        if !args.set.is_empty() {
+            return Err(bad_input(anyhow!(
+                "--set applies to a single drive, and '{device_name}' is a system; in a system description put overrides in the drive's `set = {{...}}`"
+            )));
+        }
+        let config = flashlab_system::load_system_config(&device_name).map_err(bad_input)?;
+        let system =
+            flashlab_system::System::build(&config, SeedTree::new(args.seed).child("device"))
+                .map_err(bad_input)?;
+        return serve_device(args, system, &config.name, "system", None, &|s| {
+            s.counters_json()
+        });
+    }
     let config = load_device(&device_name, &args.set)?;
-    let max_memory_bytes = flashlab_device::units::parse_size(&args.max_memory)
-        .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
     let ssd = flashlab_device::Ssd::new(&config, SeedTree::new(args.seed).child("device"))
         .map_err(bad_input)?;
     let scale = ssd.scale();
-    let size_bytes = ssd.capacity_bytes();
-    let block_bytes = ssd.logical_block_bytes();
+    let slice_note = (scale.capacity_factor > 1.0).then(|| scale.note.clone());
+    serve_device(args, ssd, &config.name, "drive", slice_note, &|d| {
+        d.counters_json()
+    })
+}
+
+/// Serve `device` until a signal; `counters` gives what the summary and `--stats` report.
+fn serve_device<D: BlockDevice>(
+    args: &ServeArgs,
+    device: D,
+    name: &str,
+    what: &str,
+    slice_note: Option<String>,
+    counters: &dyn Fn(&D) -> serde_json::Value,
+) -> Result<(), Failure> {
+    let max_memory_bytes = flashlab_device::units::parse_size(&args.max_memory)
+        .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
+    let size_bytes = device.capacity_bytes();
+    let block_bytes = device.logical_block_bytes();
 
     let mut serve = ServeConfig::new(listen(args)?);
     serve.allow_any_address = args.listen_any;
@@ -85,10 +114,10 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
     serve.max_memory_bytes = max_memory_bytes;
     serve.strict_alignment = args.strict;
     serve.max_connections = args.max_connections;
-    serve.export_name = config.name.clone();
-    serve.description = format!("flashlab simulated drive {}", config.name);
+    serve.export_name = name.to_string();
+    serve.description = format!("flashlab simulated {what} {name}");
     serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
-    let server = Server::bind(ssd, serve).map_err(|e| {
+    let server = Server::bind(device, serve).map_err(|e| {
         if e.is_bad_input() {
             bad_input(e)
         } else {
@@ -98,13 +127,12 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
 
     let stop = flashlab_serve::stop_on_signals();
     eprintln!(
-        "flashlab: serving {} ({size_bytes} bytes, {block_bytes}-byte blocks) at time scale {}; SIGINT or SIGTERM stops",
-        config.name, args.time_scale
+        "flashlab: serving {name} ({size_bytes} bytes, {block_bytes}-byte blocks) at time scale {}; SIGINT or SIGTERM stops",
+        args.time_scale
     );
-    if scale.capacity_factor > 1.0 {
+    if let Some(note) = slice_note {
         eprintln!(
-            "flashlab: the export is the simulated slice of the drive ({}), not its full capacity",
-            scale.note
+            "flashlab: the export is the simulated slice of the drive ({note}), not its full capacity"
         );
     }
     // The address alone on standard output, once the socket is listening: scripts wait for it.
@@ -117,13 +145,13 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
 
     let finished = server.run(stop).map_err(run_failed)?;
     eprint!("flashlab: {}", finished.stats.summary());
-    let counters = finished.device.counters_json();
-    eprintln!(
-        "flashlab: drive: write amplification {:.3}, GC copied {} IUs, {} erases",
-        counters["write_amplification"].as_f64().unwrap_or(0.0),
-        counters["ftl"]["gc_copied_ius"],
-        counters["ftl"]["erases"],
-    );
+    let counters = counters(&finished.device);
+    if let Some(wa) = counters["write_amplification"].as_f64() {
+        eprintln!(
+            "flashlab: drive: write amplification {wa:.3}, GC copied {} IUs, {} erases",
+            counters["ftl"]["gc_copied_ius"], counters["ftl"]["erases"],
+        );
+    }
     if let Some(path) = &args.stats {
         let json = serde_json::json!({
             "serve": stats_json(&finished.stats),

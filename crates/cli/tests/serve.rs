@@ -393,3 +393,47 @@ fn a_backing_file_keeps_the_data_across_server_restarts() {
     srv.stop();
     let _ = std::fs::remove_file(Path::new(&backing));
 }
+
+#[test]
+fn a_raid_system_is_served_and_reads_back_what_was_written() {
+    if !have_tools(&["qemu-io", "nbdinfo"]) {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let system = scratch("serve-raid1.toml");
+    std::fs::write(
+        &system,
+        "name = \"raid1-pair\"\n\
+         [drive.a]\npreset = \"tiny-test-1gb\"\n\
+         [drive.b]\npreset = \"tiny-test-1gb\"\n\
+         [raid.mirror]\nlevel = 1\nchunk = \"64KiB\"\nmembers = [\"a\", \"b\"]\n",
+    )
+    .unwrap();
+    let srv = Served::start("raid1", &["--device", system.to_str().unwrap()]);
+    let uri = srv.uri.clone();
+    // A mirror exports one member's capacity in whole chunks.
+    let size = ok(&run("nbdinfo", &["--size", &uri]), "nbdinfo");
+    assert_eq!(
+        size.trim(),
+        (1_000_000_000u64 / 65_536 * 65_536).to_string()
+    );
+    ok(
+        &run(
+            "qemu-io",
+            &["-f", "raw", &uri, "-c", "write -P 0x5a 1M 256k"],
+        ),
+        "qemu-io write",
+    );
+    ok(
+        &run(
+            "qemu-io",
+            &["-f", "raw", &uri, "-c", "read -P 0x5a 1M 256k"],
+        ),
+        "qemu-io read",
+    );
+    let (stats, err) = srv.stop();
+    // Both members took every write: the system's counters show it.
+    let text = stats["device_counters"].to_string();
+    assert!(text.contains("mirror"), "{text}\n{err}");
+    assert!(stats["serve"]["replies"].as_u64().unwrap() >= 2, "{err}");
+}
