@@ -248,8 +248,12 @@ impl Hdd {
     /// A read of `[offset, offset+len)` issued at `now_ns`. Returns when the last byte is in
     /// the drive's buffer.
     pub fn read(&mut self, now_ns: u64, offset: u64, len: u64, queued: &[u64]) -> u64 {
+        // The buffer keeps only the last `cache_bytes` the head streamed past: a stream that
+        // comes back to its start (a file read twice) finds it gone.
+        let cache_bytes = self.p.cache_bytes;
         if let Some(ra) = self.read_ahead.as_mut() {
-            if offset >= ra.start && offset + len <= ra.end {
+            let kept_from = ra.start.max(ra.end.saturating_sub(cache_bytes));
+            if offset >= kept_from && offset + len <= ra.end {
                 self.counters.read_ahead_hits += 1;
                 let ready = ra.at_ns(offset + len);
                 // The head is still streaming along the track: keep reading ahead.
@@ -264,7 +268,8 @@ impl Hdd {
                 + (t.saturating_sub(ra.t0_ns) as u128 * ra.bytes_per_s as u128 / 1_000_000_000)
                     as u64;
             ra.end = ra.end.min(reached.max(ra.start));
-            if offset >= ra.start && offset + len <= ra.end {
+            let kept_from = ra.start.max(ra.end.saturating_sub(cache_bytes));
+            if offset >= kept_from && offset + len <= ra.end {
                 self.counters.read_ahead_hits += 1;
                 return now_ns.max(ra.at_ns(offset + len));
             }
@@ -379,6 +384,28 @@ mod tests {
         let rate = (199 * len) as f64 / ((t - first) as f64 * 1e-9);
         assert!((rate / 210e6 - 1.0).abs() < 0.02, "{rate}");
         assert!(h.counters().read_ahead_hits >= 190);
+    }
+
+    #[test]
+    fn a_stream_read_again_from_its_start_goes_back_to_the_platter() {
+        let p = params();
+        let mut h = Hdd::new(p.clone()).unwrap();
+        let len = 1 << 20;
+        // Twice the buffer streamed past the head, then the first MiB again.
+        let passes = 2 * p.cache_bytes / len;
+        let mut t = 0;
+        for i in 0..passes {
+            t = h.read(t, i * len, len, &[]);
+        }
+        let media_before = h.counters().media_reads;
+        let again = h.read(t, 0, len, &[]);
+        assert_eq!(h.counters().media_reads, media_before + 1);
+        // A seek back and part of a turn, at least the transfer of the MiB.
+        assert!(
+            again - t >= 1_000_000_000 * len / p.outer_bytes_per_s,
+            "{}",
+            again - t
+        );
     }
 
     #[test]
