@@ -63,6 +63,8 @@ fn each_drive_measures_what_a_single_run_with_its_seed_does() {
         assert_eq!(many["results"], one["results"], "drive {drive}");
         assert_eq!(many["steps"], one["steps"], "drive {drive}");
         assert_eq!(many["steady_state"], one["steady_state"], "drive {drive}");
+        let note = format!("drive {drive} of 3, seed {drive_seed}");
+        assert_eq!(many["scale"].as_str(), Some(note.as_str()));
     }
     // Drive 1 keeps the suite seed; the others draw their own streams.
     assert_eq!(flashlab_suite::drive_seed(seed, 1), seed);

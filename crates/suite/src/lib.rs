@@ -726,6 +726,16 @@ pub fn run_suite_drives_with(
             let mut named: Vec<DeviceReport> = chunk.to_vec();
             for (d, report) in named.iter_mut().enumerate() {
                 report.device = drive_name(target.name(), d + 1);
+                // The seed is what reproduces this drive alone.
+                let drive_note = format!(
+                    "drive {} of {drives}, seed {}",
+                    d + 1,
+                    drive_seed(options.seed, d + 1)
+                );
+                report.scale_note = Some(match report.scale_note.take() {
+                    Some(note) => format!("{drive_note}; {note}"),
+                    None => drive_note,
+                });
             }
             let aggregate = aggregate_drives(target.name(), &named);
             devices.extend(named);
