@@ -58,6 +58,10 @@ struct SuiteArgs {
     /// side (they run in parallel). Default: the default preset.
     #[arg(long)]
     device: Vec<String>,
+    /// Run every --device as this many identical drives at once (each on its own thread and
+    /// seed; reported as NAME#1 … NAME#N plus their aggregate NAME#all). Not --target.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    drives: usize,
     /// Override a device key of every device, e.g. `--set nand.pages_per_block=256`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -634,6 +638,13 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
 fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     let kind = flashlab_suite::SuiteKind::from_name(&args.name).map_err(bad_input)?;
     let options = suite_options(args)?;
+    if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
+        return Err(bad_input(anyhow!(
+            "--drives {}: identical drives per device, 1 to {}",
+            args.drives,
+            flashlab_suite::MAX_DRIVES
+        )));
+    }
     // Real storage (fio) runs beside the simulated devices; with only --target given, no
     // simulated device is added.
     let mut real_targets = open_targets(&args.real)?;
@@ -647,17 +658,20 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         .iter()
         .map(|n| load_target(n, &args.set))
         .collect::<Result<Vec<_>, _>>()?;
+    // Drive runs come first, `args.drives` per simulated device (bounded by the library).
+    let sim_runs = names.len().saturating_mul(args.drives);
     let display = progress::SuiteProgressLine::new(
         std::io::stderr().is_terminal(),
-        names.len() + real_targets.len(),
+        sim_runs.saturating_add(real_targets.len()),
     );
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
-    let mut outcome = flashlab_suite::run_suite_targets_with(kind, &targets, &options, &progress);
+    let mut outcome =
+        flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
     // Real targets run after the simulations, one at a time, so nothing else competes for
     // the CPU while fio measures.
     for (i, target) in real_targets.iter_mut().enumerate() {
         let Ok(report) = &mut outcome else { break };
-        let index = names.len() + i;
+        let index = sim_runs + i;
         match flashlab_suite::run_on_real_target(kind, target, &options, &mut |p| {
             progress(index, p)
         }) {

@@ -588,14 +588,123 @@ pub fn run_suite_targets_with(
     options: &SuiteOptions,
     progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
 ) -> Result<SuiteReport, SuiteError> {
+    run_suite_drives_with(kind, targets, 1, options, progress)
+}
+
+/// Most identical drives per target: each runs on its own thread and holds its own model.
+pub const MAX_DRIVES: usize = 256;
+
+/// The seed drive `drive` (from 1) of a target runs with when a suite seeded `suite_seed`
+/// runs several identical drives. Drive 1 keeps the suite seed, so it measures exactly what a
+/// single-drive run does; drive `i > 1` takes the child `drive-i` of the suite seed's
+/// [`SeedTree`]. A drive's seed does not depend on how many drives run.
+pub fn drive_seed(suite_seed: u64, drive: usize) -> u64 {
+    if drive <= 1 {
+        suite_seed
+    } else {
+        SeedTree::new(suite_seed)
+            .child(&format!("drive-{drive}"))
+            .master_seed()
+    }
+}
+
+/// The name of drive `drive` (from 1) of `device` among several identical ones.
+pub fn drive_name(device: &str, drive: usize) -> String {
+    format!("{device}#{drive}")
+}
+
+/// The name of the aggregate of `device`'s identical drives.
+pub fn aggregate_name(device: &str) -> String {
+    format!("{device}#all")
+}
+
+/// One report standing for several identical drives run side by side: IOPS and bandwidth
+/// measures are summed (the drives serve at once), latency measures take the worst drive's
+/// value (the slowest drive bounds a host striping over them). Measures of other units (counts,
+/// ratios, sizes) and measures some drive lacks are left out.
+pub fn aggregate_drives(device: &str, drives: &[DeviceReport]) -> DeviceReport {
+    let mut results: Vec<Measure> = Vec::new();
+    if let Some(first) = drives.first() {
+        for m in &first.results {
+            let values: Vec<f64> = drives
+                .iter()
+                .filter_map(|d| {
+                    d.results
+                        .iter()
+                        .find(|o| o.name == m.name && o.unit == m.unit)
+                })
+                .map(|o| o.value)
+                .collect();
+            if values.len() != drives.len() {
+                continue;
+            }
+            let value = match m.unit {
+                Unit::Iops | Unit::BytesPerS => values.iter().sum(),
+                Unit::Ns => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                _ => continue,
+            };
+            results.push(Measure {
+                name: m.name.clone(),
+                unit: m.unit,
+                value,
+            });
+        }
+    }
+    DeviceReport {
+        device: aggregate_name(device),
+        scale_note: Some(format!(
+            "{} identical drives: IOPS and bandwidth summed, latency the worst drive's",
+            drives.len()
+        )),
+        steps: Vec::new(),
+        steady: None,
+        results,
+        charts: Vec::new(),
+    }
+}
+
+/// [`run_suite_targets_with`] with every target run as `drives` identical drives, each on
+/// its own thread and seeded by [`drive_seed`]. With more than one drive, a target's reports
+/// are named `NAME#1` … `NAME#N` and followed by their aggregate `NAME#all`
+/// ([`aggregate_drives`]); with one, the report is the single-drive run's, unchanged.
+/// `progress` hears drive `d` (from 1) of target `t` as index `t * drives + d - 1`.
+pub fn run_suite_drives_with(
+    kind: SuiteKind,
+    targets: &[SuiteTarget],
+    drives: usize,
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
     options.validate()?;
+    if drives == 0 || drives > MAX_DRIVES {
+        return Err(SuiteError::BadOption {
+            option: "drives",
+            value: drives.to_string(),
+            valid: format!("identical drives per device, 1 to {MAX_DRIVES}"),
+        });
+    }
+    let runs: Vec<(usize, SuiteOptions)> = (0..targets.len())
+        .flat_map(|t| {
+            (1..=drives).map(move |d| {
+                let seed = drive_seed(options.seed, d);
+                (
+                    t,
+                    SuiteOptions {
+                        seed,
+                        ..options.clone()
+                    },
+                )
+            })
+        })
+        .collect();
     let outcomes: Vec<Result<DeviceReport, SuiteError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = targets
+        let handles: Vec<_> = runs
             .iter()
             .enumerate()
-            .map(|(i, target)| {
+            .map(|(i, (t, drive_options))| {
+                let target = &targets[*t];
                 scope.spawn(move || {
-                    run_on_target_with(kind, target, options, &mut |p| progress(i, p))
+                    run_on_target_with(kind, target, drive_options, &mut |p| progress(i, p))
                 })
             })
             .collect();
@@ -608,7 +717,32 @@ pub fn run_suite_targets_with(
             })
             .collect()
     });
-    let devices = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let reports = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let devices = if drives == 1 {
+        reports
+    } else {
+        let mut devices = Vec::with_capacity(targets.len() * (drives + 1));
+        for (target, chunk) in targets.iter().zip(reports.chunks(drives)) {
+            let mut named: Vec<DeviceReport> = chunk.to_vec();
+            for (d, report) in named.iter_mut().enumerate() {
+                report.device = drive_name(target.name(), d + 1);
+                // The seed is what reproduces this drive alone.
+                let drive_note = format!(
+                    "drive {} of {drives}, seed {}",
+                    d + 1,
+                    drive_seed(options.seed, d + 1)
+                );
+                report.scale_note = Some(match report.scale_note.take() {
+                    Some(note) => format!("{drive_note}; {note}"),
+                    None => drive_note,
+                });
+            }
+            let aggregate = aggregate_drives(target.name(), &named);
+            devices.extend(named);
+            devices.push(aggregate);
+        }
+        devices
+    };
     Ok(SuiteReport {
         suite: kind,
         options: options.clone(),
@@ -639,6 +773,81 @@ pub(crate) fn suite_options_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(results: &[(&str, Unit, f64)]) -> DeviceReport {
+        DeviceReport {
+            device: "d".into(),
+            scale_note: None,
+            steps: Vec::new(),
+            steady: None,
+            results: results
+                .iter()
+                .map(|(name, unit, value)| Measure {
+                    name: name.to_string(),
+                    unit: *unit,
+                    value: *value,
+                })
+                .collect(),
+            charts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn aggregate_sums_throughput_takes_worst_latency_and_drops_the_rest() {
+        let a = report(&[
+            ("iops", Unit::Iops, 100.0),
+            ("bw_bytes_per_s", Unit::BytesPerS, 1e6),
+            ("lat_p99_ns", Unit::Ns, 500.0),
+            ("waf", Unit::Ratio, 2.0),
+            ("only_a_ns", Unit::Ns, 9.0),
+        ]);
+        let b = report(&[
+            ("lat_p99_ns", Unit::Ns, 800.0),
+            ("iops", Unit::Iops, 50.0),
+            ("bw_bytes_per_s", Unit::BytesPerS, 3e6),
+            ("waf", Unit::Ratio, 3.0),
+        ]);
+        let agg = aggregate_drives("dev", &[a, b]);
+        assert_eq!(agg.device, "dev#all");
+        let got: Vec<(&str, f64)> = agg
+            .results
+            .iter()
+            .map(|m| (m.name.as_str(), m.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("iops", 150.0),
+                ("bw_bytes_per_s", 4e6),
+                ("lat_p99_ns", 800.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn drive_seeds_keep_drive_one_and_differ_per_drive() {
+        assert_eq!(drive_seed(42, 1), 42);
+        let seeds: Vec<u64> = (1..=8).map(|d| drive_seed(42, d)).collect();
+        for (i, a) in seeds.iter().enumerate() {
+            assert!(seeds[i + 1..].iter().all(|b| b != a), "{seeds:?}");
+        }
+        assert_eq!(
+            drive_seed(42, 3),
+            SeedTree::new(42).child("drive-3").master_seed()
+        );
+        assert_ne!(drive_seed(42, 3), drive_seed(43, 3));
+    }
+
+    #[test]
+    fn zero_or_too_many_drives_are_a_bad_option() {
+        for n in [0, MAX_DRIVES + 1] {
+            let e =
+                run_suite_drives_with(SuiteKind::Qos, &[], n, &SuiteOptions::default(), &|_, _| {})
+                    .unwrap_err();
+            assert!(e.is_bad_input());
+            assert!(e.to_string().contains("drives"), "{e}");
+        }
+    }
 
     #[test]
     fn suite_names_round_trip_and_unknown_lists_them() {
