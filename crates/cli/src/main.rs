@@ -320,6 +320,15 @@ fn run_failed(error: impl Into<anyhow::Error>) -> Failure {
     }
 }
 
+/// Exit 2 when the input was at fault (the error says so), else 1.
+fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
+    if is_bad_input {
+        bad_input(error)
+    } else {
+        run_failed(error)
+    }
+}
+
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors, matching our "bad input" code.
     let cli = Cli::parse();
@@ -387,13 +396,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p))
     };
     display.finish();
-    let mut run = result.map_err(|e| {
-        if e.is_bad_input() {
-            bad_input(e)
-        } else {
-            run_failed(e)
-        }
-    })?;
+    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
 
     // The device's counters (they include its scale) join the run's own flashlab figures.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
@@ -439,13 +442,7 @@ fn run_system(
     let result =
         flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |p| display.update(p));
     display.finish();
-    let mut run = result.map_err(|e| {
-        if e.is_bad_input() {
-            bad_input(e)
-        } else {
-            run_failed(e)
-        }
-    })?;
+    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
     }
@@ -624,13 +621,7 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
     args.target
         .iter()
         .map(|p| {
-            flashlab_suite::RealTarget::open(p, &options).map_err(|e| {
-                if e.is_bad_input() {
-                    bad_input(e)
-                } else {
-                    run_failed(e)
-                }
-            })
+            flashlab_suite::RealTarget::open(p, &options).map_err(|e| failure(e.is_bad_input(), e))
         })
         .collect()
 }
@@ -680,13 +671,7 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         }
     }
     display.finish();
-    let report = outcome.map_err(|e| {
-        if e.is_bad_input() {
-            bad_input(e)
-        } else {
-            run_failed(e)
-        }
-    })?;
+    let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     if let Some(dir) = &args.outdir {
         flashlab_suite::write_outdir(&report, dir)
             .with_context(|| format!("writing results under {}", dir.display()))

@@ -12,9 +12,7 @@ use flashlab_workload::trace::{
     BlkparseAction, Remap, TimeUnit, TraceFormat, TraceOptions, TraceReader,
 };
 
-use super::{
-    bad_input, load_device, run_failed, write_output, Failure, OutputFormat, DEFAULT_SEED,
-};
+use super::{bad_input, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED};
 use crate::progress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -240,13 +238,7 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
     let result =
         flashlab_runner::replay_trace(&mut reader, &mut ssd, &options, &mut |p| display.update(p));
     display.finish();
-    let mut run = result.map_err(|e| {
-        if e.is_bad_input() {
-            bad_input(e)
-        } else {
-            run_failed(e)
-        }
-    })?;
+    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
     }

@@ -8,7 +8,7 @@ use anyhow::{anyhow, Context};
 use flashlab_engine::{BlockDevice, SeedTree};
 use flashlab_serve::{Listen, ServeConfig, ServeStats, Server};
 
-use crate::{bad_input, load_device, run_failed, Failure, DEFAULT_SEED};
+use crate::{bad_input, failure, load_device, run_failed, Failure, DEFAULT_SEED};
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -117,13 +117,7 @@ fn serve_device<D: BlockDevice>(
     serve.export_name = name.to_string();
     serve.description = format!("flashlab simulated {what} {name}");
     serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
-    let server = Server::bind(device, serve).map_err(|e| {
-        if e.is_bad_input() {
-            bad_input(e)
-        } else {
-            run_failed(e)
-        }
-    })?;
+    let server = Server::bind(device, serve).map_err(|e| failure(e.is_bad_input(), e))?;
 
     let stop = flashlab_serve::stop_on_signals();
     eprintln!(

@@ -149,19 +149,26 @@ fn round_measures(prefix: &str, st: &SteadyReport) -> Vec<Measure> {
     m
 }
 
+/// The (read share, block size) cells of a test in PTS order (mix outer, blocks as
+/// listed), and the index of the tracked 4 KiB 100 % write cell.
+fn matrix(mixes: &[u32], blocks: &[u64]) -> (Vec<(u32, u64)>, usize) {
+    let cells: Vec<(u32, u64)> = mixes
+        .iter()
+        .flat_map(|&m| blocks.iter().map(move |&b| (m, b)))
+        .collect();
+    let tracked = cells
+        .iter()
+        .position(|&c| c == (0, 4096))
+        .expect("the 4 KiB write cell is in the matrix");
+    (cells, tracked)
+}
+
 /// IOPS test: rounds over the 56 (mix, block size) cells; steady state on the 4 KiB 100 %
 /// write cell. Results: every cell's IOPS, averaged over the steady window.
 pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     let (qd, jobs) = qd_jobs(opts);
     purge_and_fill_with(s, "", "128k", 2)?;
-    let cells: Vec<(u32, u64)> = IOPS_MIXES
-        .iter()
-        .flat_map(|&m| IOPS_BLOCKS.iter().map(move |&b| (m, b)))
-        .collect();
-    let tracked_cell = cells
-        .iter()
-        .position(|&c| c == (0, 4096))
-        .expect("the 4 KiB write cell is in the matrix");
+    let (cells, tracked_cell) = matrix(&IOPS_MIXES, &IOPS_BLOCKS);
     let mut table: Vec<Vec<f64>> = Vec::with_capacity(opts.max_rounds);
     let mut tracked = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {
@@ -352,14 +359,7 @@ fn cell_latency(run: &RunResult) -> CellLatency {
 /// sizes; steady state on the 4 KiB 100 % write mean latency.
 pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     purge_and_fill_with(s, "", "128k", 2)?;
-    let cells: Vec<(u32, u64)> = LAT_MIXES
-        .iter()
-        .flat_map(|&m| LAT_BLOCKS.iter().map(move |&b| (m, b)))
-        .collect();
-    let tracked_cell = cells
-        .iter()
-        .position(|&c| c == (0, 4096))
-        .expect("the 4 KiB write cell is in the matrix");
+    let (cells, tracked_cell) = matrix(&LAT_MIXES, &LAT_BLOCKS);
     let mut table: Vec<Vec<CellLatency>> = Vec::with_capacity(opts.max_rounds);
     let mut tracked = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {

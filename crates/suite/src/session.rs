@@ -8,8 +8,9 @@ use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
-use flashlab_runner::{RunOptions, SliceScale};
+use flashlab_runner::{RunError, RunOptions, SliceScale};
 use flashlab_system::System;
+use flashlab_workload::JobFile;
 
 use crate::real::RealTarget;
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteProgress};
@@ -333,18 +334,7 @@ impl<'a> Session<'a> {
         if let Drive::Real(_) = self.drive {
             return self.real_job(step, text, measure);
         }
-        let file_name = format!("{step}.fio");
-        let file = flashlab_workload::parse_str(text, &file_name, &|_| None).map_err(|error| {
-            SuiteError::Job {
-                device: self.device.clone(),
-                step: step.to_string(),
-                error: Box::new(error),
-            }
-        })?;
-        // Every step draws fresh random offsets: the same seed in every round would rewrite
-        // the same sequence of blocks.
-        let seed = self.seeds.child(step).master_seed();
-        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let (file, options) = self.plan_job(step, text)?;
         let Drive::Sim(ssd) = &mut self.drive else {
             unreachable!("real targets returned above");
         };
@@ -370,6 +360,39 @@ impl<'a> Session<'a> {
             })
         });
         let horizon_ns = dev.horizon_ns;
+        let run = self.end_job(step, result, horizon_ns)?;
+        let measures = if self.record_steps {
+            measure(&run)
+        } else {
+            Vec::new()
+        };
+        self.record_job(step, text, &run, measures);
+        Ok(run)
+    }
+
+    /// A job step's parsed file and run options. Every step draws fresh random offsets: the
+    /// same seed in every round would rewrite the same sequence of blocks.
+    fn plan_job(&self, step: &str, text: &str) -> Result<(JobFile, RunOptions), SuiteError> {
+        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
+            |error| SuiteError::Job {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(error),
+            },
+        )?;
+        let seed = self.seeds.child(step).master_seed();
+        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        Ok((file, options))
+    }
+
+    /// A simulated job step ended with the drive at `horizon_ns`: the next step starts there,
+    /// and the result carries the drive's counters and the step's place in the suite.
+    fn end_job(
+        &mut self,
+        step: &str,
+        result: Result<RunResult, RunError>,
+        horizon_ns: SimTime,
+    ) -> Result<RunResult, SuiteError> {
         let mut run = result.map_err(|error| SuiteError::Run {
             device: self.device.clone(),
             step: step.to_string(),
@@ -381,17 +404,21 @@ impl<'a> Session<'a> {
             extra.insert("suite_step".into(), step.into());
             extra.insert("suite_step_end_ns".into(), self.now_ns.into());
         }
+        Ok(run)
+    }
+
+    /// Keep a job step's record (text, fio JSON, measures) when steps are recorded.
+    fn record_job(&mut self, step: &str, text: &str, run: &RunResult, measures: Vec<Measure>) {
         if self.record_steps {
-            let json = render_json(&run, false);
+            let json = render_json(run, false);
             self.record(
                 step,
                 StepKind::Job,
                 Some(text.to_string()),
                 Some(json),
-                measure(&run),
+                measures,
             );
         }
-        Ok(run)
     }
 }
 
@@ -455,15 +482,7 @@ impl Session<'_> {
         measure: &dyn Fn(&RunResult, &Ssd, SimTime, SimTime) -> Vec<Measure>,
     ) -> Result<(RunResult, Vec<Measure>), SuiteError> {
         self.announce(step);
-        let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
-            |error| SuiteError::Job {
-                device: self.device.clone(),
-                step: step.to_string(),
-                error: Box::new(error),
-            },
-        )?;
-        let seed = self.seeds.child(step).master_seed();
-        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let (file, options) = self.plan_job(step, text)?;
         let start_ns = self.now_ns;
         let no_drive = SuiteError::NoFtl {
             device: self.device.clone(),
@@ -476,32 +495,13 @@ impl Session<'_> {
         let mut targets = crate::targets::DriveTargets::new(ssd, start_ns);
         let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
         let horizon_ns = targets.horizon_ns();
-        let mut run = result.map_err(|error| SuiteError::Run {
-            device: self.device.clone(),
-            step: step.to_string(),
-            error: Box::new(error),
-        })?;
-        self.now_ns = horizon_ns;
-        if let serde_json::Value::Object(extra) = &mut run.flashlab {
-            extra.insert("device_counters".into(), self.counters_json());
-            extra.insert("suite_step".into(), step.into());
-            extra.insert("suite_step_end_ns".into(), self.now_ns.into());
-        }
+        let run = self.end_job(step, result, horizon_ns)?;
         let Drive::Sim(dev) = &mut self.drive else {
             unreachable!("a real target returned above");
         };
         let ssd = dev.as_ssd_mut().expect("checked above");
         let measures = measure(&run, ssd, start_ns, self.now_ns);
-        if self.record_steps {
-            let json = render_json(&run, false);
-            self.record(
-                step,
-                StepKind::Job,
-                Some(text.to_string()),
-                Some(json),
-                measures.clone(),
-            );
-        }
+        self.record_job(step, text, &run, measures.clone());
         Ok((run, measures))
     }
 }
