@@ -438,38 +438,7 @@ impl Ssd {
     }
 
     fn check_range(&self, req: &IoRequest) -> Result<(), DeviceError> {
-        if req.kind == IoKind::Flush {
-            return Ok(());
-        }
-        if req.len_bytes == 0 {
-            return Err(DeviceError::Empty);
-        }
-        let cap = self.model.user_bytes;
-        if req
-            .offset_bytes
-            .checked_add(req.len_bytes)
-            .is_none_or(|e| e > cap)
-        {
-            return Err(DeviceError::OutOfRange {
-                offset_bytes: req.offset_bytes,
-                len_bytes: req.len_bytes,
-                capacity_bytes: cap,
-            });
-        }
-        let lb = self.model.logical_block_bytes;
-        let misaligned = if lb.is_power_of_two() {
-            (req.offset_bytes | req.len_bytes) & (lb - 1) != 0
-        } else {
-            !req.offset_bytes.is_multiple_of(lb) || !req.len_bytes.is_multiple_of(lb)
-        };
-        if misaligned {
-            return Err(DeviceError::Misaligned {
-                offset_bytes: req.offset_bytes,
-                len_bytes: req.len_bytes,
-                block_bytes: lb,
-            });
-        }
-        Ok(())
+        req.check_range(self.model.user_bytes, self.model.logical_block_bytes)
     }
 
     fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {

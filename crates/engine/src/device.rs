@@ -73,6 +73,45 @@ impl IoRequest {
             fua: false,
         }
     }
+
+    /// Whether a device of `capacity_bytes` with `block_bytes` logical blocks can take this
+    /// request: a flush always; anything else must be non-empty, inside the device and
+    /// aligned to the block. Every device checks with this one rule.
+    #[inline]
+    pub fn check_range(&self, capacity_bytes: u64, block_bytes: u64) -> Result<(), DeviceError> {
+        if self.kind == IoKind::Flush {
+            return Ok(());
+        }
+        if self.len_bytes == 0 {
+            return Err(DeviceError::Empty);
+        }
+        if self
+            .offset_bytes
+            .checked_add(self.len_bytes)
+            .is_none_or(|e| e > capacity_bytes)
+        {
+            return Err(DeviceError::OutOfRange {
+                offset_bytes: self.offset_bytes,
+                len_bytes: self.len_bytes,
+                capacity_bytes,
+            });
+        }
+        // Block sizes are powers of two in practice: a mask, not two divisions.
+        let misaligned = if block_bytes.is_power_of_two() {
+            (self.offset_bytes | self.len_bytes) & (block_bytes - 1) != 0
+        } else {
+            !self.offset_bytes.is_multiple_of(block_bytes)
+                || !self.len_bytes.is_multiple_of(block_bytes)
+        };
+        if misaligned {
+            return Err(DeviceError::Misaligned {
+                offset_bytes: self.offset_bytes,
+                len_bytes: self.len_bytes,
+                block_bytes,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The device's answer to a submission.
@@ -134,4 +173,38 @@ pub trait BlockDevice {
     /// (such as its map entry, a cache miss on a large drive) so that the loads of queued
     /// requests overlap instead of following one another.
     fn prefetch(&self, _req: &IoRequest) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_check_takes_flushes_and_fitting_aligned_requests_only() {
+        assert_eq!(IoRequest::flush().check_range(0, 512), Ok(()));
+        assert_eq!(IoRequest::read(4096, 4096).check_range(8192, 4096), Ok(()));
+        assert_eq!(
+            IoRequest::read(0, 0).check_range(8192, 512),
+            Err(DeviceError::Empty)
+        );
+        assert!(matches!(
+            IoRequest::write(4096, 8192).check_range(8192, 512),
+            Err(DeviceError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            IoRequest::write(u64::MAX, 512).check_range(8192, 512),
+            Err(DeviceError::OutOfRange { .. })
+        ));
+        // Power-of-two blocks take the mask path, others divide: same answers.
+        for block in [512u64, 520] {
+            assert_eq!(
+                IoRequest::read(block, block).check_range(1 << 20, block),
+                Ok(())
+            );
+            assert!(matches!(
+                IoRequest::read(block + 8, block).check_range(1 << 20, block),
+                Err(DeviceError::Misaligned { .. })
+            ));
+        }
+    }
 }

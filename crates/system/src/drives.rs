@@ -50,34 +50,6 @@ impl Component for SsdNode {
     }
 }
 
-fn range_check(req: &IoRequest, cap: u64, block: u64) -> Result<(), DeviceError> {
-    if req.kind == IoKind::Flush {
-        return Ok(());
-    }
-    if req.len_bytes == 0 {
-        return Err(DeviceError::Empty);
-    }
-    if req
-        .offset_bytes
-        .checked_add(req.len_bytes)
-        .is_none_or(|e| e > cap)
-    {
-        return Err(DeviceError::OutOfRange {
-            offset_bytes: req.offset_bytes,
-            len_bytes: req.len_bytes,
-            capacity_bytes: cap,
-        });
-    }
-    if !req.offset_bytes.is_multiple_of(block) || !req.len_bytes.is_multiple_of(block) {
-        return Err(DeviceError::Misaligned {
-            offset_bytes: req.offset_bytes,
-            len_bytes: req.len_bytes,
-            block_bytes: block,
-        });
-    }
-    Ok(())
-}
-
 /// A hard disk description (TOML, human units). Figures and their sources live in the presets.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -233,7 +205,7 @@ impl BlockDevice for HddDrive {
         self.queue_depth
     }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
-        range_check(req, self.capacity_bytes(), 512)?;
+        req.check_range(self.capacity_bytes(), 512)?;
         while self.outstanding.front().is_some_and(|&(d, _)| d <= now_ns) {
             self.outstanding.pop_front();
         }
@@ -364,7 +336,7 @@ impl BlockDevice for XpointDrive {
         self.queue_depth
     }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
-        range_check(req, self.capacity_bytes(), 512)?;
+        req.check_range(self.capacity_bytes(), 512)?;
         let accepted = now_ns.max(self.ctrl_next_ns);
         self.ctrl_next_ns = accepted + self.cmd_spacing_ns;
         let t0 = accepted + self.overhead_ns;

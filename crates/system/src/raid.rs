@@ -693,34 +693,7 @@ impl Raid {
     }
 
     fn check(&self, req: &IoRequest) -> Result<(), DeviceError> {
-        if req.kind == IoKind::Flush {
-            return Ok(());
-        }
-        if req.len_bytes == 0 {
-            return Err(DeviceError::Empty);
-        }
-        let cap = self.capacity_bytes();
-        if req
-            .offset_bytes
-            .checked_add(req.len_bytes)
-            .is_none_or(|e| e > cap)
-        {
-            return Err(DeviceError::OutOfRange {
-                offset_bytes: req.offset_bytes,
-                len_bytes: req.len_bytes,
-                capacity_bytes: cap,
-            });
-        }
-        if !req.offset_bytes.is_multiple_of(self.block_bytes)
-            || !req.len_bytes.is_multiple_of(self.block_bytes)
-        {
-            return Err(DeviceError::Misaligned {
-                offset_bytes: req.offset_bytes,
-                len_bytes: req.len_bytes,
-                block_bytes: self.block_bytes,
-            });
-        }
-        Ok(())
+        req.check_range(self.capacity_bytes(), self.block_bytes)
     }
 
     /// Room in the host cache for `len` bytes at `t`: when it is there.
