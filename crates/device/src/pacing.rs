@@ -51,7 +51,12 @@ pub(crate) struct InternalQueue {
     pub peak_len: usize,
     /// Host programs that waited for a queued erase of their block.
     pub forced_erases: u64,
+    /// Host programs that found the spread used up with work still queued.
+    pub overdue: u64,
 }
+
+/// Work still queued when its spread is used up is spread over this many more host programs.
+const OVERDUE_SPREAD_PROGRAMS: i64 = 1;
 
 impl InternalQueue {
     /// A queue for a drive of `blocks` blocks of `native_block_ius` IUs (`slc_block_ius` in
@@ -68,6 +73,7 @@ impl InternalQueue {
             slc_block_ius: i64::from(slc_block_ius),
             peak_len: 0,
             forced_erases: 0,
+            overdue: 0,
         }
     }
 
@@ -84,9 +90,10 @@ impl InternalQueue {
         self.ops.front()
     }
 
-    /// Queue an internal operation; returns the oldest one if the queue was full (it must be
-    /// released now).
-    pub fn push(&mut self, op: NandOp) -> Option<NandOp> {
+    /// Queue an internal operation (`static_slc`: an erase of a static SLC block, which frees
+    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included);
+    /// returns the oldest one if the queue was full (it must be released now).
+    pub fn push(&mut self, op: NandOp, static_slc: bool) -> Option<NandOp> {
         let out = if self.ops.len() == self.cap {
             self.pop()
         } else {
@@ -96,7 +103,7 @@ impl InternalQueue {
         match op.kind {
             NandOpKind::Erase => {
                 self.erase_seq[op.block as usize] = self.pushed;
-                self.spread_ius += if op.slc {
+                self.spread_ius += if static_slc {
                     self.slc_block_ius
                 } else {
                     self.native_block_ius
@@ -138,12 +145,14 @@ impl InternalQueue {
         }
         let n = i64::from(ius);
         let len = self.ops.len() as i64;
-        let share = if self.spread_ius <= n {
-            len
-        } else {
-            // ceil(len * n / spread): the queue is empty when the spread is used up.
-            (len * n + self.spread_ius - 1) / self.spread_ius
-        };
+        // ceil(len * n / spread): the queue is empty when the spread is used up. Should the
+        // estimate run out first, the rest is spread over a few more host programs rather
+        // than released in one burst.
+        if self.spread_ius <= n {
+            self.overdue += 1;
+        }
+        let spread = self.spread_ius.max(n * OVERDUE_SPREAD_PROGRAMS);
+        let share = (len * n + spread - 1) / spread;
         self.spread_ius -= n;
         forced.max(share as usize)
     }
@@ -171,10 +180,16 @@ mod tests {
     /// One victim: 3 pages of 4 IUs read and rewritten, then its erase (16-IU blocks: gain 4).
     fn victim(q: &mut InternalQueue, block: u32, dest: u32) {
         for _ in 0..3 {
-            assert!(q.push(op(NandOpKind::Read, block, 4)).is_none());
-            assert!(q.push(op(NandOpKind::Program, dest, 4)).is_none());
+            assert!(q.push_op(op(NandOpKind::Read, block, 4)).is_none());
+            assert!(q.push_op(op(NandOpKind::Program, dest, 4)).is_none());
         }
-        assert!(q.push(op(NandOpKind::Erase, block, 0)).is_none());
+        assert!(q.push_op(op(NandOpKind::Erase, block, 0)).is_none());
+    }
+
+    impl InternalQueue {
+        fn push_op(&mut self, op: NandOp) -> Option<NandOp> {
+            self.push(op, false)
+        }
     }
 
     #[test]
@@ -215,10 +230,10 @@ mod tests {
     #[test]
     fn a_full_queue_releases_its_oldest_operation() {
         let mut q = InternalQueue::new(8, 16, 4, 3);
-        q.push(op(NandOpKind::Read, 1, 4));
-        q.push(op(NandOpKind::Program, 2, 4));
-        q.push(op(NandOpKind::Read, 1, 4));
-        let out = q.push(op(NandOpKind::Erase, 1, 0)).unwrap();
+        q.push_op(op(NandOpKind::Read, 1, 4));
+        q.push_op(op(NandOpKind::Program, 2, 4));
+        q.push_op(op(NandOpKind::Read, 1, 4));
+        let out = q.push_op(op(NandOpKind::Erase, 1, 0)).unwrap();
         assert_eq!(out.kind, NandOpKind::Read);
         assert_eq!((q.held(), q.peak_len), (3, 3));
         while q.pop().is_some() {}

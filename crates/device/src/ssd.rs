@@ -377,7 +377,9 @@ impl Ssd {
             let op = self.ops[i];
             if is_internal(&op) {
                 let now = if defer {
-                    self.internal.push(op)
+                    let static_slc =
+                        op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
+                    self.internal.push(op, static_slc)
                 } else {
                     Some(op)
                 };
@@ -757,6 +759,7 @@ impl Ssd {
                 "internal_ops_held_peak": self.internal.peak_len,
                 "internal_ops_held": self.internal.held(),
                 "host_waits_for_queued_erase": self.internal.forced_erases,
+                "internal_pacing_overdue": self.internal.overdue,
             },
             "scale": {
                 "capacity_factor": self.model.scale.capacity_factor,

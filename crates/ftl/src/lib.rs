@@ -195,6 +195,12 @@ impl Ftl {
         self.erases_deferred = true;
     }
 
+    /// Whether `block` belongs to the static SLC cache (erasing it frees an SLC block; erasing
+    /// any other block frees a native block's worth of space).
+    pub fn is_static_slc_block(&self, block: u32) -> bool {
+        self.geo.is_static_slc(block)
+    }
+
     /// The device carried out the erase of `block` (issued by relocation).
     pub fn erase_done(&mut self, block: u32) {
         if let Some(b) = self.blocks.info.get_mut(block as usize) {
