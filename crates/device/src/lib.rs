@@ -14,6 +14,7 @@ pub mod link;
 mod load;
 pub mod model;
 mod namespace;
+mod pacing;
 mod ssd;
 pub mod units;
 pub mod values;

@@ -20,10 +20,15 @@ use crate::config::DeviceConfig;
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
+use crate::pacing::{is_internal, InternalQueue};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
 pub const MAX_WAIT_NS: u64 = 30 * 1_000_000_000;
+
+/// Victims' worth of internal work held back at most (each: a read and a program per page
+/// and an erase); beyond that the oldest operations go to the dies at once.
+const INTERNAL_QUEUE_BLOCKS: usize = 64;
 
 /// Background steps per idle window at most (each step is bounded work in the FTL).
 const MAX_BACKGROUND_STEPS: u32 = 1_000_000;
@@ -56,6 +61,11 @@ pub struct Ssd {
     media: NandTiming,
     buffer: WriteBuffer,
     ops: Vec<NandOp>,
+    /// Internal work planned by the FTL, not yet given to the dies (see `pacing`).
+    internal: InternalQueue,
+    /// Earliest time a released internal program has its data (the latest released internal
+    /// read's array and transfer time after its release).
+    internal_data_ns: u64,
     /// Free time of the host link per direction (0: host to device, 1: device to host).
     link_free_ns: [u64; 2],
     ctrl_next_ns: u64,
@@ -92,7 +102,7 @@ impl Ssd {
         let model = config
             .resolve()
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
-        let ftl = Ftl::new(model.ftl.clone()).map_err(|e| ConfigError::Invalid {
+        let mut ftl = Ftl::new(model.ftl.clone()).map_err(|e| ConfigError::Invalid {
             origin: config.name.clone(),
             key: "ftl".to_string(),
             value: String::new(),
@@ -110,7 +120,18 @@ impl Ssd {
         media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
+        ftl.defer_erases();
+        let f = &model.ftl;
+        let block_ius = f.pages_per_block * f.ius_per_page;
+        let internal = InternalQueue::new(
+            ftl.total_blocks(),
+            block_ius,
+            f.pages_per_block / f.bits_per_cell.max(1) * f.ius_per_page,
+            INTERNAL_QUEUE_BLOCKS * (2 * f.pages_per_block as usize + 1),
+        );
         Ok(Ssd {
+            internal,
+            internal_data_ns: 0,
             ftl,
             media,
             buffer,
@@ -312,6 +333,7 @@ impl Ssd {
         self.model.memory_bytes
             + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
             + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
+            + self.internal.memory_bytes() as u64
     }
 
     fn link_dir(&self, device_to_host: bool) -> usize {
@@ -344,38 +366,38 @@ impl Ssd {
         }
     }
 
-    /// Place the pending FTL ops on the media starting at `start_ns`. Returns (latest
-    /// completion of any op, latest completion of an RMW read).
-    fn schedule_ops(&mut self, start_ns: u64) -> (u64, u64) {
+    /// Give the pending FTL ops to the media from `start_ns`. Internal work goes through the
+    /// pacing queue when `defer` (host commands), else straight to the dies (idle-time work,
+    /// format). Returns (latest completion of any op given to the dies, latest completion of
+    /// an RMW read).
+    fn schedule_ops(&mut self, start_ns: u64, defer: bool) -> (u64, u64) {
         let mut last = start_ns;
         let mut rmw_done = start_ns;
-        // An internal program (GC, fold, wear levelling) carries data read by the ops before
-        // it. A real controller lets such reads overtake queued programs, so the program waits
-        // for the read's own latency (array + transfer), not for the FIFO queue of the die
-        // the victim sits on: waiting for that queue would idle every other die.
-        let mut internal_data_ns = start_ns;
         for i in 0..self.ops.len() {
             let op = self.ops[i];
+            if is_internal(&op) {
+                let now = if defer {
+                    let static_slc =
+                        op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
+                    self.internal.push(op, static_slc)
+                } else {
+                    Some(op)
+                };
+                if let Some(o) = now {
+                    last = last.max(self.issue_internal(&o, start_ns));
+                }
+                continue;
+            }
+            if op.kind == NandOpKind::Program {
+                let host = op.cause == OpCause::HostWrite;
+                let due = self.internal.due_before_program(op.block, op.ius, host);
+                last = last.max(self.release_internal(due, start_ns));
+            }
             let m = self.media_op(&op);
-            let internal = matches!(
-                op.cause,
-                OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel
-            );
-            let at = if internal && op.kind == NandOpKind::Program {
-                internal_data_ns
-            } else {
-                start_ns
-            };
-            let done = self.media.schedule(&m, at);
+            let done = self.media.schedule(&m, start_ns);
             last = last.max(done);
             match (op.kind, op.cause) {
                 (NandOpKind::Read, OpCause::ReadModifyWrite) => rmw_done = rmw_done.max(done),
-                (NandOpKind::Read, _) if internal => {
-                    let t = self.media.timings();
-                    let array = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
-                    internal_data_ns =
-                        internal_data_ns.max(start_ns + array + self.media.channel_ns(m.bytes));
-                }
                 (NandOpKind::Program, OpCause::HostWrite) => {
                     self.buffer.programmed(done, m.bytes);
                     self.host_program_done_ns = self.host_program_done_ns.max(done);
@@ -385,6 +407,62 @@ impl Ssd {
         }
         self.ops.clear();
         (last, rmw_done)
+    }
+
+    /// Release the `n` oldest queued internal operations at `at_ns`; returns the latest
+    /// completion (`at_ns` if none).
+    fn release_internal(&mut self, n: usize, at_ns: u64) -> u64 {
+        let mut last = at_ns;
+        for _ in 0..n {
+            let Some(op) = self.internal.pop() else { break };
+            last = last.max(self.issue_internal(&op, at_ns));
+        }
+        last
+    }
+
+    /// Abandon the internal work not given to the dies yet (power loss, format): the blocks
+    /// it would have erased count as erased, as the FTL's state already has them.
+    fn drop_internal(&mut self) {
+        while let Some(op) = self.internal.pop() {
+            if op.kind == NandOpKind::Erase {
+                self.ftl.erase_done(op.block);
+            }
+        }
+    }
+
+    /// Internal work whose die is idle at `now_ns` starts now: the oldest queued operations,
+    /// as long as each one's die has nothing reserved (so host work waits for at most the one
+    /// operation each die took).
+    fn release_to_idle_dies(&mut self, now_ns: u64) {
+        while let Some(op) = self.internal.front() {
+            if self.media.unit_free_ns(op.block) > now_ns {
+                break;
+            }
+            self.release_internal(1, now_ns);
+        }
+    }
+
+    /// Place one internal operation. An internal program carries data read by the internal
+    /// reads before it. A real controller lets such reads overtake queued programs, so the
+    /// program waits for the read's own latency (array + transfer), not for the FIFO queue of
+    /// the die the victim sits on: waiting for that queue would idle every other die.
+    fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
+        let m = self.media_op(op);
+        match op.kind {
+            NandOpKind::Read => {
+                let t = self.media.timings();
+                let array = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
+                self.internal_data_ns = self
+                    .internal_data_ns
+                    .max(at_ns + array + self.media.channel_ns(m.bytes));
+                self.media.schedule(&m, at_ns)
+            }
+            NandOpKind::Program => self.media.schedule(&m, at_ns.max(self.internal_data_ns)),
+            NandOpKind::Erase => {
+                self.ftl.erase_done(op.block);
+                self.media.schedule(&m, at_ns)
+            }
+        }
     }
 
     fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
@@ -406,13 +484,28 @@ impl Ssd {
     /// has no host work: each step starts once the previous one is done, and only steps that
     /// start before `until_ns` run.
     fn background(&mut self, from_ns: u64, until_ns: u64) {
-        if self.bg_done {
+        if self.bg_done && self.internal.is_empty() {
             return;
         }
         let mut t = from_ns
             .max(self.last_done_ns)
             .max(self.bg_cursor_ns)
             .max(self.media.all_idle_ns());
+        // Work held back for pacing runs first, one victim (up to its erase) per step.
+        while t < until_ns && !self.internal.is_empty() {
+            let mut end = t;
+            while let Some(op) = self.internal.pop() {
+                end = end.max(self.issue_internal(&op, t));
+                if op.kind == NandOpKind::Erase {
+                    break;
+                }
+            }
+            t = end;
+        }
+        if !self.internal.is_empty() || self.bg_done {
+            self.bg_cursor_ns = t;
+            return;
+        }
         let mut steps = 0;
         while t < until_ns && steps < MAX_BACKGROUND_STEPS {
             steps += 1;
@@ -424,7 +517,7 @@ impl Ssd {
             if self.ops.is_empty() {
                 continue;
             }
-            let (end, _) = self.schedule_ops(t);
+            let (end, _) = self.schedule_ops(t, false);
             t = end;
         }
         self.ops.clear();
@@ -526,7 +619,7 @@ impl Ssd {
                 self.version,
                 &mut self.ops,
             );
-            let (_, rmw_done) = self.schedule_ops(data_ns);
+            let (_, rmw_done) = self.schedule_ops(data_ns, true);
             done = done.max(data_ns).max(rmw_done);
             lpn += n;
         }
@@ -537,7 +630,7 @@ impl Ssd {
     fn make_durable(&mut self, t0: u64) -> u64 {
         self.ops.clear();
         self.ftl.flush(&mut self.ops);
-        let (last, _) = self.schedule_ops(t0);
+        let (last, _) = self.schedule_ops(t0, true);
         last.max(self.host_program_done_ns).max(t0)
     }
 
@@ -546,8 +639,9 @@ impl Ssd {
     pub fn power_loss(&mut self, at_ns: u64) {
         self.ops.clear();
         self.ftl.power_loss(&mut self.ops);
+        self.drop_internal();
         let resume = if self.model.plp {
-            let (last, _) = self.schedule_ops(at_ns);
+            let (last, _) = self.schedule_ops(at_ns, false);
             last.max(at_ns)
         } else {
             self.ops.clear();
@@ -567,8 +661,9 @@ impl Ssd {
     pub fn format(&mut self, at_ns: u64) {
         let start = at_ns.max(self.last_done_ns).max(self.media.all_idle_ns());
         self.ops.clear();
+        self.drop_internal();
         self.ftl.format(&mut self.ops);
-        let (last, _) = self.schedule_ops(start);
+        let (last, _) = self.schedule_ops(start, false);
         self.buffer.clear(last);
         self.ctrl_next_ns = self.ctrl_next_ns.max(last);
         self.last_done_ns = self.last_done_ns.max(last);
@@ -660,6 +755,11 @@ impl Ssd {
                 "channel_busy_ns": m.channel_busy_ns,
                 "program_suspends": m.program_suspends,
                 "erase_suspends": m.erase_suspends,
+                // Internal work spread over host writes (see the pacing module).
+                "internal_ops_held_peak": self.internal.peak_len,
+                "internal_ops_held": self.internal.held(),
+                "host_waits_for_queued_erase": self.internal.forced_erases,
+                "internal_pacing_overdue": self.internal.overdue,
             },
             "scale": {
                 "capacity_factor": self.model.scale.capacity_factor,
@@ -728,6 +828,7 @@ impl Ssd {
         if now_ns > self.last_done_ns {
             self.background(self.last_done_ns, now_ns);
         }
+        self.release_to_idle_dies(now_ns);
         let accepted = self.accept(now_ns);
         let t0 = accepted + self.model.command_overhead_ns;
         let durable = !self.model.plp;

@@ -3,7 +3,7 @@
 //! consecutive pages land on different dies. A page is programmed (a `Program` op) when its
 //! last IU is placed; until then it lives in the controller's buffer.
 
-use crate::blocks::Pool;
+use crate::blocks::{FreeEnd, Pool};
 use crate::lists::NIL;
 use crate::mapping::UNMAPPED;
 use crate::{Ftl, NandOp, NandOpKind, OpCause, Ppa};
@@ -138,7 +138,10 @@ impl Ftl {
                     None
                 }
             }
-            _ => self.blocks.take_free(Pool::Native, unit, false),
+            StreamId::Host => self.blocks.take_free(Pool::Native, unit, false),
+            _ => self
+                .blocks
+                .take_free_at(Pool::Native, unit, false, FreeEnd::Newest),
         }
     }
 

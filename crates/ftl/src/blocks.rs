@@ -26,6 +26,17 @@ pub(crate) enum Class {
     SlcStatic = 2,
 }
 
+/// Which end of a free list a block is taken from. The host stream takes the block freed
+/// longest ago; relocation streams take the one freed last. Relocation plans a victim's erase
+/// ahead of the device carrying it out (the device spreads that work over host writes), and
+/// its own writes queue behind that erase anyway; the host's next block is then one whose
+/// erase has long been done, so host writes do not wait for queued relocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FreeEnd {
+    Oldest,
+    Newest,
+}
+
 /// Which free pool a block returns to when erased.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pool {
@@ -46,6 +57,9 @@ pub(crate) struct BlockInfo {
     /// In SLC mode (static SLC blocks always, native blocks while used as dynamic cache).
     pub slc: bool,
     pub is_static: bool,
+    /// Released by relocation, erase not yet carried out by the device (see
+    /// [`BlockTable::take_free_at`]).
+    pub erase_pending: bool,
 }
 
 impl BlockInfo {
@@ -56,6 +70,7 @@ impl BlockInfo {
         state: BlockState::Free,
         slc: false,
         is_static: false,
+        erase_pending: false,
     };
 }
 
@@ -165,13 +180,43 @@ impl BlockTable {
     /// Take a free block of `pool`, preferably on `unit` (FIFO per unit, which spreads wear),
     /// else from the next unit that has one. `slc_mode` opens a native block in SLC mode.
     pub fn take_free(&mut self, pool: Pool, unit: u32, slc_mode: bool) -> Option<u32> {
+        self.take_free_at(pool, unit, slc_mode, FreeEnd::Oldest)
+    }
+
+    /// [`Self::take_free`] from either end of the unit's free list.
+    pub fn take_free_at(
+        &mut self,
+        pool: Pool,
+        unit: u32,
+        slc_mode: bool,
+        end: FreeEnd,
+    ) -> Option<u32> {
         if self.free[pool as usize] == 0 {
             return None;
         }
         let (units, lists) = (self.units, &mut self.lists);
         let b = (0..units)
             .map(|k| pool as u32 * units + (unit + k) % units)
-            .find_map(|list| lists.pop_front(list))?;
+            .find_map(|list| match end {
+                FreeEnd::Oldest => {
+                    let h = lists.head(list);
+                    (h != NIL && !self.info[h as usize].erase_pending).then_some(h)
+                }
+                FreeEnd::Newest => lists.pop_back(list),
+            })
+            .or_else(|| {
+                // Every oldest free block still waits for its erase: take one anyway (the
+                // device carries the erase out first).
+                (0..units)
+                    .map(|k| pool as u32 * units + (unit + k) % units)
+                    .find_map(|list| {
+                        let h = lists.head(list);
+                        (h != NIL).then_some(h)
+                    })
+            })?;
+        if end == FreeEnd::Oldest {
+            lists.remove(b);
+        }
         self.free[pool as usize] -= 1;
         let i = b as usize;
         debug_assert_eq!(self.info[i].state, BlockState::Free);
@@ -224,8 +269,10 @@ impl BlockTable {
 
     /// The block was erased: count it and return it to its free pool (a dynamic SLC block goes
     /// back to native mode).
-    pub fn release(&mut self, b: u32) {
+    /// `erase_pending`: the device has not carried the erase out yet.
+    pub fn release(&mut self, b: u32, erase_pending: bool) {
         let i = b as usize;
+        self.info[i].erase_pending = erase_pending;
         debug_assert_eq!(self.info[i].valid, 0, "erasing block {b} with valid data");
         if self.lists.owner(b) != NIL {
             self.lists.remove(b);
@@ -376,7 +423,7 @@ mod tests {
         for _ in 0..14 {
             t.dec_valid(b);
         }
-        t.release(b);
+        t.release(b, false);
         assert_eq!(t.erase_count[b as usize], 1);
         assert_eq!(t.info[b as usize].state, BlockState::Free);
         assert_eq!(t.free_count(Pool::Native), 127);
@@ -411,7 +458,7 @@ mod tests {
         assert_eq!(t.dynamic_slc_blocks(), 1);
         assert_eq!(t.capacity_pages(b), 4);
         assert_eq!(t.class(b), Class::SlcDynamic);
-        t.release(b);
+        t.release(b, false);
         assert!(!t.info[b as usize].slc);
         assert_eq!(t.dynamic_slc_blocks(), 0);
     }

@@ -148,6 +148,9 @@ pub struct Ftl {
     /// small multiple of one check per doubling of the run).
     check_countdown: u64,
     check_interval: u64,
+    /// The device carries relocation erases out later and reports each (see
+    /// [`Ftl::defer_erases`]).
+    erases_deferred: bool,
 }
 
 impl Ftl {
@@ -180,7 +183,29 @@ impl Ftl {
             gc_unit: 0,
             check_countdown: 1,
             check_interval: 1,
+            erases_deferred: false,
         })
+    }
+
+    /// From now on the erase of a block emptied by relocation is pending until the device
+    /// reports it done ([`Ftl::erase_done`]); the host stream takes free blocks whose erase is
+    /// done while there are any. A device that spreads relocation over host writes calls this
+    /// once, so that host writes do not wait for erases it has not carried out yet.
+    pub fn defer_erases(&mut self) {
+        self.erases_deferred = true;
+    }
+
+    /// Whether `block` belongs to the static SLC cache (erasing it frees an SLC block; erasing
+    /// any other block frees a native block's worth of space).
+    pub fn is_static_slc_block(&self, block: u32) -> bool {
+        self.geo.is_static_slc(block)
+    }
+
+    /// The device carried out the erase of `block` (issued by relocation).
+    pub fn erase_done(&mut self, block: u32) {
+        if let Some(b) = self.blocks.info.get_mut(block as usize) {
+            b.erase_pending = false;
+        }
     }
 
     pub fn config(&self) -> &FtlConfig {

@@ -64,7 +64,7 @@ impl Lists {
         self.len[l] -= 1;
     }
 
-    #[inline]
+    #[cfg(test)]
     pub fn pop_front(&mut self, list: u32) -> Option<u32> {
         let h = self.head[list as usize];
         if h == NIL {
@@ -72,6 +72,16 @@ impl Lists {
         }
         self.remove(h);
         Some(h)
+    }
+
+    #[inline]
+    pub fn pop_back(&mut self, list: u32) -> Option<u32> {
+        let t = self.tail[list as usize];
+        if t == NIL {
+            return None;
+        }
+        self.remove(t);
+        Some(t)
     }
 
     /// First item of `list`, or [`NIL`].

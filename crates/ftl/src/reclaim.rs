@@ -185,7 +185,7 @@ impl Ftl {
             ius: 0,
             slc,
         });
-        self.blocks.release(b);
+        self.blocks.release(b, self.erases_deferred);
         self.counters.erases += 1;
         self.erases_since_wl += 1;
     }

@@ -333,6 +333,12 @@ impl NandTiming {
         }
     }
 
+    /// When the die (or plane) holding `block` has finished all work reserved on it.
+    #[inline]
+    pub fn unit_free_ns(&self, block: u32) -> u64 {
+        self.unit_free_ns[self.unit_and_channel(block).0]
+    }
+
     /// When every die and channel has finished all reserved work.
     pub fn all_idle_ns(&self) -> u64 {
         debug_assert!(

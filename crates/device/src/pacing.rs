@@ -1,0 +1,243 @@
+//! Internal work (garbage collection, SLC folding, wear levelling) spread over the host writes
+//! it pays for.
+//!
+//! The FTL plans reclamation a whole victim at a time: when free blocks reach the reserve, one
+//! host write may empty a dozen nearly full blocks (thousands of page reads and programs). Given
+//! to the dies at once, that work sits in every die's queue ahead of the host's next page
+//! programs; the write buffer fills behind it and the host stalls for the whole burst (hundreds
+//! of milliseconds on a TLC drive). Firmware instead interleaves: it copies a few pages per
+//! host page, at the rate that finishes the victims by the time the host has used the space
+//! they free. This queue does that between the FTL and the dies:
+//! - internal operations wait here in the order the FTL emitted them;
+//! - each host page program releases its share: the queued work divided by the host IUs
+//!   still to be written before the space it frees is used (the victims' gain: IUs erased
+//!   minus IUs copied);
+//! - a host (or flush) program to a block whose erase is still queued releases everything up
+//!   to that erase first: a block is never programmed before it is erased;
+//! - dies left idle take queued work at once, and while the host is idle all of it runs;
+//! - the queue is bounded: when it is full the oldest operation is released.
+//!
+//! Mapping state is the FTL's and does not wait: the FTL decides as before (write
+//! amplification is unchanged); only when the operations reach the dies changes.
+
+use std::collections::VecDeque;
+
+use flashlab_ftl::{NandOp, NandOpKind, OpCause};
+
+/// Whether an operation is internal work the pacing may hold back.
+#[inline]
+pub(crate) fn is_internal(op: &NandOp) -> bool {
+    matches!(
+        op.cause,
+        OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel
+    )
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct InternalQueue {
+    ops: VecDeque<NandOp>,
+    cap: usize,
+    /// Host IUs over which the queued work is still to be spread (the queued victims' gain,
+    /// less host IUs written since). Signed: a victim's copies are queued before its erase.
+    spread_ius: i64,
+    /// Per block: sequence number of its queued erase (0: none queued).
+    erase_seq: Vec<u64>,
+    /// Sequence number of the last operation queued and of the last one released.
+    pushed: u64,
+    released: u64,
+    native_block_ius: i64,
+    slc_block_ius: i64,
+    /// Most operations held at once.
+    pub peak_len: usize,
+    /// Host programs that waited for a queued erase of their block.
+    pub forced_erases: u64,
+    /// Host programs that found the spread used up with work still queued.
+    pub overdue: u64,
+}
+
+/// Work still queued when its spread is used up is spread over this many more host programs.
+const OVERDUE_SPREAD_PROGRAMS: i64 = 1;
+
+impl InternalQueue {
+    /// A queue for a drive of `blocks` blocks of `native_block_ius` IUs (`slc_block_ius` in
+    /// SLC mode), holding at most `cap` operations.
+    pub fn new(blocks: u32, native_block_ius: u32, slc_block_ius: u32, cap: usize) -> Self {
+        InternalQueue {
+            ops: VecDeque::with_capacity(cap),
+            cap: cap.max(1),
+            spread_ius: 0,
+            erase_seq: vec![0; blocks as usize],
+            pushed: 0,
+            released: 0,
+            native_block_ius: i64::from(native_block_ius),
+            slc_block_ius: i64::from(slc_block_ius),
+            peak_len: 0,
+            forced_erases: 0,
+            overdue: 0,
+        }
+    }
+
+    /// Operations held now.
+    pub fn held(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn front(&self) -> Option<&NandOp> {
+        self.ops.front()
+    }
+
+    /// Queue an internal operation (`static_slc`: an erase of a static SLC block, which frees
+    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included);
+    /// returns the oldest one if the queue was full (it must be released now).
+    pub fn push(&mut self, op: NandOp, static_slc: bool) -> Option<NandOp> {
+        let out = if self.ops.len() == self.cap {
+            self.pop()
+        } else {
+            None
+        };
+        self.pushed += 1;
+        match op.kind {
+            NandOpKind::Erase => {
+                self.erase_seq[op.block as usize] = self.pushed;
+                self.spread_ius += if static_slc {
+                    self.slc_block_ius
+                } else {
+                    self.native_block_ius
+                };
+            }
+            NandOpKind::Program => self.spread_ius -= i64::from(op.ius),
+            NandOpKind::Read => {}
+        }
+        self.ops.push_back(op);
+        self.peak_len = self.peak_len.max(self.ops.len());
+        out
+    }
+
+    /// Release the oldest queued operation.
+    pub fn pop(&mut self) -> Option<NandOp> {
+        let op = self.ops.pop_front()?;
+        self.released += 1;
+        if op.kind == NandOpKind::Erase && self.erase_seq[op.block as usize] == self.released {
+            self.erase_seq[op.block as usize] = 0;
+        }
+        if self.ops.is_empty() {
+            self.spread_ius = 0;
+        }
+        Some(op)
+    }
+
+    /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
+    /// queued erase, and for host data (`host`) at least its share of the queue.
+    pub fn due_before_program(&mut self, block: u32, ius: u32, host: bool) -> usize {
+        let seq = self.erase_seq[block as usize];
+        let forced = if seq > self.released {
+            self.forced_erases += 1;
+            (seq - self.released) as usize
+        } else {
+            0
+        };
+        if !host || self.ops.is_empty() {
+            return forced;
+        }
+        let n = i64::from(ius);
+        let len = self.ops.len() as i64;
+        // ceil(len * n / spread): the queue is empty when the spread is used up. Should the
+        // estimate run out first, the rest is spread over a few more host programs rather
+        // than released in one burst.
+        if self.spread_ius <= n {
+            self.overdue += 1;
+        }
+        let spread = self.spread_ius.max(n * OVERDUE_SPREAD_PROGRAMS);
+        let share = (len * n + spread - 1) / spread;
+        self.spread_ius -= n;
+        forced.max(share as usize)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.ops.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(kind: NandOpKind, block: u32, ius: u32) -> NandOp {
+        NandOp {
+            kind,
+            cause: OpCause::Gc,
+            block,
+            page: 0,
+            ius,
+            slc: false,
+        }
+    }
+
+    /// One victim: 3 pages of 4 IUs read and rewritten, then its erase (16-IU blocks: gain 4).
+    fn victim(q: &mut InternalQueue, block: u32, dest: u32) {
+        for _ in 0..3 {
+            assert!(q.push_op(op(NandOpKind::Read, block, 4)).is_none());
+            assert!(q.push_op(op(NandOpKind::Program, dest, 4)).is_none());
+        }
+        assert!(q.push_op(op(NandOpKind::Erase, block, 0)).is_none());
+    }
+
+    impl InternalQueue {
+        fn push_op(&mut self, op: NandOp) -> Option<NandOp> {
+            self.push(op, false)
+        }
+    }
+
+    #[test]
+    fn work_is_spread_over_the_host_ius_the_victim_frees() {
+        let mut q = InternalQueue::new(8, 16, 4, 100);
+        victim(&mut q, 1, 2);
+        assert_eq!(q.held(), 7);
+        // Gain 16 - 12 = 4 IUs: a 1-IU host program takes ceil(7/4) = 2, and so on; the
+        // fourth host IU empties the queue.
+        let mut released = Vec::new();
+        for _ in 0..4 {
+            let n = q.due_before_program(5, 1, true);
+            for _ in 0..n {
+                q.pop().unwrap();
+            }
+            released.push(n);
+        }
+        assert_eq!(released, vec![2, 2, 2, 1]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_program_to_a_block_with_a_queued_erase_waits_for_it() {
+        let mut q = InternalQueue::new(8, 16, 4, 100);
+        victim(&mut q, 1, 2);
+        victim(&mut q, 3, 2);
+        // Block 3's erase is the 14th operation: a flush program to it releases all 14.
+        assert_eq!(q.due_before_program(3, 4, false), 14);
+        assert_eq!(q.forced_erases, 1);
+        for _ in 0..7 {
+            q.pop();
+        }
+        // Half released: block 1's erase is done, block 3's is 7 operations away.
+        assert_eq!(q.due_before_program(1, 4, false), 0);
+        assert_eq!(q.due_before_program(3, 4, false), 7);
+    }
+
+    #[test]
+    fn a_full_queue_releases_its_oldest_operation() {
+        let mut q = InternalQueue::new(8, 16, 4, 3);
+        q.push_op(op(NandOpKind::Read, 1, 4));
+        q.push_op(op(NandOpKind::Program, 2, 4));
+        q.push_op(op(NandOpKind::Read, 1, 4));
+        let out = q.push_op(op(NandOpKind::Erase, 1, 0)).unwrap();
+        assert_eq!(out.kind, NandOpKind::Read);
+        assert_eq!((q.held(), q.peak_len), (3, 3));
+        while q.pop().is_some() {}
+        assert!(q.is_empty());
+        assert_eq!(q.due_before_program(1, 4, true), 0);
+    }
+}
