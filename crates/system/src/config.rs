@@ -67,11 +67,12 @@ pub enum SystemError {
     },
     #[error("{origin}: {message}")]
     Root { origin: String, message: String },
-    #[error("{origin}: drive `{name}`: {source}")]
+    /// The drive's own error is the message, not a cause to print again after it.
+    #[error("{origin}: drive `{name}`: {error}")]
     Drive {
         origin: String,
         name: String,
-        source: Box<ConfigError>,
+        error: Box<ConfigError>,
     },
 }
 
@@ -492,10 +493,21 @@ fn drive_spec(
         let mut sets = Vec::new();
         flatten("", &d.set, &mut sets);
         let cfg = flashlab_device::load_device_config(&d.preset, &sets).map_err(|e| {
+            // A member may also be a hard disk or a 3D XPoint drive: name those presets too.
+            let e = match e {
+                ConfigError::UnknownDevice { name, presets } => ConfigError::UnknownDevice {
+                    name,
+                    presets: format!(
+                        "{presets}; hard disk and 3D XPoint presets: {}",
+                        drive_preset_names().join(", ")
+                    ),
+                },
+                other => other,
+            };
             SystemError::Drive {
                 origin: ctx.at(&section, Some("preset")),
                 name: name.to_string(),
-                source: Box::new(e),
+                error: Box::new(e),
             }
         })?;
         return Ok(ComponentSpec::Ssd(Box::new(cfg)));
@@ -556,7 +568,7 @@ fn raid_spec(ctx: &Ctx, name: &str, r: &RaidEntry) -> Result<ComponentSpec, Syst
             "members",
             &format!("{:?}", r.members),
             &m,
-            "see the level",
+            "members per level: RAID 0 1 or more, RAID 1 2 or more, RAID 5 3 or more, RAID 6 4 or more, RAID 10 an even number from 4",
         )
     })?;
     let chunk = ctx.size(&sec, "chunk", &r.chunk)?;

@@ -135,7 +135,7 @@ fn build_node(
                 Ssd::new(dc, seeds.child("drive").child(name)).map_err(|e| SystemError::Drive {
                     origin: cfg.name.clone(),
                     name: name.to_string(),
-                    source: Box::new(e),
+                    error: Box::new(e),
                 })?;
             Box::new(drives::SsdNode {
                 name: name.to_string(),

@@ -332,8 +332,17 @@ fn hdd_queueing_raises_random_iops_and_xpoint_meets_its_spec() {
         IoRequest::read(rng.below(cap) * 4096, 4096)
     }) - t1;
     let qd32 = 1000.0 / (t32 as f64 * 1e-9);
+    let t4 = run(&mut d, t1 + t32, 600, 4, |_| {
+        IoRequest::read(rng.below(cap) * 4096, 4096)
+    }) - t1
+        - t32;
+    let qd4 = 600.0 / (t4 as f64 * 1e-9);
     assert!((60.0..100.0).contains(&qd1), "{qd1}");
     assert!(qd32 > 1.8 * qd1, "{qd1} {qd32}");
+    // At QD4 the drive chooses among three targets: the least of three seek-plus-rotation
+    // draws is well short of one average (12.7 ms), well above the 8.3 ms turn it would be
+    // capped at if the sector the head has just left were one of them.
+    assert!(qd4 > 1.15 * qd1 && qd4 < 1.8 * qd1, "QD1 {qd1} QD4 {qd4}");
 
     let mut x = build("name = \"x\"\n[drive.o]\npreset = \"intel-optane-memory-16gb\"\n");
     let r = x.submit(0, &IoRequest::read(0, 4096)).unwrap();
