@@ -113,7 +113,7 @@ pub fn app_profile_names() -> String {
 /// What the suite does before the first point, as the report states it.
 pub const PRECONDITION: &str = "purge; 128 KiB sequential writes over twice the capacity \
 (QD32); 4 KiB random-write rounds (--round, --qd x --jobs) until the SNIA steady-state rule \
-holds or --max-rounds; 5 s idle";
+holds or --max-rounds; 5 s idle before each profile";
 
 /// Most load points of one curve: bounds a run.
 pub const MAX_LOADS: usize = 64;
@@ -121,8 +121,10 @@ pub const MAX_LOADS: usize = 64;
 pub const MAX_LOAD: u32 = 65_536;
 /// Measured time of each point when `--runtime` is not given.
 const POINT_NS: u64 = 5 * NS_PER_S;
-/// Idle time between preconditioning and the first point, so it does not wait for the last
-/// round's buffered writes and garbage collection.
+/// Idle time before each profile's first point, so it does not wait for the buffered writes
+/// and garbage collection the preconditioning or the previous profile's last (heaviest) point
+/// left behind. Sizing studies pause between workloads for the same reason (Dell's VxRail
+/// VDbench runs pause 30 minutes before each).
 const SETTLE_NS: u64 = 5 * NS_PER_S;
 
 /// Options of the app-profiles suite.
@@ -324,7 +326,6 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
     let o = &opts.app_profiles;
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
-    s.idle("settle", SETTLE_NS);
     let mut results = vec![
         measure(
             "precondition_rounds",
@@ -348,6 +349,7 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
             valid: format!("unknown profile; valid profiles: {}", app_profile_names()),
         })?;
         let key = name.replace('-', "_");
+        s.idle(&format!("{name}-settle"), SETTLE_NS);
         let mut points: Vec<Point> = Vec::new();
         let mut peaked = false;
         for &load in &o.loads {

@@ -153,8 +153,13 @@ fn the_curve_climbs_then_latency_grows_at_the_top() {
     // Preconditioned first: purge, fill, rounds, settle; then the points.
     let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(&names[..4], ["purge", "fill", "round-01", "round-02"]);
-    let settle = names.iter().position(|n| *n == "settle").unwrap();
+    let settle = names
+        .iter()
+        .position(|n| *n == "vdi-full-boot-settle")
+        .unwrap();
+    assert_eq!(names[settle - 1], "round-05");
     assert_eq!(names[settle + 1], "vdi-full-boot-load1");
+    assert!(names.contains(&"sql-80-20-settle"), "an idle before each profile");
 
     let iops = |load: u32| value(&r, &format!("vdi_full_boot_load{load}_iops"));
     let lat = |load: u32| value(&r, &format!("vdi_full_boot_load{load}_lat_avg_ns"));
