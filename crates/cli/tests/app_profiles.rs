@@ -35,7 +35,10 @@ fn an_unknown_profile_or_bad_loads_exit_2_naming_what_is_valid() {
     let out = flashlab(&["suite", "app-profiles", "--profiles", "sql,mysql-oltp"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("--profiles") && err.contains("mysql-oltp"), "{err}");
+    assert!(
+        err.contains("--profiles") && err.contains("mysql-oltp"),
+        "{err}"
+    );
     assert!(
         err.contains(
             "sql, sql-90-10, sql-80-20, oracle, oracle-90-10, oracle-80-20, vdi-full-boot, \
@@ -190,5 +193,8 @@ fn runs_through_fio_on_a_file() {
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let r = &doc["devices"][0]["results"];
     assert!(r["vdi_full_boot_load1_iops"].as_f64().unwrap() > 0.0, "{r}");
-    assert!(r["vdi_full_boot_load1_read_iops"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(
+        r["vdi_full_boot_load1_read_iops"].as_f64().unwrap() > 0.0,
+        "{r}"
+    );
 }

@@ -77,13 +77,19 @@ fn every_template_parses_and_does_what_its_header_says() {
         .map(|p| format!("{}.fio", p.name))
         .collect();
     shipped.sort();
-    assert_eq!(files, shipped, "every file is a profile and every profile a file");
+    assert_eq!(
+        files, shipped,
+        "every file is a profile and every profile a file"
+    );
 
     for name in &files {
         let path = profiles_dir().join(name);
         let text = std::fs::read_to_string(&path).unwrap();
         let profile = app_profile(name.trim_end_matches(".fio")).unwrap();
-        assert_eq!(profile.job_text, text, "{name}: the suite runs the file as shipped");
+        assert_eq!(
+            profile.job_text, text,
+            "{name}: the suite runs the file as shipped"
+        );
         let file = flashlab_workload::parse_file(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(file.jobs.len(), 1, "{name}: one job section");
         let job = &file.jobs[0];
@@ -159,23 +165,35 @@ fn the_curve_climbs_then_latency_grows_at_the_top() {
         .unwrap();
     assert_eq!(names[settle - 1], "round-05");
     assert_eq!(names[settle + 1], "vdi-full-boot-load1");
-    assert!(names.contains(&"sql-80-20-settle"), "an idle before each profile");
+    assert!(
+        names.contains(&"sql-80-20-settle"),
+        "an idle before each profile"
+    );
 
     let iops = |load: u32| value(&r, &format!("vdi_full_boot_load{load}_iops"));
     let lat = |load: u32| value(&r, &format!("vdi_full_boot_load{load}_lat_avg_ns"));
     // Two dies: four outstanding I/Os keep both busier than one does.
-    assert!(iops(4) > 1.2 * iops(1), "load 1 {} load 4 {}", iops(1), iops(4));
+    assert!(
+        iops(4) > 1.2 * iops(1),
+        "load 1 {} load 4 {}",
+        iops(1),
+        iops(4)
+    );
     // The 2-die drive peaks early: the curve stopped before the last load, with latency
     // several times that of one outstanding I/O.
     assert_eq!(value(&r, "vdi_full_boot_peak_reached"), 1.0);
     let points = value(&r, "vdi_full_boot_points") as usize;
     assert!((2..5).contains(&points), "{points} points");
     let last = [1, 4, 16, 64, 256][points - 1];
-    assert!(lat(last) > 3.0 * lat(1), "latency {} -> {}", lat(1), lat(last));
-    assert!(r
-        .results
-        .iter()
-        .all(|m| !m.name.starts_with(&format!("vdi_full_boot_load{}_", last * 4))));
+    assert!(
+        lat(last) > 3.0 * lat(1),
+        "latency {} -> {}",
+        lat(1),
+        lat(last)
+    );
+    assert!(r.results.iter().all(|m| !m
+        .name
+        .starts_with(&format!("vdi_full_boot_load{}_", last * 4))));
     let peak = value(&r, "vdi_full_boot_peak_iops");
     assert!(peak >= iops(1) && peak >= iops(4));
     // Mixed: reads and writes in about the profile's proportion (84/16).
@@ -223,5 +241,8 @@ members = ["a", "b"]
     assert!(value(&r, "oracle_load1_iops") > 0.0);
     assert!(r.steps.iter().any(|s| s.name == "oracle-load8"));
     let json = r.steps.last().unwrap().fio_json.as_deref().unwrap();
-    assert!(json.contains("device_counters"), "system counters in the step's JSON");
+    assert!(
+        json.contains("device_counters"),
+        "system counters in the step's JSON"
+    );
 }
