@@ -1,6 +1,7 @@
 //! `flashlab`: run fio job files against simulated drives. This binary only glues the library
 //! crates together: parse arguments, build the device, run, render.
 
+mod app_opts;
 mod progress;
 mod replay;
 mod serve;
@@ -39,7 +40,7 @@ enum Command {
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
     /// pts-latency, transfer-sweep, desktop, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write or cache-passes (see docs/suites.md).
+    /// raid-scaling, sustained-write, cache-passes or app-profiles (see docs/suites.md).
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -52,7 +53,7 @@ enum Command {
 struct SuiteArgs {
     /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
     /// transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling,
-    /// sustained-write or cache-passes.
+    /// sustained-write, cache-passes or app-profiles.
     name: String,
     /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
     /// side (they run in parallel). Default: the default preset.
@@ -107,6 +108,8 @@ struct SuiteArgs {
     systems: SystemSuiteArgs,
     #[command(flatten)]
     real: RealArgs,
+    #[command(flatten)]
+    app_profiles: app_opts::AppProfileArgs,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -549,6 +552,7 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
     };
     args.tests.apply(&mut options).map_err(bad_input)?;
     system_suite_options(args, &mut options)?;
+    args.app_profiles.apply(&mut options);
     options.validate().map_err(bad_input)?;
     Ok(options)
 }

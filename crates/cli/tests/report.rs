@@ -213,3 +213,78 @@ fn report_is_deterministic_and_an_unwritable_path_is_named() {
         "{err}"
     );
 }
+
+/// The page's check result (`data-status`, one `id drawn/expected ok` line per chart) after
+/// Chromium loaded it, with no console message allowed.
+fn browser_check(browser: &Path, page: &Path) -> (String, Vec<String>) {
+    let (dom, log) = load_in_browser(browser, page);
+    let console: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let at = dom
+        .find("id=\"chart-check\"")
+        .expect("check output in the DOM");
+    let tag_start = dom[..at].rfind('<').unwrap();
+    let tag_end = at + dom[at..].find('>').unwrap();
+    let body = &dom[tag_end + 1..tag_end + dom[tag_end..].find("</output>").unwrap()];
+    (
+        dom[tag_start..tag_end].to_string(),
+        body.lines().map(String::from).collect(),
+    )
+}
+
+#[test]
+fn app_profiles_report_draws_every_curve() {
+    let Some(browser) = find_browser() else {
+        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
+            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
+        }
+        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+        return;
+    };
+    let page = scratch("report-app-profiles.html");
+    let out = flashlab(&[
+        "suite",
+        "app-profiles",
+        "--device",
+        DEVICE,
+        "--profiles",
+        "sql,oracle-80-20,vdi-full-login,vdi-linked-boot",
+        "--loads",
+        "1,4,16",
+        "--runtime",
+        "200ms",
+        "--round",
+        "200ms",
+        "--max-rounds",
+        "5",
+        "--report",
+        page.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let expected = expected_points(&doc);
+    let ids: Vec<&str> = expected.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "steady-rounds",
+            "app-profiles-sql",
+            "app-profiles-oracle",
+            "app-profiles-vdi-full",
+            "app-profiles-vdi-linked"
+        ]
+    );
+    let (tag, lines) = browser_check(&browser, &page);
+    assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
+    assert_eq!(lines.len(), expected.len(), "{lines:#?}");
+    for (id, n) in &expected {
+        assert!(*n >= 2, "{id}: a curve has at least two points");
+        let want = format!("{id} {n}/{n} ok");
+        assert!(lines.contains(&want), "{want} not in {lines:#?}");
+    }
+}

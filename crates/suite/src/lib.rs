@@ -20,12 +20,16 @@
 //!   RAID levels against member count, throughput over a long sequential write, and first
 //!   against second pass over a cached hard disk (one module each).
 //!
+//! - `app-profiles`: SQL, Oracle and VDI workloads (`jobs/profiles/*.fio`) at rising load on
+//!   a preconditioned device, IOPS against average latency up to the peak.
+//!
 //! Every suite runs on a single drive or on a whole system ([`SuiteTarget`]); those that read
 //! FTL internals need a drive.
 //!
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
+mod app_profiles;
 mod cache_passes;
 mod client;
 mod client_options;
@@ -52,6 +56,10 @@ use flashlab_runner::RunError;
 use flashlab_system::{System, SystemConfig, SystemError};
 use flashlab_workload::ParseError;
 
+pub use app_profiles::{
+    app_profile, app_profile_names, past_peak, split_load, AppProfile, AppProfileOptions,
+    ProfileGroup, APP_PROFILES,
+};
 pub use cache_passes::CachePassesOptions;
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use session::SuiteDevice;
@@ -92,10 +100,11 @@ pub enum SuiteKind {
     WritePressure,
     NoisyNeighbor,
     Power,
+    AppProfiles,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 18] = [
+    pub const ALL: [SuiteKind; 19] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -114,6 +123,7 @@ impl SuiteKind {
         SuiteKind::WritePressure,
         SuiteKind::NoisyNeighbor,
         SuiteKind::Power,
+        SuiteKind::AppProfiles,
     ];
 
     pub fn name(self) -> &'static str {
@@ -136,6 +146,7 @@ impl SuiteKind {
             SuiteKind::WritePressure => "write-pressure",
             SuiteKind::NoisyNeighbor => "noisy-neighbor",
             SuiteKind::Power => "power",
+            SuiteKind::AppProfiles => "app-profiles",
         }
     }
 
@@ -192,6 +203,9 @@ impl SuiteKind {
             }
             SuiteKind::Power => {
                 "four corners in each power state: average and peak watts, performance per watt, caps held"
+            }
+            SuiteKind::AppProfiles => {
+                "SQL, Oracle and VDI profiles at rising load to the peak, after purge, fill x2 and random-write rounds: IOPS vs average latency"
             }
         }
     }
@@ -537,6 +551,7 @@ pub fn run_on_real_target(
             | SuiteKind::PtsLatency
             | SuiteKind::TransferSweep
             | SuiteKind::Desktop
+            | SuiteKind::AppProfiles
     ) {
         return Err(SuiteError::Real {
             device: name,
@@ -766,6 +781,7 @@ pub(crate) fn suite_options_json(
         SuiteKind::WritePressure | SuiteKind::NoisyNeighbor => {
             Some(("tenants", o.tenants.to_json()))
         }
+        SuiteKind::AppProfiles => Some(("app_profiles", o.app_profiles.to_json())),
         _ => None,
     }
 }
@@ -861,7 +877,7 @@ mod tests {
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
                  transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling, \
-                 sustained-write, cache-passes, write-pressure, noisy-neighbor, power"
+                 sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles"
             ),
             "{msg}"
         );

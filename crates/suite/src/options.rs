@@ -112,6 +112,8 @@ pub struct SuiteOptions {
     pub cache_passes: crate::CachePassesOptions,
     /// Options of the write-pressure and noisy-neighbor suites.
     pub tenants: crate::TenantOptions,
+    /// Options of the app-profiles suite.
+    pub app_profiles: crate::AppProfileOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -141,6 +143,7 @@ impl Default for SuiteOptions {
             sustained: Default::default(),
             cache_passes: Default::default(),
             tenants: Default::default(),
+            app_profiles: Default::default(),
         }
     }
 }
@@ -215,6 +218,7 @@ impl SuiteOptions {
         self.sustained.validate()?;
         self.cache_passes.validate()?;
         self.tenants.validate()?;
+        self.app_profiles.validate(self.jobs.unwrap_or(1))?;
         Ok(())
     }
 }

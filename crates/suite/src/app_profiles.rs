@@ -1,0 +1,570 @@
+//! The `app-profiles` suite: database and virtual-desktop workloads (the fio job templates
+//! in `jobs/profiles/`) run at rising load on a preconditioned device, each profile's curve of
+//! IOPS against average latency followed up to its peak, the way storage reviews chart
+//! SQL, Oracle and VDI profiles.
+//!
+//! A point is one fio job: the template with `iodepth`, `numjobs`, `ramp_time` and `runtime`
+//! appended. A curve stops at the first point whose IOPS grow by less than
+//! `peak_gain_percent` over the previous point while the average latency grows (more
+//! outstanding I/O only queues longer), or at the last load. Where the peak lies is whatever
+//! the device's dies, buffer and garbage collection make of the mix: nothing here knows.
+
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+use serde_json::json;
+
+use crate::session::Session;
+use crate::suites::{
+    iops, measure, purge_and_fill, random_write_rounds, steady_chart, steady_iops, Outcome, RAMP_NS,
+};
+use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
+
+/// A family of profiles drawn on one chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileGroup {
+    Sql,
+    Oracle,
+    VdiFullClone,
+    VdiLinkedClone,
+}
+
+impl ProfileGroup {
+    pub const ALL: [ProfileGroup; 4] = [
+        ProfileGroup::Sql,
+        ProfileGroup::Oracle,
+        ProfileGroup::VdiFullClone,
+        ProfileGroup::VdiLinkedClone,
+    ];
+
+    /// Stable key: the chart id is `app-profiles-<id>`.
+    pub fn id(self) -> &'static str {
+        match self {
+            ProfileGroup::Sql => "sql",
+            ProfileGroup::Oracle => "oracle",
+            ProfileGroup::VdiFullClone => "vdi-full",
+            ProfileGroup::VdiLinkedClone => "vdi-linked",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            ProfileGroup::Sql => "SQL Server OLTP profiles",
+            ProfileGroup::Oracle => "Oracle RDBMS profiles",
+            ProfileGroup::VdiFullClone => {
+                "VDI full-clone profiles (boot, initial login, Monday login)"
+            }
+            ProfileGroup::VdiLinkedClone => {
+                "VDI linked-clone profiles (boot, initial login, Monday login)"
+            }
+        }
+    }
+}
+
+/// One application profile: an ordinary fio job file with one job section, last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppProfile {
+    pub name: &'static str,
+    pub group: ProfileGroup,
+    /// The file's text as shipped in `jobs/profiles/<name>.fio` (compiled in, so the suite
+    /// does not depend on the working directory).
+    pub job_text: &'static str,
+}
+
+macro_rules! profile {
+    ($name:literal, $group:expr) => {
+        AppProfile {
+            name: $name,
+            group: $group,
+            job_text: include_str!(concat!("../../../jobs/profiles/", $name, ".fio")),
+        }
+    };
+}
+
+/// Every shipped profile, in the order the suite runs them by default.
+pub const APP_PROFILES: [AppProfile; 12] = [
+    profile!("sql", ProfileGroup::Sql),
+    profile!("sql-90-10", ProfileGroup::Sql),
+    profile!("sql-80-20", ProfileGroup::Sql),
+    profile!("oracle", ProfileGroup::Oracle),
+    profile!("oracle-90-10", ProfileGroup::Oracle),
+    profile!("oracle-80-20", ProfileGroup::Oracle),
+    profile!("vdi-full-boot", ProfileGroup::VdiFullClone),
+    profile!("vdi-full-login", ProfileGroup::VdiFullClone),
+    profile!("vdi-full-monday", ProfileGroup::VdiFullClone),
+    profile!("vdi-linked-boot", ProfileGroup::VdiLinkedClone),
+    profile!("vdi-linked-login", ProfileGroup::VdiLinkedClone),
+    profile!("vdi-linked-monday", ProfileGroup::VdiLinkedClone),
+];
+
+/// The profile called `name`.
+pub fn app_profile(name: &str) -> Option<&'static AppProfile> {
+    APP_PROFILES.iter().find(|p| p.name == name)
+}
+
+/// The valid profile names, comma-separated.
+pub fn app_profile_names() -> String {
+    APP_PROFILES
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the suite does before the first point, as the report states it.
+pub const PRECONDITION: &str = "purge; 128 KiB sequential writes over twice the capacity \
+(QD32); 4 KiB random-write rounds (--round, --qd x --jobs) until the SNIA steady-state rule \
+holds or --max-rounds; 5 s idle before each profile";
+
+/// Most load points of one curve: bounds a run.
+pub const MAX_LOADS: usize = 64;
+/// Most outstanding I/Os of one point.
+pub const MAX_LOAD: u32 = 65_536;
+/// Measured time of each point when `--runtime` is not given.
+const POINT_NS: u64 = 5 * NS_PER_S;
+/// Idle time before each profile's first point, so it does not wait for the buffered writes
+/// and garbage collection the preconditioning or the previous profile's last (heaviest) point
+/// left behind. Sizing studies pause between workloads for the same reason (Dell's VxRail
+/// VDbench runs pause 30 minutes before each).
+const SETTLE_NS: u64 = 5 * NS_PER_S;
+
+/// Options of the app-profiles suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppProfileOptions {
+    /// Profiles to run, in order.
+    pub profiles: Vec<String>,
+    /// Outstanding I/Os of each point (queue depth × jobs), ascending.
+    pub loads: Vec<u32>,
+    /// A curve has peaked when IOPS grow by less than this (percent) while latency grows.
+    pub peak_gain_percent: f64,
+}
+
+impl Default for AppProfileOptions {
+    fn default() -> Self {
+        Self {
+            profiles: APP_PROFILES.iter().map(|p| p.name.to_string()).collect(),
+            loads: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
+            peak_gain_percent: 5.0,
+        }
+    }
+}
+
+impl AppProfileOptions {
+    /// Every option in range; `jobs` is the suite's `--jobs` (each load must split evenly).
+    pub fn validate(&self, jobs: u32) -> Result<(), SuiteError> {
+        let bad = |option: &'static str, value: String, valid: String| {
+            Err(SuiteError::BadOption {
+                option,
+                value,
+                valid,
+            })
+        };
+        if self.profiles.is_empty() {
+            return bad(
+                "--profiles",
+                String::new(),
+                format!("one or more of {}", app_profile_names()),
+            );
+        }
+        if let Some(p) = self.profiles.iter().find(|p| app_profile(p).is_none()) {
+            return bad(
+                "--profiles",
+                p.clone(),
+                format!("unknown profile; valid profiles: {}", app_profile_names()),
+            );
+        }
+        if let Some((i, p)) = self
+            .profiles
+            .iter()
+            .enumerate()
+            .find(|(i, p)| self.profiles[..*i].contains(p))
+        {
+            return bad(
+                "--profiles",
+                p.clone(),
+                format!("each profile once (listed again at position {})", i + 1),
+            );
+        }
+        let loads = || {
+            self.loads
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if self.loads.is_empty()
+            || self.loads.len() > MAX_LOADS
+            || self.loads.iter().any(|&l| l == 0 || l > MAX_LOAD)
+            || self.loads.windows(2).any(|w| w[0] >= w[1])
+        {
+            return bad(
+                "--loads",
+                loads(),
+                format!(
+                    "1 to {MAX_LOADS} outstanding-I/O counts from 1 to {MAX_LOAD}, ascending \
+                     (1,2,4,8,16,32,64,128,256)"
+                ),
+            );
+        }
+        if let Some(&l) = self.loads.iter().find(|&&l| l % jobs.clamp(1, l) != 0) {
+            return bad(
+                "--loads",
+                l.to_string(),
+                format!("loads from {jobs} up must be multiples of --jobs {jobs}"),
+            );
+        }
+        if !(self.peak_gain_percent.is_finite()
+            && self.peak_gain_percent >= 0.0
+            && self.peak_gain_percent <= 100.0)
+        {
+            return bad(
+                "--peak-gain",
+                self.peak_gain_percent.to_string(),
+                "a percentage from 0 to 100 (5)".into(),
+            );
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        json!({
+            "profiles": self.profiles,
+            "loads": self.loads,
+            "peak_gain_percent": self.peak_gain_percent,
+            "precondition": PRECONDITION,
+        })
+    }
+}
+
+/// Jobs and queue depth of a point with `load` outstanding I/Os and at most `jobs` jobs:
+/// fewer jobs than I/Os, each at the same depth.
+pub fn split_load(load: u32, jobs: u32) -> (u32, u32) {
+    let j = jobs.clamp(1, load.max(1));
+    (j, load / j)
+}
+
+/// True when the curve has passed its peak at `now` after `prev` ((IOPS, average latency)):
+/// IOPS grew by less than `gain_percent` while the latency grew.
+pub fn past_peak(prev: (f64, f64), now: (f64, f64), gain_percent: f64) -> bool {
+    now.0 < prev.0 * (1.0 + gain_percent / 100.0) && now.1 > prev.1
+}
+
+/// One point of a curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Point {
+    load: u32,
+    iops: f64,
+    lat_avg_ns: f64,
+}
+
+/// Completion latency over reads and writes: the mean weighted by each direction's I/O
+/// count, and the 99th percentile as the larger of the two directions' (an upper bound of
+/// the mixed one: at that latency both directions, so their mix, have reached 99 %).
+fn mixed_latency(run: &RunResult) -> (Option<f64>, Option<f64>) {
+    let Some(job) = run.jobs.first() else {
+        return (None, None);
+    };
+    let (mut sum, mut count, mut p99) = (0.0, 0u64, None::<u64>);
+    for ddir in [DDIR_READ, DDIR_WRITE] {
+        let n = job.total_ios(ddir);
+        if let (Some(c), true) = (job.clat_ns(ddir), n > 0) {
+            sum += c.mean * n as f64;
+            count += n;
+        }
+        if let Some(&(_, v)) = job
+            .clat_percentiles_ns(ddir)
+            .iter()
+            .find(|(q, _)| (q - 99.0).abs() < 1e-9)
+        {
+            p99 = Some(p99.map_or(v, |p| p.max(v)));
+        }
+    }
+    let mean = (count > 0).then(|| sum / count as f64);
+    (mean, p99.map(|v| v as f64))
+}
+
+/// A point's figures, keys prefixed with `prefix`.
+fn point_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
+    let (r, w) = (iops(run, DDIR_READ), iops(run, DDIR_WRITE));
+    let mut m = vec![
+        measure(format!("{prefix}iops"), Unit::Iops, r + w),
+        measure(format!("{prefix}read_iops"), Unit::Iops, r),
+        measure(format!("{prefix}write_iops"), Unit::Iops, w),
+    ];
+    let (mean, p99) = mixed_latency(run);
+    if let Some(v) = mean {
+        m.push(measure(format!("{prefix}lat_avg_ns"), Unit::Ns, v));
+    }
+    if let Some(v) = p99 {
+        m.push(measure(format!("{prefix}lat_p99_ns"), Unit::Ns, v));
+    }
+    if let Some(job) = run.jobs.first() {
+        for (ddir, name) in [(DDIR_READ, "read"), (DDIR_WRITE, "write")] {
+            if let Some(c) = job.clat_ns(ddir) {
+                m.push(measure(
+                    format!("{prefix}{name}_lat_avg_ns"),
+                    Unit::Ns,
+                    c.mean,
+                ));
+            }
+        }
+    }
+    m
+}
+
+/// The template with the point's load and timing appended to its (last) job section.
+fn point_job(profile: &AppProfile, jobs: u32, qd: u32, runtime_ns: u64) -> String {
+    // A ramp of at most a second and never over half the window, so short runs stay short.
+    let ramp_ns = RAMP_NS.min(runtime_ns / 2);
+    format!(
+        "{}\n# load of this point (flashlab app-profiles)\niodepth={qd}\nnumjobs={jobs}\n\
+         time_based=1\nramp_time={ramp_ns}ns\nruntime={runtime_ns}ns\n",
+        profile.job_text.trim_end()
+    )
+}
+
+pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
+    let o = &opts.app_profiles;
+    purge_and_fill(s)?;
+    let st = random_write_rounds(s, opts)?;
+    let mut results = vec![
+        measure(
+            "precondition_rounds",
+            Unit::Count,
+            st.rounds_iops.len() as f64,
+        ),
+        measure(
+            "precondition_steady",
+            Unit::Count,
+            f64::from(u8::from(st.verdict.round.is_some())),
+        ),
+        measure("steady_write_iops", Unit::Iops, steady_iops(&st)),
+    ];
+    let runtime_ns = opts.runtime_ns.unwrap_or(POINT_NS);
+    let max_jobs = opts.jobs.unwrap_or(1);
+    let mut curves: Vec<(&AppProfile, Vec<Point>)> = Vec::new();
+    for name in &o.profiles {
+        let profile = app_profile(name).ok_or_else(|| SuiteError::BadOption {
+            option: "--profiles",
+            value: name.clone(),
+            valid: format!("unknown profile; valid profiles: {}", app_profile_names()),
+        })?;
+        let key = name.replace('-', "_");
+        s.idle(&format!("{name}-settle"), SETTLE_NS);
+        let mut points: Vec<Point> = Vec::new();
+        let mut peaked = false;
+        for &load in &o.loads {
+            let (jobs, qd) = split_load(load, max_jobs);
+            let step = format!("{name}-load{load}");
+            let text = point_job(profile, jobs, qd, runtime_ns);
+            let run = s.job(&step, &text, &|run| point_measures("", run))?;
+            let m = point_measures(&format!("{key}_load{load}_"), &run);
+            let (mean, _) = mixed_latency(&run);
+            let point = Point {
+                load,
+                iops: iops(&run, DDIR_READ) + iops(&run, DDIR_WRITE),
+                lat_avg_ns: mean.unwrap_or(0.0),
+            };
+            results.extend(m);
+            let prev = points.last().copied();
+            points.push(point);
+            if let Some(prev) = prev {
+                if past_peak(
+                    (prev.iops, prev.lat_avg_ns),
+                    (point.iops, point.lat_avg_ns),
+                    o.peak_gain_percent,
+                ) {
+                    peaked = true;
+                    break;
+                }
+            }
+        }
+        // The peak is the point of most IOPS; the first of equals (less queueing).
+        let peak = points
+            .iter()
+            .fold(None::<Point>, |best, p| match best {
+                Some(b) if b.iops >= p.iops => Some(b),
+                _ => Some(*p),
+            })
+            .expect("at least one load");
+        results.push(measure(format!("{key}_peak_iops"), Unit::Iops, peak.iops));
+        results.push(measure(
+            format!("{key}_peak_lat_avg_ns"),
+            Unit::Ns,
+            peak.lat_avg_ns,
+        ));
+        results.push(measure(
+            format!("{key}_peak_load"),
+            Unit::Count,
+            f64::from(peak.load),
+        ));
+        results.push(measure(
+            format!("{key}_points"),
+            Unit::Count,
+            points.len() as f64,
+        ));
+        // 0: the loads ran out before IOPS stopped rising (the peak lies further).
+        results.push(measure(
+            format!("{key}_peak_reached"),
+            Unit::Count,
+            f64::from(u8::from(peaked)),
+        ));
+        curves.push((profile, points));
+    }
+    let mut charts = vec![steady_chart(&st)];
+    charts.extend(curve_charts(&curves));
+    Ok(Outcome {
+        steady: Some(st),
+        results,
+        charts,
+    })
+}
+
+/// One chart per group with a profile run: IOPS (x) against average latency (y), a line per
+/// profile, points in load order.
+fn curve_charts(curves: &[(&AppProfile, Vec<Point>)]) -> Vec<Chart> {
+    ProfileGroup::ALL
+        .iter()
+        .filter(|g| curves.iter().any(|(p, _)| p.group == **g))
+        .map(|&g| Chart {
+            id: format!("app-profiles-{}", g.id()),
+            title: format!(
+                "{}: average latency against IOPS, load rising to the peak",
+                g.title()
+            ),
+            x: Axis::linear("IOPS", Unit::Iops),
+            y: Axis::linear("average latency", Unit::Ns),
+            series: curves
+                .iter()
+                .filter(|(p, _)| p.group == g)
+                .map(|(p, points)| Series {
+                    name: p.name.to_string(),
+                    points: points.iter().map(|q| (q.iops, q.lat_avg_ns)).collect(),
+                })
+                .collect(),
+            band: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_needs_flat_iops_and_rising_latency() {
+        // IOPS doubling: still climbing.
+        assert!(!past_peak((100.0, 50.0), (200.0, 52.0), 5.0));
+        // 3 % more IOPS at twice the latency: past the peak.
+        assert!(past_peak((100.0, 50.0), (103.0, 100.0), 5.0));
+        // Fewer IOPS and more latency (a drive falling behind): past the peak.
+        assert!(past_peak((100.0, 50.0), (90.0, 120.0), 5.0));
+        // Flat IOPS but latency fell (noise): not a peak.
+        assert!(!past_peak((100.0, 50.0), (101.0, 49.0), 5.0));
+        // With 0 % any rise counts as climbing.
+        assert!(!past_peak((100.0, 50.0), (100.5, 60.0), 0.0));
+    }
+
+    #[test]
+    fn loads_split_into_equal_jobs() {
+        assert_eq!(split_load(1, 1), (1, 1));
+        assert_eq!(split_load(64, 1), (1, 64));
+        assert_eq!(split_load(64, 4), (4, 16));
+        assert_eq!(split_load(2, 4), (2, 1));
+    }
+
+    #[test]
+    fn options_name_what_is_wrong() {
+        assert!(AppProfileOptions::default().validate(1).is_ok());
+        let cases = [
+            (
+                AppProfileOptions {
+                    profiles: vec!["sql".into(), "mysql".into()],
+                    ..Default::default()
+                },
+                1,
+                "valid profiles: sql, sql-90-10",
+            ),
+            (
+                AppProfileOptions {
+                    profiles: vec!["sql".into(), "sql".into()],
+                    ..Default::default()
+                },
+                1,
+                "each profile once",
+            ),
+            (
+                AppProfileOptions {
+                    loads: vec![1, 4, 2],
+                    ..Default::default()
+                },
+                1,
+                "ascending",
+            ),
+            (
+                AppProfileOptions {
+                    loads: vec![1, 2, 6],
+                    ..Default::default()
+                },
+                4,
+                "multiples of --jobs 4",
+            ),
+            (
+                AppProfileOptions {
+                    peak_gain_percent: -1.0,
+                    ..Default::default()
+                },
+                1,
+                "--peak-gain",
+            ),
+        ];
+        for (o, jobs, want) in cases {
+            let e = o.validate(jobs).unwrap_err();
+            assert!(e.is_bad_input());
+            let msg = e.to_string();
+            assert!(msg.contains(want), "{msg}");
+        }
+    }
+
+    #[test]
+    fn charts_group_the_profiles_run() {
+        let p = |name| app_profile(name).unwrap();
+        let pts = |v: &[(f64, f64)]| {
+            v.iter()
+                .enumerate()
+                .map(|(i, &(iops, lat))| Point {
+                    load: 1 << i,
+                    iops,
+                    lat_avg_ns: lat,
+                })
+                .collect::<Vec<_>>()
+        };
+        let curves = vec![
+            (p("sql"), pts(&[(10.0, 100.0), (20.0, 110.0)])),
+            (p("vdi-linked-boot"), pts(&[(5.0, 90.0)])),
+            (p("sql-80-20"), pts(&[(8.0, 120.0)])),
+        ];
+        let charts = curve_charts(&curves);
+        let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["app-profiles-sql", "app-profiles-vdi-linked"]);
+        assert_eq!(charts[0].series.len(), 2);
+        assert_eq!(charts[0].series[0].points, [(10.0, 100.0), (20.0, 110.0)]);
+        assert_eq!(charts[0].x.unit, Unit::Iops);
+        assert_eq!(charts[0].y.unit, Unit::Ns);
+    }
+
+    #[test]
+    fn point_jobs_parse_with_the_load_appended() {
+        for p in &APP_PROFILES {
+            let text = point_job(p, 4, 8, 2 * NS_PER_S);
+            let file = flashlab_workload::parse_str(&text, "p.fio", &|_| None)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert_eq!(file.jobs.len(), 1, "{}", p.name);
+            let j = &file.jobs[0];
+            assert_eq!(j.name, p.name);
+            assert_eq!((j.iodepth, j.numjobs), (8, 4), "{}", p.name);
+            assert_eq!(j.runtime_ns, Some(2 * NS_PER_S));
+            assert_eq!(j.ramp_time_ns, NS_PER_S);
+            assert!(j.time_based && j.group_reporting);
+        }
+    }
+}
