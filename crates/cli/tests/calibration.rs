@@ -135,7 +135,11 @@ fn corner_value(result: &serde_json::Value, corner: &str) -> Option<f64> {
         .as_array()?
         .iter()
         .find(|j| j["jobname"] == corner)?;
-    let dir = if corner.contains("read") { "read" } else { "write" };
+    let dir = if corner.contains("read") {
+        "read"
+    } else {
+        "write"
+    };
     if corner.starts_with("seq") {
         Some(job[dir]["bw_bytes"].as_f64()? / 1e6)
     } else {
