@@ -1,0 +1,254 @@
+//! Calibration: the four corners of every NAND preset with a target in
+//! `jobs/four-corners/targets.toml`, run on the slice that file names, each within ±15% of its
+//! target. A corner listed as a known miss must still miss in the stated direction, so the
+//! list cannot go stale; a run listed with `known_error` must still fail with that message.
+//! Prints the table (`cargo test -p flashlab --test calibration -- --nocapture`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The aim of the calibration: every corner within this fraction of its target.
+const BOUND: f64 = 0.15;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+struct Corner {
+    name: String,
+    target: f64,
+    unit: String,
+    source: String,
+    /// `Some((direction, reason))`: "high" or "low", and why it misses.
+    known_miss: Option<(String, String)>,
+}
+
+struct Run {
+    preset: String,
+    job: String,
+    scale: String,
+    known_error: Option<String>,
+    corners: Vec<Corner>,
+}
+
+fn text(t: &toml::Table, key: &str, ctx: &str) -> String {
+    t.get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("{ctx}: `{key}` (text) is required"))
+        .to_string()
+}
+
+fn load() -> Vec<Run> {
+    let path = repo().join("jobs/four-corners/targets.toml");
+    let doc: toml::Table = std::fs::read_to_string(&path)
+        .expect("jobs/four-corners/targets.toml is readable")
+        .parse()
+        .expect("jobs/four-corners/targets.toml is valid TOML");
+    let runs = doc
+        .get("run")
+        .and_then(|v| v.as_array())
+        .expect("calibration.toml has [[run]] entries");
+    runs.iter()
+        .map(|r| {
+            let r = r.as_table().expect("[[run]] is a table");
+            let preset = text(r, "preset", "[[run]]");
+            let ctx = format!("run {preset}");
+            let scale = match r.get("scale") {
+                Some(toml::Value::Float(f)) => f.to_string(),
+                Some(toml::Value::Integer(i)) => i.to_string(),
+                Some(toml::Value::String(s)) => s.clone(),
+                _ => panic!("{ctx}: `scale` (a fraction or \"auto\") is required"),
+            };
+            let corners = r
+                .get("corner")
+                .and_then(|v| v.as_array())
+                .unwrap_or_else(|| panic!("{ctx}: [[run.corner]] entries are required"))
+                .iter()
+                .map(|c| {
+                    let c = c.as_table().expect("[[run.corner]] is a table");
+                    let name = text(c, "name", &ctx);
+                    let target = c
+                        .get("target")
+                        .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+                        .unwrap_or_else(|| panic!("{ctx} {name}: `target` is required"));
+                    let known_miss = c.get("known_miss").map(|v| {
+                        let reason = v.as_str().expect("known_miss is text").to_string();
+                        let dir = text(c, "miss", &format!("{ctx} {name} (known_miss)"));
+                        assert!(
+                            dir == "high" || dir == "low",
+                            "{ctx} {name}: miss must be \"high\" or \"low\""
+                        );
+                        (dir, reason)
+                    });
+                    Corner {
+                        unit: text(c, "unit", &ctx),
+                        source: text(c, "source", &ctx),
+                        name,
+                        target,
+                        known_miss,
+                    }
+                })
+                .collect();
+            Run {
+                job: text(r, "job", &ctx),
+                known_error: r
+                    .get("known_error")
+                    .map(|v| v.as_str().expect("known_error is text").to_string()),
+                preset,
+                scale,
+                corners,
+            }
+        })
+        .collect()
+}
+
+/// Run one preset's job file; the JSON result, or the error output of a failed run.
+fn execute(run: &Run) -> Result<serde_json::Value, String> {
+    let root = repo();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("calibration-{}-{}.json", run.preset, run.job));
+    let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .arg("run")
+        .arg(root.join(format!("jobs/four-corners/{}.fio", run.job)))
+        .arg("--device")
+        .arg(root.join(format!("presets/{}.toml", run.preset)))
+        .arg("--set")
+        .arg(format!("sim.scale={}", run.scale))
+        .args(["--output-format", "json", "--output"])
+        .arg(&out)
+        .output()
+        .expect("the flashlab binary runs");
+    if !o.status.success() {
+        return Err(common::stderr(&o));
+    }
+    let json = std::fs::read_to_string(&out).expect("the JSON result was written");
+    Ok(serde_json::from_str(&json).expect("the JSON result parses"))
+}
+
+/// A corner's figure: MB/s (10^6 bytes/s) for sequential corners, IOPS for random ones.
+fn corner_value(result: &serde_json::Value, corner: &str) -> Option<f64> {
+    let job = result["jobs"]
+        .as_array()?
+        .iter()
+        .find(|j| j["jobname"] == corner)?;
+    let dir = if corner.contains("read") {
+        "read"
+    } else {
+        "write"
+    };
+    if corner.starts_with("seq") {
+        Some(job[dir]["bw_bytes"].as_f64()? / 1e6)
+    } else {
+        job[dir]["iops"].as_f64()
+    }
+}
+
+#[test]
+fn calibration() {
+    let runs = load();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<serde_json::Value, String>>>> =
+        Mutex::new((0..runs.len()).map(|_| None).collect());
+    // Two workers: the runs are independent and single-threaded.
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= runs.len() {
+                    break;
+                }
+                let r = execute(&runs[i]);
+                results.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+
+    let mut table = String::from(
+        "| preset | job | corner | target | simulated | error | status |\n|---|---|---|---:|---:|---:|---|\n",
+    );
+    let mut failures = Vec::new();
+    for (run, result) in runs.iter().zip(results) {
+        let result = result.expect("every run was executed");
+        let json = match (result, &run.known_error) {
+            (Err(e), Some(expected)) if e.contains(expected.as_str()) => {
+                table.push_str(&format!(
+                    "| {} | {} | (run) | | | | known error: {} |\n",
+                    run.preset, run.job, expected
+                ));
+                continue;
+            }
+            (Err(e), _) => {
+                failures.push(format!("{} {}: the run failed: {}", run.preset, run.job, e));
+                continue;
+            }
+            (Ok(_), Some(expected)) => {
+                failures.push(format!(
+                    "{} {}: listed as known_error \"{expected}\" but the run succeeded: remove known_error",
+                    run.preset, run.job
+                ));
+                continue;
+            }
+            (Ok(j), None) => j,
+        };
+        for c in &run.corners {
+            let Some(sim) = corner_value(&json, &c.name) else {
+                failures.push(format!("{} {}: no job {}", run.preset, run.job, c.name));
+                continue;
+            };
+            let err = sim / c.target - 1.0;
+            let status = match &c.known_miss {
+                None if err.abs() <= BOUND => "ok".to_string(),
+                None => {
+                    failures.push(format!(
+                        "{} {} {}: {sim:.0} {} vs {} ({}): {:+.0}%, outside ±{:.0}%",
+                        run.preset,
+                        run.job,
+                        c.name,
+                        c.unit,
+                        c.target,
+                        c.source,
+                        err * 100.0,
+                        BOUND * 100.0
+                    ));
+                    "FAIL".to_string()
+                }
+                Some((dir, reason)) => {
+                    let still = if dir == "high" {
+                        err > BOUND
+                    } else {
+                        err < -BOUND
+                    };
+                    if !still {
+                        failures.push(format!(
+                            "{} {} {}: listed as a known miss ({dir}) but now {:+.0}%: update jobs/four-corners/targets.toml",
+                            run.preset,
+                            run.job,
+                            c.name,
+                            err * 100.0
+                        ));
+                    }
+                    format!("known miss ({dir}): {reason}")
+                }
+            };
+            table.push_str(&format!(
+                "| {} | {} | {} | {} {} | {:.0} {} | {:+.0}% | {} |\n",
+                run.preset,
+                run.job,
+                c.name,
+                c.target,
+                c.unit,
+                sim,
+                c.unit,
+                err * 100.0,
+                status
+            ));
+        }
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "calibration:\n{}", failures.join("\n"));
+}
