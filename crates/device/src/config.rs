@@ -669,7 +669,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "slc_cache",
         "dynamic_max_fraction",
-        "Largest dynamic cache as a fraction of free native capacity",
+        "Share of free native capacity that may run in SLC mode (the cache holds 1/bits per cell of it)",
         "fraction 0-1",
         "0.25",
     ),
