@@ -25,8 +25,7 @@ pub struct SlcConfig {
     pub static_blocks: u32,
     /// Use free native blocks in SLC mode while free space allows.
     pub dynamic: bool,
-    /// Share of the native capacity not holding user data that may run in SLC mode (the
-    /// cache holds `1 / bits_per_cell` of that).
+    /// Upper bound of the dynamic cache as a fraction of *free* native capacity.
     pub dynamic_max_fraction: f64,
 }
 
