@@ -118,6 +118,7 @@ impl Ftl {
     }
 
     /// Where IU `lpn` lives (counts the read in the counters).
+    #[inline]
     pub fn read(&mut self, lpn: Lpn) -> ReadLocation {
         self.assert_range(lpn, 1);
         self.counters.host_read_ius += 1;

@@ -288,7 +288,7 @@ impl NandTiming {
 
     /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
     /// operation is complete (data out on the channel for a read, array done otherwise).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
         let class = class_of(op.kind, op.slc);
         let at = match &mut self.power {
