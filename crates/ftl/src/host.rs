@@ -43,6 +43,7 @@ impl Ftl {
         self.after_op();
     }
 
+    #[inline]
     fn assert_range(&self, first: Lpn, count: u32) {
         assert!(
             u64::from(first) + u64::from(count) <= u64::from(self.geo.user_ius),
@@ -118,7 +119,7 @@ impl Ftl {
     }
 
     /// Where IU `lpn` lives (counts the read in the counters).
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, lpn: Lpn) -> ReadLocation {
         self.assert_range(lpn, 1);
         self.counters.host_read_ius += 1;
