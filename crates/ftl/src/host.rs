@@ -56,7 +56,10 @@ impl Ftl {
         if self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks {
             self.foreground_reclaim(ops);
         }
-        self.maybe_wear_level(ops);
+        // Wear levelling has work only with a queue or after enough erases: skip the call.
+        if self.wl_queue_len > 0 || self.erases_since_wl >= self.wl_interval {
+            self.maybe_wear_level(ops);
+        }
         let old = self.map.l2p[lpn as usize];
         if partial && old != UNMAPPED && !self.is_pending(old) {
             let (block, page, _) = self.split(old);

@@ -291,9 +291,10 @@ impl NandTiming {
     #[inline(always)]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
         let class = class_of(op.kind, op.slc);
-        let at = match &mut self.power {
-            Some(p) if self.capped => p.admit(class, op.bytes, now_ns),
-            _ => now_ns,
+        let at = if self.capped {
+            self.admit_capped(class, op.bytes, now_ns)
+        } else {
+            now_ns
         };
         let (done, start) = self.place(op, class, at);
         if let Some(p) = &mut self.power {
@@ -351,6 +352,15 @@ impl NandTiming {
         };
         self.all_free_ns = self.all_free_ns.max(done);
         (done, start)
+    }
+
+    /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
+    #[inline(never)]
+    fn admit_capped(&mut self, class: usize, bytes: u64, now_ns: u64) -> u64 {
+        match &mut self.power {
+            Some(p) => p.admit(class, bytes, now_ns),
+            None => now_ns,
+        }
     }
 
     /// A read's array work under a reordering scheduler: when it ends.
@@ -433,7 +443,6 @@ impl NandTiming {
 
 impl MediaPower {
     /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
-    #[inline(never)]
     fn admit(&mut self, class: usize, bytes: u64, now_ns: u64) -> u64 {
         let pj = self.array_pj[class]
             + bytes * self.energy.channel_pj_per_byte
