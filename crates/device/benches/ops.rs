@@ -15,6 +15,7 @@
 //!   1,000,000 QD32 4 KiB random reads.
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use flashlab_device::{load_device_config, Ssd, DEFAULT_DEVICE};
 use flashlab_engine::SeedTree;
@@ -83,6 +84,13 @@ fn measured_run(ssd: &mut Ssd, file: &JobFile, seed: u64) -> RunResult {
     run_jobs(file, ssd, &RunOptions::new(seed, "bench"), &mut |_| {}).expect("run")
 }
 
+/// Wall time of `f` in seconds (secondary to instruction counts on a shared machine).
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed().as_secs_f64())
+}
+
 fn ios(r: &RunResult) -> u64 {
     r.jobs
         .iter()
@@ -110,9 +118,9 @@ fn main() {
     if what.iter().any(|a| a == "write") {
         let w = workload();
         let mut ssd = write_drive(&w);
-        let r = measured_run(&mut ssd, &jobs(WRITE_JOBS), 1);
+        let (r, secs) = timed(|| measured_run(&mut ssd, &jobs(WRITE_JOBS), 1));
         println!(
-            "write: {} I/Os, drive WA {:.4}, digest {:016x}",
+            "write: {} I/Os in {secs:.2} s, drive WA {:.4}, digest {:016x}",
             ios(&r),
             ssd.ftl().counters().write_amplification(),
             digest(&ssd, &r)
@@ -121,11 +129,10 @@ fn main() {
     }
     if what.iter().any(|a| a == "floor") {
         let w = workload();
+        let (wa, secs) = timed(|| black_box(measured_floor(&w)));
         println!(
-            "floor: WA {:.4} ({} user IUs, {} blocks)",
-            black_box(measured_floor(&w)),
-            w.user_ius,
-            w.blocks
+            "floor: WA {wa:.4} in {secs:.2} s ({} user IUs, {} blocks)",
+            w.user_ius, w.blocks
         );
         ran = true;
     }
@@ -144,8 +151,13 @@ fn main() {
             "[read]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={}ns\n",
             start + 1_000_000
         ));
-        let r = measured_run(&mut ssd, &file, 2);
-        println!("read: {} reads, digest {:016x}", ios(&r), digest(&ssd, &r));
+        let (r, secs) = timed(|| measured_run(&mut ssd, &file, 2));
+        println!(
+            "read: {} reads in {secs:.2} s ({:.2} M/s), digest {:016x}",
+            ios(&r),
+            ios(&r) as f64 / secs * 1e-6,
+            digest(&ssd, &r)
+        );
         ran = true;
     }
     if !ran {
