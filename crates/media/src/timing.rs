@@ -264,6 +264,15 @@ impl NandTiming {
     /// Time to move `bytes` over one channel.
     #[inline]
     pub fn channel_ns(&self, bytes: u64) -> u64 {
+        // Callers ask for the size just scheduled (a relocation read's data time): no divide.
+        if bytes == self.xfer_memo.0 {
+            return self.xfer_memo.1;
+        }
+        self.channel_ns_computed(bytes)
+    }
+
+    #[inline]
+    fn channel_ns_computed(&self, bytes: u64) -> u64 {
         if bytes == 0 {
             0
         } else {
@@ -281,7 +290,7 @@ impl NandTiming {
     #[inline(always)]
     fn channel_ns_memo(&mut self, bytes: u64) -> u64 {
         if bytes != self.xfer_memo.0 {
-            self.xfer_memo = (bytes, self.channel_ns(bytes));
+            self.xfer_memo = (bytes, self.channel_ns_computed(bytes));
         }
         self.xfer_memo.1
     }
