@@ -331,7 +331,18 @@ impl NandTiming {
                         self.unit_free_ns[unit] = array_done;
                         array_done
                     }
-                    Some(_) => self.queued_read(unit, now_ns, array_ns, op.host),
+                    Some(ref mut q) => {
+                        let (end, free, suspended) =
+                            queued_read(q, unit, now_ns, array_ns, self.floor_ns, op.host);
+                        match suspended {
+                            Some(Kind::Erase) => self.erase_suspends += 1,
+                            Some(_) => self.program_suspends += 1,
+                            None => {}
+                        }
+                        self.unit_free_ns[unit] = free;
+                        self.all_free_ns = self.all_free_ns.max(free);
+                        end
+                    }
                 };
                 self.channel_busy_ns += xfer_ns;
                 let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
@@ -370,23 +381,6 @@ impl NandTiming {
             Some(p) => p.admit(class, bytes, now_ns),
             None => now_ns,
         }
-    }
-
-    /// A read's array work under a reordering scheduler: when it ends.
-    fn queued_read(&mut self, unit: usize, now_ns: u64, array_ns: u64, host: bool) -> u64 {
-        let Some(q) = &mut self.queues else {
-            unreachable!("queued_read without queues")
-        };
-        let placed = q.read(unit, now_ns, array_ns, self.floor_ns, host);
-        match placed.suspended {
-            Some(Kind::Erase) => self.erase_suspends += 1,
-            Some(_) => self.program_suspends += 1,
-            None => {}
-        }
-        let free = q.free_ns(unit);
-        self.unit_free_ns[unit] = free;
-        self.all_free_ns = self.all_free_ns.max(free);
-        placed.start_ns + array_ns
     }
 
     /// No operation will be scheduled before `now_ns` any more (the host's submissions move
@@ -448,6 +442,25 @@ impl NandTiming {
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
     }
+}
+
+/// A read's array work under a reordering scheduler: when it ends, the unit's new free time
+/// and the kind of work it suspended, if any. Out of line: the plain FIFO path is the usual one.
+#[inline(never)]
+fn queued_read(
+    q: &mut UnitQueues,
+    unit: usize,
+    now_ns: u64,
+    array_ns: u64,
+    floor_ns: u64,
+    host: bool,
+) -> (u64, u64, Option<Kind>) {
+    let placed = q.read(unit, now_ns, array_ns, floor_ns, host);
+    (
+        placed.start_ns + array_ns,
+        q.free_ns(unit),
+        placed.suspended,
+    )
 }
 
 impl MediaPower {

@@ -150,8 +150,9 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     options: &'a RunOptions,
     plan: &'a ScalePlan,
     queue: EventQueue<Event>,
-    /// I/Os on the device, by slot; `free_slots` lists the unused ones. Grows to the most
-    /// I/Os ever on the device at once (at most the device's queue depth), then is reused.
+    /// I/Os on the device, by slot; `free_slots` lists the unused ones. Sized up front for
+    /// the most I/Os the device can hold at once (its queue depth, and no more than the
+    /// clones' depths plus a flush each), so it never reallocates.
     in_flight: Vec<InFlight>,
     free_slots: Vec<u32>,
     host_queue: VecDeque<Queued>,
@@ -357,8 +358,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             options,
             plan,
             queue: EventQueue::with_limit(options.limits.max_queued_events),
-            in_flight: Vec::new(),
-            free_slots: Vec::new(),
+            in_flight: Vec::with_capacity(host_capacity.min(device_limit as usize)),
+            free_slots: Vec::with_capacity(host_capacity.min(device_limit as usize)),
             host_queue: VecDeque::with_capacity(host_capacity),
             device_in_flight: 0,
             device_limit,
