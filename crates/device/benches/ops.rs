@@ -1,5 +1,5 @@
 //! Instruction counts per simulated I/O, for `valgrind --tool=callgrind` (repeatable on a
-//! loaded machine, unlike wall time). Each workload runs once; only `measured` is meant to be
+//! loaded machine, unlike wall time). Each workload runs once; only `measured_*` is meant to be
 //! counted (`--collect-atstart=no --toggle-collect='*measured*'`), so drive construction and
 //! a read workload's fill are left out.
 //!
