@@ -68,6 +68,8 @@ pub struct Ssd {
     internal_data_ns: u64,
     /// Free time of the host link per direction (0: host to device, 1: device to host).
     link_free_ns: [u64; 2],
+    /// Link time of the last transfer size: (bytes, ns).
+    link_memo: (u64, u64),
     ctrl_next_ns: u64,
     cmd_spacing_ns: u64,
     /// Latest completion handed to the host: the device is idle after it.
@@ -138,6 +140,7 @@ impl Ssd {
             // Foreground GC of a large block emits a few thousand ops; sized once.
             ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
             link_free_ns: [0; 2],
+            link_memo: (0, 0),
             ctrl_next_ns: 0,
             cmd_spacing_ns,
             last_done_ns: 0,
@@ -340,14 +343,18 @@ impl Ssd {
         usize::from(device_to_host && self.model.link.full_duplex())
     }
 
+    #[inline]
     fn link_transfer(&mut self, start_ns: u64, bytes: u64, device_to_host: bool) -> u64 {
         if bytes == 0 {
             return start_ns;
         }
         let d = self.link_dir(device_to_host);
         let s = start_ns.max(self.link_free_ns[d]);
-        let ns = transfer_ns(bytes, self.model.link_bytes_per_s);
-        let e = s + ns;
+        // Command sizes repeat: remember the last one's time instead of dividing again.
+        if bytes != self.link_memo.0 {
+            self.link_memo = (bytes, transfer_ns(bytes, self.model.link_bytes_per_s));
+        }
+        let e = s + self.link_memo.1;
         self.link_free_ns[d] = e;
         e
     }
@@ -537,6 +544,16 @@ impl Ssd {
     fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {
         let first = req.offset_bytes >> self.iu_shift;
         let last = (req.offset_bytes + req.len_bytes - 1) >> self.iu_shift;
+        if first == last {
+            // One IU (the usual small random read): no page grouping.
+            let ready = match self.ftl.read(first as u32) {
+                ReadLocation::Nand { block, page, slc } => {
+                    self.page_read(t0, (block, page, slc, 1)).max(t0)
+                }
+                ReadLocation::Unmapped | ReadLocation::Buffered => t0,
+            };
+            return self.link_transfer(ready, req.len_bytes, true);
+        }
         let mut ready = t0;
         // Consecutive IUs of one page are read with one array read.
         let mut pending: Option<(u32, u32, bool, u32)> = None;
@@ -560,6 +577,7 @@ impl Ssd {
         self.link_transfer(ready, req.len_bytes, true)
     }
 
+    #[inline]
     fn page_read(&mut self, t0: u64, (block, _page, slc, ius): (u32, u32, bool, u32)) -> u64 {
         let op = MediaOp {
             kind: MediaOpKind::Read,

@@ -43,6 +43,7 @@ impl Ftl {
         self.after_op();
     }
 
+    #[inline]
     fn assert_range(&self, first: Lpn, count: u32) {
         assert!(
             u64::from(first) + u64::from(count) <= u64::from(self.geo.user_ius),
@@ -55,7 +56,10 @@ impl Ftl {
         if self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks {
             self.foreground_reclaim(ops);
         }
-        self.maybe_wear_level(ops);
+        // Wear levelling has work only with a queue or after enough erases: skip the call.
+        if self.wl_queue_len > 0 || self.erases_since_wl >= self.wl_interval {
+            self.maybe_wear_level(ops);
+        }
         let old = self.map.l2p[lpn as usize];
         if partial && old != UNMAPPED && !self.is_pending(old) {
             let (block, page, _) = self.split(old);
@@ -118,6 +122,7 @@ impl Ftl {
     }
 
     /// Where IU `lpn` lives (counts the read in the counters).
+    #[inline(always)]
     pub fn read(&mut self, lpn: Lpn) -> ReadLocation {
         self.assert_range(lpn, 1);
         self.counters.host_read_ius += 1;

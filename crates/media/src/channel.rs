@@ -8,19 +8,20 @@
 /// Reserved intervals kept per channel.
 pub const MAX_INTERVALS: usize = 32;
 
-/// Slots of the window the intervals slide through (see [`Channel`]).
+/// Slots of the ring the intervals live in (see [`Channel`]); a power of two above
+/// `MAX_INTERVALS + 1`, so an index masked by `SLOTS - 1` needs no bounds check.
 const SLOTS: usize = 4 * MAX_INTERVALS;
+const MASK: usize = SLOTS - 1;
+const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 
-/// The intervals are one contiguous run `buf[head..head + len]` sliding right through a
-/// fixed array: the list is almost always full, and most bookings land at its end or near
-/// its start, where the merge of the two earliest intervals also happens. Dropping or merging
-/// at the front just moves `head`, and an insertion shifts the shorter side; the run is moved
-/// back to the start only when it reaches the end of the array (every ~`3 × MAX_INTERVALS`
-/// front removals). A vector moved its whole tail twice per full booking (insert, then remove
-/// the merged interval).
+/// The intervals are one contiguous run of a ring, `head..head + len` (indices modulo
+/// `SLOTS`): the list is almost always full, and most bookings land at its end or near its
+/// start, where the merge of the two earliest intervals also happens. Dropping or merging at
+/// the front just moves `head`, and an insertion shifts the shorter side. (A vector moved its
+/// whole tail twice per full booking: insert, then remove the merged interval.)
 #[derive(Debug, Clone)]
 pub(crate) struct Channel {
-    /// Disjoint `[start, end)` intervals, sorted.
+    /// Disjoint `[start, end)` intervals, sorted from `head`.
     buf: [(u64, u64); SLOTS],
     head: usize,
     len: usize,
@@ -35,66 +36,70 @@ impl Channel {
         }
     }
 
+    /// The `k`-th interval.
     #[inline(always)]
-    fn busy(&self) -> &[(u64, u64)] {
-        &self.buf[self.head..self.head + self.len]
+    fn at(&self, k: usize) -> (u64, u64) {
+        self.buf[(self.head + k) & MASK]
     }
 
     #[inline(always)]
-    fn busy_mut(&mut self) -> &mut [(u64, u64)] {
-        &mut self.buf[self.head..self.head + self.len]
+    fn at_mut(&mut self, k: usize) -> &mut (u64, u64) {
+        &mut self.buf[(self.head + k) & MASK]
     }
 
-    /// Index of the first interval ending after `t` (`len` if none).
-    #[inline]
+    /// Index of the first interval ending after `t` (`len` if none), given that the last one
+    /// does.
+    #[inline(always)]
     fn first_ending_after(&self, t: u64) -> usize {
-        let busy = self.busy();
-        // Most bookings start after every reservation, or before the earliest one ends.
-        match busy {
-            [] => 0,
-            [.., last] if last.1 <= t => busy.len(),
-            [first, ..] if first.1 > t => 0,
-            _ => busy.partition_point(|&(_, e)| e <= t),
+        let h = self.head;
+        // Most bookings that do not start after every reservation start before the earliest
+        // one ends.
+        if self.buf[h & MASK].1 > t {
+            return 0;
         }
+        // Invariant: interval `lo` ends by `t`, interval `hi` ends after it.
+        let (mut lo, mut hi) = (0, self.len - 1);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.buf[(h + mid) & MASK].1 <= t {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
     }
 
     /// Insert `v` as the `i`-th interval, moving the shorter side.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, i: usize, v: (u64, u64)) {
         debug_assert!(i <= self.len && self.len <= MAX_INTERVALS);
-        if self.head > 0 && i < self.len - i {
-            self.head -= 1;
-            let h = self.head;
-            for k in h..h + i {
-                self.buf[k] = self.buf[k + 1];
+        if i < self.len - i {
+            self.head = self.head.wrapping_sub(1) & MASK;
+            for k in 0..i {
+                *self.at_mut(k) = self.at(k + 1);
             }
         } else {
-            if self.head + self.len == SLOTS {
-                self.buf.copy_within(self.head..SLOTS, 0);
-                self.head = 0;
-            }
-            let h = self.head;
-            for k in (h + i..h + self.len).rev() {
-                self.buf[k + 1] = self.buf[k];
+            for k in (i..self.len).rev() {
+                *self.at_mut(k + 1) = self.at(k);
             }
         }
         self.len += 1;
-        self.buf[self.head + i] = v;
+        *self.at_mut(i) = v;
     }
 
     /// Remove the `i`-th interval, moving the shorter side.
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, i: usize) {
         debug_assert!(i < self.len);
-        let h = self.head;
         if i < self.len - 1 - i {
-            for k in (h..h + i).rev() {
-                self.buf[k + 1] = self.buf[k];
+            for k in (0..i).rev() {
+                *self.at_mut(k + 1) = self.at(k);
             }
-            self.head += 1;
+            self.head = (self.head + 1) & MASK;
         } else {
-            for k in h + i..h + self.len - 1 {
-                self.buf[k] = self.buf[k + 1];
+            for k in i..self.len - 1 {
+                *self.at_mut(k) = self.at(k + 1);
             }
         }
         self.len -= 1;
@@ -104,11 +109,27 @@ impl Channel {
     /// that long; returns the start.
     #[inline(always)]
     pub fn book(&mut self, earliest_ns: u64, dur_ns: u64) -> u64 {
+        let len = self.len;
+        let h = self.head;
+        let at = |buf: &[(u64, u64); SLOTS], k: usize| buf[h.wrapping_add(k) & MASK];
+        // With no interval, `last` is a stale slot, never read as one.
+        let last = at(&self.buf, len.wrapping_sub(1));
+        if len == 0 || last.1 <= earliest_ns {
+            // After every reservation (the usual case): join the last one or append.
+            let t = earliest_ns;
+            if len > 0 && t - last.1 < dur_ns {
+                self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
+            } else {
+                self.buf[(h + len) & MASK] = (t, t + dur_ns);
+                self.len = len + 1;
+                self.merge_front_if_full();
+            }
+            return t;
+        }
         let mut t = earliest_ns;
         let mut i = self.first_ending_after(t);
-        let busy = self.busy();
-        while i < busy.len() {
-            let (s, e) = busy[i];
+        while i < len {
+            let (s, e) = at(&self.buf, i);
             if t + dur_ns <= s {
                 break;
             }
@@ -119,42 +140,52 @@ impl Channel {
         // Join neighbours closer than this transfer's length: back-to-back transfers stay one
         // interval, and gaps too short for transfers of this size are not kept to be skipped
         // over by every later booking.
-        let joins_prev = i > 0 && t - busy[i - 1].1 < dur_ns;
-        let joins_next = i < busy.len() && busy[i].0 - end < dur_ns;
+        let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
+        let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
         match (joins_prev, joins_next) {
             (true, true) => {
-                let busy = self.busy_mut();
-                busy[i - 1].1 = busy[i].1;
+                self.buf[(h + i - 1) & MASK].1 = at(&self.buf, i).1;
                 self.remove(i);
             }
-            (true, false) => self.busy_mut()[i - 1].1 = end,
-            (false, true) => self.busy_mut()[i].0 = t,
+            (true, false) => self.buf[(h + i - 1) & MASK].1 = end,
+            (false, true) => self.buf[(h + i) & MASK].0 = t,
             (false, false) => {
                 self.insert(i, (t, end));
-                if self.len > MAX_INTERVALS {
-                    // The two earliest merge: their gap is given up.
-                    let busy = self.busy_mut();
-                    busy[0].1 = busy[1].1;
-                    self.remove(1);
-                }
+                self.merge_front_if_full();
             }
         }
         t
+    }
+
+    /// Over the limit: the two earliest intervals merge (their gap is given up).
+    #[inline(always)]
+    fn merge_front_if_full(&mut self) {
+        if self.len > MAX_INTERVALS {
+            let merged = (self.at(0).0, self.at(1).1);
+            self.head = (self.head + 1) & MASK;
+            self.len -= 1;
+            *self.at_mut(0) = merged;
+        }
     }
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
     #[inline]
     pub fn forget_before(&mut self, now_ns: u64) {
         // Called on every command; usually nothing has ended since the last call.
-        while self.len > 0 && self.buf[self.head].1 <= now_ns {
-            self.head += 1;
-            self.len -= 1;
+        let (mut h, mut len) = (self.head, self.len);
+        while len > 0 && self.buf[h & MASK].1 <= now_ns {
+            h = (h + 1) & MASK;
+            len -= 1;
         }
+        (self.head, self.len) = (h, len);
     }
 
     /// End of the last booking (0 if none is remembered).
     pub fn free_ns(&self) -> u64 {
-        self.busy().last().map_or(0, |&(_, e)| e)
+        match self.len {
+            0 => 0,
+            n => self.at(n - 1).1,
+        }
     }
 
     /// Power cycle: nothing before `at_ns` is usable.
@@ -170,7 +201,7 @@ impl Channel {
 
     #[cfg(test)]
     fn intervals(&self) -> Vec<(u64, u64)> {
-        self.busy().to_vec()
+        (0..self.len).map(|k| self.at(k)).collect()
     }
 }
 

@@ -59,16 +59,23 @@ impl EnergyMeter {
     /// Charge `pj` at time `at_ns`.
     #[inline]
     pub fn charge(&mut self, at_ns: u64, pj: u64) {
-        if at_ns < self.cur_start_ns || at_ns - self.cur_start_ns >= METER_WINDOW_NS {
-            let w = ((at_ns / METER_WINDOW_NS) as usize).min(MAX_METER_WINDOWS - 1);
-            if w >= self.windows_pj.len() {
-                // One slot per simulated second: a rare, bounded growth.
-                self.windows_pj.resize(w + 1, 0);
-            }
-            self.cur = w;
-            self.cur_start_ns = w as u64 * METER_WINDOW_NS;
+        // One compare: a time before the current window wraps to a huge offset.
+        if at_ns.wrapping_sub(self.cur_start_ns) >= METER_WINDOW_NS {
+            self.move_to(at_ns);
         }
         self.windows_pj[self.cur] = self.windows_pj[self.cur].saturating_add(pj);
+    }
+
+    /// Make the window of `at_ns` the current one.
+    #[inline(always)]
+    fn move_to(&mut self, at_ns: u64) {
+        let w = ((at_ns / METER_WINDOW_NS) as usize).min(MAX_METER_WINDOWS - 1);
+        if w >= self.windows_pj.len() {
+            // One slot per simulated second: a rare, bounded growth.
+            self.windows_pj.resize(w + 1, 0);
+        }
+        self.cur = w;
+        self.cur_start_ns = w as u64 * METER_WINDOW_NS;
     }
 
     /// Energy per window, from time 0.

@@ -22,9 +22,9 @@ use flashlab_engine::time::transfer_ns;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MediaOpKind {
-    Read,
-    Program,
-    Erase,
+    Read = 0,
+    Program = 1,
+    Erase = 2,
 }
 
 /// One operation on one page (or block, for erase).
@@ -59,13 +59,28 @@ pub struct MediaCounters {
     pub erase_suspends: u64,
 }
 
+/// Operation classes: kind and SLC mode, `kind * 2 + slc`. An operation's array time and
+/// energy depend on its class only, so the per-operation bookkeeping is one count per class
+/// and the totals (array busy time, energy by kind) are products taken when asked.
+const CLASSES: usize = 6;
+
+#[inline(always)]
+fn class_of(kind: MediaOpKind, slc: bool) -> usize {
+    kind as usize * 2 + usize::from(slc)
+}
+
 /// Energy metering of the media.
 #[derive(Debug, Clone)]
 struct MediaPower {
     energy: MediaEnergy,
+    /// Array energy per operation class.
+    array_pj: [u64; CLASSES],
     cap_pj_per_byte: u64,
     meter: EnergyMeter,
-    totals: EnergyTotals,
+    /// Operations per class and bytes moved when metering (re)started: the energy totals
+    /// count what came after.
+    ops_base: [u64; CLASSES],
+    bytes_base: u64,
     cap: Option<PowerCap>,
 }
 
@@ -81,17 +96,27 @@ pub struct NandTiming {
     plane_of_block: FastDiv,
     /// Per global plane: (index into `unit_free_ns`, channel).
     plane_route: Vec<(u32, u32)>,
+    /// Array time per operation class.
+    array_ns: [u64; CLASSES],
     /// Channel time of the last transfer size asked for (sizes repeat: IU multiples).
     xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
     /// Energy metering and power cap (None: not metered).
     power: Option<MediaPower>,
+    /// A power cap is set (checked on every operation).
+    capped: bool,
     /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
     queues: Option<UnitQueues>,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
-    counters: MediaCounters,
+    /// Operations per class.
+    ops: [u64; CLASSES],
+    /// Bytes moved per kind (read, program, erase).
+    bytes: [u64; 3],
+    channel_busy_ns: u64,
+    program_suspends: u64,
+    erase_suspends: u64,
 }
 
 impl NandTiming {
@@ -121,6 +146,7 @@ impl NandTiming {
                 (unit, geometry.channel_of_die(die))
             })
             .collect();
+        let t = &timings;
         Self {
             geometry,
             timings,
@@ -128,6 +154,14 @@ impl NandTiming {
             unit_free_ns: vec![0; units as usize],
             plane_of_block: FastDiv::new(geometry.blocks_per_plane.max(1)),
             plane_route,
+            array_ns: [
+                t.t_read_ns,
+                t.slc_t_read_ns,
+                t.t_prog_ns,
+                t.slc_t_prog_ns,
+                t.t_erase_ns,
+                t.t_erase_ns,
+            ],
             xfer_memo: (0, 0),
             all_free_ns: 0,
             queues: sched
@@ -135,7 +169,12 @@ impl NandTiming {
                 .then(|| UnitQueues::new(units as usize, sched)),
             floor_ns: 0,
             power: None,
-            counters: MediaCounters::default(),
+            capped: false,
+            ops: [0; CLASSES],
+            bytes: [0; 3],
+            channel_busy_ns: 0,
+            program_suspends: 0,
+            erase_suspends: 0,
         }
     }
 
@@ -147,8 +186,23 @@ impl NandTiming {
         &self.timings
     }
 
-    pub fn counters(&self) -> &MediaCounters {
-        &self.counters
+    pub fn counters(&self) -> MediaCounters {
+        let n = &self.ops;
+        MediaCounters {
+            reads: n[0] + n[1],
+            programs: n[2] + n[3],
+            erases: n[4] + n[5],
+            bytes_read: self.bytes[0],
+            bytes_programmed: self.bytes[1],
+            array_busy_ns: n.iter().zip(&self.array_ns).map(|(n, t)| n * t).sum(),
+            channel_busy_ns: self.channel_busy_ns,
+            program_suspends: self.program_suspends,
+            erase_suspends: self.erase_suspends,
+        }
+    }
+
+    fn bytes_moved(&self) -> u64 {
+        self.bytes.iter().sum()
     }
 
     /// Meter the energy of every operation from now on; with `cap_budget_uw`, delay
@@ -162,34 +216,63 @@ impl NandTiming {
         cap_budget_uw: Option<u64>,
         cap_pj_per_byte: u64,
     ) {
+        let e = &energy;
         self.power = Some(MediaPower {
             energy,
+            array_pj: [
+                e.read_pj,
+                e.slc_read_pj,
+                e.program_pj,
+                e.slc_program_pj,
+                e.erase_pj,
+                e.erase_pj,
+            ],
             cap_pj_per_byte,
             meter: EnergyMeter::new(),
-            totals: EnergyTotals::default(),
+            ops_base: self.ops,
+            bytes_base: self.bytes_moved(),
             cap: cap_budget_uw.map(PowerCap::new),
         });
+        self.capped = cap_budget_uw.is_some();
     }
 
     /// Media energy per [`crate::power::METER_WINDOW_NS`] window and in total by kind (None
     /// without [`Self::set_power`]).
     pub fn energy(&self) -> Option<(&[u64], EnergyTotals)> {
-        self.power
-            .as_ref()
-            .map(|p| (p.meter.windows_pj(), p.totals))
+        let p = self.power.as_ref()?;
+        let n: [u64; CLASSES] = std::array::from_fn(|c| self.ops[c] - p.ops_base[c]);
+        let a = &p.array_pj;
+        let totals = EnergyTotals {
+            read_pj: n[0] * a[0] + n[1] * a[1],
+            program_pj: n[2] * a[2] + n[3] * a[3],
+            erase_pj: n[4] * a[4] + n[5] * a[5],
+            channel_pj: (self.bytes_moved() - p.bytes_base) * p.energy.channel_pj_per_byte,
+        };
+        Some((p.meter.windows_pj(), totals))
     }
 
     /// Forget the energy used so far (a new measurement starts).
     pub fn clear_energy(&mut self) {
+        let (ops, bytes) = (self.ops, self.bytes_moved());
         if let Some(p) = &mut self.power {
             p.meter.clear();
-            p.totals = EnergyTotals::default();
+            p.ops_base = ops;
+            p.bytes_base = bytes;
         }
     }
 
     /// Time to move `bytes` over one channel.
     #[inline]
     pub fn channel_ns(&self, bytes: u64) -> u64 {
+        // Callers ask for the size just scheduled (a relocation read's data time): no divide.
+        if bytes == self.xfer_memo.0 {
+            return self.xfer_memo.1;
+        }
+        self.channel_ns_computed(bytes)
+    }
+
+    #[inline]
+    fn channel_ns_computed(&self, bytes: u64) -> u64 {
         if bytes == 0 {
             0
         } else {
@@ -197,101 +280,77 @@ impl NandTiming {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn unit_and_channel(&self, block: u32) -> (usize, usize) {
         let (unit, ch) = self.plane_route[self.plane_of_block.div(block) as usize];
         (unit as usize, ch as usize)
     }
 
     /// [`Self::channel_ns`], remembering the last size.
-    #[inline]
+    #[inline(always)]
     fn channel_ns_memo(&mut self, bytes: u64) -> u64 {
         if bytes != self.xfer_memo.0 {
-            self.xfer_memo = (bytes, self.channel_ns(bytes));
+            self.xfer_memo = (bytes, self.channel_ns_computed(bytes));
         }
         self.xfer_memo.1
     }
 
     /// Reserve the resources `op` needs, starting no earlier than `now_ns`; returns when the
     /// operation is complete (data out on the channel for a read, array done otherwise).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
-        match self.power.is_some() {
-            false => self.place(op, now_ns).0,
-            true => self.schedule_metered(op, now_ns),
-        }
-    }
-
-    /// [`Self::schedule`] with energy metering and the power cap.
-    fn schedule_metered(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
-        let Some(p) = &mut self.power else {
-            return self.place(op, now_ns).0;
+        let class = class_of(op.kind, op.slc);
+        let at = if self.capped {
+            self.admit_capped(class, op.bytes, now_ns)
+        } else {
+            now_ns
         };
-        let e = &p.energy;
-        let channel_pj = op.bytes * e.channel_pj_per_byte;
-        let array_pj = match (op.kind, op.slc) {
-            (MediaOpKind::Read, false) => e.read_pj,
-            (MediaOpKind::Read, true) => e.slc_read_pj,
-            (MediaOpKind::Program, false) => e.program_pj,
-            (MediaOpKind::Program, true) => e.slc_program_pj,
-            (MediaOpKind::Erase, _) => e.erase_pj,
-        };
-        let at = match &mut p.cap {
-            Some(c) => c.admit(now_ns, array_pj + channel_pj + op.bytes * p.cap_pj_per_byte),
-            None => now_ns,
-        };
-        let (done, start) = self.place(op, at);
+        let (done, start) = self.place(op, class, at);
         if let Some(p) = &mut self.power {
-            p.meter.charge(start, array_pj + channel_pj);
-            let t = &mut p.totals;
-            t.channel_pj += channel_pj;
-            match op.kind {
-                MediaOpKind::Read => t.read_pj += array_pj,
-                MediaOpKind::Program => t.program_pj += array_pj,
-                MediaOpKind::Erase => t.erase_pj += array_pj,
-            }
+            p.meter.charge(
+                start,
+                p.array_pj[class] + op.bytes * p.energy.channel_pj_per_byte,
+            );
         }
         done
     }
 
     /// Place `op` from `now_ns`: (completion, start of its array work).
-    #[inline]
-    fn place(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64) {
+    #[inline(always)]
+    fn place(&mut self, op: &MediaOp, class: usize, now_ns: u64) -> (u64, u64) {
         let (unit, ch) = self.unit_and_channel(op.block);
-        let xfer_ns = self.channel_ns_memo(op.bytes);
-        let t = &self.timings;
-        match op.kind {
+        let array_ns = self.array_ns[class];
+        self.ops[class] += 1;
+        self.bytes[op.kind as usize] += op.bytes;
+        let (done, start) = match op.kind {
             MediaOpKind::Read => {
-                let array_ns = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
-                let array_done = match &mut self.queues {
+                let xfer_ns = self.channel_ns_memo(op.bytes);
+                let array_done = match self.queues {
                     None => {
                         let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
                         self.unit_free_ns[unit] = array_done;
                         array_done
                     }
-                    Some(q) => {
-                        let placed = q.read(unit, now_ns, array_ns, self.floor_ns, op.host);
-                        match placed.suspended {
-                            Some(Kind::Erase) => self.counters.erase_suspends += 1,
-                            Some(_) => self.counters.program_suspends += 1,
+                    Some(ref mut q) => {
+                        let (end, free, suspended) =
+                            queued_read(q, unit, now_ns, array_ns, self.floor_ns, op.host);
+                        match suspended {
+                            Some(Kind::Erase) => self.erase_suspends += 1,
+                            Some(_) => self.program_suspends += 1,
                             None => {}
                         }
-                        let free = q.free_ns(unit);
                         self.unit_free_ns[unit] = free;
                         self.all_free_ns = self.all_free_ns.max(free);
-                        placed.start_ns + array_ns
+                        end
                     }
                 };
+                self.channel_busy_ns += xfer_ns;
                 let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
-                self.counters.reads += 1;
-                self.counters.bytes_read += op.bytes;
-                self.counters.array_busy_ns += array_ns;
-                self.counters.channel_busy_ns += xfer_ns;
-                self.all_free_ns = self.all_free_ns.max(done);
                 (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
-                let array_ns = if op.slc { t.slc_t_prog_ns } else { t.t_prog_ns };
+                let xfer_ns = self.channel_ns_memo(op.bytes);
+                self.channel_busy_ns += xfer_ns;
                 let xfer_done = self.channels[ch].book(now_ns, xfer_ns) + xfer_ns;
                 let array_start = match &mut self.queues {
                     None => xfer_done.max(self.unit_free_ns[unit]),
@@ -299,30 +358,34 @@ impl NandTiming {
                 };
                 let done = array_start + array_ns;
                 self.unit_free_ns[unit] = done;
-                self.counters.programs += 1;
-                self.counters.bytes_programmed += op.bytes;
-                self.counters.array_busy_ns += array_ns;
-                self.counters.channel_busy_ns += xfer_ns;
-                self.all_free_ns = self.all_free_ns.max(done);
                 (done, array_start)
             }
             MediaOpKind::Erase => {
                 let start = match &mut self.queues {
                     None => now_ns.max(self.unit_free_ns[unit]),
-                    Some(q) => q.push(unit, Kind::Erase, now_ns, t.t_erase_ns, self.floor_ns),
+                    Some(q) => q.push(unit, Kind::Erase, now_ns, array_ns, self.floor_ns),
                 };
-                let done = start + t.t_erase_ns;
+                let done = start + array_ns;
                 self.unit_free_ns[unit] = done;
-                self.counters.erases += 1;
-                self.counters.array_busy_ns += t.t_erase_ns;
-                self.all_free_ns = self.all_free_ns.max(done);
                 (done, start)
             }
+        };
+        self.all_free_ns = self.all_free_ns.max(done);
+        (done, start)
+    }
+
+    /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
+    #[inline(never)]
+    fn admit_capped(&mut self, class: usize, bytes: u64, now_ns: u64) -> u64 {
+        match &mut self.power {
+            Some(p) => p.admit(class, bytes, now_ns),
+            None => now_ns,
         }
     }
 
     /// No operation will be scheduled before `now_ns` any more (the host's submissions move
     /// forward): bookkeeping of what finished earlier can go.
+    #[inline]
     pub fn advance_to(&mut self, now_ns: u64) {
         self.floor_ns = self.floor_ns.max(now_ns);
         if let Some(c) = self.power.as_mut().and_then(|p| p.cap.as_mut()) {
@@ -384,6 +447,38 @@ impl NandTiming {
                 .iter()
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
+    }
+}
+
+/// A read's array work under a reordering scheduler: when it ends, the unit's new free time
+/// and the kind of work it suspended, if any. Out of line: the plain FIFO path is the usual one.
+#[inline(never)]
+fn queued_read(
+    q: &mut UnitQueues,
+    unit: usize,
+    now_ns: u64,
+    array_ns: u64,
+    floor_ns: u64,
+    host: bool,
+) -> (u64, u64, Option<Kind>) {
+    let placed = q.read(unit, now_ns, array_ns, floor_ns, host);
+    (
+        placed.start_ns + array_ns,
+        q.free_ns(unit),
+        placed.suspended,
+    )
+}
+
+impl MediaPower {
+    /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
+    fn admit(&mut self, class: usize, bytes: u64, now_ns: u64) -> u64 {
+        let pj = self.array_pj[class]
+            + bytes * self.energy.channel_pj_per_byte
+            + bytes * self.cap_pj_per_byte;
+        match &mut self.cap {
+            Some(c) => c.admit(now_ns, pj),
+            None => now_ns,
+        }
     }
 }
 
