@@ -315,6 +315,70 @@ impl NandTiming {
         done
     }
 
+    /// A read of `bytes` from `block`, as [`Self::schedule`]: (completion, its own latency:
+    /// array and transfer time, without any wait). Callers that hold an operation's parts
+    /// skip building a [`MediaOp`] and the dispatch on its kind.
+    #[inline(always)]
+    pub fn read(
+        &mut self,
+        block: u32,
+        bytes: u64,
+        slc: bool,
+        host: bool,
+        now_ns: u64,
+    ) -> (u64, u64) {
+        let op = MediaOp {
+            kind: MediaOpKind::Read,
+            block,
+            bytes,
+            slc,
+            host,
+        };
+        let done = self.schedule(&op, now_ns);
+        // `schedule` just set the memo to this size.
+        (
+            done,
+            self.array_ns[class_of(op.kind, slc)] + self.xfer_memo.1,
+        )
+    }
+
+    /// A program of `bytes` to `block`, as [`Self::schedule`].
+    #[inline(always)]
+    pub fn program(&mut self, block: u32, bytes: u64, slc: bool, now_ns: u64) -> u64 {
+        let op = MediaOp {
+            kind: MediaOpKind::Program,
+            block,
+            bytes,
+            slc,
+            host: false,
+        };
+        self.schedule(&op, now_ns)
+    }
+
+    /// An erase of `block`, as [`Self::schedule`].
+    #[inline(always)]
+    pub fn erase(&mut self, block: u32, slc: bool, now_ns: u64) -> u64 {
+        let op = MediaOp {
+            kind: MediaOpKind::Erase,
+            block,
+            bytes: 0,
+            slc,
+            host: false,
+        };
+        self.schedule(&op, now_ns)
+    }
+
+    /// Index of the die (or plane, with multi-plane) holding `block`, below [`Self::units`].
+    #[inline]
+    pub fn unit_of(&self, block: u32) -> usize {
+        self.unit_and_channel(block).0
+    }
+
+    /// Dies (or planes, with multi-plane): units that work independently.
+    pub fn units(&self) -> usize {
+        self.unit_free_ns.len()
+    }
+
     /// Place `op` from `now_ns`: (completion, start of its array work).
     #[inline(always)]
     fn place(&mut self, op: &MediaOp, class: usize, now_ns: u64) -> (u64, u64) {
