@@ -450,7 +450,8 @@ impl Ssd {
     /// reads before it. A real controller lets such reads overtake queued programs, so the
     /// program waits for the read's own latency (array + transfer), not for the FIFO queue of
     /// the die the victim sits on: waiting for that queue would idle every other die.
-    #[inline]
+    // Inlined: one call per internal operation, most from `release_internal`'s loop.
+    #[inline(always)]
     fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
         let bytes = u64::from(op.ius) << self.iu_shift;
         match op.kind {
