@@ -368,17 +368,6 @@ impl NandTiming {
         self.schedule(&op, now_ns)
     }
 
-    /// Index of the die (or plane, with multi-plane) holding `block`, below [`Self::units`].
-    #[inline]
-    pub fn unit_of(&self, block: u32) -> usize {
-        self.unit_and_channel(block).0
-    }
-
-    /// Dies (or planes, with multi-plane): units that work independently.
-    pub fn units(&self) -> usize {
-        self.unit_free_ns.len()
-    }
-
     /// Place `op` from `now_ns`: (completion, start of its array work).
     #[inline(always)]
     fn place(&mut self, op: &MediaOp, class: usize, now_ns: u64) -> (u64, u64) {
@@ -688,6 +677,28 @@ mod tests {
             sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0),
             10_000 * US
         );
+    }
+
+    #[test]
+    fn operations_by_parts_place_as_media_ops_do() {
+        let mut parts = NandTiming::new(geometry(false), timings());
+        let mut whole = NandTiming::new(geometry(false), timings());
+        for i in 0..60u32 {
+            let (block, slc, at) = ((i * 13) % 79, i % 3 == 0, u64::from(i) * 7 * US);
+            let want = whole.schedule(&op(MediaOpKind::Read, block, 8192, slc), at);
+            let (done, latency) = parts.read(block, 8192, slc, false, at);
+            assert_eq!(done, want);
+            // Its own array and transfer time, whatever it waited for.
+            let array = if slc { 30 * US } else { 50 * US };
+            assert_eq!(latency, array + 8192);
+            let want = whole.schedule(&op(MediaOpKind::Program, block + 1, 16384, slc), at);
+            assert_eq!(parts.program(block + 1, 16384, slc, at), want);
+            if i % 10 == 0 {
+                let want = whole.schedule(&op(MediaOpKind::Erase, block, 0, slc), at);
+                assert_eq!(parts.erase(block, slc, at), want);
+            }
+        }
+        assert_eq!(parts.counters(), whole.counters());
     }
 
     #[test]
