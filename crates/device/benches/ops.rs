@@ -10,6 +10,8 @@
 //!
 //! - `write`: the write benchmark of `timing.rs` cut to 2 GiB on 8 planes and one random
 //!   pass: a sequential 128 KiB fill, then 524,288 uniform random 4 KiB writes at QD32.
+//! - `write16k`: the same with 16 KiB pages (4 IUs per page, 64 pages per block: the blocks
+//!   and IUs of `write`), as real NAND pages are.
 //! - `floor`: the floor loop (`flashlab_ftl::floor`) on the same IUs and blocks.
 //! - `read`: the default drive at `sim.scale=0.1` filled sequentially (not counted), then
 //!   1,000,000 QD32 4 KiB random reads.
@@ -48,13 +50,16 @@ fn workload() -> RandomWriteWorkload {
     }
 }
 
-fn write_drive(w: &RandomWriteWorkload) -> Ssd {
+/// The write benchmark's drive with pages of `page_kib` KiB (blocks of 1 MiB either way).
+fn write_drive(w: &RandomWriteWorkload, page_kib: u32) -> Ssd {
     let blocks_per_plane = (w.blocks / PLANES).to_string();
     let user = format!("{}B", u64::from(w.user_ius) * 4096);
+    let page = format!("{page_kib}KiB");
+    let pages = (1024 / page_kib).to_string();
     drive(&[
         ("nand.cell", "mlc"),
-        ("nand.page_size", "4KiB"),
-        ("nand.pages_per_block", "256"),
+        ("nand.page_size", &page),
+        ("nand.pages_per_block", &pages),
         ("nand.channels", "2"),
         ("nand.dies_per_channel", "1"),
         ("nand.blocks_per_plane", &blocks_per_plane),
@@ -115,12 +120,15 @@ fn measured_floor(w: &RandomWriteWorkload) -> f64 {
 fn main() {
     let what: Vec<String> = std::env::args().skip(1).collect();
     let mut ran = false;
-    if what.iter().any(|a| a == "write") {
+    for (name, page_kib) in [("write", 4), ("write16k", 16)] {
+        if !what.iter().any(|a| a == name) {
+            continue;
+        }
         let w = workload();
-        let mut ssd = write_drive(&w);
+        let mut ssd = write_drive(&w, page_kib);
         let (r, secs) = timed(|| measured_run(&mut ssd, &jobs(WRITE_JOBS), 1));
         println!(
-            "write: {} I/Os in {secs:.2} s, drive WA {:.4}, digest {:016x}",
+            "{name}: {} I/Os in {secs:.2} s, drive WA {:.4}, digest {:016x}",
             ios(&r),
             ssd.ftl().counters().write_amplification(),
             digest(&ssd, &r)
@@ -161,6 +169,6 @@ fn main() {
         ran = true;
     }
     if !ran {
-        println!("ops: name one or more of write, floor, read (nothing run)");
+        println!("ops: name one or more of write, write16k, floor, read (nothing run)");
     }
 }

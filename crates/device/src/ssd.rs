@@ -12,7 +12,7 @@ use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
-use flashlab_media::{MediaOp, MediaOpKind, NandTiming};
+use flashlab_media::NandTiming;
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
@@ -359,20 +359,6 @@ impl Ssd {
         e
     }
 
-    fn media_op(&self, op: &NandOp) -> MediaOp {
-        MediaOp {
-            kind: match op.kind {
-                NandOpKind::Read => MediaOpKind::Read,
-                NandOpKind::Program => MediaOpKind::Program,
-                NandOpKind::Erase => MediaOpKind::Erase,
-            },
-            block: op.block,
-            bytes: op.ius as u64 * self.model.iu_bytes,
-            slc: op.slc,
-            host: false,
-        }
-    }
-
     /// Give the pending FTL ops to the media from `start_ns`. Internal work goes through the
     /// pacing queue when `defer` (host commands), else straight to the dies (idle-time work,
     /// format). Returns (latest completion of any op given to the dies, latest completion of
@@ -380,38 +366,49 @@ impl Ssd {
     fn schedule_ops(&mut self, start_ns: u64, defer: bool) -> (u64, u64) {
         let mut last = start_ns;
         let mut rmw_done = start_ns;
-        for i in 0..self.ops.len() {
-            let op = self.ops[i];
-            if is_internal(&op) {
+        // Taken out for the loop: the ops are read while `self` is borrowed mutably.
+        let ops = std::mem::take(&mut self.ops);
+        for op in &ops {
+            if is_internal(op) {
                 let now = if defer {
                     let static_slc =
                         op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
-                    self.internal.push(op, static_slc)
+                    self.internal.push(*op, static_slc)
                 } else {
-                    Some(op)
+                    Some(*op)
                 };
                 if let Some(o) = now {
                     last = last.max(self.issue_internal(&o, start_ns));
                 }
                 continue;
             }
-            if op.kind == NandOpKind::Program {
-                let host = op.cause == OpCause::HostWrite;
-                let due = self.internal.due_before_program(op.block, op.ius, host);
-                last = last.max(self.release_internal(due, start_ns));
-            }
-            let m = self.media_op(&op);
-            let done = self.media.schedule(&m, start_ns);
-            last = last.max(done);
-            match (op.kind, op.cause) {
-                (NandOpKind::Read, OpCause::ReadModifyWrite) => rmw_done = rmw_done.max(done),
-                (NandOpKind::Program, OpCause::HostWrite) => {
-                    self.buffer.programmed(done, m.bytes);
-                    self.host_program_done_ns = self.host_program_done_ns.max(done);
+            let bytes = u64::from(op.ius) << self.iu_shift;
+            let done = match op.kind {
+                NandOpKind::Program => {
+                    let host = op.cause == OpCause::HostWrite;
+                    let due = self.internal.due_before_program(op.block, op.ius, host);
+                    if due > 0 {
+                        last = last.max(self.release_internal(due, start_ns));
+                    }
+                    let done = self.media.program(op.block, bytes, op.slc, start_ns);
+                    if host {
+                        self.buffer.programmed(done, bytes);
+                        self.host_program_done_ns = self.host_program_done_ns.max(done);
+                    }
+                    done
                 }
-                _ => {}
-            }
+                NandOpKind::Read => {
+                    let (done, _) = self.media.read(op.block, bytes, op.slc, false, start_ns);
+                    if op.cause == OpCause::ReadModifyWrite {
+                        rmw_done = rmw_done.max(done);
+                    }
+                    done
+                }
+                NandOpKind::Erase => self.media.erase(op.block, op.slc, start_ns),
+            };
+            last = last.max(done);
         }
+        self.ops = ops;
         self.ops.clear();
         (last, rmw_done)
     }
@@ -453,21 +450,23 @@ impl Ssd {
     /// reads before it. A real controller lets such reads overtake queued programs, so the
     /// program waits for the read's own latency (array + transfer), not for the FIFO queue of
     /// the die the victim sits on: waiting for that queue would idle every other die.
+    // Inlined: one call per internal operation, most from `release_internal`'s loop.
+    #[inline(always)]
     fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
-        let m = self.media_op(op);
+        let bytes = u64::from(op.ius) << self.iu_shift;
         match op.kind {
             NandOpKind::Read => {
-                let t = self.media.timings();
-                let array = if op.slc { t.slc_t_read_ns } else { t.t_read_ns };
-                self.internal_data_ns = self
-                    .internal_data_ns
-                    .max(at_ns + array + self.media.channel_ns(m.bytes));
-                self.media.schedule(&m, at_ns)
+                let (done, latency_ns) = self.media.read(op.block, bytes, op.slc, false, at_ns);
+                self.internal_data_ns = self.internal_data_ns.max(at_ns + latency_ns);
+                done
             }
-            NandOpKind::Program => self.media.schedule(&m, at_ns.max(self.internal_data_ns)),
+            NandOpKind::Program => {
+                self.media
+                    .program(op.block, bytes, op.slc, at_ns.max(self.internal_data_ns))
+            }
             NandOpKind::Erase => {
                 self.ftl.erase_done(op.block);
-                self.media.schedule(&m, at_ns)
+                self.media.erase(op.block, op.slc, at_ns)
             }
         }
     }
@@ -579,14 +578,8 @@ impl Ssd {
 
     #[inline]
     fn page_read(&mut self, t0: u64, (block, _page, slc, ius): (u32, u32, bool, u32)) -> u64 {
-        let op = MediaOp {
-            kind: MediaOpKind::Read,
-            block,
-            bytes: ius as u64 * self.model.iu_bytes,
-            slc,
-            host: true,
-        };
-        self.media.schedule(&op, t0)
+        let bytes = u64::from(ius) << self.iu_shift;
+        self.media.read(block, bytes, slc, true, t0).0
     }
 
     fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {

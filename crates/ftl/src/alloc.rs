@@ -230,11 +230,8 @@ impl Ftl {
     /// previous copies invalid, close the block if it is full.
     pub(crate) fn program_page(&mut self, s: StreamId, ops: &mut Vec<NandOp>) {
         let si = s as usize;
-        let (b, page, fill, unit, cause) = {
-            let st = &self.streams[si];
-            (st.cur_block, st.cur_page, st.fill, st.cur_unit, st.cause)
-        };
-        debug_assert_ne!(b, NIL);
+        let fill = self.streams[si].fill;
+        debug_assert_ne!(self.streams[si].cur_block, NIL);
         // Only host pages carry undo records, and only without PLP.
         let undo = !self.cfg.power_loss_protection && matches!(s, StreamId::Host | StreamId::Slc);
         debug_assert!(
@@ -251,6 +248,18 @@ impl Ftl {
                 }
             }
         }
+        self.emit_program(si, ops);
+    }
+
+    /// Emit the program of stream `si`'s current page (its undo records, if any, settled)
+    /// and move the stream on. Inlined into relocation's copy loop: its pages carry no undo
+    /// records, and it programs one page per copied IU with 4 KiB pages.
+    #[inline(always)]
+    pub(crate) fn emit_program(&mut self, si: usize, ops: &mut Vec<NandOp>) {
+        let (b, page, unit, cause) = {
+            let st = &self.streams[si];
+            (st.cur_block, st.cur_page, st.cur_unit, st.cause)
+        };
         let slc = self.blocks.info[b as usize].slc;
         ops.push(NandOp {
             kind: NandOpKind::Program,

@@ -138,12 +138,18 @@ impl Ftl {
         // Relocation writes no host data, so the set of shadowed copies in `b` is fixed now.
         let shadows = self.has_shadows_in(b);
         let mut moved = 0u32;
+        let mut reads = 0u64;
+        let d = dest as usize;
         for page in 0..self.blocks.capacity_pages(b) {
             let first = self.ppa_of(b, page, 0);
-            let live = self.map.p2l[first as usize..(first + ipp) as usize]
-                .iter()
-                .filter(|&&lpn| lpn != INVALID)
-                .count() as u32;
+            let live = if ipp == 1 {
+                u32::from(self.map.p2l[first as usize] != INVALID)
+            } else {
+                self.map.p2l[first as usize..(first + ipp) as usize]
+                    .iter()
+                    .filter(|&&lpn| lpn != INVALID)
+                    .count() as u32
+            };
             if live == 0 {
                 continue;
             }
@@ -155,15 +161,30 @@ impl Ftl {
                 ius: live,
                 slc,
             });
-            self.counters.nand_read_pages += 1;
+            reads += 1;
             for src in first..first + ipp {
                 let lpn = self.map.p2l[src as usize];
-                if lpn != INVALID {
-                    self.move_iu(src, lpn, dest, shadows, ops);
+                if lpn == INVALID {
+                    continue;
+                }
+                // `next_slot` and `finish_slot` for a relocation stream, inlined: its pages
+                // carry no undo records.
+                if self.streams[d].cur_block == NIL && !self.start_page(dest) {
+                    self.no_block_for_relocation();
+                }
+                let st = &mut self.streams[d];
+                let (to_block, to_page, slot) = (st.cur_block, st.cur_page, st.fill);
+                st.fill = slot + 1;
+                self.blocks.add_valid(to_block);
+                let to = self.ppa_of(to_block, to_page, slot);
+                self.move_iu(src, lpn, to, shadows);
+                if slot + 1 == ipp {
+                    self.emit_program(d, ops);
                 }
             }
             moved += live;
         }
+        self.counters.nand_read_pages += reads;
         let info = &mut self.blocks.info[b as usize];
         debug_assert_eq!(info.valid, moved, "block {b}: valid count against its P2L");
         info.valid -= moved;
@@ -190,24 +211,19 @@ impl Ftl {
         self.erases_since_wl += 1;
     }
 
-    /// Copy the valid IU at `src` (of the block being relocated) to the next slot of `dest`.
+    #[cold]
+    fn no_block_for_relocation(&self) -> ! {
+        panic!(
+            "FTL invariant broken: relocation found no free block ({} free, reserve {})",
+            self.blocks.free_count(Pool::Native),
+            self.geo.reserve_blocks
+        );
+    }
+
+    /// Copy the valid IU at `src` (of the block being relocated) to the reserved slot `to`.
     /// The caller settles the source block's valid count.
-    #[inline]
-    fn move_iu(
-        &mut self,
-        src: Ppa,
-        lpn: Lpn,
-        dest: StreamId,
-        shadows: bool,
-        ops: &mut Vec<NandOp>,
-    ) {
-        let Some((to, _)) = self.next_slot(dest) else {
-            panic!(
-                "FTL invariant broken: relocation found no free block ({} free, reserve {})",
-                self.blocks.free_count(Pool::Native),
-                self.geo.reserve_blocks
-            );
-        };
+    #[inline(always)]
+    fn move_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
         // A valid copy is the mapped one unless it is shadowed. Without shadows in the victim,
@@ -222,7 +238,6 @@ impl Ftl {
             self.redirect_undo(lpn, src, to);
         }
         self.map.p2l[src as usize] = INVALID;
-        self.finish_slot(dest, ops);
     }
 
     /// Whether a host stream's open page shadows a copy in block `b` (never with PLP).

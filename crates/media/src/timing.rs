@@ -315,6 +315,59 @@ impl NandTiming {
         done
     }
 
+    /// A read of `bytes` from `block`, as [`Self::schedule`]: (completion, its own latency:
+    /// array and transfer time, without any wait). Callers that hold an operation's parts
+    /// skip building a [`MediaOp`] and the dispatch on its kind.
+    #[inline(always)]
+    pub fn read(
+        &mut self,
+        block: u32,
+        bytes: u64,
+        slc: bool,
+        host: bool,
+        now_ns: u64,
+    ) -> (u64, u64) {
+        let op = MediaOp {
+            kind: MediaOpKind::Read,
+            block,
+            bytes,
+            slc,
+            host,
+        };
+        let done = self.schedule(&op, now_ns);
+        // `schedule` just set the memo to this size.
+        (
+            done,
+            self.array_ns[class_of(op.kind, slc)] + self.xfer_memo.1,
+        )
+    }
+
+    /// A program of `bytes` to `block`, as [`Self::schedule`].
+    #[inline(always)]
+    pub fn program(&mut self, block: u32, bytes: u64, slc: bool, now_ns: u64) -> u64 {
+        let op = MediaOp {
+            kind: MediaOpKind::Program,
+            block,
+            bytes,
+            slc,
+            host: false,
+        };
+        self.schedule(&op, now_ns)
+    }
+
+    /// An erase of `block`, as [`Self::schedule`].
+    #[inline(always)]
+    pub fn erase(&mut self, block: u32, slc: bool, now_ns: u64) -> u64 {
+        let op = MediaOp {
+            kind: MediaOpKind::Erase,
+            block,
+            bytes: 0,
+            slc,
+            host: false,
+        };
+        self.schedule(&op, now_ns)
+    }
+
     /// Place `op` from `now_ns`: (completion, start of its array work).
     #[inline(always)]
     fn place(&mut self, op: &MediaOp, class: usize, now_ns: u64) -> (u64, u64) {
@@ -624,6 +677,28 @@ mod tests {
             sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0),
             10_000 * US
         );
+    }
+
+    #[test]
+    fn operations_by_parts_place_as_media_ops_do() {
+        let mut parts = NandTiming::new(geometry(false), timings());
+        let mut whole = NandTiming::new(geometry(false), timings());
+        for i in 0..60u32 {
+            let (block, slc, at) = ((i * 13) % 79, i % 3 == 0, u64::from(i) * 7 * US);
+            let want = whole.schedule(&op(MediaOpKind::Read, block, 8192, slc), at);
+            let (done, latency) = parts.read(block, 8192, slc, false, at);
+            assert_eq!(done, want);
+            // Its own array and transfer time, whatever it waited for.
+            let array = if slc { 30 * US } else { 50 * US };
+            assert_eq!(latency, array + 8192);
+            let want = whole.schedule(&op(MediaOpKind::Program, block + 1, 16384, slc), at);
+            assert_eq!(parts.program(block + 1, 16384, slc, at), want);
+            if i % 10 == 0 {
+                let want = whole.schedule(&op(MediaOpKind::Erase, block, 0, slc), at);
+                assert_eq!(parts.erase(block, slc, at), want);
+            }
+        }
+        assert_eq!(parts.counters(), whole.counters());
     }
 
     #[test]
