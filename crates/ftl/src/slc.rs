@@ -86,10 +86,7 @@ mod tests {
         let blocks = ftl.slc_blocks_in_use();
         assert!((26..=32).contains(&blocks), "{blocks} blocks in SLC mode");
         let slc_ius = ftl.counters().slc_write_ius;
-        assert!(
-            slc_ius <= 32 * 8 && slc_ius >= 26 * 8,
-            "{slc_ius} IUs cached"
-        );
+        assert!((26 * 8..=32 * 8).contains(&slc_ius), "{slc_ius} IUs cached");
         ftl.check_invariants();
     }
 
