@@ -161,6 +161,9 @@ pub struct FtlSection {
     pub gc_background_free_blocks: Option<u32>,
     #[serde(default = "default_wear_level")]
     pub wear_level_threshold: u32,
+    /// Host idle time before background work (idle GC, folding) starts.
+    #[serde(default = "default_background_after_idle")]
+    pub background_after_idle: Time,
 }
 
 fn default_iu() -> Size {
@@ -172,6 +175,12 @@ fn default_gc_policy() -> GcPolicy {
 fn default_wear_level() -> u32 {
     500
 }
+/// Firmware treats a pause as idle time only once it outlasts the gaps of a busy host (QD1
+/// think time, completions held by a shared link: microseconds to a few milliseconds);
+/// starting background work in every short gap puts the next command behind it.
+fn default_background_after_idle() -> Time {
+    Time(10_000_000)
+}
 
 impl Default for FtlSection {
     fn default() -> Self {
@@ -181,6 +190,7 @@ impl Default for FtlSection {
             gc_foreground_free_blocks: None,
             gc_background_free_blocks: None,
             wear_level_threshold: default_wear_level(),
+            background_after_idle: default_background_after_idle(),
         }
     }
 }
@@ -630,6 +640,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k(
         "ftl",
+        "background_after_idle",
+        "Host idle time before background work (idle GC, SLC folding) starts",
+        "time",
+        "10ms",
+    ),
+    k(
+        "ftl",
         "wear_level_threshold",
         "Static wear levelling when max − min erase count exceeds this (0 off)",
         "erase cycles",
@@ -652,7 +669,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "slc_cache",
         "dynamic_max_fraction",
-        "Largest dynamic cache as a fraction of free native capacity",
+        "Share of free native capacity that may run in SLC mode (the cache holds 1/bits per cell of it)",
         "fraction 0-1",
         "0.25",
     ),

@@ -303,6 +303,8 @@ pub struct Model {
     pub link_bytes_per_s: u64,
     /// Per-command latency: not a shared capacity, so never cut.
     pub command_overhead_ns: u64,
+    /// Host idle time before background work starts.
+    pub background_after_idle_ns: u64,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -895,6 +897,7 @@ impl DeviceConfig {
             link_raw_bytes_per_s: share(link_raw),
             link_bytes_per_s: share(full_link),
             command_overhead_ns: self.controller.command_overhead.0,
+            background_after_idle_ns: self.ftl.background_after_idle.0,
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,

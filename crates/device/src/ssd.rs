@@ -486,15 +486,15 @@ impl Ssd {
         Ok(())
     }
 
-    /// Run background work (idle GC, folding) in the window `[from, until)` while the drive
-    /// has no host work: each step starts once the previous one is done, and only steps that
-    /// start before `until_ns` run.
+    /// Run background work (idle GC, folding, internal work held back for pacing) in the
+    /// window `[from, until)` while the drive has no host work, once the host has been idle
+    /// for `ftl.background_after_idle`: each step starts once the previous one is done, and
+    /// only steps that start before `until_ns` run.
     fn background(&mut self, from_ns: u64, until_ns: u64) {
         if self.bg_done && self.internal.is_empty() {
             return;
         }
-        let mut t = from_ns
-            .max(self.last_done_ns)
+        let mut t = (from_ns.max(self.last_done_ns) + self.model.background_after_idle_ns)
             .max(self.bg_cursor_ns)
             .max(self.media.all_idle_ns());
         // Work held back for pacing runs first, one victim (up to its erase) per step.

@@ -49,11 +49,13 @@ fn qd1_random_writes_after_a_fill_never_wait_for_a_whole_gc_burst() {
     // program waits for its share (a few internal operations per unit) and the write buffer
     // absorbs the rest: the worst write stays under one victim's time per unit.
     // (Given to the dies at once: max 486 ms, p99.9 9.6 ms, 3,954 IOPS; spread: 7.9 ms,
-    // 5.2 ms, 4,195 IOPS.)
+    // 5.2 ms, 4,195 IOPS; spread, with the dynamic SLC cache sized as documented (a quarter
+    // of the free blocks in SLC mode, not the larger share counted before): 8.0 ms, 6.1 ms,
+    // 3,939 IOPS.)
     assert!(max < 25_000_000, "max write latency {max} ns");
     assert!(p999 < 8_000_000, "p99.9 write latency {p999} ns");
     // Throughput is the media's, not lost to pacing.
-    assert!(iops > 4_000.0, "{iops:.0} IOPS");
+    assert!(iops > 3_800.0, "{iops:.0} IOPS");
     // The erase of a block the host needs was done in time (or nearly always).
     assert!(
         media["host_waits_for_queued_erase"].as_u64().unwrap() <= 2,

@@ -114,11 +114,14 @@ impl Ftl {
         if self.blocks.free_count(Pool::Native) <= g.reserve_blocks + g.units + 1 {
             return false;
         }
+        // The fraction is of native capacity not holding user data, counted in native blocks
+        // (a block in SLC mode takes a native block's room and holds 1 / bits_per_cell of
+        // it): an empty 256 GB TLC drive at 0.1 puts 25.6 GB of blocks in SLC mode, an
+        // 8.5 GB cache, as `describe` reports.
         let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
         let free_capacity_ius = (u64::from(g.native_blocks) * u64::from(g.ius_per_block))
-            .saturating_sub(u64::from(self.map.mapped))
-            .saturating_sub(dyn_blocks * u64::from(g.ius_per_block));
-        let want = (dyn_blocks + 1) * u64::from(g.slc_ius_per_block);
+            .saturating_sub(u64::from(self.map.mapped));
+        let want = (dyn_blocks + 1) * u64::from(g.ius_per_block);
         (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 

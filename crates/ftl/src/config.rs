@@ -25,7 +25,8 @@ pub struct SlcConfig {
     pub static_blocks: u32,
     /// Use free native blocks in SLC mode while free space allows.
     pub dynamic: bool,
-    /// Upper bound of the dynamic cache as a fraction of *free* native capacity.
+    /// Share of the native capacity not holding user data that may run in SLC mode (the
+    /// cache holds `1 / bits_per_cell` of that).
     pub dynamic_max_fraction: f64,
 }
 

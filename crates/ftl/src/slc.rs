@@ -70,6 +70,27 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_cache_puts_at_most_its_fraction_of_free_native_blocks_in_slc_mode() {
+        // 128 native blocks of 16 IUs (MLC), 8 IUs each in SLC mode. At 0.25 of the room not
+        // holding user data, an empty drive turns ~0.25 x 128 blocks to SLC mode (28, as the
+        // cached data takes its own share), a 224-IU cache; comparing SLC IUs with native IUs
+        // took 37 blocks.
+        let mut c = small();
+        c.slc.dynamic = true;
+        c.slc.dynamic_max_fraction = 0.25;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..600 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        let blocks = ftl.slc_blocks_in_use();
+        assert!((26..=32).contains(&blocks), "{blocks} blocks in SLC mode");
+        let slc_ius = ftl.counters().slc_write_ius;
+        assert!((26 * 8..=32 * 8).contains(&slc_ius), "{slc_ius} IUs cached");
+        ftl.check_invariants();
+    }
+
+    #[test]
     fn dynamic_cache_shrinks_as_the_drive_fills() {
         let mut c = small();
         c.slc.dynamic = true;

@@ -93,10 +93,15 @@ fn raid5_random_writes_pay_the_parity_ios() {
     // Read-modify-write: read data and parity, write both.
     assert!((cost5 - 4.0).abs() < 0.01, "{cost5}");
     assert!((cost0 - 1.0).abs() < 0.01 && (cost10 - 2.0).abs() < 0.01);
-    // The members are the bottleneck: RAID 5 gets RAID 0's IOPS divided by its member I/Os
-    // per host write.
+    // The members are the bottleneck, and on fresh members their time goes into the writes:
+    // most read-modify-write reads address blocks never written, which a purged drive answers
+    // without NAND (the other ~8 % read SLC pages: 30 us against the 150 us a 4 KiB write
+    // takes of a 600 us TLC program; the 128 KiB sequential test before filled the SLC
+    // cache). RAID 5 writes twice per host write (data and parity) and RAID 0 once, so RAID 5
+    // gets about half RAID 0's IOPS (106,550 and 51,805 measured: 0.49), not the quarter its
+    // four member I/Os would give if a read cost what a write does.
     let ratio = r5 / r0;
-    assert!((ratio - cost0 / cost5).abs() < 0.1, "raid5 {r5} raid0 {r0}");
+    assert!((ratio - 0.5).abs() < 0.1, "raid5 {r5} raid0 {r0}");
 }
 
 #[test]
@@ -133,11 +138,15 @@ members = ["a", "b"]
 "#;
     let cfg = parse_system_config("pair.toml", text).unwrap();
     let mut o = SuiteOptions::default();
-    o.sustained.length = RoundLength::CapacityFraction(0.5);
-    o.wsat.interval = RoundLength::CapacityFraction(0.1);
+    o.sustained.length = RoundLength::CapacityFraction(0.25);
+    o.wsat.interval = RoundLength::CapacityFraction(0.05);
     let r = run(SuiteKind::SustainedWrite, &SuiteTarget::System(cfg), &o);
     assert_eq!(value(&r, "intervals"), 5.0);
-    // Two members' SLC caches take the first interval at twice one drive's rate.
+    // Two members' SLC caches take the first interval at twice one drive's rate (2 x 4
+    // planes x 16 KiB per 200 us: 655 MB/s). A member's dynamic cache is a quarter of its
+    // 352 free native blocks' room in SLC mode, 81 blocks of 1 MiB, so the interval is 5 %
+    // of the pair's 2 GB: 50 MB per member fits (a 10 % interval, 100 MB per member, ran
+    // past the cache at 527 MB/s).
     assert!(value(&r, "first_interval_bw_bytes_per_s") > 600e6);
 }
 
