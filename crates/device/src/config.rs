@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::controller::Bandwidth;
 use crate::values::{Energy, PageTime, Power, ScaleSetting, Size, Time, TransferRate};
 
 /// The whole drive description, as written in a preset or a user's TOML file.
@@ -279,6 +280,34 @@ pub struct ControllerSection {
     /// Absent: 32 on SATA (NCQ), 1024 on PCIe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u32>,
+    /// Data path from flash to host (ECC decode, DMA); absent: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bandwidth: Option<Bandwidth>,
+    /// Data path from host to flash (DMA, ECC encode, compression); absent: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth: Option<Bandwidth>,
+    /// Firmware time of one read command on one core.
+    #[serde(default = "zero_time", skip_serializing_if = "is_zero_time")]
+    pub read_cpu: Time,
+    /// Firmware time of one write command on one core (map update, buffer management).
+    #[serde(default = "zero_time", skip_serializing_if = "is_zero_time")]
+    pub write_cpu: Time,
+    /// Firmware time per IU moved by GC, folding or wear levelling.
+    #[serde(default = "zero_time", skip_serializing_if = "is_zero_time")]
+    pub relocation_cpu: Time,
+    /// Embedded cores running the firmware's per-command work.
+    #[serde(default = "default_cores")]
+    pub cores: u32,
+}
+
+fn zero_time() -> Time {
+    Time(0)
+}
+fn is_zero_time(t: &Time) -> bool {
+    t.0 == 0
+}
+fn default_cores() -> u32 {
+    1
 }
 
 fn default_overhead() -> Time {
@@ -294,6 +323,12 @@ impl Default for ControllerSection {
             command_overhead: default_overhead(),
             max_iops: default_max_iops(),
             queue_depth: None,
+            read_bandwidth: None,
+            write_bandwidth: None,
+            read_cpu: zero_time(),
+            write_cpu: zero_time(),
+            relocation_cpu: zero_time(),
+            cores: default_cores(),
         }
     }
 }
@@ -717,6 +752,48 @@ pub const KEYS: &[KeyDoc] = &[
         "32 SATA, 1024 PCIe",
     ),
     k(
+        "controller",
+        "read_bandwidth",
+        "Data path from flash to host (ECC decode, DMA); host reads stream through it and the link together",
+        "bytes/s (GB/s, MB/s)",
+        "unlimited",
+    ),
+    k(
+        "controller",
+        "write_bandwidth",
+        "Data path from host to flash (DMA, ECC encode); host writes stream through it and the link together",
+        "bytes/s (GB/s, MB/s)",
+        "unlimited",
+    ),
+    k(
+        "controller",
+        "read_cpu",
+        "Firmware time of one read command on one core (map lookup)",
+        "time",
+        "0ns",
+    ),
+    k(
+        "controller",
+        "write_cpu",
+        "Firmware time of one write command on one core (map update, buffer management)",
+        "time",
+        "0ns",
+    ),
+    k(
+        "controller",
+        "relocation_cpu",
+        "Firmware time per IU moved by GC, folding or wear levelling; it delays later commands",
+        "time",
+        "0ns",
+    ),
+    k(
+        "controller",
+        "cores",
+        "Embedded cores sharing the firmware work (per command, per relocated IU)",
+        "count 1-64",
+        "1",
+    ),
+    k(
         "scheduler",
         "read_priority",
         "Reads go before programs and erases queued (not started) on their die",
@@ -984,6 +1061,12 @@ mod tests {
             command_overhead = "3us"
             max_iops = 100000
             queue_depth = 32
+            read_bandwidth = "360MB/s"
+            write_bandwidth = "2.5Gb/s"
+            read_cpu = "1us"
+            write_cpu = "20us"
+            relocation_cpu = "2us"
+            cores = 2
             [scheduler]
             read_priority = true
             program_suspend = true
@@ -1010,6 +1093,10 @@ mod tests {
         let cfg: DeviceConfig = toml::from_str(full).unwrap();
         assert_eq!(cfg.nand.t_prog, Some(PageTime(600_000)));
         assert_eq!(cfg.ftl.gc_policy, GcPolicy::CostBenefit);
+        assert_eq!(cfg.controller.read_bandwidth, Some(Bandwidth(360_000_000)));
+        // Bits per second are bytes / 8.
+        assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));
+        assert_eq!(cfg.controller.write_cpu, Time(20_000));
         // And every key the struct writes back is documented.
         let table: toml::Table = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
         let mut seen = 0;

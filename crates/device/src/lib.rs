@@ -10,6 +10,7 @@
 
 mod buffer;
 pub mod config;
+pub mod controller;
 pub mod link;
 mod load;
 pub mod model;

@@ -5,6 +5,7 @@ use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
 use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
 use crate::config::{DeviceConfig, GcPolicy, DEFAULT_ARRAY_POWER_UW};
+use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::units::{format_decimal, format_size, format_time};
 use crate::values::{energy_text, power_text, size_text, ScaleSetting};
@@ -98,6 +99,7 @@ pub struct SharedResources {
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
+    pub controller: ControllerModel,
 }
 
 /// Blocks the FTL keeps out of the user data's reach on a drive with `units` (die, plane)
@@ -308,6 +310,8 @@ pub struct Model {
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
+    /// The slice's share of the controller's data path and cores.
+    pub controller: ControllerModel,
     /// The same resources on the full drive (what `describe` shows).
     pub full_shared: SharedResources,
     pub plp: bool,
@@ -576,6 +580,40 @@ impl DeviceConfig {
                 "1 to 1000000000",
             ));
         }
+        let ctl = &self.controller;
+        range_u32("controller.cores", ctl.cores, 1, MAX_CORES)?;
+        for (key, bw) in [
+            ("controller.read_bandwidth", ctl.read_bandwidth),
+            ("controller.write_bandwidth", ctl.write_bandwidth),
+        ] {
+            if bw.is_some_and(|b| !(1_000..=1_000_000_000_000).contains(&b.0)) {
+                return Err(key_err(
+                    key,
+                    bw.map_or(0, |b| b.0),
+                    "out of range",
+                    "1kB/s to 1TB/s, or absent (unlimited)",
+                ));
+            }
+        }
+        for (key, t) in [
+            ("controller.read_cpu", ctl.read_cpu),
+            ("controller.write_cpu", ctl.write_cpu),
+            ("controller.relocation_cpu", ctl.relocation_cpu),
+        ] {
+            if t.0 > 1_000_000_000 {
+                return Err(key_err(key, format_time(t.0), "out of range", "0 to 1s"));
+            }
+        }
+        let full_controller = ControllerModel {
+            data_bytes_per_s: [
+                ctl.write_bandwidth.map(|b| b.0),
+                ctl.read_bandwidth.map(|b| b.0),
+            ],
+            read_cpu_ns: ctl.read_cpu.0,
+            write_cpu_ns: ctl.write_cpu.0,
+            relocation_cpu_ns: ctl.relocation_cpu.0,
+            cores: ctl.cores,
+        };
         let dyn_fraction = fraction(
             "slc_cache.dynamic_max_fraction",
             self.slc_cache.dynamic_max_fraction,
@@ -901,12 +939,23 @@ impl DeviceConfig {
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,
+            // The slice gets 1/d of the data path, and its cores take d times as long for
+            // the same work (1/d of the firmware's rate; core counts stay whole).
+            controller: ControllerModel {
+                data_bytes_per_s: full_controller.data_bytes_per_s.map(|b| b.map(share)),
+                read_cpu_ns: (full_controller.read_cpu_ns as f64 * die_factor).round() as u64,
+                write_cpu_ns: (full_controller.write_cpu_ns as f64 * die_factor).round() as u64,
+                relocation_cpu_ns: (full_controller.relocation_cpu_ns as f64 * die_factor).round()
+                    as u64,
+                cores: full_controller.cores,
+            },
             full_shared: SharedResources {
                 link_raw_bytes_per_s: link_raw,
                 link_bytes_per_s: full_link,
                 max_iops: self.controller.max_iops,
                 queue_depth,
                 buffer_bytes: buffer,
+                controller: full_controller,
             },
             plp: self.buffer.plp,
             scheduler,
@@ -1006,6 +1055,12 @@ impl Model {
         let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;
         let rate = |v: f64| format_decimal(v, "B/s");
+        // Sequential bounds: media, host link and the controller's data path, the least.
+        let ctl = &self.full_shared.controller;
+        let link = self.full_shared.link_bytes_per_s as f64;
+        let path = |d: usize| ctl.data_bytes_per_s[d].map_or(f64::INFINITY, |b| b as f64);
+        let read_bound = rd.min(link).min(path(1));
+        let write_bound = pr.min(link).min(path(0));
         let dyn_slc = if self.ftl.slc.dynamic {
             (native as f64 * self.full_dynamic_slc_fraction / self.bits_per_cell as f64) as u64
         } else {
@@ -1054,13 +1109,19 @@ impl Model {
                 "link": self.link.to_string(),
                 "link_raw_bytes_per_s": self.full_shared.link_raw_bytes_per_s, "link_raw_bytes_per_s_text": rate(self.full_shared.link_raw_bytes_per_s as f64),
                 "link_bytes_per_s": self.full_shared.link_bytes_per_s, "link_bytes_per_s_text": rate(self.full_shared.link_bytes_per_s as f64),
-                "seq_read_bound_bytes_per_s": rd.min(self.full_shared.link_bytes_per_s as f64), "seq_read_bound_bytes_per_s_text": rate(rd.min(self.full_shared.link_bytes_per_s as f64)),
-                "seq_write_bound_bytes_per_s": pr.min(self.full_shared.link_bytes_per_s as f64), "seq_write_bound_bytes_per_s_text": rate(pr.min(self.full_shared.link_bytes_per_s as f64)),
+                "seq_read_bound_bytes_per_s": read_bound, "seq_read_bound_bytes_per_s_text": rate(read_bound),
+                "seq_write_bound_bytes_per_s": write_bound, "seq_write_bound_bytes_per_s_text": rate(write_bound),
             },
             "controller": {
                 "command_overhead_ns": self.command_overhead_ns, "command_overhead_ns_text": format_time(self.command_overhead_ns),
                 "max_iops": self.full_shared.max_iops,
                 "queue_depth": self.full_shared.queue_depth,
+                "read_bandwidth_bytes_per_s": ctl.data_bytes_per_s[1], "read_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[1].map_or("unlimited".to_string(), |b| rate(b as f64)),
+                "write_bandwidth_bytes_per_s": ctl.data_bytes_per_s[0], "write_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[0].map_or("unlimited".to_string(), |b| rate(b as f64)),
+                "read_cpu_ns": ctl.read_cpu_ns, "read_cpu_ns_text": format_time(ctl.read_cpu_ns),
+                "write_cpu_ns": ctl.write_cpu_ns, "write_cpu_ns_text": format_time(ctl.write_cpu_ns),
+                "relocation_cpu_ns": ctl.relocation_cpu_ns, "relocation_cpu_ns_text": format_time(ctl.relocation_cpu_ns),
+                "cores": ctl.cores,
                 "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
                 "plp": self.plp,
             },

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
 use crate::config::DeviceConfig;
+use crate::controller::{Controller, Direction};
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
@@ -25,6 +26,11 @@ use crate::pacing::{is_internal, InternalQueue};
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
 pub const MAX_WAIT_NS: u64 = 30 * 1_000_000_000;
+
+/// Smallest unit a host read moves over a flash channel: a 4 KiB sector with its ECC
+/// codeword (LDPC codewords cover 1-4 KiB of data on current NAND; reads of a larger IU fetch
+/// only the codewords asked for).
+const READ_UNIT_BYTES: u64 = 4096;
 
 /// Victims' worth of internal work held back at most (each: a read and a program per page
 /// and an erase); beyond that the oldest operations go to the dies at once.
@@ -70,6 +76,8 @@ pub struct Ssd {
     link_free_ns: [u64; 2],
     /// Link time of the last transfer size: (bytes, ns).
     link_memo: (u64, u64),
+    /// The controller's data path and firmware cores.
+    controller: Controller,
     ctrl_next_ns: u64,
     cmd_spacing_ns: u64,
     /// Latest completion handed to the host: the device is idle after it.
@@ -141,6 +149,7 @@ impl Ssd {
             ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
             link_free_ns: [0; 2],
             link_memo: (0, 0),
+            controller: Controller::new(model.controller),
             ctrl_next_ns: 0,
             cmd_spacing_ns,
             last_done_ns: 0,
@@ -354,7 +363,14 @@ impl Ssd {
         if bytes != self.link_memo.0 {
             self.link_memo = (bytes, transfer_ns(bytes, self.model.link_bytes_per_s));
         }
-        let e = s + self.link_memo.1;
+        // The controller's data path streams the same bytes (a no-op when unlimited).
+        let dir = if device_to_host {
+            Direction::DeviceToHost
+        } else {
+            Direction::HostToDevice
+        };
+        let (s, dur) = self.controller.transfer(dir, s, bytes, self.link_memo.1);
+        let e = s + dur;
         self.link_free_ns[d] = e;
         e
     }
@@ -530,6 +546,12 @@ impl Ssd {
         self.bg_cursor_ns = t;
     }
 
+    /// IUs moved by GC, folding and wear levelling so far.
+    fn relocated_ius(&self) -> u64 {
+        let c = self.ftl.counters();
+        c.gc_copied_ius + c.slc_folded_ius + c.wear_level_moved_ius
+    }
+
     fn accept(&mut self, now_ns: u64) -> u64 {
         let accepted = now_ns.max(self.ctrl_next_ns);
         self.ctrl_next_ns = accepted + self.cmd_spacing_ns;
@@ -542,29 +564,38 @@ impl Ssd {
 
     fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {
         let first = req.offset_bytes >> self.iu_shift;
-        let last = (req.offset_bytes + req.len_bytes - 1) >> self.iu_shift;
+        let end = req.offset_bytes + req.len_bytes;
+        let last = (end - 1) >> self.iu_shift;
         if first == last {
             // One IU (the usual small random read): no page grouping.
             let ready = match self.ftl.read(first as u32) {
                 ReadLocation::Nand { block, page, slc } => {
-                    self.page_read(t0, (block, page, slc, 1)).max(t0)
+                    let bytes = self.sector_bytes(req.offset_bytes, end);
+                    self.page_read(t0, (block, page, slc, bytes)).max(t0)
                 }
                 ReadLocation::Unmapped | ReadLocation::Buffered => t0,
             };
             return self.link_transfer(ready, req.len_bytes, true);
         }
         let mut ready = t0;
+        let iu = self.model.iu_bytes;
         // Consecutive IUs of one page are read with one array read.
-        let mut pending: Option<(u32, u32, bool, u32)> = None;
+        let mut pending: Option<(u32, u32, bool, u64)> = None;
         for lpn in first..=last {
+            // Bytes of this IU the request asks for (whole IUs but at the ends).
+            let bytes = if lpn == first || lpn == last {
+                self.sector_bytes(req.offset_bytes.max(lpn * iu), end.min((lpn + 1) * iu))
+            } else {
+                iu
+            };
             match self.ftl.read(lpn as u32) {
                 ReadLocation::Nand { block, page, slc } => match &mut pending {
-                    Some((b, p, _, n)) if *b == block && *p == page => *n += 1,
+                    Some((b, p, _, n)) if *b == block && *p == page => *n += bytes,
                     _ => {
                         if let Some(p) = pending.take() {
                             ready = ready.max(self.page_read(t0, p));
                         }
-                        pending = Some((block, page, slc, 1));
+                        pending = Some((block, page, slc, bytes));
                     }
                 },
                 ReadLocation::Unmapped | ReadLocation::Buffered => {}
@@ -576,9 +607,16 @@ impl Ssd {
         self.link_transfer(ready, req.len_bytes, true)
     }
 
+    /// Bytes a read of `[from, to)` (within one IU) moves over the flash channel: the ECC
+    /// codewords it touches, not the whole IU. A 4 KiB read of a 64 KiB IU moves 4 KiB.
     #[inline]
-    fn page_read(&mut self, t0: u64, (block, _page, slc, ius): (u32, u32, bool, u32)) -> u64 {
-        let bytes = u64::from(ius) << self.iu_shift;
+    fn sector_bytes(&self, from: u64, to: u64) -> u64 {
+        let cw = READ_UNIT_BYTES.min(self.model.iu_bytes);
+        (to.div_ceil(cw) - from / cw) * cw
+    }
+
+    #[inline]
+    fn page_read(&mut self, t0: u64, (block, _page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
         self.media.read(block, bytes, slc, true, t0).0
     }
 
@@ -661,6 +699,7 @@ impl Ssd {
         self.media.reset(resume);
         self.buffer.clear(resume);
         self.link_free_ns = [resume; 2];
+        self.controller.reset(resume);
         self.ctrl_next_ns = resume;
         self.last_done_ns = self.last_done_ns.max(resume);
         self.host_program_done_ns = resume;
@@ -841,7 +880,12 @@ impl Ssd {
         }
         self.release_to_idle_dies(now_ns);
         let accepted = self.accept(now_ns);
-        let t0 = accepted + self.model.command_overhead_ns;
+        let mut t0 = accepted + self.model.command_overhead_ns;
+        // Firmware work of the command on the controller's cores (none by default).
+        if matches!(req.kind, IoKind::Read | IoKind::Write) {
+            t0 = self.controller.command(req.kind == IoKind::Write, t0);
+        }
+        let moved_before = self.relocated_ius();
         let durable = !self.model.plp;
         let done = match req.kind {
             IoKind::Read => {
@@ -882,6 +926,9 @@ impl Ssd {
             }
         };
         self.check_backlog(now_ns)?;
+        // IUs the FTL moved for this command cost firmware time on a core too.
+        let moved = self.relocated_ius().saturating_sub(moved_before);
+        self.controller.relocated(accepted, moved);
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
         let h = &mut self.ns_host[ns];

@@ -471,13 +471,19 @@ pub(crate) fn noisy_neighbor(
     Ok(s.into_report(results, charts, None))
 }
 
-/// The four corners of the power suite: step, fio rw, block size, direction.
-const POWER_TESTS: [(&str, &str, &str, usize); 4] = [
-    ("seq-read-128k", "read", "128k", DDIR_READ),
-    ("seq-write-128k", "write", "128k", DDIR_WRITE),
-    ("rand-read-4k", "randread", "4k", DDIR_READ),
-    ("rand-write-4k", "randwrite", "4k", DDIR_WRITE),
+/// The four corners of the power suite: step, fio rw, block size, direction, queue depth
+/// without `--qd` (the data-center four corners' depths: sequential QD128, random QD256, as
+/// `jobs/four-corners/enterprise.fio`; a drive with a shallower queue caps them).
+const POWER_TESTS: [(&str, &str, &str, usize, u32); 4] = [
+    ("seq-read-128k", "read", "128k", DDIR_READ, 128),
+    ("seq-write-128k", "write", "128k", DDIR_WRITE, 128),
+    ("rand-read-4k", "randread", "4k", DDIR_READ, 256),
+    ("rand-write-4k", "randwrite", "4k", DDIR_WRITE, 256),
 ];
+/// Whole power-meter windows each write test keeps on a slice at least: the runner shortens
+/// a write step's time on a slice by its time factor, and power is averaged over whole
+/// 1-second windows only.
+const POWER_MIN_WINDOWS: u64 = 3;
 /// Measured time of each power test when `--runtime` is not given.
 const POWER_TEST_NS: u64 = 5 * NS_PER_S;
 
@@ -491,7 +497,6 @@ pub(crate) fn power(
 ) -> Result<DeviceReport, SuiteError> {
     let states = config.power.states.len().max(1);
     let runtime_ns = opts.runtime_ns.unwrap_or(POWER_TEST_NS);
-    let (qd, _) = qd_jobs(opts);
     let mut results = Vec::new();
     let mut steps = Vec::new();
     let mut scale_note = None;
@@ -519,12 +524,23 @@ pub(crate) fn power(
         purge_and_fill_prefixed(&mut s, &prefix)?;
         let mut watts = Vec::new();
         let mut all_under = true;
-        for (name, rw, bs, ddir) in POWER_TESTS {
+        // Simulated time runs this much faster for writes on a slice (`Session::drive_ns`).
+        let sc = s.scale();
+        let time_factor = (sc.capacity_factor / sc.die_factor).max(1.0);
+        for (name, rw, bs, ddir, depth) in POWER_TESTS {
             let step = format!("{prefix}{name}");
+            let qd = opts.qd.unwrap_or(depth);
+            let runtime = if ddir == DDIR_WRITE {
+                // Ramp plus the windows, in the whole drive's time.
+                let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * time_factor;
+                runtime_ns.max(min_ns.ceil() as u64)
+            } else {
+                runtime_ns
+            };
             let text = format!(
                 "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
                  [{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\n",
-                step_lines(runtime_ns)
+                step_lines(runtime)
             );
             let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
                 let p = ssd.power_summary(from, until);

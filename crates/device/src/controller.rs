@@ -1,0 +1,231 @@
+//! The controller's shared resources besides its command ceiling: the data path every host
+//! transfer passes through (one per direction), and the embedded cores that run the
+//! firmware's work per command and per relocated IU.
+//!
+//! Both are servers booked in time order like the host link. A data path slower than the link
+//! (LDPC decode, DMA engines, a SATA-era controller) caps sequential throughput below link
+//! and NAND; firmware time on a few cores caps the command rate of one kind (old drives'
+//! random writes, which update the map on one embedded CPU). All absent: no limit, and the
+//! device behaves as without a controller model.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use flashlab_engine::time::transfer_ns;
+
+use crate::units;
+
+/// Most embedded cores a controller may have (real ones have 2-8 for the firmware).
+pub const MAX_CORES: u32 = 64;
+
+/// A data rate in bytes per second ("6.5GB/s", "2Gb/s").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bandwidth(pub u64);
+
+impl Serialize for Bandwidth {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let b = self.0;
+        let text = if b.is_multiple_of(1_000_000) {
+            format!("{}MB/s", b / 1_000_000)
+        } else {
+            format!("{b}B/s")
+        };
+        s.serialize_str(&text)
+    }
+}
+
+struct BandwidthVisitor;
+impl Visitor<'_> for BandwidthVisitor {
+    type Value = Bandwidth;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a data rate such as \"6.5GB/s\" or \"360MB/s\"")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Bandwidth, E> {
+        units::parse_bytes_per_s(v).map(Bandwidth).map_err(|e| {
+            E::custom(format!(
+                "{e}; expected a data rate such as \"6.5GB/s\" or \"360MB/s\""
+            ))
+        })
+    }
+}
+impl<'de> Deserialize<'de> for Bandwidth {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bandwidth, D::Error> {
+        d.deserialize_any(BandwidthVisitor)
+    }
+}
+
+/// The controller's resources as the simulated slice has them (see `Model::controller`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ControllerModel {
+    /// Data-path rate per direction, index 0 host to device (writes), 1 device to host
+    /// (reads); None: unlimited.
+    pub data_bytes_per_s: [Option<u64>; 2],
+    /// Firmware time of one read / one write command on one core.
+    pub read_cpu_ns: u64,
+    pub write_cpu_ns: u64,
+    /// Firmware time per IU that GC, folding or wear levelling moves (map lookup and update).
+    pub relocation_cpu_ns: u64,
+    pub cores: u32,
+}
+
+/// Direction of a host transfer through the data path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    HostToDevice = 0,
+    DeviceToHost = 1,
+}
+
+/// The controller's servers: data path per direction and the cores.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    model: ControllerModel,
+    data_free_ns: [u64; 2],
+    /// Data-path time of the last transfer size per direction: (bytes, ns).
+    data_memo: [(u64, u64); 2],
+    /// Free time of each core (`model.cores` entries, allocated once).
+    core_free_ns: Vec<u64>,
+    /// Firmware time booked so far (all cores), for the counters.
+    pub cpu_busy_ns: u64,
+}
+
+impl Controller {
+    pub fn new(model: ControllerModel) -> Controller {
+        Controller {
+            core_free_ns: vec![0; model.cores.max(1) as usize],
+            model,
+            data_free_ns: [0; 2],
+            data_memo: [(0, 0); 2],
+            cpu_busy_ns: 0,
+        }
+    }
+
+    /// A host transfer of `bytes` whose link share can start at `start_ns` and takes
+    /// `link_ns`: the data streams through link and data path together (cut-through), so it
+    /// starts when both are free and lasts as long as the slower one. Returns (start, duration).
+    #[inline]
+    pub fn transfer(
+        &mut self,
+        dir: Direction,
+        start_ns: u64,
+        bytes: u64,
+        link_ns: u64,
+    ) -> (u64, u64) {
+        let d = dir as usize;
+        let Some(rate) = self.model.data_bytes_per_s[d] else {
+            return (start_ns, link_ns);
+        };
+        if bytes != self.data_memo[d].0 {
+            self.data_memo[d] = (bytes, transfer_ns(bytes, rate));
+        }
+        let s = start_ns.max(self.data_free_ns[d]);
+        let dur = link_ns.max(self.data_memo[d].1);
+        self.data_free_ns[d] = s + dur;
+        (s, dur)
+    }
+
+    /// Firmware work of one command arriving at `at_ns`; returns when it is done. With any
+    /// firmware time configured a command needs a core, even if its own kind costs nothing
+    /// (it waits behind relocation work); with none, the cores are not modelled.
+    #[inline]
+    pub fn command(&mut self, write: bool, at_ns: u64) -> u64 {
+        let m = &self.model;
+        if m.read_cpu_ns == 0 && m.write_cpu_ns == 0 && m.relocation_cpu_ns == 0 {
+            return at_ns;
+        }
+        let work = if write { m.write_cpu_ns } else { m.read_cpu_ns };
+        self.run(at_ns, work)
+    }
+
+    /// Firmware work for `ius` IUs relocated on behalf of a command accepted at `at_ns`: it
+    /// occupies a core (delaying later commands), not the command itself.
+    #[inline]
+    pub fn relocated(&mut self, at_ns: u64, ius: u64) {
+        if ius > 0 && self.model.relocation_cpu_ns > 0 {
+            self.run(at_ns, ius * self.model.relocation_cpu_ns);
+        }
+    }
+
+    /// Run `work_ns` on the core free first, from `at_ns`; returns the end.
+    fn run(&mut self, at_ns: u64, work_ns: u64) -> u64 {
+        let (i, free) = self
+            .core_free_ns
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, f)| f)
+            .expect("at least one core");
+        let end = at_ns.max(free) + work_ns;
+        self.core_free_ns[i] = end;
+        self.cpu_busy_ns += work_ns;
+        end
+    }
+
+    /// Everything idle from `at_ns` (power loss, format).
+    pub fn reset(&mut self, at_ns: u64) {
+        self.data_free_ns = [at_ns; 2];
+        self.core_free_ns.fill(at_ns);
+    }
+
+    pub fn model(&self) -> &ControllerModel {
+        &self.model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_path_slower_than_the_link_sets_the_pace() {
+        let mut c = Controller::new(ControllerModel {
+            data_bytes_per_s: [Some(200_000_000), None],
+            ..Default::default()
+        });
+        // 128 KiB at 200 MB/s = 655 us; the link's 100 us does not matter.
+        let (s, d) = c.transfer(Direction::HostToDevice, 0, 131_072, 100_000);
+        assert_eq!((s, d), (0, 655_360));
+        // The next one queues behind it, whatever the link says.
+        let (s, _) = c.transfer(Direction::HostToDevice, 10, 131_072, 100_000);
+        assert_eq!(s, 655_360);
+        // The other direction is unlimited: the link's time.
+        assert_eq!(c.transfer(Direction::DeviceToHost, 5, 4096, 700), (5, 700));
+    }
+
+    #[test]
+    fn cores_serve_commands_in_parallel_and_relocations_take_a_core() {
+        let mut c = Controller::new(ControllerModel {
+            write_cpu_ns: 100,
+            relocation_cpu_ns: 10,
+            cores: 2,
+            ..Default::default()
+        });
+        assert_eq!(c.command(true, 0), 100);
+        assert_eq!(c.command(true, 0), 100);
+        // Both cores busy: the third waits.
+        assert_eq!(c.command(true, 0), 200);
+        // Reads cost nothing here but still need a core: the first free one is free at 100.
+        assert_eq!(c.command(false, 7), 100);
+        // 30 relocated IUs occupy the core free first (free at 100) until 400; writes use
+        // the other core meanwhile.
+        c.relocated(0, 30);
+        assert_eq!(c.command(true, 0), 300);
+        assert_eq!(c.command(true, 0), 400);
+        assert_eq!(c.command(true, 0), 500);
+        assert_eq!(c.cpu_busy_ns, 6 * 100 + 300);
+    }
+
+    #[test]
+    fn bandwidth_reads_human_units() {
+        #[derive(Debug, Deserialize, Serialize)]
+        struct T {
+            b: Bandwidth,
+        }
+        let t: T = toml::from_str("b = \"6.5GB/s\"").unwrap();
+        assert_eq!(t.b, Bandwidth(6_500_000_000));
+        assert!(toml::to_string(&t).unwrap().contains("6500MB/s"));
+        let e = toml::from_str::<T>("b = \"1.2GT/s\"").unwrap_err();
+        assert!(e.message().contains("GB/s"), "{}", e.message());
+    }
+}
