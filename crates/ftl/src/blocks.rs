@@ -88,6 +88,10 @@ pub(crate) struct BlockTable {
     pub erase_count: Vec<u32>,
     /// Host write sequence when the block closed (its age, for cost-benefit).
     pub close_seq: Vec<u64>,
+    /// Order in which blocks were last released (emptied): erases are carried out in this
+    /// order, so among blocks whose erase is pending the earliest released is erased first.
+    release_seq: Vec<u64>,
+    releases: u64,
     lists: Lists,
     free: [u32; 2],
     dyn_slc: u32,
@@ -109,6 +113,8 @@ impl BlockTable {
             info: vec![BlockInfo::FREE; n as usize],
             erase_count: vec![0; n as usize],
             close_seq: vec![0; n as usize],
+            release_seq: vec![0; n as usize],
+            releases: 0,
             lists: Lists::new(n, lists),
             free: [0; 2],
             dyn_slc: 0,
@@ -205,14 +211,13 @@ impl BlockTable {
                 FreeEnd::Newest => lists.pop_back(list),
             })
             .or_else(|| {
-                // Every oldest free block still waits for its erase: take one anyway (the
-                // device carries the erase out first).
+                // Every oldest free block still waits for its erase: take the one released
+                // first, on any unit (its erase is the next the device carries out, so the
+                // wait is the shortest).
                 (0..units)
-                    .map(|k| pool as u32 * units + (unit + k) % units)
-                    .find_map(|list| {
-                        let h = lists.head(list);
-                        (h != NIL).then_some(h)
-                    })
+                    .map(|k| lists.head(pool as u32 * units + (unit + k) % units))
+                    .filter(|&h| h != NIL)
+                    .min_by_key(|&h| self.release_seq[h as usize])
             })?;
         if end == FreeEnd::Oldest {
             lists.remove(b);
@@ -273,6 +278,8 @@ impl BlockTable {
     pub fn release(&mut self, b: u32, erase_pending: bool) {
         let i = b as usize;
         self.info[i].erase_pending = erase_pending;
+        self.releases += 1;
+        self.release_seq[i] = self.releases;
         debug_assert_eq!(self.info[i].valid, 0, "erasing block {b} with valid data");
         if self.lists.owner(b) != NIL {
             self.lists.remove(b);

@@ -248,10 +248,11 @@ impl Ftl {
 
     /// Bytes of the FTL's tables (map, per-block arrays).
     pub fn memory_bytes(&self) -> u64 {
-        // BlockInfo: 16 bytes; erase count, list links (3) and owner: 4 bytes; close_seq: 8.
+        // BlockInfo: 16 bytes; erase count, list links (3) and owner: 4 bytes; close_seq and
+        // release_seq: 8.
         self.map.memory_bytes()
             + u64::from(self.geo.total_blocks)
-                * (std::mem::size_of::<blocks::BlockInfo>() as u64 + 4 * 5 + 8)
+                * (std::mem::size_of::<blocks::BlockInfo>() as u64 + 4 * 5 + 2 * 8)
     }
 
     /// Count an operation; in debug builds check the invariants on a doubling schedule.

@@ -142,9 +142,21 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     // (16 planes programming 16 KiB SLC pages in 120 us: ~2.2 GB/s), with CrystalDiskMark's
     // 5 s between tests in which the drive folds what the last test left there: without
     // them the 1 GiB file and six ~2 GB write passes (13.7 GB) outrun the 4 GB static +
-    // ~8.4 GB dynamic cache in the sixth. Full, the cache's blocks hold data that was never
-    // folded (no idle time), so writes go to TLC (16 planes x a 16 KiB page per 500 us: the
-    // 524 MB/s native write bound).
+    // ~8.4 GB dynamic cache in the sixth.
+    // Full, the cache's
+    // blocks hold data that was never folded (no idle time), so writes go to TLC (16 planes
+    // x a 16 KiB page per 500 us: the 524 MB/s native write bound) once the free blocks are
+    // down to the reserve, and every new host block must be paid for by folding: a dynamic
+    // SLC block holds 1/3 of a native block, so a fold copies 2,048 IUs and frees 6,144, of
+    // which the fold stream's copies use 2,048. Per host IU that is 0.5 IU copied: 1.5 TLC
+    // IUs programmed (1.5 x 125 us of plane time) plus 0.5 SLC IU read (0.5 x 7.5 us) and
+    // an erase per 4,096 host IUs (~0.9 us): ~192 us per IU per plane, 16 planes x 4 KiB /
+    // 192 us = 341 MB/s. SEQ1M Q8T1 runs first and fits in the free blocks (513 MB/s); its
+    // second run makes the FTL plan 32 folds (65,536 IUs copied, spread over the 131,072
+    // host IUs they free), so SEQ1M Q1T1 and RND4K Q32T1 run at 330 and 337 MB/s with the
+    // dies 100% busy. (Before relocation was paced, the 32 folds went to the dies at once:
+    // the unreported warm-up run of SEQ1M Q1T1 took them at 12 MB/s and the measured runs
+    // after it found no relocation to do, 524 MB/s.)
     let mut o = SuiteOptions {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
@@ -163,12 +175,12 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         let key = format!("{test}_write_bw_bytes_per_s");
         let (a, b) = (value(&fresh, &key), value(&full, &key));
         assert!(a > 2.0e9, "fresh {test}: {a}");
-        // SEQ1M Q1T1 and RND4K Q32T1 on the full drive reach 330-337 MB/s, not the 524 MB/s
-        // native bound they reached while relocation went to the dies in bursts (SEQ1M Q8T1
-        // still does): spreading relocation over host writes costs throughput here, a loss
-        // not yet explained (candidate: each released share's programs wait for its reads).
-        let floor = if test == "seq1m_q8t1" { 0.45e9 } else { 0.3e9 };
-        assert!(b < 0.3 * a && b > floor, "{test}: fresh {a}, full {b}");
+        assert!(b < 0.3 * a, "{test}: fresh {a}, full {b}");
+        if test == "seq1m_q8t1" {
+            assert!(b > 0.45e9, "{test}: full {b}");
+        } else {
+            assert!((b / 341e6 - 1.0).abs() < 0.05, "{test}: full {b}");
+        }
     }
     // Sequential reads are bound by the PCIe 3.0 x4 link either way.
     let key = "seq1m_q8t1_read_bw_bytes_per_s";
