@@ -20,8 +20,6 @@
 //! Mapping state is the FTL's and does not wait: the FTL decides as before (write
 //! amplification is unchanged); only when the operations reach the dies changes.
 
-use std::collections::VecDeque;
-
 use flashlab_ftl::{NandOp, NandOpKind, OpCause};
 
 /// Whether an operation is internal work the pacing may hold back.
@@ -33,22 +31,28 @@ pub(crate) fn is_internal(op: &NandOp) -> bool {
     )
 }
 
+/// A FIFO of internal operations in a fixed ring (every queued GC read, program and erase
+/// passes through it, so pushing and releasing are a store or a load and an index step:
+/// no growth check, no `Option` per operation).
 #[derive(Debug, Clone)]
 pub(crate) struct InternalQueue {
-    ops: VecDeque<NandOp>,
-    cap: usize,
+    /// `cap` slots; the queued operations are `len` slots from `head` on, wrapping.
+    ring: Vec<NandOp>,
+    head: usize,
+    len: usize,
     /// Host IUs over which the queued work is still to be spread (the queued victims' gain,
     /// less host IUs written since). Signed: a victim's copies are queued before its erase.
     spread_ius: i64,
-    /// Per block: sequence number of its queued erase (0: none queued).
+    /// Per block: sequence number of its latest queued erase (0: none yet). The erase is
+    /// still queued while this is above `released`.
     erase_seq: Vec<u64>,
     /// Sequence number of the last operation queued and of the last one released.
     pushed: u64,
     released: u64,
     native_block_ius: i64,
     slc_block_ius: i64,
-    /// Most operations held at once.
-    pub peak_len: usize,
+    /// Most operations held at once, as of the last release (`peak_len` adds the current).
+    peak: usize,
     /// Host programs that waited for a queued erase of their block.
     pub forced_erases: u64,
     /// Host programs that found the spread used up with work still queued.
@@ -58,20 +62,30 @@ pub(crate) struct InternalQueue {
 /// Work still queued when its spread is used up is spread over this many more host programs.
 const OVERDUE_SPREAD_PROGRAMS: i64 = 1;
 
+const EMPTY_SLOT: NandOp = NandOp {
+    kind: NandOpKind::Read,
+    cause: OpCause::Gc,
+    block: 0,
+    page: 0,
+    ius: 0,
+    slc: false,
+};
+
 impl InternalQueue {
     /// A queue for a drive of `blocks` blocks of `native_block_ius` IUs (`slc_block_ius` in
     /// SLC mode), holding at most `cap` operations.
     pub fn new(blocks: u32, native_block_ius: u32, slc_block_ius: u32, cap: usize) -> Self {
         InternalQueue {
-            ops: VecDeque::with_capacity(cap),
-            cap: cap.max(1),
+            ring: vec![EMPTY_SLOT; cap.max(1)],
+            head: 0,
+            len: 0,
             spread_ius: 0,
             erase_seq: vec![0; blocks as usize],
             pushed: 0,
             released: 0,
             native_block_ius: i64::from(native_block_ius),
             slc_block_ius: i64::from(slc_block_ius),
-            peak_len: 0,
+            peak: 0,
             forced_erases: 0,
             overdue: 0,
         }
@@ -79,26 +93,38 @@ impl InternalQueue {
 
     /// Operations held now.
     pub fn held(&self) -> usize {
-        self.ops.len()
+        self.len
+    }
+
+    /// Most operations held at once.
+    pub fn peak_len(&self) -> usize {
+        self.peak.max(self.len)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.len == 0
+    }
+
+    /// No room for another operation: release the oldest one before pushing.
+    #[inline(always)]
+    pub fn is_full(&self) -> bool {
+        self.len == self.ring.len()
     }
 
     pub fn front(&self) -> Option<&NandOp> {
-        self.ops.front()
+        if self.len == 0 {
+            None
+        } else {
+            Some(&self.ring[self.head])
+        }
     }
 
     /// Queue an internal operation (`static_slc`: an erase of a static SLC block, which frees
-    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included);
-    /// returns the oldest one if the queue was full (it must be released now).
-    pub fn push(&mut self, op: NandOp, static_slc: bool) -> Option<NandOp> {
-        let out = if self.ops.len() == self.cap {
-            self.pop()
-        } else {
-            None
-        };
+    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included). The
+    /// queue must not be full (`is_full`).
+    #[inline(always)]
+    pub fn push(&mut self, op: NandOp, static_slc: bool) {
+        debug_assert!(!self.is_full(), "push to a full pacing queue");
         self.pushed += 1;
         match op.kind {
             NandOpKind::Erase => {
@@ -112,26 +138,46 @@ impl InternalQueue {
             NandOpKind::Program => self.spread_ius -= i64::from(op.ius),
             NandOpKind::Read => {}
         }
-        self.ops.push_back(op);
-        self.peak_len = self.peak_len.max(self.ops.len());
-        out
+        let mut at = self.head + self.len;
+        if at >= self.ring.len() {
+            at -= self.ring.len();
+        }
+        self.ring[at] = op;
+        self.len += 1;
     }
 
     /// Release the oldest queued operation.
     pub fn pop(&mut self) -> Option<NandOp> {
-        let op = self.ops.pop_front()?;
-        self.released += 1;
-        if op.kind == NandOpKind::Erase && self.erase_seq[op.block as usize] == self.released {
-            self.erase_seq[op.block as usize] = 0;
-        }
-        if self.ops.is_empty() {
+        let (a, _) = self.release(1);
+        a.first().copied()
+    }
+
+    /// Release the `n` oldest queued operations (all of them if fewer are held); returns
+    /// them, oldest first, as two runs of the ring.
+    #[inline(always)]
+    pub fn release(&mut self, n: usize) -> (&[NandOp], &[NandOp]) {
+        let n = n.min(self.len);
+        self.peak = self.peak.max(self.len);
+        self.released += n as u64;
+        self.len -= n;
+        if self.len == 0 {
             self.spread_ius = 0;
         }
-        Some(op)
+        let start = self.head;
+        let first_run = n.min(self.ring.len() - start);
+        self.head += n;
+        if self.head >= self.ring.len() {
+            self.head -= self.ring.len();
+        }
+        (
+            &self.ring[start..start + first_run],
+            &self.ring[..n - first_run],
+        )
     }
 
     /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
     /// queued erase, and for host data (`host`) at least its share of the queue.
+    #[inline(always)]
     pub fn due_before_program(&mut self, block: u32, ius: u32, host: bool) -> usize {
         let seq = self.erase_seq[block as usize];
         let forced = if seq > self.released {
@@ -140,11 +186,11 @@ impl InternalQueue {
         } else {
             0
         };
-        if !host || self.ops.is_empty() {
+        if !host || self.len == 0 {
             return forced;
         }
         let n = i64::from(ius);
-        let len = self.ops.len() as i64;
+        let len = self.len as i64;
         // ceil(len * n / spread): the queue is empty when the spread is used up. Should the
         // estimate run out first, the rest is spread over a few more host programs rather
         // than released in one burst.
@@ -158,7 +204,7 @@ impl InternalQueue {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.ops.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
+        self.ring.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
     }
 }
 
@@ -188,7 +234,9 @@ mod tests {
 
     impl InternalQueue {
         fn push_op(&mut self, op: NandOp) -> Option<NandOp> {
-            self.push(op, false)
+            let out = if self.is_full() { self.pop() } else { None };
+            self.push(op, false);
+            out
         }
     }
 
@@ -235,7 +283,7 @@ mod tests {
         q.push_op(op(NandOpKind::Read, 1, 4));
         let out = q.push_op(op(NandOpKind::Erase, 1, 0)).unwrap();
         assert_eq!(out.kind, NandOpKind::Read);
-        assert_eq!((q.held(), q.peak_len), (3, 3));
+        assert_eq!((q.held(), q.peak_len()), (3, 3));
         while q.pop().is_some() {}
         assert!(q.is_empty());
         assert_eq!(q.due_before_program(1, 4, true), 0);
