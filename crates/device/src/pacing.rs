@@ -46,8 +46,8 @@ pub(crate) struct InternalQueue {
     /// Per block: sequence number of its latest queued erase (0: none yet). The erase is
     /// still queued while this is above `released`.
     erase_seq: Vec<u64>,
-    /// Sequence number of the last operation queued and of the last one released.
-    pushed: u64,
+    /// Sequence number of the last operation released (the last one queued is
+    /// `released + len`).
     released: u64,
     native_block_ius: i64,
     slc_block_ius: i64,
@@ -81,7 +81,6 @@ impl InternalQueue {
             len: 0,
             spread_ius: 0,
             erase_seq: vec![0; blocks as usize],
-            pushed: 0,
             released: 0,
             native_block_ius: i64::from(native_block_ius),
             slc_block_ius: i64::from(slc_block_ius),
@@ -125,10 +124,9 @@ impl InternalQueue {
     #[inline(always)]
     pub fn push(&mut self, op: NandOp, static_slc: bool) {
         debug_assert!(!self.is_full(), "push to a full pacing queue");
-        self.pushed += 1;
         match op.kind {
             NandOpKind::Erase => {
-                self.erase_seq[op.block as usize] = self.pushed;
+                self.erase_seq[op.block as usize] = self.released + self.len as u64 + 1;
                 self.spread_ius += if static_slc {
                     self.slc_block_ius
                 } else {
@@ -144,6 +142,45 @@ impl InternalQueue {
         }
         self.ring[at] = op;
         self.len += 1;
+    }
+
+    /// Queue a run of internal operations at once, as `push` one by one would
+    /// (`static_slc(block)`: whether the block is a static SLC block). Queues nothing and
+    /// returns false when they do not all fit.
+    #[inline(always)]
+    pub fn push_run(&mut self, ops: &[NandOp], static_slc: impl Fn(u32) -> bool) -> bool {
+        let cap = self.ring.len();
+        if ops.len() > cap - self.len {
+            return false;
+        }
+        // The spread is only read between runs, so the run's effect is summed apart.
+        let mut spread_ius = 0i64;
+        let mut seq = self.released + self.len as u64;
+        for op in ops {
+            seq += 1;
+            match op.kind {
+                NandOpKind::Program => spread_ius -= i64::from(op.ius),
+                NandOpKind::Erase => {
+                    self.erase_seq[op.block as usize] = seq;
+                    spread_ius += if static_slc(op.block) {
+                        self.slc_block_ius
+                    } else {
+                        self.native_block_ius
+                    };
+                }
+                NandOpKind::Read => {}
+            }
+        }
+        self.spread_ius += spread_ius;
+        let mut at = self.head + self.len;
+        if at >= cap {
+            at -= cap;
+        }
+        let first_run = ops.len().min(cap - at);
+        self.ring[at..at + first_run].copy_from_slice(&ops[..first_run]);
+        self.ring[..ops.len() - first_run].copy_from_slice(&ops[first_run..]);
+        self.len += ops.len();
+        true
     }
 
     /// Release the oldest queued operation.

@@ -384,21 +384,39 @@ impl Ssd {
         let mut rmw_done = start_ns;
         // Taken out for the loop: the ops are read while `self` is borrowed mutably.
         let ops = std::mem::take(&mut self.ops);
-        for op in &ops {
+        let mut i = 0;
+        while i < ops.len() {
+            let op = &ops[i];
             if is_internal(op) {
                 if defer {
-                    let static_slc =
-                        op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
-                    // A full queue gives its oldest operation to the dies to make room.
-                    if self.internal.is_full() {
-                        last = last.max(self.release_internal(1, start_ns));
+                    // The FTL emits internal work in runs (a victim's reads, programs and
+                    // erase): queued with one copy when it fits.
+                    let run = &ops[i..];
+                    let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
+                    i += run.len();
+                    let ftl = &self.ftl;
+                    if self
+                        .internal
+                        .push_run(run, |block| ftl.is_static_slc_block(block))
+                    {
+                        continue;
                     }
-                    self.internal.push(*op, static_slc);
+                    for op in run {
+                        let static_slc =
+                            op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
+                        // A full queue gives its oldest operation to the dies to make room.
+                        if self.internal.is_full() {
+                            last = last.max(self.release_internal(1, start_ns));
+                        }
+                        self.internal.push(*op, static_slc);
+                    }
                 } else {
                     last = last.max(self.issue_internal(op, start_ns));
+                    i += 1;
                 }
                 continue;
             }
+            i += 1;
             let bytes = u64::from(op.ius) << self.iu_shift;
             let done = match op.kind {
                 NandOpKind::Program => {
