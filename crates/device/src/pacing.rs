@@ -153,32 +153,43 @@ impl InternalQueue {
         if ops.len() > cap - self.len {
             return false;
         }
-        // The spread is only read between runs, so the run's effect is summed apart.
-        let mut spread_ius = 0i64;
-        let mut seq = self.released + self.len as u64;
-        for op in ops {
-            seq += 1;
-            match op.kind {
-                NandOpKind::Program => spread_ius -= i64::from(op.ius),
-                NandOpKind::Erase => {
-                    self.erase_seq[op.block as usize] = seq;
-                    spread_ius += if static_slc(op.block) {
-                        self.slc_block_ius
-                    } else {
-                        self.native_block_ius
-                    };
-                }
-                NandOpKind::Read => {}
-            }
-        }
-        self.spread_ius += spread_ius;
         let mut at = self.head + self.len;
         if at >= cap {
             at -= cap;
         }
         let first_run = ops.len().min(cap - at);
-        self.ring[at..at + first_run].copy_from_slice(&ops[..first_run]);
-        self.ring[..ops.len() - first_run].copy_from_slice(&ops[first_run..]);
+        // Copied in the same pass as the accounting: a separate `copy_from_slice` is a
+        // `rep movsb` that moves the run's bytes a second time through the cache.
+        let mut seq = self.released + self.len as u64;
+        // The spread is only read between runs, so the run's effect is summed apart.
+        let mut spread_ius = 0i64;
+        let erase_seq = &mut self.erase_seq;
+        let (native_ius, slc_ius) = (self.native_block_ius, self.slc_block_ius);
+        let mut queue = |slot: &mut NandOp, op: &NandOp| {
+            *slot = *op;
+            seq += 1;
+            match op.kind {
+                NandOpKind::Program => spread_ius -= i64::from(op.ius),
+                NandOpKind::Erase => {
+                    erase_seq[op.block as usize] = seq;
+                    spread_ius += if static_slc(op.block) {
+                        slc_ius
+                    } else {
+                        native_ius
+                    };
+                }
+                NandOpKind::Read => {}
+            }
+        };
+        let (before, from) = self.ring.split_at_mut(at);
+        let (head_ops, wrapped_ops) = ops.split_at(first_run);
+        for (slot, op) in from.iter_mut().zip(head_ops) {
+            queue(slot, op);
+        }
+        for (slot, op) in before.iter_mut().zip(wrapped_ops) {
+            queue(slot, op);
+        }
+        self.spread_ius += spread_ius;
         self.len += ops.len();
         true
     }
