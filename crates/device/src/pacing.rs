@@ -158,8 +158,7 @@ impl InternalQueue {
             at -= cap;
         }
         let first_run = ops.len().min(cap - at);
-        // Copied in the same pass as the accounting: a separate `copy_from_slice` is a
-        // `rep movsb` that moves the run's bytes a second time through the cache.
+        // Copied in the same pass as the accounting, so each operation is read once.
         let mut seq = self.released + self.len as u64;
         // The spread is only read between runs, so the run's effect is summed apart.
         let mut spread_ius = 0i64;
@@ -335,5 +334,56 @@ mod tests {
         while q.pop().is_some() {}
         assert!(q.is_empty());
         assert_eq!(q.due_before_program(1, 4, true), 0);
+    }
+
+    proptest::proptest! {
+        /// Queuing a run at once leaves the queue as pushing it one operation at a time
+        /// does, wherever the run starts in the ring (wrapping included); a run that does not
+        /// fit is refused and changes nothing.
+        #[test]
+        fn a_run_queues_as_its_operations_one_by_one(
+            cap in 1usize..12,
+            before in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
+            released in 0usize..12,
+            run in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
+            host_ius in 1u32..4,
+        ) {
+            let to_op = |&(k, block, ius): &(u8, u32, u32)| {
+                let kind = [NandOpKind::Read, NandOpKind::Program, NandOpKind::Erase][k as usize];
+                op(kind, block, ius)
+            };
+            // Block 6 stands for a static SLC block.
+            let static_slc = |block: u32| block == 6;
+            let mut a = InternalQueue::new(8, 16, 4, cap);
+            for o in before.iter().map(to_op) {
+                if a.is_full() {
+                    a.pop();
+                }
+                a.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));
+            }
+            a.release(released);
+            let mut b = a.clone();
+            let run: Vec<NandOp> = run.iter().map(to_op).collect();
+            let fits = run.len() <= cap - a.held();
+            proptest::prop_assert_eq!(a.push_run(&run, static_slc), fits);
+            if fits {
+                for &o in &run {
+                    b.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));
+                }
+            }
+            proptest::prop_assert_eq!(a.held(), b.held());
+            proptest::prop_assert_eq!(a.peak_len(), b.peak_len());
+            for block in 0..8 {
+                let (mut a2, mut b2) = (a.clone(), b.clone());
+                proptest::prop_assert_eq!(
+                    a2.due_before_program(block, host_ius, true),
+                    b2.due_before_program(block, host_ius, true)
+                );
+            }
+            while let Some(x) = b.pop() {
+                proptest::prop_assert_eq!(a.pop(), Some(x));
+            }
+            proptest::prop_assert!(a.is_empty());
+        }
     }
 }
