@@ -20,8 +20,6 @@
 //! Mapping state is the FTL's and does not wait: the FTL decides as before (write
 //! amplification is unchanged); only when the operations reach the dies changes.
 
-use std::collections::VecDeque;
-
 use flashlab_ftl::{NandOp, NandOpKind, OpCause};
 
 /// Whether an operation is internal work the pacing may hold back.
@@ -33,22 +31,28 @@ pub(crate) fn is_internal(op: &NandOp) -> bool {
     )
 }
 
+/// A FIFO of internal operations in a fixed ring (every queued GC read, program and erase
+/// passes through it, so pushing and releasing are a store or a load and an index step:
+/// no growth check, no `Option` per operation).
 #[derive(Debug, Clone)]
 pub(crate) struct InternalQueue {
-    ops: VecDeque<NandOp>,
-    cap: usize,
+    /// `cap` slots; the queued operations are `len` slots from `head` on, wrapping.
+    ring: Vec<NandOp>,
+    head: usize,
+    len: usize,
     /// Host IUs over which the queued work is still to be spread (the queued victims' gain,
     /// less host IUs written since). Signed: a victim's copies are queued before its erase.
     spread_ius: i64,
-    /// Per block: sequence number of its queued erase (0: none queued).
+    /// Per block: sequence number of its latest queued erase (0: none yet). The erase is
+    /// still queued while this is above `released`.
     erase_seq: Vec<u64>,
-    /// Sequence number of the last operation queued and of the last one released.
-    pushed: u64,
+    /// Sequence number of the last operation released (the last one queued is
+    /// `released + len`).
     released: u64,
     native_block_ius: i64,
     slc_block_ius: i64,
-    /// Most operations held at once.
-    pub peak_len: usize,
+    /// Most operations held at once, as of the last release (`peak_len` adds the current).
+    peak: usize,
     /// Host programs that waited for a queued erase of their block.
     pub forced_erases: u64,
     /// Host programs that found the spread used up with work still queued.
@@ -58,20 +62,29 @@ pub(crate) struct InternalQueue {
 /// Work still queued when its spread is used up is spread over this many more host programs.
 const OVERDUE_SPREAD_PROGRAMS: i64 = 1;
 
+const EMPTY_SLOT: NandOp = NandOp {
+    kind: NandOpKind::Read,
+    cause: OpCause::Gc,
+    block: 0,
+    page: 0,
+    ius: 0,
+    slc: false,
+};
+
 impl InternalQueue {
     /// A queue for a drive of `blocks` blocks of `native_block_ius` IUs (`slc_block_ius` in
     /// SLC mode), holding at most `cap` operations.
     pub fn new(blocks: u32, native_block_ius: u32, slc_block_ius: u32, cap: usize) -> Self {
         InternalQueue {
-            ops: VecDeque::with_capacity(cap),
-            cap: cap.max(1),
+            ring: vec![EMPTY_SLOT; cap.max(1)],
+            head: 0,
+            len: 0,
             spread_ius: 0,
             erase_seq: vec![0; blocks as usize],
-            pushed: 0,
             released: 0,
             native_block_ius: i64::from(native_block_ius),
             slc_block_ius: i64::from(slc_block_ius),
-            peak_len: 0,
+            peak: 0,
             forced_erases: 0,
             overdue: 0,
         }
@@ -79,30 +92,41 @@ impl InternalQueue {
 
     /// Operations held now.
     pub fn held(&self) -> usize {
-        self.ops.len()
+        self.len
+    }
+
+    /// Most operations held at once.
+    pub fn peak_len(&self) -> usize {
+        self.peak.max(self.len)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.len == 0
+    }
+
+    /// No room for another operation: release the oldest one before pushing.
+    #[inline(always)]
+    pub fn is_full(&self) -> bool {
+        self.len == self.ring.len()
     }
 
     pub fn front(&self) -> Option<&NandOp> {
-        self.ops.front()
+        if self.len == 0 {
+            None
+        } else {
+            Some(&self.ring[self.head])
+        }
     }
 
     /// Queue an internal operation (`static_slc`: an erase of a static SLC block, which frees
-    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included);
-    /// returns the oldest one if the queue was full (it must be released now).
-    pub fn push(&mut self, op: NandOp, static_slc: bool) -> Option<NandOp> {
-        let out = if self.ops.len() == self.cap {
-            self.pop()
-        } else {
-            None
-        };
-        self.pushed += 1;
+    /// an SLC block; any other erase frees a native block, dynamic SLC blocks included). The
+    /// queue must not be full (`is_full`).
+    #[inline(always)]
+    pub fn push(&mut self, op: NandOp, static_slc: bool) {
+        debug_assert!(!self.is_full(), "push to a full pacing queue");
         match op.kind {
             NandOpKind::Erase => {
-                self.erase_seq[op.block as usize] = self.pushed;
+                self.erase_seq[op.block as usize] = self.released + self.len as u64 + 1;
                 self.spread_ius += if static_slc {
                     self.slc_block_ius
                 } else {
@@ -112,26 +136,95 @@ impl InternalQueue {
             NandOpKind::Program => self.spread_ius -= i64::from(op.ius),
             NandOpKind::Read => {}
         }
-        self.ops.push_back(op);
-        self.peak_len = self.peak_len.max(self.ops.len());
-        out
+        let mut at = self.head + self.len;
+        if at >= self.ring.len() {
+            at -= self.ring.len();
+        }
+        self.ring[at] = op;
+        self.len += 1;
+    }
+
+    /// Queue a run of internal operations at once, as `push` one by one would
+    /// (`static_slc(block)`: whether the block is a static SLC block). Queues nothing and
+    /// returns false when they do not all fit.
+    #[inline(always)]
+    pub fn push_run(&mut self, ops: &[NandOp], static_slc: impl Fn(u32) -> bool) -> bool {
+        let cap = self.ring.len();
+        if ops.len() > cap - self.len {
+            return false;
+        }
+        let mut at = self.head + self.len;
+        if at >= cap {
+            at -= cap;
+        }
+        let first_run = ops.len().min(cap - at);
+        // Copied in the same pass as the accounting, so each operation is read once.
+        let mut seq = self.released + self.len as u64;
+        // The spread is only read between runs, so the run's effect is summed apart.
+        let mut spread_ius = 0i64;
+        let erase_seq = &mut self.erase_seq;
+        let (native_ius, slc_ius) = (self.native_block_ius, self.slc_block_ius);
+        let mut queue = |slot: &mut NandOp, op: &NandOp| {
+            *slot = *op;
+            seq += 1;
+            match op.kind {
+                NandOpKind::Program => spread_ius -= i64::from(op.ius),
+                NandOpKind::Erase => {
+                    erase_seq[op.block as usize] = seq;
+                    spread_ius += if static_slc(op.block) {
+                        slc_ius
+                    } else {
+                        native_ius
+                    };
+                }
+                NandOpKind::Read => {}
+            }
+        };
+        let (before, from) = self.ring.split_at_mut(at);
+        let (head_ops, wrapped_ops) = ops.split_at(first_run);
+        for (slot, op) in from.iter_mut().zip(head_ops) {
+            queue(slot, op);
+        }
+        for (slot, op) in before.iter_mut().zip(wrapped_ops) {
+            queue(slot, op);
+        }
+        self.spread_ius += spread_ius;
+        self.len += ops.len();
+        true
     }
 
     /// Release the oldest queued operation.
     pub fn pop(&mut self) -> Option<NandOp> {
-        let op = self.ops.pop_front()?;
-        self.released += 1;
-        if op.kind == NandOpKind::Erase && self.erase_seq[op.block as usize] == self.released {
-            self.erase_seq[op.block as usize] = 0;
-        }
-        if self.ops.is_empty() {
+        let (a, _) = self.release(1);
+        a.first().copied()
+    }
+
+    /// Release the `n` oldest queued operations (all of them if fewer are held); returns
+    /// them, oldest first, as two runs of the ring.
+    #[inline(always)]
+    pub fn release(&mut self, n: usize) -> (&[NandOp], &[NandOp]) {
+        let n = n.min(self.len);
+        self.peak = self.peak.max(self.len);
+        self.released += n as u64;
+        self.len -= n;
+        if self.len == 0 {
             self.spread_ius = 0;
         }
-        Some(op)
+        let start = self.head;
+        let first_run = n.min(self.ring.len() - start);
+        self.head += n;
+        if self.head >= self.ring.len() {
+            self.head -= self.ring.len();
+        }
+        (
+            &self.ring[start..start + first_run],
+            &self.ring[..n - first_run],
+        )
     }
 
     /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
     /// queued erase, and for host data (`host`) at least its share of the queue.
+    #[inline(always)]
     pub fn due_before_program(&mut self, block: u32, ius: u32, host: bool) -> usize {
         let seq = self.erase_seq[block as usize];
         let forced = if seq > self.released {
@@ -140,11 +233,11 @@ impl InternalQueue {
         } else {
             0
         };
-        if !host || self.ops.is_empty() {
+        if !host || self.len == 0 {
             return forced;
         }
         let n = i64::from(ius);
-        let len = self.ops.len() as i64;
+        let len = self.len as i64;
         // ceil(len * n / spread): the queue is empty when the spread is used up. Should the
         // estimate run out first, the rest is spread over a few more host programs rather
         // than released in one burst.
@@ -158,7 +251,7 @@ impl InternalQueue {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.ops.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
+        self.ring.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
     }
 }
 
@@ -188,7 +281,9 @@ mod tests {
 
     impl InternalQueue {
         fn push_op(&mut self, op: NandOp) -> Option<NandOp> {
-            self.push(op, false)
+            let out = if self.is_full() { self.pop() } else { None };
+            self.push(op, false);
+            out
         }
     }
 
@@ -235,9 +330,60 @@ mod tests {
         q.push_op(op(NandOpKind::Read, 1, 4));
         let out = q.push_op(op(NandOpKind::Erase, 1, 0)).unwrap();
         assert_eq!(out.kind, NandOpKind::Read);
-        assert_eq!((q.held(), q.peak_len), (3, 3));
+        assert_eq!((q.held(), q.peak_len()), (3, 3));
         while q.pop().is_some() {}
         assert!(q.is_empty());
         assert_eq!(q.due_before_program(1, 4, true), 0);
+    }
+
+    proptest::proptest! {
+        /// Queuing a run at once leaves the queue as pushing it one operation at a time
+        /// does, wherever the run starts in the ring (wrapping included); a run that does not
+        /// fit is refused and changes nothing.
+        #[test]
+        fn a_run_queues_as_its_operations_one_by_one(
+            cap in 1usize..12,
+            before in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
+            released in 0usize..12,
+            run in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
+            host_ius in 1u32..4,
+        ) {
+            let to_op = |&(k, block, ius): &(u8, u32, u32)| {
+                let kind = [NandOpKind::Read, NandOpKind::Program, NandOpKind::Erase][k as usize];
+                op(kind, block, ius)
+            };
+            // Block 6 stands for a static SLC block.
+            let static_slc = |block: u32| block == 6;
+            let mut a = InternalQueue::new(8, 16, 4, cap);
+            for o in before.iter().map(to_op) {
+                if a.is_full() {
+                    a.pop();
+                }
+                a.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));
+            }
+            a.release(released);
+            let mut b = a.clone();
+            let run: Vec<NandOp> = run.iter().map(to_op).collect();
+            let fits = run.len() <= cap - a.held();
+            proptest::prop_assert_eq!(a.push_run(&run, static_slc), fits);
+            if fits {
+                for &o in &run {
+                    b.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));
+                }
+            }
+            proptest::prop_assert_eq!(a.held(), b.held());
+            proptest::prop_assert_eq!(a.peak_len(), b.peak_len());
+            for block in 0..8 {
+                let (mut a2, mut b2) = (a.clone(), b.clone());
+                proptest::prop_assert_eq!(
+                    a2.due_before_program(block, host_ius, true),
+                    b2.due_before_program(block, host_ius, true)
+                );
+            }
+            while let Some(x) = b.pop() {
+                proptest::prop_assert_eq!(a.pop(), Some(x));
+            }
+            proptest::prop_assert!(a.is_empty());
+        }
     }
 }

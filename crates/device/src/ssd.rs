@@ -384,20 +384,39 @@ impl Ssd {
         let mut rmw_done = start_ns;
         // Taken out for the loop: the ops are read while `self` is borrowed mutably.
         let ops = std::mem::take(&mut self.ops);
-        for op in &ops {
+        let mut i = 0;
+        while i < ops.len() {
+            let op = &ops[i];
             if is_internal(op) {
-                let now = if defer {
-                    let static_slc =
-                        op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
-                    self.internal.push(*op, static_slc)
+                if defer {
+                    // The FTL emits internal work in runs (a victim's reads, programs and
+                    // erase): queued with one copy when it fits.
+                    let run = &ops[i..];
+                    let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
+                    i += run.len();
+                    let ftl = &self.ftl;
+                    if self
+                        .internal
+                        .push_run(run, |block| ftl.is_static_slc_block(block))
+                    {
+                        continue;
+                    }
+                    for op in run {
+                        let static_slc =
+                            op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
+                        // A full queue gives its oldest operation to the dies to make room.
+                        if self.internal.is_full() {
+                            last = last.max(self.release_internal(1, start_ns));
+                        }
+                        self.internal.push(*op, static_slc);
+                    }
                 } else {
-                    Some(*op)
-                };
-                if let Some(o) = now {
-                    last = last.max(self.issue_internal(&o, start_ns));
+                    last = last.max(self.issue_internal(op, start_ns));
+                    i += 1;
                 }
                 continue;
             }
+            i += 1;
             let bytes = u64::from(op.ius) << self.iu_shift;
             let done = match op.kind {
                 NandOpKind::Program => {
@@ -432,10 +451,37 @@ impl Ssd {
     /// Release the `n` oldest queued internal operations at `at_ns`; returns the latest
     /// completion (`at_ns` if none).
     fn release_internal(&mut self, n: usize, at_ns: u64) -> u64 {
+        // The released operations are read in place from the queue's ring, which needs the
+        // queue borrowed apart from the dies and the FTL.
+        let Ssd {
+            internal,
+            media,
+            ftl,
+            internal_data_ns,
+            iu_shift,
+            ..
+        } = self;
+        let (older, newer) = internal.release(n);
         let mut last = at_ns;
-        for _ in 0..n {
-            let Some(op) = self.internal.pop() else { break };
-            last = last.max(self.issue_internal(&op, at_ns));
+        for op in older {
+            last = last.max(issue_internal(
+                media,
+                ftl,
+                internal_data_ns,
+                *iu_shift,
+                op,
+                at_ns,
+            ));
+        }
+        for op in newer {
+            last = last.max(issue_internal(
+                media,
+                ftl,
+                internal_data_ns,
+                *iu_shift,
+                op,
+                at_ns,
+            ));
         }
         last
     }
@@ -462,29 +508,15 @@ impl Ssd {
         }
     }
 
-    /// Place one internal operation. An internal program carries data read by the internal
-    /// reads before it. A real controller lets such reads overtake queued programs, so the
-    /// program waits for the read's own latency (array + transfer), not for the FIFO queue of
-    /// the die the victim sits on: waiting for that queue would idle every other die.
-    // Inlined: one call per internal operation, most from `release_internal`'s loop.
-    #[inline(always)]
     fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
-        let bytes = u64::from(op.ius) << self.iu_shift;
-        match op.kind {
-            NandOpKind::Read => {
-                let (done, latency_ns) = self.media.read(op.block, bytes, op.slc, false, at_ns);
-                self.internal_data_ns = self.internal_data_ns.max(at_ns + latency_ns);
-                done
-            }
-            NandOpKind::Program => {
-                self.media
-                    .program(op.block, bytes, op.slc, at_ns.max(self.internal_data_ns))
-            }
-            NandOpKind::Erase => {
-                self.ftl.erase_done(op.block);
-                self.media.erase(op.block, op.slc, at_ns)
-            }
-        }
+        issue_internal(
+            &mut self.media,
+            &mut self.ftl,
+            &mut self.internal_data_ns,
+            self.iu_shift,
+            op,
+            at_ns,
+        )
     }
 
     fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
@@ -806,7 +838,7 @@ impl Ssd {
                 "program_suspends": m.program_suspends,
                 "erase_suspends": m.erase_suspends,
                 // Internal work spread over host writes (see the pacing module).
-                "internal_ops_held_peak": self.internal.peak_len,
+                "internal_ops_held_peak": self.internal.peak_len(),
                 "internal_ops_held": self.internal.held(),
                 "host_waits_for_queued_erase": self.internal.forced_erases,
                 "internal_pacing_overdue": self.internal.overdue,
@@ -829,6 +861,37 @@ impl Ssd {
             "power": self.power_json(),
             "memory_bytes": self.memory_bytes(),
         })
+    }
+}
+
+/// Place one internal operation (`data_ns`: the drive's `internal_data_ns`). An internal
+/// program carries data read by the internal reads before it. A real controller lets such
+/// reads overtake queued programs, so the program waits for the read's own latency (array +
+/// transfer), not for the FIFO queue of the die the victim sits on: waiting for that queue
+/// would idle every other die.
+// Inlined: one call per internal operation, most from `release_internal`'s loops. A free
+// function so those loops can read the operations in place from the pacing queue.
+#[inline(always)]
+fn issue_internal(
+    media: &mut NandTiming,
+    ftl: &mut Ftl,
+    data_ns: &mut u64,
+    iu_shift: u32,
+    op: &NandOp,
+    at_ns: u64,
+) -> u64 {
+    let bytes = u64::from(op.ius) << iu_shift;
+    match op.kind {
+        NandOpKind::Read => {
+            let (done, latency_ns) = media.read(op.block, bytes, op.slc, false, at_ns);
+            *data_ns = (*data_ns).max(at_ns + latency_ns);
+            done
+        }
+        NandOpKind::Program => media.program(op.block, bytes, op.slc, at_ns.max(*data_ns)),
+        NandOpKind::Erase => {
+            ftl.erase_done(op.block);
+            media.erase(op.block, op.slc, at_ns)
+        }
     }
 }
 
