@@ -61,7 +61,7 @@ fn qd1_random_writes_after_a_fill_never_wait_for_a_whole_gc_burst() {
     assert!(iops > 3_800.0, "{iops:.0} IOPS");
     // The erase of a block the host needs was done in time (or nearly always).
     assert!(
-        media["host_waits_for_queued_erase"].as_u64().unwrap() <= 2,
+        media["host_waits_for_queued_erase"].as_u64().unwrap() <= 10,
         "{media}"
     );
     assert!(
@@ -104,13 +104,16 @@ fn qd32_random_writes_after_a_fill_wait_for_the_next_erase_not_a_whole_queue() {
     // max 797 ms (p99.9 31.3 ms, 4,803 IOPS, WA 3.646). It now takes the one released first
     // on any unit, the next erase the dies carry out: max 217 ms, p99.9 32.1 ms, 4,763 IOPS,
     // WA 3.650. The remaining tail is the relocation needed to free those blocks at all; the
-    // reserve of 6 free blocks (1.5 per unit) leaves no erased block a stripe ahead.
+    // reserve of 6 free blocks (1.5 per unit) leaves no erased block a stripe ahead. With the
+    // dynamic SLC cache at its documented size and background work only after 10 ms of idle
+    // time: max 136 ms, p99.9 31.9 ms, 4,678 IOPS, WA 3.669, 7 waits for the next erase (each
+    // short: the max is what bounds them).
     assert!(max < 250_000_000, "max write latency {max} ns");
     assert!(p999 < 35_000_000, "p99.9 write latency {p999} ns");
     assert!(iops > 4_600.0, "{iops:.0} IOPS");
     assert!(wa < 3.7, "WA {wa}");
     assert!(
-        media["host_waits_for_queued_erase"].as_u64().unwrap() <= 2,
+        media["host_waits_for_queued_erase"].as_u64().unwrap() <= 10,
         "{media}"
     );
 }
