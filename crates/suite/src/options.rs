@@ -405,6 +405,74 @@ mod tests {
     }
 
     #[test]
+    fn hours_parse() {
+        assert_eq!(
+            RoundLength::parse("1h").unwrap(),
+            RoundLength::TimeNs(3600 * NS_PER_S)
+        );
+    }
+
+    #[test]
+    fn preconditioning_parses_and_names_what_is_wrong() {
+        assert_eq!(
+            PreconditionKind::parse("showdown").unwrap(),
+            PreconditionKind::Showdown
+        );
+        let e = PreconditionKind::parse("vdbench").unwrap_err().to_string();
+        assert!(e.contains("--precondition") && e.contains("pts"), "{e}");
+        assert_eq!(PreconditionOptions::parse_span("25").unwrap(), 25.0);
+        assert_eq!(PreconditionOptions::parse_span(" 12.5% ").unwrap(), 12.5);
+        assert!(PreconditionOptions::parse_span("a quarter").is_err());
+        let showdown = PreconditionOptions {
+            kind: PreconditionKind::Showdown,
+            span_percent: 25.0,
+            ..Default::default()
+        };
+        assert!(showdown.validate().is_ok());
+        assert_eq!(showdown.span_line().as_deref(), Some("size=25%"));
+        assert_eq!(PreconditionOptions::default().span_line(), None);
+        let zero_seq = PreconditionOptions {
+            seq_ns: 0,
+            ..showdown
+        };
+        assert!(zero_seq.validate().is_ok(), "0 skips the sequential writes");
+        let cases = [
+            (
+                PreconditionOptions {
+                    kind: PreconditionKind::Pts,
+                    ..showdown
+                },
+                "--precondition showdown",
+            ),
+            (
+                PreconditionOptions {
+                    span_percent: f64::NAN,
+                    ..showdown
+                },
+                "--span",
+            ),
+            (
+                PreconditionOptions {
+                    random_ns: 0,
+                    ..showdown
+                },
+                "--random-time",
+            ),
+            (
+                PreconditionOptions {
+                    seq_ns: MAX_PRECONDITION_NS + 1,
+                    ..showdown
+                },
+                "--seq-time",
+            ),
+        ];
+        for (p, want) in cases {
+            let msg = p.validate().unwrap_err().to_string();
+            assert!(msg.contains(want), "{msg}");
+        }
+    }
+
+    #[test]
     fn bad_round_lengths_say_what_is_valid() {
         for text in ["", "abc", "0s", "-5%", "10 parsecs", "2000%"] {
             let e = RoundLength::parse(text).unwrap_err();
