@@ -13,7 +13,7 @@ use flashlab_report::DDIR_WRITE;
 
 use crate::options::PreconditionOptions;
 use crate::session::{wa_between, Session};
-use crate::steady::{steady_state, SteadyRule};
+use crate::steady::{check_window, SteadyRule, SteadyVerdict};
 use crate::suites::{bw_bytes_per_s, iops, job_text, measure, qd_jobs, timed, FILL_QD};
 use crate::{Measure, SteadyReport, SuiteError, SuiteOptions, Unit};
 
@@ -21,6 +21,7 @@ use crate::{Measure, SteadyReport, SuiteError, SuiteOptions, Unit};
 /// IOPS levelled off (the SNIA rule over the segments) and take the write amplification of
 /// the last ones, where the partition has reached its steady state.
 pub(crate) const SEGMENTS: usize = 10;
+const _: () = assert!(SEGMENTS >= SteadyRule::SNIA_PTS.window);
 
 /// Transfer size of the surface fill and the sequential writes.
 const SEQ_BS: &str = "64k";
@@ -49,8 +50,8 @@ pub(crate) fn segment_name(i: usize) -> String {
 }
 
 /// Run the showdown preconditioning. Results: `precondition_rounds` (segments),
-/// `precondition_steady` (whether the segments' IOPS met the SNIA rule),
-/// `steady_write_iops` (the rule's window), `precondition_surface_bw_bytes_per_s`,
+/// `precondition_steady` (whether the last segments' IOPS meet the SNIA rule),
+/// `steady_write_iops` (their mean), `precondition_surface_bw_bytes_per_s`,
 /// `precondition_seq_write_bw_bytes_per_s`, `precondition_random_wa` (over the window).
 pub(crate) fn precondition(
     s: &mut Session,
@@ -111,8 +112,15 @@ pub(crate) fn precondition(
         values.push(iops(&run?, DDIR_WRITE));
         counters.push(s.counters());
     }
+    // The recipe runs for a fixed time rather than until the rule holds, so it is the state
+    // it ends in that counts: the rule over the last segments. An earlier window can pass
+    // while the writes still land in free blocks, before garbage collection starts.
     let rule = SteadyRule::SNIA_PTS;
-    let verdict = steady_state(&values, &rule);
+    let last = check_window(&values[SEGMENTS - rule.window..], &rule);
+    let verdict = SteadyVerdict {
+        round: last.steady.then_some(SEGMENTS),
+        window: Some(last),
+    };
     let st = SteadyReport {
         rounds_iops: values,
         verdict,
