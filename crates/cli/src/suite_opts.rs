@@ -4,7 +4,10 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail};
-use flashlab_suite::{EnduranceWorkload, RecoveryVariant, RoundLength, SuiteOptions};
+use flashlab_suite::{
+    EnduranceWorkload, PreconditionKind, PreconditionOptions, RecoveryVariant, RoundLength,
+    SuiteOptions,
+};
 
 const NS_PER_S: f64 = 1e9;
 /// Longest simulated time an option may ask for: a year.
@@ -80,6 +83,23 @@ pub struct SuiteTestArgs {
     /// noisy-neighbor: read share (percent) of the neighbours' 4 KiB random mix (0: writes).
     #[arg(long, default_value_t = 30)]
     neighbor_rwmixread: u32,
+    /// app-profiles, write-pressure, noisy-neighbor: `pts` (purge, 2x sequential fill, random
+    /// rounds to steady state) or `showdown` (purge, 64 KiB sequential surface fill,
+    /// --seq-time of 64 KiB sequential writes, --random-time of 4 KiB random writes over
+    /// --span).
+    #[arg(long, default_value = "pts")]
+    precondition: String,
+    /// app-profiles, write-pressure (--precondition showdown): the tests' partition, the first
+    /// PCT% of the LBAs; the rest keeps the surface fill's data.
+    #[arg(long, default_value = "100", value_name = "PCT")]
+    span: String,
+    /// --precondition showdown: simulated time of 64 KiB sequential writes after the surface
+    /// fill (0: none); on a slice scaled with it (docs/scale.md).
+    #[arg(long, default_value = "1h", value_name = "TIME")]
+    seq_time: String,
+    /// --precondition showdown: simulated time of 4 KiB random writes over --span.
+    #[arg(long, default_value = "1h", value_name = "TIME")]
+    random_time: String,
 }
 
 /// Simulated seconds as ns, or an error naming the option.
@@ -157,6 +177,12 @@ impl SuiteTestArgs {
         t.step_bytes_per_s = flashlab_suite::parse_size("--step", &self.step)?;
         t.read_qd = self.read_qd;
         t.neighbor_rwmixread = self.neighbor_rwmixread;
+        o.precondition = PreconditionOptions {
+            kind: PreconditionKind::parse(&self.precondition)?,
+            span_percent: PreconditionOptions::parse_span(&self.span)?,
+            seq_ns: flashlab_suite::parse_time("--seq-time", &self.seq_time)?,
+            random_ns: flashlab_suite::parse_time("--random-time", &self.random_time)?,
+        };
         Ok(())
     }
 }

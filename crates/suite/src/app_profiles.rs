@@ -13,6 +13,7 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::options::PreconditionKind;
 use crate::session::Session;
 use crate::suites::{
     iops, measure, purge_and_fill, random_write_rounds, steady_chart, steady_iops, Outcome, RAMP_NS,
@@ -225,12 +226,24 @@ impl AppProfileOptions {
         Ok(())
     }
 
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+    /// The options as the JSON report states them, with what preconditioning ran and the
+    /// span the profiles ran on (`suite` holds both).
+    pub(crate) fn to_json(&self, suite: &crate::SuiteOptions) -> serde_json::Value {
+        let p = &suite.precondition;
+        let precondition = match p.kind {
+            PreconditionKind::Pts => PRECONDITION.to_string(),
+            PreconditionKind::Showdown => format!(
+                "{}; {} s idle before each profile",
+                crate::showdown::describe(p, suite),
+                SETTLE_NS / NS_PER_S
+            ),
+        };
         json!({
             "profiles": self.profiles,
             "loads": self.loads,
             "peak_gain_percent": self.peak_gain_percent,
-            "precondition": PRECONDITION,
+            "precondition": precondition,
+            "preconditioning": p.to_json(),
         })
     }
 }
@@ -311,34 +324,56 @@ fn point_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
     m
 }
 
-/// The template with the point's load and timing appended to its (last) job section.
-fn point_job(profile: &AppProfile, jobs: u32, qd: u32, runtime_ns: u64) -> String {
+/// The template with the point's load and timing appended to its (last) job section, and
+/// `span` (a `size=` line confining it to a partition) when the profiles run on one.
+fn point_job(
+    profile: &AppProfile,
+    jobs: u32,
+    qd: u32,
+    runtime_ns: u64,
+    span: Option<&str>,
+) -> String {
     // A ramp of at most a second and never over half the window, so short runs stay short.
     let ramp_ns = RAMP_NS.min(runtime_ns / 2);
-    format!(
+    let mut text = format!(
         "{}\n# load of this point (flashlab app-profiles)\niodepth={qd}\nnumjobs={jobs}\n\
          time_based=1\nramp_time={ramp_ns}ns\nruntime={runtime_ns}ns\n",
         profile.job_text.trim_end()
-    )
+    );
+    if let Some(line) = span {
+        // The job section's size= overrides the template's [global] size=100%; the
+        // profile's own layout (a linked clone's replica zone) then lies within the span.
+        text.push_str("# the partition the profiles run on\n");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
 }
 
 pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = &opts.app_profiles;
-    purge_and_fill(s)?;
-    let st = random_write_rounds(s, opts)?;
-    let mut results = vec![
-        measure(
-            "precondition_rounds",
-            Unit::Count,
-            st.rounds_iops.len() as f64,
-        ),
-        measure(
-            "precondition_steady",
-            Unit::Count,
-            f64::from(u8::from(st.verdict.round.is_some())),
-        ),
-        measure("steady_write_iops", Unit::Iops, steady_iops(&st)),
-    ];
+    let (st, mut results) = match opts.precondition.kind {
+        PreconditionKind::Pts => {
+            purge_and_fill(s)?;
+            let st = random_write_rounds(s, opts)?;
+            let results = vec![
+                measure(
+                    "precondition_rounds",
+                    Unit::Count,
+                    st.rounds_iops.len() as f64,
+                ),
+                measure(
+                    "precondition_steady",
+                    Unit::Count,
+                    f64::from(u8::from(st.verdict.round.is_some())),
+                ),
+                measure("steady_write_iops", Unit::Iops, steady_iops(&st)),
+            ];
+            (st, results)
+        }
+        PreconditionKind::Showdown => crate::showdown::precondition(s, opts)?,
+    };
+    let span = opts.precondition.span_line();
     let runtime_ns = opts.runtime_ns.unwrap_or(POINT_NS);
     let max_jobs = opts.jobs.unwrap_or(1);
     let mut curves: Vec<(&AppProfile, Vec<Point>)> = Vec::new();
@@ -355,7 +390,7 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
         for &load in &o.loads {
             let (jobs, qd) = split_load(load, max_jobs);
             let step = format!("{name}-load{load}");
-            let text = point_job(profile, jobs, qd, runtime_ns);
+            let text = point_job(profile, jobs, qd, runtime_ns, span.as_deref());
             let run = s.job(&step, &text, &|run| point_measures("", run))?;
             let m = point_measures(&format!("{key}_load{load}_"), &run);
             let (mean, _) = mixed_latency(&run);
@@ -555,12 +590,21 @@ mod tests {
     #[test]
     fn point_jobs_parse_with_the_load_appended() {
         for p in &APP_PROFILES {
-            let text = point_job(p, 4, 8, 2 * NS_PER_S);
+            let text = point_job(p, 4, 8, 2 * NS_PER_S, None);
             let file = flashlab_workload::parse_str(&text, "p.fio", &|_| None)
                 .unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert_eq!(file.jobs.len(), 1, "{}", p.name);
             let j = &file.jobs[0];
             assert_eq!(j.name, p.name);
+            assert_eq!(j.size, Some(flashlab_workload::SizeSpec::Fraction(1.0)));
+            let spanned = point_job(p, 4, 8, 2 * NS_PER_S, Some("size=25%"));
+            let file = flashlab_workload::parse_str(&spanned, "p.fio", &|_| None).unwrap();
+            assert_eq!(
+                file.jobs[0].size,
+                Some(flashlab_workload::SizeSpec::Fraction(0.25)),
+                "{}",
+                p.name
+            );
             assert_eq!((j.iodepth, j.numjobs), (8, 4), "{}", p.name);
             assert_eq!(j.runtime_ns, Some(2 * NS_PER_S));
             assert_eq!(j.ramp_time_ns, NS_PER_S);

@@ -43,6 +43,7 @@ mod raid_scaling;
 mod real;
 mod recovery;
 mod session;
+mod showdown;
 pub mod steady;
 mod suites;
 mod sustained;
@@ -70,7 +71,7 @@ pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use html::render_html;
 pub use opsweep::OpSweepOptions;
-pub use options::{RoundLength, SuiteOptions};
+pub use options::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
@@ -451,9 +452,6 @@ pub fn run_on_device_with(
     let mut ssd =
         Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
     match kind {
-        SuiteKind::WritePressure => {
-            tenants::write_pressure(&mut ssd, &config.name, options, progress)
-        }
         SuiteKind::NoisyNeighbor => {
             tenants::noisy_neighbor(&mut ssd, &config.name, options, progress)
         }
@@ -475,10 +473,10 @@ fn run_on(
         SuiteKind::Recovery => recovery::run(dev, name, options, progress),
         SuiteKind::SustainedWrite => sustained::run(dev, name, options, progress),
         SuiteKind::CachePasses => cache_passes::run(dev, name, options, progress),
+        SuiteKind::WritePressure => tenants::write_pressure(dev, name, options, progress),
         SuiteKind::OpSweep
         | SuiteKind::Endurance
         | SuiteKind::RaidScaling
-        | SuiteKind::WritePressure
         | SuiteKind::NoisyNeighbor
         | SuiteKind::Power => Err(SuiteError::NoFtl {
             device: name.to_string(),
@@ -486,6 +484,21 @@ fn run_on(
         }),
         _ => suites::run(kind, dev, name, options, progress),
     }
+}
+
+/// Run `kind` on a device built by the caller (a drive wrapped to watch what reaches it, a
+/// system of one's own). Suites that rebuild a drive from its description or need a drive's
+/// namespaces or power meter (op-sweep, endurance, raid-scaling, noisy-neighbor, power) are
+/// refused with [`SuiteError::NoFtl`].
+pub fn run_on_suite_device(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<DeviceReport, SuiteError> {
+    options.validate()?;
+    run_on(kind, dev, name, options, progress)
 }
 
 /// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
@@ -779,9 +792,9 @@ pub(crate) fn suite_options_json(
         SuiteKind::SustainedWrite => Some(("sustained_write", o.sustained.to_json(&o.wsat))),
         SuiteKind::CachePasses => Some(("cache_passes", o.cache_passes.to_json())),
         SuiteKind::WritePressure | SuiteKind::NoisyNeighbor => {
-            Some(("tenants", o.tenants.to_json()))
+            Some(("tenants", o.tenants.to_json(o)))
         }
-        SuiteKind::AppProfiles => Some(("app_profiles", o.app_profiles.to_json())),
+        SuiteKind::AppProfiles => Some(("app_profiles", o.app_profiles.to_json(o))),
         _ => None,
     }
 }

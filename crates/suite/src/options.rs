@@ -18,7 +18,7 @@ pub enum RoundLength {
 }
 
 const ROUND_VALID: &str = "a percentage of the user capacity (25%), a size (512MiB, 4GiB, 1GB; \
-K/M/G/T and KiB/MiB/GiB/TiB are binary, KB/MB/GB/TB decimal) or a time (500ms, 60s, 2min)";
+K/M/G/T and KiB/MiB/GiB/TiB are binary, KB/MB/GB/TB decimal) or a time (500ms, 60s, 2min, 1h)";
 
 impl RoundLength {
     /// Parse `25%`, `4GiB`, `1GB`, `60s`, `500ms`, `2min`.
@@ -57,6 +57,7 @@ impl RoundLength {
             "ms" => RoundLength::TimeNs(scaled(NS_PER_MS)?),
             "s" => RoundLength::TimeNs(scaled(NS_PER_S)?),
             "min" => RoundLength::TimeNs(scaled(60 * NS_PER_S)?),
+            "h" => RoundLength::TimeNs(scaled(3600 * NS_PER_S)?),
             "B" | "" => RoundLength::Bytes(scaled(1)?),
             "K" | "k" | "KiB" => RoundLength::Bytes(scaled(1 << 10)?),
             "M" | "m" | "MiB" => RoundLength::Bytes(scaled(1 << 20)?),
@@ -77,6 +78,146 @@ impl RoundLength {
             RoundLength::Bytes(b) => format!("{b} bytes"),
             RoundLength::TimeNs(ns) => format!("{ns} ns"),
         }
+    }
+}
+
+/// How the app-profiles, write-pressure and noisy-neighbor suites precondition the drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreconditionKind {
+    /// SNIA PTS: purge, 128 KiB sequential fill twice, 4 KiB random-write rounds to steady
+    /// state, all over the whole drive.
+    Pts,
+    /// The enterprise-review recipe (VDbench): purge, the whole surface written with 64 KiB
+    /// sequential writes, more 64 KiB sequential writes for a time, then 4 KiB random writes
+    /// for a time over the span only.
+    Showdown,
+}
+
+impl PreconditionKind {
+    pub const ALL: [PreconditionKind; 2] = [PreconditionKind::Pts, PreconditionKind::Showdown];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionKind::Pts => "pts",
+            PreconditionKind::Showdown => "showdown",
+        }
+    }
+
+    /// `pts` or `showdown`.
+    pub fn parse(text: &str) -> Result<PreconditionKind, SuiteError> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == text.trim())
+            .ok_or_else(|| SuiteError::BadOption {
+                option: "--precondition",
+                value: text.to_string(),
+                valid: "pts (purge, 2x sequential fill, random rounds to steady state) or \
+                        showdown (purge, 64 KiB surface fill, --seq-time of 64 KiB sequential \
+                        writes, --random-time of 4 KiB random writes over --span)"
+                    .into(),
+            })
+    }
+}
+
+/// Longest simulated time a preconditioning phase may ask for: a year bounds a run.
+pub const MAX_PRECONDITION_NS: u64 = 365 * 86_400 * NS_PER_S;
+
+/// Preconditioning and test region of the app-profiles, write-pressure and noisy-neighbor
+/// suites.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreconditionOptions {
+    pub kind: PreconditionKind,
+    /// The tests' region, as a partition would be: the first `span_percent` % of the LBAs.
+    /// The rest keeps what the surface fill wrote and is never trimmed.
+    pub span_percent: f64,
+    /// showdown: simulated time of 64 KiB sequential writes after the surface fill (0: none).
+    pub seq_ns: u64,
+    /// showdown: simulated time of 4 KiB random writes over the span.
+    pub random_ns: u64,
+}
+
+impl Default for PreconditionOptions {
+    fn default() -> Self {
+        Self {
+            kind: PreconditionKind::Pts,
+            span_percent: 100.0,
+            seq_ns: 3600 * NS_PER_S,
+            random_ns: 3600 * NS_PER_S,
+        }
+    }
+}
+
+impl PreconditionOptions {
+    /// Parse `--span`: `25` or `25%`.
+    pub fn parse_span(text: &str) -> Result<f64, SuiteError> {
+        let t = text.trim();
+        let v: f64 = t
+            .strip_suffix('%')
+            .unwrap_or(t)
+            .trim()
+            .parse()
+            .map_err(|_| Self::bad_span(text))?;
+        Ok(v)
+    }
+
+    fn bad_span(text: &str) -> SuiteError {
+        SuiteError::BadOption {
+            option: "--span",
+            value: text.to_string(),
+            valid: "a percentage of the LBAs above 0 and at most 100 (25 or 25%)".into(),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        let span = self.span_percent;
+        if !(span.is_finite() && span > 0.0 && span <= 100.0) {
+            return Err(Self::bad_span(&span.to_string()));
+        }
+        if self.kind == PreconditionKind::Pts && span < 100.0 {
+            return Err(SuiteError::BadOption {
+                option: "--span",
+                value: span.to_string(),
+                valid: "100 with --precondition pts (it preconditions the whole drive); a \
+                        partition takes --precondition showdown"
+                    .into(),
+            });
+        }
+        let time = |option: &'static str, ns: u64, min_ns: u64| {
+            if ns < min_ns || ns > MAX_PRECONDITION_NS {
+                Err(SuiteError::BadOption {
+                    option,
+                    value: format!("{ns} ns"),
+                    valid: format!(
+                        "a simulated time from {} to a year (1h)",
+                        if min_ns == 0 { "0" } else { "1ms" }
+                    ),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        time("--seq-time", self.seq_ns, 0)?;
+        time("--random-time", self.random_ns, NS_PER_MS)?;
+        Ok(())
+    }
+
+    /// The job line that confines a job to the span (`None` for the whole drive, so jobs
+    /// without a partition stay exactly as they were).
+    pub fn span_line(&self) -> Option<String> {
+        (self.span_percent < 100.0).then(|| format!("size={}%", self.span_percent))
+    }
+
+    /// What ran, as the JSON report states it.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "method": self.kind.name(),
+            "span_percent": self.span_percent,
+        });
+        if self.kind == PreconditionKind::Showdown {
+            v["seq_time_ns"] = self.seq_ns.into();
+            v["random_time_ns"] = self.random_ns.into();
+        }
+        v
     }
 }
 
@@ -114,6 +255,8 @@ pub struct SuiteOptions {
     pub tenants: crate::TenantOptions,
     /// Options of the app-profiles suite.
     pub app_profiles: crate::AppProfileOptions,
+    /// Preconditioning and span of app-profiles, write-pressure and noisy-neighbor.
+    pub precondition: PreconditionOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -144,6 +287,7 @@ impl Default for SuiteOptions {
             cache_passes: Default::default(),
             tenants: Default::default(),
             app_profiles: Default::default(),
+            precondition: Default::default(),
         }
     }
 }
@@ -219,6 +363,7 @@ impl SuiteOptions {
         self.cache_passes.validate()?;
         self.tenants.validate()?;
         self.app_profiles.validate(self.jobs.unwrap_or(1))?;
+        self.precondition.validate()?;
         Ok(())
     }
 }
@@ -257,6 +402,74 @@ mod tests {
             RoundLength::parse("1.5s").unwrap(),
             RoundLength::TimeNs(1_500 * NS_PER_MS)
         );
+    }
+
+    #[test]
+    fn hours_parse() {
+        assert_eq!(
+            RoundLength::parse("1h").unwrap(),
+            RoundLength::TimeNs(3600 * NS_PER_S)
+        );
+    }
+
+    #[test]
+    fn preconditioning_parses_and_names_what_is_wrong() {
+        assert_eq!(
+            PreconditionKind::parse("showdown").unwrap(),
+            PreconditionKind::Showdown
+        );
+        let e = PreconditionKind::parse("vdbench").unwrap_err().to_string();
+        assert!(e.contains("--precondition") && e.contains("pts"), "{e}");
+        assert_eq!(PreconditionOptions::parse_span("25").unwrap(), 25.0);
+        assert_eq!(PreconditionOptions::parse_span(" 12.5% ").unwrap(), 12.5);
+        assert!(PreconditionOptions::parse_span("a quarter").is_err());
+        let showdown = PreconditionOptions {
+            kind: PreconditionKind::Showdown,
+            span_percent: 25.0,
+            ..Default::default()
+        };
+        assert!(showdown.validate().is_ok());
+        assert_eq!(showdown.span_line().as_deref(), Some("size=25%"));
+        assert_eq!(PreconditionOptions::default().span_line(), None);
+        let zero_seq = PreconditionOptions {
+            seq_ns: 0,
+            ..showdown
+        };
+        assert!(zero_seq.validate().is_ok(), "0 skips the sequential writes");
+        let cases = [
+            (
+                PreconditionOptions {
+                    kind: PreconditionKind::Pts,
+                    ..showdown
+                },
+                "--precondition showdown",
+            ),
+            (
+                PreconditionOptions {
+                    span_percent: f64::NAN,
+                    ..showdown
+                },
+                "--span",
+            ),
+            (
+                PreconditionOptions {
+                    random_ns: 0,
+                    ..showdown
+                },
+                "--random-time",
+            ),
+            (
+                PreconditionOptions {
+                    seq_ns: MAX_PRECONDITION_NS + 1,
+                    ..showdown
+                },
+                "--seq-time",
+            ),
+        ];
+        for (p, want) in cases {
+            let msg = p.validate().unwrap_err().to_string();
+            assert!(msg.contains(want), "{msg}");
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::session::Session;
+use crate::options::PreconditionKind;
+use crate::session::{Session, SuiteDevice};
 use crate::suites::{
     bw_bytes_per_s, iops, measure, purge_and_fill, qd_jobs, random_write_rounds, RAMP_NS,
 };
@@ -105,13 +106,22 @@ impl TenantOptions {
         Ok(())
     }
 
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+    /// The options as the JSON report states them, with what preconditioning ran and the
+    /// span the tests ran on (`suite` holds both).
+    pub(crate) fn to_json(&self, suite: &SuiteOptions) -> serde_json::Value {
+        let p = &suite.precondition;
+        let precondition = match p.kind {
+            PreconditionKind::Pts => PTS_PRECONDITION.to_string(),
+            PreconditionKind::Showdown => crate::showdown::describe(p, suite),
+        };
         json!({
             "write_bs_bytes": self.write_bs_bytes,
             "start_bytes_per_s": self.start_bytes_per_s,
             "step_bytes_per_s": self.step_bytes_per_s,
             "read_qd": self.read_qd,
             "neighbor_rwmixread": self.neighbor_rwmixread,
+            "precondition": format!("{precondition}; {} s idle", SETTLE_NS / NS_PER_S),
+            "preconditioning": p.to_json(),
         })
     }
 }
@@ -180,30 +190,43 @@ fn value(m: &[Measure], name: &str) -> Option<f64> {
     m.iter().find(|x| x.name == name).map(|x| x.value)
 }
 
-/// Purge, sequential fill twice, then random-write rounds to steady state (or
-/// `--max-rounds`): the state in which the write-pressure and noisy-neighbor figures hold.
+/// What `--precondition pts` does here, for the JSON report.
+const PTS_PRECONDITION: &str = "purge; 128 KiB sequential writes over twice the capacity \
+(QD32); 4 KiB random-write rounds (--round, --qd x --jobs) until the SNIA steady-state rule \
+holds or --max-rounds";
+
+/// The state in which the write-pressure and noisy-neighbor figures hold: with
+/// `--precondition pts`, purge, sequential fill twice, then random-write rounds to steady
+/// state (or `--max-rounds`); with `showdown`, the enterprise reviews' recipe
+/// ([`crate::showdown`]).
 fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, SuiteError> {
-    purge_and_fill(s)?;
-    let st = random_write_rounds(s, opts)?;
+    let results = match opts.precondition.kind {
+        PreconditionKind::Pts => {
+            purge_and_fill(s)?;
+            let st = random_write_rounds(s, opts)?;
+            vec![
+                measure(
+                    "precondition_rounds",
+                    Unit::Count,
+                    st.rounds_iops.len() as f64,
+                ),
+                measure(
+                    "precondition_steady",
+                    Unit::Count,
+                    f64::from(u8::from(st.verdict.round.is_some())),
+                ),
+            ]
+        }
+        PreconditionKind::Showdown => crate::showdown::precondition(s, opts)?.1,
+    };
     // The last round leaves buffered writes and garbage collection behind; the first
     // measurement would wait for them and say nothing about the workload it runs.
     s.idle("settle", SETTLE_NS);
-    Ok(vec![
-        measure(
-            "precondition_rounds",
-            Unit::Count,
-            st.rounds_iops.len() as f64,
-        ),
-        measure(
-            "precondition_steady",
-            Unit::Count,
-            f64::from(u8::from(st.verdict.round.is_some())),
-        ),
-    ])
+    Ok(results)
 }
 
 pub(crate) fn write_pressure(
-    ssd: &mut Ssd,
+    ssd: &mut dyn SuiteDevice,
     device: &str,
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&SuiteProgress),
@@ -214,6 +237,11 @@ pub(crate) fn write_pressure(
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
     let pcts = percentile_list(&PRESSURE_PERCENTILES);
+    // Both the writer and the reader stay in the partition, when there is one.
+    let span = opts
+        .precondition
+        .span_line()
+        .map_or(String::new(), |l| format!("{l}\n"));
     // Per write size: (write bandwidth achieved, read measures) of every step.
     let mut sweeps: Vec<(String, Vec<Point>)> = Vec::new();
     for &bs in &t.write_bs_bytes {
@@ -225,7 +253,7 @@ pub(crate) fn write_pressure(
             let target = t.start_bytes_per_s + (step as u64 - 1).saturating_mul(t.step_bytes_per_s);
             let name = format!("pressure-{bsn}-{step:03}");
             let text = format!(
-                "[global]\nioengine=libaio\ndirect=1\n{}\n[writer]\nrw=randwrite\nbs={bsn}\n\
+                "[global]\nioengine=libaio\ndirect=1\n{span}{}\n[writer]\nrw=randwrite\nbs={bsn}\n\
                  iodepth={write_qd}\nrate={target}\n\n[reader]\nrw=randread\nbs=4k\n\
                  iodepth={}\npercentile_list={pcts}\n",
                 step_lines(runtime_ns),
@@ -352,6 +380,15 @@ pub(crate) fn noisy_neighbor(
             option: "--set namespaces",
             value: count.to_string(),
             valid: "a drive with at least two namespaces (or none: the suite makes six)".into(),
+        });
+    }
+    if opts.precondition.span_percent < 100.0 {
+        return Err(SuiteError::BadOption {
+            option: "--span",
+            value: opts.precondition.span_percent.to_string(),
+            valid: "100 for noisy-neighbor: its namespaces divide the drive (set their sizes \
+                    with --set namespaces=[...])"
+                .into(),
         });
     }
     let noisy = count / 2;
