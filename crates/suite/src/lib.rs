@@ -206,7 +206,7 @@ impl SuiteKind {
                 "four corners in each power state: average and peak watts, performance per watt, caps held"
             }
             SuiteKind::AppProfiles => {
-                "SQL, Oracle and VDI profiles at rising load to the peak, after purge, fill x2 and random-write rounds: IOPS vs average latency"
+                "SQL, Oracle and VDI profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
             }
         }
     }
