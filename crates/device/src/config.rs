@@ -113,6 +113,10 @@ pub struct NandSection {
     pub bus_width_bits: u32,
     #[serde(default = "default_true")]
     pub multi_plane: bool,
+    /// Each plane reads on its own; false: a read occupies its whole die (see
+    /// `NandGeometry::independent_plane_reads`).
+    #[serde(default = "default_true")]
+    pub independent_plane_reads: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_read: Option<PageTime>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -611,6 +615,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k(
         "nand",
+        "independent_plane_reads",
+        "With multi_plane, each plane reads on its own; false: a read holds its whole die for tR (parts whose multi-plane read needs one page address on every plane)",
+        "bool",
+        "true",
+    ),
+    k(
+        "nand",
         "t_read",
         "tR per page, native mode; a list per page type is averaged",
         "time or list",
@@ -1035,6 +1046,7 @@ mod tests {
             channel_rate = "1.2GT/s"
             bus_width_bits = 8
             multi_plane = true
+            independent_plane_reads = true
             t_read = "50us"
             t_prog = ["400us", "800us"]
             t_erase = "3ms"

@@ -653,6 +653,15 @@ impl DeviceConfig {
             resume_overhead_ns: sc.resume_overhead.0,
             max_suspends_per_op: sc.max_suspends_per_op,
         };
+        if !n.independent_plane_reads && scheduler.reorders() {
+            // The reordering queues are per plane and cannot hold a die-wide read.
+            return Err(key_err(
+                "nand.independent_plane_reads",
+                "false",
+                "not supported with scheduler.read_priority or a suspend",
+                "true, or a scheduler without reordering",
+            ));
+        }
         let power = self.power_model(&timings)?;
         let max_memory = self.sim.max_memory.0;
         if max_memory < (16 << 20) {
@@ -673,6 +682,7 @@ impl DeviceConfig {
             page_bytes: page,
             channel_bytes_per_s: n.channel_rate.0 * n.bus_width_bits as u64 / 8,
             multi_plane: n.multi_plane,
+            independent_plane_reads: n.independent_plane_reads,
             pe_cycles,
         };
         let block_bytes = full.block_bytes();
@@ -1091,6 +1101,7 @@ impl Model {
                 "slc_t_prog_ns": self.timings.slc_t_prog_ns, "slc_t_prog_ns_text": format_time(self.timings.slc_t_prog_ns),
                 "pe_cycles": f.pe_cycles,
                 "multi_plane": f.multi_plane,
+                "independent_plane_reads": f.independent_plane_reads,
             },
             "ftl": {
                 "iu_bytes": self.iu_bytes, "iu_bytes_text": format_size(self.iu_bytes),
@@ -1166,5 +1177,33 @@ impl Model {
                 "note": self.scale.note,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{load_device_config, ConfigError, DeviceConfig};
+
+    fn load(sets: &[(&str, &str)]) -> Result<DeviceConfig, ConfigError> {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        load_device_config("tiny-test-1gb", &sets)
+    }
+
+    #[test]
+    fn die_level_reads_reach_the_geometry_and_refuse_a_reordering_scheduler() {
+        let geometry = |sets| load(sets).unwrap().resolve().unwrap().geometry;
+        assert!(geometry(&[]).independent_plane_reads);
+        let off = ("nand.independent_plane_reads", "false");
+        assert!(!geometry(&[off]).independent_plane_reads);
+        match load(&[off, ("scheduler.read_priority", "true")]) {
+            Err(ConfigError::Invalid { key, valid, .. }) => {
+                assert_eq!(key, "nand.independent_plane_reads");
+                assert!(valid.contains("without reordering"), "{valid}");
+            }
+            other => panic!("want an invalid-key error, got {other:?}"),
+        }
     }
 }

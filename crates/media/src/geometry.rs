@@ -18,6 +18,11 @@ pub struct NandGeometry {
     pub channel_bytes_per_s: u64,
     /// Planes of a die run array operations concurrently (otherwise the die serialises them).
     pub multi_plane: bool,
+    /// With `multi_plane`, each plane of a die can read on its own (independent plane
+    /// reads). Off: a read occupies every plane of its die for tR, as on parts whose
+    /// multi-plane read needs the same page address on each plane, which random reads
+    /// rarely have. Programs and erases stay per plane either way.
+    pub independent_plane_reads: bool,
     /// Rated program/erase cycles per block.
     pub pe_cycles: u32,
 }
@@ -76,6 +81,7 @@ mod tests {
             page_bytes: 16384,
             channel_bytes_per_s: 1_000_000_000,
             multi_plane: true,
+            independent_plane_reads: true,
             pe_cycles: 3000,
         }
     }

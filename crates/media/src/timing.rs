@@ -108,6 +108,9 @@ pub struct NandTiming {
     capped: bool,
     /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
     queues: Option<UnitQueues>,
+    /// Units are planes but a read holds its whole die (see
+    /// [`NandGeometry::independent_plane_reads`]); FIFO placement only.
+    die_reads: bool,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
     /// Operations per class.
@@ -167,6 +170,12 @@ impl NandTiming {
             queues: sched
                 .reorders()
                 .then(|| UnitQueues::new(units as usize, sched)),
+            // A reordering scheduler keeps one queue per plane and places reads on their
+            // plane's queue only; the device configuration rejects it with die-level reads.
+            die_reads: geometry.multi_plane
+                && !geometry.independent_plane_reads
+                && geometry.planes_per_die > 1
+                && !sched.reorders(),
             floor_ns: 0,
             power: None,
             capped: false,
@@ -379,6 +388,7 @@ impl NandTiming {
             MediaOpKind::Read => {
                 let xfer_ns = self.channel_ns_memo(op.bytes);
                 let array_done = match self.queues {
+                    None if self.die_reads => self.die_read(unit, now_ns, array_ns),
                     None => {
                         let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
                         self.unit_free_ns[unit] = array_done;
@@ -425,6 +435,19 @@ impl NandTiming {
         };
         self.all_free_ns = self.all_free_ns.max(done);
         (done, start)
+    }
+
+    /// A read that occupies every plane of the die holding plane `unit` (no independent
+    /// plane reads): it starts once all of them are free and holds them all for its tR.
+    /// Returns when its array work ends.
+    #[inline(never)]
+    fn die_read(&mut self, unit: usize, now_ns: u64, array_ns: u64) -> u64 {
+        let ppd = self.geometry.planes_per_die as usize;
+        let first = unit - unit % ppd;
+        let planes = &mut self.unit_free_ns[first..first + ppd];
+        let array_done = planes.iter().fold(now_ns, |t, &f| t.max(f)) + array_ns;
+        planes.fill(array_done);
+        array_done
     }
 
     /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
@@ -570,6 +593,7 @@ mod tests {
             // 16 KiB in 16.384 us: easy numbers.
             channel_bytes_per_s: 1_000_000_000,
             multi_plane,
+            independent_plane_reads: true,
             pe_cycles: 3000,
         }
     }
@@ -677,6 +701,52 @@ mod tests {
             sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0),
             10_000 * US
         );
+    }
+
+    #[test]
+    fn without_independent_plane_reads_a_read_holds_its_whole_die() {
+        // Blocks 0 and 10 are planes 0 and 1 of die 0; block 20 is die 1 (other channel).
+        let per_die = NandGeometry {
+            independent_plane_reads: false,
+            ..geometry(true)
+        };
+        let mut dr = NandTiming::new(per_die, timings());
+        let mut ip = NandTiming::new(geometry(true), timings());
+        for m in [&mut dr, &mut ip] {
+            m.schedule(&op(MediaOpKind::Read, 0, 4096, false), 0);
+        }
+        // The other plane's read waits for the first tR only on die-level reads.
+        assert_eq!(
+            dr.schedule(&op(MediaOpKind::Read, 10, 4096, false), 0),
+            100 * US + 4096
+        );
+        assert_eq!(
+            ip.schedule(&op(MediaOpKind::Read, 10, 4096, false), 0),
+            50 * US + 2 * 4096
+        );
+        // Another die is not held.
+        assert_eq!(
+            dr.schedule(&op(MediaOpKind::Read, 20, 4096, false), 0),
+            50 * US + 4096
+        );
+        // Programs stay per plane, but a read waits for every plane of its die and holds
+        // them all: a program on plane 0 delays a read on plane 1, and a program on plane 1
+        // issued after that read starts when the read ends.
+        let mut dr = NandTiming::new(per_die, timings());
+        dr.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+        assert_eq!(
+            dr.schedule(&op(MediaOpKind::Program, 11, 16384, false), 0),
+            2 * XFER + 600 * US
+        );
+        assert_eq!(
+            dr.schedule(&op(MediaOpKind::Read, 12, 4096, false), 0),
+            2 * XFER + 650 * US + 4096
+        );
+        assert_eq!(
+            dr.schedule(&op(MediaOpKind::Program, 1, 16384, false), 0),
+            2 * XFER + 1250 * US
+        );
+        assert_eq!(dr.all_idle_ns(), 2 * XFER + 1250 * US);
     }
 
     #[test]
