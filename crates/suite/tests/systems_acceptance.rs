@@ -104,7 +104,8 @@ fn raid0_sequential_reads_stop_scaling_at_a_shared_uplinks_rate() {
 fn raid5_small_random_writes_cost_four_member_ios_and_half_of_raid0s_iops() {
     // Four fresh members, 4 KiB random writes at 32 per member: a RAID 5 write reads the
     // old data and parity and writes both (read-modify-write, 4 member I/Os; reconstructing
-    // would read the 2 other data chunks, 5), RAID 0 writes once. The members are the
+    // reads the 2 other data chunks and writes 2, also 4, and a tie goes to read-modify-write),
+    // RAID 0 writes once. The members are the
     // bottleneck and their time goes into writes: the sequential test before filled each
     // member's SLC cache (81 blocks of 1 MiB), so both levels' writes take 150 us of a
     // 600 us TLC program per 4 KiB, while a fresh member answers most of the reads without
