@@ -109,6 +109,16 @@ pub(crate) fn run(
     // Next offset to write (whole-drive bytes, a multiple of bs): intervals continue the
     // stream, wrapping at the end of the device.
     let mut pos = 0u64;
+    // Room a next interval needs before the end. On a slice the runner divides `offset` by
+    // the capacity factor f and rounds it to whole blocks, and the slice's capacity is
+    // rounded too: an offset a block from the drive's end can land in the slice's last,
+    // partial block. A few blocks of f keep it a whole block inside.
+    let f = s.scale().capacity_factor;
+    let wrap_margin = if f > 1.0 {
+        bs * (3 * f.ceil() as u64 + 1)
+    } else {
+        bs
+    };
     let mut written = 0u64;
     let mut points: Vec<(f64, f64, f64)> = Vec::new();
     loop {
@@ -148,8 +158,11 @@ pub(crate) fn run(
             }
         };
         let name = format!("write-{i:04}");
+        // No `size=`: the region runs from `pos` to the end of the device. On a slice the
+        // runner divides `offset` and `size` by the capacity factor and rounds each to whole
+        // blocks, so a `size` of the rest of the drive could end a block past the slice's end.
         let text = format!(
-            "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=write\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset={pos}\nsize={room}\n{amount}\n"
+            "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=write\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset={pos}\n{amount}\n"
         );
         let run = s.job(&name, &text, &|run| {
             vec![measure(
@@ -165,7 +178,7 @@ pub(crate) fn run(
         written += bytes;
         // Past the end a job wraps to its own offset: it ends `bytes` into the region, mod its size.
         pos = (pos + (bytes - 1) % room + 1) / bs * bs;
-        if pos + bs > whole {
+        if pos + wrap_margin > whole {
             pos = 0;
         }
         points.push((

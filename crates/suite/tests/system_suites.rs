@@ -125,6 +125,27 @@ fn sustained_write_drops_when_the_slc_cache_runs_out() {
 }
 
 #[test]
+fn sustained_write_runs_on_a_slice_past_its_end() {
+    // On a slice the runner divides each interval's offset by the capacity factor and rounds
+    // it to whole blocks: an interval's region must still end inside the slice, and an
+    // interval starting a block from the drive's end must not land in the slice's last,
+    // partial block (both stopped the suite with "runs past the end" / "holds no complete
+    // block" on every slice of tiny-test-1gb and generic-tlc-256gb tried).
+    for scale in ["0.5", "0.7"] {
+        let cfg =
+            load_device_config("tiny-test-1gb", &[("sim.scale".into(), scale.into())]).unwrap();
+        let r = run(
+            SuiteKind::SustainedWrite,
+            &SuiteTarget::Drive(Box::new(cfg)),
+            &SuiteOptions::default(),
+        );
+        // Past the capacity (the default length), scaled back to the whole drive.
+        let written = value(&r, "written_bytes");
+        assert!(written > 1.0e9, "sim.scale={scale}: {written}");
+    }
+}
+
+#[test]
 fn sustained_write_runs_on_a_system() {
     let text = r#"
 name = "pair"
