@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::controller::Bandwidth;
+use crate::values::Bandwidth;
 use crate::values::{Energy, PageTime, Power, ScaleSetting, Size, Time, TransferRate};
 
 /// The whole drive description, as written in a preset or a user's TOML file.

@@ -8,53 +8,10 @@
 //! random writes, which update the map on one embedded CPU). All absent: no limit, and the
 //! device behaves as without a controller model.
 
-use std::fmt;
-
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
-
 use flashlab_engine::time::transfer_ns;
-
-use crate::units;
 
 /// Most embedded cores a controller may have (real ones have 2-8 for the firmware).
 pub const MAX_CORES: u32 = 64;
-
-/// A data rate in bytes per second ("6.5GB/s", "2Gb/s").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bandwidth(pub u64);
-
-impl Serialize for Bandwidth {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let b = self.0;
-        let text = if b.is_multiple_of(1_000_000) {
-            format!("{}MB/s", b / 1_000_000)
-        } else {
-            format!("{b}B/s")
-        };
-        s.serialize_str(&text)
-    }
-}
-
-struct BandwidthVisitor;
-impl Visitor<'_> for BandwidthVisitor {
-    type Value = Bandwidth;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a data rate such as \"6.5GB/s\" or \"360MB/s\"")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Bandwidth, E> {
-        units::parse_bytes_per_s(v).map(Bandwidth).map_err(|e| {
-            E::custom(format!(
-                "{e}; expected a data rate such as \"6.5GB/s\" or \"360MB/s\""
-            ))
-        })
-    }
-}
-impl<'de> Deserialize<'de> for Bandwidth {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bandwidth, D::Error> {
-        d.deserialize_any(BandwidthVisitor)
-    }
-}
 
 /// The controller's resources as the simulated slice has them (see `Model::controller`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -214,18 +171,5 @@ mod tests {
         assert_eq!(c.command(true, 0), 400);
         assert_eq!(c.command(true, 0), 500);
         assert_eq!(c.cpu_busy_ns, 6 * 100 + 300);
-    }
-
-    #[test]
-    fn bandwidth_reads_human_units() {
-        #[derive(Debug, Deserialize, Serialize)]
-        struct T {
-            b: Bandwidth,
-        }
-        let t: T = toml::from_str("b = \"6.5GB/s\"").unwrap();
-        assert_eq!(t.b, Bandwidth(6_500_000_000));
-        assert!(toml::to_string(&t).unwrap().contains("6500MB/s"));
-        let e = toml::from_str::<T>("b = \"1.2GT/s\"").unwrap_err();
-        assert!(e.message().contains("GB/s"), "{}", e.message());
     }
 }

@@ -300,6 +300,42 @@ impl<'de> Deserialize<'de> for ScaleSetting {
     }
 }
 
+/// A data rate in bytes per second ("6.5GB/s", "2Gb/s").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bandwidth(pub u64);
+
+impl Serialize for Bandwidth {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let b = self.0;
+        let text = if b.is_multiple_of(1_000_000) {
+            format!("{}MB/s", b / 1_000_000)
+        } else {
+            format!("{b}B/s")
+        };
+        s.serialize_str(&text)
+    }
+}
+
+struct BandwidthVisitor;
+impl Visitor<'_> for BandwidthVisitor {
+    type Value = Bandwidth;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a data rate such as \"6.5GB/s\" or \"360MB/s\"")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Bandwidth, E> {
+        units::parse_bytes_per_s(v).map(Bandwidth).map_err(|e| {
+            E::custom(format!(
+                "{e}; expected a data rate such as \"6.5GB/s\" or \"360MB/s\""
+            ))
+        })
+    }
+}
+impl<'de> Deserialize<'de> for Bandwidth {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bandwidth, D::Error> {
+        d.deserialize_any(BandwidthVisitor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,5 +380,18 @@ mod tests {
         let e =
             toml::from_str::<T>("s = 1\nt = 350\np = \"1us\"\nr = \"1GT/s\"\nx = 1").unwrap_err();
         assert!(e.message().contains("350us"), "{}", e.message());
+    }
+
+    #[test]
+    fn bandwidth_reads_human_units() {
+        #[derive(Debug, Deserialize, Serialize)]
+        struct T {
+            b: Bandwidth,
+        }
+        let t: T = toml::from_str("b = \"6.5GB/s\"").unwrap();
+        assert_eq!(t.b, Bandwidth(6_500_000_000));
+        assert!(toml::to_string(&t).unwrap().contains("6500MB/s"));
+        let e = toml::from_str::<T>("b = \"1.2GT/s\"").unwrap_err();
+        assert!(e.message().contains("GB/s"), "{}", e.message());
     }
 }
