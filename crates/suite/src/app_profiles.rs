@@ -15,9 +15,7 @@ use serde_json::json;
 
 use crate::options::PreconditionKind;
 use crate::session::Session;
-use crate::suites::{
-    iops, measure, purge_and_fill, random_write_rounds, steady_chart, steady_iops, Outcome, RAMP_NS,
-};
+use crate::suites::{iops, measure, steady_chart, steady_iops, Outcome, RAMP_NS};
 use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
@@ -352,27 +350,11 @@ fn point_job(
 
 pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = &opts.app_profiles;
-    let (st, mut results) = match opts.precondition.kind {
-        PreconditionKind::Pts => {
-            purge_and_fill(s)?;
-            let st = random_write_rounds(s, opts)?;
-            let results = vec![
-                measure(
-                    "precondition_rounds",
-                    Unit::Count,
-                    st.rounds_iops.len() as f64,
-                ),
-                measure(
-                    "precondition_steady",
-                    Unit::Count,
-                    f64::from(u8::from(st.verdict.round.is_some())),
-                ),
-                measure("steady_write_iops", Unit::Iops, steady_iops(&st)),
-            ];
-            (st, results)
-        }
-        PreconditionKind::Showdown => crate::showdown::precondition(s, opts)?,
-    };
+    let (st, mut results) = crate::showdown::precondition_chosen(s, opts)?;
+    if opts.precondition.kind == PreconditionKind::Pts {
+        // The showdown recipe reports it among its own measures.
+        results.push(measure("steady_write_iops", Unit::Iops, steady_iops(&st)));
+    }
     let span = opts.precondition.span_line();
     let runtime_ns = opts.runtime_ns.unwrap_or(POINT_NS);
     let max_jobs = opts.jobs.unwrap_or(1);

@@ -11,10 +11,13 @@
 
 use flashlab_report::DDIR_WRITE;
 
-use crate::options::PreconditionOptions;
+use crate::options::{PreconditionKind, PreconditionOptions};
 use crate::session::{wa_between, Session};
 use crate::steady::{check_window, SteadyRule, SteadyVerdict};
-use crate::suites::{bw_bytes_per_s, iops, job_text, measure, qd_jobs, timed, FILL_QD};
+use crate::suites::{
+    bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, timed,
+    FILL_QD,
+};
 use crate::{Measure, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// The random writes run as this many equal segments, so the report can show whether their
@@ -53,6 +56,40 @@ pub(crate) fn segment_name(i: usize) -> String {
 /// `precondition_steady` (whether the last segments' IOPS meet the SNIA rule),
 /// `steady_write_iops` (their mean), `precondition_surface_bw_bytes_per_s`,
 /// `precondition_seq_write_bw_bytes_per_s`, `precondition_random_wa` (over the window).
+/// Precondition as `--precondition` says: `pts` (purge, two sequential fills, random-write
+/// rounds to the SNIA rule) or the showdown recipe ([`precondition`]); the steady-state
+/// report and the measures of what ran.
+pub(crate) fn precondition_chosen(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    match opts.precondition.kind {
+        PreconditionKind::Pts => {
+            purge_and_fill(s)?;
+            let st = random_write_rounds(s, opts)?;
+            let results = round_measures(&st).to_vec();
+            Ok((st, results))
+        }
+        PreconditionKind::Showdown => precondition(s, opts),
+    }
+}
+
+/// How many rounds (or segments) ran and whether the steady-state rule held.
+fn round_measures(st: &SteadyReport) -> [Measure; 2] {
+    [
+        measure(
+            "precondition_rounds",
+            Unit::Count,
+            st.rounds_iops.len() as f64,
+        ),
+        measure(
+            "precondition_steady",
+            Unit::Count,
+            f64::from(u8::from(st.verdict.round.is_some())),
+        ),
+    ]
+}
+
 pub(crate) fn precondition(
     s: &mut Session,
     opts: &SuiteOptions,
@@ -125,16 +162,7 @@ pub(crate) fn precondition(
         rounds_iops: values,
         verdict,
     };
-    results.push(measure(
-        "precondition_rounds",
-        Unit::Count,
-        st.rounds_iops.len() as f64,
-    ));
-    results.push(measure(
-        "precondition_steady",
-        Unit::Count,
-        f64::from(u8::from(st.verdict.round.is_some())),
-    ));
+    results.extend(round_measures(&st));
     results.push(measure(
         "steady_write_iops",
         Unit::Iops,
@@ -151,7 +179,6 @@ pub(crate) fn precondition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::PreconditionKind;
     use flashlab_engine::NS_PER_S;
 
     #[test]

@@ -18,9 +18,7 @@ use serde_json::json;
 
 use crate::options::PreconditionKind;
 use crate::session::{Session, SuiteDevice};
-use crate::suites::{
-    bw_bytes_per_s, iops, measure, purge_and_fill, qd_jobs, random_write_rounds, RAMP_NS,
-};
+use crate::suites::{bw_bytes_per_s, iops, measure, qd_jobs, RAMP_NS};
 use crate::{device_error, Axis, Chart, DeviceReport, Measure, Series, SuiteError, Unit};
 use crate::{SuiteOptions, SuiteProgress};
 
@@ -200,25 +198,7 @@ holds or --max-rounds";
 /// state (or `--max-rounds`); with `showdown`, the enterprise reviews' recipe
 /// ([`crate::showdown`]).
 fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, SuiteError> {
-    let results = match opts.precondition.kind {
-        PreconditionKind::Pts => {
-            purge_and_fill(s)?;
-            let st = random_write_rounds(s, opts)?;
-            vec![
-                measure(
-                    "precondition_rounds",
-                    Unit::Count,
-                    st.rounds_iops.len() as f64,
-                ),
-                measure(
-                    "precondition_steady",
-                    Unit::Count,
-                    f64::from(u8::from(st.verdict.round.is_some())),
-                ),
-            ]
-        }
-        PreconditionKind::Showdown => crate::showdown::precondition(s, opts)?.1,
-    };
+    let results = crate::showdown::precondition_chosen(s, opts)?.1;
     // The last round leaves buffered writes and garbage collection behind; the first
     // measurement would wait for them and say nothing about the workload it runs.
     s.idle("settle", SETTLE_NS);
