@@ -433,7 +433,9 @@ impl Ssd {
                     done
                 }
                 NandOpKind::Read => {
-                    let (done, _) = self.media.read(op.block, bytes, op.slc, false, start_ns);
+                    let (done, _) = self
+                        .media
+                        .read(op.block, op.page, bytes, op.slc, false, start_ns);
                     if op.cause == OpCause::ReadModifyWrite {
                         rmw_done = rmw_done.max(done);
                     }
@@ -648,8 +650,8 @@ impl Ssd {
     }
 
     #[inline]
-    fn page_read(&mut self, t0: u64, (block, _page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
-        self.media.read(block, bytes, slc, true, t0).0
+    fn page_read(&mut self, t0: u64, (block, page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
+        self.media.read(block, page, bytes, slc, true, t0).0
     }
 
     fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
@@ -883,7 +885,7 @@ fn issue_internal(
     let bytes = u64::from(op.ius) << iu_shift;
     match op.kind {
         NandOpKind::Read => {
-            let (done, latency_ns) = media.read(op.block, bytes, op.slc, false, at_ns);
+            let (done, latency_ns) = media.read(op.block, op.page, bytes, op.slc, false, at_ns);
             *data_ns = (*data_ns).max(at_ns + latency_ns);
             done
         }

@@ -33,6 +33,8 @@ pub struct MediaOp {
     pub kind: MediaOpKind,
     /// Global block id (see [`NandGeometry::locate`]).
     pub block: u32,
+    /// Page within the block (reads on parts without independent plane reads pair by it).
+    pub page: u32,
     /// Bytes moved over the channel (0 for erase).
     pub bytes: u64,
     /// The block is used in SLC mode.
@@ -57,6 +59,9 @@ pub struct MediaCounters {
     pub program_suspends: u64,
     /// Erases suspended for a read.
     pub erase_suspends: u64,
+    /// Reads that joined a read of another plane of their die as one multi-plane read
+    /// (die-level reads only).
+    pub paired_reads: u64,
 }
 
 /// Operation classes: kind and SLC mode, `kind * 2 + slc`. An operation's array time and
@@ -111,6 +116,8 @@ pub struct NandTiming {
     /// Units are planes but a read holds its whole die (see
     /// [`NandGeometry::independent_plane_reads`]); FIFO placement only.
     die_reads: bool,
+    /// With die-level reads: per die, the multi-plane read placed last (empty otherwise).
+    die_groups: Vec<ReadGroup>,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
     /// Operations per class.
@@ -120,6 +127,8 @@ pub struct NandTiming {
     channel_busy_ns: u64,
     program_suspends: u64,
     erase_suspends: u64,
+    /// Reads that joined another plane's read of their die (no array time of their own).
+    paired_reads: u64,
 }
 
 impl NandTiming {
@@ -150,6 +159,10 @@ impl NandTiming {
             })
             .collect();
         let t = &timings;
+        let die_reads = geometry.multi_plane
+            && !geometry.independent_plane_reads
+            && geometry.planes_per_die > 1
+            && !sched.reorders();
         Self {
             geometry,
             timings,
@@ -172,10 +185,12 @@ impl NandTiming {
                 .then(|| UnitQueues::new(units as usize, sched)),
             // A reordering scheduler keeps one queue per plane and places reads on their
             // plane's queue only; the device configuration rejects it with die-level reads.
-            die_reads: geometry.multi_plane
-                && !geometry.independent_plane_reads
-                && geometry.planes_per_die > 1
-                && !sched.reorders(),
+            die_reads,
+            die_groups: if die_reads {
+                vec![ReadGroup::NONE; geometry.dies() as usize]
+            } else {
+                Vec::new()
+            },
             floor_ns: 0,
             power: None,
             capped: false,
@@ -184,6 +199,7 @@ impl NandTiming {
             channel_busy_ns: 0,
             program_suspends: 0,
             erase_suspends: 0,
+            paired_reads: 0,
         }
     }
 
@@ -207,6 +223,7 @@ impl NandTiming {
             channel_busy_ns: self.channel_busy_ns,
             program_suspends: self.program_suspends,
             erase_suspends: self.erase_suspends,
+            paired_reads: self.paired_reads,
         }
     }
 
@@ -331,6 +348,7 @@ impl NandTiming {
     pub fn read(
         &mut self,
         block: u32,
+        page: u32,
         bytes: u64,
         slc: bool,
         host: bool,
@@ -339,6 +357,7 @@ impl NandTiming {
         let op = MediaOp {
             kind: MediaOpKind::Read,
             block,
+            page,
             bytes,
             slc,
             host,
@@ -357,6 +376,7 @@ impl NandTiming {
         let op = MediaOp {
             kind: MediaOpKind::Program,
             block,
+            page: 0,
             bytes,
             slc,
             host: false,
@@ -370,6 +390,7 @@ impl NandTiming {
         let op = MediaOp {
             kind: MediaOpKind::Erase,
             block,
+            page: 0,
             bytes: 0,
             slc,
             host: false,
@@ -388,7 +409,7 @@ impl NandTiming {
             MediaOpKind::Read => {
                 let xfer_ns = self.channel_ns_memo(op.bytes);
                 let array_done = match self.queues {
-                    None if self.die_reads => self.die_read(unit, now_ns, array_ns),
+                    None if self.die_reads => self.die_read(unit, op.page, class, now_ns),
                     None => {
                         let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
                         self.unit_free_ns[unit] = array_done;
@@ -440,14 +461,43 @@ impl NandTiming {
     /// A read that occupies every plane of the die holding plane `unit` (no independent
     /// plane reads): it starts once all of them are free and holds them all for its tR.
     /// Returns when its array work ends.
+    ///
+    /// It joins the die's last read as one multi-plane read (one tR for all, each plane's
+    /// data then moved on its own) when the ONFI rules for one allow it and the die has
+    /// not started it yet: same page address and cell mode, a plane the group does not
+    /// read yet, arrived no later than the group starts, and nothing booked on this plane
+    /// since (a plane stays FIFO). Reads of one host command arrive together, so a
+    /// command's pages at one address on the die's planes read as one.
     #[inline(never)]
-    fn die_read(&mut self, unit: usize, now_ns: u64, array_ns: u64) -> u64 {
+    fn die_read(&mut self, unit: usize, page: u32, class: usize, now_ns: u64) -> u64 {
         let ppd = self.geometry.planes_per_die as usize;
-        let first = unit - unit % ppd;
+        let (die, plane) = (unit / ppd, unit % ppd);
+        let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
+        let g = &mut self.die_groups[die];
+        if g.page == page
+            && g.class == class as u8
+            && g.planes & plane_bit == 0
+            && plane_bit != 0
+            && now_ns <= g.start_ns
+            && self.unit_free_ns[unit] == g.done_ns
+        {
+            g.planes |= plane_bit;
+            self.paired_reads += 1;
+            return g.done_ns;
+        }
+        let first = unit - plane;
         let planes = &mut self.unit_free_ns[first..first + ppd];
-        let array_done = planes.iter().fold(now_ns, |t, &f| t.max(f)) + array_ns;
-        planes.fill(array_done);
-        array_done
+        let start_ns = planes.iter().fold(now_ns, |t, &f| t.max(f));
+        let done_ns = start_ns + self.array_ns[class];
+        planes.fill(done_ns);
+        *g = ReadGroup {
+            page,
+            class: class as u8,
+            planes: plane_bit,
+            start_ns,
+            done_ns,
+        };
+        done_ns
     }
 
     /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
@@ -501,6 +551,7 @@ impl NandTiming {
     /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
+        self.die_groups.fill(ReadGroup::NONE);
         if let Some(q) = &mut self.queues {
             q.reset(at_ns);
         }
@@ -518,12 +569,39 @@ impl NandTiming {
                 p.meter.memory_bytes() + p.cap.as_ref().map_or(0, PowerCap::memory_bytes)
             })
             + self.plane_route.capacity() * 8
+            + self.die_groups.capacity() * std::mem::size_of::<ReadGroup>()
             + self
                 .channels
                 .iter()
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
     }
+}
+
+/// The reads of one die that share one array operation (a multi-plane read).
+#[derive(Debug, Clone, Copy)]
+struct ReadGroup {
+    /// Page address every plane of the group reads ([`NO_PAGE`] for no group).
+    page: u32,
+    /// Operation class (a multi-plane read is all SLC-mode or all native).
+    class: u8,
+    /// Planes of the die the group reads, one bit each.
+    planes: u64,
+    start_ns: u64,
+    done_ns: u64,
+}
+
+/// No page has this address: a group that nothing joins.
+const NO_PAGE: u32 = u32::MAX;
+
+impl ReadGroup {
+    const NONE: ReadGroup = ReadGroup {
+        page: NO_PAGE,
+        class: 0,
+        planes: 0,
+        start_ns: 0,
+        done_ns: 0,
+    };
 }
 
 /// A read's array work under a reordering scheduler: when it ends, the unit's new free time
@@ -612,6 +690,7 @@ mod tests {
         MediaOp {
             kind,
             block,
+            page: 0,
             bytes,
             slc,
             host: false,
@@ -706,24 +785,20 @@ mod tests {
     #[test]
     fn without_independent_plane_reads_a_read_holds_its_whole_die() {
         // Blocks 0 and 10 are planes 0 and 1 of die 0; block 20 is die 1 (other channel).
-        let per_die = NandGeometry {
-            independent_plane_reads: false,
-            ..geometry(true)
-        };
+        let per_die = die_level();
         let mut dr = NandTiming::new(per_die, timings());
         let mut ip = NandTiming::new(geometry(true), timings());
         for m in [&mut dr, &mut ip] {
             m.schedule(&op(MediaOpKind::Read, 0, 4096, false), 0);
         }
-        // The other plane's read waits for the first tR only on die-level reads.
-        assert_eq!(
-            dr.schedule(&op(MediaOpKind::Read, 10, 4096, false), 0),
-            100 * US + 4096
-        );
-        assert_eq!(
-            ip.schedule(&op(MediaOpKind::Read, 10, 4096, false), 0),
-            50 * US + 2 * 4096
-        );
+        // The other plane's read of another page address waits for the first tR only on
+        // die-level reads.
+        let other_page = MediaOp {
+            page: 1,
+            ..op(MediaOpKind::Read, 10, 4096, false)
+        };
+        assert_eq!(dr.schedule(&other_page, 0), 100 * US + 4096);
+        assert_eq!(ip.schedule(&other_page, 0), 50 * US + 2 * 4096);
         // Another die is not held.
         assert_eq!(
             dr.schedule(&op(MediaOpKind::Read, 20, 4096, false), 0),
@@ -749,6 +824,80 @@ mod tests {
         assert_eq!(dr.all_idle_ns(), 2 * XFER + 1250 * US);
     }
 
+    fn die_level() -> NandGeometry {
+        NandGeometry {
+            independent_plane_reads: false,
+            ..geometry(true)
+        }
+    }
+
+    #[test]
+    fn same_page_reads_on_a_dies_planes_share_one_array_read() {
+        // Blocks 0 and 10 are planes 0 and 1 of die 0, both on channel 0.
+        let mut m = NandTiming::new(die_level(), timings());
+        assert_eq!(m.read(0, 7, 16384, false, true, 0).0, 50 * US + XFER);
+        // Same page address on the other plane, issued together: one tR, then its own
+        // transfer after the first on the shared channel.
+        assert_eq!(m.read(10, 7, 16384, false, true, 0).0, 50 * US + 2 * XFER);
+        assert_eq!(m.counters().paired_reads, 1);
+        assert_eq!(m.counters().reads, 2);
+        // The next pair waits for the first tR only once.
+        assert_eq!(m.read(10, 8, 4096, false, true, 0).0, 100 * US + 4096);
+        assert_eq!(m.read(0, 8, 4096, false, true, 0).0, 100 * US + 2 * 4096);
+        assert_eq!(m.counters().paired_reads, 2);
+        assert_eq!(m.all_idle_ns(), 100 * US + 2 * 4096);
+    }
+
+    #[test]
+    fn reads_that_cannot_form_a_multi_plane_read_take_a_tr_each() {
+        let mut m = NandTiming::new(die_level(), timings());
+        // Different page addresses.
+        m.read(0, 7, 4096, false, true, 0);
+        assert_eq!(m.read(10, 8, 4096, false, true, 0).0, 100 * US + 4096);
+        // Same address but one in SLC mode (another array time).
+        m.read(0, 9, 4096, false, true, 0);
+        assert_eq!(m.read(10, 9, 4096, true, true, 0).0, 180 * US + 4096);
+        // Same plane twice.
+        m.read(0, 10, 4096, false, true, 0);
+        assert_eq!(m.read(1, 10, 4096, false, true, 0).0, 280 * US + 4096);
+        // Arriving while the die already runs the read (230 us to 280 us).
+        assert_eq!(
+            m.read(10, 10, 4096, false, true, 250 * US).0,
+            330 * US + 4096
+        );
+        assert_eq!(m.counters().paired_reads, 0);
+        // A program booked on the plane after the read keeps its place: a later read of
+        // the same address on that plane does not jump ahead of it.
+        let mut m = NandTiming::new(die_level(), timings());
+        m.read(0, 3, 4096, false, true, 0);
+        let prog_done = m.program(10, 16384, false, 0);
+        assert_eq!(prog_done, 50 * US + 600 * US);
+        assert_eq!(
+            m.read(10, 3, 4096, false, true, 0).0,
+            prog_done + 50 * US + 4096
+        );
+        // Another die is not part of the group.
+        let mut m = NandTiming::new(die_level(), timings());
+        m.read(0, 3, 4096, false, true, 0);
+        assert_eq!(m.read(20, 3, 4096, false, true, 0).0, 50 * US + 4096);
+        assert_eq!(m.counters().paired_reads, 0);
+    }
+
+    #[test]
+    fn planes_that_read_independently_ignore_page_addresses() {
+        // Per-plane reads: the page address changes nothing.
+        let mut a = NandTiming::new(geometry(true), timings());
+        let mut b = NandTiming::new(geometry(true), timings());
+        for i in 0..40u32 {
+            let (block, at) = ((i * 11) % 80, u64::from(i) * 9 * US);
+            let x = a.read(block, 5, 4096, i % 4 == 0, true, at);
+            let y = b.read(block, i, 4096, i % 4 == 0, true, at);
+            assert_eq!(x, y);
+        }
+        assert_eq!(a.counters(), b.counters());
+        assert_eq!(a.counters().paired_reads, 0);
+    }
+
     #[test]
     fn operations_by_parts_place_as_media_ops_do() {
         let mut parts = NandTiming::new(geometry(false), timings());
@@ -756,7 +905,7 @@ mod tests {
         for i in 0..60u32 {
             let (block, slc, at) = ((i * 13) % 79, i % 3 == 0, u64::from(i) * 7 * US);
             let want = whole.schedule(&op(MediaOpKind::Read, block, 8192, slc), at);
-            let (done, latency) = parts.read(block, 8192, slc, false, at);
+            let (done, latency) = parts.read(block, 0, 8192, slc, false, at);
             assert_eq!(done, want);
             // Its own array and transfer time, whatever it waited for.
             let array = if slc { 30 * US } else { 50 * US };
