@@ -169,6 +169,10 @@ pub struct FtlSection {
     /// Host idle time before background work (idle GC, folding) starts.
     #[serde(default = "default_background_after_idle")]
     pub background_after_idle: Time,
+    /// Share of simulated time background GC may take beside host commands while fewer
+    /// blocks than `gc_background_free_blocks` are free (0: only when idle).
+    #[serde(default = "default_gc_busy_share")]
+    pub gc_background_busy_share: f64,
 }
 
 fn default_iu() -> Size {
@@ -187,6 +191,12 @@ fn default_background_after_idle() -> Time {
     Time(10_000_000)
 }
 
+/// Off by default: a drive collects garbage beside host commands only where a preset says so
+/// (see `docs/calibration.md` for what it does to the presets that set it).
+fn default_gc_busy_share() -> f64 {
+    0.0
+}
+
 impl Default for FtlSection {
     fn default() -> Self {
         Self {
@@ -196,6 +206,7 @@ impl Default for FtlSection {
             gc_background_free_blocks: None,
             wear_level_threshold: default_wear_level(),
             background_after_idle: default_background_after_idle(),
+            gc_background_busy_share: default_gc_busy_share(),
         }
     }
 }
@@ -690,6 +701,13 @@ pub const KEYS: &[KeyDoc] = &[
         "Host idle time before background work (idle GC, SLC folding) starts",
         "time",
         "10ms",
+    ),
+    k(
+        "ftl",
+        "gc_background_busy_share",
+        "Share of time background GC may take beside host reads while below gc_background_free_blocks (0: only when idle)",
+        "fraction 0-1",
+        "0",
     ),
     k(
         "ftl",

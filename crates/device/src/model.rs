@@ -307,6 +307,8 @@ pub struct Model {
     pub command_overhead_ns: u64,
     /// Host idle time before background work starts.
     pub background_after_idle_ns: u64,
+    /// Share of time background GC may take beside host commands (0: idle time only).
+    pub gc_busy_share: f64,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -614,6 +616,13 @@ impl DeviceConfig {
             relocation_cpu_ns: ctl.relocation_cpu.0,
             cores: ctl.cores,
         };
+        let gc_busy_share = fraction(
+            "ftl.gc_background_busy_share",
+            self.ftl.gc_background_busy_share,
+            false,
+            0.0,
+            1.0,
+        )?;
         let dyn_fraction = fraction(
             "slc_cache.dynamic_max_fraction",
             self.slc_cache.dynamic_max_fraction,
@@ -946,6 +955,7 @@ impl DeviceConfig {
             link_bytes_per_s: share(full_link),
             command_overhead_ns: self.controller.command_overhead.0,
             background_after_idle_ns: self.ftl.background_after_idle.0,
+            gc_busy_share,
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,
@@ -1110,6 +1120,7 @@ impl Model {
                 "gc_policy": format!("{:?}", self.ftl.gc.policy).to_lowercase(),
                 "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
                 "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
+                "gc_background_busy_share": self.gc_busy_share,
                 "wear_level_threshold": self.ftl.wear_level_threshold,
             },
             "bandwidth": {

@@ -86,6 +86,8 @@ pub struct Ssd {
     bg_cursor_ns: u64,
     /// The FTL said it has no background work; reset by anything that may create some.
     bg_done: bool,
+    /// Earliest start of the next background GC victim beside host commands.
+    busy_gc_next_ns: u64,
     /// Latest completion of a program carrying host data (what a flush waits for).
     host_program_done_ns: u64,
     version: u32,
@@ -155,6 +157,7 @@ impl Ssd {
             last_done_ns: 0,
             bg_cursor_ns: 0,
             bg_done: false,
+            busy_gc_next_ns: 0,
             host_program_done_ns: 0,
             version: 0,
             iu_shift: model.iu_bytes.trailing_zeros(),
@@ -580,6 +583,31 @@ impl Ssd {
         self.bg_cursor_ns = t;
     }
 
+    /// Background GC beside host commands: while fewer blocks than the background threshold
+    /// are free, one victim starts at `now_ns` if the previous one's work allows, and goes to
+    /// the dies at once, so the command (and later ones) queue behind its reads, programs and
+    /// erase on the dies it touches; the IUs it moves occupy a firmware core like any
+    /// relocation. A victim's work, the longer of its span on the dies and its firmware time,
+    /// is followed by a pause so that GC takes at most `ftl.gc_background_busy_share` of the
+    /// time. Writes do not start it: they pay for their GC through foreground reclaim.
+    fn busy_gc(&mut self, now_ns: u64) {
+        let share = self.model.gc_busy_share;
+        if share <= 0.0 || now_ns < self.busy_gc_next_ns || !self.ftl.below_background_threshold() {
+            return;
+        }
+        let moved_before = self.relocated_ius();
+        self.ops.clear();
+        if !self.ftl.busy_gc_step(&mut self.ops) {
+            self.ops.clear();
+            return;
+        }
+        let (end, _) = self.schedule_ops(now_ns, false);
+        let moved = self.relocated_ius() - moved_before;
+        let cpu_ns = moved * self.model.controller.relocation_cpu_ns;
+        let work_ns = (end - now_ns).max(cpu_ns).max(1);
+        self.busy_gc_next_ns = now_ns + (work_ns as f64 / share).ceil() as u64;
+    }
+
     /// IUs moved by GC, folding and wear levelling so far.
     fn relocated_ius(&self) -> u64 {
         let c = self.ftl.counters();
@@ -951,6 +979,9 @@ impl Ssd {
             t0 = self.controller.command(req.kind == IoKind::Write, t0);
         }
         let moved_before = self.relocated_ius();
+        if req.kind != IoKind::Write {
+            self.busy_gc(accepted);
+        }
         let durable = !self.model.plp;
         let done = match req.kind {
             IoKind::Read => {

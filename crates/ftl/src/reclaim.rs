@@ -280,6 +280,23 @@ impl Ftl {
         did
     }
 
+    /// One victim of background GC while the host is busy: reclaim only (no folding or wear
+    /// levelling, which wait for idle time), and only while fewer native blocks than the
+    /// background threshold are free. Returns false when it did nothing.
+    pub fn busy_gc_step(&mut self, ops: &mut Vec<NandOp>) -> bool {
+        let did = self.blocks.free_count(Pool::Native) < self.geo.background_blocks
+            && self.reclaim_one(ops);
+        if did {
+            self.after_op();
+        }
+        did
+    }
+
+    /// Whether fewer native blocks than the background GC threshold are free.
+    pub fn below_background_threshold(&self) -> bool {
+        self.blocks.free_count(Pool::Native) < self.geo.background_blocks
+    }
+
     fn background_work(&mut self, ops: &mut Vec<NandOp>) -> bool {
         let free = self.blocks.free_count(Pool::Native);
         if free < self.geo.background_blocks && self.reclaim_one(ops) {
@@ -344,6 +361,41 @@ mod tests {
         }
         assert!(steps > 0);
         assert!(ftl.free_blocks() >= 8);
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn busy_gc_reclaims_one_victim_per_step_up_to_the_threshold_only() {
+        let mut ftl = Ftl::new(crate::config::tests::small()).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..1400 {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        for i in 0..3000u32 {
+            ftl.write((i * 7919) % 1400, 1, false, false, 1, &mut ops);
+        }
+        assert!(ftl.below_background_threshold());
+        let mut steps = 0;
+        loop {
+            ops.clear();
+            let erases_before = ftl.counters().erases;
+            if !ftl.busy_gc_step(&mut ops) {
+                break;
+            }
+            steps += 1;
+            assert!(steps < 1000);
+            // One victim: its reads and programs, then exactly one erase.
+            assert_eq!(ftl.counters().erases, erases_before + 1);
+            let erases = ops.iter().filter(|o| o.kind == NandOpKind::Erase).count();
+            assert_eq!(erases, 1);
+            assert_eq!(ops.last().map(|o| o.kind), Some(NandOpKind::Erase));
+        }
+        assert!(steps > 0);
+        assert!(!ftl.below_background_threshold());
+        assert!(ftl.free_blocks() >= 8);
+        // At the threshold it does nothing, not even wear levelling or folding.
+        ops.clear();
+        assert!(!ftl.busy_gc_step(&mut ops) && ops.is_empty());
         ftl.check_invariants();
     }
 }
