@@ -157,7 +157,13 @@ mod tests {
     use super::*;
 
     /// A transfer through link and data path as the device books it.
-    fn transfer(c: &mut Controller, dir: Direction, at: u64, bytes: u64, link_ns: u64) -> (u64, u64) {
+    fn transfer(
+        c: &mut Controller,
+        dir: Direction,
+        at: u64,
+        bytes: u64,
+        link_ns: u64,
+    ) -> (u64, u64) {
         let dur = c.transfer_ns(dir, bytes, link_ns);
         let s = c.fit(dir, at, dur);
         c.book(dir, s, dur);
@@ -183,7 +189,10 @@ mod tests {
         let (s, _) = transfer(&mut c, Direction::HostToDevice, 1_400_000, 4096, 700);
         assert_eq!(s, 1_400_000);
         // The other direction is unlimited: the link's time.
-        assert_eq!(transfer(&mut c, Direction::DeviceToHost, 5, 4096, 700), (5, 700));
+        assert_eq!(
+            transfer(&mut c, Direction::DeviceToHost, 5, 4096, 700),
+            (5, 700)
+        );
     }
 
     #[test]
