@@ -2,13 +2,15 @@
 //! transfer passes through (one per direction), and the embedded cores that run the
 //! firmware's work per command and per relocated IU.
 //!
-//! Both are servers booked in time order like the host link. A data path slower than the link
+//! The data path is booked like the host link, into the earliest gap from when the data is
+//! ready (read data is ready out of submission order); the cores in time order. A data path slower than the link
 //! (LDPC decode, DMA engines, a SATA-era controller) caps sequential throughput below link
 //! and NAND; firmware time on a few cores caps the command rate of one kind (old drives'
 //! random writes, which update the map on one embedded CPU). All absent: no limit, and the
 //! device behaves as without a controller model.
 
 use flashlab_engine::time::transfer_ns;
+use flashlab_media::Channel;
 
 /// Most embedded cores a controller may have (real ones have 2-8 for the firmware).
 pub const MAX_CORES: u32 = 64;
@@ -38,7 +40,8 @@ pub enum Direction {
 #[derive(Debug, Clone)]
 pub struct Controller {
     model: ControllerModel,
-    data_free_ns: [u64; 2],
+    /// Reserved intervals of the data path per direction.
+    data: [Channel; 2],
     /// Data-path time of the last transfer size per direction: (bytes, ns).
     data_memo: [(u64, u64); 2],
     /// Free time of each core (`model.cores` entries, allocated once).
@@ -52,34 +55,51 @@ impl Controller {
         Controller {
             core_free_ns: vec![0; model.cores.max(1) as usize],
             model,
-            data_free_ns: [0; 2],
+            data: [Channel::new(), Channel::new()],
             data_memo: [(0, 0); 2],
             cpu_busy_ns: 0,
         }
     }
 
-    /// A host transfer of `bytes` whose link share can start at `start_ns` and takes
-    /// `link_ns`: the data streams through link and data path together (cut-through), so it
-    /// starts when both are free and lasts as long as the slower one. Returns (start, duration).
+    /// Duration of a host transfer of `bytes` whose link share takes `link_ns`: the data
+    /// streams through link and data path together (cut-through), so it lasts as long as the
+    /// slower one.
     #[inline]
-    pub fn transfer(
-        &mut self,
-        dir: Direction,
-        start_ns: u64,
-        bytes: u64,
-        link_ns: u64,
-    ) -> (u64, u64) {
+    pub fn transfer_ns(&mut self, dir: Direction, bytes: u64, link_ns: u64) -> u64 {
         let d = dir as usize;
         let Some(rate) = self.model.data_bytes_per_s[d] else {
-            return (start_ns, link_ns);
+            return link_ns;
         };
         if bytes != self.data_memo[d].0 {
             self.data_memo[d] = (bytes, transfer_ns(bytes, rate));
         }
-        let s = start_ns.max(self.data_free_ns[d]);
-        let dur = link_ns.max(self.data_memo[d].1);
-        self.data_free_ns[d] = s + dur;
-        (s, dur)
+        link_ns.max(self.data_memo[d].1)
+    }
+
+    /// Earliest start from `start_ns` at which the data path is free for `dur_ns`.
+    #[inline]
+    pub fn fit(&self, dir: Direction, start_ns: u64, dur_ns: u64) -> u64 {
+        if self.model.data_bytes_per_s[dir as usize].is_none() {
+            return start_ns;
+        }
+        self.data[dir as usize].fit(start_ns, dur_ns)
+    }
+
+    /// Reserve the data path for `dur_ns` from `start_ns` (a start `fit` returned).
+    #[inline]
+    pub fn book(&mut self, dir: Direction, start_ns: u64, dur_ns: u64) {
+        if self.model.data_bytes_per_s[dir as usize].is_some() {
+            let s = self.data[dir as usize].book(start_ns, dur_ns);
+            debug_assert_eq!(s, start_ns, "booked at a start that does not fit");
+        }
+    }
+
+    /// No transfer will be asked for before `now_ns` any more.
+    #[inline]
+    pub fn forget_before(&mut self, now_ns: u64) {
+        for c in &mut self.data {
+            c.forget_before(now_ns);
+        }
     }
 
     /// Firmware work of one command arriving at `at_ns`; returns when it is done. With any
@@ -121,7 +141,9 @@ impl Controller {
 
     /// Everything idle from `at_ns` (power loss, format).
     pub fn reset(&mut self, at_ns: u64) {
-        self.data_free_ns = [at_ns; 2];
+        for c in &mut self.data {
+            c.reset(at_ns);
+        }
         self.core_free_ns.fill(at_ns);
     }
 
@@ -134,6 +156,20 @@ impl Controller {
 mod tests {
     use super::*;
 
+    /// A transfer through link and data path as the device books it.
+    fn transfer(
+        c: &mut Controller,
+        dir: Direction,
+        at: u64,
+        bytes: u64,
+        link_ns: u64,
+    ) -> (u64, u64) {
+        let dur = c.transfer_ns(dir, bytes, link_ns);
+        let s = c.fit(dir, at, dur);
+        c.book(dir, s, dur);
+        (s, dur)
+    }
+
     #[test]
     fn data_path_slower_than_the_link_sets_the_pace() {
         let mut c = Controller::new(ControllerModel {
@@ -141,13 +177,22 @@ mod tests {
             ..Default::default()
         });
         // 128 KiB at 200 MB/s = 655 us; the link's 100 us does not matter.
-        let (s, d) = c.transfer(Direction::HostToDevice, 0, 131_072, 100_000);
+        let (s, d) = transfer(&mut c, Direction::HostToDevice, 0, 131_072, 100_000);
         assert_eq!((s, d), (0, 655_360));
         // The next one queues behind it, whatever the link says.
-        let (s, _) = c.transfer(Direction::HostToDevice, 10, 131_072, 100_000);
+        let (s, _) = transfer(&mut c, Direction::HostToDevice, 10, 131_072, 100_000);
         assert_eq!(s, 655_360);
+        // A transfer ready later than a free gap is long enough does not wait for it.
+        let (s, _) = transfer(&mut c, Direction::HostToDevice, 5_000_000, 4096, 700);
+        assert_eq!(s, 5_000_000);
+        // One ready earlier uses the gap before it instead of queueing behind it.
+        let (s, _) = transfer(&mut c, Direction::HostToDevice, 1_400_000, 4096, 700);
+        assert_eq!(s, 1_400_000);
         // The other direction is unlimited: the link's time.
-        assert_eq!(c.transfer(Direction::DeviceToHost, 5, 4096, 700), (5, 700));
+        assert_eq!(
+            transfer(&mut c, Direction::DeviceToHost, 5, 4096, 700),
+            (5, 700)
+        );
     }
 
     #[test]

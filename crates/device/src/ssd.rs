@@ -12,7 +12,7 @@ use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
-use flashlab_media::NandTiming;
+use flashlab_media::{Channel, NandTiming};
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
@@ -72,8 +72,12 @@ pub struct Ssd {
     /// Earliest time a released internal program has its data (the latest released internal
     /// read's array and transfer time after its release).
     internal_data_ns: u64,
-    /// Free time of the host link per direction (0: host to device, 1: device to host).
-    link_free_ns: [u64; 2],
+    /// Reserved intervals of the host link per direction (0: host to device, 1: device to
+    /// host). Booked into the earliest gap from when the data is ready, not behind the latest
+    /// reservation: read data is ready out of submission order, and a FIFO would make every
+    /// later read wait for one queued behind a busy die, a wait that grows with the number of
+    /// commands in flight (the deeper queue of more dies) rather than with each die's load.
+    link: [Channel; 2],
     /// Link time of the last transfer size: (bytes, ns).
     link_memo: (u64, u64),
     /// The controller's data path and firmware cores.
@@ -149,7 +153,7 @@ impl Ssd {
             buffer,
             // Foreground GC of a large block emits a few thousand ops; sized once.
             ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
-            link_free_ns: [0; 2],
+            link: [Channel::new(), Channel::new()],
             link_memo: (0, 0),
             controller: Controller::new(model.controller),
             ctrl_next_ns: 0,
@@ -361,21 +365,32 @@ impl Ssd {
             return start_ns;
         }
         let d = self.link_dir(device_to_host);
-        let s = start_ns.max(self.link_free_ns[d]);
         // Command sizes repeat: remember the last one's time instead of dividing again.
         if bytes != self.link_memo.0 {
             self.link_memo = (bytes, transfer_ns(bytes, self.model.link_bytes_per_s));
         }
-        // The controller's data path streams the same bytes (a no-op when unlimited).
+        // The controller's data path streams the same bytes (a no-op when unlimited): the
+        // transfer needs both free at once.
         let dir = if device_to_host {
             Direction::DeviceToHost
         } else {
             Direction::HostToDevice
         };
-        let (s, dur) = self.controller.transfer(dir, s, bytes, self.link_memo.1);
-        let e = s + dur;
-        self.link_free_ns[d] = e;
-        e
+        let dur = self.controller.transfer_ns(dir, bytes, self.link_memo.1);
+        let mut s = start_ns;
+        // Each step moves the start to a later reservation's end: it ends.
+        loop {
+            let on_link = self.link[d].fit(s, dur);
+            let both = self.controller.fit(dir, on_link, dur);
+            if both == on_link {
+                s = both;
+                break;
+            }
+            s = both;
+        }
+        self.link[d].book(s, dur);
+        self.controller.book(dir, s, dur);
+        s + dur
     }
 
     /// Give the pending FTL ops to the media from `start_ns`. Internal work goes through the
@@ -760,7 +775,9 @@ impl Ssd {
         };
         self.media.reset(resume);
         self.buffer.clear(resume);
-        self.link_free_ns = [resume; 2];
+        for l in &mut self.link {
+            l.reset(resume);
+        }
         self.controller.reset(resume);
         self.ctrl_next_ns = resume;
         self.last_done_ns = self.last_done_ns.max(resume);
@@ -968,6 +985,10 @@ impl Ssd {
         self.check_range(req)?;
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);
+        for l in &mut self.link {
+            l.forget_before(now_ns);
+        }
+        self.controller.forget_before(now_ns);
         if now_ns > self.last_done_ns {
             self.background(self.last_done_ns, now_ns);
         }
