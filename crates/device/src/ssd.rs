@@ -53,6 +53,9 @@ struct HostCounters {
     bytes_read: u64,
     bytes_written: u64,
     buffer_wait_ns: u64,
+    /// IUs of host reads served by the read buffer, and IUs read ahead.
+    read_buffer_hit_ius: u64,
+    read_ahead_ius: u64,
 }
 
 /// Power over an interval, from [`Ssd::power_summary`].
@@ -641,6 +644,7 @@ impl Ssd {
             };
             let (cw_from, cw_to) = self.codewords(from_byte, to_byte);
             if let Some(at) = self.readbuf.all_ready_ns(cw_from, cw_to) {
+                self.host.read_buffer_hit_ius += 1;
                 // In DRAM (or on its way there): no NAND read. A page read on either side
                 // of it still goes as one (re-inserting it keeps its earlier time).
                 ready = ready.max(at);
@@ -712,6 +716,7 @@ impl Ssd {
             let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
                 continue;
             };
+            self.host.read_ahead_ius += 1;
             match &mut pending {
                 Some(((b, p, _, n), _, to)) if *b == block && *p == page && *to == cw_from => {
                     *n += iu;
@@ -906,6 +911,9 @@ impl Ssd {
                 "rmw_reads": c.rmw_reads,
                 "buffer_wait_ns": self.host.buffer_wait_ns,
                 "buffer_used_bytes": self.buffer.used_bytes(),
+                // The FTL counts these among its host and NAND reads too.
+                "read_buffer_hit_ius": self.host.read_buffer_hit_ius,
+                "read_ahead_ius": self.host.read_ahead_ius,
             },
             "ftl": {
                 "host_read_ius": c.host_read_ius,

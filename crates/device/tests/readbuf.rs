@@ -54,6 +54,7 @@ fn reads_of_a_codeword_just_read_pay_no_nand_time() {
             "sector {i}: {l} ns"
         );
     }
+    assert_eq!(d.counters_json()["health"]["read_buffer_hit_ius"], 7);
     // A write of the codeword drops it: the next read goes to NAND again (here the write
     // buffer holds the new data, which needs no NAND read either, so trim instead).
     d.submit(now, &IoRequest::trim(off, 4096)).unwrap();
@@ -95,6 +96,11 @@ fn sequential_small_reads_find_read_ahead_data() {
             }
             now = n;
         }
+        let ahead = d.counters_json()["health"]["read_ahead_ius"]
+            .as_u64()
+            .unwrap();
+        // The window runs at most 256 KiB past the last read.
+        assert!(ahead <= 512 + 64, "{ahead} IUs read ahead");
         (now - start, worst_late)
     };
     let (off_ns, off_worst) = run("0B");
