@@ -833,7 +833,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "controller",
         "read_ahead",
-        "A read that starts where the previous read of a stream (4 streams) ended makes the drive read up to this much further ahead into the read buffer, in batches of at least half of it (0B off)",
+        "A third read in a row that starts where the previous read of a stream (4 streams) ended makes the drive read up to this much further ahead into the read buffer, in batches of at least half of it (0B off)",
         "size",
         "256KiB",
     ),
