@@ -10,8 +10,8 @@
 //! memblaze.com/en/about-company/news/790.html).
 //!
 //! The buffer holds ECC codewords (the unit a read moves over the channel) keyed by their
-//! logical address, each with the time its data is in DRAM. It is a fixed FIFO ring with an
-//! open-addressing index sized once: nothing is allocated per I/O.
+//! logical address, each with the time its data is in DRAM, in a set-associative table sized
+//! once: nothing is allocated per I/O.
 
 /// Streams the detector follows at once (fio jobs reading side by side each get one).
 pub const STREAMS: usize = 4;
@@ -21,39 +21,40 @@ pub const STREAMS: usize = 4;
 /// reads), two in a row almost never are.
 pub const MIN_RUN: u32 = 3;
 
-/// Index slot holding no entry.
-const EMPTY: u32 = u32::MAX;
+/// Ways of a set: a codeword may sit in any of the 8 entries of its set.
+const WAYS: usize = 8;
 
-/// Codewords recently read from NAND (or being read ahead), oldest evicted first.
+/// A free entry.
+const FREE: u64 = u64::MAX;
+
+/// Codewords recently read from NAND (or being read ahead): a set-associative table, each set
+/// replacing its entries in the order they were filled (FIFO per set, close to FIFO overall).
+/// A lookup reads one set: no probe chains to walk or repair.
 #[derive(Debug, Clone)]
 pub struct ReadBuffer {
-    /// Ring of entries: codeword index (`u64::MAX` when free) and when its data is in DRAM.
+    /// Codeword index of each entry (`FREE` when empty) and when its data is in DRAM.
     units: Vec<u64>,
     ready_ns: Vec<u64>,
-    /// Next ring slot to fill (the oldest entry when the ring is full).
-    next: usize,
+    /// Next way each set replaces.
+    next_way: Vec<u8>,
+    sets: u64,
     live: usize,
-    /// Linear-probing index: codeword → ring slot, `EMPTY` when free. A power of two at
-    /// least twice the ring, so probes stay short.
-    index: Vec<u32>,
-    mask: usize,
 }
 
 impl ReadBuffer {
-    /// A buffer of `capacity_units` codewords (0: no buffer).
+    /// A buffer of `capacity_units` codewords, rounded down to whole sets of 8 (0: no buffer).
     pub fn new(capacity_units: usize) -> ReadBuffer {
-        let slots = if capacity_units == 0 {
+        let sets = if capacity_units == 0 {
             0
         } else {
-            (2 * capacity_units).next_power_of_two()
+            (capacity_units / WAYS).max(1)
         };
         ReadBuffer {
-            units: vec![u64::MAX; capacity_units],
-            ready_ns: vec![0; capacity_units],
-            next: 0,
+            units: vec![FREE; sets * WAYS],
+            ready_ns: vec![0; sets * WAYS],
+            next_way: vec![0; sets],
+            sets: sets as u64,
             live: 0,
-            index: vec![EMPTY; slots],
-            mask: slots.saturating_sub(1),
         }
     }
 
@@ -62,42 +63,36 @@ impl ReadBuffer {
     }
 
     pub fn is_enabled(&self) -> bool {
-        !self.units.is_empty()
+        self.sets > 0
     }
 
+    /// First entry of the set of `unit`.
     #[inline]
-    fn home(&self, unit: u64) -> usize {
-        // Fibonacci hashing: consecutive codewords spread over the index.
-        (unit.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask
+    fn set_of(&self, unit: u64) -> usize {
+        // Fibonacci hashing spreads consecutive codewords; the multiply-high maps the hash
+        // onto the sets without a divide.
+        let h = unit.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((u128::from(h) * u128::from(self.sets)) >> 64) as usize * WAYS
     }
 
-    /// Index slot of `unit`, if buffered.
+    /// Entry holding `unit`, if buffered.
     #[inline]
     fn find(&self, unit: u64) -> Option<usize> {
         if self.live == 0 {
             return None;
         }
-        let mut s = self.home(unit);
-        loop {
-            let e = self.index[s];
-            if e == EMPTY {
-                return None;
-            }
-            if self.units[e as usize] == unit {
-                return Some(s);
-            }
-            s = (s + 1) & self.mask;
-        }
+        let base = self.set_of(unit);
+        (base..base + WAYS).find(|&e| self.units[e] == unit)
     }
 
     /// When the data of codeword `unit` is in DRAM, if it is buffered.
     #[inline]
     pub fn ready_ns(&self, unit: u64) -> Option<u64> {
-        self.find(unit)
-            .map(|s| self.ready_ns[self.index[s] as usize])
+        self.find(unit).map(|e| self.ready_ns[e])
     }
 
     /// Latest ready time of codewords `[first, end)` if all are buffered.
+    #[inline]
     pub fn all_ready_ns(&self, first: u64, end: u64) -> Option<u64> {
         let mut ready = 0;
         for u in first..end {
@@ -112,49 +107,34 @@ impl ReadBuffer {
         if !self.is_enabled() {
             return;
         }
-        if let Some(s) = self.find(unit) {
-            let e = self.index[s] as usize;
-            self.ready_ns[e] = self.ready_ns[e].min(ready_ns);
-            return;
+        let base = self.set_of(unit);
+        let mut free = None;
+        for e in base..base + WAYS {
+            if self.units[e] == unit {
+                self.ready_ns[e] = self.ready_ns[e].min(ready_ns);
+                return;
+            }
+            if free.is_none() && self.units[e] == FREE {
+                free = Some(e);
+            }
         }
-        let slot = self.next;
-        self.next = (self.next + 1) % self.units.len();
-        let old = self.units[slot];
-        if old != u64::MAX {
-            self.remove(old);
-        }
-        self.units[slot] = unit;
-        self.ready_ns[slot] = ready_ns;
+        let e = free.unwrap_or_else(|| {
+            let set = base / WAYS;
+            let way = self.next_way[set] as usize;
+            self.next_way[set] = ((way + 1) % WAYS) as u8;
+            self.live -= 1;
+            base + way
+        });
+        self.units[e] = unit;
+        self.ready_ns[e] = ready_ns;
         self.live += 1;
-        let mut s = self.home(unit);
-        while self.index[s] != EMPTY {
-            s = (s + 1) & self.mask;
-        }
-        self.index[s] = slot as u32;
     }
 
     /// Drop codeword `unit` if buffered.
     pub fn remove(&mut self, unit: u64) {
-        let Some(mut hole) = self.find(unit) else {
-            return;
-        };
-        let e = self.index[hole] as usize;
-        self.units[e] = u64::MAX;
-        self.live -= 1;
-        self.index[hole] = EMPTY;
-        // Backward-shift deletion: entries after the hole whose home is not between the hole
-        // and them move into it, so every probe chain stays unbroken.
-        let mut s = (hole + 1) & self.mask;
-        while self.index[s] != EMPTY {
-            let home = self.home(self.units[self.index[s] as usize]);
-            let dist_s = s.wrapping_sub(home) & self.mask;
-            let dist_hole = hole.wrapping_sub(home) & self.mask;
-            if dist_hole < dist_s {
-                self.index[hole] = self.index[s];
-                self.index[s] = EMPTY;
-                hole = s;
-            }
-            s = (s + 1) & self.mask;
+        if let Some(e) = self.find(unit) {
+            self.units[e] = FREE;
+            self.live -= 1;
         }
     }
 
@@ -165,10 +145,10 @@ impl ReadBuffer {
         }
         if end - first > self.units.len() as u64 {
             // A range wider than the buffer: look at what it holds instead.
-            for slot in 0..self.units.len() {
-                let u = self.units[slot];
-                if u != u64::MAX && (first..end).contains(&u) {
-                    self.remove(u);
+            for e in 0..self.units.len() {
+                if (first..end).contains(&self.units[e]) {
+                    self.units[e] = FREE;
+                    self.live -= 1;
                 }
             }
         } else {
@@ -180,14 +160,13 @@ impl ReadBuffer {
 
     /// Forget everything (power cycle, format).
     pub fn clear(&mut self) {
-        self.units.fill(u64::MAX);
-        self.index.fill(EMPTY);
-        self.next = 0;
+        self.units.fill(FREE);
+        self.next_way.fill(0);
         self.live = 0;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.units.capacity() * 16 + self.index.capacity() * 4
+        self.units.capacity() * 16 + self.next_way.capacity()
     }
 }
 
@@ -290,27 +269,30 @@ mod tests {
     }
 
     #[test]
-    fn evicts_oldest_and_keeps_index_consistent() {
-        let mut b = ReadBuffer::new(16);
-        for u in 0..1000u64 {
+    fn holds_the_newest_codewords_and_no_more() {
+        let mut b = ReadBuffer::new(64);
+        assert_eq!(b.capacity_units(), 64);
+        for u in 0..10_000u64 {
             b.insert(u * 7, u);
             if u % 3 == 0 {
                 b.remove(u * 7);
             }
         }
-        // Exactly the last 16 inserted, minus those removed, are found.
-        for u in 0..1000u64 {
-            let expect = (u >= 1000 - 16 && u % 3 != 0).then_some(u);
-            // A removed entry's ring slot is reused only when the ring wraps to it.
-            if u >= 1000 - 16 {
-                assert_eq!(b.ready_ns(u * 7), expect, "unit {u}");
-            } else {
-                assert_eq!(b.ready_ns(u * 7), None, "unit {u}");
-            }
-        }
-        // A wide invalidation scans the ring.
+        let found: Vec<u64> = (0..10_000u64)
+            .filter(|u| b.ready_ns(u * 7).is_some())
+            .collect();
+        assert!(found.len() <= 64 && found.len() > 32, "{}", found.len());
+        assert!(
+            found.iter().all(|u| u % 3 != 0),
+            "removed entries stay gone"
+        );
+        // What is left is recent: a set keeps its last 8 insertions.
+        assert!(found.iter().all(|&u| u >= 10_000 - 64 * 8), "{found:?}");
+        assert_eq!(b.live, found.len());
+        // A wide invalidation scans the table.
         b.invalidate(0, 1_000_000);
         assert_eq!(b.live, 0);
+        assert!((0..10_000u64).all(|u| b.ready_ns(u * 7).is_none()));
     }
 
     #[test]
