@@ -313,6 +313,23 @@ pub struct ControllerSection {
     /// Embedded cores running the firmware's per-command work.
     #[serde(default = "default_cores")]
     pub cores: u32,
+    /// DRAM holding recently read codewords and read-ahead data.
+    #[serde(default = "default_read_buffer")]
+    pub read_buffer: Size,
+    /// Bytes read ahead of a detected sequential read stream (0: off).
+    #[serde(default = "default_read_ahead")]
+    pub read_ahead: Size,
+}
+
+/// Eight read-ahead windows: each of the detector's four streams keeps its window and the
+/// half-window before it in DRAM, and random reads of a drive-sized span almost never hit.
+fn default_read_buffer() -> Size {
+    Size(2 << 20)
+}
+/// Enough pages in flight to keep a sequential stream of small reads above QD/tR: 256 KiB is
+/// 16 pages of 16 KiB, one per die of a 16-die drive.
+fn default_read_ahead() -> Size {
+    Size(256 << 10)
 }
 
 fn zero_time() -> Time {
@@ -344,6 +361,8 @@ impl Default for ControllerSection {
             write_cpu: zero_time(),
             relocation_cpu: zero_time(),
             cores: default_cores(),
+            read_buffer: default_read_buffer(),
+            read_ahead: default_read_ahead(),
         }
     }
 }
@@ -821,6 +840,20 @@ pub const KEYS: &[KeyDoc] = &[
         "Embedded cores sharing the firmware work (per command, per relocated IU)",
         "count 1-64",
         "1",
+    ),
+    k(
+        "controller",
+        "read_buffer",
+        "DRAM for data read from NAND, oldest out first: a read whose codewords are all in it costs no NAND read; writes, trims, power loss and format drop them (0B off)",
+        "size, 0B or 2×4×read_ahead to 64GiB",
+        "2MiB",
+    ),
+    k(
+        "controller",
+        "read_ahead",
+        "A third read in a row that starts where the previous read of a stream (4 streams) ended makes the drive read up to this much further ahead into the read buffer, in batches of at least half of it (0B off)",
+        "size",
+        "256KiB",
     ),
     k(
         "scheduler",

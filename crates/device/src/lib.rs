@@ -16,6 +16,7 @@ mod load;
 pub mod model;
 mod namespace;
 mod pacing;
+pub mod readbuf;
 mod ssd;
 pub mod units;
 pub mod values;

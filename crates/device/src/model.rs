@@ -7,6 +7,7 @@ use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 use crate::config::{DeviceConfig, GcPolicy, DEFAULT_ARRAY_POWER_UW};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
+use crate::readbuf::STREAMS;
 use crate::units::{format_decimal, format_size, format_time};
 use crate::values::{energy_text, power_text, size_text, ScaleSetting};
 
@@ -99,6 +100,7 @@ pub struct SharedResources {
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
+    pub read_buffer_bytes: u64,
     pub controller: ControllerModel,
 }
 
@@ -312,6 +314,10 @@ pub struct Model {
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
+    /// The slice's read buffer (see `resolve`) and the read-ahead window (per stream, not
+    /// cut).
+    pub read_buffer_bytes: u64,
+    pub read_ahead_bytes: u64,
     /// The slice's share of the controller's data path and cores.
     pub controller: ControllerModel,
     /// The same resources on the full drive (what `describe` shows).
@@ -639,6 +645,30 @@ impl DeviceConfig {
                 format!("4 pages ({}) to 64GiB", size_text(4 * page)),
             ));
         }
+        let read_buffer = ctl.read_buffer.0;
+        let read_ahead = ctl.read_ahead.0;
+        // Each stream keeps its window and the half window behind it; a smaller buffer would
+        // evict read-ahead data before the host reads it.
+        let min_read_buffer = 2 * STREAMS as u64 * read_ahead;
+        if read_buffer > (64 << 30) || (read_buffer > 0 && read_buffer < min_read_buffer) {
+            return Err(key_err(
+                "controller.read_buffer",
+                size_text(read_buffer),
+                "out of range",
+                format!(
+                    "0B (off) or {} (2 x {STREAMS} streams x controller.read_ahead) to 64GiB",
+                    size_text(min_read_buffer.max(1))
+                ),
+            ));
+        }
+        if read_ahead > 0 && read_buffer == 0 {
+            return Err(key_err(
+                "controller.read_ahead",
+                size_text(read_ahead),
+                "read-ahead needs a read buffer to hold its data",
+                "0B, or a controller.read_buffer of at least 2 x 4 x read_ahead",
+            ));
+        }
         let sc = &self.scheduler;
         range_u32(
             "scheduler.max_suspends_per_op",
@@ -873,6 +903,16 @@ impl DeviceConfig {
             // Whole IUs, and never below the 4 pages the buffer needs to keep programs going.
             (share(buffer) / iu * iu).max(4 * page)
         };
+        // The read buffer keeps its share of the drive's capacity, so random reads of a share
+        // of the slice hit it as often as on the drive; never below what the read-ahead
+        // streams need.
+        let sim_read_buffer = if read_buffer == 0 {
+            0
+        } else {
+            ((read_buffer as f64 / capacity_factor) as u64)
+                .max(min_read_buffer)
+                .min(read_buffer)
+        };
         let note = if geometry == full {
             "full scale".to_string()
         } else {
@@ -959,6 +999,8 @@ impl DeviceConfig {
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,
+            read_buffer_bytes: sim_read_buffer,
+            read_ahead_bytes: read_ahead,
             // The slice gets 1/d of the data path, and its cores take d times as long for
             // the same work (1/d of the firmware's rate; core counts stay whole).
             controller: ControllerModel {
@@ -975,6 +1017,7 @@ impl DeviceConfig {
                 max_iops: self.controller.max_iops,
                 queue_depth,
                 buffer_bytes: buffer,
+                read_buffer_bytes: read_buffer,
                 controller: full_controller,
             },
             plp: self.buffer.plp,
@@ -1145,6 +1188,8 @@ impl Model {
                 "relocation_cpu_ns": ctl.relocation_cpu_ns, "relocation_cpu_ns_text": format_time(ctl.relocation_cpu_ns),
                 "cores": ctl.cores,
                 "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
+                "read_buffer_bytes": self.full_shared.read_buffer_bytes, "read_buffer_bytes_text": format_size(self.full_shared.read_buffer_bytes),
+                "read_ahead_bytes": self.read_ahead_bytes, "read_ahead_bytes_text": format_size(self.read_ahead_bytes),
                 "plp": self.plp,
             },
             "scheduler": {
@@ -1183,6 +1228,7 @@ impl Model {
                 "simulated_max_iops": self.max_iops,
                 "simulated_queue_depth": self.queue_depth,
                 "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
+                "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
                 "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
                 "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
                 "note": self.scale.note,

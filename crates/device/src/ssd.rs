@@ -22,6 +22,7 @@ use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 use crate::pacing::{is_internal, InternalQueue};
+use crate::readbuf::{ReadAhead, ReadBuffer};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -36,6 +37,10 @@ const READ_UNIT_BYTES: u64 = 4096;
 /// and an erase); beyond that the oldest operations go to the dies at once.
 const INTERNAL_QUEUE_BLOCKS: usize = 64;
 
+/// A page read — (block, page, slc, bytes) — and the codewords `[from, to)` it brings into
+/// the read buffer.
+type BufferedRead = ((u32, u32, bool, u64), u64, u64);
+
 /// Background steps per idle window at most (each step is bounded work in the FTL).
 const MAX_BACKGROUND_STEPS: u32 = 1_000_000;
 
@@ -48,6 +53,9 @@ struct HostCounters {
     bytes_read: u64,
     bytes_written: u64,
     buffer_wait_ns: u64,
+    /// IUs of host reads served by the read buffer, and IUs read ahead.
+    read_buffer_hit_ius: u64,
+    read_ahead_ius: u64,
 }
 
 /// Power over an interval, from [`Ssd::power_summary`].
@@ -110,6 +118,11 @@ pub struct Ssd {
     active_pj: u64,
     /// End of the union of intervals with a command outstanding, so far.
     busy_until_ns: u64,
+    /// Recently read codewords and the read-ahead stream detector.
+    readbuf: ReadBuffer,
+    readahead: ReadAhead,
+    /// log2 of the read unit (codeword) size.
+    cw_shift: u32,
     _seeds: SeedTree,
 }
 
@@ -180,6 +193,11 @@ impl Ssd {
             host_pj: 0,
             active_pj: 0,
             busy_until_ns: 0,
+            readbuf: ReadBuffer::new(
+                (model.read_buffer_bytes / READ_UNIT_BYTES.min(model.iu_bytes)) as usize,
+            ),
+            readahead: ReadAhead::new(model.read_ahead_bytes),
+            cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             _seeds: seeds,
             model,
         })
@@ -353,6 +371,7 @@ impl Ssd {
             + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
             + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
             + self.internal.memory_bytes() as u64
+            + self.readbuf.memory_bytes() as u64
     }
 
     fn link_dir(&self, device_to_host: bool) -> usize {
@@ -643,8 +662,8 @@ impl Ssd {
         let first = req.offset_bytes >> self.iu_shift;
         let end = req.offset_bytes + req.len_bytes;
         let last = (end - 1) >> self.iu_shift;
-        if first == last {
-            // One IU (the usual small random read): no page grouping.
+        if first == last && !self.readbuf.is_enabled() {
+            // One IU (the usual small random read) and no read buffer: no page grouping.
             let ready = match self.ftl.read(first as u32) {
                 ReadLocation::Nand { block, page, slc } => {
                     let bytes = self.sector_bytes(req.offset_bytes, end);
@@ -656,32 +675,107 @@ impl Ssd {
         }
         let mut ready = t0;
         let iu = self.model.iu_bytes;
-        // Consecutive IUs of one page are read with one array read.
-        let mut pending: Option<(u32, u32, bool, u64)> = None;
+        // Consecutive IUs of one page are read with one array read; the codewords it moves
+        // ([from, to) in codeword units) go to the read buffer once it is done.
+        let mut pending: Option<BufferedRead> = None;
         for lpn in first..=last {
-            // Bytes of this IU the request asks for (whole IUs but at the ends).
-            let bytes = if lpn == first || lpn == last {
-                self.sector_bytes(req.offset_bytes.max(lpn * iu), end.min((lpn + 1) * iu))
-            } else {
-                iu
+            let from_byte = req.offset_bytes.max(lpn * iu);
+            let to_byte = end.min((lpn + 1) * iu);
+            let location = self.ftl.read(lpn as u32);
+            let ReadLocation::Nand { block, page, slc } = location else {
+                continue;
             };
-            match self.ftl.read(lpn as u32) {
-                ReadLocation::Nand { block, page, slc } => match &mut pending {
-                    Some((b, p, _, n)) if *b == block && *p == page => *n += bytes,
-                    _ => {
-                        if let Some(p) = pending.take() {
-                            ready = ready.max(self.page_read(t0, p));
-                        }
-                        pending = Some((block, page, slc, bytes));
+            let (cw_from, cw_to) = self.codewords(from_byte, to_byte);
+            if let Some(at) = self.readbuf.all_ready_ns(cw_from, cw_to) {
+                self.host.read_buffer_hit_ius += 1;
+                // In DRAM (or on its way there): no NAND read. A page read on either side
+                // of it still goes as one (re-inserting it keeps its earlier time).
+                ready = ready.max(at);
+                if let Some(((b, p, _, _), _, to)) = &mut pending {
+                    if *b == block && *p == page && *to == cw_from {
+                        *to = cw_to;
                     }
-                },
-                ReadLocation::Unmapped | ReadLocation::Buffered => {}
+                }
+                continue;
+            }
+            // Bytes of this IU the request asks for (whole IUs but at the ends).
+            let bytes = (cw_to - cw_from) << self.cw_shift;
+            match &mut pending {
+                Some(((b, p, _, n), _, to)) if *b == block && *p == page && *to == cw_from => {
+                    *n += bytes;
+                    *to = cw_to;
+                }
+                _ => {
+                    if let Some(p) = pending.take() {
+                        ready = ready.max(self.buffered_page_read(t0, p));
+                    }
+                    pending = Some(((block, page, slc, bytes), cw_from, cw_to));
+                }
             }
         }
         if let Some(p) = pending {
-            ready = ready.max(self.page_read(t0, p));
+            ready = ready.max(self.buffered_page_read(t0, p));
         }
-        self.link_transfer(ready, req.len_bytes, true)
+        let done = self.link_transfer(ready, req.len_bytes, true);
+        if let Some((from, to)) =
+            self.readahead
+                .observe(req.offset_bytes, end, self.model.user_bytes)
+        {
+            self.read_ahead(t0, from, to);
+        }
+        done
+    }
+
+    /// Codewords (read units, `[from, to)`) holding bytes `[from_byte, to_byte)`.
+    #[inline]
+    fn codewords(&self, from_byte: u64, to_byte: u64) -> (u64, u64) {
+        (
+            from_byte >> self.cw_shift,
+            (to_byte + (1 << self.cw_shift) - 1) >> self.cw_shift,
+        )
+    }
+
+    /// A page read whose codewords `[from, to)` stay in the read buffer.
+    fn buffered_page_read(&mut self, t0: u64, (read, from, to): BufferedRead) -> u64 {
+        let done = self.page_read(t0, read);
+        for cw in from..to {
+            self.readbuf.insert(cw, done);
+        }
+        done
+    }
+
+    /// Read whole IUs of bytes `[from, to)` into the read buffer in the background: they use
+    /// dies and channels as host reads do, and a host read of them waits for them.
+    fn read_ahead(&mut self, t0: u64, from: u64, to: u64) {
+        let iu = self.model.iu_bytes;
+        let first = from.div_ceil(iu);
+        let end = to / iu;
+        let mut pending: Option<BufferedRead> = None;
+        for lpn in first..end {
+            let (cw_from, cw_to) = self.codewords(lpn * iu, (lpn + 1) * iu);
+            if self.readbuf.all_ready_ns(cw_from, cw_to).is_some() {
+                continue;
+            }
+            let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+                continue;
+            };
+            self.host.read_ahead_ius += 1;
+            match &mut pending {
+                Some(((b, p, _, n), _, to)) if *b == block && *p == page && *to == cw_from => {
+                    *n += iu;
+                    *to = cw_to;
+                }
+                _ => {
+                    if let Some(p) = pending.take() {
+                        self.buffered_page_read(t0, p);
+                    }
+                    pending = Some(((block, page, slc, iu), cw_from, cw_to));
+                }
+            }
+        }
+        if let Some(p) = pending {
+            self.buffered_page_read(t0, p);
+        }
     }
 
     /// Bytes a read of `[from, to)` (within one IU) moves over the flash channel: the ECC
@@ -778,6 +872,8 @@ impl Ssd {
         for l in &mut self.link {
             l.reset(resume);
         }
+        self.readbuf.clear();
+        self.readahead.clear();
         self.controller.reset(resume);
         self.ctrl_next_ns = resume;
         self.last_done_ns = self.last_done_ns.max(resume);
@@ -794,6 +890,8 @@ impl Ssd {
         self.ftl.format(&mut self.ops);
         let (last, _) = self.schedule_ops(start, false);
         self.buffer.clear(last);
+        self.readbuf.clear();
+        self.readahead.clear();
         self.ctrl_next_ns = self.ctrl_next_ns.max(last);
         self.last_done_ns = self.last_done_ns.max(last);
         self.host_program_done_ns = last;
@@ -858,6 +956,9 @@ impl Ssd {
                 "rmw_reads": c.rmw_reads,
                 "buffer_wait_ns": self.host.buffer_wait_ns,
                 "buffer_used_bytes": self.buffer.used_bytes(),
+                // The FTL counts these among its host and NAND reads too.
+                "read_buffer_hit_ius": self.host.read_buffer_hit_ius,
+                "read_ahead_ius": self.host.read_ahead_ius,
             },
             "ftl": {
                 "host_read_ius": c.host_read_ius,
@@ -1004,6 +1105,11 @@ impl Ssd {
             self.busy_gc(accepted);
         }
         let durable = !self.model.plp;
+        if matches!(req.kind, IoKind::Write | IoKind::Trim) {
+            // Timing state of the old data must not serve a later read.
+            let (from, to) = self.codewords(req.offset_bytes, req.offset_bytes + req.len_bytes);
+            self.readbuf.invalidate(from, to);
+        }
         let done = match req.kind {
             IoKind::Read => {
                 self.host.read_commands += 1;

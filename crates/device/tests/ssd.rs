@@ -55,7 +55,12 @@ fn seq_writes(cap: u64, bs: u64, bytes: u64) -> impl FnMut() -> Option<IoRequest
 
 #[test]
 fn qd1_random_read_latency_is_tr_plus_transfers_plus_overhead() {
-    let mut d = ssd(&[("slc_cache.dynamic", "false")]);
+    // Random reads of 64 MiB would hit a read buffer now and then: this measures NAND reads.
+    let mut d = ssd(&[
+        ("slc_cache.dynamic", "false"),
+        ("controller.read_buffer", "0B"),
+        ("controller.read_ahead", "0B"),
+    ]);
     let cap = d.capacity_bytes();
     let (t, _) = run_qd(&mut d, 0, 8, seq_writes(cap, 128 << 10, 64 << 20));
     let f = d.submit(t, &IoRequest::flush()).unwrap();

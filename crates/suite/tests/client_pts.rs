@@ -131,7 +131,9 @@ fn transfer_sweep_bandwidth_rises_with_size_then_flattens() {
     let d = run(SuiteKind::TransferSweep, &opts);
     let bw = |label: &str| value(&d, &format!("xfer_{label}_read_bw_bytes_per_s"));
     assert!(bw("512b") < bw("4k") && bw("4k") < bw("32k"));
-    assert!(bw("512b") * 10.0 < bw("1024k"));
+    // Read-ahead and the read buffer spare 512 B reads the array read; each command's
+    // overhead still keeps them far below the media bound.
+    assert!(bw("512b") * 4.0 < bw("1024k"));
     // Past a few hundred KiB the drive is bandwidth-bound: no more than 20 % apart.
     let (a, b) = (bw("256k"), bw("8m"));
     assert!((a - b).abs() <= 0.2 * a.max(b), "{a} {b}");
