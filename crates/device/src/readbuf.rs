@@ -202,7 +202,10 @@ impl ReadAhead {
 
     /// A host read of `[offset, end)`; returns the byte range to read ahead, if any, ending
     /// at most at `limit_bytes`. Read-ahead runs in batches of at least half the window, so
-    /// NAND pages are read whole rather than one codeword per small command.
+    /// NAND pages are read whole rather than one codeword per small command. A read of a
+    /// whole window or more is its own read-ahead: it already keeps the dies busy, and
+    /// splitting the next one's pages between a read-ahead batch and the command itself
+    /// would break up the multi-plane reads the command's pages form on die-level-read NAND.
     pub fn observe(&mut self, offset: u64, end: u64, limit_bytes: u64) -> Option<(u64, u64)> {
         if self.window_bytes == 0 {
             return None;
@@ -236,7 +239,11 @@ impl ReadAhead {
         s.used = self.clock;
         let from = s.ahead_byte.max(end);
         let to = (end + self.window_bytes).min(limit_bytes);
-        if s.run < MIN_RUN || to <= from || (from - end) * 2 > self.window_bytes {
+        if s.run < MIN_RUN
+            || end - offset >= self.window_bytes
+            || to <= from
+            || (from - end) * 2 > self.window_bytes
+        {
             return None;
         }
         s.ahead_byte = to;

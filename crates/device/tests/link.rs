@@ -8,7 +8,16 @@ use flashlab_engine::{BlockDevice, IoRequest, SeedTree};
 
 #[test]
 fn a_read_ready_early_does_not_wait_for_one_queued_behind_a_busy_plane() {
-    let cfg = load_device_config("tiny-test-1gb", &[]).unwrap();
+    // Without the controller's read buffer: repeated reads of one IU must each go to the
+    // plane, not wait for the first one's data in DRAM.
+    let sets: Vec<(String, String)> = [
+        ("controller.read_buffer", "0B"),
+        ("controller.read_ahead", "0B"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let cfg = load_device_config("tiny-test-1gb", &sets).unwrap();
     let mut d = Ssd::new(&cfg, SeedTree::new(1)).unwrap();
     // 1 MiB written sequentially: its pages are spread over every plane.
     let mut t = 0;
