@@ -76,6 +76,13 @@ impl Controller {
         link_ns.max(self.data_memo[d].1)
     }
 
+    /// Whether the data path in direction `dir` has a bandwidth of its own (else it never
+    /// holds a transfer back).
+    #[inline]
+    pub fn limits(&self, dir: Direction) -> bool {
+        self.model.data_bytes_per_s[dir as usize].is_some()
+    }
+
     /// Earliest start from `start_ns` at which the data path is free for `dur_ns`.
     #[inline]
     pub fn fit(&self, dir: Direction, start_ns: u64, dur_ns: u64) -> u64 {

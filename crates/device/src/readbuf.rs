@@ -32,9 +32,10 @@ const FREE: u64 = u64::MAX;
 /// A lookup reads one set: no probe chains to walk or repair.
 #[derive(Debug, Clone)]
 pub struct ReadBuffer {
-    /// Codeword index of each entry (`FREE` when empty) and when its data is in DRAM.
-    units: Vec<u64>,
-    ready_ns: Vec<u64>,
+    /// Per set, the codeword index of each way (`FREE` when empty) and when its data is in
+    /// DRAM (a set's ways side by side: one bounds check per set, not per way).
+    units: Vec<[u64; WAYS]>,
+    ready_ns: Vec<[u64; WAYS]>,
     /// Next way each set replaces.
     next_way: Vec<u8>,
     sets: u64,
@@ -50,8 +51,8 @@ impl ReadBuffer {
             (capacity_units / WAYS).max(1)
         };
         ReadBuffer {
-            units: vec![FREE; sets * WAYS],
-            ready_ns: vec![0; sets * WAYS],
+            units: vec![[FREE; WAYS]; sets],
+            ready_ns: vec![[0; WAYS]; sets],
             next_way: vec![0; sets],
             sets: sets as u64,
             live: 0,
@@ -59,36 +60,37 @@ impl ReadBuffer {
     }
 
     pub fn capacity_units(&self) -> usize {
-        self.units.len()
+        self.units.len() * WAYS
     }
 
     pub fn is_enabled(&self) -> bool {
         self.sets > 0
     }
 
-    /// First entry of the set of `unit`.
+    /// The set of `unit`.
     #[inline]
     fn set_of(&self, unit: u64) -> usize {
         // Fibonacci hashing spreads consecutive codewords; the multiply-high maps the hash
         // onto the sets without a divide.
         let h = unit.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((u128::from(h) * u128::from(self.sets)) >> 64) as usize * WAYS
+        ((u128::from(h) * u128::from(self.sets)) >> 64) as usize
     }
 
-    /// Entry holding `unit`, if buffered.
+    /// (set, way) holding `unit`, if buffered.
     #[inline]
-    fn find(&self, unit: u64) -> Option<usize> {
+    fn find(&self, unit: u64) -> Option<(usize, usize)> {
         if self.live == 0 {
             return None;
         }
-        let base = self.set_of(unit);
-        (base..base + WAYS).find(|&e| self.units[e] == unit)
+        let set = self.set_of(unit);
+        let way = self.units[set].iter().position(|&u| u == unit)?;
+        Some((set, way))
     }
 
     /// When the data of codeword `unit` is in DRAM, if it is buffered.
     #[inline]
     pub fn ready_ns(&self, unit: u64) -> Option<u64> {
-        self.find(unit).map(|e| self.ready_ns[e])
+        self.find(unit).map(|(set, way)| self.ready_ns[set][way])
     }
 
     /// Latest ready time of codewords `[first, end)` if all are buffered.
@@ -107,33 +109,34 @@ impl ReadBuffer {
         if !self.is_enabled() {
             return;
         }
-        let base = self.set_of(unit);
+        let set = self.set_of(unit);
+        let units = &mut self.units[set];
+        let ready = &mut self.ready_ns[set];
         let mut free = None;
-        for e in base..base + WAYS {
-            if self.units[e] == unit {
-                self.ready_ns[e] = self.ready_ns[e].min(ready_ns);
+        for way in 0..WAYS {
+            if units[way] == unit {
+                ready[way] = ready[way].min(ready_ns);
                 return;
             }
-            if free.is_none() && self.units[e] == FREE {
-                free = Some(e);
+            if free.is_none() && units[way] == FREE {
+                free = Some(way);
             }
         }
-        let e = free.unwrap_or_else(|| {
-            let set = base / WAYS;
+        let way = free.unwrap_or_else(|| {
             let way = self.next_way[set] as usize;
             self.next_way[set] = ((way + 1) % WAYS) as u8;
             self.live -= 1;
-            base + way
+            way
         });
-        self.units[e] = unit;
-        self.ready_ns[e] = ready_ns;
+        units[way] = unit;
+        ready[way] = ready_ns;
         self.live += 1;
     }
 
     /// Drop codeword `unit` if buffered.
     pub fn remove(&mut self, unit: u64) {
-        if let Some(e) = self.find(unit) {
-            self.units[e] = FREE;
+        if let Some((set, way)) = self.find(unit) {
+            self.units[set][way] = FREE;
             self.live -= 1;
         }
     }
@@ -143,11 +146,11 @@ impl ReadBuffer {
         if self.live == 0 {
             return;
         }
-        if end - first > self.units.len() as u64 {
+        if end - first > self.capacity_units() as u64 {
             // A range wider than the buffer: look at what it holds instead.
-            for e in 0..self.units.len() {
-                if (first..end).contains(&self.units[e]) {
-                    self.units[e] = FREE;
+            for u in self.units.iter_mut().flatten() {
+                if (first..end).contains(u) {
+                    *u = FREE;
                     self.live -= 1;
                 }
             }
@@ -160,13 +163,13 @@ impl ReadBuffer {
 
     /// Forget everything (power cycle, format).
     pub fn clear(&mut self) {
-        self.units.fill(FREE);
+        self.units.fill([FREE; WAYS]);
         self.next_way.fill(0);
         self.live = 0;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.units.capacity() * 16 + self.next_way.capacity()
+        self.units.capacity() * WAYS * 16 + self.next_way.capacity()
     }
 }
 

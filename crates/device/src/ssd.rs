@@ -396,6 +396,10 @@ impl Ssd {
             Direction::HostToDevice
         };
         let dur = self.controller.transfer_ns(dir, bytes, self.link_memo.1);
+        if !self.controller.limits(dir) {
+            // Only the link to fit: one search, not a fit and then a booking.
+            return self.link[d].book(start_ns, dur) + dur;
+        }
         let mut s = start_ns;
         // Each step moves the start to a later reservation's end: it ends.
         loop {
