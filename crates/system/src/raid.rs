@@ -143,6 +143,10 @@ struct Background {
     pos: u64,
     next_ns: u64,
     started_ns: u64,
+    /// When the previous step's writes complete: a step starts no earlier, so at most one
+    /// step's writes are in flight and a member slower than `background_rate` sets the pace
+    /// (otherwise its queue would grow without bound and host I/O would wait behind it).
+    writes_done_ns: u64,
 }
 
 /// A finished rebuild or resync.
@@ -332,6 +336,7 @@ impl Raid {
             pos: 0,
             next_ns: now_ns,
             started_ns: now_ns,
+            writes_done_ns: now_ns,
         });
         self.bg_done = None;
     }
@@ -422,7 +427,10 @@ impl Raid {
         let (reads_done, writes_done) = self.issue(t)?;
         self.c.background_bytes += len;
         b.pos += len;
-        b.next_ns = (t + transfer_ns(len, self.p.background_bytes_per_s.max(1))).max(reads_done);
+        b.next_ns = (t + transfer_ns(len, self.p.background_bytes_per_s.max(1)))
+            .max(reads_done)
+            .max(b.writes_done_ns);
+        b.writes_done_ns = writes_done;
         if b.pos >= self.member_bytes {
             if let BgKind::Rebuild(m) = b.kind {
                 self.failed[m] = false;
