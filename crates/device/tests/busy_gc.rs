@@ -3,37 +3,18 @@
 //! QD32 read stream runs, so the reads queue behind GC and its firmware work; with the share
 //! at 0 (the default) it waits for idle time, and a drive above the threshold is unchanged.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+mod common;
 
+use common::{run_qd, tiny_ssd};
 use flashlab_device::{load_device_config, Ssd};
 use flashlab_engine::{BlockDevice, IoRequest, RngStream, SeedTree};
 
 fn ssd(share: &str) -> Ssd {
-    let sets: Vec<(String, String)> = [
+    tiny_ssd(&[
         ("slc_cache.dynamic", "false"),
         ("controller.relocation_cpu", "\"50us\""),
         ("ftl.gc_background_busy_share", share),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let cfg = load_device_config("tiny-test-1gb", &sets).unwrap();
-    Ssd::new(&cfg, SeedTree::new(7)).unwrap()
-}
-
-/// Closed loop at queue depth 32 from `start_ns`; returns the last completion.
-fn run_qd32(d: &mut Ssd, start_ns: u64, mut next: impl FnMut() -> Option<IoRequest>) -> u64 {
-    let mut inflight: BinaryHeap<Reverse<u64>> = (0..32).map(|_| Reverse(start_ns)).collect();
-    let mut end = start_ns;
-    while let Some(Reverse(t)) = inflight.pop() {
-        end = end.max(t);
-        if let Some(req) = next() {
-            let c = d.submit(t, &req).unwrap();
-            inflight.push(Reverse(c.done_ns));
-        }
-    }
-    end
+    ])
 }
 
 fn random(write: bool, n: u64, span_bytes: u64, seed: u64) -> impl FnMut() -> Option<IoRequest> {
@@ -55,7 +36,7 @@ fn random(write: bool, n: u64, span_bytes: u64, seed: u64) -> impl FnMut() -> Op
 fn fill(d: &mut Ssd) -> u64 {
     let cap = d.capacity_bytes();
     let mut off = 0u64;
-    run_qd32(d, 0, move || {
+    run_qd(d, 0, 32, move || {
         (off < cap).then(|| {
             let r = IoRequest::write(off, (128 << 10).min(cap - off));
             off += 128 << 10;
@@ -77,11 +58,11 @@ fn reads_after(share: &str, steady: bool) -> (f64, u64) {
     if steady {
         // Random writes with repeats leave partly valid blocks and the free blocks at the
         // foreground threshold.
-        t = run_qd32(&mut d, t, random(true, cap / 4096, cap, 5));
+        t = run_qd(&mut d, t, 32, random(true, cap / 4096, cap, 5));
     }
     let copied = counter(&d, "ftl", "gc_copied_ius");
     let n = 60_000;
-    let end = run_qd32(&mut d, t, random(false, n, cap, 6));
+    let end = run_qd(&mut d, t, 32, random(false, n, cap, 6));
     (
         n as f64 / ((end - t) as f64 * 1e-9),
         counter(&d, "ftl", "gc_copied_ius") - copied,

@@ -3,39 +3,10 @@
 //! writes (shared by its cores), firmware time per relocated IU lowers steady random writes,
 //! and a small read of a large IU moves only its sectors over the channel.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+mod common;
 
-use flashlab_device::{load_device_config, Ssd};
-use flashlab_engine::{BlockDevice, IoRequest, RngStream, SeedTree};
-
-fn ssd(sets: &[(&str, &str)]) -> Ssd {
-    let sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let cfg = load_device_config("tiny-test-1gb", &sets).unwrap();
-    Ssd::new(&cfg, SeedTree::new(7)).unwrap()
-}
-
-/// Closed loop at queue depth `qd` from `start_ns`; returns the last completion.
-fn run_qd(
-    d: &mut Ssd,
-    start_ns: u64,
-    qd: usize,
-    mut next: impl FnMut() -> Option<IoRequest>,
-) -> u64 {
-    let mut inflight: BinaryHeap<Reverse<u64>> = (0..qd).map(|_| Reverse(start_ns)).collect();
-    let mut end = start_ns;
-    while let Some(Reverse(t)) = inflight.pop() {
-        end = end.max(t);
-        if let Some(req) = next() {
-            let c = d.submit(t, &req).unwrap();
-            inflight.push(Reverse(c.done_ns));
-        }
-    }
-    end
-}
+use common::{run_qd, tiny_ssd as ssd};
+use flashlab_engine::{BlockDevice, IoRequest, RngStream};
 
 /// `bytes` of sequential `bs` requests of one kind from offset 0.
 fn seq(write: bool, bs: u64, bytes: u64) -> impl FnMut() -> Option<IoRequest> {

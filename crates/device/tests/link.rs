@@ -3,22 +3,22 @@
 //! ready first (that wait grew with the commands in flight, so slices with fewer dies read
 //! faster than their drive).
 
-use flashlab_device::{load_device_config, Ssd};
-use flashlab_engine::{BlockDevice, IoRequest, SeedTree};
+mod common;
+
+use common::tiny_ssd_seeded;
+use flashlab_engine::{BlockDevice, IoRequest};
 
 #[test]
 fn a_read_ready_early_does_not_wait_for_one_queued_behind_a_busy_plane() {
     // Without the controller's read buffer: repeated reads of one IU must each go to the
     // plane, not wait for the first one's data in DRAM.
-    let sets: Vec<(String, String)> = [
-        ("controller.read_buffer", "0B"),
-        ("controller.read_ahead", "0B"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let cfg = load_device_config("tiny-test-1gb", &sets).unwrap();
-    let mut d = Ssd::new(&cfg, SeedTree::new(1)).unwrap();
+    let mut d = tiny_ssd_seeded(
+        &[
+            ("controller.read_buffer", "0B"),
+            ("controller.read_ahead", "0B"),
+        ],
+        1,
+    );
     // 1 MiB written sequentially: its pages are spread over every plane.
     let mut t = 0;
     for i in 0..8u64 {

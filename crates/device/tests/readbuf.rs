@@ -1,22 +1,16 @@
 //! The controller's read buffer and sequential read-ahead on the small test preset.
 
+mod common;
+
+use common::tiny_ssd as ssd;
 use flashlab_device::{load_device_config, Ssd};
-use flashlab_engine::{BlockDevice, IoRequest, SeedTree};
+use flashlab_engine::{BlockDevice, IoRequest};
 
 const TINY: &str = "tiny-test-1gb";
 /// 5 us command overhead + 4 KiB over the 6.77 GB/s PCIe link (no NAND time).
 const NO_NAND_4K_NS: f64 = 5_000.0 + 4096.0 / 6.774;
 /// Less than any array read (tR 50 us native, less in SLC mode), far more than a hit.
 const TR_NS: f64 = 20_000.0;
-
-fn ssd(sets: &[(&str, &str)]) -> Ssd {
-    let sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let cfg = load_device_config(TINY, &sets).unwrap();
-    Ssd::new(&cfg, SeedTree::new(7)).unwrap()
-}
 
 /// Write `bytes` from 0 in 128 KiB writes at QD1 and flush; returns a time well after.
 fn fill(d: &mut Ssd, bytes: u64) -> u64 {
