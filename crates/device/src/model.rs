@@ -87,7 +87,8 @@ pub struct ScaleInfo {
 }
 
 /// Bytes of model memory for a mapping of this size: L2P 4 B per user IU, P2L 4 B per raw IU,
-/// ~32 B of per-block state.
+/// ~32 B of per-block state. (The GC pacing queue's ring, which depends on the units and
+/// the reserve rather than the capacity, is added beside it: `ssd::internal_queue_bytes`.)
 pub fn memory_estimate_bytes(user_ius: u64, raw_ius: u64, blocks: u64) -> u64 {
     4 * user_ius + 4 * raw_ius + 32 * blocks
 }
@@ -804,10 +805,20 @@ impl DeviceConfig {
         let full_user_ius = full_user / iu;
         let full_raw_ius = full.raw_bytes() / iu;
         let full_mem = memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks());
+        // The pacing queue's ring is a fixed cost per unit: a capacity slice keeps all of it
+        // and a die cut less, so the mapping gets what the full drive's ring leaves.
+        let full_queue = crate::ssd::internal_queue_bytes(
+            full_units,
+            full_native_blocks,
+            fg_for(full_units),
+            ppb as u64,
+            ppb as u64 * ipp,
+            full_user_ius,
+        );
         // Physical IU addresses are u32.
         let ppa_limit = (u32::MAX as u64 - 1) as f64 / full_raw_ius as f64;
         let want = match self.sim.scale {
-            ScaleSetting::Auto => (max_memory as f64 / full_mem as f64)
+            ScaleSetting::Auto => (max_memory.saturating_sub(full_queue) as f64 / full_mem as f64)
                 .min(ppa_limit)
                 .min(1.0),
             ScaleSetting::Fraction(f) => {
@@ -855,7 +866,7 @@ impl DeviceConfig {
                         match smallest {
                             Some(s) => format!(
                                 "at least {} (sim.scale {s:.4})",
-                                format_size((full_mem as f64 * s).ceil() as u64)
+                                format_size((full_mem as f64 * s).ceil() as u64 + full_queue)
                             ),
                             None => "no slice of this drive is valid".to_string(),
                         },
@@ -869,7 +880,15 @@ impl DeviceConfig {
         let user_bytes = user_ius * iu;
         let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
         let raw_ius = geometry.raw_bytes() / iu;
-        let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks());
+        let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
+            + crate::ssd::internal_queue_bytes(
+                geometry.planes() as u64,
+                geometry.blocks() - static_blocks as u64,
+                u64::from(fg),
+                ppb as u64,
+                ppb as u64 * ipp,
+                user_ius,
+            );
         let capacity_factor = full_user as f64 / user_bytes as f64;
         let namespace_bytes = if full_namespaces.is_empty() {
             vec![user_bytes]

@@ -15,7 +15,12 @@
 //! - a host (or flush) program to a block whose erase is still queued releases everything up
 //!   to that erase first: a block is never programmed before it is erased;
 //! - dies left idle take queued work at once, and while the host is idle all of it runs;
-//! - the queue is bounded: when it is full the oldest operation is released.
+//! - the queue is bounded by the free space its work stands for: the firmware can put GC
+//!   off only while it has free blocks to write the host's data into, so the queued
+//!   victims' gain (IUs their erases free less the IUs their copies fill) is at most the
+//!   foreground reserve's IUs; beyond it the oldest operations are released. (A cap counted
+//!   in victims held 4 times the drive's free-space debt per plane on a slice with a quarter
+//!   of the dies.) A fixed ring of operations bounds memory as well.
 //!
 //! Mapping state is the FTL's and does not wait: the FTL decides as before (write
 //! amplification is unchanged); only when the operations reach the dies changes.
@@ -46,11 +51,17 @@ pub(crate) struct InternalQueue {
     /// Per block: sequence number of its latest queued erase (0: none yet). The erase is
     /// still queued while this is above `released`.
     erase_seq: Vec<u64>,
+    /// Per block: whether its queued erase frees a static SLC block (else a native one).
+    static_erase: Vec<bool>,
     /// Sequence number of the last operation released (the last one queued is
     /// `released + len`).
     released: u64,
     native_block_ius: i64,
     slc_block_ius: i64,
+    /// Gain of the queued operations: IUs their erases free less IUs their programs fill.
+    gain_ius: i64,
+    /// Most `gain_ius` held before the oldest operations are released.
+    max_gain_ius: i64,
     /// Most operations held at once, as of the last release (`peak_len` adds the current).
     peak: usize,
     /// Host programs that waited for a queued erase of their block.
@@ -73,17 +84,26 @@ const EMPTY_SLOT: NandOp = NandOp {
 
 impl InternalQueue {
     /// A queue for a drive of `blocks` blocks of `native_block_ius` IUs (`slc_block_ius` in
-    /// SLC mode), holding at most `cap` operations.
-    pub fn new(blocks: u32, native_block_ius: u32, slc_block_ius: u32, cap: usize) -> Self {
+    /// SLC mode), holding at most `cap` operations and `max_gain_ius` of gain.
+    pub fn new(
+        blocks: u32,
+        native_block_ius: u32,
+        slc_block_ius: u32,
+        cap: usize,
+        max_gain_ius: u64,
+    ) -> Self {
         InternalQueue {
             ring: vec![EMPTY_SLOT; cap.max(1)],
             head: 0,
             len: 0,
             spread_ius: 0,
             erase_seq: vec![0; blocks as usize],
+            static_erase: vec![false; blocks as usize],
             released: 0,
             native_block_ius: i64::from(native_block_ius),
             slc_block_ius: i64::from(slc_block_ius),
+            gain_ius: 0,
+            max_gain_ius: i64::try_from(max_gain_ius).unwrap_or(i64::MAX),
             peak: 0,
             forced_erases: 0,
             overdue: 0,
@@ -110,6 +130,43 @@ impl InternalQueue {
         self.len == self.ring.len()
     }
 
+    /// The queued work stands for more free space than the firmware can put off: release
+    /// the oldest operations until it does not.
+    #[inline(always)]
+    pub fn over_gain(&self) -> bool {
+        self.gain_ius > self.max_gain_ius
+    }
+
+    /// Operations to release so that the queue's gain is within its bound: up to and
+    /// including the erases whose blocks take it back under (all of them if needed).
+    pub fn due_for_gain(&self) -> usize {
+        let mut excess = self.gain_ius - self.max_gain_ius;
+        let cap = self.ring.len();
+        let mut at = self.head;
+        let mut n = 0;
+        while excess > 0 && n < self.len {
+            let op = &self.ring[at];
+            excess -= self.op_gain(op);
+            n += 1;
+            at += 1;
+            if at == cap {
+                at = 0;
+            }
+        }
+        n
+    }
+
+    /// IUs of free space an operation's completion wins (an erase) or uses (a program).
+    #[inline(always)]
+    fn op_gain(&self, op: &NandOp) -> i64 {
+        match op.kind {
+            NandOpKind::Erase if self.static_erase[op.block as usize] => self.slc_block_ius,
+            NandOpKind::Erase => self.native_block_ius,
+            NandOpKind::Program => -i64::from(op.ius),
+            NandOpKind::Read => 0,
+        }
+    }
+
     pub fn front(&self) -> Option<&NandOp> {
         if self.len == 0 {
             None
@@ -127,13 +184,19 @@ impl InternalQueue {
         match op.kind {
             NandOpKind::Erase => {
                 self.erase_seq[op.block as usize] = self.released + self.len as u64 + 1;
-                self.spread_ius += if static_slc {
+                self.static_erase[op.block as usize] = static_slc;
+                let gain = if static_slc {
                     self.slc_block_ius
                 } else {
                     self.native_block_ius
                 };
+                self.spread_ius += gain;
+                self.gain_ius += gain;
             }
-            NandOpKind::Program => self.spread_ius -= i64::from(op.ius),
+            NandOpKind::Program => {
+                self.spread_ius -= i64::from(op.ius);
+                self.gain_ius -= i64::from(op.ius);
+            }
             NandOpKind::Read => {}
         }
         let mut at = self.head + self.len;
@@ -163,6 +226,7 @@ impl InternalQueue {
         // The spread is only read between runs, so the run's effect is summed apart.
         let mut spread_ius = 0i64;
         let erase_seq = &mut self.erase_seq;
+        let static_erase = &mut self.static_erase;
         let (native_ius, slc_ius) = (self.native_block_ius, self.slc_block_ius);
         let mut queue = |slot: &mut NandOp, op: &NandOp| {
             *slot = *op;
@@ -171,11 +235,9 @@ impl InternalQueue {
                 NandOpKind::Program => spread_ius -= i64::from(op.ius),
                 NandOpKind::Erase => {
                     erase_seq[op.block as usize] = seq;
-                    spread_ius += if static_slc(op.block) {
-                        slc_ius
-                    } else {
-                        native_ius
-                    };
+                    let slc = static_slc(op.block);
+                    static_erase[op.block as usize] = slc;
+                    spread_ius += if slc { slc_ius } else { native_ius };
                 }
                 NandOpKind::Read => {}
             }
@@ -188,7 +250,9 @@ impl InternalQueue {
         for (slot, op) in before.iter_mut().zip(wrapped_ops) {
             queue(slot, op);
         }
+        // Before the run, spread and gain differ only by host IUs written since.
         self.spread_ius += spread_ius;
+        self.gain_ius += spread_ius;
         self.len += ops.len();
         true
     }
@@ -207,11 +271,21 @@ impl InternalQueue {
         self.peak = self.peak.max(self.len);
         self.released += n as u64;
         self.len -= n;
-        if self.len == 0 {
-            self.spread_ius = 0;
-        }
         let start = self.head;
         let first_run = n.min(self.ring.len() - start);
+        if self.len == 0 {
+            self.spread_ius = 0;
+            self.gain_ius = 0;
+        } else {
+            let mut gain = 0;
+            for op in self.ring[start..start + first_run]
+                .iter()
+                .chain(&self.ring[..n - first_run])
+            {
+                gain += self.op_gain(op);
+            }
+            self.gain_ius -= gain;
+        }
         self.head += n;
         if self.head >= self.ring.len() {
             self.head -= self.ring.len();
@@ -250,8 +324,15 @@ impl InternalQueue {
         forced.max(share as usize)
     }
 
+    /// Bytes of the ring of queued operations (sized once, at the cap).
+    pub fn ring_bytes(&self) -> usize {
+        self.ring.capacity() * std::mem::size_of::<NandOp>()
+    }
+
     pub fn memory_bytes(&self) -> usize {
-        self.ring.capacity() * std::mem::size_of::<NandOp>() + self.erase_seq.capacity() * 8
+        self.ring.capacity() * std::mem::size_of::<NandOp>()
+            + self.erase_seq.capacity() * 8
+            + self.static_erase.capacity()
     }
 }
 
@@ -289,7 +370,7 @@ mod tests {
 
     #[test]
     fn work_is_spread_over_the_host_ius_the_victim_frees() {
-        let mut q = InternalQueue::new(8, 16, 4, 100);
+        let mut q = InternalQueue::new(8, 16, 4, 100, u64::MAX);
         victim(&mut q, 1, 2);
         assert_eq!(q.held(), 7);
         // Gain 16 - 12 = 4 IUs: a 1-IU host program takes ceil(7/4) = 2, and so on; the
@@ -308,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_program_to_a_block_with_a_queued_erase_waits_for_it() {
-        let mut q = InternalQueue::new(8, 16, 4, 100);
+        let mut q = InternalQueue::new(8, 16, 4, 100, u64::MAX);
         victim(&mut q, 1, 2);
         victim(&mut q, 3, 2);
         // Block 3's erase is the 14th operation: a flush program to it releases all 14.
@@ -324,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_releases_its_oldest_operation() {
-        let mut q = InternalQueue::new(8, 16, 4, 3);
+        let mut q = InternalQueue::new(8, 16, 4, 3, u64::MAX);
         q.push_op(op(NandOpKind::Read, 1, 4));
         q.push_op(op(NandOpKind::Program, 2, 4));
         q.push_op(op(NandOpKind::Read, 1, 4));
@@ -334,6 +415,26 @@ mod tests {
         while q.pop().is_some() {}
         assert!(q.is_empty());
         assert_eq!(q.due_before_program(1, 4, true), 0);
+    }
+
+    #[test]
+    fn the_queue_defers_at_most_its_gain_bound_and_releases_whole_victims_beyond_it() {
+        // Victims of gain 4 (16-IU blocks, 12 IUs copied); a bound of two victims' gain.
+        let mut q = InternalQueue::new(8, 16, 4, 100, 8);
+        victim(&mut q, 1, 2);
+        victim(&mut q, 3, 2);
+        assert!(!q.over_gain());
+        victim(&mut q, 4, 2);
+        assert!(q.over_gain());
+        // The oldest victim, up to and including its erase, takes the gain back to 8.
+        assert_eq!(q.due_for_gain(), 7);
+        q.release(7);
+        assert!(!q.over_gain());
+        assert_eq!(q.held(), 14);
+        // Its reads and programs alone would not: the erase is what frees the space.
+        q.release(6);
+        assert!(q.over_gain());
+        assert_eq!(q.due_for_gain(), 1);
     }
 
     proptest::proptest! {
@@ -354,7 +455,7 @@ mod tests {
             };
             // Block 6 stands for a static SLC block.
             let static_slc = |block: u32| block == 6;
-            let mut a = InternalQueue::new(8, 16, 4, cap);
+            let mut a = InternalQueue::new(8, 16, 4, cap, u64::MAX);
             for o in before.iter().map(to_op) {
                 if a.is_full() {
                     a.pop();
@@ -372,6 +473,7 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(a.held(), b.held());
+            proptest::prop_assert_eq!(a.gain_ius, b.gain_ius);
             proptest::prop_assert_eq!(a.peak_len(), b.peak_len());
             for block in 0..8 {
                 let (mut a2, mut b2) = (a.clone(), b.clone());

@@ -33,9 +33,58 @@ pub const MAX_WAIT_NS: u64 = 30 * 1_000_000_000;
 /// only the codewords asked for).
 const READ_UNIT_BYTES: u64 = 4096;
 
-/// Victims' worth of internal work held back at most (each: a read and a program per page
-/// and an erase); beyond that the oldest operations go to the dies at once.
-const INTERNAL_QUEUE_BLOCKS: usize = 64;
+/// Free space the pacing queue may put off reclaiming, in IUs: the foreground reserve
+/// (`ftl.gc_foreground_free_blocks` blocks). Deferring GC spends free blocks on host data;
+/// a firmware that deferred more than its reserve would run out of blocks to write into
+/// before the deferred work came back. The reserve is per (die, plane) unit (2 each by
+/// default), so a slice with a fraction of the dies defers the same per plane as the drive.
+pub(crate) fn internal_queue_gain_ius(foreground_free_blocks: u64, ius_per_block: u64) -> u64 {
+    foreground_free_blocks * ius_per_block
+}
+
+/// Victims the pacing queue's ring holds: enough for the gain bound with victims of the
+/// least gain greedy selection takes on a full drive. Greedy's victim has at least the
+/// average invalid share of the data blocks, the drive's effective spare `s` (spare IUs
+/// beside the blocks steady writing keeps out of the data's reach, over the data blocks'
+/// IUs), so the bound is at most `reserve / s` victims. Victims of less gain (right after
+/// a fill, or folds) meet the ring's end first and go to the dies oldest first.
+pub(crate) fn internal_queue_victims(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    let held = crate::model::steady_held_blocks(units, foreground_free_blocks);
+    let data_ius = native_blocks.saturating_sub(held) * ius_per_block;
+    // The FTL refuses a drive whose data blocks cannot hold the user IUs; at least 1 IU of
+    // spare keeps the division defined for any accepted drive.
+    let spare_ius = data_ius.saturating_sub(user_ius).max(1);
+    let gain = internal_queue_gain_ius(foreground_free_blocks, ius_per_block);
+    (gain as u128 * data_ius as u128)
+        .div_ceil(spare_ius as u128 * ius_per_block as u128)
+        .min(u128::from(native_blocks)) as u64
+}
+
+/// Bytes of the pacing queue's ring (sized once: a read and a program per page and an
+/// erase for each of `internal_queue_victims`).
+pub fn internal_queue_bytes(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    pages_per_block: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    let victims = internal_queue_victims(
+        units,
+        native_blocks,
+        foreground_free_blocks,
+        ius_per_block,
+        user_ius,
+    );
+    victims * (2 * pages_per_block + 1) * std::mem::size_of::<NandOp>() as u64
+}
 
 /// A page read — (block, page, slc, bytes) — and the codewords `[from, to)` it brings into
 /// the read buffer.
@@ -156,7 +205,14 @@ impl Ssd {
             ftl.total_blocks(),
             block_ius,
             f.pages_per_block / f.bits_per_cell.max(1) * f.ius_per_page,
-            INTERNAL_QUEUE_BLOCKS * (2 * f.pages_per_block as usize + 1),
+            (internal_queue_victims(
+                u64::from(f.dies) * u64::from(f.planes_per_die),
+                u64::from(ftl.total_blocks()) - u64::from(f.slc.static_blocks),
+                u64::from(f.gc.foreground_free_blocks),
+                u64::from(block_ius),
+                f.user_ius,
+            ) * (2 * u64::from(f.pages_per_block) + 1)) as usize,
+            internal_queue_gain_ius(u64::from(f.gc.foreground_free_blocks), u64::from(block_ius)),
         );
         Ok(Ssd {
             internal,
@@ -370,7 +426,9 @@ impl Ssd {
         self.model.memory_bytes
             + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
             + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
-            + self.internal.memory_bytes() as u64
+            // The pacing queue's ring is in the model's estimate (it decides the slice); its
+            // per-block erase records are not.
+            + (self.internal.memory_bytes() - self.internal.ring_bytes()) as u64
             + self.readbuf.memory_bytes() as u64
     }
 
@@ -440,6 +498,10 @@ impl Ssd {
                         .internal
                         .push_run(run, |block| ftl.is_static_slc_block(block))
                     {
+                        if self.internal.over_gain() {
+                            let due = self.internal.due_for_gain();
+                            last = last.max(self.release_internal(due, start_ns));
+                        }
                         continue;
                     }
                     for op in run {
@@ -450,6 +512,10 @@ impl Ssd {
                             last = last.max(self.release_internal(1, start_ns));
                         }
                         self.internal.push(*op, static_slc);
+                    }
+                    if self.internal.over_gain() {
+                        let due = self.internal.due_for_gain();
+                        last = last.max(self.release_internal(due, start_ns));
                     }
                 } else {
                     last = last.max(self.issue_internal(op, start_ns));
@@ -1175,5 +1241,28 @@ impl Ssd {
             accepted_ns: accepted,
             done_ns: done,
         })
+    }
+}
+
+#[cfg(test)]
+mod queue_cap_tests {
+    use super::*;
+
+    #[test]
+    fn the_pacing_queue_defers_at_most_the_reserve_and_holds_it_in_the_least_gainful_victims() {
+        // generic-tlc-256gb: 32 units, 700 blocks each, 768 pages of 4 IUs, 256 GB user, a
+        // reserve of 2 blocks per unit: 64 blocks' IUs, and 8.6% effective spare.
+        let (units, ipb) = (32, 768 * 4);
+        let user_ius = 256_000_000_000 / 4096;
+        assert_eq!(internal_queue_gain_ius(64, ipb), 64 * ipb);
+        let full = internal_queue_victims(units, units * 700, 64, ipb, user_ius);
+        // Half or a quarter of its dies with the same effective spare: the same per unit.
+        let half = internal_queue_victims(16, 16 * 700, 32, ipb, user_ius / 2);
+        let quarter = internal_queue_victims(8, 8 * 700, 16, ipb, user_ius / 4);
+        eprintln!("{full} {half} {quarter}");
+        assert!(full.abs_diff(2 * half) <= 2 && full.abs_diff(4 * quarter) <= 4);
+        // tiny-test-1gb: 4 units, 88 blocks of 192 x 4 IUs, 4.8% effective spare.
+        let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
+        eprintln!("tiny {tiny}");
     }
 }

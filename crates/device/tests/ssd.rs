@@ -309,7 +309,9 @@ fn scaled_drive_keeps_dies_and_shrinks_capacity() {
     .unwrap();
     let d = Ssd::new(&cfg, SeedTree::new(1)).unwrap();
     let s = d.scale();
-    assert!(s.capacity_factor > 7.0 && s.capacity_factor < 10.0, "{s:?}");
+    // The GC pacing queue's ring (18 MB here, a fixed cost of the 32 units) comes out of the
+    // budget before the mapping's share.
+    assert!(s.capacity_factor > 9.0 && s.capacity_factor < 13.0, "{s:?}");
     assert_eq!(s.die_factor, 1.0);
     assert!(d.memory_bytes() < 70 << 20, "{}", d.memory_bytes());
     assert!(d.capacity_bytes() < 40_000_000_000);
