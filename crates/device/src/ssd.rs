@@ -677,13 +677,56 @@ impl Ssd {
             };
             return self.link_transfer(ready, req.len_bytes, true);
         }
+        let ready = if first == last {
+            self.read_one_iu(t0, first, req.offset_bytes, end)
+        } else {
+            self.read_ius(t0, req.offset_bytes, end, first, last)
+        };
+        let done = self.link_transfer(ready, req.len_bytes, true);
+        if let Some((from, to)) =
+            self.readahead
+                .observe(req.offset_bytes, end, self.model.user_bytes)
+        {
+            self.read_ahead(t0, from, to);
+        }
+        done
+    }
+
+    /// When bytes `[offset, end)` of IU `lpn` are ready for the link, through the read buffer.
+    /// The usual small random read: one codeword, looked up and (on a miss) inserted with one
+    /// walk of its set; otherwise as [`Self::read_ius`].
+    #[inline]
+    fn read_one_iu(&mut self, t0: u64, lpn: u64, offset: u64, end: u64) -> u64 {
+        let (cw_from, cw_to) = self.codewords(offset, end);
+        if cw_to - cw_from != 1 {
+            return self.read_ius(t0, offset, end, lpn, lpn);
+        }
+        let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+            return t0;
+        };
+        match self.readbuf.probe(cw_from) {
+            Ok(at) => {
+                self.host.read_buffer_hit_ius += 1;
+                t0.max(at)
+            }
+            Err(slot) => {
+                let done = self.page_read(t0, (block, page, slc, 1 << self.cw_shift));
+                self.readbuf.fill(slot, cw_from, done);
+                t0.max(done)
+            }
+        }
+    }
+
+    /// When bytes `[offset, end)` of IUs `first..=last` are ready for the link, through the
+    /// read buffer.
+    fn read_ius(&mut self, t0: u64, offset: u64, end: u64, first: u64, last: u64) -> u64 {
         let mut ready = t0;
         let iu = self.model.iu_bytes;
         // Consecutive IUs of one page are read with one array read; the codewords it moves
         // ([from, to) in codeword units) go to the read buffer once it is done.
         let mut pending: Option<BufferedRead> = None;
         for lpn in first..=last {
-            let from_byte = req.offset_bytes.max(lpn * iu);
+            let from_byte = offset.max(lpn * iu);
             let to_byte = end.min((lpn + 1) * iu);
             let location = self.ftl.read(lpn as u32);
             let ReadLocation::Nand { block, page, slc } = location else {
@@ -720,14 +763,7 @@ impl Ssd {
         if let Some(p) = pending {
             ready = ready.max(self.buffered_page_read(t0, p));
         }
-        let done = self.link_transfer(ready, req.len_bytes, true);
-        if let Some((from, to)) =
-            self.readahead
-                .observe(req.offset_bytes, end, self.model.user_bytes)
-        {
-            self.read_ahead(t0, from, to);
-        }
-        done
+        ready
     }
 
     /// Codewords (read units, `[from, to)`) holding bytes `[from_byte, to_byte)`.
