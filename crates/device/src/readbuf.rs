@@ -206,9 +206,10 @@ impl ReadBuffer {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Stream {
-    /// Byte the next sequential read of the stream starts at.
+    /// Byte the next sequential read of the stream starts at (`NO_STREAM` while unused: no
+    /// read starts there, so a look-up compares this field alone).
     next_byte: u64,
     /// Data up to here has been read ahead.
     ahead_byte: u64,
@@ -216,6 +217,18 @@ struct Stream {
     run: u32,
     /// Order of last use, for replacing the least recently used stream.
     used: u64,
+}
+
+/// `Stream::next_byte` of a stream not yet seen.
+const NO_STREAM: u64 = u64::MAX;
+
+impl Stream {
+    const UNUSED: Stream = Stream {
+        next_byte: NO_STREAM,
+        ahead_byte: 0,
+        run: 0,
+        used: 0,
+    };
 }
 
 /// Sequential-stream detector deciding what to read ahead.
@@ -231,7 +244,7 @@ impl ReadAhead {
     pub fn new(window_bytes: u64) -> ReadAhead {
         ReadAhead {
             window_bytes,
-            streams: [Stream::default(); STREAMS],
+            streams: [Stream::UNUSED; STREAMS],
             clock: 0,
         }
     }
@@ -242,33 +255,43 @@ impl ReadAhead {
     /// whole window or more is its own read-ahead: it already keeps the dies busy, and
     /// splitting the next one's pages between a read-ahead batch and the command itself
     /// would break up the multi-plane reads the command's pages form on die-level-read NAND.
+    #[inline]
     pub fn observe(&mut self, offset: u64, end: u64, limit_bytes: u64) -> Option<(u64, u64)> {
         if self.window_bytes == 0 {
             return None;
         }
         self.clock += 1;
-        let i = match self
-            .streams
-            .iter()
-            .position(|s| s.run > 0 && s.next_byte == offset)
-        {
-            Some(i) => i,
+        match self.streams.iter().position(|s| s.next_byte == offset) {
+            Some(i) => self.continue_stream(i, offset, end, limit_bytes),
             None => {
-                let (i, _) = self
-                    .streams
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, s)| s.used)
-                    .expect("STREAMS > 0");
+                // A read no stream expects (every random read) starts a stream in place of
+                // the least recently used one.
+                let mut i = 0;
+                for k in 1..STREAMS {
+                    if self.streams[k].used < self.streams[i].used {
+                        i = k;
+                    }
+                }
                 self.streams[i] = Stream {
                     next_byte: end,
                     ahead_byte: end,
                     run: 1,
                     used: self.clock,
                 };
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// Stream `i` goes on with the read `[offset, end)`: what to read ahead, if anything.
+    #[inline(never)]
+    fn continue_stream(
+        &mut self,
+        i: usize,
+        offset: u64,
+        end: u64,
+        limit_bytes: u64,
+    ) -> Option<(u64, u64)> {
         let s = &mut self.streams[i];
         s.run = s.run.saturating_add(1);
         s.next_byte = end;
@@ -288,7 +311,7 @@ impl ReadAhead {
 
     /// Forget every stream (power cycle, format).
     pub fn clear(&mut self) {
-        self.streams = [Stream::default(); STREAMS];
+        self.streams = [Stream::UNUSED; STREAMS];
     }
 }
 

@@ -400,6 +400,13 @@ impl Ssd {
             // Only the link to fit: one search, not a fit and then a booking.
             return self.link[d].book(start_ns, dur) + dur;
         }
+        self.link_and_data_path(d, dir, start_ns, dur)
+    }
+
+    /// [`Self::link_transfer`] through a data path with a bandwidth of its own: the earliest
+    /// start from `start_ns` at which link `d` and the data path are both free for `dur`.
+    #[inline(never)]
+    fn link_and_data_path(&mut self, d: usize, dir: Direction, start_ns: u64, dur: u64) -> u64 {
         let mut s = start_ns;
         // Each step moves the start to a later reservation's end: it ends.
         loop {
@@ -1140,7 +1147,13 @@ impl Ssd {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             t0 = self.controller.command(req.kind == IoKind::Write, t0);
         }
-        let moved_before = self.relocated_ius();
+        // IUs the FTL moves for this command cost firmware time, if relocation has any.
+        let relocation_costs = self.controller.model().relocation_cpu_ns > 0;
+        let moved_before = if relocation_costs {
+            self.relocated_ius()
+        } else {
+            0
+        };
         if req.kind != IoKind::Write {
             self.busy_gc(accepted);
         }
@@ -1189,9 +1202,10 @@ impl Ssd {
             }
         };
         self.check_backlog(now_ns)?;
-        // IUs the FTL moved for this command cost firmware time on a core too.
-        let moved = self.relocated_ius().saturating_sub(moved_before);
-        self.controller.relocated(accepted, moved);
+        if relocation_costs {
+            let moved = self.relocated_ius().saturating_sub(moved_before);
+            self.controller.relocated(accepted, moved);
+        }
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
         let h = &mut self.ns_host[ns];
