@@ -378,7 +378,7 @@ impl Ssd {
         usize::from(device_to_host && self.model.link.full_duplex())
     }
 
-    #[inline]
+    #[inline(always)]
     fn link_transfer(&mut self, start_ns: u64, bytes: u64, device_to_host: bool) -> u64 {
         if bytes == 0 {
             return start_ns;
