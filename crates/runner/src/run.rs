@@ -100,6 +100,9 @@ struct JobClone<'a> {
     /// `end_fsync`'s flush has been queued.
     end_flush_sent: bool,
     rate: RateState,
+    /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
+    /// bookkeeping (decided once, not per I/O).
+    plain: bool,
     issued_bytes: u64,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
@@ -308,6 +311,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         })?;
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
+                let rate = RateState::new(spec, seeds);
+                let plain = !rate.active
+                    && spec.fsync_every == 0
+                    && !spec.write_fua
+                    && spec.thinktime_ns == 0;
                 clones.push(JobClone {
                     spec,
                     target,
@@ -337,7 +345,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     writes_since_flush: 0,
                     flush_pending: false,
                     end_flush_sent: false,
-                    rate: RateState::new(spec, seeds),
+                    rate,
+                    plain,
                     issued_bytes: 0,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
@@ -418,7 +427,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             self.handle(now, event)?;
-            self.advance_phases(now)?;
+            if self.phase_left == 0 {
+                self.advance_phases(now)?;
+            }
             events += 1;
             if events & progress_mask == 0 {
                 self.report_progress(now, progress);
@@ -653,35 +664,38 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     }
                 }
             };
-            let ddir = io.kind.ddir();
-            if c.rate.active && c.rate.limited(ddir) {
-                let planned = c.rate.planned_ns(ddir, c.start_ns);
-                if planned > now {
-                    c.pending = Some(io);
-                    if c.wake_at != Some(planned) {
-                        c.wake_at = Some(planned);
-                        self.queue
-                            .schedule(planned, Event::Wake { clone: i as u32 })?;
+            let mut fua = false;
+            if !c.plain {
+                let ddir = io.kind.ddir();
+                if c.rate.active && c.rate.limited(ddir) {
+                    let planned = c.rate.planned_ns(ddir, c.start_ns);
+                    if planned > now {
+                        c.pending = Some(io);
+                        if c.wake_at != Some(planned) {
+                            c.wake_at = Some(planned);
+                            self.queue
+                                .schedule(planned, Event::Wake { clone: i as u32 })?;
+                        }
+                        return Ok(());
                     }
-                    return Ok(());
+                    c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
                 }
-                c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
+                fua = io.kind == IoKind::Write && c.spec.write_fua;
+                if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
+                    c.writes_since_flush += 1;
+                    if c.writes_since_flush >= c.spec.fsync_every {
+                        c.writes_since_flush = 0;
+                        c.flush_pending = true;
+                    }
+                }
+                if c.spec.thinktime_ns > 0 {
+                    c.think_count += 1;
+                    if c.think_count >= c.spec.thinktime_blocks.max(1) {
+                        c.think = Think::Draining;
+                    }
+                }
             }
             c.issued_bytes += io.len_bytes;
-            let fua = io.kind == IoKind::Write && c.spec.write_fua;
-            if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
-                c.writes_since_flush += 1;
-                if c.writes_since_flush >= c.spec.fsync_every {
-                    c.writes_since_flush = 0;
-                    c.flush_pending = true;
-                }
-            }
-            if c.spec.thinktime_ns > 0 {
-                c.think_count += 1;
-                if c.think_count >= c.spec.thinktime_blocks.max(1) {
-                    c.think = Think::Draining;
-                }
-            }
             let req = IoRequest {
                 kind: io.kind,
                 offset_bytes: io.offset_bytes,
@@ -705,6 +719,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 
     /// Hand a request to the device, or to the host queue when the device is full.
+    #[inline]
     fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
         c.in_flight += 1;
@@ -726,6 +741,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
     }
 
+    #[inline]
     fn drain_host_queue(&mut self, now: SimTime) -> Result<(), RunError> {
         while self.device_in_flight < self.device_limit {
             let Some(q) = self.host_queue.pop_front() else {
@@ -736,6 +752,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
+    #[inline]
     fn submit(
         &mut self,
         i: usize,
@@ -792,6 +809,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
+    #[inline]
     fn check_finished(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
         if c.finished || c.in_flight > 0 {

@@ -519,7 +519,13 @@ impl IoGenerator {
             OffsetGen::Zoned(z) => z.sample(&mut self.rng_offset),
         };
         let a = self.align[d];
-        let mut at = unit * self.unit_bytes / a * a;
+        // The unit is the smallest alignment, so a direction aligned to it needs no rounding
+        // (and no division).
+        let mut at = if a == self.unit_bytes {
+            unit * a
+        } else {
+            unit * self.unit_bytes / a * a
+        };
         if at + len > self.region_len {
             at = (self.region_len - len) / a * a;
         }
