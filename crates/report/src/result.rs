@@ -492,6 +492,7 @@ impl JobStats {
     /// interval is set by [`JobStats::start_measuring`]. Call in completion order (times
     /// non-decreasing). `ddir` is [`DDIR_READ`], [`DDIR_WRITE`] or [`DDIR_TRIM`]; anything
     /// else is ignored. Flushes go to [`JobStats::record_sync`] instead.
+    #[inline]
     pub fn record(
         &mut self,
         ddir: usize,
@@ -561,6 +562,7 @@ impl JobStats {
     /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's
     /// `io_u_mark_depth`, for the "IO depths" distribution). Optional: without it the
     /// distribution reads 0%.
+    #[inline]
     pub fn record_depth(&mut self, depth: u32) {
         self.res.io_u_map[depth_bucket(depth)] += 1;
         // One I/O per submission call.

@@ -752,7 +752,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn submit(
         &mut self,
         i: usize,
@@ -809,12 +809,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
-    #[inline]
+    /// A clone with I/Os in flight is not finished: that test is inlined at every call, the
+    /// rest (rarely reached) is not.
+    #[inline(always)]
     fn check_finished(&mut self, i: usize, now: SimTime) {
-        let c = &mut self.clones[i];
+        let c = &self.clones[i];
         if c.finished || c.in_flight > 0 {
             return;
         }
+        self.finish_if_done(i, now);
+    }
+
+    #[inline(never)]
+    fn finish_if_done(&mut self, i: usize, now: SimTime) {
+        let c = &mut self.clones[i];
         let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
         if !(c.stopped || out_of_work) {
             return;
