@@ -153,11 +153,12 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     options: &'a RunOptions,
     plan: &'a ScalePlan,
     queue: EventQueue<Event>,
-    /// I/Os on the device, by slot; `free_slots` lists the unused ones. Sized up front for
-    /// the most I/Os the device can hold at once (its queue depth, and no more than the
-    /// clones' depths plus a flush each), so it never reallocates.
-    in_flight: Vec<InFlight>,
-    free_slots: Vec<u32>,
+    /// I/Os on the device, by slot; `free_slots[..free_len]` is a stack of the unused ones.
+    /// Sized up front for the most I/Os the device can hold at once (its queue depth, and no
+    /// more than the clones' depths plus a flush each): fixed slices, no growth checks.
+    in_flight: Box<[InFlight]>,
+    free_slots: Box<[u32]>,
+    free_len: usize,
     host_queue: VecDeque<Queued>,
     device_in_flight: u32,
     device_limit: u32,
@@ -360,6 +361,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // adds one. Sizing the host queue for all of them means it never reallocates.
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
+        let slots = host_capacity.min(device_limit as usize);
         let phase_count = phases.len();
         Ok(Self {
             file,
@@ -367,8 +369,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             options,
             plan,
             queue: EventQueue::with_limit(options.limits.max_queued_events),
-            in_flight: Vec::with_capacity(host_capacity.min(device_limit as usize)),
-            free_slots: Vec::with_capacity(host_capacity.min(device_limit as usize)),
+            in_flight: vec![
+                InFlight {
+                    clone: 0,
+                    kind: IoKind::Read,
+                    issue_ns: 0,
+                    accepted_ns: 0,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                };
+                slots
+            ]
+            .into_boxed_slice(),
+            free_slots: (0..slots as u32).rev().collect(),
+            free_len: slots,
             host_queue: VecDeque::with_capacity(host_capacity),
             device_in_flight: 0,
             device_limit,
@@ -540,7 +554,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     offset_bytes,
                     len_bytes,
                 } = self.in_flight[slot as usize];
-                self.free_slots.push(slot);
+                self.free_slots[self.free_len] = slot;
+                self.free_len += 1;
                 let i = clone as usize;
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
@@ -794,16 +809,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             offset_bytes: req.offset_bytes,
             len_bytes: req.len_bytes,
         };
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.in_flight[slot as usize] = io;
-                slot
-            }
-            None => {
-                self.in_flight.push(io);
-                (self.in_flight.len() - 1) as u32
-            }
-        };
+        // The device holds fewer than `device_limit` I/Os and every clone fewer than its
+        // depth plus a flush, so a slot is free.
+        self.free_len -= 1;
+        let slot = self.free_slots[self.free_len];
+        self.in_flight[slot as usize] = io;
         self.queue
             .schedule(completion.done_ns, Event::Complete { slot })?;
         Ok(())
