@@ -104,8 +104,11 @@ impl Controller {
     /// No transfer will be asked for before `now_ns` any more.
     #[inline]
     pub fn forget_before(&mut self, now_ns: u64) {
-        for c in &mut self.data {
-            c.forget_before(now_ns);
+        // An unlimited direction never books anything.
+        for d in 0..2 {
+            if self.model.data_bytes_per_s[d].is_some() {
+                self.data[d].forget_before(now_ns);
+            }
         }
     }
 

@@ -27,6 +27,11 @@ const WAYS: usize = 8;
 /// A free entry.
 const FREE: u64 = u64::MAX;
 
+/// Where a codeword the buffer does not hold goes ([`ReadBuffer::probe`]): valid until the
+/// buffer next changes.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot(usize);
+
 /// Codewords recently read from NAND (or being read ahead): a set-associative table, each set
 /// replacing its entries in the order they were filled (FIFO per set, close to FIFO overall).
 /// A lookup reads one set: no probe chains to walk or repair.
@@ -93,6 +98,48 @@ impl ReadBuffer {
         self.find(unit).map(|(set, way)| self.ready_ns[set][way])
     }
 
+    /// When the data of codeword `unit` is in DRAM if it is buffered, else where it goes:
+    /// a look-up and the insertion after a miss walk the set once between them.
+    #[inline]
+    pub fn probe(&self, unit: u64) -> Result<u64, Slot> {
+        let set = self.set_of(unit);
+        match self.units[set].iter().position(|&u| u == unit) {
+            Some(way) => Ok(self.ready_ns[set][way]),
+            None => Err(Slot(set)),
+        }
+    }
+
+    /// Codeword `unit`, which [`Self::probe`] just did not find, is in DRAM at `ready_ns`.
+    #[inline]
+    pub fn fill(&mut self, Slot(set): Slot, unit: u64, ready_ns: u64) {
+        debug_assert!(self.is_enabled() && self.set_of(unit) == set);
+        debug_assert!(
+            !self.units[set].contains(&unit),
+            "filled a buffered codeword"
+        );
+        self.place(set, unit, ready_ns);
+    }
+
+    /// Put `unit` into the lowest free way of `set`, else the way the set replaces next.
+    #[inline(always)]
+    fn place(&mut self, set: usize, unit: u64, ready_ns: u64) {
+        // A full buffer (the steady state of a read workload) has no free way to look for.
+        let free = if self.live < self.units.len() * WAYS {
+            self.units[set].iter().position(|&u| u == FREE)
+        } else {
+            None
+        };
+        let way = free.unwrap_or_else(|| {
+            let way = self.next_way[set] as usize;
+            self.next_way[set] = ((way + 1) % WAYS) as u8;
+            self.live -= 1;
+            way
+        });
+        self.units[set][way % WAYS] = unit;
+        self.ready_ns[set][way % WAYS] = ready_ns;
+        self.live += 1;
+    }
+
     /// Latest ready time of codewords `[first, end)` if all are buffered.
     #[inline]
     pub fn all_ready_ns(&self, first: u64, end: u64) -> Option<u64> {
@@ -110,27 +157,13 @@ impl ReadBuffer {
             return;
         }
         let set = self.set_of(unit);
-        let units = &mut self.units[set];
-        let ready = &mut self.ready_ns[set];
-        let mut free = None;
-        for way in 0..WAYS {
-            if units[way] == unit {
-                ready[way] = ready[way].min(ready_ns);
-                return;
+        match self.units[set].iter().position(|&u| u == unit) {
+            Some(way) => {
+                let ready = &mut self.ready_ns[set][way];
+                *ready = (*ready).min(ready_ns);
             }
-            if free.is_none() && units[way] == FREE {
-                free = Some(way);
-            }
+            None => self.place(set, unit, ready_ns),
         }
-        let way = free.unwrap_or_else(|| {
-            let way = self.next_way[set] as usize;
-            self.next_way[set] = ((way + 1) % WAYS) as u8;
-            self.live -= 1;
-            way
-        });
-        units[way] = unit;
-        ready[way] = ready_ns;
-        self.live += 1;
     }
 
     /// Drop codeword `unit` if buffered.
@@ -173,9 +206,10 @@ impl ReadBuffer {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Stream {
-    /// Byte the next sequential read of the stream starts at.
+    /// Byte the next sequential read of the stream starts at (`NO_STREAM` while unused: no
+    /// read starts there, so a look-up compares this field alone).
     next_byte: u64,
     /// Data up to here has been read ahead.
     ahead_byte: u64,
@@ -183,6 +217,18 @@ struct Stream {
     run: u32,
     /// Order of last use, for replacing the least recently used stream.
     used: u64,
+}
+
+/// `Stream::next_byte` of a stream not yet seen.
+const NO_STREAM: u64 = u64::MAX;
+
+impl Stream {
+    const UNUSED: Stream = Stream {
+        next_byte: NO_STREAM,
+        ahead_byte: 0,
+        run: 0,
+        used: 0,
+    };
 }
 
 /// Sequential-stream detector deciding what to read ahead.
@@ -198,7 +244,7 @@ impl ReadAhead {
     pub fn new(window_bytes: u64) -> ReadAhead {
         ReadAhead {
             window_bytes,
-            streams: [Stream::default(); STREAMS],
+            streams: [Stream::UNUSED; STREAMS],
             clock: 0,
         }
     }
@@ -209,33 +255,43 @@ impl ReadAhead {
     /// whole window or more is its own read-ahead: it already keeps the dies busy, and
     /// splitting the next one's pages between a read-ahead batch and the command itself
     /// would break up the multi-plane reads the command's pages form on die-level-read NAND.
+    #[inline]
     pub fn observe(&mut self, offset: u64, end: u64, limit_bytes: u64) -> Option<(u64, u64)> {
         if self.window_bytes == 0 {
             return None;
         }
         self.clock += 1;
-        let i = match self
-            .streams
-            .iter()
-            .position(|s| s.run > 0 && s.next_byte == offset)
-        {
-            Some(i) => i,
+        match self.streams.iter().position(|s| s.next_byte == offset) {
+            Some(i) => self.continue_stream(i, offset, end, limit_bytes),
             None => {
-                let (i, _) = self
-                    .streams
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, s)| s.used)
-                    .expect("STREAMS > 0");
+                // A read no stream expects (every random read) starts a stream in place of
+                // the least recently used one.
+                let mut i = 0;
+                for k in 1..STREAMS {
+                    if self.streams[k].used < self.streams[i].used {
+                        i = k;
+                    }
+                }
                 self.streams[i] = Stream {
                     next_byte: end,
                     ahead_byte: end,
                     run: 1,
                     used: self.clock,
                 };
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// Stream `i` goes on with the read `[offset, end)`: what to read ahead, if anything.
+    #[inline(never)]
+    fn continue_stream(
+        &mut self,
+        i: usize,
+        offset: u64,
+        end: u64,
+        limit_bytes: u64,
+    ) -> Option<(u64, u64)> {
         let s = &mut self.streams[i];
         s.run = s.run.saturating_add(1);
         s.next_byte = end;
@@ -255,7 +311,7 @@ impl ReadAhead {
 
     /// Forget every stream (power cycle, format).
     pub fn clear(&mut self) {
-        self.streams = [Stream::default(); STREAMS];
+        self.streams = [Stream::UNUSED; STREAMS];
     }
 }
 
@@ -303,6 +359,36 @@ mod tests {
         b.invalidate(0, 1_000_000);
         assert_eq!(b.live, 0);
         assert!((0..10_000u64).all(|u| b.ready_ns(u * 7).is_none()));
+    }
+
+    #[test]
+    fn probe_then_fill_inserts_as_insert_does() {
+        // The same codewords through insert and through probe + fill give the same table,
+        // replacement order included (a set of 8 ways: 20 codewords of one set evict).
+        let mut a = ReadBuffer::new(16);
+        let mut b = ReadBuffer::new(16);
+        let mut t = 0;
+        let same_set: Vec<u64> = (0..200u64).filter(|&u| a.set_of(u) == 0).take(20).collect();
+        assert_eq!(same_set.len(), 20);
+        for u in same_set {
+            t += 10;
+            a.insert(u, t);
+            match b.probe(u) {
+                Ok(_) => panic!("{u} not inserted yet"),
+                Err(slot) => b.fill(slot, u, t),
+            }
+            if u % 3 == 0 {
+                a.remove(u);
+                b.remove(u);
+            }
+            assert_eq!(a.units, b.units);
+            assert_eq!(a.live, b.live);
+        }
+        let kept: Vec<u64> = a.units[0].iter().copied().filter(|&u| u != FREE).collect();
+        assert!(!kept.is_empty());
+        for u in kept {
+            assert_eq!(b.probe(u).ok(), a.ready_ns(u));
+        }
     }
 
     #[test]

@@ -436,7 +436,7 @@ impl Ssd {
         usize::from(device_to_host && self.model.link.full_duplex())
     }
 
-    #[inline]
+    #[inline(always)]
     fn link_transfer(&mut self, start_ns: u64, bytes: u64, device_to_host: bool) -> u64 {
         if bytes == 0 {
             return start_ns;
@@ -458,6 +458,13 @@ impl Ssd {
             // Only the link to fit: one search, not a fit and then a booking.
             return self.link[d].book(start_ns, dur) + dur;
         }
+        self.link_and_data_path(d, dir, start_ns, dur)
+    }
+
+    /// [`Self::link_transfer`] through a data path with a bandwidth of its own: the earliest
+    /// start from `start_ns` at which link `d` and the data path are both free for `dur`.
+    #[inline(never)]
+    fn link_and_data_path(&mut self, d: usize, dir: Direction, start_ns: u64, dur: u64) -> u64 {
         let mut s = start_ns;
         // Each step moves the start to a later reservation's end: it ends.
         loop {
@@ -743,13 +750,56 @@ impl Ssd {
             };
             return self.link_transfer(ready, req.len_bytes, true);
         }
+        let ready = if first == last {
+            self.read_one_iu(t0, first, req.offset_bytes, end)
+        } else {
+            self.read_ius(t0, req.offset_bytes, end, first, last)
+        };
+        let done = self.link_transfer(ready, req.len_bytes, true);
+        if let Some((from, to)) =
+            self.readahead
+                .observe(req.offset_bytes, end, self.model.user_bytes)
+        {
+            self.read_ahead(t0, from, to);
+        }
+        done
+    }
+
+    /// When bytes `[offset, end)` of IU `lpn` are ready for the link, through the read buffer.
+    /// The usual small random read: one codeword, looked up and (on a miss) inserted with one
+    /// walk of its set; otherwise as [`Self::read_ius`].
+    #[inline]
+    fn read_one_iu(&mut self, t0: u64, lpn: u64, offset: u64, end: u64) -> u64 {
+        let (cw_from, cw_to) = self.codewords(offset, end);
+        if cw_to - cw_from != 1 {
+            return self.read_ius(t0, offset, end, lpn, lpn);
+        }
+        let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+            return t0;
+        };
+        match self.readbuf.probe(cw_from) {
+            Ok(at) => {
+                self.host.read_buffer_hit_ius += 1;
+                t0.max(at)
+            }
+            Err(slot) => {
+                let done = self.page_read(t0, (block, page, slc, 1 << self.cw_shift));
+                self.readbuf.fill(slot, cw_from, done);
+                t0.max(done)
+            }
+        }
+    }
+
+    /// When bytes `[offset, end)` of IUs `first..=last` are ready for the link, through the
+    /// read buffer.
+    fn read_ius(&mut self, t0: u64, offset: u64, end: u64, first: u64, last: u64) -> u64 {
         let mut ready = t0;
         let iu = self.model.iu_bytes;
         // Consecutive IUs of one page are read with one array read; the codewords it moves
         // ([from, to) in codeword units) go to the read buffer once it is done.
         let mut pending: Option<BufferedRead> = None;
         for lpn in first..=last {
-            let from_byte = req.offset_bytes.max(lpn * iu);
+            let from_byte = offset.max(lpn * iu);
             let to_byte = end.min((lpn + 1) * iu);
             let location = self.ftl.read(lpn as u32);
             let ReadLocation::Nand { block, page, slc } = location else {
@@ -786,14 +836,7 @@ impl Ssd {
         if let Some(p) = pending {
             ready = ready.max(self.buffered_page_read(t0, p));
         }
-        let done = self.link_transfer(ready, req.len_bytes, true);
-        if let Some((from, to)) =
-            self.readahead
-                .observe(req.offset_bytes, end, self.model.user_bytes)
-        {
-            self.read_ahead(t0, from, to);
-        }
-        done
+        ready
     }
 
     /// Codewords (read units, `[from, to)`) holding bytes `[from_byte, to_byte)`.
@@ -1170,7 +1213,13 @@ impl Ssd {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             t0 = self.controller.command(req.kind == IoKind::Write, t0);
         }
-        let moved_before = self.relocated_ius();
+        // IUs the FTL moves for this command cost firmware time, if relocation has any.
+        let relocation_costs = self.controller.model().relocation_cpu_ns > 0;
+        let moved_before = if relocation_costs {
+            self.relocated_ius()
+        } else {
+            0
+        };
         if req.kind != IoKind::Write {
             self.busy_gc(accepted);
         }
@@ -1219,9 +1268,10 @@ impl Ssd {
             }
         };
         self.check_backlog(now_ns)?;
-        // IUs the FTL moved for this command cost firmware time on a core too.
-        let moved = self.relocated_ius().saturating_sub(moved_before);
-        self.controller.relocated(accepted, moved);
+        if relocation_costs {
+            let moved = self.relocated_ius().saturating_sub(moved_before);
+            self.controller.relocated(accepted, moved);
+        }
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
         let h = &mut self.ns_host[ns];

@@ -1,38 +1,40 @@
 //! The event queue: events ordered by `(time, sequence)`, so events at equal times come out in
 //! the order they were scheduled (FIFO). This makes every run reproducible.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::SimTime;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time_ns: SimTime,
     seq: u64,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time_ns == other.time_ns && self.seq == other.seq
+impl<E> Entry<E> {
+    /// Strictly earlier in `(time, sequence)` order; sequences are unique, so this is a total
+    /// order and the pop order does not depend on the heap's layout.
+    #[inline(always)]
+    fn before(&self, other: &Self) -> bool {
+        self.time_ns < other.time_ns || (self.time_ns == other.time_ns && self.seq < other.seq)
     }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time_ns, self.seq).cmp(&(other.time_ns, other.seq))
+
+    #[inline(always)]
+    fn time_ns(&self) -> SimTime {
+        self.time_ns
     }
 }
 
 /// A min-queue of timed events with a bound on its length: a queue that keeps growing is a
 /// model bug or a runaway workload, and the run must stop with a reason rather than eat memory.
+///
+/// A binary min-heap in a `Vec`. A popped root stays in place until the next call: a
+/// simulation loop usually schedules one event for each it pops (a completion starts the next
+/// I/O), and filling the vacated root with the new event is one sift-down, where removing the
+/// root and inserting apart are a sift-down and a sift-up.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    heap: Vec<Entry<E>>,
+    /// `heap[0]` was popped and is only awaiting replacement or removal.
+    root_popped: bool,
     next_seq: u64,
     now_ns: SimTime,
     max_len: usize,
@@ -49,11 +51,12 @@ pub enum QueueError {
     Overflow { max_len: usize },
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// A queue that refuses to hold more than `max_len` events.
     pub fn with_limit(max_len: usize) -> Self {
         Self {
-            heap: BinaryHeap::with_capacity(max_len.min(1 << 16)),
+            heap: Vec::with_capacity(max_len.min(1 << 16)),
+            root_popped: false,
             next_seq: 0,
             now_ns: 0,
             max_len,
@@ -68,12 +71,12 @@ impl<E> EventQueue<E> {
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.root_popped)
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Schedule `event` at absolute time `at_ns`, which must not be before the clock.
@@ -85,33 +88,103 @@ impl<E> EventQueue<E> {
                 now_ns: self.now_ns,
             });
         }
-        if self.heap.len() >= self.max_len {
+        if self.len() >= self.max_len {
             return Err(QueueError::Overflow {
                 max_len: self.max_len,
             });
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry {
+        let entry = Entry {
             time_ns: at_ns,
             seq,
             event,
-        }));
+        };
+        if self.root_popped {
+            self.root_popped = false;
+            self.sift_down_from_root(entry);
+        } else {
+            self.heap.push(entry);
+            self.sift_up(self.heap.len() - 1);
+        }
         Ok(())
     }
 
     /// Time of the next event without removing it.
     #[inline]
     pub fn peek_time_ns(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse(e)| e.time_ns)
+        if !self.root_popped {
+            return self.heap.first().map(|e| e.time_ns());
+        }
+        // The root is gone: the next event is the earlier of its children.
+        match (self.heap.get(1), self.heap.get(2)) {
+            (Some(a), Some(b)) => Some(if b.before(a) {
+                b.time_ns()
+            } else {
+                a.time_ns()
+            }),
+            (Some(a), None) => Some(a.time_ns()),
+            _ => None,
+        }
     }
 
     /// Remove the earliest event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let Reverse(entry) = self.heap.pop()?;
-        self.now_ns = entry.time_ns;
-        Some((entry.time_ns, entry.event))
+        if self.root_popped {
+            self.remove_root();
+        }
+        let top = *self.heap.first()?;
+        self.root_popped = true;
+        self.now_ns = top.time_ns();
+        Some((self.now_ns, top.event))
+    }
+
+    /// Drop the popped root: the last entry takes its place.
+    fn remove_root(&mut self) {
+        self.root_popped = false;
+        let last = self.heap.pop().expect("a popped root is in the heap");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+    }
+
+    /// Put `entry` at the root, whose current occupant is discarded, and restore the order.
+    #[inline]
+    fn sift_down_from_root(&mut self, entry: Entry<E>) {
+        let heap = &mut self.heap[..];
+        let n = heap.len();
+        let mut hole = 0;
+        loop {
+            let mut child = 2 * hole + 1;
+            if child >= n {
+                break;
+            }
+            if child + 1 < n && heap[child + 1].before(&heap[child]) {
+                child += 1;
+            }
+            if !heap[child].before(&entry) {
+                break;
+            }
+            heap[hole] = heap[child];
+            hole = child;
+        }
+        heap[hole] = entry;
+    }
+
+    #[inline]
+    fn sift_up(&mut self, mut hole: usize) {
+        let heap = &mut self.heap[..];
+        let entry = heap[hole];
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if !entry.before(&heap[parent]) {
+                break;
+            }
+            heap[hole] = heap[parent];
+            hole = parent;
+        }
+        heap[hole] = entry;
     }
 }
 
@@ -146,6 +219,35 @@ mod tests {
         q.schedule(11, ()).unwrap();
         q.schedule(12, ()).unwrap();
         assert_eq!(q.schedule(13, ()), Err(QueueError::Overflow { max_len: 2 }));
+    }
+
+    proptest! {
+        /// Pops, schedules and peeks interleaved (the popped root replaced by the next
+        /// schedule) give the order of a sorted reference list.
+        #[test]
+        fn interleaved_operations_match_a_sorted_list(
+            ops in proptest::collection::vec((0u8..4, 0u64..40), 0..300)
+        ) {
+            let mut q = EventQueue::with_limit(1000);
+            let mut reference: Vec<(u64, u64)> = Vec::new(); // (time, sequence), unsorted
+            let mut seq = 0u64;
+            for (op, dt) in ops {
+                if op < 2 {
+                    let at = q.now_ns() + dt;
+                    q.schedule(at, seq).unwrap();
+                    reference.push((at, seq));
+                    seq += 1;
+                } else {
+                    reference.sort_unstable();
+                    prop_assert_eq!(q.peek_time_ns(), reference.first().map(|e| e.0));
+                    if op == 3 {
+                        let want = (!reference.is_empty()).then(|| reference.remove(0));
+                        prop_assert_eq!(q.pop(), want);
+                    }
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+        }
     }
 
     proptest! {

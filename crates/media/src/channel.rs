@@ -199,7 +199,11 @@ impl Channel {
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
     #[inline]
     pub fn forget_before(&mut self, now_ns: u64) {
-        // Called on every command; usually nothing has ended since the last call.
+        // Called on every command; usually nothing has ended since the last call: look
+        // before writing anything back.
+        if self.len == 0 || self.buf[self.head & MASK].1 > now_ns {
+            return;
+        }
         let (mut h, mut len) = (self.head, self.len);
         while len > 0 && self.buf[h & MASK].1 <= now_ns {
             h = (h + 1) & MASK;

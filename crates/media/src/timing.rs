@@ -120,6 +120,11 @@ pub struct NandTiming {
     die_groups: Vec<ReadGroup>,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
+    /// What the channels may forget (reservations ended by then, see
+    /// [`Channel::forget_before`]), applied to a channel when it next books rather than to
+    /// every channel on every submission: the same state wherever a booking looks. None
+    /// after a reset, until the next submission.
+    forget_ns: Option<u64>,
     /// Operations per class.
     ops: [u64; CLASSES],
     /// Bytes moved per kind (read, program, erase).
@@ -192,6 +197,7 @@ impl NandTiming {
                 Vec::new()
             },
             floor_ns: 0,
+            forget_ns: None,
             power: None,
             capped: false,
             ops: [0; CLASSES],
@@ -429,13 +435,13 @@ impl NandTiming {
                     }
                 };
                 self.channel_busy_ns += xfer_ns;
-                let done = self.channels[ch].book(array_done, xfer_ns) + xfer_ns;
+                let done = self.channel(ch).book(array_done, xfer_ns) + xfer_ns;
                 (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
                 let xfer_ns = self.channel_ns_memo(op.bytes);
                 self.channel_busy_ns += xfer_ns;
-                let xfer_done = self.channels[ch].book(now_ns, xfer_ns) + xfer_ns;
+                let xfer_done = self.channel(ch).book(now_ns, xfer_ns) + xfer_ns;
                 let array_start = match &mut self.queues {
                     None => xfer_done.max(self.unit_free_ns[unit]),
                     Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
@@ -517,9 +523,17 @@ impl NandTiming {
         if let Some(c) = self.power.as_mut().and_then(|p| p.cap.as_mut()) {
             c.advance_to(now_ns);
         }
-        for c in &mut self.channels {
-            c.forget_before(now_ns);
+        self.forget_ns = Some(self.forget_ns.map_or(now_ns, |f| f.max(now_ns)));
+    }
+
+    /// Channel `ch`, having forgotten what ended before the latest submission.
+    #[inline(always)]
+    fn channel(&mut self, ch: usize) -> &mut Channel {
+        let c = &mut self.channels[ch];
+        if let Some(f) = self.forget_ns {
+            c.forget_before(f);
         }
+        c
     }
 
     /// When the die (or plane) holding `block` has finished all work reserved on it.
@@ -558,6 +572,7 @@ impl NandTiming {
         for c in &mut self.channels {
             c.reset(at_ns);
         }
+        self.forget_ns = None;
         self.all_free_ns = at_ns;
     }
 

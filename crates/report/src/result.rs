@@ -332,15 +332,8 @@ fn lat_bucket(v: u64) -> usize {
 /// fio's depth bucket: 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
 #[inline]
 fn depth_bucket(depth: u32) -> usize {
-    match depth {
-        0..=1 => 0,
-        2..=3 => 1,
-        4..=7 => 2,
-        8..=15 => 3,
-        16..=31 => 4,
-        32..=63 => 5,
-        _ => 6,
-    }
+    // The bucket is the power of two at or below the depth (0 counts as 1), capped at 64.
+    ((31 - (depth | 1).leading_zeros()) as usize).min(6)
 }
 
 /// Statistics of one running job (one clone).
@@ -354,6 +347,9 @@ pub struct JobStats {
     per_io_iops: bool,
     next_bw_ns: u64,
     next_iops_ns: u64,
+    /// The earlier of the windowed statistics' next sample times (`u64::MAX` when both are
+    /// per I/O): a completion before it has no window to close.
+    next_sample_ns: u64,
     this_io_bytes: [u64; 3],
     stat_io_bytes: [u64; 3],
     this_io_blocks: [u64; 3],
@@ -409,6 +405,7 @@ impl JobStats {
             per_io_iops: iops_avg_ms == 0,
             next_bw_ns: 0,
             next_iops_ns: 0,
+            next_sample_ns: 0,
             this_io_bytes: [0; 3],
             stat_io_bytes: [0; 3],
             this_io_blocks: [0; 3],
@@ -472,6 +469,21 @@ impl JobStats {
                 self.next_iops_ns += w_ns;
             }
         }
+        self.update_next_sample();
+    }
+
+    fn update_next_sample(&mut self) {
+        let bw = if self.per_io_bw {
+            u64::MAX
+        } else {
+            self.next_bw_ns
+        };
+        let iops = if self.per_io_iops {
+            u64::MAX
+        } else {
+            self.next_iops_ns
+        };
+        self.next_sample_ns = bw.min(iops);
     }
 
     /// One I/O finished. `issue_ns`: the job issued it; `accepted_ns`: the device accepted it
@@ -480,6 +492,7 @@ impl JobStats {
     /// interval is set by [`JobStats::start_measuring`]. Call in completion order (times
     /// non-decreasing). `ddir` is [`DDIR_READ`], [`DDIR_WRITE`] or [`DDIR_TRIM`]; anything
     /// else is ignored. Flushes go to [`JobStats::record_sync`] instead.
+    #[inline]
     pub fn record(
         &mut self,
         ddir: usize,
@@ -495,7 +508,9 @@ impl JobStats {
             debug_assert!(false, "data direction {ddir} out of range");
             return;
         }
-        self.advance_samples(done_ns);
+        if done_ns >= self.next_sample_ns {
+            self.advance_samples(done_ns);
+        }
         let slat = accepted_ns.saturating_sub(issue_ns);
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
@@ -547,6 +562,7 @@ impl JobStats {
     /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's
     /// `io_u_mark_depth`, for the "IO depths" distribution). Optional: without it the
     /// distribution reads 0%.
+    #[inline]
     pub fn record_depth(&mut self, depth: u32) {
         self.res.io_u_map[depth_bucket(depth)] += 1;
         // One I/O per submission call.
@@ -586,6 +602,7 @@ impl JobStats {
         self.start_ns = at_ns;
         self.next_bw_ns = at_ns + self.bw_avg_ms * NS_PER_MS;
         self.next_iops_ns = at_ns + self.iops_avg_ms * NS_PER_MS;
+        self.update_next_sample();
         self.this_io_bytes = [0; 3];
         self.stat_io_bytes = [0; 3];
         self.this_io_blocks = [0; 3];
@@ -739,4 +756,30 @@ pub(crate) fn percent_of_agg(mean_kib: f64, agg_bytes_per_s: u64) -> f64 {
     }
     let p = (mean_kib as i64) as f64 * 100.0 / (agg_bytes_per_s as f64 / 1024.0);
     p.min(100.0)
+}
+
+#[cfg(test)]
+mod bucket_tests {
+    use super::depth_bucket;
+
+    #[test]
+    fn depth_buckets_are_fios() {
+        // fio's io_u_mark_depth: 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
+        let bounds = [
+            (0, 1, 0),
+            (2, 3, 1),
+            (4, 7, 2),
+            (8, 15, 3),
+            (16, 31, 4),
+            (32, 63, 5),
+        ];
+        for (lo, hi, bucket) in bounds {
+            for depth in lo..=hi {
+                assert_eq!(depth_bucket(depth), bucket, "depth {depth}");
+            }
+        }
+        for depth in [64, 65, 1000, u32::MAX] {
+            assert_eq!(depth_bucket(depth), 6, "depth {depth}");
+        }
+    }
 }

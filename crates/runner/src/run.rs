@@ -100,6 +100,9 @@ struct JobClone<'a> {
     /// `end_fsync`'s flush has been queued.
     end_flush_sent: bool,
     rate: RateState,
+    /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
+    /// bookkeeping (decided once, not per I/O).
+    plain: bool,
     issued_bytes: u64,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
@@ -150,11 +153,12 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     options: &'a RunOptions,
     plan: &'a ScalePlan,
     queue: EventQueue<Event>,
-    /// I/Os on the device, by slot; `free_slots` lists the unused ones. Sized up front for
-    /// the most I/Os the device can hold at once (its queue depth, and no more than the
-    /// clones' depths plus a flush each), so it never reallocates.
-    in_flight: Vec<InFlight>,
-    free_slots: Vec<u32>,
+    /// I/Os on the device, by slot; `free_slots[..free_len]` is a stack of the unused ones.
+    /// Sized up front for the most I/Os the device can hold at once (its queue depth, and no
+    /// more than the clones' depths plus a flush each): fixed slices, no growth checks.
+    in_flight: Box<[InFlight]>,
+    free_slots: Box<[u32]>,
+    free_len: usize,
     host_queue: VecDeque<Queued>,
     device_in_flight: u32,
     device_limit: u32,
@@ -308,6 +312,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         })?;
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
+                let rate = RateState::new(spec, seeds);
+                let plain = !rate.active
+                    && spec.fsync_every == 0
+                    && !spec.write_fua
+                    && spec.thinktime_ns == 0;
                 clones.push(JobClone {
                     spec,
                     target,
@@ -337,7 +346,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     writes_since_flush: 0,
                     flush_pending: false,
                     end_flush_sent: false,
-                    rate: RateState::new(spec, seeds),
+                    rate,
+                    plain,
                     issued_bytes: 0,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
@@ -351,6 +361,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // adds one. Sizing the host queue for all of them means it never reallocates.
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
+        let slots = host_capacity.min(device_limit as usize);
         let phase_count = phases.len();
         Ok(Self {
             file,
@@ -358,8 +369,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             options,
             plan,
             queue: EventQueue::with_limit(options.limits.max_queued_events),
-            in_flight: Vec::with_capacity(host_capacity.min(device_limit as usize)),
-            free_slots: Vec::with_capacity(host_capacity.min(device_limit as usize)),
+            in_flight: vec![
+                InFlight {
+                    clone: 0,
+                    kind: IoKind::Read,
+                    issue_ns: 0,
+                    accepted_ns: 0,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                };
+                slots
+            ]
+            .into_boxed_slice(),
+            free_slots: (0..slots as u32).rev().collect(),
+            free_len: slots,
             host_queue: VecDeque::with_capacity(host_capacity),
             device_in_flight: 0,
             device_limit,
@@ -418,7 +441,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             self.handle(now, event)?;
-            self.advance_phases(now)?;
+            if self.phase_left == 0 {
+                self.advance_phases(now)?;
+            }
             events += 1;
             if events & progress_mask == 0 {
                 self.report_progress(now, progress);
@@ -529,7 +554,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     offset_bytes,
                     len_bytes,
                 } = self.in_flight[slot as usize];
-                self.free_slots.push(slot);
+                self.free_slots[self.free_len] = slot;
+                self.free_len += 1;
                 let i = clone as usize;
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
@@ -653,35 +679,38 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     }
                 }
             };
-            let ddir = io.kind.ddir();
-            if c.rate.active && c.rate.limited(ddir) {
-                let planned = c.rate.planned_ns(ddir, c.start_ns);
-                if planned > now {
-                    c.pending = Some(io);
-                    if c.wake_at != Some(planned) {
-                        c.wake_at = Some(planned);
-                        self.queue
-                            .schedule(planned, Event::Wake { clone: i as u32 })?;
+            let mut fua = false;
+            if !c.plain {
+                let ddir = io.kind.ddir();
+                if c.rate.active && c.rate.limited(ddir) {
+                    let planned = c.rate.planned_ns(ddir, c.start_ns);
+                    if planned > now {
+                        c.pending = Some(io);
+                        if c.wake_at != Some(planned) {
+                            c.wake_at = Some(planned);
+                            self.queue
+                                .schedule(planned, Event::Wake { clone: i as u32 })?;
+                        }
+                        return Ok(());
                     }
-                    return Ok(());
+                    c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
                 }
-                c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
+                fua = io.kind == IoKind::Write && c.spec.write_fua;
+                if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
+                    c.writes_since_flush += 1;
+                    if c.writes_since_flush >= c.spec.fsync_every {
+                        c.writes_since_flush = 0;
+                        c.flush_pending = true;
+                    }
+                }
+                if c.spec.thinktime_ns > 0 {
+                    c.think_count += 1;
+                    if c.think_count >= c.spec.thinktime_blocks.max(1) {
+                        c.think = Think::Draining;
+                    }
+                }
             }
             c.issued_bytes += io.len_bytes;
-            let fua = io.kind == IoKind::Write && c.spec.write_fua;
-            if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
-                c.writes_since_flush += 1;
-                if c.writes_since_flush >= c.spec.fsync_every {
-                    c.writes_since_flush = 0;
-                    c.flush_pending = true;
-                }
-            }
-            if c.spec.thinktime_ns > 0 {
-                c.think_count += 1;
-                if c.think_count >= c.spec.thinktime_blocks.max(1) {
-                    c.think = Think::Draining;
-                }
-            }
             let req = IoRequest {
                 kind: io.kind,
                 offset_bytes: io.offset_bytes,
@@ -705,6 +734,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 
     /// Hand a request to the device, or to the host queue when the device is full.
+    #[inline]
     fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
         c.in_flight += 1;
@@ -726,6 +756,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
     }
 
+    #[inline]
     fn drain_host_queue(&mut self, now: SimTime) -> Result<(), RunError> {
         while self.device_in_flight < self.device_limit {
             let Some(q) = self.host_queue.pop_front() else {
@@ -736,6 +767,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
+    #[inline(always)]
     fn submit(
         &mut self,
         i: usize,
@@ -777,26 +809,30 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             offset_bytes: req.offset_bytes,
             len_bytes: req.len_bytes,
         };
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.in_flight[slot as usize] = io;
-                slot
-            }
-            None => {
-                self.in_flight.push(io);
-                (self.in_flight.len() - 1) as u32
-            }
-        };
+        // The device holds fewer than `device_limit` I/Os and every clone fewer than its
+        // depth plus a flush, so a slot is free.
+        self.free_len -= 1;
+        let slot = self.free_slots[self.free_len];
+        self.in_flight[slot as usize] = io;
         self.queue
             .schedule(completion.done_ns, Event::Complete { slot })?;
         Ok(())
     }
 
+    /// A clone with I/Os in flight is not finished: that test is inlined at every call, the
+    /// rest (rarely reached) is not.
+    #[inline(always)]
     fn check_finished(&mut self, i: usize, now: SimTime) {
-        let c = &mut self.clones[i];
+        let c = &self.clones[i];
         if c.finished || c.in_flight > 0 {
             return;
         }
+        self.finish_if_done(i, now);
+    }
+
+    #[inline(never)]
+    fn finish_if_done(&mut self, i: usize, now: SimTime) {
+        let c = &mut self.clones[i];
         let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
         if !(c.stopped || out_of_work) {
             return;

@@ -152,6 +152,11 @@ enum OffsetGen {
 #[derive(Debug, Clone)]
 pub struct IoGenerator {
     pattern: RwPattern,
+    /// Decided once from `pattern`: the direction of every I/O when it has one (None for
+    /// read/write mixes), random offsets, and trimwrite pairs.
+    fixed_kind: Option<IoKind>,
+    random: bool,
+    pair: bool,
     region_start: u64,
     region_len: u64,
     logical_block_bytes: u64,
@@ -346,8 +351,20 @@ impl IoGenerator {
         let count_trims = !dirs[0] && !dirs[1];
         let per_loop = job.io_size.unwrap_or(region_len);
         let budget = per_loop.saturating_mul(u64::from(job.loops.max(1))) / lba * lba;
+        let fixed_kind = match job.rw {
+            RwPattern::Read | RwPattern::RandRead => Some(IoKind::Read),
+            RwPattern::Write | RwPattern::RandWrite => Some(IoKind::Write),
+            RwPattern::Trim
+            | RwPattern::RandTrim
+            | RwPattern::TrimWrite
+            | RwPattern::RandTrimWrite => Some(IoKind::Trim),
+            RwPattern::ReadWrite | RwPattern::RandRw => None,
+        };
         Ok(IoGenerator {
             pattern: job.rw,
+            fixed_kind,
+            random: job.rw.is_random(),
+            pair: matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite),
             region_start: offset,
             region_len,
             logical_block_bytes: lba,
@@ -419,14 +436,9 @@ impl IoGenerator {
         {
             return None;
         }
-        let kind = match self.pattern {
-            RwPattern::Read | RwPattern::RandRead => IoKind::Read,
-            RwPattern::Write | RwPattern::RandWrite => IoKind::Write,
-            RwPattern::Trim
-            | RwPattern::RandTrim
-            | RwPattern::TrimWrite
-            | RwPattern::RandTrimWrite => IoKind::Trim,
-            RwPattern::ReadWrite | RwPattern::RandRw => {
+        let kind = match self.fixed_kind {
+            Some(kind) => kind,
+            None => {
                 if self.rng_ddir.below(100) < self.rwmixread {
                     IoKind::Read
                 } else {
@@ -434,10 +446,7 @@ impl IoGenerator {
                 }
             }
         };
-        let pair = matches!(
-            self.pattern,
-            RwPattern::TrimWrite | RwPattern::RandTrimWrite
-        );
+        let pair = self.pair;
         // A trimwrite pair trims and then writes the same write-sized block.
         let ddir = if pair { 1 } else { kind.ddir() };
         let mut len = self.sizes[ddir].draw(&mut self.rng_bs);
@@ -448,7 +457,7 @@ impl IoGenerator {
             }
         }
         len = len.min(self.region_len);
-        let rel = if self.pattern.is_random() {
+        let rel = if self.random {
             self.random_offset(ddir, len)
         } else {
             self.seq_offset(ddir, len)
@@ -519,16 +528,25 @@ impl IoGenerator {
             OffsetGen::Zoned(z) => z.sample(&mut self.rng_offset),
         };
         let a = self.align[d];
-        let mut at = unit * self.unit_bytes / a * a;
+        // The unit is the smallest alignment, so a direction aligned to it needs no rounding
+        // (and no division).
+        let mut at = if a == self.unit_bytes {
+            unit * a
+        } else {
+            unit * self.unit_bytes / a * a
+        };
         if at + len > self.region_len {
             at = (self.region_len - len) / a * a;
         }
-        self.run_left = self.seq_count - 1;
-        self.run_offset = if self.sequencer == RwSequencer::Sequential {
-            at + len
-        } else {
-            at
-        };
+        // Without rw_sequencer's count, no I/O follows the draw (`run_left` stays 0).
+        if self.seq_count > 1 {
+            self.run_left = self.seq_count - 1;
+            self.run_offset = if self.sequencer == RwSequencer::Sequential {
+                at + len
+            } else {
+                at
+            };
+        }
         at
     }
 }
