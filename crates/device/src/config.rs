@@ -151,6 +151,16 @@ pub enum GcPolicy {
     CostBenefit,
 }
 
+/// How the FTL picks the (die, plane) unit of the next host page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostAllocation {
+    /// Every unit in turn, whatever work it has queued.
+    Striped,
+    /// The unit, among the next few in turn, whose die can take a program soonest.
+    LeastBusy,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
@@ -173,6 +183,8 @@ pub struct FtlSection {
     /// blocks than `gc_background_free_blocks` are free (0: only when idle).
     #[serde(default = "default_gc_busy_share")]
     pub gc_background_busy_share: f64,
+    #[serde(default = "default_host_allocation")]
+    pub host_allocation: HostAllocation,
 }
 
 fn default_iu() -> Size {
@@ -180,6 +192,9 @@ fn default_iu() -> Size {
 }
 fn default_gc_policy() -> GcPolicy {
     GcPolicy::Greedy
+}
+fn default_host_allocation() -> HostAllocation {
+    HostAllocation::Striped
 }
 fn default_wear_level() -> u32 {
     500
@@ -207,6 +222,7 @@ impl Default for FtlSection {
             wear_level_threshold: default_wear_level(),
             background_after_idle: default_background_after_idle(),
             gc_background_busy_share: default_gc_busy_share(),
+            host_allocation: default_host_allocation(),
         }
     }
 }
@@ -727,6 +743,13 @@ pub const KEYS: &[KeyDoc] = &[
         "Share of time background GC may take beside host reads while below gc_background_free_blocks (0: only when idle)",
         "fraction 0-1",
         "0",
+    ),
+    k(
+        "ftl",
+        "host_allocation",
+        "Unit of the next host page: every (die, plane) in turn, or the one of the next 8 whose die is free soonest",
+        "striped, least_busy",
+        "striped",
     ),
     k(
         "ftl",

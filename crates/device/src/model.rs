@@ -4,7 +4,7 @@
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
 use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
-use crate::config::{DeviceConfig, GcPolicy, DEFAULT_ARRAY_POWER_UW};
+use crate::config::{DeviceConfig, GcPolicy, HostAllocation, DEFAULT_ARRAY_POWER_UW};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::readbuf::STREAMS;
@@ -312,6 +312,8 @@ pub struct Model {
     pub background_after_idle_ns: u64,
     /// Share of time background GC may take beside host commands (0: idle time only).
     pub gc_busy_share: f64,
+    /// How the FTL places host pages on (die, plane) units.
+    pub host_allocation: HostAllocation,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -1015,6 +1017,7 @@ impl DeviceConfig {
             command_overhead_ns: self.controller.command_overhead.0,
             background_after_idle_ns: self.ftl.background_after_idle.0,
             gc_busy_share,
+            host_allocation: self.ftl.host_allocation,
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,
@@ -1183,6 +1186,7 @@ impl Model {
                 "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
                 "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
                 "gc_background_busy_share": self.gc_busy_share,
+                "host_allocation": self.host_allocation,
                 "wear_level_threshold": self.ftl.wear_level_threshold,
             },
             "bandwidth": {

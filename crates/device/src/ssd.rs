@@ -16,7 +16,7 @@ use flashlab_media::{Channel, NandTiming};
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
-use crate::config::DeviceConfig;
+use crate::config::{DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
@@ -944,14 +944,30 @@ impl Ssd {
             data_ns = self.link_transfer(admitted, chunk_end_byte - chunk_first_byte, false);
             let head = head_partial && lpn == first;
             let tail = tail_partial && lpn + n - 1 == last;
-            self.ftl.write(
-                lpn as u32,
-                n as u32,
-                head,
-                tail,
-                self.version,
-                &mut self.ops,
-            );
+            match self.model.host_allocation {
+                HostAllocation::Striped => self.ftl.write(
+                    lpn as u32,
+                    n as u32,
+                    head,
+                    tail,
+                    self.version,
+                    &mut self.ops,
+                ),
+                HostAllocation::LeastBusy => {
+                    // A page's program starts no earlier than its data is in: dies free
+                    // before then are equally free, and stripe order breaks the tie.
+                    let media = &self.media;
+                    self.ftl.write_placed(
+                        lpn as u32,
+                        n as u32,
+                        head,
+                        tail,
+                        self.version,
+                        &mut self.ops,
+                        |block| media.unit_free_ns(block).max(data_ns),
+                    );
+                }
+            }
             let (_, rmw_done) = self.schedule_ops(data_ns, true);
             done = done.max(data_ns).max(rmw_done);
             lpn += n;

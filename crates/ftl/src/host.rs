@@ -35,10 +35,54 @@ impl Ftl {
         version: u32,
         ops: &mut Vec<NandOp>,
     ) {
+        self.write_with(
+            first,
+            count,
+            (head_partial, tail_partial),
+            version,
+            ops,
+            None::<&fn(u32) -> u64>,
+        );
+    }
+
+    /// [`Self::write`], but each new host page goes to the unit, among the next few in
+    /// stripe order, whose work ends soonest: `free_at_ns(block)` is when the (die, plane)
+    /// holding `block` can start a program, as the caller (the device) sees it. Equal times
+    /// keep stripe order, so on an idle drive this is [`Self::write`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_placed(
+        &mut self,
+        first: Lpn,
+        count: u32,
+        head_partial: bool,
+        tail_partial: bool,
+        version: u32,
+        ops: &mut Vec<NandOp>,
+        free_at_ns: impl Fn(u32) -> u64,
+    ) {
+        self.write_with(
+            first,
+            count,
+            (head_partial, tail_partial),
+            version,
+            ops,
+            Some(&free_at_ns),
+        );
+    }
+
+    fn write_with<F: Fn(u32) -> u64>(
+        &mut self,
+        first: Lpn,
+        count: u32,
+        (head_partial, tail_partial): (bool, bool),
+        version: u32,
+        ops: &mut Vec<NandOp>,
+        free_at_ns: Option<&F>,
+    ) {
         self.assert_range(first, count);
         for i in 0..count {
             let partial = (i == 0 && head_partial) || (i + 1 == count && tail_partial);
-            self.write_one(first + i, partial, version, ops);
+            self.write_one(first + i, partial, version, ops, free_at_ns);
         }
         self.after_op();
     }
@@ -52,7 +96,15 @@ impl Ftl {
         );
     }
 
-    fn write_one(&mut self, lpn: Lpn, partial: bool, version: u32, ops: &mut Vec<NandOp>) {
+    #[inline]
+    fn write_one<F: Fn(u32) -> u64>(
+        &mut self,
+        lpn: Lpn,
+        partial: bool,
+        version: u32,
+        ops: &mut Vec<NandOp>,
+        free_at_ns: Option<&F>,
+    ) {
         if self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks {
             self.foreground_reclaim(ops);
         }
@@ -74,7 +126,10 @@ impl Ftl {
             self.counters.rmw_reads += 1;
             self.counters.nand_read_pages += 1;
         }
-        let s = self.route_host_write();
+        let s = match free_at_ns {
+            None => self.route_host_write(),
+            Some(free_at_ns) => self.route_host_write_placed(free_at_ns),
+        };
         let Some((ppa, slot)) = self.next_slot(s) else {
             panic!(
                 "FTL invariant broken: no free block for a host write ({} free, reserve {})",
