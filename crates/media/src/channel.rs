@@ -322,8 +322,8 @@ mod tests {
     #[test]
     fn merging_the_narrowest_gap_keeps_the_near_future_free() {
         // Transfers booked far ahead with wide gaps, then a run of them packed close together
-        // further out: more than the list holds.
-        let far: Vec<u64> = (0..MAX_INTERVALS as u64)
+        // further out: 7 more than the list holds, and 7 narrow gaps to give up.
+        let far: Vec<u64> = (0..MAX_INTERVALS as u64 - 1)
             .map(|i| 1_000 + i * 1_000)
             .chain((0..8).map(|i| 100_000 + i * 20))
             .collect();
