@@ -161,6 +161,17 @@ pub enum HostAllocation {
     LeastBusy,
 }
 
+/// Which two of a flash channel's reserved transfer intervals merge when it holds more than
+/// it keeps (`flashlab_media::ChannelMerge`): a simulator bound, not a drive property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelMergeSetting {
+    /// The two earliest (marks the near future busy when dies queue reads far ahead).
+    Earliest,
+    /// The two with the narrowest gap between them (gives up the least channel time).
+    Narrowest,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
@@ -505,6 +516,13 @@ pub struct SimSection {
     pub scale: ScaleSetting,
     #[serde(default = "default_max_memory")]
     pub max_memory: Size,
+    #[serde(default = "default_channel_merge")]
+    pub channel_merge: ChannelMergeSetting,
+}
+
+/// Earliest until the calibration is re-run with `narrowest` (see `docs/scale.md`).
+fn default_channel_merge() -> ChannelMergeSetting {
+    ChannelMergeSetting::Earliest
 }
 
 fn default_scale() -> ScaleSetting {
@@ -519,6 +537,7 @@ impl Default for SimSection {
         Self {
             scale: default_scale(),
             max_memory: default_max_memory(),
+            channel_merge: default_channel_merge(),
         }
     }
 }
@@ -1010,6 +1029,13 @@ pub const KEYS: &[KeyDoc] = &[
         "Memory budget for the simulated mapping",
         "size",
         "3GiB",
+    ),
+    k(
+        "sim",
+        "channel_merge",
+        "Which two of a flash channel's 32 kept transfer reservations merge when it has more: the earliest, or the two with the narrowest gap",
+        "earliest, narrowest",
+        "earliest",
     ),
 ];
 

@@ -21,7 +21,9 @@ mod ssd;
 pub mod units;
 pub mod values;
 
-pub use config::{key_table_markdown, DeviceConfig, HostAllocation, KeyDoc, KEYS};
+pub use config::{
+    key_table_markdown, ChannelMergeSetting, DeviceConfig, HostAllocation, KeyDoc, KEYS,
+};
 pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config, ConfigError};
 pub use model::{Model, ScaleInfo};

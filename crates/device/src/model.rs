@@ -4,7 +4,9 @@
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
 use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
-use crate::config::{DeviceConfig, GcPolicy, HostAllocation, DEFAULT_ARRAY_POWER_UW};
+use crate::config::{
+    ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, DEFAULT_ARRAY_POWER_UW,
+};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::readbuf::STREAMS;
@@ -314,6 +316,8 @@ pub struct Model {
     pub gc_busy_share: f64,
     /// How the FTL places host pages on (die, plane) units.
     pub host_allocation: HostAllocation,
+    /// Which reservations a flash channel merges when it holds too many.
+    pub channel_merge: ChannelMergeSetting,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -1018,6 +1022,7 @@ impl DeviceConfig {
             background_after_idle_ns: self.ftl.background_after_idle.0,
             gc_busy_share,
             host_allocation: self.ftl.host_allocation,
+            channel_merge: self.sim.channel_merge,
             max_iops: share(self.controller.max_iops),
             queue_depth: share(queue_depth.into()) as u32,
             buffer_bytes: sim_buffer,
@@ -1254,6 +1259,7 @@ impl Model {
                 "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
                 "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
                 "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
+                "channel_merge": self.channel_merge,
                 "note": self.scale.note,
             },
         })

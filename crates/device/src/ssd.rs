@@ -12,11 +12,11 @@ use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
-use flashlab_media::{Channel, NandTiming};
+use flashlab_media::{Channel, ChannelMerge, NandTiming};
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
-use crate::config::{DeviceConfig, HostAllocation};
+use crate::config::{ChannelMergeSetting, DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
@@ -188,6 +188,10 @@ impl Ssd {
             valid: "a configuration the FTL accepts".to_string(),
         })?;
         let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
+        media.set_channel_merge(match model.channel_merge {
+            ChannelMergeSetting::Earliest => ChannelMerge::Earliest,
+            ChannelMergeSetting::Narrowest => ChannelMerge::Narrowest,
+        });
         // The slice has 1/die_factor of the dies: its share of the media budget.
         let budget = model
             .power

@@ -27,6 +27,7 @@ const KEYS: &[&str] = &[
     "link.kind",
     "controller.max_iops",
     "sim.scale",
+    "sim.channel_merge",
     "nand",
     "nope.key",
 ];
@@ -53,6 +54,7 @@ const VALUES: &[&str] = &[
     "{}",
     "\"0B\"",
     "\"999999PB\"",
+    "\"narrowest\"",
 ];
 
 proptest! {

@@ -16,6 +16,20 @@ const SLOTS: usize = 4 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 
+/// Which two reservations merge when a channel holds more than [`MAX_INTERVALS`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChannelMerge {
+    /// The two earliest: cheapest, but a channel whose dies queue work far ahead (reads book
+    /// their transfer when their array work ends) then marks its near future busy, and a
+    /// transfer wished for now (a program's data) goes behind the merged block while its
+    /// plane idles.
+    #[default]
+    Earliest,
+    /// The two with the narrowest gap between them: the least channel time given up,
+    /// wherever it is.
+    Narrowest,
+}
+
 /// The intervals are one contiguous run of a ring, `head..head + len` (indices modulo
 /// `SLOTS`): the list is almost always full, and most bookings land at its end or near its
 /// start, where the merge of the two earliest intervals also happens. Dropping or merging at
@@ -27,6 +41,7 @@ pub struct Channel {
     buf: [(u64, u64); SLOTS],
     head: usize,
     len: usize,
+    merge: ChannelMerge,
 }
 
 impl Default for Channel {
@@ -37,10 +52,16 @@ impl Default for Channel {
 
 impl Channel {
     pub fn new() -> Channel {
+        Channel::with_merge(ChannelMerge::Earliest)
+    }
+
+    /// A channel that merges reservations over the limit by `merge`.
+    pub fn with_merge(merge: ChannelMerge) -> Channel {
         Channel {
             buf: [(0, 0); SLOTS],
             head: 0,
             len: 0,
+            merge,
         }
     }
 
@@ -185,15 +206,36 @@ impl Channel {
         t
     }
 
-    /// Over the limit: the two earliest intervals merge (their gap is given up).
+    /// Over the limit: two neighbouring intervals merge (their gap is given up), chosen by
+    /// the channel's [`ChannelMerge`].
     #[inline(always)]
     fn merge_front_if_full(&mut self) {
-        if self.len > MAX_INTERVALS {
-            let merged = (self.at(0).0, self.at(1).1);
-            self.head = (self.head + 1) & MASK;
-            self.len -= 1;
-            *self.at_mut(0) = merged;
+        if self.len <= MAX_INTERVALS {
+            return;
         }
+        match self.merge {
+            ChannelMerge::Earliest => {
+                let merged = (self.at(0).0, self.at(1).1);
+                self.head = (self.head + 1) & MASK;
+                self.len -= 1;
+                *self.at_mut(0) = merged;
+            }
+            ChannelMerge::Narrowest => self.merge_narrowest(),
+        }
+    }
+
+    /// Merge the neighbours with the narrowest gap (the earliest such pair on a tie).
+    #[inline(never)]
+    fn merge_narrowest(&mut self) {
+        let (mut best, mut best_gap) = (0, u64::MAX);
+        for k in 0..self.len - 1 {
+            let gap = self.at(k + 1).0 - self.at(k).1;
+            if gap < best_gap {
+                (best, best_gap) = (k, gap);
+            }
+        }
+        self.at_mut(best).1 = self.at(best + 1).1;
+        self.remove(best + 1);
     }
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
@@ -277,9 +319,31 @@ mod tests {
         assert!(booked.windows(2).all(|w| w[0].1 <= w[1].0), "overlap");
     }
 
+    #[test]
+    fn merging_the_narrowest_gap_keeps_the_near_future_free() {
+        // Transfers booked far ahead with wide gaps, then a run of them packed close together
+        // further out: 7 more than the list holds, and 7 narrow gaps to give up.
+        let far: Vec<u64> = (0..MAX_INTERVALS as u64 - 1)
+            .map(|i| 1_000 + i * 1_000)
+            .chain((0..8).map(|i| 100_000 + i * 20))
+            .collect();
+        let mut earliest = Channel::with_merge(ChannelMerge::Earliest);
+        let mut narrowest = Channel::with_merge(ChannelMerge::Narrowest);
+        for &at in &far {
+            earliest.book(at, 10);
+            narrowest.book(at, 10);
+        }
+        // A transfer wished for at 1,500 fits the free gap between the first two bookings,
+        // but merging the earliest intervals gave that gap up.
+        assert!(earliest.book(1_500, 10) > 1_500);
+        assert_eq!(narrowest.book(1_500, 10), 1_500);
+        assert!(narrowest.len <= MAX_INTERVALS);
+    }
+
     /// The plain sorted-vector form of the same booking rule, to check the ring against.
     struct Reference {
         busy: Vec<(u64, u64)>,
+        narrowest: bool,
     }
 
     impl Reference {
@@ -303,8 +367,15 @@ mod tests {
                 (false, false) => {
                     self.busy.insert(i, (t, end));
                     if self.busy.len() > MAX_INTERVALS {
-                        self.busy[0].1 = self.busy[1].1;
-                        self.busy.remove(1);
+                        let k = if self.narrowest {
+                            (0..self.busy.len() - 1)
+                                .min_by_key(|&k| (self.busy[k + 1].0 - self.busy[k].1, k))
+                                .unwrap()
+                        } else {
+                            0
+                        };
+                        self.busy[k].1 = self.busy[k + 1].1;
+                        self.busy.remove(k + 1);
                     }
                 }
             }
@@ -320,10 +391,12 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_ring_books_as_a_sorted_vector_does(
-            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 1u64..300), 1..600)
+            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 1u64..300), 1..600),
+            narrowest in proptest::bool::ANY,
         ) {
-            let mut ring = Channel::new();
-            let mut reference = Reference { busy: Vec::new() };
+            let merge = if narrowest { ChannelMerge::Narrowest } else { ChannelMerge::Earliest };
+            let mut ring = Channel::with_merge(merge);
+            let mut reference = Reference { busy: Vec::new(), narrowest };
             let mut now = 0;
             for (what, at, dur) in ops {
                 match what {

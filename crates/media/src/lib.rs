@@ -17,7 +17,7 @@ pub mod timing;
 pub mod xpoint;
 
 pub use cell::{CellTimings, CellType};
-pub use channel::Channel;
+pub use channel::{Channel, ChannelMerge};
 pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
 pub use power::{EnergyTotals, MediaEnergy};

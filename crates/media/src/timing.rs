@@ -14,7 +14,7 @@
 //!
 //! Nothing allocates after construction.
 
-use crate::channel::Channel;
+use crate::channel::{Channel, ChannelMerge};
 use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
 use crate::sched::{Kind, SchedulerConfig, UnitQueues};
 use crate::{CellTimings, FastDiv, NandGeometry};
@@ -207,6 +207,11 @@ impl NandTiming {
             erase_suspends: 0,
             paired_reads: 0,
         }
+    }
+
+    /// How the channels give up reserved gaps when they hold too many (before any booking).
+    pub fn set_channel_merge(&mut self, merge: ChannelMerge) {
+        self.channels = vec![Channel::with_merge(merge); self.channels.len()];
     }
 
     pub fn geometry(&self) -> &NandGeometry {
