@@ -520,9 +520,10 @@ pub struct SimSection {
     pub channel_merge: ChannelMergeSetting,
 }
 
-/// Earliest until the calibration is re-run with `narrowest` (see `docs/scale.md`).
+/// Narrowest: merging the earliest reservations idles planes behind transfers that are not
+/// there (`docs/scale.md`); `earliest` stays to reproduce older results.
 fn default_channel_merge() -> ChannelMergeSetting {
-    ChannelMergeSetting::Earliest
+    ChannelMergeSetting::Narrowest
 }
 
 fn default_scale() -> ScaleSetting {
@@ -1035,7 +1036,7 @@ pub const KEYS: &[KeyDoc] = &[
         "channel_merge",
         "Which two of a flash channel's 32 kept transfer reservations merge when it has more: the earliest, or the two with the narrowest gap",
         "earliest, narrowest",
-        "earliest",
+        "narrowest",
     ),
 ];
 

@@ -80,14 +80,14 @@ fn merging_the_narrowest_channel_gap_keeps_more_planes_busy() {
 }
 
 #[test]
-fn channel_merge_defaults_to_earliest_and_names_the_valid_values() {
+fn channel_merge_defaults_to_narrowest_and_names_the_valid_values() {
     let model = flashlab_device::load_device_config("tiny-test-1gb", &[])
         .unwrap()
         .resolve()
         .unwrap();
     assert_eq!(
         model.channel_merge,
-        flashlab_device::ChannelMergeSetting::Earliest
+        flashlab_device::ChannelMergeSetting::Narrowest
     );
     let sets = vec![("sim.channel_merge".to_string(), "\"latest\"".to_string())];
     let err = flashlab_device::load_device_config("tiny-test-1gb", &sets)
