@@ -299,6 +299,9 @@ fn narrowest_gap(run: &[(u64, u64)], base: usize) -> (usize, u64) {
     for (k, (a, b)) in run.iter().zip(run.iter().skip(1)).enumerate() {
         let gap = b.0 - a.1;
         if gap < best_gap {
+            // A new narrowest gap is rare after the first few, so a branch that is not taken
+            // (compare and jump) beats two conditional moves per gap.
+            std::hint::cold_path();
             (best, best_gap) = (k, gap);
         }
     }
@@ -411,6 +414,34 @@ mod tests {
         fn forget_before(&mut self, now_ns: u64) {
             let n = self.busy.partition_point(|&(_, e)| e <= now_ns);
             self.busy.drain(..n);
+        }
+    }
+
+    #[test]
+    fn the_narrowest_merge_takes_the_earliest_tie_wherever_the_ring_wraps() {
+        // A full list whose narrowest gap comes twice (at `a` and at a later pair), laid out
+        // from every head that makes the list wrap past the ring's last slot.
+        for head in SLOTS - MAX_INTERVALS - 2..SLOTS {
+            for a in 0..MAX_INTERVALS - 1 {
+                let b = (a + 1 + head % 5).min(MAX_INTERVALS - 1);
+                let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+                ring.head = head;
+                let mut reference = Reference {
+                    busy: Vec::new(),
+                    narrowest: true,
+                };
+                let mut at = 1_000;
+                for k in 0..=MAX_INTERVALS {
+                    assert_eq!(ring.book(at, 10), reference.book(at, 10));
+                    at += if k == a || k == b { 50 } else { 100 };
+                }
+                assert_eq!(
+                    ring.intervals(),
+                    reference.busy,
+                    "head {head}, pairs {a} {b}"
+                );
+                assert_eq!(ring.len, MAX_INTERVALS);
+            }
         }
     }
 
