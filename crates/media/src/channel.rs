@@ -299,9 +299,6 @@ fn narrowest_gap(run: &[(u64, u64)], base: usize) -> (usize, u64) {
     for (k, (a, b)) in run.iter().zip(run.iter().skip(1)).enumerate() {
         let gap = b.0 - a.1;
         if gap < best_gap {
-            // A new narrowest gap is rare after the first few, so a branch that is not taken
-            // (compare and jump) beats two conditional moves per gap.
-            std::hint::cold_path();
             (best, best_gap) = (k, gap);
         }
     }
