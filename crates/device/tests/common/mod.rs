@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use flashlab_device::{load_device_config, Ssd};
-use flashlab_engine::{BlockDevice, IoRequest, SeedTree};
+use flashlab_engine::{BlockDevice, IoRequest, RngStream, SeedTree};
 
 /// `tiny-test-1gb` with `sets` (dotted keys, TOML values), seeded with `seed`.
 pub fn tiny_ssd_seeded(sets: &[(&str, &str)], seed: u64) -> Ssd {
@@ -43,4 +43,61 @@ pub fn run_qd(
         }
     }
     end
+}
+
+/// The tiny drive with 8 dies (16 planes, 8 per channel as on the 8-die default drive) of
+/// small blocks: ~300 MB, 16% spare.
+pub const MANY_UNITS: &[(&str, &str)] = &[
+    ("nand.dies_per_channel", "4"),
+    ("nand.pages_per_block", "48"),
+    ("nand.blocks_per_plane", "32"),
+    ("capacity.user", "\"300MB\""),
+    ("slc_cache.dynamic", "false"),
+];
+
+/// [`MANY_UNITS`] with `key` set to the string `value`: steady 4 KiB random writes at QD32
+/// after a fill and one pass, as (IOPS, share of time the planes are busy, WA) over a second
+/// pass.
+pub fn steady_random_writes_many_units(key: &str, value: &str) -> (f64, f64, f64) {
+    let mut sets = MANY_UNITS.to_vec();
+    let quoted = format!("\"{value}\"");
+    sets.push((key, &quoted));
+    let mut d = tiny_ssd(&sets);
+    let cap = d.capacity_bytes();
+    let ius = cap / 4096;
+    let mut off = 0;
+    let mut t = run_qd(&mut d, 0, 32, || {
+        (off < cap).then(|| {
+            let len = (128 << 10).min(cap - off);
+            off += len;
+            IoRequest::write(off - len, len)
+        })
+    });
+    let mut rng = RngStream::from_seed_u64(3);
+    let mut result = (0.0, 0.0, 0.0);
+    for pass in 0..2 {
+        let before = d.counters_json();
+        let start = t;
+        let mut left = ius;
+        t = run_qd(&mut d, t, 32, || {
+            (left > 0).then(|| {
+                left -= 1;
+                IoRequest::write(rng.below(ius) * 4096, 4096)
+            })
+        });
+        if pass == 1 {
+            let after = d.counters_json();
+            let delta = |a: &str, k: &str| {
+                after[a][k].as_u64().unwrap() as f64 - before[a][k].as_u64().unwrap() as f64
+            };
+            let secs = (t - start) as f64 * 1e-9;
+            let planes = 16.0;
+            result = (
+                ius as f64 / secs,
+                delta("media", "array_busy_ns") * 1e-9 / (planes * secs),
+                delta("ftl", "nand_write_ius") / delta("ftl", "host_write_ius"),
+            );
+        }
+    }
+    result
 }
