@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::options::PreconditionKind;
 use crate::session::Session;
-use crate::suites::{iops, measure, steady_chart, steady_iops, Outcome, RAMP_NS};
+use crate::suites::{iops, measure, steady_chart, steady_iops, Outcome, RAMP_NS, UNIFORM_RANDOM};
 use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
@@ -333,9 +333,11 @@ fn point_job(
 ) -> String {
     // A ramp of at most a second and never over half the window, so short runs stay short.
     let ramp_ns = RAMP_NS.min(runtime_ns / 2);
+    // VDbench, whose profiles these are, draws random offsets independently (with repeats);
+    // fio's random map would write each block once per pass.
     let mut text = format!(
-        "{}\n# load of this point (flashlab app-profiles)\niodepth={qd}\nnumjobs={jobs}\n\
-         time_based=1\nramp_time={ramp_ns}ns\nruntime={runtime_ns}ns\n",
+        "{}\n# load of this point (flashlab app-profiles)\n{UNIFORM_RANDOM}\niodepth={qd}\n\
+         numjobs={jobs}\ntime_based=1\nramp_time={ramp_ns}ns\nruntime={runtime_ns}ns\n",
         profile.job_text.trim_end()
     );
     if let Some(line) = span {

@@ -14,7 +14,9 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use crate::client_options::DesktopProfile;
 use crate::pts::size_label;
 use crate::session::Session;
-use crate::suites::{bw_bytes_per_s, iops, measure, purge_and_fill_with, Outcome};
+use crate::suites::{
+    bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, Outcome,
+};
 use crate::{Axis, Chart, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// ATTO Disk Benchmark's default total length.
@@ -38,8 +40,10 @@ fn region_job(
     size_bytes: u64,
     lines: &[String],
 ) -> String {
+    // DiskSpd, which CrystalDiskMark runs, draws random offsets independently.
+    let uniform = uniform_random_line(rw);
     let mut t = format!(
-        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset=0\nsize={size_bytes}\n"
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset=0\nsize={size_bytes}\n"
     );
     for l in lines {
         t.push_str(l);

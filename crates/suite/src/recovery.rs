@@ -368,20 +368,15 @@ fn hir(
     let st = random_write_rounds(s, opts)?;
     // Each burst is a job of its own: with fio's random map each would begin a fresh
     // permutation of the LBAs while a long baseline covers whole ones, and whole permutations
-    // give a lower WA than independent draws. Independent draws (norandommap) everywhere keep
-    // bursts and baselines comparable.
-    let timed = |ns: u64| {
-        let mut l = timed_lines(ns);
-        l.push("norandommap=1".to_string());
-        l
-    };
+    // give a lower WA than independent draws. The suites' random writes draw independently
+    // (`job_text` adds norandommap), which keeps bursts and baselines comparable.
     let text = job_text(
         "hir-baseline",
         "randwrite",
         "4k",
         qd,
         jobs,
-        &timed(r.hir_baseline_ns),
+        &timed_lines(r.hir_baseline_ns),
     );
     let run = s.job("hir-baseline", &text, &|run| {
         vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
@@ -405,7 +400,14 @@ fn hir(
             let done = w as f64 * f64::from(r.hir_bursts) + f64::from(b - 1);
             s.suite_span = Some((done / total, (done + 1.0) / total));
             let name = format!("{label}-burst-{b:04}");
-            let text = job_text(&name, "randwrite", "4k", qd, jobs, &timed(r.hir_burst_ns));
+            let text = job_text(
+                &name,
+                "randwrite",
+                "4k",
+                qd,
+                jobs,
+                &timed_lines(r.hir_burst_ns),
+            );
             let run = s.job(&name, &text, &|_| Vec::new())?;
             points.push((f64::from(b), iops(&run, DDIR_WRITE)));
             s.idle(&format!("{label}-idle-{b:04}"), idle_ns);
@@ -419,7 +421,7 @@ fn hir(
             "4k",
             qd,
             jobs,
-            &timed(r.hir_baseline_ns),
+            &timed_lines(r.hir_baseline_ns),
         );
         let run = s.job(&name, &text, &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]

@@ -196,7 +196,31 @@ pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.bw_bytes_per_s(ddir) as f64).sum()
 }
 
-/// A one-job fio file. `lines` are extra `key=value` options.
+/// The option that makes random offsets uniform with repeats: each drawn independently, so a
+/// block may be written again before another is written once. The SNIA PTS's "uniform random",
+/// Iometer, VDbench and DiskSpd draw so; fio's default random map instead writes every block
+/// once per pass, which leaves whole passes' worth of wholly invalid blocks to greedy GC and
+/// makes steady random writes optimistic (docs/calibration.md, "Random writes with repeats").
+pub(crate) const UNIFORM_RANDOM: &str = "norandommap=1";
+
+/// `rw` writes or trims at random offsets (alone or mixed with reads): the jobs whose
+/// offsets must be [`UNIFORM_RANDOM`].
+pub(crate) fn writes_randomly(rw: &str) -> bool {
+    matches!(rw, "randwrite" | "randrw" | "randtrim" | "randtrimwrite")
+}
+
+/// `norandommap=1` and a line break for a random write or mix, nothing otherwise: the
+/// option line a generated job carries after its `rw=`, visible in its `job options`.
+pub(crate) fn uniform_random_line(rw: &str) -> String {
+    if writes_randomly(rw) {
+        format!("{UNIFORM_RANDOM}\n")
+    } else {
+        String::new()
+    }
+}
+
+/// A one-job fio file. `lines` are extra `key=value` options. Random writes and mixes draw
+/// their offsets with repeats ([`UNIFORM_RANDOM`]).
 pub(crate) fn job_text(
     name: &str,
     rw: &str,
@@ -205,8 +229,9 @@ pub(crate) fn job_text(
     jobs: u32,
     lines: &[String],
 ) -> String {
+    let uniform = uniform_random_line(rw);
     let mut t = format!(
-        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
     );
     for l in lines {
         t.push_str(l);

@@ -18,7 +18,9 @@ use serde_json::json;
 
 use crate::options::PreconditionKind;
 use crate::session::{Session, SuiteDevice};
-use crate::suites::{bw_bytes_per_s, iops, measure, qd_jobs, RAMP_NS};
+use crate::suites::{
+    bw_bytes_per_s, iops, measure, qd_jobs, uniform_random_line, RAMP_NS, UNIFORM_RANDOM,
+};
 use crate::{device_error, Axis, Chart, DeviceReport, Measure, Series, SuiteError, Unit};
 use crate::{SuiteOptions, SuiteProgress};
 
@@ -233,7 +235,7 @@ pub(crate) fn write_pressure(
             let target = t.start_bytes_per_s + (step as u64 - 1).saturating_mul(t.step_bytes_per_s);
             let name = format!("pressure-{bsn}-{step:03}");
             let text = format!(
-                "[global]\nioengine=libaio\ndirect=1\n{span}{}\n[writer]\nrw=randwrite\nbs={bsn}\n\
+                "[global]\nioengine=libaio\ndirect=1\n{span}{}\n[writer]\nrw=randwrite\n{UNIFORM_RANDOM}\nbs={bsn}\n\
                  iodepth={write_qd}\nrate={target}\n\n[reader]\nrw=randread\nbs=4k\n\
                  iodepth={}\npercentile_list={pcts}\n",
                 step_lines(runtime_ns),
@@ -404,7 +406,7 @@ pub(crate) fn noisy_neighbor(
     };
     let neighbours = (1..=noisy)
         .map(|ns| {
-            format!("[noisy-ns{ns}]\nfilename=ns{ns}\nrw={rw}\n{mix}bs=4k\niodepth={write_qd}\n\n")
+            format!("[noisy-ns{ns}]\nfilename=ns{ns}\nrw={rw}\n{UNIFORM_RANDOM}\n{mix}bs=4k\niodepth={write_qd}\n\n")
         })
         .collect::<String>();
     let phases = [
@@ -556,8 +558,9 @@ pub(crate) fn power(
             };
             let text = format!(
                 "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
-                 [{name}]\nrw={rw}\nbs={bs}\niodepth={qd}\n",
-                step_lines(runtime)
+                 [{name}]\nrw={rw}\n{}bs={bs}\niodepth={qd}\n",
+                step_lines(runtime),
+                uniform_random_line(rw)
             );
             let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
                 let p = ssd.power_summary(from, until);

@@ -1,0 +1,179 @@
+//! Every built-in suite writes at random offsets the way the methods it follows do: uniform
+//! random with repeats (`norandommap=1`), never with fio's random map, which writes each block
+//! once per pass and leaves garbage collection too little to copy (docs/calibration.md,
+//! "Random writes with repeats"). Each suite runs on the tiny drive with the shortest settings
+//! it takes; every job step it records is parsed again and checked.
+
+use flashlab_device::load_device_config;
+use flashlab_engine::{NS_PER_MS, NS_PER_S};
+use flashlab_suite::{
+    run_on_device, DeviceReport, EnduranceWorkload, PreconditionKind, RecoveryVariant, RoundLength,
+    StepKind, StepRecord, SuiteKind, SuiteOptions,
+};
+use flashlab_workload::{RandomDistribution, RwPattern};
+
+fn short() -> SuiteOptions {
+    let mut o = SuiteOptions {
+        runtime_ns: Some(20 * NS_PER_MS),
+        round: RoundLength::TimeNs(20 * NS_PER_MS),
+        max_rounds: 5,
+        qos_depths: vec![4],
+        ..Default::default()
+    };
+    o.client.runs = 1;
+    o.client.size_bytes = Some(64 << 20);
+    o.wsat.write_multiple = 0.1;
+    o.wsat.interval = RoundLength::CapacityFraction(0.05);
+    o.recovery.dirty_ns = vec![100 * NS_PER_MS];
+    o.recovery.idle_ns = vec![NS_PER_S];
+    o.recovery.probe_ns = 20 * NS_PER_MS;
+    o.recovery.hir_bursts = 2;
+    o.recovery.hir_burst_ns = 20 * NS_PER_MS;
+    o.recovery.hir_idle_multiples = vec![1];
+    o.recovery.hir_baseline_ns = 40 * NS_PER_MS;
+    o.op_sweep.fractions = vec![0.0];
+    o.op_sweep.precondition_ns = Some(50 * NS_PER_MS);
+    o.op_sweep.run_ns = vec![50 * NS_PER_MS];
+    o.endurance.measure = RoundLength::CapacityFraction(0.02);
+    o.raid_scaling.members = vec![2];
+    o.sustained.length = RoundLength::CapacityFraction(0.05);
+    o.cache_passes.app_region_bytes = 64 << 20;
+    o.cache_passes.app_ns = 20 * NS_PER_MS;
+    o.tenants.write_bs_bytes = vec![8 << 10];
+    o.app_profiles.profiles = vec!["sql".into(), "vdi-full-boot".into()];
+    o.app_profiles.loads = vec![1];
+    o.precondition.random_ns = 50 * NS_PER_MS;
+    o.precondition.seq_ns = 0;
+    o
+}
+
+/// Random writes, trims and mixes: the patterns whose offsets change what GC finds.
+fn writes_randomly(rw: RwPattern) -> bool {
+    matches!(
+        rw,
+        RwPattern::RandWrite | RwPattern::RandTrim | RwPattern::RandRw | RwPattern::RandTrimWrite
+    )
+}
+
+/// Names of the jobs in `d`'s recorded steps that write uniformly at random with fio's random
+/// map, and how many random-write jobs were seen.
+fn random_map_writers(d: &DeviceReport) -> (Vec<String>, usize) {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for step in &d.steps {
+        let Some(text) = &step.job_text else { continue };
+        let file = flashlab_workload::parse_str(text, &format!("{}.fio", step.name), &|_| None)
+            .unwrap_or_else(|e| panic!("step {} does not parse: {e}", step.name));
+        for job in &file.jobs {
+            if !writes_randomly(job.rw) {
+                continue;
+            }
+            seen += 1;
+            // Skewed distributions draw every offset independently anyway.
+            if job.random_distribution != RandomDistribution::Random {
+                continue;
+            }
+            let visible = job
+                .options_as_written
+                .iter()
+                .any(|(k, v)| k == "norandommap" && v == "1");
+            if !job.norandommap || !visible {
+                bad.push(format!("{}/{}", step.name, job.name));
+            }
+        }
+    }
+    (bad, seen)
+}
+
+fn check(kind: SuiteKind, o: &SuiteOptions) -> usize {
+    let config = load_device_config("tiny-test-1gb", &[]).unwrap();
+    let d = run_on_device(kind, &config, o, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+    let (bad, seen) = random_map_writers(&d);
+    assert!(
+        bad.is_empty(),
+        "{}: random writes with fio's random map: {bad:?}",
+        kind.name()
+    );
+    seen
+}
+
+#[test]
+fn every_suite_writes_uniformly_at_random_with_repeats() {
+    let o = short();
+    // Suites without random writes (sequential, reads) still run: a random write added to
+    // one later is checked.
+    let mut writers = Vec::new();
+    for kind in SuiteKind::ALL {
+        if check(kind, &o) > 0 {
+            writers.push(kind.name());
+        }
+    }
+    // The variants with generators of their own.
+    let mut hir = o.clone();
+    hir.recovery.variant = RecoveryVariant::Hir;
+    check(SuiteKind::Recovery, &hir);
+    let mut random = o.clone();
+    random.endurance.workload = EnduranceWorkload::Random4k;
+    check(SuiteKind::Endurance, &random);
+    let mut showdown = o.clone();
+    showdown.precondition.kind = PreconditionKind::Showdown;
+    check(SuiteKind::AppProfiles, &showdown);
+    // The check saw the suites that write at random (it would pass vacuously otherwise).
+    for name in [
+        "precondition",
+        "four-corners",
+        "qos",
+        "pts-iops",
+        "pts-latency",
+        "desktop",
+        "wsat",
+        "op-sweep",
+        "raid-scaling",
+        "write-pressure",
+        "noisy-neighbor",
+        "power",
+        "app-profiles",
+    ] {
+        assert!(writers.contains(&name), "{name} not among {writers:?}");
+    }
+}
+
+#[test]
+fn the_check_names_a_random_write_with_the_random_map() {
+    let step = |name: &str, text: &str| StepRecord {
+        name: name.into(),
+        kind: StepKind::Job,
+        job_text: Some(text.into()),
+        fio_json: None,
+        end_ns: 0,
+        measures: Vec::new(),
+    };
+    let d = DeviceReport {
+        device: "x".into(),
+        scale_note: None,
+        steps: vec![
+            step("mapped", "[w]\nrw=randwrite\nbs=4k\nsize=100%\n"),
+            step(
+                "repeats",
+                "[w]\nrw=randrw\nnorandommap=1\nbs=4k\nsize=100%\n",
+            ),
+            // Set in [global] only: it applies, but the job's own options do not show it.
+            step(
+                "hidden",
+                "[global]\nnorandommap=1\n[w]\nrw=randwrite\nsize=100%\n",
+            ),
+            step(
+                "zipf",
+                "[w]\nrw=randwrite\nrandom_distribution=zipf:1.2\nsize=100%\n",
+            ),
+            step("reads", "[r]\nrw=randread\nsize=100%\n"),
+        ],
+        steady: None,
+        results: Vec::new(),
+        charts: Vec::new(),
+    };
+    let (bad, seen) = random_map_writers(&d);
+    assert_eq!(bad, ["mapped/w", "hidden/w"]);
+    assert_eq!(seen, 4);
+}
