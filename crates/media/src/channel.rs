@@ -12,9 +12,26 @@ pub const MAX_INTERVALS: usize = 32;
 
 /// Slots of the ring the intervals live in (see [`Channel`]); a power of two above
 /// `MAX_INTERVALS + 1`, so an index masked by `SLOTS - 1` needs no bounds check.
-const SLOTS: usize = 4 * MAX_INTERVALS;
+const SLOTS: usize = 2 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
+
+/// Room for gap keys the narrowest merge may pick next (see [`Channel`]).
+const CANDIDATES: usize = 2 * MAX_INTERVALS;
+/// Gap keys a full scan keeps for the merges after the one it was run for.
+const RESCAN_KEEP: usize = 8;
+const _: () = assert!(RESCAN_KEEP < CANDIDATES);
+
+/// A gap between neighbouring intervals as one number that orders gaps as the narrowest
+/// merge picks them: by width, then (earlier first) by the end of the interval before it.
+/// Ends of disjoint sorted intervals grow with their position, so the key both orders and
+/// finds the gap.
+type GapKey = u128;
+
+#[inline(always)]
+fn gap_key(left_end_ns: u64, right_start_ns: u64) -> GapKey {
+    (u128::from(right_start_ns - left_end_ns) << 64) | u128::from(left_end_ns)
+}
 
 /// Which two reservations merge when a channel holds more than [`MAX_INTERVALS`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,6 +52,15 @@ pub enum ChannelMerge {
 /// start, where the merge of the two earliest intervals also happens. Dropping or merging at
 /// the front just moves `head`, and an insertion shifts the shorter side. (A vector moved its
 /// whole tail twice per full booking: insert, then remove the merged interval.)
+///
+/// The narrowest merge runs on nearly every booking of a full list, and gaps are placed
+/// anywhere in it, so a scan of every gap per merge was the bulk of a write workload's
+/// booking cost. Instead the channel keeps candidate gap keys: every gap whose key is not
+/// among them is at least `bound`. A gap never widens (bookings split or shrink gaps,
+/// merges and forgetting remove them), so the rule holds by adding each new or shrunk gap
+/// below `bound`; the old key of a shrunk or removed gap goes stale and is dropped when it
+/// is reached. The narrowest gap is then the least candidate still present, and only when
+/// none is left does a full scan refill the candidates (with the next narrowest few).
 #[derive(Debug, Clone)]
 pub struct Channel {
     /// Disjoint `[start, end)` intervals, sorted from `head`.
@@ -42,6 +68,12 @@ pub struct Channel {
     head: usize,
     len: usize,
     merge: ChannelMerge,
+    /// Candidate gap keys, widest first (the narrowest is popped from the end); some may be
+    /// stale. Unused with the earliest merge, whose `bound` stays 0.
+    candidates: [GapKey; CANDIDATES],
+    candidates_len: usize,
+    /// Every current gap whose key is not a candidate has a key of at least this.
+    bound: GapKey,
 }
 
 impl Default for Channel {
@@ -62,6 +94,9 @@ impl Channel {
             head: 0,
             len: 0,
             merge,
+            candidates: [0; CANDIDATES],
+            candidates_len: 0,
+            bound: 0,
         }
     }
 
@@ -171,6 +206,9 @@ impl Channel {
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
                 self.len = len + 1;
+                if len > 0 {
+                    self.gap_opened(last.1, t);
+                }
                 self.merge_front_if_full();
             }
             return t;
@@ -191,19 +229,69 @@ impl Channel {
         // over by every later booking.
         let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
         let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
+        // Each gap this booking narrows (or opens) is a new gap for the merge's candidates;
+        // the gap it fills goes stale.
         match (joins_prev, joins_next) {
             (true, true) => {
                 self.buf[(h + i - 1) & MASK].1 = at(&self.buf, i).1;
                 self.remove(i);
             }
-            (true, false) => self.buf[(h + i - 1) & MASK].1 = end,
-            (false, true) => self.buf[(h + i) & MASK].0 = t,
+            (true, false) => {
+                self.buf[(h + i - 1) & MASK].1 = end;
+                if i < len {
+                    self.gap_opened(end, at(&self.buf, i).0);
+                }
+            }
+            (false, true) => {
+                self.buf[(h + i) & MASK].0 = t;
+                if i > 0 {
+                    self.gap_opened(at(&self.buf, i - 1).1, t);
+                }
+            }
             (false, false) => {
+                if i > 0 {
+                    self.gap_opened(at(&self.buf, i - 1).1, t);
+                }
+                if i < len {
+                    self.gap_opened(end, at(&self.buf, i).0);
+                }
                 self.insert(i, (t, end));
                 self.merge_front_if_full();
             }
         }
         t
+    }
+
+    /// A gap from `left_end_ns` to `right_start_ns` now exists: keep it as a candidate if it
+    /// may be narrower than the gaps outside them.
+    #[inline(always)]
+    fn gap_opened(&mut self, left_end_ns: u64, right_start_ns: u64) {
+        let key = gap_key(left_end_ns, right_start_ns);
+        if key < self.bound {
+            self.add_candidate(key);
+        }
+    }
+
+    /// Add `key` (below `bound`) to the candidates, widest first.
+    fn add_candidate(&mut self, key: GapKey) {
+        let mut n = self.candidates_len;
+        if n == CANDIDATES {
+            // Full: the widest key (this one or the widest candidate) leaves and becomes the
+            // bound, which every gap left out is then at least.
+            if key > self.candidates[0] {
+                self.bound = key;
+                return;
+            }
+            self.bound = self.candidates[0];
+            self.candidates.copy_within(1.., 0);
+            n -= 1;
+        }
+        while n > 0 && self.candidates[n - 1] < key {
+            self.candidates[n] = self.candidates[n - 1];
+            n -= 1;
+        }
+        self.candidates[n] = key;
+        self.candidates_len += usize::from(self.candidates_len < CANDIDATES);
     }
 
     /// Over the limit: two neighbouring intervals merge (their gap is given up), chosen by
@@ -227,26 +315,71 @@ impl Channel {
     /// Merge the neighbours with the narrowest gap (the earliest such pair on a tie).
     #[inline(never)]
     fn merge_narrowest(&mut self) {
-        // Runs on nearly every booking of a write workload, whose lists are full: scan the
-        // ring's (at most two) contiguous runs as plain slices rather than masking every
-        // index. Strict `<` in visiting order keeps the earliest pair on a tie.
-        let (h, len) = (self.head, self.len);
-        let first_len = len.min(SLOTS - h);
-        let (mut best, mut best_gap) = narrowest_gap(&self.buf[h..h + first_len], 0);
-        if first_len < len {
-            let wrapped = &self.buf[..len - first_len];
-            // The gap across the wrap, between the first run's last and the slot 0 interval.
-            let gap = wrapped[0].0 - self.buf[SLOTS - 1].1;
-            if gap < best_gap {
-                (best, best_gap) = (first_len - 1, gap);
+        let best = loop {
+            if self.candidates_len == 0 {
+                break self.rescan();
             }
-            let (k, gap) = narrowest_gap(wrapped, first_len);
-            if gap < best_gap {
-                best = k;
+            self.candidates_len -= 1;
+            if let Some(k) = self.find_gap(self.candidates[self.candidates_len]) {
+                break k;
             }
-        }
+        };
         self.at_mut(best).1 = self.at(best + 1).1;
         self.remove(best + 1);
+    }
+
+    /// Index of the interval before the gap `key` stands for, if that gap still exists.
+    #[inline(always)]
+    fn find_gap(&self, key: GapKey) -> Option<usize> {
+        let left_end = key as u64;
+        let right_start = left_end + (key >> 64) as u64;
+        // The first interval ending at or after `left_end`.
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.at(mid).1 < left_end {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        // Only empty intervals share an end: try each interval ending at `left_end`.
+        let mut k = lo;
+        while k + 1 < self.len && self.at(k).1 == left_end {
+            if self.at(k + 1).0 == right_start {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// Scan every gap (no candidate is left): returns the narrowest's position and keeps the
+    /// next [`RESCAN_KEEP`] as candidates, the one after them as the bound.
+    #[cold]
+    #[inline(never)]
+    fn rescan(&mut self) -> usize {
+        // The narrowest `RESCAN_KEEP + 2` (key, position), narrowest first.
+        let mut top = [(GapKey::MAX, 0usize); RESCAN_KEEP + 2];
+        for k in 0..self.len - 1 {
+            let key = gap_key(self.at(k).1, self.at(k + 1).0);
+            if key < top[RESCAN_KEEP + 1].0 {
+                let mut j = RESCAN_KEEP + 1;
+                while j > 0 && top[j - 1].0 > key {
+                    top[j] = top[j - 1];
+                    j -= 1;
+                }
+                top[j] = (key, k);
+            }
+        }
+        self.bound = top[RESCAN_KEEP + 1].0;
+        let kept = top[1..=RESCAN_KEEP].iter().filter(|c| c.0 < GapKey::MAX);
+        self.candidates_len = 0;
+        for &(key, _) in kept.rev() {
+            self.candidates[self.candidates_len] = key;
+            self.candidates_len += 1;
+        }
+        top[0].1
     }
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
@@ -278,31 +411,19 @@ impl Channel {
         self.head = 0;
         self.len = 1;
         self.buf[0] = (0, at_ns);
+        // No gap is left; the next merge scans.
+        self.candidates_len = 0;
+        self.bound = 0;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        SLOTS * 16
+        std::mem::size_of_val(&self.buf) + std::mem::size_of_val(&self.candidates)
     }
 
     #[cfg(test)]
     fn intervals(&self) -> Vec<(u64, u64)> {
         (0..self.len).map(|k| self.at(k)).collect()
     }
-}
-
-/// The narrowest gap between neighbours of the sorted `run` (whose first interval is the
-/// `base`-th) as (index of the pair's first interval, gap), the earliest on a tie;
-/// `(base, u64::MAX)` if `run` has fewer than two intervals.
-#[inline(always)]
-fn narrowest_gap(run: &[(u64, u64)], base: usize) -> (usize, u64) {
-    let (mut best, mut best_gap) = (0, u64::MAX);
-    for (k, (a, b)) in run.iter().zip(run.iter().skip(1)).enumerate() {
-        let gap = b.0 - a.1;
-        if gap < best_gap {
-            (best, best_gap) = (k, gap);
-        }
-    }
-    (base + best, best_gap)
 }
 
 #[cfg(test)]
