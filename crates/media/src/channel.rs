@@ -203,6 +203,8 @@ impl Channel {
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
+            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
+                self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
                 self.len = len + 1;
@@ -248,6 +250,9 @@ impl Channel {
                     self.gap_opened(at(&self.buf, i - 1).1, t);
                 }
             }
+            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
+                self.place_in_full(i, t, end);
+            }
             (false, false) => {
                 if i > 0 {
                     self.gap_opened(at(&self.buf, i - 1).1, t);
@@ -260,6 +265,84 @@ impl Channel {
             }
         }
         t
+    }
+
+    /// Place `[t, end)` as the `i`-th interval of a full list that merges the narrowest gap.
+    /// The merge usually takes one of the two gaps the new interval opens (it lands in a gap
+    /// and leaves narrow pieces of it), which is joining it to a neighbour: decide the merge
+    /// first, and insert and remove an interval only when it takes an older gap.
+    #[inline(never)]
+    fn place_in_full(&mut self, i: usize, t: u64, end: u64) {
+        let len = self.len;
+        let before = if i > 0 {
+            gap_key(self.at(i - 1).1, t)
+        } else {
+            GapKey::MAX
+        };
+        let after = if i < len {
+            gap_key(end, self.at(i).0)
+        } else {
+            GapKey::MAX
+        };
+        // The gap the new interval splits is gone whatever merges.
+        let split = if i > 0 && i < len {
+            gap_key(self.at(i - 1).1, self.at(i).0)
+        } else {
+            GapKey::MAX
+        };
+        let Some((older, k)) = self.narrowest_candidate(split) else {
+            // No candidate is left: insert, then merge after a scan of every gap.
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+            self.insert(i, (t, end));
+            self.merge_narrowest();
+            return;
+        };
+        if before < older.min(after) {
+            self.at_mut(i - 1).1 = end;
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+        } else if after < older {
+            self.at_mut(i).0 = t;
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+        } else {
+            // `older` is the last candidate: it merges now.
+            self.candidates_len -= 1;
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+            self.insert(i, (t, end));
+            let k = if k >= i { k + 1 } else { k };
+            self.at_mut(k).1 = self.at(k + 1).1;
+            self.remove(k + 1);
+        }
+    }
+
+    /// The narrowest current gap among the candidates other than `except`, as (key, index of
+    /// the interval before it), left as the last candidate; stale keys (and `except`) are
+    /// dropped on the way. None when no candidate is left.
+    #[inline(always)]
+    fn narrowest_candidate(&mut self, except: GapKey) -> Option<(GapKey, usize)> {
+        while self.candidates_len > 0 {
+            let key = self.candidates[self.candidates_len - 1];
+            if key != except {
+                if let Some(k) = self.find_gap(key) {
+                    return Some((key, k));
+                }
+            }
+            self.candidates_len -= 1;
+        }
+        None
     }
 
     /// A gap from `left_end_ns` to `right_start_ns` now exists: keep it as a candidate if it
@@ -566,7 +649,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_ring_books_as_a_sorted_vector_does(
-            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 1u64..300), 1..600),
+            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 0u64..300), 1..600),
             narrowest in proptest::bool::ANY,
         ) {
             let merge = if narrowest { ChannelMerge::Narrowest } else { ChannelMerge::Earliest };
