@@ -19,8 +19,10 @@ const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 /// Room for gap keys the narrowest merge may pick next (see [`Channel`]).
 const CANDIDATES: usize = 2 * MAX_INTERVALS;
 /// Gap keys a full scan keeps for the merges after the one it was run for.
-const RESCAN_KEEP: usize = 8;
-const _: () = assert!(RESCAN_KEEP < CANDIDATES);
+const RESCAN_KEEP: usize = 6;
+/// Most candidates kept at once.
+const CAP: usize = 8;
+const _: () = assert!(RESCAN_KEEP < CAP && CAP <= CANDIDATES);
 
 /// A gap between neighbouring intervals as one number that orders gaps as the narrowest
 /// merge picks them: by width, then (earlier first) by the end of the interval before it.
@@ -198,12 +200,13 @@ impl Channel {
         let at = |buf: &[(u64, u64); SLOTS], k: usize| buf[h.wrapping_add(k) & MASK];
         // With no interval, `last` is a stale slot, never read as one.
         let last = at(&self.buf, len.wrapping_sub(1));
+        let full_narrowest = len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest;
         if len == 0 || last.1 <= earliest_ns {
             // After every reservation (the usual case): join the last one or append.
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
-            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
+            } else if full_narrowest {
                 self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
@@ -231,8 +234,13 @@ impl Channel {
         // over by every later booking.
         let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
         let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
-        // Each gap this booking narrows (or opens) is a new gap for the merge's candidates;
-        // the gap it fills goes stale.
+        if joins_prev || joins_next || !full_narrowest {
+            // The gap this booking lands in (if it lies between two intervals) is filled,
+            // narrowed or split: what is left of it is new to the merge's candidates.
+            if i > 0 && i < len {
+                self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
+            }
+        }
         match (joins_prev, joins_next) {
             (true, true) => {
                 self.buf[(h + i - 1) & MASK].1 = at(&self.buf, i).1;
@@ -250,9 +258,7 @@ impl Channel {
                     self.gap_opened(at(&self.buf, i - 1).1, t);
                 }
             }
-            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
-                self.place_in_full(i, t, end);
-            }
+            (false, false) if full_narrowest => self.place_in_full(i, t, end),
             (false, false) => {
                 if i > 0 {
                     self.gap_opened(at(&self.buf, i - 1).1, t);
@@ -284,14 +290,12 @@ impl Channel {
         } else {
             GapKey::MAX
         };
-        // The gap the new interval splits is gone whatever merges.
-        let split = if i > 0 && i < len {
-            gap_key(self.at(i - 1).1, self.at(i).0)
-        } else {
-            GapKey::MAX
-        };
-        let Some((older, k)) = self.narrowest_candidate(split) else {
-            // No candidate is left: insert, then merge after a scan of every gap.
+        if i > 0 && i < len {
+            // The gap the new interval splits is gone whatever merges.
+            self.gap_closed(self.at(i - 1).1, self.at(i).0);
+        }
+        if self.candidates_len == 0 {
+            // The narrowest older gap is not known: insert, then merge after a full scan.
             if i > 0 {
                 self.gap_opened(self.at(i - 1).1, t);
             }
@@ -301,7 +305,9 @@ impl Channel {
             self.insert(i, (t, end));
             self.merge_narrowest();
             return;
-        };
+        }
+        // The narrowest older gap: the last candidate (see `Channel`).
+        let older = self.candidates[self.candidates_len - 1];
         if before < older.min(after) {
             self.at_mut(i - 1).1 = end;
             if i < len {
@@ -313,8 +319,8 @@ impl Channel {
                 self.gap_opened(self.at(i - 1).1, t);
             }
         } else {
-            // `older` is the last candidate: it merges now.
             self.candidates_len -= 1;
+            let k = self.find_gap(older);
             if i > 0 {
                 self.gap_opened(self.at(i - 1).1, t);
             }
@@ -328,25 +334,8 @@ impl Channel {
         }
     }
 
-    /// The narrowest current gap among the candidates other than `except`, as (key, index of
-    /// the interval before it), left as the last candidate; stale keys (and `except`) are
-    /// dropped on the way. None when no candidate is left.
-    #[inline(always)]
-    fn narrowest_candidate(&mut self, except: GapKey) -> Option<(GapKey, usize)> {
-        while self.candidates_len > 0 {
-            let key = self.candidates[self.candidates_len - 1];
-            if key != except {
-                if let Some(k) = self.find_gap(key) {
-                    return Some((key, k));
-                }
-            }
-            self.candidates_len -= 1;
-        }
-        None
-    }
-
-    /// A gap from `left_end_ns` to `right_start_ns` now exists: keep it as a candidate if it
-    /// may be narrower than the gaps outside them.
+    /// A gap from `left_end_ns` to `right_start_ns` now exists: it is a candidate if its key
+    /// is below the bound.
     #[inline(always)]
     fn gap_opened(&mut self, left_end_ns: u64, right_start_ns: u64) {
         let key = gap_key(left_end_ns, right_start_ns);
@@ -355,10 +344,20 @@ impl Channel {
         }
     }
 
+    /// The gap from `left_end_ns` to `right_start_ns` is filled, narrowed or given up: it is
+    /// no candidate any more.
+    #[inline(always)]
+    fn gap_closed(&mut self, left_end_ns: u64, right_start_ns: u64) {
+        let key = gap_key(left_end_ns, right_start_ns);
+        if key < self.bound {
+            self.remove_candidate(key);
+        }
+    }
+
     /// Add `key` (below `bound`) to the candidates, widest first.
     fn add_candidate(&mut self, key: GapKey) {
         let mut n = self.candidates_len;
-        if n == CANDIDATES {
+        if n == CAP {
             // Full: the widest key (this one or the widest candidate) leaves and becomes the
             // bound, which every gap left out is then at least.
             if key > self.candidates[0] {
@@ -366,7 +365,7 @@ impl Channel {
                 return;
             }
             self.bound = self.candidates[0];
-            self.candidates.copy_within(1.., 0);
+            self.candidates.copy_within(1..CAP, 0);
             n -= 1;
         }
         while n > 0 && self.candidates[n - 1] < key {
@@ -374,7 +373,22 @@ impl Channel {
             n -= 1;
         }
         self.candidates[n] = key;
-        self.candidates_len += usize::from(self.candidates_len < CANDIDATES);
+        self.candidates_len += usize::from(self.candidates_len < CAP);
+    }
+
+    /// Remove `key` (below `bound`, so a candidate) from the candidates.
+    fn remove_candidate(&mut self, key: GapKey) {
+        let n = self.candidates_len;
+        // Narrow gaps are the likelier to be filled: search from the narrowest end.
+        let mut k = n;
+        while k > 0 && self.candidates[k - 1] != key {
+            k -= 1;
+        }
+        debug_assert!(k > 0, "a gap below the bound is a candidate");
+        if k > 0 {
+            self.candidates.copy_within(k..n, k - 1);
+            self.candidates_len = n - 1;
+        }
     }
 
     /// Over the limit: two neighbouring intervals merge (their gap is given up), chosen by
@@ -386,6 +400,7 @@ impl Channel {
         }
         match self.merge {
             ChannelMerge::Earliest => {
+                // No candidates are kept (the bound stays 0): nothing to update.
                 let merged = (self.at(0).0, self.at(1).1);
                 self.head = (self.head + 1) & MASK;
                 self.len -= 1;
@@ -398,22 +413,19 @@ impl Channel {
     /// Merge the neighbours with the narrowest gap (the earliest such pair on a tie).
     #[inline(never)]
     fn merge_narrowest(&mut self) {
-        let best = loop {
-            if self.candidates_len == 0 {
-                break self.rescan();
-            }
+        let best = if self.candidates_len > 0 {
             self.candidates_len -= 1;
-            if let Some(k) = self.find_gap(self.candidates[self.candidates_len]) {
-                break k;
-            }
+            self.find_gap(self.candidates[self.candidates_len])
+        } else {
+            self.rescan()
         };
         self.at_mut(best).1 = self.at(best + 1).1;
         self.remove(best + 1);
     }
 
-    /// Index of the interval before the gap `key` stands for, if that gap still exists.
+    /// Index of the interval before the current gap `key` stands for.
     #[inline(always)]
-    fn find_gap(&self, key: GapKey) -> Option<usize> {
+    fn find_gap(&self, key: GapKey) -> usize {
         let left_end = key as u64;
         let right_start = left_end + (key >> 64) as u64;
         // The first interval ending at or after `left_end`.
@@ -426,15 +438,13 @@ impl Channel {
                 hi = mid;
             }
         }
-        // Only empty intervals share an end: try each interval ending at `left_end`.
+        // Only empty intervals share an end: the gap follows one of those ending there.
         let mut k = lo;
-        while k + 1 < self.len && self.at(k).1 == left_end {
-            if self.at(k + 1).0 == right_start {
-                return Some(k);
-            }
+        while k + 2 < self.len && self.at(k + 1).0 != right_start {
             k += 1;
         }
-        None
+        debug_assert_eq!(gap_key(self.at(k).1, self.at(k + 1).0), key);
+        k
     }
 
     /// Scan every gap (no candidate is left): returns the narrowest's position and keeps the
@@ -475,6 +485,9 @@ impl Channel {
         }
         let (mut h, mut len) = (self.head, self.len);
         while len > 0 && self.buf[h & MASK].1 <= now_ns {
+            if len > 1 {
+                self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
+            }
             h = (h + 1) & MASK;
             len -= 1;
         }
