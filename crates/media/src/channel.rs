@@ -277,7 +277,7 @@ impl Channel {
     /// The merge usually takes one of the two gaps the new interval opens (it lands in a gap
     /// and leaves narrow pieces of it), which is joining it to a neighbour: decide the merge
     /// first, and insert and remove an interval only when it takes an older gap.
-    #[inline(never)]
+    #[inline(always)]
     fn place_in_full(&mut self, i: usize, t: u64, end: u64) {
         let len = self.len;
         let before = if i > 0 {
