@@ -16,12 +16,15 @@ const SLOTS: usize = 2 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 
-/// Room for gap keys the narrowest merge may pick next (see [`Channel`]).
-const CANDIDATES: usize = 2 * MAX_INTERVALS;
-/// Gap keys a full scan keeps for the merges after the one it was run for.
-const RESCAN_KEEP: usize = 6;
-/// Most candidates kept at once.
+/// Most gap keys the narrowest merge keeps (see [`Channel`]): a short list is cheap to
+/// update, and a longer one (16, 32) rescanned no less often in a write workload.
 const CAP: usize = 8;
+/// Gap keys a scan of every gap keeps for the merges after the one it was run for.
+const RESCAN_KEEP: usize = 6;
+/// Slots for the keys (only [`CAP`] are used): the ring shrank from 128 to 64 slots to
+/// make room, so the channel's size and memory estimate (reported with the drive's
+/// counters) are what they were before it kept keys.
+const CANDIDATES: usize = 2 * MAX_INTERVALS;
 const _: () = assert!(RESCAN_KEEP < CAP && CAP <= CANDIDATES);
 
 /// A gap between neighbouring intervals as one number that orders gaps as the narrowest
@@ -55,14 +58,15 @@ pub enum ChannelMerge {
 /// the front just moves `head`, and an insertion shifts the shorter side. (A vector moved its
 /// whole tail twice per full booking: insert, then remove the merged interval.)
 ///
-/// The narrowest merge runs on nearly every booking of a full list, and gaps are placed
-/// anywhere in it, so a scan of every gap per merge was the bulk of a write workload's
-/// booking cost. Instead the channel keeps candidate gap keys: every gap whose key is not
-/// among them is at least `bound`. A gap never widens (bookings split or shrink gaps,
-/// merges and forgetting remove them), so the rule holds by adding each new or shrunk gap
-/// below `bound`; the old key of a shrunk or removed gap goes stale and is dropped when it
-/// is reached. The narrowest gap is then the least candidate still present, and only when
-/// none is left does a full scan refill the candidates (with the next narrowest few).
+/// The narrowest merge runs on nearly every booking of a full list, and the merged gap can
+/// be anywhere in it, so a scan of every gap per merge was the bulk of a write workload's
+/// booking cost. Instead the channel keeps the keys of the gaps narrower than `bound` (at
+/// most [`CAP`] of them, sorted): each booking that fills, narrows or splits a gap, each
+/// merge and each forgotten interval takes the old gap's key out and puts the new gaps'
+/// keys in when they are below `bound`, and a full list drops its widest key and lowers
+/// `bound` to it. The narrowest gap is then the last key, and only when none is left does a
+/// scan of every gap refill the keys (the [`RESCAN_KEEP`] narrowest after the one it
+/// merges) and set `bound`.
 #[derive(Debug, Clone)]
 pub struct Channel {
     /// Disjoint `[start, end)` intervals, sorted from `head`.
@@ -70,11 +74,10 @@ pub struct Channel {
     head: usize,
     len: usize,
     merge: ChannelMerge,
-    /// Candidate gap keys, widest first (the narrowest is popped from the end); some may be
-    /// stale. Unused with the earliest merge, whose `bound` stays 0.
+    /// Keys of exactly the gaps whose key is below `bound`, widest first (the narrowest is
+    /// taken from the end). Unused with the earliest merge, whose `bound` stays 0.
     candidates: [GapKey; CANDIDATES],
     candidates_len: usize,
-    /// Every current gap whose key is not a candidate has a key of at least this.
     bound: GapKey,
 }
 
@@ -356,24 +359,32 @@ impl Channel {
 
     /// Add `key` (below `bound`) to the candidates, widest first.
     fn add_candidate(&mut self, key: GapKey) {
-        let mut n = self.candidates_len;
-        if n == CAP {
-            // Full: the widest key (this one or the widest candidate) leaves and becomes the
-            // bound, which every gap left out is then at least.
-            if key > self.candidates[0] {
-                self.bound = key;
+        let mut len = self.candidates_len;
+        if len == CAP {
+            // Full: the widest key (this one or the widest kept) becomes the bound, and every
+            // key at the bound leaves (gaps of equal keys are between empty intervals).
+            let widest = self.candidates[0].max(key);
+            self.bound = widest;
+            let drop = self.candidates[..len]
+                .iter()
+                .take_while(|&&k| k == widest)
+                .count();
+            if drop > 0 {
+                self.candidates.copy_within(drop..len, 0);
+                len -= drop;
+                self.candidates_len = len;
+            }
+            if key == widest {
                 return;
             }
-            self.bound = self.candidates[0];
-            self.candidates.copy_within(1..CAP, 0);
-            n -= 1;
         }
+        let mut n = len;
         while n > 0 && self.candidates[n - 1] < key {
             self.candidates[n] = self.candidates[n - 1];
             n -= 1;
         }
         self.candidates[n] = key;
-        self.candidates_len += usize::from(self.candidates_len < CAP);
+        self.candidates_len = len + 1;
     }
 
     /// Remove `key` (below `bound`, so a candidate) from the candidates.
@@ -466,7 +477,10 @@ impl Channel {
             }
         }
         self.bound = top[RESCAN_KEEP + 1].0;
-        let kept = top[1..=RESCAN_KEEP].iter().filter(|c| c.0 < GapKey::MAX);
+        // Equal keys (gaps between empty intervals) may straddle the bound: keep only keys
+        // below it.
+        let bound = self.bound;
+        let kept = top[1..=RESCAN_KEEP].iter().filter(|c| c.0 < bound);
         self.candidates_len = 0;
         for &(key, _) in kept.rev() {
             self.candidates[self.candidates_len] = key;
@@ -519,6 +533,23 @@ impl Channel {
     #[cfg(test)]
     fn intervals(&self) -> Vec<(u64, u64)> {
         (0..self.len).map(|k| self.at(k)).collect()
+    }
+
+    /// The kept keys are exactly the gaps' keys below the bound, widest first.
+    #[cfg(test)]
+    fn assert_candidates_exact(&self) {
+        let kept = &self.candidates[..self.candidates_len];
+        assert!(kept.len() <= CAP);
+        assert!(kept.windows(2).all(|w| w[0] >= w[1]), "{kept:?}");
+        let mut below: Vec<GapKey> = (1..self.len)
+            .map(|k| gap_key(self.at(k - 1).1, self.at(k).0))
+            .filter(|&key| key < self.bound)
+            .collect();
+        below.sort_by(|a, b| b.cmp(a));
+        assert_eq!(kept, &below[..]);
+        if self.merge == ChannelMerge::Earliest {
+            assert_eq!(self.bound, 0);
+        }
     }
 }
 
@@ -690,7 +721,81 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
                 proptest::prop_assert_eq!(ring.free_ns(), reference.busy.last().map_or(0, |i| i.1));
+                ring.assert_candidates_exact();
             }
         }
+
+        #[test]
+        fn a_full_channel_merges_the_narrowest_gap_as_a_sorted_vector_does(
+            ops in proptest::collection::vec((0u64..16, 0u64..20_000, 0u64..40), 200..1_500),
+        ) {
+            // Wishes spread over a window ahead of the present, as dies queueing work far
+            // ahead make them: the list stays full and every booking merges.
+            let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+            let mut reference = Reference { busy: Vec::new(), narrowest: true };
+            let mut now = 0;
+            for (what, at, dur) in ops {
+                if what == 0 {
+                    now += at / 64;
+                    ring.forget_before(now);
+                    reference.forget_before(now);
+                } else {
+                    let wish = now + at;
+                    proptest::prop_assert_eq!(ring.book(wish, dur), reference.book(wish, dur));
+                }
+                proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
+                ring.assert_candidates_exact();
+            }
+        }
+    }
+
+    #[test]
+    fn the_narrowest_merges_keys_are_refilled_trimmed_and_kept_exact() {
+        // A long run that fills the list, forgets from its front and books all over it,
+        // checked against the sorted vector at every step; it must pass through each way the
+        // kept keys change: a scan of every gap, a full key list dropping its widest key, a
+        // merge of an older gap rather than the new interval's own.
+        let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+        let mut reference = Reference {
+            busy: Vec::new(),
+            narrowest: true,
+        };
+        let (mut rescans, mut trims, mut older_merges) = (0, 0, 0);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut now = 0;
+        for _ in 0..50_000 {
+            // xorshift: a fixed, varied sequence.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 15 == 0 {
+                // Now and then far ahead: most of the list (and its kept keys) is forgotten.
+                now += if x & 511 == 0 { 20_000 } else { x % 300 };
+                ring.forget_before(now);
+                reference.forget_before(now);
+            } else {
+                let (wish, dur) = (now + (x >> 8) % 30_000, 1 + (x >> 40) % 60);
+                let (full, keys, bound) =
+                    (ring.len == MAX_INTERVALS, ring.candidates_len, ring.bound);
+                let narrowest_before = (keys > 0).then(|| ring.candidates[keys - 1]);
+                assert_eq!(ring.book(wish, dur), reference.book(wish, dur));
+                if full && ring.len == MAX_INTERVALS {
+                    rescans += usize::from(keys == 0 && ring.bound != bound);
+                    // The narrowest kept key was merged away, not a gap of the new interval.
+                    older_merges += usize::from(
+                        narrowest_before
+                            .is_some_and(|k| !ring.candidates[..ring.candidates_len].contains(&k))
+                            && ring.len == MAX_INTERVALS,
+                    );
+                }
+                trims += usize::from(ring.bound < bound && keys > 0);
+            }
+            assert_eq!(ring.intervals(), reference.busy);
+            ring.assert_candidates_exact();
+        }
+        assert!(
+            rescans > 10 && trims > 10 && older_merges > 10,
+            "{rescans} {trims} {older_merges}"
+        );
     }
 }
