@@ -203,13 +203,12 @@ impl Channel {
         let at = |buf: &[(u64, u64); SLOTS], k: usize| buf[h.wrapping_add(k) & MASK];
         // With no interval, `last` is a stale slot, never read as one.
         let last = at(&self.buf, len.wrapping_sub(1));
-        let full_narrowest = len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest;
         if len == 0 || last.1 <= earliest_ns {
             // After every reservation (the usual case): join the last one or append.
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
-            } else if full_narrowest {
+            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
                 self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
@@ -237,32 +236,37 @@ impl Channel {
         // over by every later booking.
         let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
         let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
-        if joins_prev || joins_next || !full_narrowest {
-            // The gap this booking lands in (if it lies between two intervals) is filled,
-            // narrowed or split: what is left of it is new to the merge's candidates.
-            if i > 0 && i < len {
-                self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
-            }
-        }
+        // The gap this booking lands in, if it lies between two intervals, is filled, narrowed
+        // or split: it leaves the merge's keys, and what is left of it may join them.
         match (joins_prev, joins_next) {
             (true, true) => {
+                self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
                 self.buf[(h + i - 1) & MASK].1 = at(&self.buf, i).1;
                 self.remove(i);
             }
             (true, false) => {
-                self.buf[(h + i - 1) & MASK].1 = end;
                 if i < len {
-                    self.gap_opened(end, at(&self.buf, i).0);
+                    let next_start = at(&self.buf, i).0;
+                    self.gap_closed(at(&self.buf, i - 1).1, next_start);
+                    self.gap_opened(end, next_start);
                 }
+                self.buf[(h + i - 1) & MASK].1 = end;
             }
             (false, true) => {
-                self.buf[(h + i) & MASK].0 = t;
                 if i > 0 {
-                    self.gap_opened(at(&self.buf, i - 1).1, t);
+                    let prev_end = at(&self.buf, i - 1).1;
+                    self.gap_closed(prev_end, at(&self.buf, i).0);
+                    self.gap_opened(prev_end, t);
                 }
+                self.buf[(h + i) & MASK].0 = t;
             }
-            (false, false) if full_narrowest => self.place_in_full(i, t, end),
+            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
+                self.place_in_full(i, t, end);
+            }
             (false, false) => {
+                if i > 0 && i < len {
+                    self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
+                }
                 if i > 0 {
                     self.gap_opened(at(&self.buf, i - 1).1, t);
                 }
@@ -341,9 +345,12 @@ impl Channel {
     /// is below the bound.
     #[inline(always)]
     fn gap_opened(&mut self, left_end_ns: u64, right_start_ns: u64) {
-        let key = gap_key(left_end_ns, right_start_ns);
-        if key < self.bound {
-            self.add_candidate(key);
+        // The earliest merge keeps no keys: one byte compare on its bookings.
+        if self.merge == ChannelMerge::Narrowest {
+            let key = gap_key(left_end_ns, right_start_ns);
+            if key < self.bound {
+                self.add_candidate(key);
+            }
         }
     }
 
@@ -351,9 +358,12 @@ impl Channel {
     /// no candidate any more.
     #[inline(always)]
     fn gap_closed(&mut self, left_end_ns: u64, right_start_ns: u64) {
-        let key = gap_key(left_end_ns, right_start_ns);
-        if key < self.bound {
-            self.remove_candidate(key);
+        // No keys kept (the earliest merge, or none below the bound): nothing to take out.
+        if self.candidates_len > 0 {
+            let key = gap_key(left_end_ns, right_start_ns);
+            if key < self.bound {
+                self.remove_candidate(key);
+            }
         }
     }
 
