@@ -2,8 +2,9 @@
 //! (a read's transfer waits for its die's queue, which may run far ahead of the others), so a
 //! single busy-until time would let one late read block the channel for every die on it
 //! until then. The channel instead keeps its reserved intervals and books each transfer into
-//! the earliest gap that fits. At most [`MAX_INTERVALS`] are kept: beyond that the two
-//! earliest merge (their gap is given up), so memory and work per booking stay bounded.
+//! the earliest gap that fits. At most [`MAX_INTERVALS`] are kept: beyond that two
+//! neighbours merge (their gap is given up; which two, see [`ChannelMerge`]), so memory and
+//! work per booking stay bounded.
 //! The device books its host link and controller data path the same way: read data is ready
 //! out of submission order there too.
 
