@@ -2,8 +2,9 @@
 //! (a read's transfer waits for its die's queue, which may run far ahead of the others), so a
 //! single busy-until time would let one late read block the channel for every die on it
 //! until then. The channel instead keeps its reserved intervals and books each transfer into
-//! the earliest gap that fits. At most [`MAX_INTERVALS`] are kept: beyond that the two
-//! earliest merge (their gap is given up), so memory and work per booking stay bounded.
+//! the earliest gap that fits. At most [`MAX_INTERVALS`] are kept: beyond that two
+//! neighbours merge (their gap is given up; which two, see [`ChannelMerge`]), so memory and
+//! work per booking stay bounded.
 //! The device books its host link and controller data path the same way: read data is ready
 //! out of submission order there too.
 
@@ -12,9 +13,31 @@ pub const MAX_INTERVALS: usize = 32;
 
 /// Slots of the ring the intervals live in (see [`Channel`]); a power of two above
 /// `MAX_INTERVALS + 1`, so an index masked by `SLOTS - 1` needs no bounds check.
-const SLOTS: usize = 4 * MAX_INTERVALS;
+const SLOTS: usize = 2 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
+
+/// Most gap keys the narrowest merge keeps (see [`Channel`]): a short list is cheap to
+/// update, and a longer one (16, 32) rescanned no less often in a write workload.
+const CAP: usize = 8;
+/// Gap keys a scan of every gap keeps for the merges after the one it was run for.
+const RESCAN_KEEP: usize = 6;
+/// Slots for the keys (only [`CAP`] are used): the ring shrank from 128 to 64 slots to
+/// make room, so the channel's size and memory estimate (reported with the drive's
+/// counters) are what they were before it kept keys.
+const CANDIDATES: usize = 2 * MAX_INTERVALS;
+const _: () = assert!(RESCAN_KEEP < CAP && CAP <= CANDIDATES);
+
+/// A gap between neighbouring intervals as one number that orders gaps as the narrowest
+/// merge picks them: by width, then (earlier first) by the end of the interval before it.
+/// Ends of disjoint sorted intervals grow with their position, so the key both orders and
+/// finds the gap.
+type GapKey = u128;
+
+#[inline(always)]
+fn gap_key(left_end_ns: u64, right_start_ns: u64) -> GapKey {
+    (u128::from(right_start_ns - left_end_ns) << 64) | u128::from(left_end_ns)
+}
 
 /// Which two reservations merge when a channel holds more than [`MAX_INTERVALS`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,6 +58,16 @@ pub enum ChannelMerge {
 /// start, where the merge of the two earliest intervals also happens. Dropping or merging at
 /// the front just moves `head`, and an insertion shifts the shorter side. (A vector moved its
 /// whole tail twice per full booking: insert, then remove the merged interval.)
+///
+/// The narrowest merge runs on nearly every booking of a full list, and the merged gap can
+/// be anywhere in it, so a scan of every gap per merge was the bulk of a write workload's
+/// booking cost. Instead the channel keeps the keys of the gaps narrower than `bound` (at
+/// most [`CAP`] of them, sorted): each booking that fills, narrows or splits a gap, each
+/// merge and each forgotten interval takes the old gap's key out and puts the new gaps'
+/// keys in when they are below `bound`, and a full list drops its widest key and lowers
+/// `bound` to it. The narrowest gap is then the last key, and only when none is left does a
+/// scan of every gap refill the keys (the [`RESCAN_KEEP`] narrowest after the one it
+/// merges) and set `bound`.
 #[derive(Debug, Clone)]
 pub struct Channel {
     /// Disjoint `[start, end)` intervals, sorted from `head`.
@@ -42,6 +75,11 @@ pub struct Channel {
     head: usize,
     len: usize,
     merge: ChannelMerge,
+    /// Keys of exactly the gaps whose key is below `bound`, widest first (the narrowest is
+    /// taken from the end). Unused with the earliest merge, whose `bound` stays 0.
+    candidates: [GapKey; CANDIDATES],
+    candidates_len: usize,
+    bound: GapKey,
 }
 
 impl Default for Channel {
@@ -62,6 +100,9 @@ impl Channel {
             head: 0,
             len: 0,
             merge,
+            candidates: [0; CANDIDATES],
+            candidates_len: 0,
+            bound: 0,
         }
     }
 
@@ -168,9 +209,14 @@ impl Channel {
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
+            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
+                self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
                 self.len = len + 1;
+                if len > 0 {
+                    self.gap_opened(last.1, t);
+                }
                 self.merge_front_if_full();
             }
             return t;
@@ -191,19 +237,180 @@ impl Channel {
         // over by every later booking.
         let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
         let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
+        // The gap this booking lands in, if it lies between two intervals, is filled, narrowed
+        // or split: it leaves the merge's keys, and what is left of it may join them.
         match (joins_prev, joins_next) {
             (true, true) => {
+                self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
                 self.buf[(h + i - 1) & MASK].1 = at(&self.buf, i).1;
                 self.remove(i);
             }
-            (true, false) => self.buf[(h + i - 1) & MASK].1 = end,
-            (false, true) => self.buf[(h + i) & MASK].0 = t,
+            (true, false) => {
+                if i < len {
+                    let next_start = at(&self.buf, i).0;
+                    self.gap_closed(at(&self.buf, i - 1).1, next_start);
+                    self.gap_opened(end, next_start);
+                }
+                self.buf[(h + i - 1) & MASK].1 = end;
+            }
+            (false, true) => {
+                if i > 0 {
+                    let prev_end = at(&self.buf, i - 1).1;
+                    self.gap_closed(prev_end, at(&self.buf, i).0);
+                    self.gap_opened(prev_end, t);
+                }
+                self.buf[(h + i) & MASK].0 = t;
+            }
+            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
+                self.place_in_full(i, t, end);
+            }
             (false, false) => {
+                if i > 0 && i < len {
+                    self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
+                }
+                if i > 0 {
+                    self.gap_opened(at(&self.buf, i - 1).1, t);
+                }
+                if i < len {
+                    self.gap_opened(end, at(&self.buf, i).0);
+                }
                 self.insert(i, (t, end));
                 self.merge_front_if_full();
             }
         }
         t
+    }
+
+    /// Place `[t, end)` as the `i`-th interval of a full list that merges the narrowest gap.
+    /// The merge usually takes one of the two gaps the new interval opens (it lands in a gap
+    /// and leaves narrow pieces of it), which is joining it to a neighbour: decide the merge
+    /// first, and insert and remove an interval only when it takes an older gap.
+    #[inline(always)]
+    fn place_in_full(&mut self, i: usize, t: u64, end: u64) {
+        let len = self.len;
+        let before = if i > 0 {
+            gap_key(self.at(i - 1).1, t)
+        } else {
+            GapKey::MAX
+        };
+        let after = if i < len {
+            gap_key(end, self.at(i).0)
+        } else {
+            GapKey::MAX
+        };
+        if i > 0 && i < len {
+            // The gap the new interval splits is gone whatever merges.
+            self.gap_closed(self.at(i - 1).1, self.at(i).0);
+        }
+        if self.candidates_len == 0 {
+            // The narrowest older gap is not known: insert, then merge after a full scan.
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+            self.insert(i, (t, end));
+            self.merge_narrowest();
+            return;
+        }
+        // The narrowest older gap: the last candidate (see `Channel`).
+        let older = self.candidates[self.candidates_len - 1];
+        if before < older.min(after) {
+            self.at_mut(i - 1).1 = end;
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+        } else if after < older {
+            self.at_mut(i).0 = t;
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+        } else {
+            self.candidates_len -= 1;
+            let k = self.find_gap(older);
+            if i > 0 {
+                self.gap_opened(self.at(i - 1).1, t);
+            }
+            if i < len {
+                self.gap_opened(end, self.at(i).0);
+            }
+            self.insert(i, (t, end));
+            let k = if k >= i { k + 1 } else { k };
+            self.at_mut(k).1 = self.at(k + 1).1;
+            self.remove(k + 1);
+        }
+    }
+
+    /// A gap from `left_end_ns` to `right_start_ns` now exists: it is a candidate if its key
+    /// is below the bound.
+    #[inline(always)]
+    fn gap_opened(&mut self, left_end_ns: u64, right_start_ns: u64) {
+        // The earliest merge keeps no keys: one byte compare on its bookings.
+        if self.merge == ChannelMerge::Narrowest {
+            let key = gap_key(left_end_ns, right_start_ns);
+            if key < self.bound {
+                self.add_candidate(key);
+            }
+        }
+    }
+
+    /// The gap from `left_end_ns` to `right_start_ns` is filled, narrowed or given up: it is
+    /// no candidate any more.
+    #[inline(always)]
+    fn gap_closed(&mut self, left_end_ns: u64, right_start_ns: u64) {
+        // No keys kept (the earliest merge, or none below the bound): nothing to take out.
+        if self.candidates_len > 0 {
+            let key = gap_key(left_end_ns, right_start_ns);
+            if key < self.bound {
+                self.remove_candidate(key);
+            }
+        }
+    }
+
+    /// Add `key` (below `bound`) to the candidates, widest first.
+    fn add_candidate(&mut self, key: GapKey) {
+        let mut len = self.candidates_len;
+        if len == CAP {
+            // Full: the widest key (this one or the widest kept) becomes the bound, and every
+            // key at the bound leaves (gaps of equal keys are between empty intervals).
+            let widest = self.candidates[0].max(key);
+            self.bound = widest;
+            let drop = self.candidates[..len]
+                .iter()
+                .take_while(|&&k| k == widest)
+                .count();
+            if drop > 0 {
+                self.candidates.copy_within(drop..len, 0);
+                len -= drop;
+                self.candidates_len = len;
+            }
+            if key == widest {
+                return;
+            }
+        }
+        let mut n = len;
+        while n > 0 && self.candidates[n - 1] < key {
+            self.candidates[n] = self.candidates[n - 1];
+            n -= 1;
+        }
+        self.candidates[n] = key;
+        self.candidates_len = len + 1;
+    }
+
+    /// Remove `key` (below `bound`, so a candidate) from the candidates.
+    fn remove_candidate(&mut self, key: GapKey) {
+        let n = self.candidates_len;
+        // Narrow gaps are the likelier to be filled: search from the narrowest end.
+        let mut k = n;
+        while k > 0 && self.candidates[k - 1] != key {
+            k -= 1;
+        }
+        debug_assert!(k > 0, "a gap below the bound is a candidate");
+        if k > 0 {
+            self.candidates.copy_within(k..n, k - 1);
+            self.candidates_len = n - 1;
+        }
     }
 
     /// Over the limit: two neighbouring intervals merge (their gap is given up), chosen by
@@ -215,6 +422,7 @@ impl Channel {
         }
         match self.merge {
             ChannelMerge::Earliest => {
+                // No candidates are kept (the bound stays 0): nothing to update.
                 let merged = (self.at(0).0, self.at(1).1);
                 self.head = (self.head + 1) & MASK;
                 self.len -= 1;
@@ -227,26 +435,69 @@ impl Channel {
     /// Merge the neighbours with the narrowest gap (the earliest such pair on a tie).
     #[inline(never)]
     fn merge_narrowest(&mut self) {
-        // Runs on nearly every booking of a write workload, whose lists are full: scan the
-        // ring's (at most two) contiguous runs as plain slices rather than masking every
-        // index. Strict `<` in visiting order keeps the earliest pair on a tie.
-        let (h, len) = (self.head, self.len);
-        let first_len = len.min(SLOTS - h);
-        let (mut best, mut best_gap) = narrowest_gap(&self.buf[h..h + first_len], 0);
-        if first_len < len {
-            let wrapped = &self.buf[..len - first_len];
-            // The gap across the wrap, between the first run's last and the slot 0 interval.
-            let gap = wrapped[0].0 - self.buf[SLOTS - 1].1;
-            if gap < best_gap {
-                (best, best_gap) = (first_len - 1, gap);
-            }
-            let (k, gap) = narrowest_gap(wrapped, first_len);
-            if gap < best_gap {
-                best = k;
-            }
-        }
+        let best = if self.candidates_len > 0 {
+            self.candidates_len -= 1;
+            self.find_gap(self.candidates[self.candidates_len])
+        } else {
+            self.rescan()
+        };
         self.at_mut(best).1 = self.at(best + 1).1;
         self.remove(best + 1);
+    }
+
+    /// Index of the interval before the current gap `key` stands for.
+    #[inline(always)]
+    fn find_gap(&self, key: GapKey) -> usize {
+        let left_end = key as u64;
+        let right_start = left_end + (key >> 64) as u64;
+        // The first interval ending at or after `left_end`.
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.at(mid).1 < left_end {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        // Only empty intervals share an end: the gap follows one of those ending there.
+        let mut k = lo;
+        while k + 2 < self.len && self.at(k + 1).0 != right_start {
+            k += 1;
+        }
+        debug_assert_eq!(gap_key(self.at(k).1, self.at(k + 1).0), key);
+        k
+    }
+
+    /// Scan every gap (no candidate is left): returns the narrowest's position and keeps the
+    /// next [`RESCAN_KEEP`] as candidates, the one after them as the bound.
+    #[cold]
+    #[inline(never)]
+    fn rescan(&mut self) -> usize {
+        // The narrowest `RESCAN_KEEP + 2` (key, position), narrowest first.
+        let mut top = [(GapKey::MAX, 0usize); RESCAN_KEEP + 2];
+        for k in 0..self.len - 1 {
+            let key = gap_key(self.at(k).1, self.at(k + 1).0);
+            if key < top[RESCAN_KEEP + 1].0 {
+                let mut j = RESCAN_KEEP + 1;
+                while j > 0 && top[j - 1].0 > key {
+                    top[j] = top[j - 1];
+                    j -= 1;
+                }
+                top[j] = (key, k);
+            }
+        }
+        self.bound = top[RESCAN_KEEP + 1].0;
+        // Equal keys (gaps between empty intervals) may straddle the bound: keep only keys
+        // below it.
+        let bound = self.bound;
+        let kept = top[1..=RESCAN_KEEP].iter().filter(|c| c.0 < bound);
+        self.candidates_len = 0;
+        for &(key, _) in kept.rev() {
+            self.candidates[self.candidates_len] = key;
+            self.candidates_len += 1;
+        }
+        top[0].1
     }
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
@@ -259,6 +510,9 @@ impl Channel {
         }
         let (mut h, mut len) = (self.head, self.len);
         while len > 0 && self.buf[h & MASK].1 <= now_ns {
+            if len > 1 {
+                self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
+            }
             h = (h + 1) & MASK;
             len -= 1;
         }
@@ -278,31 +532,36 @@ impl Channel {
         self.head = 0;
         self.len = 1;
         self.buf[0] = (0, at_ns);
+        // No gap is left; the next merge scans.
+        self.candidates_len = 0;
+        self.bound = 0;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        SLOTS * 16
+        std::mem::size_of_val(&self.buf) + std::mem::size_of_val(&self.candidates)
     }
 
     #[cfg(test)]
     fn intervals(&self) -> Vec<(u64, u64)> {
         (0..self.len).map(|k| self.at(k)).collect()
     }
-}
 
-/// The narrowest gap between neighbours of the sorted `run` (whose first interval is the
-/// `base`-th) as (index of the pair's first interval, gap), the earliest on a tie;
-/// `(base, u64::MAX)` if `run` has fewer than two intervals.
-#[inline(always)]
-fn narrowest_gap(run: &[(u64, u64)], base: usize) -> (usize, u64) {
-    let (mut best, mut best_gap) = (0, u64::MAX);
-    for (k, (a, b)) in run.iter().zip(run.iter().skip(1)).enumerate() {
-        let gap = b.0 - a.1;
-        if gap < best_gap {
-            (best, best_gap) = (k, gap);
+    /// The kept keys are exactly the gaps' keys below the bound, widest first.
+    #[cfg(test)]
+    fn assert_candidates_exact(&self) {
+        let kept = &self.candidates[..self.candidates_len];
+        assert!(kept.len() <= CAP);
+        assert!(kept.windows(2).all(|w| w[0] >= w[1]), "{kept:?}");
+        let mut below: Vec<GapKey> = (1..self.len)
+            .map(|k| gap_key(self.at(k - 1).1, self.at(k).0))
+            .filter(|&key| key < self.bound)
+            .collect();
+        below.sort_by(|a, b| b.cmp(a));
+        assert_eq!(kept, &below[..]);
+        if self.merge == ChannelMerge::Earliest {
+            assert_eq!(self.bound, 0);
         }
     }
-    (base + best, best_gap)
 }
 
 #[cfg(test)]
@@ -445,7 +704,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_ring_books_as_a_sorted_vector_does(
-            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 1u64..300), 1..600),
+            ops in proptest::collection::vec((0u64..8, 0u64..100_000, 0u64..300), 1..600),
             narrowest in proptest::bool::ANY,
         ) {
             let merge = if narrowest { ChannelMerge::Narrowest } else { ChannelMerge::Earliest };
@@ -473,7 +732,81 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
                 proptest::prop_assert_eq!(ring.free_ns(), reference.busy.last().map_or(0, |i| i.1));
+                ring.assert_candidates_exact();
             }
         }
+
+        #[test]
+        fn a_full_channel_merges_the_narrowest_gap_as_a_sorted_vector_does(
+            ops in proptest::collection::vec((0u64..16, 0u64..20_000, 0u64..40), 200..1_500),
+        ) {
+            // Wishes spread over a window ahead of the present, as dies queueing work far
+            // ahead make them: the list stays full and every booking merges.
+            let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+            let mut reference = Reference { busy: Vec::new(), narrowest: true };
+            let mut now = 0;
+            for (what, at, dur) in ops {
+                if what == 0 {
+                    now += at / 64;
+                    ring.forget_before(now);
+                    reference.forget_before(now);
+                } else {
+                    let wish = now + at;
+                    proptest::prop_assert_eq!(ring.book(wish, dur), reference.book(wish, dur));
+                }
+                proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
+                ring.assert_candidates_exact();
+            }
+        }
+    }
+
+    #[test]
+    fn the_narrowest_merges_keys_are_refilled_trimmed_and_kept_exact() {
+        // A long run that fills the list, forgets from its front and books all over it,
+        // checked against the sorted vector at every step; it must pass through each way the
+        // kept keys change: a scan of every gap, a full key list dropping its widest key, a
+        // merge of an older gap rather than the new interval's own.
+        let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+        let mut reference = Reference {
+            busy: Vec::new(),
+            narrowest: true,
+        };
+        let (mut rescans, mut trims, mut older_merges) = (0, 0, 0);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut now = 0;
+        for _ in 0..50_000 {
+            // xorshift: a fixed, varied sequence.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 15 == 0 {
+                // Now and then far ahead: most of the list (and its kept keys) is forgotten.
+                now += if x & 511 == 0 { 20_000 } else { x % 300 };
+                ring.forget_before(now);
+                reference.forget_before(now);
+            } else {
+                let (wish, dur) = (now + (x >> 8) % 30_000, 1 + (x >> 40) % 60);
+                let (full, keys, bound) =
+                    (ring.len == MAX_INTERVALS, ring.candidates_len, ring.bound);
+                let narrowest_before = (keys > 0).then(|| ring.candidates[keys - 1]);
+                assert_eq!(ring.book(wish, dur), reference.book(wish, dur));
+                if full && ring.len == MAX_INTERVALS {
+                    rescans += usize::from(keys == 0 && ring.bound != bound);
+                    // The narrowest kept key was merged away, not a gap of the new interval.
+                    older_merges += usize::from(
+                        narrowest_before
+                            .is_some_and(|k| !ring.candidates[..ring.candidates_len].contains(&k))
+                            && ring.len == MAX_INTERVALS,
+                    );
+                }
+                trims += usize::from(ring.bound < bound && keys > 0);
+            }
+            assert_eq!(ring.intervals(), reference.busy);
+            ring.assert_candidates_exact();
+        }
+        assert!(
+            rescans > 10 && trims > 10 && older_merges > 10,
+            "{rescans} {trims} {older_merges}"
+        );
     }
 }
