@@ -77,8 +77,6 @@ pub(crate) struct InternalQueue {
     /// Slots whose operation was taken out of order (`take`) and not yet passed by the
     /// front: they stay in the ring, marked [`TAKEN`], so the ring stays a plain FIFO.
     taken: usize,
-    /// Operations taken out of order so far.
-    pub taken_early: u64,
 }
 
 /// What a slot holds once its operation was taken out of order: a host cause, which no
@@ -137,7 +135,6 @@ impl InternalQueue {
             overdue: 0,
             ops_released_for_erases: 0,
             taken: 0,
-            taken_early: 0,
         }
     }
 
@@ -157,9 +154,8 @@ impl InternalQueue {
     }
 
     /// Take the operation `i` slots behind the front out of order, to give it to the dies
-    /// now. The caller keeps the order the operations depend on (see
-    /// `Ssd::dispatch_to_idle_units`); a queued erase taken here no longer holds back a
-    /// program to its block.
+    /// now. The caller keeps the order the operations depend on (see `Ssd::take_erase`);
+    /// a queued erase taken here no longer holds back a program to its block.
     pub fn take(&mut self, i: usize) -> NandOp {
         debug_assert!(i < self.len);
         let mut at = self.head + i;
@@ -176,7 +172,6 @@ impl InternalQueue {
         }
         self.ring[at] = TAKEN;
         self.taken += 1;
-        self.taken_early += 1;
         op
     }
 

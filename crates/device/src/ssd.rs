@@ -642,13 +642,14 @@ impl Ssd {
     /// the erase and the queued reads of the block (what the erase must follow) go to the
     /// dies now, out of the queue's order, at `at_ns`; the queue's older work stays queued.
     /// Releasing everything up to the erase instead would give the dies a burst of other
-    /// victims' work (thousands of operations when the queue is deep) and run the victims'
-    /// units far ahead of the rest. Returns the latest completion (`at_ns` if nothing went).
+    /// victims' work (thousands of operations when the queue is deep), which a controller
+    /// that only needs this block erased does not do. Returns the latest completion (`at_ns`
+    /// if nothing went).
     fn take_erase(&mut self, block: u32, at: usize, at_ns: u64) -> u64 {
         if !self.internal.erase_needs_only_its_reads(block, at) {
             // The block was programmed by queued work before its erase: its reads depend on
             // those programs, whose data come from any earlier read.
-            return 0;
+            return at_ns;
         }
         self.internal.forced_erases += 1;
         let mut last = at_ns;
