@@ -12,8 +12,12 @@
 //! - each host page program releases its share: the queued work divided by the host IUs
 //!   still to be written before the space it frees is used (the victims' gain: IUs erased
 //!   minus IUs copied);
-//! - a host (or flush) program to a block whose erase is still queued releases everything up
-//!   to that erase first: a block is never programmed before it is erased;
+//! - a host (or flush) program to a block whose erase is still queued sends that erase, and
+//!   the queued reads of the block it must follow, to the dies first, ahead of their turn (a
+//!   block is never programmed before it is erased); the older queued work stays queued
+//!   (releasing all of it gave the dies bursts of thousands of operations on a deep queue).
+//!   Only if queued work programs the block before its erase does everything up to the
+//!   erase go;
 //! - dies left idle take queued work at once, and while the host is idle all of it runs;
 //! - the queue is bounded by the free space its work stands for: the firmware can put GC
 //!   off only while it has free blocks to write the host's data into, so the queued
@@ -68,6 +72,28 @@ pub(crate) struct InternalQueue {
     pub forced_erases: u64,
     /// Host programs that found the spread used up with work still queued.
     pub overdue: u64,
+    /// Operations released ahead of their turn for programs to blocks with a queued erase.
+    pub ops_released_for_erases: u64,
+    /// Slots whose operation was taken out of order (`take`) and not yet passed by the
+    /// front: they stay in the ring, marked [`TAKEN`], so the ring stays a plain FIFO.
+    taken: usize,
+}
+
+/// What a slot holds once its operation was taken out of order: a host cause, which no
+/// queued operation has (`is_internal`), and a read, which gains nothing.
+const TAKEN: NandOp = NandOp {
+    kind: NandOpKind::Read,
+    cause: OpCause::HostWrite,
+    block: 0,
+    page: 0,
+    ius: 0,
+    slc: false,
+};
+
+/// Whether a slot's operation was taken out of order (release and pop pass over it).
+#[inline(always)]
+pub(crate) fn is_taken(op: &NandOp) -> bool {
+    op.cause == OpCause::HostWrite
 }
 
 /// Work still queued when its spread is used up is spread over this many more host programs.
@@ -107,12 +133,46 @@ impl InternalQueue {
             peak: 0,
             forced_erases: 0,
             overdue: 0,
+            ops_released_for_erases: 0,
+            taken: 0,
         }
     }
 
     /// Operations held now.
     pub fn held(&self) -> usize {
-        self.len
+        self.len - self.taken
+    }
+
+    /// The operation `i` slots behind the front ([`TAKEN`] if it was taken).
+    #[inline(always)]
+    pub fn slot(&self, i: usize) -> &NandOp {
+        let mut at = self.head + i;
+        if at >= self.ring.len() {
+            at -= self.ring.len();
+        }
+        &self.ring[at]
+    }
+
+    /// Take the operation `i` slots behind the front out of order, to give it to the dies
+    /// now. The caller keeps the order the operations depend on (see `Ssd::take_erase`);
+    /// a queued erase taken here no longer holds back a program to its block.
+    pub fn take(&mut self, i: usize) -> NandOp {
+        debug_assert!(i < self.len);
+        let mut at = self.head + i;
+        if at >= self.ring.len() {
+            at -= self.ring.len();
+        }
+        let op = self.ring[at];
+        debug_assert!(!is_taken(&op), "slot {i} taken twice");
+        self.gain_ius -= self.op_gain(&op);
+        if op.kind == NandOpKind::Erase
+            && self.erase_seq[op.block as usize] == self.released + i as u64 + 1
+        {
+            self.erase_seq[op.block as usize] = 0;
+        }
+        self.ring[at] = TAKEN;
+        self.taken += 1;
+        op
     }
 
     /// Most operations held at once.
@@ -121,7 +181,7 @@ impl InternalQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == self.taken
     }
 
     /// No room for another operation: release the oldest one before pushing.
@@ -257,10 +317,15 @@ impl InternalQueue {
         true
     }
 
-    /// Release the oldest queued operation.
+    /// The oldest operation not taken yet, released.
     pub fn pop(&mut self) -> Option<NandOp> {
-        let (a, _) = self.release(1);
-        a.first().copied()
+        loop {
+            let (a, _) = self.release(1);
+            match a.first() {
+                Some(op) if is_taken(op) => continue,
+                found => return found.copied(),
+            }
+        }
     }
 
     /// Release the `n` oldest queued operations (all of them if fewer are held); returns
@@ -276,15 +341,19 @@ impl InternalQueue {
         if self.len == 0 {
             self.spread_ius = 0;
             self.gain_ius = 0;
+            self.taken = 0;
         } else {
             let mut gain = 0;
+            let mut taken = 0;
             for op in self.ring[start..start + first_run]
                 .iter()
                 .chain(&self.ring[..n - first_run])
             {
                 gain += self.op_gain(op);
+                taken += usize::from(is_taken(op));
             }
             self.gain_ius -= gain;
+            self.taken -= taken;
         }
         self.head += n;
         if self.head >= self.ring.len() {
@@ -296,6 +365,23 @@ impl InternalQueue {
         )
     }
 
+    /// Slot (from the front) of `block`'s queued erase, if it is still queued.
+    #[inline(always)]
+    pub fn queued_erase(&self, block: u32) -> Option<usize> {
+        let seq = self.erase_seq[block as usize];
+        (seq > self.released).then(|| (seq - self.released - 1) as usize)
+    }
+
+    /// Whether the operations before slot `upto` leave `block`'s erase there free to run
+    /// after its own reads alone: none of them programs `block` (a program to it would have
+    /// to run before the reads of what it wrote).
+    pub fn erase_needs_only_its_reads(&self, block: u32, upto: usize) -> bool {
+        (0..upto).all(|i| {
+            let op = self.slot(i);
+            op.block != block || op.kind != NandOpKind::Program || is_taken(op)
+        })
+    }
+
     /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
     /// queued erase, and for host data (`host`) at least its share of the queue.
     #[inline(always)]
@@ -303,6 +389,7 @@ impl InternalQueue {
         let seq = self.erase_seq[block as usize];
         let forced = if seq > self.released {
             self.forced_erases += 1;
+            self.ops_released_for_erases += seq - self.released;
             (seq - self.released) as usize
         } else {
             0
@@ -311,7 +398,7 @@ impl InternalQueue {
             return forced;
         }
         let n = i64::from(ius);
-        let len = self.len as i64;
+        let len = (self.len - self.taken) as i64;
         // ceil(len * n / spread): the queue is empty when the spread is used up. Should the
         // estimate run out first, the rest is spread over a few more host programs rather
         // than released in one burst.
@@ -401,6 +488,33 @@ mod tests {
         // Half released: block 1's erase is done, block 3's is 7 operations away.
         assert_eq!(q.due_before_program(1, 4, false), 0);
         assert_eq!(q.due_before_program(3, 4, false), 7);
+    }
+
+    #[test]
+    fn an_erase_taken_out_of_order_leaves_the_rest_queued_and_skipped_later() {
+        let mut q = InternalQueue::new(8, 16, 4, 100, u64::MAX);
+        victim(&mut q, 1, 2);
+        victim(&mut q, 3, 2);
+        assert_eq!(q.queued_erase(3), Some(13));
+        assert!(q.erase_needs_only_its_reads(3, 13));
+        // Block 2 is programmed before block 3's erase, so its erase would need more.
+        assert!(!q.erase_needs_only_its_reads(2, 13));
+        let gain_before = q.gain_ius;
+        let erase = q.take(13);
+        assert_eq!((erase.kind, erase.block), (NandOpKind::Erase, 3));
+        assert_eq!(q.queued_erase(3), None);
+        assert_eq!(q.due_before_program(3, 4, false), 0);
+        assert_eq!(q.gain_ius, gain_before - 16);
+        assert_eq!(q.held(), 13);
+        // The front passes over the taken slot.
+        let mut kinds = Vec::new();
+        while let Some(op) = q.pop() {
+            kinds.push((op.kind, op.block));
+        }
+        assert_eq!(kinds.len(), 13);
+        assert!(!kinds.contains(&(NandOpKind::Erase, 3)));
+        assert!(q.is_empty());
+        assert_eq!(q.gain_ius, 0);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::controller::{Controller, Direction};
 use crate::load::ConfigError;
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
-use crate::pacing::{is_internal, InternalQueue};
+use crate::pacing::{is_internal, is_taken, InternalQueue};
 use crate::readbuf::{ReadAhead, ReadBuffer};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
@@ -539,6 +539,9 @@ impl Ssd {
             let done = match op.kind {
                 NandOpKind::Program => {
                     let host = op.cause == OpCause::HostWrite;
+                    if let Some(i) = self.internal.queued_erase(op.block) {
+                        last = last.max(self.take_erase(op.block, i, start_ns));
+                    }
                     let due = self.internal.due_before_program(op.block, op.ius, host);
                     if due > 0 {
                         last = last.max(self.release_internal(due, start_ns));
@@ -583,7 +586,11 @@ impl Ssd {
         } = self;
         let (older, newer) = internal.release(n);
         let mut last = at_ns;
+        // Slots taken out of order (`take_erase`) already went to the dies.
         for op in older {
+            if is_taken(op) {
+                continue;
+            }
             last = last.max(issue_internal(
                 media,
                 ftl,
@@ -594,6 +601,9 @@ impl Ssd {
             ));
         }
         for op in newer {
+            if is_taken(op) {
+                continue;
+            }
             last = last.max(issue_internal(
                 media,
                 ftl,
@@ -621,11 +631,45 @@ impl Ssd {
     /// operation each die took).
     fn release_to_idle_dies(&mut self, now_ns: u64) {
         while let Some(op) = self.internal.front() {
-            if self.media.unit_free_ns(op.block) > now_ns {
+            if !is_taken(op) && self.media.unit_free_ns(op.block) > now_ns {
                 break;
             }
             self.release_internal(1, now_ns);
         }
+    }
+
+    /// A program to `block`, whose erase is queued at slot `at` of the pacing queue, is due:
+    /// the erase and the queued reads of the block (what the erase must follow) go to the
+    /// dies now, out of the queue's order, at `at_ns`; the queue's older work stays queued.
+    /// Releasing everything up to the erase instead would give the dies a burst of other
+    /// victims' work (thousands of operations when the queue is deep), which a controller
+    /// that only needs this block erased does not do. Returns the latest completion (`at_ns`
+    /// if nothing went).
+    fn take_erase(&mut self, block: u32, at: usize, at_ns: u64) -> u64 {
+        if !self.internal.erase_needs_only_its_reads(block, at) {
+            // The block was programmed by queued work before its erase: its reads depend on
+            // those programs, whose data come from any earlier read.
+            return at_ns;
+        }
+        self.internal.forced_erases += 1;
+        let mut last = at_ns;
+        for i in 0..=at {
+            let op = *self.internal.slot(i);
+            if op.block != block || is_taken(&op) {
+                continue;
+            }
+            self.internal.take(i);
+            self.internal.ops_released_for_erases += 1;
+            last = last.max(issue_internal(
+                &mut self.media,
+                &mut self.ftl,
+                &mut self.internal_data_ns,
+                self.iu_shift,
+                &op,
+                at_ns,
+            ));
+        }
+        last
     }
 
     fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
@@ -1122,6 +1166,8 @@ impl Ssd {
                 "internal_ops_held_peak": self.internal.peak_len(),
                 "internal_ops_held": self.internal.held(),
                 "host_waits_for_queued_erase": self.internal.forced_erases,
+                // Queued operations those programs sent to the dies ahead of their turn.
+                "ops_released_for_queued_erases": self.internal.ops_released_for_erases,
                 "internal_pacing_overdue": self.internal.overdue,
             },
             "scale": {
