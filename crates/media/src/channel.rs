@@ -17,6 +17,10 @@ const SLOTS: usize = 2 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 
+/// Lists up to this long are searched from their end, one interval at a time; longer ones
+/// by halving.
+const SHORT_LIST: usize = 8;
+
 /// Most gap keys the narrowest merge keeps (see [`Channel`]): a short list is cheap to
 /// update, and a longer one (16, 32) rescanned no less often in a write workload.
 const CAP: usize = 8;
@@ -122,6 +126,15 @@ impl Channel {
     #[inline(always)]
     fn first_ending_after(&self, t: u64) -> usize {
         let h = self.head;
+        if self.len <= SHORT_LIST {
+            // A flash channel under reads holds a few transfers, and a read's lands among
+            // the last ones (read ends later than one or two of those booked before it).
+            let mut i = self.len - 1;
+            while i > 0 && self.buf[(h + i - 1) & MASK].1 > t {
+                i -= 1;
+            }
+            return i;
+        }
         // Most bookings that do not start after every reservation start before the earliest
         // one ends.
         if self.buf[h & MASK].1 > t {
