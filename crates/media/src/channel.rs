@@ -159,12 +159,23 @@ impl Channel {
         debug_assert!(i <= self.len && self.len <= MAX_INTERVALS);
         if i < self.len - i {
             self.head = self.head.wrapping_sub(1) & MASK;
-            for k in 0..i {
-                *self.at_mut(k) = self.at(k + 1);
+            let h = self.head;
+            if i > 2 && h + i < SLOTS {
+                // One block move (a call) beats element steps beyond a few.
+                self.buf.copy_within(h + 1..h + 1 + i, h);
+            } else {
+                for k in 0..i {
+                    *self.at_mut(k) = self.at(k + 1);
+                }
             }
         } else {
-            for k in (i..self.len).rev() {
-                *self.at_mut(k + 1) = self.at(k);
+            let (p, n) = ((self.head + i) & MASK, self.len - i);
+            if n > 2 && p + n < SLOTS {
+                self.buf.copy_within(p..p + n, p + 1);
+            } else {
+                for k in (i..self.len).rev() {
+                    *self.at_mut(k + 1) = self.at(k);
+                }
             }
         }
         self.len += 1;
