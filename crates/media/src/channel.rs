@@ -99,8 +99,11 @@ impl Channel {
 
     /// A channel that merges reservations over the limit by `merge`.
     pub fn with_merge(merge: ChannelMerge) -> Channel {
+        let mut buf = [(0, 0); SLOTS];
+        // Empty: the head slot's end is past any time, so `forget_before` needs one compare.
+        buf[0].1 = u64::MAX;
         Channel {
-            buf: [(0, 0); SLOTS],
+            buf,
             head: 0,
             len: 0,
             merge,
@@ -528,17 +531,32 @@ impl Channel {
     #[inline]
     pub fn forget_before(&mut self, now_ns: u64) {
         // Called on every command; usually nothing has ended since the last call: look
-        // before writing anything back.
-        if self.len == 0 || self.buf[self.head & MASK].1 > now_ns {
+        // before writing anything back. An empty list's head slot ends at `u64::MAX`.
+        debug_assert!(self.len > 0 || self.buf[self.head].1 == u64::MAX);
+        if self.buf[self.head & MASK].1 > now_ns {
             return;
         }
         let (mut h, mut len) = (self.head, self.len);
-        while len > 0 && self.buf[h & MASK].1 <= now_ns {
-            if len > 1 {
-                self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
+        if self.candidates_len == 0 {
+            // No gap key to take out (the earliest merge, or none below the bound).
+            loop {
+                h = (h + 1) & MASK;
+                len -= 1;
+                if len == 0 || self.buf[h].1 > now_ns {
+                    break;
+                }
             }
-            h = (h + 1) & MASK;
-            len -= 1;
+        } else {
+            while len > 0 && self.buf[h & MASK].1 <= now_ns {
+                if len > 1 {
+                    self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
+                }
+                h = (h + 1) & MASK;
+                len -= 1;
+            }
+        }
+        if len == 0 {
+            self.buf[h].1 = u64::MAX;
         }
         (self.head, self.len) = (h, len);
     }
@@ -706,6 +724,7 @@ mod tests {
                 let b = (a + 1 + head % 5).min(MAX_INTERVALS - 1);
                 let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
                 ring.head = head;
+                (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
                 let mut reference = Reference {
                     busy: Vec::new(),
                     narrowest: true,
