@@ -536,24 +536,36 @@ impl Channel {
         if self.buf[self.head & MASK].1 > now_ns {
             return;
         }
+        if self.candidates_len > 0 {
+            self.forget_with_keys(now_ns);
+            return;
+        }
+        // No gap key to take out (the earliest merge, or none below the bound).
         let (mut h, mut len) = (self.head, self.len);
-        if self.candidates_len == 0 {
-            // No gap key to take out (the earliest merge, or none below the bound).
-            loop {
-                h = (h + 1) & MASK;
-                len -= 1;
-                if len == 0 || self.buf[h].1 > now_ns {
-                    break;
-                }
+        loop {
+            h = (h + 1) & MASK;
+            len -= 1;
+            if len == 0 || self.buf[h].1 > now_ns {
+                break;
             }
-        } else {
-            while len > 0 && self.buf[h & MASK].1 <= now_ns {
-                if len > 1 {
-                    self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
-                }
-                h = (h + 1) & MASK;
-                len -= 1;
+        }
+        if len == 0 {
+            self.buf[h].1 = u64::MAX;
+        }
+        (self.head, self.len) = (h, len);
+    }
+
+    /// [`Self::forget_before`] on a channel that keeps gap keys: out of line, so the code
+    /// inlined into every booking stays small.
+    #[inline(never)]
+    fn forget_with_keys(&mut self, now_ns: u64) {
+        let (mut h, mut len) = (self.head, self.len);
+        while len > 0 && self.buf[h & MASK].1 <= now_ns {
+            if len > 1 {
+                self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
             }
+            h = (h + 1) & MASK;
+            len -= 1;
         }
         if len == 0 {
             self.buf[h].1 = u64::MAX;
