@@ -756,6 +756,57 @@ mod tests {
         }
     }
 
+    #[test]
+    fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does() {
+        // Lists shorter and longer than `SHORT_LIST` (searched from the end, or by halving),
+        // insertions at every position of a ring whose run wraps or not (moved one interval
+        // at a time, or as one block), forgetting down to an empty list and booking again.
+        for merge in [ChannelMerge::Earliest, ChannelMerge::Narrowest] {
+            for head in 0..SLOTS {
+                for n in [
+                    1,
+                    SHORT_LIST - 1,
+                    SHORT_LIST,
+                    SHORT_LIST + 1,
+                    MAX_INTERVALS + 2,
+                ] {
+                    let mut ring = Channel::with_merge(merge);
+                    ring.head = head;
+                    (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
+                    let mut reference = Reference {
+                        busy: Vec::new(),
+                        narrowest: merge == ChannelMerge::Narrowest,
+                    };
+                    // Evens first, in order (appended), then odds, each landing mid-list.
+                    let order = (0..n as u64).step_by(2).chain((1..n as u64).step_by(2));
+                    for k in order.chain([n as u64 / 2]) {
+                        let wish = 1_000 + k * (100 + k);
+                        let fit = ring.fit(wish, 10);
+                        assert_eq!(ring.book(wish, 10), fit);
+                        assert_eq!(fit, reference.book(wish, 10));
+                        assert_eq!(
+                            ring.intervals(),
+                            reference.busy,
+                            "{merge:?} head {head} n {n} k {k}"
+                        );
+                        ring.assert_candidates_exact();
+                    }
+                    let mut now = 0;
+                    while !reference.busy.is_empty() {
+                        now += 700;
+                        ring.forget_before(now);
+                        reference.forget_before(now);
+                        assert_eq!(ring.intervals(), reference.busy);
+                        ring.assert_candidates_exact();
+                    }
+                    ring.forget_before(u64::MAX - 1);
+                    assert_eq!(ring.book(now, 10), reference.book(now, 10));
+                    assert_eq!(ring.intervals(), reference.busy);
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn the_ring_books_as_a_sorted_vector_does(
