@@ -288,10 +288,14 @@ impl Channel {
                 }
                 self.buf[(h + i) & MASK].0 = t;
             }
-            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
-                self.place_in_full(i, t, end);
+            (false, false) if self.merge == ChannelMerge::Earliest => {
+                // No gap keys to keep up.
+                self.insert(i, (t, end));
+                self.merge_front_if_full();
             }
+            (false, false) if len == MAX_INTERVALS => self.place_in_full(i, t, end),
             (false, false) => {
+                // Not full: the insertion merges nothing.
                 if i > 0 && i < len {
                     self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
                 }
@@ -302,7 +306,6 @@ impl Channel {
                     self.gap_opened(end, at(&self.buf, i).0);
                 }
                 self.insert(i, (t, end));
-                self.merge_front_if_full();
             }
         }
         t
