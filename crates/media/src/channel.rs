@@ -236,7 +236,11 @@ impl Channel {
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
-            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
+            } else if self.merge == ChannelMerge::Earliest {
+                self.buf[(h + len) & MASK] = (t, t + dur_ns);
+                self.len = len + 1;
+                self.merge_front_if_full();
+            } else if len == MAX_INTERVALS {
                 self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
@@ -244,7 +248,6 @@ impl Channel {
                 if len > 0 {
                     self.gap_opened(last.1, t);
                 }
-                self.merge_front_if_full();
             }
             return t;
         }
