@@ -17,6 +17,10 @@ const SLOTS: usize = 2 * MAX_INTERVALS;
 const MASK: usize = SLOTS - 1;
 const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 
+/// Lists up to this long are searched from their end, one interval at a time; longer ones
+/// by halving (a read workload counts the same instructions with 12 and 16, more with 8).
+const SHORT_LIST: usize = 12;
+
 /// Most gap keys the narrowest merge keeps (see [`Channel`]): a short list is cheap to
 /// update, and a longer one (16, 32) rescanned no less often in a write workload.
 const CAP: usize = 8;
@@ -95,8 +99,11 @@ impl Channel {
 
     /// A channel that merges reservations over the limit by `merge`.
     pub fn with_merge(merge: ChannelMerge) -> Channel {
+        let mut buf = [(0, 0); SLOTS];
+        // Empty: the head slot's end is past any time, so `forget_before` needs one compare.
+        buf[0].1 = u64::MAX;
         Channel {
-            buf: [(0, 0); SLOTS],
+            buf,
             head: 0,
             len: 0,
             merge,
@@ -122,6 +129,16 @@ impl Channel {
     #[inline(always)]
     fn first_ending_after(&self, t: u64) -> usize {
         let h = self.head;
+        if self.len <= SHORT_LIST {
+            // A flash channel under random reads holds a few transfers (3 to 8), and a
+            // read's lands among the last ones (its array read ends after those of one to
+            // four reads booked before it).
+            let mut i = self.len - 1;
+            while i > 0 && self.buf[(h + i - 1) & MASK].1 > t {
+                i -= 1;
+            }
+            return i;
+        }
         // Most bookings that do not start after every reservation start before the earliest
         // one ends.
         if self.buf[h & MASK].1 > t {
@@ -146,12 +163,23 @@ impl Channel {
         debug_assert!(i <= self.len && self.len <= MAX_INTERVALS);
         if i < self.len - i {
             self.head = self.head.wrapping_sub(1) & MASK;
-            for k in 0..i {
-                *self.at_mut(k) = self.at(k + 1);
+            let h = self.head;
+            if i > 2 && h + i < SLOTS {
+                // One block move (a call) beats element steps beyond a few.
+                self.buf.copy_within(h + 1..h + 1 + i, h);
+            } else {
+                for k in 0..i {
+                    *self.at_mut(k) = self.at(k + 1);
+                }
             }
         } else {
-            for k in (i..self.len).rev() {
-                *self.at_mut(k + 1) = self.at(k);
+            let (p, n) = ((self.head + i) & MASK, self.len - i);
+            if n > 2 && p + n < SLOTS {
+                self.buf.copy_within(p..p + n, p + 1);
+            } else {
+                for k in (i..self.len).rev() {
+                    *self.at_mut(k + 1) = self.at(k);
+                }
             }
         }
         self.len += 1;
@@ -209,7 +237,11 @@ impl Channel {
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
-            } else if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest {
+            } else if self.merge == ChannelMerge::Earliest {
+                self.buf[(h + len) & MASK] = (t, t + dur_ns);
+                self.len = len + 1;
+                self.merge_front_if_full();
+            } else if len == MAX_INTERVALS {
                 self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns);
@@ -217,7 +249,6 @@ impl Channel {
                 if len > 0 {
                     self.gap_opened(last.1, t);
                 }
-                self.merge_front_if_full();
             }
             return t;
         }
@@ -261,10 +292,14 @@ impl Channel {
                 }
                 self.buf[(h + i) & MASK].0 = t;
             }
-            (false, false) if len == MAX_INTERVALS && self.merge == ChannelMerge::Narrowest => {
-                self.place_in_full(i, t, end);
+            (false, false) if self.merge == ChannelMerge::Earliest => {
+                // No gap keys to keep up.
+                self.insert(i, (t, end));
+                self.merge_front_if_full();
             }
+            (false, false) if len == MAX_INTERVALS => self.place_in_full(i, t, end),
             (false, false) => {
+                // Not full: the insertion merges nothing.
                 if i > 0 && i < len {
                     self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
                 }
@@ -275,7 +310,6 @@ impl Channel {
                     self.gap_opened(end, at(&self.buf, i).0);
                 }
                 self.insert(i, (t, end));
-                self.merge_front_if_full();
             }
         }
         t
@@ -504,10 +538,34 @@ impl Channel {
     #[inline]
     pub fn forget_before(&mut self, now_ns: u64) {
         // Called on every command; usually nothing has ended since the last call: look
-        // before writing anything back.
-        if self.len == 0 || self.buf[self.head & MASK].1 > now_ns {
+        // before writing anything back. An empty list's head slot ends at `u64::MAX`.
+        debug_assert!(self.len > 0 || self.buf[self.head].1 == u64::MAX);
+        if self.buf[self.head & MASK].1 > now_ns {
             return;
         }
+        if self.candidates_len > 0 {
+            self.forget_with_keys(now_ns);
+            return;
+        }
+        // No gap key to take out (the earliest merge, or none below the bound).
+        let (mut h, mut len) = (self.head, self.len);
+        loop {
+            h = (h + 1) & MASK;
+            len -= 1;
+            if len == 0 || self.buf[h].1 > now_ns {
+                break;
+            }
+        }
+        if len == 0 {
+            self.buf[h].1 = u64::MAX;
+        }
+        (self.head, self.len) = (h, len);
+    }
+
+    /// [`Self::forget_before`] on a channel that keeps gap keys: out of line, so the code
+    /// inlined into every booking stays small.
+    #[inline(never)]
+    fn forget_with_keys(&mut self, now_ns: u64) {
         let (mut h, mut len) = (self.head, self.len);
         while len > 0 && self.buf[h & MASK].1 <= now_ns {
             if len > 1 {
@@ -515,6 +573,9 @@ impl Channel {
             }
             h = (h + 1) & MASK;
             len -= 1;
+        }
+        if len == 0 {
+            self.buf[h].1 = u64::MAX;
         }
         (self.head, self.len) = (h, len);
     }
@@ -682,6 +743,7 @@ mod tests {
                 let b = (a + 1 + head % 5).min(MAX_INTERVALS - 1);
                 let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
                 ring.head = head;
+                (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
                 let mut reference = Reference {
                     busy: Vec::new(),
                     narrowest: true,
@@ -697,6 +759,57 @@ mod tests {
                     "head {head}, pairs {a} {b}"
                 );
                 assert_eq!(ring.len, MAX_INTERVALS);
+            }
+        }
+    }
+
+    #[test]
+    fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does() {
+        // Lists shorter and longer than `SHORT_LIST` (searched from the end, or by halving),
+        // insertions at every position of a ring whose run wraps or not (moved one interval
+        // at a time, or as one block), forgetting down to an empty list and booking again.
+        for merge in [ChannelMerge::Earliest, ChannelMerge::Narrowest] {
+            for head in 0..SLOTS {
+                for n in [
+                    1,
+                    SHORT_LIST - 1,
+                    SHORT_LIST,
+                    SHORT_LIST + 1,
+                    MAX_INTERVALS + 2,
+                ] {
+                    let mut ring = Channel::with_merge(merge);
+                    ring.head = head;
+                    (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
+                    let mut reference = Reference {
+                        busy: Vec::new(),
+                        narrowest: merge == ChannelMerge::Narrowest,
+                    };
+                    // Evens first, in order (appended), then odds, each landing mid-list.
+                    let order = (0..n as u64).step_by(2).chain((1..n as u64).step_by(2));
+                    for k in order.chain([n as u64 / 2]) {
+                        let wish = 1_000 + k * (100 + k);
+                        let fit = ring.fit(wish, 10);
+                        assert_eq!(ring.book(wish, 10), fit);
+                        assert_eq!(fit, reference.book(wish, 10));
+                        assert_eq!(
+                            ring.intervals(),
+                            reference.busy,
+                            "{merge:?} head {head} n {n} k {k}"
+                        );
+                        ring.assert_candidates_exact();
+                    }
+                    let mut now = 0;
+                    while !reference.busy.is_empty() {
+                        now += 700;
+                        ring.forget_before(now);
+                        reference.forget_before(now);
+                        assert_eq!(ring.intervals(), reference.busy);
+                        ring.assert_candidates_exact();
+                    }
+                    ring.forget_before(u64::MAX - 1);
+                    assert_eq!(ring.book(now, 10), reference.book(now, 10));
+                    assert_eq!(ring.intervals(), reference.busy);
+                }
             }
         }
     }
