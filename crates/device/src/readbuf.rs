@@ -124,20 +124,19 @@ impl ReadBuffer {
     #[inline(always)]
     fn place(&mut self, set: usize, unit: u64, ready_ns: u64) {
         // A full buffer (the steady state of a read workload) has no free way to look for.
-        let free = if self.live < self.units.len() * WAYS {
-            self.units[set].iter().position(|&u| u == FREE)
-        } else {
-            None
-        };
-        let way = free.unwrap_or_else(|| {
-            let way = self.next_way[set] as usize;
-            self.next_way[set] = ((way + 1) % WAYS) as u8;
-            self.live -= 1;
-            way
-        });
-        self.units[set][way % WAYS] = unit;
-        self.ready_ns[set][way % WAYS] = ready_ns;
-        self.live += 1;
+        if self.live < self.units.len() * WAYS {
+            if let Some(way) = self.units[set].iter().position(|&u| u == FREE) {
+                self.units[set][way] = unit;
+                self.ready_ns[set][way] = ready_ns;
+                self.live += 1;
+                return;
+            }
+        }
+        // Replacing an entry leaves the count of live ones as it was.
+        let way = self.next_way[set] as usize % WAYS;
+        self.next_way[set] = ((way + 1) % WAYS) as u8;
+        self.units[set][way] = unit;
+        self.ready_ns[set][way] = ready_ns;
     }
 
     /// Latest ready time of codewords `[first, end)` if all are buffered.
