@@ -124,20 +124,19 @@ impl ReadBuffer {
     #[inline(always)]
     fn place(&mut self, set: usize, unit: u64, ready_ns: u64) {
         // A full buffer (the steady state of a read workload) has no free way to look for.
-        let free = if self.live < self.units.len() * WAYS {
-            self.units[set].iter().position(|&u| u == FREE)
-        } else {
-            None
-        };
-        let way = free.unwrap_or_else(|| {
-            let way = self.next_way[set] as usize;
-            self.next_way[set] = ((way + 1) % WAYS) as u8;
-            self.live -= 1;
-            way
-        });
-        self.units[set][way % WAYS] = unit;
-        self.ready_ns[set][way % WAYS] = ready_ns;
-        self.live += 1;
+        if self.live < self.units.len() * WAYS {
+            if let Some(way) = self.units[set].iter().position(|&u| u == FREE) {
+                self.units[set][way] = unit;
+                self.ready_ns[set][way] = ready_ns;
+                self.live += 1;
+                return;
+            }
+        }
+        // Replacing an entry leaves the count of live ones as it was.
+        let way = self.next_way[set] as usize % WAYS;
+        self.next_way[set] = ((way + 1) % WAYS) as u8;
+        self.units[set][way] = unit;
+        self.ready_ns[set][way] = ready_ns;
     }
 
     /// Latest ready time of codewords `[first, end)` if all are buffered.
@@ -215,8 +214,6 @@ struct Stream {
     ahead_byte: u64,
     /// Consecutive reads seen.
     run: u32,
-    /// Order of last use, for replacing the least recently used stream.
-    used: u64,
 }
 
 /// `Stream::next_byte` of a stream not yet seen.
@@ -227,16 +224,25 @@ impl Stream {
         next_byte: NO_STREAM,
         ahead_byte: 0,
         run: 0,
-        used: 0,
     };
 }
+
+/// [`ReadAhead::order`] of fresh streams: stream 0 is replaced first, then 1, 2, 3.
+const FIRST_ORDER: u32 = u32::from_le_bytes([0, 1, 2, 3]);
+const _: () = assert!(
+    STREAMS == 4,
+    "the use order packs one byte per stream in a u32"
+);
 
 /// Sequential-stream detector deciding what to read ahead.
 #[derive(Debug, Clone)]
 pub struct ReadAhead {
     window_bytes: u64,
     streams: [Stream; STREAMS],
-    clock: u64,
+    /// Stream indices from least to most recently used, one per byte (least in the low
+    /// byte). Every random read replaces the least recently used stream and makes it the
+    /// most recent: one rotate, where comparing use stamps took a scan of every stream.
+    order: u32,
 }
 
 impl ReadAhead {
@@ -245,7 +251,7 @@ impl ReadAhead {
         ReadAhead {
             window_bytes,
             streams: [Stream::UNUSED; STREAMS],
-            clock: 0,
+            order: FIRST_ORDER,
         }
     }
 
@@ -260,23 +266,17 @@ impl ReadAhead {
         if self.window_bytes == 0 {
             return None;
         }
-        self.clock += 1;
         match self.streams.iter().position(|s| s.next_byte == offset) {
             Some(i) => self.continue_stream(i, offset, end, limit_bytes),
             None => {
                 // A read no stream expects (every random read) starts a stream in place of
-                // the least recently used one.
-                let mut i = 0;
-                for k in 1..STREAMS {
-                    if self.streams[k].used < self.streams[i].used {
-                        i = k;
-                    }
-                }
-                self.streams[i] = Stream {
+                // the least recently used one, which becomes the most recent.
+                let i = (self.order & 0xff) as usize;
+                self.order = self.order.rotate_right(8);
+                self.streams[i % STREAMS] = Stream {
                     next_byte: end,
                     ahead_byte: end,
                     run: 1,
-                    used: self.clock,
                 };
                 None
             }
@@ -292,10 +292,10 @@ impl ReadAhead {
         end: u64,
         limit_bytes: u64,
     ) -> Option<(u64, u64)> {
+        self.touch(i);
         let s = &mut self.streams[i];
         s.run = s.run.saturating_add(1);
         s.next_byte = end;
-        s.used = self.clock;
         let from = s.ahead_byte.max(end);
         let to = (end + self.window_bytes).min(limit_bytes);
         if s.run < MIN_RUN
@@ -309,9 +309,19 @@ impl ReadAhead {
         Some((from, to))
     }
 
+    /// Stream `i` is now the most recently used: its byte leaves the order and goes on top.
+    fn touch(&mut self, i: usize) {
+        let mut bytes = self.order.to_le_bytes();
+        let at = bytes.iter().position(|&b| usize::from(b) == i).unwrap_or(0);
+        bytes.copy_within(at + 1.., at);
+        bytes[STREAMS - 1] = i as u8;
+        self.order = u32::from_le_bytes(bytes);
+    }
+
     /// Forget every stream (power cycle, format).
     pub fn clear(&mut self) {
         self.streams = [Stream::UNUSED; STREAMS];
+        self.order = FIRST_ORDER;
     }
 }
 
@@ -451,5 +461,26 @@ mod tests {
         r.observe(m + 512, m + 1024, u64::MAX);
         assert!(r.observe(1024, 1536, u64::MAX).is_some());
         assert!(r.observe(m + 1024, m + 1536, u64::MAX).is_some());
+    }
+
+    #[test]
+    fn a_new_stream_replaces_the_least_recently_used() {
+        let mut r = ReadAhead::new(8192);
+        let m = 1 << 20;
+        // Streams at 0, m, 2m, 3m; the one at 0 goes on, so the one at m is the oldest.
+        for k in 0..4 {
+            r.observe(k * m, k * m + 512, u64::MAX);
+        }
+        r.observe(512, 1024, u64::MAX);
+        r.observe(9 * m, 9 * m + 512, u64::MAX);
+        // The stream at 0 survived: its third read is read ahead.
+        assert!(r.observe(1024, 1536, u64::MAX).is_some());
+        // The one at m was replaced: its next read starts over.
+        assert_eq!(r.observe(m + 512, m + 1024, u64::MAX), None);
+        assert_eq!(r.observe(m + 1024, m + 1536, u64::MAX), None);
+        // The new stream at m took the place of the one at 2m, the oldest then; 9m stays.
+        r.observe(9 * m + 512, 9 * m + 1024, u64::MAX);
+        assert!(r.observe(9 * m + 1024, 9 * m + 1536, u64::MAX).is_some());
+        assert_eq!(r.observe(2 * m + 512, 2 * m + 1024, u64::MAX), None);
     }
 }

@@ -99,16 +99,21 @@ impl Ftl {
     /// pages answers without touching the block's state (a cache miss on a random read).
     #[inline]
     pub(crate) fn is_pending(&self, ppa: Ppa) -> bool {
-        let page_global = self.ipp_div.div(ppa);
-        let pending = self
-            .streams
-            .iter()
-            .any(|st| st.cur_page_global == page_global);
+        let pending = self.page_is_pending(self.ipp_div.div(ppa));
         debug_assert_eq!(pending, {
             let (b, page, _) = self.split(ppa);
             page >= self.blocks.info[b as usize].programmed
         });
         pending
+    }
+
+    /// [`Self::is_pending`] of an IU in page `page_global` (its physical IU divided by the
+    /// IUs per page), for a caller that needs the page anyway.
+    #[inline]
+    pub(crate) fn page_is_pending(&self, page_global: u32) -> bool {
+        self.streams
+            .iter()
+            .any(|st| st.cur_page_global == page_global)
     }
 
     /// Whether the SLC stream may turn one more free native block into an SLC block: the

@@ -185,10 +185,13 @@ impl Ftl {
         if p == UNMAPPED {
             return ReadLocation::Unmapped;
         }
-        if self.is_pending(p) {
+        // One division for both the pending check and the block and page (see `split`).
+        let page_global = self.ipp_div.div(p);
+        if self.page_is_pending(page_global) {
             return ReadLocation::Buffered;
         }
-        let (block, page, _) = self.split(p);
+        debug_assert!(!self.is_pending(p));
+        let (block, page) = self.ppb_div.div_rem(page_global);
         let slc = self.blocks.info[block as usize].slc;
         self.counters.nand_read_pages += 1;
         if slc {
