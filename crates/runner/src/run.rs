@@ -791,18 +791,21 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 offset_bytes: req.offset_bytes,
                 error,
             })?;
-        let bad = |why: &'static str| RunError::BadCompletion {
-            job: self.clones[i].spec.name.clone(),
-            time_ns: now,
-            kind: kind_name(req.kind),
-            done_ns: completion.done_ns,
-            why,
-        };
         if completion.accepted_ns < now || completion.done_ns < completion.accepted_ns {
-            return Err(bad("before the request was submitted or accepted"));
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
+                "before the request was submitted or accepted",
+            ));
         }
         if completion.done_ns - now > self.options.limits.max_io_latency_ns {
-            return Err(bad(
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
                 "later than the I/O latency limit: the I/O never completes",
             ));
         }
@@ -823,6 +826,25 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         self.queue
             .schedule(completion.done_ns, Event::Complete { slot })?;
         Ok(())
+    }
+
+    /// Built only on the error path, so the per-I/O path does not prepare its fields.
+    #[cold]
+    fn bad_completion(
+        &self,
+        i: usize,
+        now: SimTime,
+        kind: IoKind,
+        done_ns: SimTime,
+        why: &'static str,
+    ) -> RunError {
+        RunError::BadCompletion {
+            job: self.clones[i].spec.name.clone(),
+            time_ns: now,
+            kind: kind_name(kind),
+            done_ns,
+            why,
+        }
     }
 
     /// A clone with I/Os in flight is not finished: that test is inlined at every call, the
