@@ -3,7 +3,7 @@
 
 use crate::histogram::{normalize_percentile_list, Histogram};
 use crate::logs::{JobLogs, LogKind, LogSeries};
-use crate::stats::{IoStat, Summary};
+use crate::stats::{ExactStat, IoStat, Summary};
 use crate::{JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 const NS_PER_MS: u64 = 1_000_000;
@@ -339,6 +339,9 @@ fn depth_bucket(depth: u32) -> usize {
 /// Statistics of one running job (one clone).
 pub struct JobStats {
     res: JobResult,
+    /// Per direction: slat, clat and lat, summed exactly and written into `res` by
+    /// [`JobStats::finish`].
+    lat_sums: [[ExactStat; 3]; 3],
     start_ns: u64,
     bw_avg_ms: u64,
     iops_avg_ms: u64,
@@ -398,6 +401,7 @@ impl JobStats {
         };
         let mut s = Self {
             res,
+            lat_sums: [[ExactStat::new(); 3]; 3],
             start_ns: 0,
             bw_avg_ms,
             iops_avg_ms,
@@ -514,10 +518,11 @@ impl JobStats {
         let slat = accepted_ns.saturating_sub(issue_ns);
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
+        let [s_sum, c_sum, l_sum] = &mut self.lat_sums[ddir];
+        s_sum.add(slat);
+        c_sum.add(clat);
+        l_sum.add(lat);
         let d = &mut self.res.dirs[ddir];
-        d.slat.add(slat);
-        d.clat.add(clat);
-        d.lat.add(lat);
         d.clat_hist.record(clat);
         d.io_bytes += bytes;
         d.total_ios += 1;
@@ -581,6 +586,7 @@ impl JobStats {
     /// Start (or restart, after ramp_time) the measured interval at `at_ns`; earlier records
     /// are discarded.
     pub fn start_measuring(&mut self, at_ns: u64) {
+        self.lat_sums = [[ExactStat::new(); 3]; 3];
         let r = &mut self.res;
         for d in r.dirs.iter_mut() {
             d.reset();
@@ -616,8 +622,11 @@ impl JobStats {
         let elapsed_ns = end_ns - self.start_ns;
         // fio rounds each direction's runtime up to whole ms (from whole µs).
         let runtime_ms = (elapsed_ns / 1_000).div_ceil(1_000);
-        for d in self.res.dirs.iter_mut() {
+        for (d, [s_sum, c_sum, l_sum]) in self.res.dirs.iter_mut().zip(&self.lat_sums) {
             d.runtime_ms = if d.io_bytes > 0 { runtime_ms } else { 0 };
+            d.slat = s_sum.to_io_stat();
+            d.clat = c_sum.to_io_stat();
+            d.lat = l_sum.to_io_stat();
         }
         self.res.total_run_time_ms = elapsed_ns / NS_PER_MS;
         self.res.end_ns = end_ns;

@@ -589,7 +589,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     c.wake_at = Some(until);
                     self.queue.schedule(until, Event::Wake { clone })?;
                 }
-                self.try_issue(i, now)?;
+                self.issue_more(i, now)?;
                 self.check_finished(i, now);
             }
             Event::Wake { clone } => {
@@ -649,6 +649,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
 
     /// Issue as many I/Os as the clone's depth, rate and think time allow.
     fn try_issue(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        self.issue_more(i, now)
+    }
+
+    /// [`Runner::try_issue`], inlined where a completion frees a slot: that is once per I/O.
+    #[inline(always)]
+    fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         loop {
             let c = &mut self.clones[i];
             if c.finished || c.stopped || c.think != Think::Running || c.in_flight >= c.iodepth {
@@ -734,7 +740,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 
     /// Hand a request to the device, or to the host queue when the device is full.
-    #[inline]
+    #[inline(always)]
     fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
         c.in_flight += 1;
@@ -785,18 +791,21 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 offset_bytes: req.offset_bytes,
                 error,
             })?;
-        let bad = |why: &'static str| RunError::BadCompletion {
-            job: self.clones[i].spec.name.clone(),
-            time_ns: now,
-            kind: kind_name(req.kind),
-            done_ns: completion.done_ns,
-            why,
-        };
         if completion.accepted_ns < now || completion.done_ns < completion.accepted_ns {
-            return Err(bad("before the request was submitted or accepted"));
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
+                "before the request was submitted or accepted",
+            ));
         }
         if completion.done_ns - now > self.options.limits.max_io_latency_ns {
-            return Err(bad(
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
                 "later than the I/O latency limit: the I/O never completes",
             ));
         }
@@ -817,6 +826,25 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         self.queue
             .schedule(completion.done_ns, Event::Complete { slot })?;
         Ok(())
+    }
+
+    /// Built only on the error path, so the per-I/O path does not prepare its fields.
+    #[cold]
+    fn bad_completion(
+        &self,
+        i: usize,
+        now: SimTime,
+        kind: IoKind,
+        done_ns: SimTime,
+        why: &'static str,
+    ) -> RunError {
+        RunError::BadCompletion {
+            job: self.clones[i].spec.name.clone(),
+            time_ns: now,
+            kind: kind_name(kind),
+            done_ns,
+            why,
+        }
     }
 
     /// A clone with I/Os in flight is not finished: that test is inlined at every call, the

@@ -176,6 +176,10 @@ pub struct IoGenerator {
     run_offset: u64,
     /// The write half of a trimwrite pair.
     pending_write: Option<(u64, u64)>,
+    /// Decided once: every I/O is one direction's fixed-size block at a unit-aligned draw
+    /// of the random map (`rw=randread` or `randwrite` with one `bs`), so `next_io` skips the
+    /// choices that cannot change.
+    plain_map: Option<PlainMap>,
     count_trims: bool,
     budget_bytes: Option<u64>,
     issued_bytes: u64,
@@ -185,6 +189,13 @@ pub struct IoGenerator {
     rng_bs: RngStream,
     rng_offset: RngStream,
     rng_map: RngStream,
+}
+
+/// The one direction and block size of a job on the plain path (see `plain_map`).
+#[derive(Debug, Clone, Copy)]
+struct PlainMap {
+    kind: IoKind,
+    len_bytes: u64,
 }
 
 fn resolve(spec: SizeSpec, capacity: u64, lba: u64) -> u64 {
@@ -360,11 +371,24 @@ impl IoGenerator {
             | RwPattern::RandTrimWrite => Some(IoKind::Trim),
             RwPattern::ReadWrite | RwPattern::RandRw => None,
         };
+        let pair = matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+        let plain_map = match (fixed_kind, &offsets, pair, job.rw_sequence_count) {
+            (Some(kind), OffsetGen::Map { .. }, false, 0 | 1) if job.rw.is_random() => {
+                let d = kind.ddir();
+                match sizes[d] {
+                    SizeGen::Fixed(len_bytes) if align[d] == unit_bytes => {
+                        Some(PlainMap { kind, len_bytes })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         Ok(IoGenerator {
             pattern: job.rw,
             fixed_kind,
             random: job.rw.is_random(),
-            pair: matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite),
+            pair,
             region_start: offset,
             region_len,
             logical_block_bytes: lba,
@@ -381,6 +405,7 @@ impl IoGenerator {
             run_left: 0,
             run_offset: 0,
             pending_write: None,
+            plain_map,
             count_trims,
             budget_bytes: (!job.time_based).then_some(budget.max(lba)),
             issued_bytes: 0,
@@ -428,6 +453,9 @@ impl IoGenerator {
     /// Next I/O; None when the I/O budget is spent (size × loops, or io_size, or number_ios),
     /// unless time_based, where it wraps and never ends.
     pub fn next_io(&mut self) -> Option<GeneratedIo> {
+        if let Some(plain) = self.plain_map {
+            return self.next_plain(plain);
+        }
         if let Some((offset, len)) = self.pending_write.take() {
             return Some(self.count(IoKind::Write, offset, len));
         }
@@ -472,6 +500,42 @@ impl IoGenerator {
             });
         }
         Some(self.count(kind, offset, len))
+    }
+
+    /// `next_io` for a job on the plain path: the same steps with the choices decided at
+    /// construction left out (a fixed size draws nothing from `rng_bs`, so the streams stay
+    /// the same).
+    #[inline]
+    fn next_plain(&mut self, plain: PlainMap) -> Option<GeneratedIo> {
+        if self.max_ios.is_some_and(|n| self.issued_ios >= n)
+            || self.budget_bytes.is_some_and(|b| self.issued_bytes >= b)
+        {
+            return None;
+        }
+        let mut len = plain.len_bytes;
+        if let Some(b) = self.budget_bytes {
+            let left = b - self.issued_bytes;
+            if len > left {
+                len = left.div_ceil(self.logical_block_bytes) * self.logical_block_bytes;
+            }
+        }
+        len = len.min(self.region_len);
+        let OffsetGen::Map { perm, next } = &mut self.offsets else {
+            // Not reached: the plain path is chosen only with the random map.
+            self.plain_map = None;
+            return self.next_io();
+        };
+        if *next == self.units {
+            perm.rekey(&mut self.rng_map);
+            *next = 0;
+        }
+        let unit = perm.map(*next);
+        *next += 1;
+        let mut at = unit * self.unit_bytes;
+        if at + len > self.region_len {
+            at = (self.region_len - len) / self.unit_bytes * self.unit_bytes;
+        }
+        Some(self.count(plain.kind, self.region_start + at, len))
     }
 
     #[inline]

@@ -419,3 +419,41 @@ mod properties {
         }
     }
 }
+
+/// Jobs on the plain path (one direction, one block size, the random map) draw exactly the
+/// I/Os the general path draws: across passes (re-keyed maps), with a byte budget that cuts
+/// the last block, within an offset region, and with a count of I/Os.
+#[test]
+fn the_plain_path_draws_what_the_general_path_draws() {
+    let mut jobs = Vec::new();
+    let mut j = job(RwPattern::RandRead);
+    j.size = Some(SizeSpec::Bytes(MIB));
+    j.loops = 3;
+    jobs.push(j);
+    let mut j = job(RwPattern::RandWrite);
+    j.bs = [
+        BlockSize::Fixed(4096),
+        BlockSize::Fixed(12_288),
+        BlockSize::Fixed(4096),
+    ];
+    j.offset = SizeSpec::Bytes(3 * MIB);
+    j.size = Some(SizeSpec::Bytes(MIB + 4096));
+    j.io_size = Some(5 * MIB + 1024);
+    jobs.push(j);
+    let mut j = job(RwPattern::RandRead);
+    j.number_ios = Some(700);
+    jobs.push(j);
+    for (k, j) in jobs.iter().enumerate() {
+        let mut plain = gen(j, 1, 16 * MIB);
+        assert!(plain.plain_map.is_some(), "job {k} is on the plain path");
+        let mut general = gen(j, 1, 16 * MIB);
+        general.plain_map = None;
+        let (a, b) = (drain(&mut plain), drain(&mut general));
+        assert!(a.len() > 200, "job {k}: {} I/Os", a.len());
+        assert_eq!(a, b, "job {k}");
+    }
+    // Mixed directions, size ranges and trimwrite pairs stay on the general path.
+    for rw in [RwPattern::RandRw, RwPattern::RandTrimWrite, RwPattern::Read] {
+        assert!(gen(&job(rw), 0, 16 * MIB).plain_map.is_none(), "{rw:?}");
+    }
+}
