@@ -159,3 +159,36 @@ fn a_map_cache_too_small_or_as_large_as_the_map_is_handled() {
     assert!(described.contains("map_cache_bytes"), "{described}");
     assert!(described.contains("paged"), "{described}");
 }
+
+#[test]
+fn a_slice_keeps_the_drives_share_of_cached_translation_pages() {
+    let model = |scale: &str, cache: &str| {
+        load_device_config(
+            "intel-ssd-710-200gb",
+            &[
+                ("sim.scale".to_string(), scale.to_string()),
+                ("controller.map_cache".to_string(), format!("\"{cache}\"")),
+            ],
+        )
+        .map(|c| c.resolve().unwrap())
+    };
+    let full = model("1", "64MB").unwrap().map_cache.unwrap();
+    let slice = model("0.04", "64MB").unwrap().map_cache.unwrap();
+    // 64 MB of 4 KiB pages out of a 195 MB map: 15,625 of 47,684.
+    assert_eq!((full.slots, full.pages), (15_625, 47_684));
+    let share = |m: flashlab_device::model::MapCacheModel| m.slots as f64 / m.pages as f64;
+    assert!(
+        (share(slice) - share(full)).abs() < 0.01,
+        "{slice:?} vs {full:?}"
+    );
+    // The smallest cache the drive takes leaves a 0.04 slice too few pages: the error says
+    // which key and that a larger slice helps.
+    match model("0.04", "64KiB") {
+        Err(flashlab_device::ConfigError::Invalid { key, valid, .. }) => {
+            assert_eq!(key, "controller.map_cache");
+            assert!(valid.contains("sim.scale"), "{valid}");
+        }
+        other => panic!("want an invalid-key error, got {other:?}"),
+    }
+    assert!(model("1", "64KiB").unwrap().map_cache.is_some());
+}
