@@ -346,6 +346,11 @@ pub struct ControllerSection {
     /// Bytes read ahead of a detected sequential read stream (0: off).
     #[serde(default = "default_read_ahead")]
     pub read_ahead: Size,
+    /// DRAM for the logical-to-physical map; absent: the whole map is in DRAM. Smaller than
+    /// the map (4 bytes per IU), the map is paged: translation pages (one IU of entries each)
+    /// live in flash and a CLOCK cache of them in DRAM (see `mapcache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<Size>,
 }
 
 /// Eight read-ahead windows: each of the detector's four streams keeps its window and the
@@ -390,6 +395,7 @@ impl Default for ControllerSection {
             cores: default_cores(),
             read_buffer: default_read_buffer(),
             read_ahead: default_read_ahead(),
+            map_cache: None,
         }
     }
 }
@@ -899,6 +905,13 @@ pub const KEYS: &[KeyDoc] = &[
         "256KiB",
     ),
     k(
+        "controller",
+        "map_cache",
+        "DRAM for the logical-to-physical map (4 bytes per IU). Smaller than the map, it caches translation pages (one IU of entries each, kept in flash as hidden IUs): a miss reads one from NAND before a read (a write loads it too), evicting a changed one writes it back; scaled with the capacity in a slice",
+        "size, at least 16 IUs",
+        "the whole map",
+    ),
+    k(
         "scheduler",
         "read_priority",
         "Reads go before programs and erases queued (not started) on their die",
@@ -1180,6 +1193,7 @@ mod tests {
             write_cpu = "20us"
             relocation_cpu = "2us"
             cores = 2
+            map_cache = "64MB"
             [scheduler]
             read_priority = true
             program_suspend = true
@@ -1210,6 +1224,7 @@ mod tests {
         // Bits per second are bytes / 8.
         assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));
         assert_eq!(cfg.controller.write_cpu, Time(20_000));
+        assert_eq!(cfg.controller.map_cache, Some(Size(64_000_000)));
         // And every key the struct writes back is documented.
         let table: toml::Table = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
         let mut seen = 0;

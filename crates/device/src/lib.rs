@@ -13,6 +13,7 @@ pub mod config;
 pub mod controller;
 pub mod link;
 mod load;
+mod mapcache;
 pub mod model;
 mod namespace;
 mod pacing;
@@ -26,6 +27,7 @@ pub use config::{
 };
 pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config, ConfigError};
+pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
 pub use namespace::{resolve_namespace, Namespace, NamespaceError};
 pub use ssd::{PowerSummary, Ssd, MAX_WAIT_NS};

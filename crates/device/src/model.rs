@@ -95,6 +95,28 @@ pub fn memory_estimate_bytes(user_ius: u64, raw_ius: u64, blocks: u64) -> u64 {
     4 * user_ius + 4 * raw_ius + 32 * blocks
 }
 
+/// Smallest map cache, in translation pages: fewer would make CLOCK's choice meaningless and
+/// a few concurrent commands evict each other's pages.
+pub const MIN_MAP_CACHE_PAGES: u64 = 16;
+
+/// Bytes of one map entry (a 32-bit physical IU address).
+pub const MAP_ENTRY_BYTES: u64 = 4;
+
+/// A map paged through a DRAM cache (`controller.map_cache` smaller than the map).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapCacheModel {
+    /// The drive's DRAM for the map, and the whole map's size.
+    pub full_cache_bytes: u64,
+    pub full_map_bytes: u64,
+    /// Translation pages of the slice (one IU of entries each) and the slots caching them.
+    pub pages: u32,
+    pub slots: u32,
+    /// Map entries per translation page (IU / 4 bytes).
+    pub entries_per_page: u32,
+    /// First logical IU the FTL holds translation pages in: the host's IUs end there.
+    pub first_lpn: u32,
+}
+
 /// Host link, controller and buffer: the resources all dies share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedResources {
@@ -325,6 +347,8 @@ pub struct Model {
     /// cut).
     pub read_buffer_bytes: u64,
     pub read_ahead_bytes: u64,
+    /// The paged map (None: the whole map is in DRAM).
+    pub map_cache: Option<MapCacheModel>,
     /// The slice's share of the controller's data path and cores.
     pub controller: ControllerModel,
     /// The same resources on the full drive (what `describe` shows).
@@ -472,6 +496,74 @@ impl DeviceConfig {
             ));
         }
         Ok(v)
+    }
+
+    /// The paged map of a slice with `user_ius` of the drive's `full_user_ius` (None when
+    /// `controller.map_cache` is absent or holds the whole map). `most_ius`: the most logical
+    /// IUs the slice's FTL accepts.
+    fn map_cache_model(
+        &self,
+        iu: u64,
+        full_user_ius: u64,
+        user_ius: u64,
+        capacity_factor: f64,
+        most_ius: u64,
+    ) -> Result<Option<MapCacheModel>, KeyError> {
+        let Some(cache) = self.controller.map_cache else {
+            return Ok(None);
+        };
+        let cache = cache.0;
+        let entries = iu / MAP_ENTRY_BYTES;
+        let full_map_bytes = full_user_ius * MAP_ENTRY_BYTES;
+        let full_pages = full_user_ius.div_ceil(entries);
+        let full_slots = cache / iu;
+        if full_slots >= full_pages {
+            return Ok(None);
+        }
+        let valid = || {
+            format!(
+                "{} ({MIN_MAP_CACHE_PAGES} translation pages of one IU) or more; the whole map is {}",
+                size_text(MIN_MAP_CACHE_PAGES * iu),
+                format_size(full_map_bytes)
+            )
+        };
+        if full_slots < MIN_MAP_CACHE_PAGES {
+            return Err(key_err(
+                "controller.map_cache",
+                size_text(cache),
+                "too small to page the map through",
+                valid(),
+            ));
+        }
+        // The slice keeps the drive's ratio of cached to all translation pages.
+        let pages = user_ius.div_ceil(entries);
+        let slots = ((full_slots as f64 / capacity_factor).round() as u64).min(pages);
+        if slots < MIN_MAP_CACHE_PAGES {
+            return Err(key_err(
+                "controller.map_cache",
+                size_text(cache),
+                &format!(
+                    "the simulated slice (1/{capacity_factor:.2} of the drive) would cache only {slots} translation pages"
+                ),
+                format!("{}, or a larger sim.scale", valid()),
+            ));
+        }
+        if user_ius + pages > most_ius {
+            return Err(key_err(
+                "controller.map_cache",
+                size_text(cache),
+                "the translation pages do not fit in the spare area beside the user data",
+                "a drive with more spare area, or no controller.map_cache",
+            ));
+        }
+        Ok(Some(MapCacheModel {
+            full_cache_bytes: cache,
+            full_map_bytes,
+            pages: pages as u32,
+            slots: slots as u32,
+            entries_per_page: entries as u32,
+            first_lpn: user_ius as u32,
+        }))
     }
 
     /// Validate and derive the simulated drive.
@@ -993,6 +1085,26 @@ impl DeviceConfig {
             power_loss_protection: self.buffer.plp,
             track_versions: false,
         };
+        let map_cache = self.map_cache_model(
+            iu,
+            full_user_ius,
+            user_ius,
+            capacity_factor,
+            plan.spares.max_user_ius(
+                geometry.blocks() - static_blocks,
+                geometry.planes() as u64,
+                u64::from(fg),
+            ),
+        )?;
+        let mut ftl = ftl;
+        let mut memory_bytes = memory_bytes;
+        if let Some(m) = &map_cache {
+            // Translation pages are logical IUs beyond the host's: mapped, written, relocated
+            // and worn by the FTL like data.
+            ftl.user_ius += u64::from(m.pages);
+            // Their map entries and the cache's tables (a slot per page, 5 bytes per slot).
+            memory_bytes += 8 * u64::from(m.pages) + 5 * u64::from(m.slots);
+        }
         Ok(Model {
             name: self.name.clone(),
             full,
@@ -1028,6 +1140,7 @@ impl DeviceConfig {
             buffer_bytes: sim_buffer,
             read_buffer_bytes: sim_read_buffer,
             read_ahead_bytes: read_ahead,
+            map_cache,
             // The slice gets 1/d of the data path, and its cores take d times as long for
             // the same work (1/d of the firmware's rate; core counts stay whole).
             controller: ControllerModel {
@@ -1218,6 +1331,8 @@ impl Model {
                 "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
                 "read_buffer_bytes": self.full_shared.read_buffer_bytes, "read_buffer_bytes_text": format_size(self.full_shared.read_buffer_bytes),
                 "read_ahead_bytes": self.read_ahead_bytes, "read_ahead_bytes_text": format_size(self.read_ahead_bytes),
+                "map_bytes": self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES, "map_bytes_text": format_size(self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES),
+                "map_cache_bytes": self.map_cache.map(|m| m.full_cache_bytes), "map_cache_bytes_text": self.map_cache.map_or("the whole map".to_string(), |m| format!("{} ({:.1}% of the map, paged)", format_size(m.full_cache_bytes), m.full_cache_bytes as f64 * 100.0 / m.full_map_bytes as f64)),
                 "plp": self.plp,
             },
             "scheduler": {
@@ -1257,6 +1372,8 @@ impl Model {
                 "simulated_queue_depth": self.queue_depth,
                 "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
                 "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
+                "simulated_map_cache_pages": self.map_cache.map(|m| m.slots),
+                "simulated_translation_pages": self.map_cache.map(|m| m.pages),
                 "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
                 "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
                 "channel_merge": self.channel_merge,

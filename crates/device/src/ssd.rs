@@ -19,6 +19,7 @@ use crate::buffer::{BufferError, WriteBuffer};
 use crate::config::{ChannelMergeSetting, DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
 use crate::load::ConfigError;
+use crate::mapcache::{Lookup, MapCache};
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 use crate::pacing::{is_internal, is_taken, InternalQueue};
@@ -172,6 +173,8 @@ pub struct Ssd {
     readahead: ReadAhead,
     /// log2 of the read unit (codeword) size.
     cw_shift: u32,
+    /// Translation pages cached in DRAM when the map is paged (`controller.map_cache`).
+    mapcache: Option<MapCache>,
     _seeds: SeedTree,
 }
 
@@ -258,6 +261,7 @@ impl Ssd {
             ),
             readahead: ReadAhead::new(model.read_ahead_bytes),
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
+            mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
             _seeds: seeds,
             model,
         })
@@ -783,10 +787,16 @@ impl Ssd {
         req.check_range(self.model.user_bytes, self.model.logical_block_bytes)
     }
 
-    fn read(&mut self, t0: u64, req: &IoRequest) -> u64 {
+    fn read(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
         let first = req.offset_bytes >> self.iu_shift;
         let end = req.offset_bytes + req.len_bytes;
         let last = (end - 1) >> self.iu_shift;
+        // The data read needs its map entries in DRAM first.
+        let t0 = if self.mapcache.is_some() {
+            self.map_lookup(t0, first, last, false)?
+        } else {
+            t0
+        };
         if first == last && !self.readbuf.is_enabled() {
             // One IU (the usual small random read) and no read buffer: no page grouping.
             let ready = match self.ftl.read(first as u32) {
@@ -796,7 +806,7 @@ impl Ssd {
                 }
                 ReadLocation::Unmapped | ReadLocation::Buffered => t0,
             };
-            return self.link_transfer(ready, req.len_bytes, true);
+            return Ok(self.link_transfer(ready, req.len_bytes, true));
         }
         let ready = if first == last {
             self.read_one_iu(t0, first, req.offset_bytes, end)
@@ -808,9 +818,84 @@ impl Ssd {
             self.readahead
                 .observe(req.offset_bytes, end, self.model.user_bytes)
         {
-            self.read_ahead(t0, from, to);
+            let t = if self.mapcache.is_some() && to > from {
+                let iu_shift = self.iu_shift;
+                self.map_lookup(t0, from >> iu_shift, (to - 1) >> iu_shift, false)?
+            } else {
+                t0
+            };
+            self.read_ahead(t, from, to);
         }
-        done
+        Ok(done)
+    }
+
+    /// The map entries of IUs `first..=last` are brought into DRAM from `t0`: a translation
+    /// page the map cache misses is read from NAND (a page never written back has no copy
+    /// there and costs nothing), and a changed page it evicts is written back through the
+    /// write buffer as a write of its hidden IU. Returns when the entries are in DRAM.
+    /// `update`: the command changes the entries (a write), which dirties their pages.
+    #[inline(never)]
+    fn map_lookup(
+        &mut self,
+        t0: u64,
+        first: u64,
+        last: u64,
+        update: bool,
+    ) -> Result<u64, DeviceError> {
+        let Some(m) = self.model.map_cache else {
+            return Ok(t0);
+        };
+        let shift = m.entries_per_page.trailing_zeros();
+        let mut ready = t0;
+        for tpage in (first >> shift) as u32..=(last >> shift) as u32 {
+            let Some(cache) = self.mapcache.as_mut() else {
+                break;
+            };
+            let Lookup::Miss { evicted_dirty } = cache.lookup(tpage, update) else {
+                continue;
+            };
+            if let Some(old) = evicted_dirty {
+                self.write_translation_page(t0, m.first_lpn + old)?;
+            }
+            if let ReadLocation::Nand { block, page, slc } =
+                self.ftl.locate_metadata(m.first_lpn + tpage)
+            {
+                if let Some(cache) = self.mapcache.as_mut() {
+                    cache.counters.translation_reads += 1;
+                }
+                let done = self.page_read(t0, (block, page, slc, self.model.iu_bytes));
+                ready = ready.max(done);
+            }
+        }
+        Ok(ready)
+    }
+
+    /// Write a translation page (hidden IU `lpn`) back to NAND: it takes write-buffer space
+    /// from `t0` and goes to a page program like host data, so it is placed, collected and
+    /// worn like data, and counted as a NAND write, not a host write.
+    fn write_translation_page(&mut self, t0: u64, lpn: u32) -> Result<(), DeviceError> {
+        let iu = self.model.iu_bytes;
+        let admitted = self.buffer.admit(t0, iu).map_err(|e| match e {
+            BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
+                reason: format!(
+                    "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take a {need_bytes}-byte translation page",
+                    self.buffer.capacity_bytes()
+                ),
+            },
+        })?;
+        if admitted - t0 > MAX_WAIT_NS {
+            return Err(DeviceError::Stalled {
+                reason: format!(
+                    "a translation page waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
+                    (admitted - t0) as f64 * 1e-9,
+                    MAX_WAIT_NS / 1_000_000_000
+                ),
+            });
+        }
+        self.bg_done = false;
+        self.ftl.write_metadata(lpn, &mut self.ops);
+        self.schedule_ops(admitted, true);
+        Ok(())
     }
 
     /// When bytes `[offset, end)` of IU `lpn` are ready for the link, through the read buffer.
@@ -968,6 +1053,11 @@ impl Ssd {
         while lpn <= last {
             let n = (last - lpn + 1).min(chunk_ius);
             let bytes = n * iu;
+            if self.mapcache.is_some() {
+                // The entries are loaded before they are updated; the data waits in the
+                // buffer meanwhile, so the write's completion does not wait for the load.
+                self.map_lookup(data_ns, lpn, lpn + n - 1, true)?;
+            }
             let admitted = self.buffer.admit(data_ns, bytes).map_err(|e| match e {
                 BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
                     reason: format!(
@@ -1051,6 +1141,11 @@ impl Ssd {
         }
         self.readbuf.clear();
         self.readahead.clear();
+        // The cached translation pages were in DRAM (changes not written back are lost with
+        // it: the firmware's recovery of the map is not modelled).
+        if let Some(c) = &mut self.mapcache {
+            c.clear();
+        }
         self.controller.reset(resume);
         self.ctrl_next_ns = resume;
         self.last_done_ns = self.last_done_ns.max(resume);
@@ -1074,7 +1169,16 @@ impl Ssd {
         self.host_program_done_ns = last;
         self.host = HostCounters::default();
         self.ns_host.fill(HostCounters::default());
+        if let Some(c) = &mut self.mapcache {
+            c.clear();
+            c.counters = Default::default();
+        }
         self.bg_done = false;
+    }
+
+    /// Map cache counters (None: the whole map is in DRAM).
+    pub fn map_cache_counters(&self) -> Option<crate::MapCacheCounters> {
+        self.mapcache.as_ref().map(|c| c.counters)
     }
 
     /// FTL counters, write amplification, the NVMe-style health log, scale and media activity.
@@ -1106,7 +1210,7 @@ impl Ssd {
         // NVMe: data units are thousands of 512-byte units, rounded up.
         let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
         let m = self.media.counters();
-        json!({
+        let mut j = json!({
             "device": self.model.name,
             "write_amplification": wa,
             "health": {
@@ -1187,7 +1291,23 @@ impl Ssd {
             })).collect::<Vec<_>>(),
             "power": self.power_json(),
             "memory_bytes": self.memory_bytes(),
-        })
+        });
+        if let (Some(c), Some(mc), Some(o)) =
+            (&self.mapcache, self.model.map_cache, j.as_object_mut())
+        {
+            o.insert(
+                "map_cache".to_string(),
+                json!({
+                    "translation_pages": mc.pages,
+                    "slots": mc.slots,
+                    "map_cache_hits": c.counters.hits,
+                    "map_cache_misses": c.counters.misses,
+                    "translation_reads": c.counters.translation_reads,
+                    "translation_writes": c.counters.translation_writes,
+                }),
+            );
+        }
+        j
     }
 }
 
@@ -1299,7 +1419,7 @@ impl Ssd {
             IoKind::Read => {
                 self.host.read_commands += 1;
                 self.host.bytes_read += req.len_bytes;
-                self.read(t0, req)
+                self.read(t0, req)?
             }
             IoKind::Write => {
                 self.host.write_commands += 1;

@@ -165,6 +165,25 @@ impl Ftl {
         self.finish_slot(s, ops);
     }
 
+    /// Write one IU of the controller's own metadata (a translation page of a paged map,
+    /// kept in logical IUs the device does not expose to the host): placed, relocated and
+    /// worn like host data, but counted as NAND writes only, not as host writes.
+    pub fn write_metadata(&mut self, lpn: Lpn, ops: &mut Vec<NandOp>) {
+        self.assert_range(lpn, 1);
+        self.write_one(lpn, false, 0, ops, None::<&fn(u32) -> u64>);
+        self.counters.host_write_ius -= 1;
+        self.after_op();
+    }
+
+    /// Where metadata IU `lpn` lives ([`Self::read`] without counting a host read; a NAND
+    /// location counts as a NAND page read).
+    #[inline]
+    pub fn locate_metadata(&mut self, lpn: Lpn) -> ReadLocation {
+        let at = self.read(lpn);
+        self.counters.host_read_ius -= 1;
+        at
+    }
+
     /// The host stream (host or SLC) and slot whose unprogrammed page holds `ppa`.
     fn pending_record(&self, ppa: u32) -> (StreamId, u32) {
         let (b, _, slot) = self.split(ppa);
@@ -337,3 +356,39 @@ fn prefetch_read<T>(p: &T) {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn prefetch_read<T>(_p: &T) {}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::tests::small;
+    use crate::{Ftl, NandOpKind, ReadLocation};
+
+    #[test]
+    fn metadata_writes_are_nand_writes_not_host_writes_and_get_relocated() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        // Metadata IU 1399 (the top of the logical space), rewritten among random host writes
+        // until GC has run many times: its data stays mapped and readable.
+        let mut x = 1u32;
+        for round in 0..20_000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            ftl.write((x >> 8) % 1399, 1, false, false, round, &mut ops);
+            if round % 10 == 0 {
+                ftl.write_metadata(1399, &mut ops);
+            }
+        }
+        ftl.flush(&mut ops);
+        let c = ftl.counters().clone();
+        assert_eq!(c.host_write_ius, 20_000);
+        assert!(c.nand_write_ius >= 22_000, "{}", c.nand_write_ius);
+        assert!(c.gc_copied_ius > 0);
+        assert!(ops.iter().any(|o| o.kind == NandOpKind::Erase));
+        let reads_before = ftl.counters().nand_read_pages;
+        assert!(matches!(
+            ftl.locate_metadata(1399),
+            ReadLocation::Nand { .. }
+        ));
+        assert_eq!(ftl.counters().host_read_ius, c.host_read_ius);
+        assert_eq!(ftl.counters().nand_read_pages, reads_before + 1);
+        ftl.check_invariants();
+    }
+}
