@@ -1350,7 +1350,7 @@ impl BlockDevice for Ssd {
     /// A read's map entry is the one cache miss a large drive's read path cannot avoid: start
     /// loading it while earlier requests are simulated.
     fn prefetch(&self, req: &IoRequest) {
-        if req.kind == IoKind::Read {
+        if matches!(req.kind, IoKind::Read | IoKind::Write) {
             self.ftl
                 .prefetch((req.offset_bytes >> self.iu_shift) as u32);
         }
