@@ -346,7 +346,7 @@ impl Ftl {
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn prefetch_read<T>(p: &T) {
+pub(crate) fn prefetch_read<T>(p: &T) {
     use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     // SAFETY: SSE is part of the x86_64 baseline, and a prefetch of a valid reference never
     // faults and changes no state but the cache.
@@ -355,7 +355,7 @@ fn prefetch_read<T>(p: &T) {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn prefetch_read<T>(_p: &T) {}
+pub(crate) fn prefetch_read<T>(_p: &T) {}
 
 #[cfg(test)]
 mod tests {

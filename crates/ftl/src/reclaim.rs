@@ -5,12 +5,16 @@
 use crate::alloc::StreamId;
 use crate::blocks::{Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
+use crate::host::prefetch_read;
 use crate::lists::NIL;
 use crate::mapping::INVALID;
 use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
 
 /// A GC victim from the next unit may free `1 / SPREAD_SLACK_DIVISOR` less than the policy's.
 const SPREAD_SLACK_DIVISOR: u32 = 8;
+
+/// How many IUs ahead of the copy in progress relocation starts loading L2P entries.
+const RELOCATION_PREFETCH_IUS: u32 = 8;
 
 impl Ftl {
     /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
@@ -140,8 +144,20 @@ impl Ftl {
         let mut moved = 0u32;
         let mut reads = 0u64;
         let d = dest as usize;
-        for page in 0..self.blocks.capacity_pages(b) {
+        let pages = self.blocks.capacity_pages(b);
+        let ahead_pages = RELOCATION_PREFETCH_IUS.div_ceil(ipp);
+        for page in 0..pages {
             let first = self.ppa_of(b, page, 0);
+            // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
+            // than the caches: start loading the entries of a page a few copies ahead.
+            if page + ahead_pages < pages {
+                let ahead = self.ppa_of(b, page + ahead_pages, 0);
+                for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
+                    if lpn != INVALID {
+                        prefetch_read(&self.map.l2p[lpn as usize]);
+                    }
+                }
+            }
             let live = if ipp == 1 {
                 u32::from(self.map.p2l[first as usize] != INVALID)
             } else {
