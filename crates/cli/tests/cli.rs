@@ -206,3 +206,28 @@ fn json_plus_has_latency_bins_and_rate_shortfall_is_reported() {
     assert_eq!(read["met"], false);
     assert!(read["achieved_iops"].as_f64().unwrap() <= 1000.0, "{read}");
 }
+
+#[test]
+fn io_size_percentage_is_a_share_of_the_job_region() {
+    // As fio 3.33 does: `size=50%` with `io_size=25%` transfers a quarter of the region (an
+    // eighth of the drive), and with a region in bytes a quarter of those bytes.
+    let job = job_file(
+        "io-size-pct.fio",
+        "[global]\nrw=read\nbs=1m\n\
+         [quarter-of-half]\nsize=50%\nio_size=25%\n\
+         [half]\nstonewall\nsize=50%\n\
+         [quarter-of-8m]\nstonewall\nbs=4k\nsize=8m\nio_limit=25%\n",
+    );
+    let out = run_json(&job, "1");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let bytes = |i: usize| v["jobs"][i]["read"]["io_bytes"].as_u64().unwrap();
+    let (quarter, half) = (bytes(0), bytes(1));
+    // Rounded down to whole logical blocks.
+    assert!(
+        quarter <= half / 4 && half / 4 - quarter < 4096,
+        "{quarter} of {half}"
+    );
+    assert_eq!(bytes(2), 2 << 20);
+    assert_eq!(v["jobs"][0]["job options"]["io_size"], "25%");
+}

@@ -248,8 +248,9 @@ fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale
     if let SizeSpec::Bytes(v) = spec.offset_increment {
         spec.offset_increment = SizeSpec::Bytes(bytes("offset_increment", v, true));
     }
-    if let Some(v) = spec.io_size {
-        spec.io_size = Some(bytes("io_size", v, true));
+    // A percentage `io_size` is of the region, which already follows the slice.
+    if let Some(SizeSpec::Bytes(v)) = spec.io_size {
+        spec.io_size = Some(SizeSpec::Bytes(bytes("io_size", v, true)));
     }
     if let RandomDistribution::ZonedAbs(zones) = &mut spec.random_distribution {
         for zone in zones.iter_mut() {
@@ -356,7 +357,7 @@ mod tests {
         let mut j = job(RwPattern::RandWrite);
         j.size = Some(SizeSpec::Bytes(16 * GIB));
         j.offset = SizeSpec::Bytes(GIB);
-        j.io_size = Some(8 * GIB);
+        j.io_size = Some(SizeSpec::Bytes(8 * GIB));
         j.runtime_ns = Some(60 * S);
         j.ramp_time_ns = 4 * S;
         j.log_avg_msec = 1000;
@@ -367,7 +368,7 @@ mod tests {
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
         assert_eq!(s.offset, SizeSpec::Bytes(GIB / 16));
-        assert_eq!(s.io_size, Some(GIB / 2));
+        assert_eq!(s.io_size, Some(SizeSpec::Bytes(GIB / 2)));
         assert_eq!(s.runtime_ns, Some(60 * S / 16));
         assert_eq!(s.ramp_time_ns, S / 4);
         assert_eq!(s.log_avg_msec, 63, "1000 ms / 16, to the nearest ms");
@@ -386,9 +387,13 @@ mod tests {
         j.size = Some(SizeSpec::Fraction(0.5));
         j.bs[1] = BlockSize::Fixed(128 * 1024);
         j.offset_increment = SizeSpec::Bytes(1_000_000);
+        j.io_size = Some(SizeSpec::Fraction(0.25));
         let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(3.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
+        // A percentage io_size is of the region, which is already the slice's: not shrunk twice.
+        assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
+        assert!(plan.jobs[0].changes.iter().all(|c| c.0 != "io_size"));
         // 1 MB / 3 = 333 kB: the nearest whole number of 128 KiB blocks is 3.
         assert_eq!(s.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
         let mut tiny = job(RwPattern::Write);
@@ -399,6 +404,14 @@ mod tests {
             Some(SizeSpec::Bytes(4096)),
             "never below one block"
         );
+        // A percentage io_size over a region in bytes: the region shrinks, the share stays.
+        let mut j = job(RwPattern::Write);
+        j.size = Some(SizeSpec::Bytes(16 * GIB));
+        j.io_size = Some(SizeSpec::Fraction(0.25));
+        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(16.0, 1.0));
+        let s = &plan.file.as_ref().unwrap().jobs[0];
+        assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
+        assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
     }
 
     #[test]

@@ -83,7 +83,8 @@ pub enum BlockSize {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
     Bytes(u64),
-    /// Fraction in [0, 1] of the device (fio's `size=50%`).
+    /// Fraction in [0, 1] of the device (fio's `size=50%`), or for `io_size` of the clone's
+    /// region (fio's `io_size=25%`).
     Fraction(f64),
 }
 
@@ -133,7 +134,9 @@ pub struct JobSpec {
     pub size: Option<SizeSpec>,
     pub offset: SizeSpec,
     pub offset_increment: SizeSpec,
-    pub io_size: Option<u64>,
+    /// `io_size=`: bytes to transfer per loop, or a percentage of the clone's region (fio:
+    /// of `size`, not of the device); `None` transfers the region (`io_size=0` or `0%`).
+    pub io_size: Option<SizeSpec>,
     pub number_ios: Option<u64>,
     pub runtime_ns: Option<u64>,
     pub time_based: bool,

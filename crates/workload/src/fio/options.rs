@@ -341,8 +341,10 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.offset_increment = size_spec(v, b.kb_base)?;
         Ok(())
     }),
-    sim("io_size", &["io_limit"], OptionType::Size, "", "Bytes to transfer (instead of size)", |b, v| {
-        b.spec.io_size = Some(parse_bytes(val(v)?, b.kb_base)?).filter(|s| *s > 0);
+    sim("io_size", &["io_limit"], OptionType::SizeOrPercent, "", "Bytes to transfer (instead of size), or a percentage of size", |b, v| {
+        // As in fio, 0 (or 0%) means no limit of its own: the job transfers its region.
+        let s = size_spec(v, b.kb_base)?;
+        b.spec.io_size = (s != SizeSpec::Bytes(0) && s != SizeSpec::Fraction(0.0)).then_some(s);
         Ok(())
     }),
     sim("number_ios", &[], OptionType::Int, "0", "Stop after this many I/Os (0: no limit)", |b, v| {

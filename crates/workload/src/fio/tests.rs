@@ -165,7 +165,7 @@ fn syntax_comments_whitespace_flags_and_aliases() {
         ]
     );
     assert!(one.stonewall && one.time_based);
-    assert_eq!(one.io_size, Some(1 << 20));
+    assert_eq!(one.io_size, Some(SizeSpec::Bytes(1 << 20)));
     assert_eq!(one.runtime_ns, Some(1_500_000_000));
     assert_eq!(one.thinktime_ns, 20_000);
     assert_eq!(one.rate_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
@@ -193,6 +193,39 @@ fn kb_base_applies_before_sizes_whatever_the_order() {
     let f = parse("[j]\nsize=1m\nkb_base=1000\nbs=4KiB\n").unwrap();
     assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(1_000_000)));
     assert_eq!(f.jobs[0].bs[0], BlockSize::Fixed(4096));
+}
+
+#[test]
+fn io_size_takes_bytes_or_a_percentage_of_size() {
+    let io_size =
+        |v: &str| parse(&format!("[j]\nsize=50%\nio_size={v}\n")).map(|f| f.jobs[0].io_size);
+    assert_eq!(io_size("1m"), Ok(Some(SizeSpec::Bytes(1 << 20))));
+    assert_eq!(io_size("25%"), Ok(Some(SizeSpec::Fraction(0.25))));
+    assert_eq!(io_size("100%"), Ok(Some(SizeSpec::Fraction(1.0))));
+    assert_eq!(io_size("12.5%"), Ok(Some(SizeSpec::Fraction(0.125))));
+    let f = parse("[j]\nio_limit=25%\n").unwrap();
+    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Fraction(0.25)));
+    // fio reads 0 and 0% alike as no limit of the job's own: it transfers its region.
+    assert_eq!(io_size("0"), Ok(None));
+    assert_eq!(io_size("0%"), Ok(None));
+    // Above 100% fio refuses io_size ("values greater than 100% aren't supported"); the
+    // message is size's.
+    for bad in ["101%", "200%"] {
+        let io = kind(&format!("[j]\nio_size={bad}\n")).to_string();
+        let size = kind(&format!("[j]\nsize={bad}\n")).to_string();
+        assert_eq!(io, size.replace("for size", "for io_size"));
+        assert!(io.contains("a percentage between 0% and 100%"), "{io}");
+    }
+    let io = kind("[j]\nio_size=lots\n").to_string();
+    assert!(
+        io.contains("k/m/g/t/p") && io.contains("or a percentage like 50%"),
+        "{io}"
+    );
+    // The echo of the job's own options keeps the value as written.
+    let f = parse("[j]\nio_size=25%\n").unwrap();
+    assert!(f.jobs[0]
+        .options_as_written
+        .contains(&("io_size".to_string(), "25%".to_string())));
 }
 
 #[test]

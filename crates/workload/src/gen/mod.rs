@@ -8,9 +8,9 @@
 //!   `write:4k` skips 4k after every I/O;
 //! - uniform random I/O visits every block of the region once per pass (fio's random map)
 //!   unless `norandommap`; skewed distributions draw independently;
-//! - the budget is `io_size` (default `size`) × `loops` bytes of the job's main directions
-//!   (reads and writes, or trims for trim-only jobs), capped by `number_ios`; `time_based`
-//!   ignores the byte budget and never ends.
+//! - the budget is `io_size` (default `size`; a percentage is of the region) × `loops` bytes
+//!   of the job's main directions (reads and writes, or trims for trim-only jobs), capped by
+//!   `number_ios`; `time_based` ignores the byte budget and never ends.
 
 mod dist;
 
@@ -360,7 +360,12 @@ impl IoGenerator {
         };
 
         let count_trims = !dirs[0] && !dirs[1];
-        let per_loop = job.io_size.unwrap_or(region_len);
+        // fio takes an `io_size` percentage of the job's region (`size`), not of the device.
+        let per_loop = match job.io_size {
+            Some(SizeSpec::Bytes(b)) => b,
+            Some(SizeSpec::Fraction(f)) => (f.clamp(0.0, 1.0) * region_len as f64) as u64,
+            None => region_len,
+        };
         let budget = per_loop.saturating_mul(u64::from(job.loops.max(1))) / lba * lba;
         let fixed_kind = match job.rw {
             RwPattern::Read | RwPattern::RandRead => Some(IoKind::Read),

@@ -180,7 +180,7 @@ fn rwmix_share_and_budget_count_reads_and_writes() {
 fn io_size_and_number_ios_cap_the_budget() {
     let mut j = job(RwPattern::Read);
     j.size = Some(SizeSpec::Bytes(MIB));
-    j.io_size = Some(3 * MIB);
+    j.io_size = Some(SizeSpec::Bytes(3 * MIB));
     let mut g = gen(&j, 0, 8 * MIB);
     assert_eq!(g.total_bytes(), Some(3 * MIB));
     assert_eq!(drain(&mut g).len(), 768);
@@ -188,6 +188,41 @@ fn io_size_and_number_ios_cap_the_budget() {
     let mut g = gen(&j, 0, 8 * MIB);
     assert_eq!(g.total_bytes(), Some(40960));
     assert_eq!(drain(&mut g).len(), 10);
+}
+
+/// fio 3.33 on a 64 MiB file: `size=50%` with `io_size=25%` transfers 8 MiB, a quarter of
+/// the region, not of the file.
+#[test]
+fn an_io_size_percentage_is_of_the_region() {
+    let mut j = job(RwPattern::RandWrite);
+    j.size = Some(SizeSpec::Fraction(0.5));
+    j.io_size = Some(SizeSpec::Fraction(0.25));
+    let mut g = gen(&j, 0, 64 * MIB);
+    assert_eq!(g.region(), (0, 32 * MIB));
+    assert_eq!(g.total_bytes(), Some(8 * MIB), "12.5% of the device");
+    let ios = drain(&mut g);
+    assert_eq!(ios.len(), 2048);
+    assert!(ios
+        .iter()
+        .all(|io| io.offset_bytes + io.len_bytes <= 32 * MIB));
+    // Each clone's own region, and per loop.
+    j.offset_increment = SizeSpec::Fraction(0.5);
+    j.loops = 2;
+    let g = gen(&j, 1, 64 * MIB);
+    assert_eq!(g.region(), (32 * MIB, 32 * MIB));
+    assert_eq!(g.total_bytes(), Some(16 * MIB));
+    // Without size the region runs to the end of the device: offset=16m leaves 48 MiB.
+    let mut j = job(RwPattern::Read);
+    j.offset = SizeSpec::Bytes(16 * MIB);
+    j.io_size = Some(SizeSpec::Fraction(0.5));
+    assert_eq!(gen(&j, 0, 64 * MIB).total_bytes(), Some(24 * MIB));
+    // Rounded down: 33% of 1 MiB + 4 KiB is 347,381.76 bytes, a budget of whole 512 B blocks.
+    j.size = Some(SizeSpec::Bytes(MIB + 4096));
+    j.io_size = Some(SizeSpec::Fraction(0.33));
+    assert_eq!(
+        gen(&j, 0, 64 * MIB).total_bytes(),
+        Some(347_381 / 512 * 512)
+    );
 }
 
 #[test]
@@ -438,7 +473,7 @@ fn the_plain_path_draws_what_the_general_path_draws() {
     ];
     j.offset = SizeSpec::Bytes(3 * MIB);
     j.size = Some(SizeSpec::Bytes(MIB + 4096));
-    j.io_size = Some(5 * MIB + 1024);
+    j.io_size = Some(SizeSpec::Bytes(5 * MIB + 1024));
     jobs.push(j);
     let mut j = job(RwPattern::RandRead);
     j.number_ios = Some(700);
