@@ -1347,8 +1347,9 @@ impl BlockDevice for Ssd {
         self.model.user_bytes
     }
 
-    /// A read's map entry is the one cache miss a large drive's read path cannot avoid: start
-    /// loading it while earlier requests are simulated.
+    /// A read's or a write's map entry is the one cache miss a large drive's host path cannot
+    /// avoid (a write replaces the entry's old copy): start loading it while earlier requests
+    /// are simulated.
     fn prefetch(&self, req: &IoRequest) {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             self.ftl

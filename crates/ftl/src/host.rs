@@ -219,8 +219,8 @@ impl Ftl {
         ReadLocation::Nand { block, page, slc }
     }
 
-    /// Start loading the map entry of `lpn` into the cache (a hint for an imminent read; no
-    /// effect on any state, and nothing for an IU out of range).
+    /// Start loading the map entry of `lpn` into the cache (a hint for an imminent read or
+    /// write; no effect on any state, and nothing for an IU out of range).
     #[inline]
     pub fn prefetch(&self, lpn: Lpn) {
         if let Some(entry) = self.map.l2p.get(lpn as usize) {
