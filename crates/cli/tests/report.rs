@@ -10,6 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{flashlab, stderr, stdout};
@@ -89,11 +90,19 @@ fn find_browser() -> Option<PathBuf> {
 
 /// Load `page` in headless Chromium: the DOM after its scripts ran, and the browser's log.
 fn load_in_browser(browser: &Path, page: &Path) -> (String, String) {
-    let profile = scratch(&format!("report-chromium-profile-{}", std::process::id()));
+    // Tests run on parallel threads of one process: each load gets its own profile and
+    // files (a profile two browsers share makes the second exit with "profile in use").
+    static LOADS: AtomicUsize = AtomicUsize::new(0);
+    let id = format!(
+        "{}-{}",
+        std::process::id(),
+        LOADS.fetch_add(1, Ordering::Relaxed)
+    );
+    let profile = scratch(&format!("report-chromium-profile-{id}"));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile).unwrap();
-    let dom_path = scratch("report-dom.html");
-    let log_path = scratch("report-browser.log");
+    let dom_path = scratch(&format!("report-dom-{id}.html"));
+    let log_path = scratch(&format!("report-browser-{id}.log"));
     let mut child = Command::new(browser)
         .args([
             "--headless",
@@ -130,6 +139,8 @@ fn load_in_browser(browser: &Path, page: &Path) -> (String, String) {
     let dom = std::fs::read_to_string(&dom_path).unwrap();
     let log = std::fs::read_to_string(&log_path).unwrap();
     let _ = std::fs::remove_dir_all(&profile);
+    let _ = std::fs::remove_file(&dom_path);
+    let _ = std::fs::remove_file(&log_path);
     assert!(status.success(), "browser exited with {status}: {log}");
     (dom, log)
 }
