@@ -2,7 +2,7 @@
 //! and the background work loop. All relocation reads each page holding valid data, rewrites
 //! the valid IUs through a relocation stream and erases the source block.
 
-use crate::alloc::StreamId;
+use crate::alloc::{StreamId, STREAMS};
 use crate::blocks::{Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
 use crate::host::prefetch_read;
@@ -146,7 +146,10 @@ impl Ftl {
         let d = dest as usize;
         let pages = self.blocks.capacity_pages(b);
         let ahead_pages = RELOCATION_PREFETCH_IUS.div_ceil(ipp);
-        for page in 0..pages {
+        if ipp == 1 && !shadows {
+            (moved, reads) = self.relocate_whole_pages(b, cause, d, ops);
+        }
+        for page in 0..if ipp == 1 && !shadows { 0 } else { pages } {
             let first = self.ppa_of(b, page, 0);
             // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
             // than the caches: start loading the entries of a page a few copies ahead.
@@ -225,6 +228,105 @@ impl Ftl {
         self.blocks.release(b, self.erases_deferred);
         self.counters.erases += 1;
         self.erases_since_wl += 1;
+    }
+
+    /// [`Self::relocate`]'s copy loop when a page holds one IU and no copy in the victim is
+    /// shadowed: every copy is a whole destination page, placed and programmed at once, so
+    /// the stream's current page is never set (the same operations, in the same order, and
+    /// the same state as the general loop). Returns (IUs moved, pages read).
+    fn relocate_whole_pages(
+        &mut self,
+        b: u32,
+        cause: OpCause,
+        d: usize,
+        ops: &mut Vec<NandOp>,
+    ) -> (u32, u64) {
+        debug_assert_eq!(
+            self.streams[d].cur_block, NIL,
+            "a one-IU page is never left open"
+        );
+        let slc = self.blocks.info[b as usize].slc;
+        let pages = self.blocks.capacity_pages(b);
+        let (ppb, units) = (self.geo.pages_per_block, self.geo.units);
+        let first = b * ppb;
+        let (mut moved, mut last) = (0u32, None);
+        for page in 0..pages {
+            let src = first + page;
+            if page + RELOCATION_PREFETCH_IUS < pages {
+                let lpn = self.map.p2l[(src + RELOCATION_PREFETCH_IUS) as usize];
+                if lpn != INVALID {
+                    prefetch_read(&self.map.l2p[lpn as usize]);
+                }
+            }
+            let lpn = self.map.p2l[src as usize];
+            if lpn == INVALID {
+                continue;
+            }
+            ops.push(NandOp {
+                kind: NandOpKind::Read,
+                cause,
+                block: b,
+                page,
+                ius: 1,
+                slc,
+            });
+            moved += 1;
+            let u = self.streams[d].cursor;
+            let to_block = self.streams[d].open[u as usize];
+            if to_block == NIL {
+                // No open block on the cursor's unit: the general path opens one (on this
+                // unit or the next that can have one) and programs the page.
+                if !self.start_page(STREAMS[d]) {
+                    self.no_block_for_relocation();
+                }
+                let st = &mut self.streams[d];
+                let (to_block, to_page) = (st.cur_block, st.cur_page);
+                st.fill = 1;
+                self.blocks.add_valid(to_block);
+                let to = self.ppa_of(to_block, to_page, 0);
+                self.move_iu(src, lpn, to, false);
+                self.emit_program(d, ops);
+                last = None;
+                continue;
+            }
+            let info = &mut self.blocks.info[to_block as usize];
+            let to_page = info.wp;
+            debug_assert_eq!(info.programmed, to_page);
+            debug_assert_eq!(info.state, crate::blocks::BlockState::Open);
+            info.wp = to_page + 1;
+            info.programmed = to_page + 1;
+            info.valid += 1;
+            let to_slc = info.slc;
+            let to = to_block * ppb + to_page;
+            self.move_iu(src, lpn, to, false);
+            ops.push(NandOp {
+                kind: NandOpKind::Program,
+                cause: self.streams[d].cause,
+                block: to_block,
+                page: to_page,
+                ius: 1,
+                slc: to_slc,
+            });
+            self.counters.nand_program_pages += 1;
+            self.counters.nand_write_ius += 1;
+            let st = &mut self.streams[d];
+            st.cursor = if u + 1 == units { 0 } else { u + 1 };
+            last = Some((u, to_page));
+            if to_page + 1 == self.blocks.capacity_pages(to_block) {
+                let st = &mut self.streams[d];
+                st.open[u as usize] = NIL;
+                st.open_count -= 1;
+                self.blocks.close(to_block, self.seq);
+            }
+        }
+        // The stream's page state as the general loop leaves it: the last page opened, none
+        // current.
+        if let Some((u, page)) = last {
+            let st = &mut self.streams[d];
+            st.cur_unit = u;
+            st.cur_page = page;
+        }
+        (moved, u64::from(moved))
     }
 
     #[cold]
