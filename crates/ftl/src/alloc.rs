@@ -310,17 +310,32 @@ impl Ftl {
 
     /// Emit the program of stream `si`'s current page (its undo records, if any, settled)
     /// and move the stream on. Inlined into relocation's copy loop: its pages carry no undo
-    /// records, and it programs one page per copied IU with 4 KiB pages.
+    /// records.
     #[inline(always)]
     pub(crate) fn emit_program(&mut self, si: usize, ops: &mut Vec<NandOp>) {
-        let (b, page, unit, cause) = {
-            let st = &self.streams[si];
-            (st.cur_block, st.cur_page, st.cur_unit, st.cause)
-        };
+        let st = &mut self.streams[si];
+        let (b, page, unit) = (st.cur_block, st.cur_page, st.cur_unit);
+        st.cur_block = NIL;
+        st.cur_page_global = NIL;
+        st.fill = 0;
+        self.program_and_advance(si, b, page, unit, ops);
+    }
+
+    /// Emit the program of page `page` of stream `si`'s open block `b` on `unit`, move the
+    /// stream's cursor past the unit, and close the block once full.
+    #[inline(always)]
+    pub(crate) fn program_and_advance(
+        &mut self,
+        si: usize,
+        b: u32,
+        page: u32,
+        unit: u32,
+        ops: &mut Vec<NandOp>,
+    ) {
         let slc = self.blocks.info[b as usize].slc;
         ops.push(NandOp {
             kind: NandOpKind::Program,
-            cause,
+            cause: self.streams[si].cause,
             block: b,
             page,
             ius: self.geo.ius_per_page,
@@ -331,9 +346,6 @@ impl Ftl {
         debug_assert_eq!(self.blocks.info[b as usize].programmed, page);
         self.blocks.info[b as usize].programmed = page + 1;
         let st = &mut self.streams[si];
-        st.cur_block = NIL;
-        st.cur_page_global = NIL;
-        st.fill = 0;
         st.cursor = if unit + 1 == self.geo.units {
             0
         } else {

@@ -146,10 +146,11 @@ impl Ftl {
         let d = dest as usize;
         let pages = self.blocks.capacity_pages(b);
         let ahead_pages = RELOCATION_PREFETCH_IUS.div_ceil(ipp);
-        if ipp == 1 && !shadows {
+        let whole_pages = ipp == 1 && !shadows;
+        if whole_pages {
             (moved, reads) = self.relocate_whole_pages(b, cause, d, ops);
         }
-        for page in 0..if ipp == 1 && !shadows { 0 } else { pages } {
+        for page in 0..if whole_pages { 0 } else { pages } {
             let first = self.ppa_of(b, page, 0);
             // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
             // than the caches: start loading the entries of a page a few copies ahead.
@@ -247,7 +248,7 @@ impl Ftl {
         );
         let slc = self.blocks.info[b as usize].slc;
         let pages = self.blocks.capacity_pages(b);
-        let (ppb, units) = (self.geo.pages_per_block, self.geo.units);
+        let ppb = self.geo.pages_per_block;
         let first = b * ppb;
         let (mut moved, mut last) = (0u32, None);
         for page in 0..pages {
@@ -291,33 +292,12 @@ impl Ftl {
             }
             let info = &mut self.blocks.info[to_block as usize];
             let to_page = info.wp;
-            debug_assert_eq!(info.programmed, to_page);
             debug_assert_eq!(info.state, crate::blocks::BlockState::Open);
             info.wp = to_page + 1;
-            info.programmed = to_page + 1;
             info.valid += 1;
-            let to_slc = info.slc;
-            let to = to_block * ppb + to_page;
-            self.move_iu(src, lpn, to, false);
-            ops.push(NandOp {
-                kind: NandOpKind::Program,
-                cause: self.streams[d].cause,
-                block: to_block,
-                page: to_page,
-                ius: 1,
-                slc: to_slc,
-            });
-            self.counters.nand_program_pages += 1;
-            self.counters.nand_write_ius += 1;
-            let st = &mut self.streams[d];
-            st.cursor = if u + 1 == units { 0 } else { u + 1 };
+            self.move_iu(src, lpn, to_block * ppb + to_page, false);
+            self.program_and_advance(d, to_block, to_page, u, ops);
             last = Some((u, to_page));
-            if to_page + 1 == self.blocks.capacity_pages(to_block) {
-                let st = &mut self.streams[d];
-                st.open[u as usize] = NIL;
-                st.open_count -= 1;
-                self.blocks.close(to_block, self.seq);
-            }
         }
         // The stream's page state as the general loop leaves it: the last page opened, none
         // current.
