@@ -2,6 +2,7 @@
 //! unit, SLC, undo records or ops), used to measure how fast the bare mapping work can go.
 //! A benchmark of the full model is judged against it.
 
+use crate::mapping::large_table;
 use flashlab_engine::RngStream;
 
 const NIL: u32 = u32::MAX;
@@ -36,8 +37,10 @@ impl FloorFtl {
         }
         let mut f = FloorFtl {
             ipb: ius_per_block,
-            l2p: vec![NIL; user_ius as usize],
-            p2l: vec![NIL; (blocks * ius_per_block) as usize],
+            // The maps are backed as the FTL's are (huge pages where the OS allows), so the
+            // comparison is of the work done, not of page-table walks.
+            l2p: large_table(user_ius as usize, NIL),
+            p2l: large_table((blocks * ius_per_block) as usize, NIL),
             valid: vec![0; blocks as usize],
             next: vec![NIL; blocks as usize],
             prev: vec![NIL; blocks as usize],

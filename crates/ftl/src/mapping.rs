@@ -70,7 +70,7 @@ impl Mapping {
 /// The maps are hundreds of megabytes and read at random, one entry per I/O: with 4 KiB pages
 /// almost every access also misses the TLB and walks the page tables. Asking for transparent
 /// huge pages before the memory is first touched removes most of those walks.
-fn large_table(len: usize, fill: u32) -> Vec<u32> {
+pub(crate) fn large_table(len: usize, fill: u32) -> Vec<u32> {
     let mut v: Vec<u32> = Vec::with_capacity(len);
     advise_huge_pages(v.as_mut_ptr().cast(), len * std::mem::size_of::<u32>());
     v.resize(len, fill);
