@@ -1384,6 +1384,12 @@ impl Ssd {
         ns: usize,
     ) -> Result<Completion, DeviceError> {
         self.check_range(req)?;
+        if req.kind == IoKind::Write {
+            // The write invalidates the old copy of its first IU (the next ones share its
+            // line or follow it): load that reverse-map line while the work below runs.
+            self.ftl
+                .prefetch_old_copy((req.offset_bytes >> self.iu_shift) as u32);
+        }
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);
         for l in &mut self.link {

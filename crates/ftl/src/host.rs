@@ -228,6 +228,19 @@ impl Ftl {
         }
     }
 
+    /// Start loading the reverse-map entry of `lpn`'s current copy, which a write of `lpn`
+    /// invalidates: a random line of a table far larger than the caches. Call it once the map
+    /// entry itself is likely cached (it was [`Self::prefetch`]ed a command earlier) and some
+    /// work before the write. No effect on any state.
+    #[inline]
+    pub fn prefetch_old_copy(&self, lpn: Lpn) {
+        if let Some(&old) = self.map.l2p.get(lpn as usize) {
+            if let Some(entry) = self.map.p2l.get(old as usize) {
+                prefetch_read(entry);
+            }
+        }
+    }
+
     /// Version tag of the data a read of `lpn` returns (None = unmapped, or versions are not
     /// tracked).
     pub fn read_version(&self, lpn: Lpn) -> Option<u32> {
