@@ -16,6 +16,10 @@ const SPREAD_SLACK_DIVISOR: u32 = 8;
 /// How many IUs ahead of the copy in progress relocation starts loading L2P entries.
 const RELOCATION_PREFETCH_IUS: u32 = 8;
 
+/// Most IUs per page whose live IUs relocation gathers into a fixed array (a 64 KiB page of
+/// 4 KiB IUs); pages of more IUs take the same steps one slot at a time.
+const GATHER_IUS: usize = 16;
+
 impl Ftl {
     /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
     /// whole page, since relocation may pad its last page.
@@ -150,6 +154,11 @@ impl Ftl {
         if whole_pages {
             (moved, reads) = self.relocate_whole_pages(b, cause, d, ops);
         }
+        // The live IUs of a page, gathered without a branch per slot (validity is close to
+        // random in a victim, so a branch per slot is mispredicted often), when they fit.
+        let mut live_lpns = [INVALID; GATHER_IUS];
+        let mut live_srcs = [0 as Ppa; GATHER_IUS];
+        let gather = ipp as usize <= GATHER_IUS;
         for page in 0..if whole_pages { 0 } else { pages } {
             let first = self.ppa_of(b, page, 0);
             // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
@@ -157,18 +166,23 @@ impl Ftl {
             if page + ahead_pages < pages {
                 let ahead = self.ppa_of(b, page + ahead_pages, 0);
                 for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
-                    if lpn != INVALID {
-                        prefetch_read(&self.map.l2p[lpn as usize]);
-                    }
+                    // An invalid slot loads entry 0: a select, not a branch that validity
+                    // (close to random in a victim) would mispredict.
+                    let i = if lpn == INVALID { 0 } else { lpn as usize };
+                    prefetch_read(&self.map.l2p[i]);
                 }
             }
-            let live = if ipp == 1 {
-                u32::from(self.map.p2l[first as usize] != INVALID)
+            let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
+            let live = if gather {
+                let mut n = 0;
+                for (src, &lpn) in (first..).zip(slots) {
+                    live_lpns[n] = lpn;
+                    live_srcs[n] = src;
+                    n += usize::from(lpn != INVALID);
+                }
+                n as u32
             } else {
-                self.map.p2l[first as usize..(first + ipp) as usize]
-                    .iter()
-                    .filter(|&&lpn| lpn != INVALID)
-                    .count() as u32
+                slots.iter().filter(|&&lpn| lpn != INVALID).count() as u32
             };
             if live == 0 {
                 continue;
@@ -182,24 +196,16 @@ impl Ftl {
                 slc,
             });
             reads += 1;
-            for src in first..first + ipp {
-                let lpn = self.map.p2l[src as usize];
-                if lpn == INVALID {
-                    continue;
+            if gather {
+                for k in 0..live as usize {
+                    self.relocate_iu(live_srcs[k], live_lpns[k], dest, shadows, ops);
                 }
-                // `next_slot` and `finish_slot` for a relocation stream, inlined: its pages
-                // carry no undo records.
-                if self.streams[d].cur_block == NIL && !self.start_page(dest) {
-                    self.no_block_for_relocation();
-                }
-                let st = &mut self.streams[d];
-                let (to_block, to_page, slot) = (st.cur_block, st.cur_page, st.fill);
-                st.fill = slot + 1;
-                self.blocks.add_valid(to_block);
-                let to = self.ppa_of(to_block, to_page, slot);
-                self.move_iu(src, lpn, to, shadows);
-                if slot + 1 == ipp {
-                    self.emit_program(d, ops);
+            } else {
+                for src in first..first + ipp {
+                    let lpn = self.map.p2l[src as usize];
+                    if lpn != INVALID {
+                        self.relocate_iu(src, lpn, dest, shadows, ops);
+                    }
                 }
             }
             moved += live;
@@ -255,9 +261,10 @@ impl Ftl {
             let src = first + page;
             if page + RELOCATION_PREFETCH_IUS < pages {
                 let lpn = self.map.p2l[(src + RELOCATION_PREFETCH_IUS) as usize];
-                if lpn != INVALID {
-                    prefetch_read(&self.map.l2p[lpn as usize]);
-                }
+                // An invalid slot loads entry 0: a select, not a branch that validity (close
+                // to random in a victim) would mispredict.
+                let i = if lpn == INVALID { 0 } else { lpn as usize };
+                prefetch_read(&self.map.l2p[i]);
             }
             let lpn = self.map.p2l[src as usize];
             if lpn == INVALID {
@@ -307,6 +314,33 @@ impl Ftl {
             st.cur_page = page;
         }
         (moved, u64::from(moved))
+    }
+
+    /// Copy the live IU `lpn` at `src` to the next slot of relocation stream `dest`,
+    /// programming the destination page once full (`next_slot` and `finish_slot` for a
+    /// relocation stream, inlined: its pages carry no undo records).
+    #[inline(always)]
+    fn relocate_iu(
+        &mut self,
+        src: Ppa,
+        lpn: Lpn,
+        dest: StreamId,
+        shadows: bool,
+        ops: &mut Vec<NandOp>,
+    ) {
+        let d = dest as usize;
+        if self.streams[d].cur_block == NIL && !self.start_page(dest) {
+            self.no_block_for_relocation();
+        }
+        let st = &mut self.streams[d];
+        let (to_block, to_page, slot) = (st.cur_block, st.cur_page, st.fill);
+        st.fill = slot + 1;
+        self.blocks.add_valid(to_block);
+        let to = self.ppa_of(to_block, to_page, slot);
+        self.move_iu(src, lpn, to, shadows);
+        if slot + 1 == self.geo.ius_per_page {
+            self.emit_program(d, ops);
+        }
     }
 
     #[cold]
