@@ -1,31 +1,82 @@
 //! The controller's write buffer: host data occupies it from arrival until the page program
 //! carrying it completes. When full, a write waits (FIFO) for the earliest release.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+/// No node: the end of a list.
+const NIL: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub(crate) struct WriteBuffer {
     capacity_bytes: u64,
+    iu_shift: u32,
     used_bytes: u64,
     /// Admitted but not yet carried by an emitted program operation.
     unassigned_bytes: u64,
     /// Admissions are FIFO: none before the previous one.
     floor_ns: u64,
-    /// `(release time, bytes)` packed as `time << 64 | bytes` (same order as the pair, one
-    /// compare instead of two); at most one entry per IU held, so capacity is preallocated.
-    releases: BinaryHeap<Reverse<u128>>,
-    max_entries: usize,
+    /// Pending releases go in ascending order of (time, size) ([`Slot::key`]). A NAND unit
+    /// completes its programs in order, so each unit keeps its own list sorted (appended at
+    /// the tail; a walk only when a completion comes out of order) and a tournament tree
+    /// over the units' first releases gives the earliest: a few compares per release
+    /// instead of a heap's sift over every pending one.
+    /// At most one node per IU held, so they are preallocated; unused ones form a list.
+    nodes: Vec<Node>,
+    free: u32,
+    len: usize,
+    /// Per unit (padded to a power of two): its first and last node.
+    units: Vec<UnitList>,
+    /// `tree[units.len() + u]` is unit `u`'s first release, `tree[i]` the earlier of
+    /// `tree[2i]` and `tree[2i + 1]`: `tree[1]` is the earliest of all.
+    tree: Vec<Slot>,
 }
 
-#[inline]
-fn pack(release_ns: u64, bytes: u64) -> u128 {
-    (u128::from(release_ns) << 64) | u128::from(bytes)
+/// A release of `ius` IUs at `release_ns` (all sizes are whole IUs: the host's data is
+/// admitted in IUs and programs carry whole IUs).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    release_ns: u64,
+    ius: u32,
+    next: u32,
 }
 
-#[inline]
-fn unpack(e: u128) -> (u64, u64) {
-    ((e >> 64) as u64, e as u64)
+#[derive(Debug, Clone, Copy)]
+struct UnitList {
+    head: u32,
+    tail: u32,
+}
+
+/// A unit's first release (`EMPTY` if none).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    release_ns: u64,
+    ius: u32,
+    unit: u32,
+}
+
+/// The order of releases: by time, then size (the smaller first).
+#[inline(always)]
+fn key(release_ns: u64, ius: u32) -> u128 {
+    (u128::from(release_ns) << 64) | u128::from(ius)
+}
+
+impl Slot {
+    /// After every real release: no release at `u64::MAX` holds `u32::MAX` IUs.
+    const EMPTY: Slot = Slot {
+        release_ns: u64::MAX,
+        ius: u32::MAX,
+        unit: 0,
+    };
+
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        key(self.release_ns, self.ius)
+    }
+}
+
+impl Node {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        key(self.release_ns, self.ius)
+    }
 }
 
 /// Why data cannot be admitted.
@@ -36,16 +87,39 @@ pub(crate) enum BufferError {
 }
 
 impl WriteBuffer {
-    pub fn new(capacity_bytes: u64, iu_bytes: u64) -> Self {
+    /// A buffer of `capacity_bytes` in IUs of `iu_bytes` (a power of two), fed by programs
+    /// on `units` NAND units (see [`Self::programmed`]).
+    pub fn new(capacity_bytes: u64, iu_bytes: u64, units: usize) -> Self {
+        debug_assert!(iu_bytes.is_power_of_two());
         let max_entries = (capacity_bytes / iu_bytes) as usize + 16;
-        Self {
+        let units = units.max(1).next_power_of_two();
+        let mut b = Self {
             capacity_bytes,
+            iu_shift: iu_bytes.trailing_zeros(),
             used_bytes: 0,
             unassigned_bytes: 0,
             floor_ns: 0,
-            releases: BinaryHeap::with_capacity(max_entries),
-            max_entries,
-        }
+            nodes: vec![
+                Node {
+                    release_ns: 0,
+                    ius: 0,
+                    next: NIL
+                };
+                max_entries
+            ],
+            free: NIL,
+            len: 0,
+            units: vec![
+                UnitList {
+                    head: NIL,
+                    tail: NIL
+                };
+                units
+            ],
+            tree: vec![Slot::EMPTY; 2 * units],
+        };
+        b.clear(0);
+        b
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -56,12 +130,119 @@ impl WriteBuffer {
         self.used_bytes
     }
 
-    fn release_until(&mut self, t_ns: u64) {
-        while let Some((r, b)) = self.releases.peek().map(|&Reverse(e)| unpack(e)) {
-            if r > t_ns {
-                break;
+    /// Unit `u`'s first release is now `w`: replay its matches up to the root.
+    #[inline(always)]
+    fn update(&mut self, u: usize, mut w: Slot) {
+        let mut i = self.units.len() + u;
+        self.tree[i] = w;
+        while i > 1 {
+            let s = self.tree[i ^ 1];
+            if s.key() < w.key() {
+                w = s;
             }
-            self.releases.pop();
+            i >>= 1;
+            self.tree[i] = w;
+        }
+    }
+
+    /// Remove the earliest release (there is one): (its time, its bytes).
+    #[inline(always)]
+    fn pop_min(&mut self) -> (u64, u64) {
+        let Slot {
+            release_ns,
+            ius,
+            unit,
+        } = self.tree[1];
+        let u = unit as usize;
+        let n = self.units[u].head;
+        let next = self.nodes[n as usize].next;
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+        self.len -= 1;
+        // An empty list is told by its head: its tail is left as it was.
+        self.units[u].head = next;
+        let first = if next == NIL {
+            Slot::EMPTY
+        } else {
+            let f = self.nodes[next as usize];
+            Slot {
+                release_ns: f.release_ns,
+                ius: f.ius,
+                unit,
+            }
+        };
+        self.update(u, first);
+        (release_ns, u64::from(ius) << self.iu_shift)
+    }
+
+    /// Add a release to unit `u`'s list, in order (a node is free).
+    #[inline(always)]
+    fn insert(&mut self, u: usize, release_ns: u64, ius: u32) {
+        let n = self.free;
+        self.free = self.nodes[n as usize].next;
+        self.len += 1;
+        let node = Node {
+            release_ns,
+            ius,
+            next: NIL,
+        };
+        self.nodes[n as usize] = node;
+        let UnitList { head, tail } = self.units[u];
+        if head == NIL {
+            self.units[u] = UnitList { head: n, tail: n };
+            self.update(
+                u,
+                Slot {
+                    release_ns,
+                    ius,
+                    unit: u as u32,
+                },
+            );
+        } else if self.nodes[tail as usize].key() <= node.key() {
+            self.nodes[tail as usize].next = n;
+            self.units[u].tail = n;
+        } else {
+            self.insert_out_of_order(u, n);
+        }
+    }
+
+    /// [`Self::insert`] of node `n` before the tail of unit `u`'s list.
+    #[cold]
+    #[inline(never)]
+    fn insert_out_of_order(&mut self, u: usize, n: u32) {
+        let node = self.nodes[n as usize];
+        let h = self.units[u].head;
+        if node.key() < self.nodes[h as usize].key() {
+            self.nodes[n as usize].next = h;
+            self.units[u].head = n;
+            self.update(
+                u,
+                Slot {
+                    release_ns: node.release_ns,
+                    ius: node.ius,
+                    unit: u as u32,
+                },
+            );
+            return;
+        }
+        let mut p = h;
+        loop {
+            let q = self.nodes[p as usize].next;
+            if self.nodes[q as usize].key() > node.key() {
+                self.nodes[n as usize].next = q;
+                self.nodes[p as usize].next = n;
+                return;
+            }
+            p = q;
+        }
+    }
+
+    fn release_until(&mut self, t_ns: u64) {
+        // Real releases hold fewer than `u32::MAX` IUs: one compare takes every release at
+        // or before `t_ns` and never `EMPTY`.
+        let last = key(t_ns, u32::MAX - 1);
+        while self.tree[1].key() <= last {
+            let (_, b) = self.pop_min();
             self.used_bytes -= b;
         }
     }
@@ -72,12 +253,13 @@ impl WriteBuffer {
         let mut t = now_ns.max(self.floor_ns);
         self.release_until(t);
         while self.used_bytes + bytes > self.capacity_bytes {
-            let Some((r, b)) = self.releases.pop().map(|Reverse(e)| unpack(e)) else {
+            if self.len == 0 {
                 return Err(BufferError::Deadlock {
                     used_bytes: self.used_bytes,
                     need_bytes: bytes,
                 });
-            };
+            }
+            let (r, b) = self.pop_min();
             t = t.max(r);
             self.used_bytes -= b;
         }
@@ -87,36 +269,53 @@ impl WriteBuffer {
         Ok(t)
     }
 
-    /// A program carrying up to `bytes` of host data completes at `done_ns`.
-    pub fn programmed(&mut self, done_ns: u64, bytes: u64) {
+    /// A program on NAND unit `unit` carrying up to `bytes` of host data completes at
+    /// `done_ns`.
+    #[inline]
+    pub fn programmed(&mut self, unit: usize, done_ns: u64, bytes: u64) {
         let b = bytes.min(self.unassigned_bytes);
         if b == 0 {
             return;
         }
+        debug_assert_eq!(b & ((1 << self.iu_shift) - 1), 0);
         self.unassigned_bytes -= b;
-        if self.releases.len() < self.max_entries {
-            self.releases.push(Reverse(pack(done_ns, b)));
+        // At most the buffer's IUs, far below `u32::MAX`.
+        let ius = (b >> self.iu_shift) as u32;
+        // Any unit gives the same releases (only their cost depends on it): the mask keeps a
+        // stray index in range.
+        let u = unit & (self.units.len() - 1);
+        if self.len < self.nodes.len() {
+            self.insert(u, done_ns, ius);
         } else {
             // Cannot happen while every entry holds at least one IU; merging into a later
             // release keeps the bound without losing bytes.
-            let (r, old) = self
-                .releases
-                .pop()
-                .map_or((done_ns, 0), |Reverse(e)| unpack(e));
-            self.releases.push(Reverse(pack(r.max(done_ns), old + b)));
+            let (r, old) = self.pop_min();
+            self.insert(u, r.max(done_ns), ((old + b) >> self.iu_shift) as u32);
         }
     }
 
     /// Power loss without protection, or format: contents gone, space free from `at_ns`.
     pub fn clear(&mut self, at_ns: u64) {
-        self.releases.clear();
+        let n = self.nodes.len() as u32;
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            node.next = if i as u32 + 1 < n { i as u32 + 1 } else { NIL };
+        }
+        self.free = if n > 0 { 0 } else { NIL };
+        self.len = 0;
+        for u in &mut self.units {
+            u.head = NIL;
+        }
+        // With every slot empty any winners make a valid tree.
+        self.tree.fill(Slot::EMPTY);
         self.used_bytes = 0;
         self.unassigned_bytes = 0;
         self.floor_ns = at_ns;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.releases.capacity() * 16
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.units.capacity() * std::mem::size_of::<UnitList>()
+            + self.tree.capacity() * std::mem::size_of::<Slot>()
     }
 }
 
@@ -126,11 +325,11 @@ mod tests {
 
     #[test]
     fn full_buffer_waits_for_the_earliest_release() {
-        let mut b = WriteBuffer::new(16384, 4096);
+        let mut b = WriteBuffer::new(16384, 4096, 2);
         assert_eq!(b.admit(0, 8192), Ok(0));
         assert_eq!(b.admit(10, 8192), Ok(10));
-        b.programmed(500, 8192);
-        b.programmed(300, 8192);
+        b.programmed(0, 500, 8192);
+        b.programmed(0, 300, 8192);
         // Full: the next write waits for the earlier release (300), not the first program.
         assert_eq!(b.admit(20, 4096), Ok(300));
         // FIFO: a later write never gets in before an earlier one.
@@ -141,7 +340,7 @@ mod tests {
 
     #[test]
     fn data_never_assigned_to_a_program_is_a_deadlock() {
-        let mut b = WriteBuffer::new(8192, 4096);
+        let mut b = WriteBuffer::new(8192, 4096, 2);
         b.admit(0, 8192).unwrap();
         assert_eq!(
             b.admit(1, 4096),
@@ -156,11 +355,126 @@ mod tests {
 
     #[test]
     fn padding_beyond_host_data_releases_nothing_extra() {
-        let mut b = WriteBuffer::new(16384, 4096);
+        let mut b = WriteBuffer::new(16384, 4096, 2);
         b.admit(0, 4096).unwrap();
-        b.programmed(100, 16384);
+        b.programmed(1, 100, 16384);
         b.admit(0, 12288).unwrap();
         assert_eq!(b.admit(0, 4096), Ok(100));
         assert_eq!(b.used_bytes(), 16384);
+    }
+
+    /// The buffer as it was with one binary heap of all pending releases: the reference
+    /// for the order of releases, ties included.
+    struct HeapBuffer {
+        capacity_bytes: u64,
+        used_bytes: u64,
+        unassigned_bytes: u64,
+        floor_ns: u64,
+        releases: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64)>>,
+        max_entries: usize,
+    }
+
+    impl HeapBuffer {
+        fn admit(&mut self, now_ns: u64, bytes: u64) -> Result<u64, BufferError> {
+            let mut t = now_ns.max(self.floor_ns);
+            while let Some(&std::cmp::Reverse((r, b))) = self.releases.peek() {
+                if r > t {
+                    break;
+                }
+                self.releases.pop();
+                self.used_bytes -= b;
+            }
+            while self.used_bytes + bytes > self.capacity_bytes {
+                let Some(std::cmp::Reverse((r, b))) = self.releases.pop() else {
+                    return Err(BufferError::Deadlock {
+                        used_bytes: self.used_bytes,
+                        need_bytes: bytes,
+                    });
+                };
+                t = t.max(r);
+                self.used_bytes -= b;
+            }
+            self.used_bytes += bytes;
+            self.unassigned_bytes += bytes;
+            self.floor_ns = t;
+            Ok(t)
+        }
+
+        fn programmed(&mut self, done_ns: u64, bytes: u64) {
+            let b = bytes.min(self.unassigned_bytes);
+            if b == 0 {
+                return;
+            }
+            self.unassigned_bytes -= b;
+            if self.releases.len() < self.max_entries {
+                self.releases.push(std::cmp::Reverse((done_ns, b)));
+            } else {
+                let (r, old) = self.releases.pop().map_or((done_ns, 0), |e| e.0);
+                self.releases
+                    .push(std::cmp::Reverse((r.max(done_ns), old + b)));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Admission times and the bytes held after every step are the heap's, whatever
+        /// the units' completions: in order per unit or not, tied in time (with other sizes
+        /// or the same), before the last admission, or on a unit index out of range.
+        #[test]
+        fn releases_go_as_from_one_heap(
+            units in 1usize..6,
+            steps in proptest::collection::vec(
+                (0u8..8, 0u64..40, 1u64..5, 0usize..8, 0u64..30),
+                0..200,
+            ),
+        ) {
+            let (cap, iu) = (16 * 4096, 4096);
+            let mut a = WriteBuffer::new(cap, iu, units);
+            let mut b = HeapBuffer {
+                capacity_bytes: cap,
+                used_bytes: 0,
+                unassigned_bytes: 0,
+                floor_ns: 0,
+                releases: Default::default(),
+                max_entries: (cap / iu) as usize + 16,
+            };
+            // Per unit, the last completion: most programs complete after it, as on a die.
+            let mut last = [0u64; 8];
+            let mut now = 0;
+            for (what, dt, n, unit, late) in steps {
+                now += dt;
+                match what {
+                    0..=2 => {
+                        let got = a.admit(now, n * iu);
+                        proptest::prop_assert_eq!(&got, &b.admit(now, n * iu));
+                        if got.is_err() {
+                            a.clear(now);
+                            b.releases.clear();
+                            (b.used_bytes, b.unassigned_bytes, b.floor_ns) = (0, 0, now);
+                        }
+                    }
+                    3..=6 => {
+                        let u = unit % 8;
+                        // Mostly in order per unit; `late` below 5 goes before the last.
+                        let done = if late < 5 {
+                            now + late
+                        } else {
+                            last[u].max(now) + late - 5
+                        };
+                        last[u] = last[u].max(done);
+                        a.programmed(u, done, n * iu);
+                        b.programmed(done, n * iu);
+                    }
+                    _ => {
+                        a.clear(now);
+                        b.releases.clear();
+                        (b.used_bytes, b.unassigned_bytes, b.floor_ns) = (0, 0, now);
+                    }
+                }
+                proptest::prop_assert_eq!(a.used_bytes(), b.used_bytes);
+                proptest::prop_assert_eq!(a.unassigned_bytes, b.unassigned_bytes);
+                proptest::prop_assert_eq!(a.len, b.releases.len());
+            }
+        }
     }
 }

@@ -343,17 +343,24 @@ impl InternalQueue {
             self.gain_ius = 0;
             self.taken = 0;
         } else {
-            let mut gain = 0;
-            let mut taken = 0;
-            for op in self.ring[start..start + first_run]
+            let released = self.ring[start..start + first_run]
                 .iter()
-                .chain(&self.ring[..n - first_run])
-            {
-                gain += self.op_gain(op);
-                taken += usize::from(is_taken(op));
+                .chain(&self.ring[..n - first_run]);
+            let mut gain = 0;
+            // Taken slots are rare (forced erases): most releases count none.
+            if self.taken == 0 {
+                for op in released {
+                    gain += self.op_gain(op);
+                }
+            } else {
+                let mut taken = 0;
+                for op in released {
+                    gain += self.op_gain(op);
+                    taken += usize::from(is_taken(op));
+                }
+                self.taken -= taken;
             }
             self.gain_ius -= gain;
-            self.taken -= taken;
         }
         self.head += n;
         if self.head >= self.ring.len() {

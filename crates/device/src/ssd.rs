@@ -203,7 +203,7 @@ impl Ssd {
         // Host transfers are not throttled themselves: the media leaves room for the host
         // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
         media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
-        let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes);
+        let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         let f = &model.ftl;
@@ -552,7 +552,8 @@ impl Ssd {
                     }
                     let done = self.media.program(op.block, bytes, op.slc, start_ns);
                     if host {
-                        self.buffer.programmed(done, bytes);
+                        self.buffer
+                            .programmed(self.media.unit_of(op.block), done, bytes);
                         self.host_program_done_ns = self.host_program_done_ns.max(done);
                     }
                     done

@@ -42,40 +42,37 @@ pub struct EnergyTotals {
 #[derive(Debug, Clone, Default)]
 pub struct EnergyMeter {
     windows_pj: Vec<u64>,
-    /// Window of the last charge and its start (most charges fall in the same window).
-    cur: usize,
-    cur_start_ns: u64,
 }
 
 impl EnergyMeter {
     pub fn new() -> EnergyMeter {
         EnergyMeter {
             windows_pj: vec![0],
-            cur: 0,
-            cur_start_ns: 0,
         }
     }
 
     /// Charge `pj` at time `at_ns`.
     #[inline]
     pub fn charge(&mut self, at_ns: u64, pj: u64) {
-        // One compare: a time before the current window wraps to a huge offset.
-        if at_ns.wrapping_sub(self.cur_start_ns) >= METER_WINDOW_NS {
-            self.move_to(at_ns);
+        // The window is found from the time on each charge (a divide by a constant): starts
+        // alternate between neighbouring windows when the dies' backlog spans a boundary,
+        // so remembering the last window missed about half the time.
+        match self.windows_pj.get_mut((at_ns / METER_WINDOW_NS) as usize) {
+            Some(e) => *e = e.saturating_add(pj),
+            None => self.charge_new_window(at_ns, pj),
         }
-        self.windows_pj[self.cur] = self.windows_pj[self.cur].saturating_add(pj);
     }
 
-    /// Make the window of `at_ns` the current one.
-    #[inline(always)]
-    fn move_to(&mut self, at_ns: u64) {
+    /// [`Self::charge`] past the windows kept so far.
+    #[cold]
+    #[inline(never)]
+    fn charge_new_window(&mut self, at_ns: u64, pj: u64) {
         let w = ((at_ns / METER_WINDOW_NS) as usize).min(MAX_METER_WINDOWS - 1);
         if w >= self.windows_pj.len() {
             // One slot per simulated second: a rare, bounded growth.
             self.windows_pj.resize(w + 1, 0);
         }
-        self.cur = w;
-        self.cur_start_ns = w as u64 * METER_WINDOW_NS;
+        self.windows_pj[w] = self.windows_pj[w].saturating_add(pj);
     }
 
     /// Energy per window, from time 0.

@@ -547,6 +547,17 @@ impl NandTiming {
         self.unit_free_ns[self.unit_and_channel(block).0]
     }
 
+    /// The die or plane holding `block`, an index below [`Self::units`].
+    #[inline]
+    pub fn unit_of(&self, block: u32) -> usize {
+        self.unit_and_channel(block).0
+    }
+
+    /// How many dies (or planes, when multi-plane is on) keep their own busy time.
+    pub fn units(&self) -> usize {
+        self.unit_free_ns.len()
+    }
+
     /// When every die and channel has finished all reserved work.
     pub fn all_idle_ns(&self) -> u64 {
         debug_assert!(
