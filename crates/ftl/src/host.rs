@@ -232,7 +232,7 @@ impl Ftl {
     /// invalidates: a random line of a table far larger than the caches. Call it once the map
     /// entry itself is likely cached (it was [`Self::prefetch`]ed a command earlier) and some
     /// work before the write. No effect on any state.
-    #[inline]
+    #[inline(never)]
     pub fn prefetch_old_copy(&self, lpn: Lpn) {
         if let Some(&old) = self.map.l2p.get(lpn as usize) {
             if let Some(entry) = self.map.p2l.get(old as usize) {
