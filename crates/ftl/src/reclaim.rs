@@ -170,10 +170,7 @@ impl Ftl {
             if page + ahead_pages < pages {
                 let ahead = self.ppa_of(b, page + ahead_pages, 0);
                 for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
-                    // An invalid slot loads entry 0: a select, not a branch that validity
-                    // (close to random in a victim) would mispredict.
-                    let i = if lpn == INVALID { 0 } else { lpn as usize };
-                    prefetch_read(&self.map.l2p[i]);
+                    self.prefetch_copy_entry(lpn);
                 }
             }
             let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
@@ -264,11 +261,7 @@ impl Ftl {
         for page in 0..pages {
             let src = first + page;
             if page + RELOCATION_PREFETCH_PAGES < pages {
-                let lpn = self.map.p2l[(src + RELOCATION_PREFETCH_PAGES) as usize];
-                // An invalid slot loads entry 0: a select, not a branch that validity (close
-                // to random in a victim) would mispredict.
-                let i = if lpn == INVALID { 0 } else { lpn as usize };
-                prefetch_read(&self.map.l2p[i]);
+                self.prefetch_copy_entry(self.map.p2l[(src + RELOCATION_PREFETCH_PAGES) as usize]);
             }
             let lpn = self.map.p2l[src as usize];
             if lpn == INVALID {
@@ -288,16 +281,7 @@ impl Ftl {
             if to_block == NIL {
                 // No open block on the cursor's unit: the general path opens one (on this
                 // unit or the next that can have one) and programs the page.
-                if !self.start_page(STREAMS[d]) {
-                    self.no_block_for_relocation();
-                }
-                let st = &mut self.streams[d];
-                let (to_block, to_page) = (st.cur_block, st.cur_page);
-                st.fill = 1;
-                self.blocks.add_valid(to_block);
-                let to = self.ppa_of(to_block, to_page, 0);
-                self.move_iu(src, lpn, to, false);
-                self.emit_program(d, ops);
+                self.relocate_iu(src, lpn, STREAMS[d], false, ops);
                 last = None;
                 continue;
             }
@@ -318,6 +302,15 @@ impl Ftl {
             st.cur_page = page;
         }
         (moved, u64::from(moved))
+    }
+
+    /// Start loading the L2P entry of `lpn`, a victim's slot a few pages ahead of the copy in
+    /// progress. An invalid slot loads entry 0: a select, not a branch that validity (close
+    /// to random in a victim) would mispredict.
+    #[inline(always)]
+    fn prefetch_copy_entry(&self, lpn: Lpn) {
+        let i = if lpn == INVALID { 0 } else { lpn as usize };
+        prefetch_read(&self.map.l2p[i]);
     }
 
     /// Copy the live IU `lpn` at `src` to the next slot of relocation stream `dest`,
