@@ -166,9 +166,9 @@ pub enum HostAllocation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChannelMergeSetting {
-    /// The two earliest (marks the near future busy when dies queue reads far ahead).
+    /// The two earliest (blurs the near future when dies queue reads far ahead).
     Earliest,
-    /// The two with the narrowest gap between them (gives up the least channel time).
+    /// The two with the narrowest gap between them (blurs the least free channel time).
     Narrowest,
 }
 

@@ -559,9 +559,12 @@ impl Ssd {
                     done
                 }
                 NandOpKind::Read => {
+                    // A read-modify-write's read holds up its host write (the command
+                    // completes when it is done), so the die serves it as a host read:
+                    // ahead of the garbage-collection reads waiting there.
                     let (done, _) = self
                         .media
-                        .read(op.block, op.page, bytes, op.slc, false, start_ns);
+                        .read(op.block, op.page, bytes, op.slc, true, start_ns);
                     if op.cause == OpCause::ReadModifyWrite {
                         rmw_done = rmw_done.max(done);
                     }

@@ -1,15 +1,17 @@
-//! A flash channel keeps at most 32 reserved transfer intervals (`sim.channel_merge`). GC
-//! reads book their transfer when their array work ends, far ahead on a deep plane queue, so
-//! under steady random writes a channel holds more than that. Merging the two earliest marks
-//! the channel's near future busy: a program's transfer, wished for now, lands behind the
-//! merged block and its plane idles. Merging the narrowest gap keeps the near future free.
+//! A flash channel keeps at most 32 reserved transfer intervals (`sim.channel_merge` picks
+//! which two merge beyond that). GC reads book their transfer when their array work ends,
+//! far ahead on a deep plane queue, so under steady random writes a channel holds more than
+//! that. A merged interval keeps the gaps it absorbed as free time: had it counted as busy
+//! throughout, merging the two earliest would mark the channel's near future busy, and a
+//! program's transfer wished for now would land behind the merged block while its plane
+//! idled (the narrowest merge only made that rarer).
 
 mod common;
 
 use common::steady_random_writes_many_units;
 
 #[test]
-fn merging_the_narrowest_channel_gap_keeps_more_planes_busy() {
+fn a_full_channel_loses_no_free_time_whichever_reservations_merge() {
     let (early_iops, early_busy, early_wa) =
         steady_random_writes_many_units("sim.channel_merge", "earliest");
     let (narrow_iops, narrow_busy, narrow_wa) =
@@ -18,9 +20,18 @@ fn merging_the_narrowest_channel_gap_keeps_more_planes_busy() {
         "earliest {early_iops:.0} IOPS, planes busy {early_busy:.3}, WA {early_wa:.2}; \
          narrowest {narrow_iops:.0} IOPS, planes busy {narrow_busy:.3}, WA {narrow_wa:.2}"
     );
-    assert!(narrow_busy > early_busy * 1.1);
-    assert!(narrow_iops > early_iops * 1.1);
-    // Same work per host write: only when the dies do it changes.
+    // Which pair merges moves only where in a merged interval its free time is thought to
+    // be: the planes are as busy and the drive as fast either way...
+    assert!((narrow_busy - early_busy).abs() < 0.03 * early_busy);
+    assert!((narrow_iops - early_iops).abs() < 0.03 * early_iops);
+    // ...and busy most of the time: the dies, not phantom channel reservations, bound the
+    // writes (with merged intervals counted busy, the earliest merge kept them 61% busy at
+    // 18.2K IOPS here, the narrowest 78% at 23.1K).
+    assert!(
+        early_busy > 0.7 && narrow_busy > 0.7,
+        "{early_busy} {narrow_busy}"
+    );
+    // Same work per host write: only when the dies do it could change.
     assert!((narrow_wa - early_wa).abs() < 0.05 * early_wa);
 }
 

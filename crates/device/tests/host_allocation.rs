@@ -17,9 +17,11 @@ fn least_busy_placement_keeps_more_planes_busy_than_striping() {
         "striped {striped_iops:.0} IOPS, planes busy {striped_busy:.3}, WA {striped_wa:.2}; \
          least_busy {placed_iops:.0} IOPS, planes busy {placed_busy:.3}, WA {placed_wa:.2}"
     );
-    // Measured: 18,100 -> 22,166 IOPS, planes busy 0.611 -> 0.745, WA 3.01 -> 2.98.
-    assert!(placed_busy > striped_busy * 1.15);
-    assert!(placed_iops > striped_iops * 1.15);
+    // Measured: 23,101 -> 26,433 IOPS, planes busy 0.780 -> 0.886, WA 3.01 -> 2.97 (18,100
+    // -> 22,166 while merged channel reservations counted as busy throughout, which held
+    // striping back further).
+    assert!(placed_busy > striped_busy * 1.1);
+    assert!(placed_iops > striped_iops * 1.1);
 }
 
 #[test]

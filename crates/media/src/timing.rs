@@ -209,7 +209,7 @@ impl NandTiming {
         }
     }
 
-    /// How the channels give up reserved gaps when they hold too many (before any booking).
+    /// Which reserved intervals the channels merge when they hold too many (before any booking).
     pub fn set_channel_merge(&mut self, merge: ChannelMerge) {
         self.channels = vec![Channel::with_merge(merge); self.channels.len()];
     }
