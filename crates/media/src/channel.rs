@@ -95,6 +95,8 @@ pub struct Channel {
 
 /// Lanes of bookings a channel remembers a search position for.
 pub const LANES: usize = 2;
+/// A finger never below a list's length: no index to try first.
+const NO_FINGER: usize = usize::MAX;
 
 impl Default for Channel {
     fn default() -> Self {
@@ -231,7 +233,7 @@ impl Channel {
             return earliest_ns;
         }
         let mut t = earliest_ns;
-        let mut i = self.first_ending_after(t, usize::from(self.fingers[0]));
+        let mut i = self.first_ending_after(t, NO_FINGER);
         while i < len {
             let (s, e) = self.at(i);
             if t + dur_ns <= s {
@@ -247,7 +249,9 @@ impl Channel {
     /// that long; returns the start.
     #[inline(always)]
     pub fn book(&mut self, earliest_ns: u64, dur_ns: u64) -> u64 {
-        self.book_in_lane(earliest_ns, dur_ns, 0)
+        // No lane: the host link's bookings land wherever their reads' data is ready, and
+        // the finger's upkeep cost a read workload more than it saved.
+        self.book_from(earliest_ns, dur_ns, LANES)
     }
 
     /// [`Self::book`] for a caller whose bookings come in `lane`s (below [`LANES`]), each
@@ -255,6 +259,14 @@ impl Channel {
     /// place first. The lane changes how the gap is found, never which gap it is.
     #[inline(always)]
     pub fn book_in_lane(&mut self, earliest_ns: u64, dur_ns: u64, lane: usize) -> u64 {
+        debug_assert!(lane < LANES);
+        self.book_from(earliest_ns, dur_ns, lane)
+    }
+
+    /// [`Self::book`] in `lane`, or without a finger when `lane` is [`LANES`] (inlined with
+    /// a constant lane, so the unused path compiles away).
+    #[inline(always)]
+    fn book_from(&mut self, earliest_ns: u64, dur_ns: u64, lane: usize) -> u64 {
         let len = self.len;
         let h = self.head;
         let at = |buf: &[(u64, u64); SLOTS], k: usize| buf[h.wrapping_add(k) & MASK];
@@ -281,9 +293,15 @@ impl Channel {
             return t;
         }
         let mut t = earliest_ns;
-        let mut i = self.first_ending_after(t, usize::from(self.fingers[lane]));
-        // At most `MAX_INTERVALS`: fits a byte.
-        self.fingers[lane] = i as u8;
+        let finger = match self.fingers.get(lane) {
+            Some(&f) => usize::from(f),
+            None => NO_FINGER,
+        };
+        let mut i = self.first_ending_after(t, finger);
+        if let Some(f) = self.fingers.get_mut(lane) {
+            // At most `MAX_INTERVALS`: fits a byte.
+            *f = i as u8;
+        }
         while i < len {
             let (s, e) = at(&self.buf, i);
             if t + dur_ns <= s {
