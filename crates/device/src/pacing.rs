@@ -381,12 +381,33 @@ impl InternalQueue {
 
     /// Whether the operations before slot `upto` leave `block`'s erase there free to run
     /// after its own reads alone: none of them programs `block` (a program to it would have
-    /// to run before the reads of what it wrote).
-    pub fn erase_needs_only_its_reads(&self, block: u32, upto: usize) -> bool {
-        (0..upto).all(|i| {
-            let op = self.slot(i);
-            op.block != block || op.kind != NandOpKind::Program || is_taken(op)
-        })
+    /// to run before the reads of what it wrote). If so, the slot of the first operation on
+    /// `block` not taken yet (`upto` if none comes before): the caller gives the block's
+    /// operations to the dies from there, not from the front. A deep queue holds tens of
+    /// thousands of operations before an erase and a victim's reads sit in the few hundred
+    /// just before it, so the scan for them no longer passes the whole queue a second time.
+    pub fn erase_reads_from(&self, block: u32, upto: usize) -> Option<usize> {
+        debug_assert!(upto < self.len);
+        // Slots 0..upto as (at most) two runs of the ring, scanned without a wrap check per
+        // slot.
+        let start = self.head;
+        let first_run = upto.min(self.ring.len() - start);
+        let runs = [
+            (0, &self.ring[start..start + first_run]),
+            (first_run, &self.ring[..upto - first_run]),
+        ];
+        let mut first = upto;
+        for (base, run) in runs {
+            for (k, op) in run.iter().enumerate() {
+                if op.block == block && !is_taken(op) {
+                    if op.kind == NandOpKind::Program {
+                        return None;
+                    }
+                    first = first.min(base + k);
+                }
+            }
+        }
+        Some(first)
     }
 
     /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
@@ -503,9 +524,12 @@ mod tests {
         victim(&mut q, 1, 2);
         victim(&mut q, 3, 2);
         assert_eq!(q.queued_erase(3), Some(13));
-        assert!(q.erase_needs_only_its_reads(3, 13));
+        // Block 3's reads start at slot 7, after block 1's victim.
+        assert_eq!(q.erase_reads_from(3, 13), Some(7));
         // Block 2 is programmed before block 3's erase, so its erase would need more.
-        assert!(!q.erase_needs_only_its_reads(2, 13));
+        assert_eq!(q.erase_reads_from(2, 13), None);
+        // Nothing of block 5 before the slot: from the slot itself.
+        assert_eq!(q.erase_reads_from(5, 13), Some(13));
         let gain_before = q.gain_ius;
         let erase = q.take(13);
         assert_eq!((erase.kind, erase.block), (NandOpKind::Erase, 3));

@@ -651,14 +651,15 @@ impl Ssd {
     /// that only needs this block erased does not do. Returns the latest completion (`at_ns`
     /// if nothing went).
     fn take_erase(&mut self, block: u32, at: usize, at_ns: u64) -> u64 {
-        if !self.internal.erase_needs_only_its_reads(block, at) {
+        let Some(from) = self.internal.erase_reads_from(block, at) else {
             // The block was programmed by queued work before its erase: its reads depend on
             // those programs, whose data come from any earlier read.
             return at_ns;
-        }
+        };
         self.internal.forced_erases += 1;
         let mut last = at_ns;
-        for i in 0..=at {
+        // No operation on the block comes before `from`.
+        for i in from..=at {
             let op = *self.internal.slot(i);
             if op.block != block || is_taken(&op) {
                 continue;
