@@ -79,6 +79,30 @@ pub(crate) struct InternalQueue {
     taken: usize,
 }
 
+/// Operations released by [`InternalQueue::release_unsettled`], oldest first as two runs
+/// of the ring, with what their gains need.
+pub(crate) struct Released<'a> {
+    pub older: &'a [NandOp],
+    pub newer: &'a [NandOp],
+    static_erase: &'a [bool],
+    native_block_ius: i64,
+    slc_block_ius: i64,
+}
+
+impl Released<'_> {
+    /// IUs of free space a released operation's completion wins (an erase) or uses (a
+    /// program), as the queue counted them when it was queued.
+    #[inline(always)]
+    pub fn gain(&self, op: &NandOp) -> i64 {
+        match op.kind {
+            NandOpKind::Erase if self.static_erase[op.block as usize] => self.slc_block_ius,
+            NandOpKind::Erase => self.native_block_ius,
+            NandOpKind::Program => -i64::from(op.ius),
+            NandOpKind::Read => 0,
+        }
+    }
+}
+
 /// What a slot holds once its operation was taken out of order: a host cause, which no
 /// queued operation has (`is_internal`), and a read, which gains nothing.
 const TAKEN: NandOp = NandOp {
@@ -372,6 +396,45 @@ impl InternalQueue {
         )
     }
 
+    /// [`Self::release`] for a caller that passes over the released operations anyway: the
+    /// queue's gain and taken count are left for [`Self::settle`], which takes the
+    /// caller's sums, so the operations are read once rather than twice. Nothing may use
+    /// the queue in between.
+    #[inline(always)]
+    pub fn release_unsettled(&mut self, n: usize) -> Released<'_> {
+        let n = n.min(self.len);
+        self.peak = self.peak.max(self.len);
+        self.released += n as u64;
+        self.len -= n;
+        let start = self.head;
+        let first_run = n.min(self.ring.len() - start);
+        self.head += n;
+        if self.head >= self.ring.len() {
+            self.head -= self.ring.len();
+        }
+        Released {
+            older: &self.ring[start..start + first_run],
+            newer: &self.ring[..n - first_run],
+            static_erase: &self.static_erase,
+            native_block_ius: self.native_block_ius,
+            slc_block_ius: self.slc_block_ius,
+        }
+    }
+
+    /// Settle a [`Self::release_unsettled`]: `gain`, the released operations' gain
+    /// ([`Released::gain`] summed), and `taken`, how many of them were taken slots.
+    #[inline(always)]
+    pub fn settle(&mut self, gain: i64, taken: usize) {
+        if self.len == 0 {
+            self.spread_ius = 0;
+            self.gain_ius = 0;
+            self.taken = 0;
+        } else {
+            self.gain_ius -= gain;
+            self.taken -= taken;
+        }
+    }
+
     /// Slot (from the front) of `block`'s queued erase, if it is still queued.
     #[inline(always)]
     pub fn queued_erase(&self, block: u32) -> Option<usize> {
@@ -463,6 +526,38 @@ mod tests {
             page: 0,
             ius,
             slc: false,
+        }
+    }
+
+    #[test]
+    fn a_release_settled_by_the_caller_leaves_the_queue_as_a_release_does() {
+        let mut plain = InternalQueue::new(16, 16, 4, 40, u64::MAX);
+        let mut settled = plain.clone();
+        let state =
+            |q: &InternalQueue| (q.len, q.head, q.released, q.gain_ius, q.spread_ius, q.taken);
+        for round in 0..30u32 {
+            for q in [&mut plain, &mut settled] {
+                // Victims on rotating blocks, wrapping the ring.
+                while q.len + 7 <= q.ring.len() {
+                    let b = (round * 3 + q.len as u32) % 16;
+                    victim(q, b, (b + 5) % 16);
+                }
+                if round % 4 == 1 {
+                    q.take(6);
+                }
+            }
+            let n = (round as usize * 5) % 23 + 1;
+            let want: Vec<NandOp> = {
+                let (a, b) = plain.release(n);
+                a.iter().chain(b).copied().collect()
+            };
+            let r = settled.release_unsettled(n);
+            let got: Vec<NandOp> = r.older.iter().chain(r.newer).copied().collect();
+            let gain = got.iter().filter(|o| !is_taken(o)).map(|o| r.gain(o)).sum();
+            let taken = got.iter().filter(|o| is_taken(o)).count();
+            settled.settle(gain, taken);
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(state(&settled), state(&plain), "round {round}");
         }
     }
 

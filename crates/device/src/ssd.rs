@@ -589,35 +589,29 @@ impl Ssd {
             iu_shift,
             ..
         } = self;
-        let (older, newer) = internal.release(n);
+        let released = internal.release_unsettled(n);
         let mut last = at_ns;
-        // Slots taken out of order (`take_erase`) already went to the dies.
-        for op in older {
-            if is_taken(op) {
-                continue;
+        // The queue's gain and taken count settle from the same pass.
+        let (mut gain, mut taken) = (0, 0);
+        for run in [released.older, released.newer] {
+            for op in run {
+                // Slots taken out of order (`take_erase`) already went to the dies.
+                if is_taken(op) {
+                    taken += 1;
+                    continue;
+                }
+                gain += released.gain(op);
+                last = last.max(issue_internal(
+                    media,
+                    ftl,
+                    internal_data_ns,
+                    *iu_shift,
+                    op,
+                    at_ns,
+                ));
             }
-            last = last.max(issue_internal(
-                media,
-                ftl,
-                internal_data_ns,
-                *iu_shift,
-                op,
-                at_ns,
-            ));
         }
-        for op in newer {
-            if is_taken(op) {
-                continue;
-            }
-            last = last.max(issue_internal(
-                media,
-                ftl,
-                internal_data_ns,
-                *iu_shift,
-                op,
-                at_ns,
-            ));
-        }
+        internal.settle(gain, taken);
         last
     }
 
