@@ -291,6 +291,22 @@ impl InternalQueue {
         self.len += 1;
     }
 
+    /// Queue the internal operations `ops` starts with (up to its first operation that is
+    /// not internal work) at once, as `push` one by one would, and return how many; the run
+    /// is found while it is copied. Queues nothing and returns None unless all of `ops`
+    /// fits (then the caller measures the run and queues it as it fits).
+    #[inline(always)]
+    pub fn push_internal_prefix(
+        &mut self,
+        ops: &[NandOp],
+        static_slc: impl Fn(u32) -> bool,
+    ) -> Option<usize> {
+        if ops.len() > self.ring.len() - self.len {
+            return None;
+        }
+        Some(self.push_until_not_internal(ops, static_slc))
+    }
+
     /// Queue a run of internal operations at once, as `push` one by one would
     /// (`static_slc(block)`: whether the block is a static SLC block). Queues nothing and
     /// returns false when they do not all fit.
@@ -300,6 +316,20 @@ impl InternalQueue {
         if ops.len() > cap - self.len {
             return false;
         }
+        debug_assert!(ops.iter().all(is_internal));
+        let n = self.push_until_not_internal(ops, static_slc);
+        debug_assert_eq!(n, ops.len());
+        true
+    }
+
+    /// Queue `ops` (which fit) up to the first that is not internal work; returns how many.
+    #[inline(always)]
+    fn push_until_not_internal(
+        &mut self,
+        ops: &[NandOp],
+        static_slc: impl Fn(u32) -> bool,
+    ) -> usize {
+        let cap = self.ring.len();
         let mut at = self.head + self.len;
         if at >= cap {
             at -= cap;
@@ -328,17 +358,21 @@ impl InternalQueue {
         };
         let (before, from) = self.ring.split_at_mut(at);
         let (head_ops, wrapped_ops) = ops.split_at(first_run);
-        for (slot, op) in from.iter_mut().zip(head_ops) {
-            queue(slot, op);
-        }
-        for (slot, op) in before.iter_mut().zip(wrapped_ops) {
-            queue(slot, op);
+        let mut n = 0;
+        'copy: for (slots, ops) in [(from, head_ops), (before, wrapped_ops)] {
+            for (slot, op) in slots.iter_mut().zip(ops) {
+                if !is_internal(op) {
+                    break 'copy;
+                }
+                queue(slot, op);
+                n += 1;
+            }
         }
         // Before the run, spread and gain differ only by host IUs written since.
         self.spread_ius += spread_ius;
         self.gain_ius += spread_ius;
-        self.len += ops.len();
-        true
+        self.len += n;
+        n
     }
 
     /// The oldest operation not taken yet, released.
@@ -688,6 +722,7 @@ mod tests {
             released in 0usize..12,
             run in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
             host_ius in 1u32..4,
+            host_at in 0usize..14,
         ) {
             let to_op = |&(k, block, ius): &(u8, u32, u32)| {
                 let kind = [NandOpKind::Read, NandOpKind::Program, NandOpKind::Erase][k as usize];
@@ -704,9 +739,34 @@ mod tests {
             }
             a.release(released);
             let mut b = a.clone();
+            let mut c = a.clone();
             let run: Vec<NandOp> = run.iter().map(to_op).collect();
             let fits = run.len() <= cap - a.held();
             proptest::prop_assert_eq!(a.push_run(&run, static_slc), fits);
+            // The run followed by a host operation (and more internal work after it, not
+            // part of the run) queues as the run, when all of it fits.
+            let mut tail = run.clone();
+            let host = NandOp { cause: OpCause::HostWrite, ..op(NandOpKind::Program, 7, 4) };
+            if host_at <= run.len() {
+                tail.push(host);
+                tail.extend_from_slice(&run[..host_at]);
+            }
+            let room = cap - c.held();
+            match c.push_internal_prefix(&tail, static_slc) {
+                Some(n) => {
+                    proptest::prop_assert!(tail.len() <= room);
+                    proptest::prop_assert_eq!(n, run.len());
+                    proptest::prop_assert_eq!(c.held(), a.held());
+                    proptest::prop_assert_eq!(c.gain_ius, a.gain_ius);
+                    proptest::prop_assert_eq!(c.spread_ius, a.spread_ius);
+                    let mut a3 = a.clone();
+                    while let Some(x) = c.pop() {
+                        proptest::prop_assert_eq!(a3.pop(), Some(x));
+                    }
+                    proptest::prop_assert!(a3.is_empty());
+                }
+                None => proptest::prop_assert!(tail.len() > room),
+            }
             if fits {
                 for &o in &run {
                     b.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));

@@ -504,11 +504,23 @@ impl Ssd {
             if is_internal(op) {
                 if defer {
                     // The FTL emits internal work in runs (a victim's reads, programs and
-                    // erase): queued with one copy when it fits.
+                    // erase): queued with one copy, found as it is copied, when all that
+                    // is left fits.
+                    let ftl = &self.ftl;
+                    if let Some(n) = self
+                        .internal
+                        .push_internal_prefix(&ops[i..], |block| ftl.is_static_slc_block(block))
+                    {
+                        i += n;
+                        if self.internal.over_gain() {
+                            let due = self.internal.due_for_gain();
+                            last = last.max(self.release_internal(due, start_ns));
+                        }
+                        continue;
+                    }
                     let run = &ops[i..];
                     let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
                     i += run.len();
-                    let ftl = &self.ftl;
                     if self
                         .internal
                         .push_run(run, |block| ftl.is_static_slc_block(block))
