@@ -79,6 +79,30 @@ pub(crate) struct InternalQueue {
     taken: usize,
 }
 
+/// Operations released by [`InternalQueue::release_unsettled`], oldest first as two runs
+/// of the ring, with what their gains need.
+pub(crate) struct Released<'a> {
+    pub older: &'a [NandOp],
+    pub newer: &'a [NandOp],
+    static_erase: &'a [bool],
+    native_block_ius: i64,
+    slc_block_ius: i64,
+}
+
+impl Released<'_> {
+    /// IUs of free space a released operation's completion wins (an erase) or uses (a
+    /// program), as the queue counted them when it was queued.
+    #[inline(always)]
+    pub fn gain(&self, op: &NandOp) -> i64 {
+        match op.kind {
+            NandOpKind::Erase if self.static_erase[op.block as usize] => self.slc_block_ius,
+            NandOpKind::Erase => self.native_block_ius,
+            NandOpKind::Program => -i64::from(op.ius),
+            NandOpKind::Read => 0,
+        }
+    }
+}
+
 /// What a slot holds once its operation was taken out of order: a host cause, which no
 /// queued operation has (`is_internal`), and a read, which gains nothing.
 const TAKEN: NandOp = NandOp {
@@ -267,6 +291,22 @@ impl InternalQueue {
         self.len += 1;
     }
 
+    /// Queue the internal operations `ops` starts with (up to its first operation that is
+    /// not internal work) at once, as `push` one by one would, and return how many; the run
+    /// is found while it is copied. Queues nothing and returns None unless all of `ops`
+    /// fits (then the caller measures the run and queues it as it fits).
+    #[inline(always)]
+    pub fn push_internal_prefix(
+        &mut self,
+        ops: &[NandOp],
+        static_slc: impl Fn(u32) -> bool,
+    ) -> Option<usize> {
+        if ops.len() > self.ring.len() - self.len {
+            return None;
+        }
+        Some(self.push_until_not_internal(ops, static_slc))
+    }
+
     /// Queue a run of internal operations at once, as `push` one by one would
     /// (`static_slc(block)`: whether the block is a static SLC block). Queues nothing and
     /// returns false when they do not all fit.
@@ -276,6 +316,20 @@ impl InternalQueue {
         if ops.len() > cap - self.len {
             return false;
         }
+        debug_assert!(ops.iter().all(is_internal));
+        let n = self.push_until_not_internal(ops, static_slc);
+        debug_assert_eq!(n, ops.len());
+        true
+    }
+
+    /// Queue `ops` (which fit) up to the first that is not internal work; returns how many.
+    #[inline(always)]
+    fn push_until_not_internal(
+        &mut self,
+        ops: &[NandOp],
+        static_slc: impl Fn(u32) -> bool,
+    ) -> usize {
+        let cap = self.ring.len();
         let mut at = self.head + self.len;
         if at >= cap {
             at -= cap;
@@ -304,17 +358,21 @@ impl InternalQueue {
         };
         let (before, from) = self.ring.split_at_mut(at);
         let (head_ops, wrapped_ops) = ops.split_at(first_run);
-        for (slot, op) in from.iter_mut().zip(head_ops) {
-            queue(slot, op);
-        }
-        for (slot, op) in before.iter_mut().zip(wrapped_ops) {
-            queue(slot, op);
+        let mut n = 0;
+        'copy: for (slots, ops) in [(from, head_ops), (before, wrapped_ops)] {
+            for (slot, op) in slots.iter_mut().zip(ops) {
+                if !is_internal(op) {
+                    break 'copy;
+                }
+                queue(slot, op);
+                n += 1;
+            }
         }
         // Before the run, spread and gain differ only by host IUs written since.
         self.spread_ius += spread_ius;
         self.gain_ius += spread_ius;
-        self.len += ops.len();
-        true
+        self.len += n;
+        n
     }
 
     /// The oldest operation not taken yet, released.
@@ -372,6 +430,45 @@ impl InternalQueue {
         )
     }
 
+    /// [`Self::release`] for a caller that passes over the released operations anyway: the
+    /// queue's gain and taken count are left for [`Self::settle`], which takes the
+    /// caller's sums, so the operations are read once rather than twice. Nothing may use
+    /// the queue in between.
+    #[inline(always)]
+    pub fn release_unsettled(&mut self, n: usize) -> Released<'_> {
+        let n = n.min(self.len);
+        self.peak = self.peak.max(self.len);
+        self.released += n as u64;
+        self.len -= n;
+        let start = self.head;
+        let first_run = n.min(self.ring.len() - start);
+        self.head += n;
+        if self.head >= self.ring.len() {
+            self.head -= self.ring.len();
+        }
+        Released {
+            older: &self.ring[start..start + first_run],
+            newer: &self.ring[..n - first_run],
+            static_erase: &self.static_erase,
+            native_block_ius: self.native_block_ius,
+            slc_block_ius: self.slc_block_ius,
+        }
+    }
+
+    /// Settle a [`Self::release_unsettled`]: `gain`, the released operations' gain
+    /// ([`Released::gain`] summed), and `taken`, how many of them were taken slots.
+    #[inline(always)]
+    pub fn settle(&mut self, gain: i64, taken: usize) {
+        if self.len == 0 {
+            self.spread_ius = 0;
+            self.gain_ius = 0;
+            self.taken = 0;
+        } else {
+            self.gain_ius -= gain;
+            self.taken -= taken;
+        }
+    }
+
     /// Slot (from the front) of `block`'s queued erase, if it is still queued.
     #[inline(always)]
     pub fn queued_erase(&self, block: u32) -> Option<usize> {
@@ -381,12 +478,33 @@ impl InternalQueue {
 
     /// Whether the operations before slot `upto` leave `block`'s erase there free to run
     /// after its own reads alone: none of them programs `block` (a program to it would have
-    /// to run before the reads of what it wrote).
-    pub fn erase_needs_only_its_reads(&self, block: u32, upto: usize) -> bool {
-        (0..upto).all(|i| {
-            let op = self.slot(i);
-            op.block != block || op.kind != NandOpKind::Program || is_taken(op)
-        })
+    /// to run before the reads of what it wrote). If so, the slot of the first operation on
+    /// `block` not taken yet (`upto` if none comes before): the caller gives the block's
+    /// operations to the dies from there, not from the front. A deep queue holds tens of
+    /// thousands of operations before an erase and a victim's reads sit in the few hundred
+    /// just before it, so the scan for them no longer passes the whole queue a second time.
+    pub fn erase_reads_from(&self, block: u32, upto: usize) -> Option<usize> {
+        debug_assert!(upto < self.len);
+        // Slots 0..upto as (at most) two runs of the ring, scanned without a wrap check per
+        // slot.
+        let start = self.head;
+        let first_run = upto.min(self.ring.len() - start);
+        let runs = [
+            (0, &self.ring[start..start + first_run]),
+            (first_run, &self.ring[..upto - first_run]),
+        ];
+        let mut first = upto;
+        for (base, run) in runs {
+            for (k, op) in run.iter().enumerate() {
+                if op.block == block && !is_taken(op) {
+                    if op.kind == NandOpKind::Program {
+                        return None;
+                    }
+                    first = first.min(base + k);
+                }
+            }
+        }
+        Some(first)
     }
 
     /// Operations to release before a program of `ius` IUs to `block`: all up to the block's
@@ -442,6 +560,38 @@ mod tests {
             page: 0,
             ius,
             slc: false,
+        }
+    }
+
+    #[test]
+    fn a_release_settled_by_the_caller_leaves_the_queue_as_a_release_does() {
+        let mut plain = InternalQueue::new(16, 16, 4, 40, u64::MAX);
+        let mut settled = plain.clone();
+        let state =
+            |q: &InternalQueue| (q.len, q.head, q.released, q.gain_ius, q.spread_ius, q.taken);
+        for round in 0..30u32 {
+            for q in [&mut plain, &mut settled] {
+                // Victims on rotating blocks, wrapping the ring.
+                while q.len + 7 <= q.ring.len() {
+                    let b = (round * 3 + q.len as u32) % 16;
+                    victim(q, b, (b + 5) % 16);
+                }
+                if round % 4 == 1 {
+                    q.take(6);
+                }
+            }
+            let n = (round as usize * 5) % 23 + 1;
+            let want: Vec<NandOp> = {
+                let (a, b) = plain.release(n);
+                a.iter().chain(b).copied().collect()
+            };
+            let r = settled.release_unsettled(n);
+            let got: Vec<NandOp> = r.older.iter().chain(r.newer).copied().collect();
+            let gain = got.iter().filter(|o| !is_taken(o)).map(|o| r.gain(o)).sum();
+            let taken = got.iter().filter(|o| is_taken(o)).count();
+            settled.settle(gain, taken);
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(state(&settled), state(&plain), "round {round}");
         }
     }
 
@@ -503,9 +653,12 @@ mod tests {
         victim(&mut q, 1, 2);
         victim(&mut q, 3, 2);
         assert_eq!(q.queued_erase(3), Some(13));
-        assert!(q.erase_needs_only_its_reads(3, 13));
+        // Block 3's reads start at slot 7, after block 1's victim.
+        assert_eq!(q.erase_reads_from(3, 13), Some(7));
         // Block 2 is programmed before block 3's erase, so its erase would need more.
-        assert!(!q.erase_needs_only_its_reads(2, 13));
+        assert_eq!(q.erase_reads_from(2, 13), None);
+        // Nothing of block 5 before the slot: from the slot itself.
+        assert_eq!(q.erase_reads_from(5, 13), Some(13));
         let gain_before = q.gain_ius;
         let erase = q.take(13);
         assert_eq!((erase.kind, erase.block), (NandOpKind::Erase, 3));
@@ -569,6 +722,7 @@ mod tests {
             released in 0usize..12,
             run in proptest::collection::vec((0u8..3, 0u32..8, 1u32..5), 0..12),
             host_ius in 1u32..4,
+            host_at in 0usize..14,
         ) {
             let to_op = |&(k, block, ius): &(u8, u32, u32)| {
                 let kind = [NandOpKind::Read, NandOpKind::Program, NandOpKind::Erase][k as usize];
@@ -585,9 +739,34 @@ mod tests {
             }
             a.release(released);
             let mut b = a.clone();
+            let mut c = a.clone();
             let run: Vec<NandOp> = run.iter().map(to_op).collect();
             let fits = run.len() <= cap - a.held();
             proptest::prop_assert_eq!(a.push_run(&run, static_slc), fits);
+            // The run followed by a host operation (and more internal work after it, not
+            // part of the run) queues as the run, when all of it fits.
+            let mut tail = run.clone();
+            let host = NandOp { cause: OpCause::HostWrite, ..op(NandOpKind::Program, 7, 4) };
+            if host_at <= run.len() {
+                tail.push(host);
+                tail.extend_from_slice(&run[..host_at]);
+            }
+            let room = cap - c.held();
+            match c.push_internal_prefix(&tail, static_slc) {
+                Some(n) => {
+                    proptest::prop_assert!(tail.len() <= room);
+                    proptest::prop_assert_eq!(n, run.len());
+                    proptest::prop_assert_eq!(c.held(), a.held());
+                    proptest::prop_assert_eq!(c.gain_ius, a.gain_ius);
+                    proptest::prop_assert_eq!(c.spread_ius, a.spread_ius);
+                    let mut a3 = a.clone();
+                    while let Some(x) = c.pop() {
+                        proptest::prop_assert_eq!(a3.pop(), Some(x));
+                    }
+                    proptest::prop_assert!(a3.is_empty());
+                }
+                None => proptest::prop_assert!(tail.len() > room),
+            }
             if fits {
                 for &o in &run {
                     b.push(o, o.kind == NandOpKind::Erase && static_slc(o.block));

@@ -504,11 +504,23 @@ impl Ssd {
             if is_internal(op) {
                 if defer {
                     // The FTL emits internal work in runs (a victim's reads, programs and
-                    // erase): queued with one copy when it fits.
+                    // erase): queued with one copy, found as it is copied, when all that
+                    // is left fits.
+                    let ftl = &self.ftl;
+                    if let Some(n) = self
+                        .internal
+                        .push_internal_prefix(&ops[i..], |block| ftl.is_static_slc_block(block))
+                    {
+                        i += n;
+                        if self.internal.over_gain() {
+                            let due = self.internal.due_for_gain();
+                            last = last.max(self.release_internal(due, start_ns));
+                        }
+                        continue;
+                    }
                     let run = &ops[i..];
                     let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
                     i += run.len();
-                    let ftl = &self.ftl;
                     if self
                         .internal
                         .push_run(run, |block| ftl.is_static_slc_block(block))
@@ -592,35 +604,29 @@ impl Ssd {
             iu_shift,
             ..
         } = self;
-        let (older, newer) = internal.release(n);
+        let released = internal.release_unsettled(n);
         let mut last = at_ns;
-        // Slots taken out of order (`take_erase`) already went to the dies.
-        for op in older {
-            if is_taken(op) {
-                continue;
+        // The queue's gain and taken count settle from the same pass.
+        let (mut gain, mut taken) = (0, 0);
+        for run in [released.older, released.newer] {
+            for op in run {
+                // Slots taken out of order (`take_erase`) already went to the dies.
+                if is_taken(op) {
+                    taken += 1;
+                    continue;
+                }
+                gain += released.gain(op);
+                last = last.max(issue_internal(
+                    media,
+                    ftl,
+                    internal_data_ns,
+                    *iu_shift,
+                    op,
+                    at_ns,
+                ));
             }
-            last = last.max(issue_internal(
-                media,
-                ftl,
-                internal_data_ns,
-                *iu_shift,
-                op,
-                at_ns,
-            ));
         }
-        for op in newer {
-            if is_taken(op) {
-                continue;
-            }
-            last = last.max(issue_internal(
-                media,
-                ftl,
-                internal_data_ns,
-                *iu_shift,
-                op,
-                at_ns,
-            ));
-        }
+        internal.settle(gain, taken);
         last
     }
 
@@ -654,14 +660,15 @@ impl Ssd {
     /// that only needs this block erased does not do. Returns the latest completion (`at_ns`
     /// if nothing went).
     fn take_erase(&mut self, block: u32, at: usize, at_ns: u64) -> u64 {
-        if !self.internal.erase_needs_only_its_reads(block, at) {
+        let Some(from) = self.internal.erase_reads_from(block, at) else {
             // The block was programmed by queued work before its erase: its reads depend on
             // those programs, whose data come from any earlier read.
             return at_ns;
-        }
+        };
         self.internal.forced_erases += 1;
         let mut last = at_ns;
-        for i in 0..=at {
+        // No operation on the block comes before `from`.
+        for i in from..=at {
             let op = *self.internal.slot(i);
             if op.block != block || is_taken(&op) {
                 continue;

@@ -332,10 +332,17 @@ impl Ftl {
         unit: u32,
         ops: &mut Vec<NandOp>,
     ) {
-        let slc = self.blocks.info[b as usize].slc;
+        // The block's record and the stream are looked up once each (one copy per IU
+        // moved runs this with 4 KiB pages).
+        let info = &mut self.blocks.info[b as usize];
+        let slc = info.slc;
+        debug_assert_eq!(info.programmed, page);
+        info.programmed = page + 1;
+        let full = page + 1 == self.blocks.pages_in_mode(slc);
+        let st = &mut self.streams[si];
         ops.push(NandOp {
             kind: NandOpKind::Program,
-            cause: self.streams[si].cause,
+            cause: st.cause,
             block: b,
             page,
             ius: self.geo.ius_per_page,
@@ -343,15 +350,12 @@ impl Ftl {
         });
         self.counters.nand_program_pages += 1;
         self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
-        debug_assert_eq!(self.blocks.info[b as usize].programmed, page);
-        self.blocks.info[b as usize].programmed = page + 1;
-        let st = &mut self.streams[si];
         st.cursor = if unit + 1 == self.geo.units {
             0
         } else {
             unit + 1
         };
-        if page + 1 == self.blocks.capacity_pages(b) {
+        if full {
             st.open[unit as usize] = NIL;
             st.open_count -= 1;
             self.blocks.close(b, self.seq);

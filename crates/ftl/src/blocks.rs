@@ -159,7 +159,13 @@ impl BlockTable {
 
     #[inline]
     pub fn capacity_pages(&self, b: u32) -> u32 {
-        if self.info[b as usize].slc {
+        self.pages_in_mode(self.info[b as usize].slc)
+    }
+
+    /// Pages of a block used in SLC mode (`slc`) or natively.
+    #[inline(always)]
+    pub fn pages_in_mode(&self, slc: bool) -> u32 {
+        if slc {
             self.slc_pages_per_block
         } else {
             self.pages_per_block

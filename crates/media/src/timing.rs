@@ -43,6 +43,11 @@ pub struct MediaOp {
     pub host: bool,
 }
 
+/// Channel booking lanes (see [`Channel::book_in_lane`]): a read's transfer is wished for
+/// when its die's queue has read it, often far ahead; a program's is wished for about now.
+const READ_LANE: usize = 0;
+const PROGRAM_LANE: usize = 1;
+
 /// Cumulative activity, for utilisation and energy estimates.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MediaCounters {
@@ -440,13 +445,17 @@ impl NandTiming {
                     }
                 };
                 self.channel_busy_ns += xfer_ns;
-                let done = self.channel(ch).book(array_done, xfer_ns) + xfer_ns;
+                let done = self
+                    .channel(ch)
+                    .book_in_lane(array_done, xfer_ns, READ_LANE)
+                    + xfer_ns;
                 (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
                 let xfer_ns = self.channel_ns_memo(op.bytes);
                 self.channel_busy_ns += xfer_ns;
-                let xfer_done = self.channel(ch).book(now_ns, xfer_ns) + xfer_ns;
+                let xfer_done =
+                    self.channel(ch).book_in_lane(now_ns, xfer_ns, PROGRAM_LANE) + xfer_ns;
                 let array_start = match &mut self.queues {
                     None => xfer_done.max(self.unit_free_ns[unit]),
                     Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
