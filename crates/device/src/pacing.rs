@@ -390,12 +390,7 @@ impl InternalQueue {
     /// them, oldest first, as two runs of the ring.
     #[inline(always)]
     pub fn release(&mut self, n: usize) -> (&[NandOp], &[NandOp]) {
-        let n = n.min(self.len);
-        self.peak = self.peak.max(self.len);
-        self.released += n as u64;
-        self.len -= n;
-        let start = self.head;
-        let first_run = n.min(self.ring.len() - start);
+        let (start, first_run, n) = self.pop_front(n);
         if self.len == 0 {
             self.spread_ius = 0;
             self.gain_ius = 0;
@@ -420,22 +415,17 @@ impl InternalQueue {
             }
             self.gain_ius -= gain;
         }
-        self.head += n;
-        if self.head >= self.ring.len() {
-            self.head -= self.ring.len();
-        }
         (
             &self.ring[start..start + first_run],
             &self.ring[..n - first_run],
         )
     }
 
-    /// [`Self::release`] for a caller that passes over the released operations anyway: the
-    /// queue's gain and taken count are left for [`Self::settle`], which takes the
-    /// caller's sums, so the operations are read once rather than twice. Nothing may use
-    /// the queue in between.
+    /// Take the `n` oldest operations (at most all) off the queue's front: returns where
+    /// they start in the ring, how many lie before its end, and how many there are. The
+    /// slots keep the operations until they are queued over.
     #[inline(always)]
-    pub fn release_unsettled(&mut self, n: usize) -> Released<'_> {
+    fn pop_front(&mut self, n: usize) -> (usize, usize, usize) {
         let n = n.min(self.len);
         self.peak = self.peak.max(self.len);
         self.released += n as u64;
@@ -446,6 +436,16 @@ impl InternalQueue {
         if self.head >= self.ring.len() {
             self.head -= self.ring.len();
         }
+        (start, first_run, n)
+    }
+
+    /// [`Self::release`] for a caller that passes over the released operations anyway: the
+    /// queue's gain and taken count are left for [`Self::settle`], which takes the
+    /// caller's sums, so the operations are read once rather than twice. Nothing may use
+    /// the queue in between.
+    #[inline(always)]
+    pub fn release_unsettled(&mut self, n: usize) -> Released<'_> {
+        let (start, first_run, n) = self.pop_front(n);
         Released {
             older: &self.ring[start..start + first_run],
             newer: &self.ring[..n - first_run],
