@@ -94,12 +94,24 @@ impl Released<'_> {
     /// program), as the queue counted them when it was queued.
     #[inline(always)]
     pub fn gain(&self, op: &NandOp) -> i64 {
-        match op.kind {
-            NandOpKind::Erase if self.static_erase[op.block as usize] => self.slc_block_ius,
-            NandOpKind::Erase => self.native_block_ius,
-            NandOpKind::Program => -i64::from(op.ius),
-            NandOpKind::Read => 0,
-        }
+        op_gain(
+            op,
+            self.static_erase,
+            self.native_block_ius,
+            self.slc_block_ius,
+        )
+    }
+}
+
+/// IUs of free space an operation's completion wins (an erase of a block of
+/// `native_block_ius`, or `slc_block_ius` if `static_erase` marks it) or uses (a program).
+#[inline(always)]
+fn op_gain(op: &NandOp, static_erase: &[bool], native_block_ius: i64, slc_block_ius: i64) -> i64 {
+    match op.kind {
+        NandOpKind::Erase if static_erase[op.block as usize] => slc_block_ius,
+        NandOpKind::Erase => native_block_ius,
+        NandOpKind::Program => -i64::from(op.ius),
+        NandOpKind::Read => 0,
     }
 }
 
@@ -243,12 +255,12 @@ impl InternalQueue {
     /// IUs of free space an operation's completion wins (an erase) or uses (a program).
     #[inline(always)]
     fn op_gain(&self, op: &NandOp) -> i64 {
-        match op.kind {
-            NandOpKind::Erase if self.static_erase[op.block as usize] => self.slc_block_ius,
-            NandOpKind::Erase => self.native_block_ius,
-            NandOpKind::Program => -i64::from(op.ius),
-            NandOpKind::Read => 0,
-        }
+        op_gain(
+            op,
+            &self.static_erase,
+            self.native_block_ius,
+            self.slc_block_ius,
+        )
     }
 
     pub fn front(&self) -> Option<&NandOp> {
@@ -391,30 +403,25 @@ impl InternalQueue {
     #[inline(always)]
     pub fn release(&mut self, n: usize) -> (&[NandOp], &[NandOp]) {
         let (start, first_run, n) = self.pop_front(n);
-        if self.len == 0 {
-            self.spread_ius = 0;
-            self.gain_ius = 0;
-            self.taken = 0;
-        } else {
+        let (mut gain, mut taken) = (0, 0);
+        // An emptied queue settles without the sums.
+        if self.len > 0 {
             let released = self.ring[start..start + first_run]
                 .iter()
                 .chain(&self.ring[..n - first_run]);
-            let mut gain = 0;
             // Taken slots are rare (forced erases): most releases count none.
             if self.taken == 0 {
                 for op in released {
                     gain += self.op_gain(op);
                 }
             } else {
-                let mut taken = 0;
                 for op in released {
                     gain += self.op_gain(op);
                     taken += usize::from(is_taken(op));
                 }
-                self.taken -= taken;
             }
-            self.gain_ius -= gain;
         }
+        self.settle(gain, taken);
         (
             &self.ring[start..start + first_run],
             &self.ring[..n - first_run],

@@ -507,38 +507,25 @@ impl Ssd {
                     // erase): queued with one copy, found as it is copied, when all that
                     // is left fits.
                     let ftl = &self.ftl;
-                    if let Some(n) = self
-                        .internal
-                        .push_internal_prefix(&ops[i..], |block| ftl.is_static_slc_block(block))
-                    {
+                    let static_slc = |block| ftl.is_static_slc_block(block);
+                    if let Some(n) = self.internal.push_internal_prefix(&ops[i..], static_slc) {
                         i += n;
-                        if self.internal.over_gain() {
-                            let due = self.internal.due_for_gain();
-                            last = last.max(self.release_internal(due, start_ns));
+                    } else {
+                        let run = &ops[i..];
+                        let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
+                        i += run.len();
+                        if !self.internal.push_run(run, static_slc) {
+                            for op in run {
+                                let static_slc = op.kind == NandOpKind::Erase
+                                    && self.ftl.is_static_slc_block(op.block);
+                                // A full queue gives its oldest operation to the dies to make
+                                // room.
+                                if self.internal.is_full() {
+                                    last = last.max(self.release_internal(1, start_ns));
+                                }
+                                self.internal.push(*op, static_slc);
+                            }
                         }
-                        continue;
-                    }
-                    let run = &ops[i..];
-                    let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
-                    i += run.len();
-                    if self
-                        .internal
-                        .push_run(run, |block| ftl.is_static_slc_block(block))
-                    {
-                        if self.internal.over_gain() {
-                            let due = self.internal.due_for_gain();
-                            last = last.max(self.release_internal(due, start_ns));
-                        }
-                        continue;
-                    }
-                    for op in run {
-                        let static_slc =
-                            op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
-                        // A full queue gives its oldest operation to the dies to make room.
-                        if self.internal.is_full() {
-                            last = last.max(self.release_internal(1, start_ns));
-                        }
-                        self.internal.push(*op, static_slc);
                     }
                     if self.internal.over_gain() {
                         let due = self.internal.due_for_gain();
