@@ -161,9 +161,12 @@ pub struct Ssd {
     ns_start_bytes: Vec<u64>,
     /// Host counters per namespace.
     ns_host: Vec<HostCounters>,
-    /// Controller energy: host transfers and active time (media energy is metered by the
-    /// media).
-    meter: EnergyMeter,
+    /// Controller energy of host transfers (media energy is metered by the media). A slice
+    /// moves 1/die_factor of the drive's bytes, so this scales to the whole drive.
+    host_meter: EnergyMeter,
+    /// Controller energy of active time. The controller is busy for the same time on a slice
+    /// as on the whole drive, so this one does not scale with the dies.
+    active_meter: EnergyMeter,
     host_pj: u64,
     active_pj: u64,
     /// End of the union of intervals with a command outstanding, so far.
@@ -252,7 +255,8 @@ impl Ssd {
                 })
                 .collect(),
             ns_host: vec![HostCounters::default(); model.namespace_bytes.len()],
-            meter: EnergyMeter::new(),
+            host_meter: EnergyMeter::new(),
+            active_meter: EnergyMeter::new(),
             host_pj: 0,
             active_pj: 0,
             busy_until_ns: 0,
@@ -322,7 +326,7 @@ impl Ssd {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             let pj = req.len_bytes * p.host_pj_per_byte;
             self.host_pj += pj;
-            self.meter.charge(accepted_ns, pj);
+            self.host_meter.charge(accepted_ns, pj);
         }
         let from = accepted_ns.max(self.busy_until_ns);
         if done_ns > from {
@@ -334,7 +338,7 @@ impl Ssd {
                 // µW × ns / 1000 = pJ.
                 let pj = p.active_uw * (end - t) / 1_000;
                 self.active_pj += pj;
-                self.meter.charge(t, pj);
+                self.active_meter.charge(t, pj);
                 t = end;
             }
         }
@@ -366,13 +370,16 @@ impl Ssd {
         let n = end.div_ceil(METER_WINDOW_NS) as usize;
         let factor = self.model.scale.die_factor;
         let media = self.media.energy().map(|(w, _)| w).unwrap_or(&[]);
-        let dev = self.meter.windows_pj();
+        let host = self.host_meter.windows_pj();
+        let active = self.active_meter.windows_pj();
         let idle_w = self.model.power.idle_uw as f64 * 1e-6;
         (0..n)
             .map(|i| {
                 let len_ns = (end - i as u64 * METER_WINDOW_NS).min(METER_WINDOW_NS);
-                let pj = media.get(i).copied().unwrap_or(0) as f64 * factor
-                    + dev.get(i).copied().unwrap_or(0) as f64 * factor;
+                let pj = (media.get(i).copied().unwrap_or(0) + host.get(i).copied().unwrap_or(0))
+                    as f64
+                    * factor
+                    + active.get(i).copied().unwrap_or(0) as f64;
                 idle_w + pj * 1e-12 / (len_ns as f64 * 1e-9)
             })
             .collect()
@@ -391,7 +398,7 @@ impl Ssd {
             j(totals.erase_pj),
             j(totals.channel_pj),
             j(self.host_pj),
-            j(self.active_pj),
+            self.active_pj as f64 * 1e-12,
         ];
         let energy_j = idle_j + parts.iter().sum::<f64>();
         let windows = self.power_windows_w();

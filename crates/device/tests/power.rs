@@ -79,6 +79,47 @@ fn an_idle_drive_draws_idle_power_and_work_adds_energy_by_part() {
     assert!(p["cap_w"].is_null());
 }
 
+/// The controller is one on a die cut as on the whole drive, busy for the same time: its
+/// active energy is not multiplied by the die factor as the media's and the host
+/// transfers' are (it once was, and a 1/8 cut of a 22 W-capped drive reported 28 W).
+#[test]
+fn a_die_cut_reports_the_controllers_active_power_once() {
+    let sets: Vec<(String, String)> = [
+        ("sim.scale", "0.05"),
+        ("power.idle_power", "1W"),
+        ("power.active_power", "2W"),
+        ("slc_cache.dynamic", "false"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let cfg = load_device_config("generic-tlc-256gb", &sets).unwrap();
+    let mut d = Ssd::new(&cfg, SeedTree::new(9)).unwrap();
+    let c = d.counters_json();
+    assert_eq!(c["scale"]["die_factor"], 2.0, "{}", c["scale"]);
+    // Eight commands always in flight: the controller is active throughout.
+    write_for(&mut d, 0, 2 * S);
+    let p = d.counters_json()["power"].clone();
+    let secs = p["duration_ns"].as_f64().unwrap() * 1e-9;
+    let active_w = p["energy_by_part_j"]["controller_active"].as_f64().unwrap() / secs;
+    assert!(
+        active_w > 1.9 && active_w <= 2.0 + 1e-9,
+        "{active_w} W active: {p}"
+    );
+    // Every window holds idle + active + the scaled media and host energy, so none is
+    // below idle + active while the drive is busy.
+    let w = p["windows_w"].as_array().unwrap();
+    assert!(w[0].as_f64().unwrap() > 3.0, "{p}");
+    let avg = p["average_w"].as_f64().unwrap();
+    let parts: f64 = p["energy_by_part_j"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((avg - parts / secs).abs() < 1e-9, "{p}");
+}
+
 #[test]
 fn a_power_cap_throttles_the_media_and_holds_every_second() {
     let base = [
