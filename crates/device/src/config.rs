@@ -187,6 +187,9 @@ pub struct FtlSection {
     pub gc_background_free_blocks: Option<u32>,
     #[serde(default = "default_wear_level")]
     pub wear_level_threshold: u32,
+    /// Die-level parity (RAIN / XOR stripes): pages per stripe, the last one parity (0: none).
+    #[serde(default)]
+    pub parity_stripe_pages: u32,
     /// Host idle time before background work (idle GC, folding) starts.
     #[serde(default = "default_background_after_idle")]
     pub background_after_idle: Time,
@@ -231,6 +234,7 @@ impl Default for FtlSection {
             gc_foreground_free_blocks: None,
             gc_background_free_blocks: None,
             wear_level_threshold: default_wear_level(),
+            parity_stripe_pages: 0,
             background_after_idle: default_background_after_idle(),
             gc_background_busy_share: default_gc_busy_share(),
             host_allocation: default_host_allocation(),
@@ -776,6 +780,13 @@ pub const KEYS: &[KeyDoc] = &[
         "Unit of the next host page: every (die, plane) in turn, or the one of the next 8 whose die is free soonest",
         "striped, least_busy",
         "striped",
+    ),
+    k(
+        "ftl",
+        "parity_stripe_pages",
+        "Die-level parity (RAIN, XOR): one page in every N of a block holds parity, programmed after the stripe's data; costs 1/N of the raw capacity and a program per stripe",
+        "0 (none) or 2 to pages_per_block",
+        "0",
     ),
     k(
         "ftl",

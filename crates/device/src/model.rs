@@ -863,8 +863,19 @@ impl DeviceConfig {
                 .gc_foreground_free_blocks
                 .map_or(2 * units, u64::from)
         };
+        let parity_stripe = self.ftl.parity_stripe_pages;
+        if parity_stripe == 1 || parity_stripe > ppb {
+            return Err(key_err(
+                "ftl.parity_stripe_pages",
+                parity_stripe,
+                "a parity stripe needs at least one data page and fits in a block",
+                format!("0 (no parity) or 2 to nand.pages_per_block ({ppb})"),
+            ));
+        }
+        // What a block holds for data: parity pages take the rest.
+        let data_ipb = u64::from(flashlab_ftl::data_pages(ppb, parity_stripe)) * ipp;
         let spares = FtlSpares {
-            ius_per_block: ppb as u64 * ipp,
+            ius_per_block: data_ipb,
             ius_per_page: ipp,
             plp: self.buffer.plp,
         };
@@ -910,7 +921,7 @@ impl DeviceConfig {
             full_native_blocks,
             fg_for(full_units),
             ppb as u64,
-            ppb as u64 * ipp,
+            data_ipb,
             full_user_ius,
         );
         // Physical IU addresses are u32.
@@ -984,7 +995,7 @@ impl DeviceConfig {
                 geometry.blocks() - static_blocks as u64,
                 u64::from(fg),
                 ppb as u64,
-                ppb as u64 * ipp,
+                data_ipb,
                 user_ius,
             );
         let capacity_factor = full_user as f64 / user_bytes as f64;
@@ -1082,6 +1093,7 @@ impl DeviceConfig {
                 dynamic_max_fraction: slc_fraction,
             },
             wear_level_threshold: self.ftl.wear_level_threshold,
+            parity_stripe_pages: parity_stripe,
             power_loss_protection: self.buffer.plp,
             track_versions: false,
         };
@@ -1306,6 +1318,7 @@ impl Model {
                 "gc_background_busy_share": self.gc_busy_share,
                 "host_allocation": self.host_allocation,
                 "wear_level_threshold": self.ftl.wear_level_threshold,
+                "parity_stripe_pages": self.ftl.parity_stripe_pages,
             },
             "bandwidth": {
                 "channel_bytes_per_s": channel_bound, "channel_bytes_per_s_text": rate(channel_bound),

@@ -10,7 +10,7 @@
 
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
-use flashlab_ftl::{Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
+use flashlab_ftl::{data_pages, Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
 use flashlab_media::{Channel, ChannelMerge, NandTiming};
 use serde_json::json;
@@ -210,11 +210,15 @@ impl Ssd {
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         let f = &model.ftl;
-        let block_ius = f.pages_per_block * f.ius_per_page;
+        // What a victim's erase frees: its data IUs (parity pages hold none).
+        let block_ius = data_pages(f.pages_per_block, f.parity_stripe_pages) * f.ius_per_page;
         let internal = InternalQueue::new(
             ftl.total_blocks(),
             block_ius,
-            f.pages_per_block / f.bits_per_cell.max(1) * f.ius_per_page,
+            data_pages(
+                f.pages_per_block / f.bits_per_cell.max(1),
+                f.parity_stripe_pages,
+            ) * f.ius_per_page,
             (internal_queue_victims(
                 u64::from(f.dies) * u64::from(f.planes_per_die),
                 u64::from(ftl.total_blocks()) - u64::from(f.slc.static_blocks),
@@ -1260,6 +1264,7 @@ impl Ssd {
                 "slc_read_hits": c.slc_read_hits,
                 "slc_folded_ius": c.slc_folded_ius,
                 "wear_level_moved_ius": c.wear_level_moved_ius,
+                "parity_program_pages": c.parity_program_pages,
             },
             "media": {
                 "reads": m.reads,

@@ -132,9 +132,9 @@ impl Ftl {
         // it): an empty 256 GB TLC drive at 0.1 puts 25.6 GB of blocks in SLC mode, an
         // 8.5 GB cache, as `describe` reports.
         let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
-        let free_capacity_ius = (u64::from(g.native_blocks) * u64::from(g.ius_per_block))
+        let free_capacity_ius = (u64::from(g.native_blocks) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
-        let want = (dyn_blocks + 1) * u64::from(g.ius_per_block);
+        let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
         (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 
@@ -338,7 +338,8 @@ impl Ftl {
         let slc = info.slc;
         debug_assert_eq!(info.programmed, page);
         info.programmed = page + 1;
-        let full = page + 1 == self.blocks.pages_in_mode(slc);
+        let pages = self.blocks.pages_in_mode(slc);
+        let mut full = page + 1 == pages;
         let st = &mut self.streams[si];
         ops.push(NandOp {
             kind: NandOpKind::Program,
@@ -350,6 +351,31 @@ impl Ftl {
         });
         self.counters.nand_program_pages += 1;
         self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
+        if self.geo.parity_stripe_pages != 0 && !full && self.geo.is_parity_page(page + 1) {
+            // The stripe's data pages are all programmed: its parity page follows. Parity of
+            // host data is not host data (it releases no buffer space), so it carries its own
+            // cause; parity of GC and fold copies is paced with them.
+            let cause = match st.cause {
+                OpCause::HostWrite => OpCause::Parity,
+                c => c,
+            };
+            ops.push(NandOp {
+                kind: NandOpKind::Program,
+                cause,
+                block: b,
+                page: page + 1,
+                ius: self.geo.ius_per_page,
+                slc,
+            });
+            let info = &mut self.blocks.info[b as usize];
+            info.programmed = page + 2;
+            info.wp = page + 2;
+            full = page + 2 == pages;
+            self.counters.nand_program_pages += 1;
+            self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
+            self.counters.parity_program_pages += 1;
+        }
+        let st = &mut self.streams[si];
         st.cursor = if unit + 1 == self.geo.units {
             0
         } else {

@@ -135,6 +135,12 @@ impl Ftl {
                     "stream {s:?} current block not in its slot"
                 );
                 ensure!(
+                    !self.geo.is_parity_page(st.cur_page),
+                    "stream {s:?} fills parity page {} of block {}",
+                    st.cur_page,
+                    st.cur_block
+                );
+                ensure!(
                     st.fill < self.geo.ius_per_page,
                     "stream {s:?} holds a full unprogrammed page"
                 );
@@ -204,6 +210,10 @@ impl Ftl {
             ensure!(
                 page < self.blocks.info[b as usize].wp,
                 "P2L of {ppa} set in an unallocated page"
+            );
+            ensure!(
+                !self.geo.is_parity_page(page),
+                "P2L of {ppa} names IU {lpn} in parity page {page} of block {b}"
             );
             ensure!(
                 self.blocks.info[b as usize].state != BlockState::Free,

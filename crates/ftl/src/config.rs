@@ -58,6 +58,11 @@ pub struct FtlConfig {
     pub slc: SlcConfig,
     /// Static wear levelling moves cold data when max - min erase count exceeds this (0 = off).
     pub wear_level_threshold: u32,
+    /// Die-level parity (RAIN, XOR stripes): one page in every `parity_stripe_pages` of a
+    /// block holds parity instead of data, programmed right after the page before it (0 = no
+    /// parity). It costs capacity the spare area would otherwise have and a program per
+    /// stripe.
+    pub parity_stripe_pages: u32,
     /// With power-loss protection, open pages are programmed on power loss; without it they
     /// are lost (see [`crate::Ftl::power_loss`]).
     pub power_loss_protection: bool,
@@ -87,8 +92,13 @@ pub(crate) struct Geometry {
     pub pages_per_block: u32,
     pub slc_pages_per_block: u32,
     pub ius_per_page: u32,
+    /// Physical IUs per native block (parity pages included): the address space.
     pub ius_per_block: u32,
-    pub slc_ius_per_block: u32,
+    /// IUs of a native block that hold data (its parity pages left out): what GC can free.
+    pub data_ius_per_block: u32,
+    pub slc_data_ius_per_block: u32,
+    /// Pages per parity stripe, the parity page last (0: no parity).
+    pub parity_stripe_pages: u32,
     pub total_ius: u32,
     pub user_ius: u32,
     pub static_slc_blocks: u32,
@@ -138,6 +148,16 @@ impl Geometry {
                 &format!("must be at least bits_per_cell ({})", c.bits_per_cell),
             ));
         }
+        if c.parity_stripe_pages == 1 || c.parity_stripe_pages > c.pages_per_block {
+            return Err(err(
+                "parity_stripe_pages",
+                c.parity_stripe_pages,
+                &format!(
+                    "must be 0 (no parity) or from 2 to the pages per block ({})",
+                    c.pages_per_block
+                ),
+            ));
+        }
         let units = u64::from(c.dies) * u64::from(c.planes_per_die);
         let total_blocks = units * u64::from(c.blocks_per_plane);
         let ius_per_block = u64::from(c.pages_per_block) * u64::from(c.ius_per_page);
@@ -163,6 +183,8 @@ impl Geometry {
         }
         let (units, total_blocks, ius_per_block) =
             (units as u32, total_blocks as u32, ius_per_block as u32);
+        let data_ius_per_block =
+            data_pages(c.pages_per_block, c.parity_stripe_pages) * c.ius_per_page;
         if c.slc.static_blocks >= total_blocks / 2 {
             return Err(err(
                 "slc.static_blocks",
@@ -195,20 +217,22 @@ impl Geometry {
         let user_ius = c.user_ius as u32;
         let mut need = u64::from(user_ius)
             + 2 * u64::from(c.ius_per_page)
-            + u64::from(reserve_blocks + 2 + NATIVE_STREAMS * units) * u64::from(ius_per_block)
+            + u64::from(reserve_blocks + 2 + NATIVE_STREAMS * units)
+                * u64::from(data_ius_per_block)
             + 1;
         if !c.power_loss_protection {
             need += u64::from(c.ius_per_page - 1) * u64::from(native_blocks);
         }
-        let have = u64::from(native_blocks) * u64::from(ius_per_block);
+        let have = u64::from(native_blocks) * u64::from(data_ius_per_block);
         if need > have {
             let most = have.saturating_sub(need - u64::from(user_ius));
             return Err(err(
                 "user_ius",
                 c.user_ius,
                 &format!(
-                    "too little spare area: {native_blocks} native blocks of {ius_per_block} IUs \
-                     hold at most {most} user IUs with a GC reserve of {reserve_blocks} blocks"
+                    "too little spare area: {native_blocks} native blocks of {data_ius_per_block} \
+                     data IUs hold at most {most} user IUs with a GC reserve of {reserve_blocks} \
+                     blocks"
                 ),
             ));
         }
@@ -220,7 +244,10 @@ impl Geometry {
             slc_pages_per_block,
             ius_per_page: c.ius_per_page,
             ius_per_block,
-            slc_ius_per_block: slc_pages_per_block * c.ius_per_page,
+            data_ius_per_block,
+            slc_data_ius_per_block: data_pages(slc_pages_per_block, c.parity_stripe_pages)
+                * c.ius_per_page,
+            parity_stripe_pages: c.parity_stripe_pages,
             total_ius: total_ius as u32,
             user_ius,
             static_slc_blocks: c.slc.static_blocks,
@@ -228,6 +255,14 @@ impl Geometry {
             reserve_blocks,
             background_blocks,
         })
+    }
+
+    /// Whether page `page` of a block (in the block's own page numbering, SLC or native)
+    /// holds parity: the last page of each stripe.
+    #[inline(always)]
+    pub fn is_parity_page(&self, page: u32) -> bool {
+        self.parity_stripe_pages != 0
+            && page % self.parity_stripe_pages == self.parity_stripe_pages - 1
     }
 
     /// Whether block `b` is one of the static SLC blocks: the highest-numbered blocks of each
@@ -238,6 +273,11 @@ impl Geometry {
         let i = u64::from(from_top) * u64::from(self.units) + u64::from(unit);
         i < u64::from(self.static_slc_blocks)
     }
+}
+
+/// Pages of a `pages`-page block that hold data when every `stripe`-th page holds parity.
+pub fn data_pages(pages: u32, stripe: u32) -> u32 {
+    pages - pages.checked_div(stripe).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -261,6 +301,7 @@ pub(crate) mod tests {
             },
             slc: SlcConfig::NONE,
             wear_level_threshold: 0,
+            parity_stripe_pages: 0,
             power_loss_protection: true,
             track_versions: true,
         }
@@ -272,7 +313,8 @@ pub(crate) mod tests {
         assert_eq!(g.units, 2);
         assert_eq!(g.total_blocks, 128);
         assert_eq!(g.ius_per_block, 16);
-        assert_eq!(g.slc_ius_per_block, 8);
+        assert_eq!(g.slc_data_ius_per_block, 8);
+        assert_eq!(g.data_ius_per_block, 16);
         assert_eq!(g.reserve_blocks, 4);
         assert_eq!(g.background_blocks, 8);
     }
@@ -303,6 +345,34 @@ pub(crate) mod tests {
         let mut c = small();
         c.slc.dynamic_max_fraction = 1.5;
         assert!(Geometry::new(&c).is_err());
+    }
+
+    #[test]
+    fn parity_pages_come_out_of_each_blocks_data() {
+        let mut c = small();
+        c.parity_stripe_pages = 4;
+        c.user_ius = 1000;
+        let g = Geometry::new(&c).unwrap();
+        // 8 native pages: 3 and 7 hold parity; 4 SLC pages: 3.
+        assert_eq!(g.data_ius_per_block, 12);
+        assert_eq!(g.slc_data_ius_per_block, 6);
+        assert_eq!(g.ius_per_block, 16);
+        let parity: Vec<u32> = (0..8).filter(|&p| g.is_parity_page(p)).collect();
+        assert_eq!(parity, vec![3, 7]);
+        assert_eq!(data_pages(8, 3), 6);
+        assert_eq!(data_pages(8, 0), 8);
+        // The same user capacity as without parity no longer fits the spare.
+        c.user_ius = 1400;
+        let e = Geometry::new(&c).unwrap_err().to_string();
+        assert!(e.contains("spare") && e.contains("12 data IUs"), "{e}");
+        for bad in [1, 9] {
+            c.parity_stripe_pages = bad;
+            let e = Geometry::new(&c).unwrap_err().to_string();
+            assert!(
+                e.contains("parity_stripe_pages") && e.contains("0 (no parity)"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod reclaim;
 mod slc;
 mod wear;
 
-pub use config::{FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy};
+pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy};
 
 use alloc::Stream;
 use blocks::BlockTable;
@@ -60,6 +60,8 @@ pub enum OpCause {
     Gc,
     SlcFold,
     WearLevel,
+    /// A parity page of host data (die-level parity: `FtlConfig::parity_stripe_pages`).
+    Parity,
 }
 
 /// One NAND operation for the device to schedule.
@@ -108,6 +110,8 @@ pub struct FtlCounters {
     pub slc_read_hits: u64,
     pub slc_folded_ius: u64,
     pub wear_level_moved_ius: u64,
+    /// Parity pages programmed (counted in `nand_program_pages` and `nand_write_ius` too).
+    pub parity_program_pages: u64,
 }
 
 impl FtlCounters {
@@ -159,7 +163,7 @@ impl Ftl {
         let blocks = BlockTable::new(&geo);
         let map = Mapping::new(geo.user_ius, geo.total_ius, config.track_versions);
         let streams = host::fresh_streams(&geo);
-        let selector = gc::selector(config.gc.policy, geo.ius_per_block);
+        let selector = gc::selector(config.gc.policy, geo.data_ius_per_block);
         let wl_interval = (geo.total_blocks / 16).max(4);
         let (ipp_div, ppb_div) = (
             FastDiv::new(geo.ius_per_page),

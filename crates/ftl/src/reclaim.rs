@@ -54,7 +54,7 @@ impl Ftl {
     /// policy, or a dynamic SLC block to fold (it frees a whole native block for at most
     /// `1 / bits_per_cell` of a block of copying). Returns false if no block is worth it.
     pub(crate) fn reclaim_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
-        let cap = self.geo.ius_per_block;
+        let cap = self.geo.data_ius_per_block;
         let min_gain = self.min_gain();
         let worth = |valid: u32| cap - valid >= min_gain;
         let mut gc = self
@@ -104,7 +104,7 @@ impl Ftl {
         let chosen = if self.blocks.unit_of(pick) == want {
             pick
         } else {
-            let slack = (self.geo.ius_per_block - v) / SPREAD_SLACK_DIVISOR;
+            let slack = (self.geo.data_ius_per_block - v) / SPREAD_SLACK_DIVISOR;
             let b = self
                 .blocks
                 .find_on_unit(Class::Native, want, v, v + slack, 4 * units);

@@ -45,12 +45,15 @@ struct Flavour {
     dynamic_slc: bool,
     policy: VictimPolicy,
     wear_level_threshold: u32,
+    /// Pages per parity stripe (0: no parity).
+    parity: u32,
 }
 
 fn config(f: &Flavour) -> FtlConfig {
     let (dies, planes, blocks_per_plane, pages_per_block) = (2, 2, 32, 8);
-    let native_ius =
-        (dies * planes * blocks_per_plane - f.static_slc) * pages_per_block * f.ius_per_page;
+    let native_ius = (dies * planes * blocks_per_plane - f.static_slc)
+        * flashlab_ftl::data_pages(pages_per_block, f.parity)
+        * f.ius_per_page;
     FtlConfig {
         dies,
         planes_per_die: planes,
@@ -71,6 +74,7 @@ fn config(f: &Flavour) -> FtlConfig {
             dynamic_max_fraction: 0.3,
         },
         wear_level_threshold: f.wear_level_threshold,
+        parity_stripe_pages: f.parity,
         power_loss_protection: f.plp,
         track_versions: true,
     }
@@ -84,15 +88,20 @@ fn flavour() -> impl Strategy<Value = Flavour> {
         any::<bool>(),
         prop_oneof![Just(VictimPolicy::Greedy), Just(VictimPolicy::CostBenefit)],
         prop_oneof![Just(0u32), Just(3)],
+        // A stripe that divides the block's pages (native 8, SLC 4) and one that does not.
+        prop_oneof![2 => Just(0u32), 1 => Just(3), 1 => Just(4)],
     )
         .prop_map(
-            |(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold)| Flavour {
-                ius_per_page,
-                plp,
-                static_slc,
-                dynamic_slc,
-                policy,
-                wear_level_threshold,
+            |(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold, parity)| {
+                Flavour {
+                    ius_per_page,
+                    plp,
+                    static_slc,
+                    dynamic_slc,
+                    policy,
+                    wear_level_threshold,
+                    parity,
+                }
             },
         )
 }
@@ -297,9 +306,9 @@ proptest! {
     }
 }
 
-/// Deterministic long run with everything on: GC, both SLC caches, wear levelling, no PLP.
-#[test]
-fn long_mixed_run_without_plp() {
+/// Deterministic long run with everything on: GC, both SLC caches, wear levelling, no PLP;
+/// with die-level parity when `parity` is not 0.
+fn long_mixed_run(parity: u32) -> Ftl {
     let f = Flavour {
         ius_per_page: 2,
         plp: false,
@@ -307,6 +316,7 @@ fn long_mixed_run_without_plp() {
         dynamic_slc: true,
         policy: VictimPolicy::Greedy,
         wear_level_threshold: 3,
+        parity,
     };
     let mut ops = Vec::new();
     for i in 0..400u64 {
@@ -319,13 +329,13 @@ fn long_mixed_run_without_plp() {
             1 => Op::PowerLoss,
             2 => Op::Background { steps: 30 },
             3 => Op::Write {
-                first: (i as u32 * 37) % 900,
+                first: (i as u32 * 37) % 850,
                 count: 7,
                 head: true,
                 tail: true,
             },
             _ => Op::Trim {
-                first: (i as u32 * 53) % 900,
+                first: (i as u32 * 53) % 850,
                 count: 5,
             },
         });
@@ -336,4 +346,33 @@ fn long_mixed_run_without_plp() {
     // Every mechanism took part.
     assert!(c.gc_copied_ius > 0 && c.slc_folded_ius > 0 && c.wear_level_moved_ius > 0);
     assert!(c.slc_write_ius > 0 && c.slc_write_ius < c.host_write_ius && c.rmw_reads > 0);
+    ftl
+}
+
+#[test]
+fn long_mixed_run_without_plp() {
+    let ftl = long_mixed_run(0);
+    let c = ftl.counters();
+    assert_eq!(c.parity_program_pages, 0);
+}
+
+/// With a parity page in every 4, each block fill of p pages programs floor(p / 4) parity
+/// pages: exactly one per 3 data pages, up to 3 data pages short per fill (a block erased
+/// or abandoned at power loss before its stripe closed).
+#[test]
+fn long_mixed_run_with_parity_programs_a_parity_page_per_stripe() {
+    let ftl = long_mixed_run(4);
+    let c = ftl.counters();
+    let parity = c.parity_program_pages;
+    let data = c.nand_program_pages - parity;
+    assert!(parity > 0);
+    assert!(
+        3 * parity <= data,
+        "{parity} parity pages for {data} data pages"
+    );
+    let fills = c.erases + 128;
+    assert!(
+        data <= 3 * parity + 3 * fills,
+        "{parity} parity pages for {data} data pages"
+    );
 }

@@ -59,10 +59,15 @@ pub const MANY_UNITS: &[(&str, &str)] = &[
 /// after a fill and one pass, as (IOPS, share of time the planes are busy, WA) over a second
 /// pass.
 pub fn steady_random_writes_many_units(key: &str, value: &str) -> (f64, f64, f64) {
-    let mut sets = MANY_UNITS.to_vec();
     let quoted = format!("\"{value}\"");
-    sets.push((key, &quoted));
-    let mut d = tiny_ssd(&sets);
+    steady_random_writes_many_units_with(&[(key, &quoted)])
+}
+
+/// [`steady_random_writes_many_units`] with `sets` (dotted keys, TOML values).
+pub fn steady_random_writes_many_units_with(sets: &[(&str, &str)]) -> (f64, f64, f64) {
+    let mut all = MANY_UNITS.to_vec();
+    all.extend_from_slice(sets);
+    let mut d = tiny_ssd(&all);
     let cap = d.capacity_bytes();
     let ius = cap / 4096;
     let mut off = 0;
