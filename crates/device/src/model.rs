@@ -1266,6 +1266,15 @@ impl Model {
         let full_static = self.full_static_slc_bytes;
         let native = raw - full_static * self.bits_per_cell as u64;
         let spare = (raw as f64 - self.full_user_bytes as f64) / raw as f64;
+        // Die-level parity: the share of every block's pages that holds parity, out of both
+        // the capacity the spare area has and the program bandwidth data gets.
+        let ppb = self.ftl.pages_per_block;
+        let parity_share =
+            f64::from(ppb - flashlab_ftl::data_pages(ppb, self.ftl.parity_stripe_pages))
+                / f64::from(ppb);
+        let parity_bytes = (raw as f64 * parity_share) as u64;
+        let spare_after_parity =
+            (raw as f64 - parity_bytes as f64 - self.full_user_bytes as f64) / raw as f64;
         let (rd, pr, slc_pr) = Self::media_bounds(f, &self.timings);
         let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;
@@ -1275,7 +1284,7 @@ impl Model {
         let link = self.full_shared.link_bytes_per_s as f64;
         let path = |d: usize| ctl.data_bytes_per_s[d].map_or(f64::INFINITY, |b| b as f64);
         let read_bound = rd.min(link).min(path(1));
-        let write_bound = pr.min(link).min(path(0));
+        let write_bound = (pr * (1.0 - parity_share)).min(link).min(path(0));
         let dyn_slc = if self.ftl.slc.dynamic {
             (native as f64 * self.full_dynamic_slc_fraction / self.bits_per_cell as f64) as u64
         } else {
@@ -1289,6 +1298,8 @@ impl Model {
                 "namespace_bytes": self.full_namespace_bytes,
                 "user_bytes": self.full_user_bytes, "user_bytes_text": format_size(self.full_user_bytes),
                 "spare_factor": (spare * 10000.0).round() / 10000.0,
+                "parity_bytes": parity_bytes, "parity_bytes_text": format_size(parity_bytes),
+                "spare_factor_after_parity": (spare_after_parity * 10000.0).round() / 10000.0,
                 "logical_block_bytes": self.logical_block_bytes,
             },
             "nand": {

@@ -115,3 +115,40 @@ fn a_capacity_only_the_raw_pages_hold_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn describe_states_the_parity_and_the_spare_it_leaves() {
+    let cfg = |stripe: &str| {
+        load_device_config(
+            "tiny-test-1gb",
+            &[
+                ("slc_cache.dynamic".into(), "false".into()),
+                ("capacity.user".into(), "\"800MB\"".into()),
+                ("ftl.parity_stripe_pages".into(), stripe.into()),
+            ],
+        )
+        .unwrap()
+        .describe_json()
+    };
+    let (none, eight) = (cfg("0"), cfg("8"));
+    let cap = |d: &serde_json::Value, k: &str| d["capacity"][k].as_f64().unwrap();
+    let raw = cap(&none, "raw_bytes");
+    assert_eq!(cap(&none, "parity_bytes"), 0.0);
+    assert_eq!(
+        cap(&none, "spare_factor_after_parity"),
+        cap(&none, "spare_factor")
+    );
+    // 192-page blocks: 24 parity pages each, an eighth of the raw capacity.
+    assert_eq!(cap(&eight, "parity_bytes"), (raw / 8.0).floor());
+    let after = cap(&eight, "spare_factor_after_parity");
+    assert!(
+        (cap(&eight, "spare_factor") - after - 0.125).abs() < 1e-3,
+        "{after}"
+    );
+    let bound = |d: &serde_json::Value| {
+        d["bandwidth"]["seq_write_bound_bytes_per_s"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(bound(&eight) < bound(&none));
+}
