@@ -1,14 +1,15 @@
-//! Host page placement (`ftl.host_allocation`): on a drive with many (die, plane) units and
-//! GC, placing each host page on a unit whose die is free soonest keeps more of the planes
-//! busy than striping over every unit in turn, which waits behind the unit with the most GC
-//! work queued.
+//! Host page placement (`ftl.host_allocation`) on a drive with many (die, plane) units and
+//! GC. Each stream slot keeps a block of its own unit (a unit without a free block ready is
+//! passed over for a page, not given another unit's block), so striping over every unit in
+//! turn keeps the planes busy; placing each page on the unit whose die is free soonest then
+//! changes little.
 
 mod common;
 
 use common::steady_random_writes_many_units;
 
 #[test]
-fn least_busy_placement_keeps_more_planes_busy_than_striping() {
+fn striping_keeps_the_planes_busy_and_least_busy_placement_changes_little() {
     let (striped_iops, striped_busy, striped_wa) =
         steady_random_writes_many_units("ftl.host_allocation", "striped");
     let (placed_iops, placed_busy, placed_wa) =
@@ -17,11 +18,16 @@ fn least_busy_placement_keeps_more_planes_busy_than_striping() {
         "striped {striped_iops:.0} IOPS, planes busy {striped_busy:.3}, WA {striped_wa:.2}; \
          least_busy {placed_iops:.0} IOPS, planes busy {placed_busy:.3}, WA {placed_wa:.2}"
     );
-    // Measured: 23,101 -> 26,433 IOPS, planes busy 0.780 -> 0.886, WA 3.01 -> 2.97 (18,100
-    // -> 22,166 while merged channel reservations counted as busy throughout, which held
-    // striping back further).
-    assert!(placed_busy > striped_busy * 1.1);
-    assert!(placed_iops > striped_iops * 1.1);
+    // Measured: striped 27,274 IOPS, planes busy 0.934, WA 3.01; least_busy 27,043, 0.916,
+    // 3.01. While a unit whose free blocks waited for queued erases took the next unit's
+    // block into its slot, striping kept the planes 0.780 busy (23,101 IOPS) and least_busy
+    // placement 0.886 (26,433 IOPS).
+    assert!(
+        striped_busy > 0.9,
+        "planes busy {striped_busy:.3} when striping"
+    );
+    assert!((placed_iops / striped_iops - 1.0).abs() < 0.05);
+    assert!((placed_wa / striped_wa - 1.0).abs() < 0.02);
 }
 
 #[test]

@@ -107,13 +107,17 @@ fn qd32_random_writes_after_a_fill_wait_for_the_next_erase_not_a_whole_queue() {
     // reserve of 6 free blocks (1.5 per unit) leaves no erased block a stripe ahead. With the
     // dynamic SLC cache at its documented size and background work only after 10 ms of idle
     // time: max 136 ms, p99.9 31.9 ms, 4,678 IOPS, WA 3.669, 7 waits for the next erase (each
-    // short: the max is what bounds them).
-    assert!(max < 250_000_000, "max write latency {max} ns");
-    assert!(p999 < 35_000_000, "p99.9 write latency {p999} ns");
+    // short: the max is what bounds them). Now a stripe slot whose unit has only such blocks
+    // is passed over for the page (own-unit allocation): no waits, max 27.2 ms, p99.9
+    // 20.8 ms, 4,732 IOPS, WA 3.794 (WA under fio's random map rises a few percent with
+    // own-unit allocation: docs/scale.md).
+    assert!(max < 40_000_000, "max write latency {max} ns");
+    assert!(p999 < 25_000_000, "p99.9 write latency {p999} ns");
     assert!(iops > 4_600.0, "{iops:.0} IOPS");
-    assert!(wa < 3.7, "WA {wa}");
-    assert!(
-        media["host_waits_for_queued_erase"].as_u64().unwrap() <= 10,
+    assert!(wa < 3.85, "WA {wa}");
+    assert_eq!(
+        media["host_waits_for_queued_erase"].as_u64().unwrap(),
+        0,
         "{media}"
     );
 }

@@ -1,7 +1,8 @@
-//! A host program to a free block whose erase still waits in the pacing queue sends only
-//! that erase and the reads of the block before it to the dies, not every older queued
-//! operation: a deep queue would otherwise hand the dies a burst of other victims' work
-//! at once and run those victims' units far ahead of the rest.
+//! Host programs go to blocks whose erase is done. A stream slot whose unit has only free
+//! blocks still waiting for their queued erases is passed over for a page (the FTL's
+//! own-unit allocation), so random writes on a drive of many units never pull a queued erase
+//! out of its turn. (When one does, in the FTL's last resort, only that erase and the block's
+//! reads before it go to the dies: `pacing` unit tests.)
 
 mod common;
 
@@ -9,7 +10,7 @@ use common::{run_qd, tiny_ssd, MANY_UNITS};
 use flashlab_engine::{BlockDevice, IoRequest, RngStream};
 
 #[test]
-fn a_program_waiting_for_a_queued_erase_releases_only_that_blocks_work() {
+fn host_programs_pass_over_units_whose_free_blocks_wait_for_erases() {
     let mut d = tiny_ssd(MANY_UNITS);
     let cap = d.capacity_bytes();
     let ius = cap / 4096;
@@ -30,15 +31,16 @@ fn a_program_waiting_for_a_queued_erase_releases_only_that_blocks_work() {
         })
     });
     let c = d.counters_json();
-    let waits = c["media"]["host_waits_for_queued_erase"].as_u64().unwrap();
-    let released = c["media"]["ops_released_for_queued_erases"]
-        .as_u64()
-        .unwrap();
-    eprintln!("{waits} programs waited for a queued erase, {released} operations released");
-    assert!(waits > 0, "the workload must reach a queued erase");
-    // A block's reads (at most one per page, 48 pages) and its erase.
+    let media = &c["media"];
+    let n = |k: &str| media[k].as_u64().unwrap();
+    eprintln!("{media}");
+    // GC ran and its erases queued behind its copies...
     assert!(
-        released <= waits * 49,
-        "{released} operations for {waits} erases"
+        n("erases") > 100 && n("internal_ops_held_peak") > 1000,
+        "{media}"
     );
+    // ...yet no host program waited for one. (While a slot took the next unit's block when
+    // its own waited, and a queued one when every unit's did, programs here waited.)
+    assert_eq!(n("host_waits_for_queued_erase"), 0, "{media}");
+    assert_eq!(n("ops_released_for_queued_erases"), 0, "{media}");
 }

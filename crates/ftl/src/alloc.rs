@@ -161,6 +161,31 @@ impl Ftl {
         }
     }
 
+    /// [`Self::alloc_block`] from `unit`'s own free blocks only, and only one the stream can
+    /// program without waiting for a queued erase (relocation streams excepted: their
+    /// programs queue behind the erase anyway).
+    fn alloc_block_on_unit(&mut self, s: StreamId, unit: u32) -> Option<u32> {
+        match s {
+            StreamId::Slc => {
+                let b = self
+                    .blocks
+                    .take_free_on_unit(Pool::Static, unit, true, FreeEnd::Oldest);
+                if b.is_some() || !self.dynamic_slc_allowed() {
+                    return b;
+                }
+                self.blocks
+                    .take_free_on_unit(Pool::Native, unit, true, FreeEnd::Oldest)
+            }
+            StreamId::Host => {
+                self.blocks
+                    .take_free_on_unit(Pool::Native, unit, false, FreeEnd::Oldest)
+            }
+            _ => self
+                .blocks
+                .take_free_on_unit(Pool::Native, unit, false, FreeEnd::Newest),
+        }
+    }
+
     /// [`Self::route_host_write`], with the next page of the stream the IU goes to placed by
     /// [`Self::place_next_page`].
     #[inline]
@@ -221,6 +246,27 @@ impl Ftl {
     fn start_page_search(&mut self, s: StreamId) -> bool {
         let si = s as usize;
         let units = self.geo.units;
+        // A unit's stripe slot takes a block of that unit, ready to program. A unit without
+        // one is passed over for this page only: a block of another unit in its slot would
+        // send a whole block of the slot's pages to that other unit's die, which then does
+        // the work of two (while this unit's free blocks wait for their queued erases).
+        let mut u = self.streams[si].cursor;
+        for _ in 0..units {
+            let mut b = self.streams[si].open[u as usize];
+            if b == NIL {
+                if let Some(nb) = self.alloc_block_on_unit(s, u) {
+                    b = nb;
+                    self.streams[si].open[u as usize] = nb;
+                    self.streams[si].open_count += 1;
+                }
+            }
+            if b != NIL {
+                self.open_page(si, u, b);
+                return true;
+            }
+            u = if u + 1 == units { 0 } else { u + 1 };
+        }
+        // No unit has a block of its own ready: take the one whose erase comes first.
         let mut u = self.streams[si].cursor;
         // Allocation falls back to any unit, so once it fails it fails for every unit.
         let mut can_alloc = true;

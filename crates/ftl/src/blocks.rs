@@ -228,6 +228,38 @@ impl BlockTable {
         if end == FreeEnd::Oldest {
             lists.remove(b);
         }
+        self.claim_free(pool, b, slc_mode);
+        Some(b)
+    }
+
+    /// A free block of `pool` on `unit` itself that a stream can program at once: the oldest
+    /// with its erase done, or (`FreeEnd::Newest`, relocation streams, whose programs queue
+    /// behind the erase anyway) the newest. `None` if the unit has no such block.
+    pub fn take_free_on_unit(
+        &mut self,
+        pool: Pool,
+        unit: u32,
+        slc_mode: bool,
+        end: FreeEnd,
+    ) -> Option<u32> {
+        let list = pool as u32 * self.units + unit;
+        let b = match end {
+            FreeEnd::Oldest => {
+                let h = self.lists.head(list);
+                if h == NIL || self.info[h as usize].erase_pending {
+                    return None;
+                }
+                self.lists.remove(h);
+                h
+            }
+            FreeEnd::Newest => self.lists.pop_back(list)?,
+        };
+        self.claim_free(pool, b, slc_mode);
+        Some(b)
+    }
+
+    /// Bookkeeping of a free block just taken off its list: it becomes open.
+    fn claim_free(&mut self, pool: Pool, b: u32, slc_mode: bool) {
         self.free[pool as usize] -= 1;
         let i = b as usize;
         debug_assert_eq!(self.info[i].state, BlockState::Free);
@@ -236,7 +268,6 @@ impl BlockTable {
             self.info[i].slc = true;
             self.dyn_slc += 1;
         }
-        Some(b)
     }
 
     /// A full open block becomes a GC / fold candidate.
