@@ -319,10 +319,20 @@ impl Ftl {
         st.cur_page_global = NIL;
         st.fill = 0;
         self.program_and_advance(si, b, page, unit, ops);
+        self.count_programs(1);
+    }
+
+    /// `pages` page programs were emitted ([`Self::program_and_advance`] leaves the count
+    /// to its caller: relocation's one-IU-page loop counts once per victim).
+    #[inline(always)]
+    pub(crate) fn count_programs(&mut self, pages: u32) {
+        self.counters.nand_program_pages += u64::from(pages);
+        self.counters.nand_write_ius += u64::from(pages) * u64::from(self.geo.ius_per_page);
     }
 
     /// Emit the program of page `page` of stream `si`'s open block `b` on `unit`, move the
-    /// stream's cursor past the unit, and close the block once full.
+    /// stream's cursor past the unit, and close the block once full. The caller counts it
+    /// ([`Self::count_programs`]).
     #[inline(always)]
     pub(crate) fn program_and_advance(
         &mut self,
@@ -348,8 +358,6 @@ impl Ftl {
             ius: self.geo.ius_per_page,
             slc,
         });
-        self.counters.nand_program_pages += 1;
-        self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
         st.cursor = if unit + 1 == self.geo.units {
             0
         } else {

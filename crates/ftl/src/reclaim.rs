@@ -259,7 +259,7 @@ impl Ftl {
         let pages = self.blocks.capacity_pages(b);
         let ppb = self.geo.pages_per_block;
         let first = b * ppb;
-        let (mut moved, mut last) = (0u32, None);
+        let (mut moved, mut last, mut programs) = (0u32, None, 0u32);
         for page in 0..pages {
             let src = first + page;
             if page + RELOCATION_PREFETCH_PAGES < pages {
@@ -292,10 +292,14 @@ impl Ftl {
             debug_assert_eq!(info.state, crate::blocks::BlockState::Open);
             info.wp = to_page + 1;
             info.valid += 1;
-            self.move_iu(src, lpn, to_block * ppb + to_page, false);
+            self.copy_iu(src, lpn, to_block * ppb + to_page, false);
             self.program_and_advance(d, to_block, to_page, u, ops);
+            programs += 1;
             last = Some((u, to_page));
         }
+        self.count_programs(programs);
+        // Every copy's source entry at once (one store per IU in the loop otherwise).
+        self.map.p2l[first as usize..(first + pages) as usize].fill(INVALID);
         // The stream's page state as the general loop leaves it: the last page opened, none
         // current.
         if let Some((u, page)) = last {
@@ -376,7 +380,7 @@ impl Ftl {
                     to_first = self.ppa_of(to_block, st.cur_page, 0);
                     (fill, counted) = (0, 0);
                 }
-                self.move_iu(src, lpn, to_first + fill, false);
+                self.copy_iu(src, lpn, to_first + fill, false);
                 fill += 1;
                 if fill == ipp {
                     // Closing the block (its last page) files it by its valid count.
@@ -392,6 +396,9 @@ impl Ftl {
             self.blocks.info[to_block as usize].valid += fill - counted;
             self.streams[d].fill = fill;
         }
+        // Every copy's source entry at once (one store per IU in the loop otherwise).
+        let first = self.ppa_of(b, 0, 0);
+        self.map.p2l[first as usize..(first + pages * ipp) as usize].fill(INVALID);
         (moved, reads)
     }
 
@@ -444,6 +451,14 @@ impl Ftl {
     /// The caller settles the source block's valid count.
     #[inline(always)]
     fn move_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
+        self.copy_iu(src, lpn, to, shadows);
+        self.map.p2l[src as usize] = INVALID;
+    }
+
+    /// [`Self::move_iu`] without clearing the source's P2L entry: for loops that clear the
+    /// victim's whole P2L range once it is emptied.
+    #[inline(always)]
+    fn copy_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
         // A valid copy is the mapped one unless it is shadowed. Without shadows in the victim,
@@ -457,7 +472,6 @@ impl Ftl {
             // undo record follows the move, the map keeps pointing at the new data.
             self.redirect_undo(lpn, src, to);
         }
-        self.map.p2l[src as usize] = INVALID;
     }
 
     /// Whether a host stream's open page shadows a copy in block `b` (never with PLP).
