@@ -164,7 +164,13 @@ impl Ftl {
         let map = Mapping::new(geo.user_ius, geo.total_ius, config.track_versions);
         let streams = host::fresh_streams(&geo);
         let selector = gc::selector(config.gc.policy, geo.ius_per_block);
-        let wl_interval = (geo.total_blocks / 16).max(4);
+        // Without wear levelling no check ever runs: an interval no erase count reaches keeps
+        // the host path from calling in on every IU.
+        let wl_interval = if config.wear_level_threshold == 0 {
+            u32::MAX
+        } else {
+            (geo.total_blocks / 16).max(4)
+        };
         let (ipp_div, ppb_div) = (
             FastDiv::new(geo.ius_per_page),
             FastDiv::new(geo.pages_per_block),

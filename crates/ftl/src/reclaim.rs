@@ -237,7 +237,7 @@ impl Ftl {
         });
         self.blocks.release(b, self.erases_deferred);
         self.counters.erases += 1;
-        self.erases_since_wl += 1;
+        self.erases_since_wl = self.erases_since_wl.saturating_add(1);
     }
 
     /// [`Self::relocate`]'s copy loop when a page holds one IU and no copy in the victim is
