@@ -43,8 +43,8 @@ pub type Ppa = u32;
 pub type Lpn = u32;
 
 /// Two bytes wide: with it a [`NandOp`] has no padding, so a copy of one (the device's
-/// pacing queue copies every internal operation in and reads it back out) is one 16-byte
-/// move rather than a move per field.
+/// pacing queue copies every internal operation into its ring) moves three words rather
+/// than each of five fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u16)]
 pub enum NandOpKind {
