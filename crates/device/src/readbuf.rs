@@ -174,10 +174,17 @@ impl ReadBuffer {
     }
 
     /// Drop codewords `[first, end)` (written or trimmed): a later read fetches them anew.
+    /// Inlined for every write's empty-buffer check (a write workload reads nothing).
+    #[inline]
     pub fn invalidate(&mut self, first: u64, end: u64) {
-        if self.live == 0 {
-            return;
+        if self.live > 0 {
+            self.invalidate_held(first, end);
         }
+    }
+
+    /// [`Self::invalidate`] with codewords held.
+    #[inline(never)]
+    fn invalidate_held(&mut self, first: u64, end: u64) {
         if end - first > self.capacity_units() as u64 {
             // A range wider than the buffer: look at what it holds instead.
             for u in self.units.iter_mut().flatten() {

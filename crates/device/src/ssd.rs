@@ -1053,8 +1053,9 @@ impl Ssd {
         let last = (end - 1) >> self.iu_shift;
         let head_partial = req.offset_bytes & (iu - 1) != 0;
         let tail_partial = end & (iu - 1) != 0;
-        // Large writes stream through the buffer in chunks of a quarter of it.
-        let chunk_ius = (self.buffer.capacity_bytes() / 4 / iu).max(1);
+        // Large writes stream through the buffer in chunks of a quarter of it (IUs are a
+        // power of two: a shift, not a divide per command).
+        let chunk_ius = ((self.buffer.capacity_bytes() / 4) >> self.iu_shift).max(1);
         let mut done = t0;
         let mut lpn = first;
         let mut data_ns = t0;

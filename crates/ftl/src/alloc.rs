@@ -365,10 +365,20 @@ impl Ftl {
         st.cur_page_global = NIL;
         st.fill = 0;
         self.program_and_advance(si, b, page, unit, ops);
+        self.count_programs(1);
+    }
+
+    /// `pages` page programs were emitted ([`Self::program_and_advance`] leaves the count
+    /// to its caller: relocation's one-IU-page loop counts once per victim).
+    #[inline(always)]
+    pub(crate) fn count_programs(&mut self, pages: u32) {
+        self.counters.nand_program_pages += u64::from(pages);
+        self.counters.nand_write_ius += u64::from(pages) * u64::from(self.geo.ius_per_page);
     }
 
     /// Emit the program of page `page` of stream `si`'s open block `b` on `unit`, move the
-    /// stream's cursor past the unit, and close the block once full.
+    /// stream's cursor past the unit, and close the block once full. The caller counts it
+    /// ([`Self::count_programs`]).
     #[inline(always)]
     pub(crate) fn program_and_advance(
         &mut self,
@@ -395,12 +405,11 @@ impl Ftl {
             ius: self.geo.ius_per_page,
             slc,
         });
-        self.counters.nand_program_pages += 1;
-        self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
         if self.geo.parity_stripe_pages != 0 && !full && self.geo.is_parity_page(page + 1) {
             // The stripe's data pages are all programmed: its parity page follows. Parity of
             // host data is not host data (it releases no buffer space), so it carries its own
-            // cause; parity of GC and fold copies is paced with them.
+            // cause; parity of GC and fold copies is paced with them. Counted here: callers
+            // count only their data pages.
             let cause = match st.cause {
                 OpCause::HostWrite => OpCause::Parity,
                 c => c,

@@ -42,7 +42,11 @@ pub type Ppa = u32;
 /// Logical IU number: host byte offset / IU size.
 pub type Lpn = u32;
 
+/// Two bytes wide: with it a [`NandOp`] has no padding, so a copy of one (the device's
+/// pacing queue copies every internal operation into its ring) moves three words rather
+/// than each of five fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
 pub enum NandOpKind {
     Read,
     Program,
@@ -164,7 +168,13 @@ impl Ftl {
         let map = Mapping::new(geo.user_ius, geo.total_ius, config.track_versions);
         let streams = host::fresh_streams(&geo);
         let selector = gc::selector(config.gc.policy, geo.data_ius_per_block);
-        let wl_interval = (geo.total_blocks / 16).max(4);
+        // Without wear levelling no check ever runs: an interval no erase count reaches keeps
+        // the host path from calling in on every IU.
+        let wl_interval = if config.wear_level_threshold == 0 {
+            u32::MAX
+        } else {
+            (geo.total_blocks / 16).max(4)
+        };
         let (ipp_div, ppb_div) = (
             FastDiv::new(geo.ius_per_page),
             FastDiv::new(geo.pages_per_block),

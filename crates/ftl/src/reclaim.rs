@@ -154,16 +154,18 @@ impl Ftl {
         let d = dest as usize;
         let pages = self.blocks.capacity_pages(b);
         let ahead_pages = RELOCATION_PREFETCH_PAGES;
-        let whole_pages = ipp == 1 && !shadows;
-        if whole_pages {
+        let gather = ipp as usize <= GATHER_IUS;
+        let fast = !shadows && gather;
+        if fast && ipp == 1 {
             (moved, reads) = self.relocate_whole_pages(b, cause, d, ops);
+        } else if fast {
+            (moved, reads) = self.relocate_packed(b, cause, d, ops);
         }
         // The live IUs of a page, gathered without a branch per slot (validity is close to
         // random in a victim, so a branch per slot is mispredicted often), when they fit.
         let mut live_lpns = [INVALID; GATHER_IUS];
         let mut live_srcs = [0 as Ppa; GATHER_IUS];
-        let gather = ipp as usize <= GATHER_IUS;
-        for page in 0..if whole_pages { 0 } else { pages } {
+        for page in 0..if fast { 0 } else { pages } {
             let first = self.ppa_of(b, page, 0);
             // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
             // than the caches: start loading the entries of a page a few copies ahead.
@@ -235,7 +237,7 @@ impl Ftl {
         });
         self.blocks.release(b, self.erases_deferred);
         self.counters.erases += 1;
-        self.erases_since_wl += 1;
+        self.erases_since_wl = self.erases_since_wl.saturating_add(1);
     }
 
     /// [`Self::relocate`]'s copy loop when a page holds one IU and no copy in the victim is
@@ -257,7 +259,7 @@ impl Ftl {
         let pages = self.blocks.capacity_pages(b);
         let ppb = self.geo.pages_per_block;
         let first = b * ppb;
-        let (mut moved, mut last) = (0u32, None);
+        let (mut moved, mut last, mut programs) = (0u32, None, 0u32);
         for page in 0..pages {
             let src = first + page;
             if page + RELOCATION_PREFETCH_PAGES < pages {
@@ -290,10 +292,14 @@ impl Ftl {
             debug_assert_eq!(info.state, crate::blocks::BlockState::Open);
             info.wp = to_page + 1;
             info.valid += 1;
-            self.move_iu(src, lpn, to_block * ppb + to_page, false);
+            self.copy_iu(src, lpn, to_block * ppb + to_page, false);
             self.program_and_advance(d, to_block, to_page, u, ops);
+            programs += 1;
             last = Some((u, to_page));
         }
+        self.count_programs(programs);
+        // Every copy's source entry at once (one store per IU in the loop otherwise).
+        self.map.p2l[first as usize..(first + pages) as usize].fill(INVALID);
         // The stream's page state as the general loop leaves it: the last page opened, none
         // current.
         if let Some((u, page)) = last {
@@ -302,6 +308,98 @@ impl Ftl {
             st.cur_page = page;
         }
         (moved, u64::from(moved))
+    }
+
+    /// [`Self::relocate`]'s copy loop when pages hold several IUs (at most [`GATHER_IUS`])
+    /// and no copy in the victim is shadowed: the destination page being filled is kept in
+    /// locals (its block, first IU and fill) and written back to the stream, with the
+    /// block's valid count, only when the page is programmed or the loop ends. The same
+    /// operations, in the same order, and the same state as the general loop. Returns (IUs
+    /// moved, pages read).
+    fn relocate_packed(
+        &mut self,
+        b: u32,
+        cause: OpCause,
+        d: usize,
+        ops: &mut Vec<NandOp>,
+    ) -> (u32, u64) {
+        let slc = self.blocks.info[b as usize].slc;
+        let ipp = self.geo.ius_per_page;
+        debug_assert!(ipp > 1 && ipp as usize <= GATHER_IUS);
+        let pages = self.blocks.capacity_pages(b);
+        // The destination page: block (NIL for none), its first IU, the IUs placed in it,
+        // and how many of those its block's valid count already holds.
+        let (mut to_block, mut to_first, mut fill, mut counted) = {
+            let st = &self.streams[d];
+            let first = if st.cur_block == NIL {
+                0
+            } else {
+                self.ppa_of(st.cur_block, st.cur_page, 0)
+            };
+            (st.cur_block, first, st.fill, st.fill)
+        };
+        let mut live_lpns = [INVALID; GATHER_IUS];
+        let mut live_srcs = [0 as Ppa; GATHER_IUS];
+        let (mut moved, mut reads) = (0u32, 0u64);
+        for page in 0..pages {
+            let first = self.ppa_of(b, page, 0);
+            if page + RELOCATION_PREFETCH_PAGES < pages {
+                let ahead = self.ppa_of(b, page + RELOCATION_PREFETCH_PAGES, 0);
+                for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
+                    self.prefetch_copy_entry(lpn);
+                }
+            }
+            let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
+            let mut n = 0;
+            for (src, &lpn) in (first..).zip(slots) {
+                // `n` stays below `ipp`, at most `GATHER_IUS`: the mask only drops the
+                // bounds check.
+                live_lpns[n & (GATHER_IUS - 1)] = lpn;
+                live_srcs[n & (GATHER_IUS - 1)] = src;
+                n += usize::from(lpn != INVALID);
+            }
+            if n == 0 {
+                continue;
+            }
+            ops.push(NandOp {
+                kind: NandOpKind::Read,
+                cause,
+                block: b,
+                page,
+                ius: n as u32,
+                slc,
+            });
+            reads += 1;
+            for (&src, &lpn) in live_srcs[..n].iter().zip(&live_lpns[..n]) {
+                if to_block == NIL {
+                    if !self.start_page(STREAMS[d]) {
+                        self.no_block_for_relocation();
+                    }
+                    let st = &self.streams[d];
+                    to_block = st.cur_block;
+                    to_first = self.ppa_of(to_block, st.cur_page, 0);
+                    (fill, counted) = (0, 0);
+                }
+                self.copy_iu(src, lpn, to_first + fill, false);
+                fill += 1;
+                if fill == ipp {
+                    // Closing the block (its last page) files it by its valid count.
+                    self.blocks.info[to_block as usize].valid += fill - counted;
+                    self.streams[d].fill = fill;
+                    self.emit_program(d, ops);
+                    to_block = NIL;
+                }
+            }
+            moved += n as u32;
+        }
+        if to_block != NIL {
+            self.blocks.info[to_block as usize].valid += fill - counted;
+            self.streams[d].fill = fill;
+        }
+        // Every copy's source entry at once (one store per IU in the loop otherwise).
+        let first = self.ppa_of(b, 0, 0);
+        self.map.p2l[first as usize..(first + pages * ipp) as usize].fill(INVALID);
+        (moved, reads)
     }
 
     /// Start loading the L2P entry of `lpn`, a victim's slot a few pages ahead of the copy in
@@ -353,6 +451,14 @@ impl Ftl {
     /// The caller settles the source block's valid count.
     #[inline(always)]
     fn move_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
+        self.copy_iu(src, lpn, to, shadows);
+        self.map.p2l[src as usize] = INVALID;
+    }
+
+    /// [`Self::move_iu`] without clearing the source's P2L entry: for loops that clear the
+    /// victim's whole P2L range once it is emptied.
+    #[inline(always)]
+    fn copy_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
         // A valid copy is the mapped one unless it is shadowed. Without shadows in the victim,
@@ -366,7 +472,6 @@ impl Ftl {
             // undo record follows the move, the map keeps pointing at the new data.
             self.redirect_undo(lpn, src, to);
         }
-        self.map.p2l[src as usize] = INVALID;
     }
 
     /// Whether a host stream's open page shadows a copy in block `b` (never with PLP).

@@ -12,6 +12,7 @@ impl Ftl {
     }
 
     /// The stream a host IU goes to. If it is the SLC stream, its current page is started.
+    #[inline]
     pub(crate) fn route_host_write(&mut self) -> StreamId {
         let st = &self.streams[StreamId::Slc as usize];
         // An exhausted cache (no open SLC block, none to take) is the common case on a full

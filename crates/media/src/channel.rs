@@ -599,29 +599,49 @@ impl Channel {
     #[cold]
     #[inline(never)]
     fn rescan(&mut self) -> usize {
-        // The narrowest `RESCAN_KEEP + 2` (key, position), narrowest first.
-        let mut top = [(GapKey::MAX, 0usize); RESCAN_KEEP + 2];
+        // The narrowest `RESCAN_KEEP + 2` gaps as (width, position), narrowest first; an
+        // unfilled entry has width `u64::MAX`, which no gap has. Keys order gaps by width,
+        // then by the end before the gap, which grows with the position: scanned in
+        // position order, gaps need only their widths compared (a later gap of equal width
+        // goes after), and 16-byte entries move instead of 32-byte ones.
+        let mut top = [(u64::MAX, 0usize); RESCAN_KEEP + 2];
+        let mut prev_end = self.at(0).1;
         for k in 0..self.len - 1 {
-            let key = gap_key(self.at(k).1, self.at(k + 1).0);
-            if key < top[RESCAN_KEEP + 1].0 {
+            let next = self.at(k + 1);
+            let width = next.0 - prev_end;
+            debug_assert!(width < u64::MAX);
+            if width < top[RESCAN_KEEP + 1].0 {
                 let mut j = RESCAN_KEEP + 1;
-                while j > 0 && top[j - 1].0 > key {
+                while j > 0 && top[j - 1].0 > width {
                     top[j] = top[j - 1];
                     j -= 1;
                 }
-                top[j] = (key, k);
+                top[j] = (width, k);
             }
+            prev_end = next.1;
         }
-        self.bound = top[RESCAN_KEEP + 1].0;
+        let key = |&(width, k): &(u64, usize)| {
+            if width == u64::MAX {
+                GapKey::MAX
+            } else {
+                gap_key(self.at(k).1, self.at(k + 1).0)
+            }
+        };
+        let bound = key(&top[RESCAN_KEEP + 1]);
         // Equal keys (gaps between empty intervals) may straddle the bound: keep only keys
         // below it.
-        let bound = self.bound;
-        let kept = top[1..=RESCAN_KEEP].iter().filter(|c| c.0 < bound);
-        self.candidates_len = 0;
-        for &(key, _) in kept.rev() {
-            self.candidates[self.candidates_len] = key;
-            self.candidates_len += 1;
+        let mut kept = [0; RESCAN_KEEP];
+        let mut n = 0;
+        for c in top[1..=RESCAN_KEEP].iter().rev() {
+            let k = key(c);
+            if k < bound {
+                kept[n] = k;
+                n += 1;
+            }
         }
+        self.bound = bound;
+        self.candidates[..n].copy_from_slice(&kept[..n]);
+        self.candidates_len = n;
         top[0].1
     }
 

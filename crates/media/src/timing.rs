@@ -108,7 +108,11 @@ pub struct NandTiming {
     plane_route: Vec<(u32, u32)>,
     /// Array time per operation class.
     array_ns: [u64; CLASSES],
-    /// Channel time of the last transfer size asked for (sizes repeat: IU multiples).
+    /// Channel time per transfer of whole 4 KiB units, by the count of units (a relocation
+    /// read moves its page's live IUs, one to a page's worth, and its programs a whole
+    /// page: a single remembered size missed on most operations with pages of several IUs).
+    xfer_by_4k: [u64; XFER_4K_SIZES],
+    /// Channel time of the last other transfer size asked for.
     xfer_memo: (u64, u64),
     /// The latest of all free times (they only grow, so a running max; asked every command).
     all_free_ns: u64,
@@ -188,6 +192,9 @@ impl NandTiming {
                 t.t_erase_ns,
                 t.t_erase_ns,
             ],
+            xfer_by_4k: std::array::from_fn(|k| {
+                channel_ns_at(k as u64 * 4096, geometry.channel_bytes_per_s)
+            }),
             xfer_memo: (0, 0),
             all_free_ns: 0,
             queues: sched
@@ -306,19 +313,23 @@ impl NandTiming {
     /// Time to move `bytes` over one channel.
     #[inline]
     pub fn channel_ns(&self, bytes: u64) -> u64 {
+        if let Some(&ns) = self.xfer_table(bytes) {
+            return ns;
+        }
         // Callers ask for the size just scheduled (a relocation read's data time): no divide.
         if bytes == self.xfer_memo.0 {
             return self.xfer_memo.1;
         }
-        self.channel_ns_computed(bytes)
+        channel_ns_at(bytes, self.geometry.channel_bytes_per_s)
     }
 
-    #[inline]
-    fn channel_ns_computed(&self, bytes: u64) -> u64 {
-        if bytes == 0 {
-            0
+    /// The table's channel time for `bytes`, if it is a size the table holds.
+    #[inline(always)]
+    fn xfer_table(&self, bytes: u64) -> Option<&u64> {
+        if bytes.is_multiple_of(4096) {
+            self.xfer_by_4k.get((bytes / 4096) as usize)
         } else {
-            transfer_ns(bytes, self.geometry.channel_bytes_per_s.max(1))
+            None
         }
     }
 
@@ -328,11 +339,23 @@ impl NandTiming {
         (unit as usize, ch as usize)
     }
 
-    /// [`Self::channel_ns`], remembering the last size.
+    /// [`Self::channel_ns`], remembering the last size the table does not hold.
     #[inline(always)]
     fn channel_ns_memo(&mut self, bytes: u64) -> u64 {
+        if let Some(&ns) = self.xfer_table(bytes) {
+            return ns;
+        }
+        self.channel_ns_untabled(bytes)
+    }
+
+    /// [`Self::channel_ns_memo`] for a size the table does not hold.
+    #[inline(never)]
+    fn channel_ns_untabled(&mut self, bytes: u64) -> u64 {
         if bytes != self.xfer_memo.0 {
-            self.xfer_memo = (bytes, self.channel_ns_computed(bytes));
+            self.xfer_memo = (
+                bytes,
+                channel_ns_at(bytes, self.geometry.channel_bytes_per_s),
+            );
         }
         self.xfer_memo.1
     }
@@ -379,10 +402,10 @@ impl NandTiming {
             host,
         };
         let done = self.schedule(&op, now_ns);
-        // `schedule` just set the memo to this size.
+        // A table look-up, or the memo `schedule` just set to this size.
         (
             done,
-            self.array_ns[class_of(op.kind, slc)] + self.xfer_memo.1,
+            self.array_ns[class_of(op.kind, slc)] + self.channel_ns_memo(bytes),
         )
     }
 
@@ -615,6 +638,18 @@ impl NandTiming {
                 .iter()
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
+    }
+}
+
+/// Transfer sizes of whole 4 KiB units [`NandTiming`] keeps the channel time of: 0 to 64 KiB.
+const XFER_4K_SIZES: usize = 17;
+
+/// Time to move `bytes` over a channel of `bytes_per_s`.
+fn channel_ns_at(bytes: u64, bytes_per_s: u64) -> u64 {
+    if bytes == 0 {
+        0
+    } else {
+        transfer_ns(bytes, bytes_per_s.max(1))
     }
 }
 
