@@ -206,35 +206,28 @@ impl BlockTable {
         if self.free[pool as usize] == 0 {
             return None;
         }
-        let (units, lists) = (self.units, &mut self.lists);
-        let b = (0..units)
-            .map(|k| pool as u32 * units + (unit + k) % units)
-            .find_map(|list| match end {
-                FreeEnd::Oldest => {
-                    let h = lists.head(list);
-                    (h != NIL && !self.info[h as usize].erase_pending).then_some(h)
-                }
-                FreeEnd::Newest => lists.pop_back(list),
-            })
-            .or_else(|| {
+        let units = self.units;
+        let list = |k: u32| pool as u32 * units + (unit + k) % units;
+        let b = match (0..units).find_map(|k| self.take_ready(list(k), end)) {
+            Some(b) => b,
+            None => {
                 // Every oldest free block still waits for its erase: take the one released
                 // first, on any unit (its erase is the next the device carries out, so the
                 // wait is the shortest).
-                (0..units)
-                    .map(|k| lists.head(pool as u32 * units + (unit + k) % units))
+                let b = (0..units)
+                    .map(|k| self.lists.head(list(k)))
                     .filter(|&h| h != NIL)
-                    .min_by_key(|&h| self.release_seq[h as usize])
-            })?;
-        if end == FreeEnd::Oldest {
-            lists.remove(b);
-        }
+                    .min_by_key(|&h| self.release_seq[h as usize])?;
+                self.lists.remove(b);
+                b
+            }
+        };
         self.claim_free(pool, b, slc_mode);
         Some(b)
     }
 
-    /// A free block of `pool` on `unit` itself that a stream can program at once: the oldest
-    /// with its erase done, or (`FreeEnd::Newest`, relocation streams, whose programs queue
-    /// behind the erase anyway) the newest. `None` if the unit has no such block.
+    /// A free block of `pool` on `unit` itself that a stream can program at once (see
+    /// [`Self::take_ready`]); `None` if the unit has none.
     pub fn take_free_on_unit(
         &mut self,
         pool: Pool,
@@ -242,20 +235,26 @@ impl BlockTable {
         slc_mode: bool,
         end: FreeEnd,
     ) -> Option<u32> {
-        let list = pool as u32 * self.units + unit;
-        let b = match end {
+        let b = self.take_ready(pool as u32 * self.units + unit, end)?;
+        self.claim_free(pool, b, slc_mode);
+        Some(b)
+    }
+
+    /// Take off free list `list` the block a stream can program at once: the oldest if its
+    /// erase is done, or (`FreeEnd::Newest`, relocation streams, whose programs queue behind
+    /// the erase anyway) the newest.
+    fn take_ready(&mut self, list: u32, end: FreeEnd) -> Option<u32> {
+        match end {
             FreeEnd::Oldest => {
                 let h = self.lists.head(list);
                 if h == NIL || self.info[h as usize].erase_pending {
                     return None;
                 }
                 self.lists.remove(h);
-                h
+                Some(h)
             }
-            FreeEnd::Newest => self.lists.pop_back(list)?,
-        };
-        self.claim_free(pool, b, slc_mode);
-        Some(b)
+            FreeEnd::Newest => self.lists.pop_back(list),
+        }
     }
 
     /// Bookkeeping of a free block just taken off its list: it becomes open.

@@ -170,10 +170,7 @@ impl Ftl {
             // Each copy rewrites the L2P entry of its IU, a random line of a table far larger
             // than the caches: start loading the entries of a page a few copies ahead.
             if page + ahead_pages < pages {
-                let ahead = self.ppa_of(b, page + ahead_pages, 0);
-                for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
-                    self.prefetch_copy_entry(lpn);
-                }
+                self.prefetch_page_entries(b, page + ahead_pages);
             }
             let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
             let live = if gather {
@@ -344,10 +341,7 @@ impl Ftl {
         for page in 0..pages {
             let first = self.ppa_of(b, page, 0);
             if page + RELOCATION_PREFETCH_PAGES < pages {
-                let ahead = self.ppa_of(b, page + RELOCATION_PREFETCH_PAGES, 0);
-                for &lpn in &self.map.p2l[ahead as usize..(ahead + ipp) as usize] {
-                    self.prefetch_copy_entry(lpn);
-                }
+                self.prefetch_page_entries(b, page + RELOCATION_PREFETCH_PAGES);
             }
             let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
             let mut n = 0;
@@ -400,6 +394,15 @@ impl Ftl {
         let first = self.ppa_of(b, 0, 0);
         self.map.p2l[first as usize..(first + pages * ipp) as usize].fill(INVALID);
         (moved, reads)
+    }
+
+    /// Start loading the L2P entries of the IUs in page `page` of victim `b`.
+    #[inline(always)]
+    fn prefetch_page_entries(&self, b: u32, page: u32) {
+        let first = self.ppa_of(b, page, 0) as usize;
+        for &lpn in &self.map.p2l[first..first + self.geo.ius_per_page as usize] {
+            self.prefetch_copy_entry(lpn);
+        }
     }
 
     /// Start loading the L2P entry of `lpn`, a victim's slot a few pages ahead of the copy in
