@@ -24,6 +24,19 @@ const RELOCATION_PREFETCH_PAGES: u32 = 8;
 /// 4 KiB IUs); pages of more IUs take the same steps one slot at a time.
 const GATHER_IUS: usize = 16;
 
+/// The read of `ius` live IUs in page `page` of victim `block`.
+#[inline(always)]
+fn victim_read(cause: OpCause, block: u32, page: u32, ius: u32, slc: bool) -> NandOp {
+    NandOp {
+        kind: NandOpKind::Read,
+        cause,
+        block,
+        page,
+        ius,
+        slc,
+    }
+}
+
 impl Ftl {
     /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
     /// whole page, since relocation may pad its last page.
@@ -172,29 +185,16 @@ impl Ftl {
             if page + ahead_pages < pages {
                 self.prefetch_page_entries(b, page + ahead_pages);
             }
-            let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
             let live = if gather {
-                let mut n = 0;
-                for (src, &lpn) in (first..).zip(slots) {
-                    live_lpns[n] = lpn;
-                    live_srcs[n] = src;
-                    n += usize::from(lpn != INVALID);
-                }
-                n as u32
+                self.gather_live(first, &mut live_lpns, &mut live_srcs) as u32
             } else {
+                let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
                 slots.iter().filter(|&&lpn| lpn != INVALID).count() as u32
             };
             if live == 0 {
                 continue;
             }
-            ops.push(NandOp {
-                kind: NandOpKind::Read,
-                cause,
-                block: b,
-                page,
-                ius: live,
-                slc,
-            });
+            ops.push(victim_read(cause, b, page, live, slc));
             reads += 1;
             if gather {
                 for k in 0..live as usize {
@@ -343,26 +343,11 @@ impl Ftl {
             if page + RELOCATION_PREFETCH_PAGES < pages {
                 self.prefetch_page_entries(b, page + RELOCATION_PREFETCH_PAGES);
             }
-            let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
-            let mut n = 0;
-            for (src, &lpn) in (first..).zip(slots) {
-                // `n` stays below `ipp`, at most `GATHER_IUS`: the mask only drops the
-                // bounds check.
-                live_lpns[n & (GATHER_IUS - 1)] = lpn;
-                live_srcs[n & (GATHER_IUS - 1)] = src;
-                n += usize::from(lpn != INVALID);
-            }
+            let n = self.gather_live(first, &mut live_lpns, &mut live_srcs);
             if n == 0 {
                 continue;
             }
-            ops.push(NandOp {
-                kind: NandOpKind::Read,
-                cause,
-                block: b,
-                page,
-                ius: n as u32,
-                slc,
-            });
+            ops.push(victim_read(cause, b, page, n as u32, slc));
             reads += 1;
             for (&src, &lpn) in live_srcs[..n].iter().zip(&live_lpns[..n]) {
                 if to_block == NIL {
@@ -394,6 +379,28 @@ impl Ftl {
         let first = self.ppa_of(b, 0, 0);
         self.map.p2l[first as usize..(first + pages * ipp) as usize].fill(INVALID);
         (moved, reads)
+    }
+
+    /// The live IUs of the page whose first IU is `first`, into `lpns` and `srcs`, gathered
+    /// without a branch per slot (validity is close to random in a victim, so such a branch
+    /// is mispredicted often); returns how many. The page holds at most `GATHER_IUS` IUs.
+    #[inline(always)]
+    fn gather_live(
+        &self,
+        first: Ppa,
+        lpns: &mut [Lpn; GATHER_IUS],
+        srcs: &mut [Ppa; GATHER_IUS],
+    ) -> usize {
+        let slots = &self.map.p2l[first as usize..(first + self.geo.ius_per_page) as usize];
+        let mut n = 0;
+        for (src, &lpn) in (first..).zip(slots) {
+            // `n` stays below the IUs per page, at most `GATHER_IUS`: the mask only drops the
+            // bounds check.
+            lpns[n & (GATHER_IUS - 1)] = lpn;
+            srcs[n & (GATHER_IUS - 1)] = src;
+            n += usize::from(lpn != INVALID);
+        }
+        n
     }
 
     /// Start loading the L2P entries of the IUs in page `page` of victim `b`.
