@@ -143,46 +143,42 @@ impl Ftl {
         self.blocks.free_count(Pool::Static) > 0 || self.dynamic_slc_allowed()
     }
 
-    fn alloc_block(&mut self, s: StreamId, unit: u32) -> Option<u32> {
-        match s {
+    /// A free block for stream `s`'s slot on `unit`: with `own_unit`, only one of that unit's
+    /// that the stream can program without waiting for a queued erase (relocation streams
+    /// excepted: their programs queue behind the erase anyway); otherwise preferably on
+    /// `unit`, else from another unit, a block still waiting for its erase last.
+    fn alloc_block(&mut self, s: StreamId, unit: u32, own_unit: bool) -> Option<u32> {
+        let (pool, slc, end) = match s {
             StreamId::Slc => {
-                if self.blocks.free_count(Pool::Static) > 0 {
-                    self.blocks.take_free(Pool::Static, unit, true)
-                } else if self.dynamic_slc_allowed() {
-                    self.blocks.take_free(Pool::Native, unit, true)
-                } else {
-                    None
+                if let Some(b) =
+                    self.take_block(Pool::Static, unit, true, FreeEnd::Oldest, own_unit)
+                {
+                    return Some(b);
                 }
+                if !self.dynamic_slc_allowed() {
+                    return None;
+                }
+                (Pool::Native, true, FreeEnd::Oldest)
             }
-            StreamId::Host => self.blocks.take_free(Pool::Native, unit, false),
-            _ => self
-                .blocks
-                .take_free_at(Pool::Native, unit, false, FreeEnd::Newest),
-        }
+            StreamId::Host => (Pool::Native, false, FreeEnd::Oldest),
+            _ => (Pool::Native, false, FreeEnd::Newest),
+        };
+        self.take_block(pool, unit, slc, end, own_unit)
     }
 
-    /// [`Self::alloc_block`] from `unit`'s own free blocks only, and only one the stream can
-    /// program without waiting for a queued erase (relocation streams excepted: their
-    /// programs queue behind the erase anyway).
-    fn alloc_block_on_unit(&mut self, s: StreamId, unit: u32) -> Option<u32> {
-        match s {
-            StreamId::Slc => {
-                let b = self
-                    .blocks
-                    .take_free_on_unit(Pool::Static, unit, true, FreeEnd::Oldest);
-                if b.is_some() || !self.dynamic_slc_allowed() {
-                    return b;
-                }
-                self.blocks
-                    .take_free_on_unit(Pool::Native, unit, true, FreeEnd::Oldest)
-            }
-            StreamId::Host => {
-                self.blocks
-                    .take_free_on_unit(Pool::Native, unit, false, FreeEnd::Oldest)
-            }
-            _ => self
-                .blocks
-                .take_free_on_unit(Pool::Native, unit, false, FreeEnd::Newest),
+    #[inline]
+    fn take_block(
+        &mut self,
+        pool: Pool,
+        unit: u32,
+        slc: bool,
+        end: FreeEnd,
+        own_unit: bool,
+    ) -> Option<u32> {
+        if own_unit {
+            self.blocks.take_free_on_unit(pool, unit, slc, end)
+        } else {
+            self.blocks.take_free_at(pool, unit, slc, end)
         }
     }
 
@@ -254,7 +250,7 @@ impl Ftl {
         for _ in 0..units {
             let mut b = self.streams[si].open[u as usize];
             if b == NIL {
-                if let Some(nb) = self.alloc_block_on_unit(s, u) {
+                if let Some(nb) = self.alloc_block(s, u, true) {
                     b = nb;
                     self.streams[si].open[u as usize] = nb;
                     self.streams[si].open_count += 1;
@@ -273,7 +269,7 @@ impl Ftl {
         for _ in 0..units {
             let mut b = self.streams[si].open[u as usize];
             if b == NIL && can_alloc {
-                match self.alloc_block(s, u) {
+                match self.alloc_block(s, u, false) {
                     Some(nb) => {
                         b = nb;
                         self.streams[si].open[u as usize] = nb;
@@ -405,7 +401,7 @@ impl Ftl {
             ius: self.geo.ius_per_page,
             slc,
         });
-        if self.geo.parity_stripe_pages != 0 && !full && self.geo.is_parity_page(page + 1) {
+        if !full && self.geo.is_parity_page(page + 1) {
             // The stripe's data pages are all programmed: its parity page follows. Parity of
             // host data is not host data (it releases no buffer space), so it carries its own
             // cause; parity of GC and fold copies is paced with them. Counted here: callers
@@ -426,8 +422,7 @@ impl Ftl {
             info.programmed = page + 2;
             info.wp = page + 2;
             full = page + 2 == pages;
-            self.counters.nand_program_pages += 1;
-            self.counters.nand_write_ius += u64::from(self.geo.ius_per_page);
+            self.count_programs(1);
             self.counters.parity_program_pages += 1;
         }
         let st = &mut self.streams[si];

@@ -191,6 +191,7 @@ impl BlockTable {
 
     /// Take a free block of `pool`, preferably on `unit` (FIFO per unit, which spreads wear),
     /// else from the next unit that has one. `slc_mode` opens a native block in SLC mode.
+    #[cfg(test)]
     pub fn take_free(&mut self, pool: Pool, unit: u32, slc_mode: bool) -> Option<u32> {
         self.take_free_at(pool, unit, slc_mode, FreeEnd::Oldest)
     }
