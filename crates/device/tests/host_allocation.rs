@@ -1,8 +1,8 @@
 //! Host page placement (`ftl.host_allocation`) on a drive with many (die, plane) units and
 //! GC. Each stream slot keeps a block of its own unit (a unit without a free block ready is
-//! passed over for a page, not given another unit's block), so striping over every unit in
-//! turn keeps the planes busy; placing each page on the unit whose die is free soonest then
-//! changes little.
+//! passed over for a page, not given another unit's block) and GC takes its victims where
+//! free blocks are fewest, so striping over every unit in turn keeps the planes busy;
+//! placing each page on the unit whose die is free soonest then changes little.
 
 mod common;
 
@@ -18,12 +18,13 @@ fn striping_keeps_the_planes_busy_and_least_busy_placement_changes_little() {
         "striped {striped_iops:.0} IOPS, planes busy {striped_busy:.3}, WA {striped_wa:.2}; \
          least_busy {placed_iops:.0} IOPS, planes busy {placed_busy:.3}, WA {placed_wa:.2}"
     );
-    // Measured: striped 27,274 IOPS, planes busy 0.934, WA 3.01; least_busy 27,043, 0.916,
-    // 3.01. While a unit whose free blocks waited for queued erases took the next unit's
-    // block into its slot, striping kept the planes 0.780 busy (23,101 IOPS) and least_busy
-    // placement 0.886 (26,433 IOPS).
+    // Measured: striped 29,685 IOPS, planes busy 1.000, WA 3.01; least_busy 29,682, 1.000,
+    // 3.01. While GC took victims from units in rotation, units ran out of free blocks and
+    // their slots were passed over: striped 27,274 (0.934 busy), least_busy 27,043 (0.916);
+    // before that, while a unit whose free blocks waited for queued erases took the next
+    // unit's block into its slot, striping kept the planes 0.780 busy (23,101 IOPS).
     assert!(
-        striped_busy > 0.9,
+        striped_busy > 0.98,
         "planes busy {striped_busy:.3} when striping"
     );
     assert!((placed_iops / striped_iops - 1.0).abs() < 0.05);

@@ -260,6 +260,7 @@ impl Ftl {
                 self.open_page(si, u, b);
                 return true;
             }
+            self.counters.stripe_slots_passed_over += 1;
             u = if u + 1 == units { 0 } else { u + 1 };
         }
         // No unit has a block of its own ready: take the one whose erase comes first.

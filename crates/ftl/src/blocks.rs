@@ -184,6 +184,26 @@ impl BlockTable {
         self.free[pool as usize]
     }
 
+    /// Free native blocks on `unit`.
+    pub fn free_on_unit(&self, unit: u32) -> u32 {
+        self.lists.len(self.free_list(Pool::Native, unit))
+    }
+
+    /// The unit with the fewest free native blocks, the first such from `from` on in unit
+    /// order (so ties rotate as `from` does). O(units): asked once per victim.
+    pub fn neediest_unit(&self, from: u32) -> u32 {
+        let mut best = (u32::MAX, from);
+        let mut u = from;
+        for _ in 0..self.units {
+            let free = self.free_on_unit(u);
+            if free < best.0 {
+                best = (free, u);
+            }
+            u = if u + 1 == self.units { 0 } else { u + 1 };
+        }
+        best.1
+    }
+
     /// Native blocks currently used in SLC mode.
     pub fn dynamic_slc_blocks(&self) -> u32 {
         self.dyn_slc

@@ -116,6 +116,10 @@ pub struct FtlCounters {
     pub wear_level_moved_ius: u64,
     /// Parity pages programmed (counted in `nand_program_pages` and `nand_write_ius` too).
     pub parity_program_pages: u64,
+    /// Times a write stream passed over a unit whose stripe slot had no block it could
+    /// program (no free block on the unit, or only ones whose erase is still queued): that
+    /// unit's planes get none of the stream's pages until its turn comes round again.
+    pub stripe_slots_passed_over: u64,
 }
 
 impl FtlCounters {

@@ -13,6 +13,10 @@ use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
 /// A GC victim from the next unit may free `1 / SPREAD_SLACK_DIVISOR` less than the policy's.
 const SPREAD_SLACK_DIVISOR: u32 = 8;
 
+/// A unit down to this many free blocks gets the next victim whatever it frees: the next
+/// stream to open a block there takes its last one.
+const LAST_FREE_BLOCKS: u32 = 1;
+
 /// How many victim pages ahead of the copy in progress relocation starts loading the L2P
 /// entries of their IUs. Counted in pages, not IUs: a page's copies cost about the same
 /// whatever it holds (a NAND read, its IUs' programs), so this keeps the loads the same time
@@ -106,21 +110,34 @@ impl Ftl {
         true
     }
 
-    /// A victim's reads and erase load its own unit only. Taking successive GC victims from
-    /// successive units spreads that load evenly, so no die queue falls behind the others
-    /// (host and GC programs are striped evenly over all units); a block on the next unit
-    /// replaces the policy's pick when it frees at most an eighth less space.
+    /// A victim frees a block on its own unit only, while the host and relocation streams
+    /// take blocks from every unit in turn. The victim is therefore taken from the unit with
+    /// the fewest free blocks: its block that frees at most an eighth less space than the
+    /// policy's pick, or, once that unit is down to its last free block, its emptiest block
+    /// whatever it frees. Otherwise a unit whose blocks the policy rarely picks runs out of
+    /// free blocks, its stripe slots are passed over and its planes idle while the others
+    /// carry its share (a fifth of all plane time on a QLC drive under random writes,
+    /// docs/scale.md). Ties go to the units after the last victim's, which spreads the
+    /// victims' reads and erases over the dies.
     fn spread_victim(&mut self, pick: u32) -> u32 {
         let units = self.geo.units;
-        let want = self.gc_unit;
+        let want = self.blocks.neediest_unit(self.gc_unit);
         let v = self.blocks.info[pick as usize].valid;
         let chosen = if self.blocks.unit_of(pick) == want {
             pick
         } else {
-            let slack = (self.geo.data_ius_per_block - v) / SPREAD_SLACK_DIVISOR;
-            let b = self
-                .blocks
-                .find_on_unit(Class::Native, want, v, v + slack, 4 * units);
+            let b = if self.blocks.free_on_unit(want) <= LAST_FREE_BLOCKS {
+                // Every closed block of the unit is a candidate, the emptiest first; the
+                // walk passes the other units' blocks in those buckets (about `units` per
+                // block of this unit), once per victim.
+                let full = self.geo.data_ius_per_block - 1;
+                self.blocks
+                    .find_on_unit(Class::Native, want, v, full, u32::MAX)
+            } else {
+                let slack = (self.geo.data_ius_per_block - v) / SPREAD_SLACK_DIVISOR;
+                self.blocks
+                    .find_on_unit(Class::Native, want, v, v + slack, 4 * units)
+            };
             if b == NIL {
                 pick
             } else {
