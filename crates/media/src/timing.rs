@@ -566,6 +566,33 @@ impl NandTiming {
         self.forget_ns = Some(self.forget_ns.map_or(now_ns, |f| f.max(now_ns)));
     }
 
+    /// Start a run of operations none of which is placed before `at_ns` (the release of
+    /// queued internal work): when that is after the pending forget time, every channel
+    /// forgets now what its next booking would have, and the run's bookings skip the check
+    /// (none of them can leave an interval ending by then). Returns what [`Self::end_run`]
+    /// restores. The same state wherever a booking looks: a channel forgets before its next
+    /// booking either way.
+    #[inline]
+    pub fn begin_run(&mut self, at_ns: u64) -> Option<u64> {
+        match self.forget_ns {
+            Some(f) if at_ns > f => {
+                for c in &mut self.channels {
+                    c.forget_before(f);
+                }
+                self.forget_ns.take()
+            }
+            _ => None,
+        }
+    }
+
+    /// End a run begun by [`Self::begin_run`], which returned `pending`.
+    #[inline]
+    pub fn end_run(&mut self, pending: Option<u64>) {
+        if pending.is_some() {
+            self.forget_ns = pending;
+        }
+    }
+
     /// Channel `ch`, having forgotten what ended before the latest submission.
     #[inline(always)]
     fn channel(&mut self, ch: usize) -> &mut Channel {
