@@ -606,6 +606,8 @@ impl Ssd {
         let mut last = at_ns;
         // The queue's gain and taken count settle from the same pass.
         let (mut gain, mut taken) = (0, 0);
+        // Every operation is placed from `at_ns` on.
+        let pending = media.begin_run(at_ns);
         for run in [released.older, released.newer] {
             for op in run {
                 // Slots taken out of order (`take_erase`) already went to the dies.
@@ -624,6 +626,7 @@ impl Ssd {
                 ));
             }
         }
+        media.end_run(pending);
         internal.settle(gain, taken);
         last
     }

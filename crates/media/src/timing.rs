@@ -364,20 +364,28 @@ impl NandTiming {
     /// operation is complete (data out on the channel for a read, array done otherwise).
     #[inline(always)]
     pub fn schedule(&mut self, op: &MediaOp, now_ns: u64) -> u64 {
+        self.schedule_xfer(op, now_ns).0
+    }
+
+    /// [`Self::schedule`], also returning the operation's channel time (a read's latency
+    /// needs it: found once, not looked up again).
+    #[inline(always)]
+    fn schedule_xfer(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64) {
         let class = class_of(op.kind, op.slc);
         let at = if self.capped {
             self.admit_capped(class, op.bytes, now_ns)
         } else {
             now_ns
         };
-        let (done, start) = self.place(op, class, at);
+        let xfer_ns = self.channel_ns_memo(op.bytes);
+        let (done, start) = self.place(op, class, xfer_ns, at);
         if let Some(p) = &mut self.power {
             p.meter.charge(
                 start,
                 p.array_pj[class] + op.bytes * p.energy.channel_pj_per_byte,
             );
         }
-        done
+        (done, xfer_ns)
     }
 
     /// A read of `bytes` from `block`, as [`Self::schedule`]: (completion, its own latency:
@@ -401,12 +409,8 @@ impl NandTiming {
             slc,
             host,
         };
-        let done = self.schedule(&op, now_ns);
-        // A table look-up, or the memo `schedule` just set to this size.
-        (
-            done,
-            self.array_ns[class_of(op.kind, slc)] + self.channel_ns_memo(bytes),
-        )
+        let (done, xfer_ns) = self.schedule_xfer(&op, now_ns);
+        (done, self.array_ns[class_of(op.kind, slc)] + xfer_ns)
     }
 
     /// A program of `bytes` to `block`, as [`Self::schedule`].
@@ -437,16 +441,16 @@ impl NandTiming {
         self.schedule(&op, now_ns)
     }
 
-    /// Place `op` from `now_ns`: (completion, start of its array work).
+    /// Place `op`, whose transfer takes `xfer_ns` of channel time, from `now_ns`:
+    /// (completion, start of its array work).
     #[inline(always)]
-    fn place(&mut self, op: &MediaOp, class: usize, now_ns: u64) -> (u64, u64) {
+    fn place(&mut self, op: &MediaOp, class: usize, xfer_ns: u64, now_ns: u64) -> (u64, u64) {
         let (unit, ch) = self.unit_and_channel(op.block);
         let array_ns = self.array_ns[class];
         self.ops[class] += 1;
         self.bytes[op.kind as usize] += op.bytes;
         let (done, start) = match op.kind {
             MediaOpKind::Read => {
-                let xfer_ns = self.channel_ns_memo(op.bytes);
                 let array_done = match self.queues {
                     None if self.die_reads => self.die_read(unit, op.page, class, now_ns),
                     None => {
@@ -475,7 +479,6 @@ impl NandTiming {
                 (done, array_done - array_ns)
             }
             MediaOpKind::Program => {
-                let xfer_ns = self.channel_ns_memo(op.bytes);
                 self.channel_busy_ns += xfer_ns;
                 let xfer_done =
                     self.channel(ch).book_in_lane(now_ns, xfer_ns, PROGRAM_LANE) + xfer_ns;
@@ -561,6 +564,33 @@ impl NandTiming {
             c.advance_to(now_ns);
         }
         self.forget_ns = Some(self.forget_ns.map_or(now_ns, |f| f.max(now_ns)));
+    }
+
+    /// Start a run of operations none of which is placed before `at_ns` (the release of
+    /// queued internal work): when that is after the pending forget time, every channel
+    /// forgets now what its next booking would have, and the run's bookings skip the check
+    /// (none of them can leave an interval ending by then). Returns what [`Self::end_run`]
+    /// restores. The same state wherever a booking looks: a channel forgets before its next
+    /// booking either way.
+    #[inline]
+    pub fn begin_run(&mut self, at_ns: u64) -> Option<u64> {
+        match self.forget_ns {
+            Some(f) if at_ns > f => {
+                for c in &mut self.channels {
+                    c.forget_before(f);
+                }
+                self.forget_ns.take()
+            }
+            _ => None,
+        }
+    }
+
+    /// End a run begun by [`Self::begin_run`], which returned `pending`.
+    #[inline]
+    pub fn end_run(&mut self, pending: Option<u64>) {
+        if pending.is_some() {
+            self.forget_ns = pending;
+        }
     }
 
     /// Channel `ch`, having forgotten what ended before the latest submission.
