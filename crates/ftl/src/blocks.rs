@@ -185,13 +185,13 @@ impl BlockTable {
     }
 
     /// Free native blocks on `unit`.
-    pub fn free_on_unit(&self, unit: u32) -> u32 {
+    fn free_on_unit(&self, unit: u32) -> u32 {
         self.lists.len(self.free_list(Pool::Native, unit))
     }
 
     /// The unit with the fewest free native blocks, the first such from `from` on in unit
-    /// order (so ties rotate as `from` does). O(units): asked once per victim.
-    pub fn neediest_unit(&self, from: u32) -> u32 {
+    /// order (so ties rotate as `from` does), and that count. O(units): asked once per victim.
+    pub fn neediest_unit(&self, from: u32) -> (u32, u32) {
         let mut best = (u32::MAX, from);
         let mut u = from;
         for _ in 0..self.units {
@@ -201,7 +201,7 @@ impl BlockTable {
             }
             u = if u + 1 == self.units { 0 } else { u + 1 };
         }
-        best.1
+        (best.1, best.0)
     }
 
     /// Native blocks currently used in SLC mode.

@@ -10,7 +10,8 @@ use crate::lists::NIL;
 use crate::mapping::INVALID;
 use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
 
-/// A GC victim from the next unit may free `1 / SPREAD_SLACK_DIVISOR` less than the policy's.
+/// A GC victim from the unit with the fewest free blocks may free `1 / SPREAD_SLACK_DIVISOR`
+/// less than the policy's pick.
 const SPREAD_SLACK_DIVISOR: u32 = 8;
 
 /// A unit down to this many free blocks gets the next victim whatever it frees: the next
@@ -121,12 +122,12 @@ impl Ftl {
     /// victims' reads and erases over the dies.
     fn spread_victim(&mut self, pick: u32) -> u32 {
         let units = self.geo.units;
-        let want = self.blocks.neediest_unit(self.gc_unit);
+        let (want, want_free) = self.blocks.neediest_unit(self.gc_unit);
         let v = self.blocks.info[pick as usize].valid;
         let chosen = if self.blocks.unit_of(pick) == want {
             pick
         } else {
-            let b = if self.blocks.free_on_unit(want) <= LAST_FREE_BLOCKS {
+            let b = if want_free <= LAST_FREE_BLOCKS {
                 // Every closed block of the unit is a candidate, the emptiest first; the
                 // walk passes the other units' blocks in those buckets (about `units` per
                 // block of this unit), once per victim.
