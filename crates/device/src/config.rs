@@ -129,6 +129,9 @@ pub struct NandSection {
     pub slc_t_prog: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pe_cycles: Option<u32>,
+    /// Share of the native blocks set aside for bad blocks (see `FtlConfig::bad_blocks`).
+    #[serde(default)]
+    pub bad_block_reserve: f64,
 }
 
 fn default_planes() -> u32 {
@@ -731,6 +734,13 @@ pub const KEYS: &[KeyDoc] = &[
         "Rated program/erase cycles",
         "count",
         "by cell type",
+    ),
+    k(
+        "nand",
+        "bad_block_reserve",
+        "Share of the native blocks set aside for bad blocks: those bad from the factory and the reserve that replaces blocks failing in use (NVMe's available spare). No data is written to them, so garbage collection's spare area is what the other blocks leave",
+        "fraction 0-0.2",
+        "0",
     ),
     k(
         "ftl",

@@ -173,6 +173,7 @@ impl FtlSpares {
 struct Slice {
     geometry: NandGeometry,
     static_blocks: u64,
+    bad_blocks: u64,
     user_ius: u64,
     fg_blocks: u32,
     bg_blocks: u32,
@@ -182,6 +183,8 @@ struct Slice {
 struct SlicePlan {
     full: NandGeometry,
     full_static_blocks: u64,
+    /// Share of native blocks set aside for bad blocks (`nand.bad_block_reserve`).
+    bad_fraction: f64,
     full_user_ius: u64,
     full_held_blocks: u64,
     spares: FtlSpares,
@@ -193,7 +196,21 @@ struct SlicePlan {
 /// coarse against the reserve).
 const MIN_SLICE_BLOCKS_PER_PLANE: u32 = 64;
 
+/// Blocks set aside for bad blocks among `native` blocks at a share of `fraction` (nearest
+/// whole block, so a slice keeps the drive's share as closely as its block count allows).
+pub fn bad_blocks_of(native: u64, fraction: f64) -> u64 {
+    (native as f64 * fraction).round() as u64
+}
+
 impl SlicePlan {
+    /// Good native blocks of a geometry with `blocks` blocks, `static_blocks` of them static
+    /// SLC: (good, bad).
+    fn good_native(&self, blocks: u64, static_blocks: u64) -> (u64, u64) {
+        let native = blocks.saturating_sub(static_blocks);
+        let bad = bad_blocks_of(native, self.bad_fraction);
+        (native - bad, bad)
+    }
+
     fn min_bpp(&self) -> u32 {
         self.full.blocks_per_plane.min(MIN_SLICE_BLOCKS_PER_PLANE)
     }
@@ -246,9 +263,9 @@ impl SlicePlan {
         let units = g.planes() as u64;
         let fg = self.explicit_fg.map_or(2 * units, u64::from);
         let bg = self.explicit_bg.map_or(4 * units, u64::from).max(fg);
-        let native = g.blocks().saturating_sub(static_blocks);
+        let (native, bad_blocks) = self.good_native(g.blocks(), static_blocks);
         let held = steady_held_blocks(units, fg);
-        let full_native = full.blocks() - self.full_static_blocks;
+        let (full_native, _) = self.good_native(full.blocks(), self.full_static_blocks);
         let user_ius = if g == full {
             self.full_user_ius
         } else {
@@ -273,6 +290,7 @@ impl SlicePlan {
         Ok(Slice {
             geometry: g,
             static_blocks,
+            bad_blocks,
             user_ius,
             fg_blocks: fg as u32,
             bg_blocks: bg as u32,
@@ -323,6 +341,8 @@ pub struct Model {
     /// Static SLC cache of the slice.
     pub static_slc_bytes: u64,
     pub full_static_slc_bytes: u64,
+    /// The drive's blocks set aside for bad blocks, in bytes (`nand.bad_block_reserve`).
+    pub full_bad_bytes: u64,
     /// The drive's dynamic SLC share of free native capacity (`ftl.slc` holds the slice's).
     pub full_dynamic_slc_fraction: f64,
     pub link: LinkKind,
@@ -633,6 +653,13 @@ impl DeviceConfig {
         }
         let pe_cycles = n.pe_cycles.unwrap_or(n.cell.default_pe_cycles());
         range_u32("nand.pe_cycles", pe_cycles, 1, 10_000_000)?;
+        let bad_fraction = fraction(
+            "nand.bad_block_reserve",
+            n.bad_block_reserve,
+            false,
+            0.0,
+            0.2,
+        )?;
 
         let iu = self.ftl.iu.0;
         if ![4096u64, 8192, 16384, 32768, 65536].contains(&iu)
@@ -880,7 +907,8 @@ impl DeviceConfig {
             plp: self.buffer.plp,
         };
         let full_units = full.planes() as u64;
-        let full_native_blocks = full.blocks() - full_static_blocks;
+        let full_bad_blocks = bad_blocks_of(full.blocks() - full_static_blocks, bad_fraction);
+        let full_native_blocks = full.blocks() - full_static_blocks - full_bad_blocks;
         let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
         if drive_user == 0 || drive_user > max_user {
             return Err(key_err(
@@ -946,6 +974,7 @@ impl DeviceConfig {
         let plan = SlicePlan {
             full,
             full_static_blocks,
+            bad_fraction,
             full_user_ius,
             full_held_blocks: steady_held_blocks(full_units, fg_for(full_units)),
             spares,
@@ -985,6 +1014,7 @@ impl DeviceConfig {
         };
         let geometry = slice.geometry;
         let static_blocks = slice.static_blocks;
+        let bad_blocks = slice.bad_blocks;
         let user_ius = slice.user_ius;
         let user_bytes = user_ius * iu;
         let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
@@ -992,7 +1022,7 @@ impl DeviceConfig {
         let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
             + crate::ssd::internal_queue_bytes(
                 geometry.planes() as u64,
-                geometry.blocks() - static_blocks as u64,
+                geometry.blocks() - static_blocks - bad_blocks,
                 u64::from(fg),
                 ppb as u64,
                 data_ipb,
@@ -1094,6 +1124,7 @@ impl DeviceConfig {
             },
             wear_level_threshold: self.ftl.wear_level_threshold,
             parity_stripe_pages: parity_stripe,
+            bad_blocks: bad_blocks as u32,
             power_loss_protection: self.buffer.plp,
             track_versions: false,
         };
@@ -1103,7 +1134,7 @@ impl DeviceConfig {
             user_ius,
             capacity_factor,
             plan.spares.max_user_ius(
-                geometry.blocks() - static_blocks,
+                geometry.blocks() - static_blocks - bad_blocks,
                 geometry.planes() as u64,
                 u64::from(fg),
             ),
@@ -1138,6 +1169,7 @@ impl DeviceConfig {
             ftl,
             static_slc_bytes: static_blocks * slc_block_bytes,
             full_static_slc_bytes: full_static_blocks * slc_block_bytes,
+            full_bad_bytes: full_bad_blocks * block_bytes,
             full_dynamic_slc_fraction: dyn_fraction,
             link,
             link_raw_bytes_per_s: share(link_raw),
@@ -1264,7 +1296,8 @@ impl Model {
         let f = &self.full;
         let raw = f.raw_bytes();
         let full_static = self.full_static_slc_bytes;
-        let native = raw - full_static * self.bits_per_cell as u64;
+        let bad = self.full_bad_bytes;
+        let native = raw - full_static * self.bits_per_cell as u64 - bad;
         let spare = (raw as f64 - self.full_user_bytes as f64) / raw as f64;
         // Die-level parity: the share of every block's pages that holds parity, out of both
         // the capacity the spare area has and the program bandwidth data gets.
@@ -1275,6 +1308,9 @@ impl Model {
         let parity_bytes = (raw as f64 * parity_share) as u64;
         let spare_after_parity =
             (raw as f64 - parity_bytes as f64 - self.full_user_bytes as f64) / raw as f64;
+        // What garbage collection has: the good blocks' data capacity beyond the user data.
+        let good_data = (raw - bad) as f64 * (1.0 - parity_share);
+        let spare_effective = (good_data - self.full_user_bytes as f64) / good_data;
         let (rd, pr, slc_pr) = Self::media_bounds(f, &self.timings);
         let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;
@@ -1300,6 +1336,8 @@ impl Model {
                 "spare_factor": (spare * 10000.0).round() / 10000.0,
                 "parity_bytes": parity_bytes, "parity_bytes_text": format_size(parity_bytes),
                 "spare_factor_after_parity": (spare_after_parity * 10000.0).round() / 10000.0,
+                "bad_block_reserve_bytes": bad, "bad_block_reserve_bytes_text": format_size(bad),
+                "spare_factor_effective": (spare_effective * 10000.0).round() / 10000.0,
                 "logical_block_bytes": self.logical_block_bytes,
             },
             "nand": {

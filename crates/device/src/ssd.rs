@@ -221,7 +221,9 @@ impl Ssd {
             ) * f.ius_per_page,
             (internal_queue_victims(
                 u64::from(f.dies) * u64::from(f.planes_per_die),
-                u64::from(ftl.total_blocks()) - u64::from(f.slc.static_blocks),
+                u64::from(ftl.total_blocks())
+                    - u64::from(f.slc.static_blocks)
+                    - u64::from(ftl.bad_blocks()),
                 u64::from(f.gc.foreground_free_blocks),
                 u64::from(block_ius),
                 f.user_ius,
@@ -1203,21 +1205,8 @@ impl Ssd {
         } else {
             c.nand_write_ius as f64 / c.host_write_ius as f64
         };
-        let erases = self.ftl.erase_counts();
-        let (mut min, mut max, mut sum) = (u32::MAX, 0u32, 0u64);
-        for &e in erases {
-            min = min.min(e);
-            max = max.max(e);
-            sum += e as u64;
-        }
-        if erases.is_empty() {
-            min = 0;
-        }
-        let avg = if erases.is_empty() {
-            0.0
-        } else {
-            sum as f64 / erases.len() as f64
-        };
+        let erases = self.ftl.erase_count_summary();
+        let (min, max, avg) = (erases.min, erases.max, erases.avg());
         let pe = self.model.geometry.pe_cycles as f64;
         let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
         // NVMe: data units are thousands of 512-byte units, rounded up.
@@ -1234,8 +1223,9 @@ impl Ssd {
                 "host_trim_commands": self.host.trim_commands,
                 "host_flush_commands": self.host.flush_commands,
                 "percentage_used": percentage_used,
-                // No bad-block model yet: spare blocks are never consumed.
+                // Blocks do not fail in use yet, so the bad-block reserve is never drawn on.
                 "available_spare": 100,
+                "bad_block_reserve_blocks": self.ftl.bad_blocks(),
                 "media_bytes_written": m.bytes_programmed,
                 "nand_bytes_written": c.nand_write_ius * iu,
                 "erase_count_min": min,

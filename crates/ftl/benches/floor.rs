@@ -36,6 +36,7 @@ fn ftl_config(w: &RandomWriteWorkload) -> FtlConfig {
         slc: SlcConfig::NONE,
         wear_level_threshold: 0,
         parity_stripe_pages: 0,
+        bad_blocks: 0,
         power_loss_protection: true,
         track_versions: false,
     }

@@ -15,6 +15,8 @@ pub(crate) enum BlockState {
     Closed,
     /// Being emptied by GC, folding or wear levelling; in no list.
     Reclaiming,
+    /// Set aside for bad blocks: never used, in no list.
+    Bad,
 }
 
 /// Which bucket array a closed block is listed in.
@@ -121,6 +123,10 @@ impl BlockTable {
             min_hint: [0; 3],
         };
         for b in 0..n {
+            if g.is_bad(b) {
+                t.info[b as usize].state = BlockState::Bad;
+                continue;
+            }
             let st = g.is_static_slc(b);
             t.info[b as usize].is_static = st;
             t.info[b as usize].slc = st;
@@ -404,7 +410,7 @@ impl BlockTable {
         let want = match self.info[i].state {
             BlockState::Free => self.free_list(self.pool_of(b), self.unit_of(b)),
             BlockState::Closed => self.bucket(self.class(b), self.info[i].valid),
-            BlockState::Open | BlockState::Reclaiming => NIL,
+            BlockState::Open | BlockState::Reclaiming | BlockState::Bad => NIL,
         };
         if owner != want {
             return Err(format!(

@@ -56,6 +56,11 @@ impl Ftl {
                 "static SLC block {b} in native mode"
             );
             let owner = self.open_block_owner(b);
+            ensure!(
+                !self.geo.is_bad(b) || b_t.info[i].state == BlockState::Bad,
+                "block {b}, set aside for bad blocks, is {:?}",
+                b_t.info[i].state
+            );
             match b_t.info[i].state {
                 BlockState::Free => {
                     ensure!(
@@ -82,6 +87,20 @@ impl Ftl {
                     );
                 }
                 BlockState::Reclaiming => return Err(format!("block {b} left mid-reclaim")),
+                BlockState::Bad => {
+                    ensure!(
+                        self.geo.is_bad(b) && wp == 0 && b_t.info[i].valid == 0,
+                        "bad block {b} has wp {wp}, valid {} (set aside: {})",
+                        b_t.info[i].valid,
+                        self.geo.is_bad(b)
+                    );
+                    ensure!(owner.is_none(), "bad block {b} is open in stream {owner:?}");
+                    ensure!(
+                        b_t.erase_count[i] == 0,
+                        "bad block {b} was erased {} times",
+                        b_t.erase_count[i]
+                    );
+                }
             }
         }
         Ok(())

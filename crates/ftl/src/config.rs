@@ -63,6 +63,11 @@ pub struct FtlConfig {
     /// parity). It costs capacity the spare area would otherwise have and a program per
     /// stripe.
     pub parity_stripe_pages: u32,
+    /// Native blocks set aside for bad blocks: those bad from the factory and the reserve
+    /// that replaces blocks failing in use. Never programmed or erased, so they are no part
+    /// of the spare area GC works with (see [`Geometry::is_bad`]). NAND dies carry blocks
+    /// beyond their nominal density for this.
+    pub bad_blocks: u32,
     /// With power-loss protection, open pages are programmed on power loss; without it they
     /// are lost (see [`crate::Ftl::power_loss`]).
     pub power_loss_protection: bool,
@@ -102,6 +107,9 @@ pub(crate) struct Geometry {
     pub total_ius: u32,
     pub user_ius: u32,
     pub static_slc_blocks: u32,
+    /// Blocks set aside for bad blocks (see [`Geometry::is_bad`]).
+    pub bad_blocks: u32,
+    /// Good blocks outside the static SLC cache.
     pub native_blocks: u32,
     /// Free native blocks at or below which foreground reclaim runs. At least `units + 2`:
     /// relocating one victim may open a fresh block on every unit before the victim is erased.
@@ -207,7 +215,18 @@ impl Geometry {
                 "a dynamic SLC cache needs a multi-bit native mode (bits_per_cell 2 to 4)",
             ));
         }
-        let native_blocks = total_blocks - c.slc.static_blocks;
+        if u64::from(c.bad_blocks) + u64::from(c.slc.static_blocks) >= u64::from(total_blocks / 2) {
+            return Err(err(
+                "bad_blocks",
+                c.bad_blocks,
+                &format!(
+                    "bad-block reserve and static SLC blocks ({}) together must be below half the blocks ({})",
+                    c.slc.static_blocks,
+                    total_blocks / 2
+                ),
+            ));
+        }
+        let native_blocks = total_blocks - c.slc.static_blocks - c.bad_blocks;
         let reserve_blocks = c.gc.foreground_free_blocks.max(units + 2);
         let background_blocks = c.gc.background_free_blocks.max(reserve_blocks);
         // Enough spare that reclaim always finds a victim worth its cost: beyond the user data
@@ -251,6 +270,7 @@ impl Geometry {
             total_ius: total_ius as u32,
             user_ius,
             static_slc_blocks: c.slc.static_blocks,
+            bad_blocks: c.bad_blocks,
             native_blocks,
             reserve_blocks,
             background_blocks,
@@ -272,6 +292,17 @@ impl Geometry {
         let from_top = self.blocks_per_unit - 1 - b % self.blocks_per_unit;
         let i = u64::from(from_top) * u64::from(self.units) + u64::from(unit);
         i < u64::from(self.static_slc_blocks)
+    }
+
+    /// Whether block `b` is set aside for bad blocks: the lowest-numbered blocks of each unit,
+    /// spread round-robin, so every unit loses its share (where in a plane a bad block
+    /// lies makes no difference to the model; how many each plane has does).
+    #[inline]
+    pub fn is_bad(&self, b: u32) -> bool {
+        let unit = b / self.blocks_per_unit;
+        let from_bottom = b % self.blocks_per_unit;
+        let i = u64::from(from_bottom) * u64::from(self.units) + u64::from(unit);
+        i < u64::from(self.bad_blocks)
     }
 }
 
@@ -302,9 +333,29 @@ pub(crate) mod tests {
             slc: SlcConfig::NONE,
             wear_level_threshold: 0,
             parity_stripe_pages: 0,
+            bad_blocks: 0,
             power_loss_protection: true,
             track_versions: true,
         }
+    }
+
+    #[test]
+    fn a_bad_block_reserve_takes_the_lowest_blocks_of_each_unit_from_the_native_pool() {
+        let c = FtlConfig {
+            bad_blocks: 5,
+            ..small()
+        };
+        let g = Geometry::new(&c).unwrap();
+        assert_eq!(g.native_blocks, 128 - 5);
+        let bad: Vec<u32> = (0..g.total_blocks).filter(|&b| g.is_bad(b)).collect();
+        // Units of 64 blocks: blocks 0-2 of unit 0, 0-1 of unit 1.
+        assert_eq!(bad, vec![0, 1, 2, 64, 65]);
+        let too_many = FtlConfig {
+            bad_blocks: 64,
+            ..small()
+        };
+        let e = Geometry::new(&too_many).unwrap_err().to_string();
+        assert!(e.contains("bad_blocks") && e.contains("half"), "{e}");
     }
 
     #[test]

@@ -165,6 +165,26 @@ pub struct Ftl {
     erases_deferred: bool,
 }
 
+/// Erase counts over the good blocks ([`Ftl::erase_count_summary`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EraseSummary {
+    pub min: u32,
+    pub max: u32,
+    pub sum: u64,
+    pub blocks: u32,
+}
+
+impl EraseSummary {
+    /// Mean erase count of a good block.
+    pub fn avg(&self) -> f64 {
+        if self.blocks == 0 {
+            0.0
+        } else {
+            self.sum as f64 / f64::from(self.blocks)
+        }
+    }
+}
+
 impl Ftl {
     pub fn new(config: FtlConfig) -> Result<Ftl, FtlError> {
         let geo = Geometry::new(&config)?;
@@ -244,9 +264,41 @@ impl Ftl {
         self.blocks.free_count(blocks::Pool::Native)
     }
 
-    /// Total blocks (all dies and planes).
+    /// Total blocks (all dies and planes), those set aside for bad blocks included.
     pub fn total_blocks(&self) -> u32 {
         self.geo.total_blocks
+    }
+
+    /// Whether `block` is set aside for bad blocks (never used; its erase count stays 0).
+    pub fn is_bad_block(&self, block: u32) -> bool {
+        self.geo.is_bad(block)
+    }
+
+    /// Blocks set aside for bad blocks.
+    pub fn bad_blocks(&self) -> u32 {
+        self.geo.bad_blocks
+    }
+
+    /// Erase counts of the blocks in use (those set aside for bad blocks are never erased):
+    /// (min, sum, max, blocks); (0, 0, 0, 0) for a drive without good blocks.
+    pub fn erase_count_summary(&self) -> EraseSummary {
+        let mut s = EraseSummary {
+            min: u32::MAX,
+            ..EraseSummary::default()
+        };
+        for (b, &e) in self.blocks.erase_count.iter().enumerate() {
+            if self.geo.is_bad(b as u32) {
+                continue;
+            }
+            s.min = s.min.min(e);
+            s.max = s.max.max(e);
+            s.sum += u64::from(e);
+            s.blocks += 1;
+        }
+        if s.blocks == 0 {
+            s.min = 0;
+        }
+        s
     }
 
     /// Logical IUs currently mapped.

@@ -47,11 +47,13 @@ struct Flavour {
     wear_level_threshold: u32,
     /// Pages per parity stripe (0: no parity).
     parity: u32,
+    /// Blocks set aside for bad blocks.
+    bad: u32,
 }
 
 fn config(f: &Flavour) -> FtlConfig {
     let (dies, planes, blocks_per_plane, pages_per_block) = (2, 2, 32, 8);
-    let native_ius = (dies * planes * blocks_per_plane - f.static_slc)
+    let native_ius = (dies * planes * blocks_per_plane - f.static_slc - f.bad)
         * flashlab_ftl::data_pages(pages_per_block, f.parity)
         * f.ius_per_page;
     FtlConfig {
@@ -75,6 +77,7 @@ fn config(f: &Flavour) -> FtlConfig {
         },
         wear_level_threshold: f.wear_level_threshold,
         parity_stripe_pages: f.parity,
+        bad_blocks: f.bad,
         power_loss_protection: f.plp,
         track_versions: true,
     }
@@ -90,9 +93,20 @@ fn flavour() -> impl Strategy<Value = Flavour> {
         prop_oneof![Just(0u32), Just(3)],
         // A stripe that divides the block's pages (native 8, SLC 4) and one that does not.
         prop_oneof![2 => Just(0u32), 1 => Just(3), 1 => Just(4)],
+        // Set aside for bad blocks: none, or 5 of the 128 (one unit loses two).
+        prop_oneof![Just(0u32), Just(5)],
     )
         .prop_map(
-            |(ius_per_page, plp, static_slc, dynamic_slc, policy, wear_level_threshold, parity)| {
+            |(
+                ius_per_page,
+                plp,
+                static_slc,
+                dynamic_slc,
+                policy,
+                wear_level_threshold,
+                parity,
+                bad,
+            )| {
                 Flavour {
                     ius_per_page,
                     plp,
@@ -101,6 +115,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
                     policy,
                     wear_level_threshold,
                     parity,
+                    bad,
                 }
             },
         )
@@ -307,8 +322,8 @@ proptest! {
 }
 
 /// Deterministic long run with everything on: GC, both SLC caches, wear levelling, no PLP;
-/// with die-level parity when `parity` is not 0.
-fn long_mixed_run(parity: u32) -> Ftl {
+/// with die-level parity when `parity` is not 0 and `bad` blocks set aside for bad blocks.
+fn long_mixed_run(parity: u32, bad: u32) -> Ftl {
     let f = Flavour {
         ius_per_page: 2,
         plp: false,
@@ -317,6 +332,7 @@ fn long_mixed_run(parity: u32) -> Ftl {
         policy: VictimPolicy::Greedy,
         wear_level_threshold: 3,
         parity,
+        bad,
     };
     let mut ops = Vec::new();
     for i in 0..400u64 {
@@ -351,9 +367,35 @@ fn long_mixed_run(parity: u32) -> Ftl {
 
 #[test]
 fn long_mixed_run_without_plp() {
-    let ftl = long_mixed_run(0);
+    let ftl = long_mixed_run(0, 0);
     let c = ftl.counters();
     assert_eq!(c.parity_program_pages, 0);
+}
+
+/// Blocks set aside for bad blocks are never written or erased, every other block is, and
+/// the erase-count summary leaves them out.
+#[test]
+fn long_mixed_run_never_touches_the_bad_block_reserve() {
+    let ftl = long_mixed_run(0, 7);
+    assert_eq!(ftl.bad_blocks(), 7);
+    let counts = ftl.erase_counts();
+    let bad: Vec<usize> = (0..counts.len())
+        .filter(|&b| ftl.is_bad_block(b as u32))
+        .collect();
+    assert_eq!(bad.len(), 7);
+    // Spread over the four units: the lowest blocks of each, two on three units.
+    let per_unit = |u: usize| bad.iter().filter(|&&b| b / 32 == u).count();
+    assert_eq!((0..4).map(per_unit).collect::<Vec<_>>(), vec![2, 2, 2, 1]);
+    assert!(bad.iter().all(|&b| counts[b] == 0));
+    let good_min = (0..counts.len())
+        .filter(|&b| !ftl.is_bad_block(b as u32))
+        .map(|b| counts[b])
+        .min()
+        .unwrap();
+    assert!(good_min > 0, "a good block was never erased");
+    let s = ftl.erase_count_summary();
+    assert_eq!((s.min, s.blocks), (good_min, 128 - 7));
+    assert_eq!(s.sum, counts.iter().map(|&e| u64::from(e)).sum::<u64>());
 }
 
 /// With a parity page in every 4, each block fill of p pages programs floor(p / 4) parity
@@ -361,7 +403,7 @@ fn long_mixed_run_without_plp() {
 /// or abandoned at power loss before its stripe closed).
 #[test]
 fn long_mixed_run_with_parity_programs_a_parity_page_per_stripe() {
-    let ftl = long_mixed_run(4);
+    let ftl = long_mixed_run(4, 0);
     let c = ftl.counters();
     let parity = c.parity_program_pages;
     let data = c.nand_program_pages - parity;

@@ -60,6 +60,7 @@ fn config(blocks_per_plane: u32, ius_per_page: u32, iu_bytes: u32, spare_factor:
         slc: SlcConfig::NONE,
         wear_level_threshold: 0,
         parity_stripe_pages: 0,
+        bad_blocks: 0,
         power_loss_protection: true,
         track_versions: false,
     }

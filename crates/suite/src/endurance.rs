@@ -174,35 +174,25 @@ impl Drive {
             capacity_factor: m.scale.capacity_factor,
             user_bytes: m.full_user_bytes as f64,
             native_raw_bytes: (m.full.raw_bytes()
-                - m.full_static_slc_bytes * u64::from(m.bits_per_cell))
-                as f64,
+                - m.full_static_slc_bytes * u64::from(m.bits_per_cell)
+                - m.full_bad_bytes) as f64,
         }
     }
 }
 
 fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
-    let erases = s.erase_counts();
-    let (mut min, mut max, mut sum) = (u32::MAX, 0u32, 0u64);
-    for &e in erases {
-        min = min.min(e);
-        max = max.max(e);
-        sum += u64::from(e);
-    }
-    let avg = if erases.is_empty() {
-        0.0
-    } else {
-        sum as f64 / erases.len() as f64
-    };
+    let erases = s.erase_count_summary();
+    let avg = erases.avg();
     let log = s.counters_json()["health"]["percentage_used"]
         .as_f64()
         .unwrap_or(0.0);
     Wear {
         host_bytes,
         nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
-        erase_sum: sum,
-        erase_min: if erases.is_empty() { 0 } else { min },
+        erase_sum: erases.sum,
+        erase_min: erases.min,
         erase_avg: avg,
-        erase_max: max,
+        erase_max: erases.max,
         used_percent: avg / d.pe_cycles * 100.0,
         used_percent_log: log,
         sim_ns: s.drive_ns(s.now_ns()),

@@ -6,7 +6,7 @@
 
 use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
-use flashlab_ftl::{Ftl, FtlCounters};
+use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RunError, RunOptions, SliceScale};
 use flashlab_system::System;
@@ -255,11 +255,13 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Erase count of every block (none without an FTL).
-    pub fn erase_counts(&self) -> &[u32] {
+    /// Erase counts of the good blocks (all zero without an FTL).
+    pub fn erase_count_summary(&self) -> EraseSummary {
         match &self.drive {
-            Drive::Sim(ssd) => ssd.ftl().map_or(&[], Ftl::erase_counts),
-            Drive::Real(_) => &[],
+            Drive::Sim(ssd) => ssd
+                .ftl()
+                .map_or(EraseSummary::default(), Ftl::erase_count_summary),
+            Drive::Real(_) => EraseSummary::default(),
         }
     }
 
