@@ -131,10 +131,12 @@ fn raid5_small_random_writes_cost_four_member_ios_and_half_of_raid0s_iops() {
     assert!((value(&r, "fresh_raid5_x4_rand_read_member_ios_per_host_io") - 1.0).abs() < 0.01);
 }
 
-/// The PM981a as a 1/11.7 slice: 64 of its 700 blocks per plane, every die and channel, so
-/// bandwidths are the full drive's and sizes are reported at full scale.
+/// The PM981a as a 1/6.4 slice: 110 of its 700 blocks per plane, every die and channel, so
+/// bandwidths are the full drive's and sizes are reported at full scale. (Its 6.9% spare
+/// after the bad-block reserve leaves a slice of fewer blocks per plane too little room for
+/// the FTL's reserve and open blocks; the smallest valid slice is 0.1558.)
 fn pm981a() -> SuiteTarget {
-    drive("samsung-pm981a-256gb", &[("sim.scale", "0.0915")])
+    drive("samsung-pm981a-256gb", &[("sim.scale", "0.1572")])
 }
 
 #[test]
@@ -145,12 +147,16 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     // them the 1 GiB file and six ~2 GB write passes (13.7 GB) outrun the 4 GB static +
     // ~8.4 GB dynamic cache in the sixth.
     // Full (filled once, no idle time), the writes go to TLC: 16 planes x a 16 KiB page per
-    // 500 us, the 524 MB/s native write bound. With the dynamic SLC cache at its documented
-    // share of the free native blocks, the spare area's free blocks hold each 1 s test's
-    // ~0.5 GB, so no relocation is owed inside the tests: 513 MB/s (SEQ1M Q8T1 and Q1T1)
-    // and 525 MB/s (RND4K Q32T1). (With the cache 2-3x too large, unfolded SLC blocks held
-    // that pool, every new host block had to be paid for by folding, 0.5 IU copied per host
-    // IU, and the same tests wrote at 1.5 x 125 us + 0.5 x 7.5 us per IU per plane: 341 MB/s.)
+    // 500 us, the 524 MB/s native write bound. The sequential tests overwrite the 1 GiB file
+    // in order, so each block they leave is wholly invalid and costs no copy: 518 and 504
+    // MB/s (SEQ1M Q8T1 and Q1T1). RND4K Q32T1 scatters its writes over the file's blocks;
+    // with the drive's 6.9% spare (its replacement blocks set aside) the free pool left after
+    // the fill does not hold the test's ~0.3 GB, so the SLC blocks the fill left are folded
+    // inside it (~60K IUs folded, no GC copy, in `flashlab run` of a fill and 1 s of these
+    // writes on the same slice): 304 MB/s. (With the replacement blocks counted as spare,
+    // 9.2%, the pool held it, nothing was folded: 525 MB/s. With the
+    // SLC cache 2-3x too large, unfolded SLC blocks held that pool, every new host block had
+    // to be paid for by folding, and the sequential tests wrote at 341 MB/s.)
     let mut o = SuiteOptions {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
@@ -168,9 +174,14 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     for test in ["seq1m_q8t1", "seq1m_q1t1", "rnd4k_q32t1"] {
         let key = format!("{test}_write_bw_bytes_per_s");
         let (a, b) = (value(&fresh, &key), value(&full, &key));
+        println!("{test}: fresh {a:.0} B/s, full {b:.0} B/s");
         assert!(a > 2.0e9, "fresh {test}: {a}");
         assert!(b < 0.3 * a, "{test}: fresh {a}, full {b}");
-        assert!((b / 524e6 - 1.0).abs() < 0.05, "{test}: full {b}");
+        if test == "rnd4k_q32t1" {
+            assert!(b > 0.4 * 524e6 && b < 0.8 * 524e6, "{test}: full {b}");
+        } else {
+            assert!((b / 524e6 - 1.0).abs() < 0.05, "{test}: full {b}");
+        }
     }
     // Sequential reads are bound by the PCIe 3.0 x4 link either way.
     let key = "seq1m_q8t1_read_bw_bytes_per_s";
