@@ -908,6 +908,18 @@ impl DeviceConfig {
         };
         let full_units = full.planes() as u64;
         let full_bad_blocks = bad_blocks_of(full.blocks() - full_static_blocks, bad_fraction);
+        if full_static_blocks + full_bad_blocks >= full.blocks() / 2 {
+            return Err(key_err(
+                "nand.bad_block_reserve",
+                bad_fraction,
+                "with the static SLC cache's blocks it takes half the blocks or more",
+                format!(
+                    "below {:.4} with this static SLC cache",
+                    (full.blocks() / 2 - full_static_blocks) as f64
+                        / (full.blocks() - full_static_blocks) as f64
+                ),
+            ));
+        }
         let full_native_blocks = full.blocks() - full_static_blocks - full_bad_blocks;
         let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
         if drive_user == 0 || drive_user > max_user {

@@ -89,6 +89,18 @@ fn out_of_range_or_too_large_reserves_are_refused_by_name() {
     );
     let err = load_error(&[("nand.bad_block_reserve", "-0.01")]).expect("a negative share");
     assert!(err.contains("nand.bad_block_reserve"), "{err}");
+    // With a static SLC cache of 170 MB (163 of the 352 blocks), a fifth of the rest would
+    // leave the drive fewer than half its blocks for native data.
+    let err = load_error(&[
+        ("slc_cache.static", "\"170MB\""),
+        ("capacity.user", "\"100MB\""),
+        ("nand.bad_block_reserve", "0.2"),
+    ])
+    .expect("half the blocks set aside or static");
+    assert!(
+        err.contains("nand.bad_block_reserve") && err.contains("below 0.0"),
+        "{err}"
+    );
     // 900 MB of user data on 1.1 GB raw does not fit once a fifth of the blocks is set aside.
     let err = fits("0.2").expect("too little spare left");
     assert!(
