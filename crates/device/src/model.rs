@@ -1303,6 +1303,19 @@ impl Model {
         )
     }
 
+    /// The spare area garbage collection works with, as a share of what it is part of: the
+    /// data capacity of the blocks not set aside for bad blocks (parity pages left out)
+    /// beyond the user data, over that capacity.
+    pub fn effective_spare_factor(&self) -> f64 {
+        let raw = self.full.raw_bytes();
+        let ppb = self.ftl.pages_per_block;
+        let parity_share =
+            f64::from(ppb - flashlab_ftl::data_pages(ppb, self.ftl.parity_stripe_pages))
+                / f64::from(ppb);
+        let good_data = (raw - self.full_bad_bytes) as f64 * (1.0 - parity_share);
+        (good_data - self.full_user_bytes as f64) / good_data
+    }
+
     fn derived_json(&self) -> serde_json::Value {
         use serde_json::json;
         let f = &self.full;
@@ -1320,9 +1333,7 @@ impl Model {
         let parity_bytes = (raw as f64 * parity_share) as u64;
         let spare_after_parity =
             (raw as f64 - parity_bytes as f64 - self.full_user_bytes as f64) / raw as f64;
-        // What garbage collection has: the good blocks' data capacity beyond the user data.
-        let good_data = (raw - bad) as f64 * (1.0 - parity_share);
-        let spare_effective = (good_data - self.full_user_bytes as f64) / good_data;
+        let spare_effective = self.effective_spare_factor();
         let (rd, pr, slc_pr) = Self::media_bounds(f, &self.timings);
         let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;

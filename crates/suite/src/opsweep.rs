@@ -201,6 +201,12 @@ pub(crate) fn run(
             Unit::Percent,
             (raw - model.full_user_bytes as f64) / raw * 100.0,
         ));
+        // What GC works with: blocks set aside for bad blocks and parity pages left out.
+        results.push(measure(
+            format!("{key}_effective_spare_percent"),
+            Unit::Percent,
+            model.effective_spare_factor() * 100.0,
+        ));
         if let Some(v) = steady {
             results.push(measure(format!("{key}_steady_write_iops"), Unit::Iops, v));
         }
@@ -221,9 +227,11 @@ pub(crate) fn run(
                 wa,
             ));
             // Host bytes until the average block reaches its rated P/E cycles at this WA:
-            // all native blocks wear (wear levelling), each host byte costs WA bytes of them.
+            // all native blocks in use wear (wear levelling), each host byte costs WA bytes of
+            // them; those set aside for bad blocks are never written.
             let native = model.full.raw_bytes()
-                - model.full_static_slc_bytes * u64::from(model.bits_per_cell);
+                - model.full_static_slc_bytes * u64::from(model.bits_per_cell)
+                - model.full_bad_bytes;
             let tbw = if wa > 0.0 {
                 native as f64 * f64::from(model.full.pe_cycles) / wa
             } else {
