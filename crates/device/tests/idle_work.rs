@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_qd, tiny_ssd, MANY_UNITS};
+use common::{fill_sequentially, run_qd, tiny_ssd, MANY_UNITS};
 use flashlab_engine::{BlockDevice, IoRequest, RngStream};
 
 /// The many-unit drive filled, then random writes until the pacing queue holds work; returns
@@ -12,14 +12,7 @@ use flashlab_engine::{BlockDevice, IoRequest, RngStream};
 fn drive_with_held_work() -> (flashlab_device::Ssd, u64, u64) {
     let mut d = tiny_ssd(MANY_UNITS);
     let cap = d.capacity_bytes();
-    let mut off = 0;
-    let t = run_qd(&mut d, 0, 32, || {
-        (off < cap).then(|| {
-            let len = (128 << 10).min(cap - off);
-            off += len;
-            IoRequest::write(off - len, len)
-        })
-    });
+    let t = fill_sequentially(&mut d, 0);
     let ius = cap / 4096;
     let mut rng = RngStream::from_seed_u64(11);
     let mut left = ius;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{run_qd, tiny_ssd, MANY_UNITS};
+use common::{fill_sequentially, run_qd, tiny_ssd, MANY_UNITS};
 use flashlab_engine::{BlockDevice, IoRequest, RngStream};
 
 #[test]
@@ -14,14 +14,7 @@ fn host_programs_pass_over_units_whose_free_blocks_wait_for_erases() {
     let mut d = tiny_ssd(MANY_UNITS);
     let cap = d.capacity_bytes();
     let ius = cap / 4096;
-    let mut off = 0;
-    let t = run_qd(&mut d, 0, 32, || {
-        (off < cap).then(|| {
-            let len = (128 << 10).min(cap - off);
-            off += len;
-            IoRequest::write(off - len, len)
-        })
-    });
+    let t = fill_sequentially(&mut d, 0);
     let mut rng = RngStream::from_seed_u64(3);
     let mut left = 2 * ius;
     run_qd(&mut d, t, 32, || {

@@ -45,6 +45,19 @@ pub fn run_qd(
     end
 }
 
+/// One 128 KiB sequential pass over the whole drive at QD32 from `start_ns`; returns its end.
+pub fn fill_sequentially(d: &mut Ssd, start_ns: u64) -> u64 {
+    let cap = d.capacity_bytes();
+    let mut off = 0;
+    run_qd(d, start_ns, 32, || {
+        (off < cap).then(|| {
+            let len = (128 << 10).min(cap - off);
+            off += len;
+            IoRequest::write(off - len, len)
+        })
+    })
+}
+
 /// The tiny drive with 8 dies (16 planes, 8 per channel as on the 8-die default drive) of
 /// small blocks: ~300 MB, 16% spare.
 pub const MANY_UNITS: &[(&str, &str)] = &[
@@ -68,16 +81,8 @@ pub fn steady_random_writes_many_units_with(sets: &[(&str, &str)]) -> (f64, f64,
     let mut all = MANY_UNITS.to_vec();
     all.extend_from_slice(sets);
     let mut d = tiny_ssd(&all);
-    let cap = d.capacity_bytes();
-    let ius = cap / 4096;
-    let mut off = 0;
-    let mut t = run_qd(&mut d, 0, 32, || {
-        (off < cap).then(|| {
-            let len = (128 << 10).min(cap - off);
-            off += len;
-            IoRequest::write(off - len, len)
-        })
-    });
+    let ius = d.capacity_bytes() / 4096;
+    let mut t = fill_sequentially(&mut d, 0);
     let mut rng = RngStream::from_seed_u64(3);
     let mut result = (0.0, 0.0, 0.0);
     for pass in 0..2 {
