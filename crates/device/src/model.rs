@@ -1307,13 +1307,25 @@ impl Model {
     /// data capacity of the blocks not set aside for bad blocks (parity pages left out)
     /// beyond the user data, over that capacity.
     pub fn effective_spare_factor(&self) -> f64 {
-        let raw = self.full.raw_bytes();
-        let ppb = self.ftl.pages_per_block;
-        let parity_share =
-            f64::from(ppb - flashlab_ftl::data_pages(ppb, self.ftl.parity_stripe_pages))
-                / f64::from(ppb);
-        let good_data = (raw - self.full_bad_bytes) as f64 * (1.0 - parity_share);
+        let good_data =
+            (self.full.raw_bytes() - self.full_bad_bytes) as f64 * (1.0 - self.parity_share());
         (good_data - self.full_user_bytes as f64) / good_data
+    }
+
+    /// Die-level parity: the share of every block's pages that holds parity, out of both the
+    /// capacity the spare area has and the program bandwidth data gets.
+    fn parity_share(&self) -> f64 {
+        let ppb = self.ftl.pages_per_block;
+        f64::from(ppb - flashlab_ftl::data_pages(ppb, self.ftl.parity_stripe_pages))
+            / f64::from(ppb)
+    }
+
+    /// The drive's raw bytes in native blocks that take data: the static SLC cache's blocks
+    /// and those set aside for bad blocks left out.
+    pub fn native_raw_bytes(&self) -> u64 {
+        self.full.raw_bytes()
+            - self.full_static_slc_bytes * u64::from(self.bits_per_cell)
+            - self.full_bad_bytes
     }
 
     fn derived_json(&self) -> serde_json::Value {
@@ -1322,14 +1334,9 @@ impl Model {
         let raw = f.raw_bytes();
         let full_static = self.full_static_slc_bytes;
         let bad = self.full_bad_bytes;
-        let native = raw - full_static * self.bits_per_cell as u64 - bad;
+        let native = self.native_raw_bytes();
         let spare = (raw as f64 - self.full_user_bytes as f64) / raw as f64;
-        // Die-level parity: the share of every block's pages that holds parity, out of both
-        // the capacity the spare area has and the program bandwidth data gets.
-        let ppb = self.ftl.pages_per_block;
-        let parity_share =
-            f64::from(ppb - flashlab_ftl::data_pages(ppb, self.ftl.parity_stripe_pages))
-                / f64::from(ppb);
+        let parity_share = self.parity_share();
         let parity_bytes = (raw as f64 * parity_share) as u64;
         let spare_after_parity =
             (raw as f64 - parity_bytes as f64 - self.full_user_bytes as f64) / raw as f64;

@@ -173,9 +173,7 @@ impl Drive {
             iu_bytes: m.iu_bytes as f64,
             capacity_factor: m.scale.capacity_factor,
             user_bytes: m.full_user_bytes as f64,
-            native_raw_bytes: (m.full.raw_bytes()
-                - m.full_static_slc_bytes * u64::from(m.bits_per_cell)
-                - m.full_bad_bytes) as f64,
+            native_raw_bytes: m.native_raw_bytes() as f64,
         }
     }
 }

@@ -229,9 +229,7 @@ pub(crate) fn run(
             // Host bytes until the average block reaches its rated P/E cycles at this WA:
             // all native blocks in use wear (wear levelling), each host byte costs WA bytes of
             // them; those set aside for bad blocks are never written.
-            let native = model.full.raw_bytes()
-                - model.full_static_slc_bytes * u64::from(model.bits_per_cell)
-                - model.full_bad_bytes;
+            let native = model.native_raw_bytes();
             let tbw = if wa > 0.0 {
                 native as f64 * f64::from(model.full.pe_cycles) / wa
             } else {
