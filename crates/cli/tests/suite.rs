@@ -104,6 +104,51 @@ fn qos_reports_ordered_read_percentiles_per_depth() {
     assert!(doc["devices"][0]["results"].get("qd8_iops").is_none());
 }
 
+/// On a slice, qos's measured windows keep the drive's time (the drive is steady: there is
+/// nothing to keep in step with), while time-based preconditioning rounds are compressed
+/// with the capacity.
+#[test]
+fn qos_windows_keep_the_drives_time_on_a_slice() {
+    let doc = suite_json(&[
+        "qos",
+        "--device",
+        DEVICE,
+        "--set",
+        "sim.scale=0.5",
+        "--depths",
+        "1,32",
+        "--runtime",
+        "1s",
+        "--round",
+        "1s",
+    ]);
+    let steps = doc["devices"][0]["steps"].as_array().unwrap();
+    let spans: Vec<(&str, u64)> = steps
+        .windows(2)
+        .map(|w| {
+            let span = w[1]["end_ns"].as_u64().unwrap() - w[0]["end_ns"].as_u64().unwrap();
+            (w[1]["name"].as_str().unwrap(), span)
+        })
+        .collect();
+    let (qos, rounds): (Vec<_>, Vec<_>) = spans
+        .iter()
+        .filter(|(name, _)| name.starts_with("qos-") || name.starts_with("round-"))
+        .partition(|(name, _)| name.starts_with("qos-"));
+    assert_eq!(qos.len(), 2, "{spans:?}");
+    assert!(rounds.len() >= 5, "{spans:?}");
+    // A 1 s ramp and the 1 s window, as on the drive (and a little to drain the queue).
+    for (name, span) in &qos {
+        assert!(
+            (2_000_000_000..2_100_000_000).contains(span),
+            "{name}: {span} ns"
+        );
+    }
+    // The slice holds 1/2.83 of the capacity: a 1 s round writes as much of it in ~0.35 s.
+    for (name, span) in &rounds {
+        assert!(*span < 1_000_000_000, "{name}: {span} ns");
+    }
+}
+
 #[test]
 fn two_devices_give_two_columns_in_order() {
     let out = flashlab(&[

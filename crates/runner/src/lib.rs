@@ -40,7 +40,7 @@ use flashlab_workload::JobError;
 
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
 pub use run::{run_jobs, run_targets};
-pub use scale::SliceScale;
+pub use scale::{SliceScale, TimedPhases};
 pub use targets::Targets;
 
 /// How a run is seeded and bounded.
@@ -54,6 +54,8 @@ pub struct RunOptions {
     /// The device is a slice of a larger drive: jobs are shrunk to fit it and results are
     /// scaled back to the whole drive (see `docs/scale.md`).
     pub scale: SliceScale,
+    /// What a slice does to the time of time-based phases that write (see [`TimedPhases`]).
+    pub timed_phases: TimedPhases,
 }
 
 impl RunOptions {
@@ -63,12 +65,19 @@ impl RunOptions {
             device_name: device_name.into(),
             limits: RunLimits::default(),
             scale: SliceScale::FULL,
+            timed_phases: TimedPhases::Compress,
         }
     }
 
     /// Run as if the device were the whole drive it is a slice of.
     pub fn with_scale(mut self, scale: SliceScale) -> Self {
         self.scale = scale;
+        self
+    }
+
+    /// On a slice, keep (or compress) the time of time-based phases that write.
+    pub fn with_timed_phases(mut self, timed: TimedPhases) -> Self {
+        self.timed_phases = timed;
         self
     }
 }

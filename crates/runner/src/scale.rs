@@ -12,7 +12,8 @@
 //!   so the job writes the same fraction of the drive in its budget: the slice moves `1/L` of
 //!   the drive's bytes per second into `1/capacity_factor` of its capacity. A phase of only
 //!   time-based read jobs changes nothing on the drive and keeps its time, for more samples;
-//!   `log_avg_msec` follows (to whole simulated ms, at least 1);
+//!   so does every time-based phase of a run that measures a steady state
+//!   ([`TimedPhases::KeepTime`]); `log_avg_msec` follows (to whole simulated ms, at least 1);
 //! - `thinktime` is a per-I/O pause and stays.
 //!
 //! Results come back per job with [`flashlab_report::ScaleBack`]: time × `capacity_factor / L`
@@ -89,6 +90,23 @@ fn trim_factor(f: f64) -> String {
     }
 }
 
+/// What a slice does to the time budget of a time-based phase (jobs between stonewalls, each
+/// with `runtime`, none bounded by `io_size` or `number_ios`) that writes or trims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimedPhases {
+    /// Compressed like every other phase, so the slice writes the same share of itself as
+    /// the drive does: right wherever the drive's state moves during the phase (caches
+    /// filling, a fresh drive reaching steady state).
+    #[default]
+    Compress,
+    /// Kept as on the drive. For runs that measure a drive already in its steady state
+    /// (the `qos` suite's windows), where there is no state to keep in step: a compressed
+    /// window is as short as `1/capacity_factor` of the drive's and measures the transient at
+    /// its start (work the previous step left queued on the dies, the write buffer filling)
+    /// with `1/capacity_factor` of the latency samples for its tail.
+    KeepTime,
+}
+
 /// What the slice did to one job of the file.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct JobScale {
@@ -96,7 +114,8 @@ pub(crate) struct JobScale {
     pub time_factor: f64,
     /// Full-drive throughput per simulated throughput (`L`).
     pub throughput_factor: f64,
-    /// The phase keeps its time (time-based reads only).
+    /// The phase keeps its time (time-based reads, or any time-based phase with
+    /// [`TimedPhases::KeepTime`]).
     pub kept_time: bool,
     pub back: ScaleBack,
     /// (option, full-drive value, simulated value), in bytes, ns or counts.
@@ -123,7 +142,7 @@ pub(crate) struct ScalePlan {
 }
 
 impl ScalePlan {
-    pub fn new(file: &JobFile, scale: SliceScale) -> Self {
+    pub fn new(file: &JobFile, scale: SliceScale, timed: TimedPhases) -> Self {
         if scale.is_full() {
             return Self {
                 scale,
@@ -131,7 +150,7 @@ impl ScalePlan {
                 jobs: vec![JobScale::IDENTITY; file.jobs.len()],
             };
         }
-        let keep = phases_keeping_time(&file.jobs);
+        let keep = phases_keeping_time(&file.jobs, timed);
         let mut scaled = file.clone();
         let jobs = scaled
             .jobs
@@ -186,9 +205,10 @@ impl ScalePlan {
     }
 }
 
-/// Per job: whether its phase (jobs between stonewalls) only reads for a fixed time. Such a
-/// phase changes nothing on the drive, so compressing its time would only cost samples.
-fn phases_keeping_time(jobs: &[JobSpec]) -> Vec<bool> {
+/// Per job: whether its phase (jobs between stonewalls) keeps its time: it runs for a fixed
+/// time and only reads (it changes nothing on the drive, so compressing its time would only
+/// cost samples), or writes too with [`TimedPhases::KeepTime`].
+fn phases_keeping_time(jobs: &[JobSpec], timed: TimedPhases) -> Vec<bool> {
     let mut keep = vec![false; jobs.len()];
     let mut start = 0;
     for end in 1..=jobs.len() {
@@ -197,8 +217,7 @@ fn phases_keeping_time(jobs: &[JobSpec]) -> Vec<bool> {
                 let [_, writes, trims] = j.rw.directions();
                 j.time_based
                     && j.runtime_ns.is_some()
-                    && !writes
-                    && !trims
+                    && (timed == TimedPhases::KeepTime || (!writes && !trims))
                     && j.io_size.is_none()
                     && j.number_ios.is_none()
             });
@@ -364,7 +383,11 @@ mod tests {
         j.thinktime_ns = 1000;
         j.iodepth = 32;
         j.rate_iops = [0, 5000, 0];
-        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(16.0, 1.0));
+        let plan = ScalePlan::new(
+            &file(vec![j]),
+            SliceScale::new(16.0, 1.0),
+            TimedPhases::Compress,
+        );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
         assert_eq!(s.offset, SizeSpec::Bytes(GIB / 16));
@@ -388,7 +411,11 @@ mod tests {
         j.bs[1] = BlockSize::Fixed(128 * 1024);
         j.offset_increment = SizeSpec::Bytes(1_000_000);
         j.io_size = Some(SizeSpec::Fraction(0.25));
-        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(3.0, 1.0));
+        let plan = ScalePlan::new(
+            &file(vec![j]),
+            SliceScale::new(3.0, 1.0),
+            TimedPhases::Compress,
+        );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
         // A percentage io_size is of the region, which is already the slice's: not shrunk twice.
@@ -398,7 +425,11 @@ mod tests {
         assert_eq!(s.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
         let mut tiny = job(RwPattern::Write);
         tiny.size = Some(SizeSpec::Bytes(4096));
-        let plan = ScalePlan::new(&file(vec![tiny]), SliceScale::new(100.0, 1.0));
+        let plan = ScalePlan::new(
+            &file(vec![tiny]),
+            SliceScale::new(100.0, 1.0),
+            TimedPhases::Compress,
+        );
         assert_eq!(
             plan.file.as_ref().unwrap().jobs[0].size,
             Some(SizeSpec::Bytes(4096)),
@@ -408,7 +439,11 @@ mod tests {
         let mut j = job(RwPattern::Write);
         j.size = Some(SizeSpec::Bytes(16 * GIB));
         j.io_size = Some(SizeSpec::Fraction(0.25));
-        let plan = ScalePlan::new(&file(vec![j]), SliceScale::new(16.0, 1.0));
+        let plan = ScalePlan::new(
+            &file(vec![j]),
+            SliceScale::new(16.0, 1.0),
+            TimedPhases::Compress,
+        );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
         assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
@@ -423,7 +458,11 @@ mod tests {
         let mut qd1 = job(RwPattern::RandRead);
         qd1.iodepth = 1;
         qd1.stonewall = true;
-        let plan = ScalePlan::new(&file(vec![deep, qd1]), SliceScale::new(8.0, 4.0));
+        let plan = ScalePlan::new(
+            &file(vec![deep, qd1]),
+            SliceScale::new(8.0, 4.0),
+            TimedPhases::Compress,
+        );
         let f = plan.file.as_ref().unwrap();
         assert_eq!(f.jobs[0].iodepth, 8);
         assert_eq!(f.jobs[0].rate_bytes_per_s[0], 100 << 20);
@@ -454,7 +493,12 @@ mod tests {
         w.runtime_ns = Some(10 * S);
         let mut r3 = r1.clone();
         r3.stonewall = false;
-        let plan = ScalePlan::new(&file(vec![fill, r1, r2, w, r3]), SliceScale::new(4.0, 1.0));
+        let (fill_keep, w_keep) = (fill.clone(), w.clone());
+        let plan = ScalePlan::new(
+            &file(vec![fill, r1, r2, w, r3]),
+            SliceScale::new(4.0, 1.0),
+            TimedPhases::Compress,
+        );
         let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
         // The last phase mixes a writer with a reader: both share the compressed clock.
         assert_eq!(kept, [false, true, true, false, false]);
@@ -462,12 +506,30 @@ mod tests {
         assert_eq!(f.jobs[1].runtime_ns, Some(10 * S));
         assert_eq!(f.jobs[4].runtime_ns, Some(10 * S / 4));
         assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
+        // A run measuring a steady state keeps the writing phases' time as well (the fill
+        // is bounded by size, not time, and still shrinks with the capacity).
+        let mut w = w_keep;
+        w.ramp_time_ns = S;
+        let plan = ScalePlan::new(
+            &file(vec![fill_keep, w]),
+            SliceScale::new(4.0, 1.0),
+            TimedPhases::KeepTime,
+        );
+        let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
+        assert_eq!(kept, [false, true]);
+        let f = plan.file.as_ref().unwrap();
+        assert_eq!(
+            (f.jobs[1].runtime_ns, f.jobs[1].ramp_time_ns),
+            (Some(10 * S), S)
+        );
+        assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
+        assert!(plan.jobs[1].changes.is_empty());
     }
 
     #[test]
     fn full_scale_is_the_original_file() {
         let f = file(vec![job(RwPattern::Read)]);
-        let plan = ScalePlan::new(&f, SliceScale::FULL);
+        let plan = ScalePlan::new(&f, SliceScale::FULL, TimedPhases::Compress);
         assert!(plan.file.is_none());
         assert!(std::ptr::eq(plan.file(&f), &f));
         assert_eq!(plan.jobs[0].back, ScaleBack::IDENTITY);

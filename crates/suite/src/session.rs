@@ -8,7 +8,7 @@ use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
-use flashlab_runner::{RunError, RunOptions, SliceScale};
+use flashlab_runner::{RunError, RunOptions, SliceScale, TimedPhases};
 use flashlab_system::System;
 use flashlab_workload::JobFile;
 
@@ -115,6 +115,10 @@ pub(crate) struct Session<'a> {
     device: String,
     seeds: SeedTree,
     scale: SliceScale,
+    /// What a slice does to the time of the next steps' time-based writing phases: the
+    /// suites that measure a steady state keep it for their measured windows
+    /// ([`Session::steady_job`]).
+    timed_phases: TimedPhases,
     /// Drive time at which the next step starts.
     now_ns: SimTime,
     pub steps: Vec<StepRecord>,
@@ -143,6 +147,7 @@ impl<'a> Session<'a> {
             drive: Drive::Sim(ssd),
             device: device.to_string(),
             seeds: SeedTree::new(seed).child("suite"),
+            timed_phases: TimedPhases::Compress,
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -164,6 +169,7 @@ impl<'a> Session<'a> {
             drive: Drive::Real(target),
             seeds: SeedTree::new(seed).child("suite"),
             scale: SliceScale::new(1.0, 1.0),
+            timed_phases: TimedPhases::Compress,
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -325,6 +331,22 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// [`Session::job`] for a window measured on a drive already in its steady state: on a
+    /// slice its time-based phases keep the drive's time even when they write
+    /// ([`TimedPhases::KeepTime`]), so the window is as long, and has as many latency
+    /// samples, as on the drive.
+    pub fn steady_job(
+        &mut self,
+        step: &str,
+        text: &str,
+        measure: &dyn Fn(&RunResult) -> Vec<Measure>,
+    ) -> Result<RunResult, SuiteError> {
+        let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
+        let run = self.job(step, text, measure);
+        self.timed_phases = before;
+        run
+    }
+
     /// Run one fio job file (text) as the next step; `measure` picks the step's figures.
     pub fn job(
         &mut self,
@@ -383,7 +405,9 @@ impl<'a> Session<'a> {
             },
         )?;
         let seed = self.seeds.child(step).master_seed();
-        let options = RunOptions::new(seed, self.device.clone()).with_scale(self.scale);
+        let options = RunOptions::new(seed, self.device.clone())
+            .with_scale(self.scale)
+            .with_timed_phases(self.timed_phases);
         Ok((file, options))
     }
 

@@ -451,7 +451,8 @@ fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measur
         lines.push(format!("rwmixread={}", opts.rwmixread));
         lines.push(format!("percentile_list={percentiles}"));
         let text = job_text(&name, "randrw", "4k", depth, jobs, &lines);
-        let run = s.job(&name, &text, &|run| qos_measures("", run))?;
+        // The drive is steady: each depth's window keeps its time on a slice.
+        let run = s.steady_job(&name, &text, &|run| qos_measures("", run))?;
         results.extend(qos_measures(&format!("qd{depth}_"), &run));
     }
     Ok((st, results))
