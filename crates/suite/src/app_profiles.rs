@@ -375,7 +375,8 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
             let (jobs, qd) = split_load(load, max_jobs);
             let step = format!("{name}-load{load}");
             let text = point_job(profile, jobs, qd, runtime_ns, span.as_deref());
-            let run = s.job(&step, &text, &|run| point_measures("", run))?;
+            // The drive is steady: on a slice each point keeps the drive's time.
+            let run = s.steady_job(&step, &text, &|run| point_measures("", run))?;
             let m = point_measures(&format!("{key}_load{load}_"), &run);
             let (mean, _) = mixed_latency(&run);
             let point = Point {
