@@ -104,48 +104,67 @@ fn qos_reports_ordered_read_percentiles_per_depth() {
     assert!(doc["devices"][0]["results"].get("qd8_iops").is_none());
 }
 
-/// On a slice, qos's measured windows keep the drive's time (the drive is steady: there is
-/// nothing to keep in step with), while time-based preconditioning rounds are compressed
-/// with the capacity.
-#[test]
-fn qos_windows_keep_the_drives_time_on_a_slice() {
-    let doc = suite_json(&[
-        "qos",
-        "--device",
-        DEVICE,
-        "--set",
-        "sim.scale=0.5",
-        "--depths",
-        "1,32",
-        "--runtime",
-        "1s",
-        "--round",
-        "1s",
-    ]);
+/// Each step's span of drive time, by step name (from the suite JSON's step end times).
+fn step_spans(doc: &Value) -> Vec<(String, u64)> {
     let steps = doc["devices"][0]["steps"].as_array().unwrap();
-    let spans: Vec<(&str, u64)> = steps
+    steps
         .windows(2)
         .map(|w| {
             let span = w[1]["end_ns"].as_u64().unwrap() - w[0]["end_ns"].as_u64().unwrap();
-            (w[1]["name"].as_str().unwrap(), span)
+            (w[1]["name"].as_str().unwrap().to_string(), span)
         })
-        .collect();
-    let (qos, rounds): (Vec<_>, Vec<_>) = spans
-        .iter()
-        .filter(|(name, _)| name.starts_with("qos-") || name.starts_with("round-"))
-        .partition(|(name, _)| name.starts_with("qos-"));
-    assert_eq!(qos.len(), 2, "{spans:?}");
-    assert!(rounds.len() >= 5, "{spans:?}");
-    // A 1 s ramp and the 1 s window, as on the drive (and a little to drain the queue).
-    for (name, span) in &qos {
-        assert!(
-            (2_000_000_000..2_100_000_000).contains(span),
-            "{name}: {span} ns"
-        );
-    }
-    // The slice holds 1/2.83 of the capacity: a 1 s round writes as much of it in ~0.35 s.
-    for (name, span) in &rounds {
-        assert!(*span < 1_000_000_000, "{name}: {span} ns");
+        .collect()
+}
+
+/// On a slice, the windows a suite measures on the steady drive keep the drive's time (there
+/// is nothing to keep in step with), while time-based preconditioning rounds are compressed
+/// with the capacity: qos's depths, write-pressure's steps, noisy-neighbor's phases.
+#[test]
+fn steady_windows_keep_the_drives_time_on_a_slice() {
+    let slice = ["--set", "sim.scale=0.5", "--runtime", "1s", "--round", "1s"];
+    // (suite, extra options, measured steps' name prefixes, their ramp + window in ns)
+    let cases: [(&str, &[&str], &[&str], u64); 3] = [
+        ("qos", &["--depths", "1,32"], &["qos-"], 2_000_000_000),
+        (
+            "write-pressure",
+            &["--start", "4MB", "--step", "4MB"],
+            &["pressure-"],
+            1_500_000_000,
+        ),
+        (
+            "noisy-neighbor",
+            &[],
+            &["alone", "neighbours"],
+            1_500_000_000,
+        ),
+    ];
+    for (suite, extra, measured, kept_ns) in cases {
+        let mut args = vec![suite, "--device", DEVICE];
+        args.extend_from_slice(&slice);
+        args.extend_from_slice(extra);
+        let spans = step_spans(&suite_json(&args));
+        let windows: Vec<_> = spans
+            .iter()
+            .filter(|(name, _)| measured.iter().any(|m| name.starts_with(m)))
+            .collect();
+        let rounds: Vec<_> = spans
+            .iter()
+            .filter(|(name, _)| name.starts_with("round-"))
+            .collect();
+        assert!(windows.len() >= 2, "{suite}: {spans:?}");
+        assert!(rounds.len() >= 5, "{suite}: {spans:?}");
+        // The window (and its ramp) as on the drive, and a little to drain the queue.
+        for (name, span) in &windows {
+            assert!(
+                (kept_ns..kept_ns + kept_ns / 5).contains(span),
+                "{suite} {name}: {span} ns"
+            );
+        }
+        // The slice holds 1/2.83 of the capacity: a 1 s round writes as much of it in
+        // ~0.35 s.
+        for (name, span) in &rounds {
+            assert!(*span < 1_000_000_000, "{suite} {name}: {span} ns");
+        }
     }
 }
 

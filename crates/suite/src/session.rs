@@ -331,20 +331,25 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// [`Session::job`] for a window measured on a drive already in its steady state: on a
-    /// slice its time-based phases keep the drive's time even when they write
-    /// ([`TimedPhases::KeepTime`]), so the window is as long, and has as many latency
+    /// Run `steps` as windows measured on a drive already in its steady state: on a slice
+    /// their time-based phases keep the drive's time even when they write
+    /// ([`TimedPhases::KeepTime`]), so each window is as long, and has as many latency
     /// samples, as on the drive.
+    pub fn steady<R>(&mut self, steps: impl FnOnce(&mut Self) -> R) -> R {
+        let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
+        let out = steps(self);
+        self.timed_phases = before;
+        out
+    }
+
+    /// [`Session::job`] as a window on the steady drive ([`Session::steady`]).
     pub fn steady_job(
         &mut self,
         step: &str,
         text: &str,
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
-        let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
-        let run = self.job(step, text, measure);
-        self.timed_phases = before;
-        run
+        self.steady(|s| s.job(step, text, measure))
     }
 
     /// Run one fio job file (text) as the next step; `measure` picks the step's figures.

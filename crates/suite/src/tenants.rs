@@ -241,7 +241,8 @@ pub(crate) fn write_pressure(
                 step_lines(runtime_ns),
                 t.read_qd
             );
-            let run = s.job(&name, &text, &|run| {
+            // Each step measures the drive settled at its rate: on a slice it keeps its time.
+            let run = s.steady_job(&name, &text, &|run| {
                 let mut m = vec![measure(
                     "write_bw_bytes_per_s",
                     Unit::BytesPerS,
@@ -416,23 +417,26 @@ pub(crate) fn noisy_neighbor(
     let mut per_phase: Vec<Vec<Measure>> = Vec::new();
     for (phase, text) in &phases {
         let quiet = &quiet;
-        let (_, m) = s.job_on_namespaces(phase, text, &|run, _, _, _| {
-            let mut m = Vec::new();
-            for (ns, _) in quiet {
-                m.extend(read_latency(
-                    run,
-                    &format!("quiet-ns{ns}"),
-                    &format!("ns{ns}_"),
-                    &NEIGHBOR_PERCENTILES,
-                ));
-            }
-            let noisy_iops: f64 = run
-                .jobs
-                .iter()
-                .filter(|j| j.jobname().starts_with("noisy-"))
-                .fold(0.0, |a, j| a + j.iops(DDIR_READ) + j.iops(DDIR_WRITE));
-            m.push(measure("neighbour_iops", Unit::Iops, noisy_iops));
-            m
+        // Both phases measure the steady drive: on a slice they keep their time.
+        let (_, m) = s.steady(|s| {
+            s.job_on_namespaces(phase, text, &|run, _, _, _| {
+                let mut m = Vec::new();
+                for (ns, _) in quiet {
+                    m.extend(read_latency(
+                        run,
+                        &format!("quiet-ns{ns}"),
+                        &format!("ns{ns}_"),
+                        &NEIGHBOR_PERCENTILES,
+                    ));
+                }
+                let noisy_iops: f64 = run
+                    .jobs
+                    .iter()
+                    .filter(|j| j.jobname().starts_with("noisy-"))
+                    .fold(0.0, |a, j| a + j.iops(DDIR_READ) + j.iops(DDIR_WRITE));
+                m.push(measure("neighbour_iops", Unit::Iops, noisy_iops));
+                m
+            })
         })?;
         for x in &m {
             results.push(measure(format!("{phase}_{}", x.name), x.unit, x.value));
