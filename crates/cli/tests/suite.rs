@@ -224,6 +224,40 @@ fn outdir_holds_each_job_and_a_csv() {
     assert!(!sub.join("08-round-06.json").exists());
 }
 
+/// On a slice, transfer-sweep's test region keeps its size while it is a small part (1/16 at
+/// most) of the slice, so it meets the write buffer as on the drive; a larger one shrinks
+/// with the capacity.
+#[test]
+fn transfer_sweep_keeps_a_small_region_on_a_slice() {
+    // The slice: about 0.35 GB of the tiny drive.
+    for (size, kept) in [("16MiB", true), ("64MiB", false)] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-{size}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = flashlab(&[
+            "suite",
+            "transfer-sweep",
+            "--device",
+            DEVICE,
+            "--set",
+            "sim.scale=0.5",
+            "--size",
+            size,
+            "--max-bs",
+            "8k",
+            "--outdir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let sub = dir.join(format!("1-{DEVICE}"));
+        let step: Value =
+            serde_json::from_str(&std::fs::read_to_string(sub.join("02-512b-write.json")).unwrap())
+                .unwrap();
+        let changed = &step["flashlab"]["scale"]["jobs"][0]["changed"];
+        assert!(changed.is_object(), "{step}");
+        assert_eq!(changed.get("size").is_none(), kept, "{size}: {changed}");
+    }
+}
+
 #[test]
 fn bad_suite_name_exits_2_listing_suites() {
     let out = flashlab(&["suite", "four_corners", "--device", DEVICE]);

@@ -40,7 +40,7 @@ use flashlab_workload::JobError;
 
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
 pub use run::{run_jobs, run_targets};
-pub use scale::{SliceScale, TimedPhases};
+pub use scale::{RegionSizes, SliceScale, TimedPhases};
 pub use targets::Targets;
 
 /// How a run is seeded and bounded.
@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub scale: SliceScale,
     /// What a slice does to the time of time-based phases that write (see [`TimedPhases`]).
     pub timed_phases: TimedPhases,
+    /// What a slice does to the jobs' byte quantities (see [`RegionSizes`]).
+    pub region_sizes: RegionSizes,
 }
 
 impl RunOptions {
@@ -66,6 +68,7 @@ impl RunOptions {
             limits: RunLimits::default(),
             scale: SliceScale::FULL,
             timed_phases: TimedPhases::Compress,
+            region_sizes: RegionSizes::Scale,
         }
     }
 
@@ -78,6 +81,12 @@ impl RunOptions {
     /// On a slice, keep (or compress) the time of time-based phases that write.
     pub fn with_timed_phases(mut self, timed: TimedPhases) -> Self {
         self.timed_phases = timed;
+        self
+    }
+
+    /// On a slice, scale (or keep) the jobs' byte quantities.
+    pub fn with_region_sizes(mut self, regions: RegionSizes) -> Self {
+        self.region_sizes = regions;
         self
     }
 }

@@ -217,7 +217,12 @@ fn plan(file: &JobFile, options: &RunOptions) -> Result<ScalePlan, RunError> {
             die_factor: options.scale.die_factor,
         });
     }
-    Ok(ScalePlan::new(file, options.scale, options.timed_phases))
+    Ok(ScalePlan::new(
+        file,
+        options.scale,
+        options.timed_phases,
+        options.region_sizes,
+    ))
 }
 
 /// What tests inspect of each clone after a run.

@@ -107,6 +107,22 @@ pub enum TimedPhases {
     KeepTime,
 }
 
+/// What a slice does to a job's byte quantities (`size`, `offset`, `offset_increment`,
+/// `io_size`, `zoned_abs` zones) and `number_ios`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RegionSizes {
+    /// Divided by the capacity factor: places and amounts on the drive stay the same share
+    /// of the slice.
+    #[default]
+    Scale,
+    /// Kept as given. For a client benchmark's test file (ATTO's 256 MB, CrystalDiskMark's
+    /// 1 GiB), sized without regard to the drive's capacity: what it meets is the drive's
+    /// DRAM write buffer, read-ahead and read buffer, which a slice keeps at full size, so a
+    /// test file cut to `1/capacity_factor` would fit in the write buffer where the drive's
+    /// does not. The caller makes sure the region is a small part of the slice.
+    Keep,
+}
+
 /// What the slice did to one job of the file.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct JobScale {
@@ -142,7 +158,12 @@ pub(crate) struct ScalePlan {
 }
 
 impl ScalePlan {
-    pub fn new(file: &JobFile, scale: SliceScale, timed: TimedPhases) -> Self {
+    pub fn new(
+        file: &JobFile,
+        scale: SliceScale,
+        timed: TimedPhases,
+        regions: RegionSizes,
+    ) -> Self {
         if scale.is_full() {
             return Self {
                 scale,
@@ -156,7 +177,7 @@ impl ScalePlan {
             .jobs
             .iter_mut()
             .zip(keep)
-            .map(|(spec, keep_time)| scale_job(spec, scale, keep_time))
+            .map(|(spec, keep_time)| scale_job(spec, scale, keep_time, regions))
             .collect();
         Self {
             scale,
@@ -237,8 +258,18 @@ fn largest_block_bytes(bs: &BlockSize) -> u64 {
 }
 
 /// Shrink one job for the slice (see the module docs) and return its factors.
-fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale {
+fn scale_job(
+    spec: &mut JobSpec,
+    scale: SliceScale,
+    keep_time: bool,
+    regions: RegionSizes,
+) -> JobScale {
     let f = scale.capacity_factor;
+    // What byte quantities and I/O counts are divided by.
+    let region_factor = match regions {
+        RegionSizes::Scale => f,
+        RegionSizes::Keep => 1.0,
+    };
     let dirs = spec.rw.directions();
     // Sizes stay whole multiples of the largest block the job issues, so a region still
     // holds whole I/Os and offsets stay aligned.
@@ -250,7 +281,7 @@ fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale
         .max(1);
     let mut changes: Vec<(&'static str, u64, u64)> = Vec::new();
     let mut bytes = |option: &'static str, v: u64, at_least_one_block: bool| -> u64 {
-        let blocks = (v as f64 / f / align_bytes as f64).round() as u64;
+        let blocks = (v as f64 / region_factor / align_bytes as f64).round() as u64;
         let min = u64::from(at_least_one_block && v > 0);
         let s = blocks.max(min) * align_bytes;
         if s != v {
@@ -277,7 +308,7 @@ fn scale_job(spec: &mut JobSpec, scale: SliceScale, keep_time: bool) -> JobScale
         }
     }
     if let Some(n) = spec.number_ios {
-        let s = ((n as f64 / f).round() as u64).max(1);
+        let s = ((n as f64 / region_factor).round() as u64).max(1);
         if s != n {
             changes.push(("number_ios", n, s));
         }
@@ -387,6 +418,7 @@ mod tests {
             &file(vec![j]),
             SliceScale::new(16.0, 1.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
@@ -405,6 +437,30 @@ mod tests {
     }
 
     #[test]
+    fn kept_regions_keep_their_bytes_and_the_clock_still_compresses() {
+        let mut j = job(RwPattern::Write);
+        j.size = Some(SizeSpec::Bytes(256 << 20));
+        j.offset = SizeSpec::Bytes(GIB);
+        j.io_size = Some(SizeSpec::Bytes(512 << 20));
+        j.number_ios = Some(1000);
+        j.runtime_ns = Some(16 * S);
+        let plan = ScalePlan::new(
+            &file(vec![j]),
+            SliceScale::new(16.0, 1.0),
+            TimedPhases::Compress,
+            RegionSizes::Keep,
+        );
+        let s = &plan.file.as_ref().unwrap().jobs[0];
+        assert_eq!(s.size, Some(SizeSpec::Bytes(256 << 20)));
+        assert_eq!(s.offset, SizeSpec::Bytes(GIB));
+        assert_eq!(s.io_size, Some(SizeSpec::Bytes(512 << 20)));
+        assert_eq!(s.number_ios, Some(1000));
+        // Time still follows the capacity: it is not a region.
+        assert_eq!(s.runtime_ns, Some(S));
+        assert_eq!(plan.jobs[0].changes, [("runtime", 16 * S, S)]);
+    }
+
+    #[test]
     fn percentages_stay_and_sizes_keep_whole_blocks() {
         let mut j = job(RwPattern::Write);
         j.size = Some(SizeSpec::Fraction(0.5));
@@ -415,6 +471,7 @@ mod tests {
             &file(vec![j]),
             SliceScale::new(3.0, 1.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
@@ -429,6 +486,7 @@ mod tests {
             &file(vec![tiny]),
             SliceScale::new(100.0, 1.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         assert_eq!(
             plan.file.as_ref().unwrap().jobs[0].size,
@@ -443,6 +501,7 @@ mod tests {
             &file(vec![j]),
             SliceScale::new(16.0, 1.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
@@ -462,6 +521,7 @@ mod tests {
             &file(vec![deep, qd1]),
             SliceScale::new(8.0, 4.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         let f = plan.file.as_ref().unwrap();
         assert_eq!(f.jobs[0].iodepth, 8);
@@ -498,6 +558,7 @@ mod tests {
             &file(vec![fill, r1, r2, w, r3]),
             SliceScale::new(4.0, 1.0),
             TimedPhases::Compress,
+            RegionSizes::Scale,
         );
         let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
         // The last phase mixes a writer with a reader: both share the compressed clock.
@@ -514,6 +575,7 @@ mod tests {
             &file(vec![fill_keep, w]),
             SliceScale::new(4.0, 1.0),
             TimedPhases::KeepTime,
+            RegionSizes::Scale,
         );
         let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
         assert_eq!(kept, [false, true]);
@@ -529,7 +591,12 @@ mod tests {
     #[test]
     fn full_scale_is_the_original_file() {
         let f = file(vec![job(RwPattern::Read)]);
-        let plan = ScalePlan::new(&f, SliceScale::FULL, TimedPhases::Compress);
+        let plan = ScalePlan::new(
+            &f,
+            SliceScale::FULL,
+            TimedPhases::Compress,
+            RegionSizes::Scale,
+        );
         assert!(plan.file.is_none());
         assert!(std::ptr::eq(plan.file(&f), &f));
         assert_eq!(plan.jobs[0].back, ScaleBack::IDENTITY);

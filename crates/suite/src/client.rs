@@ -10,6 +10,7 @@
 
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+use flashlab_runner::RegionSizes;
 
 use crate::client_options::DesktopProfile;
 use crate::pts::size_label;
@@ -95,6 +96,34 @@ pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Out
     let jobs = opts.jobs.unwrap_or(1);
     let region = region_bytes(s, c.size_bytes.unwrap_or(SWEEP_REGION_BYTES));
     prepare(s, c.state)?;
+    // ATTO's test region has a size of its own, not a share of the drive: on a slice it keeps
+    // that size where it stays a small part of the slice, so it meets the drive's write
+    // buffer (kept at full size) as on the drive, rather than fitting in it.
+    let keep = region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes();
+    let before = s.set_region_sizes(if keep {
+        RegionSizes::Keep
+    } else {
+        RegionSizes::Scale
+    });
+    let measured = sweep(s, opts, region, qd, jobs);
+    s.set_region_sizes(before);
+    measured
+}
+
+/// A test region keeps its size on a slice while it is at most this fraction (as 1/N) of
+/// the slice's capacity: the slice's capacity-proportional state (free space, a dynamic SLC
+/// cache sized from it) then sees it as the drive does, as a small part of itself.
+const KEPT_REGION_SHARE: u64 = 16;
+
+/// The sweep's steps (see [`transfer_sweep`]).
+fn sweep(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    region: u64,
+    qd: u32,
+    jobs: u32,
+) -> Result<Outcome, SuiteError> {
+    let c = &opts.client;
     let mut results = Vec::new();
     let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
     for bs in transfer_sizes(c.min_bs_bytes, c.max_bs_bytes, region) {

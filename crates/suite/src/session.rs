@@ -8,7 +8,7 @@ use flashlab_device::Ssd;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
-use flashlab_runner::{RunError, RunOptions, SliceScale, TimedPhases};
+use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
 use flashlab_system::System;
 use flashlab_workload::JobFile;
 
@@ -119,6 +119,8 @@ pub(crate) struct Session<'a> {
     /// suites that measure a steady state keep it for their measured windows
     /// ([`Session::steady_job`]).
     timed_phases: TimedPhases,
+    /// What a slice does to the next steps' byte quantities ([`Session::set_region_sizes`]).
+    region_sizes: RegionSizes,
     /// Drive time at which the next step starts.
     now_ns: SimTime,
     pub steps: Vec<StepRecord>,
@@ -148,6 +150,7 @@ impl<'a> Session<'a> {
             device: device.to_string(),
             seeds: SeedTree::new(seed).child("suite"),
             timed_phases: TimedPhases::Compress,
+            region_sizes: RegionSizes::Scale,
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -170,6 +173,7 @@ impl<'a> Session<'a> {
             seeds: SeedTree::new(seed).child("suite"),
             scale: SliceScale::new(1.0, 1.0),
             timed_phases: TimedPhases::Compress,
+            region_sizes: RegionSizes::Scale,
             now_ns: 0,
             steps: Vec::new(),
             started_steps: 0,
@@ -308,6 +312,20 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Capacity of what is simulated: the slice's on a slice, else the drive's.
+    pub fn simulated_capacity_bytes(&self) -> u64 {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.capacity_bytes(),
+            Drive::Real(t) => t.size_bytes(),
+        }
+    }
+
+    /// From the next step on, on a slice, scale or keep the jobs' byte quantities
+    /// ([`RegionSizes`]); returns the previous setting.
+    pub fn set_region_sizes(&mut self, regions: RegionSizes) -> RegionSizes {
+        std::mem::replace(&mut self.region_sizes, regions)
+    }
+
     /// Secure erase: every block erased, nothing mapped. The next step starts once the drive
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
@@ -412,7 +430,8 @@ impl<'a> Session<'a> {
         let seed = self.seeds.child(step).master_seed();
         let options = RunOptions::new(seed, self.device.clone())
             .with_scale(self.scale)
-            .with_timed_phases(self.timed_phases);
+            .with_timed_phases(self.timed_phases)
+            .with_region_sizes(self.region_sizes);
         Ok((file, options))
     }
 
