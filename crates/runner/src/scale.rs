@@ -383,6 +383,11 @@ fn scale_job(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plan with the default policies: time and sizes follow the capacity.
+    fn scaled(file: &JobFile, scale: SliceScale) -> ScalePlan {
+        ScalePlan::new(file, scale, TimedPhases::Compress, RegionSizes::Scale)
+    }
     use flashlab_workload::RwPattern;
 
     const GIB: u64 = 1 << 30;
@@ -414,12 +419,7 @@ mod tests {
         j.thinktime_ns = 1000;
         j.iodepth = 32;
         j.rate_iops = [0, 5000, 0];
-        let plan = ScalePlan::new(
-            &file(vec![j]),
-            SliceScale::new(16.0, 1.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![j]), SliceScale::new(16.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
         assert_eq!(s.offset, SizeSpec::Bytes(GIB / 16));
@@ -467,12 +467,7 @@ mod tests {
         j.bs[1] = BlockSize::Fixed(128 * 1024);
         j.offset_increment = SizeSpec::Bytes(1_000_000);
         j.io_size = Some(SizeSpec::Fraction(0.25));
-        let plan = ScalePlan::new(
-            &file(vec![j]),
-            SliceScale::new(3.0, 1.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![j]), SliceScale::new(3.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
         // A percentage io_size is of the region, which is already the slice's: not shrunk twice.
@@ -482,12 +477,7 @@ mod tests {
         assert_eq!(s.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
         let mut tiny = job(RwPattern::Write);
         tiny.size = Some(SizeSpec::Bytes(4096));
-        let plan = ScalePlan::new(
-            &file(vec![tiny]),
-            SliceScale::new(100.0, 1.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![tiny]), SliceScale::new(100.0, 1.0));
         assert_eq!(
             plan.file.as_ref().unwrap().jobs[0].size,
             Some(SizeSpec::Bytes(4096)),
@@ -497,12 +487,7 @@ mod tests {
         let mut j = job(RwPattern::Write);
         j.size = Some(SizeSpec::Bytes(16 * GIB));
         j.io_size = Some(SizeSpec::Fraction(0.25));
-        let plan = ScalePlan::new(
-            &file(vec![j]),
-            SliceScale::new(16.0, 1.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![j]), SliceScale::new(16.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
         assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
         assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
@@ -517,12 +502,7 @@ mod tests {
         let mut qd1 = job(RwPattern::RandRead);
         qd1.iodepth = 1;
         qd1.stonewall = true;
-        let plan = ScalePlan::new(
-            &file(vec![deep, qd1]),
-            SliceScale::new(8.0, 4.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![deep, qd1]), SliceScale::new(8.0, 4.0));
         let f = plan.file.as_ref().unwrap();
         assert_eq!(f.jobs[0].iodepth, 8);
         assert_eq!(f.jobs[0].rate_bytes_per_s[0], 100 << 20);
@@ -554,12 +534,7 @@ mod tests {
         let mut r3 = r1.clone();
         r3.stonewall = false;
         let (fill_keep, w_keep) = (fill.clone(), w.clone());
-        let plan = ScalePlan::new(
-            &file(vec![fill, r1, r2, w, r3]),
-            SliceScale::new(4.0, 1.0),
-            TimedPhases::Compress,
-            RegionSizes::Scale,
-        );
+        let plan = scaled(&file(vec![fill, r1, r2, w, r3]), SliceScale::new(4.0, 1.0));
         let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
         // The last phase mixes a writer with a reader: both share the compressed clock.
         assert_eq!(kept, [false, true, true, false, false]);

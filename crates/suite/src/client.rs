@@ -100,14 +100,12 @@ pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Out
     // that size where it stays a small part of the slice, so it meets the drive's write
     // buffer (kept at full size) as on the drive, rather than fitting in it.
     let keep = region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes();
-    let before = s.set_region_sizes(if keep {
+    let regions = if keep {
         RegionSizes::Keep
     } else {
         RegionSizes::Scale
-    });
-    let measured = sweep(s, opts, region, qd, jobs);
-    s.set_region_sizes(before);
-    measured
+    };
+    s.with_region_sizes(regions, |s| sweep(s, opts, region, qd, jobs))
 }
 
 /// A test region keeps its size on a slice while it is at most this fraction (as 1/N) of

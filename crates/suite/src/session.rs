@@ -119,7 +119,7 @@ pub(crate) struct Session<'a> {
     /// suites that measure a steady state keep it for their measured windows
     /// ([`Session::steady_job`]).
     timed_phases: TimedPhases,
-    /// What a slice does to the next steps' byte quantities ([`Session::set_region_sizes`]).
+    /// What a slice does to the next steps' byte quantities ([`Session::with_region_sizes`]).
     region_sizes: RegionSizes,
     /// Drive time at which the next step starts.
     now_ns: SimTime,
@@ -320,12 +320,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// From the next step on, on a slice, scale or keep the jobs' byte quantities
-    /// ([`RegionSizes`]); returns the previous setting.
-    pub fn set_region_sizes(&mut self, regions: RegionSizes) -> RegionSizes {
-        std::mem::replace(&mut self.region_sizes, regions)
-    }
-
     /// Secure erase: every block erased, nothing mapped. The next step starts once the drive
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
@@ -357,6 +351,19 @@ impl<'a> Session<'a> {
         let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
         let out = steps(self);
         self.timed_phases = before;
+        out
+    }
+
+    /// Run `steps` with the jobs' byte quantities scaled or kept on a slice
+    /// ([`RegionSizes`]).
+    pub fn with_region_sizes<R>(
+        &mut self,
+        regions: RegionSizes,
+        steps: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let before = std::mem::replace(&mut self.region_sizes, regions);
+        let out = steps(self);
+        self.region_sizes = before;
         out
     }
 
