@@ -306,16 +306,15 @@ fn suite_help_lists_every_suite() {
     let out = flashlab(&["suite", "--help"]);
     assert!(out.status.success());
     let help = stdout(&out);
-    for name in [
-        "pts-iops",
-        "pts-throughput",
-        "pts-latency",
-        "transfer-sweep",
-        "desktop",
-        "--profile",
-        "--state",
-    ] {
+    let suites = flashlab_suite::SuiteKind::ALL.map(|k| k.name());
+    for name in suites.iter().chain(&["--profile", "--state"]) {
         assert!(help.contains(name), "{name} missing from:\n{help}");
+    }
+    // The top-level help's one-line summary names them as well.
+    let out = flashlab(&["--help"]);
+    let summary = stdout(&out);
+    for name in suites {
+        assert!(summary.contains(name), "{name} missing from:\n{summary}");
     }
 }
 
