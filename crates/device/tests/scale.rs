@@ -136,7 +136,9 @@ fn slices_keep_the_effective_spare() {
                 );
             }
         }
-        assert!(checked >= 8, "{name}: {checked}");
+        // The variant with a fixed 12-block reserve keeps few: its die cuts leave that reserve
+        // on half the units, beside the same share of user data.
+        assert!(checked >= 5, "{name}: {checked}");
     }
 }
 
@@ -207,4 +209,63 @@ fn auto_scale_that_cannot_be_sliced_names_max_memory() {
         e.contains("sim.max_memory") && e.contains("at least"),
         "{e}"
     );
+}
+
+/// Greedy write amplification of uniform random 1-IU writes on `m`'s FTL (no timing): a
+/// sequential fill, `warm` passes of random writes, then one measured pass.
+fn steady_random_wa(m: &Model, warm: f64) -> f64 {
+    let mut ftl = Ftl::new(m.ftl.clone()).expect("FTL accepts the slice");
+    let user = m.ftl.user_ius as u32;
+    let mut ops = Vec::with_capacity(1 << 14);
+    for lpn in 0..user {
+        ftl.write(lpn, 1, false, false, 0, &mut ops);
+        ops.clear();
+    }
+    // xorshift64*: the test's own uniform stream.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut pass = |ftl: &mut Ftl, passes: f64| {
+        for _ in 0..(f64::from(user) * passes) as u64 {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let lpn = ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(user)) >> 32;
+            ftl.write(lpn as u32, 1, false, false, 0, &mut ops);
+            ops.clear();
+        }
+    };
+    pass(&mut ftl, warm);
+    let before = ftl.counters().clone();
+    pass(&mut ftl, 1.0);
+    let c = ftl.counters();
+    (c.nand_write_ius - before.nand_write_ius) as f64
+        / (c.host_write_ius - before.host_write_ius) as f64
+}
+
+#[test]
+fn a_slice_of_64_blocks_per_plane_amplifies_writes_as_the_drive_does() {
+    // 4 units of 1,024 blocks (1,536 IUs each) at ~13% spare, and its 1/16 slice (64 blocks
+    // per plane, the smallest a slice keeps). The slice's user capacity leaves the same share
+    // of room beside what steady writing holds back; holding back a whole block per unit too
+    // many (whole open blocks, two over the reserve) gave it 14% less write amplification
+    // (3.540 against 4.099).
+    let base = [
+        set("slc_cache.dynamic", "false"),
+        set("nand.blocks_per_plane", "1024"),
+        set("nand.pages_per_block", "384"),
+        set("capacity.user", "22.4GB"),
+        set("ftl.wear_level_threshold", "0"),
+    ];
+    let full = load("tiny-test-1gb", &base, 1.0).unwrap();
+    let slice = load("tiny-test-1gb", &base, 1.0 / 16.0).unwrap();
+    assert_eq!(slice.ftl.blocks_per_plane, 64);
+    let (wa_full, wa_slice) = (steady_random_wa(&full, 2.0), steady_random_wa(&slice, 2.0));
+    let err = wa_slice / wa_full - 1.0;
+    println!(
+        "greedy WA: drive {wa_full:.3}, 1/16 slice {wa_slice:.3} ({:+.1}%)",
+        err * 100.0
+    );
+    // What is left is greedy's own finite-size effect: a unit choosing among 64 blocks
+    // finds emptier victims than among 1,024 (-2.8% here, -1.0% at 256 blocks per plane;
+    // docs/scale.md).
+    assert!(err.abs() < 0.05, "slice WA off by {:+.1}%", err * 100.0);
 }

@@ -131,12 +131,13 @@ fn raid5_small_random_writes_cost_four_member_ios_and_half_of_raid0s_iops() {
     assert!((value(&r, "fresh_raid5_x4_rand_read_member_ios_per_host_io") - 1.0).abs() < 0.01);
 }
 
-/// The PM981a as a 1/6.4 slice: 110 of its 700 blocks per plane, every die and channel, so
+/// The PM981a as a 1/4.69 slice: 152 of its 700 blocks per plane, every die and channel, so
 /// bandwidths are the full drive's and sizes are reported at full scale. (Its 6.9% spare
 /// after the bad-block reserve leaves a slice of fewer blocks per plane too little room for
-/// the FTL's reserve and open blocks; the smallest valid slice is 0.1558.)
+/// the FTL's reserve and every stream's open blocks beside the drive's share of user data;
+/// the smallest valid slice is 0.2172.)
 fn pm981a() -> SuiteTarget {
-    drive("samsung-pm981a-256gb", &[("sim.scale", "0.1572")])
+    drive("samsung-pm981a-256gb", &[("sim.scale", "0.2172")])
 }
 
 #[test]
