@@ -147,17 +147,19 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     // 5 s between tests in which the drive folds what the last test left there: without
     // them the 1 GiB file and six ~2 GB write passes (13.7 GB) outrun the 4 GB static +
     // ~8.4 GB dynamic cache in the sixth.
-    // Full (filled once, no idle time), the writes go to TLC: 16 planes x a 16 KiB page per
-    // 500 us, the 524 MB/s native write bound. The sequential tests overwrite the 1 GiB file
-    // in order, so each block they leave is wholly invalid and costs no copy: 518 and 504
-    // MB/s (SEQ1M Q8T1 and Q1T1). RND4K Q32T1 scatters its writes over the file's blocks;
-    // with the drive's 6.9% spare (its replacement blocks set aside) the free pool left after
-    // the fill does not hold the test's ~0.3 GB, so the SLC blocks the fill left are folded
-    // inside it (~60K IUs folded, no GC copy, in `flashlab run` of a fill and 1 s of these
-    // writes on the same slice): 304 MB/s. (With the replacement blocks counted as spare,
-    // 9.2%, the pool held it, nothing was folded: 525 MB/s. With the
-    // SLC cache 2-3x too large, unfolded SLC blocks held that pool, every new host block had
-    // to be paid for by folding, and the sequential tests wrote at 341 MB/s.)
+    // Full (filled once, no idle time), the writes go to TLC, whose bound is 16 planes x a
+    // 16 KiB page per 500 us = 524 MB/s, and pay for the blocks they take: with the drive's
+    // 6.9% spare (its replacement blocks set aside) the free pool after the fill sits at the
+    // GC reserve, so each new host block is reclaimed first, mostly by folding the SLC
+    // blocks the fill left (the full drive, `flashlab suite desktop --device
+    // samsung-pm981a-256gb --set sim.scale=1 --state full --runs 1 --test-interval 0
+    // --runtime 1s --outdir D`: 32K-70K IUs folded and up to 10K copied per ~90K host IUs in
+    // each write test; SEQ1M Q8T1 353 MB/s, Q1T1 365, RND4K Q32T1 372; this slice 364, 300,
+    // 319). (A slice sized beside a block per unit more than steady writing holds back had
+    // the spare to take the tests' blocks without reclaiming: 518 and 504 MB/s sequential,
+    // "no copy", which the full drive does not do. With the replacement blocks counted as
+    // spare, 9.2%, nothing was folded either. With the SLC cache 2-3x too large, unfolded
+    // SLC blocks held the pool and the sequential tests wrote at 341 MB/s.)
     let mut o = SuiteOptions {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
@@ -178,11 +180,9 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         println!("{test}: fresh {a:.0} B/s, full {b:.0} B/s");
         assert!(a > 2.0e9, "fresh {test}: {a}");
         assert!(b < 0.3 * a, "{test}: fresh {a}, full {b}");
-        if test == "rnd4k_q32t1" {
-            assert!(b > 0.4 * 524e6 && b < 0.8 * 524e6, "{test}: full {b}");
-        } else {
-            assert!((b / 524e6 - 1.0).abs() < 0.05, "{test}: full {b}");
-        }
+        // Below the TLC bound by the reclaim each new block costs, far above a drive that
+        // copies its whole spare's worth per block.
+        assert!(b > 0.5 * 524e6 && b < 0.85 * 524e6, "{test}: full {b}");
     }
     // Sequential reads are bound by the PCIe 3.0 x4 link either way.
     let key = "seq1m_q8t1_read_bw_bytes_per_s";
