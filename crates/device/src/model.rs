@@ -140,14 +140,24 @@ pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
 /// Blocks' worth of space out of the data's reach in steady random writing, on average,
 /// which a slice must leave the same share of room beside: the free blocks, which sit at the
 /// foreground reserve plus one (reclaim runs until more than the reserve is free), and the
-/// unwritten half of the open blocks of the two streams that run then (host and GC, one per
-/// unit each, filled in step across the units: half written on average). The fold and SLC
-/// streams stay closed once free blocks are near the reserve. Counting whole open blocks and
-/// 2 blocks over the reserve (as the FTL's acceptance rule must, for its worst case) held
-/// back a block per unit too many: a slice of 64 blocks per plane then had ~1.5% more
-/// effective spare than the drive, and its greedy GC wrote ~8% less (docs/scale.md).
-pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
-    foreground_free_blocks.max(units + 2) + 1 + units
+/// unwritten half of each native stream's open block on every unit (filled in step across
+/// the units: half written on average). Host and GC streams are always open;
+/// `slc_streams` more (`native_slc_streams`) are the fold stream of a drive with an SLC
+/// cache and the dynamic cache's SLC stream, whose open blocks stay where the last SLC
+/// writes and folds left them once free space no longer allows the cache. Counting whole
+/// open blocks and 2 blocks over the reserve (as the FTL's acceptance rule must, for its
+/// worst case) held back a block per unit too many: a slice of 64 blocks per plane then had
+/// ~1.5% more effective spare than the drive, and its greedy GC wrote ~8% less; leaving
+/// out a dynamic cache's two streams made a slice write ~6% more (docs/scale.md, "Blocks
+/// per plane").
+pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64, slc_streams: u64) -> u64 {
+    foreground_free_blocks.max(units + 2) + 1 + units * (2 + slc_streams) / 2
+}
+
+/// Native streams an SLC cache adds (see `steady_held_blocks`): folding into native blocks
+/// with any cache, and SLC writes into native blocks with a dynamic one.
+pub fn native_slc_streams(static_slc_blocks: u64, dynamic: bool) -> u64 {
+    u64::from(static_slc_blocks > 0 || dynamic) + u64::from(dynamic)
 }
 
 /// What the FTL's spare-area rule needs to know besides block counts.
@@ -191,6 +201,8 @@ struct SlicePlan {
     bad_fraction: f64,
     full_user_ius: u64,
     full_held_blocks: u64,
+    /// `native_slc_streams` of the drive (a slice keeps its cache, in proportion).
+    slc_streams: u64,
     spares: FtlSpares,
     explicit_fg: Option<u32>,
     explicit_bg: Option<u32>,
@@ -268,7 +280,7 @@ impl SlicePlan {
         let fg = self.explicit_fg.map_or(2 * units, u64::from);
         let bg = self.explicit_bg.map_or(4 * units, u64::from).max(fg);
         let (native, bad_blocks) = self.good_native(g.blocks(), static_blocks);
-        let held = steady_held_blocks(units, fg);
+        let held = steady_held_blocks(units, fg, self.slc_streams);
         let (full_native, _) = self.good_native(full.blocks(), self.full_static_blocks);
         let user_ius = if g == full {
             self.full_user_ius
@@ -987,12 +999,14 @@ impl DeviceConfig {
                 f
             }
         };
+        let slc_streams = native_slc_streams(full_static_blocks, self.slc_cache.dynamic);
         let plan = SlicePlan {
             full,
             full_static_blocks,
             bad_fraction,
             full_user_ius,
-            full_held_blocks: steady_held_blocks(full_units, fg_for(full_units)),
+            full_held_blocks: steady_held_blocks(full_units, fg_for(full_units), slc_streams),
+            slc_streams,
             spares,
             explicit_fg: self.ftl.gc_foreground_free_blocks,
             explicit_bg: self.ftl.gc_background_free_blocks,

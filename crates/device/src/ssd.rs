@@ -56,7 +56,9 @@ pub(crate) fn internal_queue_victims(
     ius_per_block: u64,
     user_ius: u64,
 ) -> u64 {
-    let held = crate::model::steady_held_blocks(units, foreground_free_blocks);
+    // Host and GC streams only: an SLC cache's streams move the estimate by under a block
+    // per unit, and a ring too short for a burst of small-gain victims releases the oldest.
+    let held = crate::model::steady_held_blocks(units, foreground_free_blocks, 0);
     let data_ius = native_blocks.saturating_sub(held) * ius_per_block;
     // The FTL refuses a drive whose data blocks cannot hold the user IUs; at least 1 IU of
     // spare keeps the division defined for any accepted drive.
