@@ -197,27 +197,34 @@ fn two_devices_give_two_columns_in_order() {
     assert!(stderr(&out).is_empty(), "progress only on a terminal");
 }
 
+/// Runs `flashlab suite ARGS --outdir DIR` into a fresh `DIR` (named `name` under the
+/// target's temporary directory) and returns it.
+fn suite_into_outdir(name: &str, args: &[&str]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut all = vec!["suite"];
+    all.extend_from_slice(args);
+    all.extend(["--outdir", dir.to_str().unwrap()]);
+    let out = flashlab(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    dir
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 fn outdir_holds_each_job_and_a_csv() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("suite-outdir");
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = flashlab(&[
-        "suite",
-        "precondition",
-        "--device",
-        DEVICE,
-        "--outdir",
-        dir.to_str().unwrap(),
-        "--max-rounds",
-        "5",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = suite_into_outdir(
+        "suite-outdir",
+        &["precondition", "--device", DEVICE, "--max-rounds", "5"],
+    );
     let csv = std::fs::read_to_string(dir.join("precondition.csv")).unwrap();
     assert!(csv.starts_with("device,metric,unit,value\n"), "{csv}");
     assert!(csv.contains(&format!("{DEVICE},round_05_write_iops,IOPS,")));
     let sub = dir.join(format!("1-{DEVICE}"));
-    let fill: Value =
-        serde_json::from_str(&std::fs::read_to_string(sub.join("02-fill.json")).unwrap()).unwrap();
+    let fill = read_json(&sub.join("02-fill.json"));
     assert_eq!(fill["jobs"][0]["jobname"], "fill");
     assert!(fill["flashlab"]["device_counters"].is_object());
     assert!(sub.join("07-round-05.fio").is_file());
@@ -231,27 +238,21 @@ fn outdir_holds_each_job_and_a_csv() {
 fn transfer_sweep_keeps_a_small_region_on_a_slice() {
     // The slice: about 0.35 GB of the tiny drive.
     for (size, kept) in [("16MiB", true), ("64MiB", false)] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-{size}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = flashlab(&[
-            "suite",
-            "transfer-sweep",
-            "--device",
-            DEVICE,
-            "--set",
-            "sim.scale=0.5",
-            "--size",
-            size,
-            "--max-bs",
-            "8k",
-            "--outdir",
-            dir.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let sub = dir.join(format!("1-{DEVICE}"));
-        let step: Value =
-            serde_json::from_str(&std::fs::read_to_string(sub.join("02-512b-write.json")).unwrap())
-                .unwrap();
+        let dir = suite_into_outdir(
+            &format!("sweep-{size}"),
+            &[
+                "transfer-sweep",
+                "--device",
+                DEVICE,
+                "--set",
+                "sim.scale=0.5",
+                "--size",
+                size,
+                "--max-bs",
+                "8k",
+            ],
+        );
+        let step = read_json(&dir.join(format!("1-{DEVICE}")).join("02-512b-write.json"));
         let changed = &step["flashlab"]["scale"]["jobs"][0]["changed"];
         assert!(changed.is_object(), "{step}");
         assert_eq!(changed.get("size").is_none(), kept, "{size}: {changed}");
