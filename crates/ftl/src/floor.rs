@@ -99,7 +99,7 @@ impl FloorFtl {
             + 1;
         if layout.open_blocks_per_stream == 0
             || layout.ius_per_page == 0
-            || ius_per_block % layout.ius_per_page != 0
+            || !ius_per_block.is_multiple_of(layout.ius_per_page)
             || u64::from(blocks) * u64::from(ius_per_block)
                 < u64::from(user_ius) + held * u64::from(ius_per_block)
             || u64::from(blocks) * u64::from(ius_per_block) >= u64::from(NIL)
