@@ -13,6 +13,8 @@
 //! - `write16k`: the same with 16 KiB pages (4 IUs per page, 64 pages per block: the blocks
 //!   and IUs of `write`), as real NAND pages are.
 //! - `floor`: the floor loop (`flashlab_ftl::floor`) on the same IUs and blocks.
+//! - `floor-striped`: the floor with `write`'s layout (an open block per stream on each plane,
+//!   its free-block reserve), which copies as much per host write as that drive.
 //! - `read`: the default drive at `sim.scale=0.1` filled sequentially (not counted), then
 //!   1,000,000 QD32 4 KiB random reads.
 
@@ -21,7 +23,7 @@ use std::time::Instant;
 
 use flashlab_device::{load_device_config, Ssd, DEFAULT_DEVICE};
 use flashlab_engine::SeedTree;
-use flashlab_ftl::floor::RandomWriteWorkload;
+use flashlab_ftl::floor::{FloorLayout, RandomWriteWorkload};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{run_jobs, RunOptions};
 use flashlab_workload::{parse_str, JobFile};
@@ -113,8 +115,8 @@ fn digest(ssd: &Ssd, r: &RunResult) -> u64 {
 }
 
 #[inline(never)]
-fn measured_floor(w: &RandomWriteWorkload) -> f64 {
-    w.run_floor()
+fn measured_floor(w: &RandomWriteWorkload, layout: FloorLayout) -> f64 {
+    w.run_floor_with(layout)
 }
 
 fn main() {
@@ -135,11 +137,24 @@ fn main() {
         );
         ran = true;
     }
-    if what.iter().any(|a| a == "floor") {
+    for name in ["floor", "floor-striped"] {
+        if !what.iter().any(|a| a == name) {
+            continue;
+        }
         let w = workload();
-        let (wa, secs) = timed(|| black_box(measured_floor(&w)));
+        let layout = if name == "floor" {
+            FloorLayout::PLAIN
+        } else {
+            let ftl = write_drive(&w, 4).ftl().config().clone();
+            FloorLayout::striped(
+                ftl.dies * ftl.planes_per_die,
+                ftl.ius_per_page,
+                ftl.gc.foreground_free_blocks,
+            )
+        };
+        let (wa, secs) = timed(|| black_box(measured_floor(&w, layout)));
         println!(
-            "floor: WA {wa:.4} in {secs:.2} s ({} user IUs, {} blocks)",
+            "{name}: WA {wa:.4} in {secs:.2} s ({} user IUs, {} blocks, {layout:?})",
             w.user_ius, w.blocks
         );
         ran = true;
@@ -169,6 +184,8 @@ fn main() {
         ran = true;
     }
     if !ran {
-        println!("ops: name one or more of write, write16k, floor, read (nothing run)");
+        println!(
+            "ops: name one or more of write, write16k, floor, floor-striped, read (nothing run)"
+        );
     }
 }

@@ -47,24 +47,31 @@ impl FloorLayout {
     }
 }
 
-/// One stream's open blocks. The block being written is followed by `ppa` alone, so a write
-/// that stays in it touches nothing else; the others wait in `pos` for their turn.
+/// One stream's open blocks, written a run of IUs at a time in turn. Every open block gets
+/// the same run in each round, so all are written to the same offset: one offset stands for
+/// all, and the blocks fill, and are replaced, in the same round.
 struct Stream {
     open: Vec<u32>,
-    /// Next PPA of each open block while it is not the one being written.
-    pos: Vec<u32>,
     cursor: usize,
+    /// Offset in its block of the run being written.
+    offset: u32,
+    /// In this round each open block is full when its turn comes, and is replaced.
+    replacing: bool,
     /// The open block being written, and its next PPA.
     block: u32,
     ppa: u32,
-    /// Writes left before the stream turns to its next open block.
+    /// Writes left in the current run.
     left: u32,
 }
 /// L2P and P2L, per-block valid counts, closed blocks bucketed by valid count (intrusive
-/// lists), open blocks for host writes and for GC copies.
-pub struct FloorFtl {
+/// lists), open blocks for host writes and for GC copies. `STRIPED`: several open blocks per
+/// stream, which turn after every page; the plain floor (one each) is compiled apart so that
+/// its loop stays as tight as the layout allows.
+pub struct FloorFtl<const STRIPED: bool = false> {
     ipb: u32,
-    ipp: u32,
+    /// IUs a stream writes to an open block before it turns to the next: a page where it
+    /// has several open blocks, the whole block where it has one.
+    run: u32,
     reserve: usize,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
@@ -79,25 +86,28 @@ pub struct FloorFtl {
     nand_writes: u64,
 }
 
-impl FloorFtl {
+impl FloorFtl<false> {
     /// `blocks` blocks of `ius_per_block` IUs for `user_ius` logical IUs, one open block per
     /// stream. Needs at least four blocks of spare (two open, one free for GC, one to gain).
     pub fn new(user_ius: u32, blocks: u32, ius_per_block: u32) -> Option<FloorFtl> {
         FloorFtl::with_layout(user_ius, blocks, ius_per_block, FloorLayout::PLAIN)
     }
+}
 
-    /// As [`FloorFtl::new`] with open blocks and reserve as `layout` says. Needs spare for
-    /// the open blocks, the reserve and two blocks more.
+impl<const STRIPED: bool> FloorFtl<STRIPED> {
+    /// As [`FloorFtl::new`] with open blocks and reserve as `layout` says (several open
+    /// blocks per stream need `STRIPED`, one needs it unset). Needs spare for the open blocks,
+    /// the reserve and two blocks more.
     pub fn with_layout(
         user_ius: u32,
         blocks: u32,
         ius_per_block: u32,
         layout: FloorLayout,
-    ) -> Option<FloorFtl> {
+    ) -> Option<Self> {
         let held = 2 * u64::from(layout.open_blocks_per_stream)
             + u64::from(layout.reserve_free_blocks)
             + 1;
-        if layout.open_blocks_per_stream == 0
+        if STRIPED != (layout.open_blocks_per_stream > 1)
             || layout.ius_per_page == 0
             || !ius_per_block.is_multiple_of(layout.ius_per_page)
             || u64::from(blocks) * u64::from(ius_per_block)
@@ -107,17 +117,23 @@ impl FloorFtl {
             return None;
         }
         let n = layout.open_blocks_per_stream as usize;
+        let run = if n == 1 {
+            ius_per_block
+        } else {
+            layout.ius_per_page
+        };
         let stream = || Stream {
             open: vec![NIL; n],
-            pos: vec![0; n],
             cursor: 0,
+            offset: 0,
+            replacing: false,
             block: NIL,
             ppa: 0,
-            left: 0,
+            left: run,
         };
         let mut f = FloorFtl {
             ipb: ius_per_block,
-            ipp: layout.ius_per_page,
+            run,
             reserve: layout.reserve_free_blocks as usize,
             // The maps are backed as the FTL's are (huge pages where the OS allows), so the
             // comparison is of the work done, not of page-table walks.
@@ -138,13 +154,10 @@ impl FloorFtl {
                 let b = f.free.pop()?;
                 f.prev[b as usize] = OPEN;
                 f.streams[k].open[slot] = b;
-                f.streams[k].pos[slot] = b * ius_per_block;
             }
-            let left = f.run_length(0);
             let s = &mut f.streams[k];
             s.block = s.open[0];
-            s.ppa = s.pos[0];
-            s.left = left;
+            s.ppa = s.block * ius_per_block;
         }
         Some(f)
     }
@@ -186,48 +199,55 @@ impl FloorFtl {
         self.p2l[ppa as usize] = NIL;
     }
 
-    /// Writes a stream makes to an open block before it turns to the next one, starting at
-    /// `ppa`: a page where it has several open blocks, the rest of the block where it has one.
-    fn run_length(&self, ppa: u32) -> u32 {
-        if self.streams[0].open.len() == 1 {
-            self.ipb - ppa % self.ipb
-        } else {
-            self.ipp
-        }
+    /// [`Self::turn`] out of line: the plain floor turns once per block.
+    #[inline(never)]
+    fn turn_rarely(&mut self, k: usize) {
+        self.turn(k);
     }
 
-    /// Stream `k` moves on to its next open block, replacing it with a free block if full.
+    /// Stream `k` turns to its next open block, which it replaces with a free block if full.
+    #[inline(always)]
     fn turn(&mut self, k: usize) {
-        let ipb = self.ipb;
+        let (ipb, run) = (self.ipb, self.run);
         let s = &mut self.streams[k];
-        s.pos[s.cursor] = s.ppa;
         s.cursor += 1;
         if s.cursor == s.open.len() {
             s.cursor = 0;
+            s.offset += run;
+            s.replacing = s.offset == ipb;
+            if s.replacing {
+                s.offset = 0;
+            }
         }
         let slot = s.cursor;
-        if s.pos[slot] == (s.open[slot] + 1) * ipb {
-            let closed = s.open[slot];
-            let b = self.free.pop().expect("floor FTL ran out of free blocks");
-            self.link(closed);
-            self.prev[b as usize] = OPEN;
-            let s = &mut self.streams[k];
-            s.open[slot] = b;
-            s.pos[slot] = b * ipb;
+        if s.replacing {
+            self.replace(k, slot);
         }
-        let ppa = self.streams[k].pos[slot];
-        let left = self.run_length(ppa);
         let s = &mut self.streams[k];
         s.block = s.open[slot];
-        s.ppa = ppa;
-        s.left = left;
+        s.ppa = s.block * ipb + s.offset;
+        s.left = run;
+    }
+
+    /// Close open block `slot` of stream `k` and open a free block in its place.
+    #[cold]
+    fn replace(&mut self, k: usize, slot: usize) {
+        let closed = self.streams[k].open[slot];
+        let b = self.free.pop().expect("floor FTL ran out of free blocks");
+        self.link(closed);
+        self.prev[b as usize] = OPEN;
+        self.streams[k].open[slot] = b;
     }
 
     /// Append `lpn` to stream `k` (0 host, 1 GC).
     #[inline]
     fn append(&mut self, k: usize, lpn: u32) {
         if self.streams[k].left == 0 {
-            self.turn(k);
+            if STRIPED {
+                self.turn(k);
+            } else {
+                self.turn_rarely(k);
+            }
         }
         let s = &mut self.streams[k];
         s.left -= 1;
@@ -333,8 +353,21 @@ impl RandomWriteWorkload {
 
     /// Run on the floor FTL laid out as `layout`; returns its write amplification.
     pub fn run_floor_with(&self, layout: FloorLayout) -> f64 {
-        let mut f = FloorFtl::with_layout(self.user_ius, self.blocks, self.ius_per_block, layout)
-            .expect("too little spare for the floor FTL");
+        if layout.open_blocks_per_stream > 1 {
+            self.run_on::<true>(layout)
+        } else {
+            self.run_on::<false>(layout)
+        }
+    }
+
+    fn run_on<const STRIPED: bool>(&self, layout: FloorLayout) -> f64 {
+        let mut f = FloorFtl::<STRIPED>::with_layout(
+            self.user_ius,
+            self.blocks,
+            self.ius_per_block,
+            layout,
+        )
+        .expect("too little spare for the floor FTL");
         self.run(|lpn| f.write(lpn));
         f.nand_writes() as f64 / f.host_writes() as f64
     }
@@ -377,12 +410,12 @@ mod tests {
     #[test]
     fn a_striped_layout_writes_pages_in_turn_and_holds_its_open_blocks_from_gc() {
         let layout = FloorLayout::striped(4, 2, 3);
-        let mut f = FloorFtl::with_layout(64, 40, 8, layout).unwrap();
+        let mut f = FloorFtl::<true>::with_layout(64, 40, 8, layout).unwrap();
         for lpn in 0..16 {
             f.write(lpn);
         }
         // Two IUs (a page) per open block, then the next of the four.
-        let block = |f: &FloorFtl, lpn: u32| f.l2p[lpn as usize] / 8;
+        let block = |f: &FloorFtl<true>, lpn: u32| f.l2p[lpn as usize] / 8;
         for lpn in (0..16).step_by(2) {
             assert_eq!(block(&f, lpn), block(&f, lpn + 1));
             assert_ne!(block(&f, lpn), block(&f, (lpn + 2) % 16));
@@ -404,7 +437,8 @@ mod tests {
         let striped = w.run_floor_with(FloorLayout::striped(8, 4, 8));
         // Eight open blocks per stream and eight free hold space no victim offers.
         assert!(striped > plain * 1.1, "striped {striped}, plain {plain}");
-        let mut f = FloorFtl::with_layout(4000, 300, 16, FloorLayout::striped(8, 4, 8)).unwrap();
+        let mut f =
+            FloorFtl::<true>::with_layout(4000, 300, 16, FloorLayout::striped(8, 4, 8)).unwrap();
         w.run(|lpn| f.write(lpn));
         for lpn in 0..4000u32 {
             assert_eq!(f.p2l[f.l2p[lpn as usize] as usize], lpn);
@@ -412,8 +446,14 @@ mod tests {
         let valid: u32 = f.valid.iter().sum();
         assert_eq!(valid, 4000, "each IU valid in exactly one place");
         // 250 blocks of data; 8 x 2 open, 8 reserve and one more need 25 more.
-        assert!(FloorFtl::with_layout(4000, 274, 16, FloorLayout::striped(8, 4, 8)).is_none());
-        assert!(FloorFtl::with_layout(4000, 275, 16, FloorLayout::striped(8, 4, 8)).is_some());
-        assert!(FloorFtl::with_layout(4000, 300, 16, FloorLayout::striped(8, 3, 8)).is_none());
+        let striped = |blocks, ipp| {
+            FloorFtl::<true>::with_layout(4000, blocks, 16, FloorLayout::striped(8, ipp, 8))
+        };
+        assert!(striped(274, 4).is_none());
+        assert!(striped(275, 4).is_some());
+        assert!(striped(300, 3).is_none(), "a block holds whole pages");
+        assert!(
+            FloorFtl::<false>::with_layout(4000, 300, 16, FloorLayout::striped(8, 4, 8)).is_none()
+        );
     }
 }
