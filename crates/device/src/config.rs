@@ -132,6 +132,27 @@ pub struct NandSection {
     /// Share of the native blocks set aside for bad blocks (see `FtlConfig::bad_blocks`).
     #[serde(default)]
     pub bad_block_reserve: f64,
+    /// Share of native blocks whose erase has failed by the rated P/E cycles (see
+    /// `flashlab_ftl::WearOut`).
+    #[serde(default = "default_grown_bad_at_rated")]
+    pub grown_bad_at_rated: f64,
+    /// Weibull shape of block failures over erase cycles.
+    #[serde(default = "default_grown_bad_shape")]
+    pub grown_bad_shape: f64,
+}
+
+/// NAND data sheets guarantee a minimum of valid blocks over the rated endurance, factory
+/// bad blocks included: 4,016 of 4,096 (2.0% bad) on Numonyx's NAND04GW3B2, 3,936 of 4,096
+/// (3.9%) on a Micron MLC part. Half of the smaller bound failing in use by the rated cycles
+/// is an estimate: parts do better than their guaranteed minimum.
+fn default_grown_bad_at_rated() -> f64 {
+    0.01
+}
+/// Wear-out failures gather towards the end of life (shape above 1): with 3, a tenth of the
+/// failures expected by the rated cycles have happened at 46% of them, and four times as
+/// many at twice the rated cycles as at the rated cycles (estimate).
+fn default_grown_bad_shape() -> f64 {
+    3.0
 }
 
 fn default_planes() -> u32 {
@@ -741,6 +762,20 @@ pub const KEYS: &[KeyDoc] = &[
         "Share of the native blocks set aside for bad blocks: those bad from the factory and the reserve that replaces blocks failing in use (NVMe's available spare). No data is written to them, so garbage collection's spare area is what the other blocks leave",
         "fraction 0-0.2",
         "0",
+    ),
+    k(
+        "nand",
+        "grown_bad_at_rated",
+        "Share of the native blocks whose erase has failed by the rated P/E cycles (a Weibull life in erase cycles: a failed block is retired and a block of the bad-block reserve replaces it; once the reserve is used up the spare area shrinks, and the drive turns read-only when too little is left for garbage collection). 0: blocks never fail",
+        "fraction 0-0.5",
+        "0.01",
+    ),
+    k(
+        "nand",
+        "grown_bad_shape",
+        "Weibull shape of those failures over erase cycles: 1 a constant rate per erase, above 1 failures gather towards wear-out",
+        "0.5-10",
+        "3",
     ),
     k(
         "ftl",

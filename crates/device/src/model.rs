@@ -1,7 +1,7 @@
 //! From a description to the numbers the simulator uses: validated geometry and timings,
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
-use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy};
+use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
 use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 
 use crate::config::{
@@ -676,6 +676,15 @@ impl DeviceConfig {
             0.0,
             0.2,
         )?;
+        let grown_bad_at_rated = fraction(
+            "nand.grown_bad_at_rated",
+            n.grown_bad_at_rated,
+            false,
+            0.0,
+            0.5,
+        )?;
+        let grown_bad_shape =
+            fraction("nand.grown_bad_shape", n.grown_bad_shape, false, 0.5, 10.0)?;
 
         let iu = self.ftl.iu.0;
         if ![4096u64, 8192, 16384, 32768, 65536].contains(&iu)
@@ -1155,6 +1164,13 @@ impl DeviceConfig {
             wear_level_threshold: self.ftl.wear_level_threshold,
             parity_stripe_pages: parity_stripe,
             bad_blocks: bad_blocks as u32,
+            // The device seeds the failure draw (`Ssd::new`).
+            wear_out: WearOut {
+                rated_pe_cycles: pe_cycles,
+                failed_at_rated: grown_bad_at_rated,
+                shape: grown_bad_shape,
+                seed: 0,
+            },
             power_loss_protection: self.buffer.plp,
             track_versions: false,
         };
@@ -1402,6 +1418,8 @@ impl Model {
                 "slc_t_read_ns": self.timings.slc_t_read_ns, "slc_t_read_ns_text": format_time(self.timings.slc_t_read_ns),
                 "slc_t_prog_ns": self.timings.slc_t_prog_ns, "slc_t_prog_ns_text": format_time(self.timings.slc_t_prog_ns),
                 "pe_cycles": f.pe_cycles,
+                "grown_bad_at_rated": self.ftl.wear_out.failed_at_rated,
+                "grown_bad_shape": self.ftl.wear_out.shape,
                 "multi_plane": f.multi_plane,
                 "independent_plane_reads": f.independent_plane_reads,
             },

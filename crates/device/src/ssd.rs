@@ -183,12 +183,18 @@ pub struct Ssd {
     _seeds: SeedTree,
 }
 
+/// Available spare (percent) below which the health log raises its critical warning (the
+/// threshold NVMe drives commonly report).
+const AVAILABLE_SPARE_THRESHOLD: u32 = 10;
+
 impl Ssd {
     pub fn new(config: &DeviceConfig, seeds: SeedTree) -> Result<Ssd, ConfigError> {
         let model = config
             .resolve()
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
-        let mut ftl = Ftl::new(model.ftl.clone()).map_err(|e| ConfigError::Invalid {
+        let mut ftl_config = model.ftl.clone();
+        ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
+        let mut ftl = Ftl::new(ftl_config).map_err(|e| ConfigError::Invalid {
             origin: config.name.clone(),
             key: "ftl".to_string(),
             value: String::new(),
@@ -701,6 +707,23 @@ impl Ssd {
             op,
             at_ns,
         )
+    }
+
+    /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
+    fn read_only_error(&self) -> DeviceError {
+        let w = self.ftl.wear_state();
+        DeviceError::ReadOnly {
+            reason: format!(
+                "{} blocks failed with wear (erase counts average {:.0} of {} rated P/E cycles); \
+                 the bad-block reserve is used up and {} good native blocks are left, fewer than \
+                 the {} that garbage collection needs beside the user data",
+                w.retired_blocks,
+                self.ftl.erase_count_summary().avg(),
+                self.model.geometry.pe_cycles,
+                w.good_native_blocks,
+                w.min_native_blocks
+            ),
+        }
     }
 
     fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
@@ -1228,6 +1251,12 @@ impl Ssd {
         let (min, max, avg) = (erases.min, erases.max, erases.avg());
         let pe = self.model.geometry.pe_cycles as f64;
         let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
+        let wear = self.ftl.wear_state();
+        // NVMe's critical warning bits: 0 available spare below its threshold, 2 reliability
+        // degraded (here: the spare is gone), 3 media placed in read-only mode.
+        let critical_warning = u8::from(wear.available_spare_percent < AVAILABLE_SPARE_THRESHOLD)
+            | u8::from(wear.available_spare_percent == 0) << 2
+            | u8::from(wear.read_only) << 3;
         // NVMe: data units are thousands of 512-byte units, rounded up.
         let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
         let m = self.media.counters();
@@ -1242,9 +1271,13 @@ impl Ssd {
                 "host_trim_commands": self.host.trim_commands,
                 "host_flush_commands": self.host.flush_commands,
                 "percentage_used": percentage_used,
-                // Blocks do not fail in use yet, so the bad-block reserve is never drawn on.
-                "available_spare": 100,
+                "critical_warning": critical_warning,
+                "available_spare": wear.available_spare_percent,
+                "available_spare_threshold": AVAILABLE_SPARE_THRESHOLD,
                 "bad_block_reserve_blocks": self.ftl.bad_blocks(),
+                "bad_block_reserve_left_blocks": wear.reserve_left_blocks,
+                "grown_bad_blocks": wear.retired_blocks,
+                "read_only": wear.read_only,
                 "media_bytes_written": m.bytes_programmed,
                 "nand_bytes_written": c.nand_write_ius * iu,
                 "erase_count_min": min,
@@ -1408,6 +1441,9 @@ impl Ssd {
         ns: usize,
     ) -> Result<Completion, DeviceError> {
         self.check_range(req)?;
+        if req.kind == IoKind::Write && self.ftl.read_only() {
+            return Err(self.read_only_error());
+        }
         if req.kind == IoKind::Write {
             // The write invalidates the old copy of its first IU (the next ones share its
             // line or follow it): load that reverse-map line while the work below runs.

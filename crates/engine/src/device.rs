@@ -143,6 +143,8 @@ pub enum DeviceError {
     Empty,
     #[error("the device cannot make progress: {reason}")]
     Stalled { reason: String },
+    #[error("the device is read-only and refuses writes: {reason}")]
+    ReadOnly { reason: String },
 }
 
 /// A simulated (or composed) block device.

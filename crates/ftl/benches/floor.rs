@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use flashlab_ftl::floor::RandomWriteWorkload;
-use flashlab_ftl::{Ftl, FtlConfig, GcConfig, SlcConfig, VictimPolicy};
+use flashlab_ftl::{Ftl, FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
 use std::hint::black_box;
 
 const USER_BYTES: u64 = 16 << 30;
@@ -37,6 +37,7 @@ fn ftl_config(w: &RandomWriteWorkload) -> FtlConfig {
         wear_level_threshold: 0,
         parity_stripe_pages: 0,
         bad_blocks: 0,
+        wear_out: WearOut::NEVER,
         power_loss_protection: true,
         track_versions: false,
     }

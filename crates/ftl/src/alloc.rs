@@ -132,7 +132,8 @@ impl Ftl {
         // it): an empty 256 GB TLC drive at 0.1 puts 25.6 GB of blocks in SLC mode, an
         // 8.5 GB cache, as `describe` reports.
         let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
-        let free_capacity_ius = (u64::from(g.native_blocks) * u64::from(g.data_ius_per_block))
+        let good_native = g.native_blocks - self.blocks.retired().1;
+        let free_capacity_ius = (u64::from(good_native) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
         let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
         (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64

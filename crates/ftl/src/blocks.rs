@@ -17,6 +17,8 @@ pub(crate) enum BlockState {
     Reclaiming,
     /// Set aside for bad blocks: never used, in no list.
     Bad,
+    /// Failed in use (an erase failed): never used again, in no list.
+    Retired,
 }
 
 /// Which bucket array a closed block is listed in.
@@ -99,6 +101,12 @@ pub(crate) struct BlockTable {
     dyn_slc: u32,
     /// No bucket below this is non-empty (per class); only ever too low, never too high.
     min_hint: [u32; 3],
+    /// Per unit, blocks of the bad-block reserve not yet in use: the unit's lowest
+    /// `reserve_left` blocks (a replacement is taken from the top of them).
+    reserve_left: Vec<u32>,
+    /// Blocks retired in use, and those of them no reserve block replaced.
+    retired: u32,
+    retired_unreplaced: u32,
 }
 
 impl BlockTable {
@@ -121,6 +129,11 @@ impl BlockTable {
             free: [0; 2],
             dyn_slc: 0,
             min_hint: [0; 3],
+            reserve_left: (0..g.units)
+                .map(|u| g.bad_blocks.saturating_sub(u).div_ceil(g.units))
+                .collect(),
+            retired: 0,
+            retired_unreplaced: 0,
         };
         for b in 0..n {
             if g.is_bad(b) {
@@ -358,6 +371,81 @@ impl BlockTable {
         self.push_free(b);
     }
 
+    /// Whether `b` is a block of the bad-block reserve not yet in use.
+    pub fn is_reserved(&self, b: u32) -> bool {
+        b % self.blocks_per_unit < self.reserve_left[self.unit_of(b) as usize]
+    }
+
+    /// An emptied block whose erase failed leaves service for good (its erase counted, as it
+    /// was attempted), and the unit's next reserve block, if any, takes its place in the free
+    /// pool. Returns the replacement.
+    pub fn retire(&mut self, b: u32) -> Option<u32> {
+        let i = b as usize;
+        debug_assert_eq!(self.info[i].valid, 0, "retiring block {b} with valid data");
+        debug_assert!(!self.info[i].is_static, "static SLC blocks do not wear out");
+        if self.lists.owner(b) != NIL {
+            self.lists.remove(b);
+        }
+        if self.info[i].slc {
+            self.info[i].slc = false;
+            self.dyn_slc -= 1;
+        }
+        self.info[i] = BlockInfo {
+            state: BlockState::Retired,
+            ..BlockInfo::FREE
+        };
+        self.erase_count[i] += 1;
+        self.retired += 1;
+        let unit = self.unit_of(b);
+        let left = &mut self.reserve_left[unit as usize];
+        if *left == 0 {
+            self.retired_unreplaced += 1;
+            return None;
+        }
+        *left -= 1;
+        let r = unit * self.blocks_per_unit + *left;
+        debug_assert_eq!(self.info[r as usize].state, BlockState::Bad);
+        self.info[r as usize].state = BlockState::Free;
+        self.push_free(r);
+        Some(r)
+    }
+
+    /// Blocks retired in use, and those of them no reserve block replaced.
+    pub fn retired(&self) -> (u32, u32) {
+        (self.retired, self.retired_unreplaced)
+    }
+
+    /// Reserve blocks not yet in use, over all units.
+    pub fn reserve_left(&self) -> u32 {
+        self.reserve_left.iter().sum()
+    }
+
+    /// A fresh table (as [`Self::new`]) that keeps this one's wear: erase counts, retired
+    /// blocks and the reserve blocks that replaced them. Erases `erased` (blocks that held
+    /// programmed pages) once more, as a secure erase does.
+    pub fn renewed(&self, g: &Geometry, erased: impl Fn(u32) -> bool) -> BlockTable {
+        let mut t = BlockTable::new(g);
+        for b in 0..g.total_blocks {
+            let i = b as usize;
+            t.erase_count[i] = self.erase_count[i] + u32::from(erased(b));
+            let in_service = g.is_bad(b) && !self.is_reserved(b);
+            if self.info[i].state == BlockState::Retired {
+                if t.lists.owner(b) != NIL {
+                    t.lists.remove(b);
+                    t.free[Pool::Native as usize] -= 1;
+                }
+                t.info[i].state = BlockState::Retired;
+            } else if in_service {
+                t.info[i].state = BlockState::Free;
+                t.push_free(b);
+            }
+        }
+        t.reserve_left.clone_from(&self.reserve_left);
+        t.retired = self.retired;
+        t.retired_unreplaced = self.retired_unreplaced;
+        t
+    }
+
     /// Valid count of the emptiest closed block of `class`. Amortised O(1): the hint only
     /// moves up here, and moves down by one per invalidation.
     pub fn min_bucket(&mut self, class: Class) -> Option<u32> {
@@ -410,7 +498,9 @@ impl BlockTable {
         let want = match self.info[i].state {
             BlockState::Free => self.free_list(self.pool_of(b), self.unit_of(b)),
             BlockState::Closed => self.bucket(self.class(b), self.info[i].valid),
-            BlockState::Open | BlockState::Reclaiming | BlockState::Bad => NIL,
+            BlockState::Open | BlockState::Reclaiming | BlockState::Bad | BlockState::Retired => {
+                NIL
+            }
         };
         if owner != want {
             return Err(format!(

@@ -56,10 +56,17 @@ impl Ftl {
                 "static SLC block {b} in native mode"
             );
             let owner = self.open_block_owner(b);
+            // A reserve block is set aside until it replaces a retired block; then it is a
+            // block like any other.
+            let reserved = b_t.is_reserved(b);
             ensure!(
-                !self.geo.is_bad(b) || b_t.info[i].state == BlockState::Bad,
-                "block {b}, set aside for bad blocks, is {:?}",
+                reserved == (b_t.info[i].state == BlockState::Bad),
+                "block {b} (in the unused reserve: {reserved}) is {:?}",
                 b_t.info[i].state
+            );
+            ensure!(
+                !reserved || self.geo.is_bad(b),
+                "block {b} counts as reserve but was never set aside"
             );
             match b_t.info[i].state {
                 BlockState::Free => {
@@ -87,12 +94,26 @@ impl Ftl {
                     );
                 }
                 BlockState::Reclaiming => return Err(format!("block {b} left mid-reclaim")),
+                BlockState::Retired => {
+                    ensure!(
+                        wp == 0 && b_t.info[i].valid == 0 && !b_t.info[i].slc,
+                        "retired block {b} has wp {wp}, valid {}",
+                        b_t.info[i].valid
+                    );
+                    ensure!(
+                        owner.is_none(),
+                        "retired block {b} is open in stream {owner:?}"
+                    );
+                    ensure!(
+                        b_t.erase_count[i] > 0 && !b_t.info[i].is_static,
+                        "retired block {b} never failed an erase"
+                    );
+                }
                 BlockState::Bad => {
                     ensure!(
-                        self.geo.is_bad(b) && wp == 0 && b_t.info[i].valid == 0,
-                        "bad block {b} has wp {wp}, valid {} (set aside: {})",
+                        wp == 0 && b_t.info[i].valid == 0,
+                        "bad block {b} has wp {wp}, valid {}",
                         b_t.info[i].valid,
-                        self.geo.is_bad(b)
                     );
                     ensure!(owner.is_none(), "bad block {b} is open in stream {owner:?}");
                     ensure!(

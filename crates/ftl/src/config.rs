@@ -39,6 +39,55 @@ impl SlcConfig {
     };
 }
 
+/// How native blocks wear out. A block's erase can fail (the block is retired and one of the
+/// bad-block reserve of its unit takes its place) with the probability a Weibull life in
+/// erase cycles gives it: the share of blocks failed by `n` erases is
+/// `1 - exp(-lambda (n / rated)^shape)`, with `lambda` set so that `failed_at_rated` of them
+/// have failed at the rated cycles. Whether an erase fails is a hash of the seed, the block
+/// and its erase count, so runs are reproducible and independent of every other draw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WearOut {
+    /// Rated P/E cycles of the native cells.
+    pub rated_pe_cycles: u32,
+    /// Share of native blocks expected to have failed at the rated cycles (0: none ever fail).
+    pub failed_at_rated: f64,
+    /// Weibull shape: above 1 failures gather towards wear-out (1: a constant rate per erase).
+    pub shape: f64,
+    pub seed: u64,
+}
+
+impl WearOut {
+    /// Blocks never fail.
+    pub const NEVER: WearOut = WearOut {
+        rated_pe_cycles: 1,
+        failed_at_rated: 0.0,
+        shape: 1.0,
+        seed: 0,
+    };
+
+    /// Cumulative hazard `-ln(1 - F(n))` after `n` erases.
+    fn hazard(&self, n: u32) -> f64 {
+        let lambda = -(1.0 - self.failed_at_rated).ln();
+        lambda * (f64::from(n) / f64::from(self.rated_pe_cycles)).powf(self.shape)
+    }
+
+    /// Whether the erase that brings `block` to `n` erases fails: with the probability that a
+    /// block which survived `n - 1` erases fails at the next.
+    pub fn erase_fails(&self, block: u32, n: u32) -> bool {
+        if self.failed_at_rated <= 0.0 || n == 0 {
+            return false;
+        }
+        let p = -(self.hazard(n - 1) - self.hazard(n)).exp_m1();
+        let mut x = self.seed ^ (u64::from(block) << 32 | u64::from(n));
+        // splitmix64's finaliser: a well-mixed 64-bit value from (seed, block, count).
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        ((x >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FtlConfig {
     pub dies: u32,
@@ -68,6 +117,8 @@ pub struct FtlConfig {
     /// of the spare area GC works with (see [`Geometry::is_bad`]). NAND dies carry blocks
     /// beyond their nominal density for this.
     pub bad_blocks: u32,
+    /// How native blocks fail with wear, drawing on `bad_blocks`, then on the spare area.
+    pub wear_out: WearOut,
     /// With power-loss protection, open pages are programmed on power loss; without it they
     /// are lost (see [`crate::Ftl::power_loss`]).
     pub power_loss_protection: bool,
@@ -115,6 +166,9 @@ pub(crate) struct Geometry {
     /// relocating one victim may open a fresh block on every unit before the victim is erased.
     pub reserve_blocks: u32,
     pub background_blocks: u32,
+    /// Good native blocks the drive needs to keep accepting writes (see
+    /// [`crate::Ftl::read_only`]): the user data, the reserve and every stream's open blocks.
+    pub min_native_blocks: u32,
 }
 
 fn err(option: &str, value: impl std::fmt::Display, valid: &str) -> FtlError {
@@ -243,6 +297,7 @@ impl Geometry {
             need += u64::from(c.ius_per_page - 1) * u64::from(native_blocks);
         }
         let have = u64::from(native_blocks) * u64::from(data_ius_per_block);
+        let min_native_blocks = need.div_ceil(u64::from(data_ius_per_block)) as u32;
         if need > have {
             let most = have.saturating_sub(need - u64::from(user_ius));
             return Err(err(
@@ -274,6 +329,7 @@ impl Geometry {
             native_blocks,
             reserve_blocks,
             background_blocks,
+            min_native_blocks,
         })
     }
 
@@ -334,6 +390,7 @@ pub(crate) mod tests {
             wear_level_threshold: 0,
             parity_stripe_pages: 0,
             bad_blocks: 0,
+            wear_out: WearOut::NEVER,
             power_loss_protection: true,
             track_versions: true,
         }

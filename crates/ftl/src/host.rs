@@ -2,7 +2,7 @@
 //! previous copies without PLP), read, trim, flush, power loss and format.
 
 use crate::alloc::{Stream, StreamId, NO_UNDO, STREAMS};
-use crate::blocks::{BlockTable, Pool};
+use crate::blocks::Pool;
 use crate::config::Geometry;
 use crate::lists::NIL;
 use crate::mapping::UNMAPPED;
@@ -329,11 +329,8 @@ impl Ftl {
     /// counts kept, and incremented for those erases), dynamic SLC blocks back to native mode.
     /// Counters restart from zero after the format.
     pub fn format(&mut self, ops: &mut Vec<NandOp>) {
-        let erase_counts = std::mem::take(&mut self.blocks.erase_count);
-        let mut fresh = BlockTable::new(&self.geo);
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
-            fresh.erase_count[i] = erase_counts[i];
             if self.blocks.info[i].programmed > 0 {
                 ops.push(NandOp {
                     kind: NandOpKind::Erase,
@@ -343,9 +340,12 @@ impl Ftl {
                     ius: 0,
                     slc: self.blocks.info[i].slc,
                 });
-                fresh.erase_count[i] += 1;
             }
         }
+        // Blocks retired in use stay retired (the drive keeps its grown defect list).
+        let fresh = self
+            .blocks
+            .renewed(&self.geo, |b| self.blocks.info[b as usize].programmed > 0);
         self.blocks = fresh;
         self.map.clear();
         self.streams = fresh_streams(&self.geo);

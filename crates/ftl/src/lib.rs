@@ -29,7 +29,7 @@ mod reclaim;
 mod slc;
 mod wear;
 
-pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy};
+pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy, WearOut};
 
 use alloc::Stream;
 use blocks::BlockTable;
@@ -165,6 +165,22 @@ pub struct Ftl {
     erases_deferred: bool,
 }
 
+/// Wear's toll on the blocks ([`Ftl::wear_state`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WearState {
+    /// Blocks whose erase failed, retired for good.
+    pub retired_blocks: u32,
+    /// Bad-block reserve blocks not yet used as replacements.
+    pub reserve_left_blocks: u32,
+    /// Native blocks in service (retired ones the reserve could not replace left out).
+    pub good_native_blocks: u32,
+    /// Good native blocks below which the drive turns read-only.
+    pub min_native_blocks: u32,
+    /// Remaining spare as a share of the fresh drive's (NVMe's available spare).
+    pub available_spare_percent: u32,
+    pub read_only: bool,
+}
+
 /// Erase counts over the good blocks ([`Ftl::erase_count_summary`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EraseSummary {
@@ -269,9 +285,13 @@ impl Ftl {
         self.geo.total_blocks
     }
 
-    /// Whether `block` is set aside for bad blocks (never used; its erase count stays 0).
+    /// Whether `block` is out of service: a bad-block reserve block not (yet) in use, or a
+    /// block retired in use. Neither holds data or counts among the erase counts.
     pub fn is_bad_block(&self, block: u32) -> bool {
-        self.geo.is_bad(block)
+        matches!(
+            self.blocks.info[block as usize].state,
+            blocks::BlockState::Bad | blocks::BlockState::Retired
+        )
     }
 
     /// Blocks set aside for bad blocks.
@@ -279,7 +299,52 @@ impl Ftl {
         self.geo.bad_blocks
     }
 
-    /// Erase counts of the blocks in use (those set aside for bad blocks are never erased):
+    /// What wear has cost: blocks retired in use, reserve blocks left, and whether the drive
+    /// is read-only.
+    pub fn wear_state(&self) -> WearState {
+        let (retired, unreplaced) = self.blocks.retired();
+        let reserve_left = self.blocks.reserve_left();
+        let good_native = self.geo.native_blocks - unreplaced;
+        // NVMe's available spare: what is left of the spare that can stand in for failed
+        // blocks, the reserve first, then the native blocks beyond what writing needs.
+        let slack = |good: u32| good.saturating_sub(self.geo.min_native_blocks);
+        let initial = self.geo.bad_blocks + slack(self.geo.native_blocks);
+        let left = reserve_left + slack(good_native);
+        WearState {
+            retired_blocks: retired,
+            reserve_left_blocks: reserve_left,
+            good_native_blocks: good_native,
+            min_native_blocks: self.geo.min_native_blocks,
+            available_spare_percent: if initial == 0 {
+                0
+            } else {
+                (u64::from(left) * 100 / u64::from(initial)) as u32
+            },
+            read_only: self.read_only(),
+        }
+    }
+
+    /// Whether so many blocks have failed, beyond the reserve, that the drive can no longer
+    /// guarantee room for GC: it then refuses writes (NVMe: media read-only).
+    pub fn read_only(&self) -> bool {
+        let (_, unreplaced) = self.blocks.retired();
+        self.geo.native_blocks - unreplaced < self.geo.min_native_blocks
+    }
+
+    /// The erase of emptied block `b`: back to the free pool, or, if the erase fails with
+    /// wear, retired (the unit's next reserve block takes its place).
+    pub(crate) fn erase_emptied(&mut self, b: u32) {
+        let i = b as usize;
+        let n = self.blocks.erase_count[i] + 1;
+        if !self.blocks.info[i].is_static && self.cfg.wear_out.erase_fails(b, n) {
+            self.blocks.retire(b);
+        } else {
+            self.blocks.release(b, self.erases_deferred);
+        }
+    }
+
+    /// Erase counts of the blocks in service (reserve blocks not in use, never erased, and
+    /// blocks retired in use left out):
     /// (min, sum, max, blocks); (0, 0, 0, 0) for a drive without good blocks.
     pub fn erase_count_summary(&self) -> EraseSummary {
         let mut s = EraseSummary {
@@ -287,7 +352,7 @@ impl Ftl {
             ..EraseSummary::default()
         };
         for (b, &e) in self.blocks.erase_count.iter().enumerate() {
-            if self.geo.is_bad(b as u32) {
+            if self.is_bad_block(b as u32) {
                 continue;
             }
             s.min = s.min.min(e);

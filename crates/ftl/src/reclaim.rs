@@ -250,7 +250,7 @@ impl Ftl {
             ius: 0,
             slc,
         });
-        self.blocks.release(b, self.erases_deferred);
+        self.erase_emptied(b);
         self.counters.erases += 1;
         self.erases_since_wl = self.erases_since_wl.saturating_add(1);
     }

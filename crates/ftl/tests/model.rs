@@ -6,7 +6,7 @@
 //! and independently bounds it: at most two open pages (host and SLC) of IUs may be buffered,
 //! none after a flush, none ever with one IU per page.
 
-use flashlab_ftl::{Ftl, FtlConfig, GcConfig, ReadLocation, SlcConfig, VictimPolicy};
+use flashlab_ftl::{Ftl, FtlConfig, GcConfig, ReadLocation, SlcConfig, VictimPolicy, WearOut};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -49,7 +49,17 @@ struct Flavour {
     parity: u32,
     /// Blocks set aside for bad blocks.
     bad: u32,
+    /// Blocks fail with wear, fast (see [`FAST_WEAR`]).
+    wear: bool,
 }
+
+/// A wear-out so fast that short runs retire blocks: 30% failed by 8 erases.
+const FAST_WEAR: WearOut = WearOut {
+    rated_pe_cycles: 8,
+    failed_at_rated: 0.3,
+    shape: 2.0,
+    seed: 7,
+};
 
 fn config(f: &Flavour) -> FtlConfig {
     let (dies, planes, blocks_per_plane, pages_per_block) = (2, 2, 32, 8);
@@ -78,6 +88,7 @@ fn config(f: &Flavour) -> FtlConfig {
         wear_level_threshold: f.wear_level_threshold,
         parity_stripe_pages: f.parity,
         bad_blocks: f.bad,
+        wear_out: if f.wear { FAST_WEAR } else { WearOut::NEVER },
         power_loss_protection: f.plp,
         track_versions: true,
     }
@@ -95,6 +106,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
         prop_oneof![2 => Just(0u32), 1 => Just(3), 1 => Just(4)],
         // Set aside for bad blocks: none, or 5 of the 128 (one unit loses two).
         prop_oneof![Just(0u32), Just(5)],
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -106,6 +118,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
                 wear_level_threshold,
                 parity,
                 bad,
+                wear,
             )| {
                 Flavour {
                     ius_per_page,
@@ -116,6 +129,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
                     wear_level_threshold,
                     parity,
                     bad,
+                    wear,
                 }
             },
         )
@@ -194,6 +208,11 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
     let mut nand = Vec::new();
     for op in ops {
         m.version += 1;
+        // A drive whose blocks failed beyond its spare refuses writes (the device answers
+        // them with an error): they change nothing.
+        if ftl.read_only() && matches!(op, Op::Write { .. } | Op::Burst { .. }) {
+            continue;
+        }
         match *op {
             Op::Write {
                 first,
@@ -230,6 +249,9 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     } else {
                         (x >> 8) % u64::from(user / 10)
                     } as u32;
+                    if ftl.read_only() {
+                        break;
+                    }
                     m.version += 1;
                     ftl.write(lpn, 1, false, false, m.version, &mut nand);
                     m.write(lpn);
@@ -324,6 +346,10 @@ proptest! {
 /// Deterministic long run with everything on: GC, both SLC caches, wear levelling, no PLP;
 /// with die-level parity when `parity` is not 0 and `bad` blocks set aside for bad blocks.
 fn long_mixed_run(parity: u32, bad: u32) -> Ftl {
+    long_mixed_run_with(parity, bad, false)
+}
+
+fn long_mixed_run_with(parity: u32, bad: u32, wear: bool) -> Ftl {
     let f = Flavour {
         ius_per_page: 2,
         plp: false,
@@ -333,6 +359,7 @@ fn long_mixed_run(parity: u32, bad: u32) -> Ftl {
         wear_level_threshold: 3,
         parity,
         bad,
+        wear,
     };
     let mut ops = Vec::new();
     for i in 0..400u64 {
@@ -417,4 +444,61 @@ fn long_mixed_run_with_parity_programs_a_parity_page_per_stripe() {
         data <= 3 * parity + 3 * fills,
         "{parity} parity pages for {data} data pages"
     );
+}
+
+/// Blocks wearing out fast: each failed erase retires its block and a reserve block of the
+/// same unit takes its place; once the reserve is used up the spare shrinks, until the drive
+/// turns read-only. Every read returns the last write throughout (`run` checks after every
+/// operation), and format keeps the retired blocks retired.
+#[test]
+fn worn_out_blocks_are_retired_and_replaced_until_the_drive_turns_read_only() {
+    let mut ftl = long_mixed_run_with(0, 7, true);
+    let w = ftl.wear_state();
+    println!("{w:?}");
+    assert!(w.read_only, "{w:?}");
+    assert_eq!(w.reserve_left_blocks, 0);
+    assert_eq!(w.available_spare_percent, 0);
+    assert!(w.good_native_blocks < w.min_native_blocks);
+    let counts = ftl.erase_counts().to_vec();
+    let out: Vec<u32> = (0..128).filter(|&b| ftl.is_bad_block(b)).collect();
+    // The whole reserve went into service: what is out now is what failed.
+    assert_eq!(out.len() as u32, w.retired_blocks);
+    assert!(out.iter().all(|&b| counts[b as usize] > 0));
+    let mut nand = Vec::new();
+    ftl.format(&mut nand);
+    ftl.check_invariants();
+    assert_eq!(ftl.wear_state(), w);
+    let after: Vec<u32> = (0..128).filter(|&b| ftl.is_bad_block(b)).collect();
+    assert_eq!(after, out);
+}
+
+/// The share of blocks failed by `n` erases follows the Weibull life the settings give.
+#[test]
+fn erase_failures_follow_the_weibull_life() {
+    let wear = WearOut {
+        rated_pe_cycles: 100,
+        failed_at_rated: 0.2,
+        shape: 3.0,
+        seed: 11,
+    };
+    let blocks = 20_000u32;
+    // Erases each block survives: the first failing erase's count, minus one.
+    let lives: Vec<u32> = (0..blocks)
+        .map(|b| (1..=400).find(|&n| wear.erase_fails(b, n)).unwrap_or(401) - 1)
+        .collect();
+    for (n, want) in [
+        (50u32, 1.0 - (0.8f64).powf(0.125)),
+        (100, 0.2),
+        (150, 1.0 - 0.8f64.powf(3.375)),
+    ] {
+        let failed = lives.iter().filter(|&&l| l < n).count() as f64 / f64::from(blocks);
+        assert!(
+            (failed - want).abs() < 0.01,
+            "failed by {n} erases: {failed:.4}, expected {want:.4}"
+        );
+    }
+    assert!(lives
+        .iter()
+        .all(|&l| l > 0 || wear.erase_fails(0, 1) || l == 0));
+    assert!(!WearOut::NEVER.erase_fails(3, 1_000_000));
 }

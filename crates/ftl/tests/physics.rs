@@ -14,7 +14,7 @@
 //! LRW/FIFO, which greedy approaches as blocks grow large; the authors report it within 1% of
 //! greedy simulations (2.36 vs 2.35 at rho = 0.3).
 
-use flashlab_ftl::{Ftl, FtlConfig, FtlCounters, GcConfig, SlcConfig, VictimPolicy};
+use flashlab_ftl::{Ftl, FtlConfig, FtlCounters, GcConfig, SlcConfig, VictimPolicy, WearOut};
 
 /// Lambert W, principal branch, for x in [-1/e, 0) (Halley's iteration).
 fn lambert_w0(x: f64) -> f64 {
@@ -61,6 +61,7 @@ fn config(blocks_per_plane: u32, ius_per_page: u32, iu_bytes: u32, spare_factor:
         wear_level_threshold: 0,
         parity_stripe_pages: 0,
         bad_blocks: 0,
+        wear_out: WearOut::NEVER,
         power_loss_protection: true,
         track_versions: false,
     }

@@ -148,6 +148,8 @@ struct Wear {
     used_percent: f64,
     /// The health log's percentage used (NVMe: rounded down, capped at 255).
     used_percent_log: f64,
+    /// NVMe's available spare (percent): what blocks failing with wear have left of the spare.
+    available_spare: f64,
     sim_ns: f64,
 }
 
@@ -181,9 +183,9 @@ impl Drive {
 fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
     let erases = s.erase_count_summary();
     let avg = erases.avg();
-    let log = s.counters_json()["health"]["percentage_used"]
-        .as_f64()
-        .unwrap_or(0.0);
+    let health = &s.counters_json()["health"];
+    let log = health["percentage_used"].as_f64().unwrap_or(0.0);
+    let available_spare = health["available_spare"].as_f64().unwrap_or(0.0);
     Wear {
         host_bytes,
         nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
@@ -193,6 +195,7 @@ fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
         erase_max: erases.max,
         used_percent: avg / d.pe_cycles * 100.0,
         used_percent_log: log,
+        available_spare,
         sim_ns: s.drive_ns(s.now_ns()),
     }
 }
@@ -295,6 +298,11 @@ fn health(prefix: &str, w: &Wear) -> Vec<Measure> {
             format!("{prefix}_media_wearout_indicator"),
             Unit::Count,
             w.wearout_indicator(),
+        ),
+        measure(
+            format!("{prefix}_available_spare"),
+            Unit::Percent,
+            w.available_spare,
         ),
         measure(
             format!("{prefix}_erase_count_min"),
@@ -443,6 +451,7 @@ mod tests {
             erase_max: 0,
             used_percent: used,
             used_percent_log: used.floor(),
+            available_spare: 100.0,
             sim_ns: sim_s * 1e9,
         }
     }
@@ -477,6 +486,8 @@ mod tests {
         assert!((value(&m, "rated_pe_tbw_bytes") - 1.1e15).abs() < 1.0);
         assert_eq!(value(&m, "before_media_wearout_indicator"), 100.0);
         assert_eq!(value(&m, "after_media_wearout_indicator"), 100.0);
+        assert_eq!(value(&m, "before_available_spare"), 100.0);
+        assert_eq!(value(&m, "after_available_spare"), 100.0);
     }
 
     #[test]
