@@ -400,7 +400,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p))
     };
     display.finish();
-    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
+    let (mut run, io_failure) = completed(result)?;
 
     // The device's counters (they include its scale) join the run's own flashlab figures.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
@@ -422,7 +422,26 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the bw/lat/iops logs")
         .map_err(run_failed)?;
-    Ok(())
+    io_failure.map_or(Ok(()), Err)
+}
+
+/// A run's result, with the failure to report once it is written when jobs stopped at I/O
+/// errors (as fio, which prints its results and exits non-zero); any other error at once.
+fn completed(
+    result: Result<flashlab_report::RunResult, flashlab_runner::RunError>,
+) -> Result<(flashlab_report::RunResult, Option<Failure>), Failure> {
+    match result {
+        Ok(run) => Ok((run, None)),
+        Err(flashlab_runner::RunError::Io { errors, result }) => {
+            let text = errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            Ok((*result, Some(run_failed(anyhow!(text)))))
+        }
+        Err(e) => Err(failure(e.is_bad_input(), e)),
+    }
 }
 
 /// `run` against a system description (RAID, cache tier, links): the system's own drives
@@ -446,7 +465,7 @@ fn run_system(
     let result =
         flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |p| display.update(p));
     display.finish();
-    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
+    let (mut run, io_failure) = completed(result)?;
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
     }
@@ -458,7 +477,8 @@ fn run_system(
     write_output(args.output.as_deref(), &text)?;
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the bw/lat/iops logs")
-        .map_err(run_failed)
+        .map_err(run_failed)?;
+    io_failure.map_or(Ok(()), Err)
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {

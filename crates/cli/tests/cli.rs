@@ -231,3 +231,42 @@ fn io_size_percentage_is_a_share_of_the_job_region() {
     assert_eq!(bytes(2), 2 << 20);
     assert_eq!(v["jobs"][0]["job options"]["io_size"], "25%");
 }
+
+/// A drive worn out in the run: the job whose write it refuses stops with fio's `error` set
+/// (EROFS), the results are written all the same, and the exit code is 1 with the reason on
+/// stderr; the health log shows the spare gone and the drive read-only.
+#[test]
+fn a_drive_worn_out_mid_run_reports_results_and_exits_1() {
+    let path = job_file(
+        "worn.fio",
+        "[global]\nbs=4k\niodepth=32\nnorandommap=1\n[w]\nrw=randwrite\nloops=40\n",
+    );
+    let out = flashlab(&[
+        "run",
+        &path,
+        "--device",
+        "tiny-test-1gb",
+        "--set",
+        "nand.pe_cycles=30",
+        "--set",
+        "nand.bad_block_reserve=0.03",
+        "--set",
+        "capacity.user=900MB",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("job 'w'") && err.contains("read-only") && err.contains("failed with wear"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("fio JSON");
+    assert_eq!(j["jobs"][0]["error"], 30);
+    assert!(j["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 1_000_000);
+    assert_eq!(j["flashlab"]["io_errors"][0]["errno"], 30);
+    let h = &j["flashlab"]["device_counters"]["health"];
+    assert_eq!(h["read_only"], true);
+    assert_eq!(h["available_spare"], 0);
+    assert_eq!(h["critical_warning"], 13);
+}

@@ -167,6 +167,14 @@ pub enum RunError {
         offset_bytes: u64,
         error: DeviceError,
     },
+    /// Jobs stopped at an I/O the device refused as an I/O error (a drive gone read-only):
+    /// as fio does, each such job ended there with its `error` set and the others ran on.
+    /// `result` holds what the run measured.
+    #[error("{}", io_errors_text(errors))]
+    Io {
+        errors: Vec<JobIoError>,
+        result: Box<flashlab_report::RunResult>,
+    },
     #[error("job '{job}' at {time_ns} ns: the device answered a {kind} with a completion at {done_ns} ns, {why}")]
     BadCompletion {
         job: String,
@@ -188,6 +196,35 @@ pub enum RunError {
     },
     #[error("event queue: {0}")]
     Queue(#[from] flashlab_engine::queue::QueueError),
+}
+
+/// The I/O a job stopped at, and why the device refused it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("job '{job}' at {time_ns} ns: the device refused a {kind} at byte {offset_bytes}: {error}")]
+pub struct JobIoError {
+    pub job: String,
+    pub time_ns: SimTime,
+    pub kind: &'static str,
+    pub offset_bytes: u64,
+    pub error: DeviceError,
+}
+
+impl JobIoError {
+    /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive).
+    pub fn errno(&self) -> i32 {
+        match self.error {
+            DeviceError::ReadOnly { .. } => 30,
+            _ => 5,
+        }
+    }
+}
+
+fn io_errors_text(errors: &[JobIoError]) -> String {
+    let first = errors.first().map_or(String::new(), ToString::to_string);
+    match errors.len() {
+        0 | 1 => first,
+        n => format!("{first} (and {} more jobs stopped by I/O errors)", n - 1),
+    }
 }
 
 impl RunError {

@@ -3,7 +3,9 @@
 
 use std::collections::VecDeque;
 
-use flashlab_engine::{BlockDevice, EventQueue, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S};
+use flashlab_engine::{
+    BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S,
+};
 use flashlab_report::{
     JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
 };
@@ -13,7 +15,7 @@ use serde_json::{json, Value};
 use crate::rate::RateState;
 use crate::scale::ScalePlan;
 use crate::targets::{OneDevice, Targets};
-use crate::{Progress, RunError, RunOptions};
+use crate::{JobIoError, Progress, RunError, RunOptions};
 
 /// An I/O on the device, waiting for its completion event.
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +92,9 @@ struct JobClone<'a> {
     generator_done: bool,
     exhausted: bool,
     stopped: bool,
+    /// Stopped at an I/O the device refused (`io_error`): no more I/O is issued.
+    failed: bool,
+    io_error: Option<JobIoError>,
     finished: bool,
     /// Time of the one Wake event that counts; older Wake events are stale and ignored.
     wake_at: Option<SimTime>,
@@ -192,7 +197,7 @@ pub fn run_jobs(
     let mut one = OneDevice(device);
     let mut runner = Runner::new(plan.file(file), &mut one, options, &plan)?;
     runner.run(progress)?;
-    Ok(runner.into_result())
+    runner.into_checked_result()
 }
 
 /// [`run_jobs`] against several targets (the namespaces of a drive): each job goes to the
@@ -207,7 +212,7 @@ pub fn run_targets(
     let plan = plan(file, options)?;
     let mut runner = Runner::new(plan.file(file), targets, options, &plan)?;
     runner.run(progress)?;
-    Ok(runner.into_result())
+    runner.into_checked_result()
 }
 
 fn plan(file: &JobFile, options: &RunOptions) -> Result<ScalePlan, RunError> {
@@ -344,6 +349,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     generator_done: false,
                     exhausted: false,
                     stopped: false,
+                    failed: false,
+                    io_error: None,
                     finished: false,
                     wake_at: None,
                     think: Think::Running,
@@ -662,7 +669,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         loop {
             let c = &mut self.clones[i];
-            if c.finished || c.stopped || c.think != Think::Running || c.in_flight >= c.iodepth {
+            if c.finished
+                || c.stopped
+                || c.failed
+                || c.think != Think::Running
+                || c.in_flight >= c.iodepth
+            {
                 return Ok(());
             }
             if c.flush_pending {
@@ -786,16 +798,22 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         issue_ns: SimTime,
         now: SimTime,
     ) -> Result<(), RunError> {
-        let completion = self
-            .device
-            .submit_to(self.clones[i].target, now, &req)
-            .map_err(|error| RunError::Device {
-                job: self.clones[i].spec.name.clone(),
-                time_ns: now,
-                kind: kind_name(req.kind),
-                offset_bytes: req.offset_bytes,
-                error,
-            })?;
+        let completion = match self.device.submit_to(self.clones[i].target, now, &req) {
+            Ok(c) => c,
+            Err(error @ DeviceError::ReadOnly { .. }) => {
+                self.fail_clone(i, now, &req, error);
+                return Ok(());
+            }
+            Err(error) => {
+                return Err(RunError::Device {
+                    job: self.clones[i].spec.name.clone(),
+                    time_ns: now,
+                    kind: kind_name(req.kind),
+                    offset_bytes: req.offset_bytes,
+                    error,
+                })
+            }
+        };
         if completion.accepted_ns < now || completion.done_ns < completion.accepted_ns {
             return Err(self.bad_completion(
                 i,
@@ -852,6 +870,39 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
     }
 
+    /// The device refused clone `i`'s request as an I/O error: as fio does (without
+    /// `continue_on_error`), the job stops there, its I/Os in flight complete, and its result
+    /// carries the error; the other jobs run on.
+    #[cold]
+    #[inline(never)]
+    fn fail_clone(&mut self, i: usize, now: SimTime, req: &IoRequest, error: DeviceError) {
+        let c = &mut self.clones[i];
+        // The refused request never reached the device.
+        c.in_flight -= 1;
+        if c.io_error.is_none() {
+            c.io_error = Some(JobIoError {
+                job: c.spec.name.clone(),
+                time_ns: now,
+                kind: kind_name(req.kind),
+                offset_bytes: req.offset_bytes,
+                error,
+            });
+        }
+        c.failed = true;
+        c.pending = None;
+        c.flush_pending = false;
+        // Its requests still in the host queue are dropped with it.
+        let clone = i as u32;
+        let mut dropped = 0;
+        self.host_queue.retain(|q| {
+            let keep = q.clone != clone;
+            dropped += u32::from(!keep);
+            keep
+        });
+        self.clones[i].in_flight -= dropped;
+        self.check_finished(i, now);
+    }
+
     /// A clone with I/Os in flight is not finished: that test is inlined at every call, the
     /// rest (rarely reached) is not.
     #[inline(always)]
@@ -867,7 +918,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn finish_if_done(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
         let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
-        if !(c.stopped || out_of_work) {
+        if !(c.stopped || c.failed || out_of_work) {
             return;
         }
         c.finished = true;
@@ -883,7 +934,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 .start_measuring(c.end_ns);
         }
         let stats = c.stats.take().expect("a clone finishes once");
-        c.result = Some(stats.finish(c.end_ns));
+        let mut result = stats.finish(c.end_ns);
+        if let Some(e) = &c.io_error {
+            result.set_error(e.errno());
+        }
+        c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
     }
@@ -926,8 +981,41 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         ends
     }
 
+    /// The run's result, or [`RunError::Io`] (holding it) when jobs stopped at I/O errors.
+    fn into_checked_result(self) -> Result<RunResult, RunError> {
+        let errors: Vec<JobIoError> = self
+            .clones
+            .iter()
+            .filter_map(|c| c.io_error.clone())
+            .collect();
+        let result = self.into_result();
+        if errors.is_empty() {
+            Ok(result)
+        } else {
+            Err(RunError::Io {
+                errors,
+                result: Box::new(result),
+            })
+        }
+    }
+
     fn into_result(self) -> RunResult {
         let full_end_ns = self.full_end_ns();
+        let io_errors: Vec<Value> = self
+            .clones
+            .iter()
+            .filter_map(|c| c.io_error.as_ref())
+            .map(|e| {
+                json!({
+                    "job": e.job,
+                    "time_ns": e.time_ns,
+                    "kind": e.kind,
+                    "offset_bytes": e.offset_bytes,
+                    "errno": e.errno(),
+                    "error": e.error.to_string(),
+                })
+            })
+            .collect();
         let mut jobs: Vec<JobResult> = Vec::with_capacity(self.clones.len());
         // fio's group_reporting: a job joins the previous result when both report as a group
         // and share the group id.
@@ -955,6 +1043,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         flashlab.insert("job_file".into(), json!(self.file.path));
         if !rate_report.is_empty() {
             flashlab.insert("rate".into(), Value::Array(rate_report));
+        }
+        if !io_errors.is_empty() {
+            flashlab.insert("io_errors".into(), Value::Array(io_errors));
         }
         if !self.plan.scale.is_full() {
             flashlab.insert("scale".into(), self.plan.json());

@@ -29,6 +29,8 @@ struct FakeDevice {
     max_in_device: usize,
     idle_ns: SimTime,
     kinds: [u64; 4],
+    /// Refuse writes as a read-only drive once this many were accepted.
+    read_only_after_writes: Option<u64>,
 }
 
 impl FakeDevice {
@@ -46,6 +48,7 @@ impl FakeDevice {
             max_in_device: 0,
             idle_ns: 0,
             kinds: [0; 4],
+            read_only_after_writes: None,
         }
     }
 }
@@ -79,6 +82,11 @@ impl BlockDevice for FakeDevice {
                     capacity_bytes: self.capacity_bytes,
                 });
             }
+        }
+        if req.kind == IoKind::Write && self.read_only_after_writes == Some(self.kinds[1]) {
+            return Err(DeviceError::ReadOnly {
+                reason: "worn out".into(),
+            });
         }
         let k = match req.kind {
             IoKind::Read => 0,
@@ -775,4 +783,47 @@ fn unknown_filename_is_bad_input_naming_the_job_and_valid_names() {
         msg.contains("tenant") && msg.contains("/dev/sdz") && msg.contains("a, b"),
         "{msg}"
     );
+}
+
+/// A drive that turns read-only stops the job whose write it refuses, as fio stops a job at
+/// an I/O error: that job's in-flight I/Os complete and its result carries errno 30; the
+/// other jobs run to their end, and the run reports the error with the whole result.
+#[test]
+fn a_refused_write_stops_its_job_with_an_error_and_the_others_run_on() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    dev.read_only_after_writes = Some(1000);
+    let writer = JobSpec {
+        rw: RwPattern::RandWrite,
+        ..timed("w", 8, 100 * NS_PER_MS)
+    };
+    let reader = timed("r", 4, 100 * NS_PER_MS);
+    let err = crate::run_jobs(
+        &file(vec![writer, reader]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let RunError::Io { errors, result } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(errors.len(), 1);
+    let e = &errors[0];
+    assert_eq!((e.job.as_str(), e.kind, e.errno()), ("w", "write", 30));
+    // 1,000 writes at 8 per 100 us: refused at 12.5 ms.
+    assert_near(e.time_ns as f64, 12.5e6, 0.01, "time of the refusal");
+    assert!(
+        err.to_string().contains("job 'w'") && err.to_string().contains("read-only"),
+        "{err}"
+    );
+    assert!(!err.is_bad_input());
+    assert_eq!(dev.kinds[1], 1000);
+    let (w, r) = (&result.jobs[0], &result.jobs[1]);
+    assert_eq!((w.error(), r.error()), (30, 0));
+    assert_eq!(w.total_ios(1), 1000);
+    // The reader ran its 100 ms: 4 slots of 100 us.
+    assert_near(r.total_ios(0) as f64, 4000.0, 0.01, "reads");
+    let io_errors = &result.flashlab["io_errors"];
+    assert_eq!(io_errors[0]["errno"], 30);
+    assert_eq!(io_errors[0]["job"], "w");
 }

@@ -329,7 +329,11 @@ impl<D: BlockDevice> Simulation<D> {
             }
             Err(e) => {
                 self.stats.io_errors += 1;
-                reply.error = proto::EIO;
+                // NBD's answer to a write on a read-only export; anything else is an I/O error.
+                reply.error = match e {
+                    DeviceError::ReadOnly { .. } => proto::EPERM,
+                    _ => proto::EIO,
+                };
                 if let Some(buf) = reply.data.take() {
                     self.pool.give(buf);
                 }
