@@ -642,17 +642,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 let c = &mut self.clones[i];
                 if !c.finished {
                     c.stopped = true;
-                    c.pending = None;
-                    c.flush_pending = false;
-                    // I/Os still in the host queue never reached the device: drop them.
-                    let mut dropped = 0;
-                    self.host_queue.retain(|q| {
-                        let keep = q.clone != clone;
-                        dropped += u32::from(!keep);
-                        keep
-                    });
-                    self.clones[i].in_flight -= dropped;
-                    self.check_finished(i, now);
+                    self.stop_issuing(i, now);
                 }
             }
         }
@@ -889,9 +879,16 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             });
         }
         c.failed = true;
+        self.stop_issuing(i, now);
+    }
+
+    /// Clone `i` (stopped or failed) issues nothing more: what it held back is dropped, and
+    /// so are its I/Os still in the host queue, which never reached the device; it finishes
+    /// once those in flight complete.
+    fn stop_issuing(&mut self, i: usize, now: SimTime) {
+        let c = &mut self.clones[i];
         c.pending = None;
         c.flush_pending = false;
-        // Its requests still in the host queue are dropped with it.
         let clone = i as u32;
         let mut dropped = 0;
         self.host_queue.retain(|q| {
