@@ -48,8 +48,12 @@ impl Ftl {
     /// Queue the least-erased closed native blocks whose erase count trails the most-erased
     /// native block by more than the threshold (coldest popped first; ties: lowest id).
     fn scan_cold_blocks(&mut self) {
+        // Over the native blocks in service: a retired block's count is history.
         let max = (0..self.geo.total_blocks)
-            .filter(|&b| !self.blocks.info[b as usize].is_static)
+            .filter(|&b| {
+                let info = &self.blocks.info[b as usize];
+                !info.is_static && info.state != BlockState::Retired
+            })
             .map(|b| self.blocks.erase_count[b as usize])
             .max()
             .unwrap_or(0);
