@@ -1,0 +1,256 @@
+//! The read path: map look-ups (paged map), the write buffer and the controller's read buffer
+//! and read-ahead, then NAND page reads of only the codewords asked for.
+
+use super::*;
+
+impl Ssd {
+    pub(super) fn read(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
+        let first = req.offset_bytes >> self.iu_shift;
+        let end = req.offset_bytes + req.len_bytes;
+        let last = (end - 1) >> self.iu_shift;
+        // The data read needs its map entries in DRAM first.
+        let t0 = if self.mapcache.is_some() {
+            self.map_lookup(t0, first, last, false)?
+        } else {
+            t0
+        };
+        if first == last && !self.readbuf.is_enabled() {
+            // One IU (the usual small random read) and no read buffer: no page grouping.
+            let ready = match self.ftl.read(first as u32) {
+                ReadLocation::Nand { block, page, slc } => {
+                    let bytes = self.sector_bytes(req.offset_bytes, end);
+                    self.page_read(t0, (block, page, slc, bytes)).max(t0)
+                }
+                ReadLocation::Unmapped | ReadLocation::Buffered => t0,
+            };
+            return Ok(self.link_transfer(ready, req.len_bytes, true));
+        }
+        let ready = if first == last {
+            self.read_one_iu(t0, first, req.offset_bytes, end)
+        } else {
+            self.read_ius(t0, req.offset_bytes, end, first, last)
+        };
+        let done = self.link_transfer(ready, req.len_bytes, true);
+        if let Some((from, to)) =
+            self.readahead
+                .observe(req.offset_bytes, end, self.model.user_bytes)
+        {
+            let t = if self.mapcache.is_some() && to > from {
+                let iu_shift = self.iu_shift;
+                self.map_lookup(t0, from >> iu_shift, (to - 1) >> iu_shift, false)?
+            } else {
+                t0
+            };
+            self.read_ahead(t, from, to);
+        }
+        Ok(done)
+    }
+
+    /// The map entries of IUs `first..=last` are brought into DRAM from `t0`: a translation
+    /// page the map cache misses is read from NAND (a page never written back has no copy
+    /// there and costs nothing), and a changed page it evicts is written back through the
+    /// write buffer as a write of its hidden IU. Returns when the entries are in DRAM.
+    /// `update`: the command changes the entries (a write), which dirties their pages.
+    #[inline(never)]
+    pub(super) fn map_lookup(
+        &mut self,
+        t0: u64,
+        first: u64,
+        last: u64,
+        update: bool,
+    ) -> Result<u64, DeviceError> {
+        let Some(m) = self.model.map_cache else {
+            return Ok(t0);
+        };
+        let shift = m.entries_per_page.trailing_zeros();
+        let mut ready = t0;
+        for tpage in (first >> shift) as u32..=(last >> shift) as u32 {
+            let Some(cache) = self.mapcache.as_mut() else {
+                break;
+            };
+            let Lookup::Miss { evicted_dirty } = cache.lookup(tpage, update) else {
+                continue;
+            };
+            if let Some(old) = evicted_dirty {
+                self.write_translation_page(t0, m.first_lpn + old)?;
+            }
+            if let ReadLocation::Nand { block, page, slc } =
+                self.ftl.locate_metadata(m.first_lpn + tpage)
+            {
+                if let Some(cache) = self.mapcache.as_mut() {
+                    cache.counters.translation_reads += 1;
+                }
+                let done = self.page_read(t0, (block, page, slc, self.model.iu_bytes));
+                ready = ready.max(done);
+            }
+        }
+        Ok(ready)
+    }
+
+    /// Write a translation page (hidden IU `lpn`) back to NAND: it takes write-buffer space
+    /// from `t0` and goes to a page program like host data, so it is placed, collected and
+    /// worn like data, and counted as a NAND write, not a host write.
+    fn write_translation_page(&mut self, t0: u64, lpn: u32) -> Result<(), DeviceError> {
+        let iu = self.model.iu_bytes;
+        let admitted = self.buffer.admit(t0, iu).map_err(|e| match e {
+            BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
+                reason: format!(
+                    "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take a {need_bytes}-byte translation page",
+                    self.buffer.capacity_bytes()
+                ),
+            },
+        })?;
+        if admitted - t0 > MAX_WAIT_NS {
+            return Err(DeviceError::Stalled {
+                reason: format!(
+                    "a translation page waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
+                    (admitted - t0) as f64 * 1e-9,
+                    MAX_WAIT_NS / 1_000_000_000
+                ),
+            });
+        }
+        self.bg_done = false;
+        self.ftl.write_metadata(lpn, &mut self.ops);
+        self.schedule_ops(admitted, true);
+        Ok(())
+    }
+
+    /// When bytes `[offset, end)` of IU `lpn` are ready for the link, through the read buffer.
+    /// The usual small random read: one codeword, looked up and (on a miss) inserted with one
+    /// walk of its set; otherwise as [`Self::read_ius`].
+    #[inline]
+    fn read_one_iu(&mut self, t0: u64, lpn: u64, offset: u64, end: u64) -> u64 {
+        let (cw_from, cw_to) = self.codewords(offset, end);
+        if cw_to - cw_from != 1 {
+            return self.read_ius(t0, offset, end, lpn, lpn);
+        }
+        let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+            return t0;
+        };
+        match self.readbuf.probe(cw_from) {
+            Ok(at) => {
+                self.host.read_buffer_hit_ius += 1;
+                t0.max(at)
+            }
+            Err(slot) => {
+                let done = self.page_read(t0, (block, page, slc, 1 << self.cw_shift));
+                self.readbuf.fill(slot, cw_from, done);
+                t0.max(done)
+            }
+        }
+    }
+
+    /// When bytes `[offset, end)` of IUs `first..=last` are ready for the link, through the
+    /// read buffer.
+    fn read_ius(&mut self, t0: u64, offset: u64, end: u64, first: u64, last: u64) -> u64 {
+        let mut ready = t0;
+        let iu = self.model.iu_bytes;
+        // Consecutive IUs of one page are read with one array read; the codewords it moves
+        // ([from, to) in codeword units) go to the read buffer once it is done.
+        let mut pending: Option<BufferedRead> = None;
+        for lpn in first..=last {
+            let from_byte = offset.max(lpn * iu);
+            let to_byte = end.min((lpn + 1) * iu);
+            let location = self.ftl.read(lpn as u32);
+            let ReadLocation::Nand { block, page, slc } = location else {
+                continue;
+            };
+            let (cw_from, cw_to) = self.codewords(from_byte, to_byte);
+            if let Some(at) = self.readbuf.all_ready_ns(cw_from, cw_to) {
+                self.host.read_buffer_hit_ius += 1;
+                // In DRAM (or on its way there): no NAND read. A page read on either side
+                // of it still goes as one (re-inserting it keeps its earlier time).
+                ready = ready.max(at);
+                if let Some(((b, p, _, _), _, to)) = &mut pending {
+                    if *b == block && *p == page && *to == cw_from {
+                        *to = cw_to;
+                    }
+                }
+                continue;
+            }
+            // Bytes of this IU the request asks for (whole IUs but at the ends).
+            let bytes = (cw_to - cw_from) << self.cw_shift;
+            match &mut pending {
+                Some(((b, p, _, n), _, to)) if *b == block && *p == page && *to == cw_from => {
+                    *n += bytes;
+                    *to = cw_to;
+                }
+                _ => {
+                    if let Some(p) = pending.take() {
+                        ready = ready.max(self.buffered_page_read(t0, p));
+                    }
+                    pending = Some(((block, page, slc, bytes), cw_from, cw_to));
+                }
+            }
+        }
+        if let Some(p) = pending {
+            ready = ready.max(self.buffered_page_read(t0, p));
+        }
+        ready
+    }
+
+    /// Codewords (read units, `[from, to)`) holding bytes `[from_byte, to_byte)`.
+    #[inline]
+    pub(super) fn codewords(&self, from_byte: u64, to_byte: u64) -> (u64, u64) {
+        (
+            from_byte >> self.cw_shift,
+            (to_byte + (1 << self.cw_shift) - 1) >> self.cw_shift,
+        )
+    }
+
+    /// A page read whose codewords `[from, to)` stay in the read buffer.
+    fn buffered_page_read(&mut self, t0: u64, (read, from, to): BufferedRead) -> u64 {
+        let done = self.page_read(t0, read);
+        for cw in from..to {
+            self.readbuf.insert(cw, done);
+        }
+        done
+    }
+
+    /// Read whole IUs of bytes `[from, to)` into the read buffer in the background: they use
+    /// dies and channels as host reads do, and a host read of them waits for them.
+    fn read_ahead(&mut self, t0: u64, from: u64, to: u64) {
+        let iu = self.model.iu_bytes;
+        let first = from.div_ceil(iu);
+        let end = to / iu;
+        let mut pending: Option<BufferedRead> = None;
+        for lpn in first..end {
+            let (cw_from, cw_to) = self.codewords(lpn * iu, (lpn + 1) * iu);
+            if self.readbuf.all_ready_ns(cw_from, cw_to).is_some() {
+                continue;
+            }
+            let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+                continue;
+            };
+            self.host.read_ahead_ius += 1;
+            match &mut pending {
+                Some(((b, p, _, n), _, to)) if *b == block && *p == page && *to == cw_from => {
+                    *n += iu;
+                    *to = cw_to;
+                }
+                _ => {
+                    if let Some(p) = pending.take() {
+                        self.buffered_page_read(t0, p);
+                    }
+                    pending = Some(((block, page, slc, iu), cw_from, cw_to));
+                }
+            }
+        }
+        if let Some(p) = pending {
+            self.buffered_page_read(t0, p);
+        }
+    }
+
+    /// Bytes a read of `[from, to)` (within one IU) moves over the flash channel: the ECC
+    /// codewords it touches, not the whole IU. A 4 KiB read of a 64 KiB IU moves 4 KiB.
+    #[inline]
+    fn sector_bytes(&self, from: u64, to: u64) -> u64 {
+        let cw = READ_UNIT_BYTES.min(self.model.iu_bytes);
+        (to.div_ceil(cw) - from / cw) * cw
+    }
+
+    #[inline]
+    fn page_read(&mut self, t0: u64, (block, page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
+        self.media.read(block, page, bytes, slc, true, t0).0
+    }
+}

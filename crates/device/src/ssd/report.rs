@@ -1,0 +1,273 @@
+//! What the drive reports about itself: its counters and NVMe-style health log, its power
+//! (per command, per window), the memory it holds, and why it refuses writes once worn out.
+
+use super::*;
+
+impl Ssd {
+    /// Charge a command's host transfer and the controller's active time it adds.
+    pub(super) fn meter_command(&mut self, accepted_ns: u64, done_ns: u64, req: &IoRequest) {
+        let p = &self.model.power;
+        if matches!(req.kind, IoKind::Read | IoKind::Write) {
+            let pj = req.len_bytes * p.host_pj_per_byte;
+            self.host_pj += pj;
+            self.host_meter.charge(accepted_ns, pj);
+        }
+        let from = accepted_ns.max(self.busy_until_ns);
+        if done_ns > from {
+            self.busy_until_ns = done_ns;
+            // Spread over the metering windows the span crosses (usually one).
+            let mut t = from;
+            while t < done_ns {
+                let end = ((t / METER_WINDOW_NS + 1) * METER_WINDOW_NS).min(done_ns);
+                // µW × ns / 1000 = pJ.
+                let pj = p.active_uw * (end - t) / 1_000;
+                self.active_pj += pj;
+                self.active_meter.charge(t, pj);
+                t = end;
+            }
+        }
+    }
+
+    /// Average and peak power (watts) of the whole drive over the metering windows that lie
+    /// within `[from_ns, until_ns)`, and the number of those windows (1 s each). Energy of
+    /// a simulated slice is scaled to the whole drive.
+    pub fn power_summary(&self, from_ns: u64, until_ns: u64) -> PowerSummary {
+        let w = self.power_windows_w();
+        let first = from_ns.div_ceil(METER_WINDOW_NS) as usize;
+        let last = ((until_ns / METER_WINDOW_NS) as usize).min(w.len());
+        let s = w.get(first..last).unwrap_or(&[]);
+        PowerSummary {
+            average_w: if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<f64>() / s.len() as f64
+            },
+            peak_w: s.iter().copied().fold(0.0, f64::max),
+            windows: s.len(),
+        }
+    }
+
+    /// Whole-drive power per metering window from time 0 up to the end of known activity
+    /// (the last window may be partial: its average is over its own length).
+    fn power_windows_w(&self) -> Vec<f64> {
+        let end = self.last_done_ns.max(self.media.all_idle_ns()).max(1);
+        let n = end.div_ceil(METER_WINDOW_NS) as usize;
+        let factor = self.model.scale.die_factor;
+        let media = self.media.energy().map(|(w, _)| w).unwrap_or(&[]);
+        let host = self.host_meter.windows_pj();
+        let active = self.active_meter.windows_pj();
+        let idle_w = self.model.power.idle_uw as f64 * 1e-6;
+        (0..n)
+            .map(|i| {
+                let len_ns = (end - i as u64 * METER_WINDOW_NS).min(METER_WINDOW_NS);
+                let pj = (media.get(i).copied().unwrap_or(0) + host.get(i).copied().unwrap_or(0))
+                    as f64
+                    * factor
+                    + active.get(i).copied().unwrap_or(0) as f64;
+                idle_w + pj * 1e-12 / (len_ns as f64 * 1e-9)
+            })
+            .collect()
+    }
+
+    fn power_json(&self) -> serde_json::Value {
+        let p = &self.model.power;
+        let end = self.last_done_ns.max(self.media.all_idle_ns());
+        let factor = self.model.scale.die_factor;
+        let totals = self.media.energy().map(|(_, t)| t).unwrap_or_default();
+        let j = |pj: u64| pj as f64 * 1e-12 * factor;
+        let idle_j = p.idle_uw as f64 * 1e-6 * end as f64 * 1e-9;
+        let parts = [
+            j(totals.read_pj),
+            j(totals.program_pj),
+            j(totals.erase_pj),
+            j(totals.channel_pj),
+            j(self.host_pj),
+            self.active_pj as f64 * 1e-12,
+        ];
+        let energy_j = idle_j + parts.iter().sum::<f64>();
+        let windows = self.power_windows_w();
+        json!({
+            "state": p.state,
+            "cap_w": p.cap_uw().map(|c| c as f64 * 1e-6),
+            "cap_window_ns": flashlab_media::power::CAP_WINDOW_NS,
+            "duration_ns": end,
+            "energy_j": energy_j,
+            "average_w": if end == 0 { 0.0 } else { energy_j / (end as f64 * 1e-9) },
+            "peak_w": windows.iter().copied().fold(0.0, f64::max),
+            "window_ns": METER_WINDOW_NS,
+            "windows_w": windows,
+            "energy_by_part_j": {
+                "idle": idle_j,
+                "nand_read": parts[0],
+                "nand_program": parts[1],
+                "nand_erase": parts[2],
+                "nand_channel": parts[3],
+                "host_transfer": parts[4],
+                "controller_active": parts[5],
+            },
+        })
+    }
+
+    /// Estimated heap memory of the model (mapping tables per the FTL's layout, plus the
+    /// device's own structures).
+    pub fn memory_bytes(&self) -> u64 {
+        self.model.memory_bytes
+            + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
+            + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
+            // The pacing queue's ring is in the model's estimate (it decides the slice); its
+            // per-block erase records are not.
+            + (self.internal.memory_bytes() - self.internal.ring_bytes()) as u64
+            + self.readbuf.memory_bytes() as u64
+    }
+
+    /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
+    pub(super) fn read_only_error(&self) -> DeviceError {
+        let w = self.ftl.wear_state();
+        DeviceError::ReadOnly {
+            reason: format!(
+                "{} blocks failed with wear (erase counts average {:.0} of {} rated P/E cycles); \
+                 the bad-block reserve is used up and {} good native blocks are left, fewer than \
+                 the {} that garbage collection needs beside the user data",
+                w.retired_blocks,
+                self.ftl.erase_count_summary().avg(),
+                self.model.geometry.pe_cycles,
+                w.good_native_blocks,
+                w.min_native_blocks
+            ),
+        }
+    }
+
+    /// Map cache counters (None: the whole map is in DRAM).
+    pub fn map_cache_counters(&self) -> Option<crate::MapCacheCounters> {
+        self.mapcache.as_ref().map(|c| c.counters)
+    }
+
+    /// FTL counters, write amplification, the NVMe-style health log, scale and media activity.
+    pub fn counters_json(&self) -> serde_json::Value {
+        let c = self.ftl.counters();
+        let iu = self.model.iu_bytes;
+        let wa = if c.host_write_ius == 0 {
+            0.0
+        } else {
+            c.nand_write_ius as f64 / c.host_write_ius as f64
+        };
+        let erases = self.ftl.erase_count_summary();
+        let (min, max, avg) = (erases.min, erases.max, erases.avg());
+        let pe = self.model.geometry.pe_cycles as f64;
+        let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
+        let wear = self.ftl.wear_state();
+        // NVMe's critical warning bits: 0 available spare below its threshold, 2 reliability
+        // degraded (here: the spare is gone), 3 media placed in read-only mode.
+        let critical_warning = u8::from(wear.available_spare_percent < AVAILABLE_SPARE_THRESHOLD)
+            | u8::from(wear.available_spare_percent == 0) << 2
+            | u8::from(wear.read_only) << 3;
+        // NVMe: data units are thousands of 512-byte units, rounded up.
+        let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
+        let m = self.media.counters();
+        let mut j = json!({
+            "device": self.model.name,
+            "write_amplification": wa,
+            "health": {
+                "data_units_read": data_units(self.host.bytes_read),
+                "data_units_written": data_units(self.host.bytes_written),
+                "host_read_commands": self.host.read_commands,
+                "host_write_commands": self.host.write_commands,
+                "host_trim_commands": self.host.trim_commands,
+                "host_flush_commands": self.host.flush_commands,
+                "percentage_used": percentage_used,
+                "critical_warning": critical_warning,
+                "available_spare": wear.available_spare_percent,
+                "available_spare_threshold": AVAILABLE_SPARE_THRESHOLD,
+                "bad_block_reserve_blocks": self.ftl.bad_blocks(),
+                "bad_block_reserve_left_blocks": wear.reserve_left_blocks,
+                "grown_bad_blocks": wear.retired_blocks,
+                "read_only": wear.read_only,
+                "media_bytes_written": m.bytes_programmed,
+                "nand_bytes_written": c.nand_write_ius * iu,
+                "erase_count_min": min,
+                "erase_count_avg": avg,
+                "erase_count_max": max,
+                "free_blocks": self.ftl.free_blocks(),
+                "write_amplification": wa,
+                "slc_write_ius": c.slc_write_ius,
+                "slc_read_hits": c.slc_read_hits,
+                "slc_folded_ius": c.slc_folded_ius,
+                "gc_copied_ius": c.gc_copied_ius,
+                "rmw_reads": c.rmw_reads,
+                "buffer_wait_ns": self.host.buffer_wait_ns,
+                "buffer_used_bytes": self.buffer.used_bytes(),
+                // The FTL counts these among its host and NAND reads too.
+                "read_buffer_hit_ius": self.host.read_buffer_hit_ius,
+                "read_ahead_ius": self.host.read_ahead_ius,
+            },
+            "ftl": {
+                "host_read_ius": c.host_read_ius,
+                "host_write_ius": c.host_write_ius,
+                "host_trim_ius": c.host_trim_ius,
+                "nand_read_pages": c.nand_read_pages,
+                "nand_program_pages": c.nand_program_pages,
+                "nand_write_ius": c.nand_write_ius,
+                "erases": c.erases,
+                "gc_copied_ius": c.gc_copied_ius,
+                "rmw_reads": c.rmw_reads,
+                "slc_write_ius": c.slc_write_ius,
+                "slc_read_hits": c.slc_read_hits,
+                "slc_folded_ius": c.slc_folded_ius,
+                "wear_level_moved_ius": c.wear_level_moved_ius,
+                "parity_program_pages": c.parity_program_pages,
+                "stripe_slots_passed_over": c.stripe_slots_passed_over,
+            },
+            "media": {
+                "reads": m.reads,
+                "programs": m.programs,
+                "erases": m.erases,
+                "bytes_read": m.bytes_read,
+                "bytes_programmed": m.bytes_programmed,
+                "array_busy_ns": m.array_busy_ns,
+                "channel_busy_ns": m.channel_busy_ns,
+                "program_suspends": m.program_suspends,
+                "erase_suspends": m.erase_suspends,
+                // Internal work spread over host writes (see the pacing module).
+                "internal_ops_held_peak": self.internal.peak_len(),
+                "internal_ops_held": self.internal.held(),
+                "host_waits_for_queued_erase": self.internal.forced_erases,
+                // Queued operations those programs sent to the dies ahead of their turn.
+                "ops_released_for_queued_erases": self.internal.ops_released_for_erases,
+                "internal_pacing_overdue": self.internal.overdue,
+            },
+            "scale": {
+                "capacity_factor": self.model.scale.capacity_factor,
+                "die_factor": self.model.scale.die_factor,
+                "note": self.model.scale.note,
+            },
+            "namespaces": self.ns_host.iter().enumerate().map(|(i, h)| json!({
+                "name": format!("ns{}", i + 1),
+                "capacity_bytes": self.model.namespace_bytes[i],
+                "host_read_commands": h.read_commands,
+                "host_write_commands": h.write_commands,
+                "host_trim_commands": h.trim_commands,
+                "host_flush_commands": h.flush_commands,
+                "bytes_read": h.bytes_read,
+                "bytes_written": h.bytes_written,
+            })).collect::<Vec<_>>(),
+            "power": self.power_json(),
+            "memory_bytes": self.memory_bytes(),
+        });
+        if let (Some(c), Some(mc), Some(o)) =
+            (&self.mapcache, self.model.map_cache, j.as_object_mut())
+        {
+            o.insert(
+                "map_cache".to_string(),
+                json!({
+                    "translation_pages": mc.pages,
+                    "slots": mc.slots,
+                    "map_cache_hits": c.counters.hits,
+                    "map_cache_misses": c.counters.misses,
+                    "translation_reads": c.counters.translation_reads,
+                    "translation_writes": c.counters.translation_writes,
+                }),
+            );
+        }
+        j
+    }
+}
