@@ -315,8 +315,13 @@ impl Ftl {
             reserve_left_blocks: reserve_left,
             good_native_blocks: good_native,
             min_native_blocks: self.geo.min_native_blocks,
+            // A drive sized to the last block has no spare to lose: whole until a block fails.
             available_spare_percent: if initial == 0 {
-                0
+                if retired == 0 {
+                    100
+                } else {
+                    0
+                }
             } else {
                 (u64::from(left) * 100 / u64::from(initial)) as u32
             },
