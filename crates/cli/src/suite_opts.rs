@@ -67,6 +67,11 @@ pub struct SuiteTestArgs {
     /// or a simulated time.
     #[arg(long, default_value = "100%")]
     measure: String,
+    /// endurance: after the measured interval, write rounds until the drive turns read-only
+    /// (its blocks failing with wear: nand.grown_bad_at_rated), at most 10x its rated TBW.
+    /// Lower nand.pe_cycles to get there in minutes.
+    #[arg(long)]
+    until_read_only: bool,
     /// write-pressure: write sizes, one sweep each, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8k,16k")]
     write_bs: Vec<String>,
@@ -167,6 +172,7 @@ impl SuiteTestArgs {
         e.workload = workload(&self.workload)?;
         e.duty_cycle = self.duty_cycle;
         e.measure = length("--measure", &self.measure)?;
+        e.until_read_only = self.until_read_only;
         let t = &mut o.tenants;
         t.write_bs_bytes = self
             .write_bs

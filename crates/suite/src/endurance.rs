@@ -91,7 +91,17 @@ pub struct EnduranceOptions {
     pub duty_cycle: f64,
     /// Length of the measured interval after steady state.
     pub measure: RoundLength,
+    /// After the measured interval, go on writing rounds until the drive turns read-only
+    /// (blocks failing with wear), at most [`WEAR_OUT_LIMIT`] times its rated TBW.
+    pub until_read_only: bool,
 }
+
+/// The wear-out run stops, not reached, after this many times the rated TBW (from the P/E
+/// rating and the measured WA) of host writes.
+pub const WEAR_OUT_LIMIT: f64 = 10.0;
+
+/// NVMe's available spare threshold the health log warns below (percent).
+const SPARE_WARNING_PERCENT: f64 = 10.0;
 
 impl Default for EnduranceOptions {
     fn default() -> Self {
@@ -99,6 +109,7 @@ impl Default for EnduranceOptions {
             workload: EnduranceWorkload::JedecEnterprise,
             duty_cycle: 1.0,
             measure: RoundLength::CapacityFraction(1.0),
+            until_read_only: false,
         }
     }
 }
@@ -129,6 +140,7 @@ impl EnduranceOptions {
             "workload": self.workload.name(),
             "duty_cycle": self.duty_cycle,
             "measure": self.measure.describe(),
+            "until_read_only": self.until_read_only,
         })
     }
 }
@@ -150,6 +162,8 @@ struct Wear {
     used_percent_log: f64,
     /// NVMe's available spare (percent): what blocks failing with wear have left of the spare.
     available_spare: f64,
+    grown_bad_blocks: u64,
+    read_only: bool,
     sim_ns: f64,
 }
 
@@ -186,6 +200,8 @@ fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
     let health = &s.counters_json()["health"];
     let log = health["percentage_used"].as_f64().unwrap_or(0.0);
     let available_spare = health["available_spare"].as_f64().unwrap_or(0.0);
+    let grown_bad_blocks = health["grown_bad_blocks"].as_u64().unwrap_or(0);
+    let read_only = health["read_only"].as_bool().unwrap_or(false);
     Wear {
         host_bytes,
         nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
@@ -196,6 +212,8 @@ fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
         used_percent: avg / d.pe_cycles * 100.0,
         used_percent_log: log,
         available_spare,
+        grown_bad_blocks,
+        read_only,
         sim_ns: s.drive_ns(s.now_ns()),
     }
 }
@@ -270,7 +288,7 @@ pub(crate) fn run(
     let after = wear(&s, &d, host);
     curve.push(after);
 
-    let results = results(
+    let mut results = results(
         &d,
         e.duty_cycle,
         &start,
@@ -278,8 +296,119 @@ pub(crate) fn run(
         &after,
         iops(&run, DDIR_WRITE),
     );
-    let charts = vec![steady_chart(&steady), wear_chart(&curve)];
+    let mut charts = vec![steady_chart(&steady)];
+    if e.until_read_only {
+        let rated = value_of(&results, "rated_pe_tbw_bytes");
+        let text = |step: &str| e.workload.text(step, qd, jobs, &length(opts.round));
+        results.extend(run_to_read_only(&mut s, &d, &text, rated, &mut curve)?);
+        charts.push(spare_chart(&curve));
+    }
+    charts.insert(1, wear_chart(&curve));
     Ok(s.into_report(results, charts, Some(steady)))
+}
+
+fn value_of(m: &[Measure], name: &str) -> f64 {
+    m.iter().find(|x| x.name == name).map_or(0.0, |x| x.value)
+}
+
+/// Rounds of the workload (`text` gives a round's job) until the drive refuses a write as
+/// read-only, or until `limit` x `rated_tbw_bytes` of host writes without that; each round's
+/// wear joins `curve`. Returns host bytes written since new (the fill included) at the first
+/// grown bad block, at available spare below NVMe's 10% threshold, and at read-only.
+fn run_to_read_only(
+    s: &mut Session,
+    d: &Drive,
+    text: &dyn Fn(&str) -> String,
+    rated_tbw_bytes: f64,
+    curve: &mut Vec<Wear>,
+) -> Result<Vec<Measure>, SuiteError> {
+    let limit = WEAR_OUT_LIMIT * rated_tbw_bytes;
+    let mut host = curve.last().map_or(0.0, |w| w.host_bytes);
+    let mut round = 0u32;
+    while !curve.last().is_some_and(|w| w.read_only) && host < limit {
+        round += 1;
+        let name = format!("wear-out-{round:04}");
+        let written_now = match s.job(&name, &text(&name), &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        }) {
+            Ok(run) => written(&run),
+            // The drive refused a write: the round's result stops there.
+            Err(SuiteError::Run { error, .. })
+                if matches!(*error, flashlab_runner::RunError::Io { .. }) =>
+            {
+                match *error {
+                    flashlab_runner::RunError::Io { result, .. } => written(&result),
+                    _ => unreachable!("matched above"),
+                }
+            }
+            Err(other) => return Err(other),
+        };
+        host += written_now;
+        curve.push(wear(s, d, host));
+    }
+    Ok(wear_out_measures(curve, rated_tbw_bytes))
+}
+
+/// Milestones of a wear-out run along `curve` (0 for one not reached).
+fn wear_out_measures(curve: &[Wear], rated_tbw_bytes: f64) -> Vec<Measure> {
+    let first = |pred: &dyn Fn(&Wear) -> bool| curve.iter().find(|w| pred(w));
+    let at = |w: Option<&Wear>| w.map_or(0.0, |w| w.host_bytes);
+    let read_only = first(&|w| w.read_only);
+    let host_at_read_only = at(read_only);
+    vec![
+        measure(
+            "wear_out_reached",
+            Unit::Count,
+            f64::from(u8::from(read_only.is_some())),
+        ),
+        measure(
+            "host_bytes_to_first_grown_bad_block",
+            Unit::Bytes,
+            at(first(&|w| w.grown_bad_blocks > 0)),
+        ),
+        measure(
+            "host_bytes_to_spare_warning",
+            Unit::Bytes,
+            at(first(&|w| w.available_spare < SPARE_WARNING_PERCENT)),
+        ),
+        measure("host_bytes_to_read_only", Unit::Bytes, host_at_read_only),
+        measure(
+            "read_only_over_rated_tbw",
+            Unit::Ratio,
+            if rated_tbw_bytes > 0.0 {
+                host_at_read_only / rated_tbw_bytes
+            } else {
+                0.0
+            },
+        ),
+        measure(
+            "erase_count_avg_at_read_only",
+            Unit::Ratio,
+            read_only.map_or(0.0, |w| w.erase_avg),
+        ),
+        measure(
+            "grown_bad_blocks_at_read_only",
+            Unit::Count,
+            read_only.map_or(0.0, |w| w.grown_bad_blocks as f64),
+        ),
+    ]
+}
+
+fn spare_chart(curve: &[Wear]) -> Chart {
+    Chart {
+        id: "endurance-spare".into(),
+        title: "Available spare against host data written".into(),
+        x: Axis::linear("host data written", Unit::Bytes),
+        y: Axis::linear("available spare", Unit::Percent),
+        series: vec![Series {
+            name: "available spare (health log)".into(),
+            points: curve
+                .iter()
+                .map(|w| (w.host_bytes, w.available_spare))
+                .collect(),
+        }],
+        band: None,
+    }
 }
 
 fn health(prefix: &str, w: &Wear) -> Vec<Measure> {
@@ -452,6 +581,8 @@ mod tests {
             used_percent: used,
             used_percent_log: used.floor(),
             available_spare: 100.0,
+            grown_bad_blocks: 0,
+            read_only: false,
             sim_ns: sim_s * 1e9,
         }
     }

@@ -204,6 +204,50 @@ fn endurance_sequential_wa_is_one_and_random_is_higher() {
     assert!(value(&seq, "projected_tbw_bytes") > 2.0 * value(&rnd, "projected_tbw_bytes"));
 }
 
+/// `--until-read-only`: rounds go on after the measured interval until the drive refuses a
+/// write; the milestones come in order and the spare only falls.
+#[test]
+fn endurance_until_read_only_finds_the_wear_out_milestones() {
+    let cfg = load_device_config(
+        "tiny-test-1gb",
+        &[
+            ("nand.pe_cycles".into(), "30".into()),
+            ("nand.bad_block_reserve".into(), "0.03".into()),
+            ("capacity.user".into(), "900MB".into()),
+        ],
+    )
+    .unwrap();
+    let mut opts = SuiteOptions::default();
+    opts.endurance.workload = EnduranceWorkload::Random4k;
+    opts.endurance.until_read_only = true;
+    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    assert_eq!(value(&d, "wear_out_reached"), 1.0);
+    let first_bad = value(&d, "host_bytes_to_first_grown_bad_block");
+    let warning = value(&d, "host_bytes_to_spare_warning");
+    let read_only = value(&d, "host_bytes_to_read_only");
+    assert!(
+        0.0 < first_bad && first_bad < warning && warning <= read_only,
+        "{first_bad} {warning} {read_only}"
+    );
+    // With the default life (1% failed at the rated cycles, shape 3) the drive outlasts its
+    // rating, and not by an order of magnitude.
+    let over = value(&d, "read_only_over_rated_tbw");
+    assert!(
+        (1.2..6.0).contains(&over),
+        "read-only at {over}x the rated TBW"
+    );
+    assert!(value(&d, "erase_count_avg_at_read_only") > 30.0);
+    assert!(value(&d, "grown_bad_blocks_at_read_only") > 0.0);
+    let spare = &chart(&d, "endurance-spare").series[0].points;
+    assert!(spare.windows(2).all(|w| w[1].1 <= w[0].1), "{spare:?}");
+    assert_eq!(spare.last().unwrap().1, 0.0);
+    // Without the option, no wear-out run and no spare chart.
+    opts.endurance.until_read_only = false;
+    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    assert!(d.results.iter().all(|m| m.name != "wear_out_reached"));
+    assert!(d.charts.iter().all(|c| c.id != "endurance-spare"));
+}
+
 #[test]
 fn endurance_runs_the_jedec_mix_and_a_job_file() {
     let jedec = endurance(EnduranceWorkload::JedecEnterprise);
