@@ -414,6 +414,12 @@ impl<'a> Session<'a> {
             })
         });
         let horizon_ns = dev.horizon_ns;
+        // A step whose job the drive stopped with an I/O error (worn out, read-only) is kept
+        // as far as it ran, with the drive's counters, before the error is reported.
+        let (result, io_errors) = match result {
+            Err(RunError::Io { errors, result }) => (Ok(*result), Some(errors)),
+            other => (other, None),
+        };
         let run = self.end_job(step, result, horizon_ns)?;
         let measures = if self.record_steps {
             measure(&run)
@@ -421,7 +427,17 @@ impl<'a> Session<'a> {
             Vec::new()
         };
         self.record_job(step, text, &run, measures);
-        Ok(run)
+        match io_errors {
+            None => Ok(run),
+            Some(errors) => Err(SuiteError::Run {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(RunError::Io {
+                    errors,
+                    result: Box::new(run),
+                }),
+            }),
+        }
     }
 
     /// A job step's parsed file and run options. Every step draws fresh random offsets: the

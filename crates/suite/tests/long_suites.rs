@@ -241,6 +241,16 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     let spare = &chart(&d, "endurance-spare").series[0].points;
     assert!(spare.windows(2).all(|w| w[1].1 <= w[0].1), "{spare:?}");
     assert_eq!(spare.last().unwrap().1, 0.0);
+    // The round the drive stopped is kept as far as it ran: its job ended with EROFS and the
+    // health log after it reads read-only.
+    let last = d.steps.last().unwrap();
+    assert!(last.name.starts_with("wear-out-"), "{}", last.name);
+    let j: serde_json::Value = serde_json::from_str(last.fio_json.as_ref().unwrap()).unwrap();
+    assert_eq!(j["jobs"][0]["error"], 30);
+    assert_eq!(
+        j["flashlab"]["device_counters"]["health"]["read_only"],
+        true
+    );
     // Without the option, no wear-out run and no spare chart.
     opts.endurance.until_read_only = false;
     let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
