@@ -118,6 +118,8 @@ impl Ssd {
             // per-block erase records are not.
             + (self.internal.memory_bytes() - self.internal.ring_bytes()) as u64
             + self.readbuf.memory_bytes() as u64
+            // The controller's energy meters grow with simulated time (8 bytes per window).
+            + (self.host_meter.memory_bytes() + self.active_meter.memory_bytes()) as u64
     }
 
     /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
