@@ -12,7 +12,9 @@ use flashlab_workload::trace::{
     BlkparseAction, Remap, TimeUnit, TraceFormat, TraceOptions, TraceReader,
 };
 
-use super::{bad_input, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED};
+use super::{
+    bad_input, completed, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED,
+};
 use crate::progress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -238,7 +240,14 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
     let result =
         flashlab_runner::replay_trace(&mut reader, &mut ssd, &options, &mut |p| display.update(p));
     display.finish();
-    let mut run = result.map_err(|e| failure(e.is_bad_input(), e))?;
+    // A replay the drive stopped (worn out, read-only) still writes its results, then fails.
+    let (mut run, io_failure) = match result {
+        Err(flashlab_runner::ReplayError::Run(flashlab_runner::RunError::Io {
+            errors,
+            result,
+        })) => completed(Err(flashlab_runner::RunError::Io { errors, result }))?,
+        other => (other.map_err(|e| failure(e.is_bad_input(), e))?, None),
+    };
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
     }
@@ -254,7 +263,8 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         OutputFormat::Json => flashlab_report::render_json(&run, false),
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
     };
-    write_output(args.output.as_deref(), &text)
+    write_output(args.output.as_deref(), &text)?;
+    io_failure.map_or(Ok(()), Err)
 }
 
 /// One line above the fio-style text: what was replayed and how faithfully.

@@ -20,14 +20,14 @@
 use std::collections::VecDeque;
 use std::io::BufRead;
 
-use flashlab_engine::{BlockDevice, EventQueue, IoKind, IoRequest, SimTime};
+use flashlab_engine::{BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, SimTime};
 use flashlab_report::{
     JobStats, JobStatsConfig, LogConfig, RunResult, ScaleBack, DEFAULT_PERCENTILES,
 };
 use flashlab_workload::trace::{Remap, RemapError, Remapper, TraceError, TraceReader, TraceRecord};
 use serde_json::{json, Map, Value};
 
-use crate::{Progress, RunError, RunLimits, SliceScale};
+use crate::{JobIoError, Progress, RunError, RunLimits, SliceScale};
 
 /// How the trace's requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,6 +180,8 @@ struct Replayer<'a, 'd, R: BufRead> {
     /// Open loop: the trace time of the previous request.
     prev_trace_ns: u64,
     exhausted: bool,
+    /// The write the device refused as an I/O error: the replay stopped there.
+    io_error: Option<JobIoError>,
     stats: JobStats,
     tally: Tally,
 }
@@ -259,6 +261,7 @@ pub fn replay_trace<R: BufRead>(
         last_arrival_ns: 0,
         prev_trace_ns: 0,
         exhausted: false,
+        io_error: None,
         stats,
         tally: Tally::default(),
     };
@@ -273,7 +276,33 @@ pub fn replay_trace<R: BufRead>(
         });
     }
     r.run(progress)?;
-    Ok(r.into_result())
+    let io_error = r.io_error.take();
+    let mut result = r.into_result();
+    match io_error {
+        None => Ok(result),
+        // As `run_jobs`: the trace's job stopped at the refused I/O, with fio's error.
+        Some(e) => {
+            result.jobs[0].set_error(e.errno());
+            if let Value::Object(o) = &mut result.flashlab {
+                o.insert(
+                    "io_errors".into(),
+                    json!([{
+                        "job": e.job,
+                        "time_ns": e.time_ns,
+                        "kind": e.kind,
+                        "offset_bytes": e.offset_bytes,
+                        "errno": e.errno(),
+                        "error": e.error.to_string(),
+                    }]),
+                );
+            }
+            Err(RunError::Io {
+                errors: vec![e],
+                result: Box::new(result),
+            }
+            .into())
+        }
+    }
 }
 
 impl<R: BufRead> Replayer<'_, '_, R> {
@@ -415,6 +444,9 @@ impl<R: BufRead> Replayer<'_, '_, R> {
         match event {
             Event::Arrive => {
                 let p = self.next.take().expect("an Arrive event has its request");
+                if self.io_error.is_some() {
+                    return Ok(()); // the replay stopped at a refused I/O
+                }
                 self.issue(p.req, p.issue_ns)?;
                 self.schedule_next_arrival()?;
             }
@@ -494,16 +526,23 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             self.tally.lag_max_ns = self.tally.lag_max_ns.max(lag);
         }
         let job = || self.options.trace_name.clone();
-        let completion = self
-            .device
-            .submit(now, &req)
-            .map_err(|error| RunError::Device {
-                job: job(),
-                time_ns: now,
-                kind: kind_name(req.kind),
-                offset_bytes: req.offset_bytes,
-                error,
-            })?;
+        let completion = match self.device.submit(now, &req) {
+            Ok(c) => c,
+            Err(error @ DeviceError::ReadOnly { .. }) => {
+                self.stop_at(now, &req, error);
+                return Ok(());
+            }
+            Err(error) => {
+                return Err(RunError::Device {
+                    job: job(),
+                    time_ns: now,
+                    kind: kind_name(req.kind),
+                    offset_bytes: req.offset_bytes,
+                    error,
+                }
+                .into())
+            }
+        };
         let bad = |why: &'static str| RunError::BadCompletion {
             job: job(),
             time_ns: now,
@@ -531,6 +570,25 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             )
             .map_err(RunError::from)?;
         Ok(())
+    }
+
+    /// The device refused `req` as an I/O error: as fio stops a job, the replay reads no more
+    /// of the trace and drops what waits in the host queue; what is in flight completes.
+    #[cold]
+    fn stop_at(&mut self, now: SimTime, req: &IoRequest, error: DeviceError) {
+        self.in_flight -= 1;
+        if self.io_error.is_none() {
+            self.io_error = Some(JobIoError {
+                job: self.options.trace_name.clone(),
+                time_ns: now,
+                kind: kind_name(req.kind),
+                offset_bytes: req.offset_bytes,
+                error,
+            });
+        }
+        self.exhausted = true;
+        self.in_flight -= self.host_queue.len() as u32;
+        self.host_queue.clear();
     }
 
     fn into_result(self) -> RunResult {
@@ -642,6 +700,8 @@ mod tests {
         qd_limit: u32,
         last_submit_ns: SimTime,
         submits: Vec<(SimTime, IoRequest)>,
+        /// Refuse writes as a read-only drive once this many requests were accepted.
+        read_only_after: Option<usize>,
     }
 
     impl Serial {
@@ -652,6 +712,7 @@ mod tests {
                 qd_limit,
                 last_submit_ns: 0,
                 submits: Vec::new(),
+                read_only_after: None,
             }
         }
     }
@@ -671,6 +732,11 @@ mod tests {
             self.last_submit_ns = now_ns;
             assert!(req.offset_bytes + req.len_bytes <= 1 << 30);
             assert_eq!(req.offset_bytes % 4096, 0);
+            if req.kind == IoKind::Write && self.read_only_after == Some(self.submits.len()) {
+                return Err(DeviceError::ReadOnly {
+                    reason: "worn out".into(),
+                });
+            }
             self.submits.push((now_ns, *req));
             let done = self.free_ns.max(now_ns) + self.service_ns;
             self.free_ns = done;
@@ -708,6 +774,33 @@ mod tests {
 
     fn replay_json(run: &RunResult) -> &Value {
         &run.flashlab["replay"]
+    }
+
+    /// A write the device refuses as read-only stops the replay there, as fio stops a job:
+    /// what was in flight completes, the result carries errno 30 and comes with the error.
+    #[test]
+    fn a_refused_write_stops_the_replay_with_its_results() {
+        // DiskSim flags 0: writes, 1 ms apart.
+        let writes: String = (0..10)
+            .map(|i| format!("{} 0 {} 8 0\n", 5_000 + i * 1_000_000, i * 8))
+            .collect();
+        for mode in [
+            ReplayMode::Open { speed: 1.0 },
+            ReplayMode::Closed { qd: 2 },
+        ] {
+            let mut dev = Serial::new(100_000, 4);
+            dev.read_only_after = Some(4);
+            let err = replay(&writes, &mut dev, mode, |_| {}).unwrap_err();
+            let ReplayError::Run(RunError::Io { errors, result }) = &err else {
+                panic!("{err}");
+            };
+            assert_eq!(dev.submits.len(), 4, "{mode:?}");
+            assert_eq!(errors[0].errno(), 30);
+            assert_eq!(result.jobs[0].error(), 30);
+            assert_eq!(result.jobs[0].total_ios(1), 4, "{mode:?}");
+            assert_eq!(result.flashlab["io_errors"][0]["kind"], "write");
+            assert!(!err.is_bad_input());
+        }
     }
 
     #[test]
