@@ -35,7 +35,7 @@ mod targets;
 #[cfg(test)]
 mod tests;
 
-use flashlab_engine::{DeviceError, SimTime, NS_PER_S};
+use flashlab_engine::{DeviceError, IoKind, IoRequest, SimTime, NS_PER_S};
 use flashlab_workload::JobError;
 
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
@@ -209,7 +209,40 @@ pub struct JobIoError {
     pub error: DeviceError,
 }
 
+/// fio's name of a request kind, as errors name it.
+pub(crate) fn kind_name(kind: IoKind) -> &'static str {
+    match kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+        IoKind::Trim => "trim",
+        IoKind::Flush => "flush",
+    }
+}
+
 impl JobIoError {
+    /// `job`'s request `req`, refused at `time_ns` with `error`.
+    pub(crate) fn new(job: String, time_ns: SimTime, req: &IoRequest, error: DeviceError) -> Self {
+        JobIoError {
+            job,
+            time_ns,
+            kind: kind_name(req.kind),
+            offset_bytes: req.offset_bytes,
+            error,
+        }
+    }
+
+    /// The entry of the run JSON's `flashlab.io_errors` list.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "job": self.job,
+            "time_ns": self.time_ns,
+            "kind": self.kind,
+            "offset_bytes": self.offset_bytes,
+            "errno": self.errno(),
+            "error": self.error.to_string(),
+        })
+    }
+
     /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive).
     pub fn errno(&self) -> i32 {
         match self.error {

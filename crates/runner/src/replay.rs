@@ -27,7 +27,7 @@ use flashlab_report::{
 use flashlab_workload::trace::{Remap, RemapError, Remapper, TraceError, TraceReader, TraceRecord};
 use serde_json::{json, Map, Value};
 
-use crate::{JobIoError, Progress, RunError, RunLimits, SliceScale};
+use crate::{kind_name, JobIoError, Progress, RunError, RunLimits, SliceScale};
 
 /// How the trace's requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -284,17 +284,7 @@ pub fn replay_trace<R: BufRead>(
         Some(e) => {
             result.jobs[0].set_error(e.errno());
             if let Value::Object(o) = &mut result.flashlab {
-                o.insert(
-                    "io_errors".into(),
-                    json!([{
-                        "job": e.job,
-                        "time_ns": e.time_ns,
-                        "kind": e.kind,
-                        "offset_bytes": e.offset_bytes,
-                        "errno": e.errno(),
-                        "error": e.error.to_string(),
-                    }]),
-                );
+                o.insert("io_errors".into(), json!([e.to_json()]));
             }
             Err(RunError::Io {
                 errors: vec![e],
@@ -578,13 +568,12 @@ impl<R: BufRead> Replayer<'_, '_, R> {
     fn stop_at(&mut self, now: SimTime, req: &IoRequest, error: DeviceError) {
         self.in_flight -= 1;
         if self.io_error.is_none() {
-            self.io_error = Some(JobIoError {
-                job: self.options.trace_name.clone(),
-                time_ns: now,
-                kind: kind_name(req.kind),
-                offset_bytes: req.offset_bytes,
+            self.io_error = Some(JobIoError::new(
+                self.options.trace_name.clone(),
+                now,
+                req,
                 error,
-            });
+            ));
         }
         self.exhausted = true;
         self.in_flight -= self.host_queue.len() as u32;
@@ -671,15 +660,6 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             );
         }
         RunResult::new(Vec::new(), vec![job], Value::Object(flashlab))
-    }
-}
-
-fn kind_name(kind: IoKind) -> &'static str {
-    match kind {
-        IoKind::Read => "read",
-        IoKind::Write => "write",
-        IoKind::Trim => "trim",
-        IoKind::Flush => "flush",
     }
 }
 

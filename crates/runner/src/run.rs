@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::rate::RateState;
 use crate::scale::ScalePlan;
 use crate::targets::{OneDevice, Targets};
-use crate::{JobIoError, Progress, RunError, RunOptions};
+use crate::{kind_name, JobIoError, Progress, RunError, RunOptions};
 
 mod result;
 
@@ -140,15 +140,6 @@ impl JobClone<'_> {
             self.generator_done = self.lookahead.is_none();
         }
         self.lookahead.as_ref()
-    }
-}
-
-fn kind_name(kind: IoKind) -> &'static str {
-    match kind {
-        IoKind::Read => "read",
-        IoKind::Write => "write",
-        IoKind::Trim => "trim",
-        IoKind::Flush => "flush",
     }
 }
 
@@ -872,13 +863,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // The refused request never reached the device.
         c.in_flight -= 1;
         if c.io_error.is_none() {
-            c.io_error = Some(JobIoError {
-                job: c.spec.name.clone(),
-                time_ns: now,
-                kind: kind_name(req.kind),
-                offset_bytes: req.offset_bytes,
-                error,
-            });
+            c.io_error = Some(JobIoError::new(c.spec.name.clone(), now, req, error));
         }
         c.failed = true;
         self.stop_issuing(i, now);

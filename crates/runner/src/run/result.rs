@@ -47,16 +47,7 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
             .clones
             .iter()
             .filter_map(|c| c.io_error.as_ref())
-            .map(|e| {
-                json!({
-                    "job": e.job,
-                    "time_ns": e.time_ns,
-                    "kind": e.kind,
-                    "offset_bytes": e.offset_bytes,
-                    "errno": e.errno(),
-                    "error": e.error.to_string(),
-                })
-            })
+            .map(JobIoError::to_json)
             .collect();
         let mut jobs: Vec<JobResult> = Vec::with_capacity(self.clones.len());
         // fio's group_reporting: a job joins the previous result when both report as a group
