@@ -242,10 +242,9 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
     display.finish();
     // A replay the drive stopped (worn out, read-only) still writes its results, then fails.
     let (mut run, io_failure) = match result {
-        Err(flashlab_runner::ReplayError::Run(flashlab_runner::RunError::Io {
-            errors,
-            result,
-        })) => completed(Err(flashlab_runner::RunError::Io { errors, result }))?,
+        Err(flashlab_runner::ReplayError::Run(e @ flashlab_runner::RunError::Io { .. })) => {
+            completed(Err(e))?
+        }
         other => (other.map_err(|e| failure(e.is_bad_input(), e))?, None),
     };
     if let serde_json::Value::Object(extra) = &mut run.flashlab {

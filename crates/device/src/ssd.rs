@@ -713,6 +713,38 @@ impl Ssd {
         req.check_range(self.model.user_bytes, self.model.logical_block_bytes)
     }
 
+    /// Buffer space for `bytes` from `t0` (when it is granted), or why the drive stalls: a
+    /// buffer that cannot take them (`need` names them) or a wait past [`MAX_WAIT_NS`] (`what`
+    /// waited).
+    #[inline]
+    fn admit_to_buffer(
+        &mut self,
+        t0: u64,
+        bytes: u64,
+        need: impl Fn(u64) -> String,
+        what: &str,
+    ) -> Result<u64, DeviceError> {
+        let admitted = self.buffer.admit(t0, bytes).map_err(|e| match e {
+            BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
+                reason: format!(
+                    "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take {}",
+                    self.buffer.capacity_bytes(),
+                    need(need_bytes)
+                ),
+            },
+        })?;
+        if admitted - t0 > MAX_WAIT_NS {
+            return Err(DeviceError::Stalled {
+                reason: format!(
+                    "{what} waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
+                    (admitted - t0) as f64 * 1e-9,
+                    MAX_WAIT_NS / 1_000_000_000
+                ),
+            });
+        }
+        Ok(admitted)
+    }
+
     fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
         let iu = self.model.iu_bytes;
         let first = req.offset_bytes >> self.iu_shift;
@@ -735,23 +767,12 @@ impl Ssd {
                 // buffer meanwhile, so the write's completion does not wait for the load.
                 self.map_lookup(data_ns, lpn, lpn + n - 1, true)?;
             }
-            let admitted = self.buffer.admit(data_ns, bytes).map_err(|e| match e {
-                BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
-                    reason: format!(
-                        "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take {need_bytes} more",
-                        self.buffer.capacity_bytes()
-                    ),
-                },
-            })?;
-            if admitted - data_ns > MAX_WAIT_NS {
-                return Err(DeviceError::Stalled {
-                    reason: format!(
-                        "a write waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
-                        (admitted - data_ns) as f64 * 1e-9,
-                        MAX_WAIT_NS / 1_000_000_000
-                    ),
-                });
-            }
+            let admitted = self.admit_to_buffer(
+                data_ns,
+                bytes,
+                |need_bytes| format!("{need_bytes} more"),
+                "a write",
+            )?;
             self.host.buffer_wait_ns += admitted - data_ns;
             // Only the host's bytes cross the link (a partial IU is merged in the buffer).
             let chunk_first_byte = (lpn * iu).max(req.offset_bytes);

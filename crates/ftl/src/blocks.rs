@@ -378,8 +378,8 @@ impl BlockTable {
 
     /// An emptied block whose erase failed leaves service for good (its erase counted, as it
     /// was attempted), and the unit's next reserve block, if any, takes its place in the free
-    /// pool. Returns the replacement.
-    pub fn retire(&mut self, b: u32) -> Option<u32> {
+    /// pool.
+    pub fn retire(&mut self, b: u32) {
         let i = b as usize;
         debug_assert_eq!(self.info[i].valid, 0, "retiring block {b} with valid data");
         debug_assert!(!self.info[i].is_static, "static SLC blocks do not wear out");
@@ -400,14 +400,13 @@ impl BlockTable {
         let left = &mut self.reserve_left[unit as usize];
         if *left == 0 {
             self.retired_unreplaced += 1;
-            return None;
+            return;
         }
         *left -= 1;
         let r = unit * self.blocks_per_unit + *left;
         debug_assert_eq!(self.info[r as usize].state, BlockState::Bad);
         self.info[r as usize].state = BlockState::Free;
         self.push_free(r);
-        Some(r)
     }
 
     /// Blocks retired in use, and those of them no reserve block replaced.

@@ -332,15 +332,21 @@ fn run_to_read_only(
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         }) {
             Ok(run) => written(&run),
-            // The drive refused a write: the round's result stops there.
-            Err(SuiteError::Run { error, .. })
-                if matches!(*error, flashlab_runner::RunError::Io { .. }) =>
-            {
-                match *error {
-                    flashlab_runner::RunError::Io { result, .. } => written(&result),
-                    _ => unreachable!("matched above"),
+            Err(SuiteError::Run {
+                device,
+                step,
+                error,
+            }) => match *error {
+                // The drive refused a write: the round's result stops there.
+                flashlab_runner::RunError::Io { result, .. } => written(&result),
+                other => {
+                    return Err(SuiteError::Run {
+                        device,
+                        step,
+                        error: Box::new(other),
+                    })
                 }
-            }
+            },
             Err(other) => return Err(other),
         };
         host += written_now;

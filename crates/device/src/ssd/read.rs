@@ -92,23 +92,12 @@ impl Ssd {
     /// worn like data, and counted as a NAND write, not a host write.
     fn write_translation_page(&mut self, t0: u64, lpn: u32) -> Result<(), DeviceError> {
         let iu = self.model.iu_bytes;
-        let admitted = self.buffer.admit(t0, iu).map_err(|e| match e {
-            BufferError::Deadlock { used_bytes, need_bytes } => DeviceError::Stalled {
-                reason: format!(
-                    "write buffer of {} bytes holds {used_bytes} bytes not yet assigned to a page program and cannot take a {need_bytes}-byte translation page",
-                    self.buffer.capacity_bytes()
-                ),
-            },
-        })?;
-        if admitted - t0 > MAX_WAIT_NS {
-            return Err(DeviceError::Stalled {
-                reason: format!(
-                    "a translation page waited {:.1} s for write-buffer space (limit {} s): NAND programs are not keeping up",
-                    (admitted - t0) as f64 * 1e-9,
-                    MAX_WAIT_NS / 1_000_000_000
-                ),
-            });
-        }
+        let admitted = self.admit_to_buffer(
+            t0,
+            iu,
+            |need_bytes| format!("a {need_bytes}-byte translation page"),
+            "a translation page",
+        )?;
         self.bg_done = false;
         self.ftl.write_metadata(lpn, &mut self.ops);
         self.schedule_ops(admitted, true);
