@@ -7,16 +7,16 @@ use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
 use crate::config::{
     ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, DEFAULT_ARRAY_POWER_UW,
 };
-use crate::controller::{ControllerModel, MAX_CORES};
-use crate::link::{LinkKind, LINK_KINDS};
-use crate::readbuf::STREAMS;
+use crate::controller::ControllerModel;
+use crate::link::LinkKind;
 use crate::units::{format_decimal, format_size, format_time};
-use crate::values::{energy_text, power_text, size_text, ScaleSetting};
+use crate::values::{energy_text, power_text, size_text};
 
 mod describe;
+mod parts;
 mod slice;
 
-use slice::{bad_blocks_of, FtlSpares, SlicePlan};
+use parts::{CapacityParts, HostParts, NandParts};
 
 /// A value that is out of range or inconsistent with another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -442,453 +442,56 @@ impl DeviceConfig {
 
     /// Validate and derive the simulated drive.
     pub fn resolve(&self) -> Result<Model, KeyError> {
-        let n = &self.nand;
-        let cell = n.cell.cell_type();
-        let bits = cell.bits_per_cell();
         if self.name.trim().is_empty() {
             return Err(key_err("name", "\"\"", "empty", "a non-empty name"));
         }
-        let channels = range_u32("nand.channels", n.channels, 1, 64)?;
-        let dpc = range_u32("nand.dies_per_channel", n.dies_per_channel, 1, 64)?;
-        let planes = range_u32("nand.planes_per_die", n.planes_per_die, 1, 16)?;
-        let bpp = range_u32("nand.blocks_per_plane", n.blocks_per_plane, 8, 1 << 20)?;
-        let ppb = range_u32("nand.pages_per_block", n.pages_per_block, bits, 1 << 16)?;
-        if ppb % bits != 0 {
-            return Err(key_err(
-                "nand.pages_per_block",
-                ppb,
-                "not a multiple of the bits per cell (an SLC-mode block holds pages/bits pages)",
-                format!("a multiple of {bits}"),
-            ));
-        }
-        let page = n.page_size.0;
-        if !(2048..=(1 << 20)).contains(&page) || !page.is_multiple_of(512) {
-            return Err(key_err(
-                "nand.page_size",
-                size_text(page),
-                "out of range",
-                "2KiB to 1MiB, a multiple of 512B",
-            ));
-        }
-        if n.bus_width_bits != 8 && n.bus_width_bits != 16 {
-            return Err(key_err(
-                "nand.bus_width_bits",
-                n.bus_width_bits,
-                "unsupported",
-                "8 or 16",
-            ));
-        }
-        if n.channel_rate.0 < 1_000_000 {
-            return Err(key_err(
-                "nand.channel_rate",
-                n.channel_rate.0,
-                "too slow",
-                "at least 1MT/s",
-            ));
-        }
-        let d = cell.default_timings();
-        let timings = CellTimings {
-            t_read_ns: n.t_read.map_or(d.t_read_ns, |t| t.0),
-            t_prog_ns: n.t_prog.map_or(d.t_prog_ns, |t| t.0),
-            t_erase_ns: n.t_erase.map_or(d.t_erase_ns, |t| t.0),
-            slc_t_read_ns: n.slc_t_read.map_or(d.slc_t_read_ns, |t| t.0),
-            slc_t_prog_ns: n.slc_t_prog.map_or(d.slc_t_prog_ns, |t| t.0),
-        };
-        for (key, v) in [
-            ("nand.t_read", timings.t_read_ns),
-            ("nand.t_prog", timings.t_prog_ns),
-            ("nand.t_erase", timings.t_erase_ns),
-            ("nand.slc_t_read", timings.slc_t_read_ns),
-            ("nand.slc_t_prog", timings.slc_t_prog_ns),
-        ] {
-            if !(1..=1_000_000_000).contains(&v) {
-                return Err(key_err(key, format_time(v), "out of range", "1ns to 1s"));
-            }
-        }
-        let pe_cycles = n.pe_cycles.unwrap_or(n.cell.default_pe_cycles());
-        range_u32("nand.pe_cycles", pe_cycles, 1, 10_000_000)?;
-        let bad_fraction = fraction(
-            "nand.bad_block_reserve",
-            n.bad_block_reserve,
-            false,
-            0.0,
-            0.2,
-        )?;
-        let grown_bad_at_rated = fraction(
-            "nand.grown_bad_at_rated",
-            n.grown_bad_at_rated,
-            false,
-            0.0,
-            0.5,
-        )?;
-        let grown_bad_shape =
-            fraction("nand.grown_bad_shape", n.grown_bad_shape, false, 0.5, 10.0)?;
-
-        let iu = self.ftl.iu.0;
-        if ![4096u64, 8192, 16384, 32768, 65536].contains(&iu)
-            || iu > page
-            || !page.is_multiple_of(iu)
-        {
-            return Err(key_err(
-                "ftl.iu",
-                size_text(iu),
-                "unsupported or does not divide the page",
-                format!(
-                    "4KiB, 8KiB, 16KiB, 32KiB or 64KiB, at most the page size ({})",
-                    size_text(page)
-                ),
-            ));
-        }
-        let lb = self.capacity.logical_block.0;
-        if lb != 512 && lb != 4096 {
-            return Err(key_err(
-                "capacity.logical_block",
-                size_text(lb),
-                "unsupported",
-                "512B or 4KiB",
-            ));
-        }
-        let link = LinkKind::parse(&self.link.kind)
-            .ok_or_else(|| key_err("link.kind", &self.link.kind, "unknown link", LINK_KINDS))?;
-        let efficiency = fraction(
-            "link.protocol_efficiency",
-            self.link
-                .protocol_efficiency
-                .unwrap_or(link.default_efficiency()),
-            true,
-            0.0,
-            1.0,
-        )?;
-        let queue_depth = self.controller.queue_depth.unwrap_or(match link {
-            LinkKind::Sata { .. } => 32,
-            LinkKind::Pcie { .. } => 1024,
-        });
-        range_u32(
-            "controller.queue_depth",
-            queue_depth,
-            1,
-            link.max_queue_depth(),
-        )?;
-        if self.controller.max_iops == 0 || self.controller.max_iops > 1_000_000_000 {
-            return Err(key_err(
-                "controller.max_iops",
-                self.controller.max_iops,
-                "out of range",
-                "1 to 1000000000",
-            ));
-        }
-        let ctl = &self.controller;
-        range_u32("controller.cores", ctl.cores, 1, MAX_CORES)?;
-        for (key, bw) in [
-            ("controller.read_bandwidth", ctl.read_bandwidth),
-            ("controller.write_bandwidth", ctl.write_bandwidth),
-        ] {
-            if bw.is_some_and(|b| !(1_000..=1_000_000_000_000).contains(&b.0)) {
-                return Err(key_err(
-                    key,
-                    bw.map_or(0, |b| b.0),
-                    "out of range",
-                    "1kB/s to 1TB/s, or absent (unlimited)",
-                ));
-            }
-        }
-        for (key, t) in [
-            ("controller.read_cpu", ctl.read_cpu),
-            ("controller.write_cpu", ctl.write_cpu),
-            ("controller.relocation_cpu", ctl.relocation_cpu),
-        ] {
-            if t.0 > 1_000_000_000 {
-                return Err(key_err(key, format_time(t.0), "out of range", "0 to 1s"));
-            }
-        }
-        let full_controller = ControllerModel {
-            data_bytes_per_s: [
-                ctl.write_bandwidth.map(|b| b.0),
-                ctl.read_bandwidth.map(|b| b.0),
-            ],
-            read_cpu_ns: ctl.read_cpu.0,
-            write_cpu_ns: ctl.write_cpu.0,
-            relocation_cpu_ns: ctl.relocation_cpu.0,
-            cores: ctl.cores,
-        };
-        let gc_busy_share = fraction(
-            "ftl.gc_background_busy_share",
-            self.ftl.gc_background_busy_share,
-            false,
-            0.0,
-            1.0,
-        )?;
-        let dyn_fraction = fraction(
-            "slc_cache.dynamic_max_fraction",
-            self.slc_cache.dynamic_max_fraction,
-            false,
-            0.0,
-            1.0,
-        )?;
-        let buffer = self.buffer.size.0;
-        if buffer < 4 * page || buffer > (64 << 30) {
-            return Err(key_err(
-                "buffer.size",
-                size_text(buffer),
-                "out of range",
-                format!("4 pages ({}) to 64GiB", size_text(4 * page)),
-            ));
-        }
-        let read_buffer = ctl.read_buffer.0;
-        let read_ahead = ctl.read_ahead.0;
-        // Each stream keeps its window and the half window behind it; a smaller buffer would
-        // evict read-ahead data before the host reads it.
-        let min_read_buffer = 2 * STREAMS as u64 * read_ahead;
-        if read_buffer > (64 << 30) || (read_buffer > 0 && read_buffer < min_read_buffer) {
-            return Err(key_err(
-                "controller.read_buffer",
-                size_text(read_buffer),
-                "out of range",
-                format!(
-                    "0B (off) or {} (2 x {STREAMS} streams x controller.read_ahead) to 64GiB",
-                    size_text(min_read_buffer.max(1))
-                ),
-            ));
-        }
-        if read_ahead > 0 && read_buffer == 0 {
-            return Err(key_err(
-                "controller.read_ahead",
-                size_text(read_ahead),
-                "read-ahead needs a read buffer to hold its data",
-                "0B, or a controller.read_buffer of at least 2 x 4 x read_ahead",
-            ));
-        }
-        let sc = &self.scheduler;
-        range_u32(
-            "scheduler.max_suspends_per_op",
-            sc.max_suspends_per_op,
-            1,
-            255,
-        )?;
-        for (key, v) in [
-            ("scheduler.suspend_latency", sc.suspend_latency.0),
-            ("scheduler.resume_overhead", sc.resume_overhead.0),
-        ] {
-            if v > 10_000_000 {
-                return Err(key_err(key, format_time(v), "out of range", "0ns to 10ms"));
-            }
-        }
-        let scheduler = SchedulerConfig {
-            read_priority: sc.read_priority,
-            program_suspend: sc.program_suspend,
-            erase_suspend: sc.erase_suspend,
-            suspend_latency_ns: sc.suspend_latency.0,
-            resume_overhead_ns: sc.resume_overhead.0,
-            max_suspends_per_op: sc.max_suspends_per_op,
-        };
-        if !n.independent_plane_reads && scheduler.reorders() {
-            // The reordering queues are per plane and cannot hold a die-wide read.
-            return Err(key_err(
-                "nand.independent_plane_reads",
-                "false",
-                "not supported with scheduler.read_priority or a suspend",
-                "true, or a scheduler without reordering",
-            ));
-        }
-        let power = self.power_model(&timings)?;
-        let max_memory = self.sim.max_memory.0;
-        if max_memory < (16 << 20) {
-            return Err(key_err(
-                "sim.max_memory",
-                size_text(max_memory),
-                "too small",
-                "at least 16MiB",
-            ));
-        }
-
-        let full = NandGeometry {
-            channels,
-            dies_per_channel: dpc,
-            planes_per_die: planes,
-            blocks_per_plane: bpp,
-            pages_per_block: ppb,
-            page_bytes: page,
-            channel_bytes_per_s: n.channel_rate.0 * n.bus_width_bits as u64 / 8,
-            multi_plane: n.multi_plane,
-            independent_plane_reads: n.independent_plane_reads,
-            pe_cycles,
-        };
-        let block_bytes = full.block_bytes();
-        let slc_block_bytes = block_bytes / bits as u64;
-        let full_static_blocks = self.slc_cache.static_size.0.div_ceil(slc_block_bytes);
-        if full_static_blocks >= full.blocks() / 2 {
-            return Err(key_err(
-                "slc_cache.static",
-                size_text(self.slc_cache.static_size.0),
-                "takes half the blocks or more",
-                format!(
-                    "less than {}",
-                    format_size(full.blocks() / 2 * slc_block_bytes)
-                ),
-            ));
-        }
-        let native_raw = (full.blocks() - full_static_blocks) * block_bytes;
-        let drive_user = match (self.capacity.user, self.capacity.spare_factor) {
-            (Some(_), Some(_)) => {
-                return Err(key_err(
-                    "capacity.spare_factor",
-                    self.capacity.spare_factor.unwrap_or(0.0),
-                    "given together with capacity.user",
-                    "one of capacity.user or capacity.spare_factor",
-                ))
-            }
-            (Some(u), None) => u.0,
-            (None, s) => {
-                let s = fraction("capacity.spare_factor", s.unwrap_or(0.07), false, 0.0, 0.9)?;
-                (native_raw as f64 * (1.0 - s)) as u64
-            }
-        } / iu
-            * iu;
-        // The FTL refuses a drive whose spare area cannot hold its GC reserve and open blocks;
-        // the same rule (`held_back_blocks`, `ftl_max_user_ius`) bounds the user capacity here
-        // so no description is accepted that the FTL would reject later.
-        let ipp = page / iu;
-        let fg_for = |units: u64| {
-            self.ftl
-                .gc_foreground_free_blocks
-                .map_or(2 * units, u64::from)
-        };
-        let parity_stripe = self.ftl.parity_stripe_pages;
-        if parity_stripe == 1 || parity_stripe > ppb {
-            return Err(key_err(
-                "ftl.parity_stripe_pages",
-                parity_stripe,
-                "a parity stripe needs at least one data page and fits in a block",
-                format!("0 (no parity) or 2 to nand.pages_per_block ({ppb})"),
-            ));
-        }
-        // What a block holds for data: parity pages take the rest.
-        let data_ipb = u64::from(flashlab_ftl::data_pages(ppb, parity_stripe)) * ipp;
-        let spares = FtlSpares {
-            ius_per_block: data_ipb,
-            ius_per_page: ipp,
-            plp: self.buffer.plp,
-        };
-        let full_units = full.planes() as u64;
-        let full_bad_blocks = bad_blocks_of(full.blocks() - full_static_blocks, bad_fraction);
-        if full_static_blocks + full_bad_blocks >= full.blocks() / 2 {
-            return Err(key_err(
-                "nand.bad_block_reserve",
-                bad_fraction,
-                "with the static SLC cache's blocks it takes half the blocks or more",
-                format!(
-                    "below {:.4} with this static SLC cache",
-                    (full.blocks() / 2 - full_static_blocks) as f64
-                        / (full.blocks() - full_static_blocks) as f64
-                ),
-            ));
-        }
-        let full_native_blocks = full.blocks() - full_static_blocks - full_bad_blocks;
-        let max_user = spares.max_user_ius(full_native_blocks, full_units, fg_for(full_units)) * iu;
-        if drive_user == 0 || drive_user > max_user {
-            return Err(key_err(
-                if self.capacity.user.is_some() {
-                    "capacity.user"
-                } else {
-                    "capacity.spare_factor"
-                },
-                self.capacity
-                    .user
-                    .map_or(format!("{:?}", self.capacity.spare_factor), |u| {
-                        size_text(u.0)
-                    }),
-                "leaves too little spare area for garbage collection",
-                format!(
-                    "a user capacity from {} to {}",
-                    size_text(iu),
-                    format_size(max_user)
-                ),
-            ));
-        }
-        // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.
-        let full_namespaces = self.namespace_sizes(drive_user, iu)?;
-        let full_user = if full_namespaces.is_empty() {
-            drive_user
-        } else {
-            full_namespaces.iter().sum()
-        };
-
-        // Scale: which slice of the drive to simulate.
-        let full_user_ius = full_user / iu;
-        let full_raw_ius = full.raw_bytes() / iu;
-        let full_mem = memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks());
-        // The pacing queue's ring is a fixed cost per unit: a capacity slice keeps all of it
-        // and a die cut less, so the mapping gets what the full drive's ring leaves.
-        let full_queue = crate::ssd::internal_queue_bytes(
-            full_units,
-            full_native_blocks,
-            fg_for(full_units),
-            ppb as u64,
-            data_ipb,
-            full_user_ius,
-        );
-        // Physical IU addresses are u32.
-        let ppa_limit = (u32::MAX as u64 - 1) as f64 / full_raw_ius as f64;
-        let want = match self.sim.scale {
-            ScaleSetting::Auto => (max_memory.saturating_sub(full_queue) as f64 / full_mem as f64)
-                .min(ppa_limit)
-                .min(1.0),
-            ScaleSetting::Fraction(f) => {
-                let f = fraction("sim.scale", f, true, 0.0, 1.0)?;
-                if f > ppa_limit {
-                    return Err(key_err(
-                        "sim.scale",
-                        f,
-                        "the slice has more IUs than 32-bit addresses allow",
-                        format!("at most {ppa_limit:.4}"),
-                    ));
-                }
-                f
-            }
-        };
-        let slc_streams = native_slc_streams(full_static_blocks, self.slc_cache.dynamic);
-        let plan = SlicePlan {
+        let NandParts {
+            cell_name,
+            bits,
             full,
-            full_static_blocks,
+            timings,
             bad_fraction,
-            full_user_ius,
-            full_held_blocks: steady_held_blocks(full_units, fg_for(full_units), slc_streams),
-            slc_streams,
-            spares,
-            explicit_fg: self.ftl.gc_foreground_free_blocks,
-            explicit_bg: self.ftl.gc_background_free_blocks,
-        };
-        let slice = match plan.slice(want) {
-            Ok(s) => s,
-            Err(why) => {
-                let smallest = plan.smallest_valid_scale();
-                return Err(match self.sim.scale {
-                    ScaleSetting::Fraction(f) => key_err(
-                        "sim.scale",
-                        f,
-                        &format!("the slice would be refused: {why}"),
-                        match smallest {
-                            Some(s) if s <= ppa_limit => format!("at least {s:.4} (and at most 1)"),
-                            _ => "no slice of this drive is valid".to_string(),
-                        },
-                    ),
-                    ScaleSetting::Auto => key_err(
-                        "sim.max_memory",
-                        size_text(max_memory),
-                        &format!(
-                            "the slice that fits (sim.scale {want:.4}) would be refused: {why}"
-                        ),
-                        match smallest {
-                            Some(s) => format!(
-                                "at least {} (sim.scale {s:.4})",
-                                format_size((full_mem as f64 * s).ceil() as u64 + full_queue)
-                            ),
-                            None => "no slice of this drive is valid".to_string(),
-                        },
-                    ),
-                });
-            }
-        };
+            grown_bad_at_rated,
+            grown_bad_shape,
+        } = self.nand_parts()?;
+        let (planes, ppb, page, pe_cycles) = (
+            full.planes_per_die,
+            full.pages_per_block,
+            full.page_bytes,
+            full.pe_cycles,
+        );
+        let HostParts {
+            iu,
+            lb,
+            link,
+            efficiency,
+            queue_depth,
+            full_controller,
+            gc_busy_share,
+            dyn_fraction,
+            buffer,
+            read_buffer,
+            read_ahead,
+            min_read_buffer,
+            scheduler,
+            power,
+            max_memory,
+        } = self.host_parts(page, &timings)?;
+        let cap = self.capacity_parts(&full, bits, iu, bad_fraction)?;
+        let (plan, slice) = self.choose_slice(full, &cap, bad_fraction, iu, max_memory)?;
+        let CapacityParts {
+            block_bytes,
+            slc_block_bytes,
+            full_static_blocks,
+            full_bad_blocks,
+            parity_stripe,
+            data_ipb,
+            drive_user,
+            full_namespaces,
+            full_user,
+            ..
+        } = cap;
+        let full_user_ius = full_user / iu;
         let geometry = slice.geometry;
         let static_blocks = slice.static_blocks;
         let bad_blocks = slice.bad_blocks;
@@ -1038,7 +641,7 @@ impl DeviceConfig {
             geometry,
             timings,
             bits_per_cell: bits,
-            cell_name: cell.name(),
+            cell_name,
             full_user_bytes: full_user,
             drive_user_bytes: drive_user,
             full_namespace_bytes: if full_namespaces.is_empty() {
