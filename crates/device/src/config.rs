@@ -143,6 +143,47 @@ pub struct NandSection {
     /// Weibull shape of block failures over erase cycles.
     #[serde(default = "default_grown_bad_shape")]
     pub grown_bad_shape: f64,
+    /// The JESD218 class the endurance is rated in: sets the power-off retention the data must
+    /// have at the rated P/E cycles, and the temperature it holds at (see
+    /// `flashlab_media::Retention`).
+    #[serde(default)]
+    pub retention_class: RetentionClass,
+    /// Days data survive unpowered at `retention_temperature_c` at the rated P/E cycles
+    /// (absent: the class's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_at_rated_days: Option<f64>,
+    /// The same at a tenth of the rated cycles and below.
+    #[serde(default = "default_retention_fresh_days")]
+    pub retention_at_tenth_rated_days: f64,
+    /// Power-off temperature of both retention figures, and of the health log's (absent: the
+    /// class's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_temperature_c: Option<f64>,
+}
+
+/// JESD218's SSD application classes, as far as retention goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetentionClass {
+    /// 1 year at 30 °C after the rated endurance.
+    #[default]
+    Client,
+    /// 3 months at 40 °C after the rated endurance.
+    Enterprise,
+}
+
+impl RetentionClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            RetentionClass::Client => "client",
+            RetentionClass::Enterprise => "enterprise",
+        }
+    }
+}
+
+/// NAND data sheets quote 10 years of retention at low wear.
+fn default_retention_fresh_days() -> f64 {
+    3652.5
 }
 
 /// NAND data sheets guarantee a minimum of valid blocks over the rated endurance, factory
@@ -625,6 +666,10 @@ mod tests {
             slc_t_read = "30us"
             slc_t_prog = "200us"
             pe_cycles = 3000
+            retention_class = "enterprise"
+            retention_at_rated_days = 91
+            retention_at_tenth_rated_days = 3652.5
+            retention_temperature_c = 40
             [ftl]
             iu = "4KiB"
             gc_policy = "cost-benefit"

@@ -2,10 +2,11 @@
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
-use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, SchedulerConfig};
+use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, Retention, SchedulerConfig};
 
 use crate::config::{
-    ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, DEFAULT_ARRAY_POWER_UW,
+    ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, RetentionClass,
+    DEFAULT_ARRAY_POWER_UW,
 };
 use crate::controller::ControllerModel;
 use crate::link::LinkKind;
@@ -180,6 +181,12 @@ pub struct Model {
     pub timings: CellTimings,
     pub bits_per_cell: u32,
     pub cell_name: &'static str,
+    /// Power-off data retention by wear (`nand.retention_*`).
+    pub retention: Retention,
+    /// Its JESD218 class.
+    pub retention_class: RetentionClass,
+    /// The power-off temperature the health log reports retention at, in °C.
+    pub retention_storage_c: f64,
     /// Host-visible capacity the FTL maps: all namespaces together.
     pub full_user_bytes: u64,
     /// The drive's user capacity before namespaces (what is not allocated is spare area).
@@ -453,6 +460,8 @@ impl DeviceConfig {
             bad_fraction,
             grown_bad_at_rated,
             grown_bad_shape,
+            retention,
+            retention_storage_c,
         } = self.nand_parts()?;
         let (planes, ppb, page, pe_cycles) = (
             full.planes_per_die,
@@ -642,6 +651,9 @@ impl DeviceConfig {
             timings,
             bits_per_cell: bits,
             cell_name,
+            retention,
+            retention_storage_c,
+            retention_class: self.nand.retention_class,
             full_user_bytes: full_user,
             drive_user_bytes: drive_user,
             full_namespace_bytes: if full_namespaces.is_empty() {

@@ -113,6 +113,19 @@ struct HostCounters {
     read_ahead_ius: u64,
 }
 
+/// Intel's timed-workload endurance indicators (SMART attributes E2h-E4h of its SATA drives,
+/// e.g. the DC S3700 product specification, section 5.4.1): a host resets a timer, runs a
+/// workload for at least an hour, and reads the media wear it caused (as a percentage of the
+/// rated P/E cycles, in 1/1024ths) and its share of reads, without waiting for the wear
+/// indicator's whole percents to move. The starting point of the current timer loop.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TimedWorkload {
+    start_ns: u64,
+    erase_avg: f64,
+    read_commands: u64,
+    write_commands: u64,
+}
+
 /// Power over an interval, from [`Ssd::power_summary`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PowerSummary {
@@ -162,6 +175,11 @@ pub struct Ssd {
     /// not by a 64-bit divide on every command.
     iu_shift: u32,
     host: HostCounters,
+    /// Latest time the host has shown the drive (a submission or the end of an idle
+    /// period): the drive's power-on clock.
+    clock_ns: u64,
+    /// Where the timed-workload indicators started (see [`TimedWorkload`]).
+    timed: TimedWorkload,
     /// First byte of each namespace in the drive's logical space (one namespace: `[0]`).
     ns_start_bytes: Vec<u64>,
     /// Host counters per namespace.
@@ -262,6 +280,8 @@ impl Ssd {
             version: 0,
             iu_shift: model.iu_bytes.trailing_zeros(),
             host: HostCounters::default(),
+            clock_ns: 0,
+            timed: TimedWorkload::default(),
             ns_start_bytes: model
                 .namespace_bytes
                 .iter()
@@ -866,6 +886,11 @@ impl Ssd {
         self.last_done_ns = self.last_done_ns.max(last);
         self.host_program_done_ns = last;
         self.host = HostCounters::default();
+        // The timer and the wear baseline survive a secure erase, as erase counts do; the
+        // command counts restart with the host counters.
+        self.timed.read_commands = 0;
+        self.timed.write_commands = 0;
+        self.clock_ns = self.clock_ns.max(at_ns);
         self.ns_host.fill(HostCounters::default());
         if let Some(c) = &mut self.mapcache {
             c.clear();
@@ -935,6 +960,7 @@ impl BlockDevice for Ssd {
     }
 
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.clock_ns = self.clock_ns.max(until_ns);
         self.background(from_ns, until_ns);
     }
 }
@@ -959,6 +985,7 @@ impl Ssd {
         }
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);
+        self.clock_ns = self.clock_ns.max(now_ns);
         for l in &mut self.link {
             l.forget_before(now_ns);
         }

@@ -130,3 +130,30 @@ fn out_of_range_wear_out_settings_are_refused_by_name() {
         assert!(e.contains(key) && e.contains(valid), "{e}");
     }
 }
+
+#[test]
+fn power_off_retention_falls_with_the_most_worn_block_and_with_temperature() {
+    use flashlab_media::Retention;
+    let mut d = common::tiny_ssd(WEARING);
+    // New: a tenth of the rated cycles and below keep the data sheets' 10 years, at the client
+    // class's 30 °C.
+    assert_eq!(health(&d)["power_off_retention_days"], 3652.5);
+    assert_eq!(health(&d)["power_off_retention_temperature_c"], 30.0);
+    let (refused, _) = random_writes(&mut d, 0, 8);
+    assert!(refused.is_none());
+    let h = health(&d);
+    let max = h["erase_count_max"].as_f64().unwrap();
+    assert!(max > 3.0, "{max} erases");
+    let days = h["power_off_retention_days"].as_f64().unwrap();
+    assert_eq!(days, Retention::CLIENT.days(max / 30.0, 30.0));
+    assert!(days < 3652.5, "{days}");
+
+    // An enterprise drive holds its 3 months at 40 °C; stored 5 °C warmer, about half that.
+    let hot = common::tiny_ssd(&[
+        ("nand.retention_class", "\"enterprise\""),
+        ("nand.retention_temperature_c", "45"),
+    ]);
+    let fresh_hot = health(&hot)["power_off_retention_days"].as_f64().unwrap();
+    assert!((fresh_hot / 3652.5 - 0.5).abs() < 0.05, "{fresh_hot}");
+    assert_eq!(health(&hot)["power_off_retention_temperature_c"], 45.0);
+}

@@ -4,7 +4,8 @@
 //! are arranged; [`NandTiming`] answers "if this operation is issued now, when is it done?" by
 //! keeping a busy-until time per die (or per plane with multi-plane on) and the reserved
 //! intervals of each channel. The
-//! controller decides what to issue; wear (erase counts) lives in the FTL.
+//! controller decides what to issue; wear (erase counts) lives in the FTL, and what wear does
+//! to power-off data retention in [`Retention`].
 
 pub mod cell;
 mod channel;
@@ -12,6 +13,7 @@ pub mod fastdiv;
 pub mod geometry;
 pub mod hdd;
 pub mod power;
+pub mod retention;
 pub mod sched;
 pub mod timing;
 pub mod xpoint;
@@ -21,5 +23,6 @@ pub use channel::{Channel, ChannelMerge};
 pub use fastdiv::FastDiv;
 pub use geometry::NandGeometry;
 pub use power::{EnergyTotals, MediaEnergy};
+pub use retention::Retention;
 pub use sched::SchedulerConfig;
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

@@ -275,6 +275,15 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Reset a single drive's timed-workload indicators (`Ssd::reset_timed_workload`); false
+    /// on a device that has none.
+    pub fn reset_timed_workload(&mut self) -> bool {
+        match &mut self.drive {
+            Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
+            Drive::Real(_) => false,
+        }
+    }
+
     /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
     pub fn counters_json(&self) -> serde_json::Value {
         match &self.drive {

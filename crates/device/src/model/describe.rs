@@ -63,6 +63,20 @@ impl DeviceConfig {
     }
 }
 
+/// A power-off retention time in days at `temperature_c`, with years or weeks for people.
+fn retention_text(days: f64, temperature_c: f64) -> String {
+    let (n, unit) = if days >= 365.0 {
+        (days / 365.25, "years")
+    } else {
+        (days / 7.0, "weeks")
+    };
+    format!(
+        "{} days ({n:.1} {unit}) at {} °C",
+        trim_float(days),
+        trim_float(temperature_c)
+    )
+}
+
 impl Model {
     /// Media bandwidth bounds of a geometry: (read, program, SLC program) bytes/s, each the
     /// lesser of the array bound (parallel units × page / array time) and the channel bound.
@@ -131,6 +145,7 @@ impl Model {
         } else {
             0
         };
+        let stored_at_rated = self.retention.days(1.0, self.retention_storage_c);
         json!({
             "capacity": {
                 "raw_bytes": raw, "raw_bytes_text": format_size(raw),
@@ -161,6 +176,14 @@ impl Model {
                 "pe_cycles": f.pe_cycles,
                 "grown_bad_at_rated": self.ftl.wear_out.failed_at_rated,
                 "grown_bad_shape": self.ftl.wear_out.shape,
+                "retention_class": self.retention_class.name(),
+                "retention_at_rated_days": self.retention.at_rated_days,
+                "retention_at_rated_days_text": retention_text(self.retention.at_rated_days, self.retention.reference_c),
+                "retention_at_tenth_rated_days": self.retention.at_tenth_rated_days,
+                "retention_at_tenth_rated_days_text": retention_text(self.retention.at_tenth_rated_days, self.retention.reference_c),
+                "retention_temperature_c": self.retention_storage_c,
+                "retention_at_rated_stored_days": stored_at_rated,
+                "retention_at_rated_stored_days_text": retention_text(stored_at_rated, self.retention_storage_c),
                 "multi_plane": f.multi_plane,
                 "independent_plane_reads": f.independent_plane_reads,
             },

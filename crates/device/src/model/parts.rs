@@ -3,14 +3,14 @@
 //! scheduler, power), the capacity and the slice to simulate. Each check's error names its
 //! key; they run in the order of the description's sections.
 
-use flashlab_media::{CellTimings, NandGeometry, SchedulerConfig};
+use flashlab_media::{CellTimings, NandGeometry, Retention, SchedulerConfig};
 
 use super::slice::{bad_blocks_of, FtlSpares, Slice, SlicePlan};
 use super::{
     fraction, key_err, memory_estimate_bytes, native_slc_streams, range_u32, steady_held_blocks,
     KeyError, PowerModel,
 };
-use crate::config::DeviceConfig;
+use crate::config::{DeviceConfig, RetentionClass};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::readbuf::STREAMS;
@@ -27,6 +27,9 @@ pub(super) struct NandParts {
     pub bad_fraction: f64,
     pub grown_bad_at_rated: f64,
     pub grown_bad_shape: f64,
+    pub retention: Retention,
+    /// The power-off temperature retention is reported at, in °C.
+    pub retention_storage_c: f64,
 }
 
 /// The host side of the whole drive, before any slice takes its share.
@@ -167,7 +170,45 @@ impl DeviceConfig {
             independent_plane_reads: n.independent_plane_reads,
             pe_cycles,
         };
+        let class = match n.retention_class {
+            RetentionClass::Client => Retention::CLIENT,
+            RetentionClass::Enterprise => Retention::ENTERPRISE,
+        };
+        let at_rated_days = n.retention_at_rated_days.unwrap_or(class.at_rated_days);
+        if !(0.01..=100_000.0).contains(&at_rated_days) {
+            return Err(key_err(
+                "nand.retention_at_rated_days",
+                at_rated_days,
+                "out of range",
+                "0.01 to 100000 days",
+            ));
+        }
+        let at_tenth_rated_days = n.retention_at_tenth_rated_days;
+        if !(at_rated_days..=1_000_000.0).contains(&at_tenth_rated_days) {
+            return Err(key_err(
+                "nand.retention_at_tenth_rated_days",
+                at_tenth_rated_days,
+                "retention cannot grow with wear",
+                format!("{at_rated_days} (nand.retention_at_rated_days) to 1000000 days"),
+            ));
+        }
+        let storage_c = n.retention_temperature_c.unwrap_or(class.reference_c);
+        if !(-40.0..=125.0).contains(&storage_c) {
+            return Err(key_err(
+                "nand.retention_temperature_c",
+                storage_c,
+                "out of range",
+                "-40 to 125 (°C)",
+            ));
+        }
+        let retention = Retention {
+            at_rated_days,
+            at_tenth_rated_days,
+            reference_c: class.reference_c,
+        };
         Ok(NandParts {
+            retention,
+            retention_storage_c: storage_c,
             cell_name: cell.name(),
             bits,
             full,

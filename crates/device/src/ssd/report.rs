@@ -139,6 +139,40 @@ impl Ssd {
         }
     }
 
+    /// Reset the timed-workload indicators now (Intel's SMART EXECUTE OFFLINE IMMEDIATE
+    /// subcommand 40h): the timer restarts, and wear and reads count from here.
+    pub fn reset_timed_workload(&mut self) {
+        self.timed = TimedWorkload {
+            start_ns: self.clock_ns,
+            erase_avg: self.ftl.erase_count_summary().avg(),
+            read_commands: self.host.read_commands,
+            write_commands: self.host.write_commands,
+        };
+    }
+
+    /// The timed-workload indicators as the drive reports them: (E2h media wear in 1/1024ths
+    /// of a percent of the rated P/E cycles, E3h host reads as a percentage of read and write
+    /// commands, E4h whole minutes since the reset). E2h and E3h read 65535 (FFFFh) until the
+    /// timer reaches 60 minutes. Minutes are the whole drive's (a slice's clock runs fast).
+    pub fn timed_workload(&self) -> (u64, u64, u64) {
+        const NOT_YET: u64 = 0xFFFF;
+        let t = &self.timed;
+        let s = &self.model.scale;
+        let drive_ns =
+            self.clock_ns.saturating_sub(t.start_ns) as f64 * s.capacity_factor / s.die_factor;
+        let minutes = (drive_ns / 60e9) as u64;
+        if minutes < 60 {
+            return (NOT_YET, NOT_YET, minutes);
+        }
+        let pe = f64::from(self.model.geometry.pe_cycles);
+        let worn = (self.ftl.erase_count_summary().avg() - t.erase_avg).max(0.0);
+        let wear = (worn / pe * 100.0 * 1024.0) as u64;
+        let reads = self.host.read_commands.saturating_sub(t.read_commands);
+        let writes = self.host.write_commands.saturating_sub(t.write_commands);
+        let reads_percent = (reads * 100).checked_div(reads + writes).unwrap_or(0);
+        (wear, reads_percent, minutes)
+    }
+
     /// Map cache counters (None: the whole map is in DRAM).
     pub fn map_cache_counters(&self) -> Option<crate::MapCacheCounters> {
         self.mapcache.as_ref().map(|c| c.counters)
@@ -157,6 +191,11 @@ impl Ssd {
         let (min, max, avg) = (erases.min, erases.max, erases.avg());
         let pe = self.model.geometry.pe_cycles as f64;
         let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
+        // Data is only as safe as its most worn block.
+        let r = &self.model.retention;
+        let storage_c = self.model.retention_storage_c;
+        let timed = self.timed_workload();
+        let retention_days = r.days(f64::from(max) / pe, storage_c);
         let wear = self.ftl.wear_state();
         // NVMe's critical warning bits: 0 available spare below its threshold, 2 reliability
         // degraded (here: the spare is gone), 3 media placed in read-only mode.
@@ -189,6 +228,15 @@ impl Ssd {
                 "erase_count_min": min,
                 "erase_count_avg": avg,
                 "erase_count_max": max,
+                // Power-off data retention at the wear of the most erased block, at the
+                // retention class's storage temperature (`nand.retention_*`).
+                "power_off_retention_days": retention_days,
+                "power_off_retention_temperature_c": storage_c,
+                // Intel's timed-workload indicators (SMART E2h, E3h, E4h; see
+                // `Ssd::timed_workload`).
+                "timed_workload_media_wear": timed.0,
+                "timed_workload_host_reads_percent": timed.1,
+                "timed_workload_minutes": timed.2,
                 "free_blocks": self.ftl.free_blocks(),
                 "write_amplification": wa,
                 "slc_write_ius": c.slc_write_ius,
