@@ -548,6 +548,31 @@ pub struct PowerSection {
     /// Index into `states` of the state the drive runs in.
     #[serde(default)]
     pub state: u32,
+    /// Thermal model (see `flashlab_media::thermal`): absent resistance, none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal_resistance_c_per_w: Option<f64>,
+    #[serde(default = "default_thermal_time_constant")]
+    pub thermal_time_constant: Time,
+    #[serde(default = "default_ambient_c")]
+    pub ambient_c: f64,
+    #[serde(default = "default_throttle_c")]
+    pub throttle_c: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_c: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle_power: Option<Power>,
+}
+
+fn default_thermal_time_constant() -> Time {
+    Time(60_000_000_000)
+}
+/// Air inside a desktop case near a loaded M.2 slot (estimate).
+fn default_ambient_c() -> f64 {
+    30.0
+}
+/// NVMe drives commonly report a warning composite temperature near 80 °C.
+fn default_throttle_c() -> f64 {
+    80.0
 }
 
 /// Array power of a die during an operation when no energy is given: ONFI-class datasheets
@@ -584,6 +609,12 @@ impl Default for PowerSection {
             idle_power: default_idle_power(),
             states: Vec::new(),
             state: 0,
+            thermal_resistance_c_per_w: None,
+            thermal_time_constant: default_thermal_time_constant(),
+            ambient_c: default_ambient_c(),
+            throttle_c: default_throttle_c(),
+            resume_c: None,
+            throttle_power: None,
         }
     }
 }
@@ -716,6 +747,12 @@ mod tests {
             idle_power = "5W"
             states = ["none", "13W", "9W"]
             state = 1
+            thermal_resistance_c_per_w = 6.5
+            thermal_time_constant = "60s"
+            ambient_c = 30
+            throttle_c = 80
+            resume_c = 75
+            throttle_power = "6W"
             [sim]
             scale = 0.5
             max_memory = "1GiB"

@@ -2,7 +2,9 @@
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
 use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
-use flashlab_media::{CellTimings, MediaEnergy, NandGeometry, Retention, SchedulerConfig};
+use flashlab_media::{
+    CellTimings, MediaEnergy, NandGeometry, Retention, SchedulerConfig, ThermalModel,
+};
 
 use crate::config::{
     ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, RetentionClass,
@@ -66,6 +68,8 @@ pub struct PowerModel {
     /// Caps of the power states (None: uncapped).
     pub states_uw: Vec<Option<u64>>,
     pub state: usize,
+    /// The drive's temperature and the power it throttles to (None: no thermal model).
+    pub thermal: Option<(ThermalModel, u64)>,
 }
 
 impl PowerModel {
@@ -334,6 +338,7 @@ impl DeviceConfig {
                 format!("0 to {}", states_uw.len() - 1),
             ));
         }
+        let thermal = self.thermal_model(idle + active)?;
         Ok(PowerModel {
             energy,
             host_pj_per_byte: p.host_energy.0,
@@ -341,7 +346,70 @@ impl DeviceConfig {
             idle_uw: idle,
             states_uw,
             state,
+            thermal,
         })
+    }
+
+    /// The thermal model of `power.thermal_*` and the power it throttles to, checked;
+    /// `controller_uw` is the idle and active power always counted.
+    fn thermal_model(&self, controller_uw: u64) -> Result<Option<(ThermalModel, u64)>, KeyError> {
+        let p = &self.power;
+        let Some(r) = p.thermal_resistance_c_per_w else {
+            return Ok(None);
+        };
+        let r = fraction("power.thermal_resistance_c_per_w", r, false, 0.1, 100.0)?;
+        let tau = p.thermal_time_constant.0;
+        if !(1_000_000_000..=3_600_000_000_000).contains(&tau) {
+            return Err(key_err(
+                "power.thermal_time_constant",
+                format_time(tau),
+                "out of range",
+                "1s to 1h",
+            ));
+        }
+        let ambient = fraction("power.ambient_c", p.ambient_c, false, -20.0, 80.0)?;
+        if !(p.throttle_c > ambient && p.throttle_c <= 150.0) {
+            return Err(key_err(
+                "power.throttle_c",
+                p.throttle_c,
+                "a drive cannot throttle below the air around it",
+                format!("above power.ambient_c ({ambient}), at most 150"),
+            ));
+        }
+        let resume = p.resume_c.unwrap_or(p.throttle_c - 5.0);
+        if !(resume >= ambient && resume < p.throttle_c) {
+            return Err(key_err(
+                "power.resume_c",
+                resume,
+                "must lie between ambient and the throttle point",
+                format!("{ambient} (power.ambient_c) up to below {}", p.throttle_c),
+            ));
+        }
+        let Some(throttle) = p.throttle_power else {
+            return Err(key_err(
+                "power.throttle_power",
+                "absent",
+                "required with power.thermal_resistance_c_per_w",
+                format!("a power above {}", power_text(controller_uw)),
+            ));
+        };
+        if throttle.0 <= controller_uw {
+            return Err(key_err(
+                "power.throttle_power",
+                power_text(throttle.0),
+                "at or below idle + active controller power leaves nothing for the media",
+                format!("more than {}", power_text(controller_uw)),
+            ));
+        }
+        let model = ThermalModel {
+            resistance_c_per_w: r,
+            time_constant_ns: tau as f64,
+            ambient_c: ambient,
+            throttle_c: p.throttle_c,
+            resume_c: resume,
+            base_w: controller_uw as f64 * 1e-6,
+        };
+        Ok(Some((model, throttle.0 - controller_uw)))
     }
 
     /// Namespace sizes in whole IUs (empty: no namespaces configured), checked against the

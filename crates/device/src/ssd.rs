@@ -235,6 +235,16 @@ impl Ssd {
         // Host transfers are not throttled themselves: the media leaves room for the host
         // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
         media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
+        if let Some((thermal, media_uw)) = model.power.thermal {
+            // The slice's clock and power stand for the drive's (see `ScaleInfo`).
+            let s = &model.scale;
+            media.set_thermal(
+                thermal,
+                s.capacity_factor / s.die_factor,
+                s.die_factor,
+                ((media_uw as f64 / s.die_factor) as u64).max(1),
+            );
+        }
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();

@@ -15,6 +15,7 @@ pub mod hdd;
 pub mod power;
 pub mod retention;
 pub mod sched;
+pub mod thermal;
 pub mod timing;
 pub mod xpoint;
 
@@ -25,4 +26,5 @@ pub use geometry::NandGeometry;
 pub use power::{EnergyTotals, MediaEnergy};
 pub use retention::Retention;
 pub use sched::SchedulerConfig;
+pub use thermal::{ThermalModel, ThermalState};
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};

@@ -7,6 +7,8 @@
 //! in the first later window with room. Window times only grow, so the calendar is a ring
 //! whose past slots are recycled.
 
+use crate::thermal::{Thermal, ThermalState};
+
 /// Length of the windows the power cap budgets (short enough that a 1-second average is
 /// within 1% of the cap, long enough to hold thousands of operations).
 pub const CAP_WINDOW_NS: u64 = 10_000_000;
@@ -96,17 +98,47 @@ pub struct PowerCap {
     used_pj: Vec<u64>,
     /// Absolute index of the earliest window still kept (slot `base % CAP_WINDOWS`).
     base: u64,
+    /// The drive's temperature, fed each window's energy once time has passed it, and the
+    /// budget while it throttles.
+    thermal: Option<(Thermal, u64)>,
 }
 
 impl PowerCap {
     /// A cap letting the media use `budget_uw` microwatts on average over each window.
     pub fn new(budget_uw: u64) -> PowerCap {
         PowerCap {
-            // µW × 10 ms = 10^4 pJ per µW.
-            budget_pj: budget_uw.saturating_mul(CAP_WINDOW_NS / 1_000).max(1),
+            budget_pj: Self::window_pj(budget_uw),
             used_pj: vec![0; CAP_WINDOWS],
             base: 0,
+            thermal: None,
         }
+    }
+
+    /// Throttle to `budget_uw` while `thermal` says the drive is too hot.
+    pub fn with_thermal(self, thermal: Thermal, budget_uw: u64) -> PowerCap {
+        PowerCap {
+            thermal: Some((thermal, Self::window_pj(budget_uw))),
+            ..self
+        }
+    }
+
+    fn window_pj(budget_uw: u64) -> u64 {
+        // µW × 10 ms = 10^4 pJ per µW.
+        budget_uw.saturating_mul(CAP_WINDOW_NS / 1_000).max(1)
+    }
+
+    /// The budget of a window admitted to now.
+    #[inline]
+    fn budget_pj(&self) -> u64 {
+        match &self.thermal {
+            Some((t, throttled)) if t.state().throttled => (*throttled).min(self.budget_pj),
+            _ => self.budget_pj,
+        }
+    }
+
+    /// The temperature so far (None without a thermal model).
+    pub fn thermal_state(&self) -> Option<ThermalState> {
+        self.thermal.as_ref().map(|(t, _)| t.state())
     }
 
     /// Nothing starts before `now_ns` any more: recycle earlier windows.
@@ -117,7 +149,15 @@ impl PowerCap {
         }
         let n = (w - self.base).min(CAP_WINDOWS as u64);
         for i in 0..n {
-            self.used_pj[((self.base + i) % CAP_WINDOWS as u64) as usize] = 0;
+            let slot = ((self.base + i) % CAP_WINDOWS as u64) as usize;
+            if let Some((t, _)) = &mut self.thermal {
+                t.step(CAP_WINDOW_NS, self.used_pj[slot]);
+            }
+            self.used_pj[slot] = 0;
+        }
+        // Windows past the calendar's reach took no work: the drive only cooled.
+        if let Some((t, _)) = &mut self.thermal {
+            t.step((w - self.base - n) * CAP_WINDOW_NS, 0);
         }
         self.base = w;
     }
@@ -131,7 +171,7 @@ impl PowerCap {
         loop {
             let slot = (w % CAP_WINDOWS as u64) as usize;
             let used = self.used_pj[slot];
-            if used == 0 || used + pj <= self.budget_pj || w == last {
+            if used == 0 || used + pj <= self.budget_pj() || w == last {
                 self.used_pj[slot] = used.saturating_add(pj);
                 break;
             }

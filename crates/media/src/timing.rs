@@ -17,6 +17,7 @@
 use crate::channel::{Channel, ChannelMerge};
 use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
 use crate::sched::{Kind, SchedulerConfig, UnitQueues};
+use crate::thermal::{Thermal, ThermalModel, ThermalState};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
 
@@ -283,6 +284,31 @@ impl NandTiming {
             cap: cap_budget_uw.map(PowerCap::new),
         });
         self.capped = cap_budget_uw.is_some();
+    }
+
+    /// Follow the drive's temperature (after [`Self::set_power`]) and throttle the media to
+    /// `throttled_budget_uw` while it is too hot (see [`crate::thermal`]); the cap of the
+    /// power state, if any, holds otherwise. `time_scale` and `power_scale` turn the simulated
+    /// time and media power into the whole drive's.
+    pub fn set_thermal(
+        &mut self,
+        model: ThermalModel,
+        time_scale: f64,
+        power_scale: f64,
+        throttled_budget_uw: u64,
+    ) {
+        let Some(p) = &mut self.power else {
+            return;
+        };
+        let cap = p.cap.take().unwrap_or_else(|| PowerCap::new(u64::MAX));
+        let thermal = Thermal::new(model, time_scale, power_scale);
+        p.cap = Some(cap.with_thermal(thermal, throttled_budget_uw));
+        self.capped = true;
+    }
+
+    /// The drive's temperature so far (None without [`Self::set_thermal`]).
+    pub fn thermal_state(&self) -> Option<ThermalState> {
+        self.power.as_ref()?.cap.as_ref()?.thermal_state()
     }
 
     /// Media energy per [`crate::power::METER_WINDOW_NS`] window and in total by kind (None

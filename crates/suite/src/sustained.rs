@@ -121,6 +121,7 @@ pub(crate) fn run(
     };
     let mut written = 0u64;
     let mut points: Vec<(f64, f64, f64)> = Vec::new();
+    let mut temperatures: Vec<(f64, f64)> = Vec::new();
     loop {
         let elapsed = s.drive_ns(s.now_ns() - start_ns);
         // A planned count is exact: rounding intervals to whole blocks must not add a sliver.
@@ -186,8 +187,42 @@ pub(crate) fn run(
             written as f64,
             bw_bytes_per_s(&run, DDIR_WRITE),
         ));
+        // A drive with a thermal model reports its temperature (`power.thermal_*`).
+        if let Some(t) = s.counters_json()["health"]["temperature_c"].as_f64() {
+            temperatures.push((s.drive_ns(s.now_ns() - start_ns) / 1e9, t));
+        }
     }
-    let (results, charts) = summarise(&points);
+    let (mut results, mut charts) = summarise(&points);
+    if !temperatures.is_empty() {
+        let health = &s.counters_json()["health"];
+        let get = |k: &str| health[k].as_f64().unwrap_or(0.0);
+        results.push(measure(
+            "max_temperature_c",
+            Unit::Ratio,
+            get("max_temperature_c"),
+        ));
+        results.push(measure(
+            "thermal_throttle_time_s",
+            Unit::Ratio,
+            get("thermal_throttle_time_s"),
+        ));
+        results.push(measure(
+            "thermal_throttle_transitions",
+            Unit::Count,
+            get("thermal_throttle_transitions"),
+        ));
+        charts.push(Chart {
+            id: "sustained-temperature".into(),
+            title: "Drive temperature at the end of each interval against time".into(),
+            x: Axis::linear("time (s)", Unit::Count),
+            y: Axis::linear("temperature (°C)", Unit::Ratio),
+            series: vec![Series {
+                name: "temperature (health log)".into(),
+                points: temperatures,
+            }],
+            band: None,
+        });
+    }
     Ok(s.into_report(results, charts, None))
 }
 

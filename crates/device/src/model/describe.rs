@@ -252,6 +252,15 @@ impl Model {
                 "idle_power_w": self.power.idle_uw as f64 * 1e-6,
                 "states_cap_w": self.power.states_uw.iter().map(|c| c.map(|u| u as f64 * 1e-6)).collect::<Vec<_>>(),
                 "state": self.power.state,
+                // The thermal model (null: none): its parameters, the steady temperature with
+                // the controller busy and the media idle, and the throttled power.
+                "thermal_resistance_c_per_w": self.power.thermal.map(|(t, _)| t.resistance_c_per_w),
+                "thermal_time_constant_s": self.power.thermal.map(|(t, _)| t.time_constant_ns / 1e9),
+                "ambient_c": self.power.thermal.map(|(t, _)| t.ambient_c),
+                "controller_busy_temperature_c": self.power.thermal.map(|(t, _)| t.ambient_c + t.resistance_c_per_w * t.base_w),
+                "throttle_c": self.power.thermal.map(|(t, _)| t.throttle_c),
+                "resume_c": self.power.thermal.map(|(t, _)| t.resume_c),
+                "throttle_power_w": self.power.thermal.map(|(t, media_uw)| t.base_w + media_uw as f64 * 1e-6),
             },
             "sim": {
                 "capacity_factor": self.scale.capacity_factor,

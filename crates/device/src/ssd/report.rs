@@ -205,6 +205,7 @@ impl Ssd {
         // NVMe: data units are thousands of 512-byte units, rounded up.
         let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
         let m = self.media.counters();
+        let thermal = self.media.thermal_state();
         let mut j = json!({
             "device": self.model.name,
             "write_amplification": wa,
@@ -316,6 +317,21 @@ impl Ssd {
                     "translation_reads": c.counters.translation_reads,
                     "translation_writes": c.counters.translation_writes,
                 }),
+            );
+        }
+        if let (Some(t), Some(h)) = (thermal, j["health"].as_object_mut()) {
+            // NVMe's composite temperature and thermal management counters, in °C and
+            // seconds of the whole drive (as of the latest submission).
+            h.insert("temperature_c".into(), json!(t.temperature_c));
+            h.insert("max_temperature_c".into(), json!(t.max_temperature_c));
+            h.insert("thermal_throttling".into(), json!(t.throttled));
+            h.insert(
+                "thermal_throttle_transitions".into(),
+                json!(t.throttle_transitions),
+            );
+            h.insert(
+                "thermal_throttle_time_s".into(),
+                json!(t.throttled_ns * 1e-9),
             );
         }
         j
