@@ -299,3 +299,80 @@ fn app_profiles_report_draws_every_curve() {
         assert!(lines.contains(&want), "{want} not in {lines:#?}");
     }
 }
+
+/// The wear-out and thermal charts: an endurance run to read-only (power-off retention on a
+/// log axis) and a sustained write on a drive that throttles (its temperature per interval).
+#[test]
+fn wear_out_and_thermal_reports_draw_every_point() {
+    let Some(browser) = find_browser() else {
+        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
+            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
+        }
+        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+        return;
+    };
+    let runs: [(&str, &[&str], &str); 2] = [
+        (
+            "report-endurance.html",
+            &[
+                "suite",
+                "endurance",
+                "--device",
+                DEVICE,
+                "--set",
+                "nand.pe_cycles=30",
+                "--set",
+                "nand.bad_block_reserve=0.03",
+                "--set",
+                "capacity.user=900MB",
+                "--workload",
+                "random-4k",
+                "--until-read-only",
+            ],
+            "endurance-retention",
+        ),
+        (
+            "report-thermal.html",
+            &[
+                "suite",
+                "sustained-write",
+                "--device",
+                DEVICE,
+                "--set",
+                "power.idle_power=0.05W",
+                "--set",
+                "power.active_power=0.05W",
+                "--set",
+                "power.thermal_resistance_c_per_w=100",
+                "--set",
+                "power.thermal_time_constant=1s",
+                "--set",
+                "power.throttle_c=50",
+                "--set",
+                "power.throttle_power=0.15W",
+            ],
+            "sustained-temperature",
+        ),
+    ];
+    for (file, args, chart) in runs {
+        let page = scratch(file);
+        let mut args = args.to_vec();
+        let page_s = page.to_string_lossy().into_owned();
+        args.extend(["--report", &page_s, "--output-format", "json"]);
+        let out = flashlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let expected = expected_points(&doc);
+        assert!(
+            expected.iter().any(|(id, n)| id == chart && *n >= 2),
+            "{expected:?}"
+        );
+        let (tag, lines) = browser_check(&browser, &page);
+        assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
+        assert_eq!(lines.len(), expected.len(), "{lines:#?}");
+        for (id, n) in &expected {
+            let want = format!("{id} {n}/{n} ok");
+            assert!(lines.contains(&want), "{want} not in {lines:#?}");
+        }
+    }
+}
