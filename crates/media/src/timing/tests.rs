@@ -1,0 +1,294 @@
+use super::*;
+
+#[test]
+fn routes_every_block_to_its_die_or_plane_and_channel() {
+    for multi_plane in [false, true] {
+        let g = geometry(multi_plane);
+        let t = NandTiming::new(g, timings());
+        for b in 0..g.blocks() as u32 {
+            let (die, plane) = g.locate(b);
+            let unit = if multi_plane {
+                die * g.planes_per_die + plane
+            } else {
+                die
+            };
+            let want = (unit as usize, g.channel_of_die(die) as usize);
+            assert_eq!(t.unit_and_channel(b), want, "block {b}");
+        }
+    }
+}
+
+const US: u64 = 1_000;
+
+fn geometry(multi_plane: bool) -> NandGeometry {
+    NandGeometry {
+        channels: 2,
+        dies_per_channel: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 10,
+        pages_per_block: 64,
+        page_bytes: 16384,
+        // 16 KiB in 16.384 us: easy numbers.
+        channel_bytes_per_s: 1_000_000_000,
+        multi_plane,
+        independent_plane_reads: true,
+        pe_cycles: 3000,
+    }
+}
+
+fn timings() -> CellTimings {
+    CellTimings {
+        t_read_ns: 50 * US,
+        t_prog_ns: 600 * US,
+        t_erase_ns: 3_000 * US,
+        slc_t_read_ns: 30 * US,
+        slc_t_prog_ns: 200 * US,
+    }
+}
+
+fn op(kind: MediaOpKind, block: u32, bytes: u64, slc: bool) -> MediaOp {
+    MediaOp {
+        kind,
+        block,
+        page: 0,
+        bytes,
+        slc,
+        host: false,
+    }
+}
+
+const XFER: u64 = 16_384;
+
+#[test]
+fn read_is_array_then_transfer() {
+    let mut m = NandTiming::new(geometry(true), timings());
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Read, 0, 16384, false), 100),
+        100 + 50 * US + XFER
+    );
+    // SLC-mode block uses the SLC read time.
+    let mut m = NandTiming::new(geometry(true), timings());
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Read, 0, 16384, true), 0),
+        30 * US + XFER
+    );
+    assert_eq!(m.counters().reads, 1);
+    assert_eq!(m.counters().bytes_read, 16384);
+}
+
+#[test]
+fn program_is_transfer_then_array_and_erase_is_array_only() {
+    let mut m = NandTiming::new(geometry(true), timings());
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0),
+        XFER + 600 * US
+    );
+    // A second program on the same plane: its transfer overlaps the first's array time
+    // (cache register), its array part waits for the plane.
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 1, 16384, false), 0),
+        XFER + 1200 * US
+    );
+    // Erase on the same plane queues behind both programs.
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Erase, 2, 0, false), 0),
+        XFER + 4200 * US
+    );
+    // A read on that plane waits for the erase (no suspend).
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Read, 3, 4096, false), 10),
+        XFER + 4250 * US + 4096
+    );
+    assert_eq!(m.counters().programs, 2);
+    assert_eq!(m.counters().erases, 1);
+}
+
+#[test]
+fn dies_on_one_channel_share_the_transfer() {
+    let mut m = NandTiming::new(geometry(true), timings());
+    // Blocks 0 (die 0) and 40 (die 2) are both on channel 0; block 20 (die 1) on channel 1.
+    assert_eq!(m.geometry().locate(40), (2, 0));
+    let a = m.schedule(&op(MediaOpKind::Read, 0, 16384, false), 0);
+    let b = m.schedule(&op(MediaOpKind::Read, 40, 16384, false), 0);
+    let c = m.schedule(&op(MediaOpKind::Read, 20, 16384, false), 0);
+    assert_eq!(a, 50 * US + XFER);
+    // Array reads run in parallel; the second transfer waits for the channel.
+    assert_eq!(b, 50 * US + 2 * XFER);
+    // Other channel: no wait.
+    assert_eq!(c, 50 * US + XFER);
+}
+
+#[test]
+fn multi_plane_runs_planes_concurrently_otherwise_the_die_serialises() {
+    // Blocks 0 and 10 are planes 0 and 1 of die 0.
+    let mut mp = NandTiming::new(geometry(true), timings());
+    mp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0);
+    assert_eq!(
+        mp.schedule(&op(MediaOpKind::Erase, 10, 0, false), 0),
+        3_000 * US
+    );
+    let mut sp = NandTiming::new(geometry(false), timings());
+    sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0);
+    assert_eq!(
+        sp.schedule(&op(MediaOpKind::Erase, 10, 0, false), 0),
+        6_000 * US
+    );
+    assert_eq!(sp.all_idle_ns(), 6_000 * US);
+    assert_eq!(sp.max_backlog_ns(1_000 * US), 5_000 * US);
+    sp.reset(7_000 * US);
+    assert_eq!(
+        sp.schedule(&op(MediaOpKind::Erase, 0, 0, false), 0),
+        10_000 * US
+    );
+}
+
+#[test]
+fn without_independent_plane_reads_a_read_holds_its_whole_die() {
+    // Blocks 0 and 10 are planes 0 and 1 of die 0; block 20 is die 1 (other channel).
+    let per_die = die_level();
+    let mut dr = NandTiming::new(per_die, timings());
+    let mut ip = NandTiming::new(geometry(true), timings());
+    for m in [&mut dr, &mut ip] {
+        m.schedule(&op(MediaOpKind::Read, 0, 4096, false), 0);
+    }
+    // The other plane's read of another page address waits for the first tR only on
+    // die-level reads.
+    let other_page = MediaOp {
+        page: 1,
+        ..op(MediaOpKind::Read, 10, 4096, false)
+    };
+    assert_eq!(dr.schedule(&other_page, 0), 100 * US + 4096);
+    assert_eq!(ip.schedule(&other_page, 0), 50 * US + 2 * 4096);
+    // Another die is not held.
+    assert_eq!(
+        dr.schedule(&op(MediaOpKind::Read, 20, 4096, false), 0),
+        50 * US + 4096
+    );
+    // Programs stay per plane, but a read waits for every plane of its die and holds
+    // them all: a program on plane 0 delays a read on plane 1, and a program on plane 1
+    // issued after that read starts when the read ends.
+    let mut dr = NandTiming::new(per_die, timings());
+    dr.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    assert_eq!(
+        dr.schedule(&op(MediaOpKind::Program, 11, 16384, false), 0),
+        2 * XFER + 600 * US
+    );
+    assert_eq!(
+        dr.schedule(&op(MediaOpKind::Read, 12, 4096, false), 0),
+        2 * XFER + 650 * US + 4096
+    );
+    assert_eq!(
+        dr.schedule(&op(MediaOpKind::Program, 1, 16384, false), 0),
+        2 * XFER + 1250 * US
+    );
+    assert_eq!(dr.all_idle_ns(), 2 * XFER + 1250 * US);
+}
+
+fn die_level() -> NandGeometry {
+    NandGeometry {
+        independent_plane_reads: false,
+        ..geometry(true)
+    }
+}
+
+#[test]
+fn same_page_reads_on_a_dies_planes_share_one_array_read() {
+    // Blocks 0 and 10 are planes 0 and 1 of die 0, both on channel 0.
+    let mut m = NandTiming::new(die_level(), timings());
+    assert_eq!(m.read(0, 7, 16384, false, true, 0).0, 50 * US + XFER);
+    // Same page address on the other plane, issued together: one tR, then its own
+    // transfer after the first on the shared channel.
+    assert_eq!(m.read(10, 7, 16384, false, true, 0).0, 50 * US + 2 * XFER);
+    assert_eq!(m.counters().paired_reads, 1);
+    assert_eq!(m.counters().reads, 2);
+    // The next pair waits for the first tR only once.
+    assert_eq!(m.read(10, 8, 4096, false, true, 0).0, 100 * US + 4096);
+    assert_eq!(m.read(0, 8, 4096, false, true, 0).0, 100 * US + 2 * 4096);
+    assert_eq!(m.counters().paired_reads, 2);
+    assert_eq!(m.all_idle_ns(), 100 * US + 2 * 4096);
+}
+
+#[test]
+fn reads_that_cannot_form_a_multi_plane_read_take_a_tr_each() {
+    let mut m = NandTiming::new(die_level(), timings());
+    // Different page addresses.
+    m.read(0, 7, 4096, false, true, 0);
+    assert_eq!(m.read(10, 8, 4096, false, true, 0).0, 100 * US + 4096);
+    // Same address but one in SLC mode (another array time).
+    m.read(0, 9, 4096, false, true, 0);
+    assert_eq!(m.read(10, 9, 4096, true, true, 0).0, 180 * US + 4096);
+    // Same plane twice.
+    m.read(0, 10, 4096, false, true, 0);
+    assert_eq!(m.read(1, 10, 4096, false, true, 0).0, 280 * US + 4096);
+    // Arriving while the die already runs the read (230 us to 280 us).
+    assert_eq!(
+        m.read(10, 10, 4096, false, true, 250 * US).0,
+        330 * US + 4096
+    );
+    assert_eq!(m.counters().paired_reads, 0);
+    // A program booked on the plane after the read keeps its place: a later read of
+    // the same address on that plane does not jump ahead of it.
+    let mut m = NandTiming::new(die_level(), timings());
+    m.read(0, 3, 4096, false, true, 0);
+    let prog_done = m.program(10, 16384, false, 0);
+    assert_eq!(prog_done, 50 * US + 600 * US);
+    assert_eq!(
+        m.read(10, 3, 4096, false, true, 0).0,
+        prog_done + 50 * US + 4096
+    );
+    // Another die is not part of the group.
+    let mut m = NandTiming::new(die_level(), timings());
+    m.read(0, 3, 4096, false, true, 0);
+    assert_eq!(m.read(20, 3, 4096, false, true, 0).0, 50 * US + 4096);
+    assert_eq!(m.counters().paired_reads, 0);
+}
+
+#[test]
+fn planes_that_read_independently_ignore_page_addresses() {
+    // Per-plane reads: the page address changes nothing.
+    let mut a = NandTiming::new(geometry(true), timings());
+    let mut b = NandTiming::new(geometry(true), timings());
+    for i in 0..40u32 {
+        let (block, at) = ((i * 11) % 80, u64::from(i) * 9 * US);
+        let x = a.read(block, 5, 4096, i % 4 == 0, true, at);
+        let y = b.read(block, i, 4096, i % 4 == 0, true, at);
+        assert_eq!(x, y);
+    }
+    assert_eq!(a.counters(), b.counters());
+    assert_eq!(a.counters().paired_reads, 0);
+}
+
+#[test]
+fn operations_by_parts_place_as_media_ops_do() {
+    let mut parts = NandTiming::new(geometry(false), timings());
+    let mut whole = NandTiming::new(geometry(false), timings());
+    for i in 0..60u32 {
+        let (block, slc, at) = ((i * 13) % 79, i % 3 == 0, u64::from(i) * 7 * US);
+        let want = whole.schedule(&op(MediaOpKind::Read, block, 8192, slc), at);
+        let (done, latency) = parts.read(block, 0, 8192, slc, false, at);
+        assert_eq!(done, want);
+        // Its own array and transfer time, whatever it waited for.
+        let array = if slc { 30 * US } else { 50 * US };
+        assert_eq!(latency, array + 8192);
+        let want = whole.schedule(&op(MediaOpKind::Program, block + 1, 16384, slc), at);
+        assert_eq!(parts.program(block + 1, 16384, slc, at), want);
+        if i % 10 == 0 {
+            let want = whole.schedule(&op(MediaOpKind::Erase, block, 0, slc), at);
+            assert_eq!(parts.erase(block, slc, at), want);
+        }
+    }
+    assert_eq!(parts.counters(), whole.counters());
+}
+
+#[test]
+fn fifo_per_resource_never_goes_back_in_time() {
+    let mut m = NandTiming::new(geometry(false), timings());
+    let mut last = 0;
+    for i in 0..100u32 {
+        let kind = [MediaOpKind::Read, MediaOpKind::Program, MediaOpKind::Erase][i as usize % 3];
+        let done = m.schedule(&op(kind, (i * 7) % 80, 4096, i % 2 == 0), i as u64 * 10);
+        assert!(done > i as u64 * 10);
+        last = last.max(done);
+    }
+    assert_eq!(m.all_idle_ns(), last);
+}
