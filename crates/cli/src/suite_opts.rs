@@ -72,6 +72,14 @@ pub struct SuiteTestArgs {
     /// Lower nand.pe_cycles to get there in minutes.
     #[arg(long)]
     until_read_only: bool,
+    /// endurance: at the end, read the whole drive, leave it unpowered this many days and
+    /// read it again (power-off retention of the worn drive's data).
+    #[arg(long)]
+    power_off_days: Option<f64>,
+    /// endurance: the power-off temperature in °C (default: the drive's
+    /// nand.retention_temperature_c).
+    #[arg(long)]
+    storage_temp: Option<f64>,
     /// write-pressure: write sizes, one sweep each, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8k,16k")]
     write_bs: Vec<String>,
@@ -173,6 +181,8 @@ impl SuiteTestArgs {
         e.duty_cycle = self.duty_cycle;
         e.measure = length("--measure", &self.measure)?;
         e.until_read_only = self.until_read_only;
+        e.power_off_days = self.power_off_days;
+        e.storage_c = self.storage_temp;
         let t = &mut o.tenants;
         t.write_bs_bytes = self
             .write_bs

@@ -178,6 +178,18 @@ pub struct Ssd {
     /// Latest time the host has shown the drive (a submission or the end of an idle
     /// period): the drive's power-on clock.
     clock_ns: u64,
+    /// Aging the data has had beyond the power-on clock, in ns at the retention's reference
+    /// temperature: power-off periods (`Ssd::power_off`), scaled by Arrhenius's law.
+    aging_ns: u64,
+    /// Per block, the aging clock (`clock_ns + aging_ns`) when its first page was programmed:
+    /// its data is at most that old.
+    written_aging_ns: Vec<u64>,
+    /// A read of the current command found data past its retention (see `Ssd::page_read`).
+    unreadable: Option<u32>,
+    /// Re-reads of aged data, and reads that failed for good (NVMe: media and data integrity
+    /// errors).
+    read_retries: u64,
+    media_errors: u64,
     /// Where the timed-workload indicators started (see [`TimedWorkload`]).
     timed: TimedWorkload,
     /// First byte of each namespace in the drive's logical space (one namespace: `[0]`).
@@ -269,6 +281,7 @@ impl Ssd {
             ) * (2 * u64::from(f.pages_per_block) + 1)) as usize,
             internal_queue_gain_ius(u64::from(f.gc.foreground_free_blocks), u64::from(block_ius)),
         );
+        let total_blocks = ftl.total_blocks() as usize;
         Ok(Ssd {
             internal,
             internal_data_ns: 0,
@@ -291,6 +304,11 @@ impl Ssd {
             iu_shift: model.iu_bytes.trailing_zeros(),
             host: HostCounters::default(),
             clock_ns: 0,
+            aging_ns: 0,
+            written_aging_ns: vec![0; total_blocks],
+            unreadable: None,
+            read_retries: 0,
+            media_errors: 0,
             timed: TimedWorkload::default(),
             ns_start_bytes: model
                 .namespace_bytes
@@ -436,6 +454,13 @@ impl Ssd {
         let mut rmw_done = start_ns;
         // Taken out for the loop: the ops are read while `self` is borrowed mutably.
         let ops = std::mem::take(&mut self.ops);
+        // A block's data is as old as its first page (the retention of aged data).
+        let aging_now = start_ns + self.aging_ns;
+        for op in ops.iter() {
+            if op.kind == NandOpKind::Program && op.page == 0 {
+                self.written_aging_ns[op.block as usize] = aging_now;
+            }
+        }
         let mut i = 0;
         while i < ops.len() {
             let op = &ops[i];

@@ -157,3 +157,45 @@ fn power_off_retention_falls_with_the_most_worn_block_and_with_temperature() {
     assert!((fresh_hot / 3652.5 - 0.5).abs() < 0.05, "{fresh_hot}");
     assert_eq!(health(&hot)["power_off_retention_temperature_c"], 45.0);
 }
+
+#[test]
+fn data_left_unpowered_needs_read_retries_and_is_lost_past_its_retention_time() {
+    let mut d = common::tiny_ssd(WEARING);
+    let (refused, end) = random_writes(&mut d, 0, 8);
+    assert!(refused.is_none());
+    let read_all = |d: &mut Ssd, at: u64| -> Result<u64, DeviceError> {
+        let mut t = at;
+        let cap = d.capacity_bytes();
+        let mut off = 0;
+        while off < cap {
+            let len = (128 << 10).min(cap - off);
+            t = d.submit(t, &IoRequest::read(off, len))?.done_ns;
+            off += len;
+        }
+        Ok(t)
+    };
+    // QD1 sequential reads of the whole drive, fresh.
+    let fresh_end = read_all(&mut d, end).unwrap();
+    let fresh = fresh_end - end;
+    assert_eq!(health(&d)["read_retries"], 0);
+
+    // Three quarters of the most worn block's retention time unpowered: retries, slower.
+    let days = health(&d)["power_off_retention_days"].as_f64().unwrap();
+    d.power_off(0.75 * days, 30.0);
+    let aged_end = read_all(&mut d, fresh_end).unwrap();
+    assert!(
+        aged_end - fresh_end > fresh,
+        "{} vs {fresh}",
+        aged_end - fresh_end
+    );
+    assert!(health(&d)["read_retries"].as_u64().unwrap() > 0);
+    assert_eq!(health(&d)["media_errors"], 0);
+
+    // As long again, but 10 °C warmer (four times as fast): past it, the data is lost.
+    d.power_off(0.75 * days / 4.0, 40.0);
+    let Err(DeviceError::Uncorrectable { reason }) = read_all(&mut d, aged_end) else {
+        panic!("the aged data read back");
+    };
+    assert!(reason.contains("past its retention time"), "{reason}");
+    assert_eq!(health(&d)["media_errors"], 1);
+}

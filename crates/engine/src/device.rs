@@ -145,6 +145,9 @@ pub enum DeviceError {
     Stalled { reason: String },
     #[error("the device is read-only and refuses writes: {reason}")]
     ReadOnly { reason: String },
+    /// The data could not be read back (beyond what error correction recovers).
+    #[error("the device could not read the data back: {reason}")]
+    Uncorrectable { reason: String },
 }
 
 /// A simulated (or composed) block device.

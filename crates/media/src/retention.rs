@@ -18,6 +18,13 @@
 //! enterprise drive 20 weeks at 25 °C after a cool 40 °C life, where this model, which holds the
 //! class's active temperature, gives 101): not modelled.
 
+/// Reading aged data: a page whose data has used more than this share of its retention time
+/// needs read retries (estimate: the first half of the retention time leaves ECC margin).
+pub const RETRY_FROM_MARGIN: f64 = 0.5;
+/// Re-reads at shifted read voltages before the data counts as lost (estimate: NAND
+/// read-retry tables hold a handful to a few dozen steps; a controller walks several).
+pub const MAX_READ_RETRIES: u32 = 8;
+
 /// JESD218's activation energy for data-retention acceleration, in eV.
 pub const RETENTION_ACTIVATION_EV: f64 = 1.1;
 const BOLTZMANN_EV_PER_K: f64 = 8.617_333e-5;
@@ -57,6 +64,19 @@ impl Retention {
     }
 }
 
+/// Re-reads a page needs whose data is `age_days` old (at the retention's reference
+/// temperature) in a block at `wear`: none while the data has used less than
+/// [`RETRY_FROM_MARGIN`] of its retention time, then rising evenly to [`MAX_READ_RETRIES`] as
+/// it nears the end of it; `None` once the retention time has passed (the data is lost).
+pub fn read_retries(r: &Retention, wear: f64, age_days: f64) -> Option<u32> {
+    let margin = age_days / r.days(wear, r.reference_c);
+    if margin >= 1.0 {
+        return None;
+    }
+    let past = (margin - RETRY_FROM_MARGIN).max(0.0) / (1.0 - RETRY_FROM_MARGIN);
+    Some((past * f64::from(MAX_READ_RETRIES)).ceil() as u32)
+}
+
 /// How much longer (below 1: shorter) charge takes to leak at `to_c` than at `from_c`.
 pub fn time_factor(from_c: f64, to_c: f64) -> f64 {
     let inverse_k = |c: f64| 1.0 / (c + ZERO_C_IN_K);
@@ -80,6 +100,19 @@ mod tests {
         // Halfway in wear (log scale) is halfway in retention (log scale).
         let mid = e.days(0.1f64.sqrt(), 40.0);
         assert!((mid - (91.0f64 * 3652.5).sqrt()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn aged_data_needs_retries_past_half_its_retention_and_is_lost_past_all_of_it() {
+        let c = Retention::CLIENT;
+        // At the rating: 365 days.
+        assert_eq!(read_retries(&c, 1.0, 0.0), Some(0));
+        assert_eq!(read_retries(&c, 1.0, 182.0), Some(0));
+        assert_eq!(read_retries(&c, 1.0, 200.0), Some(1));
+        assert_eq!(read_retries(&c, 1.0, 364.0), Some(MAX_READ_RETRIES));
+        assert_eq!(read_retries(&c, 1.0, 365.0), None);
+        // Less worn blocks keep the same data longer.
+        assert_eq!(read_retries(&c, 0.1, 365.0), Some(0));
     }
 
     #[test]

@@ -243,7 +243,8 @@ impl JobIoError {
         })
     }
 
-    /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive).
+    /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive; 5, EIO, for
+    /// data the drive could not read back).
     pub fn errno(&self) -> i32 {
         match self.error {
             DeviceError::ReadOnly { .. } => 30,

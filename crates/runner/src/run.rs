@@ -783,7 +783,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     ) -> Result<(), RunError> {
         let completion = match self.device.submit_to(self.clones[i].target, now, &req) {
             Ok(c) => c,
-            Err(error @ DeviceError::ReadOnly { .. }) => {
+            // The job stops with fio's error, as fio stops a job on an I/O error.
+            Err(error @ (DeviceError::ReadOnly { .. } | DeviceError::Uncorrectable { .. })) => {
                 self.fail_clone(i, now, &req, error);
                 return Ok(());
             }

@@ -11,14 +11,14 @@
 
 use flashlab_device::{DeviceConfig, Model, Ssd};
 use flashlab_engine::NS_PER_S;
-use flashlab_report::{RunResult, DDIR_WRITE};
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::options::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::suites::{
-    iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
+    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
 };
 use crate::{
     Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
@@ -94,6 +94,11 @@ pub struct EnduranceOptions {
     /// After the measured interval, go on writing rounds until the drive turns read-only
     /// (blocks failing with wear), at most [`WEAR_OUT_LIMIT`] times its rated TBW.
     pub until_read_only: bool,
+    /// At the end, read the whole drive, leave it unpowered this many days, and read it again
+    /// (retention of the worn drive's data: read retries, data lost).
+    pub power_off_days: Option<f64>,
+    /// The power-off temperature (°C; None: the drive's `nand.retention_temperature_c`).
+    pub storage_c: Option<f64>,
 }
 
 /// The wear-out run stops, not reached, after this many times the rated TBW (from the P/E
@@ -110,6 +115,8 @@ impl Default for EnduranceOptions {
             duty_cycle: 1.0,
             measure: RoundLength::CapacityFraction(1.0),
             until_read_only: false,
+            power_off_days: None,
+            storage_c: None,
         }
     }
 }
@@ -122,6 +129,31 @@ impl EnduranceOptions {
                 value: self.duty_cycle.to_string(),
                 valid: "a share of the day above 0 and at most 1 (1.0: writing all day)".into(),
             });
+        }
+        if let Some(d) = self.power_off_days {
+            if !(0.0..=36_525.0).contains(&d) {
+                return Err(SuiteError::BadOption {
+                    option: "--power-off-days",
+                    value: d.to_string(),
+                    valid: "0 to 36525 days (a century)".into(),
+                });
+            }
+        }
+        if let Some(c) = self.storage_c {
+            if !(-40.0..=125.0).contains(&c) {
+                return Err(SuiteError::BadOption {
+                    option: "--storage-temp",
+                    value: c.to_string(),
+                    valid: "-40 to 125 (°C)".into(),
+                });
+            }
+            if self.power_off_days.is_none() {
+                return Err(SuiteError::BadOption {
+                    option: "--storage-temp",
+                    value: c.to_string(),
+                    valid: "only with --power-off-days".into(),
+                });
+            }
         }
         if let RoundLength::CapacityFraction(f) = self.measure {
             if !(f > 0.0 && f <= 10.0) {
@@ -141,6 +173,8 @@ impl EnduranceOptions {
             "duty_cycle": self.duty_cycle,
             "measure": self.measure.describe(),
             "until_read_only": self.until_read_only,
+            "power_off_days": self.power_off_days,
+            "storage_temp_c": self.storage_c,
         })
     }
 }
@@ -318,7 +352,115 @@ pub(crate) fn run(
         charts.push(retention_chart(&curve));
     }
     charts.insert(1, wear_chart(&curve));
+    if let Some(days) = e.power_off_days {
+        let storage_c = e.storage_c.unwrap_or(model.retention_storage_c);
+        results.extend(power_off_and_read(&mut s, days, storage_c, qd)?);
+    }
     Ok(s.into_report(results, charts, Some(steady)))
+}
+
+/// Read the whole drive sequentially, leave it unpowered `days` at `storage_c`, and read it
+/// again: the read bandwidth before and after, the read retries aged data took per 128 KiB
+/// read, and whether data was lost (the read stopped with fio's EIO) and how much was read
+/// before.
+fn power_off_and_read(
+    s: &mut Session,
+    days: f64,
+    storage_c: f64,
+    qd: u32,
+) -> Result<Vec<Measure>, SuiteError> {
+    let text = |step: &str| {
+        format!("[global]\nioengine=libaio\ndirect=1\n\n[{step}]\nrw=read\nbs=128k\niodepth={qd}\nsize=100%\n")
+    };
+    let health = |s: &Session, k: &str| s.counters_json()["health"][k].as_f64().unwrap_or(0.0);
+    let read_bw = |run: &RunResult| bw_bytes_per_s(run, DDIR_READ);
+    let before = s.job(
+        "read-before-power-off",
+        &text("read-before-power-off"),
+        &|run| {
+            vec![measure(
+                "read_bw_bytes_per_s",
+                Unit::BytesPerS,
+                bw_bytes_per_s(run, DDIR_READ),
+            )]
+        },
+    )?;
+    let retries_before = health(s, "read_retries");
+    if !s.power_off(days, storage_c) {
+        return Err(SuiteError::BadOption {
+            option: "--power-off-days",
+            value: days.to_string(),
+            valid: "a simulated single drive (not a storage system or a real target)".into(),
+        });
+    }
+    let (after, lost) = match s.job(
+        "read-after-power-off",
+        &text("read-after-power-off"),
+        &|run| {
+            vec![measure(
+                "read_bw_bytes_per_s",
+                Unit::BytesPerS,
+                bw_bytes_per_s(run, DDIR_READ),
+            )]
+        },
+    ) {
+        Ok(run) => (run, false),
+        Err(SuiteError::Run {
+            error,
+            device,
+            step,
+        }) => match *error {
+            // Data past its retention time: the read stops there, as fio's does.
+            flashlab_runner::RunError::Io { result, .. } => (*result, true),
+            other => {
+                return Err(SuiteError::Run {
+                    device,
+                    step,
+                    error: Box::new(other),
+                })
+            }
+        },
+        Err(other) => return Err(other),
+    };
+    let reads_after = after
+        .jobs
+        .iter()
+        .map(|j| j.total_ios(DDIR_READ))
+        .sum::<u64>() as f64;
+    let retries = health(s, "read_retries") - retries_before;
+    Ok(vec![
+        measure("power_off_days", Unit::Ratio, days),
+        measure("power_off_temperature_c", Unit::Ratio, storage_c),
+        measure(
+            "read_bw_before_power_off",
+            Unit::BytesPerS,
+            read_bw(&before),
+        ),
+        measure("read_bw_after_power_off", Unit::BytesPerS, read_bw(&after)),
+        measure(
+            "read_retries_per_command_after_power_off",
+            Unit::Ratio,
+            if reads_after > 0.0 {
+                retries / reads_after
+            } else {
+                0.0
+            },
+        ),
+        measure(
+            "data_lost_after_power_off",
+            Unit::Count,
+            f64::from(u8::from(lost)),
+        ),
+        measure(
+            "read_bytes_after_power_off",
+            Unit::Bytes,
+            after
+                .jobs
+                .iter()
+                .map(|j| j.io_bytes(DDIR_READ))
+                .sum::<u64>() as f64,
+        ),
+    ])
 }
 
 fn value_of(m: &[Measure], name: &str) -> f64 {

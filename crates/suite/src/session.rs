@@ -275,6 +275,19 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// A single drive sits unpowered `days` at `storage_c` (`Ssd::power_off`); false on a
+    /// device that is not one.
+    pub fn power_off(&mut self, days: f64, storage_c: f64) -> bool {
+        self.announce("power-off");
+        match &mut self.drive {
+            Drive::Sim(dev) => dev
+                .as_ssd_mut()
+                .map(|ssd| ssd.power_off(days, storage_c))
+                .is_some(),
+            Drive::Real(_) => false,
+        }
+    }
+
     /// Reset a single drive's timed-workload indicators (`Ssd::reset_timed_workload`); false
     /// on a device that has none.
     pub fn reset_timed_workload(&mut self) -> bool {

@@ -309,6 +309,52 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
 }
 
 #[test]
+fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
+    let cfg = load_device_config(
+        "tiny-test-1gb",
+        &[
+            ("nand.pe_cycles".into(), "30".into()),
+            ("nand.bad_block_reserve".into(), "0.03".into()),
+            ("capacity.user".into(), "900MB".into()),
+        ],
+    )
+    .unwrap();
+    let mut opts = SuiteOptions::default();
+    opts.endurance.workload = EnduranceWorkload::Random4k;
+    opts.endurance.until_read_only = true;
+    // The most worn block keeps its data ~148 days at 30 °C once the drive is read-only.
+    opts.endurance.power_off_days = Some(100.0);
+    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    let retention = value(&d, "power_off_retention_days_at_read_only");
+    assert!((100.0..200.0).contains(&retention), "{retention}");
+    assert_eq!(value(&d, "power_off_temperature_c"), 30.0);
+    assert_eq!(value(&d, "data_lost_after_power_off"), 0.0);
+    assert!(value(&d, "read_retries_per_command_after_power_off") > 1.0);
+    let (before, after) = (
+        value(&d, "read_bw_before_power_off"),
+        value(&d, "read_bw_after_power_off"),
+    );
+    assert!(after < 0.5 * before, "{after} vs {before}");
+    // The whole user capacity (900 MB in whole 4 KiB IUs).
+    assert_eq!(value(&d, "read_bytes_after_power_off"), 899_997_696.0);
+
+    // Past the retention time the first read of the worn data fails, as fio's would (EIO).
+    opts.endurance.power_off_days = Some(200.0);
+    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    assert_eq!(value(&d, "data_lost_after_power_off"), 1.0);
+    assert!(value(&d, "read_bytes_after_power_off") < 900e6);
+    let last = d.steps.last().unwrap();
+    assert_eq!(last.name, "read-after-power-off");
+    let j: serde_json::Value = serde_json::from_str(last.fio_json.as_ref().unwrap()).unwrap();
+    assert_eq!(j["jobs"][0]["error"], 5);
+
+    // A storage temperature needs a power-off.
+    opts.endurance.power_off_days = None;
+    opts.endurance.storage_c = Some(40.0);
+    assert!(opts.endurance.validate().is_err());
+}
+
+#[test]
 fn endurance_runs_the_jedec_mix_and_a_job_file() {
     let jedec = endurance(EnduranceWorkload::JedecEnterprise);
     assert!(value(&jedec, "write_amplification") > 1.0);

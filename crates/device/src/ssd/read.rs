@@ -3,6 +3,8 @@
 
 use super::*;
 
+const NS_PER_DAY: f64 = 86_400e9;
+
 impl Ssd {
     pub(super) fn read(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
         let first = req.offset_bytes >> self.iu_shift;
@@ -23,6 +25,7 @@ impl Ssd {
                 }
                 ReadLocation::Unmapped | ReadLocation::Buffered => t0,
             };
+            self.check_readable(req)?;
             return Ok(self.link_transfer(ready, req.len_bytes, true));
         }
         let ready = if first == last {
@@ -30,6 +33,7 @@ impl Ssd {
         } else {
             self.read_ius(t0, req.offset_bytes, end, first, last)
         };
+        self.check_readable(req)?;
         let done = self.link_transfer(ready, req.len_bytes, true);
         if let Some((from, to)) =
             self.readahead
@@ -42,8 +46,25 @@ impl Ssd {
                 t0
             };
             self.read_ahead(t, from, to);
+            // Read-ahead of lost data fails the command that asks for it, not this one.
+            self.unreadable = None;
         }
         Ok(done)
+    }
+
+    /// An error if a read of this command found its data lost.
+    fn check_readable(&mut self, req: &IoRequest) -> Result<(), DeviceError> {
+        let Some(block) = self.unreadable.take() else {
+            return Ok(());
+        };
+        self.media_errors += 1;
+        let wear = self.ftl.erase_counts()[block as usize];
+        Err(DeviceError::Uncorrectable {
+            reason: format!(
+                "the read of {} bytes at byte {} found block {block} ({wear} erases of {} rated) unpowered past its retention time (nand.retention_*)",
+                req.len_bytes, req.offset_bytes, self.model.geometry.pe_cycles
+            ),
+        })
     }
 
     /// The map entries of IUs `first..=last` are brought into DRAM from `t0`: a translation
@@ -240,6 +261,40 @@ impl Ssd {
 
     #[inline]
     fn page_read(&mut self, t0: u64, (block, page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
-        self.media.read(block, page, bytes, slc, true, t0).0
+        let done = self.media.read(block, page, bytes, slc, true, t0).0;
+        if self.aging_ns == 0 {
+            // Data that has never sat unpowered is read in one go.
+            return done;
+        }
+        self.aged_page_read(done, (block, page, slc, bytes))
+    }
+
+    /// A read of data that has aged through power-off time (see `Ssd::power_off`): re-reads
+    /// at shifted read voltages as it nears the end of its retention time, each a read of its
+    /// own after the last; past it, the data is lost and the command fails.
+    #[inline(never)]
+    fn aged_page_read(
+        &mut self,
+        first_done: u64,
+        (block, page, slc, bytes): (u32, u32, bool, u64),
+    ) -> u64 {
+        let b = block as usize;
+        let age_ns = (self.clock_ns + self.aging_ns).saturating_sub(self.written_aging_ns[b]);
+        let wear = f64::from(self.ftl.erase_counts()[b]) / f64::from(self.model.geometry.pe_cycles);
+        let age_days = age_ns as f64 / NS_PER_DAY;
+        match flashlab_media::retention::read_retries(&self.model.retention, wear, age_days) {
+            Some(retries) => {
+                let mut done = first_done;
+                for _ in 0..retries {
+                    done = self.media.read(block, page, bytes, slc, true, done).0;
+                }
+                self.read_retries += u64::from(retries);
+                done
+            }
+            None => {
+                self.unreadable.get_or_insert(block);
+                first_done
+            }
+        }
     }
 }

@@ -120,6 +120,8 @@ impl Ssd {
             + self.readbuf.memory_bytes() as u64
             // The controller's energy meters grow with simulated time (8 bytes per window).
             + (self.host_meter.memory_bytes() + self.active_meter.memory_bytes()) as u64
+            // The aging clock of each block's data.
+            + self.written_aging_ns.capacity() as u64 * 8
     }
 
     /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
@@ -137,6 +139,20 @@ impl Ssd {
                 w.min_native_blocks
             ),
         }
+    }
+
+    /// The drive sits unpowered for `days` at `storage_c` after a clean shutdown (NVMe's
+    /// shutdown notification: everything acknowledged is on NAND). Its data ages as much as
+    /// `days` at the retention's reference temperature scaled by Arrhenius's law; reads of it
+    /// afterwards may need retries, and data past its retention time is lost (see
+    /// `flashlab_media::retention`). The power-on clock does not move.
+    pub fn power_off(&mut self, days: f64, storage_c: f64) {
+        let r = &self.model.retention;
+        let reference_days =
+            days.max(0.0) / flashlab_media::retention::time_factor(r.reference_c, storage_c);
+        self.aging_ns = self
+            .aging_ns
+            .saturating_add((reference_days * 86_400e9).min(u64::MAX as f64 / 2.0) as u64);
     }
 
     /// Reset the timed-workload indicators now (Intel's SMART EXECUTE OFFLINE IMMEDIATE
@@ -233,6 +249,10 @@ impl Ssd {
                 // retention class's storage temperature (`nand.retention_*`).
                 "power_off_retention_days": retention_days,
                 "power_off_retention_temperature_c": storage_c,
+                // Reads of data aged by power-off time: re-reads, and reads that failed for
+                // good (NVMe's media and data integrity errors).
+                "read_retries": self.read_retries,
+                "media_errors": self.media_errors,
                 // Intel's timed-workload indicators (SMART E2h, E3h, E4h; see
                 // `Ssd::timed_workload`).
                 "timed_workload_media_wear": timed.0,
