@@ -36,7 +36,7 @@ use flashlab_ftl::{NandOp, NandOpKind, OpCause};
 pub(crate) fn is_internal(op: &NandOp) -> bool {
     matches!(
         op.cause,
-        OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel
+        OpCause::Gc | OpCause::SlcFold | OpCause::WearLevel | OpCause::Refresh
     )
 }
 

@@ -190,6 +190,11 @@ pub struct Ssd {
     /// errors).
     read_retries: u64,
     media_errors: u64,
+    /// After a power-off, the firmware scans for aged data once idle (`refresh_pending`) and
+    /// rewrites the blocks it found (`refresh_queue`, see `Ssd::refresh_step`).
+    refresh_pending: bool,
+    refresh_queue: Vec<u32>,
+    refreshed_blocks: u64,
     /// Where the timed-workload indicators started (see [`TimedWorkload`]).
     timed: TimedWorkload,
     /// First byte of each namespace in the drive's logical space (one namespace: `[0]`).
@@ -309,6 +314,9 @@ impl Ssd {
             unreadable: None,
             read_retries: 0,
             media_errors: 0,
+            refresh_pending: false,
+            refresh_queue: Vec::new(),
+            refreshed_blocks: 0,
             timed: TimedWorkload::default(),
             ns_start_bytes: model
                 .namespace_bytes
@@ -710,7 +718,7 @@ impl Ssd {
         while steps < MAX_BACKGROUND_STEPS {
             steps += 1;
             self.ops.clear();
-            if !self.ftl.background_step(&mut self.ops) {
+            if !self.ftl.background_step(&mut self.ops) && !self.refresh_step() {
                 self.bg_done = true;
                 break;
             }
@@ -725,6 +733,39 @@ impl Ssd {
         }
         self.ops.clear();
         self.bg_cursor_ns = t;
+    }
+
+    /// One block of the firmware's data refresh, as idle work: after a power-off, the first
+    /// idle time scans every block for data past half its retention time and not yet lost
+    /// (the share at which reads start needing retries) and queues them; each step rewrites
+    /// one. Data already lost is left (reads of it keep failing). Returns whether it moved a
+    /// block.
+    fn refresh_step(&mut self) -> bool {
+        if std::mem::take(&mut self.refresh_pending) {
+            let now = self.clock_ns + self.aging_ns;
+            let r = self.model.retention;
+            let pe = f64::from(self.model.geometry.pe_cycles);
+            let counts = self.ftl.erase_counts();
+            self.refresh_queue = (0..counts.len() as u32)
+                .rev()
+                .filter(|&b| {
+                    let age_days =
+                        now.saturating_sub(self.written_aging_ns[b as usize]) as f64 / 86_400e9;
+                    let wear = f64::from(counts[b as usize]) / pe;
+                    matches!(
+                        flashlab_media::retention::read_retries(&r, wear, age_days),
+                        Some(n) if n > 0
+                    )
+                })
+                .collect();
+        }
+        while let Some(b) = self.refresh_queue.pop() {
+            if self.ftl.refresh(b, &mut self.ops) {
+                self.refreshed_blocks += 1;
+                return true;
+            }
+        }
+        false
     }
 
     /// Background GC beside host commands: while fewer blocks than the background threshold
@@ -755,7 +796,7 @@ impl Ssd {
     /// IUs moved by GC, folding and wear levelling so far.
     fn relocated_ius(&self) -> u64 {
         let c = self.ftl.counters();
-        c.gc_copied_ius + c.slc_folded_ius + c.wear_level_moved_ius
+        c.gc_copied_ius + c.slc_folded_ius + c.wear_level_moved_ius + c.refreshed_ius
     }
 
     fn accept(&mut self, now_ns: u64) -> u64 {

@@ -64,6 +64,9 @@ pub enum OpCause {
     Gc,
     SlcFold,
     WearLevel,
+    /// Rewriting data that has aged towards the end of its retention time (see
+    /// [`Ftl::refresh`]).
+    Refresh,
     /// A parity page of host data (die-level parity: `FtlConfig::parity_stripe_pages`).
     Parity,
 }
@@ -114,6 +117,8 @@ pub struct FtlCounters {
     pub slc_read_hits: u64,
     pub slc_folded_ius: u64,
     pub wear_level_moved_ius: u64,
+    /// IUs rewritten because their data had aged ([`Ftl::refresh`]).
+    pub refreshed_ius: u64,
     /// Parity pages programmed (counted in `nand_program_pages` and `nand_write_ius` too).
     pub parity_program_pages: u64,
     /// Times a write stream passed over a unit whose stripe slot had no block it could

@@ -236,6 +236,7 @@ impl Ftl {
         match cause {
             OpCause::SlcFold => self.counters.slc_folded_ius += copied,
             OpCause::WearLevel => self.counters.wear_level_moved_ius += copied,
+            OpCause::Refresh => self.counters.refreshed_ius += copied,
             _ => self.counters.gc_copied_ius += copied,
         }
         if !self.cfg.power_loss_protection {

@@ -45,6 +45,26 @@ impl Ftl {
         false
     }
 
+    /// Rewrite the data of closed block `b` elsewhere (the device found it aging towards the
+    /// end of its retention time: the firmware's data refresh), as wear levelling moves a
+    /// block. Returns false, doing nothing, if `b` holds no closed data or too few blocks are
+    /// free to move a whole block.
+    pub fn refresh(&mut self, b: u32, ops: &mut Vec<NandOp>) -> bool {
+        let Some(info) = self.blocks.info.get(b as usize) else {
+            return false;
+        };
+        if info.is_static
+            || info.state != BlockState::Closed
+            || info.valid == 0
+            || self.blocks.free_count(Pool::Native) <= self.geo.units + 1
+        {
+            return false;
+        }
+        self.relocate(b, OpCause::Refresh, StreamId::Gc, ops);
+        self.after_op();
+        true
+    }
+
     /// Queue the least-erased closed native blocks whose erase count trails the most-erased
     /// native block by more than the threshold (coldest popped first; ties: lowest id).
     fn scan_cold_blocks(&mut self) {

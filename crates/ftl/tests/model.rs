@@ -33,6 +33,10 @@ enum Op {
     Background {
         steps: u32,
     },
+    /// The device's data refresh rewrites a block (any id: most are not closed data).
+    Refresh {
+        block: u32,
+    },
     PowerLoss,
     Format,
 }
@@ -148,6 +152,7 @@ fn op(user: u32) -> impl Strategy<Value = Op> {
         2 => (0..user).prop_map(|lpn| Op::Read { lpn }),
         2 => Just(Op::Flush),
         2 => (1u32..40).prop_map(|steps| Op::Background { steps }),
+        1 => (0u32..200).prop_map(|block| Op::Refresh { block }),
         2 => Just(Op::PowerLoss),
         1 => Just(Op::Format),
     ]
@@ -283,6 +288,14 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     if !ftl.background_step(&mut nand) {
                         break;
                     }
+                }
+            }
+            Op::Refresh { block } => {
+                // Moves a closed block's data elsewhere, or does nothing: the reads after it
+                // check that every IU still returns what was written last.
+                let moved = ftl.counters().refreshed_ius;
+                if !ftl.refresh(block, &mut nand) {
+                    assert_eq!(ftl.counters().refreshed_ius, moved);
                 }
             }
             Op::PowerLoss => {

@@ -337,6 +337,10 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     assert!(after < 0.5 * before, "{after} vs {before}");
     // The whole user capacity (900 MB in whole 4 KiB IUs).
     assert_eq!(value(&d, "read_bytes_after_power_off"), 899_997_696.0);
+    // Half an hour idle: the firmware rewrites the aged blocks and reads are fast again.
+    assert!(value(&d, "refreshed_blocks_in_idle") > 0.0);
+    let refreshed = value(&d, "read_bw_after_idle");
+    assert!(refreshed > 2.0 * after, "{refreshed} vs {after}");
 
     // Past the retention time the first read of the worn data fails, as fio's would (EIO).
     opts.endurance.power_off_days = Some(200.0);
@@ -347,6 +351,8 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     assert_eq!(last.name, "read-after-power-off");
     let j: serde_json::Value = serde_json::from_str(last.fio_json.as_ref().unwrap()).unwrap();
     assert_eq!(j["jobs"][0]["error"], 5);
+    // Lost data stays lost: no refresh and no third read.
+    assert!(d.results.iter().all(|m| m.name != "read_bw_after_idle"));
 
     // A storage temperature needs a power-off.
     opts.endurance.power_off_days = None;

@@ -120,8 +120,9 @@ impl Ssd {
             + self.readbuf.memory_bytes() as u64
             // The controller's energy meters grow with simulated time (8 bytes per window).
             + (self.host_meter.memory_bytes() + self.active_meter.memory_bytes()) as u64
-            // The aging clock of each block's data.
+            // The aging clock of each block's data, and the blocks queued for refresh.
             + self.written_aging_ns.capacity() as u64 * 8
+            + self.refresh_queue.capacity() as u64 * 4
     }
 
     /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
@@ -153,6 +154,9 @@ impl Ssd {
         self.aging_ns = self
             .aging_ns
             .saturating_add((reference_days * 86_400e9).min(u64::MAX as f64 / 2.0) as u64);
+        // Powered on again, the firmware looks for aged data once the host leaves it idle.
+        self.refresh_pending = true;
+        self.bg_done = false;
     }
 
     /// Reset the timed-workload indicators now (Intel's SMART EXECUTE OFFLINE IMMEDIATE
@@ -253,6 +257,8 @@ impl Ssd {
                 // good (NVMe's media and data integrity errors).
                 "read_retries": self.read_retries,
                 "media_errors": self.media_errors,
+                // Blocks the firmware rewrote after a power-off because their data had aged.
+                "refreshed_blocks": self.refreshed_blocks,
                 // Intel's timed-workload indicators (SMART E2h, E3h, E4h; see
                 // `Ssd::timed_workload`).
                 "timed_workload_media_wear": timed.0,
@@ -285,6 +291,7 @@ impl Ssd {
                 "slc_read_hits": c.slc_read_hits,
                 "slc_folded_ius": c.slc_folded_ius,
                 "wear_level_moved_ius": c.wear_level_moved_ius,
+                "refreshed_ius": c.refreshed_ius,
                 "parity_program_pages": c.parity_program_pages,
                 "stripe_slots_passed_over": c.stripe_slots_passed_over,
             },
