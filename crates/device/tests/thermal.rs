@@ -76,6 +76,10 @@ fn a_hot_drive_throttles_its_writes_and_reports_it() {
     // the unthrottled power would reach.
     let max = h["max_temperature_c"].as_f64().unwrap();
     assert!((50.0..53.0).contains(&max), "{max}");
+    // A day unpowered: it starts again at the temperature of the air around it.
+    hot.power_off(1.0, 25.0);
+    assert_eq!(health(&hot)["temperature_c"], 30.0);
+    assert_eq!(health(&hot)["thermal_throttling"], false);
 }
 
 #[test]

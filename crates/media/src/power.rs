@@ -136,6 +136,13 @@ impl PowerCap {
         }
     }
 
+    /// The drive was powered off: it has cooled to ambient.
+    pub fn cool(&mut self) {
+        if let Some((t, _)) = &mut self.thermal {
+            t.cool();
+        }
+    }
+
     /// The temperature so far (None without a thermal model).
     pub fn thermal_state(&self) -> Option<ThermalState> {
         self.thermal.as_ref().map(|(t, _)| t.state())

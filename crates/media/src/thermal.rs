@@ -90,6 +90,12 @@ impl Thermal {
     pub fn state(&self) -> ThermalState {
         self.state
     }
+
+    /// The drive was off long enough to cool to the air around it.
+    pub fn cool(&mut self) {
+        self.state.temperature_c = self.model.ambient_c;
+        self.state.throttled = false;
+    }
 }
 
 #[cfg(test)]
@@ -157,6 +163,18 @@ mod tests {
         }
         assert!(t.state().temperature_c <= 70.0);
         assert!(t.state().throttled_ns > 0.0);
+    }
+
+    #[test]
+    fn a_drive_powered_off_starts_again_at_ambient() {
+        let mut t = Thermal::new(model(), 1.0, 1.0);
+        while !t.state().throttled {
+            t.step(MS10, pj(9.0));
+        }
+        t.cool();
+        let s = t.state();
+        assert_eq!(s.temperature_c, 30.0);
+        assert!(!s.throttled && s.throttle_transitions == 1);
     }
 
     #[test]

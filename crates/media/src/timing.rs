@@ -306,6 +306,13 @@ impl NandTiming {
         self.capped = true;
     }
 
+    /// The drive was powered off: it has cooled to the air around it.
+    pub fn cool(&mut self) {
+        if let Some(c) = self.power.as_mut().and_then(|p| p.cap.as_mut()) {
+            c.cool();
+        }
+    }
+
     /// The drive's temperature so far (None without [`Self::set_thermal`]).
     pub fn thermal_state(&self) -> Option<ThermalState> {
         self.power.as_ref()?.cap.as_ref()?.thermal_state()

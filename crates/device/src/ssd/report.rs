@@ -154,8 +154,10 @@ impl Ssd {
         self.aging_ns = self
             .aging_ns
             .saturating_add((reference_days * 86_400e9).min(u64::MAX as f64 / 2.0) as u64);
-        // Powered on again, the firmware looks for aged data once the host leaves it idle.
+        // Powered on again, the firmware looks for aged data once the host leaves it idle; the
+        // drive starts out at the temperature of the air around it.
         self.refresh_pending = true;
+        self.media.cool();
         self.bg_done = false;
     }
 
