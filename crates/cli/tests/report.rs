@@ -88,6 +88,19 @@ fn find_browser() -> Option<PathBuf> {
     })
 }
 
+/// The browser to check reports in; without one, a notice and `None` (the test passes),
+/// unless `FLASHLAB_REQUIRE_BROWSER=1`, when it fails.
+fn browser_or_skip() -> Option<PathBuf> {
+    let browser = find_browser();
+    if browser.is_none() {
+        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
+            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
+        }
+        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+    }
+    browser
+}
+
 /// Load `page` in headless Chromium: the DOM after its scripts ran, and the browser's log.
 fn load_in_browser(browser: &Path, page: &Path) -> (String, String) {
     // Tests run on parallel threads of one process: each load gets its own profile and
@@ -147,11 +160,7 @@ fn load_in_browser(browser: &Path, page: &Path) -> (String, String) {
 
 #[test]
 fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
-    let Some(browser) = find_browser() else {
-        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
-        }
-        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let (odd_name, odd_path) = odd_device();
@@ -248,11 +257,7 @@ fn browser_check(browser: &Path, page: &Path) -> (String, Vec<String>) {
 
 #[test]
 fn app_profiles_report_draws_every_curve() {
-    let Some(browser) = find_browser() else {
-        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
-        }
-        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let page = scratch("report-app-profiles.html");
@@ -304,11 +309,7 @@ fn app_profiles_report_draws_every_curve() {
 /// log axis) and a sustained write on a drive that throttles (its temperature per interval).
 #[test]
 fn wear_out_and_thermal_reports_draw_every_point() {
-    let Some(browser) = find_browser() else {
-        if std::env::var("FLASHLAB_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("FLASHLAB_REQUIRE_BROWSER=1 but no chromium on PATH");
-        }
-        eprintln!("SKIPPED: no chromium on PATH; the HTML report was not checked in a browser");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let runs: [(&str, &[&str], &str); 2] = [

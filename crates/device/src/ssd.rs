@@ -181,7 +181,7 @@ pub struct Ssd {
     /// Aging the data has had beyond the power-on clock, in ns at the retention's reference
     /// temperature: power-off periods (`Ssd::power_off`), scaled by Arrhenius's law.
     aging_ns: u64,
-    /// Per block, the aging clock (`clock_ns + aging_ns`) when its first page was programmed:
+    /// Per block, the aging clock (`clock_ns + aging_ns`) when a stream took it to write into:
     /// its data is at most that old.
     written_aging_ns: Vec<u64>,
     /// A read of the current command found data past its retention (see `Ssd::page_read`).
@@ -265,6 +265,7 @@ impl Ssd {
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
+        ftl.note_opened_blocks();
         let f = &model.ftl;
         // What a victim's erase frees: its data IUs (parity pages hold none).
         let block_ius = data_pages(f.pages_per_block, f.parity_stripe_pages) * f.ius_per_page;
@@ -462,13 +463,11 @@ impl Ssd {
         let mut rmw_done = start_ns;
         // Taken out for the loop: the ops are read while `self` is borrowed mutably.
         let ops = std::mem::take(&mut self.ops);
-        // A block's data is as old as its first page (the retention of aged data).
+        // A block's data is as old as the time it was taken to write into (the retention of
+        // aged data).
         let aging_now = start_ns + self.aging_ns;
-        for op in ops.iter() {
-            if op.kind == NandOpKind::Program && op.page == 0 {
-                self.written_aging_ns[op.block as usize] = aging_now;
-            }
-        }
+        let written = &mut self.written_aging_ns;
+        self.ftl.take_opened(|b| written[b as usize] = aging_now);
         let mut i = 0;
         while i < ops.len() {
             let op = &ops[i];

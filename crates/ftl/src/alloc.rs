@@ -176,11 +176,15 @@ impl Ftl {
         end: FreeEnd,
         own_unit: bool,
     ) -> Option<u32> {
-        if own_unit {
+        let b = if own_unit {
             self.blocks.take_free_on_unit(pool, unit, slc, end)
         } else {
             self.blocks.take_free_at(pool, unit, slc, end)
+        };
+        if let (Some(b), Some(opened)) = (b, self.opened.as_mut()) {
+            opened.push(b);
         }
+        b
     }
 
     /// [`Self::route_host_write`], with the next page of the stream the IU goes to placed by

@@ -168,6 +168,9 @@ pub struct Ftl {
     /// The device carries relocation erases out later and reports each (see
     /// [`Ftl::defer_erases`]).
     erases_deferred: bool,
+    /// Blocks taken into a stream since the device last asked (see [`Ftl::note_opened_blocks`]),
+    /// or None when nobody asks.
+    opened: Option<Vec<u32>>,
 }
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
@@ -243,6 +246,7 @@ impl Ftl {
             check_countdown: 1,
             check_interval: 1,
             erases_deferred: false,
+            opened: None,
         })
     }
 
@@ -252,6 +256,21 @@ impl Ftl {
     /// once, so that host writes do not wait for erases it has not carried out yet.
     pub fn defer_erases(&mut self) {
         self.erases_deferred = true;
+    }
+
+    /// From now on note each block a stream takes to write into, for [`Ftl::take_opened`]
+    /// (a device that keeps the age of each block's data asks after every operation).
+    pub fn note_opened_blocks(&mut self) {
+        self.opened.get_or_insert_with(Vec::new);
+    }
+
+    /// The blocks taken to write into since the last call, handed to `f`; forgotten after.
+    pub fn take_opened(&mut self, mut f: impl FnMut(u32)) {
+        if let Some(opened) = &mut self.opened {
+            for b in opened.drain(..) {
+                f(b);
+            }
+        }
     }
 
     /// Whether `block` belongs to the static SLC cache (erasing it frees an SLC block; erasing

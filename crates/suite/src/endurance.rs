@@ -374,16 +374,17 @@ fn power_off_and_read(
     };
     let health = |s: &Session, k: &str| s.counters_json()["health"][k].as_f64().unwrap_or(0.0);
     let read_bw = |run: &RunResult| bw_bytes_per_s(run, DDIR_READ);
+    let step_measures = |run: &RunResult| {
+        vec![measure(
+            "read_bw_bytes_per_s",
+            Unit::BytesPerS,
+            read_bw(run),
+        )]
+    };
     let before = s.job(
         "read-before-power-off",
         &text("read-before-power-off"),
-        &|run| {
-            vec![measure(
-                "read_bw_bytes_per_s",
-                Unit::BytesPerS,
-                bw_bytes_per_s(run, DDIR_READ),
-            )]
-        },
+        &step_measures,
     )?;
     let retries_before = health(s, "read_retries");
     if !s.power_off(days, storage_c) {
@@ -393,35 +394,13 @@ fn power_off_and_read(
             valid: "a simulated single drive (not a storage system or a real target)".into(),
         });
     }
-    let (after, lost) = match s.job(
+    // Data past its retention time: the read stops there, as fio's does.
+    let (after, lost) = job_through_io_error(
+        s,
         "read-after-power-off",
         &text("read-after-power-off"),
-        &|run| {
-            vec![measure(
-                "read_bw_bytes_per_s",
-                Unit::BytesPerS,
-                bw_bytes_per_s(run, DDIR_READ),
-            )]
-        },
-    ) {
-        Ok(run) => (run, false),
-        Err(SuiteError::Run {
-            error,
-            device,
-            step,
-        }) => match *error {
-            // Data past its retention time: the read stops there, as fio's does.
-            flashlab_runner::RunError::Io { result, .. } => (*result, true),
-            other => {
-                return Err(SuiteError::Run {
-                    device,
-                    step,
-                    error: Box::new(other),
-                })
-            }
-        },
-        Err(other) => return Err(other),
-    };
+        &step_measures,
+    )?;
     let reads_after = after
         .jobs
         .iter()
@@ -435,13 +414,7 @@ fn power_off_and_read(
         None
     } else {
         s.idle("idle-after-power-off", REFRESH_IDLE_NS);
-        Some(s.job("read-after-idle", &text("read-after-idle"), &|run| {
-            vec![measure(
-                "read_bw_bytes_per_s",
-                Unit::BytesPerS,
-                bw_bytes_per_s(run, DDIR_READ),
-            )]
-        })?)
+        Some(s.job("read-after-idle", &text("read-after-idle"), &step_measures)?)
     };
     let mut m = vec![
         measure("power_off_days", Unit::Ratio, days),
@@ -499,6 +472,33 @@ fn value_of(m: &[Measure], name: &str) -> f64 {
     m.iter().find(|x| x.name == name).map_or(0.0, |x| x.value)
 }
 
+/// Run job `name` (see [`Session::job`]); a job the drive stopped with an I/O error (a write
+/// refused as read-only, data that could not be read back) counts as run as far as it got,
+/// as fio's does: its result and `true`.
+fn job_through_io_error(
+    s: &mut Session,
+    name: &str,
+    text: &str,
+    measures: &dyn Fn(&RunResult) -> Vec<Measure>,
+) -> Result<(RunResult, bool), SuiteError> {
+    match s.job(name, text, measures) {
+        Ok(run) => Ok((run, false)),
+        Err(SuiteError::Run {
+            device,
+            step,
+            error,
+        }) => match *error {
+            flashlab_runner::RunError::Io { result, .. } => Ok((*result, true)),
+            other => Err(SuiteError::Run {
+                device,
+                step,
+                error: Box::new(other),
+            }),
+        },
+        Err(other) => Err(other),
+    }
+}
+
 /// Rounds of the workload (`text` gives a round's job) until the drive refuses a write as
 /// read-only, or until `limit` x `rated_tbw_bytes` of host writes without that; each round's
 /// wear joins `curve`. Returns host bytes written since new (the fill included) at the first
@@ -516,28 +516,11 @@ fn run_to_read_only(
     while !curve.last().is_some_and(|w| w.read_only) && host < limit {
         round += 1;
         let name = format!("wear-out-{round:04}");
-        let written_now = match s.job(&name, &text(&name), &|run| {
+        // The drive refused a write: the round's result stops there.
+        let (run, _) = job_through_io_error(s, &name, &text(&name), &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-        }) {
-            Ok(run) => written(&run),
-            Err(SuiteError::Run {
-                device,
-                step,
-                error,
-            }) => match *error {
-                // The drive refused a write: the round's result stops there.
-                flashlab_runner::RunError::Io { result, .. } => written(&result),
-                other => {
-                    return Err(SuiteError::Run {
-                        device,
-                        step,
-                        error: Box::new(other),
-                    })
-                }
-            },
-            Err(other) => return Err(other),
-        };
-        host += written_now;
+        })?;
+        host += written(&run);
         curve.push(wear(s, d, host));
     }
     Ok(wear_out_measures(curve, rated_tbw_bytes))

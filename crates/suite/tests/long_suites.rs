@@ -1,7 +1,7 @@
 //! The wsat, recovery, op-sweep and endurance suites on the tiny test drive with short
 //! settings: the properties each suite exists to show must come out of the model.
 
-use flashlab_device::load_device_config;
+use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{
     render_json, run_on_device, run_suite_with, DeviceReport, EnduranceWorkload, RecoveryVariant,
@@ -238,9 +238,10 @@ fn endurance_sequential_wa_is_one_and_random_is_higher() {
 
 /// `--until-read-only`: rounds go on after the measured interval until the drive refuses a
 /// write; the milestones come in order and the spare only falls.
-#[test]
-fn endurance_until_read_only_finds_the_wear_out_milestones() {
-    let cfg = load_device_config(
+/// The tiny drive rated for 30 P/E cycles with a 3% bad-block reserve: it wears out in
+/// seconds of simulation.
+fn wearing_tiny() -> DeviceConfig {
+    load_device_config(
         "tiny-test-1gb",
         &[
             ("nand.pe_cycles".into(), "30".into()),
@@ -248,7 +249,12 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
             ("capacity.user".into(), "900MB".into()),
         ],
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn endurance_until_read_only_finds_the_wear_out_milestones() {
+    let cfg = wearing_tiny();
     let mut opts = SuiteOptions::default();
     opts.endurance.workload = EnduranceWorkload::Random4k;
     opts.endurance.until_read_only = true;
@@ -310,15 +316,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
 
 #[test]
 fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
-    let cfg = load_device_config(
-        "tiny-test-1gb",
-        &[
-            ("nand.pe_cycles".into(), "30".into()),
-            ("nand.bad_block_reserve".into(), "0.03".into()),
-            ("capacity.user".into(), "900MB".into()),
-        ],
-    )
-    .unwrap();
+    let cfg = wearing_tiny();
     let mut opts = SuiteOptions::default();
     opts.endurance.workload = EnduranceWorkload::Random4k;
     opts.endurance.until_read_only = true;
