@@ -38,6 +38,10 @@ pub struct IoRequest {
     pub len_bytes: u64,
     /// Force unit access: the write completes only once durable on media.
     pub fua: bool,
+    /// Share of a write's data a compressor can remove, in percent: 0 for random data (fio's
+    /// default buffers), 100 for zeros (`zero_buffers`); fio's `buffer_compress_percentage`.
+    /// Only a drive that compresses (`controller.compression_granule`) sees a difference.
+    pub compressible_percent: u8,
 }
 
 impl IoRequest {
@@ -47,6 +51,7 @@ impl IoRequest {
             offset_bytes,
             len_bytes,
             fua: false,
+            compressible_percent: 0,
         }
     }
     pub fn write(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -55,6 +60,7 @@ impl IoRequest {
             offset_bytes,
             len_bytes,
             fua: false,
+            compressible_percent: 0,
         }
     }
     pub fn trim(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -63,7 +69,13 @@ impl IoRequest {
             offset_bytes,
             len_bytes,
             fua: false,
+            compressible_percent: 0,
         }
+    }
+    /// This write with data a compressor can shrink by `percent` (clamped to 100).
+    pub fn with_compressible_percent(mut self, percent: u8) -> Self {
+        self.compressible_percent = percent.min(100);
+        self
     }
     pub fn flush() -> Self {
         Self {
@@ -71,6 +83,7 @@ impl IoRequest {
             offset_bytes: 0,
             len_bytes: 0,
             fua: false,
+            compressible_percent: 0,
         }
     }
 

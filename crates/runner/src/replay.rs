@@ -317,6 +317,8 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             offset_bytes,
             len_bytes,
             fua: false,
+            // Block traces carry no data: as fio's default buffers, incompressible.
+            compressible_percent: 0,
         };
         let t = &mut self.tally;
         if t.first_trace_ns.is_none() {

@@ -722,6 +722,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 offset_bytes: io.offset_bytes,
                 len_bytes: io.len_bytes,
                 fua,
+                compressible_percent: 0,
             };
             let target = c.target;
             if let Some(next) = c.draw_ahead() {
@@ -732,6 +733,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         offset_bytes: next.offset_bytes,
                         len_bytes: next.len_bytes,
                         fua: false,
+                        compressible_percent: 0,
                     },
                 );
             }
