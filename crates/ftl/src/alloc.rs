@@ -61,6 +61,10 @@ pub(crate) struct Stream {
     pub cause: OpCause,
     /// One record per slot of the current page.
     pub undo: Vec<Undo>,
+    /// IUs a compressed write deallocated (its data took fewer IUs than before) while that
+    /// data waits in this stream's current page: `prev` is the durable copy, valid until the
+    /// page is programmed, so a power loss can bring it back (see [`Ftl::write_compressed`]).
+    pub trims: Vec<Undo>,
 }
 
 impl Stream {
@@ -76,6 +80,7 @@ impl Stream {
             fill: 0,
             cause,
             undo: vec![NO_UNDO; ius_per_page as usize],
+            trims: Vec::new(),
         }
     }
 }
@@ -352,6 +357,15 @@ impl Ftl {
                     self.invalidate(rec.prev);
                 }
             }
+        }
+        if undo && !self.streams[si].trims.is_empty() {
+            let trims = std::mem::take(&mut self.streams[si].trims);
+            for rec in &trims {
+                self.invalidate(rec.prev);
+            }
+            // Keep the allocation for the next page's records.
+            self.streams[si].trims = trims;
+            self.streams[si].trims.clear();
         }
         self.emit_program(si, ops);
     }

@@ -222,6 +222,24 @@ impl Ftl {
                     );
                 }
             }
+            for rec in &st.trims {
+                ensure!(!self.cfg.power_loss_protection, "trim record with PLP");
+                ensure!(
+                    matches!(s, StreamId::Host | StreamId::Slc) && st.cur_block != NIL,
+                    "trim record in stream {s:?} without an unprogrammed page"
+                );
+                ensure!(
+                    self.map.l2p[rec.lpn as usize] == UNMAPPED,
+                    "trim record for IU {} but it is mapped",
+                    rec.lpn
+                );
+                ensure!(
+                    self.map.p2l[rec.prev as usize] == rec.lpn && !self.is_pending(rec.prev),
+                    "copy {} kept by the trim record of IU {} is not valid and durable",
+                    rec.prev,
+                    rec.lpn
+                );
+            }
             if !self.cfg.power_loss_protection && matches!(s, StreamId::Gc | StreamId::Fold) {
                 ensure!(
                     st.fill == 0,
@@ -264,6 +282,7 @@ impl Ftl {
                     let st = &self.streams[s as usize];
                     st.undo[..st.fill as usize]
                         .iter()
+                        .chain(&st.trims)
                         .any(|r| r.lpn == lpn && r.prev == ppa)
                 });
                 ensure!(
@@ -311,7 +330,10 @@ impl Ftl {
         }
         let shadows: u64 = [StreamId::Host, StreamId::Slc]
             .iter()
-            .flat_map(|&s| self.streams[s as usize].undo.iter())
+            .flat_map(|&s| {
+                let st = &self.streams[s as usize];
+                st.undo.iter().chain(&st.trims)
+            })
             .filter(|r| r.lpn != NIL && r.prev != UNMAPPED)
             .count() as u64;
         ensure!(

@@ -149,6 +149,12 @@ impl Ftl {
                 prev = self.streams[ps as usize].undo[pslot as usize].prev;
                 self.streams[ps as usize].undo[pslot as usize] = NO_UNDO;
                 self.invalidate(old);
+            } else if old == UNMAPPED {
+                // Deallocated by a compressed write not yet durable: its durable copy is
+                // shadowed by this write instead.
+                if let Some(p) = self.take_trim_record(lpn) {
+                    prev = p;
+                }
             }
             self.streams[s as usize].undo[slot as usize] = crate::alloc::Undo { lpn, prev };
         }
@@ -163,6 +169,123 @@ impl Ftl {
         }
         self.seq += 1;
         self.finish_slot(s, ops);
+    }
+
+    /// Host write of one compression unit: the `span` IUs from `first` hold data that a
+    /// compressing controller stored in `stored` IUs (1 to `span`), the rest of the unit
+    /// deallocated. With `partial` the host wrote only part of the unit, so its old contents
+    /// are read first (every page holding a mapped IU of it) to be merged and compressed
+    /// again.
+    ///
+    /// Without PLP the deallocation is not durable before the stored IUs are: until their
+    /// page is programmed the old copies of the deallocated IUs stay valid (a trim record of
+    /// the stream), and a power loss maps them back, so the unit reads as its old data
+    /// rather than torn.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_compressed<F: Fn(u32) -> u64>(
+        &mut self,
+        first: Lpn,
+        stored: u32,
+        span: u32,
+        partial: bool,
+        version: u32,
+        ops: &mut Vec<NandOp>,
+        free_at_ns: Option<&F>,
+    ) {
+        assert!(
+            (1..=span).contains(&stored),
+            "a compression unit of {span} IUs stores 1 to {span} of them, not {stored}"
+        );
+        self.assert_range(first, span);
+        if partial {
+            self.read_unit_for_merge(first, span, ops);
+        }
+        for i in 0..stored {
+            self.write_one(first + i, false, version, ops, free_at_ns);
+        }
+        let head = self.map.l2p[(first + stored - 1) as usize];
+        // The stream whose unprogrammed page holds the new data, if it is not durable yet.
+        let waiting = (!self.cfg.power_loss_protection && self.is_pending(head))
+            .then(|| self.pending_record(head).0);
+        for lpn in first + stored..first + span {
+            self.deallocate_behind(lpn, waiting);
+        }
+        self.after_op();
+    }
+
+    /// Read-modify-write reads of a compression unit: one read per page holding mapped IUs
+    /// of it (the IUs of a unit are written together, so mostly one page).
+    fn read_unit_for_merge(&mut self, first: Lpn, span: u32, ops: &mut Vec<NandOp>) {
+        let mut last_page = u32::MAX;
+        for lpn in first..first + span {
+            let p = self.map.l2p[lpn as usize];
+            if p == UNMAPPED || self.is_pending(p) {
+                continue;
+            }
+            let page_global = self.ipp_div.div(p);
+            if page_global == last_page {
+                if let Some(op) = ops.last_mut() {
+                    op.ius += 1;
+                }
+                continue;
+            }
+            last_page = page_global;
+            let (block, page) = self.ppb_div.div_rem(page_global);
+            ops.push(NandOp {
+                kind: NandOpKind::Read,
+                cause: OpCause::ReadModifyWrite,
+                block,
+                page,
+                ius: 1,
+                slc: self.blocks.info[block as usize].slc,
+            });
+            self.counters.rmw_reads += 1;
+            self.counters.nand_read_pages += 1;
+        }
+    }
+
+    /// Deallocate `lpn` as part of a compressed write whose data waits in stream `waiting`'s
+    /// current page (None: already durable, so the deallocation is durable at once).
+    fn deallocate_behind(&mut self, lpn: Lpn, waiting: Option<StreamId>) {
+        let cur = self.map.l2p[lpn as usize];
+        if cur == UNMAPPED {
+            // Nothing mapped; a trim record of an earlier write, if any, stays: neither
+            // write is durable yet.
+            return;
+        }
+        let Some(s) = waiting else {
+            // As a host trim, without counting one.
+            self.trim(lpn, 1);
+            self.counters.host_trim_ius -= 1;
+            return;
+        };
+        let mut prev = cur;
+        if self.is_pending(cur) {
+            let (ps, pslot) = self.pending_record(cur);
+            prev = self.streams[ps as usize].undo[pslot as usize].prev;
+            self.streams[ps as usize].undo[pslot as usize] = NO_UNDO;
+            self.invalidate(cur);
+        }
+        if prev != UNMAPPED {
+            self.streams[s as usize]
+                .trims
+                .push(crate::alloc::Undo { lpn, prev });
+        }
+        self.map.l2p[lpn as usize] = UNMAPPED;
+        self.map.mapped -= 1;
+    }
+
+    /// Remove the trim record of `lpn` (see [`Self::write_compressed`]), returning the durable
+    /// copy it kept valid. Without records (every drive that does not compress) no search.
+    #[inline]
+    fn take_trim_record(&mut self, lpn: Lpn) -> Option<u32> {
+        for s in [StreamId::Host, StreamId::Slc] {
+            let trims = &mut self.streams[s as usize].trims;
+            if let Some(i) = trims.iter().position(|r| r.lpn == lpn) {
+                return Some(trims.swap_remove(i).prev);
+            }
+        }
+        None
     }
 
     /// Write one IU of the controller's own metadata (a translation page of a paged map,
@@ -259,6 +382,10 @@ impl Ftl {
             self.counters.host_trim_ius += 1;
             let cur = self.map.l2p[lpn as usize];
             if cur == UNMAPPED {
+                // A compressed write's pending deallocation becomes durable now.
+                if let Some(prev) = self.take_trim_record(lpn) {
+                    self.invalidate(prev);
+                }
                 continue;
             }
             if !self.cfg.power_loss_protection && self.is_pending(cur) {
@@ -312,6 +439,13 @@ impl Ftl {
                 if rec.prev == UNMAPPED {
                     self.map.mapped -= 1;
                 }
+            }
+            // IUs a lost compressed write deallocated map to their durable copies again.
+            let trims = std::mem::take(&mut self.streams[s as usize].trims);
+            for rec in &trims {
+                debug_assert_eq!(self.map.l2p[rec.lpn as usize], UNMAPPED);
+                self.map.l2p[rec.lpn as usize] = rec.prev;
+                self.map.mapped += 1;
             }
             // The page was never programmed: it is still erased and is reused from slot 0.
             self.streams[s as usize].fill = 0;
@@ -374,6 +508,74 @@ pub(crate) fn prefetch_read<T>(_p: &T) {}
 mod tests {
     use crate::config::tests::small;
     use crate::{Ftl, NandOpKind, ReadLocation};
+
+    #[test]
+    fn a_compressed_unit_takes_only_the_ius_its_data_needs() {
+        let mut cfg = small();
+        cfg.ius_per_page = 4;
+        let mut ftl = Ftl::new(cfg).unwrap();
+        let mut ops = Vec::new();
+        let none: Option<&fn(u32) -> u64> = None;
+        // Units of 4 IUs: incompressible data fills them, half-compressible data takes 2.
+        for unit in 0..8 {
+            ftl.write_compressed(unit * 4, 4, 4, false, 1, &mut ops, none);
+        }
+        for unit in 0..8 {
+            ftl.write_compressed(unit * 4, 2, 4, false, 2, &mut ops, none);
+        }
+        ftl.flush(&mut ops);
+        ftl.check_invariants();
+        assert_eq!(ftl.mapped_ius(), 16);
+        assert_eq!(ftl.read(6), ReadLocation::Unmapped);
+        assert!(matches!(ftl.read(5), ReadLocation::Nand { .. }));
+        let c = ftl.counters();
+        assert_eq!((c.host_write_ius, c.nand_write_ius), (48, 48));
+        assert_eq!(
+            c.host_trim_ius, 0,
+            "a compressed write's deallocation is no host trim"
+        );
+        // Part of unit 1 rewritten: its two stored IUs share a page, read once to merge.
+        ops.clear();
+        ftl.write_compressed(4, 3, 4, true, 3, &mut ops, none);
+        let rmw: Vec<_> = ops
+            .iter()
+            .filter(|o| o.cause == crate::OpCause::ReadModifyWrite)
+            .collect();
+        assert_eq!(rmw.len(), 1);
+        assert_eq!(rmw[0].ius, 2);
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn a_lost_compressed_write_leaves_its_unit_whole() {
+        let mut cfg = small();
+        cfg.ius_per_page = 8;
+        cfg.power_loss_protection = false;
+        cfg.track_versions = true;
+        let mut ftl = Ftl::new(cfg).unwrap();
+        let mut ops = Vec::new();
+        let none: Option<&fn(u32) -> u64> = None;
+        ftl.write_compressed(0, 4, 4, false, 1, &mut ops, none);
+        ftl.write_compressed(4, 4, 4, false, 1, &mut ops, none);
+        ftl.flush(&mut ops);
+        // Unit 0 rewritten compressed to one IU; the page is not programmed when power fails.
+        ftl.write_compressed(0, 1, 4, false, 2, &mut ops, none);
+        assert_eq!(ftl.read_version(3), None);
+        ftl.check_invariants();
+        ftl.power_loss(&mut ops);
+        ftl.check_invariants();
+        for lpn in 0..4 {
+            assert_eq!(ftl.read_version(lpn), Some(1), "IU {lpn}");
+        }
+        // Again, now programmed before the power loss: the deallocation is durable.
+        ftl.write_compressed(0, 1, 4, false, 3, &mut ops, none);
+        ftl.flush(&mut ops);
+        ftl.power_loss(&mut ops);
+        ftl.check_invariants();
+        assert_eq!(ftl.read_version(0), Some(3));
+        assert_eq!(ftl.read_version(1), None);
+        assert_eq!(ftl.mapped_ius(), 5);
+    }
 
     #[test]
     fn metadata_writes_are_nand_writes_not_host_writes_and_get_relocated() {

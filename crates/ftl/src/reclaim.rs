@@ -514,7 +514,7 @@ impl Ftl {
                 r.lpn != crate::lists::NIL
                     && r.prev != crate::mapping::UNMAPPED
                     && self.split(r.prev).0 == b
-            })
+            }) || st.trims.iter().any(|r| self.split(r.prev).0 == b)
         })
     }
 
@@ -529,8 +529,12 @@ impl Ftl {
                 rec.prev = to;
                 return;
             }
+            if let Some(rec) = st.trims.iter_mut().find(|r| r.lpn == lpn && r.prev == from) {
+                rec.prev = to;
+                return;
+            }
         }
-        panic!("FTL invariant broken: P2L of {from} names IU {lpn}, which maps elsewhere and has no undo record");
+        panic!("FTL invariant broken: P2L of {from} names IU {lpn}, which maps elsewhere and has no undo or trim record");
     }
 
     /// One bounded step of background work (idle GC toward `background_free_blocks`, SLC

@@ -39,7 +39,17 @@ enum Op {
     },
     PowerLoss,
     Format,
+    /// A compressing controller's write of compression unit `unit` (of [`SPAN`] IUs), its
+    /// data stored in `stored` of them, the rest deallocated.
+    Compressed {
+        unit: u32,
+        stored: u32,
+        partial: bool,
+    },
 }
+
+/// IUs per compression unit in [`Op::Compressed`].
+const SPAN: u32 = 4;
 
 #[derive(Debug, Clone)]
 struct Flavour {
@@ -155,6 +165,7 @@ fn op(user: u32) -> impl Strategy<Value = Op> {
         1 => (0u32..200).prop_map(|block| Op::Refresh { block }),
         2 => Just(Op::PowerLoss),
         1 => Just(Op::Format),
+        4 => (0..user / SPAN, 1..=SPAN, any::<bool>()).prop_map(|(unit, stored, partial)| Op::Compressed { unit, stored, partial }),
     ]
 }
 
@@ -164,10 +175,14 @@ struct Model {
     /// IUs whose latest write may still sit in an unprogrammed page.
     pending: Vec<u32>,
     version: u32,
+    /// Deallocations by compressed writes not yet durable: (last stored IU, deallocated IU,
+    /// version of the write); durable once that version of the stored IU is.
+    trims: Vec<(u32, u32, u32)>,
 }
 
 impl Model {
     fn write(&mut self, lpn: u32) {
+        self.trims.retain(|t| t.1 != lpn);
         self.cur[lpn as usize] = Some(self.version);
         if !self.pending.contains(&lpn) {
             self.pending.push(lpn);
@@ -184,6 +199,14 @@ impl Model {
             }
             buffered
         });
+        let durable = &mut self.durable;
+        self.trims.retain(|&(head, lpn, v)| {
+            let done = durable[head as usize].is_some_and(|d| d >= v);
+            if done {
+                durable[lpn as usize] = None;
+            }
+            !done
+        });
         assert!(
             self.pending.len() <= max_buffered,
             "{} IUs buffered, at most {max_buffered} fit the open pages",
@@ -194,6 +217,7 @@ impl Model {
     fn all_durable(&mut self) {
         self.durable.clone_from(&self.cur);
         self.pending.clear();
+        self.trims.clear();
     }
 }
 
@@ -209,6 +233,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
         durable: vec![None; user as usize],
         pending: Vec::new(),
         version: 0,
+        trims: Vec::new(),
     };
     let mut nand = Vec::new();
     for op in ops {
@@ -270,6 +295,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     m.durable[lpn as usize] = None;
                 }
                 m.pending.retain(|&l| !(first..first + count).contains(&l));
+                m.trims.retain(|t| !(first..first + count).contains(&t.1));
             }
             Op::Read { lpn } => {
                 let loc = ftl.read(lpn);
@@ -305,8 +331,44 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                 } else {
                     m.cur.clone_from(&m.durable);
                     m.pending.clear();
+                    m.trims.clear();
                 }
                 m.settle(&mut ftl, 0);
+            }
+            Op::Compressed {
+                unit,
+                stored,
+                partial,
+            } => {
+                // Without PLP a compressing drive has no SLC cache (the device refuses the
+                // combination: a unit could be split between the two streams' pages).
+                if !f.plp && slc {
+                    continue;
+                }
+                let first = unit * SPAN;
+                if !f.plp && (first..first + SPAN).any(|l| ftl.read(l) == ReadLocation::Buffered) {
+                    // An earlier version of the unit becoming durable in the middle of the
+                    // write is not what this op checks: settle the unit first.
+                    ftl.flush(&mut nand);
+                    m.settle(&mut ftl, 0);
+                }
+                let placed: Option<&fn(u32) -> u64> = None;
+                ftl.write_compressed(first, stored, SPAN, partial, m.version, &mut nand, placed);
+                for lpn in first..first + stored {
+                    m.write(lpn);
+                }
+                let head = first + stored - 1;
+                for lpn in first + stored..first + SPAN {
+                    m.trims.retain(|t| t.1 != lpn);
+                    m.cur[lpn as usize] = None;
+                    m.pending.retain(|&l| l != lpn);
+                    if f.plp {
+                        m.durable[lpn as usize] = None;
+                    } else {
+                        m.trims.push((head, lpn, m.version));
+                    }
+                }
+                m.settle(&mut ftl, max_buffered);
             }
             Op::Format => {
                 ftl.format(&mut nand);
@@ -349,6 +411,7 @@ proptest! {
                 Op::Trim { first, count: count.min(user - first) }
             }
             Op::Read { lpn } => Op::Read { lpn: lpn % user },
+            Op::Compressed { unit, stored, partial } => Op::Compressed { unit: unit % (user / SPAN), stored, partial },
             ref other => other.clone(),
         };
         let ops: Vec<Op> = ops.iter().map(clip).collect();
