@@ -424,6 +424,11 @@ pub struct ControllerSection {
     /// live in flash and a CLOCK cache of them in DRAM (see `mapcache`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_cache: Option<Size>,
+    /// The controller compresses each IU of written data and stores it in as many granules
+    /// of this size as the compressed data fills (SandForce's DuraWrite); absent: no
+    /// compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_granule: Option<Size>,
 }
 
 /// Eight read-ahead windows: each of the detector's four streams keeps its window and the
@@ -469,6 +474,7 @@ impl Default for ControllerSection {
             read_buffer: default_read_buffer(),
             read_ahead: default_read_ahead(),
             map_cache: None,
+            compression_granule: None,
         }
     }
 }

@@ -200,7 +200,11 @@ pub struct Model {
     /// Size of each namespace in the simulated slice (sums to at most `user_bytes`).
     pub namespace_bytes: Vec<u64>,
     pub user_bytes: u64,
+    /// The FTL's mapping unit: the IU, or on a compressing drive the granule.
     pub iu_bytes: u64,
+    /// On a compressing drive (`controller.compression_granule`), the host IU it compresses
+    /// into `iu_bytes` granules.
+    pub compression_unit_bytes: Option<u64>,
     pub logical_block_bytes: u64,
     pub ftl: FtlConfig,
     /// Static SLC cache of the slice.
@@ -450,6 +454,55 @@ impl DeviceConfig {
     /// The paged map of a slice with `user_ius` of the drive's `full_user_ius` (None when
     /// `controller.map_cache` is absent or holds the whole map). `most_ius`: the most logical
     /// IUs the slice's FTL accepts.
+    /// The FTL's mapping unit and, for a compressing drive, the host IU it compresses:
+    /// (granule, Some(IU)); else (IU, None).
+    fn compression_parts(&self, iu: u64) -> Result<(u64, Option<u64>), KeyError> {
+        let Some(granule) = self.controller.compression_granule else {
+            return Ok((iu, None));
+        };
+        let key = "controller.compression_granule";
+        let g = granule.0;
+        if !g.is_power_of_two() || g < 512 || g > iu / 2 {
+            return Err(key_err(
+                key,
+                size_text(g),
+                "not a granule of the IU",
+                format!(
+                    "a power of two from 512B to half the IU (ftl.iu = {})",
+                    size_text(iu)
+                ),
+            ));
+        }
+        let slc_cache = self.slc_cache.dynamic || self.slc_cache.static_size.0 > 0;
+        // Without PLP a unit's granules could be split between the host and SLC streams'
+        // unprogrammed pages, and a power loss would tear it.
+        if slc_cache && !self.buffer.plp {
+            return Err(key_err(
+                key,
+                size_text(g),
+                "a compressing drive with an SLC cache needs power-loss protection",
+                "buffer.plp = true, or no SLC cache (slc_cache.dynamic = false, slc_cache.static = 0B)",
+            ));
+        }
+        if self.controller.map_cache.is_some() {
+            return Err(key_err(
+                key,
+                size_text(g),
+                "a paged map (controller.map_cache) of compressed granules is not modelled",
+                "no controller.map_cache",
+            ));
+        }
+        if !self.namespaces.is_empty() {
+            return Err(key_err(
+                key,
+                size_text(g),
+                "namespaces on a compressing drive are not modelled",
+                "no namespaces",
+            ));
+        }
+        Ok((g, Some(iu)))
+    }
+
     fn map_cache_model(
         &self,
         iu: u64,
@@ -554,6 +607,8 @@ impl DeviceConfig {
             power,
             max_memory,
         } = self.host_parts(page, &timings)?;
+        // A compressing drive maps granules: from here on its FTL's IU is the granule.
+        let (iu, compression_unit_bytes) = self.compression_parts(iu)?;
         let cap = self.capacity_parts(&full, bits, iu, bad_fraction)?;
         let (plan, slice) = self.choose_slice(full, &cap, bad_fraction, iu, max_memory)?;
         let CapacityParts {
@@ -572,7 +627,11 @@ impl DeviceConfig {
         let geometry = slice.geometry;
         let static_blocks = slice.static_blocks;
         let bad_blocks = slice.bad_blocks;
-        let user_ius = slice.user_ius;
+        // A compressing drive's host sees whole compression units.
+        let user_ius = match compression_unit_bytes {
+            Some(unit) => slice.user_ius / (unit / iu) * (unit / iu),
+            None => slice.user_ius,
+        };
         let user_bytes = user_ius * iu;
         let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
         let raw_ius = geometry.raw_bytes() / iu;
@@ -732,6 +791,7 @@ impl DeviceConfig {
             namespace_bytes,
             user_bytes,
             iu_bytes: iu,
+            compression_unit_bytes,
             logical_block_bytes: lb,
             ftl,
             static_slc_bytes: static_blocks * slc_block_bytes,

@@ -411,6 +411,19 @@ impl Ssd {
 
     #[inline(always)]
     fn link_transfer(&mut self, start_ns: u64, bytes: u64, device_to_host: bool) -> u64 {
+        self.transfer(start_ns, bytes, bytes, device_to_host)
+    }
+
+    /// [`Self::link_transfer`] of `bytes` over the link while the controller's data path
+    /// streams `path_bytes` (fewer on a compressing drive's writes).
+    #[inline(always)]
+    fn transfer(
+        &mut self,
+        start_ns: u64,
+        bytes: u64,
+        path_bytes: u64,
+        device_to_host: bool,
+    ) -> u64 {
         if bytes == 0 {
             return start_ns;
         }
@@ -426,7 +439,9 @@ impl Ssd {
         } else {
             Direction::HostToDevice
         };
-        let dur = self.controller.transfer_ns(dir, bytes, self.link_memo.1);
+        let dur = self
+            .controller
+            .transfer_ns(dir, path_bytes, self.link_memo.1);
         if !self.controller.limits(dir) {
             // Only the link to fit: one search, not a fit and then a booking.
             return self.link[d].book(start_ns, dur) + dur;
@@ -841,6 +856,9 @@ impl Ssd {
     }
 
     fn write(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
+        if let Some(unit) = self.model.compression_unit_bytes {
+            return self.write_compressed(t0, req, unit);
+        }
         let iu = self.model.iu_bytes;
         let first = req.offset_bytes >> self.iu_shift;
         let end = req.offset_bytes + req.len_bytes;
@@ -902,6 +920,77 @@ impl Ssd {
             let (_, rmw_done) = self.schedule_ops(data_ns, true);
             done = done.max(data_ns).max(rmw_done);
             lpn += n;
+        }
+        Ok(done)
+    }
+
+    /// [`Self::write`] on a compressing drive: each IU of `unit_bytes` (a compression unit)
+    /// takes as many granules (the FTL's IUs) as its compressed data fills. The buffer and
+    /// the controller's write data path carry the compressed bytes, the link the host's.
+    fn write_compressed(
+        &mut self,
+        t0: u64,
+        req: &IoRequest,
+        unit_bytes: u64,
+    ) -> Result<u64, DeviceError> {
+        let granule = self.model.iu_bytes;
+        let span = unit_bytes / granule;
+        let unit_shift = unit_bytes.trailing_zeros();
+        let first = req.offset_bytes >> unit_shift;
+        let end = req.offset_bytes + req.len_bytes;
+        let last = (end - 1) >> unit_shift;
+        let head_partial = req.offset_bytes & (unit_bytes - 1) != 0;
+        let tail_partial = end & (unit_bytes - 1) != 0;
+        let stored = stored_granules(unit_bytes, granule, req.compressible_percent);
+        let stored_unit_bytes = stored * granule;
+        let chunk_units = (self.buffer.capacity_bytes() / 4 / stored_unit_bytes).max(1);
+        let mut done = t0;
+        let mut data_ns = t0;
+        let mut unit = first;
+        self.version = self.version.wrapping_add(1);
+        while unit <= last {
+            let n = (last - unit + 1).min(chunk_units);
+            let admitted = self.admit_to_buffer(
+                data_ns,
+                n * stored_unit_bytes,
+                |need_bytes| format!("{need_bytes} more (compressed)"),
+                "a write",
+            )?;
+            self.host.buffer_wait_ns += admitted - data_ns;
+            let host_bytes =
+                ((unit + n) * unit_bytes).min(end) - (unit * unit_bytes).max(req.offset_bytes);
+            data_ns = self.transfer(admitted, host_bytes, host_bytes * stored / span, false);
+            for u in unit..unit + n {
+                let partial = (head_partial && u == first) || (tail_partial && u == last);
+                let lpn = (u * span) as u32;
+                match self.model.host_allocation {
+                    HostAllocation::Striped => self.ftl.write_compressed(
+                        lpn,
+                        stored as u32,
+                        span as u32,
+                        partial,
+                        self.version,
+                        &mut self.ops,
+                        None::<&fn(u32) -> u64>,
+                    ),
+                    HostAllocation::LeastBusy => {
+                        let media = &self.media;
+                        let free_at = |block| media.unit_free_ns(block).max(data_ns);
+                        self.ftl.write_compressed(
+                            lpn,
+                            stored as u32,
+                            span as u32,
+                            partial,
+                            self.version,
+                            &mut self.ops,
+                            Some(&free_at),
+                        );
+                    }
+                }
+            }
+            let (_, rmw_done) = self.schedule_ops(data_ns, true);
+            done = done.max(data_ns).max(rmw_done);
+            unit += n;
         }
         Ok(done)
     }
@@ -1112,9 +1201,11 @@ impl Ssd {
                 self.host.trim_commands += 1;
                 self.bg_done = false;
                 let iu = self.model.iu_bytes;
-                // Only whole IUs are deallocated; partial ones keep their data.
-                let first = req.offset_bytes.div_ceil(iu);
-                let end = (req.offset_bytes + req.len_bytes) / iu;
+                // Only whole IUs are deallocated; partial ones keep their data. A compressing
+                // drive's IU is its compression unit, whose data spans its granules.
+                let unit = self.model.compression_unit_bytes.unwrap_or(iu);
+                let first = req.offset_bytes.div_ceil(unit) * (unit / iu);
+                let end = (req.offset_bytes + req.len_bytes) / unit * (unit / iu);
                 if end > first {
                     self.ftl.trim(first as u32, (end - first) as u32);
                 }
@@ -1180,4 +1271,12 @@ mod queue_cap_tests {
         let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
         assert!((8..4 * 88).contains(&tiny), "{tiny}");
     }
+}
+
+/// Granules (1 to `unit_bytes / granule_bytes`) an IU of `unit_bytes` whose data a compressor
+/// shrinks by `compressible_percent` fills; data that does not shrink is stored as it is.
+fn stored_granules(unit_bytes: u64, granule_bytes: u64, compressible_percent: u8) -> u64 {
+    let span = unit_bytes / granule_bytes;
+    let kept_bytes = unit_bytes * (100 - u64::from(compressible_percent.min(100))) / 100;
+    kept_bytes.div_ceil(granule_bytes).clamp(1, span)
 }

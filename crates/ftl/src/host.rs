@@ -203,6 +203,9 @@ impl Ftl {
         for i in 0..stored {
             self.write_one(first + i, false, version, ops, free_at_ns);
         }
+        // The host wrote the whole unit's data (write amplification is of the host's bytes).
+        self.counters.host_write_ius += u64::from(span - stored);
+        self.counters.compression_saved_ius += u64::from(span - stored);
         let head = self.map.l2p[(first + stored - 1) as usize];
         // The stream whose unprogrammed page holds the new data, if it is not durable yet.
         let waiting = (!self.cfg.power_loss_protection && self.is_pending(head))
@@ -529,7 +532,9 @@ mod tests {
         assert_eq!(ftl.read(6), ReadLocation::Unmapped);
         assert!(matches!(ftl.read(5), ReadLocation::Nand { .. }));
         let c = ftl.counters();
-        assert_eq!((c.host_write_ius, c.nand_write_ius), (48, 48));
+        assert_eq!((c.host_write_ius, c.nand_write_ius), (64, 48));
+        assert_eq!(c.compression_saved_ius, 16);
+        assert!((c.write_amplification() - 0.75).abs() < 1e-12);
         assert_eq!(
             c.host_trim_ius, 0,
             "a compressed write's deallocation is no host trim"

@@ -119,6 +119,9 @@ pub struct FtlCounters {
     pub wear_level_moved_ius: u64,
     /// IUs rewritten because their data had aged ([`Ftl::refresh`]).
     pub refreshed_ius: u64,
+    /// IUs of host data a compressing controller kept off flash ([`Ftl::write_compressed`]):
+    /// `host_write_ius` counts the data as written, `nand_write_ius` what was programmed.
+    pub compression_saved_ius: u64,
     /// Parity pages programmed (counted in `nand_program_pages` and `nand_write_ius` too).
     pub parity_program_pages: u64,
     /// Times a write stream passed over a unit whose stripe slot had no block it could

@@ -420,6 +420,13 @@ pub const KEYS: &[KeyDoc] = &[
         "the whole map",
     ),
     k(
+        "controller",
+        "compression_granule",
+        "The controller compresses every IU written (as SandForce's DuraWrite) and stores it in as many granules of this size as its compressed data fills, at least one; the rest of the IU takes no flash. A write's compressibility comes from its job (fio's buffer_compress_percentage, zero_buffers); write_bandwidth then limits the compressed bytes. Needs power-loss protection when the drive has an SLC cache, and no map_cache or namespaces",
+        "size, a power of two from 512B to half the IU",
+        "no compression",
+    ),
+    k(
         "scheduler",
         "read_priority",
         "Reads go before programs and erases queued (not started) on their die",

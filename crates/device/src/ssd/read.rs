@@ -7,6 +7,9 @@ const NS_PER_DAY: f64 = 86_400e9;
 
 impl Ssd {
     pub(super) fn read(&mut self, t0: u64, req: &IoRequest) -> Result<u64, DeviceError> {
+        if let Some(unit) = self.model.compression_unit_bytes {
+            return self.read_compressed(t0, req, unit);
+        }
         let first = req.offset_bytes >> self.iu_shift;
         let end = req.offset_bytes + req.len_bytes;
         let last = (end - 1) >> self.iu_shift;
@@ -47,6 +50,31 @@ impl Ssd {
             };
             self.read_ahead(t, from, to);
             // Read-ahead of lost data fails the command that asks for it, not this one.
+            self.unreadable = None;
+        }
+        Ok(done)
+    }
+
+    /// [`Self::read`] on a compressing drive: the compressed data of every IU (of
+    /// `unit_bytes`) the request touches is read whole, from the granules it was stored in.
+    fn read_compressed(
+        &mut self,
+        t0: u64,
+        req: &IoRequest,
+        unit_bytes: u64,
+    ) -> Result<u64, DeviceError> {
+        let from = req.offset_bytes / unit_bytes * unit_bytes;
+        let to = (req.offset_bytes + req.len_bytes).next_multiple_of(unit_bytes);
+        let (first, last) = (from >> self.iu_shift, (to - 1) >> self.iu_shift);
+        let ready = self.read_ius(t0, from, to, first, last);
+        self.check_readable(req)?;
+        let done = self.link_transfer(ready, req.len_bytes, true);
+        if let Some((from, to)) = self.readahead.observe(
+            req.offset_bytes,
+            req.offset_bytes + req.len_bytes,
+            self.model.user_bytes,
+        ) {
+            self.read_ahead(t0, from, to);
             self.unreadable = None;
         }
         Ok(done)

@@ -294,6 +294,7 @@ impl Ssd {
                 "slc_folded_ius": c.slc_folded_ius,
                 "wear_level_moved_ius": c.wear_level_moved_ius,
                 "refreshed_ius": c.refreshed_ius,
+                "compression_saved_ius": c.compression_saved_ius,
                 "parity_program_pages": c.parity_program_pages,
                 "stripe_slots_passed_over": c.stripe_slots_passed_over,
             },
