@@ -110,6 +110,9 @@ struct JobClone<'a> {
     /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
     /// bookkeeping (decided once, not per I/O).
     plain: bool,
+    /// The job's `compressible_percent`, for its writes (other requests carry no data); kept
+    /// here so the per-I/O path does not reach into the spec.
+    write_compressible_percent: u8,
     issued_bytes: u64,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
@@ -353,6 +356,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: false,
                     rate,
                     plain,
+                    write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
@@ -717,12 +721,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             c.issued_bytes += io.len_bytes;
+            let compressible_percent = c.write_compressible_percent;
+            let data_percent = |kind| {
+                if kind == IoKind::Write {
+                    compressible_percent
+                } else {
+                    0
+                }
+            };
             let req = IoRequest {
                 kind: io.kind,
                 offset_bytes: io.offset_bytes,
                 len_bytes: io.len_bytes,
                 fua,
-                compressible_percent: 0,
+                compressible_percent: data_percent(io.kind),
             };
             let target = c.target;
             if let Some(next) = c.draw_ahead() {
@@ -733,7 +745,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         offset_bytes: next.offset_bytes,
                         len_bytes: next.len_bytes,
                         fua: false,
-                        compressible_percent: 0,
+                        compressible_percent: data_percent(next.kind),
                     },
                 );
             }

@@ -1,6 +1,8 @@
 //! Run-loop tests against a fake device with fixed latencies and an optional bandwidth limit,
 //! so the expected numbers follow from arithmetic.
 
+use std::collections::BTreeSet;
+
 use flashlab_engine::{
     time::transfer_ns, BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime, NS_PER_MS,
     NS_PER_S, NS_PER_US,
@@ -31,6 +33,8 @@ struct FakeDevice {
     kinds: [u64; 4],
     /// Refuse writes as a read-only drive once this many were accepted.
     read_only_after_writes: Option<u64>,
+    /// Every (kind index, compressible percent) submitted.
+    compressible_seen: BTreeSet<(usize, u8)>,
 }
 
 impl FakeDevice {
@@ -49,6 +53,7 @@ impl FakeDevice {
             idle_ns: 0,
             kinds: [0; 4],
             read_only_after_writes: None,
+            compressible_seen: BTreeSet::new(),
         }
     }
 }
@@ -95,6 +100,7 @@ impl BlockDevice for FakeDevice {
             IoKind::Flush => 3,
         };
         self.kinds[k] += 1;
+        self.compressible_seen.insert((k, req.compressible_percent));
         let mut ready = now_ns;
         if let Some(bw) = self.link_bytes_per_s {
             if req.len_bytes > 0 {
@@ -826,4 +832,27 @@ fn a_refused_write_stops_its_job_with_an_error_and_the_others_run_on() {
     let io_errors = &result.flashlab["io_errors"];
     assert_eq!(io_errors[0]["errno"], 30);
     assert_eq!(io_errors[0]["job"], "w");
+}
+
+/// The job file's buffer options reach the device on every write, and only on writes: reads,
+/// trims and flushes carry no data to compress.
+#[test]
+fn writes_carry_the_jobs_compressible_share_and_nothing_else_does() {
+    let run_text = |text: &str| {
+        let file = flashlab_workload::parse_str(text, "t.fio", &|_| None).expect("job file");
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        run_with_summaries(&file, &mut dev, &RunOptions::new(1, "fake")).expect("run");
+        dev.compressible_seen
+    };
+    let (read, write, trim, flush) = (0, 1, 2, 3);
+    let mixed = run_text(
+        "[j]\nrw=randrw\nsize=1m\nfsync=4\nend_fsync=1\nzero_buffers\n\
+         buffer_compress_percentage=40\n",
+    );
+    assert_eq!(mixed, BTreeSet::from([(read, 0), (write, 40), (flush, 0)]));
+    let trims = run_text("[j]\nrw=trimwrite\nsize=256k\nbuffer_pattern=0xdeadbeef\n");
+    assert_eq!(trims, BTreeSet::from([(write, 100), (trim, 0)]));
+    // fio's default: random data, which no compressor shrinks.
+    let plain = run_text("[j]\nrw=write\nsize=256k\n");
+    assert_eq!(plain, BTreeSet::from([(write, 0)]));
 }

@@ -168,6 +168,10 @@ pub struct JobSpec {
     pub end_fsync: bool,
     /// `fua`/`sync`-style durability on each write (fio's `sync=1` on block devices).
     pub write_fua: bool,
+    /// Share of each write's data a compressor can remove, in percent (0..=100), from fio's
+    /// buffer options as fio fills buffers: `buffer_compress_percentage` when above 0, else
+    /// 100 with `buffer_pattern` or `zero_buffers`, else 0 (fio's random data).
+    pub compressible_percent: u8,
     /// `filename=` as written (selects a namespace or device in later layers).
     pub filename: Option<String>,
     /// `description=` as written.
@@ -238,6 +242,7 @@ impl JobSpec {
             fsync_every: 0,
             end_fsync: false,
             write_fua: false,
+            compressible_percent: 0,
             filename: None,
             description: None,
         }

@@ -97,6 +97,40 @@ pub(crate) struct Builder {
     pub kb_base: u64,
     /// `name=` given (overrides the section name).
     pub name: Option<String>,
+    /// fio's buffer options as given so far; they resolve to `spec.compressible_percent`.
+    pub buffers: BufferOptions,
+}
+
+/// The options that decide what fio writes. They are kept apart from the job because the
+/// result depends on all of them whatever their order (and on `[global]`'s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BufferOptions {
+    /// `buffer_compress_percentage`; 0 is fio's "not set".
+    pub compress_percent: u8,
+    pub zero_buffers: bool,
+    pub pattern: bool,
+}
+
+impl BufferOptions {
+    /// The share of a write a compressor can remove, in fio's order of precedence: a
+    /// compress percentage above 0 (random data plus zeros or the pattern), then a pattern
+    /// (repeated bytes), then zeros, then fio's default random data.
+    pub fn compressible_percent(self) -> u8 {
+        if self.compress_percent > 0 {
+            self.compress_percent
+        } else if self.pattern || self.zero_buffers {
+            100
+        } else {
+            0
+        }
+    }
+}
+
+impl Builder {
+    fn set_buffers(&mut self, f: impl FnOnce(&mut BufferOptions)) {
+        f(&mut self.buffers);
+        self.spec.compressible_percent = self.buffers.compressible_percent();
+    }
 }
 
 type ApplyFn = fn(&mut Builder, Option<&str>) -> Result<(), String>;
@@ -428,6 +462,28 @@ static OPTIONS: &[OptionDef] = &[
         };
         Ok(())
     }),
+    // --- data content -----------------------------------------------------------------------
+    sim("buffer_compress_percentage", &[], OptionType::Percent, "0", "Writes compress by about this percent (random data plus zeros or buffer_pattern); above 0 it outranks zero_buffers and buffer_pattern", |b, v| {
+        let percent = parse_int(val(v)?, 1000, 0, 100)? as u8;
+        b.set_buffers(|o| o.compress_percent = percent);
+        Ok(())
+    }),
+    // Accepted rather than simulated: the chunk decides where in a write the compressible
+    // data lies, not how much of it there is.
+    acc("buffer_compress_chunk", &[], OptionType::Size, "512", "Size of each random-plus-compressible region with buffer_compress_percentage (0: the block size); it moves the compressible data, not its share, so not the simulation"),
+    sim("zero_buffers", &[], OptionType::Bool, "0", "Write zeros (compressible 100%) instead of random data, unless buffer_compress_percentage is above 0", |b, v| {
+        let zero = flag(v)?;
+        b.set_buffers(|o| o.zero_buffers = zero);
+        Ok(())
+    }),
+    sim("buffer_pattern", &[], OptionType::Str, "", "Fill writes with this repeated pattern (a quoted string, 0x hex or a decimal number): compressible 100% unless buffer_compress_percentage is above 0", |b, v| {
+        let p = val(v)?.trim();
+        if p.is_empty() || p == "\"\"" || p == "''" {
+            return Err("a non-empty pattern: a quoted string, 0x hex or a decimal number".into());
+        }
+        b.set_buffers(|o| o.pattern = true);
+        Ok(())
+    }),
     // --- reporting --------------------------------------------------------------------------
     sim("group_reporting", &[], OptionType::Bool, "0", "Report clones and jobs of a group together", |b, v| {
         b.spec.group_reporting = flag(v)?;
@@ -508,6 +564,8 @@ static OPTIONS: &[OptionDef] = &[
     acc("create_on_open", &[], OptionType::Bool, "0", "Create files on open (real I/O only)"),
     acc("fallocate", &[], OptionType::Str, "native", "File preallocation (real I/O only)"),
     acc("stats", &[], OptionType::Bool, "1", "Collect statistics (presentation)"),
+    acc("refill_buffers", &[], OptionType::Bool, "0", "New data for every write (real I/O only: the bytes change, how compressible they are does not)"),
+    acc("scramble_buffers", &[], OptionType::Bool, "1", "Alter a few bytes per 512 of each write against deduplication (real I/O only; the few percent of compressibility this takes from a pattern is not modelled)"),
     // --- not simulated ----------------------------------------------------------------------
     not("verify", &[], "Data verification"),
     not("do_verify", &[], "Run the verify phase"),
@@ -543,12 +601,7 @@ static OPTIONS: &[OptionDef] = &[
     not("fsync_on_close", &[], "fsync on file close"),
     not("trim_percentage", &[], "Trim after verify"),
     not("trim_backlog", &[], "Trim backlog"),
-    not("buffer_pattern", &[], "Data pattern"),
-    not("dedupe_percentage", &[], "Dedupable data"),
-    not("buffer_compress_percentage", &[], "Compressible data"),
-    not("refill_buffers", &[], "Fresh data per write"),
-    not("scramble_buffers", &[], "Scrambled data"),
-    not("zero_buffers", &[], "Zeroed data"),
+    not("dedupe_percentage", &[], "Data a deduplicating drive could drop (such a drive is not modelled)"),
     not("nrfiles", &[], "Several files per job"),
     not("filesize", &[], "Per-file size"),
     not("directory", &[], "Files in a directory"),

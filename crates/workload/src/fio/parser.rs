@@ -194,6 +194,7 @@ pub fn parse_str(
         spec: JobSpec::new("global", 0),
         kb_base: 1024,
         name: None,
+        buffers: Default::default(),
     };
     let mut global_options = Vec::new();
     let mut jobs = Vec::new();

@@ -370,6 +370,13 @@ fn option_table_lists_classes() {
         ("ioengine", OptionClass::Accepted),
         ("zonemode", OptionClass::NotSimulated),
         ("cpus_allowed", OptionClass::NotSimulated),
+        ("buffer_compress_percentage", OptionClass::Simulated),
+        ("zero_buffers", OptionClass::Simulated),
+        ("buffer_pattern", OptionClass::Simulated),
+        ("buffer_compress_chunk", OptionClass::Accepted),
+        ("refill_buffers", OptionClass::Accepted),
+        ("scramble_buffers", OptionClass::Accepted),
+        ("dedupe_percentage", OptionClass::NotSimulated),
     ] {
         assert_eq!(
             t.iter().find(|o| o.name == name).map(|o| o.class),
@@ -377,6 +384,138 @@ fn option_table_lists_classes() {
             "{name}"
         );
     }
+}
+
+#[test]
+fn buffer_options_resolve_to_a_compressible_share_as_fio_fills_buffers() {
+    let percent = |text: &str| parse(text).map(|f| f.jobs[0].compressible_percent);
+    // fio's default buffers are random data.
+    assert_eq!(percent("[j]\nrw=write\n"), Ok(0));
+    for n in [0, 1, 50, 100] {
+        assert_eq!(
+            percent(&format!("[j]\nbuffer_compress_percentage={n}\n")),
+            Ok(n)
+        );
+    }
+    assert_eq!(percent("[j]\nzero_buffers\n"), Ok(100));
+    assert_eq!(percent("[j]\nzero_buffers=1\n"), Ok(100));
+    assert_eq!(percent("[j]\nzero_buffers=0\n"), Ok(0));
+    for pattern in ["0xdeadbeef", "\"abcd\"", "'x'", "123", "\"ab\"|0x00"] {
+        assert_eq!(
+            percent(&format!("[j]\nbuffer_pattern={pattern}\n")),
+            Ok(100),
+            "{pattern}"
+        );
+    }
+    // A percentage above 0 wins over zeros and a pattern, whatever the order or section.
+    for text in [
+        "[j]\nzero_buffers\nbuffer_compress_percentage=30\n",
+        "[j]\nbuffer_compress_percentage=30\nzero_buffers\n",
+        "[j]\nbuffer_pattern=0xaa\nbuffer_compress_percentage=30\n",
+        "[j]\nbuffer_compress_percentage=30\nbuffer_pattern=0xaa\nzero_buffers=1\n",
+        "[global]\nbuffer_compress_percentage=30\n[j]\nzero_buffers\n",
+        "[global]\nzero_buffers\n[j]\nbuffer_compress_percentage=30\n",
+    ] {
+        assert_eq!(percent(text), Ok(30), "{text}");
+    }
+    // 0 is fio's "not set": the zeros or the pattern are written as they are.
+    assert_eq!(
+        percent("[j]\nbuffer_compress_percentage=0\nzero_buffers\n"),
+        Ok(100)
+    );
+    assert_eq!(
+        percent("[global]\nbuffer_compress_percentage=60\n[j]\nbuffer_compress_percentage=0\nbuffer_pattern=7\n"),
+        Ok(100)
+    );
+    // A job turns a global's zeros off again.
+    assert_eq!(
+        percent("[global]\nzero_buffers\n[j]\nzero_buffers=0\n"),
+        Ok(0)
+    );
+    // The chunk places the compressible data without changing its share; fio's 0 is one
+    // chunk of the block size. refill_buffers and scramble_buffers change bytes only.
+    for text in [
+        "[j]\nbuffer_compress_percentage=40\nbuffer_compress_chunk=4k\n",
+        "[j]\nbuffer_compress_percentage=40\nbuffer_compress_chunk=0\n",
+        "[j]\nbuffer_compress_percentage=40\nrefill_buffers\nscramble_buffers=0\n",
+    ] {
+        assert_eq!(percent(text), Ok(40), "{text}");
+    }
+    assert_eq!(percent("[j]\nrefill_buffers=1\nscramble_buffers\n"), Ok(0));
+}
+
+#[test]
+fn buffer_options_are_echoed_as_written() {
+    let f = parse(
+        "[global]\nbuffer_compress_percentage=25\n\
+         [j]\nbuffer_compress_chunk=4k\nbuffer_pattern=0xdeadbeef\nzero_buffers\nrefill_buffers=1\n",
+    )
+    .unwrap();
+    assert_eq!(
+        f.global_options,
+        pairs(&[("buffer_compress_percentage", "25")])
+    );
+    // As for other options, bare flags (zero_buffers) are not in fio's JSON lists.
+    assert_eq!(
+        f.jobs[0].options_as_written,
+        pairs(&[
+            ("buffer_compress_chunk", "4k"),
+            ("buffer_pattern", "0xdeadbeef"),
+            ("refill_buffers", "1"),
+        ])
+    );
+    assert_eq!(f.jobs[0].compressible_percent, 25);
+    // Without any of them the job echoes nothing and stays at fio's random data.
+    assert_eq!(parse("[j]\n").unwrap().jobs[0], JobSpec::new("j", 1));
+}
+
+#[test]
+fn buffer_option_errors_name_the_place_and_what_is_valid() {
+    for bad in ["101", "1000", "-1", "half"] {
+        let e = parse(&format!(
+            "[j]\nrw=write\nbuffer_compress_percentage={bad}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "t.fio:3: invalid value \"{bad}\" for buffer_compress_percentage: \
+                 expected an integer from 0 to 100"
+            )
+        );
+    }
+    for bad in ["", "\"\"", "''", "  "] {
+        let e = parse(&format!("[j]\nbuffer_pattern={bad}\n")).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.fio", 2));
+        assert!(
+            e.to_string()
+                .ends_with("for buffer_pattern: expected a non-empty pattern: a quoted string, 0x hex or a decimal number"),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        kind("[j]\nbuffer_pattern\n"),
+        ParseErrorKind::MissingValue {
+            option: "buffer_pattern".into(),
+            example: "...".into()
+        }
+    );
+    assert!(kind("[j]\nbuffer_compress_chunk=lots\n")
+        .to_string()
+        .contains("k/m/g/t/p"));
+    for flag in ["zero_buffers", "refill_buffers", "scramble_buffers"] {
+        let msg = kind(&format!("[j]\n{flag}=yes\n")).to_string();
+        assert!(
+            msg.ends_with(&format!("for {flag}: expected 0 or 1")),
+            "{msg}"
+        );
+    }
+    // A drive that deduplicates is not modelled, so deduplicable data stays an error.
+    let e = parse("[j]\nrw=write\ndedupe_percentage=50\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.fio:3: fio option dedupe_percentage is not simulated by flashlab"
+    );
 }
 
 const VALID: &str = include_str!("../../../../testdata/jobs/mixed.fio");
