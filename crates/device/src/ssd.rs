@@ -1247,6 +1247,28 @@ impl Ssd {
     }
 }
 
+/// Granules (1 to `unit_bytes / granule_bytes`) an IU of `unit_bytes` whose data a compressor
+/// shrinks by `compressible_percent` fills; data that does not shrink is stored as it is.
+fn stored_granules(unit_bytes: u64, granule_bytes: u64, compressible_percent: u8) -> u64 {
+    let span = unit_bytes / granule_bytes;
+    let kept_bytes = unit_bytes * (100 - u64::from(compressible_percent.min(100))) / 100;
+    kept_bytes.div_ceil(granule_bytes).clamp(1, span)
+}
+
+#[cfg(test)]
+mod compression_tests {
+    #[test]
+    fn stored_granules_round_up_and_never_exceed_the_unit() {
+        use super::stored_granules;
+        assert_eq!(stored_granules(4096, 512, 0), 8);
+        assert_eq!(stored_granules(4096, 512, 100), 1);
+        assert_eq!(stored_granules(4096, 512, 50), 4);
+        // 40% off leaves 2,457.6 bytes: five granules.
+        assert_eq!(stored_granules(4096, 512, 40), 5);
+        assert_eq!(stored_granules(4096, 1024, 99), 1);
+    }
+}
+
 #[cfg(test)]
 mod queue_cap_tests {
     use super::*;
@@ -1271,12 +1293,4 @@ mod queue_cap_tests {
         let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
         assert!((8..4 * 88).contains(&tiny), "{tiny}");
     }
-}
-
-/// Granules (1 to `unit_bytes / granule_bytes`) an IU of `unit_bytes` whose data a compressor
-/// shrinks by `compressible_percent` fills; data that does not shrink is stored as it is.
-fn stored_granules(unit_bytes: u64, granule_bytes: u64, compressible_percent: u8) -> u64 {
-    let span = unit_bytes / granule_bytes;
-    let kept_bytes = unit_bytes * (100 - u64::from(compressible_percent.min(100))) / 100;
-    kept_bytes.div_ceil(granule_bytes).clamp(1, span)
 }

@@ -61,9 +61,11 @@ pub(crate) struct Stream {
     pub cause: OpCause,
     /// One record per slot of the current page.
     pub undo: Vec<Undo>,
-    /// IUs a compressed write deallocated (its data took fewer IUs than before) while that
-    /// data waits in this stream's current page: `prev` is the durable copy, valid until the
-    /// page is programmed, so a power loss can bring it back (see [`Ftl::write_compressed`]).
+    /// Deferred records of compressed units (see [`Ftl::write_compressed`]), settled when
+    /// this stream's current page, which holds the unit's last stored IU, is programmed: IUs
+    /// a unit deallocated (its data took fewer IUs than before; unmapped now) and IUs it
+    /// stored in a page programmed before its last one (mapped to that durable copy).
+    /// `prev` is the copy a power loss brings back, valid until then ([`UNMAPPED`]: none).
     pub trims: Vec<Undo>,
 }
 
@@ -349,23 +351,33 @@ impl Ftl {
                 .iter()
                 .all(|r| r.lpn == NIL)
         );
+        let (unit, span) = self.unit_in_progress;
         for slot in 0..if undo { fill as usize } else { 0 } {
             let rec = self.streams[si].undo[slot];
             if rec.lpn != NIL {
                 self.streams[si].undo[slot] = NO_UNDO;
-                if rec.prev != UNMAPPED {
+                if rec.lpn.wrapping_sub(unit) < span {
+                    // Part of a compressed unit that goes on in the next page: committed
+                    // only with the unit's last granule (a power loss before then brings
+                    // the whole unit back).
+                    self.streams[si].trims.push(rec);
+                } else if rec.prev != UNMAPPED {
                     self.invalidate(rec.prev);
                 }
             }
         }
         if undo && !self.streams[si].trims.is_empty() {
-            let trims = std::mem::take(&mut self.streams[si].trims);
-            for rec in &trims {
-                self.invalidate(rec.prev);
-            }
-            // Keep the allocation for the next page's records.
+            let (unit, span) = self.unit_in_progress;
+            let mut trims = std::mem::take(&mut self.streams[si].trims);
+            trims.retain(|rec| {
+                // A unit still being placed keeps its records for its last page.
+                let keep = rec.lpn.wrapping_sub(unit) < span;
+                if !keep && rec.prev != UNMAPPED {
+                    self.invalidate(rec.prev);
+                }
+                keep
+            });
             self.streams[si].trims = trims;
-            self.streams[si].trims.clear();
         }
         self.emit_program(si, ops);
     }

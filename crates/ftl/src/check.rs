@@ -228,15 +228,28 @@ impl Ftl {
                     matches!(s, StreamId::Host | StreamId::Slc) && st.cur_block != NIL,
                     "trim record in stream {s:?} without an unprogrammed page"
                 );
+                let cur = self.map.l2p[rec.lpn as usize];
                 ensure!(
-                    self.map.l2p[rec.lpn as usize] == UNMAPPED,
-                    "trim record for IU {} but it is mapped",
+                    cur == UNMAPPED || !self.is_pending(cur),
+                    "deferred record for IU {} whose data is not durable",
                     rec.lpn
                 );
                 ensure!(
-                    self.map.p2l[rec.prev as usize] == rec.lpn && !self.is_pending(rec.prev),
-                    "copy {} kept by the trim record of IU {} is not valid and durable",
+                    cur != UNMAPPED || rec.prev != UNMAPPED,
+                    "deferred record for unmapped IU {} keeps nothing",
+                    rec.lpn
+                );
+                ensure!(
+                    rec.prev == UNMAPPED
+                        || (self.map.p2l[rec.prev as usize] == rec.lpn
+                            && !self.is_pending(rec.prev)),
+                    "copy {} kept by the deferred record of IU {} is not valid and durable",
                     rec.prev,
+                    rec.lpn
+                );
+                ensure!(
+                    st.trims.iter().filter(|r| r.lpn == rec.lpn).count() == 1,
+                    "IU {} has two deferred records",
                     rec.lpn
                 );
             }

@@ -149,12 +149,13 @@ impl Ftl {
                 prev = self.streams[ps as usize].undo[pslot as usize].prev;
                 self.streams[ps as usize].undo[pslot as usize] = NO_UNDO;
                 self.invalidate(old);
-            } else if old == UNMAPPED {
-                // Deallocated by a compressed write not yet durable: its durable copy is
-                // shadowed by this write instead.
-                if let Some(p) = self.take_trim_record(lpn) {
-                    prev = p;
+            } else if let Some(p) = self.take_trim_record(lpn) {
+                // A compressed unit not yet committed (see `write_compressed`): its durable
+                // fallback is the record's copy, and an uncommitted copy is dropped.
+                if old != UNMAPPED {
+                    self.invalidate(old);
                 }
+                prev = p;
             }
             self.streams[s as usize].undo[slot as usize] = crate::alloc::Undo { lpn, prev };
         }
@@ -200,7 +201,15 @@ impl Ftl {
         if partial {
             self.read_unit_for_merge(first, span, ops);
         }
+        // Without PLP a unit is committed with its last granule's page: one programmed
+        // earlier keeps the unit's records (`program_page`).
+        if !self.cfg.power_loss_protection {
+            self.unit_in_progress = (first, span);
+        }
         for i in 0..stored {
+            if i + 1 == stored {
+                self.unit_in_progress = (0, 0);
+            }
             self.write_one(first + i, false, version, ops, free_at_ns);
         }
         // The host wrote the whole unit's data (write amplification is of the host's bytes).
@@ -268,6 +277,10 @@ impl Ftl {
             prev = self.streams[ps as usize].undo[pslot as usize].prev;
             self.streams[ps as usize].undo[pslot as usize] = NO_UNDO;
             self.invalidate(cur);
+        } else if let Some(p) = self.take_trim_record(lpn) {
+            // Stored by an earlier write of the unit not yet committed.
+            self.invalidate(cur);
+            prev = p;
         }
         if prev != UNMAPPED {
             self.streams[s as usize]
@@ -278,8 +291,9 @@ impl Ftl {
         self.map.mapped -= 1;
     }
 
-    /// Remove the trim record of `lpn` (see [`Self::write_compressed`]), returning the durable
-    /// copy it kept valid. Without records (every drive that does not compress) no search.
+    /// Remove the record of `lpn` from the streams' deferred records (see
+    /// [`Self::write_compressed`]), returning the copy a power loss would bring back
+    /// ([`UNMAPPED`]: none). Without records (every drive that does not compress) no search.
     #[inline]
     fn take_trim_record(&mut self, lpn: Lpn) -> Option<u32> {
         for s in [StreamId::Host, StreamId::Slc] {
@@ -384,11 +398,14 @@ impl Ftl {
         for lpn in first..first + count {
             self.counters.host_trim_ius += 1;
             let cur = self.map.l2p[lpn as usize];
-            if cur == UNMAPPED {
-                // A compressed write's pending deallocation becomes durable now.
-                if let Some(prev) = self.take_trim_record(lpn) {
+            // A compressed unit's uncommitted change is superseded by a durable trim: its
+            // fallback copy goes too.
+            if let Some(prev) = self.take_trim_record(lpn) {
+                if prev != UNMAPPED {
                     self.invalidate(prev);
                 }
+            }
+            if cur == UNMAPPED {
                 continue;
             }
             if !self.cfg.power_loss_protection && self.is_pending(cur) {
@@ -443,12 +460,19 @@ impl Ftl {
                     self.map.mapped -= 1;
                 }
             }
-            // IUs a lost compressed write deallocated map to their durable copies again.
+            // A lost compressed unit comes back whole: the IUs it deallocated, and those it
+            // stored in a page programmed before the unit's last one, map to their old copies.
             let trims = std::mem::take(&mut self.streams[s as usize].trims);
             for rec in &trims {
-                debug_assert_eq!(self.map.l2p[rec.lpn as usize], UNMAPPED);
+                let cur = self.map.l2p[rec.lpn as usize];
+                if cur != UNMAPPED {
+                    self.invalidate(cur);
+                    self.map.mapped -= 1;
+                }
+                if rec.prev != UNMAPPED {
+                    self.map.mapped += 1;
+                }
                 self.map.l2p[rec.lpn as usize] = rec.prev;
-                self.map.mapped += 1;
             }
             // The page was never programmed: it is still erased and is reused from slot 0.
             self.streams[s as usize].fill = 0;
@@ -580,6 +604,42 @@ mod tests {
         assert_eq!(ftl.read_version(0), Some(3));
         assert_eq!(ftl.read_version(1), None);
         assert_eq!(ftl.mapped_ius(), 5);
+    }
+
+    #[test]
+    fn a_unit_across_two_pages_is_committed_with_the_second() {
+        let mut cfg = small();
+        cfg.ius_per_page = 4;
+        cfg.power_loss_protection = false;
+        cfg.track_versions = true;
+        let mut ftl = Ftl::new(cfg).unwrap();
+        let mut ops = Vec::new();
+        let none: Option<&fn(u32) -> u64> = None;
+        ftl.write_compressed(0, 4, 4, false, 1, &mut ops, none);
+        ftl.flush(&mut ops);
+        // Three IUs in the open page, then a unit of three: its first IU fills that page
+        // (programmed), the other two wait in the next.
+        ftl.write(8, 3, false, false, 2, &mut ops);
+        ftl.write_compressed(0, 3, 4, false, 3, &mut ops, none);
+        assert!(matches!(ftl.read(0), ReadLocation::Nand { .. }));
+        assert_eq!(ftl.read(1), ReadLocation::Buffered);
+        ftl.check_invariants();
+        // IU 0 rewritten on its own before the unit is committed: a power loss still brings
+        // the unit back whole, as it was before version 3.
+        ftl.write(0, 1, false, false, 4, &mut ops);
+        ftl.check_invariants();
+        ftl.power_loss(&mut ops);
+        ftl.check_invariants();
+        for lpn in 0..4 {
+            assert_eq!(ftl.read_version(lpn), Some(1), "IU {lpn}");
+        }
+        // Committed once the page of its last IU is programmed.
+        ftl.write_compressed(0, 3, 4, false, 5, &mut ops, none);
+        ftl.flush(&mut ops);
+        ftl.power_loss(&mut ops);
+        ftl.check_invariants();
+        let versions: Vec<_> = (0..4).map(|l| ftl.read_version(l)).collect();
+        assert_eq!(versions, [Some(5), Some(5), Some(5), None]);
     }
 
     #[test]

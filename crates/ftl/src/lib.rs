@@ -174,6 +174,9 @@ pub struct Ftl {
     /// Blocks taken into a stream since the device last asked (see [`Ftl::note_opened_blocks`]),
     /// or None when nobody asks.
     opened: Option<Vec<u32>>,
+    /// The compression unit [`Ftl::write_compressed`] is placing, (first IU, IUs), else
+    /// (0, 0): a page programmed meanwhile keeps the unit's records for the unit's last page.
+    unit_in_progress: (Lpn, u32),
 }
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
@@ -250,6 +253,7 @@ impl Ftl {
             check_interval: 1,
             erases_deferred: false,
             opened: None,
+            unit_in_progress: (0, 0),
         })
     }
 

@@ -514,7 +514,10 @@ impl Ftl {
                 r.lpn != crate::lists::NIL
                     && r.prev != crate::mapping::UNMAPPED
                     && self.split(r.prev).0 == b
-            }) || st.trims.iter().any(|r| self.split(r.prev).0 == b)
+            }) || st
+                .trims
+                .iter()
+                .any(|r| r.prev != crate::mapping::UNMAPPED && self.split(r.prev).0 == b)
         })
     }
 

@@ -6,7 +6,9 @@
 //! and independently bounds it: at most two open pages (host and SLC) of IUs may be buffered,
 //! none after a flush, none ever with one IU per page.
 
-use flashlab_ftl::{Ftl, FtlConfig, GcConfig, ReadLocation, SlcConfig, VictimPolicy, WearOut};
+use flashlab_ftl::{
+    Ftl, FtlConfig, GcConfig, NandOp, ReadLocation, SlcConfig, VictimPolicy, WearOut,
+};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -178,6 +180,9 @@ struct Model {
     /// Deallocations by compressed writes not yet durable: (last stored IU, deallocated IU,
     /// version of the write); durable once that version of the stored IU is.
     trims: Vec<(u32, u32, u32)>,
+    /// Compressed units not yet committed, by their stored IUs: all durable at once, when
+    /// none of them is buffered any more (the page of the last one is programmed).
+    units: Vec<Vec<u32>>,
 }
 
 impl Model {
@@ -199,7 +204,16 @@ impl Model {
             }
             buffered
         });
-        let durable = &mut self.durable;
+        let (cur, durable) = (&self.cur, &mut self.durable);
+        self.units.retain(|lpns| {
+            let committed = lpns.iter().all(|&l| ftl.read(l) != ReadLocation::Buffered);
+            if committed {
+                for &l in lpns {
+                    durable[l as usize] = cur[l as usize];
+                }
+            }
+            !committed
+        });
         self.trims.retain(|&(head, lpn, v)| {
             let done = durable[head as usize].is_some_and(|d| d >= v);
             if done {
@@ -218,6 +232,24 @@ impl Model {
         self.durable.clone_from(&self.cur);
         self.pending.clear();
         self.trims.clear();
+        self.units.clear();
+    }
+
+    /// Whether IUs `[first, first + count)` hold part of a compressed unit not yet committed.
+    fn touches_open_unit(&self, first: u32, count: u32) -> bool {
+        self.units
+            .iter()
+            .any(|u| u.iter().any(|l| (first..first + count).contains(l)))
+    }
+
+    /// Commit every compressed unit before an operation that would change one of its IUs
+    /// (what the drive then does is checked by the FTL's unit tests, not here).
+    fn commit_units_in(&mut self, ftl: &mut Ftl, nand: &mut Vec<NandOp>, first: u32, count: u32) {
+        if self.touches_open_unit(first, count) {
+            ftl.flush(nand);
+            self.settle(ftl, 0);
+            assert!(self.units.is_empty());
+        }
     }
 }
 
@@ -234,6 +266,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
         pending: Vec::new(),
         version: 0,
         trims: Vec::new(),
+        units: Vec::new(),
     };
     let mut nand = Vec::new();
     for op in ops {
@@ -261,6 +294,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
             } => {
                 // One IU per call, so the model sees each page reach NAND (an earlier version
                 // may become durable just before a later write shadows it).
+                m.commit_units_in(&mut ftl, &mut nand, first, count);
                 for lpn in first..first + count {
                     let (h, t) = (head && lpn == first, tail && lpn + 1 == first + count);
                     ftl.write(lpn, 1, h, t, m.version, &mut nand);
@@ -282,6 +316,9 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     if ftl.read_only() {
                         break;
                     }
+                    if !f.plp {
+                        m.commit_units_in(&mut ftl, &mut nand, lpn, 1);
+                    }
                     m.version += 1;
                     ftl.write(lpn, 1, false, false, m.version, &mut nand);
                     m.write(lpn);
@@ -289,6 +326,9 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                 }
             }
             Op::Trim { first, count } => {
+                if !f.plp {
+                    m.commit_units_in(&mut ftl, &mut nand, first, count);
+                }
                 ftl.trim(first, count);
                 for lpn in first..first + count {
                     m.cur[lpn as usize] = None;
@@ -332,6 +372,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     m.cur.clone_from(&m.durable);
                     m.pending.clear();
                     m.trims.clear();
+                    m.units.clear();
                 }
                 m.settle(&mut ftl, 0);
             }
@@ -346,6 +387,7 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                     continue;
                 }
                 let first = unit * SPAN;
+                m.commit_units_in(&mut ftl, &mut nand, first, SPAN);
                 if !f.plp && (first..first + SPAN).any(|l| ftl.read(l) == ReadLocation::Buffered) {
                     // An earlier version of the unit becoming durable in the middle of the
                     // write is not what this op checks: settle the unit first.
@@ -355,7 +397,13 @@ fn run(f: &Flavour, ops: &[Op]) -> Ftl {
                 let placed: Option<&fn(u32) -> u64> = None;
                 ftl.write_compressed(first, stored, SPAN, partial, m.version, &mut nand, placed);
                 for lpn in first..first + stored {
-                    m.write(lpn);
+                    m.trims.retain(|t| t.1 != lpn);
+                    m.cur[lpn as usize] = Some(m.version);
+                }
+                if f.plp {
+                    (first..first + stored).for_each(|lpn| m.write(lpn));
+                } else {
+                    m.units.push((first..first + stored).collect());
                 }
                 let head = first + stored - 1;
                 for lpn in first + stored..first + SPAN {

@@ -146,6 +146,9 @@ impl Model {
             0
         };
         let stored_at_rated = self.retention.days(1.0, self.retention_storage_c);
+        // A compressing drive maps granules of its host IU.
+        let unit = self.compression_unit_bytes.unwrap_or(self.iu_bytes);
+        let granules_per_iu = (unit / self.iu_bytes) as u32;
         json!({
             "capacity": {
                 "raw_bytes": raw, "raw_bytes_text": format_size(raw),
@@ -188,9 +191,11 @@ impl Model {
                 "independent_plane_reads": f.independent_plane_reads,
             },
             "ftl": {
-                "iu_bytes": self.iu_bytes, "iu_bytes_text": format_size(self.iu_bytes),
-                "user_ius": self.full_user_bytes / self.iu_bytes,
-                "ius_per_page": self.ftl.ius_per_page,
+                "iu_bytes": unit, "iu_bytes_text": format_size(unit),
+                "user_ius": self.full_user_bytes / unit,
+                "ius_per_page": self.ftl.ius_per_page / granules_per_iu,
+                "compression_granule_bytes": self.compression_unit_bytes.map(|_| self.iu_bytes),
+                "compression_granule_bytes_text": self.compression_unit_bytes.map_or("no compression".to_string(), |_| format!("{} ({granules_per_iu} per IU, mapped one by one)", format_size(self.iu_bytes))),
                 "gc_policy": format!("{:?}", self.ftl.gc.policy).to_lowercase(),
                 "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
                 "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
