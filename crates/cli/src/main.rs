@@ -94,6 +94,11 @@ struct SuiteArgs {
     /// qos: read share of the mix, percent.
     #[arg(long, default_value_t = 70)]
     rwmixread: u32,
+    /// Data content of every write: the share a compressor can remove, percent (0-100; fio's
+    /// buffer_compress_percentage). Default: random data, as fio writes. Only a compressing
+    /// drive (controller.compression_granule) runs differently.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    compressible: Option<u8>,
     /// qos: queue depths, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
     depths: Vec<u32>,
@@ -569,6 +574,7 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         qos_depths: args.depths.clone(),
         runtime_ns,
         client: client_options(&args.client)?,
+        compressible_percent: args.compressible,
         ..Default::default()
     };
     args.tests.apply(&mut options).map_err(bad_input)?;

@@ -370,3 +370,41 @@ fn suites_take_system_presets_and_refuse_ftl_suites_on_a_disk() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("system"), "{}", stderr(&out));
 }
+
+#[test]
+fn compressible_data_writes_faster_on_a_compressing_drive_only() {
+    let desktop = |device: &str, data: &[&str]| {
+        let mut args = vec![
+            "desktop",
+            "--device",
+            device,
+            "--set",
+            "sim.scale=0.02",
+            "--runs",
+            "1",
+            "--runtime",
+            "1s",
+            "--size",
+            "256MiB",
+            "--test-interval",
+            "0",
+        ];
+        args.extend_from_slice(data);
+        let doc = suite_json(&args);
+        result(&doc, 0, "seq1m_q8t1_write_bw_bytes_per_s") / 1e6
+    };
+    // The Vertex 3 writes incompressible data at its 240 MB/s data path, zeros at the link.
+    let random = desktop("ocz-vertex-3-240gb", &[]);
+    let zeros = desktop("ocz-vertex-3-240gb", &["--compressible", "100"]);
+    assert!(
+        random < 250.0 && zeros > 2.0 * random,
+        "{random} → {zeros} MB/s"
+    );
+    // A drive that does not compress writes the same either way.
+    let plain = desktop("micron-p300-200gb", &[]);
+    let plain_zeros = desktop("micron-p300-200gb", &["--compressible", "100"]);
+    assert_eq!(plain, plain_zeros);
+    let out = flashlab(&["suite", "desktop", "--compressible", "101"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("0..=100"), "{}", stderr(&out));
+}

@@ -734,6 +734,7 @@ mod tests {
             relocation_cpu = "2us"
             cores = 2
             map_cache = "64MB"
+            compression_granule = "1KiB"
             [scheduler]
             read_priority = true
             program_suspend = true
@@ -771,6 +772,7 @@ mod tests {
         assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));
         assert_eq!(cfg.controller.write_cpu, Time(20_000));
         assert_eq!(cfg.controller.map_cache, Some(Size(64_000_000)));
+        assert_eq!(cfg.controller.compression_granule, Some(Size(1024)));
         // And every key the struct writes back is documented.
         let table: toml::Table = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
         let mut seen = 0;

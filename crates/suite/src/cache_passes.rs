@@ -144,7 +144,7 @@ pub(crate) fn run(
     desk.client.runs = 1;
     desk.client.interval_ns = 0;
     desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
-    let mut s = Session::new(dev, device, opts.seed, progress);
+    let mut s = Session::new(dev, device, opts, progress);
     s.purge("purge")?;
     let mut results: Vec<Measure> = Vec::new();
     let mut desktop_pts: [Vec<(f64, f64)>; 2] = Default::default();

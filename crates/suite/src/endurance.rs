@@ -273,7 +273,7 @@ pub(crate) fn run(
         valid: format!("a valid drive ({} = {}: {})", k.key, k.value, k.message),
     })?;
     let d = Drive::new(&model);
-    let mut s = Session::new(ssd, &config.name, opts.seed, progress);
+    let mut s = Session::new(ssd, &config.name, opts, progress);
     let (qd, jobs) = qd_jobs(opts);
     let mut host = 0.0;
     let mut curve = vec![wear(&s, &d, host)];

@@ -572,7 +572,7 @@ pub fn run_on_real_target(
             error: Box::new(RealError::Unsupported { suite: kind.name() }),
         });
     }
-    let mut session = session::Session::real(target, options.seed, progress);
+    let mut session = session::Session::real(target, options, progress);
     let mut report = suites::run_session(kind, &mut session, &name, options)?;
     drop(session);
     report.scale_note = Some(target.summary());

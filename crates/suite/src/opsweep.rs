@@ -145,7 +145,7 @@ pub(crate) fn run(
         let label = format!("op{}", pct_label(f));
         // Every fraction runs the same step names, so the same random offsets: the drives
         // differ only in their spare area.
-        let mut s = Session::new(&mut ssd, &config.name, opts.seed, &mut *progress);
+        let mut s = Session::new(&mut ssd, &config.name, opts, &mut *progress);
         let n = o.fractions.len() as f64;
         s.suite_span = Some((k as f64 / n, k as f64 / n));
         purge_and_fill(&mut s)?;

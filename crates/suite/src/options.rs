@@ -257,6 +257,9 @@ pub struct SuiteOptions {
     pub app_profiles: crate::AppProfileOptions,
     /// Preconditioning and span of app-profiles, write-pressure and noisy-neighbor.
     pub precondition: PreconditionOptions,
+    /// Share of every write's data a compressor can remove, in percent (`--compressible`;
+    /// None: random data, fio's default). Only a compressing drive shows a difference.
+    pub compressible_percent: Option<u8>,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -288,6 +291,7 @@ impl Default for SuiteOptions {
             tenants: Default::default(),
             app_profiles: Default::default(),
             precondition: Default::default(),
+            compressible_percent: None,
         }
     }
 }

@@ -255,7 +255,7 @@ pub(crate) fn run(
                     error: Box::new(error),
                 }
             })?;
-        let mut s = Session::new(&mut system, &member.name, opts.seed, &mut *progress);
+        let mut s = Session::new(&mut system, &member.name, opts, &mut *progress);
         let total = sets.len() as f64;
         s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
         // Every member keeps the same queue: the host's depth grows with the set.

@@ -201,7 +201,7 @@ pub(crate) fn run(
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
-    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut s = Session::new(ssd, device, opts, progress);
     s.require_ftl("recovery")?;
     match opts.recovery.variant {
         RecoveryVariant::Dirty => {

@@ -134,6 +134,9 @@ pub(crate) struct Session<'a> {
     /// the next steps, when the suite knows it (progress interpolates within a step).
     pub round: Option<(usize, Option<usize>)>,
     pub suite_span: Option<(f64, f64)>,
+    /// Data content of every write (`--compressible`): fio's `buffer_compress_percentage`
+    /// added to each step's `[global]` section (None: the job's own, random by default).
+    compressible_percent: Option<u8>,
     progress: &'a mut dyn FnMut(&SuiteProgress),
 }
 
@@ -141,10 +144,12 @@ impl<'a> Session<'a> {
     pub fn new(
         ssd: &'a mut dyn SuiteDevice,
         device: &str,
-        seed: u64,
+        opts: &crate::SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
+        let seed = opts.seed;
         Self {
+            compressible_percent: opts.compressible_percent,
             scale: ssd.slice_scale(),
             drive: Drive::Sim(ssd),
             device: device.to_string(),
@@ -164,10 +169,12 @@ impl<'a> Session<'a> {
     /// A session on real storage: jobs run through fio, time is wall-clock time.
     pub fn real(
         target: &'a mut RealTarget,
-        seed: u64,
+        opts: &crate::SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
+        let seed = opts.seed;
         Self {
+            compressible_percent: opts.compressible_percent,
             device: target.name(),
             drive: Drive::Real(target),
             seeds: SeedTree::new(seed).child("suite"),
@@ -407,6 +414,14 @@ impl<'a> Session<'a> {
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
         self.announce(step);
+        let with_data;
+        let text = match self.compressible_percent {
+            Some(percent) => {
+                with_data = with_compressible_data(text, percent);
+                with_data.as_str()
+            }
+            None => text,
+        };
         if let Drive::Real(_) = self.drive {
             return self.real_job(step, text, measure);
         }
@@ -620,6 +635,23 @@ impl Session<'_> {
     }
 }
 
+/// Job text whose writes carry data a compressor shrinks by `percent` (fio's
+/// `buffer_compress_percentage`, which fio reads as random data at 0), set in `[global]`.
+pub(crate) fn with_compressible_data(text: &str, percent: u8) -> String {
+    let option = if percent == 0 {
+        "refill_buffers=1\n".to_string()
+    } else {
+        format!("buffer_compress_percentage={percent}\n")
+    };
+    match text.find("[global]\n") {
+        Some(at) => {
+            let end = at + "[global]\n".len();
+            format!("{}{option}{}", &text[..end], &text[end..])
+        }
+        None => format!("[global]\n{option}\n{text}"),
+    }
+}
+
 /// Write amplification between two snapshots of the FTL's counters: IUs programmed per IU
 /// the host wrote in between (0 when the host wrote nothing).
 pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
@@ -628,4 +660,26 @@ pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
         return 0.0;
     }
     after.nand_write_ius.saturating_sub(before.nand_write_ius) as f64 / host as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_compressible_data;
+
+    #[test]
+    fn the_data_content_goes_into_the_global_section() {
+        let text = "[global]\ndirect=1\n\n[w]\nrw=write\n";
+        let with = with_compressible_data(text, 60);
+        assert_eq!(
+            with,
+            "[global]\nbuffer_compress_percentage=60\ndirect=1\n\n[w]\nrw=write\n"
+        );
+        let file = flashlab_workload::parse_str(&with, "w.fio", &|_| None).unwrap();
+        assert_eq!(file.jobs[0].compressible_percent, 60);
+        // Without a [global] section one is added; 0 is random data, fresh per write.
+        let with = with_compressible_data("[w]\nrw=write\n", 0);
+        let file = flashlab_workload::parse_str(&with, "w.fio", &|_| None).unwrap();
+        assert_eq!(file.jobs[0].compressible_percent, 0);
+        assert!(with.starts_with("[global]\nrefill_buffers=1\n"));
+    }
 }

@@ -59,7 +59,7 @@ pub(crate) fn run(
     opts: &SuiteOptions,
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
-    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut s = Session::new(ssd, device, opts, progress);
     run_session(kind, &mut s, device, opts)
 }
 

@@ -70,7 +70,7 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let o = &opts.sustained;
-    let mut s = Session::new(dev, device, opts.seed, progress);
+    let mut s = Session::new(dev, device, opts, progress);
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes();
     let bs = o.bs_bytes;

@@ -214,7 +214,7 @@ pub(crate) fn write_pressure(
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let t = &opts.tenants;
-    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut s = Session::new(ssd, device, opts, progress);
     let mut results = precondition(&mut s, opts)?;
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
@@ -375,7 +375,7 @@ pub(crate) fn noisy_neighbor(
         });
     }
     let noisy = count / 2;
-    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut s = Session::new(ssd, device, opts, progress);
     let mut results = precondition(&mut s, opts)?;
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
@@ -542,7 +542,7 @@ pub(crate) fn power(
         // Every state starts from the same fresh drive: the same seed, a new instance.
         let seeds = SeedTree::new(opts.seed);
         let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|e| device_error(&c, e))?;
-        let mut s = Session::new(&mut ssd, &config.name, opts.seed, &mut *progress);
+        let mut s = Session::new(&mut ssd, &config.name, opts, &mut *progress);
         let prefix = format!("ps{state}_");
         purge_and_fill_prefixed(&mut s, &prefix)?;
         let mut watts = Vec::new();

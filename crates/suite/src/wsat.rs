@@ -86,7 +86,7 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&crate::SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     let w = &opts.wsat;
-    let mut s = Session::new(ssd, device, opts.seed, progress);
+    let mut s = Session::new(ssd, device, opts, progress);
     s.require_ftl("wsat")?;
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes() as f64;
