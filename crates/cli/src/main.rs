@@ -39,7 +39,7 @@ enum Command {
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
-    /// pts-latency, transfer-sweep, desktop, wsat, recovery, op-sweep, endurance,
+    /// pts-latency, transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
     /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power or
     /// app-profiles (see docs/suites.md).
     Suite(Box<SuiteArgs>),
@@ -53,8 +53,9 @@ enum Command {
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
     /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
-    /// transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling,
-    /// sustained-write, cache-passes, write-pressure, noisy-neighbor, power or app-profiles.
+    /// transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
+    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power or
+    /// app-profiles.
     name: String,
     /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
     /// side (they run in parallel). Default: the default preset.
@@ -225,7 +226,8 @@ struct ClientArgs {
     /// transfer-sweep: largest transfer size (a power of two).
     #[arg(long, default_value = "64MiB")]
     max_bs: String,
-    /// transfer-sweep: test region (default 256MiB); desktop: test file (default 1GiB).
+    /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep: test file
+    /// (default 1GiB).
     #[arg(long)]
     size: Option<String>,
     /// desktop: measured runs per test; the best is reported.
@@ -237,8 +239,8 @@ struct ClientArgs {
     /// desktop: CrystalDiskMark test set, default or nvme.
     #[arg(long, default_value = "default")]
     profile: String,
-    /// transfer-sweep, desktop, raid-scaling: drive state first, fresh (purged) or full (purged
-    /// and filled); raid-scaling also takes both.
+    /// transfer-sweep, desktop, compression-sweep, raid-scaling: drive state first, fresh
+    /// (purged) or full (purged and filled); raid-scaling also takes both.
     #[arg(long, default_value = "fresh")]
     state: String,
 }

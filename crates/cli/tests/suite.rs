@@ -408,3 +408,32 @@ fn compressible_data_writes_faster_on_a_compressing_drive_only() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("0..=100"), "{}", stderr(&out));
 }
+
+#[test]
+fn compression_sweep_rises_with_the_data_on_a_compressing_drive_only() {
+    let sweep = |device: &str| {
+        let doc = suite_json(&[
+            "compression-sweep",
+            "--device",
+            device,
+            "--set",
+            "sim.scale=0.02",
+            "--size",
+            "128MiB",
+        ]);
+        let w = |p: u32| result(&doc, 0, &format!("compress{p}_write_bw_bytes_per_s")) / 1e6;
+        let r = |p: u32| result(&doc, 0, &format!("compress{p}_read_bw_bytes_per_s")) / 1e6;
+        (w(0), w(50), w(100), r(0), r(100))
+    };
+    let (w0, w50, w100, r0, r100) = sweep("ocz-vertex-3-240gb");
+    assert!(w0 < w50 && w50 < w100, "writes {w0} {w50} {w100} MB/s");
+    assert!(w100 > 2.0 * w0, "writes {w0} → {w100} MB/s");
+    assert!(r100 > r0, "reads {r0} → {r100} MB/s");
+    let (w0, w50, w100, r0, r100) = sweep("micron-p300-200gb");
+    assert_eq!(
+        (w0, r0),
+        (w100, r100),
+        "a drive that does not compress: flat"
+    );
+    assert_eq!(w0, w50);
+}

@@ -108,6 +108,88 @@ pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Out
     s.with_region_sizes(regions, |s| sweep(s, opts, region, qd, jobs))
 }
 
+/// Transfer size of the compression sweep's sequential writes and reads.
+const COMPRESSION_BS: u64 = 1 << 20;
+/// Its queue depth (one request at a time, as AS SSD's sequential tests).
+const COMPRESSION_QD: u32 = 1;
+/// Its test file: AS SSD's 1 GiB.
+const COMPRESSION_REGION_BYTES: u64 = 1 << 30;
+
+/// AS SSD's compression benchmark: the test file written sequentially, then read, with data
+/// whose compressible share rises from 0 to 100 % in steps of 10 (random data with more and
+/// more zeros, as AS SSD fills its blocks). A drive that compresses writes (and reads) faster
+/// as the share rises; others give a flat line.
+pub(crate) fn compression_sweep(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<Outcome, SuiteError> {
+    let c = &opts.client;
+    let qd = opts.qd.unwrap_or(COMPRESSION_QD);
+    let jobs = opts.jobs.unwrap_or(1);
+    let region = region_bytes(s, c.size_bytes.unwrap_or(COMPRESSION_REGION_BYTES));
+    prepare(s, c.state)?;
+    let keep = region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes();
+    let regions = if keep {
+        RegionSizes::Keep
+    } else {
+        RegionSizes::Scale
+    };
+    s.with_region_sizes(regions, |s| {
+        let mut results = Vec::new();
+        let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
+        let bs = COMPRESSION_BS.min(region);
+        for percent in (0..=100u32).step_by(10) {
+            // fio reads 0 as "random data" (its default): fresh random buffers then.
+            let data = if percent == 0 {
+                "refill_buffers=1".to_string()
+            } else {
+                format!("buffer_compress_percentage={percent}")
+            };
+            for (rw, ddir, points) in [
+                ("write", DDIR_WRITE, &mut write_pts),
+                ("read", DDIR_READ, &mut read_pts),
+            ] {
+                let name = format!("compress{percent}-{rw}");
+                let text = region_job(&name, rw, bs, qd, jobs, region, std::slice::from_ref(&data));
+                let run = s.job(&name, &text, &bw_iops(ddir))?;
+                let bw = bw_bytes_per_s(&run, ddir);
+                results.push(measure(
+                    format!("compress{percent}_{rw}_bw_bytes_per_s"),
+                    Unit::BytesPerS,
+                    bw,
+                ));
+                points.push((f64::from(percent), bw));
+            }
+        }
+        let chart = Chart {
+            id: "compression-sweep-bw".into(),
+            title: format!(
+                "Sequential bandwidth against data compressibility ({} KiB, QD{qd}, {} MiB file)",
+                bs >> 10,
+                region as f64 / (1u64 << 20) as f64
+            ),
+            x: Axis::linear("compressible share of the data, %", Unit::Count),
+            y: Axis::linear("bandwidth", Unit::BytesPerS),
+            series: vec![
+                Series {
+                    name: "read".into(),
+                    points: read_pts,
+                },
+                Series {
+                    name: "write".into(),
+                    points: write_pts,
+                },
+            ],
+            band: None,
+        };
+        Ok(Outcome {
+            steady: None,
+            results,
+            charts: vec![chart],
+        })
+    })
+}
+
 /// A test region keeps its size on a slice while it is at most this fraction (as 1/N) of
 /// the slice's capacity: the slice's capacity-proportional state (free space, a dynamic SLC
 /// cache sized from it) then sees it as the drive does, as a small part of itself.
@@ -124,6 +206,12 @@ fn sweep(
     let c = &opts.client;
     let mut results = Vec::new();
     let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
+    // ATTO writes highly compressible data, which is why compressing (SandForce) drives
+    // shone in it; `--compressible` sets other data.
+    let data = match opts.compressible_percent {
+        None => vec!["zero_buffers=1".to_string()],
+        Some(_) => Vec::new(),
+    };
     for bs in transfer_sizes(c.min_bs_bytes, c.max_bs_bytes, region) {
         let label = size_label(bs);
         // ATTO writes the region at a transfer size, then reads it back.
@@ -132,7 +220,7 @@ fn sweep(
             ("read", DDIR_READ, &mut read_pts),
         ] {
             let name = format!("{label}-{rw}");
-            let text = region_job(&name, rw, bs, qd, jobs, region, &[]);
+            let text = region_job(&name, rw, bs, qd, jobs, region, &data);
             let run = s.job(&name, &text, &bw_iops(ddir))?;
             let bw = bw_bytes_per_s(&run, ddir);
             results.push(measure(

@@ -91,6 +91,7 @@ pub enum SuiteKind {
     PtsLatency,
     TransferSweep,
     Desktop,
+    CompressionSweep,
     Wsat,
     Recovery,
     OpSweep,
@@ -105,7 +106,7 @@ pub enum SuiteKind {
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 19] = [
+    pub const ALL: [SuiteKind; 20] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -114,6 +115,7 @@ impl SuiteKind {
         SuiteKind::PtsLatency,
         SuiteKind::TransferSweep,
         SuiteKind::Desktop,
+        SuiteKind::CompressionSweep,
         SuiteKind::Wsat,
         SuiteKind::Recovery,
         SuiteKind::OpSweep,
@@ -137,6 +139,7 @@ impl SuiteKind {
             SuiteKind::PtsLatency => "pts-latency",
             SuiteKind::TransferSweep => "transfer-sweep",
             SuiteKind::Desktop => "desktop",
+            SuiteKind::CompressionSweep => "compression-sweep",
             SuiteKind::Wsat => "wsat",
             SuiteKind::Recovery => "recovery",
             SuiteKind::OpSweep => "op-sweep",
@@ -174,6 +177,9 @@ impl SuiteKind {
             }
             SuiteKind::Desktop => {
                 "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
+            }
+            SuiteKind::CompressionSweep => {
+                "AS SSD-style sequential write/read of a 1 GiB file against data compressibility (0-100 %)"
             }
             SuiteKind::Wsat => {
                 "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
@@ -564,6 +570,7 @@ pub fn run_on_real_target(
             | SuiteKind::PtsLatency
             | SuiteKind::TransferSweep
             | SuiteKind::Desktop
+            | SuiteKind::CompressionSweep
             | SuiteKind::AppProfiles
     ) {
         return Err(SuiteError::Real {

@@ -84,6 +84,7 @@ pub(crate) fn run_session(
         SuiteKind::PtsLatency => crate::pts::latency_test(s, opts)?,
         SuiteKind::TransferSweep => crate::client::transfer_sweep(s, opts)?,
         SuiteKind::Desktop => crate::client::desktop(s, opts)?,
+        SuiteKind::CompressionSweep => crate::client::compression_sweep(s, opts)?,
         SuiteKind::AppProfiles => crate::app_profiles::run(s, opts)?,
         // These have modules of their own, chosen in `run_on_device_with`.
         SuiteKind::Wsat

@@ -66,18 +66,31 @@ impl Ssd {
         let from = req.offset_bytes / unit_bytes * unit_bytes;
         let to = (req.offset_bytes + req.len_bytes).next_multiple_of(unit_bytes);
         let (first, last) = (from >> self.iu_shift, (to - 1) >> self.iu_shift);
-        let ready = self.read_ius(t0, from, to, first, last);
-        self.check_readable(req)?;
-        let done = self.link_transfer(ready, req.len_bytes, true);
-        if let Some((from, to)) = self.readahead.observe(
-            req.offset_bytes,
-            req.offset_bytes + req.len_bytes,
-            self.model.user_bytes,
-        ) {
-            self.read_ahead(t0, from, to);
-            self.unreadable = None;
+        let granule = self.model.iu_bytes;
+        // Granules of consecutive IUs share pages (each IU's data starts where the previous
+        // one's ended): one array read per page, moving the granules asked for. The read
+        // buffer and read-ahead, keyed by host address, are not used.
+        let mut ready = t0;
+        let mut pending: Option<(u32, u32, bool, u64)> = None;
+        for lpn in first..=last {
+            let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+                continue;
+            };
+            match &mut pending {
+                Some((b, p, _, bytes)) if *b == block && *p == page => *bytes += granule,
+                _ => {
+                    if let Some(read) = pending.take() {
+                        ready = ready.max(self.page_read(t0, read));
+                    }
+                    pending = Some((block, page, slc, granule));
+                }
+            }
         }
-        Ok(done)
+        if let Some(read) = pending {
+            ready = ready.max(self.page_read(t0, read));
+        }
+        self.check_readable(req)?;
+        Ok(self.link_transfer(ready, req.len_bytes, true))
     }
 
     /// An error if a read of this command found its data lost.
