@@ -1118,6 +1118,10 @@ impl BlockDevice for Ssd {
         self.model.queue_depth
     }
 
+    fn compresses_data(&self) -> bool {
+        self.model.compression_unit_bytes.is_some()
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let ns = self.namespace_of(req.offset_bytes);
         self.submit_in(now_ns, req, ns)

@@ -191,6 +191,12 @@ pub trait BlockDevice {
     /// (such as its map entry, a cache miss on a large drive) so that the loads of queued
     /// requests overlap instead of following one another.
     fn prefetch(&self, _req: &IoRequest) {}
+
+    /// Whether the device compresses what it is written, so that a caller holding real data
+    /// should measure it ([`IoRequest::compressible_percent`]).
+    fn compresses_data(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

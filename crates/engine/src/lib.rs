@@ -3,6 +3,7 @@
 //!
 //! Nothing here knows about NAND, fio or reports; everything above depends on it.
 
+pub mod compress;
 pub mod device;
 pub mod queue;
 pub mod rng;

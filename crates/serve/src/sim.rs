@@ -121,6 +121,8 @@ pub struct Simulation<D> {
     stats: SimStats,
     log: crate::Log,
     pool: Arc<BufferPool>,
+    /// The device compresses: each write's data is measured for it.
+    measure_data: bool,
 }
 
 impl<D: BlockDevice> Simulation<D> {
@@ -136,7 +138,6 @@ impl<D: BlockDevice> Simulation<D> {
         let block_bytes = device.logical_block_bytes().max(1);
         let queue_limit = (device.queue_depth_limit() as usize).clamp(1, in_flight_bound.max(1));
         Simulation {
-            device,
             store,
             clock,
             max_piece_bytes: max_piece_bytes.max(block_bytes),
@@ -145,6 +146,8 @@ impl<D: BlockDevice> Simulation<D> {
             outstanding: BinaryHeap::with_capacity(queue_limit + 1),
             last_submit_ns: 0,
             stats: SimStats::default(),
+            measure_data: device.compresses_data(),
+            device,
             log,
             pool,
         }
@@ -209,10 +212,14 @@ impl<D: BlockDevice> Simulation<D> {
                 let (o, n) = self.align_out(job.offset, job.len);
                 self.submit(now_ns, IoRequest::read(o, n))
             }
-            Op::Write(_) => {
+            Op::Write(data) => {
                 let (o, n) = self.align_out(job.offset, job.len);
                 let mut req = IoRequest::write(o, n);
                 req.fua = job.fua;
+                if self.measure_data {
+                    req.compressible_percent =
+                        flashlab_engine::compress::compressible_percent(data);
+                }
                 self.submit(now_ns, req)
             }
             Op::Flush => self.submit(now_ns, IoRequest::flush()),
@@ -227,7 +234,8 @@ impl<D: BlockDevice> Simulation<D> {
                 let mut done = now_ns;
                 while o < end {
                     let piece = (end - o).min(self.max_piece_bytes);
-                    let mut req = IoRequest::write(o, piece);
+                    // Zeros written out.
+                    let mut req = IoRequest::write(o, piece).with_compressible_percent(100);
                     req.fua = job.fua;
                     done = done.max(self.submit(now_ns, req)?);
                     o += piece;
@@ -359,6 +367,9 @@ mod tests {
         latency_ns: u64,
         depth: u32,
         seen: Vec<(u64, IoKind, u64, u64)>,
+        /// Compresses what it is written; the data content of each write it saw.
+        compresses: bool,
+        data: Vec<u8>,
     }
 
     impl BlockDevice for Fixed {
@@ -371,9 +382,15 @@ mod tests {
         fn queue_depth_limit(&self) -> u32 {
             self.depth
         }
+        fn compresses_data(&self) -> bool {
+            self.compresses
+        }
         fn submit(&mut self, now_ns: u64, req: &IoRequest) -> Result<Completion, DeviceError> {
             self.seen
                 .push((now_ns, req.kind, req.offset_bytes, req.len_bytes));
+            if req.kind == IoKind::Write {
+                self.data.push(req.compressible_percent);
+            }
             Ok(Completion {
                 accepted_ns: now_ns,
                 done_ns: now_ns + self.latency_ns,
@@ -382,10 +399,16 @@ mod tests {
     }
 
     fn sim(depth: u32, scale: f64, start: Instant) -> Simulation<Fixed> {
+        sim_of(depth, scale, start, false)
+    }
+
+    fn sim_of(depth: u32, scale: f64, start: Instant, compresses: bool) -> Simulation<Fixed> {
         let dev = Fixed {
             latency_ns: 1_000,
             depth,
             seen: Vec::new(),
+            compresses,
+            data: Vec::new(),
         };
         Simulation::new(
             dev,
@@ -442,6 +465,32 @@ mod tests {
         let early = s.process(job(Op::Read, 0, 512, start, &tx));
         assert_eq!(s.device.seen[2].0, 10_000);
         assert_eq!(early.due, start + Duration::from_micros(44));
+    }
+
+    #[test]
+    fn a_compressing_device_is_told_how_compressible_each_write_is() {
+        let start = Instant::now();
+        let (tx, _rx) = mpsc::channel();
+        let mut x = 1u64;
+        let random: Vec<u8> = (0..4096)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (x >> 56) as u8
+            })
+            .collect();
+        for compresses in [true, false] {
+            let mut s = sim_of(32, 1.0, start, compresses);
+            s.process(job(Op::Write(vec![0u8; 4096]), 0, 4096, start, &tx));
+            s.process(job(Op::Write(random.clone()), 4096, 4096, start, &tx));
+            let zeros = s.device.data[0];
+            if compresses {
+                assert!(zeros >= 99, "{zeros}");
+                assert_eq!(s.device.data[1], 0);
+            } else {
+                // Nothing measured for a drive that would not use it.
+                assert_eq!(s.device.data, [0, 0]);
+            }
+        }
     }
 
     #[test]

@@ -896,7 +896,7 @@ mod tests {
         assert!(
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
-                 transfer-sweep, desktop, wsat, recovery, op-sweep, endurance, raid-scaling, \
+                 transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance, raid-scaling, \
                  sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles"
             ),
             "{msg}"

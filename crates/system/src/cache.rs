@@ -525,6 +525,10 @@ impl BlockDevice for CacheTier {
             .max(self.cache.queue_depth_limit())
     }
 
+    fn compresses_data(&self) -> bool {
+        self.backing.compresses_data() || self.cache.compresses_data()
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check(req)?;
         let t = now_ns;

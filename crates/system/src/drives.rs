@@ -30,6 +30,9 @@ impl BlockDevice for SsdNode {
     fn queue_depth_limit(&self) -> u32 {
         self.ssd.queue_depth_limit()
     }
+    fn compresses_data(&self) -> bool {
+        self.ssd.compresses_data()
+    }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.ssd.submit(now_ns, req)
     }

@@ -189,6 +189,9 @@ impl BlockDevice for System {
     fn queue_depth_limit(&self) -> u32 {
         self.root.queue_depth_limit()
     }
+    fn compresses_data(&self) -> bool {
+        self.root.compresses_data()
+    }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.root.submit(now_ns, req)
     }

@@ -152,6 +152,10 @@ impl BlockDevice for LinkPort {
         self.inner.queue_depth_limit()
     }
 
+    fn compresses_data(&self) -> bool {
+        self.inner.compresses_data()
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let lat = self.link.borrow().latency_ns;
         match req.kind {

@@ -201,6 +201,9 @@ pub struct Raid {
     member_reads: Vec<u64>,
     member_writes: Vec<u64>,
     failed: Vec<bool>,
+    /// Data content of the host write being split (its parity is taken to compress alike);
+    /// 0 for the set's own reads and rebuild writes.
+    data_compressible_percent: u8,
     bg: Option<Background>,
     bg_done: Option<BackgroundDone>,
     cpu_free_ns: Vec<u64>,
@@ -257,6 +260,7 @@ impl Raid {
             member_reads: vec![0; n],
             member_writes: vec![0; n],
             failed: vec![false; n],
+            data_compressible_percent: 0,
             bg: None,
             bg_done: None,
             cpu_free_ns: vec![0; p.cpu_threads as usize],
@@ -353,6 +357,8 @@ impl Raid {
 
     /// Let background work run until `until_ns` (also done on every submission and idle gap).
     pub fn run_background(&mut self, until_ns: u64) -> Result<(), DeviceError> {
+        // Rebuild and resync copies carry no host data content.
+        self.data_compressible_percent = 0;
         let mut steps = 0u32;
         while let Some(b) = self.bg {
             if b.next_ns >= until_ns || steps >= 100_000 {
@@ -665,6 +671,7 @@ impl Raid {
         self.clock_ns[m] = t;
         let req = if p.write {
             IoRequest::write(p.offset, p.len)
+                .with_compressible_percent(self.data_compressible_percent)
         } else {
             IoRequest::read(p.offset, p.len)
         };
@@ -730,9 +737,14 @@ impl BlockDevice for Raid {
         self.block_bytes
     }
 
+    fn compresses_data(&self) -> bool {
+        self.members.iter().any(|m| m.compresses_data())
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check(req)?;
         self.run_background(now_ns)?;
+        self.data_compressible_percent = req.compressible_percent;
         // CPU: the least busy thread runs the request's mapping and parity.
         let th = (0..self.cpu_free_ns.len())
             .min_by_key(|&i| self.cpu_free_ns[i])

@@ -480,3 +480,43 @@ fn overrides_reach_the_drive() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn raid_members_that_compress_get_the_hosts_data_content() {
+    let drive = |n: &str| {
+        format!(
+            "[drive.{n}]\npreset = \"tiny-test-1gb\"\nset = {{ \"controller.compression_granule\" = \"1KiB\", \"slc_cache.dynamic\" = false }}\n"
+        )
+    };
+    let mut s = build(&format!(
+        "name = \"rc\"\n{}{}[raid.r]\nlevel = 0\nmembers = [\"a\", \"b\"]\n",
+        drive("a"),
+        drive("b")
+    ));
+    assert!(s.compresses_data());
+    let len = 128 << 10;
+    run(&mut s, 0, 256, 8, |i| {
+        IoRequest::write(i as u64 * len, len).with_compressible_percent(75)
+    });
+    // Each member stored a quarter of what it was written.
+    let c = s.counters_json().to_string();
+    let saved: Vec<u64> = c
+        .match_indices("\"compression_saved_ius\":")
+        .map(|(at, k)| {
+            c[at + k.len()..]
+                .split(|ch: char| !ch.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(saved.len(), 2, "{c}");
+    // 128 KiB × 256 over two members: 16 MiB each, 4096 IUs of 4 granules, 3 saved per IU.
+    assert!(saved.iter().all(|&s| s == 4096 * 3), "{saved:?}");
+    let plain = build(&format!(
+        "name = \"rp\"\n{}[raid.r]\nlevel = 0\nmembers = [\"a\", \"b\"]\n",
+        tiny(&["a", "b"])
+    ));
+    assert!(!plain.compresses_data());
+}
