@@ -26,6 +26,7 @@ const KEYS: &[&str] = &[
     "buffer.size",
     "link.kind",
     "controller.max_iops",
+    "controller.compression_granule",
     "sim.scale",
     "sim.channel_merge",
     "nand",
@@ -53,6 +54,8 @@ const VALUES: &[&str] = &[
     "[1, 2]",
     "{}",
     "\"0B\"",
+    "\"512B\"",
+    "\"3KiB\"",
     "\"999999PB\"",
     "\"narrowest\"",
 ];
