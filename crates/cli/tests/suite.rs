@@ -391,6 +391,14 @@ fn compressible_data_writes_faster_on_a_compressing_drive_only() {
         ];
         args.extend_from_slice(data);
         let doc = suite_json(&args);
+        // The report says what data the suite wrote.
+        let said = doc["options"]["compressible_percent"].as_u64();
+        assert_eq!(
+            said,
+            data.get(1).map(|p| p.parse().unwrap()),
+            "{}",
+            doc["options"]
+        );
         result(&doc, 0, "seq1m_q8t1_write_bw_bytes_per_s") / 1e6
     };
     // The Vertex 3 writes incompressible data at its 240 MB/s data path, zeros at the link.

@@ -63,6 +63,9 @@ fn options_line(report: &SuiteReport) -> String {
     if let Some(ns) = o.runtime_ns {
         parts.push(format!("measured steps run {}", human_ns(ns as f64)));
     }
+    if let Some(p) = o.compressible_percent {
+        parts.push(format!("written data {p}% compressible"));
+    }
     format!("Options: {}.", parts.join("; "))
 }
 

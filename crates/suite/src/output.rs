@@ -193,6 +193,7 @@ pub fn render_json(report: &SuiteReport) -> String {
             "interval_ns": o.client.interval_ns,
             "profile": o.client.profile.name(),
             "state": o.client.state.name(),
+            "compressible_percent": o.compressible_percent,
         },
         "steady_state_rule": {
             "window_rounds": rule.window,
