@@ -145,3 +145,129 @@ fn bad_compression_settings_name_the_key_and_what_is_valid() {
     let e = err(&[("controller.compression_granule", "\"1KiB\"")]);
     assert!(e.contains("buffer.plp = true"), "{e}");
 }
+
+/// Any mix of writes of any compressibility (partial or whole IUs), reads, trims, flushes,
+/// idle time and power loss leaves a compressing drive's FTL consistent, with either host
+/// allocation, on a small drive filled first so that GC runs among them.
+mod mixed {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Cmd {
+        Write {
+            sector: u64,
+            sectors: u64,
+            percent: u8,
+        },
+        Read {
+            sector: u64,
+            sectors: u64,
+        },
+        Trim {
+            sector: u64,
+            sectors: u64,
+        },
+        Flush,
+        Idle {
+            ms: u64,
+        },
+        PowerLoss,
+        /// `n` 128 KiB writes at random places, each of random compressibility.
+        Churn {
+            seed: u64,
+            n: u32,
+        },
+    }
+
+    /// User capacity of the test drive, in 512-byte sectors (210 MB in whole 4 KiB IUs).
+    const SECTORS: u64 = 410_152;
+
+    fn cmd() -> impl Strategy<Value = Cmd> {
+        let span = SECTORS - 256;
+        prop_oneof![
+            6 => (0..span, 1u64..64, 0u8..=100).prop_map(|(sector, sectors, percent)| Cmd::Write { sector, sectors, percent }),
+            2 => (0..span, 1u64..64).prop_map(|(sector, sectors)| Cmd::Read { sector, sectors }),
+            1 => (0..span, 1u64..256).prop_map(|(sector, sectors)| Cmd::Trim { sector, sectors }),
+            1 => Just(Cmd::Flush),
+            1 => (1u64..200).prop_map(|ms| Cmd::Idle { ms }),
+            1 => Just(Cmd::PowerLoss),
+            2 => (any::<u64>(), 200u32..600).prop_map(|(seed, n)| Cmd::Churn { seed, n }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn a_compressing_drive_stays_consistent(
+            least_busy in any::<bool>(),
+            cmds in proptest::collection::vec(cmd(), 1..120),
+        ) {
+            let allocation = if least_busy { "\"least_busy\"" } else { "\"striped\"" };
+            let mut d = tiny_ssd(&[
+                ("controller.compression_granule", "\"1KiB\""),
+                ("slc_cache.dynamic", "false"),
+                ("ftl.host_allocation", allocation),
+                ("nand.blocks_per_plane", "24"),
+                ("capacity.user", "\"210MB\""),
+            ]);
+            prop_assert_eq!(d.capacity_bytes() / 512, SECTORS);
+            let (_, _) = fill(&mut d, 0);
+            let mut t = 60_000_000_000u64;
+            for c in &cmds {
+                t += 10_000;
+                let req = match *c {
+                    Cmd::Write { sector, sectors, percent } => {
+                        IoRequest::write(sector * 512, sectors * 512).with_compressible_percent(percent)
+                    }
+                    Cmd::Read { sector, sectors } => IoRequest::read(sector * 512, sectors * 512),
+                    Cmd::Trim { sector, sectors } => IoRequest::trim(sector * 512, sectors * 512),
+                    Cmd::Flush => IoRequest::flush(),
+                    Cmd::Idle { ms } => {
+                        d.idle(t, t + ms * 1_000_000);
+                        t += ms * 1_000_000;
+                        continue;
+                    }
+                    Cmd::PowerLoss => {
+                        d.power_loss(t);
+                        d.ftl().check_invariants();
+                        continue;
+                    }
+                    Cmd::Churn { seed, n } => {
+                        let mut x = seed | 1;
+                        let chunks = SECTORS / 256;
+                        let mut k = 0;
+                        t = run_qd(&mut d, t, 8, || {
+                            k += 1;
+                            (k <= n).then(|| {
+                                x ^= x << 13;
+                                x ^= x >> 7;
+                                x ^= x << 17;
+                                // Mostly incompressible, so that the churn fills the
+                                // drive's spare and GC runs.
+                                let percent = if x % 4 == 0 { (x >> 40) as u8 % 101 } else { 0 };
+                                IoRequest::write(x % chunks * 128 * 1024, 128 * 1024)
+                                    .with_compressible_percent(percent)
+                            })
+                        });
+                        d.ftl().check_invariants();
+                        continue;
+                    }
+                };
+                let done = d.submit(t, &req).unwrap().done_ns;
+                prop_assert!(done >= t);
+                d.ftl().check_invariants();
+            }
+            let c = d.ftl().counters();
+            // 128 KiB each: past 1,200 of them (150 MiB) the spare is used up.
+            let churned: u32 = cmds
+                .iter()
+                .map(|c| if let Cmd::Churn { n, .. } = c { *n } else { 0 })
+                .sum();
+            if churned >= 1200 {
+                prop_assert!(c.erases > 0, "no GC ran: {c:?}");
+            }
+        }
+    }
+}
