@@ -1,4 +1,4 @@
-//! The `app-profiles` suite: database and virtual-desktop workloads (the fio job templates
+//! The `app-profiles` suite: database, virtual-desktop and Iometer server workloads (the fio job templates
 //! in `jobs/profiles/`) run at rising load on a preconditioned device, each profile's curve of
 //! IOPS against average latency followed up to its peak, the way storage reviews chart
 //! SQL, Oracle and VDI profiles.
@@ -25,14 +25,17 @@ pub enum ProfileGroup {
     Oracle,
     VdiFullClone,
     VdiLinkedClone,
+    /// Iometer's server access patterns (database, file server, web server).
+    Iometer,
 }
 
 impl ProfileGroup {
-    pub const ALL: [ProfileGroup; 4] = [
+    pub const ALL: [ProfileGroup; 5] = [
         ProfileGroup::Sql,
         ProfileGroup::Oracle,
         ProfileGroup::VdiFullClone,
         ProfileGroup::VdiLinkedClone,
+        ProfileGroup::Iometer,
     ];
 
     /// Stable key: the chart id is `app-profiles-<id>`.
@@ -42,6 +45,7 @@ impl ProfileGroup {
             ProfileGroup::Oracle => "oracle",
             ProfileGroup::VdiFullClone => "vdi-full",
             ProfileGroup::VdiLinkedClone => "vdi-linked",
+            ProfileGroup::Iometer => "iometer",
         }
     }
 
@@ -55,6 +59,7 @@ impl ProfileGroup {
             ProfileGroup::VdiLinkedClone => {
                 "VDI linked-clone profiles (boot, initial login, Monday login)"
             }
+            ProfileGroup::Iometer => "Iometer server patterns (database, file server, web server)",
         }
     }
 }
@@ -80,7 +85,7 @@ macro_rules! profile {
 }
 
 /// Every shipped profile, in the order the suite runs them by default.
-pub const APP_PROFILES: [AppProfile; 12] = [
+pub const APP_PROFILES: [AppProfile; 15] = [
     profile!("sql", ProfileGroup::Sql),
     profile!("sql-90-10", ProfileGroup::Sql),
     profile!("sql-80-20", ProfileGroup::Sql),
@@ -93,6 +98,9 @@ pub const APP_PROFILES: [AppProfile; 12] = [
     profile!("vdi-linked-boot", ProfileGroup::VdiLinkedClone),
     profile!("vdi-linked-login", ProfileGroup::VdiLinkedClone),
     profile!("vdi-linked-monday", ProfileGroup::VdiLinkedClone),
+    profile!("iometer-database", ProfileGroup::Iometer),
+    profile!("iometer-fileserver", ProfileGroup::Iometer),
+    profile!("iometer-webserver", ProfileGroup::Iometer),
 ];
 
 /// The profile called `name`.

@@ -37,7 +37,8 @@ fn header_mix(text: &str) -> (u32, u32) {
     (pct(r), pct(w))
 }
 
-/// `#   reads:  8 KiB 90%, 64 KiB 7%   (mean 19.4 KiB)` → [(8192, 90), (65536, 7)].
+/// `#   reads:  8 KiB 90%, 64 KiB 7%   (mean 19.4 KiB)` → [(8192, 90), (65536, 7)]; sizes
+/// below 1 KiB as fractions (`0.5 KiB`).
 fn header_split(text: &str, dir: &str) -> Vec<(u64, u32)> {
     let prefix = format!("#   {dir}:");
     let line = text
@@ -50,9 +51,9 @@ fn header_split(text: &str, dir: &str) -> Vec<(u64, u32)> {
             let w: Vec<&str> = e.split_whitespace().collect();
             assert_eq!(w.len(), 3, "'{e}': SIZE KiB PCT%");
             assert_eq!(w[1], "KiB", "{e}");
-            let kib: u64 = w[0].parse().unwrap();
+            let kib: f64 = w[0].parse().unwrap();
             let pct: u32 = w[2].trim_end_matches('%').parse().unwrap();
-            (kib << 10, pct)
+            ((kib * 1024.0) as u64, pct)
         })
         .collect()
 }
