@@ -267,7 +267,7 @@ fn app_profiles_report_draws_every_curve() {
         "--device",
         DEVICE,
         "--profiles",
-        "sql,oracle-80-20,vdi-full-login,vdi-linked-boot",
+        "sql,oracle-80-20,vdi-full-login,vdi-linked-boot,iometer-fileserver",
         "--loads",
         "1,4,16",
         "--runtime",
@@ -292,7 +292,8 @@ fn app_profiles_report_draws_every_curve() {
             "app-profiles-sql",
             "app-profiles-oracle",
             "app-profiles-vdi-full",
-            "app-profiles-vdi-linked"
+            "app-profiles-vdi-linked",
+            "app-profiles-iometer"
         ]
     );
     let (tag, lines) = browser_check(&browser, &page);

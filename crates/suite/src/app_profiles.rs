@@ -25,7 +25,7 @@ pub enum ProfileGroup {
     Oracle,
     VdiFullClone,
     VdiLinkedClone,
-    /// Iometer's server access patterns (database, file server, web server).
+    /// Iometer's access patterns (database, file server, web server, workstation).
     Iometer,
 }
 
@@ -59,7 +59,9 @@ impl ProfileGroup {
             ProfileGroup::VdiLinkedClone => {
                 "VDI linked-clone profiles (boot, initial login, Monday login)"
             }
-            ProfileGroup::Iometer => "Iometer server patterns (database, file server, web server)",
+            ProfileGroup::Iometer => {
+                "Iometer patterns (database, file server, web server, workstation)"
+            }
         }
     }
 }
@@ -85,7 +87,7 @@ macro_rules! profile {
 }
 
 /// Every shipped profile, in the order the suite runs them by default.
-pub const APP_PROFILES: [AppProfile; 15] = [
+pub const APP_PROFILES: [AppProfile; 16] = [
     profile!("sql", ProfileGroup::Sql),
     profile!("sql-90-10", ProfileGroup::Sql),
     profile!("sql-80-20", ProfileGroup::Sql),
@@ -101,6 +103,7 @@ pub const APP_PROFILES: [AppProfile; 15] = [
     profile!("iometer-database", ProfileGroup::Iometer),
     profile!("iometer-fileserver", ProfileGroup::Iometer),
     profile!("iometer-webserver", ProfileGroup::Iometer),
+    profile!("iometer-workstation", ProfileGroup::Iometer),
 ];
 
 /// The profile called `name`.

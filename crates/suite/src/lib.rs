@@ -212,7 +212,7 @@ impl SuiteKind {
                 "four corners in each power state: average and peak watts, performance per watt, caps held"
             }
             SuiteKind::AppProfiles => {
-                "SQL, Oracle, VDI and Iometer server profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
+                "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
             }
         }
     }

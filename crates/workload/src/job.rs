@@ -131,6 +131,9 @@ pub struct JobSpec {
     pub numjobs: u32,
     /// Percent of mixed I/Os that are reads.
     pub rwmixread: u32,
+    /// `percentage_random=` per direction: the share of a random job's I/Os at a random
+    /// offset; the others follow the direction's last I/O (100: all random).
+    pub percentage_random: [u8; 3],
     pub size: Option<SizeSpec>,
     pub offset: SizeSpec,
     pub offset_increment: SizeSpec,
@@ -212,6 +215,7 @@ impl JobSpec {
             iodepth: 1,
             numjobs: 1,
             rwmixread: 50,
+            percentage_random: [100; 3],
             size: None,
             offset: SizeSpec::Bytes(0),
             offset_increment: SizeSpec::Bytes(0),

@@ -355,6 +355,14 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.rwmixread = to_u32(parse_int(val(v)?, 1000, 0, 100)?);
         Ok(())
     }),
+    sim("percentage_random", &[], OptionType::IntPerDirection, "100", "Percent of a random job's I/Os at random offsets per direction (read,write,trim); the rest continue from the direction's last I/O", |b, v| {
+        for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
+            if let Some(p) = part {
+                b.spec.percentage_random[i] = parse_int(p, 1000, 0, 100)? as u8;
+            }
+        }
+        Ok(())
+    }),
     sim("rwmixwrite", &[], OptionType::Percent, "50", "Percent of mixed I/O that is writes", |b, v| {
         b.spec.rwmixread = 100 - to_u32(parse_int(val(v)?, 1000, 0, 100)?);
         Ok(())
@@ -596,7 +604,6 @@ static OPTIONS: &[OptionDef] = &[
     not("thinktime_spin", &[], "Busy part of think time"),
     not("thinktime_blocks_type", &[], "Think time after issue or completion"),
     not("thinktime_iotime", &[], "Think time per I/O time"),
-    not("percentage_random", &[], "Mixed random and sequential"),
     not("fdatasync", &[], "fdatasync after writes"),
     not("fsync_on_close", &[], "fsync on file close"),
     not("trim_percentage", &[], "Trim after verify"),

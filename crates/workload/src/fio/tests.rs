@@ -354,6 +354,9 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
     assert!(kind("[j]\nrwmixread=101\n")
         .to_string()
         .contains("from 0 to 100"));
+    assert!(kind("[j]\npercentage_random=80,101\n")
+        .to_string()
+        .contains("from 0 to 100"));
     assert!(kind("[j]\nrate_process=bursty\n")
         .to_string()
         .contains("poisson"));
@@ -562,4 +565,14 @@ fn unreadable_file_is_named_without_a_line_number() {
         msg.starts_with("/nonexistent/dir/job.fio: cannot read"),
         "{msg}"
     );
+}
+
+#[test]
+fn percentage_random_is_per_direction() {
+    let f = parse("[j]\nrw=randrw\npercentage_random=80\n").unwrap();
+    assert_eq!(f.jobs[0].percentage_random, [80, 80, 80]);
+    let f = parse("[j]\nrw=randrw\npercentage_random=90,20\n").unwrap();
+    assert_eq!(f.jobs[0].percentage_random, [90, 20, 20]);
+    let f = parse("[j]\nrw=randrw\n").unwrap();
+    assert_eq!(f.jobs[0].percentage_random, [100, 100, 100]);
 }

@@ -163,7 +163,10 @@ pub struct IoGenerator {
     sizes: [SizeGen; 3],
     align: [u64; 3],
     rwmixread: u64,
-    /// Sequential position per direction, relative to the region start.
+    /// `percentage_random` per direction (100: every I/O of a random job at a random offset).
+    random_percent: [u64; 3],
+    /// Sequential position per direction, relative to the region start (in a random job with
+    /// `percentage_random`, just past the direction's last I/O).
     cursor: [u64; 3],
     skip_bytes: u64,
     unit_bytes: u64,
@@ -189,6 +192,8 @@ pub struct IoGenerator {
     rng_bs: RngStream,
     rng_offset: RngStream,
     rng_map: RngStream,
+    /// Draws whether an I/O of a random job is random (`percentage_random` below 100 only).
+    rng_random: RngStream,
 }
 
 /// The one direction and block size of a job on the plain path (see `plain_map`).
@@ -377,8 +382,11 @@ impl IoGenerator {
             RwPattern::ReadWrite | RwPattern::RandRw => None,
         };
         let pair = matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+        let all_random = job.percentage_random.iter().all(|&p| p >= 100);
         let plain_map = match (fixed_kind, &offsets, pair, job.rw_sequence_count) {
-            (Some(kind), OffsetGen::Map { .. }, false, 0 | 1) if job.rw.is_random() => {
+            (Some(kind), OffsetGen::Map { .. }, false, 0 | 1)
+                if job.rw.is_random() && all_random =>
+            {
                 let d = kind.ddir();
                 match sizes[d] {
                     SizeGen::Fixed(len_bytes) if align[d] == unit_bytes => {
@@ -400,6 +408,7 @@ impl IoGenerator {
             sizes,
             align,
             rwmixread: u64::from(job.rwmixread.min(100)),
+            random_percent: job.percentage_random.map(|p| u64::from(p.min(100))),
             cursor: [0; 3],
             skip_bytes: job.rw_seq_skip_bytes / lba * lba,
             unit_bytes,
@@ -420,6 +429,7 @@ impl IoGenerator {
             rng_bs: base.child("bs").stream(),
             rng_offset: base.child("offset").stream(),
             rng_map,
+            rng_random: base.child("random").stream(),
         })
     }
 
@@ -490,8 +500,16 @@ impl IoGenerator {
             }
         }
         len = len.min(self.region_len);
-        let rel = if self.random {
+        let rel = if !self.random {
+            self.seq_offset(ddir, len)
+        } else if self.random_percent[ddir] >= 100 {
             self.random_offset(ddir, len)
+        } else if self.rng_random.below(100) < self.random_percent[ddir] {
+            // fio's percentage_random: a sequential I/O follows the direction's last one,
+            // random or not.
+            let at = self.random_offset(ddir, len);
+            self.cursor[ddir] = at + len;
+            at
         } else {
             self.seq_offset(ddir, len)
         };

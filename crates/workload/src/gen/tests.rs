@@ -492,3 +492,40 @@ fn the_plain_path_draws_what_the_general_path_draws() {
         assert!(gen(&job(rw), 0, 16 * MIB).plain_map.is_none(), "{rw:?}");
     }
 }
+
+#[test]
+fn percentage_random_mixes_sequential_runs_into_a_random_job() {
+    let followers = |ios: &[GeneratedIo]| {
+        ios.windows(2)
+            .filter(|w| w[1].offset_bytes == w[0].offset_bytes + w[0].len_bytes)
+            .count()
+    };
+    let mut j = job(RwPattern::RandRead);
+    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    let all_random = drain(&mut gen(&j, 0, 64 * MIB));
+    // 100 (fio's default) changes nothing, not even the random draws.
+    j.percentage_random = [100; 3];
+    assert_eq!(drain(&mut gen(&j, 0, 64 * MIB)), all_random);
+    assert!(followers(&all_random) < 10);
+    // 0: every I/O follows the one before.
+    j.percentage_random = [0; 3];
+    let seq = drain(&mut gen(&j, 0, 64 * MIB));
+    assert_eq!(followers(&seq), seq.len() - 1);
+    assert_eq!(seq[0].offset_bytes, 0);
+    // 80 (Iometer's workstation pattern): about a fifth follow the previous I/O, and a
+    // sequential I/O continues from wherever the last random one went.
+    j.percentage_random = [80; 3];
+    let mixed = drain(&mut gen(&j, 0, 64 * MIB));
+    let share = followers(&mixed) as f64 / (mixed.len() - 1) as f64;
+    assert!((0.17..0.23).contains(&share), "{share}");
+    // Per direction: reads random, writes sequential.
+    let mut j = job(RwPattern::RandRw);
+    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.percentage_random = [100, 0, 0];
+    let ios = drain(&mut gen(&j, 0, 64 * MIB));
+    let writes: Vec<GeneratedIo> = ios
+        .into_iter()
+        .filter(|io| io.kind == IoKind::Write)
+        .collect();
+    assert_eq!(followers(&writes), writes.len() - 1);
+}
