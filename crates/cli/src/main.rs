@@ -40,8 +40,8 @@ enum Command {
     Describe(DescribeArgs),
     /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
     /// pts-latency, transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power or
-    /// app-profiles (see docs/suites.md).
+    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
+    /// app-profiles or oltp (see docs/suites.md).
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -54,8 +54,8 @@ enum Command {
 struct SuiteArgs {
     /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
     /// transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power or
-    /// app-profiles.
+    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
+    /// app-profiles or oltp.
     name: String,
     /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
     /// side (they run in parallel). Default: the default preset.

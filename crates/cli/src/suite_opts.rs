@@ -96,13 +96,13 @@ pub struct SuiteTestArgs {
     /// noisy-neighbor: read share (percent) of the neighbours' 4 KiB random mix (0: writes).
     #[arg(long, default_value_t = 30)]
     neighbor_rwmixread: u32,
-    /// app-profiles, write-pressure, noisy-neighbor: `pts` (purge, 2x sequential fill, random
+    /// app-profiles, write-pressure, noisy-neighbor, oltp: `pts` (purge, 2x sequential fill, random
     /// rounds to steady state) or `showdown` (purge, 64 KiB sequential surface fill,
     /// --seq-time of 64 KiB sequential writes, --random-time of 4 KiB random writes over
     /// --span).
     #[arg(long, default_value = "pts")]
     precondition: String,
-    /// app-profiles, write-pressure (--precondition showdown): the tests' partition, the first
+    /// app-profiles, write-pressure, oltp (--precondition showdown): the tests' partition, the first
     /// PCT% of the LBAs; the rest keeps the surface fill's data.
     #[arg(long, default_value = "100", value_name = "PCT")]
     span: String,

@@ -445,3 +445,46 @@ fn compression_sweep_rises_with_the_data_on_a_compressing_drive_only() {
     );
     assert_eq!(w0, w50);
 }
+
+#[test]
+fn oltp_reports_transactions_and_their_latency() {
+    let doc = suite_json(&[
+        "oltp",
+        "--device",
+        DEVICE,
+        "--vms",
+        "4",
+        "--threads",
+        "2",
+        "--round",
+        "1s",
+        "--max-rounds",
+        "5",
+        "--runtime",
+        "2s",
+    ]);
+    let tps = result(&doc, 0, "tps");
+    let per_vm = result(&doc, 0, "tps_per_vm");
+    assert!(
+        tps > 0.0 && (per_vm * 4.0 - tps).abs() < 1e-6 * tps,
+        "{tps} {per_vm}"
+    );
+    let p: Vec<f64> = ["p50", "p90", "p95", "p99", "p99_9", "max"]
+        .iter()
+        .map(|q| result(&doc, 0, &format!("lat_{q}_ns")))
+        .collect();
+    assert!(p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
+    let o = &doc["options"]["oltp"];
+    assert_eq!(
+        (o["vms"].as_u64(), o["threads_per_vm"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert!(doc["devices"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["kind"] == "driven"));
+    let out = flashlab(&["suite", "oltp", "--vms", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--vms"), "{}", stderr(&out));
+}

@@ -35,6 +35,7 @@ mod client;
 mod client_options;
 mod endurance;
 mod html;
+mod oltp;
 mod opsweep;
 mod options;
 mod output;
@@ -62,6 +63,10 @@ pub use app_profiles::{
     ProfileGroup, APP_PROFILES,
 };
 pub use cache_passes::CachePassesOptions;
+pub use oltp::{
+    run_workload as run_oltp_workload, OltpOptions, OltpPoint, CLEANER_BATCH, DIRTY_PAGES_PER_TXN,
+    LOG_WRITE_BYTES, READS_PER_TXN,
+};
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use session::SuiteDevice;
 pub use sustained::SustainedOptions;
@@ -103,10 +108,11 @@ pub enum SuiteKind {
     NoisyNeighbor,
     Power,
     AppProfiles,
+    Oltp,
 }
 
 impl SuiteKind {
-    pub const ALL: [SuiteKind; 20] = [
+    pub const ALL: [SuiteKind; 21] = [
         SuiteKind::Precondition,
         SuiteKind::FourCorners,
         SuiteKind::Qos,
@@ -127,6 +133,7 @@ impl SuiteKind {
         SuiteKind::NoisyNeighbor,
         SuiteKind::Power,
         SuiteKind::AppProfiles,
+        SuiteKind::Oltp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -151,6 +158,7 @@ impl SuiteKind {
             SuiteKind::NoisyNeighbor => "noisy-neighbor",
             SuiteKind::Power => "power",
             SuiteKind::AppProfiles => "app-profiles",
+            SuiteKind::Oltp => "oltp",
         }
     }
 
@@ -213,6 +221,9 @@ impl SuiteKind {
             }
             SuiteKind::AppProfiles => {
                 "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
+            }
+            SuiteKind::Oltp => {
+                "sysbench OLTP (MySQL/InnoDB) in VMs on a preconditioned drive: transactions per second and latency percentiles"
             }
         }
     }
@@ -326,6 +337,8 @@ pub enum StepKind {
     Job,
     /// The host left the drive idle.
     Idle,
+    /// A workload the suite drives itself, one I/O at a time (no fio job describes it).
+    Driven,
 }
 
 impl StepKind {
@@ -334,6 +347,7 @@ impl StepKind {
             StepKind::Purge => "purge",
             StepKind::Job => "job",
             StepKind::Idle => "idle",
+            StepKind::Driven => "driven",
         }
     }
 }
@@ -802,6 +816,18 @@ pub(crate) fn suite_options_json(
             Some(("tenants", o.tenants.to_json(o)))
         }
         SuiteKind::AppProfiles => Some(("app_profiles", o.app_profiles.to_json(o))),
+        SuiteKind::Oltp => Some((
+            "oltp",
+            serde_json::json!({
+                "vms": o.oltp.vms,
+                "threads_per_vm": o.oltp.threads,
+                "reads_per_txn": oltp::READS_PER_TXN,
+                "log_write_bytes": oltp::LOG_WRITE_BYTES,
+                "dirty_pages_per_txn": oltp::DIRTY_PAGES_PER_TXN,
+                "cleaner_batch_pages": oltp::CLEANER_BATCH,
+                "precondition": o.precondition.to_json(),
+            }),
+        )),
         _ => None,
     }
 }
@@ -897,7 +923,8 @@ mod tests {
             msg.contains(
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
                  transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance, raid-scaling, \
-                 sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles"
+                 sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles, \
+                 oltp"
             ),
             "{msg}"
         );

@@ -260,6 +260,8 @@ pub struct SuiteOptions {
     /// Share of every write's data a compressor can remove, in percent (`--compressible`;
     /// None: random data, fio's default). Only a compressing drive shows a difference.
     pub compressible_percent: Option<u8>,
+    /// Options of the oltp suite.
+    pub oltp: crate::OltpOptions,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -292,6 +294,7 @@ impl Default for SuiteOptions {
             app_profiles: Default::default(),
             precondition: Default::default(),
             compressible_percent: None,
+            oltp: Default::default(),
         }
     }
 }
@@ -368,6 +371,7 @@ impl SuiteOptions {
         self.tenants.validate()?;
         self.app_profiles.validate(self.jobs.unwrap_or(1))?;
         self.precondition.validate()?;
+        self.oltp.validate()?;
         Ok(())
     }
 }

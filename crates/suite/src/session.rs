@@ -327,6 +327,45 @@ impl<'a> Session<'a> {
         self.record(step, StepKind::Idle, None, None, Vec::new());
     }
 
+    /// A random stream of its own for `name` (derived from the suite's seed).
+    pub fn stream(&self, name: &str) -> flashlab_engine::RngStream {
+        self.seeds.child(name).stream()
+    }
+
+    /// Run `body` on the simulated drive as the next step, with the drive's clock at 0 where
+    /// the drive is now: for workloads no fio job describes. `body` returns its result and
+    /// its last submission time; the next step starts when the drive has answered everything
+    /// it was given.
+    pub fn drive_step<R>(
+        &mut self,
+        step: &str,
+        body: impl FnOnce(&mut dyn BlockDevice) -> Result<(R, SimTime), DeviceError>,
+    ) -> Result<R, SuiteError> {
+        self.announce(step);
+        let Drive::Sim(ssd) = &mut self.drive else {
+            return Err(SuiteError::Real {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(crate::RealError::Unsupported {
+                    suite: "a driven step",
+                }),
+            });
+        };
+        let mut dev = Shifted {
+            ssd: &mut **ssd,
+            offset_ns: self.now_ns,
+            horizon_ns: self.now_ns,
+        };
+        let (r, _) = body(&mut dev).map_err(|error| SuiteError::Refused {
+            device: self.device.clone(),
+            step: step.to_string(),
+            error,
+        })?;
+        self.now_ns = dev.horizon_ns;
+        self.record(step, StepKind::Driven, None, None, Vec::new());
+        Ok(r)
+    }
+
     pub fn scale(&self) -> SliceScale {
         self.scale
     }

@@ -86,6 +86,7 @@ pub(crate) fn run_session(
         SuiteKind::Desktop => crate::client::desktop(s, opts)?,
         SuiteKind::CompressionSweep => crate::client::compression_sweep(s, opts)?,
         SuiteKind::AppProfiles => crate::app_profiles::run(s, opts)?,
+        SuiteKind::Oltp => crate::oltp::run(s, opts)?,
         // These have modules of their own, chosen in `run_on_device_with`.
         SuiteKind::Wsat
         | SuiteKind::Recovery
