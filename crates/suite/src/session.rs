@@ -362,7 +362,19 @@ impl<'a> Session<'a> {
             error,
         })?;
         self.now_ns = dev.horizon_ns;
-        self.record(step, StepKind::Driven, None, None, Vec::new());
+        // No fio job ran: the step's JSON (fio's schema, no jobs) carries the drive's
+        // counters at its end, as a job step's does, for the health log and --outdir.
+        let json = serde_json::json!({
+            "fio version": "flashlab driven step",
+            "jobs": [],
+            "flashlab": {
+                "suite_step": step,
+                "suite_step_end_ns": self.now_ns,
+                "device_counters": self.counters_json(),
+            },
+        });
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+        self.record(step, StepKind::Driven, None, Some(text), Vec::new());
         Ok(r)
     }
 
