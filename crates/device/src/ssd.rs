@@ -960,33 +960,22 @@ impl Ssd {
             let host_bytes =
                 ((unit + n) * unit_bytes).min(end) - (unit * unit_bytes).max(req.offset_bytes);
             data_ns = self.transfer(admitted, host_bytes, host_bytes * stored / span, false);
+            // As `write`: with least-busy allocation a page goes to the die free soonest.
+            let media = &self.media;
+            let free_at = |block| media.unit_free_ns(block).max(data_ns);
+            let placed =
+                matches!(self.model.host_allocation, HostAllocation::LeastBusy).then_some(&free_at);
             for u in unit..unit + n {
                 let partial = (head_partial && u == first) || (tail_partial && u == last);
-                let lpn = (u * span) as u32;
-                match self.model.host_allocation {
-                    HostAllocation::Striped => self.ftl.write_compressed(
-                        lpn,
-                        stored as u32,
-                        span as u32,
-                        partial,
-                        self.version,
-                        &mut self.ops,
-                        None::<&fn(u32) -> u64>,
-                    ),
-                    HostAllocation::LeastBusy => {
-                        let media = &self.media;
-                        let free_at = |block| media.unit_free_ns(block).max(data_ns);
-                        self.ftl.write_compressed(
-                            lpn,
-                            stored as u32,
-                            span as u32,
-                            partial,
-                            self.version,
-                            &mut self.ops,
-                            Some(&free_at),
-                        );
-                    }
-                }
+                self.ftl.write_compressed(
+                    (u * span) as u32,
+                    stored as u32,
+                    span as u32,
+                    partial,
+                    self.version,
+                    &mut self.ops,
+                    placed,
+                );
             }
             let (_, rmw_done) = self.schedule_ops(data_ns, true);
             done = done.max(data_ns).max(rmw_done);

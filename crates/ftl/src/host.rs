@@ -536,13 +536,25 @@ mod tests {
     use crate::config::tests::small;
     use crate::{Ftl, NandOpKind, ReadLocation};
 
+    /// Compressed writes placed in stripe order.
+    const NOT_PLACED: Option<&fn(u32) -> u64> = None;
+
+    /// The small FTL with `ius_per_page`, without PLP, versions tracked.
+    fn without_plp(ius_per_page: u32) -> Ftl {
+        let mut cfg = small();
+        cfg.ius_per_page = ius_per_page;
+        cfg.power_loss_protection = false;
+        cfg.track_versions = true;
+        Ftl::new(cfg).unwrap()
+    }
+
     #[test]
     fn a_compressed_unit_takes_only_the_ius_its_data_needs() {
         let mut cfg = small();
         cfg.ius_per_page = 4;
         let mut ftl = Ftl::new(cfg).unwrap();
         let mut ops = Vec::new();
-        let none: Option<&fn(u32) -> u64> = None;
+        let none = NOT_PLACED;
         // Units of 4 IUs: incompressible data fills them, half-compressible data takes 2.
         for unit in 0..8 {
             ftl.write_compressed(unit * 4, 4, 4, false, 1, &mut ops, none);
@@ -577,13 +589,9 @@ mod tests {
 
     #[test]
     fn a_lost_compressed_write_leaves_its_unit_whole() {
-        let mut cfg = small();
-        cfg.ius_per_page = 8;
-        cfg.power_loss_protection = false;
-        cfg.track_versions = true;
-        let mut ftl = Ftl::new(cfg).unwrap();
+        let mut ftl = without_plp(8);
         let mut ops = Vec::new();
-        let none: Option<&fn(u32) -> u64> = None;
+        let none = NOT_PLACED;
         ftl.write_compressed(0, 4, 4, false, 1, &mut ops, none);
         ftl.write_compressed(4, 4, 4, false, 1, &mut ops, none);
         ftl.flush(&mut ops);
@@ -608,13 +616,9 @@ mod tests {
 
     #[test]
     fn a_unit_across_two_pages_is_committed_with_the_second() {
-        let mut cfg = small();
-        cfg.ius_per_page = 4;
-        cfg.power_loss_protection = false;
-        cfg.track_versions = true;
-        let mut ftl = Ftl::new(cfg).unwrap();
+        let mut ftl = without_plp(4);
         let mut ops = Vec::new();
-        let none: Option<&fn(u32) -> u64> = None;
+        let none = NOT_PLACED;
         ftl.write_compressed(0, 4, 4, false, 1, &mut ops, none);
         ftl.flush(&mut ops);
         // Three IUs in the open page, then a unit of three: its first IU fills that page

@@ -68,7 +68,7 @@ impl NandGeometry {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn small() -> NandGeometry {

@@ -96,16 +96,53 @@ pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Out
     let jobs = opts.jobs.unwrap_or(1);
     let region = region_bytes(s, c.size_bytes.unwrap_or(SWEEP_REGION_BYTES));
     prepare(s, c.state)?;
-    // ATTO's test region has a size of its own, not a share of the drive: on a slice it keeps
-    // that size where it stays a small part of the slice, so it meets the drive's write
-    // buffer (kept at full size) as on the drive, rather than fitting in it.
-    let keep = region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes();
-    let regions = if keep {
+    let regions = test_region_sizes(s, region);
+    s.with_region_sizes(regions, |s| sweep(s, opts, region, qd, jobs))
+}
+
+/// How a slice treats a benchmark's test region of `region` bytes. ATTO's and AS SSD's test
+/// regions have a size of their own, not a share of the drive: on a slice one keeps that size
+/// where it stays a small part of the slice, so it meets the drive's write buffer (kept at
+/// full size) as on the drive, rather than fitting in it.
+fn test_region_sizes(s: &Session, region: u64) -> RegionSizes {
+    if region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes() {
         RegionSizes::Keep
     } else {
         RegionSizes::Scale
+    }
+}
+
+/// A sweep's outcome: its measures and one chart of read and write bandwidth against `x`.
+fn read_write_outcome(
+    id: &str,
+    title: String,
+    x: Axis,
+    read_pts: Vec<(f64, f64)>,
+    write_pts: Vec<(f64, f64)>,
+    results: Vec<crate::Measure>,
+) -> Outcome {
+    let chart = Chart {
+        id: id.into(),
+        title,
+        x,
+        y: Axis::linear("bandwidth", Unit::BytesPerS),
+        series: vec![
+            Series {
+                name: "read".into(),
+                points: read_pts,
+            },
+            Series {
+                name: "write".into(),
+                points: write_pts,
+            },
+        ],
+        band: None,
     };
-    s.with_region_sizes(regions, |s| sweep(s, opts, region, qd, jobs))
+    Outcome {
+        steady: None,
+        results,
+        charts: vec![chart],
+    }
 }
 
 /// Transfer size of the compression sweep's sequential writes and reads.
@@ -128,12 +165,7 @@ pub(crate) fn compression_sweep(
     let jobs = opts.jobs.unwrap_or(1);
     let region = region_bytes(s, c.size_bytes.unwrap_or(COMPRESSION_REGION_BYTES));
     prepare(s, c.state)?;
-    let keep = region.saturating_mul(KEPT_REGION_SHARE) <= s.simulated_capacity_bytes();
-    let regions = if keep {
-        RegionSizes::Keep
-    } else {
-        RegionSizes::Scale
-    };
+    let regions = test_region_sizes(s, region);
     s.with_region_sizes(regions, |s| {
         let mut results = Vec::new();
         let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
@@ -161,32 +193,18 @@ pub(crate) fn compression_sweep(
                 points.push((f64::from(percent), bw));
             }
         }
-        let chart = Chart {
-            id: "compression-sweep-bw".into(),
-            title: format!(
+        Ok(read_write_outcome(
+            "compression-sweep-bw",
+            format!(
                 "Sequential bandwidth against data compressibility ({} KiB, QD{qd}, {} MiB file)",
                 bs >> 10,
                 region as f64 / (1u64 << 20) as f64
             ),
-            x: Axis::linear("compressible share of the data, %", Unit::Count),
-            y: Axis::linear("bandwidth", Unit::BytesPerS),
-            series: vec![
-                Series {
-                    name: "read".into(),
-                    points: read_pts,
-                },
-                Series {
-                    name: "write".into(),
-                    points: write_pts,
-                },
-            ],
-            band: None,
-        };
-        Ok(Outcome {
-            steady: None,
+            Axis::linear("compressible share of the data, %", Unit::Count),
+            read_pts,
+            write_pts,
             results,
-            charts: vec![chart],
-        })
+        ))
     })
 }
 
@@ -236,31 +254,17 @@ fn sweep(
             points.push((bs as f64, bw));
         }
     }
-    let chart = Chart {
-        id: "transfer-sweep-bw".into(),
-        title: format!(
+    Ok(read_write_outcome(
+        "transfer-sweep-bw",
+        format!(
             "Sequential bandwidth against transfer size (QD{qd}, {} MiB region)",
             region as f64 / (1u64 << 20) as f64
         ),
-        x: Axis::log("transfer size, bytes", Unit::Count),
-        y: Axis::linear("bandwidth", Unit::BytesPerS),
-        series: vec![
-            Series {
-                name: "read".into(),
-                points: read_pts,
-            },
-            Series {
-                name: "write".into(),
-                points: write_pts,
-            },
-        ],
-        band: None,
-    };
-    Ok(Outcome {
-        steady: None,
+        Axis::log("transfer size, bytes", Unit::Count),
+        read_pts,
+        write_pts,
         results,
-        charts: vec![chart],
-    })
+    ))
 }
 
 /// One CrystalDiskMark test: sequential or random, block size, queues, threads.

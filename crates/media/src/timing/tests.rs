@@ -20,19 +20,11 @@ fn routes_every_block_to_its_die_or_plane_and_channel() {
 
 const US: u64 = 1_000;
 
+/// The geometry tests' small drive (16 KiB in 16.384 us over the channel: easy numbers).
 fn geometry(multi_plane: bool) -> NandGeometry {
     NandGeometry {
-        channels: 2,
-        dies_per_channel: 2,
-        planes_per_die: 2,
-        blocks_per_plane: 10,
-        pages_per_block: 64,
-        page_bytes: 16384,
-        // 16 KiB in 16.384 us: easy numbers.
-        channel_bytes_per_s: 1_000_000_000,
         multi_plane,
-        independent_plane_reads: true,
-        pe_cycles: 3000,
+        ..crate::geometry::tests::small()
     }
 }
 
