@@ -270,3 +270,47 @@ fn a_drive_worn_out_mid_run_reports_results_and_exits_1() {
     assert_eq!(h["available_spare"], 0);
     assert_eq!(h["critical_warning"], 13);
 }
+
+/// Durations that add up past what the simulated clock can carry (four phases of 547-year
+/// start delays; a thinktime of 547 years between I/Os) stop with a bad-input error naming
+/// the options, quickly. They once ran forever: the clock saturated and the device's
+/// additions to it overflowed, or the sample windows were stepped through one by one.
+#[test]
+fn durations_past_the_simulated_clock_are_bad_input_not_a_hang() {
+    let device = test_device();
+    let mut phases = String::new();
+    for name in ["a", "b", "c", "d"] {
+        phases += &format!("[{name}]\nrw=write\nbs=4k\nsize=16k\nstartdelay=200000d\nstonewall\n");
+    }
+    let think = "[j]\nrw=write\nbs=4k\nsize=16k\nthinktime=200000d\n";
+    for (name, text) in [("startdelays.fio", phases.as_str()), ("think.fio", think)] {
+        let job = job_file(name, text);
+        let start = std::time::Instant::now();
+        let out = flashlab(&["run", &job, "--device", &device]);
+        assert!(start.elapsed().as_secs() < 60, "{name}");
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("146 years") && err.contains("thinktime"),
+            "{err}"
+        );
+    }
+}
+
+/// A run of a few simulated weeks (long think times) reports power windows for the meters'
+/// 11.5 days and no more: one JSON entry per simulated second grew without bound (a
+/// thinktime of 100000 h aborted allocating 43 GB).
+#[test]
+fn power_windows_of_a_long_run_are_bounded() {
+    let device = test_device();
+    let job = job_file(
+        "weeks.fio",
+        "[j]\nrw=write\nbs=4k\nsize=16k\nthinktime=10d\n",
+    );
+    let out = flashlab(&["run", &job, "--device", &device, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let p = &v["flashlab"]["device_counters"]["power"];
+    assert!(p["duration_ns"].as_u64().unwrap() > 30 * 86_400 * 1_000_000_000);
+    assert_eq!(p["windows_w"].as_array().unwrap().len(), 1_000_000);
+}

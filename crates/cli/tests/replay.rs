@@ -296,3 +296,28 @@ fn bad_options_exit_2_with_a_reason() {
         stderr(&out)
     );
 }
+
+/// A speed so low that the trace's requests fall past the simulated clock's range is bad
+/// input that names --speed, quickly (the arrival times once saturated and the replay spun
+/// for ever).
+#[test]
+fn a_speed_past_the_simulated_clock_is_bad_input_not_a_hang() {
+    let trace = job_file(
+        "three-ms-apart.trace",
+        "0 0 0 8 0\n1000000 0 8 8 1\n2000000 0 16 8 0\n",
+    );
+    let start = std::time::Instant::now();
+    let out = flashlab(&[
+        "replay",
+        &trace,
+        "--format",
+        "disksim",
+        "--device",
+        "tiny-test-1gb",
+        "--speed",
+        "1e-13",
+    ]);
+    assert!(start.elapsed().as_secs() < 60);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--speed"), "{}", stderr(&out));
+}

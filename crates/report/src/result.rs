@@ -438,10 +438,13 @@ impl JobStats {
 
     /// Close the bandwidth and IOPS sample windows that ended at or before `now_ns`. Like
     /// fio's `__add_samples`, a direction that moved nothing in a window gets no sample.
+    /// The first window closed takes everything moved since the last sample, so the later
+    /// ones up to `now_ns` are skipped at once (one step per window made a job with hours of
+    /// thinktime, or a trace replayed slowly, spin through billions of empty windows).
     fn advance_samples(&mut self, now_ns: u64) {
         if !self.per_io_bw {
             let w_ns = self.bw_avg_ms * NS_PER_MS;
-            while now_ns >= self.next_bw_ns {
+            if now_ns >= self.next_bw_ns {
                 let elapsed_ms = (self.next_bw_ns - self.start_ns) / NS_PER_MS;
                 for ddir in 0..3 {
                     let delta = self.this_io_bytes[ddir] - self.stat_io_bytes[ddir];
@@ -453,12 +456,13 @@ impl JobStats {
                     self.log(self.bw_log, elapsed_ms, rate, ddir, 0);
                     self.stat_io_bytes[ddir] = self.this_io_bytes[ddir];
                 }
-                self.next_bw_ns += w_ns;
+                let windows = (now_ns - self.next_bw_ns) / w_ns + 1;
+                self.next_bw_ns = self.next_bw_ns.saturating_add(windows.saturating_mul(w_ns));
             }
         }
         if !self.per_io_iops {
             let w_ns = self.iops_avg_ms * NS_PER_MS;
-            while now_ns >= self.next_iops_ns {
+            if now_ns >= self.next_iops_ns {
                 let elapsed_ms = (self.next_iops_ns - self.start_ns) / NS_PER_MS;
                 for ddir in 0..3 {
                     let delta = self.this_io_blocks[ddir] - self.stat_io_blocks[ddir];
@@ -470,7 +474,10 @@ impl JobStats {
                     self.log(self.iops_log, elapsed_ms, rate, ddir, 0);
                     self.stat_io_blocks[ddir] = self.this_io_blocks[ddir];
                 }
-                self.next_iops_ns += w_ns;
+                let windows = (now_ns - self.next_iops_ns) / w_ns + 1;
+                self.next_iops_ns = self
+                    .next_iops_ns
+                    .saturating_add(windows.saturating_mul(w_ns));
             }
         }
         self.update_next_sample();

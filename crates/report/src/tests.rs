@@ -121,6 +121,31 @@ fn bandwidth_and_iops_samples_every_500ms() {
     assert_eq!(r.lat_ns(DDIR_READ).unwrap().mean, 900_000.0);
 }
 
+/// I/Os years apart: the windows between them moved nothing and are skipped at once (one
+/// loop step per 500 ms window spun for minutes on a job with days of thinktime), with the
+/// same samples as stepping through them.
+#[test]
+fn sample_windows_between_ios_years_apart_are_skipped() {
+    let year = 365 * 86_400 * 1_000 * MS;
+    let mut st = JobStats::new(config("r", 0, 1, LogConfig::default()));
+    st.start_measuring(0);
+    for i in 0..4u64 {
+        // Two I/Os 1 ms apart, then 100 years of nothing.
+        for j in 0..2 {
+            let issue = i * 100 * year + j * MS;
+            st.record(DDIR_READ, issue, issue, issue + MS / 2, 4096, 0);
+        }
+    }
+    let start = std::time::Instant::now();
+    let r = st.finish(300 * year + 600 * MS);
+    assert!(start.elapsed().as_secs() < 5);
+    // One sample per window holding I/Os: 2 × 4 KiB in 0.5 s = 16 KiB/s, 4 IOPS.
+    let bw = r.bw_samples_kib(DDIR_READ).unwrap();
+    assert_eq!((bw.min, bw.max), (16, 16));
+    assert_eq!(r.dirs[DDIR_READ].bw.samples, 4);
+    assert_eq!(r.iops_samples(DDIR_READ).unwrap().max, 4);
+}
+
 #[test]
 fn runtime_rounds_up_like_fio_and_ramp_is_discarded() {
     let mut st = JobStats::new(config("r", 0, 1, LogConfig::default()));

@@ -91,6 +91,13 @@ impl RunOptions {
     }
 }
 
+/// The latest simulated time a run may reach (2^62 ns, about 146 years). The run loop
+/// saturates the times it adds up, and the device adds its latencies to the time it is
+/// given; work due later than this stops the run with [`RunError::TimeOverflow`] rather
+/// than reaching the device at a saturated clock (where its additions overflowed and a run
+/// of four 547-day startdelays, or a trace replayed at `--speed 1e-12`, never ended).
+pub const MAX_SIM_TIME_NS: SimTime = 1 << 62;
+
 /// Bounds that turn a runaway or broken model into an error instead of a hang.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunLimits {
@@ -189,6 +196,10 @@ pub enum RunError {
     Stuck { time_ns: SimTime },
     #[error("the run passed the simulated time limit of {limit_ns} ns")]
     TimeLimit { limit_ns: SimTime },
+    /// Work was due past [`MAX_SIM_TIME_NS`]: the job's durations add up to more simulated
+    /// time than the model's u64 nanosecond clock can carry on from.
+    #[error("work was due at {time_ns} ns, past the {} ns (about 146 years) of simulated time a run can reach: the job's runtime, startdelay, ramp_time, thinktime or rate (or replay's --speed or --time-unit) add up to more; lower them", MAX_SIM_TIME_NS)]
+    TimeOverflow { time_ns: SimTime },
     #[error("scale: capacity factor {capacity_factor} and die factor {die_factor} must both be finite and at least 1")]
     BadScale {
         capacity_factor: f64,
@@ -270,6 +281,7 @@ impl RunError {
                 | RunError::Target { .. }
                 | RunError::Unbounded { .. }
                 | RunError::BadScale { .. }
+                | RunError::TimeOverflow { .. }
         )
     }
 }

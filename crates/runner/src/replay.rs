@@ -27,7 +27,7 @@ use flashlab_report::{
 use flashlab_workload::trace::{Remap, RemapError, Remapper, TraceError, TraceReader, TraceRecord};
 use serde_json::{json, Map, Value};
 
-use crate::{kind_name, JobIoError, Progress, RunError, RunLimits, SliceScale};
+use crate::{kind_name, JobIoError, Progress, RunError, RunLimits, SliceScale, MAX_SIM_TIME_NS};
 
 /// How the trace's requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -369,7 +369,7 @@ impl<R: BufRead> Replayer<'_, '_, R> {
         loop {
             if self.device_in_flight == 0 && self.host_queue.is_empty() {
                 if let Some(next) = self.queue.peek_time_ns() {
-                    if next > self.queue.now_ns() {
+                    if next > self.queue.now_ns() && next <= MAX_SIM_TIME_NS {
                         self.device.idle(self.queue.now_ns(), next);
                     }
                 }
@@ -389,6 +389,9 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             } else {
                 last_ns = now;
                 same_time_events = 0;
+                if now > MAX_SIM_TIME_NS {
+                    return Err(RunError::TimeOverflow { time_ns: now }.into());
+                }
                 if let Some(limit_ns) = limits.max_sim_time_ns {
                     if now > limit_ns {
                         return Err(RunError::TimeLimit { limit_ns }.into());

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::rate::RateState;
 use crate::scale::ScalePlan;
 use crate::targets::{OneDevice, Targets};
-use crate::{kind_name, JobIoError, Progress, RunError, RunOptions};
+use crate::{kind_name, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
 
 mod result;
 
@@ -422,7 +422,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             // may use the gap for background work.
             if self.device_in_flight == 0 && self.host_queue.is_empty() {
                 if let Some(next) = self.queue.peek_time_ns() {
-                    if next > self.queue.now_ns() {
+                    if next > self.queue.now_ns() && next <= MAX_SIM_TIME_NS {
                         self.device.idle(self.queue.now_ns(), next);
                     }
                 }
@@ -443,6 +443,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             } else {
                 last_ns = now;
                 same_time_events = 0;
+                if now > MAX_SIM_TIME_NS {
+                    return Err(RunError::TimeOverflow { time_ns: now });
+                }
                 if let Some(limit_ns) = limits.max_sim_time_ns {
                     if now > limit_ns {
                         return Err(RunError::TimeLimit { limit_ns });

@@ -2,6 +2,7 @@
 //! (per command, per window), the memory it holds, and why it refuses writes once worn out.
 
 use super::*;
+use flashlab_media::power::MAX_METER_WINDOWS;
 
 impl Ssd {
     /// Charge a command's host transfer and the controller's active time it adds.
@@ -48,10 +49,13 @@ impl Ssd {
     }
 
     /// Whole-drive power per metering window from time 0 up to the end of known activity
-    /// (the last window may be partial: its average is over its own length).
+    /// (the last window may be partial: its average is over its own length). As the meters
+    /// keep at most [`MAX_METER_WINDOWS`] windows (later energy joins the last one), so does
+    /// this: the last window then runs to the end, and a run of years of simulated time
+    /// reports a bounded list instead of allocating one entry per second.
     fn power_windows_w(&self) -> Vec<f64> {
         let end = self.last_done_ns.max(self.media.all_idle_ns()).max(1);
-        let n = end.div_ceil(METER_WINDOW_NS) as usize;
+        let n = (end.div_ceil(METER_WINDOW_NS) as usize).min(MAX_METER_WINDOWS);
         let factor = self.model.scale.die_factor;
         let media = self.media.energy().map(|(w, _)| w).unwrap_or(&[]);
         let host = self.host_meter.windows_pj();
@@ -59,7 +63,11 @@ impl Ssd {
         let idle_w = self.model.power.idle_uw as f64 * 1e-6;
         (0..n)
             .map(|i| {
-                let len_ns = (end - i as u64 * METER_WINDOW_NS).min(METER_WINDOW_NS);
+                let len_ns = if i + 1 == n {
+                    end - i as u64 * METER_WINDOW_NS
+                } else {
+                    METER_WINDOW_NS
+                };
                 let pj = (media.get(i).copied().unwrap_or(0) + host.get(i).copied().unwrap_or(0))
                     as f64
                     * factor

@@ -45,6 +45,9 @@ impl Lexer<'_> {
     fn lex(&mut self, text: &str, file_name: &str) -> Result<(), ParseError> {
         let file = self.files.len();
         self.files.push(file_name.to_string());
+        // A byte-order mark (Windows editors save one) is no part of the first line: left
+        // in, it made `[job]` an option "\u{feff}[job]" before any section.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             let t = raw.trim_start();

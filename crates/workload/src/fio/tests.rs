@@ -576,3 +576,13 @@ fn percentage_random_is_per_direction() {
     let f = parse("[j]\nrw=randrw\n").unwrap();
     assert_eq!(f.jobs[0].percentage_random, [100, 100, 100]);
 }
+
+/// A UTF-8 byte-order mark at the start of a job file is skipped (it once made the first
+/// section header an option before any section, with the mark invisible in the message).
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let with = parse("\u{feff}[j]\nrw=randread\nsize=1m\n").unwrap();
+    let without = parse("[j]\nrw=randread\nsize=1m\n").unwrap();
+    assert_eq!(with.jobs.len(), 1);
+    assert_eq!(with.jobs, without.jobs);
+}
