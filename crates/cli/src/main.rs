@@ -166,7 +166,7 @@ struct SystemSuiteArgs {
     #[arg(long, default_value = "120%")]
     bytes: String,
     /// sustained-write: write for this simulated time instead of --bytes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bytes")]
     time: Option<String>,
     /// cache-passes: region the application pass touches.
     #[arg(long, default_value = "8GiB")]
@@ -199,7 +199,15 @@ fn system_suite_options(
     };
     options.sustained.bs_bytes = parse_size("--bs", &a.bs).map_err(bad_input)?;
     options.sustained.length = match &a.time {
-        Some(t) => RoundLength::TimeNs(parse_time("--time", t).map_err(bad_input)?),
+        // parse_time takes 0 (no idle time); a sustained write of no time writes nothing.
+        Some(t) => match parse_time("--time", t).map_err(bad_input)? {
+            0 => {
+                return Err(bad_input(anyhow!(
+                    "--time '{t}': expected a time above 0 such as 30s, 10min or 1h"
+                )))
+            }
+            ns => RoundLength::TimeNs(ns),
+        },
         None => match RoundLength::parse_for("--bytes", &a.bytes).map_err(bad_input)? {
             RoundLength::TimeNs(_) => {
                 return Err(bad_input(anyhow!(
@@ -555,13 +563,14 @@ fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
 
 fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failure> {
     let round = flashlab_suite::RoundLength::parse(&args.round).map_err(bad_input)?;
+    // Only a time above zero is valid: name --runtime and say so, not --round's choices.
     let runtime_ns = match &args.runtime {
         None => None,
-        Some(text) => match flashlab_suite::RoundLength::parse(text).map_err(bad_input)? {
-            flashlab_suite::RoundLength::TimeNs(ns) => Some(ns),
+        Some(text) => match flashlab_suite::RoundLength::parse_for("--runtime", text) {
+            Ok(flashlab_suite::RoundLength::TimeNs(ns)) => Some(ns),
             _ => {
                 return Err(bad_input(anyhow!(
-                    "--runtime '{text}': expected a time such as 500ms, 10s or 2min"
+                    "--runtime '{text}': expected a time above 0 such as 500ms, 10s or 2min"
                 )))
             }
         },
@@ -678,9 +687,18 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         } else {
             suite_device_names(kind, args)?
         };
+    // --set applies to every device: with several, say which one refused it.
     let targets = names
         .iter()
-        .map(|n| load_target(n, &args.set))
+        .map(|n| {
+            load_target(n, &args.set).map_err(|f| match names.len() {
+                1 => f,
+                _ => Failure {
+                    code: f.code,
+                    error: f.error.context(format!("--device {n}")),
+                },
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     // Drive runs come first, `args.drives` per simulated device (bounded by the library).
     let sim_runs = names.len().saturating_mul(args.drives);

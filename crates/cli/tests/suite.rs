@@ -274,12 +274,18 @@ fn bad_options_exit_2_naming_the_option() {
         (vec!["--max-rounds", "3"], "--max-rounds"),
         (vec!["--depths", "0"], "--depths"),
         (vec!["--runtime", "25%"], "--runtime"),
+        (vec!["--runtime", "0"], "--runtime"),
+        (vec!["--runtime", "0s"], "--runtime"),
     ] {
         let mut all = vec!["suite", "qos", "--device", DEVICE];
         all.extend(args);
         let out = flashlab(&all);
         assert_eq!(out.status.code(), Some(2), "{all:?}");
         assert!(stderr(&out).contains(option), "{}", stderr(&out));
+        // A bad --runtime is not blamed on --round (whose percentages and sizes it refuses).
+        if option == "--runtime" {
+            assert!(!stderr(&out).contains("--round"), "{}", stderr(&out));
+        }
     }
 }
 
@@ -487,4 +493,45 @@ fn oltp_reports_transactions_and_their_latency() {
     let out = flashlab(&["suite", "oltp", "--vms", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--vms"), "{}", stderr(&out));
+}
+
+#[test]
+fn sustained_write_refuses_no_time_and_both_lengths() {
+    // A zero --time wrote nothing and reported 0 MB/s with exit 0; --bytes with --time let
+    // --time win silently.
+    for (args, names) in [
+        (vec!["--time", "0"], vec!["--time"]),
+        (
+            vec!["--bytes", "50%", "--time", "1s"],
+            vec!["--bytes", "--time"],
+        ),
+    ] {
+        let mut all = vec!["suite", "sustained-write", "--device", DEVICE];
+        all.extend(&args);
+        let out = flashlab(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        for name in names {
+            assert!(stderr(&out).contains(name), "{all:?}: {}", stderr(&out));
+        }
+    }
+}
+
+#[test]
+fn a_set_refused_by_one_of_several_devices_names_it() {
+    // --set applies to every device; the tiny drive cannot be sliced this thin, and with two
+    // devices the error said so without saying which.
+    let out = flashlab(&[
+        "suite",
+        "precondition",
+        "--device",
+        "generic-tlc-256gb",
+        "--device",
+        DEVICE,
+        "--set",
+        "sim.scale=0.2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("--device {DEVICE}")), "{err}");
+    assert!(err.contains("sim.scale"), "{err}");
 }

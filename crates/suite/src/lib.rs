@@ -297,9 +297,22 @@ pub enum SuiteError {
         error: Box<SystemError>,
     },
     /// The suite reads a drive's FTL (or rebuilds the drive from its description), and the
-    /// target is a system whose root is not one SSD.
-    #[error("suite {suite} on '{device}': {suite} reads a single drive's FTL internals; give it a drive preset or file, not a system (or a system that is one SSD)")]
-    NoFtl { device: String, suite: &'static str },
+    /// target is a system whose root is not one SSD. `one_ssd`: a system that is one SSD
+    /// would do (wsat, recovery); the suites that rebuild the drive or use its namespaces or
+    /// power meter refuse every system, so their message must not offer one.
+    #[error(
+        "suite {suite} on '{device}': {suite} {}",
+        if *one_ssd {
+            "reads a single drive's FTL internals; give it a drive preset or file, not a system (or a system that is one SSD)"
+        } else {
+            "needs a drive of its own (it rebuilds the drive from its description, or uses its namespaces or power meter); give it a drive preset or file, not a system (a system of one SSD is refused too)"
+        }
+    )]
+    NoFtl {
+        device: String,
+        suite: &'static str,
+        one_ssd: bool,
+    },
 }
 
 impl SuiteError {
@@ -501,6 +514,7 @@ fn run_on(
         | SuiteKind::Power => Err(SuiteError::NoFtl {
             device: name.to_string(),
             suite: kind.name(),
+            one_ssd: false,
         }),
         _ => suites::run(kind, dev, name, options, progress),
     }

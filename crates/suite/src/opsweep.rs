@@ -58,6 +58,9 @@ impl OpSweepOptions {
                         .into(),
             });
         }
+        if let Some((i, f)) = crate::options::repeated(&self.fractions, |&f| pct_label(f)) {
+            return Err(crate::options::repeated_error("--op", f.to_string(), i));
+        }
         if self.precondition_ns == Some(0) {
             return Err(SuiteError::BadOption {
                 option: "--precondition-minutes",
@@ -71,6 +74,13 @@ impl OpSweepOptions {
                 value: format!("{:?}", self.run_ns),
                 valid: "1 to 32 lengths above zero, e.g. 10,120".into(),
             });
+        }
+        if let Some((i, ns)) = crate::options::repeated(&self.run_ns, |&ns| minutes_label(ns)) {
+            return Err(crate::options::repeated_error(
+                "--run-minutes",
+                (ns as f64 / NS_PER_MIN as f64).to_string(),
+                i,
+            ));
         }
         Ok(())
     }

@@ -299,6 +299,28 @@ impl Default for SuiteOptions {
     }
 }
 
+/// The first entry of a list option whose key (what the suite names its results and steps
+/// by) an earlier entry already has: `(position from 1, the entry)`. Repeats would run twice
+/// and write the same result keys twice (the table shows one run, the JSON the other).
+pub(crate) fn repeated<T: Clone, K: PartialEq>(
+    list: &[T],
+    key: impl Fn(&T) -> K,
+) -> Option<(usize, T)> {
+    let keys: Vec<K> = list.iter().map(&key).collect();
+    (1..keys.len())
+        .find(|&i| keys[..i].contains(&keys[i]))
+        .map(|i| (i + 1, list[i].clone()))
+}
+
+/// [`SuiteError::BadOption`] for a repeated entry of `option`.
+pub(crate) fn repeated_error(option: &'static str, value: String, position: usize) -> SuiteError {
+    SuiteError::BadOption {
+        option,
+        value,
+        valid: format!("each value once (listed again at position {position})"),
+    }
+}
+
 impl SuiteOptions {
     /// Every option in range, or the first one that is not.
     pub fn validate(&self) -> Result<(), SuiteError> {
@@ -352,6 +374,9 @@ impl SuiteOptions {
                 d.to_string(),
                 format!("depths from 1 to {MAX_QD}"),
             );
+        }
+        if let Some((i, d)) = repeated(&self.qos_depths, |&d| d) {
+            return Err(repeated_error("--depths", d.to_string(), i));
         }
         if self.runtime_ns == Some(0) {
             return bad(
@@ -478,6 +503,45 @@ mod tests {
             let msg = p.validate().unwrap_err().to_string();
             assert!(msg.contains(want), "{msg}");
         }
+    }
+
+    #[test]
+    fn list_options_refuse_a_value_twice() {
+        // `--depths 8,8` ran QD8 twice and wrote qd8_* twice: the table showed the first
+        // run, the JSON the second. Every list option whose entries name results is checked,
+        // by the label the results carry (0.1 and 0.1001 are both `op10`).
+        let d = SuiteOptions::default();
+        let mut depths = d.clone();
+        depths.qos_depths = vec![1, 8, 8];
+        let mut op = d.clone();
+        op.op_sweep.fractions = vec![0.1, 0.1001];
+        let mut runs = d.clone();
+        runs.op_sweep.run_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
+        let mut members = d.clone();
+        members.raid_scaling.members = vec![2, 2];
+        let mut dirty = d.clone();
+        dirty.recovery.dirty_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
+        let mut hir = d.clone();
+        hir.recovery.hir_idle_multiples = vec![1, 1];
+        let mut bs = d.clone();
+        bs.tenants.write_bs_bytes = vec![8192, 8192];
+        for (o, option, position) in [
+            (depths, "--depths", 3),
+            (op, "--op", 2),
+            (runs, "--run-minutes", 2),
+            (members, "--members", 2),
+            (dirty, "--dirty-minutes", 2),
+            (hir, "--hir-idle-multiples", 2),
+            (bs, "--write-bs", 2),
+        ] {
+            let msg = o.validate().unwrap_err().to_string();
+            assert!(msg.contains(option), "{msg}");
+            assert!(
+                msg.contains(&format!("listed again at position {position}")),
+                "{msg}"
+            );
+        }
+        assert_eq!(repeated(&[1, 2, 3], |&x| x), None);
     }
 
     #[test]

@@ -346,7 +346,9 @@ fn cell_latency(run: &RunResult) -> CellLatency {
             .iter()
             .find(|(p, _)| (p - LAT_PERCENTILE).abs() < 1e-9)
         {
-            out.p99_999_ns = out.p99_999_ns.max(v as f64);
+            // fio's percentile is its histogram bucket's value, which can lie above the
+            // largest sample; the percentile of the samples cannot.
+            out.p99_999_ns = out.p99_999_ns.max(v.min(clat.max) as f64);
         }
     }
     if total_ios > 0 {

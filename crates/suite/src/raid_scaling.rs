@@ -105,6 +105,13 @@ impl RaidScalingOptions {
                 "member counts from 1 to 32, comma-separated",
             );
         }
+        if let Some((i, m)) = crate::options::repeated(&self.members, |&m| m) {
+            return Err(crate::options::repeated_error(
+                "--members",
+                m.to_string(),
+                i,
+            ));
+        }
         if self.chunk_bytes < 4096 || !self.chunk_bytes.is_power_of_two() {
             return bad(
                 "--chunk",

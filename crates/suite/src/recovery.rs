@@ -112,6 +112,13 @@ impl RecoveryOptions {
                 "1 to 32 lengths above zero, e.g. 20,60",
             );
         }
+        if let Some((i, ns)) = crate::options::repeated(&self.dirty_ns, |&ns| time_label(ns)) {
+            return Err(crate::options::repeated_error(
+                "--dirty-minutes",
+                (ns as f64 / NS_PER_MIN as f64).to_string(),
+                i,
+            ));
+        }
         if self.idle_ns.is_empty()
             || self.idle_ns.len() > MAX_LIST
             || self.idle_ns.contains(&0)
@@ -149,6 +156,13 @@ impl RecoveryOptions {
                 format!("{:?}", self.hir_idle_multiples),
                 "1 to 32 multiples from 1 to 1000 of the burst length (SNIA PTS: 1,2,3,5,10)",
             );
+        }
+        if let Some((i, m)) = crate::options::repeated(&self.hir_idle_multiples, |&m| m) {
+            return Err(crate::options::repeated_error(
+                "--hir-idle-multiples",
+                m.to_string(),
+                i,
+            ));
         }
         if self.hir_baseline_ns == 0 {
             return bad(

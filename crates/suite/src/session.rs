@@ -252,6 +252,7 @@ impl<'a> Session<'a> {
             None => Err(SuiteError::NoFtl {
                 device: self.device.clone(),
                 suite,
+                one_ssd: true,
             }),
         }
     }
@@ -648,6 +649,7 @@ impl Session<'_> {
         let no_drive = SuiteError::NoFtl {
             device: self.device.clone(),
             suite: "a suite with namespaces",
+            one_ssd: false,
         };
         let ssd = match &mut self.drive {
             Drive::Sim(dev) => dev.as_ssd_mut().ok_or(no_drive)?,

@@ -87,6 +87,13 @@ impl TenantOptions {
                 "one or more sizes, multiples of 4 KiB up to 16 MiB (8k,16k)",
             );
         }
+        if let Some((i, b)) = crate::options::repeated(&self.write_bs_bytes, |&b| b) {
+            return Err(crate::options::repeated_error(
+                "--write-bs",
+                b.to_string(),
+                i,
+            ));
+        }
         if self.start_bytes_per_s == 0 {
             return bad("--start", "0".into(), "a bandwidth above zero (100MB)");
         }

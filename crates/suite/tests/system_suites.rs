@@ -215,3 +215,31 @@ fn suites_reading_the_ftl_refuse_a_system_without_one() {
         assert!(e.to_string().contains("drive preset"), "{e}");
     }
 }
+
+#[test]
+fn suites_refusing_every_system_do_not_offer_one_of_one_ssd() {
+    // A system of one SSD runs wsat and recovery; the suites that rebuild the drive or use
+    // its namespaces or power meter refuse it too, and their error used to suggest "a
+    // system that is one SSD" while refusing exactly that.
+    let text = "name = \"one-tiny\"\n[drive.a]\npreset = \"tiny-test-1gb\"\n";
+    let sys = SuiteTarget::System(parse_system_config("one-tiny.toml", text).unwrap());
+    for kind in [
+        SuiteKind::OpSweep,
+        SuiteKind::Endurance,
+        SuiteKind::RaidScaling,
+        SuiteKind::NoisyNeighbor,
+        SuiteKind::Power,
+    ] {
+        let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
+        assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
+        assert!(e.is_bad_input());
+        let msg = e.to_string();
+        assert!(msg.contains("drive preset"), "{msg}");
+        assert!(!msg.contains("or a system that is one SSD"), "{msg}");
+    }
+    // wsat and recovery still name the one-SSD way out on a system without an FTL.
+    let hdd = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());
+    let e = run_on_target_with(SuiteKind::Wsat, &hdd, &SuiteOptions::default(), &mut |_| {})
+        .unwrap_err();
+    assert!(e.to_string().contains("or a system that is one SSD"), "{e}");
+}
