@@ -19,6 +19,16 @@
 //! been issued after them. The member does the same work either way; only the overlap of a
 //! single request's two phases is approximated.
 //!
+//! With a host write-back cache, RAID 5/6 hold the parts of rows a write leaves incomplete
+//! (md's stripe cache delays partial stripes the same way): a later write that continues
+//! the held part completes the row, which then goes to the members as one full-stripe write
+//! with no reads, so a sequential stream of requests smaller than a row costs no parity
+//! reads. A held row is written as it stands (read-modify-write or reconstruct-write) when
+//! a write to it does not continue it, when more than [`HELD_ROWS`] rows are held (the
+//! oldest), when the cache needs its space, at a flush, and when the host goes idle.
+//! Without the cache every write goes to the members at once: its completion is answered at
+//! submission, so it cannot wait for writes that have not arrived.
+//!
 //! Background work (rebuild of a replaced member, resync after an unclean shutdown) moves
 //! through the members at a configured rate in steps of one chunk, interleaved with host
 //! I/O, so it slows the host and the host slows it.
@@ -171,7 +181,24 @@ struct Counters {
     background_bytes: u64,
     cpu_busy_ns: u64,
     cache_wait_ns: u64,
+    /// Held partial rows written as they stood (not completed by a later write).
+    held_rows_written_partial: u64,
+    /// Held rows that later writes completed into full stripes.
+    held_rows_completed: u64,
 }
+
+/// A row part the host cache holds for a later write to complete (see the module docs):
+/// bytes `[a, b)` of row `row`'s data.
+#[derive(Debug, Clone, Copy)]
+struct HeldRow {
+    row: u64,
+    a: u64,
+    b: u64,
+}
+
+/// Partial rows the host cache holds at most (RAID 5/6). Enough for a few sequential
+/// streams; random small writes each hold a row briefly and are written as they stand.
+pub const HELD_ROWS: usize = 16;
 
 /// One member I/O of a request.
 #[derive(Debug, Clone, Copy)]
@@ -211,6 +238,9 @@ pub struct Raid {
     cached: VecDeque<(u64, u64)>,
     cached_bytes: u64,
     cached_last_ns: u64,
+    /// Partial rows held in the host cache, oldest first (their bytes count in
+    /// `cached_bytes`).
+    held: VecDeque<HeldRow>,
     reads: Vec<Part>,
     writes: Vec<Part>,
     c: Counters,
@@ -267,6 +297,7 @@ impl Raid {
             cached: VecDeque::with_capacity(256),
             cached_bytes: 0,
             cached_last_ns: 0,
+            held: VecDeque::with_capacity(HELD_ROWS + 1),
             reads: Vec::with_capacity(64),
             writes: Vec::with_capacity(64),
             c: Counters::default(),
@@ -712,7 +743,7 @@ impl Raid {
     }
 
     /// Room in the host cache for `len` bytes at `t`: when it is there.
-    fn cache_admit(&mut self, t: u64, len: u64, size: u64) -> u64 {
+    fn cache_admit(&mut self, t: u64, len: u64, size: u64) -> Result<u64, DeviceError> {
         while self.cached.front().is_some_and(|&(d, _)| d <= t) {
             let (_, b) = self.cached.pop_front().unwrap_or((0, 0));
             self.cached_bytes -= b;
@@ -720,12 +751,139 @@ impl Raid {
         let mut at = t;
         while self.cached_bytes + len > size.max(len) {
             let Some((d, b)) = self.cached.pop_front() else {
-                break;
+                // Only held rows are left: write the oldest to make room.
+                if self.held.is_empty() {
+                    break;
+                }
+                self.write_held_oldest(at)?;
+                continue;
             };
             at = at.max(d);
             self.cached_bytes -= b;
         }
-        at
+        Ok(at)
+    }
+
+    /// Whether writes go through the held rows: a parity level with a host cache.
+    fn holds_rows(&self) -> bool {
+        self.p.host_cache.is_some() && matches!(self.p.level, RaidLevel::Raid5 | RaidLevel::Raid6)
+    }
+
+    /// Send the planned member I/Os of data the cache holds at `t`: the cache frees its
+    /// bytes once they are on the members. Returns when they are.
+    fn issue_cached(&mut self, t: u64, bytes: u64) -> Result<u64, DeviceError> {
+        let d = self.issue(t)?.1;
+        self.cached.push_back((d, bytes));
+        self.cached_bytes += bytes;
+        self.cached_last_ns = self.cached_last_ns.max(d);
+        Ok(d)
+    }
+
+    /// Hold `h` in the cache.
+    fn hold(&mut self, h: HeldRow) {
+        self.held.push_back(h);
+        self.cached_bytes += h.b - h.a;
+    }
+
+    /// Take held row `i` out of the cache's held list.
+    fn unhold(&mut self, i: usize) -> HeldRow {
+        let h = self.held.remove(i).expect("a held row");
+        self.cached_bytes -= h.b - h.a;
+        h
+    }
+
+    /// Write the oldest held row as it stands.
+    fn write_held_oldest(&mut self, t: u64) -> Result<u64, DeviceError> {
+        if self.held.is_empty() {
+            return Ok(t);
+        }
+        let h = self.unhold(0);
+        self.c.held_rows_written_partial += 1;
+        self.plan_row(IoKind::Write, h.row, h.a, h.b);
+        self.issue_cached(t, h.b - h.a)
+    }
+
+    /// Write every held row as it stands (flush, idle host).
+    fn write_all_held(&mut self, t: u64) -> Result<(), DeviceError> {
+        while !self.held.is_empty() {
+            self.write_held_oldest(t)?;
+        }
+        Ok(())
+    }
+
+    /// A cached write of `[off, off+len)` at `t` on a parity level: whole rows go to the
+    /// members, partial ones join or start held rows (module docs).
+    fn write_through_held(&mut self, t: u64, off: u64, len: u64) -> Result<(), DeviceError> {
+        let row_bytes = self.p.chunk_bytes * self.data_disks() as u64;
+        let end = off + len;
+        let (first_row, last_row) = (off / row_bytes, (end - 1) / row_bytes);
+        // The rows the write covers whole, with a held part that completes them joined in.
+        let mut whole_from = first_row;
+        let mut whole_to = last_row + 1;
+        let edges = if first_row == last_row { 1 } else { 2 };
+        for row in [first_row, last_row].into_iter().take(edges) {
+            let row_start = row * row_bytes;
+            let a = off.max(row_start) - row_start;
+            let b = end.min(row_start + row_bytes) - row_start;
+            if a == 0 && b == row_bytes {
+                continue;
+            }
+            let (a, b) = self.join_held(t, row, a, b)?;
+            if a == 0 && b == row_bytes {
+                continue;
+            }
+            // Still partial: held, and not one of the whole rows.
+            if row == first_row {
+                whole_from = row + 1;
+            } else {
+                whole_to = row;
+            }
+            if whole_to <= whole_from {
+                whole_to = whole_from;
+            }
+            self.hold(HeldRow { row, a, b });
+            if self.held.len() > HELD_ROWS {
+                self.write_held_oldest(t)?;
+            }
+        }
+        // Whole rows, in pieces of whole rows so the plan stays bounded (as `submit`); held
+        // parts of them (a row first held, then covered whole) are written with them.
+        let max_rows = (MAX_PARTS / (2 * self.n())).max(1) as u64;
+        let mut row = whole_from;
+        while row < whole_to {
+            let next = (row + max_rows).min(whole_to);
+            for r in row..next {
+                if let Some(i) = self.held.iter().position(|h| h.row == r) {
+                    self.unhold(i);
+                }
+            }
+            self.plan(IoKind::Write, row * row_bytes, (next - row) * row_bytes);
+            self.issue_cached(t, (next - row) * row_bytes)?;
+            row = next;
+        }
+        Ok(())
+    }
+
+    /// Bytes `[a, b)` of `row` are written at `t`: a held part of the row that they continue
+    /// joins them (taken out of the held list); one they do not continue is written first,
+    /// as it stands. Returns the part to write or hold.
+    fn join_held(&mut self, t: u64, row: u64, a: u64, b: u64) -> Result<(u64, u64), DeviceError> {
+        let Some(i) = self.held.iter().position(|h| h.row == row) else {
+            return Ok((a, b));
+        };
+        let h = self.unhold(i);
+        if a <= h.b && h.a <= b {
+            let (a, b) = (a.min(h.a), b.max(h.b));
+            let row_bytes = self.p.chunk_bytes * self.data_disks() as u64;
+            if a == 0 && b == row_bytes {
+                self.c.held_rows_completed += 1;
+            }
+            return Ok((a, b));
+        }
+        self.c.held_rows_written_partial += 1;
+        self.plan_row(IoKind::Write, row, h.a, h.b);
+        self.issue_cached(t, h.b - h.a)?;
+        Ok((a, b))
     }
 }
 
@@ -757,6 +915,7 @@ impl BlockDevice for Raid {
         let done = match req.kind {
             IoKind::Flush => {
                 self.c.host_other += 1;
+                self.write_all_held(t)?;
                 let mut d = t;
                 for m in 0..self.n() {
                     if self.failed[m] {
@@ -779,7 +938,7 @@ impl BlockDevice for Raid {
                 }
                 let (t_members, ack) = match (req.kind, self.p.host_cache) {
                     (IoKind::Write, Some(hc)) => {
-                        let at = self.cache_admit(t, req.len_bytes, hc.size_bytes);
+                        let at = self.cache_admit(t, req.len_bytes, hc.size_bytes)?;
                         self.c.cache_wait_ns += at - t;
                         (
                             at,
@@ -788,6 +947,17 @@ impl BlockDevice for Raid {
                     }
                     _ => (t, None),
                 };
+                if ack.is_some() && self.holds_rows() {
+                    self.write_through_held(t_members, req.offset_bytes, req.len_bytes)?;
+                    return Ok(Completion {
+                        accepted_ns: accepted,
+                        done_ns: ack.unwrap_or(t_members),
+                    });
+                }
+                if req.kind == IoKind::Trim {
+                    // A trim must not overtake held data of the same blocks.
+                    self.write_all_held(t_members)?;
+                }
                 // Cut very large requests into pieces of whole rows so the plan stays bounded.
                 let row_bytes = self.p.chunk_bytes * self.data_disks() as u64;
                 let max_rows = (MAX_PARTS / (2 * self.n())).max(1) as u64;
@@ -819,7 +989,10 @@ impl BlockDevice for Raid {
     }
 
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
-        // A member error during background work shows up on the next host request.
+        // The host went idle: held rows are written as they stand (md writes delayed
+        // stripes out once nothing else is queued). A member error shows up on the next
+        // host request, as for background work.
+        let _ = self.write_all_held(from_ns);
         let _ = self.run_background(until_ns);
         for m in 0..self.n() {
             let f = from_ns.max(self.clock_ns[m]);
@@ -863,6 +1036,8 @@ impl Component for Raid {
             })),
             "cpu_busy_ns": c.cpu_busy_ns,
             "host_cache_wait_ns": c.cache_wait_ns,
+            "held_rows_completed": c.held_rows_completed,
+            "held_rows_written_partial": c.held_rows_written_partial,
             "children": self.members.iter().map(|m| m.counters_json()).collect::<Vec<_>>(),
         })
     }
@@ -881,6 +1056,7 @@ impl Component for Raid {
         }
         self.cached.clear();
         self.cached_bytes = 0;
+        self.held.clear();
     }
 
     fn links(&self, out: &mut Vec<serde_json::Value>) {

@@ -267,6 +267,100 @@ fn host_write_back_cache_absorbs_a_burst() {
     assert!(f.done_ns > b);
 }
 
+/// RAID 5 of four tiny drives, 64 KiB chunks (rows of 192 KiB of data), with or without
+/// a host write-back cache of `cache` (e.g. "64MiB").
+fn raid5_of_four(cache: Option<&str>) -> System {
+    let mut text = format!(
+        "name = \"r\"\n{}[raid.r]\nlevel = 5\nchunk = \"64KiB\"\nmembers = [\"a\", \"b\", \"c\", \"d\"]\n",
+        tiny(&["a", "b", "c", "d"])
+    );
+    if let Some(size) = cache {
+        text.push_str(&format!("[raid.r.host_cache]\nsize = \"{size}\"\n"));
+    }
+    build(&text)
+}
+
+fn root_counter(s: &System, key: &str) -> u64 {
+    s.counters_json()["root"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {key}"))
+}
+
+#[test]
+fn write_back_cache_turns_sequential_partial_rows_into_full_stripes() {
+    // 128 KiB writes on 192 KiB rows: no single write covers a row.
+    let len: u64 = 128 << 10;
+    let n = 600;
+    let mut plain = raid5_of_four(None);
+    let mut cached = raid5_of_four(Some("64MiB"));
+    let a = run(&mut plain, 0, n, 32, |i| {
+        IoRequest::write(i as u64 * len, len)
+    });
+    let b = run(&mut cached, 0, n, 32, |i| {
+        IoRequest::write(i as u64 * len, len)
+    });
+    let rows = n as u64 * len / (192 << 10);
+    // Without the cache every row is written in parts, each with parity reads.
+    assert_eq!(root_counter(&plain, "full_stripe_writes"), 0);
+    assert!(root_counter(&plain, "parity_reads") > 0);
+    // With it every row the stream completes is one full-stripe write with no reads.
+    assert_eq!(root_counter(&cached, "full_stripe_writes"), rows);
+    assert_eq!(root_counter(&cached, "held_rows_completed"), rows);
+    assert_eq!(root_counter(&cached, "parity_reads"), 0);
+    assert_eq!(root_counter(&cached, "read_modify_write_rows"), 0);
+    assert_eq!(root_counter(&cached, "reconstruct_write_rows"), 0);
+    // The data reached the members: 4/3 of it with parity.
+    let f = cached.submit(b, &IoRequest::flush()).unwrap();
+    let member_writes: u64 = cached.counters_json()["root"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["counters"]["health"]["data_units_written"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    let expected_units = n as u64 * len * 4 / 3 / 512_000;
+    assert!(
+        member_writes.abs_diff(expected_units) <= 4,
+        "{member_writes} data units on the members, expected ~{expected_units}"
+    );
+    assert!(f.done_ns >= b);
+    assert!(mb_per_s(n as u64 * len, b) > mb_per_s(n as u64 * len, a));
+}
+
+#[test]
+fn held_rows_are_written_as_they_stand_when_not_completed() {
+    // Random 4 KiB writes rarely continue each other: rows are held, then written with
+    // their parity reads once more than the held limit wait, and the rest at a flush.
+    let mut s = raid5_of_four(Some("64MiB"));
+    let mut rng = SeedTree::new(5).stream();
+    let offs: Vec<u64> = (0..400).map(|_| rng.below(1 << 18) * 4096).collect();
+    let end = run(&mut s, 0, 400, 8, |i| IoRequest::write(offs[i], 4096));
+    let partial = root_counter(&s, "held_rows_written_partial");
+    assert!(partial >= 400 - 16 - 10, "{partial}");
+    let f = s.submit(end, &IoRequest::flush()).unwrap();
+    assert!(f.done_ns > end, "a flush waits for the held rows (no PLP)");
+    let rows =
+        root_counter(&s, "read_modify_write_rows") + root_counter(&s, "reconstruct_write_rows");
+    assert_eq!(rows, root_counter(&s, "held_rows_written_partial"));
+    assert!(rows >= 400 - 10, "{rows}");
+    assert_eq!(root_counter(&s, "full_stripe_writes"), 0);
+}
+
+#[test]
+fn a_small_write_back_cache_writes_held_rows_to_make_room() {
+    // A cache of one row's worth: held parts must leave it for later writes to enter.
+    let mut s = raid5_of_four(Some("192KiB"));
+    let mut rng = SeedTree::new(6).stream();
+    let offs: Vec<u64> = (0..300).map(|_| rng.below(1 << 14) * 65536).collect();
+    let end = run(&mut s, 0, 300, 4, |i| IoRequest::write(offs[i], 65536));
+    assert!(end > 0);
+    assert!(root_counter(&s, "held_rows_written_partial") > 200);
+    assert!(root_counter(&s, "host_cache_wait_ns") > 0);
+}
+
 #[test]
 fn cache_tier_second_pass_is_faster() {
     let cfg = load_system_config("optane-16gb-hdd-2tb").unwrap();
