@@ -110,6 +110,9 @@ struct JobClone<'a> {
     /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
     /// bookkeeping (decided once, not per I/O).
     plain: bool,
+    /// A rate-limited job mixing reads and writes: the direction of each I/O is chosen when
+    /// it is drawn ([`rate_direction`]).
+    choose_ddir: bool,
     /// The job's `compressible_percent`, for its writes (other requests carry no data); kept
     /// here so the per-I/O path does not reach into the spec.
     write_compressible_percent: u8,
@@ -147,6 +150,41 @@ impl JobClone<'_> {
 }
 
 const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+/// The direction a rate-limited mixed job issues at `now` when its mix drew `drawn`, as
+/// fio's `rate_ddir`: the drawn direction if it is due (or unlimited); else the other one
+/// if the mix has it and it is due; else whichever is due first (the drawn one on a tie).
+/// The clone then waits for the chosen direction's time, if it is not due yet.
+fn rate_direction(
+    rate: &RateState,
+    start_ns: SimTime,
+    now: SimTime,
+    drawn: IoKind,
+    read_in_mix: bool,
+    write_in_mix: bool,
+) -> IoKind {
+    let due = |kind: IoKind| {
+        let d = kind.ddir();
+        if rate.limited(d) {
+            rate.planned_ns(d, start_ns)
+        } else {
+            0
+        }
+    };
+    let (other, other_in_mix) = match drawn {
+        IoKind::Read => (IoKind::Write, write_in_mix),
+        _ => (IoKind::Read, read_in_mix),
+    };
+    let mine = due(drawn);
+    if mine <= now || !other_in_mix {
+        return drawn;
+    }
+    if due(other) < mine {
+        other
+    } else {
+        drawn
+    }
+}
 
 struct Runner<'a, 'd, T: Targets + ?Sized> {
     file: &'a JobFile,
@@ -323,6 +361,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     && spec.fsync_every == 0
                     && !spec.write_fua
                     && spec.thinktime_ns == 0;
+                let choose_ddir = rate.active && generator.mixes_directions();
                 clones.push(JobClone {
                     spec,
                     target,
@@ -356,6 +395,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: false,
                     rate,
                     plain,
+                    choose_ddir,
                     write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
                     measured_bytes: [0; 3],
@@ -678,7 +718,21 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     if c.exhausted {
                         return Ok(());
                     }
-                    match c.next_generated() {
+                    let drawn = if c.choose_ddir {
+                        // fio's rate_ddir: the direction the mix draws gives way to the other
+                        // one while it is ahead of its rate and the other is not (or is due
+                        // sooner).
+                        let (rate, start) = (&c.rate, c.start_ns);
+                        let other_share = |k| c.generator.mix_percent(k) > 0;
+                        let write_in_mix = other_share(IoKind::Write);
+                        let read_in_mix = other_share(IoKind::Read);
+                        c.generator.next_io_choosing(|kind| {
+                            rate_direction(rate, start, now, kind, read_in_mix, write_in_mix)
+                        })
+                    } else {
+                        c.next_generated()
+                    };
+                    match drawn {
                         Some(io) => io,
                         None => {
                             c.exhausted = true;
@@ -740,7 +794,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 compressible_percent: data_percent(io.kind),
             };
             let target = c.target;
-            if let Some(next) = c.draw_ahead() {
+            // A clone choosing directions at issue time draws nothing ahead (the prefetch
+            // is only a hint to the device).
+            if let Some(next) = (!c.choose_ddir).then(|| c.draw_ahead()).flatten() {
                 self.device.prefetch(
                     target,
                     &IoRequest {

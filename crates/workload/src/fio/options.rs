@@ -414,10 +414,10 @@ static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     // --- pacing ---------------------------------------------------------------------------
-    sim("rate", &[], OptionType::SizePerDirection, "", "Bandwidth cap in bytes/s per clone and direction", |b, v| {
+    sim("rate", &[], OptionType::SizePerDirection, "", "Bandwidth cap in bytes/s per clone and direction (a mixed job issues the other direction while one is ahead of its cap, as fio)", |b, v| {
         apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_bytes_per_s)
     }),
-    sim("rate_iops", &[], OptionType::IntPerDirection, "", "IOPS cap per clone and direction", |b, v| {
+    sim("rate_iops", &[], OptionType::IntPerDirection, "", "IOPS cap per clone and direction (a mixed job issues the other direction while one is ahead of its cap, as fio)", |b, v| {
         apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops)
     }),
     sim("rate_process", &[], OptionType::Enum(&["linear", "poisson"]), "linear", "How rate-limited I/Os are spaced", |b, v| {

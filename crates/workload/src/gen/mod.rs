@@ -468,6 +468,33 @@ impl IoGenerator {
     /// Next I/O; None when the I/O budget is spent (size × loops, or io_size, or number_ios),
     /// unless time_based, where it wraps and never ends.
     pub fn next_io(&mut self) -> Option<GeneratedIo> {
+        self.next_io_choosing(|kind| kind)
+    }
+
+    /// Whether the job mixes reads and writes (`rw=rw`, `randrw`), so that the direction of
+    /// its next I/O may be chosen ([`Self::next_io_choosing`]).
+    pub fn mixes_directions(&self) -> bool {
+        self.fixed_kind.is_none()
+    }
+
+    /// The share of the mix, percent, that goes to `kind` (a read or a write).
+    pub fn mix_percent(&self, kind: IoKind) -> u64 {
+        match (self.fixed_kind, kind) {
+            (Some(k), _) => 100 * u64::from(k == kind),
+            (None, IoKind::Read) => self.rwmixread,
+            (None, IoKind::Write) => 100 - self.rwmixread,
+            (None, _) => 0,
+        }
+    }
+
+    /// [`Self::next_io`], with the direction the mix draws passed through `choose` before
+    /// the I/O's size and offset are drawn for it (fio's `rate_ddir`: a rate-limited mixed
+    /// job issues the other direction while the drawn one is ahead of its rate). Jobs that
+    /// do not mix reads and writes never call `choose`.
+    pub fn next_io_choosing(
+        &mut self,
+        choose: impl FnOnce(IoKind) -> IoKind,
+    ) -> Option<GeneratedIo> {
         if let Some(plain) = self.plain_map {
             return self.next_plain(plain);
         }
@@ -481,13 +508,11 @@ impl IoGenerator {
         }
         let kind = match self.fixed_kind {
             Some(kind) => kind,
-            None => {
-                if self.rng_ddir.below(100) < self.rwmixread {
-                    IoKind::Read
-                } else {
-                    IoKind::Write
-                }
-            }
+            None => choose(if self.rng_ddir.below(100) < self.rwmixread {
+                IoKind::Read
+            } else {
+                IoKind::Write
+            }),
         };
         let pair = self.pair;
         // A trimwrite pair trims and then writes the same write-sized block.
