@@ -534,7 +534,34 @@ fn run_scale_statement(config: &flashlab_device::DeviceConfig) -> Option<String>
     (!scale.is_full()).then(|| scale.summary())
 }
 
+/// `describe` derives one SSD's figures; for a storage system it names the system's SSDs
+/// (each of which it can describe) and where a system's own figures are.
+fn describe_system_refusal(name: &str) -> Failure {
+    let ssds = match flashlab_system::load_system_config(name) {
+        Ok(config) => config
+            .components
+            .iter()
+            .filter_map(|(id, c)| match c {
+                flashlab_system::ComponentSpec::Ssd(d) => Some(format!("{id} ({})", d.name)),
+                _ => None,
+            })
+            .collect::<Vec<_>>(),
+        Err(e) => return bad_input(e),
+    };
+    let drives = if ssds.is_empty() {
+        "it has no SSD".to_string()
+    } else {
+        format!("its SSDs: {}", ssds.join(", "))
+    };
+    bad_input(anyhow!(
+        "{name} is a storage system; `describe` shows one SSD's derived figures ({drives}; describe a preset or drive file by name); a system's figures are in the `system_counters` of `flashlab run --output-format json` against it"
+    ))
+}
+
 fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
+    if flashlab_system::is_system(&args.device) {
+        return Err(describe_system_refusal(&args.device));
+    }
     let config = load_device(&args.device, &args.set)?;
     let statement = run_scale_statement(&config);
     let text = match args.output_format {

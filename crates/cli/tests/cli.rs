@@ -189,6 +189,15 @@ fn devices_and_describe_work() {
 }
 
 #[test]
+fn describe_of_a_system_names_its_ssds() {
+    let out = flashlab(&["describe", "workstation-raid0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("is a storage system"), "{err}");
+    assert!(err.contains("cpu0 (micron-3400-512gb)"), "{err}");
+}
+
+#[test]
 fn json_plus_has_latency_bins_and_rate_shortfall_is_reported() {
     // The tiny drive reads unwritten data fast; a 1 ms think time keeps one clone well under
     // its 5,000 IOPS target, so the flashlab object must say the rate was not met.
