@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use flashlab_engine::SeedTree;
 use serve::ServeArgs;
 
@@ -234,8 +235,8 @@ struct ClientArgs {
     /// transfer-sweep: largest transfer size (a power of two).
     #[arg(long, default_value = "64MiB")]
     max_bs: String,
-    /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep: test file
-    /// (default 1GiB).
+    /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep, cache-passes:
+    /// test file (default 1GiB).
     #[arg(long)]
     size: Option<String>,
     /// desktop: measured runs per test; the best is reported.
@@ -244,7 +245,7 @@ struct ClientArgs {
     /// desktop: idle time between tests (0 for none).
     #[arg(long = "test-interval", default_value = "5s")]
     test_interval: String,
-    /// desktop: CrystalDiskMark test set, default or nvme.
+    /// desktop, cache-passes: CrystalDiskMark test set, default or nvme.
     #[arg(long, default_value = "default")]
     profile: String,
     /// transfer-sweep, desktop, compression-sweep, raid-scaling: drive state first, fresh
@@ -350,12 +351,16 @@ fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
 
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors, matching our "bad input" code.
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
         Command::Devices => cmd_devices(),
         Command::Describe(args) => cmd_describe(&args),
-        Command::Suite(args) => cmd_suite(&args),
+        Command::Suite(args) => matches
+            .subcommand_matches("suite")
+            .map_or(Ok(()), |m| check_suite_options(&args.name, m))
+            .and_then(|()| cmd_suite(&args)),
         Command::Replay(args) => replay::cmd_replay(&args),
         Command::Serve(args) => serve::cmd_serve(&args),
     };
@@ -366,6 +371,63 @@ fn main() -> ExitCode {
             ExitCode::from(failure.code)
         }
     }
+}
+
+/// The suites an option of `flashlab suite` applies to, as its help says: every clause of
+/// the help (split at `;`) starts with the suites it is for (`qos: …`, `desktop,
+/// compression-sweep: …`, `recovery hir: …`). None: the help does not restrict it.
+fn option_suites(help: &str) -> Option<Vec<&'static str>> {
+    let mut suites = Vec::new();
+    for clause in help.split(';') {
+        let prefix = clause.split_once(':')?.0;
+        let named: Vec<&'static str> = prefix
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter_map(|w| {
+                flashlab_suite::SuiteKind::ALL
+                    .iter()
+                    .map(|k| k.name())
+                    .find(|n| *n == w)
+            })
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        suites.extend(named);
+    }
+    (!suites.is_empty()).then_some(suites)
+}
+
+/// Refuse options given on the command line that the suite does not use (they would be
+/// ignored without a word).
+fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> {
+    let Ok(kind) = flashlab_suite::SuiteKind::from_name(name) else {
+        return Ok(()); // cmd_suite says what is valid.
+    };
+    let command = Cli::command();
+    let Some(suite) = command.find_subcommand("suite") else {
+        return Ok(());
+    };
+    for arg in suite.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let Some(help) = arg.get_help().map(|h| h.to_string()) else {
+            continue;
+        };
+        let Some(suites) = option_suites(&help) else {
+            continue;
+        };
+        if !suites.contains(&kind.name()) {
+            let long = arg.get_long().unwrap_or(id);
+            return Err(bad_input(anyhow!(
+                "--{long} does not apply to suite {}: it is for {}",
+                kind.name(),
+                suites.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `KEY=VALUE` pairs of `--set`.

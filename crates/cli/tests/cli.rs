@@ -189,6 +189,28 @@ fn devices_and_describe_work() {
 }
 
 #[test]
+fn suite_options_for_other_suites_are_refused() {
+    for (args, said) in [
+        (
+            vec!["suite", "precondition", "--vms", "4"],
+            "--vms does not apply to suite precondition: it is for oltp",
+        ),
+        (
+            vec!["suite", "qos", "--size", "1GiB"],
+            "it is for transfer-sweep, desktop, compression-sweep",
+        ),
+        (
+            vec!["suite", "wsat", "--hir-bursts", "3"],
+            "--hir-bursts does not apply to suite wsat: it is for recovery",
+        ),
+    ] {
+        let out = flashlab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn describe_of_a_system_names_its_ssds() {
     let out = flashlab(&["describe", "workstation-raid0"]);
     assert_eq!(out.status.code(), Some(2));
