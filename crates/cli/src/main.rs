@@ -373,14 +373,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// The suites an option of `flashlab suite` applies to, as its help says: every clause of
-/// the help (split at `;`) starts with the suites it is for (`qos: …`, `desktop,
-/// compression-sweep: …`, `recovery hir: …`). None: the help does not restrict it.
+/// The suites an option of `flashlab suite` applies to, as its help says: it starts with
+/// them (`qos: …`, `desktop, compression-sweep: …`, `recovery hir: …`), and later clauses
+/// (split at `;`) may name more (`…; noisy-neighbor: …`). None: the help does not start
+/// with suites, so the option is not restricted.
 fn option_suites(help: &str) -> Option<Vec<&'static str>> {
-    let mut suites = Vec::new();
-    for clause in help.split(';') {
-        let prefix = clause.split_once(':')?.0;
-        let named: Vec<&'static str> = prefix
+    let named = |clause: &str| -> Vec<&'static str> {
+        let Some((prefix, _)) = clause.split_once(':') else {
+            return Vec::new();
+        };
+        prefix
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter_map(|w| {
                 flashlab_suite::SuiteKind::ALL
@@ -388,13 +390,17 @@ fn option_suites(help: &str) -> Option<Vec<&'static str>> {
                     .map(|k| k.name())
                     .find(|n| *n == w)
             })
-            .collect();
-        if named.is_empty() {
-            return None;
-        }
-        suites.extend(named);
+            .collect()
+    };
+    let mut clauses = help.split(';');
+    let mut suites = named(clauses.next()?);
+    if suites.is_empty() {
+        return None;
     }
-    (!suites.is_empty()).then_some(suites)
+    for clause in clauses {
+        suites.extend(named(clause));
+    }
+    Some(suites)
 }
 
 /// Refuse options given on the command line that the suite does not use (they would be

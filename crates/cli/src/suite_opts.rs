@@ -103,7 +103,8 @@ pub struct SuiteTestArgs {
     #[arg(long, default_value = "pts")]
     precondition: String,
     /// app-profiles, write-pressure, oltp (--precondition showdown): the tests' partition, the first
-    /// PCT% of the LBAs; the rest keeps the surface fill's data.
+    /// PCT% of the LBAs; the rest keeps the surface fill's data; noisy-neighbor: 100 only (its
+    /// namespaces divide the drive).
     #[arg(long, default_value = "100", value_name = "PCT")]
     span: String,
     /// --precondition showdown: simulated time of 64 KiB sequential writes after the surface
