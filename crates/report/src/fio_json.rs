@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::histogram::Histogram;
-use crate::result::{DirStats, JobResult};
+use crate::result::{DirStats, JobResult, SteadyStateReport};
 use crate::stats::IoStat;
 use crate::RunResult;
 
@@ -257,11 +257,39 @@ fn read_job(index: usize, j: &Value) -> Result<JobResult, FioJsonError> {
         latency_window: uint(j.get("latency_window")),
         end_ns: run_ms.saturating_mul(1_000_000),
         logs: Vec::new(),
+        steadystate: j.get("steadystate").map(steadystate),
     };
     if res.latency_depth == 0 {
         res.latency_depth = 1;
     }
     Ok(res)
+}
+
+/// fio's `"steadystate"` object. Its criterion is a string (`1.827050%`); which metric and
+/// rule it judged comes from the `"ss"` string (`iops_slope:0.3%`).
+fn steadystate(v: &Value) -> SteadyStateReport {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let ss = text("ss");
+    let criterion = text("criterion");
+    let samples = |k: &str| -> Vec<u64> {
+        match v.get("data").and_then(|d| d.get(k)) {
+            Some(Value::Array(a)) => a.iter().map(|x| uint(Some(x))).collect(),
+            _ => Vec::new(),
+        }
+    };
+    SteadyStateReport {
+        iops_metric: !ss.starts_with("bw"),
+        slope_metric: ss.contains("_slope"),
+        percent: criterion.ends_with('%'),
+        criterion: criterion.trim_end_matches('%').parse().unwrap_or(0.0),
+        ss,
+        duration_s: uint(v.get("duration")) as u32,
+        attained: uint(v.get("attained")) > 0,
+        max_deviation: float(v.get("max_deviation")),
+        slope: float(v.get("slope")),
+        iops: samples("iops"),
+        bw_bytes_per_s: samples("bw"),
+    }
 }
 
 /// fio's submit/complete distributions: 0, 4, 8, 16, 32, 64, >=64 I/Os per call.

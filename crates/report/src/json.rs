@@ -333,6 +333,30 @@ fn job_object(run: &RunResult, job: &JobResult, groups: &[GroupStats], plus: boo
         o.float("latency_percentile", job.latency_percentile);
         o.int("latency_window", job.latency_window);
     }
+    if let Some(ss) = &job.steadystate {
+        o.obj("steadystate", steadystate_json(ss));
+    }
+    o
+}
+
+/// fio's `"steadystate"` object; fio prints the limit and the criterion through a
+/// single-precision float.
+fn steadystate_json(ss: &crate::SteadyStateReport) -> Obj {
+    let mut o = Obj::default();
+    o.str("ss", &ss.ss);
+    o.int("duration", ss.duration_s);
+    o.int("attained", u8::from(ss.attained));
+    let pct = if ss.percent { "%" } else { "" };
+    o.str("criterion", &format!("{:.6}{pct}", ss.criterion as f32));
+    o.float("max_deviation", ss.max_deviation);
+    o.float("slope", ss.slope);
+    let mut data = Obj::default();
+    data.int("bw_mean", ss.bw_mean());
+    data.int("iops_mean", ss.iops_mean());
+    let ints = |v: &[u64]| J::Arr(v.iter().map(|&x| J::Int(x.into())).collect());
+    data.val("iops", ints(&ss.iops));
+    data.val("bw", ints(&ss.bw_bytes_per_s));
+    o.obj("data", data);
     o
 }
 

@@ -29,7 +29,9 @@ use std::path::Path;
 pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::render_json;
 pub use normal::{num2str, render_normal};
-pub use result::{GroupStats, JobResult, JobStats, RunResult, DEFAULT_AVG_TIME_MS};
+pub use result::{
+    GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,
+};
 pub use scale::ScaleBack;
 
 /// Data directions, fio's order.

@@ -332,6 +332,25 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
             job.latency_target, job.latency_window, job.latency_percentile, job.latency_depth
         );
     }
+    if let Some(ss) = &job.steadystate {
+        let bw = ss.bw_mean();
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            num2str(bw, 4, 1, true, Units::BytePerSec),
+            num2str(bw, 4, 1, false, Units::BytePerSec),
+            num2str(ss.iops_mean(), 4, 1, false, Units::None),
+            if ss.iops_metric { "iops" } else { "bw" },
+            if ss.slope_metric {
+                " slope"
+            } else {
+                " mean dev"
+            },
+            ss.criterion,
+            if ss.percent { "%" } else { "" }
+        );
+    }
 }
 
 fn show_group(out: &mut String, g: &GroupStats) {

@@ -111,6 +111,51 @@ pub struct JobResult {
     pub(crate) latency_window: u64,
     pub(crate) end_ns: u64,
     pub(crate) logs: Vec<JobLogs>,
+    /// fio's steady-state detection, when the job asked for it.
+    pub(crate) steadystate: Option<SteadyStateReport>,
+}
+
+/// What fio reports of a job's steady-state detection (its JSON `"steadystate"` object and
+/// the normal output's `steadystate` line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyStateReport {
+    /// The criterion as fio names it (`iops:20.000000%`).
+    pub ss: String,
+    /// Samples in the window (seconds).
+    pub duration_s: u32,
+    pub attained: bool,
+    /// The criterion judged against the limit (a percentage of the mean when `percent`).
+    pub criterion: f64,
+    pub percent: bool,
+    /// The window's IOPS were judged rather than its bandwidth.
+    pub iops_metric: bool,
+    /// The criterion is the window's slope rather than its largest deviation.
+    pub slope_metric: bool,
+    /// Largest distance of a sample from the window's mean (deviation criteria; else 0).
+    pub max_deviation: f64,
+    /// Least-squares slope of the window per sample (slope criteria; else 0).
+    pub slope: f64,
+    /// The window's samples, oldest first, zeros where it never filled.
+    pub iops: Vec<u64>,
+    pub bw_bytes_per_s: Vec<u64>,
+}
+
+impl SteadyStateReport {
+    /// Mean of the window's samples, as fio takes it (integer division over the window).
+    pub fn iops_mean(&self) -> u64 {
+        mean_u64(&self.iops)
+    }
+    pub fn bw_mean(&self) -> u64 {
+        mean_u64(&self.bw_bytes_per_s)
+    }
+}
+
+fn mean_u64(v: &[u64]) -> u64 {
+    if v.is_empty() {
+        0
+    } else {
+        v.iter().sum::<u64>() / v.len() as u64
+    }
 }
 
 impl JobResult {
@@ -166,6 +211,7 @@ impl JobResult {
             latency_window: 0,
             end_ns: 0,
             logs: Vec::new(),
+            steadystate: None,
         }
     }
 
@@ -202,6 +248,10 @@ impl JobResult {
         }
         self.end_ns = self.end_ns.max(other.end_ns);
         self.logs.extend(other.logs.iter().cloned());
+        // A reporting group's clones share one detection: the first one's report stands.
+        if self.steadystate.is_none() {
+            self.steadystate = other.steadystate.clone();
+        }
     }
 
     pub fn jobname(&self) -> &str {
@@ -220,6 +270,13 @@ impl JobResult {
     }
     pub fn error(&self) -> i32 {
         self.error
+    }
+    /// Attach the job's steady-state detection result.
+    pub fn set_steadystate(&mut self, report: SteadyStateReport) {
+        self.steadystate = Some(report);
+    }
+    pub fn steadystate(&self) -> Option<&SteadyStateReport> {
+        self.steadystate.as_ref()
     }
     /// Set fio's `error` (an errno-style code; 0 = none).
     pub fn set_error(&mut self, error: i32) {

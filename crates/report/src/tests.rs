@@ -448,3 +448,57 @@ fn golden_renderings() {
         &run.jobs[1].logs[0].series[2].render(),
     );
 }
+
+/// fio 3.33's own steady-state sample (`ss=iops:20% ss_dur=3 ss_ramp=1`): the same window
+/// gives the same `"steadystate"` object, key for key and value for value.
+#[test]
+fn steadystate_object_matches_fio() {
+    let reference =
+        std::fs::read_to_string(reference_dir().join("fio-steadystate-iops20pct.json")).unwrap();
+    let want: Value = serde_json::from_str(&reference).unwrap();
+    let want = &want["jobs"][0]["steadystate"];
+    let mut run = synthetic_run();
+    let ss = crate::SteadyStateReport {
+        ss: "iops:20.000000%".into(),
+        duration_s: 3,
+        attained: true,
+        criterion: 100.0 * 1120.0 / 61_301.0,
+        percent: true,
+        iops_metric: true,
+        slope_metric: false,
+        max_deviation: 1120.0,
+        slope: 0.0,
+        iops: vec![60_492, 60_990, 62_421],
+        bw_bytes_per_s: vec![247_777_249, 249_819_099, 255_678_142],
+    };
+    run.jobs[0].set_steadystate(ss.clone());
+    let ours: Value = serde_json::from_str(&render_json(&run, false)).unwrap();
+    let ours = &ours["jobs"][0]["steadystate"];
+    assert_eq!(ours, want);
+    let keys = |v: &Value| {
+        let mut out = Vec::new();
+        key_tree(v, "", &mut out);
+        out
+    };
+    assert_eq!(keys(ours), keys(want), "key order");
+    // It is the job's last key, as in fio's output.
+    let job: Value = serde_json::from_str(&render_json(&run, false)).unwrap();
+    let last = job["jobs"][0].as_object().unwrap().keys().next_back().cloned();
+    assert_eq!(last.as_deref(), Some("steadystate"));
+    // fio's normal output: one line after the job's I/O depths.
+    let text = render_normal(&run);
+    assert!(
+        text.contains(
+            "  steadystate  : attained=yes, bw=239MiB/s (251MB/s), iops=61.3k, iops mean dev=1.827%\n"
+        ),
+        "{text}"
+    );
+    // Parsed back from fio's JSON (real-target runs) as it was.
+    let parsed = crate::parse_fio_json(&reference).unwrap();
+    let back = parsed.jobs[0].steadystate().unwrap();
+    assert_eq!(
+        (back.attained, back.iops_mean(), back.bw_mean()),
+        (true, 61_301, 251_091_496)
+    );
+    assert!(back.iops_metric && !back.slope_metric && back.percent);
+}

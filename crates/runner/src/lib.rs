@@ -158,6 +158,14 @@ pub enum RunError {
         filename: String,
         valid: String,
     },
+    /// fio's steady-state options cannot be judged as given.
+    #[error("{file}:{line}: job '{job}': {why}")]
+    SteadyState {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
     Unbounded {
         file: String,
@@ -280,6 +288,7 @@ impl RunError {
             RunError::Job { .. }
                 | RunError::Target { .. }
                 | RunError::Unbounded { .. }
+                | RunError::SteadyState { .. }
                 | RunError::BadScale { .. }
                 | RunError::TimeOverflow { .. }
         )

@@ -18,6 +18,9 @@ use crate::targets::{OneDevice, Targets};
 use crate::{kind_name, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
 
 mod result;
+mod steady;
+
+use steady::{Check, SteadyTracker};
 
 /// An I/O on the device, waiting for its completion event.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +48,8 @@ enum Event {
     Deadline { clone: u32 },
     /// `startdelay` is over: the clone begins.
     Start { clone: u32 },
+    /// A steady-state detection takes its next sample.
+    SteadyCheck { tracker: u32 },
 }
 
 /// An I/O waiting for a free device slot.
@@ -117,6 +122,11 @@ struct JobClone<'a> {
     /// here so the per-I/O path does not reach into the spec.
     write_compressible_percent: u8,
     issued_bytes: u64,
+    /// Data I/Os and bytes completed since the start, ramp included (steady-state samples).
+    done_ios: u64,
+    done_bytes: u64,
+    /// The steady-state detection judging this clone, if its job asked for one.
+    steady: Option<u32>,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
@@ -210,6 +220,8 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     current_phase: usize,
     phase_left: usize,
     all_done: bool,
+    /// Steady-state detections (fio's `steadystate`), each judging a clone or a group.
+    trackers: Vec<SteadyTracker>,
 }
 
 /// Run every job of `file` against `device`. `progress` is called every
@@ -398,6 +410,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     choose_ddir,
                     write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
+                    done_ios: 0,
+                    done_bytes: 0,
+                    steady: None,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
                     flushes: 0,
@@ -408,6 +423,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them means it never reallocates.
+        let trackers = steady_trackers(file, &mut clones, plan)?;
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
         let slots = host_capacity.min(device_limit as usize);
@@ -442,6 +458,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             current_phase: 0,
             phase_left: 0,
             all_done: false,
+            trackers,
         })
     }
 
@@ -570,6 +587,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 
     fn start_clone(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        if let Some(t) = self.clones[i].steady {
+            let tracker = &mut self.trackers[t as usize];
+            if tracker.origin_ns.is_none() {
+                tracker.origin_ns = Some(now);
+                let at = now.saturating_add(tracker.interval_ns);
+                self.queue.schedule(at, Event::SteadyCheck { tracker: t })?;
+            }
+        }
         let c = &mut self.clones[i];
         c.start_ns = now;
         c.rate.poisson_next_ns = [now; 3];
@@ -612,6 +637,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
                 c.in_flight -= 1;
+                if kind != IoKind::Flush {
+                    c.done_ios += 1;
+                    c.done_bytes += len_bytes;
+                }
                 if kind == IoKind::Flush {
                     c.flushes += 1;
                     if c.measuring && now <= c.deadline_ns {
@@ -685,6 +714,41 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     self.stop_issuing(i, now);
                 }
             }
+            Event::SteadyCheck { tracker } => self.steady_check(tracker as usize, now)?,
+        }
+        Ok(())
+    }
+
+    /// A steady-state sample: judge the window, and stop the tracker's clones when it is
+    /// steady (their runtime ends now, as fio's termination ends the job).
+    #[cold]
+    fn steady_check(&mut self, t: usize, now: SimTime) -> Result<(), RunError> {
+        let tracker = &self.trackers[t];
+        let members = &tracker.members;
+        if members.iter().all(|&i| self.clones[i].finished) {
+            self.trackers[t].done = true;
+            return Ok(());
+        }
+        let ios = members.iter().map(|&i| self.clones[i].done_ios).sum();
+        let bytes = members.iter().map(|&i| self.clones[i].done_bytes).sum();
+        match self.trackers[t].check(now, ios, bytes) {
+            Check::Again => {
+                let at = now.saturating_add(self.trackers[t].interval_ns);
+                self.queue
+                    .schedule(at, Event::SteadyCheck { tracker: t as u32 })?;
+            }
+            Check::Attained => {
+                for k in 0..self.trackers[t].members.len() {
+                    let i = self.trackers[t].members[k];
+                    let c = &mut self.clones[i];
+                    if !c.finished {
+                        c.deadline_ns = c.deadline_ns.min(now);
+                        c.stopped = true;
+                        self.stop_issuing(i, now);
+                    }
+                }
+            }
+            Check::Over => {}
         }
         Ok(())
     }
@@ -1019,6 +1083,62 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             })
             .collect()
     }
+}
+
+/// The steady-state detections the jobs ask for: one per clone, or one per reporting group
+/// for clones that report as a group (fio requires their options to agree).
+fn steady_trackers(
+    file: &JobFile,
+    clones: &mut [JobClone],
+    plan: &ScalePlan,
+) -> Result<Vec<SteadyTracker>, RunError> {
+    let mut trackers: Vec<SteadyTracker> = Vec::new();
+    // The reporting group being gathered: its id, its first clone, and its tracker if the
+    // detection is on.
+    let mut group: Option<(u32, usize, Option<usize>)> = None;
+    for i in 0..clones.len() {
+        let c = &clones[i];
+        let ss = c.spec.steadystate;
+        let bad = |why: String| RunError::SteadyState {
+            file: file.path.clone(),
+            line: c.spec.line,
+            job: c.spec.name.clone(),
+            why,
+        };
+        let in_group = c.spec.group_reporting;
+        match group {
+            Some((gid, first, tracker)) if in_group && gid == c.groupid => {
+                let first = &clones[first].spec;
+                if first.steadystate != ss {
+                    return Err(bad(format!(
+                        "steadystate options must be the same for every job of a reporting group (group {gid} has those of job '{}')",
+                        first.name
+                    )));
+                }
+                if let Some(t) = tracker {
+                    trackers[t].members.push(i);
+                    clones[i].steady = Some(t as u32);
+                }
+                continue;
+            }
+            _ => group = None,
+        }
+        let tracker = if ss.enabled() {
+            let scale = &plan.jobs[c.spec_index];
+            let tracker =
+                SteadyTracker::new(ss, vec![i], scale.time_factor, scale.back.count_factor)
+                    .map_err(bad)?;
+            clones[i].steady = Some(trackers.len() as u32);
+            trackers.push(tracker);
+            Some(trackers.len() - 1)
+        } else {
+            None
+        };
+        if in_group {
+            group = Some((clones[i].groupid, i, tracker));
+        }
+    }
+    Ok(trackers)
 }
 
 fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig {

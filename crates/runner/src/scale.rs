@@ -357,6 +357,9 @@ fn scale_job(
         spec.runtime_ns = Some(time("runtime", v));
     }
     spec.ramp_time_ns = time("ramp_time", spec.ramp_time_ns);
+    // Steady-state samples are seconds of the drive: the runner takes them one
+    // `time_factor` apart, and their ramp is a span of the drive's time like `ramp_time`.
+    spec.steadystate.ramp_ns = time("steadystate_ramp_time", spec.steadystate.ramp_ns);
     spec.startdelay_ns = time("startdelay", spec.startdelay_ns);
     // Log windows are spans of the drive's time too; after scaling back, their stamps fall
     // near the multiples of the window asked for (to the nearest simulated ms).

@@ -889,3 +889,104 @@ fn writes_carry_the_jobs_compressible_share_and_nothing_else_does() {
     let plain = run_text("[j]\nrw=write\nsize=256k\n");
     assert_eq!(plain, BTreeSet::from([(write, 0)]));
 }
+
+/// A job with fio's steady-state detection on the fake device.
+fn steady_job(name: &str, ss: flashlab_workload::SteadyState, runtime_s: u64) -> JobSpec {
+    JobSpec {
+        steadystate: ss,
+        ..timed(name, 1, runtime_s * NS_PER_S)
+    }
+}
+
+fn iops_within(pct: f64, duration_s: u32, ramp_s: u64) -> flashlab_workload::SteadyState {
+    flashlab_workload::SteadyState {
+        metric: flashlab_workload::SteadyMetric::Iops,
+        slope: false,
+        limit: pct,
+        percent: true,
+        duration_s,
+        ramp_ns: ramp_s * NS_PER_S,
+    }
+}
+
+#[test]
+fn a_steady_job_stops_once_its_window_meets_the_criterion() {
+    // 100 us per I/O at QD1: 10,000 IOPS every second. Samples cover seconds 2-3, 3-4, ...;
+    // the fifth fills the window at 7 s, and the job ends there instead of at 60 s.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, s) = run_seeded(
+        vec![steady_job("ss", iops_within(1.0, 5, 2), 60)],
+        &mut dev,
+        1,
+    );
+    assert_eq!(s[0].end_ns, 7 * NS_PER_S);
+    let ss = result.jobs[0].steadystate().expect("a steady-state report");
+    assert!(ss.attained);
+    assert_eq!(ss.duration_s, 5);
+    assert_eq!(ss.iops, [10_000; 5]);
+    assert_eq!(ss.bw_bytes_per_s, [10_000 * 4096; 5]);
+    assert_eq!(ss.criterion, 0.0);
+    assert_eq!(ss.ss, "iops:1.000000%");
+    assert_eq!(result.jobs[0].runtime_ms(0), 7_000);
+}
+
+#[test]
+fn a_job_that_never_meets_the_criterion_runs_its_runtime() {
+    // A limit of 0 is never met (the criterion must fall below it).
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, s) = run_seeded(
+        vec![steady_job("ss", iops_within(0.0, 3, 0), 10)],
+        &mut dev,
+        1,
+    );
+    assert_eq!(s[0].end_ns, 10 * NS_PER_S);
+    let ss = result.jobs[0].steadystate().expect("a steady-state report");
+    assert!(!ss.attained);
+    assert_eq!(ss.iops, [10_000; 3]);
+    // Without steadystate_duration there is no detection and no report.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, _) = run_seeded(vec![timed("plain", 1, NS_PER_S)], &mut dev, 1);
+    assert!(result.jobs[0].steadystate().is_none());
+}
+
+#[test]
+fn a_reporting_group_is_judged_on_its_sum_and_stops_together() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        numjobs: 2,
+        group_reporting: true,
+        ..steady_job("grp", iops_within(1.0, 4, 0), 60)
+    };
+    let (result, s) = run_seeded(vec![job], &mut dev, 1);
+    assert_eq!((s[0].end_ns, s[1].end_ns), (4 * NS_PER_S, 4 * NS_PER_S));
+    assert_eq!(result.jobs.len(), 1);
+    let ss = result.jobs[0].steadystate().expect("a steady-state report");
+    assert!(ss.attained);
+    assert_eq!(ss.iops, [20_000; 4]);
+}
+
+#[test]
+fn steady_state_options_that_differ_in_a_reporting_group_are_bad_input() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let a = JobSpec {
+        group_reporting: true,
+        ..steady_job("a", iops_within(1.0, 4, 0), 60)
+    };
+    let b = JobSpec {
+        group_reporting: true,
+        ..steady_job("b", iops_within(2.0, 4, 0), 60)
+    };
+    let err = crate::run_jobs(
+        &file(vec![a, b]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    let text = err.to_string();
+    assert!(
+        text.contains("job 'b'") && text.contains("reporting group"),
+        "{text}"
+    );
+}

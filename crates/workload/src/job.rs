@@ -108,6 +108,66 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// What fio's steady-state detection watches: completed I/Os or bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyMetric {
+    Iops,
+    Bw,
+}
+
+/// fio's steady-state job termination: once a second the job's IOPS (or bandwidth) over
+/// the last second is recorded; once `duration_s` samples are in, the job stops as soon as
+/// the window meets the criterion (every sample within `limit` of the window's mean, or the
+/// least-squares slope under `limit`; `percent`: the limit is a share of the mean).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyState {
+    pub metric: SteadyMetric,
+    /// The criterion is the slope of the window rather than its largest deviation.
+    pub slope: bool,
+    /// Deviation or slope limit: IOPS, bytes per second, or percent of the mean.
+    pub limit: f64,
+    pub percent: bool,
+    /// `steadystate_duration=` in whole seconds: samples in the window; 0 = off.
+    pub duration_s: u32,
+    /// `steadystate_ramp_time=`: no samples are taken before this much of the job's time.
+    pub ramp_ns: u64,
+}
+
+impl Default for SteadyState {
+    /// fio's default criterion (`iops:0.01%`), off until a duration is given.
+    fn default() -> Self {
+        SteadyState {
+            metric: SteadyMetric::Iops,
+            slope: false,
+            limit: 0.01,
+            percent: true,
+            duration_s: 0,
+            ramp_ns: 0,
+        }
+    }
+}
+
+impl SteadyState {
+    pub fn enabled(&self) -> bool {
+        self.duration_s > 0
+    }
+
+    /// The criterion as fio's JSON `"ss"` names it: `iops_slope:0.300000%`. fio prints
+    /// its limit through a single-precision float.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}{}:{:.6}{}",
+            match self.metric {
+                SteadyMetric::Iops => "iops",
+                SteadyMetric::Bw => "bw",
+            },
+            if self.slope { "_slope" } else { "" },
+            self.limit as f32,
+            if self.percent { "%" } else { "" }
+        )
+    }
+}
+
 /// One `[job]` section with `[global]` (and includes) applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
@@ -144,6 +204,8 @@ pub struct JobSpec {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_time_ns: u64,
+    /// fio's steady-state detection (`steadystate=`, `ss_dur=`, `ss_ramp=`).
+    pub steadystate: SteadyState,
     /// `startdelay=`: the job starts this long after its phase begins.
     pub startdelay_ns: u64,
     pub loops: u32,
@@ -224,6 +286,7 @@ impl JobSpec {
             runtime_ns: None,
             time_based: false,
             ramp_time_ns: 0,
+            steadystate: SteadyState::default(),
             startdelay_ns: 0,
             loops: 1,
             rate_bytes_per_s: [0; 3],

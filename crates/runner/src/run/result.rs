@@ -56,6 +56,9 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         let mut rate_report = Vec::new();
         for (mut c, end_ns) in self.clones.into_iter().zip(full_end_ns) {
             let mut result = c.result.take().expect("every clone finished");
+            if let Some(t) = c.steady {
+                result.set_steadystate(self.trackers[t as usize].report());
+            }
             let job_scale = &self.plan.jobs[c.spec_index];
             // Clones are scaled one by one: group_reporting adds their rates up afterwards.
             let measured_ns = c.end_ns.saturating_sub(c.measure_start_ns);

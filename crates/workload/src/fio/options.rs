@@ -2,13 +2,18 @@
 //! a help line and what flashlab does with it. The parser, the error messages (nearest
 //! option) and `--help`-style listings all read this table; adding an option is one entry.
 
+use flashlab_engine::NS_PER_S;
+
 use super::complex::{
     parse_bsrange, parse_bssplit, parse_distribution, parse_percentiles, parse_rw,
 };
 use super::value::{
-    parse_amount, parse_bool, parse_bytes, parse_int, parse_time_ns, split_ddir, Amount, TimeUnit,
+    parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, parse_time_ns, split_ddir, Amount,
+    TimeUnit,
 };
-use crate::job::{BlockSize, JobSpec, RateProcess, RwSequencer, SizeSpec};
+use crate::job::{
+    BlockSize, JobSpec, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState,
+};
 
 /// The type of an option's value (for validation of accepted options and for help).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -409,6 +414,23 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.ramp_time_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
     }),
+    sim("steadystate", &["ss"], OptionType::Str, "iops:0.01%", "Steady-state criterion and limit: iops, iops_slope, bw or bw_slope, then `:` and a limit (IOPS, bytes/s, or a percentage of the window's mean); the job stops once its window meets it", |b, v| {
+        parse_steadystate(&mut b.spec.steadystate, val(v)?, b.kb_base)
+    }),
+    sim("steadystate_duration", &["ss_dur"], OptionType::Time(TimeUnit::Seconds), "0", "Rolling window of steady-state samples (one a second); 0 turns detection off", |b, v| {
+        let ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        if ns % NS_PER_S != 0 || ns > MAX_STEADY_WINDOW_S * NS_PER_S {
+            return Err(format!(
+                "a whole number of seconds from 0 to {MAX_STEADY_WINDOW_S} (one sample a second)"
+            ));
+        }
+        b.spec.steadystate.duration_s = (ns / NS_PER_S) as u32;
+        Ok(())
+    }),
+    sim("steadystate_ramp_time", &["ss_ramp"], OptionType::Time(TimeUnit::Seconds), "0", "Run this long before taking steady-state samples", |b, v| {
+        b.spec.steadystate.ramp_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        Ok(())
+    }),
     sim("startdelay", &[], OptionType::Time(TimeUnit::Seconds), "0", "Start the job this long after its phase starts", |b, v| {
         b.spec.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
@@ -615,9 +637,6 @@ static OPTIONS: &[OptionDef] = &[
     not("openfiles", &[], "Files open at once"),
     not("file_service_type", &[], "Switching between files"),
     not("fill_device", &["fill_fs"], "Write until the device is full"),
-    not("steadystate", &["ss"], "Steady-state detection"),
-    not("ss_dur", &["steadystate_duration"], "Steady-state window"),
-    not("ss_ramp", &["steadystate_ramp_time"], "Steady-state ramp"),
     not("write_hist_log", &[], "Latency histogram logs"),
     not("log_hist_msec", &[], "Histogram log interval"),
     not("offset_align", &[], "Offset alignment for percentage offsets"),
@@ -625,6 +644,42 @@ static OPTIONS: &[OptionDef] = &[
     not("exitall_on_error", &[], "Stop all jobs on an error"),
     not("create_only", &[], "Only create files"),
 ];
+
+/// Longest steady-state window (a day of one-second samples): the window is kept in memory.
+const MAX_STEADY_WINDOW_S: u64 = 86_400;
+
+/// `steadystate=CRITERION:LIMIT` as fio reads it: the criterion names what is sampled and how
+/// it is judged; a limit ending in `%` is a share of the window's mean, otherwise IOPS (a
+/// decimal) or bytes per second (a size, `10m`).
+fn parse_steadystate(ss: &mut SteadyState, text: &str, kb_base: u64) -> Result<(), String> {
+    const VALID: &str =
+        "iops, iops_slope, bw or bw_slope, a colon and a limit (e.g. iops_slope:0.3% or bw:10m)";
+    let (criterion, limit) = text
+        .split_once(':')
+        .ok_or_else(|| format!("a limit after the criterion: {VALID}"))?;
+    let (metric, slope) = match criterion.trim() {
+        "iops" => (SteadyMetric::Iops, false),
+        "iops_slope" => (SteadyMetric::Iops, true),
+        "bw" => (SteadyMetric::Bw, false),
+        "bw_slope" => (SteadyMetric::Bw, true),
+        _ => return Err(format!("unknown criterion; valid: {VALID}")),
+    };
+    let limit = limit.trim();
+    let (value, percent) = if let Some(p) = limit.strip_suffix('%') {
+        let v = parse_f64(p).ok_or_else(|| format!("a percentage of the mean: {VALID}"))?;
+        (v, true)
+    } else if metric == SteadyMetric::Iops {
+        let v = parse_f64(limit).ok_or_else(|| format!("an IOPS limit: {VALID}"))?;
+        (v, false)
+    } else {
+        (parse_bytes(limit, kb_base)? as f64, false)
+    };
+    ss.metric = metric;
+    ss.slope = slope;
+    ss.limit = value;
+    ss.percent = percent;
+    Ok(())
+}
 
 /// Every option flashlab knows, in table order.
 pub fn option_table() -> &'static [OptionDef] {

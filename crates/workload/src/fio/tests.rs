@@ -586,3 +586,48 @@ fn a_byte_order_mark_is_skipped() {
     assert_eq!(with.jobs.len(), 1);
     assert_eq!(with.jobs, without.jobs);
 }
+
+#[test]
+fn steadystate_options_parse_as_fio_reads_them() {
+    use crate::{SteadyMetric, SteadyState};
+    let ss = |text: &str| parse(text).unwrap().jobs[0].steadystate;
+    // Off without a duration, with fio's default criterion.
+    assert_eq!(ss("[j]\n"), SteadyState::default());
+    assert!(!ss("[j]\nss=iops:5%\n").enabled());
+    let s = ss("[j]\nsteadystate=iops_slope:0.3%\nss_dur=60\nss_ramp=10s\n");
+    assert_eq!(
+        (s.metric, s.slope, s.limit, s.percent),
+        (SteadyMetric::Iops, true, 0.3, true)
+    );
+    assert_eq!((s.duration_s, s.ramp_ns), (60, 10_000_000_000));
+    assert_eq!(s.describe(), "iops_slope:0.300000%");
+    // A bandwidth limit without % is bytes per second (kb_base 1024).
+    let s = ss("[j]\nss=bw:10m\nsteadystate_duration=2m\n");
+    assert_eq!(
+        (s.metric, s.slope, s.percent),
+        (SteadyMetric::Bw, false, false)
+    );
+    assert_eq!((s.limit, s.duration_s), (10.0 * 1024.0 * 1024.0, 120));
+    assert_eq!(ss("[j]\nss=iops:250\nss_dur=5\n").limit, 250.0);
+    assert_eq!(
+        ss("[j]\nss=bw_slope:1%\nss_dur=5\n").describe(),
+        "bw_slope:1.000000%"
+    );
+}
+
+#[test]
+fn bad_steadystate_options_say_what_is_valid() {
+    for (text, needle) in [
+        ("[j]\nss=iops\n", "a limit after the criterion"),
+        ("[j]\nss=lat:5%\n", "unknown criterion"),
+        ("[j]\nss=iops:fast\n", "an IOPS limit"),
+        ("[j]\nss=iops:x%\n", "a percentage of the mean"),
+        ("[j]\nss_dur=1.5\n", "a whole number of seconds"),
+        ("[j]\nss_dur=500ms\n", "a whole number of seconds"),
+        ("[j]\nss_dur=2d\n", "from 0 to 86400"),
+        ("[j]\nss_ramp=soon\n", "us/usec"),
+    ] {
+        let msg = kind(text).to_string();
+        assert!(msg.contains(needle), "{text:?}: {msg}");
+    }
+}
