@@ -271,6 +271,20 @@ impl JobResult {
     pub fn error(&self) -> i32 {
         self.error
     }
+    /// fio's latency-target figures: the depth the search ended at, the target (ns), the
+    /// window (us, as fio keeps it) and the percentile.
+    pub fn set_latency_target(
+        &mut self,
+        depth: u32,
+        target_ns: u64,
+        window_us: u64,
+        percentile: f64,
+    ) {
+        self.latency_depth = depth;
+        self.latency_target = target_ns;
+        self.latency_window = window_us;
+        self.latency_percentile = percentile;
+    }
     /// Attach the job's steady-state detection result.
     pub fn set_steadystate(&mut self, report: SteadyStateReport) {
         self.steadystate = Some(report);

@@ -483,7 +483,12 @@ fn steadystate_object_matches_fio() {
     assert_eq!(keys(ours), keys(want), "key order");
     // It is the job's last key, as in fio's output.
     let job: Value = serde_json::from_str(&render_json(&run, false)).unwrap();
-    let last = job["jobs"][0].as_object().unwrap().keys().next_back().cloned();
+    let last = job["jobs"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next_back()
+        .cloned();
     assert_eq!(last.as_deref(), Some("steadystate"));
     // fio's normal output: one line after the job's I/O depths.
     let text = render_normal(&run);

@@ -219,13 +219,39 @@ pub enum RunError {
 
 /// The I/O a job stopped at, and why the device refused it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("job '{job}' at {time_ns} ns: the device refused a {kind} at byte {offset_bytes}: {error}")]
+#[error("job '{job}' at {time_ns} ns: {}", what(self))]
 pub struct JobIoError {
     pub job: String,
     pub time_ns: SimTime,
     pub kind: &'static str,
     pub offset_bytes: u64,
-    pub error: DeviceError,
+    pub error: JobFailure,
+}
+
+/// Why a job stopped at an I/O.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobFailure {
+    /// The device refused the request (a drive gone read-only, data it cannot read back).
+    Device(DeviceError),
+    /// fio's latency-target mode: an I/O at queue depth 1 took longer than the target, so
+    /// no depth meets it (fio's "max latency exceeded", ETIMEDOUT).
+    LatencyTarget { latency_ns: u64, target_ns: u64 },
+}
+
+fn what(e: &JobIoError) -> String {
+    match &e.error {
+        JobFailure::Device(d) => format!(
+            "the device refused a {} at byte {}: {d}",
+            e.kind, e.offset_bytes
+        ),
+        JobFailure::LatencyTarget {
+            latency_ns,
+            target_ns,
+        } => format!(
+            "a {} at byte {} took {latency_ns} ns at queue depth 1, over the latency target of {target_ns} ns: no queue depth meets it (fio's max latency exceeded)",
+            e.kind, e.offset_bytes
+        ),
+    }
 }
 
 /// fio's name of a request kind, as errors name it.
@@ -241,11 +267,27 @@ pub(crate) fn kind_name(kind: IoKind) -> &'static str {
 impl JobIoError {
     /// `job`'s request `req`, refused at `time_ns` with `error`.
     pub(crate) fn new(job: String, time_ns: SimTime, req: &IoRequest, error: DeviceError) -> Self {
+        Self::failed(
+            job,
+            time_ns,
+            req.kind,
+            req.offset_bytes,
+            JobFailure::Device(error),
+        )
+    }
+
+    pub(crate) fn failed(
+        job: String,
+        time_ns: SimTime,
+        kind: IoKind,
+        offset_bytes: u64,
+        error: JobFailure,
+    ) -> Self {
         JobIoError {
             job,
             time_ns,
-            kind: kind_name(req.kind),
-            offset_bytes: req.offset_bytes,
+            kind: kind_name(kind),
+            offset_bytes,
             error,
         }
     }
@@ -258,16 +300,21 @@ impl JobIoError {
             "kind": self.kind,
             "offset_bytes": self.offset_bytes,
             "errno": self.errno(),
-            "error": self.error.to_string(),
+            "error": match &self.error {
+                JobFailure::Device(d) => d.to_string(),
+                JobFailure::LatencyTarget { .. } => what(self),
+            },
         })
     }
 
     /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive; 5, EIO, for
-    /// data the drive could not read back).
+    /// data the drive could not read back; 110, ETIMEDOUT, for a latency target no queue
+    /// depth meets).
     pub fn errno(&self) -> i32 {
         match self.error {
-            DeviceError::ReadOnly { .. } => 30,
-            _ => 5,
+            JobFailure::Device(DeviceError::ReadOnly { .. }) => 30,
+            JobFailure::Device(_) => 5,
+            JobFailure::LatencyTarget { .. } => 110,
         }
     }
 }

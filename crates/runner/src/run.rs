@@ -15,11 +15,13 @@ use serde_json::{json, Value};
 use crate::rate::RateState;
 use crate::scale::ScalePlan;
 use crate::targets::{OneDevice, Targets};
-use crate::{kind_name, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
+use crate::{kind_name, JobFailure, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
 
+mod lat_target;
 mod result;
 mod steady;
 
+use lat_target::{LatAction, LatTarget};
 use steady::{Check, SteadyTracker};
 
 /// An I/O on the device, waiting for its completion event.
@@ -127,6 +129,8 @@ struct JobClone<'a> {
     done_bytes: u64,
     /// The steady-state detection judging this clone, if its job asked for one.
     steady: Option<u32>,
+    /// fio's latency-target search, if the job asked for one (it sets `iodepth`).
+    lat_target: Option<LatTarget>,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
@@ -413,6 +417,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     done_ios: 0,
                     done_bytes: 0,
                     steady: None,
+                    lat_target: None,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
                     flushes: 0,
@@ -598,6 +603,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         c.start_ns = now;
         c.rate.poisson_next_ns = [now; 3];
+        c.lat_target = LatTarget::new(c.spec, now);
+        if let Some(lt) = &c.lat_target {
+            c.iodepth = lt.depth;
+        }
         let ramp_ns = c.spec.ramp_time_ns;
         if let Some(runtime_ns) = c.spec.runtime_ns {
             c.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
@@ -662,6 +671,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         offset_bytes,
                     );
                 }
+                if self.clones[i].lat_target.is_some() {
+                    self.lat_target_completed(i, now, kind, issue_ns, offset_bytes);
+                }
                 self.drain_host_queue(now)?;
                 let c = &mut self.clones[i];
                 if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
@@ -717,6 +729,81 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             Event::SteadyCheck { tracker } => self.steady_check(tracker as usize, now)?,
         }
         Ok(())
+    }
+
+    /// fio's latency-target search after one of clone `i`'s I/Os completed: the depth it
+    /// may use next, a drain before a new window, or the end of the job.
+    #[cold]
+    #[inline(never)]
+    fn lat_target_completed(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        kind: IoKind,
+        issue_ns: SimTime,
+        offset_bytes: u64,
+    ) {
+        let c = &mut self.clones[i];
+        let Some(lt) = c.lat_target.as_mut() else {
+            return;
+        };
+        if c.finished || c.stopped || c.failed {
+            return;
+        }
+        let action = if kind == IoKind::Flush {
+            LatAction::Continue
+        } else {
+            let counted = c.measuring && now <= c.deadline_ns;
+            lt.completed(now, now - issue_ns, counted, c.done_ios)
+        };
+        match action {
+            LatAction::Continue | LatAction::Drain => {}
+            LatAction::Done => {
+                c.deadline_ns = c.deadline_ns.min(now);
+                c.stopped = true;
+                self.stop_issuing(i, now);
+                return;
+            }
+            LatAction::Fatal => {
+                let target_ns = lt.target_ns();
+                if c.io_error.is_none() {
+                    c.io_error = Some(JobIoError::failed(
+                        c.spec.name.clone(),
+                        now,
+                        kind,
+                        offset_bytes,
+                        JobFailure::LatencyTarget {
+                            latency_ns: now - issue_ns,
+                            target_ns,
+                        },
+                    ));
+                }
+                c.failed = true;
+                self.stop_issuing(i, now);
+                return;
+            }
+        }
+        let c = &mut self.clones[i];
+        let lt = c.lat_target.as_mut().expect("checked above");
+        if !lt.quiescing {
+            c.iodepth = lt.depth;
+        } else if c.in_flight == 0 {
+            let reset = lt.drained(now, c.done_ios);
+            c.iodepth = lt.depth;
+            // The depth is found: fio restarts the statistics for the final window.
+            if reset && c.measuring {
+                c.measure_start_ns = now;
+                c.measured_bytes = [0; 3];
+                c.measured_ios = [0; 3];
+                c.stats
+                    .as_mut()
+                    .expect("stats live until finish")
+                    .start_measuring(now);
+            }
+        } else {
+            // Nothing more is issued until the I/Os in flight have completed.
+            c.iodepth = 0;
+        }
     }
 
     /// A steady-state sample: judge the window, and stop the tracker's clones when it is
@@ -1057,6 +1144,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         let stats = c.stats.take().expect("a clone finishes once");
         let mut result = stats.finish(c.end_ns);
+        if let Some(lt) = &c.lat_target {
+            let s = c.spec;
+            result.set_latency_target(
+                lt.depth,
+                s.latency_target_ns,
+                s.latency_window_ns / 1_000,
+                s.latency_percentile,
+            );
+        }
         if let Some(e) = &c.io_error {
             result.set_error(e.errno());
         }

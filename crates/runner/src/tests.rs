@@ -990,3 +990,99 @@ fn steady_state_options_that_differ_in_a_reporting_group_are_bad_input() {
         "{text}"
     );
 }
+
+/// A job searching for the deepest queue that meets `target_us` of total latency.
+fn lat_target_job(iodepth: u32, target_us: u64, percentile: f64) -> JobSpec {
+    JobSpec {
+        latency_target_ns: target_us * NS_PER_US,
+        latency_window_ns: 10 * NS_PER_MS,
+        latency_percentile: percentile,
+        ..timed("lt", iodepth, 10 * NS_PER_S)
+    }
+}
+
+fn job_json(result: &flashlab_report::RunResult, job: usize) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&flashlab_report::render_json(result, false)).unwrap();
+    v["jobs"][job].clone()
+}
+
+#[test]
+fn latency_target_finds_the_deepest_queue_meeting_it_and_reports_its_window() {
+    // A 4 KiB transfer takes 10 us on the link and 10 us more in the device: at depth d
+    // the link is the bottleneck and an I/O takes about 10 * d us (20 us at depth 1), so
+    // 45 us is met up to depth 4. A window that starts after a drain begins with a burst of
+    // d I/Os, the last of which waits for the others' transfers: 10 * (d + 1) us.
+    let run = |percentile: f64| {
+        let mut dev = FakeDevice::new(10 * NS_PER_US);
+        dev.link_bytes_per_s = Some(4096 * 100_000);
+        let (result, s) = run_seeded(vec![lat_target_job(64, 45, percentile)], &mut dev, 1);
+        (job_json(&result, 0), s[0].clone(), dev.max_in_device)
+    };
+    // 99%: the search goes 1, 2, 4, 8 (miss), 6, 5 (misses), 4 and ends there.
+    let (job, s, deepest) = run(99.0);
+    assert_eq!(job["latency_depth"], 4);
+    assert_eq!(job["latency_target"], 45_000);
+    assert_eq!(job["latency_window"], 10_000);
+    assert_eq!(deepest, 8);
+    // The statistics are those of the final window at the depth found, at the link's 100K
+    // IOPS: one I/O of the burst took 50 us, the rest 40 us.
+    let p99 = job["read"]["clat_ns"]["percentile"]["99.000000"]
+        .as_u64()
+        .unwrap();
+    let lat_max = job["read"]["lat_ns"]["max"].as_u64().unwrap();
+    assert!(
+        p99 <= 45_000 && lat_max <= 50_000,
+        "p99 {p99}, max {lat_max}"
+    );
+    assert_near(
+        job["read"]["iops"].as_f64().unwrap(),
+        100_000.0,
+        0.02,
+        "iops",
+    );
+    let measured_ns = s.end_ns - s.measure_start_ns;
+    assert!(
+        (10 * NS_PER_MS..11 * NS_PER_MS).contains(&measured_ns),
+        "{measured_ns}"
+    );
+    assert!(
+        s.end_ns < NS_PER_S,
+        "the search ended the job: {}",
+        s.end_ns
+    );
+    // 100%: the burst after the drain fails depth 4 at its first slow I/O, so 3 it is.
+    let (job, _, _) = run(100.0);
+    assert_eq!(job["latency_depth"], 3);
+    assert!(job["read"]["lat_ns"]["max"].as_u64().unwrap() <= 45_000);
+}
+
+#[test]
+fn latency_target_unmet_at_depth_one_stops_the_job_with_etimedout() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let err = crate::run_jobs(
+        &file(vec![lat_target_job(16, 50, 100.0)]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let RunError::Io { errors, result } = &err else {
+        panic!("expected a job stopped by its latency target: {err}");
+    };
+    assert_eq!(errors[0].errno(), 110);
+    assert!(
+        err.to_string().contains("latency target of 50000 ns"),
+        "{err}"
+    );
+    assert_eq!(job_json(result, 0)["error"], 110);
+    // Below 100% a slow window at depth 1 is not fatal: the job stays at depth 1.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, _) = run_seeded(vec![lat_target_job(16, 50, 99.0)], &mut dev, 1);
+    let job = job_json(&result, 0);
+    assert_eq!(
+        (job["latency_depth"].as_u64(), job["error"].as_i64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(dev.max_in_device, 1);
+}

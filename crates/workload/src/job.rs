@@ -206,6 +206,13 @@ pub struct JobSpec {
     pub ramp_time_ns: u64,
     /// fio's steady-state detection (`steadystate=`, `ss_dur=`, `ss_ramp=`).
     pub steadystate: SteadyState,
+    /// fio's latency-target mode: the queue depth is searched (from 1 up to `iodepth`) for
+    /// the deepest one whose I/Os meet this total latency; 0 = off.
+    pub latency_target_ns: u64,
+    /// Each depth is judged over this long.
+    pub latency_window_ns: u64,
+    /// Share of a window's I/Os that must meet the target (percent).
+    pub latency_percentile: f64,
     /// `startdelay=`: the job starts this long after its phase begins.
     pub startdelay_ns: u64,
     pub loops: u32,
@@ -287,6 +294,9 @@ impl JobSpec {
             time_based: false,
             ramp_time_ns: 0,
             steadystate: SteadyState::default(),
+            latency_target_ns: 0,
+            latency_window_ns: 0,
+            latency_percentile: 100.0,
             startdelay_ns: 0,
             loops: 1,
             rate_bytes_per_s: [0; 3],

@@ -431,6 +431,21 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.steadystate.ramp_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
     }),
+    sim("latency_target", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Search the queue depth (1 up to iodepth) for the deepest one whose I/Os meet this total latency", |b, v| {
+        b.spec.latency_target_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        Ok(())
+    }),
+    sim("latency_window", &[], OptionType::Time(TimeUnit::Microseconds), "0", "How long each queue depth of the latency-target search runs before it is judged", |b, v| {
+        b.spec.latency_window_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        Ok(())
+    }),
+    sim("latency_percentile", &[], OptionType::Str, "100", "Percent of a window's I/Os that must meet latency_target", |b, v| {
+        b.spec.latency_percentile = parse_f64(val(v)?)
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| "a percentage above 0 and at most 100 (e.g. 99.9)".to_string())?;
+        Ok(())
+    }),
+    not("latency_run", &[], "Keep adjusting the queue depth after the latency target's depth is found"),
     sim("startdelay", &[], OptionType::Time(TimeUnit::Seconds), "0", "Start the job this long after its phase starts", |b, v| {
         b.spec.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())

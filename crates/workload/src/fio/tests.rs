@@ -631,3 +631,22 @@ fn bad_steadystate_options_say_what_is_valid() {
         assert!(msg.contains(needle), "{text:?}: {msg}");
     }
 }
+
+#[test]
+fn latency_target_options_parse_in_microseconds() {
+    let j = &parse("[j]\nlatency_target=500\nlatency_window=1s\nlatency_percentile=99.9\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(j.latency_target_ns, 500_000);
+    assert_eq!(j.latency_window_ns, 1_000_000_000);
+    assert_eq!(j.latency_percentile, 99.9);
+    let j = &parse("[j]\n").unwrap().jobs[0];
+    assert_eq!((j.latency_target_ns, j.latency_percentile), (0, 100.0));
+    for bad in ["0", "101", "high"] {
+        let msg = kind(&format!("[j]\nlatency_percentile={bad}\n")).to_string();
+        assert!(msg.contains("at most 100"), "{bad}: {msg}");
+    }
+    assert!(kind("[j]\nlatency_run=1\n")
+        .to_string()
+        .contains("not simulated"));
+}
