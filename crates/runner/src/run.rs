@@ -1181,6 +1181,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 }
 
+/// Most one-second samples the steady-state windows of a run keep (16 bytes each).
+const MAX_STEADY_SAMPLES: u64 = 1 << 22;
+
 /// The steady-state detections the jobs ask for: one per clone, or one per reporting group
 /// for clones that report as a group (fio requires their options to agree).
 fn steady_trackers(
@@ -1189,6 +1192,7 @@ fn steady_trackers(
     plan: &ScalePlan,
 ) -> Result<Vec<SteadyTracker>, RunError> {
     let mut trackers: Vec<SteadyTracker> = Vec::new();
+    let mut window_samples = 0u64;
     // The reporting group being gathered: its id, its first clone, and its tracker if the
     // detection is on.
     let mut group: Option<(u32, usize, Option<usize>)> = None;
@@ -1220,6 +1224,13 @@ fn steady_trackers(
             _ => group = None,
         }
         let tracker = if ss.enabled() {
+            window_samples += u64::from(ss.duration_s);
+            if window_samples > MAX_STEADY_SAMPLES {
+                return Err(bad(format!(
+                    "the steady-state windows of the run's clones hold more than {MAX_STEADY_SAMPLES} one-second samples ({} MiB); valid: a shorter steadystate_duration, fewer clones, or group_reporting (one window per group)",
+                    (MAX_STEADY_SAMPLES * 16) >> 20
+                )));
+            }
             let scale = &plan.jobs[c.spec_index];
             let tracker =
                 SteadyTracker::new(ss, vec![i], scale.time_factor, scale.back.count_factor)

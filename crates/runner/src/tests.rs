@@ -1086,3 +1086,22 @@ fn latency_target_unmet_at_depth_one_stops_the_job_with_etimedout() {
     );
     assert_eq!(dev.max_in_device, 1);
 }
+
+#[test]
+fn steady_state_windows_are_bounded() {
+    // 65,536 clones each keeping a day of samples would need 90 GB: refused, naming a way out.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        numjobs: 100,
+        ..steady_job("many", iops_within(1.0, 86_400, 0), 60)
+    };
+    let err = crate::run_jobs(
+        &file(vec![job]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    assert!(err.to_string().contains("group_reporting"), "{err}");
+}
