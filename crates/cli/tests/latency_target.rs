@@ -3,6 +3,20 @@
 
 mod common;
 use common::{flashlab, job_file, stderr};
+use std::process::Output;
+
+/// `flashlab run` of the job file `name` holding `text` on the tiny drive, fio's JSON out.
+fn run_tiny_json(name: &str, text: &str) -> Output {
+    let path = job_file(name, text);
+    flashlab(&[
+        "run",
+        &path,
+        "--device",
+        "tiny-test-1gb",
+        "--output-format",
+        "json",
+    ])
+}
 
 fn job(target: &str) -> String {
     format!(
@@ -14,15 +28,7 @@ fn job(target: &str) -> String {
 
 #[test]
 fn the_search_reports_the_depth_it_found_and_its_final_window() {
-    let path = job_file("lt-search.fio", &job("200us"));
-    let out = flashlab(&[
-        "run",
-        &path,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json",
-    ]);
+    let out = run_tiny_json("lt-search.fio", &job("200us"));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let j = &v["jobs"][1];
@@ -43,15 +49,7 @@ fn the_search_reports_the_depth_it_found_and_its_final_window() {
 #[test]
 fn a_target_no_depth_meets_is_an_io_error() {
     let text = job("1us").replace("latency_percentile=99\n", "");
-    let path = job_file("lt-fatal.fio", &text);
-    let out = flashlab(&[
-        "run",
-        &path,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json",
-    ]);
+    let out = run_tiny_json("lt-fatal.fio", &text);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     assert!(
         stderr(&out).contains("over the latency target of 1000 ns"),

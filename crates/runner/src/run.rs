@@ -137,6 +137,19 @@ struct JobClone<'a> {
 }
 
 impl JobClone<'_> {
+    /// Statistics start (again) at `now`: the end of `ramp_time`, or fio's reset for the
+    /// final window of a latency-target search.
+    fn start_measuring(&mut self, now: SimTime) {
+        self.measuring = true;
+        self.measure_start_ns = now;
+        self.measured_bytes = [0; 3];
+        self.measured_ios = [0; 3];
+        self.stats
+            .as_mut()
+            .expect("stats live until finish")
+            .start_measuring(now);
+    }
+
     /// The generator's next I/O (the one drawn ahead, if any). The sequence is the
     /// generator's own: drawing ahead changes only when it is asked.
     #[inline]
@@ -708,14 +721,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             Event::RampEnd { clone } => {
                 let c = &mut self.clones[clone as usize];
                 if !c.finished {
-                    c.measuring = true;
-                    c.measure_start_ns = now;
-                    c.measured_bytes = [0; 3];
-                    c.measured_ios = [0; 3];
-                    c.stats
-                        .as_mut()
-                        .expect("stats live until finish")
-                        .start_measuring(now);
+                    c.start_measuring(now);
                 }
             }
             Event::Deadline { clone } => {
@@ -792,13 +798,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.iodepth = lt.depth;
             // The depth is found: fio restarts the statistics for the final window.
             if reset && c.measuring {
-                c.measure_start_ns = now;
-                c.measured_bytes = [0; 3];
-                c.measured_ios = [0; 3];
-                c.stats
-                    .as_mut()
-                    .expect("stats live until finish")
-                    .start_measuring(now);
+                c.start_measuring(now);
             }
         } else {
             // Nothing more is issued until the I/Os in flight have completed.
