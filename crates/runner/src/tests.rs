@@ -962,7 +962,12 @@ fn a_reporting_group_is_judged_on_its_sum_and_stops_together() {
     assert_eq!(result.jobs.len(), 1);
     let ss = result.jobs[0].steadystate().expect("a steady-state report");
     assert!(ss.attained);
-    assert_eq!(ss.iops, [20_000; 4]);
+    // Both clones' I/Os: 20,000 a second (the first second ends on a completion, which the
+    // sample taken at that instant does not count yet).
+    assert_eq!(ss.iops.len(), 4);
+    for v in &ss.iops {
+        assert_near(*v as f64, 20_000.0, 0.001, "group IOPS sample");
+    }
 }
 
 #[test]
