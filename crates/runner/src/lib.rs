@@ -236,6 +236,13 @@ pub enum JobFailure {
     /// fio's latency-target mode: an I/O at queue depth 1 took longer than the target, so
     /// no depth meets it (fio's "max latency exceeded", ETIMEDOUT).
     LatencyTarget { latency_ns: u64, target_ns: u64 },
+    /// fio's `rate_min` (`bandwidth`, bytes/s) or `rate_iops_min`: a `rate_cycle` of the
+    /// direction fell below it (fio's EIO from `check_min_rate`).
+    RateMin {
+        bandwidth: bool,
+        rate: f64,
+        min: u64,
+    },
 }
 
 fn what(e: &JobIoError) -> String {
@@ -250,6 +257,23 @@ fn what(e: &JobIoError) -> String {
         } => format!(
             "a {} at byte {} took {latency_ns} ns at queue depth 1, over the latency target of {target_ns} ns: no queue depth meets it (fio's max latency exceeded)",
             e.kind, e.offset_bytes
+        ),
+        JobFailure::RateMin {
+            bandwidth: true,
+            rate,
+            min,
+        } => format!(
+            "rate_min={min} B/s not met: {} B/s of {}s over a rate_cycle",
+            rate.round(),
+            e.kind
+        ),
+        JobFailure::RateMin {
+            bandwidth: false,
+            rate,
+            min,
+        } => format!(
+            "rate_iops_min={min} not met: {:.1} IOPS of {}s over a rate_cycle",
+            rate, e.kind
         ),
     }
 }
@@ -302,7 +326,7 @@ impl JobIoError {
             "errno": self.errno(),
             "error": match &self.error {
                 JobFailure::Device(d) => d.to_string(),
-                JobFailure::LatencyTarget { .. } => what(self),
+                JobFailure::LatencyTarget { .. } | JobFailure::RateMin { .. } => what(self),
             },
         })
     }
@@ -313,7 +337,7 @@ impl JobIoError {
     pub fn errno(&self) -> i32 {
         match self.error {
             JobFailure::Device(DeviceError::ReadOnly { .. }) => 30,
-            JobFailure::Device(_) => 5,
+            JobFailure::Device(_) | JobFailure::RateMin { .. } => 5,
             JobFailure::LatencyTarget { .. } => 110,
         }
     }

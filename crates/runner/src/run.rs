@@ -18,10 +18,12 @@ use crate::targets::{OneDevice, Targets};
 use crate::{kind_name, JobFailure, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
 
 mod lat_target;
+mod min_rate;
 mod result;
 mod steady;
 
 use lat_target::{LatAction, LatTarget};
+use min_rate::MinRate;
 use steady::{Check, SteadyTracker};
 
 /// An I/O on the device, waiting for its completion event.
@@ -125,12 +127,14 @@ struct JobClone<'a> {
     write_compressible_percent: u8,
     issued_bytes: u64,
     /// Data I/Os and bytes completed since the start, ramp included (steady-state samples).
-    done_ios: u64,
-    done_bytes: u64,
+    done_ios: [u64; 3],
+    done_bytes: [u64; 3],
     /// The steady-state detection judging this clone, if its job asked for one.
     steady: Option<u32>,
     /// fio's latency-target search, if the job asked for one (it sets `iodepth`).
     lat_target: Option<LatTarget>,
+    /// fio's minimum rates, if the job sets any.
+    min_rate: Option<MinRate>,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
@@ -427,10 +431,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     choose_ddir,
                     write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
-                    done_ios: 0,
-                    done_bytes: 0,
+                    done_ios: [0; 3],
+                    done_bytes: [0; 3],
                     steady: None,
                     lat_target: None,
+                    min_rate: None,
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
                     flushes: 0,
@@ -617,6 +622,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.start_ns = now;
         c.rate.poisson_next_ns = [now; 3];
         c.lat_target = LatTarget::new(c.spec, now);
+        c.min_rate = MinRate::new(c.spec, now, self.plan.jobs[c.spec_index].time_factor);
         if let Some(lt) = &c.lat_target {
             c.iodepth = lt.depth;
         }
@@ -660,8 +666,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 let c = &mut self.clones[i];
                 c.in_flight -= 1;
                 if kind != IoKind::Flush {
-                    c.done_ios += 1;
-                    c.done_bytes += len_bytes;
+                    let ddir = kind.ddir();
+                    c.done_ios[ddir] += 1;
+                    c.done_bytes[ddir] += len_bytes;
                 }
                 if kind == IoKind::Flush {
                     c.flushes += 1;
@@ -686,6 +693,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
                 if self.clones[i].lat_target.is_some() {
                     self.lat_target_completed(i, now, kind, issue_ns, offset_bytes);
+                }
+                if self.clones[i].min_rate.is_some() && kind != IoKind::Flush {
+                    self.min_rate_completed(i, now, kind.ddir());
                 }
                 self.drain_host_queue(now)?;
                 let c = &mut self.clones[i];
@@ -760,7 +770,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             LatAction::Continue
         } else {
             let counted = c.measuring && now <= c.deadline_ns;
-            lt.completed(now, now - issue_ns, counted, c.done_ios)
+            lt.completed(now, now - issue_ns, counted, c.done_ios.iter().sum())
         };
         match action {
             LatAction::Continue | LatAction::Drain => {}
@@ -794,7 +804,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if !lt.quiescing {
             c.iodepth = lt.depth;
         } else if c.in_flight == 0 {
-            let reset = lt.drained(now, c.done_ios);
+            let reset = lt.drained(now, c.done_ios.iter().sum());
             c.iodepth = lt.depth;
             // The depth is found: fio restarts the statistics for the final window.
             if reset && c.measuring {
@@ -804,6 +814,43 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             // Nothing more is issued until the I/Os in flight have completed.
             c.iodepth = 0;
         }
+    }
+
+    /// fio's minimum rates after one of clone `i`'s I/Os of direction `ddir` completed: a
+    /// cycle below a minimum stops the job with an I/O error.
+    #[cold]
+    #[inline(never)]
+    fn min_rate_completed(&mut self, i: usize, now: SimTime, ddir: usize) {
+        let c = &mut self.clones[i];
+        if c.finished || c.stopped || c.failed {
+            return;
+        }
+        let Some(m) = c.min_rate.as_mut() else {
+            return;
+        };
+        let measuring = c.measuring && now <= c.deadline_ns;
+        let Some(short) = m.check(ddir, now, c.done_bytes[ddir], c.done_ios[ddir], measuring)
+        else {
+            return;
+        };
+        // The figures of the drive the slice stands for.
+        let rate_factor = self.plan.jobs[c.spec_index].back.rate_factor();
+        let c = &mut self.clones[i];
+        if c.io_error.is_none() {
+            c.io_error = Some(JobIoError::failed(
+                c.spec.name.clone(),
+                now,
+                [IoKind::Read, IoKind::Write, IoKind::Trim][ddir],
+                0,
+                JobFailure::RateMin {
+                    bandwidth: short.bandwidth,
+                    rate: short.rate * rate_factor,
+                    min: (short.min as f64 * rate_factor).round() as u64,
+                },
+            ));
+        }
+        c.failed = true;
+        self.stop_issuing(i, now);
     }
 
     /// A steady-state sample: judge the window, and stop the tracker's clones when it is
@@ -816,8 +863,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             self.trackers[t].done = true;
             return Ok(());
         }
-        let ios = members.iter().map(|&i| self.clones[i].done_ios).sum();
-        let bytes = members.iter().map(|&i| self.clones[i].done_bytes).sum();
+        let total = |v: &[u64; 3]| v.iter().sum::<u64>();
+        let ios = members
+            .iter()
+            .map(|&i| total(&self.clones[i].done_ios))
+            .sum();
+        let bytes = members
+            .iter()
+            .map(|&i| total(&self.clones[i].done_bytes))
+            .sum();
         match self.trackers[t].check(now, ios, bytes) {
             Check::Again => {
                 let at = now.saturating_add(self.trackers[t].interval_ns);

@@ -336,6 +336,8 @@ fn scale_job(
         };
         rates("rate", &mut spec.rate_bytes_per_s, &mut changes);
         rates("rate_iops", &mut spec.rate_iops, &mut changes);
+        rates("rate_min", &mut spec.rate_min_bytes_per_s, &mut changes);
+        rates("rate_iops_min", &mut spec.rate_iops_min, &mut changes);
     }
 
     let time_factor = if keep_time {
@@ -361,6 +363,14 @@ fn scale_job(
     // `time_factor` apart, and their ramp is a span of the drive's time like `ramp_time`.
     spec.steadystate.ramp_ns = time("steadystate_ramp_time", spec.steadystate.ramp_ns);
     spec.startdelay_ns = time("startdelay", spec.startdelay_ns);
+    if spec
+        .rate_min_bytes_per_s
+        .iter()
+        .chain(&spec.rate_iops_min)
+        .any(|&r| r > 0)
+    {
+        spec.rate_cycle_ns = time("rate_cycle", spec.rate_cycle_ns);
+    }
     // Log windows are spans of the drive's time too; after scaling back, their stamps fall
     // near the multiples of the window asked for (to the nearest simulated ms).
     if spec.log_avg_msec > 0 {

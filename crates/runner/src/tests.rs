@@ -1110,3 +1110,40 @@ fn steady_state_windows_are_bounded() {
     assert!(err.is_bad_input());
     assert!(err.to_string().contains("group_reporting"), "{err}");
 }
+
+#[test]
+fn a_rate_under_rate_iops_min_stops_the_job_with_eio_after_the_settling_time() {
+    // 100 us per I/O at QD1: 10,000 IOPS. After fio's 2 s of settling a cycle starts; the
+    // first cycle of 500 ms below 20,000 IOPS stops the job.
+    let run = |min: u64| {
+        let job = JobSpec {
+            rate_iops_min: [min, 0, 0],
+            rate_cycle_ns: 500 * NS_PER_MS,
+            ..timed("floor", 1, 10 * NS_PER_S)
+        };
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        crate::run_jobs(
+            &file(vec![job]),
+            &mut dev,
+            &RunOptions::new(1, "fake"),
+            &mut |_| {},
+        )
+    };
+    let err = run(20_000).unwrap_err();
+    let RunError::Io { errors, result } = &err else {
+        panic!("expected the job stopped by its minimum rate: {err}");
+    };
+    assert_eq!(errors[0].errno(), 5);
+    assert_eq!(errors[0].time_ns, 2_500 * NS_PER_MS);
+    assert!(
+        err.to_string()
+            .contains("rate_iops_min=20000 not met: 10000.0 IOPS of reads"),
+        "{err}"
+    );
+    let job = job_json(result, 0);
+    assert_eq!(job["error"], 5);
+    assert_eq!(job["read"]["runtime"], 2_500);
+    // A minimum the device meets changes nothing.
+    let ok = run(9_000).expect("10,000 IOPS meet a 9,000 minimum");
+    assert_eq!(job_json(&ok, 0)["read"]["runtime"], 10_000);
+}

@@ -219,6 +219,12 @@ pub struct JobSpec {
     /// Bytes per second per direction; 0 = unlimited.
     pub rate_bytes_per_s: [u64; 3],
     pub rate_iops: [u64; 3],
+    /// `rate_min` / `rate_iops_min` per direction: the job fails (EIO) when a direction's
+    /// rate over a `rate_cycle` falls below them; 0 = no floor.
+    pub rate_min_bytes_per_s: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    /// `rate_cycle`: the span the minimum rates are averaged over.
+    pub rate_cycle_ns: u64,
     pub rate_process: RateProcess,
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
@@ -301,6 +307,9 @@ impl JobSpec {
             loops: 1,
             rate_bytes_per_s: [0; 3],
             rate_iops: [0; 3],
+            rate_min_bytes_per_s: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ns: 1_000_000_000,
             rate_process: RateProcess::Linear,
             thinktime_ns: 0,
             thinktime_blocks: 1,

@@ -457,6 +457,20 @@ static OPTIONS: &[OptionDef] = &[
     sim("rate_iops", &[], OptionType::IntPerDirection, "", "IOPS cap per clone and direction (a mixed job issues the other direction while one is ahead of its cap, as fio)", |b, v| {
         apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops)
     }),
+    sim("rate_min", &["ratemin"], OptionType::SizePerDirection, "", "Least bandwidth in bytes/s per direction: the job stops with an error (EIO) when a rate_cycle falls below it", |b, v| {
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_min_bytes_per_s)
+    }),
+    sim("rate_iops_min", &[], OptionType::IntPerDirection, "", "Least IOPS per direction: the job stops with an error (EIO) when a rate_cycle falls below it", |b, v| {
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops_min)
+    }),
+    sim("rate_cycle", &["ratecycle"], OptionType::Time(TimeUnit::Milliseconds), "1000", "Span rate_min and rate_iops_min are averaged over (bare numbers in milliseconds)", |b, v| {
+        let ns = parse_time_ns(val(v)?, TimeUnit::Milliseconds)?;
+        if ns == 0 {
+            return Err("a duration above 0 (e.g. 1000 for one second)".to_string());
+        }
+        b.spec.rate_cycle_ns = ns;
+        Ok(())
+    }),
     sim("rate_process", &[], OptionType::Enum(&["linear", "poisson"]), "linear", "How rate-limited I/Os are spaced", |b, v| {
         b.spec.rate_process = match val(v)?.trim() {
             "linear" => RateProcess::Linear,
@@ -634,9 +648,6 @@ static OPTIONS: &[OptionDef] = &[
     not("exec_postrun", &[], "Run a command after the job"),
     not("flow", &[], "Flow control between jobs"),
     not("flow_id", &[], "Flow control group"),
-    not("rate_min", &[], "Minimum bandwidth"),
-    not("rate_iops_min", &[], "Minimum IOPS"),
-    not("rate_cycle", &[], "Minimum rate window"),
     not("rate_ignore_thinktime", &[], "Rate without think time"),
     not("thinktime_spin", &[], "Busy part of think time"),
     not("thinktime_blocks_type", &[], "Think time after issue or completion"),

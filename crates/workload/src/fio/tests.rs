@@ -650,3 +650,15 @@ fn latency_target_options_parse_in_microseconds() {
         .to_string()
         .contains("not simulated"));
 }
+
+#[test]
+fn minimum_rates_parse_per_direction() {
+    let j = &parse("[j]\nrate_min=1m,2m\nrate_iops_min=,500\nratecycle=250\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(j.rate_min_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
+    assert_eq!(j.rate_iops_min, [0, 500, 500]);
+    assert_eq!(j.rate_cycle_ns, 250_000_000);
+    assert_eq!(parse("[j]\n").unwrap().jobs[0].rate_cycle_ns, 1_000_000_000);
+    assert!(kind("[j]\nrate_cycle=0\n").to_string().contains("above 0"));
+}
