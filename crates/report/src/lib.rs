@@ -12,6 +12,7 @@
 
 pub mod chart;
 mod fio_json;
+pub mod hist_log;
 pub mod histogram;
 pub mod html;
 mod json;
@@ -54,6 +55,12 @@ pub struct LogConfig {
     pub iops_prefix: Option<String>,
     /// 0 = one line per I/O.
     pub log_avg_msec: u64,
+    /// fio's `write_hist_log`: a completion-latency histogram log with this prefix.
+    pub hist_prefix: Option<String>,
+    /// `log_hist_msec`: the histogram log's window (0: one line per I/O).
+    pub log_hist_msec: u64,
+    /// `log_hist_coarseness`: bins summed in groups of `2^coarseness`.
+    pub log_hist_coarseness: u8,
 }
 
 /// What a job's statistics need to know up front.
@@ -76,6 +83,9 @@ pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
         for logs in &job.logs {
             for series in &logs.series {
                 series.write(dir, logs.job_index)?;
+            }
+            if let Some(h) = &logs.hist {
+                h.write(dir, logs.job_index)?;
             }
         }
     }

@@ -172,6 +172,8 @@ impl LogSeries {
 pub struct JobLogs {
     pub job_index: u32,
     pub series: Vec<LogSeries>,
+    /// The completion-latency histogram log (`write_hist_log`).
+    pub hist: Option<crate::hist_log::HistLog>,
 }
 
 #[cfg(test)]

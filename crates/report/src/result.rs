@@ -1,6 +1,7 @@
 //! Statistics collection during a run ([`JobStats`]) and its results ([`JobResult`],
 //! [`RunResult`], [`GroupStats`]), following fio's `thread_stat` and `group_run_stats`.
 
+use crate::hist_log::HistLog;
 use crate::histogram::{normalize_percentile_list, Histogram};
 use crate::logs::{JobLogs, LogKind, LogSeries};
 use crate::stats::{ExactStat, IoStat, Summary};
@@ -359,8 +360,10 @@ impl JobResult {
     pub fn log_entries_dropped(&self) -> u64 {
         self.logs
             .iter()
-            .flat_map(|l| l.series.iter())
-            .map(|s| s.dropped)
+            .map(|l| {
+                l.series.iter().map(|s| s.dropped).sum::<u64>()
+                    + l.hist.as_ref().map_or(0, |h| h.dropped)
+            })
             .sum()
     }
     /// Simulated time at which the (last) job ended.
@@ -452,10 +455,15 @@ impl JobStats {
         let clat_log = add(LogKind::Clat, &logs.lat_prefix);
         let slat_log = add(LogKind::Slat, &logs.lat_prefix);
         let iops_log = add(LogKind::Iops, &logs.iops_prefix);
-        if !series.is_empty() {
+        let hist = logs
+            .hist_prefix
+            .as_ref()
+            .map(|p| HistLog::new(p, logs.log_hist_msec, logs.log_hist_coarseness));
+        if !series.is_empty() || hist.is_some() {
             res.logs.push(JobLogs {
                 job_index: config.job_index,
                 series,
+                hist,
             });
         }
         // fio: a bw (iops) log sets bw_avg_time (iops_avg_time) to log_avg_msec, so the
@@ -636,6 +644,9 @@ impl JobStats {
             self.res.dirs[ddir].iops.add(1);
             self.log(self.iops_log, done_ms, 1, ddir, bytes);
         }
+        if let Some(h) = self.res.logs[0].hist.as_mut() {
+            h.add(done_ms, clat, ddir, bytes);
+        }
         let accepted_ms = accepted_ns.saturating_sub(self.start_ns) / NS_PER_MS;
         self.log(self.slat_log, accepted_ms, slat, ddir, bytes);
         self.log(self.lat_log, done_ms, lat, ddir, bytes);
@@ -682,6 +693,9 @@ impl JobStats {
         r.lat_m = [0; 12];
         for l in r.logs.iter_mut() {
             l.series.iter_mut().for_each(|s| s.reset());
+            if let Some(h) = l.hist.as_mut() {
+                h.reset();
+            }
         }
         self.start_ns = at_ns;
         self.next_bw_ns = at_ns + self.bw_avg_ms * NS_PER_MS;

@@ -121,6 +121,9 @@ impl JobResult {
         scale_all(&mut self.lat_m, c);
         self.total_run_time_ms = full_measured_ns / 1_000_000;
         let rate = scale.rate_factor();
+        for h in self.logs.iter_mut().filter_map(|l| l.hist.as_mut()) {
+            h.scale_back(scale.time_factor, c);
+        }
         for series in self.logs.iter_mut().flat_map(|l| l.series.iter_mut()) {
             let windowed_rate =
                 series.avg_msec > 0 && matches!(series.kind, LogKind::Bw | LogKind::Iops);
@@ -208,6 +211,7 @@ mod tests {
             iops_prefix: Some("i".into()),
             lat_prefix: Some("l".into()),
             log_avg_msec: 500,
+            ..LogConfig::default()
         };
         let slice = writer(2_000, logs);
         let mut full = slice.clone();

@@ -81,6 +81,7 @@ fn synthetic_run() -> RunResult {
         lat_prefix: Some("logs/seq".into()),
         iops_prefix: Some("logs/seq".into()),
         log_avg_msec: 500,
+        ..LogConfig::default()
     };
     let c = synthetic_job(config("seq", 1, 3, logs), 23, 1500);
     let flashlab = serde_json::json!({ "seed": 1, "device": { "name": "test", "waf": 1.25 } });
@@ -258,6 +259,7 @@ fn per_io_logs_make_per_io_bw_samples() {
         iops_prefix: Some("b".into()),
         lat_prefix: Some("b".into()),
         log_avg_msec: 0,
+        ..LogConfig::default()
     };
     let mut st = JobStats::new(config("p", 0, 1, logs));
     st.start_measuring(0);

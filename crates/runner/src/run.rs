@@ -1318,6 +1318,9 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             lat_prefix: spec.write_lat_log.clone(),
             iops_prefix: spec.write_iops_log.clone(),
             log_avg_msec: spec.log_avg_msec,
+            hist_prefix: spec.write_hist_log.clone(),
+            log_hist_msec: spec.log_hist_msec,
+            log_hist_coarseness: spec.log_hist_coarseness,
         },
     }
 }

@@ -380,6 +380,13 @@ fn scale_job(
         }
         spec.log_avg_msec = ms;
     }
+    if spec.log_hist_msec > 0 {
+        let ms = ((spec.log_hist_msec as f64 * time_factor).round() as u64).max(1);
+        if ms != spec.log_hist_msec {
+            changes.push(("log_hist_msec", spec.log_hist_msec, ms));
+        }
+        spec.log_hist_msec = ms;
+    }
 
     JobScale {
         time_factor,

@@ -238,6 +238,12 @@ pub struct JobSpec {
     pub new_group: bool,
     pub write_bw_log: Option<String>,
     pub write_lat_log: Option<String>,
+    /// `write_hist_log`: a completion-latency histogram log with this prefix.
+    pub write_hist_log: Option<String>,
+    /// `log_hist_msec`: the histogram log's window (0: a line per I/O).
+    pub log_hist_msec: u64,
+    /// `log_hist_coarseness`: histogram bins summed in groups of `2^coarseness` (0 to 6).
+    pub log_hist_coarseness: u8,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
     /// `fsync=N`: a flush after every N writes (0 = never).
@@ -323,6 +329,9 @@ impl JobSpec {
             new_group: false,
             write_bw_log: None,
             write_lat_log: None,
+            write_hist_log: None,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
             write_iops_log: None,
             log_avg_msec: 0,
             fsync_every: 0,

@@ -572,6 +572,18 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.write_iops_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
+    sim("write_hist_log", &[], OptionType::LogPrefix, "", "Write a completion-latency histogram log (fio's 1,856 bins per window) with this prefix", |b, v| {
+        b.spec.write_hist_log = Some(v.unwrap_or("").to_string());
+        Ok(())
+    }),
+    sim("log_hist_msec", &[], OptionType::Int, "0", "Window of the histogram log in milliseconds (0: a line per I/O)", |b, v| {
+        b.spec.log_hist_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
+        Ok(())
+    }),
+    sim("log_hist_coarseness", &[], OptionType::Int, "0", "Sum the histogram log's bins in groups of 2^N (N from 0 to 6)", |b, v| {
+        b.spec.log_hist_coarseness = parse_int(val(v)?, b.kb_base, 0, 6)? as u8;
+        Ok(())
+    }),
     sim("log_avg_msec", &[], OptionType::Int, "0", "Average log entries over this many milliseconds (0: one per I/O)", |b, v| {
         b.spec.log_avg_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
         Ok(())
@@ -663,8 +675,6 @@ static OPTIONS: &[OptionDef] = &[
     not("openfiles", &[], "Files open at once"),
     not("file_service_type", &[], "Switching between files"),
     not("fill_device", &["fill_fs"], "Write until the device is full"),
-    not("write_hist_log", &[], "Latency histogram logs"),
-    not("log_hist_msec", &[], "Histogram log interval"),
     not("offset_align", &[], "Offset alignment for percentage offsets"),
     not("continue_on_error", &[], "Keep going after I/O errors"),
     not("exitall_on_error", &[], "Stop all jobs on an error"),

@@ -238,6 +238,7 @@ pub fn parse_str(
                 &mut spec.write_bw_log,
                 &mut spec.write_lat_log,
                 &mut spec.write_iops_log,
+                &mut spec.write_hist_log,
             ] {
                 if log.as_deref() == Some("") {
                     *log = Some(spec.name.clone());

@@ -662,3 +662,14 @@ fn minimum_rates_parse_per_direction() {
     assert_eq!(parse("[j]\n").unwrap().jobs[0].rate_cycle_ns, 1_000_000_000);
     assert!(kind("[j]\nrate_cycle=0\n").to_string().contains("above 0"));
 }
+
+#[test]
+fn histogram_log_options() {
+    let j = &parse("[jj]\nwrite_hist_log\nlog_hist_msec=1000\nlog_hist_coarseness=3\n")
+        .unwrap()
+        .jobs[0];
+    // A bare prefix is the job name, as for fio's other logs.
+    assert_eq!(j.write_hist_log.as_deref(), Some("jj"));
+    assert_eq!((j.log_hist_msec, j.log_hist_coarseness), (1000, 3));
+    assert!(kind("[j]\nlog_hist_coarseness=7\n").to_string().contains("from 0 to 6"));
+}

@@ -1,0 +1,80 @@
+//! fio's completion-latency histogram log (`write_hist_log`) through the binary: fio 3.33's
+//! line format (time, direction, block size, 1,856 bins), one line per window, and bins
+//! that are the run's own latency histogram cut into windows.
+
+mod common;
+use common::{flashlab, job_file, stderr};
+use flashlab_report::histogram::plat_idx_to_val;
+use std::path::PathBuf;
+
+const JOB: &str = "[rr]\nrw=randread\nbs=4k\niodepth=16\nsize=256m\ntime_based\nruntime=3\n\
+                   write_hist_log=hist-test\nlog_hist_msec=500\n";
+
+fn rows(path: &PathBuf) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+        .collect()
+}
+
+/// `shared/reference/fio-3.33/NAME` in an ancestor of the repository, when present.
+fn reference(name: &str) -> Option<PathBuf> {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/reference/fio-3.33").join(name))
+        .find(|p| p.exists())
+}
+
+#[test]
+fn the_histogram_log_has_fio_s_lines_and_the_run_s_latencies() {
+    let path = job_file("hist.fio", JOB);
+    let out = flashlab(&[
+        "run",
+        &path,
+        "--device",
+        "tiny-test-1gb",
+        "--output-format",
+        "json+",
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hist-test_clat_hist.1.log");
+    let rows = rows(&log);
+    // One line per 500 ms window closed before the 3 s runtime ended (no partial window).
+    let times: Vec<u64> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(times, [501, 1001, 1501, 2001, 2501]);
+    for r in &rows {
+        assert_eq!((r[1], r[2], r.len()), (0, 4096, 3 + 1856));
+    }
+    if let Some(reference) = reference("logs2/h_clat_hist.1.log") {
+        let fio = &self::rows(&reference)[0];
+        assert_eq!(fio.len(), rows[0].len(), "fio's column count");
+    }
+    // Summed over the windows, each bin holds at most the run's count in that bin (json+).
+    let bins = v["jobs"][0]["read"]["clat_ns"]["bins"].as_object().unwrap();
+    let mut run_hist = vec![0u64; 1856];
+    for (ns, count) in bins {
+        let ns: u64 = ns.parse().unwrap();
+        let i = (0..1856)
+            .find(|&i| rows.iter().any(|r| r[3 + i] > 0) && plat_idx_to_val(i) == ns)
+            .unwrap_or(usize::MAX);
+        if i < 1856 {
+            run_hist[i] = count.as_u64().unwrap();
+        }
+    }
+    let total: u64 = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    let logged: u64 = rows.iter().map(|r| r[3..].iter().sum::<u64>()).sum();
+    assert!(
+        logged > total * 3 / 4 && logged <= total,
+        "{logged} of {total}"
+    );
+    for i in 0..1856 {
+        let in_log: u64 = rows.iter().map(|r| r[3 + i]).sum();
+        assert!(
+            in_log <= run_hist[i],
+            "bin {i}: {in_log} logged, {} in the run",
+            run_hist[i]
+        );
+    }
+}
