@@ -15,6 +15,7 @@ mod fio_json;
 pub mod hist_log;
 pub mod histogram;
 pub mod html;
+pub mod iolog;
 mod json;
 pub mod logs;
 mod normal;
@@ -88,6 +89,9 @@ pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
                 h.write(dir, logs.job_index)?;
             }
         }
+    }
+    for l in &run.iologs {
+        l.write(dir)?;
     }
     Ok(())
 }

@@ -783,6 +783,8 @@ pub struct RunResult {
     pub timestamp_ms: u64,
     /// fio's `elapsed` (whole seconds since the run started, rounded up).
     pub elapsed_s: u64,
+    /// The jobs' `write_iolog` logs, written beside the other log files.
+    pub iologs: Vec<crate::iolog::IoLog>,
 }
 
 impl RunResult {
@@ -802,6 +804,7 @@ impl RunResult {
             timestamp_s: 0,
             timestamp_ms: 0,
             elapsed_s: end_ns.div_ceil(1_000_000_000),
+            iologs: Vec::new(),
         }
     }
 

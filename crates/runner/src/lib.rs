@@ -166,6 +166,14 @@ pub enum RunError {
         job: String,
         why: String,
     },
+    /// The job's `write_iolog` cannot be written as asked.
+    #[error("{file}:{line}: job '{job}': {why}")]
+    Iolog {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
     Unbounded {
         file: String,
@@ -360,6 +368,7 @@ impl RunError {
                 | RunError::Target { .. }
                 | RunError::Unbounded { .. }
                 | RunError::SteadyState { .. }
+                | RunError::Iolog { .. }
                 | RunError::BadScale { .. }
                 | RunError::TimeOverflow { .. }
         )

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use flashlab_engine::{
     BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S,
 };
+use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
     JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
 };
@@ -135,12 +136,30 @@ struct JobClone<'a> {
     lat_target: Option<LatTarget>,
     /// fio's minimum rates, if the job sets any.
     min_rate: Option<MinRate>,
+    /// The I/Os issued, when the job writes an iolog (`write_iolog`).
+    iolog: Option<IoLog>,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
 }
 
 impl JobClone<'_> {
+    /// Note an issued request in the job's iolog.
+    #[cold]
+    #[inline(never)]
+    fn log_io(&mut self, req: &IoRequest, now: SimTime) {
+        let action = match req.kind {
+            IoKind::Read => IoLogAction::Read,
+            IoKind::Write => IoLogAction::Write,
+            IoKind::Trim => IoLogAction::Trim,
+            IoKind::Flush => IoLogAction::Sync,
+        };
+        let time_us = now.saturating_sub(self.start_ns) / 1_000;
+        if let Some(l) = self.iolog.as_mut() {
+            l.add(time_us, action, req.offset_bytes, req.len_bytes);
+        }
+    }
+
     /// Statistics start (again) at `now`: the end of `ramp_time`, or fio's reset for the
     /// final window of a latency-target search.
     fn start_measuring(&mut self, now: SimTime) {
@@ -436,6 +455,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     steady: None,
                     lat_target: None,
                     min_rate: None,
+                    iolog: spec.write_iolog.as_ref().map(|path| {
+                        let default_name = format!("{}.{clone_index}.0", spec.name);
+                        IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
+                    }),
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
                     flushes: 0,
@@ -447,6 +470,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them means it never reallocates.
         let trackers = steady_trackers(file, &mut clones, plan)?;
+        check_iologs(file, &clones, plan)?;
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
         let slots = host_capacity.min(device_limit as usize);
@@ -1022,6 +1046,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
         c.in_flight += 1;
+        if c.iolog.is_some() {
+            c.log_io(&req, now);
+        }
         if c.measuring {
             c.stats
                 .as_mut()
@@ -1196,6 +1223,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 .expect("stats live until finish")
                 .start_measuring(c.end_ns);
         }
+        if let Some(l) = c.iolog.as_mut() {
+            l.end_us = c.end_ns.saturating_sub(c.start_ns) / 1_000;
+        }
         let stats = c.stats.take().expect("a clone finishes once");
         let mut result = stats.finish(c.end_ns);
         if let Some(lt) = &c.lat_target {
@@ -1233,6 +1263,35 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             })
             .collect()
     }
+}
+
+/// Every clone writing an iolog writes its own file, and only a drive simulated whole: a
+/// slice's offsets and times are not the drive's.
+fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result<(), RunError> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for c in clones {
+        let Some(path) = c.spec.write_iolog.as_deref() else {
+            continue;
+        };
+        let bad = |why: String| RunError::Iolog {
+            file: file.path.clone(),
+            line: c.spec.line,
+            job: c.spec.name.clone(),
+            why,
+        };
+        if !plan.scale.is_full() {
+            return Err(bad(format!(
+                "write_iolog={path} records I/Os, but the drive runs as a slice (its offsets and times are not the drive's); valid: the drive at full scale (--set sim.scale=1)"
+            )));
+        }
+        if let Some((_, other)) = seen.iter().find(|(p, _)| *p == path) {
+            return Err(bad(format!(
+                "write_iolog={path} is also written by job '{other}' (or another clone of this job: numjobs); valid: a file of its own for each job, and numjobs=1"
+            )));
+        }
+        seen.push((path, &c.spec.name));
+    }
+    Ok(())
 }
 
 /// Most one-second samples the steady-state windows of a run keep (16 bytes each).

@@ -238,6 +238,8 @@ pub struct JobSpec {
     pub new_group: bool,
     pub write_bw_log: Option<String>,
     pub write_lat_log: Option<String>,
+    /// `write_iolog`: record the I/Os issued, as a fio version 3 iolog at this path.
+    pub write_iolog: Option<String>,
     /// `write_hist_log`: a completion-latency histogram log with this prefix.
     pub write_hist_log: Option<String>,
     /// `log_hist_msec`: the histogram log's window (0: a line per I/O).
@@ -330,6 +332,7 @@ impl JobSpec {
             write_bw_log: None,
             write_lat_log: None,
             write_hist_log: None,
+            write_iolog: None,
             log_hist_msec: 0,
             log_hist_coarseness: 0,
             write_iops_log: None,

@@ -54,8 +54,10 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         // and share the group id.
         let mut last_group: Option<u32> = None;
         let mut rate_report = Vec::new();
+        let mut iologs = Vec::new();
         for (mut c, end_ns) in self.clones.into_iter().zip(full_end_ns) {
             let mut result = c.result.take().expect("every clone finished");
+            iologs.extend(c.iolog.take());
             if let Some(t) = c.steady {
                 result.set_steadystate(self.trackers[t as usize].report());
             }
@@ -86,11 +88,17 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         if !self.plan.scale.is_full() {
             flashlab.insert("scale".into(), self.plan.json());
         }
-        RunResult::new(
+        let dropped: u64 = iologs.iter().map(|l: &IoLog| l.dropped).sum();
+        if dropped > 0 {
+            flashlab.insert("iolog_ios_dropped".into(), json!(dropped));
+        }
+        let mut result = RunResult::new(
             self.file.global_options.clone(),
             jobs,
             Value::Object(flashlab),
-        )
+        );
+        result.iologs = iologs;
+        result
     }
 }
 

@@ -46,8 +46,8 @@ pub enum ParseErrorKind {
         option: String,
         suggestion: Option<String>,
     },
-    #[error("fio option {option} is not simulated by flashlab")]
-    NotSimulated { option: String },
+    #[error("fio option {option} is not simulated by flashlab ({what})")]
+    NotSimulated { option: String, what: String },
     #[error("option {option} needs a value (e.g. {option}={example})")]
     MissingValue { option: String, example: String },
     #[error("invalid value {value:?} for {option}: expected {expected}")]

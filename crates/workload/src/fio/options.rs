@@ -572,6 +572,14 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.write_iops_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
+    sim("write_iolog", &[], OptionType::Str, "", "Record the I/Os the job issues as a fio version 3 iolog at this path (flashlab replay --format fio-iolog and fio's read_iolog replay it)", |b, v| {
+        let path = val(v)?.trim();
+        if path.is_empty() {
+            return Err("a file path".to_string());
+        }
+        b.spec.write_iolog = Some(path.to_string());
+        Ok(())
+    }),
     sim("write_hist_log", &[], OptionType::LogPrefix, "", "Write a completion-latency histogram log (fio's 1,856 bins per window) with this prefix", |b, v| {
         b.spec.write_hist_log = Some(v.unwrap_or("").to_string());
         Ok(())
@@ -653,8 +661,7 @@ static OPTIONS: &[OptionDef] = &[
     not("cpus_allowed", &[], "CPU affinity"),
     not("cpumask", &[], "CPU affinity mask"),
     not("cpus_allowed_policy", &[], "CPU affinity policy"),
-    not("read_iolog", &[], "Replay an I/O log"),
-    not("write_iolog", &[], "Record an I/O log"),
+    not("read_iolog", &[], "Replay an I/O log (replay one with `flashlab replay LOG --format fio-iolog`)"),
     not("replay_no_stall", &[], "Replay timing"),
     not("exec_prerun", &[], "Run a command before the job"),
     not("exec_postrun", &[], "Run a command after the job"),

@@ -291,6 +291,7 @@ fn resolve<'a>(items: &'a [Located], files: &[String]) -> Result<Vec<Resolved<'a
         if def.class == OptionClass::NotSimulated {
             return Err(err(ParseErrorKind::NotSimulated {
                 option: key.clone(),
+                what: def.help.to_string(),
             }));
         }
         if value.is_none() && !def.ty.bare_allowed() {

@@ -327,7 +327,7 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
     );
     assert_eq!(
         kind("[j]\nverify=md5\n").to_string(),
-        "fio option verify is not simulated by flashlab"
+        "fio option verify is not simulated by flashlab (Data verification)"
     );
     assert_eq!(
         kind("[j]\nbs\n"),
@@ -517,7 +517,7 @@ fn buffer_option_errors_name_the_place_and_what_is_valid() {
     let e = parse("[j]\nrw=write\ndedupe_percentage=50\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "t.fio:3: fio option dedupe_percentage is not simulated by flashlab"
+        "t.fio:3: fio option dedupe_percentage is not simulated by flashlab (Data a deduplicating drive could drop (such a drive is not modelled))"
     );
 }
 
@@ -671,5 +671,19 @@ fn histogram_log_options() {
     // A bare prefix is the job name, as for fio's other logs.
     assert_eq!(j.write_hist_log.as_deref(), Some("jj"));
     assert_eq!((j.log_hist_msec, j.log_hist_coarseness), (1000, 3));
-    assert!(kind("[j]\nlog_hist_coarseness=7\n").to_string().contains("from 0 to 6"));
+    assert!(kind("[j]\nlog_hist_coarseness=7\n")
+        .to_string()
+        .contains("from 0 to 6"));
+}
+
+#[test]
+fn write_iolog_takes_a_path_and_read_iolog_points_to_replay() {
+    let j = &parse("[j]\nwrite_iolog=out/j.log\n").unwrap().jobs[0];
+    assert_eq!(j.write_iolog.as_deref(), Some("out/j.log"));
+    assert!(kind("[j]\nwrite_iolog=\n")
+        .to_string()
+        .contains("a file path"));
+    assert!(kind("[j]\nread_iolog=a.log\n")
+        .to_string()
+        .contains("flashlab replay"));
 }
