@@ -10,7 +10,7 @@ use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
     JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
 };
-use flashlab_workload::{GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
+use flashlab_workload::{ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
 use serde_json::{json, Value};
 
 use crate::rate::RateState;
@@ -262,6 +262,10 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     all_done: bool,
     /// Steady-state detections (fio's `steadystate`), each judging a clone or a group.
     trackers: Vec<SteadyTracker>,
+    /// A job with `exitall` and `exit_what=all` ended: later jobs start stopped.
+    exit_all: bool,
+    /// Stopping the jobs an `exitall` names.
+    exiting: bool,
 }
 
 /// Run every job of `file` against `device`. `progress` is called every
@@ -506,6 +510,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             phase_left: 0,
             all_done: false,
             trackers,
+            exit_all: false,
+            exiting: false,
         })
     }
 
@@ -611,6 +617,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         self.phase_start_ns[phase] = now;
         let (lo, hi) = self.phases[phase];
         self.phase_left = hi - lo;
+        if self.exit_all {
+            // fio's exit_what=all: the jobs left end as they start, having done nothing.
+            for c in &mut self.clones[lo..hi] {
+                c.stopped = true;
+            }
+        }
         for i in lo..hi {
             let delay_ns = self.clones[i].spec.startdelay_ns;
             if delay_ns > 0 {
@@ -651,7 +663,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.iodepth = lt.depth;
         }
         let ramp_ns = c.spec.ramp_time_ns;
-        if let Some(runtime_ns) = c.spec.runtime_ns {
+        if c.stopped {
+            // Stopped by another job's exitall before it started: it ends as it starts.
+            c.deadline_ns = now;
+        } else if let Some(runtime_ns) = c.spec.runtime_ns {
             c.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
             self.queue
                 .schedule(c.deadline_ns, Event::Deadline { clone: i as u32 })?;
@@ -1243,6 +1258,35 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
+        let spec = c.spec;
+        if (spec.exitall || (spec.exitall_on_error && c.failed)) && !self.exiting {
+            self.exit_others(i, now);
+        }
+    }
+
+    /// fio's `exitall`: clone `i` ended, so the jobs its `exit_what` names stop now (their
+    /// runtime ends here, as fio terminates them); `all` also keeps every later job from
+    /// running.
+    #[cold]
+    fn exit_others(&mut self, i: usize, now: SimTime) {
+        let (groupid, what) = (self.clones[i].groupid, self.clones[i].spec.exit_what);
+        if what == ExitWhat::All {
+            self.exit_all = true;
+        }
+        let (lo, hi) = self.phases[self.current_phase];
+        // The clones stopped here finish inside this loop; their own exitall has nothing
+        // left to stop (and recursing clone by clone would nest as deep as there are clones).
+        self.exiting = true;
+        for j in lo..hi {
+            let c = &mut self.clones[j];
+            if c.finished || (what == ExitWhat::Group && c.groupid != groupid) {
+                continue;
+            }
+            c.deadline_ns = c.deadline_ns.min(now);
+            c.stopped = true;
+            self.stop_issuing(j, now);
+        }
+        self.exiting = false;
     }
 
     #[cfg(test)]

@@ -1147,3 +1147,73 @@ fn a_rate_under_rate_iops_min_stops_the_job_with_eio_after_the_settling_time() {
     let ok = run(9_000).expect("10,000 IOPS meet a 9,000 minimum");
     assert_eq!(job_json(&ok, 0)["read"]["runtime"], 10_000);
 }
+
+#[test]
+fn exitall_stops_the_group_when_a_job_ends() {
+    use flashlab_workload::ExitWhat;
+    // A short writer beside a 10 s reader: with exitall the reader stops when the writer
+    // is done (100 I/Os at 100 us = 10 ms); without it, it runs its 10 s.
+    let jobs = |exitall: bool| {
+        let writer = JobSpec {
+            rw: RwPattern::RandWrite,
+            number_ios: Some(100),
+            exitall,
+            ..spec("w")
+        };
+        vec![timed("r", 1, 10 * NS_PER_S), writer]
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(jobs(true), &mut dev);
+    assert_eq!(s[1].end_ns, 10 * NS_PER_MS);
+    assert_eq!(s[0].end_ns, 10 * NS_PER_MS);
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    assert_eq!(run(jobs(false), &mut dev)[0].end_ns, 10 * NS_PER_S);
+    // exit_what=all: the jobs after a stonewall never run.
+    let first = JobSpec {
+        number_ios: Some(10),
+        exitall: true,
+        exit_what: ExitWhat::All,
+        ..spec("first")
+    };
+    let later = JobSpec {
+        stonewall: true,
+        ..timed("later", 1, NS_PER_S)
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(vec![first.clone(), later.clone()], &mut dev);
+    assert_eq!(s[1].measured_ios, [0; 3]);
+    assert_eq!(dev.kinds[0], 10);
+    // exit_what=group leaves the next group alone.
+    let first = JobSpec {
+        exit_what: ExitWhat::Group,
+        ..first
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(vec![first, later], &mut dev);
+    assert_eq!(s[1].measured_ios[0], 10_000);
+}
+
+#[test]
+fn exitall_on_error_stops_the_group_when_a_job_fails() {
+    let writer = JobSpec {
+        rw: RwPattern::RandWrite,
+        exitall_on_error: true,
+        ..timed("w", 1, 10 * NS_PER_S)
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    dev.read_only_after_writes = Some(50);
+    let err = crate::run_jobs(
+        &file(vec![timed("r", 1, 10 * NS_PER_S), writer]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let RunError::Io { result, .. } = &err else {
+        panic!("the writer stops at the read-only drive: {err}");
+    };
+    // The reader stopped with the writer, after about 50 writes' time (5 ms), not 10 s.
+    let reader = job_json(result, 0);
+    assert!(reader["read"]["runtime"].as_u64().unwrap() <= 6, "{reader}");
+    assert_eq!(reader["error"], 0);
+}

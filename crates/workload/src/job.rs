@@ -168,6 +168,17 @@ impl SteadyState {
     }
 }
 
+/// Which jobs `exitall` (and `exitall_on_error`) stop when a job ends (fio's `exit_what`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the same reporting group.
+    Group,
+    /// Every job running, after which the next stonewalled jobs start.
+    Stonewall,
+    /// Every job: nothing later in the file runs.
+    All,
+}
+
 /// One `[job]` section with `[global]` (and includes) applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
@@ -238,6 +249,11 @@ pub struct JobSpec {
     pub new_group: bool,
     pub write_bw_log: Option<String>,
     pub write_lat_log: Option<String>,
+    /// `exitall`: when this job ends, stop the others `exit_what` names.
+    pub exitall: bool,
+    /// `exitall_on_error`: when this job stops at an error, stop the others `exit_what` names.
+    pub exitall_on_error: bool,
+    pub exit_what: ExitWhat,
     /// `write_iolog`: record the I/Os issued, as a fio version 3 iolog at this path.
     pub write_iolog: Option<String>,
     /// `write_hist_log`: a completion-latency histogram log with this prefix.
@@ -333,6 +349,9 @@ impl JobSpec {
             write_lat_log: None,
             write_hist_log: None,
             write_iolog: None,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
             log_hist_msec: 0,
             log_hist_coarseness: 0,
             write_iops_log: None,

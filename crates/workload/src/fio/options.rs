@@ -12,7 +12,7 @@ use super::value::{
     TimeUnit,
 };
 use crate::job::{
-    BlockSize, JobSpec, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState,
+    BlockSize, ExitWhat, JobSpec, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState,
 };
 
 /// The type of an option's value (for validation of accepted options and for help).
@@ -572,6 +572,23 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.write_iops_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
+    sim("exitall", &[], OptionType::Bool, "0", "When this job ends, stop the jobs exit_what names", |b, v| {
+        b.spec.exitall = flag(v)?;
+        Ok(())
+    }),
+    sim("exitall_on_error", &[], OptionType::Bool, "0", "When this job stops at an error, stop the jobs exit_what names", |b, v| {
+        b.spec.exitall_on_error = flag(v)?;
+        Ok(())
+    }),
+    sim("exit_what", &[], OptionType::Enum(&["group", "stonewall", "all"]), "group", "Which jobs exitall stops: its reporting group, every running job, or all jobs", |b, v| {
+        b.spec.exit_what = match val(v)?.trim() {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => return Err("group, stonewall or all".into()),
+        };
+        Ok(())
+    }),
     sim("write_iolog", &[], OptionType::Str, "", "Record the I/Os the job issues as a fio version 3 iolog at this path (flashlab replay --format fio-iolog and fio's read_iolog replay it)", |b, v| {
         let path = val(v)?.trim();
         if path.is_empty() {
@@ -636,7 +653,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("nice", &[], OptionType::Int, "0", "Process priority (real I/O only)"),
     acc("prio", &[], OptionType::Int, "", "I/O priority (real I/O only)"),
     acc("prioclass", &[], OptionType::Int, "", "I/O priority class (real I/O only)"),
-    acc("exitall", &[], OptionType::Bool, "0", "Stop all jobs when one finishes (real I/O only)"),
     acc("lockmem", &[], OptionType::Size, "0", "Lock memory (real I/O only)"),
     acc("pre_read", &[], OptionType::Bool, "0", "Read the file into cache first (real I/O only)"),
     acc("unlink", &[], OptionType::Bool, "0", "Delete files afterwards (real I/O only)"),
@@ -684,7 +700,6 @@ static OPTIONS: &[OptionDef] = &[
     not("fill_device", &["fill_fs"], "Write until the device is full"),
     not("offset_align", &[], "Offset alignment for percentage offsets"),
     not("continue_on_error", &[], "Keep going after I/O errors"),
-    not("exitall_on_error", &[], "Stop all jobs on an error"),
     not("create_only", &[], "Only create files"),
 ];
 

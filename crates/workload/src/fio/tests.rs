@@ -687,3 +687,17 @@ fn write_iolog_takes_a_path_and_read_iolog_points_to_replay() {
         .to_string()
         .contains("flashlab replay"));
 }
+
+#[test]
+fn exitall_options_parse() {
+    use crate::ExitWhat;
+    let j = &parse("[j]\nexitall\nexitall_on_error=1\nexit_what=stonewall\n")
+        .unwrap()
+        .jobs[0];
+    assert!(j.exitall && j.exitall_on_error);
+    assert_eq!(j.exit_what, ExitWhat::Stonewall);
+    assert_eq!(parse("[j]\n").unwrap().jobs[0].exit_what, ExitWhat::Group);
+    assert!(kind("[j]\nexit_what=some\n")
+        .to_string()
+        .contains("group, stonewall or all"));
+}
