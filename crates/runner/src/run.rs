@@ -88,6 +88,11 @@ struct JobClone<'a> {
     stats: Option<JobStats>,
     result: Option<JobResult>,
     iodepth: u32,
+    /// fio's `iodepth_low`: after the queue filled, no I/O is issued until it has drained to
+    /// this many (`iodepth` itself: kept full).
+    iodepth_low: u32,
+    /// The queue filled and is draining to `iodepth_low`.
+    draining_to_low: bool,
     in_flight: u32,
     start_ns: SimTime,
     /// `start + ramp + runtime`; `SimTime::MAX` without a runtime.
@@ -429,6 +434,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     stats: Some(stats),
                     result: None,
                     iodepth: spec.iodepth.max(1),
+                    iodepth_low: spec.iodepth_low.unwrap_or(spec.iodepth).min(spec.iodepth),
+                    draining_to_low: false,
                     in_flight: 0,
                     start_ns: 0,
                     deadline_ns: SimTime::MAX,
@@ -949,7 +956,16 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 || c.think != Think::Running
                 || c.in_flight >= c.iodepth
             {
+                if c.in_flight >= c.iodepth && c.iodepth_low < c.iodepth {
+                    c.draining_to_low = true;
+                }
                 return Ok(());
+            }
+            if c.draining_to_low {
+                if c.in_flight > c.iodepth_low {
+                    return Ok(());
+                }
+                c.draining_to_low = false;
             }
             if c.flush_pending {
                 c.flush_pending = false;

@@ -199,6 +199,9 @@ pub struct JobSpec {
     /// `blockalign=` per direction; `None` aligns to the direction's smallest block size.
     pub block_align_bytes: [Option<u64>; 3],
     pub iodepth: u32,
+    /// `iodepth_low`: once the queue is full, refill it only when it has drained to this
+    /// many I/Os (None: refill at once, fio's default of `iodepth`).
+    pub iodepth_low: Option<u32>,
     pub numjobs: u32,
     /// Percent of mixed I/Os that are reads.
     pub rwmixread: u32,
@@ -312,6 +315,7 @@ impl JobSpec {
             ],
             block_align_bytes: [None; 3],
             iodepth: 1,
+            iodepth_low: None,
             numjobs: 1,
             rwmixread: 50,
             percentage_random: [100; 3],

@@ -352,6 +352,10 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.iodepth = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
     }),
+    sim("iodepth_low", &[], OptionType::Int, "", "Once the queue is full, let it drain to this many I/Os before filling it again (default: iodepth, kept full)", |b, v| {
+        b.spec.iodepth_low = Some(to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?));
+        Ok(())
+    }),
     sim("numjobs", &[], OptionType::Int, "1", "Number of clones of this job", |b, v| {
         b.spec.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
@@ -624,7 +628,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "Submission batch size (real I/O only)"),
     acc("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Completion batch size (real I/O only)"),
     acc("iodepth_batch_complete_max", &[], OptionType::Int, "", "Completion batch size (real I/O only)"),
-    acc("iodepth_low", &[], OptionType::Int, "", "Queue refill watermark (real I/O only)"),
     acc("hipri", &[], OptionType::Bool, "0", "Polled I/O (real I/O only)"),
     acc("fixedbufs", &[], OptionType::Bool, "0", "Pre-registered buffers (real I/O only)"),
     acc("registerfiles", &[], OptionType::Bool, "0", "Pre-registered files (real I/O only)"),

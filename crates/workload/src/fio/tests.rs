@@ -701,3 +701,12 @@ fn exitall_options_parse() {
         .to_string()
         .contains("group, stonewall or all"));
 }
+
+#[test]
+fn iodepth_low_is_a_low_water_mark() {
+    assert_eq!(
+        parse("[j]\niodepth=16\niodepth_low=4\n").unwrap().jobs[0].iodepth_low,
+        Some(4)
+    );
+    assert_eq!(parse("[j]\n").unwrap().jobs[0].iodepth_low, None);
+}
