@@ -20,6 +20,7 @@ mod normal;
 mod result;
 mod scale;
 pub mod stats;
+mod terse;
 
 #[cfg(test)]
 mod tests;
@@ -31,6 +32,7 @@ pub use json::render_json;
 pub use normal::{num2str, render_normal};
 pub use result::{GroupStats, JobResult, JobStats, RunResult, DEFAULT_AVG_TIME_MS};
 pub use scale::ScaleBack;
+pub use terse::render_terse;
 
 /// Data directions, fio's order.
 pub const DDIR_READ: usize = 0;
