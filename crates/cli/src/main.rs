@@ -310,6 +310,8 @@ enum OutputFormat {
     Json,
     #[value(name = "json+")]
     JsonPlus,
+    // fio's terse format, version 3: one `;`-separated line per job.
+    Terse,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -499,6 +501,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         OutputFormat::Normal => flashlab_report::render_normal(&run),
         OutputFormat::Json => flashlab_report::render_json(&run, false),
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
+        OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
     write_output(args.output.as_deref(), &text)?;
     // Like fio, log prefixes are paths relative to the current directory.
@@ -556,6 +559,7 @@ fn run_system(
         OutputFormat::Normal => flashlab_report::render_normal(&run),
         OutputFormat::Json => flashlab_report::render_json(&run, false),
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
+        OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
     write_output(args.output.as_deref(), &text)?;
     flashlab_report::write_logs(&run, Path::new("."))

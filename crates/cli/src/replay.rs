@@ -261,6 +261,7 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         }
         OutputFormat::Json => flashlab_report::render_json(&run, false),
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
+        OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
     write_output(args.output.as_deref(), &text)?;
     io_failure.map_or(Ok(()), Err)

@@ -22,6 +22,7 @@ mod normal;
 mod result;
 mod scale;
 pub mod stats;
+mod terse;
 
 #[cfg(test)]
 mod tests;
@@ -35,6 +36,7 @@ pub use result::{
     GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,
 };
 pub use scale::ScaleBack;
+pub use terse::render_terse;
 
 /// Data directions, fio's order.
 pub const DDIR_READ: usize = 0;
