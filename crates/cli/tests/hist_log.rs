@@ -3,7 +3,7 @@
 //! that are the run's own latency histogram cut into windows.
 
 mod common;
-use common::{flashlab, job_file, stderr};
+use common::{run_job, stderr};
 use flashlab_report::histogram::plat_idx_to_val;
 use std::path::PathBuf;
 
@@ -28,15 +28,7 @@ fn reference(name: &str) -> Option<PathBuf> {
 
 #[test]
 fn the_histogram_log_has_fio_s_lines_and_the_run_s_latencies() {
-    let path = job_file("hist.fio", JOB);
-    let out = flashlab(&[
-        "run",
-        &path,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json+",
-    ]);
+    let out = run_job("hist.fio", JOB, "tiny-test-1gb", "json+");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hist-test_clat_hist.1.log");

@@ -2,7 +2,7 @@
 //! version 3 iolog, which `flashlab replay --format fio-iolog` plays back I/O for I/O.
 
 mod common;
-use common::{flashlab, job_file, stderr};
+use common::{flashlab, job_file, run_job, stderr};
 use std::path::PathBuf;
 
 fn counts(json: &[u8]) -> (u64, u64, u64) {
@@ -16,19 +16,9 @@ fn counts(json: &[u8]) -> (u64, u64, u64) {
 fn a_recorded_run_replays_the_same_ios() {
     let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("iolog-out/rw.iolog");
     let _ = std::fs::remove_file(&log);
-    let job = job_file(
-        "iolog.fio",
-        "[rw]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\nnumber_ios=2000\nfsync=100\n\
-         write_iolog=iolog-out/rw.iolog\n",
-    );
-    let out = flashlab(&[
-        "run",
-        &job,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json",
-    ]);
+    let text = "[rw]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\nnumber_ios=2000\nfsync=100\n\
+         write_iolog=iolog-out/rw.iolog\n";
+    let out = run_job("iolog.fio", text, "tiny-test-1gb", "json");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let ran = counts(&out.stdout);
     let text = std::fs::read_to_string(&log).expect("the iolog was written");

@@ -2,21 +2,7 @@
 //! and a target no depth meets stopping the job with fio's ETIMEDOUT (exit 1).
 
 mod common;
-use common::{flashlab, job_file, stderr};
-use std::process::Output;
-
-/// `flashlab run` of the job file `name` holding `text` on the tiny drive, fio's JSON out.
-fn run_tiny_json(name: &str, text: &str) -> Output {
-    let path = job_file(name, text);
-    flashlab(&[
-        "run",
-        &path,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json",
-    ])
-}
+use common::{run_job, stderr};
 
 fn job(target: &str) -> String {
     format!(
@@ -28,7 +14,7 @@ fn job(target: &str) -> String {
 
 #[test]
 fn the_search_reports_the_depth_it_found_and_its_final_window() {
-    let out = run_tiny_json("lt-search.fio", &job("200us"));
+    let out = run_job("lt-search.fio", &job("200us"), "tiny-test-1gb", "json");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let j = &v["jobs"][1];
@@ -49,7 +35,7 @@ fn the_search_reports_the_depth_it_found_and_its_final_window() {
 #[test]
 fn a_target_no_depth_meets_is_an_io_error() {
     let text = job("1us").replace("latency_percentile=99\n", "");
-    let out = run_tiny_json("lt-fatal.fio", &text);
+    let out = run_job("lt-fatal.fio", &text, "tiny-test-1gb", "json");
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     assert!(
         stderr(&out).contains("over the latency target of 1000 ns"),

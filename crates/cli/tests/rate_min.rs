@@ -2,22 +2,14 @@
 //! the job with fio's EIO (exit 1, the results still written).
 
 mod common;
-use common::{flashlab, job_file, stderr};
+use common::{run_job, stderr};
 
 #[test]
 fn a_minimum_the_drive_cannot_hold_stops_the_job() {
     let text = "[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n\
                 [floor]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\ntime_based\nruntime=30\n\
                 rate_iops_min=1000000\n";
-    let path = job_file("rate-min.fio", text);
-    let out = flashlab(&[
-        "run",
-        &path,
-        "--device",
-        "tiny-test-1gb",
-        "--output-format",
-        "json",
-    ]);
+    let out = run_job("rate-min.fio", text, "tiny-test-1gb", "json");
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     assert!(
         stderr(&out).contains("rate_iops_min=1000000 not met"),

@@ -3,7 +3,7 @@
 //! runs its runtime; bad options exit 2.
 
 mod common;
-use common::{flashlab, job_file, stderr, stdout};
+use common::{run_job, stderr, stdout};
 
 const FILL_THEN_STEADY: &str = "
 [global]
@@ -23,15 +23,12 @@ runtime=600
 ";
 
 fn run_json(name: &str, ss: &str) -> serde_json::Value {
-    let job = job_file(name, &format!("{FILL_THEN_STEADY}{ss}"));
-    let out = flashlab(&[
-        "run",
-        &job,
-        "--device",
+    let out = run_job(
+        name,
+        &format!("{FILL_THEN_STEADY}{ss}"),
         "tiny-test-1gb",
-        "--output-format",
         "json",
-    ]);
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     serde_json::from_slice(&out.stdout).expect("JSON output")
 }
@@ -94,8 +91,8 @@ fn a_job_never_steady_runs_its_runtime_and_the_normal_output_says_so() {
     let job = &v["jobs"][1];
     assert_eq!(job["steadystate"]["attained"], 0);
     assert_eq!(job["write"]["runtime"], 20_000);
-    let file = job_file("ss-never-normal.fio", &format!("{FILL_THEN_STEADY}{ss}"));
-    let out = flashlab(&["run", &file, "--device", "tiny-test-1gb"]);
+    let text = format!("{FILL_THEN_STEADY}{ss}");
+    let out = run_job("ss-never-normal.fio", &text, "tiny-test-1gb", "normal");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = stdout(&out);
     let line = text
@@ -116,8 +113,8 @@ fn bad_steadystate_options_exit_2_naming_the_line() {
         ("ss=latency:1%\nss_dur=10\n", "unknown criterion"),
         ("ss=iops:5%\nss_dur=0.5\n", "a whole number of seconds"),
     ] {
-        let job = job_file("ss-bad.fio", &format!("{FILL_THEN_STEADY}{text}"));
-        let out = flashlab(&["run", &job, "--device", "tiny-test-1gb"]);
+        let job = format!("{FILL_THEN_STEADY}{text}");
+        let out = run_job("ss-bad.fio", &job, "tiny-test-1gb", "normal");
         assert_eq!(out.status.code(), Some(2), "{text}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(

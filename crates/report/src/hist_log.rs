@@ -13,7 +13,6 @@
 //! that are counted in [`HistLog::dropped`] and not written.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use crate::histogram::{plat_val_to_idx, PLAT_NR};
@@ -158,13 +157,7 @@ impl HistLog {
 
     /// Write the log under `dir` (the prefix may contain directories, created as needed).
     pub fn write(&self, dir: &Path, job_index: u32) -> std::io::Result<()> {
-        let path = dir.join(self.file_name(job_index));
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        f.write_all(self.render().as_bytes())?;
-        f.flush()
+        crate::logs::write_file(dir, &self.file_name(job_index), &self.render())
     }
 }
 

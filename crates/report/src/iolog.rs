@@ -7,7 +7,6 @@
 //! are counted in [`IoLog::dropped`] and not written (the run reports it).
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 /// Most I/Os one iolog keeps.
@@ -112,13 +111,7 @@ impl IoLog {
 
     /// Write the log to its path under `dir` (directories created as needed).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let path = dir.join(&self.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        f.write_all(self.render().as_bytes())?;
-        f.flush()
+        crate::logs::write_file(dir, &self.path, &self.render())
     }
 }
 

@@ -157,14 +157,19 @@ impl LogSeries {
 
     /// Write the log under `dir` (the prefix may contain directories, created as needed).
     pub fn write(&self, dir: &Path, job_index: u32) -> std::io::Result<()> {
-        let path = dir.join(self.file_name(job_index));
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        f.write_all(self.render().as_bytes())?;
-        f.flush()
+        write_file(dir, &self.file_name(job_index), &self.render())
     }
+}
+
+/// Write `text` to `name` under `dir`, creating the directories `name` has.
+pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    f.write_all(text.as_bytes())?;
+    f.flush()
 }
 
 /// The logs of one job (one clone): fio numbers log files by the clone's job index.

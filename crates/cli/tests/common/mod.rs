@@ -28,3 +28,10 @@ pub fn job_file(name: &str, text: &str) -> String {
     std::fs::write(&path, text).expect("write job file");
     path.to_string_lossy().into_owned()
 }
+
+/// Write the job file `name` holding `text` and run it on `device` with `--output-format
+/// format`.
+pub fn run_job(name: &str, text: &str, device: &str, format: &str) -> Output {
+    let path = job_file(name, text);
+    flashlab(&["run", &path, "--device", device, "--output-format", format])
+}
