@@ -118,6 +118,7 @@ struct JobClone<'a> {
     think: Think,
     think_count: u32,
     writes_since_flush: u32,
+    writes_since_datasync: u32,
     flush_pending: bool,
     /// `end_fsync`'s flush has been queued.
     end_flush_sent: bool,
@@ -420,6 +421,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 let rate = RateState::new(spec, seeds);
                 let plain = !rate.active
                     && spec.fsync_every == 0
+                    && spec.fdatasync_every == 0
                     && !spec.write_fua
                     && spec.thinktime_ns == 0;
                 let choose_ddir = rate.active && generator.mixes_directions();
@@ -454,6 +456,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     think: Think::Running,
                     think_count: 0,
                     writes_since_flush: 0,
+                    writes_since_datasync: 0,
                     flush_pending: false,
                     end_flush_sent: false,
                     rate,
@@ -1027,6 +1030,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     c.writes_since_flush += 1;
                     if c.writes_since_flush >= c.spec.fsync_every {
                         c.writes_since_flush = 0;
+                        c.flush_pending = true;
+                    }
+                }
+                if io.kind == IoKind::Write && c.spec.fdatasync_every > 0 {
+                    c.writes_since_datasync += 1;
+                    if c.writes_since_datasync >= c.spec.fdatasync_every {
+                        c.writes_since_datasync = 0;
                         c.flush_pending = true;
                     }
                 }

@@ -1255,3 +1255,19 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
     // iodepth_low = iodepth is the default.
     assert_eq!(run(Some(16)).0, full_lat);
 }
+
+#[test]
+fn fdatasync_flushes_every_n_writes_apart_from_fsync() {
+    let job = JobSpec {
+        rw: RwPattern::RandWrite,
+        number_ios: Some(100),
+        fdatasync_every: 10,
+        fsync_every: 25,
+        ..spec("sync")
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(vec![job], &mut dev);
+    // 10 fdatasyncs and 4 fsyncs; at writes 50 and 100 both fall due and one flush serves.
+    assert_eq!(dev.kinds[3], 12);
+    assert_eq!(s[0].flushes, 12);
+}

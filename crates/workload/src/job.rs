@@ -257,6 +257,11 @@ pub struct JobSpec {
     /// `exitall_on_error`: when this job stops at an error, stop the others `exit_what` names.
     pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
+    /// `fdatasync=N`: a flush after every N writes, counted apart from `fsync` (a block
+    /// device's data and metadata flush alike).
+    pub fdatasync_every: u32,
+    /// `fill_device`: the region runs from `offset` to the end of the device, whatever `size`.
+    pub fill_device: bool,
     /// `write_iolog`: record the I/Os issued, as a fio version 3 iolog at this path.
     pub write_iolog: Option<String>,
     /// `write_hist_log`: a completion-latency histogram log with this prefix.
@@ -353,6 +358,8 @@ impl JobSpec {
             write_lat_log: None,
             write_hist_log: None,
             write_iolog: None,
+            fdatasync_every: 0,
+            fill_device: false,
             exitall: false,
             exitall_on_error: false,
             exit_what: ExitWhat::Group,

@@ -513,6 +513,18 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.fsync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
         Ok(())
     }),
+    sim("fdatasync", &[], OptionType::Int, "0", "Flush after every N writes (a block device's fdatasync, counted apart from fsync)", |b, v| {
+        b.spec.fdatasync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
+        Ok(())
+    }),
+    sim("fsync_on_close", &[], OptionType::Bool, "0", "Flush when the file closes, once the job's I/O is done (the job has one file)", |b, v| {
+        b.spec.end_fsync |= flag(v)?;
+        Ok(())
+    }),
+    sim("fill_device", &["fill_fs"], OptionType::Bool, "0", "Write from offset to the end of the device, whatever size says", |b, v| {
+        b.spec.fill_device = flag(v)?;
+        Ok(())
+    }),
     sim("end_fsync", &[], OptionType::Bool, "0", "Flush once when the job's I/O is done", |b, v| {
         b.spec.end_fsync = flag(v)?;
         Ok(())
@@ -690,8 +702,6 @@ static OPTIONS: &[OptionDef] = &[
     not("thinktime_spin", &[], "Busy part of think time"),
     not("thinktime_blocks_type", &[], "Think time after issue or completion"),
     not("thinktime_iotime", &[], "Think time per I/O time"),
-    not("fdatasync", &[], "fdatasync after writes"),
-    not("fsync_on_close", &[], "fsync on file close"),
     not("trim_percentage", &[], "Trim after verify"),
     not("trim_backlog", &[], "Trim backlog"),
     not("dedupe_percentage", &[], "Data a deduplicating drive could drop (such a drive is not modelled)"),
@@ -700,7 +710,6 @@ static OPTIONS: &[OptionDef] = &[
     not("directory", &[], "Files in a directory"),
     not("openfiles", &[], "Files open at once"),
     not("file_service_type", &[], "Switching between files"),
-    not("fill_device", &["fill_fs"], "Write until the device is full"),
     not("offset_align", &[], "Offset alignment for percentage offsets"),
     not("continue_on_error", &[], "Keep going after I/O errors"),
     not("create_only", &[], "Only create files"),

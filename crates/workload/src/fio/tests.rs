@@ -710,3 +710,12 @@ fn iodepth_low_is_a_low_water_mark() {
     );
     assert_eq!(parse("[j]\n").unwrap().jobs[0].iodepth_low, None);
 }
+
+#[test]
+fn sync_and_fill_options() {
+    let j = &parse("[j]\nfdatasync=8\nfsync_on_close=1\nfill_fs=1\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(j.fdatasync_every, 8);
+    assert!(j.end_fsync && j.fill_device);
+}

@@ -279,8 +279,8 @@ impl IoGenerator {
             return Err(misaligned("the region offset", offset));
         }
         let len = match job.size {
-            Some(s) => resolve(s, capacity, lba),
-            None => capacity.saturating_sub(offset),
+            Some(s) if !job.fill_device => resolve(s, capacity, lba),
+            _ => capacity.saturating_sub(offset),
         };
         if offset >= capacity || offset.saturating_add(len) > capacity {
             return Err(JobError::RegionPastEnd {

@@ -529,3 +529,14 @@ fn percentage_random_mixes_sequential_runs_into_a_random_job() {
         .collect();
     assert_eq!(followers(&writes), writes.len() - 1);
 }
+
+#[test]
+fn fill_device_runs_from_the_offset_to_the_end() {
+    let mut j = JobSpec::new("fill", 1);
+    j.rw = RwPattern::Write;
+    j.size = Some(SizeSpec::Bytes(1 << 20));
+    j.offset = SizeSpec::Bytes(1 << 30);
+    j.fill_device = true;
+    let g = IoGenerator::new(&j, 0, 4 << 30, 4096, SeedTree::new(1)).unwrap();
+    assert_eq!(g.region(), (1 << 30, 3 << 30));
+}
