@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod app_opts;
+mod fio_options;
 mod progress;
 mod replay;
 mod serve;
@@ -49,6 +50,8 @@ enum Command {
     /// Serve a simulated drive over NBD to real programs (fio --ioengine=nbd, qemu-io,
     /// nbdcopy) until interrupted; see docs/serve.md.
     Serve(ServeArgs),
+    /// List the fio options flashlab simulates, accepts without effect, or refuses.
+    FioOptions(fio_options::FioOptionsArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -358,6 +361,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
         Command::Devices => cmd_devices(),
+        Command::FioOptions(args) => write_output(None, &fio_options::render(&args)),
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => matches
             .subcommand_matches("suite")

@@ -41,7 +41,7 @@ pub enum ParseErrorKind {
     BadLine { text: String },
     #[error("option {option} appears before any [section]: put it under [global] or a job")]
     OutsideSection { option: String },
-    #[error("unknown fio option {option}{}", suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default())]
+    #[error("unknown fio option {option}{}; `flashlab fio-options` lists the options flashlab knows", suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default())]
     UnknownOption {
         option: String,
         suggestion: Option<String>,
