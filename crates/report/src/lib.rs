@@ -64,6 +64,10 @@ pub struct LogConfig {
     pub log_hist_msec: u64,
     /// `log_hist_coarseness`: bins summed in groups of `2^coarseness`.
     pub log_hist_coarseness: u8,
+    /// fio's `bwavgtime` / `iopsavgtime`: the window of the bandwidth and IOPS samples
+    /// behind their min/max/mean/stddev (None: fio's 500 ms; a bw or iops log sets its own).
+    pub bw_avg_ms: Option<u64>,
+    pub iops_avg_ms: Option<u64>,
 }
 
 /// What a job's statistics need to know up front.

@@ -471,12 +471,12 @@ impl JobStats {
         let bw_avg_ms = if bw_log.is_some() {
             avg
         } else {
-            DEFAULT_AVG_TIME_MS
+            logs.bw_avg_ms.unwrap_or(DEFAULT_AVG_TIME_MS)
         };
         let iops_avg_ms = if iops_log.is_some() {
             avg
         } else {
-            DEFAULT_AVG_TIME_MS
+            logs.iops_avg_ms.unwrap_or(DEFAULT_AVG_TIME_MS)
         };
         let mut s = Self {
             res,

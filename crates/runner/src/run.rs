@@ -1450,6 +1450,8 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             hist_prefix: spec.write_hist_log.clone(),
             log_hist_msec: spec.log_hist_msec,
             log_hist_coarseness: spec.log_hist_coarseness,
+            bw_avg_ms: spec.bw_avg_ms,
+            iops_avg_ms: spec.iops_avg_ms,
         },
     }
 }

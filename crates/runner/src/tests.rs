@@ -1271,3 +1271,24 @@ fn fdatasync_flushes_every_n_writes_apart_from_fsync() {
     assert_eq!(dev.kinds[3], 12);
     assert_eq!(s[0].flushes, 12);
 }
+
+#[test]
+fn bwavgtime_and_iopsavgtime_set_the_sample_windows() {
+    let run = |bw_ms: Option<u64>, iops_ms: Option<u64>| {
+        let job = JobSpec {
+            bw_avg_ms: bw_ms,
+            iops_avg_ms: iops_ms,
+            ..timed("avg", 1, NS_PER_S)
+        };
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let (result, _) = run_seeded(vec![job], &mut dev, 1);
+        let j = job_json(&result, 0);
+        (
+            j["read"]["bw_samples"].as_u64().unwrap(),
+            j["read"]["iops_samples"].as_u64().unwrap(),
+        )
+    };
+    // fio's 500 ms by default: two samples in a second.
+    assert_eq!(run(None, None), (2, 2));
+    assert_eq!(run(Some(100), Some(250)), (10, 4));
+}

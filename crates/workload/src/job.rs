@@ -257,6 +257,9 @@ pub struct JobSpec {
     /// `exitall_on_error`: when this job stops at an error, stop the others `exit_what` names.
     pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
+    /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
+    pub bw_avg_ms: Option<u64>,
+    pub iops_avg_ms: Option<u64>,
     /// `fdatasync=N`: a flush after every N writes, counted apart from `fsync` (a block
     /// device's data and metadata flush alike).
     pub fdatasync_every: u32,
@@ -359,6 +362,8 @@ impl JobSpec {
             write_hist_log: None,
             write_iolog: None,
             fdatasync_every: 0,
+            bw_avg_ms: None,
+            iops_avg_ms: None,
             fill_device: false,
             exitall: false,
             exitall_on_error: false,

@@ -605,6 +605,14 @@ static OPTIONS: &[OptionDef] = &[
         };
         Ok(())
     }),
+    sim("bwavgtime", &[], OptionType::Int, "500", "Window in ms of the bandwidth samples behind bw min/max/mean/stddev", |b, v| {
+        b.spec.bw_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        Ok(())
+    }),
+    sim("iopsavgtime", &[], OptionType::Int, "500", "Window in ms of the IOPS samples behind iops min/max/mean/stddev", |b, v| {
+        b.spec.iops_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        Ok(())
+    }),
     sim("write_iolog", &[], OptionType::Str, "", "Record the I/Os the job issues as a fio version 3 iolog at this path (flashlab replay --format fio-iolog and fio's read_iolog replay it)", |b, v| {
         let path = val(v)?.trim();
         if path.is_empty() {
@@ -659,8 +667,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("per_job_logs", &[], OptionType::Bool, "1", "One log per clone (presentation)"),
     acc("log_offset", &[], OptionType::Bool, "0", "Log I/O offsets (presentation)"),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
-    acc("bwavgtime", &[], OptionType::Int, "500", "Bandwidth averaging window in ms (presentation)"),
-    acc("iopsavgtime", &[], OptionType::Int, "500", "IOPS averaging window in ms (presentation)"),
     acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),
     acc("fadvise_hint", &[], OptionType::Str, "1", "posix_fadvise hints (real I/O only)"),
