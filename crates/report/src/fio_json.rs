@@ -230,6 +230,7 @@ fn read_job(index: usize, j: &Value) -> Result<JobResult, FioJsonError> {
         error: j.get("error").and_then(Value::as_i64).unwrap_or(0) as i32,
         job_options: options(j.get("job options")),
         percentile_list,
+        percentiles: crate::PercentileKinds::default(),
         dirs,
         sync,
         sync_hist,

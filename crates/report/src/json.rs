@@ -186,13 +186,27 @@ fn ddir_object(job: &JobResult, ddir: usize, group: Option<&GroupStats>, plus: b
     o.int("total_ios", d.total_ios);
     o.int("short_ios", d.short_ios);
     o.int("drop_ios", d.drop_ios);
-    o.obj("slat_ns", lat_object(&d.slat, None, plus));
     let list = job.percentile_list.as_slice();
+    let kinds = job.percentiles;
+    fn with<'a>(
+        h: Option<&'a Histogram>,
+        on: bool,
+        list: &'a [f64],
+    ) -> Option<(&'a Histogram, &'a [f64])> {
+        h.filter(|_| on).map(|h| (h, list))
+    }
+    o.obj(
+        "slat_ns",
+        lat_object(&d.slat, with(d.slat_hist.as_ref(), kinds.slat, list), plus),
+    );
     o.obj(
         "clat_ns",
-        lat_object(&d.clat, Some((&d.clat_hist, list)), plus),
+        lat_object(&d.clat, with(Some(&d.clat_hist), kinds.clat, list), plus),
     );
-    o.obj("lat_ns", lat_object(&d.lat, None, plus));
+    o.obj(
+        "lat_ns",
+        lat_object(&d.lat, with(d.lat_hist.as_ref(), kinds.lat, list), plus),
+    );
     let (min, max, agg, mean, dev) = match d.bw.summary() {
         Some(s) => {
             let agg = group.map_or(0, |g| g.agg_bytes_per_s[ddir]);

@@ -70,6 +70,25 @@ pub struct LogConfig {
     pub iops_avg_ms: Option<u64>,
 }
 
+/// Which latencies a job reports percentiles of (fio's `clat_percentiles`, on by default,
+/// `lat_percentiles` and `slat_percentiles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PercentileKinds {
+    pub clat: bool,
+    pub lat: bool,
+    pub slat: bool,
+}
+
+impl Default for PercentileKinds {
+    fn default() -> Self {
+        PercentileKinds {
+            clat: true,
+            lat: false,
+            slat: false,
+        }
+    }
+}
+
 /// What a job's statistics need to know up front.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobStatsConfig {
@@ -80,6 +99,7 @@ pub struct JobStatsConfig {
     pub job_options: Vec<(String, String)>,
     /// Empty: fio's default list. Sorted, cut at 20 entries or at a 0, as fio does.
     pub percentile_list: Vec<f64>,
+    pub percentiles: PercentileKinds,
     pub logs: LogConfig,
 }
 

@@ -184,13 +184,16 @@ fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
     display_lat(out, "slat", &d.slat);
     display_lat(out, "clat", &d.clat);
     display_lat(out, " lat", &d.lat);
-    show_percentiles(
-        out,
-        &d.clat_hist,
-        d.clat.samples,
-        &job.percentile_list,
-        "clat",
-    );
+    let kinds = job.percentiles;
+    for (on, hist, n, pre) in [
+        (kinds.slat, d.slat_hist.as_ref(), d.slat.samples, "slat"),
+        (kinds.clat, Some(&d.clat_hist), d.clat.samples, "clat"),
+        (kinds.lat, d.lat_hist.as_ref(), d.lat.samples, " lat"),
+    ] {
+        if let Some(h) = hist.filter(|_| on) {
+            show_percentiles(out, h, n, &job.percentile_list, pre);
+        }
+    }
     if let Some(s) = d.bw.summary() {
         let agg = group.map_or(0, |g| g.agg_bytes_per_s[ddir]);
         let p_of_agg = percent_of_agg(s.mean, agg);

@@ -23,6 +23,10 @@ pub(crate) struct DirStats {
     /// I/Os per second per sample window.
     pub iops: IoStat,
     pub clat_hist: Histogram,
+    /// Total and submission latency histograms, kept only for `lat_percentiles` and
+    /// `slat_percentiles` (15 KiB each).
+    pub lat_hist: Option<Histogram>,
+    pub slat_hist: Option<Histogram>,
     pub io_bytes: u64,
     pub total_ios: u64,
     pub short_ios: u64,
@@ -39,6 +43,8 @@ impl DirStats {
             bw: IoStat::new(),
             iops: IoStat::new(),
             clat_hist: Histogram::new(),
+            lat_hist: None,
+            slat_hist: None,
             io_bytes: 0,
             total_ios: 0,
             short_ios: 0,
@@ -54,6 +60,12 @@ impl DirStats {
         self.bw = IoStat::new();
         self.iops = IoStat::new();
         self.clat_hist.clear();
+        for h in [&mut self.lat_hist, &mut self.slat_hist]
+            .into_iter()
+            .flatten()
+        {
+            h.clear();
+        }
         self.io_bytes = 0;
         self.total_ios = 0;
         self.short_ios = 0;
@@ -68,6 +80,16 @@ impl DirStats {
         self.bw.merge(&o.bw, true);
         self.iops.merge(&o.iops, true);
         self.clat_hist.merge(&o.clat_hist);
+        for (h, oh) in [
+            (&mut self.lat_hist, &o.lat_hist),
+            (&mut self.slat_hist, &o.slat_hist),
+        ] {
+            match (h.as_mut(), oh) {
+                (Some(h), Some(oh)) => h.merge(oh),
+                (None, Some(oh)) => *h = Some(oh.clone()),
+                _ => {}
+            }
+        }
         self.io_bytes += o.io_bytes;
         self.total_ios += o.total_ios;
         self.short_ios += o.short_ios;
@@ -86,6 +108,9 @@ pub struct JobResult {
     pub(crate) error: i32,
     pub(crate) job_options: Vec<(String, String)>,
     pub(crate) percentile_list: Vec<f64>,
+    /// Which latencies report percentiles (fio's `clat_percentiles`, `lat_percentiles`,
+    /// `slat_percentiles`).
+    pub(crate) percentiles: crate::PercentileKinds,
     pub(crate) dirs: [DirStats; 3],
     pub(crate) sync: IoStat,
     pub(crate) sync_hist: Histogram,
@@ -188,6 +213,7 @@ impl JobResult {
             error: 0,
             job_options: config.job_options.clone(),
             percentile_list: normalize_percentile_list(&config.percentile_list),
+            percentiles: config.percentiles,
             dirs: [DirStats::new(), DirStats::new(), DirStats::new()],
             sync: IoStat::new(),
             sync_hist: Histogram::new(),
@@ -441,6 +467,14 @@ pub struct JobStats {
 impl JobStats {
     pub fn new(config: JobStatsConfig) -> Self {
         let mut res = JobResult::empty(&config);
+        for d in res.dirs.iter_mut() {
+            if config.percentiles.lat {
+                d.lat_hist = Some(Histogram::new());
+            }
+            if config.percentiles.slat {
+                d.slat_hist = Some(Histogram::new());
+            }
+        }
         let logs = &config.logs;
         let avg = logs.log_avg_msec;
         let mut series = Vec::new();
@@ -610,6 +644,12 @@ impl JobStats {
         l_sum.add(lat);
         let d = &mut self.res.dirs[ddir];
         d.clat_hist.record(clat);
+        if let Some(h) = d.lat_hist.as_mut() {
+            h.record(lat);
+        }
+        if let Some(h) = d.slat_hist.as_mut() {
+            h.record(slat);
+        }
         d.io_bytes += bytes;
         d.total_ios += 1;
         // fio buckets completion latency (not total latency) for latency_ns/us/ms.

@@ -152,6 +152,7 @@ mod tests {
             job_index: 1,
             job_options: Vec::new(),
             percentile_list: Vec::new(),
+            percentiles: Default::default(),
             logs,
         });
         s.start_measuring(0);

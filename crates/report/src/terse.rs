@@ -191,6 +191,7 @@ mod tests {
             job_index: 1,
             job_options: vec![("rw".into(), "randrw".into())],
             percentile_list,
+            percentiles: Default::default(),
             logs: LogConfig::default(),
         }
     }

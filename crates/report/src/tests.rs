@@ -20,6 +20,7 @@ fn config(name: &str, groupid: u32, job_index: u32, logs: LogConfig) -> JobStats
             ("iodepth".into(), "4".into()),
         ],
         percentile_list: Vec::new(),
+        percentiles: Default::default(),
         logs,
     }
 }
@@ -508,4 +509,50 @@ fn steadystate_object_matches_fio() {
         (true, 61_301, 251_091_496)
     );
     assert!(back.iops_metric && !back.slope_metric && back.percent);
+}
+
+/// fio's `lat_percentiles=1`, `slat_percentiles=1` and `clat_percentiles=0`: the latencies
+/// asked for get a percentile object (and json+ bins) and a normal-output block; the one
+/// turned off loses both.
+#[test]
+fn percentile_switches_choose_which_latencies_report_percentiles() {
+    let mut cfg = config("p", 0, 1, LogConfig::default());
+    cfg.percentiles = crate::PercentileKinds {
+        clat: false,
+        lat: true,
+        slat: true,
+    };
+    let job = synthetic_job(cfg, 7, 500);
+    let run = RunResult::new(Vec::new(), vec![job], Value::Null);
+    let v: Value = serde_json::from_str(&render_json(&run, true)).unwrap();
+    let read = &v["jobs"][0]["read"];
+    assert!(read["clat_ns"].get("percentile").is_none());
+    assert!(read["clat_ns"].get("bins").is_none());
+    for key in ["lat_ns", "slat_ns"] {
+        let p = read[key]["percentile"].as_object().expect(key);
+        assert_eq!(p.len(), DEFAULT_PERCENTILES.len(), "{key}");
+        // Ordered, and within the latency's own range.
+        let vals: Vec<u64> = p.values().map(|x| x.as_u64().unwrap()).collect();
+        assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{key}: {vals:?}");
+        let bins: u64 = read[key]["bins"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(bins, read[key]["N"].as_u64().unwrap(), "{key}");
+    }
+    // Total latency is submission plus completion: its median lies above the slat median.
+    let median = |k: &str| read[k]["percentile"]["50.000000"].as_u64().unwrap();
+    assert!(median("lat_ns") > median("slat_ns"));
+    let text = render_normal(&run);
+    assert!(!text.contains("clat percentiles"), "{text}");
+    let slat = text.find("    slat percentiles (").expect("slat block");
+    let lat = text.find("     lat percentiles (").expect("lat block");
+    assert!(slat < lat);
+    // The default keeps clat alone.
+    let job = synthetic_job(config("d", 0, 1, LogConfig::default()), 7, 500);
+    let run = RunResult::new(Vec::new(), vec![job], Value::Null);
+    let text = render_normal(&run);
+    assert!(text.contains("    clat percentiles (") && !text.contains(" lat percentiles ("));
 }

@@ -237,6 +237,7 @@ pub fn replay_trace<R: BufRead>(
         job_index: 1,
         job_options: Vec::new(),
         percentile_list: DEFAULT_PERCENTILES.to_vec(),
+        percentiles: Default::default(),
         logs: LogConfig::default(),
     });
     stats.set_iodepth(if qd > 0 {

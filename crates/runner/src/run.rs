@@ -8,7 +8,7 @@ use flashlab_engine::{
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
-    JobResult, JobStats, JobStatsConfig, LogConfig, RunResult, DEFAULT_PERCENTILES,
+    JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult, DEFAULT_PERCENTILES,
 };
 use flashlab_workload::{ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
 use serde_json::{json, Value};
@@ -1441,6 +1441,11 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             DEFAULT_PERCENTILES.to_vec()
         } else {
             spec.percentile_list.clone()
+        },
+        percentiles: PercentileKinds {
+            clat: spec.clat_percentiles,
+            lat: spec.lat_percentiles,
+            slat: spec.slat_percentiles,
         },
         logs: LogConfig {
             bw_prefix: spec.write_bw_log.clone(),

@@ -257,6 +257,11 @@ pub struct JobSpec {
     /// `exitall_on_error`: when this job stops at an error, stop the others `exit_what` names.
     pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
+    /// fio's `clat_percentiles` (on by default), `lat_percentiles`, `slat_percentiles`:
+    /// which latencies report percentiles.
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
     /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
     pub bw_avg_ms: Option<u64>,
     pub iops_avg_ms: Option<u64>,
@@ -362,6 +367,9 @@ impl JobSpec {
             write_hist_log: None,
             write_iolog: None,
             fdatasync_every: 0,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
             bw_avg_ms: None,
             iops_avg_ms: None,
             fill_device: false,

@@ -605,6 +605,18 @@ static OPTIONS: &[OptionDef] = &[
         };
         Ok(())
     }),
+    sim("clat_percentiles", &[], OptionType::Bool, "1", "Report completion latency percentiles", |b, v| {
+        b.spec.clat_percentiles = flag(v)?;
+        Ok(())
+    }),
+    sim("lat_percentiles", &[], OptionType::Bool, "0", "Report total latency percentiles", |b, v| {
+        b.spec.lat_percentiles = flag(v)?;
+        Ok(())
+    }),
+    sim("slat_percentiles", &[], OptionType::Bool, "0", "Report submission latency percentiles", |b, v| {
+        b.spec.slat_percentiles = flag(v)?;
+        Ok(())
+    }),
     sim("bwavgtime", &[], OptionType::Int, "500", "Window in ms of the bandwidth samples behind bw min/max/mean/stddev", |b, v| {
         b.spec.bw_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
         Ok(())
@@ -655,9 +667,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("userspace_reap", &[], OptionType::Bool, "0", "Reap completions in user space (real I/O only)"),
     acc("random_generator", &[], OptionType::Enum(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "fio's generator; flashlab always uses its own seeded streams"),
     acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
-    acc("clat_percentiles", &[], OptionType::Bool, "1", "Report completion latency percentiles (presentation)"),
-    acc("lat_percentiles", &[], OptionType::Bool, "0", "Report total latency percentiles (presentation)"),
-    acc("slat_percentiles", &[], OptionType::Bool, "0", "Report submission latency percentiles (presentation)"),
     acc("disable_lat", &[], OptionType::Bool, "0", "Skip total latency (presentation)"),
     acc("disable_clat", &[], OptionType::Bool, "0", "Skip completion latency (presentation)"),
     acc("disable_slat", &[], OptionType::Bool, "0", "Skip submission latency (presentation)"),

@@ -719,3 +719,19 @@ fn sync_and_fill_options() {
     assert_eq!(j.fdatasync_every, 8);
     assert!(j.end_fsync && j.fill_device);
 }
+
+#[test]
+fn percentile_switches_parse() {
+    let j = &parse("[j]\nclat_percentiles=0\nlat_percentiles=1\nslat_percentiles\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(
+        (j.clat_percentiles, j.lat_percentiles, j.slat_percentiles),
+        (false, true, true)
+    );
+    let d = &parse("[j]\n").unwrap().jobs[0];
+    assert_eq!(
+        (d.clat_percentiles, d.lat_percentiles, d.slat_percentiles),
+        (true, false, false)
+    );
+}
