@@ -70,3 +70,20 @@ fn the_histogram_log_has_fio_s_lines_and_the_run_s_latencies() {
         );
     }
 }
+
+#[test]
+fn log_offset_lines_carry_the_offset_as_fio_s_do() {
+    let job = "[lo]\nrw=randread\nbs=4k\nnumber_ios=50\nwrite_lat_log=lo-test\nlog_offset=1\n";
+    let out = run_job("log-offset.fio", job, "tiny-test-1gb", "json");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lo-test_clat.1.log");
+    let rows = rows(&log);
+    assert_eq!(rows.len(), 50);
+    let width = reference("logs2/lo_clat.1.log").map_or(6, |r| self::rows(&r)[0].len());
+    for r in &rows {
+        assert_eq!(r.len(), width, "time, value, ddir, bs, offset, prio");
+        assert_eq!((r[2], r[3], r[4] % 4096, r[5]), (0, 4096, 0, 0));
+    }
+    // Random reads: the offsets differ.
+    assert!(rows.windows(2).any(|w| w[0][4] != w[1][4]));
+}

@@ -68,6 +68,8 @@ pub struct LogConfig {
     /// behind their min/max/mean/stddev (None: fio's 500 ms; a bw or iops log sets its own).
     pub bw_avg_ms: Option<u64>,
     pub iops_avg_ms: Option<u64>,
+    /// fio's `log_offset`: log lines carry the I/O's offset.
+    pub log_offset: bool,
 }
 
 /// Which latencies a job reports percentiles of (fio's `clat_percentiles`, on by default,

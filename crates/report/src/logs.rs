@@ -3,8 +3,11 @@
 //! and is written as `<prefix>_<type>.<job_index>.log` with lines
 //! `time_ms, value, ddir, bs, prio` (windowed entries have `bs = 0`, as fio writes them).
 //!
+//! With fio's `log_offset` every line also carries the I/O's offset before `prio` (0 for
+//! windowed entries, as fio writes them).
+//!
 //! Memory: a windowed log holds one entry per window and direction. A per-I/O log holds one
-//! 24-byte entry per I/O, at most [`MAX_LOG_ENTRIES`] per file (48 MiB); further entries are
+//! 32-byte entry per I/O, at most [`MAX_LOG_ENTRIES`] per file (64 MiB); further entries are
 //! counted in [`LogSeries::dropped`] and not written.
 
 use std::io::Write;
@@ -47,6 +50,8 @@ impl LogKind {
 pub struct LogEntry {
     pub time_ms: u64,
     pub value: u64,
+    /// The I/O's offset in bytes (per-I/O entries; written with `log_offset`).
+    pub offset: u64,
     pub bs: u32,
     pub ddir: u8,
 }
@@ -57,6 +62,8 @@ pub struct LogSeries {
     pub kind: LogKind,
     pub prefix: String,
     pub avg_msec: u64,
+    /// fio's `log_offset`: lines carry the I/O's offset.
+    pub with_offset: bool,
     pub entries: Vec<LogEntry>,
     /// Entries not kept because the log reached [`MAX_LOG_ENTRIES`].
     pub dropped: u64,
@@ -70,6 +77,7 @@ impl LogSeries {
             kind,
             prefix: prefix.to_string(),
             avg_msec,
+            with_offset: false,
             entries: Vec::new(),
             dropped: 0,
             window: [IoStat::new(); 3],
@@ -98,10 +106,16 @@ impl LogSeries {
     /// `avg_msec` after the window began, is stamped with that sample's time, and the next
     /// window starts at the last multiple of `avg_msec` (fio's `add_log_sample`).
     pub fn add(&mut self, elapsed_ms: u64, value: u64, ddir: usize, bs: u64) {
+        self.add_at(elapsed_ms, value, ddir, bs, 0);
+    }
+
+    /// [`Self::add`] for an I/O at `offset` bytes (kept by per-I/O logs).
+    pub fn add_at(&mut self, elapsed_ms: u64, value: u64, ddir: usize, bs: u64, offset: u64) {
         if self.avg_msec == 0 {
             self.push(LogEntry {
                 time_ms: elapsed_ms,
                 value,
+                offset,
                 bs: bs.min(u32::MAX as u64) as u32,
                 ddir: ddir as u8,
             });
@@ -123,6 +137,7 @@ impl LogSeries {
             self.push(LogEntry {
                 time_ms: elapsed_ms,
                 value: (w.mean + 0.5) as u64,
+                offset: 0,
                 bs: 0,
                 ddir: ddir as u8,
             });
@@ -150,7 +165,15 @@ impl LogSeries {
         let mut s = String::with_capacity(self.entries.len() * 24);
         for e in &self.entries {
             use std::fmt::Write as _;
-            let _ = writeln!(s, "{}, {}, {}, {}, 0", e.time_ms, e.value, e.ddir, e.bs);
+            let _ = if self.with_offset {
+                writeln!(
+                    s,
+                    "{}, {}, {}, {}, {}, 0",
+                    e.time_ms, e.value, e.ddir, e.bs, e.offset
+                )
+            } else {
+                writeln!(s, "{}, {}, {}, {}, 0", e.time_ms, e.value, e.ddir, e.bs)
+            };
         }
         s
     }
@@ -192,6 +215,21 @@ mod tests {
         l.add(3, 58_968, 1, 4096);
         assert_eq!(l.render(), "0, 250994, 0, 4096, 0\n3, 58968, 1, 4096, 0\n");
         assert_eq!(l.file_name(1), "x_clat.1.log");
+    }
+
+    #[test]
+    fn log_offset_adds_the_offset_column() {
+        // fio 3.33's per-I/O log with log_offset=1 (reference logs2/lo_clat.1.log).
+        let mut l = LogSeries::new(LogKind::Clat, "lo", 0);
+        l.with_offset = true;
+        l.add_at(0, 235_831, 0, 4096, 3_858_432);
+        assert_eq!(l.render(), "0, 235831, 0, 4096, 3858432, 0\n");
+        // Windowed entries have no offset of their own: fio writes 0.
+        let mut w = LogSeries::new(LogKind::Bw, "lo", 500);
+        w.with_offset = true;
+        w.add_at(499, 51_559, 1, 131_072, 1 << 20);
+        w.add_at(500, 51_559, 1, 131_072, 2 << 20);
+        assert_eq!(w.render(), "500, 51559, 1, 0, 0, 0\n");
     }
 
     #[test]

@@ -480,7 +480,9 @@ impl JobStats {
         let mut series = Vec::new();
         let mut add = |kind: LogKind, prefix: &Option<String>| -> Option<usize> {
             prefix.as_ref().map(|p| {
-                series.push(LogSeries::new(kind, p, avg));
+                let mut l = LogSeries::new(kind, p, avg);
+                l.with_offset = logs.log_offset;
+                series.push(l);
                 series.len() - 1
             })
         };
@@ -543,9 +545,10 @@ impl JobStats {
         self.res.latency_depth = iodepth;
     }
 
-    fn log(&mut self, idx: Option<usize>, elapsed_ms: u64, value: u64, ddir: usize, bs: u64) {
+    fn log(&mut self, idx: Option<usize>, at: (u64, u64), value: u64, ddir: usize, bs: u64) {
         if let Some(i) = idx {
-            self.res.logs[0].series[i].add(elapsed_ms, value, ddir, bs);
+            let (elapsed_ms, offset) = at;
+            self.res.logs[0].series[i].add_at(elapsed_ms, value, ddir, bs, offset);
         }
     }
 
@@ -566,7 +569,7 @@ impl JobStats {
                     }
                     let rate = delta * 1000 / self.bw_avg_ms / 1024;
                     self.res.dirs[ddir].bw.add(rate);
-                    self.log(self.bw_log, elapsed_ms, rate, ddir, 0);
+                    self.log(self.bw_log, (elapsed_ms, 0), rate, ddir, 0);
                     self.stat_io_bytes[ddir] = self.this_io_bytes[ddir];
                 }
                 let windows = (now_ns - self.next_bw_ns) / w_ns + 1;
@@ -584,7 +587,7 @@ impl JobStats {
                     }
                     let rate = delta * 1000 / self.iops_avg_ms;
                     self.res.dirs[ddir].iops.add(rate);
-                    self.log(self.iops_log, elapsed_ms, rate, ddir, 0);
+                    self.log(self.iops_log, (elapsed_ms, 0), rate, ddir, 0);
                     self.stat_io_blocks[ddir] = self.this_io_blocks[ddir];
                 }
                 let windows = (now_ns - self.next_iops_ns) / w_ns + 1;
@@ -626,8 +629,6 @@ impl JobStats {
         bytes: u64,
         offset: u64,
     ) {
-        // Offsets only matter to fio's log_offset option, which is not supported.
-        let _ = offset;
         if ddir > DDIR_TRIM {
             debug_assert!(false, "data direction {ddir} out of range");
             return;
@@ -678,19 +679,19 @@ impl JobStats {
                 0
             };
             self.res.dirs[ddir].bw.add(rate);
-            self.log(self.bw_log, done_ms, rate, ddir, bytes);
+            self.log(self.bw_log, (done_ms, offset), rate, ddir, bytes);
         }
         if self.per_io_iops {
             self.res.dirs[ddir].iops.add(1);
-            self.log(self.iops_log, done_ms, 1, ddir, bytes);
+            self.log(self.iops_log, (done_ms, offset), 1, ddir, bytes);
         }
         if let Some(h) = self.res.logs[0].hist.as_mut() {
             h.add(done_ms, clat, ddir, bytes);
         }
         let accepted_ms = accepted_ns.saturating_sub(self.start_ns) / NS_PER_MS;
-        self.log(self.slat_log, accepted_ms, slat, ddir, bytes);
-        self.log(self.lat_log, done_ms, lat, ddir, bytes);
-        self.log(self.clat_log, done_ms, clat, ddir, bytes);
+        self.log(self.slat_log, (accepted_ms, offset), slat, ddir, bytes);
+        self.log(self.lat_log, (done_ms, offset), lat, ddir, bytes);
+        self.log(self.clat_log, (done_ms, offset), clat, ddir, bytes);
     }
 
     /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's

@@ -1457,6 +1457,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             log_hist_coarseness: spec.log_hist_coarseness,
             bw_avg_ms: spec.bw_avg_ms,
             iops_avg_ms: spec.iops_avg_ms,
+            log_offset: spec.log_offset,
         },
     }
 }

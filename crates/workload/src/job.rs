@@ -262,6 +262,8 @@ pub struct JobSpec {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// `log_offset`: log lines carry the I/O's offset.
+    pub log_offset: bool,
     /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
     pub bw_avg_ms: Option<u64>,
     pub iops_avg_ms: Option<u64>,
@@ -370,6 +372,7 @@ impl JobSpec {
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
+            log_offset: false,
             bw_avg_ms: None,
             iops_avg_ms: None,
             fill_device: false,

@@ -617,6 +617,10 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.slat_percentiles = flag(v)?;
         Ok(())
     }),
+    sim("log_offset", &[], OptionType::Bool, "0", "Log lines carry the I/O's offset (before prio; 0 in averaged lines)", |b, v| {
+        b.spec.log_offset = flag(v)?;
+        Ok(())
+    }),
     sim("bwavgtime", &[], OptionType::Int, "500", "Window in ms of the bandwidth samples behind bw min/max/mean/stddev", |b, v| {
         b.spec.bw_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
         Ok(())
@@ -674,7 +678,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("gtod_reduce", &[], OptionType::Bool, "0", "Fewer clock reads (real I/O only)"),
     acc("unified_rw_reporting", &[], OptionType::Str, "none", "Merge directions in reports (presentation)"),
     acc("per_job_logs", &[], OptionType::Bool, "1", "One log per clone (presentation)"),
-    acc("log_offset", &[], OptionType::Bool, "0", "Log I/O offsets (presentation)"),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
     acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),

@@ -735,3 +735,9 @@ fn percentile_switches_parse() {
         (true, false, false)
     );
 }
+
+#[test]
+fn log_offset_parses() {
+    assert!(parse("[j]\nlog_offset=1\n").unwrap().jobs[0].log_offset);
+    assert!(!parse("[j]\n").unwrap().jobs[0].log_offset);
+}
