@@ -1292,3 +1292,21 @@ fn bwavgtime_and_iopsavgtime_set_the_sample_windows() {
     assert_eq!(run(None, None), (2, 2));
     assert_eq!(run(Some(100), Some(250)), (10, 4));
 }
+
+#[test]
+fn a_job_with_stats_off_runs_but_is_not_reported() {
+    let background = JobSpec {
+        stats: false,
+        ..timed("noise", 4, NS_PER_S)
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, s) = run_seeded(
+        vec![timed("measured", 1, NS_PER_S), background],
+        &mut dev,
+        1,
+    );
+    assert_eq!(result.jobs.len(), 1);
+    assert_eq!(result.jobs[0].jobname(), "measured");
+    // It ran all the same.
+    assert!(s[1].measured_ios[0] > 30_000, "{:?}", s[1].measured_ios);
+}

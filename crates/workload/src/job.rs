@@ -262,6 +262,8 @@ pub struct JobSpec {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// `stats`: the job's results are reported (fio's `stats=0` runs it unreported).
+    pub stats: bool,
     /// `log_offset`: log lines carry the I/O's offset.
     pub log_offset: bool,
     /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
@@ -372,6 +374,7 @@ impl JobSpec {
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
+            stats: true,
             log_offset: false,
             bw_avg_ms: None,
             iops_avg_ms: None,

@@ -65,12 +65,15 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
             // Clones are scaled one by one: group_reporting adds their rates up afterwards.
             let measured_ns = c.end_ns.saturating_sub(c.measure_start_ns);
             result.scale_back(&job_scale.back, measured_ns, end_ns);
-            let merge = c.spec.group_reporting && last_group == Some(c.groupid);
-            match jobs.last_mut() {
-                Some(last) if merge => last.merge(&result),
-                _ => jobs.push(result),
+            // fio's stats=0: the job runs but is left out of the results.
+            if c.spec.stats {
+                let merge = c.spec.group_reporting && last_group == Some(c.groupid);
+                match jobs.last_mut() {
+                    Some(last) if merge => last.merge(&result),
+                    _ => jobs.push(result),
+                }
+                last_group = c.spec.group_reporting.then_some(c.groupid);
             }
-            last_group = c.spec.group_reporting.then_some(c.groupid);
             if c.rate.active {
                 rate_report.push(rate_json(&c, job_scale.back.rate_factor()));
             }

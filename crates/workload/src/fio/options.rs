@@ -617,6 +617,10 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.slat_percentiles = flag(v)?;
         Ok(())
     }),
+    sim("stats", &[], OptionType::Bool, "1", "Report the job's results (0: it runs, and is left out of the output)", |b, v| {
+        b.spec.stats = flag(v)?;
+        Ok(())
+    }),
     sim("log_offset", &[], OptionType::Bool, "0", "Log lines carry the I/O's offset (before prio; 0 in averaged lines)", |b, v| {
         b.spec.log_offset = flag(v)?;
         Ok(())
@@ -691,7 +695,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("unlink", &[], OptionType::Bool, "0", "Delete files afterwards (real I/O only)"),
     acc("create_on_open", &[], OptionType::Bool, "0", "Create files on open (real I/O only)"),
     acc("fallocate", &[], OptionType::Str, "native", "File preallocation (real I/O only)"),
-    acc("stats", &[], OptionType::Bool, "1", "Collect statistics (presentation)"),
     acc("refill_buffers", &[], OptionType::Bool, "0", "New data for every write (real I/O only: the bytes change, how compressible they are does not)"),
     acc("scramble_buffers", &[], OptionType::Bool, "1", "Alter a few bytes per 512 of each write against deduplication (real I/O only; the few percent of compressibility this takes from a pattern is not modelled)"),
     // --- not simulated ----------------------------------------------------------------------

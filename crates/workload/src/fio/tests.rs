@@ -741,3 +741,9 @@ fn log_offset_parses() {
     assert!(parse("[j]\nlog_offset=1\n").unwrap().jobs[0].log_offset);
     assert!(!parse("[j]\n").unwrap().jobs[0].log_offset);
 }
+
+#[test]
+fn stats_off_parses() {
+    assert!(!parse("[j]\nstats=0\n").unwrap().jobs[0].stats);
+    assert!(parse("[j]\n").unwrap().jobs[0].stats);
+}
