@@ -439,6 +439,8 @@ fn depth_bucket(depth: u32) -> usize {
 /// Statistics of one running job (one clone).
 pub struct JobStats {
     res: JobResult,
+    /// Total or submission latency histograms are kept (one test per I/O for both).
+    more_hists: bool,
     /// Per direction: slat, clat and lat, summed exactly and written into `res` by
     /// [`JobStats::finish`].
     lat_sums: [[ExactStat; 3]; 3],
@@ -515,6 +517,7 @@ impl JobStats {
             logs.iops_avg_ms.unwrap_or(DEFAULT_AVG_TIME_MS)
         };
         let mut s = Self {
+            more_hists: config.percentiles.lat || config.percentiles.slat,
             res,
             lat_sums: [[ExactStat::new(); 3]; 3],
             start_ns: 0,
@@ -645,11 +648,13 @@ impl JobStats {
         l_sum.add(lat);
         let d = &mut self.res.dirs[ddir];
         d.clat_hist.record(clat);
-        if let Some(h) = d.lat_hist.as_mut() {
-            h.record(lat);
-        }
-        if let Some(h) = d.slat_hist.as_mut() {
-            h.record(slat);
+        if self.more_hists {
+            if let Some(h) = d.lat_hist.as_mut() {
+                h.record(lat);
+            }
+            if let Some(h) = d.slat_hist.as_mut() {
+                h.record(slat);
+            }
         }
         d.io_bytes += bytes;
         d.total_ios += 1;

@@ -133,7 +133,8 @@ struct JobClone<'a> {
     /// here so the per-I/O path does not reach into the spec.
     write_compressible_percent: u8,
     issued_bytes: u64,
-    /// Data I/Os and bytes completed since the start, ramp included (steady-state samples).
+    /// Data I/Os and bytes completed since the start, ramp included, per direction (kept
+    /// for a watched clone: steady-state samples, latency windows, minimum rates).
     done_ios: [u64; 3],
     done_bytes: [u64; 3],
     /// The steady-state detection judging this clone, if its job asked for one.
@@ -142,6 +143,9 @@ struct JobClone<'a> {
     lat_target: Option<LatTarget>,
     /// fio's minimum rates, if the job sets any.
     min_rate: Option<MinRate>,
+    /// Completions need a look beyond the statistics (a steady-state detection,
+    /// `lat_target` or `min_rate`): one flag on the per-I/O path instead of a test of each.
+    watched: bool,
     /// The I/Os issued, when the job writes an iolog (`write_iolog`).
     iolog: Option<IoLog>,
     measured_bytes: [u64; 3],
@@ -469,6 +473,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     steady: None,
                     lat_target: None,
                     min_rate: None,
+                    watched: false,
                     iolog: spec.write_iolog.as_ref().map(|path| {
                         let default_name = format!("{}.{clone_index}.0", spec.name);
                         IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
@@ -669,6 +674,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.rate.poisson_next_ns = [now; 3];
         c.lat_target = LatTarget::new(c.spec, now);
         c.min_rate = MinRate::new(c.spec, now, self.plan.jobs[c.spec_index].time_factor);
+        c.watched = c.lat_target.is_some() || c.min_rate.is_some() || c.steady.is_some();
         if let Some(lt) = &c.lat_target {
             c.iodepth = lt.depth;
         }
@@ -714,11 +720,6 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
                 c.in_flight -= 1;
-                if kind != IoKind::Flush {
-                    let ddir = kind.ddir();
-                    c.done_ios[ddir] += 1;
-                    c.done_bytes[ddir] += len_bytes;
-                }
                 if kind == IoKind::Flush {
                     c.flushes += 1;
                     if c.measuring && now <= c.deadline_ns {
@@ -740,11 +741,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         offset_bytes,
                     );
                 }
-                if self.clones[i].lat_target.is_some() {
-                    self.lat_target_completed(i, now, kind, issue_ns, offset_bytes);
-                }
-                if self.clones[i].min_rate.is_some() && kind != IoKind::Flush {
-                    self.min_rate_completed(i, now, kind.ddir());
+                if c.watched {
+                    self.watch_completion(i, now, kind, issue_ns, offset_bytes, len_bytes);
                 }
                 self.drain_host_queue(now)?;
                 let c = &mut self.clones[i];
@@ -794,6 +792,33 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             Event::SteadyCheck { tracker } => self.steady_check(tracker as usize, now)?,
         }
         Ok(())
+    }
+
+    /// What a watched clone (steady state, latency target, minimum rates) notes and does
+    /// after an I/O completed.
+    #[cold]
+    #[inline(never)]
+    fn watch_completion(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        kind: IoKind,
+        issue_ns: SimTime,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) {
+        if kind != IoKind::Flush {
+            let c = &mut self.clones[i];
+            let ddir = kind.ddir();
+            c.done_ios[ddir] += 1;
+            c.done_bytes[ddir] += len_bytes;
+        }
+        if self.clones[i].lat_target.is_some() {
+            self.lat_target_completed(i, now, kind, issue_ns, offset_bytes);
+        }
+        if self.clones[i].min_rate.is_some() && kind != IoKind::Flush {
+            self.min_rate_completed(i, now, kind.ddir());
+        }
     }
 
     /// fio's latency-target search after one of clone `i`'s I/Os completed: the depth it
