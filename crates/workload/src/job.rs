@@ -262,6 +262,9 @@ pub struct JobSpec {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
+    /// smallest block size, fio's default).
+    pub offset_align_bytes: u64,
     /// `stats`: the job's results are reported (fio's `stats=0` runs it unreported).
     pub stats: bool,
     /// `log_offset`: log lines carry the I/O's offset.
@@ -374,6 +377,7 @@ impl JobSpec {
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
+            offset_align_bytes: 0,
             stats: true,
             log_offset: false,
             bw_avg_ms: None,

@@ -450,6 +450,10 @@ static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     not("latency_run", &[], "Keep adjusting the queue depth after the latency target's depth is found"),
+    sim("offset_align", &[], OptionType::Size, "0", "Align an offset given as a percentage up to this many bytes (0: the smallest block size)", |b, v| {
+        b.spec.offset_align_bytes = parse_bytes(val(v)?, b.kb_base)?;
+        Ok(())
+    }),
     sim("startdelay", &[], OptionType::Time(TimeUnit::Seconds), "0", "Start the job this long after its phase starts", |b, v| {
         b.spec.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
@@ -720,7 +724,7 @@ static OPTIONS: &[OptionDef] = &[
     not("flow", &[], "Flow control between jobs"),
     not("flow_id", &[], "Flow control group"),
     not("rate_ignore_thinktime", &[], "Rate without think time"),
-    not("thinktime_spin", &[], "Busy part of think time"),
+    acc("thinktime_spin", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Busy-wait part of thinktime (the host's CPU; the pause the drive sees is thinktime either way)"),
     not("thinktime_blocks_type", &[], "Think time after issue or completion"),
     not("thinktime_iotime", &[], "Think time per I/O time"),
     not("trim_percentage", &[], "Trim after verify"),
@@ -731,7 +735,6 @@ static OPTIONS: &[OptionDef] = &[
     not("directory", &[], "Files in a directory"),
     not("openfiles", &[], "Files open at once"),
     not("file_service_type", &[], "Switching between files"),
-    not("offset_align", &[], "Offset alignment for percentage offsets"),
     not("continue_on_error", &[], "Keep going after I/O errors"),
     not("create_only", &[], "Only create files"),
 ];

@@ -262,13 +262,20 @@ impl IoGenerator {
         }
 
         // fio aligns an offset given as a percentage to the minimum block size (its
-        // `offset_align` default), so `offset=25%` never splits the job's blocks.
+        // `offset_align` default), so `offset=25%` never splits the job's blocks; a given
+        // `offset_align` aligns it up instead.
         let pct_align = (0..3)
             .filter(|&d| dirs[d])
             .map(|d| align[d])
             .min()
             .unwrap_or(lba);
         let resolve_offset = |spec: SizeSpec| match spec {
+            SizeSpec::Fraction(_) if job.offset_align_bytes > 0 => {
+                // Past the end when it cannot be aligned: refused below with the region.
+                resolve(spec, capacity, lba)
+                    .checked_next_multiple_of(job.offset_align_bytes)
+                    .unwrap_or(u64::MAX)
+            }
             SizeSpec::Fraction(_) => resolve(spec, capacity, lba) / pct_align * pct_align,
             SizeSpec::Bytes(_) => resolve(spec, capacity, lba),
         };

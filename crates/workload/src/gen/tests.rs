@@ -540,3 +540,19 @@ fn fill_device_runs_from_the_offset_to_the_end() {
     let g = IoGenerator::new(&j, 0, 4 << 30, 4096, SeedTree::new(1)).unwrap();
     assert_eq!(g.region(), (1 << 30, 3 << 30));
 }
+
+#[test]
+fn offset_align_aligns_a_percentage_offset_up() {
+    let mut j = JobSpec::new("a", 1);
+    j.rw = RwPattern::Read;
+    j.offset = SizeSpec::Fraction(0.1);
+    let cap = 10_000 * 4096;
+    let g = IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).unwrap();
+    assert_eq!(g.region().0, 1_000 * 4096);
+    j.offset_align_bytes = 1 << 20;
+    let g = IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).unwrap();
+    assert_eq!(g.region().0, 4 << 20);
+    // An alignment that cannot be met is refused, not wrapped.
+    j.offset_align_bytes = u64::MAX - 1;
+    assert!(IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).is_err());
+}
