@@ -87,3 +87,16 @@ fn log_offset_lines_carry_the_offset_as_fio_s_do() {
     // Random reads: the offsets differ.
     assert!(rows.windows(2).any(|w| w[0][4] != w[1][4]));
 }
+
+#[test]
+fn per_job_logs_off_shares_one_file_per_prefix() {
+    let job = "[pj]\nrw=randread\nbs=4k\nnumber_ios=20\nnumjobs=2\nwrite_lat_log=pj-test\n\
+               per_job_logs=0\n";
+    let out = run_job("per-job-logs.fio", job, "tiny-test-1gb", "json");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    // Both clones' lines in one file named without a job number.
+    assert_eq!(rows(&dir.join("pj-test_clat.log")).len(), 40);
+    assert!(!dir.join("pj-test_clat.1.log").exists());
+    assert!(!dir.join("pj-test_clat.2.log").exists());
+}

@@ -134,6 +134,11 @@ impl HistLog {
         format!("{}_clat_hist.{}.log", self.prefix, job_index)
     }
 
+    /// The file name of a log the jobs share (fio's `per_job_logs=0`).
+    pub fn shared_file_name(&self) -> String {
+        format!("{}_clat_hist.log", self.prefix)
+    }
+
     /// The file's contents.
     pub fn render(&self) -> String {
         let stride = 1usize << self.coarseness;

@@ -70,6 +70,8 @@ pub struct LogConfig {
     pub iops_avg_ms: Option<u64>,
     /// fio's `log_offset`: log lines carry the I/O's offset.
     pub log_offset: bool,
+    /// fio's `per_job_logs=0`: the jobs share log files named without the job number.
+    pub shared_logs: bool,
 }
 
 /// Which latencies a job reports percentiles of (fio's `clat_percentiles`, on by default,
@@ -106,17 +108,36 @@ pub struct JobStatsConfig {
 }
 
 /// Write the bw/lat/iops log files of every job under `dir` (a clone merged by
-/// group_reporting still writes its own files, numbered by its own job index).
+/// group_reporting still writes its own files, numbered by its own job index; with
+/// `per_job_logs=0` the jobs share one file per prefix and kind, in job order), and the jobs'
+/// iologs.
 pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
+    let mut shared: Vec<(String, String)> = Vec::new();
+    let mut add_shared =
+        |name: String, text: String| match shared.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => t.push_str(&text),
+            None => shared.push((name, text)),
+        };
     for job in &run.jobs {
         for logs in &job.logs {
             for series in &logs.series {
-                series.write(dir, logs.job_index)?;
+                if logs.shared {
+                    add_shared(series.shared_file_name(), series.render());
+                } else {
+                    series.write(dir, logs.job_index)?;
+                }
             }
             if let Some(h) = &logs.hist {
-                h.write(dir, logs.job_index)?;
+                if logs.shared {
+                    add_shared(h.shared_file_name(), h.render());
+                } else {
+                    h.write(dir, logs.job_index)?;
+                }
             }
         }
+    }
+    for (name, text) in &shared {
+        logs::write_file(dir, name, text)?;
     }
     for l in &run.iologs {
         l.write(dir)?;

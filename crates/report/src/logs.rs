@@ -160,6 +160,11 @@ impl LogSeries {
         format!("{}_{}.{}.log", self.prefix, self.kind.suffix(), job_index)
     }
 
+    /// The file name of a log the jobs share (fio's `per_job_logs=0`).
+    pub fn shared_file_name(&self) -> String {
+        format!("{}_{}.log", self.prefix, self.kind.suffix())
+    }
+
     /// The file's contents.
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(self.entries.len() * 24);
@@ -202,6 +207,9 @@ pub struct JobLogs {
     pub series: Vec<LogSeries>,
     /// The completion-latency histogram log (`write_hist_log`).
     pub hist: Option<crate::hist_log::HistLog>,
+    /// fio's `per_job_logs=0`: the logs go to files named without the job number, which the
+    /// jobs writing the same prefix share (in job order).
+    pub shared: bool,
 }
 
 #[cfg(test)]

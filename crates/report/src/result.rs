@@ -502,6 +502,7 @@ impl JobStats {
                 job_index: config.job_index,
                 series,
                 hist,
+                shared: logs.shared_logs,
             });
         }
         // fio: a bw (iops) log sets bw_avg_time (iops_avg_time) to log_avg_msec, so the

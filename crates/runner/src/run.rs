@@ -1483,6 +1483,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             bw_avg_ms: spec.bw_avg_ms,
             iops_avg_ms: spec.iops_avg_ms,
             log_offset: spec.log_offset,
+            shared_logs: !spec.per_job_logs,
         },
     }
 }

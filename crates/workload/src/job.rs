@@ -267,6 +267,8 @@ pub struct JobSpec {
     pub offset_align_bytes: u64,
     /// `stats`: the job's results are reported (fio's `stats=0` runs it unreported).
     pub stats: bool,
+    /// `per_job_logs`: each clone writes its own log files (0: the jobs share them).
+    pub per_job_logs: bool,
     /// `log_offset`: log lines carry the I/O's offset.
     pub log_offset: bool,
     /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
@@ -379,6 +381,7 @@ impl JobSpec {
             slat_percentiles: false,
             offset_align_bytes: 0,
             stats: true,
+            per_job_logs: true,
             log_offset: false,
             bw_avg_ms: None,
             iops_avg_ms: None,

@@ -625,6 +625,10 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.stats = flag(v)?;
         Ok(())
     }),
+    sim("per_job_logs", &[], OptionType::Bool, "1", "Each clone writes its own log files (0: files named without the job number, shared by the jobs with the same prefix)", |b, v| {
+        b.spec.per_job_logs = flag(v)?;
+        Ok(())
+    }),
     sim("log_offset", &[], OptionType::Bool, "0", "Log lines carry the I/O's offset (before prio; 0 in averaged lines)", |b, v| {
         b.spec.log_offset = flag(v)?;
         Ok(())
@@ -685,7 +689,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("disable_bw_measurement", &["disable_bw"], OptionType::Bool, "0", "Skip bandwidth measurement (presentation)"),
     acc("gtod_reduce", &[], OptionType::Bool, "0", "Fewer clock reads (real I/O only)"),
     acc("unified_rw_reporting", &[], OptionType::Str, "none", "Merge directions in reports (presentation)"),
-    acc("per_job_logs", &[], OptionType::Bool, "1", "One log per clone (presentation)"),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
     acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),

@@ -747,3 +747,9 @@ fn stats_off_parses() {
     assert!(!parse("[j]\nstats=0\n").unwrap().jobs[0].stats);
     assert!(parse("[j]\n").unwrap().jobs[0].stats);
 }
+
+#[test]
+fn per_job_logs_parses() {
+    assert!(!parse("[j]\nper_job_logs=0\n").unwrap().jobs[0].per_job_logs);
+    assert!(parse("[j]\n").unwrap().jobs[0].per_job_logs);
+}
