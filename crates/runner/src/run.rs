@@ -706,6 +706,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn handle(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
         match event {
             Event::Complete { slot } => {
+                let io = self.in_flight[slot as usize];
                 let InFlight {
                     clone,
                     kind,
@@ -713,7 +714,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     accepted_ns,
                     offset_bytes,
                     len_bytes,
-                } = self.in_flight[slot as usize];
+                } = io;
                 self.free_slots[self.free_len] = slot;
                 self.free_len += 1;
                 let i = clone as usize;
@@ -742,7 +743,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     );
                 }
                 if c.watched {
-                    self.watch_completion(i, now, kind, issue_ns, offset_bytes, len_bytes);
+                    self.watch_completion(i, now, io);
                 }
                 self.drain_host_queue(now)?;
                 let c = &mut self.clones[i];
@@ -798,26 +799,18 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// after an I/O completed.
     #[cold]
     #[inline(never)]
-    fn watch_completion(
-        &mut self,
-        i: usize,
-        now: SimTime,
-        kind: IoKind,
-        issue_ns: SimTime,
-        offset_bytes: u64,
-        len_bytes: u64,
-    ) {
-        if kind != IoKind::Flush {
+    fn watch_completion(&mut self, i: usize, now: SimTime, io: InFlight) {
+        if io.kind != IoKind::Flush {
             let c = &mut self.clones[i];
-            let ddir = kind.ddir();
+            let ddir = io.kind.ddir();
             c.done_ios[ddir] += 1;
-            c.done_bytes[ddir] += len_bytes;
+            c.done_bytes[ddir] += io.len_bytes;
         }
         if self.clones[i].lat_target.is_some() {
-            self.lat_target_completed(i, now, kind, issue_ns, offset_bytes);
+            self.lat_target_completed(i, now, io);
         }
-        if self.clones[i].min_rate.is_some() && kind != IoKind::Flush {
-            self.min_rate_completed(i, now, kind.ddir());
+        if self.clones[i].min_rate.is_some() && io.kind != IoKind::Flush {
+            self.min_rate_completed(i, now, io.kind.ddir());
         }
     }
 
@@ -825,14 +818,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// may use next, a drain before a new window, or the end of the job.
     #[cold]
     #[inline(never)]
-    fn lat_target_completed(
-        &mut self,
-        i: usize,
-        now: SimTime,
-        kind: IoKind,
-        issue_ns: SimTime,
-        offset_bytes: u64,
-    ) {
+    fn lat_target_completed(&mut self, i: usize, now: SimTime, io: InFlight) {
+        let InFlight {
+            kind,
+            issue_ns,
+            offset_bytes,
+            ..
+        } = io;
         let c = &mut self.clones[i];
         let Some(lt) = c.lat_target.as_mut() else {
             return;
