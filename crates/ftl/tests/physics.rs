@@ -14,7 +14,9 @@
 //! LRW/FIFO, which greedy approaches as blocks grow large; the authors report it within 1% of
 //! greedy simulations (2.36 vs 2.35 at rho = 0.3).
 
-use flashlab_ftl::{Ftl, FtlConfig, FtlCounters, GcConfig, SlcConfig, VictimPolicy, WearOut};
+use flashlab_ftl::{
+    Ftl, FtlConfig, FtlCounters, GcConfig, NandOp, SlcConfig, VictimPolicy, WearOut,
+};
 
 /// Lambert W, principal branch, for x in [-1/e, 0) (Halley's iteration).
 fn lambert_w0(x: f64) -> f64 {
@@ -78,10 +80,8 @@ impl Rng {
     }
 }
 
-/// Fill sequentially, warm up with `warm` capacities of random writes (partial IUs if
-/// `partial`), then measure over `measure` capacities. Returns (IU WA of the window, ftl,
-/// the counters at the window's start).
-fn random_wa(cfg: FtlConfig, warm: f64, measure: f64, partial: bool) -> (f64, Ftl, FtlCounters) {
+/// A drive of `cfg` written once sequentially, and an operation buffer for its writes.
+fn filled(cfg: FtlConfig) -> (Ftl, Vec<NandOp>) {
     let user = cfg.user_ius as u32;
     let mut ftl = Ftl::new(cfg).unwrap();
     let mut ops = Vec::with_capacity(4096);
@@ -89,6 +89,15 @@ fn random_wa(cfg: FtlConfig, warm: f64, measure: f64, partial: bool) -> (f64, Ft
         ftl.write(lpn, 1, false, false, 0, &mut ops);
         ops.clear();
     }
+    (ftl, ops)
+}
+
+/// Fill sequentially, warm up with `warm` capacities of random writes (partial IUs if
+/// `partial`), then measure over `measure` capacities. Returns (IU WA of the window, ftl,
+/// the counters at the window's start).
+fn random_wa(cfg: FtlConfig, warm: f64, measure: f64, partial: bool) -> (f64, Ftl, FtlCounters) {
+    let user = cfg.user_ius as u32;
+    let (mut ftl, mut ops) = filled(cfg);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut run = |ftl: &mut Ftl, passes: f64| {
         for _ in 0..(f64::from(user) * passes) as u64 {
@@ -208,12 +217,7 @@ fn gc_keeps_every_unit_supplied_with_free_blocks() {
 /// write draws its IU independently (`norandommap=1`), a "pass" being a capacity of writes.
 fn wa_by_quarter_of_pass(cfg: FtlConfig, passes: u32, permuted: bool) -> [f64; 4] {
     let user = cfg.user_ius as u32;
-    let mut ftl = Ftl::new(cfg).unwrap();
-    let mut ops = Vec::with_capacity(4096);
-    for lpn in 0..user {
-        ftl.write(lpn, 1, false, false, 0, &mut ops);
-        ops.clear();
-    }
+    let (mut ftl, mut ops) = filled(cfg);
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let mut order: Vec<u32> = (0..user).collect();
     let mut quarters = [0.0; 4];
