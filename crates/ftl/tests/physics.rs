@@ -230,8 +230,8 @@ fn wa_by_quarter_of_pass(cfg: FtlConfig, passes: u32, permuted: bool) -> [f64; 4
         let quarter = order.len() / 4;
         for (q, wa) in quarters.iter_mut().enumerate() {
             let before = ftl.counters().clone();
-            for i in q * quarter..(q + 1) * quarter {
-                let lpn = if permuted { order[i] } else { rng.below(user) };
+            for &next in &order[q * quarter..(q + 1) * quarter] {
+                let lpn = if permuted { next } else { rng.below(user) };
                 ftl.write(lpn, 1, false, false, 0, &mut ops);
                 ops.clear();
             }
