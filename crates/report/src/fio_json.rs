@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::histogram::Histogram;
-use crate::result::{DirStats, JobResult, SteadyStateReport};
+use crate::histogram::{percentile_precision, Histogram};
+use crate::result::{fio_description, DirStats, JobResult, SteadyStateReport};
 use crate::stats::IoStat;
 use crate::RunResult;
 
@@ -36,15 +36,16 @@ pub fn parse_fio_json(text: &str) -> Result<RunResult, FioJsonError> {
     let root = root
         .as_object()
         .ok_or_else(|| shape("the top level is not an object"))?;
+    let globals = options(root.get("global options"));
     let jobs = root
         .get("jobs")
         .and_then(Value::as_array)
         .ok_or_else(|| shape("no \"jobs\" array"))?
         .iter()
         .enumerate()
-        .map(|(i, j)| read_job(i, j))
+        .map(|(i, j)| read_job(i, j, &globals))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut run = RunResult::new(options(root.get("global options")), jobs, Value::Null);
+    let mut run = RunResult::new(globals, jobs, Value::Null);
     run.flashlab = Value::Object(Map::new());
     if let Some(v) = root.get("fio version").and_then(Value::as_str) {
         run.fio_version = v.to_string();
@@ -186,7 +187,38 @@ const LAT_MS_KEYS: [&str; 12] = [
     "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
 ];
 
-fn read_job(index: usize, j: &Value) -> Result<JobResult, FioJsonError> {
+/// The label decimals fio printed: from `percentile_list` as the job or the global section
+/// wrote it, else the fewest decimals that show the reported percentiles (the JSON keys
+/// always carry six, so digits written beyond the value, as in `50.10`, are lost).
+fn label_precision(
+    job_options: &[(String, String)],
+    globals: &[(String, String)],
+    list: &[f64],
+) -> u32 {
+    let written = |opts: &[(String, String)]| {
+        opts.iter()
+            .rev()
+            .find(|(k, _)| k == "percentile_list" || k == "percentiles")
+            .map(|(_, v)| percentile_precision(v))
+    };
+    written(job_options)
+        .or_else(|| written(globals))
+        .unwrap_or_else(|| {
+            list.iter()
+                .map(|p| {
+                    let s = p.to_string();
+                    s.split_once('.').map_or(0, |(_, f)| f.len() as u32)
+                })
+                .max()
+                .unwrap_or(0)
+        })
+}
+
+fn read_job(
+    index: usize,
+    j: &Value,
+    globals: &[(String, String)],
+) -> Result<JobResult, FioJsonError> {
     let jobname = j
         .get("jobname")
         .and_then(Value::as_str)
@@ -222,14 +254,18 @@ fn read_job(index: usize, j: &Value) -> Result<JobResult, FioJsonError> {
     let run_ms = uint(j.get("job_runtime"));
     let cpu_ms = |key: &str| (float(j.get(key)) * run_ms as f64 / 100.0).round() as u64;
     let io_u_map = dist(j.get("iodepth_level"), &DEPTH_KEYS, total_ios);
+    let job_options = options(j.get("job options"));
+    let percentile_precision = label_precision(&job_options, globals, &percentile_list);
     let mut res = JobResult {
         jobname,
         groupid: uint(j.get("groupid")) as u32,
         job_index: index as u32 + 1,
         members: 1,
         error: j.get("error").and_then(Value::as_i64).unwrap_or(0) as i32,
-        job_options: options(j.get("job options")),
+        job_options,
         percentile_list,
+        percentile_precision,
+        description: fio_description(j.get("desc").and_then(Value::as_str).unwrap_or("")),
         percentiles: crate::PercentileKinds::default(),
         dirs,
         sync,

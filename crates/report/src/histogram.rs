@@ -169,6 +169,17 @@ fn reaches(sum: u64, p: f64, n: u64) -> bool {
     }
 }
 
+/// The decimals fio prints percentile labels with (`percentile_precision`): per value of
+/// `percentile_list`, the digits right after its first '.', the most over the list
+/// (fio's parse.c counts them as written: `50.10` asks for 2, `50.` and `5e1` for 0).
+pub fn percentile_precision(text: &str) -> u32 {
+    text.split(':')
+        .filter_map(|p| p.split_once('.'))
+        .map(|(_, frac)| frac.bytes().take_while(u8::is_ascii_digit).count() as u32)
+        .max()
+        .unwrap_or(0)
+}
+
 /// fio's treatment of `percentile_list`: at most 20 entries, a 0 ends the list, sorted
 /// ascending. An empty list means fio's default.
 pub fn normalize_percentile_list(list: &[f64]) -> Vec<f64> {

@@ -347,6 +347,8 @@ fn job_object(run: &RunResult, job: &JobResult, groups: &[GroupStats], plus: boo
         o.float("latency_percentile", job.latency_percentile);
         o.int("latency_window", job.latency_window);
     }
+    // Only a job with a description has the key (`str` leaves out an empty value).
+    o.str("desc", &job.description);
     if let Some(ss) = &job.steadystate {
         o.obj("steadystate", steadystate_json(ss));
     }

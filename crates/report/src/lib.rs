@@ -103,8 +103,13 @@ pub struct JobStatsConfig {
     pub job_options: Vec<(String, String)>,
     /// Empty: fio's default list. Sorted, cut at 20 entries or at a 0, as fio does.
     pub percentile_list: Vec<f64>,
+    /// Decimals of the normal output's percentile labels (fio's `percentile_precision`,
+    /// from the digits written in `percentile_list`; 2 for the default list).
+    pub percentile_precision: u32,
     pub percentiles: PercentileKinds,
     pub logs: LogConfig,
+    /// fio's `description=`, printed by every output format when set.
+    pub description: Option<String>,
 }
 
 /// Write the bw/lat/iops log files of every job under `dir` (a clone merged by

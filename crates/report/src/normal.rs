@@ -106,12 +106,20 @@ fn display_lat(out: &mut String, name: &str, st: &IoStat) {
     );
 }
 
-/// fio's `show_clat_percentiles` with the default precision of 2 decimals.
-fn show_percentiles(out: &mut String, hist: &Histogram, n: u64, list: &[f64], pre: &str) {
+/// fio's `show_clat_percentiles`: labels with `precision` decimals (`%{p+3}.{p}f`; fio's
+/// `percentile_precision`, 2 for the default list), as many per line as fit 80 columns.
+fn show_percentiles(
+    out: &mut String,
+    hist: &Histogram,
+    n: u64,
+    list: &[f64],
+    precision: u32,
+    pre: &str,
+) {
     if n == 0 || list.is_empty() {
         return;
     }
-    let precision = 2usize;
+    let precision = precision as usize;
     let mut vals = hist.percentiles(n, list);
     let minv = vals.iter().copied().min().unwrap_or(0);
     let maxv = vals.iter().copied().max().unwrap_or(0);
@@ -191,7 +199,14 @@ fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
         (kinds.lat, d.lat_hist.as_ref(), d.lat.samples, " lat"),
     ] {
         if let Some(h) = hist.filter(|_| on) {
-            show_percentiles(out, h, n, &job.percentile_list, pre);
+            show_percentiles(
+                out,
+                h,
+                n,
+                &job.percentile_list,
+                job.percentile_precision,
+                pre,
+            );
         }
     }
     if let Some(s) = d.bw.summary() {
@@ -269,6 +284,9 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
         job.error,
         ctime_utc(run.timestamp_s)
     );
+    if !job.description.is_empty() {
+        let _ = writeln!(out, "  Description  : [{}]", job.description);
+    }
     for ddir in 0..3 {
         if job.dirs[ddir].io_bytes > 0 {
             show_ddir(out, job, ddir, group);
@@ -285,6 +303,7 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
             &job.sync_hist,
             job.sync.samples,
             &job.percentile_list,
+            job.percentile_precision,
             "sync",
         );
     }
@@ -457,11 +476,75 @@ mod tests {
             h.record(v);
         }
         let mut out = String::new();
-        show_percentiles(&mut out, &h, 3, &[50.0, 90.0, 99.0, 99.9, 99.99], "clat");
+        show_percentiles(&mut out, &h, 3, &[50.0, 90.0, 99.0, 99.9, 99.99], 2, "clat");
         assert_eq!(
             out,
             "    clat percentiles (usec):\n     | 50.00th=[  502], 90.00th=[ 3621], 99.00th=[ 3621], 99.90th=[ 3621],\n     | 99.99th=[ 3621]\n"
         );
+    }
+
+    /// The label rule of fio 3.33 (`percentile_precision`: the most decimals written in
+    /// `percentile_list`), with the lines fio 3.33 printed for the same lists (ioengine=null,
+    /// 4 KiB reads): the latencies here are chosen to give the same values.
+    #[test]
+    fn percentile_labels_take_the_written_decimals() {
+        let table = |samples: &[(u64, u64)], text: &str| {
+            let mut h = Histogram::new();
+            let mut n = 0;
+            for &(v, c) in samples {
+                h.record_n(v, c);
+                n += c;
+            }
+            let list: Vec<f64> = text.split(':').map(|p| p.parse().unwrap()).collect();
+            let list = crate::histogram::normalize_percentile_list(&list);
+            let mut out = String::new();
+            let precision = crate::histogram::percentile_precision(text);
+            show_percentiles(&mut out, &h, n, &list, precision, "clat");
+            out
+        };
+        let head = "    clat percentiles (nsec):\n";
+        // `--percentile_list=50:99`: integers print without a decimal point.
+        assert_eq!(
+            table(&[(30, 50), (31, 50)], "50:99"),
+            format!("{head}     |  50th=[   30],  99th=[   31]\n")
+        );
+        // `50:99.999`: three decimals for every label.
+        assert_eq!(
+            table(&[(30, 199_997), (10_048, 3)], "50:99.999"),
+            format!("{head}     | 50.000th=[   30], 99.999th=[10048]\n")
+        );
+        // `99.5:50` sorts; one decimal.
+        assert_eq!(
+            table(&[(20, 100)], "99.5:50"),
+            format!("{head}     | 50.0th=[   20], 99.5th=[   20]\n")
+        );
+        assert_eq!(
+            table(&[(20, 100)], "1:5:99.9"),
+            format!("{head}     |  1.0th=[   20],  5.0th=[   20], 99.9th=[   20]\n")
+        );
+        // Trailing zeros count as written.
+        assert_eq!(
+            table(&[(30, 100)], "50.10:99"),
+            format!("{head}     | 50.10th=[   30], 99.00th=[   30]\n")
+        );
+        // Wider labels fit fewer to a line: (80 - 7) / (precision + 10 + width).
+        assert_eq!(
+            table(&[(10, 25), (20, 75)], "10.0000000:20:30:40:50"),
+            format!(
+                "{head}     | 10.0000000th=[   10], 20.0000000th=[   10], 30.0000000th=[   20],\n     | 40.0000000th=[   20], 50.0000000th=[   20]\n"
+            )
+        );
+        assert_eq!(
+            table(&[(10, 25), (20, 75)], "10:20:30:40:50:60:70:80:90"),
+            format!(
+                "{head}     |  10th=[   10],  20th=[   10],  30th=[   20],  40th=[   20],\n     |  50th=[   20],  60th=[   20],  70th=[   20],  80th=[   20],\n     |  90th=[   20]\n"
+            )
+        );
+        // fio's default list has two decimals.
+        let default = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99";
+        assert_eq!(crate::histogram::percentile_precision(default), 2);
+        assert!(table(&[(10, 100)], default)
+            .contains("|  1.00th=[   10],  5.00th=[   10], 10.00th=[   10], 20.00th=[   10],\n"));
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub struct JobResult {
     pub(crate) error: i32,
     pub(crate) job_options: Vec<(String, String)>,
     pub(crate) percentile_list: Vec<f64>,
+    /// Decimals of the normal output's percentile labels.
+    pub(crate) percentile_precision: u32,
+    /// fio's `description=` (empty: none), cut as fio cuts it.
+    pub(crate) description: String,
     /// Which latencies report percentiles (fio's `clat_percentiles`, `lat_percentiles`,
     /// `slat_percentiles`).
     pub(crate) percentiles: crate::PercentileKinds,
@@ -176,6 +180,18 @@ impl SteadyStateReport {
     }
 }
 
+/// fio keeps a job's description in a 256-byte buffer (`FIO_JOBDESC_SIZE`): 255 bytes
+/// and the terminating NUL. Cut at a character boundary so the text stays valid UTF-8.
+const FIO_JOBDESC_MAX: usize = 255;
+
+pub(crate) fn fio_description(text: &str) -> String {
+    let mut end = text.len().min(FIO_JOBDESC_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
 fn mean_u64(v: &[u64]) -> u64 {
     if v.is_empty() {
         0
@@ -213,6 +229,8 @@ impl JobResult {
             error: 0,
             job_options: config.job_options.clone(),
             percentile_list: normalize_percentile_list(&config.percentile_list),
+            percentile_precision: config.percentile_precision,
+            description: fio_description(config.description.as_deref().unwrap_or("")),
             percentiles: config.percentiles,
             dirs: [DirStats::new(), DirStats::new(), DirStats::new()],
             sync: IoStat::new(),

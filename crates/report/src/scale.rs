@@ -152,8 +152,10 @@ mod tests {
             job_index: 1,
             job_options: Vec::new(),
             percentile_list: Vec::new(),
+            percentile_precision: 2,
             percentiles: Default::default(),
             logs,
+            description: None,
         });
         s.start_measuring(0);
         let mut t = 0;

@@ -59,15 +59,27 @@ fn terse_percent_of_agg(mean_kib: f64, agg_bytes_per_s: u64) -> f64 {
     }
 }
 
-/// Completion latency percentiles in whole µs (truncated), always 20 fields: fio pads the
-/// list with `0%=0`. A direction without samples still lists its percentiles, at 0.
+/// Latency percentiles in whole µs (truncated), always 20 fields: fio pads the list with
+/// `0%=0`. They are the total latency's with `lat_percentiles`, else the completion
+/// latency's, and all padding with `clat_percentiles=0` (fio's `show_ddir_status_terse`).
+/// A direction without samples still lists its percentiles, at 0.
 fn push_percentiles_us(out: &mut String, job: &JobResult, ddir: usize) {
     let d = &job.dirs[ddir];
-    let list = &job.percentile_list[..job.percentile_list.len().min(PERCENTILE_LIST_MAX_LEN)];
-    let vals_ns = if d.clat.samples > 0 {
-        d.clat_hist.percentiles(d.clat.samples, list)
+    let kinds = job.percentiles;
+    let source = if kinds.lat {
+        d.lat_hist.as_ref().map(|h| (h, d.lat.samples))
+    } else if kinds.clat {
+        Some((&d.clat_hist, d.clat.samples))
     } else {
-        vec![0; list.len()]
+        None
+    };
+    let list = match source {
+        Some(_) => &job.percentile_list[..job.percentile_list.len().min(PERCENTILE_LIST_MAX_LEN)],
+        None => &[],
+    };
+    let vals_ns = match source {
+        Some((h, n)) if n > 0 => h.percentiles(n, list),
+        _ => vec![0; list.len()],
     };
     for (pct, v_ns) in list.iter().zip(&vals_ns) {
         let _ = write!(out, ";{}%={}", fmt_f(*pct), v_ns / NS_PER_US);
@@ -148,11 +160,22 @@ fn job_line(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
         let under_1us: u64 = job.lat_n.iter().sum();
         lat_us_pct[0] += 100.0 * under_1us as f64 / total_ios as f64;
     }
-    for v in lat_us_pct {
-        let _ = write!(out, ";{v:3.2}%");
+    for (i, v) in lat_us_pct.iter().enumerate() {
+        if i == 0 && total_ios == 0 {
+            // fio's stat_calc_lat_nu adds 0/0 here for a job without I/O, and glibc prints
+            // x86's default NaN (sign bit set) as "-nan".
+            out.push_str(";-nan%");
+        } else {
+            let _ = write!(out, ";{v:3.2}%");
+        }
     }
     for v in calc_lat(&job.lat_m, total_ios) {
         let _ = write!(out, ";{v:3.2}%");
+    }
+    // fio appends the job's description, when it has one, after the (absent) disk
+    // utilization fields.
+    if !job.description.is_empty() {
+        let _ = write!(out, ";{}", job.description);
     }
     out.push('\n');
 }
@@ -191,8 +214,10 @@ mod tests {
             job_index: 1,
             job_options: vec![("rw".into(), "randrw".into())],
             percentile_list,
+            percentile_precision: 2,
             percentiles: Default::default(),
             logs: LogConfig::default(),
+            description: None,
         }
     }
 
@@ -273,6 +298,75 @@ mod tests {
         assert!(f[111..].iter().all(|p| *p == "0.00%"));
     }
 
+    /// fio 3.33's line for a job that did no I/O (`fio --name=a --ioengine=null --rw=read
+    /// --bs=4k --size=4k --exitall --name=b --ioengine=null --rw=read --size=64m
+    /// --startdelay=2 --description="nothing done" --output-format=terse`: `a` ends the run
+    /// before `b` starts). Zeros everywhere but the first µs latency bucket, where fio's
+    /// stat_calc_lat_nu adds 0/0; the description last.
+    const FIO_NO_IO_LINE: &str = "3;fio-3.33;b;0;0;0;0;0;0;0;0;0.000000;0.000000;0;0;0.000000;0.000000;1.000000%=0;5.000000%=0;10.000000%=0;20.000000%=0;30.000000%=0;40.000000%=0;50.000000%=0;60.000000%=0;70.000000%=0;80.000000%=0;90.000000%=0;95.000000%=0;99.000000%=0;99.500000%=0;99.900000%=0;99.950000%=0;99.990000%=0;0%=0;0%=0;0%=0;0;0;0.000000;0.000000;0;0;0.000000%;0.000000;0.000000;0;0;0;0;0;0;0.000000;0.000000;0;0;0.000000;0.000000;1.000000%=0;5.000000%=0;10.000000%=0;20.000000%=0;30.000000%=0;40.000000%=0;50.000000%=0;60.000000%=0;70.000000%=0;80.000000%=0;90.000000%=0;95.000000%=0;99.000000%=0;99.500000%=0;99.900000%=0;99.950000%=0;99.990000%=0;0%=0;0%=0;0%=0;0;0;0.000000;0.000000;0;0;0.000000%;0.000000;0.000000;0.000000%;0.000000%;0;0;0;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;-nan%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;nothing done";
+
+    #[test]
+    fn job_without_io_prints_fios_line() {
+        let mut cfg = config("b", 0, Vec::new());
+        cfg.description = Some("nothing done".into());
+        let run = RunResult::new(Vec::new(), vec![JobStats::new(cfg).finish(0)], Value::Null);
+        assert_eq!(render_terse(&run), format!("{FIO_NO_IO_LINE}\n"));
+    }
+
+    #[test]
+    fn direction_without_io_prints_fios_fields() {
+        // Reads only: the write block is fio's block for a direction without I/O, the
+        // first µs bucket a number again, and no description field.
+        let mut st = JobStats::new(config("r", 0, Vec::new()));
+        st.start_measuring(0);
+        st.record_depth(1);
+        st.record(DDIR_READ, 0, 1_000, 5_000, 4096, 0);
+        let run = RunResult::new(Vec::new(), vec![st.finish(1000 * MS)], Value::Null);
+        let text = render_terse(&run);
+        let f = fields(&text);
+        assert_eq!(f.len(), FIELDS);
+        let fio = fields(FIO_NO_IO_LINE);
+        assert_eq!(
+            f[WRITE_AT..WRITE_AT + 41].join(";"),
+            fio[WRITE_AT..WRITE_AT + 41].join(";")
+        );
+        assert_eq!(f[99], "0.00%");
+    }
+
+    /// fio picks the histogram behind the terse percentiles as its normal output does:
+    /// total latency with `lat_percentiles`, none at all with `clat_percentiles=0` (checked
+    /// against fio 3.33 with `--lat_percentiles=1` and `--clat_percentiles=0`).
+    #[test]
+    fn percentiles_follow_the_percentile_switches() {
+        let job = |kinds: crate::PercentileKinds| {
+            let mut cfg = config("k", 0, vec![50.0]);
+            cfg.percentiles = kinds;
+            let mut st = JobStats::new(cfg);
+            st.start_measuring(0);
+            st.record_depth(1);
+            // slat 3 µs, clat 5 µs: lat 8 µs.
+            st.record(DDIR_READ, 0, 3_000, 8_000, 4096, 0);
+            let run = RunResult::new(Vec::new(), vec![st.finish(1000 * MS)], Value::Null);
+            render_terse(&run)
+        };
+        let clat = job(Default::default());
+        assert_eq!(fields(&clat)[READ_AT + 12], "50.000000%=5");
+        let lat = job(crate::PercentileKinds {
+            clat: true,
+            lat: true,
+            slat: false,
+        });
+        assert_eq!(fields(&lat)[READ_AT + 12], "50.000000%=8");
+        let none = job(crate::PercentileKinds {
+            clat: false,
+            lat: false,
+            slat: false,
+        });
+        assert!(fields(&none)[READ_AT + 12..READ_AT + 32]
+            .iter()
+            .all(|p| *p == "0%=0"));
+    }
+
     #[test]
     fn idle_direction_and_empty_job_are_zeros() {
         // A job that did nothing still gets a full line, with its percentile labels.
@@ -294,9 +388,12 @@ mod tests {
             &f[READ_AT + 36..READ_AT + 41],
             ["0", "0", "0.000000%", "0.000000", "0.000000"]
         );
+        // fio's 0/0 in the first µs bucket; every other share 0.
+        assert_eq!(f[99], "-nan%");
         assert!(f[92..]
             .iter()
-            .all(|p| p.starts_with("0.0") && p.ends_with('%')));
+            .enumerate()
+            .all(|(i, p)| i == 7 || (p.starts_with("0.0") && p.ends_with('%'))));
     }
 
     #[test]
@@ -324,7 +421,9 @@ mod tests {
         );
         assert_eq!(terse_percent_of_agg(5000.0, 2_096_104), 100.0);
         assert_eq!(terse_percent_of_agg(10.0, 0), 100.0);
-        // Under 1 KiB/s the divisor is 0.
+        // Under 1 KiB/s the divisor is 0. fio 3.33 prints 100% there even for a mean of
+        // 0 (`--bs=512 --rate=512 --bwavgtime=1000 --runtime=4 --time_based`: samples of
+        // 0 KiB/s, a 511 B/s aggregate, `0;0;100.000000%;0.000000;0.000000`).
         assert_eq!(terse_percent_of_agg(0.5, 1000), 100.0);
         assert_eq!(terse_percent_of_agg(0.0, 1000), 100.0);
     }

@@ -20,8 +20,10 @@ fn config(name: &str, groupid: u32, job_index: u32, logs: LogConfig) -> JobStats
             ("iodepth".into(), "4".into()),
         ],
         percentile_list: Vec::new(),
+        percentile_precision: 2,
         percentiles: Default::default(),
         logs,
+        description: None,
     }
 }
 
@@ -555,4 +557,74 @@ fn percentile_switches_choose_which_latencies_report_percentiles() {
     let run = RunResult::new(Vec::new(), vec![job], Value::Null);
     let text = render_normal(&run);
     assert!(text.contains("    clat percentiles (") && !text.contains(" lat percentiles ("));
+}
+
+/// fio 3.33 with `--description="my desc"` prints it in every format: a line under the
+/// job's header (normal), `"desc"` after the latency-target keys (JSON), the last field
+/// (terse). fio keeps 255 bytes of it.
+#[test]
+fn description_in_every_format() {
+    let mut cfg = config("d", 0, 1, LogConfig::default());
+    cfg.description = Some("my desc".into());
+    let run = RunResult::new(Vec::new(), vec![synthetic_job(cfg, 3, 200)], Value::Null);
+    let normal = render_normal(&run);
+    let lines: Vec<&str> = normal.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("d: (groupid=0, jobs=1)"))
+        .unwrap();
+    assert_eq!(lines[at + 1], "  Description  : [my desc]");
+    assert!(lines[at + 2].starts_with("  read: IOPS="));
+
+    let json: Value = serde_json::from_str(&render_json(&run, false)).unwrap();
+    let job = json["jobs"][0].as_object().unwrap();
+    let keys: Vec<&str> = job.keys().map(String::as_str).collect();
+    let desc = keys.iter().position(|k| *k == "desc").unwrap();
+    assert_eq!(keys[desc - 1], "latency_window");
+    assert_eq!(job["desc"], "my desc");
+    // Read back from fio's JSON.
+    let parsed = crate::parse_fio_json(&render_json(&run, false)).unwrap();
+    assert!(render_normal(&parsed).contains("\n  Description  : [my desc]\n"));
+
+    assert!(render_terse(&run).ends_with(";my desc\n"));
+
+    // Without one, no line, key or field.
+    let plain = RunResult::new(
+        Vec::new(),
+        vec![synthetic_job(
+            config("d", 0, 1, LogConfig::default()),
+            3,
+            200,
+        )],
+        Value::Null,
+    );
+    assert!(!render_normal(&plain).contains("Description"));
+    assert!(!render_json(&plain, false).contains("\"desc\""));
+    assert!(render_terse(&plain).ends_with("%\n"));
+
+    let mut cfg = config("d", 0, 1, LogConfig::default());
+    cfg.description = Some("é".repeat(200));
+    let job = JobStats::new(cfg).finish(0);
+    assert_eq!(job.description.len(), 254);
+}
+
+/// fio's JSON keeps the percentile list only as six-decimal keys; the label decimals come
+/// from `percentile_list` as the job options wrote it, else from the values.
+#[test]
+fn fio_json_keeps_label_decimals() {
+    let labels = |options: Vec<(String, String)>, list: Vec<f64>| {
+        let mut cfg = config("p", 0, 1, LogConfig::default());
+        cfg.job_options = options;
+        cfg.percentile_list = list;
+        let run = RunResult::new(Vec::new(), vec![synthetic_job(cfg, 5, 200)], Value::Null);
+        let parsed = crate::parse_fio_json(&render_json(&run, false)).unwrap();
+        let text = render_normal(&parsed);
+        let at = text.find("clat percentiles").unwrap();
+        text[at..].lines().nth(1).unwrap().to_string()
+    };
+    let written = vec![("percentile_list".to_string(), "50.10:99".to_string())];
+    assert!(labels(written, vec![50.1, 99.0]).starts_with("     | 50.10th=["));
+    assert!(labels(Vec::new(), vec![50.0, 99.0]).starts_with("     |  50th=["));
+    assert!(labels(Vec::new(), vec![50.0, 99.999]).starts_with("     | 50.000th=["));
+    assert!(labels(Vec::new(), Vec::new()).starts_with("     |  1.00th=["));
 }

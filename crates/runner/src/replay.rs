@@ -237,8 +237,10 @@ pub fn replay_trace<R: BufRead>(
         job_index: 1,
         job_options: Vec::new(),
         percentile_list: DEFAULT_PERCENTILES.to_vec(),
+        percentile_precision: 2,
         percentiles: Default::default(),
         logs: LogConfig::default(),
+        description: None,
     });
     stats.set_iodepth(if qd > 0 {
         qd

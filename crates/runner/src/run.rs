@@ -1459,6 +1459,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
         } else {
             spec.percentile_list.clone()
         },
+        percentile_precision: spec.percentile_precision,
         percentiles: PercentileKinds {
             clat: spec.clat_percentiles,
             lat: spec.lat_percentiles,
@@ -1477,6 +1478,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             log_offset: spec.log_offset,
             shared_logs: !spec.per_job_logs,
         },
+        description: spec.description.clone(),
     }
 }
 

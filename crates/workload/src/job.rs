@@ -247,6 +247,9 @@ pub struct JobSpec {
     pub randrepeat: bool,
     pub randseed: Option<u64>,
     pub percentile_list: Vec<f64>,
+    /// Decimals of the normal output's percentile labels: fio takes the most digits written
+    /// after a decimal point in `percentile_list` (2 for its default list, 0 for `50:99`).
+    pub percentile_precision: u32,
     pub group_reporting: bool,
     pub stonewall: bool,
     pub new_group: bool,
@@ -368,6 +371,7 @@ impl JobSpec {
             randrepeat: true,
             randseed: None,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             group_reporting: false,
             stonewall: false,
             new_group: false,

@@ -198,6 +198,17 @@ pub(crate) fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
     }
 }
 
+/// The decimals fio prints percentile labels with: per value, the digits right after its
+/// first '.', the most over the list (parse.c counts them as written, so `50.10` asks for
+/// 2, `50.` and `5e1` for 0).
+pub(crate) fn percentile_precision(text: &str) -> u32 {
+    text.split(':')
+        .filter_map(|p| p.split_once('.'))
+        .map(|(_, frac)| frac.bytes().take_while(u8::is_ascii_digit).count() as u32)
+        .max()
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,5 +297,24 @@ mod tests {
         assert_eq!(parse_percentiles("50:99.9"), Ok(vec![50.0, 99.9]));
         assert!(parse_percentiles("0:50").is_err());
         assert!(parse_percentiles("").is_err());
+    }
+
+    #[test]
+    fn percentile_precision_counts_written_decimals() {
+        for (text, want) in [
+            (
+                "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99",
+                2,
+            ),
+            ("50:99", 0),
+            ("50:99.999", 3),
+            ("99.5:50", 1),
+            ("50.10:99", 2),
+            ("50.:99", 0),
+            ("5e1:99", 0),
+            ("50.5000000:99", 7),
+        ] {
+            assert_eq!(percentile_precision(text), want, "{text}");
+        }
     }
 }

@@ -6,6 +6,7 @@ use flashlab_engine::NS_PER_S;
 
 use super::complex::{
     parse_bsrange, parse_bssplit, parse_distribution, parse_percentiles, parse_rw,
+    percentile_precision,
 };
 use super::value::{
     parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, parse_time_ns, split_ddir, Amount,
@@ -578,6 +579,7 @@ static OPTIONS: &[OptionDef] = &[
     }),
     sim("percentile_list", &["percentiles"], OptionType::FloatList, "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", "Completion latency percentiles to report", |b, v| {
         b.spec.percentile_list = parse_percentiles(val(v)?)?;
+        b.spec.percentile_precision = percentile_precision(val(v)?);
         Ok(())
     }),
     sim("write_bw_log", &[], OptionType::LogPrefix, "", "Write a bandwidth log with this prefix", |b, v| {
