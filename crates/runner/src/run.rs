@@ -1399,7 +1399,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
         let stopping = c.stopped || c.failed;
         // A think-time check still due belongs to the job's last I/O (fio may pause there).
-        if !(stopping || out_of_work) || (!stopping && c.think == Think::Reaping) {
+        if !stopping && (!out_of_work || c.think == Think::Reaping) {
             return;
         }
         c.finished = true;
