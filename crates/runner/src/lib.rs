@@ -14,9 +14,11 @@
 //! - `rate`/`rate_iops` are per clone and per direction, paced linearly or as a Poisson
 //!   process; when the device cannot keep up, I/Os start late and the shortfall is reported in
 //!   the `"flashlab"` JSON object;
-//! - `thinktime` pauses a clone after `thinktime_blocks` I/Os have been issued *and completed*
-//!   (fio's default `thinktime_blocks_type=complete`), `fsync=N` sends a flush after every N
-//!   writes;
+//! - `thinktime` pauses a clone, once its I/Os in flight have completed, when
+//!   `thinktime_blocks` more I/Os have completed (fio's default
+//!   `thinktime_blocks_type=complete`; `issue` counts issued ones) or `thinktime_iotime` has
+//!   passed since the last pause; as in fio the check follows each I/O, after the reap of the
+//!   completions that free the queue it filled; `fsync=N` sends a flush after every N writes;
 //! - on a slice of a larger drive ([`RunOptions::scale`]), jobs are shrunk to the slice and
 //!   results scaled back to the whole drive (`docs/scale.md`).
 //!

@@ -14,6 +14,8 @@ pub(crate) struct RateState {
     pub(crate) issued_bytes: [u64; 3],
     pub(crate) issued_ios: [u64; 3],
     pub(crate) poisson_next_ns: [SimTime; 3],
+    /// How far `rate_ignore_thinktime` has moved the linear schedule on.
+    pub(crate) skipped_ns: [SimTime; 3],
     pub(crate) rng: RngStream,
     pub(crate) max_lag_ns: SimTime,
     pub(crate) late_ios: u64,
@@ -34,6 +36,7 @@ impl RateState {
             issued_bytes: [0; 3],
             issued_ios: [0; 3],
             poisson_next_ns: [0; 3],
+            skipped_ns: [0; 3],
             rng: seeds.child("rate").stream(),
             max_lag_ns: 0,
             late_ios: 0,
@@ -75,10 +78,31 @@ impl RateState {
                 } else {
                     0
                 };
-                start_ns.saturating_add(by_bytes.max(by_iops))
+                start_ns
+                    .saturating_add(self.skipped_ns[ddir])
+                    .saturating_add(by_bytes.max(by_iops))
             }
             RateProcess::Poisson => self.poisson_next_ns[ddir].max(start_ns),
         }
+    }
+
+    /// fio's `rate_ignore_thinktime`: a pause of `think_ns` does not leave the direction
+    /// behind its schedule. The schedule moves on by the pause less one I/O of the smallest
+    /// block, so that the first I/O after it is due at once (a pause shorter than one I/O's
+    /// gap moves it on by the whole pause).
+    pub(crate) fn skip_think(&mut self, ddir: usize, think_ns: SimTime, min_bs: u64) {
+        if think_ns == 0 || !self.limited(ddir) {
+            return;
+        }
+        let gap_ns = self.gap_ns(ddir, min_bs) as SimTime;
+        let skip_ns = if gap_ns <= think_ns {
+            think_ns - gap_ns
+        } else {
+            think_ns
+        };
+        self.skipped_ns[ddir] += skip_ns;
+        // fio moves a Poisson schedule on by the whole pause.
+        self.poisson_next_ns[ddir] = self.poisson_next_ns[ddir].saturating_add(think_ns);
     }
 
     pub(crate) fn note_issue(

@@ -10,7 +10,9 @@ use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
     JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult, DEFAULT_PERCENTILES,
 };
-use flashlab_workload::{ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess};
+use flashlab_workload::{
+    BlockSize, ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess, ThinkBlocks,
+};
 use serde_json::{json, Value};
 
 use crate::rate::RateState;
@@ -55,6 +57,18 @@ enum Event {
     Start { clone: u32 },
     /// A steady-state detection takes its next sample.
     SteadyCheck { tracker: u32 },
+    /// A thinking clone's reap is over (every completion at this instant counted): decide
+    /// whether it thinks now.
+    ThinkCheck { clone: u32 },
+}
+
+/// The smallest block a direction issues (fio's `min_bs`).
+fn min_block_bytes(bs: &BlockSize) -> u64 {
+    match bs {
+        BlockSize::Fixed(s) => *s,
+        BlockSize::Range { min, .. } => *min,
+        BlockSize::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(0),
+    }
 }
 
 /// An I/O waiting for a free device slot.
@@ -68,7 +82,10 @@ struct Queued {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Think {
     Running,
-    /// `thinktime_blocks` issued: wait until they have all completed.
+    /// fio reaps completions after the I/O that filled the queue and only then checks its
+    /// think time: the completions of this instant are being counted (a ThinkCheck is due).
+    Reaping,
+    /// Thinking is due: wait until every I/O in flight has completed (fio's quiesce).
     Draining,
     /// Thinking until the pending Wake.
     Sleeping,
@@ -116,7 +133,21 @@ struct JobClone<'a> {
     /// Time of the one Wake event that counts; older Wake events are stale and ignored.
     wake_at: Option<SimTime>,
     think: Think,
-    think_count: u32,
+    /// The job thinks (`thinktime` > 0).
+    thinks: bool,
+    /// Data I/Os issued and completed, fio's `io_issues` and `io_blocks` that
+    /// `thinktime_blocks` is compared with.
+    think_issued: u64,
+    think_completed: u64,
+    /// The count (of the kind `thinktime_blocks_type` names) when the clone last thought.
+    think_last_blocks: u64,
+    /// When the clone last finished thinking (its start before the first time), for
+    /// `thinktime_iotime`.
+    think_last_ns: SimTime,
+    /// The last data I/O filled the queue: check think time once the reap after it is over.
+    think_after_reap: bool,
+    /// Direction of the last data I/O, whose rate `rate_ignore_thinktime` moves on.
+    think_ddir: usize,
     writes_since_flush: u32,
     writes_since_datasync: u32,
     flush_pending: bool,
@@ -458,7 +489,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     finished: false,
                     wake_at: None,
                     think: Think::Running,
-                    think_count: 0,
+                    thinks: spec.thinktime_ns > 0,
+                    think_issued: 0,
+                    think_completed: 0,
+                    think_last_blocks: 0,
+                    think_last_ns: 0,
+                    think_after_reap: false,
+                    think_ddir: 0,
                     writes_since_flush: 0,
                     writes_since_datasync: 0,
                     flush_pending: false,
@@ -671,6 +708,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         let c = &mut self.clones[i];
         c.start_ns = now;
+        c.think_last_ns = now;
         c.rate.poisson_next_ns = [now; 3];
         c.lat_target = LatTarget::new(c.spec, now);
         c.min_rate = MinRate::new(c.spec, now, self.plan.jobs[c.spec_index].time_factor);
@@ -721,6 +759,21 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
                 c.in_flight -= 1;
+                if c.thinks && kind != IoKind::Flush {
+                    c.think_completed += 1;
+                    // fio's reap after the I/O that filled the queue waits for one
+                    // completion, or down to `iodepth_low`; the check follows it.
+                    if c.think_after_reap
+                        && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
+                    {
+                        c.think_after_reap = false;
+                        if c.think == Think::Running {
+                            c.think = Think::Reaping;
+                            self.queue.schedule(now, Event::ThinkCheck { clone })?;
+                        }
+                    }
+                }
+                let c = &mut self.clones[i];
                 if kind == IoKind::Flush {
                     c.flushes += 1;
                     if c.measuring && now <= c.deadline_ns {
@@ -748,10 +801,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.drain_host_queue(now)?;
                 let c = &mut self.clones[i];
                 if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
-                    c.think = Think::Sleeping;
-                    let until = now.saturating_add(c.spec.thinktime_ns);
-                    c.wake_at = Some(until);
-                    self.queue.schedule(until, Event::Wake { clone })?;
+                    self.start_thinking(i, now)?;
                 }
                 self.issue_more(i, now)?;
                 self.check_finished(i, now);
@@ -765,7 +815,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 c.wake_at = None;
                 if c.think == Think::Sleeping {
                     c.think = Think::Running;
-                    c.think_count = 0;
+                    c.think_last_ns = now;
                 }
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
@@ -781,6 +831,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 if !c.finished {
                     c.start_measuring(now);
                 }
+                // fio 3.33 zeroes its issued and completed counts when the ramp ends but
+                // not the count at the last pause: the next pause waits until the new count
+                // passes the old one by `thinktime_blocks` (about as many I/Os as the ramp
+                // did go by without a pause, as fio 3.33 measures).
+                c.think_issued = 0;
+                c.think_completed = 0;
             }
             Event::Deadline { clone } => {
                 let i = clone as usize;
@@ -791,7 +847,75 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             Event::SteadyCheck { tracker } => self.steady_check(tracker as usize, now)?,
+            Event::ThinkCheck { clone } => {
+                let i = clone as usize;
+                let c = &mut self.clones[i];
+                if c.think != Think::Reaping {
+                    return Ok(());
+                }
+                c.think = Think::Running;
+                if c.finished {
+                    return Ok(());
+                }
+                self.check_thinktime(i, now)?;
+                self.issue_more(i, now)?;
+                self.check_finished(i, now);
+            }
         }
+        Ok(())
+    }
+
+    /// fio's think-time check, made after each data I/O (after the reap that follows it when
+    /// the I/O filled the queue): think once `thinktime_blocks` more I/Os have completed (or
+    /// been issued) since the last pause, or `thinktime_iotime` has passed since it ended.
+    /// Thinking waits for the I/Os in flight first.
+    fn check_thinktime(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        let c = &mut self.clones[i];
+        if c.stopped || c.failed {
+            return Ok(());
+        }
+        let s = c.spec;
+        let mut due = false;
+        if s.thinktime_iotime_ns > 0 {
+            due = now.saturating_sub(c.think_last_ns) >= s.thinktime_iotime_ns;
+            // fio skips the count when only the time was asked for: the default of one
+            // block would think after every I/O.
+            if !due && !s.thinktime_blocks_set {
+                return Ok(());
+            }
+        }
+        let count = match s.thinktime_blocks_type {
+            ThinkBlocks::Complete => c.think_completed,
+            ThinkBlocks::Issue => c.think_issued,
+        };
+        due |= count >= c.think_last_blocks + u64::from(s.thinktime_blocks.max(1));
+        if !due {
+            return Ok(());
+        }
+        // The count taken before the quiesce: completions while draining count towards
+        // the next pause, as in fio.
+        c.think_last_blocks = count;
+        c.think = Think::Draining;
+        if c.in_flight == 0 {
+            self.start_thinking(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// Every I/O of a clone due to think has completed: it sleeps for `thinktime`.
+    fn start_thinking(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        let c = &mut self.clones[i];
+        c.think = Think::Sleeping;
+        let think_ns = c.spec.thinktime_ns;
+        if c.spec.rate_ignore_thinktime {
+            let ddir = c.think_ddir;
+            let min_bs = min_block_bytes(&c.spec.bs[ddir]);
+            c.rate.skip_think(ddir, think_ns, min_bs);
+        }
+        let until = now.saturating_add(think_ns);
+        c.wake_at = Some(until);
+        self.queue
+            .schedule(until, Event::Wake { clone: i as u32 })?;
         Ok(())
     }
 
@@ -1057,11 +1181,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         c.flush_pending = true;
                     }
                 }
-                if c.spec.thinktime_ns > 0 {
-                    c.think_count += 1;
-                    if c.think_count >= c.spec.thinktime_blocks.max(1) {
-                        c.think = Think::Draining;
-                    }
+                if c.thinks {
+                    c.think_issued += 1;
+                    c.think_ddir = ddir;
                 }
             }
             c.issued_bytes += io.len_bytes;
@@ -1096,6 +1218,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 );
             }
             self.issue(i, req, now)?;
+            let c = &mut self.clones[i];
+            if c.thinks {
+                // fio checks after each I/O, once the queue it filled has been reaped.
+                if c.in_flight >= c.iodepth {
+                    c.think_after_reap = true;
+                } else {
+                    self.check_thinktime(i, now)?;
+                }
+            }
         }
     }
 
@@ -1266,7 +1397,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn finish_if_done(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
         let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
-        if !(c.stopped || c.failed || out_of_work) {
+        let stopping = c.stopped || c.failed;
+        // A think-time check still due belongs to the job's last I/O (fio may pause there).
+        if !stopping && (!out_of_work || c.think == Think::Reaping) {
             return;
         }
         c.finished = true;

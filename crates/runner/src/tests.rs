@@ -7,7 +7,7 @@ use flashlab_engine::{
     time::transfer_ns, BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime, NS_PER_MS,
     NS_PER_S, NS_PER_US,
 };
-use flashlab_workload::{JobFile, JobSpec, RateProcess, RwPattern, SizeSpec};
+use flashlab_workload::{JobFile, JobSpec, RateProcess, RwPattern, SizeSpec, ThinkBlocks};
 
 use crate::run::{run_with_summaries, CloneSummary};
 use crate::{RunError, RunOptions};
@@ -405,15 +405,147 @@ fn fsync_sends_a_flush_every_n_writes() {
 
 #[test]
 fn thinktime_paces_a_deep_queue() {
-    // Think 900 us after every I/O completes: one I/O per millisecond whatever the depth.
+    // Counting issued I/Os, think 900 us after every one: one I/O per millisecond whatever
+    // the depth.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        thinktime_ns: 900 * NS_PER_US,
+        thinktime_blocks_type: ThinkBlocks::Issue,
+        ..timed("think", 8, 100 * NS_PER_MS)
+    };
+    let s = run(vec![job], &mut dev);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+    assert_eq!(dev.max_in_device, 1);
+    // Counting completed I/Os (fio's default), nothing has completed until the queue is
+    // full and reaped; here all eight complete together: eight I/Os per 100 us + 900 us.
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let job = JobSpec {
         thinktime_ns: 900 * NS_PER_US,
         ..timed("think", 8, 100 * NS_PER_MS)
     };
     let s = run(vec![job], &mut dev);
-    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
-    assert_eq!(dev.max_in_device, 1);
+    assert_eq!(s[0].measured_ios[0], 800);
+    assert_eq!(dev.max_in_device, 8);
+}
+
+/// A size-bound job of `ios` 4 KiB reads that thinks `think_ns` per `blocks`.
+fn thinking(iodepth: u32, ios: u64, think_ns: SimTime, blocks: u32, kind: ThinkBlocks) -> JobSpec {
+    JobSpec {
+        iodepth,
+        size: Some(SizeSpec::Bytes(ios * 4096)),
+        thinktime_ns: think_ns,
+        thinktime_blocks: blocks,
+        thinktime_blocks_set: true,
+        thinktime_blocks_type: kind,
+        ..spec("think")
+    }
+}
+
+#[test]
+fn thinktime_blocks_count_completions_or_issues() {
+    // 48 I/Os at depth 4, 100 us each (all in flight complete together), 1 ms think per 6.
+    let run_one = |kind| {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let s = run(vec![thinking(4, 48, NS_PER_MS, 6, kind)], &mut dev);
+        assert_eq!(s[0].measured_ios[0], 48);
+        s[0].end_ns - s[0].start_ns
+    };
+    // Issued: 4, then 2 more and the sixth issued pauses (after the 2 complete): 8 pauses
+    // of 2 x 100 us + 1 ms.
+    assert_eq!(run_one(ThinkBlocks::Issue), 8 * 1_200 * NS_PER_US);
+    // Completed: 4 complete (4 < 6), 4 more are issued, 8 complete: pause; the next pause
+    // comes at 16 (8 + 6 = 14 reached only when the next 4 are reaped): 6 pauses.
+    assert_eq!(run_one(ThinkBlocks::Complete), 6 * 1_200 * NS_PER_US);
+}
+
+#[test]
+fn completions_reaped_one_at_a_time_pause_later() {
+    // A serial link spaces the completions 10 us apart, so each reap takes one: with 64
+    // I/Os at depth 4 and a 10 ms think per 8, the check after the reap of the 8th
+    // completion comes when 11 are issued; after the pause the count is 11, the next pause
+    // comes at 16, ... at 56; the count reaches only 61 by the last issue: 7 pauses (fio
+    // 3.33 with libaio or null: 7 pauses counting completions, 8 counting issues).
+    let run_one = |kind| {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        dev.link_bytes_per_s = Some(409_600_000);
+        let s = run(vec![thinking(4, 64, 10 * NS_PER_MS, 8, kind)], &mut dev);
+        assert_eq!(s[0].measured_ios[0], 64);
+        s[0].end_ns - s[0].start_ns
+    };
+    let complete = run_one(ThinkBlocks::Complete);
+    assert!(
+        (70 * NS_PER_MS..73 * NS_PER_MS).contains(&complete),
+        "{complete}"
+    );
+    let issue = run_one(ThinkBlocks::Issue);
+    assert!((80 * NS_PER_MS..83 * NS_PER_MS).contains(&issue), "{issue}");
+}
+
+#[test]
+fn thinktime_at_depth_one_does_not_depend_on_the_count() {
+    let run_one = |kind| {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        run(vec![thinking(1, 12, NS_PER_MS, 3, kind)], &mut dev)
+    };
+    let issue = run_one(ThinkBlocks::Issue);
+    assert_eq!(issue, run_one(ThinkBlocks::Complete));
+    assert_eq!(issue[0].end_ns - issue[0].start_ns, 4 * 1_300 * NS_PER_US);
+}
+
+#[test]
+fn thinktime_iotime_thinks_by_time_and_with_blocks_whichever_comes_first() {
+    let run_one = |blocks: Option<u32>| {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let job = JobSpec {
+            thinktime_ns: 500 * NS_PER_US,
+            thinktime_iotime_ns: NS_PER_MS,
+            thinktime_blocks: blocks.unwrap_or(1),
+            thinktime_blocks_set: blocks.is_some(),
+            ..timed("iotime", 1, 15 * NS_PER_MS)
+        };
+        run(vec![job], &mut dev)[0].measured_ios[0]
+    };
+    // 10 I/Os (1 ms), then 0.5 ms of think: 10 periods of 1.5 ms.
+    assert_eq!(run_one(None), 100);
+    // Every 4 I/Os (0.4 ms) first: 16 periods of 0.9 ms and 4 I/Os of the 17th.
+    assert_eq!(run_one(Some(4)), 68);
+}
+
+#[test]
+fn rate_ignore_thinktime_moves_the_schedule_on() {
+    // 1000 IOPS, a 2 ms think after every 10 issued I/Os.
+    let run_one = |ignore| {
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let job = JobSpec {
+            rate_iops: [1000, 0, 0],
+            thinktime_ns: 2 * NS_PER_MS,
+            thinktime_blocks: 10,
+            thinktime_blocks_type: ThinkBlocks::Issue,
+            rate_ignore_thinktime: ignore,
+            ..timed("rate", 1, 100 * NS_PER_MS)
+        };
+        run(vec![job], &mut dev)[0].measured_ios[0] as f64
+    };
+    // By default the rate catches up after each pause: 1000 IOPS.
+    assert_near(run_one(false), 100.0, 0.02, "catching up");
+    // Ignoring the pause, the schedule moves on by 2 ms less one I/O (1 ms): 10 I/Os per
+    // 11 ms.
+    assert_near(run_one(true), 100.0 * 10.0 / 11.0, 0.02, "moving on");
+}
+
+#[test]
+fn the_ramp_resets_the_think_counts_but_not_the_last_pause() {
+    // fio 3.33: after a ramp of 20 pauses of 8 I/Os, 160 + 8 I/Os go before the next pause.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        thinktime_ns: 9_200 * NS_PER_US,
+        thinktime_blocks: 8,
+        ramp_time_ns: 200 * NS_PER_MS,
+        ..timed("ramp", 1, NS_PER_S)
+    };
+    let s = run(vec![job], &mut dev);
+    // 8 I/Os + think take 10 ms: 100 pauses a second, and 160 I/Os (16 ms) without.
+    assert_eq!(s[0].measured_ios[0], 160 + (1000 - 16) / 10 * 8 + 8);
 }
 
 #[test]

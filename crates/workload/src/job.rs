@@ -102,6 +102,15 @@ pub enum RandomDistribution {
     ZonedAbs(Vec<(f64, u64)>),
 }
 
+/// fio's `thinktime_blocks_type`: which count of I/Os `thinktime_blocks` is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThinkBlocks {
+    /// I/Os completed (and reaped), fio's default.
+    Complete,
+    /// I/Os issued.
+    Issue,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateProcess {
     Linear,
@@ -242,6 +251,13 @@ pub struct JobSpec {
     pub rate_process: RateProcess,
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks` was given (fio then checks it alongside `thinktime_iotime`).
+    pub thinktime_blocks_set: bool,
+    pub thinktime_blocks_type: ThinkBlocks,
+    /// `thinktime_iotime`: think again after this much time since the last pause; 0 = off.
+    pub thinktime_iotime_ns: u64,
+    /// `rate_ignore_thinktime`: the rate schedule moves on by the time spent thinking.
+    pub rate_ignore_thinktime: bool,
     pub random_distribution: RandomDistribution,
     pub norandommap: bool,
     pub randrepeat: bool,
@@ -366,6 +382,10 @@ impl JobSpec {
             rate_process: RateProcess::Linear,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            thinktime_blocks_set: false,
+            thinktime_blocks_type: ThinkBlocks::Complete,
+            thinktime_iotime_ns: 0,
+            rate_ignore_thinktime: false,
             random_distribution: RandomDistribution::Random,
             norandommap: false,
             randrepeat: true,

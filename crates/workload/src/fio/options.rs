@@ -14,6 +14,7 @@ use super::value::{
 };
 use crate::job::{
     BlockSize, ExitWhat, JobSpec, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState,
+    ThinkBlocks,
 };
 
 /// The type of an option's value (for validation of accepted options and for help).
@@ -492,8 +493,25 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.thinktime_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
         Ok(())
     }),
-    sim("thinktime_blocks", &[], OptionType::Int, "1", "I/Os issued between think times", |b, v| {
+    sim("thinktime_blocks", &[], OptionType::Int, "1", "I/Os between think times (completed or issued: thinktime_blocks_type)", |b, v| {
         b.spec.thinktime_blocks = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        b.spec.thinktime_blocks_set = true;
+        Ok(())
+    }),
+    sim("thinktime_blocks_type", &[], OptionType::Enum(&["complete", "issue"]), "complete", "Count completed or issued I/Os for thinktime_blocks", |b, v| {
+        b.spec.thinktime_blocks_type = match val(v)?.trim() {
+            "complete" => ThinkBlocks::Complete,
+            "issue" => ThinkBlocks::Issue,
+            _ => return Err("complete or issue".into()),
+        };
+        Ok(())
+    }),
+    sim("thinktime_iotime", &[], OptionType::Time(TimeUnit::Seconds), "0", "Think again once this long has passed since the last think time (bare numbers in seconds)", |b, v| {
+        b.spec.thinktime_iotime_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        Ok(())
+    }),
+    sim("rate_ignore_thinktime", &[], OptionType::Bool, "0", "The rate schedule moves on during think time instead of catching up after it", |b, v| {
+        b.spec.rate_ignore_thinktime = flag(v)?;
         Ok(())
     }),
     // --- randomness -------------------------------------------------------------------------
@@ -728,10 +746,7 @@ static OPTIONS: &[OptionDef] = &[
     not("exec_postrun", &[], "Run a command after the job"),
     not("flow", &[], "Flow control between jobs"),
     not("flow_id", &[], "Flow control group"),
-    not("rate_ignore_thinktime", &[], "Rate without think time"),
     acc("thinktime_spin", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Busy-wait part of thinktime (the host's CPU; the pause the drive sees is thinktime either way)"),
-    not("thinktime_blocks_type", &[], "Think time after issue or completion"),
-    not("thinktime_iotime", &[], "Think time per I/O time"),
     not("trim_percentage", &[], "Trim after verify"),
     not("trim_backlog", &[], "Trim backlog"),
     not("dedupe_percentage", &[], "Data a deduplicating drive could drop (such a drive is not modelled)"),

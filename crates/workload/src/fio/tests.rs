@@ -521,6 +521,52 @@ fn buffer_option_errors_name_the_place_and_what_is_valid() {
     );
 }
 
+#[test]
+fn thinktime_options_parse_as_fio_reads_them() {
+    let one = |text: &str| parse(text).map(|f| f.jobs[0].clone());
+    let j = one("[j]\nthinktime=1ms\n").unwrap();
+    assert_eq!(
+        j.thinktime_blocks_type,
+        ThinkBlocks::Complete,
+        "fio's default"
+    );
+    assert_eq!((j.thinktime_blocks, j.thinktime_blocks_set), (1, false));
+    assert_eq!((j.thinktime_iotime_ns, j.rate_ignore_thinktime), (0, false));
+    let j = one(
+        "[global]\nthinktime_blocks=8\n[j]\nthinktime=1ms\nthinktime_blocks_type=issue\n\
+         thinktime_iotime=9\nrate_ignore_thinktime=1\n",
+    )
+    .unwrap();
+    assert_eq!(j.thinktime_blocks_type, ThinkBlocks::Issue);
+    assert_eq!((j.thinktime_blocks, j.thinktime_blocks_set), (8, true));
+    assert_eq!(
+        j.thinktime_iotime_ns, 9_000_000_000,
+        "bare numbers are seconds"
+    );
+    assert!(j.rate_ignore_thinktime);
+    assert_eq!(
+        one("[j]\nthinktime_iotime=250ms\n")
+            .unwrap()
+            .thinktime_iotime_ns,
+        250_000_000
+    );
+    let e = parse("[j]\nthinktime=1ms\nthinktime_blocks_type=completed\n").unwrap_err();
+    assert_eq!(e.line, 3);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("t.fio:3:")
+            && msg.contains("thinktime_blocks_type")
+            && msg.contains("complete or issue"),
+        "{msg}"
+    );
+    assert!(kind("[j]\nrate_ignore_thinktime=maybe\n")
+        .to_string()
+        .contains("0 or 1"));
+    assert!(kind("[j]\nthinktime_iotime=soon\n")
+        .to_string()
+        .contains("thinktime_iotime"));
+}
+
 const VALID: &str = include_str!("../../../../testdata/jobs/mixed.fio");
 
 proptest! {
