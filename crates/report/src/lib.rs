@@ -70,6 +70,9 @@ pub struct LogConfig {
     pub iops_avg_ms: Option<u64>,
     /// fio's `log_offset`: log lines carry the I/O's offset.
     pub log_offset: bool,
+    /// fio's `log_max_value`: averaged windows log their largest sample (every log fio
+    /// averages: bw, iops, lat, clat, slat; not the histogram log).
+    pub log_max_value: bool,
     /// fio's `per_job_logs=0`: the jobs share log files named without the job number.
     pub shared_logs: bool,
 }

@@ -64,6 +64,8 @@ pub struct LogSeries {
     pub avg_msec: u64,
     /// fio's `log_offset`: lines carry the I/O's offset.
     pub with_offset: bool,
+    /// fio's `log_max_value`: a window's line holds its largest sample, not its mean.
+    pub log_max: bool,
     pub entries: Vec<LogEntry>,
     /// Entries not kept because the log reached [`MAX_LOG_ENTRIES`].
     pub dropped: u64,
@@ -78,6 +80,7 @@ impl LogSeries {
             prefix: prefix.to_string(),
             avg_msec,
             with_offset: false,
+            log_max: false,
             entries: Vec::new(),
             dropped: 0,
             window: [IoStat::new(); 3],
@@ -133,10 +136,16 @@ impl LogSeries {
     fn flush_window(&mut self, ddir: usize, elapsed_ms: u64) {
         let w = self.window[ddir];
         if w.samples > 0 {
-            // fio rounds the window mean to the nearest integer.
+            // fio rounds the window mean to the nearest integer; with log_max_value it
+            // writes the window's largest sample (`__add_stat_to_log`).
+            let value = if self.log_max {
+                w.max
+            } else {
+                (w.mean + 0.5) as u64
+            };
             self.push(LogEntry {
                 time_ms: elapsed_ms,
-                value: (w.mean + 0.5) as u64,
+                value,
                 offset: 0,
                 bs: 0,
                 ddir: ddir as u8,
@@ -259,6 +268,19 @@ mod tests {
             l.render(),
             "500, 20, 1, 0, 0\n700, 100, 0, 0, 0\n1003, 45, 1, 0, 0\n1200, 7, 1, 0, 0\n"
         );
+    }
+
+    #[test]
+    fn log_max_value_writes_the_window_maximum() {
+        let mut l = LogSeries::new(LogKind::Clat, "j", 100);
+        l.log_max = true;
+        for (t, v) in [(10, 5), (50, 40), (90, 7), (120, 3)] {
+            l.add(t, v, 0, 4096);
+        }
+        l.finalize(150);
+        let got: Vec<(u64, u64)> = l.entries.iter().map(|e| (e.time_ms, e.value)).collect();
+        // One window, closed by the sample at 120 ms: its largest sample, not its mean (14).
+        assert_eq!(got, vec![(120, 40)]);
     }
 
     #[test]

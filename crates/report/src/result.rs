@@ -502,6 +502,7 @@ impl JobStats {
             prefix.as_ref().map(|p| {
                 let mut l = LogSeries::new(kind, p, avg);
                 l.with_offset = logs.log_offset;
+                l.log_max = logs.log_max_value;
                 series.push(l);
                 series.len() - 1
             })

@@ -246,6 +246,8 @@ pub enum JobFailure {
     /// fio's latency-target mode: an I/O at queue depth 1 took longer than the target, so
     /// no depth meets it (fio's "max latency exceeded", ETIMEDOUT).
     LatencyTarget { latency_ns: u64, target_ns: u64 },
+    /// fio's `max_latency`: a measured I/O's total latency exceeded it (ETIMEDOUT).
+    MaxLatency { latency_ns: u64, max_ns: u64 },
     /// fio's `rate_min` (`bandwidth`, bytes/s) or `rate_iops_min`: a `rate_cycle` of the
     /// direction fell below it (fio's EIO from `check_min_rate`).
     RateMin {
@@ -266,6 +268,10 @@ fn what(e: &JobIoError) -> String {
             target_ns,
         } => format!(
             "a {} at byte {} took {latency_ns} ns at queue depth 1, over the latency target of {target_ns} ns: no queue depth meets it (fio's max latency exceeded)",
+            e.kind, e.offset_bytes
+        ),
+        JobFailure::MaxLatency { latency_ns, max_ns } => format!(
+            "a {} at byte {} took {latency_ns} ns, over max_latency of {max_ns} ns (fio's max latency exceeded)",
             e.kind, e.offset_bytes
         ),
         JobFailure::RateMin {
@@ -336,19 +342,21 @@ impl JobIoError {
             "errno": self.errno(),
             "error": match &self.error {
                 JobFailure::Device(d) => d.to_string(),
-                JobFailure::LatencyTarget { .. } | JobFailure::RateMin { .. } => what(self),
+                JobFailure::LatencyTarget { .. }
+                | JobFailure::MaxLatency { .. }
+                | JobFailure::RateMin { .. } => what(self),
             },
         })
     }
 
     /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive; 5, EIO, for
     /// data the drive could not read back; 110, ETIMEDOUT, for a latency target no queue
-    /// depth meets).
+    /// depth meets or an I/O over max_latency).
     pub fn errno(&self) -> i32 {
         match self.error {
             JobFailure::Device(DeviceError::ReadOnly { .. }) => 30,
             JobFailure::Device(_) | JobFailure::RateMin { .. } => 5,
-            JobFailure::LatencyTarget { .. } => 110,
+            JobFailure::LatencyTarget { .. } | JobFailure::MaxLatency { .. } => 110,
         }
     }
 }

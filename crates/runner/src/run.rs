@@ -182,6 +182,11 @@ struct JobClone<'a> {
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
     flushes: u64,
+    /// `wait_for=`: the clones of the waited-for job in this clone's phase (earlier phases
+    /// are over when it starts).
+    waitees: Vec<usize>,
+    /// Not started yet because a waitee is still running.
+    waiting: bool,
 }
 
 impl JobClone<'_> {
@@ -307,6 +312,10 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     exit_all: bool,
     /// Stopping the jobs an `exitall` names.
     exiting: bool,
+    /// Some clone of the run has `wait_for=`.
+    has_waiters: bool,
+    /// Waiting clones whose waitees are all done, to be started.
+    ready: Vec<usize>,
 }
 
 /// Run every job of `file` against `device`. `progress` is called every
@@ -518,10 +527,28 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     measured_bytes: [0; 3],
                     measured_ios: [0; 3],
                     flushes: 0,
+                    waitees: Vec::new(),
+                    waiting: false,
                 });
                 group_members += 1;
             }
             phases.last_mut().expect("a phase was pushed above").1 = clones.len();
+        }
+        // fio's wait_for: a job starts only once every clone of the named earlier job has
+        // exited (`waitee_running`); the parser has checked that such a job comes first.
+        let mut has_waiters = false;
+        for w in 0..clones.len() {
+            let Some(name) = clones[w].spec.wait_for.as_deref() else {
+                continue;
+            };
+            let phase = clones[w].phase;
+            let waitees: Vec<usize> = (0..w)
+                .filter(|&j| clones[j].phase == phase && clones[j].spec.name == name)
+                .filter(|&j| clones[j].spec_index != clones[w].spec_index)
+                .collect();
+            has_waiters |= !waitees.is_empty();
+            clones[w].waiting = !waitees.is_empty();
+            clones[w].waitees = waitees;
         }
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them means it never reallocates.
@@ -564,6 +591,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             trackers,
             exit_all: false,
             exiting: false,
+            has_waiters,
+            ready: Vec::new(),
         })
     }
 
@@ -615,6 +644,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             self.handle(now, event)?;
+            if !self.ready.is_empty() {
+                self.start_ready(now)?;
+            }
             if self.phase_left == 0 {
                 self.advance_phases(now)?;
             }
@@ -676,6 +708,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
         }
         for i in lo..hi {
+            if self.clones[i].waiting {
+                continue;
+            }
             let delay_ns = self.clones[i].spec.startdelay_ns;
             if delay_ns > 0 {
                 self.queue.schedule(
@@ -689,7 +724,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // Issue only once every clone of the phase has started, so that clones listed later
         // are not disadvantaged by a device already filled by earlier ones at the same time.
         for i in lo..hi {
-            if self.clones[i].spec.startdelay_ns == 0 {
+            if self.clones[i].spec.startdelay_ns == 0 && !self.clones[i].waiting {
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
             }
@@ -712,7 +747,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.rate.poisson_next_ns = [now; 3];
         c.lat_target = LatTarget::new(c.spec, now);
         c.min_rate = MinRate::new(c.spec, now, self.plan.jobs[c.spec_index].time_factor);
-        c.watched = c.lat_target.is_some() || c.min_rate.is_some() || c.steady.is_some();
+        c.watched = c.lat_target.is_some()
+            || c.min_rate.is_some()
+            || c.steady.is_some()
+            || c.spec.max_latency_ns != [0; 3];
         if let Some(lt) = &c.lat_target {
             c.iodepth = lt.depth;
         }
@@ -930,12 +968,41 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.done_ios[ddir] += 1;
             c.done_bytes[ddir] += io.len_bytes;
         }
+        if self.clones[i].spec.max_latency_ns != [0; 3] && io.kind != IoKind::Flush {
+            self.max_latency_completed(i, now, io);
+        }
         if self.clones[i].lat_target.is_some() {
             self.lat_target_completed(i, now, io);
         }
         if self.clones[i].min_rate.is_some() && io.kind != IoKind::Flush {
             self.min_rate_completed(i, now, io.kind.ddir());
         }
+    }
+
+    /// fio's `max_latency` after one of clone `i`'s I/Os completed: a measured I/O whose
+    /// total latency exceeds its direction's limit stops the job with ETIMEDOUT, as
+    /// `account_io_completion` does (the I/O itself is counted).
+    #[cold]
+    #[inline(never)]
+    fn max_latency_completed(&mut self, i: usize, now: SimTime, io: InFlight) {
+        let c = &mut self.clones[i];
+        let max_ns = c.spec.max_latency_ns[io.kind.ddir()];
+        let latency_ns = now - io.issue_ns;
+        let counted = c.measuring && now <= c.deadline_ns;
+        if max_ns == 0 || latency_ns <= max_ns || !counted || c.finished || c.failed {
+            return;
+        }
+        if c.io_error.is_none() {
+            c.io_error = Some(JobIoError::failed(
+                c.spec.name.clone(),
+                now,
+                io.kind,
+                io.offset_bytes,
+                JobFailure::MaxLatency { latency_ns, max_ns },
+            ));
+        }
+        c.failed = true;
+        self.stop_issuing(i, now);
     }
 
     /// fio's latency-target search after one of clone `i`'s I/Os completed: the depth it
@@ -1434,10 +1501,43 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
-        let spec = c.spec;
-        if (spec.exitall || (spec.exitall_on_error && c.failed)) && !self.exiting {
+        let (spec, failed) = (c.spec, c.failed);
+        if self.has_waiters {
+            self.release_waiters();
+        }
+        if (spec.exitall || (spec.exitall_on_error && failed)) && !self.exiting {
             self.exit_others(i, now);
         }
+    }
+
+    /// A clone finished: the waiting clones of the phase whose waitees are all done become
+    /// ready to start.
+    #[cold]
+    fn release_waiters(&mut self) {
+        let (lo, hi) = self.phases[self.current_phase];
+        for w in lo..hi {
+            let c = &self.clones[w];
+            if c.waiting && !c.finished && c.waitees.iter().all(|&j| self.clones[j].finished) {
+                self.clones[w].waiting = false;
+                self.ready.push(w);
+            }
+        }
+    }
+
+    /// Start the clones released by [`Self::release_waiters`]: now, or at their startdelay
+    /// after the phase began if that is later.
+    #[cold]
+    fn start_ready(&mut self, now: SimTime) -> Result<(), RunError> {
+        let phase_start = self.phase_start_ns[self.current_phase];
+        for w in std::mem::take(&mut self.ready) {
+            let c = &self.clones[w];
+            if c.finished {
+                continue;
+            }
+            let at = now.max(phase_start.saturating_add(c.spec.startdelay_ns));
+            self.queue.schedule(at, Event::Start { clone: w as u32 })?;
+        }
+        Ok(())
     }
 
     /// fio's `exitall`: clone `i` ended, so the jobs its `exit_what` names stop now (their
@@ -1609,6 +1709,7 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             bw_avg_ms: spec.bw_avg_ms,
             iops_avg_ms: spec.iops_avg_ms,
             log_offset: spec.log_offset,
+            log_max_value: spec.log_max_value,
             shared_logs: !spec.per_job_logs,
         },
         description: spec.description.clone(),

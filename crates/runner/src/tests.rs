@@ -1442,3 +1442,66 @@ fn a_job_with_stats_off_runs_but_is_not_reported() {
     // It ran all the same.
     assert!(s[1].measured_ios[0] > 30_000, "{:?}", s[1].measured_ios);
 }
+
+/// fio's `wait_for`: a job starts once every clone of the named job is done, while the
+/// jobs beside it in the phase start at once.
+#[test]
+fn wait_for_starts_a_job_when_every_clone_of_its_waitee_is_done() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let a = JobSpec {
+        numjobs: 2,
+        ..timed("a", 1, 10 * NS_PER_MS)
+    };
+    let b = JobSpec {
+        wait_for: Some("a".into()),
+        ..timed("b", 1, 5 * NS_PER_MS)
+    };
+    let c = timed("c", 1, 5 * NS_PER_MS);
+    let d = JobSpec {
+        wait_for: Some("c".into()),
+        startdelay_ns: 8 * NS_PER_MS,
+        ..timed("d", 1, 5 * NS_PER_MS)
+    };
+    let s = run(vec![a, b, c, d], &mut dev);
+    let starts: Vec<u64> = s.iter().map(|c| c.start_ns).collect();
+    // b after both clones of a; d after c, at its startdelay from the phase start.
+    assert_eq!(
+        starts,
+        vec![0, 0, 10 * NS_PER_MS, 0, 8 * NS_PER_MS],
+        "start times"
+    );
+    assert_eq!(s[2].end_ns, 15 * NS_PER_MS);
+    assert!(s.iter().all(|c| c.phase == 0));
+}
+
+/// fio's `max_latency`: the first measured I/O slower than it stops the job with ETIMEDOUT
+/// (110), counted in the results; a limit the I/Os meet changes nothing.
+#[test]
+fn max_latency_stops_a_job_with_etimedout() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let slow = JobSpec {
+        max_latency_ns: [50 * NS_PER_US, 0, 0],
+        ..timed("slow", 1, 10 * NS_PER_MS)
+    };
+    let err = crate::run_jobs(
+        &file(vec![slow]),
+        &mut dev,
+        &RunOptions::new(1, "fake"),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let RunError::Io { errors, result } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!((errors[0].kind, errors[0].errno()), ("read", 110));
+    assert!(err.to_string().contains("max_latency"), "{err}");
+    assert_eq!(result.jobs[0].error(), 110);
+    assert_eq!(result.jobs[0].total_ios(0), 1);
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let met = JobSpec {
+        max_latency_ns: [NS_PER_MS, 0, 0],
+        ..timed("met", 1, 10 * NS_PER_MS)
+    };
+    let s = run(vec![met], &mut dev);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}

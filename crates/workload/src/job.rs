@@ -322,6 +322,17 @@ pub struct JobSpec {
     pub filename: Option<String>,
     /// `description=` as written.
     pub description: Option<String>,
+    /// `log_max_value=1`: averaged log windows record the window's largest sample.
+    pub log_max_value: bool,
+    /// `max_latency=` per direction (read, write, trim) in ns; 0 = none. A measured I/O whose
+    /// total latency exceeds it stops the job with fio's ETIMEDOUT.
+    pub max_latency_ns: [u64; 3],
+    /// `wait_for=NAME`: the job starts once every clone of the earlier job NAME is done.
+    pub wait_for: Option<String>,
+    /// Line of the `wait_for=` option (for messages).
+    pub wait_for_line: usize,
+    /// `filesize=`: the job's region; `size` then only sets the default `io_size`.
+    pub filesize: Option<u64>,
 }
 
 /// fio's `rw_sequencer=`: after a random draw with `randread:N`, the next N-1 I/Os either
@@ -423,6 +434,11 @@ impl JobSpec {
             compressible_percent: 0,
             filename: None,
             description: None,
+            log_max_value: false,
+            max_latency_ns: [0; 3],
+            wait_for: None,
+            wait_for_line: 0,
+            filesize: None,
         }
     }
 }

@@ -386,7 +386,7 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.size = Some(s);
         Ok(())
     }),
-    sim("offset", &[], OptionType::SizeOrPercent, "0", "Start of the region", |b, v| {
+    sim("offset", &["fileoffset"], OptionType::SizeOrPercent, "0", "Start of the region", |b, v| {
         b.spec.offset = size_spec(v, b.kb_base)?;
         Ok(())
     }),
@@ -595,7 +595,7 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.new_group = flag(v)?;
         Ok(())
     }),
-    sim("percentile_list", &["percentiles"], OptionType::FloatList, "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", "Completion latency percentiles to report", |b, v| {
+    sim("percentile_list", &[], OptionType::FloatList, "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", "Completion latency percentiles to report", |b, v| {
         b.spec.percentile_list = parse_percentiles(val(v)?)?;
         b.spec.percentile_precision = percentile_precision(val(v)?);
         Ok(())
@@ -685,6 +685,38 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.log_avg_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
         Ok(())
     }),
+    sim("log_max_value", &[], OptionType::Bool, "0", "Averaged log windows (log_avg_msec) record the window's largest sample instead of its mean", |b, v| {
+        b.spec.log_max_value = flag(v)?;
+        Ok(())
+    }),
+    sim("max_latency", &[], OptionType::Str, "", "Largest total latency per direction (read,write,trim; bare numbers in microseconds): a measured I/O over it stops the job with ETIMEDOUT", |b, v| {
+        for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
+            if let Some(p) = part {
+                b.spec.max_latency_ns[i] = parse_time_ns(p, TimeUnit::Microseconds)?;
+            }
+        }
+        Ok(())
+    }),
+    sim("wait_for", &[], OptionType::Str, "", "Start once every clone of this earlier job is done", |b, v| {
+        let name = val(v)?.trim();
+        if name.is_empty() {
+            return Err("the name of an earlier job".into());
+        }
+        b.spec.wait_for = Some(name.to_string());
+        Ok(())
+    }),
+    sim("filesize", &[], OptionType::Str, "", "Size of the job's region (its file); size then only sets the default io_size", |b, v| {
+        let text = val(v)?.trim();
+        if text.contains(['-', ':']) {
+            return Err("a single size (e.g. 1g); a range of file sizes is not simulated".into());
+        }
+        let bytes = parse_bytes(text, b.kb_base)?;
+        if bytes == 0 {
+            return Err("a size above 0".into());
+        }
+        b.spec.filesize = Some(bytes);
+        Ok(())
+    }),
     // --- accepted: real I/O and presentation only -------------------------------------------
     acc("ioengine", &[], OptionType::Str, "psync", "I/O engine (real I/O only)"),
     acc("direct", &[], OptionType::Bool, "0", "O_DIRECT (real I/O only; the simulated device has no page cache)"),
@@ -750,13 +782,111 @@ static OPTIONS: &[OptionDef] = &[
     not("trim_percentage", &[], "Trim after verify"),
     not("trim_backlog", &[], "Trim backlog"),
     not("dedupe_percentage", &[], "Data a deduplicating drive could drop (such a drive is not modelled)"),
-    not("nrfiles", &[], "Several files per job"),
-    not("filesize", &[], "Per-file size"),
-    not("directory", &[], "Files in a directory"),
+    not("nrfiles", &["nr_files"], "Several files per job"),
+    acc("directory", &[], OptionType::Str, "", "Directory of the job's files (on a drive the job's file is the drive, or the namespace filename= names)"),
     not("openfiles", &[], "Files open at once"),
     not("file_service_type", &[], "Switching between files"),
     not("continue_on_error", &[], "Keep going after I/O errors"),
     not("create_only", &[], "Only create files"),
+    // --- fio 3.33's other options: real I/O or presentation only ------------------------------
+    acc("allow_file_create", &[], OptionType::Bool, "1", "Let fio create missing files (real I/O only: the drive exists)"),
+    acc("allrandrepeat", &[], OptionType::Bool, "0", "Seed every random stream repeatably (flashlab's streams always come from the run seed)"),
+    acc("atomic", &[], OptionType::Bool, "0", "Atomic O_DIRECT writes (real I/O only)"),
+    acc("cgroup", &[], OptionType::Str, "", "Run the job in this cgroup (real I/O only)"),
+    acc("cgroup_nodelete", &[], OptionType::Bool, "0", "Keep the cgroup afterwards (real I/O only)"),
+    acc("cgroup_weight", &[], OptionType::Int, "", "The cgroup's weight (real I/O only)"),
+    acc("clocksource", &[], OptionType::Enum(&["gettimeofday", "clock_gettime", "cpu"]), "", "Host clock fio reads (the simulation's clock is exact)"),
+    acc("cmd_type", &[], OptionType::Str, "nvme", "io_uring_cmd command set (real I/O only)"),
+    acc("create_fsync", &[], OptionType::Bool, "1", "fsync files after creating them (real I/O only: the drive exists)"),
+    acc("create_serialize", &[], OptionType::Bool, "1", "Create the jobs' files one after another (real I/O only)"),
+    acc("disk_util", &[], OptionType::Bool, "1", "Host disk utilization statistics (presentation flashlab leaves out, as it leaves out disk_util in the JSON)"),
+    acc("error_dump", &[], OptionType::Bool, "0", "Print details of each I/O error (diagnostics only; a job stopped by an error reports it)"),
+    acc("filename_format", &[], OptionType::Str, "$jobname.$jobnum.$filenum", "Names of the files fio creates (on a drive the job's file is the drive)"),
+    acc("force_async", &[], OptionType::Int, "0", "io_uring: submit every Nth request asynchronously (real I/O only)"),
+    acc("gid", &[], OptionType::Int, "", "Run the job with this group ID (real I/O only)"),
+    acc("gtod_cpu", &[], OptionType::Int, "", "CPU of a dedicated clock thread (real I/O only)"),
+    acc("hugepage-size", &[], OptionType::Size, "", "Huge page size for I/O buffers (real I/O only)"),
+    acc("io_submit_mode", &[], OptionType::Enum(&["inline", "offload"]), "inline", "Submit I/O from the job or from helper threads (real I/O only)"),
+    acc("iomem_align", &["mem_align"], OptionType::Int, "0", "Alignment of I/O buffers in memory (real I/O only)"),
+    acc("lockfile", &[], OptionType::Enum(&["none", "exclusive", "readwrite"]), "none", "Lock the file around I/O (real I/O only: one job owns a simulated drive's file lock-free)"),
+    acc("log_compression", &[], OptionType::Size, "", "Compress logs in memory in chunks of this size (the files written are the same)"),
+    acc("log_compression_cpus", &[], OptionType::Str, "", "CPUs for log compression (real I/O only)"),
+    acc("log_entries", &[], OptionType::Int, "1024", "Initial number of log entries in memory (memory only)"),
+    acc("mem", &["iomem"], OptionType::Str, "malloc", "Memory backing the I/O buffers (real I/O only)"),
+    acc("nonvectored", &[], OptionType::Int, "", "io_uring: non-vectored reads and writes (real I/O only)"),
+    acc("nowait", &[], OptionType::Bool, "0", "RWF_NOWAIT on each I/O (real I/O only)"),
+    acc("overwrite", &[], OptionType::Bool, "0", "Lay files out before writing them (real I/O only: a drive needs no layout)"),
+    acc("softrandommap", &[], OptionType::Bool, "0", "Fall back to norandommap if the random map cannot be allocated (flashlab's always is)"),
+    acc("sqthread_poll_cpu", &[], OptionType::Int, "", "io_uring: CPU of the submission polling thread (real I/O only)"),
+    acc("uid", &[], OptionType::Int, "", "Run the job with this user ID (real I/O only)"),
+    acc("uncached", &[], OptionType::Int, "0", "io_uring: uncached buffered I/O (real I/O only)"),
+    acc("unique_filename", &[], OptionType::Bool, "1", "Prefix file names with the client's address (real I/O only)"),
+    acc("unlink_each_loop", &[], OptionType::Bool, "0", "Delete files after each loop (real I/O only)"),
+    acc("verifysort", &[], OptionType::Str, "", "Deprecated; fio ignores it"),
+    acc("verifysort_nr", &[], OptionType::Str, "", "Deprecated; fio ignores it"),
+    acc("flow_watermark", &[], OptionType::Str, "", "Deprecated; fio ignores it"),
+    // fio's built-in profiles register these; they set only the profile's own settings,
+    // used with profile=, which is not simulated (`threads` is tiobench's, not an alias).
+    acc("threads", &[], OptionType::Int, "1", "tiobench profile: its number of threads (no effect without profile=tiobench)"),
+    acc("block", &[], OptionType::Int, "4k", "tiobench profile: its block size (no effect without profile=tiobench)"),
+    acc("numruns", &[], OptionType::Int, "", "tiobench profile: its number of runs (no effect without profile=tiobench)"),
+    acc("dir", &[], OptionType::Str, "", "tiobench profile: its directory (no effect without profile=tiobench)"),
+    acc("device-names", &[], OptionType::Str, "", "act profile: its devices (no effect without profile=act)"),
+    acc("load", &[], OptionType::Int, "", "act profile: its load multiplier (no effect without profile=act)"),
+    acc("test-duration", &[], OptionType::Str, "", "act profile: its duration (no effect without profile=act)"),
+    acc("threads-per-queue", &[], OptionType::Int, "", "act profile: its threads per queue (no effect without profile=act)"),
+    acc("read-req-num-512-blocks", &[], OptionType::Int, "", "act profile: its read size in sectors (no effect without profile=act)"),
+    acc("large-block-op-kbytes", &[], OptionType::Int, "", "act profile: its large block size (no effect without profile=act)"),
+    acc("prep", &[], OptionType::Bool, "0", "act profile: its preparation pass (no effect without profile=act)"),
+    // --- fio 3.33's other options: not simulated -------------------------------------------------
+    not("block_error_percentiles", &[], "Trim block error histograms (with trims of verification, not simulated)"),
+    not("bs_unaligned", &["blocksize_unaligned"], "Block sizes of a range that are not multiples of its smallest"),
+    not("bs_is_seq_rand", &[], "Block sizes per sequential/random instead of per direction"),
+    not("cmdprio", &[], "Per-command I/O priorities (fio then reports latencies per priority; the simulated drive has no priority classes)"),
+    not("cmdprio_bssplit", &[], "Per-command I/O priorities by block size (latencies reported per priority)"),
+    not("cmdprio_class", &[], "Per-command I/O priority class (latencies reported per priority)"),
+    not("cmdprio_percentage", &[], "Share of commands with a priority (latencies reported per priority)"),
+    not("dedupe_global", &[], "Deduplicated data shared across jobs (a deduplicating drive is not modelled)"),
+    not("dedupe_mode", &[], "How deduplicated data is generated (a deduplicating drive is not modelled)"),
+    not("dedupe_working_set_percentage", &[], "Working set of deduplicated data (a deduplicating drive is not modelled)"),
+    not("experimental_verify", &[], "Data verification"),
+    not("file_append", &[], "I/O from the end of the file (a drive has no end to append at)"),
+    not("flow_sleep", &[], "Flow control between jobs"),
+    not("ignore_error", &[], "Keep going after the listed I/O errors"),
+    not("ignore_zone_limits", &[], "Zoned block device limits"),
+    not("job_max_open_zones", &[], "Open zone limit per job (zoned block devices)"),
+    not("log_alternate_epoch", &[], "Log times from another clock's epoch (simulated time has no wall clock)"),
+    not("log_alternate_epoch_clock_id", &[], "Clock of log_alternate_epoch (simulated time has no wall clock)"),
+    not("log_store_compressed", &[], "Logs written compressed"),
+    not("log_unix_epoch", &[], "Log times since the Unix epoch (simulated time has no wall clock)"),
+    not("merge_blktrace_file", &[], "Merging blktraces (replay traces with `flashlab replay`)"),
+    not("merge_blktrace_iters", &[], "Merging blktraces (replay traces with `flashlab replay`)"),
+    not("merge_blktrace_scalars", &[], "Merging blktraces (replay traces with `flashlab replay`)"),
+    not("opendir", &[], "Every file of a directory tree"),
+    not("profile", &[], "fio's built-in profiles (tiobench, act)"),
+    not("read_beyond_wp", &[], "Reads past a zone's write pointer (zoned block devices)"),
+    not("read_iolog_chunked", &[], "Reading an I/O log in parts (replay one with `flashlab replay LOG --format fio-iolog`)"),
+    not("replay_align", &[], "Replay offset alignment (replay I/O logs with `flashlab replay`)"),
+    not("replay_redirect", &[], "Replay onto another device (replay I/O logs with `flashlab replay`)"),
+    not("replay_scale", &[], "Replay offset scale (replay I/O logs with `flashlab replay`)"),
+    not("replay_skip", &[], "Replay without some kinds of I/O (replay I/O logs with `flashlab replay`)"),
+    not("replay_time_scale", &[], "Replay time scale (replay I/O logs with `flashlab replay`)"),
+    not("serialize_overlap", &[], "Holding I/Os that overlap ones in flight"),
+    not("sync_file_range", &[], "sync_file_range() after every N writes"),
+    not("trim_backlog_batch", &[], "Trim after verify"),
+    not("trim_verify_zero", &[], "Verify that trimmed blocks read back as zeros"),
+    not("verify_async_cpus", &[], "Asynchronous verification"),
+    not("verify_backlog_batch", &[], "Verify while writing"),
+    not("verify_dump", &[], "Data verification"),
+    not("verify_offset", &[], "Data verification"),
+    not("verify_only", &[], "Data verification"),
+    not("verify_state_load", &[], "Data verification"),
+    not("verify_state_save", &[], "Data verification"),
+    not("write_barrier", &[], "Barrier writes every N writes"),
+    not("write_hint", &[], "Write lifetime hints (the simulated drive has no streams or placement by hint)"),
+    not("zone_reset_frequency", &[], "Zone resets (zoned block devices)"),
+    not("zone_reset_threshold", &[], "Zone resets (zoned block devices)"),
+    not("zonecapacity", &[], "Zone capacity (zoned block devices)"),
 ];
 
 /// Longest steady-state window (a day of one-second samples): the window is kept in memory.

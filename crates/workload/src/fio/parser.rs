@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{ParseError, ParseErrorKind};
 use super::options::{find_option, nearest_option, validate, Builder, OptionClass, OptionDef};
-use crate::job::{JobFile, JobSpec};
+use crate::job::{JobFile, JobSpec, SizeSpec};
 
 /// Includes deeper than this are almost certainly a mistake (fio has no limit; a cycle would
 /// recurse forever).
@@ -201,6 +201,9 @@ pub fn parse_str(
     };
     let mut global_options = Vec::new();
     let mut jobs = Vec::new();
+    // Where each job's wait_for= was written (file, line), for messages.
+    let mut global_wait_at = None;
+    let mut wait_at = Vec::new();
     let mut i = 0;
     while i < items.len() {
         let Located { file, line, item } = &items[i];
@@ -224,6 +227,7 @@ pub fn parse_str(
         let opts = resolve(&items[i + 1..end], &files)?;
         if section == "global" {
             apply(&mut global, &opts, &files, &mut global_options)?;
+            global_wait_at = written_at(&opts, "wait_for").or(global_wait_at);
         } else {
             let mut b = global.clone();
             b.spec.name = section.clone();
@@ -233,6 +237,18 @@ pub fn parse_str(
             let mut spec = b.spec;
             spec.options_as_written = written;
             spec.name = b.name.unwrap_or(section);
+            let at = written_at(&opts, "wait_for").or(global_wait_at);
+            spec.wait_for_line = at.map_or(0, |(_, line)| line);
+            wait_at.push(at.map_or(*file, |(f, _)| f));
+            apply_filesize(&mut spec).map_err(|expected| ParseError {
+                file: files[*file].clone(),
+                line: section_line,
+                kind: ParseErrorKind::InvalidValue {
+                    option: "size".to_string(),
+                    value: "a percentage".to_string(),
+                    expected,
+                },
+            })?;
             // A bare `write_bw_log` makes fio use the job name as the prefix.
             for log in [
                 &mut spec.write_bw_log,
@@ -248,6 +264,7 @@ pub fn parse_str(
         }
         i = end;
     }
+    check_wait_for(&mut jobs, &wait_at, &files)?;
     if jobs.is_empty() {
         return Err(ParseError {
             file: file_name.to_string(),
@@ -339,6 +356,65 @@ fn apply(
         // fio's JSON lists options under their canonical name and leaves out bare flags.
         if let Some(v) = r.value {
             written.push((r.def.name.to_string(), v.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Where the last `name=` option of a section was written: (file index, line).
+fn written_at(opts: &[Resolved<'_>], name: &str) -> Option<(usize, usize)> {
+    opts.iter()
+        .filter(|r| r.def.name == name)
+        .max_by_key(|r| (r.file, r.line))
+        .map(|r| (r.file, r.line))
+}
+
+/// fio's `filesize`: the job's file (its region) has that size, and `size`, the total I/O
+/// of a job over its files, only sets the default `io_size` (HOWTO, `filesize`).
+fn apply_filesize(spec: &mut JobSpec) -> Result<(), String> {
+    let Some(file_bytes) = spec.filesize else {
+        return Ok(());
+    };
+    match spec.size {
+        Some(SizeSpec::Fraction(_)) => {
+            return Err(
+                "bytes when filesize is given (with filesize, size is the I/O \
+                        to do, not a share of the device)"
+                    .to_string(),
+            )
+        }
+        Some(bytes @ SizeSpec::Bytes(_)) if spec.io_size.is_none() => spec.io_size = Some(bytes),
+        _ => {}
+    }
+    spec.size = Some(SizeSpec::Bytes(file_bytes));
+    Ok(())
+}
+
+/// `wait_for=NAME` must name an earlier job (fio's HOWTO: no forward references); a job's
+/// own name, as a `[global]` wait_for gives the waitee itself, is ignored, as fio skips it.
+fn check_wait_for(
+    jobs: &mut [JobSpec],
+    wait_at: &[usize],
+    files: &[String],
+) -> Result<(), ParseError> {
+    for k in 0..jobs.len() {
+        let Some(name) = jobs[k].wait_for.clone() else {
+            continue;
+        };
+        if name == jobs[k].name {
+            jobs[k].wait_for = None;
+            continue;
+        }
+        if !jobs[..k].iter().any(|j| j.name == name) {
+            return Err(ParseError {
+                file: files[wait_at[k]].clone(),
+                line: jobs[k].wait_for_line,
+                kind: ParseErrorKind::InvalidValue {
+                    option: "wait_for".to_string(),
+                    value: name,
+                    expected: "the name of a job defined earlier in the file".to_string(),
+                },
+            });
         }
     }
     Ok(())

@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
@@ -798,4 +798,136 @@ fn stats_off_parses() {
 fn per_job_logs_parses() {
     assert!(!parse("[j]\nper_job_logs=0\n").unwrap().jobs[0].per_job_logs);
     assert!(parse("[j]\n").unwrap().jobs[0].per_job_logs);
+}
+
+/// Every option fio 3.33 lists (`fio --cmdhelp=all`, and the libaio and io_uring engine
+/// options) is in the table, as simulated, accepted or refused: none is "unknown".
+#[test]
+fn every_fio_3_33_option_is_known() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fio-3.33-option-names.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(names.len() >= 232, "{} names", names.len());
+    let unknown: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| find_option(n).is_none())
+        .collect();
+    assert!(unknown.is_empty(), "unknown to flashlab: {unknown:?}");
+}
+
+/// fio 3.33's aliases: every `.alias` field of the `fio_options` table in fio's options.c
+/// (alias, then the `.name` of its entry), each checked with `fio --parse-only`; every alias
+/// in flashlab's table is one of them.
+const FIO_ALIASES: &[(&str, &str)] = &[
+    ("readwrite", "rw"),
+    ("iodepth_batch_submit", "iodepth_batch"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
+    ("io_limit", "io_size"),
+    ("fill_fs", "fill_device"),
+    ("fileoffset", "offset"),
+    ("blocksize", "bs"),
+    ("blockalign", "ba"),
+    ("blocksize_range", "bsrange"),
+    ("blocksize_unaligned", "bs_unaligned"),
+    ("nr_files", "nrfiles"),
+    ("timeout", "runtime"),
+    ("iomem", "mem"),
+    ("mem_align", "iomem_align"),
+    ("ratemin", "rate_min"),
+    ("ratecycle", "rate_cycle"),
+    ("wait_for_previous", "stonewall"),
+    ("disable_bw", "disable_bw_measurement"),
+    ("ss", "steadystate"),
+    ("ss_dur", "steadystate_duration"),
+    ("ss_ramp", "steadystate_ramp_time"),
+];
+
+#[test]
+fn aliases_are_fios() {
+    for (alias, name) in FIO_ALIASES {
+        let def = find_option(alias).unwrap_or_else(|| panic!("{alias} unknown"));
+        let other = find_option(name).unwrap_or_else(|| panic!("{name} unknown"));
+        assert!(
+            std::ptr::eq(def, other),
+            "{alias} and {name} are one option"
+        );
+    }
+    for def in option_table() {
+        for alias in def.aliases {
+            // flashlab names iodepth_batch_submit and ba by fio's aliases.
+            let known = FIO_ALIASES
+                .iter()
+                .any(|(a, n)| (a == alias && def.matches(n)) || (n == alias && def.matches(a)));
+            assert!(known, "{alias} (of {}) is not a fio alias", def.name);
+        }
+    }
+    // `threads` is the tiobench profile's option, not an alias of `thread`.
+    assert_ne!(find_option("threads").map(|o| o.name), Some("thread"));
+    assert!(find_option("percentiles").is_none());
+}
+
+#[test]
+fn zoned_distribution_fills_missing_ranges_as_fio() {
+    let f = parse("[j]\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\n").unwrap();
+    assert_eq!(
+        f.jobs[0].random_distribution,
+        RandomDistribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+    );
+    // A zero range is missing too; the rest is shared in whole percents.
+    let f = parse("[j]\nrandom_distribution=zoned:40/0:40/0:20/10\n").unwrap();
+    assert_eq!(
+        f.jobs[0].random_distribution,
+        RandomDistribution::Zoned(vec![(40.0, 45.0), (40.0, 45.0), (20.0, 10.0)])
+    );
+    assert!(matches!(
+        kind("[j]\nrandom_distribution=zoned:50/100:50/\n"),
+        ParseErrorKind::InvalidValue { .. }
+    ));
+}
+
+#[test]
+fn filesize_is_the_region_and_size_the_io() {
+    let f = parse("[j]\nsize=4g\nfilesize=1g\n").unwrap();
+    assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(1 << 30)));
+    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Bytes(4 << 30)));
+    let f = parse("[j]\nfilesize=1g\nio_size=2g\nsize=4g\n").unwrap();
+    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Bytes(2 << 30)));
+    let f = parse("[j]\nfilesize=1g\n").unwrap();
+    assert_eq!(
+        (f.jobs[0].size, f.jobs[0].io_size),
+        (Some(SizeSpec::Bytes(1 << 30)), None)
+    );
+    let ParseErrorKind::InvalidValue { expected, .. } = kind("[j]\nfilesize=1g-2g\n") else {
+        panic!()
+    };
+    assert!(expected.contains("single size"), "{expected}");
+}
+
+#[test]
+fn wait_for_names_an_earlier_job() {
+    let f = parse("[global]\nwait_for=a\n[a]\n[b]\n").unwrap();
+    // The waitee itself does not wait (fio skips its own name).
+    assert_eq!(f.jobs[0].wait_for, None);
+    assert_eq!(f.jobs[1].wait_for.as_deref(), Some("a"));
+    let e = parse("[b]\nwait_for=a\n[a]\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("wait_for"), "{e}");
+}
+
+#[test]
+fn new_simulated_options_parse() {
+    let f = parse("[j]\nlog_max_value=1\nmax_latency=2ms,500\ndirectory=/tmp\n").unwrap();
+    let j = &f.jobs[0];
+    assert!(j.log_max_value);
+    assert_eq!(j.max_latency_ns, [2_000_000, 500_000, 500_000]);
+    assert!(matches!(
+        kind("[j]\nlog_unix_epoch=1\n"),
+        ParseErrorKind::NotSimulated { .. }
+    ));
 }
