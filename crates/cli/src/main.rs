@@ -2,6 +2,7 @@
 //! crates together: parse arguments, build the device, run, render.
 
 mod app_opts;
+mod fio_cli;
 mod fio_options;
 mod progress;
 mod replay;
@@ -36,6 +37,9 @@ struct Cli {
 enum Command {
     /// Run a fio job file against a simulated device.
     Run(RunArgs),
+    /// Run a fio command line against a simulated device: `flashlab fio [--device D]
+    /// [--set K=V]... [--seed N] --name=JOB --rw=randread ...` (see docs/fio.md).
+    Fio(fio_cli::FioArgs),
     /// List the device presets, one per line.
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
@@ -287,14 +291,81 @@ struct RunArgs {
     /// Override a device key by its dotted TOML path, e.g. `--set nand.pages_per_block=256`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
-    output_format: OutputFormat,
+    /// normal, json, json+ or terse; several separated by commas print each, in fio's order
+    /// (terse, json, normal).
+    #[arg(long, default_value = "normal", value_parser = OutputFormats::parse)]
+    output_format: OutputFormats,
     /// Write the results to this file instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
     /// Master seed of every random stream of the run.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
+}
+
+/// The drive a run goes to and its seed: `run`'s and `fio`'s `--device`, `--set`, `--seed`.
+#[derive(Debug, Clone)]
+struct Target {
+    device: Option<String>,
+    set: Vec<String>,
+    seed: u64,
+}
+
+/// The formats a run prints: fio's `--output-format` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct OutputFormats {
+    normal: bool,
+    json: bool,
+    json_plus: bool,
+    terse: bool,
+}
+
+impl OutputFormats {
+    const NORMAL: Self = Self {
+        normal: true,
+        json: false,
+        json_plus: false,
+        terse: false,
+    };
+
+    /// fio's comma list, e.g. `normal,json`; each format at most once, whatever the order.
+    fn parse(text: &str) -> Result<Self, String> {
+        let mut formats = Self::default();
+        for word in text.split(',') {
+            match word.trim() {
+                "normal" => formats.normal = true,
+                "json" => formats.json = true,
+                "json+" => formats.json_plus = true,
+                "terse" => formats.terse = true,
+                _ => {
+                    return Err(format!(
+                        "{word:?} is no output format: expected normal, json, json+ or terse, or several separated by commas (normal,json)"
+                    ))
+                }
+            }
+        }
+        Ok(formats)
+    }
+
+    /// What fio 3.33 prints for these formats: terse, then one JSON document (json+ when
+    /// both are asked for), then the normal text, whatever order the list gave. `note` is
+    /// printed before the normal text (a slice's scale statement).
+    fn render(self, run: &flashlab_report::RunResult, note: Option<&str>) -> String {
+        let mut text = String::new();
+        if self.terse {
+            text.push_str(&flashlab_report::render_terse(run));
+        }
+        if self.json || self.json_plus {
+            text.push_str(&flashlab_report::render_json(run, self.json_plus));
+        }
+        if self.normal {
+            if let Some(note) = note {
+                text.push_str(&format!("flashlab: {note}\n"));
+            }
+            text.push_str(&flashlab_report::render_normal(run));
+        }
+        text
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -360,6 +431,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
+        Command::Fio(args) => fio_cli::cmd_fio(&args),
         Command::Devices => cmd_devices(),
         Command::FioOptions(args) => write_output(None, &fio_options::render(&args)),
         Command::Describe(args) => cmd_describe(&args),
@@ -461,15 +533,57 @@ fn load_device(name: &str, sets: &[String]) -> Result<flashlab_device::DeviceCon
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let job_file = flashlab_workload::parse_file(&args.job).map_err(bad_input)?;
-    let device_name = args
+    let target = Target {
+        device: args.device.clone(),
+        set: args.set.clone(),
+        seed: args.seed,
+    };
+    run_parsed(
+        &job_file,
+        &target,
+        args.output_format,
+        args.output.as_deref(),
+    )
+}
+
+/// The drive or system `--device` names (the default drive without it), with `--set`.
+enum LoadedTarget {
+    Drive(Box<flashlab_device::DeviceConfig>),
+    System(String),
+}
+
+fn load_run_target(target: &Target) -> Result<LoadedTarget, Failure> {
+    let device_name = target
         .device
         .clone()
         .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
     if flashlab_system::is_system(&device_name) {
-        return run_system(args, &job_file, &device_name);
+        // A system's own drives carry their overrides (`set = {...}` in the file).
+        if !target.set.is_empty() {
+            return Err(bad_input(anyhow::anyhow!(
+                "--set applies to a single drive; in a system description put overrides in the drive's `set = {{...}}`"
+            )));
+        }
+        return Ok(LoadedTarget::System(device_name));
     }
-    let config = load_device(&device_name, &args.set)?;
-    let seeds = SeedTree::new(args.seed);
+    Ok(LoadedTarget::Drive(Box::new(load_device(
+        &device_name,
+        &target.set,
+    )?)))
+}
+
+/// Run parsed jobs on the target and write the results: `run` and `fio` share this.
+fn run_parsed(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    formats: OutputFormats,
+    output: Option<&Path>,
+) -> Result<(), Failure> {
+    let config = match load_run_target(target)? {
+        LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
+        LoadedTarget::Drive(config) => config,
+    };
+    let seeds = SeedTree::new(target.seed);
     let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
 
     // A drive too large to simulate whole runs as a slice; the runner shrinks the jobs to it
@@ -477,16 +591,14 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let info = ssd.scale();
     let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
     let options =
-        flashlab_runner::RunOptions::new(args.seed, config.name.clone()).with_scale(scale);
+        flashlab_runner::RunOptions::new(target.seed, config.name.clone()).with_scale(scale);
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
     // On a drive split into namespaces, fio's filename= picks a job's namespace.
     let result = if ssd.namespace_count() > 1 {
         let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, 0);
-        flashlab_runner::run_targets(&job_file, &mut targets, &options, &mut |p| {
-            display.update(p)
-        })
+        flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |p| display.update(p))
     } else {
-        flashlab_runner::run_jobs(&job_file, &mut ssd, &options, &mut |p| display.update(p))
+        flashlab_runner::run_jobs(job_file, &mut ssd, &options, &mut |p| display.update(p))
     };
     display.finish();
     let (mut run, io_failure) = completed(result)?;
@@ -496,18 +608,8 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         extra.insert("device_counters".into(), ssd.counters_json());
     }
 
-    let text = match args.output_format {
-        OutputFormat::Normal if !scale.is_full() => format!(
-            "flashlab: {}\n{}",
-            scale.summary(),
-            flashlab_report::render_normal(&run)
-        ),
-        OutputFormat::Normal => flashlab_report::render_normal(&run),
-        OutputFormat::Json => flashlab_report::render_json(&run, false),
-        OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
-        OutputFormat::Terse => flashlab_report::render_terse(&run),
-    };
-    write_output(args.output.as_deref(), &text)?;
+    let note = (!scale.is_full()).then(|| scale.summary());
+    write_output(output, &formats.render(&run, note.as_deref()))?;
     // Like fio, log prefixes are paths relative to the current directory.
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the bw/lat/iops logs")
@@ -534,23 +636,19 @@ fn completed(
     }
 }
 
-/// `run` against a system description (RAID, cache tier, links): the system's own drives
-/// carry their overrides (`set = {...}` in the file), so `--set` is refused here.
+/// `run` against a system description (RAID, cache tier, links).
 fn run_system(
-    args: &RunArgs,
     job_file: &flashlab_workload::JobFile,
+    target: &Target,
     name: &str,
+    formats: OutputFormats,
+    output: Option<&Path>,
 ) -> Result<(), Failure> {
-    if !args.set.is_empty() {
-        return Err(bad_input(anyhow::anyhow!(
-            "--set applies to a single drive; in a system description put overrides in the drive's `set = {{...}}`"
-        )));
-    }
     let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
     let mut system =
-        flashlab_system::System::build(&config, SeedTree::new(args.seed).child("device"))
+        flashlab_system::System::build(&config, SeedTree::new(target.seed).child("device"))
             .map_err(bad_input)?;
-    let options = flashlab_runner::RunOptions::new(args.seed, config.name.clone());
+    let options = flashlab_runner::RunOptions::new(target.seed, config.name.clone());
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
     let result =
         flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |p| display.update(p));
@@ -559,13 +657,7 @@ fn run_system(
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
     }
-    let text = match args.output_format {
-        OutputFormat::Normal => flashlab_report::render_normal(&run),
-        OutputFormat::Json => flashlab_report::render_json(&run, false),
-        OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
-        OutputFormat::Terse => flashlab_report::render_terse(&run),
-    };
-    write_output(args.output.as_deref(), &text)?;
+    write_output(output, &formats.render(&run, None))?;
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the bw/lat/iops logs")
         .map_err(run_failed)?;

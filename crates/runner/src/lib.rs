@@ -140,11 +140,21 @@ pub struct Progress<'a> {
     pub jobs: &'a str,
 }
 
+/// `file:line`, or the place alone when it is no line of a file (line 0: a command-line
+/// argument).
+fn place(file: &str, line: usize) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
 /// Why a run could not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The job cannot run on this device (the message names the job already).
-    #[error("{file}:{line}: {error}")]
+    #[error("{}: {error}", place(file, *line))]
     Job {
         file: String,
         line: usize,
@@ -152,7 +162,7 @@ pub enum RunError {
         error: JobError,
     },
     /// The job's `filename=` names no target of the device.
-    #[error("{file}:{line}: job '{job}': filename={filename:?} names no namespace of the device: {valid}")]
+    #[error("{}: job '{job}': filename={filename:?} names no namespace of the device: {valid}", place(file, *line))]
     Target {
         file: String,
         line: usize,
@@ -161,7 +171,7 @@ pub enum RunError {
         valid: String,
     },
     /// fio's steady-state options cannot be judged as given.
-    #[error("{file}:{line}: job '{job}': {why}")]
+    #[error("{}: job '{job}': {why}", place(file, *line))]
     SteadyState {
         file: String,
         line: usize,
@@ -169,14 +179,14 @@ pub enum RunError {
         why: String,
     },
     /// The job's `write_iolog` cannot be written as asked.
-    #[error("{file}:{line}: job '{job}': {why}")]
+    #[error("{}: job '{job}': {why}", place(file, *line))]
     Iolog {
         file: String,
         line: usize,
         job: String,
         why: String,
     },
-    #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
+    #[error("{}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends", place(file, *line))]
     Unbounded {
         file: String,
         line: usize,

@@ -418,8 +418,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         for (spec_index, spec) in file.jobs.iter().enumerate() {
             if spec.time_based && spec.runtime_ns.is_none() {
                 return Err(RunError::Unbounded {
-                    file: file.path.clone(),
-                    line: spec.line,
+                    file: job_place(file, spec),
+                    line: job_line(spec),
                     job: spec.name.clone(),
                 });
             }
@@ -442,8 +442,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 device
                     .resolve(spec.filename.as_deref())
                     .map_err(|valid| RunError::Target {
-                        file: file.path.clone(),
-                        line: spec.line,
+                        file: job_place(file, spec),
+                        line: job_line(spec),
                         job: spec.name.clone(),
                         filename: spec.filename.clone().unwrap_or_default(),
                         valid,
@@ -455,8 +455,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 let generator =
                     IoGenerator::new(spec, clone_index, capacity_bytes, block_bytes, seeds)
                         .map_err(|error| RunError::Job {
-                            file: file.path.clone(),
-                            line: spec.line,
+                            file: job_place(file, spec),
+                            line: job_line(spec),
                             job: spec.name.clone(),
                             error,
                         })?;
@@ -1594,8 +1594,8 @@ fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result
             continue;
         };
         let bad = |why: String| RunError::Iolog {
-            file: file.path.clone(),
-            line: c.spec.line,
+            file: job_place(file, c.spec),
+            line: job_line(c.spec),
             job: c.spec.name.clone(),
             why,
         };
@@ -1612,6 +1612,20 @@ fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result
         seen.push((path, &c.spec.name));
     }
     Ok(())
+}
+
+/// Where a job was defined, for messages: its own origin (a command-line argument, a file of
+/// a command line) or the job file's path, with `job_line` as the line (0 with an origin).
+fn job_place(file: &JobFile, spec: &JobSpec) -> String {
+    spec.origin.clone().unwrap_or_else(|| file.path.clone())
+}
+
+fn job_line(spec: &JobSpec) -> usize {
+    if spec.origin.is_some() {
+        0
+    } else {
+        spec.line
+    }
 }
 
 /// Most one-second samples the steady-state windows of a run keep (16 bytes each).
@@ -1633,8 +1647,8 @@ fn steady_trackers(
         let c = &clones[i];
         let ss = c.spec.steadystate;
         let bad = |why: String| RunError::SteadyState {
-            file: file.path.clone(),
-            line: c.spec.line,
+            file: job_place(file, c.spec),
+            line: job_line(c.spec),
             job: c.spec.name.clone(),
             why,
         };

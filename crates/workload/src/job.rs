@@ -194,6 +194,9 @@ pub struct JobSpec {
     pub name: String,
     /// Line in the job file where the section starts (for messages).
     pub line: usize,
+    /// Where the job was defined when that is not `line` of the run's job file (a fio
+    /// command-line argument, or another file of a command line): messages name this.
+    pub origin: Option<String>,
     /// This section's own options as written (not the globals), for fio's `"job options"`.
     pub options_as_written: Vec<(String, String)>,
     pub rw: RwPattern,
@@ -355,6 +358,7 @@ impl JobSpec {
         Self {
             name: name.into(),
             line,
+            origin: None,
             options_as_written: Vec::new(),
             rw: RwPattern::Read,
             rw_sequence_count: 1,

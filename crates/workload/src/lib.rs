@@ -9,7 +9,8 @@ pub mod job;
 pub mod trace;
 
 pub use fio::{
-    option_table, parse_file, parse_str, OptionClass, OptionDef, ParseError, ParseErrorKind,
+    option_table, parse_command_line, parse_file, parse_str, CommandLine, CommandLineItem,
+    OptionClass, OptionDef, ParseError, ParseErrorKind,
 };
 pub use gen::{GeneratedIo, IoGenerator, JobError};
 pub use job::*;

@@ -11,5 +11,7 @@ mod tests;
 
 pub use error::{ParseError, ParseErrorKind};
 pub use options::{find_option, option_table, OptionClass, OptionDef, OptionType};
-pub use parser::{parse_file, parse_str, MAX_INCLUDE_DEPTH};
+pub use parser::{
+    parse_command_line, parse_file, parse_str, CommandLine, CommandLineItem, MAX_INCLUDE_DEPTH,
+};
 pub use value::TimeUnit;

@@ -186,28 +186,176 @@ pub fn parse_str(
         stack: Vec::new(),
         items: Vec::new(),
     };
-    let root = Path::new(file_name);
-    lexer
-        .stack
-        .push(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()));
-    lexer.lex(text, file_name)?;
+    lexer.lex_root(text, file_name)?;
     let Lexer { files, items, .. } = lexer;
+    build(&files, &items, file_name, &Sections::default())
+}
 
-    let mut global = Builder {
+/// One job item of a fio command line: `--name=NAME` starts a section (`global` the global
+/// one), any other `--option[=value]` belongs to the section before it; options before the
+/// first section are global, as fio takes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLineItem {
+    Section(String),
+    Option { key: String, value: Option<String> },
+}
+
+/// The jobs of a fio command line: its items, each with the place messages name (such as
+/// ``command line, argument 3 `--bs=4q` ``), then its job files, and fio's `--section`.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandLine<'a> {
+    pub items: &'a [(String, CommandLineItem)],
+    pub job_files: &'a [PathBuf],
+    /// Only these job sections run (fio's `--section`); empty: all of them.
+    pub sections: &'a [String],
+    /// The name the run reports as its job file (`JobFile::path`).
+    pub name: &'a str,
+}
+
+/// Parse a fio command line as fio 3.33 does: the command line's jobs first, then the job
+/// files' (which start from the command line's global options). Values are taken as given:
+/// fio expands `${NAME}` in job files only. Every job carries its `origin`, since its
+/// place is not a line of one file.
+pub fn parse_command_line(
+    command_line: &CommandLine<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<JobFile, ParseError> {
+    let mut lexer = Lexer {
+        env,
+        files: Vec::new(),
+        stack: Vec::new(),
+        items: Vec::new(),
+    };
+    let starts_with_section = matches!(
+        command_line.items.first(),
+        Some((_, CommandLineItem::Section(_)))
+    );
+    if !command_line.items.is_empty() && !starts_with_section {
+        lexer.files.push("command line".to_string());
+        lexer.items.push(Located {
+            file: 0,
+            line: 0,
+            item: Item::Section {
+                name: "global".to_string(),
+            },
+        });
+    }
+    for (place, item) in command_line.items {
+        let file = lexer.files.len();
+        lexer.files.push(place.clone());
+        let item = match item {
+            CommandLineItem::Section(name) => Item::Section { name: name.clone() },
+            CommandLineItem::Option { key, value } => Item::Opt {
+                key: key.clone(),
+                value: value.clone(),
+            },
+        };
+        lexer.items.push(Located {
+            file,
+            line: 0,
+            item,
+        });
+    }
+    // fio 3.33 starts every job file after the first from fio's defaults again (not from the
+    // global options so far), and stonewalls its first job.
+    let mut resets = Vec::new();
+    for (i, path) in command_line.job_files.iter().enumerate() {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ParseError {
+            file: shown.clone(),
+            line: 0,
+            kind: ParseErrorKind::Io {
+                path: shown.clone(),
+                message: e.to_string(),
+            },
+        })?;
+        let start = lexer.items.len();
+        if i > 0 {
+            resets.push(start);
+        }
+        lexer.stack.clear();
+        lexer.lex_root(&text, &shown)?;
+        // Options before a file's first section would join the previous section here.
+        if let Some(Located {
+            file,
+            line,
+            item: Item::Opt { key, .. },
+        }) = lexer.items.get(start)
+        {
+            return Err(ParseError {
+                file: lexer.files[*file].clone(),
+                line: *line,
+                kind: ParseErrorKind::OutsideSection {
+                    option: key.clone(),
+                },
+            });
+        }
+    }
+    let Lexer { files, items, .. } = lexer;
+    let sections = Sections {
+        only: command_line.sections,
+        origins: true,
+        resets: &resets,
+    };
+    build(&files, &items, command_line.name, &sections)
+}
+
+/// Which job sections run, and whether jobs record where they were defined.
+#[derive(Default)]
+struct Sections<'a> {
+    /// fio's `--section`: only these (and `global`); empty: every section.
+    only: &'a [String],
+    origins: bool,
+    /// Items at which the global options start again from fio's defaults, and the next job
+    /// waits for the ones before it.
+    resets: &'a [usize],
+}
+
+impl Sections<'_> {
+    fn skip(&self, name: &str) -> bool {
+        !self.only.is_empty() && name != "global" && !self.only.iter().any(|s| s == name)
+    }
+}
+
+impl Lexer<'_> {
+    fn lex_root(&mut self, text: &str, file_name: &str) -> Result<(), ParseError> {
+        let root = Path::new(file_name);
+        self.stack
+            .push(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()));
+        self.lex(text, file_name)
+    }
+}
+
+/// Apply the lexed items section by section. Items on line 0 come from a command line: their
+/// `files` entry is the argument's place.
+fn build(
+    files: &[String],
+    items: &[Located],
+    file_name: &str,
+    sections: &Sections<'_>,
+) -> Result<JobFile, ParseError> {
+    let fresh = || Builder {
         spec: JobSpec::new("global", 0),
         kb_base: 1024,
         name: None,
         buffers: Default::default(),
     };
+    let mut global = fresh();
     let mut global_options = Vec::new();
     let mut jobs = Vec::new();
     // Where each job's wait_for= was written (file, line), for messages.
     let mut global_wait_at = None;
     let mut wait_at = Vec::new();
+    let mut stonewall_next = false;
     let mut i = 0;
     while i < items.len() {
+        if sections.resets.contains(&i) {
+            global = fresh();
+            global_options.clear();
+            stonewall_next = true;
+        }
         let Located { file, line, item } = &items[i];
-        let section = match item {
+        let mut section = match item {
             Item::Section { name } => name.clone(),
             Item::Opt { key, .. } => {
                 return Err(ParseError {
@@ -224,16 +372,34 @@ pub fn parse_str(
         while end < items.len() && matches!(items[end].item, Item::Opt { .. }) {
             end += 1;
         }
-        let opts = resolve(&items[i + 1..end], &files)?;
+        if sections.skip(&section) {
+            if section_line != 0 {
+                // A job file's skipped section is left out whole, as fio skips its lines.
+                i = end;
+                continue;
+            }
+            // fio 3.33 on the command line: after a skipped --name no job is open, so the
+            // options up to the next --name go to the global section.
+            section = "global".to_string();
+        }
+        let opts = resolve(&items[i + 1..end], files)?;
         if section == "global" {
-            apply(&mut global, &opts, &files, &mut global_options)?;
+            apply(&mut global, &opts, files, &mut global_options)?;
             global_wait_at = written_at(&opts, "wait_for").or(global_wait_at);
         } else {
             let mut b = global.clone();
             b.spec.name = section.clone();
             b.spec.line = section_line;
+            b.spec.stonewall |= std::mem::take(&mut stonewall_next);
+            if sections.origins {
+                b.spec.origin = Some(if section_line == 0 {
+                    files[*file].clone()
+                } else {
+                    format!("{}:{section_line}", files[*file])
+                });
+            }
             let mut written = Vec::new();
-            apply(&mut b, &opts, &files, &mut written)?;
+            apply(&mut b, &opts, files, &mut written)?;
             let mut spec = b.spec;
             spec.options_as_written = written;
             spec.name = b.name.unwrap_or(section);
@@ -264,7 +430,7 @@ pub fn parse_str(
         }
         i = end;
     }
-    check_wait_for(&mut jobs, &wait_at, &files)?;
+    check_wait_for(&mut jobs, &wait_at, files)?;
     if jobs.is_empty() {
         return Err(ParseError {
             file: file_name.to_string(),

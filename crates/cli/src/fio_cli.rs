@@ -1,0 +1,328 @@
+//! `flashlab fio`: a fio command line (`--name=JOB --rw=randread --bs=4k ...`) run as fio 3.33
+//! runs it, on a simulated drive. The jobs go through the job-file parser; this module only
+//! splits the arguments the way fio's getopt does and handles fio's own run options.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use flashlab_workload::{CommandLine, CommandLineItem, ParseErrorKind};
+
+use crate::{bad_input, load_run_target, run_parsed, Failure, OutputFormats, Target, DEFAULT_SEED};
+
+#[derive(clap::Args, Debug)]
+pub struct FioArgs {
+    /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable) and --seed N, then
+    /// fio's arguments as fio takes them: --OPTION=VALUE or --OPTION VALUE, --name=JOB to
+    /// start a job (options before the first --name are global), job files, and fio's
+    /// --output-format, --output, --minimal, --section, --parse-only, --eta*.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    args: Vec<String>,
+}
+
+/// fio 3.33's job options that take an optional argument (its `FIO_OPT_STR_SET` type): written
+/// bare they leave the next argument alone, while every other option takes the next argument
+/// as its value (`fio --direct --bs=4k` sets direct to "--bs=4k" and fails). Found by running
+/// `fio --parse-only --name=a --OPTION` for every option flashlab knows: these alone pass.
+const BARE_FLAGS: &[&str] = &[
+    "exitall",
+    "exitall_on_error",
+    "group_reporting",
+    "new_group",
+    "norandommap",
+    "refill_buffers",
+    "stonewall",
+    "thread",
+    "time_based",
+    "wait_for_previous",
+    "zero_buffers",
+];
+
+/// fio's own run options that flashlab does not carry out: refused by name, not taken for
+/// unknown job options.
+const REFUSED_RUN_OPTIONS: &[(&str, &str)] = &[
+    ("debug", "debug tracing of fio's internals"),
+    ("merge-blktrace-only", "merges blktrace files"),
+    (
+        "bandwidth-log",
+        "writes aggregate bandwidth logs; use write_bw_log= in a job",
+    ),
+    (
+        "append-terse",
+        "deprecated in fio; use --output-format=normal,terse",
+    ),
+    ("cpuclock-test", "tests the host's CPU clock"),
+    ("crctest", "tests the host's checksum speed"),
+    (
+        "cmdhelp",
+        "fio's option help; `flashlab fio-options` lists flashlab's",
+    ),
+    ("enghelp", "fio's engine help"),
+    ("showcmd", "converts job files to command lines"),
+    ("readonly", "a safety check for real devices"),
+    ("alloc-size", "fio's shared memory pools"),
+    ("warnings-fatal", "fio's parser warnings"),
+    ("max-jobs", "fio's process limit"),
+    ("server", "fio's client/server mode"),
+    ("daemonize", "fio's client/server mode"),
+    ("client", "fio's client/server mode"),
+    ("remote-config", "fio's client/server mode"),
+    ("idle-prof", "host CPU idleness"),
+    ("inflate-log", "decompresses fio logs"),
+    ("trigger-file", "runs host commands"),
+    ("trigger-timeout", "runs host commands"),
+    ("trigger", "runs host commands"),
+    ("trigger-remote", "runs host commands"),
+    ("aux-path", "fio's state files"),
+];
+
+/// A fio command line taken apart.
+struct Parsed {
+    target: Target,
+    items: Vec<(String, CommandLineItem)>,
+    files: Vec<PathBuf>,
+    sections: Vec<String>,
+    formats: OutputFormats,
+    output: Option<PathBuf>,
+    parse_only: bool,
+    version: bool,
+}
+
+/// `command line, argument N `TEXT``: how messages name an argument (counted as fio counts
+/// them, the first after `fio` being 1), or the two of an option and its separate value.
+fn place(args: &[String], index: usize, with_next: bool) -> String {
+    if with_next {
+        format!(
+            "command line, arguments {}-{} `{} {}`",
+            index + 1,
+            index + 2,
+            args[index],
+            args[index + 1]
+        )
+    } else {
+        format!("command line, argument {} `{}`", index + 1, args[index])
+    }
+}
+
+fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
+    let mut parsed = Parsed {
+        target: Target {
+            device: None,
+            set: Vec::new(),
+            seed: DEFAULT_SEED,
+        },
+        items: Vec::new(),
+        files: Vec::new(),
+        sections: Vec::new(),
+        formats: OutputFormats::NORMAL,
+        output: None,
+        parse_only: false,
+        version: false,
+    };
+    let mut only_files = false;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        // fio reads options with getopt_long_only: `-name=a` is `--name=a`; after `--` and
+        // for anything not starting with `-` (or `-` alone), a job file.
+        if only_files || arg == "-" || !arg.starts_with('-') {
+            parsed.files.push(PathBuf::from(arg));
+            i += 1;
+            continue;
+        }
+        if arg == "--" {
+            only_files = true;
+            i += 1;
+            continue;
+        }
+        let body = arg.strip_prefix("--").unwrap_or(&arg[1..]);
+        let (name, inline) = match body.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (body, None),
+        };
+        // The option's value: after `=`, else the next argument whatever it looks like (as
+        // getopt takes a required argument); with the place naming both.
+        let value = |i: &mut usize| -> Result<(String, String), Failure> {
+            if let Some(v) = &inline {
+                *i += 1;
+                return Ok((v.clone(), place(args, *i - 1, false)));
+            }
+            match args.get(*i + 1) {
+                Some(v) => {
+                    *i += 2;
+                    Ok((v.clone(), place(args, *i - 2, true)))
+                }
+                None => Err(bad_input(anyhow!(
+                    "{}: --{name} needs a value (--{name}=VALUE or --{name} VALUE)",
+                    place(args, *i, false)
+                ))),
+            }
+        };
+        let no_value = |i: &mut usize| -> Result<(), Failure> {
+            if inline.is_some() {
+                return Err(bad_input(anyhow!(
+                    "{}: --{name} takes no value",
+                    place(args, *i, false)
+                )));
+            }
+            *i += 1;
+            Ok(())
+        };
+        match name {
+            // flashlab's own options, as in `flashlab run`; fio has none of these names.
+            "device" => parsed.target.device = Some(value(&mut i)?.0),
+            "set" => parsed.target.set.push(value(&mut i)?.0),
+            "seed" => {
+                let (v, at) = value(&mut i)?;
+                parsed.target.seed = v.parse().map_err(|_| {
+                    bad_input(anyhow!(
+                        "{at}: --seed {v:?}: expected a whole number 0 to {}",
+                        u64::MAX
+                    ))
+                })?;
+            }
+            // fio's run options. As in fio, the last of --output-format and --minimal wins.
+            "output-format" => {
+                let (v, at) = value(&mut i)?;
+                parsed.formats =
+                    OutputFormats::parse(&v).map_err(|e| bad_input(anyhow!("{at}: {e}")))?;
+            }
+            "minimal" => {
+                no_value(&mut i)?;
+                parsed.formats = OutputFormats {
+                    terse: true,
+                    ..OutputFormats::default()
+                };
+            }
+            "output" => parsed.output = Some(PathBuf::from(value(&mut i)?.0)),
+            "section" => parsed.sections.push(value(&mut i)?.0),
+            "parse-only" => {
+                no_value(&mut i)?;
+                parsed.parse_only = true;
+            }
+            "version" => {
+                no_value(&mut i)?;
+                parsed.version = true;
+            }
+            // fio's ETA lines are wall-clock progress, which a simulation's output has no use
+            // for; flashlab's own progress line goes to a terminal's stderr either way.
+            "eta" => {
+                let (v, at) = value(&mut i)?;
+                if !matches!(v.as_str(), "always" | "never" | "auto") {
+                    return Err(bad_input(anyhow!(
+                        "{at}: --eta {v:?}: expected always, never or auto"
+                    )));
+                }
+            }
+            "eta-newline" | "eta-interval" => {
+                value(&mut i)?;
+            }
+            "status-interval" => {
+                return Err(bad_input(anyhow!(
+                    "{}: --status-interval is not carried out by flashlab: fio prints the results so far every interval, flashlab prints them once, at the end of the run",
+                    place(args, i, false)
+                )))
+            }
+            "terse-version" => {
+                let (v, at) = value(&mut i)?;
+                if v != "3" {
+                    return Err(bad_input(anyhow!(
+                        "{at}: --terse-version {v:?}: flashlab writes fio's terse version 3 only"
+                    )));
+                }
+            }
+            "name" => {
+                let (v, at) = value(&mut i)?;
+                parsed
+                    .items
+                    .push((at.clone(), CommandLineItem::Section(v.clone())));
+                // fio also sets the job's `name` option, which its JSON lists in the job's
+                // options.
+                if v != "global" {
+                    parsed.items.push((
+                        at,
+                        CommandLineItem::Option {
+                            key: "name".to_string(),
+                            value: Some(v),
+                        },
+                    ));
+                }
+            }
+            _ => {
+                if let Some((_, what)) = REFUSED_RUN_OPTIONS.iter().find(|(n, _)| *n == name) {
+                    return Err(bad_input(anyhow!(
+                        "{}: --{name} is a fio option flashlab does not carry out ({what})",
+                        place(args, i, false)
+                    )));
+                }
+                // A bare flag, an unknown option (the parser names it with the nearest
+                // known one) or a value given after `=`: one argument; else the next one
+                // is the value.
+                let bare = inline.is_none()
+                    && (BARE_FLAGS.contains(&name)
+                        || flashlab_workload::fio::find_option(name).is_none());
+                let (value, at) = if bare {
+                    i += 1;
+                    (None, place(args, i - 1, false))
+                } else {
+                    let (v, at) = value(&mut i)?;
+                    (Some(v), at)
+                };
+                parsed.items.push((
+                    at,
+                    CommandLineItem::Option {
+                        key: name.to_string(),
+                        value,
+                    },
+                ));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+pub fn cmd_fio(args: &FioArgs) -> Result<(), Failure> {
+    let parsed = parse_args(&args.args)?;
+    if parsed.version {
+        return crate::write_output(None, &format!("flashlab {}\n", env!("CARGO_PKG_VERSION")));
+    }
+    if parsed.items.is_empty() && parsed.files.is_empty() {
+        return Err(bad_input(anyhow!(
+            "no job given: start one with --name=NAME followed by its options (options before the first --name are global), or give a job file"
+        )));
+    }
+    let name = std::iter::once("command line".to_string())
+        .chain(parsed.files.iter().map(|f| f.display().to_string()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let command_line = CommandLine {
+        items: &parsed.items,
+        job_files: &parsed.files,
+        sections: &parsed.sections,
+        name: &name,
+    };
+    let job_file = flashlab_workload::parse_command_line(&command_line, &|n| std::env::var(n).ok())
+        .map_err(|e| match e.kind {
+            ParseErrorKind::NoJobs if !parsed.sections.is_empty() => bad_input(anyhow!(
+                "no job to run: --section {} names none of the jobs",
+                parsed.sections.join(", --section ")
+            )),
+            ParseErrorKind::NoJobs => bad_input(anyhow!(
+                "no job given: the options are all global; start a job with --name=NAME before its options"
+            )),
+            _ => bad_input(e),
+        })?;
+    // As fio's --parse-only: the jobs (and here the drive) are checked, nothing runs.
+    if parsed.parse_only {
+        return load_run_target(&parsed.target).map(|_| ());
+    }
+    run_parsed(
+        &job_file,
+        &parsed.target,
+        parsed.formats,
+        parsed.output.as_deref(),
+    )
+}
