@@ -132,3 +132,43 @@ fn a_small_read_of_a_large_iu_moves_only_its_sectors() {
     let large = latency("16KiB");
     assert!(large.abs_diff(small) < 100, "{large} ns vs {small} ns");
 }
+
+#[test]
+fn a_command_waiting_for_the_controller_counts_as_completion_latency() {
+    use flashlab_report::DDIR_READ;
+    use flashlab_runner::{run_jobs, RunOptions};
+    use flashlab_workload::parse_str;
+
+    // 50K commands a second bound 4 KiB random reads at QD32 far below the dies. fio's
+    // submission returns once a command is in the drive's queue, so the wait for the
+    // controller belongs to clat: by Little's law its mean is QD / IOPS = 640 us, and slat
+    // stays the submission alone (it held the whole wait once: 597 us of slat, 54 us of
+    // clat).
+    let mut d = ssd(&[("controller.max_iops", "50000")]);
+    let text = "[fill]\nrw=write\nbs=128k\niodepth=8\nsize=64m\n\
+                [rr]\nstonewall\nrw=randread\nbs=4k\niodepth=32\nsize=64m\nnumber_ios=20000\n";
+    let file = parse_str(text, "controller-bound.fio", &|_| None).unwrap();
+    let r = run_jobs(
+        &file,
+        &mut d,
+        &RunOptions::new(1, "controller"),
+        &mut |_| {},
+    )
+    .unwrap();
+    let j = r.jobs.last().unwrap();
+    let iops = j.iops(DDIR_READ);
+    let slat = j.slat_ns(DDIR_READ).unwrap();
+    let clat = j.clat_ns(DDIR_READ).unwrap();
+    eprintln!(
+        "{iops:.0} IOPS, slat mean {:.0} ns, clat mean {:.0} ns",
+        slat.mean, clat.mean
+    );
+    assert!((iops / 50_000.0 - 1.0).abs() < 0.03, "{iops:.0} IOPS");
+    assert_eq!(slat.max, 0, "slat {slat:?}");
+    let little_ns = 32.0 / iops * 1e9;
+    assert!(
+        (clat.mean / little_ns - 1.0).abs() < 0.05,
+        "clat mean {:.0} ns against {little_ns:.0} ns",
+        clat.mean
+    );
+}

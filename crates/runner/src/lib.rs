@@ -26,7 +26,9 @@
 //! command. An I/O that waits in the host queue because the device is full is counted as
 //! *completion* latency (clat), not slat: slat is the device's own acceptance cost only. This
 //! keeps slat comparable to fio on a real device, where the kernel block layer queues
-//! requests beyond the hardware queue depth after fio's submission call has returned.
+//! requests beyond the hardware queue depth after fio's submission call has returned. A
+//! simulated drive takes a command into its queue at once; the wait for its controller
+//! (the command rate) is inside the drive, so it is clat too.
 
 mod rate;
 mod replay;
