@@ -176,6 +176,14 @@ pub enum RunError {
         job: String,
         why: String,
     },
+    /// The job's verify workload is one flashlab does not reproduce as fio runs it.
+    #[error("{file}:{line}: job '{job}': {why}")]
+    Verify {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{file}:{line}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends")]
     Unbounded {
         file: String,
@@ -379,6 +387,7 @@ impl RunError {
                 | RunError::Unbounded { .. }
                 | RunError::SteadyState { .. }
                 | RunError::Iolog { .. }
+                | RunError::Verify { .. }
                 | RunError::BadScale { .. }
                 | RunError::TimeOverflow { .. }
         )
