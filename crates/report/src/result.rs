@@ -482,6 +482,9 @@ pub struct JobStats {
     lat_log: Option<usize>,
     clat_log: Option<usize>,
     slat_log: Option<usize>,
+    /// Whole µs each direction ran, when a job's directions run in phases of their own (a
+    /// verify job's writes, then its read-back): fio's per-direction `elapsed_us`.
+    phase_runtime_us: Option<[u64; 3]>,
 }
 
 impl JobStats {
@@ -557,9 +560,17 @@ impl JobStats {
             lat_log,
             clat_log,
             slat_log,
+            phase_runtime_us: None,
         };
         s.start_measuring(0);
         s
+    }
+
+    /// Each direction's runtime in whole µs, for a job whose directions ran in phases of
+    /// their own (fio adds up a phase's µs per direction and rounds the sum up to ms);
+    /// without it every direction with bytes ran the whole measured interval.
+    pub fn set_phase_runtimes_us(&mut self, runtime_us: [u64; 3]) {
+        self.phase_runtime_us = Some(runtime_us);
     }
 
     /// The job's iodepth, reported as fio's `latency_depth` (default: the job's `iodepth`
@@ -780,8 +791,12 @@ impl JobStats {
         let elapsed_ns = end_ns - self.start_ns;
         // fio rounds each direction's runtime up to whole ms (from whole µs).
         let runtime_ms = (elapsed_ns / 1_000).div_ceil(1_000);
-        for (d, [s_sum, c_sum, l_sum]) in self.res.dirs.iter_mut().zip(&self.lat_sums) {
-            d.runtime_ms = if d.io_bytes > 0 { runtime_ms } else { 0 };
+        let phases = self.phase_runtime_us;
+        for (ddir, (d, [s_sum, c_sum, l_sum])) in
+            self.res.dirs.iter_mut().zip(&self.lat_sums).enumerate()
+        {
+            let ran_ms = phases.map_or(runtime_ms, |us| us[ddir].div_ceil(1_000));
+            d.runtime_ms = if d.io_bytes > 0 { ran_ms } else { 0 };
             d.slat = s_sum.to_io_stat();
             d.clat = c_sum.to_io_stat();
             d.lat = l_sum.to_io_stat();

@@ -188,6 +188,14 @@ pub enum RunError {
         job: String,
         why: String,
     },
+    /// The job's verify workload is one flashlab does not reproduce as fio runs it.
+    #[error("{}: job '{job}': {why}", place(file, *line))]
+    Verify {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends", place(file, *line))]
     Unbounded {
         file: String,
@@ -391,6 +399,7 @@ impl RunError {
                 | RunError::Unbounded { .. }
                 | RunError::SteadyState { .. }
                 | RunError::Iolog { .. }
+                | RunError::Verify { .. }
                 | RunError::BadScale { .. }
                 | RunError::TimeOverflow { .. }
         )

@@ -24,10 +24,12 @@ mod lat_target;
 mod min_rate;
 mod result;
 mod steady;
+mod verify;
 
 use lat_target::{LatAction, LatTarget};
 use min_rate::MinRate;
 use steady::{Check, SteadyTracker};
+use verify::{Next, Verify};
 
 /// An I/O on the device, waiting for its completion event.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +189,8 @@ struct JobClone<'a> {
     waitees: Vec<usize>,
     /// Not started yet because a waitee is still running.
     waiting: bool,
+    /// fio's verify phase, for a job reading back what it writes.
+    verify: Option<Box<Verify>>,
 }
 
 impl JobClone<'_> {
@@ -460,6 +464,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                             job: spec.name.clone(),
                             error,
                         })?;
+                let verify = Verify::new(spec, &generator)
+                    .map_err(|why| RunError::Verify {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.name.clone(),
+                        why: format!("verify with {why} is not simulated"),
+                    })?
+                    .map(Box::new);
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
                 let rate = RateState::new(spec, seeds);
@@ -508,7 +520,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     writes_since_flush: 0,
                     writes_since_datasync: 0,
                     flush_pending: false,
-                    end_flush_sent: false,
+                    // A verifying job flushes at the end of each loop's writes instead.
+                    end_flush_sent: verify.is_some(),
                     rate,
                     plain,
                     choose_ddir,
@@ -529,6 +542,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     flushes: 0,
                     waitees: Vec::new(),
                     waiting: false,
+                    verify,
                 });
                 group_members += 1;
             }
@@ -744,6 +758,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         c.start_ns = now;
         c.think_last_ns = now;
+        if let Some(v) = c.verify.as_mut() {
+            v.start(now);
+        }
         c.rate.poisson_next_ns = [now; 3];
         c.lat_target = LatTarget::new(c.spec, now);
         c.min_rate = MinRate::new(c.spec, now, self.plan.jobs[c.spec_index].time_factor);
@@ -1189,7 +1206,17 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     if c.exhausted {
                         return Ok(());
                     }
-                    let drawn = if c.choose_ddir {
+                    let drawn = if c.verify.is_some() {
+                        match c.next_verifying(now) {
+                            Next::Io(io) => Some(io),
+                            Next::Wait => return Ok(()),
+                            Next::Flush => {
+                                c.flush_pending = true;
+                                continue;
+                            }
+                            Next::Done => None,
+                        }
+                    } else if c.choose_ddir {
                         // fio's rate_ddir: the direction the mix draws gives way to the other
                         // one while it is ahead of its rate and the other is not (or is due
                         // sooner).
@@ -1484,7 +1511,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if let Some(l) = c.iolog.as_mut() {
             l.end_us = c.end_ns.saturating_sub(c.start_ns) / 1_000;
         }
-        let stats = c.stats.take().expect("a clone finishes once");
+        let mut stats = c.stats.take().expect("a clone finishes once");
+        if let Some(v) = c.verify.as_mut() {
+            stats.set_phase_runtimes_us(v.runtimes_us(c.end_ns));
+        }
         let mut result = stats.finish(c.end_ns);
         if let Some(lt) = &c.lat_target {
             let s = c.spec;

@@ -336,6 +336,14 @@ pub struct JobSpec {
     pub wait_for_line: usize,
     /// `filesize=`: the job's region; `size` then only sets the default `io_size`.
     pub filesize: Option<u64>,
+    /// `verify=` names a check (any method but `0`): a writing job reads back what it wrote
+    /// after each loop's writes, a reading job checks what it reads.
+    pub verify: bool,
+    /// `do_verify` (on by default): the read-back phase runs when `verify` is set.
+    pub do_verify: bool,
+    /// `random_generator=lfsr`: fio keeps no random map with it, which decides the order a
+    /// verify phase reads back in.
+    pub random_generator_lfsr: bool,
 }
 
 /// fio's `rw_sequencer=`: after a random draw with `randread:N`, the next N-1 I/Os either
@@ -353,6 +361,11 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 ];
 
 impl JobSpec {
+    /// The job reads back what it writes (fio's verify phase after each loop's writes).
+    pub fn verifies_writes(&self) -> bool {
+        self.verify && self.do_verify && self.rw.directions()[1]
+    }
+
     /// A job with fio's defaults for every option (`rw=read`, `bs=4k`, `iodepth=1`, ...).
     pub fn new(name: impl Into<String>, line: usize) -> Self {
         Self {
@@ -443,6 +456,9 @@ impl JobSpec {
             wait_for: None,
             wait_for_line: 0,
             filesize: None,
+            verify: false,
+            do_verify: true,
+            random_generator_lfsr: false,
         }
     }
 }

@@ -84,6 +84,29 @@ impl OptionType {
     }
 }
 
+/// fio 3.33's `verify=` methods (`0` is none); each only sets how a block is checked.
+const VERIFY_METHODS: &[&str] = &[
+    "0",
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha512",
+    "sha256",
+    "sha1",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "null",
+];
+
 /// What flashlab does with an option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptionClass {
@@ -733,7 +756,14 @@ static OPTIONS: &[OptionDef] = &[
     acc("registerfiles", &[], OptionType::Bool, "0", "Pre-registered files (real I/O only)"),
     acc("sqthread_poll", &[], OptionType::Bool, "0", "Kernel submission polling (real I/O only)"),
     acc("userspace_reap", &[], OptionType::Bool, "0", "Reap completions in user space (real I/O only)"),
-    acc("random_generator", &[], OptionType::Enum(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "fio's generator; flashlab always uses its own seeded streams"),
+    sim("random_generator", &[], OptionType::Enum(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "fio's generator; flashlab draws from its own seeded streams (lfsr keeps no random map, so a verify phase reads back in offset order)", |b, v| {
+        let generator = val(v)?;
+        if !["tausworthe", "lfsr", "tausworthe64"].contains(&generator) {
+            return Err("one of tausworthe, lfsr, tausworthe64".to_string());
+        }
+        b.spec.random_generator_lfsr = generator == "lfsr";
+        Ok(())
+    }),
     acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
     acc("disable_lat", &[], OptionType::Bool, "0", "Skip total latency (presentation)"),
     acc("disable_clat", &[], OptionType::Bool, "0", "Skip completion latency (presentation)"),
@@ -756,14 +786,32 @@ static OPTIONS: &[OptionDef] = &[
     acc("fallocate", &[], OptionType::Str, "native", "File preallocation (real I/O only)"),
     acc("refill_buffers", &[], OptionType::Bool, "0", "New data for every write (real I/O only: the bytes change, how compressible they are does not)"),
     acc("scramble_buffers", &[], OptionType::Bool, "1", "Alter a few bytes per 512 of each write against deduplication (real I/O only; the few percent of compressibility this takes from a pattern is not modelled)"),
+    // --- verification -----------------------------------------------------------------------
+    sim("verify", &[], OptionType::Enum(VERIFY_METHODS), "0", "Read back what a job wrote after each loop's writes (a reading job checks what it reads); the method only sets the check", |b, v| {
+        let method = val(v)?;
+        if !VERIFY_METHODS.contains(&method) {
+            return Err(OptionType::Enum(VERIFY_METHODS).describe());
+        }
+        if method == "pattern" {
+            return Err("a checksum method: verify=pattern checks verify_pattern, which flashlab does not simulate".to_string());
+        }
+        b.spec.verify = method != "0";
+        Ok(())
+    }),
+    sim("do_verify", &[], OptionType::Bool, "1", "Run the verify phase after the writes (with verify set)", |b, v| {
+        b.spec.do_verify = flag(v)?;
+        Ok(())
+    }),
+    acc("verify_interval", &[], OptionType::Size, "", "Bytes per verify header (the check's layout, not the I/O)"),
+    acc("verify_offset", &[], OptionType::Size, "0", "Where in a block the verify header goes (the check's layout, not the I/O)"),
+    acc("verify_fatal", &[], OptionType::Bool, "0", "Stop at the first bad block (a read the drive fails stops the job anyway)"),
+    acc("verify_dump", &[], OptionType::Bool, "0", "Dump bad blocks to files (no block is bad without a read the drive fails)"),
+    acc("verify_async", &[], OptionType::Int, "0", "Threads checking data (CPU only)"),
+    acc("verify_async_cpus", &[], OptionType::Str, "", "CPUs of the checking threads (CPU only)"),
+    acc("verify_state_save", &[], OptionType::Bool, "1", "Save the write state at exit (a file, not I/O)"),
     // --- not simulated ----------------------------------------------------------------------
-    not("verify", &[], "Data verification"),
-    not("do_verify", &[], "Run the verify phase"),
-    not("verify_pattern", &[], "Verification pattern"),
-    not("verify_interval", &[], "Verification interval"),
-    not("verify_backlog", &[], "Verify while writing"),
-    not("verify_fatal", &[], "Stop on verification errors"),
-    not("verify_async", &[], "Asynchronous verification"),
+    not("verify_pattern", &[], "Verification pattern (it sets what the writes hold and how they compress)"),
+    not("verify_backlog", &[], "Verify while writing (reads interleaved with the writes)"),
     not("zonemode", &[], "Zoned block device mode"),
     not("zonesize", &[], "Zone size"),
     not("zonerange", &[], "Zone range"),
@@ -849,7 +897,7 @@ static OPTIONS: &[OptionDef] = &[
     not("dedupe_global", &[], "Deduplicated data shared across jobs (a deduplicating drive is not modelled)"),
     not("dedupe_mode", &[], "How deduplicated data is generated (a deduplicating drive is not modelled)"),
     not("dedupe_working_set_percentage", &[], "Working set of deduplicated data (a deduplicating drive is not modelled)"),
-    not("experimental_verify", &[], "Data verification"),
+    not("experimental_verify", &[], "Verify by replaying the write sequence instead of logging it"),
     not("file_append", &[], "I/O from the end of the file (a drive has no end to append at)"),
     not("flow_sleep", &[], "Flow control between jobs"),
     not("ignore_error", &[], "Keep going after the listed I/O errors"),
@@ -875,13 +923,9 @@ static OPTIONS: &[OptionDef] = &[
     not("sync_file_range", &[], "sync_file_range() after every N writes"),
     not("trim_backlog_batch", &[], "Trim after verify"),
     not("trim_verify_zero", &[], "Verify that trimmed blocks read back as zeros"),
-    not("verify_async_cpus", &[], "Asynchronous verification"),
-    not("verify_backlog_batch", &[], "Verify while writing"),
-    not("verify_dump", &[], "Data verification"),
-    not("verify_offset", &[], "Data verification"),
-    not("verify_only", &[], "Data verification"),
-    not("verify_state_load", &[], "Data verification"),
-    not("verify_state_save", &[], "Data verification"),
+    not("verify_backlog_batch", &[], "Verify while writing (reads interleaved with the writes)"),
+    not("verify_only", &[], "Read back a workload's writes without issuing them"),
+    not("verify_state_load", &[], "Verify up to a saved write state"),
     not("write_barrier", &[], "Barrier writes every N writes"),
     not("write_hint", &[], "Write lifetime hints (the simulated drive has no streams or placement by hint)"),
     not("zone_reset_frequency", &[], "Zone resets (zoned block devices)"),
@@ -1009,6 +1053,10 @@ mod tests {
         assert!(find_option("loop").is_none());
         assert_eq!(
             find_option("verify").map(|o| o.class),
+            Some(OptionClass::Simulated)
+        );
+        assert_eq!(
+            find_option("verify_backlog").map(|o| o.class),
             Some(OptionClass::NotSimulated)
         );
         assert_eq!(find_option("readwrite").map(|o| o.name), Some("rw"));

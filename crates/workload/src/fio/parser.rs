@@ -415,6 +415,17 @@ fn build(
                     expected,
                 },
             })?;
+            if let Err(why) = check_verify(&spec) {
+                let at = written_at(&opts, "verify");
+                return Err(ParseError {
+                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
+                    line: at.map_or(section_line, |(_, line)| line),
+                    kind: ParseErrorKind::NotSimulated {
+                        option: "verify".to_string(),
+                        what: why,
+                    },
+                });
+            }
             // A bare `write_bw_log` makes fio use the job name as the prefix.
             for log in [
                 &mut spec.write_bw_log,
@@ -553,6 +564,57 @@ fn apply_filesize(spec: &mut JobSpec) -> Result<(), String> {
         _ => {}
     }
     spec.size = Some(SizeSpec::Bytes(file_bytes));
+    Ok(())
+}
+
+/// The verify workloads flashlab reproduces: a write or randwrite job reading back each
+/// loop's writes once they are done, as fio's `do_verify` phase. Everything that would mix
+/// other I/O into that phase, pace it, or end the job on a clock is refused, naming it.
+fn check_verify(spec: &JobSpec) -> Result<(), String> {
+    if !spec.verify {
+        return Ok(());
+    }
+    let fail = |what: &str| {
+        Err(format!(
+            "verify with {what} is not simulated; flashlab simulates verify on rw=write or \
+             randwrite jobs (the read-back after each loop) and on read-only jobs"
+        ))
+    };
+    let dirs = spec.rw.directions();
+    if dirs[2] || (dirs[0] && dirs[1]) {
+        return fail(&format!("rw={:?} (mixed or trimming patterns)", spec.rw).to_lowercase());
+    }
+    if !spec.verifies_writes() {
+        // A reading job checks what it reads, or do_verify=0: no I/O of its own.
+        return Ok(());
+    }
+    if spec.time_based {
+        return fail("time_based (fio 3.33 never starts the read phase)");
+    }
+    if spec.number_ios.is_some() {
+        return fail("number_ios");
+    }
+    if spec.ramp_time_ns > 0 {
+        return fail("ramp_time");
+    }
+    if spec.rate_bytes_per_s != [0; 3] || spec.rate_iops != [0; 3] {
+        return fail("rate or rate_iops (fio does not pace the read phase)");
+    }
+    if spec.rate_min_bytes_per_s != [0; 3] || spec.rate_iops_min != [0; 3] {
+        return fail("rate_min or rate_iops_min");
+    }
+    if spec.thinktime_ns > 0 {
+        return fail("thinktime (fio does not think in the read phase)");
+    }
+    if spec.latency_target_ns > 0 {
+        return fail("latency_target");
+    }
+    if spec.steadystate.enabled() {
+        return fail("steadystate");
+    }
+    if spec.max_latency_ns != [0; 3] {
+        return fail("max_latency");
+    }
     Ok(())
 }
 

@@ -326,8 +326,8 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
         }
     );
     assert_eq!(
-        kind("[j]\nverify=md5\n").to_string(),
-        "fio option verify is not simulated by flashlab (Data verification)"
+        kind("[j]\nverify_backlog=16\n").to_string(),
+        "fio option verify_backlog is not simulated by flashlab (Verify while writing (reads interleaved with the writes))"
     );
     assert_eq!(
         kind("[j]\nbs\n"),
@@ -930,4 +930,40 @@ fn new_simulated_options_parse() {
         kind("[j]\nlog_unix_epoch=1\n"),
         ParseErrorKind::NotSimulated { .. }
     ));
+}
+
+/// verify= and its helpers: the method only sets the check; the combinations flashlab cannot
+/// run as fio does are refused at the verify line, naming them.
+#[test]
+fn verify_options_parse_and_unsupported_combinations_are_refused() {
+    let f = parse(
+        "[global]\nverify=crc32c\n[w]\nrw=randwrite\nverify_fatal=1\nverify_interval=512\n\
+         verify_async=2\nverify_state_save=0\n[r]\nrw=read\ndo_verify=0\n[n]\nverify=0\n",
+    )
+    .expect("parses");
+    let flags: Vec<_> = f.jobs.iter().map(|j| (j.verify, j.do_verify)).collect();
+    assert_eq!(flags, vec![(true, true), (true, false), (false, true)]);
+    assert!(f.jobs[0].verifies_writes());
+    assert!(!f.jobs[1].verifies_writes());
+    assert!(kind("[j]\nverify=sha9\n").to_string().contains("xxhash"));
+    assert!(kind("[j]\nverify=pattern\n")
+        .to_string()
+        .contains("verify_pattern"));
+    for (combo, named) in [
+        ("rw=randrw", "randrw"),
+        ("rw=write\ntime_based\nruntime=1s", "time_based"),
+        ("rw=write\nrate=1m", "rate"),
+        ("rw=write\nthinktime=10", "thinktime"),
+        ("rw=write\nramp_time=1s", "ramp_time"),
+    ] {
+        let err = parse(&format!("[j]\n{combo}\nverify=md5\n")).expect_err(combo);
+        let text = err.to_string();
+        assert!(text.starts_with("t.fio:"), "{text}");
+        assert!(
+            text.contains(named) && text.contains("not simulated"),
+            "{text}"
+        );
+    }
+    // A read-only job checks what it reads: nothing to refuse.
+    assert!(parse("[j]\nrw=randread\nverify=md5\nrate=1m\n").is_ok());
 }

@@ -185,6 +185,8 @@ pub struct IoGenerator {
     plain_map: Option<PlainMap>,
     count_trims: bool,
     budget_bytes: Option<u64>,
+    /// Bytes of one loop (`io_size`, or the region), rounded down to whole logical blocks.
+    loop_bytes: u64,
     issued_bytes: u64,
     max_ios: Option<u64>,
     issued_ios: u64,
@@ -429,6 +431,7 @@ impl IoGenerator {
             plain_map,
             count_trims,
             budget_bytes: (!job.time_based).then_some(budget.max(lba)),
+            loop_bytes: (per_loop / lba * lba).max(lba),
             issued_bytes: 0,
             max_ios: job.number_ios,
             issued_ios: 0,
@@ -443,6 +446,11 @@ impl IoGenerator {
     /// The region this clone works on: (offset_bytes, len_bytes).
     pub fn region(&self) -> (u64, u64) {
         (self.region_start, self.region_len)
+    }
+
+    /// Bytes one loop transfers (`io_size`, or the region), in whole logical blocks.
+    pub fn loop_bytes(&self) -> u64 {
+        self.loop_bytes
     }
 
     /// Bytes this clone will transfer in total if not time_based (for progress), else None.
