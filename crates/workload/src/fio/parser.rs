@@ -161,6 +161,12 @@ fn substitute_env(
 
 /// Parse a job file from disk; `${ENV}` reads the process environment.
 pub fn parse_file(path: &Path) -> Result<JobFile, ParseError> {
+    let (text, shown) = read_job_file(path)?;
+    parse_str(&text, &shown, &|name| std::env::var(name).ok())
+}
+
+/// A job file's text and the name its messages show.
+fn read_job_file(path: &Path) -> Result<(String, String), ParseError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ParseError {
         file: shown.clone(),
@@ -170,7 +176,7 @@ pub fn parse_file(path: &Path) -> Result<JobFile, ParseError> {
             message: e.to_string(),
         },
     })?;
-    parse_str(&text, &shown, &|name| std::env::var(name).ok())
+    Ok((text, shown))
 }
 
 /// Parse job file text. `file_name` is used in messages and to resolve `include` paths;
@@ -260,15 +266,7 @@ pub fn parse_command_line(
     // global options so far), and stonewalls its first job.
     let mut resets = Vec::new();
     for (i, path) in command_line.job_files.iter().enumerate() {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ParseError {
-            file: shown.clone(),
-            line: 0,
-            kind: ParseErrorKind::Io {
-                path: shown.clone(),
-                message: e.to_string(),
-            },
-        })?;
+        let (text, shown) = read_job_file(path)?;
         let start = lexer.items.len();
         if i > 0 {
             resets.push(start);
