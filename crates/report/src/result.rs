@@ -485,6 +485,23 @@ pub struct JobStats {
     /// Whole µs each direction ran, when a job's directions run in phases of their own (a
     /// verify job's writes, then its read-back): fio's per-direction `elapsed_us`.
     phase_runtime_us: Option<[u64; 3]>,
+    /// The runner reports submissions and reaps in batches (`iodepth_batch_*`): completions
+    /// are not counted one call each.
+    batched: bool,
+}
+
+/// fio's `__io_u_mark_map` bucket for the I/Os of one submit or reap call: 0, 1-4, 5-8,
+/// 9-16, 17-32, 33-64, more.
+fn call_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
 }
 
 impl JobStats {
@@ -561,6 +578,7 @@ impl JobStats {
             clat_log,
             slat_log,
             phase_runtime_us: None,
+            batched: false,
         };
         s.start_measuring(0);
         s
@@ -697,9 +715,11 @@ impl JobStats {
         } else {
             self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
         }
-        // One completion reaped at a time.
-        self.res.io_u_complete[1] += 1;
-        self.res.total_complete += 1;
+        if !self.batched {
+            // One completion reaped at a time.
+            self.res.io_u_complete[1] += 1;
+            self.res.total_complete += 1;
+        }
         self.this_io_bytes[ddir] += bytes;
         self.this_io_blocks[ddir] += 1;
 
@@ -739,6 +759,31 @@ impl JobStats {
         // One I/O per submission call.
         self.res.io_u_submit[1] += 1;
         self.res.total_submit += 1;
+    }
+
+    /// Submissions and reaps come in batches: the runner reports them with
+    /// [`JobStats::record_commit`], [`JobStats::record_submit_call`] and
+    /// [`JobStats::record_reap_call`] instead of [`JobStats::record_depth`] and a reap per
+    /// completion.
+    pub fn set_batched(&mut self) {
+        self.batched = true;
+    }
+
+    /// fio's `td_io_commit`: `queued` I/Os counted at depth `depth` (`io_u_mark_depth`).
+    pub fn record_commit(&mut self, depth: u32, queued: u32) {
+        self.res.io_u_map[depth_bucket(depth)] += u64::from(queued);
+    }
+
+    /// One call handing `n` I/Os to the engine (`io_u_mark_submit`).
+    pub fn record_submit_call(&mut self, n: u32) {
+        self.res.io_u_submit[call_bucket(n)] += 1;
+        self.res.total_submit += 1;
+    }
+
+    /// One call reaping `n` completions (`io_u_mark_complete`).
+    pub fn record_reap_call(&mut self, n: u32) {
+        self.res.io_u_complete[call_bucket(n)] += 1;
+        self.res.total_complete += 1;
     }
 
     /// A flush (fsync) finished: fio reports these under `sync`, not as writes.

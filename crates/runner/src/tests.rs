@@ -1402,6 +1402,130 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
     assert_eq!(run(Some(16)).0, full_lat);
 }
 
+/// A 16-deep random-read job on a serial link (one completion per 10 us, each 10 us after
+/// its transfer), with fio's batch options: mean total latency, IOPS and the JSON
+/// distributions.
+fn batched_run(submit: u32, min: u32, max: u32, low: Option<u32>) -> (f64, f64, serde_json::Value) {
+    let mut dev = FakeDevice::new(10 * NS_PER_US);
+    dev.link_bytes_per_s = Some(4096 * 100_000);
+    let job = JobSpec {
+        iodepth_batch_submit: submit,
+        iodepth_batch_complete_min: min,
+        iodepth_batch_complete_max: max,
+        iodepth_low: low,
+        ..timed("batch", 16, 100 * NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    (
+        j["read"]["lat_ns"]["mean"].as_f64().unwrap(),
+        j["read"]["iops"].as_f64().unwrap(),
+        j,
+    )
+}
+
+#[test]
+fn iodepth_batch_complete_min_refills_the_queue_in_batches() {
+    let (full_lat, full_iops, _) = batched_run(1, 1, 0, None);
+    assert_near(
+        full_lat,
+        160_000.0,
+        0.05,
+        "kept full: 16 ahead at 10 us each",
+    );
+    // Once full, fio waits for 4 completions and refills 4 behind the 12 left: they finish
+    // 130, 140, 150 and 160 us later.
+    let (lat, iops, j) = batched_run(1, 4, 0, None);
+    assert_near(lat, 145_000.0, 0.02, "refilled 4 at a time");
+    assert_near(iops, full_iops, 0.01, "the link stays busy");
+    // Each reap takes 4 (fio's 1-4 bucket); depths 13-15 at commit fall in fio's 8-15
+    // bucket, 16 in 16-31: 3 to 1.
+    assert_near(
+        j["iodepth_level"]["8"].as_f64().unwrap(),
+        75.0,
+        0.01,
+        "IO depths 8",
+    );
+    assert_near(
+        j["iodepth_level"]["16"].as_f64().unwrap(),
+        25.0,
+        0.01,
+        "IO depths 16",
+    );
+    assert_near(
+        j["iodepth_complete"]["4"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "reaps",
+    );
+    // Completions come one at a time here, so a larger maximum reaps no more.
+    assert_eq!(batched_run(1, 4, 16, None).0, lat);
+    // 0 counts as 1: fio's default.
+    assert_eq!(batched_run(1, 0, 0, None).0, full_lat);
+}
+
+#[test]
+fn iodepth_batch_submit_changes_the_distributions_not_the_queue() {
+    let (full_lat, _, _) = batched_run(1, 1, 0, None);
+    // fio commits what it queued before it waits for a completion: with no host time the
+    // device sees each I/O when it is drawn.
+    let (lat, _, j) = batched_run(8, 1, 0, None);
+    assert_eq!(lat, full_lat);
+    // After the first fill, fio's counter of queued I/Os (reset only by a batch commit)
+    // commits 8 at a time at depth 16; the engine gets them one per wait.
+    assert!(j["iodepth_level"]["16"].as_f64().unwrap() > 99.0, "{j}");
+    assert!(j["iodepth_submit"]["4"].as_f64().unwrap() > 99.0, "{j}");
+    // Reaping 8 at a time, the engine gets 8 per commit.
+    let (_, _, j) = batched_run(8, 8, 0, None);
+    assert_near(
+        j["iodepth_submit"]["8"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "submit 8",
+    );
+    assert!(j["iodepth_complete"]["8"].as_f64().unwrap() > 99.0, "{j}");
+    // 0 submits the whole depth at once.
+    let (_, _, j) = batched_run(0, 16, 0, None);
+    assert_near(
+        j["iodepth_submit"]["16"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "submit 16",
+    );
+}
+
+#[test]
+fn iodepth_batch_complete_min_with_iodepth_low_drains_in_batches() {
+    // fio 3.33 with libaio, iodepth=32, iodepth_low=4, iodepth_batch_complete_min=8 printed
+    // IO depths 1=3.1%, 2=6.2%, 4=12.5%, 8=25.0%, 16=50.0%, 32=3.1% and complete 8=100%:
+    // the queue drains 8 at a time past 4 down to 0, then refills from 1 to 32.
+    let mut dev = FakeDevice::new(10 * NS_PER_US);
+    dev.link_bytes_per_s = Some(4096 * 100_000);
+    let job = JobSpec {
+        iodepth_batch_complete_min: 8,
+        iodepth_low: Some(4),
+        ..timed("batch", 32, 100 * NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    for (key, pct) in [
+        ("1", 3.125),
+        ("2", 6.25),
+        ("4", 12.5),
+        ("8", 25.0),
+        ("16", 50.0),
+        ("32", 3.125),
+    ] {
+        assert_near(j["iodepth_level"][key].as_f64().unwrap(), pct, 0.01, key);
+    }
+    assert_near(
+        j["iodepth_complete"]["8"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "reaps of 8",
+    );
+}
+
 #[test]
 fn fdatasync_flushes_every_n_writes_apart_from_fsync() {
     let job = JobSpec {

@@ -214,6 +214,16 @@ pub struct JobSpec {
     /// `iodepth_low`: once the queue is full, refill it only when it has drained to this
     /// many I/Os (None: refill at once, fio's default of `iodepth`).
     pub iodepth_low: Option<u32>,
+    /// `iodepth_batch_submit`: I/Os queued before fio commits them to the engine (0: the
+    /// whole depth). With no host time it sets only the submit and depth distributions: fio
+    /// commits what it queued before it waits for a completion.
+    pub iodepth_batch_submit: u32,
+    /// `iodepth_batch_complete_min`: completions fio waits for once the queue is full
+    /// (0 counts as 1).
+    pub iodepth_batch_complete_min: u32,
+    /// `iodepth_batch_complete_max`: most completions reaped in one call (0: not set,
+    /// `iodepth_batch_complete_min`).
+    pub iodepth_batch_complete_max: u32,
     pub numjobs: u32,
     /// Percent of mixed I/Os that are reads.
     pub rwmixread: u32,
@@ -385,6 +395,9 @@ impl JobSpec {
             block_align_bytes: [None; 3],
             iodepth: 1,
             iodepth_low: None,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
             numjobs: 1,
             rwmixread: 50,
             percentage_random: [100; 3],

@@ -381,6 +381,18 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.iodepth_low = Some(to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?));
         Ok(())
     }),
+    sim("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "I/Os queued before fio commits them to the engine (0: iodepth); fio commits what it queued before it waits, so only the IO depths and submit distributions change", |b, v| {
+        b.spec.iodepth_batch_submit = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
+    sim("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Once the queue is full, wait for this many completions (0 counts as 1) before filling it again", |b, v| {
+        b.spec.iodepth_batch_complete_min = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
+    sim("iodepth_batch_complete_max", &[], OptionType::Int, "", "Most completions reaped at a time (default: iodepth_batch_complete_min); completions that arrive together are refilled together up to it", |b, v| {
+        b.spec.iodepth_batch_complete_max = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
     sim("numjobs", &[], OptionType::Int, "1", "Number of clones of this job", |b, v| {
         b.spec.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
@@ -748,9 +760,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("invalidate", &[], OptionType::Bool, "1", "Drop the page cache first (real I/O only)"),
     acc("numa_cpu_nodes", &[], OptionType::Str, "", "NUMA CPU placement (real I/O only)"),
     acc("numa_mem_policy", &[], OptionType::Str, "", "NUMA memory policy (real I/O only)"),
-    acc("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "Submission batch size (real I/O only)"),
-    acc("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Completion batch size (real I/O only)"),
-    acc("iodepth_batch_complete_max", &[], OptionType::Int, "", "Completion batch size (real I/O only)"),
     acc("hipri", &[], OptionType::Bool, "0", "Polled I/O (real I/O only)"),
     acc("fixedbufs", &[], OptionType::Bool, "0", "Pre-registered buffers (real I/O only)"),
     acc("registerfiles", &[], OptionType::Bool, "0", "Pre-registered files (real I/O only)"),

@@ -967,3 +967,24 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
     // A read-only job checks what it reads: nothing to refuse.
     assert!(parse("[j]\nrw=randread\nverify=md5\nrate=1m\n").is_ok());
 }
+
+#[test]
+fn iodepth_batch_options_parse_with_their_aliases() {
+    let f = parse("[j]\niodepth=32\niodepth_batch=0\niodepth_batch_complete=4\niodepth_batch_complete_max=16\n").unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.iodepth_batch_submit, 0);
+    assert_eq!(j.iodepth_batch_complete_min, 4);
+    assert_eq!(j.iodepth_batch_complete_max, 16);
+    let d = &parse("[j]\n").unwrap().jobs[0];
+    assert_eq!(
+        (
+            d.iodepth_batch_submit,
+            d.iodepth_batch_complete_min,
+            d.iodepth_batch_complete_max
+        ),
+        (1, 1, 0)
+    );
+    let e = parse("[j]\niodepth_batch_submit=-1\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("iodepth_batch_submit"), "{e}");
+}
