@@ -5,7 +5,7 @@ use crate::hist_log::HistLog;
 use crate::histogram::{normalize_percentile_list, Histogram};
 use crate::logs::{JobLogs, LogKind, LogSeries};
 use crate::stats::{ExactStat, IoStat, Summary};
-use crate::{JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::{Disabled, JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -488,6 +488,7 @@ pub struct JobStats {
     /// The runner reports submissions and reaps in batches (`iodepth_batch_*`): completions
     /// are not counted one call each.
     batched: bool,
+    disabled: Disabled,
 }
 
 /// fio's `__io_u_mark_map` bucket for the I/Os of one submit or reap call: 0, 1-4, 5-8,
@@ -579,6 +580,7 @@ impl JobStats {
             slat_log,
             phase_runtime_us: None,
             batched: false,
+            disabled: Disabled::default(),
         };
         s.start_measuring(0);
         s
@@ -691,29 +693,41 @@ impl JobStats {
         let slat = accepted_ns.saturating_sub(issue_ns);
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
+        // fio's account_io_completion: a disabled latency takes no sample anywhere.
+        let off = self.disabled;
         let [s_sum, c_sum, l_sum] = &mut self.lat_sums[ddir];
-        s_sum.add(slat);
-        c_sum.add(clat);
-        l_sum.add(lat);
+        if !off.slat {
+            s_sum.add(slat);
+        }
+        if !off.clat {
+            c_sum.add(clat);
+        }
+        if !off.lat {
+            l_sum.add(lat);
+        }
         let d = &mut self.res.dirs[ddir];
-        d.clat_hist.record(clat);
+        if !off.clat {
+            d.clat_hist.record(clat);
+        }
         if self.more_hists {
-            if let Some(h) = d.lat_hist.as_mut() {
+            if let Some(h) = d.lat_hist.as_mut().filter(|_| !off.lat) {
                 h.record(lat);
             }
-            if let Some(h) = d.slat_hist.as_mut() {
+            if let Some(h) = d.slat_hist.as_mut().filter(|_| !off.slat) {
                 h.record(slat);
             }
         }
         d.io_bytes += bytes;
         d.total_ios += 1;
         // fio buckets completion latency (not total latency) for latency_ns/us/ms.
-        if clat < 1_000 {
-            self.res.lat_n[lat_bucket(clat)] += 1;
-        } else if clat < 1_000_000 {
-            self.res.lat_u[lat_bucket(clat / 1_000)] += 1;
-        } else {
-            self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
+        if !off.clat {
+            if clat < 1_000 {
+                self.res.lat_n[lat_bucket(clat)] += 1;
+            } else if clat < 1_000_000 {
+                self.res.lat_u[lat_bucket(clat / 1_000)] += 1;
+            } else {
+                self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
+            }
         }
         if !self.batched {
             // One completion reaped at a time.
@@ -727,7 +741,7 @@ impl JobStats {
             return;
         }
         let done_ms = done_ns.saturating_sub(self.start_ns) / NS_PER_MS;
-        if self.per_io_bw {
+        if self.per_io_bw && !off.bw {
             // fio's add_bw_sample: bytes * 10^6 / clat_ns.
             let rate = if clat > 0 {
                 (bytes as u128 * 1_000_000 / clat as u128) as u64
@@ -737,17 +751,23 @@ impl JobStats {
             self.res.dirs[ddir].bw.add(rate);
             self.log(self.bw_log, (done_ms, offset), rate, ddir, bytes);
         }
-        if self.per_io_iops {
+        if self.per_io_iops && !off.reduced() {
             self.res.dirs[ddir].iops.add(1);
             self.log(self.iops_log, (done_ms, offset), 1, ddir, bytes);
         }
-        if let Some(h) = self.res.logs[0].hist.as_mut() {
+        if let Some(h) = self.res.logs[0].hist.as_mut().filter(|_| !off.clat) {
             h.add(done_ms, clat, ddir, bytes);
         }
         let accepted_ms = accepted_ns.saturating_sub(self.start_ns) / NS_PER_MS;
-        self.log(self.slat_log, (accepted_ms, offset), slat, ddir, bytes);
-        self.log(self.lat_log, (done_ms, offset), lat, ddir, bytes);
-        self.log(self.clat_log, (done_ms, offset), clat, ddir, bytes);
+        if !off.slat {
+            self.log(self.slat_log, (accepted_ms, offset), slat, ddir, bytes);
+        }
+        if !off.lat {
+            self.log(self.lat_log, (done_ms, offset), lat, ddir, bytes);
+        }
+        if !off.clat {
+            self.log(self.clat_log, (done_ms, offset), clat, ddir, bytes);
+        }
     }
 
     /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's
@@ -786,8 +806,16 @@ impl JobStats {
         self.res.total_complete += 1;
     }
 
+    /// The latencies and per-I/O samples the job does not collect.
+    pub fn set_disabled(&mut self, disabled: Disabled) {
+        self.disabled = disabled;
+    }
+
     /// A flush (fsync) finished: fio reports these under `sync`, not as writes.
     pub fn record_sync(&mut self, issue_ns: u64, done_ns: u64) {
+        if self.disabled.clat {
+            return;
+        }
         let lat = done_ns.saturating_sub(issue_ns);
         self.res.sync.add(lat);
         self.res.sync_hist.record(lat);

@@ -8,7 +8,8 @@ use flashlab_engine::{
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
-    JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult, DEFAULT_PERCENTILES,
+    Disabled, JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult,
+    DEFAULT_PERCENTILES,
 };
 use flashlab_workload::{
     BlockSize, ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess, ThinkBlocks,
@@ -478,6 +479,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     .map(Box::new);
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
+                stats.set_disabled(Disabled {
+                    lat: spec.disable_lat,
+                    clat: spec.disable_clat,
+                    slat: spec.disable_slat,
+                    bw: spec.disable_bw,
+                });
                 let batch = Batch::new(spec);
                 if batch.is_some() {
                     stats.set_batched();
@@ -1006,7 +1013,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.done_ios[ddir] += 1;
             c.done_bytes[ddir] += io.len_bytes;
         }
-        if self.clones[i].spec.max_latency_ns != [0; 3] && io.kind != IoKind::Flush {
+        // fio checks max_latency only on the total latency it measures.
+        let spec = self.clones[i].spec;
+        if spec.max_latency_ns != [0; 3] && !spec.disable_lat && io.kind != IoKind::Flush {
             self.max_latency_completed(i, now, io);
         }
         if self.clones[i].lat_target.is_some() {
@@ -1793,10 +1802,11 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             spec.percentile_list.clone()
         },
         percentile_precision: spec.percentile_precision,
+        // fio's fixup_options: a latency not measured has no percentiles.
         percentiles: PercentileKinds {
-            clat: spec.clat_percentiles,
-            lat: spec.lat_percentiles,
-            slat: spec.slat_percentiles,
+            clat: spec.clat_percentiles && !spec.disable_clat,
+            lat: spec.lat_percentiles && !spec.disable_lat,
+            slat: spec.slat_percentiles && !spec.disable_slat,
         },
         logs: LogConfig {
             bw_prefix: spec.write_bw_log.clone(),

@@ -1644,6 +1644,53 @@ fn max_latency_stops_a_job_with_etimedout() {
     assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
 }
 
+/// fio checks `max_latency` inside `if (!td->o.disable_lat)` (`account_io_completion`): a
+/// job that measures no total latency runs on past the limit.
+#[test]
+fn max_latency_is_not_checked_without_total_latency() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let slow = JobSpec {
+        max_latency_ns: [50 * NS_PER_US, 0, 0],
+        disable_lat: true,
+        disable_slat: true,
+        ..timed("slow", 1, 10 * NS_PER_MS)
+    };
+    let (result, s) = run_seeded(vec![slow], &mut dev, 1);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+    let j = job_json(&result, 0);
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["read"]["lat_ns"]["N"], 0);
+    assert_eq!(j["read"]["slat_ns"]["N"], 0);
+    assert_eq!(j["read"]["clat_ns"]["N"], 100);
+}
+
+/// fio's `disable_clat`: no completion latency, percentiles or latency buckets; the
+/// windowed bandwidth samples stay (fio 3.33 takes those whatever `disable_bw` says).
+#[test]
+fn disable_clat_takes_no_completion_latency() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        disable_clat: true,
+        disable_bw: true,
+        ..timed("noclat", 1, 2 * NS_PER_S)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    let r = &j["read"];
+    assert_eq!(r["clat_ns"]["N"], 0);
+    assert!(r["clat_ns"].get("percentile").is_none(), "{r}");
+    assert_eq!(r["lat_ns"]["N"], r["total_ios"]);
+    assert!(
+        j["latency_us"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|v| v == 0.0),
+        "{j}"
+    );
+    assert!(r["bw_samples"].as_u64().unwrap() > 0, "{r}");
+}
+
 /// Runs `text` on a fake device that keeps every request; returns the run (or its error) and
 /// the (kind index, offset) of each request in submission order.
 fn run_logged(

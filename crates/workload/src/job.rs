@@ -294,6 +294,14 @@ pub struct JobSpec {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// fio's `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`
+    /// (`gtod_reduce` sets all four): the latencies and per-I/O bandwidth samples not
+    /// collected. Without total latency fio checks neither `max_latency` nor
+    /// `latency_target`.
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -442,6 +450,10 @@ impl JobSpec {
             write_iolog: None,
             fdatasync_every: 0,
             clat_percentiles: true,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

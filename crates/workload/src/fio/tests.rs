@@ -988,3 +988,24 @@ fn iodepth_batch_options_parse_with_their_aliases() {
     assert_eq!(e.line, 2);
     assert!(e.to_string().contains("iodepth_batch_submit"), "{e}");
 }
+
+#[test]
+fn gtod_reduce_sets_the_disables_and_disable_lat_needs_disable_slat() {
+    let j = &parse("[j]\ngtod_reduce=1\n").unwrap().jobs[0];
+    assert!(j.disable_lat && j.disable_clat && j.disable_slat && j.disable_bw);
+    assert!(!j.clat_percentiles);
+    let j = &parse("[j]\ngtod_reduce=0\n").unwrap().jobs[0];
+    assert!(!j.disable_lat && !j.disable_clat && j.clat_percentiles);
+    let j = &parse("[j]\ndisable_slat=1\ndisable_lat=1\ndisable_bw=1\n")
+        .unwrap()
+        .jobs[0];
+    assert!(j.disable_lat && j.disable_slat && j.disable_bw && !j.disable_clat);
+    // fio 3.33 measures submission latency from an unset start time then.
+    let e = parse("[j]\ndisable_lat=1\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("disable_slat"), "{e}");
+    let e = parse("[j]\ngtod_reduce=1\ndisable_slat=0\n").unwrap_err();
+    assert_eq!(e.line, 3);
+    let e = parse("[j]\nlatency_target=1ms\ngtod_reduce=1\n").unwrap_err();
+    assert!(e.to_string().contains("latency_target"), "{e}");
+}
