@@ -819,7 +819,13 @@ static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
-    acc("unified_rw_reporting", &[], OptionType::Str, "none", "Merge directions in reports (presentation)"),
+    sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "Only none (0), which changes nothing: mixed and both (one merged \"mixed\" direction in the JSON, normal and terse outputs and a MIXED group line) are not simulated", |_, v| {
+        match val(v)? {
+            "none" | "0" => Ok(()),
+            "mixed" | "1" | "both" | "2" => Err("none or 0 (mixed and both, fio's merged \"mixed\" direction in every output, are not simulated)".into()),
+            _ => Err("one of none, mixed, both, 0, 1, 2".into()),
+        }
+    }),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
     acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),

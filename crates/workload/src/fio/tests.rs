@@ -1009,3 +1009,14 @@ fn gtod_reduce_sets_the_disables_and_disable_lat_needs_disable_slat() {
     let e = parse("[j]\nlatency_target=1ms\ngtod_reduce=1\n").unwrap_err();
     assert!(e.to_string().contains("latency_target"), "{e}");
 }
+
+#[test]
+fn unified_rw_reporting_takes_only_none() {
+    assert!(parse("[j]\nunified_rw_reporting=none\n").is_ok());
+    assert!(parse("[j]\nunified_rw_reporting=0\n").is_ok());
+    for v in ["mixed", "1", "both", "2"] {
+        let e = parse(&format!("[j]\nunified_rw_reporting={v}\n")).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("not simulated"), "{e}");
+    }
+}
