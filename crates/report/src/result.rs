@@ -136,6 +136,10 @@ pub struct JobResult {
     pub(crate) lat_m: [u64; 12],
     pub(crate) total_run_time_ms: u64,
     pub(crate) latency_depth: u32,
+    /// fio's `significant_figures`: digits of the normal output's IOPS, bandwidth and sizes.
+    pub(crate) sig_figs: usize,
+    /// fio's `unit_base=1`: the normal output's bandwidths in bits.
+    pub(crate) unit_bits: bool,
     pub(crate) latency_target: u64,
     pub(crate) latency_percentile: f64,
     pub(crate) latency_window: u64,
@@ -251,6 +255,8 @@ impl JobResult {
             lat_m: [0; 12],
             total_run_time_ms: 0,
             latency_depth: iodepth,
+            sig_figs: DEFAULT_SIG_FIGS,
+            unit_bits: false,
             latency_target: 0,
             latency_percentile: 100.0,
             latency_window: 0,
@@ -493,6 +499,9 @@ pub struct JobStats {
 
 /// fio's `__io_u_mark_map` bucket for the I/Os of one submit or reap call: 0, 1-4, 5-8,
 /// 9-16, 17-32, 33-64, more.
+/// fio's default `significant_figures`.
+pub(crate) const DEFAULT_SIG_FIGS: usize = 4;
+
 fn call_bucket(n: u32) -> usize {
     match n {
         0 => 0,
@@ -806,6 +815,12 @@ impl JobStats {
         self.res.total_complete += 1;
     }
 
+    /// fio's `significant_figures` and `unit_base=1` (bits), for the normal output.
+    pub fn set_presentation(&mut self, sig_figs: usize, unit_bits: bool) {
+        self.res.sig_figs = sig_figs;
+        self.res.unit_bits = unit_bits;
+    }
+
     /// The latencies and per-I/O samples the job does not collect.
     pub fn set_disabled(&mut self, disabled: Disabled) {
         self.disabled = disabled;
@@ -905,6 +920,10 @@ pub struct GroupStats {
     pub io_bytes: [u64; 3],
     /// The group's aggregate bandwidth: all its bytes over the longest runtime.
     pub agg_bytes_per_s: [u64; 3],
+    /// `significant_figures` and `unit_base=1` of the group's last job (fio's
+    /// `__show_run_stats` takes them from each job of the group in turn).
+    pub sig_figs: usize,
+    pub unit_bits: bool,
 }
 
 impl GroupStats {
@@ -917,6 +936,8 @@ impl GroupStats {
             max_bw_bytes_per_s: [0; 3],
             io_bytes: [0; 3],
             agg_bytes_per_s: [0; 3],
+            sig_figs: DEFAULT_SIG_FIGS,
+            unit_bits: false,
         }
     }
 }
@@ -979,6 +1000,8 @@ impl RunResult {
         let mut groups: Vec<GroupStats> = (0..=max_gid).map(GroupStats::new).collect();
         for j in &self.jobs {
             let g = &mut groups[j.groupid as usize];
+            g.sig_figs = j.sig_figs;
+            g.unit_bits = j.unit_bits;
             for ddir in [DDIR_READ, DDIR_WRITE, DDIR_TRIM] {
                 let d = &j.dirs[ddir];
                 if d.runtime_ms == 0 {

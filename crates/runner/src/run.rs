@@ -479,6 +479,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     .map(Box::new);
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
+                stats.set_presentation(
+                    usize::from(spec.significant_figures.clamp(1, 10)),
+                    spec.unit_base_bits,
+                );
                 stats.set_disabled(Disabled {
                     lat: spec.disable_lat,
                     clat: spec.disable_clat,

@@ -302,6 +302,11 @@ pub struct JobSpec {
     pub disable_clat: bool,
     pub disable_slat: bool,
     pub disable_bw: bool,
+    /// fio's `significant_figures` (1-10, default 4): digits of the normal output's IOPS,
+    /// bandwidth and sizes.
+    pub significant_figures: u8,
+    /// fio's `unit_base=1`: the normal output's bandwidths in bits (0 and 8: bytes).
+    pub unit_base_bits: bool,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -454,6 +459,8 @@ impl JobSpec {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            significant_figures: 4,
+            unit_base_bits: false,
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

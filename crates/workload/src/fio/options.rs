@@ -818,7 +818,18 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.random_generator_lfsr = generator == "lfsr";
         Ok(())
     }),
-    acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
+    sim("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bandwidths of the normal output's job and group lines in bytes (0, 8) or bits (1), as fio 3.33 (its bw statistics line stays in KiB/s)", |b, v| {
+        b.spec.unit_base_bits = match val(v)? {
+            "0" | "8" => false,
+            "1" => true,
+            _ => return Err("one of 0, 1, 8".into()),
+        };
+        Ok(())
+    }),
+    sim("significant_figures", &[], OptionType::Int, "4", "Digits of the normal output's IOPS, bandwidths and sizes (job, group and steady-state lines); JSON and terse are unchanged, as in fio", |b, v| {
+        b.spec.significant_figures = parse_int(val(v)?, b.kb_base, 1, 10)? as u8;
+        Ok(())
+    }),
     sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "Only none (0), which changes nothing: mixed and both (one merged \"mixed\" direction in the JSON, normal and terse outputs and a MIXED group line) are not simulated", |_, v| {
         match val(v)? {
             "none" | "0" => Ok(()),
@@ -827,7 +838,6 @@ static OPTIONS: &[OptionDef] = &[
         }
     }),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
-    acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),
     acc("fadvise_hint", &[], OptionType::Str, "1", "posix_fadvise hints (real I/O only)"),
     acc("ioscheduler", &[], OptionType::Str, "", "Kernel I/O scheduler (real I/O only)"),

@@ -1020,3 +1020,17 @@ fn unified_rw_reporting_takes_only_none() {
         assert!(e.to_string().contains("not simulated"), "{e}");
     }
 }
+
+#[test]
+fn significant_figures_and_unit_base_parse() {
+    let j = &parse("[j]\nsignificant_figures=6\nunit_base=1\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!((j.significant_figures, j.unit_base_bits), (6, true));
+    let j = &parse("[j]\nunit_base=8\n").unwrap().jobs[0];
+    assert_eq!((j.significant_figures, j.unit_base_bits), (4, false));
+    let e = parse("[j]\nsignificant_figures=11\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("significant_figures"), "{e}");
+    assert!(parse("[j]\nunit_base=2\n").is_err());
+}
