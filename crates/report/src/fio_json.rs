@@ -286,6 +286,8 @@ fn read_job(
         lat_m: dist(j.get("latency_ms"), &LAT_MS_KEYS, total_ios),
         total_run_time_ms: run_ms,
         latency_depth: uint(j.get("latency_depth")) as u32,
+        sig_figs: crate::result::DEFAULT_SIG_FIGS,
+        unit_bits: false,
         latency_target: uint(j.get("latency_target")),
         latency_percentile: j
             .get("latency_percentile")
@@ -296,6 +298,20 @@ fn read_job(
         logs: Vec::new(),
         steadystate: j.get("steadystate").map(steadystate),
     };
+    // The presentation options a real fio run was given, job's over global.
+    let written = |key: &str| {
+        let find = |opts: &[(String, String)]| {
+            opts.iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        find(&res.job_options).or_else(|| find(globals))
+    };
+    if let Some(sf) = written("significant_figures").and_then(|v| v.parse::<usize>().ok()) {
+        res.sig_figs = sf.clamp(1, 10);
+    }
+    res.unit_bits = written("unit_base").as_deref() == Some("1");
     if res.latency_depth == 0 {
         res.latency_depth = 1;
     }

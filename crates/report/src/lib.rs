@@ -77,6 +77,26 @@ pub struct LogConfig {
     pub shared_logs: bool,
 }
 
+/// What a job does not measure: fio's `disable_lat`, `disable_clat`, `disable_slat` and
+/// `disable_bw_measurement` (`gtod_reduce` sets all four). Bandwidth and IOPS samples taken
+/// per window are kept either way, as in fio 3.33; only per-I/O ones (a bw or iops log
+/// with `log_avg_msec=0`) stop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Disabled {
+    pub lat: bool,
+    pub clat: bool,
+    pub slat: bool,
+    pub bw: bool,
+}
+
+impl Disabled {
+    /// fio's `gtod_reduce()` test: completion, submission and bandwidth all off (per-I/O
+    /// IOPS samples stop too).
+    pub fn reduced(self) -> bool {
+        self.clat && self.slat && self.bw
+    }
+}
+
 /// Which latencies a job reports percentiles of (fio's `clat_percentiles`, on by default,
 /// `lat_percentiles` and `slat_percentiles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -166,6 +166,15 @@ fn show_percentiles(
     }
 }
 
+/// fio's `unit_base`: bandwidths in bytes, or in bits with `unit_base=1`.
+fn rate_units(bits: bool) -> Units {
+    if bits {
+        Units::BitPerSec
+    } else {
+        Units::BytePerSec
+    }
+}
+
 fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&GroupStats>) {
     let d = &job.dirs[ddir];
     let runt = d.runtime_ms;
@@ -173,11 +182,13 @@ fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
         return;
     }
     let bw = job.bw_bytes_per_s(ddir);
-    let io_p = num2str(d.io_bytes, 4, 1, true, Units::Byte);
-    let bw_p = num2str(bw, 4, 1, true, Units::BytePerSec);
-    let bw_alt = num2str(bw, 4, 1, false, Units::BytePerSec);
+    let sf = job.sig_figs;
+    let bw_units = rate_units(job.unit_bits);
+    let io_p = num2str(d.io_bytes, sf, 1, true, Units::Byte);
+    let bw_p = num2str(bw, sf, 1, true, bw_units);
+    let bw_alt = num2str(bw, sf, 1, false, bw_units);
     let iops = ((1000u128 * d.total_ios as u128) / runt as u128) as u64;
-    let iops_p = num2str(iops, 4, 1, false, Units::None);
+    let iops_p = num2str(iops, sf, 1, false, Units::None);
     // fio 3.33 reports zone resets on every write line.
     let post = if ddir == DDIR_WRITE {
         "; 0 zone resets"
@@ -212,6 +223,8 @@ fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
     if let Some(s) = d.bw.summary() {
         let agg = group.map_or(0, |g| g.agg_bytes_per_s[ddir]);
         let p_of_agg = percent_of_agg(s.mean, agg);
+        // In bytes whatever `unit_base` says: fio 3.33 prints `bw (  KiB/s)` with
+        // unit_base=1 too.
         let (mut min, mut max, mut mean, mut dev) = (s.min, s.max, s.mean, s.stddev);
         let mut unit = "KiB";
         if mean > 1024.0 * 1024.0 {
@@ -360,9 +373,9 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
             out,
             "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
             if ss.attained { "yes" } else { "no" },
-            num2str(bw, 4, 1, true, Units::BytePerSec),
-            num2str(bw, 4, 1, false, Units::BytePerSec),
-            num2str(ss.iops_mean(), 4, 1, false, Units::None),
+            num2str(bw, job.sig_figs, 1, true, Units::BytePerSec),
+            num2str(bw, job.sig_figs, 1, false, Units::BytePerSec),
+            num2str(ss.iops_mean(), job.sig_figs, 1, false, Units::None),
             if ss.iops_metric { "iops" } else { "bw" },
             if ss.slope_metric {
                 " slope"
@@ -382,17 +395,18 @@ fn show_group(out: &mut String, g: &GroupStats) {
         if g.max_run_ms[ddir] == 0 {
             continue;
         }
-        let n = |v: u64, pow2: bool, u: Units| num2str(v, 4, 1, pow2, u);
+        let n = |v: u64, pow2: bool, u: Units| num2str(v, g.sig_figs, 1, pow2, u);
+        let bw_units = rate_units(g.unit_bits);
         let _ = writeln!(
             out,
             "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
             dir_name,
-            n(g.agg_bytes_per_s[ddir], true, Units::BytePerSec),
-            n(g.agg_bytes_per_s[ddir], false, Units::BytePerSec),
-            n(g.min_bw_bytes_per_s[ddir], true, Units::BytePerSec),
-            n(g.max_bw_bytes_per_s[ddir], true, Units::BytePerSec),
-            n(g.min_bw_bytes_per_s[ddir], false, Units::BytePerSec),
-            n(g.max_bw_bytes_per_s[ddir], false, Units::BytePerSec),
+            n(g.agg_bytes_per_s[ddir], true, bw_units),
+            n(g.agg_bytes_per_s[ddir], false, bw_units),
+            n(g.min_bw_bytes_per_s[ddir], true, bw_units),
+            n(g.max_bw_bytes_per_s[ddir], true, bw_units),
+            n(g.min_bw_bytes_per_s[ddir], false, bw_units),
+            n(g.max_bw_bytes_per_s[ddir], false, bw_units),
             n(g.io_bytes[ddir], true, Units::Byte),
             n(g.io_bytes[ddir], false, Units::Byte),
             g.min_run_ms[ddir],
@@ -446,6 +460,27 @@ mod tests {
         assert_eq!(num2str(104_857_600, 4, 1, true, Units::Byte), "100MiB");
         assert_eq!(num2str(104_857_600, 4, 1, false, Units::Byte), "105MB");
         assert_eq!(num2str(0, 4, 1, true, Units::Byte), "0B");
+        // significant_figures=6 unit_base=1: fio 3.33 printed `BW=818791Kibit/s
+        // (838442kbit/s)(204800KiB/2001msec)` (104805197 B/s).
+        assert_eq!(
+            num2str(104_805_197, 6, 1, true, Units::BitPerSec),
+            "818791Kibit/s"
+        );
+        assert_eq!(
+            num2str(104_805_197, 6, 1, false, Units::BitPerSec),
+            "838442kbit/s"
+        );
+        assert_eq!(num2str(209_715_200, 6, 1, true, Units::Byte), "204800KiB");
+        // significant_figures=2: `BW=100MiB/s (0GB/s)(0GiB/2001msec)`.
+        assert_eq!(
+            num2str(104_805_197, 2, 1, true, Units::BytePerSec),
+            "100MiB/s"
+        );
+        assert_eq!(
+            num2str(104_805_197, 2, 1, false, Units::BytePerSec),
+            "0GB/s"
+        );
+        assert_eq!(num2str(209_715_200, 2, 1, true, Units::Byte), "0GiB");
         // A fraction that rounds up to 1.0 carries into the integer part.
         assert_eq!(num2str(1_999_999, 4, 1, false, Units::None), "2000k");
         assert_eq!(num2str(1_999_999, 6, 1, false, Units::None), "2000.0k");

@@ -5,7 +5,7 @@ use crate::hist_log::HistLog;
 use crate::histogram::{normalize_percentile_list, Histogram};
 use crate::logs::{JobLogs, LogKind, LogSeries};
 use crate::stats::{ExactStat, IoStat, Summary};
-use crate::{JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::{Disabled, JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -136,6 +136,10 @@ pub struct JobResult {
     pub(crate) lat_m: [u64; 12],
     pub(crate) total_run_time_ms: u64,
     pub(crate) latency_depth: u32,
+    /// fio's `significant_figures`: digits of the normal output's IOPS, bandwidth and sizes.
+    pub(crate) sig_figs: usize,
+    /// fio's `unit_base=1`: the normal output's bandwidths in bits.
+    pub(crate) unit_bits: bool,
     pub(crate) latency_target: u64,
     pub(crate) latency_percentile: f64,
     pub(crate) latency_window: u64,
@@ -251,6 +255,8 @@ impl JobResult {
             lat_m: [0; 12],
             total_run_time_ms: 0,
             latency_depth: iodepth,
+            sig_figs: DEFAULT_SIG_FIGS,
+            unit_bits: false,
             latency_target: 0,
             latency_percentile: 100.0,
             latency_window: 0,
@@ -485,6 +491,27 @@ pub struct JobStats {
     /// Whole µs each direction ran, when a job's directions run in phases of their own (a
     /// verify job's writes, then its read-back): fio's per-direction `elapsed_us`.
     phase_runtime_us: Option<[u64; 3]>,
+    /// The runner reports submissions and reaps in batches (`iodepth_batch_*`): completions
+    /// are not counted one call each.
+    batched: bool,
+    disabled: Disabled,
+}
+
+/// fio's `__io_u_mark_map` bucket for the I/Os of one submit or reap call: 0, 1-4, 5-8,
+/// 9-16, 17-32, 33-64, more.
+/// fio's default `significant_figures`.
+pub(crate) const DEFAULT_SIG_FIGS: usize = 4;
+
+fn call_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
 }
 
 impl JobStats {
@@ -561,6 +588,8 @@ impl JobStats {
             clat_log,
             slat_log,
             phase_runtime_us: None,
+            batched: false,
+            disabled: Disabled::default(),
         };
         s.start_measuring(0);
         s
@@ -673,33 +702,47 @@ impl JobStats {
         let slat = accepted_ns.saturating_sub(issue_ns);
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
+        // fio's account_io_completion: a disabled latency takes no sample anywhere.
+        let off = self.disabled;
         let [s_sum, c_sum, l_sum] = &mut self.lat_sums[ddir];
-        s_sum.add(slat);
-        c_sum.add(clat);
-        l_sum.add(lat);
+        if !off.slat {
+            s_sum.add(slat);
+        }
+        if !off.clat {
+            c_sum.add(clat);
+        }
+        if !off.lat {
+            l_sum.add(lat);
+        }
         let d = &mut self.res.dirs[ddir];
-        d.clat_hist.record(clat);
+        if !off.clat {
+            d.clat_hist.record(clat);
+        }
         if self.more_hists {
-            if let Some(h) = d.lat_hist.as_mut() {
+            if let Some(h) = d.lat_hist.as_mut().filter(|_| !off.lat) {
                 h.record(lat);
             }
-            if let Some(h) = d.slat_hist.as_mut() {
+            if let Some(h) = d.slat_hist.as_mut().filter(|_| !off.slat) {
                 h.record(slat);
             }
         }
         d.io_bytes += bytes;
         d.total_ios += 1;
         // fio buckets completion latency (not total latency) for latency_ns/us/ms.
-        if clat < 1_000 {
-            self.res.lat_n[lat_bucket(clat)] += 1;
-        } else if clat < 1_000_000 {
-            self.res.lat_u[lat_bucket(clat / 1_000)] += 1;
-        } else {
-            self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
+        if !off.clat {
+            if clat < 1_000 {
+                self.res.lat_n[lat_bucket(clat)] += 1;
+            } else if clat < 1_000_000 {
+                self.res.lat_u[lat_bucket(clat / 1_000)] += 1;
+            } else {
+                self.res.lat_m[lat_bucket(clat / 1_000_000)] += 1;
+            }
         }
-        // One completion reaped at a time.
-        self.res.io_u_complete[1] += 1;
-        self.res.total_complete += 1;
+        if !self.batched {
+            // One completion reaped at a time.
+            self.res.io_u_complete[1] += 1;
+            self.res.total_complete += 1;
+        }
         self.this_io_bytes[ddir] += bytes;
         self.this_io_blocks[ddir] += 1;
 
@@ -707,7 +750,7 @@ impl JobStats {
             return;
         }
         let done_ms = done_ns.saturating_sub(self.start_ns) / NS_PER_MS;
-        if self.per_io_bw {
+        if self.per_io_bw && !off.bw {
             // fio's add_bw_sample: bytes * 10^6 / clat_ns.
             let rate = if clat > 0 {
                 (bytes as u128 * 1_000_000 / clat as u128) as u64
@@ -717,17 +760,23 @@ impl JobStats {
             self.res.dirs[ddir].bw.add(rate);
             self.log(self.bw_log, (done_ms, offset), rate, ddir, bytes);
         }
-        if self.per_io_iops {
+        if self.per_io_iops && !off.reduced() {
             self.res.dirs[ddir].iops.add(1);
             self.log(self.iops_log, (done_ms, offset), 1, ddir, bytes);
         }
-        if let Some(h) = self.res.logs[0].hist.as_mut() {
+        if let Some(h) = self.res.logs[0].hist.as_mut().filter(|_| !off.clat) {
             h.add(done_ms, clat, ddir, bytes);
         }
         let accepted_ms = accepted_ns.saturating_sub(self.start_ns) / NS_PER_MS;
-        self.log(self.slat_log, (accepted_ms, offset), slat, ddir, bytes);
-        self.log(self.lat_log, (done_ms, offset), lat, ddir, bytes);
-        self.log(self.clat_log, (done_ms, offset), clat, ddir, bytes);
+        if !off.slat {
+            self.log(self.slat_log, (accepted_ms, offset), slat, ddir, bytes);
+        }
+        if !off.lat {
+            self.log(self.lat_log, (done_ms, offset), lat, ddir, bytes);
+        }
+        if !off.clat {
+            self.log(self.clat_log, (done_ms, offset), clat, ddir, bytes);
+        }
     }
 
     /// The job issued an I/O and now has `depth` I/Os in flight, this one included (fio's
@@ -741,8 +790,47 @@ impl JobStats {
         self.res.total_submit += 1;
     }
 
+    /// Submissions and reaps come in batches: the runner reports them with
+    /// [`JobStats::record_commit`], [`JobStats::record_submit_call`] and
+    /// [`JobStats::record_reap_call`] instead of [`JobStats::record_depth`] and a reap per
+    /// completion.
+    pub fn set_batched(&mut self) {
+        self.batched = true;
+    }
+
+    /// fio's `td_io_commit`: `queued` I/Os counted at depth `depth` (`io_u_mark_depth`).
+    pub fn record_commit(&mut self, depth: u32, queued: u32) {
+        self.res.io_u_map[depth_bucket(depth)] += u64::from(queued);
+    }
+
+    /// One call handing `n` I/Os to the engine (`io_u_mark_submit`).
+    pub fn record_submit_call(&mut self, n: u32) {
+        self.res.io_u_submit[call_bucket(n)] += 1;
+        self.res.total_submit += 1;
+    }
+
+    /// One call reaping `n` completions (`io_u_mark_complete`).
+    pub fn record_reap_call(&mut self, n: u32) {
+        self.res.io_u_complete[call_bucket(n)] += 1;
+        self.res.total_complete += 1;
+    }
+
+    /// fio's `significant_figures` and `unit_base=1` (bits), for the normal output.
+    pub fn set_presentation(&mut self, sig_figs: usize, unit_bits: bool) {
+        self.res.sig_figs = sig_figs;
+        self.res.unit_bits = unit_bits;
+    }
+
+    /// The latencies and per-I/O samples the job does not collect.
+    pub fn set_disabled(&mut self, disabled: Disabled) {
+        self.disabled = disabled;
+    }
+
     /// A flush (fsync) finished: fio reports these under `sync`, not as writes.
     pub fn record_sync(&mut self, issue_ns: u64, done_ns: u64) {
+        if self.disabled.clat {
+            return;
+        }
         let lat = done_ns.saturating_sub(issue_ns);
         self.res.sync.add(lat);
         self.res.sync_hist.record(lat);
@@ -832,6 +920,10 @@ pub struct GroupStats {
     pub io_bytes: [u64; 3],
     /// The group's aggregate bandwidth: all its bytes over the longest runtime.
     pub agg_bytes_per_s: [u64; 3],
+    /// `significant_figures` and `unit_base=1` of the group's last job (fio's
+    /// `__show_run_stats` takes them from each job of the group in turn).
+    pub sig_figs: usize,
+    pub unit_bits: bool,
 }
 
 impl GroupStats {
@@ -844,6 +936,8 @@ impl GroupStats {
             max_bw_bytes_per_s: [0; 3],
             io_bytes: [0; 3],
             agg_bytes_per_s: [0; 3],
+            sig_figs: DEFAULT_SIG_FIGS,
+            unit_bits: false,
         }
     }
 }
@@ -906,6 +1000,8 @@ impl RunResult {
         let mut groups: Vec<GroupStats> = (0..=max_gid).map(GroupStats::new).collect();
         for j in &self.jobs {
             let g = &mut groups[j.groupid as usize];
+            g.sig_figs = j.sig_figs;
+            g.unit_bits = j.unit_bits;
             for ddir in [DDIR_READ, DDIR_WRITE, DDIR_TRIM] {
                 let d = &j.dirs[ddir];
                 if d.runtime_ms == 0 {

@@ -8,7 +8,8 @@ use flashlab_engine::{
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
-    JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult, DEFAULT_PERCENTILES,
+    Disabled, JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult,
+    DEFAULT_PERCENTILES,
 };
 use flashlab_workload::{
     BlockSize, ExitWhat, GeneratedIo, IoGenerator, JobFile, JobSpec, RateProcess, ThinkBlocks,
@@ -20,12 +21,14 @@ use crate::scale::ScalePlan;
 use crate::targets::{OneDevice, Targets};
 use crate::{kind_name, JobFailure, JobIoError, Progress, RunError, RunOptions, MAX_SIM_TIME_NS};
 
+mod batch;
 mod lat_target;
 mod min_rate;
 mod result;
 mod steady;
 mod verify;
 
+use batch::{Batch, Gate};
 use lat_target::{LatAction, LatTarget};
 use min_rate::MinRate;
 use steady::{Check, SteadyTracker};
@@ -112,6 +115,8 @@ struct JobClone<'a> {
     iodepth_low: u32,
     /// The queue filled and is draining to `iodepth_low`.
     draining_to_low: bool,
+    /// fio's submission and completion batches, when the job sets any that matter.
+    batch: Option<Batch>,
     in_flight: u32,
     start_ns: SimTime,
     /// `start + ramp + runtime`; `SimTime::MAX` without a runtime.
@@ -474,6 +479,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     .map(Box::new);
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
                 stats.set_iodepth(spec.iodepth.max(1));
+                stats.set_presentation(
+                    usize::from(spec.significant_figures.clamp(1, 10)),
+                    spec.unit_base_bits,
+                );
+                stats.set_disabled(Disabled {
+                    lat: spec.disable_lat,
+                    clat: spec.disable_clat,
+                    slat: spec.disable_slat,
+                    bw: spec.disable_bw,
+                });
+                let batch = Batch::new(spec);
+                if batch.is_some() {
+                    stats.set_batched();
+                }
                 let rate = RateState::new(spec, seeds);
                 let plain = !rate.active
                     && spec.fsync_every == 0
@@ -494,6 +513,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     iodepth: spec.iodepth.max(1),
                     iodepth_low: spec.iodepth_low.unwrap_or(spec.iodepth).min(spec.iodepth),
                     draining_to_low: false,
+                    batch,
                     in_flight: 0,
                     start_ns: 0,
                     deadline_ns: SimTime::MAX,
@@ -814,11 +834,23 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.device_in_flight -= 1;
                 let c = &mut self.clones[i];
                 c.in_flight -= 1;
+                if let Some(b) = c.batch.as_mut() {
+                    let ending = (c.exhausted && c.pending.is_none() && !c.flush_pending)
+                        || c.stopped
+                        || c.failed;
+                    b.completed(
+                        c.in_flight,
+                        ending,
+                        c.stats.as_mut().filter(|_| c.measuring),
+                    );
+                }
                 if c.thinks && kind != IoKind::Flush {
                     c.think_completed += 1;
                     // fio's reap after the I/O that filled the queue waits for one
-                    // completion, or down to `iodepth_low`; the check follows it.
+                    // completion, or down to `iodepth_low`; the check follows it (with
+                    // batches, where the reap ends: `issue_more`).
                     if c.think_after_reap
+                        && c.batch.is_none()
                         && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
                     {
                         c.think_after_reap = false;
@@ -985,7 +1017,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.done_ios[ddir] += 1;
             c.done_bytes[ddir] += io.len_bytes;
         }
-        if self.clones[i].spec.max_latency_ns != [0; 3] && io.kind != IoKind::Flush {
+        // fio checks max_latency only on the total latency it measures.
+        let spec = self.clones[i].spec;
+        if spec.max_latency_ns != [0; 3] && !spec.disable_lat && io.kind != IoKind::Flush {
             self.max_latency_completed(i, now, io);
         }
         if self.clones[i].lat_target.is_some() {
@@ -1176,9 +1210,38 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// [`Runner::try_issue`], inlined where a completion frees a slot: that is once per I/O.
     #[inline(always)]
     fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        let result = self.issue_while_allowed(i, now);
+        let c = &mut self.clones[i];
+        if let Some(b) = c.batch.as_mut() {
+            // fio hands the engine what it queued before it waits.
+            b.flush(c.stats.as_mut().filter(|_| c.measuring));
+        }
+        result
+    }
+
+    #[inline(always)]
+    fn issue_while_allowed(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         loop {
             let c = &mut self.clones[i];
-            if c.finished
+            if let Some(b) = c.batch.as_mut() {
+                if c.finished || c.stopped || c.failed || c.think != Think::Running {
+                    return Ok(());
+                }
+                let stats = c.stats.as_mut().filter(|_| c.measuring);
+                match b.gate(c.in_flight, c.iodepth, c.iodepth_low, stats) {
+                    Gate::Wait => return Ok(()),
+                    Gate::Reaped if c.think_after_reap => {
+                        // fio checks think time once the reap after the I/O that filled
+                        // the queue is over.
+                        c.think_after_reap = false;
+                        c.think = Think::Reaping;
+                        self.queue
+                            .schedule(now, Event::ThinkCheck { clone: i as u32 })?;
+                        return Ok(());
+                    }
+                    Gate::Issue | Gate::Reaped => {}
+                }
+            } else if c.finished
                 || c.stopped
                 || c.failed
                 || c.think != Think::Running
@@ -1315,7 +1378,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let c = &mut self.clones[i];
             if c.thinks {
                 // fio checks after each I/O, once the queue it filled has been reaped.
-                if c.in_flight >= c.iodepth {
+                let depth = c
+                    .batch
+                    .as_ref()
+                    .map_or(c.in_flight, |b| b.depth(c.in_flight));
+                if depth >= c.iodepth {
                     c.think_after_reap = true;
                 } else {
                     self.check_thinktime(i, now)?;
@@ -1332,7 +1399,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if c.iolog.is_some() {
             c.log_io(&req, now);
         }
-        if c.measuring {
+        if let Some(b) = c.batch.as_mut() {
+            b.queued(c.in_flight, c.stats.as_mut().filter(|_| c.measuring));
+        } else if c.measuring {
             c.stats
                 .as_mut()
                 .expect("stats live until finish")
@@ -1737,10 +1806,11 @@ fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig 
             spec.percentile_list.clone()
         },
         percentile_precision: spec.percentile_precision,
+        // fio's fixup_options: a latency not measured has no percentiles.
         percentiles: PercentileKinds {
-            clat: spec.clat_percentiles,
-            lat: spec.lat_percentiles,
-            slat: spec.slat_percentiles,
+            clat: spec.clat_percentiles && !spec.disable_clat,
+            lat: spec.lat_percentiles && !spec.disable_lat,
+            slat: spec.slat_percentiles && !spec.disable_slat,
         },
         logs: LogConfig {
             bw_prefix: spec.write_bw_log.clone(),

@@ -1402,6 +1402,130 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
     assert_eq!(run(Some(16)).0, full_lat);
 }
 
+/// A 16-deep random-read job on a serial link (one completion per 10 us, each 10 us after
+/// its transfer), with fio's batch options: mean total latency, IOPS and the JSON
+/// distributions.
+fn batched_run(submit: u32, min: u32, max: u32, low: Option<u32>) -> (f64, f64, serde_json::Value) {
+    let mut dev = FakeDevice::new(10 * NS_PER_US);
+    dev.link_bytes_per_s = Some(4096 * 100_000);
+    let job = JobSpec {
+        iodepth_batch_submit: submit,
+        iodepth_batch_complete_min: min,
+        iodepth_batch_complete_max: max,
+        iodepth_low: low,
+        ..timed("batch", 16, 100 * NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    (
+        j["read"]["lat_ns"]["mean"].as_f64().unwrap(),
+        j["read"]["iops"].as_f64().unwrap(),
+        j,
+    )
+}
+
+#[test]
+fn iodepth_batch_complete_min_refills_the_queue_in_batches() {
+    let (full_lat, full_iops, _) = batched_run(1, 1, 0, None);
+    assert_near(
+        full_lat,
+        160_000.0,
+        0.05,
+        "kept full: 16 ahead at 10 us each",
+    );
+    // Once full, fio waits for 4 completions and refills 4 behind the 12 left: they finish
+    // 130, 140, 150 and 160 us later.
+    let (lat, iops, j) = batched_run(1, 4, 0, None);
+    assert_near(lat, 145_000.0, 0.02, "refilled 4 at a time");
+    assert_near(iops, full_iops, 0.01, "the link stays busy");
+    // Each reap takes 4 (fio's 1-4 bucket); depths 13-15 at commit fall in fio's 8-15
+    // bucket, 16 in 16-31: 3 to 1.
+    assert_near(
+        j["iodepth_level"]["8"].as_f64().unwrap(),
+        75.0,
+        0.01,
+        "IO depths 8",
+    );
+    assert_near(
+        j["iodepth_level"]["16"].as_f64().unwrap(),
+        25.0,
+        0.01,
+        "IO depths 16",
+    );
+    assert_near(
+        j["iodepth_complete"]["4"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "reaps",
+    );
+    // Completions come one at a time here, so a larger maximum reaps no more.
+    assert_eq!(batched_run(1, 4, 16, None).0, lat);
+    // 0 counts as 1: fio's default.
+    assert_eq!(batched_run(1, 0, 0, None).0, full_lat);
+}
+
+#[test]
+fn iodepth_batch_submit_changes_the_distributions_not_the_queue() {
+    let (full_lat, _, _) = batched_run(1, 1, 0, None);
+    // fio commits what it queued before it waits for a completion: with no host time the
+    // device sees each I/O when it is drawn.
+    let (lat, _, j) = batched_run(8, 1, 0, None);
+    assert_eq!(lat, full_lat);
+    // After the first fill, fio's counter of queued I/Os (reset only by a batch commit)
+    // commits 8 at a time at depth 16; the engine gets them one per wait.
+    assert!(j["iodepth_level"]["16"].as_f64().unwrap() > 99.0, "{j}");
+    assert!(j["iodepth_submit"]["4"].as_f64().unwrap() > 99.0, "{j}");
+    // Reaping 8 at a time, the engine gets 8 per commit.
+    let (_, _, j) = batched_run(8, 8, 0, None);
+    assert_near(
+        j["iodepth_submit"]["8"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "submit 8",
+    );
+    assert!(j["iodepth_complete"]["8"].as_f64().unwrap() > 99.0, "{j}");
+    // 0 submits the whole depth at once.
+    let (_, _, j) = batched_run(0, 16, 0, None);
+    assert_near(
+        j["iodepth_submit"]["16"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "submit 16",
+    );
+}
+
+#[test]
+fn iodepth_batch_complete_min_with_iodepth_low_drains_in_batches() {
+    // fio 3.33 with libaio, iodepth=32, iodepth_low=4, iodepth_batch_complete_min=8 printed
+    // IO depths 1=3.1%, 2=6.2%, 4=12.5%, 8=25.0%, 16=50.0%, 32=3.1% and complete 8=100%:
+    // the queue drains 8 at a time past 4 down to 0, then refills from 1 to 32.
+    let mut dev = FakeDevice::new(10 * NS_PER_US);
+    dev.link_bytes_per_s = Some(4096 * 100_000);
+    let job = JobSpec {
+        iodepth_batch_complete_min: 8,
+        iodepth_low: Some(4),
+        ..timed("batch", 32, 100 * NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    for (key, pct) in [
+        ("1", 3.125),
+        ("2", 6.25),
+        ("4", 12.5),
+        ("8", 25.0),
+        ("16", 50.0),
+        ("32", 3.125),
+    ] {
+        assert_near(j["iodepth_level"][key].as_f64().unwrap(), pct, 0.01, key);
+    }
+    assert_near(
+        j["iodepth_complete"]["8"].as_f64().unwrap(),
+        100.0,
+        0.01,
+        "reaps of 8",
+    );
+}
+
 #[test]
 fn fdatasync_flushes_every_n_writes_apart_from_fsync() {
     let job = JobSpec {
@@ -1518,6 +1642,53 @@ fn max_latency_stops_a_job_with_etimedout() {
     };
     let s = run(vec![met], &mut dev);
     assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}
+
+/// fio checks `max_latency` inside `if (!td->o.disable_lat)` (`account_io_completion`): a
+/// job that measures no total latency runs on past the limit.
+#[test]
+fn max_latency_is_not_checked_without_total_latency() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let slow = JobSpec {
+        max_latency_ns: [50 * NS_PER_US, 0, 0],
+        disable_lat: true,
+        disable_slat: true,
+        ..timed("slow", 1, 10 * NS_PER_MS)
+    };
+    let (result, s) = run_seeded(vec![slow], &mut dev, 1);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+    let j = job_json(&result, 0);
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["read"]["lat_ns"]["N"], 0);
+    assert_eq!(j["read"]["slat_ns"]["N"], 0);
+    assert_eq!(j["read"]["clat_ns"]["N"], 100);
+}
+
+/// fio's `disable_clat`: no completion latency, percentiles or latency buckets; the
+/// windowed bandwidth samples stay (fio 3.33 takes those whatever `disable_bw` says).
+#[test]
+fn disable_clat_takes_no_completion_latency() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        disable_clat: true,
+        disable_bw: true,
+        ..timed("noclat", 1, 2 * NS_PER_S)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    let r = &j["read"];
+    assert_eq!(r["clat_ns"]["N"], 0);
+    assert!(r["clat_ns"].get("percentile").is_none(), "{r}");
+    assert_eq!(r["lat_ns"]["N"], r["total_ios"]);
+    assert!(
+        j["latency_us"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|v| v == 0.0),
+        "{j}"
+    );
+    assert!(r["bw_samples"].as_u64().unwrap() > 0, "{r}");
 }
 
 /// Runs `text` on a fake device that keeps every request; returns the run (or its error) and

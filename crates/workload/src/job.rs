@@ -214,6 +214,16 @@ pub struct JobSpec {
     /// `iodepth_low`: once the queue is full, refill it only when it has drained to this
     /// many I/Os (None: refill at once, fio's default of `iodepth`).
     pub iodepth_low: Option<u32>,
+    /// `iodepth_batch_submit`: I/Os queued before fio commits them to the engine (0: the
+    /// whole depth). With no host time it sets only the submit and depth distributions: fio
+    /// commits what it queued before it waits for a completion.
+    pub iodepth_batch_submit: u32,
+    /// `iodepth_batch_complete_min`: completions fio waits for once the queue is full
+    /// (0 counts as 1).
+    pub iodepth_batch_complete_min: u32,
+    /// `iodepth_batch_complete_max`: most completions reaped in one call (0: not set,
+    /// `iodepth_batch_complete_min`).
+    pub iodepth_batch_complete_max: u32,
     pub numjobs: u32,
     /// Percent of mixed I/Os that are reads.
     pub rwmixread: u32,
@@ -284,6 +294,19 @@ pub struct JobSpec {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// fio's `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`
+    /// (`gtod_reduce` sets all four): the latencies and per-I/O bandwidth samples not
+    /// collected. Without total latency fio checks neither `max_latency` nor
+    /// `latency_target`.
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// fio's `significant_figures` (1-10, default 4): digits of the normal output's IOPS,
+    /// bandwidth and sizes.
+    pub significant_figures: u8,
+    /// fio's `unit_base=1`: the normal output's bandwidths in bits (0 and 8: bytes).
+    pub unit_base_bits: bool,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -385,6 +408,9 @@ impl JobSpec {
             block_align_bytes: [None; 3],
             iodepth: 1,
             iodepth_low: None,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
             numjobs: 1,
             rwmixread: 50,
             percentage_random: [100; 3],
@@ -429,6 +455,12 @@ impl JobSpec {
             write_iolog: None,
             fdatasync_every: 0,
             clat_percentiles: true,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            significant_figures: 4,
+            unit_base_bits: false,
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

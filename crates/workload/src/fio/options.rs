@@ -248,6 +248,9 @@ const fn prio(mut def: OptionDef, priority: i8) -> OptionDef {
     def
 }
 
+/// fio judges `latency_target` on the total latency `disable_lat` stops measuring.
+const LAT_TARGET_WITHOUT_LAT: &str = "no latency_target with disable_lat=1 (fio then judges the target on latencies it does not measure; not simulated)";
+
 /// A value the table's generic check guarantees is present.
 fn val(v: Option<&str>) -> Result<&str, String> {
     v.ok_or_else(|| "a value".to_string())
@@ -381,6 +384,18 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.iodepth_low = Some(to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?));
         Ok(())
     }),
+    sim("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "I/Os queued before fio commits them to the engine (0: iodepth); fio commits what it queued before it waits, so only the IO depths and submit distributions change", |b, v| {
+        b.spec.iodepth_batch_submit = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
+    sim("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Once the queue is full, wait for this many completions (0 counts as 1) before filling it again", |b, v| {
+        b.spec.iodepth_batch_complete_min = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
+    sim("iodepth_batch_complete_max", &[], OptionType::Int, "", "Most completions reaped at a time (default: iodepth_batch_complete_min); completions that arrive together are refilled together up to it", |b, v| {
+        b.spec.iodepth_batch_complete_max = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        Ok(())
+    }),
     sim("numjobs", &[], OptionType::Int, "1", "Number of clones of this job", |b, v| {
         b.spec.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
@@ -461,7 +476,11 @@ static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("latency_target", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Search the queue depth (1 up to iodepth) for the deepest one whose I/Os meet this total latency", |b, v| {
-        b.spec.latency_target_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        let ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        if ns > 0 && b.spec.disable_lat {
+            return Err(LAT_TARGET_WITHOUT_LAT.into());
+        }
+        b.spec.latency_target_ns = ns;
         Ok(())
     }),
     sim("latency_window", &[], OptionType::Time(TimeUnit::Microseconds), "0", "How long each queue depth of the latency-target search runs before it is judged", |b, v| {
@@ -652,6 +671,44 @@ static OPTIONS: &[OptionDef] = &[
         };
         Ok(())
     }),
+    sim("disable_lat", &[], OptionType::Bool, "0", "Take no total latency (its line and JSON figures read 0); max_latency and latency_target are then not checked, as in fio. Needs disable_slat=1 set before it (or gtod_reduce): fio 3.33 then measures submission latency from an unset start time, which flashlab does not reproduce", |b, v| {
+        let on = flag(v)?;
+        if on && !b.spec.disable_slat {
+            return Err("0, or 1 after disable_slat=1 (with submission latency on, fio 3.33 measures it from a start time it no longer sets; not simulated)".into());
+        }
+        if on && b.spec.latency_target_ns > 0 {
+            return Err(LAT_TARGET_WITHOUT_LAT.into());
+        }
+        b.spec.disable_lat = on;
+        Ok(())
+    }),
+    sim("disable_clat", &[], OptionType::Bool, "0", "Take no completion latency: no clat line, percentiles, latency buckets, clat or histogram log, as in fio", |b, v| {
+        b.spec.disable_clat = flag(v)?;
+        Ok(())
+    }),
+    sim("disable_slat", &[], OptionType::Bool, "0", "Take no submission latency (its line and JSON figures read 0)", |b, v| {
+        let on = flag(v)?;
+        if !on && b.spec.disable_lat {
+            return Err("1 while disable_lat=1 (with submission latency on, fio 3.33 measures it from a start time it no longer sets; not simulated)".into());
+        }
+        b.spec.disable_slat = on;
+        Ok(())
+    }),
+    sim("disable_bw_measurement", &["disable_bw"], OptionType::Bool, "0", "Take no per-I/O bandwidth samples (a bw log with log_avg_msec=0); windowed samples stay, as in fio 3.33", |b, v| {
+        b.spec.disable_bw = flag(v)?;
+        Ok(())
+    }),
+    sim("gtod_reduce", &[], OptionType::Bool, "0", "Sets disable_lat, disable_clat, disable_slat and disable_bw_measurement and turns latency percentiles off, as fio does (0 changes nothing)", |b, v| {
+        if flag(v)? {
+            if b.spec.latency_target_ns > 0 {
+                return Err(LAT_TARGET_WITHOUT_LAT.into());
+            }
+            let s = &mut b.spec;
+            (s.disable_lat, s.disable_clat, s.disable_slat, s.disable_bw) = (true, true, true, true);
+            (s.clat_percentiles, s.lat_percentiles, s.slat_percentiles) = (false, false, false);
+        }
+        Ok(())
+    }),
     sim("clat_percentiles", &[], OptionType::Bool, "1", "Report completion latency percentiles", |b, v| {
         b.spec.clat_percentiles = flag(v)?;
         Ok(())
@@ -748,9 +805,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("invalidate", &[], OptionType::Bool, "1", "Drop the page cache first (real I/O only)"),
     acc("numa_cpu_nodes", &[], OptionType::Str, "", "NUMA CPU placement (real I/O only)"),
     acc("numa_mem_policy", &[], OptionType::Str, "", "NUMA memory policy (real I/O only)"),
-    acc("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "Submission batch size (real I/O only)"),
-    acc("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Completion batch size (real I/O only)"),
-    acc("iodepth_batch_complete_max", &[], OptionType::Int, "", "Completion batch size (real I/O only)"),
     acc("hipri", &[], OptionType::Bool, "0", "Polled I/O (real I/O only)"),
     acc("fixedbufs", &[], OptionType::Bool, "0", "Pre-registered buffers (real I/O only)"),
     acc("registerfiles", &[], OptionType::Bool, "0", "Pre-registered files (real I/O only)"),
@@ -764,15 +818,26 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.random_generator_lfsr = generator == "lfsr";
         Ok(())
     }),
-    acc("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bits or bytes in reports (presentation)"),
-    acc("disable_lat", &[], OptionType::Bool, "0", "Skip total latency (presentation)"),
-    acc("disable_clat", &[], OptionType::Bool, "0", "Skip completion latency (presentation)"),
-    acc("disable_slat", &[], OptionType::Bool, "0", "Skip submission latency (presentation)"),
-    acc("disable_bw_measurement", &["disable_bw"], OptionType::Bool, "0", "Skip bandwidth measurement (presentation)"),
-    acc("gtod_reduce", &[], OptionType::Bool, "0", "Fewer clock reads (real I/O only)"),
-    acc("unified_rw_reporting", &[], OptionType::Str, "none", "Merge directions in reports (presentation)"),
+    sim("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bandwidths of the normal output's job and group lines in bytes (0, 8) or bits (1), as fio 3.33 (its bw statistics line stays in KiB/s)", |b, v| {
+        b.spec.unit_base_bits = match val(v)? {
+            "0" | "8" => false,
+            "1" => true,
+            _ => return Err("one of 0, 1, 8".into()),
+        };
+        Ok(())
+    }),
+    sim("significant_figures", &[], OptionType::Int, "4", "Digits of the normal output's IOPS, bandwidths and sizes (job, group and steady-state lines); JSON and terse are unchanged, as in fio", |b, v| {
+        b.spec.significant_figures = parse_int(val(v)?, b.kb_base, 1, 10)? as u8;
+        Ok(())
+    }),
+    sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "Only none (0), which changes nothing: mixed and both (one merged \"mixed\" direction in the JSON, normal and terse outputs and a MIXED group line) are not simulated", |_, v| {
+        match val(v)? {
+            "none" | "0" => Ok(()),
+            "mixed" | "1" | "both" | "2" => Err("none or 0 (mixed and both, fio's merged \"mixed\" direction in every output, are not simulated)".into()),
+            _ => Err("one of none, mixed, both, 0, 1, 2".into()),
+        }
+    }),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
-    acc("significant_figures", &[], OptionType::Int, "4", "Digits in terse output (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),
     acc("fadvise_hint", &[], OptionType::Str, "1", "posix_fadvise hints (real I/O only)"),
     acc("ioscheduler", &[], OptionType::Str, "", "Kernel I/O scheduler (real I/O only)"),

@@ -967,3 +967,70 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
     // A read-only job checks what it reads: nothing to refuse.
     assert!(parse("[j]\nrw=randread\nverify=md5\nrate=1m\n").is_ok());
 }
+
+#[test]
+fn iodepth_batch_options_parse_with_their_aliases() {
+    let f = parse("[j]\niodepth=32\niodepth_batch=0\niodepth_batch_complete=4\niodepth_batch_complete_max=16\n").unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.iodepth_batch_submit, 0);
+    assert_eq!(j.iodepth_batch_complete_min, 4);
+    assert_eq!(j.iodepth_batch_complete_max, 16);
+    let d = &parse("[j]\n").unwrap().jobs[0];
+    assert_eq!(
+        (
+            d.iodepth_batch_submit,
+            d.iodepth_batch_complete_min,
+            d.iodepth_batch_complete_max
+        ),
+        (1, 1, 0)
+    );
+    let e = parse("[j]\niodepth_batch_submit=-1\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("iodepth_batch_submit"), "{e}");
+}
+
+#[test]
+fn gtod_reduce_sets_the_disables_and_disable_lat_needs_disable_slat() {
+    let j = &parse("[j]\ngtod_reduce=1\n").unwrap().jobs[0];
+    assert!(j.disable_lat && j.disable_clat && j.disable_slat && j.disable_bw);
+    assert!(!j.clat_percentiles);
+    let j = &parse("[j]\ngtod_reduce=0\n").unwrap().jobs[0];
+    assert!(!j.disable_lat && !j.disable_clat && j.clat_percentiles);
+    let j = &parse("[j]\ndisable_slat=1\ndisable_lat=1\ndisable_bw=1\n")
+        .unwrap()
+        .jobs[0];
+    assert!(j.disable_lat && j.disable_slat && j.disable_bw && !j.disable_clat);
+    // fio 3.33 measures submission latency from an unset start time then.
+    let e = parse("[j]\ndisable_lat=1\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("disable_slat"), "{e}");
+    let e = parse("[j]\ngtod_reduce=1\ndisable_slat=0\n").unwrap_err();
+    assert_eq!(e.line, 3);
+    let e = parse("[j]\nlatency_target=1ms\ngtod_reduce=1\n").unwrap_err();
+    assert!(e.to_string().contains("latency_target"), "{e}");
+}
+
+#[test]
+fn unified_rw_reporting_takes_only_none() {
+    assert!(parse("[j]\nunified_rw_reporting=none\n").is_ok());
+    assert!(parse("[j]\nunified_rw_reporting=0\n").is_ok());
+    for v in ["mixed", "1", "both", "2"] {
+        let e = parse(&format!("[j]\nunified_rw_reporting={v}\n")).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("not simulated"), "{e}");
+    }
+}
+
+#[test]
+fn significant_figures_and_unit_base_parse() {
+    let j = &parse("[j]\nsignificant_figures=6\nunit_base=1\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!((j.significant_figures, j.unit_base_bits), (6, true));
+    let j = &parse("[j]\nunit_base=8\n").unwrap().jobs[0];
+    assert_eq!((j.significant_figures, j.unit_base_bits), (4, false));
+    let e = parse("[j]\nsignificant_figures=11\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("significant_figures"), "{e}");
+    assert!(parse("[j]\nunit_base=2\n").is_err());
+}
