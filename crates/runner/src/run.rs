@@ -511,7 +511,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     stats: Some(stats),
                     result: None,
                     iodepth: spec.iodepth.max(1),
-                    iodepth_low: spec.iodepth_low.unwrap_or(spec.iodepth).min(spec.iodepth),
+                    // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
+                    iodepth_low: spec
+                        .iodepth_low
+                        .filter(|&low| low > 0)
+                        .unwrap_or(spec.iodepth)
+                        .min(spec.iodepth),
                     draining_to_low: false,
                     batch,
                     in_flight: 0,

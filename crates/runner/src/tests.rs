@@ -1398,8 +1398,9 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
     );
     // The link stays busy either way (4 in flight cover its 10 us per I/O).
     assert_near(low_iops, full_iops, 0.05, "throughput");
-    // iodepth_low = iodepth is the default.
+    // iodepth_low = iodepth is the default, and fio takes 0 for it too (fixup_options).
     assert_eq!(run(Some(16)).0, full_lat);
+    assert_eq!(run(Some(0)).0, full_lat);
 }
 
 /// A 16-deep random-read job on a serial link (one completion per 10 us, each 10 us after
