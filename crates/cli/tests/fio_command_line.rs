@@ -10,6 +10,10 @@
 //!   given; the last of `--minimal` and `--output-format` wins.
 //! - With `--section`, the options after a skipped `--name` go to the global section.
 //! - An unknown option is an error (exit 1 in fio) with a "did you mean".
+//! - getopt_long_only takes a unique prefix of a long option (`--runtim=1`, `--group_rep`);
+//!   an ambiguous one fails listing the possibilities (`--iodep=1`: '--iodepth'
+//!   '--iodepth_batch' ...), even when they are a name and its alias (`--nr`: nrfiles,
+//!   nr_files). Job files take no abbreviations.
 
 mod common;
 use common::*;
@@ -283,4 +287,90 @@ fn job_files_run_after_the_command_lines_jobs() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_unique_prefix_of_an_option_is_the_option() {
+    let out = fio(&[
+        "--name=a",
+        "--rw=randread",
+        "--size=16m",
+        "--runtim=50ms",
+        "--time_b",
+        "-iodepth_lo",
+        "2",
+        "--output-f=json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let job = &json["jobs"][0];
+    // fio records the option under its full name.
+    assert_eq!(job["job options"]["runtime"], "50ms");
+    assert_eq!(job["job options"]["iodepth_low"], "2");
+    assert_eq!(job["elapsed"], 1, "time_based ran for its runtime");
+    let out = fio(&[
+        "--group_rep",
+        "--rw=randread",
+        "--size=4m",
+        "--name=a",
+        "--name=b",
+        "--output-f=json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["jobs"].as_array().unwrap().len(), 1, "group_reporting");
+}
+
+#[test]
+fn an_ambiguous_prefix_is_refused_with_the_possibilities() {
+    let out = fio(&["--name=a", "--size=16m", "--iodep=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("argument 5 `--iodep=1`"), "{err}");
+    assert!(
+        err.contains(
+            "--iodepth, --iodepth_batch, --iodepth_batch_submit, --iodepth_batch_complete_min, \
+             --iodepth_batch_complete, --iodepth_batch_complete_max, --iodepth_low"
+        ),
+        "{err}"
+    );
+    // getopt_long_only counts a name and its alias as two matches, and fio's table has two
+    // `size` entries (the job option and the tiobench profile's).
+    let out = fio(&["--name=a", "--size=16m", "-nr", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("-nrfiles, -nr_files"),
+        "{}",
+        stderr(&out)
+    );
+    let out = fio(&["--name=a", "--siz=16m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--size, --size"), "{}", stderr(&out));
+    // An exact name is never a prefix (`bs` of `bssplit`), nor a run option's (`output` of
+    // `output-format`).
+    let out = fio(&["--name=a", "--size=16m", "--bs=8k", "--output-format=json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn wait_for_names_a_job_before_this_one() {
+    let out = fio(&[
+        "--name=a",
+        "--size=16m",
+        "--name=b",
+        "--size=16m",
+        "--wait_for=zz",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("a job defined before this one"), "{err}");
+    assert!(!err.contains("in the file"), "{err}");
+    let out = fio(&[
+        "--name=a",
+        "--size=16m",
+        "--name=b",
+        "--size=16m",
+        "--wait_for=a",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }

@@ -269,8 +269,16 @@ impl JobResult {
     /// Fold another clone into this one (group_reporting), as fio's `sum_thread_stats`:
     /// latencies pool (min of mins, max of maxes, combined mean and deviation, summed
     /// histograms), bandwidth and IOPS samples add up, bytes and counts add up, the runtime
-    /// per direction is the longest. Name, group and options stay those of `self`.
+    /// per direction is the longest. Name, description and group stay those of `self` (the
+    /// first member); the percentile settings and the JSON job options become `other`'s, as
+    /// fio's `__show_run_stats` copies them from each member in turn, the last one winning.
     pub fn merge(&mut self, other: &JobResult) {
+        self.percentile_list.clone_from(&other.percentile_list);
+        self.percentile_precision = other.percentile_precision;
+        // lat and slat stay: fio refuses a group whose members differ in them, and their
+        // histograms are kept only when the first member asked for them.
+        self.percentiles.clat = other.percentiles.clat;
+        self.job_options.clone_from(&other.job_options);
         for (d, o) in self.dirs.iter_mut().zip(other.dirs.iter()) {
             d.merge(o);
         }

@@ -628,3 +628,37 @@ fn fio_json_keeps_label_decimals() {
     assert!(labels(Vec::new(), vec![50.0, 99.999]).starts_with("     | 50.000th=["));
     assert!(labels(Vec::new(), Vec::new()).starts_with("     |  1.00th=["));
 }
+
+/// fio 3.33's `__show_run_stats` copies the percentile settings and the option list from each
+/// member of a reporting group in turn: two jobs with `percentile_list=50:99.5` and
+/// `percentile_list=10:90:99.99` print `10.00th=`, `90.00th=`, `99.99th=` and the second
+/// job's options in JSON, under the first job's name.
+#[test]
+fn merge_takes_the_last_members_percentiles_and_options() {
+    let mut first = config("a", 0, 1, LogConfig::default());
+    first.percentile_list = vec![50.0, 99.5];
+    first.percentile_precision = 1;
+    first.percentiles.clat = false;
+    let mut last = config("b", 0, 2, LogConfig::default());
+    last.percentile_list = vec![10.0, 90.0, 99.99];
+    last.job_options = vec![("percentile_list".into(), "10:90:99.99".into())];
+    let (a, b) = (synthetic_job(first, 3, 500), synthetic_job(last, 5, 500));
+    let mut m = a.clone();
+    m.merge(&b);
+    assert_eq!(m.jobname(), "a");
+    assert_eq!(m.percentile_list, [10.0, 90.0, 99.99]);
+    assert_eq!(m.percentile_precision, 2);
+    assert!(m.percentiles.clat);
+    assert_eq!(m.job_options, b.job_options);
+    let p = m.clat_percentiles_ns(DDIR_READ);
+    assert_eq!(
+        p.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [10.0, 90.0, 99.99]
+    );
+    // And the other way round: the last member's clat_percentiles=0 leaves none.
+    let mut m = b.clone();
+    m.merge(&a);
+    assert!(!m.percentiles.clat);
+    assert_eq!(m.percentile_list, [50.0, 99.5]);
+    assert_eq!(m.percentile_precision, 1);
+}

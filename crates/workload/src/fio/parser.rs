@@ -638,7 +638,7 @@ fn check_wait_for(
                 kind: ParseErrorKind::InvalidValue {
                     option: "wait_for".to_string(),
                     value: name,
-                    expected: "the name of a job defined earlier in the file".to_string(),
+                    expected: "the name of a job defined before this one".to_string(),
                 },
             });
         }

@@ -918,6 +918,11 @@ fn wait_for_names_an_earlier_job() {
     let e = parse("[b]\nwait_for=a\n[a]\n").unwrap_err();
     assert_eq!(e.line, 2);
     assert!(e.to_string().contains("wait_for"), "{e}");
+    // The message also holds for jobs from the command line and other job files.
+    assert!(
+        e.to_string().contains("a job defined before this one"),
+        "{e}"
+    );
 }
 
 #[test]
