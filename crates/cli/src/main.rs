@@ -579,6 +579,11 @@ fn run_parsed(
     formats: OutputFormats,
     output: Option<&Path>,
 ) -> Result<(), Failure> {
+    // fio prints these with log_info on stdout ahead of its results; here they go to stderr
+    // so the output stays what the format says (JSON stays parseable).
+    for warning in job_file.fio_warnings() {
+        eprintln!("{warning}");
+    }
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
         LoadedTarget::Drive(config) => config,

@@ -24,8 +24,34 @@ fn a_verifying_write_job_reports_its_read_back_as_reads() {
 
 #[test]
 fn a_verify_workload_flashlab_cannot_reproduce_is_refused() {
-    let text = "[w]\nrw=write\nsize=4m\nverify=md5\nverify_backlog=64\n";
+    let text = "[w]\nrw=write\nsize=4m\nverify=md5\nverify_backlog=64\niodepth=4\n";
     let out = run_job("verify-backlog.fio", text, "tiny-test-1gb", "json");
     assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
     assert!(stderr(&out).contains("verify_backlog"), "{}", stderr(&out));
+}
+
+#[test]
+fn verify_backlog_reads_while_writing_and_time_based_warns() {
+    let text = "[w]\nrw=randwrite\nbs=4k\nsize=4m\nverify=crc32c\nverify_backlog=16\n\
+                verify_backlog_batch=8\n";
+    let out = run_job("verify-backlog.fio", text, "tiny-test-1gb", "json");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = &v["jobs"][0];
+    assert_eq!(job["write"]["total_ios"], 1024);
+    assert_eq!(job["read"]["total_ios"], 1024);
+
+    let text = "[w]\nrw=randwrite\nbs=4k\nsize=4m\nverify=crc32c\ntime_based\nruntime=20ms\n";
+    let out = run_job("verify-time.fio", text, "tiny-test-1gb", "json");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "fio: verification read phase will never start because write phase uses all of runtime"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 0);
+    assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
 }

@@ -1877,3 +1877,69 @@ fn verify_combinations_not_simulated_are_refused() {
         .expect_err("refused");
     assert!(err.to_string().contains("bsrange"), "{err}");
 }
+
+/// verify_backlog reads back while writing as fio 3.33 does (checked with write_iolog): a
+/// batch each time a multiple of the backlog is logged, the oldest writes first, the rest in
+/// the verify phase; a batch longer than the backlog goes on after each write, into the next
+/// loop.
+#[test]
+fn verify_backlog_interleaves_batches_as_fio() {
+    let w = |n| (1, n);
+    let r = |n| (0, n);
+    let cases: [(&str, Vec<(usize, usize)>); 4] = [
+        ("size=256k\nverify_backlog=16", [w(16), r(16)].repeat(4)),
+        (
+            "size=256k\nverify_backlog=16\nverify_backlog_batch=8",
+            [vec![w(16)], [r(8), w(8)].repeat(6), vec![r(16)]].concat(),
+        ),
+        (
+            "size=256k\nverify_backlog=10",
+            [[w(10), r(10)].repeat(6), vec![w(4), r(4)]].concat(),
+        ),
+        (
+            "size=64k\nverify_backlog=16\nverify_backlog_batch=24\nloops=2",
+            [vec![w(16), r(16)], [w(1), r(1)].repeat(8), vec![w(8), r(8)]].concat(),
+        ),
+    ];
+    for (extra, want) in cases {
+        let (run, log) = run_logged(
+            &format!("[j]\nrw=randwrite\nverify=crc32c\n{extra}\n"),
+            None,
+        );
+        run.expect("run");
+        assert_eq!(runs_of(&log), want, "{extra}");
+        // Each read is of the oldest write not yet read.
+        assert_eq!(offsets_of(&log, 0), offsets_of(&log, 1), "{extra}");
+    }
+}
+
+/// The backlog reads take the write phase's time (fio 3.33 adds do_io's time to reads only
+/// for reading jobs): the read runtime is the final verify phase's.
+#[test]
+fn verify_backlog_reads_count_in_the_write_runtime() {
+    let (run, _) = run_logged(
+        "[j]\nrw=write\nsize=4m\nverify=crc32c\nverify_backlog=10\n",
+        None,
+    );
+    let run = run.expect("run");
+    let job = &run.jobs[0];
+    assert_eq!((job.total_ios(0), job.total_ios(1)), (1024, 1024));
+    // 1024 writes and 1020 backlog reads of 20 us: 40.88 ms; 4 reads in the verify phase.
+    assert_eq!((job.runtime_ms(0), job.runtime_ms(1)), (1, 41));
+}
+
+/// time_based with verify: fio warns and writes until the runtime is over, reading nothing.
+#[test]
+fn verify_with_time_based_only_writes() {
+    let text = "[j]\nrw=randwrite\nsize=256k\nverify=crc32c\ntime_based\nruntime=10ms\n";
+    let file = flashlab_workload::parse_str(text, "t.fio", &|_| None).expect("job file");
+    assert_eq!(
+        file.fio_warnings(),
+        vec![flashlab_workload::VERIFY_NEVER_READS_WARNING]
+    );
+    let (run, log) = run_logged(text, None);
+    let run = run.expect("run");
+    assert_eq!(offsets_of(&log, 0).len(), 0);
+    assert_eq!(run.jobs[0].total_ios(1), 500);
+    assert_eq!(run.jobs[0].runtime_ms(0), 0);
+}

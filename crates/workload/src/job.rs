@@ -12,6 +12,24 @@ pub struct JobFile {
     pub jobs: Vec<JobSpec>,
 }
 
+/// fio's warning for a job whose verify read phase never starts (`log_info`, once per clone).
+pub const VERIFY_NEVER_READS_WARNING: &str =
+    "fio: verification read phase will never start because write phase uses all of runtime";
+
+impl JobFile {
+    /// The warnings fio prints while it sets the jobs up, one per clone as fio checks each
+    /// (`fixup_options`); the jobs run as fio runs them.
+    pub fn fio_warnings(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for job in &self.jobs {
+            if job.verify_never_reads() {
+                out.extend((0..job.numjobs.max(1)).map(|_| VERIFY_NEVER_READS_WARNING));
+            }
+        }
+        out
+    }
+}
+
 /// fio's `rw=` pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RwPattern {
@@ -364,6 +382,11 @@ pub struct JobSpec {
     pub verify: bool,
     /// `do_verify` (on by default): the read-back phase runs when `verify` is set.
     pub do_verify: bool,
+    /// `verify_backlog`: once this many writes are logged and not yet read back, reads of
+    /// them come between the writes (0: none).
+    pub verify_backlog: u64,
+    /// `verify_backlog_batch`: reads per backlog batch (0: `verify_backlog`).
+    pub verify_backlog_batch: u64,
     /// `random_generator=lfsr`: fio keeps no random map with it, which decides the order a
     /// verify phase reads back in.
     pub random_generator_lfsr: bool,
@@ -387,6 +410,12 @@ impl JobSpec {
     /// The job reads back what it writes (fio's verify phase after each loop's writes).
     pub fn verifies_writes(&self) -> bool {
         self.verify && self.do_verify && self.rw.directions()[1]
+    }
+
+    /// fio 3.33 warns, and never starts the read-back: a `time_based` writer keeps writing
+    /// until its runtime is over (`fixup_options`; backlog reads would come while writing).
+    pub fn verify_never_reads(&self) -> bool {
+        self.verifies_writes() && self.time_based && self.verify_backlog == 0
     }
 
     /// A job with fio's defaults for every option (`rw=read`, `bs=4k`, `iodepth=1`, ...).
@@ -490,6 +519,8 @@ impl JobSpec {
             filesize: None,
             verify: false,
             do_verify: true,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
             random_generator_lfsr: false,
         }
     }

@@ -10,6 +10,16 @@
 //! of the generator taken where the loop began replays it. Offset order is a bitmap of the
 //! blocks written (one block size, aligned writes): one bit per block of the region, at most
 //! [`MAX_LOGGED_BLOCKS`].
+//!
+//! `verify_backlog=N` reads back while writing, as fio 3.33's `check_verify` in `get_io_u`:
+//! before each write, if writes are logged and not yet read back (`io_hist_len`), a batch
+//! running or a multiple of N of them logged (after a write) starts `verify_backlog_batch`
+//! reads (N when 0), each the oldest logged write (or the lowest offset). A batch ends early
+//! when nothing is left to read and goes on after the next write, in the next loop too. The
+//! check comes before fio looks for a write, so a batch due after the loop's last write reads
+//! before the loop ends on finding no write; the verify phase reads the rest.
+//! The backlog reads take the write phase's time: fio 3.33 adds `do_io`'s time to reads only
+//! for jobs that read (`td_read`), so the read runtime is the verify phase's alone.
 
 use flashlab_engine::{IoKind, SimTime};
 use flashlab_workload::{BlockSize, GeneratedIo, IoGenerator, JobSpec, RandomDistribution};
@@ -28,8 +38,6 @@ enum ReadBack {
     Issue {
         first: Option<GeneratedIo>,
         replay: Box<IoGenerator>,
-        /// Writes of the loop not yet read back.
-        left: u64,
     },
     /// fio's tree: every block written, once, by offset.
     Offset {
@@ -56,7 +64,15 @@ pub(super) struct Verify {
     loop_bytes: u64,
     loops_left: u32,
     written_bytes: u64,
-    writes: u64,
+    /// Writes logged and not yet read back (fio's `io_hist_len`).
+    pending: u64,
+    /// `verify_backlog` (0: off) and the reads per batch.
+    backlog: u64,
+    batch_reads: u64,
+    /// Reads left in the running backlog batch (fio's `verify_batch`).
+    batch_left: u64,
+    /// The last I/O issued was a read (fio's `last_ddir`): a batch starts only after a write.
+    last_read: bool,
     end_fsync: bool,
     read_back: ReadBack,
     phase_start_ns: SimTime,
@@ -80,7 +96,7 @@ impl Verify {
     /// yet), or None when the job reads nothing back. Err says why the job cannot be
     /// simulated as fio runs it.
     pub(super) fn new(spec: &JobSpec, generator: &IoGenerator) -> Result<Option<Self>, String> {
-        if !spec.verifies_writes() {
+        if !spec.verifies_writes() || spec.verify_never_reads() {
             return Ok(None);
         }
         let (region_start_bytes, region_bytes) = generator.region();
@@ -111,7 +127,6 @@ impl Verify {
             ReadBack::Issue {
                 first: None,
                 replay: Box::new(generator.clone()),
-                left: 0,
             }
         } else {
             let Some(b) = fixed_bs else {
@@ -151,7 +166,15 @@ impl Verify {
             loop_bytes,
             loops_left: spec.loops.max(1),
             written_bytes: 0,
-            writes: 0,
+            pending: 0,
+            backlog: spec.verify_backlog,
+            batch_reads: if spec.verify_backlog_batch > 0 {
+                spec.verify_backlog_batch
+            } else {
+                spec.verify_backlog
+            },
+            batch_left: 0,
+            last_read: false,
             end_fsync: spec.end_fsync,
             read_back,
             phase_start_ns: 0,
@@ -166,36 +189,55 @@ impl Verify {
 
     fn log_write(&mut self, io: &GeneratedIo) {
         self.written_bytes += io.len_bytes;
-        self.writes += 1;
-        if let ReadBack::Offset {
-            written,
-            block_bytes,
-            region_start_bytes,
-            ..
-        } = &mut self.read_back
-        {
-            // Writes here are whole blocks at block offsets (checked in `new`).
-            let block = (io.offset_bytes - *region_start_bytes) / *block_bytes;
-            if let Some(w) = written.get_mut((block / 64) as usize) {
-                *w |= 1 << (block % 64);
+        self.last_read = false;
+        match &mut self.read_back {
+            ReadBack::Issue { .. } => self.pending += 1,
+            ReadBack::Offset {
+                written,
+                block_bytes,
+                region_start_bytes,
+                next,
+            } => {
+                // Writes here are whole blocks at block offsets (checked in `new`). A block
+                // logged again replaces its entry: the count stays.
+                let block = (io.offset_bytes - *region_start_bytes) / *block_bytes;
+                if let Some(w) = written.get_mut((block / 64) as usize) {
+                    if *w & (1 << (block % 64)) == 0 {
+                        self.pending += 1;
+                    }
+                    *w |= 1 << (block % 64);
+                }
+                // Backlog reads may have passed it (the writes are sequential, so rarely).
+                *next = (*next).min(block);
             }
         }
     }
 
-    /// The next read of the read-back phase, if any is left.
-    fn next_read(&mut self) -> Option<GeneratedIo> {
-        let io = match &mut self.read_back {
-            ReadBack::Issue {
-                first,
-                replay,
-                left,
-            } => {
-                if *left == 0 {
-                    return None;
-                }
-                *left -= 1;
-                first.take().or_else(|| replay.next_io())?
+    /// A backlog read before the next write, if one is due (fio's `check_verify`).
+    fn backlog_read(&mut self) -> Option<GeneratedIo> {
+        if self.backlog == 0 || self.pending == 0 {
+            return None;
+        }
+        if self.batch_left == 0 {
+            if !self.pending.is_multiple_of(self.backlog) || self.last_read {
+                return None;
             }
+            self.batch_left = self.batch_reads;
+        }
+        let io = self.next_read()?;
+        self.batch_left -= 1;
+        self.last_read = true;
+        Some(io)
+    }
+
+    /// The next read of the logged writes (oldest first, or lowest offset), if any is left.
+    fn next_read(&mut self) -> Option<GeneratedIo> {
+        if self.pending == 0 {
+            return None;
+        }
+        self.pending -= 1;
+        let io = match &mut self.read_back {
+            ReadBack::Issue { first, replay } => first.take().or_else(|| replay.next_io())?,
             ReadBack::Offset {
                 written,
                 block_bytes,
@@ -252,6 +294,11 @@ impl JobClone<'_> {
         let next = loop {
             match v.phase {
                 Phase::Writing => {
+                    // fio checks the backlog before it looks for a write, so a batch due
+                    // after the loop's last write still reads before the verify phase.
+                    if let Some(io) = v.backlog_read() {
+                        break Next::Io(io);
+                    }
                     if v.written_bytes < v.loop_bytes {
                         if let Some(io) = self.next_generated() {
                             v.log_write(&io);
@@ -269,9 +316,6 @@ impl JobClone<'_> {
                     }
                     v.close_phase(now);
                     v.phase = Phase::Reading;
-                    if let ReadBack::Issue { left, .. } = &mut v.read_back {
-                        *left = v.writes;
-                    }
                 }
                 Phase::Reading => {
                     if let Some(io) = v.next_read() {
@@ -285,8 +329,8 @@ impl JobClone<'_> {
                         break Next::Done;
                     }
                     v.loops_left -= 1;
+                    // A batch left over goes on in the next loop, as fio keeps `verify_batch`.
                     v.written_bytes = 0;
-                    v.writes = 0;
                     v.phase = Phase::Writing;
                     match &mut v.read_back {
                         ReadBack::Issue { first, replay, .. } => {

@@ -867,6 +867,14 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.do_verify = flag(v)?;
         Ok(())
     }),
+    sim("verify_backlog", &[], OptionType::Int, "0", "Read back a batch of the writes each time this many are logged and not yet read back (0: only after each loop's writes)", |b, v| {
+        b.spec.verify_backlog = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
+        Ok(())
+    }),
+    sim("verify_backlog_batch", &[], OptionType::Int, "0", "Reads per verify_backlog batch (0: verify_backlog)", |b, v| {
+        b.spec.verify_backlog_batch = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
+        Ok(())
+    }),
     acc("verify_interval", &[], OptionType::Size, "", "Bytes per verify header (the check's layout, not the I/O)"),
     acc("verify_offset", &[], OptionType::Size, "0", "Where in a block the verify header goes (the check's layout, not the I/O)"),
     acc("verify_fatal", &[], OptionType::Bool, "0", "Stop at the first bad block (a read the drive fails stops the job anyway)"),
@@ -876,7 +884,6 @@ static OPTIONS: &[OptionDef] = &[
     acc("verify_state_save", &[], OptionType::Bool, "1", "Save the write state at exit (a file, not I/O)"),
     // --- not simulated ----------------------------------------------------------------------
     not("verify_pattern", &[], "Verification pattern (it sets what the writes hold and how they compress)"),
-    not("verify_backlog", &[], "Verify while writing (reads interleaved with the writes)"),
     not("zonemode", &[], "Zoned block device mode"),
     not("zonesize", &[], "Zone size"),
     not("zonerange", &[], "Zone range"),
@@ -988,7 +995,6 @@ static OPTIONS: &[OptionDef] = &[
     not("sync_file_range", &[], "sync_file_range() after every N writes"),
     not("trim_backlog_batch", &[], "Trim after verify"),
     not("trim_verify_zero", &[], "Verify that trimmed blocks read back as zeros"),
-    not("verify_backlog_batch", &[], "Verify while writing (reads interleaved with the writes)"),
     not("verify_only", &[], "Read back a workload's writes without issuing them"),
     not("verify_state_load", &[], "Verify up to a saved write state"),
     not("write_barrier", &[], "Barrier writes every N writes"),
@@ -1122,7 +1128,7 @@ mod tests {
         );
         assert_eq!(
             find_option("verify_backlog").map(|o| o.class),
-            Some(OptionClass::NotSimulated)
+            Some(OptionClass::Simulated)
         );
         assert_eq!(find_option("readwrite").map(|o| o.name), Some("rw"));
         assert_eq!(

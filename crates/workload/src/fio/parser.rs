@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{ParseError, ParseErrorKind};
 use super::options::{find_option, nearest_option, validate, Builder, OptionClass, OptionDef};
-use crate::job::{JobFile, JobSpec, SizeSpec};
+use crate::job::{JobFile, JobSpec, RandomDistribution, SizeSpec};
 
 /// Includes deeper than this are almost certainly a mistake (fio has no limit; a cycle would
 /// recurse forever).
@@ -587,7 +587,28 @@ fn check_verify(spec: &JobSpec) -> Result<(), String> {
         return Ok(());
     }
     if spec.time_based {
-        return fail("time_based (fio 3.33 never starts the read phase)");
+        if spec.verify_backlog == 0 {
+            // fio warns and writes until the runtime is over (`JobFile::fio_warnings`).
+            return Ok(());
+        }
+        return fail("time_based and verify_backlog");
+    }
+    if spec.verify_backlog > 0 {
+        if spec.iodepth > 1 {
+            // fio skips a backlog read whose write is still in flight (IP_F_IN_FLIGHT) and
+            // issues a write instead: which depends on completion order, not simulated.
+            return fail("verify_backlog and iodepth above 1 (fio defers a backlog read while its write is in flight)");
+        }
+        if spec.rw.is_random()
+            && (spec.norandommap
+                || spec.random_distribution != RandomDistribution::Random
+                || spec.random_generator_lfsr)
+        {
+            return fail(
+                "verify_backlog on random writes read back by offset (norandommap, a skewed \
+                 distribution or lfsr: each backlog read takes the lowest offset not yet read)",
+            );
+        }
     }
     if spec.number_ios.is_some() {
         return fail("number_ios");

@@ -326,8 +326,8 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
         }
     );
     assert_eq!(
-        kind("[j]\nverify_backlog=16\n").to_string(),
-        "fio option verify_backlog is not simulated by flashlab (Verify while writing (reads interleaved with the writes))"
+        kind("[j]\nverify_only=1\n").to_string(),
+        "fio option verify_only is not simulated by flashlab (Read back a workload's writes without issuing them)"
     );
     assert_eq!(
         kind("[j]\nbs\n"),
@@ -956,7 +956,15 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
         .contains("verify_pattern"));
     for (combo, named) in [
         ("rw=randrw", "randrw"),
-        ("rw=write\ntime_based\nruntime=1s", "time_based"),
+        (
+            "rw=write\ntime_based\nruntime=1s\nverify_backlog=8",
+            "time_based",
+        ),
+        ("rw=write\nverify_backlog=8\niodepth=2", "iodepth"),
+        (
+            "rw=randwrite\nverify_backlog=8\nnorandommap",
+            "verify_backlog",
+        ),
         ("rw=write\nrate=1m", "rate"),
         ("rw=write\nthinktime=10", "thinktime"),
         ("rw=write\nramp_time=1s", "ramp_time"),
