@@ -33,7 +33,16 @@ struct Lexer<'a> {
     items: Vec<Located>,
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
+    fn new(env: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Lexer {
+            env,
+            files: Vec::new(),
+            stack: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+
     fn err(&self, file: usize, line: usize, kind: ParseErrorKind) -> ParseError {
         ParseError {
             file: self.files[file].clone(),
@@ -186,12 +195,7 @@ pub fn parse_str(
     file_name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, ParseError> {
-    let mut lexer = Lexer {
-        env,
-        files: Vec::new(),
-        stack: Vec::new(),
-        items: Vec::new(),
-    };
+    let mut lexer = Lexer::new(env);
     lexer.lex_root(text, file_name)?;
     let Lexer { files, items, .. } = lexer;
     build(&files, &items, file_name, &Sections::default())
@@ -226,12 +230,7 @@ pub fn parse_command_line(
     command_line: &CommandLine<'_>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, ParseError> {
-    let mut lexer = Lexer {
-        env,
-        files: Vec::new(),
-        stack: Vec::new(),
-        items: Vec::new(),
-    };
+    let mut lexer = Lexer::new(env);
     let starts_with_section = matches!(
         command_line.items.first(),
         Some((_, CommandLineItem::Section(_)))
