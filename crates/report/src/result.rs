@@ -700,6 +700,26 @@ impl JobStats {
         bytes: u64,
         offset: u64,
     ) {
+        // Nearly every job collects every latency: compiled with nothing disabled, the
+        // per-latency tests below fold away.
+        if self.disabled == Disabled::default() {
+            self.record_with::<false>(ddir, issue_ns, accepted_ns, done_ns, bytes, offset);
+        } else {
+            self.record_with::<true>(ddir, issue_ns, accepted_ns, done_ns, bytes, offset);
+        }
+    }
+
+    /// [`JobStats::record`]; `SOME_DISABLED`: whether any latency or sample is disabled.
+    #[inline(always)]
+    fn record_with<const SOME_DISABLED: bool>(
+        &mut self,
+        ddir: usize,
+        issue_ns: u64,
+        accepted_ns: u64,
+        done_ns: u64,
+        bytes: u64,
+        offset: u64,
+    ) {
         if ddir > DDIR_TRIM {
             debug_assert!(false, "data direction {ddir} out of range");
             return;
@@ -711,7 +731,11 @@ impl JobStats {
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
         // fio's account_io_completion: a disabled latency takes no sample anywhere.
-        let off = self.disabled;
+        let off = if SOME_DISABLED {
+            self.disabled
+        } else {
+            Disabled::default()
+        };
         let [s_sum, c_sum, l_sum] = &mut self.lat_sums[ddir];
         if !off.slat {
             s_sum.add(slat);
