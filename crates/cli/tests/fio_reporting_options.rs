@@ -105,13 +105,65 @@ fn significant_figures_and_unit_base_set_the_normal_figures() {
 }
 
 #[test]
-fn unified_rw_reporting_mixed_is_refused() {
-    for v in ["mixed", "both", "1", "2"] {
-        let arg = format!("--unified_rw_reporting={v}");
-        let o = fio(&["--name=t", "--rw=randrw", &arg]);
-        assert_eq!(o.status.code(), Some(2), "{v}: {}", stderr(&o));
-        assert!(stderr(&o).contains("not simulated"), "{}", stderr(&o));
+fn unified_rw_reporting_prints_fios_mixed_direction() {
+    // fio 3.33 (null engine, rw=randrw, unified_rw_reporting=mixed): the JSON job holds
+    // "mixed" in place of read, write, trim and sync; the normal output has one "mixed:"
+    // block, "issued rwts: total=N,0,0,0" and a "MIXED:" group line; terse has one
+    // direction block. With "both": read, write, trim, sync, then "mixed"; the normal
+    // block reads "mixed: IOPS=0, BW=0 (0)(0B/...msec)" and a MIXED line closes the group.
+    let base = [
+        "--name=t",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=64m",
+        "--iodepth=4",
+    ];
+    let unified: Vec<String> = ["mixed", "1", "both", "2", "none"]
+        .iter()
+        .map(|v| format!("--unified_rw_reporting={v}"))
+        .collect();
+    let with = |v: &str| {
+        let mut a = base.to_vec();
+        let opt = unified
+            .iter()
+            .find(|o| o.ends_with(&format!("={v}")))
+            .unwrap();
+        a.push(opt.as_str());
+        a
+    };
+    let plain = json(&base);
+    let (r, w) = (&plain["jobs"][0]["read"], &plain["jobs"][0]["write"]);
+    let total = r["total_ios"].as_u64().unwrap() + w["total_ios"].as_u64().unwrap();
+    let mixed = json(&with("mixed"));
+    let j = &mixed["jobs"][0];
+    for gone in ["read", "write", "trim", "sync"] {
+        assert!(j.get(gone).is_none(), "{gone}");
     }
-    let o = fio(&["--name=t", "--size=1m", "--unified_rw_reporting=none"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(j["mixed"]["total_ios"], total);
+    let o = fio(&with("1"));
+    let text = stdout(&o);
+    assert!(text.contains("  mixed: IOPS="), "{text}");
+    assert!(
+        text.contains(&format!("issued rwts: total={total},0,0,0")),
+        "{text}"
+    );
+    assert!(text.contains("\n  MIXED: bw="), "{text}");
+    let both = json(&with("both"));
+    let j = &both["jobs"][0];
+    assert_eq!(j["read"], plain["jobs"][0]["read"]);
+    assert_eq!(j["mixed"]["total_ios"], total);
+    let text = stdout(&fio(&with("2")));
+    assert!(text.contains("  mixed: IOPS=0, BW=0 (0)(0B/"), "{text}");
+    assert!(
+        text.contains("\n   READ: bw=") && text.contains("\n  MIXED: bw="),
+        "{text}"
+    );
+    let terse = |v: &str| {
+        let mut a = with(v);
+        a.push("--output-format=terse");
+        stdout(&fio(&a)).trim_end().split(';').count()
+    };
+    assert_eq!(terse("none"), 121);
+    assert_eq!(terse("mixed"), 80);
+    assert_eq!(terse("both"), 162);
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::histogram::{percentile_precision, Histogram};
 use crate::result::{fio_description, DirStats, JobResult, SteadyStateReport};
 use crate::stats::IoStat;
-use crate::RunResult;
+use crate::{RunResult, Unified};
 
 /// Why a fio report could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -224,13 +224,28 @@ fn read_job(
         .and_then(Value::as_str)
         .ok_or_else(|| shape(&format!("job {index} has no \"jobname\"")))?
         .to_string();
+    // unified_rw_reporting: `mixed` alone (the fold in the read slot), or after the
+    // directions (both).
+    let (unified, mixed) = match (j.get("mixed"), j.get("read")) {
+        (Some(m), None) => (Unified::Mixed, Some(m)),
+        (Some(m), Some(_)) => (Unified::Both, Some(m)),
+        (None, _) => (Unified::None, None),
+    };
     let dirs = [
-        read_dir(j.get("read"))?,
+        read_dir(if unified == Unified::Mixed {
+            mixed
+        } else {
+            j.get("read")
+        })?,
         read_dir(j.get("write"))?,
         read_dir(j.get("trim"))?,
     ];
+    let mixed = match (unified, mixed) {
+        (Unified::Both, Some(m)) => Some(read_dir(Some(m))?),
+        _ => None,
+    };
     // The job's percentile list, from the keys fio reported (any direction with samples).
-    let mut percentile_list: Vec<f64> = ["read", "write", "trim"]
+    let mut percentile_list: Vec<f64> = ["read", "write", "trim", "mixed"]
         .iter()
         .filter_map(|d| j.get(*d)?.get("clat_ns")?.get("percentile")?.as_object())
         .find(|m| !m.is_empty())
@@ -297,6 +312,8 @@ fn read_job(
         end_ns: run_ms.saturating_mul(1_000_000),
         logs: Vec::new(),
         steadystate: j.get("steadystate").map(steadystate),
+        unified,
+        mixed,
     };
     // The presentation options a real fio run was given, job's over global.
     let written = |key: &str| {

@@ -2,9 +2,9 @@
 //! JSON printer prints (`"key" : value`, two-space indents, floats with six decimals).
 
 use crate::histogram::Histogram;
-use crate::result::{percent_of_agg, GroupStats, JobResult, RunResult};
+use crate::result::{percent_of_agg, DirStats, GroupStats, JobResult, RunResult};
 use crate::stats::IoStat;
-use crate::{DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::{Unified, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 /// A JSON value in fio's printing model.
 #[derive(Debug, Clone)]
@@ -174,14 +174,21 @@ fn lat_object(st: &IoStat, hist: Option<(&Histogram, &[f64])>, plus: bool) -> Ob
     o
 }
 
-fn ddir_object(job: &JobResult, ddir: usize, group: Option<&GroupStats>, plus: bool) -> Obj {
-    let d = &job.dirs[ddir];
+/// A direction's object; `ddir` picks the group aggregate its `bw_agg` is a share of (the
+/// read slot's for a `mixed` direction, as in fio).
+fn ddir_object(
+    job: &JobResult,
+    d: &DirStats,
+    ddir: usize,
+    group: Option<&GroupStats>,
+    plus: bool,
+) -> Obj {
     let mut o = Obj::default();
     o.int("io_bytes", d.io_bytes);
     o.int("io_kbytes", d.io_bytes >> 10);
-    o.int("bw_bytes", job.bw_bytes_per_s(ddir));
-    o.int("bw", job.bw_bytes_per_s(ddir) / 1024);
-    o.float("iops", job.iops(ddir));
+    o.int("bw_bytes", d.bw_bytes_per_s());
+    o.int("bw", d.bw_bytes_per_s() / 1024);
+    o.float("iops", d.iops());
     o.int("runtime", d.runtime_ms);
     o.int("total_ios", d.total_ios);
     o.int("short_ios", d.short_ios);
@@ -278,17 +285,32 @@ fn job_object(run: &RunResult, job: &JobResult, groups: &[GroupStats], plus: boo
         }
         o.obj("job options", opts);
     }
-    o.obj("read", ddir_object(job, DDIR_READ, group, plus));
-    o.obj("write", ddir_object(job, DDIR_WRITE, group, plus));
-    o.obj("trim", ddir_object(job, DDIR_TRIM, group, plus));
-    let mut sync = Obj::default();
-    sync.int("total_ios", job.sync_total);
-    let list = job.percentile_list.as_slice();
-    sync.obj(
-        "lat_ns",
-        lat_object(&job.sync, Some((&job.sync_hist, list)), plus),
-    );
-    o.obj("sync", sync);
+    if job.unified == Unified::Mixed {
+        // fio prints the fold, kept in the read slot, as the only direction (no sync).
+        o.obj(
+            "mixed",
+            ddir_object(job, &job.dirs[DDIR_READ], DDIR_READ, group, plus),
+        );
+    } else {
+        for (name, ddir) in [
+            ("read", DDIR_READ),
+            ("write", DDIR_WRITE),
+            ("trim", DDIR_TRIM),
+        ] {
+            o.obj(name, ddir_object(job, &job.dirs[ddir], ddir, group, plus));
+        }
+        let mut sync = Obj::default();
+        sync.int("total_ios", job.sync_total);
+        let list = job.percentile_list.as_slice();
+        sync.obj(
+            "lat_ns",
+            lat_object(&job.sync, Some((&job.sync_hist, list)), plus),
+        );
+        o.obj("sync", sync);
+        if let Some(m) = job.mixed.as_ref().filter(|_| job.unified == Unified::Both) {
+            o.obj("mixed", ddir_object(job, m, DDIR_READ, group, plus));
+        }
+    }
 
     let rt = job.total_run_time_ms;
     let (usr, sys) = job.cpu_percent();

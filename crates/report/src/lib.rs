@@ -39,6 +39,29 @@ pub use scale::ScaleBack;
 pub use terse::render_terse;
 
 /// Data directions, fio's order.
+/// fio's `unified_rw_reporting`: how a job's directions are reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unified {
+    /// Each direction apart (fio's default).
+    #[default]
+    None,
+    /// Every direction folded into one `mixed` direction, in place of read, write and trim.
+    Mixed,
+    /// Each direction apart, and the `mixed` fold after them.
+    Both,
+}
+
+impl Unified {
+    /// fio's `UNIFIED_*` value (a group ors its jobs' values together).
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Unified::None => 0,
+            Unified::Mixed => 1,
+            Unified::Both => 2,
+        }
+    }
+}
+
 pub const DDIR_READ: usize = 0;
 pub const DDIR_WRITE: usize = 1;
 pub const DDIR_TRIM: usize = 2;

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use crate::histogram::Histogram;
 use crate::json::{calc_dist, calc_lat, ctime_utc, LAT_RANGES};
-use crate::result::{percent_of_agg, GroupStats, JobResult, RunResult};
+use crate::result::{percent_of_agg, DirStats, GroupStats, JobResult, RunResult};
 use crate::stats::IoStat;
-use crate::DDIR_WRITE;
+use crate::{Unified, DDIR_READ};
 
 /// Units for [`num2str`] (fio's `enum n2s_unit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,27 +175,66 @@ fn rate_units(bits: bool) -> Units {
     }
 }
 
+/// How a direction's block is headed: its name, the group aggregate its `per=` is a share
+/// of, and whether it is fio 3.33's `unified_rw_reporting=both` block, whose first line
+/// prints no I/O and a bare bandwidth (`mixed: IOPS=0, BW=0 (0)(0B/2000msec)`, its
+/// latencies and samples right; the JSON and terse outputs carry the I/O).
+struct DdirHead {
+    name: &'static str,
+    ddir: usize,
+    no_io: bool,
+}
+
 fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&GroupStats>) {
-    let d = &job.dirs[ddir];
+    let name = if job.unified == Unified::Mixed {
+        "mixed"
+    } else {
+        ["read", "write", "trim"][ddir]
+    };
+    let head = DdirHead {
+        name,
+        ddir,
+        no_io: false,
+    };
+    show_dir(out, job, &job.dirs[ddir], &head, group);
+}
+
+fn show_dir(
+    out: &mut String,
+    job: &JobResult,
+    d: &DirStats,
+    head: &DdirHead,
+    group: Option<&GroupStats>,
+) {
     let runt = d.runtime_ms;
     if runt == 0 {
         return;
     }
-    let bw = job.bw_bytes_per_s(ddir);
+    let (io_bytes, total_ios) = if head.no_io {
+        (0, 0)
+    } else {
+        (d.io_bytes, d.total_ios)
+    };
+    let bw = ((1000u128 * io_bytes as u128) / runt as u128) as u64;
     let sf = job.sig_figs;
-    let bw_units = rate_units(job.unit_bits);
-    let io_p = num2str(d.io_bytes, sf, 1, true, Units::Byte);
+    // fio's copy of the job for that block leaves its unit base unset: a bare number.
+    let bw_units = if head.no_io {
+        Units::None
+    } else {
+        rate_units(job.unit_bits)
+    };
+    let io_p = num2str(io_bytes, sf, 1, true, Units::Byte);
     let bw_p = num2str(bw, sf, 1, true, bw_units);
     let bw_alt = num2str(bw, sf, 1, false, bw_units);
-    let iops = ((1000u128 * d.total_ios as u128) / runt as u128) as u64;
+    let iops = ((1000u128 * total_ios as u128) / runt as u128) as u64;
     let iops_p = num2str(iops, sf, 1, false, Units::None);
     // fio 3.33 reports zone resets on every write line.
-    let post = if ddir == DDIR_WRITE {
+    let post = if head.name == "write" {
         "; 0 zone resets"
     } else {
         ""
     };
-    let name = ["read", "write", "trim"][ddir];
+    let name = head.name;
     let _ = writeln!(
         out,
         "  {name}: IOPS={iops_p}, BW={bw_p} ({bw_alt})({io_p}/{runt}msec){post}"
@@ -221,7 +260,7 @@ fn show_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
         }
     }
     if let Some(s) = d.bw.summary() {
-        let agg = group.map_or(0, |g| g.agg_bytes_per_s[ddir]);
+        let agg = group.map_or(0, |g| g.agg_bytes_per_s[head.ddir]);
         let p_of_agg = percent_of_agg(s.mean, agg);
         // In bytes whatever `unit_base` says: fio 3.33 prints `bw (  KiB/s)` with
         // unit_base=1 too.
@@ -305,10 +344,19 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
             show_ddir(out, job, ddir, group);
         }
     }
+    if let Some(m) = job.mixed.as_ref().filter(|_| job.unified == Unified::Both) {
+        let head = DdirHead {
+            name: "mixed",
+            ddir: DDIR_READ,
+            no_io: true,
+        };
+        show_dir(out, job, m, &head, group);
+    }
     show_lat(out, &calc_lat(&job.lat_n, total_ios), "nsec");
     show_lat(out, &calc_lat(&job.lat_u, total_ios), "usec");
     show_lat(out, &calc_lat(&job.lat_m, total_ios), "msec");
-    if job.sync.samples > 0 {
+    // Under `mixed` fio shows the read slot's block only, so no sync block.
+    if job.sync.samples > 0 && job.unified != Unified::Mixed {
         out.push_str("  fsync/fdatasync/sync_file_range/syncfs:\n");
         display_lat(out, "sync", &job.sync);
         show_percentiles(
@@ -391,28 +439,59 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
 fn show_group(out: &mut String, g: &GroupStats) {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", g.groupid);
     const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+    // The group's `unified_rw_reporting` codes or-ed: exactly 1 (mixed) names every line
+    // MIXED, exactly 2 (both) adds the MIXED line.
+    let mixed_names = g.unified_bits == Unified::Mixed.code();
+    let mut mix = (0u64, 0u64, u64::MAX, 0u64, u64::MAX, 0u64);
     for (ddir, dir_name) in NAMES.iter().enumerate() {
         if g.max_run_ms[ddir] == 0 {
             continue;
         }
-        let n = |v: u64, pow2: bool, u: Units| num2str(v, g.sig_figs, 1, pow2, u);
-        let bw_units = rate_units(g.unit_bits);
-        let _ = writeln!(
+        group_line(
             out,
-            "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            dir_name,
-            n(g.agg_bytes_per_s[ddir], true, bw_units),
-            n(g.agg_bytes_per_s[ddir], false, bw_units),
-            n(g.min_bw_bytes_per_s[ddir], true, bw_units),
-            n(g.max_bw_bytes_per_s[ddir], true, bw_units),
-            n(g.min_bw_bytes_per_s[ddir], false, bw_units),
-            n(g.max_bw_bytes_per_s[ddir], false, bw_units),
-            n(g.io_bytes[ddir], true, Units::Byte),
-            n(g.io_bytes[ddir], false, Units::Byte),
-            g.min_run_ms[ddir],
-            g.max_run_ms[ddir]
+            g,
+            if mixed_names { "  MIXED" } else { dir_name },
+            (
+                g.io_bytes[ddir],
+                g.agg_bytes_per_s[ddir],
+                g.min_bw_bytes_per_s[ddir],
+                g.max_bw_bytes_per_s[ddir],
+                g.min_run_ms[ddir],
+                g.max_run_ms[ddir],
+            ),
+        );
+        mix = (
+            mix.0 + g.io_bytes[ddir],
+            mix.1 + g.agg_bytes_per_s[ddir],
+            mix.2.min(g.min_bw_bytes_per_s[ddir]),
+            mix.3.max(g.max_bw_bytes_per_s[ddir]),
+            mix.4.min(g.min_run_ms[ddir]),
+            mix.5.max(g.max_run_ms[ddir]),
         );
     }
+    if g.unified_bits == Unified::Both.code() {
+        group_line(out, g, "  MIXED", mix);
+    }
+}
+
+/// One "Run status group" line: (bytes, aggregate, slowest and fastest job's bandwidth,
+/// shortest and longest runtime).
+fn group_line(out: &mut String, g: &GroupStats, label: &str, v: (u64, u64, u64, u64, u64, u64)) {
+    let (io, agg, min_bw, max_bw, min_run, max_run) = v;
+    let n = |v: u64, pow2: bool, u: Units| num2str(v, g.sig_figs, 1, pow2, u);
+    let bw_units = rate_units(g.unit_bits);
+    let _ = writeln!(
+        out,
+        "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={min_run}-{max_run}msec",
+        n(agg, true, bw_units),
+        n(agg, false, bw_units),
+        n(min_bw, true, bw_units),
+        n(max_bw, true, bw_units),
+        n(min_bw, false, bw_units),
+        n(max_bw, false, bw_units),
+        n(io, true, Units::Byte),
+        n(io, false, Units::Byte),
+    );
 }
 
 /// fio's normal text output, from the blank line that opens fio's final report to the last

@@ -5,7 +5,7 @@ use crate::hist_log::HistLog;
 use crate::histogram::{normalize_percentile_list, Histogram};
 use crate::logs::{JobLogs, LogKind, LogSeries};
 use crate::stats::{ExactStat, IoStat, Summary};
-use crate::{Disabled, JobStatsConfig, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::{Disabled, JobStatsConfig, Unified, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -71,6 +71,22 @@ impl DirStats {
         self.short_ios = 0;
         self.drop_ios = 0;
         self.runtime_ms = 0;
+    }
+
+    /// fio's `bw_bytes`: bytes per second over the direction's runtime.
+    pub(crate) fn bw_bytes_per_s(&self) -> u64 {
+        if self.runtime_ms == 0 {
+            return 0;
+        }
+        ((1000u128 * self.io_bytes as u128) / self.runtime_ms as u128) as u64
+    }
+
+    /// fio's `iops`: I/Os per second over the direction's runtime.
+    pub(crate) fn iops(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            return 0.0;
+        }
+        1000.0 * self.total_ios as f64 / self.runtime_ms as f64
     }
 
     fn merge(&mut self, o: &DirStats) {
@@ -147,6 +163,13 @@ pub struct JobResult {
     pub(crate) logs: Vec<JobLogs>,
     /// fio's steady-state detection, when the job asked for it.
     pub(crate) steadystate: Option<SteadyStateReport>,
+    /// fio's `unified_rw_reporting` (of the first member of a reporting group).
+    pub(crate) unified: Unified,
+    /// Every direction folded as fio's `sum_thread_stats` folds them for `unified_rw_reporting`
+    /// (latencies pooled, bandwidth and IOPS samples added, the longest runtime), member by
+    /// member and direction by direction in fio's order; `None` when not unified, and after
+    /// [`Self::settle_unified`] has moved a `mixed` fold into the read slot.
+    pub(crate) mixed: Option<DirStats>,
 }
 
 /// What fio reports of a job's steady-state detection (its JSON `"steadystate"` object and
@@ -263,7 +286,32 @@ impl JobResult {
             end_ns: 0,
             logs: Vec::new(),
             steadystate: None,
+            unified: Unified::None,
+            mixed: None,
         }
+    }
+
+    /// The directions folded in order into one (fio's `mixed` direction).
+    fn fold_dirs(mixed: &mut DirStats, dirs: &[DirStats; 3]) {
+        for d in dirs {
+            mixed.merge(d);
+        }
+    }
+
+    /// Under `unified_rw_reporting=mixed`, the fold takes the read slot and the other
+    /// directions are empty, as in fio's `thread_stat` (every output then reads the slot
+    /// as `mixed`). Once every member is merged; a second call changes nothing.
+    pub(crate) fn settle_unified(&mut self) {
+        if self.unified == Unified::Mixed {
+            if let Some(m) = self.mixed.take() {
+                self.dirs = [m, DirStats::new(), DirStats::new()];
+            }
+        }
+    }
+
+    /// fio's `unified_rw_reporting` of the job.
+    pub fn unified(&self) -> Unified {
+        self.unified
     }
 
     /// Fold another clone into this one (group_reporting), as fio's `sum_thread_stats`:
@@ -279,6 +327,10 @@ impl JobResult {
         // histograms are kept only when the first member asked for them.
         self.percentiles.clat = other.percentiles.clat;
         self.job_options.clone_from(&other.job_options);
+        // The group reports as its first member asks (fio's `ts->unified_rw_rep`).
+        if let Some(m) = self.mixed.as_mut() {
+            Self::fold_dirs(m, &other.dirs);
+        }
         for (d, o) in self.dirs.iter_mut().zip(other.dirs.iter()) {
             d.merge(o);
         }
@@ -367,19 +419,11 @@ impl JobResult {
     }
     /// fio's `iops`: I/Os per second over the direction's runtime.
     pub fn iops(&self, ddir: usize) -> f64 {
-        let rt = self.runtime_ms(ddir);
-        if rt == 0 {
-            return 0.0;
-        }
-        1000.0 * self.total_ios(ddir) as f64 / rt as f64
+        self.dirs.get(ddir).map_or(0.0, DirStats::iops)
     }
     /// fio's `bw_bytes`: bytes per second over the direction's runtime.
     pub fn bw_bytes_per_s(&self, ddir: usize) -> u64 {
-        let rt = self.runtime_ms(ddir);
-        if rt == 0 {
-            return 0;
-        }
-        ((1000u128 * self.io_bytes(ddir) as u128) / rt as u128) as u64
+        self.dirs.get(ddir).map_or(0, DirStats::bw_bytes_per_s)
     }
     /// Submission latency (ns); `None` without samples.
     pub fn slat_ns(&self, ddir: usize) -> Option<Summary> {
@@ -853,6 +897,11 @@ impl JobStats {
         self.res.unit_bits = unit_bits;
     }
 
+    /// fio's `unified_rw_reporting`.
+    pub fn set_unified(&mut self, unified: Unified) {
+        self.res.unified = unified;
+    }
+
     /// The latencies and per-I/O samples the job does not collect.
     pub fn set_disabled(&mut self, disabled: Disabled) {
         self.disabled = disabled;
@@ -921,6 +970,11 @@ impl JobStats {
             d.clat = c_sum.to_io_stat();
             d.lat = l_sum.to_io_stat();
         }
+        if self.res.unified != Unified::None {
+            let mut mixed = DirStats::new();
+            JobResult::fold_dirs(&mut mixed, &self.res.dirs);
+            self.res.mixed = Some(mixed);
+        }
         self.res.total_run_time_ms = elapsed_ns / NS_PER_MS;
         self.res.end_ns = end_ns;
         let elapsed_ms = elapsed_ns / NS_PER_MS;
@@ -956,6 +1010,10 @@ pub struct GroupStats {
     /// `__show_run_stats` takes them from each job of the group in turn).
     pub sig_figs: usize,
     pub unit_bits: bool,
+    /// The group's jobs' `unified_rw_reporting` codes (none 0, mixed 1, both 2) or-ed
+    /// together, as fio 3.33 combines them: the group lines read `MIXED` when it is 1 and
+    /// gain a `MIXED` line when it is 2 (a group mixing both and mixed gets neither).
+    pub unified_bits: u32,
 }
 
 impl GroupStats {
@@ -970,6 +1028,7 @@ impl GroupStats {
             agg_bytes_per_s: [0; 3],
             sig_figs: DEFAULT_SIG_FIGS,
             unit_bits: false,
+            unified_bits: 0,
         }
     }
 }
@@ -1003,6 +1062,8 @@ impl RunResult {
         flashlab: serde_json::Value,
     ) -> Self {
         let end_ns = jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
+        let mut jobs = jobs;
+        jobs.iter_mut().for_each(JobResult::settle_unified);
         Self {
             global_options,
             jobs,
@@ -1034,6 +1095,7 @@ impl RunResult {
             let g = &mut groups[j.groupid as usize];
             g.sig_figs = j.sig_figs;
             g.unit_bits = j.unit_bits;
+            g.unified_bits |= j.unified.code();
             for ddir in [DDIR_READ, DDIR_WRITE, DDIR_TRIM] {
                 let d = &j.dirs[ddir];
                 if d.runtime_ms == 0 {

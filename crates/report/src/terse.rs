@@ -11,9 +11,10 @@ use std::fmt::Write;
 
 use crate::histogram::PERCENTILE_LIST_MAX_LEN;
 use crate::json::{calc_dist, calc_lat};
+use crate::result::DirStats;
 use crate::result::{GroupStats, JobResult, RunResult};
 use crate::stats::IoStat;
-use crate::{DDIR_READ, DDIR_WRITE};
+use crate::{Unified, DDIR_READ, DDIR_WRITE};
 
 /// fio's default `--terse-version`; version 3 reports reads and writes, not trims.
 const TERSE_VERSION: u32 = 3;
@@ -63,8 +64,7 @@ fn terse_percent_of_agg(mean_kib: f64, agg_bytes_per_s: u64) -> f64 {
 /// `0%=0`. They are the total latency's with `lat_percentiles`, else the completion
 /// latency's, and all padding with `clat_percentiles=0` (fio's `show_ddir_status_terse`).
 /// A direction without samples still lists its percentiles, at 0.
-fn push_percentiles_us(out: &mut String, job: &JobResult, ddir: usize) {
-    let d = &job.dirs[ddir];
+fn push_percentiles_us(out: &mut String, job: &JobResult, d: &DirStats) {
     let kinds = job.percentiles;
     let source = if kinds.lat {
         d.lat_hist.as_ref().map(|h| (h, d.lat.samples))
@@ -92,7 +92,17 @@ fn push_percentiles_us(out: &mut String, job: &JobResult, ddir: usize) {
 /// One direction's 41 fields: I/O, bandwidth, IOPS, runtime; slat, clat, percentiles, lat;
 /// bandwidth samples.
 fn push_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&GroupStats>) {
-    let d = &job.dirs[ddir];
+    push_dir(out, job, &job.dirs[ddir], ddir, group);
+}
+
+/// [`push_ddir`] of direction `d`, its bandwidth a share of the group's `ddir` aggregate.
+fn push_dir(
+    out: &mut String,
+    job: &JobResult,
+    d: &DirStats,
+    ddir: usize,
+    group: Option<&GroupStats>,
+) {
     // fio's terse IOPS is the integer quotient; JSON prints the same ratio as a float.
     let iops = if d.runtime_ms > 0 {
         (1000u128 * d.total_ios as u128 / d.runtime_ms as u128) as u64
@@ -103,13 +113,13 @@ fn push_ddir(out: &mut String, job: &JobResult, ddir: usize, group: Option<&Grou
         out,
         ";{};{};{};{}",
         d.io_bytes >> 10,
-        job.bw_bytes_per_s(ddir) / 1024,
+        d.bw_bytes_per_s() / 1024,
         iops,
         d.runtime_ms
     );
     push_lat_us(out, &d.slat);
     push_lat_us(out, &d.clat);
-    push_percentiles_us(out, job, ddir);
+    push_percentiles_us(out, job, d);
     push_lat_us(out, &d.lat);
     match d.bw.summary() {
         Some(s) => {
@@ -135,8 +145,15 @@ fn job_line(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
         "{TERSE_VERSION};{};{};{};{}",
         run.fio_version, job.jobname, job.groupid, job.error
     );
+    // Under `mixed` the read slot holds the fold and fio prints it alone; under `both` the
+    // fold follows the directions.
     push_ddir(out, job, DDIR_READ, group);
-    push_ddir(out, job, DDIR_WRITE, group);
+    if job.unified != Unified::Mixed {
+        push_ddir(out, job, DDIR_WRITE, group);
+    }
+    if let Some(m) = job.mixed.as_ref().filter(|_| job.unified == Unified::Both) {
+        push_dir(out, job, m, DDIR_READ, group);
+    }
 
     let (usr, sys) = job.cpu_percent();
     let _ = write!(

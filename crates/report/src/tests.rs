@@ -41,7 +41,18 @@ impl Lat {
 /// A closed-loop job: one I/O after another for `run_ms` after a 100 ms ramp, alternating
 /// 3 reads and 1 write; every 1000th I/O is slow.
 fn synthetic_job(cfg: JobStatsConfig, seed: u64, run_ms: u64) -> JobResult {
+    synthetic_job_reported(cfg, seed, run_ms, Unified::None)
+}
+
+/// [`synthetic_job`] under `unified_rw_reporting`.
+fn synthetic_job_reported(
+    cfg: JobStatsConfig,
+    seed: u64,
+    run_ms: u64,
+    unified: Unified,
+) -> JobResult {
     let mut st = JobStats::new(cfg);
+    st.set_unified(unified);
     let mut lat = Lat(seed | 1);
     let ramp_end = 100 * MS;
     let end = ramp_end + run_ms * MS;
@@ -661,4 +672,145 @@ fn merge_takes_the_last_members_percentiles_and_options() {
     assert!(!m.percentiles.clat);
     assert_eq!(m.percentile_list, [50.0, 99.5]);
     assert_eq!(m.percentile_precision, 1);
+}
+
+/// `unified_rw_reporting=mixed` and `both` as fio 3.33 prints them: the fold of a group's
+/// members and directions in every output, checked against the directions it folds.
+#[test]
+fn unified_reporting_folds_directions_as_fio() {
+    let job = |u: Unified, seed: u64, index: u32| {
+        synthetic_job_reported(config("u", 0, index, LogConfig::default()), seed, 1500, u)
+    };
+    let plain = {
+        let mut a = job(Unified::None, 7, 1);
+        a.merge(&job(Unified::None, 11, 2));
+        a
+    };
+    let run = |u: Unified| {
+        let mut a = job(u, 7, 1);
+        a.merge(&job(u, 11, 2));
+        RunResult::new(Vec::new(), vec![a], Value::Null)
+    };
+    let (r, w) = (&plain.dirs[DDIR_READ], &plain.dirs[DDIR_WRITE]);
+    assert!(r.total_ios > 0 && w.total_ios > 0);
+
+    // mixed: one direction, the sums of both, in the read slot.
+    let mixed = run(Unified::Mixed);
+    let m = &mixed.jobs[0].dirs[DDIR_READ];
+    assert_eq!(m.total_ios, r.total_ios + w.total_ios);
+    assert_eq!(m.io_bytes, r.io_bytes + w.io_bytes);
+    assert_eq!(m.runtime_ms, r.runtime_ms.max(w.runtime_ms));
+    assert_eq!(m.clat.samples, r.clat.samples + w.clat.samples);
+    assert_eq!(m.clat.min, r.clat.min.min(w.clat.min));
+    assert_eq!(m.clat.max, r.clat.max.max(w.clat.max));
+    let pooled = (r.clat.mean * r.clat.samples as f64 + w.clat.mean * w.clat.samples as f64)
+        / (r.clat.samples + w.clat.samples) as f64;
+    assert!((m.clat.mean - pooled).abs() < 1e-6 * pooled);
+    // Bandwidth and IOPS samples add up (fio's pure sum), as in group reporting.
+    assert_eq!(m.bw.samples, r.bw.samples + w.bw.samples);
+    assert_eq!(m.bw.min, r.bw.min + w.bw.min);
+    assert_eq!(mixed.jobs[0].total_ios(DDIR_WRITE), 0);
+    let j: Value = serde_json::from_str(&render_json(&mixed, true)).unwrap();
+    let jj = &j["jobs"][0];
+    for gone in ["read", "write", "trim", "sync"] {
+        assert!(jj.get(gone).is_none(), "{gone}");
+    }
+    assert_eq!(jj["mixed"]["total_ios"], m.total_ios);
+    let bins: u64 = jj["mixed"]["clat_ns"]["bins"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(bins, m.clat.samples);
+    let text = render_normal(&mixed);
+    assert!(text.contains("\n  mixed: IOPS="), "{text}");
+    assert!(
+        !text.contains("  read:") && !text.contains("  write:"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("issued rwts: total={},0,0,", m.total_ios)));
+    assert!(text.contains("\n  MIXED: bw="), "{text}");
+    assert!(!text.contains("READ:"), "{text}");
+    // Terse: one direction block (41 fields) instead of read's and write's.
+    let fields = |t: &str| t.trim_end().split(';').count();
+    let plain_run = RunResult::new(Vec::new(), vec![plain.clone()], Value::Null);
+    assert_eq!(
+        fields(&render_terse(&mixed)) + 41,
+        fields(&render_terse(&plain_run))
+    );
+
+    // both: the directions as without it, then the fold.
+    let both = run(Unified::Both);
+    let j: Value = serde_json::from_str(&render_json(&both, false)).unwrap();
+    let p: Value = serde_json::from_str(&render_json(&plain_run, false)).unwrap();
+    let keys: Vec<&str> = j["jobs"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+    assert!(at("read") < at("write") && at("trim") < at("sync"));
+    assert_eq!(at("mixed"), at("sync") + 1);
+    assert_eq!(j["jobs"][0]["read"], p["jobs"][0]["read"]);
+    assert_eq!(j["jobs"][0]["write"], p["jobs"][0]["write"]);
+    assert_eq!(j["jobs"][0]["mixed"]["total_ios"], m.total_ios);
+    assert_eq!(j["jobs"][0]["mixed"]["bw_min"], m.bw.min);
+    let text = render_normal(&both);
+    // fio 3.33's normal `both` block prints no I/O on its first line.
+    assert!(
+        text.contains(&format!(
+            "\n  mixed: IOPS=0, BW=0 (0)(0B/{}msec)\n",
+            m.runtime_ms
+        )),
+        "{text}"
+    );
+    assert!(text.contains("\n   READ: bw=") && text.contains("\n  WRITE: bw="));
+    let group = &both.group_stats()[0];
+    let agg = num2str(
+        group.agg_bytes_per_s[DDIR_READ] + group.agg_bytes_per_s[DDIR_WRITE],
+        4,
+        1,
+        true,
+        normal::Units::BytePerSec,
+    );
+    assert!(text.contains(&format!("\n  MIXED: bw={agg} (")), "{text}");
+    assert_eq!(
+        fields(&render_terse(&both)),
+        fields(&render_terse(&plain_run)) + 41
+    );
+    // Read back, each keeps its shape.
+    for (r, u) in [(&mixed, Unified::Mixed), (&both, Unified::Both)] {
+        let back = parse_fio_json(&render_json(r, true)).unwrap();
+        assert_eq!(back.jobs[0].unified(), u);
+        assert_eq!(
+            back.jobs[0].total_ios(DDIR_READ),
+            r.jobs[0].total_ios(DDIR_READ)
+        );
+    }
+}
+
+/// fio 3.33 ors a group's `unified_rw_reporting` codes: mixed with none reads MIXED on
+/// every line, both with mixed (3) reads neither way.
+#[test]
+fn group_lines_or_the_jobs_unified_codes() {
+    let lines = |a: Unified, b: Unified| {
+        let ja = synthetic_job_reported(config("a", 0, 1, LogConfig::default()), 3, 800, a);
+        let jb = synthetic_job_reported(config("b", 0, 2, LogConfig::default()), 5, 800, b);
+        let text = render_normal(&RunResult::new(Vec::new(), vec![ja, jb], Value::Null));
+        let group = text[text.find("Run status group").unwrap()..].to_string();
+        group
+            .lines()
+            .skip(1)
+            .map(|l| l.split(':').next().unwrap().trim().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lines(Unified::Mixed, Unified::None), ["MIXED", "MIXED"]);
+    assert_eq!(lines(Unified::Mixed, Unified::Mixed), ["MIXED"]);
+    assert_eq!(
+        lines(Unified::Both, Unified::Both),
+        ["READ", "WRITE", "MIXED"]
+    );
+    assert_eq!(lines(Unified::Both, Unified::Mixed), ["READ", "WRITE"]);
 }

@@ -8,7 +8,7 @@ use flashlab_engine::{
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
-    Disabled, JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult,
+    Disabled, JobResult, JobStats, JobStatsConfig, LogConfig, PercentileKinds, RunResult, Unified,
     DEFAULT_PERCENTILES,
 };
 use flashlab_workload::{
@@ -483,6 +483,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     usize::from(spec.significant_figures.clamp(1, 10)),
                     spec.unit_base_bits,
                 );
+                stats.set_unified(match spec.unified_rw_reporting {
+                    0 => Unified::None,
+                    1 => Unified::Mixed,
+                    _ => Unified::Both,
+                });
                 stats.set_disabled(Disabled {
                     lat: spec.disable_lat,
                     clat: spec.disable_clat,

@@ -325,6 +325,9 @@ pub struct JobSpec {
     pub significant_figures: u8,
     /// fio's `unit_base=1`: the normal output's bandwidths in bits (0 and 8: bytes).
     pub unit_base_bits: bool,
+    /// fio's `unified_rw_reporting`: 0 none, 1 mixed (one folded `mixed` direction in
+    /// place of read, write and trim), 2 both (the directions, then the fold).
+    pub unified_rw_reporting: u8,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -490,6 +493,7 @@ impl JobSpec {
             disable_bw: false,
             significant_figures: 4,
             unit_base_bits: false,
+            unified_rw_reporting: 0,
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

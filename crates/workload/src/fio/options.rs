@@ -830,12 +830,14 @@ static OPTIONS: &[OptionDef] = &[
         b.spec.significant_figures = parse_int(val(v)?, b.kb_base, 1, 10)? as u8;
         Ok(())
     }),
-    sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "Only none (0), which changes nothing: mixed and both (one merged \"mixed\" direction in the JSON, normal and terse outputs and a MIXED group line) are not simulated", |_, v| {
-        match val(v)? {
-            "none" | "0" => Ok(()),
-            "mixed" | "1" | "both" | "2" => Err("none or 0 (mixed and both, fio's merged \"mixed\" direction in every output, are not simulated)".into()),
-            _ => Err("one of none, mixed, both, 0, 1, 2".into()),
-        }
+    sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "mixed (1): every direction folded into one \"mixed\" direction in the JSON, normal and terse outputs, and MIXED group lines; both (2): the directions, then the fold", |b, v| {
+        b.spec.unified_rw_reporting = match val(v)? {
+            "none" | "0" => 0,
+            "mixed" | "1" => 1,
+            "both" | "2" => 2,
+            _ => return Err("one of none, mixed, both, 0, 1, 2".into()),
+        };
+        Ok(())
     }),
     acc("log_prio", &[], OptionType::Bool, "0", "Log I/O priorities (presentation)"),
     acc("allow_mounted_write", &[], OptionType::Bool, "0", "Allow writes to a mounted device (real I/O only)"),

@@ -1024,14 +1024,21 @@ fn gtod_reduce_sets_the_disables_and_disable_lat_needs_disable_slat() {
 }
 
 #[test]
-fn unified_rw_reporting_takes_only_none() {
-    assert!(parse("[j]\nunified_rw_reporting=none\n").is_ok());
-    assert!(parse("[j]\nunified_rw_reporting=0\n").is_ok());
-    for v in ["mixed", "1", "both", "2"] {
-        let e = parse(&format!("[j]\nunified_rw_reporting={v}\n")).unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(e.to_string().contains("not simulated"), "{e}");
+fn unified_rw_reporting_takes_fios_names_and_codes() {
+    for (v, code) in [
+        ("none", 0),
+        ("0", 0),
+        ("mixed", 1),
+        ("1", 1),
+        ("both", 2),
+        ("2", 2),
+    ] {
+        let f = parse(&format!("[j]\nunified_rw_reporting={v}\n")).unwrap();
+        assert_eq!(f.jobs[0].unified_rw_reporting, code, "{v}");
     }
+    let e = parse("[j]\nunified_rw_reporting=3\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.to_string().contains("none, mixed, both"), "{e}");
 }
 
 #[test]
