@@ -164,6 +164,9 @@ struct JobClone<'a> {
     /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
     /// bookkeeping (decided once, not per I/O).
     plain: bool,
+    /// `plain`, and no batches and no verify: the issue loop needs none of their tests
+    /// ([`Runner::issue_simple`]).
+    simple: bool,
     /// A rate-limited job mixing reads and writes: the direction of each I/O is chosen when
     /// it is drawn ([`rate_direction`]).
     choose_ddir: bool,
@@ -500,6 +503,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     && !spec.write_fua
                     && spec.thinktime_ns == 0;
                 let choose_ddir = rate.active && generator.mixes_directions();
+                let simple = plain && batch.is_none() && verify.is_none();
                 clones.push(JobClone {
                     spec,
                     target,
@@ -549,6 +553,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: verify.is_some(),
                     rate,
                     plain,
+                    simple,
                     choose_ddir,
                     write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
@@ -1215,6 +1220,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// [`Runner::try_issue`], inlined where a completion frees a slot: that is once per I/O.
     #[inline(always)]
     fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        if self.clones[i].simple {
+            return self.issue_simple(i, now);
+        }
         let result = self.issue_while_allowed(i, now);
         let c = &mut self.clones[i];
         if let Some(b) = c.batch.as_mut() {
@@ -1222,6 +1230,76 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             b.flush(c.stats.as_mut().filter(|_| c.measuring));
         }
         result
+    }
+
+    /// [`Runner::issue_while_allowed`] for a `simple` clone, the common case: with no rate
+    /// limit, think time, fsync, FUA, batches or verify, nothing is held back (`pending`
+    /// stays empty), the clone never thinks, and each I/O is the generator's next.
+    #[inline(always)]
+    fn issue_simple(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        loop {
+            let c = &mut self.clones[i];
+            debug_assert!(c.think == Think::Running && c.pending.is_none());
+            if c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth {
+                if c.in_flight >= c.iodepth && c.iodepth_low < c.iodepth {
+                    c.draining_to_low = true;
+                }
+                return Ok(());
+            }
+            if c.draining_to_low {
+                if c.in_flight > c.iodepth_low {
+                    return Ok(());
+                }
+                c.draining_to_low = false;
+            }
+            if c.flush_pending {
+                c.flush_pending = false;
+                self.issue(i, IoRequest::flush(), now)?;
+                continue;
+            }
+            if c.exhausted {
+                return Ok(());
+            }
+            let Some(io) = c.next_generated() else {
+                c.exhausted = true;
+                if c.spec.end_fsync && !c.end_flush_sent {
+                    c.end_flush_sent = true;
+                    c.flush_pending = true;
+                    continue;
+                }
+                return Ok(());
+            };
+            c.issued_bytes += io.len_bytes;
+            let compressible_percent = c.write_compressible_percent;
+            let data_percent = |kind| {
+                if kind == IoKind::Write {
+                    compressible_percent
+                } else {
+                    0
+                }
+            };
+            let req = IoRequest {
+                kind: io.kind,
+                offset_bytes: io.offset_bytes,
+                len_bytes: io.len_bytes,
+                fua: false,
+                compressible_percent: data_percent(io.kind),
+            };
+            let target = c.target;
+            if let Some(next) = c.draw_ahead() {
+                self.device.prefetch(
+                    target,
+                    &IoRequest {
+                        kind: next.kind,
+                        offset_bytes: next.offset_bytes,
+                        len_bytes: next.len_bytes,
+                        fua: false,
+                        compressible_percent: data_percent(next.kind),
+                    },
+                );
+            }
+            self.issue(i, req, now)?;
+        }
     }
 
     #[inline(always)]
