@@ -826,83 +826,107 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
+    /// One event. Completions, one per I/O, are tested for first and handled inline; the
+    /// other events go to [`Runner::handle_other`].
+    #[inline(always)]
     fn handle(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
-        match event {
-            Event::Complete { slot } => {
-                let io = self.in_flight[slot as usize];
-                let InFlight {
-                    clone,
-                    kind,
-                    issue_ns,
-                    accepted_ns,
-                    offset_bytes,
-                    len_bytes,
-                } = io;
-                self.free_slots[self.free_len] = slot;
-                self.free_len += 1;
-                let i = clone as usize;
-                self.device_in_flight -= 1;
-                let c = &mut self.clones[i];
-                c.in_flight -= 1;
-                if let Some(b) = c.batch.as_mut() {
-                    let ending = (c.exhausted && c.pending.is_none() && !c.flush_pending)
-                        || c.stopped
-                        || c.failed;
-                    b.completed(
-                        c.in_flight,
-                        ending,
-                        c.stats.as_mut().filter(|_| c.measuring),
-                    );
+        if let Event::Complete { slot } = event {
+            self.complete(slot, now)
+        } else {
+            self.handle_other(now, event)
+        }
+    }
+
+    /// The device finished the I/O in slot `slot` of the in-flight table.
+    #[inline(always)]
+    fn complete(&mut self, slot: u32, now: SimTime) -> Result<(), RunError> {
+        let InFlight {
+            clone,
+            kind,
+            issue_ns,
+            accepted_ns,
+            offset_bytes,
+            len_bytes,
+        } = self.in_flight[slot as usize];
+        self.free_slots[self.free_len] = slot;
+        self.free_len += 1;
+        let i = clone as usize;
+        self.device_in_flight -= 1;
+        let c = &mut self.clones[i];
+        c.in_flight -= 1;
+        if let Some(b) = c.batch.as_mut() {
+            let ending =
+                (c.exhausted && c.pending.is_none() && !c.flush_pending) || c.stopped || c.failed;
+            b.completed(
+                c.in_flight,
+                ending,
+                c.stats.as_mut().filter(|_| c.measuring),
+            );
+        }
+        if c.thinks && kind != IoKind::Flush {
+            c.think_completed += 1;
+            // fio's reap after the I/O that filled the queue waits for one
+            // completion, or down to `iodepth_low`; the check follows it (with
+            // batches, where the reap ends: `issue_more`).
+            if c.think_after_reap
+                && c.batch.is_none()
+                && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
+            {
+                c.think_after_reap = false;
+                if c.think == Think::Running {
+                    c.think = Think::Reaping;
+                    self.queue.schedule(now, Event::ThinkCheck { clone })?;
                 }
-                if c.thinks && kind != IoKind::Flush {
-                    c.think_completed += 1;
-                    // fio's reap after the I/O that filled the queue waits for one
-                    // completion, or down to `iodepth_low`; the check follows it (with
-                    // batches, where the reap ends: `issue_more`).
-                    if c.think_after_reap
-                        && c.batch.is_none()
-                        && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
-                    {
-                        c.think_after_reap = false;
-                        if c.think == Think::Running {
-                            c.think = Think::Reaping;
-                            self.queue.schedule(now, Event::ThinkCheck { clone })?;
-                        }
-                    }
-                }
-                let c = &mut self.clones[i];
-                if kind == IoKind::Flush {
-                    c.flushes += 1;
-                    if c.measuring && now <= c.deadline_ns {
-                        c.stats
-                            .as_mut()
-                            .expect("stats live until finish")
-                            .record_sync(issue_ns, now);
-                    }
-                } else if c.measuring && now <= c.deadline_ns {
-                    let ddir = kind.ddir();
-                    c.measured_bytes[ddir] += len_bytes;
-                    c.measured_ios[ddir] += 1;
-                    c.stats.as_mut().expect("stats live until finish").record(
-                        ddir,
-                        issue_ns,
-                        accepted_ns,
-                        now,
-                        len_bytes,
-                        offset_bytes,
-                    );
-                }
-                if c.watched {
-                    self.watch_completion(i, now, io);
-                }
-                self.drain_host_queue(now)?;
-                let c = &mut self.clones[i];
-                if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
-                    self.start_thinking(i, now)?;
-                }
-                self.issue_more(i, now)?;
-                self.check_finished(i, now);
             }
+        }
+        let c = &mut self.clones[i];
+        if kind == IoKind::Flush {
+            c.flushes += 1;
+            if c.measuring && now <= c.deadline_ns {
+                c.stats
+                    .as_mut()
+                    .expect("stats live until finish")
+                    .record_sync(issue_ns, now);
+            }
+        } else if c.measuring && now <= c.deadline_ns {
+            let ddir = kind.ddir();
+            c.measured_bytes[ddir] += len_bytes;
+            c.measured_ios[ddir] += 1;
+            c.stats.as_mut().expect("stats live until finish").record(
+                ddir,
+                issue_ns,
+                accepted_ns,
+                now,
+                len_bytes,
+                offset_bytes,
+            );
+        }
+        if c.watched {
+            let io = InFlight {
+                clone,
+                kind,
+                issue_ns,
+                accepted_ns,
+                offset_bytes,
+                len_bytes,
+            };
+            self.watch_completion(i, now, io);
+        }
+        self.drain_host_queue(now)?;
+        let c = &mut self.clones[i];
+        if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
+            self.start_thinking(i, now)?;
+        }
+        self.issue_more(i, now)?;
+        self.check_finished(i, now);
+        Ok(())
+    }
+
+    /// Every event but a completion.
+    #[inline(never)]
+    fn handle_other(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
+        match event {
+            Event::Complete { .. } => unreachable!("completions are handled by complete"),
             Event::Wake { clone } => {
                 let i = clone as usize;
                 let c = &mut self.clones[i];
