@@ -164,6 +164,9 @@ struct JobClone<'a> {
     /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
     /// bookkeeping (decided once, not per I/O).
     plain: bool,
+    /// `plain`, and no batches and no verify: the issue loop needs none of their tests
+    /// ([`Runner::issue_simple`]).
+    simple: bool,
     /// A rate-limited job mixing reads and writes: the direction of each I/O is chosen when
     /// it is drawn ([`rate_direction`]).
     choose_ddir: bool,
@@ -505,6 +508,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     && !spec.write_fua
                     && spec.thinktime_ns == 0;
                 let choose_ddir = rate.active && generator.mixes_directions();
+                let simple = plain && batch.is_none() && verify.is_none();
                 clones.push(JobClone {
                     spec,
                     target,
@@ -554,6 +558,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: verify.is_some(),
                     rate,
                     plain,
+                    simple,
                     choose_ddir,
                     write_compressible_percent: spec.compressible_percent,
                     issued_bytes: 0,
@@ -826,83 +831,107 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         Ok(())
     }
 
+    /// One event. Completions, one per I/O, are tested for first and handled inline; the
+    /// other events go to [`Runner::handle_other`].
+    #[inline(always)]
     fn handle(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
-        match event {
-            Event::Complete { slot } => {
-                let io = self.in_flight[slot as usize];
-                let InFlight {
-                    clone,
-                    kind,
-                    issue_ns,
-                    accepted_ns,
-                    offset_bytes,
-                    len_bytes,
-                } = io;
-                self.free_slots[self.free_len] = slot;
-                self.free_len += 1;
-                let i = clone as usize;
-                self.device_in_flight -= 1;
-                let c = &mut self.clones[i];
-                c.in_flight -= 1;
-                if let Some(b) = c.batch.as_mut() {
-                    let ending = (c.exhausted && c.pending.is_none() && !c.flush_pending)
-                        || c.stopped
-                        || c.failed;
-                    b.completed(
-                        c.in_flight,
-                        ending,
-                        c.stats.as_mut().filter(|_| c.measuring),
-                    );
+        if let Event::Complete { slot } = event {
+            self.complete(slot, now)
+        } else {
+            self.handle_other(now, event)
+        }
+    }
+
+    /// The device finished the I/O in slot `slot` of the in-flight table.
+    #[inline(always)]
+    fn complete(&mut self, slot: u32, now: SimTime) -> Result<(), RunError> {
+        let InFlight {
+            clone,
+            kind,
+            issue_ns,
+            accepted_ns,
+            offset_bytes,
+            len_bytes,
+        } = self.in_flight[slot as usize];
+        self.free_slots[self.free_len] = slot;
+        self.free_len += 1;
+        let i = clone as usize;
+        self.device_in_flight -= 1;
+        let c = &mut self.clones[i];
+        c.in_flight -= 1;
+        if let Some(b) = c.batch.as_mut() {
+            let ending =
+                (c.exhausted && c.pending.is_none() && !c.flush_pending) || c.stopped || c.failed;
+            b.completed(
+                c.in_flight,
+                ending,
+                c.stats.as_mut().filter(|_| c.measuring),
+            );
+        }
+        if c.thinks && kind != IoKind::Flush {
+            c.think_completed += 1;
+            // fio's reap after the I/O that filled the queue waits for one
+            // completion, or down to `iodepth_low`; the check follows it (with
+            // batches, where the reap ends: `issue_more`).
+            if c.think_after_reap
+                && c.batch.is_none()
+                && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
+            {
+                c.think_after_reap = false;
+                if c.think == Think::Running {
+                    c.think = Think::Reaping;
+                    self.queue.schedule(now, Event::ThinkCheck { clone })?;
                 }
-                if c.thinks && kind != IoKind::Flush {
-                    c.think_completed += 1;
-                    // fio's reap after the I/O that filled the queue waits for one
-                    // completion, or down to `iodepth_low`; the check follows it (with
-                    // batches, where the reap ends: `issue_more`).
-                    if c.think_after_reap
-                        && c.batch.is_none()
-                        && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
-                    {
-                        c.think_after_reap = false;
-                        if c.think == Think::Running {
-                            c.think = Think::Reaping;
-                            self.queue.schedule(now, Event::ThinkCheck { clone })?;
-                        }
-                    }
-                }
-                let c = &mut self.clones[i];
-                if kind == IoKind::Flush {
-                    c.flushes += 1;
-                    if c.measuring && now <= c.deadline_ns {
-                        c.stats
-                            .as_mut()
-                            .expect("stats live until finish")
-                            .record_sync(issue_ns, now);
-                    }
-                } else if c.measuring && now <= c.deadline_ns {
-                    let ddir = kind.ddir();
-                    c.measured_bytes[ddir] += len_bytes;
-                    c.measured_ios[ddir] += 1;
-                    c.stats.as_mut().expect("stats live until finish").record(
-                        ddir,
-                        issue_ns,
-                        accepted_ns,
-                        now,
-                        len_bytes,
-                        offset_bytes,
-                    );
-                }
-                if c.watched {
-                    self.watch_completion(i, now, io);
-                }
-                self.drain_host_queue(now)?;
-                let c = &mut self.clones[i];
-                if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
-                    self.start_thinking(i, now)?;
-                }
-                self.issue_more(i, now)?;
-                self.check_finished(i, now);
             }
+        }
+        let c = &mut self.clones[i];
+        if kind == IoKind::Flush {
+            c.flushes += 1;
+            if c.measuring && now <= c.deadline_ns {
+                c.stats
+                    .as_mut()
+                    .expect("stats live until finish")
+                    .record_sync(issue_ns, now);
+            }
+        } else if c.measuring && now <= c.deadline_ns {
+            let ddir = kind.ddir();
+            c.measured_bytes[ddir] += len_bytes;
+            c.measured_ios[ddir] += 1;
+            c.stats.as_mut().expect("stats live until finish").record(
+                ddir,
+                issue_ns,
+                accepted_ns,
+                now,
+                len_bytes,
+                offset_bytes,
+            );
+        }
+        if c.watched {
+            let io = InFlight {
+                clone,
+                kind,
+                issue_ns,
+                accepted_ns,
+                offset_bytes,
+                len_bytes,
+            };
+            self.watch_completion(i, now, io);
+        }
+        self.drain_host_queue(now)?;
+        let c = &mut self.clones[i];
+        if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
+            self.start_thinking(i, now)?;
+        }
+        self.issue_more(i, now)?;
+        self.check_finished(i, now);
+        Ok(())
+    }
+
+    /// Every event but a completion.
+    #[inline(never)]
+    fn handle_other(&mut self, now: SimTime, event: Event) -> Result<(), RunError> {
+        match event {
+            Event::Complete { .. } => unreachable!("completions are handled by complete"),
             Event::Wake { clone } => {
                 let i = clone as usize;
                 let c = &mut self.clones[i];
@@ -1220,6 +1249,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// [`Runner::try_issue`], inlined where a completion frees a slot: that is once per I/O.
     #[inline(always)]
     fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        if self.clones[i].simple {
+            return self.issue_simple(i, now);
+        }
         let result = self.issue_while_allowed(i, now);
         let c = &mut self.clones[i];
         if let Some(b) = c.batch.as_mut() {
@@ -1227,6 +1259,76 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             b.flush(c.stats.as_mut().filter(|_| c.measuring));
         }
         result
+    }
+
+    /// [`Runner::issue_while_allowed`] for a `simple` clone, the common case: with no rate
+    /// limit, think time, fsync, FUA, batches or verify, nothing is held back (`pending`
+    /// stays empty), the clone never thinks, and each I/O is the generator's next.
+    #[inline(always)]
+    fn issue_simple(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        loop {
+            let c = &mut self.clones[i];
+            debug_assert!(c.think == Think::Running && c.pending.is_none());
+            if c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth {
+                if c.in_flight >= c.iodepth && c.iodepth_low < c.iodepth {
+                    c.draining_to_low = true;
+                }
+                return Ok(());
+            }
+            if c.draining_to_low {
+                if c.in_flight > c.iodepth_low {
+                    return Ok(());
+                }
+                c.draining_to_low = false;
+            }
+            if c.flush_pending {
+                c.flush_pending = false;
+                self.issue(i, IoRequest::flush(), now)?;
+                continue;
+            }
+            if c.exhausted {
+                return Ok(());
+            }
+            let Some(io) = c.next_generated() else {
+                c.exhausted = true;
+                if c.spec.end_fsync && !c.end_flush_sent {
+                    c.end_flush_sent = true;
+                    c.flush_pending = true;
+                    continue;
+                }
+                return Ok(());
+            };
+            c.issued_bytes += io.len_bytes;
+            let compressible_percent = c.write_compressible_percent;
+            let data_percent = |kind| {
+                if kind == IoKind::Write {
+                    compressible_percent
+                } else {
+                    0
+                }
+            };
+            let req = IoRequest {
+                kind: io.kind,
+                offset_bytes: io.offset_bytes,
+                len_bytes: io.len_bytes,
+                fua: false,
+                compressible_percent: data_percent(io.kind),
+            };
+            let target = c.target;
+            if let Some(next) = c.draw_ahead() {
+                self.device.prefetch(
+                    target,
+                    &IoRequest {
+                        kind: next.kind,
+                        offset_bytes: next.offset_bytes,
+                        len_bytes: next.len_bytes,
+                        fua: false,
+                        compressible_percent: data_percent(next.kind),
+                    },
+                );
+            }
+            self.issue(i, req, now)?;
+        }
     }
 
     #[inline(always)]
