@@ -167,3 +167,80 @@ fn unified_rw_reporting_prints_fios_mixed_direction() {
     assert_eq!(terse("mixed"), 80);
     assert_eq!(terse("both"), 162);
 }
+
+#[test]
+fn a_reporting_group_whose_lat_percentiles_change_is_refused_as_fio_refuses_it() {
+    // fio 3.33 (null engine): a group_reporting job whose lat_percentiles differs from the
+    // job before it in its group stops the run ("fio: lat_percentiles in job: b differs
+    // from group"); a job without group_reporting, or one opening a new group, is not
+    // checked, and slat_percentiles is not compared.
+    let common = ["--rw=randread", "--size=1m", "--number_ios=10"];
+    let run = |jobs: &[&str]| {
+        let mut a = common.to_vec();
+        a.extend_from_slice(jobs);
+        fio(&a)
+    };
+    let refused = [
+        vec![
+            "--group_reporting",
+            "--name=a",
+            "--lat_percentiles=1",
+            "--name=b",
+        ],
+        vec![
+            "--name=a",
+            "--name=b",
+            "--group_reporting",
+            "--lat_percentiles=1",
+        ],
+        vec![
+            "--name=a",
+            "--lat_percentiles=1",
+            "--name=b",
+            "--name=c",
+            "--group_reporting",
+            "--lat_percentiles=1",
+        ],
+    ];
+    for jobs in &refused {
+        let o = run(jobs);
+        assert_eq!(o.status.code(), Some(2), "{jobs:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("lat_percentiles") && e.contains("reporting group"),
+            "{e}"
+        );
+    }
+    assert!(stderr(&run(&refused[2])).contains("job 'c'"));
+    let accepted = [
+        vec![
+            "--name=a",
+            "--group_reporting",
+            "--lat_percentiles=1",
+            "--name=b",
+        ],
+        vec![
+            "--group_reporting",
+            "--name=a",
+            "--lat_percentiles=1",
+            "--name=b",
+            "--stonewall",
+        ],
+        vec![
+            "--group_reporting",
+            "--name=a",
+            "--slat_percentiles=1",
+            "--name=b",
+        ],
+        vec![
+            "--group_reporting",
+            "--lat_percentiles=1",
+            "--numjobs=2",
+            "--name=a",
+        ],
+    ];
+    for jobs in &accepted {
+        let o = run(jobs);
+        assert!(o.status.success(), "{jobs:?}: {}", stderr(&o));
+    }
+}

@@ -196,6 +196,14 @@ pub enum RunError {
         job: String,
         why: String,
     },
+    /// A job joins a reporting group in a way fio refuses.
+    #[error("{}: job '{job}': {why}", place(file, *line))]
+    ReportGroup {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends", place(file, *line))]
     Unbounded {
         file: String,
@@ -400,6 +408,7 @@ impl RunError {
                 | RunError::SteadyState { .. }
                 | RunError::Iolog { .. }
                 | RunError::Verify { .. }
+                | RunError::ReportGroup { .. }
                 | RunError::BadScale { .. }
                 | RunError::TimeOverflow { .. }
         )

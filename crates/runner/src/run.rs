@@ -441,6 +441,24 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 groupid += 1;
                 group_members = 0;
             }
+            // fio 3.33 refuses a group_reporting job whose lat_percentiles differs from the
+            // job before it in its group ("lat_percentiles in job: b differs from group"):
+            // one group reports one kind of latency percentiles.
+            if spec.group_reporting && group_members > 0 {
+                let prev = &file.jobs[spec_index - 1];
+                if prev.lat_percentiles != spec.lat_percentiles {
+                    return Err(RunError::ReportGroup {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.name.clone(),
+                        why: format!(
+                            "lat_percentiles={} differs from job '{}' before it in its reporting group (group_reporting): fio refuses such a group; give both the same lat_percentiles, or start a new group (new_group or stonewall)",
+                            u8::from(spec.lat_percentiles),
+                            prev.name
+                        ),
+                    });
+                }
+            }
             if phases.is_empty() || (spec.stonewall && !clones.is_empty()) {
                 phases.push((clones.len(), clones.len()));
                 phase_names.push(String::new());
