@@ -52,6 +52,10 @@ pub enum OptionType {
     Distribution,
     /// Colon-separated decimals.
     FloatList,
+    /// CPU numbers and `low-high` ranges separated by commas (fio's `cpus_allowed`).
+    CpuList,
+    /// A non-zero bit mask of CPUs (fio's `cpumask`).
+    CpuMask,
 }
 
 impl OptionType {
@@ -80,6 +84,10 @@ impl OptionType {
                 "random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...".into()
             }
             OptionType::FloatList => "decimals separated by ':'".into(),
+            OptionType::CpuList => {
+                "CPU numbers and ranges separated by commas (e.g. 0,5,8-15)".into()
+            }
+            OptionType::CpuMask => "a non-zero CPU bit mask (e.g. 34 or 0x22)".into(),
         }
     }
 }
@@ -891,9 +899,9 @@ static OPTIONS: &[OptionDef] = &[
     not("zonerange", &[], "Zone range"),
     not("zoneskip", &[], "Zone skip"),
     not("max_open_zones", &[], "Open zone limit"),
-    not("cpus_allowed", &[], "CPU affinity"),
-    not("cpumask", &[], "CPU affinity mask"),
-    not("cpus_allowed_policy", &[], "CPU affinity policy"),
+    acc("cpus_allowed", &[], OptionType::CpuList, "", "CPU affinity (real I/O only: the simulation runs on no host CPU, so any CPU numbers are taken)"),
+    acc("cpumask", &[], OptionType::CpuMask, "", "CPU affinity mask (real I/O only)"),
+    acc("cpus_allowed_policy", &[], OptionType::Enum(&["shared", "split"]), "shared", "How jobs share the cpus_allowed CPUs (real I/O only)"),
     not("read_iolog", &[], "Replay an I/O log (replay one with `flashlab replay LOG --format fio-iolog`)"),
     not("replay_no_stall", &[], "Replay timing"),
     not("exec_prerun", &[], "Run a command before the job"),
@@ -1095,8 +1103,28 @@ pub(crate) fn validate(def: &OptionDef, value: &str, kb_base: u64) -> Result<(),
                 Err(expected())
             }
         }
+        OptionType::CpuList => cpu_list_ok(value).then_some(()).ok_or_else(expected),
+        OptionType::CpuMask => match parse_int(value, kb_base, 1, u64::MAX) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(expected()),
+        },
         _ => Ok(()),
     }
+}
+
+/// Whether `value` is a CPU list: numbers and `low-high` ranges (low at most high, so no
+/// range is empty, which fio refuses when it sets the affinity) separated by commas.
+fn cpu_list_ok(value: &str) -> bool {
+    let number = |t: &str| -> Option<u64> {
+        let t = t.trim();
+        (!t.is_empty() && t.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| t.parse().ok())
+            .flatten()
+    };
+    value.split(',').all(|item| match item.split_once('-') {
+        Some((lo, hi)) => matches!((number(lo), number(hi)), (Some(l), Some(h)) if l <= h),
+        None => number(item).is_some(),
+    })
 }
 
 #[cfg(test)]

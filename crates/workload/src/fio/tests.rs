@@ -372,7 +372,8 @@ fn option_table_lists_classes() {
         ("bs", OptionClass::Simulated),
         ("ioengine", OptionClass::Accepted),
         ("zonemode", OptionClass::NotSimulated),
-        ("cpus_allowed", OptionClass::NotSimulated),
+        ("cpus_allowed", OptionClass::Accepted),
+        ("continue_on_error", OptionClass::NotSimulated),
         ("buffer_compress_percentage", OptionClass::Simulated),
         ("zero_buffers", OptionClass::Simulated),
         ("buffer_pattern", OptionClass::Simulated),
@@ -1053,4 +1054,35 @@ fn significant_figures_and_unit_base_parse() {
     assert_eq!(e.line, 2);
     assert!(e.to_string().contains("significant_figures"), "{e}");
     assert!(parse("[j]\nunit_base=2\n").is_err());
+}
+
+#[test]
+fn cpu_affinity_is_accepted_when_it_names_cpus() {
+    // Host CPU placement changes no simulated I/O: any CPU numbers are taken (fio checks
+    // them against the host's), an empty set is not (fio fails to set it).
+    for ok in [
+        "cpus_allowed=0",
+        "cpus_allowed=0,5,8-15",
+        "cpus_allowed=128-255",
+        "cpumask=34",
+        "cpumask=0x22",
+        "cpus_allowed_policy=split",
+    ] {
+        assert!(parse(&format!("[j]\n{ok}\n")).is_ok(), "{ok}");
+    }
+    for bad in [
+        "cpus_allowed=abc",
+        "cpus_allowed=3-1",
+        "cpus_allowed=1,,2",
+        "cpus_allowed=",
+        "cpumask=0",
+        "cpus_allowed_policy=spread",
+    ] {
+        let e = parse(&format!("[j]\n{bad}\n")).unwrap_err();
+        assert_eq!(e.line, 2, "{bad}");
+        assert!(
+            matches!(e.kind, ParseErrorKind::InvalidValue { .. }),
+            "{bad}: {e}"
+        );
+    }
 }
