@@ -231,6 +231,56 @@ impl JobClone<'_> {
             .start_measuring(now);
     }
 
+    /// Whether the clone stops issuing for now at the queue-depth gate: `blocked` (ended,
+    /// not running, or the queue full) marks a full queue for draining down to
+    /// `iodepth_low`, and a draining queue waits until it is there.
+    #[inline(always)]
+    fn held_by_depth(&mut self, blocked: bool) -> bool {
+        if blocked {
+            if self.in_flight >= self.iodepth && self.iodepth_low < self.iodepth {
+                self.draining_to_low = true;
+            }
+            return true;
+        }
+        if self.draining_to_low {
+            if self.in_flight > self.iodepth_low {
+                return true;
+            }
+            self.draining_to_low = false;
+        }
+        false
+    }
+
+    /// The generator has nothing more: whether the job's closing fsync is still to go
+    /// (`end_fsync`), which the caller then issues.
+    #[inline(always)]
+    fn exhaust(&mut self) -> bool {
+        self.exhausted = true;
+        if self.spec.end_fsync && !self.end_flush_sent {
+            self.end_flush_sent = true;
+            self.flush_pending = true;
+            return true;
+        }
+        false
+    }
+
+    /// The device request for `io`, with `fua`, carrying the job's compressible share when
+    /// it writes.
+    #[inline(always)]
+    fn request(&self, io: &GeneratedIo, fua: bool) -> IoRequest {
+        IoRequest {
+            kind: io.kind,
+            offset_bytes: io.offset_bytes,
+            len_bytes: io.len_bytes,
+            fua,
+            compressible_percent: if io.kind == IoKind::Write {
+                self.write_compressible_percent
+            } else {
+                0
+            },
+        }
+    }
+
     /// The generator's next I/O (the one drawn ahead, if any). The sequence is the
     /// generator's own: drawing ahead changes only when it is asked.
     #[inline]
@@ -863,6 +913,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// The device finished the I/O in slot `slot` of the in-flight table.
     #[inline(always)]
     fn complete(&mut self, slot: u32, now: SimTime) -> Result<(), RunError> {
+        let io = self.in_flight[slot as usize];
         let InFlight {
             clone,
             kind,
@@ -870,7 +921,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             accepted_ns,
             offset_bytes,
             len_bytes,
-        } = self.in_flight[slot as usize];
+        } = io;
         self.free_slots[self.free_len] = slot;
         self.free_len += 1;
         let i = clone as usize;
@@ -925,14 +976,6 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             );
         }
         if c.watched {
-            let io = InFlight {
-                clone,
-                kind,
-                issue_ns,
-                accepted_ns,
-                offset_bytes,
-                len_bytes,
-            };
             self.watch_completion(i, now, io);
         }
         self.drain_host_queue(now)?;
@@ -1287,17 +1330,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         loop {
             let c = &mut self.clones[i];
             debug_assert!(c.think == Think::Running && c.pending.is_none());
-            if c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth {
-                if c.in_flight >= c.iodepth && c.iodepth_low < c.iodepth {
-                    c.draining_to_low = true;
-                }
+            let blocked = c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth;
+            if c.held_by_depth(blocked) {
                 return Ok(());
-            }
-            if c.draining_to_low {
-                if c.in_flight > c.iodepth_low {
-                    return Ok(());
-                }
-                c.draining_to_low = false;
             }
             if c.flush_pending {
                 c.flush_pending = false;
@@ -1308,44 +1343,28 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 return Ok(());
             }
             let Some(io) = c.next_generated() else {
-                c.exhausted = true;
-                if c.spec.end_fsync && !c.end_flush_sent {
-                    c.end_flush_sent = true;
-                    c.flush_pending = true;
+                if c.exhaust() {
                     continue;
                 }
                 return Ok(());
             };
             c.issued_bytes += io.len_bytes;
-            let compressible_percent = c.write_compressible_percent;
-            let data_percent = |kind| {
-                if kind == IoKind::Write {
-                    compressible_percent
-                } else {
-                    0
-                }
-            };
-            let req = IoRequest {
-                kind: io.kind,
-                offset_bytes: io.offset_bytes,
-                len_bytes: io.len_bytes,
-                fua: false,
-                compressible_percent: data_percent(io.kind),
-            };
-            let target = c.target;
-            if let Some(next) = c.draw_ahead() {
-                self.device.prefetch(
-                    target,
-                    &IoRequest {
-                        kind: next.kind,
-                        offset_bytes: next.offset_bytes,
-                        len_bytes: next.len_bytes,
-                        fua: false,
-                        compressible_percent: data_percent(next.kind),
-                    },
-                );
-            }
+            let req = c.request(&io, false);
+            self.prefetch_next(i);
             self.issue(i, req, now)?;
+        }
+    }
+
+    /// Tell the device where clone `i`'s next I/O will go (a hint: it may start loading
+    /// that I/O's map entry).
+    #[inline(always)]
+    fn prefetch_next(&mut self, i: usize) {
+        let c = &mut self.clones[i];
+        let target = c.target;
+        if let Some(next) = c.draw_ahead() {
+            let next = *next;
+            let req = c.request(&next, false);
+            self.device.prefetch(target, &req);
         }
     }
 
@@ -1371,22 +1390,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     }
                     Gate::Issue | Gate::Reaped => {}
                 }
-            } else if c.finished
-                || c.stopped
-                || c.failed
-                || c.think != Think::Running
-                || c.in_flight >= c.iodepth
-            {
-                if c.in_flight >= c.iodepth && c.iodepth_low < c.iodepth {
-                    c.draining_to_low = true;
-                }
+            } else if c.held_by_depth(
+                c.finished
+                    || c.stopped
+                    || c.failed
+                    || c.think != Think::Running
+                    || c.in_flight >= c.iodepth,
+            ) {
                 return Ok(());
-            }
-            if c.draining_to_low {
-                if c.in_flight > c.iodepth_low {
-                    return Ok(());
-                }
-                c.draining_to_low = false;
             }
             if c.flush_pending {
                 c.flush_pending = false;
@@ -1425,15 +1436,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     };
                     match drawn {
                         Some(io) => io,
-                        None => {
-                            c.exhausted = true;
-                            if c.spec.end_fsync && !c.end_flush_sent {
-                                c.end_flush_sent = true;
-                                c.flush_pending = true;
-                                continue;
-                            }
-                            return Ok(());
-                        }
+                        None if c.exhaust() => continue,
+                        None => return Ok(()),
                     }
                 }
             };
@@ -1474,35 +1478,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             c.issued_bytes += io.len_bytes;
-            let compressible_percent = c.write_compressible_percent;
-            let data_percent = |kind| {
-                if kind == IoKind::Write {
-                    compressible_percent
-                } else {
-                    0
-                }
-            };
-            let req = IoRequest {
-                kind: io.kind,
-                offset_bytes: io.offset_bytes,
-                len_bytes: io.len_bytes,
-                fua,
-                compressible_percent: data_percent(io.kind),
-            };
-            let target = c.target;
+            let req = c.request(&io, fua);
             // A clone choosing directions at issue time draws nothing ahead (the prefetch
             // is only a hint to the device).
-            if let Some(next) = (!c.choose_ddir).then(|| c.draw_ahead()).flatten() {
-                self.device.prefetch(
-                    target,
-                    &IoRequest {
-                        kind: next.kind,
-                        offset_bytes: next.offset_bytes,
-                        len_bytes: next.len_bytes,
-                        fua: false,
-                        compressible_percent: data_percent(next.kind),
-                    },
-                );
+            if !c.choose_ddir {
+                self.prefetch_next(i);
             }
             self.issue(i, req, now)?;
             let c = &mut self.clones[i];
