@@ -1,0 +1,401 @@
+//! Building a run: the job file's jobs as clones, in phases (stonewall) and reporting groups,
+//! each with its generator, statistics, checks and logs, before any I/O.
+
+use super::*;
+
+impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
+    pub(super) fn new(
+        file: &'a JobFile,
+        device: &'d mut T,
+        options: &'a RunOptions,
+        plan: &'a ScalePlan,
+    ) -> Result<Self, RunError> {
+        let block_bytes = device.logical_block_bytes();
+        let job_seeds = SeedTree::new(options.seed).child("job");
+        let mut clones = Vec::new();
+        let mut phases: Vec<(usize, usize)> = Vec::new();
+        let mut phase_names: Vec<String> = Vec::new();
+        let mut groupid = 0u32;
+        let mut group_members = 0u32;
+        for (spec_index, spec) in file.jobs.iter().enumerate() {
+            if spec.time_based && spec.runtime_ns.is_none() {
+                return Err(RunError::Unbounded {
+                    file: job_place(file, spec),
+                    line: job_line(spec),
+                    job: spec.name.clone(),
+                });
+            }
+            // fio: stonewall and new_group open a new reporting group unless the current
+            // one is still empty; stonewall also waits for every earlier job.
+            if (spec.stonewall || spec.new_group) && group_members > 0 {
+                groupid += 1;
+                group_members = 0;
+            }
+            // fio 3.33 refuses a group_reporting job whose lat_percentiles differs from the
+            // job before it in its group ("lat_percentiles in job: b differs from group"):
+            // one group reports one kind of latency percentiles.
+            if spec.group_reporting && group_members > 0 {
+                let prev = &file.jobs[spec_index - 1];
+                if prev.lat_percentiles != spec.lat_percentiles {
+                    return Err(RunError::ReportGroup {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.name.clone(),
+                        why: format!(
+                            "lat_percentiles={} differs from job '{}' before it in its reporting group (group_reporting): fio refuses such a group; give both the same lat_percentiles, or start a new group (new_group or stonewall)",
+                            u8::from(spec.lat_percentiles),
+                            prev.name
+                        ),
+                    });
+                }
+            }
+            if phases.is_empty() || (spec.stonewall && !clones.is_empty()) {
+                phases.push((clones.len(), clones.len()));
+                phase_names.push(String::new());
+            }
+            let names = phase_names.last_mut().expect("a phase was pushed above");
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(&spec.name);
+            let target =
+                device
+                    .resolve(spec.filename.as_deref())
+                    .map_err(|valid| RunError::Target {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.name.clone(),
+                        filename: spec.filename.clone().unwrap_or_default(),
+                        valid,
+                    })?;
+            let capacity_bytes = device.capacity_bytes(target);
+            for clone_index in 0..spec.numjobs.max(1) {
+                let job_index = clones.len() as u32 + 1;
+                let seeds = job_seeds.index(job_index as u64);
+                let generator =
+                    IoGenerator::new(spec, clone_index, capacity_bytes, block_bytes, seeds)
+                        .map_err(|error| RunError::Job {
+                            file: job_place(file, spec),
+                            line: job_line(spec),
+                            job: spec.name.clone(),
+                            error,
+                        })?;
+                let verify = Verify::new(spec, &generator)
+                    .map_err(|why| RunError::Verify {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.name.clone(),
+                        why: format!("verify with {why} is not simulated"),
+                    })?
+                    .map(Box::new);
+                let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
+                stats.set_iodepth(spec.iodepth.max(1));
+                stats.set_presentation(
+                    usize::from(spec.significant_figures.clamp(1, 10)),
+                    spec.unit_base_bits,
+                );
+                stats.set_unified(match spec.unified_rw_reporting {
+                    0 => Unified::None,
+                    1 => Unified::Mixed,
+                    _ => Unified::Both,
+                });
+                stats.set_disabled(Disabled {
+                    lat: spec.disable_lat,
+                    clat: spec.disable_clat,
+                    slat: spec.disable_slat,
+                    bw: spec.disable_bw,
+                });
+                let batch = Batch::new(spec);
+                if batch.is_some() {
+                    stats.set_batched();
+                }
+                let rate = RateState::new(spec, seeds);
+                let plain = !rate.active
+                    && spec.fsync_every == 0
+                    && spec.fdatasync_every == 0
+                    && !spec.write_fua
+                    && spec.thinktime_ns == 0;
+                let choose_ddir = rate.active && generator.mixes_directions();
+                let simple = plain && batch.is_none() && verify.is_none();
+                clones.push(JobClone {
+                    spec,
+                    target,
+                    spec_index,
+                    job_index,
+                    groupid,
+                    phase: phases.len() - 1,
+                    generator,
+                    stats: Some(stats),
+                    result: None,
+                    iodepth: spec.iodepth.max(1),
+                    // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
+                    iodepth_low: spec
+                        .iodepth_low
+                        .filter(|&low| low > 0)
+                        .unwrap_or(spec.iodepth)
+                        .min(spec.iodepth),
+                    draining_to_low: false,
+                    batch,
+                    in_flight: 0,
+                    start_ns: 0,
+                    deadline_ns: SimTime::MAX,
+                    measuring: false,
+                    measure_start_ns: 0,
+                    end_ns: 0,
+                    pending: None,
+                    lookahead: None,
+                    generator_done: false,
+                    exhausted: false,
+                    stopped: false,
+                    failed: false,
+                    io_error: None,
+                    finished: false,
+                    wake_at: None,
+                    think: Think::Running,
+                    thinks: spec.thinktime_ns > 0,
+                    think_issued: 0,
+                    think_completed: 0,
+                    think_last_blocks: 0,
+                    think_last_ns: 0,
+                    think_after_reap: false,
+                    think_ddir: 0,
+                    writes_since_flush: 0,
+                    writes_since_datasync: 0,
+                    flush_pending: false,
+                    // A verifying job flushes at the end of each loop's writes instead.
+                    end_flush_sent: verify.is_some(),
+                    rate,
+                    plain,
+                    simple,
+                    choose_ddir,
+                    write_compressible_percent: spec.compressible_percent,
+                    issued_bytes: 0,
+                    done_ios: [0; 3],
+                    done_bytes: [0; 3],
+                    steady: None,
+                    lat_target: None,
+                    min_rate: None,
+                    watched: false,
+                    iolog: spec.write_iolog.as_ref().map(|path| {
+                        let default_name = format!("{}.{clone_index}.0", spec.name);
+                        IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
+                    }),
+                    measured_bytes: [0; 3],
+                    measured_ios: [0; 3],
+                    flushes: 0,
+                    waitees: Vec::new(),
+                    waiting: false,
+                    verify,
+                });
+                group_members += 1;
+            }
+            phases.last_mut().expect("a phase was pushed above").1 = clones.len();
+        }
+        // fio's wait_for: a job starts only once every clone of the named earlier job has
+        // exited (`waitee_running`); the parser has checked that such a job comes first.
+        let mut has_waiters = false;
+        for w in 0..clones.len() {
+            let Some(name) = clones[w].spec.wait_for.as_deref() else {
+                continue;
+            };
+            let phase = clones[w].phase;
+            let waitees: Vec<usize> = (0..w)
+                .filter(|&j| clones[j].phase == phase && clones[j].spec.name == name)
+                .filter(|&j| clones[j].spec_index != clones[w].spec_index)
+                .collect();
+            has_waiters |= !waitees.is_empty();
+            clones[w].waiting = !waitees.is_empty();
+            clones[w].waitees = waitees;
+        }
+        // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
+        // adds one. Sizing the host queue for all of them means it never reallocates.
+        let trackers = steady_trackers(file, &mut clones, plan)?;
+        check_iologs(file, &clones, plan)?;
+        let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
+        let device_limit = device.queue_depth_limit().max(1);
+        let slots = host_capacity.min(device_limit as usize);
+        let phase_count = phases.len();
+        Ok(Self {
+            file,
+            device,
+            options,
+            plan,
+            queue: EventQueue::with_limit(options.limits.max_queued_events),
+            in_flight: vec![
+                InFlight {
+                    clone: 0,
+                    kind: IoKind::Read,
+                    issue_ns: 0,
+                    accepted_ns: 0,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                };
+                slots
+            ]
+            .into_boxed_slice(),
+            free_slots: (0..slots as u32).rev().collect(),
+            free_len: slots,
+            host_queue: VecDeque::with_capacity(host_capacity),
+            device_in_flight: 0,
+            device_limit,
+            clones,
+            phases,
+            phase_start_ns: vec![0; phase_count],
+            phase_names,
+            current_phase: 0,
+            phase_left: 0,
+            all_done: false,
+            trackers,
+            exit_all: false,
+            exiting: false,
+            has_waiters,
+            ready: Vec::new(),
+        })
+    }
+}
+
+/// Every clone writing an iolog writes its own file, and only a drive simulated whole: a
+/// slice's offsets and times are not the drive's.
+fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result<(), RunError> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for c in clones {
+        let Some(path) = c.spec.write_iolog.as_deref() else {
+            continue;
+        };
+        let bad = |why: String| RunError::Iolog {
+            file: job_place(file, c.spec),
+            line: job_line(c.spec),
+            job: c.spec.name.clone(),
+            why,
+        };
+        if !plan.scale.is_full() {
+            return Err(bad(format!(
+                "write_iolog={path} records I/Os, but the drive runs as a slice (its offsets and times are not the drive's); valid: the drive at full scale (--set sim.scale=1)"
+            )));
+        }
+        if let Some((_, other)) = seen.iter().find(|(p, _)| *p == path) {
+            return Err(bad(format!(
+                "write_iolog={path} is also written by job '{other}' (or another clone of this job: numjobs); valid: a file of its own for each job, and numjobs=1"
+            )));
+        }
+        seen.push((path, &c.spec.name));
+    }
+    Ok(())
+}
+
+/// Where a job was defined, for messages: its own origin (a command-line argument, a file of
+/// a command line) or the job file's path, with `job_line` as the line (0 with an origin).
+fn job_place(file: &JobFile, spec: &JobSpec) -> String {
+    spec.origin.clone().unwrap_or_else(|| file.path.clone())
+}
+
+fn job_line(spec: &JobSpec) -> usize {
+    if spec.origin.is_some() {
+        0
+    } else {
+        spec.line
+    }
+}
+
+/// Most one-second samples the steady-state windows of a run keep (16 bytes each).
+const MAX_STEADY_SAMPLES: u64 = 1 << 22;
+
+/// The steady-state detections the jobs ask for: one per clone, or one per reporting group
+/// for clones that report as a group (fio requires their options to agree).
+fn steady_trackers(
+    file: &JobFile,
+    clones: &mut [JobClone],
+    plan: &ScalePlan,
+) -> Result<Vec<SteadyTracker>, RunError> {
+    let mut trackers: Vec<SteadyTracker> = Vec::new();
+    let mut window_samples = 0u64;
+    // The reporting group being gathered: its id, its first clone, and its tracker if the
+    // detection is on.
+    let mut group: Option<(u32, usize, Option<usize>)> = None;
+    for i in 0..clones.len() {
+        let c = &clones[i];
+        let ss = c.spec.steadystate;
+        let bad = |why: String| RunError::SteadyState {
+            file: job_place(file, c.spec),
+            line: job_line(c.spec),
+            job: c.spec.name.clone(),
+            why,
+        };
+        let in_group = c.spec.group_reporting;
+        match group {
+            Some((gid, first, tracker)) if in_group && gid == c.groupid => {
+                let first = &clones[first].spec;
+                if first.steadystate != ss {
+                    return Err(bad(format!(
+                        "steadystate options must be the same for every job of a reporting group (group {gid} has those of job '{}')",
+                        first.name
+                    )));
+                }
+                if let Some(t) = tracker {
+                    trackers[t].members.push(i);
+                    clones[i].steady = Some(t as u32);
+                }
+                continue;
+            }
+            _ => group = None,
+        }
+        let tracker = if ss.enabled() {
+            window_samples += u64::from(ss.duration_s);
+            if window_samples > MAX_STEADY_SAMPLES {
+                return Err(bad(format!(
+                    "the steady-state windows of the run's clones hold more than {MAX_STEADY_SAMPLES} one-second samples ({} MiB); valid: a shorter steadystate_duration, fewer clones, or group_reporting (one window per group)",
+                    (MAX_STEADY_SAMPLES * 16) >> 20
+                )));
+            }
+            let scale = &plan.jobs[c.spec_index];
+            let tracker =
+                SteadyTracker::new(ss, vec![i], scale.time_factor, scale.back.count_factor)
+                    .map_err(bad)?;
+            clones[i].steady = Some(trackers.len() as u32);
+            trackers.push(tracker);
+            Some(trackers.len() - 1)
+        } else {
+            None
+        };
+        if in_group {
+            group = Some((clones[i].groupid, i, tracker));
+        }
+    }
+    Ok(trackers)
+}
+
+fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig {
+    JobStatsConfig {
+        jobname: spec.name.clone(),
+        groupid,
+        job_index,
+        job_options: spec.options_as_written.clone(),
+        percentile_list: if spec.percentile_list.is_empty() {
+            DEFAULT_PERCENTILES.to_vec()
+        } else {
+            spec.percentile_list.clone()
+        },
+        percentile_precision: spec.percentile_precision,
+        // fio's fixup_options: a latency not measured has no percentiles.
+        percentiles: PercentileKinds {
+            clat: spec.clat_percentiles && !spec.disable_clat,
+            lat: spec.lat_percentiles && !spec.disable_lat,
+            slat: spec.slat_percentiles && !spec.disable_slat,
+        },
+        logs: LogConfig {
+            bw_prefix: spec.write_bw_log.clone(),
+            lat_prefix: spec.write_lat_log.clone(),
+            iops_prefix: spec.write_iops_log.clone(),
+            log_avg_msec: spec.log_avg_msec,
+            hist_prefix: spec.write_hist_log.clone(),
+            log_hist_msec: spec.log_hist_msec,
+            log_hist_coarseness: spec.log_hist_coarseness,
+            bw_avg_ms: spec.bw_avg_ms,
+            iops_avg_ms: spec.iops_avg_ms,
+            log_offset: spec.log_offset,
+            log_max_value: spec.log_max_value,
+            shared_logs: !spec.per_job_logs,
+        },
+        description: spec.description.clone(),
+    }
+}

@@ -1,0 +1,325 @@
+//! Issuing I/O: how many a clone may have in flight (depth, batches, rate, think time, verify)
+//! and handing each to the device, or to the host queue when the device is full.
+
+use super::*;
+
+impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
+    /// Issue as many I/Os as the clone's depth, rate and think time allow.
+    pub(super) fn try_issue(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        self.issue_more(i, now)
+    }
+
+    /// [`Runner::try_issue`], inlined where a completion frees a slot: that is once per I/O.
+    #[inline(always)]
+    pub(super) fn issue_more(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        if self.clones[i].simple {
+            return self.issue_simple(i, now);
+        }
+        let result = self.issue_while_allowed(i, now);
+        let c = &mut self.clones[i];
+        if let Some(b) = c.batch.as_mut() {
+            // fio hands the engine what it queued before it waits.
+            b.flush(c.stats.as_mut().filter(|_| c.measuring));
+        }
+        result
+    }
+
+    /// [`Runner::issue_while_allowed`] for a `simple` clone, the common case: with no rate
+    /// limit, think time, fsync, FUA, batches or verify, nothing is held back (`pending`
+    /// stays empty), the clone never thinks, and each I/O is the generator's next.
+    #[inline(always)]
+    pub(super) fn issue_simple(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        loop {
+            let c = &mut self.clones[i];
+            debug_assert!(c.think == Think::Running && c.pending.is_none());
+            let blocked = c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth;
+            if c.held_by_depth(blocked) {
+                return Ok(());
+            }
+            if c.flush_pending {
+                c.flush_pending = false;
+                self.issue(i, IoRequest::flush(), now)?;
+                continue;
+            }
+            if c.exhausted {
+                return Ok(());
+            }
+            let Some(io) = c.next_generated() else {
+                if c.exhaust() {
+                    continue;
+                }
+                return Ok(());
+            };
+            c.issued_bytes += io.len_bytes;
+            let req = c.request(&io, false);
+            self.prefetch_next(i);
+            self.issue(i, req, now)?;
+        }
+    }
+
+    /// Tell the device where clone `i`'s next I/O will go (a hint: it may start loading
+    /// that I/O's map entry).
+    #[inline(always)]
+    pub(super) fn prefetch_next(&mut self, i: usize) {
+        let c = &mut self.clones[i];
+        let target = c.target;
+        if let Some(next) = c.draw_ahead() {
+            let next = *next;
+            let req = c.request(&next, false);
+            self.device.prefetch(target, &req);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn issue_while_allowed(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        loop {
+            let c = &mut self.clones[i];
+            if let Some(b) = c.batch.as_mut() {
+                if c.finished || c.stopped || c.failed || c.think != Think::Running {
+                    return Ok(());
+                }
+                let stats = c.stats.as_mut().filter(|_| c.measuring);
+                match b.gate(c.in_flight, c.iodepth, c.iodepth_low, stats) {
+                    Gate::Wait => return Ok(()),
+                    Gate::Reaped if c.think_after_reap => {
+                        // fio checks think time once the reap after the I/O that filled
+                        // the queue is over.
+                        c.think_after_reap = false;
+                        c.think = Think::Reaping;
+                        self.queue
+                            .schedule(now, Event::ThinkCheck { clone: i as u32 })?;
+                        return Ok(());
+                    }
+                    Gate::Issue | Gate::Reaped => {}
+                }
+            } else if c.held_by_depth(
+                c.finished
+                    || c.stopped
+                    || c.failed
+                    || c.think != Think::Running
+                    || c.in_flight >= c.iodepth,
+            ) {
+                return Ok(());
+            }
+            if c.flush_pending {
+                c.flush_pending = false;
+                self.issue(i, IoRequest::flush(), now)?;
+                continue;
+            }
+            let io = match c.pending.take() {
+                Some(io) => io,
+                None => {
+                    if c.exhausted {
+                        return Ok(());
+                    }
+                    let drawn = if c.verify.is_some() {
+                        match c.next_verifying(now) {
+                            Next::Io(io) => Some(io),
+                            Next::Wait => return Ok(()),
+                            Next::Flush => {
+                                c.flush_pending = true;
+                                continue;
+                            }
+                            Next::Done => None,
+                        }
+                    } else if c.choose_ddir {
+                        // fio's rate_ddir: the direction the mix draws gives way to the other
+                        // one while it is ahead of its rate and the other is not (or is due
+                        // sooner).
+                        let (rate, start) = (&c.rate, c.start_ns);
+                        let other_share = |k| c.generator.mix_percent(k) > 0;
+                        let write_in_mix = other_share(IoKind::Write);
+                        let read_in_mix = other_share(IoKind::Read);
+                        c.generator.next_io_choosing(|kind| {
+                            rate_direction(rate, start, now, kind, read_in_mix, write_in_mix)
+                        })
+                    } else {
+                        c.next_generated()
+                    };
+                    match drawn {
+                        Some(io) => io,
+                        None if c.exhaust() => continue,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            let mut fua = false;
+            if !c.plain {
+                let ddir = io.kind.ddir();
+                if c.rate.active && c.rate.limited(ddir) {
+                    let planned = c.rate.planned_ns(ddir, c.start_ns);
+                    if planned > now {
+                        c.pending = Some(io);
+                        if c.wake_at != Some(planned) {
+                            c.wake_at = Some(planned);
+                            self.queue
+                                .schedule(planned, Event::Wake { clone: i as u32 })?;
+                        }
+                        return Ok(());
+                    }
+                    c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
+                }
+                fua = io.kind == IoKind::Write && c.spec.write_fua;
+                if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
+                    c.writes_since_flush += 1;
+                    if c.writes_since_flush >= c.spec.fsync_every {
+                        c.writes_since_flush = 0;
+                        c.flush_pending = true;
+                    }
+                }
+                if io.kind == IoKind::Write && c.spec.fdatasync_every > 0 {
+                    c.writes_since_datasync += 1;
+                    if c.writes_since_datasync >= c.spec.fdatasync_every {
+                        c.writes_since_datasync = 0;
+                        c.flush_pending = true;
+                    }
+                }
+                if c.thinks {
+                    c.think_issued += 1;
+                    c.think_ddir = ddir;
+                }
+            }
+            c.issued_bytes += io.len_bytes;
+            let req = c.request(&io, fua);
+            // A clone choosing directions at issue time draws nothing ahead (the prefetch
+            // is only a hint to the device).
+            if !c.choose_ddir {
+                self.prefetch_next(i);
+            }
+            self.issue(i, req, now)?;
+            let c = &mut self.clones[i];
+            if c.thinks {
+                // fio checks after each I/O, once the queue it filled has been reaped.
+                let depth = c
+                    .batch
+                    .as_ref()
+                    .map_or(c.in_flight, |b| b.depth(c.in_flight));
+                if depth >= c.iodepth {
+                    c.think_after_reap = true;
+                } else {
+                    self.check_thinktime(i, now)?;
+                }
+            }
+        }
+    }
+
+    /// Hand a request to the device, or to the host queue when the device is full.
+    #[inline(always)]
+    pub(super) fn issue(&mut self, i: usize, req: IoRequest, now: SimTime) -> Result<(), RunError> {
+        let c = &mut self.clones[i];
+        c.in_flight += 1;
+        if c.iolog.is_some() {
+            c.log_io(&req, now);
+        }
+        if let Some(b) = c.batch.as_mut() {
+            b.queued(c.in_flight, c.stats.as_mut().filter(|_| c.measuring));
+        } else if c.measuring {
+            c.stats
+                .as_mut()
+                .expect("stats live until finish")
+                .record_depth(c.in_flight);
+        }
+        if self.device_in_flight < self.device_limit {
+            self.submit(i, req, now, now)
+        } else {
+            self.host_queue.push_back(Queued {
+                clone: i as u32,
+                req,
+                issue_ns: now,
+            });
+            Ok(())
+        }
+    }
+
+    #[inline]
+    pub(super) fn drain_host_queue(&mut self, now: SimTime) -> Result<(), RunError> {
+        while self.device_in_flight < self.device_limit {
+            let Some(q) = self.host_queue.pop_front() else {
+                break;
+            };
+            self.submit(q.clone as usize, q.req, q.issue_ns, now)?;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(super) fn submit(
+        &mut self,
+        i: usize,
+        req: IoRequest,
+        issue_ns: SimTime,
+        now: SimTime,
+    ) -> Result<(), RunError> {
+        let completion = match self.device.submit_to(self.clones[i].target, now, &req) {
+            Ok(c) => c,
+            // The job stops with fio's error, as fio stops a job on an I/O error.
+            Err(error @ (DeviceError::ReadOnly { .. } | DeviceError::Uncorrectable { .. })) => {
+                self.fail_clone(i, now, &req, error);
+                return Ok(());
+            }
+            Err(error) => {
+                return Err(RunError::Device {
+                    job: self.clones[i].spec.name.clone(),
+                    time_ns: now,
+                    kind: kind_name(req.kind),
+                    offset_bytes: req.offset_bytes,
+                    error,
+                })
+            }
+        };
+        if completion.accepted_ns < now || completion.done_ns < completion.accepted_ns {
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
+                "before the request was submitted or accepted",
+            ));
+        }
+        if completion.done_ns - now > self.options.limits.max_io_latency_ns {
+            return Err(self.bad_completion(
+                i,
+                now,
+                req.kind,
+                completion.done_ns,
+                "later than the I/O latency limit: the I/O never completes",
+            ));
+        }
+        self.device_in_flight += 1;
+        let io = InFlight {
+            clone: i as u32,
+            kind: req.kind,
+            issue_ns,
+            accepted_ns: issue_ns + (completion.accepted_ns - now),
+            offset_bytes: req.offset_bytes,
+            len_bytes: req.len_bytes,
+        };
+        // The device holds fewer than `device_limit` I/Os and every clone fewer than its
+        // depth plus a flush, so a slot is free.
+        self.free_len -= 1;
+        let slot = self.free_slots[self.free_len];
+        self.in_flight[slot as usize] = io;
+        self.queue
+            .schedule(completion.done_ns, Event::Complete { slot })?;
+        Ok(())
+    }
+
+    /// Built only on the error path, so the per-I/O path does not prepare its fields.
+    #[cold]
+    pub(super) fn bad_completion(
+        &self,
+        i: usize,
+        now: SimTime,
+        kind: IoKind,
+        done_ns: SimTime,
+        why: &'static str,
+    ) -> RunError {
+        RunError::BadCompletion {
+            job: self.clones[i].spec.name.clone(),
+            time_ns: now,
+            kind: kind_name(kind),
+            done_ns,
+            why,
+        }
+    }
+}
