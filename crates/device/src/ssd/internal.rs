@@ -1,0 +1,451 @@
+//! Internal work on the dies: the FTL's operations placed on the media, the pacing queue
+//! (sized here) that spreads relocation over host writes, background work in idle time,
+//! busy-time GC beside host commands and the data refresh after a power-off.
+
+use super::*;
+
+/// Background steps per idle window at most (each step is bounded work in the FTL).
+const MAX_BACKGROUND_STEPS: u32 = 1_000_000;
+
+/// Free space the pacing queue may put off reclaiming, in IUs: the foreground reserve
+/// (`ftl.gc_foreground_free_blocks` blocks). Deferring GC spends free blocks on host data;
+/// a firmware that deferred more than its reserve would run out of blocks to write into
+/// before the deferred work came back. The reserve is per (die, plane) unit (2 each by
+/// default), so a slice with a fraction of the dies defers the same per plane as the drive.
+pub(crate) fn internal_queue_gain_ius(foreground_free_blocks: u64, ius_per_block: u64) -> u64 {
+    foreground_free_blocks * ius_per_block
+}
+
+/// Victims the pacing queue's ring holds: enough for the gain bound with victims of the
+/// least gain greedy selection takes on a full drive. Greedy's victim has at least the
+/// average invalid share of the data blocks, the drive's effective spare `s` (spare IUs
+/// beside the blocks steady writing keeps out of the data's reach, over the data blocks'
+/// IUs), so the bound is at most `reserve / s` victims. Victims of less gain (right after
+/// a fill, or folds) meet the ring's end first and go to the dies oldest first.
+pub(crate) fn internal_queue_victims(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    // Host and GC streams only: an SLC cache's streams move the estimate by under a block
+    // per unit, and a ring too short for a burst of small-gain victims releases the oldest.
+    let held = crate::model::steady_held_blocks(units, foreground_free_blocks, 0);
+    let data_ius = native_blocks.saturating_sub(held) * ius_per_block;
+    // The FTL refuses a drive whose data blocks cannot hold the user IUs; at least 1 IU of
+    // spare keeps the division defined for any accepted drive.
+    let spare_ius = data_ius.saturating_sub(user_ius).max(1);
+    let gain = internal_queue_gain_ius(foreground_free_blocks, ius_per_block);
+    (gain as u128 * data_ius as u128)
+        .div_ceil(spare_ius as u128 * ius_per_block as u128)
+        .min(u128::from(native_blocks)) as u64
+}
+
+/// Bytes of the pacing queue's ring (sized once: a read and a program per page and an
+/// erase for each of `internal_queue_victims`).
+pub fn internal_queue_bytes(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    pages_per_block: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    let victims = internal_queue_victims(
+        units,
+        native_blocks,
+        foreground_free_blocks,
+        ius_per_block,
+        user_ius,
+    );
+    victims * (2 * pages_per_block + 1) * std::mem::size_of::<NandOp>() as u64
+}
+
+impl Ssd {
+    /// Give the pending FTL ops to the media from `start_ns`. Internal work goes through the
+    /// pacing queue when `defer` (host commands), else straight to the dies (idle-time work,
+    /// format). Returns (latest completion of any op given to the dies, latest completion of
+    /// an RMW read).
+    pub(super) fn schedule_ops(&mut self, start_ns: u64, defer: bool) -> (u64, u64) {
+        let mut last = start_ns;
+        let mut rmw_done = start_ns;
+        // Taken out for the loop: the ops are read while `self` is borrowed mutably.
+        let ops = std::mem::take(&mut self.ops);
+        // A block's data is as old as the time it was taken to write into (the retention of
+        // aged data).
+        let aging_now = start_ns + self.aging_ns;
+        let written = &mut self.written_aging_ns;
+        self.ftl.take_opened(|b| written[b as usize] = aging_now);
+        let mut i = 0;
+        while i < ops.len() {
+            let op = &ops[i];
+            if is_internal(op) {
+                if defer {
+                    // The FTL emits internal work in runs (a victim's reads, programs and
+                    // erase): queued with one copy, found as it is copied, when all that
+                    // is left fits.
+                    let ftl = &self.ftl;
+                    let static_slc = |block| ftl.is_static_slc_block(block);
+                    if let Some(n) = self.internal.push_internal_prefix(&ops[i..], static_slc) {
+                        i += n;
+                    } else {
+                        let run = &ops[i..];
+                        let run = &run[..run.iter().take_while(|o| is_internal(o)).count()];
+                        i += run.len();
+                        if !self.internal.push_run(run, static_slc) {
+                            for op in run {
+                                let static_slc = op.kind == NandOpKind::Erase
+                                    && self.ftl.is_static_slc_block(op.block);
+                                // A full queue gives its oldest operation to the dies to make
+                                // room.
+                                if self.internal.is_full() {
+                                    last = last.max(self.release_internal(1, start_ns));
+                                }
+                                self.internal.push(*op, static_slc);
+                            }
+                        }
+                    }
+                    if self.internal.over_gain() {
+                        let due = self.internal.due_for_gain();
+                        last = last.max(self.release_internal(due, start_ns));
+                    }
+                } else {
+                    last = last.max(self.issue_internal(op, start_ns));
+                    i += 1;
+                }
+                continue;
+            }
+            i += 1;
+            let bytes = u64::from(op.ius) << self.iu_shift;
+            let done = match op.kind {
+                NandOpKind::Program => {
+                    let host = op.cause == OpCause::HostWrite;
+                    if let Some(i) = self.internal.queued_erase(op.block) {
+                        last = last.max(self.take_erase(op.block, i, start_ns));
+                    }
+                    let due = self.internal.due_before_program(op.block, op.ius, host);
+                    if due > 0 {
+                        last = last.max(self.release_internal(due, start_ns));
+                    }
+                    let done = self.media.program(op.block, bytes, op.slc, start_ns);
+                    if host {
+                        self.buffer
+                            .programmed(self.media.unit_of(op.block), done, bytes);
+                        self.host_program_done_ns = self.host_program_done_ns.max(done);
+                    }
+                    done
+                }
+                NandOpKind::Read => {
+                    // A read-modify-write's read holds up its host write (the command
+                    // completes when it is done), so the die serves it as a host read:
+                    // ahead of the garbage-collection reads waiting there.
+                    let (done, _) = self
+                        .media
+                        .read(op.block, op.page, bytes, op.slc, true, start_ns);
+                    if op.cause == OpCause::ReadModifyWrite {
+                        rmw_done = rmw_done.max(done);
+                    }
+                    done
+                }
+                NandOpKind::Erase => self.media.erase(op.block, op.slc, start_ns),
+            };
+            last = last.max(done);
+        }
+        self.ops = ops;
+        self.ops.clear();
+        (last, rmw_done)
+    }
+
+    /// Release the `n` oldest queued internal operations at `at_ns`; returns the latest
+    /// completion (`at_ns` if none).
+    pub(super) fn release_internal(&mut self, n: usize, at_ns: u64) -> u64 {
+        // The released operations are read in place from the queue's ring, which needs the
+        // queue borrowed apart from the dies and the FTL.
+        let Ssd {
+            internal,
+            media,
+            ftl,
+            internal_data_ns,
+            iu_shift,
+            ..
+        } = self;
+        let released = internal.release_unsettled(n);
+        let mut last = at_ns;
+        // The queue's gain and taken count settle from the same pass.
+        let (mut gain, mut taken) = (0, 0);
+        // Every operation is placed from `at_ns` on.
+        let pending = media.begin_run(at_ns);
+        for run in [released.older, released.newer] {
+            for op in run {
+                // Slots taken out of order (`take_erase`) already went to the dies.
+                if is_taken(op) {
+                    taken += 1;
+                    continue;
+                }
+                gain += released.gain(op);
+                last = last.max(issue_internal(
+                    media,
+                    ftl,
+                    internal_data_ns,
+                    *iu_shift,
+                    op,
+                    at_ns,
+                ));
+            }
+        }
+        media.end_run(pending);
+        internal.settle(gain, taken);
+        last
+    }
+
+    /// Abandon the internal work not given to the dies yet (power loss, format): the blocks
+    /// it would have erased count as erased, as the FTL's state already has them.
+    pub(super) fn drop_internal(&mut self) {
+        while let Some(op) = self.internal.pop() {
+            if op.kind == NandOpKind::Erase {
+                self.ftl.erase_done(op.block);
+            }
+        }
+    }
+
+    /// Internal work whose die is idle at `now_ns` starts now: the oldest queued operations,
+    /// as long as each one's die has nothing reserved (so host work waits for at most the one
+    /// operation each die took).
+    pub(super) fn release_to_idle_dies(&mut self, now_ns: u64) {
+        while let Some(op) = self.internal.front() {
+            if !is_taken(op) && self.media.unit_free_ns(op.block) > now_ns {
+                break;
+            }
+            self.release_internal(1, now_ns);
+        }
+    }
+
+    /// A program to `block`, whose erase is queued at slot `at` of the pacing queue, is due:
+    /// the erase and the queued reads of the block (what the erase must follow) go to the
+    /// dies now, out of the queue's order, at `at_ns`; the queue's older work stays queued.
+    /// Releasing everything up to the erase instead would give the dies a burst of other
+    /// victims' work (thousands of operations when the queue is deep), which a controller
+    /// that only needs this block erased does not do. Returns the latest completion (`at_ns`
+    /// if nothing went).
+    pub(super) fn take_erase(&mut self, block: u32, at: usize, at_ns: u64) -> u64 {
+        let Some(from) = self.internal.erase_reads_from(block, at) else {
+            // The block was programmed by queued work before its erase: its reads depend on
+            // those programs, whose data come from any earlier read.
+            return at_ns;
+        };
+        self.internal.forced_erases += 1;
+        let mut last = at_ns;
+        // No operation on the block comes before `from`.
+        for i in from..=at {
+            let op = *self.internal.slot(i);
+            if op.block != block || is_taken(&op) {
+                continue;
+            }
+            self.internal.take(i);
+            self.internal.ops_released_for_erases += 1;
+            last = last.max(issue_internal(
+                &mut self.media,
+                &mut self.ftl,
+                &mut self.internal_data_ns,
+                self.iu_shift,
+                &op,
+                at_ns,
+            ));
+        }
+        last
+    }
+
+    pub(super) fn issue_internal(&mut self, op: &NandOp, at_ns: u64) -> u64 {
+        issue_internal(
+            &mut self.media,
+            &mut self.ftl,
+            &mut self.internal_data_ns,
+            self.iu_shift,
+            op,
+            at_ns,
+        )
+    }
+
+    /// Run background work (idle GC, folding, internal work held back for pacing) in the
+    /// window `[from, until)` while the drive has no host work, once the host has been idle
+    /// for `ftl.background_after_idle`: each step starts once the previous one is done, and
+    /// only steps that start before `until_ns` run.
+    pub(super) fn background(&mut self, from_ns: u64, until_ns: u64) {
+        if self.bg_done && self.internal.is_empty() {
+            return;
+        }
+        let t = (from_ns.max(self.last_done_ns) + self.model.background_after_idle_ns)
+            .max(self.bg_cursor_ns)
+            .max(self.media.all_idle_ns());
+        if t >= until_ns {
+            return;
+        }
+        // The firmware keeps every die busy while the host is idle: each piece of work (a
+        // victim's reads, programs and erase) goes to the dies at `t`, where its operations
+        // queue behind the work each die already has, so victims on different dies run side
+        // by side. Work stops being handed out once the die that would start the next piece
+        // is booked to the end of the window, so the host finds at most one piece per die
+        // still running when it comes back. (Handing out one piece after the previous had
+        // ended used one die at a time: a 1/70 slice of the D5-P5430 drained ~300 of 1,800
+        // queued victims in 30 idle minutes, and the writes after the idle time paid for
+        // the rest.)
+        //
+        // Work held back for pacing goes first, a victim (up to its erase) at a time.
+        while let Some(op) = self.internal.front() {
+            if !is_taken(op) && self.media.unit_free_ns(op.block) >= until_ns {
+                break;
+            }
+            while let Some(op) = self.internal.pop() {
+                self.issue_internal(&op, t);
+                if op.kind == NandOpKind::Erase {
+                    break;
+                }
+            }
+        }
+        if !self.internal.is_empty() || self.bg_done {
+            self.bg_cursor_ns = t;
+            return;
+        }
+        let mut steps = 0;
+        while steps < MAX_BACKGROUND_STEPS {
+            steps += 1;
+            self.ops.clear();
+            if !self.ftl.background_step(&mut self.ops) && !self.refresh_step() {
+                self.bg_done = true;
+                break;
+            }
+            let Some(first) = self.ops.first() else {
+                continue;
+            };
+            let starts_after_window = self.media.unit_free_ns(first.block) >= until_ns;
+            self.schedule_ops(t, false);
+            if starts_after_window {
+                break;
+            }
+        }
+        self.ops.clear();
+        self.bg_cursor_ns = t;
+    }
+
+    /// One block of the firmware's data refresh, as idle work: after a power-off, the first
+    /// idle time scans every block for data past half its retention time and not yet lost
+    /// (the share at which reads start needing retries) and queues them; each step rewrites
+    /// one. Data already lost is left (reads of it keep failing). Returns whether it moved a
+    /// block.
+    pub(super) fn refresh_step(&mut self) -> bool {
+        if std::mem::take(&mut self.refresh_pending) {
+            let now = self.clock_ns + self.aging_ns;
+            let r = self.model.retention;
+            let pe = f64::from(self.model.geometry.pe_cycles);
+            let counts = self.ftl.erase_counts();
+            self.refresh_queue = (0..counts.len() as u32)
+                .rev()
+                .filter(|&b| {
+                    let age_days =
+                        now.saturating_sub(self.written_aging_ns[b as usize]) as f64 / 86_400e9;
+                    let wear = f64::from(counts[b as usize]) / pe;
+                    matches!(
+                        flashlab_media::retention::read_retries(&r, wear, age_days),
+                        Some(n) if n > 0
+                    )
+                })
+                .collect();
+        }
+        while let Some(b) = self.refresh_queue.pop() {
+            if self.ftl.refresh(b, &mut self.ops) {
+                self.refreshed_blocks += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Background GC beside host commands: while fewer blocks than the background threshold
+    /// are free, one victim starts at `now_ns` if the previous one's work allows, and goes to
+    /// the dies at once, so the command (and later ones) queue behind its reads, programs and
+    /// erase on the dies it touches; the IUs it moves occupy a firmware core like any
+    /// relocation. A victim's work, the longer of its span on the dies and its firmware time,
+    /// is followed by a pause so that GC takes at most `ftl.gc_background_busy_share` of the
+    /// time. Writes do not start it: they pay for their GC through foreground reclaim.
+    pub(super) fn busy_gc(&mut self, now_ns: u64) {
+        let share = self.model.gc_busy_share;
+        if share <= 0.0 || now_ns < self.busy_gc_next_ns || !self.ftl.below_background_threshold() {
+            return;
+        }
+        let moved_before = self.relocated_ius();
+        self.ops.clear();
+        if !self.ftl.busy_gc_step(&mut self.ops) {
+            self.ops.clear();
+            return;
+        }
+        let (end, _) = self.schedule_ops(now_ns, false);
+        let moved = self.relocated_ius() - moved_before;
+        let cpu_ns = moved * self.model.controller.relocation_cpu_ns;
+        let work_ns = (end - now_ns).max(cpu_ns).max(1);
+        self.busy_gc_next_ns = now_ns + (work_ns as f64 / share).ceil() as u64;
+    }
+
+    /// IUs moved by GC, folding and wear levelling so far.
+    pub(super) fn relocated_ius(&self) -> u64 {
+        let c = self.ftl.counters();
+        c.gc_copied_ius + c.slc_folded_ius + c.wear_level_moved_ius + c.refreshed_ius
+    }
+}
+
+/// Place one internal operation (`data_ns`: the drive's `internal_data_ns`). An internal
+/// program carries data read by the internal reads before it. A real controller lets such
+/// reads overtake queued programs, so the program waits for the read's own latency (array +
+/// transfer), not for the FIFO queue of the die the victim sits on: waiting for that queue
+/// would idle every other die.
+// Inlined: one call per internal operation, most from `release_internal`'s loops. A free
+// function so those loops can read the operations in place from the pacing queue.
+#[inline(always)]
+fn issue_internal(
+    media: &mut NandTiming,
+    ftl: &mut Ftl,
+    data_ns: &mut u64,
+    iu_shift: u32,
+    op: &NandOp,
+    at_ns: u64,
+) -> u64 {
+    let bytes = u64::from(op.ius) << iu_shift;
+    match op.kind {
+        NandOpKind::Read => {
+            let (done, latency_ns) = media.read(op.block, op.page, bytes, op.slc, false, at_ns);
+            *data_ns = (*data_ns).max(at_ns + latency_ns);
+            done
+        }
+        NandOpKind::Program => media.program(op.block, bytes, op.slc, at_ns.max(*data_ns)),
+        NandOpKind::Erase => {
+            ftl.erase_done(op.block);
+            media.erase(op.block, op.slc, at_ns)
+        }
+    }
+}
+
+#[cfg(test)]
+mod queue_cap_tests {
+    use super::*;
+
+    #[test]
+    fn the_pacing_queue_defers_at_most_the_reserve_and_holds_it_in_the_least_gainful_victims() {
+        // generic-tlc-256gb: 32 units, 700 blocks each, 768 pages of 4 IUs, 256 GB user, a
+        // reserve of 2 blocks per unit: 64 blocks' IUs, and 8.6% effective spare.
+        let (units, ipb) = (32, 768 * 4);
+        let user_ius = 256_000_000_000 / 4096;
+        assert_eq!(internal_queue_gain_ius(64, ipb), 64 * ipb);
+        let full = internal_queue_victims(units, units * 700, 64, ipb, user_ius);
+        // Half or a quarter of its dies with the same effective spare: the same per unit.
+        let half = internal_queue_victims(16, 16 * 700, 32, ipb, user_ius / 2);
+        let quarter = internal_queue_victims(8, 8 * 700, 16, ipb, user_ius / 4);
+        assert!(full.abs_diff(2 * half) <= 2 && full.abs_diff(4 * quarter) <= 4);
+        // A victim gains at most a block, and greedy's gains at least the spare share of one:
+        // between the reserve's blocks and the reserve over the spare (8.6%: ~744).
+        assert!((64..=64 * 100 / 8).contains(&full), "{full}");
+        // tiny-test-1gb: 4 units, 88 blocks of 192 x 4 IUs, 4.8% effective spare: the bound
+        // (8 / 0.048 ~ 167 victims) fits in its 352 blocks.
+        let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
+        assert!((8..4 * 88).contains(&tiny), "{tiny}");
+    }
+}
