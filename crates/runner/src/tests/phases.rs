@@ -1,0 +1,287 @@
+//! Budgets, phases and groups: ramp, runtime and size budgets, stonewall phases and
+//! reporting groups, seeds, start delays and `wait_for`, what is measured and reported
+//! (sample windows, `stats=0`, `disable_clat`), and a property test of size-bound jobs.
+
+use super::*;
+
+#[test]
+fn ramp_time_is_excluded_and_runtime_respected() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        ramp_time_ns: 50 * NS_PER_MS,
+        ..timed("ramp", 1, 100 * NS_PER_MS)
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measure_start_ns, 50 * NS_PER_MS);
+    assert_eq!(s[0].end_ns, 150 * NS_PER_MS);
+    assert_near(s[0].measured_ios[0] as f64, 1000.0, 0.002, "measured ios");
+    assert_near(dev.kinds[0] as f64, 1500.0, 0.002, "all ios");
+}
+
+#[test]
+fn runtime_caps_a_job_that_is_not_time_based() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        runtime_ns: Some(10 * NS_PER_MS),
+        ..spec("capped")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].end_ns, 10 * NS_PER_MS);
+    assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}
+
+#[test]
+fn size_budget_ends_the_job() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        size: Some(SizeSpec::Bytes(1 << 20)),
+        iodepth: 4,
+        ..spec("budget")
+    };
+    let s = run(vec![job], &mut dev);
+    assert_eq!(s[0].measured_ios[0], 256);
+    assert_eq!(s[0].measured_bytes[0], 1 << 20);
+    assert_eq!(s[0].end_ns, 64 * 100 * NS_PER_US);
+}
+
+#[test]
+fn stonewall_orders_phases_and_new_group_only_regroups() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let a = JobSpec {
+        numjobs: 2,
+        ..timed("a", 2, 10 * NS_PER_MS)
+    };
+    let b = JobSpec {
+        stonewall: true,
+        ..timed("b", 1, 10 * NS_PER_MS)
+    };
+    let c = JobSpec {
+        new_group: true,
+        ..timed("c", 1, 5 * NS_PER_MS)
+    };
+    let s = run(vec![a, b, c], &mut dev);
+    let ids: Vec<(u32, u32, usize)> = s
+        .iter()
+        .map(|c| (c.job_index, c.groupid, c.phase))
+        .collect();
+    assert_eq!(ids, vec![(1, 0, 0), (2, 0, 0), (3, 1, 1), (4, 2, 1)]);
+    assert_eq!(s[0].start_ns, 0);
+    assert_eq!(s[1].start_ns, 0);
+    // b waits for both clones of a; c runs beside b.
+    assert_eq!(s[2].start_ns, 10 * NS_PER_MS);
+    assert_eq!(s[3].start_ns, 10 * NS_PER_MS);
+    assert_eq!(s[3].end_ns, 15 * NS_PER_MS);
+}
+
+#[test]
+fn group_reporting_merges_clones() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let grouped = JobSpec {
+        numjobs: 3,
+        group_reporting: true,
+        ..timed("g", 1, NS_PER_MS)
+    };
+    let (result, _) = run_seeded(vec![grouped.clone()], &mut dev, 1);
+    assert_eq!(result.jobs.len(), 1);
+    // Three clones at depth 1, 10 I/Os each in 1 ms.
+    assert_eq!(result.jobs[0].total_ios(0), 30);
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let apart = JobSpec {
+        group_reporting: false,
+        ..grouped
+    };
+    let (result, _) = run_seeded(vec![apart], &mut dev, 1);
+    assert_eq!(result.jobs.len(), 3);
+}
+
+#[test]
+fn same_seed_same_run_and_seed_matters() {
+    let jobs = || {
+        vec![JobSpec {
+            rate_iops: [5000, 0, 0],
+            rate_process: RateProcess::Poisson,
+            numjobs: 2,
+            ..timed("det", 4, 200 * NS_PER_MS)
+        }]
+    };
+    let (r1, s1) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 7);
+    let (r2, s2) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 7);
+    let (_, s3) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 8);
+    assert_eq!(s1, s2);
+    assert_eq!(r1.flashlab, r2.flashlab);
+    assert_ne!(s1, s3);
+}
+
+#[test]
+fn startdelay_shifts_the_whole_job() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let late = JobSpec {
+        startdelay_ns: 5 * NS_PER_MS,
+        ramp_time_ns: NS_PER_MS,
+        ..timed("late", 1, 10 * NS_PER_MS)
+    };
+    let s = run(vec![timed("early", 1, 10 * NS_PER_MS), late], &mut dev);
+    assert_eq!(s[1].start_ns, 5 * NS_PER_MS);
+    assert_eq!(s[1].measure_start_ns, 6 * NS_PER_MS);
+    assert_eq!(s[1].end_ns, 16 * NS_PER_MS);
+    assert_near(s[1].measured_ios[0] as f64, 100.0, 0.01, "ios");
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the mix of depth, clones, device queue limit, pacing, think time and
+        /// flushes, a size-bound job does exactly its I/Os, never overfills the device and
+        /// submits in time order.
+        #[test]
+        fn every_budgeted_io_completes(
+            iodepth in 1u32..24,
+            numjobs in 1u32..4,
+            qd_limit in 1u32..32,
+            rate_iops in prop_oneof![Just(0u64), 1_000u64..50_000],
+            poisson in any::<bool>(),
+            thinktime_us in prop_oneof![Just(0u64), 1u64..200],
+            thinktime_blocks in 1u32..6,
+            fsync_every in 0u32..5,
+            stonewall in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let mut dev = FakeDevice::new(30 * NS_PER_US);
+            dev.qd_limit = qd_limit;
+            dev.link_bytes_per_s = Some(2_000_000_000);
+            let a = JobSpec {
+                rw: RwPattern::RandWrite,
+                size: Some(SizeSpec::Bytes(256 << 10)),
+                iodepth,
+                numjobs,
+                rate_iops: [rate_iops; 3],
+                rate_process: if poisson { RateProcess::Poisson } else { RateProcess::Linear },
+                thinktime_ns: thinktime_us * NS_PER_US,
+                thinktime_blocks,
+                fsync_every,
+                ..spec("a")
+            };
+            let b = JobSpec {
+                stonewall,
+                iodepth: iodepth.div_ceil(2),
+                ..timed("b", 1, 5 * NS_PER_MS)
+            };
+            let (_, s) = run_seeded(vec![a, b], &mut dev, seed);
+            prop_assert!(dev.max_in_device <= qd_limit as usize);
+            for c in &s[..numjobs as usize] {
+                prop_assert_eq!(c.measured_ios[1], 64);
+                let flushes = if fsync_every > 0 { 64 / fsync_every as u64 } else { 0 };
+                prop_assert_eq!(c.flushes, flushes);
+            }
+            let b = s.last().unwrap();
+            prop_assert_eq!(b.end_ns - b.start_ns, 5 * NS_PER_MS);
+            if stonewall {
+                let a_end = s[..numjobs as usize].iter().map(|c| c.end_ns).max().unwrap();
+                prop_assert!(b.start_ns >= a_end);
+            } else {
+                prop_assert_eq!(b.start_ns, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn bwavgtime_and_iopsavgtime_set_the_sample_windows() {
+    let run = |bw_ms: Option<u64>, iops_ms: Option<u64>| {
+        let job = JobSpec {
+            bw_avg_ms: bw_ms,
+            iops_avg_ms: iops_ms,
+            ..timed("avg", 1, NS_PER_S)
+        };
+        let mut dev = FakeDevice::new(100 * NS_PER_US);
+        let (result, _) = run_seeded(vec![job], &mut dev, 1);
+        let j = job_json(&result, 0);
+        (
+            j["read"]["bw_samples"].as_u64().unwrap(),
+            j["read"]["iops_samples"].as_u64().unwrap(),
+        )
+    };
+    // fio's 500 ms by default: two samples in a second.
+    assert_eq!(run(None, None), (2, 2));
+    assert_eq!(run(Some(100), Some(250)), (10, 4));
+}
+
+#[test]
+fn a_job_with_stats_off_runs_but_is_not_reported() {
+    let background = JobSpec {
+        stats: false,
+        ..timed("noise", 4, NS_PER_S)
+    };
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, s) = run_seeded(
+        vec![timed("measured", 1, NS_PER_S), background],
+        &mut dev,
+        1,
+    );
+    assert_eq!(result.jobs.len(), 1);
+    assert_eq!(result.jobs[0].jobname(), "measured");
+    // It ran all the same.
+    assert!(s[1].measured_ios[0] > 30_000, "{:?}", s[1].measured_ios);
+}
+
+/// fio's `wait_for`: a job starts once every clone of the named job is done, while the
+/// jobs beside it in the phase start at once.
+#[test]
+fn wait_for_starts_a_job_when_every_clone_of_its_waitee_is_done() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let a = JobSpec {
+        numjobs: 2,
+        ..timed("a", 1, 10 * NS_PER_MS)
+    };
+    let b = JobSpec {
+        wait_for: Some("a".into()),
+        ..timed("b", 1, 5 * NS_PER_MS)
+    };
+    let c = timed("c", 1, 5 * NS_PER_MS);
+    let d = JobSpec {
+        wait_for: Some("c".into()),
+        startdelay_ns: 8 * NS_PER_MS,
+        ..timed("d", 1, 5 * NS_PER_MS)
+    };
+    let s = run(vec![a, b, c, d], &mut dev);
+    let starts: Vec<u64> = s.iter().map(|c| c.start_ns).collect();
+    // b after both clones of a; d after c, at its startdelay from the phase start.
+    assert_eq!(
+        starts,
+        vec![0, 0, 10 * NS_PER_MS, 0, 8 * NS_PER_MS],
+        "start times"
+    );
+    assert_eq!(s[2].end_ns, 15 * NS_PER_MS);
+    assert!(s.iter().all(|c| c.phase == 0));
+}
+
+/// fio's `disable_clat`: no completion latency, percentiles or latency buckets; the
+/// windowed bandwidth samples stay (fio 3.33 takes those whatever `disable_bw` says).
+#[test]
+fn disable_clat_takes_no_completion_latency() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let job = JobSpec {
+        disable_clat: true,
+        disable_bw: true,
+        ..timed("noclat", 1, 2 * NS_PER_S)
+    };
+    let (result, _) = run_seeded(vec![job], &mut dev, 1);
+    let j = job_json(&result, 0);
+    let r = &j["read"];
+    assert_eq!(r["clat_ns"]["N"], 0);
+    assert!(r["clat_ns"].get("percentile").is_none(), "{r}");
+    assert_eq!(r["lat_ns"]["N"], r["total_ios"]);
+    assert!(
+        j["latency_us"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|v| v == 0.0),
+        "{j}"
+    );
+    assert!(r["bw_samples"].as_u64().unwrap() > 0, "{r}");
+}
