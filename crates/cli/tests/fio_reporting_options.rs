@@ -244,3 +244,38 @@ fn a_reporting_group_whose_lat_percentiles_change_is_refused_as_fio_refuses_it()
         assert!(o.status.success(), "{jobs:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn unified_rw_reporting_on_a_slice_folds_the_whole_drives_figures() {
+    // A slice's results are scaled back to the whole drive before they are reported: the
+    // fold must be of the scaled directions, as without unified reporting.
+    let slice = |extra: &[&str]| {
+        let mut a = vec![
+            "--set",
+            "sim.scale=0.05",
+            "--name=t",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1g",
+            "--iodepth=8",
+        ];
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        let mut all = vec!["fio", "--device", "generic-tlc-256gb"];
+        all.extend_from_slice(&a);
+        let o = flashlab(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("JSON output")
+    };
+    let plain = &slice(&[])["jobs"][0];
+    let sum =
+        |key: &str| plain["read"][key].as_u64().unwrap() + plain["write"][key].as_u64().unwrap();
+    for v in ["mixed", "both"] {
+        let arg = format!("--unified_rw_reporting={v}");
+        let j = &slice(&[arg.as_str()])["jobs"][0];
+        let m = &j["mixed"];
+        assert_eq!(m["total_ios"].as_u64(), Some(sum("total_ios")), "{v}");
+        assert_eq!(m["io_bytes"].as_u64(), Some(sum("io_bytes")), "{v}");
+        assert_eq!(m["runtime"], plain["read"]["runtime"], "{v}");
+    }
+}

@@ -295,7 +295,7 @@ impl JobResult {
     }
 
     /// The directions folded in order into one (fio's `mixed` direction).
-    fn fold_dirs(mixed: &mut DirStats, dirs: &[DirStats; 3]) {
+    pub(crate) fn fold_dirs(mixed: &mut DirStats, dirs: &[DirStats; 3]) {
         for d in dirs {
             mixed.merge(d);
         }

@@ -109,6 +109,12 @@ impl JobResult {
         for d in self.dirs.iter_mut() {
             d.scale_back(scale, runtime_ms, scale_bw, scale_iops);
         }
+        // A clone's unified fold is of its own directions (it is scaled before any merge):
+        // folded again from the scaled ones, it rounds as they do.
+        if let Some(m) = self.mixed.as_mut() {
+            *m = DirStats::new();
+            JobResult::fold_dirs(m, &self.dirs);
+        }
         let c = scale.count_factor;
         self.sync_total = scale_u64(self.sync_total, c);
         scale_all(&mut self.io_u_map, c);
