@@ -355,9 +355,9 @@ fn show_job(out: &mut String, run: &RunResult, job: &JobResult, groups: &[GroupS
     show_lat(out, &calc_lat(&job.lat_n, total_ios), "nsec");
     show_lat(out, &calc_lat(&job.lat_u, total_ios), "usec");
     show_lat(out, &calc_lat(&job.lat_m, total_ios), "msec");
-    // Under `mixed` fio shows the read slot's block only, so no sync block.
-    if job.sync.samples > 0 && job.unified != Unified::Mixed {
-        out.push_str("  fsync/fdatasync/sync_file_range/syncfs:\n");
+    // fio 3.33's label (later versions add "/syncfs"); shown under `mixed` too.
+    if job.sync.samples > 0 {
+        out.push_str("  fsync/fdatasync/sync_file_range:\n");
         display_lat(out, "sync", &job.sync);
         show_percentiles(
             out,
