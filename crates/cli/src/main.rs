@@ -584,6 +584,9 @@ fn run_parsed(
     for warning in job_file.fio_warnings() {
         eprintln!("{warning}");
     }
+    for note in job_file.engine_warnings() {
+        eprintln!("flashlab: warning: {note}");
+    }
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
         LoadedTarget::Drive(config) => config,

@@ -374,3 +374,39 @@ fn wait_for_names_a_job_before_this_one() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_depth_asked_of_a_synchronous_engine_is_noted_on_stderr() {
+    // fio's default engine (psync) completes each I/O in the call: fio 3.33 runs
+    // `--iodepth=8` at depth 1 ("IO depths : 1=100.0%"). flashlab simulates the depth and
+    // says so on stderr, leaving stdout (here JSON) as it is.
+    let base = [
+        "--name=t",
+        "--rw=randread",
+        "--size=1m",
+        "--number_ios=50",
+        "--output-format=json",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        let o = fio(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("JSON on stdout");
+        stderr(&o)
+    };
+    let e = with(&["--iodepth=8"]);
+    assert!(
+        e.contains("flashlab: warning: job 't': ioengine=psync is synchronous")
+            && e.contains("iodepth=8"),
+        "{e}"
+    );
+    assert!(with(&["--iodepth=8", "--ioengine=sync"]).contains("ioengine=sync"));
+    for quiet in [
+        &["--iodepth=8", "--ioengine=libaio"][..],
+        &["--iodepth=1"][..],
+    ] {
+        let e = with(quiet);
+        assert!(!e.contains("warning"), "{quiet:?}: {e}");
+    }
+}

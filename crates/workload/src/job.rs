@@ -16,7 +16,49 @@ pub struct JobFile {
 pub const VERIFY_NEVER_READS_WARNING: &str =
     "fio: verification read phase will never start because write phase uses all of runtime";
 
+/// fio 3.33's engines that complete each I/O inside the submitting call (`FIO_SYNCIO`, and the
+/// file and directory operation engines): fio keeps one I/O in flight with them whatever
+/// `iodepth` says.
+pub const SYNCHRONOUS_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "splice",
+    "ftruncate",
+    "falloc",
+    "e4defrag",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "mtd",
+    "dev-dax",
+    "libpmem",
+];
+
 impl JobFile {
+    /// flashlab's own notes on jobs real fio would run differently: a job asking for a depth
+    /// above 1 of a synchronous engine (fio's default `psync` included) runs at depth 1 in
+    /// fio, while flashlab simulates the depth, as an asynchronous engine would run it. One
+    /// line per job.
+    pub fn engine_warnings(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.iodepth > 1 && SYNCHRONOUS_ENGINES.contains(&j.ioengine.as_str()))
+            .map(|j| {
+                format!(
+                    "job '{}': ioengine={} is synchronous, so fio runs this job at depth 1 whatever iodepth={} says; flashlab simulates iodepth={} as an asynchronous engine would (name ioengine=libaio or io_uring for fio to do the same)",
+                    j.name, j.ioengine, j.iodepth, j.iodepth
+                )
+            })
+            .collect()
+    }
+
     /// The warnings fio prints while it sets the jobs up, one per clone as fio checks each
     /// (`fixup_options`); the jobs run as fio runs them.
     pub fn fio_warnings(&self) -> Vec<&'static str> {
@@ -328,6 +370,9 @@ pub struct JobSpec {
     /// fio's `unified_rw_reporting`: 0 none, 1 mixed (one folded `mixed` direction in
     /// place of read, write and trim), 2 both (the directions, then the fold).
     pub unified_rw_reporting: u8,
+    /// fio's `ioengine` as written (fio's default `psync`). flashlab runs every job as an
+    /// asynchronous engine would; see [`JobFile::engine_warnings`].
+    pub ioengine: String,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -494,6 +539,7 @@ impl JobSpec {
             significant_figures: 4,
             unit_base_bits: false,
             unified_rw_reporting: 0,
+            ioengine: "psync".to_string(),
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

@@ -590,7 +590,10 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     // --- accepted: real I/O and presentation only -------------------------------------------
-    acc("ioengine", &[], OptionType::Str, "psync", "I/O engine (real I/O only)"),
+    sim("ioengine", &[], OptionType::Str, "psync", "I/O engine: every job runs as an asynchronous engine (libaio, io_uring) would; with a synchronous one (psync, fio's default) fio keeps one I/O in flight, which flashlab warns of when iodepth is above 1", |b, v| {
+        b.spec.ioengine = val(v)?.trim().to_string();
+        Ok(())
+    }),
     acc("direct", &[], OptionType::Bool, "0", "O_DIRECT (real I/O only; the simulated device has no page cache)"),
     acc("buffered", &[], OptionType::Bool, "1", "Buffered I/O (real I/O only)"),
     acc("thread", &[], OptionType::Bool, "0", "Threads instead of processes (real I/O only)"),

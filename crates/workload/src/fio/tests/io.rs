@@ -507,3 +507,24 @@ fn cpu_affinity_is_accepted_when_it_names_cpus() {
         );
     }
 }
+
+#[test]
+fn a_synchronous_engine_at_depth_is_noted_once_per_job() {
+    // fio's default engine is psync: a depth above 1 is fio's depth 1.
+    let f = parse("[a]\niodepth=8\nnumjobs=4\n[b]\nioengine=libaio\niodepth=8\n[c]\niodepth=1\n[d]\nioengine=pvsync2\niodepth=2\n").unwrap();
+    let w = f.engine_warnings();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("job 'a'") && w[0].contains("ioengine=psync"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].contains("job 'd'") && w[1].contains("iodepth=2"),
+        "{}",
+        w[1]
+    );
+    // Set in [global], the engine reaches every job.
+    let f = parse("[global]\nioengine=io_uring\n[a]\niodepth=32\n").unwrap();
+    assert!(f.engine_warnings().is_empty());
+}

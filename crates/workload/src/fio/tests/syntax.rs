@@ -46,6 +46,7 @@ fn mixed_fio_reference_job_file() {
     a.percentile_list = vec![50.0, 90.0, 99.0, 99.9, 99.99];
     a.randrepeat = false;
     a.norandommap = true;
+    a.ioengine = "io_uring".into();
     let global = a.clone();
     a.rw = RwPattern::RandRw;
     a.rwmixread = 70;

@@ -9,7 +9,8 @@ fn option_table_lists_classes() {
     let t = option_table();
     for (name, class) in [
         ("bs", OptionClass::Simulated),
-        ("ioengine", OptionClass::Accepted),
+        ("ioengine", OptionClass::Simulated),
+        ("direct", OptionClass::Accepted),
         ("zonemode", OptionClass::NotSimulated),
         ("cpus_allowed", OptionClass::Accepted),
         ("continue_on_error", OptionClass::NotSimulated),
