@@ -165,8 +165,23 @@ fn key_paths(v: &Value, at: &str, skip: &[&str], out: &mut Vec<String>) {
 }
 
 /// The cases: plain mixed I/O, fio's unified reporting both ways, fsync (the sync block, with
-/// and without the fold), a reporting group of clones, total-latency percentiles.
-const CASES: [&[&str]; 7] = [
+/// and without the fold), a reporting group of clones, latency percentiles of each kind and
+/// list, and the presentation options (description, significant figures, bits).
+const CASES: [&[&str]; 11] = [
+    &["--name=t", "--rw=randread", "--description=a read test"],
+    &[
+        "--name=t",
+        "--rw=randwrite",
+        "--percentile_list=50:99.5",
+        "--slat_percentiles=1",
+    ],
+    &[
+        "--name=t",
+        "--rw=randrw",
+        "--significant_figures=6",
+        "--unit_base=1",
+    ],
+    &["--name=t", "--rw=randread", "--clat_percentiles=0"],
     &["--name=t", "--rw=randrw"],
     &["--name=t", "--rw=randrw", "--unified_rw_reporting=mixed"],
     &["--name=t", "--rw=randrw", "--unified_rw_reporting=both"],
