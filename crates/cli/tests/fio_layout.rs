@@ -33,7 +33,11 @@ fn have_fio() -> bool {
 /// does (at depth 1, or with a synchronous engine such as fio's default psync, fio records
 /// none).
 fn run_both(args: &[&str], format: &str) -> (String, String) {
+    // The output format first: fio prints a job's start line in the format in force when
+    // it reads the job.
+    let fmt = format!("--output-format={format}");
     let mut common = vec![
+        fmt.as_str(),
         "--ioengine=null",
         "--iodepth=4",
         "--size=64m",
@@ -43,8 +47,6 @@ fn run_both(args: &[&str], format: &str) -> (String, String) {
         "--rate_iops=500",
     ];
     common.extend_from_slice(args);
-    let fmt = format!("--output-format={format}");
-    common.push(&fmt);
     let fio = Command::new("fio")
         .args(&common)
         .output()
@@ -77,7 +79,11 @@ fn shape(line: &str) -> String {
             {
                 chars.next();
             }
-            if chars.peek().is_some_and(|d| matches!(d, 'k' | 'M' | 'G')) {
+            // fio's k/M/G count suffix (`IOPS=33.3k`), not a unit prefix (`9MiB`, `9MB`).
+            let mut ahead = chars.clone();
+            if ahead.next().is_some_and(|d| matches!(d, 'k' | 'M' | 'G'))
+                && !ahead.next().is_some_and(|d| matches!(d, 'i' | 'B' | 'b'))
+            {
                 chars.next();
             }
             out.push('9');
@@ -164,10 +170,30 @@ fn key_paths(v: &Value, at: &str, skip: &[&str], out: &mut Vec<String>) {
     }
 }
 
-/// The cases: plain mixed I/O, fio's unified reporting both ways, fsync (the sync block, with
-/// and without the fold), a reporting group of clones, latency percentiles of each kind and
-/// list, and the presentation options (description, significant figures, bits).
-const CASES: [&[&str]; 11] = [
+/// The cases: plain mixed I/O, fio's unified reporting both ways (and over a reporting group),
+/// fsync and fdatasync (the sync block, with and without the fold), a reporting group of
+/// clones, two stonewalled jobs, trims, mixed block sizes, fio's steady-state detection,
+/// latency percentiles of each kind and list, and the presentation options (description,
+/// significant figures, bits).
+const CASES: [&[&str]; 17] = [
+    &["--name=t", "--rw=randread", "--ss=iops:10%", "--ss_dur=1s"],
+    &["--name=t", "--rw=randtrim"],
+    &["--name=t", "--rw=randrw", "--bssplit=4k/50:64k/50"],
+    &[
+        "--name=t",
+        "--rw=randwrite",
+        "--numjobs=2",
+        "--group_reporting",
+        "--unified_rw_reporting=both",
+    ],
+    &["--name=t", "--rw=write", "--fdatasync=2"],
+    &[
+        "--name=a",
+        "--rw=randread",
+        "--name=b",
+        "--rw=randwrite",
+        "--stonewall",
+    ],
     &["--name=t", "--rw=randread", "--description=a read test"],
     &[
         "--name=t",
