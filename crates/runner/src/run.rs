@@ -164,9 +164,12 @@ struct JobClone<'a> {
     /// `end_fsync`'s flush has been queued.
     end_flush_sent: bool,
     rate: RateState,
-    /// No rate limit, fsync, FUA or think time: an issued I/O needs none of their
-    /// bookkeeping (decided once, not per I/O).
+    /// No rate limit, fsync, FUA, think time or overlap guard: an issued I/O needs none of
+    /// their bookkeeping (decided once, not per I/O).
     plain: bool,
+    /// With `serialize_overlap`: the byte ranges `[start, end)` of the clone's I/Os in flight
+    /// (at most `iodepth`, allocated once).
+    overlap_guard: Option<Vec<(u64, u64)>>,
     /// `plain`, and no batches and no verify: the issue loop needs none of their tests
     /// ([`Runner::issue_simple`]).
     simple: bool,
@@ -178,7 +181,8 @@ struct JobClone<'a> {
     write_compressible_percent: u8,
     issued_bytes: u64,
     /// Data I/Os and bytes completed since the start, ramp included, per direction (kept
-    /// for a watched clone: steady-state samples, latency windows, minimum rates).
+    /// for a watched clone: steady-state samples, latency windows, minimum rates, the overlap
+    /// guard).
     done_ios: [u64; 3],
     done_bytes: [u64; 3],
     /// The steady-state detection judging this clone, if its job asked for one.
@@ -624,7 +628,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.watched = c.lat_target.is_some()
             || c.min_rate.is_some()
             || c.steady.is_some()
-            || c.spec.max_latency_ns != [0; 3];
+            || c.spec.max_latency_ns != [0; 3]
+            || c.overlap_guard.is_some();
         if let Some(lt) = &c.lat_target {
             c.iodepth = lt.depth;
         }

@@ -48,6 +48,10 @@ struct FakeDevice {
     submitted: Option<Vec<(usize, u64)>>,
     /// Reads at this offset fail as data past its retention.
     lost_offset_bytes: Option<u64>,
+    /// Byte ranges in the device with their completion times, and how many submissions
+    /// overlapped one of them.
+    ranges_in_device: Vec<(SimTime, u64, u64)>,
+    overlapping_submits: u64,
 }
 
 impl FakeDevice {
@@ -69,6 +73,8 @@ impl FakeDevice {
             compressible_seen: BTreeSet::new(),
             submitted: None,
             lost_offset_bytes: None,
+            ranges_in_device: Vec::new(),
+            overlapping_submits: 0,
         }
     }
 }
@@ -133,6 +139,18 @@ impl BlockDevice for FakeDevice {
             }
         }
         let done_ns = ready + self.latency_ns[k];
+        self.ranges_in_device.retain(|r| r.0 > now_ns);
+        if req.len_bytes > 0 {
+            let (lo, hi) = (req.offset_bytes, req.offset_bytes + req.len_bytes);
+            if self
+                .ranges_in_device
+                .iter()
+                .any(|&(_, a, b)| a < hi && lo < b)
+            {
+                self.overlapping_submits += 1;
+            }
+            self.ranges_in_device.push((done_ns, lo, hi));
+        }
         self.in_device.retain(|&d| d > now_ns);
         self.in_device.push(done_ns);
         self.max_in_device = self.max_in_device.max(self.in_device.len());

@@ -373,6 +373,9 @@ pub struct JobSpec {
     /// fio's `ioengine` as written (fio's default `psync`). flashlab runs every job as an
     /// asynchronous engine would; see [`JobFile::engine_warnings`].
     pub ioengine: String,
+    /// fio's `serialize_overlap`: an I/O overlapping one of the job's I/Os in flight waits
+    /// for completions until it no longer does.
+    pub serialize_overlap: bool,
     /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
     /// smallest block size, fio's default).
     pub offset_align_bytes: u64,
@@ -540,6 +543,7 @@ impl JobSpec {
             unit_base_bits: false,
             unified_rw_reporting: 0,
             ioengine: "psync".to_string(),
+            serialize_overlap: false,
             lat_percentiles: false,
             slat_percentiles: false,
             offset_align_bytes: 0,

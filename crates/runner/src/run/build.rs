@@ -114,7 +114,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     && spec.fsync_every == 0
                     && spec.fdatasync_every == 0
                     && !spec.write_fua
-                    && spec.thinktime_ns == 0;
+                    && spec.thinktime_ns == 0
+                    && !spec.serialize_overlap;
                 let choose_ddir = rate.active && generator.mixes_directions();
                 let simple = plain && batch.is_none() && verify.is_none();
                 clones.push(JobClone {
@@ -166,6 +167,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: verify.is_some(),
                     rate,
                     plain,
+                    overlap_guard: spec
+                        .serialize_overlap
+                        .then(|| Vec::with_capacity(spec.iodepth.max(1) as usize)),
                     simple,
                     choose_ddir,
                     write_compressible_percent: spec.compressible_percent,

@@ -145,6 +145,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             };
             let mut fua = false;
             if !c.plain {
+                if let Some(guard) = &c.overlap_guard {
+                    let (lo, hi) = (io.offset_bytes, io.offset_bytes + io.len_bytes);
+                    if guard.iter().any(|&(a, b)| a < hi && lo < b) {
+                        // fio reaps a completion and tries the same I/O again: one of this
+                        // clone's completions brings it back here.
+                        c.pending = Some(io);
+                        return Ok(());
+                    }
+                }
                 let ddir = io.kind.ddir();
                 if c.rate.active && c.rate.limited(ddir) {
                     let planned = c.rate.planned_ns(ddir, c.start_ns);
@@ -181,6 +190,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
             c.issued_bytes += io.len_bytes;
             let req = c.request(&io, fua);
+            if let Some(guard) = c.overlap_guard.as_mut() {
+                guard.push((io.offset_bytes, io.offset_bytes + io.len_bytes));
+            }
             // A clone choosing directions at issue time draws nothing ahead (the prefetch
             // is only a hint to the device).
             if !c.choose_ddir {

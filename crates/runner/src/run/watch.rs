@@ -1,11 +1,11 @@
 //! What a clone that watches its completions does after each one: steady-state windows,
-//! `max_latency`, the latency target's depth search and minimum rates.
+//! `max_latency`, the latency target's depth search, minimum rates and the overlap guard.
 
 use super::*;
 
 impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
-    /// What a watched clone (steady state, latency target, minimum rates) notes and does
-    /// after an I/O completed.
+    /// What a watched clone (steady state, latency target, minimum rates, the overlap
+    /// guard) notes and does after an I/O completed.
     #[cold]
     #[inline(never)]
     pub(super) fn watch_completion(&mut self, i: usize, now: SimTime, io: InFlight) {
@@ -14,6 +14,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let ddir = io.kind.ddir();
             c.done_ios[ddir] += 1;
             c.done_bytes[ddir] += io.len_bytes;
+            // Out of the guard before the clone issues again (after this returns).
+            if let Some(guard) = c.overlap_guard.as_mut() {
+                let range = (io.offset_bytes, io.offset_bytes + io.len_bytes);
+                if let Some(k) = guard.iter().position(|&r| r == range) {
+                    guard.swap_remove(k);
+                }
+            }
         }
         // fio checks max_latency only on the total latency it measures.
         let spec = self.clones[i].spec;

@@ -788,7 +788,10 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("replay_scale", &[], "Replay offset scale (replay I/O logs with `flashlab replay`)"),
     not("replay_skip", &[], "Replay without some kinds of I/O (replay I/O logs with `flashlab replay`)"),
     not("replay_time_scale", &[], "Replay time scale (replay I/O logs with `flashlab replay`)"),
-    not("serialize_overlap", &[], "Holding I/Os that overlap ones in flight"),
+    sim("serialize_overlap", &[], OptionType::Bool, "0", "Hold an I/O that overlaps one of the job's I/Os in flight until completions clear it (the queue runs shallower)", |b, v| {
+        b.spec.serialize_overlap = flag(v)?;
+        Ok(())
+    }),
     not("sync_file_range", &[], "sync_file_range() after every N writes"),
     not("trim_backlog_batch", &[], "Trim after verify"),
     not("trim_verify_zero", &[], "Verify that trimmed blocks read back as zeros"),
