@@ -579,13 +579,11 @@ fn run_parsed(
     formats: OutputFormats,
     output: Option<&Path>,
 ) -> Result<(), Failure> {
-    // fio prints these with log_info on stdout ahead of its results; here they go to stderr
-    // so the output stays what the format says (JSON stays parseable).
+    // fio prints these with log_info ahead of its results (on stdout with the normal
+    // output, on stderr with JSON or terse); here they always go to stderr so the output
+    // stays what the format says.
     for warning in job_file.fio_warnings() {
         eprintln!("{warning}");
-    }
-    for note in job_file.engine_warnings() {
-        eprintln!("flashlab: warning: {note}");
     }
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),

@@ -270,7 +270,7 @@ fn io_size_percentage_is_a_share_of_the_job_region() {
 fn a_drive_worn_out_mid_run_reports_results_and_exits_1() {
     let path = job_file(
         "worn.fio",
-        "[global]\nbs=4k\niodepth=32\nnorandommap=1\n[w]\nrw=randwrite\nloops=40\n",
+        "[global]\nioengine=libaio\nbs=4k\niodepth=32\nnorandommap=1\n[w]\nrw=randwrite\nloops=40\n",
     );
     let out = flashlab(&[
         "run",

@@ -376,10 +376,11 @@ fn wait_for_names_a_job_before_this_one() {
 }
 
 #[test]
-fn a_depth_asked_of_a_synchronous_engine_is_noted_on_stderr() {
+fn a_synchronous_engine_runs_at_depth_one_as_in_fio() {
     // fio's default engine (psync) completes each I/O in the call: fio 3.33 runs
-    // `--iodepth=8` at depth 1 ("IO depths : 1=100.0%"). flashlab simulates the depth and
-    // says so on stderr, leaving stdout (here JSON) as it is.
+    // `--iodepth=8` at depth 1 ("IO depths : 1=100.0%"), samples no submission latency,
+    // reports the depth written as the latency depth, and notes the cap once per clone
+    // (on stderr with JSON output, where flashlab prints it with every format).
     let base = [
         "--name=t",
         "--rw=randread",
@@ -392,21 +393,36 @@ fn a_depth_asked_of_a_synchronous_engine_is_noted_on_stderr() {
         a.extend_from_slice(extra);
         let o = fio(&a);
         assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("JSON on stdout");
-        stderr(&o)
+        let v = serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("JSON on stdout");
+        (v["jobs"][0].clone(), stderr(&o))
     };
-    let e = with(&["--iodepth=8"]);
-    assert!(
-        e.contains("flashlab: warning: job 't': ioengine=psync is synchronous")
-            && e.contains("iodepth=8"),
-        "{e}"
-    );
-    assert!(with(&["--iodepth=8", "--ioengine=sync"]).contains("ioengine=sync"));
-    for quiet in [
-        &["--iodepth=8", "--ioengine=libaio"][..],
-        &["--iodepth=1"][..],
+    let note = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n";
+    let depth1 = |job: &serde_json::Value| job["iodepth_level"]["1"].as_f64() == Some(100.0);
+    for engine in [
+        &[][..],
+        &["--ioengine=sync"][..],
+        &["--ioengine=pvsync2"][..],
     ] {
-        let e = with(quiet);
-        assert!(!e.contains("warning"), "{quiet:?}: {e}");
+        let mut args = vec!["--iodepth=8", "--numjobs=2"];
+        args.extend_from_slice(engine);
+        let (job, e) = with(&args);
+        assert_eq!(e, note.repeat(2), "{engine:?}");
+        assert!(depth1(&job), "{engine:?}: {}", job["iodepth_level"]);
+        assert_eq!(job["latency_depth"], 8, "{engine:?}");
+        assert_eq!(job["read"]["slat_ns"]["N"], 0, "{engine:?}");
+        assert!(job["read"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            job["read"]["clat_ns"]["mean"], job["read"]["lat_ns"]["mean"],
+            "{engine:?}: the call's whole time is completion latency"
+        );
     }
+    // psync at depth 1: no note, still no submission latency.
+    let (job, e) = with(&["--iodepth=1"]);
+    assert!(e.is_empty(), "{e}");
+    assert_eq!(job["read"]["slat_ns"]["N"], 0);
+    // An asynchronous engine keeps its depth and samples submission latency.
+    let (job, e) = with(&["--iodepth=8", "--ioengine=libaio"]);
+    assert!(e.is_empty(), "{e}");
+    assert!(!depth1(&job), "{}", job["iodepth_level"]);
+    assert_eq!(job["read"]["slat_ns"]["N"], 50);
 }

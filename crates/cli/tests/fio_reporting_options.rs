@@ -21,12 +21,13 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(&o)).expect("JSON output")
 }
 
-const RANDREAD: [&str; 5] = [
+const RANDREAD: [&str; 6] = [
     "--name=t",
     "--rw=randread",
     "--bs=4k",
     "--size=64m",
     "--iodepth=32",
+    "--ioengine=libaio",
 ];
 
 #[test]
@@ -117,6 +118,7 @@ fn unified_rw_reporting_prints_fios_mixed_direction() {
         "--bs=4k",
         "--size=64m",
         "--iodepth=4",
+        "--ioengine=libaio",
     ];
     let unified: Vec<String> = ["mixed", "1", "both", "2", "none"]
         .iter()
@@ -258,6 +260,7 @@ fn unified_rw_reporting_on_a_slice_folds_the_whole_drives_figures() {
             "--bs=4k",
             "--size=1g",
             "--iodepth=8",
+            "--ioengine=libaio",
         ];
         a.extend_from_slice(extra);
         a.push("--output-format=json");

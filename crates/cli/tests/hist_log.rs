@@ -7,7 +7,8 @@ use common::{run_job, stderr};
 use flashlab_report::histogram::plat_idx_to_val;
 use std::path::PathBuf;
 
-const JOB: &str = "[rr]\nrw=randread\nbs=4k\niodepth=16\nsize=256m\ntime_based\nruntime=3\n\
+const JOB: &str =
+    "[rr]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=16\nsize=256m\ntime_based\nruntime=3\n\
                    write_hist_log=hist-test\nlog_hist_msec=500\n";
 
 fn rows(path: &PathBuf) -> Vec<Vec<u64>> {

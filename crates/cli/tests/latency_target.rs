@@ -6,7 +6,7 @@ use common::{run_job, stderr};
 
 fn job(target: &str) -> String {
     format!(
-        "[fill]\nrw=write\nbs=1m\niodepth=8\nsize=100%\n\
+        "[global]\nioengine=libaio\n[fill]\nrw=write\nbs=1m\niodepth=8\nsize=100%\n\
          [qos]\nstonewall\nrw=randread\nbs=4k\niodepth=128\ntime_based\nruntime=60\n\
          latency_target={target}\nlatency_window=500ms\nlatency_percentile=99\n"
     )

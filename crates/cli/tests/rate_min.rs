@@ -6,7 +6,7 @@ use common::{run_job, stderr};
 
 #[test]
 fn a_minimum_the_drive_cannot_hold_stops_the_job() {
-    let text = "[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n\
+    let text = "[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n\
                 [floor]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\ntime_based\nruntime=30\n\
                 rate_iops_min=1000000\n";
     let out = run_job("rate-min.fio", text, "tiny-test-1gb", "json");

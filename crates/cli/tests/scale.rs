@@ -47,6 +47,8 @@ fn write_of<'a>(run: &'a Value, job: &str) -> &'a Value {
 }
 
 const FILL: &str = "\
+[global]
+ioengine=libaio
 [fill]
 rw=write
 bs=128k

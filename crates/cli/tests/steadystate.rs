@@ -8,6 +8,7 @@ use common::{run_job, stderr, stdout};
 const FILL_THEN_STEADY: &str = "
 [global]
 direct=1
+ioengine=libaio
 [fill]
 rw=write
 bs=128k

@@ -37,7 +37,7 @@ fn wsat_options_shape_the_run_and_the_json() {
 fn endurance_reads_a_job_file_workload() {
     let path = job_file(
         "endurance-w.fio",
-        "[w]\nrw=randwrite\nbs=16k\niodepth=8\nio_size=64m\n",
+        "[w]\nioengine=libaio\nrw=randwrite\nbs=16k\niodepth=8\nio_size=64m\n",
     );
     let out = flashlab(&[
         "suite",

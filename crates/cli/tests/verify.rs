@@ -6,7 +6,8 @@ use common::{run_job, stderr};
 
 #[test]
 fn a_verifying_write_job_reports_its_read_back_as_reads() {
-    let text = "[w]\nrw=randwrite\nbs=4k\nsize=4m\niodepth=8\nverify=crc32c\n\
+    let text =
+        "[global]\nioengine=libaio\n[w]\nrw=randwrite\nbs=4k\nsize=4m\niodepth=8\nverify=crc32c\n\
                 [plain]\nstonewall\nrw=randwrite\nbs=4k\nsize=4m\niodepth=8\n";
     let out = run_job("verify.fio", text, "tiny-test-1gb", "json");
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
@@ -24,7 +25,8 @@ fn a_verifying_write_job_reports_its_read_back_as_reads() {
 
 #[test]
 fn a_verify_workload_flashlab_cannot_reproduce_is_refused() {
-    let text = "[w]\nrw=write\nsize=4m\nverify=md5\nverify_backlog=64\niodepth=4\n";
+    let text =
+        "[w]\nioengine=libaio\nrw=write\nsize=4m\nverify=md5\nverify_backlog=64\niodepth=4\n";
     let out = run_job("verify-backlog.fio", text, "tiny-test-1gb", "json");
     assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
     assert!(stderr(&out).contains("verify_backlog"), "{}", stderr(&out));

@@ -73,6 +73,8 @@ fn write_drive(w: &RandomWriteWorkload, page_kib: u32) -> Ssd {
 }
 
 const WRITE_JOBS: &str = "
+[global]
+ioengine=libaio
 [fill]
 rw=write
 bs=128k
@@ -161,7 +163,8 @@ fn main() {
     }
     if what.iter().any(|a| a == "read") {
         let mut ssd = drive(&[("sim.scale", "0.1")]);
-        let fill = jobs("[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
+        let fill =
+            jobs("[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
         let r = run_jobs(&fill, &mut ssd, &RunOptions::new(1, "bench"), &mut |_| {});
         let start = r
             .expect("fill")
@@ -171,7 +174,7 @@ fn main() {
             .max()
             .unwrap_or(0);
         let file = jobs(&format!(
-            "[read]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={}ns\n",
+            "[read]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={}ns\n",
             start + 1_000_000
         ));
         let (r, secs) = timed(|| measured_run(&mut ssd, &file, 2));

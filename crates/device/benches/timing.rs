@@ -67,6 +67,7 @@ fn write_drive(w: &RandomWriteWorkload, page_kib: u32) -> Ssd {
 const WRITE_JOBS: &str = "
 [global]
 direct=1
+ioengine=libaio
 [fill]
 rw=write
 bs=128k
@@ -148,7 +149,8 @@ fn random_write(c: &mut Criterion) {
 fn filled_default_drive() -> (Ssd, u64) {
     let cfg = load_device_config(DEFAULT_DEVICE, &[]).expect("default drive");
     let mut ssd = Ssd::new(&cfg, SeedTree::new(1)).expect("default drive");
-    let fill = jobs("[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
+    let fill =
+        jobs("[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
     let r = run_jobs(&fill, &mut ssd, &RunOptions::new(1, "bench"), &mut |_| {}).expect("fill");
     let end = r.jobs.iter().map(|j| j.end_ns()).max().unwrap_or(0);
     (ssd, end + 1_000_000)
@@ -166,7 +168,7 @@ fn random_read(c: &mut Criterion) {
         b.iter(|| {
             // Each run starts after the previous one: the device only moves forward in time.
             let file = jobs(&format!(
-                "[read]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={start_ns}ns\n"
+                "[read]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={start_ns}ns\n"
             ));
             let r = run_jobs(&file, ssd, &RunOptions::new(2, "bench"), &mut |_| {})
                 .expect("read run");

@@ -145,7 +145,7 @@ fn a_command_waiting_for_the_controller_counts_as_completion_latency() {
     // stays the submission alone (it held the whole wait once: 597 us of slat, 54 us of
     // clat).
     let mut d = ssd(&[("controller.max_iops", "50000")]);
-    let text = "[fill]\nrw=write\nbs=128k\niodepth=8\nsize=64m\n\
+    let text = "[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=8\nsize=64m\n\
                 [rr]\nstonewall\nrw=randread\nbs=4k\niodepth=32\nsize=64m\nnumber_ios=20000\n";
     let file = parse_str(text, "controller-bound.fio", &|_| None).unwrap();
     let r = run_jobs(

@@ -362,7 +362,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
 fn endurance_runs_the_jedec_mix_and_a_job_file() {
     let jedec = endurance(EnduranceWorkload::JedecEnterprise);
     assert!(value(&jedec, "write_amplification") > 1.0);
-    let text = "[w]\nrw=randwrite\nbs=8k\niodepth=16\nio_size=100m\n".to_string();
+    let text = "[w]\nioengine=libaio\nrw=randwrite\nbs=8k\niodepth=16\nio_size=100m\n".to_string();
     let file = endurance(EnduranceWorkload::Job {
         name: "w.fio".into(),
         text,

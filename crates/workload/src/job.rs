@@ -16,9 +16,15 @@ pub struct JobFile {
 pub const VERIFY_NEVER_READS_WARNING: &str =
     "fio: verification read phase will never start because write phase uses all of runtime";
 
+/// fio's note (`log_info`, once per clone as it starts) for a job whose synchronous engine
+/// caps its depth.
+pub const SYNCHRONOUS_DEPTH_NOTE: &str =
+    "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1";
+
 /// fio 3.33's engines that complete each I/O inside the submitting call (`FIO_SYNCIO`, and the
 /// file and directory operation engines): fio keeps one I/O in flight with them whatever
-/// `iodepth` says.
+/// `iodepth` says, and measures no submission latency (the call's whole time is completion
+/// latency).
 pub const SYNCHRONOUS_ENGINES: &[&str] = &[
     "sync",
     "psync",
@@ -42,30 +48,20 @@ pub const SYNCHRONOUS_ENGINES: &[&str] = &[
 ];
 
 impl JobFile {
-    /// flashlab's own notes on jobs real fio would run differently: a job asking for a depth
-    /// above 1 of a synchronous engine (fio's default `psync` included) runs at depth 1 in
-    /// fio, while flashlab simulates the depth, as an asynchronous engine would run it. One
-    /// line per job.
-    pub fn engine_warnings(&self) -> Vec<String> {
-        self.jobs
-            .iter()
-            .filter(|j| j.iodepth > 1 && SYNCHRONOUS_ENGINES.contains(&j.ioengine.as_str()))
-            .map(|j| {
-                format!(
-                    "job '{}': ioengine={} is synchronous, so fio runs this job at depth 1 whatever iodepth={} says; flashlab simulates iodepth={} as an asynchronous engine would (name ioengine=libaio or io_uring for fio to do the same)",
-                    j.name, j.ioengine, j.iodepth, j.iodepth
-                )
-            })
-            .collect()
-    }
-
-    /// The warnings fio prints while it sets the jobs up, one per clone as fio checks each
-    /// (`fixup_options`); the jobs run as fio runs them.
+    /// The warnings and notes fio prints while it sets the jobs up, one per clone as fio
+    /// checks each: first those of its option fixups (every job's, as fio parses all jobs
+    /// before it starts one), then those of each clone's start; the jobs run as fio runs them.
     pub fn fio_warnings(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
+        let clones = |job: &JobSpec| 0..job.numjobs.max(1);
         for job in &self.jobs {
             if job.verify_never_reads() {
-                out.extend((0..job.numjobs.max(1)).map(|_| VERIFY_NEVER_READS_WARNING));
+                out.extend(clones(job).map(|_| VERIFY_NEVER_READS_WARNING));
+            }
+        }
+        for job in &self.jobs {
+            if job.iodepth_capped_from.is_some() {
+                out.extend(clones(job).map(|_| SYNCHRONOUS_DEPTH_NOTE));
             }
         }
         out
@@ -370,9 +366,15 @@ pub struct JobSpec {
     /// fio's `unified_rw_reporting`: 0 none, 1 mixed (one folded `mixed` direction in
     /// place of read, write and trim), 2 both (the directions, then the fold).
     pub unified_rw_reporting: u8,
-    /// fio's `ioengine` as written (fio's default `psync`). flashlab runs every job as an
-    /// asynchronous engine would; see [`JobFile::engine_warnings`].
+    /// fio's `ioengine` as written (fio's default `psync`).
     pub ioengine: String,
+    /// Whether the engine is one of [`SYNCHRONOUS_ENGINES`]: the job records no submission
+    /// latency, its I/Os' whole time being completion latency. Set by the parser from
+    /// `ioengine` (a job built in code runs as an asynchronous engine would).
+    pub synchronous: bool,
+    /// The `iodepth` written for a synchronous engine above 1, which fio caps to 1 (so
+    /// `iodepth` is 1) but still reports as the latency depth.
+    pub iodepth_capped_from: Option<u32>,
     /// fio's `serialize_overlap`: an I/O overlapping one of the job's I/Os in flight waits
     /// for completions until it no longer does.
     pub serialize_overlap: bool,
@@ -543,6 +545,8 @@ impl JobSpec {
             unit_base_bits: false,
             unified_rw_reporting: 0,
             ioengine: "psync".to_string(),
+            synchronous: false,
+            iodepth_capped_from: None,
             serialize_overlap: false,
             lat_percentiles: false,
             slat_percentiles: false,

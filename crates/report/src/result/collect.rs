@@ -72,6 +72,9 @@ pub struct JobStats {
     /// are not counted one call each.
     batched: bool,
     disabled: Disabled,
+    /// The engine completes each I/O inside its submitting call: no submission latency is
+    /// sampled, and the device's acceptance time is completion latency.
+    synchronous: bool,
 }
 
 /// fio's default `significant_figures`.
@@ -167,6 +170,7 @@ impl JobStats {
             phase_runtime_us: None,
             batched: false,
             disabled: Disabled::default(),
+            synchronous: false,
         };
         s.start_measuring(0);
         s
@@ -272,7 +276,7 @@ impl JobStats {
     ) {
         // Nearly every job collects every latency: compiled with nothing disabled, the
         // per-latency tests below fold away.
-        if self.disabled == Disabled::default() {
+        if self.disabled == Disabled::default() && !self.synchronous {
             self.record_with::<false>(ddir, issue_ns, accepted_ns, done_ns, bytes, offset);
         } else {
             self.record_with::<true>(ddir, issue_ns, accepted_ns, done_ns, bytes, offset);
@@ -297,12 +301,22 @@ impl JobStats {
         if done_ns >= self.next_sample_ns {
             self.advance_samples(done_ns);
         }
+        // A synchronous engine's call returns with the I/O done: fio samples no submission
+        // latency (`io_u_queued` runs only for a queued I/O) and times the call as clat.
+        let accepted_ns = if SOME_DISABLED && self.synchronous {
+            issue_ns
+        } else {
+            accepted_ns
+        };
         let slat = accepted_ns.saturating_sub(issue_ns);
         let clat = done_ns.saturating_sub(accepted_ns);
         let lat = done_ns.saturating_sub(issue_ns);
         // fio's account_io_completion: a disabled latency takes no sample anywhere.
         let off = if SOME_DISABLED {
-            self.disabled
+            Disabled {
+                slat: self.disabled.slat || self.synchronous,
+                ..self.disabled
+            }
         } else {
             Disabled::default()
         };
@@ -362,7 +376,8 @@ impl JobStats {
             self.res.dirs[ddir].bw.add(rate);
             self.log(self.bw_log, (done_ms, offset), rate, ddir, bytes);
         }
-        if self.per_io_iops && !off.reduced() {
+        // fio's `gtod_reduce` follows the options, not the engine's missing slat.
+        if self.per_io_iops && !(SOME_DISABLED && self.disabled.reduced()) {
             self.res.dirs[ddir].iops.add(1);
             self.log(self.iops_log, (done_ms, offset), 1, ddir, bytes);
         }
@@ -426,6 +441,12 @@ impl JobStats {
     /// fio's `unified_rw_reporting`.
     pub fn set_unified(&mut self, unified: Unified) {
         self.res.unified = unified;
+    }
+
+    /// The job's engine is synchronous (fio's `FIO_SYNCIO`): it samples no submission
+    /// latency, and times each I/O's whole call as completion latency.
+    pub fn set_synchronous(&mut self) {
+        self.synchronous = true;
     }
 
     /// The latencies and per-I/O samples the job does not collect.

@@ -89,7 +89,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     })?
                     .map(Box::new);
                 let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
-                stats.set_iodepth(spec.iodepth.max(1));
+                // fio reports the depth written, also when a synchronous engine capped it.
+                stats.set_iodepth(spec.iodepth_capped_from.unwrap_or(spec.iodepth).max(1));
+                if spec.synchronous {
+                    stats.set_synchronous();
+                }
                 stats.set_presentation(
                     usize::from(spec.significant_figures.clamp(1, 10)),
                     spec.unit_base_bits,

@@ -41,7 +41,10 @@ fn runs_of(log: &[(usize, u64)]) -> Vec<(usize, usize)> {
 /// in offset order, random writes with the random map in the order written (fio's list).
 #[test]
 fn verify_reads_back_sequential_writes_by_offset_and_random_ones_as_written() {
-    let (run, log) = run_logged("[j]\nrw=write\nsize=256k\nverify=crc32c\niodepth=4\n", None);
+    let (run, log) = run_logged(
+        "[j]\nioengine=libaio\nrw=write\nsize=256k\nverify=crc32c\niodepth=4\n",
+        None,
+    );
     let run = run.expect("run");
     assert_eq!(runs_of(&log), vec![(1, 64), (0, 64)]);
     assert_eq!(offsets_of(&log, 0), offsets_of(&log, 1));

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{ParseError, ParseErrorKind};
 use super::options::{find_option, nearest_option, validate, Builder, OptionClass, OptionDef};
-use crate::job::{JobFile, JobSpec, RandomDistribution, SizeSpec};
+use crate::job::{JobFile, JobSpec, RandomDistribution, SizeSpec, SYNCHRONOUS_ENGINES};
 
 /// Includes deeper than this are almost certainly a mistake (fio has no limit; a cycle would
 /// recurse forever).
@@ -412,6 +412,14 @@ fn build(
                     expected,
                 },
             })?;
+            // fio runs a synchronous engine's I/Os one at a time, whatever the depth.
+            if SYNCHRONOUS_ENGINES.contains(&spec.ioengine.as_str()) {
+                spec.synchronous = true;
+                if spec.iodepth > 1 {
+                    spec.iodepth_capped_from = Some(spec.iodepth);
+                    spec.iodepth = 1;
+                }
+            }
             if let Err(why) = check_verify(&spec) {
                 let at = written_at(&opts, "verify");
                 return Err(ParseError {

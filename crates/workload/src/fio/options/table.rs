@@ -590,7 +590,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     // --- accepted: real I/O and presentation only -------------------------------------------
-    sim("ioengine", &[], OptionType::Str, "psync", "I/O engine: every job runs as an asynchronous engine (libaio, io_uring) would; with a synchronous one (psync, fio's default) fio keeps one I/O in flight, which flashlab warns of when iodepth is above 1", |b, v| {
+    sim("ioengine", &[], OptionType::Str, "psync", "I/O engine: an asynchronous one (libaio, io_uring) keeps iodepth I/Os in flight; a synchronous one (psync, fio's default) one I/O, with no submission latency, as fio runs it", |b, v| {
         b.spec.ioengine = val(v)?.trim().to_string();
         Ok(())
     }),

@@ -131,7 +131,10 @@ fn buffer_options_are_echoed_as_written() {
     );
     assert_eq!(f.jobs[0].compressible_percent, 25);
     // Without any of them the job echoes nothing and stays at fio's random data.
-    assert_eq!(parse("[j]\n").unwrap().jobs[0], JobSpec::new("j", 1));
+    let mut plain = JobSpec::new("j", 1);
+    // fio's default engine, psync, is synchronous.
+    plain.synchronous = true;
+    assert_eq!(parse("[j]\n").unwrap().jobs[0], plain);
 }
 
 #[test]
@@ -435,7 +438,10 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
             "rw=write\ntime_based\nruntime=1s\nverify_backlog=8",
             "time_based",
         ),
-        ("rw=write\nverify_backlog=8\niodepth=2", "iodepth"),
+        (
+            "ioengine=libaio\nrw=write\nverify_backlog=8\niodepth=2",
+            "iodepth",
+        ),
         (
             "rw=randwrite\nverify_backlog=8\nnorandommap",
             "verify_backlog",
@@ -509,22 +515,26 @@ fn cpu_affinity_is_accepted_when_it_names_cpus() {
 }
 
 #[test]
-fn a_synchronous_engine_at_depth_is_noted_once_per_job() {
-    // fio's default engine is psync: a depth above 1 is fio's depth 1.
+fn a_synchronous_engine_runs_at_depth_one_with_fio_s_note_per_clone() {
+    // fio's default engine is psync: a depth above 1 is fio's depth 1, noted per clone.
     let f = parse("[a]\niodepth=8\nnumjobs=4\n[b]\nioengine=libaio\niodepth=8\n[c]\niodepth=1\n[d]\nioengine=pvsync2\niodepth=2\n").unwrap();
-    let w = f.engine_warnings();
-    assert_eq!(w.len(), 2, "{w:?}");
-    assert!(
-        w[0].contains("job 'a'") && w[0].contains("ioengine=psync"),
-        "{}",
-        w[0]
-    );
-    assert!(
-        w[1].contains("job 'd'") && w[1].contains("iodepth=2"),
-        "{}",
-        w[1]
-    );
+    let depth = |j: &JobSpec| (j.synchronous, j.iodepth, j.iodepth_capped_from);
+    assert_eq!(depth(&f.jobs[0]), (true, 1, Some(8)));
+    assert_eq!(depth(&f.jobs[1]), (false, 8, None));
+    assert_eq!(depth(&f.jobs[2]), (true, 1, None));
+    assert_eq!(depth(&f.jobs[3]), (true, 1, Some(2)));
+    assert_eq!(f.fio_warnings(), vec![SYNCHRONOUS_DEPTH_NOTE; 5]);
     // Set in [global], the engine reaches every job.
     let f = parse("[global]\nioengine=io_uring\n[a]\niodepth=32\n").unwrap();
-    assert!(f.engine_warnings().is_empty());
+    assert_eq!(depth(&f.jobs[0]), (false, 32, None));
+    assert!(f.fio_warnings().is_empty());
+    // fio's option fixups warn before any clone starts: verify's warning comes first.
+    let f = parse(
+        "[a]\niodepth=4\n[b]\nioengine=libaio\nrw=write\nverify=crc32c\ntime_based=1\nruntime=1\n",
+    )
+    .unwrap();
+    assert_eq!(
+        f.fio_warnings(),
+        vec![VERIFY_NEVER_READS_WARNING, SYNCHRONOUS_DEPTH_NOTE]
+    );
 }

@@ -125,6 +125,7 @@ fn syntax_comments_whitespace_flags_and_aliases() {
          offset=10%\n\
          [global]\n\
          iodepth=4\n\
+         ioengine=libaio\n\
          [two]\n\
          name=renamed\n\
          write_lat_log\n",
@@ -160,7 +161,10 @@ fn syntax_comments_whitespace_flags_and_aliases() {
         one.options_as_written[0],
         ("rw".to_string(), "randrw:4".to_string())
     );
-    assert_eq!(f.global_options, pairs(&[("bs", "8k"), ("iodepth", "4")]));
+    assert_eq!(
+        f.global_options,
+        pairs(&[("bs", "8k"), ("iodepth", "4"), ("ioengine", "libaio")])
+    );
     let two = &f.jobs[1];
     assert_eq!((two.name.as_str(), two.iodepth), ("renamed", 4));
     assert_eq!(two.write_lat_log.as_deref(), Some("renamed"));
