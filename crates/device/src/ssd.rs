@@ -190,6 +190,7 @@ impl Ssd {
         media.set_channel_merge(match model.channel_merge {
             ChannelMergeSetting::Earliest => ChannelMerge::Earliest,
             ChannelMergeSetting::Narrowest => ChannelMerge::Narrowest,
+            ChannelMergeSetting::Latest => ChannelMerge::Latest,
         });
         // The slice has 1/die_factor of the dies: its share of the media budget.
         let budget = model

@@ -61,8 +61,13 @@ pub enum ChannelMerge {
     #[default]
     Earliest,
     /// The two with the narrowest gap between them: the least free time blurred, wherever
-    /// it is.
+    /// it is; its gap keys cost a write workload about a quarter of its run.
     Narrowest,
+    /// The two latest: the channel's near future, where transfers wished for now have to
+    /// fit, stays exact, and the far future (reads booked behind long die queues) is kept
+    /// as one interval with its free time, where later wishes for that time take their
+    /// share. As cheap as the earliest merge.
+    Latest,
 }
 
 /// The intervals are one contiguous run of a ring, `head..head + len` (indices modulo
@@ -303,7 +308,12 @@ impl Channel {
             let t = earliest_ns;
             if len > 0 && t - last.1 < dur_ns {
                 self.buf[(h + len - 1) & MASK].1 = t + dur_ns;
-            } else if self.merge == ChannelMerge::Earliest {
+            } else if self.merge == ChannelMerge::Latest && len == MAX_INTERVALS {
+                // Appended and merged with the last at once.
+                let last = &mut self.buf[(h + len - 1) & MASK];
+                last.2 += t - last.1;
+                last.1 = t + dur_ns;
+            } else if self.merge != ChannelMerge::Narrowest {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns, 0);
                 self.len = len + 1;
                 self.merge_front_if_full();
@@ -374,7 +384,7 @@ impl Channel {
                 }
                 self.buf[(h + i) & MASK].0 = t;
             }
-            (false, false) if self.merge == ChannelMerge::Earliest => {
+            (false, false) if self.merge != ChannelMerge::Narrowest => {
                 // No gap keys to keep up.
                 self.insert(i, (t, end, 0));
                 self.merge_front_if_full();
@@ -548,6 +558,11 @@ impl Channel {
                 *self.at_mut(0) = merged;
             }
             ChannelMerge::Narrowest => self.merge_narrowest(),
+            ChannelMerge::Latest => {
+                let n = self.len;
+                *self.at_mut(n - 2) = joined(self.at(n - 2), self.at(n - 1));
+                self.len = n - 1;
+            }
         }
     }
 
@@ -730,7 +745,7 @@ impl Channel {
             .collect();
         below.sort_by(|a, b| b.cmp(a));
         assert_eq!(kept, &below[..]);
-        if self.merge == ChannelMerge::Earliest {
+        if self.merge != ChannelMerge::Narrowest {
             assert_eq!(self.bound, 0);
         }
     }

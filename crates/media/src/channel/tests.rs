@@ -25,7 +25,11 @@ fn books_the_earliest_gap_that_fits() {
 
 #[test]
 fn interval_count_stays_bounded_and_no_time_is_booked_twice() {
-    for merge in [ChannelMerge::Earliest, ChannelMerge::Narrowest] {
+    for merge in [
+        ChannelMerge::Earliest,
+        ChannelMerge::Narrowest,
+        ChannelMerge::Latest,
+    ] {
         let mut c = Channel::with_merge(merge);
         let mut booked = Vec::new();
         for i in 0..1_000u64 {
@@ -70,9 +74,11 @@ fn merging_the_narrowest_gap_keeps_the_near_future_exact() {
         .collect();
     let mut earliest = Channel::with_merge(ChannelMerge::Earliest);
     let mut narrowest = Channel::with_merge(ChannelMerge::Narrowest);
+    let mut latest = Channel::with_merge(ChannelMerge::Latest);
     for &at in &far {
         earliest.book(at, 10);
         narrowest.book(at, 10);
+        latest.book(at, 10);
     }
     // The earliest merge made the first bookings one interval (1,000 to 8,010, 80 ns
     // busy in eight transfers): one wished for at 1,500 still starts then, in its free time...
@@ -85,6 +91,14 @@ fn merging_the_narrowest_gap_keeps_the_near_future_exact() {
     assert_eq!(narrowest.book(1_000, 10), 1_010);
     assert_eq!(narrowest.book(1_500, 10), 1_500);
     assert!(narrowest.len <= MAX_INTERVALS);
+    // The latest merge made the far end one interval, its free time kept: the near future
+    // is exact, and a wish inside the far interval takes a share of its free time.
+    assert_eq!(latest.book(1_000, 10), 1_010);
+    assert_eq!(latest.book(1_500, 10), 1_500);
+    let (start, end, idle) = latest.at(latest.len - 1);
+    assert!(idle > 0 && end == 100_150, "({start}, {end}, {idle})");
+    assert_eq!(latest.book(start + 5, 10), start + 5);
+    assert!(latest.len <= MAX_INTERVALS);
 }
 
 #[test]
@@ -114,7 +128,7 @@ fn a_merged_interval_hands_out_its_free_time_once() {
 struct Reference {
     /// (start, end, free time inside).
     busy: Vec<(u64, u64, u64)>,
-    narrowest: bool,
+    merge: ChannelMerge,
 }
 
 impl Reference {
@@ -144,12 +158,12 @@ impl Reference {
             (false, false) => {
                 self.busy.insert(i, (t, end, 0));
                 if self.busy.len() > MAX_INTERVALS {
-                    let k = if self.narrowest {
-                        (0..self.busy.len() - 1)
+                    let k = match self.merge {
+                        ChannelMerge::Narrowest => (0..self.busy.len() - 1)
                             .min_by_key(|&k| (self.busy[k + 1].0 - self.busy[k].1, k))
-                            .unwrap()
-                    } else {
-                        0
+                            .unwrap(),
+                        ChannelMerge::Earliest => 0,
+                        ChannelMerge::Latest => self.busy.len() - 2,
                     };
                     let next = self.busy.remove(k + 1);
                     let gap = next.0 - self.busy[k].1;
@@ -179,7 +193,7 @@ fn the_narrowest_merge_takes_the_earliest_tie_wherever_the_ring_wraps() {
             (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
             let mut reference = Reference {
                 busy: Vec::new(),
-                narrowest: true,
+                merge: ChannelMerge::Narrowest,
             };
             let mut at = 1_000;
             for k in 0..=MAX_INTERVALS {
@@ -201,7 +215,11 @@ fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does
     // Lists shorter and longer than `SHORT_LIST` (searched from the end, or by halving),
     // insertions at every position of a ring whose run wraps or not (moved one interval
     // at a time, or as one block), forgetting down to an empty list and booking again.
-    for merge in [ChannelMerge::Earliest, ChannelMerge::Narrowest] {
+    for merge in [
+        ChannelMerge::Earliest,
+        ChannelMerge::Narrowest,
+        ChannelMerge::Latest,
+    ] {
         for head in 0..SLOTS {
             for n in [
                 1,
@@ -215,7 +233,7 @@ fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does
                 (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
                 let mut reference = Reference {
                     busy: Vec::new(),
-                    narrowest: merge == ChannelMerge::Narrowest,
+                    merge,
                 };
                 // Evens first, in order (appended), then odds, each landing mid-list.
                 let order = (0..n as u64).step_by(2).chain((1..n as u64).step_by(2));
@@ -251,11 +269,11 @@ proptest::proptest! {
     #[test]
     fn the_ring_books_as_a_sorted_vector_does(
         ops in proptest::collection::vec((0u64..8, 0u64..100_000, 0u64..300), 1..600),
-        narrowest in proptest::bool::ANY,
+        which in 0usize..3,
     ) {
-        let merge = if narrowest { ChannelMerge::Narrowest } else { ChannelMerge::Earliest };
+        let merge = [ChannelMerge::Earliest, ChannelMerge::Narrowest, ChannelMerge::Latest][which];
         let mut ring = Channel::with_merge(merge);
-        let mut reference = Reference { busy: Vec::new(), narrowest };
+        let mut reference = Reference { busy: Vec::new(), merge };
         let mut now = 0;
         for (what, at, dur) in ops {
             match what {
@@ -289,7 +307,7 @@ proptest::proptest! {
         // Wishes spread over a window ahead of the present, as dies queueing work far
         // ahead make them: the list stays full and every booking merges.
         let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
-        let mut reference = Reference { busy: Vec::new(), narrowest: true };
+        let mut reference = Reference { busy: Vec::new(), merge: ChannelMerge::Narrowest };
         let mut now = 0;
         for (what, at, dur) in ops {
             if what == 0 {
@@ -322,7 +340,7 @@ fn the_narrowest_merges_keys_are_refilled_trimmed_and_kept_exact() {
     let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
     let mut reference = Reference {
         busy: Vec::new(),
-        narrowest: true,
+        merge: ChannelMerge::Narrowest,
     };
     let (mut rescans, mut trims, mut older_merges) = (0, 0, 0);
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
