@@ -162,6 +162,11 @@ pub struct Ftl {
     /// without a divide instruction.
     ipp_div: FastDiv,
     ppb_div: FastDiv,
+    /// Global page to its slot in the units' stripe (see [`Ftl::aim_at_stripe_slot`]).
+    units_div: FastDiv,
+    /// The victim page being moved continues a sequential run, so its copy goes to the unit
+    /// its logical address gives ([`Ftl::aim_at_stripe_slot`]).
+    relocation_in_lba_order: bool,
     /// Unit the next GC victim should come from (see `reclaim`).
     gc_unit: u32,
     /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
@@ -233,6 +238,7 @@ impl Ftl {
             FastDiv::new(geo.ius_per_page),
             FastDiv::new(geo.pages_per_block),
         );
+        let units_div = FastDiv::new(geo.units);
         Ok(Ftl {
             cfg: config,
             geo,
@@ -248,6 +254,8 @@ impl Ftl {
             wl_queue_len: 0,
             ipp_div,
             ppb_div,
+            units_div,
+            relocation_in_lba_order: false,
             gc_unit: 0,
             check_countdown: 1,
             check_interval: 1,

@@ -214,6 +214,7 @@ impl Ftl {
             }
             ops.push(victim_read(cause, b, page, live, slc));
             reads += 1;
+            self.relocation_in_lba_order = live == ipp && self.continues_a_run(first);
             if gather {
                 for k in 0..live as usize {
                     self.relocate_iu(live_srcs[k], live_lpns[k], dest, shadows, ops);
@@ -229,6 +230,7 @@ impl Ftl {
             moved += live;
         }
         self.counters.nand_read_pages += reads;
+        self.relocation_in_lba_order = false;
         let info = &mut self.blocks.info[b as usize];
         debug_assert_eq!(info.valid, moved, "block {b}: valid count against its P2L");
         info.valid -= moved;
@@ -294,6 +296,8 @@ impl Ftl {
                 slc,
             });
             moved += 1;
+            self.relocation_in_lba_order = self.continues_a_run(src);
+            self.aim_at_stripe_slot(d, lpn);
             let u = self.streams[d].cursor;
             let to_block = self.streams[d].open[u as usize];
             if to_block == NIL {
@@ -368,8 +372,10 @@ impl Ftl {
             }
             ops.push(victim_read(cause, b, page, n as u32, slc));
             reads += 1;
+            self.relocation_in_lba_order = n as u32 == ipp && self.continues_a_run(first);
             for (&src, &lpn) in live_srcs[..n].iter().zip(&live_lpns[..n]) {
                 if to_block == NIL {
+                    self.aim_at_stripe_slot(d, lpn);
                     if !self.start_page(STREAMS[d]) {
                         self.no_block_for_relocation();
                     }
@@ -453,8 +459,11 @@ impl Ftl {
         ops: &mut Vec<NandOp>,
     ) {
         let d = dest as usize;
-        if self.streams[d].cur_block == NIL && !self.start_page(dest) {
-            self.no_block_for_relocation();
+        if self.streams[d].cur_block == NIL {
+            self.aim_at_stripe_slot(d, lpn);
+            if !self.start_page(dest) {
+                self.no_block_for_relocation();
+            }
         }
         let st = &mut self.streams[d];
         let (to_block, to_page, slot) = (st.cur_block, st.cur_page, st.fill);
@@ -464,6 +473,51 @@ impl Ftl {
         self.move_iu(src, lpn, to, shadows);
         if slot + 1 == self.geo.ius_per_page {
             self.emit_program(d, ops);
+        }
+    }
+
+    /// Whether the victim page whose first IU is `first` (every IU live) holds one whole
+    /// logical page of a sequential run: its IUs are a logical page's, in order, and the
+    /// victim's next page holds a later logical page within two stripe rows (a sequential
+    /// write striped over the units leaves a unit's block every `units`-th logical page).
+    /// Randomly written data almost never does, and stays striped: placed by address it
+    /// would land on units at random, some planes queueing while others idle.
+    #[inline(always)]
+    fn continues_a_run(&self, first: Ppa) -> bool {
+        let ipp = self.geo.ius_per_page;
+        let p2l = &self.map.p2l;
+        let lpn = p2l[first as usize];
+        if lpn == INVALID || self.ipp_div.div_rem(lpn).1 != 0 {
+            return false;
+        }
+        if (1..ipp).any(|k| p2l[(first + k) as usize] != lpn + k) {
+            return false;
+        }
+        let (b, page, _) = self.split(first);
+        if page + 1 >= self.blocks.capacity_pages(b) {
+            return false;
+        }
+        let next = p2l[(first + ipp) as usize];
+        let reach = 2 * ipp * self.geo.units;
+        next != INVALID && next > lpn && next - lpn <= reach
+    }
+
+    /// Before relocation stream `d` starts a page whose first IU is `lpn`: for a page of a
+    /// sequential run, point its cursor at the unit the logical page has in a stripe that
+    /// shifts by one unit per row (logical page `p` on unit `(p + p / units) % units`).
+    /// Consecutive logical pages then sit on consecutive units whatever block they were
+    /// moved from, and a victim's run (every `units`-th logical page) still spreads its
+    /// programs over every unit. A victim is one unit's block: moved in its order through a
+    /// striping stream, the first pages of every unit's victim met on the same unit, and a
+    /// sequential read of a folded drive ran on one die at a time. Firmware relocates a
+    /// superblock at a time, which keeps data in its order across the dies.
+    #[inline(always)]
+    fn aim_at_stripe_slot(&mut self, d: usize, lpn: Lpn) {
+        if self.relocation_in_lba_order {
+            let units = self.units_div.divisor();
+            let (row, slot) = self.units_div.div_rem(self.ipp_div.div(lpn));
+            let unit = slot + self.units_div.div_rem(row).1;
+            self.streams[d].cursor = if unit >= units { unit - units } else { unit };
         }
     }
 
@@ -582,7 +636,8 @@ impl Ftl {
 #[cfg(test)]
 mod tests {
     use crate::config::tests::small;
-    use crate::{Ftl, NandOpKind, OpCause};
+    use crate::config::{FtlConfig, SlcConfig};
+    use crate::{Ftl, NandOpKind, OpCause, ReadLocation};
 
     #[test]
     fn gc_reads_valid_pages_copies_and_erases() {
@@ -666,6 +721,121 @@ mod tests {
         // At the threshold it does nothing, not even wear levelling or folding.
         ops.clear();
         assert!(!ftl.busy_gc_step(&mut ops) && ops.is_empty());
+        ftl.check_invariants();
+    }
+
+    /// Eight units (4 dies x 2 planes), TLC with 4 IUs per page and a dynamic SLC cache.
+    fn eight_units_with_cache() -> FtlConfig {
+        let mut c = small();
+        c.dies = 4;
+        c.planes_per_die = 2;
+        c.blocks_per_plane = 64;
+        c.pages_per_block = 24;
+        c.ius_per_page = 4;
+        c.bits_per_cell = 3;
+        c.user_ius = 8 * 64 * 24 * 4 * 80 / 100;
+        c.slc = SlcConfig {
+            static_blocks: 0,
+            dynamic: true,
+            dynamic_max_fraction: 0.5,
+        };
+        c
+    }
+
+    /// The unit holding each logical page's first IU.
+    fn units_of_pages(ftl: &mut Ftl, pages: u32) -> Vec<u32> {
+        let bpu = ftl.geo.blocks_per_unit;
+        let ipp = ftl.geo.ius_per_page;
+        (0..pages)
+            .map(|p| match ftl.read(p * ipp) {
+                ReadLocation::Nand { block, .. } => block / bpu,
+                other => panic!("page {p}: {other:?}"),
+            })
+            .collect()
+    }
+
+    /// Distinct units among each `units` consecutive logical pages, on average.
+    fn spread(units_of: &[u32], units: usize) -> f64 {
+        let windows: Vec<usize> = units_of
+            .chunks_exact(units)
+            .map(|w| {
+                let mut w = w.to_vec();
+                w.sort_unstable();
+                w.dedup();
+                w.len()
+            })
+            .collect();
+        windows.iter().sum::<usize>() as f64 / windows.len() as f64
+    }
+
+    #[test]
+    fn folded_sequential_data_stays_spread_over_the_units() {
+        let c = eight_units_with_cache();
+        let n = c.user_ius as u32 / 4;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..n {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        ftl.flush(&mut ops);
+        // Written through the cache: striped over the units.
+        let units = ftl.geo.units as usize;
+        let before = units_of_pages(&mut ftl, n / 4);
+        assert!(spread(&before, units) > 7.9, "{:?}", &before[..16]);
+        while ftl.background_step(&mut ops) {}
+        let c = ftl.counters();
+        assert_eq!(c.slc_folded_ius, c.slc_write_ius);
+        // Folded a block at a time, each block holding every eighth logical page: the copies
+        // keep consecutive logical pages on different units (they had collapsed onto one).
+        let after = units_of_pages(&mut ftl, n / 4);
+        assert!(spread(&after, units) > 7.9, "{:?}", &after[..16]);
+        // And a victim's programs still go to every unit, not to one die.
+        let fold_units: std::collections::BTreeSet<u32> = ops
+            .iter()
+            .filter(|o| o.kind == NandOpKind::Program && o.cause == OpCause::SlcFold)
+            .map(|o| o.block / ftl.geo.blocks_per_unit)
+            .collect();
+        assert_eq!(fold_units.len(), units);
+        ftl.check_invariants();
+        for lpn in 0..n {
+            assert_eq!(ftl.read_version(lpn), Some(0));
+        }
+    }
+
+    #[test]
+    fn randomly_written_copies_stay_striped() {
+        let mut c = eight_units_with_cache();
+        c.slc = SlcConfig::NONE;
+        let n = c.user_ius as u32;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        let mut programs = [0u32; 8];
+        for i in 0..4 * n {
+            ops.clear();
+            ftl.write(
+                i.wrapping_mul(2_654_435_761) % n,
+                1,
+                false,
+                false,
+                i,
+                &mut ops,
+            );
+            for o in ops
+                .iter()
+                .filter(|o| o.kind == NandOpKind::Program && o.cause == OpCause::Gc)
+            {
+                programs[(o.block / ftl.geo.blocks_per_unit) as usize] += 1;
+            }
+        }
+        // GC's copies of random data go round the units, page by page: as even as striping.
+        let (lo, hi) = (
+            programs.iter().min().unwrap(),
+            programs.iter().max().unwrap(),
+        );
+        assert!(
+            *lo > 100 && hi - lo <= 2,
+            "GC programs per unit {programs:?}"
+        );
         ftl.check_invariants();
     }
 }
