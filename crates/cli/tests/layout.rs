@@ -33,14 +33,7 @@ runtime=5s
 /// The read step's bandwidth (KiB/s) and the SLC IUs folded over the run.
 fn fill_idle_read(device: &str, set: &[&str]) -> (f64, u64) {
     let path = job_file("fill-idle-read.fio", FILL_IDLE_READ);
-    let mut args = vec![
-        "run",
-        &path,
-        "--device",
-        device,
-        "--output-format",
-        "json",
-    ];
+    let mut args = vec!["run", &path, "--device", device, "--output-format", "json"];
     for s in set {
         args.extend(["--set", s]);
     }

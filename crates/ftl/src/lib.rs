@@ -164,9 +164,12 @@ pub struct Ftl {
     ppb_div: FastDiv,
     /// Global page to its slot in the units' stripe (see [`Ftl::aim_at_stripe_slot`]).
     units_div: FastDiv,
-    /// The victim page being moved continues a sequential run, so its copy goes to the unit
-    /// its logical address gives ([`Ftl::aim_at_stripe_slot`]).
+    /// The SLC page being folded continues a sequential run, so its copy goes to the unit its
+    /// logical address gives ([`Ftl::aim_at_stripe_slot`]).
     relocation_in_lba_order: bool,
+    /// How far on the logical page in a folded block's next page may be for the two to be one
+    /// run: two stripe rows.
+    run_reach_ius: u32,
     /// Unit the next GC victim should come from (see `reclaim`).
     gc_unit: u32,
     /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
@@ -239,6 +242,7 @@ impl Ftl {
             FastDiv::new(geo.pages_per_block),
         );
         let units_div = FastDiv::new(geo.units);
+        let run_reach_ius = 2 * geo.ius_per_page * geo.units;
         Ok(Ftl {
             cfg: config,
             geo,
@@ -256,6 +260,7 @@ impl Ftl {
             ppb_div,
             units_div,
             relocation_in_lba_order: false,
+            run_reach_ius,
             gc_unit: 0,
             check_countdown: 1,
             check_interval: 1,

@@ -184,6 +184,7 @@ impl Ftl {
         let mut reads = 0u64;
         let d = dest as usize;
         let pages = self.blocks.capacity_pages(b);
+        let folding = cause == OpCause::SlcFold;
         let ahead_pages = RELOCATION_PREFETCH_PAGES;
         let gather = ipp as usize <= GATHER_IUS;
         let fast = !shadows && gather;
@@ -214,7 +215,8 @@ impl Ftl {
             }
             ops.push(victim_read(cause, b, page, live, slc));
             reads += 1;
-            self.relocation_in_lba_order = live == ipp && self.continues_a_run(first);
+            self.relocation_in_lba_order =
+                folding && live == ipp && self.continues_a_run(first, page + 1 == pages);
             if gather {
                 for k in 0..live as usize {
                     self.relocate_iu(live_srcs[k], live_lpns[k], dest, shadows, ops);
@@ -277,6 +279,7 @@ impl Ftl {
         let pages = self.blocks.capacity_pages(b);
         let ppb = self.geo.pages_per_block;
         let first = b * ppb;
+        let folding = cause == OpCause::SlcFold;
         let (mut moved, mut last, mut programs) = (0u32, None, 0u32);
         for page in 0..pages {
             let src = first + page;
@@ -296,7 +299,7 @@ impl Ftl {
                 slc,
             });
             moved += 1;
-            self.relocation_in_lba_order = self.continues_a_run(src);
+            self.relocation_in_lba_order = folding && self.continues_a_run(src, page + 1 == pages);
             self.aim_at_stripe_slot(d, lpn);
             let u = self.streams[d].cursor;
             let to_block = self.streams[d].open[u as usize];
@@ -347,6 +350,7 @@ impl Ftl {
         let ipp = self.geo.ius_per_page;
         debug_assert!(ipp > 1 && ipp as usize <= GATHER_IUS);
         let pages = self.blocks.capacity_pages(b);
+        let folding = cause == OpCause::SlcFold;
         // The destination page: block (NIL for none), its first IU, the IUs placed in it,
         // and how many of those its block's valid count already holds.
         let (mut to_block, mut to_first, mut fill, mut counted) = {
@@ -372,7 +376,8 @@ impl Ftl {
             }
             ops.push(victim_read(cause, b, page, n as u32, slc));
             reads += 1;
-            self.relocation_in_lba_order = n as u32 == ipp && self.continues_a_run(first);
+            self.relocation_in_lba_order =
+                folding && n as u32 == ipp && self.continues_a_run(first, page + 1 == pages);
             for (&src, &lpn) in live_srcs[..n].iter().zip(&live_lpns[..n]) {
                 if to_block == NIL {
                     self.aim_at_stripe_slot(d, lpn);
@@ -476,41 +481,40 @@ impl Ftl {
         }
     }
 
-    /// Whether the victim page whose first IU is `first` (every IU live) holds one whole
+    /// Whether the SLC page whose first IU is `first` (every IU live) holds one whole
     /// logical page of a sequential run: its IUs are a logical page's, in order, and the
-    /// victim's next page holds a later logical page within two stripe rows (a sequential
-    /// write striped over the units leaves a unit's block every `units`-th logical page).
-    /// Randomly written data almost never does, and stays striped: placed by address it
+    /// block's next page holds a later logical page within two stripe rows (a sequential
+    /// write striped over the units leaves in a unit's block every `units`-th logical page).
+    /// Randomly written data almost never does, and is folded striped: placed by address it
     /// would land on units at random, some planes queueing while others idle.
     #[inline(always)]
-    fn continues_a_run(&self, first: Ppa) -> bool {
-        let ipp = self.geo.ius_per_page;
+    fn continues_a_run(&self, first: Ppa, last_page: bool) -> bool {
         let p2l = &self.map.p2l;
         let lpn = p2l[first as usize];
-        if lpn == INVALID || self.ipp_div.div_rem(lpn).1 != 0 {
+        let ipp = self.geo.ius_per_page;
+        // Random data fails at the next page's address (the IU after this page's last, in
+        // the same cache line as a rule), before anything is divided or compared slot by slot.
+        let next = p2l[(first + ipp) as usize - usize::from(last_page)];
+        if last_page
+            || lpn == INVALID
+            || next == INVALID
+            || next <= lpn
+            || next - lpn > self.run_reach_ius
+        {
             return false;
         }
-        if (1..ipp).any(|k| p2l[(first + k) as usize] != lpn + k) {
-            return false;
-        }
-        let (b, page, _) = self.split(first);
-        if page + 1 >= self.blocks.capacity_pages(b) {
-            return false;
-        }
-        let next = p2l[(first + ipp) as usize];
-        let reach = 2 * ipp * self.geo.units;
-        next != INVALID && next > lpn && next - lpn <= reach
+        self.ipp_div.div_rem(lpn).1 == 0 && (1..ipp).all(|k| p2l[(first + k) as usize] == lpn + k)
     }
 
-    /// Before relocation stream `d` starts a page whose first IU is `lpn`: for a page of a
-    /// sequential run, point its cursor at the unit the logical page has in a stripe that
-    /// shifts by one unit per row (logical page `p` on unit `(p + p / units) % units`).
-    /// Consecutive logical pages then sit on consecutive units whatever block they were
-    /// moved from, and a victim's run (every `units`-th logical page) still spreads its
-    /// programs over every unit. A victim is one unit's block: moved in its order through a
-    /// striping stream, the first pages of every unit's victim met on the same unit, and a
-    /// sequential read of a folded drive ran on one die at a time. Firmware relocates a
-    /// superblock at a time, which keeps data in its order across the dies.
+    /// Before relocation stream `d` starts a page whose first IU is `lpn`: for a folded page
+    /// of a sequential run, point its cursor at the unit the logical page has in a stripe
+    /// that shifts by one unit per row (logical page `p` on unit `(p + p / units) % units`).
+    /// Consecutive logical pages then sit on consecutive units, and a block's run (every
+    /// `units`-th logical page) still spreads its programs over every unit. An SLC block is
+    /// one unit's, and a full one holds a multiple of `units` pages: folded round the units
+    /// in its order, every block's first page, consecutive logical pages, landed on the same
+    /// unit, and a sequential read of a folded drive ran on one die at a time. Firmware folds
+    /// a superblock at a time, which keeps the data's order across the dies.
     #[inline(always)]
     fn aim_at_stripe_slot(&mut self, d: usize, lpn: Lpn) {
         if self.relocation_in_lba_order {
