@@ -162,7 +162,7 @@ pub struct Ftl {
     /// without a divide instruction.
     ipp_div: FastDiv,
     ppb_div: FastDiv,
-    /// Global page to its slot in the units' stripe (see [`Ftl::aim_at_stripe_slot`]).
+    /// Logical page to its unit in the stripe folded runs keep (see [`Ftl::aim_at_stripe_slot`]).
     units_div: FastDiv,
     /// The SLC page being folded continues a sequential run, so its copy goes to the unit its
     /// logical address gives ([`Ftl::aim_at_stripe_slot`]).
