@@ -121,6 +121,11 @@ pub struct NandSection {
     /// `NandGeometry::independent_plane_reads`).
     #[serde(default = "default_true")]
     pub independent_plane_reads: bool,
+    /// Each plane programs on its own; false (default): a program occupies its whole die,
+    /// and the die's planes program together (see
+    /// `NandGeometry::independent_plane_programs`).
+    #[serde(default)]
+    pub independent_plane_programs: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_read: Option<PageTime>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -701,6 +706,7 @@ mod tests {
             bus_width_bits = 8
             multi_plane = true
             independent_plane_reads = true
+            independent_plane_programs = false
             t_read = "50us"
             t_prog = ["400us", "800us"]
             t_erase = "3ms"

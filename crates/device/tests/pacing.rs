@@ -54,11 +54,13 @@ fn qd1_random_writes_after_a_fill_never_wait_for_a_whole_gc_burst() {
     // (Given to the dies at once: max 486 ms, p99.9 9.6 ms, 3,954 IOPS; spread: 7.9 ms,
     // 5.2 ms, 4,195 IOPS; spread, with the dynamic SLC cache sized as documented (a quarter
     // of the free blocks in SLC mode, not the larger share counted before): 8.0 ms, 6.1 ms,
-    // 3,939 IOPS.)
+    // 3,939 IOPS; with a die's planes programming together, a GC read or erase on one plane
+    // holding the whole die: 7.2 ms, 5.5 ms, 3,690 IOPS, 96% of programs in two-plane
+    // pairs.)
     assert!(max < 25_000_000, "max write latency {max} ns");
     assert!(p999 < 8_000_000, "p99.9 write latency {p999} ns");
     // Throughput is the media's, not lost to pacing.
-    assert!(iops > 3_800.0, "{iops:.0} IOPS");
+    assert!(iops > 3_500.0, "{iops:.0} IOPS");
     // The erase of a block the host needs was done in time (or nearly always).
     assert!(
         media["host_waits_for_queued_erase"].as_u64().unwrap() <= 10,
@@ -110,10 +112,12 @@ fn qd32_random_writes_after_a_fill_wait_for_the_next_erase_not_a_whole_queue() {
     // short: the max is what bounds them). Now a stripe slot whose unit has only such blocks
     // is passed over for the page (own-unit allocation): no waits, max 27.2 ms, p99.9
     // 20.8 ms, 4,732 IOPS, WA 3.794 (WA under fio's random map rises a few percent with
-    // own-unit allocation: docs/scale.md).
+    // own-unit allocation: docs/scale.md). With a die's planes programming together (reads
+    // and erases on one plane hold the whole die): max 25.1 ms, p99.9 22.2 ms, 4,196 IOPS,
+    // WA 3.665.
     assert!(max < 40_000_000, "max write latency {max} ns");
     assert!(p999 < 25_000_000, "p99.9 write latency {p999} ns");
-    assert!(iops > 4_600.0, "{iops:.0} IOPS");
+    assert!(iops > 4_000.0, "{iops:.0} IOPS");
     assert!(wa < 3.85, "WA {wa}");
     assert_eq!(
         media["host_waits_for_queued_erase"].as_u64().unwrap(),

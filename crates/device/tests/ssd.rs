@@ -158,14 +158,17 @@ fn steady_random_writes_are_slower_than_sequential_by_about_wa() {
             let wa = nand as f64 / host as f64;
             let bw = (ius * 4096) as f64 / ((end - start) as f64 * 1e-9);
             let ratio = bw * wa / TINY_PROGRAM_BPS;
-            // GC reads and erases take ~10% of die time. Victims taken from successive units
-            // and transfers booked into channel gaps keep every die busy (measured: 0.860;
-            // with relocation paced, a host block taken on another unit when every free
-            // block waits for its erase costs ~0.1%). A large buffer keeps back-pressure from
-            // adding to that.
+            // A die's planes program together and a GC read or an erase on one plane holds
+            // the whole die: per host page at WA ~7.8, ~3.9 two-plane programs (2.35 ms)
+            // against ~6.8 reads of 50 us and a share of an erase (~0.38 ms), so programs
+            // can fill at most ~0.86 of die time; a few programs whose other plane's page was
+            // not ready go alone (measured: 0.776; 0.860 while planes programmed on their
+            // own and reads overlapped the other plane's programs). Victims taken from
+            // successive units and transfers booked into channel gaps keep every die busy;
+            // a large buffer keeps back-pressure from adding to that.
             assert!(wa > 2.0, "wa {wa}");
             assert!(
-                (0.85..=1.0).contains(&ratio),
+                (0.74..=0.87).contains(&ratio),
                 "random {bw} B/s × WA {wa} vs program {TINY_PROGRAM_BPS}: {ratio}"
             );
         }

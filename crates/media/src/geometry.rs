@@ -21,8 +21,13 @@ pub struct NandGeometry {
     /// With `multi_plane`, each plane of a die can read on its own (independent plane
     /// reads). Off: a read occupies every plane of its die for tR, as on parts whose
     /// multi-plane read needs the same page address on each plane, which random reads
-    /// rarely have. Programs and erases stay per plane either way.
+    /// rarely have. Programs follow `independent_plane_programs`; erases stay per plane.
     pub independent_plane_reads: bool,
+    /// With `multi_plane`, each plane of a die can program on its own. Off: a program holds
+    /// its whole die for tPROG, and programs of the die's other planes whose data is in
+    /// their page registers before it starts join it as one multi-plane program (parts
+    /// that program a die's planes only together).
+    pub independent_plane_programs: bool,
     /// Rated program/erase cycles per block.
     pub pe_cycles: u32,
 }
@@ -82,6 +87,7 @@ pub(crate) mod tests {
             channel_bytes_per_s: 1_000_000_000,
             multi_plane: true,
             independent_plane_reads: true,
+            independent_plane_programs: true,
             pe_cycles: 3000,
         }
     }

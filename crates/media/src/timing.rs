@@ -68,6 +68,9 @@ pub struct MediaCounters {
     /// Reads that joined a read of another plane of their die as one multi-plane read
     /// (die-level reads only).
     pub paired_reads: u64,
+    /// Programs that joined a program of another plane of their die as one multi-plane
+    /// program (die-level programs only).
+    pub paired_programs: u64,
 }
 
 /// Operation classes: kind and SLC mode, `kind * 2 + slc`. An operation's array time and
@@ -128,6 +131,13 @@ pub struct NandTiming {
     die_reads: bool,
     /// With die-level reads: per die, the multi-plane read placed last (empty otherwise).
     die_groups: Vec<ReadGroup>,
+    /// Units are planes but a program holds its whole die (see
+    /// [`NandGeometry::independent_plane_programs`]); under a reordering scheduler it sits
+    /// in every plane's queue.
+    die_programs: bool,
+    /// With die-level programs: per die, the multi-plane program placed last (empty
+    /// otherwise).
+    program_groups: Vec<ReadGroup>,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
     /// What the channels may forget (reservations ended by then, see
@@ -144,6 +154,8 @@ pub struct NandTiming {
     erase_suspends: u64,
     /// Reads that joined another plane's read of their die (no array time of their own).
     paired_reads: u64,
+    /// Programs that joined another plane's program of their die.
+    paired_programs: u64,
 }
 
 impl NandTiming {
@@ -174,10 +186,10 @@ impl NandTiming {
             })
             .collect();
         let t = &timings;
-        let die_reads = geometry.multi_plane
-            && !geometry.independent_plane_reads
-            && geometry.planes_per_die > 1
-            && !sched.reorders();
+        let die_level =
+            |independent: bool| geometry.multi_plane && !independent && geometry.planes_per_die > 1;
+        let die_reads = die_level(geometry.independent_plane_reads) && !sched.reorders();
+        let die_programs = die_level(geometry.independent_plane_programs);
         Self {
             geometry,
             timings,
@@ -209,6 +221,12 @@ impl NandTiming {
             } else {
                 Vec::new()
             },
+            die_programs,
+            program_groups: if die_programs {
+                vec![ReadGroup::NONE; geometry.dies() as usize]
+            } else {
+                Vec::new()
+            },
             floor_ns: 0,
             forget_ns: None,
             power: None,
@@ -219,6 +237,7 @@ impl NandTiming {
             program_suspends: 0,
             erase_suspends: 0,
             paired_reads: 0,
+            paired_programs: 0,
         }
     }
 
@@ -248,6 +267,7 @@ impl NandTiming {
             program_suspends: self.program_suspends,
             erase_suspends: self.erase_suspends,
             paired_reads: self.paired_reads,
+            paired_programs: self.paired_programs,
         }
     }
 
@@ -516,6 +536,7 @@ impl NandTiming {
                 let xfer_done =
                     self.channel(ch).book_in_lane(now_ns, xfer_ns, PROGRAM_LANE) + xfer_ns;
                 let array_start = match &mut self.queues {
+                    _ if self.die_programs => self.die_program(unit, class, xfer_done, xfer_ns),
                     None => xfer_done.max(self.unit_free_ns[unit]),
                     Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
                 };
@@ -577,6 +598,66 @@ impl NandTiming {
             done_ns,
         };
         done_ns
+    }
+
+    /// A program on plane `unit` whose data is in the page register at `data_ns`, on a part
+    /// that programs a die's planes only together: it starts once every plane of the die is
+    /// free and holds them all for its tPROG. Returns when its array work starts.
+    ///
+    /// It joins the die's last program as one multi-plane program (one tPROG for all) when
+    /// the die has not started it yet and its data is in by then: same cell mode, a plane the
+    /// group does not program yet, and nothing booked on this plane since (a plane stays
+    /// FIFO). Unlike reads, the page address is not compared: firmware writes a die's planes
+    /// as one superpage, which the model's per-plane write pointers need not mirror.
+    #[inline(never)]
+    fn die_program(&mut self, unit: usize, class: usize, data_ns: u64, xfer_ns: u64) -> u64 {
+        let ppd = self.geometry.planes_per_die as usize;
+        let (die, plane) = (unit / ppd, unit % ppd);
+        let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
+        let array_ns = self.array_ns[class];
+        let g = &mut self.program_groups[die];
+        if g.class == class as u8
+            && g.planes != 0
+            && g.planes & plane_bit == 0
+            && plane_bit != 0
+            && data_ns <= g.start_ns
+            && self.unit_free_ns[unit] == g.done_ns
+        {
+            g.planes |= plane_bit;
+            self.paired_programs += 1;
+            return g.start_ns;
+        }
+        let first = unit - plane;
+        let planes = &mut self.unit_free_ns[first..first + ppd];
+        // The firmware sends a die's planes their pages in plane order and confirms the
+        // program with the last: the die starts no earlier than the later planes' pages
+        // could have crossed the channel behind this one.
+        let gather_ns = (ppd - 1 - plane) as u64 * xfer_ns;
+        let start_ns = planes.iter().fold(data_ns + gather_ns, |t, &f| t.max(f));
+        let done_ns = start_ns + array_ns;
+        match &mut self.queues {
+            None => planes.fill(done_ns),
+            // Under a reordering scheduler every plane's queue holds the program, so reads
+            // of any plane of the die wait for it, go before it or suspend it there. A read
+            // placed before it on one plane moves only that plane's entry: the die's
+            // occupancy is then approximate where the model's plain FIFO is exact.
+            Some(q) => {
+                for (p, free) in planes.iter_mut().enumerate() {
+                    let start = q.push(first + p, Kind::Program, start_ns, array_ns, self.floor_ns);
+                    debug_assert_eq!(start, start_ns);
+                    *free = q.free_ns(first + p);
+                }
+            }
+        }
+        self.all_free_ns = self.all_free_ns.max(done_ns);
+        *g = ReadGroup {
+            page: 0,
+            class: class as u8,
+            planes: plane_bit,
+            start_ns,
+            done_ns,
+        };
+        start_ns
     }
 
     /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.
@@ -677,6 +758,7 @@ impl NandTiming {
     pub fn reset(&mut self, at_ns: u64) {
         self.unit_free_ns.fill(at_ns);
         self.die_groups.fill(ReadGroup::NONE);
+        self.program_groups.fill(ReadGroup::NONE);
         if let Some(q) = &mut self.queues {
             q.reset(at_ns);
         }
@@ -695,7 +777,8 @@ impl NandTiming {
                 p.meter.memory_bytes() + p.cap.as_ref().map_or(0, PowerCap::memory_bytes)
             })
             + self.plane_route.capacity() * 8
-            + self.die_groups.capacity() * std::mem::size_of::<ReadGroup>()
+            + (self.die_groups.capacity() + self.program_groups.capacity())
+                * std::mem::size_of::<ReadGroup>()
             + self
                 .channels
                 .iter()
@@ -716,7 +799,8 @@ fn channel_ns_at(bytes: u64, bytes_per_s: u64) -> u64 {
     }
 }
 
-/// The reads of one die that share one array operation (a multi-plane read).
+/// The reads (or programs) of one die that share one array operation (a multi-plane read
+/// or program).
 #[derive(Debug, Clone, Copy)]
 struct ReadGroup {
     /// Page address every plane of the group reads ([`NO_PAGE`] for no group).

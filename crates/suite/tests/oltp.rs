@@ -90,7 +90,9 @@ fn transactions_follow_their_reads_and_commits() {
     assert!((in_flight - 2.0).abs() < 0.05, "{in_flight}");
     // More threads: more transactions, each slower as they queue on the same dies.
     let more = run(&mut drive(true), 2, 8);
-    assert!(more.tps > 1.5 * one.tps, "{} → {} TPS", one.tps, more.tps);
+    // Measured 233.5 → 309 TPS: a page cleaner's program holds its whole die, so reads of
+    // either plane wait for it (283 → 488 while planes programmed on their own).
+    assert!(more.tps > 1.2 * one.tps, "{} → {} TPS", one.tps, more.tps);
     assert!(more.lat_avg_ns > one.lat_avg_ns);
     // The page cleaners write back what the commits dirtied.
     assert!(more.page_writes_per_s > 0.0);
@@ -99,10 +101,12 @@ fn transactions_follow_their_reads_and_commits() {
 #[test]
 fn commits_wait_for_a_volatile_write_cache() {
     // Without power-loss protection a commit's flush programs what the drive buffered (its
-    // open pages, padded); with it the flush costs nothing. At this light load the buffer
-    // holds little, so the difference is small, but it only goes one way.
-    let with = run(&mut drive(true), 2, 1);
-    let without = run(&mut drive(false), 2, 1);
+    // open pages, padded); with it the flush costs nothing. One transaction at a time, so
+    // each flush is on its commit's path: measured 222.5 TPS with, 212.0 without. (With two
+    // VMs the difference is within what the order of programs and reads on the dies moves
+    // either way: 233.5 with, 235.5 without, once a program holds its whole die.)
+    let with = run(&mut drive(true), 1, 1);
+    let without = run(&mut drive(false), 1, 1);
     assert!(
         without.lat_avg_ns > with.lat_avg_ns && without.tps < with.tps,
         "{} vs {} ns, {} vs {} TPS",

@@ -146,6 +146,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k(
         "nand",
+        "independent_plane_programs",
+        "With multi_plane, each plane programs on its own; false: a program holds its whole die for tPROG, and programs of the die's other planes whose data is in before it starts join it as one multi-plane program (parts that program a die's planes only together: ONFI multi-plane program)",
+        "bool",
+        "false",
+    ),
+    k(
+        "nand",
         "t_read",
         "tR per page, native mode; a list per page type is averaged",
         "time or list",

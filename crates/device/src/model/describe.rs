@@ -189,6 +189,7 @@ impl Model {
                 "retention_at_rated_stored_days_text": retention_text(stored_at_rated, self.retention_storage_c),
                 "multi_plane": f.multi_plane,
                 "independent_plane_reads": f.independent_plane_reads,
+                "independent_plane_programs": f.independent_plane_programs,
             },
             "ftl": {
                 "iu_bytes": unit, "iu_bytes_text": format_size(unit),

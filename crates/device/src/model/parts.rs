@@ -168,6 +168,7 @@ impl DeviceConfig {
             channel_bytes_per_s: n.channel_rate.0 * n.bus_width_bits as u64 / 8,
             multi_plane: n.multi_plane,
             independent_plane_reads: n.independent_plane_reads,
+            independent_plane_programs: n.independent_plane_programs,
             pe_cycles,
         };
         let class = match n.retention_class {

@@ -316,6 +316,10 @@ impl Ssd {
                 "channel_busy_ns": m.channel_busy_ns,
                 "program_suspends": m.program_suspends,
                 "erase_suspends": m.erase_suspends,
+                // Operations that joined another plane's of their die as one multi-plane
+                // operation (die-level reads or programs only).
+                "paired_reads": m.paired_reads,
+                "paired_programs": m.paired_programs,
                 // Internal work spread over host writes (see the pacing module).
                 "internal_ops_held_peak": self.internal.peak_len(),
                 "internal_ops_held": self.internal.held(),

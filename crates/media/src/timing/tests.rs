@@ -284,3 +284,132 @@ fn fifo_per_resource_never_goes_back_in_time() {
     }
     assert_eq!(m.all_idle_ns(), last);
 }
+
+fn die_level_programs() -> NandGeometry {
+    NandGeometry {
+        independent_plane_programs: false,
+        ..geometry(true)
+    }
+}
+
+#[test]
+fn without_independent_plane_programs_a_dies_planes_program_together() {
+    // Blocks 0 and 10 are planes 0 and 1 of die 0 on channel 0; block 20 is die 1.
+    // Pages for both planes issued together: plane 0's program starts once plane 1's page
+    // could have crossed the channel behind it, and plane 1's joins it: one tPROG.
+    let mut pair = NandTiming::new(die_level_programs(), timings());
+    assert_eq!(
+        pair.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0),
+        2 * XFER + 600 * US
+    );
+    assert_eq!(
+        pair.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0),
+        2 * XFER + 600 * US
+    );
+    assert_eq!(pair.counters().paired_programs, 1);
+
+    let mut m = NandTiming::new(die_level_programs(), timings());
+    let mut ip = NandTiming::new(geometry(true), timings());
+    // A page alone on an idle die programs alone; the other plane's page, issued after that
+    // program started, waits for its whole tPROG, where planes of their own program at once.
+    let late = 3 * XFER;
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0),
+        2 * XFER + 600 * US
+    );
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 10, 16384, false), late),
+        2 * XFER + 1200 * US
+    );
+    assert_eq!(m.counters().paired_programs, 0);
+    ip.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    assert_eq!(
+        ip.schedule(&op(MediaOpKind::Program, 10, 16384, false), late),
+        late + XFER + 600 * US
+    );
+    // Plane 0 was free when that program started and its next page is in by then: it
+    // joins it as a two-plane program. Plane 1's next page starts the next program, which
+    // plane 0's next page joins again: one tPROG per pair of pages.
+    let second = 2 * XFER + 1200 * US;
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), late),
+        second
+    );
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 10, 16384, false), late),
+        second + 600 * US
+    );
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), late),
+        second + 600 * US
+    );
+    assert_eq!(m.counters().paired_programs, 2);
+    assert_eq!(m.counters().programs, 5);
+    let third = second + 600 * US;
+    // A plane already in the group starts a new one after it; so does another cell mode.
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 1, 16384, false), late),
+        third + 600 * US
+    );
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 11, 16384, true), late),
+        third + 800 * US
+    );
+    // The die's program holds reads of every plane; another die is free.
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Read, 12, 4096, false), late),
+        third + 850 * US + 4096
+    );
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 20, 16384, false), 0),
+        2 * XFER + 600 * US
+    );
+    assert_eq!(m.all_idle_ns(), third + 850 * US + 4096);
+    assert_eq!(m.counters().paired_programs, 2);
+}
+
+#[test]
+fn a_plane_busy_with_later_work_does_not_join_an_earlier_program() {
+    let mut m = NandTiming::new(die_level_programs(), timings());
+    m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    // Plane 0's next page queues behind the first program.
+    let second = m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    assert_eq!(second, 2 * XFER + 1200 * US);
+    // A read on plane 1 booked after that group: plane 1's next program cannot reach back
+    // into the group (the plane stays FIFO), so it programs after the read.
+    let read_done = m.schedule(&op(MediaOpKind::Read, 11, 4096, false), 0);
+    assert_eq!(read_done, second + 50 * US + 4096);
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0),
+        second + 650 * US
+    );
+    assert_eq!(m.counters().paired_programs, 0);
+}
+
+#[test]
+fn under_read_priority_a_dies_program_sits_in_every_planes_queue() {
+    let sched = SchedulerConfig {
+        read_priority: true,
+        ..SchedulerConfig::default()
+    };
+    let mut m = NandTiming::with_scheduler(die_level_programs(), timings(), sched);
+    // Two two-plane programs queue on die 0.
+    for _ in 0..2 {
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+        m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0);
+    }
+    assert_eq!(m.counters().paired_programs, 2);
+    let first_done = 2 * XFER + 600 * US;
+    assert_eq!(m.all_idle_ns(), first_done + 600 * US);
+    // A host read on plane 1 once the first program runs waits for it (it holds plane 1
+    // too) and goes before the queued one, which moves later on plane 1's queue.
+    assert_eq!(
+        m.read(12, 0, 4096, false, true, 40 * US).0,
+        first_done + 50 * US + 4096
+    );
+    // A program of plane 1 starts after everything its plane holds.
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 11, 16384, false), 40 * US),
+        first_done + 1250 * US
+    );
+}
