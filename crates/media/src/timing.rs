@@ -138,6 +138,9 @@ pub struct NandTiming {
     /// With die-level programs: per die, the multi-plane program placed last (empty
     /// otherwise).
     program_groups: Vec<ReadGroup>,
+    /// Per plane unit with die-level programs: its die and its plane within the die (a
+    /// load instead of a division per program; empty otherwise).
+    die_plane_of_unit: Vec<(u32, u32)>,
     /// No operation is placed before this any more (the host's latest submission).
     floor_ns: u64,
     /// What the channels may forget (reservations ended by then, see
@@ -222,6 +225,13 @@ impl NandTiming {
                 Vec::new()
             },
             die_programs,
+            die_plane_of_unit: if die_programs {
+                (0..units)
+                    .map(|u| (u / geometry.planes_per_die, u % geometry.planes_per_die))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             program_groups: if die_programs {
                 vec![ReadGroup::NONE; geometry.dies() as usize]
             } else {
@@ -609,10 +619,11 @@ impl NandTiming {
     /// group does not program yet, and nothing booked on this plane since (a plane stays
     /// FIFO). Unlike reads, the page address is not compared: firmware writes a die's planes
     /// as one superpage, which the model's per-plane write pointers need not mirror.
-    #[inline(never)]
+    #[inline(always)]
     fn die_program(&mut self, unit: usize, class: usize, data_ns: u64, xfer_ns: u64) -> u64 {
         let ppd = self.geometry.planes_per_die as usize;
-        let (die, plane) = (unit / ppd, unit % ppd);
+        let (die, plane) = self.die_plane_of_unit[unit];
+        let (die, plane) = (die as usize, plane as usize);
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
         let array_ns = self.array_ns[class];
         let g = &mut self.program_groups[die];
@@ -633,7 +644,10 @@ impl NandTiming {
         // program with the last: the die starts no earlier than the later planes' pages
         // could have crossed the channel behind this one.
         let gather_ns = (ppd - 1 - plane) as u64 * xfer_ns;
-        let start_ns = planes.iter().fold(data_ns + gather_ns, |t, &f| t.max(f));
+        let mut start_ns = data_ns + gather_ns;
+        for &free in planes.iter() {
+            start_ns = start_ns.max(free);
+        }
         let done_ns = start_ns + array_ns;
         match &mut self.queues {
             None => planes.fill(done_ns),
@@ -779,6 +793,7 @@ impl NandTiming {
             + self.plane_route.capacity() * 8
             + (self.die_groups.capacity() + self.program_groups.capacity())
                 * std::mem::size_of::<ReadGroup>()
+            + self.die_plane_of_unit.capacity() * 8
             + self
                 .channels
                 .iter()
