@@ -644,13 +644,10 @@ impl NandTiming {
         // program with the last: the die starts no earlier than the later planes' pages
         // could have crossed the channel behind this one.
         let gather_ns = (ppd - 1 - plane) as u64 * xfer_ns;
-        let mut start_ns = data_ns + gather_ns;
-        for &free in planes.iter() {
-            start_ns = start_ns.max(free);
-        }
+        let start_ns = latest_free(planes, data_ns + gather_ns);
         let done_ns = start_ns + array_ns;
         match &mut self.queues {
-            None => planes.fill(done_ns),
+            None => set_free(planes, done_ns),
             // Under a reordering scheduler every plane's queue holds the program, so reads
             // of any plane of the die wait for it, go before it or suspend it there. A read
             // placed before it on one plane moves only that plane's entry: the die's
@@ -799,6 +796,31 @@ impl NandTiming {
                 .iter()
                 .map(Channel::memory_bytes)
                 .sum::<usize>()
+    }
+}
+
+/// The latest of `from` and the free times of a die's planes. Dies have two or four planes
+/// almost always: arrays of those lengths compile to straight-line code.
+#[inline(always)]
+fn latest_free(planes: &[u64], from: u64) -> u64 {
+    if let Ok(p) = <&[u64; 4]>::try_from(planes) {
+        from.max(p[0]).max(p[1]).max(p[2]).max(p[3])
+    } else if let Ok(p) = <&[u64; 2]>::try_from(planes) {
+        from.max(p[0]).max(p[1])
+    } else {
+        planes.iter().fold(from, |t, &f| t.max(f))
+    }
+}
+
+/// Every plane of a die busy until `until_ns` (straight-line for two or four planes).
+#[inline(always)]
+fn set_free(planes: &mut [u64], until_ns: u64) {
+    if let Ok(p) = <&mut [u64; 4]>::try_from(&mut *planes) {
+        *p = [until_ns; 4];
+    } else if let Ok(p) = <&mut [u64; 2]>::try_from(&mut *planes) {
+        *p = [until_ns; 2];
+    } else {
+        planes.fill(until_ns);
     }
 }
 
