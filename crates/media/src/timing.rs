@@ -840,7 +840,8 @@ fn channel_ns_at(bytes: u64, bytes_per_s: u64) -> u64 {
 /// or program).
 #[derive(Debug, Clone, Copy)]
 struct ReadGroup {
-    /// Page address every plane of the group reads ([`NO_PAGE`] for no group).
+    /// Page address every plane of the group reads ([`NO_PAGE`] for no group; not compared
+    /// for programs, whose groups mark themselves by their planes).
     page: u32,
     /// Operation class (a multi-plane read is all SLC-mode or all native).
     class: u8,
