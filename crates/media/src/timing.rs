@@ -584,13 +584,7 @@ impl NandTiming {
         let (die, plane) = (unit / ppd, unit % ppd);
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
         let g = &mut self.die_groups[die];
-        if g.page == page
-            && g.class == class as u8
-            && g.planes & plane_bit == 0
-            && plane_bit != 0
-            && now_ns <= g.start_ns
-            && self.unit_free_ns[unit] == g.done_ns
-        {
+        if g.page == page && g.takes(class, plane_bit, now_ns, self.unit_free_ns[unit]) {
             g.planes |= plane_bit;
             self.paired_reads += 1;
             return g.done_ns;
@@ -627,13 +621,7 @@ impl NandTiming {
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
         let array_ns = self.array_ns[class];
         let g = &mut self.program_groups[die];
-        if g.class == class as u8
-            && g.planes != 0
-            && g.planes & plane_bit == 0
-            && plane_bit != 0
-            && data_ns <= g.start_ns
-            && self.unit_free_ns[unit] == g.done_ns
-        {
+        if g.planes != 0 && g.takes(class, plane_bit, data_ns, self.unit_free_ns[unit]) {
             g.planes |= plane_bit;
             self.paired_programs += 1;
             return g.start_ns;
@@ -862,6 +850,19 @@ impl ReadGroup {
         start_ns: 0,
         done_ns: 0,
     };
+
+    /// Whether an operation of `class` on the plane `plane_bit`, ready at `ready_ns`, whose
+    /// plane is free at `plane_free_ns`, can join this group: same cell mode, a plane the
+    /// group does not cover yet, ready before the die starts it, and nothing booked on its
+    /// plane since the group (a plane stays FIFO).
+    #[inline(always)]
+    fn takes(&self, class: usize, plane_bit: u64, ready_ns: u64, plane_free_ns: u64) -> bool {
+        self.class == class as u8
+            && self.planes & plane_bit == 0
+            && plane_bit != 0
+            && ready_ns <= self.start_ns
+            && plane_free_ns == self.done_ns
+    }
 }
 
 /// A read's array work under a reordering scheduler: when it ends, the unit's new free time
