@@ -29,6 +29,9 @@ struct Corner {
 
 struct Run {
     preset: String,
+    /// Device keys set on top of the preset (`KEY=VALUE`), e.g. another capacity of the
+    /// same drive model.
+    sets: Vec<String>,
     job: String,
     scale: String,
     known_error: Option<String>,
@@ -93,7 +96,23 @@ fn load() -> Vec<Run> {
                     }
                 })
                 .collect();
+            let sets = match r.get("set") {
+                None => Vec::new(),
+                Some(v) => v
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{ctx}: `set` is a list of \"KEY=VALUE\""))
+                    .iter()
+                    .map(|s| {
+                        let s = s
+                            .as_str()
+                            .unwrap_or_else(|| panic!("{ctx}: `set` entries are text"));
+                        assert!(s.contains('='), "{ctx}: `set` entry {s:?} is not KEY=VALUE");
+                        s.to_string()
+                    })
+                    .collect(),
+            };
             Run {
+                sets,
                 job: text(r, "job", &ctx),
                 known_error: r
                     .get("known_error")
@@ -106,11 +125,24 @@ fn load() -> Vec<Run> {
         .collect()
 }
 
+impl Run {
+    /// The device as the table names it: the preset, and the keys set on it.
+    fn device(&self) -> String {
+        if self.sets.is_empty() {
+            self.preset.clone()
+        } else {
+            format!("{} ({})", self.preset, self.sets.join(", "))
+        }
+    }
+}
+
 /// Run one preset's job file; the JSON result, or the error output of a failed run.
-fn execute(run: &Run) -> Result<serde_json::Value, String> {
+fn execute(index: usize, run: &Run) -> Result<serde_json::Value, String> {
     let root = repo();
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("calibration-{}-{}.json", run.preset, run.job));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "calibration-{index}-{}-{}.json",
+        run.preset, run.job
+    ));
     let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .arg("run")
         .arg(root.join(format!("jobs/four-corners/{}.fio", run.job)))
@@ -118,6 +150,7 @@ fn execute(run: &Run) -> Result<serde_json::Value, String> {
         .arg(root.join(format!("presets/{}.toml", run.preset)))
         .arg("--set")
         .arg(format!("sim.scale={}", run.scale))
+        .args(run.sets.iter().flat_map(|s| ["--set", s.as_str()]))
         .args(["--output-format", "json", "--output"])
         .arg(&out)
         .output()
@@ -161,7 +194,7 @@ fn calibration() {
                 if i >= runs.len() {
                     break;
                 }
-                let r = execute(&runs[i]);
+                let r = execute(i, &runs[i]);
                 results.lock().unwrap()[i] = Some(r);
             });
         }
@@ -178,18 +211,25 @@ fn calibration() {
             (Err(e), Some(expected)) if e.contains(expected.as_str()) => {
                 table.push_str(&format!(
                     "| {} | {} | (run) | | | | known error: {} |\n",
-                    run.preset, run.job, expected
+                    run.device(),
+                    run.job,
+                    expected
                 ));
                 continue;
             }
             (Err(e), _) => {
-                failures.push(format!("{} {}: the run failed: {}", run.preset, run.job, e));
+                failures.push(format!(
+                    "{} {}: the run failed: {}",
+                    run.device(),
+                    run.job,
+                    e
+                ));
                 continue;
             }
             (Ok(_), Some(expected)) => {
                 failures.push(format!(
                     "{} {}: listed as known_error \"{expected}\" but the run succeeded: remove known_error",
-                    run.preset, run.job
+                    run.device(), run.job
                 ));
                 continue;
             }
@@ -197,7 +237,7 @@ fn calibration() {
         };
         for c in &run.corners {
             let Some(sim) = corner_value(&json, &c.name) else {
-                failures.push(format!("{} {}: no job {}", run.preset, run.job, c.name));
+                failures.push(format!("{} {}: no job {}", run.device(), run.job, c.name));
                 continue;
             };
             let err = sim / c.target - 1.0;
@@ -206,7 +246,7 @@ fn calibration() {
                 None => {
                     failures.push(format!(
                         "{} {} {}: {sim:.0} {} vs {} ({}): {:+.0}%, outside ±{:.0}%",
-                        run.preset,
+                        run.device(),
                         run.job,
                         c.name,
                         c.unit,
@@ -226,7 +266,7 @@ fn calibration() {
                     if !still {
                         failures.push(format!(
                             "{} {} {}: listed as a known miss ({dir}) but now {:+.0}%: update jobs/four-corners/targets.toml",
-                            run.preset,
+                            run.device(),
                             run.job,
                             c.name,
                             err * 100.0
@@ -237,7 +277,7 @@ fn calibration() {
             };
             table.push_str(&format!(
                 "| {} | {} | {} | {} {} | {:.0} {} | {:+.0}% | {} |\n",
-                run.preset,
+                run.device(),
                 run.job,
                 c.name,
                 c.target,
