@@ -27,6 +27,9 @@ pub struct ControllerModel {
     /// Firmware time per IU that GC, folding or wear levelling moves (map lookup and update).
     pub relocation_cpu_ns: u64,
     pub cores: u32,
+    /// Relocation work, in IUs, that writes may run ahead of: one block's, the free space
+    /// the firmware lets writes use while it still copies the last victim.
+    pub relocation_allowance_ius: u64,
 }
 
 /// Direction of a host transfer through the data path.
@@ -44,8 +47,12 @@ pub struct Controller {
     data: [Channel; 2],
     /// Data-path time of the last transfer size per direction: (bytes, ns).
     data_memo: [(u64, u64); 2],
-    /// Free time of each core (`model.cores` entries, allocated once).
+    /// Free time of each core for command work (`model.cores` entries, allocated once).
     core_free_ns: Vec<u64>,
+    /// When the relocation work booked so far is done. It runs on every core in the time
+    /// commands leave them: a command takes a core at the next IU boundary, and delays the
+    /// relocation by its own work.
+    relocation_done_ns: u64,
     /// Firmware time booked so far (all cores), for the counters.
     pub cpu_busy_ns: u64,
 }
@@ -54,6 +61,7 @@ impl Controller {
     pub fn new(model: ControllerModel) -> Controller {
         Controller {
             core_free_ns: vec![0; model.cores.max(1) as usize],
+            relocation_done_ns: 0,
             model,
             data: [Channel::new(), Channel::new()],
             data_memo: [(0, 0); 2],
@@ -113,8 +121,9 @@ impl Controller {
     }
 
     /// Firmware work of one command arriving at `at_ns`; returns when it is done. With any
-    /// firmware time configured a command needs a core, even if its own kind costs nothing
-    /// (it waits behind relocation work); with none, the cores are not modelled.
+    /// firmware time configured a command needs a core, even if its own kind costs nothing.
+    /// Commands take the cores in arrival order; relocation work yields to them at its next
+    /// IU. With none configured, the cores are not modelled.
     #[inline]
     pub fn command(&mut self, write: bool, at_ns: u64) -> u64 {
         let m = &self.model;
@@ -122,31 +131,65 @@ impl Controller {
             return at_ns;
         }
         let work = if write { m.write_cpu_ns } else { m.read_cpu_ns };
-        self.run(at_ns, work)
+        let cores = u64::from(m.cores.max(1));
+        let (i, free) = self.first_free_core();
+        let mut start = at_ns.max(free);
+        if self.relocation_done_ns > start {
+            // Some core finishes the IU it is relocating.
+            start = (start + m.relocation_cpu_ns.div_ceil(cores)).min(self.relocation_done_ns);
+        }
+        if self.relocation_done_ns > start {
+            // The command's work is taken from the relocation's time.
+            self.relocation_done_ns += work.div_ceil(cores);
+        }
+        let end = start + work;
+        self.core_free_ns[i] = end;
+        self.cpu_busy_ns += work;
+        end
     }
 
-    /// Firmware work for `ius` IUs relocated on behalf of a command accepted at `at_ns`: it
-    /// occupies a core (delaying later commands), not the command itself.
+    /// Firmware work for `ius` IUs relocated on behalf of a command accepted at `at_ns`. It
+    /// runs on the cores between commands; writes wait for it (`write_done`).
     #[inline]
     pub fn relocated(&mut self, at_ns: u64, ius: u64) {
         if ius > 0 && self.model.relocation_cpu_ns > 0 {
-            self.run(at_ns, ius * self.model.relocation_cpu_ns);
+            let work = ius * self.model.relocation_cpu_ns;
+            let cores = u64::from(self.model.cores.max(1));
+            // It starts when a core is done with the commands before it.
+            let from = at_ns.max(self.first_free_core().1);
+            self.relocation_done_ns = self.relocation_done_ns.max(from) + work.div_ceil(cores);
+            self.cpu_busy_ns += work;
         }
     }
 
-    /// Run `work_ns` on the core free first, from `at_ns`; returns the end.
-    fn run(&mut self, at_ns: u64, work_ns: u64) -> u64 {
-        let (i, free) = self
-            .core_free_ns
+    /// When a write whose media work is done at `done_ns` completes: once the relocation
+    /// work is within one block of IUs of done. Firmware hands out free space only as fast as
+    /// it relocates, so this is what holds writes to its rate; their media work is not
+    /// delayed (the data waits in DRAM), so reads find the dies as the NAND left them.
+    #[inline]
+    pub fn write_done(&self, done_ns: u64) -> u64 {
+        let m = &self.model;
+        if m.relocation_cpu_ns == 0 {
+            return done_ns;
+        }
+        let allowance =
+            m.relocation_allowance_ius * m.relocation_cpu_ns / u64::from(m.cores.max(1));
+        done_ns.max(self.relocation_done_ns.saturating_sub(allowance))
+    }
+
+    /// How far ahead of `now_ns` the firmware's relocation work is booked.
+    pub fn relocation_backlog_ns(&self, now_ns: u64) -> u64 {
+        self.relocation_done_ns.saturating_sub(now_ns)
+    }
+
+    /// The core free first for command work, and when.
+    fn first_free_core(&self) -> (usize, u64) {
+        self.core_free_ns
             .iter()
             .copied()
             .enumerate()
             .min_by_key(|&(_, f)| f)
-            .expect("at least one core");
-        let end = at_ns.max(free) + work_ns;
-        self.core_free_ns[i] = end;
-        self.cpu_busy_ns += work_ns;
-        end
+            .expect("at least one core")
     }
 
     /// Everything idle from `at_ns` (power loss, format).
@@ -155,6 +198,7 @@ impl Controller {
             c.reset(at_ns);
         }
         self.core_free_ns.fill(at_ns);
+        self.relocation_done_ns = at_ns;
     }
 
     pub fn model(&self) -> &ControllerModel {
@@ -206,10 +250,9 @@ mod tests {
     }
 
     #[test]
-    fn cores_serve_commands_in_parallel_and_relocations_take_a_core() {
+    fn cores_serve_commands_in_parallel() {
         let mut c = Controller::new(ControllerModel {
             write_cpu_ns: 100,
-            relocation_cpu_ns: 10,
             cores: 2,
             ..Default::default()
         });
@@ -219,12 +262,45 @@ mod tests {
         assert_eq!(c.command(true, 0), 200);
         // Reads cost nothing here but still need a core: the first free one is free at 100.
         assert_eq!(c.command(false, 7), 100);
-        // 30 relocated IUs occupy the core free first (free at 100) until 400; writes use
-        // the other core meanwhile.
+        assert_eq!(c.cpu_busy_ns, 3 * 100);
+    }
+
+    #[test]
+    fn relocation_yields_to_commands_and_holds_writes_back() {
+        let mut c = Controller::new(ControllerModel {
+            write_cpu_ns: 100,
+            relocation_cpu_ns: 10,
+            cores: 1,
+            relocation_allowance_ius: 20,
+            ..Default::default()
+        });
+        assert_eq!(c.command(true, 0), 100);
+        // 100 IUs relocated for that write: the core works on them from 100 to 1,100.
+        c.relocated(0, 100);
+        // A read arriving meanwhile waits for the IU in progress only.
+        assert_eq!(c.command(false, 300), 310);
+        // So does a write, at the next IU boundary (320); its work (to 420) delays the
+        // relocation to 1,200 ...
+        assert_eq!(c.command(true, 300), 420);
+        assert_eq!(c.relocation_backlog_ns(0), 1_200);
+        // ... and the write completes once the backlog is within the allowance (20 IUs,
+        // 200 ns) of done, however early its media work was done.
+        assert_eq!(c.write_done(500), 1_000);
+        assert_eq!(c.write_done(1_500), 1_500);
+        assert_eq!(c.cpu_busy_ns, 2 * 100 + 1_000);
+    }
+
+    #[test]
+    fn without_an_allowance_writes_wait_for_all_relocation_work() {
+        let mut c = Controller::new(ControllerModel {
+            relocation_cpu_ns: 10,
+            cores: 2,
+            ..Default::default()
+        });
+        // 30 IUs on two cores: done at 150.
         c.relocated(0, 30);
-        assert_eq!(c.command(true, 0), 300);
-        assert_eq!(c.command(true, 0), 400);
-        assert_eq!(c.command(true, 0), 500);
-        assert_eq!(c.cpu_busy_ns, 6 * 100 + 300);
+        assert_eq!(c.write_done(0), 150);
+        // A command waits for one IU on either core (5 ns).
+        assert_eq!(c.command(false, 0), 5);
     }
 }

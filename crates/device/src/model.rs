@@ -716,6 +716,8 @@ impl DeviceConfig {
         // same fraction of a fill.
         let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
         let slc_fraction = (dyn_fraction * raw_factor / capacity_factor).min(1.0);
+        // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
+        let block_ius = u64::from(ppb) * (page / iu);
         let ftl = FtlConfig {
             dies: geometry.dies(),
             planes_per_die: planes,
@@ -821,6 +823,7 @@ impl DeviceConfig {
                 relocation_cpu_ns: (full_controller.relocation_cpu_ns as f64 * die_factor).round()
                     as u64,
                 cores: full_controller.cores,
+                relocation_allowance_ius: block_ius,
             },
             full_shared: SharedResources {
                 link_raw_bytes_per_s: link_raw,
@@ -829,7 +832,10 @@ impl DeviceConfig {
                 queue_depth,
                 buffer_bytes: buffer,
                 read_buffer_bytes: read_buffer,
-                controller: full_controller,
+                controller: ControllerModel {
+                    relocation_allowance_ius: block_ius,
+                    ..full_controller
+                },
             },
             plp: self.buffer.plp,
             scheduler,

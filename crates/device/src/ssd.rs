@@ -95,6 +95,10 @@ pub struct Ssd {
     /// Earliest time a released internal program has its data (the latest released internal
     /// read's array and transfer time after its release).
     internal_data_ns: u64,
+    /// IUs that internal work (GC, folding, wear levelling, refresh) has programmed on the
+    /// dies so far: the copies the firmware has handed out, which cost it
+    /// `controller.relocation_cpu` each when they go (not when the FTL plans them).
+    internal_programmed_ius: u64,
     /// Reserved intervals of the host link per direction (0: host to device, 1: device to
     /// host). Booked into the earliest gap from when the data is ready, not behind the latest
     /// reservation: read data is ready out of submission order, and a FIFO would make every
@@ -239,6 +243,7 @@ impl Ssd {
         Ok(Ssd {
             internal,
             internal_data_ns: 0,
+            internal_programmed_ius: 0,
             ftl,
             media,
             buffer,
@@ -418,6 +423,17 @@ impl Ssd {
     }
 
     fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
+        let firmware = self.controller.relocation_backlog_ns(now_ns);
+        if firmware > MAX_WAIT_NS {
+            return Err(DeviceError::Stalled {
+                reason: format!(
+                    "relocation work queued {:.1} s ahead of the host at {} ns on the controller's cores (limit {} s): the workload makes GC copy faster than controller.relocation_cpu lets the firmware",
+                    firmware as f64 * 1e-9,
+                    now_ns,
+                    MAX_WAIT_NS / 1_000_000_000
+                ),
+            });
+        }
         let backlog = self.media.max_backlog_ns(now_ns);
         if backlog > MAX_WAIT_NS {
             return Err(DeviceError::Stalled {
@@ -567,8 +583,12 @@ impl Ssd {
         }
         self.controller.forget_before(now_ns);
         if now_ns > self.last_done_ns {
+            // Copies made while the drive idles fit in the cores' idle time: not charged.
             self.background(self.last_done_ns, now_ns);
         }
+        // Copies handed to the dies from here on cost firmware time, if relocation has any.
+        let relocation_costs = self.controller.model().relocation_cpu_ns > 0;
+        let moved_before = self.internal_programmed_ius;
         self.release_to_idle_dies(now_ns);
         let accepted = self.accept(now_ns);
         let mut t0 = accepted + self.model.command_overhead_ns;
@@ -576,13 +596,6 @@ impl Ssd {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             t0 = self.controller.command(req.kind == IoKind::Write, t0);
         }
-        // IUs the FTL moves for this command cost firmware time, if relocation has any.
-        let relocation_costs = self.controller.model().relocation_cpu_ns > 0;
-        let moved_before = if relocation_costs {
-            self.relocated_ius()
-        } else {
-            0
-        };
         if req.kind != IoKind::Write {
             self.busy_gc(accepted);
         }
@@ -632,11 +645,15 @@ impl Ssd {
                 }
             }
         };
-        self.check_backlog(now_ns)?;
+        let mut done = done;
         if relocation_costs {
-            let moved = self.relocated_ius().saturating_sub(moved_before);
+            let moved = self.internal_programmed_ius - moved_before;
             self.controller.relocated(accepted, moved);
+            if req.kind == IoKind::Write {
+                done = self.controller.write_done(done);
+            }
         }
+        self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
         let h = &mut self.ns_host[ns];

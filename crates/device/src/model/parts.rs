@@ -312,6 +312,8 @@ impl DeviceConfig {
             write_cpu_ns: ctl.write_cpu.0,
             relocation_cpu_ns: ctl.relocation_cpu.0,
             cores: ctl.cores,
+            // Set with the geometry (`DeviceConfig::resolve`).
+            relocation_allowance_ius: 0,
         };
         let gc_busy_share = fraction(
             "ftl.gc_background_busy_share",

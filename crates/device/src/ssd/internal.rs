@@ -167,6 +167,7 @@ impl Ssd {
             media,
             ftl,
             internal_data_ns,
+            internal_programmed_ius,
             iu_shift,
             ..
         } = self;
@@ -188,6 +189,7 @@ impl Ssd {
                     media,
                     ftl,
                     internal_data_ns,
+                    internal_programmed_ius,
                     *iu_shift,
                     op,
                     at_ns,
@@ -248,6 +250,7 @@ impl Ssd {
                 &mut self.media,
                 &mut self.ftl,
                 &mut self.internal_data_ns,
+                &mut self.internal_programmed_ius,
                 self.iu_shift,
                 &op,
                 at_ns,
@@ -261,6 +264,7 @@ impl Ssd {
             &mut self.media,
             &mut self.ftl,
             &mut self.internal_data_ns,
+            &mut self.internal_programmed_ius,
             self.iu_shift,
             op,
             at_ns,
@@ -405,6 +409,7 @@ fn issue_internal(
     media: &mut NandTiming,
     ftl: &mut Ftl,
     data_ns: &mut u64,
+    programmed_ius: &mut u64,
     iu_shift: u32,
     op: &NandOp,
     at_ns: u64,
@@ -416,7 +421,10 @@ fn issue_internal(
             *data_ns = (*data_ns).max(at_ns + latency_ns);
             done
         }
-        NandOpKind::Program => media.program(op.block, bytes, op.slc, at_ns.max(*data_ns)),
+        NandOpKind::Program => {
+            *programmed_ius += u64::from(op.ius);
+            media.program(op.block, bytes, op.slc, at_ns.max(*data_ns))
+        }
         NandOpKind::Erase => {
             ftl.erase_done(op.block);
             media.erase(op.block, op.slc, at_ns)
