@@ -394,7 +394,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "controller",
         "relocation_cpu",
-        "Firmware time per IU moved by GC, folding or wear levelling; it delays later commands",
+        "Firmware time per IU moved by GC, folding or wear levelling, charged as each copy goes to the dies; commands wait for one IU of it at most, writes complete once it is within one block of IUs of done",
         "time",
         "0ns",
     ),
