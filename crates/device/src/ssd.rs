@@ -423,27 +423,27 @@ impl Ssd {
     }
 
     fn check_backlog(&self, now_ns: u64) -> Result<(), DeviceError> {
-        let firmware = self.controller.relocation_backlog_ns(now_ns);
-        if firmware > MAX_WAIT_NS {
-            return Err(DeviceError::Stalled {
-                reason: format!(
-                    "relocation work queued {:.1} s ahead of the host at {} ns on the controller's cores (limit {} s): the workload makes GC copy faster than controller.relocation_cpu lets the firmware",
-                    firmware as f64 * 1e-9,
-                    now_ns,
-                    MAX_WAIT_NS / 1_000_000_000
-                ),
-            });
-        }
-        let backlog = self.media.max_backlog_ns(now_ns);
-        if backlog > MAX_WAIT_NS {
-            return Err(DeviceError::Stalled {
-                reason: format!(
-                    "NAND work queued {:.1} s ahead of the host at {} ns (limit {} s): the workload outruns the media",
-                    backlog as f64 * 1e-9,
-                    now_ns,
-                    MAX_WAIT_NS / 1_000_000_000
-                ),
-            });
+        for (backlog_ns, what, why) in [
+            (
+                self.controller.relocation_backlog_ns(now_ns),
+                "relocation work queued on the controller's cores",
+                "the workload makes GC copy faster than controller.relocation_cpu lets the firmware",
+            ),
+            (
+                self.media.max_backlog_ns(now_ns),
+                "NAND work queued",
+                "the workload outruns the media",
+            ),
+        ] {
+            if backlog_ns > MAX_WAIT_NS {
+                return Err(DeviceError::Stalled {
+                    reason: format!(
+                        "{what} {:.1} s ahead of the host at {now_ns} ns (limit {} s): {why}",
+                        backlog_ns as f64 * 1e-9,
+                        MAX_WAIT_NS / 1_000_000_000
+                    ),
+                });
+            }
         }
         Ok(())
     }

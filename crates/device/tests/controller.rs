@@ -223,3 +223,30 @@ fn reads_wait_for_one_relocated_iu_at_most() {
         "slowest read {held} ns with firmware time per copy, {free} ns without"
     );
 }
+
+#[test]
+fn relocation_work_running_far_behind_stops_an_open_loop_run() {
+    // Writes submitted every 20 us whatever their completions (an open loop), on a drive
+    // whose firmware takes 1 ms per copied IU: the relocation backlog grows until it is
+    // more than 30 s ahead, and the run stops naming the key, not the media.
+    let mut d = ssd(&[
+        ("slc_cache.dynamic", "false"),
+        ("controller.relocation_cpu", "\"1ms\""),
+    ]);
+    let cap = d.capacity_bytes();
+    let t = run_qd(&mut d, 0, 32, seq(true, 128 << 10, cap));
+    let mut rng = RngStream::from_seed_u64(3);
+    let mut err = None;
+    for i in 0..2_000_000u64 {
+        let req = IoRequest::write(rng.below(cap / 4096) * 4096, 4096);
+        if let Err(e) = d.submit(t + i * 20_000, &req) {
+            err = Some(e.to_string());
+            break;
+        }
+    }
+    let err = err.expect("the run stops");
+    assert!(
+        err.contains("controller.relocation_cpu") && err.contains("ahead of the host"),
+        "{err}"
+    );
+}
