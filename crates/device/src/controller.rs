@@ -131,7 +131,7 @@ impl Controller {
             return at_ns;
         }
         let work = if write { m.write_cpu_ns } else { m.read_cpu_ns };
-        let cores = u64::from(m.cores.max(1));
+        let cores = self.cores();
         let (i, free) = self.first_free_core();
         let mut start = at_ns.max(free);
         if self.relocation_done_ns > start {
@@ -154,7 +154,7 @@ impl Controller {
     pub fn relocated(&mut self, at_ns: u64, ius: u64) {
         if ius > 0 && self.model.relocation_cpu_ns > 0 {
             let work = ius * self.model.relocation_cpu_ns;
-            let cores = u64::from(self.model.cores.max(1));
+            let cores = self.cores();
             // It starts when a core is done with the commands before it.
             let from = at_ns.max(self.first_free_core().1);
             self.relocation_done_ns = self.relocation_done_ns.max(from) + work.div_ceil(cores);
@@ -172,14 +172,18 @@ impl Controller {
         if m.relocation_cpu_ns == 0 {
             return done_ns;
         }
-        let allowance =
-            m.relocation_allowance_ius * m.relocation_cpu_ns / u64::from(m.cores.max(1));
+        let allowance = m.relocation_allowance_ius * m.relocation_cpu_ns / self.cores();
         done_ns.max(self.relocation_done_ns.saturating_sub(allowance))
     }
 
     /// How far ahead of `now_ns` the firmware's relocation work is booked.
     pub fn relocation_backlog_ns(&self, now_ns: u64) -> u64 {
         self.relocation_done_ns.saturating_sub(now_ns)
+    }
+
+    /// Cores the firmware runs on (at least one).
+    fn cores(&self) -> u64 {
+        u64::from(self.model.cores.max(1))
     }
 
     /// The core free first for command work, and when.

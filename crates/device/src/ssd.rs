@@ -645,14 +645,17 @@ impl Ssd {
                 }
             }
         };
-        let mut done = done;
-        if relocation_costs {
+        let done = if relocation_costs {
             let moved = self.internal_programmed_ius - moved_before;
             self.controller.relocated(accepted, moved);
             if req.kind == IoKind::Write {
-                done = self.controller.write_done(done);
+                self.controller.write_done(done)
+            } else {
+                done
             }
-        }
+        } else {
+            done
+        };
         self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
