@@ -510,9 +510,8 @@ const POWER_TESTS: [(&str, &str, &str, usize, u32); 4] = [
     ("rand-read-4k", "randread", "4k", DDIR_READ, 256),
     ("rand-write-4k", "randwrite", "4k", DDIR_WRITE, 256),
 ];
-/// Whole power-meter windows each write test keeps on a slice at least: the runner shortens
-/// a write step's time on a slice by its time factor, and power is averaged over whole
-/// 1-second windows only.
+/// Whole power-meter windows each test keeps at least: power is averaged over whole 1-second
+/// windows only, and the runner shortens a write step's time on a slice by its time factor.
 const POWER_MIN_WINDOWS: u64 = 3;
 /// Measured time of each power test when `--runtime` is not given.
 const POWER_TEST_NS: u64 = 5 * NS_PER_S;
@@ -560,13 +559,12 @@ pub(crate) fn power(
         for (name, rw, bs, ddir, depth) in POWER_TESTS {
             let step = format!("{prefix}{name}");
             let qd = opts.qd.unwrap_or(depth);
-            let runtime = if ddir == DDIR_WRITE {
-                // Ramp plus the windows, in the whole drive's time.
-                let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * time_factor;
-                runtime_ns.max(min_ns.ceil() as u64)
-            } else {
-                runtime_ns
-            };
+            // Ramp plus the windows, in the whole drive's time (a read step's time is not
+            // shortened on a slice). A shorter step would average no whole window and read
+            // as 0 W, under any cap.
+            let factor = if ddir == DDIR_WRITE { time_factor } else { 1.0 };
+            let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * factor;
+            let runtime = runtime_ns.max(min_ns.ceil() as u64);
             let text = format!(
                 "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
                  [{name}]\nrw={rw}\n{}bs={bs}\niodepth={qd}\n",

@@ -97,9 +97,10 @@ fn noisy_neighbor_refuses_a_drive_with_one_namespace() {
 #[test]
 fn power_states_hold_their_caps_and_a_cap_costs_throughput() {
     let c = config(&[("power.states", "[\"none\", \"3.3W\"]")]);
-    // Power is averaged over whole 1-second windows: steps of 2.5 s hold at least two.
+    // Power is averaged over whole 1-second windows: a step asked for 1 s runs long enough
+    // to hold three (a 1-second read step held none, and read as 0 W under any cap).
     let opts = SuiteOptions {
-        runtime_ns: Some(2500 * NS_PER_MS),
+        runtime_ns: Some(1000 * NS_PER_MS),
         ..short()
     };
     let d = run_on_device(SuiteKind::Power, &c, &opts, &mut |_| {}).expect("suite runs");
@@ -113,7 +114,7 @@ fn power_states_hold_their_caps_and_a_cap_costs_throughput() {
     ] {
         assert!(value(&d, &format!("ps1_{t}_peak_power_w")) <= 3.3 + 1e-6);
         assert!(value(&d, &format!("ps0_{t}_avg_power_w")) > 0.0);
-        assert!(value(&d, &format!("ps0_{t}_power_windows")) >= 2.0);
+        assert!(value(&d, &format!("ps0_{t}_power_windows")) >= 3.0);
     }
     // Uncapped, sequential reads draw more than the cap allows: the cap must slow them.
     assert!(value(&d, "ps0_seq_read_128k_avg_power_w") > 3.3);
