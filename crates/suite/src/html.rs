@@ -5,6 +5,7 @@
 use flashlab_report::html::{band_label, render_page, Band, Block, Figure, Page, Section, Table};
 use serde_json::Value;
 
+use crate::grids::{grid_title, grids};
 use crate::output::{find, format_value, metric_rows, steady_cell};
 use crate::steady::SteadyRule;
 use crate::{Chart, DeviceReport, Series, SuiteKind, SuiteReport};
@@ -95,6 +96,22 @@ fn results_section(report: &SuiteReport) -> Section {
                 .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value))),
         );
         rows.push(r);
+    }
+    // The families of results as grids first, then every result by its key.
+    for grid in grids(report) {
+        for d in &report.devices {
+            let Some(t) = grid.table(d) else {
+                continue;
+            };
+            blocks.push(Block::Heading(grid_title(grid.spec.title, report, d)));
+            blocks.push(Block::Table(Table {
+                header: t.header,
+                rows: t.rows,
+            }));
+        }
+    }
+    if blocks.iter().any(|b| matches!(b, Block::Table(_))) {
+        blocks.push(Block::Heading("Every result by key".into()));
     }
     blocks.push(Block::Table(Table { header, rows }));
     Section {
@@ -444,6 +461,35 @@ mod tests {
         assert!(html.contains("<td class=\"num\">4.067</td>"));
         // A single device keeps its own series names and its band grey.
         assert!(html.contains("write IOPS") && !html.contains("a&lt;1&gt;: write IOPS"));
+    }
+
+    #[test]
+    fn families_of_results_come_as_grids_before_the_key_list() {
+        let mut d = device("a", 1.0);
+        d.results.push(Measure {
+            name: "qd8_read_lat_avg_ns".into(),
+            unit: Unit::Ns,
+            value: 250_000.0,
+        });
+        let mut r = report(vec![d]);
+        r.suite = SuiteKind::Qos;
+        let html = render_html(&r);
+        let grid = html
+            .find("<h3>IOPS and read latency per queue depth</h3>")
+            .expect("the qos grid");
+        let keys = html
+            .find("<h3>Every result by key</h3>")
+            .expect("the key list");
+        assert!(grid < keys);
+        // A column of numbers has its heading on the right.
+        assert!(html.contains("<th class=\"num\">read avg</th><"), "{html}");
+        assert!(
+            html.contains("<td>8</td><td class=\"num\">250.0 us</td>"),
+            "{html}"
+        );
+        // Without a family there is only the key list, under no heading of its own.
+        r.suite = SuiteKind::Precondition;
+        assert!(!render_html(&r).contains("Every result by key"));
     }
 
     #[test]

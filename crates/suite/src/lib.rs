@@ -34,6 +34,7 @@ mod cache_passes;
 mod client;
 mod client_options;
 mod endurance;
+mod grids;
 mod html;
 mod oltp;
 mod opsweep;

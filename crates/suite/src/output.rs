@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use crate::grids::{grid_title, grids};
 use crate::steady::SteadyRule;
 use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport, Unit};
 
@@ -95,7 +96,40 @@ pub fn render_table(report: &SuiteReport) -> String {
         }
         out.push('\n');
     }
+    for grid in grids(report) {
+        for d in &report.devices {
+            if let Some(t) = grid.table(d) {
+                let _ = write!(out, "\n{}\n", grid_title(grid.spec.title, report, d));
+                write_aligned(&mut out, &t.header, &t.rows);
+            }
+        }
+    }
     out
+}
+
+/// Rows under a header, the first column left-aligned and the others right-aligned.
+fn write_aligned(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            std::iter::once(header)
+                .chain(rows.iter().map(Vec::as_slice))
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let mut line = String::new();
+        for (i, (cell, w)) in r.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(line, "{cell:w$}");
+            } else {
+                let _ = write!(line, "  {cell:>w$}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
 }
 
 fn number(v: f64) -> Value {
@@ -333,6 +367,35 @@ mod tests {
         assert!(row.contains("1234 IOPS") && row.contains("99 IOPS"), "{t}");
         let steady = t.lines().find(|l| l.starts_with("steady state")).unwrap();
         assert!(steady.contains("round 5") && steady.contains("not reached (5 rounds)"));
+    }
+
+    #[test]
+    fn table_ends_with_each_devices_grids() {
+        let mut r = report();
+        r.suite = SuiteKind::Qos;
+        for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
+            d.results.push(Measure {
+                name: "qd8_read_lat_avg_ns".into(),
+                unit: Unit::Ns,
+                value: v,
+            });
+        }
+        let t = render_table(&r);
+        let tail: Vec<&str> = t.lines().skip_while(|l| !l.is_empty()).collect();
+        assert_eq!(
+            tail,
+            [
+                "",
+                "IOPS and read latency per queue depth: a,b",
+                "queue depth  read avg",
+                "8            250.0 us",
+                "",
+                "IOPS and read latency per queue depth: c",
+                "queue depth  read avg",
+                "8             1.50 ms",
+            ],
+            "{t}"
+        );
     }
 
     #[test]

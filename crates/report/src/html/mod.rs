@@ -136,7 +136,7 @@ p { margin: 6px 0 10px; }
 table { border-collapse: collapse; font-size: 14px; }
 th, td { padding: 4px 12px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #bbb; background: #fafafa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 18px 0 26px; }
 figcaption { font-weight: bold; margin-bottom: 6px; }
 figure p.note { color: #555; font-size: 14px; }
@@ -182,8 +182,18 @@ fn render_table(out: &mut String, t: &Table) {
     out.push_str("<div class=\"scroll\"><table>\n");
     if !t.header.is_empty() {
         out.push_str("<thead><tr>");
-        for h in &t.header {
-            let _ = write!(out, "<th>{}</th>", escape(h));
+        for (i, h) in t.header.iter().enumerate() {
+            // A column of numbers has its heading over them, on the right.
+            let numeric = i > 0
+                && !t.rows.is_empty()
+                && t.rows
+                    .iter()
+                    .all(|r| r.get(i).is_some_and(|c| looks_numeric(c)));
+            if numeric {
+                let _ = write!(out, "<th class=\"num\">{}</th>", escape(h));
+            } else {
+                let _ = write!(out, "<th>{}</th>", escape(h));
+            }
         }
         out.push_str("</tr></thead>\n");
     }
