@@ -52,6 +52,12 @@ impl GridSpec {
     }
 }
 
+/// Titles of the grids a suite's output lays out, in order (each shown when its family of
+/// results is there).
+pub fn grid_titles(kind: SuiteKind) -> Vec<&'static str> {
+    specs(kind).iter().map(|s| s.title).collect()
+}
+
 /// The grids of a report: each of its suite's families that has at least one row.
 pub(crate) fn grids(report: &SuiteReport) -> Vec<Grid> {
     specs(report.suite)
@@ -289,6 +295,20 @@ const RECOVERY: GridSpec = GridSpec {
     row_label: spaced,
 };
 
+const RECOVERY_HIR: GridSpec = GridSpec {
+    title: "Host idle recovery: bursts after each idle time",
+    row_header: "idle after each burst",
+    template: "hir_idle{row}_{col}",
+    cols: &[
+        ("mean burst", "mean_burst_iops"),
+        ("max burst", "max_burst_iops"),
+        ("mean burst / baseline", "mean_burst_vs_baseline"),
+        ("baseline after", "baseline_iops"),
+    ],
+    row_ok: any,
+    row_label: |row| row.replace('_', "."),
+};
+
 const OP_SWEEP: GridSpec = GridSpec {
     title: "Extra spare area: capacity, steady random writes and endurance",
     row_header: "extra spare, % of user capacity",
@@ -411,7 +431,7 @@ fn specs(kind: SuiteKind) -> &'static [GridSpec] {
         SuiteKind::TransferSweep => &[TRANSFER_SWEEP],
         SuiteKind::Desktop => &[DESKTOP],
         SuiteKind::CompressionSweep => &[COMPRESSION],
-        SuiteKind::Recovery => &[RECOVERY],
+        SuiteKind::Recovery => &[RECOVERY, RECOVERY_HIR],
         SuiteKind::OpSweep => &[OP_SWEEP],
         SuiteKind::Endurance => &[ENDURANCE_HEALTH],
         SuiteKind::RaidScaling => &[RAID_SCALING],

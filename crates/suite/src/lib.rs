@@ -75,6 +75,7 @@ pub use sustained::SustainedOptions;
 pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
+pub use grids::grid_titles;
 pub use html::render_html;
 pub use opsweep::OpSweepOptions;
 pub use options::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOptions};

@@ -2,13 +2,14 @@
 //! random with repeats (`norandommap=1`), never with fio's random map, which writes each block
 //! once per pass and leaves garbage collection too little to copy (docs/calibration.md,
 //! "Random writes with repeats"). Each suite runs on the tiny drive with the shortest settings
-//! it takes; every job step it records is parsed again and checked.
+//! it takes; every job step it records is parsed again and checked. Its output is checked for
+//! the suite's grids too (`flashlab_suite::grid_titles`).
 
 use flashlab_device::load_device_config;
 use flashlab_engine::{NS_PER_MS, NS_PER_S};
 use flashlab_suite::{
-    run_on_device, DeviceReport, EnduranceWorkload, PreconditionKind, RecoveryVariant, RoundLength,
-    StepKind, StepRecord, SuiteKind, SuiteOptions,
+    grid_titles, render_table, run_on_device, DeviceReport, EnduranceWorkload, PreconditionKind,
+    RecoveryVariant, RoundLength, StepKind, StepRecord, SuiteKind, SuiteOptions, SuiteReport,
 };
 use flashlab_workload::{RandomDistribution, RwPattern};
 
@@ -85,7 +86,8 @@ fn random_map_writers(d: &DeviceReport) -> (Vec<String>, usize) {
     (bad, seen)
 }
 
-fn check(kind: SuiteKind, o: &SuiteOptions) -> usize {
+/// Runs `kind` on the tiny drive; returns the random-write jobs seen and the terminal table.
+fn check(kind: SuiteKind, o: &SuiteOptions) -> (usize, String) {
     let config = load_device_config("tiny-test-1gb", &[]).unwrap();
     let d = run_on_device(kind, &config, o, &mut |_| {})
         .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
@@ -95,7 +97,28 @@ fn check(kind: SuiteKind, o: &SuiteOptions) -> usize {
         "{}: random writes with fio's random map: {bad:?}",
         kind.name()
     );
-    seen
+    let table = render_table(&SuiteReport {
+        suite: kind,
+        options: o.clone(),
+        devices: vec![d],
+    });
+    // The grids are found among the results by their keys' pattern: a key renamed in a
+    // suite would make its grid vanish without this. (A variant may lay out one grid of
+    // several: recovery's dirty drive or host idle recovery.)
+    let titles = grid_titles(kind);
+    assert!(
+        titles.is_empty() || titles.iter().any(|t| has_grid(&table, t)),
+        "{}: none of the grids {titles:?} in\n{table}",
+        kind.name()
+    );
+    (seen, table)
+}
+
+/// Whether `table` lays out the grid `title` with at least one row.
+fn has_grid(table: &str, title: &str) -> bool {
+    table
+        .split("\n\n")
+        .any(|block| block.starts_with(title) && block.lines().count() >= 3)
 }
 
 #[test]
@@ -105,14 +128,18 @@ fn every_suite_writes_uniformly_at_random_with_repeats() {
     // one later is checked.
     let mut writers = Vec::new();
     for kind in SuiteKind::ALL {
-        if check(kind, &o) > 0 {
+        if check(kind, &o).0 > 0 {
             writers.push(kind.name());
         }
     }
     // The variants with generators of their own.
     let mut hir = o.clone();
     hir.recovery.variant = RecoveryVariant::Hir;
-    check(SuiteKind::Recovery, &hir);
+    let (_, table) = check(SuiteKind::Recovery, &hir);
+    assert!(has_grid(
+        &table,
+        "Host idle recovery: bursts after each idle time"
+    ));
     let mut random = o.clone();
     random.endurance.workload = EnduranceWorkload::Random4k;
     check(SuiteKind::Endurance, &random);
