@@ -7,7 +7,7 @@
 //! shows nothing when its family is absent.
 
 use crate::output::{find, format_value};
-use crate::{DeviceReport, SuiteKind, SuiteReport};
+use crate::{DeviceReport, SuiteKind, SuiteReport, Unit};
 
 /// One family of results as rows and columns.
 pub(crate) struct GridSpec {
@@ -81,13 +81,41 @@ pub(crate) fn grids(report: &SuiteReport) -> Vec<Grid> {
 impl Grid {
     pub fn table(&self, d: &DeviceReport) -> Option<GridTable> {
         let spec = self.spec;
-        let used: Vec<&(&str, &str)> = spec
+        // Per column: its label and, when all its cells are IOPS or all MB/s, that unit,
+        // said once in the heading instead of in every cell.
+        let used: Vec<(String, &str, Option<&str>)> = spec
             .cols
             .iter()
-            .filter(|(_, col)| {
-                self.rows
+            .filter_map(|&(label, col)| {
+                let units: Vec<Unit> = self
+                    .rows
                     .iter()
-                    .any(|row| find(d, &spec.name(row, col)).is_some())
+                    .filter_map(|row| find(d, &spec.name(row, col)).map(|m| m.unit))
+                    .collect();
+                let first = *units.first()?;
+                let suffix = match first {
+                    Unit::Iops => Some(" IOPS"),
+                    Unit::BytesPerS => Some(" MB/s"),
+                    _ => None,
+                }
+                .filter(|_| units.iter().all(|&u| u == first));
+                Some((label.to_string(), col, suffix))
+            })
+            .collect();
+        // The unit goes into a heading unless the label says it, or every column has it
+        // and the title says it (the PTS matrix: "IOPS by block size and ...").
+        let one_unit = used.iter().all(|c| c.2.is_some() && c.2 == used[0].2);
+        let used: Vec<(String, &str, Option<&str>)> = used
+            .into_iter()
+            .map(|(label, col, suffix)| {
+                let said = |sfx: &str| {
+                    let unit = sfx.trim();
+                    label.contains(unit) || (one_unit && spec.title.contains(unit))
+                };
+                match suffix {
+                    Some(sfx) if !said(sfx) => (format!("{label},{sfx}"), col, suffix),
+                    _ => (label, col, suffix),
+                }
             })
             .collect();
         let rows: Vec<Vec<String>> = self
@@ -96,8 +124,14 @@ impl Grid {
             .filter_map(|row| {
                 let cells: Vec<Option<String>> = used
                     .iter()
-                    .map(|(_, col)| {
-                        find(d, &spec.name(row, col)).map(|m| format_value(m.unit, m.value))
+                    .map(|&(_, col, suffix)| {
+                        find(d, &spec.name(row, col)).map(|m| {
+                            let text = format_value(m.unit, m.value);
+                            match suffix.and_then(|sfx| text.strip_suffix(sfx)) {
+                                Some(number) => number.to_string(),
+                                None => text,
+                            }
+                        })
                     })
                     .collect();
                 cells.iter().any(Option::is_some).then(|| {
@@ -111,7 +145,7 @@ impl Grid {
             return None;
         }
         let header = std::iter::once(spec.row_header.to_string())
-            .chain(used.iter().map(|(label, _)| label.to_string()))
+            .chain(used.into_iter().map(|(heading, _, _)| heading))
             .collect();
         Some(GridTable { header, rows })
     }
@@ -500,12 +534,13 @@ mod tests {
         assert_eq!(g[0].rows, ["qd1", "qd32"]);
         let t = g[0].table(&r.devices[0]).expect("cells");
         // Columns with no value (write IOPS, the other percentiles) are left out.
+        // IOPS are said once, in the heading; latencies keep their own units.
         assert_eq!(t.header, ["queue depth", "IOPS", "read IOPS", "p99.9"]);
         assert_eq!(
             t.rows,
             [
-                ["1", "100 IOPS", "70 IOPS", "2.50 ms"],
-                ["32", "900 IOPS", "630 IOPS", "9.00 ms"],
+                ["1", "100", "70", "2.50 ms"],
+                ["32", "900", "630", "9.00 ms"],
             ]
         );
     }
@@ -526,8 +561,9 @@ mod tests {
         let g = grids(&r);
         assert_eq!(g[0].rows, ["128k", "4k"]);
         let t = g[0].table(&r.devices[0]).unwrap();
+        // Every column in IOPS, and the title says so: the headings are the mixes alone.
         assert_eq!(t.header, ["block size", "100/0", "0/100"]);
-        assert_eq!(t.rows[1], ["4k", "2 IOPS", "4 IOPS"]);
+        assert_eq!(t.rows[1], ["4k", "2", "4"]);
     }
 
     #[test]
