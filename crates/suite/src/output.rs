@@ -56,28 +56,24 @@ pub(crate) fn steady_cell(d: &DeviceReport) -> String {
 
 /// The terminal table: one row per metric, one column per device.
 pub fn render_table(report: &SuiteReport) -> String {
-    let mut rows: Vec<(String, Vec<String>)> = vec![
-        (
-            "device".into(),
-            report.devices.iter().map(|d| d.device.clone()).collect(),
-        ),
-        (
-            "steady state".into(),
-            report.devices.iter().map(steady_cell).collect(),
-        ),
-    ];
-    for (name, unit) in metric_rows(report) {
-        let cells = report
-            .devices
-            .iter()
-            .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value)))
-            .collect();
-        rows.push((name.to_string(), cells));
-    }
-    let name_w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    let col_w: Vec<usize> = (0..report.devices.len())
-        .map(|i| rows.iter().map(|(_, c)| c[i].len()).max().unwrap_or(0))
+    let header: Vec<String> = std::iter::once("device".to_string())
+        .chain(report.devices.iter().map(|d| d.device.clone()))
         .collect();
+    let mut rows: Vec<Vec<String>> = vec![std::iter::once("steady state".to_string())
+        .chain(report.devices.iter().map(steady_cell))
+        .collect()];
+    for (name, unit) in metric_rows(report) {
+        rows.push(
+            std::iter::once(name.to_string())
+                .chain(
+                    report
+                        .devices
+                        .iter()
+                        .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value))),
+                )
+                .collect(),
+        );
+    }
     let mut out = format!(
         "suite {}: {} (seed {})\n",
         report.suite.name(),
@@ -89,13 +85,7 @@ pub fn render_table(report: &SuiteReport) -> String {
             let _ = writeln!(out, "{}: {note}", d.device);
         }
     }
-    for (name, cells) in &rows {
-        let _ = write!(out, "{name:name_w$}");
-        for (cell, w) in cells.iter().zip(&col_w) {
-            let _ = write!(out, "  {cell:>w$}");
-        }
-        out.push('\n');
-    }
+    write_aligned(&mut out, &header, &rows);
     for grid in grids(report) {
         for d in &report.devices {
             if let Some(t) = grid.table(d) {
