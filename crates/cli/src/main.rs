@@ -40,7 +40,7 @@ enum Command {
     /// Run a fio command line against a simulated device: `flashlab fio [--device D]
     /// [--set K=V]... [--seed N] --name=JOB --rw=randread ...` (see docs/fio.md).
     Fio(fio_cli::FioArgs),
-    /// List the device presets, one per line.
+    /// List the presets: drives, then storage systems, one per line.
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
@@ -685,17 +685,36 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     }
 }
 
+/// The presets, grouped: single drives (every command takes them) and storage systems (`run`,
+/// `suite` and `serve` take them; docs/systems.md), one indented line each under a heading.
 fn cmd_devices() -> Result<(), Failure> {
-    let mut text = String::new();
-    let presets = flashlab_device::preset_names();
-    let width = presets.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, summary) in presets {
-        let marker = if name == flashlab_device::DEFAULT_DEVICE {
+    let drives = flashlab_device::preset_names();
+    let systems = flashlab_system::system_preset_names()
+        .into_iter()
+        .map(|name| {
+            flashlab_system::load_system_config(name)
+                .map(|c| (name, c.description))
+                .map_err(|e| run_failed(anyhow!("built-in system preset {name}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let width = drives
+        .iter()
+        .map(|(n, _)| n.len())
+        .chain(systems.iter().map(|(n, _)| n.len()))
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from("drives:\n");
+    for (name, summary) in &drives {
+        let marker = if *name == flashlab_device::DEFAULT_DEVICE {
             " (default)"
         } else {
             ""
         };
-        text.push_str(&format!("{name:width$}  {summary}{marker}\n"));
+        text.push_str(&format!("  {name:width$}  {summary}{marker}\n"));
+    }
+    text.push_str("systems (run, suite and serve; docs/systems.md):\n");
+    for (name, summary) in &systems {
+        text.push_str(&format!("  {name:width$}  {summary}\n"));
     }
     write_output(None, &text)
 }

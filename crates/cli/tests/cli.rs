@@ -12,16 +12,26 @@ fn test_device() -> String {
     let out = flashlab(&["devices"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = stdout(&out);
-    let names: Vec<&str> = listing
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
+    let names = preset_names(&listing, "drives:");
     names
         .iter()
         .find(|n| n.starts_with("tiny"))
         .or_else(|| names.iter().find(|_| listing.contains("(default)")))
         .map(|n| n.to_string())
         .expect("at least one preset")
+}
+
+/// The preset names `flashlab devices` lists under `heading` (a line of its own; the names
+/// are the first words of the indented lines after it).
+fn preset_names(listing: &str, heading: &str) -> Vec<String> {
+    listing
+        .lines()
+        .skip_while(|l| !l.starts_with(heading))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
 }
 
 const SMALL_JOB: &str = "\
@@ -151,11 +161,10 @@ fn unknown_preset_exits_2_listing_presets() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("no-such-drive"), "{err}");
-    let first_preset = stdout(&flashlab(&["devices"]))
-        .split_whitespace()
+    let first_preset = preset_names(&stdout(&flashlab(&["devices"])), "drives:")
+        .into_iter()
         .next()
-        .expect("a preset")
-        .to_string();
+        .expect("a preset");
     assert!(err.contains(&first_preset), "{err}");
 }
 
@@ -178,14 +187,44 @@ fn unknown_output_format_is_a_usage_error() {
 fn devices_and_describe_work() {
     let out = flashlab(&["devices"]);
     assert!(out.status.success());
-    assert!(stdout(&out).contains("(default)"), "{}", stdout(&out));
+    let listing = stdout(&out);
+    assert!(listing.contains("(default)"), "{listing}");
+    // Drives and storage systems each under their own heading, every name usable as --device.
+    let drives = preset_names(&listing, "drives:");
+    let systems = preset_names(&listing, "systems");
+    assert!(drives.iter().any(|n| n == "tiny-test-1gb"), "{listing}");
+    assert!(
+        systems.iter().any(|n| n == "workstation-raid0"),
+        "{listing}"
+    );
+    assert!(!drives.iter().any(|n| systems.contains(n)), "{listing}");
+    for name in &systems {
+        let out = flashlab(&["describe", name]);
+        assert!(
+            stderr(&out).contains("is a storage system"),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
     let device = test_device();
     let out = flashlab(&["describe", &device]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!out.stdout.is_empty());
+    // A time shown with its unit (us, ms) carries no `_ns` in its name; JSON keeps the unit.
+    let text = stdout(&out);
+    let t_read = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("t_read"))
+        .unwrap_or_else(|| panic!("no t_read line: {text}"));
+    assert!(t_read.trim_start().starts_with("t_read "), "{t_read}");
+    assert!(
+        t_read.ends_with(" us") || t_read.ends_with(" ms"),
+        "{t_read}"
+    );
+    assert!(!text.contains("_ns "), "{text}");
     let out = flashlab(&["describe", &device, "--output-format", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let _: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(json["nand"]["t_read_ns"].is_u64(), "{json}");
 }
 
 #[test]

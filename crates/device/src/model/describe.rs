@@ -34,7 +34,13 @@ impl DeviceConfig {
                     if k.ends_with("_text") {
                         continue;
                     }
-                    s.push_str(&format!("  {:<34} {}\n", k, flat(text)));
+                    // The value shows its unit, so the name drops it unless another key
+                    // of the section has that name (`link` beside `link_bytes_per_s`).
+                    let name = match without_unit(k) {
+                        short if obj.contains_key(short) => k.as_str(),
+                        short => short,
+                    };
+                    s.push_str(&format!("  {:<34} {}\n", name, flat(text)));
                 } else if !k.ends_with("_text") {
                     s.push_str(&format!("  {:<34} {}\n", k, flat(v)));
                 }
@@ -61,6 +67,15 @@ impl DeviceConfig {
             }
         }
     }
+}
+
+/// A key's name without its unit suffix, for the line that shows its value with the unit
+/// in words (`t_read_ns` beside "50 us" reads `t_read`); JSON keeps the full name.
+fn without_unit(key: &str) -> &str {
+    ["_bytes_per_s", "_bytes", "_ns", "_days"]
+        .iter()
+        .find_map(|unit| key.strip_suffix(unit))
+        .unwrap_or(key)
 }
 
 /// A power-off retention time in days at `temperature_c`, with years or weeks for people.
@@ -287,5 +302,22 @@ impl Model {
                 "note": self.scale.note,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_unit;
+
+    #[test]
+    fn a_value_shown_with_its_unit_in_words_drops_the_unit_suffix() {
+        assert_eq!(without_unit("t_read_ns"), "t_read");
+        assert_eq!(without_unit("link_bytes_per_s"), "link");
+        assert_eq!(without_unit("user_bytes"), "user");
+        assert_eq!(
+            without_unit("retention_at_rated_days"),
+            "retention_at_rated"
+        );
+        assert_eq!(without_unit("spare_factor"), "spare_factor");
     }
 }
