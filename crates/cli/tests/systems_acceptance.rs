@@ -74,8 +74,8 @@ fn result(dev: &Value, key: &str) -> f64 {
 
 #[test]
 fn an_optane_cache_makes_the_second_pass_fast_and_the_bare_disk_stays_slow() {
-    // The three systems of SYSTEMS.md §4 side by side: a 256 MiB desktop test file and a
-    // 256 MiB application region (a 90 % read zipf pass at QD4), each run twice.
+    // The three systems of docs/reviews.md#optane-cache side by side: a 256 MiB desktop test
+    // file and a 256 MiB application region (a 90 % read zipf pass at QD4), each run twice.
     let out = flashlab(&[
         "suite",
         "cache-passes",
