@@ -34,8 +34,8 @@ impl DeviceConfig {
                     if k.ends_with("_text") {
                         continue;
                     }
-                    // The value shows its unit, so the name drops it unless another key
-                    // of the section has that name (`link` beside `link_bytes_per_s`).
+                    // The value shows its unit, so a time's name drops it unless another
+                    // key of the section has that name.
                     let name = match without_unit(k) {
                         short if obj.contains_key(short) => k.as_str(),
                         short => short,
@@ -69,10 +69,10 @@ impl DeviceConfig {
     }
 }
 
-/// A key's name without its unit suffix, for the line that shows its value with the unit
-/// in words (`t_read_ns` beside "50 us" reads `t_read`); JSON keeps the full name.
+/// A time key's name without its unit suffix, for the line that shows its value with the
+/// unit in words (`t_read_ns` beside "50 us" reads `t_read`); JSON keeps the full name.
 fn without_unit(key: &str) -> &str {
-    ["_bytes_per_s", "_bytes", "_ns", "_days"]
+    ["_ns", "_days"]
         .iter()
         .find_map(|unit| key.strip_suffix(unit))
         .unwrap_or(key)
@@ -310,14 +310,13 @@ mod tests {
     use super::without_unit;
 
     #[test]
-    fn a_value_shown_with_its_unit_in_words_drops_the_unit_suffix() {
+    fn a_time_shown_with_its_unit_in_words_drops_the_unit_suffix() {
         assert_eq!(without_unit("t_read_ns"), "t_read");
-        assert_eq!(without_unit("link_bytes_per_s"), "link");
-        assert_eq!(without_unit("user_bytes"), "user");
         assert_eq!(
             without_unit("retention_at_rated_days"),
             "retention_at_rated"
         );
+        assert_eq!(without_unit("user_bytes"), "user_bytes");
         assert_eq!(without_unit("spare_factor"), "spare_factor");
     }
 }
