@@ -8,6 +8,7 @@ mod progress;
 mod replay;
 mod serve;
 mod suite_opts;
+mod sweep;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -56,6 +57,9 @@ enum Command {
     Serve(ServeArgs),
     /// List the fio options flashlab simulates, accepts without effect, or refuses.
     FioOptions(fio_options::FioOptionsArgs),
+    /// Run a sweep plan's points (all, one with --point, or on -j threads) or `collect` their
+    /// results into one tidy table (see docs/sweeps.md).
+    Sweep(sweep::SweepArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -441,6 +445,7 @@ fn main() -> ExitCode {
             .and_then(|()| cmd_suite(&args)),
         Command::Replay(args) => replay::cmd_replay(&args),
         Command::Serve(args) => serve::cmd_serve(&args),
+        Command::Sweep(args) => sweep::cmd_sweep(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

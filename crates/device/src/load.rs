@@ -275,8 +275,25 @@ fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(),
         });
     };
     t.insert(name.to_string(), override_value(value));
+    // Keys that say the same thing two ways: an override of one replaces the other, so
+    // `--set capacity.spare_factor=0.28` works on a preset that gives `capacity.user`.
+    for (a, b) in EXCLUSIVE_KEYS {
+        if (section, name) == a {
+            t.remove(b.1);
+        } else if (section, name) == b {
+            t.remove(a.1);
+        }
+    }
     Ok(())
 }
+
+/// A key as (section, name).
+type SectionKey = (&'static str, &'static str);
+
+/// Pairs of keys of which a drive gives one: the user capacity directly, or as what is left
+/// after a spare factor.
+const EXCLUSIVE_KEYS: [(SectionKey, SectionKey); 1] =
+    [(("capacity", "user"), ("capacity", "spare_factor"))];
 
 fn toml_error(origin_file: &str, text: Option<&str>, e: &toml::de::Error) -> ConfigError {
     let origin = match (text, e.span()) {
@@ -394,6 +411,25 @@ mod tests {
         assert_eq!(c.nand.t_prog.unwrap().0, 2_000_000);
         assert_eq!(c.link.kind, "sata-6g");
         assert_eq!(c.description, "changed");
+    }
+
+    #[test]
+    fn a_spare_factor_override_replaces_the_presets_user_capacity() {
+        let c = load_device_config("tiny-test-1gb", &[set("capacity.spare_factor", "0.28")])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.capacity.user.is_none());
+        assert_eq!(c.capacity.spare_factor, Some(0.28));
+        // And back: the last of the two given wins.
+        let c = load_device_config(
+            "tiny-test-1gb",
+            &[
+                set("capacity.spare_factor", "0.28"),
+                set("capacity.user", "800MB"),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.capacity.spare_factor.is_none());
+        assert!(c.capacity.user.is_some());
     }
 
     #[test]

@@ -1,0 +1,138 @@
+//! `flashlab sweep`: run a plan's points (all, one, or on local threads) and collect their
+//! results into one tidy table (docs/sweeps.md).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use flashlab_sweep::{Plan, SweepError};
+
+use super::{bad_input, failure, run_failed, write_output, Failure};
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    collect: Option<SweepCommand>,
+    /// The plan (TOML): a fio job file and the axes that vary (docs/sweeps.md).
+    #[arg(required = true)]
+    plan: Option<PathBuf>,
+    /// Print the points, one per line (index, then each axis=value), and run nothing.
+    #[arg(long)]
+    list: bool,
+    /// Run only this point (0-based): one task of a Slurm array or GNU parallel.
+    #[arg(long, value_name = "N")]
+    point: Option<u64>,
+    /// Run the points on N threads of this machine (one simulation each).
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    jobs: u32,
+    /// Skip points whose result file already exists for this plan and build.
+    #[arg(long)]
+    resume: bool,
+    /// Where each point's result goes (point-NNNNNN.json). Default: sweep-PLAN beside the
+    /// current directory's files (PLAN: the plan's file name without .toml).
+    #[arg(long, value_name = "DIR")]
+    outdir: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum SweepCommand {
+    /// Gather a sweep's point results into one tidy table (one row per point × job ×
+    /// measure; every axis, the unit and the value as columns).
+    Collect(CollectArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct CollectArgs {
+    /// The sweep's output directory.
+    dir: PathBuf,
+    /// Write the table as CSV here (default: standard output when --parquet is not given).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the table as Parquet here.
+    #[arg(long, value_name = "FILE")]
+    parquet: Option<PathBuf>,
+}
+
+fn sweep_failure(e: SweepError) -> Failure {
+    failure(e.is_bad_input(), e)
+}
+
+pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
+    if let Some(SweepCommand::Collect(c)) = &args.collect {
+        return cmd_collect(c);
+    }
+    let Some(plan_path) = &args.plan else {
+        return Err(bad_input(anyhow!(
+            "sweep: name a plan (flashlab sweep PLAN.toml) or collect a directory (flashlab sweep collect DIR)"
+        )));
+    };
+    let plan = Plan::read(plan_path).map_err(bad_input)?;
+    if args.list {
+        flashlab_sweep::check_plan(&plan).map_err(bad_input)?;
+        return write_output(None, &plan.listing().map_err(bad_input)?);
+    }
+    let count = plan.point_count().map_err(bad_input)?;
+    let points: Vec<u64> = match args.point {
+        Some(n) => {
+            plan.point(n).map_err(bad_input)?;
+            vec![n]
+        }
+        None => (0..count).collect(),
+    };
+    let outdir = args
+        .outdir
+        .clone()
+        .unwrap_or_else(|| default_outdir(plan_path));
+    let total = points.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let terminal = std::io::stderr().is_terminal();
+    let on_done = |index: u64, what: &str| {
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if terminal || total > 1 {
+            eprintln!("flashlab: sweep point {index}: {what} ({n}/{total})");
+        }
+    };
+    let summary = flashlab_sweep::run_plan(
+        &plan,
+        &points,
+        &outdir,
+        args.jobs as usize,
+        args.resume,
+        &on_done,
+    )
+    .map_err(sweep_failure)?;
+    eprintln!(
+        "flashlab: sweep: {} ran, {} skipped, {} failed; results in {}",
+        summary.ran,
+        summary.skipped,
+        summary.failed.len(),
+        outdir.display()
+    );
+    if summary.failed.is_empty() {
+        Ok(())
+    } else {
+        Err(run_failed(anyhow!("{}", summary.failed.join("\n"))))
+    }
+}
+
+fn default_outdir(plan: &Path) -> PathBuf {
+    let stem = plan
+        .file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+    PathBuf::from(format!("sweep-{stem}"))
+}
+
+fn cmd_collect(args: &CollectArgs) -> Result<(), Failure> {
+    let table = flashlab_sweep::collect_dir(&args.dir).map_err(sweep_failure)?;
+    if let Some(path) = &args.parquet {
+        let bytes = table.to_parquet().map_err(|e| run_failed(anyhow!(e)))?;
+        std::fs::write(path, bytes)
+            .map_err(|e| run_failed(anyhow!("writing {}: {e}", path.display())))?;
+        if args.csv.is_none() {
+            return Ok(());
+        }
+    }
+    write_output(args.csv.as_deref(), &table.to_csv())
+}

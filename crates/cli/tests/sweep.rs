@@ -1,0 +1,215 @@
+//! `flashlab sweep`: a 48-point plan (3 spare factors × 2 IUs × 2 cell types × 4 queue
+//! depths) run on two threads and point by point gives the same results and the same tidy
+//! table; bad plans exit 2 naming the plan's line.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{flashlab, stderr, stdout};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const JOB: &str = "; 4 KiB random writes at the plan's queue depth.
+[global]
+ioengine=libaio
+direct=1
+time_based=1
+runtime=${RUNTIME}
+[randwrite]
+rw=randwrite
+bs=4k
+iodepth=${QD}
+size=128m
+";
+
+const PLAN: &str = r#"job = "rw.fio"
+device = "tiny-test-1gb"
+[env]
+RUNTIME = "20ms"
+[axes]
+"set.capacity.spare_factor" = [0.1, 0.2, 0.3]
+"set.ftl.iu" = ["4KiB", "16KiB"]
+"set.nand.cell" = ["tlc", "qlc"]
+env.QD = [1, 4, 16, 32]
+"#;
+
+fn write_plan(dir: &Path, plan: &str) -> String {
+    std::fs::write(dir.join("rw.fio"), JOB).unwrap();
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    path.display().to_string()
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn threads_and_single_points_give_the_same_table() {
+    let dir = scratch("sweep-48");
+    let plan = write_plan(&dir, PLAN);
+
+    let list = flashlab(&["sweep", &plan, "--list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let lines: Vec<_> = stdout(&list).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 48);
+    assert_eq!(
+        lines[5],
+        "5\tset.capacity.spare_factor=0.1\tset.ftl.iu=4KiB\tset.nand.cell=qlc\tenv.QD=4"
+    );
+
+    let threads = dir.join("threads");
+    let o = flashlab(&[
+        "sweep",
+        &plan,
+        "-j",
+        "2",
+        "--outdir",
+        threads.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("48 ran, 0 skipped, 0 failed"),
+        "{}",
+        stderr(&o)
+    );
+
+    let single = dir.join("single");
+    for n in 0..48 {
+        let o = flashlab(&[
+            "sweep",
+            &plan,
+            "--point",
+            &n.to_string(),
+            "--outdir",
+            single.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "point {n}: {}", stderr(&o));
+    }
+    let a = files(&threads);
+    assert_eq!(a.len(), 48);
+    assert!(
+        a == files(&single),
+        "point results differ between -j 2 and --point"
+    );
+
+    let csv_threads = flashlab(&["sweep", "collect", threads.to_str().unwrap()]);
+    let csv_single = flashlab(&["sweep", "collect", single.to_str().unwrap()]);
+    assert!(csv_threads.status.success(), "{}", stderr(&csv_threads));
+    assert_eq!(stdout(&csv_threads), stdout(&csv_single));
+    let table = stdout(&csv_threads);
+    let header = table.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "point,set.capacity.spare_factor,set.ftl.iu,set.nand.cell,env.QD,job,measure,unit,value"
+    );
+    // Every point has its IOPS row, found by its settings.
+    let iops = |spare: &str, iu: &str, cell: &str, qd: &str| -> f64 {
+        let prefix = format!(",{spare},{iu},{cell},{qd},randwrite,write_iops,IOPS,");
+        let line = table
+            .lines()
+            .find(|l| l.contains(&prefix))
+            .unwrap_or_else(|| panic!("no row {prefix}"));
+        line.rsplit(',').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        table.lines().filter(|l| l.contains(",write_iops,")).count(),
+        48
+    );
+    assert!(iops("0.3", "4KiB", "tlc", "32") > 0.0);
+    // Each point's file records the build and the resolved configuration.
+    let doc: serde_json::Value = serde_json::from_slice(&a[0].1).unwrap();
+    assert_eq!(doc["flashlab"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(doc["flashlab"]["commit"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
+    assert_eq!(doc["device_config"]["capacity"]["spare_factor"], 0.1);
+    assert_eq!(doc["overrides"]["ftl.iu"], "4KiB");
+
+    // Parquet: the same rows (checked by size here; pandas reads it in the Python tests).
+    let pq = dir.join("t.parquet");
+    let o = flashlab(&[
+        "sweep",
+        "collect",
+        threads.to_str().unwrap(),
+        "--parquet",
+        pq.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&pq).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+
+    // --resume skips what exists.
+    let o = flashlab(&[
+        "sweep",
+        &plan,
+        "--resume",
+        "--outdir",
+        single.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0 ran, 48 skipped"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_plans_exit_2_naming_the_line() {
+    let dir = scratch("sweep-bad");
+    let cases: [(&str, &str, &str); 7] = [
+        (
+            "job = \"rw.fio\"\n[axes]\n\"set.nand.bogus_key\" = [1, 2]\n",
+            "line 3",
+            "bogus_key",
+        ),
+        ("job = \"rw.fio\"\n\n[axes]\nenv.QD = []\n", "line 4", "empty"),
+        (
+            "job = \"rw.fio\"\n[env]\nRUNTIME = \"1ms\"\n[axes]\nenv.QD = [1]\n\"set.ftl.iu\" = [\"4KiB\",\n  \"3KiB\"]\n",
+            "line 7",
+            "ftl.iu",
+        ),
+        ("job = \"rw.fio\"\nspeed = 3\n", "line 2", "unknown key"),
+        (
+            "job = \"rw.fio\"\n[env]\nRUNTIME = \"1ms\"\nQD = 1\n[axes]\ndevice = [\"tiny-test-1gb\", \"no-such-drive\"]\n",
+            "line 6",
+            "no-such-drive",
+        ),
+        ("job = \"rw.fio\"\n[axes]\nenv.QD = [1, 2,, 3]\nseed = [1]\n", "line 3", "TOML"),
+        // A variable the job file needs and the plan does not give.
+        ("job = \"rw.fio\"\n[axes]\nenv.QD = [1]\n", "line 1", "RUNTIME"),
+    ];
+    for (plan_text, line, word) in cases {
+        let plan = write_plan(&dir, plan_text);
+        let o = flashlab(&["sweep", &plan, "--list"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{plan_text}\n{err}");
+        assert!(
+            err.contains(line) && err.contains(word),
+            "{plan_text}\n{err}"
+        );
+    }
+    // A point beyond the plan, and collect on an empty directory.
+    let plan = write_plan(&dir, PLAN);
+    let o = flashlab(&["sweep", &plan, "--point", "48"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0 to 47"), "{}", stderr(&o));
+    let empty = scratch("sweep-empty");
+    let o = flashlab(&["sweep", "collect", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no point results"), "{}", stderr(&o));
+}

@@ -1,0 +1,338 @@
+//! Running a plan's points: one simulation each, its result one JSON file.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use flashlab_engine::SeedTree;
+use serde_json::{json, Value};
+
+use crate::plan::{Plan, Point};
+use crate::PlanError;
+
+/// Why a sweep (or one simulation) stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The plan, a value in it, the job file or the device is wrong (exit 2).
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// The input is fine but a run failed (exit 1).
+    #[error("point {point}: {message}")]
+    Run { point: u64, message: String },
+    /// Writing or reading results failed (exit 1).
+    #[error("{0}")]
+    Io(String),
+}
+
+impl SweepError {
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, SweepError::Plan(_))
+    }
+}
+
+/// What one simulation gives: the fio JSON document (with the device's counters in its
+/// `flashlab` section) and the resolved configuration.
+pub struct Simulated {
+    pub result: flashlab_report::RunResult,
+    pub device_config: Value,
+    /// Jobs stopped at I/O errors: the result is written, the run counts as failed.
+    pub io_errors: Option<String>,
+}
+
+/// Run parsed jobs on a drive or system preset or file with device overrides and a seed:
+/// what `flashlab run` does, as a library call. `Err((bad_input, message))`.
+pub fn simulate(
+    job_file: &flashlab_workload::JobFile,
+    device: &str,
+    overrides: &[(String, String)],
+    seed: u64,
+) -> Result<Simulated, (bool, String)> {
+    let bad = |e: &dyn std::fmt::Display| (true, e.to_string());
+    let seeds = SeedTree::new(seed);
+    let (result, counters_key, counters, device_config) = if flashlab_system::is_system(device) {
+        if !overrides.is_empty() {
+            return Err((
+                true,
+                "device keys (set.*) apply to a single drive; a system's drives carry their overrides in its file".into(),
+            ));
+        }
+        let config = flashlab_system::load_system_config(device).map_err(|e| bad(&e))?;
+        let mut system =
+            flashlab_system::System::build(&config, seeds.child("device")).map_err(|e| bad(&e))?;
+        let options = flashlab_runner::RunOptions::new(seed, config.name.clone());
+        let result = flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |_| {});
+        let counters = system.counters_json();
+        (
+            result,
+            "system_counters",
+            counters,
+            json!({ "system": config.name }),
+        )
+    } else {
+        let config = flashlab_device::load_device_config(device, overrides).map_err(|e| bad(&e))?;
+        let mut ssd =
+            flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(|e| bad(&e))?;
+        let info = ssd.scale();
+        let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+        let options = flashlab_runner::RunOptions::new(seed, config.name.clone()).with_scale(scale);
+        let result = if ssd.namespace_count() > 1 {
+            let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, 0);
+            flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |_| {})
+        } else {
+            flashlab_runner::run_jobs(job_file, &mut ssd, &options, &mut |_| {})
+        };
+        let device_config = serde_json::to_value(&config).unwrap_or(Value::Null);
+        (
+            result,
+            "device_counters",
+            ssd.counters_json(),
+            device_config,
+        )
+    };
+    let (mut result, io_errors) = match result {
+        Ok(run) => (run, None),
+        Err(flashlab_runner::RunError::Io { errors, result }) => {
+            let text = errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            (*result, Some(text))
+        }
+        Err(e) => return Err((e.is_bad_input(), e.to_string())),
+    };
+    if let Value::Object(extra) = &mut result.flashlab {
+        extra.insert(counters_key.into(), counters);
+    }
+    Ok(Simulated {
+        result,
+        device_config,
+        io_errors,
+    })
+}
+
+/// The flashlab build a result came from.
+pub fn provenance() -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "commit": env!("FLASHLAB_COMMIT"),
+    })
+}
+
+/// A point's result file in the output directory.
+pub fn point_file_name(index: u64) -> String {
+    format!("point-{index:06}.json")
+}
+
+fn parse_job(plan: &Plan, point: &Point) -> Result<flashlab_workload::JobFile, PlanError> {
+    let name = plan_dir(plan).join(&plan.job.path);
+    flashlab_workload::parse_str(&plan.job.text, &name.display().to_string(), &|var| {
+        point.env_value(var)
+    })
+    .map_err(|e| PlanError {
+        file: plan.file.clone(),
+        line: plan.job.line,
+        message: format!("point {}: {e}", point.index),
+    })
+}
+
+fn plan_dir(plan: &Plan) -> PathBuf {
+    Path::new(&plan.file)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf()
+}
+
+/// Check every point before running any: each device (with its overrides) loads and the
+/// job file parses with each point's variables. An error names the plan's line of the value
+/// at fault.
+pub fn check_plan(plan: &Plan) -> Result<(), PlanError> {
+    let mut devices_seen = HashSet::new();
+    let mut jobs_seen = HashSet::new();
+    for index in 0..plan.point_count()? {
+        let point = plan.point(index)?;
+        let device_key = (point.device.clone(), point.overrides());
+        if devices_seen.insert(device_key) {
+            check_device(plan, &point)?;
+        }
+        let env: Vec<_> = point
+            .env
+            .iter()
+            .map(|(n, v)| (n.clone(), v.text.clone()))
+            .collect();
+        if jobs_seen.insert(env) {
+            parse_job(plan, &point)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_device(plan: &Plan, point: &Point) -> Result<(), PlanError> {
+    let at = |line: Option<usize>, message: String| PlanError {
+        file: plan.file.clone(),
+        line: line.unwrap_or(0),
+        message,
+    };
+    if flashlab_system::is_system(&point.device) {
+        if let Some((key, value)) = point.set.first() {
+            return Err(at(
+                Some(value.line),
+                format!(
+                    "set.{key}: device keys apply to a single drive, and {} is a system",
+                    point.device
+                ),
+            ));
+        }
+        return flashlab_system::load_system_config(&point.device)
+            .map(|_| ())
+            .map_err(|e| at(point.device_line, e.to_string()));
+    }
+    let overrides = point.overrides();
+    if let Err(e) = flashlab_device::load_device_config(&point.device, &overrides) {
+        // The first override whose addition fails is the one at fault; none: the device.
+        let culprit = (0..overrides.len()).find(|&n| {
+            flashlab_device::load_device_config(&point.device, &overrides[..=n]).is_err()
+        });
+        let line = match culprit {
+            Some(n) => Some(point.set[n].1.line),
+            None => point.device_line,
+        };
+        return Err(at(line, format!("point {}: {e}", point.index)));
+    }
+    Ok(())
+}
+
+/// Run point `index` and return its result document.
+pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
+    let point = plan.point(index)?;
+    check_device(plan, &point)?;
+    let job_file = parse_job(plan, &point)?;
+    let simulated = simulate(&job_file, &point.device, &point.overrides(), point.seed).map_err(
+        |(bad_input, message)| {
+            if bad_input {
+                SweepError::Plan(PlanError {
+                    file: plan.file.clone(),
+                    line: 0,
+                    message: format!("point {index}: {message}"),
+                })
+            } else {
+                SweepError::Run {
+                    point: index,
+                    message,
+                }
+            }
+        },
+    )?;
+    let result: Value =
+        serde_json::from_str(&flashlab_report::render_json(&simulated.result, false))
+            .map_err(|e| SweepError::Io(format!("point {index}: the result is not JSON: {e}")))?;
+    let settings: serde_json::Map<String, Value> = point
+        .settings
+        .iter()
+        .map(|(name, value)| (name.clone(), Value::String(value.text.clone())))
+        .collect();
+    let overrides: serde_json::Map<String, Value> = point
+        .set
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.text.clone())))
+        .collect();
+    Ok(json!({
+        "point": index,
+        "plan": plan.file,
+        "settings": settings,
+        "device": point.device,
+        "overrides": overrides,
+        "seed": point.seed,
+        "io_errors": simulated.io_errors,
+        "flashlab": provenance(),
+        "device_config": simulated.device_config,
+        "result": result,
+    }))
+}
+
+/// What a run of several points did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub ran: u64,
+    pub skipped: u64,
+    pub failed: Vec<String>,
+}
+
+/// Run `points` of the plan on `threads` threads, each result into `outdir` (written
+/// whole, then renamed, so an interrupted sweep leaves no half file). With `resume`, a
+/// point whose file exists and belongs to this plan's point is skipped. `on_done` is told
+/// of each point as it ends.
+pub fn run_plan(
+    plan: &Plan,
+    points: &[u64],
+    outdir: &Path,
+    threads: usize,
+    resume: bool,
+    on_done: &(dyn Fn(u64, &str) + Sync),
+) -> Result<RunSummary, SweepError> {
+    check_plan(plan)?;
+    std::fs::create_dir_all(outdir)
+        .map_err(|e| SweepError::Io(format!("creating {}: {e}", outdir.display())))?;
+    let next = AtomicU64::new(0);
+    let summary = Mutex::new(RunSummary::default());
+    let worker = || loop {
+        let slot = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&index) = points.get(slot as usize) else {
+            break;
+        };
+        let path = outdir.join(point_file_name(index));
+        if resume && done_already(plan, index, &path) {
+            summary.lock().unwrap_or_else(|e| e.into_inner()).skipped += 1;
+            on_done(index, "skipped (result exists)");
+            continue;
+        }
+        let outcome = run_point(plan, index).and_then(|doc| write_atomically(&path, &doc));
+        let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
+        match outcome {
+            Ok(()) => {
+                s.ran += 1;
+                drop(s);
+                on_done(index, "done");
+            }
+            Err(e) => {
+                s.failed.push(e.to_string());
+                drop(s);
+                on_done(index, "failed");
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(worker);
+        }
+    });
+    Ok(summary.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn done_already(plan: &Plan, index: u64, path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    let Ok(point) = plan.point(index) else {
+        return false;
+    };
+    let same_settings = point
+        .settings
+        .iter()
+        .all(|(name, value)| doc["settings"][name].as_str() == Some(value.text.as_str()));
+    doc["point"].as_u64() == Some(index) && same_settings && doc["flashlab"] == provenance()
+}
+
+fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
+    let mut text = serde_json::to_string_pretty(doc)
+        .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))?;
+    text.push('\n');
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| SweepError::Io(format!("writing {}: {e}", path.display())))
+}
