@@ -113,6 +113,7 @@ fn serve_device<D: BlockDevice>(
         .map_err(|e| bad_input(anyhow!("--max-buffer-memory: {e}")))?;
     // The stats file is opened now, so a path that cannot be written fails before serving
     // rather than after a session's results exist only in memory.
+    let stats_existed = args.stats.as_ref().is_some_and(|p| p.exists());
     let stats_file = match &args.stats {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -138,7 +139,13 @@ fn serve_device<D: BlockDevice>(
     serve.export_name = name.to_string();
     serve.description = format!("flashlab simulated {what} {name}");
     serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
-    let server = Server::bind(device, serve).map_err(|e| failure(e.is_bad_input(), e))?;
+    let server = Server::bind(device, serve).map_err(|e| {
+        // Leave no empty stats file behind for a server that never ran.
+        if let (Some(path), false) = (&args.stats, stats_existed) {
+            let _ = std::fs::remove_file(path);
+        }
+        failure(e.is_bad_input(), e)
+    })?;
 
     let stop = flashlab_serve::stop_on_signals();
     eprintln!(
