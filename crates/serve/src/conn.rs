@@ -116,6 +116,12 @@ pub struct ConnCounters {
 const LATE_TOLERANCE: Duration = Duration::from_millis(1);
 /// How often a waiting thread looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
+/// How often a reply write blocked on a client that does not read looks again.
+const WRITE_POLL: Duration = Duration::from_millis(200);
+/// While other requests wait for the server's budget, a client that has taken no reply bytes
+/// for this long is disconnected (it holds budget others need) rather than after the full
+/// stall timeout.
+const STALL_UNDER_PRESSURE: Duration = Duration::from_secs(1);
 /// A reply due sooner than this is waited for by spinning: a sleeping thread wakes tens of
 /// microseconds late (timer slack and scheduling), which is the size of a fast drive's
 /// latency.
@@ -136,6 +142,8 @@ struct BudgetState {
     requests: usize,
     bytes: u64,
     peak_bytes: u64,
+    /// Threads waiting for room.
+    waiters: usize,
 }
 
 impl Budget {
@@ -156,17 +164,23 @@ impl Budget {
     /// flight); the requests now in flight, or `None` once `stop` is set.
     fn acquire(&self, bytes: u64, stop: &AtomicBool) -> Option<usize> {
         let mut s = self.lock();
-        while s.requests >= self.max_requests
-            || (s.requests > 0 && s.bytes + bytes > self.max_bytes)
-        {
-            if stop.load(AtomicOrdering::Relaxed) {
-                return None;
+        let full = |s: &BudgetState| {
+            s.requests >= self.max_requests || (s.requests > 0 && s.bytes + bytes > self.max_bytes)
+        };
+        if full(&s) {
+            s.waiters += 1;
+            while full(&s) {
+                if stop.load(AtomicOrdering::Relaxed) {
+                    s.waiters -= 1;
+                    return None;
+                }
+                s = self
+                    .freed
+                    .wait_timeout(s, STOP_POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
-            s = self
-                .freed
-                .wait_timeout(s, STOP_POLL)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            s.waiters -= 1;
         }
         s.requests += 1;
         s.bytes += bytes;
@@ -179,6 +193,11 @@ impl Budget {
         s.requests = s.requests.saturating_sub(1);
         s.bytes = s.bytes.saturating_sub(bytes);
         self.freed.notify_all();
+    }
+
+    /// Some request is waiting for room.
+    fn has_waiters(&self) -> bool {
+        self.lock().waiters > 0
     }
 
     pub fn requests(&self) -> usize {
@@ -405,14 +424,16 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
         Negotiated::Transmission => {}
     }
     stream.set_read_timeout(None)?;
-    // A client that reads no reply for this long is gone as far as the server cares.
-    stream.set_write_timeout(Some(ctx.reply_stall_timeout))?;
+    // Reply writes wake this often to judge a client that is not reading (ReplySocket).
+    stream.set_write_timeout(Some(WRITE_POLL))?;
     ctx.state.touch();
     ctx.state.transmission.store(true, AtomicOrdering::Relaxed);
     let (reply_tx, reply_rx) = mpsc::channel();
     let writer_stream = stream.try_clone()?;
     let writer = {
         let writer = Writer {
+            server_budget: Arc::clone(&ctx.server_budget),
+            stall: ctx.reply_stall_timeout,
             counters: Arc::clone(&ctx.counters),
             stop: Arc::clone(&ctx.stop),
             log: ctx.log.clone(),
@@ -562,6 +583,8 @@ fn wait_for(rx: &Receiver<Reply>, due: Option<Instant>) -> Result<Option<Reply>,
 /// connection. After a send error (or a client that stops reading for the stall timeout)
 /// the socket is closed and the rest are dropped, their budget released with them.
 struct Writer {
+    server_budget: Arc<Budget>,
+    stall: Duration,
     counters: Arc<ConnCounters>,
     stop: Arc<AtomicBool>,
     log: Log,
@@ -574,6 +597,8 @@ impl Writer {
     fn run(self, stream: Stream, rx: Receiver<Reply>) {
         tight_timers();
         let Writer {
+            server_budget,
+            stall,
             counters,
             stop,
             log,
@@ -581,26 +606,29 @@ impl Writer {
             state,
             peer,
         } = self;
-        let mut out = BufWriter::with_capacity(64 * 1024, stream);
+        let socket = ReplySocket {
+            stream,
+            server_budget,
+            stall,
+        };
+        let mut out = BufWriter::with_capacity(64 * 1024, socket);
         let mut queue: BinaryHeap<Pending> = BinaryHeap::new();
         // Replies written to the buffer but not yet flushed keep their budget.
         let mut unflushed: Vec<Reply> = Vec::new();
         let mut seq = 0u64;
         let mut broken = false;
         let mut open = true;
-        let fail = |out: &BufWriter<Stream>, e: io::Error, broken: &mut bool| {
+        let fail = |out: &BufWriter<ReplySocket>, e: io::Error, broken: &mut bool| {
             if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
                 counters
                     .stalled_disconnects
                     .fetch_add(1, AtomicOrdering::Relaxed);
-                log.emit(&format!(
-                    "{peer}: the client read no reply for the stall timeout; closing"
-                ));
+                log.emit(&format!("{peer}: {e}; closing"));
             } else {
                 log.emit(&format!("{peer}: sending replies failed ({e}); closing"));
             }
             *broken = true;
-            out.get_ref().shutdown();
+            out.get_ref().stream.shutdown();
         };
         while open || !queue.is_empty() {
             let next_due = queue.peek().map(|p| p.reply.due);
@@ -685,7 +713,54 @@ impl Writer {
             }
         }
         let _ = out.flush();
-        out.get_ref().shutdown();
+        out.get_ref().stream.shutdown();
+    }
+}
+
+/// The reply side of a socket: a write blocked on a client that takes no bytes fails after
+/// the stall timeout, or after [`STALL_UNDER_PRESSURE`] while others wait for the budget.
+struct ReplySocket {
+    stream: Stream,
+    server_budget: Arc<Budget>,
+    stall: Duration,
+}
+
+impl Write for ReplySocket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let start = Instant::now();
+        loop {
+            match self.stream.write(buf) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    let blocked = start.elapsed();
+                    let pressed =
+                        blocked >= STALL_UNDER_PRESSURE && self.server_budget.has_waiters();
+                    if blocked >= self.stall || pressed {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "the client took no reply bytes for {:.1} s{}",
+                                blocked.as_secs_f64(),
+                                if pressed {
+                                    " while others waited for the server's buffer budget"
+                                } else {
+                                    ""
+                                }
+                            ),
+                        ));
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
     }
 }
 
