@@ -326,6 +326,9 @@ fn fio_random_reads_over_nbd_are_the_simulation_scaled_by_the_time_scale() {
         lines.join("\n")
     );
     assert!(stats["serve"]["max_in_flight"].as_u64().unwrap() >= 8);
+    // The server's share of the transport overhead is measured and reported.
+    assert!(stats["serve"]["reply_overhead_mean_ns"].is_u64(), "{stats}");
+    assert!(lines[0].contains("transport overhead"), "{}", lines[0]);
 }
 
 #[test]
