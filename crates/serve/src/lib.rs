@@ -91,6 +91,9 @@ pub struct ServeConfig {
     /// A client that takes none of its reply bytes for this long is disconnected (its
     /// buffered replies count against the server's budget).
     pub reply_stall_timeout: Duration,
+    /// At the connection cap, a connection with nothing in flight for this long gives its
+    /// slot to a new client (one still in its handshake always does).
+    pub evict_idle_after: Duration,
     /// The export's name (the empty default name is accepted too) and description.
     pub export_name: String,
     pub description: String,
@@ -113,6 +116,7 @@ impl ServeConfig {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             handshake_timeout: Duration::from_secs(10),
             reply_stall_timeout: Duration::from_secs(10),
+            evict_idle_after: Duration::from_secs(1),
             export_name: "flashlab".into(),
             description: String::new(),
             log: Log::none(),

@@ -340,14 +340,14 @@ struct Slot {
 
 type Slots = Arc<Mutex<BTreeMap<u64, Slot>>>;
 
-/// A connection in transmission must have been idle this long to give its slot to a new
-/// client: a client between two requests is not idle.
-const IDLE_BEFORE_EVICTION: Duration = Duration::from_secs(1);
-
 /// At the connection cap, the connection to close for a new client: the oldest still in its
-/// handshake, else the one idle longest (at least [`IDLE_BEFORE_EVICTION`]); none when every
-/// connection is busy.
-fn eviction_candidate(slots: &BTreeMap<u64, Slot>, now: Instant) -> Option<(u64, String)> {
+/// handshake, else the one idle longest (at least `idle_min`: a client between two requests
+/// is not idle); none when every connection is busy.
+fn eviction_candidate(
+    slots: &BTreeMap<u64, Slot>,
+    now: Instant,
+    idle_min: Duration,
+) -> Option<(u64, String)> {
     let live = || slots.iter().filter(|(_, s)| !s.evicted);
     // Ids grow with acceptance, so the first found is the oldest.
     if let Some((&id, _)) = live().find(|(_, s)| s.state.in_handshake()) {
@@ -355,7 +355,7 @@ fn eviction_candidate(slots: &BTreeMap<u64, Slot>, now: Instant) -> Option<(u64,
     }
     live()
         .filter_map(|(&id, s)| Some((id, s.state.idle_for(now)?)))
-        .filter(|&(_, idle)| idle >= IDLE_BEFORE_EVICTION)
+        .filter(|&(_, idle)| idle >= idle_min)
         .max_by_key(|&(id, idle)| (idle, std::cmp::Reverse(id)))
         .map(|(id, idle)| (id, format!("idle for {:.1} s", idle.as_secs_f64())))
 }
@@ -400,7 +400,7 @@ fn accept_loop(
             // again as the cap, so evicting cannot pile up threads without bound.
             let room = live < config.max_connections
                 || (map.len() < 2 * config.max_connections
-                    && match eviction_candidate(&map, Instant::now()) {
+                    && match eviction_candidate(&map, Instant::now(), config.evict_idle_after) {
                         Some((id, why)) => {
                             if let Some(victim) = map.get_mut(&id) {
                                 victim.evicted = true;

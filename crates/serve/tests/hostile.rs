@@ -95,6 +95,28 @@ fn slowloris_connections_give_their_slots_to_fresh_clients() {
     assert!(f.stats.evicted_connections >= 3, "{:?}", f.stats);
 }
 
+#[test]
+fn the_connection_idle_longest_gives_its_slot_to_a_new_client() {
+    let srv = TestServer::start("idle", 1000, |c| {
+        c.max_connections = 2;
+        c.evict_idle_after = Duration::from_millis(300);
+    });
+    let mut idle = srv.client();
+    let mut busy = srv.client();
+    std::thread::sleep(Duration::from_millis(400));
+    // Both have been idle long enough; the one active a moment ago is not chosen.
+    let (e, _) = call(&mut busy, CMD_WRITE, 0, 0, 4096, &[1; 4096]);
+    assert_eq!(e, 0);
+    let took = fresh_client_round_trip(&srv).expect("the fresh client took the idle slot");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(closed(&mut idle), "the idle connection was closed");
+    // The other keeps being served.
+    let (e, d) = call(&mut busy, CMD_READ, 0, 0, 4096, &[]);
+    assert_eq!((e, d), (0, vec![1; 4096]));
+    let f = srv.finish();
+    assert_eq!(f.stats.evicted_connections, 1);
+}
+
 /// Peak resident memory of this process, from /proc.
 fn peak_rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

@@ -312,7 +312,11 @@ fn a_flood_is_held_to_the_in_flight_cap_and_every_request_is_answered() {
 
 #[test]
 fn connections_beyond_the_cap_are_closed_until_a_slot_frees() {
-    let srv = TestServer::start("cap", 1000, |c| c.max_connections = 2);
+    let srv = TestServer::start("cap", 1000, |c| {
+        c.max_connections = 2;
+        // Busy or not, connections here never count as idle.
+        c.evict_idle_after = Duration::from_secs(3600);
+    });
     let a = srv.client();
     let _b = srv.client();
     let mut c = srv.connect();
