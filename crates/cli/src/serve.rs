@@ -41,9 +41,14 @@ pub struct ServeArgs {
     /// Refuse requests not aligned to the drive's logical block instead of serving them.
     #[arg(long)]
     strict: bool,
-    /// Connections served at once; more are closed at once.
+    /// Connections served at once. At the limit a new client takes the slot of a connection
+    /// still in its handshake or idle for a second; when none is, it is closed at once.
     #[arg(long, default_value_t = 16)]
     max_connections: usize,
+    /// Request and reply payload the server holds at once, all connections together; beyond
+    /// it the server stops reading requests until replies go out.
+    #[arg(long, default_value = "256MiB")]
+    max_buffer_memory: String,
     /// On exit, write the server's counts and the drive's counters here as JSON.
     #[arg(long)]
     stats: Option<PathBuf>,
@@ -104,6 +109,22 @@ fn serve_device<D: BlockDevice>(
 ) -> Result<(), Failure> {
     let max_memory_bytes = flashlab_device::units::parse_size(&args.max_memory)
         .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
+    let max_buffer_bytes = flashlab_device::units::parse_size(&args.max_buffer_memory)
+        .map_err(|e| bad_input(anyhow!("--max-buffer-memory: {e}")))?;
+    // The stats file is opened now, so a path that cannot be written fails before serving
+    // rather than after a session's results exist only in memory.
+    let stats_existed = args.stats.as_ref().is_some_and(|p| p.exists());
+    let stats_file = match &args.stats {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| bad_input(anyhow!("--stats {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
     let size_bytes = device.capacity_bytes();
     let block_bytes = device.logical_block_bytes();
 
@@ -112,12 +133,19 @@ fn serve_device<D: BlockDevice>(
     serve.time_scale = args.time_scale;
     serve.backing = args.backing.clone();
     serve.max_memory_bytes = max_memory_bytes;
+    serve.max_buffer_bytes = max_buffer_bytes;
     serve.strict_alignment = args.strict;
     serve.max_connections = args.max_connections;
     serve.export_name = name.to_string();
     serve.description = format!("flashlab simulated {what} {name}");
     serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
-    let server = Server::bind(device, serve).map_err(|e| failure(e.is_bad_input(), e))?;
+    let server = Server::bind(device, serve).map_err(|e| {
+        // Leave no empty stats file behind for a server that never ran.
+        if let (Some(path), false) = (&args.stats, stats_existed) {
+            let _ = std::fs::remove_file(path);
+        }
+        failure(e.is_bad_input(), e)
+    })?;
 
     let stop = flashlab_serve::stop_on_signals();
     eprintln!(
@@ -146,14 +174,15 @@ fn serve_device<D: BlockDevice>(
             counters["ftl"]["gc_copied_ius"], counters["ftl"]["erases"],
         );
     }
-    if let Some(path) = &args.stats {
+    if let (Some(path), Some(mut file)) = (&args.stats, stats_file) {
         let json = serde_json::json!({
             "serve": stats_json(&finished.stats),
             "device_counters": counters,
         });
         let mut text = serde_json::to_string_pretty(&json).map_err(|e| run_failed(anyhow!(e)))?;
         text.push('\n');
-        std::fs::write(path, text)
+        file.set_len(0)
+            .and_then(|()| file.write_all(text.as_bytes()))
             .with_context(|| format!("writing {}", path.display()))
             .map_err(run_failed)?;
     }
@@ -165,6 +194,11 @@ fn stats_json(s: &ServeStats) -> serde_json::Value {
     serde_json::json!({
         "connections": s.connections,
         "refused_connections": s.refused_connections,
+        "evicted_connections": s.evicted_connections,
+        "stalled_connections": s.stalled_connections,
+        "peak_buffered_bytes": s.peak_buffered_bytes,
+        "max_buffer_bytes": s.max_buffer_bytes,
+        "reply_overhead_mean_ns": s.reply_overhead_mean_ns(),
         "hard_disconnects": s.hard_disconnects,
         "replies": s.replies,
         "error_replies": s.error_replies,

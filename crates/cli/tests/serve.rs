@@ -326,6 +326,9 @@ fn fio_random_reads_over_nbd_are_the_simulation_scaled_by_the_time_scale() {
         lines.join("\n")
     );
     assert!(stats["serve"]["max_in_flight"].as_u64().unwrap() >= 8);
+    // The server's share of the transport overhead is measured and reported.
+    assert!(stats["serve"]["reply_overhead_mean_ns"].is_u64(), "{stats}");
+    assert!(lines[0].contains("transport overhead"), "{}", lines[0]);
 }
 
 #[test]
@@ -361,6 +364,84 @@ fn serve_refuses_public_addresses_and_bad_options_with_exit_code_2() {
     let o = flashlab(&["serve", "--device", "tiny-test-1gb", "--max-memory", "lots"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--max-memory"), "{}", stderr(&o));
+}
+
+/// `flashlab serve` with `args`, expected to refuse at once: its exit code and standard
+/// error, or `None` if it was still running (serving) after 10 s, when it is killed.
+fn serve_refusal(args: &[&str]) -> Option<(Option<i32>, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .arg("serve")
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flashlab serve starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().expect("wait").is_some() {
+            let out = child.wait_with_output().expect("output");
+            return Some((
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into(),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn unusable_backing_stats_and_socket_paths_are_refused_before_serving() {
+    let sock = scratch("refused.sock");
+    let s = sock.to_str().unwrap();
+    let dir = scratch("");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--backing", "/proc/version"],
+            "backing file /proc/version",
+        ),
+        (&["--backing", dir.to_str().unwrap()], "is a directory"),
+        (&["--stats", "/nonexistent-dir/stats.json"], "--stats"),
+        (&["--backing", "/dev/null"], "character device"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["--device", "tiny-test-1gb", "--socket", s];
+        args.extend_from_slice(extra);
+        let (code, err) =
+            serve_refusal(&args).unwrap_or_else(|| panic!("{extra:?} was served, not refused"));
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    // A socket in a missing directory: exit 2, the cause said once.
+    let (code, err) = serve_refusal(&["--socket", "/nonexistent-dir/x.sock"]).expect("refused");
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+#[test]
+fn two_servers_cannot_share_one_backing_file() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let backing = scratch("serve-shared.img");
+    let _ = std::fs::remove_file(&backing);
+    let b = backing.to_str().unwrap();
+    let first = Served::start("shared1", &["--device", "tiny-test-1gb", "--backing", b]);
+    let sock = scratch("shared2.sock");
+    let second = serve_refusal(&[
+        "--device",
+        "tiny-test-1gb",
+        "--backing",
+        b,
+        "--socket",
+        sock.to_str().unwrap(),
+    ]);
+    first.stop();
+    let (code, err) = second.expect("the second server was refused");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("in use by another server"), "{err}");
+    let _ = std::fs::remove_file(&backing);
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! One client connection: the handshake, then a reader thread that validates requests and
-//! hands them to the simulation thread, and a writer thread that sends each reply when it is
-//! due. A per-connection budget of requests and bytes in flight stops the reader (and so the
-//! client, through the socket) when a client floods the server.
+//! One client connection: the handshake (under one deadline), then a reader thread that
+//! validates requests and hands them to the simulation thread, and a writer thread that sends
+//! each reply when it is due. A request holds bytes of its connection's budget and of the
+//! server's until its reply has gone to the socket, so a client that floods the server or
+//! stops reading its replies is stopped by its own socket, and the payload the server buffers
+//! stays under the server's budget.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -14,8 +16,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::pool::BufferPool;
-use crate::proto::{self, Request};
+use crate::proto;
 use crate::sim::{Job, Op, Reply};
+use crate::wire::{self, Export, Incoming, Negotiated};
 use crate::Log;
 
 /// A connected socket, TCP or Unix.
@@ -45,6 +48,13 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(t),
             Stream::Unix(s) => s.set_read_timeout(t),
+        }
+    }
+
+    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(t),
+            Stream::Unix(s) => s.set_write_timeout(t),
         }
     }
 
@@ -84,21 +94,6 @@ impl Write for Stream {
     }
 }
 
-/// What every connection needs to know about the export and its limits.
-#[derive(Debug, Clone)]
-pub struct Export {
-    pub name: String,
-    pub description: String,
-    pub size_bytes: u64,
-    pub min_block_bytes: u32,
-    pub preferred_block_bytes: u32,
-    pub max_request_bytes: u32,
-    pub strict_alignment: bool,
-    pub max_in_flight_requests: usize,
-    pub max_in_flight_bytes: u64,
-    pub handshake_timeout: Duration,
-}
-
 /// Counters shared by all connection threads.
 #[derive(Debug, Default)]
 pub struct ConnCounters {
@@ -109,206 +104,158 @@ pub struct ConnCounters {
     pub replies: AtomicU64,
     /// Highest number of requests one connection had in flight.
     pub max_in_flight: AtomicU64,
+    /// Sum over replies of how long after its due time each reply was handed to the socket:
+    /// the server's part of the transport overhead.
+    pub reply_delay_sum_ns: AtomicU64,
+    /// Connections closed because their client read no reply for the stall timeout.
+    pub stalled_disconnects: AtomicU64,
 }
 
 /// Replies sent more than this after their due time count as late: the simulation or the
 /// machine did not keep up with the time scale.
 const LATE_TOLERANCE: Duration = Duration::from_millis(1);
-/// Options one handshake may send before it is cut off.
-const MAX_OPTIONS: u32 = 1024;
-/// Largest option payload accepted (export names are at most 4096 bytes).
-const MAX_OPTION_BYTES: u32 = 8192;
-/// How often a waiting writer looks at the stop flag.
+/// How often a waiting thread looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
-/// Buffer for discarding a refused write's payload.
-const DISCARD_BYTES: usize = 64 * 1024;
+/// How often a reply write blocked on a client that does not read looks again.
+const WRITE_POLL: Duration = Duration::from_millis(200);
+/// While other requests wait for the server's budget, a client that has taken no reply bytes
+/// for this long is disconnected (it holds budget others need) rather than after the full
+/// stall timeout.
+const STALL_UNDER_PRESSURE: Duration = Duration::from_secs(1);
+/// A reply due sooner than this is waited for by spinning: a sleeping thread wakes tens of
+/// microseconds late (timer slack and scheduling), which is the size of a fast drive's
+/// latency.
+const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
 
-/// Requests and bytes a connection has in flight, with a blocking acquire.
+/// Requests and bytes in flight, with a blocking acquire: one per connection, and one for the
+/// whole server whose byte limit is the stated bound on buffered payload.
 #[derive(Debug)]
-struct Budget {
-    state: Mutex<(usize, u64)>,
+pub struct Budget {
+    state: Mutex<BudgetState>,
     freed: Condvar,
     max_requests: usize,
     max_bytes: u64,
 }
 
+#[derive(Debug, Default)]
+struct BudgetState {
+    requests: usize,
+    bytes: u64,
+    peak_bytes: u64,
+    /// Threads waiting for room.
+    waiters: usize,
+}
+
 impl Budget {
-    fn acquire(&self, bytes: u64) -> usize {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        // A single request always fits when nothing else is in flight.
-        while s.0 >= self.max_requests || (s.0 > 0 && s.1 + bytes > self.max_bytes) {
-            s = self.freed.wait(s).unwrap_or_else(|p| p.into_inner());
+    pub fn new(max_requests: usize, max_bytes: u64) -> Budget {
+        Budget {
+            state: Mutex::new(BudgetState::default()),
+            freed: Condvar::new(),
+            max_requests: max_requests.max(1),
+            max_bytes,
         }
-        s.0 += 1;
-        s.1 += bytes;
-        s.0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wait until `bytes` more fit (a single request always fits when nothing else is in
+    /// flight); the requests now in flight, or `None` once `stop` is set.
+    fn acquire(&self, bytes: u64, stop: &AtomicBool) -> Option<usize> {
+        let mut s = self.lock();
+        let full = |s: &BudgetState| {
+            s.requests >= self.max_requests || (s.requests > 0 && s.bytes + bytes > self.max_bytes)
+        };
+        if full(&s) {
+            s.waiters += 1;
+            while full(&s) {
+                if stop.load(AtomicOrdering::Relaxed) {
+                    s.waiters -= 1;
+                    return None;
+                }
+                s = self
+                    .freed
+                    .wait_timeout(s, STOP_POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            s.waiters -= 1;
+        }
+        s.requests += 1;
+        s.bytes += bytes;
+        s.peak_bytes = s.peak_bytes.max(s.bytes);
+        Some(s.requests)
     }
 
     fn release(&self, bytes: u64) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.0 = s.0.saturating_sub(1);
-        s.1 = s.1.saturating_sub(bytes);
+        let mut s = self.lock();
+        s.requests = s.requests.saturating_sub(1);
+        s.bytes = s.bytes.saturating_sub(bytes);
         self.freed.notify_all();
     }
-}
 
-/// How the handshake ended.
-enum Negotiated {
-    Transmission,
-    /// The client aborted, or asked for an export that does not exist.
-    Closed,
-}
-
-fn handshake(stream: &mut Stream, export: &Export) -> io::Result<Negotiated> {
-    let mut hello = [0u8; 18];
-    hello[0..8].copy_from_slice(&proto::NBD_MAGIC.to_be_bytes());
-    hello[8..16].copy_from_slice(&proto::IHAVEOPT.to_be_bytes());
-    hello[16..18]
-        .copy_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
-    stream.write_all(&hello)?;
-    let client_flags = proto::read_u32(stream)?;
-    if client_flags & !(proto::FLAG_C_FIXED_NEWSTYLE | proto::FLAG_C_NO_ZEROES) != 0 {
-        return Err(protocol_error(format!(
-            "unknown client flags {client_flags:#x}"
-        )));
+    /// Some request is waiting for room.
+    fn has_waiters(&self) -> bool {
+        self.lock().waiters > 0
     }
-    let no_zeroes = client_flags & proto::FLAG_C_NO_ZEROES != 0;
-    for _ in 0..MAX_OPTIONS {
-        let magic = proto::read_u64(stream)?;
-        if magic != proto::IHAVEOPT {
-            return Err(protocol_error(format!("bad option magic {magic:#x}")));
-        }
-        let option = proto::read_u32(stream)?;
-        let len = proto::read_u32(stream)?;
-        if len > MAX_OPTION_BYTES {
-            return Err(protocol_error(format!(
-                "option {option} carries {len} bytes (limit {MAX_OPTION_BYTES})"
-            )));
-        }
-        let mut data = vec![0u8; len as usize];
-        stream.read_exact(&mut data)?;
-        match option {
-            proto::OPT_EXPORT_NAME => {
-                if !export.knows(&data) {
-                    // This option cannot carry an error: the protocol says to disconnect.
-                    return Ok(Negotiated::Closed);
-                }
-                let mut reply = Vec::with_capacity(10 + 124);
-                reply.extend_from_slice(&export.size_bytes.to_be_bytes());
-                reply.extend_from_slice(&proto::TRANSMISSION_FLAGS.to_be_bytes());
-                if !no_zeroes {
-                    reply.extend_from_slice(&[0u8; 124]);
-                }
-                stream.write_all(&reply)?;
-                return Ok(Negotiated::Transmission);
-            }
-            proto::OPT_ABORT => {
-                // The client may already have gone; its ACK is a courtesy.
-                let _ = proto::write_option_reply(stream, option, proto::REP_ACK, &[]);
-                return Ok(Negotiated::Closed);
-            }
-            proto::OPT_LIST => {
-                if len != 0 {
-                    proto::write_option_reply(
-                        stream,
-                        option,
-                        proto::REP_ERR_INVALID,
-                        b"NBD_OPT_LIST takes no data",
-                    )?;
-                    continue;
-                }
-                let mut entry = Vec::with_capacity(4 + export.name.len());
-                entry.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
-                entry.extend_from_slice(export.name.as_bytes());
-                proto::write_option_reply(stream, option, proto::REP_SERVER, &entry)?;
-                proto::write_option_reply(stream, option, proto::REP_ACK, &[])?;
-            }
-            proto::OPT_INFO | proto::OPT_GO => {
-                if info_reply(stream, option, &data, export)? && option == proto::OPT_GO {
-                    return Ok(Negotiated::Transmission);
-                }
-            }
-            _ => {
-                proto::write_option_reply(
-                    stream,
-                    option,
-                    proto::REP_ERR_UNSUP,
-                    b"option not supported",
-                )?;
-            }
+
+    pub fn requests(&self) -> usize {
+        self.lock().requests
+    }
+
+    /// Most bytes ever held at once.
+    pub fn peak_bytes(&self) -> u64 {
+        self.lock().peak_bytes
+    }
+}
+
+/// One request's share of its connection's and the server's budgets, given back when the
+/// request's reply has been handed to the socket (or dropped with a closed connection).
+#[derive(Debug)]
+pub struct Hold {
+    budgets: Option<(Arc<Budget>, Arc<Budget>)>,
+    bytes: u64,
+}
+
+impl Hold {
+    /// A hold on no budget (requests made outside a connection, as in unit tests).
+    pub fn none() -> Hold {
+        Hold {
+            budgets: None,
+            bytes: 0,
         }
     }
-    Err(protocol_error(format!("more than {MAX_OPTIONS} options")))
-}
 
-/// Answer NBD_OPT_INFO or NBD_OPT_GO; true when the export was described and acknowledged.
-fn info_reply(stream: &mut Stream, option: u32, data: &[u8], export: &Export) -> io::Result<bool> {
-    let parsed = (|| {
-        let name_len = proto::be32(data.get(0..4)?) as usize;
-        let name = data.get(4..4 + name_len)?;
-        let count = proto::be16(data.get(4 + name_len..6 + name_len)?) as usize;
-        let rest = data.get(6 + name_len..)?;
-        if rest.len() != 2 * count {
+    /// Take `bytes` of the connection's budget, then of the server's; `None` when stopping.
+    fn take(
+        conn: &Arc<Budget>,
+        server: &Arc<Budget>,
+        bytes: u64,
+        stop: &AtomicBool,
+    ) -> Option<(Hold, usize)> {
+        let in_flight = conn.acquire(bytes, stop)?;
+        if server.acquire(bytes, stop).is_none() {
+            conn.release(bytes);
             return None;
         }
-        let infos: Vec<u16> = rest.chunks(2).map(proto::be16).collect();
-        Some((name, infos))
-    })();
-    let Some((name, infos)) = parsed else {
-        proto::write_option_reply(
-            stream,
-            option,
-            proto::REP_ERR_INVALID,
-            b"malformed NBD_OPT_INFO/NBD_OPT_GO data",
-        )?;
-        return Ok(false);
-    };
-    if !export.knows(name) {
-        let msg = format!(
-            "no export named '{}'; this server has '{}' (or the default, '')",
-            String::from_utf8_lossy(name),
-            export.name
-        );
-        proto::write_option_reply(stream, option, proto::REP_ERR_UNKNOWN, msg.as_bytes())?;
-        return Ok(false);
-    }
-    let mut info = Vec::with_capacity(16);
-    info.extend_from_slice(&proto::INFO_EXPORT.to_be_bytes());
-    info.extend_from_slice(&export.size_bytes.to_be_bytes());
-    info.extend_from_slice(&proto::TRANSMISSION_FLAGS.to_be_bytes());
-    proto::write_option_reply(stream, option, proto::REP_INFO, &info)?;
-    // Block sizes are always sent: clients that know them align their requests, which is
-    // what a drive needs; the server still accepts unaligned requests unless strict.
-    let mut sizes = Vec::with_capacity(14);
-    sizes.extend_from_slice(&proto::INFO_BLOCK_SIZE.to_be_bytes());
-    sizes.extend_from_slice(&export.min_block_bytes.to_be_bytes());
-    sizes.extend_from_slice(&export.preferred_block_bytes.to_be_bytes());
-    sizes.extend_from_slice(&export.max_request_bytes.to_be_bytes());
-    proto::write_option_reply(stream, option, proto::REP_INFO, &sizes)?;
-    for kind in infos {
-        let text = match kind {
-            proto::INFO_NAME => &export.name,
-            proto::INFO_DESCRIPTION => &export.description,
-            _ => continue,
-        };
-        let mut v = Vec::with_capacity(2 + text.len());
-        v.extend_from_slice(&kind.to_be_bytes());
-        v.extend_from_slice(text.as_bytes());
-        proto::write_option_reply(stream, option, proto::REP_INFO, &v)?;
-    }
-    proto::write_option_reply(stream, option, proto::REP_ACK, &[])?;
-    Ok(true)
-}
-
-impl Export {
-    /// The empty name is the default export; the device's name is the other spelling.
-    fn knows(&self, name: &[u8]) -> bool {
-        name.is_empty() || name == self.name.as_bytes()
+        Some((
+            Hold {
+                budgets: Some((Arc::clone(conn), Arc::clone(server))),
+                bytes,
+            },
+            in_flight,
+        ))
     }
 }
 
-fn protocol_error(msg: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg)
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if let Some((conn, server)) = &self.budgets {
+            server.release(self.bytes);
+            conn.release(self.bytes);
+        }
+    }
 }
 
 /// A reply in the writer's queue, ordered by due time, then by arrival.
@@ -335,6 +282,49 @@ impl Ord for Pending {
     }
 }
 
+/// What the accept loop sees of a connection, to choose one to close when a new client
+/// needs its slot.
+#[derive(Debug)]
+pub struct ConnState {
+    base: Instant,
+    /// Set once the handshake has ended and requests flow.
+    transmission: AtomicBool,
+    /// Nanoseconds after `base` of the last request read or reply sent.
+    last_active_ns: AtomicU64,
+    pub budget: Arc<Budget>,
+}
+
+impl ConnState {
+    pub fn new(budget: Budget) -> ConnState {
+        ConnState {
+            base: Instant::now(),
+            transmission: AtomicBool::new(false),
+            last_active_ns: AtomicU64::new(0),
+            budget: Arc::new(budget),
+        }
+    }
+
+    fn touch(&self) {
+        let ns = self.base.elapsed().as_nanos() as u64;
+        self.last_active_ns.store(ns, AtomicOrdering::Relaxed);
+    }
+
+    pub fn in_handshake(&self) -> bool {
+        !self.transmission.load(AtomicOrdering::Relaxed)
+    }
+
+    /// How long the connection has had nothing in flight and nothing sent or received;
+    /// `None` while it has requests in flight or is still in its handshake.
+    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
+        if self.in_handshake() || self.budget.requests() > 0 {
+            return None;
+        }
+        let last =
+            self.base + Duration::from_nanos(self.last_active_ns.load(AtomicOrdering::Relaxed));
+        Some(now.saturating_duration_since(last))
+    }
+}
+
 /// Everything a connection thread shares with the server.
 pub struct ConnContext {
     pub export: Arc<Export>,
@@ -343,6 +333,11 @@ pub struct ConnContext {
     pub stop: Arc<AtomicBool>,
     pub log: Log,
     pub pool: Arc<BufferPool>,
+    pub state: Arc<ConnState>,
+    /// The server-wide budget of payload bytes in flight.
+    pub server_budget: Arc<Budget>,
+    /// A client that takes no reply bytes for this long is disconnected.
+    pub reply_stall_timeout: Duration,
 }
 
 /// Serve one connection to its end; runs on its own thread.
@@ -355,11 +350,73 @@ pub fn serve(stream: Stream, peer: String, ctx: ConnContext) {
     }
 }
 
+/// A stream whose reads and writes all end by one instant.
+struct Deadline<'a> {
+    stream: &'a mut Stream,
+    until: Instant,
+    what: &'static str,
+}
+
+impl Deadline<'_> {
+    fn remaining(&self) -> io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{} not finished in time", self.what),
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.remaining()?;
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf).map_err(|e| timed_out(e, self.what))
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = self.remaining()?;
+        self.stream.set_write_timeout(Some(left))?;
+        self.stream.write(buf).map_err(|e| timed_out(e, self.what))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// A socket timeout (EAGAIN on Linux) said in words.
+fn timed_out(e: io::Error, what: &str) -> io::Error {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("{what} not finished in time"),
+        )
+    } else {
+        e
+    }
+}
+
 fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<()> {
     let export = &ctx.export;
-    // A client that connects and then says nothing must not hold a connection slot forever.
-    stream.set_read_timeout(Some(export.handshake_timeout))?;
-    match handshake(&mut stream, export)? {
+    // One deadline for the whole handshake: a client that trickles bytes must not hold a
+    // connection slot longer than a client that says nothing.
+    let negotiated = {
+        let mut io = Deadline {
+            until: Instant::now() + export.handshake_timeout,
+            stream: &mut stream,
+            what: "handshake",
+        };
+        wire::handshake(&mut io, export)?
+    };
+    match negotiated {
         Negotiated::Closed => {
             stream.shutdown();
             return Ok(());
@@ -367,34 +424,28 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
         Negotiated::Transmission => {}
     }
     stream.set_read_timeout(None)?;
-    let budget = Arc::new(Budget {
-        state: Mutex::new((0, 0)),
-        freed: Condvar::new(),
-        max_requests: export.max_in_flight_requests.max(1),
-        max_bytes: export.max_in_flight_bytes,
-    });
+    // Reply writes wake this often to judge a client that is not reading (ReplySocket).
+    stream.set_write_timeout(Some(WRITE_POLL))?;
+    ctx.state.touch();
+    ctx.state.transmission.store(true, AtomicOrdering::Relaxed);
     let (reply_tx, reply_rx) = mpsc::channel();
     let writer_stream = stream.try_clone()?;
     let writer = {
-        let budget = Arc::clone(&budget);
-        let counters = Arc::clone(&ctx.counters);
-        let stop = Arc::clone(&ctx.stop);
-        let log = ctx.log.clone();
-        let pool = Arc::clone(&ctx.pool);
-        let peer = peer.to_string();
         let writer = Writer {
-            budget,
-            counters,
-            stop,
-            log,
-            pool,
-            peer,
+            server_budget: Arc::clone(&ctx.server_budget),
+            stall: ctx.reply_stall_timeout,
+            counters: Arc::clone(&ctx.counters),
+            stop: Arc::clone(&ctx.stop),
+            log: ctx.log.clone(),
+            pool: Arc::clone(&ctx.pool),
+            state: Arc::clone(&ctx.state),
+            peer: peer.to_string(),
         };
         std::thread::Builder::new()
             .name("nbd-writer".into())
             .spawn(move || writer.run(writer_stream, reply_rx))?
     };
-    let result = read_requests(&mut stream, ctx, &budget, &reply_tx);
+    let result = read_requests(&mut stream, ctx, &reply_tx);
     if result.is_err() {
         // A broken client gets a hard disconnect: pending replies are dropped.
         stream.shutdown();
@@ -410,58 +461,48 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
 fn read_requests(
     stream: &mut Stream,
     ctx: &ConnContext,
-    budget: &Budget,
     replies: &Sender<Reply>,
 ) -> io::Result<()> {
     let export = &ctx.export;
-    let mut head = [0u8; proto::REQUEST_BYTES];
+    let stopped = || io::Error::other("the server is shutting down");
     loop {
-        match stream.read_exact(&mut head) {
-            Ok(()) => {}
-            // The client went away between requests: nothing is owed to anyone.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(e),
-        }
+        let incoming = wire::next_request(stream, export)?;
         let arrived_header = Instant::now();
-        let Some(req) = Request::decode(&head) else {
-            return Err(protocol_error(format!(
-                "bad request magic {:#x}",
-                proto::be32(&head[0..4])
-            )));
-        };
-        if req.kind == proto::CMD_DISC {
-            return Ok(());
-        }
-        let payload = if req.kind == proto::CMD_WRITE {
-            req.len
-        } else {
-            0
-        };
-        if let Some(error) = check(&req, export) {
-            // Refused writes still carry their payload, which is skipped to stay in step.
-            discard(stream, payload)?;
-            budget.acquire(0);
-            let reply = Reply {
-                handle: req.handle,
-                error,
-                data: None,
-                due: arrived_header,
-                budget_bytes: 0,
-            };
-            if replies.send(reply).is_err() {
-                return Ok(());
+        ctx.state.touch();
+        let req = match incoming {
+            Incoming::Done => return Ok(()),
+            Incoming::Refused(req, error) => {
+                let (hold, _) = Hold::take(&ctx.state.budget, &ctx.server_budget, 0, &ctx.stop)
+                    .ok_or_else(stopped)?;
+                let reply = Reply {
+                    handle: req.handle,
+                    error,
+                    data: None,
+                    due: arrived_header,
+                    hold,
+                };
+                if replies.send(reply).is_err() {
+                    return Ok(());
+                }
+                continue;
             }
-            continue;
-        }
+            Incoming::Serve(req) => req,
+        };
         let budget_bytes = if matches!(req.kind, proto::CMD_READ | proto::CMD_WRITE) {
             u64::from(req.len)
         } else {
             0
         };
-        let in_flight = budget.acquire(budget_bytes) as u64;
+        let (hold, in_flight) = Hold::take(
+            &ctx.state.budget,
+            &ctx.server_budget,
+            budget_bytes,
+            &ctx.stop,
+        )
+        .ok_or_else(stopped)?;
         ctx.counters
             .max_in_flight
-            .fetch_max(in_flight, AtomicOrdering::Relaxed);
+            .fetch_max(in_flight as u64, AtomicOrdering::Relaxed);
         let fua = req.flags & proto::CMD_FLAG_FUA != 0;
         let op = match req.kind {
             proto::CMD_READ => Op::Read,
@@ -477,7 +518,7 @@ fn read_requests(
             },
         };
         // A write has arrived once its data has.
-        let arrived = if payload > 0 {
+        let arrived = if req.kind == proto::CMD_WRITE {
             Instant::now()
         } else {
             arrived_header
@@ -489,116 +530,120 @@ fn read_requests(
             len: u64::from(req.len),
             fua,
             arrived,
-            budget_bytes,
+            hold,
             reply_to: replies.clone(),
         };
         if ctx.jobs.send(job).is_err() {
-            return Err(io::Error::other("the server is shutting down"));
+            return Err(stopped());
         }
     }
 }
 
-/// The error a request gets without reaching the device, if any.
-fn check(req: &Request, export: &Export) -> Option<u32> {
-    let known = matches!(
-        req.kind,
-        proto::CMD_READ
-            | proto::CMD_WRITE
-            | proto::CMD_FLUSH
-            | proto::CMD_TRIM
-            | proto::CMD_WRITE_ZEROES
-    );
-    if !known || req.flags & !(proto::CMD_FLAG_FUA | proto::CMD_FLAG_NO_HOLE) != 0 {
-        return Some(proto::EINVAL);
+/// Ask the kernel to wake this thread's timed sleeps on time: the default timer slack lets
+/// a sleep end up to 50 µs late, which a client would see as drive latency.
+pub fn tight_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and changes only this thread's slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
-    if req.kind == proto::CMD_FLUSH {
-        return None;
-    }
-    if req.len == 0 {
-        return Some(proto::EINVAL);
-    }
-    let carries_data = matches!(req.kind, proto::CMD_READ | proto::CMD_WRITE);
-    if carries_data && req.len > export.max_request_bytes {
-        return Some(proto::EINVAL);
-    }
-    if req
-        .offset
-        .checked_add(u64::from(req.len))
-        .is_none_or(|end| end > export.size_bytes)
-    {
-        // The protocol asks for ENOSPC on writes past the end and EINVAL otherwise.
-        return Some(if req.kind == proto::CMD_WRITE {
-            proto::ENOSPC
-        } else {
-            proto::EINVAL
-        });
-    }
-    let b = u64::from(export.min_block_bytes.max(1));
-    if export.strict_alignment
-        && (!req.offset.is_multiple_of(b) || !u64::from(req.len).is_multiple_of(b))
-    {
-        return Some(proto::EINVAL);
-    }
-    None
 }
 
-fn discard(stream: &mut Stream, mut len: u32) -> io::Result<()> {
-    let mut sink = [0u8; DISCARD_BYTES];
-    while len > 0 {
-        let n = (len as usize).min(DISCARD_BYTES);
-        stream.read_exact(&mut sink[..n])?;
-        len -= n as u32;
+/// Wait for the next reply until `due`: block on the channel while it is far, spin for the
+/// last few microseconds.
+fn wait_for(rx: &Receiver<Reply>, due: Option<Instant>) -> Result<Option<Reply>, RecvTimeoutError> {
+    let now = Instant::now();
+    match due {
+        Some(due) if due <= now + SPIN_BEFORE_DUE => {
+            while Instant::now() < due {
+                match rx.try_recv() {
+                    Ok(r) => return Ok(Some(r)),
+                    Err(mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        return Err(RecvTimeoutError::Disconnected)
+                    }
+                }
+            }
+            Ok(None)
+        }
+        _ => {
+            // Wake early enough to spin the rest of the way.
+            let wait = due.map_or(STOP_POLL, |d| {
+                (d - now).saturating_sub(SPIN_BEFORE_DUE / 2).min(STOP_POLL)
+            });
+            match rx.recv_timeout(wait) {
+                Ok(r) => Ok(Some(r)),
+                Err(RecvTimeoutError::Timeout) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
     }
-    Ok(())
 }
 
 /// Send replies when they are due, until the reader and the simulation are done with this
-/// connection. After a send error the socket is closed and the rest are dropped (their
-/// budget still released, so the reader never waits forever).
+/// connection. After a send error (or a client that stops reading for the stall timeout)
+/// the socket is closed and the rest are dropped, their budget released with them.
 struct Writer {
-    budget: Arc<Budget>,
+    server_budget: Arc<Budget>,
+    stall: Duration,
     counters: Arc<ConnCounters>,
     stop: Arc<AtomicBool>,
     log: Log,
     pool: Arc<BufferPool>,
+    state: Arc<ConnState>,
     peer: String,
 }
 
 impl Writer {
     fn run(self, stream: Stream, rx: Receiver<Reply>) {
+        tight_timers();
         let Writer {
-            budget,
+            server_budget,
+            stall,
             counters,
             stop,
             log,
             pool,
+            state,
             peer,
         } = self;
-        let mut out = BufWriter::with_capacity(64 * 1024, stream);
+        let socket = ReplySocket {
+            stream,
+            server_budget,
+            stall,
+        };
+        let mut out = BufWriter::with_capacity(64 * 1024, socket);
         let mut queue: BinaryHeap<Pending> = BinaryHeap::new();
+        // Replies written to the buffer but not yet flushed keep their budget.
+        let mut unflushed: Vec<Reply> = Vec::new();
         let mut seq = 0u64;
         let mut broken = false;
         let mut open = true;
+        let fail = |out: &BufWriter<ReplySocket>, e: io::Error, broken: &mut bool| {
+            if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
+                counters
+                    .stalled_disconnects
+                    .fetch_add(1, AtomicOrdering::Relaxed);
+                log.emit(&format!("{peer}: {e}; closing"));
+            } else {
+                log.emit(&format!("{peer}: sending replies failed ({e}); closing"));
+            }
+            *broken = true;
+            out.get_ref().stream.shutdown();
+        };
         while open || !queue.is_empty() {
-            let now = Instant::now();
             let next_due = queue.peek().map(|p| p.reply.due);
-            let received = match next_due {
-                Some(due) if due <= now => None,
-                _ if !open => {
-                    // Only queued replies remain: sleep until the next, or until stopped.
-                    let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
-                    std::thread::sleep(wait);
-                    None
-                }
-                _ => {
-                    let wait = next_due.map_or(STOP_POLL, |d| (d - now).min(STOP_POLL));
-                    match rx.recv_timeout(wait) {
-                        Ok(r) => Some(r),
-                        Err(RecvTimeoutError::Timeout) => None,
-                        Err(RecvTimeoutError::Disconnected) => {
-                            open = false;
-                            None
-                        }
+            let received = if next_due.is_some_and(|d| d <= Instant::now()) {
+                None
+            } else if !open {
+                // Only queued replies remain: wait for the next, or until stopped.
+                sleep_towards(next_due);
+                None
+            } else {
+                match wait_for(&rx, next_due) {
+                    Ok(r) => r,
+                    Err(_) => {
+                        open = false;
+                        None
                     }
                 }
             };
@@ -612,7 +657,6 @@ impl Writer {
                 }
             }
             let stopping = stop.load(AtomicOrdering::Relaxed);
-            let mut sent_any = false;
             let now = Instant::now();
             while queue
                 .peek()
@@ -621,16 +665,8 @@ impl Writer {
                 let Some(Pending { reply, .. }) = queue.pop() else {
                     break;
                 };
-                budget.release(reply.budget_bytes);
                 if broken {
                     continue;
-                }
-                let late = now.saturating_duration_since(reply.due);
-                if late > LATE_TOLERANCE && !stopping {
-                    counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
-                    counters
-                        .max_late_ns
-                        .fetch_max(late.as_nanos() as u64, AtomicOrdering::Relaxed);
                 }
                 if reply.error != 0 {
                     counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);
@@ -641,25 +677,101 @@ impl Writer {
                     _ => Ok(()),
                 });
                 counters.replies.fetch_add(1, AtomicOrdering::Relaxed);
-                if let Some(d) = reply.data {
-                    pool.give(d);
-                }
-                sent_any = true;
+                unflushed.push(reply);
                 if let Err(e) = r {
-                    log.emit(&format!("{peer}: sending a reply failed ({e}); closing"));
-                    broken = true;
-                    out.get_ref().shutdown();
+                    fail(&out, e, &mut broken);
                 }
             }
-            if sent_any && !broken {
+            if unflushed.is_empty() {
+                continue;
+            }
+            if !broken {
                 if let Err(e) = out.flush() {
-                    log.emit(&format!("{peer}: sending replies failed ({e}); closing"));
-                    broken = true;
-                    out.get_ref().shutdown();
+                    fail(&out, e, &mut broken);
                 }
+            }
+            let sent = Instant::now();
+            state.touch();
+            for mut reply in unflushed.drain(..) {
+                let late = sent.saturating_duration_since(reply.due);
+                let late_ns = late.as_nanos() as u64;
+                if !stopping && !broken {
+                    counters
+                        .reply_delay_sum_ns
+                        .fetch_add(late_ns, AtomicOrdering::Relaxed);
+                    if late > LATE_TOLERANCE {
+                        counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
+                        counters
+                            .max_late_ns
+                            .fetch_max(late_ns, AtomicOrdering::Relaxed);
+                    }
+                }
+                if let Some(d) = reply.data.take() {
+                    pool.give(d);
+                }
+                // Dropping the reply gives its budget back.
             }
         }
         let _ = out.flush();
-        out.get_ref().shutdown();
+        out.get_ref().stream.shutdown();
+    }
+}
+
+/// The reply side of a socket: a write blocked on a client that takes no bytes fails after
+/// the stall timeout, or after [`STALL_UNDER_PRESSURE`] while others wait for the budget.
+struct ReplySocket {
+    stream: Stream,
+    server_budget: Arc<Budget>,
+    stall: Duration,
+}
+
+impl Write for ReplySocket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let start = Instant::now();
+        loop {
+            match self.stream.write(buf) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    let blocked = start.elapsed();
+                    let pressed =
+                        blocked >= STALL_UNDER_PRESSURE && self.server_budget.has_waiters();
+                    if blocked >= self.stall || pressed {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "the client took no reply bytes for {:.1} s{}",
+                                blocked.as_secs_f64(),
+                                if pressed {
+                                    " while others waited for the server's buffer budget"
+                                } else {
+                                    ""
+                                }
+                            ),
+                        ));
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// Wait part of the way to `due`: sleep while it is far (at most one stop-poll period),
+/// spin once it is near.
+fn sleep_towards(due: Option<Instant>) {
+    let now = Instant::now();
+    match due {
+        Some(d) if d <= now => {}
+        Some(d) if d <= now + SPIN_BEFORE_DUE => std::hint::spin_loop(),
+        Some(d) => std::thread::sleep((d - now).saturating_sub(SPIN_BEFORE_DUE / 2).min(STOP_POLL)),
+        None => std::thread::sleep(STOP_POLL),
     }
 }

@@ -34,6 +34,7 @@ pub mod proto;
 mod server;
 mod sim;
 pub mod store;
+pub mod wire;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -56,6 +57,9 @@ pub const DEFAULT_PORT: u16 = 10809;
 pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 1 << 30;
 /// Largest READ or WRITE accepted (advertised as the maximum block size).
 pub const DEFAULT_MAX_REQUEST_BYTES: u32 = 32 << 20;
+/// Default bound on request and reply payload the server holds at once, all connections
+/// together.
+pub const DEFAULT_MAX_BUFFER_BYTES: u64 = 256 << 20;
 
 /// How the server runs. [`ServeConfig::new`] gives the defaults.
 #[derive(Debug, Clone)]
@@ -78,9 +82,18 @@ pub struct ServeConfig {
     pub max_in_flight_requests: usize,
     /// Payload bytes one connection may have in flight.
     pub max_in_flight_bytes: u64,
+    /// Payload bytes all connections together may have in flight (WRITE data received, READ
+    /// data not yet handed to the socket); beyond it the server stops reading requests.
+    pub max_buffer_bytes: u64,
     pub max_request_bytes: u32,
-    /// A client must finish its handshake reads within this long each.
+    /// A client must finish its whole handshake within this long.
     pub handshake_timeout: Duration,
+    /// A client that takes none of its reply bytes for this long is disconnected (its
+    /// buffered replies count against the server's budget).
+    pub reply_stall_timeout: Duration,
+    /// At the connection cap, a connection with nothing in flight for this long gives its
+    /// slot to a new client (one still in its handshake always does).
+    pub evict_idle_after: Duration,
     /// The export's name (the empty default name is accepted too) and description.
     pub export_name: String,
     pub description: String,
@@ -99,8 +112,11 @@ impl ServeConfig {
             max_connections: 16,
             max_in_flight_requests: 256,
             max_in_flight_bytes: 64 << 20,
+            max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             handshake_timeout: Duration::from_secs(10),
+            reply_stall_timeout: Duration::from_secs(10),
+            evict_idle_after: Duration::from_secs(1),
             export_name: "flashlab".into(),
             description: String::new(),
             log: Log::none(),
@@ -150,6 +166,12 @@ impl ServeConfig {
             self.max_in_flight_bytes.to_string(),
             "at least the largest request",
         )?;
+        limit(
+            "max buffer memory",
+            self.max_buffer_bytes >= self.max_in_flight_bytes,
+            self.max_buffer_bytes.to_string(),
+            "at least one connection's in-flight bytes (64 MiB by default)",
+        )?;
         Ok(())
     }
 }
@@ -167,20 +189,24 @@ pub enum ServeError {
         value: String,
         valid: &'static str,
     },
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}: {error}")]
     Bind {
         address: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: a server is already listening on this socket")]
     SocketInUse { path: PathBuf },
     #[error("{path} exists and is not a socket; refusing to replace it")]
     NotASocket { path: PathBuf },
-    #[error("backing file {path}: {source}")]
+    #[error("backing file {path}: {error}")]
     Backing {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
+    #[error("backing file {path}: {problem}")]
+    BadBacking { path: PathBuf, problem: String },
+    #[error("backing file {path} is in use by another server (two servers writing one file would corrupt each other's data)")]
+    BackingInUse { path: PathBuf },
     #[error("starting a server thread: {0}")]
     Thread(std::io::Error),
 }
@@ -194,7 +220,30 @@ impl ServeError {
                 | ServeError::TimeScale { .. }
                 | ServeError::Limit { .. }
                 | ServeError::NotASocket { .. }
-        )
+                | ServeError::BadBacking { .. }
+                | ServeError::BackingInUse { .. }
+        ) || match self {
+            // A path or address the user named that cannot be used (missing directory, no
+            // permission, address taken), as opposed to the system running out of something.
+            ServeError::Bind { error, .. } | ServeError::Backing { error, .. } => matches!(
+                error.raw_os_error(),
+                Some(
+                    libc::ENOENT
+                        | libc::EACCES
+                        | libc::EPERM
+                        | libc::ENOTDIR
+                        | libc::EISDIR
+                        | libc::EROFS
+                        | libc::ENAMETOOLONG
+                        | libc::ELOOP
+                        | libc::EINVAL
+                        | libc::EADDRINUSE
+                        | libc::EADDRNOTAVAIL
+                        | libc::ENXIO
+                )
+            ),
+            _ => false,
+        }
     }
 }
 

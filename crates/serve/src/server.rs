@@ -7,17 +7,18 @@ use std::net::TcpListener;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use flashlab_engine::BlockDevice;
 
-use crate::conn::{self, ConnContext, ConnCounters, Export, Stream};
+use crate::conn::{self, Budget, ConnContext, ConnCounters, ConnState, Stream};
 use crate::pool::BufferPool;
 use crate::sim::{SimStats, Simulation, TimeMap};
-use crate::store::{FileStore, MemStore, Store};
+use crate::store::{BackingError, FileStore, MemStore, Store};
+use crate::wire::Export;
 use crate::{Listen, ServeConfig, ServeError};
 
 /// How often the accept loop looks at the stop flag when no client is connecting.
@@ -49,8 +50,14 @@ pub struct Finished<D> {
 pub struct ServeStats {
     pub sim: SimStats,
     pub connections: u64,
-    /// Connections closed at once because the connection cap was reached.
+    /// Connections closed at once because the connection cap was reached and no connection
+    /// was in its handshake or idle.
     pub refused_connections: u64,
+    /// Connections closed to make room for a new client at the cap: one still in its
+    /// handshake, or one idle for at least a second.
+    pub evicted_connections: u64,
+    /// Connections closed because their client read no reply for the stall timeout.
+    pub stalled_connections: u64,
     /// Connections closed for a protocol violation or a socket error.
     pub hard_disconnects: u64,
     pub replies: u64,
@@ -61,11 +68,25 @@ pub struct ServeStats {
     pub max_late_ns: u64,
     /// Most requests one connection had in flight at once.
     pub max_in_flight: u64,
+    /// Most request and reply payload bytes the server held at once (bounded by
+    /// [`ServeConfig::max_buffer_bytes`](crate::ServeConfig::max_buffer_bytes)).
+    pub peak_buffered_bytes: u64,
+    pub max_buffer_bytes: u64,
+    /// Sum over replies of real time from due to handed to the socket: the server's part of
+    /// the transport overhead (the mean is in the summary).
+    pub reply_delay_sum_ns: u64,
     pub real_elapsed_ns: u64,
     pub time_scale: f64,
 }
 
 impl ServeStats {
+    /// Mean real time from a reply's due time to its hand-off to the socket.
+    pub fn reply_overhead_mean_ns(&self) -> u64 {
+        self.reply_delay_sum_ns
+            .checked_div(self.replies)
+            .unwrap_or(0)
+    }
+
     /// A few human lines for the end of a session.
     pub fn summary(&self) -> String {
         let s = &self.sim;
@@ -108,6 +129,14 @@ impl ServeStats {
             self.hard_disconnects,
             s.peak_store_bytes,
         ));
+        t.push_str(&format!(
+            "transport overhead (reply handed to the socket after its due time): mean {:.1} us; connections closed for a new client {}, for unread replies {}; peak buffered payload {} of {} bytes\n",
+            self.reply_overhead_mean_ns() as f64 * 1e-3,
+            self.evicted_connections,
+            self.stalled_connections,
+            self.peak_buffered_bytes,
+            self.max_buffer_bytes,
+        ));
         t
     }
 }
@@ -121,14 +150,14 @@ fn bind_unix(path: &PathBuf) -> Result<UnixListener, ServeError> {
             return Err(ServeError::SocketInUse { path: path.clone() });
         }
         // A socket nobody listens on is left over from a server that was killed.
-        std::fs::remove_file(path).map_err(|source| ServeError::Bind {
+        std::fs::remove_file(path).map_err(|error| ServeError::Bind {
             address: path.display().to_string(),
-            source,
+            error,
         })?;
     }
-    UnixListener::bind(path).map_err(|source| ServeError::Bind {
+    UnixListener::bind(path).map_err(|error| ServeError::Bind {
         address: path.display().to_string(),
-        source,
+        error,
     })
 }
 
@@ -138,23 +167,25 @@ impl<D: BlockDevice> Server<D> {
         config.validate()?;
         let size_bytes = device.capacity_bytes();
         let store = match &config.backing {
-            Some(path) => Store::File(FileStore::open(path, size_bytes).map_err(|source| {
-                ServeError::Backing {
-                    path: path.clone(),
-                    source,
+            Some(path) => Store::File(FileStore::open(path, size_bytes).map_err(|e| {
+                let path = path.clone();
+                match e {
+                    BackingError::Io(error) => ServeError::Backing { path, error },
+                    BackingError::Unusable(problem) => ServeError::BadBacking { path, problem },
+                    BackingError::Locked => ServeError::BackingInUse { path },
                 }
             })?),
             None => Store::Memory(MemStore::new(config.max_memory_bytes)),
         };
         let (listener, address) = match &config.listen {
             Listen::Tcp(addr) => {
-                let l = TcpListener::bind(addr).map_err(|source| ServeError::Bind {
+                let l = TcpListener::bind(addr).map_err(|error| ServeError::Bind {
                     address: addr.to_string(),
-                    source,
+                    error,
                 })?;
-                let local = l.local_addr().map_err(|source| ServeError::Bind {
+                let local = l.local_addr().map_err(|error| ServeError::Bind {
                     address: addr.to_string(),
-                    source,
+                    error,
                 })?;
                 (Listener::Tcp(l), format!("nbd://{local}"))
             }
@@ -170,9 +201,9 @@ impl<D: BlockDevice> Server<D> {
             Listener::Tcp(l) => l.set_nonblocking(true),
             Listener::Unix(l, _) => l.set_nonblocking(true),
         };
-        nonblocking.map_err(|source| ServeError::Bind {
+        nonblocking.map_err(|error| ServeError::Bind {
             address: address.clone(),
-            source,
+            error,
         })?;
         let min_block =
             u32::try_from(device.logical_block_bytes().clamp(1, 64 * 1024)).unwrap_or(512);
@@ -234,11 +265,19 @@ impl<D: BlockDevice> Server<D> {
             Arc::clone(&pool),
         );
         let counters = Arc::new(ConnCounters::default());
+        let server_budget = Arc::new(Budget::new(usize::MAX, config.max_buffer_bytes));
         let (accepted, (device, _store, sim_stats)) = std::thread::scope(|scope| {
             let acceptor = std::thread::Builder::new()
                 .name("nbd-accept".into())
                 .spawn_scoped(scope, || {
-                    accept_loop(&listener, &config, export, job_tx, &counters, &pool, stop)
+                    let shared = Shared {
+                        export: Arc::new(export),
+                        jobs: job_tx,
+                        counters: Arc::clone(&counters),
+                        pool: Arc::clone(&pool),
+                        server_budget: Arc::clone(&server_budget),
+                    };
+                    accept_loop(&listener, &config, shared, stop)
                 })
                 .map_err(ServeError::Thread)?;
             // Ends when the acceptor and every connection have dropped their job senders.
@@ -254,8 +293,13 @@ impl<D: BlockDevice> Server<D> {
         let c = &*counters;
         let stats = ServeStats {
             sim: sim_stats,
-            connections: accepted.0,
-            refused_connections: accepted.1,
+            connections: accepted.connections,
+            refused_connections: accepted.refused,
+            evicted_connections: accepted.evicted,
+            stalled_connections: c.stalled_disconnects.load(Ordering::Relaxed),
+            peak_buffered_bytes: server_budget.peak_bytes(),
+            max_buffer_bytes: config.max_buffer_bytes,
+            reply_delay_sum_ns: c.reply_delay_sum_ns.load(Ordering::Relaxed),
             hard_disconnects: c.hard_disconnects.load(Ordering::Relaxed),
             replies: c.replies.load(Ordering::Relaxed),
             error_replies: c.error_replies.load(Ordering::Relaxed),
@@ -269,25 +313,65 @@ impl<D: BlockDevice> Server<D> {
     }
 }
 
-/// Accept connections until `stop`; then close them all and wait for their threads. Returns
-/// (connections served, connections refused at the cap).
+/// What every connection is handed.
+struct Shared {
+    export: Arc<Export>,
+    jobs: mpsc::Sender<crate::sim::Job>,
+    counters: Arc<ConnCounters>,
+    pool: Arc<BufferPool>,
+    server_budget: Arc<Budget>,
+}
+
+/// Counts of the accept loop.
+#[derive(Debug, Default)]
+struct Accepted {
+    connections: u64,
+    refused: u64,
+    evicted: u64,
+}
+
+/// A connection the accept loop keeps track of.
+struct Slot {
+    stream: Stream,
+    state: Arc<ConnState>,
+    /// Closed to make room; its thread may still be finishing.
+    evicted: bool,
+}
+
+type Slots = Arc<Mutex<BTreeMap<u64, Slot>>>;
+
+/// At the connection cap, the connection to close for a new client: the oldest still in its
+/// handshake, else the one idle longest (at least `idle_min`: a client between two requests
+/// is not idle); none when every connection is busy.
+fn eviction_candidate(
+    slots: &BTreeMap<u64, Slot>,
+    now: Instant,
+    idle_min: Duration,
+) -> Option<(u64, String)> {
+    let live = || slots.iter().filter(|(_, s)| !s.evicted);
+    // Ids grow with acceptance, so the first found is the oldest.
+    if let Some((&id, _)) = live().find(|(_, s)| s.state.in_handshake()) {
+        return Some((id, "still in its handshake".into()));
+    }
+    live()
+        .filter_map(|(&id, s)| Some((id, s.state.idle_for(now)?)))
+        .filter(|&(_, idle)| idle >= idle_min)
+        .max_by_key(|&(id, idle)| (idle, std::cmp::Reverse(id)))
+        .map(|(id, idle)| (id, format!("idle for {:.1} s", idle.as_secs_f64())))
+}
+
+/// Accept connections until `stop`; then close them all and wait for their threads.
 fn accept_loop(
     listener: &Listener,
     config: &ServeConfig,
-    export: Export,
-    job_tx: mpsc::Sender<crate::sim::Job>,
-    counters: &Arc<ConnCounters>,
-    pool: &Arc<BufferPool>,
+    shared: Shared,
     stop: &AtomicBool,
-) -> (u64, u64) {
-    let export = Arc::new(export);
+) -> Accepted {
     let conn_stop = Arc::new(AtomicBool::new(false));
-    let streams: Arc<Mutex<BTreeMap<u64, Stream>>> = Arc::default();
-    let active = Arc::new(AtomicUsize::new(0));
+    let slots: Slots = Arc::default();
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
-    let mut connections = 0u64;
-    let mut refused = 0u64;
+    let mut counts = Accepted::default();
     let log = &config.log;
 
     while !stop.load(Ordering::Relaxed) {
@@ -309,14 +393,37 @@ fn accept_loop(
                 continue;
             }
         };
-        if active.load(Ordering::Relaxed) >= config.max_connections {
-            refused += 1;
-            log.emit(&format!(
-                "{peer}: refused, {} connections already open (the limit)",
-                config.max_connections
-            ));
-            stream.shutdown();
-            continue;
+        {
+            let mut map = lock(&slots);
+            let live = map.values().filter(|s| !s.evicted).count();
+            // Closed connections whose threads are still ending count too, up to as many
+            // again as the cap, so evicting cannot pile up threads without bound.
+            let room = live < config.max_connections
+                || (map.len() < 2 * config.max_connections
+                    && match eviction_candidate(&map, Instant::now(), config.evict_idle_after) {
+                        Some((id, why)) => {
+                            if let Some(victim) = map.get_mut(&id) {
+                                victim.evicted = true;
+                                victim.stream.shutdown();
+                            }
+                            counts.evicted += 1;
+                            log.emit(&format!(
+                                "{peer}: closed connection {id} ({why}) to make room at the limit of {} connections",
+                                config.max_connections
+                            ));
+                            true
+                        }
+                        None => false,
+                    });
+            if !room {
+                counts.refused += 1;
+                log.emit(&format!(
+                    "{peer}: refused, {} connections already open and busy (the limit)",
+                    config.max_connections
+                ));
+                stream.shutdown();
+                continue;
+            }
         }
         let registered = stream.set_blocking().and_then(|()| stream.try_clone());
         let clone = match registered {
@@ -328,21 +435,33 @@ fn accept_loop(
         };
         next_id += 1;
         let id = next_id;
-        lock(&streams).insert(id, clone);
-        active.fetch_add(1, Ordering::Relaxed);
-        connections += 1;
+        let state = Arc::new(ConnState::new(Budget::new(
+            config.max_in_flight_requests,
+            config.max_in_flight_bytes,
+        )));
+        lock(&slots).insert(
+            id,
+            Slot {
+                stream: clone,
+                state: Arc::clone(&state),
+                evicted: false,
+            },
+        );
+        counts.connections += 1;
         let ctx = ConnContext {
-            export: Arc::clone(&export),
-            jobs: job_tx.clone(),
-            counters: Arc::clone(counters),
+            export: Arc::clone(&shared.export),
+            jobs: shared.jobs.clone(),
+            counters: Arc::clone(&shared.counters),
             stop: Arc::clone(&conn_stop),
             log: log.clone(),
-            pool: Arc::clone(pool),
+            pool: Arc::clone(&shared.pool),
+            state,
+            server_budget: Arc::clone(&shared.server_budget),
+            reply_stall_timeout: config.reply_stall_timeout,
         };
         let guard = ConnGuard {
             id,
-            streams: Arc::clone(&streams),
-            active: Arc::clone(&active),
+            slots: Arc::clone(&slots),
         };
         let spawned = std::thread::Builder::new()
             .name("nbd-conn".into())
@@ -358,13 +477,14 @@ fn accept_loop(
     }
 
     conn_stop.store(true, Ordering::Relaxed);
-    for s in lock(&streams).values() {
-        s.shutdown();
+    for s in lock(&slots).values() {
+        s.stream.shutdown();
     }
+    drop(shared);
     for t in threads {
         let _ = t.join();
     }
-    (connections, refused)
+    counts
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -375,13 +495,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Frees a connection's slot however its thread ends.
 struct ConnGuard {
     id: u64,
-    streams: Arc<Mutex<BTreeMap<u64, Stream>>>,
-    active: Arc<AtomicUsize>,
+    slots: Slots,
 }
 
 impl Drop for ConnGuard {
     fn drop(&mut self) {
-        lock(&self.streams).remove(&self.id);
-        self.active.fetch_sub(1, Ordering::Relaxed);
+        lock(&self.slots).remove(&self.id);
     }
 }

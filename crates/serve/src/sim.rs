@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest};
 
+use crate::conn::Hold;
 use crate::pool::BufferPool;
 use crate::proto;
 use crate::store::{Store, StoreError};
@@ -65,8 +66,8 @@ pub struct Job {
     pub len: u64,
     pub fua: bool,
     pub arrived: Instant,
-    /// Bytes of the connection's in-flight budget this request holds until its reply is sent.
-    pub budget_bytes: u64,
+    /// The request's share of the in-flight budgets, passed on to its reply.
+    pub hold: Hold,
     pub reply_to: Sender<Reply>,
 }
 
@@ -78,7 +79,8 @@ pub struct Reply {
     /// Read data (only with `error == 0`).
     pub data: Option<Vec<u8>>,
     pub due: Instant,
-    pub budget_bytes: u64,
+    /// Budget held until the reply has been handed to the socket.
+    pub hold: Hold,
 }
 
 /// What the simulation thread counted.
@@ -246,7 +248,8 @@ impl<D: BlockDevice> Simulation<D> {
     }
 
     fn process(&mut self, job: Job) -> Reply {
-        let reply = self.serve(&job);
+        let mut reply = self.serve(&job);
+        reply.hold = job.hold;
         if let Op::Write(buf) = job.op {
             self.pool.give(buf);
         }
@@ -259,7 +262,7 @@ impl<D: BlockDevice> Simulation<D> {
             error: 0,
             data: None,
             due: job.arrived,
-            budget_bytes: job.budget_bytes,
+            hold: Hold::none(),
         };
         let data_result = match &job.op {
             Op::Read => {
@@ -429,7 +432,7 @@ mod tests {
             len,
             fua: false,
             arrived,
-            budget_bytes: 0,
+            hold: Hold::none(),
             reply_to: tx.clone(),
         }
     }

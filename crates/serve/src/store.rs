@@ -22,6 +22,32 @@ pub enum StoreError {
     Io(#[from] io::Error),
 }
 
+/// Why a backing file cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum BackingError {
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("{0}")]
+    Unusable(String),
+    #[error("locked by another process")]
+    Locked,
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// The data of the export.
 #[derive(Debug)]
 pub enum Store {
@@ -201,22 +227,68 @@ pub struct FileStore {
 const ZERO_STEP_BYTES: usize = 64 * 1024;
 
 impl FileStore {
-    /// Open or create `path`; a shorter file is extended (sparsely) to `size_bytes`. An
-    /// existing longer file keeps its length: only the first `size_bytes` are served.
-    pub fn open(path: &Path, size_bytes: u64) -> io::Result<FileStore> {
+    /// Open or create `path` and lock it (an advisory `flock`, held while the store lives).
+    /// A regular file shorter than `size_bytes` is extended sparsely; a longer one keeps its
+    /// length and only its first `size_bytes` are served. A block device must hold
+    /// `size_bytes`. Anything else (a directory, a FIFO, a character device, a file that
+    /// cannot take the size, such as those under /proc) is refused before anything is served.
+    pub fn open(path: &Path, size_bytes: u64) -> Result<FileStore, BackingError> {
+        use std::os::unix::fs::FileTypeExt;
+        use std::os::unix::io::AsRawFd;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let kind = meta.file_type();
+            if !(kind.is_file() || kind.is_block_device()) {
+                return Err(BackingError::Unusable(format!(
+                    "is {}; expected a regular file (created if missing) or a block device",
+                    file_kind(&kind)
+                )));
+            }
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(path)?;
-        if file.metadata()?.len() < size_bytes {
-            file.set_len(size_bytes)?;
+            .open(path)
+            .map_err(BackingError::Io)?;
+        // SAFETY: flock on a descriptor this function owns; it blocks nothing (LOCK_NB).
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                BackingError::Locked
+            } else {
+                BackingError::Io(e)
+            });
         }
-        Ok(FileStore {
+        let meta = file.metadata().map_err(BackingError::Io)?;
+        let usable_bytes = if meta.file_type().is_block_device() {
+            use std::io::{Seek, SeekFrom};
+            (&file).seek(SeekFrom::End(0)).map_err(BackingError::Io)?
+        } else {
+            if meta.len() < size_bytes {
+                file.set_len(size_bytes).map_err(BackingError::Io)?;
+            }
+            file.metadata().map_err(BackingError::Io)?.len()
+        };
+        if usable_bytes < size_bytes {
+            return Err(BackingError::Unusable(format!(
+                "holds {usable_bytes} bytes and cannot hold the drive's {size_bytes} (a special file, or a device too small)"
+            )));
+        }
+        let store = FileStore {
             file,
             path: path.to_path_buf(),
-        })
+        };
+        // Both ends must be readable: a file system that accepts the size but fails reads
+        // would otherwise turn every request into an I/O error.
+        let mut byte = [0u8; 1];
+        for at in [0, size_bytes.saturating_sub(1)] {
+            store
+                .file
+                .read_exact_at(&mut byte, at)
+                .map_err(|e| BackingError::Unusable(format!("cannot be read at byte {at}: {e}")))?;
+        }
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {
