@@ -134,6 +134,20 @@ fn threads_and_single_points_give_the_same_table() {
         48
     );
     assert!(iops("0.3", "4KiB", "tlc", "32") > 0.0);
+    // One row per point, job and measure: no measure twice.
+    let mut keys: Vec<_> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit_once(',').unwrap().0.rsplit_once(',').unwrap().0)
+        .collect();
+    let rows = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(
+        keys.len(),
+        rows,
+        "a measure appears twice for one point and job"
+    );
     // Each point's file records the build and the resolved configuration.
     let doc: serde_json::Value = serde_json::from_slice(&a[0].1).unwrap();
     assert_eq!(doc["flashlab"]["version"], env!("CARGO_PKG_VERSION"));

@@ -117,8 +117,26 @@ pub fn collect_dir(dir: &Path) -> Result<Table, SweepError> {
     Ok(table)
 }
 
+impl Table {
+    /// The table of point results already in memory (as `run_point` returns them), in the
+    /// order given: what `collect_dir` makes of the same results read from files.
+    pub fn from_docs<'a>(docs: impl IntoIterator<Item = &'a Value>) -> Result<Table, String> {
+        let mut table = Table {
+            axes: Vec::new(),
+            rows: Vec::new(),
+        };
+        for doc in docs {
+            let index = doc["point"]
+                .as_u64()
+                .ok_or("no point index: not a point result")?;
+            add_point(&mut table, index, doc)?;
+        }
+        Ok(table)
+    }
+}
+
 /// The rows of one point result.
-pub(crate) fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
+fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
     let settings = doc["settings"]
         .as_object()
         .ok_or("no settings: not a point result")?;
@@ -193,7 +211,8 @@ pub(crate) fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<()
             push("device", "write_amplification".into(), "", wa);
         }
         if let Some(health) = counters["health"].as_object() {
-            for (key, v) in health {
+            // The health log repeats the write amplification given above.
+            for (key, v) in health.iter().filter(|(k, _)| *k != "write_amplification") {
                 if let Some(v) = v.as_f64() {
                     push("device", key.clone(), health_unit(key), v);
                 }

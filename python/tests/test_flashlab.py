@@ -1,0 +1,119 @@
+"""The Python package against the command: the same runs, the same sweep tables, locally
+and on a Dask LocalCluster of two workers."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import flashlab
+
+ROOT = Path(__file__).resolve().parents[2]
+FLASHLAB = os.environ.get("FLASHLAB_BIN", str(ROOT / "target" / "release" / "flashlab"))
+
+JOB = """[global]
+ioengine=libaio
+direct=1
+time_based=1
+runtime=${RUNTIME}
+[randwrite]
+rw=randwrite
+bs=4k
+iodepth=${QD}
+size=128m
+"""
+
+PLAN = """job = "rw.fio"
+device = "tiny-test-1gb"
+[env]
+RUNTIME = "20ms"
+[axes]
+"set.capacity.spare_factor" = [0.1, 0.2, 0.3]
+"set.ftl.iu" = ["4KiB", "16KiB"]
+"set.nand.cell" = ["tlc", "qlc"]
+env.QD = [1, 4, 16, 32]
+"""
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([FLASHLAB, *args], capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("plan")
+    (d / "rw.fio").write_text(JOB)
+    (d / "plan.toml").write_text(PLAN)
+    return d / "plan.toml"
+
+
+@pytest.fixture(scope="module")
+def cli_table(plan: Path, tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("cli")
+    done = cli("sweep", str(plan), "-j", "2", "--outdir", str(out))
+    assert done.returncode == 0, done.stderr
+    table = cli("sweep", "collect", str(out))
+    assert table.returncode == 0, table.stderr
+    return table.stdout
+
+
+def test_run_is_the_commands_run():
+    job = (ROOT / "jobs" / "randread-4k-qd32.fio").read_text()
+    result = flashlab.run(job, device="tiny-test-1gb", job_name="jobs/randread-4k-qd32.fio")
+    done = cli("run", str(ROOT / "jobs" / "randread-4k-qd32.fio"), "--device", "tiny-test-1gb",
+               "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    assert result["jobs"][0]["read"]["iops"] == expected["jobs"][0]["read"]["iops"] > 0
+    assert result["jobs"][0]["read"]["clat_ns"] == expected["jobs"][0]["read"]["clat_ns"]
+
+
+def test_run_takes_overrides_and_refuses_bad_input():
+    job = "[w]\nrw=randwrite\nbs=4k\nsize=8m\n"
+    a = flashlab.run(job, device="tiny-test-1gb", set={"controller.command_overhead": "50us"})
+    b = flashlab.run(job, device="tiny-test-1gb")
+    assert a["jobs"][0]["write"]["iops"] != b["jobs"][0]["write"]["iops"]
+    with pytest.raises(ValueError, match="no_such_key"):
+        flashlab.run(job, device="tiny-test-1gb", set={"nand.no_such_key": 1})
+    with pytest.raises(ValueError, match="nope"):
+        flashlab.run(job, device="nope")
+
+
+def test_devices_lists_drives_and_systems():
+    kinds = {d["kind"] for d in flashlab.devices()}
+    assert kinds == {"drive", "system"}
+    assert any(d["name"] == "tiny-test-1gb" for d in flashlab.devices())
+
+
+def test_local_sweep_is_the_commands_table(plan: Path, cli_table: str):
+    frame = flashlab.sweep(plan)
+    expected = pd.read_csv(__import__("io").StringIO(cli_table), dtype=str, keep_default_na=False)
+    assert list(frame.columns) == list(expected.columns)
+    assert len(frame) == len(expected) and len(frame["point"].unique()) == 48
+    assert (frame["value"].to_numpy() == expected["value"].astype(float).to_numpy()).all()
+    points = flashlab.sweep_points(plan)
+    assert len(points) == 48 and points[5]["env.QD"] == "4"
+
+
+def test_dask_local_cluster_gives_the_same_table(plan: Path, cli_table: str):
+    distributed = pytest.importorskip("distributed") if not os.environ.get("CI") else __import__("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        futures = client.map(flashlab._run_point_text, [str(plan.resolve())] * 48, range(48),
+                             pure=False)
+        texts = client.gather(futures)
+        assert flashlab.table_csv(texts) == cli_table
+        frame = flashlab.sweep(plan, client=client)
+    assert len(frame["point"].unique()) == 48
+
+
+def test_bad_plan_names_its_line(tmp_path: Path):
+    (tmp_path / "rw.fio").write_text(JOB)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('job = "rw.fio"\n[axes]\nenv.QD = []\n')
+    with pytest.raises(ValueError, match="line 3"):
+        flashlab.sweep_points(bad)
