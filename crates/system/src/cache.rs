@@ -64,12 +64,29 @@ struct Slot {
     seg: u8,
 }
 
+flashlab_engine::impl_state!(Slot { tag, valid, dirty, prev, next, seg });
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            tag: 0,
+            valid: 0,
+            dirty: 0,
+            prev: 0,
+            next: 0,
+            seg: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct List {
     head: u32,
     tail: u32,
     len: u32,
 }
+
+flashlab_engine::impl_state!(List { head, tail, len });
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Counters {
@@ -84,6 +101,11 @@ struct Counters {
     flushed_lines: u64,
     metadata_writes: u64,
 }
+
+flashlab_engine::impl_state!(Counters {
+    read_hits, read_misses, write_hits, write_misses, promotions, bypassed, evictions,
+    dirty_evictions, flushed_lines, metadata_writes,
+});
 
 /// The tier.
 pub struct CacheTier {
@@ -107,6 +129,12 @@ pub struct CacheTier {
     flush_cursor: usize,
     c: Counters,
 }
+
+// Both members, the line table, lists and maps; the tier's parameters are configuration.
+flashlab_engine::impl_state!(CacheTier {
+    cache, backing, slots, free, lists, map, seen, seq_next, seq_run, clock_ns, dirty_lines,
+    flush_cursor, c,
+} skip { name, p, data_start });
 
 impl CacheTier {
     pub fn new(
