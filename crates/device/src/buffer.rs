@@ -43,7 +43,11 @@ struct Node {
     next: u32,
 }
 
-flashlab_engine::impl_state!(Node { release_ns, ius, next });
+flashlab_engine::impl_state!(Node {
+    release_ns,
+    ius,
+    next
+});
 
 impl Default for Node {
     fn default() -> Self {
@@ -80,7 +84,11 @@ struct Slot {
     unit: u32,
 }
 
-flashlab_engine::impl_state!(Slot { release_ns, ius, unit });
+flashlab_engine::impl_state!(Slot {
+    release_ns,
+    ius,
+    unit
+});
 
 impl Default for Slot {
     fn default() -> Self {

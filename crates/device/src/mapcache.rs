@@ -42,7 +42,10 @@ pub struct MapCacheCounters {
 }
 
 flashlab_engine::impl_state!(MapCacheCounters {
-    hits, misses, translation_reads, translation_writes
+    hits,
+    misses,
+    translation_reads,
+    translation_writes
 });
 
 /// CLOCK over translation pages: per page the slot holding it, per slot the page and its
@@ -60,7 +63,14 @@ pub(crate) struct MapCache {
     pub counters: MapCacheCounters,
 }
 
-flashlab_engine::impl_state!(MapCache { slot_of, page_of, flags, used, hand, counters });
+flashlab_engine::impl_state!(MapCache {
+    slot_of,
+    page_of,
+    flags,
+    used,
+    hand,
+    counters
+});
 
 impl MapCache {
     /// A cache of `slots` translation pages out of `pages`.

@@ -225,7 +225,11 @@ struct Stream {
     run: u32,
 }
 
-flashlab_engine::impl_state!(Stream { next_byte, ahead_byte, run });
+flashlab_engine::impl_state!(Stream {
+    next_byte,
+    ahead_byte,
+    run
+});
 
 /// `Stream::next_byte` of a stream not yet seen.
 const NO_STREAM: u64 = u64::MAX;

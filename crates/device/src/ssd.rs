@@ -32,8 +32,8 @@ mod state;
 mod write;
 
 pub use internal::internal_queue_bytes;
-pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 use internal::{internal_queue_gain_ius, internal_queue_victims};
+pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -63,8 +63,15 @@ struct HostCounters {
 }
 
 flashlab_engine::impl_state!(HostCounters {
-    read_commands, write_commands, trim_commands, flush_commands, bytes_read, bytes_written,
-    buffer_wait_ns, read_buffer_hit_ius, read_ahead_ius,
+    read_commands,
+    write_commands,
+    trim_commands,
+    flush_commands,
+    bytes_read,
+    bytes_written,
+    buffer_wait_ns,
+    read_buffer_hit_ius,
+    read_ahead_ius,
 });
 
 /// Intel's timed-workload endurance indicators (SMART attributes E2h-E4h of its SATA drives,
@@ -80,7 +87,12 @@ pub(crate) struct TimedWorkload {
     write_commands: u64,
 }
 
-flashlab_engine::impl_state!(TimedWorkload { start_ns, erase_avg, read_commands, write_commands });
+flashlab_engine::impl_state!(TimedWorkload {
+    start_ns,
+    erase_avg,
+    read_commands,
+    write_commands
+});
 
 /// Power over an interval, from [`Ssd::power_summary`].
 #[derive(Debug, Clone, Copy, PartialEq)]

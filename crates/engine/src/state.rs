@@ -412,7 +412,7 @@ impl<'a> StateReader<'a> {
         let fits = self.left_bytes() / (min_bytes.max(1) as u64);
         if n > fits {
             return Err(StateError::corrupt(format!(
-                "section '{}' claims {n} elements where {} bytes are left",
+                "section '{}' claims {n} elements where {} bytes are left (the file is truncated or damaged)",
                 self.section,
                 self.left_bytes()
             )));

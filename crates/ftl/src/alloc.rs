@@ -78,8 +78,17 @@ pub(crate) struct Stream {
 }
 
 flashlab_engine::impl_state!(Stream {
-    open, open_count, cursor, cur_unit, cur_block, cur_page, cur_page_global, fill, cause,
-    undo, trims,
+    open,
+    open_count,
+    cursor,
+    cur_unit,
+    cur_block,
+    cur_page,
+    cur_page_global,
+    fill,
+    cause,
+    undo,
+    trims,
 });
 
 impl Stream {

@@ -21,7 +21,14 @@ pub(crate) enum BlockState {
     Retired,
 }
 
-flashlab_engine::impl_state_enum!(BlockState { Free, Open, Closed, Reclaiming, Bad, Retired });
+flashlab_engine::impl_state_enum!(BlockState {
+    Free,
+    Open,
+    Closed,
+    Reclaiming,
+    Bad,
+    Retired
+});
 
 /// Which bucket array a closed block is listed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +76,13 @@ pub(crate) struct BlockInfo {
 }
 
 flashlab_engine::impl_state!(BlockInfo {
-    valid, wp, programmed, state, slc, is_static, erase_pending
+    valid,
+    wp,
+    programmed,
+    state,
+    slc,
+    is_static,
+    erase_pending
 });
 
 impl Default for BlockInfo {

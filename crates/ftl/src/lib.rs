@@ -53,7 +53,11 @@ pub enum NandOpKind {
     Erase,
 }
 
-flashlab_engine::impl_state_enum!(NandOpKind { Read, Program, Erase });
+flashlab_engine::impl_state_enum!(NandOpKind {
+    Read,
+    Program,
+    Erase
+});
 
 /// Why an operation happened (for counters and, later, scheduling priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +78,14 @@ pub enum OpCause {
 }
 
 flashlab_engine::impl_state_enum!(OpCause {
-    HostRead, HostWrite, ReadModifyWrite, Gc, SlcFold, WearLevel, Refresh, Parity
+    HostRead,
+    HostWrite,
+    ReadModifyWrite,
+    Gc,
+    SlcFold,
+    WearLevel,
+    Refresh,
+    Parity
 });
 
 /// One NAND operation for the device to schedule.
@@ -90,7 +101,14 @@ pub struct NandOp {
     pub slc: bool,
 }
 
-flashlab_engine::impl_state!(NandOp { kind, cause, block, page, ius, slc });
+flashlab_engine::impl_state!(NandOp {
+    kind,
+    cause,
+    block,
+    page,
+    ius,
+    slc
+});
 
 impl Default for NandOp {
     /// A placeholder (queues are filled with real operations before they are read).
@@ -153,10 +171,23 @@ pub struct FtlCounters {
 }
 
 flashlab_engine::impl_state!(FtlCounters {
-    host_read_ius, host_write_ius, host_trim_ius, nand_read_pages, nand_program_pages,
-    nand_write_ius, erases, gc_copied_ius, rmw_reads, slc_write_ius, slc_read_hits,
-    slc_folded_ius, wear_level_moved_ius, refreshed_ius, compression_saved_ius,
-    parity_program_pages, stripe_slots_passed_over,
+    host_read_ius,
+    host_write_ius,
+    host_trim_ius,
+    nand_read_pages,
+    nand_program_pages,
+    nand_write_ius,
+    erases,
+    gc_copied_ius,
+    rmw_reads,
+    slc_write_ius,
+    slc_read_hits,
+    slc_folded_ius,
+    wear_level_moved_ius,
+    refreshed_ius,
+    compression_saved_ius,
+    parity_program_pages,
+    stripe_slots_passed_over,
 });
 
 impl FtlCounters {

@@ -66,7 +66,13 @@ pub(crate) enum Kind {
     Suspending,
 }
 
-flashlab_engine::impl_state_enum!(Kind { Read, InternalRead, Program, Erase, Suspending });
+flashlab_engine::impl_state_enum!(Kind {
+    Read,
+    InternalRead,
+    Program,
+    Erase,
+    Suspending
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -78,7 +84,13 @@ pub(crate) struct Entry {
     pub ops: u32,
 }
 
-flashlab_engine::impl_state!(Entry { start_ns, end_ns, kind, suspends, ops });
+flashlab_engine::impl_state!(Entry {
+    start_ns,
+    end_ns,
+    kind,
+    suspends,
+    ops
+});
 
 impl Default for Entry {
     fn default() -> Self {

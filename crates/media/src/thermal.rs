@@ -38,7 +38,11 @@ pub struct ThermalState {
 }
 
 flashlab_engine::impl_state!(ThermalState {
-    temperature_c, max_temperature_c, throttled, throttle_transitions, throttled_ns
+    temperature_c,
+    max_temperature_c,
+    throttled,
+    throttle_transitions,
+    throttled_ns
 });
 
 /// The temperature, stepped window by window.

@@ -854,7 +854,13 @@ struct ReadGroup {
     done_ns: u64,
 }
 
-flashlab_engine::impl_state!(ReadGroup { page, class, planes, start_ns, done_ns });
+flashlab_engine::impl_state!(ReadGroup {
+    page,
+    class,
+    planes,
+    start_ns,
+    done_ns
+});
 
 impl Default for ReadGroup {
     fn default() -> Self {

@@ -64,7 +64,14 @@ struct Slot {
     seg: u8,
 }
 
-flashlab_engine::impl_state!(Slot { tag, valid, dirty, prev, next, seg });
+flashlab_engine::impl_state!(Slot {
+    tag,
+    valid,
+    dirty,
+    prev,
+    next,
+    seg
+});
 
 impl Default for Slot {
     fn default() -> Self {
@@ -103,8 +110,16 @@ struct Counters {
 }
 
 flashlab_engine::impl_state!(Counters {
-    read_hits, read_misses, write_hits, write_misses, promotions, bypassed, evictions,
-    dirty_evictions, flushed_lines, metadata_writes,
+    read_hits,
+    read_misses,
+    write_hits,
+    write_misses,
+    promotions,
+    bypassed,
+    evictions,
+    dirty_evictions,
+    flushed_lines,
+    metadata_writes,
 });
 
 /// The tier.

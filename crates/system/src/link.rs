@@ -138,7 +138,11 @@ pub struct LinkPort {
     last_submit_ns: u64,
 }
 
-flashlab_engine::impl_state!(LinkPort { link, inner, last_submit_ns });
+flashlab_engine::impl_state!(LinkPort {
+    link,
+    inner,
+    last_submit_ns
+});
 
 impl LinkPort {
     pub fn new(link: Rc<RefCell<SharedLink>>, inner: Box<dyn Component>) -> LinkPort {

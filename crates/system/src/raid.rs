@@ -230,9 +230,20 @@ struct Counters {
 }
 
 flashlab_engine::impl_state!(Counters {
-    host_reads, host_writes, host_other, parity_reads, parity_writes, full_stripe_writes,
-    rmw_rows, reconstruct_rows, degraded_reads, background_bytes, cpu_busy_ns, cache_wait_ns,
-    held_rows_written_partial, held_rows_completed,
+    host_reads,
+    host_writes,
+    host_other,
+    parity_reads,
+    parity_writes,
+    full_stripe_writes,
+    rmw_rows,
+    reconstruct_rows,
+    degraded_reads,
+    background_bytes,
+    cpu_busy_ns,
+    cache_wait_ns,
+    held_rows_written_partial,
+    held_rows_completed,
 });
 
 /// A row part the host cache holds for a later write to complete (see the module docs):

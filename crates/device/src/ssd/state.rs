@@ -22,11 +22,9 @@ fn model_hash(model: &Model) -> u64 {
 
 /// Hash of the drive `config` describes, as a state file's header carries it.
 pub fn drive_config_hash(config: &DeviceConfig) -> Result<u64, StateError> {
-    let model = config
-        .resolve()
-        .map_err(|e| {
-            StateError::Device(crate::ConfigError::from_key_error(config.name.clone(), e).to_string())
-        })?;
+    let model = config.resolve().map_err(|e| {
+        StateError::Device(crate::ConfigError::from_key_error(config.name.clone(), e).to_string())
+    })?;
     Ok(model_hash(&model))
 }
 

@@ -59,7 +59,13 @@ pub struct HddCounters {
 }
 
 flashlab_engine::impl_state!(HddCounters {
-    media_reads, media_writes, read_ahead_hits, seek_ns, rotation_ns, transfer_ns, reordered
+    media_reads,
+    media_writes,
+    read_ahead_hits,
+    seek_ns,
+    rotation_ns,
+    transfer_ns,
+    reordered
 });
 
 /// Bytes the head read past a request, available at a known rate from a known time.

@@ -35,7 +35,12 @@ pub struct XpointCounters {
     pub bytes_written: u64,
 }
 
-flashlab_engine::impl_state!(XpointCounters { reads, writes, bytes_read, bytes_written });
+flashlab_engine::impl_state!(XpointCounters {
+    reads,
+    writes,
+    bytes_read,
+    bytes_written
+});
 
 /// Timing state: busy-until per die data path and write engine.
 #[derive(Debug, Clone)]
