@@ -293,3 +293,49 @@ fn command_line_saves_loads_and_refuses_bad_states() {
         want["flashlab"]["device_counters"]
     );
 }
+
+/// Save and load throughput of a whole 1 TB drive's state (BENCHMARKS.md):
+/// `cargo test -p flashlab --release --test state -- --ignored --nocapture throughput`.
+#[test]
+#[ignore = "a benchmark: builds a whole 1 TB drive (about 2 GB of maps)"]
+fn throughput_of_a_1tb_drive_state() {
+    let sets = [("sim.scale".to_string(), "1".to_string())];
+    let config = flashlab_device::load_device_config("wd-sn850-1tb", &sets).unwrap();
+    let mut ssd = Ssd::new(&config, SeedTree::new(SEED).child("device")).unwrap();
+    let (_, at) = run(
+        &mut ssd,
+        "[w]\nrw=randwrite\nbs=4k\nsize=64m\niodepth=8\n",
+        0,
+    );
+    let path = tmp("1tb.state");
+    let start = std::time::Instant::now();
+    ssd.save_state(std::io::sink(), at).unwrap();
+    let encode_s = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let file = std::fs::File::create(&path).unwrap();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let bytes = ssd.save_state(&mut out, at).unwrap();
+    let file = out.into_inner().unwrap();
+    let save_s = start.elapsed().as_secs_f64();
+    file.sync_all().unwrap();
+    let sync_s = start.elapsed().as_secs_f64() - save_s;
+    drop(ssd);
+    let start = std::time::Instant::now();
+    let file = std::fs::File::open(&path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let (_, clock) = Ssd::load_state(
+        &config,
+        std::io::BufReader::with_capacity(1 << 20, file),
+        len,
+    )
+    .unwrap();
+    let load_s = start.elapsed().as_secs_f64();
+    assert_eq!(clock, at);
+    let gb = bytes as f64 / 1e9;
+    println!(
+        "state of wd-sn850-1tb at sim.scale=1: {gb:.2} GB; encoding alone {encode_s:.2} s; save {save_s:.2} s = {:.2} GB/s (then fsync {sync_s:.2} s); load (building the drive included) {load_s:.2} s = {:.2} GB/s",
+        gb / save_s,
+        gb / load_s
+    );
+    std::fs::remove_file(&path).unwrap();
+}

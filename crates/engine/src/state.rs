@@ -217,9 +217,13 @@ impl<'a> StateWriter<'a> {
         }
         self.drain();
         if bytes.len() >= BUFFER_BYTES / 2 {
-            if self.error.is_none() {
-                if let Err(e) = self.out.write_all(bytes) {
-                    self.error = Some(e);
+            // In pieces of a few MiB: one write of a gigabyte map is no faster, and holds
+            // the whole of it in the kernel's dirty pages at once.
+            for piece in bytes.chunks(8 * BUFFER_BYTES) {
+                if self.error.is_none() {
+                    if let Err(e) = self.out.write_all(piece) {
+                        self.error = Some(e);
+                    }
                 }
             }
         } else {

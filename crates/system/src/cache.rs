@@ -53,7 +53,7 @@ pub struct CacheParams {
     pub metadata_bytes_per_line: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     tag: u64,
     valid: u64,
@@ -72,19 +72,6 @@ flashlab_engine::impl_state!(Slot {
     next,
     seg
 });
-
-impl Default for Slot {
-    fn default() -> Self {
-        Slot {
-            tag: 0,
-            valid: 0,
-            dirty: 0,
-            prev: 0,
-            next: 0,
-            seg: 0,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct List {

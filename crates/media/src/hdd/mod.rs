@@ -69,7 +69,7 @@ flashlab_engine::impl_state!(HddCounters {
 });
 
 /// Bytes the head read past a request, available at a known rate from a known time.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct ReadAhead {
     start: u64,
     end: u64,
@@ -79,17 +79,6 @@ struct ReadAhead {
 }
 
 flashlab_engine::impl_state!(default ReadAhead { start, end, t0_ns, bytes_per_s });
-
-impl Default for ReadAhead {
-    fn default() -> Self {
-        ReadAhead {
-            start: 0,
-            end: 0,
-            t0_ns: 0,
-            bytes_per_s: 0,
-        }
-    }
-}
 
 impl ReadAhead {
     fn at_ns(&self, byte: u64) -> u64 {
