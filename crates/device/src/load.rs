@@ -274,6 +274,15 @@ fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(),
             message: format!("`{section}` is not a section in this file"),
         });
     };
+    // The user capacity and the spare factor are two ways to say one thing: an override of
+    // either replaces whichever the description gave.
+    if section == "capacity" {
+        match name {
+            "user" => t.remove("spare_factor"),
+            "spare_factor" => t.remove("user"),
+            _ => None,
+        };
+    }
     t.insert(name.to_string(), override_value(value));
     Ok(())
 }
@@ -372,6 +381,42 @@ mod tests {
             assert_eq!(c.name, p.name);
             assert!(!c.description.is_empty());
         }
+    }
+
+    #[test]
+    fn a_spare_factor_override_replaces_the_user_capacity_and_back() {
+        let raw = |c: &DeviceConfig| c.resolve().unwrap().drive_user_bytes;
+        let given = load_device_config("generic-tlc-256gb", &[]).unwrap();
+        assert!(
+            given.capacity.user.is_some(),
+            "the preset sets capacity.user"
+        );
+        let c = load_device_config("generic-tlc-256gb", &[set("capacity.spare_factor", "0.2")])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.capacity.user, None);
+        assert_eq!(c.capacity.spare_factor, Some(0.2));
+        assert!(raw(&c) < raw(&given));
+        // And a user capacity given after it replaces the spare factor in turn.
+        let c = load_device_config(
+            "generic-tlc-256gb",
+            &[
+                set("capacity.spare_factor", "0.2"),
+                set("capacity.user", "200GB"),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.capacity.spare_factor, None);
+        assert_eq!(raw(&c), 200_000_000_000 / 4096 * 4096);
+        // Both in one description is still refused: the file contradicts itself.
+        let preset = PRESETS
+            .iter()
+            .find(|p| p.name == "generic-tlc-256gb")
+            .unwrap();
+        let text = preset
+            .text
+            .replace("user = \"256GB\"", "user = \"256GB\"\nspare_factor = 0.1");
+        let e = parse_device_config("t.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("given together"), "{e}");
     }
 
     #[test]
