@@ -339,3 +339,63 @@ fn throughput_of_a_1tb_drive_state() {
     );
     std::fs::remove_file(&path).unwrap();
 }
+
+/// `serve --load-state` serves the saved drive (its counters carry the run that made it) and
+/// `serve --save-state` saves it on exit, a state `run --load-state` takes.
+#[test]
+fn serve_loads_a_state_and_saves_one_on_exit() {
+    use std::io::BufRead;
+    let job_a = tmp("serve-a.fio");
+    std::fs::write(&job_a, JOB_A).unwrap();
+    let state = tmp("serve-a.state");
+    let out = flashlab()
+        .args(["run", "--device", "tiny-test-1gb", "--output-format", "json"])
+        .arg("--save-state")
+        .arg(&state)
+        .arg(&job_a)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written = &run["flashlab"]["device_counters"]["namespaces"][0]["bytes_written"];
+    assert!(written.as_u64().is_some_and(|b| b > 0), "{written}");
+
+    let saved = tmp("serve-b.state");
+    let stats = tmp("serve-stats.json");
+    let mut child = flashlab()
+        .args(["serve", "--device", "tiny-test-1gb", "--socket"])
+        .arg(tmp("serve.sock"))
+        .arg("--stats")
+        .arg(&stats)
+        .arg("--load-state")
+        .arg(&state)
+        .arg("--save-state")
+        .arg(&saved)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("nbd+unix://"), "serve printed '{line}'");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let served: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(&served["device_counters"]["namespaces"][0]["bytes_written"], written);
+
+    let out = flashlab()
+        .args(["fio", "--device", "tiny-test-1gb", "--output-format=json"])
+        .arg(format!("--load-state={}", saved.display()))
+        .args(["--name=r", "--rw=randread", "--size=4m", "--bs=4k"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

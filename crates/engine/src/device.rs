@@ -203,15 +203,15 @@ pub trait BlockDevice {
 /// `offset_ns` (a device loaded from a state, or one that ran before): submissions are
 /// shifted forward and completions back, so a run continues where the last one ended.
 /// `horizon_ns` is the latest device time the run reached (submissions, completions, idle
-/// periods): where the next run starts.
-pub struct Continued<'a> {
-    device: &'a mut dyn BlockDevice,
+/// periods): where the next run starts. `D` is a reference to the device or a box owning it.
+pub struct Continued<D> {
+    device: D,
     offset_ns: SimTime,
     horizon_ns: SimTime,
 }
 
-impl<'a> Continued<'a> {
-    pub fn new(device: &'a mut dyn BlockDevice, offset_ns: SimTime) -> Self {
+impl<D> Continued<D> {
+    pub fn new(device: D, offset_ns: SimTime) -> Self {
         Self {
             device,
             offset_ns,
@@ -223,9 +223,18 @@ impl<'a> Continued<'a> {
     pub fn horizon_ns(&self) -> SimTime {
         self.horizon_ns
     }
+
+    /// The device itself.
+    pub fn into_inner(self) -> D {
+        self.device
+    }
 }
 
-impl BlockDevice for Continued<'_> {
+impl<D> BlockDevice for Continued<D>
+where
+    D: std::ops::DerefMut,
+    D::Target: BlockDevice,
+{
     fn capacity_bytes(&self) -> u64 {
         self.device.capacity_bytes()
     }
