@@ -349,13 +349,23 @@ fn serve_loads_a_state_and_saves_one_on_exit() {
     std::fs::write(&job_a, JOB_A).unwrap();
     let state = tmp("serve-a.state");
     let out = flashlab()
-        .args(["run", "--device", "tiny-test-1gb", "--output-format", "json"])
+        .args([
+            "run",
+            "--device",
+            "tiny-test-1gb",
+            "--output-format",
+            "json",
+        ])
         .arg("--save-state")
         .arg(&state)
         .arg(&job_a)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let written = &run["flashlab"]["device_counters"]["namespaces"][0]["bytes_written"];
     assert!(written.as_u64().is_some_and(|b| b > 0), "{written}");
@@ -386,10 +396,17 @@ fn serve_loads_a_state_and_saves_one_on_exit() {
         .unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let served: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    assert_eq!(&served["device_counters"]["namespaces"][0]["bytes_written"], written);
+    assert_eq!(
+        &served["device_counters"]["namespaces"][0]["bytes_written"],
+        written
+    );
 
     let out = flashlab()
         .args(["fio", "--device", "tiny-test-1gb", "--output-format=json"])
@@ -397,5 +414,9 @@ fn serve_loads_a_state_and_saves_one_on_exit() {
         .args(["--name=r", "--rw=randread", "--size=4m", "--bs=4k"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
