@@ -11,7 +11,8 @@ use crate::{bad_input, load_run_target, run_parsed, Failure, OutputFormats, Targ
 
 #[derive(clap::Args, Debug)]
 pub struct FioArgs {
-    /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable) and --seed N, then
+    /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable), --seed N,
+    /// --load-state FILE and --save-state FILE, then
     /// fio's arguments as fio takes them: --OPTION=VALUE or --OPTION VALUE, --name=JOB to
     /// start a job (options before the first --name are global), job files, and fio's
     /// --output-format, --output, --minimal, --section, --parse-only, --eta*.
@@ -393,7 +394,10 @@ const FIO_LONG_OPTIONS: &[&str] = &[
 /// matched against fio's own options only.
 fn expand_abbreviation(name: &str) -> Result<&str, Vec<&'static str>> {
     if name.is_empty()
-        || matches!(name, "device" | "set" | "seed")
+        || matches!(
+            name,
+            "device" | "set" | "seed" | "load-state" | "save-state"
+        )
         || FIO_LONG_OPTIONS.contains(&name)
         || flashlab_workload::fio::find_option(name).is_some()
     {
@@ -445,6 +449,7 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
             device: None,
             set: Vec::new(),
             seed: DEFAULT_SEED,
+            state: crate::StateArgs::default(),
         },
         items: Vec::new(),
         files: Vec::new(),
@@ -519,6 +524,8 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
             // flashlab's own options, as in `flashlab run`; fio has none of these names.
             "device" => parsed.target.device = Some(value(&mut i)?.0),
             "set" => parsed.target.set.push(value(&mut i)?.0),
+            "load-state" => parsed.target.state.load_state = Some(value(&mut i)?.0.into()),
+            "save-state" => parsed.target.state.save_state = Some(value(&mut i)?.0.into()),
             "seed" => {
                 let (v, at) = value(&mut i)?;
                 parsed.target.seed = v.parse().map_err(|_| {

@@ -7,6 +7,7 @@ mod fio_options;
 mod progress;
 mod replay;
 mod serve;
+mod state_files;
 mod suite_opts;
 mod sweep;
 
@@ -17,7 +18,6 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use flashlab_engine::SeedTree;
 use serve::ServeArgs;
 
 /// Seed used when `--seed` is not given: runs are reproducible by default.
@@ -305,14 +305,30 @@ struct RunArgs {
     /// Master seed of every random stream of the run.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
+    #[command(flatten)]
+    state: StateArgs,
 }
 
-/// The drive a run goes to and its seed: `run`'s and `fio`'s `--device`, `--set`, `--seed`.
+/// `--load-state` and `--save-state` (`docs/state.md`).
+#[derive(clap::Args, Debug, Clone, Default)]
+struct StateArgs {
+    /// Start from the drive or system saved in FILE (by --save-state, with the same --device
+    /// and --set), continuing its time, instead of a fresh one.
+    #[arg(long, value_name = "FILE")]
+    load_state: Option<PathBuf>,
+    /// Save the whole drive or system to FILE after the run.
+    #[arg(long, value_name = "FILE")]
+    save_state: Option<PathBuf>,
+}
+
+/// The drive a run goes to and its seed: `run`'s and `fio`'s `--device`, `--set`, `--seed`,
+/// and the state it starts from and is saved to.
 #[derive(Debug, Clone)]
 struct Target {
     device: Option<String>,
     set: Vec<String>,
     seed: u64,
+    state: StateArgs,
 }
 
 /// The formats a run prints: fio's `--output-format` list.
@@ -542,6 +558,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         device: args.device.clone(),
         set: args.set.clone(),
         seed: args.seed,
+        state: args.state.clone(),
     };
     run_parsed(
         &job_file,
@@ -594,8 +611,8 @@ fn run_parsed(
         LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
         LoadedTarget::Drive(config) => config,
     };
-    let seeds = SeedTree::new(target.seed);
-    let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
+    let (mut ssd, clock_ns) =
+        state_files::drive(&config, target.state.load_state.as_deref(), target.seed)?;
 
     // A drive too large to simulate whole runs as a slice; the runner shrinks the jobs to it
     // and scales the results back.
@@ -605,14 +622,24 @@ fn run_parsed(
         flashlab_runner::RunOptions::new(target.seed, config.name.clone()).with_scale(scale);
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
     // On a drive split into namespaces, fio's filename= picks a job's namespace.
-    let result = if ssd.namespace_count() > 1 {
-        let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, 0);
-        flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |p| display.update(p))
+    // A loaded drive's run starts at the drive time its state was saved at.
+    let (result, horizon_ns) = if ssd.namespace_count() > 1 {
+        let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, clock_ns);
+        let r = flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |p| {
+            display.update(p)
+        });
+        (r, targets.horizon_ns())
     } else {
-        flashlab_runner::run_jobs(job_file, &mut ssd, &options, &mut |p| display.update(p))
+        let mut drive = flashlab_engine::Continued::new(&mut ssd, clock_ns);
+        let r =
+            flashlab_runner::run_jobs(job_file, &mut drive, &options, &mut |p| display.update(p));
+        (r, drive.horizon_ns())
     };
     display.finish();
     let (mut run, io_failure) = completed(result)?;
+    if let Some(path) = &target.state.save_state {
+        state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
+    }
 
     // The device's counters (they include its scale) join the run's own flashlab figures.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
@@ -656,15 +683,20 @@ fn run_system(
     output: Option<&Path>,
 ) -> Result<(), Failure> {
     let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
-    let mut system =
-        flashlab_system::System::build(&config, SeedTree::new(target.seed).child("device"))
-            .map_err(bad_input)?;
+    let (mut system, clock_ns) =
+        state_files::system(&config, target.state.load_state.as_deref(), target.seed)?;
     let options = flashlab_runner::RunOptions::new(target.seed, config.name.clone());
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
-    let result =
-        flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |p| display.update(p));
+    let mut continued = flashlab_engine::Continued::new(&mut system, clock_ns);
+    let result = flashlab_runner::run_jobs(job_file, &mut continued, &options, &mut |p| {
+        display.update(p)
+    });
+    let horizon_ns = continued.horizon_ns();
     display.finish();
     let (mut run, io_failure) = completed(result)?;
+    if let Some(path) = &target.state.save_state {
+        state_files::save(path, |out| system.save_state(out, horizon_ns))?;
+    }
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::ValueEnum;
-use flashlab_engine::{IoKind, SeedTree};
+use flashlab_engine::IoKind;
 use flashlab_runner::{ReplayMode, ReplayOptions};
 use flashlab_workload::trace::{
     BlkparseAction, Remap, TimeUnit, TraceFormat, TraceOptions, TraceReader,
@@ -100,6 +100,8 @@ pub struct ReplayArgs {
     /// Master seed of every random stream of the device.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
+    #[command(flatten)]
+    state: crate::StateArgs,
     /// Skip and count malformed lines instead of stopping at the first.
     #[arg(long)]
     skip_bad_lines: bool,
@@ -218,8 +220,8 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
     let config = load_device(&device_name, &args.set)?;
-    let seeds = SeedTree::new(args.seed);
-    let mut ssd = flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(bad_input)?;
+    let (mut ssd, clock_ns) =
+        crate::state_files::drive(&config, args.state.load_state.as_deref(), args.seed)?;
     let info = ssd.scale();
     let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
 
@@ -237,8 +239,12 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
 
     let mut reader = open_reader(&args.trace, &trace_options)?;
     let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
-    let result =
-        flashlab_runner::replay_trace(&mut reader, &mut ssd, &options, &mut |p| display.update(p));
+    // A loaded drive's replay starts at the drive time its state was saved at.
+    let mut drive = flashlab_engine::Continued::new(&mut ssd, clock_ns);
+    let result = flashlab_runner::replay_trace(&mut reader, &mut drive, &options, &mut |p| {
+        display.update(p)
+    });
+    let horizon_ns = drive.horizon_ns();
     display.finish();
     // A replay the drive stopped (worn out, read-only) still writes its results, then fails.
     let (mut run, io_failure) = match result {
@@ -247,6 +253,9 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         }
         other => (other.map_err(|e| failure(e.is_bad_input(), e))?, None),
     };
+    if let Some(path) = &args.state.save_state {
+        crate::state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
+    }
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
     }

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
-use flashlab_engine::{BlockDevice, SeedTree};
+use flashlab_engine::{BlockDevice, Continued, SimTime};
 use flashlab_serve::{Listen, ServeConfig, ServeStats, Server};
 
 use crate::{bad_input, failure, load_device, run_failed, Failure, DEFAULT_SEED};
@@ -54,6 +54,8 @@ pub struct ServeArgs {
     stats: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
+    #[command(flatten)]
+    state: crate::StateArgs,
 }
 
 fn listen(args: &ServeArgs) -> Result<Listen, Failure> {
@@ -81,31 +83,52 @@ pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
             )));
         }
         let config = flashlab_system::load_system_config(&device_name).map_err(bad_input)?;
-        let system =
-            flashlab_system::System::build(&config, SeedTree::new(args.seed).child("device"))
-                .map_err(bad_input)?;
-        return serve_device(args, system, &config.name, "system", None, &|s| {
-            s.counters_json()
-        });
+        let (system, clock_ns) =
+            crate::state_files::system(&config, args.state.load_state.as_deref(), args.seed)?;
+        return serve_device(
+            args,
+            Continued::new(Box::new(system), clock_ns),
+            &config.name,
+            "system",
+            None,
+            &|s| s.counters_json(),
+            &|s, out, at| s.save_state(out, at),
+        );
     }
     let config = load_device(&device_name, &args.set)?;
-    let ssd = flashlab_device::Ssd::new(&config, SeedTree::new(args.seed).child("device"))
-        .map_err(bad_input)?;
+    let (ssd, clock_ns) =
+        crate::state_files::drive(&config, args.state.load_state.as_deref(), args.seed)?;
     let scale = ssd.scale();
     let slice_note = (scale.capacity_factor > 1.0).then(|| scale.note.clone());
-    serve_device(args, ssd, &config.name, "drive", slice_note, &|d| {
-        d.counters_json()
-    })
+    serve_device(
+        args,
+        Continued::new(Box::new(ssd), clock_ns),
+        &config.name,
+        "drive",
+        slice_note,
+        &|d| d.counters_json(),
+        &|d, out, at| d.save_state(out, at),
+    )
 }
 
+/// Writes a device's state (`--save-state`): the device, where to, the time to resume at.
+type SaveState<D> = dyn Fn(
+    &D,
+    &mut std::io::BufWriter<std::fs::File>,
+    SimTime,
+) -> Result<u64, flashlab_engine::StateError>;
+
 /// Serve `device` until a signal; `counters` gives what the summary and `--stats` report.
+/// A loaded device's simulated time continues from its state's clock; `--save-state` saves
+/// it on exit, with the time the server reached.
 fn serve_device<D: BlockDevice>(
     args: &ServeArgs,
-    device: D,
+    device: Continued<Box<D>>,
     name: &str,
     what: &str,
     slice_note: Option<String>,
     counters: &dyn Fn(&D) -> serde_json::Value,
+    save_state: &SaveState<D>,
 ) -> Result<(), Failure> {
     let max_memory_bytes = flashlab_device::units::parse_size(&args.max_memory)
         .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
@@ -167,7 +190,12 @@ fn serve_device<D: BlockDevice>(
 
     let finished = server.run(stop).map_err(run_failed)?;
     eprint!("flashlab: {}", finished.stats.summary());
-    let counters = counters(&finished.device);
+    let horizon_ns = finished.device.horizon_ns();
+    let device = finished.device.into_inner();
+    if let Some(path) = &args.state.save_state {
+        crate::state_files::save(path, |out| save_state(&device, out, horizon_ns))?;
+    }
+    let counters = counters(&device);
     if let Some(wa) = counters["write_amplification"].as_f64() {
         eprintln!(
             "flashlab: drive: write amplification {wa:.3}, GC copied {} IUs, {} erases",

@@ -29,6 +29,11 @@ pub(crate) struct WriteBuffer {
     tree: Vec<Slot>,
 }
 
+// Occupancy and the pending releases; capacity and IU size are configuration.
+flashlab_engine::impl_state!(WriteBuffer {
+    used_bytes, unassigned_bytes, floor_ns, nodes, free, len, units, tree
+} skip { capacity_bytes, iu_shift });
+
 /// A release of `ius` IUs at `release_ns` (all sizes are whole IUs: the host's data is
 /// admitted in IUs and programs carry whole IUs).
 #[derive(Debug, Clone, Copy)]
@@ -38,10 +43,37 @@ struct Node {
     next: u32,
 }
 
+flashlab_engine::impl_state!(Node {
+    release_ns,
+    ius,
+    next
+});
+
+impl Default for Node {
+    fn default() -> Self {
+        Node {
+            release_ns: 0,
+            ius: 0,
+            next: NIL,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct UnitList {
     head: u32,
     tail: u32,
+}
+
+flashlab_engine::impl_state!(UnitList { head, tail });
+
+impl Default for UnitList {
+    fn default() -> Self {
+        UnitList {
+            head: NIL,
+            tail: NIL,
+        }
+    }
 }
 
 /// A unit's first release (`EMPTY` if none).
@@ -50,6 +82,18 @@ struct Slot {
     release_ns: u64,
     ius: u32,
     unit: u32,
+}
+
+flashlab_engine::impl_state!(Slot {
+    release_ns,
+    ius,
+    unit
+});
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot::EMPTY
+    }
 }
 
 /// The order of releases: by time, then size (the smaller first).

@@ -57,6 +57,10 @@ pub struct Controller {
     pub cpu_busy_ns: u64,
 }
 
+flashlab_engine::impl_state!(Controller {
+    data, data_memo, core_free_ns, relocation_done_ns, cpu_busy_ns
+} skip { model });
+
 impl Controller {
     pub fn new(model: ControllerModel) -> Controller {
         Controller {

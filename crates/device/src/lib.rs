@@ -30,7 +30,7 @@ pub use load::{load_device_config, parse_device_config, ConfigError};
 pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
 pub use namespace::{resolve_namespace, Namespace, NamespaceError};
-pub use ssd::{PowerSummary, Ssd, MAX_WAIT_NS};
+pub use ssd::{check_kind, drive_config_hash, PowerSummary, Ssd, DRIVE_STATE_KIND, MAX_WAIT_NS};
 
 /// The built-in default drive.
 pub const DEFAULT_DEVICE: &str = "generic-tlc-256gb";

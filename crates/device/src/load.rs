@@ -274,26 +274,18 @@ fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(),
             message: format!("`{section}` is not a section in this file"),
         });
     };
-    t.insert(name.to_string(), override_value(value));
-    // Keys that say the same thing two ways: an override of one replaces the other, so
-    // `--set capacity.spare_factor=0.28` works on a preset that gives `capacity.user`.
-    for (a, b) in EXCLUSIVE_KEYS {
-        if (section, name) == a {
-            t.remove(b.1);
-        } else if (section, name) == b {
-            t.remove(a.1);
-        }
+    // The user capacity and the spare factor are two ways to say one thing: an override of
+    // either replaces whichever the description gave.
+    if section == "capacity" {
+        match name {
+            "user" => t.remove("spare_factor"),
+            "spare_factor" => t.remove("user"),
+            _ => None,
+        };
     }
+    t.insert(name.to_string(), override_value(value));
     Ok(())
 }
-
-/// A key as (section, name).
-type SectionKey = (&'static str, &'static str);
-
-/// Pairs of keys of which a drive gives one: the user capacity directly, or as what is left
-/// after a spare factor.
-const EXCLUSIVE_KEYS: [(SectionKey, SectionKey); 1] =
-    [(("capacity", "user"), ("capacity", "spare_factor"))];
 
 fn toml_error(origin_file: &str, text: Option<&str>, e: &toml::de::Error) -> ConfigError {
     let origin = match (text, e.span()) {
@@ -392,6 +384,42 @@ mod tests {
     }
 
     #[test]
+    fn a_spare_factor_override_replaces_the_user_capacity_and_back() {
+        let raw = |c: &DeviceConfig| c.resolve().unwrap().drive_user_bytes;
+        let given = load_device_config("generic-tlc-256gb", &[]).unwrap();
+        assert!(
+            given.capacity.user.is_some(),
+            "the preset sets capacity.user"
+        );
+        let c = load_device_config("generic-tlc-256gb", &[set("capacity.spare_factor", "0.2")])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.capacity.user, None);
+        assert_eq!(c.capacity.spare_factor, Some(0.2));
+        assert!(raw(&c) < raw(&given));
+        // And a user capacity given after it replaces the spare factor in turn.
+        let c = load_device_config(
+            "generic-tlc-256gb",
+            &[
+                set("capacity.spare_factor", "0.2"),
+                set("capacity.user", "200GB"),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.capacity.spare_factor, None);
+        assert_eq!(raw(&c), 200_000_000_000 / 4096 * 4096);
+        // Both in one description is still refused: the file contradicts itself.
+        let preset = PRESETS
+            .iter()
+            .find(|p| p.name == "generic-tlc-256gb")
+            .unwrap();
+        let text = preset
+            .text
+            .replace("user = \"256GB\"", "user = \"256GB\"\nspare_factor = 0.1");
+        let e = parse_device_config("t.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("given together"), "{e}");
+    }
+
+    #[test]
     fn overrides_change_values_and_accept_any_key() {
         let c = load_device_config(
             "tiny-test-1gb",
@@ -411,25 +439,6 @@ mod tests {
         assert_eq!(c.nand.t_prog.unwrap().0, 2_000_000);
         assert_eq!(c.link.kind, "sata-6g");
         assert_eq!(c.description, "changed");
-    }
-
-    #[test]
-    fn a_spare_factor_override_replaces_the_presets_user_capacity() {
-        let c = load_device_config("tiny-test-1gb", &[set("capacity.spare_factor", "0.28")])
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(c.capacity.user.is_none());
-        assert_eq!(c.capacity.spare_factor, Some(0.28));
-        // And back: the last of the two given wins.
-        let c = load_device_config(
-            "tiny-test-1gb",
-            &[
-                set("capacity.spare_factor", "0.28"),
-                set("capacity.user", "800MB"),
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert!(c.capacity.spare_factor.is_none());
-        assert!(c.capacity.user.is_some());
     }
 
     #[test]

@@ -41,6 +41,13 @@ pub struct MapCacheCounters {
     pub translation_writes: u64,
 }
 
+flashlab_engine::impl_state!(MapCacheCounters {
+    hits,
+    misses,
+    translation_reads,
+    translation_writes
+});
+
 /// CLOCK over translation pages: per page the slot holding it, per slot the page and its
 /// referenced and dirty bits. Everything is sized once; a lookup allocates nothing.
 #[derive(Debug)]
@@ -55,6 +62,15 @@ pub(crate) struct MapCache {
     hand: u32,
     pub counters: MapCacheCounters,
 }
+
+flashlab_engine::impl_state!(MapCache {
+    slot_of,
+    page_of,
+    flags,
+    used,
+    hand,
+    counters
+});
 
 impl MapCache {
     /// A cache of `slots` translation pages out of `pages`.

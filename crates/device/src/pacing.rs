@@ -79,6 +79,12 @@ pub(crate) struct InternalQueue {
     taken: usize,
 }
 
+// The queued work and the pacing's running figures; block sizes are configuration.
+flashlab_engine::impl_state!(InternalQueue {
+    ring, head, len, spread_ius, erase_seq, static_erase, released, gain_ius, peak,
+    forced_erases, overdue, ops_released_for_erases, taken,
+} skip { native_block_ius, slc_block_ius, max_gain_ius });
+
 /// Operations released by [`InternalQueue::release_unsettled`], oldest first as two runs
 /// of the ring, with what their gains need.
 pub(crate) struct Released<'a> {

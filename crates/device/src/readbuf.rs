@@ -47,6 +47,8 @@ pub struct ReadBuffer {
     live: usize,
 }
 
+flashlab_engine::impl_state!(ReadBuffer { units, ready_ns, next_way, live } skip { sets });
+
 impl ReadBuffer {
     /// A buffer of `capacity_units` codewords, rounded down to whole sets of 8 (0: no buffer).
     pub fn new(capacity_units: usize) -> ReadBuffer {
@@ -223,6 +225,12 @@ struct Stream {
     run: u32,
 }
 
+flashlab_engine::impl_state!(Stream {
+    next_byte,
+    ahead_byte,
+    run
+});
+
 /// `Stream::next_byte` of a stream not yet seen.
 const NO_STREAM: u64 = u64::MAX;
 
@@ -251,6 +259,8 @@ pub struct ReadAhead {
     /// most recent: one rotate, where comparing use stamps took a scan of every stream.
     order: u32,
 }
+
+flashlab_engine::impl_state!(ReadAhead { streams, order } skip { window_bytes });
 
 impl ReadAhead {
     /// Read-ahead of `window_bytes` past each sequential read (0: off).

@@ -28,10 +28,12 @@ use crate::readbuf::{ReadAhead, ReadBuffer};
 mod internal;
 mod read;
 mod report;
+mod state;
 mod write;
 
 pub use internal::internal_queue_bytes;
 use internal::{internal_queue_gain_ius, internal_queue_victims};
+pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -60,6 +62,18 @@ struct HostCounters {
     read_ahead_ius: u64,
 }
 
+flashlab_engine::impl_state!(HostCounters {
+    read_commands,
+    write_commands,
+    trim_commands,
+    flush_commands,
+    bytes_read,
+    bytes_written,
+    buffer_wait_ns,
+    read_buffer_hit_ius,
+    read_ahead_ius,
+});
+
 /// Intel's timed-workload endurance indicators (SMART attributes E2h-E4h of its SATA drives,
 /// e.g. the DC S3700 product specification, section 5.4.1): a host resets a timer, runs a
 /// workload for at least an hour, and reads the media wear it caused (as a percentage of the
@@ -72,6 +86,13 @@ pub(crate) struct TimedWorkload {
     read_commands: u64,
     write_commands: u64,
 }
+
+flashlab_engine::impl_state!(TimedWorkload {
+    start_ns,
+    erase_avg,
+    read_commands,
+    write_commands
+});
 
 /// Power over an interval, from [`Ssd::power_summary`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -171,6 +192,18 @@ pub struct Ssd {
     mapcache: Option<MapCache>,
     _seeds: SeedTree,
 }
+
+// The drive's state: everything a run changes. The resolved configuration, the sizes and
+// shifts derived from it, the seeds and the scratch list of operations are rebuilt from the
+// configuration (`docs/state.md`).
+flashlab_engine::impl_state!(Ssd {
+    ftl, media, buffer, internal, internal_data_ns, internal_programmed_ius, link, link_memo,
+    controller, ctrl_next_ns, last_done_ns, bg_cursor_ns, bg_done, busy_gc_next_ns,
+    host_program_done_ns, version, host, clock_ns, aging_ns, written_aging_ns, unreadable,
+    read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
+    ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
+    readbuf, readahead, mapcache,
+} skip { model, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
 
 /// Available spare (percent) below which the health log raises its critical warning (the
 /// threshold NVMe drives commonly report).

@@ -199,6 +199,74 @@ pub trait BlockDevice {
     }
 }
 
+/// A device seen from a run whose clock starts at 0 while the device is already at
+/// `offset_ns` (a device loaded from a state, or one that ran before): submissions are
+/// shifted forward and completions back, so a run continues where the last one ended.
+/// `horizon_ns` is the latest device time the run reached (submissions, completions, idle
+/// periods): where the next run starts. `D` is a reference to the device or a box owning it.
+pub struct Continued<D> {
+    device: D,
+    offset_ns: SimTime,
+    horizon_ns: SimTime,
+}
+
+impl<D> Continued<D> {
+    pub fn new(device: D, offset_ns: SimTime) -> Self {
+        Self {
+            device,
+            offset_ns,
+            horizon_ns: offset_ns,
+        }
+    }
+
+    /// Latest device time the run reached.
+    pub fn horizon_ns(&self) -> SimTime {
+        self.horizon_ns
+    }
+
+    /// The device itself.
+    pub fn into_inner(self) -> D {
+        self.device
+    }
+}
+
+impl<D> BlockDevice for Continued<D>
+where
+    D: std::ops::DerefMut,
+    D::Target: BlockDevice,
+{
+    fn capacity_bytes(&self) -> u64 {
+        self.device.capacity_bytes()
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        self.device.logical_block_bytes()
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.device.queue_depth_limit()
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        let at = now_ns + self.offset_ns;
+        let c = self.device.submit(at, req)?;
+        self.horizon_ns = self.horizon_ns.max(at).max(c.done_ns);
+        // A device never answers before the submission, so these do not underflow.
+        Ok(Completion {
+            accepted_ns: c.accepted_ns - self.offset_ns,
+            done_ns: c.done_ns - self.offset_ns,
+        })
+    }
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        let until = until_ns + self.offset_ns;
+        self.device.idle(from_ns + self.offset_ns, until);
+        self.horizon_ns = self.horizon_ns.max(until);
+    }
+    fn prefetch(&self, req: &IoRequest) {
+        self.device.prefetch(req)
+    }
+    fn compresses_data(&self) -> bool {
+        self.device.compresses_data()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

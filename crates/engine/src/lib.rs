@@ -7,9 +7,11 @@ pub mod compress;
 pub mod device;
 pub mod queue;
 pub mod rng;
+pub mod state;
 pub mod time;
 
-pub use device::{BlockDevice, Completion, DeviceError, IoKind, IoRequest};
+pub use device::{BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest};
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};
+pub use state::{State, StateError, StateHeader, StateReader, StateWriter};
 pub use time::{SimTime, NS_PER_MS, NS_PER_S, NS_PER_US};

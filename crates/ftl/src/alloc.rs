@@ -37,6 +37,14 @@ pub(crate) struct Undo {
     pub prev: Ppa,
 }
 
+flashlab_engine::impl_state!(Undo { lpn, prev });
+
+impl Default for Undo {
+    fn default() -> Self {
+        NO_UNDO
+    }
+}
+
 pub(crate) const NO_UNDO: Undo = Undo {
     lpn: NIL,
     prev: UNMAPPED,
@@ -68,6 +76,20 @@ pub(crate) struct Stream {
     /// `prev` is the copy a power loss brings back, valid until then ([`UNMAPPED`]: none).
     pub trims: Vec<Undo>,
 }
+
+flashlab_engine::impl_state!(Stream {
+    open,
+    open_count,
+    cursor,
+    cur_unit,
+    cur_block,
+    cur_page,
+    cur_page_global,
+    fill,
+    cause,
+    undo,
+    trims,
+});
 
 impl Stream {
     pub fn new(units: u32, ius_per_page: u32, cause: OpCause) -> Stream {

@@ -21,6 +21,15 @@ pub(crate) enum BlockState {
     Retired,
 }
 
+flashlab_engine::impl_state_enum!(BlockState {
+    Free,
+    Open,
+    Closed,
+    Reclaiming,
+    Bad,
+    Retired
+});
+
 /// Which bucket array a closed block is listed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
@@ -66,6 +75,22 @@ pub(crate) struct BlockInfo {
     pub erase_pending: bool,
 }
 
+flashlab_engine::impl_state!(BlockInfo {
+    valid,
+    wp,
+    programmed,
+    state,
+    slc,
+    is_static,
+    erase_pending
+});
+
+impl Default for BlockInfo {
+    fn default() -> Self {
+        BlockInfo::FREE
+    }
+}
+
 impl BlockInfo {
     const FREE: BlockInfo = BlockInfo {
         valid: 0,
@@ -108,6 +133,12 @@ pub(crate) struct BlockTable {
     retired: u32,
     retired_unreplaced: u32,
 }
+
+// Per-block tables, lists and pools; the unit layout is configuration.
+flashlab_engine::impl_state!(BlockTable {
+    info, erase_count, close_seq, release_seq, releases, lists, free, dyn_slc, min_hint,
+    reserve_left, retired, retired_unreplaced,
+} skip { units, blocks_per_unit, unit_div, pages_per_block, slc_pages_per_block, ius_per_block });
 
 impl BlockTable {
     pub fn new(g: &Geometry) -> BlockTable {

@@ -53,6 +53,12 @@ pub enum NandOpKind {
     Erase,
 }
 
+flashlab_engine::impl_state_enum!(NandOpKind {
+    Read,
+    Program,
+    Erase
+});
+
 /// Why an operation happened (for counters and, later, scheduling priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpCause {
@@ -71,6 +77,17 @@ pub enum OpCause {
     Parity,
 }
 
+flashlab_engine::impl_state_enum!(OpCause {
+    HostRead,
+    HostWrite,
+    ReadModifyWrite,
+    Gc,
+    SlcFold,
+    WearLevel,
+    Refresh,
+    Parity
+});
+
 /// One NAND operation for the device to schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NandOp {
@@ -82,6 +99,29 @@ pub struct NandOp {
     pub ius: u32,
     /// The block is in SLC mode (SLC timings apply).
     pub slc: bool,
+}
+
+flashlab_engine::impl_state!(NandOp {
+    kind,
+    cause,
+    block,
+    page,
+    ius,
+    slc
+});
+
+impl Default for NandOp {
+    /// A placeholder (queues are filled with real operations before they are read).
+    fn default() -> Self {
+        NandOp {
+            kind: NandOpKind::Read,
+            cause: OpCause::Gc,
+            block: 0,
+            page: 0,
+            ius: 0,
+            slc: false,
+        }
+    }
 }
 
 /// Where a logical IU lives, for a read.
@@ -129,6 +169,26 @@ pub struct FtlCounters {
     /// unit's planes get none of the stream's pages until its turn comes round again.
     pub stripe_slots_passed_over: u64,
 }
+
+flashlab_engine::impl_state!(FtlCounters {
+    host_read_ius,
+    host_write_ius,
+    host_trim_ius,
+    nand_read_pages,
+    nand_program_pages,
+    nand_write_ius,
+    erases,
+    gc_copied_ius,
+    rmw_reads,
+    slc_write_ius,
+    slc_read_hits,
+    slc_folded_ius,
+    wear_level_moved_ius,
+    refreshed_ius,
+    compression_saved_ius,
+    parity_program_pages,
+    stripe_slots_passed_over,
+});
 
 impl FtlCounters {
     /// Write amplification: IUs programmed per IU the host wrote (0 before any write).
@@ -186,6 +246,15 @@ pub struct Ftl {
     /// (0, 0): a page programmed meanwhile keeps the unit's records for the unit's last page.
     unit_in_progress: (Lpn, u32),
 }
+
+// Maps, blocks, streams, counters and clocks. The configuration, the geometry, the dividers
+// and reaches derived from them and the victim selector (no state of its own: it reads the
+// block table) come from the configuration.
+flashlab_engine::impl_state!(Ftl {
+    blocks, map, streams, counters, seq, erases_since_wl, wl_queue, wl_queue_len, gc_unit,
+    relocation_in_lba_order, check_countdown, check_interval, erases_deferred, opened,
+    unit_in_progress,
+} skip { cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, run_reach_ius });
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,6 +12,15 @@ pub(crate) struct Lists {
     len: Vec<u32>,
 }
 
+flashlab_engine::impl_state!(Lists {
+    next,
+    prev,
+    owner,
+    head,
+    tail,
+    len
+});
+
 impl Lists {
     pub fn new(items: u32, lists: u32) -> Lists {
         Lists {

@@ -18,6 +18,13 @@ pub(crate) struct Mapping {
     pub mapped: u32,
 }
 
+flashlab_engine::impl_state!(Mapping {
+    l2p,
+    p2l,
+    versions,
+    mapped
+});
+
 impl Mapping {
     pub fn new(user_ius: u32, total_ius: u32, track_versions: bool) -> Mapping {
         Mapping {

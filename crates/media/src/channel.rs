@@ -106,6 +106,11 @@ pub struct Channel {
     fingers: [u8; LANES],
 }
 
+// The merge policy is configuration; every interval and search aid is state.
+flashlab_engine::impl_state!(Channel {
+    buf, head, len, candidates, candidates_len, bound, fingers
+} skip { merge });
+
 /// Neighbouring intervals `a` then `b` as one, the gap between them kept as free time.
 #[inline(always)]
 fn joined(a: Interval, b: Interval) -> Interval {

@@ -46,6 +46,8 @@ pub struct EnergyMeter {
     windows_pj: Vec<u64>,
 }
 
+flashlab_engine::impl_state!(EnergyMeter { windows_pj });
+
 impl EnergyMeter {
     pub fn new() -> EnergyMeter {
         EnergyMeter {
@@ -102,6 +104,8 @@ pub struct PowerCap {
     /// budget while it throttles.
     thermal: Option<(Thermal, u64)>,
 }
+
+flashlab_engine::impl_state!(PowerCap { used_pj, base, thermal } skip { budget_pj });
 
 impl PowerCap {
     /// A cap letting the media use `budget_uw` microwatts on average over each window.

@@ -66,6 +66,14 @@ pub(crate) enum Kind {
     Suspending,
 }
 
+flashlab_engine::impl_state_enum!(Kind {
+    Read,
+    InternalRead,
+    Program,
+    Erase,
+    Suspending
+});
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub start_ns: u64,
@@ -74,6 +82,20 @@ pub(crate) struct Entry {
     pub suspends: u32,
     /// Operations merged into this entry (1 unless the ring overflowed).
     pub ops: u32,
+}
+
+flashlab_engine::impl_state!(Entry {
+    start_ns,
+    end_ns,
+    kind,
+    suspends,
+    ops
+});
+
+impl Default for Entry {
+    fn default() -> Self {
+        EMPTY
+    }
 }
 
 const EMPTY: Entry = Entry {
@@ -101,6 +123,8 @@ pub(crate) struct UnitQueues {
     head: Vec<u8>,
     len: Vec<u8>,
 }
+
+flashlab_engine::impl_state!(UnitQueues { entries, head, len } skip { cfg });
 
 const MASK: usize = QUEUE_CAP - 1;
 const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);

@@ -37,6 +37,14 @@ pub struct ThermalState {
     pub throttled_ns: f64,
 }
 
+flashlab_engine::impl_state!(ThermalState {
+    temperature_c,
+    max_temperature_c,
+    throttled,
+    throttle_transitions,
+    throttled_ns
+});
+
 /// The temperature, stepped window by window.
 #[derive(Debug, Clone)]
 pub struct Thermal {
@@ -47,6 +55,8 @@ pub struct Thermal {
     power_scale: f64,
     state: ThermalState,
 }
+
+flashlab_engine::impl_state!(Thermal { state } skip { model, time_scale, power_scale });
 
 impl Thermal {
     pub fn new(model: ThermalModel, time_scale: f64, power_scale: f64) -> Thermal {

@@ -98,6 +98,10 @@ struct MediaPower {
     cap: Option<PowerCap>,
 }
 
+flashlab_engine::impl_state!(MediaPower {
+    meter, ops_base, bytes_base, cap
+} skip { energy, array_pj, cap_pj_per_byte });
+
 /// Timing state of all dies and channels.
 #[derive(Debug, Clone)]
 pub struct NandTiming {
@@ -160,6 +164,17 @@ pub struct NandTiming {
     /// Programs that joined another plane's program of their die.
     paired_programs: u64,
 }
+
+// Busy-until times, queues, groups, counters and meters; geometry, timings and what is
+// derived from them are configuration.
+flashlab_engine::impl_state!(NandTiming {
+    channels, unit_free_ns, xfer_memo, all_free_ns, power, queues, die_groups,
+    program_groups, floor_ns, forget_ns, ops, bytes, channel_busy_ns, program_suspends,
+    erase_suspends, paired_reads, paired_programs,
+} skip {
+    geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
+    die_programs, die_plane_of_unit,
+});
 
 impl NandTiming {
     pub fn new(geometry: NandGeometry, timings: CellTimings) -> Self {
@@ -837,6 +852,20 @@ struct ReadGroup {
     planes: u64,
     start_ns: u64,
     done_ns: u64,
+}
+
+flashlab_engine::impl_state!(ReadGroup {
+    page,
+    class,
+    planes,
+    start_ns,
+    done_ns
+});
+
+impl Default for ReadGroup {
+    fn default() -> Self {
+        ReadGroup::NONE
+    }
 }
 
 /// No page has this address: a group that nothing joins.

@@ -53,7 +53,7 @@ pub struct CacheParams {
     pub metadata_bytes_per_line: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     tag: u64,
     valid: u64,
@@ -64,12 +64,23 @@ struct Slot {
     seg: u8,
 }
 
+flashlab_engine::impl_state!(Slot {
+    tag,
+    valid,
+    dirty,
+    prev,
+    next,
+    seg
+});
+
 #[derive(Debug, Clone, Copy, Default)]
 struct List {
     head: u32,
     tail: u32,
     len: u32,
 }
+
+flashlab_engine::impl_state!(List { head, tail, len });
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Counters {
@@ -84,6 +95,19 @@ struct Counters {
     flushed_lines: u64,
     metadata_writes: u64,
 }
+
+flashlab_engine::impl_state!(Counters {
+    read_hits,
+    read_misses,
+    write_hits,
+    write_misses,
+    promotions,
+    bypassed,
+    evictions,
+    dirty_evictions,
+    flushed_lines,
+    metadata_writes,
+});
 
 /// The tier.
 pub struct CacheTier {
@@ -107,6 +131,12 @@ pub struct CacheTier {
     flush_cursor: usize,
     c: Counters,
 }
+
+// Both members, the line table, lists and maps; the tier's parameters are configuration.
+flashlab_engine::impl_state!(CacheTier {
+    cache, backing, slots, free, lists, map, seen, seq_next, seq_run, clock_ns, dirty_lines,
+    flush_cursor, c,
+} skip { name, p, data_start });
 
 impl CacheTier {
     pub fn new(

@@ -20,6 +20,8 @@ pub struct SsdNode {
     pub(crate) ssd: Ssd,
 }
 
+flashlab_engine::impl_state!(SsdNode { ssd } skip { name });
+
 impl BlockDevice for SsdNode {
     fn capacity_bytes(&self) -> u64 {
         self.ssd.capacity_bytes()
@@ -153,6 +155,10 @@ pub struct HddDrive {
     bytes_read: u64,
     bytes_written: u64,
 }
+
+flashlab_engine::impl_state!(HddDrive {
+    hdd, link_free_ns, outstanding, queued, reads, writes, bytes_read, bytes_written
+} skip { name, link_bytes_per_s, overhead_ns, queue_depth });
 
 impl HddDrive {
     pub fn from_spec(name: &str, s: &HddSpec) -> Result<HddDrive, SpecError> {
@@ -303,6 +309,10 @@ pub struct XpointDrive {
     link_free_ns: [u64; 2],
     endurance_bytes: u64,
 }
+
+flashlab_engine::impl_state!(XpointDrive {
+    x, ctrl_next_ns, link_free_ns
+} skip { name, link_bytes_per_s, overhead_ns, cmd_spacing_ns, queue_depth, endurance_bytes });
 
 impl XpointDrive {
     pub fn from_spec(name: &str, s: &XpointSpec) -> Result<XpointDrive, SpecError> {

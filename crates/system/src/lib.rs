@@ -31,7 +31,7 @@ pub use link::{LinkPort, SharedLink};
 pub use raid::{HostCache, ParityStrategy, Raid, RaidLevel, RaidParams};
 
 /// A node of a system tree: a block device that reports its counters.
-pub trait Component: BlockDevice {
+pub trait Component: BlockDevice + flashlab_engine::State {
     /// This node's counters, with its children's nested.
     fn counters_json(&self) -> serde_json::Value;
     /// The RAID set of this name in this subtree (for failure, rebuild and shutdown events).
@@ -55,6 +55,18 @@ pub struct System {
     name: String,
     description: String,
     root: Box<dyn Component>,
+    /// Hash of the configuration built from, and the seed: what a state file names.
+    config_hash: u64,
+    seed: u64,
+}
+
+/// The header's `kind` for a storage system.
+pub const SYSTEM_STATE_KIND: &str = "system";
+
+/// Hash of a system's configuration, as a state file's header carries it: the whole
+/// description, its drives' descriptions included.
+pub fn system_config_hash(cfg: &SystemConfig) -> u64 {
+    flashlab_engine::state::checksum_of(format!("{cfg:?}").as_bytes())
 }
 
 impl System {
@@ -71,7 +83,51 @@ impl System {
             name: cfg.name.clone(),
             description: cfg.description.clone(),
             root,
+            config_hash: system_config_hash(cfg),
+            seed: seeds.master_seed(),
         })
+    }
+
+    /// Writes the state of every component (`docs/state.md`); `clock_ns` is the system time
+    /// where the next run starts. Returns the bytes written.
+    pub fn save_state(
+        &self,
+        out: impl std::io::Write,
+        clock_ns: SimTime,
+    ) -> Result<u64, flashlab_engine::StateError> {
+        let header = flashlab_engine::StateHeader {
+            kind: SYSTEM_STATE_KIND.to_string(),
+            config_hash: self.config_hash,
+            device_seed: self.seed,
+            clock_ns,
+        };
+        let mut w = flashlab_engine::StateWriter::new(out, &header);
+        w.section("system", |w| self.root.save(w));
+        w.finish()
+    }
+
+    /// Builds the system `cfg` describes and loads a state of `total_bytes` into it: the
+    /// system and the time where the next run starts. Refuses a state of another kind of
+    /// device, of another configuration, of another format version, or damaged.
+    pub fn load_state(
+        cfg: &SystemConfig,
+        input: impl std::io::Read,
+        total_bytes: u64,
+    ) -> Result<(System, SimTime), flashlab_engine::StateError> {
+        let (mut r, header) = flashlab_engine::StateReader::new(input, total_bytes)?;
+        flashlab_device::check_kind(&header, SYSTEM_STATE_KIND)?;
+        let expected = system_config_hash(cfg);
+        if header.config_hash != expected {
+            return Err(flashlab_engine::StateError::Config {
+                found: header.config_hash,
+                expected,
+            });
+        }
+        let mut system = System::build(cfg, SeedTree::new(header.device_seed))
+            .map_err(|e| flashlab_engine::StateError::Device(e.to_string()))?;
+        r.section("system", |r| system.root.load(r))?;
+        r.finish()?;
+        Ok((system, header.clock_ns))
     }
 
     pub fn name(&self) -> &str {

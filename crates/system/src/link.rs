@@ -28,6 +28,8 @@ struct Timeline {
     busy: VecDeque<(u64, u64)>,
 }
 
+flashlab_engine::impl_state!(Timeline { busy });
+
 impl Timeline {
     /// Book `dur_ns` at the earliest gap starting at or after `earliest_ns`; returns the start.
     fn book(&mut self, earliest_ns: u64, dur_ns: u64) -> u64 {
@@ -85,6 +87,11 @@ pub struct SharedLink {
     wait_ns: u64,
 }
 
+// A link shared by several ports is saved with each (the same values loaded again).
+flashlab_engine::impl_state!(SharedLink {
+    dirs, bytes, busy_ns, wait_ns
+} skip { name, bytes_per_s, latency_ns });
+
 impl SharedLink {
     pub fn new(name: &str, bytes_per_s: u64, latency_ns: u64) -> Rc<RefCell<SharedLink>> {
         Rc::new(RefCell::new(SharedLink {
@@ -130,6 +137,12 @@ pub struct LinkPort {
     /// The device is handed requests in non-decreasing time.
     last_submit_ns: u64,
 }
+
+flashlab_engine::impl_state!(LinkPort {
+    link,
+    inner,
+    last_submit_ns
+});
 
 impl LinkPort {
     pub fn new(link: Rc<RefCell<SharedLink>>, inner: Box<dyn Component>) -> LinkPort {

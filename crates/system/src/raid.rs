@@ -144,13 +144,45 @@ pub struct RaidParams {
     pub background_bytes_per_s: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum BgKind {
     Rebuild(usize),
+    #[default]
     Resync,
 }
 
-#[derive(Debug, Clone, Copy)]
+impl flashlab_engine::State for BgKind {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        match self {
+            BgKind::Rebuild(member) => {
+                w.put_u8(0);
+                w.put_u64(*member as u64);
+            }
+            BgKind::Resync => w.put_u8(1),
+        }
+    }
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        *self = match r.get_u8()? {
+            0 => {
+                let mut member = 0usize;
+                member.load(r)?;
+                BgKind::Rebuild(member)
+            }
+            1 => BgKind::Resync,
+            b => {
+                return Err(flashlab_engine::StateError::Corrupt {
+                    what: format!("{b} is not a RAID background task (0 rebuild, 1 resync)"),
+                })
+            }
+        };
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
 struct Background {
     kind: BgKind,
     /// Member bytes done.
@@ -163,13 +195,19 @@ struct Background {
     writes_done_ns: u64,
 }
 
+flashlab_engine::impl_state!(default Background {
+    kind, pos, next_ns, started_ns, writes_done_ns
+});
+
 /// A finished rebuild or resync.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BackgroundDone {
     pub resync: bool,
     pub started_ns: u64,
     pub done_ns: u64,
 }
+
+flashlab_engine::impl_state!(default BackgroundDone { resync, started_ns, done_ns });
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Counters {
@@ -191,21 +229,40 @@ struct Counters {
     held_rows_completed: u64,
 }
 
+flashlab_engine::impl_state!(Counters {
+    host_reads,
+    host_writes,
+    host_other,
+    parity_reads,
+    parity_writes,
+    full_stripe_writes,
+    rmw_rows,
+    reconstruct_rows,
+    degraded_reads,
+    background_bytes,
+    cpu_busy_ns,
+    cache_wait_ns,
+    held_rows_written_partial,
+    held_rows_completed,
+});
+
 /// A row part the host cache holds for a later write to complete (see the module docs):
 /// bytes `[a, b)` of row `row`'s data.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct HeldRow {
     row: u64,
     a: u64,
     b: u64,
 }
 
+flashlab_engine::impl_state!(HeldRow { row, a, b });
+
 /// Partial rows the host cache holds at most (RAID 5/6). Enough for a few sequential
 /// streams; random small writes each hold a row briefly and are written as they stand.
 pub const HELD_ROWS: usize = 16;
 
 /// One member I/O of a request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Part {
     member: usize,
     offset: u64,
@@ -248,6 +305,100 @@ pub struct Raid {
     reads: Vec<Part>,
     writes: Vec<Part>,
     c: Counters,
+}
+
+// Members (each saves its own state), per-member clocks, background work, host cache and
+// counters. The member list is sized by the configuration; the parts lists are scratch.
+impl flashlab_engine::State for Raid {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        let Raid {
+            name: _,
+            p: _,
+            members,
+            member_bytes: _,
+            block_bytes: _,
+            clock_ns,
+            last_done_ns,
+            member_reads,
+            member_writes,
+            failed,
+            data_compressible_percent,
+            bg,
+            bg_done,
+            cpu_free_ns,
+            cached,
+            cached_bytes,
+            cached_last_ns,
+            held,
+            reads: _,
+            writes: _,
+            c,
+        } = self;
+        w.put_len(members.len());
+        for m in members {
+            m.save(w);
+        }
+        clock_ns.save(w);
+        last_done_ns.save(w);
+        member_reads.save(w);
+        member_writes.save(w);
+        failed.save(w);
+        data_compressible_percent.save(w);
+        bg.save(w);
+        bg_done.save(w);
+        cpu_free_ns.save(w);
+        cached.save(w);
+        cached_bytes.save(w);
+        cached_last_ns.save(w);
+        held.save(w);
+        c.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        let Raid {
+            name: _,
+            p: _,
+            members,
+            member_bytes: _,
+            block_bytes: _,
+            clock_ns,
+            last_done_ns,
+            member_reads,
+            member_writes,
+            failed,
+            data_compressible_percent,
+            bg,
+            bg_done,
+            cpu_free_ns,
+            cached,
+            cached_bytes,
+            cached_last_ns,
+            held,
+            reads: _,
+            writes: _,
+            c,
+        } = self;
+        r.len_exactly(1, members.len())?;
+        for m in members {
+            m.load(r)?;
+        }
+        clock_ns.load(r)?;
+        last_done_ns.load(r)?;
+        member_reads.load(r)?;
+        member_writes.load(r)?;
+        failed.load(r)?;
+        data_compressible_percent.load(r)?;
+        bg.load(r)?;
+        bg_done.load(r)?;
+        cpu_free_ns.load(r)?;
+        cached.load(r)?;
+        cached_bytes.load(r)?;
+        cached_last_ns.load(r)?;
+        held.load(r)?;
+        c.load(r)
+    }
 }
 
 impl Raid {
@@ -525,6 +676,16 @@ mod tests {
             })
         }
     }
+    impl flashlab_engine::State for Null {
+        fn save(&self, _: &mut flashlab_engine::StateWriter<'_>) {}
+        fn load(
+            &mut self,
+            _: &mut flashlab_engine::StateReader<'_>,
+        ) -> Result<(), flashlab_engine::StateError> {
+            Ok(())
+        }
+    }
+
     impl Component for Null {
         fn counters_json(&self) -> serde_json::Value {
             json!({})

@@ -58,8 +58,18 @@ pub struct HddCounters {
     pub reordered: u64,
 }
 
+flashlab_engine::impl_state!(HddCounters {
+    media_reads,
+    media_writes,
+    read_ahead_hits,
+    seek_ns,
+    rotation_ns,
+    transfer_ns,
+    reordered
+});
+
 /// Bytes the head read past a request, available at a known rate from a known time.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct ReadAhead {
     start: u64,
     end: u64,
@@ -67,6 +77,8 @@ struct ReadAhead {
     t0_ns: u64,
     bytes_per_s: u64,
 }
+
+flashlab_engine::impl_state!(default ReadAhead { start, end, t0_ns, bytes_per_s });
 
 impl ReadAhead {
     fn at_ns(&self, byte: u64) -> u64 {
@@ -90,6 +102,11 @@ pub struct Hdd {
     last_media_write_ns: u64,
     counters: HddCounters,
 }
+
+// Head position, caches and counters; the drive's parameters are configuration.
+flashlab_engine::impl_state!(Hdd {
+    head_cyl, head_free_ns, read_ahead, dirty, dirty_bytes, last_media_write_ns, counters
+} skip { p, rev_ns, bytes_per_rate_cyl });
 
 impl Hdd {
     /// `None` if a figure is zero or the seek figures do not increase.

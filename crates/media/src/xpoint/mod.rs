@@ -35,6 +35,13 @@ pub struct XpointCounters {
     pub bytes_written: u64,
 }
 
+flashlab_engine::impl_state!(XpointCounters {
+    reads,
+    writes,
+    bytes_read,
+    bytes_written
+});
+
 /// Timing state: busy-until per die data path and write engine.
 #[derive(Debug, Clone)]
 pub struct Xpoint {
@@ -43,6 +50,8 @@ pub struct Xpoint {
     engine_free_ns: Vec<u64>,
     counters: XpointCounters,
 }
+
+flashlab_engine::impl_state!(Xpoint { path_free_ns, engine_free_ns, counters } skip { p });
 
 impl Xpoint {
     /// `None` if a figure is zero.

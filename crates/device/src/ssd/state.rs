@@ -1,0 +1,80 @@
+//! A drive's state file (`docs/state.md`): the header names the drive's configuration by a
+//! hash of its resolved model and carries the seed the drive was built with; the body is the
+//! drive's [`State`] in one section.
+
+use std::io::{Read, Write};
+
+use flashlab_engine::state::{checksum_of, StateHeader};
+use flashlab_engine::{SeedTree, SimTime, State, StateError, StateReader, StateWriter};
+
+use super::Ssd;
+use crate::config::DeviceConfig;
+use crate::model::Model;
+
+/// The header's `kind` for a single drive.
+pub const DRIVE_STATE_KIND: &str = "drive";
+
+/// Hash of a resolved drive model: every figure the simulation is built from (a state loads
+/// only into a drive built from the same).
+fn model_hash(model: &Model) -> u64 {
+    checksum_of(format!("{model:?}").as_bytes())
+}
+
+/// Hash of the drive `config` describes, as a state file's header carries it.
+pub fn drive_config_hash(config: &DeviceConfig) -> Result<u64, StateError> {
+    let model = config.resolve().map_err(|e| {
+        StateError::Device(crate::ConfigError::from_key_error(config.name.clone(), e).to_string())
+    })?;
+    Ok(model_hash(&model))
+}
+
+impl Ssd {
+    /// Writes the drive's state; `clock_ns` is the drive time where the next run starts.
+    /// Returns the bytes written.
+    pub fn save_state(&self, out: impl Write, clock_ns: SimTime) -> Result<u64, StateError> {
+        let header = StateHeader {
+            kind: DRIVE_STATE_KIND.to_string(),
+            config_hash: model_hash(&self.model),
+            device_seed: self._seeds.master_seed(),
+            clock_ns,
+        };
+        let mut w = StateWriter::new(out, &header);
+        w.section("drive", |w| State::save(self, w));
+        w.finish()
+    }
+
+    /// Builds the drive `config` describes and loads a state of `total_bytes` into it: the
+    /// drive and the drive time where the next run starts. Refuses a state of another kind
+    /// of device, of another configuration, of another format version, or damaged.
+    pub fn load_state(
+        config: &DeviceConfig,
+        input: impl Read,
+        total_bytes: u64,
+    ) -> Result<(Ssd, SimTime), StateError> {
+        let (mut r, header) = StateReader::new(input, total_bytes)?;
+        check_kind(&header, DRIVE_STATE_KIND)?;
+        let expected = drive_config_hash(config)?;
+        if header.config_hash != expected {
+            return Err(StateError::Config {
+                found: header.config_hash,
+                expected,
+            });
+        }
+        let mut ssd = Ssd::new(config, SeedTree::new(header.device_seed))
+            .map_err(|e| StateError::Device(e.to_string()))?;
+        r.section("drive", |r| State::load(&mut ssd, r))?;
+        r.finish()?;
+        Ok((ssd, header.clock_ns))
+    }
+}
+
+/// The header's kind must be `expected`.
+pub fn check_kind(header: &StateHeader, expected: &str) -> Result<(), StateError> {
+    if header.kind != expected {
+        return Err(StateError::Kind {
+            found: header.kind.clone(),
+            expected: expected.to_string(),
+        });
+    }
+    Ok(())
+}
