@@ -152,9 +152,13 @@ fn jobs_and_clones_are_capped_at_4096() {
 
 #[test]
 fn a_closed_loop_depth_beyond_the_host_queue_is_refused() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/traces/sample-disksim.trace"
+    );
     let out = bounded(&[
         "replay",
-        "../../testdata/traces/sample-disksim.trace",
+        trace,
         "--format",
         "disksim",
         "--mode",
@@ -283,15 +287,23 @@ fn a_log_in_a_missing_directory_is_refused_before_the_run() {
 #[test]
 fn messages_state_the_value_written() {
     let job = job_file("small.fio", "[j]\nrw=read\nsize=1m\n");
-    let e = bad_input(&bounded(&[
-        "run",
-        &job,
-        "--device",
-        "generic-tlc-256gb",
-        "--set",
-        "capacity.spare_factor=0.0",
-    ]));
-    assert!(!e.contains("Some("), "{e}");
+    // The tiny drive with no spare area asked for.
+    let preset = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../presets/tiny-test-1gb.toml"
+    ))
+    .unwrap();
+    let toml = scratch("no-spare.toml");
+    std::fs::write(
+        &toml,
+        preset.replace("user = \"1GB\"", "spare_factor = 0.0"),
+    )
+    .unwrap();
+    let e = bad_input(&bounded(&["run", &job, "--device", toml.to_str().unwrap()]));
+    assert!(
+        e.contains("capacity.spare_factor = 0:") && e.contains("a spare factor of at least 0.0"),
+        "{e}"
+    );
     let e = bad_input(&bounded(&[
         "run",
         &job,

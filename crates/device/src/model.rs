@@ -347,7 +347,11 @@ impl DeviceConfig {
                 );
                 let largest_pj = page_pj.max(energy.erase_pj);
                 // pJ per window ÷ window (ns) = mW; × 1000 = µW.
-                let least_media_uw = (largest_pj.saturating_mul(1_000)).div_ceil(window_ns);
+                // Rounded up to whole mW, as a cap is written.
+                let least_media_uw = (largest_pj.saturating_mul(1_000))
+                    .div_ceil(window_ns)
+                    .div_ceil(1_000)
+                    * 1_000;
                 if uw - (idle + active) < least_media_uw {
                     return Err(key_err(
                         "power.states",
