@@ -243,7 +243,7 @@ fn override_value(value: &str) -> toml::Value {
 }
 
 fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(), ConfigError> {
-    let origin = format!("--set {key}={value}");
+    let origin = format!("--set {}", excerpt(&format!("{key}={value}")));
     let (section, name) = split_key(key);
     if section.is_empty() {
         let top = valid_keys("");
