@@ -595,6 +595,38 @@ fn load_run_target(target: &Target) -> Result<LoadedTarget, Failure> {
 }
 
 /// Run parsed jobs on the target and write the results: `run` and `fio` share this.
+/// Every log a job writes goes into a directory that exists: fio creates no directories
+/// for its logs, and a mistyped one is better found before the run than after it.
+fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Failure> {
+    for job in &job_file.jobs {
+        for (option, prefix) in [
+            ("write_bw_log", &job.write_bw_log),
+            ("write_lat_log", &job.write_lat_log),
+            ("write_iops_log", &job.write_iops_log),
+            ("write_hist_log", &job.write_hist_log),
+            ("write_iolog", &job.write_iolog),
+        ] {
+            let Some(prefix) = prefix else { continue };
+            let Some(dir) = Path::new(prefix).parent() else {
+                continue;
+            };
+            if dir.as_os_str().is_empty() || dir.is_dir() {
+                continue;
+            }
+            let place = job
+                .origin
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", job_file.path, job.line));
+            return Err(bad_input(anyhow!(
+                "{place}: job {}: {option}={prefix}: the directory {} does not exist (fio does not create it); create it or name another",
+                job.name,
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn run_parsed(
     job_file: &flashlab_workload::JobFile,
     target: &Target,
@@ -607,6 +639,7 @@ fn run_parsed(
     for warning in job_file.fio_warnings() {
         eprintln!("{warning}");
     }
+    check_log_directories(job_file)?;
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
         LoadedTarget::Drive(config) => config,
@@ -650,7 +683,7 @@ fn run_parsed(
     write_output(output, &formats.render(&run, note.as_deref()))?;
     // Like fio, log prefixes are paths relative to the current directory.
     flashlab_report::write_logs(&run, Path::new("."))
-        .context("writing the bw/lat/iops logs")
+        .context("writing the log files")
         .map_err(run_failed)?;
     io_failure.map_or(Ok(()), Err)
 }
@@ -702,7 +735,7 @@ fn run_system(
     }
     write_output(output, &formats.render(&run, None))?;
     flashlab_report::write_logs(&run, Path::new("."))
-        .context("writing the bw/lat/iops logs")
+        .context("writing the log files")
         .map_err(run_failed)?;
     io_failure.map_or(Ok(()), Err)
 }

@@ -181,7 +181,9 @@ fn open_reader(
     path: &Path,
     options: &TraceOptions,
 ) -> Result<TraceReader<BufReader<File>>, Failure> {
-    let file = File::open(path)
+    // A trace may be any length (it is read a bounded line at a time), but it must end: a
+    // device such as /dev/zero is refused.
+    let file = flashlab_engine::input::open_input(path, u64::MAX, "a trace")
         .with_context(|| format!("opening the trace {}", path.display()))
         .map_err(bad_input)?;
     TraceReader::new(

@@ -148,8 +148,12 @@ fn workload(text: &str) -> anyhow::Result<EnduranceWorkload> {
     if !(text.ends_with(".fio") || path.is_file()) {
         bail!("--workload '{text}': expected jedec-enterprise, random-4k, sequential or a fio job file");
     }
-    let job = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("--workload '{text}': cannot read the job file: {e}"))?;
+    let job = flashlab_engine::input::read_text(
+        path,
+        flashlab_engine::input::MAX_JOB_FILE_BYTES,
+        "a job file",
+    )
+    .map_err(|e| anyhow!("--workload '{text}': cannot read the job file: {e}"))?;
     Ok(EnduranceWorkload::Job {
         name: text.to_string(),
         text: job,

@@ -341,18 +341,19 @@ fn a_drive_worn_out_mid_run_reports_results_and_exits_1() {
     assert_eq!(h["critical_warning"], 13);
 }
 
-/// Durations that add up past what the simulated clock can carry (four phases of 547-year
-/// start delays; a thinktime of 547 years between I/Os) stop with a bad-input error naming
-/// the options, quickly. They once ran forever: the clock saturated and the device's
+/// Durations that add up past what the simulated clock can carry (four phases of 55-year
+/// start delays; a thinktime of 55 years between four I/Os) stop with a bad-input error
+/// naming the options, quickly (one duration past it is refused where it is written:
+/// `bounds.rs`). They once ran forever: the clock saturated and the device's
 /// additions to it overflowed, or the sample windows were stepped through one by one.
 #[test]
 fn durations_past_the_simulated_clock_are_bad_input_not_a_hang() {
     let device = test_device();
     let mut phases = String::new();
     for name in ["a", "b", "c", "d"] {
-        phases += &format!("[{name}]\nrw=write\nbs=4k\nsize=16k\nstartdelay=200000d\nstonewall\n");
+        phases += &format!("[{name}]\nrw=write\nbs=4k\nsize=16k\nstartdelay=20000d\nstonewall\n");
     }
-    let think = "[j]\nrw=write\nbs=4k\nsize=16k\nthinktime=200000d\n";
+    let think = "[j]\nrw=write\nbs=4k\nsize=16k\nthinktime=20000d\n";
     for (name, text) in [("startdelays.fio", phases.as_str()), ("think.fio", think)] {
         let job = job_file(name, text);
         let start = std::time::Instant::now();

@@ -16,6 +16,8 @@ fn counts(json: &[u8]) -> (u64, u64, u64) {
 fn a_recorded_run_replays_the_same_ios() {
     let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("iolog-out/rw.iolog");
     let _ = std::fs::remove_file(&log);
+    // As fio, flashlab writes logs into directories that exist.
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     let text = "[rw]\nioengine=libaio\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=4\nnumber_ios=2000\nfsync=100\n\
          write_iolog=iolog-out/rw.iolog\n";
     let out = run_job("iolog.fio", text, "tiny-test-1gb", "json");

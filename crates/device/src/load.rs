@@ -1,6 +1,7 @@
 //! Finding a description (preset or file), checking its keys, applying `--set` overrides and
 //! reporting errors at their place.
 
+use flashlab_engine::input::excerpt;
 use serde::Deserialize;
 
 use crate::config::{nearest, valid_keys, DeviceConfig, SECTIONS};
@@ -10,20 +11,27 @@ use crate::model::KeyError;
 /// `--set` option), the key, and what would be valid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("unknown device {name:?}: not a preset name and not a readable .toml file; presets: {presets}")]
+    #[error(
+        "unknown device {:?}: not a preset name and not a readable .toml file; presets: {presets}",
+        excerpt(name)
+    )]
     UnknownDevice { name: String, presets: String },
     #[error("{path}: cannot read: {message}")]
     Io { path: String, message: String },
     #[error("{origin}: {message}")]
     Parse { origin: String, message: String },
-    #[error("{origin}: unknown key `{key}`{}; valid keys here: {valid}", did_you_mean(.suggestion))]
+    #[error("{origin}: unknown key `{}`{}; valid keys here: {valid}", excerpt(key), did_you_mean(.suggestion))]
     UnknownKey {
         origin: String,
         key: String,
         suggestion: Option<String>,
         valid: String,
     },
-    #[error("{origin}: {key} = {value}: {message}; valid: {valid}")]
+    #[error(
+        "{origin}: {} = {}: {message}; valid: {valid}",
+        excerpt(key),
+        excerpt(value)
+    )]
     Invalid {
         origin: String,
         key: String,
@@ -235,7 +243,7 @@ fn override_value(value: &str) -> toml::Value {
 }
 
 fn apply_override(table: &mut toml::Table, key: &str, value: &str) -> Result<(), ConfigError> {
-    let origin = format!("--set {key}={value}");
+    let origin = format!("--set {}", excerpt(&format!("{key}={value}")));
     let (section, name) = split_key(key);
     if section.is_empty() {
         let top = valid_keys("");
@@ -320,7 +328,11 @@ pub fn load_device_config(
                         .join(", "),
                 });
             }
-            match std::fs::read_to_string(path) {
+            match flashlab_engine::input::read_text(
+                path,
+                flashlab_engine::input::MAX_CONFIG_FILE_BYTES,
+                "a drive description",
+            ) {
                 Ok(t) => (name_or_path.to_string(), t),
                 Err(e) => {
                     return Err(ConfigError::Io {

@@ -326,6 +326,47 @@ impl DeviceConfig {
                         format!("more than {}", power_text(idle + active)),
                     ));
                 }
+                // The cap admits whole operations per window: a window's budget below one
+                // operation would let every operation through over budget.
+                let window_ns = flashlab_media::power::CAP_WINDOW_NS;
+                // A page's read or program moves the page over the channel; an erase moves
+                // nothing.
+                let page_pj = [
+                    energy.read_pj,
+                    energy.program_pj,
+                    energy.slc_read_pj,
+                    energy.slc_program_pj,
+                ]
+                .into_iter()
+                .max()
+                .unwrap_or(0)
+                .saturating_add(
+                    energy
+                        .channel_pj_per_byte
+                        .saturating_mul(self.nand.page_size.0),
+                );
+                let largest_pj = page_pj.max(energy.erase_pj);
+                // pJ per window ÷ window (ns) = mW; × 1000 = µW.
+                // Rounded up to whole mW, as a cap is written.
+                let least_media_uw = (largest_pj.saturating_mul(1_000))
+                    .div_ceil(window_ns)
+                    .div_ceil(1_000)
+                    * 1_000;
+                if uw - (idle + active) < least_media_uw {
+                    return Err(key_err(
+                        "power.states",
+                        text,
+                        &format!(
+                            "the media's share of the cap holds less than one operation ({}) per {} ms window, so every operation would exceed it",
+                            energy_text(largest_pj),
+                            window_ns / 1_000_000
+                        ),
+                        format!(
+                            "at least {}",
+                            power_text(idle + active + least_media_uw)
+                        ),
+                    ));
+                }
                 Some(uw)
             };
             states_uw.push(cap);

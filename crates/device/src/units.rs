@@ -128,6 +128,14 @@ pub fn parse_power_uw(s: &str) -> Result<u64, UnitError> {
         "W" => 1_000_000,
         _ => return Err(bad()),
     };
+    // Powers are whole µW: a finer digit would be rounded away, and "3.0000001W" refused as
+    // "not more than 3W" reads as a contradiction.
+    if digits
+        .checked_mul(mult)
+        .is_some_and(|v| v % 10u128.pow(dec) != 0)
+    {
+        return Err(err(s, "a power in whole µW (no digit below 1µW)"));
+    }
     scale(digits, dec, mult).ok_or_else(bad)
 }
 
@@ -269,6 +277,10 @@ mod tests {
         assert_eq!(parse_power_uw("0.5mW"), Ok(500));
         assert!(parse_energy_pj("50").is_err());
         assert!(parse_power_uw("13 watts").is_err());
+        // Below the µW resolution: refused, not rounded to a value the message contradicts.
+        let e = parse_power_uw("3.0000001W").unwrap_err().to_string();
+        assert!(e.contains("whole µW"), "{e}");
+        assert_eq!(parse_power_uw("3.000001W"), Ok(3_000_001));
     }
 
     #[test]

@@ -278,3 +278,34 @@ fn a_slice_of_64_blocks_per_plane_amplifies_writes_as_the_drive_does() {
         );
     }
 }
+
+#[test]
+fn an_explicit_scale_is_held_to_max_memory_unless_the_budget_is_raised() {
+    // The 30.72 TB drive at 0.48 needs far more than the default 3 GiB budget: refused with
+    // the largest scale that fits, before anything is allocated.
+    let e = load_device_config("solidigm-d5-p5430-30.72tb", &[set("sim.scale", "0.48")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sim.scale") && e.contains("sim.max_memory") && e.contains("at most 0."),
+        "{e}"
+    );
+    // The scale it names fits.
+    let at_most: f64 = e
+        .split("at most ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .expect("a scale in the message");
+    load_device_config(
+        "solidigm-d5-p5430-30.72tb",
+        &[set("sim.scale", &at_most.to_string())],
+    )
+    .expect("the largest scale that fits is accepted");
+    // Raising the budget is how a user asks for the larger slice.
+    load_device_config(
+        "solidigm-d5-p5430-30.72tb",
+        &[set("sim.scale", "0.48"), set("sim.max_memory", "64GiB")],
+    )
+    .expect("a raised budget admits the slice");
+}

@@ -5,6 +5,7 @@
 
 pub mod compress;
 pub mod device;
+pub mod input;
 pub mod queue;
 pub mod rng;
 pub mod state;

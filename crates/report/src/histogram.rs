@@ -48,11 +48,21 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
     base + ((2 * k + 1) << error_bits) / 2
 }
 
-/// A latency histogram over fio's 1856 buckets.
-#[derive(Clone, PartialEq, Eq)]
+/// A latency histogram over fio's 1856 buckets. The 15 KB of buckets are allocated at the
+/// first sample: a job keeps one per direction and kind, and most jobs use few of them.
+#[derive(Clone)]
 pub struct Histogram {
+    /// Empty until the first sample; then `PLAT_NR` counts.
     buckets: Box<[u64]>,
 }
+
+impl PartialEq for Histogram {
+    fn eq(&self, other: &Self) -> bool {
+        (0..PLAT_NR).all(|i| self.count(i) == other.count(i))
+    }
+}
+
+impl Eq for Histogram {}
 
 impl std::fmt::Debug for Histogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,18 +80,33 @@ impl Default for Histogram {
 impl Histogram {
     pub fn new() -> Self {
         Self {
-            buckets: vec![0u64; PLAT_NR].into_boxed_slice(),
+            buckets: Box::default(),
         }
+    }
+
+    /// The buckets, allocated on first use.
+    #[inline]
+    fn buckets_mut(&mut self) -> &mut [u64] {
+        if self.buckets.is_empty() {
+            self.allocate();
+        }
+        &mut self.buckets
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self) {
+        self.buckets = vec![0u64; PLAT_NR].into_boxed_slice();
     }
 
     #[inline]
     pub fn record(&mut self, val_ns: u64) {
-        self.buckets[plat_val_to_idx(val_ns)] += 1;
+        self.buckets_mut()[plat_val_to_idx(val_ns)] += 1;
     }
 
     /// Add `count` samples of `val_ns` at once (reading a histogram back from json+ bins).
     pub fn record_n(&mut self, val_ns: u64, count: u64) {
-        self.buckets[plat_val_to_idx(val_ns)] += count;
+        self.buckets_mut()[plat_val_to_idx(val_ns)] += count;
     }
 
     pub fn clear(&mut self) {
@@ -90,13 +115,16 @@ impl Histogram {
 
     /// Add another histogram's counts (group_reporting).
     pub fn merge(&mut self, other: &Histogram) {
-        for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
+        if other.buckets.is_empty() {
+            return;
+        }
+        for (a, b) in self.buckets_mut().iter_mut().zip(other.buckets.iter()) {
             *a += *b;
         }
     }
 
     pub fn count(&self, idx: usize) -> u64 {
-        self.buckets[idx]
+        self.buckets.get(idx).copied().unwrap_or(0)
     }
 
     pub fn total(&self) -> u64 {

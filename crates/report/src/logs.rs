@@ -192,21 +192,22 @@ impl LogSeries {
         s
     }
 
-    /// Write the log under `dir` (the prefix may contain directories, created as needed).
+    /// Write the log under `dir` (the prefix may name a directory, which must exist).
     pub fn write(&self, dir: &Path, job_index: u32) -> std::io::Result<()> {
         write_file(dir, &self.file_name(job_index), &self.render())
     }
 }
 
-/// Write `text` to `name` under `dir`, creating the directories `name` has.
+/// Write `text` to `name` under `dir`; as fio, no directory is created. An error names
+/// the file.
 pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-    f.write_all(text.as_bytes())?;
-    f.flush()
+    let write = || {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        f.write_all(text.as_bytes())?;
+        f.flush()
+    };
+    write().map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// The logs of one job (one clone): fio numbers log files by the clone's job index.

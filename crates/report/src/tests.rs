@@ -259,6 +259,11 @@ fn windowed_logs_and_files() {
     assert_eq!(bw.entries.len(), 6);
     assert!(bw.entries.iter().all(|e| e.time_ms % 500 == 0 && e.bs == 0));
     let dir = std::env::temp_dir().join(format!("flashlab-report-logs-{}", std::process::id()));
+    // As fio, the logs' directory must exist; writing without it names the file.
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = write_logs(&run, &dir).unwrap_err().to_string();
+    assert!(e.contains("logs/seq_bw.3.log"), "{e}");
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
     write_logs(&run, &dir).unwrap();
     let text = std::fs::read_to_string(dir.join("logs/seq_bw.3.log")).unwrap();
     assert_eq!(text, bw.render());

@@ -89,6 +89,8 @@ pub enum ReplayError {
     BadSpeed { speed: f64 },
     #[error("--qd 0: closed-loop replay needs at least one request outstanding")]
     BadQd,
+    #[error("--qd {qd}: closed-loop replay keeps at most {limit} requests outstanding (the host-queue limit); valid: 1 to {limit}")]
+    QdTooLarge { qd: u32, limit: usize },
     #[error("{file}: the trace holds no request to replay (lines read: {lines}, skipped as malformed: {skipped}, other volumes: {filtered})")]
     Empty {
         file: String,
@@ -119,6 +121,7 @@ impl ReplayError {
             | ReplayError::Remap { .. }
             | ReplayError::BadSpeed { .. }
             | ReplayError::BadQd
+            | ReplayError::QdTooLarge { .. }
             | ReplayError::Empty { .. }
             | ReplayError::BadScale { .. } => true,
             ReplayError::Run(e) => e.is_bad_input(),
@@ -217,6 +220,12 @@ pub fn replay_trace<R: BufRead>(
             if qd == 0 {
                 return Err(ReplayError::BadQd);
             }
+            if qd as usize > options.max_host_queue {
+                return Err(ReplayError::QdTooLarge {
+                    qd,
+                    limit: options.max_host_queue,
+                });
+            }
             (((qd as f64 / scale.die_factor).round() as u32).max(1), 1.0)
         }
     };
@@ -247,7 +256,8 @@ pub fn replay_trace<R: BufRead>(
     } else {
         device_limit.min(1 << 16)
     });
-    let host_capacity = if qd > 0 { qd as usize } else { 1024 };
+    // Grown as requests wait, never sized by an option up front.
+    let host_capacity = (qd as usize).clamp(1, 1024);
     let mut r = Replayer {
         reader,
         remapper,
@@ -380,8 +390,13 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             let Some((now, event)) = self.queue.pop() else {
                 break;
             };
+            // An arrival admits one more request of the trace: a burst of them at one
+            // timestamp is the trace's own work, bounded by the trace and the host queue
+            // (`max_host_queue`), not a model going round without time advancing. Only the
+            // other events count against the limit.
+            let admits = matches!(event, Event::Arrive);
             if now == last_ns {
-                same_time_events += 1;
+                same_time_events += u64::from(!admits);
                 if same_time_events > limits.max_events_at_same_time {
                     return Err(RunError::NoProgress {
                         time_ns: now,
@@ -954,5 +969,100 @@ mod tests {
         assert_eq!(slice.jobs[0].runtime_ms(0), full.jobs[0].runtime_ms(0));
         assert_eq!(slice.jobs[0].total_ios(0), 10);
         assert_eq!(slice.flashlab["scale"]["die_factor"], 4.0);
+    }
+
+    /// `n` 4 KiB reads all at one timestamp.
+    fn burst(n: u64) -> String {
+        (0..n).map(|i| format!("5000 0 {} 8 1\n", i * 8)).collect()
+    }
+
+    /// A burst of requests at one timestamp is the trace's work, not a model without
+    /// progress: it replays whole however far it goes past the same-time event limit.
+    #[test]
+    fn a_burst_at_one_timestamp_is_progress() {
+        let mut dev = Serial::new(1_000, 32);
+        let run = replay(
+            &burst(3_000),
+            &mut dev,
+            ReplayMode::Open { speed: 1.0 },
+            |o| {
+                o.limits.max_events_at_same_time = 1_000;
+            },
+        )
+        .unwrap();
+        assert_eq!(replay_json(&run)["requests"], 3_000);
+        assert_eq!(dev.submits.len(), 3_000);
+        // A huge --speed makes every request of an ordinary trace a burst too.
+        let mut dev = Serial::new(1_000, 32);
+        let run = replay(
+            &trace(3_000, 10),
+            &mut dev,
+            ReplayMode::Open { speed: 1e12 },
+            |o| {
+                o.limits.max_events_at_same_time = 1_000;
+            },
+        )
+        .unwrap();
+        assert_eq!(replay_json(&run)["requests"], 3_000);
+    }
+
+    /// What stops a burst too large for the host is the host-queue limit, with its own
+    /// message.
+    #[test]
+    fn a_burst_beyond_the_host_queue_stops_at_that_limit() {
+        let mut dev = Serial::new(1_000, 32);
+        let e = replay(
+            &burst(3_000),
+            &mut dev,
+            ReplayMode::Open { speed: 1.0 },
+            |o| {
+                o.limits.max_events_at_same_time = 100;
+                o.max_host_queue = 2_000;
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, ReplayError::HostQueueFull { limit: 2_000, .. }),
+            "{e}"
+        );
+    }
+
+    /// A device that completes everything at once never lets time advance: still caught.
+    #[test]
+    fn a_device_completing_without_time_passing_is_still_no_progress() {
+        let mut dev = Serial::new(0, 32);
+        let e = replay(
+            &trace(3_000, 0),
+            &mut dev,
+            ReplayMode::Closed { qd: 4 },
+            |o| {
+                o.limits.max_events_at_same_time = 1_000;
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, ReplayError::Run(RunError::NoProgress { .. })),
+            "{e}"
+        );
+    }
+
+    /// The closed-loop depth is bounded before anything is sized by it.
+    #[test]
+    fn a_closed_loop_depth_beyond_the_host_queue_is_refused() {
+        let mut dev = Serial::new(1_000, 32);
+        let e = replay(
+            &trace(10, 1),
+            &mut dev,
+            ReplayMode::Closed { qd: u32::MAX },
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(e.is_bad_input(), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("--qd 4294967295") && msg.contains("1048576"),
+            "{msg}"
+        );
+        assert!(!msg.contains("open-loop"), "{msg}");
     }
 }

@@ -317,7 +317,9 @@ pub fn is_system(name_or_path: &str) -> bool {
     if !name_or_path.ends_with(".toml") {
         return false;
     }
-    let Ok(text) = std::fs::read_to_string(name_or_path) else {
+    // Unreadable (or refused: a device, too large) is no system; the drive loader that
+    // reads it next reports why.
+    let Ok(text) = read_config(std::path::Path::new(name_or_path)) else {
         return false;
     };
     // A drive description has a `[link]` (its host interface) too; only a system has drives,
@@ -344,11 +346,21 @@ pub fn load_system_config(name_or_path: &str) -> Result<SystemConfig, SystemErro
             presets: system_preset_names().join(", "),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| SystemError::Io {
-        path: name_or_path.to_string(),
-        message: e.to_string(),
-    })?;
+    let text = read_config(path)?;
     parse_system_config(name_or_path, &text)
+}
+
+/// A system or member-drive file's text, bounded as every description is.
+fn read_config(path: &std::path::Path) -> Result<String, SystemError> {
+    flashlab_engine::input::read_text(
+        path,
+        flashlab_engine::input::MAX_CONFIG_FILE_BYTES,
+        "a system description",
+    )
+    .map_err(|e| SystemError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
 /// Line of the `[section]` header (or of `key` under it), for error messages.
@@ -477,10 +489,7 @@ fn drive_spec(
         )),
         None if d.preset.ends_with(".toml") => {
             let path = base_dir.join(&d.preset);
-            let text = std::fs::read_to_string(&path).map_err(|e| SystemError::Io {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?;
+            let text = read_config(&path)?;
             let kind = toml::from_str::<toml::Table>(&text)
                 .ok()
                 .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(str::to_string)));

@@ -664,8 +664,12 @@ pub fn valid_keys(section: &str) -> Vec<&'static str> {
 /// The valid key closest to `key` (edit distance ≤ max(2, len/3)), if any.
 pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
     let limit = (key.len() / 3).max(2);
+    let key_chars = key.chars().count();
     valid
         .iter()
+        // Lengths further apart than the limit cannot be within it: skipping them keeps a
+        // megabyte-long key from costing its length times every key's.
+        .filter(|v| key_chars.abs_diff(v.chars().count()) <= limit)
         .map(|v| (levenshtein(key, v), *v))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)

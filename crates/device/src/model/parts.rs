@@ -500,24 +500,27 @@ impl DeviceConfig {
         let max_user =
             spares.max_user_ius(full_native_blocks, full_units, self.fg_for(full_units)) * iu;
         if drive_user == 0 || drive_user > max_user {
-            return Err(key_err(
-                if self.capacity.user.is_some() {
-                    "capacity.user"
-                } else {
-                    "capacity.spare_factor"
-                },
-                self.capacity
-                    .user
-                    .map_or(format!("{:?}", self.capacity.spare_factor), |u| {
-                        size_text(u.0)
-                    }),
-                "leaves too little spare area for garbage collection",
-                format!(
-                    "a user capacity from {} to {}",
-                    size_text(iu),
-                    format_size(max_user)
+            let valid_users = format!("{} to {}", size_text(iu), format_size(max_user));
+            return Err(match self.capacity.user {
+                Some(u) => key_err(
+                    "capacity.user",
+                    size_text(u.0),
+                    "leaves too little spare area for garbage collection",
+                    format!("a user capacity from {valid_users}"),
                 ),
-            ));
+                None => {
+                    let least = 1.0 - max_user as f64 / native_raw as f64;
+                    key_err(
+                        "capacity.spare_factor",
+                        self.capacity.spare_factor.unwrap_or(0.07),
+                        "leaves too little spare area for garbage collection",
+                        format!(
+                            "a spare factor of at least {:.4} (a user capacity from {valid_users})",
+                            (least * 10_000.0).ceil() / 10_000.0
+                        ),
+                    )
+                }
+            });
         }
         // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.
         let full_namespaces = self.namespace_sizes(drive_user, iu)?;
@@ -588,6 +591,26 @@ impl DeviceConfig {
                         f,
                         "the slice has more IUs than 32-bit addresses allow",
                         format!("at most {ppa_limit:.4}"),
+                    ));
+                }
+                // An explicit slice is held to the same memory budget as "auto": raising
+                // sim.max_memory is how a user says the machine has the room.
+                let need = (full_mem as f64 * f).ceil() as u64 + full_queue;
+                if need > max_memory {
+                    let fits = max_memory.saturating_sub(full_queue) as f64 / full_mem as f64;
+                    return Err(key_err(
+                        "sim.scale",
+                        f,
+                        &format!(
+                            "the slice needs about {} of memory, more than sim.max_memory ({})",
+                            format_size(need),
+                            size_text(max_memory)
+                        ),
+                        format!(
+                            "at most {:.4} (what sim.max_memory holds), or sim.max_memory of at least {}",
+                            (fits * 10_000.0).floor() / 10_000.0,
+                            format_size(need)
+                        ),
                     ));
                 }
                 f

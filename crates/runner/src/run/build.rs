@@ -216,7 +216,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             clones[w].waitees = waitees;
         }
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
-        // adds one. Sizing the host queue for all of them means it never reallocates.
+        // adds one. Sizing the host queue for all of them (up to 2^16; the parser bounds the
+        // sum at 2^20) means it rarely reallocates.
         let trackers = steady_trackers(file, &mut clones, plan)?;
         check_iologs(file, &clones, plan)?;
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
@@ -243,7 +244,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             .into_boxed_slice(),
             free_slots: (0..slots as u32).rev().collect(),
             free_len: slots,
-            host_queue: VecDeque::with_capacity(host_capacity),
+            host_queue: VecDeque::with_capacity(host_capacity.min(1 << 16)),
             device_in_flight: 0,
             device_limit,
             clones,

@@ -117,9 +117,14 @@ pub(crate) fn parse_distribution(text: &str, kb_base: u64) -> Result<RandomDistr
         if a.contains(':') {
             return Err(format!("{name}:{what} (a centre offset is not simulated)"));
         }
-        parse_f64(a)
-            .filter(|v| ok(*v))
-            .ok_or_else(|| format!("{name}:{what}"))
+        let v = parse_f64(a).ok_or_else(|| {
+            format!("{name}:{what}, written as a plain decimal number such as 1.2 (no exponent)")
+        })?;
+        if ok(v) {
+            Ok(v)
+        } else {
+            Err(format!("{name}:{what}"))
+        }
     };
     match name {
         "random" if args.is_none() => Ok(RandomDistribution::Random),

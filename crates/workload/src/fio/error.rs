@@ -1,4 +1,7 @@
 //! Parse errors: every one names the file and line, and says what would have been valid.
+//! Input echoed back (a line, a key, a value) is cut to a short excerpt.
+
+use flashlab_engine::input::excerpt;
 
 /// A job file could not be parsed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -29,19 +32,26 @@ pub enum ParseErrorKind {
     IncludeTooDeep { path: String, max_depth: usize },
     #[error("include cycle: {path} is already being read")]
     IncludeCycle { path: String },
-    #[error("environment variable {name} is not set (used as ${{{name}}})")]
+    #[error(
+        "environment variable {0} is not set (used as ${{{0}}})",
+        excerpt(name)
+    )]
     UnsetEnv { name: String },
     #[error("unterminated ${{...}}: expected ${{NAME}}")]
     UnterminatedEnv,
-    #[error("malformed section header {text:?}: expected [name]")]
+    #[error("malformed section header {:?}: expected [name]", excerpt(text))]
     BadSection { text: String },
     #[error(
-        "cannot read line {text:?}: expected key=value, a bare option, [section] or include FILE"
+        "cannot read line {:?}: expected key=value, a bare option, [section] or include FILE",
+        excerpt(text)
     )]
     BadLine { text: String },
-    #[error("option {option} appears before any [section]: put it under [global] or a job")]
+    #[error(
+        "option {} appears before any [section]: put it under [global] or a job",
+        excerpt(option)
+    )]
     OutsideSection { option: String },
-    #[error("unknown fio option {option}{}; `flashlab fio-options` lists the options flashlab knows", suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default())]
+    #[error("unknown fio option {}{}; `flashlab fio-options` lists the options flashlab knows", excerpt(option), suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default())]
     UnknownOption {
         option: String,
         suggestion: Option<String>,
@@ -50,12 +60,16 @@ pub enum ParseErrorKind {
     NotSimulated { option: String, what: String },
     #[error("option {option} needs a value (e.g. {option}={example})")]
     MissingValue { option: String, example: String },
-    #[error("invalid value {value:?} for {option}: expected {expected}")]
+    #[error("invalid value {:?} for {option}: expected {expected}", excerpt(value))]
     InvalidValue {
         option: String,
         value: String,
         expected: String,
     },
+    #[error("job {job} brings the run past {limit} jobs (numjobs clones counted, as fio counts them); valid: at most {limit} in all")]
+    TooManyJobs { job: String, limit: u64 },
+    #[error("job {job} brings the I/Os the run keeps in flight (iodepth × numjobs, summed over the jobs) past {limit}; valid: at most {limit} in all")]
+    TooManyOutstanding { job: String, limit: u64 },
     #[error("the job file defines no jobs: add a [name] section after [global]")]
     NoJobs,
 }

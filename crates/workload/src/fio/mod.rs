@@ -13,5 +13,6 @@ pub use error::{ParseError, ParseErrorKind};
 pub use options::{find_option, option_table, OptionClass, OptionDef, OptionType};
 pub use parser::{
     parse_command_line, parse_file, parse_str, CommandLine, CommandLineItem, MAX_INCLUDE_DEPTH,
+    MAX_JOBS, MAX_OUTSTANDING_IOS,
 };
 pub use value::TimeUnit;

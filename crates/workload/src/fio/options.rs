@@ -234,8 +234,15 @@ pub fn find_option(name: &str) -> Option<&'static OptionDef> {
     option_table().iter().find(|o| o.matches(name))
 }
 
+/// Names longer than this get no suggestion: no option is nearly that long, and the search
+/// costs the name's length times every option's.
+const MAX_SUGGEST_BYTES: usize = 64;
+
 /// The known option or alias nearest to `name` by edit distance.
 pub(crate) fn nearest_option(name: &str) -> Option<&'static str> {
+    if name.len() > MAX_SUGGEST_BYTES {
+        return None;
+    }
     option_table()
         .iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))

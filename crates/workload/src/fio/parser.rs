@@ -11,6 +11,14 @@ use crate::job::{JobFile, JobSpec, RandomDistribution, SizeSpec, SYNCHRONOUS_ENG
 /// recurse forever).
 pub const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// Most jobs one run holds, numjobs clones counted (fio 3.33 stops at the same number:
+/// `REAL_MAX_JOBS` in its fio.h). Each clone keeps its own statistics and generator.
+pub const MAX_JOBS: u64 = 4096;
+
+/// Most I/Os the jobs of one run may keep in flight together (iodepth × numjobs, summed):
+/// the run keeps a record of each while it waits.
+pub const MAX_OUTSTANDING_IOS: u64 = 1 << 20;
+
 /// One meaningful line, after comments, includes and `${ENV}` are resolved.
 #[derive(Debug)]
 enum Item {
@@ -31,6 +39,8 @@ struct Lexer<'a> {
     /// Files being read, outermost first (cycle detection).
     stack: Vec<PathBuf>,
     items: Vec<Located>,
+    /// Bytes of job files read so far (bounded by `MAX_JOB_TOTAL_BYTES`).
+    read_bytes: u64,
 }
 
 impl<'a> Lexer<'a> {
@@ -40,6 +50,7 @@ impl<'a> Lexer<'a> {
             files: Vec::new(),
             stack: Vec::new(),
             items: Vec::new(),
+            read_bytes: 0,
         }
     }
 
@@ -128,13 +139,13 @@ impl<'a> Lexer<'a> {
         if self.stack.contains(&canonical) {
             return Err(self.err(file, line, ParseErrorKind::IncludeCycle { path: shown }));
         }
-        let text = std::fs::read_to_string(&target).map_err(|e| {
+        let text = read_job_text(&target, &mut self.read_bytes).map_err(|message| {
             self.err(
                 file,
                 line,
                 ParseErrorKind::Io {
                     path: shown.clone(),
-                    message: e.to_string(),
+                    message,
                 },
             )
         })?;
@@ -170,19 +181,40 @@ fn substitute_env(
 
 /// Parse a job file from disk; `${ENV}` reads the process environment.
 pub fn parse_file(path: &Path) -> Result<JobFile, ParseError> {
-    let (text, shown) = read_job_file(path)?;
-    parse_str(&text, &shown, &|name| std::env::var(name).ok())
+    let mut read_bytes = 0;
+    let (text, shown) = read_job_file(path, &mut read_bytes)?;
+    let mut lexer = Lexer::new(&|name| std::env::var(name).ok());
+    lexer.read_bytes = read_bytes;
+    lexer.lex_root(&text, &shown)?;
+    let Lexer { files, items, .. } = lexer;
+    build(&files, &items, &shown, &Sections::default())
+}
+
+/// A job file's text, bounded per file and over everything one parse reads
+/// (`read_bytes` counts it): a job file is a page of text, and an `include` of a device
+/// or of a huge file must not take the machine's memory.
+fn read_job_text(path: &Path, read_bytes: &mut u64) -> Result<String, String> {
+    use flashlab_engine::input::{self, MAX_JOB_FILE_BYTES, MAX_JOB_TOTAL_BYTES};
+    let left = MAX_JOB_TOTAL_BYTES.saturating_sub(*read_bytes);
+    let (limit, what) = if left < MAX_JOB_FILE_BYTES {
+        (left, "all job files and includes together")
+    } else {
+        (MAX_JOB_FILE_BYTES, "a job file")
+    };
+    let text = input::read_text(path, limit, what).map_err(|e| e.to_string())?;
+    *read_bytes += text.len() as u64;
+    Ok(text)
 }
 
 /// A job file's text and the name its messages show.
-fn read_job_file(path: &Path) -> Result<(String, String), ParseError> {
+fn read_job_file(path: &Path, read_bytes: &mut u64) -> Result<(String, String), ParseError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ParseError {
+    let text = read_job_text(path, read_bytes).map_err(|message| ParseError {
         file: shown.clone(),
         line: 0,
         kind: ParseErrorKind::Io {
             path: shown.clone(),
-            message: e.to_string(),
+            message,
         },
     })?;
     Ok((text, shown))
@@ -265,7 +297,7 @@ pub fn parse_command_line(
     // global options so far), and stonewalls its first job.
     let mut resets = Vec::new();
     for (i, path) in command_line.job_files.iter().enumerate() {
-        let (text, shown) = read_job_file(path)?;
+        let (text, shown) = read_job_file(path, &mut lexer.read_bytes)?;
         let start = lexer.items.len();
         if i > 0 {
             resets.push(start);
@@ -344,6 +376,10 @@ fn build(
     let mut global_wait_at = None;
     let mut wait_at = Vec::new();
     let mut stonewall_next = false;
+    // Jobs with their numjobs clones, each of which the run keeps state for.
+    let mut clones: u64 = 0;
+    // I/Os all of them may keep in flight (iodepth × numjobs, summed).
+    let mut outstanding: u64 = 0;
     let mut i = 0;
     while i < items.len() {
         if sections.resets.contains(&i) {
@@ -442,6 +478,30 @@ fn build(
                     *log = Some(spec.name.clone());
                 }
             }
+            clones += u64::from(spec.numjobs.max(1));
+            outstanding += u64::from(spec.numjobs.max(1)) * u64::from(spec.iodepth.max(1));
+            if outstanding > MAX_OUTSTANDING_IOS {
+                let at = written_at(&opts, "iodepth").or_else(|| written_at(&opts, "numjobs"));
+                return Err(ParseError {
+                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
+                    line: at.map_or(section_line, |(_, line)| line),
+                    kind: ParseErrorKind::TooManyOutstanding {
+                        job: spec.name,
+                        limit: MAX_OUTSTANDING_IOS,
+                    },
+                });
+            }
+            if clones > MAX_JOBS {
+                let at = written_at(&opts, "numjobs");
+                return Err(ParseError {
+                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
+                    line: at.map_or(section_line, |(_, line)| line),
+                    kind: ParseErrorKind::TooManyJobs {
+                        job: spec.name,
+                        limit: MAX_JOBS,
+                    },
+                });
+            }
             jobs.push(spec);
         }
         i = end;
@@ -532,7 +592,7 @@ fn apply(
             kind: ParseErrorKind::InvalidValue {
                 option: r.def.name.to_string(),
                 value: r.value.unwrap_or("").to_string(),
-                expected,
+                expected: with_expression_note(expected, r.value.unwrap_or("")),
             },
         })?;
         // fio's JSON lists options under their canonical name and leaves out bare flags.
@@ -541,6 +601,20 @@ fn apply(
         }
     }
     Ok(())
+}
+
+/// fio evaluates `(2*4)` and `$ncpus`/`$pagesize`/`$mb_memory` in values; flashlab does
+/// not, and says so rather than leaving "expected an integer" to puzzle over.
+fn with_expression_note(expected: String, value: &str) -> String {
+    let v = value.trim();
+    if v.starts_with('(') || v.contains('$') {
+        format!(
+            "{expected} (fio's arithmetic expressions and $ncpus, $pagesize, $mb_memory are not \
+             supported: write the value itself)"
+        )
+    } else {
+        expected
+    }
 }
 
 /// Where the last `name=` option of a section was written: (file index, line).

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::job::*;
 
+mod bounds;
 mod io;
 mod reporting;
 mod syntax;

@@ -160,6 +160,11 @@ impl TimeUnit {
 pub(crate) const TIME_SUFFIXES: &str =
     "a number with an optional unit ns, us/usec, ms/msec, s/sec, m/min, h or d";
 
+/// Longest duration any time option takes: a run's simulated clock stops at 2^62 ns
+/// (146 years), so a longer runtime, ramp_time, startdelay or thinktime is refused where it
+/// is written rather than when the run reaches it.
+pub const MAX_DURATION_NS: u64 = 1 << 62;
+
 /// A duration in nanoseconds; a bare number is in `default_unit`.
 pub(crate) fn parse_time_ns(text: &str, default_unit: TimeUnit) -> Result<u64, String> {
     let (v, suffix) = split_number(text).ok_or_else(|| TIME_SUFFIXES.to_string())?;
@@ -175,8 +180,11 @@ pub(crate) fn parse_time_ns(text: &str, default_unit: TimeUnit) -> Result<u64, S
         _ => return Err(TIME_SUFFIXES.to_string()),
     };
     let ns = v * mult as f64;
-    if !(ns.is_finite() && ns < u64::MAX as f64) {
-        return Err("a duration below 584 years".to_string());
+    if !(ns.is_finite() && ns <= MAX_DURATION_NS as f64) {
+        return Err(format!(
+            "a duration of at most {}d (2^62 ns, the simulated time a run can reach)",
+            MAX_DURATION_NS / (86_400 * NS_PER_S)
+        ));
     }
     Ok(ns.round() as u64)
 }

@@ -125,20 +125,28 @@ fn columns<'a, const N: usize>(
     Ok(out)
 }
 
+/// A request, whose byte range must end within 2^64 bytes: a range that wraps would reach
+/// the device as some other, shorter range.
 fn request(
     time_ns: u64,
     kind: IoKind,
     offset_bytes: u64,
     len_bytes: u64,
     volume: Option<u64>,
-) -> Parsed {
-    Parsed::Request {
+) -> Result<Parsed, Bad> {
+    if offset_bytes.checked_add(len_bytes).is_none() {
+        return Err(Bad::new(
+            "a byte range ending below 2^64 (offset + length)",
+            &format!("offset {offset_bytes} + length {len_bytes}"),
+        ));
+    }
+    Ok(Parsed::Request {
         time_ns,
         kind,
         offset_bytes,
         len_bytes,
         volume,
-    }
+    })
 }
 
 /// `time device sector size_sectors flags`; bit 0 of the flags set means read.
@@ -168,7 +176,7 @@ fn disksim(state: &State, line: &str) -> Result<Parsed, Bad> {
     } else {
         IoKind::Write
     };
-    Ok(request(time_ns, kind, offset, len, Some(volume)))
+    request(time_ns, kind, offset, len, Some(volume))
 }
 
 /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
@@ -188,7 +196,7 @@ fn msr(line: &str) -> Result<Parsed, Bad> {
     };
     let offset = number(offset, "an Offset in bytes")?;
     let len = number(size, "a Size in bytes")?;
-    Ok(request(time_ns, kind, offset, len, Some(volume)))
+    request(time_ns, kind, offset, len, Some(volume))
 }
 
 /// `maj,min cpu seq secs.ns pid action rwbs [sector + count] [process]`.
@@ -242,7 +250,7 @@ fn blkparse(state: &State, line: &str) -> Result<Parsed, Bad> {
     };
     let Some(sector) = sector else {
         if flush {
-            return Ok(request(time_ns, IoKind::Flush, 0, 0, None));
+            return request(time_ns, IoKind::Flush, 0, 0, None);
         }
         return Err(Bad::new("'sector + count' after the RWBS field", line));
     };
@@ -262,9 +270,9 @@ fn blkparse(state: &State, line: &str) -> Result<Parsed, Bad> {
         count,
     )?;
     if kind == IoKind::Write && flush && len == 0 {
-        return Ok(request(time_ns, IoKind::Flush, 0, 0, None));
+        return request(time_ns, IoKind::Flush, 0, 0, None);
     }
-    Ok(request(time_ns, kind, offset, len, None))
+    request(time_ns, kind, offset, len, None)
 }
 
 fn iolog_header(state: &mut State, line: &str) -> Result<Parsed, Bad> {
@@ -324,7 +332,7 @@ fn iolog(state: &mut State, line: &str) -> Result<Parsed, Bad> {
             state.iolog_wait_ns = state.iolog_wait_ns.saturating_add(ns);
             return Ok(Parsed::Nothing);
         }
-        "sync" | "datasync" => return Ok(request(time_ns, IoKind::Flush, 0, 0, None)),
+        "sync" | "datasync" => return request(time_ns, IoKind::Flush, 0, 0, None),
         "read" => IoKind::Read,
         "write" => IoKind::Write,
         "trim" => IoKind::Trim,
@@ -336,7 +344,7 @@ fn iolog(state: &mut State, line: &str) -> Result<Parsed, Bad> {
         }
     };
     let (offset, len) = range()?;
-    Ok(request(time_ns, kind, offset, len, None))
+    request(time_ns, kind, offset, len, None)
 }
 
 /// `device_id,opcode,offset,length,timestamp` (bytes, µs).
@@ -360,7 +368,7 @@ fn alibaba(line: &str) -> Result<Parsed, Bad> {
         "a timestamp",
         ts,
     )?;
-    Ok(request(time_ns, kind, offset, len, Some(volume)))
+    request(time_ns, kind, offset, len, Some(volume))
 }
 
 /// `Timestamp,Offset,Size,IOType,VolumeID` (s, sectors, sectors, 0 read / 1 write).
@@ -394,5 +402,5 @@ fn tencent(line: &str) -> Result<Parsed, Bad> {
         _ => return Err(Bad::new("an IOType of 0 (read) or 1 (write)", io_type)),
     };
     let volume = number(volume, "a VolumeID")?;
-    Ok(request(time_ns, kind, offset, len, Some(volume)))
+    request(time_ns, kind, offset, len, Some(volume))
 }

@@ -1,8 +1,9 @@
 //! Block I/O traces: streaming readers for the common text formats, and the mapping of a
 //! trace's addresses onto a simulated device.
 //!
-//! A [`TraceReader`] reads one line at a time into a reused buffer, so memory stays bounded
-//! whatever the trace's length. Each line becomes a [`TraceRecord`] (time, direction, byte
+//! A [`TraceReader`] reads one line at a time into a reused buffer of at most
+//! [`MAX_TRACE_LINE_BYTES`], so memory stays bounded whatever the trace's length or its
+//! lines' (a longer line, or one that is not UTF-8 text, is malformed). Each line becomes a [`TraceRecord`] (time, direction, byte
 //! range, device or volume) or an error naming the file, the line and what was expected;
 //! with [`TraceOptions::skip_bad_lines`] malformed lines are counted and skipped instead.
 //! The column meaning of every format, with its source, is in `docs/traces.md`.
@@ -16,6 +17,7 @@ mod tests;
 
 use std::io::BufRead;
 
+use flashlab_engine::input::{excerpt, read_line_bounded, LineRead, MAX_TRACE_LINE_BYTES};
 use flashlab_engine::IoKind;
 
 pub use remap::{Remap, RemapError, Remapper};
@@ -216,10 +218,9 @@ pub(crate) struct Bad {
 impl Bad {
     pub fn new(expected: impl Into<String>, found: &str) -> Self {
         // Long garbage (a binary file read as text) is cut for the message.
-        let found: String = found.chars().take(80).collect();
         Self {
             expected: expected.into(),
-            found,
+            found: excerpt(found).into_owned(),
         }
     }
 }
@@ -238,12 +239,15 @@ pub struct TraceCounts {
     pub first_bad_line: Option<u64>,
 }
 
+/// Bytes of an unreadable line shown in its message (cut further to whole characters).
+const MAX_ECHO_BYTES: usize = 256;
+
 /// Streams the requests of a trace, one line at a time.
 pub struct TraceReader<R: BufRead> {
     input: R,
     file: String,
     options: TraceOptions,
-    buf: String,
+    buf: Vec<u8>,
     state: formats::State,
     counts: TraceCounts,
     done: bool,
@@ -269,7 +273,7 @@ impl<R: BufRead> TraceReader<R> {
             file,
             state: formats::State::new(&options),
             options,
-            buf: String::with_capacity(256),
+            buf: Vec::with_capacity(256),
             counts: TraceCounts::default(),
             done: false,
         })
@@ -294,22 +298,35 @@ impl<R: BufRead> TraceReader<R> {
             {
                 return Ok(None);
             }
-            self.buf.clear();
-            let n = self
-                .input
-                .read_line(&mut self.buf)
+            let read = read_line_bounded(&mut self.input, &mut self.buf, MAX_TRACE_LINE_BYTES)
                 .map_err(|error| TraceError::Io {
                     file: self.file.clone(),
                     error,
                 })?;
-            if n == 0 {
+            if read == LineRead::End {
                 self.done = true;
                 return Ok(None);
             }
             self.counts.lines += 1;
             let line_no = self.counts.lines;
-            let text = self.buf.trim_end_matches(['\n', '\r']);
-            match formats::parse_line(&mut self.state, text, line_no) {
+            let parsed = if read == LineRead::TooLong {
+                Err(Bad::new(
+                    format!("a line of at most {MAX_TRACE_LINE_BYTES} bytes"),
+                    &String::from_utf8_lossy(&self.buf[..MAX_ECHO_BYTES]),
+                ))
+            } else {
+                match std::str::from_utf8(&self.buf) {
+                    Ok(text) => {
+                        let text = text.trim_end_matches(['\n', '\r']);
+                        formats::parse_line(&mut self.state, text, line_no)
+                    }
+                    Err(_) => Err(Bad::new(
+                        "UTF-8 text",
+                        &String::from_utf8_lossy(&self.buf[..self.buf.len().min(MAX_ECHO_BYTES)]),
+                    )),
+                }
+            };
+            match parsed {
                 Ok(Parsed::Nothing) => {}
                 Ok(Parsed::End) => {
                     self.done = true;

@@ -429,3 +429,92 @@ proptest! {
         }
     }
 }
+
+/// One request whose range ends past 2^64 bytes, in each format that can state one, then a
+/// good request.
+fn overflowing_lines() -> Vec<(TraceFormat, String)> {
+    let top = 18_446_744_073_709_547_520u64; // 2^64 - 4096
+    let top_sector = top / 512;
+    vec![
+        (TraceFormat::Msr, format!("128166372003061629,h,0,Write,{top},1048576,0\n128166372003061630,h,0,Write,0,4096,0\n")),
+        (TraceFormat::Disksim, format!("0 0 {top_sector} 2048 0\n1 0 0 8 0\n")),
+        (TraceFormat::Blkparse, format!("8,0 0 1 0.000000001 1 D W {top_sector} + 2048 [fio]\n8,0 0 2 0.000000002 1 D W 0 + 8 [fio]\n")),
+        (TraceFormat::FioIolog, format!("fio version 3 iolog\n0 f write {top} 1048576\n1 f write 0 4096\n")),
+        (TraceFormat::Alibaba, format!("0,W,{top},1048576,0\n0,W,0,4096,1\n")),
+        (TraceFormat::Tencent, format!("0,{top_sector},2048,1,0\n1,0,8,1,0\n")),
+    ]
+}
+
+#[test]
+fn ranges_past_2_pow_64_are_errors_naming_the_line_in_every_format() {
+    for (format, text) in overflowing_lines() {
+        let bad_line = if format == TraceFormat::FioIolog {
+            2
+        } else {
+            1
+        };
+        let (line, msg) = error_at(format, &text);
+        assert_eq!(line, bad_line, "{format}: {msg}");
+        assert!(msg.contains("below 2^64"), "{format}: {msg}");
+        // Skipped and counted instead with --skip-bad-lines; the good request stays.
+        let mut o = TraceOptions::new(format);
+        o.skip_bad_lines = true;
+        let mut reader = TraceReader::new(Cursor::new(text.as_bytes()), "t", o).unwrap();
+        let got: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(got.len(), 1, "{format}");
+        assert_eq!(got[0].offset_bytes, 0, "{format}");
+        assert_eq!(reader.counts().skipped_bad_lines, 1, "{format}");
+        assert_eq!(reader.counts().first_bad_line, Some(bad_line), "{format}");
+    }
+}
+
+#[test]
+fn non_utf8_bytes_are_a_malformed_line_named_once_and_skippable() {
+    let text = b"0 0 0 8 0\n1 0 \xff\xfe 8 0\n2 0 8 8 1\n";
+    let reader = TraceReader::new(
+        Cursor::new(&text[..]),
+        "t",
+        TraceOptions::new(TraceFormat::Disksim),
+    )
+    .unwrap();
+    let e = reader.collect::<Result<Vec<_>, _>>().unwrap_err();
+    assert_eq!(e.line(), Some(2), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("UTF-8"), "{msg}");
+    assert_eq!(
+        msg.matches("1 0 ").count(),
+        1,
+        "the line is shown once: {msg}"
+    );
+    let mut o = TraceOptions::new(TraceFormat::Disksim);
+    o.skip_bad_lines = true;
+    let mut reader = TraceReader::new(Cursor::new(&text[..]), "t", o).unwrap();
+    assert_eq!(reader.by_ref().count(), 2);
+    assert_eq!(reader.counts().skipped_bad_lines, 1);
+}
+
+#[test]
+fn an_overlong_line_is_malformed_and_does_not_grow_the_buffer() {
+    // A 1 MiB line with no newline in it, then a good line.
+    let mut text = vec![b'7'; 1 << 20];
+    text.extend_from_slice(b"\n2 0 8 8 1\n");
+    let reader = TraceReader::new(
+        Cursor::new(&text[..]),
+        "t",
+        TraceOptions::new(TraceFormat::Disksim),
+    )
+    .unwrap();
+    let e = reader.collect::<Result<Vec<_>, _>>().unwrap_err();
+    assert_eq!(e.line(), Some(1), "{e}");
+    assert!(e.to_string().contains("at most 65536 bytes"), "{e}");
+    assert!(
+        e.to_string().len() < 400,
+        "the message echoes an excerpt only"
+    );
+    let mut o = TraceOptions::new(TraceFormat::Disksim);
+    o.skip_bad_lines = true;
+    let mut reader = TraceReader::new(Cursor::new(&text[..]), "t", o).unwrap();
+    let got: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(got, vec![rec(2, 2, IoKind::Read, 4096, 4096)]);
+    assert!(reader.buf.capacity() <= 2 * MAX_TRACE_LINE_BYTES);
+}

@@ -1,0 +1,277 @@
+//! Reading input with a stated bound: every file flashlab reads (job files and their
+//! includes, drive and system TOML, traces) goes through here, so a hostile or mistaken
+//! input (`/dev/zero`, a directory, a multi-gigabyte line) is refused with a message instead
+//! of growing memory without limit. The limits are listed in `docs/limits.md`.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+/// Largest job file (each file of an `include` tree counts on its own).
+pub const MAX_JOB_FILE_BYTES: u64 = 1 << 20;
+/// Largest sum of the job files one parse reads (a file and everything it includes, or a
+/// command line's job files): a file included many times counts every time.
+pub const MAX_JOB_TOTAL_BYTES: u64 = 4 << 20;
+/// Largest drive or storage-system description (TOML).
+pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
+/// Longest line of a block trace; a longer line is malformed (and skippable).
+pub const MAX_TRACE_LINE_BYTES: usize = 64 << 10;
+/// Input echoed in a message (a key, a value, a line) is cut to this many characters.
+pub const MAX_ECHO_CHARS: usize = 80;
+
+/// Why an input file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("it is {kind}, not a regular file or a pipe")]
+    NotAFile { kind: &'static str },
+    #[error("it is larger than {limit_bytes} bytes, the limit for {what}")]
+    TooLarge {
+        limit_bytes: u64,
+        what: &'static str,
+    },
+    #[error("line {line} is not UTF-8 text")]
+    NotUtf8 { line: usize },
+}
+
+/// What kind of file system object `meta` is, when it is not one flashlab reads as input
+/// (devices never end, directories are no text).
+fn refused_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return None;
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// Open `path` for reading input: a regular file or a pipe (links followed); anything else
+/// is refused before a byte is read. A regular file larger than `limit_bytes` is refused
+/// from its size.
+pub fn open_input(path: &Path, limit_bytes: u64, what: &'static str) -> Result<File, InputError> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if let Some(kind) = refused_kind(&meta) {
+        return Err(InputError::NotAFile { kind });
+    }
+    if meta.is_file() && meta.len() > limit_bytes {
+        return Err(InputError::TooLarge { limit_bytes, what });
+    }
+    Ok(file)
+}
+
+/// The text of `path`, at most `limit_bytes` long (`what` names the limit in the message).
+/// A pipe is read up to the limit and refused beyond it, so memory never exceeds it.
+pub fn read_text(path: &Path, limit_bytes: u64, what: &'static str) -> Result<String, InputError> {
+    let file = open_input(path, limit_bytes, what)?;
+    let mut bytes = Vec::new();
+    file.take(limit_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit_bytes {
+        return Err(InputError::TooLarge { limit_bytes, what });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        InputError::NotUtf8 { line }
+    })
+}
+
+/// How [`read_line_bounded`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// No more input (nothing was read).
+    End,
+    /// A whole line (without its `\n`) is in the buffer.
+    Line,
+    /// The line was longer than the limit: the buffer holds its first `max_bytes` bytes and
+    /// the rest of the line was read and dropped.
+    TooLong,
+}
+
+/// Read one line into `buf` (cleared first), keeping at most `max_bytes` of it: the buffer
+/// never grows past the bound however long the line, and the line is consumed whole so the
+/// next call starts at the next line.
+pub fn read_line_bounded<R: BufRead + ?Sized>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    max_bytes: usize,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut read_any = false;
+    let mut too_long = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        read_any = true;
+        let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        let room = max_bytes - buf.len();
+        if chunk.len() > room {
+            too_long = true;
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        input.consume(used);
+        if done {
+            break;
+        }
+    }
+    Ok(if too_long {
+        LineRead::TooLong
+    } else if read_any {
+        LineRead::Line
+    } else {
+        LineRead::End
+    })
+}
+
+/// `text` as a message shows it: at most [`MAX_ECHO_CHARS`] characters, cut ones ending in
+/// "…", so an error never prints back megabytes of input.
+pub fn excerpt(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("flashlab-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused_before_reading() {
+        for (path, kind) in [
+            ("/dev/zero", "a character device"),
+            ("/dev/urandom", "a character device"),
+            ("/", "a directory"),
+        ] {
+            let e = read_text(Path::new(path), 1 << 20, "a test").unwrap_err();
+            assert!(
+                matches!(e, InputError::NotAFile { kind: k } if k == kind),
+                "{path}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_regular_file_over_the_limit_is_refused_and_one_at_it_is_read() {
+        let path = temp("limit.txt", &[b'a'; 100]);
+        assert_eq!(read_text(&path, 100, "a test").unwrap().len(), 100);
+        let e = read_text(&path, 99, "a test").unwrap_err();
+        assert!(e.to_string().contains("larger than 99 bytes"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_read_up_to_the_limit_only() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("flashlab-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("pipe");
+        let _ = std::fs::remove_file(&fifo);
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let writer_path = fifo.clone();
+        // The writer would write forever: only the reader's bound ends the read.
+        let writer = std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(writer_path)
+                .unwrap();
+            let chunk = [b'x'; 4096];
+            while f.write_all(&chunk).is_ok() {}
+        });
+        let e = read_text(&fifo, 64 << 10, "a test").unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { .. }), "{e}");
+        writer.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line() {
+        let path = temp("utf8.txt", b"ok\nfine\nbad \xff here\n");
+        let e = read_text(&path, 1 << 20, "a test").unwrap_err();
+        assert!(matches!(e, InputError::NotUtf8 { line: 3 }), "{e}");
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_the_bound_and_consumed_whole() {
+        let mut text = vec![b'y'; 10_000];
+        text.extend_from_slice(b"\nshort\nlast");
+        // A small buffer makes the long line arrive in many pieces.
+        let mut input = std::io::BufReader::with_capacity(7, &text[..]);
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_bounded(&mut input, &mut buf, 100).unwrap(),
+            LineRead::TooLong
+        );
+        assert_eq!(buf.len(), 100);
+        assert!(
+            buf.capacity() < 1000,
+            "the buffer grew to {}",
+            buf.capacity()
+        );
+        assert_eq!(
+            read_line_bounded(&mut input, &mut buf, 100).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(buf, b"short");
+        assert_eq!(
+            read_line_bounded(&mut input, &mut buf, 100).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(buf, b"last");
+        assert_eq!(
+            read_line_bounded(&mut input, &mut buf, 100).unwrap(),
+            LineRead::End
+        );
+    }
+
+    #[test]
+    fn excerpts_cut_long_text_only() {
+        assert_eq!(excerpt("short"), "short");
+        let long = "é".repeat(1000);
+        let cut = excerpt(&long);
+        assert_eq!(cut.chars().count(), MAX_ECHO_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}
