@@ -10,19 +10,19 @@
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
 use flashlab_device::{DeviceConfig, Model, Ssd};
-use flashlab_engine::NS_PER_S;
+use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::grids::GridSpec;
 use crate::options::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
+use crate::suite::{Outcome, Suite, Targets};
 use crate::suites::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
 };
-use crate::{
-    Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
-};
+use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// fio's bssplit for the JESD219 enterprise transfer sizes (sizes in bytes, shares in %).
 pub const JEDEC_BSSPLIT: &str =
@@ -260,12 +260,17 @@ fn written(run: &RunResult) -> f64 {
     run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum::<u64>() as f64
 }
 
-pub(crate) fn run(
-    ssd: &mut Ssd,
-    config: &DeviceConfig,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+/// Build the drive from its description and run the workload on it.
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let config = s.require_config("endurance")?;
+    let seeds = SeedTree::new(s.opts().seed);
+    let mut ssd =
+        Ssd::new(config, seeds.child("device")).map_err(|e| crate::device_error(config, e))?;
+    s.on_device(&mut ssd, |s| run_on(s, config))
+}
+
+fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let e = &opts.endurance;
     let model = config.resolve().map_err(|k| SuiteError::BadOption {
         option: "--device",
@@ -273,15 +278,14 @@ pub(crate) fn run(
         valid: format!("a valid drive ({} = {}: {})", k.key, k.value, k.message),
     })?;
     let d = Drive::new(&model);
-    let mut s = Session::new(ssd, &config.name, opts, progress);
     let (qd, jobs) = qd_jobs(opts);
     let mut host = 0.0;
-    let mut curve = vec![wear(&s, &d, host)];
+    let mut curve = vec![wear(s, &d, host)];
     let start = curve[0];
     // The fill writes every LBA first, so steady state is the workload's on a full drive.
-    purge_and_fill(&mut s)?;
+    purge_and_fill(s)?;
     host += 2.0 * d.user_bytes;
-    curve.push(wear(&s, &d, host));
+    curve.push(wear(s, &d, host));
 
     let length = |len: RoundLength| -> Vec<String> {
         match len {
@@ -303,7 +307,7 @@ pub(crate) fn run(
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;
         host += written(&run);
-        curve.push(wear(&s, &d, host));
+        curve.push(wear(s, &d, host));
         values.push(iops(&run, DDIR_WRITE));
         if values.len() >= rule.window
             && check_window(&values[values.len() - rule.window..], &rule).steady
@@ -325,7 +329,7 @@ pub(crate) fn run(
         vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
     })?;
     host += written(&run);
-    let after = wear(&s, &d, host);
+    let after = wear(s, &d, host);
     curve.push(after);
 
     let mut results = results(
@@ -347,16 +351,20 @@ pub(crate) fn run(
     if e.until_read_only {
         let rated = value_of(&results, "rated_pe_tbw_bytes");
         let text = |step: &str| e.workload.text(step, qd, jobs, &length(opts.round));
-        results.extend(run_to_read_only(&mut s, &d, &text, rated, &mut curve)?);
+        results.extend(run_to_read_only(s, &d, &text, rated, &mut curve)?);
         charts.push(spare_chart(&curve));
         charts.push(retention_chart(&curve));
     }
     charts.insert(1, wear_chart(&curve));
     if let Some(days) = e.power_off_days {
         let storage_c = e.storage_c.unwrap_or(model.retention_storage_c);
-        results.extend(power_off_and_read(&mut s, days, storage_c, qd)?);
+        results.extend(power_off_and_read(s, days, storage_c, qd)?);
     }
-    Ok(s.into_report(results, charts, Some(steady)))
+    Ok(Outcome {
+        steady: Some(steady),
+        results,
+        charts,
+    })
 }
 
 /// Read the whole drive sequentially, leave it unpowered `days` at `storage_c`, and read it
@@ -811,6 +819,40 @@ fn wear_chart(curve: &[Wear]) -> Chart {
             },
         ],
         band: None,
+    }
+}
+
+/// `endurance`: wear rate and projected endurance of a workload.
+pub(crate) struct Endurance;
+
+impl Suite for Endurance {
+    fn name(&self) -> &'static str {
+        "endurance"
+    }
+    fn summary(&self) -> &'static str {
+        "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "workload",
+            "duty-cycle",
+            "measure",
+            "until-read-only",
+            "power-off-days",
+            "storage-temp",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("endurance", o.endurance.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::ENDURANCE_HEALTH]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
     }
 }
 

@@ -137,7 +137,7 @@ fn measures_json(ms: &[Measure]) -> Value {
 fn device_json(d: &DeviceReport, kind: SuiteKind) -> Value {
     let steady = d.steady.as_ref().map_or(Value::Null, |st| {
         json!({
-            "tracked": crate::pts::tracked_name(kind),
+            "tracked": kind.tracked(),
             "reached": st.verdict.reached(),
             "round": st.verdict.round,
             "rounds": st.rounds_iops.iter().map(|v| number(*v)).collect::<Vec<_>>(),
@@ -232,7 +232,7 @@ pub fn render_json(report: &SuiteReport) -> String {
             .collect::<Vec<_>>(),
     });
     let mut doc = doc;
-    if let Some((group, value)) = crate::suite_options_json(report.suite, o) {
+    if let Some((group, value)) = report.suite.options_json(o) {
         doc["options"][group] = value;
     }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -314,6 +314,7 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::steady::{SteadyVerdict, WindowCheck};
+    use crate::suite;
     use crate::{SteadyReport, SuiteOptions};
 
     fn report() -> SuiteReport {
@@ -341,7 +342,7 @@ mod tests {
             }],
         };
         SuiteReport {
-            suite: SuiteKind::FourCorners,
+            suite: suite("four-corners").unwrap(),
             options: SuiteOptions::default(),
             devices: vec![dev("a,b", 1234.4, true), dev("c", 99.0, false)],
         }
@@ -362,7 +363,7 @@ mod tests {
     #[test]
     fn table_ends_with_each_devices_grids() {
         let mut r = report();
-        r.suite = SuiteKind::Qos;
+        r.suite = suite("qos").unwrap();
         for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
             d.results.push(Measure {
                 name: "qd8_read_lat_avg_ns".into(),

@@ -3,13 +3,12 @@
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
+use crate::grids::GridSpec;
 use crate::options::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::{
-    Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteKind, SuiteOptions,
-    Unit,
-};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
@@ -35,14 +34,6 @@ const QOS_PERCENTILES: [(f64, &str); 4] = [
     (99.9999, "p99_9999"),
 ];
 
-/// What a suite hands back for one device: its steady-state report (when it has one), its
-/// results and the charts the report draws.
-pub(crate) struct Outcome {
-    pub steady: Option<SteadyReport>,
-    pub results: Vec<Measure>,
-    pub charts: Vec<Chart>,
-}
-
 /// The outcome of a suite whose only chart is its random-write rounds.
 fn with_steady_chart((steady, results): (SteadyReport, Vec<Measure>)) -> Outcome {
     Outcome {
@@ -52,64 +43,76 @@ fn with_steady_chart((steady, results): (SteadyReport, Vec<Measure>)) -> Outcome
     }
 }
 
-pub(crate) fn run(
-    kind: SuiteKind,
-    ssd: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
-    let mut s = Session::new(ssd, device, opts, progress);
-    run_session(kind, &mut s, device, opts)
+/// `precondition`: the drive brought to the SNIA steady state.
+pub(crate) struct Precondition;
+
+impl Suite for Precondition {
+    fn name(&self) -> &'static str {
+        "precondition"
+    }
+    fn summary(&self) -> &'static str {
+        "purge, sequential fill x2, 4 KiB random-write rounds to SNIA steady state"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        Ok(with_steady_chart(precondition(s, opts)?))
+    }
 }
 
-/// [`run`] on a session already set up (a simulated drive or a real target).
-pub(crate) fn run_session(
-    kind: SuiteKind,
-    s: &mut Session,
-    device: &str,
-    opts: &SuiteOptions,
-) -> Result<DeviceReport, SuiteError> {
-    let s = &mut *s;
-    let outcome = match kind {
-        SuiteKind::Precondition => with_steady_chart(precondition(s, opts)?),
-        SuiteKind::FourCorners => with_steady_chart(four_corners(s, opts)?),
-        SuiteKind::Qos => {
-            let mut o = with_steady_chart(qos(s, opts)?);
-            o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
-            o
-        }
-        SuiteKind::PtsIops => crate::pts::iops_test(s, opts)?,
-        SuiteKind::PtsThroughput => crate::pts::throughput_test(s, opts)?,
-        SuiteKind::PtsLatency => crate::pts::latency_test(s, opts)?,
-        SuiteKind::TransferSweep => crate::client::transfer_sweep(s, opts)?,
-        SuiteKind::Desktop => crate::client::desktop(s, opts)?,
-        SuiteKind::CompressionSweep => crate::client::compression_sweep(s, opts)?,
-        SuiteKind::AppProfiles => crate::app_profiles::run(s, opts)?,
-        SuiteKind::Oltp => crate::oltp::run(s, opts)?,
-        // These have modules of their own, chosen in `run_on_device_with`.
-        SuiteKind::Wsat
-        | SuiteKind::Recovery
-        | SuiteKind::OpSweep
-        | SuiteKind::Endurance
-        | SuiteKind::RaidScaling
-        | SuiteKind::SustainedWrite
-        | SuiteKind::CachePasses
-        | SuiteKind::WritePressure
-        | SuiteKind::NoisyNeighbor
-        | SuiteKind::Power => {
-            unreachable!("suite {} is not run by suites::run", kind.name())
-        }
-    };
-    let scale = s.scale();
-    Ok(DeviceReport {
-        device: device.to_string(),
-        scale_note: (!scale.is_full()).then(|| scale.summary()),
-        steps: std::mem::take(&mut s.steps),
-        steady: outcome.steady,
-        results: outcome.results,
-        charts: outcome.charts,
-    })
+/// `four-corners`: sequential and random, read and write, each in its specified state.
+pub(crate) struct FourCorners;
+
+impl Suite for FourCorners {
+    fn name(&self) -> &'static str {
+        "four-corners"
+    }
+    fn summary(&self) -> &'static str {
+        "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        Ok(with_steady_chart(four_corners(s, opts)?))
+    }
+}
+
+/// `qos`: a read/write mix across queue depths, IOPS and read latency percentiles.
+pub(crate) struct Qos;
+
+impl Suite for Qos {
+    fn name(&self) -> &'static str {
+        "qos"
+    }
+    fn summary(&self) -> &'static str {
+        "4 KiB read/write mix across queue depths: IOPS, read latency tail"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["rwmixread", "depths"]
+    }
+    fn options_text(&self, o: &SuiteOptions) -> Vec<String> {
+        let depths: Vec<String> = o.qos_depths.iter().map(u32::to_string).collect();
+        vec![
+            format!("{}% reads", o.rwmixread),
+            format!("queue depths {}", depths.join(", ")),
+        ]
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::QOS]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        let mut o = with_steady_chart(qos(s, opts)?);
+        o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
+        Ok(o)
+    }
 }
 
 /// Write IOPS per round, the steady window marked.

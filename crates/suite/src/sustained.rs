@@ -9,9 +9,10 @@ use serde_json::{json, Value};
 
 use crate::options::RoundLength;
 use crate::session::Session;
+use crate::suite::{Outcome, Suite, Targets};
 use crate::suites::{bw_bytes_per_s, measure, qd_jobs};
 use crate::wsat::{WsatOptions, MAX_INTERVALS};
-use crate::{Axis, Chart, DeviceReport, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// An interval slower than this share of the first one marks where a write cache ran out.
 const SLOW_SHARE: f64 = 0.7;
@@ -63,14 +64,9 @@ fn too_many(what: &str) -> SuiteError {
     }
 }
 
-pub(crate) fn run(
-    dev: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let o = &opts.sustained;
-    let mut s = Session::new(dev, device, opts, progress);
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes();
     let bs = o.bs_bytes;
@@ -223,7 +219,11 @@ pub(crate) fn run(
             band: None,
         });
     }
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 /// Results and charts from (end time ns, bytes written, MB/s) per interval.
@@ -294,6 +294,30 @@ fn summarise(points: &[(f64, f64, f64)]) -> (Vec<crate::Measure>, Vec<Chart>) {
         },
     ];
     (results, charts)
+}
+
+/// `sustained-write`: throughput over a long sequential write.
+pub(crate) struct SustainedWrite;
+
+impl Suite for SustainedWrite {
+    fn name(&self) -> &'static str {
+        "sustained-write"
+    }
+    fn summary(&self) -> &'static str {
+        "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["bs", "bytes", "time", "interval"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("sustained_write", o.sustained.to_json(&o.wsat)))
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }
 
 #[cfg(test)]
