@@ -93,29 +93,15 @@ impl CachePassesOptions {
     }
 }
 
-/// Read hits and misses summed over every cache tier in a counters tree.
-fn cache_reads(v: &Value, out: &mut (u64, u64), found: &mut bool) {
-    match v {
-        Value::Object(m) => {
-            if m.get("kind").and_then(Value::as_str) == Some("cache") {
-                *found = true;
-                out.0 += m.get("read_hits").and_then(Value::as_u64).unwrap_or(0);
-                out.1 += m.get("read_misses").and_then(Value::as_u64).unwrap_or(0);
-            }
-            for c in m.values() {
-                cache_reads(c, out, found);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|c| cache_reads(c, out, found)),
-        _ => {}
-    }
-}
-
-/// Read hits and misses now, `None` on a device without a cache.
+/// Read hits and misses now, summed over every cache tier; `None` on a device without a
+/// cache.
 fn hits(s: &Session) -> Option<(u64, u64)> {
-    let (mut out, mut found) = ((0, 0), false);
-    cache_reads(&s.counters_json(), &mut out, &mut found);
-    found.then_some(out)
+    let caches = s.system_counters().caches;
+    (!caches.is_empty()).then(|| {
+        caches
+            .iter()
+            .fold((0, 0), |(h, m), c| (h + c.read_hits, m + c.read_misses))
+    })
 }
 
 fn hit_ratio(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {

@@ -9,7 +9,7 @@
 //! of the accesses, the next 15% take 30% and the remaining 80% take 20% (as summarised in
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
-use flashlab_device::{DeviceConfig, Model, Ssd};
+use flashlab_device::{DeviceConfig, HealthLog, Model, Ssd};
 use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
@@ -233,12 +233,13 @@ impl Drive {
 fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
     let erases = s.erase_count_summary();
     let avg = erases.avg();
-    let health = &s.counters_json()["health"];
-    let log = health["percentage_used"].as_f64().unwrap_or(0.0);
-    let available_spare = health["available_spare"].as_f64().unwrap_or(0.0);
-    let grown_bad_blocks = health["grown_bad_blocks"].as_u64().unwrap_or(0);
-    let read_only = health["read_only"].as_bool().unwrap_or(false);
-    let retention_days = health["power_off_retention_days"].as_f64().unwrap_or(0.0);
+    let health = s.health_log();
+    let h = health.as_ref();
+    let log = h.map_or(0.0, |h| h.percentage_used as f64);
+    let available_spare = h.map_or(0.0, |h| f64::from(h.available_spare));
+    let grown_bad_blocks = h.map_or(0, |h| u64::from(h.grown_bad_blocks));
+    let read_only = h.is_some_and(|h| h.read_only);
+    let retention_days = h.map_or(0.0, |h| h.power_off_retention_days);
     Wear {
         host_bytes,
         nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
@@ -341,9 +342,8 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         iops(&run, DDIR_WRITE),
     );
     if timed {
-        let health = &s.counters_json()["health"];
         results.extend(timed_workload_measures(
-            health,
+            s.health_log().as_ref(),
             after.host_bytes - before.host_bytes,
         ));
     }
@@ -380,7 +380,9 @@ fn power_off_and_read(
     let text = |step: &str| {
         format!("[global]\nioengine=libaio\ndirect=1\n\n[{step}]\nrw=read\nbs=128k\niodepth={qd}\nsize=100%\n")
     };
-    let health = |s: &Session, k: &str| s.counters_json()["health"][k].as_f64().unwrap_or(0.0);
+    let health = |s: &Session, field: fn(&HealthLog) -> u64| {
+        s.health_log().map_or(0.0, |h| field(&h) as f64)
+    };
     let read_bw = |run: &RunResult| bw_bytes_per_s(run, DDIR_READ);
     let step_measures = |run: &RunResult| {
         vec![measure(
@@ -394,7 +396,7 @@ fn power_off_and_read(
         &text("read-before-power-off"),
         &step_measures,
     )?;
-    let retries_before = health(s, "read_retries");
+    let retries_before = health(s, |h| h.read_retries);
     if !s.power_off(days, storage_c) {
         return Err(SuiteError::BadOption {
             option: "--power-off-days",
@@ -414,10 +416,10 @@ fn power_off_and_read(
         .iter()
         .map(|j| j.total_ios(DDIR_READ))
         .sum::<u64>() as f64;
-    let retries = health(s, "read_retries") - retries_before;
+    let retries = health(s, |h| h.read_retries) - retries_before;
     // Left idle, the firmware rewrites the aged data it can still read (data refresh), and a
     // third read shows what that gave back.
-    let refreshed_before = health(s, "refreshed_blocks");
+    let refreshed_before = health(s, |h| h.refreshed_blocks);
     let after_idle = if lost {
         None
     } else {
@@ -461,7 +463,7 @@ fn power_off_and_read(
         m.push(measure(
             "refreshed_blocks_in_idle",
             Unit::Count,
-            health(s, "refreshed_blocks") - refreshed_before,
+            health(s, |h| h.refreshed_blocks) - refreshed_before,
         ));
         m.push(measure(
             "read_bw_after_idle",
@@ -589,13 +591,13 @@ fn wear_out_measures(curve: &[Wear], rated_tbw_bytes: f64) -> Vec<Measure> {
 /// bytes of the interval over the share of the rated wear they took. E2h counts whole
 /// 1/1024ths of a percent and reads nothing before an hour: `timed_workload_valid` is 0 then,
 /// and the wear and projection 0.
-fn timed_workload_measures(health: &serde_json::Value, host_bytes: f64) -> Vec<Measure> {
+fn timed_workload_measures(health: Option<&HealthLog>, host_bytes: f64) -> Vec<Measure> {
     const NOT_YET: f64 = 65535.0;
-    let raw = |k: &str| health[k].as_f64().unwrap_or(NOT_YET);
+    let raw = |field: fn(&HealthLog) -> u64| health.map_or(NOT_YET, |h| field(h) as f64);
     let (wear, reads, minutes) = (
-        raw("timed_workload_media_wear"),
-        raw("timed_workload_host_reads_percent"),
-        raw("timed_workload_minutes"),
+        raw(|h| h.timed_workload_media_wear),
+        raw(|h| h.timed_workload_host_reads_percent),
+        raw(|h| h.timed_workload_minutes),
     );
     let valid = wear != NOT_YET;
     let wear_percent = if valid { wear / 1024.0 } else { 0.0 };

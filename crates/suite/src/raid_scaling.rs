@@ -15,6 +15,7 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_system::{
     ComponentSpec, LinkSpec, ParityStrategy, RaidLevel, RaidParams, System, SystemConfig,
+    SystemCounters,
 };
 use serde_json::{json, Value};
 
@@ -230,13 +231,11 @@ fn level_title(level: RaidLevel) -> String {
 }
 
 /// Member I/Os and host I/Os of the RAID at the root (zeros for a lone drive).
-fn raid_ios(counters: &Value) -> (u64, u64) {
-    let r = &counters["root"];
-    if r["kind"] != "raid" {
-        return (0, 0);
-    }
-    let host = r["host_reads"].as_u64().unwrap_or(0) + r["host_writes"].as_u64().unwrap_or(0);
-    (r["member_ios"].as_u64().unwrap_or(0), host)
+fn raid_ios(counters: &SystemCounters) -> (u64, u64) {
+    counters
+        .root_raid
+        .as_ref()
+        .map_or((0, 0), |r| (r.member_ios, r.host_reads + r.host_writes))
 }
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
@@ -275,7 +274,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                 for (ti, &(key, rw, bs, ddir, by_iops)) in TESTS.iter().enumerate() {
                     let name = format!("{prefix}{}", key.replace('_', "-"));
                     let text = job_text(&name, rw, bs, qd, jobs, &timed(runtime_ns, ramp_ns));
-                    let (m0, h0) = raid_ios(&s.counters_json());
+                    let (m0, h0) = raid_ios(&s.system_counters());
                     let run: RunResult = s.job(&name, &text, &|run| {
                         vec![if by_iops {
                             measure("iops", Unit::Iops, iops(run, ddir))
@@ -283,7 +282,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                             measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir))
                         }]
                     })?;
-                    let (m1, h1) = raid_ios(&s.counters_json());
+                    let (m1, h1) = raid_ios(&s.system_counters());
                     let cost = if h1 > h0 {
                         (m1 - m0) as f64 / (h1 - h0) as f64
                     } else {

@@ -4,12 +4,12 @@
 //! of the previous step. [`Shifted`] adds the time already spent to every submission (and
 //! takes it off every completion), so each step starts when the previous one ended.
 
-use flashlab_device::{DeviceConfig, Ssd};
+use flashlab_device::{DeviceConfig, HealthLog, Ssd};
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
-use flashlab_system::System;
+use flashlab_system::{System, SystemCounters};
 use flashlab_workload::JobFile;
 
 use crate::real::RealTarget;
@@ -24,6 +24,15 @@ pub trait SuiteDevice: BlockDevice {
     fn purge_at(&mut self, at_ns: SimTime);
     /// Counters for the fio JSON's `"flashlab"` object.
     fn counters_json(&self) -> serde_json::Value;
+    /// The health log of a single drive; a system's are its drives', in its counters tree.
+    fn health_log(&self) -> Option<HealthLog> {
+        None
+    }
+    /// What a system's RAID set at the root and its cache tiers counted (nothing for a
+    /// drive).
+    fn system_counters(&self) -> SystemCounters {
+        SystemCounters::default()
+    }
     /// How the simulated device stands for the one described.
     fn slice_scale(&self) -> SliceScale;
     /// The FTL of a single drive; `None` on a system that is not one SSD.
@@ -40,6 +49,9 @@ impl SuiteDevice for Ssd {
     }
     fn counters_json(&self) -> serde_json::Value {
         Ssd::counters_json(self)
+    }
+    fn health_log(&self) -> Option<HealthLog> {
+        Some(Ssd::health_log(self))
     }
     fn slice_scale(&self) -> SliceScale {
         let info = self.scale();
@@ -59,6 +71,9 @@ impl SuiteDevice for System {
     }
     fn counters_json(&self) -> serde_json::Value {
         System::counters_json(self)
+    }
+    fn system_counters(&self) -> SystemCounters {
+        System::counters(self)
     }
     /// Members run at their own scale and the system's results are its own (docs/systems.md).
     fn slice_scale(&self) -> SliceScale {
@@ -394,6 +409,22 @@ impl<'a> Session<'a> {
         match &mut self.drive {
             Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
             Drive::Real(_) | Drive::Described(_) => false,
+        }
+    }
+
+    /// The drive's health log now; None on a system or real storage.
+    pub fn health_log(&self) -> Option<HealthLog> {
+        match &self.drive {
+            Drive::Sim(dev) => dev.health_log(),
+            Drive::Real(_) | Drive::Described(_) => None,
+        }
+    }
+
+    /// The system's RAID and cache counters now (nothing on a drive or real storage).
+    pub fn system_counters(&self) -> SystemCounters {
+        match &self.drive {
+            Drive::Sim(dev) => dev.system_counters(),
+            Drive::Real(_) | Drive::Described(_) => SystemCounters::default(),
         }
     }
 

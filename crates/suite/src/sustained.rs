@@ -184,28 +184,27 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             bw_bytes_per_s(&run, DDIR_WRITE),
         ));
         // A drive with a thermal model reports its temperature (`power.thermal_*`).
-        if let Some(t) = s.counters_json()["health"]["temperature_c"].as_f64() {
-            temperatures.push((s.drive_ns(s.now_ns() - start_ns) / 1e9, t));
+        if let Some(t) = s.health_log().and_then(|h| h.thermal) {
+            temperatures.push((s.drive_ns(s.now_ns() - start_ns) / 1e9, t.temperature_c));
         }
     }
     let (mut results, mut charts) = summarise(&points);
     if !temperatures.is_empty() {
-        let health = &s.counters_json()["health"];
-        let get = |k: &str| health[k].as_f64().unwrap_or(0.0);
+        let t = s.health_log().and_then(|h| h.thermal);
         results.push(measure(
             "max_temperature_c",
             Unit::Ratio,
-            get("max_temperature_c"),
+            t.map_or(0.0, |t| t.max_temperature_c),
         ));
         results.push(measure(
             "thermal_throttle_time_s",
             Unit::Ratio,
-            get("thermal_throttle_time_s"),
+            t.map_or(0.0, |t| t.thermal_throttle_time_s),
         ));
         results.push(measure(
             "thermal_throttle_transitions",
             Unit::Count,
-            get("thermal_throttle_transitions"),
+            t.map_or(0.0, |t| t.thermal_throttle_transitions as f64),
         ));
         charts.push(Chart {
             id: "sustained-temperature".into(),
