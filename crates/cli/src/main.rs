@@ -44,10 +44,7 @@ enum Command {
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
-    /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
-    /// pts-latency, transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
-    /// app-profiles or oltp (see docs/suites.md).
+    #[command(about = format!("Run a built-in test suite: {} (see docs/suites.md)", suite_list()))]
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -58,12 +55,19 @@ enum Command {
     FioOptions(fio_options::FioOptionsArgs),
 }
 
+/// The suites' names as help text lists them: `a, b, ... or z`.
+fn suite_list() -> String {
+    let names: Vec<&str> = flashlab_suite::SUITES.iter().map(|k| k.name()).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
-    /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
-    /// transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
-    /// app-profiles or oltp.
+    #[arg(help = format!("The suite: {}", suite_list()))]
     name: String,
     /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
     /// side (they run in parallel). Default: the default preset.

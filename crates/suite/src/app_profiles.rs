@@ -16,8 +16,8 @@ use serde_json::json;
 use crate::grids::GridSpec;
 use crate::options::PreconditionKind;
 use crate::session::Session;
+use crate::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
 use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.

@@ -21,8 +21,8 @@ use serde_json::{json, Value};
 use crate::client::desktop_pass;
 use crate::grids::GridSpec;
 use crate::session::Session;
+use crate::steps::{iops, measure};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{iops, measure};
 use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured time of a desktop test when `--runtime` is not given.

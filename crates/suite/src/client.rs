@@ -16,8 +16,8 @@ use crate::client_options::DesktopProfile;
 use crate::grids::GridSpec;
 use crate::pts::size_label;
 use crate::session::Session;
+use crate::steps::{bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line};
 use crate::{Axis, Chart, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// ATTO Disk Benchmark's default total length.

@@ -15,13 +15,13 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::grids::GridSpec;
-use crate::options::RoundLength;
+use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
 };
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// fio's bssplit for the JESD219 enterprise transfer sizes (sizes in bytes, shares in %).

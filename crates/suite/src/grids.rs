@@ -6,7 +6,7 @@
 //! found among the results, so a grid follows the options (depths, steps, block sizes) and
 //! shows nothing when its family is absent.
 
-use crate::output::{find, format_value};
+use crate::format::{find, format_value};
 use crate::{DeviceReport, SuiteKind, SuiteReport, Unit};
 
 /// One family of results as rows and columns (a suite lists its own, [`crate::Suite::grids`]).

@@ -5,8 +5,8 @@
 use flashlab_report::html::{band_label, render_page, Band, Block, Figure, Page, Section, Table};
 use serde_json::Value;
 
+use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
-use crate::output::{find, format_value, metric_rows, steady_cell};
 use crate::steady::SteadyRule;
 use crate::{Chart, DeviceReport, Series, SuiteReport};
 

@@ -30,12 +30,15 @@
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
 mod app_profiles;
+mod basic;
 mod cache_passes;
 mod client;
 mod client_options;
 mod endurance;
+mod format;
 mod grids;
 mod html;
+mod lengths;
 mod oltp;
 mod opsweep;
 mod options;
@@ -47,8 +50,8 @@ mod recovery;
 mod session;
 mod showdown;
 pub mod steady;
+mod steps;
 mod suite;
-mod suites;
 mod sustained;
 mod targets;
 mod tenants;
@@ -73,13 +76,14 @@ pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use session::SuiteDevice;
 pub use sustained::SustainedOptions;
 
-pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
+pub use client_options::{ClientOptions, DesktopProfile, DriveState};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use grids::{grid_titles, GridSpec};
 pub use html::render_html;
+pub use lengths::{parse_size, parse_time, RoundLength};
 pub use opsweep::OpSweepOptions;
-pub use options::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOptions};
+pub use options::{PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
@@ -94,9 +98,9 @@ pub use wsat::WsatOptions;
 /// check, the real-storage check, the JSON report and the renderings read. A suite is a module
 /// with a unit struct implementing [`Suite`], declared above and listed here.
 pub static SUITES: &[SuiteKind] = &[
-    &suites::Precondition,
-    &suites::FourCorners,
-    &suites::Qos,
+    &basic::Precondition,
+    &basic::FourCorners,
+    &basic::Qos,
     &pts::PtsIops,
     &pts::PtsThroughput,
     &pts::PtsLatency,

@@ -27,8 +27,8 @@ use std::collections::BinaryHeap;
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest, RngStream, SimTime, NS_PER_S};
 
 use crate::session::Session;
+use crate::steps::measure;
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::measure;
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// InnoDB's page size (the default `innodb_page_size`).

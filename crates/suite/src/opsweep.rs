@@ -11,10 +11,10 @@ use serde_json::json;
 
 use crate::grids::GridSpec;
 use crate::session::{wa_between, Session};
-use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{
+use crate::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
 };
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;

@@ -9,8 +9,8 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use crate::grids::GridSpec;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
+use crate::steps::{bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs};
 use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// PTS: every cell of a round runs for one minute.

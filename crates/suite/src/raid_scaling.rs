@@ -21,10 +21,10 @@ use serde_json::{json, Value};
 
 use crate::grids::GridSpec;
 use crate::session::Session;
-use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, DriveState, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most members a set may have here: bounds the drives built.

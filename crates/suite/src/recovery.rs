@@ -14,11 +14,11 @@ use serde_json::json;
 
 use crate::grids::GridSpec;
 use crate::session::Session;
-use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     steady_chart, steady_iops,
 };
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;

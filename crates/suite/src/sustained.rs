@@ -7,10 +7,10 @@
 use flashlab_report::DDIR_WRITE;
 use serde_json::{json, Value};
 
-use crate::options::RoundLength;
+use crate::lengths::RoundLength;
 use crate::session::Session;
+use crate::steps::{bw_bytes_per_s, measure, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{bw_bytes_per_s, measure, qd_jobs};
 use crate::wsat::{WsatOptions, MAX_INTERVALS};
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
@@ -322,7 +322,7 @@ impl Suite for SustainedWrite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::result_value;
+    use crate::steps::result_value;
 
     #[test]
     fn slowdown_is_where_an_interval_falls_below_the_share_of_the_first() {

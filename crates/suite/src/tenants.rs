@@ -19,10 +19,10 @@ use serde_json::json;
 use crate::grids::GridSpec;
 use crate::options::PreconditionKind;
 use crate::session::Session;
-use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, measure, qd_jobs, uniform_random_line, RAMP_NS, UNIFORM_RANDOM,
 };
+use crate::suite::{Outcome, Suite, Targets};
 use crate::SuiteOptions;
 use crate::{device_error, Axis, Chart, Measure, Series, SuiteError, Unit};
 
@@ -676,7 +676,7 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
 }
 
 fn purge_and_fill_prefixed(s: &mut Session, prefix: &str) -> Result<(), SuiteError> {
-    crate::suites::purge_and_fill_with(s, prefix, "128k", 1)
+    crate::steps::purge_and_fill_with(s, prefix, "128k", 1)
 }
 
 /// `write-pressure`: read latency as rate-limited writes rise.

@@ -7,11 +7,11 @@
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
-use crate::options::RoundLength;
+use crate::lengths::RoundLength;
 use crate::session::{wa_between, Session};
 use crate::steady::{check_window, SteadyRule};
+use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::suites::{iops, job_text, measure, per_job_bytes, qd_jobs};
 use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most intervals a run may take: bounds a run whose intervals are far too short.

@@ -554,7 +554,7 @@ mod tests {
     }
     impl Component for Null {
         fn counters_json(&self) -> serde_json::Value {
-            json!({})
+            serde_json::json!({})
         }
     }
 
