@@ -45,10 +45,7 @@ enum Command {
     Devices,
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
-    /// Run a built-in test suite: precondition, four-corners, qos, pts-iops, pts-throughput,
-    /// pts-latency, transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
-    /// app-profiles or oltp (see docs/suites.md).
+    #[command(about = format!("Run a built-in test suite: {} (see docs/suites.md)", suite_list()))]
     Suite(Box<SuiteArgs>),
     /// Replay a block I/O trace against a simulated device (see docs/traces.md).
     Replay(replay::ReplayArgs),
@@ -62,12 +59,19 @@ enum Command {
     Sweep(sweep::SweepArgs),
 }
 
+/// The suites' names as help text lists them: `a, b, ... or z`.
+fn suite_list() -> String {
+    let names: Vec<&str> = flashlab_suite::SUITES.iter().map(|k| k.name()).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 #[derive(clap::Args, Debug)]
 struct SuiteArgs {
-    /// The suite: precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency,
-    /// transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance,
-    /// raid-scaling, sustained-write, cache-passes, write-pressure, noisy-neighbor, power,
-    /// app-profiles or oltp.
+    #[arg(help = format!("The suite: {}", suite_list()))]
     name: String,
     /// A drive or system preset, or a drive or system TOML file; repeat to compare side by
     /// side (they run in parallel). Default: the default preset.
@@ -472,61 +476,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// The suites an option of `flashlab suite` applies to, as its help says: it starts with
-/// them (`qos: …`, `desktop, compression-sweep: …`, `recovery hir: …`), and later clauses
-/// (split at `;`) may name more (`…; noisy-neighbor: …`). None: the help does not start
-/// with suites, so the option is not restricted.
-fn option_suites(help: &str) -> Option<Vec<&'static str>> {
-    let named = |clause: &str| -> Vec<&'static str> {
-        let Some((prefix, _)) = clause.split_once(':') else {
-            return Vec::new();
-        };
-        prefix
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter_map(|w| {
-                flashlab_suite::SuiteKind::ALL
-                    .iter()
-                    .map(|k| k.name())
-                    .find(|n| *n == w)
-            })
-            .collect()
-    };
-    let mut clauses = help.split(';');
-    let mut suites = named(clauses.next()?);
-    if suites.is_empty() {
-        return None;
-    }
-    for clause in clauses {
-        suites.extend(named(clause));
-    }
-    Some(suites)
-}
-
 /// Refuse options given on the command line that the suite does not use (they would be
-/// ignored without a word).
+/// ignored without a word): an option some suite lists among its own
+/// (`flashlab_suite::Suite::options`) applies to those suites only.
 fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> {
-    let Ok(kind) = flashlab_suite::SuiteKind::from_name(name) else {
+    let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
     let command = Cli::command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
     };
-    for arg in suite.get_arguments() {
-        let id = arg.get_id().as_str();
-        if matches.value_source(id) != Some(ValueSource::CommandLine) {
-            continue;
-        }
-        let Some(help) = arg.get_help().map(|h| h.to_string()) else {
-            continue;
-        };
-        let Some(suites) = option_suites(&help) else {
-            continue;
-        };
-        if !suites.contains(&kind.name()) {
-            let long = arg.get_long().unwrap_or(id);
+    for (option, suites) in flashlab_suite::suite_options() {
+        let given = suite.get_arguments().any(|arg| {
+            arg.get_long() == Some(option)
+                && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+        });
+        if given && !suites.contains(&kind.name()) {
             return Err(bad_input(anyhow!(
-                "--{long} does not apply to suite {}: it is for {}",
+                "--{option} does not apply to suite {}: it is for {}",
                 kind.name(),
                 suites.join(", ")
             )));
@@ -891,9 +859,9 @@ fn suite_device_names(
     kind: flashlab_suite::SuiteKind,
     args: &SuiteArgs,
 ) -> Result<Vec<String>, Failure> {
-    use flashlab_suite::SuiteKind;
     if let Some(m) = &args.systems.member {
-        if kind != SuiteKind::RaidScaling {
+        // `check_suite_options` refused --member for the suites that do not read it.
+        if !kind.options().contains(&"member") {
             return Err(bad_input(anyhow!(
                 "--member applies to raid-scaling only; other suites take --device"
             )));
@@ -908,12 +876,9 @@ fn suite_device_names(
     if !args.device.is_empty() {
         return Ok(args.device.clone());
     }
-    Ok(match kind {
-        SuiteKind::RaidScaling => vec!["tiny-test-1gb".to_string()],
-        SuiteKind::CachePasses => ["hdd-2tb", "optane-16gb-hdd-2tb", "optane-32gb-hdd-2tb"]
-            .map(String::from)
-            .to_vec(),
-        _ => vec![flashlab_device::DEFAULT_DEVICE.to_string()],
+    Ok(match kind.default_devices() {
+        [] => vec![flashlab_device::DEFAULT_DEVICE.to_string()],
+        names => names.iter().map(|n| n.to_string()).collect(),
     })
 }
 
@@ -959,7 +924,7 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
 }
 
 fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
-    let kind = flashlab_suite::SuiteKind::from_name(&args.name).map_err(bad_input)?;
+    let kind = flashlab_suite::suite(&args.name).map_err(bad_input)?;
     let options = suite_options(args)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
@@ -1028,4 +993,23 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
         DescribeFormat::Json => flashlab_suite::render_json(&report),
     };
     write_output(None, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A suite's option list names options `flashlab suite` has: a misspelt name would leave
+    /// the real option unchecked for every suite.
+    #[test]
+    fn every_suite_option_is_an_option_of_the_command() {
+        let command = Cli::command();
+        let suite = command.find_subcommand("suite").unwrap();
+        let longs: Vec<&str> = suite.get_arguments().filter_map(|a| a.get_long()).collect();
+        let options = flashlab_suite::suite_options();
+        assert!(options.len() > 40, "{options:?}");
+        for (option, suites) in options {
+            assert!(longs.contains(&option), "--{option} of {suites:?}");
+        }
+    }
 }

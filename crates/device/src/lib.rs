@@ -11,6 +11,7 @@
 mod buffer;
 pub mod config;
 pub mod controller;
+mod health;
 pub mod link;
 mod load;
 mod mapcache;
@@ -25,6 +26,7 @@ pub mod values;
 pub use config::{
     key_table_markdown, ChannelMergeSetting, DeviceConfig, HostAllocation, KeyDoc, KEYS,
 };
+pub use health::{HealthLog, ThermalLog};
 pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config, ConfigError};
 pub use mapcache::MapCacheCounters;

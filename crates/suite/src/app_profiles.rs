@@ -13,9 +13,11 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::grids::GridSpec;
 use crate::options::PreconditionKind;
 use crate::session::Session;
-use crate::suites::{iops, measure, steady_chart, steady_iops, Outcome, RAMP_NS, UNIFORM_RANDOM};
+use crate::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
@@ -475,6 +477,42 @@ fn curve_charts(curves: &[(&AppProfile, Vec<Point>)]) -> Vec<Chart> {
             band: None,
         })
         .collect()
+}
+
+/// `app-profiles`: application profiles at rising load.
+pub(crate) struct AppProfiles;
+
+impl Suite for AppProfiles {
+    fn name(&self) -> &'static str {
+        "app-profiles"
+    }
+    fn summary(&self) -> &'static str {
+        "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "profiles",
+            "loads",
+            "peak-gain",
+            "precondition",
+            "span",
+            "seq-time",
+            "random-time",
+        ]
+    }
+    fn options_json(&self, o: &crate::SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("app_profiles", o.app_profiles.to_json(o)))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::APP_PROFILES]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        run(s, opts)
+    }
 }
 
 #[cfg(test)]

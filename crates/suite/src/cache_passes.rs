@@ -19,9 +19,11 @@ use flashlab_report::{RunResult, DDIR_READ};
 use serde_json::{json, Value};
 
 use crate::client::desktop_pass;
+use crate::grids::GridSpec;
 use crate::session::Session;
-use crate::suites::{iops, measure};
-use crate::{Axis, Chart, DeviceReport, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::steps::{iops, measure};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured time of a desktop test when `--runtime` is not given.
 /// CrystalDiskMark's default test file (as `desktop`).
@@ -91,29 +93,15 @@ impl CachePassesOptions {
     }
 }
 
-/// Read hits and misses summed over every cache tier in a counters tree.
-fn cache_reads(v: &Value, out: &mut (u64, u64), found: &mut bool) {
-    match v {
-        Value::Object(m) => {
-            if m.get("kind").and_then(Value::as_str) == Some("cache") {
-                *found = true;
-                out.0 += m.get("read_hits").and_then(Value::as_u64).unwrap_or(0);
-                out.1 += m.get("read_misses").and_then(Value::as_u64).unwrap_or(0);
-            }
-            for c in m.values() {
-                cache_reads(c, out, found);
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|c| cache_reads(c, out, found)),
-        _ => {}
-    }
-}
-
-/// Read hits and misses now, `None` on a device without a cache.
+/// Read hits and misses now, summed over every cache tier; `None` on a device without a
+/// cache.
 fn hits(s: &Session) -> Option<(u64, u64)> {
-    let (mut out, mut found) = ((0, 0), false);
-    cache_reads(&s.counters_json(), &mut out, &mut found);
-    found.then_some(out)
+    let caches = s.system_counters().caches;
+    (!caches.is_empty()).then(|| {
+        caches
+            .iter()
+            .fold((0, 0), |(h, m), c| (h + c.read_hits, m + c.read_misses))
+    })
 }
 
 fn hit_ratio(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
@@ -133,26 +121,21 @@ fn app_job(name: &str, o: &CachePassesOptions, offset: u64, region: u64) -> Stri
     )
 }
 
-pub(crate) fn run(
-    dev: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let o = &opts.cache_passes;
     let mut desk = opts.clone();
     desk.client.runs = 1;
     desk.client.interval_ns = 0;
     desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
-    let mut s = Session::new(dev, device, opts, progress);
     s.purge("purge")?;
     let mut results: Vec<Measure> = Vec::new();
     let mut desktop_pts: [Vec<(f64, f64)>; 2] = Default::default();
     for pass in 1..=2usize {
         s.suite_span = Some(((pass - 1) as f64 / 4.0, pass as f64 / 4.0));
-        let before = hits(&s);
-        let out = desktop_pass(&mut s, &desk, &format!("pass{pass}-desktop-"))?;
-        if let Some(r) = hit_ratio(before, hits(&s)) {
+        let before = hits(s);
+        let out = desktop_pass(s, &desk, &format!("pass{pass}-desktop-"))?;
+        if let Some(r) = hit_ratio(before, hits(s)) {
             results.push(measure(
                 format!("pass{pass}_desktop_read_hit_ratio"),
                 Unit::Ratio,
@@ -186,7 +169,7 @@ pub(crate) fn run(
         // have drained, so the pass measures its own reads, not the last test's backlog.
         s.idle(&format!("pass{pass}-app-settle"), SETTLE_NS);
         let name = format!("pass{pass}-app");
-        let before = hits(&s);
+        let before = hits(s);
         let run: RunResult = s.job(&name, &app_job(&name, o, offset, region), &|run| {
             vec![measure("iops", Unit::Iops, run_iops(run))]
         })?;
@@ -209,7 +192,7 @@ pub(crate) fn run(
                 lat.iter().sum::<f64>() / lat.len() as f64,
             ));
         }
-        if let Some(r) = hit_ratio(before, hits(&s)) {
+        if let Some(r) = hit_ratio(before, hits(s)) {
             results.push(measure(
                 format!("pass{pass}_app_read_hit_ratio"),
                 Unit::Ratio,
@@ -249,10 +232,43 @@ pub(crate) fn run(
             band: None,
         },
     ];
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 /// Reads plus writes per second.
 fn run_iops(run: &RunResult) -> f64 {
     iops(run, DDIR_READ) + iops(run, flashlab_report::DDIR_WRITE)
+}
+/// `cache-passes`: first against second pass over a cached disk.
+pub(crate) struct CachePasses;
+
+impl Suite for CachePasses {
+    fn name(&self) -> &'static str {
+        "cache-passes"
+    }
+    fn summary(&self) -> &'static str {
+        "desktop tests and a skewed read-mostly pass, twice each: first vs second pass and cache hit ratio"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["app-region", "app-time", "zipf", "size", "profile"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("cache_passes", o.cache_passes.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::CACHE_PASSES]
+    }
+    fn default_devices(&self) -> &'static [&'static str] {
+        &["hdd-2tb", "optane-16gb-hdd-2tb", "optane-32gb-hdd-2tb"]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }

@@ -13,11 +13,11 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 
 use crate::client_options::DesktopProfile;
+use crate::grids::GridSpec;
 use crate::pts::size_label;
 use crate::session::Session;
-use crate::suites::{
-    bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, Outcome,
-};
+use crate::steps::{bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line};
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// ATTO Disk Benchmark's default total length.
@@ -424,6 +424,81 @@ pub(crate) fn desktop_pass(
         results,
         charts: vec![chart],
     })
+}
+
+/// `transfer-sweep`: ATTO-style sequential transfer sizes.
+pub(crate) struct TransferSweep;
+
+impl Suite for TransferSweep {
+    fn name(&self) -> &'static str {
+        "transfer-sweep"
+    }
+    fn summary(&self) -> &'static str {
+        "ATTO-style sequential read/write across transfer sizes (512 B to 64 MiB)"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["min-bs", "max-bs", "size", "state"]
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::TRANSFER_SWEEP]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        transfer_sweep(s, opts)
+    }
+}
+
+/// `desktop`: CrystalDiskMark's test sets.
+pub(crate) struct Desktop;
+
+impl Suite for Desktop {
+    fn name(&self) -> &'static str {
+        "desktop"
+    }
+    fn summary(&self) -> &'static str {
+        "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["size", "runs", "test-interval", "profile", "state"]
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::DESKTOP]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        desktop(s, opts)
+    }
+}
+
+/// `compression-sweep`: AS SSD-style throughput against compressibility.
+pub(crate) struct CompressionSweep;
+
+impl Suite for CompressionSweep {
+    fn name(&self) -> &'static str {
+        "compression-sweep"
+    }
+    fn summary(&self) -> &'static str {
+        "AS SSD-style sequential write/read of a 1 GiB file against data compressibility (0-100 %)"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["size", "state"]
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::COMPRESSION]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        compression_sweep(s, opts)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 
 use flashlab_engine::NS_PER_S;
 
-use crate::options::RoundLength;
 use crate::SuiteError;
 
 /// Which CrystalDiskMark 8 test set `desktop` runs.
@@ -109,36 +108,6 @@ impl Default for ClientOptions {
     }
 }
 
-const SIZE_VALID: &str = "a size such as 512, 4KiB, 64MiB or 1GB (K/M/G/T and KiB/MiB/GiB/TiB \
-are binary, KB/MB/GB/TB decimal)";
-
-/// A byte count given to `option` (`512`, `4KiB`, `64M`, `1GB`).
-pub fn parse_size(option: &'static str, text: &str) -> Result<u64, SuiteError> {
-    match RoundLength::parse(text) {
-        Ok(RoundLength::Bytes(b)) => Ok(b),
-        _ => Err(SuiteError::BadOption {
-            option,
-            value: text.to_string(),
-            valid: SIZE_VALID.into(),
-        }),
-    }
-}
-
-/// A time given to `option` (`500ms`, `5s`, `2min`); `0` is allowed: no time at all.
-pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
-    if text.trim() == "0" {
-        return Ok(0);
-    }
-    match RoundLength::parse(text) {
-        Ok(RoundLength::TimeNs(ns)) => Ok(ns),
-        _ => Err(SuiteError::BadOption {
-            option,
-            value: text.to_string(),
-            valid: "a time such as 0, 500ms, 5s or 2min".into(),
-        }),
-    }
-}
-
 impl ClientOptions {
     /// Every option in range, or the first one that is not.
     pub fn validate(&self) -> Result<(), SuiteError> {
@@ -191,6 +160,7 @@ impl ClientOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lengths::{parse_size, parse_time};
 
     #[test]
     fn names_round_trip_and_unknown_names_list_the_valid_ones() {

@@ -9,20 +9,20 @@
 //! of the accesses, the next 15% take 30% and the remaining 80% take 20% (as summarised in
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
-use flashlab_device::{DeviceConfig, Model, Ssd};
-use flashlab_engine::NS_PER_S;
+use flashlab_device::{DeviceConfig, HealthLog, Model, Ssd};
+use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::options::RoundLength;
+use crate::grids::GridSpec;
+use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
 };
-use crate::{
-    Axis, Chart, DeviceReport, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
-};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// fio's bssplit for the JESD219 enterprise transfer sizes (sizes in bytes, shares in %).
 pub const JEDEC_BSSPLIT: &str =
@@ -233,12 +233,13 @@ impl Drive {
 fn wear(s: &Session, d: &Drive, host_bytes: f64) -> Wear {
     let erases = s.erase_count_summary();
     let avg = erases.avg();
-    let health = &s.counters_json()["health"];
-    let log = health["percentage_used"].as_f64().unwrap_or(0.0);
-    let available_spare = health["available_spare"].as_f64().unwrap_or(0.0);
-    let grown_bad_blocks = health["grown_bad_blocks"].as_u64().unwrap_or(0);
-    let read_only = health["read_only"].as_bool().unwrap_or(false);
-    let retention_days = health["power_off_retention_days"].as_f64().unwrap_or(0.0);
+    let health = s.health_log();
+    let h = health.as_ref();
+    let log = h.map_or(0.0, |h| h.percentage_used as f64);
+    let available_spare = h.map_or(0.0, |h| f64::from(h.available_spare));
+    let grown_bad_blocks = h.map_or(0, |h| u64::from(h.grown_bad_blocks));
+    let read_only = h.is_some_and(|h| h.read_only);
+    let retention_days = h.map_or(0.0, |h| h.power_off_retention_days);
     Wear {
         host_bytes,
         nand_bytes: s.counters().nand_write_ius as f64 * d.iu_bytes * d.capacity_factor,
@@ -260,12 +261,17 @@ fn written(run: &RunResult) -> f64 {
     run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum::<u64>() as f64
 }
 
-pub(crate) fn run(
-    ssd: &mut Ssd,
-    config: &DeviceConfig,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+/// Build the drive from its description and run the workload on it.
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let config = s.require_config("endurance")?;
+    let seeds = SeedTree::new(s.opts().seed);
+    let mut ssd =
+        Ssd::new(config, seeds.child("device")).map_err(|e| crate::device_error(config, e))?;
+    s.on_device(&mut ssd, |s| run_on(s, config))
+}
+
+fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let e = &opts.endurance;
     let model = config.resolve().map_err(|k| SuiteError::BadOption {
         option: "--device",
@@ -273,15 +279,14 @@ pub(crate) fn run(
         valid: format!("a valid drive ({} = {}: {})", k.key, k.value, k.message),
     })?;
     let d = Drive::new(&model);
-    let mut s = Session::new(ssd, &config.name, opts, progress);
     let (qd, jobs) = qd_jobs(opts);
     let mut host = 0.0;
-    let mut curve = vec![wear(&s, &d, host)];
+    let mut curve = vec![wear(s, &d, host)];
     let start = curve[0];
     // The fill writes every LBA first, so steady state is the workload's on a full drive.
-    purge_and_fill(&mut s)?;
+    purge_and_fill(s)?;
     host += 2.0 * d.user_bytes;
-    curve.push(wear(&s, &d, host));
+    curve.push(wear(s, &d, host));
 
     let length = |len: RoundLength| -> Vec<String> {
         match len {
@@ -303,7 +308,7 @@ pub(crate) fn run(
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;
         host += written(&run);
-        curve.push(wear(&s, &d, host));
+        curve.push(wear(s, &d, host));
         values.push(iops(&run, DDIR_WRITE));
         if values.len() >= rule.window
             && check_window(&values[values.len() - rule.window..], &rule).steady
@@ -325,7 +330,7 @@ pub(crate) fn run(
         vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
     })?;
     host += written(&run);
-    let after = wear(&s, &d, host);
+    let after = wear(s, &d, host);
     curve.push(after);
 
     let mut results = results(
@@ -337,9 +342,8 @@ pub(crate) fn run(
         iops(&run, DDIR_WRITE),
     );
     if timed {
-        let health = &s.counters_json()["health"];
         results.extend(timed_workload_measures(
-            health,
+            s.health_log().as_ref(),
             after.host_bytes - before.host_bytes,
         ));
     }
@@ -347,16 +351,20 @@ pub(crate) fn run(
     if e.until_read_only {
         let rated = value_of(&results, "rated_pe_tbw_bytes");
         let text = |step: &str| e.workload.text(step, qd, jobs, &length(opts.round));
-        results.extend(run_to_read_only(&mut s, &d, &text, rated, &mut curve)?);
+        results.extend(run_to_read_only(s, &d, &text, rated, &mut curve)?);
         charts.push(spare_chart(&curve));
         charts.push(retention_chart(&curve));
     }
     charts.insert(1, wear_chart(&curve));
     if let Some(days) = e.power_off_days {
         let storage_c = e.storage_c.unwrap_or(model.retention_storage_c);
-        results.extend(power_off_and_read(&mut s, days, storage_c, qd)?);
+        results.extend(power_off_and_read(s, days, storage_c, qd)?);
     }
-    Ok(s.into_report(results, charts, Some(steady)))
+    Ok(Outcome {
+        steady: Some(steady),
+        results,
+        charts,
+    })
 }
 
 /// Read the whole drive sequentially, leave it unpowered `days` at `storage_c`, and read it
@@ -372,7 +380,9 @@ fn power_off_and_read(
     let text = |step: &str| {
         format!("[global]\nioengine=libaio\ndirect=1\n\n[{step}]\nrw=read\nbs=128k\niodepth={qd}\nsize=100%\n")
     };
-    let health = |s: &Session, k: &str| s.counters_json()["health"][k].as_f64().unwrap_or(0.0);
+    let health = |s: &Session, field: fn(&HealthLog) -> u64| {
+        s.health_log().map_or(0.0, |h| field(&h) as f64)
+    };
     let read_bw = |run: &RunResult| bw_bytes_per_s(run, DDIR_READ);
     let step_measures = |run: &RunResult| {
         vec![measure(
@@ -386,7 +396,7 @@ fn power_off_and_read(
         &text("read-before-power-off"),
         &step_measures,
     )?;
-    let retries_before = health(s, "read_retries");
+    let retries_before = health(s, |h| h.read_retries);
     if !s.power_off(days, storage_c) {
         return Err(SuiteError::BadOption {
             option: "--power-off-days",
@@ -406,10 +416,10 @@ fn power_off_and_read(
         .iter()
         .map(|j| j.total_ios(DDIR_READ))
         .sum::<u64>() as f64;
-    let retries = health(s, "read_retries") - retries_before;
+    let retries = health(s, |h| h.read_retries) - retries_before;
     // Left idle, the firmware rewrites the aged data it can still read (data refresh), and a
     // third read shows what that gave back.
-    let refreshed_before = health(s, "refreshed_blocks");
+    let refreshed_before = health(s, |h| h.refreshed_blocks);
     let after_idle = if lost {
         None
     } else {
@@ -453,7 +463,7 @@ fn power_off_and_read(
         m.push(measure(
             "refreshed_blocks_in_idle",
             Unit::Count,
-            health(s, "refreshed_blocks") - refreshed_before,
+            health(s, |h| h.refreshed_blocks) - refreshed_before,
         ));
         m.push(measure(
             "read_bw_after_idle",
@@ -581,13 +591,13 @@ fn wear_out_measures(curve: &[Wear], rated_tbw_bytes: f64) -> Vec<Measure> {
 /// bytes of the interval over the share of the rated wear they took. E2h counts whole
 /// 1/1024ths of a percent and reads nothing before an hour: `timed_workload_valid` is 0 then,
 /// and the wear and projection 0.
-fn timed_workload_measures(health: &serde_json::Value, host_bytes: f64) -> Vec<Measure> {
+fn timed_workload_measures(health: Option<&HealthLog>, host_bytes: f64) -> Vec<Measure> {
     const NOT_YET: f64 = 65535.0;
-    let raw = |k: &str| health[k].as_f64().unwrap_or(NOT_YET);
+    let raw = |field: fn(&HealthLog) -> u64| health.map_or(NOT_YET, |h| field(h) as f64);
     let (wear, reads, minutes) = (
-        raw("timed_workload_media_wear"),
-        raw("timed_workload_host_reads_percent"),
-        raw("timed_workload_minutes"),
+        raw(|h| h.timed_workload_media_wear),
+        raw(|h| h.timed_workload_host_reads_percent),
+        raw(|h| h.timed_workload_minutes),
     );
     let valid = wear != NOT_YET;
     let wear_percent = if valid { wear / 1024.0 } else { 0.0 };
@@ -811,6 +821,40 @@ fn wear_chart(curve: &[Wear]) -> Chart {
             },
         ],
         band: None,
+    }
+}
+
+/// `endurance`: wear rate and projected endurance of a workload.
+pub(crate) struct Endurance;
+
+impl Suite for Endurance {
+    fn name(&self) -> &'static str {
+        "endurance"
+    }
+    fn summary(&self) -> &'static str {
+        "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "workload",
+            "duty-cycle",
+            "measure",
+            "until-read-only",
+            "power-off-days",
+            "storage-temp",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("endurance", o.endurance.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::ENDURANCE_HEALTH]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
     }
 }
 

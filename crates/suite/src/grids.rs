@@ -6,14 +6,14 @@
 //! found among the results, so a grid follows the options (depths, steps, block sizes) and
 //! shows nothing when its family is absent.
 
-use crate::output::{find, format_value};
+use crate::format::{find, format_value};
 use crate::{DeviceReport, SuiteKind, SuiteReport, Unit};
 
-/// One family of results as rows and columns.
-pub(crate) struct GridSpec {
-    pub title: &'static str,
+/// One family of results as rows and columns (a suite lists its own, [`crate::Suite::grids`]).
+pub struct GridSpec {
+    pub(crate) title: &'static str,
     /// Heading of the row labels' column.
-    pub row_header: &'static str,
+    pub(crate) row_header: &'static str,
     /// A result's name, with `{row}` and `{col}` standing for the row and column keys.
     template: &'static str,
     /// (label, key) of each column, in order.
@@ -55,12 +55,14 @@ impl GridSpec {
 /// Titles of the grids a suite's output lays out, in order (each shown when its family of
 /// results is there).
 pub fn grid_titles(kind: SuiteKind) -> Vec<&'static str> {
-    specs(kind).iter().map(|s| s.title).collect()
+    kind.grids().iter().map(|s| s.title).collect()
 }
 
 /// The grids of a report: each of its suite's families that has at least one row.
 pub(crate) fn grids(report: &SuiteReport) -> Vec<Grid> {
-    specs(report.suite)
+    report
+        .suite
+        .grids()
         .iter()
         .filter_map(|spec| {
             let mut rows: Vec<String> = Vec::new();
@@ -221,7 +223,7 @@ const READ_WRITE_BW_IOPS: &[(&str, &str)] = &[
     ("write IOPS", "write_iops"),
 ];
 
-const QOS: GridSpec = GridSpec {
+pub(crate) const QOS: GridSpec = GridSpec {
     title: "IOPS and read latency per queue depth",
     row_header: "queue depth",
     template: "{row}_{col}",
@@ -239,7 +241,7 @@ const QOS: GridSpec = GridSpec {
     row_label: depth_label,
 };
 
-const PTS_IOPS: GridSpec = GridSpec {
+pub(crate) const PTS_IOPS: GridSpec = GridSpec {
     title: "IOPS by block size and read/write mix (SNIA PTS)",
     row_header: "block size",
     template: "{col}_{row}_iops",
@@ -256,7 +258,7 @@ const PTS_IOPS: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const PTS_THROUGHPUT: GridSpec = GridSpec {
+pub(crate) const PTS_THROUGHPUT: GridSpec = GridSpec {
     title: "Sequential throughput per block size (SNIA PTS)",
     row_header: "block size",
     template: "seq_{row}_{col}",
@@ -270,7 +272,7 @@ const PTS_THROUGHPUT: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const PTS_LATENCY: GridSpec = GridSpec {
+pub(crate) const PTS_LATENCY: GridSpec = GridSpec {
     title: "Response time at QD1 by read/write mix and block size (SNIA PTS)",
     row_header: "mix, block size",
     template: "{row}_{col}",
@@ -283,7 +285,7 @@ const PTS_LATENCY: GridSpec = GridSpec {
     row_label: mix_block_label,
 };
 
-const TRANSFER_SWEEP: GridSpec = GridSpec {
+pub(crate) const TRANSFER_SWEEP: GridSpec = GridSpec {
     title: "Throughput per transfer size",
     row_header: "transfer size",
     template: "xfer_{row}_{col}",
@@ -292,7 +294,7 @@ const TRANSFER_SWEEP: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const DESKTOP: GridSpec = GridSpec {
+pub(crate) const DESKTOP: GridSpec = GridSpec {
     title: "Desktop benchmark tests",
     row_header: "test",
     template: "{row}_{col}",
@@ -304,7 +306,7 @@ const DESKTOP: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const COMPRESSION: GridSpec = GridSpec {
+pub(crate) const COMPRESSION: GridSpec = GridSpec {
     title: "Throughput per share of compressible data",
     row_header: "compressible, %",
     template: "compress{row}_{col}",
@@ -316,7 +318,7 @@ const COMPRESSION: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const RECOVERY: GridSpec = GridSpec {
+pub(crate) const RECOVERY: GridSpec = GridSpec {
     title: "Sequential probes after random writes and idle time",
     row_header: "random writes, idle",
     template: "{row}_{col}",
@@ -329,7 +331,7 @@ const RECOVERY: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const RECOVERY_HIR: GridSpec = GridSpec {
+pub(crate) const RECOVERY_HIR: GridSpec = GridSpec {
     title: "Host idle recovery: bursts after each idle time",
     row_header: "idle after each burst",
     template: "hir_idle{row}_{col}",
@@ -343,7 +345,7 @@ const RECOVERY_HIR: GridSpec = GridSpec {
     row_label: |row| row.replace('_', "."),
 };
 
-const OP_SWEEP: GridSpec = GridSpec {
+pub(crate) const OP_SWEEP: GridSpec = GridSpec {
     title: "Extra spare area: capacity, steady random writes and endurance",
     row_header: "extra spare, % of user capacity",
     template: "op{row}_{col}",
@@ -359,7 +361,7 @@ const OP_SWEEP: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const ENDURANCE_HEALTH: GridSpec = GridSpec {
+pub(crate) const ENDURANCE_HEALTH: GridSpec = GridSpec {
     title: "Health log before and after the workload",
     row_header: "field",
     template: "{col}_{row}",
@@ -368,7 +370,7 @@ const ENDURANCE_HEALTH: GridSpec = GridSpec {
     row_label: str::to_string,
 };
 
-const RAID_SCALING: GridSpec = GridSpec {
+pub(crate) const RAID_SCALING: GridSpec = GridSpec {
     title: "Array throughput per level and member count",
     row_header: "state, level, members",
     template: "{row}_{col}",
@@ -382,7 +384,7 @@ const RAID_SCALING: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const CACHE_PASSES: GridSpec = GridSpec {
+pub(crate) const CACHE_PASSES: GridSpec = GridSpec {
     title: "Desktop tests per pass",
     row_header: "pass, test",
     template: "{row}_{col}",
@@ -391,7 +393,7 @@ const CACHE_PASSES: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const WRITE_PRESSURE: GridSpec = GridSpec {
+pub(crate) const WRITE_PRESSURE: GridSpec = GridSpec {
     title: "Read latency per write-bandwidth step",
     row_header: "write size, step",
     template: "{row}_{col}",
@@ -408,7 +410,7 @@ const WRITE_PRESSURE: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const NOISY_NEIGHBOR: GridSpec = GridSpec {
+pub(crate) const NOISY_NEIGHBOR: GridSpec = GridSpec {
     title: "Quiet namespaces' reads, alone and beside the neighbours",
     row_header: "phase, namespace",
     template: "{row}_{col}",
@@ -422,7 +424,7 @@ const NOISY_NEIGHBOR: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const POWER: GridSpec = GridSpec {
+pub(crate) const POWER: GridSpec = GridSpec {
     title: "Power per test and power state",
     row_header: "state, test",
     template: "{row}_{col}",
@@ -438,7 +440,7 @@ const POWER: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-const APP_PROFILES: GridSpec = GridSpec {
+pub(crate) const APP_PROFILES: GridSpec = GridSpec {
     title: "Application profiles: IOPS against latency per load",
     row_header: "profile, load",
     template: "{row}_{col}",
@@ -455,36 +457,10 @@ const APP_PROFILES: GridSpec = GridSpec {
     row_label: spaced,
 };
 
-/// The grids of each suite (none where the key list reads well as it is).
-fn specs(kind: SuiteKind) -> &'static [GridSpec] {
-    match kind {
-        SuiteKind::Qos => &[QOS],
-        SuiteKind::PtsIops => &[PTS_IOPS],
-        SuiteKind::PtsThroughput => &[PTS_THROUGHPUT],
-        SuiteKind::PtsLatency => &[PTS_LATENCY],
-        SuiteKind::TransferSweep => &[TRANSFER_SWEEP],
-        SuiteKind::Desktop => &[DESKTOP],
-        SuiteKind::CompressionSweep => &[COMPRESSION],
-        SuiteKind::Recovery => &[RECOVERY, RECOVERY_HIR],
-        SuiteKind::OpSweep => &[OP_SWEEP],
-        SuiteKind::Endurance => &[ENDURANCE_HEALTH],
-        SuiteKind::RaidScaling => &[RAID_SCALING],
-        SuiteKind::CachePasses => &[CACHE_PASSES],
-        SuiteKind::WritePressure => &[WRITE_PRESSURE],
-        SuiteKind::NoisyNeighbor => &[NOISY_NEIGHBOR],
-        SuiteKind::Power => &[POWER],
-        SuiteKind::AppProfiles => &[APP_PROFILES],
-        SuiteKind::Precondition
-        | SuiteKind::FourCorners
-        | SuiteKind::Wsat
-        | SuiteKind::SustainedWrite
-        | SuiteKind::Oltp => &[],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite;
     use crate::{Measure, SuiteOptions, Unit};
 
     fn device(name: &str, results: &[(&str, Unit, f64)]) -> DeviceReport {
@@ -527,7 +503,7 @@ mod tests {
                 ("qd32_read_lat_p99_9_ns", Unit::Ns, 9_000_000.0),
             ],
         );
-        let r = report(SuiteKind::Qos, vec![d]);
+        let r = report(suite("qos").unwrap(), vec![d]);
         let g = grids(&r);
         assert_eq!(g.len(), 1);
         // `qd1_read_iops` also ends in `_iops`: `qd1_read` is not a depth.
@@ -557,7 +533,7 @@ mod tests {
                 ("r0w100_4k_iops", Unit::Iops, 4.0),
             ],
         );
-        let r = report(SuiteKind::PtsIops, vec![d]);
+        let r = report(suite("pts-iops").unwrap(), vec![d]);
         let g = grids(&r);
         assert_eq!(g[0].rows, ["128k", "4k"]);
         let t = g[0].table(&r.devices[0]).unwrap();
@@ -580,7 +556,7 @@ mod tests {
                 ("bs8k_ceiling_write_bw_bytes_per_s", Unit::BytesPerS, 1e8),
             ],
         );
-        let g = grids(&report(SuiteKind::WritePressure, vec![wp]));
+        let g = grids(&report(suite("write-pressure").unwrap(), vec![wp]));
         assert_eq!(g[0].rows, ["bs8k_step001"]);
         let app = device(
             "a",
@@ -590,7 +566,7 @@ mod tests {
                 ("sql_90_10_load16_lat_avg_ns", Unit::Ns, 1.0),
             ],
         );
-        let g = grids(&report(SuiteKind::AppProfiles, vec![app]));
+        let g = grids(&report(suite("app-profiles").unwrap(), vec![app]));
         assert_eq!(g[0].rows, ["sql_load1", "sql_90_10_load16"]);
     }
 
@@ -601,7 +577,7 @@ mod tests {
             "b",
             &[("qd1_iops", Unit::Iops, 2.0), ("qd8_iops", Unit::Iops, 3.0)],
         );
-        let r = report(SuiteKind::Qos, vec![a, b]);
+        let r = report(suite("qos").unwrap(), vec![a, b]);
         let g = grids(&r);
         assert_eq!(g[0].rows, ["qd1", "qd8"]);
         assert_eq!(g[0].table(&r.devices[0]).unwrap().rows.len(), 1);
@@ -615,7 +591,7 @@ mod tests {
     #[test]
     fn a_suite_without_the_family_has_no_grid() {
         let d = device("a", &[("steady_write_iops", Unit::Iops, 1.0)]);
-        assert!(grids(&report(SuiteKind::Qos, vec![d.clone()])).is_empty());
-        assert!(grids(&report(SuiteKind::FourCorners, vec![d])).is_empty());
+        assert!(grids(&report(suite("qos").unwrap(), vec![d.clone()])).is_empty());
+        assert!(grids(&report(suite("four-corners").unwrap(), vec![d])).is_empty());
     }
 }

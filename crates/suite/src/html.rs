@@ -5,10 +5,10 @@
 use flashlab_report::html::{band_label, render_page, Band, Block, Figure, Page, Section, Table};
 use serde_json::Value;
 
+use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
-use crate::output::{find, format_value, metric_rows, steady_cell};
 use crate::steady::SteadyRule;
-use crate::{Chart, DeviceReport, Series, SuiteKind, SuiteReport};
+use crate::{Chart, DeviceReport, Series, SuiteReport};
 
 /// The report as an HTML document; the same report gives the same bytes.
 pub fn render_html(report: &SuiteReport) -> String {
@@ -56,11 +56,7 @@ fn options_line(report: &SuiteReport) -> String {
         },
         format!("{} job(s)", o.jobs.unwrap_or(1)),
     ];
-    if report.suite == SuiteKind::Qos {
-        parts.push(format!("{}% reads", o.rwmixread));
-        let depths: Vec<String> = o.qos_depths.iter().map(u32::to_string).collect();
-        parts.push(format!("queue depths {}", depths.join(", ")));
-    }
+    parts.extend(report.suite.options_text(o));
     if let Some(ns) = o.runtime_ns {
         parts.push(format!("measured steps run {}", human_ns(ns as f64)));
     }
@@ -362,6 +358,7 @@ fn health_section(report: &SuiteReport) -> Section {
 mod tests {
     use super::*;
     use crate::steady::{SteadyVerdict, WindowCheck};
+    use crate::suite;
     use crate::{Axis, Measure, SteadyReport, StepRecord, SuiteOptions, Unit};
 
     fn device(name: &str, iops: f64) -> DeviceReport {
@@ -420,7 +417,7 @@ mod tests {
 
     fn report(devices: Vec<DeviceReport>) -> SuiteReport {
         SuiteReport {
-            suite: SuiteKind::Precondition,
+            suite: suite("precondition").unwrap(),
             options: SuiteOptions::default(),
             devices,
         }
@@ -472,7 +469,7 @@ mod tests {
             value: 250_000.0,
         });
         let mut r = report(vec![d]);
-        r.suite = SuiteKind::Qos;
+        r.suite = suite("qos").unwrap();
         let html = render_html(&r);
         let grid = html
             .find("<h3>IOPS and read latency per queue depth</h3>")
@@ -488,7 +485,7 @@ mod tests {
             "{html}"
         );
         // Without a family there is only the key list, under no heading of its own.
-        r.suite = SuiteKind::Precondition;
+        r.suite = suite("precondition").unwrap();
         assert!(!render_html(&r).contains("Every result by key"));
     }
 

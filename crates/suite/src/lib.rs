@@ -30,12 +30,15 @@
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
 mod app_profiles;
+mod basic;
 mod cache_passes;
 mod client;
 mod client_options;
 mod endurance;
+mod format;
 mod grids;
 mod html;
+mod lengths;
 mod oltp;
 mod opsweep;
 mod options;
@@ -47,7 +50,8 @@ mod recovery;
 mod session;
 mod showdown;
 pub mod steady;
-mod suites;
+mod steps;
+mod suite;
 mod sustained;
 mod targets;
 mod tenants;
@@ -72,184 +76,50 @@ pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use session::SuiteDevice;
 pub use sustained::SustainedOptions;
 
-pub use client_options::{parse_size, parse_time, ClientOptions, DesktopProfile, DriveState};
+pub use client_options::{ClientOptions, DesktopProfile, DriveState};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
-pub use grids::grid_titles;
+pub use grids::{grid_titles, GridSpec};
 pub use html::render_html;
+pub use lengths::{parse_size, parse_time, RoundLength};
 pub use opsweep::OpSweepOptions;
-pub use options::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOptions};
+pub use options::{PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
+pub use session::Session;
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use suite::{suite, suite_names, suite_options, Outcome, Suite, SuiteKind, Targets};
 pub use targets::DriveTargets;
 pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 
-/// The built-in suites.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SuiteKind {
-    Precondition,
-    FourCorners,
-    Qos,
-    PtsIops,
-    PtsThroughput,
-    PtsLatency,
-    TransferSweep,
-    Desktop,
-    CompressionSweep,
-    Wsat,
-    Recovery,
-    OpSweep,
-    Endurance,
-    RaidScaling,
-    SustainedWrite,
-    CachePasses,
-    WritePressure,
-    NoisyNeighbor,
-    Power,
-    AppProfiles,
-    Oltp,
-}
-
-impl SuiteKind {
-    pub const ALL: [SuiteKind; 21] = [
-        SuiteKind::Precondition,
-        SuiteKind::FourCorners,
-        SuiteKind::Qos,
-        SuiteKind::PtsIops,
-        SuiteKind::PtsThroughput,
-        SuiteKind::PtsLatency,
-        SuiteKind::TransferSweep,
-        SuiteKind::Desktop,
-        SuiteKind::CompressionSweep,
-        SuiteKind::Wsat,
-        SuiteKind::Recovery,
-        SuiteKind::OpSweep,
-        SuiteKind::Endurance,
-        SuiteKind::RaidScaling,
-        SuiteKind::SustainedWrite,
-        SuiteKind::CachePasses,
-        SuiteKind::WritePressure,
-        SuiteKind::NoisyNeighbor,
-        SuiteKind::Power,
-        SuiteKind::AppProfiles,
-        SuiteKind::Oltp,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SuiteKind::Precondition => "precondition",
-            SuiteKind::FourCorners => "four-corners",
-            SuiteKind::Qos => "qos",
-            SuiteKind::PtsIops => "pts-iops",
-            SuiteKind::PtsThroughput => "pts-throughput",
-            SuiteKind::PtsLatency => "pts-latency",
-            SuiteKind::TransferSweep => "transfer-sweep",
-            SuiteKind::Desktop => "desktop",
-            SuiteKind::CompressionSweep => "compression-sweep",
-            SuiteKind::Wsat => "wsat",
-            SuiteKind::Recovery => "recovery",
-            SuiteKind::OpSweep => "op-sweep",
-            SuiteKind::Endurance => "endurance",
-            SuiteKind::RaidScaling => "raid-scaling",
-            SuiteKind::SustainedWrite => "sustained-write",
-            SuiteKind::CachePasses => "cache-passes",
-            SuiteKind::WritePressure => "write-pressure",
-            SuiteKind::NoisyNeighbor => "noisy-neighbor",
-            SuiteKind::Power => "power",
-            SuiteKind::AppProfiles => "app-profiles",
-            SuiteKind::Oltp => "oltp",
-        }
-    }
-
-    pub fn summary(self) -> &'static str {
-        match self {
-            SuiteKind::Precondition => {
-                "purge, sequential fill x2, 4 KiB random-write rounds to SNIA steady state"
-            }
-            SuiteKind::FourCorners => {
-                "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
-            }
-            SuiteKind::Qos => "4 KiB read/write mix across queue depths: IOPS, read latency tail",
-            SuiteKind::PtsIops => {
-                "SNIA PTS IOPS: 7 R/W mixes x 8 block sizes, rounds to steady state"
-            }
-            SuiteKind::PtsThroughput => {
-                "SNIA PTS throughput: 128 KiB and 1024 KiB sequential read/write at steady state"
-            }
-            SuiteKind::PtsLatency => {
-                "SNIA PTS latency: QD1 mean, max, p99.999 for 3 mixes x 3 block sizes"
-            }
-            SuiteKind::TransferSweep => {
-                "ATTO-style sequential read/write across transfer sizes (512 B to 64 MiB)"
-            }
-            SuiteKind::Desktop => {
-                "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
-            }
-            SuiteKind::CompressionSweep => {
-                "AS SSD-style sequential write/read of a 1 GiB file against data compressibility (0-100 %)"
-            }
-            SuiteKind::Wsat => {
-                "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
-            }
-            SuiteKind::Recovery => {
-                "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
-            }
-            SuiteKind::OpSweep => {
-                "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
-            }
-            SuiteKind::Endurance => {
-                "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
-            }
-            SuiteKind::RaidScaling => {
-                "RAID 0/10/5 of a member drive against member count: sequential and random MB/s, IOPS, member I/Os"
-            }
-            SuiteKind::SustainedWrite => {
-                "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
-            }
-            SuiteKind::CachePasses => {
-                "desktop tests and a skewed read-mostly pass, twice each: first vs second pass and cache hit ratio"
-            }
-            SuiteKind::WritePressure => {
-                "rate-limited writes raised step by step beside 4 KiB random reads: read tail vs write MB/s"
-            }
-            SuiteKind::NoisyNeighbor => {
-                "namespaces: writers on half, 4 KiB readers on the rest; quiet read tail alone vs with neighbours"
-            }
-            SuiteKind::Power => {
-                "four corners in each power state: average and peak watts, performance per watt, caps held"
-            }
-            SuiteKind::AppProfiles => {
-                "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
-            }
-            SuiteKind::Oltp => {
-                "sysbench OLTP (MySQL/InnoDB) in VMs on a preconditioned drive: transactions per second and latency percentiles"
-            }
-        }
-    }
-
-    /// The suite called `name`, or an error listing the valid names.
-    pub fn from_name(name: &str) -> Result<SuiteKind, SuiteError> {
-        SuiteKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| SuiteError::UnknownSuite {
-                name: name.to_string(),
-                valid: suite_names(),
-            })
-    }
-}
-
-/// The valid suite names, comma-separated.
-pub fn suite_names() -> String {
-    SuiteKind::ALL
-        .iter()
-        .map(|k| k.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+/// The built-in suites, in the order the CLI lists them: the one list the CLI, the options
+/// check, the real-storage check, the JSON report and the renderings read. A suite is a module
+/// with a unit struct implementing [`Suite`], declared above and listed here.
+pub static SUITES: &[SuiteKind] = &[
+    &basic::Precondition,
+    &basic::FourCorners,
+    &basic::Qos,
+    &pts::PtsIops,
+    &pts::PtsThroughput,
+    &pts::PtsLatency,
+    &client::TransferSweep,
+    &client::Desktop,
+    &client::CompressionSweep,
+    &wsat::Wsat,
+    &recovery::Recovery,
+    &opsweep::OpSweep,
+    &endurance::Endurance,
+    &raid_scaling::RaidScaling,
+    &sustained::SustainedWrite,
+    &cache_passes::CachePasses,
+    &tenants::WritePressure,
+    &tenants::NoisyNeighbor,
+    &tenants::Power,
+    &app_profiles::AppProfiles,
+    &oltp::Oltp,
+];
 
 /// Why a suite could not run. Source errors are boxed: they are large and errors are rare.
 #[derive(Debug, thiserror::Error)]
@@ -464,38 +334,17 @@ pub fn run_on_device_with(
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
-    // op-sweep builds a fresh drive per spare fraction itself.
-    if kind == SuiteKind::OpSweep {
-        return opsweep::run(config, options, progress);
+    if kind.targets() == Targets::Description {
+        let mut s = Session::described(config, options, progress);
+        return run_session(kind, &mut s);
     }
-    // raid-scaling builds its systems from the drive as a member.
-    if kind == SuiteKind::RaidScaling {
-        return raid_scaling::run(config, options, progress);
-    }
-    // power builds a fresh drive per power state.
-    if kind == SuiteKind::Power {
-        return tenants::power(config, options, progress);
-    }
-    let split;
-    let config = if kind == SuiteKind::NoisyNeighbor {
-        split = tenants::neighbor_config(config, options)?;
-        &split
-    } else {
-        config
-    };
     let seeds = SeedTree::new(options.seed);
     let mut ssd =
         Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
-    match kind {
-        SuiteKind::NoisyNeighbor => {
-            tenants::noisy_neighbor(&mut ssd, &config.name, options, progress)
-        }
-        SuiteKind::Endurance => endurance::run(&mut ssd, config, options, progress),
-        _ => run_on(kind, &mut ssd, &config.name, options, progress),
-    }
+    run_on(kind, &mut ssd, &config.name, options, progress)
 }
 
-/// The suites that need nothing of the device but [`SuiteDevice`].
+/// Run `kind` on a simulated drive or system; the suites that build their own drives refuse.
 fn run_on(
     kind: SuiteKind,
     dev: &mut dyn SuiteDevice,
@@ -503,29 +352,34 @@ fn run_on(
     options: &SuiteOptions,
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
-    match kind {
-        SuiteKind::Wsat => wsat::run(dev, name, options, progress),
-        SuiteKind::Recovery => recovery::run(dev, name, options, progress),
-        SuiteKind::SustainedWrite => sustained::run(dev, name, options, progress),
-        SuiteKind::CachePasses => cache_passes::run(dev, name, options, progress),
-        SuiteKind::WritePressure => tenants::write_pressure(dev, name, options, progress),
-        SuiteKind::OpSweep
-        | SuiteKind::Endurance
-        | SuiteKind::RaidScaling
-        | SuiteKind::NoisyNeighbor
-        | SuiteKind::Power => Err(SuiteError::NoFtl {
+    if kind.targets() == Targets::Description {
+        return Err(SuiteError::NoFtl {
             device: name.to_string(),
             suite: kind.name(),
             one_ssd: false,
-        }),
-        _ => suites::run(kind, dev, name, options, progress),
+        });
     }
+    let mut s = Session::new(dev, name, options, progress);
+    run_session(kind, &mut s)
+}
+
+/// Run `kind` on a session set up for it, and gather the device's report.
+fn run_session(kind: SuiteKind, s: &mut Session) -> Result<DeviceReport, SuiteError> {
+    let outcome = kind.run(s)?;
+    let scale = s.scale();
+    Ok(DeviceReport {
+        device: s.device().to_string(),
+        scale_note: (!scale.is_full()).then(|| scale.summary()),
+        steps: std::mem::take(&mut s.steps),
+        steady: outcome.steady,
+        results: outcome.results,
+        charts: outcome.charts,
+    })
 }
 
 /// Run `kind` on a device built by the caller (a drive wrapped to watch what reaches it, a
-/// system of one's own). Suites that rebuild a drive from its description or need a drive's
-/// namespaces or power meter (op-sweep, endurance, raid-scaling, noisy-neighbor, power) are
-/// refused with [`SuiteError::NoFtl`].
+/// system of one's own). Suites that build their drives from a description
+/// ([`Targets::Description`]) are refused with [`SuiteError::NoFtl`].
 pub fn run_on_suite_device(
     kind: SuiteKind,
     dev: &mut dyn SuiteDevice,
@@ -590,19 +444,7 @@ pub fn run_on_real_target(
     let name = target.name();
     // The suites made only of fio jobs, purges and idle time; the others read a simulated
     // drive's internals or build simulated drives and systems of their own.
-    if !matches!(
-        kind,
-        SuiteKind::Precondition
-            | SuiteKind::FourCorners
-            | SuiteKind::Qos
-            | SuiteKind::PtsIops
-            | SuiteKind::PtsThroughput
-            | SuiteKind::PtsLatency
-            | SuiteKind::TransferSweep
-            | SuiteKind::Desktop
-            | SuiteKind::CompressionSweep
-            | SuiteKind::AppProfiles
-    ) {
+    if kind.targets() != Targets::Any {
         return Err(SuiteError::Real {
             device: name,
             step: "start".into(),
@@ -610,7 +452,7 @@ pub fn run_on_real_target(
         });
     }
     let mut session = session::Session::real(target, options, progress);
-    let mut report = suites::run_session(kind, &mut session, &name, options)?;
+    let mut report = run_session(kind, &mut session)?;
     drop(session);
     report.scale_note = Some(target.summary());
     Ok(report)
@@ -815,39 +657,6 @@ pub fn run_suite_drives_with(
     })
 }
 
-/// The options group of `kind` for the JSON report (`None`: the suite has no own group).
-pub(crate) fn suite_options_json(
-    kind: SuiteKind,
-    o: &SuiteOptions,
-) -> Option<(&'static str, serde_json::Value)> {
-    match kind {
-        SuiteKind::Wsat => Some(("wsat", o.wsat.to_json())),
-        SuiteKind::Recovery => Some(("recovery", o.recovery.to_json())),
-        SuiteKind::OpSweep => Some(("op_sweep", o.op_sweep.to_json())),
-        SuiteKind::Endurance => Some(("endurance", o.endurance.to_json())),
-        SuiteKind::RaidScaling => Some(("raid_scaling", o.raid_scaling.to_json())),
-        SuiteKind::SustainedWrite => Some(("sustained_write", o.sustained.to_json(&o.wsat))),
-        SuiteKind::CachePasses => Some(("cache_passes", o.cache_passes.to_json())),
-        SuiteKind::WritePressure | SuiteKind::NoisyNeighbor => {
-            Some(("tenants", o.tenants.to_json(o)))
-        }
-        SuiteKind::AppProfiles => Some(("app_profiles", o.app_profiles.to_json(o))),
-        SuiteKind::Oltp => Some((
-            "oltp",
-            serde_json::json!({
-                "vms": o.oltp.vms,
-                "threads_per_vm": o.oltp.threads,
-                "reads_per_txn": oltp::READS_PER_TXN,
-                "log_write_bytes": oltp::LOG_WRITE_BYTES,
-                "dirty_pages_per_txn": oltp::DIRTY_PAGES_PER_TXN,
-                "cleaner_batch_pages": oltp::CLEANER_BATCH,
-                "precondition": o.precondition.to_json(),
-            }),
-        )),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -919,9 +728,14 @@ mod tests {
     #[test]
     fn zero_or_too_many_drives_are_a_bad_option() {
         for n in [0, MAX_DRIVES + 1] {
-            let e =
-                run_suite_drives_with(SuiteKind::Qos, &[], n, &SuiteOptions::default(), &|_, _| {})
-                    .unwrap_err();
+            let e = run_suite_drives_with(
+                suite("qos").unwrap(),
+                &[],
+                n,
+                &SuiteOptions::default(),
+                &|_, _| {},
+            )
+            .unwrap_err();
             assert!(e.is_bad_input());
             assert!(e.to_string().contains("drives"), "{e}");
         }
@@ -929,10 +743,11 @@ mod tests {
 
     #[test]
     fn suite_names_round_trip_and_unknown_lists_them() {
-        for k in SuiteKind::ALL {
-            assert_eq!(SuiteKind::from_name(k.name()).unwrap(), k);
+        for &k in SUITES {
+            assert_eq!(suite(k.name()).unwrap(), k);
+            assert!(!k.summary().is_empty(), "{}", k.name());
         }
-        let e = SuiteKind::from_name("four_corners").unwrap_err();
+        let e = suite("four_corners").unwrap_err();
         assert!(e.is_bad_input());
         let msg = e.to_string();
         assert!(

@@ -27,7 +27,8 @@ use std::collections::BinaryHeap;
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest, RngStream, SimTime, NS_PER_S};
 
 use crate::session::Session;
-use crate::suites::{measure, Outcome};
+use crate::steps::measure;
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// InnoDB's page size (the default `innodb_page_size`).
@@ -333,4 +334,46 @@ pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, Suite
         results,
         charts: vec![chart],
     })
+}
+/// `oltp`: sysbench OLTP in virtual machines.
+pub(crate) struct Oltp;
+
+impl Suite for Oltp {
+    fn name(&self) -> &'static str {
+        "oltp"
+    }
+    fn summary(&self) -> &'static str {
+        "sysbench OLTP (MySQL/InnoDB) in VMs on a preconditioned drive: transactions per second and latency percentiles"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "vms",
+            "threads",
+            "precondition",
+            "span",
+            "seq-time",
+            "random-time",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some((
+            "oltp",
+            serde_json::json!({
+                "vms": o.oltp.vms,
+                "threads_per_vm": o.oltp.threads,
+                "reads_per_txn": READS_PER_TXN,
+                "log_write_bytes": LOG_WRITE_BYTES,
+                "dirty_pages_per_txn": DIRTY_PAGES_PER_TXN,
+                "cleaner_batch_pages": CLEANER_BATCH,
+                "precondition": o.precondition.to_json(),
+            }),
+        ))
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        run(s, opts)
+    }
 }

@@ -9,11 +9,13 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
+use crate::grids::GridSpec;
 use crate::session::{wa_between, Session};
-use crate::suites::{
+use crate::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
 };
-use crate::{Axis, Chart, DeviceReport, Series, SuiteError, SuiteOptions, Unit};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 const MAX_LIST: usize = 32;
@@ -105,18 +107,16 @@ fn minutes_label(ns: u64) -> String {
 }
 
 /// What one fraction measured.
-struct Outcome {
+struct FractionOutcome {
     extra_pct: f64,
     steady_iops: Option<f64>,
     /// Per run: IOPS and WA.
     runs: Vec<(f64, f64)>,
 }
 
-pub(crate) fn run(
-    config: &DeviceConfig,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
+    let config = s.require_config("op-sweep")?;
     let o = &opts.op_sweep;
     let invalid = |c: &DeviceConfig, origin: String, e: flashlab_device::model::KeyError| {
         SuiteError::Device {
@@ -134,10 +134,8 @@ pub(crate) fn run(
         .resolve()
         .map_err(|e| invalid(config, config.name.clone(), e))?;
     let (qd, jobs) = qd_jobs(opts);
-    let mut steps = Vec::new();
     let mut results = Vec::new();
     let mut outcomes = Vec::new();
-    let mut scale_note = None;
     for (k, &f) in o.fractions.iter().enumerate() {
         // Whole IUs, as the drive would round a max-LBA setting.
         let iu = base.iu_bytes;
@@ -155,38 +153,37 @@ pub(crate) fn run(
         let label = format!("op{}", pct_label(f));
         // Every fraction runs the same step names, so the same random offsets: the drives
         // differ only in their spare area.
-        let mut s = Session::new(&mut ssd, &config.name, opts, &mut *progress);
-        let n = o.fractions.len() as f64;
-        s.suite_span = Some((k as f64 / n, k as f64 / n));
-        purge_and_fill(&mut s)?;
-        let steady = match o.precondition_ns {
-            None => Some(steady_iops(&random_write_rounds(&mut s, opts)?)),
-            Some(ns) => {
+        let (steady, runs) = s.on_device(&mut ssd, |s| {
+            let n = o.fractions.len() as f64;
+            s.suite_span = Some((k as f64 / n, k as f64 / n));
+            purge_and_fill(s)?;
+            let steady = match o.precondition_ns {
+                None => Some(steady_iops(&random_write_rounds(s, opts)?)),
+                Some(ns) => {
+                    let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+                    let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
+                    s.job("precondition", &text, &|run| {
+                        vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+                    })?;
+                    None
+                }
+            };
+            let mut runs = Vec::new();
+            for &ns in &o.run_ns {
+                let name = format!("run-{}", minutes_label(ns));
                 let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
-                let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
-                s.job("precondition", &text, &|run| {
+                let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
+                let before = s.counters();
+                let run = s.job(&name, &text, &|run| {
                     vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
                 })?;
-                None
+                runs.push((iops(&run, DDIR_WRITE), wa_between(&before, &s.counters())));
             }
-        };
-        let mut runs = Vec::new();
-        for &ns in &o.run_ns {
-            let name = format!("run-{}", minutes_label(ns));
-            let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
-            let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
-            let before = s.counters();
-            let run = s.job(&name, &text, &|run| {
-                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-            })?;
-            runs.push((iops(&run, DDIR_WRITE), wa_between(&before, &s.counters())));
-        }
-        let report = s.into_report(Vec::new(), Vec::new(), None);
-        scale_note = scale_note.or(report.scale_note);
-        for mut step in report.steps {
-            step.name = format!("{label}-{}", step.name);
-            steps.push(step);
-        }
+            for step in &mut s.steps {
+                step.name = format!("{label}-{}", step.name);
+            }
+            Ok((steady, runs))
+        })?;
 
         let key = label.replace('-', "_");
         let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
@@ -251,24 +248,21 @@ pub(crate) fn run(
                 tbw,
             ));
         }
-        outcomes.push(Outcome {
+        outcomes.push(FractionOutcome {
             extra_pct: f * 100.0,
             steady_iops: steady,
             runs,
         });
     }
     let charts = charts(&outcomes, &o.run_ns);
-    Ok(DeviceReport {
-        device: config.name.clone(),
-        scale_note,
-        steps,
+    Ok(Outcome {
         steady: None,
         results,
         charts,
     })
 }
 
-fn charts(outcomes: &[Outcome], run_ns: &[u64]) -> Vec<Chart> {
+fn charts(outcomes: &[FractionOutcome], run_ns: &[u64]) -> Vec<Chart> {
     let mut iops_series = Vec::new();
     if outcomes.iter().all(|o| o.steady_iops.is_some()) {
         iops_series.push(Series {
@@ -315,6 +309,33 @@ fn charts(outcomes: &[Outcome], run_ns: &[u64]) -> Vec<Chart> {
             band: None,
         },
     ]
+}
+
+/// `op-sweep`: extra spare area against IOPS and wear.
+pub(crate) struct OpSweep;
+
+impl Suite for OpSweep {
+    fn name(&self) -> &'static str {
+        "op-sweep"
+    }
+    fn summary(&self) -> &'static str {
+        "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["op", "precondition-minutes", "run-minutes"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("op_sweep", o.op_sweep.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::OP_SWEEP]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }
 
 #[cfg(test)]

@@ -1,85 +1,11 @@
 //! What a suite run may be told: its seed, the length of a preconditioning round, queue depth,
 //! job count, mix and measurement window.
 
-use flashlab_engine::{NS_PER_MS, NS_PER_S, NS_PER_US};
+use flashlab_engine::{NS_PER_MS, NS_PER_S};
 
 use crate::client_options::ClientOptions;
+pub use crate::lengths::RoundLength;
 use crate::SuiteError;
-
-/// How long one workload-dependent preconditioning round lasts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RoundLength {
-    /// A fraction of the (whole drive's) user capacity written per round.
-    CapacityFraction(f64),
-    /// Bytes written per round.
-    Bytes(u64),
-    /// Simulated time per round.
-    TimeNs(u64),
-}
-
-const ROUND_VALID: &str = "a percentage of the user capacity (25%), a size (512MiB, 4GiB, 1GB; \
-K/M/G/T and KiB/MiB/GiB/TiB are binary, KB/MB/GB/TB decimal) or a time (500ms, 60s, 2min, 1h)";
-
-impl RoundLength {
-    /// Parse `25%`, `4GiB`, `1GB`, `60s`, `500ms`, `2min`.
-    pub fn parse(text: &str) -> Result<RoundLength, SuiteError> {
-        Self::parse_for("--round", text)
-    }
-
-    /// [`RoundLength::parse`] for another option of the same kind (errors name `option`).
-    pub fn parse_for(option: &'static str, text: &str) -> Result<RoundLength, SuiteError> {
-        let bad = || SuiteError::BadOption {
-            option,
-            value: text.to_string(),
-            valid: ROUND_VALID.to_string(),
-        };
-        let t = text.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
-        let value: f64 = num.parse().map_err(|_| bad())?;
-        if !value.is_finite() || value <= 0.0 {
-            return Err(bad());
-        }
-        let scaled = |mult: u64| -> Result<u64, SuiteError> {
-            let v = value * mult as f64;
-            if v >= 1.0 && v < u64::MAX as f64 {
-                Ok(v.round() as u64)
-            } else {
-                Err(bad())
-            }
-        };
-        Ok(match unit.trim() {
-            "%" if value <= 1000.0 => RoundLength::CapacityFraction(value / 100.0),
-            "ns" => RoundLength::TimeNs(scaled(1)?),
-            "us" => RoundLength::TimeNs(scaled(NS_PER_US)?),
-            "ms" => RoundLength::TimeNs(scaled(NS_PER_MS)?),
-            "s" => RoundLength::TimeNs(scaled(NS_PER_S)?),
-            "min" => RoundLength::TimeNs(scaled(60 * NS_PER_S)?),
-            "h" => RoundLength::TimeNs(scaled(3600 * NS_PER_S)?),
-            "B" | "" => RoundLength::Bytes(scaled(1)?),
-            "K" | "k" | "KiB" => RoundLength::Bytes(scaled(1 << 10)?),
-            "M" | "m" | "MiB" => RoundLength::Bytes(scaled(1 << 20)?),
-            "G" | "g" | "GiB" => RoundLength::Bytes(scaled(1 << 30)?),
-            "T" | "t" | "TiB" => RoundLength::Bytes(scaled(1 << 40)?),
-            "KB" | "kB" => RoundLength::Bytes(scaled(1_000)?),
-            "MB" => RoundLength::Bytes(scaled(1_000_000)?),
-            "GB" => RoundLength::Bytes(scaled(1_000_000_000)?),
-            "TB" => RoundLength::Bytes(scaled(1_000_000_000_000)?),
-            _ => return Err(bad()),
-        })
-    }
-
-    /// As written in the JSON report.
-    pub fn describe(&self) -> String {
-        match self {
-            RoundLength::CapacityFraction(f) => format!("{}% of capacity", f * 100.0),
-            RoundLength::Bytes(b) => format!("{b} bytes"),
-            RoundLength::TimeNs(ns) => format!("{ns} ns"),
-        }
-    }
-}
 
 /// How the app-profiles, write-pressure and noisy-neighbor suites precondition the drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

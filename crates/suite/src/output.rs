@@ -6,53 +6,10 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
 use crate::steady::SteadyRule;
-use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport, Unit};
-
-/// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
-pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
-    let mut rows: Vec<(&str, Unit)> = Vec::new();
-    for d in &report.devices {
-        for m in &d.results {
-            if !rows.iter().any(|(n, _)| *n == m.name) {
-                rows.push((&m.name, m.unit));
-            }
-        }
-    }
-    rows
-}
-
-pub(crate) fn find<'a>(d: &'a DeviceReport, name: &str) -> Option<&'a Measure> {
-    d.results.iter().find(|m| m.name == name)
-}
-
-pub(crate) fn format_value(unit: Unit, v: f64) -> String {
-    match unit {
-        Unit::BytesPerS => format!("{:.1} MB/s", v / 1e6),
-        Unit::Iops => format!("{v:.0} IOPS"),
-        Unit::Ns if v >= 1e6 => format!("{:.2} ms", v / 1e6),
-        Unit::Ns if v >= 1e3 => format!("{:.1} us", v / 1e3),
-        Unit::Ns => format!("{v:.0} ns"),
-        Unit::Count => format!("{v:.0}"),
-        Unit::Ratio => format!("{v:.3}"),
-        Unit::Percent => format!("{v:.3} %"),
-        Unit::Bytes if v.abs() >= 1e12 => format!("{:.2} TB", v / 1e12),
-        Unit::Bytes if v.abs() >= 1e9 => format!("{:.2} GB", v / 1e9),
-        Unit::Bytes if v.abs() >= 1e6 => format!("{:.1} MB", v / 1e6),
-        Unit::Bytes => format!("{v:.0} B"),
-    }
-}
-
-pub(crate) fn steady_cell(d: &DeviceReport) -> String {
-    match &d.steady {
-        None => "-".into(),
-        Some(st) => match st.verdict.round {
-            Some(r) => format!("round {r}"),
-            None => format!("not reached ({} rounds)", st.rounds_iops.len()),
-        },
-    }
-}
+use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport};
 
 /// The terminal table: one row per metric, one column per device.
 pub fn render_table(report: &SuiteReport) -> String {
@@ -137,7 +94,7 @@ fn measures_json(ms: &[Measure]) -> Value {
 fn device_json(d: &DeviceReport, kind: SuiteKind) -> Value {
     let steady = d.steady.as_ref().map_or(Value::Null, |st| {
         json!({
-            "tracked": crate::pts::tracked_name(kind),
+            "tracked": kind.tracked(),
             "reached": st.verdict.reached(),
             "round": st.verdict.round,
             "rounds": st.rounds_iops.iter().map(|v| number(*v)).collect::<Vec<_>>(),
@@ -232,7 +189,7 @@ pub fn render_json(report: &SuiteReport) -> String {
             .collect::<Vec<_>>(),
     });
     let mut doc = doc;
-    if let Some((group, value)) = crate::suite_options_json(report.suite, o) {
+    if let Some((group, value)) = report.suite.options_json(o) {
         doc["options"][group] = value;
     }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -314,6 +271,8 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::steady::{SteadyVerdict, WindowCheck};
+    use crate::suite;
+    use crate::Unit;
     use crate::{SteadyReport, SuiteOptions};
 
     fn report() -> SuiteReport {
@@ -341,7 +300,7 @@ mod tests {
             }],
         };
         SuiteReport {
-            suite: SuiteKind::FourCorners,
+            suite: suite("four-corners").unwrap(),
             options: SuiteOptions::default(),
             devices: vec![dev("a,b", 1234.4, true), dev("c", 99.0, false)],
         }
@@ -362,7 +321,7 @@ mod tests {
     #[test]
     fn table_ends_with_each_devices_grids() {
         let mut r = report();
-        r.suite = SuiteKind::Qos;
+        r.suite = suite("qos").unwrap();
         for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
             d.results.push(Measure {
                 name: "qd8_read_lat_avg_ns".into(),

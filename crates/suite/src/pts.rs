@@ -6,11 +6,11 @@
 
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
+use crate::grids::GridSpec;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::suites::{
-    bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, Outcome,
-};
+use crate::steps::{bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs};
+use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// PTS: every cell of a round runs for one minute.
@@ -456,13 +456,78 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
     })
 }
 
-/// The name of the value a suite tracks for steady state, as written in the JSON.
-pub(crate) fn tracked_name(kind: crate::SuiteKind) -> &'static str {
-    match kind {
-        crate::SuiteKind::PtsThroughput => "seq_1024k_write_bw_bytes_per_s",
-        crate::SuiteKind::PtsLatency => "r0w100_4k_lat_mean_ns",
-        crate::SuiteKind::PtsIops => "r0w100_4k_iops",
-        _ => "write_iops",
+/// `pts-iops`: the SNIA PTS IOPS test.
+pub(crate) struct PtsIops;
+
+impl Suite for PtsIops {
+    fn name(&self) -> &'static str {
+        "pts-iops"
+    }
+    fn summary(&self) -> &'static str {
+        "SNIA PTS IOPS: 7 R/W mixes x 8 block sizes, rounds to steady state"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::PTS_IOPS]
+    }
+    fn tracked(&self) -> &'static str {
+        "r0w100_4k_iops"
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        iops_test(s, opts)
+    }
+}
+
+/// `pts-throughput`: the SNIA PTS throughput test.
+pub(crate) struct PtsThroughput;
+
+impl Suite for PtsThroughput {
+    fn name(&self) -> &'static str {
+        "pts-throughput"
+    }
+    fn summary(&self) -> &'static str {
+        "SNIA PTS throughput: 128 KiB and 1024 KiB sequential read/write at steady state"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::PTS_THROUGHPUT]
+    }
+    fn tracked(&self) -> &'static str {
+        "seq_1024k_write_bw_bytes_per_s"
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        throughput_test(s, opts)
+    }
+}
+
+/// `pts-latency`: the SNIA PTS latency test.
+pub(crate) struct PtsLatency;
+
+impl Suite for PtsLatency {
+    fn name(&self) -> &'static str {
+        "pts-latency"
+    }
+    fn summary(&self) -> &'static str {
+        "SNIA PTS latency: QD1 mean, max, p99.999 for 3 mixes x 3 block sizes"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::PTS_LATENCY]
+    }
+    fn tracked(&self) -> &'static str {
+        "r0w100_4k_lat_mean_ns"
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        latency_test(s, opts)
     }
 }
 

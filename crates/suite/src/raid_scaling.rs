@@ -15,14 +15,17 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_system::{
     ComponentSpec, LinkSpec, ParityStrategy, RaidLevel, RaidParams, System, SystemConfig,
+    SystemCounters,
 };
 use serde_json::{json, Value};
 
+use crate::grids::GridSpec;
 use crate::session::Session;
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
-use crate::{Axis, Chart, DeviceReport, DriveState, Series, SuiteError, SuiteOptions, Unit};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, DriveState, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most members a set may have here: bounds the drives built.
 pub const MAX_MEMBERS: u32 = 32;
@@ -228,20 +231,16 @@ fn level_title(level: RaidLevel) -> String {
 }
 
 /// Member I/Os and host I/Os of the RAID at the root (zeros for a lone drive).
-fn raid_ios(counters: &Value) -> (u64, u64) {
-    let r = &counters["root"];
-    if r["kind"] != "raid" {
-        return (0, 0);
-    }
-    let host = r["host_reads"].as_u64().unwrap_or(0) + r["host_writes"].as_u64().unwrap_or(0);
-    (r["member_ios"].as_u64().unwrap_or(0), host)
+fn raid_ios(counters: &SystemCounters) -> (u64, u64) {
+    counters
+        .root_raid
+        .as_ref()
+        .map_or((0, 0), |r| (r.member_ios, r.host_reads + r.host_writes))
 }
 
-pub(crate) fn run(
-    member: &DeviceConfig,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
+    let member = s.require_config("raid-scaling")?;
     let o = &opts.raid_scaling;
     let sets = o.sets();
     let runtime_ns = opts.runtime_ns.unwrap_or(TEST_NS);
@@ -249,7 +248,6 @@ pub(crate) fn run(
     let qd_per_member = opts.qd.unwrap_or(DEFAULT_QD);
     let jobs = opts.jobs.unwrap_or(1);
     let mut results = Vec::new();
-    let mut steps = Vec::new();
     // (state, test) -> level -> points (count, value).
     let mut curves: Curves = BTreeMap::new();
     for (k, &(level, n)) in sets.iter().enumerate() {
@@ -262,68 +260,66 @@ pub(crate) fn run(
                     error: Box::new(error),
                 }
             })?;
-        let mut s = Session::new(&mut system, &member.name, opts, &mut *progress);
-        let total = sets.len() as f64;
-        s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
-        // Every member keeps the same queue: the host's depth grows with the set.
-        let qd = qd_per_member.saturating_mul(n).min(crate::options::MAX_QD);
-        for (si, &state) in o.states.iter().enumerate() {
-            let prefix = format!("{label}-{}-", state.name());
-            match state {
-                DriveState::Fresh => s.purge(&format!("{prefix}purge"))?,
-                DriveState::Full => purge_and_fill_with(&mut s, &prefix, "128k", 1)?,
-            }
-            for (ti, &(key, rw, bs, ddir, by_iops)) in TESTS.iter().enumerate() {
-                let name = format!("{prefix}{}", key.replace('_', "-"));
-                let text = job_text(&name, rw, bs, qd, jobs, &timed(runtime_ns, ramp_ns));
-                let (m0, h0) = raid_ios(&s.counters_json());
-                let run: RunResult = s.job(&name, &text, &|run| {
-                    vec![if by_iops {
-                        measure("iops", Unit::Iops, iops(run, ddir))
+        s.on_device(&mut system, |s| {
+            let total = sets.len() as f64;
+            s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
+            // Every member keeps the same queue: the host's depth grows with the set.
+            let qd = qd_per_member.saturating_mul(n).min(crate::options::MAX_QD);
+            for (si, &state) in o.states.iter().enumerate() {
+                let prefix = format!("{label}-{}-", state.name());
+                match state {
+                    DriveState::Fresh => s.purge(&format!("{prefix}purge"))?,
+                    DriveState::Full => purge_and_fill_with(s, &prefix, "128k", 1)?,
+                }
+                for (ti, &(key, rw, bs, ddir, by_iops)) in TESTS.iter().enumerate() {
+                    let name = format!("{prefix}{}", key.replace('_', "-"));
+                    let text = job_text(&name, rw, bs, qd, jobs, &timed(runtime_ns, ramp_ns));
+                    let (m0, h0) = raid_ios(&s.system_counters());
+                    let run: RunResult = s.job(&name, &text, &|run| {
+                        vec![if by_iops {
+                            measure("iops", Unit::Iops, iops(run, ddir))
+                        } else {
+                            measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir))
+                        }]
+                    })?;
+                    let (m1, h1) = raid_ios(&s.system_counters());
+                    let cost = if h1 > h0 {
+                        (m1 - m0) as f64 / (h1 - h0) as f64
                     } else {
-                        measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir))
-                    }]
-                })?;
-                let (m1, h1) = raid_ios(&s.counters_json());
-                let cost = if h1 > h0 {
-                    (m1 - m0) as f64 / (h1 - h0) as f64
-                } else {
-                    1.0
-                };
-                let base = format!("{}_{}_{key}", state.name(), label.replace('-', "_"));
-                let value = if by_iops {
-                    let v = iops(&run, ddir);
-                    results.push(measure(format!("{base}_iops"), Unit::Iops, v));
-                    v
-                } else {
-                    let v = bw_bytes_per_s(&run, ddir);
+                        1.0
+                    };
+                    let base = format!("{}_{}_{key}", state.name(), label.replace('-', "_"));
+                    let value = if by_iops {
+                        let v = iops(&run, ddir);
+                        results.push(measure(format!("{base}_iops"), Unit::Iops, v));
+                        v
+                    } else {
+                        let v = bw_bytes_per_s(&run, ddir);
+                        results.push(measure(
+                            format!("{base}_bw_bytes_per_s"),
+                            Unit::BytesPerS,
+                            v,
+                        ));
+                        v
+                    };
                     results.push(measure(
-                        format!("{base}_bw_bytes_per_s"),
-                        Unit::BytesPerS,
-                        v,
+                        format!("{base}_member_ios_per_host_io"),
+                        Unit::Ratio,
+                        cost,
                     ));
-                    v
-                };
-                results.push(measure(
-                    format!("{base}_member_ios_per_host_io"),
-                    Unit::Ratio,
-                    cost,
-                ));
-                curves
-                    .entry((si, ti))
-                    .or_default()
-                    .entry(level.number())
-                    .or_default()
-                    .push((f64::from(n), value));
+                    curves
+                        .entry((si, ti))
+                        .or_default()
+                        .entry(level.number())
+                        .or_default()
+                        .push((f64::from(n), value));
+                }
             }
-        }
-        steps.append(&mut s.steps);
+            Ok(())
+        })?;
     }
     let charts = charts(o, &curves);
-    Ok(DeviceReport {
-        device: member.name.clone(),
-        scale_note: None,
-        steps,
+    Ok(Outcome {
         steady: None,
         results,
         charts,
@@ -379,6 +375,36 @@ fn charts(o: &RaidScalingOptions, curves: &Curves) -> Vec<Chart> {
             }
         })
         .collect()
+}
+
+/// `raid-scaling`: RAID levels against member count.
+pub(crate) struct RaidScaling;
+
+impl Suite for RaidScaling {
+    fn name(&self) -> &'static str {
+        "raid-scaling"
+    }
+    fn summary(&self) -> &'static str {
+        "RAID 0/10/5 of a member drive against member count: sequential and random MB/s, IOPS, member I/Os"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["member", "members", "chunk", "link", "state"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("raid_scaling", o.raid_scaling.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::RAID_SCALING]
+    }
+    fn default_devices(&self) -> &'static [&'static str] {
+        &["tiny-test-1gb"]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }
 
 #[cfg(test)]

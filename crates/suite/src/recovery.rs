@@ -12,12 +12,14 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::grids::GridSpec;
 use crate::session::Session;
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     steady_chart, steady_iops,
 };
-use crate::{Axis, Chart, DeviceReport, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 /// Most HIR bursts per wait state and most list entries: bounds the run.
@@ -209,22 +211,25 @@ fn timed_lines(ns: u64) -> Vec<String> {
     vec!["time_based=1".to_string(), format!("runtime={ns}ns")]
 }
 
-pub(crate) fn run(
-    ssd: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
-    let mut s = Session::new(ssd, device, opts, progress);
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     s.require_ftl("recovery")?;
     match opts.recovery.variant {
         RecoveryVariant::Dirty => {
-            let (results, charts) = dirty(&mut s, opts)?;
-            Ok(s.into_report(results, charts, None))
+            let (results, charts) = dirty(s, opts)?;
+            Ok(Outcome {
+                steady: None,
+                results,
+                charts,
+            })
         }
         RecoveryVariant::Hir => {
-            let (results, charts, steady) = hir(&mut s, opts)?;
-            Ok(s.into_report(results, charts, Some(steady)))
+            let (results, charts, steady) = hir(s, opts)?;
+            Ok(Outcome {
+                steady: Some(steady),
+                results,
+                charts,
+            })
         }
     }
 }
@@ -470,6 +475,42 @@ fn hir(
         band: None,
     };
     Ok((results, vec![steady_chart(&st), chart], st))
+}
+
+/// `recovery`: a dirty drive recovering during idle time.
+pub(crate) struct Recovery;
+
+impl Suite for Recovery {
+    fn name(&self) -> &'static str {
+        "recovery"
+    }
+    fn summary(&self) -> &'static str {
+        "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "variant",
+            "dirty-minutes",
+            "idle-minutes",
+            "probe-seconds",
+            "hir-bursts",
+            "hir-burst-seconds",
+            "hir-idle-multiples",
+            "hir-baseline-seconds",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("recovery", o.recovery.to_json()))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::RECOVERY, crate::grids::RECOVERY_HIR]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }
 
 #[cfg(test)]

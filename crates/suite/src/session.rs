@@ -4,16 +4,16 @@
 //! of the previous step. [`Shifted`] adds the time already spent to every submission (and
 //! takes it off every completion), so each step starts when the previous one ended.
 
-use flashlab_device::Ssd;
+use flashlab_device::{DeviceConfig, HealthLog, Ssd};
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
-use flashlab_system::System;
+use flashlab_system::{System, SystemCounters};
 use flashlab_workload::JobFile;
 
 use crate::real::RealTarget;
-use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteProgress};
+use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress};
 
 /// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
 /// report, how a slice stands for the whole, and (for suites that read them) the FTL's
@@ -24,6 +24,15 @@ pub trait SuiteDevice: BlockDevice {
     fn purge_at(&mut self, at_ns: SimTime);
     /// Counters for the fio JSON's `"flashlab"` object.
     fn counters_json(&self) -> serde_json::Value;
+    /// The health log of a single drive; a system's are its drives', in its counters tree.
+    fn health_log(&self) -> Option<HealthLog> {
+        None
+    }
+    /// What a system's RAID set at the root and its cache tiers counted (nothing for a
+    /// drive).
+    fn system_counters(&self) -> SystemCounters {
+        SystemCounters::default()
+    }
     /// How the simulated device stands for the one described.
     fn slice_scale(&self) -> SliceScale;
     /// The FTL of a single drive; `None` on a system that is not one SSD.
@@ -40,6 +49,9 @@ impl SuiteDevice for Ssd {
     }
     fn counters_json(&self) -> serde_json::Value {
         Ssd::counters_json(self)
+    }
+    fn health_log(&self) -> Option<HealthLog> {
+        Some(Ssd::health_log(self))
     }
     fn slice_scale(&self) -> SliceScale {
         let info = self.scale();
@@ -59,6 +71,9 @@ impl SuiteDevice for System {
     }
     fn counters_json(&self) -> serde_json::Value {
         System::counters_json(self)
+    }
+    fn system_counters(&self) -> SystemCounters {
+        System::counters(self)
     }
     /// Members run at their own scale and the system's results are its own (docs/systems.md).
     fn slice_scale(&self) -> SliceScale {
@@ -104,15 +119,20 @@ impl BlockDevice for Shifted<'_> {
     }
 }
 
-/// What the steps run on: a simulated drive, or real storage through the real fio.
+/// What the steps run on: a simulated drive, or real storage through the real fio; or, for
+/// a suite that builds its drives from their description ([`Session::described`]), nothing
+/// yet: its steps run in sessions on the drives it builds ([`Session::on_device`]).
 enum Drive<'a> {
     Sim(&'a mut dyn SuiteDevice),
     Real(&'a mut RealTarget),
+    Described(&'a DeviceConfig),
 }
 
-pub(crate) struct Session<'a> {
+/// One device's run of a suite: the device, the options, the steps so far and the clock.
+pub struct Session<'a> {
     drive: Drive<'a>,
     device: String,
+    opts: &'a SuiteOptions,
     seeds: SeedTree,
     scale: SliceScale,
     /// What a slice does to the time of the next steps' time-based writing phases: the
@@ -141,10 +161,10 @@ pub(crate) struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(
+    pub(crate) fn new(
         ssd: &'a mut dyn SuiteDevice,
         device: &str,
-        opts: &crate::SuiteOptions,
+        opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
         let seed = opts.seed;
@@ -153,6 +173,7 @@ impl<'a> Session<'a> {
             scale: ssd.slice_scale(),
             drive: Drive::Sim(ssd),
             device: device.to_string(),
+            opts,
             seeds: SeedTree::new(seed).child("suite"),
             timed_phases: TimedPhases::Compress,
             region_sizes: RegionSizes::Scale,
@@ -167,9 +188,9 @@ impl<'a> Session<'a> {
     }
 
     /// A session on real storage: jobs run through fio, time is wall-clock time.
-    pub fn real(
+    pub(crate) fn real(
         target: &'a mut RealTarget,
-        opts: &crate::SuiteOptions,
+        opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
         let seed = opts.seed;
@@ -177,6 +198,7 @@ impl<'a> Session<'a> {
             compressible_percent: opts.compressible_percent,
             device: target.name(),
             drive: Drive::Real(target),
+            opts,
             seeds: SeedTree::new(seed).child("suite"),
             scale: SliceScale::new(1.0, 1.0),
             timed_phases: TimedPhases::Compress,
@@ -188,6 +210,91 @@ impl<'a> Session<'a> {
             round: None,
             suite_span: None,
             progress,
+        }
+    }
+
+    /// A session for a suite that builds its own drives from `config`
+    /// ([`crate::Targets::Description`]): the figures come from the sessions it runs on them
+    /// ([`Session::on_device`]).
+    pub(crate) fn described(
+        config: &'a DeviceConfig,
+        opts: &'a SuiteOptions,
+        progress: &'a mut dyn FnMut(&SuiteProgress),
+    ) -> Self {
+        Self {
+            compressible_percent: opts.compressible_percent,
+            device: config.name.clone(),
+            drive: Drive::Described(config),
+            opts,
+            seeds: SeedTree::new(opts.seed).child("suite"),
+            scale: SliceScale::FULL,
+            timed_phases: TimedPhases::Compress,
+            region_sizes: RegionSizes::Scale,
+            now_ns: 0,
+            steps: Vec::new(),
+            started_steps: 0,
+            record_steps: true,
+            round: None,
+            suite_span: None,
+            progress,
+        }
+    }
+
+    /// The options the suite runs with.
+    pub fn opts(&self) -> &'a SuiteOptions {
+        self.opts
+    }
+
+    /// The name the report gives the device.
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    /// The description of the drive, for a suite that builds its own drives from it.
+    pub fn config(&self) -> Option<&'a DeviceConfig> {
+        match self.drive {
+            Drive::Described(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The description of the drive, or an error for a session on a device: `suite` builds
+    /// its drives from the description.
+    pub fn require_config(&self, suite: &'static str) -> Result<&'a DeviceConfig, SuiteError> {
+        self.config().ok_or_else(|| SuiteError::NoFtl {
+            device: self.device.clone(),
+            suite,
+            one_ssd: false,
+        })
+    }
+
+    /// Run `steps` in a session of their own on `dev` (a drive or system the suite built),
+    /// reporting progress through this one's. Its recorded steps join this session's, and
+    /// the first slice among the devices gives the report its scale note.
+    pub fn on_device<R>(
+        &mut self,
+        dev: &mut dyn SuiteDevice,
+        steps: impl FnOnce(&mut Session) -> Result<R, SuiteError>,
+    ) -> Result<R, SuiteError> {
+        let mut sub = Session::new(dev, &self.device, self.opts, &mut *self.progress);
+        let out = steps(&mut sub)?;
+        if self.scale.is_full() {
+            self.scale = sub.scale;
+        }
+        self.steps.append(&mut sub.steps);
+        Ok(out)
+    }
+
+    /// The error of a step asked of a session that has no device ([`Session::described`]).
+    fn no_device(&self, step: &str) -> SuiteError {
+        SuiteError::NoFtl {
+            device: self.device.clone(),
+            suite: if step.is_empty() {
+                "a step"
+            } else {
+                "a step without its drive"
+            },
+            one_ssd: false,
         }
     }
 
@@ -245,7 +352,7 @@ impl<'a> Session<'a> {
     pub fn require_ftl(&self, suite: &'static str) -> Result<(), SuiteError> {
         let ftl = match &self.drive {
             Drive::Sim(dev) => dev.ftl(),
-            Drive::Real(_) => None,
+            Drive::Real(_) | Drive::Described(_) => None,
         };
         match ftl {
             Some(_) => Ok(()),
@@ -261,7 +368,7 @@ impl<'a> Session<'a> {
     pub fn counters(&self) -> FtlCounters {
         match &self.drive {
             Drive::Sim(ssd) => ssd.ftl().map(|f| f.counters().clone()).unwrap_or_default(),
-            Drive::Real(_) => FtlCounters::default(),
+            Drive::Real(_) | Drive::Described(_) => FtlCounters::default(),
         }
     }
 
@@ -269,7 +376,7 @@ impl<'a> Session<'a> {
     pub fn free_blocks(&self) -> u32 {
         match &self.drive {
             Drive::Sim(ssd) => ssd.ftl().map_or(0, Ftl::free_blocks),
-            Drive::Real(_) => 0,
+            Drive::Real(_) | Drive::Described(_) => 0,
         }
     }
 
@@ -279,7 +386,7 @@ impl<'a> Session<'a> {
             Drive::Sim(ssd) => ssd
                 .ftl()
                 .map_or(EraseSummary::default(), Ftl::erase_count_summary),
-            Drive::Real(_) => EraseSummary::default(),
+            Drive::Real(_) | Drive::Described(_) => EraseSummary::default(),
         }
     }
 
@@ -292,7 +399,7 @@ impl<'a> Session<'a> {
                 .as_ssd_mut()
                 .map(|ssd| ssd.power_off(days, storage_c))
                 .is_some(),
-            Drive::Real(_) => false,
+            Drive::Real(_) | Drive::Described(_) => false,
         }
     }
 
@@ -301,7 +408,23 @@ impl<'a> Session<'a> {
     pub fn reset_timed_workload(&mut self) -> bool {
         match &mut self.drive {
             Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
-            Drive::Real(_) => false,
+            Drive::Real(_) | Drive::Described(_) => false,
+        }
+    }
+
+    /// The drive's health log now; None on a system or real storage.
+    pub fn health_log(&self) -> Option<HealthLog> {
+        match &self.drive {
+            Drive::Sim(dev) => dev.health_log(),
+            Drive::Real(_) | Drive::Described(_) => None,
+        }
+    }
+
+    /// The system's RAID and cache counters now (nothing on a drive or real storage).
+    pub fn system_counters(&self) -> SystemCounters {
+        match &self.drive {
+            Drive::Sim(dev) => dev.system_counters(),
+            Drive::Real(_) | Drive::Described(_) => SystemCounters::default(),
         }
     }
 
@@ -309,7 +432,7 @@ impl<'a> Session<'a> {
     pub fn counters_json(&self) -> serde_json::Value {
         match &self.drive {
             Drive::Sim(ssd) => ssd.counters_json(),
-            Drive::Real(_) => serde_json::Value::Null,
+            Drive::Real(_) | Drive::Described(_) => serde_json::Value::Null,
         }
     }
 
@@ -317,8 +440,14 @@ impl<'a> Session<'a> {
     /// slice, see [`Session::drive_ns`]): background GC, folding and wear levelling run.
     pub fn idle(&mut self, step: &str, drive_ns: u64) {
         self.announce(step);
-        let Drive::Sim(ssd) = &mut self.drive else {
-            return self.real_idle(step, drive_ns);
+        let ssd = match &mut self.drive {
+            Drive::Sim(ssd) => ssd,
+            Drive::Real(_) => return self.real_idle(step, drive_ns),
+            // No device yet: nothing runs while the clock moves on.
+            Drive::Described(_) => {
+                self.now_ns = self.now_ns.saturating_add(drive_ns);
+                return;
+            }
         };
         let slice_ns =
             (drive_ns as f64 * self.scale.die_factor / self.scale.capacity_factor).round() as u64;
@@ -343,14 +472,18 @@ impl<'a> Session<'a> {
         body: impl FnOnce(&mut dyn BlockDevice) -> Result<(R, SimTime), DeviceError>,
     ) -> Result<R, SuiteError> {
         self.announce(step);
-        let Drive::Sim(ssd) = &mut self.drive else {
-            return Err(SuiteError::Real {
-                device: self.device.clone(),
-                step: step.to_string(),
-                error: Box::new(crate::RealError::Unsupported {
-                    suite: "a driven step",
-                }),
-            });
+        let ssd = match &mut self.drive {
+            Drive::Sim(ssd) => ssd,
+            Drive::Real(_) => {
+                return Err(SuiteError::Real {
+                    device: self.device.clone(),
+                    step: step.to_string(),
+                    error: Box::new(crate::RealError::Unsupported {
+                        suite: "a driven step",
+                    }),
+                })
+            }
+            Drive::Described(_) => return Err(self.no_device(step)),
         };
         let mut dev = Shifted {
             ssd: &mut **ssd,
@@ -390,6 +523,7 @@ impl<'a> Session<'a> {
                 (ssd.capacity_bytes() as f64 * self.scale.capacity_factor).round() as u64
             }
             Drive::Real(t) => t.size_bytes(),
+            Drive::Described(_) => 0,
         }
     }
 
@@ -398,6 +532,7 @@ impl<'a> Session<'a> {
         match &self.drive {
             Drive::Sim(ssd) => ssd.capacity_bytes(),
             Drive::Real(t) => t.size_bytes(),
+            Drive::Described(_) => 0,
         }
     }
 
@@ -405,9 +540,13 @@ impl<'a> Session<'a> {
     /// accepts commands again.
     pub fn purge(&mut self, step: &str) -> Result<(), SuiteError> {
         self.announce(step);
-        let Drive::Sim(ssd) = &mut self.drive else {
-            self.real_purge(step);
-            return Ok(());
+        let ssd = match &mut self.drive {
+            Drive::Sim(ssd) => ssd,
+            Drive::Real(_) => {
+                self.real_purge(step);
+                return Ok(());
+            }
+            Drive::Described(_) => return Err(self.no_device(step)),
         };
         ssd.purge_at(self.now_ns);
         // The drive takes no command before the erase is done, so the completion of a flush
@@ -479,7 +618,7 @@ impl<'a> Session<'a> {
         }
         let (file, options) = self.plan_job(step, text)?;
         let Drive::Sim(ssd) = &mut self.drive else {
-            unreachable!("real targets returned above");
+            return Err(self.no_device(step));
         };
         let mut dev = Shifted {
             ssd: &mut **ssd,
@@ -589,7 +728,7 @@ impl Session<'_> {
     fn target(&mut self) -> &mut RealTarget {
         match &mut self.drive {
             Drive::Real(t) => t,
-            Drive::Sim(_) => unreachable!("only called for real targets"),
+            Drive::Sim(_) | Drive::Described(_) => unreachable!("only called for real targets"),
         }
     }
 
@@ -653,7 +792,7 @@ impl Session<'_> {
         };
         let ssd = match &mut self.drive {
             Drive::Sim(dev) => dev.as_ssd_mut().ok_or(no_drive)?,
-            Drive::Real(_) => return Err(no_drive),
+            Drive::Real(_) | Drive::Described(_) => return Err(no_drive),
         };
         let mut targets = crate::targets::DriveTargets::new(ssd, start_ns);
         let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
@@ -666,25 +805,6 @@ impl Session<'_> {
         let measures = measure(&run, ssd, start_ns, self.now_ns);
         self.record_job(step, text, &run, measures.clone());
         Ok((run, measures))
-    }
-}
-
-impl Session<'_> {
-    /// The device's report: the steps recorded and what the suite measured and charts.
-    pub fn into_report(
-        self,
-        results: Vec<Measure>,
-        charts: Vec<crate::Chart>,
-        steady: Option<crate::SteadyReport>,
-    ) -> crate::DeviceReport {
-        crate::DeviceReport {
-            device: self.device,
-            scale_note: (!self.scale.is_full()).then(|| self.scale.summary()),
-            steps: self.steps,
-            steady,
-            results,
-            charts,
-        }
     }
 }
 

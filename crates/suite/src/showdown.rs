@@ -14,7 +14,7 @@ use flashlab_report::DDIR_WRITE;
 use crate::options::{PreconditionKind, PreconditionOptions};
 use crate::session::{wa_between, Session};
 use crate::steady::{check_window, SteadyRule, SteadyVerdict};
-use crate::suites::{
+use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, timed,
     FILL_QD,
 };
@@ -166,7 +166,7 @@ pub(crate) fn precondition(
     results.push(measure(
         "steady_write_iops",
         Unit::Iops,
-        crate::suites::steady_iops(&st),
+        crate::steps::steady_iops(&st),
     ));
     // Over the rule's window (the last segments); 0 on a device without an FTL to count.
     let wa = wa_between(&counters[SEGMENTS - rule.window], &counters[SEGMENTS]);

@@ -7,11 +7,12 @@
 use flashlab_report::DDIR_WRITE;
 use serde_json::{json, Value};
 
-use crate::options::RoundLength;
+use crate::lengths::RoundLength;
 use crate::session::Session;
-use crate::suites::{bw_bytes_per_s, measure, qd_jobs};
+use crate::steps::{bw_bytes_per_s, measure, qd_jobs};
+use crate::suite::{Outcome, Suite, Targets};
 use crate::wsat::{WsatOptions, MAX_INTERVALS};
-use crate::{Axis, Chart, DeviceReport, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// An interval slower than this share of the first one marks where a write cache ran out.
 const SLOW_SHARE: f64 = 0.7;
@@ -63,14 +64,9 @@ fn too_many(what: &str) -> SuiteError {
     }
 }
 
-pub(crate) fn run(
-    dev: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let o = &opts.sustained;
-    let mut s = Session::new(dev, device, opts, progress);
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes();
     let bs = o.bs_bytes;
@@ -188,28 +184,27 @@ pub(crate) fn run(
             bw_bytes_per_s(&run, DDIR_WRITE),
         ));
         // A drive with a thermal model reports its temperature (`power.thermal_*`).
-        if let Some(t) = s.counters_json()["health"]["temperature_c"].as_f64() {
-            temperatures.push((s.drive_ns(s.now_ns() - start_ns) / 1e9, t));
+        if let Some(t) = s.health_log().and_then(|h| h.thermal) {
+            temperatures.push((s.drive_ns(s.now_ns() - start_ns) / 1e9, t.temperature_c));
         }
     }
     let (mut results, mut charts) = summarise(&points);
     if !temperatures.is_empty() {
-        let health = &s.counters_json()["health"];
-        let get = |k: &str| health[k].as_f64().unwrap_or(0.0);
+        let t = s.health_log().and_then(|h| h.thermal);
         results.push(measure(
             "max_temperature_c",
             Unit::Ratio,
-            get("max_temperature_c"),
+            t.map_or(0.0, |t| t.max_temperature_c),
         ));
         results.push(measure(
             "thermal_throttle_time_s",
             Unit::Ratio,
-            get("thermal_throttle_time_s"),
+            t.map_or(0.0, |t| t.thermal_throttle_time_s),
         ));
         results.push(measure(
             "thermal_throttle_transitions",
             Unit::Count,
-            get("thermal_throttle_transitions"),
+            t.map_or(0.0, |t| t.thermal_throttle_transitions as f64),
         ));
         charts.push(Chart {
             id: "sustained-temperature".into(),
@@ -223,7 +218,11 @@ pub(crate) fn run(
             band: None,
         });
     }
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 /// Results and charts from (end time ns, bytes written, MB/s) per interval.
@@ -296,10 +295,34 @@ fn summarise(points: &[(f64, f64, f64)]) -> (Vec<crate::Measure>, Vec<Chart>) {
     (results, charts)
 }
 
+/// `sustained-write`: throughput over a long sequential write.
+pub(crate) struct SustainedWrite;
+
+impl Suite for SustainedWrite {
+    fn name(&self) -> &'static str {
+        "sustained-write"
+    }
+    fn summary(&self) -> &'static str {
+        "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["bs", "bytes", "time", "interval"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("sustained_write", o.sustained.to_json(&o.wsat)))
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::result_value;
+    use crate::steps::result_value;
 
     #[test]
     fn slowdown_is_where_an_interval_falls_below_the_share_of_the_first() {

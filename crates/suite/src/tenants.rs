@@ -16,13 +16,15 @@ use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::grids::GridSpec;
 use crate::options::PreconditionKind;
-use crate::session::{Session, SuiteDevice};
-use crate::suites::{
+use crate::session::Session;
+use crate::steps::{
     bw_bytes_per_s, iops, measure, qd_jobs, uniform_random_line, RAMP_NS, UNIFORM_RANDOM,
 };
-use crate::{device_error, Axis, Chart, DeviceReport, Measure, Series, SuiteError, Unit};
-use crate::{SuiteOptions, SuiteProgress};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::SuiteOptions;
+use crate::{device_error, Axis, Chart, Measure, Series, SuiteError, Unit};
 
 /// Most rate steps of one write size: bounds a sweep on a drive that never falls behind.
 pub const MAX_STEPS: usize = 200;
@@ -214,15 +216,10 @@ fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, Su
     Ok(results)
 }
 
-pub(crate) fn write_pressure(
-    ssd: &mut dyn SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let t = &opts.tenants;
-    let mut s = Session::new(ssd, device, opts, progress);
-    let mut results = precondition(&mut s, opts)?;
+    let mut results = precondition(s, opts)?;
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
     let pcts = percentile_list(&PRESSURE_PERCENTILES);
@@ -320,7 +317,11 @@ pub(crate) fn write_pressure(
         series,
         band: None,
     }];
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 /// One write-pressure step: write bandwidth achieved and the reads' latency measures.
@@ -357,14 +358,20 @@ pub(crate) fn neighbor_config(
     split_config(config, &SeedTree::new(opts.seed))
 }
 
-pub(crate) fn noisy_neighbor(
-    ssd: &mut Ssd,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
-    let t = &opts.tenants;
+/// Build the drive with its namespaces (six equal ones unless the description has some) and
+/// run the tenants on it.
+pub(crate) fn noisy_neighbor(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
+    let config = neighbor_config(s.require_config("noisy-neighbor")?, opts)?;
+    let seeds = SeedTree::new(opts.seed);
+    let mut ssd = Ssd::new(&config, seeds.child("device")).map_err(|e| device_error(&config, e))?;
     let count = ssd.namespace_count();
+    s.on_device(&mut ssd, |s| noisy_neighbor_on(s, count))
+}
+
+fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
+    let t = &opts.tenants;
     if count < 2 {
         return Err(SuiteError::BadOption {
             option: "--set namespaces",
@@ -382,8 +389,7 @@ pub(crate) fn noisy_neighbor(
         });
     }
     let noisy = count / 2;
-    let mut s = Session::new(ssd, device, opts, progress);
-    let mut results = precondition(&mut s, opts)?;
+    let mut results = precondition(s, opts)?;
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
     let pcts = percentile_list(&NEIGHBOR_PERCENTILES);
@@ -498,7 +504,11 @@ pub(crate) fn noisy_neighbor(
         series,
         band: None,
     }];
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 /// The four corners of the power suite: step, fio rw, block size, direction, queue depth
@@ -519,16 +529,13 @@ const POWER_TEST_NS: u64 = 5 * NS_PER_S;
 /// One power state's figures: (state, cap in watts, per test: average and peak watts).
 type StateWatts = (usize, Option<f64>, Vec<(f64, f64)>);
 
-pub(crate) fn power(
-    config: &DeviceConfig,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+/// Build a fresh drive per power state and run the tests on each.
+pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
+    let config = s.require_config("power")?;
     let states = config.power.states.len().max(1);
     let runtime_ns = opts.runtime_ns.unwrap_or(POWER_TEST_NS);
     let mut results = Vec::new();
-    let mut steps = Vec::new();
-    let mut scale_note = None;
     let mut per_state: Vec<StateWatts> = Vec::new();
     for state in 0..states {
         let mut c = config.clone();
@@ -548,95 +555,94 @@ pub(crate) fn power(
         // Every state starts from the same fresh drive: the same seed, a new instance.
         let seeds = SeedTree::new(opts.seed);
         let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|e| device_error(&c, e))?;
-        let mut s = Session::new(&mut ssd, &config.name, opts, &mut *progress);
-        let prefix = format!("ps{state}_");
-        purge_and_fill_prefixed(&mut s, &prefix)?;
-        let mut watts = Vec::new();
-        let mut all_under = true;
-        // Simulated time runs this much faster for writes on a slice (`Session::drive_ns`).
-        let sc = s.scale();
-        let time_factor = (sc.capacity_factor / sc.die_factor).max(1.0);
-        for (name, rw, bs, ddir, depth) in POWER_TESTS {
-            let step = format!("{prefix}{name}");
-            let qd = opts.qd.unwrap_or(depth);
-            // Ramp plus the windows, in the whole drive's time (a read step's time is not
-            // shortened on a slice). A shorter step would average no whole window and read
-            // as 0 W, under any cap.
-            let factor = if ddir == DDIR_WRITE { time_factor } else { 1.0 };
-            let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * factor;
-            let runtime = runtime_ns.max(min_ns.ceil() as u64);
-            let text = format!(
-                "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
+        s.on_device(&mut ssd, |s| {
+            let prefix = format!("ps{state}_");
+            purge_and_fill_prefixed(s, &prefix)?;
+            let mut watts = Vec::new();
+            let mut all_under = true;
+            // Simulated time runs this much faster for writes on a slice (`Session::drive_ns`).
+            let sc = s.scale();
+            let time_factor = (sc.capacity_factor / sc.die_factor).max(1.0);
+            for (name, rw, bs, ddir, depth) in POWER_TESTS {
+                let step = format!("{prefix}{name}");
+                let qd = opts.qd.unwrap_or(depth);
+                // Ramp plus the windows, in the whole drive's time (a read step's time is not
+                // shortened on a slice). A shorter step would average no whole window and read
+                // as 0 W, under any cap.
+                let factor = if ddir == DDIR_WRITE { time_factor } else { 1.0 };
+                let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * factor;
+                let runtime = runtime_ns.max(min_ns.ceil() as u64);
+                let text = format!(
+                    "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
                  [{name}]\nrw={rw}\n{}bs={bs}\niodepth={qd}\n",
-                step_lines(runtime),
-                uniform_random_line(rw)
-            );
-            let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
-                let p = ssd.power_summary(from, until);
-                let perf = if bs == "4k" {
-                    iops(run, ddir)
-                } else {
-                    bw_bytes_per_s(run, ddir)
-                };
-                vec![
-                    measure("avg_power_w", Unit::Ratio, p.average_w),
-                    measure("peak_power_w", Unit::Ratio, p.peak_w),
-                    measure("power_windows", Unit::Count, p.windows as f64),
-                    measure(
-                        if bs == "4k" { "iops" } else { "bw_bytes_per_s" },
-                        if bs == "4k" {
-                            Unit::Iops
-                        } else {
-                            Unit::BytesPerS
-                        },
-                        perf,
+                    step_lines(runtime),
+                    uniform_random_line(rw)
+                );
+                let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
+                    let p = ssd.power_summary(from, until);
+                    let perf = if bs == "4k" {
+                        iops(run, ddir)
+                    } else {
+                        bw_bytes_per_s(run, ddir)
+                    };
+                    vec![
+                        measure("avg_power_w", Unit::Ratio, p.average_w),
+                        measure("peak_power_w", Unit::Ratio, p.peak_w),
+                        measure("power_windows", Unit::Count, p.windows as f64),
+                        measure(
+                            if bs == "4k" { "iops" } else { "bw_bytes_per_s" },
+                            if bs == "4k" {
+                                Unit::Iops
+                            } else {
+                                Unit::BytesPerS
+                            },
+                            perf,
+                        ),
+                    ]
+                })?;
+                let key = format!("{prefix}{}", name.replace('-', "_"));
+                let avg = value(&m, "avg_power_w").unwrap_or(0.0);
+                let peak = value(&m, "peak_power_w").unwrap_or(0.0);
+                for x in &m {
+                    results.push(measure(format!("{key}_{}", x.name), x.unit, x.value));
+                }
+                let (perf_key, perf) = match value(&m, "iops") {
+                    Some(v) => ("iops_per_w", v),
+                    None => (
+                        "mb_per_s_per_w",
+                        value(&m, "bw_bytes_per_s").unwrap_or(0.0) / 1e6,
                     ),
-                ]
-            })?;
-            let key = format!("{prefix}{}", name.replace('-', "_"));
-            let avg = value(&m, "avg_power_w").unwrap_or(0.0);
-            let peak = value(&m, "peak_power_w").unwrap_or(0.0);
-            for x in &m {
-                results.push(measure(format!("{key}_{}", x.name), x.unit, x.value));
-            }
-            let (perf_key, perf) = match value(&m, "iops") {
-                Some(v) => ("iops_per_w", v),
-                None => (
-                    "mb_per_s_per_w",
-                    value(&m, "bw_bytes_per_s").unwrap_or(0.0) / 1e6,
-                ),
-            };
-            if avg > 0.0 {
-                results.push(measure(
-                    format!("{key}_{perf_key}"),
-                    Unit::Ratio,
-                    perf / avg,
-                ));
+                };
+                if avg > 0.0 {
+                    results.push(measure(
+                        format!("{key}_{perf_key}"),
+                        Unit::Ratio,
+                        perf / avg,
+                    ));
+                }
+                if let Some(cap) = cap_w {
+                    // The meter's windows carry rounding of a few microwatts at most.
+                    let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
+                    all_under &= under;
+                    results.push(measure(
+                        format!("{key}_peak_under_cap"),
+                        Unit::Count,
+                        f64::from(u8::from(under)),
+                    ));
+                }
+                watts.push((avg, peak));
             }
             if let Some(cap) = cap_w {
-                // The meter's windows carry rounding of a few microwatts at most.
-                let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
-                all_under &= under;
+                results.push(measure(format!("{prefix}cap_w"), Unit::Ratio, cap));
                 results.push(measure(
-                    format!("{key}_peak_under_cap"),
+                    format!("{prefix}all_peaks_under_cap"),
                     Unit::Count,
-                    f64::from(u8::from(under)),
+                    f64::from(u8::from(all_under)),
                 ));
             }
-            watts.push((avg, peak));
-        }
-        if let Some(cap) = cap_w {
-            results.push(measure(format!("{prefix}cap_w"), Unit::Ratio, cap));
-            results.push(measure(
-                format!("{prefix}all_peaks_under_cap"),
-                Unit::Count,
-                f64::from(u8::from(all_under)),
-            ));
-        }
-        per_state.push((state, cap_w, watts));
-        let scale = s.scale();
-        scale_note = (!scale.is_full()).then(|| scale.summary());
-        steps.append(&mut s.steps);
+            per_state.push((state, cap_w, watts));
+            Ok(())
+        })?;
     }
     let series = per_state
         .iter()
@@ -662,10 +668,7 @@ pub(crate) fn power(
         series,
         band: None,
     }];
-    Ok(DeviceReport {
-        device: config.name.clone(),
-        scale_note,
-        steps,
+    Ok(Outcome {
         steady: None,
         results,
         charts,
@@ -673,7 +676,98 @@ pub(crate) fn power(
 }
 
 fn purge_and_fill_prefixed(s: &mut Session, prefix: &str) -> Result<(), SuiteError> {
-    crate::suites::purge_and_fill_with(s, prefix, "128k", 1)
+    crate::steps::purge_and_fill_with(s, prefix, "128k", 1)
+}
+
+/// `write-pressure`: read latency as rate-limited writes rise.
+pub(crate) struct WritePressure;
+
+impl Suite for WritePressure {
+    fn name(&self) -> &'static str {
+        "write-pressure"
+    }
+    fn summary(&self) -> &'static str {
+        "rate-limited writes raised step by step beside 4 KiB random reads: read tail vs write MB/s"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "write-bs",
+            "start",
+            "step",
+            "read-qd",
+            "precondition",
+            "span",
+            "seq-time",
+            "random-time",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("tenants", o.tenants.to_json(o)))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::WRITE_PRESSURE]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        write_pressure(s)
+    }
+}
+
+/// `noisy-neighbor`: quiet namespaces beside busy ones.
+pub(crate) struct NoisyNeighbor;
+
+impl Suite for NoisyNeighbor {
+    fn name(&self) -> &'static str {
+        "noisy-neighbor"
+    }
+    fn summary(&self) -> &'static str {
+        "namespaces: writers on half, 4 KiB readers on the rest; quiet read tail alone vs with neighbours"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "read-qd",
+            "neighbor-rwmixread",
+            "precondition",
+            "span",
+            "seq-time",
+            "random-time",
+        ]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("tenants", o.tenants.to_json(o)))
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::NOISY_NEIGHBOR]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        noisy_neighbor(s)
+    }
+}
+
+/// `power`: four corners in each power state.
+pub(crate) struct Power;
+
+impl Suite for Power {
+    fn name(&self) -> &'static str {
+        "power"
+    }
+    fn summary(&self) -> &'static str {
+        "four corners in each power state: average and peak watts, performance per watt, caps held"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Description
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::POWER]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        power(s)
+    }
 }
 
 #[cfg(test)]

@@ -7,11 +7,12 @@
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
-use crate::options::RoundLength;
+use crate::lengths::RoundLength;
 use crate::session::{wa_between, Session};
 use crate::steady::{check_window, SteadyRule};
-use crate::suites::{iops, job_text, measure, per_job_bytes, qd_jobs};
-use crate::{Axis, Chart, DeviceReport, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most intervals a run may take: bounds a run whose intervals are far too short.
 pub const MAX_INTERVALS: usize = 10_000;
@@ -79,14 +80,9 @@ struct Point {
     wa: f64,
 }
 
-pub(crate) fn run(
-    ssd: &mut dyn crate::SuiteDevice,
-    device: &str,
-    opts: &SuiteOptions,
-    progress: &mut dyn FnMut(&crate::SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
+    let opts = s.opts();
     let w = &opts.wsat;
-    let mut s = Session::new(ssd, device, opts, progress);
     s.require_ftl("wsat")?;
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes() as f64;
@@ -151,7 +147,11 @@ pub(crate) fn run(
     let total_wa = wa_between(&first, &prev);
     let (results, window) = results(&points, total_wa, written);
     let charts = charts(&points, window);
-    Ok(s.into_report(results, charts, None))
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
 }
 
 fn too_many_intervals(w: &WsatOptions) -> SuiteError {
@@ -271,6 +271,30 @@ fn charts(points: &[Point], (a, b): (usize, usize)) -> Vec<Chart> {
             band: band(written),
         },
     ]
+}
+
+/// `wsat`: write saturation from fresh to steady.
+pub(crate) struct Wsat;
+
+impl Suite for Wsat {
+    fn name(&self) -> &'static str {
+        "wsat"
+    }
+    fn summary(&self) -> &'static str {
+        "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Simulated
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["write-multiple", "interval"]
+    }
+    fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        Some(("wsat", o.wsat.to_json()))
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        run(s)
+    }
 }
 
 #[cfg(test)]

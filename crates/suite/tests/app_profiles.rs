@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{
-    app_profile, run_on_target_with, AppProfileOptions, DeviceReport, RoundLength, SuiteKind,
+    app_profile, run_on_target_with, suite, AppProfileOptions, DeviceReport, RoundLength,
     SuiteOptions, SuiteTarget, APP_PROFILES,
 };
 use flashlab_system::parse_system_config;
@@ -164,7 +164,8 @@ fn the_curve_climbs_then_latency_grows_at_the_top() {
         runtime_ns: Some(NS_PER_S / 2),
         ..short(&["vdi-full-boot", "sql-80-20"], &[1, 4, 16, 64, 256])
     };
-    let r = run_on_target_with(SuiteKind::AppProfiles, &target, &opts, &mut |_| {}).unwrap();
+    let r =
+        run_on_target_with(suite("app-profiles").unwrap(), &target, &opts, &mut |_| {}).unwrap();
 
     // Preconditioned first: purge, fill, rounds, settle; then the points.
     let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
@@ -242,7 +243,7 @@ members = ["a", "b"]
         ..short(&["oracle"], &[1, 8])
     };
     let r = run_on_target_with(
-        SuiteKind::AppProfiles,
+        suite("app-profiles").unwrap(),
         &SuiteTarget::System(cfg),
         &opts,
         &mut |_| {},

@@ -4,8 +4,8 @@
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    render_csv, render_json, run_on_device, run_suite, ClientOptions, DeviceReport, DriveState,
-    SuiteKind, SuiteOptions,
+    render_csv, render_json, run_on_device, run_suite, suite, ClientOptions, DeviceReport,
+    DriveState, SuiteKind, SuiteOptions,
 };
 
 const DEVICE: &str = "tiny-test-1gb";
@@ -42,7 +42,7 @@ fn pts_iops_reports_56_cells_and_small_writes_cost_read_modify_write() {
     // the tiny drive's dies serve reads in order behind queued programs; when a cell starts,
     // those are the 2 MiB write buffer's (plus their garbage collection) at the ~10 MB/s
     // the drive sustains, about 200 ms. In a 100 ms cell no 512 B write completes.
-    let d = run(SuiteKind::PtsIops, &short(300));
+    let d = run(suite("pts-iops").unwrap(), &short(300));
     let cells: Vec<_> = d
         .results
         .iter()
@@ -70,7 +70,7 @@ fn pts_iops_reports_56_cells_and_small_writes_cost_read_modify_write() {
 
 #[test]
 fn pts_throughput_tracks_writes_for_both_block_sizes() {
-    let d = run(SuiteKind::PtsThroughput, &short(200));
+    let d = run(suite("pts-throughput").unwrap(), &short(200));
     for bs in ["128k", "1024k"] {
         let read = value(&d, &format!("seq_{bs}_read_bw_bytes_per_s"));
         let write = value(&d, &format!("seq_{bs}_write_bw_bytes_per_s"));
@@ -89,7 +89,7 @@ fn pts_throughput_tracks_writes_for_both_block_sizes() {
 
 #[test]
 fn pts_latency_reads_take_at_least_a_page_read() {
-    let d = run(SuiteKind::PtsLatency, &short(300));
+    let d = run(suite("pts-latency").unwrap(), &short(300));
     let t_read_ns = 50_000.0;
     for bs in ["8k", "4k", "512b"] {
         let mean = value(&d, &format!("r100w0_{bs}_lat_mean_ns"));
@@ -128,7 +128,7 @@ fn transfer_sweep_bandwidth_rises_with_size_then_flattens() {
         },
         ..Default::default()
     };
-    let d = run(SuiteKind::TransferSweep, &opts);
+    let d = run(suite("transfer-sweep").unwrap(), &opts);
     let bw = |label: &str| value(&d, &format!("xfer_{label}_read_bw_bytes_per_s"));
     assert!(bw("512b") < bw("4k") && bw("4k") < bw("32k"));
     // Read-ahead and the read buffer spare 512 B reads the array read; each command's
@@ -158,8 +158,8 @@ fn desktop_writes_on_a_fresh_drive_land_in_the_slc_cache() {
         },
         ..Default::default()
     };
-    let fresh = run(SuiteKind::Desktop, &opts(DriveState::Fresh));
-    let full = run(SuiteKind::Desktop, &opts(DriveState::Full));
+    let fresh = run(suite("desktop").unwrap(), &opts(DriveState::Fresh));
+    let full = run(suite("desktop").unwrap(), &opts(DriveState::Full));
     let key = "seq1m_q8t1_write_bw_bytes_per_s";
     assert!(
         value(&fresh, key) > 1.5 * value(&full, key),
@@ -200,7 +200,7 @@ fn new_suites_appear_in_json_and_csv_with_their_charts() {
         },
         ..Default::default()
     };
-    let report = run_suite(SuiteKind::Desktop, &[config()], &opts, &|_, _| {}).unwrap();
+    let report = run_suite(suite("desktop").unwrap(), &[config()], &opts, &|_, _| {}).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
     assert_eq!(doc["suite"], "desktop");
     assert_eq!(doc["options"]["profile"], "default");
@@ -227,7 +227,13 @@ fn pts_latency_tail_never_exceeds_the_largest_latency() {
     // fio's percentile is a histogram bucket's value and may lie above the largest sample:
     // on this drive the 65/35 512 B cell reported p99.999 651.3 us over a max of 650.1 us.
     let cfg = load_device_config(DEVICE, &[("capacity.user".into(), "500MB".into())]).unwrap();
-    let d = run_on_device(SuiteKind::PtsLatency, &cfg, &short(100), &mut |_| {}).unwrap();
+    let d = run_on_device(
+        suite("pts-latency").unwrap(),
+        &cfg,
+        &short(100),
+        &mut |_| {},
+    )
+    .unwrap();
     let mut cells = 0;
     for m in &d.results {
         let Some(cell) = m.name.strip_suffix("_lat_max_ns") else {

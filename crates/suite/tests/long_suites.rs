@@ -4,8 +4,8 @@
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{
-    render_json, run_on_device, run_suite_with, DeviceReport, EnduranceWorkload, RecoveryVariant,
-    RoundLength, SuiteKind, SuiteOptions, SuiteProgress,
+    render_json, run_on_device, run_suite_with, suite, DeviceReport, EnduranceWorkload,
+    RecoveryVariant, RoundLength, SuiteKind, SuiteOptions, SuiteProgress,
 };
 
 fn tiny() -> flashlab_device::DeviceConfig {
@@ -36,7 +36,7 @@ fn wsat_falls_from_fresh_to_steady_with_wa_above_one() {
     let mut opts = SuiteOptions::default();
     opts.wsat.write_multiple = 2.0;
     opts.wsat.interval = RoundLength::CapacityFraction(0.05);
-    let d = run(SuiteKind::Wsat, &opts);
+    let d = run(suite("wsat").unwrap(), &opts);
     assert_eq!(value(&d, "intervals"), 40.0);
     let fob = value(&d, "fob_write_iops");
     let steady = value(&d, "steady_write_iops");
@@ -66,8 +66,8 @@ fn wsat_is_deterministic_and_reports_progress() {
             .unwrap()
             .push((p.step.to_string(), p.step_started, p.round, p.sim_ns));
     };
-    let a = run_suite_with(SuiteKind::Wsat, &configs, &opts, &progress).unwrap();
-    let b = flashlab_suite::run_suite(SuiteKind::Wsat, &configs, &opts, &|_, _| {}).unwrap();
+    let a = run_suite_with(suite("wsat").unwrap(), &configs, &opts, &progress).unwrap();
+    let b = flashlab_suite::run_suite(suite("wsat").unwrap(), &configs, &opts, &|_, _| {}).unwrap();
     assert_eq!(render_json(&a), render_json(&b));
     let seen = seen.into_inner().unwrap();
     let starts: Vec<_> = seen.iter().filter(|s| s.1).map(|s| s.0.as_str()).collect();
@@ -88,7 +88,7 @@ fn dirty_drive_writes_faster_after_idle_time() {
     opts.recovery.dirty_ns = vec![60 * NS_PER_S];
     opts.recovery.idle_ns = vec![300 * NS_PER_S];
     opts.recovery.probe_ns = 5 * NS_PER_S;
-    let d = run(SuiteKind::Recovery, &opts);
+    let d = run(suite("recovery").unwrap(), &opts);
     let before = value(&d, "dirty1min_idle0min_seq_write_bw_bytes_per_s");
     let after = value(&d, "dirty1min_idle5min_seq_write_bw_bytes_per_s");
     assert!(after > 1.2 * before, "before {before} after {after}");
@@ -113,7 +113,7 @@ fn host_idle_recovery_bursts_beat_the_continuous_baseline() {
     opts.recovery.hir_burst_ns = 2 * NS_PER_S;
     opts.recovery.hir_idle_multiples = vec![1, 5];
     opts.recovery.hir_baseline_ns = 20 * NS_PER_S;
-    let d = run(SuiteKind::Recovery, &opts);
+    let d = run(suite("recovery").unwrap(), &opts);
     let baseline = value(&d, "hir_baseline_iops");
     for key in ["hir_idle2s", "hir_idle10s"] {
         let burst = value(&d, &format!("{key}_mean_burst_iops"));
@@ -137,7 +137,7 @@ fn more_spare_area_gives_more_iops_and_less_wa() {
     opts.op_sweep.fractions = vec![0.0, 0.25];
     opts.op_sweep.precondition_ns = Some(30 * NS_PER_S);
     opts.op_sweep.run_ns = vec![30 * NS_PER_S];
-    let d = run(SuiteKind::OpSweep, &opts);
+    let d = run(suite("op-sweep").unwrap(), &opts);
     let iops = |k: &str| value(&d, &format!("{k}_run_0_5min_write_iops"));
     let wa = |k: &str| value(&d, &format!("{k}_write_amplification"));
     assert!(
@@ -163,7 +163,7 @@ fn more_spare_area_gives_more_iops_and_less_wa() {
 fn a_negative_spare_fraction_is_bad_input() {
     let mut opts = SuiteOptions::default();
     opts.op_sweep.fractions = vec![-0.1];
-    let e = run_on_device(SuiteKind::OpSweep, &tiny(), &opts, &mut |_| {}).unwrap_err();
+    let e = run_on_device(suite("op-sweep").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
     assert!(e.is_bad_input());
     assert!(e.to_string().contains("--op"), "{e}");
 }
@@ -173,7 +173,7 @@ fn endurance(workload: EnduranceWorkload) -> DeviceReport {
     opts.endurance.workload = workload;
     opts.endurance.measure = RoundLength::CapacityFraction(0.5);
     opts.endurance.duty_cycle = 0.5;
-    run(SuiteKind::Endurance, &opts)
+    run(suite("endurance").unwrap(), &opts)
 }
 
 #[test]
@@ -187,7 +187,7 @@ fn endurance_reads_the_drives_timed_workload_counters_over_an_hour_or_more() {
     let mut opts = SuiteOptions::default();
     opts.endurance.workload = EnduranceWorkload::Random4k;
     opts.endurance.measure = RoundLength::TimeNs(2 * 3_600_000_000_000);
-    let d = run(SuiteKind::Endurance, &opts);
+    let d = run(suite("endurance").unwrap(), &opts);
     assert_eq!(value(&d, "timed_workload_valid"), 1.0);
     assert!((120.0..122.0).contains(&value(&d, "timed_workload_minutes")));
     assert_eq!(value(&d, "timed_workload_host_reads_percent"), 0.0);
@@ -258,7 +258,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     let mut opts = SuiteOptions::default();
     opts.endurance.workload = EnduranceWorkload::Random4k;
     opts.endurance.until_read_only = true;
-    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert_eq!(value(&d, "wear_out_reached"), 1.0);
     let first_bad = value(&d, "host_bytes_to_first_grown_bad_block");
     let warning = value(&d, "host_bytes_to_spare_warning");
@@ -306,7 +306,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     );
     // Without the option, no wear-out run and no spare chart.
     opts.endurance.until_read_only = false;
-    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert!(d.results.iter().all(|m| m.name != "wear_out_reached"));
     assert!(d
         .charts
@@ -322,7 +322,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     opts.endurance.until_read_only = true;
     // The most worn block keeps its data ~148 days at 30 °C once the drive is read-only.
     opts.endurance.power_off_days = Some(100.0);
-    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     let retention = value(&d, "power_off_retention_days_at_read_only");
     assert!((100.0..200.0).contains(&retention), "{retention}");
     assert_eq!(value(&d, "power_off_temperature_c"), 30.0);
@@ -342,7 +342,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
 
     // Past the retention time the first read of the worn data fails, as fio's would (EIO).
     opts.endurance.power_off_days = Some(200.0);
-    let d = run_on_device(SuiteKind::Endurance, &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert_eq!(value(&d, "data_lost_after_power_off"), 1.0);
     assert!(value(&d, "read_bytes_after_power_off") < 900e6);
     let last = d.steps.last().unwrap();
@@ -374,6 +374,6 @@ fn endurance_runs_the_jedec_mix_and_a_job_file() {
     };
     let mut opts = SuiteOptions::default();
     opts.endurance.workload = bad;
-    let e = run_on_device(SuiteKind::Endurance, &tiny(), &opts, &mut |_| {}).unwrap_err();
+    let e = run_on_device(suite("endurance").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
     assert!(e.is_bad_input(), "{e}");
 }

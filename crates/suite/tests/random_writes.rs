@@ -8,8 +8,9 @@
 use flashlab_device::load_device_config;
 use flashlab_engine::{NS_PER_MS, NS_PER_S};
 use flashlab_suite::{
-    grid_titles, render_table, run_on_device, DeviceReport, EnduranceWorkload, PreconditionKind,
-    RecoveryVariant, RoundLength, StepKind, StepRecord, SuiteKind, SuiteOptions, SuiteReport,
+    grid_titles, render_table, run_on_device, suite, DeviceReport, EnduranceWorkload,
+    PreconditionKind, RecoveryVariant, RoundLength, StepKind, StepRecord, SuiteKind, SuiteOptions,
+    SuiteReport,
 };
 use flashlab_workload::{RandomDistribution, RwPattern};
 
@@ -127,7 +128,7 @@ fn every_suite_writes_uniformly_at_random_with_repeats() {
     // Suites without random writes (sequential, reads) still run: a random write added to
     // one later is checked.
     let mut writers = Vec::new();
-    for kind in SuiteKind::ALL {
+    for &kind in flashlab_suite::SUITES {
         if check(kind, &o).0 > 0 {
             writers.push(kind.name());
         }
@@ -135,17 +136,17 @@ fn every_suite_writes_uniformly_at_random_with_repeats() {
     // The variants with generators of their own.
     let mut hir = o.clone();
     hir.recovery.variant = RecoveryVariant::Hir;
-    let (_, table) = check(SuiteKind::Recovery, &hir);
+    let (_, table) = check(suite("recovery").unwrap(), &hir);
     assert!(has_grid(
         &table,
         "Host idle recovery: bursts after each idle time"
     ));
     let mut random = o.clone();
     random.endurance.workload = EnduranceWorkload::Random4k;
-    check(SuiteKind::Endurance, &random);
+    check(suite("endurance").unwrap(), &random);
     let mut showdown = o.clone();
     showdown.precondition.kind = PreconditionKind::Showdown;
-    check(SuiteKind::AppProfiles, &showdown);
+    check(suite("app-profiles").unwrap(), &showdown);
     // The check saw the suites that write at random (it would pass vacuously otherwise).
     for name in [
         "precondition",

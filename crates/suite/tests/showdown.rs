@@ -11,9 +11,8 @@ use flashlab_engine::{
 use flashlab_ftl::Ftl;
 use flashlab_runner::SliceScale;
 use flashlab_suite::{
-    render_json, run_on_device, run_on_suite_device, AppProfileOptions, DeviceReport,
-    PreconditionKind, PreconditionOptions, SuiteDevice, SuiteKind, SuiteOptions, SuiteReport,
-    TenantOptions,
+    render_json, run_on_device, run_on_suite_device, suite, AppProfileOptions, DeviceReport,
+    PreconditionKind, PreconditionOptions, SuiteDevice, SuiteOptions, SuiteReport, TenantOptions,
 };
 
 fn config(sets: &[(&str, &str)]) -> DeviceConfig {
@@ -151,8 +150,8 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
     // zone must follow the partition, not the drive.
     let app = profiles(showdown(25.0, 20), &["vdi-linked-boot", "sql"], &[1, 4]);
     for (kind, opts) in [
-        (SuiteKind::AppProfiles, &app),
-        (SuiteKind::WritePressure, &write_pressure),
+        (suite("app-profiles").unwrap(), &app),
+        (suite("write-pressure").unwrap(), &write_pressure),
     ] {
         let mut dev = Watched::new(&c, 25.0);
         // Everything after the surface fill and the sequential writes is watched; a first
@@ -184,7 +183,7 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
             devices: vec![d],
         });
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let group = if kind == SuiteKind::AppProfiles {
+        let group = if kind == suite("app-profiles").unwrap() {
             "app_profiles"
         } else {
             "tenants"
@@ -201,7 +200,13 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
 /// Steady random-write WA with the showdown preconditioning over `span` percent of the LBAs.
 fn random_wa(span: f64) -> f64 {
     let opts = profiles(showdown(span, 300), &["vdi-full-monday"], &[1]);
-    let d = run_on_device(SuiteKind::AppProfiles, &config(&[]), &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(
+        suite("app-profiles").unwrap(),
+        &config(&[]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(value(&d, "precondition_rounds"), 10.0);
     assert_eq!(value(&d, "precondition_steady"), 1.0, "span {span}");
     value(&d, "precondition_random_wa")
@@ -233,7 +238,13 @@ fn the_partition_lifts_a_write_heavy_profile_above_whole_drive_pts() {
     let loads = [1, 2, 4, 8, 16];
     let run = |p: PreconditionOptions| {
         let opts = profiles(p, &["vdi-full-monday"], &loads);
-        run_on_device(SuiteKind::AppProfiles, &config(&[]), &opts, &mut |_| {}).unwrap()
+        run_on_device(
+            suite("app-profiles").unwrap(),
+            &config(&[]),
+            &opts,
+            &mut |_| {},
+        )
+        .unwrap()
     };
     let pts = run(PreconditionOptions::default());
     let part = run(showdown(25.0, 300));
@@ -264,7 +275,7 @@ fn on_a_slice_the_sequential_hour_shrinks_with_the_capacity() {
     // 66 of 88 blocks per plane: a capacity-only slice (factor about 1.36).
     let c = config(&[("sim.scale", "0.75")]);
     let opts = profiles(showdown(25.0, 20), &["sql"], &[1]);
-    let d = run_on_device(SuiteKind::AppProfiles, &c, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("app-profiles").unwrap(), &c, &opts, &mut |_| {}).unwrap();
     let step = d.steps.iter().find(|s| s.name == "seq-64k").unwrap();
     let json: serde_json::Value = serde_json::from_str(step.fio_json.as_ref().unwrap()).unwrap();
     let scale = &json["flashlab"]["scale"];
@@ -303,8 +314,13 @@ fn bad_preconditioning_options_name_the_option() {
             precondition: p,
             ..Default::default()
         };
-        let e =
-            run_on_device(SuiteKind::AppProfiles, &config(&[]), &opts, &mut |_| {}).unwrap_err();
+        let e = run_on_device(
+            suite("app-profiles").unwrap(),
+            &config(&[]),
+            &opts,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert!(e.is_bad_input(), "{e}");
         assert!(e.to_string().contains(want), "{e}");
     }
@@ -313,6 +329,12 @@ fn bad_preconditioning_options_name_the_option() {
         precondition: showdown(25.0, 60),
         ..Default::default()
     };
-    let e = run_on_device(SuiteKind::NoisyNeighbor, &config(&[]), &opts, &mut |_| {}).unwrap_err();
+    let e = run_on_device(
+        suite("noisy-neighbor").unwrap(),
+        &config(&[]),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap_err();
     assert!(e.is_bad_input() && e.to_string().contains("--span"), "{e}");
 }

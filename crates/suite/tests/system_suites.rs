@@ -5,8 +5,8 @@
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    run_on_target_with, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind, SuiteOptions,
-    SuiteTarget,
+    run_on_target_with, suite, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind,
+    SuiteOptions, SuiteTarget,
 };
 use flashlab_system::{load_system_config, parse_system_config};
 
@@ -39,7 +39,7 @@ fn raid_options(members: Vec<u32>, link: Option<&str>) -> SuiteOptions {
 #[test]
 fn raid0_sequential_writes_scale_with_members_until_the_link_caps_them() {
     let r = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny(),
         &raid_options(vec![1, 2, 4], None),
     );
@@ -51,7 +51,7 @@ fn raid0_sequential_writes_scale_with_members_until_the_link_caps_them() {
 
     // A 1 GB/s uplink under four members that write 1.3 GB/s together.
     let capped = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny(),
         &raid_options(vec![1, 2, 4], Some("1GB/s")),
     );
@@ -81,7 +81,7 @@ fn raid0_sequential_writes_scale_with_members_until_the_link_caps_them() {
 #[test]
 fn raid5_random_writes_pay_the_parity_ios() {
     let r = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny(),
         &raid_options(vec![4], None),
     );
@@ -108,7 +108,7 @@ fn raid5_random_writes_pay_the_parity_ios() {
 fn sustained_write_drops_when_the_slc_cache_runs_out() {
     let mut o = SuiteOptions::default();
     o.wsat.interval = RoundLength::CapacityFraction(0.05);
-    let r = run(SuiteKind::SustainedWrite, &tiny(), &o);
+    let r = run(suite("sustained-write").unwrap(), &tiny(), &o);
     let first = value(&r, "first_interval_bw_bytes_per_s");
     let last = value(&r, "last_quarter_bw_bytes_per_s");
     assert!(last < 0.5 * first, "first {first} last {last}");
@@ -135,7 +135,7 @@ fn sustained_write_runs_on_a_slice_past_its_end() {
         let cfg =
             load_device_config("tiny-test-1gb", &[("sim.scale".into(), scale.into())]).unwrap();
         let r = run(
-            SuiteKind::SustainedWrite,
+            suite("sustained-write").unwrap(),
             &SuiteTarget::Drive(Box::new(cfg)),
             &SuiteOptions::default(),
         );
@@ -161,7 +161,11 @@ members = ["a", "b"]
     let mut o = SuiteOptions::default();
     o.sustained.length = RoundLength::CapacityFraction(0.25);
     o.wsat.interval = RoundLength::CapacityFraction(0.05);
-    let r = run(SuiteKind::SustainedWrite, &SuiteTarget::System(cfg), &o);
+    let r = run(
+        suite("sustained-write").unwrap(),
+        &SuiteTarget::System(cfg),
+        &o,
+    );
     assert_eq!(value(&r, "intervals"), 5.0);
     // Two members' SLC caches take the first interval at twice one drive's rate (2 x 4
     // planes x 16 KiB per 200 us: 655 MB/s). A member's dynamic cache is a quarter of its
@@ -181,8 +185,12 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
     o.cache_passes.app_region_bytes = 256 << 20;
     o.cache_passes.app_ns = 3_000 * NS_PER_MS;
     let target = |n: &str| SuiteTarget::System(load_system_config(n).unwrap());
-    let hdd = run(SuiteKind::CachePasses, &target("hdd-2tb"), &o);
-    let opt = run(SuiteKind::CachePasses, &target("optane-16gb-hdd-2tb"), &o);
+    let hdd = run(suite("cache-passes").unwrap(), &target("hdd-2tb"), &o);
+    let opt = run(
+        suite("cache-passes").unwrap(),
+        &target("optane-16gb-hdd-2tb"),
+        &o,
+    );
     let passes = |r: &DeviceReport, key: &str| {
         (
             value(r, &format!("pass1_{key}")),
@@ -204,10 +212,10 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
 fn suites_reading_the_ftl_refuse_a_system_without_one() {
     let sys = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());
     for kind in [
-        SuiteKind::Wsat,
-        SuiteKind::Recovery,
-        SuiteKind::Endurance,
-        SuiteKind::OpSweep,
+        suite("wsat").unwrap(),
+        suite("recovery").unwrap(),
+        suite("endurance").unwrap(),
+        suite("op-sweep").unwrap(),
     ] {
         let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
         assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
@@ -224,11 +232,11 @@ fn suites_refusing_every_system_do_not_offer_one_of_one_ssd() {
     let text = "name = \"one-tiny\"\n[drive.a]\npreset = \"tiny-test-1gb\"\n";
     let sys = SuiteTarget::System(parse_system_config("one-tiny.toml", text).unwrap());
     for kind in [
-        SuiteKind::OpSweep,
-        SuiteKind::Endurance,
-        SuiteKind::RaidScaling,
-        SuiteKind::NoisyNeighbor,
-        SuiteKind::Power,
+        suite("op-sweep").unwrap(),
+        suite("endurance").unwrap(),
+        suite("raid-scaling").unwrap(),
+        suite("noisy-neighbor").unwrap(),
+        suite("power").unwrap(),
     ] {
         let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
         assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
@@ -239,7 +247,12 @@ fn suites_refusing_every_system_do_not_offer_one_of_one_ssd() {
     }
     // wsat and recovery still name the one-SSD way out on a system without an FTL.
     let hdd = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());
-    let e = run_on_target_with(SuiteKind::Wsat, &hdd, &SuiteOptions::default(), &mut |_| {})
-        .unwrap_err();
+    let e = run_on_target_with(
+        suite("wsat").unwrap(),
+        &hdd,
+        &SuiteOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("or a system that is one SSD"), "{e}");
 }

@@ -5,8 +5,8 @@
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    run_on_target_with, DeviceReport, DriveState, LinkChoice, RoundLength, SuiteKind, SuiteOptions,
-    SuiteTarget,
+    run_on_target_with, suite, DeviceReport, DriveState, LinkChoice, RoundLength, SuiteKind,
+    SuiteOptions, SuiteTarget,
 };
 
 fn value(r: &DeviceReport, key: &str) -> f64 {
@@ -49,7 +49,7 @@ fn raid0_sequential_reads_and_writes_scale_near_linearly_with_members() {
     // stripe's unequal queues cost.
     let tiny = drive("tiny-test-1gb", &[]);
     let r = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny,
         &raid_options(vec![1, 2, 3, 4], None, DriveState::Full),
     );
@@ -73,7 +73,7 @@ fn raid0_sequential_reads_and_writes_scale_near_linearly_with_members() {
 fn raid0_sequential_reads_stop_scaling_at_a_shared_uplinks_rate() {
     let tiny = drive("tiny-test-1gb", &[]);
     let r = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny,
         &raid_options(vec![1], None, DriveState::Full),
     );
@@ -82,7 +82,7 @@ fn raid0_sequential_reads_stop_scaling_at_a_shared_uplinks_rate() {
     // rate, no further).
     let link = 2.0e9;
     let capped = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &tiny,
         &raid_options(vec![1, 2, 3, 4], Some("2GB/s"), DriveState::Full),
     );
@@ -112,7 +112,7 @@ fn raid5_small_random_writes_cost_four_member_ios_and_half_of_raid0s_iops() {
     // NAND (their blocks were never written) and the rest from SLC pages (30 us). Two member
     // writes per host write against one: RAID 5 gets half RAID 0's IOPS (0.49 measured).
     let r = run(
-        SuiteKind::RaidScaling,
+        suite("raid-scaling").unwrap(),
         &drive("tiny-test-1gb", &[]),
         &raid_options(vec![4], None, DriveState::Fresh),
     );
@@ -172,7 +172,7 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         if state == DriveState::Full {
             o.client.interval_ns = 0;
         }
-        run(SuiteKind::Desktop, &pm981a(), &o)
+        run(suite("desktop").unwrap(), &pm981a(), &o)
     };
     let fresh = at(DriveState::Fresh);
     let full = at(DriveState::Full);
@@ -195,7 +195,7 @@ fn sustained(bytes: RoundLength) -> DeviceReport {
     let mut o = SuiteOptions::default();
     o.sustained.length = bytes;
     o.wsat.interval = RoundLength::CapacityFraction(0.01);
-    run(SuiteKind::SustainedWrite, &pm981a(), &o)
+    run(suite("sustained-write").unwrap(), &pm981a(), &o)
 }
 
 #[test]

@@ -18,8 +18,8 @@
 use std::collections::HashMap;
 
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
-use serde_json::json;
 
+use crate::counters::{with_fields, CacheCounters};
 use crate::Component;
 
 const SECTOR: u64 = 4096;
@@ -617,8 +617,9 @@ impl BlockDevice for CacheTier {
     }
 }
 
-impl Component for CacheTier {
-    fn counters_json(&self) -> serde_json::Value {
+impl CacheTier {
+    /// This tier's counters (its devices' are theirs).
+    pub fn counters(&self) -> CacheCounters {
         let c = &self.c;
         let ratio = |h: u64, m: u64| {
             if h + m == 0 {
@@ -627,30 +628,52 @@ impl Component for CacheTier {
                 h as f64 / (h + m) as f64
             }
         };
-        json!({
-            "name": self.name,
-            "kind": "cache",
-            "mode": match self.p.mode { CacheMode::WriteBack => "write-back", CacheMode::WriteThrough => "write-through" },
-            "eviction": match self.p.eviction { Eviction::Lru => "lru", Eviction::Frequency => "frequency" },
-            "line_bytes": self.p.line_bytes,
-            "lines": self.slots.len(),
-            "lines_used": self.map.len(),
-            "metadata_bytes": self.data_start,
-            "read_hits": c.read_hits,
-            "read_misses": c.read_misses,
-            "read_hit_ratio": ratio(c.read_hits, c.read_misses),
-            "write_hits": c.write_hits,
-            "write_misses": c.write_misses,
-            "promotions": c.promotions,
-            "bypassed": c.bypassed,
-            "evictions": c.evictions,
-            "dirty_evictions": c.dirty_evictions,
-            "dirty_lines": self.dirty_lines,
-            "flushed_lines": c.flushed_lines,
-            "metadata_writes": c.metadata_writes,
-            "cache_device": self.cache.counters_json(),
-            "backing_device": self.backing.counters_json(),
-        })
+        CacheCounters {
+            name: self.name.clone(),
+            kind: "cache",
+            mode: match self.p.mode {
+                CacheMode::WriteBack => "write-back",
+                CacheMode::WriteThrough => "write-through",
+            },
+            eviction: match self.p.eviction {
+                Eviction::Lru => "lru",
+                Eviction::Frequency => "frequency",
+            },
+            line_bytes: self.p.line_bytes,
+            lines: self.slots.len(),
+            lines_used: self.map.len(),
+            metadata_bytes: self.data_start,
+            read_hits: c.read_hits,
+            read_misses: c.read_misses,
+            read_hit_ratio: ratio(c.read_hits, c.read_misses),
+            write_hits: c.write_hits,
+            write_misses: c.write_misses,
+            promotions: c.promotions,
+            bypassed: c.bypassed,
+            evictions: c.evictions,
+            dirty_evictions: c.dirty_evictions,
+            dirty_lines: self.dirty_lines,
+            flushed_lines: c.flushed_lines,
+            metadata_writes: c.metadata_writes,
+        }
+    }
+}
+
+impl Component for CacheTier {
+    fn counters_json(&self) -> serde_json::Value {
+        with_fields(
+            &self.counters(),
+            [
+                ("cache_device", self.cache.counters_json()),
+                ("backing_device", self.backing.counters_json()),
+            ],
+        )
+    }
+
+    fn cache_counters(&self, out: &mut Vec<CacheCounters>) {
+        out.push(self.counters());
+        self.cache.cache_counters(out);
+        self.backing.cache_counters(out);
     }
 
     fn raid_mut(&mut self, name: &str) -> Option<&mut crate::raid::Raid> {

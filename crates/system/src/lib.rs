@@ -18,6 +18,7 @@ use serde_json::json;
 
 pub mod cache;
 pub mod config;
+mod counters;
 pub mod drives;
 pub mod link;
 pub mod raid;
@@ -27,6 +28,7 @@ pub use config::{
     drive_preset_names, is_system, load_system_config, parse_system_config, system_preset_names,
     ComponentSpec, LinkSpec, SystemConfig, SystemError,
 };
+pub use counters::{BackgroundDoneCounters, CacheCounters, RaidCounters, SystemCounters};
 pub use link::{LinkPort, SharedLink};
 pub use raid::{HostCache, ParityStrategy, Raid, RaidLevel, RaidParams};
 
@@ -34,6 +36,12 @@ pub use raid::{HostCache, ParityStrategy, Raid, RaidLevel, RaidParams};
 pub trait Component: BlockDevice + flashlab_engine::State {
     /// This node's counters, with its children's nested.
     fn counters_json(&self) -> serde_json::Value;
+    /// This node's counters when it is a RAID set (behind a link or not).
+    fn raid_counters(&self) -> Option<RaidCounters> {
+        None
+    }
+    /// The counters of every cache tier in this subtree, depth first.
+    fn cache_counters(&self, _out: &mut Vec<CacheCounters>) {}
     /// The RAID set of this name in this subtree (for failure, rebuild and shutdown events).
     fn raid_mut(&mut self, _name: &str) -> Option<&mut Raid> {
         None
@@ -147,6 +155,16 @@ impl System {
             "root": self.root.counters_json(),
             "links": links,
         })
+    }
+
+    /// What the system's RAID set at the root and its cache tiers counted.
+    pub fn counters(&self) -> SystemCounters {
+        let mut caches = Vec::new();
+        self.root.cache_counters(&mut caches);
+        SystemCounters {
+            root_raid: self.root.raid_counters(),
+            caches,
+        }
     }
 
     /// Secure erase of every member at `at_ns` (see [`Component::format`]). A flush

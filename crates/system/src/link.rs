@@ -16,6 +16,7 @@ use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
 use serde_json::json;
 
+use crate::counters::{CacheCounters, RaidCounters};
 use crate::Component;
 
 /// Booked intervals kept at most; beyond, the oldest are forgotten (they lie in the past of
@@ -222,6 +223,12 @@ impl Component for LinkPort {
     }
     fn raid_mut(&mut self, name: &str) -> Option<&mut crate::raid::Raid> {
         self.inner.raid_mut(name)
+    }
+    fn raid_counters(&self) -> Option<RaidCounters> {
+        self.inner.raid_counters()
+    }
+    fn cache_counters(&self, out: &mut Vec<CacheCounters>) {
+        self.inner.cache_counters(out)
     }
     fn format(&mut self, at_ns: u64) {
         self.inner.format(at_ns.max(self.last_submit_ns))

@@ -41,8 +41,8 @@ use std::collections::VecDeque;
 
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
-use serde_json::json;
 
+use crate::counters::{with_fields, BackgroundDoneCounters, CacheCounters, RaidCounters};
 use crate::Component;
 
 /// RAID level.
@@ -597,43 +597,70 @@ impl BlockDevice for Raid {
     }
 }
 
+impl Raid {
+    /// This set's counters (its members' are theirs).
+    pub fn counters(&self) -> RaidCounters {
+        let c = &self.c;
+        RaidCounters {
+            name: self.name.clone(),
+            kind: "raid",
+            level: self.p.level.number(),
+            members: self.n(),
+            chunk_bytes: self.p.chunk_bytes,
+            capacity_bytes: self.capacity_bytes(),
+            host_reads: c.host_reads,
+            host_writes: c.host_writes,
+            host_other: c.host_other,
+            member_reads: self.member_reads.clone(),
+            member_writes: self.member_writes.clone(),
+            member_ios: self.member_reads.iter().sum::<u64>()
+                + self.member_writes.iter().sum::<u64>(),
+            parity_reads: c.parity_reads,
+            parity_writes: c.parity_writes,
+            full_stripe_writes: c.full_stripe_writes,
+            read_modify_write_rows: c.rmw_rows,
+            reconstruct_write_rows: c.reconstruct_rows,
+            degraded_reads: c.degraded_reads,
+            failed_members: self
+                .failed
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| **f)
+                .map(|(i, _)| i)
+                .collect(),
+            background_bytes: c.background_bytes,
+            background_progress: self.background_progress(),
+            background_done: self.bg_done.map(|b| BackgroundDoneCounters {
+                kind: if b.resync { "resync" } else { "rebuild" },
+                started_ns: b.started_ns,
+                done_ns: b.done_ns,
+                duration_ns: b.done_ns - b.started_ns,
+            }),
+            cpu_busy_ns: c.cpu_busy_ns,
+            host_cache_wait_ns: c.cache_wait_ns,
+            held_rows_completed: c.held_rows_completed,
+            held_rows_written_partial: c.held_rows_written_partial,
+        }
+    }
+}
+
 impl Component for Raid {
     fn counters_json(&self) -> serde_json::Value {
-        let c = &self.c;
-        json!({
-            "name": self.name,
-            "kind": "raid",
-            "level": self.p.level.number(),
-            "members": self.n(),
-            "chunk_bytes": self.p.chunk_bytes,
-            "capacity_bytes": self.capacity_bytes(),
-            "host_reads": c.host_reads,
-            "host_writes": c.host_writes,
-            "host_other": c.host_other,
-            "member_reads": self.member_reads,
-            "member_writes": self.member_writes,
-            "member_ios": self.member_reads.iter().sum::<u64>() + self.member_writes.iter().sum::<u64>(),
-            "parity_reads": c.parity_reads,
-            "parity_writes": c.parity_writes,
-            "full_stripe_writes": c.full_stripe_writes,
-            "read_modify_write_rows": c.rmw_rows,
-            "reconstruct_write_rows": c.reconstruct_rows,
-            "degraded_reads": c.degraded_reads,
-            "failed_members": self.failed.iter().enumerate().filter(|(_, f)| **f).map(|(i, _)| i).collect::<Vec<_>>(),
-            "background_bytes": c.background_bytes,
-            "background_progress": self.background_progress(),
-            "background_done": self.bg_done.map(|b| json!({
-                "kind": if b.resync { "resync" } else { "rebuild" },
-                "started_ns": b.started_ns,
-                "done_ns": b.done_ns,
-                "duration_ns": b.done_ns - b.started_ns,
-            })),
-            "cpu_busy_ns": c.cpu_busy_ns,
-            "host_cache_wait_ns": c.cache_wait_ns,
-            "held_rows_completed": c.held_rows_completed,
-            "held_rows_written_partial": c.held_rows_written_partial,
-            "children": self.members.iter().map(|m| m.counters_json()).collect::<Vec<_>>(),
-        })
+        let children = self.members.iter().map(|m| m.counters_json()).collect();
+        with_fields(
+            &self.counters(),
+            [("children", serde_json::Value::Array(children))],
+        )
+    }
+
+    fn raid_counters(&self) -> Option<RaidCounters> {
+        Some(self.counters())
+    }
+
+    fn cache_counters(&self, out: &mut Vec<CacheCounters>) {
+        for m in &self.members {
+            m.cache_counters(out);
+        }
     }
 
     fn raid_mut(&mut self, name: &str) -> Option<&mut Raid> {
@@ -688,7 +715,7 @@ mod tests {
 
     impl Component for Null {
         fn counters_json(&self) -> serde_json::Value {
-            json!({})
+            serde_json::json!({})
         }
     }
 

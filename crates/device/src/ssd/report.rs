@@ -2,6 +2,7 @@
 //! (per command, per window), the memory it holds, and why it refuses writes once worn out.
 
 use super::*;
+use crate::health::{HealthLog, ThermalLog};
 use flashlab_media::power::MAX_METER_WINDOWS;
 
 impl Ssd {
@@ -208,85 +209,81 @@ impl Ssd {
         self.mapcache.as_ref().map(|c| c.counters)
     }
 
-    /// FTL counters, write amplification, the NVMe-style health log, scale and media activity.
-    pub fn counters_json(&self) -> serde_json::Value {
+    /// The NVMe-style health log now.
+    pub fn health_log(&self) -> HealthLog {
         let c = self.ftl.counters();
-        let iu = self.model.iu_bytes;
-        let wa = if c.host_write_ius == 0 {
-            0.0
-        } else {
-            c.nand_write_ius as f64 / c.host_write_ius as f64
-        };
+        let wa = c.write_amplification();
         let erases = self.ftl.erase_count_summary();
-        let (min, max, avg) = (erases.min, erases.max, erases.avg());
         let pe = self.model.geometry.pe_cycles as f64;
-        let percentage_used = ((avg / pe * 100.0).floor() as u64).min(255);
+        let percentage_used = ((erases.avg() / pe * 100.0).floor() as u64).min(255);
         // Data is only as safe as its most worn block.
-        let r = &self.model.retention;
         let storage_c = self.model.retention_storage_c;
         let timed = self.timed_workload();
-        let retention_days = r.days(f64::from(max) / pe, storage_c);
         let wear = self.ftl.wear_state();
-        // NVMe's critical warning bits: 0 available spare below its threshold, 2 reliability
-        // degraded (here: the spare is gone), 3 media placed in read-only mode.
         let critical_warning = u8::from(wear.available_spare_percent < AVAILABLE_SPARE_THRESHOLD)
             | u8::from(wear.available_spare_percent == 0) << 2
             | u8::from(wear.read_only) << 3;
-        // NVMe: data units are thousands of 512-byte units, rounded up.
         let data_units = |bytes: u64| bytes.div_ceil(512).div_ceil(1000);
+        HealthLog {
+            data_units_read: data_units(self.host.bytes_read),
+            data_units_written: data_units(self.host.bytes_written),
+            host_read_commands: self.host.read_commands,
+            host_write_commands: self.host.write_commands,
+            host_trim_commands: self.host.trim_commands,
+            host_flush_commands: self.host.flush_commands,
+            percentage_used,
+            critical_warning,
+            available_spare: wear.available_spare_percent,
+            available_spare_threshold: AVAILABLE_SPARE_THRESHOLD,
+            bad_block_reserve_blocks: self.ftl.bad_blocks(),
+            bad_block_reserve_left_blocks: wear.reserve_left_blocks,
+            grown_bad_blocks: wear.retired_blocks,
+            read_only: wear.read_only,
+            media_bytes_written: self.media.counters().bytes_programmed,
+            nand_bytes_written: c.nand_write_ius * self.model.iu_bytes,
+            erase_count_min: erases.min,
+            erase_count_avg: erases.avg(),
+            erase_count_max: erases.max,
+            power_off_retention_days: self
+                .model
+                .retention
+                .days(f64::from(erases.max) / pe, storage_c),
+            power_off_retention_temperature_c: storage_c,
+            read_retries: self.read_retries,
+            media_errors: self.media_errors,
+            refreshed_blocks: self.refreshed_blocks,
+            timed_workload_media_wear: timed.0,
+            timed_workload_host_reads_percent: timed.1,
+            timed_workload_minutes: timed.2,
+            free_blocks: self.ftl.free_blocks(),
+            write_amplification: wa,
+            slc_write_ius: c.slc_write_ius,
+            slc_read_hits: c.slc_read_hits,
+            slc_folded_ius: c.slc_folded_ius,
+            gc_copied_ius: c.gc_copied_ius,
+            rmw_reads: c.rmw_reads,
+            buffer_wait_ns: self.host.buffer_wait_ns,
+            buffer_used_bytes: self.buffer.used_bytes(),
+            read_buffer_hit_ius: self.host.read_buffer_hit_ius,
+            read_ahead_ius: self.host.read_ahead_ius,
+            thermal: self.media.thermal_state().map(|t| ThermalLog {
+                temperature_c: t.temperature_c,
+                max_temperature_c: t.max_temperature_c,
+                thermal_throttling: t.throttled,
+                thermal_throttle_transitions: t.throttle_transitions,
+                thermal_throttle_time_s: t.throttled_ns * 1e-9,
+            }),
+        }
+    }
+
+    /// FTL counters, write amplification, the NVMe-style health log, scale and media activity.
+    pub fn counters_json(&self) -> serde_json::Value {
+        let c = self.ftl.counters();
         let m = self.media.counters();
-        let thermal = self.media.thermal_state();
         let mut j = json!({
             "device": self.model.name,
-            "write_amplification": wa,
-            "health": {
-                "data_units_read": data_units(self.host.bytes_read),
-                "data_units_written": data_units(self.host.bytes_written),
-                "host_read_commands": self.host.read_commands,
-                "host_write_commands": self.host.write_commands,
-                "host_trim_commands": self.host.trim_commands,
-                "host_flush_commands": self.host.flush_commands,
-                "percentage_used": percentage_used,
-                "critical_warning": critical_warning,
-                "available_spare": wear.available_spare_percent,
-                "available_spare_threshold": AVAILABLE_SPARE_THRESHOLD,
-                "bad_block_reserve_blocks": self.ftl.bad_blocks(),
-                "bad_block_reserve_left_blocks": wear.reserve_left_blocks,
-                "grown_bad_blocks": wear.retired_blocks,
-                "read_only": wear.read_only,
-                "media_bytes_written": m.bytes_programmed,
-                "nand_bytes_written": c.nand_write_ius * iu,
-                "erase_count_min": min,
-                "erase_count_avg": avg,
-                "erase_count_max": max,
-                // Power-off data retention at the wear of the most erased block, at the
-                // retention class's storage temperature (`nand.retention_*`).
-                "power_off_retention_days": retention_days,
-                "power_off_retention_temperature_c": storage_c,
-                // Reads of data aged by power-off time: re-reads, and reads that failed for
-                // good (NVMe's media and data integrity errors).
-                "read_retries": self.read_retries,
-                "media_errors": self.media_errors,
-                // Blocks the firmware rewrote after a power-off because their data had aged.
-                "refreshed_blocks": self.refreshed_blocks,
-                // Intel's timed-workload indicators (SMART E2h, E3h, E4h; see
-                // `Ssd::timed_workload`).
-                "timed_workload_media_wear": timed.0,
-                "timed_workload_host_reads_percent": timed.1,
-                "timed_workload_minutes": timed.2,
-                "free_blocks": self.ftl.free_blocks(),
-                "write_amplification": wa,
-                "slc_write_ius": c.slc_write_ius,
-                "slc_read_hits": c.slc_read_hits,
-                "slc_folded_ius": c.slc_folded_ius,
-                "gc_copied_ius": c.gc_copied_ius,
-                "rmw_reads": c.rmw_reads,
-                "buffer_wait_ns": self.host.buffer_wait_ns,
-                "buffer_used_bytes": self.buffer.used_bytes(),
-                // The FTL counts these among its host and NAND reads too.
-                "read_buffer_hit_ius": self.host.read_buffer_hit_ius,
-                "read_ahead_ius": self.host.read_ahead_ius,
-            },
+            "write_amplification": c.write_amplification(),
+            "health": serde_json::to_value(self.health_log()).unwrap_or_default(),
             "ftl": {
                 "host_read_ius": c.host_read_ius,
                 "host_write_ius": c.host_write_ius,
@@ -359,21 +356,6 @@ impl Ssd {
                     "translation_reads": c.counters.translation_reads,
                     "translation_writes": c.counters.translation_writes,
                 }),
-            );
-        }
-        if let (Some(t), Some(h)) = (thermal, j["health"].as_object_mut()) {
-            // NVMe's composite temperature and thermal management counters, in °C and
-            // seconds of the whole drive (as of the latest submission).
-            h.insert("temperature_c".into(), json!(t.temperature_c));
-            h.insert("max_temperature_c".into(), json!(t.max_temperature_c));
-            h.insert("thermal_throttling".into(), json!(t.throttled));
-            h.insert(
-                "thermal_throttle_transitions".into(),
-                json!(t.throttle_transitions),
-            );
-            h.insert(
-                "thermal_throttle_time_s".into(),
-                json!(t.throttled_ns * 1e-9),
             );
         }
         j

@@ -1,0 +1,322 @@
+//! The basic suites: `precondition`, `four-corners` and `qos`.
+
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+
+use crate::grids::GridSpec;
+use crate::session::Session;
+use crate::steps::{
+    bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
+    result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, RAMP_NS,
+};
+use crate::suite::{Outcome, Suite, Targets};
+use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+
+/// Measurement windows (after a ramp) of the time-based steps when `--runtime` is not given.
+const SEQ_READ_NS: u64 = 10 * NS_PER_S;
+const SEQ_WRITE_NS: u64 = 30 * NS_PER_S;
+const RAND_READ_NS: u64 = 5 * NS_PER_S;
+const QOS_NS: u64 = 10 * NS_PER_S;
+const SEQ_WRITE_RAMP_NS: u64 = 2 * NS_PER_S;
+
+/// Percentiles the qos suite reports, and their key suffixes.
+const QOS_PERCENTILES: [(f64, &str); 4] = [
+    (99.0, "p99"),
+    (99.9, "p99_9"),
+    (99.99, "p99_99"),
+    (99.9999, "p99_9999"),
+];
+
+/// The outcome of a suite whose only chart is its random-write rounds.
+fn with_steady_chart((steady, results): (SteadyReport, Vec<Measure>)) -> Outcome {
+    Outcome {
+        charts: vec![steady_chart(&steady)],
+        steady: Some(steady),
+        results,
+    }
+}
+
+/// `precondition`: the drive brought to the SNIA steady state.
+pub(crate) struct Precondition;
+
+impl Suite for Precondition {
+    fn name(&self) -> &'static str {
+        "precondition"
+    }
+    fn summary(&self) -> &'static str {
+        "purge, sequential fill x2, 4 KiB random-write rounds to SNIA steady state"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        Ok(with_steady_chart(precondition(s, opts)?))
+    }
+}
+
+/// `four-corners`: sequential and random, read and write, each in its specified state.
+pub(crate) struct FourCorners;
+
+impl Suite for FourCorners {
+    fn name(&self) -> &'static str {
+        "four-corners"
+    }
+    fn summary(&self) -> &'static str {
+        "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        Ok(with_steady_chart(four_corners(s, opts)?))
+    }
+}
+
+/// `qos`: a read/write mix across queue depths, IOPS and read latency percentiles.
+pub(crate) struct Qos;
+
+impl Suite for Qos {
+    fn name(&self) -> &'static str {
+        "qos"
+    }
+    fn summary(&self) -> &'static str {
+        "4 KiB read/write mix across queue depths: IOPS, read latency tail"
+    }
+    fn targets(&self) -> Targets {
+        Targets::Any
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &["rwmixread", "depths"]
+    }
+    fn options_text(&self, o: &SuiteOptions) -> Vec<String> {
+        let depths: Vec<String> = o.qos_depths.iter().map(u32::to_string).collect();
+        vec![
+            format!("{}% reads", o.rwmixread),
+            format!("queue depths {}", depths.join(", ")),
+        ]
+    }
+    fn grids(&self) -> &'static [GridSpec] {
+        &[crate::grids::QOS]
+    }
+    fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
+        let opts = s.opts();
+        let mut o = with_steady_chart(qos(s, opts)?);
+        o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
+        Ok(o)
+    }
+}
+
+/// IOPS against queue depth, and read latency (mean and percentiles, log scale) against it.
+fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
+    let line = |name: &str, key: &str| Series {
+        name: name.to_string(),
+        points: depths
+            .iter()
+            .filter_map(|&d| {
+                result_value(results, &format!("qd{d}_{key}")).map(|v| (f64::from(d), v))
+            })
+            .collect(),
+    };
+    let mut latency = vec![line("average", "read_lat_avg_ns")];
+    for (_, key) in QOS_PERCENTILES {
+        latency.push(line(key, &format!("read_lat_{key}_ns")));
+    }
+    vec![
+        Chart {
+            id: "qos-iops".into(),
+            title: "IOPS against queue depth".into(),
+            x: Axis::log("queue depth", Unit::Count),
+            y: Axis::linear("IOPS", Unit::Iops),
+            series: vec![
+                line("total", "iops"),
+                line("read", "read_iops"),
+                line("write", "write_iops"),
+            ],
+            band: None,
+        },
+        Chart {
+            id: "qos-read-latency".into(),
+            title: "Read completion latency against queue depth".into(),
+            x: Axis::log("queue depth", Unit::Count),
+            y: Axis::log("read latency", Unit::Ns),
+            series: latency,
+            band: None,
+        },
+    ]
+}
+
+fn precondition(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    purge_and_fill(s)?;
+    let st = random_write_rounds(s, opts)?;
+    let mut results = steady_measures(&st);
+    for (i, v) in st.rounds_iops.iter().enumerate() {
+        results.push(measure(
+            format!("round_{:02}_write_iops", i + 1),
+            Unit::Iops,
+            *v,
+        ));
+    }
+    Ok((st, results))
+}
+
+fn four_corners(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    let (qd, jobs) = qd_jobs(opts);
+    let window = |default_ns: u64| opts.runtime_ns.unwrap_or(default_ns);
+    let bw_iops = |ddir: usize| {
+        move |run: &RunResult| {
+            vec![
+                measure("bw_bytes_per_s", Unit::BytesPerS, bw_bytes_per_s(run, ddir)),
+                measure("iops", Unit::Iops, iops(run, ddir)),
+            ]
+        }
+    };
+    // Sequential fill: the state sequential and read figures are specified in.
+    purge_and_fill(s)?;
+    let mut results = Vec::new();
+    let steps: [(&str, &str, &str, u64, u64, usize); 3] = [
+        (
+            "seq-read-128k",
+            "read",
+            "128k",
+            SEQ_READ_NS,
+            RAMP_NS,
+            DDIR_READ,
+        ),
+        (
+            "seq-write-128k",
+            "write",
+            "128k",
+            SEQ_WRITE_NS,
+            SEQ_WRITE_RAMP_NS,
+            DDIR_WRITE,
+        ),
+        (
+            "rand-read-4k",
+            "randread",
+            "4k",
+            RAND_READ_NS,
+            RAMP_NS,
+            DDIR_READ,
+        ),
+    ];
+    for (name, rw, bs, runtime_ns, ramp_ns, ddir) in steps {
+        let text = job_text(name, rw, bs, qd, jobs, &timed(window(runtime_ns), ramp_ns));
+        let run = s.job(name, &text, &bw_iops(ddir))?;
+        let key = name.replace('-', "_");
+        results.push(measure(
+            format!("{key}_bw_bytes_per_s"),
+            Unit::BytesPerS,
+            bw_bytes_per_s(&run, ddir),
+        ));
+        results.push(measure(format!("{key}_iops"), Unit::Iops, iops(&run, ddir)));
+    }
+    // Random writes are measured where they settle: the mean of the steady window.
+    let st = random_write_rounds(s, opts)?;
+    let rand_write_iops = steady_iops(&st);
+    results.push(measure(
+        "rand_write_4k_bw_bytes_per_s",
+        Unit::BytesPerS,
+        rand_write_iops * 4096.0,
+    ));
+    results.push(measure("rand_write_4k_iops", Unit::Iops, rand_write_iops));
+    results.push(measure(
+        "rand_write_rounds",
+        Unit::Count,
+        st.rounds_iops.len() as f64,
+    ));
+    Ok((st, results))
+}
+
+fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    purge_and_fill(s)?;
+    let st = random_write_rounds(s, opts)?;
+    let mut results = vec![measure("steady_write_iops", Unit::Iops, steady_iops(&st))];
+    let jobs = opts.jobs.unwrap_or(DEFAULT_JOBS);
+    let percentiles = QOS_PERCENTILES
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect::<Vec<_>>()
+        .join(":");
+    for &depth in &opts.qos_depths {
+        let name = format!("qos-qd{depth}");
+        let mut lines = timed(opts.runtime_ns.unwrap_or(QOS_NS), RAMP_NS);
+        lines.push(format!("rwmixread={}", opts.rwmixread));
+        lines.push(format!("percentile_list={percentiles}"));
+        let text = job_text(&name, "randrw", "4k", depth, jobs, &lines);
+        // The drive is steady: each depth's window keeps its time on a slice.
+        let run = s.steady_job(&name, &text, &|run| qos_measures("", run))?;
+        results.extend(qos_measures(&format!("qd{depth}_"), &run));
+    }
+    Ok((st, results))
+}
+
+/// IOPS of the mix and the read completion latency: mean and tail percentiles, from the
+/// report's histogram (fio's clat percentiles).
+fn qos_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
+    let mut m = vec![
+        measure(
+            format!("{prefix}iops"),
+            Unit::Iops,
+            iops(run, DDIR_READ) + iops(run, DDIR_WRITE),
+        ),
+        measure(
+            format!("{prefix}read_iops"),
+            Unit::Iops,
+            iops(run, DDIR_READ),
+        ),
+        measure(
+            format!("{prefix}write_iops"),
+            Unit::Iops,
+            iops(run, DDIR_WRITE),
+        ),
+    ];
+    // One job (clones merged): its read latency is the run's.
+    let Some(job) = run.jobs.first() else {
+        return m;
+    };
+    if let Some(clat) = job.clat_ns(DDIR_READ) {
+        m.push(measure(
+            format!("{prefix}read_lat_avg_ns"),
+            Unit::Ns,
+            clat.mean,
+        ));
+    }
+    let pcts = job.clat_percentiles_ns(DDIR_READ);
+    for (p, key) in QOS_PERCENTILES {
+        if let Some(&(_, v)) = pcts.iter().find(|(q, _)| (q - p).abs() < 1e-9) {
+            m.push(measure(
+                format!("{prefix}read_lat_{key}_ns"),
+                Unit::Ns,
+                v as f64,
+            ));
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qos_charts_follow_the_measured_depths() {
+        let results = vec![
+            measure("qd1_iops", Unit::Iops, 100.0),
+            measure("qd8_iops", Unit::Iops, 700.0),
+            measure("qd1_read_lat_p99_ns", Unit::Ns, 9e4),
+        ];
+        let charts = qos_charts(&[1, 8], &results);
+        assert_eq!(charts[0].series[0].points, vec![(1.0, 100.0), (8.0, 700.0)]);
+        let p99 = charts[1].series.iter().find(|s| s.name == "p99").unwrap();
+        assert_eq!(p99.points, vec![(1.0, 9e4)]);
+        assert!(charts[1].y.log);
+    }
+}

@@ -1,0 +1,251 @@
+//! Steps and measures the suites share: job text, the workload-independent fill, random-write
+//! rounds to the SNIA steady state, and the IOPS and bandwidth of a run.
+
+use flashlab_engine::NS_PER_S;
+use flashlab_report::{RunResult, DDIR_WRITE};
+
+use crate::lengths::RoundLength;
+use crate::session::Session;
+use crate::steady::{check_window, steady_state, SteadyRule};
+use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+
+/// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
+/// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
+pub(crate) const DEFAULT_QD: u32 = 32;
+pub(crate) const DEFAULT_JOBS: u32 = 1;
+/// Depth of the workload-independent fill: it only has to write every block, fast.
+pub(crate) const FILL_QD: u32 = 32;
+/// Ramps let queues fill and a write buffer reach its steady level before measuring.
+pub(crate) const RAMP_NS: u64 = NS_PER_S;
+
+/// Write IOPS per round, the steady window marked.
+pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
+    let window = SteadyRule::SNIA_PTS.window;
+    let band = st
+        .verdict
+        .round
+        .map(|r| ((r + 1 - window) as f64, r as f64));
+    Chart {
+        id: "steady-rounds".into(),
+        title: "4 KiB random-write rounds and the steady-state window".into(),
+        x: Axis::linear("round", Unit::Count),
+        y: Axis::linear("write IOPS", Unit::Iops),
+        series: vec![Series {
+            name: "write IOPS".into(),
+            points: st
+                .rounds_iops
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ((i + 1) as f64, *v))
+                .collect(),
+        }],
+        band,
+    }
+}
+
+/// The value of `name` among `results`, if measured.
+pub(crate) fn result_value(results: &[Measure], name: &str) -> Option<f64> {
+    results.iter().find(|m| m.name == name).map(|m| m.value)
+}
+pub(crate) fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
+    Measure {
+        name: name.into(),
+        unit,
+        value,
+    }
+}
+
+/// Sum over the run's jobs (clones are merged by group_reporting).
+pub(crate) fn iops(run: &RunResult, ddir: usize) -> f64 {
+    run.jobs.iter().map(|j| j.iops(ddir)).sum()
+}
+
+pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
+    run.jobs.iter().map(|j| j.bw_bytes_per_s(ddir) as f64).sum()
+}
+
+/// The option that makes random offsets uniform with repeats: each drawn independently, so a
+/// block may be written again before another is written once. The SNIA PTS's "uniform random",
+/// Iometer, VDbench and DiskSpd draw so; fio's default random map instead writes every block
+/// once per pass, which leaves whole passes' worth of wholly invalid blocks to greedy GC and
+/// makes steady random writes optimistic (docs/calibration.md, "Random writes with repeats").
+pub(crate) const UNIFORM_RANDOM: &str = "norandommap=1";
+
+/// `rw` writes or trims at random offsets (alone or mixed with reads): the jobs whose
+/// offsets must be [`UNIFORM_RANDOM`].
+pub(crate) fn writes_randomly(rw: &str) -> bool {
+    matches!(rw, "randwrite" | "randrw" | "randtrim" | "randtrimwrite")
+}
+
+/// `norandommap=1` and a line break for a random write or mix, nothing otherwise: the
+/// option line a generated job carries after its `rw=`, visible in its `job options`.
+pub(crate) fn uniform_random_line(rw: &str) -> String {
+    if writes_randomly(rw) {
+        format!("{UNIFORM_RANDOM}\n")
+    } else {
+        String::new()
+    }
+}
+
+/// A one-job fio file. `lines` are extra `key=value` options. Random writes and mixes draw
+/// their offsets with repeats ([`UNIFORM_RANDOM`]).
+pub(crate) fn job_text(
+    name: &str,
+    rw: &str,
+    bs: &str,
+    qd: u32,
+    jobs: u32,
+    lines: &[String],
+) -> String {
+    let uniform = uniform_random_line(rw);
+    let mut t = format!(
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
+    );
+    for l in lines {
+        t.push_str(l);
+        t.push('\n');
+    }
+    t
+}
+
+pub(crate) fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
+    vec![
+        "time_based=1".into(),
+        format!("ramp_time={ramp_ns}ns"),
+        format!("runtime={runtime_ns}ns"),
+    ]
+}
+
+pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
+    (
+        opts.qd.unwrap_or(DEFAULT_QD),
+        opts.jobs.unwrap_or(DEFAULT_JOBS),
+    )
+}
+
+/// Purge, then the workload-independent preconditioning: the whole drive written twice with
+/// 128 KiB sequential writes, so every block holds data and the FTL's free pool is at its
+/// floor.
+pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
+    purge_and_fill_with(s, "", "128k", 2)
+}
+
+/// Purge, then `loops` sequential passes over the whole drive at block size `bs`. Step names
+/// are `{prefix}purge` and `{prefix}fill`.
+pub(crate) fn purge_and_fill_with(
+    s: &mut Session,
+    prefix: &str,
+    bs: &str,
+    loops: u32,
+) -> Result<(), SuiteError> {
+    s.purge(&format!("{prefix}purge"))?;
+    let name = format!("{prefix}fill");
+    let text = job_text(&name, "write", bs, FILL_QD, 1, &[format!("loops={loops}")]);
+    s.job(&name, &text, &|run| {
+        vec![measure(
+            "bw_bytes_per_s",
+            Unit::BytesPerS,
+            bw_bytes_per_s(run, DDIR_WRITE),
+        )]
+    })?;
+    Ok(())
+}
+
+/// Workload-dependent preconditioning: rounds of 4 KiB random writes until the write IOPS
+/// meet the SNIA steady-state rule or `max_rounds` have run.
+pub(crate) fn random_write_rounds(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<SteadyReport, SuiteError> {
+    let (qd, jobs) = qd_jobs(opts);
+    let round_lines = match opts.round {
+        RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
+        RoundLength::Bytes(b) => vec![format!("io_size={}", per_job_bytes(b, jobs))],
+        RoundLength::CapacityFraction(f) => {
+            let b = (s.full_capacity_bytes() as f64 * f).round() as u64;
+            vec![format!("io_size={}", per_job_bytes(b, jobs))]
+        }
+    };
+    let rule = SteadyRule::SNIA_PTS;
+    let mut values = Vec::with_capacity(opts.max_rounds);
+    for r in 1..=opts.max_rounds {
+        let name = format!("round-{r:02}");
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, &round_lines);
+        let run = s.job(&name, &text, &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        })?;
+        values.push(iops(&run, DDIR_WRITE));
+        if values.len() >= rule.window
+            && check_window(&values[values.len() - rule.window..], &rule).steady
+        {
+            break;
+        }
+    }
+    let verdict = steady_state(&values, &rule);
+    Ok(SteadyReport {
+        rounds_iops: values,
+        verdict,
+    })
+}
+
+/// Bytes each of `jobs` clones writes so that together they write `total` (whole 4 KiB blocks,
+/// at least one).
+pub(crate) fn per_job_bytes(total: u64, jobs: u32) -> u64 {
+    (total / u64::from(jobs.max(1)) / 4096).max(1) * 4096
+}
+
+/// The mean of the steady window, or of the last rounds when steady state was not reached.
+pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
+    match st.verdict.window {
+        Some(w) => w.mean,
+        None if st.rounds_iops.is_empty() => 0.0,
+        None => st.rounds_iops.iter().sum::<f64>() / st.rounds_iops.len() as f64,
+    }
+}
+
+pub(crate) fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
+    let mut m = vec![
+        measure("rounds", Unit::Count, st.rounds_iops.len() as f64),
+        measure("steady_write_iops", Unit::Iops, steady_iops(st)),
+    ];
+    if let Some(w) = st.verdict.window {
+        m.push(measure("window_range_iops", Unit::Iops, w.range));
+        m.push(measure("window_excursion_iops", Unit::Iops, w.excursion));
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steady_chart_marks_the_window_that_met_the_rule() {
+        let st = SteadyReport {
+            rounds_iops: vec![9.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0],
+            verdict: steady_state(&[9.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0], &SteadyRule::SNIA_PTS),
+        };
+        let c = steady_chart(&st);
+        assert_eq!(c.band, Some((2.0, 6.0)));
+        assert_eq!(c.series[0].points.len(), 7);
+    }
+
+    #[test]
+    fn per_job_bytes_split_in_whole_blocks() {
+        assert_eq!(per_job_bytes(1 << 30, 1), 1 << 30);
+        assert_eq!(per_job_bytes(1 << 30, 3), 357_912_576);
+        assert_eq!(per_job_bytes(100, 4), 4096);
+    }
+
+    #[test]
+    fn generated_jobs_parse() {
+        let text = job_text("x", "randrw", "4k", 8, 2, &timed(2 * NS_PER_S, RAMP_NS));
+        let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
+        assert_eq!(file.jobs.len(), 1);
+        let j = &file.jobs[0];
+        assert_eq!(j.iodepth, 8);
+        assert_eq!(j.numjobs, 2);
+        assert!(j.time_based);
+        assert_eq!(j.runtime_ns, Some(2 * NS_PER_S));
+    }
+}
