@@ -67,6 +67,36 @@ impl RngStream {
         ((self.rng.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
+    /// An exponentially distributed duration of mean `mean_ns`, in integer arithmetic (the
+    /// same on every platform, unlike a floating-point logarithm): -log2 of a uniform draw
+    /// is its leading zero count plus -log2 of the mantissa in [1/2, 1), taken from a
+    /// quadratic; times ln 2 it is an exponential of mean one. Capped at 64 ln 2 (44) means.
+    #[inline]
+    pub fn exponential_ns(&mut self, mean_ns: u64) -> u64 {
+        if mean_ns == 0 {
+            return 0;
+        }
+        let r = self.rng.next_u64();
+        let lz = u64::from(r.leading_zeros());
+        // The 10 bits after the leading one: the mantissa's position in [1/2, 1).
+        let frac = if lz >= 63 { 0 } else { (r << (lz + 1)) >> 54 };
+        // -log2 in units of 1/1024, with log2(1 + f) ~ f + 0.34 f (1 - f) (within 0.01);
+        // ln 2 = 710/1024 (0.6934).
+        let log2_1024 = lz * 1024 + 1024 - frac - ((frac * (1024 - frac) * 348) >> 20);
+        ((mean_ns as u128 * log2_1024 as u128 * 710) >> 20) as u64
+    }
+
+    /// A controller's time for one command whose mean is `mean_ns`: three quarters fixed,
+    /// one quarter exponential. Firmware's path per command varies (a map lookup that
+    /// misses the controller's SRAM, arbitration between queues, another core's work on a
+    /// shared lock, decode iterations), so no two commands take the same time; the mean
+    /// is what a preset's `command_overhead` states.
+    #[inline]
+    pub fn command_ns(&mut self, mean_ns: u64) -> u64 {
+        let varying = mean_ns / 4;
+        mean_ns - varying + self.exponential_ns(varying)
+    }
+
     /// Uniform in `[0, 1)` with 53 bits of precision.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
@@ -110,6 +140,19 @@ mod tests {
         let mut s3 = t.child("job/1").stream();
         assert_ne!(a[0], s3.next_u64());
         assert_ne!(t.index(0), t.index(1));
+    }
+
+    #[test]
+    fn exponential_has_its_mean_and_a_tail() {
+        let mut s = RngStream::from_seed_u64(3);
+        let n = 200_000u64;
+        let draws: Vec<u64> = (0..n).map(|_| s.exponential_ns(1_000)).collect();
+        let mean = draws.iter().sum::<u64>() as f64 / n as f64;
+        assert!((mean - 1_000.0).abs() < 30.0, "{mean}");
+        // P(X > 4.6 means) = 1% for an exponential.
+        let over = draws.iter().filter(|&&d| d > 4_605).count() as f64 / n as f64;
+        assert!((over - 0.01).abs() < 0.002, "{over}");
+        assert_eq!(s.exponential_ns(0), 0);
     }
 
     #[test]
