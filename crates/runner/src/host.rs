@@ -19,7 +19,8 @@
 //! across jobs with different engines (a submission delayed per job would not), and at
 //! QD1, where the cost matters, the sum is the same. The host's CPU is not a shared
 //! server: a job's I/Os do not queue for it, so the model does not cap one job's IOPS at
-//! depth (fio jobs on their own cores; `numjobs` spreads them).
+//! depth (fio jobs on their own cores; `numjobs` spreads them). Trace replay adds none: a
+//! block trace's times are the block layer's own, below most of the stack.
 //!
 //! Figures (estimates per I/O on a current x86 server or desktop core, 4 KiB, interrupts,
 //! not polled), set against published measurements:
