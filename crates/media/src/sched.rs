@@ -284,7 +284,12 @@ impl UnitQueues {
         }
         let each_ns = ((e.end_ns - e.start_ns) / e.ops as u64).max(1);
         let k = ((t_ns - e.start_ns) / each_ns + 1).min(e.ops as u64) as u32;
+        // A merged entry keeps the most suspensions of its operations; past the first, the
+        // one in progress is a fresh one, never suspended (else a program merged behind a
+        // resumed one inherited its used-up suspensions and a read waited for all of it).
+        let suspends = if k > 1 { 0 } else { e.suspends };
         if k == e.ops {
+            self.set(unit, i, Entry { suspends, ..e });
             return;
         }
         let cut = e.start_ns + k as u64 * each_ns;
@@ -294,6 +299,7 @@ impl UnitQueues {
             Entry {
                 end_ns: cut,
                 ops: k,
+                suspends,
                 ..e
             },
         );
@@ -579,6 +585,37 @@ mod tests {
         // stretched by two suspensions of a 50 us read and a 10 us resume overhead each
         // (the suspend latency is progress).
         assert_eq!(starts, vec![120 * US, 1_690 * US, 3_000 * US + 2 * 60 * US]);
+        well_formed(&q, 0);
+    }
+
+    #[test]
+    fn a_program_merged_behind_a_suspended_one_can_be_suspended() {
+        let mut q = UnitQueues::new(1, cfg(true, true, false));
+        // A program suspended up to its cap (2), a fresh program behind it, then programs
+        // and erases in turn until the ring overflows: the only same-kind neighbours are
+        // the resumed program and the fresh one, which merge.
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        assert!(q.read(0, 100 * US, 50 * US, 0, true).suspended.is_some());
+        assert!(q.read(0, 800 * US, 50 * US, 0, true).suspended.is_some());
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        for i in 0..QUEUE_CAP {
+            let kind = if i % 2 == 0 {
+                Kind::Erase
+            } else {
+                Kind::Program
+            };
+            q.push(0, kind, 0, 1_000 * US, 0);
+        }
+        let merged = q
+            .entries_of(0)
+            .into_iter()
+            .find(|e| e.kind == Kind::Program && e.ops == 2)
+            .expect("the resumed program merged with the fresh one");
+        // While the fresh program runs, a read suspends it.
+        let t = merged.end_ns - 300 * US;
+        let r = q.read(0, t, 50 * US, 0, true);
+        assert_eq!(r.suspended, Some(Kind::Program), "{:?}", q.entries_of(0));
+        assert_eq!(r.start_ns, t + 20 * US);
         well_formed(&q, 0);
     }
 
