@@ -90,7 +90,13 @@ norandommap=1
 
 #[inline(never)]
 fn measured_run(ssd: &mut Ssd, file: &JobFile, seed: u64) -> RunResult {
-    run_jobs(file, ssd, &RunOptions::new(seed, "bench"), &mut |_| {}).expect("run")
+    run_jobs(
+        file,
+        ssd,
+        &RunOptions::new(seed, "bench").with_host(flashlab_runner::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .expect("run")
 }
 
 /// Wall time of `f` in seconds (secondary to instruction counts on a shared machine).
@@ -165,7 +171,12 @@ fn main() {
         let mut ssd = drive(&[("sim.scale", "0.1")]);
         let fill =
             jobs("[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
-        let r = run_jobs(&fill, &mut ssd, &RunOptions::new(1, "bench"), &mut |_| {});
+        let r = run_jobs(
+            &fill,
+            &mut ssd,
+            &RunOptions::new(1, "bench").with_host(flashlab_runner::host::HostModel::Off),
+            &mut |_| {},
+        );
         let start = r
             .expect("fill")
             .jobs

@@ -85,7 +85,13 @@ loops=2
 /// Runs the write workload; returns the drive's write amplification.
 fn run_writes(w: &RandomWriteWorkload, page_kib: u32, file: &JobFile) -> f64 {
     let mut ssd = write_drive(w, page_kib);
-    run_jobs(file, &mut ssd, &RunOptions::new(1, "bench"), &mut |_| {}).expect("write run");
+    run_jobs(
+        file,
+        &mut ssd,
+        &RunOptions::new(1, "bench").with_host(flashlab_runner::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .expect("write run");
     ssd.ftl().counters().write_amplification()
 }
 
@@ -151,7 +157,13 @@ fn filled_default_drive() -> (Ssd, u64) {
     let mut ssd = Ssd::new(&cfg, SeedTree::new(1)).expect("default drive");
     let fill =
         jobs("[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n");
-    let r = run_jobs(&fill, &mut ssd, &RunOptions::new(1, "bench"), &mut |_| {}).expect("fill");
+    let r = run_jobs(
+        &fill,
+        &mut ssd,
+        &RunOptions::new(1, "bench").with_host(flashlab_runner::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .expect("fill");
     let end = r.jobs.iter().map(|j| j.end_ns()).max().unwrap_or(0);
     (ssd, end + 1_000_000)
 }
@@ -170,7 +182,7 @@ fn random_read(c: &mut Criterion) {
             let file = jobs(&format!(
                 "[read]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\nnumber_ios={READS}\nstartdelay={start_ns}ns\n"
             ));
-            let r = run_jobs(&file, ssd, &RunOptions::new(2, "bench"), &mut |_| {})
+            let r = run_jobs(&file, ssd, &RunOptions::new(2, "bench").with_host(flashlab_runner::host::HostModel::Off), &mut |_| {})
                 .expect("read run");
             *start_ns = r.jobs.iter().map(|j| j.end_ns()).max().unwrap_or(*start_ns) + 1_000_000;
             black_box(r.jobs.len())

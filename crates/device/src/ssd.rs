@@ -9,7 +9,9 @@
 //! program stalls its host: steady-state write throughput comes out of the model.
 
 use flashlab_engine::time::transfer_ns;
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime};
+use flashlab_engine::{
+    BlockDevice, Completion, DeviceError, IoKind, IoRequest, RngStream, SeedTree, SimTime,
+};
 use flashlab_ftl::{data_pages, Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
 use flashlab_media::{Channel, ChannelMerge, NandTiming};
@@ -190,6 +192,9 @@ pub struct Ssd {
     cw_shift: u32,
     /// Translation pages cached in DRAM when the map is paged (`controller.map_cache`).
     mapcache: Option<MapCache>,
+    /// The controller's time per command varies around `command_overhead` (drawn per
+    /// command from the device's own stream, so runs repeat).
+    command_rng: RngStream,
     _seeds: SeedTree,
 }
 
@@ -202,7 +207,7 @@ flashlab_engine::impl_state!(Ssd {
     host_program_done_ns, version, host, clock_ns, aging_ns, written_aging_ns, unreadable,
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
-    readbuf, readahead, mapcache,
+    readbuf, readahead, mapcache, command_rng,
 } skip { model, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
 
 /// Available spare (percent) below which the health log raises its critical warning (the
@@ -326,6 +331,7 @@ impl Ssd {
             readahead: ReadAhead::new(model.read_ahead_bytes),
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
+            command_rng: seeds.child("device/command").stream(),
             _seeds: seeds,
             model,
         })
@@ -624,7 +630,7 @@ impl Ssd {
         let moved_before = self.internal_programmed_ius;
         self.release_to_idle_dies(now_ns);
         let accepted = self.accept(now_ns);
-        let mut t0 = accepted + self.model.command_overhead_ns;
+        let mut t0 = accepted + self.command_rng.command_ns(self.model.command_overhead_ns);
         // Firmware work of the command on the controller's cores (none by default).
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             t0 = self.controller.command(req.kind == IoKind::Write, t0);

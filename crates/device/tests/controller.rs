@@ -152,7 +152,7 @@ fn a_command_waiting_for_the_controller_counts_as_completion_latency() {
     let r = run_jobs(
         &file,
         &mut d,
-        &RunOptions::new(1, "controller"),
+        &RunOptions::new(1, "controller").with_host(flashlab_runner::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap();

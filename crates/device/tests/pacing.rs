@@ -79,7 +79,13 @@ fn qd32_random_writes_after_a_fill(d: &mut Ssd, seed: u64) -> (u64, u64, f64, f6
                 size=100%\n\n[rand]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize=100%\n\
                 io_size=2g\n";
     let file = parse_str(text, "qd32.fio", &|_| None).unwrap();
-    let r = run_jobs(&file, d, &RunOptions::new(seed, "pacing"), &mut |_| {}).unwrap();
+    let r = run_jobs(
+        &file,
+        d,
+        &RunOptions::new(seed, "pacing").with_host(flashlab_runner::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .unwrap();
     let j = r.jobs.last().unwrap();
     let max = j.clat_ns(DDIR_WRITE).unwrap().max;
     let p999 = j

@@ -214,3 +214,32 @@ fn features_off_is_first_come_first_served_as_before() {
     assert_eq!(a.reads_ns, b.reads_ns);
     assert_eq!(a.writes, b.writes);
 }
+
+#[test]
+fn spaced_suspensions_keep_reads_from_waiting_for_a_whole_erase() {
+    // A QLC-class 10 ms erase on the tiny drive, suspended at most 8 times: the QD1 reader
+    // meets each erase of its plane many times. With a bare count the ninth read waited
+    // for the rest of the erase; spaced, a read waits for 10 ms / 8 of it at most.
+    let mut cfg = SCHED.to_vec();
+    cfg.extend([
+        ("nand.t_erase", "10ms"),
+        ("scheduler.read_priority", "true"),
+        ("scheduler.program_suspend", "true"),
+        ("scheduler.erase_suspend", "true"),
+        ("scheduler.max_suspends_per_op", "8"),
+    ]);
+    let mut d = ssd(&cfg);
+    let m = mixed(&mut d, WQD, WGAP, 500_000_000);
+    let media = d.counters_json()["media"].clone();
+    let (p999, max) = (m.percentile(0.999), m.percentile(1.0));
+    eprintln!(
+        "10 ms erases, 8 suspensions: p50 {} us, p99.9 {} us, max {} us; {} reads; {media}",
+        m.percentile(0.5) / US,
+        p999 / US,
+        max / US,
+        m.reads_ns.len()
+    );
+    assert!(media["erase_suspends"].as_u64().unwrap() > 50, "{media}");
+    // A quantum (1.25 ms), the suspend latency, reads ahead and a channel transfer.
+    assert!(max < 2_000 * US, "max {max}, p99.9 {p999}");
+}

@@ -66,21 +66,34 @@ fn qd1_random_read_latency_is_tr_plus_transfers_plus_overhead() {
     let f = d.submit(t, &IoRequest::flush()).unwrap();
     let mut rng = RngStream::from_seed_u64(3);
     let mut now = f.done_ns + 1_000_000_000;
-    // 5 us overhead + 50 us tR + 4 KiB over a 1.6 GB/s channel + 4 KiB over 6.77 GB/s PCIe.
+    // 5 us overhead (its mean: a quarter of it varies per command) + 50 us tR + 4 KiB over
+    // a 1.6 GB/s channel + 4 KiB over 6.77 GB/s PCIe.
     let expect = 5_000.0 + 50_000.0 + 4096.0 / 1.6 + 4096.0 / 6.774;
-    for _ in 0..200 {
+    let mut lats = Vec::new();
+    for _ in 0..400 {
         let off = rng.below((64 << 20) / 4096) * 4096;
         let c = d.submit(now, &IoRequest::read(off, 4096)).unwrap();
         let lat = (c.done_ns - now) as f64;
         assert!(
-            (lat - expect).abs() < 20.0,
+            lat > expect - 1_270.0,
             "latency {lat} ns, expected {expect}"
         );
+        lats.push(lat);
         now = c.done_ns + 10_000;
     }
+    let mean = lats.iter().sum::<f64>() / lats.len() as f64;
+    assert!(
+        (mean - expect).abs() < 250.0,
+        "mean {mean} ns, expected {expect}"
+    );
+    let (min, max) = lats
+        .iter()
+        .fold((f64::MAX, 0f64), |(a, b), &l| (a.min(l), b.max(l)));
+    assert!(max - min > 1_000.0, "no spread: {min}..{max}");
     // An unwritten range never touches NAND: controller and link only.
     let c = d.submit(now, &IoRequest::read(cap - 4096, 4096)).unwrap();
-    assert!(((c.done_ns - now) as f64 - 5_000.0 - 4096.0 / 6.774).abs() < 20.0);
+    let lat = (c.done_ns - now) as f64 - 4096.0 / 6.774;
+    assert!(lat > 3_730.0 && lat < 20_000.0, "{lat}");
 }
 
 #[test]
@@ -93,10 +106,9 @@ fn slc_cached_reads_use_slc_timing() {
     let t = d.submit(t, &IoRequest::flush()).unwrap().done_ns;
     let c = d.submit(t, &IoRequest::read(1 << 20, 4096)).unwrap();
     let lat = (c.done_ns - t) as f64;
-    assert!(
-        (lat - (5_000.0 + 30_000.0 + 4096.0 / 1.6 + 4096.0 / 6.774)).abs() < 20.0,
-        "{lat}"
-    );
+    // The command's time varies from 3.75 us up around its 5 us mean.
+    let expect = 5_000.0 + 30_000.0 + 4096.0 / 1.6 + 4096.0 / 6.774;
+    assert!(lat > expect - 1_270.0 && lat < expect + 15_000.0, "{lat}");
     assert!(
         d.counters_json()["health"]["slc_read_hits"]
             .as_u64()

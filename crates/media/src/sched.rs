@@ -8,15 +8,25 @@
 //!   queued work behind it moves later by the time the read takes;
 //! - inside a program or erase that is running (suspend): the operation stops after the
 //!   suspend latency, the read runs, and the rest of the operation resumes afterwards with a
-//!   resume overhead. An operation is suspended at most `max_suspends_per_op` times; after
-//!   that, reads wait for it. Reads arriving while an operation is suspended join the reads
-//!   already served in that suspension (no second suspend).
+//!   resume overhead. An operation is suspended at most `max_suspends_per_op` times, and a
+//!   resumed one runs for at least its array time over `max_suspends_per_op` before it is
+//!   suspended again (firmware guarantees the operation progress rather than letting the
+//!   first reads use every suspension): a read waits for that much of it at most, where a
+//!   bare count let the reads after the last suspension wait for the whole rest of a 10 ms
+//!   QLC erase. Reads arriving while an operation is suspended join the reads already
+//!   served in that suspension (no second suspend).
 //!
 //! Work moved later keeps the completion time it was given when it was scheduled: the model
 //! answers each submission once and does not revisit earlier answers. The die's occupancy is
 //! exact (everything after an inserted read moves), so throughput, queueing and the tail of
 //! later operations are right; only the buffer release of a program that a read overtook
 //! comes a read time early.
+//!
+//! Without read priority a die is still no unbounded FIFO: firmware sends each die at most
+//! a few operations ahead of the one it runs ([`FIRMWARE_AHEAD_OPS`]) and keeps the rest in
+//! its own queues, from which a host read goes to the die as soon as it arrives. A read so
+//! waits for the running operation and those already sent, never for the whole backlog of
+//! programs a write buffer can hold (hundreds of milliseconds on a large drive).
 //!
 //! Host reads go before internal reads (garbage collection, folding) that are waiting: the
 //! FTL hands over a whole victim's reads at once, and a host read queued behind them would
@@ -29,6 +39,12 @@
 
 /// Unfinished array operations kept per unit.
 pub const QUEUE_CAP: usize = 64;
+
+/// Operations a controller has sent to a die beyond the one running: a read arriving
+/// without read priority waits for these and no more. Flash controllers keep a short
+/// command queue per die (a cache program or read needs one command queued behind the
+/// running one, and firmware issues the next as each completes); two is an estimate.
+pub const FIRMWARE_AHEAD_OPS: u32 = 2;
 
 /// How a die orders its work. All off: first come, first served, no suspension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,6 +98,9 @@ pub(crate) struct Entry {
     pub suspends: u32,
     /// Operations merged into this entry (1 unless the ring overflowed).
     pub ops: u32,
+    /// Least time a resumed program or erase runs before its next suspension: its array
+    /// time over `max_suspends_per_op`.
+    pub quantum_ns: u32,
 }
 
 flashlab_engine::impl_state!(Entry {
@@ -89,7 +108,8 @@ flashlab_engine::impl_state!(Entry {
     end_ns,
     kind,
     suspends,
-    ops
+    ops,
+    quantum_ns
 });
 
 impl Default for Entry {
@@ -104,6 +124,7 @@ const EMPTY: Entry = Entry {
     kind: Kind::Read,
     suspends: 0,
     ops: 1,
+    quantum_ns: 0,
 };
 
 /// What placing a read did.
@@ -194,6 +215,7 @@ impl UnitQueues {
                     kind: b.kind,
                     suspends: a.suspends.max(b.suspends),
                     ops: a.ops + b.ops,
+                    quantum_ns: a.quantum_ns.max(b.quantum_ns),
                 },
             );
             for j in i + 1..n {
@@ -248,6 +270,7 @@ impl UnitQueues {
         let start = earliest_ns.max(self.free_ns(unit));
         self.make_room(unit, 1);
         let n = self.len[unit] as usize;
+        let quantum = dur_ns / u64::from(self.cfg.max_suspends_per_op.max(1));
         self.set(
             unit,
             n,
@@ -257,6 +280,7 @@ impl UnitQueues {
                 kind,
                 suspends: 0,
                 ops: 1,
+                quantum_ns: quantum.min(u64::from(u32::MAX)) as u32,
             },
         );
         self.len[unit] += 1;
@@ -285,7 +309,12 @@ impl UnitQueues {
         }
         let each_ns = ((e.end_ns - e.start_ns) / e.ops as u64).max(1);
         let k = ((t_ns - e.start_ns) / each_ns + 1).min(e.ops as u64) as u32;
+        // A merged entry keeps the most suspensions of its operations; past the first, the
+        // one in progress is a fresh one, never suspended (else a program merged behind a
+        // resumed one inherited its used-up suspensions and a read waited for all of it).
+        let suspends = if k > 1 { 0 } else { e.suspends };
         if k == e.ops {
+            self.set(unit, i, Entry { suspends, ..e });
             return;
         }
         let cut = e.start_ns + k as u64 * each_ns;
@@ -295,6 +324,7 @@ impl UnitQueues {
             Entry {
                 end_ns: cut,
                 ops: k,
+                suspends,
                 ..e
             },
         );
@@ -352,13 +382,30 @@ impl UnitQueues {
             }
             p
         } else {
-            n
+            // First come, first served among what the die was sent: past the running
+            // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
+            let mut p = first;
+            if p < n && self.get(unit, p).start_ns <= earliest_ns {
+                p += 1;
+            }
+            let mut ahead = 0;
+            while p < n && ahead < FIRMWARE_AHEAD_OPS {
+                ahead += self.get(unit, p).ops;
+                p += 1;
+            }
+            p
         };
         // Suspend the operation just ahead if it is running when the read arrives.
         if p > first {
             let cur = self.get(unit, p - 1);
             let running = cur.start_ns <= earliest_ns && earliest_ns < cur.end_ns;
-            let at = earliest_ns + self.cfg.suspend_latency_ns;
+            // A resumed operation first makes its quantum of progress.
+            let progress_ns = if cur.suspends > 0 {
+                cur.start_ns + u64::from(cur.quantum_ns)
+            } else {
+                cur.start_ns
+            };
+            let at = earliest_ns.max(progress_ns) + self.cfg.suspend_latency_ns;
             if running && self.suspendable(&cur) && at < cur.end_ns {
                 let rest = cur.end_ns - at;
                 self.set(
@@ -376,6 +423,7 @@ impl UnitQueues {
                     kind,
                     suspends: 0,
                     ops: 1,
+                    quantum_ns: 0,
                 };
                 let resumed = Entry {
                     start_ns: read.end_ns,
@@ -383,6 +431,7 @@ impl UnitQueues {
                     kind: cur.kind,
                     suspends: cur.suspends + 1,
                     ops: 1,
+                    quantum_ns: cur.quantum_ns,
                 };
                 self.insert(unit, p, read);
                 self.insert(unit, p + 1, resumed);
@@ -408,6 +457,7 @@ impl UnitQueues {
                 kind,
                 suspends: 0,
                 ops: 1,
+                quantum_ns: 0,
             },
         );
         self.push_back_from(unit, p + 1);
@@ -429,6 +479,7 @@ impl UnitQueues {
                 kind: Kind::Suspending,
                 suspends: 0,
                 ops: 1,
+                quantum_ns: 0,
             };
         }
     }
@@ -491,7 +542,7 @@ mod tests {
     }
 
     #[test]
-    fn fifo_read_waits_for_everything_queued() {
+    fn fifo_read_waits_for_the_operations_sent_to_the_die() {
         let mut q = UnitQueues::new(1, cfg(false, true, false));
         q.push(0, Kind::Program, 0, 1_000 * US, 0);
         q.push(0, Kind::Program, 0, 1_000 * US, 0);
@@ -499,6 +550,19 @@ mod tests {
         let r = q.read(0, 100 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 2_000 * US);
         assert_eq!(r.suspended, None);
+    }
+
+    #[test]
+    fn fifo_read_waits_for_a_few_operations_not_the_whole_backlog() {
+        let mut q = UnitQueues::new(1, cfg(false, false, true));
+        for _ in 0..40 {
+            q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        }
+        // Running program + FIRMWARE_AHEAD_OPS queued ones, then the read.
+        let r = q.read(0, 100 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, (1 + FIRMWARE_AHEAD_OPS as u64) * 1_000 * US);
+        assert_eq!(q.free_ns(0), 40_050 * US);
+        well_formed(&q, 0);
     }
 
     #[test]
@@ -541,9 +605,42 @@ mod tests {
             t = r.start_ns + 50 * US + 100 * US;
         }
         assert_eq!(suspended, 2);
-        // The third read waits for the erase: 3 ms stretched by two suspensions of a 50 us
-        // read and a 10 us resume overhead each (the suspend latency is progress).
-        assert_eq!(starts, vec![120 * US, 290 * US, 3_000 * US + 2 * 60 * US]);
+        // The second read waits until the resumed erase has run its quantum (3 ms / 2
+        // suspensions) and the suspend latency; the third waits for the erase: 3 ms
+        // stretched by two suspensions of a 50 us read and a 10 us resume overhead each
+        // (the suspend latency is progress).
+        assert_eq!(starts, vec![120 * US, 1_690 * US, 3_000 * US + 2 * 60 * US]);
+        well_formed(&q, 0);
+    }
+
+    #[test]
+    fn a_program_merged_behind_a_suspended_one_can_be_suspended() {
+        let mut q = UnitQueues::new(1, cfg(true, true, false));
+        // A program suspended up to its cap (2), a fresh program behind it, then programs
+        // and erases in turn until the ring overflows: the only same-kind neighbours are
+        // the resumed program and the fresh one, which merge.
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        assert!(q.read(0, 100 * US, 50 * US, 0, true).suspended.is_some());
+        assert!(q.read(0, 800 * US, 50 * US, 0, true).suspended.is_some());
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        for i in 0..QUEUE_CAP {
+            let kind = if i % 2 == 0 {
+                Kind::Erase
+            } else {
+                Kind::Program
+            };
+            q.push(0, kind, 0, 1_000 * US, 0);
+        }
+        let merged = q
+            .entries_of(0)
+            .into_iter()
+            .find(|e| e.kind == Kind::Program && e.ops == 2)
+            .expect("the resumed program merged with the fresh one");
+        // While the fresh program runs, a read suspends it.
+        let t = merged.end_ns - 300 * US;
+        let r = q.read(0, t, 50 * US, 0, true);
+        assert_eq!(r.suspended, Some(Kind::Program), "{:?}", q.entries_of(0));
+        assert_eq!(r.start_ns, t + 20 * US);
         well_formed(&q, 0);
     }
 

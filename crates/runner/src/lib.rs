@@ -22,14 +22,18 @@
 //! - on a slice of a larger drive ([`RunOptions::scale`]), jobs are shrunk to the slice and
 //!   results scaled back to the whole drive (`docs/scale.md`).
 //!
+//! The host's I/O stack (system call, block layer, driver, interrupt) costs each I/O its
+//! job's engine's time ([`host`]), so fio's latencies include it as on a real host.
+//!
 //! Latency accounting: fio's submission latency (slat) ends when the device accepts the
-//! command. An I/O that waits in the host queue because the device is full is counted as
+//! command, after the host's submission path. An I/O that waits in the host queue because the device is full is counted as
 //! *completion* latency (clat), not slat: slat is the device's own acceptance cost only. This
 //! keeps slat comparable to fio on a real device, where the kernel block layer queues
 //! requests beyond the hardware queue depth after fio's submission call has returned. A
 //! simulated drive takes a command into its queue at once; the wait for its controller
 //! (the command rate) is inside the drive, so it is clat too.
 
+pub mod host;
 mod rate;
 mod replay;
 mod run;
@@ -62,6 +66,8 @@ pub struct RunOptions {
     pub timed_phases: TimedPhases,
     /// What a slice does to the jobs' byte quantities (see [`RegionSizes`]).
     pub region_sizes: RegionSizes,
+    /// Whether the host's I/O stack costs each I/O its engine's time ([`host::HostModel`]).
+    pub host: host::HostModel,
 }
 
 impl RunOptions {
@@ -73,7 +79,14 @@ impl RunOptions {
             scale: SliceScale::FULL,
             timed_phases: TimedPhases::Compress,
             region_sizes: RegionSizes::Scale,
+            host: host::HostModel::Engine,
         }
+    }
+
+    /// Put the host's I/O stack between the jobs and the device, or not.
+    pub fn with_host(mut self, host: host::HostModel) -> Self {
+        self.host = host;
+        self
     }
 
     /// Run as if the device were the whole drive it is a slice of.

@@ -170,6 +170,8 @@ struct JobClone<'a> {
     /// With `serialize_overlap`: the byte ranges `[start, end)` of the clone's I/Os in flight
     /// (at most `iodepth`, allocated once).
     overlap_guard: Option<Vec<(u64, u64)>>,
+    /// The host's I/O stack as this clone's engine has it.
+    host: crate::host::Host,
     /// `plain`, and no batches and no verify: the issue loop needs none of their tests
     /// ([`Runner::issue_simple`]).
     simple: bool,

@@ -199,8 +199,12 @@ fn run_seeded(
     dev: &mut FakeDevice,
     seed: u64,
 ) -> (flashlab_report::RunResult, Vec<CloneSummary>) {
-    let (result, summaries) =
-        run_with_summaries(&file(jobs), dev, &RunOptions::new(seed, "fake")).expect("run");
+    let (result, summaries) = run_with_summaries(
+        &file(jobs),
+        dev,
+        &RunOptions::new(seed, "fake").with_host(crate::host::HostModel::Off),
+    )
+    .expect("run");
     assert!(!dev.out_of_order, "submissions went back in time");
     (result, summaries)
 }

@@ -43,8 +43,10 @@ fn region_job(
 ) -> String {
     // DiskSpd, which CrystalDiskMark runs, draws random offsets independently.
     let uniform = uniform_random_line(rw);
+    // Both tools run on Windows: their I/O pays Windows' stack (the runner's host model
+    // for fio's `windowsaio`, the engine fio uses there).
     let mut t = format!(
-        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset=0\nsize={size_bytes}\n"
+        "[global]\nioengine=windowsaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\noffset=0\nsize={size_bytes}\n"
     );
     for l in lines {
         t.push_str(l);

@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
 use flashlab_device::{LinkKind, Ssd};
 use flashlab_engine::time::transfer_ns;
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
+use flashlab_engine::{
+    BlockDevice, Completion, DeviceError, IoKind, IoRequest, RngStream, SeedTree, SimTime,
+};
 use flashlab_media::hdd::{Hdd, HddParams};
 use flashlab_media::xpoint::{Xpoint, XpointParams};
 use serde::Deserialize;
@@ -308,10 +310,12 @@ pub struct XpointDrive {
     queue_depth: u32,
     link_free_ns: [u64; 2],
     endurance_bytes: u64,
+    /// The controller's time per command varies around `overhead_ns`.
+    command_rng: RngStream,
 }
 
 flashlab_engine::impl_state!(XpointDrive {
-    x, ctrl_next_ns, link_free_ns
+    x, ctrl_next_ns, link_free_ns, command_rng
 } skip { name, link_bytes_per_s, overhead_ns, cmd_spacing_ns, queue_depth, endurance_bytes });
 
 impl XpointDrive {
@@ -345,6 +349,10 @@ impl XpointDrive {
             queue_depth: s.queue_depth.max(1),
             link_free_ns: [0; 2],
             endurance_bytes: size("endurance", &s.endurance)?,
+            command_rng: SeedTree::new(1)
+                .child("xpoint/command")
+                .child(name)
+                .stream(),
         })
     }
 }
@@ -360,7 +368,7 @@ impl BlockDevice for XpointDrive {
         req.check_range(self.capacity_bytes(), 512)?;
         let accepted = now_ns.max(self.ctrl_next_ns);
         self.ctrl_next_ns = accepted + self.cmd_spacing_ns;
-        let t0 = accepted + self.overhead_ns;
+        let t0 = accepted + self.command_rng.command_ns(self.overhead_ns);
         let x = transfer_ns(req.len_bytes, self.link_bytes_per_s);
         let done = match req.kind {
             IoKind::Read => {

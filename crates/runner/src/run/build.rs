@@ -171,6 +171,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     end_flush_sent: verify.is_some(),
                     rate,
                     plain,
+                    host: crate::host::Host::new(
+                        match options.host {
+                            crate::host::HostModel::Engine => {
+                                crate::host::HostProfile::for_engine(&spec.ioengine)
+                            }
+                            crate::host::HostModel::Off => crate::host::HostProfile::NONE,
+                        },
+                        seeds.child("host").stream(),
+                    ),
                     overlap_guard: spec
                         .serialize_overlap
                         .then(|| Vec::with_capacity(spec.iodepth.max(1) as usize)),

@@ -298,11 +298,19 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             ));
         }
         self.device_in_flight += 1;
+        // The host's submission path ends slat; the benchmark sees the completion after
+        // the host's whole cost (see `crate::host`).
+        let host = &mut self.clones[i].host;
+        let (submit_ns, host_ns) = if host.active() {
+            (host.profile.submit_ns, host.after_device_ns())
+        } else {
+            (0, 0)
+        };
         let io = InFlight {
             clone: i as u32,
             kind: req.kind,
             issue_ns,
-            accepted_ns: issue_ns + (completion.accepted_ns - now),
+            accepted_ns: issue_ns + (completion.accepted_ns - now) + submit_ns,
             offset_bytes: req.offset_bytes,
             len_bytes: req.len_bytes,
         };
@@ -312,7 +320,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let slot = self.free_slots[self.free_len];
         self.in_flight[slot as usize] = io;
         self.queue
-            .schedule(completion.done_ns, Event::Complete { slot })?;
+            .schedule(completion.done_ns + host_ns, Event::Complete { slot })?;
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use super::*;
 #[test]
 fn zero_latency_device_is_stopped() {
     let mut dev = FakeDevice::new(0);
-    let mut options = RunOptions::new(1, "fake");
+    let mut options = RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off);
     options.limits.max_events_at_same_time = 10_000;
     let err = run_with_summaries(&file(vec![timed("z", 1, NS_PER_MS)]), &mut dev, &options)
         .expect_err("a device that takes no time must not hang the run");
@@ -22,7 +22,7 @@ fn an_io_that_never_completes_is_an_error() {
     let err = run_with_summaries(
         &file(vec![spec("late")]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
     )
     .expect_err("error");
     assert!(matches!(err, RunError::BadCompletion { .. }), "{err}");
@@ -37,7 +37,7 @@ fn time_based_without_runtime_is_bad_input() {
     let err = run_with_summaries(
         &file(vec![job]),
         &mut FakeDevice::new(1000),
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
     )
     .expect_err("error");
     assert!(err.is_bad_input());
@@ -62,7 +62,7 @@ fn a_refused_write_stops_its_job_with_an_error_and_the_others_run_on() {
     let err = crate::run_jobs(
         &file(vec![writer, reader]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -147,7 +147,7 @@ fn exitall_on_error_stops_the_group_when_a_job_fails() {
     let err = crate::run_jobs(
         &file(vec![timed("r", 1, 10 * NS_PER_S), writer]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -172,7 +172,7 @@ fn max_latency_stops_a_job_with_etimedout() {
     let err = crate::run_jobs(
         &file(vec![slow]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();

@@ -97,7 +97,7 @@ fn steady_state_options_that_differ_in_a_reporting_group_are_bad_input() {
     let err = crate::run_jobs(
         &file(vec![a, b]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -175,7 +175,7 @@ fn latency_target_unmet_at_depth_one_stops_the_job_with_etimedout() {
     let err = crate::run_jobs(
         &file(vec![lat_target_job(16, 50, 100.0)]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -210,7 +210,7 @@ fn steady_state_windows_are_bounded() {
     let err = crate::run_jobs(
         &file(vec![job]),
         &mut dev,
-        &RunOptions::new(1, "fake"),
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -232,7 +232,7 @@ fn a_rate_under_rate_iops_min_stops_the_job_with_eio_after_the_settling_time() {
         crate::run_jobs(
             &file(vec![job]),
             &mut dev,
-            &RunOptions::new(1, "fake"),
+            &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
             &mut |_| {},
         )
     };

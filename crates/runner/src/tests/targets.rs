@@ -9,7 +9,9 @@ fn run_scaled(
     dev: &mut FakeDevice,
     scale: crate::SliceScale,
 ) -> flashlab_report::RunResult {
-    let options = RunOptions::new(1, "fake").with_scale(scale);
+    let options = RunOptions::new(1, "fake")
+        .with_host(crate::host::HostModel::Off)
+        .with_scale(scale);
     crate::run_jobs(&file(jobs), dev, &options, &mut |_| {}).expect("run")
 }
 
@@ -155,7 +157,9 @@ fn a_die_cut_slice_multiplies_bandwidth_back() {
 #[test]
 fn a_broken_scale_is_bad_input() {
     let mut dev = FakeDevice::new(NS_PER_US);
-    let options = RunOptions::new(1, "fake").with_scale(crate::SliceScale::new(0.5, 1.0));
+    let options = RunOptions::new(1, "fake")
+        .with_host(crate::host::HostModel::Off)
+        .with_scale(crate::SliceScale::new(0.5, 1.0));
     let err = crate::run_jobs(&file(vec![spec("j")]), &mut dev, &options, &mut |_| {})
         .expect_err("a factor below 1");
     assert!(err.is_bad_input());
@@ -220,7 +224,7 @@ fn filename_routes_each_job_to_its_target_with_its_capacity() {
     let result = crate::run_targets(
         &file(vec![fast, slow]),
         &mut t,
-        &RunOptions::new(1, "two"),
+        &RunOptions::new(1, "two").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .expect("run");
@@ -244,7 +248,7 @@ fn unknown_filename_is_bad_input_naming_the_job_and_valid_names() {
     let e = crate::run_targets(
         &file(vec![job]),
         &mut t,
-        &RunOptions::new(1, "two"),
+        &RunOptions::new(1, "two").with_host(crate::host::HostModel::Off),
         &mut |_| {},
     )
     .unwrap_err();
@@ -263,7 +267,12 @@ fn writes_carry_the_jobs_compressible_share_and_nothing_else_does() {
     let run_text = |text: &str| {
         let file = flashlab_workload::parse_str(text, "t.fio", &|_| None).expect("job file");
         let mut dev = FakeDevice::new(100 * NS_PER_US);
-        run_with_summaries(&file, &mut dev, &RunOptions::new(1, "fake")).expect("run");
+        run_with_summaries(
+            &file,
+            &mut dev,
+            &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
+        )
+        .expect("run");
         dev.compressible_seen
     };
     let (read, write, trim, flush) = (0, 1, 2, 3);

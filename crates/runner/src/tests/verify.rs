@@ -16,7 +16,12 @@ fn run_logged(
     let mut dev = FakeDevice::new(20 * NS_PER_US);
     dev.submitted = Some(Vec::new());
     dev.lost_offset_bytes = lost_offset_bytes;
-    let result = crate::run_jobs(&file, &mut dev, &RunOptions::new(1, "fake"), &mut |_| {});
+    let result = crate::run_jobs(
+        &file,
+        &mut dev,
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
+        &mut |_| {},
+    );
     (result, dev.submitted.take().unwrap_or_default())
 }
 
@@ -173,8 +178,13 @@ fn verify_combinations_not_simulated_are_refused() {
     )
     .expect("job file");
     let mut dev = FakeDevice::new(NS_PER_US);
-    let err = crate::run_jobs(&file, &mut dev, &RunOptions::new(1, "fake"), &mut |_| {})
-        .expect_err("refused");
+    let err = crate::run_jobs(
+        &file,
+        &mut dev,
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .expect_err("refused");
     assert!(err.is_bad_input());
     let text = err.to_string();
     assert!(
@@ -187,8 +197,13 @@ fn verify_combinations_not_simulated_are_refused() {
         &|_| None,
     )
     .expect("job file");
-    let err = crate::run_jobs(&file, &mut dev, &RunOptions::new(1, "fake"), &mut |_| {})
-        .expect_err("refused");
+    let err = crate::run_jobs(
+        &file,
+        &mut dev,
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
+        &mut |_| {},
+    )
+    .expect_err("refused");
     assert!(err.to_string().contains("bsrange"), "{err}");
 }
 
