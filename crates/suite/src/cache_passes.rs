@@ -1,4 +1,4 @@
-//! `cache-passes` (SYSTEMS.md §4): what a cache in front of a hard disk does for a benchmark
+//! `cache-passes` (docs/reviews.md §4): what a cache in front of a hard disk does for a benchmark
 //! run twice and for an application's working set touched twice. Two workloads, each run as
 //! two passes back to back on the same device:
 //! - the desktop tests (`desktop`'s CrystalDiskMark set, shortened: one measured run per

@@ -475,7 +475,7 @@ fn power_off_and_read(
 }
 
 /// The idle time after power-on in which the firmware refreshes aged data (the 30 minutes
-/// of idle the dirty-drive test of SYSTEMS.md §1 gives a drive to recover).
+/// of idle the dirty-drive test of docs/reviews.md §1 gives a drive to recover).
 const REFRESH_IDLE_NS: u64 = 30 * 60 * 1_000_000_000;
 
 fn value_of(m: &[Measure], name: &str) -> f64 {

@@ -16,7 +16,7 @@
 //!   recovery of a dirty drive during idle time, extra spare area against IOPS and wear, and
 //!   wear rate and projected endurance of a workload (one module each).
 //!
-//! - `raid-scaling`, `sustained-write`, `cache-passes`: storage systems (SYSTEMS.md §4, §5):
+//! - `raid-scaling`, `sustained-write`, `cache-passes`: storage systems (docs/reviews.md §4, §5):
 //!   RAID levels against member count, throughput over a long sequential write, and first
 //!   against second pass over a cached hard disk (one module each).
 //!

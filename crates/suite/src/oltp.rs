@@ -1,4 +1,4 @@
-//! The `oltp` suite (SYSTEMS.md §3: "a MySQL OLTP workload (sysbench) on 16 VMs: transactions
+//! The `oltp` suite (docs/reviews.md §3: "a MySQL OLTP workload (sysbench) on 16 VMs: transactions
 //! per second and 99th-percentile latency").
 //!
 //! fio cannot run it: a transaction is a chain of dependent I/Os, and its latency is the
@@ -19,7 +19,7 @@
 //! Where TPS peaks and how long the tail is come from the drive: its dies, buffer, flushes and
 //! garbage collection under the cleaners' writes. The counts per transaction are estimates
 //! (below, with their reasoning); the review's configuration (buffer pool, table size, threads)
-//! is not published in SYSTEMS.md.
+//! is not published.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

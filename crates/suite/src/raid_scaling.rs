@@ -1,4 +1,4 @@
-//! `raid-scaling` (SYSTEMS.md §5): how RAID levels scale with member count. From one member
+//! `raid-scaling` (docs/reviews.md §5): how RAID levels scale with member count. From one member
 //! drive description the suite builds RAID 0 of each asked count, RAID 10 of 4 and RAID 5 of
 //! each count from 3, optionally with every member behind one shared uplink, and runs 128 KiB
 //! sequential and 4 KiB random writes and reads on each, on fresh and/or full members.

@@ -1,4 +1,4 @@
-//! The enterprise reviews' preconditioning (SYSTEMS.md §3, run there with VDbench): secure
+//! The enterprise reviews' preconditioning (docs/reviews.md §3, run there with VDbench): secure
 //! erase; the whole surface written with 64 KiB sequential writes; 64 KiB sequential writes
 //! for a time (one hour); then, with the drive partitioned to a share of its capacity, 4 KiB
 //! random writes for a time (one hour) over the partition only, before the random workloads.

@@ -1,4 +1,4 @@
-//! Acceptance tests of SYSTEMS.md §5 through the suite API: RAID 0 scaling and a shared
+//! Acceptance tests of docs/reviews.md §5 through the suite API: RAID 0 scaling and a shared
 //! uplink's ceiling, RAID 5's parity cost against RAID 0, and a consumer TLC drive's SLC
 //! cache (fresh against full, and where a sustained write falls off it).
 
