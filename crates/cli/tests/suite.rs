@@ -446,13 +446,14 @@ fn compression_sweep_rises_with_the_data_on_a_compressing_drive_only() {
     assert!(w0 < w50 && w50 < w100, "writes {w0} {w50} {w100} MB/s");
     assert!(w100 > 2.0 * w0, "writes {w0} → {w100} MB/s");
     assert!(r100 > r0, "reads {r0} → {r100} MB/s");
+    // Flat but for the spread of the host's and the controller's time per command, which
+    // draws differ from step to step.
     let (w0, w50, w100, r0, r100) = sweep("micron-p300-200gb");
-    assert_eq!(
-        (w0, r0),
-        (w100, r100),
-        "a drive that does not compress: flat"
+    let flat = |a: f64, b: f64| (a - b).abs() <= 0.002 * a.max(b);
+    assert!(
+        flat(w0, w100) && flat(w0, w50) && flat(r0, r100),
+        "a drive that does not compress: flat; writes {w0} {w50} {w100}, reads {r0} {r100} MB/s"
     );
-    assert_eq!(w0, w50);
 }
 
 #[test]

@@ -628,7 +628,11 @@ impl<'a> Session<'a> {
         let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
         let (round, span) = (self.round, self.suite_span);
         let progress = &mut *self.progress;
+        // The run's own clock can pass the drive's last completion (the host's completion
+        // path comes after it): the next step starts after both.
+        let mut run_end_ns = 0;
         let result = flashlab_runner::run_jobs(&file, &mut dev, &options, &mut |p| {
+            run_end_ns = run_end_ns.max(p.now_ns);
             progress(&SuiteProgress {
                 device,
                 step,
@@ -641,7 +645,7 @@ impl<'a> Session<'a> {
                 suite_fraction: span.map(|(a, b)| a + (b - a) * p.fraction_done),
             })
         });
-        let horizon_ns = dev.horizon_ns;
+        let horizon_ns = dev.horizon_ns.max(offset_ns + run_end_ns);
         // A step whose job the drive stopped with an I/O error (worn out, read-only) is kept
         // as far as it ran, with the drive's counters, before the error is reported.
         let (result, io_errors) = match result {
