@@ -206,3 +206,56 @@ fn suite_refuses_what_it_cannot_load_or_save() {
     );
     refused(&["suite", "op-sweep", "--device", DEVICE], "own drives");
 }
+
+/// A system (RAID 0 of two tiny drives) saves and loads through a suite; a drive's state
+/// does not load into it.
+#[test]
+fn suite_saves_and_loads_a_system() {
+    let system = tmp("raid0.toml");
+    std::fs::write(
+        &system,
+        "name = \"tiny-raid0\"\n\
+         [drive.a]\npreset = \"tiny-test-1gb\"\n[drive.b]\npreset = \"tiny-test-1gb\"\n\
+         [raid.array]\nlevel = 0\nchunk = \"64KiB\"\nmembers = [\"a\", \"b\"]\n",
+    )
+    .unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = flashlab()
+            .args([
+                "suite",
+                name,
+                "--device",
+                path(&system),
+                "--runtime",
+                "200ms",
+            ])
+            .args(["--output-format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let state = tmp("raid0.state");
+    let (code, pre, err) = run("precondition", &["--save-state", path(&state)]);
+    assert_eq!(code, Some(0), "{err}");
+    let pre: serde_json::Value = serde_json::from_str(&pre).unwrap();
+    let steps = pre["devices"][0]["steps"].as_array().unwrap();
+    let pre_end_ns = steps.last().unwrap()["end_ns"].as_u64().unwrap();
+
+    let (code, loaded, err) = run("four-corners", &["--load-state", path(&state)]);
+    assert_eq!(code, Some(0), "{err}");
+    let loaded: serde_json::Value = serde_json::from_str(&loaded).unwrap();
+    let first_end_ns = loaded["devices"][0]["steps"][0]["end_ns"].as_u64().unwrap();
+    assert!(first_end_ns >= pre_end_ns, "{first_end_ns} < {pre_end_ns}");
+
+    let drive_state = tmp("drive-for-system.state");
+    let (code, _, err) = suite("precondition", &["--save-state", path(&drive_state)]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run("four-corners", &["--load-state", path(&drive_state)]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not a system"), "{err}");
+}
