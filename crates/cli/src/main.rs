@@ -133,6 +133,9 @@ struct SuiteArgs {
     real: RealArgs,
     #[command(flatten)]
     app_profiles: app_opts::AppProfileArgs,
+    /// `--load-state` and `--save-state`: one simulated drive or system only.
+    #[command(flatten)]
+    state: StateArgs,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -955,6 +958,9 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if args.state.load_state.is_some() || args.state.save_state.is_some() {
+        return suite_with_state(kind, args, &options, &names, &targets, &real_targets);
+    }
     // Drive runs come first, `args.drives` per simulated device (bounded by the library).
     let sim_runs = names.len().saturating_mul(args.drives);
     let display = progress::SuiteProgressLine::new(
@@ -978,19 +984,116 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     }
     display.finish();
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
+    write_suite_report(args, &report)
+}
+
+/// `flashlab suite … --load-state/--save-state`: the suite on one simulated drive or system,
+/// started from a saved state (its clock the first step's start) and/or saved after the last
+/// step. Several devices, identical drives, real storage and the suites that build their own
+/// drives have no one device to load or save, and are refused.
+fn suite_with_state(
+    kind: flashlab_suite::SuiteKind,
+    args: &SuiteArgs,
+    options: &flashlab_suite::SuiteOptions,
+    names: &[String],
+    targets: &[flashlab_suite::SuiteTarget],
+    real_targets: &[flashlab_suite::RealTarget],
+) -> Result<(), Failure> {
+    let flag = if args.state.load_state.is_some() {
+        "--load-state"
+    } else {
+        "--save-state"
+    };
+    if !real_targets.is_empty() {
+        return Err(bad_input(anyhow!(
+            "{flag} applies to a simulated drive or system; --target is real storage, whose state is its own"
+        )));
+    }
+    if args.drives != 1 {
+        return Err(bad_input(anyhow!(
+            "{flag} applies to one simulated drive; --drives {} runs several (give --drives 1)",
+            args.drives
+        )));
+    }
+    let [target] = targets else {
+        return Err(bad_input(anyhow!(
+            "{flag} applies to one simulated drive or system; {} devices given ({}): give one --device",
+            names.len(),
+            names.join(", ")
+        )));
+    };
+    if kind.targets() == flashlab_suite::Targets::Description {
+        return Err(bad_input(anyhow!(
+            "{flag} does not apply to suite {}: it builds its own drives from the description, so there is no one drive to start from or save",
+            kind.name()
+        )));
+    }
+    let load = args.state.load_state.as_deref();
+    let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), 1);
+    let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
+    let name = target.name().to_string();
+    let suite_failed = |e: flashlab_suite::SuiteError| failure(e.is_bad_input(), e);
+    let device = match target {
+        flashlab_suite::SuiteTarget::Drive(config) => {
+            let (mut ssd, start_ns) = state_files::drive(config, load, options.seed)?;
+            let (device, end_ns) = flashlab_suite::run_on_suite_device_at(
+                kind,
+                &mut ssd,
+                &name,
+                start_ns,
+                options,
+                &mut progress,
+            )
+            .map_err(suite_failed)?;
+            if let Some(path) = &args.state.save_state {
+                state_files::save(path, |out| ssd.save_state(out, end_ns))?;
+            }
+            device
+        }
+        flashlab_suite::SuiteTarget::System(config) => {
+            let (mut system, start_ns) = state_files::system(config, load, options.seed)?;
+            let (device, end_ns) = flashlab_suite::run_on_suite_device_at(
+                kind,
+                &mut system,
+                &name,
+                start_ns,
+                options,
+                &mut progress,
+            )
+            .map_err(suite_failed)?;
+            if let Some(path) = &args.state.save_state {
+                state_files::save(path, |out| system.save_state(out, end_ns))?;
+            }
+            device
+        }
+    };
+    display.finish();
+    let report = flashlab_suite::SuiteReport {
+        suite: kind,
+        options: options.clone(),
+        devices: vec![device],
+    };
+    write_suite_report(args, &report)
+}
+
+/// A suite's report: `--outdir`, `--report` and the table or JSON on standard output.
+fn write_suite_report(
+    args: &SuiteArgs,
+    report: &flashlab_suite::SuiteReport,
+) -> Result<(), Failure> {
     if let Some(dir) = &args.outdir {
-        flashlab_suite::write_outdir(&report, dir)
+        flashlab_suite::write_outdir(report, dir)
             .with_context(|| format!("writing results under {}", dir.display()))
             .map_err(run_failed)?;
     }
     if let Some(path) = &args.report {
-        std::fs::write(path, flashlab_suite::render_html(&report))
+        std::fs::write(path, flashlab_suite::render_html(report))
             .with_context(|| format!("writing the HTML report to {}", path.display()))
             .map_err(run_failed)?;
     }
     let text = match args.output_format {
-        DescribeFormat::Normal => flashlab_suite::render_table(&report),
-        DescribeFormat::Json => flashlab_suite::render_json(&report),
+        DescribeFormat::Normal => flashlab_suite::render_table(report),
+        DescribeFormat::Json => flashlab_suite::render_json(report),
     };
     write_output(None, &text)
 }

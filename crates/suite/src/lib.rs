@@ -58,7 +58,7 @@ mod tenants;
 mod wsat;
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
-use flashlab_engine::SeedTree;
+use flashlab_engine::{SeedTree, SimTime};
 use flashlab_runner::RunError;
 use flashlab_system::{System, SystemConfig, SystemError};
 use flashlab_workload::ParseError;
@@ -389,6 +389,31 @@ pub fn run_on_suite_device(
 ) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
     run_on(kind, dev, name, options, progress)
+}
+
+/// [`run_on_suite_device`] on a device whose clock already stands at `start_ns` (a drive or
+/// system loaded from a saved state): the first step starts there. Returns the report and
+/// the latest device time the suite reached, where a saved state's next run starts.
+pub fn run_on_suite_device_at(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    start_ns: SimTime,
+    options: &SuiteOptions,
+    progress: &mut dyn FnMut(&SuiteProgress),
+) -> Result<(DeviceReport, SimTime), SuiteError> {
+    options.validate()?;
+    if kind.targets() == Targets::Description {
+        return Err(SuiteError::NoFtl {
+            device: name.to_string(),
+            suite: kind.name(),
+            one_ssd: false,
+        });
+    }
+    let mut s = Session::new(dev, name, options, progress);
+    s.start_at(start_ns);
+    let report = run_session(kind, &mut s)?;
+    Ok((report, s.now_ns()))
 }
 
 /// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).

@@ -240,6 +240,12 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Start the first step at device time `now_ns` instead of 0: the device's clocks
+    /// already stand there (a loaded state).
+    pub(crate) fn start_at(&mut self, now_ns: SimTime) {
+        self.now_ns = now_ns;
+    }
+
     /// The options the suite runs with.
     pub fn opts(&self) -> &'a SuiteOptions {
         self.opts
@@ -335,7 +341,8 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The drive's clock: simulated ns since the suite started on this device.
+    /// The drive's clock: simulated ns since the suite started on this device (on a drive
+    /// loaded from a saved state, since that drive's time 0).
     pub fn now_ns(&self) -> SimTime {
         self.now_ns
     }
