@@ -1032,39 +1032,21 @@ fn suite_with_state(
     let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), 1);
     let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
-    let suite_failed = |e: flashlab_suite::SuiteError| failure(e.is_bad_input(), e);
+    let save_to = args.state.save_state.as_deref();
     let device = match target {
         flashlab_suite::SuiteTarget::Drive(config) => {
             let (mut ssd, start_ns) = state_files::drive(config, load, options.seed)?;
-            let (device, end_ns) = flashlab_suite::run_on_suite_device_at(
-                kind,
-                &mut ssd,
-                &name,
-                start_ns,
-                options,
-                &mut progress,
-            )
-            .map_err(suite_failed)?;
-            if let Some(path) = &args.state.save_state {
-                state_files::save(path, |out| ssd.save_state(out, end_ns))?;
-            }
-            device
+            let device = suite_from(kind, &mut ssd, &name, start_ns, options, &mut progress)?;
+            save_state_to(save_to, |out, end_ns| ssd.save_state(out, end_ns), device)?
         }
         flashlab_suite::SuiteTarget::System(config) => {
             let (mut system, start_ns) = state_files::system(config, load, options.seed)?;
-            let (device, end_ns) = flashlab_suite::run_on_suite_device_at(
-                kind,
-                &mut system,
-                &name,
-                start_ns,
-                options,
-                &mut progress,
-            )
-            .map_err(suite_failed)?;
-            if let Some(path) = &args.state.save_state {
-                state_files::save(path, |out| system.save_state(out, end_ns))?;
-            }
-            device
+            let device = suite_from(kind, &mut system, &name, start_ns, options, &mut progress)?;
+            save_state_to(
+                save_to,
+                |out, end_ns| system.save_state(out, end_ns),
+                device,
+            )?
         }
     };
     display.finish();
@@ -1074,6 +1056,35 @@ fn suite_with_state(
         devices: vec![device],
     };
     write_suite_report(args, &report)
+}
+
+/// One suite on a drive or system that starts at `start_ns` (a loaded state's clock): its
+/// report and the time the suite ended.
+fn suite_from(
+    kind: flashlab_suite::SuiteKind,
+    dev: &mut dyn flashlab_suite::SuiteDevice,
+    name: &str,
+    start_ns: u64,
+    options: &flashlab_suite::SuiteOptions,
+    progress: &mut dyn FnMut(&flashlab_suite::SuiteProgress),
+) -> Result<(flashlab_suite::DeviceReport, u64), Failure> {
+    flashlab_suite::run_on_suite_device_at(kind, dev, name, start_ns, options, progress)
+        .map_err(|e| failure(e.is_bad_input(), e))
+}
+
+/// The state at the suite's end into `path` (when `--save-state` gave one); the report on.
+fn save_state_to(
+    path: Option<&Path>,
+    save: impl FnOnce(
+        &mut std::io::BufWriter<std::fs::File>,
+        u64,
+    ) -> Result<u64, flashlab_engine::StateError>,
+    (device, end_ns): (flashlab_suite::DeviceReport, u64),
+) -> Result<flashlab_suite::DeviceReport, Failure> {
+    if let Some(path) = path {
+        state_files::save(path, |out| save(out, end_ns))?;
+    }
+    Ok(device)
 }
 
 /// A suite's report: `--outdir`, `--report` and the table or JSON on standard output.
