@@ -18,7 +18,7 @@ use crate::options::PreconditionKind;
 use crate::session::Session;
 use crate::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SuiteError, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,29 +306,28 @@ fn mixed_latency(run: &RunResult) -> (Option<f64>, Option<f64>) {
     (mean, p99.map(|v| v as f64))
 }
 
-/// A point's figures, keys prefixed with `prefix`.
-fn point_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
+/// A point's figures.
+fn point_measures(run: &RunResult) -> Vec<Measure> {
     let (r, w) = (iops(run, DDIR_READ), iops(run, DDIR_WRITE));
     let mut m = vec![
-        measure(format!("{prefix}iops"), Unit::Iops, r + w),
-        measure(format!("{prefix}read_iops"), Unit::Iops, r),
-        measure(format!("{prefix}write_iops"), Unit::Iops, w),
+        measure("iops", Unit::Iops, r + w),
+        measure("read_iops", Unit::Iops, r),
+        measure("write_iops", Unit::Iops, w),
     ];
     let (mean, p99) = mixed_latency(run);
     if let Some(v) = mean {
-        m.push(measure(format!("{prefix}lat_avg_ns"), Unit::Ns, v));
+        m.push(measure("lat_avg_ns", Unit::Ns, v));
     }
     if let Some(v) = p99 {
-        m.push(measure(format!("{prefix}lat_p99_ns"), Unit::Ns, v));
+        m.push(measure("lat_ns", Unit::Ns, v).col(Coord::Percentile(99.0)));
     }
     if let Some(job) = run.jobs.first() {
-        for (ddir, name) in [(DDIR_READ, "read"), (DDIR_WRITE, "write")] {
+        for (ddir, family) in [
+            (DDIR_READ, "read_lat_avg_ns"),
+            (DDIR_WRITE, "write_lat_avg_ns"),
+        ] {
             if let Some(c) = job.clat_ns(ddir) {
-                m.push(measure(
-                    format!("{prefix}{name}_lat_avg_ns"),
-                    Unit::Ns,
-                    c.mean,
-                ));
+                m.push(measure(family, Unit::Ns, c.mean));
             }
         }
     }
@@ -380,7 +379,7 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
             value: name.clone(),
             valid: format!("unknown profile; valid profiles: {}", app_profile_names()),
         })?;
-        let key = name.replace('-', "_");
+        let curve = [Coord::Profile(profile.name)];
         s.idle(&format!("{name}-settle"), SETTLE_NS);
         let mut points: Vec<Point> = Vec::new();
         let mut peaked = false;
@@ -389,8 +388,9 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
             let step = format!("{name}-load{load}");
             let text = point_job(profile, jobs, qd, runtime_ns, span.as_deref());
             // The drive is steady: on a slice each point keeps the drive's time.
-            let run = s.steady_job(&step, &text, &|run| point_measures("", run))?;
-            let m = point_measures(&format!("{key}_load{load}_"), &run);
+            let run = s.steady_job(&step, &text, &point_measures)?;
+            let at = [curve[0], Coord::Load(load)];
+            let m = point_measures(&run).into_iter().map(|m| m.under(&at));
             let (mean, _) = mixed_latency(&run);
             let point = Point {
                 load,
@@ -419,28 +419,13 @@ pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome
                 _ => Some(*p),
             })
             .expect("at least one load");
-        results.push(measure(format!("{key}_peak_iops"), Unit::Iops, peak.iops));
-        results.push(measure(
-            format!("{key}_peak_lat_avg_ns"),
-            Unit::Ns,
-            peak.lat_avg_ns,
-        ));
-        results.push(measure(
-            format!("{key}_peak_load"),
-            Unit::Count,
-            f64::from(peak.load),
-        ));
-        results.push(measure(
-            format!("{key}_points"),
-            Unit::Count,
-            points.len() as f64,
-        ));
+        results.push(measure("peak_iops", Unit::Iops, peak.iops).under(&curve));
+        results.push(measure("peak_lat_avg_ns", Unit::Ns, peak.lat_avg_ns).under(&curve));
+        results.push(measure("peak_load", Unit::Count, f64::from(peak.load)).under(&curve));
+        results.push(measure("points", Unit::Count, points.len() as f64).under(&curve));
         // 0: the loads ran out before IOPS stopped rising (the peak lies further).
-        results.push(measure(
-            format!("{key}_peak_reached"),
-            Unit::Count,
-            f64::from(u8::from(peaked)),
-        ));
+        results
+            .push(measure("peak_reached", Unit::Count, f64::from(u8::from(peaked))).under(&curve));
         curves.push((profile, points));
     }
     let mut charts = vec![steady_chart(&st)];

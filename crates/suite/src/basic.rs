@@ -10,7 +10,7 @@ use crate::steps::{
     result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, RAMP_NS,
 };
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// Measurement windows (after a ramp) of the time-based steps when `--runtime` is not given.
 const SEQ_READ_NS: u64 = 10 * NS_PER_S;
@@ -110,18 +110,18 @@ impl Suite for Qos {
 
 /// IOPS against queue depth, and read latency (mean and percentiles, log scale) against it.
 fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
-    let line = |name: &str, key: &str| Series {
+    let line = |name: &str, family: &str, col: Option<Coord>| Series {
         name: name.to_string(),
         points: depths
             .iter()
             .filter_map(|&d| {
-                result_value(results, &format!("qd{d}_{key}")).map(|v| (f64::from(d), v))
+                result_value(results, family, &[Coord::Depth(d)], col).map(|v| (f64::from(d), v))
             })
             .collect(),
     };
-    let mut latency = vec![line("average", "read_lat_avg_ns")];
-    for (_, key) in QOS_PERCENTILES {
-        latency.push(line(key, &format!("read_lat_{key}_ns")));
+    let mut latency = vec![line("average", "read_lat_avg_ns", None)];
+    for (p, key) in QOS_PERCENTILES {
+        latency.push(line(key, "read_lat_ns", Some(Coord::Percentile(p))));
     }
     vec![
         Chart {
@@ -130,9 +130,9 @@ fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
             x: Axis::log("queue depth", Unit::Count),
             y: Axis::linear("IOPS", Unit::Iops),
             series: vec![
-                line("total", "iops"),
-                line("read", "read_iops"),
-                line("write", "write_iops"),
+                line("total", "iops", None),
+                line("read", "read_iops", None),
+                line("write", "write_iops", None),
             ],
             band: None,
         },
@@ -155,11 +155,7 @@ fn precondition(
     let st = random_write_rounds(s, opts)?;
     let mut results = steady_measures(&st);
     for (i, v) in st.rounds_iops.iter().enumerate() {
-        results.push(measure(
-            format!("round_{:02}_write_iops", i + 1),
-            Unit::Iops,
-            *v,
-        ));
+        results.push(measure("write_iops", Unit::Iops, *v).under(&[Coord::Round(i as u32 + 1)]));
     }
     Ok((st, results))
 }
@@ -181,7 +177,7 @@ fn four_corners(
     // Sequential fill: the state sequential and read figures are specified in.
     purge_and_fill(s)?;
     let mut results = Vec::new();
-    let steps: [(&str, &str, &str, u64, u64, usize); 3] = [
+    let steps: [(&'static str, &str, &str, u64, u64, usize); 3] = [
         (
             "seq-read-128k",
             "read",
@@ -210,13 +206,16 @@ fn four_corners(
     for (name, rw, bs, runtime_ns, ramp_ns, ddir) in steps {
         let text = job_text(name, rw, bs, qd, jobs, &timed(window(runtime_ns), ramp_ns));
         let run = s.job(name, &text, &bw_iops(ddir))?;
-        let key = name.replace('-', "_");
-        results.push(measure(
-            format!("{key}_bw_bytes_per_s"),
-            Unit::BytesPerS,
-            bw_bytes_per_s(&run, ddir),
-        ));
-        results.push(measure(format!("{key}_iops"), Unit::Iops, iops(&run, ddir)));
+        let test = [Coord::Test(name)];
+        results.push(
+            measure(
+                "bw_bytes_per_s",
+                Unit::BytesPerS,
+                bw_bytes_per_s(&run, ddir),
+            )
+            .under(&test),
+        );
+        results.push(measure("iops", Unit::Iops, iops(&run, ddir)).under(&test));
     }
     // Random writes are measured where they settle: the mean of the steady window.
     let st = random_write_rounds(s, opts)?;
@@ -252,51 +251,36 @@ fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measur
         lines.push(format!("percentile_list={percentiles}"));
         let text = job_text(&name, "randrw", "4k", depth, jobs, &lines);
         // The drive is steady: each depth's window keeps its time on a slice.
-        let run = s.steady_job(&name, &text, &|run| qos_measures("", run))?;
-        results.extend(qos_measures(&format!("qd{depth}_"), &run));
+        let run = s.steady_job(&name, &text, &qos_measures)?;
+        let at = [Coord::Depth(depth)];
+        results.extend(qos_measures(&run).into_iter().map(|m| m.under(&at)));
     }
     Ok((st, results))
 }
 
 /// IOPS of the mix and the read completion latency: mean and tail percentiles, from the
 /// report's histogram (fio's clat percentiles).
-fn qos_measures(prefix: &str, run: &RunResult) -> Vec<Measure> {
+fn qos_measures(run: &RunResult) -> Vec<Measure> {
     let mut m = vec![
         measure(
-            format!("{prefix}iops"),
+            "iops",
             Unit::Iops,
             iops(run, DDIR_READ) + iops(run, DDIR_WRITE),
         ),
-        measure(
-            format!("{prefix}read_iops"),
-            Unit::Iops,
-            iops(run, DDIR_READ),
-        ),
-        measure(
-            format!("{prefix}write_iops"),
-            Unit::Iops,
-            iops(run, DDIR_WRITE),
-        ),
+        measure("read_iops", Unit::Iops, iops(run, DDIR_READ)),
+        measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE)),
     ];
     // One job (clones merged): its read latency is the run's.
     let Some(job) = run.jobs.first() else {
         return m;
     };
     if let Some(clat) = job.clat_ns(DDIR_READ) {
-        m.push(measure(
-            format!("{prefix}read_lat_avg_ns"),
-            Unit::Ns,
-            clat.mean,
-        ));
+        m.push(measure("read_lat_avg_ns", Unit::Ns, clat.mean));
     }
     let pcts = job.clat_percentiles_ns(DDIR_READ);
-    for (p, key) in QOS_PERCENTILES {
+    for (p, _) in QOS_PERCENTILES {
         if let Some(&(_, v)) = pcts.iter().find(|(q, _)| (q - p).abs() < 1e-9) {
-            m.push(measure(
-                format!("{prefix}read_lat_{key}_ns"),
-                Unit::Ns,
-                v as f64,
-            ));
+            m.push(measure("read_lat_ns", Unit::Ns, v as f64).col(Coord::Percentile(p)));
         }
     }
     m
@@ -309,9 +293,11 @@ mod tests {
     #[test]
     fn qos_charts_follow_the_measured_depths() {
         let results = vec![
-            measure("qd1_iops", Unit::Iops, 100.0),
-            measure("qd8_iops", Unit::Iops, 700.0),
-            measure("qd1_read_lat_p99_ns", Unit::Ns, 9e4),
+            measure("iops", Unit::Iops, 100.0).under(&[Coord::Depth(1)]),
+            measure("iops", Unit::Iops, 700.0).under(&[Coord::Depth(8)]),
+            measure("read_lat_ns", Unit::Ns, 9e4)
+                .col(Coord::Percentile(99.0))
+                .under(&[Coord::Depth(1)]),
         ];
         let charts = qos_charts(&[1, 8], &results);
         assert_eq!(charts[0].series[0].points, vec![(1.0, 100.0), (8.0, 700.0)]);

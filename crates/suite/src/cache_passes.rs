@@ -23,7 +23,7 @@ use crate::grids::GridSpec;
 use crate::session::Session;
 use crate::steps::{iops, measure};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured time of a desktop test when `--runtime` is not given.
 /// CrystalDiskMark's default test file (as `desktop`).
@@ -135,22 +135,16 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         s.suite_span = Some(((pass - 1) as f64 / 4.0, pass as f64 / 4.0));
         let before = hits(s);
         let out = desktop_pass(s, &desk, &format!("pass{pass}-desktop-"))?;
+        let row = [Coord::Pass(pass as u32), Coord::Phase("desktop")];
         if let Some(r) = hit_ratio(before, hits(s)) {
-            results.push(measure(
-                format!("pass{pass}_desktop_read_hit_ratio"),
-                Unit::Ratio,
-                r,
-            ));
+            results.push(measure("read_hit_ratio", Unit::Ratio, r).under(&row));
         }
         for m in out.results {
-            if m.name.ends_with("_bw_bytes_per_s") {
+            if m.unit == Unit::BytesPerS {
                 let n = desktop_pts[pass - 1].len() + 1;
                 desktop_pts[pass - 1].push((n as f64, m.value));
             }
-            results.push(Measure {
-                name: format!("pass{pass}_desktop_{}", m.name),
-                ..m
-            });
+            results.push(m.under(&row));
         }
     }
     // The program's data lies past the desktop test file, so its first pass starts cold.
@@ -174,30 +168,26 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             vec![measure("iops", Unit::Iops, run_iops(run))]
         })?;
         let total = run_iops(&run);
-        results.push(measure(format!("pass{pass}_app_iops"), Unit::Iops, total));
-        results.push(measure(
-            format!("pass{pass}_app_read_iops"),
-            Unit::Iops,
-            iops(&run, DDIR_READ),
-        ));
+        let row = [Coord::Pass(pass as u32), Coord::Phase("app")];
+        results.push(measure("iops", Unit::Iops, total).under(&row));
+        results.push(measure("read_iops", Unit::Iops, iops(&run, DDIR_READ)).under(&row));
         let lat: Vec<f64> = run
             .jobs
             .iter()
             .filter_map(|j| j.lat_ns(DDIR_READ).map(|l| l.mean))
             .collect();
         if !lat.is_empty() {
-            results.push(measure(
-                format!("pass{pass}_app_read_lat_avg_ns"),
-                Unit::Ns,
-                lat.iter().sum::<f64>() / lat.len() as f64,
-            ));
+            results.push(
+                measure(
+                    "read_lat_avg_ns",
+                    Unit::Ns,
+                    lat.iter().sum::<f64>() / lat.len() as f64,
+                )
+                .under(&row),
+            );
         }
         if let Some(r) = hit_ratio(before, hits(s)) {
-            results.push(measure(
-                format!("pass{pass}_app_read_hit_ratio"),
-                Unit::Ratio,
-                r,
-            ));
+            results.push(measure("read_hit_ratio", Unit::Ratio, r).under(&row));
         }
         app_pts.push((pass as f64, total));
     }

@@ -14,11 +14,11 @@ use flashlab_runner::RegionSizes;
 
 use crate::client_options::DesktopProfile;
 use crate::grids::GridSpec;
-use crate::pts::size_label;
+use crate::measure::size_label;
 use crate::session::Session;
 use crate::steps::{bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// ATTO Disk Benchmark's default total length.
 const SWEEP_REGION_BYTES: u64 = 256 << 20;
@@ -187,11 +187,10 @@ pub(crate) fn compression_sweep(
                 let text = region_job(&name, rw, bs, qd, jobs, region, std::slice::from_ref(&data));
                 let run = s.job(&name, &text, &bw_iops(ddir))?;
                 let bw = bw_bytes_per_s(&run, ddir);
-                results.push(measure(
-                    format!("compress{percent}_{rw}_bw_bytes_per_s"),
-                    Unit::BytesPerS,
-                    bw,
-                ));
+                results.push(
+                    measure(rw_bw_family(ddir), Unit::BytesPerS, bw)
+                        .under(&[Coord::Compressible(percent)]),
+                );
                 points.push((f64::from(percent), bw));
             }
         }
@@ -214,6 +213,24 @@ pub(crate) fn compression_sweep(
 /// the slice's capacity: the slice's capacity-proportional state (free space, a dynamic SLC
 /// cache sized from it) then sees it as the drive does, as a small part of itself.
 const KEPT_REGION_SHARE: u64 = 16;
+
+/// The bandwidth family of a direction: `read_bw_bytes_per_s` or `write_bw_bytes_per_s`.
+pub(crate) fn rw_bw_family(ddir: usize) -> &'static str {
+    if ddir == DDIR_WRITE {
+        "write_bw_bytes_per_s"
+    } else {
+        "read_bw_bytes_per_s"
+    }
+}
+
+/// The IOPS family of a direction: `read_iops` or `write_iops`.
+pub(crate) fn rw_iops_family(ddir: usize) -> &'static str {
+    if ddir == DDIR_WRITE {
+        "write_iops"
+    } else {
+        "read_iops"
+    }
+}
 
 /// The sweep's steps (see [`transfer_sweep`]).
 fn sweep(
@@ -243,16 +260,9 @@ fn sweep(
             let text = region_job(&name, rw, bs, qd, jobs, region, &data);
             let run = s.job(&name, &text, &bw_iops(ddir))?;
             let bw = bw_bytes_per_s(&run, ddir);
-            results.push(measure(
-                format!("xfer_{label}_{rw}_bw_bytes_per_s"),
-                Unit::BytesPerS,
-                bw,
-            ));
-            results.push(measure(
-                format!("xfer_{label}_{rw}_iops"),
-                Unit::Iops,
-                iops(&run, ddir),
-            ));
+            let row = [Coord::Transfer(bs)];
+            results.push(measure(rw_bw_family(ddir), Unit::BytesPerS, bw).under(&row));
+            results.push(measure(rw_iops_family(ddir), Unit::Iops, iops(&run, ddir)).under(&row));
             points.push((bs as f64, bw));
         }
     }
@@ -290,18 +300,22 @@ impl DesktopTest {
 
     /// As CrystalDiskMark labels it, e.g. `SEQ1M Q8T1`, `RND4K Q32T16`.
     fn title(&self) -> String {
-        let kind = if self.random { "RND" } else { "SEQ" };
-        let size = if self.bs >= 1 << 20 {
-            format!("{}M", self.bs >> 20)
-        } else {
-            format!("{}K", self.bs >> 10)
-        };
-        format!("{kind}{size} Q{}T{}", self.qd, self.threads)
+        self.coord().value()
     }
 
     /// As a key part, e.g. `seq1m_q8t1`.
     fn key(&self) -> String {
-        self.title().to_lowercase().replace(' ', "_")
+        self.coord().key()
+    }
+
+    /// The test as a row of results.
+    fn coord(&self) -> Coord {
+        Coord::DesktopTest {
+            random: self.random,
+            bs: self.bs,
+            qd: self.qd,
+            threads: self.threads,
+        }
     }
 }
 
@@ -382,13 +396,9 @@ pub(crate) fn desktop_pass(
             }
         }
         let (bw, io) = best.unwrap_or((0.0, 0.0));
-        let key = format!("{}_{dir}", t.key());
-        results.push(measure(
-            format!("{key}_bw_bytes_per_s"),
-            Unit::BytesPerS,
-            bw,
-        ));
-        results.push(measure(format!("{key}_iops"), Unit::Iops, io));
+        let row = [t.coord()];
+        results.push(measure(rw_bw_family(ddir), Unit::BytesPerS, bw).under(&row));
+        results.push(measure(rw_iops_family(ddir), Unit::Iops, io).under(&row));
         let point = ((i + 1) as f64, bw);
         if write {
             write_pts.push(point);

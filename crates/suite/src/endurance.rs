@@ -19,10 +19,13 @@ use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
-    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, steady_chart,
+    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
+    steady_chart,
 };
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use crate::{
+    Axis, Chart, Coord, Measure, Phase, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
+};
 
 /// fio's bssplit for the JESD219 enterprise transfer sizes (sizes in bytes, shares in %).
 pub const JEDEC_BSSPLIT: &str =
@@ -478,8 +481,8 @@ fn power_off_and_read(
 /// of idle the dirty-drive test of docs/reviews.md §1 gives a drive to recover).
 const REFRESH_IDLE_NS: u64 = 30 * 60 * 1_000_000_000;
 
-fn value_of(m: &[Measure], name: &str) -> f64 {
-    m.iter().find(|x| x.name == name).map_or(0.0, |x| x.value)
+fn value_of(m: &[Measure], family: &str) -> f64 {
+    result_value(m, family, &[], None).unwrap_or(0.0)
 }
 
 /// Run job `name` (see [`Session::job`]); a job the drive stopped with an I/O error (a write
@@ -664,49 +667,26 @@ fn spare_chart(curve: &[Wear]) -> Chart {
     }
 }
 
-fn health(prefix: &str, w: &Wear) -> Vec<Measure> {
-    vec![
+/// The health log's wear fields, in row `phase` (`before`, `after`).
+fn health(phase: Phase, w: &Wear) -> Vec<Measure> {
+    let row = [Coord::Phase(phase)];
+    [
+        measure("percentage_used", Unit::Percent, w.used_percent),
+        measure("percentage_used_log", Unit::Percent, w.used_percent_log),
         measure(
-            format!("{prefix}_percentage_used"),
-            Unit::Percent,
-            w.used_percent,
-        ),
-        measure(
-            format!("{prefix}_percentage_used_log"),
-            Unit::Percent,
-            w.used_percent_log,
-        ),
-        measure(
-            format!("{prefix}_media_wearout_indicator"),
+            "media_wearout_indicator",
             Unit::Count,
             w.wearout_indicator(),
         ),
-        measure(
-            format!("{prefix}_available_spare"),
-            Unit::Percent,
-            w.available_spare,
-        ),
-        measure(
-            format!("{prefix}_erase_count_min"),
-            Unit::Count,
-            f64::from(w.erase_min),
-        ),
-        measure(
-            format!("{prefix}_erase_count_avg"),
-            Unit::Ratio,
-            w.erase_avg,
-        ),
-        measure(
-            format!("{prefix}_erase_count_max"),
-            Unit::Count,
-            f64::from(w.erase_max),
-        ),
-        measure(
-            format!("{prefix}_power_off_retention_days"),
-            Unit::Ratio,
-            w.retention_days,
-        ),
+        measure("available_spare", Unit::Percent, w.available_spare),
+        measure("erase_count_min", Unit::Count, f64::from(w.erase_min)),
+        measure("erase_count_avg", Unit::Ratio, w.erase_avg),
+        measure("erase_count_max", Unit::Count, f64::from(w.erase_max)),
+        measure("power_off_retention_days", Unit::Ratio, w.retention_days),
     ]
+    .into_iter()
+    .map(|m| m.under(&row))
+    .collect()
 }
 
 /// Wear rate over the measured interval (`before` → `after`) and what it projects.
@@ -880,8 +860,8 @@ mod tests {
         }
     }
 
-    fn value(m: &[Measure], name: &str) -> f64 {
-        m.iter().find(|x| x.name == name).unwrap().value
+    fn value(m: &[Measure], key: &str) -> f64 {
+        m.iter().find(|x| x.key() == key).unwrap().value
     }
 
     #[test]

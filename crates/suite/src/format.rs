@@ -3,21 +3,28 @@
 
 use crate::{DeviceReport, Measure, SuiteReport, Unit};
 
-/// Metric names of all devices, first-seen order (devices may differ, e.g. in round count).
-pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(&str, Unit)> {
-    let mut rows: Vec<(&str, Unit)> = Vec::new();
+/// Metric keys of all devices, first-seen order (devices may differ, e.g. in round count),
+/// with a measure of each (the first seen).
+pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(String, &Measure)> {
+    let mut rows: Vec<(String, &Measure)> = Vec::new();
     for d in &report.devices {
         for m in &d.results {
-            if !rows.iter().any(|(n, _)| *n == m.name) {
-                rows.push((&m.name, m.unit));
+            if !rows
+                .iter()
+                .any(|(_, seen)| seen.is(m.family, &m.row, m.col))
+            {
+                rows.push((m.key(), m));
             }
         }
     }
     rows
 }
 
-pub(crate) fn find<'a>(d: &'a DeviceReport, name: &str) -> Option<&'a Measure> {
-    d.results.iter().find(|m| m.name == name)
+/// The measure of `d` that is `like` (same family, row and column).
+pub(crate) fn find<'a>(d: &'a DeviceReport, like: &Measure) -> Option<&'a Measure> {
+    d.results
+        .iter()
+        .find(|m| m.is(like.family, &like.row, like.col))
 }
 
 pub(crate) fn format_value(unit: Unit, v: f64) -> String {

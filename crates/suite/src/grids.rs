@@ -1,12 +1,13 @@
-//! Results laid out as grids. A suite names its results in families, `{row}_{col}` or the
-//! like: a row per queue depth, block size, step or power state and the same columns in each
-//! (IOPS, latency percentiles, bandwidth). The key list keeps every result greppable; a grid
-//! shows one family the way reviewers tabulate it (the SNIA PTS IOPS matrix, QoS per queue
-//! depth). Grids are data: a name template, the columns, and which rows belong; the rows are
+//! Results laid out as grids. A suite's results come in families on typed rows: a row per
+//! queue depth, block size, step or power state and the same figures in each (IOPS, latency
+//! percentiles, bandwidth). The key list keeps every result greppable; a grid shows one
+//! family the way reviewers tabulate it (the SNIA PTS IOPS matrix, QoS per queue depth).
+//! Grids are data: the axes of a row, the columns, and how a row is labelled; the rows are
 //! found among the results, so a grid follows the options (depths, steps, block sizes) and
 //! shows nothing when its family is absent.
 
-use crate::format::{find, format_value};
+use crate::format::format_value;
+use crate::measure::{Coord, Dim, Measure};
 use crate::{DeviceReport, SuiteKind, SuiteReport, Unit};
 
 /// One family of results as rows and columns (a suite lists its own, [`crate::Suite::grids`]).
@@ -14,21 +15,39 @@ pub struct GridSpec {
     pub(crate) title: &'static str,
     /// Heading of the row labels' column.
     pub(crate) row_header: &'static str,
-    /// A result's name, with `{row}` and `{col}` standing for the row and column keys.
-    template: &'static str,
-    /// (label, key) of each column, in order.
-    cols: &'static [(&'static str, &'static str)],
-    /// Whether a candidate row key belongs to the family (the template alone can match a
-    /// longer name through a shorter column key: `qd8_read_iops` as row `qd8_read`, column
-    /// `iops`).
-    row_ok: fn(&str) -> bool,
-    row_label: fn(&str) -> String,
+    /// The axes of a result's row, outermost first: a result belongs when its row lies on
+    /// exactly these.
+    dims: &'static [Dim],
+    cols: Cols,
+    row_label: fn(&[Coord]) -> String,
 }
 
-/// A grid with the row keys found among a report's results (first-seen order over devices).
+/// What the columns of a grid are.
+enum Cols {
+    /// A column per figure: (label, family, the family's own axis value).
+    Figures(&'static [(&'static str, &'static str, Option<Coord>)]),
+    /// A column per value of the row's first axis, all of one family (the PTS IOPS matrix: a
+    /// column per mix, a row per block size).
+    First {
+        family: &'static str,
+        cols: &'static [(&'static str, Coord)],
+    },
+    /// A row per family, a column per value of the row's one axis (a health log before and
+    /// after).
+    Families(&'static [(&'static str, Coord)]),
+}
+
+/// A grid row: its axis values, or the family a [`Cols::Families`] row shows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RowKey {
+    Coords(Vec<Coord>),
+    Family(&'static str),
+}
+
+/// A grid with the rows found among a report's results (first-seen order over devices).
 pub(crate) struct Grid {
     pub spec: &'static GridSpec,
-    pub rows: Vec<String>,
+    pub rows: Vec<RowKey>,
 }
 
 /// One device's grid as text cells: the header and one row per row key that has a value;
@@ -39,16 +58,46 @@ pub(crate) struct GridTable {
 }
 
 impl GridSpec {
-    fn name(&self, row: &str, col: &str) -> String {
-        self.template.replace("{col}", col).replace("{row}", row)
+    /// The row and column (index into the columns) of `m`, if it is one of this family's.
+    fn place(&self, m: &Measure) -> Option<(RowKey, usize)> {
+        if m.row.len() != self.dims.len() || m.row.iter().zip(self.dims).any(|(c, &d)| c.dim() != d)
+        {
+            return None;
+        }
+        match self.cols {
+            Cols::Figures(cols) => cols
+                .iter()
+                .position(|&(_, f, c)| m.family == f && m.col == c)
+                .map(|i| (RowKey::Coords(m.row.clone()), i)),
+            Cols::First { family, cols } => {
+                if m.family != family || m.col.is_some() {
+                    return None;
+                }
+                let i = cols.iter().position(|(_, c)| *c == m.row[0])?;
+                Some((RowKey::Coords(m.row[1..].to_vec()), i))
+            }
+            Cols::Families(cols) => {
+                if m.col.is_some() {
+                    return None;
+                }
+                let i = cols.iter().position(|(_, c)| *c == m.row[0])?;
+                Some((RowKey::Family(m.family), i))
+            }
+        }
     }
 
-    /// The row key of result `name` under column `col`, if it is one of this family's.
-    fn row_of<'n>(&self, name: &'n str, col: &str) -> Option<&'n str> {
-        let pattern = self.template.replace("{col}", col);
-        let (pre, post) = pattern.split_once("{row}")?;
-        let row = name.strip_prefix(pre)?.strip_suffix(post)?;
-        (!row.is_empty() && (self.row_ok)(row)).then_some(row)
+    fn col_labels(&self) -> Vec<&'static str> {
+        match self.cols {
+            Cols::Figures(cols) => cols.iter().map(|c| c.0).collect(),
+            Cols::First { cols, .. } | Cols::Families(cols) => cols.iter().map(|c| c.0).collect(),
+        }
+    }
+
+    fn label(&self, row: &RowKey) -> String {
+        match row {
+            RowKey::Coords(coords) => (self.row_label)(coords),
+            RowKey::Family(f) => f.to_string(),
+        }
     }
 }
 
@@ -65,13 +114,11 @@ pub(crate) fn grids(report: &SuiteReport) -> Vec<Grid> {
         .grids()
         .iter()
         .filter_map(|spec| {
-            let mut rows: Vec<String> = Vec::new();
+            let mut rows: Vec<RowKey> = Vec::new();
             for m in report.devices.iter().flat_map(|d| &d.results) {
-                for (_, col) in spec.cols {
-                    if let Some(row) = spec.row_of(&m.name, col) {
-                        if !rows.iter().any(|r| r == row) {
-                            rows.push(row.to_string());
-                        }
+                if let Some((row, _)) = spec.place(m) {
+                    if !rows.contains(&row) {
+                        rows.push(row);
                     }
                 }
             }
@@ -81,18 +128,28 @@ pub(crate) fn grids(report: &SuiteReport) -> Vec<Grid> {
 }
 
 impl Grid {
+    /// The measure of `d` in `row` and column `col`.
+    fn cell<'d>(&self, d: &'d DeviceReport, row: &RowKey, col: usize) -> Option<&'d Measure> {
+        d.results.iter().find(|m| {
+            self.spec
+                .place(m)
+                .is_some_and(|(r, c)| c == col && r == *row)
+        })
+    }
+
     pub fn table(&self, d: &DeviceReport) -> Option<GridTable> {
         let spec = self.spec;
         // Per column: its label and, when all its cells are IOPS or all MB/s, that unit,
         // said once in the heading instead of in every cell.
-        let used: Vec<(String, &str, Option<&str>)> = spec
-            .cols
-            .iter()
-            .filter_map(|&(label, col)| {
+        let used: Vec<(String, usize, Option<&str>)> = spec
+            .col_labels()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(col, label)| {
                 let units: Vec<Unit> = self
                     .rows
                     .iter()
-                    .filter_map(|row| find(d, &spec.name(row, col)).map(|m| m.unit))
+                    .filter_map(|row| self.cell(d, row, col).map(|m| m.unit))
                     .collect();
                 let first = *units.first()?;
                 let suffix = match first {
@@ -107,7 +164,7 @@ impl Grid {
         // The unit goes into a heading unless the label says it, or every column has it
         // and the title says it (the PTS matrix: "IOPS by block size and ...").
         let one_unit = used.iter().all(|c| c.2.is_some() && c.2 == used[0].2);
-        let used: Vec<(String, &str, Option<&str>)> = used
+        let used: Vec<(String, usize, Option<&str>)> = used
             .into_iter()
             .map(|(label, col, suffix)| {
                 let said = |sfx: &str| {
@@ -127,7 +184,7 @@ impl Grid {
                 let cells: Vec<Option<String>> = used
                     .iter()
                     .map(|&(_, col, suffix)| {
-                        find(d, &spec.name(row, col)).map(|m| {
+                        self.cell(d, row, col).map(|m| {
                             let text = format_value(m.unit, m.value);
                             match suffix.and_then(|sfx| text.strip_suffix(sfx)) {
                                 Some(number) => number.to_string(),
@@ -137,7 +194,7 @@ impl Grid {
                     })
                     .collect();
                 cells.iter().any(Option::is_some).then(|| {
-                    std::iter::once((spec.row_label)(row))
+                    std::iter::once(spec.label(row))
                         .chain(cells.into_iter().map(|c| c.unwrap_or_else(|| "-".into())))
                         .collect()
                 })
@@ -162,298 +219,268 @@ pub(crate) fn grid_title(title: &str, report: &SuiteReport, d: &DeviceReport) ->
     }
 }
 
-fn any(_: &str) -> bool {
-    true
+/// The row as its key spells it, spaced: `pass1 desktop seq1m q8t1`.
+fn spaced(row: &[Coord]) -> String {
+    row.iter()
+        .map(Coord::key)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('_', " ")
 }
 
-fn spaced(row: &str) -> String {
-    row.replace('_', " ")
+/// The row's values: `8` for queue depth 8, `4k`.
+fn values(row: &[Coord]) -> String {
+    row.iter().map(Coord::value).collect::<Vec<_>>().join(", ")
 }
 
-/// `qd8` → `8`.
-fn depth_label(row: &str) -> String {
-    row.trim_start_matches("qd").to_string()
-}
-
-fn is_depth(row: &str) -> bool {
-    row.strip_prefix("qd")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// `r65w35` → `65/35`.
-fn mix_label(mix: &str) -> String {
-    mix.trim_start_matches('r').replace('w', "/")
-}
-
-fn is_mix(mix: &str) -> bool {
-    mix.strip_prefix('r')
-        .and_then(|m| m.split_once('w'))
-        .is_some_and(|(r, w)| {
-            !r.is_empty() && !w.is_empty() && r.bytes().chain(w.bytes()).all(|b| b.is_ascii_digit())
+/// `65/35, 4k`.
+fn mix_block_label(row: &[Coord]) -> String {
+    row.iter()
+        .map(|c| match *c {
+            Coord::Mix(r) => format!("{r}/{}", 100 - r),
+            c => c.value(),
         })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// `r65w35_4k` → `65/35, 4k`.
-fn mix_block_label(row: &str) -> String {
-    match row.split_once('_') {
-        Some((mix, bs)) => format!("{}, {bs}", mix_label(mix)),
-        None => row.to_string(),
-    }
+/// Extra spare as its key spells it, without `op`: `10`, `2_5`.
+fn op_label(row: &[Coord]) -> String {
+    row.iter()
+        .map(|c| c.key().trim_start_matches("op").to_string())
+        .collect()
 }
 
-fn is_mix_block(row: &str) -> bool {
-    row.split_once('_')
-        .is_some_and(|(mix, bs)| is_mix(mix) && !bs.is_empty() && !bs.contains('_'))
-}
-
-/// Whether `row` ends in `marker` and a number (`sql_load16` for `_load`).
-fn ends_in_number_after(row: &str, marker: &str) -> bool {
-    row.rsplit_once(marker)
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn is_block(row: &str) -> bool {
-    !row.is_empty() && !row.contains('_')
-}
-
-const READ_WRITE_BW_IOPS: &[(&str, &str)] = &[
-    ("read", "read_bw_bytes_per_s"),
-    ("read IOPS", "read_iops"),
-    ("write", "write_bw_bytes_per_s"),
-    ("write IOPS", "write_iops"),
+const READ_WRITE_BW_IOPS: &[(&str, &str, Option<Coord>)] = &[
+    ("read", "read_bw_bytes_per_s", None),
+    ("read IOPS", "read_iops", None),
+    ("write", "write_bw_bytes_per_s", None),
+    ("write IOPS", "write_iops", None),
 ];
+
+const P99: Option<Coord> = Some(Coord::Percentile(99.0));
+const P99_9: Option<Coord> = Some(Coord::Percentile(99.9));
+const P99_99: Option<Coord> = Some(Coord::Percentile(99.99));
+const P99_999: Option<Coord> = Some(Coord::Percentile(99.999));
+const P99_9999: Option<Coord> = Some(Coord::Percentile(99.9999));
 
 pub(crate) const QOS: GridSpec = GridSpec {
     title: "IOPS and read latency per queue depth",
     row_header: "queue depth",
-    template: "{row}_{col}",
-    cols: &[
-        ("IOPS", "iops"),
-        ("read IOPS", "read_iops"),
-        ("write IOPS", "write_iops"),
-        ("read avg", "read_lat_avg_ns"),
-        ("p99", "read_lat_p99_ns"),
-        ("p99.9", "read_lat_p99_9_ns"),
-        ("p99.99", "read_lat_p99_99_ns"),
-        ("p99.9999", "read_lat_p99_9999_ns"),
-    ],
-    row_ok: is_depth,
-    row_label: depth_label,
+    dims: &[Dim::QueueDepth],
+    cols: Cols::Figures(&[
+        ("IOPS", "iops", None),
+        ("read IOPS", "read_iops", None),
+        ("write IOPS", "write_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99", "read_lat_ns", P99),
+        ("p99.9", "read_lat_ns", P99_9),
+        ("p99.99", "read_lat_ns", P99_99),
+        ("p99.9999", "read_lat_ns", P99_9999),
+    ]),
+    row_label: values,
 };
 
 pub(crate) const PTS_IOPS: GridSpec = GridSpec {
     title: "IOPS by block size and read/write mix (SNIA PTS)",
     row_header: "block size",
-    template: "{col}_{row}_iops",
-    cols: &[
-        ("100/0", "r100w0"),
-        ("95/5", "r95w5"),
-        ("65/35", "r65w35"),
-        ("50/50", "r50w50"),
-        ("35/65", "r35w65"),
-        ("5/95", "r5w95"),
-        ("0/100", "r0w100"),
-    ],
-    row_ok: is_block,
-    row_label: str::to_string,
+    dims: &[Dim::ReadPercent, Dim::BlockSize],
+    cols: Cols::First {
+        family: "iops",
+        cols: &[
+            ("100/0", Coord::Mix(100)),
+            ("95/5", Coord::Mix(95)),
+            ("65/35", Coord::Mix(65)),
+            ("50/50", Coord::Mix(50)),
+            ("35/65", Coord::Mix(35)),
+            ("5/95", Coord::Mix(5)),
+            ("0/100", Coord::Mix(0)),
+        ],
+    },
+    row_label: values,
 };
 
 pub(crate) const PTS_THROUGHPUT: GridSpec = GridSpec {
     title: "Sequential throughput per block size (SNIA PTS)",
     row_header: "block size",
-    template: "seq_{row}_{col}",
-    cols: &[
-        ("read", "read_bw_bytes_per_s"),
-        ("write", "write_bw_bytes_per_s"),
-        ("rounds", "rounds"),
-        ("steady in round", "steady_round"),
-    ],
-    row_ok: is_block,
-    row_label: str::to_string,
+    dims: &[Dim::BlockSize],
+    cols: Cols::Figures(&[
+        ("read", "read_bw_bytes_per_s", None),
+        ("write", "write_bw_bytes_per_s", None),
+        ("rounds", "rounds", None),
+        ("steady in round", "steady_round", None),
+    ]),
+    row_label: values,
 };
 
 pub(crate) const PTS_LATENCY: GridSpec = GridSpec {
     title: "Response time at QD1 by read/write mix and block size (SNIA PTS)",
     row_header: "mix, block size",
-    template: "{row}_{col}",
-    cols: &[
-        ("mean", "lat_mean_ns"),
-        ("p99.999", "lat_p99_999_ns"),
-        ("max", "lat_max_ns"),
-    ],
-    row_ok: is_mix_block,
+    dims: &[Dim::ReadPercent, Dim::BlockSize],
+    cols: Cols::Figures(&[
+        ("mean", "lat_mean_ns", None),
+        ("p99.999", "lat_ns", P99_999),
+        ("max", "lat_max_ns", None),
+    ]),
     row_label: mix_block_label,
 };
 
 pub(crate) const TRANSFER_SWEEP: GridSpec = GridSpec {
     title: "Throughput per transfer size",
     row_header: "transfer size",
-    template: "xfer_{row}_{col}",
-    cols: READ_WRITE_BW_IOPS,
-    row_ok: is_block,
-    row_label: str::to_string,
+    dims: &[Dim::BlockSize],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
+    row_label: values,
 };
 
 pub(crate) const DESKTOP: GridSpec = GridSpec {
     title: "Desktop benchmark tests",
     row_header: "test",
-    template: "{row}_{col}",
-    cols: READ_WRITE_BW_IOPS,
-    row_ok: |row| {
-        let test = row.rsplit('_').nth(1).unwrap_or("");
-        (test.starts_with("seq") || test.starts_with("rnd")) && row.contains("_q")
-    },
+    dims: &[Dim::Test],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
     row_label: spaced,
 };
 
 pub(crate) const COMPRESSION: GridSpec = GridSpec {
     title: "Throughput per share of compressible data",
     row_header: "compressible, %",
-    template: "compress{row}_{col}",
-    cols: &[
-        ("write", "write_bw_bytes_per_s"),
-        ("read", "read_bw_bytes_per_s"),
-    ],
-    row_ok: |row| row.bytes().all(|b| b.is_ascii_digit()),
-    row_label: str::to_string,
+    dims: &[Dim::CompressiblePercent],
+    cols: Cols::Figures(&[
+        ("write", "write_bw_bytes_per_s", None),
+        ("read", "read_bw_bytes_per_s", None),
+    ]),
+    row_label: values,
 };
 
 pub(crate) const RECOVERY: GridSpec = GridSpec {
     title: "Sequential probes after random writes and idle time",
     row_header: "random writes, idle",
-    template: "{row}_{col}",
-    cols: &[
-        ("free blocks", "free_blocks"),
-        ("sequential write", "seq_write_bw_bytes_per_s"),
-        ("sequential read", "seq_read_bw_bytes_per_s"),
-    ],
-    row_ok: |row| row.starts_with("dirty") && row.contains("_idle"),
+    dims: &[Dim::DirtyTime, Dim::IdleTime],
+    cols: Cols::Figures(&[
+        ("free blocks", "free_blocks", None),
+        ("sequential write", "seq_write_bw_bytes_per_s", None),
+        ("sequential read", "seq_read_bw_bytes_per_s", None),
+    ]),
     row_label: spaced,
 };
 
 pub(crate) const RECOVERY_HIR: GridSpec = GridSpec {
     title: "Host idle recovery: bursts after each idle time",
     row_header: "idle after each burst",
-    template: "hir_idle{row}_{col}",
-    cols: &[
-        ("mean burst", "mean_burst_iops"),
-        ("max burst", "max_burst_iops"),
-        ("mean burst / baseline", "mean_burst_vs_baseline"),
-        ("baseline after", "baseline_iops"),
-    ],
-    row_ok: any,
-    row_label: |row| row.replace('_', "."),
+    dims: &[Dim::IdleTime],
+    cols: Cols::Figures(&[
+        ("mean burst", "mean_burst_iops", None),
+        ("max burst", "max_burst_iops", None),
+        ("mean burst / baseline", "mean_burst_vs_baseline", None),
+        ("baseline after", "baseline_iops", None),
+    ]),
+    row_label: values,
 };
 
 pub(crate) const OP_SWEEP: GridSpec = GridSpec {
     title: "Extra spare area: capacity, steady random writes and endurance",
     row_header: "extra spare, % of user capacity",
-    template: "op{row}_{col}",
-    cols: &[
-        ("user capacity", "user_bytes"),
-        ("capacity lost", "capacity_lost_percent"),
-        ("effective spare", "effective_spare_percent"),
-        ("steady write IOPS", "steady_write_iops"),
-        ("write amplification", "write_amplification"),
-        ("projected TB written", "projected_tbw_bytes"),
-    ],
-    row_ok: |row| row.bytes().all(|b| b.is_ascii_digit()),
-    row_label: str::to_string,
+    dims: &[Dim::SparePercent],
+    cols: Cols::Figures(&[
+        ("user capacity", "user_bytes", None),
+        ("capacity lost", "capacity_lost_percent", None),
+        ("effective spare", "effective_spare_percent", None),
+        ("steady write IOPS", "steady_write_iops", None),
+        ("write amplification", "write_amplification", None),
+        ("projected TB written", "projected_tbw_bytes", None),
+    ]),
+    row_label: op_label,
 };
 
 pub(crate) const ENDURANCE_HEALTH: GridSpec = GridSpec {
     title: "Health log before and after the workload",
     row_header: "field",
-    template: "{col}_{row}",
-    cols: &[("before", "before"), ("after", "after")],
-    row_ok: any,
-    row_label: str::to_string,
+    dims: &[Dim::Phase],
+    cols: Cols::Families(&[
+        ("before", Coord::Phase("before")),
+        ("after", Coord::Phase("after")),
+    ]),
+    row_label: values,
 };
 
 pub(crate) const RAID_SCALING: GridSpec = GridSpec {
     title: "Array throughput per level and member count",
     row_header: "state, level, members",
-    template: "{row}_{col}",
-    cols: &[
-        ("sequential write", "seq_write_bw_bytes_per_s"),
-        ("sequential read", "seq_read_bw_bytes_per_s"),
-        ("random write IOPS", "rand_write_iops"),
-        ("random read IOPS", "rand_read_iops"),
-    ],
-    row_ok: |row| row.contains("_raid") && row.contains("_x"),
+    dims: &[Dim::Phase, Dim::Raid],
+    cols: Cols::Figures(&[
+        ("sequential write", "seq_write_bw_bytes_per_s", None),
+        ("sequential read", "seq_read_bw_bytes_per_s", None),
+        ("random write IOPS", "rand_write_iops", None),
+        ("random read IOPS", "rand_read_iops", None),
+    ]),
     row_label: spaced,
 };
 
 pub(crate) const CACHE_PASSES: GridSpec = GridSpec {
     title: "Desktop tests per pass",
     row_header: "pass, test",
-    template: "{row}_{col}",
-    cols: READ_WRITE_BW_IOPS,
-    row_ok: |row| row.starts_with("pass") && row.contains("_q"),
+    dims: &[Dim::Pass, Dim::Phase, Dim::Test],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
     row_label: spaced,
 };
 
 pub(crate) const WRITE_PRESSURE: GridSpec = GridSpec {
     title: "Read latency per write-bandwidth step",
     row_header: "write size, step",
-    template: "{row}_{col}",
-    cols: &[
-        ("target write", "target_write_bw_bytes_per_s"),
-        ("achieved write", "write_bw_bytes_per_s"),
-        ("read IOPS", "read_iops"),
-        ("read avg", "read_lat_avg_ns"),
-        ("p99", "read_lat_p99_ns"),
-        ("p99.9", "read_lat_p99_9_ns"),
-        ("p99.99", "read_lat_p99_99_ns"),
-    ],
-    row_ok: |row| row.starts_with("bs") && ends_in_number_after(row, "_step"),
+    dims: &[Dim::BlockSize, Dim::Step],
+    cols: Cols::Figures(&[
+        ("target write", "target_write_bw_bytes_per_s", None),
+        ("achieved write", "write_bw_bytes_per_s", None),
+        ("read IOPS", "read_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99", "read_lat_ns", P99),
+        ("p99.9", "read_lat_ns", P99_9),
+        ("p99.99", "read_lat_ns", P99_99),
+    ]),
     row_label: spaced,
 };
 
 pub(crate) const NOISY_NEIGHBOR: GridSpec = GridSpec {
     title: "Quiet namespaces' reads, alone and beside the neighbours",
     row_header: "phase, namespace",
-    template: "{row}_{col}",
-    cols: &[
-        ("read IOPS", "read_iops"),
-        ("read avg", "read_lat_avg_ns"),
-        ("p99.99", "read_lat_p99_99_ns"),
-        ("p99.9999", "read_lat_p99_9999_ns"),
-    ],
-    row_ok: |row| row.starts_with("alone_") || row.starts_with("neighbours_"),
+    dims: &[Dim::Phase, Dim::Namespace],
+    cols: Cols::Figures(&[
+        ("read IOPS", "read_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99.99", "read_lat_ns", P99_99),
+        ("p99.9999", "read_lat_ns", P99_9999),
+    ]),
     row_label: spaced,
 };
 
 pub(crate) const POWER: GridSpec = GridSpec {
     title: "Power per test and power state",
     row_header: "state, test",
-    template: "{row}_{col}",
-    cols: &[
-        ("average W", "avg_power_w"),
-        ("peak W", "peak_power_w"),
-        ("throughput", "bw_bytes_per_s"),
-        ("IOPS", "iops"),
-        ("MB/s per W", "mb_per_s_per_w"),
-        ("IOPS per W", "iops_per_w"),
-    ],
-    row_ok: |row| row.starts_with("ps") && row.contains('_'),
+    dims: &[Dim::PowerState, Dim::Test],
+    cols: Cols::Figures(&[
+        ("average W", "avg_power_w", None),
+        ("peak W", "peak_power_w", None),
+        ("throughput", "bw_bytes_per_s", None),
+        ("IOPS", "iops", None),
+        ("MB/s per W", "mb_per_s_per_w", None),
+        ("IOPS per W", "iops_per_w", None),
+    ]),
     row_label: spaced,
 };
 
 pub(crate) const APP_PROFILES: GridSpec = GridSpec {
     title: "Application profiles: IOPS against latency per load",
     row_header: "profile, load",
-    template: "{row}_{col}",
-    cols: &[
-        ("IOPS", "iops"),
-        ("read IOPS", "read_iops"),
-        ("write IOPS", "write_iops"),
-        ("avg", "lat_avg_ns"),
-        ("p99", "lat_p99_ns"),
-        ("read avg", "read_lat_avg_ns"),
-        ("write avg", "write_lat_avg_ns"),
-    ],
-    row_ok: |row| ends_in_number_after(row, "_load"),
+    dims: &[Dim::Profile, Dim::Load],
+    cols: Cols::Figures(&[
+        ("IOPS", "iops", None),
+        ("read IOPS", "read_iops", None),
+        ("write IOPS", "write_iops", None),
+        ("avg", "lat_avg_ns", None),
+        ("p99", "lat_ns", P99),
+        ("read avg", "read_lat_avg_ns", None),
+        ("write avg", "write_lat_avg_ns", None),
+    ]),
     row_label: spaced,
 };
 
@@ -461,22 +488,15 @@ pub(crate) const APP_PROFILES: GridSpec = GridSpec {
 mod tests {
     use super::*;
     use crate::suite;
-    use crate::{Measure, SuiteOptions, Unit};
+    use crate::SuiteOptions;
 
-    fn device(name: &str, results: &[(&str, Unit, f64)]) -> DeviceReport {
+    fn device(name: &str, results: Vec<Measure>) -> DeviceReport {
         DeviceReport {
             device: name.into(),
             scale_note: None,
             steps: Vec::new(),
             steady: None,
-            results: results
-                .iter()
-                .map(|&(n, unit, value)| Measure {
-                    name: n.into(),
-                    unit,
-                    value,
-                })
-                .collect(),
+            results,
             charts: Vec::new(),
         }
     }
@@ -489,25 +509,35 @@ mod tests {
         }
     }
 
+    fn at(family: &'static str, unit: Unit, value: f64, row: &[Coord]) -> Measure {
+        Measure::new(family, unit, value).under(row)
+    }
+
+    fn rows(g: &Grid) -> Vec<String> {
+        g.rows.iter().map(|r| g.spec.label(r)).collect()
+    }
+
     #[test]
-    fn qos_rows_are_the_depths_and_longer_keys_do_not_make_rows_of_their_own() {
+    fn qos_rows_are_the_depths_and_other_figures_make_no_rows() {
+        let (qd1, qd32) = ([Coord::Depth(1)], [Coord::Depth(32)]);
+        let p99_9 = Coord::Percentile(99.9);
         let d = device(
             "a",
-            &[
-                ("steady_write_iops", Unit::Iops, 9.0),
-                ("qd1_iops", Unit::Iops, 100.0),
-                ("qd1_read_iops", Unit::Iops, 70.0),
-                ("qd1_read_lat_p99_9_ns", Unit::Ns, 2_500_000.0),
-                ("qd32_iops", Unit::Iops, 900.0),
-                ("qd32_read_iops", Unit::Iops, 630.0),
-                ("qd32_read_lat_p99_9_ns", Unit::Ns, 9_000_000.0),
+            vec![
+                Measure::new("steady_write_iops", Unit::Iops, 9.0),
+                at("iops", Unit::Iops, 100.0, &qd1),
+                at("read_iops", Unit::Iops, 70.0, &qd1),
+                at("read_lat_ns", Unit::Ns, 2_500_000.0, &qd1).col(p99_9),
+                at("iops", Unit::Iops, 900.0, &qd32),
+                at("read_iops", Unit::Iops, 630.0, &qd32),
+                at("read_lat_ns", Unit::Ns, 9_000_000.0, &qd32).col(p99_9),
             ],
         );
+        assert_eq!(d.results[3].key(), "qd1_read_lat_p99_9_ns");
         let r = report(suite("qos").unwrap(), vec![d]);
         let g = grids(&r);
         assert_eq!(g.len(), 1);
-        // `qd1_read_iops` also ends in `_iops`: `qd1_read` is not a depth.
-        assert_eq!(g[0].rows, ["qd1", "qd32"]);
+        assert_eq!(rows(&g[0]), ["1", "32"]);
         let t = g[0].table(&r.devices[0]).expect("cells");
         // Columns with no value (write IOPS, the other percentiles) are left out.
         // IOPS are said once, in the heading; latencies keep their own units.
@@ -523,19 +553,22 @@ mod tests {
 
     #[test]
     fn pts_iops_is_a_matrix_of_block_sizes_by_mix() {
+        let cell = |mix, bs, v| at("iops", Unit::Iops, v, &[Coord::Mix(mix), Coord::Block(bs)]);
+        let tracked = [Coord::Phase("tracked"), Coord::Mix(0), Coord::Block(4096)];
         let d = device(
             "a",
-            &[
-                ("tracked_r0w100_4k_iops", Unit::Iops, 5.0),
-                ("r100w0_128k_iops", Unit::Iops, 1.0),
-                ("r100w0_4k_iops", Unit::Iops, 2.0),
-                ("r0w100_128k_iops", Unit::Iops, 3.0),
-                ("r0w100_4k_iops", Unit::Iops, 4.0),
+            vec![
+                at("iops", Unit::Iops, 5.0, &tracked),
+                cell(100, 128 << 10, 1.0),
+                cell(100, 4096, 2.0),
+                cell(0, 128 << 10, 3.0),
+                cell(0, 4096, 4.0),
             ],
         );
+        assert_eq!(d.results[0].key(), "tracked_r0w100_4k_iops");
         let r = report(suite("pts-iops").unwrap(), vec![d]);
         let g = grids(&r);
-        assert_eq!(g[0].rows, ["128k", "4k"]);
+        assert_eq!(rows(&g[0]), ["128k", "4k"]);
         let t = g[0].table(&r.devices[0]).unwrap();
         // Every column in IOPS, and the title says so: the headings are the mixes alone.
         assert_eq!(t.header, ["block size", "100/0", "0/100"]);
@@ -543,43 +576,50 @@ mod tests {
     }
 
     #[test]
-    fn a_step_or_load_row_must_end_in_its_number() {
+    fn a_row_needs_every_axis_of_its_family() {
+        let step = [Coord::WriteSize(8192), Coord::Step(1)];
         let wp = device(
             "a",
-            &[
-                (
-                    "bs8k_step001_target_write_bw_bytes_per_s",
+            vec![
+                at("target_write_bw_bytes_per_s", Unit::BytesPerS, 1e8, &step),
+                at("write_bw_bytes_per_s", Unit::BytesPerS, 9e7, &step),
+                at(
+                    "ceiling_write_bw_bytes_per_s",
                     Unit::BytesPerS,
                     1e8,
+                    &[Coord::WriteSize(8192)],
                 ),
-                ("bs8k_step001_write_bw_bytes_per_s", Unit::BytesPerS, 9e7),
-                ("bs8k_ceiling_write_bw_bytes_per_s", Unit::BytesPerS, 1e8),
             ],
         );
         let g = grids(&report(suite("write-pressure").unwrap(), vec![wp]));
-        assert_eq!(g[0].rows, ["bs8k_step001"]);
+        assert_eq!(rows(&g[0]), ["bs8k step001"]);
+        let sql = Coord::Profile("sql");
         let app = device(
             "a",
-            &[
-                ("sql_load1_iops", Unit::Iops, 1.0),
-                ("sql_load1_read_lat_avg_ns", Unit::Ns, 1.0),
-                ("sql_90_10_load16_lat_avg_ns", Unit::Ns, 1.0),
+            vec![
+                at("iops", Unit::Iops, 1.0, &[sql, Coord::Load(1)]),
+                at("read_lat_avg_ns", Unit::Ns, 1.0, &[sql, Coord::Load(1)]),
+                at(
+                    "lat_avg_ns",
+                    Unit::Ns,
+                    1.0,
+                    &[Coord::Profile("sql-90-10"), Coord::Load(16)],
+                ),
+                at("peak_iops", Unit::Iops, 1.0, &[sql]),
             ],
         );
         let g = grids(&report(suite("app-profiles").unwrap(), vec![app]));
-        assert_eq!(g[0].rows, ["sql_load1", "sql_90_10_load16"]);
+        assert_eq!(rows(&g[0]), ["sql load1", "sql 90 10 load16"]);
     }
 
     #[test]
     fn devices_share_the_rows_and_each_shows_only_its_own() {
-        let a = device("a", &[("qd1_iops", Unit::Iops, 1.0)]);
-        let b = device(
-            "b",
-            &[("qd1_iops", Unit::Iops, 2.0), ("qd8_iops", Unit::Iops, 3.0)],
-        );
+        let iops = |d, v| at("iops", Unit::Iops, v, &[Coord::Depth(d)]);
+        let a = device("a", vec![iops(1, 1.0)]);
+        let b = device("b", vec![iops(1, 2.0), iops(8, 3.0)]);
         let r = report(suite("qos").unwrap(), vec![a, b]);
         let g = grids(&r);
-        assert_eq!(g[0].rows, ["qd1", "qd8"]);
+        assert_eq!(rows(&g[0]), ["1", "8"]);
         assert_eq!(g[0].table(&r.devices[0]).unwrap().rows.len(), 1);
         assert_eq!(g[0].table(&r.devices[1]).unwrap().rows.len(), 2);
         assert_eq!(
@@ -589,8 +629,37 @@ mod tests {
     }
 
     #[test]
+    fn health_fields_are_rows_and_before_and_after_columns() {
+        let d = device(
+            "a",
+            vec![
+                at(
+                    "percentage_used",
+                    Unit::Percent,
+                    1.0,
+                    &[Coord::Phase("before")],
+                ),
+                at(
+                    "percentage_used",
+                    Unit::Percent,
+                    3.0,
+                    &[Coord::Phase("after")],
+                ),
+                Measure::new("write_amplification", Unit::Ratio, 2.0),
+            ],
+        );
+        let r = report(suite("endurance").unwrap(), vec![d]);
+        let t = grids(&r)[0].table(&r.devices[0]).unwrap();
+        assert_eq!(t.header, ["field", "before", "after"]);
+        assert_eq!(t.rows, [["percentage_used", "1.000 %", "3.000 %"]]);
+    }
+
+    #[test]
     fn a_suite_without_the_family_has_no_grid() {
-        let d = device("a", &[("steady_write_iops", Unit::Iops, 1.0)]);
+        let d = device(
+            "a",
+            vec![Measure::new("steady_write_iops", Unit::Iops, 1.0)],
+        );
         assert!(grids(&report(suite("qos").unwrap(), vec![d.clone()])).is_empty());
         assert!(grids(&report(suite("four-corners").unwrap(), vec![d])).is_empty());
     }

@@ -83,13 +83,13 @@ fn results_section(report: &SuiteReport) -> Section {
         r.extend(report.devices.iter().map(steady_cell));
         r
     }];
-    for (name, unit) in metric_rows(report) {
-        let mut r = vec![name.to_string()];
+    for (name, like) in metric_rows(report) {
+        let mut r = vec![name];
         r.extend(
             report
                 .devices
                 .iter()
-                .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value))),
+                .map(|d| find(d, like).map_or("-".into(), |m| format_value(like.unit, m.value))),
         );
         rows.push(r);
     }
@@ -396,11 +396,7 @@ mod tests {
                     }),
                 },
             }),
-            results: vec![Measure {
-                name: "steady_write_iops".into(),
-                unit: Unit::Iops,
-                value: iops,
-            }],
+            results: vec![Measure::new("steady_write_iops", Unit::Iops, iops)],
             charts: vec![Chart {
                 id: "steady-rounds".into(),
                 title: "Rounds".into(),
@@ -463,11 +459,9 @@ mod tests {
     #[test]
     fn families_of_results_come_as_grids_before_the_key_list() {
         let mut d = device("a", 1.0);
-        d.results.push(Measure {
-            name: "qd8_read_lat_avg_ns".into(),
-            unit: Unit::Ns,
-            value: 250_000.0,
-        });
+        d.results.push(
+            Measure::new("read_lat_avg_ns", Unit::Ns, 250_000.0).under(&[crate::Coord::Depth(8)]),
+        );
         let mut r = report(vec![d]);
         r.suite = suite("qos").unwrap();
         let html = render_html(&r);

@@ -39,6 +39,7 @@ mod format;
 mod grids;
 mod html;
 mod lengths;
+mod measure;
 mod oltp;
 mod opsweep;
 mod options;
@@ -82,6 +83,7 @@ pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use grids::{grid_titles, GridSpec};
 pub use html::render_html;
 pub use lengths::{parse_size, parse_time, RoundLength};
+pub use measure::{Coord, Dim, Measure, Phase};
 pub use opsweep::OpSweepOptions;
 pub use options::{PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, write_outdir};
@@ -202,15 +204,6 @@ impl SuiteError {
             SuiteError::Refused { .. } => false,
         }
     }
-}
-
-/// One measured figure.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measure {
-    /// Stable key, e.g. `seq_read_bw_bytes_per_s` (units last, as in the JSON).
-    pub name: String,
-    pub unit: Unit,
-    pub value: f64,
 }
 
 /// What kind of step ran.
@@ -563,7 +556,7 @@ pub fn aggregate_drives(device: &str, drives: &[DeviceReport]) -> DeviceReport {
                 .filter_map(|d| {
                     d.results
                         .iter()
-                        .find(|o| o.name == m.name && o.unit == m.unit)
+                        .find(|o| o.is(m.family, &m.row, m.col) && o.unit == m.unit)
                 })
                 .map(|o| o.value)
                 .collect();
@@ -575,11 +568,7 @@ pub fn aggregate_drives(device: &str, drives: &[DeviceReport]) -> DeviceReport {
                 Unit::Ns => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 _ => continue,
             };
-            results.push(Measure {
-                name: m.name.clone(),
-                unit: m.unit,
-                value,
-            });
+            results.push(Measure { value, ..m.clone() });
         }
     }
     DeviceReport {
@@ -686,7 +675,7 @@ pub fn run_suite_drives_with(
 mod tests {
     use super::*;
 
-    fn report(results: &[(&str, Unit, f64)]) -> DeviceReport {
+    fn report(results: &[(&'static str, Unit, f64)]) -> DeviceReport {
         DeviceReport {
             device: "d".into(),
             scale_note: None,
@@ -694,11 +683,7 @@ mod tests {
             steady: None,
             results: results
                 .iter()
-                .map(|(name, unit, value)| Measure {
-                    name: name.to_string(),
-                    unit: *unit,
-                    value: *value,
-                })
+                .map(|(name, unit, value)| Measure::new(name, *unit, *value))
                 .collect(),
             charts: Vec::new(),
         }
@@ -721,11 +706,7 @@ mod tests {
         ]);
         let agg = aggregate_drives("dev", &[a, b]);
         assert_eq!(agg.device, "dev#all");
-        let got: Vec<(&str, f64)> = agg
-            .results
-            .iter()
-            .map(|m| (m.name.as_str(), m.value))
-            .collect();
+        let got: Vec<(&str, f64)> = agg.results.iter().map(|m| (m.family, m.value)).collect();
         assert_eq!(
             got,
             [

@@ -29,7 +29,7 @@ use flashlab_engine::{BlockDevice, DeviceError, IoRequest, RngStream, SimTime, N
 use crate::session::Session;
 use crate::steps::measure;
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
 
 /// InnoDB's page size (the default `innodb_page_size`).
 const PAGE_BYTES: u64 = 16 << 10;
@@ -293,18 +293,20 @@ pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, Suite
         let span = (dev.capacity_bytes() as f64 * span_fraction) as u64;
         run_workload(dev, span, sim_vms, o.threads, window_ns, &mut rng)
     })?;
-    let m = |name: &str, unit: Unit, value: f64| measure(name.to_string(), unit, value);
     results.extend([
-        m("tps", Unit::Count, point.tps * vm_factor),
-        m("tps_per_vm", Unit::Count, point.tps / f64::from(sim_vms)),
-        m("lat_avg_ns", Unit::Ns, point.lat_avg_ns),
-        m("lat_p50_ns", Unit::Ns, point.lat_pct_ns[0]),
-        m("lat_p90_ns", Unit::Ns, point.lat_pct_ns[1]),
-        m("lat_p95_ns", Unit::Ns, point.lat_pct_ns[2]),
-        m("lat_p99_ns", Unit::Ns, point.lat_pct_ns[3]),
-        m("lat_p99_9_ns", Unit::Ns, point.lat_pct_ns[4]),
-        m("lat_max_ns", Unit::Ns, point.lat_pct_ns[5]),
-        m(
+        measure("tps", Unit::Count, point.tps * vm_factor),
+        measure("tps_per_vm", Unit::Count, point.tps / f64::from(sim_vms)),
+        measure("lat_avg_ns", Unit::Ns, point.lat_avg_ns),
+    ]);
+    results.extend(
+        PERCENTILES
+            .iter()
+            .zip(point.lat_pct_ns)
+            .map(|(&p, v)| measure("lat_ns", Unit::Ns, v).col(Coord::Percentile(p))),
+    );
+    results.extend([
+        measure("lat_max_ns", Unit::Ns, point.lat_pct_ns[5]),
+        measure(
             "page_writes_per_s",
             Unit::Count,
             point.page_writes_per_s * vm_factor,

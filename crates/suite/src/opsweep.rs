@@ -10,12 +10,13 @@ use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
 use crate::grids::GridSpec;
+use crate::measure::{minutes_label, pct_label};
 use crate::session::{wa_between, Session};
 use crate::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
 };
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 const MAX_LIST: usize = 32;
@@ -94,16 +95,6 @@ impl OpSweepOptions {
             "run_ns": self.run_ns,
         })
     }
-}
-
-/// `0`, `10`, `12_5`: a fraction as a percentage for keys and step names.
-fn pct_label(f: f64) -> String {
-    let p = (f * 1000.0).round() / 10.0;
-    format!("{p}").replace('.', "_")
-}
-
-fn minutes_label(ns: u64) -> String {
-    format!("{}min", ns as f64 / NS_PER_MIN as f64).replace('.', "_")
 }
 
 /// What one fraction measured.
@@ -185,54 +176,47 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             Ok((steady, runs))
         })?;
 
-        let key = label.replace('-', "_");
+        let row = [Coord::Op(f)];
         let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
         let raw = model.full.raw_bytes() as f64;
-        results.push(measure(
-            format!("{key}_user_bytes"),
-            Unit::Bytes,
-            model.full_user_bytes as f64,
-        ));
-        results.push(measure(
-            format!("{key}_capacity_lost_bytes"),
-            Unit::Bytes,
-            lost,
-        ));
-        results.push(measure(
-            format!("{key}_capacity_lost_percent"),
-            Unit::Percent,
-            lost / base.full_user_bytes as f64 * 100.0,
-        ));
-        results.push(measure(
-            format!("{key}_spare_percent_of_raw"),
-            Unit::Percent,
-            (raw - model.full_user_bytes as f64) / raw * 100.0,
-        ));
+        results.push(measure("user_bytes", Unit::Bytes, model.full_user_bytes as f64).under(&row));
+        results.push(measure("capacity_lost_bytes", Unit::Bytes, lost).under(&row));
+        results.push(
+            measure(
+                "capacity_lost_percent",
+                Unit::Percent,
+                lost / base.full_user_bytes as f64 * 100.0,
+            )
+            .under(&row),
+        );
+        results.push(
+            measure(
+                "spare_percent_of_raw",
+                Unit::Percent,
+                (raw - model.full_user_bytes as f64) / raw * 100.0,
+            )
+            .under(&row),
+        );
         // What GC works with: blocks set aside for bad blocks and parity pages left out.
-        results.push(measure(
-            format!("{key}_effective_spare_percent"),
-            Unit::Percent,
-            model.effective_spare_factor() * 100.0,
-        ));
+        results.push(
+            measure(
+                "effective_spare_percent",
+                Unit::Percent,
+                model.effective_spare_factor() * 100.0,
+            )
+            .under(&row),
+        );
         if let Some(v) = steady {
-            results.push(measure(format!("{key}_steady_write_iops"), Unit::Iops, v));
+            results.push(measure("steady_write_iops", Unit::Iops, v).under(&row));
         }
         for (&ns, &(v, wa)) in o.run_ns.iter().zip(&runs) {
-            let m = minutes_label(ns);
-            results.push(measure(format!("{key}_run_{m}_write_iops"), Unit::Iops, v));
-            results.push(measure(
-                format!("{key}_run_{m}_write_amplification"),
-                Unit::Ratio,
-                wa,
-            ));
+            let run = [Coord::Op(f), Coord::RunTime(ns)];
+            results.push(measure("write_iops", Unit::Iops, v).under(&run));
+            results.push(measure("write_amplification", Unit::Ratio, wa).under(&run));
         }
         // The last (longest) run stands for the fraction's steady state.
         if let Some(&(_, wa)) = runs.last() {
-            results.push(measure(
-                format!("{key}_write_amplification"),
-                Unit::Ratio,
-                wa,
-            ));
+            results.push(measure("write_amplification", Unit::Ratio, wa).under(&row));
             // Host bytes until the average block reaches its rated P/E cycles at this WA:
             // all native blocks in use wear (wear levelling), each host byte costs WA bytes of
             // them; those set aside for bad blocks are never written.
@@ -242,11 +226,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             } else {
                 0.0
             };
-            results.push(measure(
-                format!("{key}_projected_tbw_bytes"),
-                Unit::Bytes,
-                tbw,
-            ));
+            results.push(measure("projected_tbw_bytes", Unit::Bytes, tbw).under(&row));
         }
         outcomes.push(FractionOutcome {
             extra_pct: f * 100.0,

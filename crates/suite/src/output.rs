@@ -19,15 +19,12 @@ pub fn render_table(report: &SuiteReport) -> String {
     let mut rows: Vec<Vec<String>> = vec![std::iter::once("steady state".to_string())
         .chain(report.devices.iter().map(steady_cell))
         .collect()];
-    for (name, unit) in metric_rows(report) {
+    for (name, like) in metric_rows(report) {
         rows.push(
-            std::iter::once(name.to_string())
-                .chain(
-                    report
-                        .devices
-                        .iter()
-                        .map(|d| find(d, name).map_or("-".into(), |m| format_value(unit, m.value))),
-                )
+            std::iter::once(name)
+                .chain(report.devices.iter().map(|d| {
+                    find(d, like).map_or("-".into(), |m| format_value(like.unit, m.value))
+                }))
                 .collect(),
         );
     }
@@ -86,7 +83,7 @@ fn number(v: f64) -> Value {
 fn measures_json(ms: &[Measure]) -> Value {
     Value::Object(
         ms.iter()
-            .map(|m| (m.name.clone(), number(m.value)))
+            .map(|m| (m.key(), number(m.value)))
             .collect::<Map<_, _>>(),
     )
 }
@@ -153,7 +150,7 @@ pub fn render_json(report: &SuiteReport) -> String {
     let rule = SteadyRule::SNIA_PTS;
     let units: Map<String, Value> = metric_rows(report)
         .into_iter()
-        .map(|(n, u)| (n.to_string(), Value::String(u.name().into())))
+        .map(|(n, m)| (n, Value::String(m.unit.name().into())))
         .collect();
     let doc = json!({
         "suite": report.suite.name(),
@@ -219,7 +216,7 @@ pub fn render_csv(report: &SuiteReport) -> String {
             let _ = writeln!(
                 out,
                 "{dev},{},{},{}",
-                csv_field(&m.name),
+                csv_field(&m.key()),
                 m.unit.name(),
                 m.value
             );
@@ -272,6 +269,7 @@ mod tests {
     use super::*;
     use crate::steady::{SteadyVerdict, WindowCheck};
     use crate::suite;
+    use crate::Coord;
     use crate::Unit;
     use crate::{SteadyReport, SuiteOptions};
 
@@ -293,11 +291,7 @@ mod tests {
                     }),
                 },
             }),
-            results: vec![Measure {
-                name: "rand_write_4k_iops".into(),
-                unit: Unit::Iops,
-                value: iops,
-            }],
+            results: vec![Measure::new("rand_write_4k_iops", Unit::Iops, iops)],
         };
         SuiteReport {
             suite: suite("four-corners").unwrap(),
@@ -323,11 +317,8 @@ mod tests {
         let mut r = report();
         r.suite = suite("qos").unwrap();
         for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
-            d.results.push(Measure {
-                name: "qd8_read_lat_avg_ns".into(),
-                unit: Unit::Ns,
-                value: v,
-            });
+            d.results
+                .push(Measure::new("read_lat_avg_ns", Unit::Ns, v).under(&[Coord::Depth(8)]));
         }
         let t = render_table(&r);
         let tail: Vec<&str> = t.lines().skip_while(|l| !l.is_empty()).collect();

@@ -7,11 +7,14 @@
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
 use crate::grids::GridSpec;
+use crate::measure::size_label;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::steps::{bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs};
+use crate::steps::{
+    bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, result_value,
+};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// PTS: every cell of a round runs for one minute.
 const CELL_NS: u64 = 60 * flashlab_engine::NS_PER_S;
@@ -36,23 +39,6 @@ const LAT_BLOCKS: [u64; 3] = [8 << 10, 4 << 10, 512];
 const TP_BLOCKS: [u64; 2] = [128 << 10, 1 << 20];
 /// The latency percentile reported besides mean and max.
 const LAT_PERCENTILE: f64 = 99.999;
-
-/// A size as a key part: `512b`, `4k`, `1024k`, `64m` (KiB up to 1 MiB, as the PTS writes
-/// block sizes; MiB above).
-pub(crate) fn size_label(bytes: u64) -> String {
-    if !bytes.is_multiple_of(1024) {
-        format!("{bytes}b")
-    } else if bytes > (1 << 20) && bytes.is_multiple_of(1 << 20) {
-        format!("{}m", bytes >> 20)
-    } else {
-        format!("{}k", bytes >> 10)
-    }
-}
-
-/// A mix as a key part: `r65w35`.
-fn mix_label(read_pct: u32) -> String {
-    format!("r{read_pct}w{}", 100 - read_pct)
-}
 
 /// fio `rw=` and extra lines for a random mix with `read_pct` % reads.
 fn random_mix(read_pct: u32) -> (&'static str, Vec<String>) {
@@ -132,19 +118,11 @@ fn steady_report(values: Vec<f64>) -> SteadyReport {
     }
 }
 
-/// `rounds` and, when reached, the steady round, under `prefix`.
-fn round_measures(prefix: &str, st: &SteadyReport) -> Vec<Measure> {
-    let mut m = vec![measure(
-        format!("{prefix}rounds"),
-        Unit::Count,
-        st.rounds_iops.len() as f64,
-    )];
+/// `rounds` and, when reached, the steady round, in row `row`.
+fn round_measures(row: &[Coord], st: &SteadyReport) -> Vec<Measure> {
+    let mut m = vec![measure("rounds", Unit::Count, st.rounds_iops.len() as f64).under(row)];
     if let Some(r) = st.verdict.round {
-        m.push(measure(
-            format!("{prefix}steady_round"),
-            Unit::Count,
-            r as f64,
-        ));
+        m.push(measure("steady_round", Unit::Count, r as f64).under(row));
     }
     m
 }
@@ -174,7 +152,7 @@ pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome,
     for r in 1..=opts.max_rounds {
         let mut row = Vec::with_capacity(cells.len());
         for &(mix, bs) in &cells {
-            let name = format!("round-{r:02}-{}-{}", mix_label(mix), size_label(bs));
+            let name = format!("round-{r:02}-{}-{}", Coord::Mix(mix).key(), size_label(bs));
             let (rw, mut lines) = random_mix(mix);
             lines.extend(cell_runtime(opts));
             let text = job_text(&name, rw, &bs.to_string(), qd, jobs, &lines);
@@ -189,18 +167,24 @@ pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome,
     }
     let st = steady_report(tracked);
     let avg_rounds = &table[window_range(&st)];
-    let mut results = round_measures("", &st);
-    results.push(measure(
-        "tracked_r0w100_4k_iops",
-        Unit::Iops,
-        mean(avg_rounds.iter().map(|row| row[tracked_cell])),
-    ));
-    for (i, &(mix, bs)) in cells.iter().enumerate() {
-        results.push(measure(
-            format!("{}_{}_iops", mix_label(mix), size_label(bs)),
+    let mut results = round_measures(&[], &st);
+    results.push(
+        measure(
+            "iops",
             Unit::Iops,
-            mean(avg_rounds.iter().map(|row| row[i])),
-        ));
+            mean(avg_rounds.iter().map(|row| row[tracked_cell])),
+        )
+        .under(&[Coord::Phase("tracked"), Coord::Mix(0), Coord::Block(4096)]),
+    );
+    for (i, &(mix, bs)) in cells.iter().enumerate() {
+        results.push(
+            measure(
+                "iops",
+                Unit::Iops,
+                mean(avg_rounds.iter().map(|row| row[i])),
+            )
+            .under(&[Coord::Mix(mix), Coord::Block(bs)]),
+        );
     }
     let by_block_size = Chart {
         id: "pts-iops-block-size".into(),
@@ -216,8 +200,8 @@ pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome,
                     .iter()
                     .rev()
                     .filter_map(|&bs| {
-                        let key = format!("{}_{}_iops", mix_label(mix), size_label(bs));
-                        let v = results.iter().find(|m| m.name == key)?.value;
+                        let cell = [Coord::Mix(mix), Coord::Block(bs)];
+                        let v = result_value(&results, "iops", &cell, None)?;
                         Some((bs as f64, v))
                     })
                     .collect(),
@@ -283,18 +267,24 @@ pub(crate) fn throughput_test(s: &mut Session, opts: &SuiteOptions) -> Result<Ou
         }
         let st = steady_report(writes);
         let window = window_range(&st);
-        let prefix = format!("seq_{label}_");
-        results.push(measure(
-            format!("{prefix}read_bw_bytes_per_s"),
-            Unit::BytesPerS,
-            mean(reads[window.clone()].iter().copied()),
-        ));
-        results.push(measure(
-            format!("{prefix}write_bw_bytes_per_s"),
-            Unit::BytesPerS,
-            mean(st.rounds_iops[window].iter().copied()),
-        ));
-        results.extend(round_measures(&prefix, &st));
+        let row = [Coord::SeqBlock(bs)];
+        results.push(
+            measure(
+                "read_bw_bytes_per_s",
+                Unit::BytesPerS,
+                mean(reads[window.clone()].iter().copied()),
+            )
+            .under(&row),
+        );
+        results.push(
+            measure(
+                "write_bw_bytes_per_s",
+                Unit::BytesPerS,
+                mean(st.rounds_iops[window].iter().copied()),
+            )
+            .under(&row),
+        );
+        results.extend(round_measures(&row, &st));
         charts.push(rounds_chart(
             &format!("steady-rounds-{label}"),
             &format!("{label} sequential bandwidth per round (steady state tracked on writes)"),
@@ -367,7 +357,7 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
     for r in 1..=opts.max_rounds {
         let mut row = Vec::with_capacity(cells.len());
         for &(mix, bs) in &cells {
-            let name = format!("round-{r:02}-{}-{}", mix_label(mix), size_label(bs));
+            let name = format!("round-{r:02}-{}-{}", Coord::Mix(mix).key(), size_label(bs));
             let (rw, mut lines) = random_mix(mix);
             lines.extend(cell_runtime(opts));
             lines.push(format!("percentile_list={LAT_PERCENTILE}"));
@@ -377,7 +367,8 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
                 vec![
                     measure("lat_mean_ns", Unit::Ns, c.mean_ns),
                     measure("lat_max_ns", Unit::Ns, c.max_ns),
-                    measure("lat_p99_999_ns", Unit::Ns, c.p99_999_ns),
+                    measure("lat_ns", Unit::Ns, c.p99_999_ns)
+                        .col(Coord::Percentile(LAT_PERCENTILE)),
                 ]
             })?;
             row.push(cell_latency(&run));
@@ -390,10 +381,10 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
     }
     let st = steady_report(tracked);
     let avg_rounds = &table[window_range(&st)];
-    let mut results = round_measures("", &st);
+    let mut results = round_measures(&[], &st);
     let mut stats: [Vec<(f64, f64)>; 3] = Default::default();
     for (i, &(mix, bs)) in cells.iter().enumerate() {
-        let key = format!("{}_{}", mix_label(mix), size_label(bs));
+        let row = [Coord::Mix(mix), Coord::Block(bs)];
         // Mean and tail: the mean over the window's rounds; max: the largest seen in it.
         let c = CellLatency {
             mean_ns: mean(avg_rounds.iter().map(|row| row[i].mean_ns)),
@@ -403,13 +394,13 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
                 .fold(0.0, f64::max),
             p99_999_ns: mean(avg_rounds.iter().map(|row| row[i].p99_999_ns)),
         };
-        results.push(measure(format!("{key}_lat_mean_ns"), Unit::Ns, c.mean_ns));
-        results.push(measure(format!("{key}_lat_max_ns"), Unit::Ns, c.max_ns));
-        results.push(measure(
-            format!("{key}_lat_p99_999_ns"),
-            Unit::Ns,
-            c.p99_999_ns,
-        ));
+        results.push(measure("lat_mean_ns", Unit::Ns, c.mean_ns).under(&row));
+        results.push(measure("lat_max_ns", Unit::Ns, c.max_ns).under(&row));
+        results.push(
+            measure("lat_ns", Unit::Ns, c.p99_999_ns)
+                .col(Coord::Percentile(LAT_PERCENTILE))
+                .under(&row),
+        );
         let x = (i + 1) as f64;
         stats[0].push((x, c.mean_ns));
         stats[1].push((x, c.p99_999_ns));
@@ -542,8 +533,8 @@ mod tests {
         assert_eq!(size_label(4096), "4k");
         assert_eq!(size_label(1 << 20), "1024k");
         assert_eq!(size_label(64 << 20), "64m");
-        assert_eq!(mix_label(65), "r65w35");
-        assert_eq!(mix_label(0), "r0w100");
+        assert_eq!(Coord::Mix(65).key(), "r65w35");
+        assert_eq!(Coord::Mix(0).key(), "r0w100");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, DriveState, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, DriveState, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most members a set may have here: bounds the drives built.
 pub const MAX_MEMBERS: u32 = 32;
@@ -167,6 +167,18 @@ const TESTS: [(&str, &str, &str, usize, bool); 4] = [
     ("rand_read", "randread", "4k", DDIR_READ, true),
 ];
 
+/// The families of each test's results, in [`TESTS`] order: its throughput and the member
+/// I/Os each host I/O cost.
+const TEST_FAMILIES: [(&str, &str); 4] = [
+    (
+        "seq_write_bw_bytes_per_s",
+        "seq_write_member_ios_per_host_io",
+    ),
+    ("seq_read_bw_bytes_per_s", "seq_read_member_ios_per_host_io"),
+    ("rand_write_iops", "rand_write_member_ios_per_host_io"),
+    ("rand_read_iops", "rand_read_member_ios_per_host_io"),
+];
+
 /// A system of `n` copies of `member` in a RAID of `level` (one member: the drive alone),
 /// every member behind `link` when given.
 pub(crate) fn build_config(
@@ -288,25 +300,24 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                     } else {
                         1.0
                     };
-                    let base = format!("{}_{}_{key}", state.name(), label.replace('-', "_"));
+                    let row = [
+                        Coord::Phase(state.name()),
+                        Coord::RaidSet {
+                            level: level.number(),
+                            members: n,
+                        },
+                    ];
+                    let (figure, cost_family) = TEST_FAMILIES[ti];
                     let value = if by_iops {
                         let v = iops(&run, ddir);
-                        results.push(measure(format!("{base}_iops"), Unit::Iops, v));
+                        results.push(measure(figure, Unit::Iops, v).under(&row));
                         v
                     } else {
                         let v = bw_bytes_per_s(&run, ddir);
-                        results.push(measure(
-                            format!("{base}_bw_bytes_per_s"),
-                            Unit::BytesPerS,
-                            v,
-                        ));
+                        results.push(measure(figure, Unit::BytesPerS, v).under(&row));
                         v
                     };
-                    results.push(measure(
-                        format!("{base}_member_ios_per_host_io"),
-                        Unit::Ratio,
-                        cost,
-                    ));
+                    results.push(measure(cost_family, Unit::Ratio, cost).under(&row));
                     curves
                         .entry((si, ti))
                         .or_default()

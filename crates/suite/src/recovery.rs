@@ -13,13 +13,14 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::grids::GridSpec;
+use crate::measure::time_label;
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     steady_chart, steady_iops,
 };
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 /// Most HIR bursts per wait state and most list entries: bounds the run.
@@ -195,18 +196,6 @@ impl RecoveryOptions {
     }
 }
 
-/// `20min`, `1.5min`, `45s`: a short label of a simulated time for keys and step names
-/// (a `.` becomes `_` in keys).
-fn time_label(ns: u64) -> String {
-    if ns.is_multiple_of(NS_PER_MIN) {
-        format!("{}min", ns / NS_PER_MIN)
-    } else if ns >= NS_PER_MIN {
-        format!("{}min", ns as f64 / NS_PER_MIN as f64).replace('.', "_")
-    } else {
-        format!("{}s", ns as f64 / NS_PER_S as f64).replace('.', "_")
-    }
-}
-
 fn timed_lines(ns: u64) -> Vec<String> {
     vec!["time_based=1".to_string(), format!("runtime={ns}ns")]
 }
@@ -245,7 +234,8 @@ fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Char
     // purge, fill, random writes, two probes; then per idle time: idle and two probes.
     let steps_per_length = 5 + 3 * r.idle_ns.len();
     for (n, &dirty_ns) in r.dirty_ns.iter().enumerate() {
-        let label = format!("dirty{}", time_label(dirty_ns));
+        let dirty = Coord::Dirty(dirty_ns);
+        let label = dirty.key();
         let mut step = 0;
         let mut next = |s: &mut Session| {
             let total = (r.dirty_ns.len() * steps_per_length) as f64;
@@ -271,11 +261,8 @@ fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Char
         let run = s.job(&name, &text, &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;
-        results.push(measure(
-            format!("{label}_rand_write_iops"),
-            Unit::Iops,
-            iops(&run, DDIR_WRITE),
-        ));
+        results
+            .push(measure("rand_write_iops", Unit::Iops, iops(&run, DDIR_WRITE)).under(&[dirty]));
         let mut probes = Vec::new();
         let mut idle_so_far = 0;
         for idle_total in std::iter::once(0).chain(r.idle_ns.iter().copied()) {
@@ -287,12 +274,10 @@ fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Char
                 );
                 idle_so_far = idle_total;
             }
-            let at = format!("idle{}", time_label(idle_total));
-            results.push(measure(
-                format!("{label}_{at}_free_blocks"),
-                Unit::Count,
-                f64::from(s.free_blocks()),
-            ));
+            let row = [dirty, Coord::Idle(idle_total)];
+            let at = row[1].key();
+            results
+                .push(measure("free_blocks", Unit::Count, f64::from(s.free_blocks())).under(&row));
             next(s);
             let w = probe(
                 s,
@@ -311,30 +296,19 @@ fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Char
                 bw_bytes_per_s(&w, DDIR_WRITE),
                 bw_bytes_per_s(&rd, DDIR_READ),
             );
-            results.push(measure(
-                format!("{label}_{at}_seq_write_bw_bytes_per_s"),
-                Unit::BytesPerS,
-                wb,
-            ));
-            results.push(measure(
-                format!("{label}_{at}_seq_read_bw_bytes_per_s"),
-                Unit::BytesPerS,
-                rb,
-            ));
+            results.push(measure("seq_write_bw_bytes_per_s", Unit::BytesPerS, wb).under(&row));
+            results.push(measure("seq_read_bw_bytes_per_s", Unit::BytesPerS, rb).under(&row));
             probes.push((idle_total, wb, rb));
         }
         if let (Some(first), Some(last)) = (probes.first(), probes.last()) {
             let ratio = |a: f64, b: f64| if a > 0.0 { b / a } else { 0.0 };
-            results.push(measure(
-                format!("{label}_write_recovery_ratio"),
-                Unit::Ratio,
-                ratio(first.1, last.1),
-            ));
-            results.push(measure(
-                format!("{label}_read_recovery_ratio"),
-                Unit::Ratio,
-                ratio(first.2, last.2),
-            ));
+            results.push(
+                measure("write_recovery_ratio", Unit::Ratio, ratio(first.1, last.1))
+                    .under(&[dirty]),
+            );
+            results.push(
+                measure("read_recovery_ratio", Unit::Ratio, ratio(first.2, last.2)).under(&[dirty]),
+            );
         }
         curves.push((time_label(dirty_ns).replace('_', "."), probes));
     }
@@ -409,8 +383,8 @@ fn hir(
     let total = r.hir_idle_multiples.len() as f64 * f64::from(r.hir_bursts);
     for (w, &mult) in r.hir_idle_multiples.iter().enumerate() {
         let idle_ns = r.hir_burst_ns * u64::from(mult);
+        let wait = [Coord::HirIdle(idle_ns)];
         let label = format!("hir-idle{}", time_label(idle_ns));
-        let key = label.replace('-', "_");
         // Hundreds of bursts: measured, charted, not kept as steps.
         s.record_steps = false;
         let mut points = Vec::with_capacity(r.hir_bursts as usize);
@@ -448,18 +422,17 @@ fn hir(
         let n = points.len() as f64;
         let mean = points.iter().map(|p| p.1).sum::<f64>() / n;
         let max = points.iter().map(|p| p.1).fold(0.0, f64::max);
-        results.push(measure(format!("{key}_mean_burst_iops"), Unit::Iops, mean));
-        results.push(measure(format!("{key}_max_burst_iops"), Unit::Iops, max));
-        results.push(measure(
-            format!("{key}_mean_burst_vs_baseline"),
-            Unit::Ratio,
-            if baseline > 0.0 { mean / baseline } else { 0.0 },
-        ));
-        results.push(measure(
-            format!("{key}_baseline_iops"),
-            Unit::Iops,
-            iops(&run, DDIR_WRITE),
-        ));
+        results.push(measure("mean_burst_iops", Unit::Iops, mean).under(&wait));
+        results.push(measure("max_burst_iops", Unit::Iops, max).under(&wait));
+        results.push(
+            measure(
+                "mean_burst_vs_baseline",
+                Unit::Ratio,
+                if baseline > 0.0 { mean / baseline } else { 0.0 },
+            )
+            .under(&wait),
+        );
+        results.push(measure("baseline_iops", Unit::Iops, iops(&run, DDIR_WRITE)).under(&wait));
         series.push(Series {
             name: format!("idle {}", time_label(idle_ns).replace('_', ".")),
             points,
@@ -516,14 +489,6 @@ impl Suite for Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn time_labels_are_key_safe() {
-        assert_eq!(time_label(20 * NS_PER_MIN), "20min");
-        assert_eq!(time_label(90 * NS_PER_S), "1_5min");
-        assert_eq!(time_label(5 * NS_PER_S), "5s");
-        assert_eq!(time_label(NS_PER_S / 2), "0_5s");
-    }
 
     #[test]
     fn options_name_the_bad_one() {

@@ -7,7 +7,7 @@ use flashlab_report::{RunResult, DDIR_WRITE};
 use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::{Axis, Chart, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
@@ -43,16 +43,22 @@ pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
     }
 }
 
-/// The value of `name` among `results`, if measured.
-pub(crate) fn result_value(results: &[Measure], name: &str) -> Option<f64> {
-    results.iter().find(|m| m.name == name).map(|m| m.value)
+/// The value of `family` at `col` in row `row` among `results`, if measured.
+pub(crate) fn result_value(
+    results: &[Measure],
+    family: &str,
+    row: &[Coord],
+    col: Option<Coord>,
+) -> Option<f64> {
+    results
+        .iter()
+        .find(|m| m.is(family, row, col))
+        .map(|m| m.value)
 }
-pub(crate) fn measure(name: impl Into<String>, unit: Unit, value: f64) -> Measure {
-    Measure {
-        name: name.into(),
-        unit,
-        value,
-    }
+
+/// A figure of the whole run or step ([`Measure::new`]).
+pub(crate) fn measure(family: &'static str, unit: Unit, value: f64) -> Measure {
+    Measure::new(family, unit, value)
 }
 
 /// Sum over the run's jobs (clones are merged by group_reporting).

@@ -333,11 +333,23 @@ mod tests {
             (4e9, 400.0, 310.0),
         ];
         let (r, charts) = summarise(&pts);
-        assert_eq!(result_value(&r, "slowdown_at_written_bytes"), Some(200.0));
-        assert_eq!(result_value(&r, "last_quarter_bw_bytes_per_s"), Some(310.0));
-        assert_eq!(result_value(&r, "min_interval_bw_bytes_per_s"), Some(300.0));
+        assert_eq!(
+            result_value(&r, "slowdown_at_written_bytes", &[], None),
+            Some(200.0)
+        );
+        assert_eq!(
+            result_value(&r, "last_quarter_bw_bytes_per_s", &[], None),
+            Some(310.0)
+        );
+        assert_eq!(
+            result_value(&r, "min_interval_bw_bytes_per_s", &[], None),
+            Some(300.0)
+        );
         assert_eq!(charts.len(), 2);
         let (r, _) = summarise(&pts[..2]);
-        assert_eq!(result_value(&r, "slowdown_at_written_bytes"), None);
+        assert_eq!(
+            result_value(&r, "slowdown_at_written_bytes", &[], None),
+            None
+        );
     }
 }

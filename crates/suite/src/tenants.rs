@@ -17,14 +17,16 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::grids::GridSpec;
+use crate::measure::write_size_label;
 use crate::options::PreconditionKind;
 use crate::session::Session;
 use crate::steps::{
-    bw_bytes_per_s, iops, measure, qd_jobs, uniform_random_line, RAMP_NS, UNIFORM_RANDOM,
+    bw_bytes_per_s, iops, measure, qd_jobs, result_value, uniform_random_line, RAMP_NS,
+    UNIFORM_RANDOM,
 };
 use crate::suite::{Outcome, Suite, Targets};
 use crate::SuiteOptions;
-use crate::{device_error, Axis, Chart, Measure, Series, SuiteError, Unit};
+use crate::{device_error, Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// Most rate steps of one write size: bounds a sweep on a drive that never falls behind.
 pub const MAX_STEPS: usize = 200;
@@ -135,15 +137,6 @@ impl TenantOptions {
     }
 }
 
-/// `4k`, `8k`, `1m`: fio's spelling of a block size, for job files and keys.
-fn bs_name(bytes: u64) -> String {
-    if bytes.is_multiple_of(1 << 20) {
-        format!("{}m", bytes >> 20)
-    } else {
-        format!("{}k", bytes >> 10)
-    }
-}
-
 /// Measured time and ramp of a time-based step: a ramp of at most a second, and never more
 /// than half the measured time, so short test runs stay short.
 fn step_lines(runtime_ns: u64) -> String {
@@ -158,45 +151,37 @@ fn percentile_list(p: &[(f64, &str)]) -> String {
         .join(":")
 }
 
-/// The read completion latency of the job called `job`: `{prefix}read_lat_avg_ns` and one
-/// measure per percentile.
-fn read_latency(
-    run: &RunResult,
-    job: &str,
-    prefix: &str,
-    percentiles: &[(f64, &str)],
-) -> Vec<Measure> {
+/// The reads of the job called `job`: IOPS, mean completion latency and one measure per
+/// percentile.
+fn read_latency(run: &RunResult, job: &str, percentiles: &[(f64, &str)]) -> Vec<Measure> {
     let mut m = Vec::new();
     let Some(j) = run.jobs.iter().find(|j| j.jobname() == job) else {
         return m;
     };
-    m.push(measure(
-        format!("{prefix}read_iops"),
-        Unit::Iops,
-        j.iops(DDIR_READ),
-    ));
+    m.push(measure("read_iops", Unit::Iops, j.iops(DDIR_READ)));
     if let Some(clat) = j.clat_ns(DDIR_READ) {
-        m.push(measure(
-            format!("{prefix}read_lat_avg_ns"),
-            Unit::Ns,
-            clat.mean,
-        ));
+        m.push(measure("read_lat_avg_ns", Unit::Ns, clat.mean));
     }
     let pcts = j.clat_percentiles_ns(DDIR_READ);
-    for (p, key) in percentiles {
+    for &(p, _) in percentiles {
         if let Some(&(_, v)) = pcts.iter().find(|(q, _)| (q - p).abs() < 1e-9) {
-            m.push(measure(
-                format!("{prefix}read_lat_{key}_ns"),
-                Unit::Ns,
-                v as f64,
-            ));
+            m.push(measure("read_lat_ns", Unit::Ns, v as f64).col(Coord::Percentile(p)));
         }
     }
     m
 }
 
-fn value(m: &[Measure], name: &str) -> Option<f64> {
-    m.iter().find(|x| x.name == name).map(|x| x.value)
+/// The read latency figure a series names by `key`: `avg`, or a percentile's (`p99_9`).
+fn read_lat(key: &str, percentiles: &[(f64, &str)]) -> (&'static str, Option<Coord>) {
+    match percentiles.iter().find(|(_, k)| *k == key) {
+        Some(&(p, _)) => ("read_lat_ns", Some(Coord::Percentile(p))),
+        None => ("read_lat_avg_ns", None),
+    }
+}
+
+/// The value of the figure a power step measured (no row).
+fn value(m: &[Measure], family: &str) -> Option<f64> {
+    result_value(m, family, &[], None)
 }
 
 /// What `--precondition pts` does here, for the JSON report.
@@ -231,7 +216,7 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
     // Per write size: (write bandwidth achieved, read measures) of every step.
     let mut sweeps: Vec<(String, Vec<Point>)> = Vec::new();
     for &bs in &t.write_bs_bytes {
-        let bsn = bs_name(bs);
+        let bsn = write_size_label(bs);
         let mut points = Vec::new();
         let mut ceiling = 0.0f64;
         let mut reached_end = false;
@@ -252,23 +237,22 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
                     Unit::BytesPerS,
                     job_bw(run, "writer"),
                 )];
-                m.extend(read_latency(run, "reader", "", &PRESSURE_PERCENTILES));
+                m.extend(read_latency(run, "reader", &PRESSURE_PERCENTILES));
                 m
             })?;
             let achieved = job_bw(&run, "writer");
-            let prefix = format!("bs{bsn}_step{step:03}_");
-            results.push(measure(
-                format!("{prefix}target_write_bw_bytes_per_s"),
-                Unit::BytesPerS,
-                target as f64,
-            ));
-            results.push(measure(
-                format!("{prefix}write_bw_bytes_per_s"),
-                Unit::BytesPerS,
-                achieved,
-            ));
-            let reads = read_latency(&run, "reader", &prefix, &PRESSURE_PERCENTILES);
-            results.extend(reads.iter().cloned());
+            let row = [Coord::WriteSize(bs), Coord::Step(step as u32)];
+            results.push(
+                measure(
+                    "target_write_bw_bytes_per_s",
+                    Unit::BytesPerS,
+                    target as f64,
+                )
+                .under(&row),
+            );
+            results.push(measure("write_bw_bytes_per_s", Unit::BytesPerS, achieved).under(&row));
+            let reads = read_latency(&run, "reader", &PRESSURE_PERCENTILES);
+            results.extend(reads.iter().map(|m| m.clone().under(&row)));
             points.push((achieved, reads));
             if achieved < KEEP_UP_SHARE * target as f64 {
                 reached_end = true;
@@ -276,17 +260,17 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
             }
             ceiling = ceiling.max(achieved);
         }
-        results.push(measure(
-            format!("bs{bsn}_ceiling_write_bw_bytes_per_s"),
-            Unit::BytesPerS,
-            ceiling,
-        ));
+        let row = [Coord::WriteSize(bs)];
+        results.push(measure("ceiling_write_bw_bytes_per_s", Unit::BytesPerS, ceiling).under(&row));
         // 0: the sweep ran out of steps before the drive fell behind (the ceiling is higher).
-        results.push(measure(
-            format!("bs{bsn}_ceiling_found"),
-            Unit::Count,
-            f64::from(u8::from(reached_end)),
-        ));
+        results.push(
+            measure(
+                "ceiling_found",
+                Unit::Count,
+                f64::from(u8::from(reached_end)),
+            )
+            .under(&row),
+        );
         sweeps.push((bsn, points));
     }
     let mut series = Vec::new();
@@ -295,15 +279,13 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
             .into_iter()
             .chain(PRESSURE_PERCENTILES.iter().map(|(_, k)| *k));
         for key in prefixes {
+            let (family, col) = read_lat(key, &PRESSURE_PERCENTILES);
             series.push(Series {
                 name: format!("{bsn} writes, read {}", key.replace('_', ".")),
                 points: points
                     .iter()
                     .filter_map(|(bw, reads)| {
-                        reads
-                            .iter()
-                            .find(|m| m.name.ends_with(&format!("read_lat_{key}_ns")))
-                            .map(|m| (*bw, m.value))
+                        result_value(reads, family, &[], col).map(|v| (*bw, v))
                     })
                     .collect(),
             });
@@ -434,13 +416,13 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
         let (_, m) = s.steady(|s| {
             s.job_on_namespaces(phase, text, &|run, _, _, _| {
                 let mut m = Vec::new();
-                for (ns, _) in quiet {
-                    m.extend(read_latency(
-                        run,
-                        &format!("quiet-ns{ns}"),
-                        &format!("ns{ns}_"),
-                        &NEIGHBOR_PERCENTILES,
-                    ));
+                for &(ns, _) in quiet {
+                    let at = [Coord::Namespace(ns as u32)];
+                    m.extend(
+                        read_latency(run, &format!("quiet-ns{ns}"), &NEIGHBOR_PERCENTILES)
+                            .into_iter()
+                            .map(|x| x.under(&at)),
+                    );
                 }
                 let noisy_iops: f64 = run
                     .jobs
@@ -452,31 +434,33 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
             })
         })?;
         for x in &m {
-            results.push(measure(format!("{phase}_{}", x.name), x.unit, x.value));
+            results.push(x.clone().under(&[Coord::Phase(phase)]));
         }
         per_phase.push(m);
     }
     // Worst quiet namespace of each phase, per figure: the tenant that suffers most.
-    let keys = ["read_lat_avg_ns"]
+    // (figure, percentile).
+    let keys = [("read_lat_avg_ns", None)]
         .into_iter()
-        .map(String::from)
         .chain(
             NEIGHBOR_PERCENTILES
                 .iter()
-                .map(|(_, k)| format!("read_lat_{k}_ns")),
+                .map(|&(p, _)| ("read_lat_ns", Some(Coord::Percentile(p)))),
         )
         .collect::<Vec<_>>();
-    for (phase, m) in ["alone", "neighbours"].iter().zip(&per_phase) {
-        for key in &keys {
+    let quiet_value = |m: &[Measure], ns: usize, family: &str, col: Option<Coord>| {
+        result_value(m, family, &[Coord::Namespace(ns as u32)], col)
+    };
+    for (&phase, m) in ["alone", "neighbours"].iter().zip(&per_phase) {
+        for &(family, col) in &keys {
             let worst = quiet
                 .iter()
-                .filter_map(|(ns, _)| value(m, &format!("ns{ns}_{key}")))
+                .filter_map(|&(ns, _)| quiet_value(m, ns, family, col))
                 .fold(0.0, f64::max);
-            results.push(measure(
-                format!("{phase}_worst_quiet_{key}"),
-                Unit::Ns,
-                worst,
-            ));
+            let mut w = measure(family, Unit::Ns, worst)
+                .under(&[Coord::Phase(phase), Coord::WorstQuietNamespace]);
+            w.col = col;
+            results.push(w);
         }
     }
     let quiet = &quiet;
@@ -485,14 +469,21 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
         .iter()
         .zip(&per_phase)
         .flat_map(|(phase, m)| {
-            keys.iter().map(move |key| Series {
-                name: format!("{phase}: {}", key.trim_end_matches("_ns").replace('_', " ")),
-                points: quiet
-                    .iter()
-                    .filter_map(|(ns, _)| {
-                        value(m, &format!("ns{ns}_{key}")).map(|v| (*ns as f64, v))
-                    })
-                    .collect(),
+            keys.iter().map(move |&(family, col)| {
+                let mut figure = measure(family, Unit::Ns, 0.0);
+                figure.col = col;
+                Series {
+                    name: format!(
+                        "{phase}: {}",
+                        figure.key().trim_end_matches("_ns").replace('_', " ")
+                    ),
+                    points: quiet
+                        .iter()
+                        .filter_map(|&(ns, _)| {
+                            quiet_value(m, ns, family, col).map(|v| (ns as f64, v))
+                        })
+                        .collect(),
+                }
             })
         })
         .collect();
@@ -556,7 +547,8 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
         let seeds = SeedTree::new(opts.seed);
         let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|e| device_error(&c, e))?;
         s.on_device(&mut ssd, |s| {
-            let prefix = format!("ps{state}_");
+            let ps = Coord::PowerState(state as u32);
+            let prefix = format!("{}_", ps.key());
             purge_and_fill_prefixed(s, &prefix)?;
             let mut watts = Vec::new();
             let mut all_under = true;
@@ -600,11 +592,11 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
                         ),
                     ]
                 })?;
-                let key = format!("{prefix}{}", name.replace('-', "_"));
+                let row = [ps, Coord::Test(name)];
                 let avg = value(&m, "avg_power_w").unwrap_or(0.0);
                 let peak = value(&m, "peak_power_w").unwrap_or(0.0);
                 for x in &m {
-                    results.push(measure(format!("{key}_{}", x.name), x.unit, x.value));
+                    results.push(x.clone().under(&row));
                 }
                 let (perf_key, perf) = match value(&m, "iops") {
                     Some(v) => ("iops_per_w", v),
@@ -614,31 +606,29 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
                     ),
                 };
                 if avg > 0.0 {
-                    results.push(measure(
-                        format!("{key}_{perf_key}"),
-                        Unit::Ratio,
-                        perf / avg,
-                    ));
+                    results.push(measure(perf_key, Unit::Ratio, perf / avg).under(&row));
                 }
                 if let Some(cap) = cap_w {
                     // The meter's windows carry rounding of a few microwatts at most.
                     let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
                     all_under &= under;
-                    results.push(measure(
-                        format!("{key}_peak_under_cap"),
-                        Unit::Count,
-                        f64::from(u8::from(under)),
-                    ));
+                    results.push(
+                        measure("peak_under_cap", Unit::Count, f64::from(u8::from(under)))
+                            .under(&row),
+                    );
                 }
                 watts.push((avg, peak));
             }
             if let Some(cap) = cap_w {
-                results.push(measure(format!("{prefix}cap_w"), Unit::Ratio, cap));
-                results.push(measure(
-                    format!("{prefix}all_peaks_under_cap"),
-                    Unit::Count,
-                    f64::from(u8::from(all_under)),
-                ));
+                results.push(measure("cap_w", Unit::Ratio, cap).under(&[ps]));
+                results.push(
+                    measure(
+                        "all_peaks_under_cap",
+                        Unit::Count,
+                        f64::from(u8::from(all_under)),
+                    )
+                    .under(&[ps]),
+                );
             }
             per_state.push((state, cap_w, watts));
             Ok(())
@@ -804,7 +794,7 @@ mod tests {
             let msg = o.validate().unwrap_err().to_string();
             assert!(msg.contains(option), "{msg}");
         }
-        assert_eq!(bs_name(8192), "8k");
-        assert_eq!(bs_name(1 << 20), "1m");
+        assert_eq!(write_size_label(8192), "8k");
+        assert_eq!(write_size_label(1 << 20), "1m");
     }
 }

@@ -12,7 +12,7 @@ use crate::session::{wa_between, Session};
 use crate::steady::{check_window, SteadyRule};
 use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::{Axis, Chart, Measure, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most intervals a run may take: bounds a run whose intervals are far too short.
 pub const MAX_INTERVALS: usize = 10_000;
@@ -228,11 +228,7 @@ fn results(points: &[Point], total_wa: f64, written: f64) -> (Vec<Measure>, (usi
         }
     }
     for (i, p) in points.iter().enumerate() {
-        m.push(measure(
-            format!("interval_{:03}_write_iops", i + 1),
-            Unit::Iops,
-            p.iops,
-        ));
+        m.push(measure("write_iops", Unit::Iops, p.iops).under(&[Coord::Interval(i as u32 + 1)]));
     }
     (m, (first_in_window, points.len() - 1))
 }
@@ -313,8 +309,8 @@ mod tests {
             .collect()
     }
 
-    fn value(m: &[Measure], name: &str) -> f64 {
-        m.iter().find(|x| x.name == name).unwrap().value
+    fn value(m: &[Measure], key: &str) -> f64 {
+        m.iter().find(|x| x.key() == key).unwrap().value
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn every_template_parses_and_does_what_its_header_says() {
 fn value(r: &DeviceReport, key: &str) -> f64 {
     r.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no {key}"))
         .value
 }
@@ -203,7 +203,7 @@ fn the_curve_climbs_then_latency_grows_at_the_top() {
         lat(last)
     );
     assert!(r.results.iter().all(|m| !m
-        .name
+        .key()
         .starts_with(&format!("vdi_full_boot_load{}_", last * 4))));
     let peak = value(&r, "vdi_full_boot_peak_iops");
     assert!(peak >= iops(1) && peak >= iops(4));

@@ -21,7 +21,7 @@ fn run(kind: SuiteKind, opts: &SuiteOptions) -> DeviceReport {
 fn value(d: &DeviceReport, key: &str) -> f64 {
     d.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no result {key}"))
         .value
 }
@@ -46,7 +46,7 @@ fn pts_iops_reports_56_cells_and_small_writes_cost_read_modify_write() {
     let cells: Vec<_> = d
         .results
         .iter()
-        .filter(|m| m.name.starts_with('r') && m.name.ends_with("_iops"))
+        .filter(|m| m.key().starts_with('r') && m.key().ends_with("_iops"))
         .collect();
     assert_eq!(cells.len(), 56, "{:?}", d.results);
     assert!(cells.iter().all(|m| m.value > 0.0));
@@ -182,7 +182,7 @@ fn desktop_writes_on_a_fresh_drive_land_in_the_slc_cache() {
         .steps
         .iter()
         .filter(|s| s.name == "rnd4k-q1t1-read-1" || s.name == "rnd4k-q1t1-read-2")
-        .map(|s| s.measures.iter().find(|m| m.name == "iops").unwrap().value)
+        .map(|s| s.measures.iter().find(|m| m.key() == "iops").unwrap().value)
         .collect();
     assert_eq!(runs.len(), 2);
     assert!(runs.iter().all(|&r| r <= best) && runs.contains(&best));
@@ -236,7 +236,8 @@ fn pts_latency_tail_never_exceeds_the_largest_latency() {
     .unwrap();
     let mut cells = 0;
     for m in &d.results {
-        let Some(cell) = m.name.strip_suffix("_lat_max_ns") else {
+        let key = m.key();
+        let Some(cell) = key.strip_suffix("_lat_max_ns") else {
             continue;
         };
         let tail = value(&d, &format!("{cell}_lat_p99_999_ns"));

@@ -19,7 +19,7 @@ fn run(kind: SuiteKind, opts: &SuiteOptions) -> DeviceReport {
 fn value(d: &DeviceReport, key: &str) -> f64 {
     d.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no result {key}"))
         .value
 }
@@ -307,7 +307,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     // Without the option, no wear-out run and no spare chart.
     opts.endurance.until_read_only = false;
     let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
-    assert!(d.results.iter().all(|m| m.name != "wear_out_reached"));
+    assert!(d.results.iter().all(|m| m.key() != "wear_out_reached"));
     assert!(d
         .charts
         .iter()
@@ -350,7 +350,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     let j: serde_json::Value = serde_json::from_str(last.fio_json.as_ref().unwrap()).unwrap();
     assert_eq!(j["jobs"][0]["error"], 5);
     // Lost data stays lost: no refresh and no third read.
-    assert!(d.results.iter().all(|m| m.name != "read_bw_after_idle"));
+    assert!(d.results.iter().all(|m| m.key() != "read_bw_after_idle"));
 
     // A storage temperature needs a power-off.
     opts.endurance.power_off_days = None;

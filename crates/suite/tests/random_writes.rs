@@ -103,9 +103,10 @@ fn check(kind: SuiteKind, o: &SuiteOptions) -> (usize, String) {
         options: o.clone(),
         devices: vec![d],
     });
-    // The grids are found among the results by their keys' pattern: a key renamed in a
-    // suite would make its grid vanish without this. (A variant may lay out one grid of
-    // several: recovery's dirty drive or host idle recovery.)
+    // The grids are found among the results by their families and row axes: a figure
+    // renamed or placed on other axes in a suite would make its grid vanish without this.
+    // (A variant may lay out one grid of several: recovery's dirty drive or host idle
+    // recovery.)
     let titles = grid_titles(kind);
     assert!(
         titles.is_empty() || titles.iter().any(|t| has_grid(&table, t)),

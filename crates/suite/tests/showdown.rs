@@ -26,7 +26,7 @@ fn config(sets: &[(&str, &str)]) -> DeviceConfig {
 fn value(d: &DeviceReport, key: &str) -> f64 {
     d.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no result {key}"))
         .value
 }

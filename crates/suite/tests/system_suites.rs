@@ -13,7 +13,7 @@ use flashlab_system::{load_system_config, parse_system_config};
 fn value(r: &DeviceReport, key: &str) -> f64 {
     r.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no {key} in {:?}", r.results))
         .value
 }
@@ -205,7 +205,7 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
     assert!(s2 > 1.3 * s1, "cached sequential read: {s1} then {s2}");
     let (hr1, hr2) = passes(&opt, "app_read_hit_ratio");
     assert!(hr2 > hr1, "hit ratio {hr1} then {hr2}");
-    assert!(!hdd.results.iter().any(|m| m.name.contains("hit_ratio")));
+    assert!(!hdd.results.iter().any(|m| m.key().contains("hit_ratio")));
 }
 
 #[test]

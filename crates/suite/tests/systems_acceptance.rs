@@ -12,7 +12,7 @@ use flashlab_suite::{
 fn value(r: &DeviceReport, key: &str) -> f64 {
     r.results
         .iter()
-        .find(|m| m.name == key)
+        .find(|m| m.key() == key)
         .unwrap_or_else(|| panic!("no {key} in {:?}", r.results))
         .value
 }
