@@ -84,9 +84,12 @@ struct SuiteArgs {
     /// Override a device key of every device, e.g. `--set nand.pages_per_block=256`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    #[arg(long, value_enum, default_value_t = DescribeFormat::Normal)]
-    output_format: DescribeFormat,
-    /// Also write the fio JSON and job file of every step and a CSV of the results here.
+    /// normal (a table), json, or tidy-csv (one row per device and result, a column per axis:
+    /// queue depth, block size, percentile, step...).
+    #[arg(long, value_enum, default_value_t = SuiteFormat::Normal)]
+    output_format: SuiteFormat,
+    /// Also write the fio JSON and job file of every step and a CSV of the results (and its
+    /// tidy form) here.
     #[arg(long)]
     outdir: Option<PathBuf>,
     /// Also write a self-contained HTML report (tables and charts) to this file.
@@ -419,6 +422,13 @@ enum OutputFormat {
 enum DescribeFormat {
     Normal,
     Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SuiteFormat {
+    Normal,
+    Json,
+    TidyCsv,
 }
 
 /// A failure and the exit code it maps to.
@@ -1103,8 +1113,9 @@ fn write_suite_report(
             .map_err(run_failed)?;
     }
     let text = match args.output_format {
-        DescribeFormat::Normal => flashlab_suite::render_table(report),
-        DescribeFormat::Json => flashlab_suite::render_json(report),
+        SuiteFormat::Normal => flashlab_suite::render_table(report),
+        SuiteFormat::Json => flashlab_suite::render_json(report),
+        SuiteFormat::TidyCsv => flashlab_suite::render_tidy_csv(report),
     };
     write_output(None, &text)
 }

@@ -1,5 +1,5 @@
 //! `flashlab suite` with the wsat, recovery, op-sweep and endurance suites: options reach the
-//! suites, bad ones exit with 2 and name themselves.
+//! suites, bad ones exit with 2 and name themselves. The tidy CSV.
 
 mod common;
 
@@ -88,4 +88,70 @@ fn bad_test_options_exit_2_naming_the_option() {
         assert_eq!(out.status.code(), Some(2), "{all:?}");
         assert!(stderr(&out).contains(option), "{all:?}: {}", stderr(&out));
     }
+}
+
+/// The tidy CSV holds one row per result, with the axes as columns: the same figures the JSON
+/// report keys by name.
+#[test]
+fn tidy_csv_has_a_row_per_result_and_a_column_per_axis() {
+    let args = [
+        "suite",
+        "qos",
+        "--device",
+        DEVICE,
+        "--depths",
+        "1,8",
+        "--runtime",
+        "200ms",
+        "--round",
+        "5%",
+        "--max-rounds",
+        "6",
+    ];
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tidy-qos");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut tidy_args = args.to_vec();
+    tidy_args.extend([
+        "--output-format",
+        "tidy-csv",
+        "--outdir",
+        dir.to_str().unwrap(),
+    ]);
+    let out = flashlab(&tidy_args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tidy = stdout(&out);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("qos-tidy.csv")).unwrap(),
+        tidy,
+        "the outdir holds the same tidy form"
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["--output-format", "json"]);
+    let out = flashlab(&json_args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results = doc["devices"][0]["results"].as_object().unwrap();
+
+    let mut lines = tidy.lines();
+    assert_eq!(
+        lines.next(),
+        Some("device,metric,family,queue_depth,percentile,unit,value")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), results.len(), "{tidy}");
+    for row in &rows {
+        assert_eq!(row.len(), 7, "{row:?}");
+        assert_eq!(row[0], DEVICE);
+        let value: f64 = row[6].parse().unwrap();
+        assert_eq!(Some(value), results[row[1]].as_f64(), "{row:?}");
+    }
+    let p99_9 = rows
+        .iter()
+        .find(|r| r[1] == "qd8_read_lat_p99_9_ns")
+        .expect("the p99.9 read latency at QD8");
+    assert_eq!(&p99_9[2..6], ["read_lat_ns", "8", "99.9", "ns"]);
+    let iops = rows.iter().find(|r| r[1] == "qd1_iops").unwrap();
+    assert_eq!(&iops[2..6], ["iops", "1", "", "IOPS"]);
+    let steady = rows.iter().find(|r| r[1] == "steady_write_iops").unwrap();
+    assert_eq!(&steady[2..6], ["steady_write_iops", "", "", "IOPS"]);
 }

@@ -86,7 +86,7 @@ pub use lengths::{parse_size, parse_time, RoundLength};
 pub use measure::{Coord, Dim, Measure, Phase};
 pub use opsweep::OpSweepOptions;
 pub use options::{PreconditionKind, PreconditionOptions, SuiteOptions};
-pub use output::{render_csv, render_json, render_table, write_outdir};
+pub use output::{render_csv, render_json, render_table, render_tidy_csv, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;

@@ -233,6 +233,80 @@ impl Coord {
     }
 }
 
+/// The tidy CSV's axis columns, in their order: each holds a coordinate's value as a
+/// number (sizes in bytes, times in ns, shares in percent) or a name.
+pub const TIDY_COLUMNS: [&str; 22] = [
+    "phase",
+    "profile",
+    "power_state",
+    "raid_level",
+    "members",
+    "pass",
+    "test",
+    "namespace",
+    "dirty_ns",
+    "idle_ns",
+    "extra_spare_percent",
+    "run_ns",
+    "compressible_percent",
+    "read_percent",
+    "block_bytes",
+    "queue_depth",
+    "load",
+    "round",
+    "interval",
+    "step",
+    "threads",
+    "percentile",
+];
+
+impl Coord {
+    /// The coordinate as tidy CSV cells: (column, value); a test of a desktop benchmark
+    /// gives its name, block size, queue depth and threads.
+    pub fn tidy(&self) -> Vec<(&'static str, String)> {
+        let one = |column: &'static str, value: String| vec![(column, value)];
+        match *self {
+            Coord::Depth(n) => one("queue_depth", n.to_string()),
+            Coord::Block(b) | Coord::SeqBlock(b) | Coord::Transfer(b) | Coord::WriteSize(b) => {
+                one("block_bytes", b.to_string())
+            }
+            Coord::Mix(r) => one("read_percent", r.to_string()),
+            Coord::Percentile(p) => one("percentile", p.to_string()),
+            Coord::Round(n) => one("round", n.to_string()),
+            Coord::Interval(n) => one("interval", n.to_string()),
+            Coord::Step(n) => one("step", n.to_string()),
+            Coord::Load(n) => one("load", n.to_string()),
+            Coord::Pass(n) => one("pass", n.to_string()),
+            Coord::Compressible(p) => one("compressible_percent", p.to_string()),
+            Coord::DesktopTest {
+                bs, qd, threads, ..
+            } => vec![
+                ("test", self.value()),
+                ("block_bytes", bs.to_string()),
+                ("queue_depth", qd.to_string()),
+                ("threads", threads.to_string()),
+            ],
+            Coord::Dirty(ns) => one("dirty_ns", ns.to_string()),
+            Coord::Idle(ns) | Coord::HirIdle(ns) => one("idle_ns", ns.to_string()),
+            Coord::Op(f) => one(
+                "extra_spare_percent",
+                ((f * 1000.0).round() / 10.0).to_string(),
+            ),
+            Coord::RunTime(ns) => one("run_ns", ns.to_string()),
+            Coord::RaidSet { level, members } => vec![
+                ("raid_level", level.to_string()),
+                ("members", members.to_string()),
+            ],
+            Coord::Namespace(n) => one("namespace", n.to_string()),
+            Coord::WorstQuietNamespace => one("namespace", "worst_quiet".to_string()),
+            Coord::PowerState(n) => one("power_state", n.to_string()),
+            Coord::Profile(name) => one("profile", name.to_string()),
+            Coord::Test(name) => one("test", name.to_string()),
+            Coord::Phase(p) => one("phase", p.to_string()),
+        }
+    }
+}
+
 /// One measured figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measure {

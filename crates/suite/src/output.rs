@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
+use crate::measure::TIDY_COLUMNS;
 use crate::steady::SteadyRule;
 use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport};
 
@@ -225,6 +226,49 @@ pub fn render_csv(report: &SuiteReport) -> String {
     out
 }
 
+/// The tidy form: one row per device and result, `device,metric,family`, then a column per
+/// axis the report's results lie on ([`crate::measure::TIDY_COLUMNS`], those used, in that
+/// order; empty where a result has no value on it), `unit,value`. `metric` is the flat key,
+/// `family` what is measured without its axes (`read_lat_ns` for every read latency
+/// percentile of every queue depth).
+pub fn render_tidy_csv(report: &SuiteReport) -> String {
+    let cells = |m: &Measure| -> Vec<(&'static str, String)> {
+        m.row.iter().chain(&m.col).flat_map(|c| c.tidy()).collect()
+    };
+    let used: Vec<&str> = TIDY_COLUMNS
+        .into_iter()
+        .filter(|col| {
+            report
+                .devices
+                .iter()
+                .flat_map(|d| &d.results)
+                .any(|m| cells(m).iter().any(|(c, _)| c == col))
+        })
+        .collect();
+    let mut out = String::from("device,metric,family");
+    for col in &used {
+        let _ = write!(out, ",{col}");
+    }
+    out.push_str(",unit,value\n");
+    for d in &report.devices {
+        let dev = csv_field(&d.device);
+        for m in &d.results {
+            let cells = cells(m);
+            let _ = write!(out, "{dev},{},{}", csv_field(&m.key()), m.family);
+            for col in &used {
+                let values: Vec<&str> = cells
+                    .iter()
+                    .filter(|(c, _)| c == col)
+                    .map(|(_, v)| v.as_str())
+                    .collect();
+                let _ = write!(out, ",{}", csv_field(&values.join(";")));
+            }
+            let _ = writeln!(out, ",{},{}", m.unit.name(), m.value);
+        }
+    }
+    out
+}
+
 /// A device name as a directory name: anything but `[A-Za-z0-9._-]` becomes `_`.
 fn dir_name(i: usize, device: &str) -> String {
     let clean: String = device
@@ -240,13 +284,17 @@ fn dir_name(i: usize, device: &str) -> String {
     format!("{}-{clean}", i + 1)
 }
 
-/// Under `dir`: `<suite>.csv`, and per device `<n>-<device>/<step>.fio` and `<step>.json`
+/// Under `dir`: `<suite>.csv`, its tidy form `<suite>-tidy.csv`, and per device `<n>-<device>/<step>.fio` and `<step>.json`
 /// (the job file and its fio JSON) for every job step, numbered in order.
 pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(
         dir.join(format!("{}.csv", report.suite.name())),
         render_csv(report),
+    )?;
+    std::fs::write(
+        dir.join(format!("{}-tidy.csv", report.suite.name())),
+        render_tidy_csv(report),
     )?;
     for (i, d) in report.devices.iter().enumerate() {
         let sub = dir.join(dir_name(i, &d.device));
@@ -344,6 +392,28 @@ mod tests {
         assert_eq!(
             c,
             "device,metric,unit,value\n\"a,b\",steady_state_round,,5\n\"a,b\",rand_write_4k_iops,IOPS,1234.4\nc,steady_state_round,,\nc,rand_write_4k_iops,IOPS,99\n"
+        );
+    }
+
+    #[test]
+    fn tidy_csv_has_a_column_per_axis_used_and_a_row_per_result() {
+        let mut r = report();
+        r.suite = suite("qos").unwrap();
+        for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
+            d.results.push(
+                Measure::new("read_lat_ns", Unit::Ns, v)
+                    .col(Coord::Percentile(99.9))
+                    .under(&[Coord::Depth(32)]),
+            );
+        }
+        let c = render_tidy_csv(&r);
+        assert_eq!(
+            c,
+            "device,metric,family,queue_depth,percentile,unit,value\n\
+             \"a,b\",rand_write_4k_iops,rand_write_4k_iops,,,IOPS,1234.4\n\
+             \"a,b\",qd32_read_lat_p99_9_ns,read_lat_ns,32,99.9,ns,250000\n\
+             c,rand_write_4k_iops,rand_write_4k_iops,,,IOPS,99\n\
+             c,qd32_read_lat_p99_9_ns,read_lat_ns,32,99.9,ns,1500000\n"
         );
     }
 
