@@ -133,9 +133,9 @@ struct SuiteArgs {
     #[command(flatten)]
     systems: SystemSuiteArgs,
     #[command(flatten)]
-    real: RealArgs,
-    #[command(flatten)]
     app_profiles: app_opts::AppProfileArgs,
+    #[command(flatten)]
+    real: RealArgs,
     /// `--load-state` and `--save-state`: one simulated drive or system only.
     #[command(flatten)]
     state: StateArgs,
@@ -431,6 +431,49 @@ enum SuiteFormat {
     TidyCsv,
 }
 
+/// Heading of the options several suites read (each option's help names them).
+const SHARED_SUITE_OPTIONS: &str = "Options of several suites";
+/// Heading of the options that run a suite on real storage.
+const REAL_TARGET_OPTIONS: &str = "Real storage (--target)";
+
+/// The command line. `flashlab suite --help` lists the options every suite takes first,
+/// then each suite's own under a heading with its name (from the registry,
+/// `flashlab_suite::Suite::options`), those several suites read under one heading, and those
+/// of real storage under another.
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("suite", |mut suite| {
+        let headings: Vec<(String, String)> = flashlab_suite::suite_options()
+            .into_iter()
+            .map(|(option, suites)| {
+                let heading = match suites.as_slice() {
+                    [one] => format!("{one} options"),
+                    _ => SHARED_SUITE_OPTIONS.to_string(),
+                };
+                (option.to_string(), heading)
+            })
+            .collect();
+        let ids: Vec<(String, String)> = suite
+            .get_arguments()
+            .filter_map(|arg| {
+                let long = arg.get_long()?;
+                let heading = match headings.iter().find(|(o, _)| o == long) {
+                    Some((_, h)) => h.clone(),
+                    None if REAL_TARGET_FLAGS.contains(&long) => REAL_TARGET_OPTIONS.to_string(),
+                    None => return None,
+                };
+                Some((arg.get_id().to_string(), heading))
+            })
+            .collect();
+        for (id, heading) in ids {
+            suite = suite.mut_arg(id, |a| a.help_heading(heading));
+        }
+        suite
+    })
+}
+
+/// The options of `flashlab suite` that run it on real storage.
+const REAL_TARGET_FLAGS: [&str; 5] = ["target", "destroy-data", "fio", "target-size", "max-idle"];
+
 /// A failure and the exit code it maps to.
 struct Failure {
     code: u8,
@@ -464,7 +507,7 @@ fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
 
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors, matching our "bad input" code.
-    let matches = Cli::command().get_matches();
+    let matches = cli_command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),

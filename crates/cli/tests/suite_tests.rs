@@ -1,5 +1,5 @@
 //! `flashlab suite` with the wsat, recovery, op-sweep and endurance suites: options reach the
-//! suites, bad ones exit with 2 and name themselves. The tidy CSV.
+//! suites, bad ones exit with 2 and name themselves. The tidy CSV and the grouped help.
 
 mod common;
 
@@ -154,4 +154,44 @@ fn tidy_csv_has_a_row_per_result_and_a_column_per_axis() {
     assert_eq!(&iops[2..6], ["iops", "1", "", "IOPS"]);
     let steady = rows.iter().find(|r| r[1] == "steady_write_iops").unwrap();
     assert_eq!(&steady[2..6], ["steady_write_iops", "", "", "IOPS"]);
+}
+
+/// `suite --help` lists the options every suite takes first, then each suite's own under a
+/// heading with its name, those of several suites under one heading.
+#[test]
+fn suite_help_groups_options_by_suite() {
+    let out = flashlab(&["suite", "--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    // The heading each option is listed under.
+    let heading_of = |option: &str| {
+        let mut heading = "";
+        for line in help.lines() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                heading = line;
+            }
+            if line.trim_start().starts_with(&format!("{option} ")) {
+                return heading.to_string();
+            }
+        }
+        panic!("{option} missing from:\n{help}");
+    };
+    for (option, heading) in [
+        ("--device", "Options:"),
+        ("--seed", "Options:"),
+        ("--round", "Options:"),
+        ("--depths", "qos options:"),
+        ("--write-multiple", "wsat options:"),
+        ("--variant", "recovery options:"),
+        ("--op", "op-sweep options:"),
+        ("--workload", "endurance options:"),
+        ("--members", "raid-scaling options:"),
+        ("--zipf", "cache-passes options:"),
+        ("--vms", "oltp options:"),
+        ("--precondition", "Options of several suites:"),
+        ("--size", "Options of several suites:"),
+        ("--target", "Real storage (--target):"),
+    ] {
+        assert_eq!(heading_of(option), heading, "{option}");
+    }
 }
