@@ -12,7 +12,7 @@ use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases
 use flashlab_system::{System, SystemCounters};
 use flashlab_workload::JobFile;
 
-use crate::real::RealTarget;
+use crate::real::{RealError, RealTarget};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress};
 
 /// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
@@ -449,7 +449,13 @@ impl<'a> Session<'a> {
         self.announce(step);
         let ssd = match &mut self.drive {
             Drive::Sim(ssd) => ssd,
-            Drive::Real(_) => return self.real_idle(step, drive_ns),
+            Drive::Real(t) => {
+                let (slept_ns, note) = t.idle(drive_ns);
+                if let Some(note) = note {
+                    t.notes.push(format!("{step}: {note}"));
+                }
+                return self.real_step_done(step, StepKind::Idle, slept_ns);
+            }
             // No device yet: nothing runs while the clock moves on.
             Drive::Described(_) => {
                 self.now_ns = self.now_ns.saturating_add(drive_ns);
@@ -549,8 +555,11 @@ impl<'a> Session<'a> {
         self.announce(step);
         let ssd = match &mut self.drive {
             Drive::Sim(ssd) => ssd,
-            Drive::Real(_) => {
-                self.real_purge(step);
+            Drive::Real(t) => {
+                let start = std::time::Instant::now();
+                let note = t.purge();
+                t.notes.push(format!("{step}: {note}"));
+                self.real_step_done(step, StepKind::Purge, crate::real::elapsed_ns(start));
                 return Ok(());
             }
             Drive::Described(_) => return Err(self.no_device(step)),
@@ -620,8 +629,10 @@ impl<'a> Session<'a> {
             }
             None => text,
         };
-        if let Drive::Real(_) = self.drive {
-            return self.real_job(step, text, measure);
+        if let Drive::Real(t) = &mut self.drive {
+            let start = std::time::Instant::now();
+            let outcome = t.run_job(step, text);
+            return self.real_job_done(step, text, start, outcome, measure);
         }
         let (file, options) = self.plan_job(step, text)?;
         let Drive::Sim(ssd) = &mut self.drive else {
@@ -736,38 +747,21 @@ impl<'a> Session<'a> {
 
 /// Steps on real storage (`crate::real`): the same records, wall-clock time.
 impl Session<'_> {
-    fn target(&mut self) -> &mut RealTarget {
-        match &mut self.drive {
-            Drive::Real(t) => t,
-            Drive::Sim(_) | Drive::Described(_) => unreachable!("only called for real targets"),
-        }
+    /// An idle step or a purge the target took `took_ns` of wall-clock time for.
+    fn real_step_done(&mut self, step: &str, kind: StepKind, took_ns: u64) {
+        self.now_ns = self.now_ns.saturating_add(took_ns);
+        self.record(step, kind, None, None, Vec::new());
     }
 
-    fn real_idle(&mut self, step: &str, drive_ns: u64) {
-        let (slept_ns, note) = self.target().idle(drive_ns);
-        if let Some(note) = note {
-            self.target().notes.push(format!("{step}: {note}"));
-        }
-        self.now_ns = self.now_ns.saturating_add(slept_ns);
-        self.record(step, StepKind::Idle, None, None, Vec::new());
-    }
-
-    fn real_purge(&mut self, step: &str) {
-        let start = std::time::Instant::now();
-        let note = self.target().purge();
-        self.target().notes.push(format!("{step}: {note}"));
-        self.now_ns = self.now_ns.saturating_add(crate::real::elapsed_ns(start));
-        self.record(step, StepKind::Purge, None, None, Vec::new());
-    }
-
-    fn real_job(
+    /// A job fio ran on the target from `start`, as the step's record.
+    fn real_job_done(
         &mut self,
         step: &str,
         text: &str,
+        start: std::time::Instant,
+        outcome: Result<(RunResult, String), RealError>,
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
-        let start = std::time::Instant::now();
-        let outcome = self.target().run_job(step, text);
         let (mut run, json) = outcome.map_err(|error| SuiteError::Real {
             device: self.device.clone(),
             step: step.to_string(),
@@ -809,11 +803,20 @@ impl Session<'_> {
         let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
         let horizon_ns = targets.horizon_ns();
         let run = self.end_job(step, result, horizon_ns)?;
-        let Drive::Sim(dev) = &mut self.drive else {
-            unreachable!("a real target returned above");
+        let end_ns = self.now_ns;
+        // The drive is the one checked above.
+        let ssd = match &mut self.drive {
+            Drive::Sim(dev) => dev.as_ssd_mut(),
+            Drive::Real(_) | Drive::Described(_) => None,
         };
-        let ssd = dev.as_ssd_mut().expect("checked above");
-        let measures = measure(&run, ssd, start_ns, self.now_ns);
+        let Some(ssd) = ssd else {
+            return Err(SuiteError::NoFtl {
+                device: self.device.clone(),
+                suite: "a suite with namespaces",
+                one_ssd: false,
+            });
+        };
+        let measures = measure(&run, ssd, start_ns, end_ns);
         self.record_job(step, text, &run, measures.clone());
         Ok((run, measures))
     }
