@@ -77,7 +77,7 @@ pub enum Coord {
     Phase(Phase),
 }
 
-/// The axis a [`Coord`] lies on: a column of the tidy CSV.
+/// The axis a [`Coord`] lies on: a grid selects its rows by their axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dim {
     QueueDepth,
@@ -100,34 +100,6 @@ pub enum Dim {
     PowerState,
     Profile,
     Phase,
-}
-
-impl Dim {
-    /// The tidy CSV's column heading.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dim::QueueDepth => "queue_depth",
-            Dim::BlockSize => "block_size",
-            Dim::ReadPercent => "read_percent",
-            Dim::Percentile => "percentile",
-            Dim::Round => "round",
-            Dim::Interval => "interval",
-            Dim::Step => "step",
-            Dim::Load => "load",
-            Dim::Pass => "pass",
-            Dim::CompressiblePercent => "compressible_percent",
-            Dim::Test => "test",
-            Dim::DirtyTime => "dirty_time",
-            Dim::IdleTime => "idle_time",
-            Dim::SparePercent => "extra_spare_percent",
-            Dim::RunTime => "run_time",
-            Dim::Raid => "raid",
-            Dim::Namespace => "namespace",
-            Dim::PowerState => "power_state",
-            Dim::Profile => "profile",
-            Dim::Phase => "phase",
-        }
-    }
 }
 
 impl Coord {
