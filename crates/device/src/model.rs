@@ -15,21 +15,14 @@ use crate::link::LinkKind;
 use crate::units::{format_decimal, format_size, format_time};
 use crate::values::{energy_text, power_text, size_text};
 
+pub use crate::error::KeyError;
+pub use crate::reserve::{held_back_blocks, native_slc_streams, steady_held_blocks};
+
 mod describe;
 mod parts;
 mod slice;
 
 use parts::{CapacityParts, HostParts, NandParts};
-
-/// A value that is out of range or inconsistent with another.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyError {
-    /// Dotted key ("nand.channels").
-    pub key: String,
-    pub value: String,
-    pub message: String,
-    pub valid: String,
-}
 
 fn key_err(key: &str, value: impl ToString, message: &str, valid: impl ToString) -> KeyError {
     KeyError {
@@ -100,7 +93,7 @@ pub struct ScaleInfo {
 
 /// Bytes of model memory for a mapping of this size: L2P 4 B per user IU, P2L 4 B per raw IU,
 /// ~32 B of per-block state. (The GC pacing queue's ring, which depends on the units and
-/// the reserve rather than the capacity, is added beside it: `ssd::internal_queue_bytes`.)
+/// the reserve rather than the capacity, is added beside it: `pacing::internal_queue_bytes`.)
 pub fn memory_estimate_bytes(user_ius: u64, raw_ius: u64, blocks: u64) -> u64 {
     4 * user_ius + 4 * raw_ius + 32 * blocks
 }
@@ -137,37 +130,6 @@ pub struct SharedResources {
     pub buffer_bytes: u64,
     pub read_buffer_bytes: u64,
     pub controller: ControllerModel,
-}
-
-/// Blocks the FTL keeps out of the user data's reach on a drive with `units` (die, plane)
-/// units: the foreground GC reserve (at least `units + 2`), 2 more, and one open block per
-/// unit for each of the 4 native streams (host, GC, fold, dynamic SLC). This mirrors
-/// `flashlab_ftl`'s geometry check; a slice must be sized with the same rule the FTL applies.
-pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
-    foreground_free_blocks.max(units + 2) + 2 + 4 * units
-}
-
-/// Blocks' worth of space out of the data's reach in steady random writing, on average,
-/// which a slice must leave the same share of room beside: the free blocks, which sit at the
-/// foreground reserve plus one (reclaim runs until more than the reserve is free), and the
-/// unwritten half of each native stream's open block on every unit (filled in step across
-/// the units: half written on average). Host and GC streams are always open;
-/// `slc_streams` more (`native_slc_streams`) are the fold stream of a drive with an SLC
-/// cache and the dynamic cache's SLC stream, whose open blocks stay where the last SLC
-/// writes and folds left them once free space no longer allows the cache. Counting whole
-/// open blocks and 2 blocks over the reserve (as the FTL's acceptance rule must, for its
-/// worst case) held back a block per unit too many: a slice of 64 blocks per plane then had
-/// ~1.5% more effective spare than the drive, and its greedy GC wrote ~8% less; leaving
-/// out a dynamic cache's two streams made a slice write ~6% more (docs/scale.md, "Blocks
-/// per plane").
-pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64, slc_streams: u64) -> u64 {
-    foreground_free_blocks.max(units + 2) + 1 + units * (2 + slc_streams) / 2
-}
-
-/// Native streams an SLC cache adds (see `steady_held_blocks`): folding into native blocks
-/// with any cache, and SLC writes into native blocks with a dynamic one.
-pub fn native_slc_streams(static_slc_blocks: u64, dynamic: bool) -> u64 {
-    u64::from(static_slc_blocks > 0 || dynamic) + u64::from(dynamic)
 }
 
 fn trim_float(v: f64) -> String {
@@ -677,7 +639,7 @@ impl DeviceConfig {
         let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
         let raw_ius = geometry.raw_bytes() / iu;
         let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
-            + crate::ssd::internal_queue_bytes(
+            + crate::pacing::internal_queue_bytes(
                 geometry.planes() as u64,
                 geometry.blocks() - static_blocks - bad_blocks,
                 u64::from(fg),

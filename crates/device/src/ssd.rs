@@ -20,11 +20,13 @@ use serde_json::json;
 use crate::buffer::{BufferError, WriteBuffer};
 use crate::config::{ChannelMergeSetting, DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
-use crate::load::ConfigError;
+use crate::error::ConfigError;
 use crate::mapcache::{Lookup, MapCache};
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
-use crate::pacing::{is_internal, is_taken, InternalQueue};
+use crate::pacing::{
+    internal_queue_gain_ius, internal_queue_victims, is_internal, is_taken, InternalQueue,
+};
 use crate::readbuf::{ReadAhead, ReadBuffer};
 
 mod internal;
@@ -33,8 +35,6 @@ mod report;
 mod state;
 mod write;
 
-pub use internal::internal_queue_bytes;
-use internal::{internal_queue_gain_ius, internal_queue_victims};
 pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,

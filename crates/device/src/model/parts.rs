@@ -6,14 +6,12 @@
 use flashlab_media::{CellTimings, NandGeometry, Retention, SchedulerConfig};
 
 use super::slice::{bad_blocks_of, FtlSpares, Slice, SlicePlan};
-use super::{
-    fraction, key_err, memory_estimate_bytes, native_slc_streams, range_u32, steady_held_blocks,
-    KeyError, PowerModel,
-};
+use super::{fraction, key_err, memory_estimate_bytes, range_u32, KeyError, PowerModel};
 use crate::config::{DeviceConfig, RetentionClass};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::readbuf::STREAMS;
+use crate::reserve::{native_slc_streams, steady_held_blocks};
 use crate::units::{format_size, format_time};
 use crate::values::{size_text, ScaleSetting};
 
@@ -569,7 +567,7 @@ impl DeviceConfig {
         let full_mem = memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks());
         // The pacing queue's ring is a fixed cost per unit: a capacity slice keeps all of it
         // and a die cut less, so the mapping gets what the full drive's ring leaves.
-        let full_queue = crate::ssd::internal_queue_bytes(
+        let full_queue = crate::pacing::internal_queue_bytes(
             full_units,
             full_native_blocks,
             self.fg_for(full_units),
