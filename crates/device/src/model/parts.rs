@@ -223,7 +223,6 @@ impl DeviceConfig {
         page: u64,
         timings: &CellTimings,
     ) -> Result<HostParts, KeyError> {
-        let n = &self.nand;
         let iu = self.ftl.iu.0;
         if ![4096u64, 8192, 16384, 32768, 65536].contains(&iu)
             || iu > page
@@ -277,6 +276,54 @@ impl DeviceConfig {
                 "1 to 1000000000",
             ));
         }
+        let full_controller = self.controller_parts()?;
+        let gc_busy_share = fraction(
+            "ftl.gc_background_busy_share",
+            self.ftl.gc_background_busy_share,
+            false,
+            0.0,
+            1.0,
+        )?;
+        let dyn_fraction = fraction(
+            "slc_cache.dynamic_max_fraction",
+            self.slc_cache.dynamic_max_fraction,
+            false,
+            0.0,
+            1.0,
+        )?;
+        let (buffer, read_buffer, read_ahead, min_read_buffer) = self.buffer_parts(page)?;
+        let scheduler = self.scheduler_parts()?;
+        let power = self.power_model(timings)?;
+        let max_memory = self.sim.max_memory.0;
+        if max_memory < (16 << 20) {
+            return Err(key_err(
+                "sim.max_memory",
+                size_text(max_memory),
+                "too small",
+                "at least 16MiB",
+            ));
+        }
+        Ok(HostParts {
+            iu,
+            lb,
+            link,
+            efficiency,
+            queue_depth,
+            full_controller,
+            gc_busy_share,
+            dyn_fraction,
+            buffer,
+            read_buffer,
+            read_ahead,
+            min_read_buffer,
+            scheduler,
+            power,
+            max_memory,
+        })
+    }
+
+    /// The controller's cores, data path and CPU time per command, at full size.
+    fn controller_parts(&self) -> Result<ControllerModel, KeyError> {
         let ctl = &self.controller;
         range_u32("controller.cores", ctl.cores, 1, MAX_CORES)?;
         for (key, bw) in [
@@ -301,7 +348,7 @@ impl DeviceConfig {
                 return Err(key_err(key, format_time(t.0), "out of range", "0 to 1s"));
             }
         }
-        let full_controller = ControllerModel {
+        Ok(ControllerModel {
             data_bytes_per_s: [
                 ctl.write_bandwidth.map(|b| b.0),
                 ctl.read_bandwidth.map(|b| b.0),
@@ -312,21 +359,13 @@ impl DeviceConfig {
             cores: ctl.cores,
             // Set with the geometry (`DeviceConfig::resolve`).
             relocation_allowance_ius: 0,
-        };
-        let gc_busy_share = fraction(
-            "ftl.gc_background_busy_share",
-            self.ftl.gc_background_busy_share,
-            false,
-            0.0,
-            1.0,
-        )?;
-        let dyn_fraction = fraction(
-            "slc_cache.dynamic_max_fraction",
-            self.slc_cache.dynamic_max_fraction,
-            false,
-            0.0,
-            1.0,
-        )?;
+        })
+    }
+
+    /// The write buffer, the read buffer and the read-ahead window (with the smallest read
+    /// buffer its streams can work with), in bytes.
+    fn buffer_parts(&self, page: u64) -> Result<(u64, u64, u64, u64), KeyError> {
+        let ctl = &self.controller;
         let buffer = self.buffer.size.0;
         if buffer < 4 * page || buffer > (64 << 30) {
             return Err(key_err(
@@ -360,6 +399,12 @@ impl DeviceConfig {
                 "0B, or a controller.read_buffer of at least 2 x 4 x read_ahead",
             ));
         }
+        Ok((buffer, read_buffer, read_ahead, min_read_buffer))
+    }
+
+    /// The die scheduler: read priority and program and erase suspends.
+    fn scheduler_parts(&self) -> Result<SchedulerConfig, KeyError> {
+        let n = &self.nand;
         let sc = &self.scheduler;
         range_u32(
             "scheduler.max_suspends_per_op",
@@ -392,33 +437,7 @@ impl DeviceConfig {
                 "true, or a scheduler without reordering",
             ));
         }
-        let power = self.power_model(timings)?;
-        let max_memory = self.sim.max_memory.0;
-        if max_memory < (16 << 20) {
-            return Err(key_err(
-                "sim.max_memory",
-                size_text(max_memory),
-                "too small",
-                "at least 16MiB",
-            ));
-        }
-        Ok(HostParts {
-            iu,
-            lb,
-            link,
-            efficiency,
-            queue_depth,
-            full_controller,
-            gc_busy_share,
-            dyn_fraction,
-            buffer,
-            read_buffer,
-            read_ahead,
-            min_read_buffer,
-            scheduler,
-            power,
-            max_memory,
-        })
+        Ok(scheduler)
     }
 
     pub(super) fn capacity_parts(
