@@ -15,7 +15,8 @@
 //! - a host (or flush) program to a block whose erase is still queued sends that erase, and
 //!   the queued reads of the block it must follow, to the dies first, ahead of their turn (a
 //!   block is never programmed before it is erased); the older queued work stays queued
-//!   (releasing all of it gave the dies bursts of thousands of operations on a deep queue).
+//!   (releasing all of it would give the dies bursts of thousands of operations on a deep
+//!   queue).
 //!   Only if queued work programs the block before its erase does everything up to the
 //!   erase go;
 //! - dies left idle take queued work at once, and while the host is idle all of it runs;
@@ -23,11 +24,12 @@
 //!   off only while it has free blocks to write the host's data into, so the queued
 //!   victims' gain (IUs their erases free less the IUs their copies fill) is at most the
 //!   foreground reserve's IUs; beyond it the oldest operations are released. (A cap counted
-//!   in victims held 4 times the drive's free-space debt per plane on a slice with a quarter
-//!   of the dies.) A fixed ring of operations bounds memory as well.
+//!   in victims would hold 4 times the drive's free-space debt per plane on a slice with a
+//!   quarter of the dies.) A fixed ring of operations bounds memory as well.
 //!
-//! Mapping state is the FTL's and does not wait: the FTL decides as before (write
-//! amplification is unchanged); only when the operations reach the dies changes.
+//! Mapping state is the FTL's and does not wait: the FTL decides as it would without the
+//! queue (write amplification is the same); the queue moves only when operations reach the
+//! dies.
 
 use flashlab_ftl::{NandOp, NandOpKind, OpCause};
 
@@ -122,7 +124,9 @@ fn op_gain(op: &NandOp, static_erase: &[bool], native_block_ius: i64, slc_block_
 }
 
 /// What a slot holds once its operation was taken out of order: a host cause, which no
-/// queued operation has (`is_internal`), and a read, which gains nothing.
+/// queued operation has (`is_internal`), and a read, which gains nothing. Marking the slot
+/// in place keeps the ring a plain array of operations, with no flag or `Option` per slot
+/// for every push and release to carry.
 const TAKEN: NandOp = NandOp {
     kind: NandOpKind::Read,
     cause: OpCause::HostWrite,
@@ -495,7 +499,7 @@ impl InternalQueue {
     /// `block` not taken yet (`upto` if none comes before): the caller gives the block's
     /// operations to the dies from there, not from the front. A deep queue holds tens of
     /// thousands of operations before an erase and a victim's reads sit in the few hundred
-    /// just before it, so the scan for them no longer passes the whole queue a second time.
+    /// just before it, so the scan for them does not pass the whole queue a second time.
     pub fn erase_reads_from(&self, block: u32, upto: usize) -> Option<usize> {
         debug_assert!(upto < self.len);
         // Slots 0..upto as (at most) two runs of the ring, scanned without a wrap check per

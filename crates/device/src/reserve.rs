@@ -19,10 +19,10 @@ pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
 /// cache and the dynamic cache's SLC stream, whose open blocks stay where the last SLC
 /// writes and folds left them once free space no longer allows the cache. Counting whole
 /// open blocks and 2 blocks over the reserve (as the FTL's acceptance rule must, for its
-/// worst case) held back a block per unit too many: a slice of 64 blocks per plane then had
-/// ~1.5% more effective spare than the drive, and its greedy GC wrote ~8% less; leaving
-/// out a dynamic cache's two streams made a slice write ~6% more (docs/scale.md, "Blocks
-/// per plane").
+/// worst case) would hold back a block per unit too many: a slice of 64 blocks per plane
+/// would have ~1.5% more effective spare than the drive, and its greedy GC would write ~8%
+/// less; leaving out a dynamic cache's two streams would make a slice write ~6% more
+/// (docs/scale.md, "Blocks per plane").
 pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64, slc_streams: u64) -> u64 {
     foreground_free_blocks.max(units + 2) + 1 + units * (2 + slc_streams) / 2
 }
