@@ -25,9 +25,7 @@ mod ssd;
 pub mod units;
 pub mod values;
 
-pub use config::{
-    key_table_markdown, ChannelMergeSetting, DeviceConfig, HostAllocation, KeyDoc, KEYS,
-};
+pub use config::{key_table_markdown, DeviceConfig, HostAllocation, KeyDoc, KEYS};
 pub use error::ConfigError;
 pub use health::{HealthLog, ThermalLog};
 pub use link::LinkKind;

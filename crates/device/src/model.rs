@@ -7,8 +7,7 @@ use flashlab_media::{
 };
 
 use crate::config::{
-    ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, RetentionClass,
-    DEFAULT_ARRAY_POWER_UW,
+    DeviceConfig, GcPolicy, HostAllocation, RetentionClass, DEFAULT_ARRAY_POWER_UW,
 };
 use crate::controller::ControllerModel;
 use crate::link::LinkKind;
@@ -190,8 +189,6 @@ pub struct Model {
     pub gc_busy_share: f64,
     /// How the FTL places host pages on (die, plane) units.
     pub host_allocation: HostAllocation,
-    /// Which reservations a flash channel merges when it holds too many.
-    pub channel_merge: ChannelMergeSetting,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -722,7 +719,6 @@ impl DeviceConfig {
             background_after_idle_ns: self.ftl.background_after_idle.0,
             gc_busy_share,
             host_allocation: self.ftl.host_allocation,
-            channel_merge: self.sim.channel_merge,
             max_iops: shared.max_iops,
             queue_depth: shared.queue_depth,
             buffer_bytes: shared.buffer_bytes,

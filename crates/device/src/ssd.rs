@@ -18,7 +18,7 @@ use flashlab_media::{Channel, ChannelMerge, NandTiming};
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
-use crate::config::{ChannelMergeSetting, DeviceConfig, HostAllocation};
+use crate::config::{DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
 use crate::error::ConfigError;
 use crate::mapcache::{Lookup, MapCache};
@@ -229,11 +229,8 @@ impl Ssd {
             valid: "a configuration the FTL accepts".to_string(),
         })?;
         let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
-        media.set_channel_merge(match model.channel_merge {
-            ChannelMergeSetting::Earliest => ChannelMerge::Earliest,
-            ChannelMergeSetting::Narrowest => ChannelMerge::Narrowest,
-            ChannelMergeSetting::Latest => ChannelMerge::Latest,
-        });
+        // A flash channel's dies book transfers far ahead: keep its near future exact.
+        media.set_channel_merge(ChannelMerge::Latest);
         // The slice has 1/die_factor of the dies: its share of the media budget.
         let budget = model
             .power

@@ -347,7 +347,6 @@ impl Model {
             "simulated_translation_pages": self.map_cache.map(|m| m.pages),
             "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
             "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
-            "channel_merge": self.channel_merge,
             "note": self.scale.note,
         })
     }
