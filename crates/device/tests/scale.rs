@@ -90,7 +90,7 @@ fn resolve_accepts_only_slices_the_ftl_accepts() {
 }
 
 #[test]
-fn slices_the_ftl_used_to_refuse_are_accepted() {
+fn slices_at_the_edge_of_the_ftls_spare_check_are_accepted() {
     for (name, s) in [("tiny-test-1gb", 0.75), ("generic-tlc-256gb", 0.0915)] {
         let m = load(name, &[], s).unwrap_or_else(|e| panic!("{name} {s}: {e}"));
         Ftl::new(m.ftl.clone()).expect("FTL accepts it");
