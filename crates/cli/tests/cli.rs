@@ -344,8 +344,8 @@ fn a_drive_worn_out_mid_run_reports_results_and_exits_1() {
 /// Durations that add up past what the simulated clock can carry (four phases of 55-year
 /// start delays; a thinktime of 55 years between four I/Os) stop with a bad-input error
 /// naming the options, quickly (one duration past it is refused where it is written:
-/// `bounds.rs`). They once ran forever: the clock saturated and the device's
-/// additions to it overflowed, or the sample windows were stepped through one by one.
+/// `bounds.rs`). Unchecked, they would run forever: the clock would saturate and the
+/// device's additions to it overflow, or the sample windows be stepped through one by one.
 #[test]
 fn durations_past_the_simulated_clock_are_bad_input_not_a_hang() {
     let device = test_device();

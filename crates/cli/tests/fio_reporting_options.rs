@@ -1,5 +1,5 @@
-//! fio options that used to be accepted without effect although they change what fio does
-//! or prints: the queue batches, the latency disables, `significant_figures`, `unit_base`
+//! fio options that change what fio does or prints, and so must not be accepted without
+//! effect: the queue batches, the latency disables, `significant_figures`, `unit_base`
 //! and `unified_rw_reporting`. Expectations are what fio 3.33 printed for the same options.
 
 mod common;

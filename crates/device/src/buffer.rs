@@ -407,8 +407,8 @@ mod tests {
         assert_eq!(b.used_bytes(), 16384);
     }
 
-    /// The buffer as it was with one binary heap of all pending releases: the reference
-    /// for the order of releases, ties included.
+    /// The buffer with one binary heap of all pending releases: the reference for the order
+    /// of releases, ties included.
     struct HeapBuffer {
         capacity_bytes: u64,
         used_bytes: u64,

@@ -235,19 +235,6 @@ pub enum HostAllocation {
     LeastBusy,
 }
 
-/// Which two of a flash channel's reserved transfer intervals merge when it holds more than
-/// it keeps (`flashlab_media::ChannelMerge`): a simulator bound, not a drive property.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChannelMergeSetting {
-    /// The two earliest (blurs the near future when dies queue reads far ahead).
-    Earliest,
-    /// The two with the narrowest gap between them (blurs the least free channel time).
-    Narrowest,
-    /// The two latest (keeps the near future exact; the far future keeps its free time).
-    Latest,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
@@ -639,16 +626,6 @@ pub struct SimSection {
     pub scale: ScaleSetting,
     #[serde(default = "default_max_memory")]
     pub max_memory: Size,
-    #[serde(default = "default_channel_merge")]
-    pub channel_merge: ChannelMergeSetting,
-}
-
-/// Latest: merging the earliest reservations idled planes behind transfers that were not
-/// there (`docs/scale.md`); the narrowest merge keeps the near future as exact at a quarter
-/// of a write workload's run (`BENCHMARKS.md`). `earliest` and `narrowest` stay to
-/// reproduce older results.
-fn default_channel_merge() -> ChannelMergeSetting {
-    ChannelMergeSetting::Latest
 }
 
 fn default_scale() -> ScaleSetting {
@@ -663,7 +640,6 @@ impl Default for SimSection {
         Self {
             scale: default_scale(),
             max_memory: default_max_memory(),
-            channel_merge: default_channel_merge(),
         }
     }
 }

@@ -11,6 +11,7 @@
 mod buffer;
 pub mod config;
 pub mod controller;
+mod error;
 mod health;
 pub mod link;
 mod load;
@@ -19,16 +20,16 @@ pub mod model;
 mod namespace;
 mod pacing;
 pub mod readbuf;
+mod reserve;
 mod ssd;
 pub mod units;
 pub mod values;
 
-pub use config::{
-    key_table_markdown, ChannelMergeSetting, DeviceConfig, HostAllocation, KeyDoc, KEYS,
-};
+pub use config::{key_table_markdown, DeviceConfig, HostAllocation, KeyDoc, KEYS};
+pub use error::ConfigError;
 pub use health::{HealthLog, ThermalLog};
 pub use link::LinkKind;
-pub use load::{load_device_config, parse_device_config, ConfigError};
+pub use load::{load_device_config, parse_device_config};
 pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
 pub use namespace::{resolve_namespace, Namespace, NamespaceError};

@@ -5,60 +5,7 @@ use flashlab_engine::input::excerpt;
 use serde::Deserialize;
 
 use crate::config::{nearest, valid_keys, DeviceConfig, SECTIONS};
-use crate::model::KeyError;
-
-/// A device description that cannot be used. Each message names where (file:line or the
-/// `--set` option), the key, and what would be valid.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ConfigError {
-    #[error(
-        "unknown device {:?}: not a preset name and not a readable .toml file; presets: {presets}",
-        excerpt(name)
-    )]
-    UnknownDevice { name: String, presets: String },
-    #[error("{path}: cannot read: {message}")]
-    Io { path: String, message: String },
-    #[error("{origin}: {message}")]
-    Parse { origin: String, message: String },
-    #[error("{origin}: unknown key `{}`{}; valid keys here: {valid}", excerpt(key), did_you_mean(.suggestion))]
-    UnknownKey {
-        origin: String,
-        key: String,
-        suggestion: Option<String>,
-        valid: String,
-    },
-    #[error(
-        "{origin}: {} = {}: {message}; valid: {valid}",
-        excerpt(key),
-        excerpt(value)
-    )]
-    Invalid {
-        origin: String,
-        key: String,
-        value: String,
-        message: String,
-        valid: String,
-    },
-}
-
-fn did_you_mean(s: &Option<String>) -> String {
-    match s {
-        Some(s) => format!(" (did you mean `{s}`?)"),
-        None => String::new(),
-    }
-}
-
-impl ConfigError {
-    pub(crate) fn from_key_error(origin: String, e: KeyError) -> ConfigError {
-        ConfigError::Invalid {
-            origin,
-            key: e.key,
-            value: e.value,
-            message: e.message,
-            valid: e.valid,
-        }
-    }
-}
+use crate::error::ConfigError;
 
 /// A built-in preset: name and embedded text.
 pub(crate) struct Preset {

@@ -7,29 +7,22 @@ use flashlab_media::{
 };
 
 use crate::config::{
-    ChannelMergeSetting, DeviceConfig, GcPolicy, HostAllocation, RetentionClass,
-    DEFAULT_ARRAY_POWER_UW,
+    DeviceConfig, GcPolicy, HostAllocation, RetentionClass, DEFAULT_ARRAY_POWER_UW,
 };
 use crate::controller::ControllerModel;
 use crate::link::LinkKind;
 use crate::units::{format_decimal, format_size, format_time};
 use crate::values::{energy_text, power_text, size_text};
 
+pub use crate::error::KeyError;
+pub use crate::reserve::{held_back_blocks, native_slc_streams, steady_held_blocks};
+
 mod describe;
 mod parts;
 mod slice;
 
 use parts::{CapacityParts, HostParts, NandParts};
-
-/// A value that is out of range or inconsistent with another.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyError {
-    /// Dotted key ("nand.channels").
-    pub key: String,
-    pub value: String,
-    pub message: String,
-    pub valid: String,
-}
+use slice::Slice;
 
 fn key_err(key: &str, value: impl ToString, message: &str, valid: impl ToString) -> KeyError {
     KeyError {
@@ -100,7 +93,7 @@ pub struct ScaleInfo {
 
 /// Bytes of model memory for a mapping of this size: L2P 4 B per user IU, P2L 4 B per raw IU,
 /// ~32 B of per-block state. (The GC pacing queue's ring, which depends on the units and
-/// the reserve rather than the capacity, is added beside it: `ssd::internal_queue_bytes`.)
+/// the reserve rather than the capacity, is added beside it: `pacing::internal_queue_bytes`.)
 pub fn memory_estimate_bytes(user_ius: u64, raw_ius: u64, blocks: u64) -> u64 {
     4 * user_ius + 4 * raw_ius + 32 * blocks
 }
@@ -137,37 +130,6 @@ pub struct SharedResources {
     pub buffer_bytes: u64,
     pub read_buffer_bytes: u64,
     pub controller: ControllerModel,
-}
-
-/// Blocks the FTL keeps out of the user data's reach on a drive with `units` (die, plane)
-/// units: the foreground GC reserve (at least `units + 2`), 2 more, and one open block per
-/// unit for each of the 4 native streams (host, GC, fold, dynamic SLC). This mirrors
-/// `flashlab_ftl`'s geometry check; a slice must be sized with the same rule the FTL applies.
-pub fn held_back_blocks(units: u64, foreground_free_blocks: u64) -> u64 {
-    foreground_free_blocks.max(units + 2) + 2 + 4 * units
-}
-
-/// Blocks' worth of space out of the data's reach in steady random writing, on average,
-/// which a slice must leave the same share of room beside: the free blocks, which sit at the
-/// foreground reserve plus one (reclaim runs until more than the reserve is free), and the
-/// unwritten half of each native stream's open block on every unit (filled in step across
-/// the units: half written on average). Host and GC streams are always open;
-/// `slc_streams` more (`native_slc_streams`) are the fold stream of a drive with an SLC
-/// cache and the dynamic cache's SLC stream, whose open blocks stay where the last SLC
-/// writes and folds left them once free space no longer allows the cache. Counting whole
-/// open blocks and 2 blocks over the reserve (as the FTL's acceptance rule must, for its
-/// worst case) held back a block per unit too many: a slice of 64 blocks per plane then had
-/// ~1.5% more effective spare than the drive, and its greedy GC wrote ~8% less; leaving
-/// out a dynamic cache's two streams made a slice write ~6% more (docs/scale.md, "Blocks
-/// per plane").
-pub fn steady_held_blocks(units: u64, foreground_free_blocks: u64, slc_streams: u64) -> u64 {
-    foreground_free_blocks.max(units + 2) + 1 + units * (2 + slc_streams) / 2
-}
-
-/// Native streams an SLC cache adds (see `steady_held_blocks`): folding into native blocks
-/// with any cache, and SLC writes into native blocks with a dynamic one.
-pub fn native_slc_streams(static_slc_blocks: u64, dynamic: bool) -> u64 {
-    u64::from(static_slc_blocks > 0 || dynamic) + u64::from(dynamic)
 }
 
 fn trim_float(v: f64) -> String {
@@ -227,8 +189,6 @@ pub struct Model {
     pub gc_busy_share: f64,
     /// How the FTL places host pages on (die, plane) units.
     pub host_allocation: HostAllocation,
-    /// Which reservations a flash channel merges when it holds too many.
-    pub channel_merge: ChannelMergeSetting,
     pub max_iops: u64,
     pub queue_depth: u32,
     pub buffer_bytes: u64,
@@ -614,23 +574,20 @@ impl DeviceConfig {
         if self.name.trim().is_empty() {
             return Err(key_err("name", "\"\"", "empty", "a non-empty name"));
         }
+        let nand = self.nand_parts()?;
+        // Every field is `Copy`: `nand` stays whole for `ftl_config`.
         let NandParts {
             cell_name,
             bits,
             full,
             timings,
             bad_fraction,
-            grown_bad_at_rated,
-            grown_bad_shape,
+            grown_bad_at_rated: _,
+            grown_bad_shape: _,
             retention,
             retention_storage_c,
-        } = self.nand_parts()?;
-        let (planes, ppb, page, pe_cycles) = (
-            full.planes_per_die,
-            full.pages_per_block,
-            full.page_bytes,
-            full.pe_cycles,
-        );
+        } = nand;
+        let (ppb, page) = (full.pages_per_block, full.page_bytes);
         let HostParts {
             iu,
             lb,
@@ -674,126 +631,42 @@ impl DeviceConfig {
             None => slice.user_ius,
         };
         let user_bytes = user_ius * iu;
-        let (fg, bg) = (slice.fg_blocks, slice.bg_blocks);
-        let raw_ius = geometry.raw_bytes() / iu;
-        let memory_bytes = memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
-            + crate::ssd::internal_queue_bytes(
-                geometry.planes() as u64,
-                geometry.blocks() - static_blocks - bad_blocks,
-                u64::from(fg),
-                ppb as u64,
-                data_ipb,
-                user_ius,
-            );
+        let fg = slice.fg_blocks;
+        let mut memory_bytes = slice_memory_bytes(&slice, u64::from(ppb), data_ipb, user_ius, iu);
         let capacity_factor = full_user as f64 / user_bytes as f64;
-        let namespace_bytes = if full_namespaces.is_empty() {
-            vec![user_bytes]
-        } else {
-            // Each namespace keeps its share of the slice, in whole IUs.
-            let v: Vec<u64> = full_namespaces
-                .iter()
-                .map(|&n| (n as u128 * user_bytes as u128 / full_user as u128) as u64 / iu * iu)
-                .collect();
-            if v.contains(&0) {
-                return Err(key_err(
-                    "namespaces",
-                    format!("{} namespaces", v.len()),
-                    "a namespace would be empty in the simulated slice",
-                    "larger namespaces, or a larger sim.scale / sim.max_memory",
-                ));
-            }
-            v
-        };
+        let namespace_bytes = slice_namespaces(&full_namespaces, user_bytes, full_user, iu)?;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
-
-        // Everything the dies share is cut with them, so a die cut is a true 1/d of the drive:
-        // whole channels go (dies per channel kept, see `SlicePlan::slice`), and the host link,
-        // the controller's command rate, its queue and its write buffer shrink by the same d.
+        // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
+        let block_ius = u64::from(ppb) * (page / iu);
         let link_raw = link.raw_bytes_per_s();
-        let full_link = (link_raw as f64 * efficiency) as u64;
-        let share = |v: u64| ((v as f64 / die_factor).round() as u64).max(1);
-        let sim_buffer = if die_factor == 1.0 {
-            buffer
-        } else {
-            // Whole IUs, and never below the 4 pages the buffer needs to keep programs going.
-            (share(buffer) / iu * iu).max(4 * page)
+        let full_shared = SharedResources {
+            link_raw_bytes_per_s: link_raw,
+            link_bytes_per_s: (link_raw as f64 * efficiency) as u64,
+            max_iops: self.controller.max_iops,
+            queue_depth,
+            buffer_bytes: buffer,
+            read_buffer_bytes: read_buffer,
+            controller: ControllerModel {
+                relocation_allowance_ius: block_ius,
+                ..full_controller
+            },
         };
-        // The read buffer keeps its share of the drive's capacity, so random reads of a share
-        // of the slice hit it as often as on the drive; never below what the read-ahead
-        // streams need.
-        let sim_read_buffer = if read_buffer == 0 {
-            0
-        } else {
-            ((read_buffer as f64 / capacity_factor) as u64)
-                .max(min_read_buffer)
-                .min(read_buffer)
-        };
-        let note = if geometry == full {
-            "full scale".to_string()
-        } else {
-            format!(
-                "simulating 1/{capacity_factor:.2} of the drive ({} of {} user capacity): {} of {} blocks per plane, {} of {} dies{}",
-                format_size(user_bytes),
-                format_size(full_user),
-                geometry.blocks_per_plane,
-                full.blocks_per_plane,
-                geometry.dies(),
-                full.dies(),
-                if die_factor == 1.0 {
-                    "; every die simulated, so bandwidth is at full size".to_string()
-                } else {
-                    format!(
-                        "; {} of {} channels, with the host link, controller IOPS, queue depth and write buffer cut to 1/{} as well",
-                        geometry.channels,
-                        full.channels,
-                        trim_float(die_factor)
-                    )
-                }
-            )
-        };
+        let shared = full_shared.sliced(die_factor, capacity_factor, iu, page, min_read_buffer);
+        let note = scale_note(
+            &full,
+            &geometry,
+            user_bytes,
+            full_user,
+            capacity_factor,
+            die_factor,
+        );
         // The dynamic SLC cache is a share of free native capacity, which the slice has more
         // of per user byte than the drive (see `SlicePlan::slice`): shrink the share so the
         // empty slice's cache is 1/capacity_factor of the drive's, and the cliff comes at the
         // same fraction of a fill.
         let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
         let slc_fraction = (dyn_fraction * raw_factor / capacity_factor).min(1.0);
-        // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
-        let block_ius = u64::from(ppb) * (page / iu);
-        let ftl = FtlConfig {
-            dies: geometry.dies(),
-            planes_per_die: planes,
-            blocks_per_plane: geometry.blocks_per_plane,
-            pages_per_block: ppb,
-            ius_per_page: (page / iu) as u32,
-            iu_bytes: iu as u32,
-            bits_per_cell: bits,
-            user_ius,
-            gc: GcConfig {
-                policy: match self.ftl.gc_policy {
-                    GcPolicy::Greedy => VictimPolicy::Greedy,
-                    GcPolicy::CostBenefit => VictimPolicy::CostBenefit,
-                },
-                foreground_free_blocks: fg,
-                background_free_blocks: bg,
-            },
-            slc: SlcConfig {
-                static_blocks: static_blocks as u32,
-                dynamic: self.slc_cache.dynamic,
-                dynamic_max_fraction: slc_fraction,
-            },
-            wear_level_threshold: self.ftl.wear_level_threshold,
-            parity_stripe_pages: parity_stripe,
-            bad_blocks: bad_blocks as u32,
-            // The device seeds the failure draw (`Ssd::new`).
-            wear_out: WearOut {
-                rated_pe_cycles: pe_cycles,
-                failed_at_rated: grown_bad_at_rated,
-                shape: grown_bad_shape,
-                seed: 0,
-            },
-            power_loss_protection: self.buffer.plp,
-            track_versions: false,
-        };
+        let mut ftl = self.ftl_config(&nand, &slice, iu, user_ius, slc_fraction, parity_stripe);
         let map_cache = self.map_cache_model(
             iu,
             full_user_ius,
@@ -805,8 +678,6 @@ impl DeviceConfig {
                 u64::from(fg),
             ),
         )?;
-        let mut ftl = ftl;
-        let mut memory_bytes = memory_bytes;
         if let Some(m) = &map_cache {
             // Translation pages are logical IUs beyond the host's: mapped, written, relocated
             // and worn by the FTL like data.
@@ -842,42 +713,20 @@ impl DeviceConfig {
             full_bad_bytes: full_bad_blocks * block_bytes,
             full_dynamic_slc_fraction: dyn_fraction,
             link,
-            link_raw_bytes_per_s: share(link_raw),
-            link_bytes_per_s: share(full_link),
+            link_raw_bytes_per_s: shared.link_raw_bytes_per_s,
+            link_bytes_per_s: shared.link_bytes_per_s,
             command_overhead_ns: self.controller.command_overhead.0,
             background_after_idle_ns: self.ftl.background_after_idle.0,
             gc_busy_share,
             host_allocation: self.ftl.host_allocation,
-            channel_merge: self.sim.channel_merge,
-            max_iops: share(self.controller.max_iops),
-            queue_depth: share(queue_depth.into()) as u32,
-            buffer_bytes: sim_buffer,
-            read_buffer_bytes: sim_read_buffer,
+            max_iops: shared.max_iops,
+            queue_depth: shared.queue_depth,
+            buffer_bytes: shared.buffer_bytes,
+            read_buffer_bytes: shared.read_buffer_bytes,
             read_ahead_bytes: read_ahead,
             map_cache,
-            // The slice gets 1/d of the data path, and its cores take d times as long for
-            // the same work (1/d of the firmware's rate; core counts stay whole).
-            controller: ControllerModel {
-                data_bytes_per_s: full_controller.data_bytes_per_s.map(|b| b.map(share)),
-                read_cpu_ns: (full_controller.read_cpu_ns as f64 * die_factor).round() as u64,
-                write_cpu_ns: (full_controller.write_cpu_ns as f64 * die_factor).round() as u64,
-                relocation_cpu_ns: (full_controller.relocation_cpu_ns as f64 * die_factor).round()
-                    as u64,
-                cores: full_controller.cores,
-                relocation_allowance_ius: block_ius,
-            },
-            full_shared: SharedResources {
-                link_raw_bytes_per_s: link_raw,
-                link_bytes_per_s: full_link,
-                max_iops: self.controller.max_iops,
-                queue_depth,
-                buffer_bytes: buffer,
-                read_buffer_bytes: read_buffer,
-                controller: ControllerModel {
-                    relocation_allowance_ius: block_ius,
-                    ..full_controller
-                },
-            },
+            controller: shared.controller,
+            full_shared,
             plp: self.buffer.plp,
             scheduler,
             power,
@@ -890,6 +739,187 @@ impl DeviceConfig {
             max_memory_bytes: max_memory,
         })
     }
+
+    /// The simulated slice's FTL: its geometry and reserves, the SLC cache's share of it
+    /// (`slc_fraction`) and the drive's wear-out curve.
+    fn ftl_config(
+        &self,
+        nand: &NandParts,
+        slice: &Slice,
+        iu: u64,
+        user_ius: u64,
+        slc_fraction: f64,
+        parity_stripe: u32,
+    ) -> FtlConfig {
+        let (full, geometry) = (&nand.full, &slice.geometry);
+        FtlConfig {
+            dies: geometry.dies(),
+            planes_per_die: full.planes_per_die,
+            blocks_per_plane: geometry.blocks_per_plane,
+            pages_per_block: full.pages_per_block,
+            ius_per_page: (full.page_bytes / iu) as u32,
+            iu_bytes: iu as u32,
+            bits_per_cell: nand.bits,
+            user_ius,
+            gc: GcConfig {
+                policy: match self.ftl.gc_policy {
+                    GcPolicy::Greedy => VictimPolicy::Greedy,
+                    GcPolicy::CostBenefit => VictimPolicy::CostBenefit,
+                },
+                foreground_free_blocks: slice.fg_blocks,
+                background_free_blocks: slice.bg_blocks,
+            },
+            slc: SlcConfig {
+                static_blocks: slice.static_blocks as u32,
+                dynamic: self.slc_cache.dynamic,
+                dynamic_max_fraction: slc_fraction,
+            },
+            wear_level_threshold: self.ftl.wear_level_threshold,
+            parity_stripe_pages: parity_stripe,
+            bad_blocks: slice.bad_blocks as u32,
+            // The device seeds the failure draw (`Ssd::new`).
+            wear_out: WearOut {
+                rated_pe_cycles: full.pe_cycles,
+                failed_at_rated: nand.grown_bad_at_rated,
+                shape: nand.grown_bad_shape,
+                seed: 0,
+            },
+            power_loss_protection: self.buffer.plp,
+            track_versions: false,
+        }
+    }
+}
+
+impl SharedResources {
+    /// The slice's share. Everything the dies share is cut with them, so a die cut is a true
+    /// 1/`die_factor` of the drive: whole channels go (dies per channel kept, see
+    /// `SlicePlan::slice`), and the host link, the controller's command rate, its queue, its
+    /// write buffer and its data path shrink by the same factor.
+    fn sliced(
+        &self,
+        die_factor: f64,
+        capacity_factor: f64,
+        iu: u64,
+        page: u64,
+        min_read_buffer: u64,
+    ) -> SharedResources {
+        let share = |v: u64| ((v as f64 / die_factor).round() as u64).max(1);
+        let buffer_bytes = if die_factor == 1.0 {
+            self.buffer_bytes
+        } else {
+            // Whole IUs, and never below the 4 pages the buffer needs to keep programs going.
+            (share(self.buffer_bytes) / iu * iu).max(4 * page)
+        };
+        // The read buffer keeps its share of the drive's capacity, so random reads of a share
+        // of the slice hit it as often as on the drive; never below what the read-ahead
+        // streams need.
+        let read_buffer_bytes = if self.read_buffer_bytes == 0 {
+            0
+        } else {
+            ((self.read_buffer_bytes as f64 / capacity_factor) as u64)
+                .max(min_read_buffer)
+                .min(self.read_buffer_bytes)
+        };
+        let c = &self.controller;
+        SharedResources {
+            link_raw_bytes_per_s: share(self.link_raw_bytes_per_s),
+            link_bytes_per_s: share(self.link_bytes_per_s),
+            max_iops: share(self.max_iops),
+            queue_depth: share(self.queue_depth.into()) as u32,
+            buffer_bytes,
+            read_buffer_bytes,
+            // The slice gets 1/d of the data path, and its cores take d times as long for
+            // the same work (1/d of the firmware's rate; core counts stay whole).
+            controller: ControllerModel {
+                data_bytes_per_s: c.data_bytes_per_s.map(|b| b.map(share)),
+                read_cpu_ns: (c.read_cpu_ns as f64 * die_factor).round() as u64,
+                write_cpu_ns: (c.write_cpu_ns as f64 * die_factor).round() as u64,
+                relocation_cpu_ns: (c.relocation_cpu_ns as f64 * die_factor).round() as u64,
+                cores: c.cores,
+                relocation_allowance_ius: c.relocation_allowance_ius,
+            },
+        }
+    }
+}
+
+/// Bytes of model memory the slice's mapping and its pacing queue's ring take.
+fn slice_memory_bytes(
+    slice: &Slice,
+    pages_per_block: u64,
+    data_ius_per_block: u64,
+    user_ius: u64,
+    iu: u64,
+) -> u64 {
+    let geometry = &slice.geometry;
+    let raw_ius = geometry.raw_bytes() / iu;
+    memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
+        + crate::pacing::internal_queue_bytes(
+            geometry.planes() as u64,
+            geometry.blocks() - slice.static_blocks - slice.bad_blocks,
+            u64::from(slice.fg_blocks),
+            pages_per_block,
+            data_ius_per_block,
+            user_ius,
+        )
+}
+
+/// Each namespace's share of the slice, in whole IUs (one namespace of the whole slice when
+/// the drive has none).
+fn slice_namespaces(
+    full_namespaces: &[u64],
+    user_bytes: u64,
+    full_user: u64,
+    iu: u64,
+) -> Result<Vec<u64>, KeyError> {
+    if full_namespaces.is_empty() {
+        return Ok(vec![user_bytes]);
+    }
+    let v: Vec<u64> = full_namespaces
+        .iter()
+        .map(|&n| (n as u128 * user_bytes as u128 / full_user as u128) as u64 / iu * iu)
+        .collect();
+    if v.contains(&0) {
+        return Err(key_err(
+            "namespaces",
+            format!("{} namespaces", v.len()),
+            "a namespace would be empty in the simulated slice",
+            "larger namespaces, or a larger sim.scale / sim.max_memory",
+        ));
+    }
+    Ok(v)
+}
+
+/// How the simulated slice relates to the drive, in words (`ScaleInfo::note`).
+fn scale_note(
+    full: &NandGeometry,
+    geometry: &NandGeometry,
+    user_bytes: u64,
+    full_user: u64,
+    capacity_factor: f64,
+    die_factor: f64,
+) -> String {
+    if geometry == full {
+        return "full scale".to_string();
+    }
+    format!(
+        "simulating 1/{capacity_factor:.2} of the drive ({} of {} user capacity): {} of {} blocks per plane, {} of {} dies{}",
+        format_size(user_bytes),
+        format_size(full_user),
+        geometry.blocks_per_plane,
+        full.blocks_per_plane,
+        geometry.dies(),
+        full.dies(),
+        if die_factor == 1.0 {
+            "; every die simulated, so bandwidth is at full size".to_string()
+        } else {
+            format!(
+                "; {} of {} channels, with the host link, controller IOPS, queue depth and write buffer cut to 1/{} as well",
+                geometry.channels,
+                full.channels,
+                trim_float(die_factor)
+            )
+        }
+    )
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //! - a host (or flush) program to a block whose erase is still queued sends that erase, and
 //!   the queued reads of the block it must follow, to the dies first, ahead of their turn (a
 //!   block is never programmed before it is erased); the older queued work stays queued
-//!   (releasing all of it gave the dies bursts of thousands of operations on a deep queue).
+//!   (releasing all of it would give the dies bursts of thousands of operations on a deep
+//!   queue).
 //!   Only if queued work programs the block before its erase does everything up to the
 //!   erase go;
 //! - dies left idle take queued work at once, and while the host is idle all of it runs;
@@ -23,11 +24,12 @@
 //!   off only while it has free blocks to write the host's data into, so the queued
 //!   victims' gain (IUs their erases free less the IUs their copies fill) is at most the
 //!   foreground reserve's IUs; beyond it the oldest operations are released. (A cap counted
-//!   in victims held 4 times the drive's free-space debt per plane on a slice with a quarter
-//!   of the dies.) A fixed ring of operations bounds memory as well.
+//!   in victims would hold 4 times the drive's free-space debt per plane on a slice with a
+//!   quarter of the dies.) A fixed ring of operations bounds memory as well.
 //!
-//! Mapping state is the FTL's and does not wait: the FTL decides as before (write
-//! amplification is unchanged); only when the operations reach the dies changes.
+//! Mapping state is the FTL's and does not wait: the FTL decides as it would without the
+//! queue (write amplification is the same); the queue moves only when operations reach the
+//! dies.
 
 use flashlab_ftl::{NandOp, NandOpKind, OpCause};
 
@@ -122,7 +124,9 @@ fn op_gain(op: &NandOp, static_erase: &[bool], native_block_ius: i64, slc_block_
 }
 
 /// What a slot holds once its operation was taken out of order: a host cause, which no
-/// queued operation has (`is_internal`), and a read, which gains nothing.
+/// queued operation has (`is_internal`), and a read, which gains nothing. Marking the slot
+/// in place keeps the ring a plain array of operations, with no flag or `Option` per slot
+/// for every push and release to carry.
 const TAKEN: NandOp = NandOp {
     kind: NandOpKind::Read,
     cause: OpCause::HostWrite,
@@ -495,7 +499,7 @@ impl InternalQueue {
     /// `block` not taken yet (`upto` if none comes before): the caller gives the block's
     /// operations to the dies from there, not from the front. A deep queue holds tens of
     /// thousands of operations before an erase and a victim's reads sit in the few hundred
-    /// just before it, so the scan for them no longer passes the whole queue a second time.
+    /// just before it, so the scan for them does not pass the whole queue a second time.
     pub fn erase_reads_from(&self, block: u32, upto: usize) -> Option<usize> {
         debug_assert!(upto < self.len);
         // Slots 0..upto as (at most) two runs of the ring, scanned without a wrap check per
@@ -559,6 +563,61 @@ impl InternalQueue {
             + self.erase_seq.capacity() * 8
             + self.static_erase.capacity()
     }
+}
+
+/// Free space the pacing queue may put off reclaiming, in IUs: the foreground reserve
+/// (`ftl.gc_foreground_free_blocks` blocks). Deferring GC spends free blocks on host data;
+/// a firmware that deferred more than its reserve would run out of blocks to write into
+/// before the deferred work came back. The reserve is per (die, plane) unit (2 each by
+/// default), so a slice with a fraction of the dies defers the same per plane as the drive.
+pub(crate) fn internal_queue_gain_ius(foreground_free_blocks: u64, ius_per_block: u64) -> u64 {
+    foreground_free_blocks * ius_per_block
+}
+
+/// Victims the pacing queue's ring holds: enough for the gain bound with victims of the
+/// least gain greedy selection takes on a full drive. Greedy's victim has at least the
+/// average invalid share of the data blocks, the drive's effective spare `s` (spare IUs
+/// beside the blocks steady writing keeps out of the data's reach, over the data blocks'
+/// IUs), so the bound is at most `reserve / s` victims. Victims of less gain (right after
+/// a fill, or folds) meet the ring's end first and go to the dies oldest first.
+pub(crate) fn internal_queue_victims(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    // Host and GC streams only: an SLC cache's streams move the estimate by under a block
+    // per unit, and a ring too short for a burst of small-gain victims releases the oldest.
+    let held = crate::reserve::steady_held_blocks(units, foreground_free_blocks, 0);
+    let data_ius = native_blocks.saturating_sub(held) * ius_per_block;
+    // The FTL refuses a drive whose data blocks cannot hold the user IUs; at least 1 IU of
+    // spare keeps the division defined for any accepted drive.
+    let spare_ius = data_ius.saturating_sub(user_ius).max(1);
+    let gain = internal_queue_gain_ius(foreground_free_blocks, ius_per_block);
+    (gain as u128 * data_ius as u128)
+        .div_ceil(spare_ius as u128 * ius_per_block as u128)
+        .min(u128::from(native_blocks)) as u64
+}
+
+/// Bytes of the pacing queue's ring (sized once: a read and a program per page and an
+/// erase for each of `internal_queue_victims`).
+pub fn internal_queue_bytes(
+    units: u64,
+    native_blocks: u64,
+    foreground_free_blocks: u64,
+    pages_per_block: u64,
+    ius_per_block: u64,
+    user_ius: u64,
+) -> u64 {
+    let victims = internal_queue_victims(
+        units,
+        native_blocks,
+        foreground_free_blocks,
+        ius_per_block,
+        user_ius,
+    );
+    victims * (2 * pages_per_block + 1) * std::mem::size_of::<NandOp>() as u64
 }
 
 #[cfg(test)]
@@ -800,5 +859,31 @@ mod tests {
             }
             proptest::prop_assert!(a.is_empty());
         }
+    }
+}
+
+#[cfg(test)]
+mod queue_cap_tests {
+    use super::*;
+
+    #[test]
+    fn the_pacing_queue_defers_at_most_the_reserve_and_holds_it_in_the_least_gainful_victims() {
+        // generic-tlc-256gb: 32 units, 700 blocks each, 768 pages of 4 IUs, 256 GB user, a
+        // reserve of 2 blocks per unit: 64 blocks' IUs, and 8.6% effective spare.
+        let (units, ipb) = (32, 768 * 4);
+        let user_ius = 256_000_000_000 / 4096;
+        assert_eq!(internal_queue_gain_ius(64, ipb), 64 * ipb);
+        let full = internal_queue_victims(units, units * 700, 64, ipb, user_ius);
+        // Half or a quarter of its dies with the same effective spare: the same per unit.
+        let half = internal_queue_victims(16, 16 * 700, 32, ipb, user_ius / 2);
+        let quarter = internal_queue_victims(8, 8 * 700, 16, ipb, user_ius / 4);
+        assert!(full.abs_diff(2 * half) <= 2 && full.abs_diff(4 * quarter) <= 4);
+        // A victim gains at most a block, and greedy's gains at least the spare share of one:
+        // between the reserve's blocks and the reserve over the spare (8.6%: ~744).
+        assert!((64..=64 * 100 / 8).contains(&full), "{full}");
+        // tiny-test-1gb: 4 units, 88 blocks of 192 x 4 IUs, 4.8% effective spare: the bound
+        // (8 / 0.048 ~ 167 victims) fits in its 352 blocks.
+        let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
+        assert!((8..4 * 88).contains(&tiny), "{tiny}");
     }
 }

@@ -256,7 +256,7 @@ pub struct ReadAhead {
     streams: [Stream; STREAMS],
     /// Stream indices from least to most recently used, one per byte (least in the low
     /// byte). Every random read replaces the least recently used stream and makes it the
-    /// most recent: one rotate, where comparing use stamps took a scan of every stream.
+    /// most recent: one rotate, where comparing use stamps would take a scan of every stream.
     order: u32,
 }
 

@@ -18,13 +18,15 @@ use flashlab_media::{Channel, ChannelMerge, NandTiming};
 use serde_json::json;
 
 use crate::buffer::{BufferError, WriteBuffer};
-use crate::config::{ChannelMergeSetting, DeviceConfig, HostAllocation};
+use crate::config::{DeviceConfig, HostAllocation};
 use crate::controller::{Controller, Direction};
-use crate::load::ConfigError;
+use crate::error::ConfigError;
 use crate::mapcache::{Lookup, MapCache};
 use crate::model::{Model, ScaleInfo};
 use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
-use crate::pacing::{is_internal, is_taken, InternalQueue};
+use crate::pacing::{
+    internal_queue_gain_ius, internal_queue_victims, is_internal, is_taken, InternalQueue,
+};
 use crate::readbuf::{ReadAhead, ReadBuffer};
 
 mod internal;
@@ -33,8 +35,6 @@ mod report;
 mod state;
 mod write;
 
-pub use internal::internal_queue_bytes;
-use internal::{internal_queue_gain_ius, internal_queue_victims};
 pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
@@ -229,11 +229,8 @@ impl Ssd {
             valid: "a configuration the FTL accepts".to_string(),
         })?;
         let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
-        media.set_channel_merge(match model.channel_merge {
-            ChannelMergeSetting::Earliest => ChannelMerge::Earliest,
-            ChannelMergeSetting::Narrowest => ChannelMerge::Narrowest,
-            ChannelMergeSetting::Latest => ChannelMerge::Latest,
-        });
+        // A flash channel's dies book transfers far ahead: keep its near future exact.
+        media.set_channel_merge(ChannelMerge::Latest);
         // The slice has 1/die_factor of the dies: its share of the media budget.
         let budget = model
             .power

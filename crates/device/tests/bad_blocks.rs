@@ -138,7 +138,7 @@ fn describe_states_the_reserve_and_the_spare_it_leaves() {
         "{} against {want}",
         cap(&some, "spare_factor_effective")
     );
-    // The nominal spare factor is the raw capacity's, as before.
+    // The nominal spare factor is the raw capacity's, with or without a reserve.
     assert_eq!(cap(&some, "spare_factor"), cap(&none, "spare_factor"));
 }
 

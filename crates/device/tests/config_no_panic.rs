@@ -28,7 +28,6 @@ const KEYS: &[&str] = &[
     "controller.max_iops",
     "controller.compression_granule",
     "sim.scale",
-    "sim.channel_merge",
     "nand",
     "nope.key",
 ];

@@ -143,8 +143,8 @@ fn a_command_waiting_for_the_controller_counts_as_completion_latency() {
     // 50K commands a second bound 4 KiB random reads at QD32 far below the dies. fio's
     // submission returns once a command is in the drive's queue, so the wait for the
     // controller belongs to clat: by Little's law its mean is QD / IOPS = 640 us, and slat
-    // stays the submission alone (it held the whole wait once: 597 us of slat, 54 us of
-    // clat).
+    // stays the submission alone (holding the whole wait would show 597 us of slat and 54 us
+    // of clat).
     let mut d = ssd(&[("controller.max_iops", "50000")]);
     let text = "[global]\nioengine=libaio\n[fill]\nrw=write\nbs=128k\niodepth=8\nsize=64m\n\
                 [rr]\nstonewall\nrw=randread\nbs=4k\niodepth=32\nsize=64m\nnumber_ios=20000\n";

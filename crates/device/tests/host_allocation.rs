@@ -27,10 +27,9 @@ fn striping_keeps_the_planes_busy_and_least_busy_placement_changes_little() {
          least_busy {placed_iops:.0} IOPS, planes busy {placed_busy:.3}, WA {placed_wa:.2}"
     );
     // Measured: striped 29,685 IOPS, planes busy 1.000, WA 3.01; least_busy 29,682, 1.000,
-    // 3.01. While GC took victims from units in rotation, units ran out of free blocks and
-    // their slots were passed over: striped 27,274 (0.934 busy), least_busy 27,043 (0.916);
-    // before that, while a unit whose free blocks waited for queued erases took the next
-    // unit's block into its slot, striping kept the planes 0.780 busy (23,101 IOPS).
+    // 3.01. Planes fall idle here when a unit runs out of free blocks and its slot is passed
+    // over (GC taking victims from units in rotation would do that), or when a slot whose
+    // unit's free blocks wait for queued erases takes the next unit's block.
     assert!(
         striped_busy > 0.98,
         "planes busy {striped_busy:.3} when striping"

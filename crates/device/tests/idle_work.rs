@@ -44,8 +44,8 @@ fn idle_time_drains_held_gc_work_on_every_die_at_once() {
         .unwrap();
     // 100 ms of idle time: enough for the ~2,200 held operations with the 16 planes working
     // side by side (13 planes busy on average, the gap ending with idle GC beyond the held
-    // work), not with one victim after another (3 planes busy on average and 1,219 of 2,185
-    // operations still held at the end, measured with the earlier hand-out).
+    // work), not with one victim after another (that would keep 3 planes busy on average and
+    // leave 1,219 of 2,185 operations held at the end).
     let gap_ns = 100_000_000;
     d.idle(t, t + gap_ns);
     let left = held_ops(&d);

@@ -1,7 +1,7 @@
 //! The host link carries read data in the order it is ready, not in submission order: a read
 //! queued behind a busy plane must not hold up the transfer of a later read whose data is
-//! ready first (that wait grew with the commands in flight, so slices with fewer dies read
-//! faster than their drive).
+//! ready first (that wait would grow with the commands in flight, so slices with fewer dies
+//! would read faster than their drive).
 
 mod common;
 

@@ -107,20 +107,15 @@ fn qd32_random_writes_after_a_fill_wait_for_the_next_erase_not_a_whole_queue() {
     // In the first pass after the fill the greedy victims hold ~690 of 768 IUs: a host block
     // costs ~10 victims (~350 operations each, ~28 ms of die time per victim over 4 units).
     // Relocation takes free blocks as fast as victims free them, so at a turn of the host's
-    // stripe every free block may still wait for its erase. The host then took its own
-    // unit's oldest such block, whose erase could sit behind most of the queue: 3 such waits,
-    // max 797 ms (p99.9 31.3 ms, 4,803 IOPS, WA 3.646). It now takes the one released first
-    // on any unit, the next erase the dies carry out: max 217 ms, p99.9 32.1 ms, 4,763 IOPS,
-    // WA 3.650. The remaining tail is the relocation needed to free those blocks at all; the
-    // reserve of 6 free blocks (1.5 per unit) leaves no erased block a stripe ahead. With the
-    // dynamic SLC cache at its documented size and background work only after 10 ms of idle
-    // time: max 136 ms, p99.9 31.9 ms, 4,678 IOPS, WA 3.669, 7 waits for the next erase (each
-    // short: the max is what bounds them). Now a stripe slot whose unit has only such blocks
-    // is passed over for the page (own-unit allocation): no waits, max 27.2 ms, p99.9
-    // 20.8 ms, 4,732 IOPS, WA 3.794 (WA under fio's random map rises a few percent with
-    // own-unit allocation: docs/scale.md). With a die's planes programming together (reads
+    // stripe every free block may still wait for its erase. A stripe slot whose unit has only
+    // such blocks is passed over for the page (own-unit allocation), so no host program waits
+    // for an erase; taking such a block instead, whose erase can sit behind most of the
+    // queue, would hold writes for hundreds of milliseconds. The tail left is the relocation
+    // needed to free blocks at all: the reserve of 6 free blocks (1.5 per unit) leaves no
+    // erased block a stripe ahead. Measured with a die's planes programming together (reads
     // and erases on one plane hold the whole die): max 25.1 ms, p99.9 22.2 ms, 4,196 IOPS,
-    // WA 3.665.
+    // WA 3.665 (WA under fio's random map rises a few percent with own-unit allocation:
+    // docs/scale.md).
     assert!(max < 40_000_000, "max write latency {max} ns");
     assert!(p999 < 25_000_000, "p99.9 write latency {p999} ns");
     assert!(iops > 4_000.0, "{iops:.0} IOPS");

@@ -272,9 +272,9 @@ fn d5_p5430_four_corners_power() {
 }
 
 /// The meters keep at most a million one-second windows (11.5 days) and put later energy in
-/// the last; the reported windows stop there too, the last one running to the end. They once
-/// had one entry per simulated second: a 4-year replay (a trace read with the wrong time
-/// unit) built a 2 GB JSON list, and a longer thinktime aborted allocating 43 GB.
+/// the last; the reported windows stop there too, the last one running to the end. With one
+/// entry per simulated second a 4-year replay (a trace read with the wrong time unit) would
+/// build a 2 GB JSON list, and a longer thinktime would abort allocating 43 GB.
 #[test]
 fn power_windows_stay_bounded_on_runs_of_years() {
     let mut d = ssd(&[("power.idle_power", "2W"), ("power.active_power", "1W")]);

@@ -32,8 +32,8 @@ fn host_programs_pass_over_units_whose_free_blocks_wait_for_erases() {
         n("erases") > 100 && n("internal_ops_held_peak") > 1000,
         "{media}"
     );
-    // ...yet no host program waited for one. (While a slot took the next unit's block when
-    // its own waited, and a queued one when every unit's did, programs here waited.)
+    // ...yet no host program waited for one: a slot takes a block whose erase is queued only
+    // when no unit has one ready.
     assert_eq!(n("host_waits_for_queued_erase"), 0, "{media}");
     assert_eq!(n("ops_released_for_queued_erases"), 0, "{media}");
 }

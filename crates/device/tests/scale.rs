@@ -31,7 +31,7 @@ fn load(name: &str, base: &[(String, String)], scale: f64) -> Result<Model, Conf
 }
 
 /// `sim.scale` values from 0.005 to 1, geometric, plus the points just below 64 blocks per
-/// plane on the default drive that the FTL used to refuse.
+/// plane on the default drive, where the FTL's spare check is closest to refusing.
 fn scales() -> Vec<f64> {
     let mut v: Vec<f64> = (0..=48)
         .map(|i| 0.005 * 200f64.powf(i as f64 / 48.0))
@@ -90,7 +90,7 @@ fn resolve_accepts_only_slices_the_ftl_accepts() {
 }
 
 #[test]
-fn slices_the_ftl_used_to_refuse_are_accepted() {
+fn slices_at_the_edge_of_the_ftls_spare_check_are_accepted() {
     for (name, s) in [("tiny-test-1gb", 0.75), ("generic-tlc-256gb", 0.0915)] {
         let m = load(name, &[], s).unwrap_or_else(|e| panic!("{name} {s}: {e}"));
         Ftl::new(m.ftl.clone()).expect("FTL accepts it");
@@ -248,9 +248,9 @@ fn a_slice_of_64_blocks_per_plane_amplifies_writes_as_the_drive_does() {
     // per plane, the smallest a slice keeps), without and with a dynamic SLC cache. The
     // slice's user capacity leaves the same share of room beside what steady writing holds
     // back. Holding back a block per unit too many (whole open blocks, two over the reserve)
-    // gave the slice without a cache 14% less write amplification (3.540 against 4.099);
-    // leaving out the open blocks of the cache's SLC and fold streams gave the slice with
-    // a cache 6% more (4.377 against 4.127).
+    // would give the slice without a cache 14% less write amplification (3.540 against
+    // 4.099); leaving out the open blocks of the cache's SLC and fold streams would give the
+    // slice with a cache 6% more (4.377 against 4.127).
     for dynamic in ["false", "true"] {
         let base = [
             set("slc_cache.dynamic", dynamic),

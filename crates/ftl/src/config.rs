@@ -175,51 +175,97 @@ fn err(option: &str, value: impl std::fmt::Display, valid: &str) -> FtlError {
     FtlError::Config(format!("ftl option `{option}` = {value}: {valid}"))
 }
 
+/// The shape of the drive: every dimension set, a supported IU and cell, and a parity
+/// stripe that fits a block. Returns the pages of a block in SLC mode.
+fn check_shape(c: &FtlConfig) -> Result<u32, FtlError> {
+    for (name, v) in [
+        ("dies", c.dies),
+        ("planes_per_die", c.planes_per_die),
+        ("blocks_per_plane", c.blocks_per_plane),
+        ("pages_per_block", c.pages_per_block),
+        ("ius_per_page", c.ius_per_page),
+    ] {
+        if v == 0 {
+            return Err(err(name, v, "must be at least 1"));
+        }
+    }
+    if c.iu_bytes < 512 || !c.iu_bytes.is_power_of_two() {
+        return Err(err(
+            "iu_bytes",
+            c.iu_bytes,
+            "must be a power of two of at least 512 (e.g. 4096, 16384, 65536)",
+        ));
+    }
+    if !(1..=4).contains(&c.bits_per_cell) {
+        return Err(err(
+            "bits_per_cell",
+            c.bits_per_cell,
+            "must be 1 (SLC) to 4 (QLC)",
+        ));
+    }
+    let slc_pages_per_block = c.pages_per_block / c.bits_per_cell;
+    if slc_pages_per_block == 0 {
+        return Err(err(
+            "pages_per_block",
+            c.pages_per_block,
+            &format!("must be at least bits_per_cell ({})", c.bits_per_cell),
+        ));
+    }
+    if c.parity_stripe_pages == 1 || c.parity_stripe_pages > c.pages_per_block {
+        return Err(err(
+            "parity_stripe_pages",
+            c.parity_stripe_pages,
+            &format!(
+                "must be 0 (no parity) or from 2 to the pages per block ({})",
+                c.pages_per_block
+            ),
+        ));
+    }
+    Ok(slc_pages_per_block)
+}
+
+/// The blocks set aside from native use (the static SLC cache and the bad-block reserve) and
+/// the dynamic SLC cache's settings.
+fn check_set_aside(c: &FtlConfig, total_blocks: u32) -> Result<(), FtlError> {
+    if c.slc.static_blocks >= total_blocks / 2 {
+        return Err(err(
+            "slc.static_blocks",
+            c.slc.static_blocks,
+            &format!("must be below half the blocks ({})", total_blocks / 2),
+        ));
+    }
+    let f = c.slc.dynamic_max_fraction;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(err(
+            "slc.dynamic_max_fraction",
+            f,
+            "must be between 0 and 1",
+        ));
+    }
+    if c.slc.dynamic && c.bits_per_cell == 1 {
+        return Err(err(
+            "slc.dynamic",
+            true,
+            "a dynamic SLC cache needs a multi-bit native mode (bits_per_cell 2 to 4)",
+        ));
+    }
+    if u64::from(c.bad_blocks) + u64::from(c.slc.static_blocks) >= u64::from(total_blocks / 2) {
+        return Err(err(
+            "bad_blocks",
+            c.bad_blocks,
+            &format!(
+                "bad-block reserve and static SLC blocks ({}) together must be below half the blocks ({})",
+                c.slc.static_blocks,
+                total_blocks / 2
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Geometry {
     pub fn new(c: &FtlConfig) -> Result<Geometry, FtlError> {
-        for (name, v) in [
-            ("dies", c.dies),
-            ("planes_per_die", c.planes_per_die),
-            ("blocks_per_plane", c.blocks_per_plane),
-            ("pages_per_block", c.pages_per_block),
-            ("ius_per_page", c.ius_per_page),
-        ] {
-            if v == 0 {
-                return Err(err(name, v, "must be at least 1"));
-            }
-        }
-        if c.iu_bytes < 512 || !c.iu_bytes.is_power_of_two() {
-            return Err(err(
-                "iu_bytes",
-                c.iu_bytes,
-                "must be a power of two of at least 512 (e.g. 4096, 16384, 65536)",
-            ));
-        }
-        if !(1..=4).contains(&c.bits_per_cell) {
-            return Err(err(
-                "bits_per_cell",
-                c.bits_per_cell,
-                "must be 1 (SLC) to 4 (QLC)",
-            ));
-        }
-        let slc_pages_per_block = c.pages_per_block / c.bits_per_cell;
-        if slc_pages_per_block == 0 {
-            return Err(err(
-                "pages_per_block",
-                c.pages_per_block,
-                &format!("must be at least bits_per_cell ({})", c.bits_per_cell),
-            ));
-        }
-        if c.parity_stripe_pages == 1 || c.parity_stripe_pages > c.pages_per_block {
-            return Err(err(
-                "parity_stripe_pages",
-                c.parity_stripe_pages,
-                &format!(
-                    "must be 0 (no parity) or from 2 to the pages per block ({})",
-                    c.pages_per_block
-                ),
-            ));
-        }
+        let slc_pages_per_block = check_shape(c)?;
         let units = u64::from(c.dies) * u64::from(c.planes_per_die);
         let total_blocks = units * u64::from(c.blocks_per_plane);
         let ius_per_block = u64::from(c.pages_per_block) * u64::from(c.ius_per_page);
@@ -247,39 +293,7 @@ impl Geometry {
             (units as u32, total_blocks as u32, ius_per_block as u32);
         let data_ius_per_block =
             data_pages(c.pages_per_block, c.parity_stripe_pages) * c.ius_per_page;
-        if c.slc.static_blocks >= total_blocks / 2 {
-            return Err(err(
-                "slc.static_blocks",
-                c.slc.static_blocks,
-                &format!("must be below half the blocks ({})", total_blocks / 2),
-            ));
-        }
-        let f = c.slc.dynamic_max_fraction;
-        if !(0.0..=1.0).contains(&f) {
-            return Err(err(
-                "slc.dynamic_max_fraction",
-                f,
-                "must be between 0 and 1",
-            ));
-        }
-        if c.slc.dynamic && c.bits_per_cell == 1 {
-            return Err(err(
-                "slc.dynamic",
-                true,
-                "a dynamic SLC cache needs a multi-bit native mode (bits_per_cell 2 to 4)",
-            ));
-        }
-        if u64::from(c.bad_blocks) + u64::from(c.slc.static_blocks) >= u64::from(total_blocks / 2) {
-            return Err(err(
-                "bad_blocks",
-                c.bad_blocks,
-                &format!(
-                    "bad-block reserve and static SLC blocks ({}) together must be below half the blocks ({})",
-                    c.slc.static_blocks,
-                    total_blocks / 2
-                ),
-            ));
-        }
+        check_set_aside(c, total_blocks)?;
         let native_blocks = total_blocks - c.slc.static_blocks - c.bad_blocks;
         let reserve_blocks = c.gc.foreground_free_blocks.max(units + 2);
         let background_blocks = c.gc.background_free_blocks.max(reserve_blocks);

@@ -21,8 +21,9 @@ const LAST_FREE_BLOCKS: u32 = 1;
 /// How many victim pages ahead of the copy in progress relocation starts loading the L2P
 /// entries of their IUs. Counted in pages, not IUs: a page's copies cost about the same
 /// whatever it holds (a NAND read, its IUs' programs), so this keeps the loads the same time
-/// ahead. On the 16 GiB write benchmark with 16 KiB pages, 8 pages (32 IUs) ran 7% faster
-/// than 8 IUs; with 4 KiB pages, 32 and 64 IUs ahead were no faster than 8 (BENCHMARKS.md).
+/// ahead. Eight pages (32 IUs of 16 KiB pages) keep the 16 GiB write benchmark with 16 KiB
+/// pages 7% faster than eight IUs would; with 4 KiB pages, 32 or 64 IUs ahead gain nothing
+/// over 8 (BENCHMARKS.md, "Measurements behind constants in the code").
 const RELOCATION_PREFETCH_PAGES: u32 = 8;
 
 /// Most IUs per page whose live IUs relocation gathers into a fixed array (a 64 KiB page of

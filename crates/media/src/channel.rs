@@ -6,10 +6,11 @@
 //! neighbours merge (which two, see [`ChannelMerge`]), so memory and work per booking stay
 //! bounded. A merged interval keeps the gap between its parts as free time: a transfer wished
 //! for inside it goes there at once while that time lasts. What is forgotten is only where in
-//! the interval the free time lay, never how much there is: merging gaps away as busy time
-//! once made a channel 4% busy look booked solid for 10-20 ms whenever garbage collection
-//! queued a victim's reads far ahead on its dies (their transfers book at the end of each
-//! array read, one tR apart), and every host read on that channel waited out the block.
+//! the interval the free time lay, never how much there is: merged away as busy time, the
+//! gaps would make a channel 4% busy look booked solid for 10-20 ms whenever garbage
+//! collection queues a victim's reads far ahead on its dies (their transfers book at the end
+//! of each array read, one tR apart), and every host read on that channel would wait out the
+//! block.
 //! The device books its host link and controller data path the same way: read data is ready
 //! out of submission order there too.
 
@@ -26,65 +27,33 @@ const _: () = assert!(SLOTS.is_power_of_two() && SLOTS > MAX_INTERVALS + 1);
 /// by halving (a read workload counts the same instructions with 12 and 16, more with 8).
 const SHORT_LIST: usize = 12;
 
-/// Most gap keys the narrowest merge keeps (see [`Channel`]): a short list is cheap to
-/// update, and a longer one (16, 32) rescanned no less often in a write workload.
-const CAP: usize = 8;
-/// Gap keys a scan of every gap keeps for the merges after the one it was run for.
-const RESCAN_KEEP: usize = 6;
-/// Slots for the keys (only [`CAP`] are used): the ring shrank from 128 to 64 slots to
-/// make room, so the channel's size and memory estimate (reported with the drive's
-/// counters) are what they were before it kept keys.
-const CANDIDATES: usize = 2 * MAX_INTERVALS;
-const _: () = assert!(RESCAN_KEEP < CAP && CAP <= CANDIDATES);
-
 /// A reserved interval: `(start_ns, end_ns, idle_ns)`. `idle_ns` is the free time inside it,
 /// the gaps between neighbours that merged into it (0 for an interval busy throughout).
 type Interval = (u64, u64, u64);
 
-/// A gap between neighbouring intervals as one number that orders gaps as the narrowest
-/// merge picks them: by width, then (earlier first) by the end of the interval before it.
-/// Ends of disjoint sorted intervals grow with their position, so the key both orders and
-/// finds the gap.
-type GapKey = u128;
-
-#[inline(always)]
-fn gap_key(left_end_ns: u64, right_start_ns: u64) -> GapKey {
-    (u128::from(right_start_ns - left_end_ns) << 64) | u128::from(left_end_ns)
-}
-
-/// Which two reservations merge when a channel holds more than [`MAX_INTERVALS`].
+/// Which two reservations merge when a channel holds more than [`MAX_INTERVALS`]. Merged
+/// intervals keep their free time, so the choice decides only where a channel forgets the
+/// position of its free time, and both choices cost a booking no more than an append.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChannelMerge {
-    /// The two earliest: cheapest, but a channel whose dies queue work far ahead (reads book
-    /// their transfer when their array work ends) then blurs its near future, where the
+    /// The two earliest: for resources whose bookings arrive close to time order (the host
+    /// link, the controller's data path). A channel whose dies queue work far ahead (reads
+    /// book their transfer when their array work ends) would blur its near future, where the
     /// transfers wished for now (a host read's data, a program's) have to fit.
     #[default]
     Earliest,
-    /// The two with the narrowest gap between them: the least free time blurred, wherever
-    /// it is; its gap keys cost a write workload about a quarter of its run.
-    Narrowest,
-    /// The two latest: the channel's near future, where transfers wished for now have to
-    /// fit, stays exact, and the far future (reads booked behind long die queues) is kept
-    /// as one interval with its free time, where later wishes for that time take their
-    /// share. As cheap as the earliest merge.
+    /// The two latest, for flash channels: the near future, where transfers wished for now
+    /// have to fit, stays exact, and the far future (reads booked behind long die queues) is
+    /// kept as one interval with its free time, where later wishes for that time take their
+    /// share.
     Latest,
 }
 
 /// The intervals are one contiguous run of a ring, `head..head + len` (indices modulo
 /// `SLOTS`): the list is almost always full, and most bookings land at its end or near its
 /// start, where the merge of the two earliest intervals also happens. Dropping or merging at
-/// the front just moves `head`, and an insertion shifts the shorter side. (A vector moved its
-/// whole tail twice per full booking: insert, then remove the merged interval.)
-///
-/// The narrowest merge runs on nearly every booking of a full list, and the merged gap can
-/// be anywhere in it, so a scan of every gap per merge was the bulk of a write workload's
-/// booking cost. Instead the channel keeps the keys of the gaps narrower than `bound` (at
-/// most [`CAP`] of them, sorted): each booking that fills, narrows or splits a gap, each
-/// merge and each forgotten interval takes the old gap's key out and puts the new gaps'
-/// keys in when they are below `bound`, and a full list drops its widest key and lowers
-/// `bound` to it. The narrowest gap is then the last key, and only when none is left does a
-/// scan of every gap refill the keys (the [`RESCAN_KEEP`] narrowest after the one it
-/// merges) and set `bound`.
+/// the front just moves `head`, and an insertion shifts the shorter side (a vector would move
+/// its whole tail twice per full booking: insert, then remove the merged interval).
 #[derive(Debug, Clone)]
 pub struct Channel {
     /// Disjoint `[start, end)` intervals, sorted from `head`, each with the free time inside it.
@@ -92,11 +61,6 @@ pub struct Channel {
     head: usize,
     len: usize,
     merge: ChannelMerge,
-    /// Keys of exactly the gaps whose key is below `bound`, widest first (the narrowest is
-    /// taken from the end). Unused with the earliest merge, whose `bound` stays 0.
-    candidates: [GapKey; CANDIDATES],
-    candidates_len: usize,
-    bound: GapKey,
     /// Per lane (see [`Self::book_in_lane`]), where its last search found the first interval
     /// ending after the wish. A flash channel's reads wish for the end of their die's queue
     /// and its programs for about now: on a full list of the write benchmark nine in ten
@@ -108,7 +72,7 @@ pub struct Channel {
 
 // The merge policy is configuration; every interval and search aid is state.
 flashlab_engine::impl_state!(Channel {
-    buf, head, len, candidates, candidates_len, bound, fingers
+    buf, head, len, fingers
 } skip { merge });
 
 /// Neighbouring intervals `a` then `b` as one, the gap between them kept as free time.
@@ -152,9 +116,6 @@ impl Channel {
             head: 0,
             len: 0,
             merge,
-            candidates: [0; CANDIDATES],
-            candidates_len: 0,
-            bound: 0,
             fingers: [0; LANES],
         }
     }
@@ -318,18 +279,10 @@ impl Channel {
                 let last = &mut self.buf[(h + len - 1) & MASK];
                 last.2 += t - last.1;
                 last.1 = t + dur_ns;
-            } else if self.merge != ChannelMerge::Narrowest {
-                self.buf[(h + len) & MASK] = (t, t + dur_ns, 0);
-                self.len = len + 1;
-                self.merge_front_if_full();
-            } else if len == MAX_INTERVALS {
-                self.place_in_full(len, t, t + dur_ns);
             } else {
                 self.buf[(h + len) & MASK] = (t, t + dur_ns, 0);
                 self.len = len + 1;
-                if len > 0 {
-                    self.gap_opened(last.1, t);
-                }
+                self.merge_front_if_full();
             }
             return t;
         }
@@ -362,189 +315,22 @@ impl Channel {
         // over by every later booking.
         let joins_prev = i > 0 && t - at(&self.buf, i - 1).1 < dur_ns;
         let joins_next = i < len && at(&self.buf, i).0 - end < dur_ns;
-        // The gap this booking lands in, if it lies between two intervals, is filled, narrowed
-        // or split: it leaves the merge's keys, and what is left of it may join them.
         match (joins_prev, joins_next) {
             (true, true) => {
-                self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
                 let next = at(&self.buf, i);
                 let prev = &mut self.buf[(h + i - 1) & MASK];
                 prev.1 = next.1;
                 prev.2 += next.2;
                 self.remove(i);
             }
-            (true, false) => {
-                if i < len {
-                    let next_start = at(&self.buf, i).0;
-                    self.gap_closed(at(&self.buf, i - 1).1, next_start);
-                    self.gap_opened(end, next_start);
-                }
-                self.buf[(h + i - 1) & MASK].1 = end;
-            }
-            (false, true) => {
-                if i > 0 {
-                    let prev_end = at(&self.buf, i - 1).1;
-                    self.gap_closed(prev_end, at(&self.buf, i).0);
-                    self.gap_opened(prev_end, t);
-                }
-                self.buf[(h + i) & MASK].0 = t;
-            }
-            (false, false) if self.merge != ChannelMerge::Narrowest => {
-                // No gap keys to keep up.
+            (true, false) => self.buf[(h + i - 1) & MASK].1 = end,
+            (false, true) => self.buf[(h + i) & MASK].0 = t,
+            (false, false) => {
                 self.insert(i, (t, end, 0));
                 self.merge_front_if_full();
             }
-            (false, false) if len == MAX_INTERVALS => self.place_in_full(i, t, end),
-            (false, false) => {
-                // Not full: the insertion merges nothing.
-                if i > 0 && i < len {
-                    self.gap_closed(at(&self.buf, i - 1).1, at(&self.buf, i).0);
-                }
-                if i > 0 {
-                    self.gap_opened(at(&self.buf, i - 1).1, t);
-                }
-                if i < len {
-                    self.gap_opened(end, at(&self.buf, i).0);
-                }
-                self.insert(i, (t, end, 0));
-            }
         }
         t
-    }
-
-    /// Place `[t, end)` as the `i`-th interval of a full list that merges the narrowest gap.
-    /// The merge usually takes one of the two gaps the new interval opens (it lands in a gap
-    /// and leaves narrow pieces of it), which is joining it to a neighbour: decide the merge
-    /// first, and insert and remove an interval only when it takes an older gap.
-    #[inline(always)]
-    fn place_in_full(&mut self, i: usize, t: u64, end: u64) {
-        let len = self.len;
-        let before = if i > 0 {
-            gap_key(self.at(i - 1).1, t)
-        } else {
-            GapKey::MAX
-        };
-        let after = if i < len {
-            gap_key(end, self.at(i).0)
-        } else {
-            GapKey::MAX
-        };
-        if i > 0 && i < len {
-            // The gap the new interval splits is gone whatever merges.
-            self.gap_closed(self.at(i - 1).1, self.at(i).0);
-        }
-        if self.candidates_len == 0 {
-            // The narrowest older gap is not known: insert, then merge after a full scan.
-            if i > 0 {
-                self.gap_opened(self.at(i - 1).1, t);
-            }
-            if i < len {
-                self.gap_opened(end, self.at(i).0);
-            }
-            self.insert(i, (t, end, 0));
-            self.merge_narrowest();
-            return;
-        }
-        // The narrowest older gap: the last candidate (see `Channel`).
-        let older = self.candidates[self.candidates_len - 1];
-        if before < older.min(after) {
-            let prev = self.at_mut(i - 1);
-            prev.2 += t - prev.1;
-            prev.1 = end;
-            if i < len {
-                self.gap_opened(end, self.at(i).0);
-            }
-        } else if after < older {
-            let next = self.at_mut(i);
-            next.2 += next.0 - end;
-            next.0 = t;
-            if i > 0 {
-                self.gap_opened(self.at(i - 1).1, t);
-            }
-        } else {
-            self.candidates_len -= 1;
-            let k = self.find_gap(older);
-            if i > 0 {
-                self.gap_opened(self.at(i - 1).1, t);
-            }
-            if i < len {
-                self.gap_opened(end, self.at(i).0);
-            }
-            self.insert(i, (t, end, 0));
-            let k = if k >= i { k + 1 } else { k };
-            self.join_next(k);
-        }
-    }
-
-    /// A gap from `left_end_ns` to `right_start_ns` now exists: it is a candidate if its key
-    /// is below the bound.
-    #[inline(always)]
-    fn gap_opened(&mut self, left_end_ns: u64, right_start_ns: u64) {
-        // The earliest merge keeps no keys: one byte compare on its bookings.
-        if self.merge == ChannelMerge::Narrowest {
-            let key = gap_key(left_end_ns, right_start_ns);
-            if key < self.bound {
-                self.add_candidate(key);
-            }
-        }
-    }
-
-    /// The gap from `left_end_ns` to `right_start_ns` is filled, narrowed or merged: it is
-    /// no candidate any more.
-    #[inline(always)]
-    fn gap_closed(&mut self, left_end_ns: u64, right_start_ns: u64) {
-        // No keys kept (the earliest merge, or none below the bound): nothing to take out.
-        if self.candidates_len > 0 {
-            let key = gap_key(left_end_ns, right_start_ns);
-            if key < self.bound {
-                self.remove_candidate(key);
-            }
-        }
-    }
-
-    /// Add `key` (below `bound`) to the candidates, widest first.
-    fn add_candidate(&mut self, key: GapKey) {
-        let mut len = self.candidates_len;
-        if len == CAP {
-            // Full: the widest key (this one or the widest kept) becomes the bound, and every
-            // key at the bound leaves (gaps of equal keys are between empty intervals).
-            let widest = self.candidates[0].max(key);
-            self.bound = widest;
-            let drop = self.candidates[..len]
-                .iter()
-                .take_while(|&&k| k == widest)
-                .count();
-            if drop > 0 {
-                self.candidates.copy_within(drop..len, 0);
-                len -= drop;
-                self.candidates_len = len;
-            }
-            if key == widest {
-                return;
-            }
-        }
-        let mut n = len;
-        while n > 0 && self.candidates[n - 1] < key {
-            self.candidates[n] = self.candidates[n - 1];
-            n -= 1;
-        }
-        self.candidates[n] = key;
-        self.candidates_len = len + 1;
-    }
-
-    /// Remove `key` (below `bound`, so a candidate) from the candidates.
-    fn remove_candidate(&mut self, key: GapKey) {
-        let n = self.candidates_len;
-        // Narrow gaps are the likelier to be filled: search from the narrowest end.
-        let mut k = n;
-        while k > 0 && self.candidates[k - 1] != key {
-            k -= 1;
-        }
-        debug_assert!(k > 0, "a gap below the bound is a candidate");
-        if k > 0 {
-            self.candidates.copy_within(k..n, k - 1);
-            self.candidates_len = n - 1;
-        }
     }
 
     /// Over the limit: two neighbouring intervals merge (their gap kept as free time), chosen by
@@ -556,113 +342,17 @@ impl Channel {
         }
         match self.merge {
             ChannelMerge::Earliest => {
-                // No candidates are kept (the bound stays 0): nothing to update.
                 let merged = joined(self.at(0), self.at(1));
                 self.head = (self.head + 1) & MASK;
                 self.len -= 1;
                 *self.at_mut(0) = merged;
             }
-            ChannelMerge::Narrowest => self.merge_narrowest(),
             ChannelMerge::Latest => {
                 let n = self.len;
                 *self.at_mut(n - 2) = joined(self.at(n - 2), self.at(n - 1));
                 self.len = n - 1;
             }
         }
-    }
-
-    /// Merge the neighbours with the narrowest gap (the earliest such pair on a tie).
-    #[inline(never)]
-    fn merge_narrowest(&mut self) {
-        let best = if self.candidates_len > 0 {
-            self.candidates_len -= 1;
-            self.find_gap(self.candidates[self.candidates_len])
-        } else {
-            self.rescan()
-        };
-        self.join_next(best);
-    }
-
-    /// Interval `k` and the next become one, which keeps the gap between them as free time.
-    #[inline(always)]
-    fn join_next(&mut self, k: usize) {
-        *self.at_mut(k) = joined(self.at(k), self.at(k + 1));
-        self.remove(k + 1);
-    }
-
-    /// Index of the interval before the current gap `key` stands for.
-    #[inline(always)]
-    fn find_gap(&self, key: GapKey) -> usize {
-        let left_end = key as u64;
-        let right_start = left_end + (key >> 64) as u64;
-        // The first interval ending at or after `left_end`.
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.at(mid).1 < left_end {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        // Only empty intervals share an end: the gap follows one of those ending there.
-        let mut k = lo;
-        while k + 2 < self.len && self.at(k + 1).0 != right_start {
-            k += 1;
-        }
-        debug_assert_eq!(gap_key(self.at(k).1, self.at(k + 1).0), key);
-        k
-    }
-
-    /// Scan every gap (no candidate is left): returns the narrowest's position and keeps the
-    /// next [`RESCAN_KEEP`] as candidates, the one after them as the bound.
-    #[cold]
-    #[inline(never)]
-    fn rescan(&mut self) -> usize {
-        // The narrowest `RESCAN_KEEP + 2` gaps as (width, position), narrowest first; an
-        // unfilled entry has width `u64::MAX`, which no gap has. Keys order gaps by width,
-        // then by the end before the gap, which grows with the position: scanned in
-        // position order, gaps need only their widths compared (a later gap of equal width
-        // goes after), and 16-byte entries move instead of 32-byte ones.
-        let mut top = [(u64::MAX, 0usize); RESCAN_KEEP + 2];
-        let mut prev_end = self.at(0).1;
-        for k in 0..self.len - 1 {
-            let next = self.at(k + 1);
-            let width = next.0 - prev_end;
-            debug_assert!(width < u64::MAX);
-            if width < top[RESCAN_KEEP + 1].0 {
-                let mut j = RESCAN_KEEP + 1;
-                while j > 0 && top[j - 1].0 > width {
-                    top[j] = top[j - 1];
-                    j -= 1;
-                }
-                top[j] = (width, k);
-            }
-            prev_end = next.1;
-        }
-        let key = |&(width, k): &(u64, usize)| {
-            if width == u64::MAX {
-                GapKey::MAX
-            } else {
-                gap_key(self.at(k).1, self.at(k + 1).0)
-            }
-        };
-        let bound = key(&top[RESCAN_KEEP + 1]);
-        // Equal keys (gaps between empty intervals) may straddle the bound: keep only keys
-        // below it.
-        let mut kept = [0; RESCAN_KEEP];
-        let mut n = 0;
-        for c in top[1..=RESCAN_KEEP].iter().rev() {
-            let k = key(c);
-            if k < bound {
-                kept[n] = k;
-                n += 1;
-            }
-        }
-        self.bound = bound;
-        self.candidates[..n].copy_from_slice(&kept[..n]);
-        self.candidates_len = n;
-        top[0].1
     }
 
     /// No booking will ask for a time before `now_ns` any more: forget what ended by then.
@@ -674,11 +364,6 @@ impl Channel {
         if self.buf[self.head & MASK].1 > now_ns {
             return;
         }
-        if self.candidates_len > 0 {
-            self.forget_with_keys(now_ns);
-            return;
-        }
-        // No gap key to take out (the earliest merge, or none below the bound).
         let (mut h, mut len) = (self.head, self.len);
         loop {
             h = (h + 1) & MASK;
@@ -686,24 +371,6 @@ impl Channel {
             if len == 0 || self.buf[h].1 > now_ns {
                 break;
             }
-        }
-        if len == 0 {
-            self.buf[h].1 = u64::MAX;
-        }
-        (self.head, self.len) = (h, len);
-    }
-
-    /// [`Self::forget_before`] on a channel that keeps gap keys: out of line, so the code
-    /// inlined into every booking stays small.
-    #[inline(never)]
-    fn forget_with_keys(&mut self, now_ns: u64) {
-        let (mut h, mut len) = (self.head, self.len);
-        while len > 0 && self.buf[h & MASK].1 <= now_ns {
-            if len > 1 {
-                self.gap_closed(self.buf[h & MASK].1, self.buf[(h + 1) & MASK].0);
-            }
-            h = (h + 1) & MASK;
-            len -= 1;
         }
         if len == 0 {
             self.buf[h].1 = u64::MAX;
@@ -724,35 +391,15 @@ impl Channel {
         self.head = 0;
         self.len = 1;
         self.buf[0] = (0, at_ns, 0);
-        // No gap is left; the next merge scans.
-        self.candidates_len = 0;
-        self.bound = 0;
     }
 
     pub fn memory_bytes(&self) -> usize {
-        std::mem::size_of_val(&self.buf) + std::mem::size_of_val(&self.candidates)
+        std::mem::size_of_val(&self.buf)
     }
 
     #[cfg(test)]
     fn intervals(&self) -> Vec<Interval> {
         (0..self.len).map(|k| self.at(k)).collect()
-    }
-
-    /// The kept keys are exactly the gaps' keys below the bound, widest first.
-    #[cfg(test)]
-    fn assert_candidates_exact(&self) {
-        let kept = &self.candidates[..self.candidates_len];
-        assert!(kept.len() <= CAP);
-        assert!(kept.windows(2).all(|w| w[0] >= w[1]), "{kept:?}");
-        let mut below: Vec<GapKey> = (1..self.len)
-            .map(|k| gap_key(self.at(k - 1).1, self.at(k).0))
-            .filter(|&key| key < self.bound)
-            .collect();
-        below.sort_by(|a, b| b.cmp(a));
-        assert_eq!(kept, &below[..]);
-        if self.merge != ChannelMerge::Narrowest {
-            assert_eq!(self.bound, 0);
-        }
     }
 }
 

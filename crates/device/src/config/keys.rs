@@ -608,13 +608,6 @@ pub const KEYS: &[KeyDoc] = &[
         "size",
         "3GiB",
     ),
-    k(
-        "sim",
-        "channel_merge",
-        "Which two of a flash channel's 32 kept transfer reservations merge when it has more: the latest (the far future keeps its free time, the near future stays exact), the earliest, or the two with the narrowest gap",
-        "latest, earliest, narrowest",
-        "latest",
-    ),
 ];
 
 /// Sections in file order.

@@ -1,6 +1,8 @@
 //! What `flashlab describe` shows: a drive's derived figures (capacities, spare, dies, media
 //! and link bandwidth bounds, the model's settings), as text and as JSON.
 
+use serde_json::json;
+
 use super::*;
 
 impl DeviceConfig {
@@ -133,176 +135,226 @@ impl Model {
     }
 
     fn derived_json(&self) -> serde_json::Value {
-        use serde_json::json;
-        let f = &self.full;
-        let raw = f.raw_bytes();
-        let full_static = self.full_static_slc_bytes;
+        json!({
+            "capacity": self.capacity_json(),
+            "nand": self.nand_json(),
+            "ftl": self.ftl_json(),
+            "bandwidth": self.bandwidth_json(),
+            "controller": self.controller_json(),
+            "scheduler": self.scheduler_json(),
+            "slc_cache": self.slc_cache_json(),
+            "power": self.power_json(),
+            "sim": self.sim_json(),
+        })
+    }
+
+    /// What the drive holds: raw, user and spare capacity.
+    fn capacity_json(&self) -> serde_json::Value {
+        let raw = self.full.raw_bytes();
         let bad = self.full_bad_bytes;
-        let native = self.native_raw_bytes();
         let spare = (raw as f64 - self.full_user_bytes as f64) / raw as f64;
         let parity_share = self.parity_share();
         let parity_bytes = (raw as f64 * parity_share) as u64;
         let spare_after_parity =
             (raw as f64 - parity_bytes as f64 - self.full_user_bytes as f64) / raw as f64;
         let spare_effective = self.effective_spare_factor();
+        json!({
+            "raw_bytes": raw, "raw_bytes_text": format_size(raw),
+            "drive_user_bytes": self.drive_user_bytes, "drive_user_bytes_text": format_size(self.drive_user_bytes),
+            "namespaces": self.full_namespace_bytes.len(),
+            "namespace_bytes": self.full_namespace_bytes,
+            "user_bytes": self.full_user_bytes, "user_bytes_text": format_size(self.full_user_bytes),
+            "spare_factor": (spare * 10000.0).round() / 10000.0,
+            "parity_bytes": parity_bytes, "parity_bytes_text": format_size(parity_bytes),
+            "spare_factor_after_parity": (spare_after_parity * 10000.0).round() / 10000.0,
+            "bad_block_reserve_bytes": bad, "bad_block_reserve_bytes_text": format_size(bad),
+            "spare_factor_effective": (spare_effective * 10000.0).round() / 10000.0,
+            "logical_block_bytes": self.logical_block_bytes,
+        })
+    }
+
+    /// The NAND part: geometry, timings, wear and retention.
+    fn nand_json(&self) -> serde_json::Value {
+        let f = &self.full;
+        let stored_at_rated = self.retention.days(1.0, self.retention_storage_c);
+        json!({
+            "cell": self.cell_name,
+            "channels": f.channels,
+            "dies": f.dies(),
+            "planes": f.planes(),
+            "blocks": f.blocks(),
+            "page_bytes": f.page_bytes, "page_bytes_text": format_size(f.page_bytes),
+            "block_bytes": f.block_bytes(), "block_bytes_text": format_size(f.block_bytes()),
+            "t_read_ns": self.timings.t_read_ns, "t_read_ns_text": format_time(self.timings.t_read_ns),
+            "t_prog_ns": self.timings.t_prog_ns, "t_prog_ns_text": format_time(self.timings.t_prog_ns),
+            "t_erase_ns": self.timings.t_erase_ns, "t_erase_ns_text": format_time(self.timings.t_erase_ns),
+            "slc_t_read_ns": self.timings.slc_t_read_ns, "slc_t_read_ns_text": format_time(self.timings.slc_t_read_ns),
+            "slc_t_prog_ns": self.timings.slc_t_prog_ns, "slc_t_prog_ns_text": format_time(self.timings.slc_t_prog_ns),
+            "pe_cycles": f.pe_cycles,
+            "grown_bad_at_rated": self.ftl.wear_out.failed_at_rated,
+            "grown_bad_shape": self.ftl.wear_out.shape,
+            "retention_class": self.retention_class.name(),
+            "retention_at_rated_days": self.retention.at_rated_days,
+            "retention_at_rated_days_text": retention_text(self.retention.at_rated_days, self.retention.reference_c),
+            "retention_at_tenth_rated_days": self.retention.at_tenth_rated_days,
+            "retention_at_tenth_rated_days_text": retention_text(self.retention.at_tenth_rated_days, self.retention.reference_c),
+            "retention_temperature_c": self.retention_storage_c,
+            "retention_at_rated_stored_days": stored_at_rated,
+            "retention_at_rated_stored_days_text": retention_text(stored_at_rated, self.retention_storage_c),
+            "multi_plane": f.multi_plane,
+            "independent_plane_reads": f.independent_plane_reads,
+            "independent_plane_programs": f.independent_plane_programs,
+        })
+    }
+
+    /// The mapping: its unit, GC and wear-levelling settings.
+    fn ftl_json(&self) -> serde_json::Value {
+        // A compressing drive maps granules of its host IU.
+        let unit = self.compression_unit_bytes.unwrap_or(self.iu_bytes);
+        let granules_per_iu = (unit / self.iu_bytes) as u32;
+        json!({
+            "iu_bytes": unit, "iu_bytes_text": format_size(unit),
+            "user_ius": self.full_user_bytes / unit,
+            "ius_per_page": self.ftl.ius_per_page / granules_per_iu,
+            "compression_granule_bytes": self.compression_unit_bytes.map(|_| self.iu_bytes),
+            "compression_granule_bytes_text": self.compression_unit_bytes.map_or("no compression".to_string(), |_| format!("{} ({granules_per_iu} per IU, mapped one by one)", format_size(self.iu_bytes))),
+            "gc_policy": format!("{:?}", self.ftl.gc.policy).to_lowercase(),
+            "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
+            "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
+            "gc_background_busy_share": self.gc_busy_share,
+            "host_allocation": self.host_allocation,
+            "wear_level_threshold": self.ftl.wear_level_threshold,
+            "parity_stripe_pages": self.ftl.parity_stripe_pages,
+        })
+    }
+
+    /// Bandwidth bounds of the media, the channels and the host link.
+    fn bandwidth_json(&self) -> serde_json::Value {
+        let f = &self.full;
+        let parity_share = self.parity_share();
         let (rd, pr, slc_pr) = Self::media_bounds(f, &self.timings);
-        let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
         let channel_bound = f.channels as f64 * f.channel_bytes_per_s as f64;
-        let rate = |v: f64| format_decimal(v, "B/s");
         // Sequential bounds: media, host link and the controller's data path, the least.
         let ctl = &self.full_shared.controller;
         let link = self.full_shared.link_bytes_per_s as f64;
         let path = |d: usize| ctl.data_bytes_per_s[d].map_or(f64::INFINITY, |b| b as f64);
         let read_bound = rd.min(link).min(path(1));
         let write_bound = (pr * (1.0 - parity_share)).min(link).min(path(0));
+        json!({
+            "channel_bytes_per_s": channel_bound, "channel_bytes_per_s_text": rate(channel_bound),
+            "media_read_bytes_per_s": rd, "media_read_bytes_per_s_text": rate(rd),
+            "media_program_bytes_per_s": pr, "media_program_bytes_per_s_text": rate(pr),
+            "media_slc_program_bytes_per_s": slc_pr, "media_slc_program_bytes_per_s_text": rate(slc_pr),
+            "link": self.link.to_string(),
+            "link_raw_bytes_per_s": self.full_shared.link_raw_bytes_per_s, "link_raw_bytes_per_s_text": rate(self.full_shared.link_raw_bytes_per_s as f64),
+            "link_bytes_per_s": self.full_shared.link_bytes_per_s, "link_bytes_per_s_text": rate(self.full_shared.link_bytes_per_s as f64),
+            "seq_read_bound_bytes_per_s": read_bound, "seq_read_bound_bytes_per_s_text": rate(read_bound),
+            "seq_write_bound_bytes_per_s": write_bound, "seq_write_bound_bytes_per_s_text": rate(write_bound),
+        })
+    }
+
+    /// The controller: command rate, data path, cores, buffers and map.
+    fn controller_json(&self) -> serde_json::Value {
+        let ctl = &self.full_shared.controller;
+        json!({
+            "command_overhead_ns": self.command_overhead_ns, "command_overhead_ns_text": format_time(self.command_overhead_ns),
+            "max_iops": self.full_shared.max_iops,
+            "queue_depth": self.full_shared.queue_depth,
+            "read_bandwidth_bytes_per_s": ctl.data_bytes_per_s[1], "read_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[1].map_or("unlimited".to_string(), |b| rate(b as f64)),
+            "write_bandwidth_bytes_per_s": ctl.data_bytes_per_s[0], "write_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[0].map_or("unlimited".to_string(), |b| rate(b as f64)),
+            "read_cpu_ns": ctl.read_cpu_ns, "read_cpu_ns_text": format_time(ctl.read_cpu_ns),
+            "write_cpu_ns": ctl.write_cpu_ns, "write_cpu_ns_text": format_time(ctl.write_cpu_ns),
+            "relocation_cpu_ns": ctl.relocation_cpu_ns, "relocation_cpu_ns_text": format_time(ctl.relocation_cpu_ns),
+            "cores": ctl.cores,
+            "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
+            "read_buffer_bytes": self.full_shared.read_buffer_bytes, "read_buffer_bytes_text": format_size(self.full_shared.read_buffer_bytes),
+            "read_ahead_bytes": self.read_ahead_bytes, "read_ahead_bytes_text": format_size(self.read_ahead_bytes),
+            "map_bytes": self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES, "map_bytes_text": format_size(self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES),
+            "map_cache_bytes": self.map_cache.map(|m| m.full_cache_bytes), "map_cache_bytes_text": self.map_cache.map_or("the whole map".to_string(), |m| format!("{} ({:.1}% of the map, paged)", format_size(m.full_cache_bytes), m.full_cache_bytes as f64 * 100.0 / m.full_map_bytes as f64)),
+            "plp": self.plp,
+        })
+    }
+
+    /// The die scheduler: read priority and suspends.
+    fn scheduler_json(&self) -> serde_json::Value {
+        json!({
+            "read_priority": self.scheduler.read_priority,
+            "program_suspend": self.scheduler.program_suspend,
+            "erase_suspend": self.scheduler.erase_suspend,
+            "suspend_latency_ns": self.scheduler.suspend_latency_ns, "suspend_latency_ns_text": format_time(self.scheduler.suspend_latency_ns),
+            "resume_overhead_ns": self.scheduler.resume_overhead_ns, "resume_overhead_ns_text": format_time(self.scheduler.resume_overhead_ns),
+            "max_suspends_per_op": self.scheduler.max_suspends_per_op,
+        })
+    }
+
+    /// The SLC cache, static and dynamic.
+    fn slc_cache_json(&self) -> serde_json::Value {
+        let full_static = self.full_static_slc_bytes;
+        let native = self.native_raw_bytes();
         let dyn_slc = if self.ftl.slc.dynamic {
             (native as f64 * self.full_dynamic_slc_fraction / self.bits_per_cell as f64) as u64
         } else {
             0
         };
-        let stored_at_rated = self.retention.days(1.0, self.retention_storage_c);
-        // A compressing drive maps granules of its host IU.
-        let unit = self.compression_unit_bytes.unwrap_or(self.iu_bytes);
-        let granules_per_iu = (unit / self.iu_bytes) as u32;
         json!({
-            "capacity": {
-                "raw_bytes": raw, "raw_bytes_text": format_size(raw),
-                "drive_user_bytes": self.drive_user_bytes, "drive_user_bytes_text": format_size(self.drive_user_bytes),
-                "namespaces": self.full_namespace_bytes.len(),
-                "namespace_bytes": self.full_namespace_bytes,
-                "user_bytes": self.full_user_bytes, "user_bytes_text": format_size(self.full_user_bytes),
-                "spare_factor": (spare * 10000.0).round() / 10000.0,
-                "parity_bytes": parity_bytes, "parity_bytes_text": format_size(parity_bytes),
-                "spare_factor_after_parity": (spare_after_parity * 10000.0).round() / 10000.0,
-                "bad_block_reserve_bytes": bad, "bad_block_reserve_bytes_text": format_size(bad),
-                "spare_factor_effective": (spare_effective * 10000.0).round() / 10000.0,
-                "logical_block_bytes": self.logical_block_bytes,
-            },
-            "nand": {
-                "cell": self.cell_name,
-                "channels": f.channels,
-                "dies": f.dies(),
-                "planes": f.planes(),
-                "blocks": f.blocks(),
-                "page_bytes": f.page_bytes, "page_bytes_text": format_size(f.page_bytes),
-                "block_bytes": f.block_bytes(), "block_bytes_text": format_size(f.block_bytes()),
-                "t_read_ns": self.timings.t_read_ns, "t_read_ns_text": format_time(self.timings.t_read_ns),
-                "t_prog_ns": self.timings.t_prog_ns, "t_prog_ns_text": format_time(self.timings.t_prog_ns),
-                "t_erase_ns": self.timings.t_erase_ns, "t_erase_ns_text": format_time(self.timings.t_erase_ns),
-                "slc_t_read_ns": self.timings.slc_t_read_ns, "slc_t_read_ns_text": format_time(self.timings.slc_t_read_ns),
-                "slc_t_prog_ns": self.timings.slc_t_prog_ns, "slc_t_prog_ns_text": format_time(self.timings.slc_t_prog_ns),
-                "pe_cycles": f.pe_cycles,
-                "grown_bad_at_rated": self.ftl.wear_out.failed_at_rated,
-                "grown_bad_shape": self.ftl.wear_out.shape,
-                "retention_class": self.retention_class.name(),
-                "retention_at_rated_days": self.retention.at_rated_days,
-                "retention_at_rated_days_text": retention_text(self.retention.at_rated_days, self.retention.reference_c),
-                "retention_at_tenth_rated_days": self.retention.at_tenth_rated_days,
-                "retention_at_tenth_rated_days_text": retention_text(self.retention.at_tenth_rated_days, self.retention.reference_c),
-                "retention_temperature_c": self.retention_storage_c,
-                "retention_at_rated_stored_days": stored_at_rated,
-                "retention_at_rated_stored_days_text": retention_text(stored_at_rated, self.retention_storage_c),
-                "multi_plane": f.multi_plane,
-                "independent_plane_reads": f.independent_plane_reads,
-                "independent_plane_programs": f.independent_plane_programs,
-            },
-            "ftl": {
-                "iu_bytes": unit, "iu_bytes_text": format_size(unit),
-                "user_ius": self.full_user_bytes / unit,
-                "ius_per_page": self.ftl.ius_per_page / granules_per_iu,
-                "compression_granule_bytes": self.compression_unit_bytes.map(|_| self.iu_bytes),
-                "compression_granule_bytes_text": self.compression_unit_bytes.map_or("no compression".to_string(), |_| format!("{} ({granules_per_iu} per IU, mapped one by one)", format_size(self.iu_bytes))),
-                "gc_policy": format!("{:?}", self.ftl.gc.policy).to_lowercase(),
-                "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
-                "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
-                "gc_background_busy_share": self.gc_busy_share,
-                "host_allocation": self.host_allocation,
-                "wear_level_threshold": self.ftl.wear_level_threshold,
-                "parity_stripe_pages": self.ftl.parity_stripe_pages,
-            },
-            "bandwidth": {
-                "channel_bytes_per_s": channel_bound, "channel_bytes_per_s_text": rate(channel_bound),
-                "media_read_bytes_per_s": rd, "media_read_bytes_per_s_text": rate(rd),
-                "media_program_bytes_per_s": pr, "media_program_bytes_per_s_text": rate(pr),
-                "media_slc_program_bytes_per_s": slc_pr, "media_slc_program_bytes_per_s_text": rate(slc_pr),
-                "link": self.link.to_string(),
-                "link_raw_bytes_per_s": self.full_shared.link_raw_bytes_per_s, "link_raw_bytes_per_s_text": rate(self.full_shared.link_raw_bytes_per_s as f64),
-                "link_bytes_per_s": self.full_shared.link_bytes_per_s, "link_bytes_per_s_text": rate(self.full_shared.link_bytes_per_s as f64),
-                "seq_read_bound_bytes_per_s": read_bound, "seq_read_bound_bytes_per_s_text": rate(read_bound),
-                "seq_write_bound_bytes_per_s": write_bound, "seq_write_bound_bytes_per_s_text": rate(write_bound),
-            },
-            "controller": {
-                "command_overhead_ns": self.command_overhead_ns, "command_overhead_ns_text": format_time(self.command_overhead_ns),
-                "max_iops": self.full_shared.max_iops,
-                "queue_depth": self.full_shared.queue_depth,
-                "read_bandwidth_bytes_per_s": ctl.data_bytes_per_s[1], "read_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[1].map_or("unlimited".to_string(), |b| rate(b as f64)),
-                "write_bandwidth_bytes_per_s": ctl.data_bytes_per_s[0], "write_bandwidth_bytes_per_s_text": ctl.data_bytes_per_s[0].map_or("unlimited".to_string(), |b| rate(b as f64)),
-                "read_cpu_ns": ctl.read_cpu_ns, "read_cpu_ns_text": format_time(ctl.read_cpu_ns),
-                "write_cpu_ns": ctl.write_cpu_ns, "write_cpu_ns_text": format_time(ctl.write_cpu_ns),
-                "relocation_cpu_ns": ctl.relocation_cpu_ns, "relocation_cpu_ns_text": format_time(ctl.relocation_cpu_ns),
-                "cores": ctl.cores,
-                "buffer_bytes": self.full_shared.buffer_bytes, "buffer_bytes_text": format_size(self.full_shared.buffer_bytes),
-                "read_buffer_bytes": self.full_shared.read_buffer_bytes, "read_buffer_bytes_text": format_size(self.full_shared.read_buffer_bytes),
-                "read_ahead_bytes": self.read_ahead_bytes, "read_ahead_bytes_text": format_size(self.read_ahead_bytes),
-                "map_bytes": self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES, "map_bytes_text": format_size(self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES),
-                "map_cache_bytes": self.map_cache.map(|m| m.full_cache_bytes), "map_cache_bytes_text": self.map_cache.map_or("the whole map".to_string(), |m| format!("{} ({:.1}% of the map, paged)", format_size(m.full_cache_bytes), m.full_cache_bytes as f64 * 100.0 / m.full_map_bytes as f64)),
-                "plp": self.plp,
-            },
-            "scheduler": {
-                "read_priority": self.scheduler.read_priority,
-                "program_suspend": self.scheduler.program_suspend,
-                "erase_suspend": self.scheduler.erase_suspend,
-                "suspend_latency_ns": self.scheduler.suspend_latency_ns, "suspend_latency_ns_text": format_time(self.scheduler.suspend_latency_ns),
-                "resume_overhead_ns": self.scheduler.resume_overhead_ns, "resume_overhead_ns_text": format_time(self.scheduler.resume_overhead_ns),
-                "max_suspends_per_op": self.scheduler.max_suspends_per_op,
-            },
-            "slc_cache": {
-                "static_bytes": full_static, "static_bytes_text": format_size(full_static),
-                "dynamic": self.ftl.slc.dynamic,
-                "dynamic_max_bytes": dyn_slc, "dynamic_max_bytes_text": format!("{} (empty drive)", format_size(dyn_slc)),
-            },
-            "power": {
-                "read_energy_pj": self.power.energy.read_pj,
-                "program_energy_pj": self.power.energy.program_pj,
-                "erase_energy_pj": self.power.energy.erase_pj,
-                "slc_read_energy_pj": self.power.energy.slc_read_pj,
-                "slc_program_energy_pj": self.power.energy.slc_program_pj,
-                "channel_energy_pj_per_byte": self.power.energy.channel_pj_per_byte,
-                "host_energy_pj_per_byte": self.power.host_pj_per_byte,
-                "active_power_w": self.power.active_uw as f64 * 1e-6,
-                "idle_power_w": self.power.idle_uw as f64 * 1e-6,
-                "states_cap_w": self.power.states_uw.iter().map(|c| c.map(|u| u as f64 * 1e-6)).collect::<Vec<_>>(),
-                "state": self.power.state,
-                // The thermal model (null: none): its parameters, the steady temperature with
-                // the controller busy and the media idle, and the throttled power.
-                "thermal_resistance_c_per_w": self.power.thermal.map(|(t, _)| t.resistance_c_per_w),
-                "thermal_time_constant_s": self.power.thermal.map(|(t, _)| t.time_constant_ns / 1e9),
-                "ambient_c": self.power.thermal.map(|(t, _)| t.ambient_c),
-                "controller_busy_temperature_c": self.power.thermal.map(|(t, _)| t.ambient_c + t.resistance_c_per_w * t.base_w),
-                "throttle_c": self.power.thermal.map(|(t, _)| t.throttle_c),
-                "resume_c": self.power.thermal.map(|(t, _)| t.resume_c),
-                "throttle_power_w": self.power.thermal.map(|(t, media_uw)| t.base_w + media_uw as f64 * 1e-6),
-            },
-            "sim": {
-                "capacity_factor": self.scale.capacity_factor,
-                "die_factor": self.scale.die_factor,
-                "simulated_user_bytes": self.user_bytes, "simulated_user_bytes_text": format_size(self.user_bytes),
-                "simulated_media_read_bytes_per_s": srd, "simulated_media_read_bytes_per_s_text": rate(srd),
-                "simulated_media_program_bytes_per_s": spr, "simulated_media_program_bytes_per_s_text": rate(spr),
-                "simulated_link_bytes_per_s": self.link_bytes_per_s, "simulated_link_bytes_per_s_text": rate(self.link_bytes_per_s as f64),
-                "simulated_max_iops": self.max_iops,
-                "simulated_queue_depth": self.queue_depth,
-                "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
-                "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
-                "simulated_map_cache_pages": self.map_cache.map(|m| m.slots),
-                "simulated_translation_pages": self.map_cache.map(|m| m.pages),
-                "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
-                "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
-                "channel_merge": self.channel_merge,
-                "note": self.scale.note,
-            },
+            "static_bytes": full_static, "static_bytes_text": format_size(full_static),
+            "dynamic": self.ftl.slc.dynamic,
+            "dynamic_max_bytes": dyn_slc, "dynamic_max_bytes_text": format!("{} (empty drive)", format_size(dyn_slc)),
         })
     }
+
+    /// The power model and, if any, the thermal model.
+    fn power_json(&self) -> serde_json::Value {
+        json!({
+            "read_energy_pj": self.power.energy.read_pj,
+            "program_energy_pj": self.power.energy.program_pj,
+            "erase_energy_pj": self.power.energy.erase_pj,
+            "slc_read_energy_pj": self.power.energy.slc_read_pj,
+            "slc_program_energy_pj": self.power.energy.slc_program_pj,
+            "channel_energy_pj_per_byte": self.power.energy.channel_pj_per_byte,
+            "host_energy_pj_per_byte": self.power.host_pj_per_byte,
+            "active_power_w": self.power.active_uw as f64 * 1e-6,
+            "idle_power_w": self.power.idle_uw as f64 * 1e-6,
+            "states_cap_w": self.power.states_uw.iter().map(|c| c.map(|u| u as f64 * 1e-6)).collect::<Vec<_>>(),
+            "state": self.power.state,
+            // The thermal model (null: none): its parameters, the steady temperature with
+            // the controller busy and the media idle, and the throttled power.
+            "thermal_resistance_c_per_w": self.power.thermal.map(|(t, _)| t.resistance_c_per_w),
+            "thermal_time_constant_s": self.power.thermal.map(|(t, _)| t.time_constant_ns / 1e9),
+            "ambient_c": self.power.thermal.map(|(t, _)| t.ambient_c),
+            "controller_busy_temperature_c": self.power.thermal.map(|(t, _)| t.ambient_c + t.resistance_c_per_w * t.base_w),
+            "throttle_c": self.power.thermal.map(|(t, _)| t.throttle_c),
+            "resume_c": self.power.thermal.map(|(t, _)| t.resume_c),
+            "throttle_power_w": self.power.thermal.map(|(t, media_uw)| t.base_w + media_uw as f64 * 1e-6),
+        })
+    }
+
+    /// The simulated slice and what it costs in memory.
+    fn sim_json(&self) -> serde_json::Value {
+        let (srd, spr, _) = Self::media_bounds(&self.geometry, &self.timings);
+        json!({
+            "capacity_factor": self.scale.capacity_factor,
+            "die_factor": self.scale.die_factor,
+            "simulated_user_bytes": self.user_bytes, "simulated_user_bytes_text": format_size(self.user_bytes),
+            "simulated_media_read_bytes_per_s": srd, "simulated_media_read_bytes_per_s_text": rate(srd),
+            "simulated_media_program_bytes_per_s": spr, "simulated_media_program_bytes_per_s_text": rate(spr),
+            "simulated_link_bytes_per_s": self.link_bytes_per_s, "simulated_link_bytes_per_s_text": rate(self.link_bytes_per_s as f64),
+            "simulated_max_iops": self.max_iops,
+            "simulated_queue_depth": self.queue_depth,
+            "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
+            "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
+            "simulated_map_cache_pages": self.map_cache.map(|m| m.slots),
+            "simulated_translation_pages": self.map_cache.map(|m| m.pages),
+            "memory_bytes": self.memory_bytes, "memory_bytes_text": format_size(self.memory_bytes),
+            "max_memory_bytes": self.max_memory_bytes, "max_memory_bytes_text": format_size(self.max_memory_bytes),
+            "note": self.scale.note,
+        })
+    }
+}
+
+/// A rate in bytes per second, in decimal units.
+fn rate(v: f64) -> String {
+    format_decimal(v, "B/s")
 }
 
 #[cfg(test)]

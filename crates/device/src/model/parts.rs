@@ -6,14 +6,12 @@
 use flashlab_media::{CellTimings, NandGeometry, Retention, SchedulerConfig};
 
 use super::slice::{bad_blocks_of, FtlSpares, Slice, SlicePlan};
-use super::{
-    fraction, key_err, memory_estimate_bytes, native_slc_streams, range_u32, steady_held_blocks,
-    KeyError, PowerModel,
-};
+use super::{fraction, key_err, memory_estimate_bytes, range_u32, KeyError, PowerModel};
 use crate::config::{DeviceConfig, RetentionClass};
 use crate::controller::{ControllerModel, MAX_CORES};
 use crate::link::{LinkKind, LINK_KINDS};
 use crate::readbuf::STREAMS;
+use crate::reserve::{native_slc_streams, steady_held_blocks};
 use crate::units::{format_size, format_time};
 use crate::values::{size_text, ScaleSetting};
 
@@ -225,7 +223,6 @@ impl DeviceConfig {
         page: u64,
         timings: &CellTimings,
     ) -> Result<HostParts, KeyError> {
-        let n = &self.nand;
         let iu = self.ftl.iu.0;
         if ![4096u64, 8192, 16384, 32768, 65536].contains(&iu)
             || iu > page
@@ -279,6 +276,54 @@ impl DeviceConfig {
                 "1 to 1000000000",
             ));
         }
+        let full_controller = self.controller_parts()?;
+        let gc_busy_share = fraction(
+            "ftl.gc_background_busy_share",
+            self.ftl.gc_background_busy_share,
+            false,
+            0.0,
+            1.0,
+        )?;
+        let dyn_fraction = fraction(
+            "slc_cache.dynamic_max_fraction",
+            self.slc_cache.dynamic_max_fraction,
+            false,
+            0.0,
+            1.0,
+        )?;
+        let (buffer, read_buffer, read_ahead, min_read_buffer) = self.buffer_parts(page)?;
+        let scheduler = self.scheduler_parts()?;
+        let power = self.power_model(timings)?;
+        let max_memory = self.sim.max_memory.0;
+        if max_memory < (16 << 20) {
+            return Err(key_err(
+                "sim.max_memory",
+                size_text(max_memory),
+                "too small",
+                "at least 16MiB",
+            ));
+        }
+        Ok(HostParts {
+            iu,
+            lb,
+            link,
+            efficiency,
+            queue_depth,
+            full_controller,
+            gc_busy_share,
+            dyn_fraction,
+            buffer,
+            read_buffer,
+            read_ahead,
+            min_read_buffer,
+            scheduler,
+            power,
+            max_memory,
+        })
+    }
+
+    /// The controller's cores, data path and CPU time per command, at full size.
+    fn controller_parts(&self) -> Result<ControllerModel, KeyError> {
         let ctl = &self.controller;
         range_u32("controller.cores", ctl.cores, 1, MAX_CORES)?;
         for (key, bw) in [
@@ -303,7 +348,7 @@ impl DeviceConfig {
                 return Err(key_err(key, format_time(t.0), "out of range", "0 to 1s"));
             }
         }
-        let full_controller = ControllerModel {
+        Ok(ControllerModel {
             data_bytes_per_s: [
                 ctl.write_bandwidth.map(|b| b.0),
                 ctl.read_bandwidth.map(|b| b.0),
@@ -314,21 +359,13 @@ impl DeviceConfig {
             cores: ctl.cores,
             // Set with the geometry (`DeviceConfig::resolve`).
             relocation_allowance_ius: 0,
-        };
-        let gc_busy_share = fraction(
-            "ftl.gc_background_busy_share",
-            self.ftl.gc_background_busy_share,
-            false,
-            0.0,
-            1.0,
-        )?;
-        let dyn_fraction = fraction(
-            "slc_cache.dynamic_max_fraction",
-            self.slc_cache.dynamic_max_fraction,
-            false,
-            0.0,
-            1.0,
-        )?;
+        })
+    }
+
+    /// The write buffer, the read buffer and the read-ahead window (with the smallest read
+    /// buffer its streams can work with), in bytes.
+    fn buffer_parts(&self, page: u64) -> Result<(u64, u64, u64, u64), KeyError> {
+        let ctl = &self.controller;
         let buffer = self.buffer.size.0;
         if buffer < 4 * page || buffer > (64 << 30) {
             return Err(key_err(
@@ -362,6 +399,12 @@ impl DeviceConfig {
                 "0B, or a controller.read_buffer of at least 2 x 4 x read_ahead",
             ));
         }
+        Ok((buffer, read_buffer, read_ahead, min_read_buffer))
+    }
+
+    /// The die scheduler: read priority and program and erase suspends.
+    fn scheduler_parts(&self) -> Result<SchedulerConfig, KeyError> {
+        let n = &self.nand;
         let sc = &self.scheduler;
         range_u32(
             "scheduler.max_suspends_per_op",
@@ -394,33 +437,7 @@ impl DeviceConfig {
                 "true, or a scheduler without reordering",
             ));
         }
-        let power = self.power_model(timings)?;
-        let max_memory = self.sim.max_memory.0;
-        if max_memory < (16 << 20) {
-            return Err(key_err(
-                "sim.max_memory",
-                size_text(max_memory),
-                "too small",
-                "at least 16MiB",
-            ));
-        }
-        Ok(HostParts {
-            iu,
-            lb,
-            link,
-            efficiency,
-            queue_depth,
-            full_controller,
-            gc_busy_share,
-            dyn_fraction,
-            buffer,
-            read_buffer,
-            read_ahead,
-            min_read_buffer,
-            scheduler,
-            power,
-            max_memory,
-        })
+        Ok(scheduler)
     }
 
     pub(super) fn capacity_parts(
@@ -569,7 +586,7 @@ impl DeviceConfig {
         let full_mem = memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks());
         // The pacing queue's ring is a fixed cost per unit: a capacity slice keeps all of it
         // and a die cut less, so the mapping gets what the full drive's ring leaves.
-        let full_queue = crate::ssd::internal_queue_bytes(
+        let full_queue = crate::pacing::internal_queue_bytes(
             full_units,
             full_native_blocks,
             self.fg_for(full_units),

@@ -1,66 +1,11 @@
 //! Internal work on the dies: the FTL's operations placed on the media, the pacing queue
-//! (sized here) that spreads relocation over host writes, background work in idle time,
+//! that spreads relocation over host writes, background work in idle time,
 //! busy-time GC beside host commands and the data refresh after a power-off.
 
 use super::*;
 
 /// Background steps per idle window at most (each step is bounded work in the FTL).
 const MAX_BACKGROUND_STEPS: u32 = 1_000_000;
-
-/// Free space the pacing queue may put off reclaiming, in IUs: the foreground reserve
-/// (`ftl.gc_foreground_free_blocks` blocks). Deferring GC spends free blocks on host data;
-/// a firmware that deferred more than its reserve would run out of blocks to write into
-/// before the deferred work came back. The reserve is per (die, plane) unit (2 each by
-/// default), so a slice with a fraction of the dies defers the same per plane as the drive.
-pub(crate) fn internal_queue_gain_ius(foreground_free_blocks: u64, ius_per_block: u64) -> u64 {
-    foreground_free_blocks * ius_per_block
-}
-
-/// Victims the pacing queue's ring holds: enough for the gain bound with victims of the
-/// least gain greedy selection takes on a full drive. Greedy's victim has at least the
-/// average invalid share of the data blocks, the drive's effective spare `s` (spare IUs
-/// beside the blocks steady writing keeps out of the data's reach, over the data blocks'
-/// IUs), so the bound is at most `reserve / s` victims. Victims of less gain (right after
-/// a fill, or folds) meet the ring's end first and go to the dies oldest first.
-pub(crate) fn internal_queue_victims(
-    units: u64,
-    native_blocks: u64,
-    foreground_free_blocks: u64,
-    ius_per_block: u64,
-    user_ius: u64,
-) -> u64 {
-    // Host and GC streams only: an SLC cache's streams move the estimate by under a block
-    // per unit, and a ring too short for a burst of small-gain victims releases the oldest.
-    let held = crate::model::steady_held_blocks(units, foreground_free_blocks, 0);
-    let data_ius = native_blocks.saturating_sub(held) * ius_per_block;
-    // The FTL refuses a drive whose data blocks cannot hold the user IUs; at least 1 IU of
-    // spare keeps the division defined for any accepted drive.
-    let spare_ius = data_ius.saturating_sub(user_ius).max(1);
-    let gain = internal_queue_gain_ius(foreground_free_blocks, ius_per_block);
-    (gain as u128 * data_ius as u128)
-        .div_ceil(spare_ius as u128 * ius_per_block as u128)
-        .min(u128::from(native_blocks)) as u64
-}
-
-/// Bytes of the pacing queue's ring (sized once: a read and a program per page and an
-/// erase for each of `internal_queue_victims`).
-pub fn internal_queue_bytes(
-    units: u64,
-    native_blocks: u64,
-    foreground_free_blocks: u64,
-    pages_per_block: u64,
-    ius_per_block: u64,
-    user_ius: u64,
-) -> u64 {
-    let victims = internal_queue_victims(
-        units,
-        native_blocks,
-        foreground_free_blocks,
-        ius_per_block,
-        user_ius,
-    );
-    victims * (2 * pages_per_block + 1) * std::mem::size_of::<NandOp>() as u64
-}
 
 impl Ssd {
     /// Give the pending FTL ops to the media from `start_ns`. Internal work goes through the
@@ -429,31 +374,5 @@ fn issue_internal(
             ftl.erase_done(op.block);
             media.erase(op.block, op.slc, at_ns)
         }
-    }
-}
-
-#[cfg(test)]
-mod queue_cap_tests {
-    use super::*;
-
-    #[test]
-    fn the_pacing_queue_defers_at_most_the_reserve_and_holds_it_in_the_least_gainful_victims() {
-        // generic-tlc-256gb: 32 units, 700 blocks each, 768 pages of 4 IUs, 256 GB user, a
-        // reserve of 2 blocks per unit: 64 blocks' IUs, and 8.6% effective spare.
-        let (units, ipb) = (32, 768 * 4);
-        let user_ius = 256_000_000_000 / 4096;
-        assert_eq!(internal_queue_gain_ius(64, ipb), 64 * ipb);
-        let full = internal_queue_victims(units, units * 700, 64, ipb, user_ius);
-        // Half or a quarter of its dies with the same effective spare: the same per unit.
-        let half = internal_queue_victims(16, 16 * 700, 32, ipb, user_ius / 2);
-        let quarter = internal_queue_victims(8, 8 * 700, 16, ipb, user_ius / 4);
-        assert!(full.abs_diff(2 * half) <= 2 && full.abs_diff(4 * quarter) <= 4);
-        // A victim gains at most a block, and greedy's gains at least the spare share of one:
-        // between the reserve's blocks and the reserve over the spare (8.6%: ~744).
-        assert!((64..=64 * 100 / 8).contains(&full), "{full}");
-        // tiny-test-1gb: 4 units, 88 blocks of 192 x 4 IUs, 4.8% effective spare: the bound
-        // (8 / 0.048 ~ 167 victims) fits in its 352 blocks.
-        let tiny = internal_queue_victims(4, 4 * 88, 8, 192 * 4, 1_000_000_000 / 4096);
-        assert!((8..4 * 88).contains(&tiny), "{tiny}");
     }
 }

@@ -68,15 +68,9 @@ pub const MANY_UNITS: &[(&str, &str)] = &[
     ("slc_cache.dynamic", "false"),
 ];
 
-/// [`MANY_UNITS`] with `key` set to the string `value`: steady 4 KiB random writes at QD32
+/// [`MANY_UNITS`] with `sets` (dotted keys, TOML values): steady 4 KiB random writes at QD32
 /// after a fill and one pass, as (IOPS, share of time the planes are busy, WA) over a second
 /// pass.
-pub fn steady_random_writes_many_units(key: &str, value: &str) -> (f64, f64, f64) {
-    let quoted = format!("\"{value}\"");
-    steady_random_writes_many_units_with(&[(key, &quoted)])
-}
-
-/// [`steady_random_writes_many_units`] with `sets` (dotted keys, TOML values).
 pub fn steady_random_writes_many_units_with(sets: &[(&str, &str)]) -> (f64, f64, f64) {
     let mut all = MANY_UNITS.to_vec();
     all.extend_from_slice(sets);

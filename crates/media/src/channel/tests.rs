@@ -25,11 +25,7 @@ fn books_the_earliest_gap_that_fits() {
 
 #[test]
 fn interval_count_stays_bounded_and_no_time_is_booked_twice() {
-    for merge in [
-        ChannelMerge::Earliest,
-        ChannelMerge::Narrowest,
-        ChannelMerge::Latest,
-    ] {
+    for merge in [ChannelMerge::Earliest, ChannelMerge::Latest] {
         let mut c = Channel::with_merge(merge);
         let mut booked = Vec::new();
         for i in 0..1_000u64 {
@@ -65,33 +61,27 @@ fn interval_count_stays_bounded_and_no_time_is_booked_twice() {
 }
 
 #[test]
-fn merging_the_narrowest_gap_keeps_the_near_future_exact() {
+fn merging_the_latest_keeps_the_near_future_exact() {
     // Transfers booked far ahead with wide gaps, then a run of them packed close together
-    // further out: 7 more than the list holds, and 7 narrow gaps to merge.
+    // further out: 7 more than the list holds.
     let far: Vec<u64> = (0..MAX_INTERVALS as u64 - 1)
         .map(|i| 1_000 + i * 1_000)
         .chain((0..8).map(|i| 100_000 + i * 20))
         .collect();
     let mut earliest = Channel::with_merge(ChannelMerge::Earliest);
-    let mut narrowest = Channel::with_merge(ChannelMerge::Narrowest);
     let mut latest = Channel::with_merge(ChannelMerge::Latest);
     for &at in &far {
         earliest.book(at, 10);
-        narrowest.book(at, 10);
         latest.book(at, 10);
     }
-    // The earliest merge made the first bookings one interval (1,000 to 8,010, 80 ns
+    // The earliest merge makes the first bookings one interval (1,000 to 8,010, 80 ns
     // busy in eight transfers): one wished for at 1,500 still starts then, in its free time...
     assert_eq!(earliest.at(0), (1_000, 8_010, 6_930));
     assert_eq!(earliest.book(1_500, 10), 1_500);
     // ...but where that time lay is forgotten: one wished for at 1,000, when the first
     // transfer is, starts at once as well.
     assert_eq!(earliest.book(1_000, 10), 1_000);
-    // The narrowest merge blurred only the packed run far out: the near future is exact.
-    assert_eq!(narrowest.book(1_000, 10), 1_010);
-    assert_eq!(narrowest.book(1_500, 10), 1_500);
-    assert!(narrowest.len <= MAX_INTERVALS);
-    // The latest merge made the far end one interval, its free time kept: the near future
+    // The latest merge makes the far end one interval, its free time kept: the near future
     // is exact, and a wish inside the far interval takes a share of its free time.
     assert_eq!(latest.book(1_000, 10), 1_010);
     assert_eq!(latest.book(1_500, 10), 1_500);
@@ -105,7 +95,7 @@ fn merging_the_narrowest_gap_keeps_the_near_future_exact() {
 fn a_merged_interval_hands_out_its_free_time_once() {
     // Bookings a tR apart far ahead, as a victim's reads on one die make them: the list
     // fills and merges, and the merged intervals keep the gaps as free time.
-    let mut c = Channel::with_merge(ChannelMerge::Narrowest);
+    let mut c = Channel::with_merge(ChannelMerge::Earliest);
     for k in 0..200u64 {
         c.book(10_000 + k * 110, 3);
     }
@@ -159,9 +149,6 @@ impl Reference {
                 self.busy.insert(i, (t, end, 0));
                 if self.busy.len() > MAX_INTERVALS {
                     let k = match self.merge {
-                        ChannelMerge::Narrowest => (0..self.busy.len() - 1)
-                            .min_by_key(|&k| (self.busy[k + 1].0 - self.busy[k].1, k))
-                            .unwrap(),
                         ChannelMerge::Earliest => 0,
                         ChannelMerge::Latest => self.busy.len() - 2,
                     };
@@ -182,18 +169,20 @@ impl Reference {
 }
 
 #[test]
-fn the_narrowest_merge_takes_the_earliest_tie_wherever_the_ring_wraps() {
-    // A full list whose narrowest gap comes twice (at `a` and at a later pair), laid out
-    // from every head that makes the list wrap past the ring's last slot.
-    for head in SLOTS - MAX_INTERVALS - 2..SLOTS {
+fn a_full_list_merges_as_a_sorted_vector_does_wherever_the_ring_wraps() {
+    // A full list with uneven gaps (at `a` and at a later pair), laid out from every head
+    // that makes the list wrap past the ring's last slot.
+    for (head, merge) in (SLOTS - MAX_INTERVALS - 2..SLOTS)
+        .flat_map(|h| [(h, ChannelMerge::Earliest), (h, ChannelMerge::Latest)])
+    {
         for a in 0..MAX_INTERVALS - 1 {
             let b = (a + 1 + head % 5).min(MAX_INTERVALS - 1);
-            let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
+            let mut ring = Channel::with_merge(merge);
             ring.head = head;
             (ring.buf[0].1, ring.buf[head].1) = (0, u64::MAX);
             let mut reference = Reference {
                 busy: Vec::new(),
-                merge: ChannelMerge::Narrowest,
+                merge,
             };
             let mut at = 1_000;
             for k in 0..=MAX_INTERVALS {
@@ -203,7 +192,7 @@ fn the_narrowest_merge_takes_the_earliest_tie_wherever_the_ring_wraps() {
             assert_eq!(
                 ring.intervals(),
                 reference.busy,
-                "head {head}, pairs {a} {b}"
+                "{merge:?} head {head}, pairs {a} {b}"
             );
             assert_eq!(ring.len, MAX_INTERVALS);
         }
@@ -215,11 +204,7 @@ fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does
     // Lists shorter and longer than `SHORT_LIST` (searched from the end, or by halving),
     // insertions at every position of a ring whose run wraps or not (moved one interval
     // at a time, or as one block), forgetting down to an empty list and booking again.
-    for merge in [
-        ChannelMerge::Earliest,
-        ChannelMerge::Narrowest,
-        ChannelMerge::Latest,
-    ] {
+    for merge in [ChannelMerge::Earliest, ChannelMerge::Latest] {
         for head in 0..SLOTS {
             for n in [
                 1,
@@ -247,7 +232,6 @@ fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does
                         reference.busy,
                         "{merge:?} head {head} n {n} k {k}"
                     );
-                    ring.assert_candidates_exact();
                 }
                 let mut now = 0;
                 while !reference.busy.is_empty() {
@@ -255,7 +239,6 @@ fn every_list_length_position_and_head_books_and_forgets_as_a_sorted_vector_does
                     ring.forget_before(now);
                     reference.forget_before(now);
                     assert_eq!(ring.intervals(), reference.busy);
-                    ring.assert_candidates_exact();
                 }
                 ring.forget_before(u64::MAX - 1);
                 assert_eq!(ring.book(now, 10), reference.book(now, 10));
@@ -269,9 +252,9 @@ proptest::proptest! {
     #[test]
     fn the_ring_books_as_a_sorted_vector_does(
         ops in proptest::collection::vec((0u64..8, 0u64..100_000, 0u64..300), 1..600),
-        which in 0usize..3,
+        which in 0usize..2,
     ) {
-        let merge = [ChannelMerge::Earliest, ChannelMerge::Narrowest, ChannelMerge::Latest][which];
+        let merge = [ChannelMerge::Earliest, ChannelMerge::Latest][which];
         let mut ring = Channel::with_merge(merge);
         let mut reference = Reference { busy: Vec::new(), merge };
         let mut now = 0;
@@ -296,18 +279,17 @@ proptest::proptest! {
             }
             proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
             proptest::prop_assert_eq!(ring.free_ns(), reference.busy.last().map_or(0, |i| i.1));
-            ring.assert_candidates_exact();
         }
     }
 
     #[test]
-    fn a_full_channel_merges_the_narrowest_gap_as_a_sorted_vector_does(
+    fn a_full_flash_channel_books_in_lanes_as_a_sorted_vector_does(
         ops in proptest::collection::vec((0u64..16, 0u64..20_000, 0u64..40), 200..1_500),
     ) {
         // Wishes spread over a window ahead of the present, as dies queueing work far
         // ahead make them: the list stays full and every booking merges.
-        let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
-        let mut reference = Reference { busy: Vec::new(), merge: ChannelMerge::Narrowest };
+        let mut ring = Channel::with_merge(ChannelMerge::Latest);
+        let mut reference = Reference { busy: Vec::new(), merge: ChannelMerge::Latest };
         let mut now = 0;
         for (what, at, dur) in ops {
             if what == 0 {
@@ -326,56 +308,6 @@ proptest::proptest! {
                 );
             }
             proptest::prop_assert_eq!(ring.intervals(), reference.busy.clone());
-            ring.assert_candidates_exact();
         }
     }
-}
-
-#[test]
-fn the_narrowest_merges_keys_are_refilled_trimmed_and_kept_exact() {
-    // A long run that fills the list, forgets from its front and books all over it,
-    // checked against the sorted vector at every step; it must pass through each way the
-    // kept keys change: a scan of every gap, a full key list dropping its widest key, a
-    // merge of an older gap rather than the new interval's own.
-    let mut ring = Channel::with_merge(ChannelMerge::Narrowest);
-    let mut reference = Reference {
-        busy: Vec::new(),
-        merge: ChannelMerge::Narrowest,
-    };
-    let (mut rescans, mut trims, mut older_merges) = (0, 0, 0);
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut now = 0;
-    for _ in 0..50_000 {
-        // xorshift: a fixed, varied sequence.
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        if x & 15 == 0 {
-            // Now and then far ahead: most of the list (and its kept keys) is forgotten.
-            now += if x & 511 == 0 { 20_000 } else { x % 300 };
-            ring.forget_before(now);
-            reference.forget_before(now);
-        } else {
-            let (wish, dur) = (now + (x >> 8) % 30_000, 1 + (x >> 40) % 60);
-            let (full, keys, bound) = (ring.len == MAX_INTERVALS, ring.candidates_len, ring.bound);
-            let narrowest_before = (keys > 0).then(|| ring.candidates[keys - 1]);
-            assert_eq!(ring.book(wish, dur), reference.book(wish, dur));
-            if full && ring.len == MAX_INTERVALS {
-                rescans += usize::from(keys == 0 && ring.bound != bound);
-                // The narrowest kept key was merged away, not a gap of the new interval.
-                older_merges += usize::from(
-                    narrowest_before
-                        .is_some_and(|k| !ring.candidates[..ring.candidates_len].contains(&k))
-                        && ring.len == MAX_INTERVALS,
-                );
-            }
-            trims += usize::from(ring.bound < bound && keys > 0);
-        }
-        assert_eq!(ring.intervals(), reference.busy);
-        ring.assert_candidates_exact();
-    }
-    assert!(
-        rescans > 10 && trims > 10 && older_merges > 10,
-        "{rescans} {trims} {older_merges}"
-    );
 }
