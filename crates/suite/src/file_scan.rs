@@ -205,12 +205,14 @@ impl FileSet {
             cursor: region_start + zone,
             hole_left: clusters(rng, HOLE_MEAN_BYTES),
         };
+        // One file's fragments before they join the set (reused).
+        let mut scratch: Vec<Extent> = Vec::new();
         'dirs: while set.data_bytes < set_bytes {
             let n = 1 + rng.below(MAX_FILES_PER_DIR);
-            let mut index = Vec::with_capacity(1);
-            space.alloc(rng, CLUSTER, &mut index);
+            scratch.clear();
+            space.alloc(rng, CLUSTER, &mut scratch);
             let dir = Dir {
-                index_block: index[0].offset,
+                index_block: scratch[0].offset,
                 first_file: set.files.len() as u32,
                 files: 0,
             };
@@ -225,12 +227,12 @@ impl FileSet {
                 let size = file_size(rng).min(set_bytes - set.data_bytes).max(1);
                 let first = set.extents.len();
                 if size > RESIDENT_BYTES {
-                    let mut ext = Vec::new();
-                    space.alloc(rng, size.next_multiple_of(CLUSTER), &mut ext);
-                    if space.cursor > region_end || first + ext.len() > MAX_EXTENTS {
+                    scratch.clear();
+                    space.alloc(rng, size.next_multiple_of(CLUSTER), &mut scratch);
+                    if space.cursor > region_end || first + scratch.len() > MAX_EXTENTS {
                         break 'dirs;
                     }
-                    set.extents.extend(ext);
+                    set.extents.extend_from_slice(&scratch);
                 }
                 let record = set.files.len() as u64 * MFT_RECORD_BYTES;
                 set.files.push(File {
