@@ -199,6 +199,9 @@ struct SystemSuiteArgs {
     /// cache-passes: Zipf skew of the application pass.
     #[arg(long, default_value_t = 1.2)]
     zipf: f64,
+    /// cache-passes: sum of the file sizes of the scanned file set.
+    #[arg(long, default_value = "12GiB")]
+    scan_set: String,
 }
 
 /// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
@@ -244,6 +247,7 @@ fn system_suite_options(
     c.app_region_bytes = parse_size("--app-region", &a.app_region).map_err(bad_input)?;
     c.app_ns = parse_time("--app-time", &a.app_time).map_err(bad_input)?;
     c.zipf_theta = a.zipf;
+    c.scan_set_bytes = parse_size("--scan-set", &a.scan_set).map_err(bad_input)?;
     Ok(())
 }
 

@@ -35,6 +35,7 @@ mod cache_passes;
 mod client;
 mod client_options;
 mod endurance;
+mod file_scan;
 mod format;
 mod grids;
 mod html;

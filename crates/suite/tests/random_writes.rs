@@ -41,6 +41,7 @@ fn short() -> SuiteOptions {
     o.sustained.length = RoundLength::CapacityFraction(0.05);
     o.cache_passes.app_region_bytes = 64 << 20;
     o.cache_passes.app_ns = 20 * NS_PER_MS;
+    o.cache_passes.scan_set_bytes = 16 << 20;
     o.tenants.write_bs_bytes = vec![8 << 10];
     o.app_profiles.profiles = vec!["sql".into(), "vdi-full-boot".into()];
     o.app_profiles.loads = vec![1];

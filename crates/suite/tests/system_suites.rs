@@ -184,6 +184,7 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
     o.client.size_bytes = Some(256 << 20);
     o.cache_passes.app_region_bytes = 256 << 20;
     o.cache_passes.app_ns = 3_000 * NS_PER_MS;
+    o.cache_passes.scan_set_bytes = 96 << 20;
     let target = |n: &str| SuiteTarget::System(load_system_config(n).unwrap());
     let hdd = run(suite("cache-passes").unwrap(), &target("hdd-2tb"), &o);
     let opt = run(

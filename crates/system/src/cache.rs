@@ -14,6 +14,19 @@
 //!
 //! Dependent operations (promote after reading the backing device, write back after reading
 //! the cache) are submitted at once and pushed back in time as in the RAID module.
+//!
+//! What Intel documents of its caching driver (Rapid Storage Technology's Smart Response,
+//! which Optane Memory's caching continues) and these rules follow: caching is by block
+//! (LBA), not by file (PC Perspective, "Intel Smart Response Technology: SSD Caching on Z68
+//! Tested", 2011); a block is cached once it has been read from the disk, so a first read is
+//! no faster than the disk alone and the second and later ones are (Tom's Hardware, "The Intel
+//! Z68 Express Review", 2011, p. 3:
+//! <https://www.tomshardware.com/reviews/intel-z68-express-smart-response-technology-ssd-caching,2938-3.html>);
+//! both reads and writes are cached, write-through ("enhanced") or write-back ("maximized")
+//! (AnandTech, "Intel Z68 Chipset & Smart Response Technology (SSD Caching) Review", 2011:
+//! <https://www.anandtech.com/show/4329/intel-z68-chipset-smart-response-technology-ssd-caching-review>).
+//! The line size, the sequential-bypass length and the eviction order are not published; the
+//! presets' values are choices their files state.
 
 use std::collections::HashMap;
 
