@@ -233,6 +233,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         Unit::Bytes,
         set.data_bytes as f64,
     ));
+    let scan_row = |pass: usize| [Coord::Phase("scan"), Coord::Pass(pass as u32)];
     let mut scan_pts = Vec::new();
     for pass in 1..=2usize {
         s.suite_span = Some(((pass + 3) as f64 / 6.0, (pass + 4) as f64 / 6.0));
@@ -243,22 +244,10 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             Ok((p, p.time_ns))
         })?;
         let secs = p.time_ns as f64 / NS_PER_S as f64;
-        results.push(measure(
-            format!("scan_pass{pass}_time_s"),
-            Unit::Ratio,
-            secs,
-        ));
-        results.push(measure(
-            format!("scan_pass{pass}_read_bytes"),
-            Unit::Bytes,
-            p.read_bytes as f64,
-        ));
+        results.push(measure("time_s", Unit::Ratio, secs).under(&scan_row(pass)));
+        results.push(measure("read_bytes", Unit::Bytes, p.read_bytes as f64).under(&scan_row(pass)));
         if let Some(r) = hit_ratio(before, hits(s)) {
-            results.push(measure(
-                format!("scan_pass{pass}_read_hit_ratio"),
-                Unit::Ratio,
-                r,
-            ));
+            results.push(measure("read_hit_ratio", Unit::Ratio, r).under(&scan_row(pass)));
         }
         scan_pts.push((pass as f64, secs));
     }
