@@ -148,13 +148,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     measure_start_ns: 0,
                     end_ns: 0,
                     pending: None,
-                    lookahead: None,
-                    generator_done: false,
-                    exhausted: false,
-                    stopped: false,
-                    failed: false,
+                    ahead: Ahead::Undrawn,
+                    life: Lifecycle::new(false),
                     io_error: None,
-                    finished: false,
                     wake_at: None,
                     think: Think::Running,
                     thinks: spec.thinktime_ns > 0,
@@ -201,7 +197,6 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     measured_ios: [0; 3],
                     flushes: 0,
                     waitees: Vec::new(),
-                    waiting: false,
                     verify,
                 });
                 group_members += 1;
@@ -221,7 +216,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 .filter(|&j| clones[j].spec_index != clones[w].spec_index)
                 .collect();
             has_waiters |= !waitees.is_empty();
-            clones[w].waiting = !waitees.is_empty();
+            clones[w].life = Lifecycle::new(!waitees.is_empty());
             clones[w].waitees = waitees;
         }
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
