@@ -331,14 +331,12 @@ fn offset_gen(
             perm: Permutation::new(units, rng_map),
             next: 0,
         },
-        RandomDistribution::Zipf(theta) => OffsetGen::Zipf(
-            Zipf::new(units, *theta),
-            Permutation::new(units, scramble),
-        ),
-        RandomDistribution::Pareto(h) => OffsetGen::Pareto(
-            Pareto::new(units, *h),
-            Permutation::new(units, scramble),
-        ),
+        RandomDistribution::Zipf(theta) => {
+            OffsetGen::Zipf(Zipf::new(units, *theta), Permutation::new(units, scramble))
+        }
+        RandomDistribution::Pareto(h) => {
+            OffsetGen::Pareto(Pareto::new(units, *h), Permutation::new(units, scramble))
+        }
         RandomDistribution::Normal(sigma) => OffsetGen::Normal(Normal::new(units, *sigma)),
         RandomDistribution::Zoned(zones) => {
             let mut start_pct = 0.0;
