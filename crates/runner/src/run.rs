@@ -34,7 +34,7 @@ mod watch;
 
 use batch::{Batch, Gate};
 use lat_target::{LatAction, LatTarget};
-use life::{Ahead, Lifecycle};
+use life::Lifecycle;
 use min_rate::MinRate;
 use steady::{Check, SteadyTracker};
 use verify::{Next, Verify};
@@ -132,8 +132,13 @@ struct JobClone<'a> {
     /// Drawn from the generator but held back by the rate limit.
     pending: Option<GeneratedIo>,
     /// The generator's next I/O, drawn one step ahead so that the device can be told of it
-    /// (`BlockDevice::prefetch`) before it is due, or the generator's end.
-    ahead: Ahead,
+    /// (`BlockDevice::prefetch`) before it is due.
+    lookahead: Option<GeneratedIo>,
+    /// The generator has returned None (it is not asked again). The generator's state, not
+    /// the clone's: the clone is exhausted once it has also issued what it drew ahead. Kept
+    /// apart from `lookahead` because the generator fills that `Option` in place, which an
+    /// enum of both would have to copy on every I/O.
+    generator_done: bool,
     /// Waiting, running, ending or finished.
     life: Lifecycle,
     /// The I/O the device refused, which failed the clone.
@@ -290,35 +295,25 @@ impl JobClone<'_> {
     /// generator's own: drawing ahead changes only when it is asked.
     #[inline]
     fn next_generated(&mut self) -> Option<GeneratedIo> {
-        match self.ahead {
-            Ahead::Drawn(io) => {
-                self.ahead = Ahead::Undrawn;
-                Some(io)
-            }
-            Ahead::Done => None,
-            Ahead::Undrawn => {
-                let io = self.generator.next_io();
-                if io.is_none() {
-                    self.ahead = Ahead::Done;
-                }
-                io
-            }
+        if let Some(io) = self.lookahead.take() {
+            return Some(io);
         }
+        if self.generator_done {
+            return None;
+        }
+        let io = self.generator.next_io();
+        self.generator_done = io.is_none();
+        io
     }
 
     /// Draw the next I/O ahead of time, if not drawn yet; returns it.
     #[inline]
     fn draw_ahead(&mut self) -> Option<&GeneratedIo> {
-        if let Ahead::Undrawn = self.ahead {
-            self.ahead = match self.generator.next_io() {
-                Some(io) => Ahead::Drawn(io),
-                None => Ahead::Done,
-            };
+        if self.lookahead.is_none() && !self.generator_done {
+            self.lookahead = self.generator.next_io();
+            self.generator_done = self.lookahead.is_none();
         }
-        match &self.ahead {
-            Ahead::Drawn(io) => Some(io),
-            _ => None,
-        }
+        self.lookahead.as_ref()
     }
 }
 

@@ -1,7 +1,4 @@
-//! Where a job clone is in its life, and the generator's draw-ahead: the two state machines a
-//! clone's flags would otherwise spell out.
-
-use flashlab_workload::GeneratedIo;
+//! Where a job clone is in its life: one state machine in place of a set of flags.
 
 /// A clone's life: it may wait for other jobs (`wait_for`), issues I/O until its generator
 /// runs dry, its runtime ends, a job's `exitall` stops it or an I/O fails, and finishes once
@@ -148,28 +145,6 @@ impl Lifecycle {
     #[inline(always)]
     pub(crate) fn issues_nothing(self) -> bool {
         self.finished() || self.ending()
-    }
-}
-
-/// The generator's next I/O as far as it has been drawn ahead (so that the device can be
-/// told of it before it is due).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Ahead {
-    /// Nothing drawn ahead: the generator is asked when the next I/O is due.
-    Undrawn,
-    /// Drawn, not issued yet.
-    Drawn(GeneratedIo),
-    /// The generator has returned None; it is not asked again.
-    Done,
-}
-
-impl Ahead {
-    /// The I/O drawn ahead, if any.
-    pub(crate) fn drawn(&self) -> Option<GeneratedIo> {
-        match self {
-            Self::Drawn(io) => Some(*io),
-            _ => None,
-        }
     }
 }
 
