@@ -198,3 +198,41 @@ fn bad_progress_options_exit_2_saying_what_is_valid() {
     );
     assert!(stdout(&out).is_empty());
 }
+
+#[test]
+fn a_sweep_logs_each_point_with_share_and_eta_unless_told_not_to() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("progress-sweep");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("w.fio"), JOB).unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "job = \"w.fio\"\ndevice = \"tiny-test-1gb\"\n[axes]\n\"set.capacity.spare_factor\" = [0.1, 0.2]\n",
+    )
+    .unwrap();
+    let sweep = |progress: &str, out: &str| {
+        let outdir = dir.join(out);
+        let o = flashlab(&[
+            "sweep",
+            plan.to_str().unwrap(),
+            "--outdir",
+            outdir.to_str().unwrap(),
+            "--progress",
+            progress,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let logged = sweep("always", "a");
+    let points: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.starts_with("flashlab: sweep point"))
+        .collect();
+    assert_eq!(points.len(), 2, "{logged}");
+    assert!(points[0].contains("(1/2, 50%, ETA "), "{logged}");
+    assert!(points[1].contains("(2/2, 100%, ETA 0m00s)"), "{logged}");
+    let quiet = sweep("never", "b");
+    assert!(!quiet.contains("sweep point"), "{quiet}");
+    assert!(quiet.contains("2 ran, 0 skipped, 0 failed"), "{quiet}");
+}
