@@ -514,20 +514,24 @@ fn format_device(
         st.step_fraction * 100.0,
         st.sim_ns as f64 / 60e9
     ));
-    let later = |d: Option<Duration>| d.map_or_else(|| "not yet known".into(), format_duration);
+    // `mark`: what the time is (`~` a guess, `at least ` a lower bound).
+    let eta_of = |mark: &str, d: Option<Duration>| match d {
+        Some(d) => format!("ETA {mark}{}", format_duration(d)),
+        None => "ETA not yet known".to_string(),
+    };
     let left = match (st.suite_fraction, st.round, st.max_rounds, in_rounds) {
-        (Some(f), ..) => format!("suite {:.0}%, ETA {}", f * 100.0, later(eta(f, in_suite))),
+        (Some(f), ..) => format!("suite {:.0}%, {}", f * 100.0, eta_of("", eta(f, in_suite))),
         (None, Some(r), Some(m), Some(t)) if m > 0 => {
             let f = ((r.saturating_sub(1)) as f64 + st.step_fraction) / m as f64;
             format!(
-                "rounds ~{:.0}%, ETA ~{} (guess: up to {m} rounds)",
+                "rounds ~{:.0}%, {} (guess: up to {m} rounds)",
                 f * 100.0,
-                later(eta(f, t))
+                eta_of("~", eta(f, t))
             )
         }
         _ => format!(
-            "ETA at least {} (this step; the suite's length is not known)",
-            later(eta(st.step_fraction, in_step))
+            "{} (this step; the suite's length is not known)",
+            eta_of("at least ", eta(st.step_fraction, in_step))
         ),
     };
     out.push_str(&left);
@@ -585,7 +589,7 @@ mod tests {
             ..unknown
         };
         assert!(format_device(&starting, secs(0), None, secs(1))
-            .ends_with("ETA at least not yet known (this step; the suite's length is not known)"));
+            .ends_with("ETA not yet known (this step; the suite's length is not known)"));
     }
 
     #[test]
