@@ -3,19 +3,24 @@
 //! splits the arguments the way fio's getopt does and handles fio's own run options.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::anyhow;
 use flashlab_workload::{CommandLine, CommandLineItem, ParseErrorKind};
 
-use crate::{bad_input, load_run_target, run_parsed, Failure, OutputFormats, Target, DEFAULT_SEED};
+use crate::{
+    bad_input, load_run_target, progress, run_parsed, Failure, OutputFormats, Target, DEFAULT_SEED,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct FioArgs {
     /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable), --seed N,
-    /// --load-state FILE and --save-state FILE, then
+    /// --load-state FILE, --save-state FILE, --progress WHEN and --progress-interval TIME
+    /// (as `flashlab run`), then
     /// fio's arguments as fio takes them: --OPTION=VALUE or --OPTION VALUE, --name=JOB to
     /// start a job (options before the first --name are global), job files, and fio's
-    /// --output-format, --output, --minimal, --section, --parse-only, --eta*.
+    /// --output-format, --output, --minimal, --section, --parse-only, and --eta=WHEN,
+    /// --eta-interval=TIME, --eta-newline=TIME for the progress line on standard error.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -396,7 +401,13 @@ fn expand_abbreviation(name: &str) -> Result<&str, Vec<&'static str>> {
     if name.is_empty()
         || matches!(
             name,
-            "device" | "set" | "seed" | "load-state" | "save-state"
+            "device"
+                | "set"
+                | "seed"
+                | "load-state"
+                | "save-state"
+                | "progress"
+                | "progress-interval"
         )
         || FIO_LONG_OPTIONS.contains(&name)
         || flashlab_workload::fio::find_option(name).is_some()
@@ -425,6 +436,32 @@ struct Parsed {
     output: Option<PathBuf>,
     parse_only: bool,
     version: bool,
+    /// fio's `--eta`, `--eta-interval` and `--eta-newline`.
+    eta: progress::When,
+    eta_interval: Option<Duration>,
+    eta_newline: Option<Duration>,
+    /// flashlab's `--progress` and `--progress-interval`, which win over fio's `--eta*`.
+    progress: Option<progress::When>,
+    progress_interval: Option<Duration>,
+}
+
+impl Parsed {
+    /// The progress display: flashlab's `--progress` when given, else fio's `--eta*` with
+    /// fio's meanings (its default, auto, draws on a terminal only).
+    fn progress(&self) -> progress::Settings {
+        match self.progress {
+            Some(when) => progress::Settings::new(
+                when,
+                self.progress_interval
+                    .unwrap_or(progress::DEFAULT_LINE_EVERY),
+            ),
+            None => progress::Settings::fio(
+                self.eta,
+                self.eta_interval.or(self.progress_interval),
+                self.eta_newline,
+            ),
+        }
+    }
 }
 
 /// `command line, argument N `TEXT``: how messages name an argument (counted as fio counts
@@ -458,6 +495,11 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
         output: None,
         parse_only: false,
         version: false,
+        eta: progress::When::Auto,
+        eta_interval: None,
+        eta_newline: None,
+        progress: None,
+        progress_interval: None,
     };
     let mut only_files = false;
     let mut i = 0;
@@ -558,18 +600,39 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
                 no_value(&mut i)?;
                 parsed.version = true;
             }
-            // fio's ETA lines are wall-clock progress, which a simulation's output has no use
-            // for; flashlab's own progress line goes to a terminal's stderr either way.
+            // fio's ETA display is the progress display (wall-clock time, on standard error).
             "eta" => {
                 let (v, at) = value(&mut i)?;
-                if !matches!(v.as_str(), "always" | "never" | "auto") {
-                    return Err(bad_input(anyhow!(
-                        "{at}: --eta {v:?}: expected always, never or auto"
-                    )));
+                parsed.eta = match v.as_str() {
+                    "always" => progress::When::Always,
+                    "never" => progress::When::Never,
+                    "auto" => progress::When::Auto,
+                    _ => {
+                        return Err(bad_input(anyhow!(
+                            "{at}: --eta {v:?}: expected always, never or auto"
+                        )))
+                    }
+                };
+            }
+            "eta-interval" | "eta-newline" | "progress-interval" => {
+                let (v, at) = value(&mut i)?;
+                let every = progress::parse_interval(&v)
+                    .map_err(|e| bad_input(anyhow!("{at}: --{name} {e}")))?;
+                match name {
+                    "eta-interval" => parsed.eta_interval = Some(every),
+                    "eta-newline" => parsed.eta_newline = Some(every),
+                    _ => parsed.progress_interval = Some(every),
                 }
             }
-            "eta-newline" | "eta-interval" => {
-                value(&mut i)?;
+            "progress" => {
+                let (v, at) = value(&mut i)?;
+                parsed.progress = Some(
+                    <progress::When as clap::ValueEnum>::from_str(&v, false).map_err(|_| {
+                        bad_input(anyhow!(
+                            "{at}: --progress {v:?}: expected auto, always or never"
+                        ))
+                    })?,
+                );
             }
             "status-interval" => {
                 return Err(bad_input(anyhow!(
@@ -675,5 +738,6 @@ pub fn cmd_fio(args: &FioArgs) -> Result<(), Failure> {
         &parsed.target,
         parsed.formats,
         parsed.output.as_deref(),
+        &parsed.progress(),
     )
 }

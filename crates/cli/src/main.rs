@@ -11,7 +11,7 @@ mod state_files;
 mod suite_opts;
 mod sweep;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -139,6 +139,8 @@ struct SuiteArgs {
     /// `--load-state` and `--save-state`: one simulated drive or system only.
     #[command(flatten)]
     state: StateArgs,
+    #[command(flatten)]
+    progress: progress::ProgressArgs,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -321,6 +323,8 @@ struct RunArgs {
     seed: u64,
     #[command(flatten)]
     state: StateArgs,
+    #[command(flatten)]
+    progress: progress::ProgressArgs,
 }
 
 /// `--load-state` and `--save-state` (`docs/state.md`).
@@ -593,6 +597,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         &target,
         args.output_format,
         args.output.as_deref(),
+        &args.progress.settings(),
     )
 }
 
@@ -660,6 +665,7 @@ fn run_parsed(
     target: &Target,
     formats: OutputFormats,
     output: Option<&Path>,
+    progress: &progress::Settings,
 ) -> Result<(), Failure> {
     // fio prints these with log_info ahead of its results (on stdout with the normal
     // output, on stderr with JSON or terse); here they always go to stderr so the output
@@ -669,7 +675,9 @@ fn run_parsed(
     }
     check_log_directories(job_file)?;
     let config = match load_run_target(target)? {
-        LoadedTarget::System(name) => return run_system(job_file, target, &name, formats, output),
+        LoadedTarget::System(name) => {
+            return run_system(job_file, target, &name, formats, output, progress)
+        }
         LoadedTarget::Drive(config) => config,
     };
     let (mut ssd, clock_ns) =
@@ -681,7 +689,7 @@ fn run_parsed(
     let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
     let options =
         flashlab_runner::RunOptions::new(target.seed, config.name.clone()).with_scale(scale);
-    let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
+    let mut display = progress::ProgressLine::new(progress);
     // On a drive split into namespaces, fio's filename= picks a job's namespace.
     // A loaded drive's run starts at the drive time its state was saved at.
     let (result, horizon_ns) = if ssd.namespace_count() > 1 {
@@ -742,12 +750,13 @@ fn run_system(
     name: &str,
     formats: OutputFormats,
     output: Option<&Path>,
+    progress: &progress::Settings,
 ) -> Result<(), Failure> {
     let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
     let (mut system, clock_ns) =
         state_files::system(&config, target.state.load_state.as_deref(), target.seed)?;
     let options = flashlab_runner::RunOptions::new(target.seed, config.name.clone());
-    let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
+    let mut display = progress::ProgressLine::new(progress);
     let mut continued = flashlab_engine::Continued::new(&mut system, clock_ns);
     let result = flashlab_runner::run_jobs(job_file, &mut continued, &options, &mut |p| {
         display.update(p)
@@ -1021,7 +1030,7 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     // Drive runs come first, `args.drives` per simulated device (bounded by the library).
     let sim_runs = names.len().saturating_mul(args.drives);
     let display = progress::SuiteProgressLine::new(
-        std::io::stderr().is_terminal(),
+        &args.progress.settings(),
         sim_runs.saturating_add(real_targets.len()),
     );
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
@@ -1086,7 +1095,7 @@ fn suite_with_state(
         )));
     }
     let load = args.state.load_state.as_deref();
-    let display = progress::SuiteProgressLine::new(std::io::stderr().is_terminal(), 1);
+    let display = progress::SuiteProgressLine::new(&args.progress.settings(), 1);
     let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
     let save_to = args.state.save_state.as_deref();

@@ -1,71 +1,324 @@
-//! A one-line progress display on standard error. The wall clock lives here only: it throttles
-//! redraws and never touches the simulation.
+//! Progress on standard error: a line redrawn in place on a terminal, or a plain line every
+//! interval for logs (`--progress`, and fio's `--eta*` on `flashlab fio`). The wall clock
+//! lives here only: it paces the display and estimates the time left, and never touches the
+//! simulation, standard output or a result file.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use flashlab_runner::Progress;
 use flashlab_suite::SuiteProgress;
 
-/// Redraws at most this often.
+/// A redrawn line is redrawn at most this often (fio's smallest `--eta-interval`).
 const REDRAW_EVERY: Duration = Duration::from_millis(250);
 
-pub struct ProgressLine {
-    enabled: bool,
-    last_draw: Option<Instant>,
+/// Plain lines come this often unless `--progress-interval` says otherwise.
+pub const DEFAULT_LINE_EVERY: Duration = Duration::from_secs(10);
+
+/// The longest interval taken: a day (a longer one would print nothing a run could wait for).
+const MAX_INTERVAL: Duration = Duration::from_secs(86_400);
+
+/// `--progress`: when progress is shown.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum When {
+    /// A redrawn line on a terminal; elsewhere a plain line every interval.
+    #[default]
+    Auto,
+    /// As auto, and off a terminal also a line when the run starts and when it ends, so a
+    /// run shorter than the interval logs its progress too.
+    Always,
+    /// No progress.
+    Never,
+}
+
+/// `--progress` and `--progress-interval`, shared by `run`, `replay` and `suite`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProgressArgs {
+    /// Progress on standard error (never on standard output or in result files): auto (a
+    /// redrawn line on a terminal, elsewhere a plain line every --progress-interval with the
+    /// step, share done, simulated time and an estimate of the time left), always (as auto,
+    /// plus a first and a last line off a terminal) or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = When::Auto)]
+    pub progress: When,
+    /// Wall time between plain progress lines: 10 (seconds), 10s, 500ms, 2m, 1h.
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = parse_interval)]
+    pub progress_interval: Duration,
+}
+
+impl ProgressArgs {
+    pub fn settings(&self) -> Settings {
+        Settings::new(self.progress, self.progress_interval)
+    }
+}
+
+/// How a display draws, for a terminal and for anything else (a file, a pipe, a CI log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Off,
+    /// One line redrawn in place, at most this often.
+    Redraw(Duration),
+    /// A plain line every `every`; with `bookends` also one at the start and one at the end.
+    Lines {
+        every: Duration,
+        bookends: bool,
+    },
+}
+
+/// The display a command's options ask for, before knowing where standard error goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub terminal: Style,
+    pub other: Style,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self::new(When::Auto, DEFAULT_LINE_EVERY)
+    }
+}
+
+impl Settings {
+    /// `--progress WHEN --progress-interval EVERY`.
+    pub fn new(when: When, every: Duration) -> Self {
+        let lines = |bookends| Style::Lines { every, bookends };
+        match when {
+            When::Auto => Self {
+                terminal: Style::Redraw(REDRAW_EVERY),
+                other: lines(false),
+            },
+            When::Always => Self {
+                terminal: Style::Redraw(REDRAW_EVERY),
+                other: lines(true),
+            },
+            When::Never => Self {
+                terminal: Style::Off,
+                other: Style::Off,
+            },
+        }
+    }
+
+    /// fio's `--eta=WHEN` (auto: on a terminal only, fio's default; always: elsewhere too;
+    /// never), `--eta-interval=TIME` (how often the estimate is updated: the redraw's pace,
+    /// and the lines' off a terminal) and `--eta-newline=TIME` (a new line every TIME
+    /// instead of redrawing one).
+    pub fn fio(eta: When, interval: Option<Duration>, newline: Option<Duration>) -> Self {
+        let redraw = Style::Redraw(interval.unwrap_or(REDRAW_EVERY).max(REDRAW_EVERY));
+        let terminal = match newline {
+            Some(every) => Style::Lines {
+                every,
+                bookends: false,
+            },
+            None => redraw,
+        };
+        let other = Style::Lines {
+            every: newline.or(interval).unwrap_or(DEFAULT_LINE_EVERY),
+            bookends: false,
+        };
+        match eta {
+            When::Auto => Self {
+                terminal,
+                other: Style::Off,
+            },
+            When::Always => Self { terminal, other },
+            When::Never => Self {
+                terminal: Style::Off,
+                other: Style::Off,
+            },
+        }
+    }
+
+    /// The style for standard error as it is.
+    pub fn style(&self) -> Style {
+        if std::io::stderr().is_terminal() {
+            self.terminal
+        } else {
+            self.other
+        }
+    }
+}
+
+/// A wall-clock interval: a number with `ms`, `s`, `m` or `h`, or a bare number of seconds
+/// (fio's rule for times), from 1 ms to a day.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale_s = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" | "msec" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    let secs = number
+        .parse::<f64>()
+        .map(|n| n * scale_s)
+        .unwrap_or(f64::NAN);
+    let bad = || {
+        format!(
+            "{text:?}: expected a time from 1ms to 24h: a number with ms, s, m or h (a bare number is seconds), e.g. 10, 10s, 500ms, 2m"
+        )
+    };
+    if !(1e-3..=MAX_INTERVAL.as_secs_f64()).contains(&secs) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Where the next line goes and when: shared by the run and the suite displays.
+#[derive(Debug)]
+struct Pacer {
+    style: Style,
+    started: Instant,
+    last: Option<Instant>,
+    /// A redrawn line is on the screen (and must be cleared at the end).
     drawn: bool,
 }
 
-impl ProgressLine {
-    /// `enabled` is false when standard error is not a terminal: then nothing is printed.
-    pub fn new(enabled: bool) -> Self {
+impl Pacer {
+    fn new(style: Style) -> Self {
         Self {
-            enabled,
-            last_draw: None,
+            style,
+            started: Instant::now(),
+            last: None,
             drawn: false,
         }
     }
 
-    pub fn update(&mut self, p: &Progress) {
-        if !self.enabled {
-            return;
+    fn enabled(&self) -> bool {
+        self.style != Style::Off
+    }
+
+    /// Whether a line is due at `now`; if so, it counts as drawn.
+    fn due(&mut self, now: Instant) -> bool {
+        let due = match self.style {
+            Style::Off => false,
+            Style::Redraw(every) => self.last.is_none_or(|last| now - last >= every),
+            Style::Lines { every, bookends } => match self.last {
+                None if bookends => true,
+                None => now - self.started >= every,
+                Some(last) => now - last >= every,
+            },
+        };
+        if due {
+            self.last = Some(now);
         }
-        let now = Instant::now();
-        if self
-            .last_draw
-            .is_some_and(|last| now.duration_since(last) < REDRAW_EVERY)
-        {
-            return;
-        }
-        self.last_draw = Some(now);
-        self.drawn = true;
-        let line = format_line(p);
+        due
+    }
+
+    fn write(&mut self, now: Instant, line: &str) {
         let mut err = std::io::stderr().lock();
-        // `\x1b[K` clears what a longer previous line left behind.
-        let _ = write!(err, "\r{line}\x1b[K");
+        match self.style {
+            Style::Off => return,
+            Style::Redraw(_) => {
+                self.drawn = true;
+                // `\x1b[K` clears what a longer previous line left behind.
+                let _ = write!(err, "\r{line}\x1b[K");
+            }
+            Style::Lines { .. } => {
+                let _ = writeln!(
+                    err,
+                    "flashlab: [{}] {line}",
+                    format_duration(now - self.started)
+                );
+            }
+        }
         let _ = err.flush();
     }
 
-    /// Clear the line so that results start on a clean one.
-    pub fn finish(&mut self) {
-        if self.enabled && self.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
+    /// The end of the run: a redrawn line is cleared so that results start on a clean one;
+    /// lines with bookends get their last (`line`, the state at the end).
+    fn finish(&mut self, line: Option<String>) {
+        match self.style {
+            Style::Redraw(_) if self.drawn => {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K");
+                let _ = err.flush();
+            }
+            Style::Lines { bookends: true, .. } => {
+                if let Some(line) = line {
+                    self.write(Instant::now(), &line);
+                }
+            }
+            _ => {}
         }
     }
 }
 
-fn format_line(p: &Progress) -> String {
-    let secs = p.now_ns as f64 / 1e9;
-    format!(
+/// What the run display last heard, kept for the line at the end.
+#[derive(Debug, Clone, Default)]
+struct RunState {
+    now_ns: u64,
+    fraction_done: f64,
+    phase: usize,
+    phases: usize,
+    jobs: String,
+}
+
+/// The progress of one run (`run`, `fio`, `replay`): phase, jobs, share done, simulated time
+/// and the wall time left.
+pub struct ProgressLine {
+    pacer: Pacer,
+    state: Option<RunState>,
+}
+
+impl ProgressLine {
+    pub fn new(settings: &Settings) -> Self {
+        Self {
+            pacer: Pacer::new(settings.style()),
+            state: None,
+        }
+    }
+
+    pub fn update(&mut self, p: &Progress) {
+        if !self.pacer.enabled() {
+            return;
+        }
+        let st = self.state.get_or_insert_with(RunState::default);
+        if st.jobs.is_empty() || st.phase != p.phase {
+            st.jobs = p.jobs.to_string();
+        }
+        st.now_ns = p.now_ns;
+        st.fraction_done = p.fraction_done;
+        st.phase = p.phase;
+        st.phases = p.phases;
+        let now = Instant::now();
+        if self.pacer.due(now) {
+            let line = format_line(st, now - self.pacer.started);
+            self.pacer.write(now, &line);
+        }
+    }
+
+    /// The run is over: clear a redrawn line, or log the last state.
+    pub fn finish(&mut self) {
+        let elapsed = self.pacer.started.elapsed();
+        let line = self.state.as_ref().map(|st| format_line(st, elapsed));
+        self.pacer.finish(line);
+    }
+}
+
+/// `[1/2] a, b:  25.0% done, simulated 1.500 s, ETA 0m03s`.
+fn format_line(st: &RunState, elapsed: Duration) -> String {
+    let mut line = format!(
         "[{}/{}] {}: {:5.1}% done, simulated {:.3} s",
-        p.phase + 1,
-        p.phases,
-        p.jobs,
-        p.fraction_done * 100.0,
-        secs
+        st.phase + 1,
+        st.phases,
+        st.jobs,
+        st.fraction_done * 100.0,
+        st.now_ns as f64 / 1e9
+    );
+    line.push_str(&eta_text(st.fraction_done, elapsed));
+    line
+}
+
+/// `, ETA 1m05s` once enough is done to tell.
+fn eta_text(fraction: f64, elapsed: Duration) -> String {
+    eta(fraction, elapsed).map_or_else(
+        || ", ETA not yet known".to_string(),
+        |d| format!(", ETA {}", format_duration(d)),
     )
 }
 
@@ -81,49 +334,52 @@ struct DeviceState {
     step_fraction: f64,
     suite_fraction: Option<f64>,
     step_started: Instant,
+    /// When the first of the current run of rounds started.
+    rounds_started: Option<Instant>,
 }
 
 struct Board {
     devices: Vec<Option<DeviceState>>,
-    last_draw: Option<Instant>,
-    drawn: bool,
+    pacer: Pacer,
 }
 
 /// One progress line for a suite on several devices (each on its own thread): per device its
 /// step, round, simulated time, share done and an estimate of the wall time left.
 pub struct SuiteProgressLine {
-    enabled: bool,
-    started: Instant,
     board: Mutex<Board>,
 }
 
 impl SuiteProgressLine {
-    /// `enabled` is false when standard error is not a terminal: then nothing is printed.
-    pub fn new(enabled: bool, devices: usize) -> Self {
+    pub fn new(settings: &Settings, devices: usize) -> Self {
         Self {
-            enabled,
-            started: Instant::now(),
             board: Mutex::new(Board {
                 devices: vec![None; devices],
-                last_draw: None,
-                drawn: false,
+                pacer: Pacer::new(settings.style()),
             }),
         }
     }
 
     pub fn update(&self, device: usize, p: &SuiteProgress) {
-        if !self.enabled {
-            return;
-        }
         // A display that panicked once draws nothing more; the run goes on.
         let Ok(mut board) = self.board.lock() else {
             return;
         };
+        if !board.pacer.enabled() {
+            return;
+        }
         let now = Instant::now();
         if let Some(slot) = board.devices.get_mut(device) {
+            let same_step = slot
+                .as_ref()
+                .is_some_and(|st| !p.step_started && st.step_number == p.step_number);
             let step_started = match slot {
-                Some(st) if !p.step_started && st.step_number == p.step_number => st.step_started,
+                Some(st) if same_step => st.step_started,
                 _ => now,
+            };
+            let rounds_started = match (slot.as_ref(), p.round) {
+                (_, None) => None,
+                (Some(st), Some(_)) if st.round.is_some() => st.rounds_started,
+                (_, Some(_)) => Some(now),
             };
             *slot = Some(DeviceState {
                 device: p.device.to_string(),
@@ -135,50 +391,94 @@ impl SuiteProgressLine {
                 step_fraction: p.step_fraction,
                 suite_fraction: p.suite_fraction,
                 step_started,
+                rounds_started,
             });
         }
-        if board
-            .last_draw
-            .is_some_and(|last| now.duration_since(last) < REDRAW_EVERY)
-        {
-            return;
+        if board.pacer.due(now) {
+            let line = board_line(&board.devices, now, board.pacer.started);
+            board.pacer.write(now, &line);
         }
-        board.last_draw = Some(now);
-        board.drawn = true;
+    }
+
+    /// The suite is over: clear a redrawn line, or log the last state.
+    pub fn finish(&self) {
+        let Ok(mut board) = self.board.lock() else {
+            return;
+        };
+        let now = Instant::now();
         let line = board
             .devices
             .iter()
-            .flatten()
-            .map(|st| {
-                format_device(
-                    st,
-                    now.duration_since(st.step_started),
-                    now.duration_since(self.started),
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" | ");
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{line}\x1b[K");
-        let _ = err.flush();
+            .any(Option::is_some)
+            .then(|| board_line(&board.devices, now, board.pacer.started));
+        board.pacer.finish(line);
+    }
+}
+
+fn board_line(devices: &[Option<DeviceState>], now: Instant, started: Instant) -> String {
+    devices
+        .iter()
+        .flatten()
+        .map(|st| {
+            let rounds = st.rounds_started.map(|t| now.duration_since(t));
+            format_device(
+                st,
+                now.duration_since(st.step_started),
+                rounds,
+                now.duration_since(started),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// A sweep's progress: a line as each point ends (points run on several threads), with the
+/// points done, the share and the wall time left at the pace so far.
+pub struct PointsProgress {
+    enabled: bool,
+    total: usize,
+    started: Instant,
+    done: std::sync::atomic::AtomicUsize,
+}
+
+impl PointsProgress {
+    pub fn new(enabled: bool, total: usize) -> Self {
+        Self {
+            enabled,
+            total,
+            started: Instant::now(),
+            done: std::sync::atomic::AtomicUsize::new(0),
+        }
     }
 
-    /// Clear the line so that results start on a clean one.
-    pub fn finish(&self) {
-        let drawn = self.board.lock().map(|b| b.drawn).unwrap_or(false);
-        if self.enabled && drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
+    /// Point `index` ended (`what`: ran, skipped, failed …).
+    pub fn point_done(&self, index: u64, what: &str) {
+        let n = self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if self.enabled {
+            eprintln!(
+                "flashlab: sweep point {index}: {what} ({})",
+                points_text(n, self.total, self.started.elapsed())
+            );
         }
     }
 }
 
-/// Wall time left at this rate, once enough is done to tell.
+/// `3/10, 30%, ETA 0m14s`.
+fn points_text(done: usize, total: usize, elapsed: Duration) -> String {
+    let f = if total == 0 {
+        1.0
+    } else {
+        done as f64 / total as f64
+    };
+    format!("{done}/{total}, {:.0}%{}", f * 100.0, eta_text(f, elapsed))
+}
+
+/// Wall time left at this rate, once enough is done to tell (1%); none once all is done.
 fn eta(fraction: f64, elapsed: Duration) -> Option<Duration> {
-    (0.01..1.0)
-        .contains(&fraction)
-        .then(|| elapsed.mul_f64((1.0 - fraction) / fraction))
+    if fraction >= 1.0 {
+        return Some(Duration::ZERO);
+    }
+    (fraction >= 0.01).then(|| elapsed.mul_f64((1.0 - fraction) / fraction))
 }
 
 fn format_duration(d: Duration) -> String {
@@ -190,9 +490,19 @@ fn format_duration(d: Duration) -> String {
     }
 }
 
-/// `drive: step 7 round-03 (3/25) 45.2%, simulated 12.3 min, ETA 1m05s`; the ETA is the suite's when
-/// the suite knows its length, else the step's.
-fn format_device(st: &DeviceState, in_step: Duration, in_suite: Duration) -> String {
+/// `drive: step 7 round-03 (3/25)  45.2%, simulated 12.3 min, ` then the time left, as well
+/// as the device's session knows it:
+/// - a suite that knows its length: `suite 25%, ETA 5m00s`;
+/// - a run of rounds with a most: `rounds ~12%, ETA ~4m10s (guess: up to 25 rounds)`, an
+///   upper bound on the rounds (steady state may come sooner), not counting steps after them;
+/// - otherwise the step's own: `ETA at least 0m10s (this step; the suite's length is not
+///   known)`.
+fn format_device(
+    st: &DeviceState,
+    in_step: Duration,
+    in_rounds: Option<Duration>,
+    in_suite: Duration,
+) -> String {
     let mut out = format!("{}: step {} {}", st.device, st.step_number, st.step);
     match (st.round, st.max_rounds) {
         (Some(r), Some(m)) => out.push_str(&format!(" ({r}/{m})")),
@@ -200,16 +510,31 @@ fn format_device(st: &DeviceState, in_step: Duration, in_suite: Duration) -> Str
         _ => {}
     }
     out.push_str(&format!(
-        " {:5.1}%, simulated {:.1} min",
+        " {:5.1}%, simulated {:.1} min, ",
         st.step_fraction * 100.0,
         st.sim_ns as f64 / 60e9
     ));
-    let left = match st.suite_fraction {
-        Some(f) if f >= 0.01 => eta(f, in_suite)
-            .map(|d| format!(", suite {:.0}%, ETA {}", f * 100.0, format_duration(d))),
-        _ => eta(st.step_fraction, in_step).map(|d| format!(", step ETA {}", format_duration(d))),
+    // `mark`: what the time is (`~` a guess, `at least ` a lower bound).
+    let eta_of = |mark: &str, d: Option<Duration>| match d {
+        Some(d) => format!("ETA {mark}{}", format_duration(d)),
+        None => "ETA not yet known".to_string(),
     };
-    out.push_str(&left.unwrap_or_default());
+    let left = match (st.suite_fraction, st.round, st.max_rounds, in_rounds) {
+        (Some(f), ..) => format!("suite {:.0}%, {}", f * 100.0, eta_of("", eta(f, in_suite))),
+        (None, Some(r), Some(m), Some(t)) if m > 0 => {
+            let f = ((r.saturating_sub(1)) as f64 + st.step_fraction) / m as f64;
+            format!(
+                "rounds ~{:.0}%, {} (guess: up to {m} rounds)",
+                f * 100.0,
+                eta_of("~", eta(f, t))
+            )
+        }
+        _ => format!(
+            "{} (this step; the suite's length is not known)",
+            eta_of("at least ", eta(st.step_fraction, in_step))
+        ),
+    };
+    out.push_str(&left);
     out
 }
 
@@ -217,9 +542,8 @@ fn format_device(st: &DeviceState, in_step: Duration, in_suite: Duration) -> Str
 mod tests {
     use super::*;
 
-    #[test]
-    fn suite_line_shows_step_round_time_and_eta() {
-        let st = DeviceState {
+    fn state() -> DeviceState {
+        DeviceState {
             device: "tiny".into(),
             step: "round-03".into(),
             step_number: 5,
@@ -229,26 +553,49 @@ mod tests {
             step_fraction: 0.5,
             suite_fraction: None,
             step_started: Instant::now(),
-        };
+            rounds_started: Some(Instant::now()),
+        }
+    }
+
+    #[test]
+    fn suite_line_says_how_it_knows_the_time_left() {
+        let secs = Duration::from_secs;
+        let st = state();
+        // Rounds 1 and 2 and half of 3 of at most 25 took 25 s: 10 s a round.
         assert_eq!(
-            format_device(&st, Duration::from_secs(10), Duration::from_secs(100)),
-            "tiny: step 5 round-03 (3/25)  50.0%, simulated 1.5 min, step ETA 0m10s"
+            format_device(&st, secs(10), Some(secs(25)), secs(100)),
+            "tiny: step 5 round-03 (3/25)  50.0%, simulated 1.5 min, rounds ~10%, ETA ~3m45s (guess: up to 25 rounds)"
         );
-        let st = DeviceState {
+        let known = DeviceState {
             suite_fraction: Some(0.25),
             round: None,
+            ..st.clone()
+        };
+        assert_eq!(
+            format_device(&known, secs(10), None, secs(100)),
+            "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25%, ETA 5m00s"
+        );
+        let unknown = DeviceState {
+            round: None,
+            max_rounds: None,
             ..st
         };
         assert_eq!(
-            format_device(&st, Duration::from_secs(10), Duration::from_secs(100)),
-            "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25%, ETA 5m00s"
+            format_device(&unknown, secs(10), None, secs(100)),
+            "tiny: step 5 round-03  50.0%, simulated 1.5 min, ETA at least 0m10s (this step; the suite's length is not known)"
         );
+        let starting = DeviceState {
+            step_fraction: 0.0,
+            ..unknown
+        };
+        assert!(format_device(&starting, secs(0), None, secs(1))
+            .ends_with("ETA not yet known (this step; the suite's length is not known)"));
     }
 
     #[test]
     fn eta_waits_for_a_measurable_share() {
         assert_eq!(eta(0.001, Duration::from_secs(1)), None);
-        assert_eq!(eta(1.0, Duration::from_secs(1)), None);
+        assert_eq!(eta(1.0, Duration::from_secs(1)), Some(Duration::ZERO));
         assert_eq!(
             eta(0.5, Duration::from_secs(7)),
             Some(Duration::from_secs(7))
@@ -258,7 +605,7 @@ mod tests {
 
     #[test]
     fn a_disabled_display_keeps_no_state() {
-        let d = SuiteProgressLine::new(false, 1);
+        let d = SuiteProgressLine::new(&Settings::new(When::Never, DEFAULT_LINE_EVERY), 1);
         let p = SuiteProgress {
             device: "d",
             step: "fill",
@@ -275,17 +622,125 @@ mod tests {
     }
 
     #[test]
-    fn line_shows_phase_percent_and_time() {
-        let p = Progress {
+    fn run_line_shows_phase_percent_time_and_eta() {
+        let st = RunState {
             now_ns: 1_500_000_000,
             fraction_done: 0.25,
             phase: 0,
             phases: 2,
-            jobs: "a, b",
+            jobs: "a, b".into(),
         };
         assert_eq!(
-            format_line(&p),
-            "[1/2] a, b:  25.0% done, simulated 1.500 s"
+            format_line(&st, Duration::from_secs(3)),
+            "[1/2] a, b:  25.0% done, simulated 1.500 s, ETA 0m09s"
         );
+        let done = RunState {
+            fraction_done: 1.0,
+            ..st
+        };
+        assert!(format_line(&done, Duration::from_secs(3))
+            .ends_with("100.0% done, simulated 1.500 s, ETA 0m00s"));
+    }
+
+    #[test]
+    fn lines_come_every_interval_and_bookends_add_the_first() {
+        let every = Duration::from_secs(10);
+        let mut plain = Pacer::new(Style::Lines {
+            every,
+            bookends: false,
+        });
+        let t0 = plain.started;
+        assert!(!plain.due(t0));
+        assert!(!plain.due(t0 + Duration::from_secs(9)));
+        assert!(plain.due(t0 + Duration::from_secs(10)));
+        assert!(!plain.due(t0 + Duration::from_secs(19)));
+        assert!(plain.due(t0 + Duration::from_secs(20)));
+        let mut logged = Pacer::new(Style::Lines {
+            every,
+            bookends: true,
+        });
+        let t0 = logged.started;
+        assert!(logged.due(t0));
+        assert!(!logged.due(t0 + Duration::from_secs(9)));
+        assert!(logged.due(t0 + Duration::from_secs(10)));
+        assert!(!Pacer::new(Style::Off).due(t0));
+    }
+
+    #[test]
+    fn progress_and_fio_eta_options_choose_the_style() {
+        let s = Duration::from_secs;
+        let auto = Settings::new(When::Auto, s(10));
+        assert_eq!(auto.terminal, Style::Redraw(REDRAW_EVERY));
+        assert_eq!(
+            auto.other,
+            Style::Lines {
+                every: s(10),
+                bookends: false
+            }
+        );
+        assert_eq!(
+            Settings::new(When::Always, s(2)).other,
+            Style::Lines {
+                every: s(2),
+                bookends: true
+            }
+        );
+        assert_eq!(Settings::new(When::Never, s(2)).terminal, Style::Off);
+        // fio: auto is for a terminal only; always logs elsewhere at --eta-interval.
+        let fio_auto = Settings::fio(When::Auto, None, None);
+        assert_eq!(fio_auto.other, Style::Off);
+        assert_eq!(fio_auto.terminal, Style::Redraw(REDRAW_EVERY));
+        let fio_always = Settings::fio(When::Always, Some(s(2)), None);
+        assert_eq!(fio_always.terminal, Style::Redraw(s(2)));
+        assert_eq!(
+            fio_always.other,
+            Style::Lines {
+                every: s(2),
+                bookends: false
+            }
+        );
+        // --eta-newline turns the redrawn line into a line every period.
+        let newline = Settings::fio(When::Auto, None, Some(s(5)));
+        assert_eq!(
+            newline.terminal,
+            Style::Lines {
+                every: s(5),
+                bookends: false
+            }
+        );
+        // Faster than fio's smallest interval is taken as that.
+        assert_eq!(
+            Settings::fio(When::Auto, Some(Duration::from_millis(10)), None).terminal,
+            Style::Redraw(REDRAW_EVERY)
+        );
+        assert_eq!(
+            Settings::fio(When::Never, None, Some(s(5))).terminal,
+            Style::Off
+        );
+    }
+
+    #[test]
+    fn sweep_points_show_share_and_eta() {
+        assert_eq!(
+            points_text(3, 10, Duration::from_secs(6)),
+            "3/10, 30%, ETA 0m14s"
+        );
+        assert_eq!(
+            points_text(10, 10, Duration::from_secs(20)),
+            "10/10, 100%, ETA 0m00s"
+        );
+    }
+
+    #[test]
+    fn intervals_parse_as_fio_times() {
+        assert_eq!(parse_interval("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_interval("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_interval("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_interval("1h"), Ok(Duration::from_secs(3600)));
+        for bad in ["", "0", "fast", "10 parsecs", "2d", "-1", "1e9"] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains("expected a time from 1ms to 24h"), "{bad}: {e}");
+        }
     }
 }

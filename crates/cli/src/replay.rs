@@ -1,7 +1,7 @@
 //! `flashlab replay`: a block trace against a simulated device, results as `flashlab run`'s.
 
 use std::fs::File;
-use std::io::{BufReader, IsTerminal};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
@@ -102,6 +102,8 @@ pub struct ReplayArgs {
     seed: u64,
     #[command(flatten)]
     state: crate::StateArgs,
+    #[command(flatten)]
+    progress: progress::ProgressArgs,
     /// Skip and count malformed lines instead of stopping at the first.
     #[arg(long)]
     skip_bad_lines: bool,
@@ -240,7 +242,7 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
     options.scale = scale;
 
     let mut reader = open_reader(&args.trace, &trace_options)?;
-    let mut display = progress::ProgressLine::new(std::io::stderr().is_terminal());
+    let mut display = progress::ProgressLine::new(&args.progress.settings());
     // A loaded drive's replay starts at the drive time its state was saved at.
     let mut drive = flashlab_engine::Continued::new(&mut ssd, clock_ns);
     let result = flashlab_runner::replay_trace(&mut reader, &mut drive, &options, &mut |p| {

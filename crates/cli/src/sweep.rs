@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use flashlab_sweep::{Plan, SweepError};
 
-use super::{bad_input, failure, run_failed, write_output, Failure};
+use super::{bad_input, failure, progress, run_failed, write_output, Failure};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -34,6 +34,11 @@ pub struct SweepArgs {
     /// current directory's files (PLAN: the plan's file name without .toml).
     #[arg(long, value_name = "DIR")]
     outdir: Option<PathBuf>,
+    /// A line on standard error as each point ends, with the points done, the share and an
+    /// estimate of the time left: auto (on a terminal, or elsewhere when there are several
+    /// points), always, or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = progress::When::Auto)]
+    progress: progress::When,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -86,14 +91,15 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| default_outdir(plan_path));
     let total = points.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let terminal = std::io::stderr().is_terminal();
-    let on_done = |index: u64, what: &str| {
-        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        if terminal || total > 1 {
-            eprintln!("flashlab: sweep point {index}: {what} ({n}/{total})");
-        }
-    };
+    let display = progress::PointsProgress::new(
+        match args.progress {
+            progress::When::Auto => std::io::stderr().is_terminal() || total > 1,
+            progress::When::Always => true,
+            progress::When::Never => false,
+        },
+        total,
+    );
+    let on_done = |index: u64, what: &str| display.point_done(index, what);
     let summary = flashlab_sweep::run_plan(
         &plan,
         &points,

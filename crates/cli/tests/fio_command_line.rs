@@ -235,7 +235,7 @@ fn unknown_options_and_fio_run_options_are_refused_by_name() {
     let out = fio(&["--rw=read"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--name"), "{}", stderr(&out));
-    // ETA options change nothing flashlab prints.
+    // ETA options change nothing on standard output (progress goes to standard error).
     let out = fio(&[
         "--name=a",
         "--size=1m",
@@ -244,6 +244,8 @@ fn unknown_options_and_fio_run_options_are_refused_by_name() {
         "--minimal",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let plain = fio(&["--name=a", "--size=1m", "--minimal"]);
+    assert_eq!(stdout(&out), stdout(&plain));
 }
 
 #[test]

@@ -30,7 +30,9 @@ fn wsat_options_shape_the_run_and_the_json() {
     assert_eq!(doc["units"]["host_bytes_written"], "B");
     let charts = doc["devices"][0]["charts"].as_array().unwrap();
     assert!(charts.iter().any(|c| c["id"] == "wsat-iops-written"));
-    assert!(stderr(&out).is_empty(), "progress only on a terminal");
+    // Off a terminal, standard error holds at most a progress line every 10 s.
+    let err = stderr(&out);
+    assert!(err.lines().all(|l| l.starts_with("flashlab: [")), "{err}");
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod batch;
 mod build;
 mod issue;
 mod lat_target;
+mod life;
 mod min_rate;
 mod result;
 mod steady;
@@ -33,6 +34,7 @@ mod watch;
 
 use batch::{Batch, Gate};
 use lat_target::{LatAction, LatTarget};
+use life::Lifecycle;
 use min_rate::MinRate;
 use steady::{Check, SteadyTracker};
 use verify::{Next, Verify};
@@ -132,14 +134,15 @@ struct JobClone<'a> {
     /// The generator's next I/O, drawn one step ahead so that the device can be told of it
     /// (`BlockDevice::prefetch`) before it is due.
     lookahead: Option<GeneratedIo>,
-    /// The generator has returned None (it is not asked again).
+    /// The generator has returned None (it is not asked again). The generator's state, not
+    /// the clone's: the clone is exhausted once it has also issued what it drew ahead. Kept
+    /// apart from `lookahead` because the generator fills that `Option` in place, which an
+    /// enum of both would have to copy on every I/O.
     generator_done: bool,
-    exhausted: bool,
-    stopped: bool,
-    /// Stopped at an I/O the device refused (`io_error`): no more I/O is issued.
-    failed: bool,
+    /// Waiting, running, ending or finished.
+    life: Lifecycle,
+    /// The I/O the device refused, which failed the clone.
     io_error: Option<JobIoError>,
-    finished: bool,
     /// Time of the one Wake event that counts; older Wake events are stale and ignored.
     wake_at: Option<SimTime>,
     think: Think,
@@ -204,8 +207,6 @@ struct JobClone<'a> {
     /// `wait_for=`: the clones of the waited-for job in this clone's phase (earlier phases
     /// are over when it starts).
     waitees: Vec<usize>,
-    /// Not started yet because a waitee is still running.
-    waiting: bool,
     /// fio's verify phase, for a job reading back what it writes.
     verify: Option<Box<Verify>>,
 }
@@ -264,7 +265,7 @@ impl JobClone<'_> {
     /// (`end_fsync`), which the caller then issues.
     #[inline(always)]
     fn exhaust(&mut self) -> bool {
-        self.exhausted = true;
+        self.life.exhaust();
         if self.spec.end_fsync && !self.end_flush_sent {
             self.end_flush_sent = true;
             self.flush_pending = true;
@@ -581,11 +582,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if self.exit_all {
             // fio's exit_what=all: the jobs left end as they start, having done nothing.
             for c in &mut self.clones[lo..hi] {
-                c.stopped = true;
+                c.life.stop();
             }
         }
         for i in lo..hi {
-            if self.clones[i].waiting {
+            if self.clones[i].life.waiting() {
                 continue;
             }
             let delay_ns = self.clones[i].spec.startdelay_ns;
@@ -601,7 +602,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // Issue only once every clone of the phase has started, so that clones listed later
         // are not disadvantaged by a device already filled by earlier ones at the same time.
         for i in lo..hi {
-            if self.clones[i].spec.startdelay_ns == 0 && !self.clones[i].waiting {
+            if self.clones[i].spec.startdelay_ns == 0 && !self.clones[i].life.waiting() {
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
             }
@@ -636,7 +637,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.iodepth = lt.depth;
         }
         let ramp_ns = c.spec.ramp_time_ns;
-        if c.stopped {
+        if c.life.stopped() {
             // Stopped by another job's exitall before it started: it ends as it starts.
             c.deadline_ns = now;
         } else if let Some(runtime_ns) = c.spec.runtime_ns {
@@ -691,7 +692,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.in_flight -= 1;
         if let Some(b) = c.batch.as_mut() {
             let ending =
-                (c.exhausted && c.pending.is_none() && !c.flush_pending) || c.stopped || c.failed;
+                (c.life.exhausted() && c.pending.is_none() && !c.flush_pending) || c.life.ending();
             b.completed(
                 c.in_flight,
                 ending,
@@ -741,7 +742,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         self.drain_host_queue(now)?;
         let c = &mut self.clones[i];
-        if c.think == Think::Draining && c.in_flight == 0 && !c.stopped {
+        if c.think == Think::Draining && c.in_flight == 0 && !c.life.stopped() {
             self.start_thinking(i, now)?;
         }
         self.issue_more(i, now)?;
@@ -776,7 +777,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
             Event::RampEnd { clone } => {
                 let c = &mut self.clones[clone as usize];
-                if !c.finished {
+                if !c.life.finished() {
                     c.start_measuring(now);
                 }
                 // fio 3.33 zeroes its issued and completed counts when the ramp ends but
@@ -789,8 +790,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             Event::Deadline { clone } => {
                 let i = clone as usize;
                 let c = &mut self.clones[i];
-                if !c.finished {
-                    c.stopped = true;
+                if !c.life.finished() {
+                    c.life.stop();
                     self.stop_issuing(i, now);
                 }
             }
@@ -802,7 +803,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     return Ok(());
                 }
                 c.think = Think::Running;
-                if c.finished {
+                if c.life.finished() {
                     return Ok(());
                 }
                 self.check_thinktime(i, now)?;
@@ -819,7 +820,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// Thinking waits for the I/Os in flight first.
     fn check_thinktime(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
-        if c.stopped || c.failed {
+        if c.life.ending() {
             return Ok(());
         }
         let s = c.spec;
@@ -879,7 +880,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if c.io_error.is_none() {
             c.io_error = Some(JobIoError::new(c.spec.name.clone(), now, req, error));
         }
-        c.failed = true;
+        c.life.fail();
         self.stop_issuing(i, now);
     }
 
@@ -906,7 +907,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     #[inline(always)]
     fn check_finished(&mut self, i: usize, now: SimTime) {
         let c = &self.clones[i];
-        if c.finished || c.in_flight > 0 {
+        if c.life.finished() || c.in_flight > 0 {
             return;
         }
         self.finish_if_done(i, now);
@@ -915,15 +916,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     #[inline(never)]
     fn finish_if_done(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
-        let out_of_work = c.exhausted && c.pending.is_none() && !c.flush_pending;
-        let stopping = c.stopped || c.failed;
+        let out_of_work = c.life.exhausted() && c.pending.is_none() && !c.flush_pending;
+        let stopping = c.life.ending();
         // A think-time check still due belongs to the job's last I/O (fio may pause there).
         if !stopping && (!out_of_work || c.think == Think::Reaping) {
             return;
         }
-        c.finished = true;
+        c.life.finish();
         c.wake_at = None;
-        c.end_ns = if c.stopped { c.deadline_ns } else { now };
+        c.end_ns = if c.life.stopped() { c.deadline_ns } else { now };
         if !c.measuring {
             // Finished within ramp_time: an empty measured interval.
             c.measuring = true;
@@ -956,7 +957,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
-        let (spec, failed) = (c.spec, c.failed);
+        let (spec, failed) = (c.spec, c.life.failed());
         if self.has_waiters {
             self.release_waiters();
         }
@@ -972,8 +973,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let (lo, hi) = self.phases[self.current_phase];
         for w in lo..hi {
             let c = &self.clones[w];
-            if c.waiting && !c.finished && c.waitees.iter().all(|&j| self.clones[j].finished) {
-                self.clones[w].waiting = false;
+            if c.life.waiting()
+                && !c.life.finished()
+                && c.waitees.iter().all(|&j| self.clones[j].life.finished())
+            {
+                self.clones[w].life.release();
                 self.ready.push(w);
             }
         }
@@ -986,7 +990,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let phase_start = self.phase_start_ns[self.current_phase];
         for w in std::mem::take(&mut self.ready) {
             let c = &self.clones[w];
-            if c.finished {
+            if c.life.finished() {
                 continue;
             }
             let at = now.max(phase_start.saturating_add(c.spec.startdelay_ns));
@@ -1010,11 +1014,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         self.exiting = true;
         for j in lo..hi {
             let c = &mut self.clones[j];
-            if c.finished || (what == ExitWhat::Group && c.groupid != groupid) {
+            if c.life.finished() || (what == ExitWhat::Group && c.groupid != groupid) {
                 continue;
             }
             c.deadline_ns = c.deadline_ns.min(now);
-            c.stopped = true;
+            c.life.stop();
             self.stop_issuing(j, now);
         }
         self.exiting = false;
@@ -1042,7 +1046,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
 
 /// How far a clone is, by time when it has a runtime and by bytes when it has a budget.
 fn clone_fraction(c: &JobClone, now: SimTime) -> f64 {
-    if c.finished {
+    if c.life.finished() {
         return 1.0;
     }
     let by_time = if c.deadline_ns != SimTime::MAX && c.deadline_ns > c.start_ns {

@@ -18,37 +18,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let mut groupid = 0u32;
         let mut group_members = 0u32;
         for (spec_index, spec) in file.jobs.iter().enumerate() {
-            if spec.time_based && spec.runtime_ns.is_none() {
-                return Err(RunError::Unbounded {
-                    file: job_place(file, spec),
-                    line: job_line(spec),
-                    job: spec.name.clone(),
-                });
-            }
+            check_bounded(file, spec)?;
             // fio: stonewall and new_group open a new reporting group unless the current
             // one is still empty; stonewall also waits for every earlier job.
             if (spec.stonewall || spec.new_group) && group_members > 0 {
                 groupid += 1;
                 group_members = 0;
             }
-            // fio 3.33 refuses a group_reporting job whose lat_percentiles differs from the
-            // job before it in its group ("lat_percentiles in job: b differs from group"):
-            // one group reports one kind of latency percentiles.
-            if spec.group_reporting && group_members > 0 {
-                let prev = &file.jobs[spec_index - 1];
-                if prev.lat_percentiles != spec.lat_percentiles {
-                    return Err(RunError::ReportGroup {
-                        file: job_place(file, spec),
-                        line: job_line(spec),
-                        job: spec.name.clone(),
-                        why: format!(
-                            "lat_percentiles={} differs from job '{}' before it in its reporting group (group_reporting): fio refuses such a group; give both the same lat_percentiles, or start a new group (new_group or stonewall)",
-                            u8::from(spec.lat_percentiles),
-                            prev.name
-                        ),
-                    });
-                }
-            }
+            check_group_percentiles(file, spec_index, group_members)?;
             if phases.is_empty() || (spec.stonewall && !clones.is_empty()) {
                 phases.push((clones.len(), clones.len()));
                 phase_names.push(String::new());
@@ -72,158 +49,28 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             for clone_index in 0..spec.numjobs.max(1) {
                 let job_index = clones.len() as u32 + 1;
                 let seeds = job_seeds.index(job_index as u64);
-                let generator =
-                    IoGenerator::new(spec, clone_index, capacity_bytes, block_bytes, seeds)
-                        .map_err(|error| RunError::Job {
-                            file: job_place(file, spec),
-                            line: job_line(spec),
-                            job: spec.name.clone(),
-                            error,
-                        })?;
-                let verify = Verify::new(spec, &generator)
-                    .map_err(|why| RunError::Verify {
-                        file: job_place(file, spec),
-                        line: job_line(spec),
-                        job: spec.name.clone(),
-                        why: format!("verify with {why} is not simulated"),
-                    })?
-                    .map(Box::new);
-                let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
-                // fio reports the depth written, also when a synchronous engine capped it.
-                stats.set_iodepth(spec.iodepth_capped_from.unwrap_or(spec.iodepth).max(1));
-                if spec.synchronous {
-                    stats.set_synchronous();
-                }
-                stats.set_presentation(
-                    usize::from(spec.significant_figures.clamp(1, 10)),
-                    spec.unit_base_bits,
-                );
-                stats.set_unified(match spec.unified_rw_reporting {
-                    0 => Unified::None,
-                    1 => Unified::Mixed,
-                    _ => Unified::Both,
-                });
-                stats.set_disabled(Disabled {
-                    lat: spec.disable_lat,
-                    clat: spec.disable_clat,
-                    slat: spec.disable_slat,
-                    bw: spec.disable_bw,
-                });
-                let batch = Batch::new(spec);
-                if batch.is_some() {
-                    stats.set_batched();
-                }
-                let rate = RateState::new(spec, seeds);
-                let plain = !rate.active
-                    && spec.fsync_every == 0
-                    && spec.fdatasync_every == 0
-                    && !spec.write_fua
-                    && spec.thinktime_ns == 0
-                    && !spec.serialize_overlap;
-                let choose_ddir = rate.active && generator.mixes_directions();
-                let simple = plain && batch.is_none() && verify.is_none();
-                clones.push(JobClone {
+                let clone = JobClone::new(
+                    file,
                     spec,
-                    target,
-                    spec_index,
-                    job_index,
-                    groupid,
-                    phase: phases.len() - 1,
-                    generator,
-                    stats: Some(stats),
-                    result: None,
-                    iodepth: spec.iodepth.max(1),
-                    // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
-                    iodepth_low: spec
-                        .iodepth_low
-                        .filter(|&low| low > 0)
-                        .unwrap_or(spec.iodepth)
-                        .min(spec.iodepth),
-                    draining_to_low: false,
-                    batch,
-                    in_flight: 0,
-                    start_ns: 0,
-                    deadline_ns: SimTime::MAX,
-                    measuring: false,
-                    measure_start_ns: 0,
-                    end_ns: 0,
-                    pending: None,
-                    lookahead: None,
-                    generator_done: false,
-                    exhausted: false,
-                    stopped: false,
-                    failed: false,
-                    io_error: None,
-                    finished: false,
-                    wake_at: None,
-                    think: Think::Running,
-                    thinks: spec.thinktime_ns > 0,
-                    think_issued: 0,
-                    think_completed: 0,
-                    think_last_blocks: 0,
-                    think_last_ns: 0,
-                    think_after_reap: false,
-                    think_ddir: 0,
-                    writes_since_flush: 0,
-                    writes_since_datasync: 0,
-                    flush_pending: false,
-                    // A verifying job flushes at the end of each loop's writes instead.
-                    end_flush_sent: verify.is_some(),
-                    rate,
-                    plain,
-                    host: crate::host::Host::new(
-                        match options.host {
-                            crate::host::HostModel::Engine => {
-                                crate::host::HostProfile::for_engine(&spec.ioengine)
-                            }
-                            crate::host::HostModel::Off => crate::host::HostProfile::NONE,
-                        },
-                        seeds.child("host").stream(),
-                    ),
-                    overlap_guard: spec
-                        .serialize_overlap
-                        .then(|| Vec::with_capacity(spec.iodepth.max(1) as usize)),
-                    simple,
-                    choose_ddir,
-                    write_compressible_percent: spec.compressible_percent,
-                    issued_bytes: 0,
-                    done_ios: [0; 3],
-                    done_bytes: [0; 3],
-                    steady: None,
-                    lat_target: None,
-                    min_rate: None,
-                    watched: false,
-                    iolog: spec.write_iolog.as_ref().map(|path| {
-                        let default_name = format!("{}.{clone_index}.0", spec.name);
-                        IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
-                    }),
-                    measured_bytes: [0; 3],
-                    measured_ios: [0; 3],
-                    flushes: 0,
-                    waitees: Vec::new(),
-                    waiting: false,
-                    verify,
-                });
+                    Placement {
+                        spec_index,
+                        clone_index,
+                        job_index,
+                        groupid,
+                        phase: phases.len() - 1,
+                        target,
+                        capacity_bytes,
+                        block_bytes,
+                    },
+                    seeds,
+                    options,
+                )?;
+                clones.push(clone);
                 group_members += 1;
             }
             phases.last_mut().expect("a phase was pushed above").1 = clones.len();
         }
-        // fio's wait_for: a job starts only once every clone of the named earlier job has
-        // exited (`waitee_running`); the parser has checked that such a job comes first.
-        let mut has_waiters = false;
-        for w in 0..clones.len() {
-            let Some(name) = clones[w].spec.wait_for.as_deref() else {
-                continue;
-            };
-            let phase = clones[w].phase;
-            let waitees: Vec<usize> = (0..w)
-                .filter(|&j| clones[j].phase == phase && clones[j].spec.name == name)
-                .filter(|&j| clones[j].spec_index != clones[w].spec_index)
-                .collect();
-            has_waiters |= !waitees.is_empty();
-            clones[w].waiting = !waitees.is_empty();
-            clones[w].waitees = waitees;
-        }
+        let has_waiters = link_waiters(&mut clones);
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them (up to 2^16; the parser bounds the
         // sum at 2^20) means it rarely reallocates.
@@ -270,6 +117,233 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             ready: Vec::new(),
         })
     }
+}
+
+/// Where a clone goes: its job's and its own index, reporting group, phase and target.
+#[derive(Debug, Clone, Copy)]
+struct Placement {
+    spec_index: usize,
+    /// The clone's index among its job's (0-based, fio's numjobs).
+    clone_index: u32,
+    /// fio's job number (from 1) across the file.
+    job_index: u32,
+    groupid: u32,
+    phase: usize,
+    target: usize,
+    capacity_bytes: u64,
+    block_bytes: u64,
+}
+
+impl<'a> JobClone<'a> {
+    /// Clone `at.clone_index` of job `spec`: its generator, statistics, checks and logs,
+    /// ready to start (a clone that waits for another job is marked by [`link_waiters`]).
+    fn new(
+        file: &JobFile,
+        spec: &'a JobSpec,
+        at: Placement,
+        seeds: SeedTree,
+        options: &RunOptions,
+    ) -> Result<Self, RunError> {
+        let generator = IoGenerator::new(
+            spec,
+            at.clone_index,
+            at.capacity_bytes,
+            at.block_bytes,
+            seeds,
+        )
+        .map_err(|error| RunError::Job {
+            file: job_place(file, spec),
+            line: job_line(spec),
+            job: spec.name.clone(),
+            error,
+        })?;
+        let verify = Verify::new(spec, &generator)
+            .map_err(|why| RunError::Verify {
+                file: job_place(file, spec),
+                line: job_line(spec),
+                job: spec.name.clone(),
+                why: format!("verify with {why} is not simulated"),
+            })?
+            .map(Box::new);
+        let mut stats = job_stats(spec, at.groupid, at.job_index);
+        let batch = Batch::new(spec);
+        if batch.is_some() {
+            stats.set_batched();
+        }
+        let rate = RateState::new(spec, seeds);
+        let plain = !rate.active
+            && spec.fsync_every == 0
+            && spec.fdatasync_every == 0
+            && !spec.write_fua
+            && spec.thinktime_ns == 0
+            && !spec.serialize_overlap;
+        let choose_ddir = rate.active && generator.mixes_directions();
+        let simple = plain && batch.is_none() && verify.is_none();
+        Ok(JobClone {
+            spec,
+            target: at.target,
+            spec_index: at.spec_index,
+            job_index: at.job_index,
+            groupid: at.groupid,
+            phase: at.phase,
+            generator,
+            stats: Some(stats),
+            result: None,
+            iodepth: spec.iodepth.max(1),
+            // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
+            iodepth_low: spec
+                .iodepth_low
+                .filter(|&low| low > 0)
+                .unwrap_or(spec.iodepth)
+                .min(spec.iodepth),
+            draining_to_low: false,
+            batch,
+            in_flight: 0,
+            start_ns: 0,
+            deadline_ns: SimTime::MAX,
+            measuring: false,
+            measure_start_ns: 0,
+            end_ns: 0,
+            pending: None,
+            lookahead: None,
+            generator_done: false,
+            life: Lifecycle::new(false),
+            io_error: None,
+            wake_at: None,
+            think: Think::Running,
+            thinks: spec.thinktime_ns > 0,
+            think_issued: 0,
+            think_completed: 0,
+            think_last_blocks: 0,
+            think_last_ns: 0,
+            think_after_reap: false,
+            think_ddir: 0,
+            writes_since_flush: 0,
+            writes_since_datasync: 0,
+            flush_pending: false,
+            // A verifying job flushes at the end of each loop's writes instead.
+            end_flush_sent: verify.is_some(),
+            rate,
+            plain,
+            host: crate::host::Host::new(
+                match options.host {
+                    crate::host::HostModel::Engine => {
+                        crate::host::HostProfile::for_engine(&spec.ioengine)
+                    }
+                    crate::host::HostModel::Off => crate::host::HostProfile::NONE,
+                },
+                seeds.child("host").stream(),
+            ),
+            overlap_guard: spec
+                .serialize_overlap
+                .then(|| Vec::with_capacity(spec.iodepth.max(1) as usize)),
+            simple,
+            choose_ddir,
+            write_compressible_percent: spec.compressible_percent,
+            issued_bytes: 0,
+            done_ios: [0; 3],
+            done_bytes: [0; 3],
+            steady: None,
+            lat_target: None,
+            min_rate: None,
+            watched: false,
+            iolog: spec.write_iolog.as_ref().map(|path| {
+                let default_name = format!("{}.{}.0", spec.name, at.clone_index);
+                IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
+            }),
+            measured_bytes: [0; 3],
+            measured_ios: [0; 3],
+            flushes: 0,
+            waitees: Vec::new(),
+            verify,
+        })
+    }
+}
+
+/// A time_based job needs a runtime: it would never end.
+fn check_bounded(file: &JobFile, spec: &JobSpec) -> Result<(), RunError> {
+    if spec.time_based && spec.runtime_ns.is_none() {
+        return Err(RunError::Unbounded {
+            file: job_place(file, spec),
+            line: job_line(spec),
+            job: spec.name.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// fio 3.33 refuses a group_reporting job whose lat_percentiles differs from the job before
+/// it in its group ("lat_percentiles in job: b differs from group"): one group reports one
+/// kind of latency percentiles. `group_members`: the jobs before it in its group.
+fn check_group_percentiles(
+    file: &JobFile,
+    spec_index: usize,
+    group_members: u32,
+) -> Result<(), RunError> {
+    let spec = &file.jobs[spec_index];
+    if spec.group_reporting && group_members > 0 {
+        let prev = &file.jobs[spec_index - 1];
+        if prev.lat_percentiles != spec.lat_percentiles {
+            return Err(RunError::ReportGroup {
+                file: job_place(file, spec),
+                line: job_line(spec),
+                job: spec.name.clone(),
+                why: format!(
+                    "lat_percentiles={} differs from job '{}' before it in its reporting group (group_reporting): fio refuses such a group; give both the same lat_percentiles, or start a new group (new_group or stonewall)",
+                    u8::from(spec.lat_percentiles),
+                    prev.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A clone's statistics as its job configures them.
+fn job_stats(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStats {
+    let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
+    // fio reports the depth written, also when a synchronous engine capped it.
+    stats.set_iodepth(spec.iodepth_capped_from.unwrap_or(spec.iodepth).max(1));
+    if spec.synchronous {
+        stats.set_synchronous();
+    }
+    stats.set_presentation(
+        usize::from(spec.significant_figures.clamp(1, 10)),
+        spec.unit_base_bits,
+    );
+    stats.set_unified(match spec.unified_rw_reporting {
+        0 => Unified::None,
+        1 => Unified::Mixed,
+        _ => Unified::Both,
+    });
+    stats.set_disabled(Disabled {
+        lat: spec.disable_lat,
+        clat: spec.disable_clat,
+        slat: spec.disable_slat,
+        bw: spec.disable_bw,
+    });
+    stats
+}
+
+/// fio's wait_for: a job starts only once every clone of the named earlier job has exited
+/// (`waitee_running`); the parser has checked that such a job comes first. Marks the clones
+/// that wait and their waitees; whether any waits.
+fn link_waiters(clones: &mut [JobClone]) -> bool {
+    let mut has_waiters = false;
+    for w in 0..clones.len() {
+        let Some(name) = clones[w].spec.wait_for.as_deref() else {
+            continue;
+        };
+        let phase = clones[w].phase;
+        let waitees: Vec<usize> = (0..w)
+            .filter(|&j| clones[j].phase == phase && clones[j].spec.name == name)
+            .filter(|&j| clones[j].spec_index != clones[w].spec_index)
+            .collect();
+        has_waiters |= !waitees.is_empty();
+        clones[w].life = Lifecycle::new(!waitees.is_empty());
+        clones[w].waitees = waitees;
+    }
+    has_waiters
 }
 
 /// Every clone writing an iolog writes its own file, and only a drive simulated whole: a

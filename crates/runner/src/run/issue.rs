@@ -32,7 +32,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         loop {
             let c = &mut self.clones[i];
             debug_assert!(c.think == Think::Running && c.pending.is_none());
-            let blocked = c.finished || c.stopped || c.failed || c.in_flight >= c.iodepth;
+            let blocked = c.life.issues_nothing() || c.in_flight >= c.iodepth;
             if c.held_by_depth(blocked) {
                 return Ok(());
             }
@@ -41,7 +41,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.issue(i, IoRequest::flush(), now)?;
                 continue;
             }
-            if c.exhausted {
+            if c.life.exhausted() {
                 return Ok(());
             }
             let Some(io) = c.next_generated() else {
@@ -75,7 +75,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         loop {
             let c = &mut self.clones[i];
             if let Some(b) = c.batch.as_mut() {
-                if c.finished || c.stopped || c.failed || c.think != Think::Running {
+                if c.life.issues_nothing() || c.think != Think::Running {
                     return Ok(());
                 }
                 let stats = c.stats.as_mut().filter(|_| c.measuring);
@@ -93,11 +93,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     Gate::Issue | Gate::Reaped => {}
                 }
             } else if c.held_by_depth(
-                c.finished
-                    || c.stopped
-                    || c.failed
-                    || c.think != Think::Running
-                    || c.in_flight >= c.iodepth,
+                c.life.issues_nothing() || c.think != Think::Running || c.in_flight >= c.iodepth,
             ) {
                 return Ok(());
             }
@@ -109,7 +105,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let io = match c.pending.take() {
                 Some(io) => io,
                 None => {
-                    if c.exhausted {
+                    if c.life.exhausted() {
                         return Ok(());
                     }
                     let drawn = if c.verify.is_some() {

@@ -45,7 +45,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let max_ns = c.spec.max_latency_ns[io.kind.ddir()];
         let latency_ns = now - io.issue_ns;
         let counted = c.measuring && now <= c.deadline_ns;
-        if max_ns == 0 || latency_ns <= max_ns || !counted || c.finished || c.failed {
+        if max_ns == 0 || latency_ns <= max_ns || !counted || c.life.finished() || c.life.failed() {
             return;
         }
         if c.io_error.is_none() {
@@ -57,7 +57,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 JobFailure::MaxLatency { latency_ns, max_ns },
             ));
         }
-        c.failed = true;
+        c.life.fail();
         self.stop_issuing(i, now);
     }
 
@@ -76,7 +76,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let Some(lt) = c.lat_target.as_mut() else {
             return;
         };
-        if c.finished || c.stopped || c.failed {
+        if c.life.issues_nothing() {
             return;
         }
         let action = if kind == IoKind::Flush {
@@ -89,7 +89,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             LatAction::Continue | LatAction::Drain => {}
             LatAction::Done => {
                 c.deadline_ns = c.deadline_ns.min(now);
-                c.stopped = true;
+                c.life.stop();
                 self.stop_issuing(i, now);
                 return;
             }
@@ -107,7 +107,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         },
                     ));
                 }
-                c.failed = true;
+                c.life.fail();
                 self.stop_issuing(i, now);
                 return;
             }
@@ -135,7 +135,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     #[inline(never)]
     pub(super) fn min_rate_completed(&mut self, i: usize, now: SimTime, ddir: usize) {
         let c = &mut self.clones[i];
-        if c.finished || c.stopped || c.failed {
+        if c.life.issues_nothing() {
             return;
         }
         let Some(m) = c.min_rate.as_mut() else {
@@ -162,7 +162,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 },
             ));
         }
-        c.failed = true;
+        c.life.fail();
         self.stop_issuing(i, now);
     }
 
@@ -172,7 +172,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     pub(super) fn steady_check(&mut self, t: usize, now: SimTime) -> Result<(), RunError> {
         let tracker = &self.trackers[t];
         let members = &tracker.members;
-        if members.iter().all(|&i| self.clones[i].finished) {
+        if members.iter().all(|&i| self.clones[i].life.finished()) {
             self.trackers[t].done = true;
             return Ok(());
         }
@@ -195,9 +195,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 for k in 0..self.trackers[t].members.len() {
                     let i = self.trackers[t].members[k];
                     let c = &mut self.clones[i];
-                    if !c.finished {
+                    if !c.life.finished() {
                         c.deadline_ns = c.deadline_ns.min(now);
-                        c.stopped = true;
+                        c.life.stop();
                         self.stop_issuing(i, now);
                     }
                 }

@@ -212,6 +212,198 @@ fn resolve(spec: SizeSpec, capacity: u64, lba: u64) -> u64 {
     }
 }
 
+/// The alignment of each direction's offsets (`blockalign`, by default its smallest block),
+/// once every block size and alignment the job uses is checked against the device's block.
+fn block_alignment(
+    job: &JobSpec,
+    dirs: [bool; 3],
+    sizes: &[SizeGen; 3],
+    lba: u64,
+) -> Result<[u64; 3], JobError> {
+    const WHAT_BS: [&str; 3] = ["bs for reads", "bs for writes", "bs for trims"];
+    const WHAT_ALIGN: [&str; 3] = [
+        "blockalign for reads",
+        "blockalign for writes",
+        "blockalign for trims",
+    ];
+    let misaligned = |what, bytes| JobError::Misaligned {
+        job: job.name.clone(),
+        what,
+        bytes,
+        logical_block_bytes: lba,
+    };
+    let mut align = [lba; 3];
+    for d in 0..3 {
+        if !dirs[d] {
+            continue;
+        }
+        if let Some(&bad) = sizes[d].sizes().iter().find(|&&s| s == 0 || s % lba != 0) {
+            return Err(misaligned(WHAT_BS[d], bad));
+        }
+        align[d] = job.block_align_bytes[d].unwrap_or(sizes[d].min());
+        if align[d] % lba != 0 {
+            return Err(misaligned(WHAT_ALIGN[d], align[d]));
+        }
+    }
+    Ok(align)
+}
+
+/// The region clone `clone_index` works on, (offset_bytes, len_bytes): `offset`,
+/// `offset_increment` and `size` resolved against the device, checked to fit it and to hold
+/// one block.
+fn job_region(
+    job: &JobSpec,
+    clone_index: u32,
+    capacity: u64,
+    lba: u64,
+    dirs: [bool; 3],
+    sizes: &[SizeGen; 3],
+    align: &[u64; 3],
+) -> Result<(u64, u64), JobError> {
+    let misaligned = |what, bytes| JobError::Misaligned {
+        job: job.name.clone(),
+        what,
+        bytes,
+        logical_block_bytes: lba,
+    };
+    // fio aligns an offset given as a percentage to the minimum block size (its
+    // `offset_align` default), so `offset=25%` never splits the job's blocks; a given
+    // `offset_align` aligns it up instead.
+    let pct_align = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| align[d])
+        .min()
+        .unwrap_or(lba);
+    let resolve_offset = |spec: SizeSpec| match spec {
+        SizeSpec::Fraction(_) if job.offset_align_bytes > 0 => {
+            // Past the end when it cannot be aligned: refused below with the region.
+            resolve(spec, capacity, lba)
+                .checked_next_multiple_of(job.offset_align_bytes)
+                .unwrap_or(u64::MAX)
+        }
+        SizeSpec::Fraction(_) => resolve(spec, capacity, lba) / pct_align * pct_align,
+        SizeSpec::Bytes(_) => resolve(spec, capacity, lba),
+    };
+    let offset = resolve_offset(job.offset).saturating_add(
+        u64::from(clone_index).saturating_mul(resolve_offset(job.offset_increment)),
+    );
+    if offset % lba != 0 {
+        return Err(misaligned("the region offset", offset));
+    }
+    let len = match job.size {
+        Some(s) if !job.fill_device => resolve(s, capacity, lba),
+        _ => capacity.saturating_sub(offset),
+    };
+    if offset >= capacity || offset.saturating_add(len) > capacity {
+        return Err(JobError::RegionPastEnd {
+            job: job.name.clone(),
+            offset_bytes: offset,
+            len_bytes: len,
+            capacity_bytes: capacity,
+        });
+    }
+    let region_len = len / lba * lba;
+    let active = || (0..3).filter(|&d| dirs[d]);
+    let min_bs = active().map(|d| sizes[d].min()).min().unwrap_or(lba);
+    if region_len < min_bs {
+        return Err(JobError::RegionTooSmall {
+            job: job.name.clone(),
+            offset_bytes: offset,
+            block_bytes: min_bs,
+        });
+    }
+    Ok((offset, region_len))
+}
+
+/// Where the job's random offsets come from (`random_distribution`, `norandommap`), over
+/// `units` units of `unit_bytes` in a region of `region_len` bytes.
+fn offset_gen(
+    job: &JobSpec,
+    units: u64,
+    unit_bytes: u64,
+    region_len: u64,
+    rng_map: &mut RngStream,
+    scramble: &mut RngStream,
+) -> Result<OffsetGen, JobError> {
+    Ok(match &job.random_distribution {
+        RandomDistribution::Random if job.norandommap => OffsetGen::Uniform,
+        RandomDistribution::Random => OffsetGen::Map {
+            perm: Permutation::new(units, rng_map),
+            next: 0,
+        },
+        RandomDistribution::Zipf(theta) => {
+            OffsetGen::Zipf(Zipf::new(units, *theta), Permutation::new(units, scramble))
+        }
+        RandomDistribution::Pareto(h) => {
+            OffsetGen::Pareto(Pareto::new(units, *h), Permutation::new(units, scramble))
+        }
+        RandomDistribution::Normal(sigma) => OffsetGen::Normal(Normal::new(units, *sigma)),
+        RandomDistribution::Zoned(zones) => {
+            let mut start_pct = 0.0;
+            let table: Vec<(f64, u64, u64)> = zones
+                .iter()
+                .map(|&(access, range)| {
+                    let first = (start_pct / 100.0 * units as f64) as u64;
+                    start_pct += range;
+                    let end = ((start_pct / 100.0 * units as f64) as u64).min(units);
+                    // A zone too small for one unit still gets one, so its share of
+                    // accesses is not silently moved elsewhere.
+                    let first = first.min(units - 1);
+                    (access, first, end.saturating_sub(first).max(1))
+                })
+                .collect();
+            OffsetGen::Zoned(Zones::new(&table))
+        }
+        RandomDistribution::ZonedAbs(zones) => {
+            let total: u64 = zones.iter().map(|z| z.1).sum();
+            if total > region_len {
+                return Err(JobError::ZonesPastRegion {
+                    job: job.name.clone(),
+                    zones_bytes: total,
+                    region_bytes: region_len,
+                });
+            }
+            let mut first = 0;
+            let table: Vec<(f64, u64, u64)> = zones
+                .iter()
+                .map(|&(access, bytes)| {
+                    let n = (bytes / unit_bytes).max(1);
+                    let z = (access, first.min(units - 1), n);
+                    first += n;
+                    z
+                })
+                .collect();
+            OffsetGen::Zoned(Zones::new(&table))
+        }
+    })
+}
+
+/// The plain path (see `PlainMap`): a random job of one direction and one block size on
+/// fio's random map, whose every I/O is the map's next unit.
+fn plain_map(
+    job: &JobSpec,
+    fixed_kind: Option<IoKind>,
+    offsets: &OffsetGen,
+    pair: bool,
+    sizes: &[SizeGen; 3],
+    align: &[u64; 3],
+    unit_bytes: u64,
+) -> Option<PlainMap> {
+    let all_random = job.percentage_random.iter().all(|&p| p >= 100);
+    match (fixed_kind, &offsets, pair, job.rw_sequence_count) {
+        (Some(kind), OffsetGen::Map { .. }, false, 0 | 1) if job.rw.is_random() && all_random => {
+            let d = kind.ddir();
+            match sizes[d] {
+                SizeGen::Fixed(len_bytes) if align[d] == unit_bytes => {
+                    Some(PlainMap { kind, len_bytes })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 impl IoGenerator {
     /// The generator of clone `clone_index` (0-based) of `job`. Random streams derive from
     /// `seeds` (or from `randseed=` when the job sets it) and differ between clones.
@@ -237,78 +429,11 @@ impl IoGenerator {
             SizeGen::new(&job.bs[1]),
             SizeGen::new(&job.bs[2]),
         ];
-        const WHAT_BS: [&str; 3] = ["bs for reads", "bs for writes", "bs for trims"];
-        const WHAT_ALIGN: [&str; 3] = [
-            "blockalign for reads",
-            "blockalign for writes",
-            "blockalign for trims",
-        ];
-        let misaligned = |what, bytes| JobError::Misaligned {
-            job: name(),
-            what,
-            bytes,
-            logical_block_bytes: lba,
-        };
-        let mut align = [lba; 3];
-        for d in 0..3 {
-            if !dirs[d] {
-                continue;
-            }
-            if let Some(&bad) = sizes[d].sizes().iter().find(|&&s| s == 0 || s % lba != 0) {
-                return Err(misaligned(WHAT_BS[d], bad));
-            }
-            align[d] = job.block_align_bytes[d].unwrap_or(sizes[d].min());
-            if align[d] % lba != 0 {
-                return Err(misaligned(WHAT_ALIGN[d], align[d]));
-            }
-        }
+        let align = block_alignment(job, dirs, &sizes, lba)?;
 
-        // fio aligns an offset given as a percentage to the minimum block size (its
-        // `offset_align` default), so `offset=25%` never splits the job's blocks; a given
-        // `offset_align` aligns it up instead.
-        let pct_align = (0..3)
-            .filter(|&d| dirs[d])
-            .map(|d| align[d])
-            .min()
-            .unwrap_or(lba);
-        let resolve_offset = |spec: SizeSpec| match spec {
-            SizeSpec::Fraction(_) if job.offset_align_bytes > 0 => {
-                // Past the end when it cannot be aligned: refused below with the region.
-                resolve(spec, capacity, lba)
-                    .checked_next_multiple_of(job.offset_align_bytes)
-                    .unwrap_or(u64::MAX)
-            }
-            SizeSpec::Fraction(_) => resolve(spec, capacity, lba) / pct_align * pct_align,
-            SizeSpec::Bytes(_) => resolve(spec, capacity, lba),
-        };
-        let offset = resolve_offset(job.offset).saturating_add(
-            u64::from(clone_index).saturating_mul(resolve_offset(job.offset_increment)),
-        );
-        if offset % lba != 0 {
-            return Err(misaligned("the region offset", offset));
-        }
-        let len = match job.size {
-            Some(s) if !job.fill_device => resolve(s, capacity, lba),
-            _ => capacity.saturating_sub(offset),
-        };
-        if offset >= capacity || offset.saturating_add(len) > capacity {
-            return Err(JobError::RegionPastEnd {
-                job: name(),
-                offset_bytes: offset,
-                len_bytes: len,
-                capacity_bytes: capacity,
-            });
-        }
-        let region_len = len / lba * lba;
+        let (offset, region_len) =
+            job_region(job, clone_index, capacity, lba, dirs, &sizes, &align)?;
         let active = || (0..3).filter(|&d| dirs[d]);
-        let min_bs = active().map(|d| sizes[d].min()).min().unwrap_or(lba);
-        if region_len < min_bs {
-            return Err(JobError::RegionTooSmall {
-                job: name(),
-                offset_bytes: offset,
-                block_bytes: min_bs,
-            });
-        }
         let unit_bytes = active().map(|d| align[d]).min().unwrap_or(lba);
         let units = (region_len / unit_bytes).max(1);
 
@@ -319,59 +444,14 @@ impl IoGenerator {
         .index(u64::from(clone_index));
         let mut rng_map = base.child("map").stream();
         let mut scramble = base.child("scramble").stream();
-        let offsets = match &job.random_distribution {
-            RandomDistribution::Random if job.norandommap => OffsetGen::Uniform,
-            RandomDistribution::Random => OffsetGen::Map {
-                perm: Permutation::new(units, &mut rng_map),
-                next: 0,
-            },
-            RandomDistribution::Zipf(theta) => OffsetGen::Zipf(
-                Zipf::new(units, *theta),
-                Permutation::new(units, &mut scramble),
-            ),
-            RandomDistribution::Pareto(h) => OffsetGen::Pareto(
-                Pareto::new(units, *h),
-                Permutation::new(units, &mut scramble),
-            ),
-            RandomDistribution::Normal(sigma) => OffsetGen::Normal(Normal::new(units, *sigma)),
-            RandomDistribution::Zoned(zones) => {
-                let mut start_pct = 0.0;
-                let table: Vec<(f64, u64, u64)> = zones
-                    .iter()
-                    .map(|&(access, range)| {
-                        let first = (start_pct / 100.0 * units as f64) as u64;
-                        start_pct += range;
-                        let end = ((start_pct / 100.0 * units as f64) as u64).min(units);
-                        // A zone too small for one unit still gets one, so its share of
-                        // accesses is not silently moved elsewhere.
-                        let first = first.min(units - 1);
-                        (access, first, end.saturating_sub(first).max(1))
-                    })
-                    .collect();
-                OffsetGen::Zoned(Zones::new(&table))
-            }
-            RandomDistribution::ZonedAbs(zones) => {
-                let total: u64 = zones.iter().map(|z| z.1).sum();
-                if total > region_len {
-                    return Err(JobError::ZonesPastRegion {
-                        job: name(),
-                        zones_bytes: total,
-                        region_bytes: region_len,
-                    });
-                }
-                let mut first = 0;
-                let table: Vec<(f64, u64, u64)> = zones
-                    .iter()
-                    .map(|&(access, bytes)| {
-                        let n = (bytes / unit_bytes).max(1);
-                        let z = (access, first.min(units - 1), n);
-                        first += n;
-                        z
-                    })
-                    .collect();
-                OffsetGen::Zoned(Zones::new(&table))
-            }
-        };
+        let offsets = offset_gen(
+            job,
+            units,
+            unit_bytes,
+            region_len,
+            &mut rng_map,
+            &mut scramble,
+        )?;
 
         let count_trims = !dirs[0] && !dirs[1];
         // fio takes an `io_size` percentage of the job's region (`size`), not of the device.
@@ -391,21 +471,7 @@ impl IoGenerator {
             RwPattern::ReadWrite | RwPattern::RandRw => None,
         };
         let pair = matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
-        let all_random = job.percentage_random.iter().all(|&p| p >= 100);
-        let plain_map = match (fixed_kind, &offsets, pair, job.rw_sequence_count) {
-            (Some(kind), OffsetGen::Map { .. }, false, 0 | 1)
-                if job.rw.is_random() && all_random =>
-            {
-                let d = kind.ddir();
-                match sizes[d] {
-                    SizeGen::Fixed(len_bytes) if align[d] == unit_bytes => {
-                        Some(PlainMap { kind, len_bytes })
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let plain_map = plain_map(job, fixed_kind, &offsets, pair, &sizes, &align, unit_bytes);
         Ok(IoGenerator {
             pattern: job.rw,
             fixed_kind,

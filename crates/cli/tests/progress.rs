@@ -1,0 +1,238 @@
+//! Progress on standard error off a terminal (as in a CI log): `--progress` on suites and
+//! runs, fio's `--eta*` on `flashlab fio`. Progress never changes standard output.
+
+mod common;
+
+use common::{flashlab, job_file, stderr, stdout};
+
+const DEVICE: &str = "tiny-test-1gb";
+
+const JOB: &str = "\
+[w]
+ioengine=libaio
+rw=randwrite
+bs=4k
+iodepth=8
+size=64m
+";
+
+/// The plain progress lines of a run's standard error.
+fn progress_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.starts_with("flashlab: [") && l.contains("simulated"))
+        .collect()
+}
+
+/// A wall time as the display prints it: `0m05s` or `1h02m`.
+fn has_duration_after(line: &str, label: &str) -> bool {
+    line.split(label).skip(1).any(|rest| {
+        let t: Vec<char> = rest.chars().take(5).collect();
+        t.len() == 5
+            && t[0].is_ascii_digit()
+            && (t[1] == 'm' || t[1] == 'h' || t[1].is_ascii_digit())
+            && t.iter().filter(|c| c.is_ascii_digit()).count() >= 3
+    })
+}
+
+fn four_corners(progress: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "suite",
+        "four-corners",
+        "--device",
+        DEVICE,
+        "--runtime",
+        "1s",
+    ];
+    args.extend_from_slice(progress);
+    let out = flashlab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn a_suite_off_a_terminal_logs_step_share_and_eta_and_never_changes_stdout() {
+    let logged = four_corners(&["--progress", "always", "--progress-interval", "50ms"]);
+    let err = stderr(&logged);
+    let lines = progress_lines(&err);
+    // always: a first line, a last one, and one every 50 ms between.
+    assert!(lines.len() >= 2, "{err}");
+    for line in &lines {
+        assert!(line.contains(&format!("{DEVICE}: step ")), "{line}");
+        assert!(line.contains('%'), "{line}");
+        assert!(line.contains("simulated "), "{line}");
+        assert!(line.contains("ETA"), "{line}");
+    }
+    let first = lines[0];
+    assert!(first.contains("step 1 purge"), "{first}");
+    // four-corners does not know its length: the estimate says it is the step's.
+    let last = lines[lines.len() - 1];
+    assert!(
+        has_duration_after(last, "ETA at least ")
+            && last.contains("the suite's length is not known"),
+        "{last}"
+    );
+
+    let quiet = four_corners(&["--progress", "never"]);
+    assert_eq!(stderr(&quiet), "");
+    // Progress goes to standard error only: the results are the same bytes either way.
+    assert_eq!(logged.stdout, quiet.stdout);
+    let default = four_corners(&[]);
+    assert_eq!(default.stdout, quiet.stdout);
+}
+
+#[test]
+fn a_suite_that_knows_its_length_gives_the_suite_share_and_eta() {
+    // cache-passes reports the share of its four passes.
+    let out = flashlab(&[
+        "suite",
+        "cache-passes",
+        "--device",
+        DEVICE,
+        "--progress",
+        "always",
+        "--progress-interval",
+        "1h",
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let lines = progress_lines(&err);
+    assert_eq!(lines.len(), 2, "the first and the last line only: {err}");
+    let last = lines[1];
+    assert!(last.contains("suite 100%, ETA 0m00s"), "{last}");
+}
+
+#[test]
+fn a_run_logs_phase_share_simulated_time_and_eta() {
+    let path = job_file("progress-run.fio", JOB);
+    let run = |progress: &[&str]| {
+        let mut args = vec!["run", path.as_str(), "--device", DEVICE];
+        args.extend_from_slice(progress);
+        let out = flashlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    let logged = run(&["--progress", "always", "--progress-interval", "1h"]);
+    let err = stderr(&logged);
+    let lines = progress_lines(&err);
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].contains("[1/1] w: "), "{}", lines[0]);
+    assert!(
+        lines[1].contains("100.0% done, simulated ") && lines[1].ends_with("ETA 0m00s"),
+        "{}",
+        lines[1]
+    );
+    // auto off a terminal: a line every interval only, none in a run shorter than it.
+    let auto = run(&["--progress-interval", "1h"]);
+    assert_eq!(stderr(&auto), "");
+    assert_eq!(logged.stdout, auto.stdout);
+}
+
+#[test]
+fn fio_eta_options_keep_fio_meanings() {
+    let fio = |extra: &[&str]| {
+        let mut args = vec![
+            "fio",
+            "--device",
+            DEVICE,
+            "--name=w",
+            "--ioengine=libaio",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=32m",
+        ];
+        args.extend_from_slice(extra);
+        let out = flashlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    // fio's default (auto) shows its ETA on a terminal only.
+    let plain = fio(&[]);
+    assert_eq!(stderr(&plain), "");
+    let never = fio(&["--eta=never", "--eta-newline=1ms"]);
+    assert_eq!(stderr(&never), "");
+    // always: lines off a terminal too, every --eta-newline.
+    let always = fio(&["--eta=always", "--eta-newline=1ms"]);
+    let err = stderr(&always);
+    let lines = progress_lines(&err);
+    assert!(!lines.is_empty(), "{err}");
+    assert!(lines.iter().all(|l| l.contains("% done")), "{err}");
+    assert_eq!(plain.stdout, always.stdout);
+    // flashlab's own --progress wins over --eta.
+    let own = fio(&[
+        "--eta=never",
+        "--progress",
+        "always",
+        "--progress-interval=1h",
+    ]);
+    assert_eq!(progress_lines(&stderr(&own)).len(), 2, "{}", stderr(&own));
+}
+
+#[test]
+fn bad_progress_options_exit_2_saying_what_is_valid() {
+    let out = flashlab(&["suite", "four-corners", "--progress-interval", "0s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("expected a time from 1ms to 24h"),
+        "{}",
+        stderr(&out)
+    );
+    let out = flashlab(&["run", "x.fio", "--progress", "sometimes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("auto, always, never"),
+        "{}",
+        stderr(&out)
+    );
+    let out = flashlab(&[
+        "fio",
+        "--name=w",
+        "--rw=read",
+        "--size=1m",
+        "--eta-interval=soon",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--eta-interval") && err.contains("expected a time"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn a_sweep_logs_each_point_with_share_and_eta_unless_told_not_to() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("progress-sweep");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("w.fio"), JOB).unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "job = \"w.fio\"\ndevice = \"tiny-test-1gb\"\n[axes]\n\"set.capacity.spare_factor\" = [0.1, 0.2]\n",
+    )
+    .unwrap();
+    let sweep = |progress: &str, out: &str| {
+        let outdir = dir.join(out);
+        let o = flashlab(&[
+            "sweep",
+            plan.to_str().unwrap(),
+            "--outdir",
+            outdir.to_str().unwrap(),
+            "--progress",
+            progress,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let logged = sweep("always", "a");
+    let points: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.starts_with("flashlab: sweep point"))
+        .collect();
+    assert_eq!(points.len(), 2, "{logged}");
+    assert!(points[0].contains("(1/2, 50%, ETA "), "{logged}");
+    assert!(points[1].contains("(2/2, 100%, ETA 0m00s)"), "{logged}");
+    let quiet = sweep("never", "b");
+    assert!(!quiet.contains("sweep point"), "{quiet}");
+    assert!(quiet.contains("2 ran, 0 skipped, 0 failed"), "{quiet}");
+}
