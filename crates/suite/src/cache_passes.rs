@@ -245,7 +245,8 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         })?;
         let secs = p.time_ns as f64 / NS_PER_S as f64;
         results.push(measure("time_s", Unit::Ratio, secs).under(&scan_row(pass)));
-        results.push(measure("read_bytes", Unit::Bytes, p.read_bytes as f64).under(&scan_row(pass)));
+        results
+            .push(measure("read_bytes", Unit::Bytes, p.read_bytes as f64).under(&scan_row(pass)));
         if let Some(r) = hit_ratio(before, hits(s)) {
             results.push(measure("read_hit_ratio", Unit::Ratio, r).under(&scan_row(pass)));
         }
