@@ -656,9 +656,14 @@ fn run_parsed(
         state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
     }
 
-    // The device's counters (they include its scale) join the run's own flashlab figures.
+    // The device's counters (they include its scale) join the run's own flashlab figures,
+    // with what made the result.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
+        extra.insert(
+            "provenance".into(),
+            provenance(&target.set, vec![drive_provenance(&config)]),
+        );
     }
 
     let note = (!scale.is_full()).then(|| scale.summary());
@@ -714,6 +719,10 @@ fn run_system(
     }
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
+        extra.insert(
+            "provenance".into(),
+            provenance(&target.set, vec![system_provenance(&config)]),
+        );
     }
     write_output(output, &formats.render(&run, None))?;
     flashlab_report::write_logs(&run, Path::new("."))
@@ -1006,7 +1015,7 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     }
     display.finish();
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
-    write_suite_report(args, &report)
+    write_suite_report(args, &targets, &report)
 }
 
 /// `flashlab suite … --load-state/--save-state`: the suite on one simulated drive or system,
@@ -1118,7 +1127,7 @@ fn suite_with_state(
         options: options.clone(),
         devices: vec![device],
     };
-    write_suite_report(args, &report)
+    write_suite_report(args, &targets, &report)
 }
 
 /// How a suite runs on the device `suite_with_state` built: from `start_ns`, `hook` hearing
@@ -1167,6 +1176,7 @@ fn save_state_to(
 /// A suite's report: `--outdir`, `--report` and the table or JSON on standard output.
 fn write_suite_report(
     args: &SuiteArgs,
+    targets: &[flashlab_suite::SuiteTarget],
     report: &flashlab_suite::SuiteReport,
 ) -> Result<(), Failure> {
     if let Some(dir) = &args.outdir {
@@ -1181,9 +1191,63 @@ fn write_suite_report(
     }
     let text = match args.output_format {
         DescribeFormat::Normal => flashlab_suite::render_table(report),
-        DescribeFormat::Json => flashlab_suite::render_json(report),
+        DescribeFormat::Json => {
+            let devices = targets
+                .iter()
+                .map(|t| match t {
+                    flashlab_suite::SuiteTarget::Drive(c) => drive_provenance(c),
+                    flashlab_suite::SuiteTarget::System(c) => system_provenance(c),
+                })
+                .collect();
+            with_provenance(
+                &flashlab_suite::render_json(report),
+                &provenance(&args.set, devices),
+            )
+        }
     };
     write_output(None, &text)
+}
+
+/// What made a result, for its JSON's `"flashlab"` object: the flashlab build (version and
+/// commit), the `--set` overrides as given, and each device's resolved configuration.
+fn provenance(overrides: &[String], devices: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut p = flashlab_sweep::provenance();
+    p["overrides"] = overrides.into();
+    p["devices"] = devices.into();
+    p
+}
+
+/// A drive's name and resolved configuration (every key, overrides applied).
+fn drive_provenance(config: &flashlab_device::DeviceConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": config.name,
+        "config": serde_json::to_value(config).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+/// A system's name and the hash of its resolved description (its drives' included), as its
+/// saved states carry it.
+fn system_provenance(config: &flashlab_system::SystemConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": config.name,
+        "system_config_hash": format!("{:016x}", flashlab_system::system_config_hash(config)),
+    })
+}
+
+/// A suite's JSON report (`text`, an object printed with two-space indents) with
+/// `"flashlab": value` as its first member; the rest stays byte for byte as rendered.
+fn with_provenance(text: &str, value: &serde_json::Value) -> String {
+    let Some(rest) = text.strip_prefix("{\n") else {
+        return text.to_string();
+    };
+    let body =
+        serde_json::to_string_pretty(&serde_json::json!({ "flashlab": value })).unwrap_or_default();
+    // The one-member object's inside, its lines already indented by two spaces.
+    let member = body
+        .strip_prefix("{\n")
+        .and_then(|b| b.strip_suffix("\n}"))
+        .unwrap_or_default();
+    format!("{{\n{member},\n{rest}")
 }
 
 #[cfg(test)]
