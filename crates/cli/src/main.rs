@@ -1127,7 +1127,7 @@ fn suite_with_state(
         options: options.clone(),
         devices: vec![device],
     };
-    write_suite_report(args, &targets, &report)
+    write_suite_report(args, targets, &report)
 }
 
 /// How a suite runs on the device `suite_with_state` built: from `start_ns`, `hook` hearing
