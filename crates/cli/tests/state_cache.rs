@@ -202,3 +202,30 @@ fn spare_points_on_threads_give_the_sequential_results() {
     assert_eq!(warm, one);
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+#[test]
+fn raid_sets_on_threads_and_from_the_cache_give_the_sequential_results() {
+    let cache = dir("raid");
+    let c = cache.to_str().unwrap();
+    let args = |j: &'static str| vec!["--members", "1,3", "--state", "full", "-j", j];
+    let (code, one, err) = suite(
+        "raid-scaling",
+        &[&args("1")[..], &["--no-state-cache"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (code, cold, err) = suite(
+        "raid-scaling",
+        &[&args("3")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(cold, one);
+    // Each set's fill is a system's cached checkpoint.
+    let (code, warm, err) = suite(
+        "raid-scaling",
+        &[&args("2")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 3, "{err}");
+    assert_eq!(warm, one);
+    let _ = std::fs::remove_dir_all(&cache);
+}
