@@ -141,6 +141,17 @@ struct SuiteArgs {
     state: StateArgs,
     #[command(flatten)]
     progress: progress::ProgressArgs,
+    /// With --save-state: save the state right after the step STEP (a step name of the
+    /// suite's report, or `precondition`: the end of the suite's preconditioning) instead
+    /// of after the last step.
+    #[arg(long, value_name = "STEP", requires = "save_state")]
+    save_state_after: Option<String>,
+    #[command(flatten)]
+    cache: state_files::CacheArgs,
+    /// Most threads for a suite's independent drives (op-sweep's spare points, raid-scaling's
+    /// sets); 0: one per core. Results do not depend on it.
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
+    drive_threads: usize,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -710,9 +721,14 @@ fn run_parsed(
         state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
     }
 
-    // The device's counters (they include its scale) join the run's own flashlab figures.
+    // The device's counters (they include its scale) join the run's own flashlab figures,
+    // with what made the result.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
+        extra.insert(
+            "provenance".into(),
+            provenance(&target.set, vec![drive_provenance(&config)]),
+        );
     }
 
     let note = (!scale.is_full()).then(|| scale.summary());
@@ -769,6 +785,10 @@ fn run_system(
     }
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
+        extra.insert(
+            "provenance".into(),
+            provenance(&target.set, vec![system_provenance(&config)]),
+        );
     }
     write_output(output, &formats.render(&run, None))?;
     flashlab_report::write_logs(&run, Path::new("."))
@@ -918,6 +938,17 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
     args.tests.apply(&mut options).map_err(bad_input)?;
     system_suite_options(args, &mut options)?;
     args.app_profiles.apply(&mut options);
+    options.threads = args.drive_threads;
+    // A step inside a cached preconditioning does not run on a warm cache, so saving after
+    // one needs the preconditioning to run.
+    let inside_precondition = args
+        .save_state_after
+        .as_deref()
+        .is_some_and(|s| s != flashlab_suite::PRECONDITION_STEP);
+    // A loaded drive is not a fresh one: the cache does not apply to it.
+    if !inside_precondition && args.state.load_state.is_none() {
+        options.state_cache = args.cache.cache()?;
+    }
     options.validate().map_err(bad_input)?;
     Ok(options)
 }
@@ -1050,7 +1081,7 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
     }
     display.finish();
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
-    write_suite_report(args, &report)
+    write_suite_report(args, &targets, &report)
 }
 
 /// `flashlab suite … --load-state/--save-state`: the suite on one simulated drive or system,
@@ -1099,42 +1130,97 @@ fn suite_with_state(
     let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
     let save_to = args.state.save_state.as_deref();
+    // --save-state-after: the hook saves at every end of the step named (the last one
+    // counts); the state at the suite's end is saved only without it.
+    let after = args.save_state_after.as_deref();
+    let mut saved_after: Result<bool, Failure> = Ok(false);
+    let mut hook = |step: &str, dev: &dyn flashlab_suite::SuiteDevice, now_ns: u64| {
+        if let (Some(path), true, Ok(_)) = (save_to, after == Some(step), &saved_after) {
+            saved_after =
+                state_files::save(path, |out| dev.save_state_to(out, now_ns)).map(|()| true);
+        }
+    };
+    let end_save = if after.is_some() { None } else { save_to };
+    let device_seed = flashlab_engine::SeedTree::new(options.seed)
+        .child("device")
+        .master_seed();
+    let fresh = load.is_none().then_some((target, device_seed));
+    let run = |start_ns, hook| device_run(start_ns, hook, fresh);
     let device = match target {
         flashlab_suite::SuiteTarget::Drive(config) => {
             let (mut ssd, start_ns) = state_files::drive(config, load, options.seed)?;
-            let device = suite_from(kind, &mut ssd, &name, start_ns, options, &mut progress)?;
-            save_state_to(save_to, |out, end_ns| ssd.save_state(out, end_ns), device)?
+            let device = suite_from(
+                kind,
+                &mut ssd,
+                &name,
+                run(start_ns, &mut hook),
+                options,
+                &mut progress,
+            )?;
+            save_state_to(end_save, |out, end_ns| ssd.save_state(out, end_ns), device)?
         }
         flashlab_suite::SuiteTarget::System(config) => {
             let (mut system, start_ns) = state_files::system(config, load, options.seed)?;
-            let device = suite_from(kind, &mut system, &name, start_ns, options, &mut progress)?;
+            let device = suite_from(
+                kind,
+                &mut system,
+                &name,
+                run(start_ns, &mut hook),
+                options,
+                &mut progress,
+            )?;
             save_state_to(
-                save_to,
+                end_save,
                 |out, end_ns| system.save_state(out, end_ns),
                 device,
             )?
         }
     };
     display.finish();
+    if let Some(step) = after {
+        if !saved_after? {
+            let mut names = vec![flashlab_suite::PRECONDITION_STEP.to_string()];
+            names.extend(device.steps.iter().map(|s| s.name.clone()));
+            return Err(bad_input(anyhow!(
+                "--save-state-after {step}: suite {} ran no step of that name on '{name}', so no state was saved; valid steps: {}",
+                kind.name(),
+                names.join(", ")
+            )));
+        }
+    }
     let report = flashlab_suite::SuiteReport {
         suite: kind,
         options: options.clone(),
         devices: vec![device],
     };
-    write_suite_report(args, &report)
+    write_suite_report(args, targets, &report)
+}
+
+/// How a suite runs on the device `suite_with_state` built: from `start_ns`, `hook` hearing
+/// each step's end, and fresh from `fresh` (target, device seed) unless loaded.
+fn device_run<'a>(
+    start_ns: u64,
+    hook: flashlab_suite::AfterStep<'a>,
+    fresh: Option<(&flashlab_suite::SuiteTarget, u64)>,
+) -> flashlab_suite::DeviceRun<'a> {
+    let run = flashlab_suite::DeviceRun::starting_at(start_ns).with_after_step(hook);
+    match fresh {
+        Some((target, seed)) => run.fresh(target, seed),
+        None => run,
+    }
 }
 
 /// One suite on a drive or system that starts at `start_ns` (a loaded state's clock): its
 /// report and the time the suite ended.
-fn suite_from(
+fn suite_from<'a>(
     kind: flashlab_suite::SuiteKind,
-    dev: &mut dyn flashlab_suite::SuiteDevice,
+    dev: &'a mut dyn flashlab_suite::SuiteDevice,
     name: &str,
-    start_ns: u64,
-    options: &flashlab_suite::SuiteOptions,
-    progress: &mut dyn FnMut(&flashlab_suite::SuiteProgress),
+    run: flashlab_suite::DeviceRun<'a>,
+    options: &'a flashlab_suite::SuiteOptions,
+    progress: &'a mut dyn FnMut(&flashlab_suite::SuiteProgress),
 ) -> Result<(flashlab_suite::DeviceReport, u64), Failure> {
-    flashlab_suite::run_on_suite_device_at(kind, dev, name, start_ns, options, progress)
+    flashlab_suite::run_on_suite_device_as(kind, dev, name, run, options, progress)
         .map_err(|e| failure(e.is_bad_input(), e))
 }
 
@@ -1156,6 +1242,7 @@ fn save_state_to(
 /// A suite's report: `--outdir`, `--report` and the table or JSON on standard output.
 fn write_suite_report(
     args: &SuiteArgs,
+    targets: &[flashlab_suite::SuiteTarget],
     report: &flashlab_suite::SuiteReport,
 ) -> Result<(), Failure> {
     if let Some(dir) = &args.outdir {
@@ -1170,10 +1257,64 @@ fn write_suite_report(
     }
     let text = match args.output_format {
         SuiteFormat::Normal => flashlab_suite::render_table(report),
-        SuiteFormat::Json => flashlab_suite::render_json(report),
+        SuiteFormat::Json => {
+            let devices = targets
+                .iter()
+                .map(|t| match t {
+                    flashlab_suite::SuiteTarget::Drive(c) => drive_provenance(c),
+                    flashlab_suite::SuiteTarget::System(c) => system_provenance(c),
+                })
+                .collect();
+            with_provenance(
+                &flashlab_suite::render_json(report),
+                &provenance(&args.set, devices),
+            )
+        }
         SuiteFormat::TidyCsv => flashlab_suite::render_tidy_csv(report),
     };
     write_output(None, &text)
+}
+
+/// What made a result, for its JSON's `"flashlab"` object: the flashlab build (version and
+/// commit), the `--set` overrides as given, and each device's resolved configuration.
+fn provenance(overrides: &[String], devices: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut p = flashlab_sweep::provenance();
+    p["overrides"] = overrides.into();
+    p["devices"] = devices.into();
+    p
+}
+
+/// A drive's name and resolved configuration (every key, overrides applied).
+fn drive_provenance(config: &flashlab_device::DeviceConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": config.name,
+        "config": serde_json::to_value(config).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+/// A system's name and the hash of its resolved description (its drives' included), as its
+/// saved states carry it.
+fn system_provenance(config: &flashlab_system::SystemConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": config.name,
+        "system_config_hash": format!("{:016x}", flashlab_system::system_config_hash(config)),
+    })
+}
+
+/// A suite's JSON report (`text`, an object printed with two-space indents) with
+/// `"flashlab": value` as its first member; the rest stays byte for byte as rendered.
+fn with_provenance(text: &str, value: &serde_json::Value) -> String {
+    let Some(rest) = text.strip_prefix("{\n") else {
+        return text.to_string();
+    };
+    let body =
+        serde_json::to_string_pretty(&serde_json::json!({ "flashlab": value })).unwrap_or_default();
+    // The one-member object's inside, its lines already indented by two spaces.
+    let member = body
+        .strip_prefix("{\n")
+        .and_then(|b| b.strip_suffix("\n}"))
+        .unwrap_or_default();
+    format!("{{\n{member},\n{rest}")
 }
 
 #[cfg(test)]

@@ -262,6 +262,10 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
     }
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
+        extra.insert(
+            "provenance".into(),
+            crate::provenance(&args.set, vec![crate::drive_provenance(&config)]),
+        );
     }
 
     let text = match args.output_format {

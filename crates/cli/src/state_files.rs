@@ -3,7 +3,7 @@
 //! bad input (exit 2) naming the file and what is wrong.
 
 use std::io::{BufReader, BufWriter};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use flashlab_device::{DeviceConfig, Ssd};
@@ -81,4 +81,85 @@ pub fn save(
     file.sync_all().map_err(|e| fail(&e))?;
     std::fs::rename(&tmp, path).map_err(|e| fail(&e))?;
     Ok(())
+}
+
+/// `--state-cache`, `--no-state-cache` and `--state-cache-max`: where suites keep their
+/// drives' preconditioned state (`docs/state.md`, "Precondition cache").
+#[derive(clap::Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// Keep and reuse suites' preconditioned drives in DIR (default:
+    /// $XDG_CACHE_HOME/flashlab/states, else ~/.cache/flashlab/states).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_state_cache")]
+    state_cache: Option<PathBuf>,
+    /// Precondition every time: no state cache read or written.
+    #[arg(long)]
+    no_state_cache: bool,
+    /// Most bytes the state cache keeps: older entries go first (the newest stays even if
+    /// larger).
+    #[arg(long, value_name = "SIZE", default_value = "16GiB")]
+    state_cache_max: String,
+}
+
+impl CacheArgs {
+    /// The cache the options name; `None` with --no-state-cache or when there is no home
+    /// for the default one.
+    pub fn cache(&self) -> Result<Option<flashlab_suite::StateCache>, Failure> {
+        if self.no_state_cache {
+            return Ok(None);
+        }
+        let max_bytes = flashlab_suite::parse_size("--state-cache-max", &self.state_cache_max)
+            .map_err(bad_input)?;
+        let Some(dir) = self.state_cache.clone().or_else(default_cache_dir) else {
+            return Ok(None);
+        };
+        let Some(build_id) = build_id() else {
+            eprintln!(
+                "flashlab: warning: the running program cannot be read to identify its build; no state cache"
+            );
+            return Ok(None);
+        };
+        Ok(Some(flashlab_suite::StateCache {
+            dir,
+            build_id,
+            max_bytes,
+        }))
+    }
+}
+
+/// `$XDG_CACHE_HOME/flashlab/states` (an absolute `XDG_CACHE_HOME` only, as the XDG base
+/// directory rules say), else `$HOME/.cache/flashlab/states`.
+fn default_cache_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .map(|h| h.join(".cache"))
+    })?;
+    Some(base.join("flashlab").join("states"))
+}
+
+/// Largest program file hashed for its build identity.
+const MAX_EXE_BYTES: u64 = 1 << 30;
+
+/// A hash of the running program's file: every change to the simulator changes it, so no
+/// build reads what another wrote (the version and commit alone miss uncommitted changes).
+fn build_id() -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let mut file = std::fs::File::open(exe).ok()?;
+    if file.metadata().ok()?.len() > MAX_EXE_BYTES {
+        return None;
+    }
+    let mut sum = flashlab_engine::state::Checksum::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        sum.update(&buf[..n]);
+    }
+    Some(sum.finish())
 }

@@ -51,6 +51,7 @@ mod real;
 mod recovery;
 mod session;
 mod showdown;
+mod state_cache;
 pub mod steady;
 mod steps;
 mod suite;
@@ -75,7 +76,8 @@ pub use oltp::{
     LOG_WRITE_BYTES, READS_PER_TXN,
 };
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
-pub use session::SuiteDevice;
+pub use session::{AfterStep, SuiteDevice, PRECONDITION_STEP};
+pub use state_cache::{StateCache, DEFAULT_MAX_CACHE_BYTES};
 pub use sustained::SustainedOptions;
 
 pub use client_options::{ClientOptions, DesktopProfile, DriveState};
@@ -332,20 +334,66 @@ pub fn run_on_device_with(
         let mut s = Session::described(config, options, progress);
         return run_session(kind, &mut s);
     }
-    let seeds = SeedTree::new(options.seed);
-    let mut ssd =
-        Ssd::new(config, seeds.child("device")).map_err(|error| device_error(config, error))?;
-    run_on(kind, &mut ssd, &config.name, options, progress)
+    let seeds = SeedTree::new(options.seed).child("device");
+    let device_seed = seeds.master_seed();
+    let mut ssd = Ssd::new(config, seeds).map_err(|error| device_error(config, error))?;
+    let fresh = state_cache::FreshDevice::Drive(Box::new(config.clone()));
+    let run = DeviceRun {
+        fresh: Some((fresh, device_seed)),
+        ..DeviceRun::default()
+    };
+    run_on(kind, &mut ssd, &config.name, run, options, progress).map(|(report, _)| report)
+}
+
+/// How a suite runs on a device: where its clock stands, whether it was just built from its
+/// description (so the precondition cache may stand in for its preconditioning), and what
+/// hears each step's end.
+#[derive(Default)]
+pub struct DeviceRun<'a> {
+    /// Device time of the first step (a loaded state's clock; 0 on a new device).
+    pub start_ns: SimTime,
+    fresh: Option<(state_cache::FreshDevice, u64)>,
+    pub after_step: Option<AfterStep<'a>>,
+}
+
+impl<'a> DeviceRun<'a> {
+    /// A run whose first step starts at `start_ns`.
+    pub fn starting_at(start_ns: SimTime) -> Self {
+        DeviceRun {
+            start_ns,
+            ..DeviceRun::default()
+        }
+    }
+
+    /// `hook` hears the end of every recorded step, and of the preconditioning.
+    pub fn with_after_step(mut self, hook: AfterStep<'a>) -> Self {
+        self.after_step = Some(hook);
+        self
+    }
+
+    /// The device was just built from `target` with the device seed `device_seed` (not
+    /// loaded, not wrapped): its preconditioning may come from the precondition cache.
+    pub fn fresh(mut self, target: &SuiteTarget, device_seed: u64) -> Self {
+        self.fresh = Some((
+            match target {
+                SuiteTarget::Drive(c) => state_cache::FreshDevice::Drive(c.clone()),
+                SuiteTarget::System(c) => state_cache::FreshDevice::System(Box::new(c.clone())),
+            },
+            device_seed,
+        ));
+        self
+    }
 }
 
 /// Run `kind` on a simulated drive or system; the suites that build their own drives refuse.
-fn run_on(
+fn run_on<'a>(
     kind: SuiteKind,
-    dev: &mut dyn SuiteDevice,
+    dev: &'a mut dyn SuiteDevice,
     name: &str,
-    options: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
+    run: DeviceRun<'a>,
+    options: &'a SuiteOptions,
+    progress: &'a mut dyn FnMut(&SuiteProgress),
+) -> Result<(DeviceReport, SimTime), SuiteError> {
     if kind.targets() == Targets::Description {
         return Err(SuiteError::NoFtl {
             device: name.to_string(),
@@ -354,7 +402,15 @@ fn run_on(
         });
     }
     let mut s = Session::new(dev, name, options, progress);
-    run_session(kind, &mut s)
+    s.start_at(run.start_ns);
+    if let Some((fresh, device_seed)) = run.fresh {
+        s.fresh_device(fresh, device_seed);
+    }
+    if let Some(hook) = run.after_step {
+        s.after_each_step(hook);
+    }
+    let report = run_session(kind, &mut s)?;
+    Ok((report, s.now_ns()))
 }
 
 /// Run `kind` on a session set up for it, and gather the device's report.
@@ -382,7 +438,7 @@ pub fn run_on_suite_device(
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
-    run_on(kind, dev, name, options, progress)
+    run_on(kind, dev, name, DeviceRun::default(), options, progress).map(|(report, _)| report)
 }
 
 /// [`run_on_suite_device`] on a device whose clock already stands at `start_ns` (a drive or
@@ -396,18 +452,25 @@ pub fn run_on_suite_device_at(
     options: &SuiteOptions,
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<(DeviceReport, SimTime), SuiteError> {
+    let run = DeviceRun {
+        start_ns,
+        ..DeviceRun::default()
+    };
+    run_on_suite_device_as(kind, dev, name, run, options, progress)
+}
+
+/// [`run_on_suite_device_at`] as `run` says: the clock, whether the device is fresh, and
+/// what hears each step's end.
+pub fn run_on_suite_device_as<'a>(
+    kind: SuiteKind,
+    dev: &'a mut dyn SuiteDevice,
+    name: &str,
+    run: DeviceRun<'a>,
+    options: &'a SuiteOptions,
+    progress: &'a mut dyn FnMut(&SuiteProgress),
+) -> Result<(DeviceReport, SimTime), SuiteError> {
     options.validate()?;
-    if kind.targets() == Targets::Description {
-        return Err(SuiteError::NoFtl {
-            device: name.to_string(),
-            suite: kind.name(),
-            one_ssd: false,
-        });
-    }
-    let mut s = Session::new(dev, name, options, progress);
-    s.start_at(start_ns);
-    let report = run_session(kind, &mut s)?;
-    Ok((report, s.now_ns()))
+    run_on(kind, dev, name, run, options, progress)
 }
 
 /// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
@@ -441,14 +504,14 @@ pub fn run_on_target_with(
         SuiteTarget::System(cfg) => cfg,
     };
     options.validate()?;
-    let mut system =
-        System::build(cfg, SeedTree::new(options.seed).child("device")).map_err(|error| {
-            SuiteError::System {
-                device: cfg.name.clone(),
-                error: Box::new(error),
-            }
-        })?;
-    run_on(kind, &mut system, &cfg.name, options, progress)
+    let seeds = SeedTree::new(options.seed).child("device");
+    let device_seed = seeds.master_seed();
+    let mut system = System::build(cfg, seeds).map_err(|error| SuiteError::System {
+        device: cfg.name.clone(),
+        error: Box::new(error),
+    })?;
+    let run = DeviceRun::default().fresh(target, device_seed);
+    run_on(kind, &mut system, &cfg.name, run, options, progress).map(|(report, _)| report)
 }
 
 /// Run `kind` on real storage through fio (`docs/real.md`). Only the suites that measure

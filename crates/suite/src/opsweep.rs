@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::grids::GridSpec;
 use crate::measure::{minutes_label, pct_label};
 use crate::session::{wa_between, Session};
+use crate::state_cache::FreshDevice;
 use crate::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
 };
@@ -125,9 +126,9 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         .resolve()
         .map_err(|e| invalid(config, config.name.clone(), e))?;
     let (qd, jobs) = qd_jobs(opts);
-    let mut results = Vec::new();
-    let mut outcomes = Vec::new();
-    for (k, &f) in o.fractions.iter().enumerate() {
+    // The drive of fraction `k`: its description and resolved model.
+    let drive = |k: usize| {
+        let f = o.fractions[k];
         // Whole IUs, as the drive would round a max-LBA setting.
         let iu = base.iu_bytes;
         let user = ((base.full_user_bytes as f64 * (1.0 - f)) as u64) / iu * iu;
@@ -136,15 +137,25 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         c.capacity.spare_factor = None;
         let origin = format!("--op {f} (capacity.user = {user} bytes)");
         let model = c.resolve().map_err(|e| invalid(&c, origin.clone(), e))?;
-        let seeds = SeedTree::new(opts.seed);
-        let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|error| SuiteError::Device {
+        Ok((c, model))
+    };
+    let seeds = SeedTree::new(opts.seed).child("device");
+    let build = |k: usize| {
+        let (c, _) = drive(k)?;
+        let ssd = Ssd::new(&c, seeds).map_err(|error| SuiteError::Device {
             device: c.name.clone(),
             error: Box::new(error),
         })?;
+        Ok((ssd, FreshDevice::Drive(Box::new(c)), seeds.master_seed()))
+    };
+    // Every fraction's drive is independent of the others': they run on threads of their
+    // own, and their results come back in fraction order.
+    let ran = s.on_fresh_devices(o.fractions.len(), opts.threads, &build, &|k, s| {
+        let f = o.fractions[k];
         let label = format!("op{}", pct_label(f));
         // Every fraction runs the same step names, so the same random offsets: the drives
         // differ only in their spare area.
-        let (steady, runs) = s.on_device(&mut ssd, |s| {
+        {
             let n = o.fractions.len() as f64;
             s.suite_span = Some((k as f64 / n, k as f64 / n));
             purge_and_fill(s)?;
@@ -174,8 +185,12 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                 step.name = format!("{label}-{}", step.name);
             }
             Ok((steady, runs))
-        })?;
-
+        }
+    })?;
+    let mut results = Vec::new();
+    let mut outcomes = Vec::new();
+    for ((k, &f), (steady, runs)) in o.fractions.iter().enumerate().zip(ran) {
+        let (_, model) = drive(k)?;
         let row = [Coord::Op(f)];
         let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
         let raw = model.full.raw_bytes() as f64;

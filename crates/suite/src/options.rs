@@ -188,6 +188,13 @@ pub struct SuiteOptions {
     pub compressible_percent: Option<u8>,
     /// Options of the oltp suite.
     pub oltp: crate::OltpOptions,
+    /// Where suites keep and find their drives' preconditioned state (`None`: they
+    /// precondition every time). Never changes a figure: a cached preconditioning gives
+    /// what running it gives.
+    pub state_cache: Option<crate::StateCache>,
+    /// Most threads a suite runs its independent drives on (op-sweep's spare points,
+    /// raid-scaling's sets); 0: as many as the machine has. Never changes a figure.
+    pub threads: usize,
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -221,6 +228,8 @@ impl Default for SuiteOptions {
             precondition: Default::default(),
             compressible_percent: None,
             oltp: Default::default(),
+            state_cache: None,
+            threads: 0,
         }
     }
 }

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 
 use crate::grids::GridSpec;
 use crate::session::Session;
+use crate::state_cache::FreshDevice;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
@@ -259,20 +260,30 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let ramp_ns = RAMP_NS.min(runtime_ns / 2);
     let qd_per_member = opts.qd.unwrap_or(DEFAULT_QD);
     let jobs = opts.jobs.unwrap_or(1);
-    let mut results = Vec::new();
-    // (state, test) -> level -> points (count, value).
-    let mut curves: Curves = BTreeMap::new();
-    for (k, &(level, n)) in sets.iter().enumerate() {
+    let seeds = SeedTree::new(opts.seed).child("device");
+    let build = |k: usize| {
+        let (level, n) = sets[k];
         let cfg = build_config(member, level, n, o.chunk_bytes, o.link.as_ref());
         let label = set_label(level, n);
-        let mut system =
-            System::build(&cfg, SeedTree::new(opts.seed).child("device")).map_err(|error| {
-                SuiteError::System {
-                    device: format!("{} ({label})", member.name),
-                    error: Box::new(error),
-                }
-            })?;
-        s.on_device(&mut system, |s| {
+        let system = System::build(&cfg, seeds).map_err(|error| SuiteError::System {
+            device: format!("{} ({label})", member.name),
+            error: Box::new(error),
+        })?;
+        Ok((
+            system,
+            FreshDevice::System(Box::new(cfg)),
+            seeds.master_seed(),
+        ))
+    };
+    // Every set is a system of its own: the sets run on threads of their own, each keeping
+    // its results and curve points, merged in set order.
+    let ran = s.on_fresh_devices(sets.len(), opts.threads, &build, &|k, s| {
+        let (level, n) = sets[k];
+        let label = set_label(level, n);
+        let mut results = Vec::new();
+        // (state, test) -> level -> points (count, value).
+        let mut curves: Curves = BTreeMap::new();
+        {
             let total = sets.len() as f64;
             s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
             // Every member keeps the same queue: the host's depth grows with the set.
@@ -326,8 +337,23 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                         .push((f64::from(n), value));
                 }
             }
-            Ok(())
-        })?;
+        }
+        Ok((results, curves))
+    })?;
+    let mut results = Vec::new();
+    let mut curves: Curves = BTreeMap::new();
+    for (set_results, set_curves) in ran {
+        results.extend(set_results);
+        for (chart, levels) in set_curves {
+            for (level, points) in levels {
+                curves
+                    .entry(chart)
+                    .or_default()
+                    .entry(level)
+                    .or_default()
+                    .extend(points);
+            }
+        }
     }
     let charts = charts(o, &curves);
     Ok(Outcome {

@@ -13,7 +13,16 @@ use flashlab_system::{System, SystemCounters};
 use flashlab_workload::JobFile;
 
 use crate::real::{RealError, RealTarget};
+use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadedDevice, SessionPart};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress};
+
+/// What hears every recorded step's end, with the device and its clock there (and the end of
+/// the preconditioning, as the step `precondition`): `--save-state-after`.
+pub type AfterStep<'a> = &'a mut dyn FnMut(&str, &dyn SuiteDevice, SimTime);
+
+/// The name [`AfterStep`] hears at the end of a suite's preconditioning (the part the
+/// precondition cache keeps).
+pub const PRECONDITION_STEP: &str = "precondition";
 
 /// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
 /// report, how a slice stands for the whole, and (for suites that read them) the FTL's
@@ -41,6 +50,20 @@ pub trait SuiteDevice: BlockDevice {
     fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
         None
     }
+    /// The system itself (the precondition cache replaces it with a loaded one).
+    fn as_system_mut(&mut self) -> Option<&mut System> {
+        None
+    }
+    /// Writes the device's state (`docs/state.md`) with `clock_ns` as its clock.
+    fn save_state_to(
+        &self,
+        _out: &mut dyn std::io::Write,
+        _clock_ns: SimTime,
+    ) -> Result<u64, flashlab_engine::StateError> {
+        Err(flashlab_engine::StateError::Device(
+            "this device has no saved state".into(),
+        ))
+    }
 }
 
 impl SuiteDevice for Ssd {
@@ -63,6 +86,13 @@ impl SuiteDevice for Ssd {
     fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
         Some(self)
     }
+    fn save_state_to(
+        &self,
+        out: &mut dyn std::io::Write,
+        clock_ns: SimTime,
+    ) -> Result<u64, flashlab_engine::StateError> {
+        self.save_state(out, clock_ns)
+    }
 }
 
 impl SuiteDevice for System {
@@ -81,6 +111,16 @@ impl SuiteDevice for System {
     }
     fn ftl(&self) -> Option<&Ftl> {
         self.root_ssd().map(Ssd::ftl)
+    }
+    fn as_system_mut(&mut self) -> Option<&mut System> {
+        Some(self)
+    }
+    fn save_state_to(
+        &self,
+        out: &mut dyn std::io::Write,
+        clock_ns: SimTime,
+    ) -> Result<u64, flashlab_engine::StateError> {
+        self.save_state(out, clock_ns)
     }
 }
 
@@ -158,6 +198,10 @@ pub struct Session<'a> {
     /// added to each step's `[global]` section (None: the job's own, random by default).
     compressible_percent: Option<u8>,
     progress: &'a mut dyn FnMut(&SuiteProgress),
+    /// The precondition cache's key for the device as it stands, while every step so far
+    /// is a cached checkpoint on a device built fresh ([`Session::checkpoint`]).
+    cache: Option<Chain>,
+    after_step: Option<AfterStep<'a>>,
 }
 
 impl<'a> Session<'a> {
@@ -184,6 +228,8 @@ impl<'a> Session<'a> {
             round: None,
             suite_span: None,
             progress,
+            cache: None,
+            after_step: None,
         }
     }
 
@@ -210,6 +256,8 @@ impl<'a> Session<'a> {
             round: None,
             suite_span: None,
             progress,
+            cache: None,
+            after_step: None,
         }
     }
 
@@ -237,6 +285,8 @@ impl<'a> Session<'a> {
             round: None,
             suite_span: None,
             progress,
+            cache: None,
+            after_step: None,
         }
     }
 
@@ -244,6 +294,28 @@ impl<'a> Session<'a> {
     /// already stand there (a loaded state).
     pub(crate) fn start_at(&mut self, now_ns: SimTime) {
         self.now_ns = now_ns;
+    }
+
+    /// The device was just built from `device` with `device_seed`: its preconditioning may
+    /// come from the precondition cache, when the options name one.
+    pub(crate) fn fresh_device(&mut self, device: FreshDevice, device_seed: u64) {
+        let at_start = self.now_ns == 0 && self.started_steps == 0;
+        if let (Some(cache), Drive::Sim(_), true) = (&self.opts.state_cache, &self.drive, at_start)
+        {
+            self.cache = Chain::fresh(
+                cache,
+                device,
+                device_seed,
+                self.opts.seed,
+                &self.device,
+                self.compressible_percent,
+            );
+        }
+    }
+
+    /// `hook` hears the end of every recorded step ([`AfterStep`]).
+    pub(crate) fn after_each_step(&mut self, hook: AfterStep<'a>) {
+        self.after_step = Some(hook);
     }
 
     /// The options the suite runs with.
@@ -284,10 +356,107 @@ impl<'a> Session<'a> {
     ) -> Result<R, SuiteError> {
         let mut sub = Session::new(dev, &self.device, self.opts, &mut *self.progress);
         let out = steps(&mut sub)?;
+        let (mut sub_steps, scale) = (std::mem::take(&mut sub.steps), sub.scale);
+        self.adopt(&mut sub_steps, scale);
+        Ok(out)
+    }
+
+    /// A sub-session's recorded steps join this session's, and the first slice among the
+    /// devices gives the report its scale note.
+    fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
         if self.scale.is_full() {
-            self.scale = sub.scale;
+            self.scale = scale;
         }
-        self.steps.append(&mut sub.steps);
+        self.steps.append(steps);
+    }
+
+    /// Run `count` independent devices, device `i` built by `build(i)` (fresh from its
+    /// description, so the precondition cache applies) and run by `steps(i, session)`, on up
+    /// to `threads` threads (`0`: as many as the machine has). Every device runs alone and
+    /// its results are merged in index order, so the outcome is the sequential one whatever
+    /// the threads' timing; the first error in index order wins. The current thread takes
+    /// part and reports progress; the others run silently.
+    pub(crate) fn on_fresh_devices<D, R>(
+        &mut self,
+        count: usize,
+        threads: usize,
+        build: &(dyn Fn(usize) -> Result<(D, FreshDevice, u64), SuiteError> + Sync),
+        steps: &(dyn Fn(usize, &mut Session) -> Result<R, SuiteError> + Sync),
+    ) -> Result<Vec<R>, SuiteError>
+    where
+        D: SuiteDevice,
+        R: Send,
+    {
+        type Done<R> = Result<(R, Vec<StepRecord>, SliceScale), SuiteError>;
+        let (device, opts) = (self.device.as_str(), self.opts);
+        let run_one = |i: usize, progress: &mut dyn FnMut(&SuiteProgress)| -> Done<R> {
+            let (mut dev, fresh, seed) = build(i)?;
+            let mut sub = Session::new(&mut dev, device, opts, progress);
+            sub.fresh_device(fresh, seed);
+            let out = steps(i, &mut sub)?;
+            Ok((out, std::mem::take(&mut sub.steps), sub.scale))
+        };
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        }
+        .min(count)
+        .max(1);
+        let done: Vec<Done<R>> = if threads == 1 {
+            let mut done = Vec::with_capacity(count);
+            for i in 0..count {
+                let d = run_one(i, &mut *self.progress);
+                let failed = d.is_err();
+                done.push(d);
+                if failed {
+                    break;
+                }
+            }
+            done
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let failed = std::sync::atomic::AtomicBool::new(false);
+            let slots: Vec<std::sync::Mutex<Option<Done<R>>>> =
+                (0..count).map(|_| std::sync::Mutex::new(None)).collect();
+            let work = |progress: &mut dyn FnMut(&SuiteProgress)| loop {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= count {
+                    break;
+                }
+                let d = run_one(i, progress);
+                if d.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(d);
+            };
+            let progress = &mut *self.progress;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (1..threads)
+                    .map(|_| scope.spawn(|| work(&mut |_| {})))
+                    .collect();
+                work(progress);
+                for h in handles {
+                    if let Err(payload) = h.join() {
+                        // A panic is a bug in the model: carry it on unchanged.
+                        std::panic::resume_unwind(payload);
+                    }
+                }
+            });
+            // Devices after a failed one may not have run; the first error comes first.
+            slots
+                .into_iter()
+                .map_while(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .collect()
+        };
+        let mut out = Vec::with_capacity(count);
+        for d in done {
+            let (r, mut steps, scale) = d?;
+            self.adopt(&mut steps, scale);
+            out.push(r);
+        }
         Ok(out)
     }
 
@@ -306,6 +475,9 @@ impl<'a> Session<'a> {
 
     /// Tell the progress display that `step` starts.
     fn announce(&mut self, step: &str) {
+        // A step outside a cached checkpoint: the device no longer stands where a cache key
+        // describes it.
+        self.cache = None;
         self.started_steps += 1;
         let p = SuiteProgress {
             device: &self.device,
@@ -338,7 +510,121 @@ impl<'a> Session<'a> {
                 end_ns: self.now_ns,
                 measures,
             });
+            self.step_ended(step);
         }
+    }
+
+    /// Tell the [`AfterStep`] hook that `step` ended.
+    fn step_ended(&mut self, step: &str) {
+        if let (Some(hook), Drive::Sim(dev)) = (&mut self.after_step, &self.drive) {
+            hook(step, &**dev, self.now_ns);
+        }
+    }
+
+    /// Run `steps`, preconditioning described by `recipe` (every input of the steps that
+    /// the session does not already key: their job texts, round rules, options), as a
+    /// checkpoint of the precondition cache: on a device built fresh, when every step so far
+    /// was a checkpoint too, an entry for the same key stands in for running them (the
+    /// device, the steps' records, the clock, and the value they returned); otherwise they
+    /// run and their outcome is stored. A damaged or foreign entry is reported on standard
+    /// error and replaced. The end of a checkpoint is the step [`PRECONDITION_STEP`] to the
+    /// [`AfterStep`] hook.
+    pub(crate) fn checkpoint<R: Cached>(
+        &mut self,
+        recipe: &str,
+        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
+    ) -> Result<R, SuiteError> {
+        let out = match self.cache.take() {
+            None => steps(self)?,
+            Some(chain) => {
+                let chain = chain.then(&format!(
+                    "{recipe} | recorded {} timed phases {:?} region sizes {:?}",
+                    self.record_steps, self.timed_phases, self.region_sizes
+                ));
+                self.cached_checkpoint(chain, steps)?
+            }
+        };
+        self.step_ended(PRECONDITION_STEP);
+        Ok(out)
+    }
+
+    fn cached_checkpoint<R: Cached>(
+        &mut self,
+        chain: Chain,
+        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
+    ) -> Result<R, SuiteError> {
+        let path = chain.path();
+        match state_cache::load::<R>(&chain) {
+            Ok(None) => {}
+            Ok(Some(entry)) => {
+                if self.restore(entry.device) {
+                    let mut part = entry.session;
+                    self.started_steps += part.started_steps as usize;
+                    self.now_ns = part.end_ns;
+                    self.steps.append(&mut part.steps);
+                    state_cache::touch(&path);
+                    eprintln!(
+                        "flashlab: {}: preconditioning from the state cache ({})",
+                        self.device,
+                        path.display()
+                    );
+                    self.cache = Some(chain);
+                    return Ok(entry.value);
+                }
+            }
+            Err(e) => eprintln!(
+                "flashlab: warning: state cache entry {} not used ({e}); preconditioning again",
+                path.display()
+            ),
+        }
+        let (first_step, started) = (self.steps.len(), self.started_steps);
+        let value = steps(self)?;
+        let part = SessionPart {
+            steps: self.steps[first_step..].to_vec(),
+            started_steps: (self.started_steps - started) as u64,
+            end_ns: self.now_ns,
+        };
+        let Drive::Sim(dev) = &self.drive else {
+            return Ok(value);
+        };
+        let now_ns = self.now_ns;
+        let stored =
+            state_cache::store(&chain, &part, &value, |out| dev.save_state_to(out, now_ns));
+        match stored {
+            Ok(path) => {
+                if let Err(e) = state_cache::trim(&chain.cache.dir, chain.cache.max_bytes, &path) {
+                    eprintln!(
+                        "flashlab: warning: state cache {}: {e}",
+                        chain.cache.dir.display()
+                    );
+                }
+                self.cache = Some(chain);
+            }
+            Err(e) => eprintln!(
+                "flashlab: warning: state cache entry {} not written: {e}",
+                path.display()
+            ),
+        }
+        Ok(value)
+    }
+
+    /// Put a device loaded from the cache in place of this session's; false when it is not
+    /// of the session's kind.
+    fn restore(&mut self, loaded: LoadedDevice) -> bool {
+        let Drive::Sim(dev) = &mut self.drive else {
+            return false;
+        };
+        match loaded {
+            LoadedDevice::Drive(ssd) => match dev.as_ssd_mut() {
+                Some(d) => *d = *ssd,
+                None => return false,
+            },
+            LoadedDevice::System(system) => match dev.as_system_mut() {
+                Some(d) => *d = *system,
+                None => return false,
+            },
+        }
+        true
     }
 
     /// The drive's clock: simulated ns since the suite started on this device (on a drive

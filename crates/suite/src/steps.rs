@@ -137,17 +137,23 @@ pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
 }
 
 /// Purge, then `loops` sequential passes over the whole drive at block size `bs`. Step names
-/// are `{prefix}purge` and `{prefix}fill`.
+/// are `{prefix}purge` and `{prefix}fill`. The precondition cache keeps the drive as the
+/// fill leaves it.
 pub(crate) fn purge_and_fill_with(
     s: &mut Session,
     prefix: &str,
     bs: &str,
     loops: u32,
 ) -> Result<(), SuiteError> {
-    s.purge(&format!("{prefix}purge"))?;
     let name = format!("{prefix}fill");
     let text = job_text(&name, "write", bs, FILL_QD, 1, &[format!("loops={loops}")]);
-    s.job(&name, &text, &|run| {
+    let recipe = format!("purge '{prefix}purge', then fill:\n{text}");
+    s.checkpoint(&recipe, |s| purge_then(s, prefix, &name, &text))
+}
+
+fn purge_then(s: &mut Session, prefix: &str, name: &str, text: &str) -> Result<(), SuiteError> {
+    s.purge(&format!("{prefix}purge"))?;
+    s.job(name, text, &|run| {
         vec![measure(
             "bw_bytes_per_s",
             Unit::BytesPerS,
@@ -173,25 +179,46 @@ pub(crate) fn random_write_rounds(
         }
     };
     let rule = SteadyRule::SNIA_PTS;
-    let mut values = Vec::with_capacity(opts.max_rounds);
-    for r in 1..=opts.max_rounds {
-        let name = format!("round-{r:02}");
-        let text = job_text(&name, "randwrite", "4k", qd, jobs, &round_lines);
-        let run = s.job(&name, &text, &|run| {
-            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-        })?;
-        values.push(iops(&run, DDIR_WRITE));
-        if values.len() >= rule.window
-            && check_window(&values[values.len() - rule.window..], &rule).steady
-        {
-            break;
-        }
-    }
+    // The precondition cache keeps the drive at the end of the rounds, and their IOPS.
+    let recipe = format!(
+        "random-write rounds, at most {}:\n{}",
+        opts.max_rounds,
+        job_text("round-NN", "randwrite", "4k", qd, jobs, &round_lines)
+    );
+    let values = s.checkpoint(&recipe, |s| {
+        rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule)
+    })?;
     let verdict = steady_state(&values, &rule);
     Ok(SteadyReport {
         rounds_iops: values,
         verdict,
     })
+}
+
+/// Write IOPS of each round, until the last rounds meet `rule` or `max_rounds` have run.
+fn rounds_until_steady(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    qd: u32,
+    jobs: u32,
+    round_lines: &[String],
+    rule: &SteadyRule,
+) -> Result<Vec<f64>, SuiteError> {
+    let mut values = Vec::with_capacity(opts.max_rounds);
+    for r in 1..=opts.max_rounds {
+        let name = format!("round-{r:02}");
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, round_lines);
+        let run = s.job(&name, &text, &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        })?;
+        values.push(iops(&run, DDIR_WRITE));
+        if values.len() >= rule.window
+            && check_window(&values[values.len() - rule.window..], rule).steady
+        {
+            break;
+        }
+    }
+    Ok(values)
 }
 
 /// Bytes each of `jobs` clones writes so that together they write `total` (whole 4 KiB blocks,

@@ -1,0 +1,231 @@
+//! The precondition cache: a suite run with a warm cache prints byte for byte what a cold
+//! run and an uncached run print; suites sharing a preconditioning share its entry; a
+//! damaged entry is reported and rebuilt; `--save-state-after` saves the preconditioned
+//! drive; independent drives on threads give the sequential results.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEVICE: &str = "tiny-test-1gb";
+const HIT: &str = "preconditioning from the state cache";
+
+fn dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "flashlab-state-cache-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `flashlab suite NAME` on the tiny drive with short steps and `extra`: exit code, standard
+/// output and standard error.
+fn suite(name: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["suite", name, "--device", DEVICE, "--runtime", "200ms"])
+        .args(["--output-format", "json"])
+        .args(if name == "qos" {
+            &["--depths", "1,32"][..]
+        } else {
+            &[]
+        })
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cached(name: &str, cache: &Path) -> (String, String) {
+    let (code, out, err) = suite(name, &["--state-cache", cache.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    (out, err)
+}
+
+fn entries(cache: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "state"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_warm_cache_gives_the_cold_and_uncached_output() {
+    let cache = dir("warm").join("states");
+    let (code, uncached, _) = suite("qos", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    let (cold, err) = cached("qos", &cache);
+    assert!(!err.contains(HIT), "{err}");
+    // The fill and the rounds: one entry each.
+    assert_eq!(entries(&cache).len(), 2);
+    let (warm, err) = cached("qos", &cache);
+    assert!(err.contains(HIT), "{err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, cold);
+    // precondition runs qos's preconditioning: it reads both entries, writes none.
+    let (code, uncached, _) = suite("precondition", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    let (warm, err) = cached("precondition", &cache);
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert_eq!(warm, uncached);
+    // four-corners shares the fill.
+    let (code, uncached, _) = suite("four-corners", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    let (warm, err) = cached("four-corners", &cache);
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    assert_eq!(warm, uncached);
+    // Another seed is another drive: no entry fits.
+    let (code, _, err) = suite(
+        "qos",
+        &["--state-cache", cache.to_str().unwrap(), "--seed", "9"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(!err.contains(HIT), "{err}");
+    assert_eq!(entries(&cache).len(), 4);
+    let _ = std::fs::remove_dir_all(cache.parent().unwrap());
+}
+
+#[test]
+fn a_damaged_or_foreign_entry_is_reported_and_rebuilt() {
+    let cache = dir("damaged");
+    let (cold, _) = cached("qos", &cache);
+    let files = entries(&cache);
+    assert_eq!(files.len(), 2);
+    // One entry damaged in its device part, the other replaced by the first's bytes (an
+    // entry of another key under its name).
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 1;
+    std::fs::write(&files[0], &bytes).unwrap();
+    bytes[at] ^= 1;
+    std::fs::write(&files[1], &bytes).unwrap();
+    let (out, err) = cached("qos", &cache);
+    assert_eq!(err.matches("not used").count(), 2, "{err}");
+    assert!(!err.contains(HIT), "{err}");
+    assert_eq!(out, cold);
+    // Rebuilt: the next run reads both.
+    let (out, err) = cached("qos", &cache);
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert_eq!(out, cold);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn save_state_after_precondition_is_the_preconditioned_drive() {
+    let d = dir("after");
+    let cache = d.join("states");
+    let after = d.join("after.state");
+    let end = d.join("end.state");
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    // qos saved after its preconditioning, with a cold and then a warm cache, is the drive
+    // precondition leaves at its end.
+    for _ in 0..2 {
+        let (code, _, err) = suite(
+            "qos",
+            &[
+                "--state-cache",
+                &p(&cache),
+                "--save-state",
+                &p(&after),
+                "--save-state-after",
+                "precondition",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        let (code, _, err) = suite(
+            "precondition",
+            &["--no-state-cache", "--save-state", &p(&end)],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        assert!(std::fs::read(&after).unwrap() == std::fs::read(&end).unwrap());
+    }
+    // A step by its report name.
+    let (code, _, err) = suite(
+        "qos",
+        &["--save-state", &p(&after), "--save-state-after", "fill"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = suite(
+        "qos",
+        &["--save-state", &p(&after), "--save-state-after", "flil"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--save-state-after flil")
+            && err.contains("valid steps: precondition, purge, fill, round-01"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn spare_points_on_threads_give_the_sequential_results() {
+    let cache = dir("threads");
+    let args = |j: &'static str| {
+        vec![
+            "--op",
+            "0,0.2",
+            "--run-minutes",
+            "0.05",
+            "--round",
+            "50%",
+            "-j",
+            j,
+        ]
+    };
+    let (code, one, err) = suite(
+        "op-sweep",
+        &[&args("1")[..], &["--no-state-cache"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let c = cache.to_str().unwrap();
+    let (code, two, err) = suite(
+        "op-sweep",
+        &[&args("2")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(one, two);
+    // Each spare point's preconditioning is cached: the warm run reads them all.
+    let (code, warm, err) = suite(
+        "op-sweep",
+        &[&args("2")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 4, "{err}");
+    assert_eq!(warm, one);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn raid_sets_on_threads_and_from_the_cache_give_the_sequential_results() {
+    let cache = dir("raid");
+    let c = cache.to_str().unwrap();
+    let args = |j: &'static str| vec!["--members", "1,3", "--state", "full", "-j", j];
+    let (code, one, err) = suite(
+        "raid-scaling",
+        &[&args("1")[..], &["--no-state-cache"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (code, cold, err) = suite(
+        "raid-scaling",
+        &[&args("3")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(cold, one);
+    // Each set's fill is a system's cached checkpoint.
+    let (code, warm, err) = suite(
+        "raid-scaling",
+        &[&args("2")[..], &["--state-cache", c]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 3, "{err}");
+    assert_eq!(warm, one);
+    let _ = std::fs::remove_dir_all(&cache);
+}

@@ -1,0 +1,703 @@
+//! The precondition cache (`docs/state.md`, "Precondition cache"): the drive as its
+//! preconditioning left it, with the records of the steps that made it, kept in a directory
+//! so the next suite on the same drive, recipe and seed starts from there instead of
+//! preconditioning again.
+//!
+//! An entry is one file, `<key>.state`: a u64 (little-endian) giving the length of the
+//! session part, the session part (a state stream of kind `suite-steps`: the key text, the
+//! recorded steps, the step count and the checkpoint's value), then the device's own state
+//! file (`Ssd::save_state`, `System::save_state`). Both parts carry their checksum; an entry
+//! that does not read back whole, or whose key text differs from the one asked for, is not
+//! used.
+
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use flashlab_device::{DeviceConfig, Ssd};
+use flashlab_engine::state::{checksum_of, StateHeader};
+use flashlab_engine::{SimTime, StateError, StateReader, StateWriter};
+use flashlab_system::{System, SystemConfig};
+
+use crate::{Coord, Measure, StepKind, StepRecord, Unit};
+
+/// Where the cache lives and which build fills it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateCache {
+    pub dir: PathBuf,
+    /// Identifies the simulator build: part of every key, so a build never reads another's
+    /// entries (its model may differ). The CLI uses a hash of its executable.
+    pub build_id: u64,
+    /// Bound on the directory's entries, in bytes: after a write, the least recently used
+    /// entries are removed until the rest fit (the entry just written is kept).
+    pub max_bytes: u64,
+}
+
+/// Default bound on the cache directory's entries.
+pub const DEFAULT_MAX_CACHE_BYTES: u64 = 16 << 30;
+
+/// `kind` of the session part's header.
+const STEPS_KIND: &str = "suite-steps";
+/// Largest session part read: step records are job texts and fio JSON of tens of steps.
+const MAX_STEPS_PART_BYTES: u64 = 256 << 20;
+/// Longest string a session part may hold (a step's fio JSON).
+const MAX_TEXT_BYTES: usize = 64 << 20;
+
+/// A device a session built fresh from its description: what a cached state loads into.
+#[derive(Debug, Clone)]
+pub(crate) enum FreshDevice {
+    Drive(Box<DeviceConfig>),
+    System(Box<SystemConfig>),
+}
+
+impl FreshDevice {
+    /// The description's part of the key: the kind and the configuration hash the state
+    /// file checks.
+    fn key_text(&self) -> Result<String, StateError> {
+        Ok(match self {
+            FreshDevice::Drive(c) => {
+                format!("drive {:016x}", flashlab_device::drive_config_hash(c)?)
+            }
+            FreshDevice::System(c) => {
+                format!("system {:016x}", flashlab_system::system_config_hash(c))
+            }
+        })
+    }
+}
+
+/// A session's place in the cache: the key of the state it stands in (a fresh device, or
+/// the end of the cached checkpoints so far).
+#[derive(Debug, Clone)]
+pub(crate) struct Chain {
+    pub cache: StateCache,
+    pub device: FreshDevice,
+    /// Every input that made the device's state so far, as text; its hash names the entry.
+    pub key_text: String,
+}
+
+impl Chain {
+    /// The chain of a device built fresh with `device_seed`, for a session named `name`
+    /// whose steps derive their streams from `suite_seed`.
+    pub fn fresh(
+        cache: &StateCache,
+        device: FreshDevice,
+        device_seed: u64,
+        suite_seed: u64,
+        name: &str,
+        compressible_percent: Option<u8>,
+    ) -> Option<Chain> {
+        let device_text = device.key_text().ok()?;
+        let key_text = format!(
+            "flashlab {} build {:016x}\n{device_text} seed {device_seed}\nsession '{name}' seed {suite_seed} compressible {compressible_percent:?}\n",
+            env!("CARGO_PKG_VERSION"),
+            cache.build_id,
+        );
+        Some(Chain {
+            cache: cache.clone(),
+            device,
+            key_text,
+        })
+    }
+
+    /// The chain after a checkpoint described by `recipe`.
+    pub fn then(&self, recipe: &str) -> Chain {
+        Chain {
+            key_text: format!("{}{recipe}\n", self.key_text),
+            ..self.clone()
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.cache.dir.join(format!(
+            "{:016x}.state",
+            checksum_of(self.key_text.as_bytes())
+        ))
+    }
+}
+
+/// A checkpoint's value, kept in the entry beside the steps.
+pub(crate) trait Cached: Sized {
+    fn put(&self, w: &mut StateWriter<'_>);
+    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError>;
+}
+
+impl Cached for () {
+    fn put(&self, _: &mut StateWriter<'_>) {}
+    fn get(_: &mut StateReader<'_>) -> Result<(), StateError> {
+        Ok(())
+    }
+}
+
+impl Cached for Vec<f64> {
+    fn put(&self, w: &mut StateWriter<'_>) {
+        w.put_len(self.len());
+        for v in self {
+            w.put_u64(v.to_bits());
+        }
+    }
+    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
+        let n = r.get_len(8)?;
+        (0..n).map(|_| Ok(f64::from_bits(r.get_u64()?))).collect()
+    }
+}
+
+/// What a checkpoint recorded in the session: its steps, how many it started (recorded or
+/// not) and the drive time where it ended.
+pub(crate) struct SessionPart {
+    pub steps: Vec<StepRecord>,
+    pub started_steps: u64,
+    pub end_ns: SimTime,
+}
+
+/// A cache entry read back: the session part, the checkpoint's value and the device.
+pub(crate) struct Entry<R> {
+    pub session: SessionPart,
+    pub value: R,
+    pub device: LoadedDevice,
+}
+
+pub(crate) enum LoadedDevice {
+    Drive(Box<Ssd>),
+    System(Box<System>),
+}
+
+fn corrupt(what: impl Into<String>) -> StateError {
+    StateError::Corrupt { what: what.into() }
+}
+
+fn put_str(w: &mut StateWriter<'_>, s: &str) {
+    w.put_len(s.len());
+    w.put_bytes(s.as_bytes());
+}
+
+fn get_str(r: &mut StateReader<'_>) -> Result<String, StateError> {
+    let n = r.len_at_most(1, MAX_TEXT_BYTES)?;
+    let mut bytes = vec![0u8; n];
+    r.get_bytes(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|_| corrupt("a step's text is not UTF-8"))
+}
+
+fn put_opt_str(w: &mut StateWriter<'_>, s: Option<&str>) {
+    match s {
+        None => w.put_u8(0),
+        Some(s) => {
+            w.put_u8(1);
+            put_str(w, s);
+        }
+    }
+}
+
+fn get_opt_str(r: &mut StateReader<'_>) -> Result<Option<String>, StateError> {
+    match r.get_u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(get_str(r)?)),
+        t => Err(corrupt(format!("option tag {t}"))),
+    }
+}
+
+const STEP_KINDS: [StepKind; 4] = [
+    StepKind::Purge,
+    StepKind::Job,
+    StepKind::Idle,
+    StepKind::Driven,
+];
+const UNITS: [Unit; 7] = [
+    Unit::BytesPerS,
+    Unit::Iops,
+    Unit::Ns,
+    Unit::Count,
+    Unit::Ratio,
+    Unit::Bytes,
+    Unit::Percent,
+];
+
+fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
+    all.iter().position(|x| x == v).unwrap_or(0) as u8
+}
+
+fn from_index<T: Copy>(all: &[T], i: u8, what: &str) -> Result<T, StateError> {
+    all.get(usize::from(i))
+        .copied()
+        .ok_or_else(|| corrupt(format!("{what} {i}")))
+}
+
+/// Most distinct names (measure families and named coordinates) read back from cache files in
+/// one process: each is kept for the process's life, as the names a suite spells are.
+const MAX_INTERNED_NAMES: usize = 4096;
+
+/// The `&'static str` a measure's family or named coordinate needs, for a name read back from a
+/// cache file. Each distinct name is allocated once; a file that names more than
+/// [`MAX_INTERNED_NAMES`] is refused as corrupt rather than grow memory without bound.
+fn intern(name: String) -> Result<&'static str, StateError> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(&kept) = names.get(&name) {
+        return Ok(kept);
+    }
+    if names.len() >= MAX_INTERNED_NAMES {
+        return Err(corrupt(format!(
+            "more than {MAX_INTERNED_NAMES} distinct measure names"
+        )));
+    }
+    let kept: &'static str = Box::leak(name.clone().into_boxed_str());
+    names.insert(name, kept);
+    Ok(kept)
+}
+
+fn tagged(w: &mut StateWriter<'_>, tag: u8, v: u64) {
+    w.put_u8(tag);
+    w.put_u64(v);
+}
+
+fn put_coord(w: &mut StateWriter<'_>, c: &Coord) {
+    match *c {
+        Coord::Depth(v) => tagged(w, 0, v.into()),
+        Coord::Block(v) => tagged(w, 1, v),
+        Coord::SeqBlock(v) => tagged(w, 2, v),
+        Coord::Transfer(v) => tagged(w, 3, v),
+        Coord::WriteSize(v) => tagged(w, 4, v),
+        Coord::Mix(v) => tagged(w, 5, v.into()),
+        Coord::Percentile(v) => tagged(w, 6, v.to_bits()),
+        Coord::Round(v) => tagged(w, 7, v.into()),
+        Coord::Interval(v) => tagged(w, 8, v.into()),
+        Coord::Step(v) => tagged(w, 9, v.into()),
+        Coord::Load(v) => tagged(w, 10, v.into()),
+        Coord::Pass(v) => tagged(w, 11, v.into()),
+        Coord::Compressible(v) => tagged(w, 12, v.into()),
+        Coord::DesktopTest {
+            random,
+            bs,
+            qd,
+            threads,
+        } => {
+            w.put_u8(13);
+            w.put_u8(u8::from(random));
+            w.put_u64(bs);
+            w.put_u64(qd.into());
+            w.put_u64(threads.into());
+        }
+        Coord::Dirty(v) => tagged(w, 14, v),
+        Coord::Idle(v) => tagged(w, 15, v),
+        Coord::HirIdle(v) => tagged(w, 16, v),
+        Coord::Op(v) => tagged(w, 17, v.to_bits()),
+        Coord::RunTime(v) => tagged(w, 18, v),
+        Coord::RaidSet { level, members } => {
+            w.put_u8(19);
+            w.put_u64(level.into());
+            w.put_u64(members.into());
+        }
+        Coord::Namespace(v) => tagged(w, 20, v.into()),
+        Coord::WorstQuietNamespace => w.put_u8(21),
+        Coord::PowerState(v) => tagged(w, 22, v.into()),
+        Coord::Profile(v) => {
+            w.put_u8(23);
+            put_str(w, v);
+        }
+        Coord::Test(v) => {
+            w.put_u8(24);
+            put_str(w, v);
+        }
+        Coord::Phase(v) => {
+            w.put_u8(25);
+            put_str(w, v);
+        }
+    }
+}
+
+fn get_coord(r: &mut StateReader<'_>) -> Result<Coord, StateError> {
+    fn small(r: &mut StateReader<'_>) -> Result<u32, StateError> {
+        let v = r.get_u64()?;
+        u32::try_from(v).map_err(|_| corrupt(format!("coordinate {v} out of range")))
+    }
+    Ok(match r.get_u8()? {
+        0 => Coord::Depth(small(r)?),
+        1 => Coord::Block(r.get_u64()?),
+        2 => Coord::SeqBlock(r.get_u64()?),
+        3 => Coord::Transfer(r.get_u64()?),
+        4 => Coord::WriteSize(r.get_u64()?),
+        5 => Coord::Mix(small(r)?),
+        6 => Coord::Percentile(f64::from_bits(r.get_u64()?)),
+        7 => Coord::Round(small(r)?),
+        8 => Coord::Interval(small(r)?),
+        9 => Coord::Step(small(r)?),
+        10 => Coord::Load(small(r)?),
+        11 => Coord::Pass(small(r)?),
+        12 => Coord::Compressible(small(r)?),
+        13 => Coord::DesktopTest {
+            random: r.get_u8()? != 0,
+            bs: r.get_u64()?,
+            qd: small(r)?,
+            threads: small(r)?,
+        },
+        14 => Coord::Dirty(r.get_u64()?),
+        15 => Coord::Idle(r.get_u64()?),
+        16 => Coord::HirIdle(r.get_u64()?),
+        17 => Coord::Op(f64::from_bits(r.get_u64()?)),
+        18 => Coord::RunTime(r.get_u64()?),
+        19 => Coord::RaidSet {
+            level: small(r)?,
+            members: small(r)?,
+        },
+        20 => Coord::Namespace(small(r)?),
+        21 => Coord::WorstQuietNamespace,
+        22 => Coord::PowerState(small(r)?),
+        23 => Coord::Profile(intern(get_str(r)?)?),
+        24 => Coord::Test(intern(get_str(r)?)?),
+        25 => Coord::Phase(intern(get_str(r)?)?),
+        t => return Err(corrupt(format!("coordinate tag {t}"))),
+    })
+}
+
+fn put_measure(w: &mut StateWriter<'_>, m: &Measure) {
+    put_str(w, m.family);
+    w.put_len(m.row.len());
+    for c in &m.row {
+        put_coord(w, c);
+    }
+    match &m.col {
+        None => w.put_u8(0),
+        Some(c) => {
+            w.put_u8(1);
+            put_coord(w, c);
+        }
+    }
+    w.put_u8(index_of(&UNITS, &m.unit));
+    w.put_u64(m.value.to_bits());
+}
+
+fn get_measure(r: &mut StateReader<'_>) -> Result<Measure, StateError> {
+    let family = intern(get_str(r)?)?;
+    let n = r.get_len(1)?;
+    let row = (0..n).map(|_| get_coord(r)).collect::<Result<_, _>>()?;
+    let col = match r.get_u8()? {
+        0 => None,
+        1 => Some(get_coord(r)?),
+        t => return Err(corrupt(format!("option tag {t}"))),
+    };
+    Ok(Measure {
+        family,
+        row,
+        col,
+        unit: from_index(&UNITS, r.get_u8()?, "unit")?,
+        value: f64::from_bits(r.get_u64()?),
+    })
+}
+
+fn put_step(w: &mut StateWriter<'_>, s: &StepRecord) {
+    put_str(w, &s.name);
+    w.put_u8(index_of(&STEP_KINDS, &s.kind));
+    put_opt_str(w, s.job_text.as_deref());
+    put_opt_str(w, s.fio_json.as_deref());
+    w.put_u64(s.end_ns);
+    w.put_len(s.measures.len());
+    for m in &s.measures {
+        put_measure(w, m);
+    }
+}
+
+fn get_step(r: &mut StateReader<'_>) -> Result<StepRecord, StateError> {
+    let name = get_str(r)?;
+    let kind = from_index(&STEP_KINDS, r.get_u8()?, "step kind")?;
+    let job_text = get_opt_str(r)?;
+    let fio_json = get_opt_str(r)?;
+    let end_ns = r.get_u64()?;
+    let n = r.get_len(10)?;
+    let measures = (0..n).map(|_| get_measure(r)).collect::<Result<_, _>>()?;
+    Ok(StepRecord {
+        name,
+        kind,
+        job_text,
+        fio_json,
+        end_ns,
+        measures,
+    })
+}
+
+/// The session part of an entry, as bytes.
+fn session_bytes<R: Cached>(
+    chain: &Chain,
+    part: &SessionPart,
+    value: &R,
+) -> Result<Vec<u8>, StateError> {
+    let mut bytes = Vec::new();
+    let header = StateHeader {
+        kind: STEPS_KIND.to_string(),
+        config_hash: checksum_of(chain.key_text.as_bytes()),
+        device_seed: 0,
+        clock_ns: part.end_ns,
+    };
+    let mut w = StateWriter::new(&mut bytes, &header);
+    w.section("steps", |w| {
+        put_str(w, &chain.key_text);
+        w.put_u64(part.started_steps);
+        w.put_len(part.steps.len());
+        for s in &part.steps {
+            put_step(w, s);
+        }
+        value.put(w);
+    });
+    w.finish()?;
+    Ok(bytes)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes an entry for `chain`: the session part, then the device's state. Written under a
+/// temporary name and renamed, so a reader sees a whole entry or none.
+pub(crate) fn store<R: Cached>(
+    chain: &Chain,
+    part: &SessionPart,
+    value: &R,
+    save_device: impl FnOnce(&mut dyn Write) -> Result<u64, StateError>,
+) -> Result<PathBuf, StateError> {
+    let path = chain.path();
+    std::fs::create_dir_all(&chain.cache.dir)?;
+    let session = session_bytes(chain, part, value)?;
+    let tmp = chain.cache.dir.join(format!(
+        ".{}.{}-{}.partial",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let file = std::fs::File::create(&tmp)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        out.write_all(&(session.len() as u64).to_le_bytes())?;
+        out.write_all(&session)?;
+        save_device(&mut out)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map(|()| path)
+}
+
+/// Reads the entry for `chain`: `Ok(None)` when there is none; an error when there is one
+/// that cannot be used (damaged, of another key, of another device).
+pub(crate) fn load<R: Cached>(chain: &Chain) -> Result<Option<Entry<R>>, StateError> {
+    let path = chain.path();
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let total = file.metadata()?.len();
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut len = [0u8; 8];
+    if total < 8 {
+        return Err(corrupt("shorter than its length field"));
+    }
+    input.read_exact(&mut len)?;
+    let session_len = u64::from_le_bytes(len);
+    if session_len > MAX_STEPS_PART_BYTES || session_len > total - 8 {
+        return Err(corrupt(format!(
+            "its steps part claims {session_len} bytes of {total}"
+        )));
+    }
+    let (mut r, header) = StateReader::new((&mut input).take(session_len), session_len)?;
+    flashlab_device::check_kind(&header, STEPS_KIND)?;
+    let mut read = None;
+    r.section("steps", |r| {
+        let key_text = get_str(r)?;
+        if key_text != chain.key_text {
+            return Err(corrupt(
+                "it was made for another device, recipe, seed or build (its key differs)",
+            ));
+        }
+        let started_steps = r.get_u64()?;
+        let n = r.get_len(16)?;
+        let steps = (0..n).map(|_| get_step(r)).collect::<Result<_, _>>()?;
+        let value = R::get(r)?;
+        read = Some((
+            SessionPart {
+                steps,
+                started_steps,
+                end_ns: header.clock_ns,
+            },
+            value,
+        ));
+        Ok(())
+    })?;
+    r.finish()?;
+    let (session, value) = read.ok_or_else(|| corrupt("no steps section"))?;
+    let device_bytes = total - 8 - session_len;
+    let device = match &chain.device {
+        FreshDevice::Drive(c) => {
+            let (ssd, clock) = Ssd::load_state(c, input, device_bytes)?;
+            check_clock(clock, session.end_ns)?;
+            LoadedDevice::Drive(Box::new(ssd))
+        }
+        FreshDevice::System(c) => {
+            let (system, clock) = System::load_state(c, input, device_bytes)?;
+            check_clock(clock, session.end_ns)?;
+            LoadedDevice::System(Box::new(system))
+        }
+    };
+    Ok(Some(Entry {
+        session,
+        value,
+        device,
+    }))
+}
+
+fn check_clock(device_ns: SimTime, session_ns: SimTime) -> Result<(), StateError> {
+    if device_ns != session_ns {
+        return Err(corrupt(format!(
+            "its device clock ({device_ns} ns) and steps ({session_ns} ns) disagree"
+        )));
+    }
+    Ok(())
+}
+
+/// Marks an entry as just used (its modification time), for [`trim`]'s least-recently-used
+/// order.
+pub(crate) fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Removes the least recently used entries until those left fit `max_bytes`; `keep` is
+/// never removed. Temporary files of writes under way are left alone.
+pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<()> {
+    let mut entries = Vec::new();
+    let mut total = 0u64;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("state") {
+            continue;
+        }
+        let Ok(meta) = e.metadata() else { continue };
+        total += meta.len();
+        if path != keep {
+            let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            entries.push((used, meta.len(), path));
+        }
+    }
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(dir: &Path) -> Chain {
+        let config = flashlab_device::load_device_config("tiny-test-1gb", &[]).unwrap();
+        let cache = StateCache {
+            dir: dir.to_path_buf(),
+            build_id: 7,
+            max_bytes: DEFAULT_MAX_CACHE_BYTES,
+        };
+        Chain::fresh(
+            &cache,
+            FreshDevice::Drive(Box::new(config)),
+            3,
+            1,
+            "tiny",
+            None,
+        )
+        .unwrap()
+        .then("fill")
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("flashlab-cache-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn an_entry_reads_back_and_a_damaged_or_foreign_one_is_refused() {
+        let dir = temp_dir("roundtrip");
+        let c = chain(&dir);
+        let FreshDevice::Drive(config) = &c.device else {
+            unreachable!()
+        };
+        let ssd = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
+        let part = SessionPart {
+            steps: vec![StepRecord {
+                name: "fill".into(),
+                kind: StepKind::Job,
+                job_text: Some("[fill]\nrw=write\n".into()),
+                fio_json: None,
+                end_ns: 42,
+                measures: vec![Measure {
+                    name: "bw_bytes_per_s".into(),
+                    unit: Unit::BytesPerS,
+                    value: 0.1 + 0.2,
+                }],
+            }],
+            started_steps: 2,
+            end_ns: 42,
+        };
+        assert!(load::<Vec<f64>>(&c).unwrap().is_none());
+        let path = store(&c, &part, &vec![1.5, f64::MIN_POSITIVE], |out| {
+            ssd.save_state(out, 42)
+        })
+        .unwrap();
+        let e = load::<Vec<f64>>(&c).unwrap().unwrap();
+        assert_eq!(e.session.steps, part.steps);
+        assert_eq!(e.session.started_steps, 2);
+        assert_eq!(e.session.end_ns, 42);
+        assert_eq!(e.value, vec![1.5, f64::MIN_POSITIVE]);
+        // Another key under this entry's name (a foreign file copied in) is refused.
+        let other = c.then("rounds");
+        std::fs::copy(&path, other.path()).unwrap();
+        let err = load::<Vec<f64>>(&other).err().unwrap().to_string();
+        assert!(err.contains("key differs"), "{err}");
+        // One byte changed anywhere is refused.
+        let mut bytes = std::fs::read(&path).unwrap();
+        for at in [20, bytes.len() / 2, bytes.len() - 3] {
+            bytes[at] ^= 0x40;
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(load::<Vec<f64>>(&c).is_err(), "byte {at}");
+            bytes[at] ^= 0x40;
+        }
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(load::<Vec<f64>>(&c).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn trimming_keeps_the_newest_entry_and_the_bound() {
+        let dir = temp_dir("trim");
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = std::time::SystemTime::now();
+        for (i, age_s) in [(0, 30), (1, 20), (2, 10)] {
+            let p = dir.join(format!("{i}.state"));
+            std::fs::write(&p, vec![0u8; 100]).unwrap();
+            let f = std::fs::File::options().append(true).open(&p).unwrap();
+            f.set_modified(t0 - std::time::Duration::from_secs(age_s))
+                .unwrap();
+        }
+        std::fs::write(dir.join(".x.partial"), vec![0u8; 1000]).unwrap();
+        trim(&dir, 150, &dir.join("0.state")).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".x.partial", "0.state"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
