@@ -1079,7 +1079,7 @@ fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
             Err(e) => outcome = Err(e),
         }
     }
-    display.finish();
+    display.finish(outcome.is_ok());
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     write_suite_report(args, &targets, &report)
 }
@@ -1176,7 +1176,7 @@ fn suite_with_state(
             )?
         }
     };
-    display.finish();
+    display.finish(true);
     if let Some(step) = after {
         if !saved_after? {
             let mut names = vec![flashlab_suite::PRECONDITION_STEP.to_string()];

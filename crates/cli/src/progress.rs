@@ -400,11 +400,18 @@ impl SuiteProgressLine {
         }
     }
 
-    /// The suite is over: clear a redrawn line, or log the last state.
-    pub fn finish(&self) {
+    /// The suite is over: clear a redrawn line, or log the last state (every step and the
+    /// suite's known share complete when it `succeeded`).
+    pub fn finish(&self, succeeded: bool) {
         let Ok(mut board) = self.board.lock() else {
             return;
         };
+        if succeeded {
+            for st in board.devices.iter_mut().flatten() {
+                st.step_fraction = 1.0;
+                st.suite_fraction = st.suite_fraction.map(|_| 1.0);
+            }
+        }
         let now = Instant::now();
         let line = board
             .devices

@@ -10,6 +10,12 @@ pub fn flashlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(args)
         .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        // Suites keep preconditioned drives in the state cache: the tests' own, not the
+        // user's.
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
         .output()
         .expect("the flashlab binary runs")
 }
