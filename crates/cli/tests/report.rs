@@ -458,6 +458,13 @@ fn wear_out_and_thermal_reports_draw_every_point() {
     }
 }
 
+/// A page to write, the suite's arguments, and the bar figures it must draw with their bars.
+type BarRun = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, usize)],
+);
+
 /// The grouped bars: four corners (sequential and random, read and write per drive) and the
 /// desktop tests (read and write figures), each bar a counted point; the suite's own line
 /// across the desktop tests is not on the page.
@@ -466,7 +473,7 @@ fn four_corners_and_desktop_reports_draw_every_bar() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
-    let runs: [(&str, &[&str], &[(&str, usize)]); 2] = [
+    let runs: [BarRun; 2] = [
         (
             "report-four-corners.html",
             &[
