@@ -802,18 +802,21 @@ fn four_corner_bars(report: &SuiteReport, steps: &[JobStep]) -> Vec<Figure> {
         fig.labels = labels;
         fig.secondary = secondary;
         fig.colours = colours;
-        let mut note = String::from(
-            "Random writes are the mean of the steady-state window (the last round when it \
-             was not reached).",
-        );
-        if !sources.is_empty() {
-            let _ = write!(
-                note,
-                " Outlined bars are the published figures: {}.",
-                sources.join("; ")
+        let mut note = Vec::new();
+        if unit == Unit::Iops {
+            note.push(
+                "Random writes are the mean of the steady-state window (the last round when \
+                 it was not reached)."
+                    .to_string(),
             );
         }
-        fig.note = Some(note);
+        if !sources.is_empty() {
+            note.push(format!(
+                "Outlined bars are the published figures: {}.",
+                sources.join("; ")
+            ));
+        }
+        fig.note = (!note.is_empty()).then(|| note.join(" "));
         out.push(fig);
     }
     out
