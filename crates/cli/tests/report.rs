@@ -52,9 +52,43 @@ fn qos_with_report(devices: &[&str], report: &Path) -> Value {
     serde_json::from_str(&stdout(&out)).expect("suite JSON parses")
 }
 
+/// The points a chart or figure of the JSON can draw: finite, and positive on a log axis
+/// (x only when its positions are not named).
+fn drawable_points(c: &Value) -> usize {
+    let named = c["x_ticks"].as_array().is_some_and(|t| !t.is_empty());
+    let (xlog, ylog) = (c["x"]["log"] == true && !named, c["y"]["log"] == true);
+    c["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["points"].as_array().unwrap())
+        .filter(|p| match (p[0].as_f64(), p[1].as_f64()) {
+            (Some(x), Some(y)) => (!xlog || x > 0.0) && (!ylog || y > 0.0),
+            _ => false,
+        })
+        .count()
+}
+
+/// The report's figures (`figures` of the suite JSON) by id, with the points each can draw.
+fn figure_points(doc: &Value) -> Vec<(String, usize)> {
+    doc["figures"]
+        .as_array()
+        .expect("the suite JSON lists its figures")
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap().to_string(), drawable_points(f)))
+        .collect()
+}
+
 /// Per chart id (first-seen order), the points a chart can draw: finite, and positive on a
-/// log axis, summed over the devices.
+/// log axis, summed over the devices; then the report's figures.
 fn expected_points(doc: &Value) -> Vec<(String, usize)> {
+    let mut out = chart_points(doc);
+    out.extend(figure_points(doc));
+    out
+}
+
+/// [`expected_points`] of the suites' own charts only.
+fn chart_points(doc: &Value) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
     for d in doc["devices"].as_array().unwrap() {
         for c in d["charts"].as_array().unwrap() {
@@ -187,9 +221,20 @@ fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
     assert!(tag.contains("data-status=\"ok\""), "{tag}\n{body}");
 
     let expected = expected_points(&doc);
-    // qos draws the steady rounds, IOPS and read latency against depth.
+    // qos draws the steady rounds, IOPS and read latency against depth; the report adds
+    // latency against IOPS per depth, the latency percentiles and their distribution.
     let ids: Vec<&str> = expected.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["steady-rounds", "qos-iops", "qos-read-latency"]);
+    assert_eq!(
+        ids,
+        [
+            "steady-rounds",
+            "qos-iops",
+            "qos-read-latency",
+            "latency-iops-4k-randrw-70-30",
+            "latency-percentiles-at-each-queue-depth-4k-randrw-70-30",
+            "latency-cdf-at-each-queue-depth-4k-randrw-70-30"
+        ]
+    );
     assert!(
         tag.contains(&format!("data-charts=\"{}\"", expected.len())),
         "{tag}"
@@ -201,8 +246,19 @@ fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
         let want = format!("{id} {n}/{n} ok");
         assert!(lines.contains(&want.as_str()), "{want} not in {body}");
     }
-    // 2 devices × 3 series × 2 depths on the IOPS chart.
+    // 2 devices × 3 series × 2 depths on the IOPS chart; 2 devices × (mean, p99) × 2
+    // depths against IOPS; a percentile line per device and depth, 4 percentiles each.
     assert!(lines.contains(&"qos-iops 12/12 ok"), "{body}");
+    assert!(
+        lines.contains(&"latency-iops-4k-randrw-70-30 8/8 ok"),
+        "{body}"
+    );
+    assert!(
+        lines.contains(&"latency-percentiles-at-each-queue-depth-4k-randrw-70-30 16/16 ok"),
+        "{body}"
+    );
+    // The page names the slice only where there is one.
+    assert!(!html.contains("simulated as a slice"));
 }
 
 #[test]
@@ -284,7 +340,30 @@ fn app_profiles_report_draws_every_curve() {
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let expected = expected_points(&doc);
-    let ids: Vec<&str> = expected.iter().map(|(id, _)| id.as_str()).collect();
+    let ids: Vec<&str> = chart_points(&doc)
+        .iter()
+        .map(|(id, _)| id.as_str())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|id| expected.iter().find(|(e, _)| e == id).unwrap().0.as_str())
+        .collect();
+    // A latency-against-IOPS curve per profile: its mean and 99th percentile at every load
+    // the suite's own chart has (at least two).
+    let curves = figure_points(&doc)
+        .into_iter()
+        .filter(|(id, n)| {
+            let own = id
+                .strip_prefix("latency-iops-")
+                .and_then(|rest| rest.split("-mixed-sizes").next())
+                .and_then(|profile| {
+                    expected
+                        .iter()
+                        .find(|(e, _)| profile.starts_with(e.trim_start_matches("app-profiles-")))
+                });
+            own.is_some_and(|(_, m)| *m >= 2 && *n == 2 * m)
+        })
+        .count();
+    assert_eq!(curves, 5, "{expected:?}");
     assert_eq!(
         ids,
         [
@@ -369,6 +448,83 @@ fn wear_out_and_thermal_reports_draw_every_point() {
             expected.iter().any(|(id, n)| id == chart && *n >= 2),
             "{expected:?}"
         );
+        let (tag, lines) = browser_check(&browser, &page);
+        assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
+        assert_eq!(lines.len(), expected.len(), "{lines:#?}");
+        for (id, n) in &expected {
+            let want = format!("{id} {n}/{n} ok");
+            assert!(lines.contains(&want), "{want} not in {lines:#?}");
+        }
+    }
+}
+
+/// A page to write, the suite's arguments, and the bar figures it must draw with their bars.
+type BarRun = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, usize)],
+);
+
+/// The grouped bars: four corners (sequential and random, read and write per drive) and the
+/// desktop tests (read and write figures), each bar a counted point; the suite's own line
+/// across the desktop tests is not on the page.
+#[test]
+fn four_corners_and_desktop_reports_draw_every_bar() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let runs: [BarRun; 2] = [
+        (
+            "report-four-corners.html",
+            &[
+                "suite",
+                "four-corners",
+                "--runtime",
+                "200ms",
+                "--round",
+                "200ms",
+                "--max-rounds",
+                "6",
+            ],
+            // 2 drives × (read, write).
+            &[
+                ("four-corners-sequential-128-kib", 4),
+                ("four-corners-random-4-kib", 4),
+            ],
+        ),
+        (
+            "report-desktop.html",
+            &["suite", "desktop", "--runtime", "100ms", "--runs", "2"],
+            // 2 drives × 4 tests.
+            &[("desktop-read", 8), ("desktop-write", 8)],
+        ),
+    ];
+    let (_, odd_path) = odd_device();
+    for (file, args, bars) in runs {
+        let page = scratch(file);
+        let page_s = page.to_string_lossy().into_owned();
+        let mut args = args.to_vec();
+        args.extend(["--device", DEVICE, "--device", &odd_path]);
+        args.extend(["--report", &page_s, "--output-format", "json"]);
+        let out = flashlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let figures = figure_points(&doc);
+        for &(id, n) in bars {
+            assert!(
+                figures.iter().any(|(f, m)| f == id && *m == n),
+                "{id}: {n} bars expected in {figures:?}"
+            );
+            let kind = doc["figures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["id"] == *id)
+                .map(|f| f["kind"].clone());
+            assert_eq!(kind, Some(Value::from("bars")));
+        }
+        let mut expected = expected_points(&doc);
+        expected.retain(|(id, _)| id != "desktop-tests");
         let (tag, lines) = browser_check(&browser, &page);
         assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
         assert_eq!(lines.len(), expected.len(), "{lines:#?}");

@@ -2,9 +2,12 @@
 //! side, the steady-state verdicts, every chart (one figure per chart id, all devices on it)
 //! and each drive's health log after its last step.
 
-use flashlab_report::html::{band_label, render_page, Band, Block, Figure, Page, Section, Table};
+use flashlab_report::html::{
+    band_label, render_page, Band, Block, Figure, FigureKind, Page, Section, Table,
+};
 use serde_json::Value;
 
+use crate::charts::{cap, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
 use crate::steady::SteadyRule;
@@ -68,12 +71,10 @@ fn options_line(report: &SuiteReport) -> String {
 
 fn results_section(report: &SuiteReport) -> Section {
     let mut blocks = Vec::new();
+    // The note says what it is (a slice, a real target, one of several drives).
     for d in &report.devices {
         if let Some(note) = &d.scale_note {
-            blocks.push(Block::Paragraph(format!(
-                "{} is simulated as a slice: {note}.",
-                d.device
-            )));
+            blocks.push(Block::Paragraph(format!("{}: {note}.", d.device)));
         }
     }
     let mut header = vec!["metric".to_string()];
@@ -233,13 +234,33 @@ fn merged_figures(report: &SuiteReport) -> Vec<Figure> {
                 chart,
                 bands,
                 note: None,
+                kind: FigureKind::Lines,
+                x_ticks: Vec::new(),
+                labels: Vec::new(),
+                secondary: Vec::new(),
+                colours: Vec::new(),
             }
         })
         .collect()
 }
 
+/// The reviewer's figures (bars, latency against IOPS) first, then the suite's own charts
+/// (rounds, timelines, sweeps), then the latency distributions.
 fn charts_section(report: &SuiteReport) -> Section {
-    let figures = merged_figures(report);
+    let derived = report_figures(report);
+    let (distributions, leading): (Vec<Figure>, Vec<Figure>) =
+        derived.figures.into_iter().partition(|f| {
+            f.chart.id.starts_with("latency-percentiles") || f.chart.id.starts_with("latency-cdf")
+        });
+    let own = merged_figures(report)
+        .into_iter()
+        .filter(|f| !derived.replaces.contains(&f.chart.id.as_str()));
+    let figures: Vec<Figure> = leading
+        .into_iter()
+        .chain(own)
+        .chain(distributions)
+        .map(cap)
+        .collect();
     let blocks = if figures.is_empty() {
         vec![Block::Paragraph("This suite draws no charts.".into())]
     } else {
@@ -251,13 +272,44 @@ fn charts_section(report: &SuiteReport) -> Section {
     }
 }
 
-/// The device's health log after its last job step: the `health` object of the device
-/// counters in that step's fio JSON, and the step's name.
-fn last_health(d: &DeviceReport) -> Option<(&str, Value)> {
-    let step = d.steps.iter().rev().find(|s| s.fio_json.is_some())?;
-    let doc: Value = serde_json::from_str(step.fio_json.as_deref()?).ok()?;
-    let health = doc.pointer("/flashlab/device_counters/health")?.clone();
-    health.is_object().then_some((step.name.as_str(), health))
+/// The health logs of the device's job steps, in order: the `health` object of the device
+/// counters in each step's fio JSON, with the step's name.
+fn health_logs(d: &DeviceReport) -> Vec<(&str, Value)> {
+    d.steps
+        .iter()
+        .filter_map(|step| {
+            let doc: Value = serde_json::from_str(step.fio_json.as_deref()?).ok()?;
+            let health = doc.pointer("/flashlab/device_counters/health")?.clone();
+            health.is_object().then_some((step.name.as_str(), health))
+        })
+        .collect()
+}
+
+/// A health log field: its (dotted) key and value.
+type Field = (String, Value);
+
+/// A health log's fields, one level of nesting shown with dotted keys.
+fn health_fields(health: &Value) -> Vec<Field> {
+    let Value::Object(fields) = health else {
+        return Vec::new();
+    };
+    fields
+        .iter()
+        .flat_map(|(k, v)| match v {
+            Value::Object(inner) => inner
+                .iter()
+                .map(|(ik, iv)| (format!("{k}.{ik}"), iv.clone()))
+                .collect(),
+            v => vec![(k.clone(), v.clone())],
+        })
+        .collect()
+}
+
+/// Values a health log uses for "no figure": the all-ones of a 16-, 32- or 64-bit field
+/// (NVMe's 65,535 for a timed-workload figure not yet measured).
+fn is_sentinel(v: &Value) -> bool {
+    v.as_u64()
+        .is_some_and(|n| n == u64::from(u16::MAX) || n == u64::from(u32::MAX) || n == u64::MAX)
 }
 
 /// 14293745664 → "14,293,745,664".
@@ -275,6 +327,9 @@ fn grouped(n: u64) -> String {
 
 /// A health value as read: integers grouped, byte counts and times also in human units.
 fn health_cell(key: &str, v: &Value) -> String {
+    if is_sentinel(v) {
+        return "not available".into();
+    }
     match v {
         Value::Null => "-".into(),
         Value::Bool(b) => b.to_string(),
@@ -324,28 +379,66 @@ fn health_section(report: &SuiteReport) -> Section {
     let mut blocks = Vec::new();
     for d in &report.devices {
         blocks.push(Block::Heading(d.device.clone()));
-        match last_health(d) {
-            Some((step, Value::Object(fields))) => {
-                blocks.push(Block::Paragraph(format!("After the last step, {step}.")));
-                let rows = fields
-                    .iter()
-                    .flat_map(|(k, v)| match v {
-                        // One level of nesting is shown with dotted keys.
-                        Value::Object(inner) => inner
-                            .iter()
-                            .map(|(ik, iv)| vec![format!("{k}.{ik}"), health_cell(ik, iv)])
-                            .collect(),
-                        v => vec![vec![k.clone(), health_cell(k, v)]],
-                    })
-                    .collect();
-                blocks.push(Block::Table(Table {
-                    header: vec!["field".into(), "value".into()],
-                    rows,
-                }));
-            }
-            _ => blocks.push(Block::Paragraph(
+        let logs = health_logs(d);
+        let (Some((first_step, first)), Some((last_step, last))) = (logs.first(), logs.last())
+        else {
+            blocks.push(Block::Paragraph(
                 "No health log was recorded (no job step ran).".into(),
-            )),
+            ));
+            continue;
+        };
+        let before = health_fields(first);
+        let after = health_fields(last);
+        let leaf = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+        // With one log there is nothing to compare: every field is shown.
+        let (changed, unchanged): (Vec<&Field>, Vec<&Field>) = after.iter().partition(|(k, v)| {
+            logs.len() == 1 || before.iter().find(|(bk, _)| bk == k).map(|(_, bv)| bv) != Some(v)
+        });
+        if logs.len() == 1 {
+            blocks.push(Block::Paragraph(format!(
+                "After the only step, {last_step}."
+            )));
+        } else {
+            blocks.push(Block::Paragraph(format!(
+                "What changed from the first step ({first_step}) to the last ({last_step}); \
+                 the fields that did not change follow the table."
+            )));
+        }
+        if !changed.is_empty() {
+            let rows = changed
+                .iter()
+                .map(|(k, v)| {
+                    let was = before
+                        .iter()
+                        .find(|(bk, _)| bk == k)
+                        .map_or("-".into(), |(_, bv)| health_cell(&leaf(k), bv));
+                    if logs.len() == 1 {
+                        vec![k.clone(), health_cell(&leaf(k), v)]
+                    } else {
+                        vec![k.clone(), was, health_cell(&leaf(k), v)]
+                    }
+                })
+                .collect();
+            let header = if logs.len() == 1 {
+                vec!["field".into(), "value".into()]
+            } else {
+                vec![
+                    "field".into(),
+                    format!("after {first_step}"),
+                    format!("after {last_step}"),
+                ]
+            };
+            blocks.push(Block::Table(Table { header, rows }));
+        }
+        if !unchanged.is_empty() {
+            let listed: Vec<String> = unchanged
+                .iter()
+                .map(|(k, v)| format!("{k} {}", health_cell(&leaf(k), v)))
+                .collect();
+            blocks.push(Block::Paragraph(format!(
+                "Unchanged: {}.",
+                listed.join("; ")
+            )));
         }
     }
     Section {
@@ -445,10 +538,11 @@ mod tests {
         let html = render_html(&r);
         assert_eq!(html, render_html(&r));
         assert!(html.contains("<td class=\"num\">1234 IOPS</td>"), "{html}");
-        assert!(html.contains("a&lt;1&gt; is simulated as a slice: slice of 1/4."));
+        assert!(html.contains("a&lt;1&gt;: slice of 1/4."));
+        assert!(!html.contains("simulated as a slice"));
         assert!(html.contains("<td>round 5</td>"));
         assert!(html.contains("rounds 1–5"));
-        assert!(html.contains("After the last step, round-05."));
+        assert!(html.contains("After the only step, round-05."));
         assert!(html.contains("14,293,745,664 (14.29 GB)"), "{html}");
         assert!(html.contains("4,630,554,509,775 (4630.55 s)"), "{html}");
         assert!(html.contains("<td class=\"num\">4.067</td>"));
@@ -481,6 +575,38 @@ mod tests {
         // Without a family there is only the key list, under no heading of its own.
         r.suite = suite("precondition").unwrap();
         assert!(!render_html(&r).contains("Every result by key"));
+    }
+
+    #[test]
+    fn health_shows_what_changed_and_sentinels_as_not_available() {
+        let mut d = device("a", 1.0);
+        let later = r#"{"jobs": [], "flashlab": {"device_counters": {"health": {"media_bytes_written": 20000000000, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null, "timed_workload_minutes": 65535}}}}"#;
+        d.steps.push(StepRecord {
+            name: "round-06".into(),
+            kind: crate::StepKind::Job,
+            job_text: Some("[x]".into()),
+            fio_json: Some(later.into()),
+            end_ns: 3,
+            measures: Vec::new(),
+        });
+        let html = render_html(&report(vec![d]));
+        assert!(html.contains("from the first step (round-05) to the last (round-06)"));
+        assert!(html.contains(
+            "<tr><td>media_bytes_written</td><td class=\"num\">14,293,745,664 (14.29 GB)</td><td class=\"num\">20,000,000,000 (20.00 GB)</td></tr>"
+        ), "{html}");
+        assert!(
+            html.contains(
+                "<tr><td>timed_workload_minutes</td><td class=\"num\">-</td><td>not available</td></tr>"
+            ),
+            "{html}"
+        );
+        assert!(!html.contains("65,535"));
+        // Unchanged fields are one line, not rows.
+        assert!(
+            html.contains("Unchanged: percentage_used 3; write_amplification 4.067;"),
+            "{html}"
+        );
+        assert!(!html.contains("<td>percentage_used</td>"));
     }
 
     #[test]

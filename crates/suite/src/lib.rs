@@ -32,6 +32,7 @@
 mod app_profiles;
 mod basic;
 mod cache_passes;
+mod charts;
 mod client;
 mod client_options;
 mod endurance;

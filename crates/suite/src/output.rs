@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use crate::charts::{figure_json, figures_csv, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::grids::{grid_title, grids};
 use crate::measure::TIDY_COLUMNS;
@@ -190,6 +191,13 @@ pub fn render_json(report: &SuiteReport) -> String {
     if let Some((group, value)) = report.suite.options_json(o) {
         doc["options"][group] = value;
     }
+    doc["figures"] = Value::Array(
+        report_figures(report)
+            .figures
+            .iter()
+            .map(figure_json)
+            .collect(),
+    );
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
@@ -284,7 +292,8 @@ fn dir_name(i: usize, device: &str) -> String {
     format!("{}-{clean}", i + 1)
 }
 
-/// Under `dir`: `<suite>.csv`, its tidy form `<suite>-tidy.csv`, and per device `<n>-<device>/<step>.fio` and `<step>.json`
+/// Under `dir`: `<suite>.csv`, its tidy form `<suite>-tidy.csv`, `figures.csv` (the report's
+/// figures as points, when it has any), and per device `<n>-<device>/<step>.fio` and `<step>.json`
 /// (the job file and its fio JSON) for every job step, numbered in order.
 pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -296,6 +305,10 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
         dir.join(format!("{}-tidy.csv", report.suite.name())),
         render_tidy_csv(report),
     )?;
+    let figures = report_figures(report).figures;
+    if !figures.is_empty() {
+        std::fs::write(dir.join("figures.csv"), figures_csv(&figures))?;
+    }
     for (i, d) in report.devices.iter().enumerate() {
         let sub = dir.join(dir_name(i, &d.device));
         std::fs::create_dir_all(&sub)?;

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::{self, AxisPlan, Tick};
-use super::{escape, Figure};
+use super::{escape, Figure, FigureKind};
 
 /// Size of the whole SVG when the legend sits on the right.
 const WIDTH_PX: u32 = 820;
@@ -28,6 +28,10 @@ const CHAR_PX: f64 = 7.2;
 const TICK_FONT: f64 = 15.5;
 const TITLE_FONT: f64 = 17.36;
 const MARKER_RADIUS_PX: u32 = 3;
+/// Share of a category's width its bars fill together.
+const BAR_GROUP_WIDTH: f64 = 0.8;
+/// plotters size of point and bar labels (11 px).
+const LABEL_FONT: f64 = 13.6;
 
 /// Tableau 10: distinct hues that stay apart for common colour-vision deficiencies.
 const PALETTE: [RGBColor; 10] = [
@@ -64,14 +68,55 @@ struct Prepared {
     /// Plot-space x ranges to shade, with their colour.
     bands: Vec<(f64, f64, RGBColor)>,
     points: usize,
+    kind: FigureKind,
+    /// Number of series, for the width of each bar in a group.
+    series: usize,
+    /// Per series, the label of each placed point (parallel to the flattened runs).
+    labels: Vec<Vec<String>>,
+    /// Per series, whether it is secondary (dashed, hollow, outlined).
+    secondary: Vec<bool>,
+    /// Per series, its palette index.
+    colour: Vec<usize>,
+}
+
+/// The x axis of a figure with named positions: exactly those ticks, with half a category
+/// of room at each end for bars, or the usual margin for lines.
+fn named_x_plan(fig: &Figure) -> AxisPlan {
+    let positions: Vec<f64> = fig.x_ticks.iter().map(|t| t.0).collect();
+    let (lo, hi) = positions
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let pad = match fig.kind {
+        FigureKind::Bars => 0.5,
+        FigureKind::Lines => ((hi - lo) * 0.04).max(0.05),
+    };
+    AxisPlan {
+        log: false,
+        divisor: 1.0,
+        title: fig.chart.x.label.clone(),
+        lo: lo - pad,
+        hi: hi + pad,
+        ticks: fig
+            .x_ticks
+            .iter()
+            .map(|(pos, label)| Tick {
+                pos: *pos,
+                label: label.clone(),
+            })
+            .collect(),
+        minor: Vec::new(),
+    }
 }
 
 fn prepare(fig: &Figure) -> Prepared {
     let chart = &fig.chart;
+    let named = !fig.x_ticks.is_empty();
     let drawable = |p: &(f64, f64)| {
         p.0.is_finite()
             && p.1.is_finite()
-            && (!chart.x.log || p.0 > 0.0)
+            && (named || !chart.x.log || p.0 > 0.0)
             && (!chart.y.log || p.1 > 0.0)
     };
     let mut xs: Vec<f64> = Vec::new();
@@ -86,21 +131,35 @@ fn prepare(fig: &Figure) -> Prepared {
         xs.extend([b.from, b.to]);
     }
     // Throughput, IOPS and latency read against zero; an x axis (rounds, depths) does not.
-    let x = axis::plan(&chart.x, &xs, false);
+    let x = if named {
+        named_x_plan(fig)
+    } else {
+        axis::plan(&chart.x, &xs, false)
+    };
     let y = axis::plan(&chart.y, &ys, true);
     let mut points = 0;
+    let mut labels = Vec::with_capacity(chart.series.len());
     let runs = chart
         .series
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(si, s)| {
             let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
-            for p in &s.points {
+            let mut placed_labels = Vec::new();
+            for (pi, p) in s.points.iter().enumerate() {
                 let placed = drawable(p)
                     .then(|| x.place(p.0).zip(y.place(p.1)))
                     .flatten();
                 match placed {
                     Some(q) => {
                         points += 1;
+                        placed_labels.push(
+                            fig.labels
+                                .get(si)
+                                .and_then(|l| l.get(pi))
+                                .cloned()
+                                .unwrap_or_default(),
+                        );
                         if let Some(r) = runs.last_mut() {
                             r.push(q);
                         }
@@ -110,6 +169,7 @@ fn prepare(fig: &Figure) -> Prepared {
                 };
             }
             runs.retain(|r| !r.is_empty());
+            labels.push(placed_labels);
             runs
         })
         .collect();
@@ -131,6 +191,15 @@ fn prepare(fig: &Figure) -> Prepared {
         runs,
         bands,
         points,
+        kind: fig.kind,
+        series: chart.series.len(),
+        labels,
+        secondary: (0..chart.series.len())
+            .map(|i| fig.secondary.contains(&i))
+            .collect(),
+        colour: (0..chart.series.len())
+            .map(|i| fig.colours.get(i).copied().unwrap_or(i))
+            .collect(),
     }
 }
 
@@ -139,6 +208,10 @@ struct LegendEntry {
     colour: RGBColor,
     filled: bool,
     band: bool,
+    /// A bar swatch instead of a line and marker.
+    bar: bool,
+    /// A dashed line in the swatch.
+    dashed: bool,
 }
 
 fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
@@ -148,7 +221,8 @@ fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let (colour, filled) = colour(i);
+            let (colour, filled) = colour(fig.colours.get(i).copied().unwrap_or(i));
+            let filled = filled && !fig.secondary.contains(&i);
             let label = if s.points.is_empty() {
                 format!("{} (no data)", s.name)
             } else {
@@ -159,6 +233,8 @@ fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
                 colour,
                 filled,
                 band: false,
+                bar: fig.kind == FigureKind::Bars,
+                dashed: fig.secondary.contains(&i),
             }
         })
         .collect();
@@ -168,6 +244,8 @@ fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
             colour: b.series.map_or(BAND_GREY, |i| colour(i).0),
             filled: true,
             band: true,
+            bar: false,
+            dashed: false,
         });
     }
     entries
@@ -336,12 +414,30 @@ fn draw(
             )))
             .map_err(|e| err(&e))?;
     }
+    if p.kind == FigureKind::Bars {
+        draw_bars(&mut chart, p)?;
+    }
     for (i, runs) in p.runs.iter().enumerate() {
-        let (col, filled) = colour(i);
+        if p.kind == FigureKind::Bars {
+            break;
+        }
+        let (col, filled) = colour(p.colour[i]);
+        let filled = filled && !p.secondary[i];
         for run in runs.iter().filter(|r| r.len() >= 2) {
-            chart
-                .draw_series(LineSeries::new(run.iter().copied(), col.stroke_width(2)))
-                .map_err(|e| err(&e))?;
+            if p.secondary[i] {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        run.iter().copied(),
+                        6,
+                        4,
+                        col.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(run.iter().copied(), col.stroke_width(2)))
+                    .map_err(|e| err(&e))?;
+            }
         }
         let marker = if filled {
             col.filled()
@@ -355,6 +451,18 @@ fn draw(
                     .map(|&q| Circle::new(q, MARKER_RADIUS_PX, marker)),
             )
             .map_err(|e| err(&e))?;
+        let label_font = ("sans-serif", LABEL_FONT).into_font().color(&TEXT_COLOUR);
+        chart
+            .draw_series(
+                runs.iter()
+                    .flatten()
+                    .zip(&p.labels[i])
+                    .filter(|(_, l)| !l.is_empty())
+                    .map(|(&q, l)| {
+                        EmptyElement::at(q) + Text::new(l.clone(), (5, -14), label_font.clone())
+                    }),
+            )
+            .map_err(|e| err(&e))?;
     }
 
     // The legend: a short line and a square per series (no circles: those are data), a
@@ -366,7 +474,16 @@ fn draw(
     };
     for (n, e) in entries.iter().enumerate() {
         let y = y0 + n as i32 * LEGEND_ROW_PX;
-        if e.band {
+        if e.bar {
+            let swatch = if e.filled {
+                e.colour.filled()
+            } else {
+                e.colour.stroke_width(2)
+            };
+            legend_area
+                .draw(&Rectangle::new([(x0 + 5, y - 6), (x0 + 19, y + 6)], swatch))
+                .map_err(|e| err(&e))?;
+        } else if e.band {
             legend_area
                 .draw(&Rectangle::new(
                     [(x0, y - 6), (x0 + 24, y + 6)],
@@ -374,12 +491,19 @@ fn draw(
                 ))
                 .map_err(|e| err(&e))?;
         } else {
-            legend_area
-                .draw(&PathElement::new(
-                    vec![(x0, y), (x0 + 24, y)],
-                    e.colour.stroke_width(2),
-                ))
-                .map_err(|e| err(&e))?;
+            let segments: &[(i32, i32)] = if e.dashed {
+                &[(0, 7), (17, 24)]
+            } else {
+                &[(0, 24)]
+            };
+            for &(a, b) in segments {
+                legend_area
+                    .draw(&PathElement::new(
+                        vec![(x0 + a, y), (x0 + b, y)],
+                        e.colour.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?;
+            }
             let square = if e.filled {
                 e.colour.filled()
             } else {
@@ -394,5 +518,55 @@ fn draw(
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+type Plot<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<Scale, Scale>>;
+
+/// Grouped bars: at each category the series side by side, from zero to the value, with the
+/// value's label above. Each bar's top carries a zero-radius `<circle>`, so the bars are
+/// counted like any chart's points; a reference series is drawn in outline.
+fn draw_bars(chart: &mut Plot<'_>, p: &Prepared) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let width = BAR_GROUP_WIDTH / p.series.max(1) as f64;
+    let base = 0f64.clamp(p.y.lo, p.y.hi);
+    let label_font = ("sans-serif", LABEL_FONT)
+        .into_font()
+        .color(&TEXT_COLOUR)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (i, runs) in p.runs.iter().enumerate() {
+        let (col, _) = colour(p.colour[i]);
+        let offset = -BAR_GROUP_WIDTH / 2.0 + (i as f64 + 0.5) * width;
+        let bars: Vec<(f64, f64)> = runs
+            .iter()
+            .flatten()
+            .map(|&(x, y)| (x + offset, y))
+            .collect();
+        let style = if p.secondary[i] {
+            col.stroke_width(2)
+        } else {
+            col.filled()
+        };
+        let half = width * 0.45;
+        chart
+            .draw_series(
+                bars.iter()
+                    .map(|&(x, y)| Rectangle::new([(x - half, base), (x + half, y)], style)),
+            )
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(bars.iter().map(|&q| Circle::new(q, 0, col.filled())))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(
+                bars.iter()
+                    .zip(&p.labels[i])
+                    .filter(|(_, l)| !l.is_empty())
+                    .map(|(&q, l)| {
+                        EmptyElement::at(q) + Text::new(l.clone(), (0, -3), label_font.clone())
+                    }),
+            )
+            .map_err(|e| err(&e))?;
+    }
     Ok(())
 }

@@ -35,6 +35,9 @@ pub struct Section {
     pub blocks: Vec<Block>,
 }
 
+// A page holds tens of blocks, built once: their size does not matter, boxing would only
+// add noise where they are built.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     /// A sub-heading inside a section.
@@ -52,12 +55,37 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// A chart and what the page adds to it: shaded x ranges and a note under it.
+/// A chart and what the page adds to it: shaded x ranges, a note under it, and how it is
+/// drawn (lines or grouped bars, named x positions, labelled points, reference series).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub chart: Chart,
     pub bands: Vec<Band>,
     pub note: Option<String>,
+    pub kind: FigureKind,
+    /// Named x positions (plot space): when not empty, the x axis shows exactly these ticks
+    /// and the chart's x values are drawn as given (a category index, a transformed value).
+    pub x_ticks: Vec<(f64, String)>,
+    /// Per series, a label beside each point (`labels[s][p]`; missing or empty: none).
+    pub labels: Vec<Vec<String>>,
+    /// Series drawn as the lighter member of a pair: a target beside a measurement (a
+    /// published figure), or a second measure of the same drive (a 99th percentile beside
+    /// the mean). Lines are dashed with hollow markers, bars outlined.
+    pub secondary: Vec<usize>,
+    /// Per series, the palette index of its colour (missing: its own index), so the
+    /// series of one drive can share a colour.
+    pub colours: Vec<usize>,
+}
+
+/// How a [`Figure`]'s series are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FigureKind {
+    /// Points joined in x order.
+    #[default]
+    Lines,
+    /// A bar per point, the series side by side at each x (a category index with
+    /// [`Figure::x_ticks`] naming the categories).
+    Bars,
 }
 
 /// A shaded x range of a [`Figure`], named in the legend.
@@ -88,6 +116,11 @@ impl Figure {
             chart,
             bands,
             note: None,
+            kind: FigureKind::Lines,
+            x_ticks: Vec::new(),
+            labels: Vec::new(),
+            secondary: Vec::new(),
+            colours: Vec::new(),
         }
     }
 }

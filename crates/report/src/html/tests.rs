@@ -226,3 +226,65 @@ fn many_series_keep_distinct_colours_then_go_hollow() {
         .count();
     assert_eq!(hollow, 4, "{svg}");
 }
+
+#[test]
+fn bars_stand_side_by_side_at_their_category_with_labels() {
+    let mut f = Figure::new(chart(vec![
+        series("a", &[(0.0, 100.0), (1.0, 50.0)]),
+        series("b", &[(0.0, 80.0), (1.0, 60.0)]),
+    ]));
+    f.kind = FigureKind::Bars;
+    f.x_ticks = vec![(0.0, "read".into()), (1.0, "write".into())];
+    f.labels = vec![
+        vec!["100".into(), "50".into()],
+        vec!["80".into(), "60".into()],
+    ];
+    f.secondary = vec![1];
+    let svg = render_svg(&f);
+    assert_eq!(root_attr(&svg, "data-points"), "4");
+    let c = circles(&svg);
+    assert_eq!(c.len(), 4);
+    // Series a's bars, then b's: b's bar stands right of a's in the same category, and
+    // both of a category's bars lie left of the next category's.
+    assert!(
+        c[0].0 < c[2].0 && c[2].0 < c[1].0 && c[1].0 < c[3].0,
+        "{c:?}"
+    );
+    // The taller value reaches higher.
+    assert!(c[0].1 < c[2].1);
+    for text in ["read", "write", "100", "60"] {
+        assert!(
+            svg.contains(&format!(">\n{text}\n</text>")),
+            "{text} missing"
+        );
+    }
+    // A filled bar per measured point, an outlined one per secondary point.
+    assert!(svg.matches("<rect").count() >= 4);
+}
+
+#[test]
+fn named_ticks_replace_the_axis_and_secondary_lines_are_dashed() {
+    let mut f = Figure::new(chart(vec![
+        series("mean", &[(0.0, 1.0), (1.0, 2.0), (2.0, 4.0)]),
+        series("p99", &[(0.0, 3.0), (1.0, 6.0), (2.0, 9.0)]),
+    ]));
+    f.x_ticks = vec![(0.0, "0".into()), (1.0, "90".into()), (2.0, "99".into())];
+    f.secondary = vec![1];
+    f.colours = vec![0, 0];
+    f.labels = vec![vec!["QD1".into(), "QD8".into(), "QD32".into()]];
+    let svg = render_svg(&f);
+    assert_eq!(root_attr(&svg, "data-points"), "6");
+    for text in ["90", "99", "QD1", "QD32"] {
+        assert!(
+            svg.contains(&format!(">\n{text}\n</text>")),
+            "{text} missing"
+        );
+    }
+    // The secondary series draws short dashes: more line segments than the solid one.
+    let plain = {
+        let mut g = f.clone();
+        g.secondary.clear();
+        render_svg(&g)
+    };
+    assert!(svg.matches("<polyline").count() > plain.matches("<polyline").count());
+}
