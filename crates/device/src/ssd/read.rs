@@ -249,9 +249,13 @@ impl Ssd {
         )
     }
 
-    /// A page read whose codewords `[from, to)` stay in the read buffer.
+    /// A page read whose codewords `[from, to)` stay in the read buffer. These are the reads
+    /// of several pages at once (a long command, read-ahead): each goes to its die as part
+    /// of a multi-plane read of the data's superpage ([`Self::superpage_address`]).
     fn buffered_page_read(&mut self, t0: u64, (read, from, to): BufferedRead) -> u64 {
-        let done = self.page_read(t0, read);
+        let (block, _, slc, bytes) = read;
+        let lpn = (from << self.cw_shift) >> self.iu_shift;
+        let done = self.page_read(t0, (block, self.superpage_address(lpn), slc, bytes));
         for cw in from..to {
             self.readbuf.insert(cw, done);
         }
@@ -290,6 +294,23 @@ impl Ssd {
         if let Some(p) = pending {
             self.buffered_page_read(t0, p);
         }
+    }
+
+    /// The page address a read of IU `lpn`'s page gives its die for a multi-plane read, which
+    /// joins only reads of one address on the die's other planes. Firmware programs a die's
+    /// planes as one superpage at one address, and folds or relocates data a superpage at a
+    /// time, so the pages written together (consecutive logical pages on a die's planes) stay
+    /// at one address wherever they are moved. The FTL's write pointers are per plane and do
+    /// not mirror that address (a plane's SLC block is folded on its own, and its pages land
+    /// wherever the fold stream's pointers are), so the address is the data's: its logical
+    /// superpage, marked by the top bit apart from the physical page addresses a single page
+    /// read gives.
+    #[inline]
+    fn superpage_address(&self, lpn: u64) -> u32 {
+        let g = &self.model.geometry;
+        let ius_per_superpage =
+            (g.page_bytes >> self.iu_shift).max(1) * u64::from(g.planes_per_die.max(1));
+        (1 << 31) | (lpn / ius_per_superpage) as u32 & 0x7fff_ffff
     }
 
     /// Bytes a read of `[from, to)` (within one IU) moves over the flash channel: the ECC
