@@ -641,11 +641,27 @@ mod tests {
                 job_text: Some("[fill]\nrw=write\n".into()),
                 fio_json: None,
                 end_ns: 42,
-                measures: vec![Measure {
-                    name: "bw_bytes_per_s".into(),
-                    unit: Unit::BytesPerS,
-                    value: 0.1 + 0.2,
-                }],
+                measures: vec![
+                    Measure::new("bw_bytes_per_s", Unit::BytesPerS, 0.1 + 0.2),
+                    // Every kind of coordinate encoding: numbers, floats, fields, names.
+                    Measure::new("read_lat_ns", Unit::Ns, 7.0)
+                        .col(Coord::Percentile(99.9))
+                        .under(&[
+                            Coord::Phase("fill"),
+                            Coord::Op(0.07),
+                            Coord::WorstQuietNamespace,
+                            Coord::DesktopTest {
+                                random: true,
+                                bs: 4096,
+                                qd: 1,
+                                threads: 1,
+                            },
+                            Coord::RaidSet {
+                                level: 5,
+                                members: 4,
+                            },
+                        ]),
+                ],
             }],
             started_steps: 2,
             end_ns: 42,
