@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use flashlab_runner::Progress;
-use flashlab_suite::SuiteProgress;
+use flashlab_suite::{SuiteProgress, SuiteShare};
 
 /// A redrawn line is redrawn at most this often (fio's smallest `--eta-interval`).
 const REDRAW_EVERY: Duration = Duration::from_millis(250);
@@ -333,6 +333,8 @@ struct DeviceState {
     sim_ns: u64,
     step_fraction: f64,
     suite_fraction: Option<f64>,
+    /// What `suite_fraction` is a share of.
+    suite_basis: SuiteShare,
     step_started: Instant,
     /// When the first of the current run of rounds started.
     rounds_started: Option<Instant>,
@@ -390,6 +392,7 @@ impl SuiteProgressLine {
                 sim_ns: p.sim_ns,
                 step_fraction: p.step_fraction,
                 suite_fraction: p.suite_fraction,
+                suite_basis: p.suite_basis,
                 step_started,
                 rounds_started,
             });
@@ -410,6 +413,12 @@ impl SuiteProgressLine {
             for st in board.devices.iter_mut().flatten() {
                 st.step_fraction = 1.0;
                 st.suite_fraction = st.suite_fraction.map(|_| 1.0);
+                st.suite_basis = match st.suite_basis {
+                    SuiteShare::Steps { .. } => SuiteShare::Steps {
+                        rounds_at_most: false,
+                    },
+                    w => w,
+                };
             }
         }
         let now = Instant::now();
@@ -499,7 +508,10 @@ fn format_duration(d: Duration) -> String {
 
 /// `drive: step 7 round-03 (3/25)  45.2%, simulated 12.3 min, ` then the time left, as well
 /// as the device's session knows it:
-/// - a suite that knows its length: `suite 25%, ETA 5m00s`;
+/// - a suite that measures its own work: `suite 25%, ETA 5m00s`;
+/// - a suite that planned its steps: `suite 25% of its steps, ETA ~5m00s`, a guess (steps
+///   differ in length); while repeated rounds count at their most, `suite at least 25% of
+///   its steps (rounds counted at their most), ETA ~5m00s`;
 /// - a run of rounds with a most: `rounds ~12%, ETA ~4m10s (guess: up to 25 rounds)`, an
 ///   upper bound on the rounds (steady state may come sooner), not counting steps after them;
 /// - otherwise the step's own: `ETA at least 0m10s (this step; the suite's length is not
@@ -527,7 +539,22 @@ fn format_device(
         None => "ETA not yet known".to_string(),
     };
     let left = match (st.suite_fraction, st.round, st.max_rounds, in_rounds) {
-        (Some(f), ..) => format!("suite {:.0}%, {}", f * 100.0, eta_of("", eta(f, in_suite))),
+        (Some(f), ..) => match st.suite_basis {
+            SuiteShare::Work => {
+                format!("suite {:.0}%, {}", f * 100.0, eta_of("", eta(f, in_suite)))
+            }
+            SuiteShare::Steps { rounds_at_most } => format!(
+                "suite {}{:.0}% of its steps{}, {}",
+                if rounds_at_most { "at least " } else { "" },
+                f * 100.0,
+                if rounds_at_most {
+                    " (rounds counted at their most)"
+                } else {
+                    ""
+                },
+                eta_of("~", eta(f, in_suite))
+            ),
+        },
         (None, Some(r), Some(m), Some(t)) if m > 0 => {
             let f = ((r.saturating_sub(1)) as f64 + st.step_fraction) / m as f64;
             format!(
@@ -559,6 +586,7 @@ mod tests {
             sim_ns: 90_000_000_000,
             step_fraction: 0.5,
             suite_fraction: None,
+            suite_basis: SuiteShare::Work,
             step_started: Instant::now(),
             rounds_started: Some(Instant::now()),
         }
@@ -581,6 +609,28 @@ mod tests {
         assert_eq!(
             format_device(&known, secs(10), None, secs(100)),
             "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25%, ETA 5m00s"
+        );
+        let floor = DeviceState {
+            suite_fraction: Some(0.25),
+            suite_basis: SuiteShare::Steps {
+                rounds_at_most: true,
+            },
+            ..st.clone()
+        };
+        assert_eq!(
+            format_device(&floor, secs(10), Some(secs(25)), secs(100)),
+            "tiny: step 5 round-03 (3/25)  50.0%, simulated 1.5 min, suite at least 25% of its steps (rounds counted at their most), ETA ~5m00s"
+        );
+        let planned = DeviceState {
+            suite_basis: SuiteShare::Steps {
+                rounds_at_most: false,
+            },
+            round: None,
+            ..floor
+        };
+        assert_eq!(
+            format_device(&planned, secs(10), None, secs(100)),
+            "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25% of its steps, ETA ~5m00s"
         );
         let unknown = DeviceState {
             round: None,
@@ -623,6 +673,7 @@ mod tests {
             sim_ns: 0,
             step_fraction: 0.0,
             suite_fraction: None,
+            suite_basis: SuiteShare::Work,
         };
         d.update(0, &p);
         assert!(d.board.lock().unwrap().devices[0].is_none());

@@ -66,13 +66,27 @@ fn a_suite_off_a_terminal_logs_step_share_and_eta_and_never_changes_stdout() {
     }
     let first = lines[0];
     assert!(first.contains("step 1 purge"), "{first}");
-    // four-corners does not know its length: the estimate says it is the step's.
+    // four-corners plans its steps, the random-write rounds at their most until they end.
+    assert!(
+        first.contains("suite at least 0% of its steps (rounds counted at their most)"),
+        "{first}"
+    );
     let last = lines[lines.len() - 1];
     assert!(
-        has_duration_after(last, "ETA at least ")
-            && last.contains("the suite's length is not known"),
+        last.contains("suite 100% of its steps, ") && has_duration_after(last, "ETA ~"),
         "{last}"
     );
+    assert!(lines.iter().all(|l| !l.contains("not known")), "{err}");
+    // The share never goes back.
+    let shares: Vec<u32> = lines
+        .iter()
+        .map(|l| {
+            let rest = l.split("suite ").nth(1).expect(l);
+            let rest = rest.trim_start_matches("at least ");
+            rest[..rest.find('%').expect(l)].parse().expect(l)
+        })
+        .collect();
+    assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{err}");
 
     let quiet = four_corners(&["--progress", "never"]);
     assert_eq!(stderr(&quiet), "");

@@ -7,7 +7,8 @@ use crate::grids::GridSpec;
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
-    result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, RAMP_NS,
+    result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, FILL_STEPS,
+    RAMP_NS,
 };
 use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
@@ -151,6 +152,7 @@ fn precondition(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    s.plan_steps(FILL_STEPS + opts.max_rounds, 1);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
     let mut results = steady_measures(&st);
@@ -174,9 +176,6 @@ fn four_corners(
             ]
         }
     };
-    // Sequential fill: the state sequential and read figures are specified in.
-    purge_and_fill(s)?;
-    let mut results = Vec::new();
     let steps: [(&'static str, &str, &str, u64, u64, usize); 3] = [
         (
             "seq-read-128k",
@@ -203,6 +202,10 @@ fn four_corners(
             DDIR_READ,
         ),
     ];
+    s.plan_steps(FILL_STEPS + steps.len() + opts.max_rounds, 1);
+    // Sequential fill: the state sequential and read figures are specified in.
+    purge_and_fill(s)?;
+    let mut results = Vec::new();
     for (name, rw, bs, runtime_ns, ramp_ns, ddir) in steps {
         let text = job_text(name, rw, bs, qd, jobs, &timed(window(runtime_ns), ramp_ns));
         let run = s.job(name, &text, &bw_iops(ddir))?;
@@ -235,6 +238,7 @@ fn four_corners(
 }
 
 fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
+    s.plan_steps(FILL_STEPS + opts.max_rounds + opts.qos_depths.len(), 1);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
     let mut results = vec![measure("steady_write_iops", Unit::Iops, steady_iops(&st))];

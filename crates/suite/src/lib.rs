@@ -297,8 +297,20 @@ pub struct SuiteProgress<'a> {
     pub sim_ns: u64,
     /// Share of the step done, 0 to 1 (the runner's estimate).
     pub step_fraction: f64,
-    /// Share of the whole suite done, when the suite knows its length.
+    /// Share of the whole suite done, when the suite knows its length or planned its steps.
     pub suite_fraction: Option<f64>,
+    /// What `suite_fraction` measures.
+    pub suite_basis: SuiteShare,
+}
+
+/// What a [`SuiteProgress::suite_fraction`] is the share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuiteShare {
+    /// The suite's own measure of its work (bytes written, passes, points).
+    Work,
+    /// The steps the suite planned, each counted alike; with `rounds_at_most`, repeated
+    /// rounds count at their most (steady state may come sooner), so the share is a floor.
+    Steps { rounds_at_most: bool },
 }
 
 fn device_error(config: &DeviceConfig, error: ConfigError) -> SuiteError {

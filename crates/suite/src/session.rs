@@ -14,7 +14,7 @@ use flashlab_workload::JobFile;
 
 use crate::real::{RealError, RealTarget};
 use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadedDevice, SessionPart};
-use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress};
+use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
 
 /// What hears every recorded step's end, with the device and its clock there (and the end of
 /// the preconditioning, as the step `precondition`): `--save-state-after`.
@@ -168,6 +168,17 @@ enum Drive<'a> {
     Described(&'a DeviceConfig),
 }
 
+/// The steps a suite stated it will run on a device, counted from `first` (steps started
+/// before the plan). `round_runs` runs of repeated rounds are still ahead or under way,
+/// counted at their most: while there are any, the share done is a floor and the time left a
+/// ceiling.
+#[derive(Debug, Clone, Copy)]
+struct StepPlan {
+    first: usize,
+    steps: usize,
+    round_runs: usize,
+}
+
 /// One device's run of a suite: the device, the options, the steps so far and the clock.
 pub struct Session<'a> {
     drive: Drive<'a>,
@@ -194,6 +205,9 @@ pub struct Session<'a> {
     /// the next steps, when the suite knows it (progress interpolates within a step).
     pub round: Option<(usize, Option<usize>)>,
     pub suite_span: Option<(f64, f64)>,
+    /// The steps the suite planned on this device ([`Session::plan_steps`]): where no
+    /// `suite_span` is set, the share of the suite done is the share of these steps.
+    plan: Option<StepPlan>,
     /// Data content of every write (`--compressible`): fio's `buffer_compress_percentage`
     /// added to each step's `[global]` section (None: the job's own, random by default).
     compressible_percent: Option<u8>,
@@ -227,6 +241,7 @@ impl<'a> Session<'a> {
             record_steps: true,
             round: None,
             suite_span: None,
+            plan: None,
             progress,
             cache: None,
             after_step: None,
@@ -255,6 +270,7 @@ impl<'a> Session<'a> {
             record_steps: true,
             round: None,
             suite_span: None,
+            plan: None,
             progress,
             cache: None,
             after_step: None,
@@ -284,6 +300,7 @@ impl<'a> Session<'a> {
             record_steps: true,
             round: None,
             suite_span: None,
+            plan: None,
             progress,
             cache: None,
             after_step: None,
@@ -294,6 +311,44 @@ impl<'a> Session<'a> {
     /// already stand there (a loaded state).
     pub(crate) fn start_at(&mut self, now_ns: SimTime) {
         self.now_ns = now_ns;
+    }
+
+    /// The suite will run `steps` more steps on this device, among them `round_runs` runs
+    /// of repeated rounds counted at their most: progress reports the share of these steps
+    /// done as the suite's.
+    pub fn plan_steps(&mut self, steps: usize, round_runs: usize) {
+        self.plan = Some(StepPlan {
+            first: self.started_steps,
+            steps: steps.max(1),
+            round_runs,
+        });
+    }
+
+    /// A run of repeated rounds ended `unrun` rounds short of its most: the plan loses those
+    /// steps.
+    pub(crate) fn rounds_ended(&mut self, unrun: usize) {
+        if let Some(plan) = &mut self.plan {
+            plan.steps = plan.steps.saturating_sub(unrun).max(1);
+            plan.round_runs = plan.round_runs.saturating_sub(1);
+        }
+    }
+
+    /// The share of the suite done `step_fraction` into the current step, and what it is a
+    /// share of: the suite's own span where it sets one, else its planned steps.
+    fn suite_share(&self, step_fraction: f64) -> (Option<f64>, SuiteShare) {
+        if let Some((a, b)) = self.suite_span {
+            return (Some(a + (b - a) * step_fraction), SuiteShare::Work);
+        }
+        match self.plan {
+            Some(p) => {
+                let done = self.started_steps.saturating_sub(p.first + 1) as f64 + step_fraction;
+                let basis = SuiteShare::Steps {
+                    rounds_at_most: p.round_runs > 0,
+                };
+                (Some((done / p.steps as f64).min(1.0)), basis)
+            }
+            None => (None, SuiteShare::Work),
+        }
     }
 
     /// The device was just built from `device` with `device_seed`: its preconditioning may
@@ -479,6 +534,7 @@ impl<'a> Session<'a> {
         // describes it.
         self.cache = None;
         self.started_steps += 1;
+        let (suite_fraction, suite_basis) = self.suite_share(0.0);
         let p = SuiteProgress {
             device: &self.device,
             step,
@@ -488,7 +544,8 @@ impl<'a> Session<'a> {
             max_rounds: self.round.and_then(|r| r.1),
             sim_ns: self.now_ns,
             step_fraction: 0.0,
-            suite_fraction: self.suite_span.map(|(a, _)| a),
+            suite_fraction,
+            suite_basis,
         };
         (self.progress)(&p);
     }
@@ -921,6 +978,9 @@ impl<'a> Session<'a> {
             return self.real_job_done(step, text, start, outcome, measure);
         }
         let (file, options) = self.plan_job(step, text)?;
+        // The suite's share at the start and at the end of this step.
+        let (from, basis) = self.suite_share(0.0);
+        let to = self.suite_share(1.0).0;
         let Drive::Sim(ssd) = &mut self.drive else {
             return Err(self.no_device(step));
         };
@@ -930,7 +990,7 @@ impl<'a> Session<'a> {
             horizon_ns: self.now_ns,
         };
         let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
-        let (round, span) = (self.round, self.suite_span);
+        let round = self.round;
         let progress = &mut *self.progress;
         // The run's own clock can pass the drive's last completion (the host's completion
         // path comes after it): the next step starts after both.
@@ -946,7 +1006,8 @@ impl<'a> Session<'a> {
                 max_rounds: round.and_then(|r| r.1),
                 sim_ns: offset_ns + p.now_ns,
                 step_fraction: p.fraction_done,
-                suite_fraction: span.map(|(a, b)| a + (b - a) * p.fraction_done),
+                suite_fraction: from.zip(to).map(|(a, b)| a + (b - a) * p.fraction_done),
+                suite_basis: basis,
             })
         });
         let horizon_ns = dev.horizon_ns.max(offset_ns + run_end_ns);

@@ -132,6 +132,10 @@ pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
 /// Purge, then the workload-independent preconditioning: the whole drive written twice with
 /// 128 KiB sequential writes, so every block holds data and the FTL's free pool is at its
 /// floor.
+/// Steps of [`purge_and_fill`] and [`purge_and_fill_with`], for a suite's
+/// [`Session::plan_steps`].
+pub(crate) const FILL_STEPS: usize = 2;
+
 pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
     purge_and_fill_with(s, "", "128k", 2)
 }
@@ -188,6 +192,7 @@ pub(crate) fn random_write_rounds(
     let values = s.checkpoint(&recipe, |s| {
         rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule)
     })?;
+    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()));
     let verdict = steady_state(&values, &rule);
     Ok(SteadyReport {
         rounds_iops: values,
