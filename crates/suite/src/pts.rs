@@ -11,7 +11,7 @@ use crate::measure::size_label;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
-    bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, result_value,
+    bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, result_value, FILL_STEPS,
 };
 use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
@@ -145,8 +145,9 @@ fn matrix(mixes: &[u32], blocks: &[u64]) -> (Vec<(u32, u64)>, usize) {
 /// write cell. Results: every cell's IOPS, averaged over the steady window.
 pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     let (qd, jobs) = qd_jobs(opts);
-    purge_and_fill_with(s, "", "128k", 2)?;
     let (cells, tracked_cell) = matrix(&IOPS_MIXES, &IOPS_BLOCKS);
+    s.plan_steps(FILL_STEPS + opts.max_rounds * cells.len(), 1);
+    purge_and_fill_with(s, "", "128k", 2)?;
     let mut table: Vec<Vec<f64>> = Vec::with_capacity(opts.max_rounds);
     let mut tracked = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {
@@ -165,6 +166,7 @@ pub(crate) fn iops_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome,
             break;
         }
     }
+    s.rounds_ended(opts.max_rounds.saturating_sub(table.len()) * cells.len());
     let st = steady_report(tracked);
     let avg_rounds = &table[window_range(&st)];
     let mut results = round_measures(&[], &st);
@@ -239,6 +241,8 @@ pub(crate) fn throughput_test(s: &mut Session, opts: &SuiteOptions) -> Result<Ou
     let mut results = Vec::new();
     let mut charts = Vec::new();
     let mut last = None;
+    let per_block_size = FILL_STEPS + opts.max_rounds * 2;
+    s.plan_steps(TP_BLOCKS.len() * per_block_size, TP_BLOCKS.len());
     for bs in TP_BLOCKS {
         let label = size_label(bs);
         let bs_text = bs.to_string();
@@ -265,6 +269,7 @@ pub(crate) fn throughput_test(s: &mut Session, opts: &SuiteOptions) -> Result<Ou
                 break;
             }
         }
+        s.rounds_ended(opts.max_rounds.saturating_sub(writes.len()) * 2);
         let st = steady_report(writes);
         let window = window_range(&st);
         let row = [Coord::SeqBlock(bs)];
@@ -350,8 +355,9 @@ fn cell_latency(run: &RunResult) -> CellLatency {
 /// Latency test: QD1 and one job (the PTS's single outstanding I/O) over 3 mixes × 3 block
 /// sizes; steady state on the 4 KiB 100 % write mean latency.
 pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
-    purge_and_fill_with(s, "", "128k", 2)?;
     let (cells, tracked_cell) = matrix(&LAT_MIXES, &LAT_BLOCKS);
+    s.plan_steps(FILL_STEPS + opts.max_rounds * cells.len(), 1);
+    purge_and_fill_with(s, "", "128k", 2)?;
     let mut table: Vec<Vec<CellLatency>> = Vec::with_capacity(opts.max_rounds);
     let mut tracked = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {
@@ -379,6 +385,7 @@ pub(crate) fn latency_test(s: &mut Session, opts: &SuiteOptions) -> Result<Outco
             break;
         }
     }
+    s.rounds_ended(opts.max_rounds.saturating_sub(table.len()) * cells.len());
     let st = steady_report(tracked);
     let avg_rounds = &table[window_range(&st)];
     let mut results = round_measures(&[], &st);

@@ -324,11 +324,11 @@ impl<'a> Session<'a> {
         });
     }
 
-    /// A run of repeated rounds ended `unrun` rounds short of its most: the plan loses those
-    /// steps.
-    pub(crate) fn rounds_ended(&mut self, unrun: usize) {
+    /// A run of repeated rounds ended short of its most: the plan loses the `unrun_steps`
+    /// of the rounds not run.
+    pub(crate) fn rounds_ended(&mut self, unrun_steps: usize) {
         if let Some(plan) = &mut self.plan {
-            plan.steps = plan.steps.saturating_sub(unrun).max(1);
+            plan.steps = plan.steps.saturating_sub(unrun_steps).max(1);
             plan.round_runs = plan.round_runs.saturating_sub(1);
         }
     }
