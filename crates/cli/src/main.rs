@@ -456,11 +456,14 @@ const SHARED_SUITE_OPTIONS: &str = "Options of several suites";
 const REAL_TARGET_OPTIONS: &str = "Real storage (--target)";
 
 /// The command line. `flashlab suite --help` lists the options every suite takes first,
-/// then each suite's own under a heading with its name (from the registry,
-/// `flashlab_suite::Suite::options`), those several suites read under one heading, and those
-/// of real storage under another.
+/// then each suite's own under a heading with its name (from the registry: what
+/// `flashlab_suite::Suite::augment_args` adds and `Suite::options` lists), those several
+/// suites read under one heading, and those of real storage under another.
 fn cli_command() -> clap::Command {
     Cli::command().mut_subcommand("suite", |mut suite| {
+        for &k in flashlab_suite::SUITES {
+            suite = k.augment_args(suite);
+        }
         let headings: Vec<(String, String)> = flashlab_suite::suite_options()
             .into_iter()
             .map(|(option, suites)| {
@@ -468,7 +471,7 @@ fn cli_command() -> clap::Command {
                     [one] => format!("{one} options"),
                     _ => SHARED_SUITE_OPTIONS.to_string(),
                 };
-                (option.to_string(), heading)
+                (option, heading)
             })
             .collect();
         let ids: Vec<(String, String)> = suite
@@ -534,10 +537,10 @@ fn main() -> ExitCode {
         Command::Devices => cmd_devices(),
         Command::FioOptions(args) => write_output(None, &fio_options::render(&args)),
         Command::Describe(args) => cmd_describe(&args),
-        Command::Suite(args) => matches
-            .subcommand_matches("suite")
-            .map_or(Ok(()), |m| check_suite_options(&args.name, m))
-            .and_then(|()| cmd_suite(&args)),
+        Command::Suite(args) => match matches.subcommand_matches("suite") {
+            Some(m) => check_suite_options(&args.name, m).and_then(|()| cmd_suite(&args, m)),
+            None => Ok(()),
+        },
         Command::Replay(args) => replay::cmd_replay(&args),
         Command::Serve(args) => serve::cmd_serve(&args),
         Command::Sweep(args) => sweep::cmd_sweep(&args),
@@ -552,19 +555,19 @@ fn main() -> ExitCode {
 }
 
 /// Refuse options given on the command line that the suite does not use (they would be
-/// ignored without a word): an option some suite lists among its own
-/// (`flashlab_suite::Suite::options`) applies to those suites only.
+/// ignored without a word): an option some suite adds or lists among those it reads
+/// (`flashlab_suite::suite_options`) applies to those suites only.
 fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> {
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
-    let command = Cli::command();
+    let command = cli_command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
     };
     for (option, suites) in flashlab_suite::suite_options() {
         let given = suite.get_arguments().any(|arg| {
-            arg.get_long() == Some(option)
+            arg.get_long() == Some(option.as_str())
                 && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
         });
         if given && !suites.contains(&kind.name()) {
@@ -908,7 +911,10 @@ fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
     write_output(None, &text)
 }
 
-fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failure> {
+fn suite_options(
+    args: &SuiteArgs,
+    matches: &ArgMatches,
+) -> Result<flashlab_suite::SuiteOptions, Failure> {
     let round = flashlab_suite::RoundLength::parse(&args.round).map_err(bad_input)?;
     // Only a time above zero is valid: name --runtime and say so, not --round's choices.
     let runtime_ns = match &args.runtime {
@@ -936,6 +942,9 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         ..Default::default()
     };
     args.tests.apply(&mut options).map_err(bad_input)?;
+    for &k in flashlab_suite::SUITES {
+        k.apply_args(matches, &mut options).map_err(bad_input)?;
+    }
     system_suite_options(args, &mut options)?;
     args.app_profiles.apply(&mut options);
     options.threads = args.drive_threads;
@@ -1023,9 +1032,9 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
         .collect()
 }
 
-fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
+fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
     let kind = flashlab_suite::suite(&args.name).map_err(bad_input)?;
-    let options = suite_options(args)?;
+    let options = suite_options(args, matches)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",
@@ -1325,13 +1334,13 @@ mod tests {
     /// the real option unchecked for every suite.
     #[test]
     fn every_suite_option_is_an_option_of_the_command() {
-        let command = Cli::command();
+        let command = cli_command();
         let suite = command.find_subcommand("suite").unwrap();
         let longs: Vec<&str> = suite.get_arguments().filter_map(|a| a.get_long()).collect();
         let options = flashlab_suite::suite_options();
         assert!(options.len() > 40, "{options:?}");
         for (option, suites) in options {
-            assert!(longs.contains(&option), "--{option} of {suites:?}");
+            assert!(longs.contains(&option.as_str()), "--{option} of {suites:?}");
         }
     }
 }

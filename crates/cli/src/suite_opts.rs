@@ -1,4 +1,4 @@
-//! Options of the wsat, recovery, op-sweep and endurance suites, and how they become
+//! Options of the wsat, recovery and endurance suites, and how they become
 //! [`flashlab_suite::SuiteOptions`].
 
 use std::path::Path;
@@ -48,15 +48,6 @@ pub struct SuiteTestArgs {
     /// recovery hir: seconds of continuous writes after each wait state (SNIA PTS: 1800).
     #[arg(long, default_value_t = 300.0)]
     hir_baseline_seconds: f64,
-    /// op-sweep: extra spare area as fractions of the user capacity, comma-separated.
-    #[arg(long = "op", value_delimiter = ',', default_value = "0,0.1,0.25")]
-    op: Vec<f64>,
-    /// op-sweep: minutes of random-write preconditioning; default: rounds to steady state.
-    #[arg(long)]
-    precondition_minutes: Option<f64>,
-    /// op-sweep: minutes of each measured random-write run, comma-separated (review: 10,120).
-    #[arg(long, value_delimiter = ',', default_value = "2,10")]
-    run_minutes: Vec<f64>,
     /// endurance: jedec-enterprise, random-4k, sequential or a fio job file.
     #[arg(long, default_value = "jedec-enterprise")]
     workload: String,
@@ -174,13 +165,6 @@ impl SuiteTestArgs {
         r.hir_burst_ns = seconds_ns("--hir-burst-seconds", self.hir_burst_seconds)?;
         r.hir_idle_multiples = self.hir_idle_multiples.clone();
         r.hir_baseline_ns = seconds_ns("--hir-baseline-seconds", self.hir_baseline_seconds)?;
-        let s = &mut o.op_sweep;
-        s.fractions = self.op.clone();
-        s.precondition_ns = self
-            .precondition_minutes
-            .map(|m| minutes_ns("--precondition-minutes", &[m]).map(|v| v[0]))
-            .transpose()?;
-        s.run_ns = minutes_ns("--run-minutes", &self.run_minutes)?;
         let e = &mut o.endurance;
         e.workload = workload(&self.workload)?;
         e.duty_cycle = self.duty_cycle;
