@@ -1,7 +1,6 @@
 //! `flashlab`: run fio job files against simulated drives. This binary only glues the library
 //! crates together: parse arguments, build the device, run, render.
 
-mod app_opts;
 mod fio_cli;
 mod fio_options;
 mod progress;
@@ -132,8 +131,6 @@ struct SuiteArgs {
     client: ClientArgs,
     #[command(flatten)]
     systems: SystemSuiteArgs,
-    #[command(flatten)]
-    app_profiles: app_opts::AppProfileArgs,
     #[command(flatten)]
     real: RealArgs,
     /// `--load-state` and `--save-state`: one simulated drive or system only.
@@ -946,7 +943,6 @@ fn suite_options(
         k.apply_args(matches, &mut options).map_err(bad_input)?;
     }
     system_suite_options(args, &mut options)?;
-    args.app_profiles.apply(&mut options);
     options.threads = args.drive_threads;
     // A step inside a cached preconditioning does not run on a warm cache, so saving after
     // one needs the preconditioning to run.
