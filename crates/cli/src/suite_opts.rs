@@ -12,22 +12,10 @@ pub struct SuiteTestArgs {
     /// simulated time (60s).
     #[arg(long, default_value = "4%")]
     interval: String,
-    /// write-pressure: write sizes, one sweep each, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "8k,16k")]
-    write_bs: Vec<String>,
-    /// write-pressure: first write-bandwidth target (100MB = 10^8 bytes/s).
-    #[arg(long, default_value = "100MB")]
-    start: String,
-    /// write-pressure: step between write-bandwidth targets.
-    #[arg(long, default_value = "50MB")]
-    step: String,
     /// write-pressure: queue depth of the 4 KiB random reader; noisy-neighbor: quiet readers
     /// run at depths 1 to this.
     #[arg(long, default_value_t = 4)]
     read_qd: u32,
-    /// noisy-neighbor: read share (percent) of the neighbours' 4 KiB random mix (0: writes).
-    #[arg(long, default_value_t = 30)]
-    neighbor_rwmixread: u32,
     /// app-profiles, write-pressure, noisy-neighbor, oltp: `pts` (purge, 2x sequential fill, random
     /// rounds to steady state) or `showdown` (purge, 64 KiB sequential surface fill,
     /// --seq-time of 64 KiB sequential writes, --random-time of 4 KiB random writes over
@@ -58,16 +46,7 @@ impl SuiteTestArgs {
     pub fn apply(&self, o: &mut SuiteOptions) -> anyhow::Result<()> {
         o.wsat.write_multiple = self.write_multiple;
         o.wsat.interval = length("--interval", &self.interval)?;
-        let t = &mut o.tenants;
-        t.write_bs_bytes = self
-            .write_bs
-            .iter()
-            .map(|b| flashlab_suite::parse_size("--write-bs", b))
-            .collect::<Result<_, _>>()?;
-        t.start_bytes_per_s = flashlab_suite::parse_size("--start", &self.start)?;
-        t.step_bytes_per_s = flashlab_suite::parse_size("--step", &self.step)?;
-        t.read_qd = self.read_qd;
-        t.neighbor_rwmixread = self.neighbor_rwmixread;
+        o.tenants.read_qd = self.read_qd;
         o.precondition = PreconditionOptions {
             kind: PreconditionKind::parse(&self.precondition)?,
             span_percent: PreconditionOptions::parse_span(&self.span)?,
