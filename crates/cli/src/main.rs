@@ -173,7 +173,7 @@ struct RealArgs {
     max_idle: String,
 }
 
-/// Options of the storage-system suites (raid-scaling, sustained-write, cache-passes).
+/// Options of the raid-scaling and sustained-write suites.
 #[derive(clap::Args, Debug)]
 struct SystemSuiteArgs {
     /// raid-scaling: the member drive preset or file (same as --device; default
@@ -200,18 +200,6 @@ struct SystemSuiteArgs {
     /// sustained-write: write for this simulated time instead of --bytes.
     #[arg(long, conflicts_with = "bytes")]
     time: Option<String>,
-    /// cache-passes: region the application pass touches.
-    #[arg(long, default_value = "8GiB")]
-    app_region: String,
-    /// cache-passes: simulated time of each application pass.
-    #[arg(long, default_value = "30s")]
-    app_time: String,
-    /// cache-passes: Zipf skew of the application pass.
-    #[arg(long, default_value_t = 1.2)]
-    zipf: f64,
-    /// cache-passes: sum of the file sizes of the scanned file set.
-    #[arg(long, default_value = "12GiB")]
-    scan_set: String,
 }
 
 /// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
@@ -253,11 +241,6 @@ fn system_suite_options(
             l => l,
         },
     };
-    let c = &mut options.cache_passes;
-    c.app_region_bytes = parse_size("--app-region", &a.app_region).map_err(bad_input)?;
-    c.app_ns = parse_time("--app-time", &a.app_time).map_err(bad_input)?;
-    c.zipf_theta = a.zipf;
-    c.scan_set_bytes = parse_size("--scan-set", &a.scan_set).map_err(bad_input)?;
     Ok(())
 }
 
