@@ -173,7 +173,7 @@ struct RealArgs {
     max_idle: String,
 }
 
-/// Options of the raid-scaling and sustained-write suites.
+/// Options of the raid-scaling suite.
 #[derive(clap::Args, Debug)]
 struct SystemSuiteArgs {
     /// raid-scaling: the member drive preset or file (same as --device; default
@@ -191,15 +191,6 @@ struct SystemSuiteArgs {
     /// or a rate (7GB/s).
     #[arg(long)]
     link: Option<String>,
-    /// sustained-write: block size of the writes.
-    #[arg(long, default_value = "128KiB")]
-    bs: String,
-    /// sustained-write: data to write, a share of the capacity (120%) or a size.
-    #[arg(long, default_value = "120%")]
-    bytes: String,
-    /// sustained-write: write for this simulated time instead of --bytes.
-    #[arg(long, conflicts_with = "bytes")]
-    time: Option<String>,
 }
 
 /// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
@@ -207,7 +198,7 @@ fn system_suite_options(
     args: &SuiteArgs,
     options: &mut flashlab_suite::SuiteOptions,
 ) -> Result<(), Failure> {
-    use flashlab_suite::{parse_size, parse_time, DriveState, RoundLength};
+    use flashlab_suite::{parse_size, DriveState};
     let a = &args.systems;
     let r = &mut options.raid_scaling;
     r.members = a.members.clone();
@@ -219,27 +210,6 @@ fn system_suite_options(
     r.states = match args.client.state.as_str() {
         "both" => vec![DriveState::Fresh, DriveState::Full],
         s => vec![DriveState::from_name(s).map_err(bad_input)?],
-    };
-    options.sustained.bs_bytes = parse_size("--bs", &a.bs).map_err(bad_input)?;
-    options.sustained.length = match &a.time {
-        // parse_time takes 0 (no idle time); a sustained write of no time writes nothing.
-        Some(t) => match parse_time("--time", t).map_err(bad_input)? {
-            0 => {
-                return Err(bad_input(anyhow!(
-                    "--time '{t}': expected a time above 0 such as 30s, 10min or 1h"
-                )))
-            }
-            ns => RoundLength::TimeNs(ns),
-        },
-        None => match RoundLength::parse_for("--bytes", &a.bytes).map_err(bad_input)? {
-            RoundLength::TimeNs(_) => {
-                return Err(bad_input(anyhow!(
-                    "--bytes '{}': expected a share of the capacity (120%) or a size (4GiB); use --time for a time",
-                    a.bytes
-                )))
-            }
-            l => l,
-        },
     };
     Ok(())
 }
