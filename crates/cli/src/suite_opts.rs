@@ -1,13 +1,10 @@
-//! Options of wsat and of the suites that share them, and how they become
+//! Options several suites share, and how they become
 //! [`flashlab_suite::SuiteOptions`].
 
 use flashlab_suite::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct SuiteTestArgs {
-    /// wsat: host data to write, in multiples of the user capacity (SNIA PTS: 4).
-    #[arg(long, default_value_t = 4.0)]
-    write_multiple: f64,
     /// wsat: one measured interval: a share of the capacity (4% = 1/25), a size (8GiB) or a
     /// simulated time (60s).
     #[arg(long, default_value = "4%")]
@@ -44,7 +41,6 @@ fn length(option: &'static str, text: &str) -> anyhow::Result<RoundLength> {
 impl SuiteTestArgs {
     /// Set the options of these suites in `o`; an error is bad input.
     pub fn apply(&self, o: &mut SuiteOptions) -> anyhow::Result<()> {
-        o.wsat.write_multiple = self.write_multiple;
         o.wsat.interval = length("--interval", &self.interval)?;
         o.tenants.read_qd = self.read_qd;
         o.precondition = PreconditionOptions {
