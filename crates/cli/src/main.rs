@@ -1,7 +1,6 @@
 //! `flashlab`: run fio job files against simulated drives. This binary only glues the library
 //! crates together: parse arguments, build the device, run, render.
 
-mod app_opts;
 mod fio_cli;
 mod fio_options;
 mod progress;
@@ -133,8 +132,6 @@ struct SuiteArgs {
     #[command(flatten)]
     systems: SystemSuiteArgs,
     #[command(flatten)]
-    app_profiles: app_opts::AppProfileArgs,
-    #[command(flatten)]
     real: RealArgs,
     /// `--load-state` and `--save-state`: one simulated drive or system only.
     #[command(flatten)]
@@ -176,7 +173,7 @@ struct RealArgs {
     max_idle: String,
 }
 
-/// Options of the storage-system suites (raid-scaling, sustained-write, cache-passes).
+/// Options of the raid-scaling suite.
 #[derive(clap::Args, Debug)]
 struct SystemSuiteArgs {
     /// raid-scaling: the member drive preset or file (same as --device; default
@@ -194,27 +191,6 @@ struct SystemSuiteArgs {
     /// or a rate (7GB/s).
     #[arg(long)]
     link: Option<String>,
-    /// sustained-write: block size of the writes.
-    #[arg(long, default_value = "128KiB")]
-    bs: String,
-    /// sustained-write: data to write, a share of the capacity (120%) or a size.
-    #[arg(long, default_value = "120%")]
-    bytes: String,
-    /// sustained-write: write for this simulated time instead of --bytes.
-    #[arg(long, conflicts_with = "bytes")]
-    time: Option<String>,
-    /// cache-passes: region the application pass touches.
-    #[arg(long, default_value = "8GiB")]
-    app_region: String,
-    /// cache-passes: simulated time of each application pass.
-    #[arg(long, default_value = "30s")]
-    app_time: String,
-    /// cache-passes: Zipf skew of the application pass.
-    #[arg(long, default_value_t = 1.2)]
-    zipf: f64,
-    /// cache-passes: sum of the file sizes of the scanned file set.
-    #[arg(long, default_value = "12GiB")]
-    scan_set: String,
 }
 
 /// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
@@ -222,7 +198,7 @@ fn system_suite_options(
     args: &SuiteArgs,
     options: &mut flashlab_suite::SuiteOptions,
 ) -> Result<(), Failure> {
-    use flashlab_suite::{parse_size, parse_time, DriveState, RoundLength};
+    use flashlab_suite::{parse_size, DriveState};
     let a = &args.systems;
     let r = &mut options.raid_scaling;
     r.members = a.members.clone();
@@ -235,32 +211,6 @@ fn system_suite_options(
         "both" => vec![DriveState::Fresh, DriveState::Full],
         s => vec![DriveState::from_name(s).map_err(bad_input)?],
     };
-    options.sustained.bs_bytes = parse_size("--bs", &a.bs).map_err(bad_input)?;
-    options.sustained.length = match &a.time {
-        // parse_time takes 0 (no idle time); a sustained write of no time writes nothing.
-        Some(t) => match parse_time("--time", t).map_err(bad_input)? {
-            0 => {
-                return Err(bad_input(anyhow!(
-                    "--time '{t}': expected a time above 0 such as 30s, 10min or 1h"
-                )))
-            }
-            ns => RoundLength::TimeNs(ns),
-        },
-        None => match RoundLength::parse_for("--bytes", &a.bytes).map_err(bad_input)? {
-            RoundLength::TimeNs(_) => {
-                return Err(bad_input(anyhow!(
-                    "--bytes '{}': expected a share of the capacity (120%) or a size (4GiB); use --time for a time",
-                    a.bytes
-                )))
-            }
-            l => l,
-        },
-    };
-    let c = &mut options.cache_passes;
-    c.app_region_bytes = parse_size("--app-region", &a.app_region).map_err(bad_input)?;
-    c.app_ns = parse_time("--app-time", &a.app_time).map_err(bad_input)?;
-    c.zipf_theta = a.zipf;
-    c.scan_set_bytes = parse_size("--scan-set", &a.scan_set).map_err(bad_input)?;
     Ok(())
 }
 
@@ -456,11 +406,14 @@ const SHARED_SUITE_OPTIONS: &str = "Options of several suites";
 const REAL_TARGET_OPTIONS: &str = "Real storage (--target)";
 
 /// The command line. `flashlab suite --help` lists the options every suite takes first,
-/// then each suite's own under a heading with its name (from the registry,
-/// `flashlab_suite::Suite::options`), those several suites read under one heading, and those
-/// of real storage under another.
+/// then each suite's own under a heading with its name (from the registry: what
+/// `flashlab_suite::Suite::augment_args` adds and `Suite::options` lists), those several
+/// suites read under one heading, and those of real storage under another.
 fn cli_command() -> clap::Command {
     Cli::command().mut_subcommand("suite", |mut suite| {
+        for &k in flashlab_suite::SUITES {
+            suite = k.augment_args(suite);
+        }
         let headings: Vec<(String, String)> = flashlab_suite::suite_options()
             .into_iter()
             .map(|(option, suites)| {
@@ -468,7 +421,7 @@ fn cli_command() -> clap::Command {
                     [one] => format!("{one} options"),
                     _ => SHARED_SUITE_OPTIONS.to_string(),
                 };
-                (option.to_string(), heading)
+                (option, heading)
             })
             .collect();
         let ids: Vec<(String, String)> = suite
@@ -534,10 +487,10 @@ fn main() -> ExitCode {
         Command::Devices => cmd_devices(),
         Command::FioOptions(args) => write_output(None, &fio_options::render(&args)),
         Command::Describe(args) => cmd_describe(&args),
-        Command::Suite(args) => matches
-            .subcommand_matches("suite")
-            .map_or(Ok(()), |m| check_suite_options(&args.name, m))
-            .and_then(|()| cmd_suite(&args)),
+        Command::Suite(args) => match matches.subcommand_matches("suite") {
+            Some(m) => check_suite_options(&args.name, m).and_then(|()| cmd_suite(&args, m)),
+            None => Ok(()),
+        },
         Command::Replay(args) => replay::cmd_replay(&args),
         Command::Serve(args) => serve::cmd_serve(&args),
         Command::Sweep(args) => sweep::cmd_sweep(&args),
@@ -552,19 +505,19 @@ fn main() -> ExitCode {
 }
 
 /// Refuse options given on the command line that the suite does not use (they would be
-/// ignored without a word): an option some suite lists among its own
-/// (`flashlab_suite::Suite::options`) applies to those suites only.
+/// ignored without a word): an option some suite adds or lists among those it reads
+/// (`flashlab_suite::suite_options`) applies to those suites only.
 fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> {
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
-    let command = Cli::command();
+    let command = cli_command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
     };
     for (option, suites) in flashlab_suite::suite_options() {
         let given = suite.get_arguments().any(|arg| {
-            arg.get_long() == Some(option)
+            arg.get_long() == Some(option.as_str())
                 && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
         });
         if given && !suites.contains(&kind.name()) {
@@ -908,7 +861,10 @@ fn cmd_describe(args: &DescribeArgs) -> Result<(), Failure> {
     write_output(None, &text)
 }
 
-fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failure> {
+fn suite_options(
+    args: &SuiteArgs,
+    matches: &ArgMatches,
+) -> Result<flashlab_suite::SuiteOptions, Failure> {
     let round = flashlab_suite::RoundLength::parse(&args.round).map_err(bad_input)?;
     // Only a time above zero is valid: name --runtime and say so, not --round's choices.
     let runtime_ns = match &args.runtime {
@@ -936,8 +892,10 @@ fn suite_options(args: &SuiteArgs) -> Result<flashlab_suite::SuiteOptions, Failu
         ..Default::default()
     };
     args.tests.apply(&mut options).map_err(bad_input)?;
+    for &k in flashlab_suite::SUITES {
+        k.apply_args(matches, &mut options).map_err(bad_input)?;
+    }
     system_suite_options(args, &mut options)?;
-    args.app_profiles.apply(&mut options);
     options.threads = args.drive_threads;
     // A step inside a cached preconditioning does not run on a warm cache, so saving after
     // one needs the preconditioning to run.
@@ -1023,9 +981,9 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
         .collect()
 }
 
-fn cmd_suite(args: &SuiteArgs) -> Result<(), Failure> {
+fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
     let kind = flashlab_suite::suite(&args.name).map_err(bad_input)?;
-    let options = suite_options(args)?;
+    let options = suite_options(args, matches)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",
@@ -1325,13 +1283,13 @@ mod tests {
     /// the real option unchecked for every suite.
     #[test]
     fn every_suite_option_is_an_option_of_the_command() {
-        let command = Cli::command();
+        let command = cli_command();
         let suite = command.find_subcommand("suite").unwrap();
         let longs: Vec<&str> = suite.get_arguments().filter_map(|a| a.get_long()).collect();
         let options = flashlab_suite::suite_options();
         assert!(options.len() > 40, "{options:?}");
         for (option, suites) in options {
-            assert!(longs.contains(&option), "--{option} of {suites:?}");
+            assert!(longs.contains(&option.as_str()), "--{option} of {suites:?}");
         }
     }
 }

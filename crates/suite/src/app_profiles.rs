@@ -160,6 +160,39 @@ impl Default for AppProfileOptions {
     }
 }
 
+// `app-profiles`' command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct AppProfileArgs {
+    /// app-profiles: profiles to run, comma-separated (default all: sql, sql-90-10,
+    /// sql-80-20, oracle, oracle-90-10, oracle-80-20, vdi-full-boot, vdi-full-login,
+    /// vdi-full-monday, vdi-linked-boot, vdi-linked-login, vdi-linked-monday,
+    /// iometer-database, iometer-fileserver, iometer-webserver, iometer-workstation).
+    #[arg(long, value_delimiter = ',')]
+    profiles: Vec<String>,
+    /// app-profiles: outstanding I/Os of each point (queue depth x --jobs), ascending.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64,128,256"
+    )]
+    loads: Vec<u32>,
+    /// app-profiles: a curve stops once IOPS grow by less than this percentage from one
+    /// load to the next while the average latency grows.
+    #[arg(long, default_value_t = 5.0)]
+    peak_gain: f64,
+}
+
+impl AppProfileArgs {
+    /// Set the suite's options in `a` (checked by `AppProfileOptions::validate`).
+    fn apply(&self, a: &mut AppProfileOptions) {
+        if !self.profiles.is_empty() {
+            a.profiles = self.profiles.iter().map(|p| p.trim().to_string()).collect();
+        }
+        a.loads = self.loads.clone();
+        a.peak_gain_percent = self.peak_gain;
+    }
+}
+
 impl AppProfileOptions {
     /// Every option in range; `jobs` is the suite's `--jobs` (each load must split evenly).
     pub fn validate(&self, jobs: u32) -> Result<(), SuiteError> {
@@ -478,15 +511,18 @@ impl Suite for AppProfiles {
         Targets::Any
     }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "profiles",
-            "loads",
-            "peak-gain",
-            "precondition",
-            "span",
-            "seq-time",
-            "random-time",
-        ]
+        &["precondition", "span", "seq-time", "random-time"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <AppProfileArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(
+        &self,
+        m: &clap::ArgMatches,
+        o: &mut crate::SuiteOptions,
+    ) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<AppProfileArgs>(m)?.apply(&mut o.app_profiles);
+        Ok(())
     }
     fn options_json(&self, o: &crate::SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("app_profiles", o.app_profiles.to_json(o)))

@@ -69,6 +69,33 @@ impl Default for CachePassesOptions {
     }
 }
 
+// `cache-passes`' command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct CachePassesArgs {
+    /// cache-passes: region the application pass touches.
+    #[arg(long, default_value = "8GiB")]
+    app_region: String,
+    /// cache-passes: simulated time of each application pass.
+    #[arg(long, default_value = "30s")]
+    app_time: String,
+    /// cache-passes: Zipf skew of the application pass.
+    #[arg(long, default_value_t = 1.2)]
+    zipf: f64,
+    /// cache-passes: sum of the file sizes of the scanned file set.
+    #[arg(long, default_value = "12GiB")]
+    scan_set: String,
+}
+
+impl CachePassesArgs {
+    fn apply(&self, c: &mut CachePassesOptions) -> Result<(), SuiteError> {
+        c.app_region_bytes = crate::parse_size("--app-region", &self.app_region)?;
+        c.app_ns = crate::parse_time("--app-time", &self.app_time)?;
+        c.zipf_theta = self.zipf;
+        c.scan_set_bytes = crate::parse_size("--scan-set", &self.scan_set)?;
+        Ok(())
+    }
+}
+
 impl CachePassesOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.app_region_bytes < 1 << 20 {
@@ -322,14 +349,13 @@ impl Suite for CachePasses {
         Targets::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "app-region",
-            "app-time",
-            "zipf",
-            "scan-set",
-            "size",
-            "profile",
-        ]
+        &["size", "profile"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <CachePassesArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<CachePassesArgs>(m)?.apply(&mut o.cache_passes)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("cache_passes", o.cache_passes.to_json()))

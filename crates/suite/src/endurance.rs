@@ -124,6 +124,74 @@ impl Default for EnduranceOptions {
     }
 }
 
+// `endurance`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct EnduranceArgs {
+    /// endurance: jedec-enterprise, random-4k, sequential or a fio job file.
+    #[arg(long, default_value = "jedec-enterprise")]
+    workload: String,
+    /// endurance: share of the day spent writing at the measured rate (0 to 1).
+    #[arg(long, default_value_t = 1.0)]
+    duty_cycle: f64,
+    /// endurance: the measured interval after steady state: a share of the capacity, a size
+    /// or a simulated time.
+    #[arg(long, default_value = "100%")]
+    measure: String,
+    /// endurance: after the measured interval, write rounds until the drive turns read-only
+    /// (its blocks failing with wear: nand.grown_bad_at_rated), at most 10x its rated TBW.
+    /// Lower nand.pe_cycles to get there in minutes.
+    #[arg(long)]
+    until_read_only: bool,
+    /// endurance: at the end, read the whole drive, leave it unpowered this many days and
+    /// read it again (power-off retention of the worn drive's data).
+    #[arg(long)]
+    power_off_days: Option<f64>,
+    /// endurance: the power-off temperature in °C (default: the drive's
+    /// nand.retention_temperature_c).
+    #[arg(long)]
+    storage_temp: Option<f64>,
+}
+
+impl EnduranceArgs {
+    fn apply(&self, e: &mut EnduranceOptions) -> Result<(), SuiteError> {
+        e.workload = workload_arg(&self.workload)?;
+        e.duty_cycle = self.duty_cycle;
+        e.measure = RoundLength::parse_for("--measure", &self.measure)?;
+        e.until_read_only = self.until_read_only;
+        e.power_off_days = self.power_off_days;
+        e.storage_c = self.storage_temp;
+        Ok(())
+    }
+}
+
+/// `--workload`: a built-in workload's name or a fio job file.
+fn workload_arg(text: &str) -> Result<EnduranceWorkload, SuiteError> {
+    if let Some(w) = EnduranceWorkload::builtin(text) {
+        return Ok(w);
+    }
+    let bad = |expected: String| SuiteError::OptionValue {
+        option: "--workload",
+        value: format!("'{text}'"),
+        expected,
+    };
+    let path = std::path::Path::new(text);
+    if !(text.ends_with(".fio") || path.is_file()) {
+        return Err(bad(
+            "expected jedec-enterprise, random-4k, sequential or a fio job file".into(),
+        ));
+    }
+    let job = flashlab_engine::input::read_text(
+        path,
+        flashlab_engine::input::MAX_JOB_FILE_BYTES,
+        "a job file",
+    )
+    .map_err(|e| bad(format!("cannot read the job file: {e}")))?;
+    Ok(EnduranceWorkload::Job {
+        name: text.to_string(),
+        text: job,
+    })
+}
+
 impl EnduranceOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if !(self.duty_cycle > 0.0 && self.duty_cycle <= 1.0) {
@@ -817,15 +885,11 @@ impl Suite for Endurance {
     fn targets(&self) -> Targets {
         Targets::Description
     }
-    fn options(&self) -> &'static [&'static str] {
-        &[
-            "workload",
-            "duty-cycle",
-            "measure",
-            "until-read-only",
-            "power-off-days",
-            "storage-temp",
-        ]
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <EnduranceArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<EnduranceArgs>(m)?.apply(&mut o.endurance)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("endurance", o.endurance.to_json()))

@@ -138,6 +138,13 @@ pub enum SuiteError {
         value: String,
         valid: String,
     },
+    /// A command-line value that does not parse as its option's kind (`--run-minutes 0`).
+    #[error("{option} {value}: {expected}")]
+    OptionValue {
+        option: &'static str,
+        value: String,
+        expected: String,
+    },
     #[error("device '{device}': {error}")]
     Device {
         device: String,
@@ -199,6 +206,7 @@ impl SuiteError {
         match self {
             SuiteError::UnknownSuite { .. }
             | SuiteError::BadOption { .. }
+            | SuiteError::OptionValue { .. }
             | SuiteError::Device { .. }
             | SuiteError::Job { .. }
             | SuiteError::System { .. }

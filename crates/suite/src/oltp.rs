@@ -76,6 +76,17 @@ impl Default for OltpOptions {
     }
 }
 
+// `oltp`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct OltpArgs {
+    /// oltp: virtual machines, each with its own MySQL on an equal share of the span.
+    #[arg(long, default_value_t = 16)]
+    vms: u32,
+    /// oltp: sysbench threads per VM.
+    #[arg(long, default_value_t = 8)]
+    threads: u32,
+}
+
 impl OltpOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if !(1..=1024).contains(&self.vms) {
@@ -351,14 +362,18 @@ impl Suite for Oltp {
         Targets::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "vms",
-            "threads",
-            "precondition",
-            "span",
-            "seq-time",
-            "random-time",
-        ]
+        &["precondition", "span", "seq-time", "random-time"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <OltpArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        let a = crate::suite::parse_args::<OltpArgs>(m)?;
+        o.oltp = OltpOptions {
+            vms: a.vms,
+            threads: a.threads,
+        };
+        Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some((

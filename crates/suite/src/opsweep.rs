@@ -45,6 +45,33 @@ impl Default for OpSweepOptions {
     }
 }
 
+// `op-sweep`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct OpSweepArgs {
+    /// op-sweep: extra spare area as fractions of the user capacity, comma-separated.
+    #[arg(long = "op", value_delimiter = ',', default_value = "0,0.1,0.25")]
+    op: Vec<f64>,
+    /// op-sweep: minutes of random-write preconditioning; default: rounds to steady state.
+    #[arg(long)]
+    precondition_minutes: Option<f64>,
+    /// op-sweep: minutes of each measured random-write run, comma-separated (review: 10,120).
+    #[arg(long, value_delimiter = ',', default_value = "2,10")]
+    run_minutes: Vec<f64>,
+}
+
+impl OpSweepArgs {
+    fn apply(&self, o: &mut OpSweepOptions) -> Result<(), SuiteError> {
+        use crate::options::minutes_ns;
+        o.fractions = self.op.clone();
+        o.precondition_ns = self
+            .precondition_minutes
+            .map(|m| minutes_ns("--precondition-minutes", &[m]).map(|v| v[0]))
+            .transpose()?;
+        o.run_ns = minutes_ns("--run-minutes", &self.run_minutes)?;
+        Ok(())
+    }
+}
+
 impl OpSweepOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.fractions.is_empty()
@@ -319,8 +346,11 @@ impl Suite for OpSweep {
     fn targets(&self) -> Targets {
         Targets::Description
     }
-    fn options(&self) -> &'static [&'static str] {
-        &["op", "precondition-minutes", "run-minutes"]
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <OpSweepArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<OpSweepArgs>(m)?.apply(&mut o.op_sweep)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("op_sweep", o.op_sweep.to_json()))

@@ -234,6 +234,35 @@ impl Default for SuiteOptions {
     }
 }
 
+/// Longest simulated time an option may ask for: a year, in seconds.
+const MAX_OPTION_SECONDS: f64 = 365.0 * 86_400.0;
+
+/// Simulated seconds of `option` as ns, or an error naming the option.
+pub(crate) fn seconds_ns(option: &'static str, seconds: f64) -> Result<u64, SuiteError> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_OPTION_SECONDS) {
+        return Err(SuiteError::OptionValue {
+            option,
+            value: seconds.to_string(),
+            expected: "expected a time above 0 and at most a year".into(),
+        });
+    }
+    Ok((seconds * NS_PER_S as f64).round().max(1.0) as u64)
+}
+
+/// Simulated minutes of `option` as ns, or an error naming the option.
+pub(crate) fn minutes_ns(option: &'static str, minutes: &[f64]) -> Result<Vec<u64>, SuiteError> {
+    minutes
+        .iter()
+        .map(|&m| {
+            seconds_ns(option, m * 60.0).map_err(|_| SuiteError::OptionValue {
+                option,
+                value: m.to_string(),
+                expected: "expected minutes above 0 and at most a year, e.g. 20,60".into(),
+            })
+        })
+        .collect()
+}
+
 /// The first entry of a list option whose key (what the suite names its results and steps
 /// by) an earlier entry already has: `(position from 1, the entry)`. Repeats would run twice
 /// and write the same result keys twice (the table shows one run, the JSON the other).

@@ -92,6 +92,52 @@ impl Default for RecoveryOptions {
     }
 }
 
+// `recovery`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct RecoveryArgs {
+    /// recovery: `dirty` (fill, random writes, sequential probes before and after idle) or
+    /// `hir` (SNIA PTS host idle recovery).
+    #[arg(long, default_value = "dirty")]
+    variant: String,
+    /// recovery dirty: minutes of 4 KiB random writes, comma-separated; each from a fresh fill.
+    #[arg(long, value_delimiter = ',', default_value = "20")]
+    dirty_minutes: Vec<f64>,
+    /// recovery dirty: cumulative idle minutes after which the probes run again, ascending.
+    #[arg(long, value_delimiter = ',', default_value = "30")]
+    idle_minutes: Vec<f64>,
+    /// recovery dirty: seconds of each 128 KiB sequential write and read probe.
+    #[arg(long, default_value_t = 30.0)]
+    probe_seconds: f64,
+    /// recovery hir: bursts per wait state (SNIA PTS: 360).
+    #[arg(long, default_value_t = 60)]
+    hir_bursts: u32,
+    /// recovery hir: seconds of random writes per burst (SNIA PTS: 5).
+    #[arg(long, default_value_t = 5.0)]
+    hir_burst_seconds: f64,
+    /// recovery hir: idle time after each burst in multiples of the burst, one wait state
+    /// each (SNIA PTS: 1,2,3,5,10).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,5,10")]
+    hir_idle_multiples: Vec<u32>,
+    /// recovery hir: seconds of continuous writes after each wait state (SNIA PTS: 1800).
+    #[arg(long, default_value_t = 300.0)]
+    hir_baseline_seconds: f64,
+}
+
+impl RecoveryArgs {
+    fn apply(&self, r: &mut RecoveryOptions) -> Result<(), SuiteError> {
+        use crate::options::{minutes_ns, seconds_ns};
+        r.variant = RecoveryVariant::parse(&self.variant)?;
+        r.dirty_ns = minutes_ns("--dirty-minutes", &self.dirty_minutes)?;
+        r.idle_ns = minutes_ns("--idle-minutes", &self.idle_minutes)?;
+        r.probe_ns = seconds_ns("--probe-seconds", self.probe_seconds)?;
+        r.hir_bursts = self.hir_bursts;
+        r.hir_burst_ns = seconds_ns("--hir-burst-seconds", self.hir_burst_seconds)?;
+        r.hir_idle_multiples = self.hir_idle_multiples.clone();
+        r.hir_baseline_ns = seconds_ns("--hir-baseline-seconds", self.hir_baseline_seconds)?;
+        Ok(())
+    }
+}
+
 impl RecoveryOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         let bad = |option: &'static str, value: String, valid: &str| {
@@ -463,17 +509,11 @@ impl Suite for Recovery {
     fn targets(&self) -> Targets {
         Targets::Simulated
     }
-    fn options(&self) -> &'static [&'static str] {
-        &[
-            "variant",
-            "dirty-minutes",
-            "idle-minutes",
-            "probe-seconds",
-            "hir-bursts",
-            "hir-burst-seconds",
-            "hir-idle-multiples",
-            "hir-baseline-seconds",
-        ]
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <RecoveryArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<RecoveryArgs>(m)?.apply(&mut o.recovery)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("recovery", o.recovery.to_json()))

@@ -1,5 +1,6 @@
-//! What a suite is: a name, a summary, what it runs on, the options it reads, its grids, and a
-//! `run` over a [`Session`]. Every suite is a unit struct implementing [`Suite`], listed once
+//! What a suite is: a name, a summary, what it runs on, its own command-line options (a
+//! `clap::Args` type in its module) and the shared ones it reads, its grids, and a `run` over
+//! a [`Session`]. Every suite is a unit struct implementing [`Suite`], listed once
 //! in [`crate::SUITES`]; the CLI, the real-storage check, the JSON report's options and the
 //! renderings all read it from there.
 
@@ -37,10 +38,22 @@ pub trait Suite: Sync {
     fn summary(&self) -> &'static str;
     /// What it runs on.
     fn targets(&self) -> Targets;
-    /// The `flashlab suite` options it reads beyond those every suite takes (long names,
-    /// without `--`); the CLI refuses any other suite's option.
+    /// The options several suites share that it reads beyond those every suite takes (long
+    /// names, without `--`); its own are those [`Suite::augment_args`] adds. The CLI refuses
+    /// an option to a suite that neither lists nor adds it.
     fn options(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Adds its own options to the `flashlab suite` command: those of a `clap::Args` type in
+    /// its module, read back by [`Suite::apply_args`]. Their long names must be unique among
+    /// all suites' options.
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+    /// Sets its own options in `o` from the parsed `flashlab suite` command line (every
+    /// suite's, so unset ones take their defaults); an error is bad input.
+    fn apply_args(&self, _m: &clap::ArgMatches, _o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        Ok(())
     }
     /// Its own group of options in the JSON report: the group's key and value.
     fn options_json(&self, _o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
@@ -104,11 +117,30 @@ pub fn suite_names() -> String {
         .join(", ")
 }
 
+/// A suite's own options type, read from the parsed command line its
+/// [`Suite::augment_args`] added to.
+pub(crate) fn parse_args<T: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<T, SuiteError> {
+    T::from_arg_matches(m).map_err(|e| SuiteError::OptionValue {
+        option: "flashlab suite",
+        value: String::new(),
+        expected: e.to_string(),
+    })
+}
+
+/// The long names of the options a suite adds itself ([`Suite::augment_args`]).
+pub fn own_options(k: SuiteKind) -> Vec<String> {
+    k.augment_args(clap::Command::new(k.name()))
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect()
+}
+
 /// Every option some suite reads, with the suites that read it, in registry order.
-pub fn suite_options() -> Vec<(&'static str, Vec<&'static str>)> {
-    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
-    for k in crate::SUITES {
-        for &o in k.options() {
+pub fn suite_options() -> Vec<(String, Vec<&'static str>)> {
+    let mut out: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for &k in crate::SUITES {
+        let shared = k.options().iter().map(|o| o.to_string());
+        for o in own_options(k).into_iter().chain(shared) {
             match out.iter_mut().find(|(name, _)| *name == o) {
                 Some((_, suites)) => suites.push(k.name()),
                 None => out.push((o, vec![k.name()])),

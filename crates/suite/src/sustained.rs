@@ -35,6 +35,52 @@ impl Default for SustainedOptions {
     }
 }
 
+// `sustained-write`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct SustainedArgs {
+    /// sustained-write: block size of the writes.
+    #[arg(long, default_value = "128KiB")]
+    bs: String,
+    /// sustained-write: data to write, a share of the capacity (120%) or a size.
+    #[arg(long, default_value = "120%")]
+    bytes: String,
+    /// sustained-write: write for this simulated time instead of --bytes.
+    #[arg(long, conflicts_with = "bytes")]
+    time: Option<String>,
+}
+
+impl SustainedArgs {
+    fn apply(&self, o: &mut SustainedOptions) -> Result<(), SuiteError> {
+        o.bs_bytes = crate::parse_size("--bs", &self.bs)?;
+        o.length = match &self.time {
+            // parse_time takes 0 (no idle time); a sustained write of no time writes nothing.
+            Some(t) => match crate::parse_time("--time", t)? {
+                0 => {
+                    return Err(SuiteError::OptionValue {
+                        option: "--time",
+                        value: format!("'{t}'"),
+                        expected: "expected a time above 0 such as 30s, 10min or 1h".into(),
+                    })
+                }
+                ns => RoundLength::TimeNs(ns),
+            },
+            None => match RoundLength::parse_for("--bytes", &self.bytes)? {
+                RoundLength::TimeNs(_) => {
+                    return Err(SuiteError::OptionValue {
+                        option: "--bytes",
+                        value: format!("'{}'", self.bytes),
+                        expected: "expected a share of the capacity (120%) or a size (4GiB); \
+                                   use --time for a time"
+                            .into(),
+                    })
+                }
+                l => l,
+            },
+        };
+        Ok(())
+    }
+}
+
 impl SustainedOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.bs_bytes < 512 || !self.bs_bytes.is_multiple_of(512) || self.bs_bytes > 64 << 20 {
@@ -309,7 +355,13 @@ impl Suite for SustainedWrite {
         Targets::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
-        &["bs", "bytes", "time", "interval"]
+        &["interval"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <SustainedArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<SustainedArgs>(m)?.apply(&mut o.sustained)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("sustained_write", o.sustained.to_json(&o.wsat)))

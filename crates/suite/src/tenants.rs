@@ -70,6 +70,41 @@ impl Default for TenantOptions {
     }
 }
 
+// `write-pressure`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct WritePressureArgs {
+    /// write-pressure: write sizes, one sweep each, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8k,16k")]
+    write_bs: Vec<String>,
+    /// write-pressure: first write-bandwidth target (100MB = 10^8 bytes/s).
+    #[arg(long, default_value = "100MB")]
+    start: String,
+    /// write-pressure: step between write-bandwidth targets.
+    #[arg(long, default_value = "50MB")]
+    step: String,
+}
+
+impl WritePressureArgs {
+    fn apply(&self, t: &mut TenantOptions) -> Result<(), SuiteError> {
+        t.write_bs_bytes = self
+            .write_bs
+            .iter()
+            .map(|b| crate::parse_size("--write-bs", b))
+            .collect::<Result<_, _>>()?;
+        t.start_bytes_per_s = crate::parse_size("--start", &self.start)?;
+        t.step_bytes_per_s = crate::parse_size("--step", &self.step)?;
+        Ok(())
+    }
+}
+
+// `noisy-neighbor`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct NoisyNeighborArgs {
+    /// noisy-neighbor: read share (percent) of the neighbours' 4 KiB random mix (0: writes).
+    #[arg(long, default_value_t = 30)]
+    neighbor_rwmixread: u32,
+}
+
 impl TenantOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         let bad = |option: &'static str, value: String, valid: &str| {
@@ -683,16 +718,13 @@ impl Suite for WritePressure {
         Targets::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "write-bs",
-            "start",
-            "step",
-            "read-qd",
-            "precondition",
-            "span",
-            "seq-time",
-            "random-time",
-        ]
+        &["read-qd", "precondition", "span", "seq-time", "random-time"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <WritePressureArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        crate::suite::parse_args::<WritePressureArgs>(m)?.apply(&mut o.tenants)
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("tenants", o.tenants.to_json(o)))
@@ -719,14 +751,15 @@ impl Suite for NoisyNeighbor {
         Targets::Description
     }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "read-qd",
-            "neighbor-rwmixread",
-            "precondition",
-            "span",
-            "seq-time",
-            "random-time",
-        ]
+        &["read-qd", "precondition", "span", "seq-time", "random-time"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <NoisyNeighborArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        o.tenants.neighbor_rwmixread =
+            crate::suite::parse_args::<NoisyNeighborArgs>(m)?.neighbor_rwmixread;
+        Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("tenants", o.tenants.to_json(o)))

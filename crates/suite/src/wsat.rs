@@ -36,6 +36,14 @@ impl Default for WsatOptions {
     }
 }
 
+// `wsat`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub struct WsatArgs {
+    /// wsat: host data to write, in multiples of the user capacity (SNIA PTS: 4).
+    #[arg(long, default_value_t = 4.0)]
+    write_multiple: f64,
+}
+
 impl WsatOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         let m = self.write_multiple;
@@ -283,7 +291,14 @@ impl Suite for Wsat {
         Targets::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
-        &["write-multiple", "interval"]
+        &["interval"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <WsatArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        o.wsat.write_multiple = crate::suite::parse_args::<WsatArgs>(m)?.write_multiple;
+        Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("wsat", o.wsat.to_json()))
