@@ -6,17 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::{repo, toml_text as text};
+
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// The aim of the calibration: every corner within this fraction of its target.
 const BOUND: f64 = 0.15;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 struct Corner {
     name: String,
@@ -36,13 +32,6 @@ struct Run {
     scale: String,
     known_error: Option<String>,
     corners: Vec<Corner>,
-}
-
-fn text(t: &toml::Table, key: &str, ctx: &str) -> String {
-    t.get(key)
-        .and_then(|v| v.as_str())
-        .unwrap_or_else(|| panic!("{ctx}: `{key}` (text) is required"))
-        .to_string()
 }
 
 fn load() -> Vec<Run> {
@@ -183,30 +172,13 @@ fn corner_value(result: &serde_json::Value, corner: &str) -> Option<f64> {
 #[test]
 fn calibration() {
     let runs = load();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<serde_json::Value, String>>>> =
-        Mutex::new((0..runs.len()).map(|_| None).collect());
-    // Two workers: the runs are independent and single-threaded.
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= runs.len() {
-                    break;
-                }
-                let r = execute(i, &runs[i]);
-                results.lock().unwrap()[i] = Some(r);
-            });
-        }
-    });
-    let results = results.into_inner().unwrap();
+    let results = common::on_two_workers(&runs, execute);
 
     let mut table = String::from(
         "| preset | job | corner | target | simulated | error | status |\n|---|---|---|---:|---:|---:|---|\n",
     );
     let mut failures = Vec::new();
     for (run, result) in runs.iter().zip(results) {
-        let result = result.expect("every run was executed");
         let json = match (result, &run.known_error) {
             (Err(e), Some(expected)) if e.contains(expected.as_str()) => {
                 table.push_str(&format!(

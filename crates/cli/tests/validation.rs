@@ -6,14 +6,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use common::{repo, toml_text as text};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::PathBuf;
+use std::process::Command;
 
 /// One published figure and how the model's figure is read from a run's JSON.
 struct Row {
@@ -35,13 +31,6 @@ struct Run {
     job: String,
     sets: Vec<String>,
     rows: Vec<Row>,
-}
-
-fn text(t: &toml::Table, key: &str, ctx: &str) -> String {
-    t.get(key)
-        .and_then(|v| v.as_str())
-        .unwrap_or_else(|| panic!("{ctx}: `{key}` (text) is required"))
-        .to_string()
 }
 
 fn number(t: &toml::Table, key: &str, ctx: &str) -> f64 {
@@ -173,30 +162,14 @@ fn value(result: &serde_json::Value, row: &Row) -> Option<f64> {
 #[test]
 fn validation() {
     let runs = load();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<serde_json::Value, String>>>> =
-        Mutex::new((0..runs.len()).map(|_| None).collect());
-    // Two workers: the runs are independent and single-threaded.
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= runs.len() {
-                    break;
-                }
-                let r = execute(i, &runs[i]);
-                results.lock().unwrap()[i] = Some(r);
-            });
-        }
-    });
-    let results = results.into_inner().unwrap();
+    let results = common::on_two_workers(&runs, execute);
 
     let mut table = String::from(
         "| device | job | figure | published | model | error | tolerance | status |\n|---|---|---|---:|---:|---:|---:|---|\n",
     );
     let mut failures = Vec::new();
     for (run, result) in runs.iter().zip(results) {
-        let json = match result.expect("every run was executed") {
+        let json = match result {
             Ok(j) => j,
             Err(e) => {
                 failures.push(format!("{} {}: the run failed: {e}", run.device, run.job));

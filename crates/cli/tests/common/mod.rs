@@ -41,3 +41,46 @@ pub fn run_job(name: &str, text: &str, device: &str, format: &str) -> Output {
     let path = job_file(name, text);
     flashlab(&["run", &path, "--device", device, "--output-format", format])
 }
+
+/// The repository's root (presets, jobs, docs).
+pub fn repo() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The text at `key` of a table row; `ctx` names the row in the panic.
+pub fn toml_text(t: &toml::Table, key: &str, ctx: &str) -> String {
+    t.get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("{ctx}: `{key}` (text) is required"))
+        .to_string()
+}
+
+/// `run` on every item on two worker threads (runs of the binary are independent and each
+/// single-threaded), results in item order.
+pub fn on_two_workers<T: Sync, R: Send>(
+    items: &[T],
+    run: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                let r = run(i, &items[i]);
+                results.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every item was run"))
+        .collect()
+}
