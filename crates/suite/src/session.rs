@@ -219,20 +219,21 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub(crate) fn new(
-        ssd: &'a mut dyn SuiteDevice,
-        device: &str,
+    /// A session at time 0 with no steps yet: what every constructor shares.
+    fn starting(
+        drive: Drive<'a>,
+        device: String,
+        scale: SliceScale,
         opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
-        let seed = opts.seed;
         Self {
             compressible_percent: opts.compressible_percent,
-            scale: ssd.slice_scale(),
-            drive: Drive::Sim(ssd),
-            device: device.to_string(),
+            drive,
+            device,
             opts,
-            seeds: SeedTree::new(seed).child("suite"),
+            seeds: SeedTree::new(opts.seed).child("suite"),
+            scale,
             timed_phases: TimedPhases::Compress,
             region_sizes: RegionSizes::Scale,
             now_ns: 0,
@@ -248,33 +249,30 @@ impl<'a> Session<'a> {
         }
     }
 
+    pub(crate) fn new(
+        ssd: &'a mut dyn SuiteDevice,
+        device: &str,
+        opts: &'a SuiteOptions,
+        progress: &'a mut dyn FnMut(&SuiteProgress),
+    ) -> Self {
+        let scale = ssd.slice_scale();
+        Self::starting(Drive::Sim(ssd), device.to_string(), scale, opts, progress)
+    }
+
     /// A session on real storage: jobs run through fio, time is wall-clock time.
     pub(crate) fn real(
         target: &'a mut RealTarget,
         opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
-        let seed = opts.seed;
-        Self {
-            compressible_percent: opts.compressible_percent,
-            device: target.name(),
-            drive: Drive::Real(target),
+        let device = target.name();
+        Self::starting(
+            Drive::Real(target),
+            device,
+            SliceScale::new(1.0, 1.0),
             opts,
-            seeds: SeedTree::new(seed).child("suite"),
-            scale: SliceScale::new(1.0, 1.0),
-            timed_phases: TimedPhases::Compress,
-            region_sizes: RegionSizes::Scale,
-            now_ns: 0,
-            steps: Vec::new(),
-            started_steps: 0,
-            record_steps: true,
-            round: None,
-            suite_span: None,
-            plan: None,
             progress,
-            cache: None,
-            after_step: None,
-        }
+        )
     }
 
     /// A session for a suite that builds its own drives from `config`
@@ -285,26 +283,13 @@ impl<'a> Session<'a> {
         opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
-        Self {
-            compressible_percent: opts.compressible_percent,
-            device: config.name.clone(),
-            drive: Drive::Described(config),
+        Self::starting(
+            Drive::Described(config),
+            config.name.clone(),
+            SliceScale::FULL,
             opts,
-            seeds: SeedTree::new(opts.seed).child("suite"),
-            scale: SliceScale::FULL,
-            timed_phases: TimedPhases::Compress,
-            region_sizes: RegionSizes::Scale,
-            now_ns: 0,
-            steps: Vec::new(),
-            started_steps: 0,
-            record_steps: true,
-            round: None,
-            suite_span: None,
-            plan: None,
             progress,
-            cache: None,
-            after_step: None,
-        }
+        )
     }
 
     /// Start the first step at device time `now_ns` instead of 0: the device's clocks
