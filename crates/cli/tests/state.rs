@@ -164,7 +164,13 @@ fn raid5_of_drives_behind_a_shared_link_continues_identically() {
 }
 
 fn flashlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+    // Suites keep preconditioned drives in the state cache: the tests' own, not the user's.
+    command.env(
+        "XDG_CACHE_HOME",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+    );
+    command
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {

@@ -12,7 +12,13 @@ const DEVICE: &str = "tiny-test-1gb";
 const SEED: u64 = 3;
 
 fn flashlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+    // Suites keep preconditioned drives in the state cache: the tests' own, not the user's.
+    command.env(
+        "XDG_CACHE_HOME",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+    );
+    command
 }
 
 fn tmp(name: &str) -> PathBuf {
