@@ -41,8 +41,8 @@ fn length(option: &'static str, text: &str) -> anyhow::Result<RoundLength> {
 impl SuiteTestArgs {
     /// Set the options of these suites in `o`; an error is bad input.
     pub fn apply(&self, o: &mut SuiteOptions) -> anyhow::Result<()> {
-        o.wsat.interval = length("--interval", &self.interval)?;
-        o.tenants.read_qd = self.read_qd;
+        o.interval = length("--interval", &self.interval)?;
+        o.read_qd = self.read_qd;
         o.precondition = PreconditionOptions {
             kind: PreconditionKind::parse(&self.precondition)?,
             span_percent: PreconditionOptions::parse_span(&self.span)?,
