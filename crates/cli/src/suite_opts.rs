@@ -5,8 +5,8 @@ use flashlab_suite::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOp
 
 #[derive(clap::Args, Debug)]
 pub struct SuiteTestArgs {
-    /// wsat: one measured interval: a share of the capacity (4% = 1/25), a size (8GiB) or a
-    /// simulated time (60s).
+    /// wsat, sustained-write: one measured interval: a share of the capacity (4% = 1/25), a
+    /// size (8GiB) or a simulated time (60s).
     #[arg(long, default_value = "4%")]
     interval: String,
     /// write-pressure: queue depth of the 4 KiB random reader; noisy-neighbor: quiet readers
