@@ -110,17 +110,11 @@ struct SuiteArgs {
     /// Rounds before giving up on steady state.
     #[arg(long, default_value_t = 25)]
     max_rounds: usize,
-    /// qos: read share of the mix, percent.
-    #[arg(long, default_value_t = 70)]
-    rwmixread: u32,
     /// Data content of every write: the share a compressor can remove, percent (0-100; fio's
     /// buffer_compress_percentage). Default: random data, as fio writes. Only a compressing
     /// drive (controller.compression_granule) runs differently.
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
     compressible: Option<u8>,
-    /// qos: queue depths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
-    depths: Vec<u32>,
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
@@ -129,8 +123,6 @@ struct SuiteArgs {
     tests: Box<suite_opts::SuiteTestArgs>,
     #[command(flatten)]
     client: ClientArgs,
-    #[command(flatten)]
-    systems: SystemSuiteArgs,
     #[command(flatten)]
     real: RealArgs,
     /// `--load-state` and `--save-state`: one simulated drive or system only.
@@ -173,66 +165,13 @@ struct RealArgs {
     max_idle: String,
 }
 
-/// Options of the raid-scaling suite.
-#[derive(clap::Args, Debug)]
-struct SystemSuiteArgs {
-    /// raid-scaling: the member drive preset or file (same as --device; default
-    /// tiny-test-1gb).
-    #[arg(long)]
-    member: Option<String>,
-    /// raid-scaling: RAID 0 member counts, comma-separated (RAID 5 runs those from 3, RAID 10
-    /// runs 4).
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
-    members: Vec<u32>,
-    /// raid-scaling: stripe chunk.
-    #[arg(long, default_value = "128KiB")]
-    chunk: String,
-    /// raid-scaling: put every member behind one shared uplink, a link kind (pcie-gen4-x4)
-    /// or a rate (7GB/s).
-    #[arg(long)]
-    link: Option<String>,
-}
-
-/// The system suites' options, into `options`. `--state both` is raid-scaling's alone.
-fn system_suite_options(
-    args: &SuiteArgs,
-    options: &mut flashlab_suite::SuiteOptions,
-) -> Result<(), Failure> {
-    use flashlab_suite::{parse_size, DriveState};
-    let a = &args.systems;
-    let r = &mut options.raid_scaling;
-    r.members = a.members.clone();
-    r.chunk_bytes = parse_size("--chunk", &a.chunk).map_err(bad_input)?;
-    r.link = match &a.link {
-        Some(text) => Some(flashlab_suite::LinkChoice::parse(text).map_err(bad_input)?),
-        None => None,
-    };
-    r.states = match args.client.state.as_str() {
-        "both" => vec![DriveState::Fresh, DriveState::Full],
-        s => vec![DriveState::from_name(s).map_err(bad_input)?],
-    };
-    Ok(())
-}
-
-/// Options of the client benchmarks (transfer-sweep, desktop).
+/// Options the client benchmarks share with cache-passes and raid-scaling.
 #[derive(clap::Args, Debug)]
 struct ClientArgs {
-    /// transfer-sweep: smallest transfer size (a power of two).
-    #[arg(long, default_value = "512")]
-    min_bs: String,
-    /// transfer-sweep: largest transfer size (a power of two).
-    #[arg(long, default_value = "64MiB")]
-    max_bs: String,
     /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep, cache-passes:
     /// test file (default 1GiB).
     #[arg(long)]
     size: Option<String>,
-    /// desktop: measured runs per test; the best is reported.
-    #[arg(long, default_value_t = 5)]
-    runs: u32,
-    /// desktop: idle time between tests (0 for none).
-    #[arg(long = "test-interval", default_value = "5s")]
-    test_interval: String,
     /// desktop, cache-passes: CrystalDiskMark test set, default or nvme.
     #[arg(long, default_value = "default")]
     profile: String,
@@ -243,22 +182,14 @@ struct ClientArgs {
 }
 
 fn client_options(args: &ClientArgs) -> Result<flashlab_suite::ClientOptions, Failure> {
-    use flashlab_suite::{parse_size, parse_time, DesktopProfile, DriveState};
-    Ok(flashlab_suite::ClientOptions {
-        min_bs_bytes: parse_size("--min-bs", &args.min_bs).map_err(bad_input)?,
-        max_bs_bytes: parse_size("--max-bs", &args.max_bs).map_err(bad_input)?,
+    use flashlab_suite::{parse_size, ClientOptions, DesktopProfile};
+    Ok(ClientOptions {
         size_bytes: match &args.size {
             Some(text) => Some(parse_size("--size", text).map_err(bad_input)?),
             None => None,
         },
-        runs: args.runs,
-        interval_ns: parse_time("--test-interval", &args.test_interval).map_err(bad_input)?,
         profile: DesktopProfile::from_name(&args.profile).map_err(bad_input)?,
-        // `both` is raid-scaling's (see system_suite_options); the client suites start fresh.
-        state: match args.state.as_str() {
-            "both" => DriveState::Fresh,
-            s => DriveState::from_name(s).map_err(bad_input)?,
-        },
+        states: ClientOptions::parse_states(&args.state).map_err(bad_input)?,
     })
 }
 
@@ -884,8 +815,6 @@ fn suite_options(
         max_rounds: args.max_rounds,
         qd: args.qd,
         jobs: args.jobs,
-        rwmixread: args.rwmixread,
-        qos_depths: args.depths.clone(),
         runtime_ns,
         client: client_options(&args.client)?,
         compressible_percent: args.compressible,
@@ -895,7 +824,6 @@ fn suite_options(
     for &k in flashlab_suite::SUITES {
         k.apply_args(matches, &mut options).map_err(bad_input)?;
     }
-    system_suite_options(args, &mut options)?;
     options.threads = args.drive_threads;
     // A step inside a cached preconditioning does not run on a warm cache, so saving after
     // one needs the preconditioning to run.
@@ -911,25 +839,22 @@ fn suite_options(
     Ok(options)
 }
 
-/// The devices a suite runs on: `--device` (repeated), raid-scaling's `--member`, or the
-/// suite's default (cache-passes: the hard disk alone and both Optane caches).
+/// The devices a suite runs on: those its own options name (`Suite::devices`), `--device`
+/// (repeated), or the suite's default (cache-passes: the hard disk alone and both Optane
+/// caches).
 fn suite_device_names(
     kind: flashlab_suite::SuiteKind,
     args: &SuiteArgs,
+    options: &flashlab_suite::SuiteOptions,
 ) -> Result<Vec<String>, Failure> {
-    if let Some(m) = &args.systems.member {
-        // `check_suite_options` refused --member for the suites that do not read it.
-        if !kind.options().contains(&"member") {
-            return Err(bad_input(anyhow!(
-                "--member applies to raid-scaling only; other suites take --device"
-            )));
-        }
+    if let Some((option, names)) = kind.devices(options) {
         if !args.device.is_empty() {
             return Err(bad_input(anyhow!(
-                "--member and --device both name raid-scaling's member drive; give one"
+                "--{option} and --device both name {}'s {option} drive; give one",
+                kind.name()
             )));
         }
-        return Ok(vec![m.clone()]);
+        return Ok(names);
     }
     if !args.device.is_empty() {
         return Ok(args.device.clone());
@@ -995,10 +920,10 @@ fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
     // simulated device is added.
     let mut real_targets = open_targets(&args.real)?;
     let names =
-        if args.device.is_empty() && args.systems.member.is_none() && !real_targets.is_empty() {
+        if args.device.is_empty() && kind.devices(&options).is_none() && !real_targets.is_empty() {
             Vec::new()
         } else {
-            suite_device_names(kind, args)?
+            suite_device_names(kind, args, &options)?
         };
     // --set applies to every device: with several, say which one refused it.
     let targets = names

@@ -5,8 +5,8 @@ use flashlab_suite::{PreconditionKind, PreconditionOptions, RoundLength, SuiteOp
 
 #[derive(clap::Args, Debug)]
 pub struct SuiteTestArgs {
-    /// wsat: one measured interval: a share of the capacity (4% = 1/25), a size (8GiB) or a
-    /// simulated time (60s).
+    /// wsat, sustained-write: one measured interval: a share of the capacity (4% = 1/25), a
+    /// size (8GiB) or a simulated time (60s).
     #[arg(long, default_value = "4%")]
     interval: String,
     /// write-pressure: queue depth of the 4 KiB random reader; noisy-neighbor: quiet readers
@@ -41,8 +41,8 @@ fn length(option: &'static str, text: &str) -> anyhow::Result<RoundLength> {
 impl SuiteTestArgs {
     /// Set the options of these suites in `o`; an error is bad input.
     pub fn apply(&self, o: &mut SuiteOptions) -> anyhow::Result<()> {
-        o.wsat.interval = length("--interval", &self.interval)?;
-        o.tenants.read_qd = self.read_qd;
+        o.interval = length("--interval", &self.interval)?;
+        o.read_qd = self.read_qd;
         o.precondition = PreconditionOptions {
             kind: PreconditionKind::parse(&self.precondition)?,
             span_percent: PreconditionOptions::parse_span(&self.span)?,

@@ -588,27 +588,25 @@ impl DeviceConfig {
             retention_storage_c,
         } = nand;
         let (ppb, page) = (full.pages_per_block, full.page_bytes);
+        let host = self.host_parts(page, &timings)?;
+        // A compressing drive maps granules: from here on its FTL's IU is the granule.
+        let (iu, compression_unit_bytes) = self.compression_parts(host.iu)?;
+        let cap = self.capacity_parts(&full, bits, iu, bad_fraction)?;
+        let (plan, slice) = self.choose_slice(full, &cap, bad_fraction, iu, host.max_memory)?;
+        // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
+        let full_shared = self.full_shared(&host, u64::from(ppb) * (page / iu));
         let HostParts {
-            iu,
             lb,
             link,
-            efficiency,
-            queue_depth,
-            full_controller,
             gc_busy_share,
             dyn_fraction,
-            buffer,
-            read_buffer,
             read_ahead,
             min_read_buffer,
             scheduler,
             power,
             max_memory,
-        } = self.host_parts(page, &timings)?;
-        // A compressing drive maps granules: from here on its FTL's IU is the granule.
-        let (iu, compression_unit_bytes) = self.compression_parts(iu)?;
-        let cap = self.capacity_parts(&full, bits, iu, bad_fraction)?;
-        let (plan, slice) = self.choose_slice(full, &cap, bad_fraction, iu, max_memory)?;
+            ..
+        } = host;
         let CapacityParts {
             block_bytes,
             slc_block_bytes,
@@ -625,32 +623,13 @@ impl DeviceConfig {
         let geometry = slice.geometry;
         let static_blocks = slice.static_blocks;
         let bad_blocks = slice.bad_blocks;
-        // A compressing drive's host sees whole compression units.
-        let user_ius = match compression_unit_bytes {
-            Some(unit) => slice.user_ius / (unit / iu) * (unit / iu),
-            None => slice.user_ius,
-        };
+        let user_ius = host_user_ius(slice.user_ius, iu, compression_unit_bytes);
         let user_bytes = user_ius * iu;
         let fg = slice.fg_blocks;
         let mut memory_bytes = slice_memory_bytes(&slice, u64::from(ppb), data_ipb, user_ius, iu);
         let capacity_factor = full_user as f64 / user_bytes as f64;
         let namespace_bytes = slice_namespaces(&full_namespaces, user_bytes, full_user, iu)?;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
-        // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
-        let block_ius = u64::from(ppb) * (page / iu);
-        let link_raw = link.raw_bytes_per_s();
-        let full_shared = SharedResources {
-            link_raw_bytes_per_s: link_raw,
-            link_bytes_per_s: (link_raw as f64 * efficiency) as u64,
-            max_iops: self.controller.max_iops,
-            queue_depth,
-            buffer_bytes: buffer,
-            read_buffer_bytes: read_buffer,
-            controller: ControllerModel {
-                relocation_allowance_ius: block_ius,
-                ..full_controller
-            },
-        };
         let shared = full_shared.sliced(die_factor, capacity_factor, iu, page, min_read_buffer);
         let note = scale_note(
             &full,
@@ -660,12 +639,8 @@ impl DeviceConfig {
             capacity_factor,
             die_factor,
         );
-        // The dynamic SLC cache is a share of free native capacity, which the slice has more
-        // of per user byte than the drive (see `SlicePlan::slice`): shrink the share so the
-        // empty slice's cache is 1/capacity_factor of the drive's, and the cliff comes at the
-        // same fraction of a fill.
         let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
-        let slc_fraction = (dyn_fraction * raw_factor / capacity_factor).min(1.0);
+        let slc_fraction = sliced_slc_fraction(dyn_fraction, raw_factor, capacity_factor);
         let mut ftl = self.ftl_config(&nand, &slice, iu, user_ius, slc_fraction, parity_stripe);
         let map_cache = self.map_cache_model(
             iu,
@@ -679,11 +654,7 @@ impl DeviceConfig {
             ),
         )?;
         if let Some(m) = &map_cache {
-            // Translation pages are logical IUs beyond the host's: mapped, written, relocated
-            // and worn by the FTL like data.
-            ftl.user_ius += u64::from(m.pages);
-            // Their map entries and the cache's tables (a slot per page, 5 bytes per slot).
-            memory_bytes += 8 * u64::from(m.pages) + 5 * u64::from(m.slots);
+            memory_bytes += m.add_to(&mut ftl);
         }
         Ok(Model {
             name: self.name.clone(),
@@ -738,6 +709,25 @@ impl DeviceConfig {
             memory_bytes,
             max_memory_bytes: max_memory,
         })
+    }
+
+    /// The whole drive's shared resources (host link, controller, queue, buffers): what a die
+    /// cut divides ([`SharedResources::sliced`]). Writes may run `relocation_allowance_ius`
+    /// ahead of the firmware's relocation work.
+    fn full_shared(&self, host: &HostParts, relocation_allowance_ius: u64) -> SharedResources {
+        let link_raw = host.link.raw_bytes_per_s();
+        SharedResources {
+            link_raw_bytes_per_s: link_raw,
+            link_bytes_per_s: (link_raw as f64 * host.efficiency) as u64,
+            max_iops: self.controller.max_iops,
+            queue_depth: host.queue_depth,
+            buffer_bytes: host.buffer,
+            read_buffer_bytes: host.read_buffer,
+            controller: ControllerModel {
+                relocation_allowance_ius,
+                ..host.full_controller
+            },
+        }
     }
 
     /// The simulated slice's FTL: its geometry and reserves, the SLC cache's share of it
@@ -839,6 +829,32 @@ impl SharedResources {
                 relocation_allowance_ius: c.relocation_allowance_ius,
             },
         }
+    }
+}
+
+/// The IUs the slice's host sees: a compressing drive's host sees whole compression units.
+fn host_user_ius(slice_user_ius: u64, iu: u64, compression_unit_bytes: Option<u64>) -> u64 {
+    match compression_unit_bytes {
+        Some(unit) => slice_user_ius / (unit / iu) * (unit / iu),
+        None => slice_user_ius,
+    }
+}
+
+/// The slice's dynamic SLC share. The cache is a share of free native capacity, which the
+/// slice has more of per user byte than the drive (`raw_factor` / `capacity_factor` times, see
+/// `SlicePlan::slice`): the share shrinks so the empty slice's cache is 1/capacity_factor of
+/// the drive's, and the cliff comes at the same fraction of a fill.
+fn sliced_slc_fraction(dyn_fraction: f64, raw_factor: f64, capacity_factor: f64) -> f64 {
+    (dyn_fraction * raw_factor / capacity_factor).min(1.0)
+}
+
+impl MapCacheModel {
+    /// Add the translation pages to `ftl`'s logical IUs (beyond the host's: mapped, written,
+    /// relocated and worn by the FTL like data); the model memory their map entries and the
+    /// cache's tables take (8 bytes per page, 5 per slot).
+    fn add_to(&self, ftl: &mut FtlConfig) -> u64 {
+        ftl.user_ius += u64::from(self.pages);
+        8 * u64::from(self.pages) + 5 * u64::from(self.slots)
     }
 }
 

@@ -193,6 +193,12 @@ impl AppProfileArgs {
     }
 }
 
+impl crate::options::OwnOptions for AppProfileOptions {
+    fn validate(&self, common: &crate::SuiteOptions) -> Result<(), SuiteError> {
+        AppProfileOptions::validate(self, common.jobs.unwrap_or(1))
+    }
+}
+
 impl AppProfileOptions {
     /// Every option in range; `jobs` is the suite's `--jobs` (each load must split evenly).
     pub fn validate(&self, jobs: u32) -> Result<(), SuiteError> {
@@ -396,7 +402,7 @@ fn point_job(
 }
 
 pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
-    let o = &opts.app_profiles;
+    let o = opts.own::<AppProfileOptions>();
     let (st, mut results) = crate::showdown::precondition_chosen(s, opts)?;
     if opts.precondition.kind == PreconditionKind::Pts {
         // The showdown recipe reports it among its own measures.
@@ -521,11 +527,11 @@ impl Suite for AppProfiles {
         m: &clap::ArgMatches,
         o: &mut crate::SuiteOptions,
     ) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<AppProfileArgs>(m)?.apply(&mut o.app_profiles);
+        crate::suite::parse_args::<AppProfileArgs>(m)?.apply(o.own_mut());
         Ok(())
     }
     fn options_json(&self, o: &crate::SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("app_profiles", o.app_profiles.to_json(o)))
+        Some(("app_profiles", o.own::<AppProfileOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::APP_PROFILES]

@@ -78,6 +78,65 @@ impl Suite for FourCorners {
 /// `qos`: a read/write mix across queue depths, IOPS and read latency percentiles.
 pub(crate) struct Qos;
 
+/// `qos`'s own options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QosOptions {
+    /// Read share of the mix, in percent.
+    pub rwmixread: u32,
+    /// Queue depths, one measured step each.
+    pub depths: Vec<u32>,
+}
+
+impl Default for QosOptions {
+    fn default() -> Self {
+        Self {
+            rwmixread: 70,
+            depths: vec![1, 8, 32, 64, 128, 256],
+        }
+    }
+}
+
+// `qos`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct QosArgs {
+    /// qos: read share of the mix, percent.
+    #[arg(long, default_value_t = 70)]
+    rwmixread: u32,
+    /// qos: queue depths, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
+    depths: Vec<u32>,
+}
+
+impl crate::options::OwnOptions for QosOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        let bad = |option: &'static str, value: String, valid: String| {
+            Err(SuiteError::BadOption {
+                option,
+                value,
+                valid,
+            })
+        };
+        if self.rwmixread > 100 {
+            return bad(
+                "--rwmixread",
+                self.rwmixread.to_string(),
+                "a percentage from 0 to 100".into(),
+            );
+        }
+        if self.depths.is_empty() {
+            return bad("--depths", String::new(), "at least one queue depth".into());
+        }
+        let max = crate::options::MAX_QD;
+        if let Some(&d) = self.depths.iter().find(|&&d| d == 0 || d > max) {
+            return bad("--depths", d.to_string(), format!("depths from 1 to {max}"));
+        }
+        if let Some((i, d)) = crate::options::repeated(&self.depths, |&d| d) {
+            return Err(crate::options::repeated_error("--depths", d.to_string(), i));
+        }
+        Ok(())
+    }
+}
+
 impl Suite for Qos {
     fn name(&self) -> &'static str {
         "qos"
@@ -88,13 +147,22 @@ impl Suite for Qos {
     fn targets(&self) -> Targets {
         Targets::Any
     }
-    fn options(&self) -> &'static [&'static str] {
-        &["rwmixread", "depths"]
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <QosArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        let a = crate::suite::parse_args::<QosArgs>(m)?;
+        *o.own_mut() = QosOptions {
+            rwmixread: a.rwmixread,
+            depths: a.depths,
+        };
+        Ok(())
     }
     fn options_text(&self, o: &SuiteOptions) -> Vec<String> {
-        let depths: Vec<String> = o.qos_depths.iter().map(u32::to_string).collect();
+        let q = o.own::<QosOptions>();
+        let depths: Vec<String> = q.depths.iter().map(u32::to_string).collect();
         vec![
-            format!("{}% reads", o.rwmixread),
+            format!("{}% reads", q.rwmixread),
             format!("queue depths {}", depths.join(", ")),
         ]
     }
@@ -104,7 +172,8 @@ impl Suite for Qos {
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
         let mut o = with_steady_chart(qos(s, opts)?);
-        o.charts.extend(qos_charts(&opts.qos_depths, &o.results));
+        o.charts
+            .extend(qos_charts(&opts.own::<QosOptions>().depths, &o.results));
         Ok(o)
     }
 }
@@ -238,7 +307,8 @@ fn four_corners(
 }
 
 fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
-    s.plan_steps(FILL_STEPS + opts.max_rounds + opts.qos_depths.len(), 1);
+    let q = opts.own::<QosOptions>();
+    s.plan_steps(FILL_STEPS + opts.max_rounds + q.depths.len(), 1);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
     let mut results = vec![measure("steady_write_iops", Unit::Iops, steady_iops(&st))];
@@ -248,10 +318,10 @@ fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measur
         .map(|(p, _)| p.to_string())
         .collect::<Vec<_>>()
         .join(":");
-    for &depth in &opts.qos_depths {
+    for &depth in &q.depths {
         let name = format!("qos-qd{depth}");
         let mut lines = timed(opts.runtime_ns.unwrap_or(QOS_NS), RAMP_NS);
-        lines.push(format!("rwmixread={}", opts.rwmixread));
+        lines.push(format!("rwmixread={}", q.rwmixread));
         lines.push(format!("percentile_list={percentiles}"));
         let text = job_text(&name, "randrw", "4k", depth, jobs, &lines);
         // The drive is steady: each depth's window keeps its time on a slice.

@@ -96,6 +96,12 @@ impl CachePassesArgs {
     }
 }
 
+impl crate::options::OwnOptions for CachePassesOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        CachePassesOptions::validate(self)
+    }
+}
+
 impl CachePassesOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.app_region_bytes < 1 << 20 {
@@ -173,10 +179,12 @@ fn app_job(name: &str, o: &CachePassesOptions, offset: u64, region: u64) -> Stri
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let o = &opts.cache_passes;
+    let o = &*opts.own::<CachePassesOptions>();
     let mut desk = opts.clone();
-    desk.client.runs = 1;
-    desk.client.interval_ns = 0;
+    *desk.own_mut() = crate::client_options::DesktopOptions {
+        runs: 1,
+        interval_ns: 0,
+    };
     desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
     s.purge("purge")?;
     let mut results: Vec<Measure> = Vec::new();
@@ -355,10 +363,10 @@ impl Suite for CachePasses {
         <CachePassesArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<CachePassesArgs>(m)?.apply(&mut o.cache_passes)
+        crate::suite::parse_args::<CachePassesArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("cache_passes", o.cache_passes.to_json()))
+        Some(("cache_passes", o.own::<CachePassesOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::CACHE_PASSES]

@@ -12,7 +12,9 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 
-use crate::client_options::DesktopProfile;
+use crate::client_options::{
+    DesktopArgs, DesktopOptions, DesktopProfile, TransferSweepArgs, TransferSweepOptions,
+};
 use crate::grids::GridSpec;
 use crate::measure::size_label;
 use crate::session::Session;
@@ -97,7 +99,7 @@ pub(crate) fn transfer_sweep(s: &mut Session, opts: &SuiteOptions) -> Result<Out
     let qd = opts.qd.unwrap_or(SWEEP_QD);
     let jobs = opts.jobs.unwrap_or(1);
     let region = region_bytes(s, c.size_bytes.unwrap_or(SWEEP_REGION_BYTES));
-    prepare(s, c.state)?;
+    prepare(s, c.state())?;
     let regions = test_region_sizes(s, region);
     s.with_region_sizes(regions, |s| sweep(s, opts, region, qd, jobs))
 }
@@ -166,7 +168,7 @@ pub(crate) fn compression_sweep(
     let qd = opts.qd.unwrap_or(COMPRESSION_QD);
     let jobs = opts.jobs.unwrap_or(1);
     let region = region_bytes(s, c.size_bytes.unwrap_or(COMPRESSION_REGION_BYTES));
-    prepare(s, c.state)?;
+    prepare(s, c.state())?;
     let regions = test_region_sizes(s, region);
     s.with_region_sizes(regions, |s| {
         let mut results = Vec::new();
@@ -240,7 +242,7 @@ fn sweep(
     qd: u32,
     jobs: u32,
 ) -> Result<Outcome, SuiteError> {
-    let c = &opts.client;
+    let c = opts.own::<TransferSweepOptions>();
     let mut results = Vec::new();
     let (mut read_pts, mut write_pts) = (Vec::new(), Vec::new());
     // ATTO writes highly compressible data, which is why compressing (SandForce) drives
@@ -338,7 +340,7 @@ fn profile_tests(profile: DesktopProfile) -> [DesktopTest; 4] {
 }
 
 pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
-    prepare(s, opts.client.state)?;
+    prepare(s, opts.client.state())?;
     desktop_pass(s, opts, "")
 }
 
@@ -350,6 +352,7 @@ pub(crate) fn desktop_pass(
     prefix: &str,
 ) -> Result<Outcome, SuiteError> {
     let c = &opts.client;
+    let own = opts.own::<DesktopOptions>();
     let file = region_bytes(s, c.size_bytes.unwrap_or(DESKTOP_FILE_BYTES));
     let measure_ns = opts.runtime_ns.unwrap_or(DESKTOP_MEASURE_NS);
     let text = region_job(
@@ -386,7 +389,7 @@ pub(crate) fn desktop_pass(
         let lines = vec!["time_based=1".into(), format!("runtime={measure_ns}ns")];
         let mut best: Option<(f64, f64)> = None;
         // Run 0 prepares (CrystalDiskMark discards it); runs 1..=N are measured.
-        for run_no in 0..=c.runs {
+        for run_no in 0..=own.runs {
             let name = format!("{prefix}{}-{dir}-{run_no}", t.key().replace('_', "-"));
             let text = region_job(&name, rw, t.bs, t.qd, t.threads, file, &lines);
             let run = s.job(&name, &text, &bw_iops(ddir))?;
@@ -405,8 +408,8 @@ pub(crate) fn desktop_pass(
         } else {
             read_pts.push(point);
         }
-        if n + 1 < order.len() && c.interval_ns > 0 {
-            s.idle(&format!("{prefix}idle-{}", n + 1), c.interval_ns);
+        if n + 1 < order.len() && own.interval_ns > 0 {
+            s.idle(&format!("{prefix}idle-{}", n + 1), own.interval_ns);
         }
     }
     let names: Vec<String> = tests
@@ -452,7 +455,14 @@ impl Suite for TransferSweep {
         Targets::Any
     }
     fn options(&self) -> &'static [&'static str] {
-        &["min-bs", "max-bs", "size", "state"]
+        &["size", "state"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <TransferSweepArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        *o.own_mut() = crate::suite::parse_args::<TransferSweepArgs>(m)?.options()?;
+        Ok(())
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::TRANSFER_SWEEP]
@@ -477,7 +487,14 @@ impl Suite for Desktop {
         Targets::Any
     }
     fn options(&self) -> &'static [&'static str] {
-        &["size", "runs", "test-interval", "profile", "state"]
+        &["size", "profile", "state"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <DesktopArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        *o.own_mut() = crate::suite::parse_args::<DesktopArgs>(m)?.options()?;
+        Ok(())
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::DESKTOP]

@@ -1,10 +1,12 @@
-//! Options of the client benchmarks (`transfer-sweep`, `desktop`): transfer sizes, test
-//! region, runs, the idle interval between tests, the CrystalDiskMark profile and the state
-//! the drive is put in first.
+//! Options of the client benchmarks (`transfer-sweep`, `desktop`): their own (transfer
+//! sizes; runs and the idle interval between tests) and those they share with cache-passes and
+//! raid-scaling (test region, CrystalDiskMark profile, the state the drive is put in first).
 
 use flashlab_engine::NS_PER_S;
 
-use crate::SuiteError;
+use crate::lengths::{parse_size, parse_time};
+use crate::options::OwnOptions;
+use crate::{SuiteError, SuiteOptions};
 
 /// Which CrystalDiskMark 8 test set `desktop` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,81 +79,181 @@ pub const MAX_RUNS: u32 = 100;
 /// Longest idle interval between desktop tests (CrystalDiskMark offers up to 10 min).
 pub const MAX_INTERVAL_NS: u64 = 3600 * NS_PER_S;
 
-/// Options of `transfer-sweep` and `desktop`; each reads those it needs (`docs/suites.md`).
+/// What the client benchmarks share with cache-passes and raid-scaling (`--size`,
+/// `--profile`, `--state`); each reads those it needs (`docs/suites.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientOptions {
-    /// Smallest transfer size of the sweep (a power of two).
-    pub min_bs_bytes: u64,
-    /// Largest transfer size of the sweep (a power of two).
-    pub max_bs_bytes: u64,
     /// Test region of the sweep, test file of desktop (`None`: 256 MiB and 1 GiB).
     pub size_bytes: Option<u64>,
-    /// Measured runs per desktop test; the best is reported.
-    pub runs: u32,
-    /// Idle time between desktop tests.
-    pub interval_ns: u64,
     pub profile: DesktopProfile,
-    pub state: DriveState,
+    /// The states `--state` names, in order: one, or both (fresh, then full). The client
+    /// suites put the drive in the first; raid-scaling tests its members in each.
+    pub states: Vec<DriveState>,
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
         Self {
-            min_bs_bytes: 512,
-            max_bs_bytes: 64 << 20,
             size_bytes: None,
-            runs: 5,
-            interval_ns: 5 * NS_PER_S,
             profile: DesktopProfile::Default,
-            state: DriveState::Fresh,
+            states: vec![DriveState::Fresh],
         }
     }
 }
 
 impl ClientOptions {
+    /// The state the client suites put the drive in first.
+    pub fn state(&self) -> DriveState {
+        self.states.first().copied().unwrap_or(DriveState::Fresh)
+    }
+
+    /// `--state`: fresh, full, or both (fresh, then full).
+    pub fn parse_states(text: &str) -> Result<Vec<DriveState>, SuiteError> {
+        match text {
+            "both" => Ok(vec![DriveState::Fresh, DriveState::Full]),
+            s => Ok(vec![DriveState::from_name(s)?]),
+        }
+    }
+
     /// Every option in range, or the first one that is not.
     pub fn validate(&self) -> Result<(), SuiteError> {
-        let bad = |option: &'static str, value: String, valid: String| {
-            Err(SuiteError::BadOption {
-                option,
-                value,
-                valid,
-            })
-        };
+        if let Some(size) = self.size_bytes {
+            if size < 4096 || !size.is_multiple_of(MIN_TRANSFER_BYTES) {
+                return Err(SuiteError::BadOption {
+                    option: "--size",
+                    value: size.to_string(),
+                    valid: "at least 4 KiB, in whole 512-byte sectors".into(),
+                });
+            }
+        }
+        if self.states.is_empty() {
+            return Err(SuiteError::BadOption {
+                option: "--state",
+                value: String::new(),
+                valid: "fresh, full or both".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `transfer-sweep`'s own options: the range of transfer sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferSweepOptions {
+    /// Smallest transfer size of the sweep (a power of two).
+    pub min_bs_bytes: u64,
+    /// Largest transfer size of the sweep (a power of two).
+    pub max_bs_bytes: u64,
+}
+
+impl Default for TransferSweepOptions {
+    fn default() -> Self {
+        Self {
+            min_bs_bytes: 512,
+            max_bs_bytes: 64 << 20,
+        }
+    }
+}
+
+// `transfer-sweep`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct TransferSweepArgs {
+    /// transfer-sweep: smallest transfer size (a power of two).
+    #[arg(long, default_value = "512")]
+    min_bs: String,
+    /// transfer-sweep: largest transfer size (a power of two).
+    #[arg(long, default_value = "64MiB")]
+    max_bs: String,
+}
+
+impl TransferSweepArgs {
+    pub(crate) fn options(&self) -> Result<TransferSweepOptions, SuiteError> {
+        Ok(TransferSweepOptions {
+            min_bs_bytes: parse_size("--min-bs", &self.min_bs)?,
+            max_bs_bytes: parse_size("--max-bs", &self.max_bs)?,
+        })
+    }
+}
+
+impl OwnOptions for TransferSweepOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         let range = format!("a power of two from {MIN_TRANSFER_BYTES} to {MAX_TRANSFER_BYTES}");
         for (option, v) in [
             ("--min-bs", self.min_bs_bytes),
             ("--max-bs", self.max_bs_bytes),
         ] {
             if !v.is_power_of_two() || !(MIN_TRANSFER_BYTES..=MAX_TRANSFER_BYTES).contains(&v) {
-                return bad(option, v.to_string(), range);
+                return Err(SuiteError::BadOption {
+                    option,
+                    value: v.to_string(),
+                    valid: range,
+                });
             }
         }
         if self.min_bs_bytes > self.max_bs_bytes {
-            return bad(
-                "--max-bs",
-                self.max_bs_bytes.to_string(),
-                format!("at least --min-bs ({})", self.min_bs_bytes),
-            );
+            return Err(SuiteError::BadOption {
+                option: "--max-bs",
+                value: self.max_bs_bytes.to_string(),
+                valid: format!("at least --min-bs ({})", self.min_bs_bytes),
+            });
         }
-        if let Some(size) = self.size_bytes {
-            if size < 4096 || !size.is_multiple_of(MIN_TRANSFER_BYTES) {
-                return bad(
-                    "--size",
-                    size.to_string(),
-                    "at least 4 KiB, in whole 512-byte sectors".into(),
-                );
-            }
+        Ok(())
+    }
+}
+
+/// `desktop`'s own options: runs per test and the idle time between tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesktopOptions {
+    /// Measured runs per desktop test; the best is reported.
+    pub runs: u32,
+    /// Idle time between desktop tests.
+    pub interval_ns: u64,
+}
+
+impl Default for DesktopOptions {
+    fn default() -> Self {
+        Self {
+            runs: 5,
+            interval_ns: 5 * NS_PER_S,
         }
+    }
+}
+
+// `desktop`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct DesktopArgs {
+    /// desktop: measured runs per test; the best is reported.
+    #[arg(long, default_value_t = 5)]
+    runs: u32,
+    /// desktop: idle time between tests (0 for none).
+    #[arg(long = "test-interval", default_value = "5s")]
+    test_interval: String,
+}
+
+impl DesktopArgs {
+    pub(crate) fn options(&self) -> Result<DesktopOptions, SuiteError> {
+        Ok(DesktopOptions {
+            runs: self.runs,
+            interval_ns: parse_time("--test-interval", &self.test_interval)?,
+        })
+    }
+}
+
+impl OwnOptions for DesktopOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         if self.runs == 0 || self.runs > MAX_RUNS {
-            return bad("--runs", self.runs.to_string(), format!("1 to {MAX_RUNS}"));
+            return Err(SuiteError::BadOption {
+                option: "--runs",
+                value: self.runs.to_string(),
+                valid: format!("1 to {MAX_RUNS}"),
+            });
         }
         if self.interval_ns > MAX_INTERVAL_NS {
-            return bad(
-                "--test-interval",
-                format!("{} ns", self.interval_ns),
-                "at most 1 hour".into(),
-            );
+            return Err(SuiteError::BadOption {
+                option: "--test-interval",
+                value: format!("{} ns", self.interval_ns),
+                valid: "at most 1 hour".into(),
+            });
         }
         Ok(())
     }
@@ -195,48 +297,44 @@ mod tests {
 
     #[test]
     fn validate_names_the_option_out_of_range() {
+        let common = SuiteOptions::default();
         assert!(ClientOptions::default().validate().is_ok());
-        let cases: [(ClientOptions, &str); 5] = [
-            (
-                ClientOptions {
-                    min_bs_bytes: 1000,
-                    ..Default::default()
-                },
-                "--min-bs",
-            ),
-            (
-                ClientOptions {
-                    min_bs_bytes: 8192,
-                    max_bs_bytes: 4096,
-                    ..Default::default()
-                },
-                "--max-bs",
-            ),
-            (
-                ClientOptions {
-                    size_bytes: Some(1000),
-                    ..Default::default()
-                },
-                "--size",
-            ),
-            (
-                ClientOptions {
-                    runs: 0,
-                    ..Default::default()
-                },
-                "--runs",
-            ),
-            (
-                ClientOptions {
-                    interval_ns: 2 * MAX_INTERVAL_NS,
-                    ..Default::default()
-                },
-                "--test-interval",
-            ),
-        ];
-        for (opts, option) in cases {
-            let msg = opts.validate().unwrap_err().to_string();
+        assert!(TransferSweepOptions::default().validate(&common).is_ok());
+        assert!(DesktopOptions::default().validate(&common).is_ok());
+        let sweep = |min_bs_bytes, max_bs_bytes| {
+            TransferSweepOptions {
+                min_bs_bytes,
+                max_bs_bytes,
+            }
+            .validate(&common)
+        };
+        let desktop = |runs, interval_ns| DesktopOptions { runs, interval_ns }.validate(&common);
+        let size = ClientOptions {
+            size_bytes: Some(1000),
+            ..Default::default()
+        };
+        for (result, option) in [
+            (sweep(1000, 64 << 20), "--min-bs"),
+            (sweep(8192, 4096), "--max-bs"),
+            (size.validate(), "--size"),
+            (desktop(0, 0), "--runs"),
+            (desktop(1, 2 * MAX_INTERVAL_NS), "--test-interval"),
+        ] {
+            let msg = result.unwrap_err().to_string();
             assert!(msg.contains(option), "{msg}");
         }
+    }
+
+    #[test]
+    fn state_both_is_fresh_then_full() {
+        assert_eq!(
+            ClientOptions::parse_states("both").unwrap(),
+            vec![DriveState::Fresh, DriveState::Full]
+        );
+        assert_eq!(
+            ClientOptions::parse_states("full").unwrap(),
+            vec![DriveState::Full]
+        );
+        assert!(ClientOptions::parse_states("used").is_err());
     }
 }

@@ -192,6 +192,12 @@ fn workload_arg(text: &str) -> Result<EnduranceWorkload, SuiteError> {
     })
 }
 
+impl crate::options::OwnOptions for EnduranceOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        EnduranceOptions::validate(self)
+    }
+}
+
 impl EnduranceOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if !(self.duty_cycle > 0.0 && self.duty_cycle <= 1.0) {
@@ -343,7 +349,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
 
 fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let e = &opts.endurance;
+    let e = opts.own::<EnduranceOptions>();
     let model = config.resolve().map_err(|k| SuiteError::BadOption {
         option: "--device",
         value: config.name.clone(),
@@ -889,10 +895,10 @@ impl Suite for Endurance {
         <EnduranceArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<EnduranceArgs>(m)?.apply(&mut o.endurance)
+        crate::suite::parse_args::<EnduranceArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("endurance", o.endurance.to_json()))
+        Some(("endurance", o.own::<EnduranceOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::ENDURANCE_HEALTH]

@@ -81,7 +81,10 @@ pub use session::{AfterStep, SuiteDevice, PRECONDITION_STEP};
 pub use state_cache::{StateCache, DEFAULT_MAX_CACHE_BYTES};
 pub use sustained::SustainedOptions;
 
-pub use client_options::{ClientOptions, DesktopProfile, DriveState};
+pub use basic::QosOptions;
+pub use client_options::{
+    ClientOptions, DesktopOptions, DesktopProfile, DriveState, TransferSweepOptions,
+};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use grids::{grid_titles, GridSpec};
@@ -89,7 +92,7 @@ pub use html::render_html;
 pub use lengths::{parse_size, parse_time, RoundLength};
 pub use measure::{Coord, Dim, Measure, Phase};
 pub use opsweep::OpSweepOptions;
-pub use options::{PreconditionKind, PreconditionOptions, SuiteOptions};
+pub use options::{OwnOptions, OwnOptionsSet, PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, render_tidy_csv, write_outdir};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};

@@ -87,6 +87,12 @@ pub struct OltpArgs {
     threads: u32,
 }
 
+impl crate::options::OwnOptions for OltpOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        OltpOptions::validate(self)
+    }
+}
+
 impl OltpOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if !(1..=1024).contains(&self.vms) {
@@ -289,7 +295,7 @@ pub fn run_workload(
 
 /// Precondition as the enterprise suites do (`--precondition`), then run the VMs.
 pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
-    let o = opts.oltp;
+    let o = *opts.own::<OltpOptions>();
     let (_, mut results) = crate::showdown::precondition_chosen(s, opts)?;
     s.idle("settle", 5 * NS_PER_S);
     // A die cut has 1/k of the drive's dies, link and command rate: it carries 1/k of the VMs
@@ -369,18 +375,19 @@ impl Suite for Oltp {
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
         let a = crate::suite::parse_args::<OltpArgs>(m)?;
-        o.oltp = OltpOptions {
+        *o.own_mut() = OltpOptions {
             vms: a.vms,
             threads: a.threads,
         };
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+        let oltp = o.own::<OltpOptions>();
         Some((
             "oltp",
             serde_json::json!({
-                "vms": o.oltp.vms,
-                "threads_per_vm": o.oltp.threads,
+                "vms": oltp.vms,
+                "threads_per_vm": oltp.threads,
                 "reads_per_txn": READS_PER_TXN,
                 "log_write_bytes": LOG_WRITE_BYTES,
                 "dirty_pages_per_txn": DIRTY_PAGES_PER_TXN,

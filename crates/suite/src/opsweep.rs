@@ -72,6 +72,12 @@ impl OpSweepArgs {
     }
 }
 
+impl crate::options::OwnOptions for OpSweepOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        OpSweepOptions::validate(self)
+    }
+}
+
 impl OpSweepOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.fractions.is_empty()
@@ -136,7 +142,7 @@ struct FractionOutcome {
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let config = s.require_config("op-sweep")?;
-    let o = &opts.op_sweep;
+    let o = opts.own::<OpSweepOptions>();
     let invalid = |c: &DeviceConfig, origin: String, e: flashlab_device::model::KeyError| {
         SuiteError::Device {
             device: c.name.clone(),
@@ -350,10 +356,10 @@ impl Suite for OpSweep {
         <OpSweepArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<OpSweepArgs>(m)?.apply(&mut o.op_sweep)
+        crate::suite::parse_args::<OpSweepArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("op_sweep", o.op_sweep.to_json()))
+        Some(("op_sweep", o.own::<OpSweepOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::OP_SWEEP]

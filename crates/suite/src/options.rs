@@ -1,6 +1,9 @@
 //! What a suite run may be told: its seed, the length of a preconditioning round, queue depth,
 //! job count, mix and measurement window.
 
+use std::any::Any;
+use std::borrow::Cow;
+
 use flashlab_engine::{NS_PER_MS, NS_PER_S};
 
 use crate::client_options::ClientOptions;
@@ -147,7 +150,7 @@ impl PreconditionOptions {
     }
 }
 
-/// Options shared by the suites; each suite reads those it needs (`docs/suites.md`).
+/// What every suite takes, what several suites share, and each suite's own options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuiteOptions {
     /// Master seed: the device and every step derive their streams from it.
@@ -160,34 +163,22 @@ pub struct SuiteOptions {
     pub qd: Option<u32>,
     /// Jobs (fio `numjobs`) of every measured job (`None`: 1).
     pub jobs: Option<u32>,
-    /// Read share of the qos mix, in percent.
-    pub rwmixread: u32,
-    /// Queue depths of the qos suite.
-    pub qos_depths: Vec<u32>,
     /// Measured time of each time-based step (`None`: the step's default).
     pub runtime_ns: Option<u64>,
-    /// Options of the client benchmarks (`transfer-sweep`, `desktop`).
+    /// What the client benchmarks, cache-passes and raid-scaling share: test region or file,
+    /// CrystalDiskMark profile and the drive's state first.
     pub client: ClientOptions,
-    /// Options of the wsat, recovery, op-sweep and endurance suites.
-    pub wsat: crate::WsatOptions,
-    pub recovery: crate::RecoveryOptions,
-    pub op_sweep: crate::OpSweepOptions,
-    pub endurance: crate::EnduranceOptions,
-    /// Options of the raid-scaling, sustained-write and cache-passes suites.
-    pub raid_scaling: crate::RaidScalingOptions,
-    pub sustained: crate::SustainedOptions,
-    pub cache_passes: crate::CachePassesOptions,
-    /// Options of the write-pressure and noisy-neighbor suites.
-    pub tenants: crate::TenantOptions,
-    /// Options of the app-profiles suite.
-    pub app_profiles: crate::AppProfileOptions,
-    /// Preconditioning and span of app-profiles, write-pressure and noisy-neighbor.
+    /// One measured interval of wsat and sustained-write: a share of the capacity, a size or
+    /// a simulated time.
+    pub interval: RoundLength,
+    /// write-pressure: queue depth of the 4 KiB random reader; noisy-neighbor: quiet readers
+    /// run at depths 1 to this.
+    pub read_qd: u32,
+    /// Preconditioning and span of app-profiles, write-pressure, noisy-neighbor and oltp.
     pub precondition: PreconditionOptions,
     /// Share of every write's data a compressor can remove, in percent (`--compressible`;
     /// None: random data, fio's default). Only a compressing drive shows a difference.
     pub compressible_percent: Option<u8>,
-    /// Options of the oltp suite.
-    pub oltp: crate::OltpOptions,
     /// Where suites keep and find their drives' preconditioned state (`None`: they
     /// precondition every time). Never changes a figure: a cached preconditioning gives
     /// what running it gives.
@@ -195,6 +186,99 @@ pub struct SuiteOptions {
     /// Most threads a suite runs its independent drives on (op-sweep's spare points,
     /// raid-scaling's sets); 0: as many as the machine has. Never changes a figure.
     pub threads: usize,
+    /// Each suite's own options, by type ([`SuiteOptions::own`]).
+    pub own: OwnOptionsSet,
+}
+
+/// A suite's own options: the type its `Suite::apply_args` fills from its command-line
+/// options and its run reads back with [`SuiteOptions::own`] (the defaults when nobody set
+/// them). Each suite module defines its own, so a new suite adds no field here.
+pub trait OwnOptions: Any + Clone + Default + PartialEq + std::fmt::Debug + Send + Sync {
+    /// Every option in range, or the first one that is not; `common` holds the options every
+    /// suite takes and those several share.
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        Ok(())
+    }
+}
+
+/// [`OwnOptions`] behind a pointer: what the set stores.
+trait AnyOwnOptions: Any + std::fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn boxed_clone(&self) -> Box<dyn AnyOwnOptions>;
+    fn same(&self, other: &dyn AnyOwnOptions) -> bool;
+    fn check(&self, common: &SuiteOptions) -> Result<(), SuiteError>;
+}
+
+impl<T: OwnOptions> AnyOwnOptions for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn boxed_clone(&self) -> Box<dyn AnyOwnOptions> {
+        Box::new(self.clone())
+    }
+    fn same(&self, other: &dyn AnyOwnOptions) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+    fn check(&self, common: &SuiteOptions) -> Result<(), SuiteError> {
+        self.validate(common)
+    }
+}
+
+/// The suites' own options, at most one value of each type, in the order they were set.
+#[derive(Debug, Default)]
+pub struct OwnOptionsSet(Vec<Box<dyn AnyOwnOptions>>);
+
+impl Clone for OwnOptionsSet {
+    fn clone(&self) -> Self {
+        Self(self.0.iter().map(|o| o.boxed_clone()).collect())
+    }
+}
+
+/// Equal when they hold the same values, whatever the order they were set in.
+impl PartialEq for OwnOptionsSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .all(|a| other.0.iter().any(|b| a.same(b.as_ref())))
+    }
+}
+
+impl SuiteOptions {
+    /// The suite options of type `T`: those set, else its defaults.
+    pub fn own<T: OwnOptions>(&self) -> Cow<'_, T> {
+        self.own
+            .0
+            .iter()
+            .find_map(|o| o.as_any().downcast_ref::<T>())
+            .map_or_else(|| Cow::Owned(T::default()), Cow::Borrowed)
+    }
+
+    /// The suite options of type `T` to change, set to its defaults first if not yet set.
+    pub fn own_mut<T: OwnOptions>(&mut self) -> &mut T {
+        let at = match self.own.0.iter().position(|o| o.as_any().is::<T>()) {
+            Some(i) => i,
+            None => {
+                self.own.0.push(Box::new(T::default()));
+                self.own.0.len() - 1
+            }
+        };
+        self.own.0[at]
+            .as_any_mut()
+            .downcast_mut::<T>()
+            .expect("the entry found holds a T")
+    }
+
+    /// These options with the suite options `value` set.
+    pub fn with<T: OwnOptions>(mut self, value: T) -> Self {
+        *self.own_mut::<T>() = value;
+        self
+    }
 }
 
 /// Most rounds one may ask for: bounds a run that never settles.
@@ -212,24 +296,16 @@ impl Default for SuiteOptions {
             max_rounds: 25,
             qd: None,
             jobs: None,
-            rwmixread: 70,
-            qos_depths: vec![1, 8, 32, 64, 128, 256],
             runtime_ns: None,
             client: ClientOptions::default(),
-            wsat: Default::default(),
-            recovery: Default::default(),
-            op_sweep: Default::default(),
-            endurance: Default::default(),
-            raid_scaling: Default::default(),
-            sustained: Default::default(),
-            cache_passes: Default::default(),
-            tenants: Default::default(),
-            app_profiles: Default::default(),
+            // 1/25 of the capacity: 100 points over wsat's 4 drive fills.
+            interval: RoundLength::CapacityFraction(0.04),
+            read_qd: 4,
             precondition: Default::default(),
             compressible_percent: None,
-            oltp: Default::default(),
             state_cache: None,
             threads: 0,
+            own: OwnOptionsSet::default(),
         }
     }
 }
@@ -322,26 +398,6 @@ impl SuiteOptions {
                 return bad("--jobs", jobs.to_string(), format!("1 to {MAX_JOBS}"));
             }
         }
-        if self.rwmixread > 100 {
-            return bad(
-                "--rwmixread",
-                self.rwmixread.to_string(),
-                "a percentage from 0 to 100".into(),
-            );
-        }
-        if self.qos_depths.is_empty() {
-            return bad("--depths", String::new(), "at least one queue depth".into());
-        }
-        if let Some(&d) = self.qos_depths.iter().find(|&&d| d == 0 || d > MAX_QD) {
-            return bad(
-                "--depths",
-                d.to_string(),
-                format!("depths from 1 to {MAX_QD}"),
-            );
-        }
-        if let Some((i, d)) = repeated(&self.qos_depths, |&d| d) {
-            return Err(repeated_error("--depths", d.to_string(), i));
-        }
         if self.runtime_ns == Some(0) {
             return bad(
                 "--runtime",
@@ -350,18 +406,11 @@ impl SuiteOptions {
             );
         }
         self.client.validate()?;
-        self.wsat.validate()?;
-        self.recovery.validate()?;
-        self.op_sweep.validate()?;
-        self.endurance.validate()?;
-        self.raid_scaling.validate()?;
-        self.sustained.validate()?;
-        self.cache_passes.validate()?;
-        self.tenants.validate()?;
-        self.app_profiles.validate(self.jobs.unwrap_or(1))?;
+        if self.read_qd == 0 || self.read_qd > 1024 {
+            return bad("--read-qd", self.read_qd.to_string(), "1 to 1024".into());
+        }
         self.precondition.validate()?;
-        self.oltp.validate()?;
-        Ok(())
+        self.own.0.iter().try_for_each(|o| o.check(self))
     }
 }
 
@@ -476,19 +525,19 @@ mod tests {
         // by the label the results carry (0.1 and 0.1001 are both `op10`).
         let d = SuiteOptions::default();
         let mut depths = d.clone();
-        depths.qos_depths = vec![1, 8, 8];
+        depths.own_mut::<crate::QosOptions>().depths = vec![1, 8, 8];
         let mut op = d.clone();
-        op.op_sweep.fractions = vec![0.1, 0.1001];
+        op.own_mut::<crate::OpSweepOptions>().fractions = vec![0.1, 0.1001];
         let mut runs = d.clone();
-        runs.op_sweep.run_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
+        runs.own_mut::<crate::OpSweepOptions>().run_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
         let mut members = d.clone();
-        members.raid_scaling.members = vec![2, 2];
+        members.own_mut::<crate::RaidScalingOptions>().members = vec![2, 2];
         let mut dirty = d.clone();
-        dirty.recovery.dirty_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
+        dirty.own_mut::<crate::RecoveryOptions>().dirty_ns = vec![NS_PER_S * 60, NS_PER_S * 60];
         let mut hir = d.clone();
-        hir.recovery.hir_idle_multiples = vec![1, 1];
+        hir.own_mut::<crate::RecoveryOptions>().hir_idle_multiples = vec![1, 1];
         let mut bs = d.clone();
-        bs.tenants.write_bs_bytes = vec![8192, 8192];
+        bs.own_mut::<crate::TenantOptions>().write_bs_bytes = vec![8192, 8192];
         for (o, option, position) in [
             (depths, "--depths", 3),
             (op, "--op", 2),
@@ -521,7 +570,7 @@ mod tests {
     #[test]
     fn validate_names_the_option_out_of_range() {
         assert!(SuiteOptions::default().validate().is_ok());
-        let cases: [(SuiteOptions, &str); 5] = [
+        let cases: [(SuiteOptions, &str); 6] = [
             (
                 SuiteOptions {
                     max_rounds: 4,
@@ -537,18 +586,25 @@ mod tests {
                 "--qd",
             ),
             (
-                SuiteOptions {
+                SuiteOptions::default().with(crate::QosOptions {
                     rwmixread: 101,
                     ..Default::default()
-                },
+                }),
                 "--rwmixread",
             ),
             (
+                SuiteOptions::default().with(crate::QosOptions {
+                    depths: vec![8, 0],
+                    ..Default::default()
+                }),
+                "--depths",
+            ),
+            (
                 SuiteOptions {
-                    qos_depths: vec![8, 0],
+                    read_qd: 0,
                     ..Default::default()
                 },
-                "--depths",
+                "--read-qd",
             ),
             (
                 SuiteOptions {
@@ -562,5 +618,35 @@ mod tests {
             let msg = opts.validate().unwrap_err().to_string();
             assert!(msg.contains(option), "{msg}");
         }
+    }
+
+    #[test]
+    fn own_options_read_back_what_was_set_and_default_otherwise() {
+        let mut o = SuiteOptions::default();
+        assert_eq!(*o.own::<crate::QosOptions>(), crate::QosOptions::default());
+        o.own_mut::<crate::QosOptions>().rwmixread = 50;
+        o.own_mut::<crate::WsatOptions>().write_multiple = 2.0;
+        o.own_mut::<crate::QosOptions>().depths = vec![4];
+        let q = o.own::<crate::QosOptions>();
+        assert_eq!((q.rwmixread, q.depths.clone()), (50, vec![4]));
+        assert_eq!(o.own::<crate::WsatOptions>().write_multiple, 2.0);
+        // Equality ignores the order the suites' options were set in, not their values.
+        let other = SuiteOptions::default()
+            .with(crate::WsatOptions {
+                write_multiple: 2.0,
+            })
+            .with(crate::QosOptions {
+                rwmixread: 50,
+                depths: vec![4],
+            });
+        assert_eq!(o, other);
+        assert_ne!(o, other.clone().with(crate::QosOptions::default()));
+        assert_ne!(o, SuiteOptions::default());
+        // A suite's own options are validated with the rest.
+        let bad = o.with(crate::WsatOptions {
+            write_multiple: 0.0,
+        });
+        let msg = bad.validate().unwrap_err().to_string();
+        assert!(msg.contains("--write-multiple"), "{msg}");
     }
 }

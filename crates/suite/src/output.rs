@@ -154,6 +154,11 @@ pub fn render_json(report: &SuiteReport) -> String {
         .into_iter()
         .map(|(n, m)| (n, Value::String(m.unit.name().into())))
         .collect();
+    // Every report records qos's and the client benchmarks' options beside those every suite
+    // takes (their defaults for the other suites), where readers of the JSON find them.
+    let qos = o.own::<crate::basic::QosOptions>();
+    let sweep = o.own::<crate::client_options::TransferSweepOptions>();
+    let desktop = o.own::<crate::client_options::DesktopOptions>();
     let doc = json!({
         "suite": report.suite.name(),
         "description": report.suite.summary(),
@@ -163,16 +168,16 @@ pub fn render_json(report: &SuiteReport) -> String {
             "max_rounds": o.max_rounds,
             "qd": o.qd,
             "jobs": o.jobs,
-            "rwmixread": o.rwmixread,
-            "depths": o.qos_depths,
+            "rwmixread": qos.rwmixread,
+            "depths": qos.depths,
             "runtime_ns": o.runtime_ns,
-            "min_bs": o.client.min_bs_bytes,
-            "max_bs": o.client.max_bs_bytes,
+            "min_bs": sweep.min_bs_bytes,
+            "max_bs": sweep.max_bs_bytes,
             "size": o.client.size_bytes,
-            "runs": o.client.runs,
-            "interval_ns": o.client.interval_ns,
+            "runs": desktop.runs,
+            "interval_ns": desktop.interval_ns,
             "profile": o.client.profile.name(),
-            "state": o.client.state.name(),
+            "state": o.client.state().name(),
             "compressible_percent": o.compressible_percent,
         },
         "steady_state_rule": {

@@ -78,8 +78,9 @@ pub struct RaidScalingOptions {
     pub chunk_bytes: u64,
     /// Every member behind this shared uplink (`None`: each on its own lanes).
     pub link: Option<LinkChoice>,
-    /// States the members are tested in, in order.
-    pub states: Vec<DriveState>,
+    /// The member drive (`--member`, the same as `--device`; `None`: `--device` or
+    /// tiny-test-1gb).
+    pub member: Option<String>,
 }
 
 impl Default for RaidScalingOptions {
@@ -88,8 +89,45 @@ impl Default for RaidScalingOptions {
             members: vec![1, 2, 3, 4, 5],
             chunk_bytes: 128 << 10,
             link: None,
-            states: vec![DriveState::Fresh],
+            member: None,
         }
+    }
+}
+
+// `raid-scaling`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct RaidScalingArgs {
+    /// raid-scaling: the member drive preset or file (same as --device; default
+    /// tiny-test-1gb).
+    #[arg(long)]
+    member: Option<String>,
+    /// raid-scaling: RAID 0 member counts, comma-separated (RAID 5 runs those from 3, RAID 10
+    /// runs 4).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    members: Vec<u32>,
+    /// raid-scaling: stripe chunk.
+    #[arg(long, default_value = "128KiB")]
+    chunk: String,
+    /// raid-scaling: put every member behind one shared uplink, a link kind (pcie-gen4-x4)
+    /// or a rate (7GB/s).
+    #[arg(long)]
+    link: Option<String>,
+}
+
+impl RaidScalingArgs {
+    fn options(&self) -> Result<RaidScalingOptions, SuiteError> {
+        Ok(RaidScalingOptions {
+            members: self.members.clone(),
+            chunk_bytes: crate::parse_size("--chunk", &self.chunk)?,
+            link: self.link.as_deref().map(LinkChoice::parse).transpose()?,
+            member: self.member.clone(),
+        })
+    }
+}
+
+impl crate::options::OwnOptions for RaidScalingOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        RaidScalingOptions::validate(self)
     }
 }
 
@@ -123,18 +161,17 @@ impl RaidScalingOptions {
                 "a power of two of at least 4KiB",
             );
         }
-        if self.states.is_empty() {
-            return bad("--state", String::new(), "fresh, full or both");
-        }
         Ok(())
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    /// The options as the JSON report states them, with the states the members are tested
+    /// in (`--state`, shared with the client suites).
+    pub(crate) fn to_json(&self, states: &[DriveState]) -> Value {
         json!({
             "members": self.members,
             "chunk_bytes": self.chunk_bytes,
             "link": self.link.as_ref().map(|l| json!({"link": l.text, "bytes_per_s": l.bytes_per_s})),
-            "states": self.states.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            "states": states.iter().map(|s| s.name()).collect::<Vec<_>>(),
         })
     }
 
@@ -254,7 +291,9 @@ fn raid_ios(counters: &SystemCounters) -> (u64, u64) {
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let member = s.require_config("raid-scaling")?;
-    let o = &opts.raid_scaling;
+    let o = opts.own::<RaidScalingOptions>();
+    // `--state` is shared with the client suites; only raid-scaling takes `both`.
+    let states = &opts.client.states;
     let sets = o.sets();
     let runtime_ns = opts.runtime_ns.unwrap_or(TEST_NS);
     let ramp_ns = RAMP_NS.min(runtime_ns / 2);
@@ -288,7 +327,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
             // Every member keeps the same queue: the host's depth grows with the set.
             let qd = qd_per_member.saturating_mul(n).min(crate::options::MAX_QD);
-            for (si, &state) in o.states.iter().enumerate() {
+            for (si, &state) in states.iter().enumerate() {
                 let prefix = format!("{label}-{}-", state.name());
                 match state {
                     DriveState::Fresh => s.purge(&format!("{prefix}purge"))?,
@@ -355,7 +394,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             }
         }
     }
-    let charts = charts(o, &curves);
+    let charts = charts(&o, states, &curves);
     Ok(Outcome {
         steady: None,
         results,
@@ -365,7 +404,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
 
 /// One chart per state and test: the figure against member count, a line per level, and the
 /// uplink's ceiling as a flat line when there is one.
-fn charts(o: &RaidScalingOptions, curves: &Curves) -> Vec<Chart> {
+fn charts(o: &RaidScalingOptions, states: &[DriveState], curves: &Curves) -> Vec<Chart> {
     let xs: Vec<f64> = o.sets().iter().map(|&(_, n)| f64::from(n)).collect();
     let (lo, hi) = xs
         .iter()
@@ -374,7 +413,7 @@ fn charts(o: &RaidScalingOptions, curves: &Curves) -> Vec<Chart> {
         .iter()
         .map(|(&(si, ti), levels)| {
             let (key, _, bs, _, by_iops) = TESTS[ti];
-            let state = o.states[si].name();
+            let state = states[si].name();
             let mut series: Vec<Series> = levels
                 .iter()
                 .map(|(&l, pts)| Series {
@@ -428,10 +467,22 @@ impl Suite for RaidScaling {
         Targets::Description
     }
     fn options(&self) -> &'static [&'static str] {
-        &["member", "members", "chunk", "link", "state"]
+        &["state"]
+    }
+    fn augment_args(&self, cmd: clap::Command) -> clap::Command {
+        <RaidScalingArgs as clap::Args>::augment_args(cmd)
+    }
+    fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
+        *o.own_mut() = crate::suite::parse_args::<RaidScalingArgs>(m)?.options()?;
+        Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("raid_scaling", o.raid_scaling.to_json()))
+        let own = o.own::<RaidScalingOptions>();
+        Some(("raid_scaling", own.to_json(&o.client.states)))
+    }
+    fn devices(&self, o: &SuiteOptions) -> Option<(&'static str, Vec<String>)> {
+        let member = o.own::<RaidScalingOptions>().member.clone()?;
+        Some(("member", vec![member]))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::RAID_SCALING]

@@ -138,6 +138,12 @@ impl RecoveryArgs {
     }
 }
 
+impl crate::options::OwnOptions for RecoveryOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        RecoveryOptions::validate(self)
+    }
+}
+
 impl RecoveryOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         let bad = |option: &'static str, value: String, valid: &str| {
@@ -249,7 +255,7 @@ fn timed_lines(ns: u64) -> Vec<String> {
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     s.require_ftl("recovery")?;
-    match opts.recovery.variant {
+    match opts.own::<RecoveryOptions>().variant {
         RecoveryVariant::Dirty => {
             let (results, charts) = dirty(s, opts)?;
             Ok(Outcome {
@@ -273,7 +279,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
 type Probe = (u64, f64, f64);
 
 fn dirty(s: &mut Session, opts: &SuiteOptions) -> Result<(Vec<Measure>, Vec<Chart>), SuiteError> {
-    let r = &opts.recovery;
+    let r = opts.own::<RecoveryOptions>();
     let (qd, jobs) = qd_jobs(opts);
     let mut results = Vec::new();
     let mut curves: Vec<(String, Vec<Probe>)> = Vec::new();
@@ -401,7 +407,7 @@ fn hir(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(Vec<Measure>, Vec<Chart>, crate::SteadyReport), SuiteError> {
-    let r = &opts.recovery;
+    let r = opts.own::<RecoveryOptions>();
     let (qd, jobs) = qd_jobs(opts);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
@@ -513,10 +519,10 @@ impl Suite for Recovery {
         <RecoveryArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<RecoveryArgs>(m)?.apply(&mut o.recovery)
+        crate::suite::parse_args::<RecoveryArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("recovery", o.recovery.to_json()))
+        Some(("recovery", o.own::<RecoveryOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::RECOVERY, crate::grids::RECOVERY_HIR]

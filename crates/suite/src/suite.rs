@@ -51,9 +51,17 @@ pub trait Suite: Sync {
         cmd
     }
     /// Sets its own options in `o` from the parsed `flashlab suite` command line (every
-    /// suite's, so unset ones take their defaults); an error is bad input.
+    /// suite's, so unset ones take their defaults): the value of its own
+    /// [`crate::OwnOptions`] type, which its run reads back with [`SuiteOptions::own`]. The
+    /// options every suite takes and those several share are already set in `o`. An error is
+    /// bad input.
     fn apply_args(&self, _m: &clap::ArgMatches, _o: &mut SuiteOptions) -> Result<(), SuiteError> {
         Ok(())
+    }
+    /// The devices its own options name instead of `--device`, and the option that names them
+    /// (raid-scaling's `--member`); `None`: `--device` or [`Suite::default_devices`].
+    fn devices(&self, _o: &SuiteOptions) -> Option<(&'static str, Vec<String>)> {
+        None
     }
     /// Its own group of options in the JSON report: the group's key and value.
     fn options_json(&self, _o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {

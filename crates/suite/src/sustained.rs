@@ -11,7 +11,7 @@ use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steps::{bw_bytes_per_s, measure, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
-use crate::wsat::{WsatOptions, MAX_INTERVALS};
+use crate::wsat::MAX_INTERVALS;
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// An interval slower than this share of the first one marks where a write cache ran out.
@@ -81,6 +81,12 @@ impl SustainedArgs {
     }
 }
 
+impl crate::options::OwnOptions for SustainedOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        SustainedOptions::validate(self)
+    }
+}
+
 impl SustainedOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         if self.bs_bytes < 512 || !self.bs_bytes.is_multiple_of(512) || self.bs_bytes > 64 << 20 {
@@ -93,11 +99,11 @@ impl SustainedOptions {
         Ok(())
     }
 
-    pub(crate) fn to_json(&self, w: &WsatOptions) -> Value {
+    pub(crate) fn to_json(&self, interval: RoundLength) -> Value {
         json!({
             "bs_bytes": self.bs_bytes,
             "length": self.length.describe(),
-            "interval": w.interval.describe(),
+            "interval": interval.describe(),
         })
     }
 }
@@ -112,7 +118,7 @@ fn too_many(what: &str) -> SuiteError {
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let o = &opts.sustained;
+    let o = opts.own::<SustainedOptions>();
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes();
     let bs = o.bs_bytes;
@@ -129,7 +135,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         RoundLength::Bytes(b) => (b, None),
         RoundLength::TimeNs(ns) => (u64::MAX, Some(ns as f64)),
     };
-    let interval = opts.wsat.interval;
+    let interval = opts.interval;
     let interval_bytes = match interval {
         RoundLength::CapacityFraction(f) => Some(((capacity as f64 * f) as u64 / bs * bs).max(bs)),
         RoundLength::Bytes(b) => Some((b / bs * bs).max(bs)),
@@ -361,10 +367,13 @@ impl Suite for SustainedWrite {
         <SustainedArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<SustainedArgs>(m)?.apply(&mut o.sustained)
+        crate::suite::parse_args::<SustainedArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("sustained_write", o.sustained.to_json(&o.wsat)))
+        Some((
+            "sustained_write",
+            o.own::<SustainedOptions>().to_json(o.interval),
+        ))
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         run(s)

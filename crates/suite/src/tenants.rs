@@ -51,9 +51,6 @@ pub struct TenantOptions {
     /// First write-bandwidth target, and the step between targets (bytes/s).
     pub start_bytes_per_s: u64,
     pub step_bytes_per_s: u64,
-    /// Queue depth of the 4 KiB random readers (write-pressure; noisy-neighbor's quiet
-    /// namespaces use 1 to this depth, one reader each).
-    pub read_qd: u32,
     /// Read share (percent) of the noisy neighbours' 4 KiB random mix (0: writes only).
     pub neighbor_rwmixread: u32,
 }
@@ -64,7 +61,6 @@ impl Default for TenantOptions {
             write_bs_bytes: vec![8 << 10, 16 << 10],
             start_bytes_per_s: 100_000_000,
             step_bytes_per_s: 50_000_000,
-            read_qd: 4,
             neighbor_rwmixread: 30,
         }
     }
@@ -105,6 +101,12 @@ pub struct NoisyNeighborArgs {
     neighbor_rwmixread: u32,
 }
 
+impl crate::options::OwnOptions for TenantOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        TenantOptions::validate(self)
+    }
+}
+
 impl TenantOptions {
     pub fn validate(&self) -> Result<(), SuiteError> {
         let bad = |option: &'static str, value: String, valid: &str| {
@@ -139,9 +141,6 @@ impl TenantOptions {
         if self.step_bytes_per_s == 0 {
             return bad("--step", "0".into(), "a bandwidth above zero (50MB)");
         }
-        if self.read_qd == 0 || self.read_qd > 1024 {
-            return bad("--read-qd", self.read_qd.to_string(), "1 to 1024");
-        }
         if self.neighbor_rwmixread > 100 {
             return bad(
                 "--neighbor-rwmixread",
@@ -164,7 +163,7 @@ impl TenantOptions {
             "write_bs_bytes": self.write_bs_bytes,
             "start_bytes_per_s": self.start_bytes_per_s,
             "step_bytes_per_s": self.step_bytes_per_s,
-            "read_qd": self.read_qd,
+            "read_qd": suite.read_qd,
             "neighbor_rwmixread": self.neighbor_rwmixread,
             "precondition": format!("{precondition}; {} s idle", SETTLE_NS / NS_PER_S),
             "preconditioning": p.to_json(),
@@ -238,7 +237,7 @@ fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, Su
 
 pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let t = &opts.tenants;
+    let t = opts.own::<TenantOptions>();
     let mut results = precondition(s, opts)?;
     let runtime_ns = opts.runtime_ns.unwrap_or(STEP_NS);
     let (write_qd, _) = qd_jobs(opts);
@@ -263,7 +262,7 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
                  iodepth={write_qd}\nrate={target}\n\n[reader]\nrw=randread\nbs=4k\n\
                  iodepth={}\npercentile_list={pcts}\n",
                 step_lines(runtime_ns),
-                t.read_qd
+                opts.read_qd
             );
             // Each step measures the drive settled at its rate: on a slice it keeps its time.
             let run = s.steady_job(&name, &text, &|run| {
@@ -388,7 +387,7 @@ pub(crate) fn noisy_neighbor(s: &mut Session) -> Result<Outcome, SuiteError> {
 
 fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let t = &opts.tenants;
+    let t = opts.own::<TenantOptions>();
     if count < 2 {
         return Err(SuiteError::BadOption {
             option: "--set namespaces",
@@ -413,7 +412,7 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
     // Quiet reader q (on namespace noisy + q + 1) runs at depth 1 + q mod read_qd.
     let quiet: Vec<(usize, u32)> = (noisy..count)
         .enumerate()
-        .map(|(q, ns)| (ns + 1, 1 + (q as u32 % t.read_qd)))
+        .map(|(q, ns)| (ns + 1, 1 + (q as u32 % opts.read_qd)))
         .collect();
     let readers = || {
         quiet
@@ -724,10 +723,10 @@ impl Suite for WritePressure {
         <WritePressureArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<WritePressureArgs>(m)?.apply(&mut o.tenants)
+        crate::suite::parse_args::<WritePressureArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("tenants", o.tenants.to_json(o)))
+        Some(("tenants", o.own::<TenantOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::WRITE_PRESSURE]
@@ -757,12 +756,12 @@ impl Suite for NoisyNeighbor {
         <NoisyNeighborArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        o.tenants.neighbor_rwmixread =
+        o.own_mut::<TenantOptions>().neighbor_rwmixread =
             crate::suite::parse_args::<NoisyNeighborArgs>(m)?.neighbor_rwmixread;
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("tenants", o.tenants.to_json(o)))
+        Some(("tenants", o.own::<TenantOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[crate::grids::NOISY_NEIGHBOR]
@@ -814,13 +813,6 @@ mod tests {
                     ..Default::default()
                 },
                 "--step",
-            ),
-            (
-                TenantOptions {
-                    read_qd: 0,
-                    ..Default::default()
-                },
-                "--read-qd",
             ),
         ];
         for (o, option) in cases {

@@ -22,16 +22,12 @@ pub const MAX_INTERVALS: usize = 10_000;
 pub struct WsatOptions {
     /// Host data to write, in multiples of the user capacity (SNIA PTS: 4).
     pub write_multiple: f64,
-    /// Length of one measured interval: a share of the capacity, a size or a simulated time.
-    pub interval: RoundLength,
 }
 
 impl Default for WsatOptions {
     fn default() -> Self {
         Self {
             write_multiple: 4.0,
-            // 1/25 of the capacity: 100 points over 4 drive fills.
-            interval: RoundLength::CapacityFraction(0.04),
         }
     }
 }
@@ -44,8 +40,9 @@ pub struct WsatArgs {
     write_multiple: f64,
 }
 
-impl WsatOptions {
-    pub fn validate(&self) -> Result<(), SuiteError> {
+/// The measured interval is the shared `--interval` ([`SuiteOptions::interval`]).
+impl crate::options::OwnOptions for WsatOptions {
+    fn validate(&self, common: &SuiteOptions) -> Result<(), SuiteError> {
         let m = self.write_multiple;
         if !(m.is_finite() && m > 0.0 && m <= 100.0) {
             return Err(SuiteError::BadOption {
@@ -54,7 +51,7 @@ impl WsatOptions {
                 valid: "a multiple of the user capacity above 0 and at most 100".into(),
             });
         }
-        if let RoundLength::CapacityFraction(f) = self.interval {
+        if let RoundLength::CapacityFraction(f) = common.interval {
             if m / f > MAX_INTERVALS as f64 {
                 return Err(SuiteError::BadOption {
                     option: "--interval",
@@ -68,11 +65,13 @@ impl WsatOptions {
         }
         Ok(())
     }
+}
 
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+impl WsatOptions {
+    pub(crate) fn to_json(&self, interval: RoundLength) -> serde_json::Value {
         json!({
             "write_multiple": self.write_multiple,
-            "interval": self.interval.describe(),
+            "interval": interval.describe(),
         })
     }
 }
@@ -90,13 +89,13 @@ struct Point {
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let w = &opts.wsat;
+    let w = opts.own::<WsatOptions>();
     s.require_ftl("wsat")?;
     s.purge("purge")?;
     let capacity = s.full_capacity_bytes() as f64;
     let target = w.write_multiple * capacity;
     let (qd, jobs) = qd_jobs(opts);
-    let (lines, planned) = match w.interval {
+    let (lines, planned) = match opts.interval {
         RoundLength::TimeNs(ns) => (
             vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
             None,
@@ -113,7 +112,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         }
     };
     if planned.is_some_and(|n| n > MAX_INTERVALS) {
-        return Err(too_many_intervals(w));
+        return Err(too_many_intervals(&w, opts.interval));
     }
     let start_ns = s.now_ns();
     let first = s.counters();
@@ -124,10 +123,10 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     while planned.map_or(written < target, |n| points.len() < n) {
         let i = points.len() + 1;
         if i > MAX_INTERVALS {
-            return Err(too_many_intervals(w));
+            return Err(too_many_intervals(&w, opts.interval));
         }
         s.round = Some((i, planned));
-        let step_bytes = match w.interval {
+        let step_bytes = match opts.interval {
             RoundLength::TimeNs(_) => 0.0,
             _ => target / planned.unwrap_or(1) as f64,
         };
@@ -140,7 +139,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         let bytes: u64 = run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum();
         if bytes == 0 {
             // A time-based interval too short for one write would never finish the run.
-            return Err(too_many_intervals(w));
+            return Err(too_many_intervals(&w, opts.interval));
         }
         written += bytes as f64;
         let now = s.counters();
@@ -162,10 +161,10 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     })
 }
 
-fn too_many_intervals(w: &WsatOptions) -> SuiteError {
+fn too_many_intervals(w: &WsatOptions, interval: RoundLength) -> SuiteError {
     SuiteError::BadOption {
         option: "--interval",
-        value: w.interval.describe(),
+        value: interval.describe(),
         valid: format!(
             "an interval long enough that {} drive fills take at most {MAX_INTERVALS} intervals",
             w.write_multiple
@@ -297,11 +296,12 @@ impl Suite for Wsat {
         <WsatArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        o.wsat.write_multiple = crate::suite::parse_args::<WsatArgs>(m)?.write_multiple;
+        o.own_mut::<WsatOptions>().write_multiple =
+            crate::suite::parse_args::<WsatArgs>(m)?.write_multiple;
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
-        Some(("wsat", o.wsat.to_json()))
+        Some(("wsat", o.own::<WsatOptions>().to_json(o.interval)))
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         run(s)
@@ -350,19 +350,23 @@ mod tests {
 
     #[test]
     fn options_bound_the_interval_count() {
-        assert!(WsatOptions::default().validate().is_ok());
-        let o = WsatOptions {
+        use crate::options::OwnOptions;
+        let common = SuiteOptions::default();
+        assert!(WsatOptions::default().validate(&common).is_ok());
+        let short = SuiteOptions {
             interval: RoundLength::CapacityFraction(0.0001),
             ..Default::default()
         };
-        let msg = o.validate().unwrap_err().to_string();
+        let msg = WsatOptions::default()
+            .validate(&short)
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("--interval"), "{msg}");
         let o = WsatOptions {
             write_multiple: 0.0,
-            ..Default::default()
         };
         assert!(o
-            .validate()
+            .validate(&common)
             .unwrap_err()
             .to_string()
             .contains("--write-multiple"));

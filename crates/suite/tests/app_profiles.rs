@@ -142,13 +142,13 @@ fn short(profiles: &[&str], loads: &[u32]) -> SuiteOptions {
         round: RoundLength::TimeNs(NS_PER_S),
         max_rounds: 5,
         runtime_ns: Some(NS_PER_S),
-        app_profiles: AppProfileOptions {
-            profiles: profiles.iter().map(|p| p.to_string()).collect(),
-            loads: loads.to_vec(),
-            ..Default::default()
-        },
         ..Default::default()
     }
+    .with(AppProfileOptions {
+        profiles: profiles.iter().map(|p| p.to_string()).collect(),
+        loads: loads.to_vec(),
+        ..Default::default()
+    })
 }
 
 #[test]

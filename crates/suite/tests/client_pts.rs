@@ -4,8 +4,8 @@
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    render_csv, render_json, run_on_device, run_suite, suite, ClientOptions, DeviceReport,
-    DriveState, SuiteKind, SuiteOptions,
+    render_csv, render_json, run_on_device, run_suite, suite, ClientOptions, DesktopOptions,
+    DeviceReport, DriveState, SuiteKind, SuiteOptions, TransferSweepOptions,
 };
 
 const DEVICE: &str = "tiny-test-1gb";
@@ -123,11 +123,14 @@ fn transfer_sweep_bandwidth_rises_with_size_then_flattens() {
     let opts = SuiteOptions {
         client: ClientOptions {
             size_bytes: Some(64 << 20),
-            max_bs_bytes: 8 << 20,
             ..Default::default()
         },
         ..Default::default()
-    };
+    }
+    .with(TransferSweepOptions {
+        max_bs_bytes: 8 << 20,
+        ..Default::default()
+    });
     let d = run(suite("transfer-sweep").unwrap(), &opts);
     let bw = |label: &str| value(&d, &format!("xfer_{label}_read_bw_bytes_per_s"));
     assert!(bw("512b") < bw("4k") && bw("4k") < bw("32k"));
@@ -147,16 +150,20 @@ fn transfer_sweep_bandwidth_rises_with_size_then_flattens() {
 
 #[test]
 fn desktop_writes_on_a_fresh_drive_land_in_the_slc_cache() {
-    let opts = |state| SuiteOptions {
-        runtime_ns: Some(100 * NS_PER_MS),
-        client: ClientOptions {
-            size_bytes: Some(128 << 20),
+    let opts = |state| {
+        SuiteOptions {
+            runtime_ns: Some(100 * NS_PER_MS),
+            client: ClientOptions {
+                size_bytes: Some(128 << 20),
+                states: vec![state],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+        .with(DesktopOptions {
             runs: 2,
             interval_ns: 500 * NS_PER_MS,
-            state,
-            ..Default::default()
-        },
-        ..Default::default()
+        })
     };
     let fresh = run(suite("desktop").unwrap(), &opts(DriveState::Fresh));
     let full = run(suite("desktop").unwrap(), &opts(DriveState::Full));
@@ -194,12 +201,14 @@ fn new_suites_appear_in_json_and_csv_with_their_charts() {
         runtime_ns: Some(50 * NS_PER_MS),
         client: ClientOptions {
             size_bytes: Some(16 << 20),
-            runs: 1,
-            interval_ns: 0,
             ..Default::default()
         },
         ..Default::default()
-    };
+    }
+    .with(DesktopOptions {
+        runs: 1,
+        interval_ns: 0,
+    });
     let report = run_suite(suite("desktop").unwrap(), &[config()], &opts, &|_, _| {}).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
     assert_eq!(doc["suite"], "desktop");

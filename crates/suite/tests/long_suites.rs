@@ -34,8 +34,8 @@ fn chart<'a>(d: &'a DeviceReport, id: &str) -> &'a flashlab_suite::Chart {
 #[test]
 fn wsat_falls_from_fresh_to_steady_with_wa_above_one() {
     let mut opts = SuiteOptions::default();
-    opts.wsat.write_multiple = 2.0;
-    opts.wsat.interval = RoundLength::CapacityFraction(0.05);
+    opts.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 2.0;
+    opts.interval = RoundLength::CapacityFraction(0.05);
     let d = run(suite("wsat").unwrap(), &opts);
     assert_eq!(value(&d, "intervals"), 40.0);
     let fob = value(&d, "fob_write_iops");
@@ -57,8 +57,8 @@ fn wsat_falls_from_fresh_to_steady_with_wa_above_one() {
 #[test]
 fn wsat_is_deterministic_and_reports_progress() {
     let mut opts = SuiteOptions::default();
-    opts.wsat.write_multiple = 0.5;
-    opts.wsat.interval = RoundLength::CapacityFraction(0.1);
+    opts.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 0.5;
+    opts.interval = RoundLength::CapacityFraction(0.1);
     let configs = [tiny()];
     let seen = std::sync::Mutex::new(Vec::new());
     let progress = |_: usize, p: &SuiteProgress| {
@@ -85,9 +85,9 @@ fn wsat_is_deterministic_and_reports_progress() {
 #[test]
 fn dirty_drive_writes_faster_after_idle_time() {
     let mut opts = SuiteOptions::default();
-    opts.recovery.dirty_ns = vec![60 * NS_PER_S];
-    opts.recovery.idle_ns = vec![300 * NS_PER_S];
-    opts.recovery.probe_ns = 5 * NS_PER_S;
+    opts.own_mut::<flashlab_suite::RecoveryOptions>().dirty_ns = vec![60 * NS_PER_S];
+    opts.own_mut::<flashlab_suite::RecoveryOptions>().idle_ns = vec![300 * NS_PER_S];
+    opts.own_mut::<flashlab_suite::RecoveryOptions>().probe_ns = 5 * NS_PER_S;
     let d = run(suite("recovery").unwrap(), &opts);
     let before = value(&d, "dirty1min_idle0min_seq_write_bw_bytes_per_s");
     let after = value(&d, "dirty1min_idle5min_seq_write_bw_bytes_per_s");
@@ -108,11 +108,14 @@ fn dirty_drive_writes_faster_after_idle_time() {
 #[test]
 fn host_idle_recovery_bursts_beat_the_continuous_baseline() {
     let mut opts = SuiteOptions::default();
-    opts.recovery.variant = RecoveryVariant::Hir;
-    opts.recovery.hir_bursts = 5;
-    opts.recovery.hir_burst_ns = 2 * NS_PER_S;
-    opts.recovery.hir_idle_multiples = vec![1, 5];
-    opts.recovery.hir_baseline_ns = 20 * NS_PER_S;
+    opts.own_mut::<flashlab_suite::RecoveryOptions>().variant = RecoveryVariant::Hir;
+    opts.own_mut::<flashlab_suite::RecoveryOptions>().hir_bursts = 5;
+    opts.own_mut::<flashlab_suite::RecoveryOptions>()
+        .hir_burst_ns = 2 * NS_PER_S;
+    opts.own_mut::<flashlab_suite::RecoveryOptions>()
+        .hir_idle_multiples = vec![1, 5];
+    opts.own_mut::<flashlab_suite::RecoveryOptions>()
+        .hir_baseline_ns = 20 * NS_PER_S;
     let d = run(suite("recovery").unwrap(), &opts);
     let baseline = value(&d, "hir_baseline_iops");
     for key in ["hir_idle2s", "hir_idle10s"] {
@@ -134,9 +137,10 @@ fn host_idle_recovery_bursts_beat_the_continuous_baseline() {
 #[test]
 fn more_spare_area_gives_more_iops_and_less_wa() {
     let mut opts = SuiteOptions::default();
-    opts.op_sweep.fractions = vec![0.0, 0.25];
-    opts.op_sweep.precondition_ns = Some(30 * NS_PER_S);
-    opts.op_sweep.run_ns = vec![30 * NS_PER_S];
+    opts.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![0.0, 0.25];
+    opts.own_mut::<flashlab_suite::OpSweepOptions>()
+        .precondition_ns = Some(30 * NS_PER_S);
+    opts.own_mut::<flashlab_suite::OpSweepOptions>().run_ns = vec![30 * NS_PER_S];
     let d = run(suite("op-sweep").unwrap(), &opts);
     let iops = |k: &str| value(&d, &format!("{k}_run_0_5min_write_iops"));
     let wa = |k: &str| value(&d, &format!("{k}_write_amplification"));
@@ -162,7 +166,7 @@ fn more_spare_area_gives_more_iops_and_less_wa() {
 #[test]
 fn a_negative_spare_fraction_is_bad_input() {
     let mut opts = SuiteOptions::default();
-    opts.op_sweep.fractions = vec![-0.1];
+    opts.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![-0.1];
     let e = run_on_device(suite("op-sweep").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
     assert!(e.is_bad_input());
     assert!(e.to_string().contains("--op"), "{e}");
@@ -170,9 +174,10 @@ fn a_negative_spare_fraction_is_bad_input() {
 
 fn endurance(workload: EnduranceWorkload) -> DeviceReport {
     let mut opts = SuiteOptions::default();
-    opts.endurance.workload = workload;
-    opts.endurance.measure = RoundLength::CapacityFraction(0.5);
-    opts.endurance.duty_cycle = 0.5;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = workload;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().measure = RoundLength::CapacityFraction(0.5);
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .duty_cycle = 0.5;
     run(suite("endurance").unwrap(), &opts)
 }
 
@@ -185,8 +190,9 @@ fn endurance_reads_the_drives_timed_workload_counters_over_an_hour_or_more() {
     assert_eq!(value(&short, "timed_workload_projected_tbw_bytes"), 0.0);
 
     let mut opts = SuiteOptions::default();
-    opts.endurance.workload = EnduranceWorkload::Random4k;
-    opts.endurance.measure = RoundLength::TimeNs(2 * 3_600_000_000_000);
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().measure =
+        RoundLength::TimeNs(2 * 3_600_000_000_000);
     let d = run(suite("endurance").unwrap(), &opts);
     assert_eq!(value(&d, "timed_workload_valid"), 1.0);
     assert!((120.0..122.0).contains(&value(&d, "timed_workload_minutes")));
@@ -256,8 +262,9 @@ fn wearing_tiny() -> DeviceConfig {
 fn endurance_until_read_only_finds_the_wear_out_milestones() {
     let cfg = wearing_tiny();
     let mut opts = SuiteOptions::default();
-    opts.endurance.workload = EnduranceWorkload::Random4k;
-    opts.endurance.until_read_only = true;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .until_read_only = true;
     let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert_eq!(value(&d, "wear_out_reached"), 1.0);
     let first_bad = value(&d, "host_bytes_to_first_grown_bad_block");
@@ -305,7 +312,8 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
         true
     );
     // Without the option, no wear-out run and no spare chart.
-    opts.endurance.until_read_only = false;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .until_read_only = false;
     let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert!(d.results.iter().all(|m| m.key() != "wear_out_reached"));
     assert!(d
@@ -318,10 +326,12 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
 fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     let cfg = wearing_tiny();
     let mut opts = SuiteOptions::default();
-    opts.endurance.workload = EnduranceWorkload::Random4k;
-    opts.endurance.until_read_only = true;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .until_read_only = true;
     // The most worn block keeps its data ~148 days at 30 °C once the drive is read-only.
-    opts.endurance.power_off_days = Some(100.0);
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .power_off_days = Some(100.0);
     let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     let retention = value(&d, "power_off_retention_days_at_read_only");
     assert!((100.0..200.0).contains(&retention), "{retention}");
@@ -341,7 +351,8 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     assert!(refreshed > 2.0 * after, "{refreshed} vs {after}");
 
     // Past the retention time the first read of the worn data fails, as fio's would (EIO).
-    opts.endurance.power_off_days = Some(200.0);
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .power_off_days = Some(200.0);
     let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
     assert_eq!(value(&d, "data_lost_after_power_off"), 1.0);
     assert!(value(&d, "read_bytes_after_power_off") < 900e6);
@@ -353,9 +364,13 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     assert!(d.results.iter().all(|m| m.key() != "read_bw_after_idle"));
 
     // A storage temperature needs a power-off.
-    opts.endurance.power_off_days = None;
-    opts.endurance.storage_c = Some(40.0);
-    assert!(opts.endurance.validate().is_err());
+    opts.own_mut::<flashlab_suite::EnduranceOptions>()
+        .power_off_days = None;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().storage_c = Some(40.0);
+    assert!(opts
+        .own_mut::<flashlab_suite::EnduranceOptions>()
+        .validate()
+        .is_err());
 }
 
 #[test]
@@ -373,7 +388,7 @@ fn endurance_runs_the_jedec_mix_and_a_job_file() {
         text: "[w]\nrw=sideways\n".into(),
     };
     let mut opts = SuiteOptions::default();
-    opts.endurance.workload = bad;
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = bad;
     let e = run_on_device(suite("endurance").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
     assert!(e.is_bad_input(), "{e}");
 }

@@ -19,32 +19,41 @@ fn short() -> SuiteOptions {
         runtime_ns: Some(20 * NS_PER_MS),
         round: RoundLength::TimeNs(20 * NS_PER_MS),
         max_rounds: 5,
-        qos_depths: vec![4],
         ..Default::default()
-    };
-    o.client.runs = 1;
+    }
+    .with(flashlab_suite::QosOptions {
+        depths: vec![4],
+        ..Default::default()
+    });
+    o.own_mut::<flashlab_suite::DesktopOptions>().runs = 1;
     o.client.size_bytes = Some(64 << 20);
-    o.wsat.write_multiple = 0.1;
-    o.wsat.interval = RoundLength::CapacityFraction(0.05);
-    o.recovery.dirty_ns = vec![100 * NS_PER_MS];
-    o.recovery.idle_ns = vec![NS_PER_S];
-    o.recovery.probe_ns = 20 * NS_PER_MS;
-    o.recovery.hir_bursts = 2;
-    o.recovery.hir_burst_ns = 20 * NS_PER_MS;
-    o.recovery.hir_idle_multiples = vec![1];
-    o.recovery.hir_baseline_ns = 40 * NS_PER_MS;
-    o.op_sweep.fractions = vec![0.0];
-    o.op_sweep.precondition_ns = Some(50 * NS_PER_MS);
-    o.op_sweep.run_ns = vec![50 * NS_PER_MS];
-    o.endurance.measure = RoundLength::CapacityFraction(0.02);
-    o.raid_scaling.members = vec![2];
-    o.sustained.length = RoundLength::CapacityFraction(0.05);
-    o.cache_passes.app_region_bytes = 64 << 20;
-    o.cache_passes.app_ns = 20 * NS_PER_MS;
-    o.cache_passes.scan_set_bytes = 16 << 20;
-    o.tenants.write_bs_bytes = vec![8 << 10];
-    o.app_profiles.profiles = vec!["sql".into(), "vdi-full-boot".into()];
-    o.app_profiles.loads = vec![1];
+    o.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 0.1;
+    o.interval = RoundLength::CapacityFraction(0.05);
+    o.own_mut::<flashlab_suite::RecoveryOptions>().dirty_ns = vec![100 * NS_PER_MS];
+    o.own_mut::<flashlab_suite::RecoveryOptions>().idle_ns = vec![NS_PER_S];
+    o.own_mut::<flashlab_suite::RecoveryOptions>().probe_ns = 20 * NS_PER_MS;
+    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_bursts = 2;
+    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_burst_ns = 20 * NS_PER_MS;
+    o.own_mut::<flashlab_suite::RecoveryOptions>()
+        .hir_idle_multiples = vec![1];
+    o.own_mut::<flashlab_suite::RecoveryOptions>()
+        .hir_baseline_ns = 40 * NS_PER_MS;
+    o.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![0.0];
+    o.own_mut::<flashlab_suite::OpSweepOptions>()
+        .precondition_ns = Some(50 * NS_PER_MS);
+    o.own_mut::<flashlab_suite::OpSweepOptions>().run_ns = vec![50 * NS_PER_MS];
+    o.own_mut::<flashlab_suite::EnduranceOptions>().measure = RoundLength::CapacityFraction(0.02);
+    o.own_mut::<flashlab_suite::RaidScalingOptions>().members = vec![2];
+    o.own_mut::<flashlab_suite::SustainedOptions>().length = RoundLength::CapacityFraction(0.05);
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .app_region_bytes = 64 << 20;
+    o.own_mut::<flashlab_suite::CachePassesOptions>().app_ns = 20 * NS_PER_MS;
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .scan_set_bytes = 16 << 20;
+    o.own_mut::<flashlab_suite::TenantOptions>().write_bs_bytes = vec![8 << 10];
+    o.own_mut::<flashlab_suite::AppProfileOptions>().profiles =
+        vec!["sql".into(), "vdi-full-boot".into()];
+    o.own_mut::<flashlab_suite::AppProfileOptions>().loads = vec![1];
     o.precondition.random_ns = 50 * NS_PER_MS;
     o.precondition.seq_ns = 0;
     o
@@ -137,14 +146,16 @@ fn every_suite_writes_uniformly_at_random_with_repeats() {
     }
     // The variants with generators of their own.
     let mut hir = o.clone();
-    hir.recovery.variant = RecoveryVariant::Hir;
+    hir.own_mut::<flashlab_suite::RecoveryOptions>().variant = RecoveryVariant::Hir;
     let (_, table) = check(suite("recovery").unwrap(), &hir);
     assert!(has_grid(
         &table,
         "Host idle recovery: bursts after each idle time"
     ));
     let mut random = o.clone();
-    random.endurance.workload = EnduranceWorkload::Random4k;
+    random
+        .own_mut::<flashlab_suite::EnduranceOptions>()
+        .workload = EnduranceWorkload::Random4k;
     check(suite("endurance").unwrap(), &random);
     let mut showdown = o.clone();
     showdown.precondition.kind = PreconditionKind::Showdown;

@@ -44,14 +44,14 @@ fn showdown(span_percent: f64, random_s: u64) -> PreconditionOptions {
 fn profiles(p: PreconditionOptions, profiles: &[&str], loads: &[u32]) -> SuiteOptions {
     SuiteOptions {
         runtime_ns: Some(NS_PER_S),
-        app_profiles: AppProfileOptions {
-            profiles: profiles.iter().map(|s| s.to_string()).collect(),
-            loads: loads.to_vec(),
-            ..Default::default()
-        },
         precondition: p,
         ..Default::default()
     }
+    .with(AppProfileOptions {
+        profiles: profiles.iter().map(|s| s.to_string()).collect(),
+        loads: loads.to_vec(),
+        ..Default::default()
+    })
 }
 
 /// End of the step called `name`, in drive time.
@@ -137,15 +137,15 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
     let c = config(&[]);
     let write_pressure = SuiteOptions {
         runtime_ns: Some(NS_PER_S),
-        tenants: TenantOptions {
-            write_bs_bytes: vec![8 << 10],
-            start_bytes_per_s: 4_000_000,
-            step_bytes_per_s: 4_000_000,
-            ..Default::default()
-        },
         precondition: showdown(25.0, 20),
         ..Default::default()
-    };
+    }
+    .with(TenantOptions {
+        write_bs_bytes: vec![8 << 10],
+        start_bytes_per_s: 4_000_000,
+        step_bytes_per_s: 4_000_000,
+        ..Default::default()
+    });
     // vdi-linked-boot sends its reads to a replica zone, the first 10 % of its target: the
     // zone must follow the partition, not the drive.
     let app = profiles(showdown(25.0, 20), &["vdi-linked-boot", "sql"], &[1, 4]);

@@ -31,8 +31,9 @@ fn raid_options(members: Vec<u32>, link: Option<&str>) -> SuiteOptions {
         runtime_ns: Some(200 * NS_PER_MS),
         ..Default::default()
     };
-    o.raid_scaling.members = members;
-    o.raid_scaling.link = link.map(|l| LinkChoice::parse(l).unwrap());
+    o.own_mut::<flashlab_suite::RaidScalingOptions>().members = members;
+    o.own_mut::<flashlab_suite::RaidScalingOptions>().link =
+        link.map(|l| LinkChoice::parse(l).unwrap());
     o
 }
 
@@ -106,8 +107,10 @@ fn raid5_random_writes_pay_the_parity_ios() {
 
 #[test]
 fn sustained_write_drops_when_the_slc_cache_runs_out() {
-    let mut o = SuiteOptions::default();
-    o.wsat.interval = RoundLength::CapacityFraction(0.05);
+    let o = SuiteOptions {
+        interval: RoundLength::CapacityFraction(0.05),
+        ..Default::default()
+    };
     let r = run(suite("sustained-write").unwrap(), &tiny(), &o);
     let first = value(&r, "first_interval_bw_bytes_per_s");
     let last = value(&r, "last_quarter_bw_bytes_per_s");
@@ -159,8 +162,8 @@ members = ["a", "b"]
 "#;
     let cfg = parse_system_config("pair.toml", text).unwrap();
     let mut o = SuiteOptions::default();
-    o.sustained.length = RoundLength::CapacityFraction(0.25);
-    o.wsat.interval = RoundLength::CapacityFraction(0.05);
+    o.own_mut::<flashlab_suite::SustainedOptions>().length = RoundLength::CapacityFraction(0.25);
+    o.interval = RoundLength::CapacityFraction(0.05);
     let r = run(
         suite("sustained-write").unwrap(),
         &SuiteTarget::System(cfg),
@@ -182,9 +185,11 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
         ..Default::default()
     };
     o.client.size_bytes = Some(256 << 20);
-    o.cache_passes.app_region_bytes = 256 << 20;
-    o.cache_passes.app_ns = 3_000 * NS_PER_MS;
-    o.cache_passes.scan_set_bytes = 96 << 20;
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .app_region_bytes = 256 << 20;
+    o.own_mut::<flashlab_suite::CachePassesOptions>().app_ns = 3_000 * NS_PER_MS;
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .scan_set_bytes = 96 << 20;
     let target = |n: &str| SuiteTarget::System(load_system_config(n).unwrap());
     let hdd = run(suite("cache-passes").unwrap(), &target("hdd-2tb"), &o);
     let opt = run(

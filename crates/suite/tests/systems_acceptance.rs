@@ -34,9 +34,10 @@ fn raid_options(members: Vec<u32>, link: Option<&str>, state: DriveState) -> Sui
         runtime_ns: Some(200 * NS_PER_MS),
         ..Default::default()
     };
-    o.raid_scaling.members = members;
-    o.raid_scaling.link = link.map(|l| LinkChoice::parse(l).unwrap());
-    o.raid_scaling.states = vec![state];
+    o.own_mut::<flashlab_suite::RaidScalingOptions>().members = members;
+    o.own_mut::<flashlab_suite::RaidScalingOptions>().link =
+        link.map(|l| LinkChoice::parse(l).unwrap());
+    o.client.states = vec![state];
     o
 }
 
@@ -166,11 +167,11 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
     };
-    o.client.runs = 1;
+    o.own_mut::<flashlab_suite::DesktopOptions>().runs = 1;
     let mut at = |state| {
-        o.client.state = state;
+        o.client.states = vec![state];
         if state == DriveState::Full {
-            o.client.interval_ns = 0;
+            o.own_mut::<flashlab_suite::DesktopOptions>().interval_ns = 0;
         }
         run(suite("desktop").unwrap(), &pm981a(), &o)
     };
@@ -193,8 +194,8 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
 
 fn sustained(bytes: RoundLength) -> DeviceReport {
     let mut o = SuiteOptions::default();
-    o.sustained.length = bytes;
-    o.wsat.interval = RoundLength::CapacityFraction(0.01);
+    o.own_mut::<flashlab_suite::SustainedOptions>().length = bytes;
+    o.interval = RoundLength::CapacityFraction(0.01);
     run(suite("sustained-write").unwrap(), &pm981a(), &o)
 }
 

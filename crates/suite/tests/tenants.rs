@@ -29,14 +29,14 @@ fn short() -> SuiteOptions {
         round: RoundLength::TimeNs(1000 * NS_PER_MS),
         max_rounds: 5,
         runtime_ns: Some(1000 * NS_PER_MS),
-        tenants: TenantOptions {
-            write_bs_bytes: vec![8 << 10],
-            start_bytes_per_s: 4_000_000,
-            step_bytes_per_s: 4_000_000,
-            ..Default::default()
-        },
         ..Default::default()
     }
+    .with(TenantOptions {
+        write_bs_bytes: vec![8 << 10],
+        start_bytes_per_s: 4_000_000,
+        step_bytes_per_s: 4_000_000,
+        ..Default::default()
+    })
 }
 
 #[test]
