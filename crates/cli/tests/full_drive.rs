@@ -8,13 +8,17 @@ use common::{flashlab, job_file, stderr, stdout};
 use serde_json::Value;
 
 /// A small drive shaped like the PM981a (8 dies, two planes, TLC, a static and a dynamic
-/// SLC cache), small enough to fill twice in seconds.
+/// SLC cache), small enough to fill twice in seconds. Its dynamic cache may take half the
+/// free room, so after one fill its blocks hold more than the spare area: left unfolded,
+/// the next writes would fold them first: 308 MB/s for 2 s against 518 MB/s after two
+/// fills, where folding during the fill and reusing overwritten cache blocks give 599 and
+/// 611 MB/s.
 const SMALL_CLIENT: [&str; 6] = [
     "capacity.user=9GB",
     "nand.blocks_per_plane=32",
     "nand.bad_block_reserve=0",
     "slc_cache.static=256MB",
-    "slc_cache.dynamic_max_fraction=0.25",
+    "slc_cache.dynamic_max_fraction=0.5",
     "sim.scale=1",
 ];
 
@@ -38,8 +42,7 @@ rw=write
 bs=128k
 iodepth=32
 time_based=1
-ramp_time=1s
-runtime=3s
+runtime=2s
 "
     );
     let path = job_file(&format!("full-drive-write-{passes}.fio"), &text);
