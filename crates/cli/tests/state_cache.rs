@@ -22,8 +22,13 @@ fn dir(name: &str) -> PathBuf {
 /// `flashlab suite NAME` on the tiny drive with short steps and `extra`: exit code, standard
 /// output and standard error.
 fn suite(name: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    suite_for(name, "200ms", extra)
+}
+
+/// [`suite`] with measured steps of `runtime`.
+fn suite_for(name: &str, runtime: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["suite", name, "--device", DEVICE, "--runtime", "200ms"])
+        .args(["suite", name, "--device", DEVICE, "--runtime", runtime])
         .args(["--output-format", "json"])
         .args(if name == "qos" {
             &["--depths", "1,32"][..]
@@ -75,12 +80,14 @@ fn a_warm_cache_gives_the_cold_and_uncached_output() {
     let (warm, err) = cached("precondition", &cache);
     assert_eq!(err.matches(HIT).count(), 2, "{err}");
     assert_eq!(warm, uncached);
-    // four-corners shares the fill.
+    // four-corners shares the fill; its rounds, after its measured steps, are an entry of
+    // their own.
     let (code, uncached, _) = suite("four-corners", &["--no-state-cache"]);
     assert_eq!(code, Some(0));
     let (warm, err) = cached("four-corners", &cache);
     assert_eq!(err.matches(HIT).count(), 1, "{err}");
     assert_eq!(warm, uncached);
+    assert_eq!(entries(&cache).len(), 3);
     // Another seed is another drive: no entry fits.
     let (code, _, err) = suite(
         "qos",
@@ -88,8 +95,39 @@ fn a_warm_cache_gives_the_cold_and_uncached_output() {
     );
     assert_eq!(code, Some(0));
     assert!(!err.contains(HIT), "{err}");
-    assert_eq!(entries(&cache).len(), 4);
+    assert_eq!(entries(&cache).len(), 5);
     let _ = std::fs::remove_dir_all(cache.parent().unwrap());
+}
+
+#[test]
+fn rounds_after_measured_steps_are_cached_under_the_whole_chain() {
+    let cache = dir("chain");
+    let (code, uncached, _) = suite("four-corners", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    // four-corners measures three windows between its fill and its random-write rounds:
+    // the rounds' key holds those steps too, so a repeat reads both checkpoints back.
+    let (cold, err) = cached("four-corners", &cache);
+    assert!(!err.contains(HIT), "{err}");
+    assert_eq!(entries(&cache).len(), 2);
+    let (warm, err) = cached("four-corners", &cache);
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, cold);
+    // Another measured window before the rounds is another chain: the fill is shared, the
+    // rounds run again under a key of their own.
+    let (code, other, err) = suite_for(
+        "four-corners",
+        "300ms",
+        &["--state-cache", cache.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    assert_ne!(other, cold);
+    assert_eq!(entries(&cache).len(), 3);
+    // qos begins with the rounds on the fill: its rounds are not four-corners'.
+    let (_, err) = cached("qos", &cache);
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]

@@ -160,20 +160,33 @@ impl UnitQueues {
         }
     }
 
+    /// The unit's ring as an array: an index masked with [`MASK`] needs no bounds check,
+    /// which the scans and shifts below do once per entry.
     #[inline]
-    fn slot(&self, unit: usize, i: usize) -> usize {
-        unit * QUEUE_CAP + ((self.head[unit] as usize + i) & MASK)
+    fn ring(&self, unit: usize) -> &[Entry; QUEUE_CAP] {
+        let base = unit * QUEUE_CAP;
+        self.entries[base..base + QUEUE_CAP]
+            .try_into()
+            .expect("a unit's ring is QUEUE_CAP entries")
+    }
+
+    #[inline]
+    fn ring_mut(&mut self, unit: usize) -> &mut [Entry; QUEUE_CAP] {
+        let base = unit * QUEUE_CAP;
+        (&mut self.entries[base..base + QUEUE_CAP])
+            .try_into()
+            .expect("a unit's ring is QUEUE_CAP entries")
     }
 
     #[inline]
     fn get(&self, unit: usize, i: usize) -> Entry {
-        self.entries[self.slot(unit, i)]
+        self.ring(unit)[(self.head[unit] as usize + i) & MASK]
     }
 
     #[inline]
     fn set(&mut self, unit: usize, i: usize, e: Entry) {
-        let s = self.slot(unit, i);
-        self.entries[s] = e;
+        let head = self.head[unit] as usize;
+        self.ring_mut(unit)[(head + i) & MASK] = e;
     }
 
     /// End of the unit's last reservation (0 if none is kept).
@@ -230,13 +243,14 @@ impl UnitQueues {
     fn insert(&mut self, unit: usize, p: usize, e: Entry) {
         let n = self.len[unit] as usize;
         debug_assert!(n < QUEUE_CAP && p <= n);
+        let head = self.head[unit] as usize;
+        let ring = self.ring_mut(unit);
         let mut i = n;
         while i > p {
-            let prev = self.get(unit, i - 1);
-            self.set(unit, i, prev);
+            ring[(head + i) & MASK] = ring[(head + i - 1) & MASK];
             i -= 1;
         }
-        self.set(unit, p, e);
+        ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
     }
 
@@ -358,22 +372,26 @@ impl UnitQueues {
         let n = self.len[unit] as usize;
         // Entries before `first` are over by `earliest_ns`.
         let mut first = 0;
-        while first < n && self.get(unit, first).end_ns <= earliest_ns {
-            first += 1;
+        {
+            let (ring, head) = (self.ring(unit), self.head[unit] as usize);
+            while first < n && ring[(head + first) & MASK].end_ns <= earliest_ns {
+                first += 1;
+            }
         }
         if self.cfg.read_priority {
             self.split_running(unit, first, earliest_ns);
         }
         let n = self.len[unit] as usize;
+        let (ring, head) = (self.ring(unit), self.head[unit] as usize);
         let p = if self.cfg.read_priority {
             let mut p = first;
             // The operation running at `earliest_ns` keeps the die...
-            if p < n && self.get(unit, p).start_ns <= earliest_ns {
+            if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
                 p += 1;
             }
             // ...and reads already waiting go first (a host read passes internal ones).
             while p < n {
-                let k = self.get(unit, p).kind;
+                let k = ring[(head + p) & MASK].kind;
                 if k == Kind::Read || (!host && k == Kind::InternalRead) {
                     p += 1;
                 } else {
@@ -385,12 +403,12 @@ impl UnitQueues {
             // First come, first served among what the die was sent: past the running
             // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
             let mut p = first;
-            if p < n && self.get(unit, p).start_ns <= earliest_ns {
+            if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
                 p += 1;
             }
             let mut ahead = 0;
             while p < n && ahead < FIRMWARE_AHEAD_OPS {
-                ahead += self.get(unit, p).ops;
+                ahead += ring[(head + p) & MASK].ops;
                 p += 1;
             }
             p

@@ -741,6 +741,8 @@ impl<'a> Session<'a> {
     /// Reset a single drive's timed-workload indicators (`Ssd::reset_timed_workload`); false
     /// on a device that has none.
     pub fn reset_timed_workload(&mut self) -> bool {
+        // The drive changes outside a step: no cache key describes it any more.
+        self.cache = None;
         match &mut self.drive {
             Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
             Drive::Real(_) | Drive::Described(_) => false,
@@ -948,6 +950,10 @@ impl<'a> Session<'a> {
         text: &str,
         measure: &dyn Fn(&RunResult) -> Vec<Measure>,
     ) -> Result<RunResult, SuiteError> {
+        // A job step on a device the cache key describes leaves it where the key and the
+        // step's inputs describe it: the chain goes on (restored once the step ran whole), so
+        // a checkpoint after measured steps is cached too.
+        let chain = self.cache.take();
         self.announce(step);
         let with_data;
         let text = match self.compressible_percent {
@@ -1009,6 +1015,9 @@ impl<'a> Session<'a> {
             Vec::new()
         };
         self.record_job(step, text, &run, measures);
+        if io_errors.is_none() {
+            self.cache = chain.map(|c| c.then(&self.job_step_key(step, text)));
+        }
         match io_errors {
             None => Ok(run),
             Some(errors) => Err(SuiteError::Run {
@@ -1020,6 +1029,19 @@ impl<'a> Session<'a> {
                 }),
             }),
         }
+    }
+
+    /// Every input of a job step that the chain does not already hold: its name, text,
+    /// seed and the session's settings the run options take. With the chain's device, seed
+    /// and earlier steps, these decide the drive's state after the step and its record.
+    fn job_step_key(&self, step: &str, text: &str) -> String {
+        format!(
+            "job '{step}' seed {} recorded {} timed phases {:?} region sizes {:?}:\n{text}",
+            self.seeds.child(step).master_seed(),
+            self.record_steps,
+            self.timed_phases,
+            self.region_sizes
+        )
     }
 
     /// A job step's parsed file and run options. Every step draws fresh random offsets: the
