@@ -130,6 +130,63 @@ fn rounds_after_measured_steps_are_cached_under_the_whole_chain() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_warm_run_writes_the_cold_runs_step_files() {
+    // The step files carry the device counters (memory included) of every step: a drive
+    // read back from the cache must report what the drive that ran to that point did.
+    let cache = dir("outdir");
+    let out = |run: &str| {
+        let outdir = cache.join(run);
+        let (code, _, err) = suite(
+            "four-corners",
+            &[
+                "--state-cache",
+                cache.join("entries").to_str().unwrap(),
+                "--outdir",
+                outdir.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        (files_under(&outdir), err)
+    };
+    let (cold, err) = out("cold");
+    assert!(!err.contains(HIT), "{err}");
+    let (warm, err) = out("warm");
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert!(cold.len() > 3, "{} step files", cold.len());
+    assert_eq!(
+        cold.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        warm.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((path, c), (_, w)) in cold.iter().zip(&warm) {
+        assert!(
+            c == w,
+            "{} differs between the cold and the warm run",
+            path.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 #[test]
 fn a_damaged_or_foreign_entry_is_reported_and_rebuilt() {
     let cache = dir("damaged");

@@ -88,8 +88,11 @@ impl EnergyMeter {
         *self = EnergyMeter::new();
     }
 
+    /// Bytes of the windows held. Counted by length, not capacity: the capacity depends on
+    /// how the vector grew, so a drive loaded from a saved state would report another
+    /// figure than the same drive run to that point.
     pub fn memory_bytes(&self) -> usize {
-        self.windows_pj.capacity() * 8
+        self.windows_pj.len() * 8
     }
 }
 

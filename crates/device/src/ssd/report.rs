@@ -118,11 +118,13 @@ impl Ssd {
     }
 
     /// Estimated heap memory of the model (mapping tables per the FTL's layout, plus the
-    /// device's own structures).
+    /// device's own structures). A function of the drive's state alone, so that a drive
+    /// loaded from a saved state reports what the same drive run to that point does: tables
+    /// that grow are counted by length, and the operations scratch vector (its capacity is the
+    /// largest command's operations so far, a few KiB) is left out.
     pub fn memory_bytes(&self) -> u64 {
         self.model.memory_bytes
             + (self.media.memory_bytes() + self.buffer.memory_bytes()) as u64
-            + (self.ops.capacity() * std::mem::size_of::<NandOp>()) as u64
             // The pacing queue's ring is in the model's estimate (it decides the slice); its
             // per-block erase records are not.
             + (self.internal.memory_bytes() - self.internal.ring_bytes()) as u64
@@ -131,7 +133,7 @@ impl Ssd {
             + (self.host_meter.memory_bytes() + self.active_meter.memory_bytes()) as u64
             // The aging clock of each block's data, and the blocks queued for refresh.
             + self.written_aging_ns.capacity() as u64 * 8
-            + self.refresh_queue.capacity() as u64 * 4
+            + self.refresh_queue.len() as u64 * 4
     }
 
     /// Why the drive refuses writes: its blocks have failed beyond what the spare can take.
