@@ -33,8 +33,9 @@
 //! wait for all of them.
 //!
 //! Each unit keeps at most [`QUEUE_CAP`] entries in a ring; beyond that, two neighbours of
-//! the same kind merge (the latest such pair; the last two if there is none), so a long run
-//! of queued programs or internal reads becomes one longer entry. Nothing allocates after
+//! the same kind merge (the latest such pair with no idle time between them, else the latest
+//! such pair, else the last two), so a long run of queued programs or internal reads becomes
+//! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
 
 /// Unfinished array operations kept per unit.
