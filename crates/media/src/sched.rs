@@ -33,8 +33,9 @@
 //! wait for all of them.
 //!
 //! Each unit keeps at most [`QUEUE_CAP`] entries in a ring; beyond that, two neighbours of
-//! the same kind merge (the latest such pair; the last two if there is none), so a long run
-//! of queued programs or internal reads becomes one longer entry. Nothing allocates after
+//! the same kind merge (the latest such pair with no idle time between them, else the latest
+//! such pair, else the last two), so a long run of queued programs or internal reads becomes
+//! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
 
 /// Unfinished array operations kept per unit.
@@ -210,13 +211,28 @@ impl UnitQueues {
     fn make_room(&mut self, unit: usize, need: usize) {
         while self.len[unit] as usize + need > QUEUE_CAP {
             let n = self.len[unit] as usize;
-            // The latest pair of the same kind, never the running entry (index 0).
+            // The latest pair of the same kind with no idle time between them, else the
+            // latest pair of the same kind, never the running entry (index 0). A merged entry
+            // is split by its average operation time (`split_running`): a pair with idle
+            // time between them would make each operation as long as the idle time over
+            // the count (tens of ms on a die booked 100 ms ahead), and a read that found one
+            // running would wait for all of it.
             let mut i = n - 1;
-            while i > 1 && self.get(unit, i - 1).kind != self.get(unit, i).kind {
+            let mut same_kind = 0;
+            while i > 1 {
+                let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
+                if a.kind == b.kind {
+                    if a.end_ns == b.start_ns {
+                        break;
+                    }
+                    if same_kind == 0 {
+                        same_kind = i;
+                    }
+                }
                 i -= 1;
             }
             if i <= 1 {
-                i = n - 1;
+                i = if same_kind > 1 { same_kind } else { n - 1 };
             }
             let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
             self.set(
@@ -697,5 +713,39 @@ mod tests {
             t += 37 * US;
         }
         assert!(q.entries_of(0).is_empty());
+    }
+
+    #[test]
+    fn merging_keeps_idle_time_out_of_merged_programs() {
+        // A die booked far ahead (a drive's write buffer and relocation work give it 100 ms
+        // of programs): programs back to back, one that waited 40 ms for its data, then more
+        // than the ring holds, so entries merge.
+        let mut c = cfg(true, true, true);
+        c.max_suspends_per_op = 8;
+        let mut q = UnitQueues::new(1, c);
+        let prog_ns = 2_600 * US;
+        let mut t = 0;
+        for _ in 0..QUEUE_CAP - 1 {
+            t = q.push(0, Kind::Program, 0, prog_ns, 0) + prog_ns;
+        }
+        let late = q.push(0, Kind::Program, t + 40_000 * US, prog_ns, 0);
+        assert_eq!(late, t + 40_000 * US);
+        for _ in 0..8 {
+            q.push(0, Kind::Program, 0, prog_ns, 0);
+        }
+        assert!(q.entries_of(0).len() <= QUEUE_CAP);
+        well_formed(&q, 0);
+        // Host reads every 300 us from the last back-to-back programs to the end: each
+        // waits for a suspension or a program's quantum, never for the idle time or a run
+        // of programs lumped with it.
+        let mut now = t - 10 * prog_ns;
+        let mut worst_ns = 0;
+        while now < q.free_ns(0) {
+            let r = q.read(0, now, 110 * US, now, true);
+            worst_ns = worst_ns.max(r.start_ns - now);
+            well_formed(&q, 0);
+            now += 300 * US;
+        }
+        assert!(worst_ns < 1_000 * US, "a read waited {worst_ns} ns");
     }
 }
