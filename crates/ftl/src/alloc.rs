@@ -156,31 +156,16 @@ impl Ftl {
         if self.blocks.free_count(Pool::Native) <= g.reserve_blocks + g.units + 1 {
             return false;
         }
+        // The fraction is of native capacity not holding user data, counted in native blocks
+        // (a block in SLC mode takes a native block's room and holds 1 / bits_per_cell of
+        // it): an empty 256 GB TLC drive at 0.1 puts 25.6 GB of blocks in SLC mode, an
+        // 8.5 GB cache, as `describe` reports.
         let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
-        let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
-        (want as f64) <= self.dynamic_slc_limit_ius()
-    }
-
-    /// Native capacity (IUs) the dynamic cache's blocks may take: `dynamic_max_fraction` of
-    /// the native capacity not holding user data, counted in native blocks (a block in SLC
-    /// mode takes a native block's room and holds 1 / bits_per_cell of it): an empty 256 GB
-    /// TLC drive at 0.1 puts 25.6 GB of blocks in SLC mode, an 8.5 GB cache, as `describe`
-    /// reports. It shrinks as the user data grows.
-    fn dynamic_slc_limit_ius(&self) -> f64 {
-        let g = &self.geo;
         let good_native = g.native_blocks - self.blocks.retired().1;
         let free_capacity_ius = (u64::from(good_native) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
-        self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
-    }
-
-    /// Whether the dynamic cache's blocks take more than a block beyond their limit: the user
-    /// data grew into the room they hold.
-    pub(crate) fn dynamic_slc_over_limit(&self) -> bool {
-        let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
-        dyn_blocks > 1
-            && ((dyn_blocks - 1) * u64::from(self.geo.data_ius_per_block)) as f64
-                > self.dynamic_slc_limit_ius()
+        let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
+        (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 
     /// Whether the SLC stream could take one more block now.

@@ -126,8 +126,6 @@ impl Ftl {
             self.counters.rmw_reads += 1;
             self.counters.nand_read_pages += 1;
         }
-        self.recycle_stale_static_slc(ops);
-        self.shrink_dynamic_slc(ops);
         let s = match free_at_ns {
             None => self.route_host_write(),
             Some(free_at_ns) => self.route_host_write_placed(free_at_ns),
