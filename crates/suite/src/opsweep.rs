@@ -11,10 +11,10 @@ use serde_json::json;
 
 use crate::grids::GridSpec;
 use crate::measure::{minutes_label, pct_label};
-use crate::session::{wa_between, Session};
+use crate::session::{wa_over_reclaims, Session};
 use crate::state_cache::FreshDevice;
 use crate::steps::{
-    iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, steady_iops,
+    iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds_counted, steady_iops,
 };
 use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
@@ -192,8 +192,17 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             let n = o.fractions.len() as f64;
             s.suite_span = Some((k as f64 / n, k as f64 / n));
             purge_and_fill(s)?;
+            // Window starts for WA (see `wa_over_reclaims`): the end of the fill, each round's
+            // start, then each run's start; everything after the fill is the same random-write
+            // workload.
+            let mut starts = vec![s.counters()];
+            let reclaims = s.wa_window_reclaims();
             let steady = match o.precondition_ns {
-                None => Some(steady_iops(&random_write_rounds(s, opts)?)),
+                None => {
+                    let (report, round_starts) = random_write_rounds_counted(s, opts)?;
+                    starts.extend(round_starts);
+                    Some(steady_iops(&report))
+                }
                 Some(ns) => {
                     let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
                     let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
@@ -208,11 +217,14 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                 let name = format!("run-{}", minutes_label(ns));
                 let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
                 let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
-                let before = s.counters();
+                starts.push(s.counters());
                 let run = s.job(&name, &text, &|run| {
                     vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
                 })?;
-                runs.push((iops(&run, DDIR_WRITE), wa_between(&before, &s.counters())));
+                // Whole GC cycles, reaching back over earlier runs and the rounds when the run
+                // is shorter (docs/suites.md, "How WA is measured").
+                let wa = wa_over_reclaims(&starts, &s.counters(), reclaims);
+                runs.push((iops(&run, DDIR_WRITE), wa));
             }
             for step in &mut s.steps {
                 step.name = format!("{label}-{}", step.name);

@@ -707,6 +707,18 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Blocks erased in [`WA_RECLAIM_CYCLES`] GC cycles: the host stream fills a block on every
+    /// (die, plane) unit per cycle and each victim frees one block (0 without an FTL).
+    pub fn wa_window_reclaims(&self) -> u64 {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(0, |f| {
+                let c = f.config();
+                WA_RECLAIM_CYCLES * u64::from(c.dies) * u64::from(c.planes_per_die)
+            }),
+            Drive::Real(_) | Drive::Described(_) => 0,
+        }
+    }
+
     /// Free native blocks now (0 without an FTL).
     pub fn free_blocks(&self) -> u32 {
         match &self.drive {
@@ -1194,7 +1206,8 @@ pub(crate) fn with_compressible_data(text: &str, percent: u8) -> String {
 }
 
 /// Write amplification between two snapshots of the FTL's counters: IUs programmed per IU
-/// the host wrote in between (0 when the host wrote nothing).
+/// the host wrote in between (0 when the host wrote nothing). Only as good as its window: see
+/// [`wa_over_reclaims`] for a figure that does not depend on where GC cycles fall.
 pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
     let host = after.host_write_ius.saturating_sub(before.host_write_ius);
     if host == 0 {
@@ -1203,9 +1216,63 @@ pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
     after.nand_write_ius.saturating_sub(before.nand_write_ius) as f64 / host as f64
 }
 
+/// Whole GC cycles a write-amplification window must span (see [`wa_over_reclaims`]).
+pub(crate) const WA_RECLAIM_CYCLES: u64 = 8;
+
+/// Write amplification ending at `end`, over a window long enough to span whole reclaim
+/// cycles: of the candidate starts `starts` (snapshots of the same drive, earliest first, all
+/// under the workload being measured), the latest that leaves at least `min_reclaims` blocks
+/// erased before `end`; the earliest when none does.
+///
+/// The FTL reclaims in bursts: the host stream fills an open block on every unit, then the
+/// units need fresh blocks and victims are picked, their copies counted as they are picked
+/// (the media programs them a little later). A window shorter than a cycle can fall between
+/// two bursts and show no copies at all (WA 1.0 from a drive in steady state), or catch one
+/// and show far more than the drive's rate. Spanning [`WA_RECLAIM_CYCLES`] cycles of one
+/// victim per unit bounds the error of where the edges fall to a fraction of a cycle over
+/// many: the ratio of NAND to host writes a drive's own counters give over a long window.
+pub(crate) fn wa_over_reclaims(
+    starts: &[FtlCounters],
+    end: &FtlCounters,
+    min_reclaims: u64,
+) -> f64 {
+    let start = starts
+        .iter()
+        .rev()
+        .find(|s| end.erases.saturating_sub(s.erases) >= min_reclaims)
+        .or(starts.first());
+    start.map_or(0.0, |s| wa_between(s, end))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::with_compressible_data;
+    use super::{wa_between, wa_over_reclaims, with_compressible_data};
+    use flashlab_ftl::FtlCounters;
+
+    fn at(host_write_ius: u64, nand_write_ius: u64, erases: u64) -> FtlCounters {
+        FtlCounters {
+            host_write_ius,
+            nand_write_ius,
+            erases,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn wa_windows_reach_back_over_whole_reclaim_cycles() {
+        // Steady at WA 4 from 1000 host IUs on; the last window falls between two bursts.
+        let starts = [at(0, 0, 0), at(1000, 1000, 10), at(2000, 5000, 50)];
+        let end = at(2100, 5100, 50);
+        assert_eq!(wa_between(&starts[2], &end), 1.0);
+        // 40 reclaims needed: back to the second start (3 + 1 = 4100 / 1100 IUs).
+        let wa = wa_over_reclaims(&starts, &end, 40);
+        assert!((wa - 4100.0 / 1100.0).abs() < 1e-12, "{wa}");
+        // A window that holds enough reclaims is taken as it is.
+        assert_eq!(wa_over_reclaims(&starts, &at(3000, 9000, 90), 40), 4.0);
+        // None holds enough: the earliest start.
+        assert_eq!(wa_over_reclaims(&starts, &end, 1000), 5100.0 / 2100.0);
+        assert_eq!(wa_over_reclaims(&[], &end, 1), 0.0);
+    }
 
     #[test]
     fn the_data_content_goes_into_the_global_section() {

@@ -12,7 +12,7 @@
 use flashlab_report::DDIR_WRITE;
 
 use crate::options::{PreconditionKind, PreconditionOptions};
-use crate::session::{wa_between, Session};
+use crate::session::{wa_over_reclaims, Session};
 use crate::steady::{check_window, SteadyRule, SteadyVerdict};
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, timed,
@@ -168,8 +168,13 @@ pub(crate) fn precondition(
         Unit::Iops,
         crate::steps::steady_iops(&st),
     ));
-    // Over the rule's window (the last segments); 0 on a device without an FTL to count.
-    let wa = wa_between(&counters[SEGMENTS - rule.window], &counters[SEGMENTS]);
+    // Over the rule's window (the last segments), reaching back over earlier segments when
+    // that holds too few GC cycles; 0 on a device without an FTL to count.
+    let wa = wa_over_reclaims(
+        &counters[..=SEGMENTS - rule.window],
+        &counters[SEGMENTS],
+        s.wa_window_reclaims(),
+    );
     if wa > 0.0 {
         results.push(measure("precondition_random_wa", Unit::Ratio, wa));
     }

@@ -1,11 +1,14 @@
 //! Steps and measures the suites share: job text, the workload-independent fill, random-write
 //! rounds to the SNIA steady state, and the IOPS and bandwidth of a run.
 
-use flashlab_engine::NS_PER_S;
+use flashlab_engine::state::State;
+use flashlab_engine::{StateError, StateReader, StateWriter, NS_PER_S};
+use flashlab_ftl::FtlCounters;
 use flashlab_report::{RunResult, DDIR_WRITE};
 
 use crate::lengths::RoundLength;
 use crate::session::Session;
+use crate::state_cache::Cached;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
@@ -173,6 +176,36 @@ pub(crate) fn random_write_rounds(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<SteadyReport, SuiteError> {
+    let (recipe, round_lines) = rounds_recipe(s, opts, "");
+    let (qd, jobs) = qd_jobs(opts);
+    let rule = SteadyRule::SNIA_PTS;
+    // The precondition cache keeps the drive at the end of the rounds, and their IOPS.
+    let values = s.checkpoint(&recipe, |s| {
+        rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule, None)
+    })?;
+    Ok(rounds_report(s, opts, values))
+}
+
+/// [`random_write_rounds`], with the FTL's counters at the start of each round (kept in the
+/// precondition cache too): window starts for [`crate::session::wa_over_reclaims`].
+pub(crate) fn random_write_rounds_counted(
+    s: &mut Session,
+    opts: &SuiteOptions,
+) -> Result<(SteadyReport, Vec<FtlCounters>), SuiteError> {
+    let (recipe, round_lines) = rounds_recipe(s, opts, "; FTL counters at each round's start");
+    let (qd, jobs) = qd_jobs(opts);
+    let rule = SteadyRule::SNIA_PTS;
+    let counted = s.checkpoint(&recipe, |s| {
+        let mut starts = Vec::with_capacity(opts.max_rounds);
+        let values =
+            rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule, Some(&mut starts))?;
+        Ok(CountedRounds { values, starts })
+    })?;
+    Ok((rounds_report(s, opts, counted.values), counted.starts))
+}
+
+/// The rounds' recipe (their cache key; `extra` says what else the cache keeps) and job lines.
+fn rounds_recipe(s: &Session, opts: &SuiteOptions, extra: &str) -> (String, Vec<String>) {
     let (qd, jobs) = qd_jobs(opts);
     let round_lines = match opts.round {
         RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
@@ -182,25 +215,53 @@ pub(crate) fn random_write_rounds(
             vec![format!("io_size={}", per_job_bytes(b, jobs))]
         }
     };
-    let rule = SteadyRule::SNIA_PTS;
-    // The precondition cache keeps the drive at the end of the rounds, and their IOPS.
     let recipe = format!(
-        "random-write rounds, at most {}:\n{}",
+        "random-write rounds, at most {}{extra}:\n{}",
         opts.max_rounds,
         job_text("round-NN", "randwrite", "4k", qd, jobs, &round_lines)
     );
-    let values = s.checkpoint(&recipe, |s| {
-        rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule)
-    })?;
-    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()));
-    let verdict = steady_state(&values, &rule);
-    Ok(SteadyReport {
-        rounds_iops: values,
-        verdict,
-    })
+    (recipe, round_lines)
 }
 
-/// Write IOPS of each round, until the last rounds meet `rule` or `max_rounds` have run.
+fn rounds_report(s: &mut Session, opts: &SuiteOptions, values: Vec<f64>) -> SteadyReport {
+    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()));
+    let verdict = steady_state(&values, &SteadyRule::SNIA_PTS);
+    SteadyReport {
+        rounds_iops: values,
+        verdict,
+    }
+}
+
+/// Rounds' IOPS and the FTL's counters at each round's start, as the precondition cache keeps
+/// them.
+struct CountedRounds {
+    values: Vec<f64>,
+    starts: Vec<FtlCounters>,
+}
+
+impl Cached for CountedRounds {
+    fn put(&self, w: &mut StateWriter<'_>) {
+        self.values.put(w);
+        w.put_len(self.starts.len());
+        for c in &self.starts {
+            c.save(w);
+        }
+    }
+    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
+        let values = Vec::<f64>::get(r)?;
+        let n = r.get_len(FtlCounters::min_bytes())?;
+        let mut starts = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut c = FtlCounters::default();
+            c.load(r)?;
+            starts.push(c);
+        }
+        Ok(Self { values, starts })
+    }
+}
+
+/// Write IOPS of each round, until the last rounds meet `rule` or `max_rounds` have run;
+/// `starts` collects the FTL's counters at each round's start.
 fn rounds_until_steady(
     s: &mut Session,
     opts: &SuiteOptions,
@@ -208,9 +269,13 @@ fn rounds_until_steady(
     jobs: u32,
     round_lines: &[String],
     rule: &SteadyRule,
+    mut starts: Option<&mut Vec<FtlCounters>>,
 ) -> Result<Vec<f64>, SuiteError> {
     let mut values = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {
+        if let Some(starts) = starts.as_mut() {
+            starts.push(s.counters());
+        }
         let name = format!("round-{r:02}");
         let text = job_text(&name, "randwrite", "4k", qd, jobs, round_lines);
         let run = s.job(&name, &text, &|run| {

@@ -8,7 +8,7 @@ use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
 use crate::lengths::RoundLength;
-use crate::session::{wa_between, Session};
+use crate::session::{wa_between, wa_over_reclaims, Session};
 use crate::steady::{check_window, SteadyRule};
 use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
 use crate::suite::{Outcome, Suite, Targets};
@@ -116,7 +116,9 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     }
     let start_ns = s.now_ns();
     let first = s.counters();
-    let mut prev = first.clone();
+    // Every interval's start, for WA windows reaching back over whole GC cycles.
+    let mut starts = vec![first.clone()];
+    let reclaims = s.wa_window_reclaims();
     let mut points: Vec<Point> = Vec::new();
     let mut written = 0.0;
     // A planned count is exact: whole-block io_size rounding must not add a sliver interval.
@@ -147,12 +149,17 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             end_ns: s.drive_ns(s.now_ns() - start_ns),
             written_bytes: written,
             iops: iops(&run, DDIR_WRITE),
-            wa: wa_between(&prev, &now),
+            wa: wa_over_reclaims(&starts, &now, reclaims),
         });
-        prev = now;
+        starts.push(now);
     }
-    let total_wa = wa_between(&first, &prev);
-    let (results, window) = results(&points, total_wa, written);
+    let end = starts.last().unwrap_or(&first);
+    let total_wa = wa_between(&first, end);
+    // The final window as a whole, reaching back over earlier intervals when it holds too few
+    // GC cycles; `starts[i]` is the start of interval `i`.
+    let first_in_window = points.len() - final_window(&points).len();
+    let steady_wa = wa_over_reclaims(&starts[..=first_in_window], end, reclaims);
+    let (results, window) = results(&points, total_wa, steady_wa, written);
     let charts = charts(&points, window);
     Ok(Outcome {
         steady: None,
@@ -179,29 +186,18 @@ fn final_window(points: &[Point]) -> &[Point] {
 }
 
 /// The results, and the index range of the final window (for the charts' band).
-fn results(points: &[Point], total_wa: f64, written: f64) -> (Vec<Measure>, (usize, usize)) {
+fn results(
+    points: &[Point],
+    total_wa: f64,
+    steady_wa: f64,
+    written: f64,
+) -> (Vec<Measure>, (usize, usize)) {
     let window = final_window(points);
     let first_in_window = points.len() - window.len();
     let iops_w: Vec<f64> = window.iter().map(|p| p.iops).collect();
     let check = check_window(&iops_w, &SteadyRule::SNIA_PTS);
     let fob = points.first().map_or(0.0, |p| p.iops);
     let min = points.iter().map(|p| p.iops).fold(f64::INFINITY, f64::min);
-    // WA of the final window as a whole: per-interval WAs weighted by the data written.
-    let window_bytes = |p: &[Point], i: usize| {
-        let start = if i == 0 { 0.0 } else { p[i - 1].written_bytes };
-        p[i].written_bytes - start
-    };
-    let (mut wa_sum, mut bytes_sum) = (0.0, 0.0);
-    for i in first_in_window..points.len() {
-        let b = window_bytes(points, i);
-        wa_sum += points[i].wa * b;
-        bytes_sum += b;
-    }
-    let steady_wa = if bytes_sum > 0.0 {
-        wa_sum / bytes_sum
-    } else {
-        0.0
-    };
     let mut m = vec![
         measure("intervals", Unit::Count, points.len() as f64),
         measure("fob_write_iops", Unit::Iops, fob),
@@ -333,7 +329,7 @@ mod tests {
         let p = pts(&[
             900.0, 900.0, 880.0, 300.0, 200.0, 210.0, 205.0, 200.0, 204.0,
         ]);
-        let (m, window) = results(&p, 2.5, 900.0);
+        let (m, window) = results(&p, 2.5, 3.0, 900.0);
         assert_eq!(window, (4, 8));
         assert_eq!(value(&m, "fob_write_iops"), 900.0);
         assert_eq!(value(&m, "min_write_iops"), 200.0);
