@@ -38,6 +38,8 @@
 //! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
 
+use flashlab_engine::state::{State, StateError, StateReader, StateWriter};
+
 /// Unfinished array operations kept per unit.
 pub const QUEUE_CAP: usize = 64;
 
@@ -144,9 +146,52 @@ pub(crate) struct UnitQueues {
     /// Per unit: ring head and length.
     head: Vec<u8>,
     len: Vec<u8>,
+    /// Per unit, bit `i` for the entry at position `i` from the head: set where a host read
+    /// stops looking for its place (anything but a host read) and where an internal read
+    /// does (anything but a read). A read finds the end of the reads waiting ahead of it
+    /// from these in one step instead of a scan of them (a garbage collector's victim puts
+    /// dozens of reads on a die at once).
+    not_host_read: Vec<u64>,
+    not_read: Vec<u64>,
 }
 
-flashlab_engine::impl_state!(UnitQueues { entries, head, len } skip { cfg });
+/// The masks follow from the entries and are rebuilt on load, not stored.
+impl State for UnitQueues {
+    fn save(&self, w: &mut StateWriter<'_>) {
+        self.entries.save(w);
+        self.head.save(w);
+        self.len.save(w);
+    }
+    fn load(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
+        self.entries.load(r)?;
+        self.head.load(r)?;
+        self.len.load(r)?;
+        let units = self.head.len();
+        if self.len.len() != units
+            || self.entries.len() != units * QUEUE_CAP
+            || self.len.iter().any(|&n| n as usize > QUEUE_CAP)
+            || self.head.iter().any(|&h| h as usize >= QUEUE_CAP)
+        {
+            return Err(StateError::Corrupt {
+                what: format!(
+                    "die queues: {} entries, {} heads and {} lengths for rings of {QUEUE_CAP}",
+                    self.entries.len(),
+                    units,
+                    self.len.len()
+                ),
+            });
+        }
+        self.not_host_read = vec![0; units];
+        self.not_read = vec![0; units];
+        for unit in 0..units {
+            for i in 0..self.len[unit] as usize {
+                let kind = self.get(unit, i).kind;
+                self.mark(unit, i, kind);
+            }
+        }
+        Ok(())
+    }
+}
 
 const MASK: usize = QUEUE_CAP - 1;
 const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);
@@ -158,6 +203,40 @@ impl UnitQueues {
             entries: vec![EMPTY; units * QUEUE_CAP],
             head: vec![0; units],
             len: vec![0; units],
+            not_host_read: vec![0; units],
+            not_read: vec![0; units],
+        }
+    }
+
+    /// Set the mask bits of position `i` for an entry of `kind`.
+    #[inline]
+    fn mark(&mut self, unit: usize, i: usize, kind: Kind) {
+        let bit = 1u64 << i;
+        let (stops_host, stops_internal) = match kind {
+            Kind::Read => (false, false),
+            Kind::InternalRead => (true, false),
+            Kind::Program | Kind::Erase | Kind::Suspending => (true, true),
+        };
+        let set = |m: &mut u64, on: bool| *m = if on { *m | bit } else { *m & !bit };
+        set(&mut self.not_host_read[unit], stops_host);
+        set(&mut self.not_read[unit], stops_internal);
+    }
+
+    /// Open position `p` in the masks (later positions move up one); its bits are clear.
+    #[inline]
+    fn open_bit(&mut self, unit: usize, p: usize) {
+        let low = (1u64 << p) - 1;
+        for m in [&mut self.not_host_read[unit], &mut self.not_read[unit]] {
+            *m = (*m & low) | ((*m & !low) << 1);
+        }
+    }
+
+    /// Close position `p` in the masks (later positions move down one).
+    #[inline]
+    fn close_bit(&mut self, unit: usize, p: usize) {
+        let low = (1u64 << p) - 1;
+        for m in [&mut self.not_host_read[unit], &mut self.not_read[unit]] {
+            *m = (*m & low) | ((*m >> 1) & !low);
         }
     }
 
@@ -184,10 +263,21 @@ impl UnitQueues {
         self.ring(unit)[(self.head[unit] as usize + i) & MASK]
     }
 
+    /// Store `e` at position `i` and mark its kind.
     #[inline]
     fn set(&mut self, unit: usize, i: usize, e: Entry) {
         let head = self.head[unit] as usize;
         self.ring_mut(unit)[(head + i) & MASK] = e;
+        self.mark(unit, i, e.kind);
+    }
+
+    /// Store `e` at position `i`, which holds an entry of the same kind (the masks stand).
+    #[inline]
+    fn set_same_kind(&mut self, unit: usize, i: usize, e: Entry) {
+        let head = self.head[unit] as usize;
+        let slot = &mut self.ring_mut(unit)[(head + i) & MASK];
+        debug_assert_eq!(slot.kind, e.kind);
+        *slot = e;
     }
 
     /// End of the unit's last reservation (0 if none is kept).
@@ -204,6 +294,8 @@ impl UnitQueues {
         while self.len[unit] > 0 && self.get(unit, 0).end_ns <= now_ns {
             self.head[unit] = ((self.head[unit] as usize + 1) & MASK) as u8;
             self.len[unit] -= 1;
+            self.not_host_read[unit] >>= 1;
+            self.not_read[unit] >>= 1;
         }
     }
 
@@ -247,10 +339,12 @@ impl UnitQueues {
                     quantum_ns: a.quantum_ns.max(b.quantum_ns),
                 },
             );
+            let head = self.head[unit] as usize;
+            let ring = self.ring_mut(unit);
             for j in i + 1..n {
-                let e = self.get(unit, j);
-                self.set(unit, j - 1, e);
+                ring[(head + j - 1) & MASK] = ring[(head + j) & MASK];
             }
+            self.close_bit(unit, i);
             self.len[unit] -= 1;
         }
     }
@@ -268,6 +362,8 @@ impl UnitQueues {
         }
         ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
+        self.open_bit(unit, p);
+        self.mark(unit, p, e.kind);
     }
 
     /// Entries from `from` on start no earlier than the end of the one before them.
@@ -282,7 +378,7 @@ impl UnitQueues {
             let shift = prev_end - e.start_ns;
             e.start_ns += shift;
             e.end_ns += shift;
-            self.set(unit, i, e);
+            self.set_same_kind(unit, i, e);
         }
     }
 
@@ -405,16 +501,14 @@ impl UnitQueues {
             if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
                 p += 1;
             }
-            // ...and reads already waiting go first (a host read passes internal ones).
-            while p < n {
-                let k = ring[(head + p) & MASK].kind;
-                if k == Kind::Read || (!host && k == Kind::InternalRead) {
-                    p += 1;
-                } else {
-                    break;
-                }
-            }
-            p
+            // ...and reads already waiting go first (a host read passes internal ones): the
+            // first position from `p` that stops this read, else the end.
+            let stops = if host {
+                self.not_host_read[unit]
+            } else {
+                self.not_read[unit]
+            };
+            p + ((stops >> p).trailing_zeros() as usize).min(n - p)
         } else {
             // First come, first served among what the die was sent: past the running
             // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
@@ -506,6 +600,9 @@ impl UnitQueues {
     pub fn reset(&mut self, at_ns: u64) {
         self.head.fill(0);
         self.len.fill(1);
+        // One entry that stops every read.
+        self.not_host_read.fill(1);
+        self.not_read.fill(1);
         for u in 0..self.len.len() {
             self.entries[u * QUEUE_CAP] = Entry {
                 start_ns: 0,
@@ -519,7 +616,9 @@ impl UnitQueues {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>() + self.head.capacity() * 2
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.head.capacity() * 2
+            + self.not_host_read.capacity() * 16
     }
 
     #[cfg(test)]
@@ -555,6 +654,14 @@ mod tests {
         for x in &e {
             assert!(x.start_ns <= x.end_ns);
         }
+        // The read masks describe the entries, and nothing past them.
+        let (mut host, mut internal) = (0u64, 0u64);
+        for (i, x) in e.iter().enumerate() {
+            host |= u64::from(x.kind != Kind::Read) << i;
+            internal |= u64::from(!matches!(x.kind, Kind::Read | Kind::InternalRead)) << i;
+        }
+        assert_eq!(q.not_host_read[unit], host, "{e:?}");
+        assert_eq!(q.not_read[unit], internal, "{e:?}");
     }
 
     #[test]
@@ -747,5 +854,87 @@ mod tests {
             now += 300 * US;
         }
         assert!(worst_ns < 1_000 * US, "a read waited {worst_ns} ns");
+    }
+
+    #[test]
+    fn host_and_internal_reads_find_their_place_among_merged_work() {
+        // Programs, erases, host reads and internal reads in a pseudo-random mix, some in
+        // bursts, so the ring merges, splits and suspends: the masks follow every change,
+        // and a saved and loaded copy carries on alike.
+        let mut q = UnitQueues::new(2, cfg(true, true, true));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut t = 0;
+        let mut copy = None;
+        for step in 0..4_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x & 1) as usize;
+            match (x >> 8) % 8 {
+                0 | 1 => {
+                    q.push(u, Kind::Program, t, 700 * US, t);
+                }
+                2 => {
+                    q.push(u, Kind::Erase, t, 3_000 * US, t);
+                }
+                3 => {
+                    q.read(u, t, 60 * US, t, true);
+                }
+                _ => {
+                    q.read(u, t, 60 * US, t, false);
+                }
+            }
+            well_formed(&q, u);
+            if step % 3 == 0 {
+                t += 53 * US;
+            }
+            if step == 2_000 {
+                let mut out = Vec::new();
+                let header = flashlab_engine::StateHeader {
+                    kind: "drive".into(),
+                    config_hash: 1,
+                    device_seed: 2,
+                    clock_ns: t,
+                };
+                let mut w = StateWriter::new(&mut out, &header);
+                w.section("queues", |w| q.save(w));
+                w.finish().unwrap();
+                let (mut r, _) = StateReader::new(&out[..], out.len() as u64).unwrap();
+                let mut loaded = UnitQueues::new(2, cfg(true, true, true));
+                r.section("queues", |r| loaded.load(r)).unwrap();
+                r.finish().unwrap();
+                assert_eq!(loaded.not_read, q.not_read);
+                assert_eq!(loaded.not_host_read, q.not_host_read);
+                copy = Some((loaded, x, t));
+            }
+        }
+        // The loaded copy, given the same second half, ends the same.
+        let (mut c, mut y, mut tc) = copy.expect("saved at step 2000");
+        for step in 2_001..4_000u64 {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            let u = (y & 1) as usize;
+            match (y >> 8) % 8 {
+                0 | 1 => {
+                    c.push(u, Kind::Program, tc, 700 * US, tc);
+                }
+                2 => {
+                    c.push(u, Kind::Erase, tc, 3_000 * US, tc);
+                }
+                3 => {
+                    c.read(u, tc, 60 * US, tc, true);
+                }
+                _ => {
+                    c.read(u, tc, 60 * US, tc, false);
+                }
+            }
+            if step % 3 == 0 {
+                tc += 53 * US;
+            }
+        }
+        for u in 0..2 {
+            assert_eq!(c.entries_of(u), q.entries_of(u));
+        }
     }
 }
