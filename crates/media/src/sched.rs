@@ -271,15 +271,6 @@ impl UnitQueues {
         self.mark(unit, i, e.kind);
     }
 
-    /// Store `e` at position `i`, which holds an entry of the same kind (the masks stand).
-    #[inline]
-    fn set_same_kind(&mut self, unit: usize, i: usize, e: Entry) {
-        let head = self.head[unit] as usize;
-        let slot = &mut self.ring_mut(unit)[(head + i) & MASK];
-        debug_assert_eq!(slot.kind, e.kind);
-        *slot = e;
-    }
-
     /// End of the unit's last reservation (0 if none is kept).
     pub fn free_ns(&self, unit: usize) -> u64 {
         match self.len[unit] as usize {
@@ -366,20 +357,43 @@ impl UnitQueues {
         self.mark(unit, p, e.kind);
     }
 
-    /// Entries from `from` on start no earlier than the end of the one before them.
-    fn push_back_from(&mut self, unit: usize, from: usize) {
+    /// Insert `e` at position `p` (room was made) and move later entries back one slot, each
+    /// starting no earlier than the end of the one before it: one pass that shifts times
+    /// while they overlap and only moves the entries from the first that does not.
+    fn insert_pushing(&mut self, unit: usize, p: usize, e: Entry) {
         let n = self.len[unit] as usize;
-        for i in from.max(1)..n {
-            let prev_end = self.get(unit, i - 1).end_ns;
-            let mut e = self.get(unit, i);
-            if e.start_ns >= prev_end {
+        debug_assert!(n < QUEUE_CAP && p <= n);
+        let head = self.head[unit] as usize;
+        let ring = self.ring_mut(unit);
+        let mut carry = e;
+        let mut i = p;
+        loop {
+            if i == n {
+                ring[(head + i) & MASK] = carry;
                 break;
             }
-            let shift = prev_end - e.start_ns;
-            e.start_ns += shift;
-            e.end_ns += shift;
-            self.set_same_kind(unit, i, e);
+            let next = ring[(head + i) & MASK];
+            ring[(head + i) & MASK] = carry;
+            if next.start_ns >= carry.end_ns {
+                let mut j = n;
+                while j > i + 1 {
+                    ring[(head + j) & MASK] = ring[(head + j - 1) & MASK];
+                    j -= 1;
+                }
+                ring[(head + i + 1) & MASK] = next;
+                break;
+            }
+            let shift = carry.end_ns - next.start_ns;
+            carry = Entry {
+                start_ns: next.start_ns + shift,
+                end_ns: next.end_ns + shift,
+                ..next
+            };
+            i += 1;
         }
+        self.len[unit] += 1;
+        self.open_bit(unit, p);
+        self.mark(unit, p, e.kind);
     }
 
     /// A program or erase of `dur_ns`, first come first served from `earliest_ns`; returns
@@ -562,8 +576,7 @@ impl UnitQueues {
                     quantum_ns: cur.quantum_ns,
                 };
                 self.insert(unit, p, read);
-                self.insert(unit, p + 1, resumed);
-                self.push_back_from(unit, p + 2);
+                self.insert_pushing(unit, p + 1, resumed);
                 return ReadPlacement {
                     start_ns: at,
                     suspended: Some(cur.kind),
@@ -576,7 +589,7 @@ impl UnitQueues {
             0
         };
         let start = earliest_ns.max(prev_end);
-        self.insert(
+        self.insert_pushing(
             unit,
             p,
             Entry {
@@ -588,7 +601,6 @@ impl UnitQueues {
                 quantum_ns: 0,
             },
         );
-        self.push_back_from(unit, p + 1);
         ReadPlacement {
             start_ns: start,
             suspended: None,
@@ -935,6 +947,62 @@ mod tests {
         }
         for u in 0..2 {
             assert_eq!(c.entries_of(u), q.entries_of(u));
+        }
+    }
+
+    #[test]
+    fn insert_pushing_moves_later_work_as_far_as_it_overlaps() {
+        // Against the plain way: insert, then push each later entry past the end of the one
+        // before it until one does not overlap. Rings that wrap, gaps of every size.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..2_000 {
+            let n = rand(QUEUE_CAP as u64 - 1) as usize;
+            let mut t = 0;
+            let mut want = Vec::new();
+            for _ in 0..n {
+                let start = t + rand(3) * rand(100) * US;
+                let dur = (1 + rand(50)) * US;
+                want.push(Entry {
+                    start_ns: start,
+                    end_ns: start + dur,
+                    kind: [Kind::Read, Kind::InternalRead, Kind::Program][rand(3) as usize],
+                    ..EMPTY
+                });
+                t = start + dur;
+            }
+            let mut q = UnitQueues::new(1, cfg(true, true, true));
+            q.head[0] = rand(QUEUE_CAP as u64) as u8;
+            for (i, e) in want.iter().enumerate() {
+                q.set(0, i, *e);
+            }
+            q.len[0] = n as u8;
+            let p = rand(n as u64 + 1) as usize;
+            let start = if p > 0 { want[p - 1].end_ns } else { 0 } + rand(2) * rand(30) * US;
+            let e = Entry {
+                start_ns: start,
+                end_ns: start + (1 + rand(200)) * US,
+                kind: Kind::InternalRead,
+                ..EMPTY
+            };
+            want.insert(p, e);
+            for i in p + 1..want.len() {
+                let prev_end = want[i - 1].end_ns;
+                if want[i].start_ns >= prev_end {
+                    break;
+                }
+                let shift = prev_end - want[i].start_ns;
+                want[i].start_ns += shift;
+                want[i].end_ns += shift;
+            }
+            q.insert_pushing(0, p, e);
+            assert_eq!(q.entries_of(0), want);
+            well_formed(&q, 0);
         }
     }
 }
