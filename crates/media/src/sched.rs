@@ -146,13 +146,12 @@ pub(crate) struct UnitQueues {
     /// Per unit: ring head and length.
     head: Vec<u8>,
     len: Vec<u8>,
-    /// Per unit, bit `i` for the entry at position `i` from the head: set where a host read
-    /// stops looking for its place (anything but a host read) and where an internal read
-    /// does (anything but a read). A read finds the end of the reads waiting ahead of it
+    /// Per unit, bit `i` for the entry at position `i` from the head: in `[0]` set where a
+    /// host read stops looking for its place (anything but a host read), in `[1]` where an
+    /// internal read does (anything but a read). A read finds the end of the reads waiting ahead of it
     /// from these in one step instead of a scan of them (a garbage collector's victim puts
     /// dozens of reads on a die at once).
-    not_host_read: Vec<u64>,
-    not_read: Vec<u64>,
+    read_stops: Vec<[u64; 2]>,
 }
 
 /// The masks follow from the entries and are rebuilt on load, not stored.
@@ -181,8 +180,7 @@ impl State for UnitQueues {
                 ),
             });
         }
-        self.not_host_read = vec![0; units];
-        self.not_read = vec![0; units];
+        self.read_stops = vec![[0; 2]; units];
         for unit in 0..units {
             for i in 0..self.len[unit] as usize {
                 let kind = self.get(unit, i).kind;
@@ -203,8 +201,7 @@ impl UnitQueues {
             entries: vec![EMPTY; units * QUEUE_CAP],
             head: vec![0; units],
             len: vec![0; units],
-            not_host_read: vec![0; units],
-            not_read: vec![0; units],
+            read_stops: vec![[0; 2]; units],
         }
     }
 
@@ -217,16 +214,16 @@ impl UnitQueues {
             Kind::InternalRead => (true, false),
             Kind::Program | Kind::Erase | Kind::Suspending => (true, true),
         };
-        let set = |m: &mut u64, on: bool| *m = if on { *m | bit } else { *m & !bit };
-        set(&mut self.not_host_read[unit], stops_host);
-        set(&mut self.not_read[unit], stops_internal);
+        let [host, internal] = &mut self.read_stops[unit];
+        *host = (*host & !bit) | (u64::from(stops_host) << i);
+        *internal = (*internal & !bit) | (u64::from(stops_internal) << i);
     }
 
     /// Open position `p` in the masks (later positions move up one); its bits are clear.
     #[inline]
     fn open_bit(&mut self, unit: usize, p: usize) {
         let low = (1u64 << p) - 1;
-        for m in [&mut self.not_host_read[unit], &mut self.not_read[unit]] {
+        for m in &mut self.read_stops[unit] {
             *m = (*m & low) | ((*m & !low) << 1);
         }
     }
@@ -235,7 +232,7 @@ impl UnitQueues {
     #[inline]
     fn close_bit(&mut self, unit: usize, p: usize) {
         let low = (1u64 << p) - 1;
-        for m in [&mut self.not_host_read[unit], &mut self.not_read[unit]] {
+        for m in &mut self.read_stops[unit] {
             *m = (*m & low) | ((*m >> 1) & !low);
         }
     }
@@ -282,11 +279,18 @@ impl UnitQueues {
     /// Forget operations that ended by `now_ns` (nothing will be placed before it any more).
     #[inline]
     fn forget_before(&mut self, unit: usize, now_ns: u64) {
-        while self.len[unit] > 0 && self.get(unit, 0).end_ns <= now_ns {
-            self.head[unit] = ((self.head[unit] as usize + 1) & MASK) as u8;
-            self.len[unit] -= 1;
-            self.not_host_read[unit] >>= 1;
-            self.not_read[unit] >>= 1;
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        let ring = self.ring(unit);
+        let mut k = 0;
+        while k < n && ring[(head + k) & MASK].end_ns <= now_ns {
+            k += 1;
+        }
+        if k > 0 {
+            self.head[unit] = ((head + k) & MASK) as u8;
+            self.len[unit] -= k as u8;
+            for m in &mut self.read_stops[unit] {
+                *m = m.checked_shr(k as u32).unwrap_or(0);
+            }
         }
     }
 
@@ -357,43 +361,25 @@ impl UnitQueues {
         self.mark(unit, p, e.kind);
     }
 
-    /// Insert `e` at position `p` (room was made) and move later entries back one slot, each
-    /// starting no earlier than the end of the one before it: one pass that shifts times
-    /// while they overlap and only moves the entries from the first that does not.
-    fn insert_pushing(&mut self, unit: usize, p: usize, e: Entry) {
-        let n = self.len[unit] as usize;
-        debug_assert!(n < QUEUE_CAP && p <= n);
-        let head = self.head[unit] as usize;
-        let ring = self.ring_mut(unit);
-        let mut carry = e;
-        let mut i = p;
-        loop {
-            if i == n {
-                ring[(head + i) & MASK] = carry;
-                break;
-            }
-            let next = ring[(head + i) & MASK];
-            ring[(head + i) & MASK] = carry;
-            if next.start_ns >= carry.end_ns {
-                let mut j = n;
-                while j > i + 1 {
-                    ring[(head + j) & MASK] = ring[(head + j - 1) & MASK];
-                    j -= 1;
-                }
-                ring[(head + i + 1) & MASK] = next;
-                break;
-            }
-            let shift = carry.end_ns - next.start_ns;
-            carry = Entry {
-                start_ns: next.start_ns + shift,
-                end_ns: next.end_ns + shift,
-                ..next
-            };
-            i += 1;
+    /// Entries from `from` on start no earlier than the end of the one before them.
+    fn push_back_from(&mut self, unit: usize, from: usize) {
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        let from = from.max(1);
+        if from >= n {
+            return;
         }
-        self.len[unit] += 1;
-        self.open_bit(unit, p);
-        self.mark(unit, p, e.kind);
+        let ring = self.ring_mut(unit);
+        let mut prev_end = ring[(head + from - 1) & MASK].end_ns;
+        for i in from..n {
+            let e = &mut ring[(head + i) & MASK];
+            if e.start_ns >= prev_end {
+                break;
+            }
+            let shift = prev_end - e.start_ns;
+            e.start_ns += shift;
+            e.end_ns += shift;
+            prev_end = e.end_ns;
+        }
     }
 
     /// A program or erase of `dur_ns`, first come first served from `earliest_ns`; returns
@@ -517,11 +503,7 @@ impl UnitQueues {
             }
             // ...and reads already waiting go first (a host read passes internal ones): the
             // first position from `p` that stops this read, else the end.
-            let stops = if host {
-                self.not_host_read[unit]
-            } else {
-                self.not_read[unit]
-            };
+            let stops = self.read_stops[unit][usize::from(!host)];
             p + ((stops >> p).trailing_zeros() as usize).min(n - p)
         } else {
             // First come, first served among what the die was sent: past the running
@@ -576,7 +558,8 @@ impl UnitQueues {
                     quantum_ns: cur.quantum_ns,
                 };
                 self.insert(unit, p, read);
-                self.insert_pushing(unit, p + 1, resumed);
+                self.insert(unit, p + 1, resumed);
+                self.push_back_from(unit, p + 2);
                 return ReadPlacement {
                     start_ns: at,
                     suspended: Some(cur.kind),
@@ -589,7 +572,7 @@ impl UnitQueues {
             0
         };
         let start = earliest_ns.max(prev_end);
-        self.insert_pushing(
+        self.insert(
             unit,
             p,
             Entry {
@@ -601,6 +584,7 @@ impl UnitQueues {
                 quantum_ns: 0,
             },
         );
+        self.push_back_from(unit, p + 1);
         ReadPlacement {
             start_ns: start,
             suspended: None,
@@ -613,8 +597,7 @@ impl UnitQueues {
         self.head.fill(0);
         self.len.fill(1);
         // One entry that stops every read.
-        self.not_host_read.fill(1);
-        self.not_read.fill(1);
+        self.read_stops.fill([1; 2]);
         for u in 0..self.len.len() {
             self.entries[u * QUEUE_CAP] = Entry {
                 start_ns: 0,
@@ -630,7 +613,7 @@ impl UnitQueues {
     pub fn memory_bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<Entry>()
             + self.head.capacity() * 2
-            + self.not_host_read.capacity() * 16
+            + self.read_stops.capacity() * 16
     }
 
     #[cfg(test)]
@@ -672,8 +655,7 @@ mod tests {
             host |= u64::from(x.kind != Kind::Read) << i;
             internal |= u64::from(!matches!(x.kind, Kind::Read | Kind::InternalRead)) << i;
         }
-        assert_eq!(q.not_host_read[unit], host, "{e:?}");
-        assert_eq!(q.not_read[unit], internal, "{e:?}");
+        assert_eq!(q.read_stops[unit], [host, internal], "{e:?}");
     }
 
     #[test]
@@ -915,8 +897,7 @@ mod tests {
                 let mut loaded = UnitQueues::new(2, cfg(true, true, true));
                 r.section("queues", |r| loaded.load(r)).unwrap();
                 r.finish().unwrap();
-                assert_eq!(loaded.not_read, q.not_read);
-                assert_eq!(loaded.not_host_read, q.not_host_read);
+                assert_eq!(loaded.read_stops, q.read_stops);
                 copy = Some((loaded, x, t));
             }
         }
@@ -951,9 +932,9 @@ mod tests {
     }
 
     #[test]
-    fn insert_pushing_moves_later_work_as_far_as_it_overlaps() {
-        // Against the plain way: insert, then push each later entry past the end of the one
-        // before it until one does not overlap. Rings that wrap, gaps of every size.
+    fn a_read_moves_later_work_as_far_as_it_overlaps() {
+        // Against the plain way on a list: insert, then push each later entry past the end of
+        // the one before it until one does not overlap. Rings that wrap, gaps of every size.
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut rand = |m: u64| {
             x ^= x << 13;
@@ -1000,7 +981,8 @@ mod tests {
                 want[i].start_ns += shift;
                 want[i].end_ns += shift;
             }
-            q.insert_pushing(0, p, e);
+            q.insert(0, p, e);
+            q.push_back_from(0, p + 1);
             assert_eq!(q.entries_of(0), want);
             well_formed(&q, 0);
         }
