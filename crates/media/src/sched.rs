@@ -148,9 +148,9 @@ pub(crate) struct UnitQueues {
     len: Vec<u8>,
     /// Per unit, bit `i` for the entry at position `i` from the head: in `[0]` set where a
     /// host read stops looking for its place (anything but a host read), in `[1]` where an
-    /// internal read does (anything but a read). A read finds the end of the reads waiting ahead of it
-    /// from these in one step instead of a scan of them (a garbage collector's victim puts
-    /// dozens of reads on a die at once).
+    /// internal read does (anything but a read). A read finds the end of the reads waiting
+    /// ahead of it from these in one step instead of a scan of them (a garbage collector's
+    /// victim puts dozens of reads on a die at once).
     read_stops: Vec<[u64; 2]>,
 }
 
