@@ -350,10 +350,17 @@ impl UnitQueues {
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head[unit] as usize;
         let ring = self.ring_mut(unit);
-        let mut i = n;
-        while i > p {
-            ring[(head + i) & MASK] = ring[(head + i - 1) & MASK];
-            i -= 1;
+        // Slots `head + p .. head + n` (before wrapping) move up one, as block moves: the
+        // part past the ring's end first, then the slot that wraps, then the rest.
+        let (a, b) = (head + p, head + n);
+        if b < QUEUE_CAP {
+            ring.copy_within(a..b, a + 1);
+        } else if a >= QUEUE_CAP {
+            ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
+        } else {
+            ring.copy_within(0..b - QUEUE_CAP, 1);
+            ring[0] = ring[QUEUE_CAP - 1];
+            ring.copy_within(a..QUEUE_CAP - 1, a + 1);
         }
         ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
