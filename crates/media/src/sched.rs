@@ -38,6 +38,8 @@
 //! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
 
+use flashlab_engine::state::{State, StateError, StateReader, StateWriter};
+
 /// Unfinished array operations kept per unit.
 pub const QUEUE_CAP: usize = 64;
 
@@ -144,9 +146,50 @@ pub(crate) struct UnitQueues {
     /// Per unit: ring head and length.
     head: Vec<u8>,
     len: Vec<u8>,
+    /// Per unit, bit `i` for the entry at position `i` from the head: in `[0]` set where a
+    /// host read stops looking for its place (anything but a host read), in `[1]` where an
+    /// internal read does (anything but a read). A read finds the end of the reads waiting
+    /// ahead of it from these in one step instead of a scan of them (a garbage collector's
+    /// victim puts dozens of reads on a die at once).
+    read_stops: Vec<[u64; 2]>,
 }
 
-flashlab_engine::impl_state!(UnitQueues { entries, head, len } skip { cfg });
+/// The masks follow from the entries and are rebuilt on load, not stored.
+impl State for UnitQueues {
+    fn save(&self, w: &mut StateWriter<'_>) {
+        self.entries.save(w);
+        self.head.save(w);
+        self.len.save(w);
+    }
+    fn load(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
+        self.entries.load(r)?;
+        self.head.load(r)?;
+        self.len.load(r)?;
+        let units = self.head.len();
+        if self.len.len() != units
+            || self.entries.len() != units * QUEUE_CAP
+            || self.len.iter().any(|&n| n as usize > QUEUE_CAP)
+            || self.head.iter().any(|&h| h as usize >= QUEUE_CAP)
+        {
+            return Err(StateError::Corrupt {
+                what: format!(
+                    "die queues: {} entries, {} heads and {} lengths for rings of {QUEUE_CAP}",
+                    self.entries.len(),
+                    units,
+                    self.len.len()
+                ),
+            });
+        }
+        self.read_stops = vec![[0; 2]; units];
+        for unit in 0..units {
+            for i in 0..self.len[unit] as usize {
+                let kind = self.get(unit, i).kind;
+                self.mark(unit, i, kind);
+            }
+        }
+        Ok(())
+    }
+}
 
 const MASK: usize = QUEUE_CAP - 1;
 const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);
@@ -158,6 +201,39 @@ impl UnitQueues {
             entries: vec![EMPTY; units * QUEUE_CAP],
             head: vec![0; units],
             len: vec![0; units],
+            read_stops: vec![[0; 2]; units],
+        }
+    }
+
+    /// Set the mask bits of position `i` for an entry of `kind`.
+    #[inline]
+    fn mark(&mut self, unit: usize, i: usize, kind: Kind) {
+        let bit = 1u64 << i;
+        let (stops_host, stops_internal) = match kind {
+            Kind::Read => (false, false),
+            Kind::InternalRead => (true, false),
+            Kind::Program | Kind::Erase | Kind::Suspending => (true, true),
+        };
+        let [host, internal] = &mut self.read_stops[unit];
+        *host = (*host & !bit) | (u64::from(stops_host) << i);
+        *internal = (*internal & !bit) | (u64::from(stops_internal) << i);
+    }
+
+    /// Open position `p` in the masks (later positions move up one); its bits are clear.
+    #[inline]
+    fn open_bit(&mut self, unit: usize, p: usize) {
+        let low = (1u64 << p) - 1;
+        for m in &mut self.read_stops[unit] {
+            *m = (*m & low) | ((*m & !low) << 1);
+        }
+    }
+
+    /// Close position `p` in the masks (later positions move down one).
+    #[inline]
+    fn close_bit(&mut self, unit: usize, p: usize) {
+        let low = (1u64 << p) - 1;
+        for m in &mut self.read_stops[unit] {
+            *m = (*m & low) | ((*m >> 1) & !low);
         }
     }
 
@@ -184,10 +260,12 @@ impl UnitQueues {
         self.ring(unit)[(self.head[unit] as usize + i) & MASK]
     }
 
+    /// Store `e` at position `i` and mark its kind.
     #[inline]
     fn set(&mut self, unit: usize, i: usize, e: Entry) {
         let head = self.head[unit] as usize;
         self.ring_mut(unit)[(head + i) & MASK] = e;
+        self.mark(unit, i, e.kind);
     }
 
     /// End of the unit's last reservation (0 if none is kept).
@@ -201,9 +279,18 @@ impl UnitQueues {
     /// Forget operations that ended by `now_ns` (nothing will be placed before it any more).
     #[inline]
     fn forget_before(&mut self, unit: usize, now_ns: u64) {
-        while self.len[unit] > 0 && self.get(unit, 0).end_ns <= now_ns {
-            self.head[unit] = ((self.head[unit] as usize + 1) & MASK) as u8;
-            self.len[unit] -= 1;
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        let ring = self.ring(unit);
+        let mut k = 0;
+        while k < n && ring[(head + k) & MASK].end_ns <= now_ns {
+            k += 1;
+        }
+        if k > 0 {
+            self.head[unit] = ((head + k) & MASK) as u8;
+            self.len[unit] -= k as u8;
+            for m in &mut self.read_stops[unit] {
+                *m = m.checked_shr(k as u32).unwrap_or(0);
+            }
         }
     }
 
@@ -247,10 +334,12 @@ impl UnitQueues {
                     quantum_ns: a.quantum_ns.max(b.quantum_ns),
                 },
             );
+            let head = self.head[unit] as usize;
+            let ring = self.ring_mut(unit);
             for j in i + 1..n {
-                let e = self.get(unit, j);
-                self.set(unit, j - 1, e);
+                ring[(head + j - 1) & MASK] = ring[(head + j) & MASK];
             }
+            self.close_bit(unit, i);
             self.len[unit] -= 1;
         }
     }
@@ -261,28 +350,42 @@ impl UnitQueues {
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head[unit] as usize;
         let ring = self.ring_mut(unit);
-        let mut i = n;
-        while i > p {
-            ring[(head + i) & MASK] = ring[(head + i - 1) & MASK];
-            i -= 1;
+        // Slots `head + p .. head + n` (before wrapping) move up one, as block moves: the
+        // part past the ring's end first, then the slot that wraps, then the rest.
+        let (a, b) = (head + p, head + n);
+        if b < QUEUE_CAP {
+            ring.copy_within(a..b, a + 1);
+        } else if a >= QUEUE_CAP {
+            ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
+        } else {
+            ring.copy_within(0..b - QUEUE_CAP, 1);
+            ring[0] = ring[QUEUE_CAP - 1];
+            ring.copy_within(a..QUEUE_CAP - 1, a + 1);
         }
         ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
+        self.open_bit(unit, p);
+        self.mark(unit, p, e.kind);
     }
 
     /// Entries from `from` on start no earlier than the end of the one before them.
     fn push_back_from(&mut self, unit: usize, from: usize) {
-        let n = self.len[unit] as usize;
-        for i in from.max(1)..n {
-            let prev_end = self.get(unit, i - 1).end_ns;
-            let mut e = self.get(unit, i);
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        let from = from.max(1);
+        if from >= n {
+            return;
+        }
+        let ring = self.ring_mut(unit);
+        let mut prev_end = ring[(head + from - 1) & MASK].end_ns;
+        for i in from..n {
+            let e = &mut ring[(head + i) & MASK];
             if e.start_ns >= prev_end {
                 break;
             }
             let shift = prev_end - e.start_ns;
             e.start_ns += shift;
             e.end_ns += shift;
-            self.set(unit, i, e);
+            prev_end = e.end_ns;
         }
     }
 
@@ -405,16 +508,10 @@ impl UnitQueues {
             if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
                 p += 1;
             }
-            // ...and reads already waiting go first (a host read passes internal ones).
-            while p < n {
-                let k = ring[(head + p) & MASK].kind;
-                if k == Kind::Read || (!host && k == Kind::InternalRead) {
-                    p += 1;
-                } else {
-                    break;
-                }
-            }
-            p
+            // ...and reads already waiting go first (a host read passes internal ones): the
+            // first position from `p` that stops this read, else the end.
+            let stops = self.read_stops[unit][usize::from(!host)];
+            p + ((stops >> p).trailing_zeros() as usize).min(n - p)
         } else {
             // First come, first served among what the die was sent: past the running
             // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
@@ -506,6 +603,8 @@ impl UnitQueues {
     pub fn reset(&mut self, at_ns: u64) {
         self.head.fill(0);
         self.len.fill(1);
+        // One entry that stops every read.
+        self.read_stops.fill([1; 2]);
         for u in 0..self.len.len() {
             self.entries[u * QUEUE_CAP] = Entry {
                 start_ns: 0,
@@ -519,7 +618,9 @@ impl UnitQueues {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>() + self.head.capacity() * 2
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.head.capacity() * 2
+            + self.read_stops.capacity() * 16
     }
 
     #[cfg(test)]
@@ -555,6 +656,13 @@ mod tests {
         for x in &e {
             assert!(x.start_ns <= x.end_ns);
         }
+        // The read masks describe the entries, and nothing past them.
+        let (mut host, mut internal) = (0u64, 0u64);
+        for (i, x) in e.iter().enumerate() {
+            host |= u64::from(x.kind != Kind::Read) << i;
+            internal |= u64::from(!matches!(x.kind, Kind::Read | Kind::InternalRead)) << i;
+        }
+        assert_eq!(q.read_stops[unit], [host, internal], "{e:?}");
     }
 
     #[test]
@@ -747,5 +855,143 @@ mod tests {
             now += 300 * US;
         }
         assert!(worst_ns < 1_000 * US, "a read waited {worst_ns} ns");
+    }
+
+    #[test]
+    fn host_and_internal_reads_find_their_place_among_merged_work() {
+        // Programs, erases, host reads and internal reads in a pseudo-random mix, some in
+        // bursts, so the ring merges, splits and suspends: the masks follow every change,
+        // and a saved and loaded copy carries on alike.
+        let mut q = UnitQueues::new(2, cfg(true, true, true));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut t = 0;
+        let mut copy = None;
+        for step in 0..4_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x & 1) as usize;
+            match (x >> 8) % 8 {
+                0 | 1 => {
+                    q.push(u, Kind::Program, t, 700 * US, t);
+                }
+                2 => {
+                    q.push(u, Kind::Erase, t, 3_000 * US, t);
+                }
+                3 => {
+                    q.read(u, t, 60 * US, t, true);
+                }
+                _ => {
+                    q.read(u, t, 60 * US, t, false);
+                }
+            }
+            well_formed(&q, u);
+            if step % 3 == 0 {
+                t += 53 * US;
+            }
+            if step == 2_000 {
+                let mut out = Vec::new();
+                let header = flashlab_engine::StateHeader {
+                    kind: "drive".into(),
+                    config_hash: 1,
+                    device_seed: 2,
+                    clock_ns: t,
+                };
+                let mut w = StateWriter::new(&mut out, &header);
+                w.section("queues", |w| q.save(w));
+                w.finish().unwrap();
+                let (mut r, _) = StateReader::new(&out[..], out.len() as u64).unwrap();
+                let mut loaded = UnitQueues::new(2, cfg(true, true, true));
+                r.section("queues", |r| loaded.load(r)).unwrap();
+                r.finish().unwrap();
+                assert_eq!(loaded.read_stops, q.read_stops);
+                copy = Some((loaded, x, t));
+            }
+        }
+        // The loaded copy, given the same second half, ends the same.
+        let (mut c, mut y, mut tc) = copy.expect("saved at step 2000");
+        for step in 2_001..4_000u64 {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            let u = (y & 1) as usize;
+            match (y >> 8) % 8 {
+                0 | 1 => {
+                    c.push(u, Kind::Program, tc, 700 * US, tc);
+                }
+                2 => {
+                    c.push(u, Kind::Erase, tc, 3_000 * US, tc);
+                }
+                3 => {
+                    c.read(u, tc, 60 * US, tc, true);
+                }
+                _ => {
+                    c.read(u, tc, 60 * US, tc, false);
+                }
+            }
+            if step % 3 == 0 {
+                tc += 53 * US;
+            }
+        }
+        for u in 0..2 {
+            assert_eq!(c.entries_of(u), q.entries_of(u));
+        }
+    }
+
+    #[test]
+    fn a_read_moves_later_work_as_far_as_it_overlaps() {
+        // Against the plain way on a list: insert, then push each later entry past the end of
+        // the one before it until one does not overlap. Rings that wrap, gaps of every size.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..2_000 {
+            let n = rand(QUEUE_CAP as u64 - 1) as usize;
+            let mut t = 0;
+            let mut want = Vec::new();
+            for _ in 0..n {
+                let start = t + rand(3) * rand(100) * US;
+                let dur = (1 + rand(50)) * US;
+                want.push(Entry {
+                    start_ns: start,
+                    end_ns: start + dur,
+                    kind: [Kind::Read, Kind::InternalRead, Kind::Program][rand(3) as usize],
+                    ..EMPTY
+                });
+                t = start + dur;
+            }
+            let mut q = UnitQueues::new(1, cfg(true, true, true));
+            q.head[0] = rand(QUEUE_CAP as u64) as u8;
+            for (i, e) in want.iter().enumerate() {
+                q.set(0, i, *e);
+            }
+            q.len[0] = n as u8;
+            let p = rand(n as u64 + 1) as usize;
+            let start = if p > 0 { want[p - 1].end_ns } else { 0 } + rand(2) * rand(30) * US;
+            let e = Entry {
+                start_ns: start,
+                end_ns: start + (1 + rand(200)) * US,
+                kind: Kind::InternalRead,
+                ..EMPTY
+            };
+            want.insert(p, e);
+            for i in p + 1..want.len() {
+                let prev_end = want[i - 1].end_ns;
+                if want[i].start_ns >= prev_end {
+                    break;
+                }
+                let shift = prev_end - want[i].start_ns;
+                want[i].start_ns += shift;
+                want[i].end_ns += shift;
+            }
+            q.insert(0, p, e);
+            q.push_back_from(0, p + 1);
+            assert_eq!(q.entries_of(0), want);
+            well_formed(&q, 0);
+        }
     }
 }
