@@ -857,6 +857,30 @@ mod tests {
         assert!(worst_ns < 1_000 * US, "a read waited {worst_ns} ns");
     }
 
+    /// One pseudo-random operation at `t_ns` on one of two units (xorshift state `x`): a
+    /// program, an erase, a host read or an internal read. Returns the unit.
+    fn random_step(q: &mut UnitQueues, x: &mut u64, t_ns: u64) -> usize {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        let u = (*x & 1) as usize;
+        match (*x >> 8) % 8 {
+            0 | 1 => {
+                q.push(u, Kind::Program, t_ns, 700 * US, t_ns);
+            }
+            2 => {
+                q.push(u, Kind::Erase, t_ns, 3_000 * US, t_ns);
+            }
+            3 => {
+                q.read(u, t_ns, 60 * US, t_ns, true);
+            }
+            _ => {
+                q.read(u, t_ns, 60 * US, t_ns, false);
+            }
+        }
+        u
+    }
+
     #[test]
     fn host_and_internal_reads_find_their_place_among_merged_work() {
         // Programs, erases, host reads and internal reads in a pseudo-random mix, some in
@@ -867,24 +891,7 @@ mod tests {
         let mut t = 0;
         let mut copy = None;
         for step in 0..4_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let u = (x & 1) as usize;
-            match (x >> 8) % 8 {
-                0 | 1 => {
-                    q.push(u, Kind::Program, t, 700 * US, t);
-                }
-                2 => {
-                    q.push(u, Kind::Erase, t, 3_000 * US, t);
-                }
-                3 => {
-                    q.read(u, t, 60 * US, t, true);
-                }
-                _ => {
-                    q.read(u, t, 60 * US, t, false);
-                }
-            }
+            let u = random_step(&mut q, &mut x, t);
             well_formed(&q, u);
             if step % 3 == 0 {
                 t += 53 * US;
@@ -911,24 +918,7 @@ mod tests {
         // The loaded copy, given the same second half, ends the same.
         let (mut c, mut y, mut tc) = copy.expect("saved at step 2000");
         for step in 2_001..4_000u64 {
-            y ^= y << 13;
-            y ^= y >> 7;
-            y ^= y << 17;
-            let u = (y & 1) as usize;
-            match (y >> 8) % 8 {
-                0 | 1 => {
-                    c.push(u, Kind::Program, tc, 700 * US, tc);
-                }
-                2 => {
-                    c.push(u, Kind::Erase, tc, 3_000 * US, tc);
-                }
-                3 => {
-                    c.read(u, tc, 60 * US, tc, true);
-                }
-                _ => {
-                    c.read(u, tc, 60 * US, tc, false);
-                }
-            }
+            random_step(&mut c, &mut y, tc);
             if step % 3 == 0 {
                 tc += 53 * US;
             }
