@@ -287,6 +287,21 @@ pub struct StateReader<'a> {
     section: String,
 }
 
+/// Reads a whole state of `total_bytes` bytes and checks it against its checksum without
+/// loading it, so it can be verified before it goes into a device that a failed load would
+/// leave half changed: its header.
+pub fn verify(input: impl Read, total_bytes: u64) -> Result<StateHeader, StateError> {
+    let (mut r, header) = StateReader::new(input, total_bytes)?;
+    r.section = "body".to_string();
+    let mut scratch = vec![0u8; BUFFER_BYTES];
+    while r.left_bytes > 8 {
+        let n = (r.left_bytes - 8).min(scratch.len() as u64) as usize;
+        r.get_bytes(&mut scratch[..n])?;
+    }
+    r.finish()?;
+    Ok(header)
+}
+
 impl<'a> StateReader<'a> {
     /// Opens a state of `total_bytes` bytes and reads its header.
     pub fn new(

@@ -179,6 +179,14 @@ pub enum SuiteError {
         step: String,
         error: flashlab_engine::DeviceError,
     },
+    /// A precondition cache entry that checked whole failed while it loaded into the device
+    /// (the file changed meanwhile): the device is half loaded and the suite cannot go on.
+    #[error("device '{device}': state cache entry {path} failed while loading ({error}); the device it was loading into cannot be used: remove the entry and run again")]
+    StateCache {
+        device: String,
+        path: String,
+        error: String,
+    },
     #[error("system '{device}': {error}")]
     System {
         device: String,
@@ -216,7 +224,7 @@ impl SuiteError {
             | SuiteError::NoFtl { .. } => true,
             SuiteError::Run { error, .. } => error.is_bad_input(),
             SuiteError::Real { error, .. } => error.is_bad_input(),
-            SuiteError::Refused { .. } => false,
+            SuiteError::Refused { .. } | SuiteError::StateCache { .. } => false,
         }
     }
 }

@@ -13,7 +13,7 @@ use flashlab_system::{System, SystemCounters};
 use flashlab_workload::JobFile;
 
 use crate::real::{RealError, RealTarget};
-use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadedDevice, SessionPart};
+use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
 
 /// What hears every recorded step's end, with the device and its clock there (and the end of
@@ -596,28 +596,37 @@ impl<'a> Session<'a> {
         steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
     ) -> Result<R, SuiteError> {
         let path = chain.path();
-        match state_cache::load::<R>(&chain) {
+        let loaded = match &mut self.drive {
+            Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
+            _ => Ok(None),
+        };
+        match loaded {
             Ok(None) => {}
             Ok(Some(entry)) => {
-                if self.restore(entry.device) {
-                    let mut part = entry.session;
-                    self.started_steps += part.started_steps as usize;
-                    self.now_ns = part.end_ns;
-                    self.steps.append(&mut part.steps);
-                    state_cache::touch(&path);
-                    eprintln!(
-                        "flashlab: {}: preconditioning from the state cache ({})",
-                        self.device,
-                        path.display()
-                    );
-                    self.cache = Some(chain);
-                    return Ok(entry.value);
-                }
+                let mut part = entry.session;
+                self.started_steps += part.started_steps as usize;
+                self.now_ns = part.end_ns;
+                self.steps.append(&mut part.steps);
+                state_cache::touch(&path);
+                eprintln!(
+                    "flashlab: {}: preconditioning from the state cache ({})",
+                    self.device,
+                    path.display()
+                );
+                self.cache = Some(chain);
+                return Ok(entry.value);
             }
-            Err(e) => eprintln!(
+            Err(LoadFailure::Refused(e)) => eprintln!(
                 "flashlab: warning: state cache entry {} not used ({e}); preconditioning again",
                 path.display()
             ),
+            Err(LoadFailure::DeviceLost(e)) => {
+                return Err(SuiteError::StateCache {
+                    device: self.device.clone(),
+                    path: path.display().to_string(),
+                    error: e.to_string(),
+                })
+            }
         }
         let (first_step, started) = (self.steps.len(), self.started_steps);
         let value = steps(self)?;
@@ -648,25 +657,6 @@ impl<'a> Session<'a> {
             ),
         }
         Ok(value)
-    }
-
-    /// Put a device loaded from the cache in place of this session's; false when it is not
-    /// of the session's kind.
-    fn restore(&mut self, loaded: LoadedDevice) -> bool {
-        let Drive::Sim(dev) = &mut self.drive else {
-            return false;
-        };
-        match loaded {
-            LoadedDevice::Drive(ssd) => match dev.as_ssd_mut() {
-                Some(d) => *d = *ssd,
-                None => return false,
-            },
-            LoadedDevice::System(system) => match dev.as_system_mut() {
-                Some(d) => *d = *system,
-                None => return false,
-            },
-        }
-        true
     }
 
     /// The drive's clock: simulated ns since the suite started on this device (on a drive

@@ -14,11 +14,12 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flashlab_device::{DeviceConfig, Ssd};
+use flashlab_device::DeviceConfig;
 use flashlab_engine::state::{checksum_of, StateHeader};
 use flashlab_engine::{SimTime, StateError, StateReader, StateWriter};
-use flashlab_system::{System, SystemConfig};
+use flashlab_system::SystemConfig;
 
+use crate::session::SuiteDevice;
 use crate::{Coord, Measure, StepKind, StepRecord, Unit};
 
 /// Where the cache lives and which build fills it.
@@ -149,16 +150,32 @@ pub(crate) struct SessionPart {
     pub end_ns: SimTime,
 }
 
-/// A cache entry read back: the session part, the checkpoint's value and the device.
+/// A cache entry read back: the session part and the checkpoint's value (the device state
+/// went into the device given).
 pub(crate) struct Entry<R> {
     pub session: SessionPart,
     pub value: R,
-    pub device: LoadedDevice,
 }
 
-pub(crate) enum LoadedDevice {
-    Drive(Box<Ssd>),
-    System(Box<System>),
+/// Why an entry was not used.
+#[derive(Debug)]
+pub(crate) enum LoadFailure {
+    /// Refused before any of it went into the device: the device is as it was.
+    Refused(StateError),
+    /// Failed once it began to load into the device, which cannot be used now.
+    DeviceLost(StateError),
+}
+
+impl From<StateError> for LoadFailure {
+    fn from(e: StateError) -> Self {
+        LoadFailure::Refused(e)
+    }
+}
+
+impl From<std::io::Error> for LoadFailure {
+    fn from(e: std::io::Error) -> Self {
+        LoadFailure::Refused(e.into())
+    }
 }
 
 fn corrupt(what: impl Into<String>) -> StateError {
@@ -483,7 +500,14 @@ pub(crate) fn store<R: Cached>(
 
 /// Reads the entry for `chain`: `Ok(None)` when there is none; an error when there is one
 /// that cannot be used (damaged, of another key, of another device).
-pub(crate) fn load<R: Cached>(chain: &Chain) -> Result<Option<Entry<R>>, StateError> {
+/// The entry of `chain`, its device state loaded into `dev` (a device of the chain's
+/// description and seed, as the checkpoints before this one left it): `None` when there is
+/// none or `dev` is not of the entry's kind. The whole entry is checked before any of it goes
+/// into `dev`, so a damaged entry is refused with `dev` as it was.
+pub(crate) fn load<R: Cached>(
+    chain: &Chain,
+    dev: &mut dyn SuiteDevice,
+) -> Result<Option<Entry<R>>, LoadFailure> {
     let path = chain.path();
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
@@ -494,14 +518,15 @@ pub(crate) fn load<R: Cached>(chain: &Chain) -> Result<Option<Entry<R>>, StateEr
     let mut input = BufReader::with_capacity(1 << 20, file);
     let mut len = [0u8; 8];
     if total < 8 {
-        return Err(corrupt("shorter than its length field"));
+        return Err(corrupt("shorter than its length field").into());
     }
     input.read_exact(&mut len)?;
     let session_len = u64::from_le_bytes(len);
     if session_len > MAX_STEPS_PART_BYTES || session_len > total - 8 {
         return Err(corrupt(format!(
             "its steps part claims {session_len} bytes of {total}"
-        )));
+        ))
+        .into());
     }
     let (mut r, header) = StateReader::new((&mut input).take(session_len), session_len)?;
     flashlab_device::check_kind(&header, STEPS_KIND)?;
@@ -530,23 +555,33 @@ pub(crate) fn load<R: Cached>(chain: &Chain) -> Result<Option<Entry<R>>, StateEr
     r.finish()?;
     let (session, value) = read.ok_or_else(|| corrupt("no steps section"))?;
     let device_bytes = total - 8 - session_len;
-    let device = match &chain.device {
-        FreshDevice::Drive(c) => {
-            let (ssd, clock) = Ssd::load_state(c, input, device_bytes)?;
-            check_clock(clock, session.end_ns)?;
-            LoadedDevice::Drive(Box::new(ssd))
-        }
-        FreshDevice::System(c) => {
-            let (system, clock) = System::load_state(c, input, device_bytes)?;
-            check_clock(clock, session.end_ns)?;
-            LoadedDevice::System(Box::new(system))
-        }
+    let mut whole = std::fs::File::open(&path)?;
+    std::io::Seek::seek(&mut whole, std::io::SeekFrom::Start(8 + session_len))?;
+    let header = flashlab_engine::state::verify(BufReader::new(whole), device_bytes)?;
+    check_clock(header.clock_ns, session.end_ns)?;
+    // Read in place: a second device of the same size would double the peak memory of a
+    // warm run. The entry is whole and its header fits `dev`, so the load runs to its end
+    // unless the file changes meanwhile.
+    let lost = LoadFailure::DeviceLost;
+    match &chain.device {
+        FreshDevice::Drive(_) => match dev.as_ssd_mut() {
+            Some(ssd) => {
+                ssd.check_state_header(&header)?;
+                ssd.load_state_in_place(input, device_bytes).map_err(lost)?
+            }
+            None => return Ok(None),
+        },
+        FreshDevice::System(_) => match dev.as_system_mut() {
+            Some(system) => {
+                system.check_state_header(&header)?;
+                system
+                    .load_state_in_place(input, device_bytes)
+                    .map_err(lost)?
+            }
+            None => return Ok(None),
+        },
     };
-    Ok(Some(Entry {
-        session,
-        value,
-        device,
-    }))
+    Ok(Some(Entry { session, value }))
 }
 
 fn check_clock(device_ns: SimTime, session_ns: SimTime) -> Result<(), StateError> {
@@ -599,6 +634,7 @@ pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flashlab_device::Ssd;
 
     fn chain(dir: &Path) -> Chain {
         let config = flashlab_device::load_device_config("tiny-test-1gb", &[]).unwrap();
@@ -634,6 +670,7 @@ mod tests {
             unreachable!()
         };
         let ssd = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
+        let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
         let part = SessionPart {
             steps: vec![StepRecord {
                 name: "fill".into(),
@@ -666,12 +703,12 @@ mod tests {
             started_steps: 2,
             end_ns: 42,
         };
-        assert!(load::<Vec<f64>>(&c).unwrap().is_none());
+        assert!(load::<Vec<f64>>(&c, &mut into).unwrap().is_none());
         let path = store(&c, &part, &vec![1.5, f64::MIN_POSITIVE], |out| {
             ssd.save_state(out, 42)
         })
         .unwrap();
-        let e = load::<Vec<f64>>(&c).unwrap().unwrap();
+        let e = load::<Vec<f64>>(&c, &mut into).unwrap().unwrap();
         assert_eq!(e.session.steps, part.steps);
         assert_eq!(e.session.started_steps, 2);
         assert_eq!(e.session.end_ns, 42);
@@ -679,18 +716,42 @@ mod tests {
         // Another key under this entry's name (a foreign file copied in) is refused.
         let other = c.then("rounds");
         std::fs::copy(&path, other.path()).unwrap();
-        let err = load::<Vec<f64>>(&other).err().unwrap().to_string();
+        let err = format!("{:?}", load::<Vec<f64>>(&other, &mut into).err().unwrap());
         assert!(err.contains("key differs"), "{err}");
-        // One byte changed anywhere is refused.
+        // One byte changed anywhere is refused, and the drive it was loading into is left
+        // as a fresh one: the session preconditions it again.
+        let state_of = |ssd: &Ssd| {
+            let mut out = Vec::new();
+            ssd.save_state(&mut out, 0).unwrap();
+            out
+        };
+        let fresh = state_of(&Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap());
         let mut bytes = std::fs::read(&path).unwrap();
         for at in [20, bytes.len() / 2, bytes.len() - 3] {
             bytes[at] ^= 0x40;
             std::fs::write(&path, &bytes).unwrap();
-            assert!(load::<Vec<f64>>(&c).is_err(), "byte {at}");
+            let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
+            assert!(
+                matches!(
+                    load::<Vec<f64>>(&c, &mut into),
+                    Err(LoadFailure::Refused(_))
+                ),
+                "byte {at}"
+            );
+            assert!(
+                state_of(&into) == fresh,
+                "byte {at}: the drive is not fresh"
+            );
             bytes[at] ^= 0x40;
         }
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(load::<Vec<f64>>(&c).is_err());
+        assert!(load::<Vec<f64>>(&c, &mut into).is_err());
+        assert!(state_of(&into) == fresh);
+        // A drive of another seed is not loaded into.
+        std::fs::write(&path, &bytes).unwrap();
+        let mut other_seed = Ssd::new(config, flashlab_engine::SeedTree::new(4)).unwrap();
+        let err = format!("{:?}", load::<Vec<f64>>(&c, &mut other_seed).err().unwrap());
+        assert!(err.contains("seed 3"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

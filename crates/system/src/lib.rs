@@ -138,6 +138,47 @@ impl System {
         Ok((system, header.clock_ns))
     }
 
+    /// Whether a state of this header loads into this system: a system's, of this system's
+    /// configuration and seed.
+    pub fn check_state_header(
+        &self,
+        header: &flashlab_engine::StateHeader,
+    ) -> Result<(), flashlab_engine::StateError> {
+        flashlab_device::check_kind(header, SYSTEM_STATE_KIND)?;
+        if header.config_hash != self.config_hash {
+            return Err(flashlab_engine::StateError::Config {
+                found: header.config_hash,
+                expected: self.config_hash,
+            });
+        }
+        if header.device_seed != self.seed {
+            return Err(flashlab_engine::StateError::Device(format!(
+                "the state was saved from a system of seed {}, this system's is {}",
+                header.device_seed, self.seed
+            )));
+        }
+        Ok(())
+    }
+
+    /// Loads a state into this system, which must be one built with the state's seed: what
+    /// [`System::load_state`] gives, without a second system in memory while the state
+    /// reads. The header is checked first (kind, configuration, seed) and a
+    /// state it refuses leaves the system untouched; an error once the body began to load
+    /// leaves the system unusable (verify the file with
+    /// [`flashlab_engine::state::verify`] first). Returns the system time where the
+    /// next run starts.
+    pub fn load_state_in_place(
+        &mut self,
+        input: impl std::io::Read,
+        total_bytes: u64,
+    ) -> Result<SimTime, flashlab_engine::StateError> {
+        let (mut r, header) = flashlab_engine::StateReader::new(input, total_bytes)?;
+        self.check_state_header(&header)?;
+        r.section("system", |r| self.root.load(r))?;
+        r.finish()?;
+        Ok(header.clock_ns)
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -66,6 +66,46 @@ impl Ssd {
         r.finish()?;
         Ok((ssd, header.clock_ns))
     }
+
+    /// Whether a state of this header loads into this drive: a drive's, of this drive's
+    /// configuration and seed.
+    pub fn check_state_header(&self, header: &StateHeader) -> Result<(), StateError> {
+        check_kind(header, DRIVE_STATE_KIND)?;
+        let expected = model_hash(&self.model);
+        if header.config_hash != expected {
+            return Err(StateError::Config {
+                found: header.config_hash,
+                expected,
+            });
+        }
+        let seed = self._seeds.master_seed();
+        if header.device_seed != seed {
+            return Err(StateError::Device(format!(
+                "the state was saved from a drive of seed {}, this drive's is {seed}",
+                header.device_seed
+            )));
+        }
+        Ok(())
+    }
+
+    /// Loads a state into this drive, which must be one built with the state's seed: what
+    /// [`Ssd::load_state`] gives, without a second drive in memory while the state reads (a
+    /// precondition cache entry of a large drive). The header is checked first (kind,
+    /// configuration, seed, then `check`) and a state it refuses leaves the drive untouched;
+    /// an error once the body began to load leaves the drive unusable (verify the file with
+    /// [`flashlab_engine::state::verify`] first). Returns the drive time where the
+    /// next run starts.
+    pub fn load_state_in_place(
+        &mut self,
+        input: impl Read,
+        total_bytes: u64,
+    ) -> Result<SimTime, StateError> {
+        let (mut r, header) = StateReader::new(input, total_bytes)?;
+        self.check_state_header(&header)?;
+        r.section("drive", |r| State::load(self, r))?;
+        r.finish()?;
+        Ok(header.clock_ns)
+    }
 }
 
 /// The header's kind must be `expected`.
