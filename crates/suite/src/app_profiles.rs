@@ -403,6 +403,13 @@ fn point_job(
 
 pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = opts.own::<AppProfileOptions>();
+    // Every profile settles, then runs its loads (at most all of them: a curve ends at its
+    // peak).
+    let (precondition_steps, round_runs) = crate::showdown::precondition_steps(opts);
+    s.plan_steps(
+        precondition_steps + o.profiles.len() * (1 + o.loads.len()),
+        round_runs,
+    );
     let (st, mut results) = crate::showdown::precondition_chosen(s, opts)?;
     if opts.precondition.kind == PreconditionKind::Pts {
         // The showdown recipe reports it among its own measures.

@@ -18,7 +18,9 @@ use crate::client_options::{
 use crate::grids::GridSpec;
 use crate::measure::size_label;
 use crate::session::Session;
-use crate::steps::{bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line};
+use crate::steps::{
+    bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, FILL_STEPS,
+};
 use crate::suite::{Outcome, Suite, Targets};
 use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
@@ -340,6 +342,19 @@ fn profile_tests(profile: DesktopProfile) -> [DesktopTest; 4] {
 }
 
 pub(crate) fn desktop(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
+    let own = opts.own::<DesktopOptions>();
+    // The preparation, the test file, every run of every test (reads and writes) and the
+    // intervals between tests: what progress counts the suite's share by.
+    let prepare_steps = match opts.client.state() {
+        DriveState::Fresh => 1,
+        DriveState::Full => FILL_STEPS,
+    };
+    let tests = 2 * profile_tests(opts.client.profile).len();
+    let intervals = if own.interval_ns > 0 { tests - 1 } else { 0 };
+    s.plan_steps(
+        prepare_steps + 1 + tests * (own.runs as usize + 1) + intervals,
+        0,
+    );
     prepare(s, opts.client.state())?;
     desktop_pass(s, opts, "")
 }

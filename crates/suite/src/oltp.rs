@@ -296,6 +296,9 @@ pub fn run_workload(
 /// Precondition as the enterprise suites do (`--precondition`), then run the VMs.
 pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = *opts.own::<OltpOptions>();
+    // The preconditioning, the settling idle time and the workload.
+    let (precondition_steps, round_runs) = crate::showdown::precondition_steps(opts);
+    s.plan_steps(precondition_steps + 2, round_runs);
     let (_, mut results) = crate::showdown::precondition_chosen(s, opts)?;
     s.idle("settle", 5 * NS_PER_S);
     // A die cut has 1/k of the drive's dies, link and command rate: it carries 1/k of the VMs

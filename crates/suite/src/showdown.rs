@@ -74,6 +74,16 @@ pub(crate) fn precondition_chosen(
     }
 }
 
+/// The steps [`precondition_chosen`] runs, the `pts` rounds counted at their most, and how
+/// many runs of repeated rounds are among them ([`Session::plan_steps`]).
+pub(crate) fn precondition_steps(opts: &SuiteOptions) -> (usize, usize) {
+    match opts.precondition.kind {
+        PreconditionKind::Pts => (crate::steps::FILL_STEPS + opts.max_rounds, 1),
+        // Purge, surface, the sequential writes when timed, the random segments.
+        PreconditionKind::Showdown => (2 + usize::from(opts.precondition.seq_ns > 0) + SEGMENTS, 0),
+    }
+}
+
 /// How many rounds (or segments) ran and whether the steady-state rule held.
 fn round_measures(st: &SteadyReport) -> [Measure; 2] {
     [
