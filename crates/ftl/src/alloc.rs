@@ -165,7 +165,25 @@ impl Ftl {
         let free_capacity_ius = (u64::from(good_native) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
         let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
-        (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
+        want <= self.unwritten_user_ius()
+            && (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
+    }
+
+    /// User capacity (IUs) not holding data: the room the dynamic cache's blocks may take.
+    /// A block in SLC mode takes a native block's room; past what the user has not written it
+    /// would take the spare area, which GC needs.
+    #[inline]
+    fn unwritten_user_ius(&self) -> u64 {
+        u64::from(self.geo.user_ius - self.map.mapped)
+    }
+
+    /// Whether the dynamic cache's blocks take more than a block of room beyond the user
+    /// capacity not yet written: the data grew into the room they hold.
+    #[inline]
+    pub(crate) fn dynamic_slc_over_limit(&self) -> bool {
+        let dyn_blocks = u64::from(self.blocks.dynamic_slc_blocks());
+        dyn_blocks > 1
+            && (dyn_blocks - 1) * u64::from(self.geo.data_ius_per_block) > self.unwritten_user_ius()
     }
 
     /// Whether the SLC stream could take one more block now.

@@ -112,6 +112,8 @@ impl Ftl {
         if self.wl_queue_len > 0 || self.erases_since_wl >= self.wl_interval {
             self.maybe_wear_level(ops);
         }
+        // Before the IU's old copy is looked up: a fold may move it.
+        self.shrink_dynamic_slc(ops);
         let old = self.map.l2p[lpn as usize];
         if partial && old != UNMAPPED && !self.is_pending(old) {
             let (block, page, _) = self.split(old);

@@ -3,8 +3,10 @@
 //! blocks once the cache is exhausted. Folding back to native blocks lives in `reclaim`.
 
 use crate::alloc::StreamId;
+use crate::blocks::{Class, Pool};
+use crate::gc::{Greedy, VictimSelector};
 use crate::lists::NIL;
-use crate::Ftl;
+use crate::{Ftl, NandOp, OpCause};
 
 impl Ftl {
     pub(crate) fn slc_cache_enabled(&self) -> bool {
@@ -25,6 +27,26 @@ impl Ftl {
             StreamId::Slc
         } else {
             StreamId::Host
+        }
+    }
+
+    /// While the dynamic cache's blocks take room the user data now needs (the drive filled
+    /// since they were put in SLC mode), fold its emptiest closed block back into native
+    /// blocks. Firmware carves the dynamic cache out of free user capacity and gives it back
+    /// as the drive fills, so a fill folds the cache in its last stretch rather than leaving
+    /// the cache's data in the spare area for the next writes to fold: a full drive is then
+    /// one state, however it got full. A sustained write that leaves most of the drive
+    /// unwritten folds nothing. One block per host IU at most; a test and two compares when
+    /// there is nothing to do.
+    #[inline]
+    pub(crate) fn shrink_dynamic_slc(&mut self, ops: &mut Vec<NandOp>) {
+        if !self.dynamic_slc_over_limit()
+            || self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks
+        {
+            return;
+        }
+        if let Some(b) = Greedy.select(&mut self.blocks, Class::SlcDynamic, self.seq) {
+            self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
         }
     }
 }
@@ -112,6 +134,75 @@ mod tests {
             ftl.write(lpn, 1, false, false, 2, &mut ops);
         }
         assert!(ftl.counters().slc_write_ius - slc_before < 100);
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn a_fill_folds_the_dynamic_cache_as_it_takes_the_caches_room() {
+        let mut c = small();
+        c.slc.dynamic = true;
+        c.slc.dynamic_max_fraction = 0.2;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..200 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        let early = ftl.slc_blocks_in_use();
+        assert!(early >= 10, "{early} blocks in SLC mode");
+        // Most of the drive still unwritten: nothing folded.
+        for lpn in 200..900 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        assert_eq!(ftl.counters().slc_folded_ius, 0);
+        for lpn in 900..1400 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        // Full: the cache's data was folded during the fill's last stretch, not left in the
+        // spare area for the next writes to fold.
+        assert!(ftl.counters().slc_folded_ius > 0);
+        assert!(!ftl.dynamic_slc_over_limit());
+        assert!(ftl.slc_blocks_in_use() <= 1, "{}", ftl.slc_blocks_in_use());
+        for lpn in 0..1400 {
+            assert_eq!(ftl.read_version(lpn), Some(1));
+        }
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn a_partial_write_reads_its_old_copy_where_a_fold_moved_it() {
+        let mut c = small();
+        c.slc.dynamic = true;
+        c.slc.dynamic_max_fraction = 0.2;
+        c.power_loss_protection = false;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..1300 {
+            ftl.write(lpn, 1, false, false, 1, &mut ops);
+        }
+        // Partial rewrites of the cached data while the fill's last writes fold it: a fold
+        // on a rewrite's own call often takes the block holding the IU's old copy (the
+        // rewrites leave that block the emptiest).
+        let cached: Vec<u32> = (0..1300)
+            .filter(|&lpn| matches!(ftl.read(lpn), ReadLocation::Nand { slc: true, .. }))
+            .collect();
+        assert!(cached.len() > 40, "{} IUs cached", cached.len());
+        for (i, &lpn) in cached.iter().enumerate().take(100) {
+            ftl.write(lpn, 1, true, true, 2, &mut ops);
+            ftl.write(1300 + i as u32, 1, false, false, 2, &mut ops);
+        }
+        assert!(ftl.counters().slc_folded_ius > 0);
+        let rewritten = cached.len().min(100);
+        for lpn in 0..1300 {
+            let want = if cached[..rewritten].contains(&lpn) {
+                2
+            } else {
+                1
+            };
+            assert_eq!(ftl.read_version(lpn), Some(want));
+        }
+        for i in 0..rewritten as u32 {
+            assert_eq!(ftl.read_version(1300 + i), Some(2));
+        }
         ftl.check_invariants();
     }
 }

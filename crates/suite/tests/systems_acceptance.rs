@@ -149,20 +149,12 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     // them the 1 GiB file and six ~2 GB write passes (13.7 GB) outrun the 4 GB static +
     // ~8.4 GB dynamic cache in the sixth.
     // Full (filled once, no idle time), the writes go to TLC, whose bound is 16 planes x a
-    // 16 KiB page per 500 us = 524 MB/s, and pay for the blocks they take: with the drive's
-    // 6.9% spare (its replacement blocks set aside) the free pool after the fill sits at the
-    // GC reserve, so each new host block is reclaimed first, mostly by folding the SLC
-    // blocks the fill left (the full drive, `flashlab suite desktop --device
-    // samsung-pm981a-256gb --set sim.scale=1 --state full --runs 1 --test-interval 0
-    // --runtime 1s --outdir D`: 32K-70K IUs folded and up to 10K copied per ~90K host IUs in
-    // each write test; SEQ1M Q8T1 353 MB/s, Q1T1 365, RND4K Q32T1 372; this slice 305, 298,
-    // 319). (The 0.1572 slice this test used before, sized beside one block more, had the
-    // spare to take the tests' blocks without reclaiming: 518 and 504 MB/s sequential, "no
-    // copy", which the full drive does not do; whether the free pool after a fill holds a
-    // test's blocks is a threshold a slice near its smallest size can fall either side of,
-    // so the bounds below are the full drive's. With the replacement blocks counted as
-    // spare, 9.2%, nothing was folded either. With the SLC cache 2-3x too large, unfolded
-    // SLC blocks held the pool and the sequential tests wrote at 341 MB/s.)
+    // 16 KiB page per 500 us = 524 MB/s, and the 1 GiB file no longer lives in the cache:
+    // the static cache holds the fill's first data, and the dynamic cache, carved out of
+    // user capacity not yet written, was folded back in the fill's last stretch, so the
+    // next writes have no fold to pay for: the full drive is one state, however it got full
+    // (crates/cli/tests/full_drive.rs). The data sheet's 400 MB/s past the cache is a stated
+    // known miss (docs/validation.md).
     let mut o = SuiteOptions {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
@@ -183,9 +175,9 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         println!("{test}: fresh {a:.0} B/s, full {b:.0} B/s");
         assert!(a > 2.0e9, "fresh {test}: {a}");
         assert!(b < 0.3 * a, "{test}: fresh {a}, full {b}");
-        // Below the TLC bound by the reclaim each new block costs, far above a drive that
-        // copies its whole spare's worth per block.
-        assert!(b > 0.5 * 524e6 && b < 0.85 * 524e6, "{test}: full {b}");
+        // At the TLC bound: nothing is reclaimed at a cost (the file's old blocks empty
+        // whole as it is rewritten), nothing is written in SLC mode.
+        assert!((b / 524.288e6 - 1.0).abs() < 0.03, "{test}: full {b}");
     }
     // Sequential reads are bound by the PCIe 3.0 x4 link either way.
     let key = "seq1m_q8t1_read_bw_bytes_per_s";

@@ -316,7 +316,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "slc_cache",
         "dynamic_max_fraction",
-        "Share of free native capacity that may run in SLC mode (the cache holds 1/bits per cell of it)",
+        "Share of free native capacity that may run in SLC mode (the cache holds 1/bits per cell of it), never more than the user capacity not yet written: a fill folds it back",
         "fraction 0-1",
         "0.25",
     ),
