@@ -95,8 +95,8 @@ pub struct CacheArgs {
     #[arg(long)]
     no_state_cache: bool,
     /// Most bytes the state cache keeps: older entries go first (the newest stays even if
-    /// larger).
-    #[arg(long, value_name = "SIZE", default_value = "16GiB")]
+    /// larger). The default holds the six entries of op-sweep at default settings.
+    #[arg(long, value_name = "SIZE", default_value = "32GiB")]
     state_cache_max: String,
 }
 
