@@ -501,12 +501,11 @@ pub(crate) fn store<R: Cached>(
     result.map(|()| path)
 }
 
-/// Reads the entry for `chain`: `Ok(None)` when there is none; an error when there is one
-/// that cannot be used (damaged, of another key, of another device).
 /// The entry of `chain`, its device state loaded into `dev` (a device of the chain's
 /// description and seed, as the checkpoints before this one left it): `None` when there is
-/// none or `dev` is not of the entry's kind. The whole entry is checked before any of it goes
-/// into `dev`, so a damaged entry is refused with `dev` as it was.
+/// none or `dev` is not of the entry's kind; an error when there is one that cannot be used
+/// (damaged, of another key, of another device). The whole entry is checked before any of it
+/// goes into `dev`, so a refused entry leaves `dev` as it was.
 pub(crate) fn load<R: Cached>(
     chain: &Chain,
     dev: &mut dyn SuiteDevice,

@@ -91,7 +91,7 @@ impl Ssd {
     /// Loads a state into this drive, which must be one built with the state's seed: what
     /// [`Ssd::load_state`] gives, without a second drive in memory while the state reads (a
     /// precondition cache entry of a large drive). The header is checked first (kind,
-    /// configuration, seed, then `check`) and a state it refuses leaves the drive untouched;
+    /// configuration, seed) and a state it refuses leaves the drive untouched;
     /// an error once the body began to load leaves the drive unusable (verify the file with
     /// [`flashlab_engine::state::verify`] first). Returns the drive time where the
     /// next run starts.
