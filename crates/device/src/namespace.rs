@@ -83,6 +83,14 @@ impl BlockDevice for Namespace<'_> {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.ssd.idle(from_ns, until_ns)
     }
+
+    fn prefetch(&self, req: &IoRequest) {
+        self.ssd.prefetch_in(self.index, req)
+    }
+
+    fn compresses_data(&self) -> bool {
+        self.ssd.compresses_data()
+    }
 }
 
 /// A request of namespace `ns` (starting at byte `start` of the drive, `len` bytes long) in

@@ -383,6 +383,18 @@ impl Ssd {
         self.submit_in(now_ns, &r, index)
     }
 
+    /// [`BlockDevice::prefetch`] for a request addressed to namespace `index` (nothing for
+    /// one outside it).
+    pub fn prefetch_in(&self, index: usize, req: &IoRequest) {
+        if let Ok(r) = translate(
+            req,
+            self.ns_start_bytes[index],
+            self.model.namespace_bytes[index],
+        ) {
+            self.prefetch(&r);
+        }
+    }
+
     /// Namespace holding drive byte `offset` (the last one for a flush at 0).
     fn namespace_of(&self, offset: u64) -> usize {
         if self.ns_start_bytes.len() == 1 {

@@ -323,6 +323,9 @@ mod tests {
         fn queue_depth_limit(&self) -> u32 {
             self.dev.queue_depth_limit()
         }
+        fn prefetch(&self, req: &IoRequest) {
+            self.dev.prefetch(req)
+        }
         fn submit(
             &mut self,
             now_ns: SimTime,

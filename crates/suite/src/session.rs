@@ -157,6 +157,12 @@ impl BlockDevice for Shifted<'_> {
         self.ssd.idle(from_ns + self.offset_ns, until);
         self.horizon_ns = self.horizon_ns.max(until);
     }
+    fn prefetch(&self, req: &IoRequest) {
+        self.ssd.prefetch(req)
+    }
+    fn compresses_data(&self) -> bool {
+        self.ssd.compresses_data()
+    }
 }
 
 /// What the steps run on: a simulated drive, or real storage through the real fio; or, for

@@ -84,9 +84,9 @@ impl Targets for DriveTargets<'_> {
     }
 
     fn prefetch(&self, target: usize, req: &IoRequest) {
-        // Map entries are per drive; a namespace's offsets are not the drive's.
-        if target == 0 {
-            self.ssd.prefetch(req)
+        match target {
+            0 => self.ssd.prefetch(req),
+            t => self.ssd.prefetch_in(t - 1, req),
         }
     }
 }

@@ -63,6 +63,9 @@ impl flashlab_engine::BlockDevice for Later<'_> {
     fn logical_block_bytes(&self) -> u64 {
         self.d.logical_block_bytes()
     }
+    fn prefetch(&self, req: &flashlab_engine::IoRequest) {
+        self.d.prefetch(req)
+    }
     fn submit(
         &mut self,
         now_ns: u64,

@@ -100,6 +100,9 @@ impl BlockDevice for Watched {
     fn queue_depth_limit(&self) -> u32 {
         self.ssd.queue_depth_limit()
     }
+    fn prefetch(&self, req: &IoRequest) {
+        self.ssd.prefetch(req)
+    }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {
             if req.offset_bytes + req.len_bytes > self.limit_bytes {

@@ -572,6 +572,9 @@ impl BlockDevice for CacheTier {
         self.backing.compresses_data() || self.cache.compresses_data()
     }
 
+    // Whether a request goes to the cache or the backing device is decided by the cache's
+    // contents at submission: no hint is passed on.
+    fn prefetch(&self, _req: &IoRequest) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check(req)?;
         let t = now_ns;

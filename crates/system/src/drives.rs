@@ -43,6 +43,9 @@ impl BlockDevice for SsdNode {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.ssd.idle(from_ns, until_ns)
     }
+    fn prefetch(&self, req: &IoRequest) {
+        self.ssd.prefetch(req)
+    }
 }
 
 impl Component for SsdNode {
@@ -215,6 +218,8 @@ impl BlockDevice for HddDrive {
     fn queue_depth_limit(&self) -> u32 {
         self.queue_depth
     }
+    // A disk has no map whose loads a hint could overlap.
+    fn prefetch(&self, _req: &IoRequest) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         req.check_range(self.capacity_bytes(), 512)?;
         while self.outstanding.front().is_some_and(|&(d, _)| d <= now_ns) {
@@ -364,6 +369,8 @@ impl BlockDevice for XpointDrive {
     fn queue_depth_limit(&self) -> u32 {
         self.queue_depth
     }
+    // The model keeps no map whose loads a hint could overlap.
+    fn prefetch(&self, _req: &IoRequest) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         req.check_range(self.capacity_bytes(), 512)?;
         let accepted = now_ns.max(self.ctrl_next_ns);

@@ -170,6 +170,9 @@ impl BlockDevice for LinkPort {
         self.inner.compresses_data()
     }
 
+    fn prefetch(&self, req: &IoRequest) {
+        self.inner.prefetch(req)
+    }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let lat = self.link.borrow().latency_ns;
         match req.kind {
