@@ -7,7 +7,9 @@
 //! lands on the same dies. fio's `filename=` names them `ns1`, `ns2`, … (or the Linux device
 //! name `/dev/nvme0n1`, `nvme0n2`, …: the number after the last `n`).
 
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoKind, IoRequest, SimTime};
+use flashlab_engine::{
+    BlockDevice, Completion, DeviceError, IoKind, IoRequest, PrefetchStage, SimTime,
+};
 
 use crate::ssd::Ssd;
 
@@ -84,8 +86,8 @@ impl BlockDevice for Namespace<'_> {
         self.ssd.idle(from_ns, until_ns)
     }
 
-    fn prefetch(&self, req: &IoRequest) {
-        self.ssd.prefetch_in(self.index, req)
+    fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
+        self.ssd.prefetch_in(self.index, req, stage)
     }
 
     fn compresses_data(&self) -> bool {

@@ -10,7 +10,8 @@
 
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{
-    BlockDevice, Completion, DeviceError, IoKind, IoRequest, RngStream, SeedTree, SimTime,
+    BlockDevice, Completion, DeviceError, IoKind, IoRequest, PrefetchStage, RngStream, SeedTree,
+    SimTime,
 };
 use flashlab_ftl::{data_pages, Ftl, NandOp, NandOpKind, OpCause, ReadLocation};
 use flashlab_media::power::{EnergyMeter, METER_WINDOW_NS};
@@ -385,13 +386,13 @@ impl Ssd {
 
     /// [`BlockDevice::prefetch`] for a request addressed to namespace `index` (nothing for
     /// one outside it).
-    pub fn prefetch_in(&self, index: usize, req: &IoRequest) {
+    pub fn prefetch_in(&self, index: usize, req: &IoRequest, stage: PrefetchStage) {
         if let Ok(r) = translate(
             req,
             self.ns_start_bytes[index],
             self.model.namespace_bytes[index],
         ) {
-            self.prefetch(&r);
+            self.prefetch(&r, stage);
         }
     }
 
@@ -572,13 +573,16 @@ impl BlockDevice for Ssd {
         self.model.user_bytes
     }
 
-    /// A read's or a write's map entry is the one cache miss a large drive's host path cannot
-    /// avoid (a write replaces the entry's old copy): start loading it while earlier requests
-    /// are simulated.
-    fn prefetch(&self, req: &IoRequest) {
-        if matches!(req.kind, IoKind::Read | IoKind::Write) {
-            self.ftl
-                .prefetch((req.offset_bytes >> self.iu_shift) as u32);
+    /// A read's or a write's map entry is the cache miss a large drive's host path cannot
+    /// avoid, and a write's old copy (found through the entry) another: start loading them
+    /// while earlier requests are simulated, the entry two requests ahead and the old copy
+    /// one.
+    fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
+        let lpn = (req.offset_bytes >> self.iu_shift) as u32;
+        match (stage, req.kind) {
+            (PrefetchStage::Map, IoKind::Read | IoKind::Write) => self.ftl.prefetch(lpn),
+            (PrefetchStage::Update, IoKind::Write) => self.ftl.prefetch_old_copy(lpn),
+            _ => {}
         }
     }
 

@@ -163,6 +163,17 @@ pub enum DeviceError {
     Uncorrectable { reason: String },
 }
 
+/// How close a hinted request is ([`BlockDevice::prefetch`]). A large drive's write touches
+/// two random lines one after the other: its map entry, then (through the entry) its old
+/// copy's reverse-map entry and block. Each is loaded a request apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefetchStage {
+    /// Two or more requests away: load what finding the request's data needs (its map entry).
+    Map,
+    /// The next request, already hinted at [`PrefetchStage::Map`]: load what it updates.
+    Update,
+}
+
 /// A simulated (or composed) block device.
 pub trait BlockDevice {
     /// Bytes the host can address.
@@ -186,13 +197,12 @@ pub trait BlockDevice {
     /// may use the time for background work (garbage collection, SLC folding).
     fn idle(&mut self, _from_ns: SimTime, _until_ns: SimTime) {}
 
-    /// A hint, with no effect on any result: `req` is the host's next request and will
-    /// probably be submitted soon. A device may start loading what serving it will touch
-    /// (such as its map entry, a cache miss on a large drive) so that the loads of queued
-    /// requests overlap instead of following one another. Required, so that a wrapper
-    /// cannot drop the hint by omission: without it a large drive's random writes run about
-    /// a third slower.
-    fn prefetch(&self, req: &IoRequest);
+    /// A hint, with no effect on any result: `req` will probably be submitted soon, at the
+    /// `stage` of its approach. A device may start loading what serving it will touch (such
+    /// as its map entry, a cache miss on a large drive) so that the loads of queued requests
+    /// overlap instead of following one another. Required, so that a wrapper cannot drop the
+    /// hint by omission: without it a large drive's random writes run about a third slower.
+    fn prefetch(&self, req: &IoRequest, stage: PrefetchStage);
 
     /// Whether the device compresses what it is written, so that a caller holding real data
     /// should measure it ([`IoRequest::compressible_percent`]).
@@ -261,8 +271,8 @@ where
         self.device.idle(from_ns + self.offset_ns, until);
         self.horizon_ns = self.horizon_ns.max(until);
     }
-    fn prefetch(&self, req: &IoRequest) {
-        self.device.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
+        self.device.prefetch(req, stage)
     }
     fn compresses_data(&self) -> bool {
         self.device.compresses_data()

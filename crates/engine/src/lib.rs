@@ -11,7 +11,9 @@ pub mod rng;
 pub mod state;
 pub mod time;
 
-pub use device::{BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest};
+pub use device::{
+    BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage,
+};
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};
 pub use state::{State, StateError, StateHeader, StateReader, StateWriter};

@@ -730,7 +730,7 @@ mod tests {
         fn queue_depth_limit(&self) -> u32 {
             self.qd_limit
         }
-        fn prefetch(&self, _req: &IoRequest) {}
+        fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
         fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
             assert!(now_ns >= self.last_submit_ns, "submissions go forward");
             self.last_submit_ns = now_ns;

@@ -4,7 +4,8 @@
 use std::collections::VecDeque;
 
 use flashlab_engine::{
-    BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S,
+    BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, PrefetchStage, SeedTree, SimTime,
+    NS_PER_S,
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
@@ -131,9 +132,12 @@ struct JobClone<'a> {
     end_ns: SimTime,
     /// Drawn from the generator but held back by the rate limit.
     pending: Option<GeneratedIo>,
-    /// The generator's next I/O, drawn one step ahead so that the device can be told of it
+    /// The generator's next I/O, drawn ahead so that the device can be told of it
     /// (`BlockDevice::prefetch`) before it is due.
     lookahead: Option<GeneratedIo>,
+    /// The one after it, drawn ahead too by a clone that hints two I/Os ahead
+    /// ([`PrefetchStage`]); only ever set while `lookahead` is.
+    lookahead_far: Option<GeneratedIo>,
     /// The generator has returned None (it is not asked again). The generator's state, not
     /// the clone's: the clone is exhausted once it has also issued what it drew ahead. Kept
     /// apart from `lookahead` because the generator fills that `Option` in place, which an
@@ -296,6 +300,7 @@ impl JobClone<'_> {
     #[inline]
     fn next_generated(&mut self) -> Option<GeneratedIo> {
         if let Some(io) = self.lookahead.take() {
+            self.lookahead = self.lookahead_far.take();
             return Some(io);
         }
         if self.generator_done {
@@ -314,6 +319,17 @@ impl JobClone<'_> {
             self.generator_done = self.lookahead.is_none();
         }
         self.lookahead.as_ref()
+    }
+
+    /// Draw the next two I/Os ahead of time, those not drawn yet; returns them.
+    #[inline]
+    fn draw_two_ahead(&mut self) -> (Option<GeneratedIo>, Option<GeneratedIo>) {
+        self.draw_ahead();
+        if self.lookahead.is_some() && self.lookahead_far.is_none() && !self.generator_done {
+            self.lookahead_far = self.generator.next_io();
+            self.generator_done = self.lookahead_far.is_none();
+        }
+        (self.lookahead, self.lookahead_far)
     }
 }
 

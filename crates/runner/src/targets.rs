@@ -7,7 +7,7 @@
 //! job's target. The run loop is generic over the two, so the one-device path pays nothing
 //! for the other.
 
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SimTime};
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, PrefetchStage, SimTime};
 
 /// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
 /// host's queue-depth limit is the whole set's) and one clock.
@@ -37,7 +37,7 @@ pub trait Targets {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime);
 
     /// See [`BlockDevice::prefetch`].
-    fn prefetch(&self, _target: usize, _req: &IoRequest) {}
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
 }
 
 /// One device: every job addresses all of it, whatever its filename.
@@ -74,7 +74,7 @@ impl Targets for OneDevice<'_> {
         self.0.idle(from_ns, until_ns)
     }
     #[inline]
-    fn prefetch(&self, _target: usize, req: &IoRequest) {
-        self.0.prefetch(req)
+    fn prefetch(&self, _target: usize, req: &IoRequest, stage: PrefetchStage) {
+        self.0.prefetch(req, stage)
     }
 }

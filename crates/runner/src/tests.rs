@@ -92,7 +92,7 @@ impl BlockDevice for FakeDevice {
         self.qd_limit
     }
 
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         if now_ns < self.last_submit_ns {
             self.out_of_order = true;

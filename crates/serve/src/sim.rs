@@ -388,7 +388,7 @@ mod tests {
         fn compresses_data(&self) -> bool {
             self.compresses
         }
-        fn prefetch(&self, _req: &IoRequest) {}
+        fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
         fn submit(&mut self, now_ns: u64, req: &IoRequest) -> Result<Completion, DeviceError> {
             self.seen
                 .push((now_ns, req.kind, req.offset_bytes, req.len_bytes));

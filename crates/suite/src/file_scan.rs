@@ -323,8 +323,8 @@ mod tests {
         fn queue_depth_limit(&self) -> u32 {
             self.dev.queue_depth_limit()
         }
-        fn prefetch(&self, req: &IoRequest) {
-            self.dev.prefetch(req)
+        fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+            self.dev.prefetch(req, stage)
         }
         fn submit(
             &mut self,

@@ -157,8 +157,8 @@ impl BlockDevice for Shifted<'_> {
         self.ssd.idle(from_ns + self.offset_ns, until);
         self.horizon_ns = self.horizon_ns.max(until);
     }
-    fn prefetch(&self, req: &IoRequest) {
-        self.ssd.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.ssd.prefetch(req, stage)
     }
     fn compresses_data(&self) -> bool {
         self.ssd.compresses_data()

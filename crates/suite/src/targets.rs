@@ -3,7 +3,7 @@
 //! addresses the whole drive.
 
 use flashlab_device::Ssd;
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SimTime};
+use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, PrefetchStage, SimTime};
 use flashlab_runner::Targets;
 
 /// A drive (and its namespaces) seen from a run that starts at 0 while the drive is already
@@ -83,10 +83,10 @@ impl Targets for DriveTargets<'_> {
         self.horizon_ns = self.horizon_ns.max(until);
     }
 
-    fn prefetch(&self, target: usize, req: &IoRequest) {
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
         match target {
-            0 => self.ssd.prefetch(req),
-            t => self.ssd.prefetch_in(t - 1, req),
+            0 => self.ssd.prefetch(req, stage),
+            t => self.ssd.prefetch_in(t - 1, req, stage),
         }
     }
 }

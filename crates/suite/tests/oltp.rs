@@ -63,8 +63,8 @@ impl flashlab_engine::BlockDevice for Later<'_> {
     fn logical_block_bytes(&self) -> u64 {
         self.d.logical_block_bytes()
     }
-    fn prefetch(&self, req: &flashlab_engine::IoRequest) {
-        self.d.prefetch(req)
+    fn prefetch(&self, req: &flashlab_engine::IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.d.prefetch(req, stage)
     }
     fn submit(
         &mut self,

@@ -100,8 +100,8 @@ impl BlockDevice for Watched {
     fn queue_depth_limit(&self) -> u32 {
         self.ssd.queue_depth_limit()
     }
-    fn prefetch(&self, req: &IoRequest) {
-        self.ssd.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.ssd.prefetch(req, stage)
     }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         if matches!(req.kind, IoKind::Read | IoKind::Write) {

@@ -574,7 +574,7 @@ impl BlockDevice for CacheTier {
 
     // Whether a request goes to the cache or the backing device is decided by the cache's
     // contents at submission: no hint is passed on.
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check(req)?;
         let t = now_ns;

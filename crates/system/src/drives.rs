@@ -43,8 +43,8 @@ impl BlockDevice for SsdNode {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.ssd.idle(from_ns, until_ns)
     }
-    fn prefetch(&self, req: &IoRequest) {
-        self.ssd.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.ssd.prefetch(req, stage)
     }
 }
 
@@ -219,7 +219,7 @@ impl BlockDevice for HddDrive {
         self.queue_depth
     }
     // A disk has no map whose loads a hint could overlap.
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         req.check_range(self.capacity_bytes(), 512)?;
         while self.outstanding.front().is_some_and(|&(d, _)| d <= now_ns) {
@@ -370,7 +370,7 @@ impl BlockDevice for XpointDrive {
         self.queue_depth
     }
     // The model keeps no map whose loads a hint could overlap.
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         req.check_range(self.capacity_bytes(), 512)?;
         let accepted = now_ns.max(self.ctrl_next_ns);

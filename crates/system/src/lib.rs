@@ -313,7 +313,7 @@ impl BlockDevice for System {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.root.idle(from_ns, until_ns)
     }
-    fn prefetch(&self, req: &IoRequest) {
-        self.root.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.root.prefetch(req, stage)
     }
 }

@@ -170,8 +170,8 @@ impl BlockDevice for LinkPort {
         self.inner.compresses_data()
     }
 
-    fn prefetch(&self, req: &IoRequest) {
-        self.inner.prefetch(req)
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.inner.prefetch(req, stage)
     }
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let lat = self.link.borrow().latency_ns;

@@ -495,7 +495,7 @@ impl BlockDevice for Raid {
 
     // Which member a request reaches, and for parity what it reads first, is decided at
     // submission: no hint is passed on.
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         self.check(req)?;
         self.run_background(now_ns)?;
@@ -699,7 +699,7 @@ mod tests {
         fn capacity_bytes(&self) -> u64 {
             self.0
         }
-        fn prefetch(&self, _req: &IoRequest) {}
+        fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
         fn submit(&mut self, now_ns: SimTime, _: &IoRequest) -> Result<Completion, DeviceError> {
             Ok(Completion {
                 accepted_ns: now_ns,

@@ -206,6 +206,7 @@ impl<'a> JobClone<'a> {
             end_ns: 0,
             pending: None,
             lookahead: None,
+            lookahead_far: None,
             generator_done: false,
             life: Lifecycle::new(false),
             io_error: None,

@@ -57,16 +57,29 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
     }
 
-    /// Tell the device where clone `i`'s next I/O will go (a hint: it may start loading
-    /// that I/O's map entry).
+    /// Tell the device where clone `i`'s next I/Os will go (a hint: it may start loading the
+    /// map entry of the one after next and what the next one updates). A verifying clone
+    /// replays from the I/O drawn ahead at each loop, so it draws only one.
     #[inline(always)]
     pub(super) fn prefetch_next(&mut self, i: usize) {
         let c = &mut self.clones[i];
         let target = c.target;
-        if let Some(next) = c.draw_ahead() {
-            let next = *next;
-            let req = c.request(&next, false);
-            self.device.prefetch(target, &req);
+        if c.verify.is_some() {
+            if let Some(next) = c.draw_ahead() {
+                let next = *next;
+                let req = c.request(&next, false);
+                self.device.prefetch(target, &req, PrefetchStage::Map);
+            }
+            return;
+        }
+        let (next, after) = c.draw_two_ahead();
+        if let Some(after) = after {
+            self.device
+                .prefetch(target, &c.request(&after, false), PrefetchStage::Map);
+        }
+        if let Some(next) = next {
+            self.device
+                .prefetch(target, &c.request(&next, false), PrefetchStage::Update);
         }
     }
 

@@ -205,6 +205,9 @@ impl crate::Targets for TwoTargets {
             d.idle(from_ns, until_ns);
         }
     }
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.devices[target].prefetch(req, stage)
+    }
 }
 
 #[test]

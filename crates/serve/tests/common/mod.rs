@@ -23,7 +23,7 @@ impl BlockDevice for Fixed {
     fn capacity_bytes(&self) -> u64 {
         64 << 20
     }
-    fn prefetch(&self, _req: &IoRequest) {}
+    fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: u64, _req: &IoRequest) -> Result<Completion, DeviceError> {
         Ok(Completion {
             accepted_ns: now_ns,
