@@ -198,15 +198,21 @@ impl Ftl {
     fn alloc_block(&mut self, s: StreamId, unit: u32, own_unit: bool) -> Option<u32> {
         let (pool, slc, end) = match s {
             StreamId::Slc => {
-                if let Some(b) =
-                    self.take_block(Pool::Static, unit, true, FreeEnd::Oldest, own_unit)
-                {
-                    return Some(b);
+                let b = self
+                    .take_block(Pool::Static, unit, true, FreeEnd::Oldest, own_unit)
+                    .or_else(|| {
+                        if self.dynamic_slc_allowed() {
+                            self.take_block(Pool::Native, unit, true, FreeEnd::Oldest, own_unit)
+                        } else {
+                            None
+                        }
+                    });
+                // The cache's blocks opened together hold data written together: they are
+                // folded together (`Ftl::fold_stripe`).
+                if let Some(b) = b {
+                    self.blocks.join_stripe(b);
                 }
-                if !self.dynamic_slc_allowed() {
-                    return None;
-                }
-                (Pool::Native, true, FreeEnd::Oldest)
+                return b;
             }
             StreamId::Host => (Pool::Native, false, FreeEnd::Oldest),
             _ => (Pool::Native, false, FreeEnd::Newest),
