@@ -165,7 +165,11 @@ impl Ftl {
         let free_capacity_ius = (u64::from(good_native) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
         let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
-        want <= self.unwritten_user_ius()
+        // The user capacity left unwritten must hold a stripe's blocks beyond the cache's:
+        // a fold gives back a stripe at once (`Ftl::fold_stripe`), and a cache that took
+        // that room again would have its next writes folded as well.
+        let stripe_ius = u64::from(g.units) * u64::from(g.data_ius_per_block);
+        want + stripe_ius <= self.unwritten_user_ius()
             && (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 
