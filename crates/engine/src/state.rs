@@ -21,7 +21,7 @@ use std::io::{Read, Write};
 /// The first bytes of every state file.
 pub const MAGIC: [u8; 8] = *b"FLSTATE\x1a";
 /// Bumped whenever the encoding of any component changes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Why a state file could not be written or read.
 #[derive(Debug, thiserror::Error)]

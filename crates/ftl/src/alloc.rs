@@ -165,7 +165,11 @@ impl Ftl {
         let free_capacity_ius = (u64::from(good_native) * u64::from(g.data_ius_per_block))
             .saturating_sub(u64::from(self.map.mapped));
         let want = (dyn_blocks + 1) * u64::from(g.data_ius_per_block);
-        want <= self.unwritten_user_ius()
+        // The user capacity left unwritten must hold a stripe's blocks beyond the cache's:
+        // a fold gives back a stripe at once (`Ftl::fold_stripe`), and a cache that took
+        // that room again would have its next writes folded as well.
+        let stripe_ius = u64::from(g.units) * u64::from(g.data_ius_per_block);
+        want + stripe_ius <= self.unwritten_user_ius()
             && (want as f64) <= self.cfg.slc.dynamic_max_fraction * free_capacity_ius as f64
     }
 
@@ -198,15 +202,21 @@ impl Ftl {
     fn alloc_block(&mut self, s: StreamId, unit: u32, own_unit: bool) -> Option<u32> {
         let (pool, slc, end) = match s {
             StreamId::Slc => {
-                if let Some(b) =
-                    self.take_block(Pool::Static, unit, true, FreeEnd::Oldest, own_unit)
-                {
-                    return Some(b);
+                let b = self
+                    .take_block(Pool::Static, unit, true, FreeEnd::Oldest, own_unit)
+                    .or_else(|| {
+                        if self.dynamic_slc_allowed() {
+                            self.take_block(Pool::Native, unit, true, FreeEnd::Oldest, own_unit)
+                        } else {
+                            None
+                        }
+                    });
+                // The cache's blocks opened together hold data written together: they are
+                // folded together (`Ftl::fold_stripe`).
+                if let Some(b) = b {
+                    self.blocks.join_stripe(b);
                 }
-                if !self.dynamic_slc_allowed() {
-                    return None;
-                }
-                (Pool::Native, true, FreeEnd::Oldest)
+                return b;
             }
             StreamId::Host => (Pool::Native, false, FreeEnd::Oldest),
             _ => (Pool::Native, false, FreeEnd::Newest),

@@ -132,12 +132,19 @@ pub(crate) struct BlockTable {
     /// Blocks retired in use, and those of them no reserve block replaced.
     retired: u32,
     retired_unreplaced: u32,
+    /// Per block, the next and the previous block of its SLC stripe: the SLC blocks the
+    /// cache's stream opened together, one per unit, whose pages hold data written together
+    /// (a superblock). A circular list; a block in no stripe links to itself.
+    stripe_next: Vec<u32>,
+    stripe_prev: Vec<u32>,
+    /// A block of the stripe the SLC stream opens its blocks into, or [`NIL`].
+    stripe_open: u32,
 }
 
 // Per-block tables, lists and pools; the unit layout is configuration.
 flashlab_engine::impl_state!(BlockTable {
     info, erase_count, close_seq, release_seq, releases, lists, free, dyn_slc, min_hint,
-    reserve_left, retired, retired_unreplaced,
+    reserve_left, retired, retired_unreplaced, stripe_next, stripe_prev, stripe_open,
 } skip { units, blocks_per_unit, unit_div, pages_per_block, slc_pages_per_block, ius_per_block });
 
 impl BlockTable {
@@ -165,6 +172,9 @@ impl BlockTable {
                 .collect(),
             retired: 0,
             retired_unreplaced: 0,
+            stripe_next: (0..n).collect(),
+            stripe_prev: (0..n).collect(),
+            stripe_open: NIL,
         };
         for b in 0..n {
             if g.is_bad(b) {
@@ -372,6 +382,56 @@ impl BlockTable {
         }
     }
 
+    /// Block `b`, just opened by the SLC stream, joins the stripe being opened, or starts the
+    /// next one if that stripe has a block on `b`'s unit already. O(units) per block opened.
+    pub fn join_stripe(&mut self, b: u32) {
+        let head = self.stripe_open;
+        if head != NIL {
+            let unit = self.unit_of(b);
+            let mut m = head;
+            let taken = loop {
+                if self.unit_of(m) == unit {
+                    break true;
+                }
+                m = self.stripe_next[m as usize];
+                if m == head {
+                    break false;
+                }
+            };
+            if !taken {
+                // Last in the list: the list keeps the order the blocks were opened in.
+                let tail = self.stripe_prev[head as usize];
+                self.stripe_next[tail as usize] = b;
+                self.stripe_prev[b as usize] = tail;
+                self.stripe_next[b as usize] = head;
+                self.stripe_prev[head as usize] = b;
+                return;
+            }
+        }
+        self.stripe_open = b;
+    }
+
+    /// The next block of `b`'s SLC stripe (`b` itself when it is in none or alone).
+    #[inline]
+    pub fn stripe_next(&self, b: u32) -> u32 {
+        self.stripe_next[b as usize]
+    }
+
+    /// An emptied block leaves its stripe.
+    fn leave_stripe(&mut self, b: u32) {
+        let i = b as usize;
+        let (prev, next) = (self.stripe_prev[i], self.stripe_next[i]);
+        if next != b {
+            self.stripe_next[prev as usize] = next;
+            self.stripe_prev[next as usize] = prev;
+            self.stripe_next[i] = b;
+            self.stripe_prev[i] = b;
+        }
+        if self.stripe_open == b {
+            self.stripe_open = if next == b { NIL } else { next };
+        }
+    }
+
     /// Take a closed block out of its bucket to empty it.
     pub fn begin_reclaim(&mut self, b: u32) {
         debug_assert_eq!(self.info[b as usize].state, BlockState::Closed);
@@ -391,6 +451,7 @@ impl BlockTable {
         if self.lists.owner(b) != NIL {
             self.lists.remove(b);
         }
+        self.leave_stripe(b);
         if self.info[i].slc && !self.info[i].is_static {
             self.info[i].slc = false;
             self.dyn_slc -= 1;
@@ -417,6 +478,7 @@ impl BlockTable {
         if self.lists.owner(b) != NIL {
             self.lists.remove(b);
         }
+        self.leave_stripe(b);
         if self.info[i].slc {
             self.info[i].slc = false;
             self.dyn_slc -= 1;
@@ -544,6 +606,33 @@ impl BlockTable {
             return Err(format!(
                 "block {b} has valid {} below the bucket min hint",
                 self.info[i].valid
+            ));
+        }
+        Ok(())
+    }
+
+    /// For the invariant check: `b`'s stripe links agree both ways, and a block sharing a
+    /// stripe is an SLC block holding or taking data.
+    pub fn stripe_linked_correctly(&self, b: u32) -> Result<(), String> {
+        let i = b as usize;
+        let (next, prev) = (self.stripe_next[i], self.stripe_prev[i]);
+        if self.stripe_prev[next as usize] != b || self.stripe_next[prev as usize] != b {
+            return Err(format!(
+                "block {b}: stripe links {prev} <- b -> {next} disagree"
+            ));
+        }
+        let alone = next == b;
+        let info = &self.info[i];
+        if !alone
+            && (!info.slc
+                || !matches!(
+                    info.state,
+                    BlockState::Open | BlockState::Closed | BlockState::Reclaiming
+                ))
+        {
+            return Err(format!(
+                "block {b} ({:?}, slc {}) shares a stripe with block {next}",
+                info.state, info.slc
             ));
         }
         Ok(())

@@ -42,6 +42,7 @@ impl Ftl {
         for b in 0..self.geo.total_blocks {
             let i = b as usize;
             b_t.listed_correctly(b)?;
+            b_t.stripe_linked_correctly(b)?;
             let (wp, prog, cap) = (
                 b_t.info[i].wp,
                 b_t.info[i].programmed,

@@ -25,7 +25,7 @@ mod gc;
 mod host;
 mod lists;
 mod mapping;
-mod reclaim;
+pub(crate) mod reclaim;
 mod slc;
 mod wear;
 
@@ -224,6 +224,12 @@ pub struct Ftl {
     ppb_div: FastDiv,
     /// Logical page to its unit in the stripe folded runs keep (see [`Ftl::aim_at_stripe_slot`]).
     units_div: FastDiv,
+    /// A stripe row to its die shift in that stripe.
+    dies_div: FastDiv,
+    /// The blocks of the SLC stripe being folded, with the IUs moved from each and whether a
+    /// host page shadows a copy in it (see [`Ftl::fold_stripe`]); empty between folds. Holds
+    /// at most one block per unit, so its capacity is reserved once.
+    fold_group: Vec<reclaim::FoldMember>,
     /// The SLC page being folded continues a sequential run, so its copy goes to the unit its
     /// logical address gives ([`Ftl::aim_at_stripe_slot`]).
     relocation_in_lba_order: bool,
@@ -254,7 +260,10 @@ flashlab_engine::impl_state!(Ftl {
     blocks, map, streams, counters, seq, erases_since_wl, wl_queue, wl_queue_len, gc_unit,
     relocation_in_lba_order, check_countdown, check_interval, erases_deferred, opened,
     unit_in_progress,
-} skip { cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, run_reach_ius });
+} skip {
+    cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, dies_div, fold_group,
+    run_reach_ius,
+});
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -311,6 +320,8 @@ impl Ftl {
             FastDiv::new(geo.pages_per_block),
         );
         let units_div = FastDiv::new(geo.units);
+        let dies_div = FastDiv::new(config.dies);
+        let fold_group = Vec::with_capacity(geo.units as usize);
         let run_reach_ius = 2 * geo.ius_per_page * geo.units;
         Ok(Ftl {
             cfg: config,
@@ -328,6 +339,8 @@ impl Ftl {
             ipp_div,
             ppb_div,
             units_div,
+            dies_div,
+            fold_group,
             relocation_in_lba_order: false,
             run_reach_ius,
             gc_unit: 0,

@@ -3,7 +3,7 @@
 //! the valid IUs through a relocation stream and erases the source block.
 
 use crate::alloc::{StreamId, STREAMS};
-use crate::blocks::{Class, Pool};
+use crate::blocks::{BlockState, Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
 use crate::host::prefetch_read;
 use crate::lists::NIL;
@@ -29,6 +29,18 @@ const RELOCATION_PREFETCH_PAGES: u32 = 8;
 /// Most IUs per page whose live IUs relocation gathers into a fixed array (a 64 KiB page of
 /// 4 KiB IUs); pages of more IUs take the same steps one slot at a time.
 const GATHER_IUS: usize = 16;
+
+/// A block of the SLC stripe being folded ([`Ftl::fold_stripe`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FoldMember {
+    pub block: u32,
+    /// IUs moved out of it so far.
+    pub moved: u32,
+    /// A host page not yet programmed shadows a copy in it.
+    pub shadows: bool,
+    /// First IU of its last page folded as part of a sequential run, else [`NIL`].
+    pub run_lpn: Lpn,
+}
 
 /// The read of `ius` live IUs in page `page` of victim `block`.
 #[inline(always)]
@@ -108,7 +120,11 @@ impl Ftl {
             (None, Some(f)) => (f, OpCause::SlcFold, StreamId::Fold),
             (None, None) => return false,
         };
-        self.relocate(victim, cause, dest, ops);
+        if cause == OpCause::SlcFold {
+            self.fold_stripe(victim, ops);
+        } else {
+            self.relocate(victim, cause, dest, ops);
+        }
         true
     }
 
@@ -156,11 +172,142 @@ impl Ftl {
     fn fold_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
         for class in [Class::SlcDynamic, Class::SlcStatic] {
             if let Some(b) = Greedy.select(&mut self.blocks, class, self.seq) {
-                self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
+                self.fold_stripe(b, ops);
                 return true;
             }
         }
         false
+    }
+
+    /// Fold closed SLC block `b` together with the closed blocks of its stripe (the SLC
+    /// blocks the cache's stream opened together, one per unit): firmware folds a superblock
+    /// at a time, in the order it was written, so that data written together (consecutive
+    /// logical pages over a die's planes, and over the dies) stay together in native cells.
+    /// Folded a block at a time, a block holds every `units`-th logical page, and where its
+    /// copies land decides alone which pages share a die. Blocks of the stripe still open,
+    /// already folded or being emptied are left out, and so are those whose copies would not
+    /// fit in the free native blocks above the reserve (`b` itself is folded whatever, as
+    /// a single block would be). O(units) to find the stripe's blocks.
+    pub(crate) fn fold_stripe(&mut self, b: u32, ops: &mut Vec<NandOp>) {
+        let room_ius = u64::from(
+            self.blocks
+                .free_count(Pool::Native)
+                .saturating_sub(self.geo.reserve_blocks),
+        ) * u64::from(self.geo.data_ius_per_block);
+        let mut group = std::mem::take(&mut self.fold_group);
+        debug_assert!(group.is_empty());
+        let mut need_ius = u64::from(self.blocks.info[b as usize].valid);
+        let mut m = self.blocks.stripe_next(b);
+        while m != b {
+            let info = self.blocks.info[m as usize];
+            let v = u64::from(info.valid);
+            if info.state == BlockState::Closed && info.slc && need_ius + v <= room_ius {
+                group.push(FoldMember {
+                    block: m,
+                    moved: 0,
+                    shadows: false,
+                    run_lpn: NIL,
+                });
+                need_ius += v;
+            }
+            m = self.blocks.stripe_next(m);
+        }
+        if group.is_empty() {
+            self.fold_group = group;
+            self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
+            return;
+        }
+        group.push(FoldMember {
+            block: b,
+            moved: 0,
+            shadows: false,
+            run_lpn: NIL,
+        });
+        // Unit order (a block's id orders it by unit): the order the stream wrote a row of
+        // pages over the units.
+        group.sort_unstable_by_key(|f| f.block);
+        self.relocate_stripe(&mut group, ops);
+        group.clear();
+        self.fold_group = group;
+    }
+
+    /// Fold the SLC blocks of `group` (closed, of one stripe) as one: page by page, each page
+    /// of every block before the next page of any, so the copies follow the order the data
+    /// were written in; then erase them all. The copies of a sequential run go to the units
+    /// their logical pages give ([`Self::aim_at_stripe_slot`]).
+    fn relocate_stripe(&mut self, group: &mut [FoldMember], ops: &mut Vec<NandOp>) {
+        let (cause, dest) = (OpCause::SlcFold, StreamId::Fold);
+        self.streams[dest as usize].cause = cause;
+        for f in group.iter_mut() {
+            self.blocks.begin_reclaim(f.block);
+            // Relocation writes no host data: the shadowed copies are fixed now.
+            f.shadows = self.has_shadows_in(f.block);
+        }
+        let ipp = self.geo.ius_per_page;
+        let pages = self.blocks.pages_in_mode(true);
+        let mut reads = 0u64;
+        for page in 0..pages {
+            for f in group.iter_mut() {
+                let first = self.ppa_of(f.block, page, 0);
+                let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
+                let live = slots.iter().filter(|&&lpn| lpn != INVALID).count() as u32;
+                if live == 0 {
+                    continue;
+                }
+                ops.push(victim_read(cause, f.block, page, live, true));
+                reads += 1;
+                let last = page + 1 == pages;
+                self.relocation_in_lba_order = live == ipp
+                    && if last {
+                        // No next page to tell: the run goes on if the block's previous page
+                        // was in it and this one is the next logical page of the block's run.
+                        self.ends_a_run(first, f.run_lpn)
+                    } else {
+                        self.continues_a_run(first, false)
+                    };
+                f.run_lpn = if self.relocation_in_lba_order {
+                    self.map.p2l[first as usize]
+                } else {
+                    NIL
+                };
+                for src in first..first + ipp {
+                    let lpn = self.map.p2l[src as usize];
+                    if lpn != INVALID {
+                        self.relocate_iu(src, lpn, dest, f.shadows, ops);
+                    }
+                }
+                f.moved += live;
+            }
+        }
+        self.counters.nand_read_pages += reads;
+        self.relocation_in_lba_order = false;
+        for f in group.iter() {
+            let info = &mut self.blocks.info[f.block as usize];
+            debug_assert_eq!(
+                info.valid, f.moved,
+                "block {}: valid count against its P2L",
+                f.block
+            );
+            info.valid -= f.moved;
+            self.counters.slc_folded_ius += u64::from(f.moved);
+        }
+        if !self.cfg.power_loss_protection {
+            // The sources are erased next: their data must be durable elsewhere first.
+            self.pad_stream(dest, ops);
+        }
+        for f in group.iter() {
+            ops.push(NandOp {
+                kind: NandOpKind::Erase,
+                cause,
+                block: f.block,
+                page: 0,
+                ius: 0,
+                slc: true,
+            });
+            self.erase_emptied(f.block);
+        }
+        self.counters.erases += group.len() as u64;
+        self.erases_since_wl = self.erases_since_wl.saturating_add(group.len() as u32);
     }
 
     /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
@@ -507,21 +654,39 @@ impl Ftl {
         self.ipp_div.div_rem(lpn).1 == 0 && (1..ipp).all(|k| p2l[(first + k) as usize] == lpn + k)
     }
 
+    /// Whether the SLC page whose first IU is `first` (every IU live), its block's last,
+    /// holds one whole logical page that follows `prev_lpn`, the first IU of the block's
+    /// previous page when that page was part of a run ([`NIL`] otherwise), within two stripe
+    /// rows.
+    fn ends_a_run(&self, first: Ppa, prev_lpn: Lpn) -> bool {
+        let p2l = &self.map.p2l;
+        let lpn = p2l[first as usize];
+        let ipp = self.geo.ius_per_page;
+        prev_lpn != NIL
+            && lpn != INVALID
+            && lpn > prev_lpn
+            && lpn - prev_lpn <= self.run_reach_ius
+            && self.ipp_div.div_rem(lpn).1 == 0
+            && (1..ipp).all(|k| p2l[(first + k) as usize] == lpn + k)
+    }
+
     /// Before relocation stream `d` starts a page whose first IU is `lpn`: for a folded page
     /// of a sequential run, point its cursor at the unit the logical page has in a stripe
-    /// that shifts by one unit per row (logical page `p` on unit `(p + p / units) % units`).
-    /// Consecutive logical pages then sit on consecutive units, and a block's run (every
-    /// `units`-th logical page) still spreads its programs over every unit. An SLC block is
-    /// one unit's, and a full one holds a multiple of `units` pages: folded round the units
-    /// in its order, every block's first page, consecutive logical pages, landed on the same
-    /// unit, and a sequential read of a folded drive ran on one die at a time. Firmware folds
-    /// a superblock at a time, which keeps the data's order across the dies.
+    /// that shifts by one die per row (logical page `p` on unit
+    /// `(p + planes_per_die * (p / units)) % units`). Consecutive logical pages then sit on
+    /// consecutive units, and those of one logical superpage (`planes_per_die` of them from
+    /// a multiple of it) on one die's planes in plane order, where a sequential read reads
+    /// them as one multi-plane read; a stripe folded together ([`Self::fold_stripe`]) programs
+    /// a row of pages over every unit, a die's planes together. The shift spreads a block
+    /// folded on its own (every `units`-th logical page) over every die: unshifted, its
+    /// pages would all land on one unit, and a sequential read of the folded drive would
+    /// run on one die at a time.
     #[inline(always)]
     fn aim_at_stripe_slot(&mut self, d: usize, lpn: Lpn) {
         if self.relocation_in_lba_order {
             let units = self.units_div.divisor();
             let (row, slot) = self.units_div.div_rem(self.ipp_div.div(lpn));
-            let unit = slot + self.units_div.div_rem(row).1;
+            let unit = slot + self.cfg.planes_per_die * self.dies_div.div_rem(row).1;
             self.streams[d].cursor = if unit >= units { unit - units } else { unit };
         }
     }
@@ -805,6 +970,131 @@ mod tests {
         for lpn in 0..n {
             assert_eq!(ftl.read_version(lpn), Some(0));
         }
+    }
+
+    /// (block, page, in SLC mode) of each logical page's first IU, for pages `pages`.
+    fn places_of_pages(ftl: &mut Ftl, pages: std::ops::Range<u32>) -> Vec<(u32, u32, bool)> {
+        let ipp = ftl.geo.ius_per_page;
+        pages
+            .map(|p| match ftl.read(p * ipp) {
+                ReadLocation::Nand { block, page, slc } => (block, page, slc),
+                other => panic!("page {p}: {other:?}"),
+            })
+            .collect()
+    }
+
+    /// Logical superpages (a die's planes' worth of consecutive logical pages, from a
+    /// multiple of it) not on one die's planes in plane order at one page address.
+    fn split_superpages(places: &[(u32, u32, bool)], planes: u32, bpu: u32) -> Vec<usize> {
+        places
+            .chunks_exact(planes as usize)
+            .enumerate()
+            .filter(|(_, sp)| {
+                let (u0, p0) = (sp[0].0 / bpu, sp[0].1);
+                u0 % planes != 0
+                    || sp
+                        .iter()
+                        .enumerate()
+                        .any(|(k, &(b, p, _))| b / bpu != u0 + k as u32 || p != p0)
+            })
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    #[test]
+    fn a_folded_stripe_keeps_each_logical_superpage_on_one_dies_planes() {
+        let c = eight_units_with_cache();
+        let n = c.user_ius as u32 / 4;
+        let planes = c.planes_per_die;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..n {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        ftl.flush(&mut ops);
+        ops.clear();
+        while ftl.background_step(&mut ops) {}
+        let c = ftl.counters();
+        assert_eq!(c.slc_folded_ius, c.slc_write_ius);
+        let ipp = ftl.geo.ius_per_page;
+        let places = places_of_pages(&mut ftl, 0..n / ipp);
+        assert!(places.iter().all(|&(_, _, slc)| !slc));
+        // Every logical superpage on one die, plane by plane, at one page address: what a
+        // sequential read of the folded data reads as one multi-plane read.
+        let split = split_superpages(&places, planes, ftl.geo.blocks_per_unit);
+        assert!(
+            split.is_empty(),
+            "{} of {} superpages split, first {:?}",
+            split.len(),
+            places.len() / planes as usize,
+            &split[..split.len().min(8)]
+        );
+        // Folded a stripe at a time: each row of a stripe's pages is programmed over every
+        // unit, consecutive units (a die's planes) one after the other.
+        let fold_units: Vec<u32> = ops
+            .iter()
+            .filter(|o| o.kind == NandOpKind::Program && o.cause == OpCause::SlcFold)
+            .map(|o| o.block / ftl.geo.blocks_per_unit)
+            .collect();
+        let consecutive = fold_units
+            .windows(2)
+            .filter(|w| w[1] == (w[0] + 1) % ftl.geo.units)
+            .count();
+        assert!(
+            consecutive * 5 >= fold_units.len() * 4,
+            "{consecutive} of {} fold programs follow the previous one's unit",
+            fold_units.len()
+        );
+        ftl.check_invariants();
+        for lpn in 0..n {
+            assert_eq!(ftl.read_version(lpn), Some(0));
+        }
+    }
+
+    #[test]
+    fn a_fill_through_the_cache_folds_whole_stripes() {
+        let c = eight_units_with_cache();
+        let n = c.user_ius as u32;
+        let planes = c.planes_per_die;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..n {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        ftl.flush(&mut ops);
+        assert!(ftl.counters().slc_folded_ius > 0);
+        let (ipp, bpu) = (ftl.geo.ius_per_page, ftl.geo.blocks_per_unit);
+        let places = places_of_pages(&mut ftl, 0..n / ipp);
+        // The data the fill's last stretch folded whole logical pages of: the superpages
+        // whose every page's first IU heads a page the folds programmed.
+        let fold_pages: std::collections::BTreeSet<(u32, u32)> = ops
+            .iter()
+            .filter(|o| o.cause == OpCause::SlcFold && o.kind == NandOpKind::Program)
+            .map(|o| (o.block, o.page))
+            .collect();
+        let heads_page = |lpn: u32| ftl.split(ftl.map.l2p[lpn as usize]).2 == 0;
+        let folded: Vec<(u32, u32, bool)> = places
+            .chunks_exact(planes as usize)
+            .zip(0..)
+            .filter(|(sp, k)| {
+                sp.iter().zip(0..).all(|(&(b, p, _), j)| {
+                    fold_pages.contains(&(b, p)) && heads_page((k * planes + j) * ipp)
+                })
+            })
+            .flat_map(|(sp, _)| sp.iter().copied())
+            .collect();
+        let superpages = folded.len() / planes as usize;
+        assert!(
+            superpages * planes as usize * 8 > places.len(),
+            "{superpages} folded"
+        );
+        let split = split_superpages(&folded, planes, bpu);
+        assert!(
+            split.len() * 50 <= superpages,
+            "{} of {superpages} folded superpages split",
+            split.len(),
+        );
+        ftl.check_invariants();
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::alloc::StreamId;
 use crate::blocks::{Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
 use crate::lists::NIL;
-use crate::{Ftl, NandOp, OpCause};
+use crate::{Ftl, NandOp};
 
 impl Ftl {
     pub(crate) fn slc_cache_enabled(&self) -> bool {
@@ -46,7 +46,7 @@ impl Ftl {
             return;
         }
         if let Some(b) = Greedy.select(&mut self.blocks, Class::SlcDynamic, self.seq) {
-            self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
+            self.fold_stripe(b, ops);
         }
     }
 }

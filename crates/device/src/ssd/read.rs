@@ -300,11 +300,11 @@ impl Ssd {
     /// joins only reads of one address on the die's other planes. Firmware programs a die's
     /// planes as one superpage at one address, and folds or relocates data a superpage at a
     /// time, so the pages written together (consecutive logical pages on a die's planes) stay
-    /// at one address wherever they are moved. The FTL's write pointers are per plane and do
-    /// not mirror that address (a plane's SLC block is folded on its own, and its pages land
-    /// wherever the fold stream's pointers are), so the address is the data's: its logical
-    /// superpage, marked by the top bit apart from the physical page addresses a single page
-    /// read gives.
+    /// at one address wherever they are moved. The FTL's write pointers are per plane and
+    /// need not mirror that address (GC copies a block at a time, a stripe folded in part
+    /// leaves its units' pointers uneven, a host page steered from a busy die skips a unit),
+    /// so the address is the data's: its logical superpage, marked by the top bit apart from
+    /// the physical page addresses a single page read gives.
     #[inline]
     fn superpage_address(&self, lpn: u64) -> u32 {
         let g = &self.model.geometry;
