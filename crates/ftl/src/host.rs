@@ -370,15 +370,20 @@ impl Ftl {
         }
     }
 
-    /// Start loading the reverse-map entry of `lpn`'s current copy, which a write of `lpn`
-    /// invalidates: a random line of a table far larger than the caches. Call it once the map
-    /// entry itself is likely cached (it was [`Self::prefetch`]ed a command earlier) and some
-    /// work before the write. No effect on any state.
+    /// Start loading the reverse-map entry of `lpn`'s current copy and its block's counters,
+    /// which a write of `lpn` invalidates: random lines of tables far larger than the caches.
+    /// Call it once the map entry itself is likely cached (it was [`Self::prefetch`]ed a
+    /// command earlier) and some work before the write. No effect on any state.
     #[inline(never)]
     pub fn prefetch_old_copy(&self, lpn: Lpn) {
         if let Some(&old) = self.map.l2p.get(lpn as usize) {
             if let Some(entry) = self.map.p2l.get(old as usize) {
                 prefetch_read(entry);
+                // The old copy's block loses a valid IU: its counters are a random line too.
+                let (block, _, _) = self.split(old);
+                if let Some(info) = self.blocks.info.get(block as usize) {
+                    prefetch_read(info);
+                }
             }
         }
     }
