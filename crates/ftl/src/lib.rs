@@ -25,7 +25,7 @@ mod gc;
 mod host;
 mod lists;
 mod mapping;
-pub(crate) mod reclaim;
+mod reclaim;
 mod slc;
 mod wear;
 

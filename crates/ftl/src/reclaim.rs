@@ -42,6 +42,17 @@ pub(crate) struct FoldMember {
     pub run_lpn: Lpn,
 }
 
+impl FoldMember {
+    fn new(block: u32) -> Self {
+        Self {
+            block,
+            moved: 0,
+            shadows: false,
+            run_lpn: NIL,
+        }
+    }
+}
+
 /// The read of `ius` live IUs in page `page` of victim `block`.
 #[inline(always)]
 fn victim_read(cause: OpCause, block: u32, page: u32, ius: u32, slc: bool) -> NandOp {
@@ -202,12 +213,7 @@ impl Ftl {
             let info = self.blocks.info[m as usize];
             let v = u64::from(info.valid);
             if info.state == BlockState::Closed && info.slc && need_ius + v <= room_ius {
-                group.push(FoldMember {
-                    block: m,
-                    moved: 0,
-                    shadows: false,
-                    run_lpn: NIL,
-                });
+                group.push(FoldMember::new(m));
                 need_ius += v;
             }
             m = self.blocks.stripe_next(m);
@@ -217,12 +223,7 @@ impl Ftl {
             self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
             return;
         }
-        group.push(FoldMember {
-            block: b,
-            moved: 0,
-            shadows: false,
-            run_lpn: NIL,
-        });
+        group.push(FoldMember::new(b));
         // Unit order (a block's id orders it by unit): the order the stream wrote a row of
         // pages over the units.
         group.sort_unstable_by_key(|f| f.block);
@@ -296,18 +297,8 @@ impl Ftl {
             self.pad_stream(dest, ops);
         }
         for f in group.iter() {
-            ops.push(NandOp {
-                kind: NandOpKind::Erase,
-                cause,
-                block: f.block,
-                page: 0,
-                ius: 0,
-                slc: true,
-            });
-            self.erase_emptied(f.block);
+            self.erase_source(f.block, cause, true, ops);
         }
-        self.counters.erases += group.len() as u64;
-        self.erases_since_wl = self.erases_since_wl.saturating_add(group.len() as u32);
     }
 
     /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
@@ -395,6 +386,11 @@ impl Ftl {
             // The source is erased next: its data must be durable elsewhere first.
             self.pad_stream(dest, ops);
         }
+        self.erase_source(b, cause, slc, ops);
+    }
+
+    /// Erase relocation source `b`, emptied of its valid IUs.
+    fn erase_source(&mut self, b: u32, cause: OpCause, slc: bool, ops: &mut Vec<NandOp>) {
         ops.push(NandOp {
             kind: NandOpKind::Erase,
             cause,
@@ -651,7 +647,16 @@ impl Ftl {
         {
             return false;
         }
-        self.ipp_div.div_rem(lpn).1 == 0 && (1..ipp).all(|k| p2l[(first + k) as usize] == lpn + k)
+        self.holds_logical_page(first, lpn)
+    }
+
+    /// Whether the page whose first IU is `first` holds logical page `lpn` whole, in order
+    /// (`lpn` the first IU of a logical page).
+    #[inline(always)]
+    fn holds_logical_page(&self, first: Ppa, lpn: Lpn) -> bool {
+        let p2l = &self.map.p2l;
+        self.ipp_div.div_rem(lpn).1 == 0
+            && (1..self.geo.ius_per_page).all(|k| p2l[(first + k) as usize] == lpn + k)
     }
 
     /// Whether the SLC page whose first IU is `first` (every IU live), its block's last,
@@ -659,15 +664,12 @@ impl Ftl {
     /// previous page when that page was part of a run ([`NIL`] otherwise), within two stripe
     /// rows.
     fn ends_a_run(&self, first: Ppa, prev_lpn: Lpn) -> bool {
-        let p2l = &self.map.p2l;
-        let lpn = p2l[first as usize];
-        let ipp = self.geo.ius_per_page;
+        let lpn = self.map.p2l[first as usize];
         prev_lpn != NIL
             && lpn != INVALID
             && lpn > prev_lpn
             && lpn - prev_lpn <= self.run_reach_ius
-            && self.ipp_div.div_rem(lpn).1 == 0
-            && (1..ipp).all(|k| p2l[(first + k) as usize] == lpn + k)
+            && self.holds_logical_page(first, lpn)
     }
 
     /// Before relocation stream `d` starts a page whose first IU is `lpn`: for a folded page
@@ -1001,17 +1003,24 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_folded_stripe_keeps_each_logical_superpage_on_one_dies_planes() {
+    /// The drive of [`eight_units_with_cache`] with its first `n` IUs (`1 / part` of its user
+    /// capacity) written in order and flushed, the operations that caused, and `n`.
+    fn written_in_order(part: u32) -> (Ftl, Vec<crate::NandOp>, u32) {
         let c = eight_units_with_cache();
-        let n = c.user_ius as u32 / 4;
-        let planes = c.planes_per_die;
+        let n = c.user_ius as u32 / part;
         let mut ftl = Ftl::new(c).unwrap();
         let mut ops = Vec::new();
         for lpn in 0..n {
             ftl.write(lpn, 1, false, false, 0, &mut ops);
         }
         ftl.flush(&mut ops);
+        (ftl, ops, n)
+    }
+
+    #[test]
+    fn a_folded_stripe_keeps_each_logical_superpage_on_one_dies_planes() {
+        let (mut ftl, mut ops, n) = written_in_order(4);
+        let planes = ftl.cfg.planes_per_die;
         ops.clear();
         while ftl.background_step(&mut ops) {}
         let c = ftl.counters();
@@ -1053,15 +1062,8 @@ mod tests {
 
     #[test]
     fn a_fill_through_the_cache_folds_whole_stripes() {
-        let c = eight_units_with_cache();
-        let n = c.user_ius as u32;
-        let planes = c.planes_per_die;
-        let mut ftl = Ftl::new(c).unwrap();
-        let mut ops = Vec::new();
-        for lpn in 0..n {
-            ftl.write(lpn, 1, false, false, 0, &mut ops);
-        }
-        ftl.flush(&mut ops);
+        let (mut ftl, ops, n) = written_in_order(1);
+        let planes = ftl.cfg.planes_per_die;
         assert!(ftl.counters().slc_folded_ius > 0);
         let (ipp, bpu) = (ftl.geo.ius_per_page, ftl.geo.blocks_per_unit);
         let places = places_of_pages(&mut ftl, 0..n / ipp);
