@@ -130,6 +130,31 @@ fn rounds_after_measured_steps_are_cached_under_the_whole_chain() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+#[test]
+fn pts_iops_rounds_are_read_back_with_their_cells() {
+    let cache = dir("pts-iops");
+    let (code, uncached, _) = suite_for("pts-iops", "20ms", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    let with_cache = ["--state-cache", cache.to_str().unwrap()];
+    let (code, cold, err) = suite_for("pts-iops", "20ms", &with_cache);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains(HIT), "{err}");
+    // The fill, then the matrix's rounds with every cell's IOPS.
+    assert_eq!(entries(&cache).len(), 2);
+    let (code, warm, err) = suite_for("pts-iops", "20ms", &with_cache);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, cold);
+    // Other cells' length: the same fill, other rounds.
+    let (code, other, err) = suite_for("pts-iops", "30ms", &with_cache);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    assert_ne!(other, cold);
+    assert_eq!(entries(&cache).len(), 3);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();

@@ -145,6 +145,20 @@ impl Cached for Vec<f64> {
     }
 }
 
+/// Rows of values (a table of rounds by cells).
+impl Cached for Vec<Vec<f64>> {
+    fn put(&self, w: &mut StateWriter<'_>) {
+        w.put_len(self.len());
+        for row in self {
+            row.put(w);
+        }
+    }
+    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
+        let n = r.get_len(8)?;
+        (0..n).map(|_| Vec::<f64>::get(r)).collect()
+    }
+}
+
 /// What a checkpoint recorded in the session: its steps, how many it started (recorded or
 /// not) and the drive time where it ended.
 pub(crate) struct SessionPart {
