@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use flashlab_device::units::parse_bytes_per_s;
+use flashlab_device::values::{ScaleSetting, Size};
 use flashlab_device::{DeviceConfig, LinkKind};
 use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
@@ -217,6 +218,22 @@ const TEST_FAMILIES: [(&str, &str); 4] = [
     ("rand_read_iops", "rand_read_member_ios_per_host_io"),
 ];
 
+/// Least memory a member's slice is given (the smallest `sim.max_memory` a drive takes).
+const MIN_MEMBER_MEMORY_BYTES: u64 = 16 << 20;
+
+/// The member as every set builds it. A set is one simulated system: with `sim.scale =
+/// "auto"` the member's slice is sized so that the largest set's members together fit the
+/// member's `sim.max_memory` (at least 16 MiB each), and every set uses that one slice, so
+/// counts compare like with like. An explicit `sim.scale` is the member's as given.
+pub(crate) fn member_for_sets(member: &DeviceConfig, largest_set: u32) -> DeviceConfig {
+    let mut m = member.clone();
+    if m.sim.scale == ScaleSetting::Auto {
+        let share = m.sim.max_memory.0 / u64::from(largest_set.max(1));
+        m.sim.max_memory = Size(share.max(MIN_MEMBER_MEMORY_BYTES));
+    }
+    m
+}
+
 /// A system of `n` copies of `member` in a RAID of `level` (one member: the drive alone),
 /// every member behind `link` when given.
 pub(crate) fn build_config(
@@ -290,8 +307,9 @@ fn raid_ios(counters: &SystemCounters) -> (u64, u64) {
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
-    let member = s.require_config("raid-scaling")?;
     let o = opts.own::<RaidScalingOptions>();
+    let largest = o.members.iter().copied().max().unwrap_or(1);
+    let member = &member_for_sets(s.require_config("raid-scaling")?, largest);
     // `--state` is shared with the client suites; only raid-scaling takes `both`.
     let states = &opts.client.states;
     let sets = o.sets();
@@ -498,6 +516,23 @@ impl Suite for RaidScaling {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_set_of_auto_sized_members_fits_one_drives_memory() {
+        let drive = flashlab_device::load_device_config("solidigm-d5-p5430-15.36tb", &[]).unwrap();
+        let budget = drive.sim.max_memory.0;
+        let member = member_for_sets(&drive, 5);
+        assert_eq!(member.sim.max_memory.0, budget / 5);
+        let one = member.resolve().unwrap().memory_bytes;
+        assert!(5 * one <= budget, "5 x {one} bytes > {budget}");
+        // A count whose share is under a drive's least memory gets that least.
+        let tiny_share = member_for_sets(&drive, 1000);
+        assert_eq!(tiny_share.sim.max_memory.0, MIN_MEMBER_MEMORY_BYTES);
+        // An explicit slice is the user's.
+        let mut explicit = drive.clone();
+        explicit.sim.scale = ScaleSetting::Fraction(0.01);
+        assert_eq!(member_for_sets(&explicit, 5), explicit);
+    }
 
     #[test]
     fn sets_cover_raid0_each_count_raid10_of_4_and_raid5_from_3() {
