@@ -344,11 +344,27 @@ impl UnitQueues {
         }
     }
 
-    /// Insert `e` at position `p`, moving later entries back one slot (room was made).
+    /// Insert `e` at position `p`, moving the entries before it forward one slot or those
+    /// after it back one, whichever are fewer (room was made). A read with priority lands
+    /// near the front of a ring booked far ahead, so this is usually a few entries, not a
+    /// whole ring.
     fn insert(&mut self, unit: usize, p: usize, e: Entry) {
         let n = self.len[unit] as usize;
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head[unit] as usize;
+        if p < n - p {
+            let new_head = head.wrapping_sub(1) & MASK;
+            let ring = self.ring_mut(unit);
+            for j in 0..p {
+                ring[(new_head + j) & MASK] = ring[(head + j) & MASK];
+            }
+            ring[(new_head + p) & MASK] = e;
+            self.head[unit] = new_head as u8;
+            self.len[unit] += 1;
+            self.open_bit(unit, p);
+            self.mark(unit, p, e.kind);
+            return;
+        }
         let ring = self.ring_mut(unit);
         // Slots `head + p .. head + n` (before wrapping) move up one, as block moves: the
         // part past the ring's end first, then the slot that wraps, then the rest.
