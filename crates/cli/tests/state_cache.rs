@@ -155,6 +155,33 @@ fn pts_iops_rounds_are_read_back_with_their_cells() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+#[test]
+fn endurance_reads_its_fill_and_rounds_back() {
+    let cache = dir("endurance");
+    let (code, uncached, _) = suite("endurance", &["--no-state-cache"]);
+    assert_eq!(code, Some(0));
+    let with_cache = ["--state-cache", cache.to_str().unwrap()];
+    let (code, cold, err) = suite("endurance", &with_cache);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains(HIT), "{err}");
+    // The fill, then the rounds to steady state with their wear; the measured interval runs.
+    assert_eq!(entries(&cache).len(), 2);
+    let (code, warm, err) = suite("endurance", &with_cache);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 2, "{err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, cold);
+    // Another workload shares the fill only.
+    let (code, _, err) = suite(
+        "endurance",
+        &[&with_cache[..], &["--workload", "random-4k"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    assert_eq!(entries(&cache).len(), 3);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();

@@ -10,13 +10,14 @@
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
 use flashlab_device::{DeviceConfig, HealthLog, Model, Ssd};
-use flashlab_engine::{SeedTree, NS_PER_S};
+use flashlab_engine::{SeedTree, StateError, StateReader, StateWriter, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::grids::GridSpec;
 use crate::lengths::RoundLength;
 use crate::session::Session;
+use crate::state_cache::{Cached, FreshDevice};
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
@@ -341,11 +342,84 @@ fn written(run: &RunResult) -> f64 {
 /// Build the drive from its description and run the workload on it.
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let config = s.require_config("endurance")?;
-    let seeds = SeedTree::new(s.opts().seed);
-    let mut ssd =
-        Ssd::new(config, seeds.child("device")).map_err(|e| crate::device_error(config, e))?;
-    s.on_device(&mut ssd, |s| run_on(s, config))
+    let seeds = SeedTree::new(s.opts().seed).child("device");
+    // A drive built fresh from its description: the precondition cache applies to it.
+    let build = |_| {
+        let ssd = Ssd::new(config, seeds).map_err(|e| crate::device_error(config, e))?;
+        Ok((
+            ssd,
+            FreshDevice::Drive(Box::new(config.clone())),
+            seeds.master_seed(),
+        ))
+    };
+    let mut ran = s.on_fresh_devices(1, 1, &build, &|_, s| run_on(s, config))?;
+    Ok(ran.remove(0))
 }
+
+/// The steady-state rounds as the precondition cache keeps them: each round's write IOPS
+/// and the drive's wear at its end.
+struct Rounds {
+    iops: Vec<f64>,
+    wear: Vec<Wear>,
+}
+
+impl Cached for Rounds {
+    fn put(&self, w: &mut StateWriter<'_>) {
+        self.iops.put(w);
+        w.put_len(self.wear.len());
+        for x in &self.wear {
+            for v in [
+                x.host_bytes,
+                x.nand_bytes,
+                x.erase_avg,
+                x.used_percent,
+                x.used_percent_log,
+                x.available_spare,
+                x.retention_days,
+                x.sim_ns,
+            ] {
+                w.put_u64(v.to_bits());
+            }
+            w.put_u64(x.erase_sum);
+            w.put_u32(x.erase_min);
+            w.put_u32(x.erase_max);
+            w.put_u64(x.grown_bad_blocks);
+            w.put_u8(u8::from(x.read_only));
+        }
+    }
+    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
+        let iops = Vec::<f64>::get(r)?;
+        let n = r.get_len(WEAR_BYTES)?;
+        let mut wear = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut f = [0.0; 8];
+            for v in &mut f {
+                *v = f64::from_bits(r.get_u64()?);
+            }
+            let [host_bytes, nand_bytes, erase_avg, used_percent, used_percent_log, available_spare, retention_days, sim_ns] =
+                f;
+            wear.push(Wear {
+                host_bytes,
+                nand_bytes,
+                erase_avg,
+                used_percent,
+                used_percent_log,
+                available_spare,
+                retention_days,
+                sim_ns,
+                erase_sum: r.get_u64()?,
+                erase_min: r.get_u32()?,
+                erase_max: r.get_u32()?,
+                grown_bad_blocks: r.get_u64()?,
+                read_only: r.get_u8()? != 0,
+            });
+        }
+        Ok(Self { iops, wear })
+    }
+}
+
+/// Bytes of one [`Wear`] in a cache entry.
+const WEAR_BYTES: usize = 8 * 8 + 8 + 4 + 4 + 8 + 1;
 
 fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
@@ -376,23 +450,45 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         }
     };
     let rule = SteadyRule::SNIA_PTS;
-    let mut values = Vec::new();
-    for r in 1..=opts.max_rounds {
-        s.round = Some((r, Some(opts.max_rounds)));
-        let name = format!("round-{r:02}");
-        let text = e.workload.text(&name, qd, jobs, &length(opts.round));
-        let run = s.job(&name, &text, &|run| {
-            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-        })?;
-        host += written(&run);
-        curve.push(wear(s, &d, host));
-        values.push(iops(&run, DDIR_WRITE));
-        if values.len() >= rule.window
-            && check_window(&values[values.len() - rule.window..], &rule).steady
-        {
-            break;
+    // The rounds bring the drive to the workload's steady state: the precondition cache
+    // keeps the drive at their end, with each round's IOPS and wear.
+    let recipe = format!(
+        "endurance rounds of {}, at most {}, to steady write IOPS:\n{}",
+        e.workload.name(),
+        opts.max_rounds,
+        e.workload.text("round-NN", qd, jobs, &length(opts.round))
+    );
+    let start_host = host;
+    let rounds = s.checkpoint(&recipe, |s| {
+        let mut host = start_host;
+        let (mut iops_per_round, mut wear_per_round) = (Vec::new(), Vec::new());
+        for r in 1..=opts.max_rounds {
+            s.round = Some((r, Some(opts.max_rounds)));
+            let name = format!("round-{r:02}");
+            let text = e.workload.text(&name, qd, jobs, &length(opts.round));
+            let run = s.job(&name, &text, &|run| {
+                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+            })?;
+            host += written(&run);
+            wear_per_round.push(wear(s, &d, host));
+            iops_per_round.push(iops(&run, DDIR_WRITE));
+            let values = &iops_per_round;
+            if values.len() >= rule.window
+                && check_window(&values[values.len() - rule.window..], &rule).steady
+            {
+                break;
+            }
         }
+        Ok(Rounds {
+            iops: iops_per_round,
+            wear: wear_per_round,
+        })
+    })?;
+    if let Some(last) = rounds.wear.last() {
+        host = last.host_bytes;
     }
+    curve.extend(rounds.wear);
+    let values = rounds.iops;
     s.round = None;
     let steady = SteadyReport {
         verdict: steady_state(&values, &rule),
