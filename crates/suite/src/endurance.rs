@@ -392,12 +392,12 @@ impl Cached for Rounds {
         let n = r.get_len(WEAR_BYTES)?;
         let mut wear = Vec::with_capacity(n);
         for _ in 0..n {
-            let mut f = [0.0; 8];
-            for v in &mut f {
-                *v = f64::from_bits(r.get_u64()?);
-            }
-            let [host_bytes, nand_bytes, erase_avg, used_percent, used_percent_log, available_spare, retention_days, sim_ns] =
-                f;
+            // Fields in the order `put` wrote them (tuples and struct literals evaluate in order).
+            let mut float = || r.get_u64().map(f64::from_bits);
+            let (host_bytes, nand_bytes, erase_avg, used_percent) =
+                (float()?, float()?, float()?, float()?);
+            let (used_percent_log, available_spare, retention_days, sim_ns) =
+                (float()?, float()?, float()?, float()?);
             wear.push(Wear {
                 host_bytes,
                 nand_bytes,
