@@ -182,6 +182,25 @@ fn endurance_reads_its_fill_and_rounds_back() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+#[test]
+fn suites_that_build_their_own_drive_keep_its_preconditioning() {
+    // noisy-neighbor splits the drive into namespaces; power builds one drive per power
+    // state: each is a fresh drive of its own description, with entries of its own.
+    for (name, hits) in [("noisy-neighbor", 2), ("power", 1)] {
+        let cache = dir(name);
+        let (code, uncached, _) = suite(name, &["--no-state-cache"]);
+        assert_eq!(code, Some(0));
+        let (cold, err) = cached(name, &cache);
+        assert!(!err.contains(HIT), "{name}: {err}");
+        assert_eq!(entries(&cache).len(), hits, "{name}");
+        let (warm, err) = cached(name, &cache);
+        assert_eq!(err.matches(HIT).count(), hits, "{name}: {err}");
+        assert_eq!(cold, uncached, "{name}");
+        assert_eq!(warm, cold, "{name}");
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+}
+
 /// Every file under `dir`, by path relative to it, with its bytes.
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();

@@ -9,7 +9,7 @@
 //! of the accesses, the next 15% take 30% and the remaining 80% take 20% (as summarised in
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
-use flashlab_device::{DeviceConfig, HealthLog, Model, Ssd};
+use flashlab_device::{DeviceConfig, HealthLog, Model};
 use flashlab_engine::{SeedTree, StateError, StateReader, StateWriter, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::grids::GridSpec;
 use crate::lengths::RoundLength;
 use crate::session::Session;
-use crate::state_cache::{Cached, FreshDevice};
+use crate::state_cache::Cached;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
@@ -343,17 +343,7 @@ fn written(run: &RunResult) -> f64 {
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let config = s.require_config("endurance")?;
     let seeds = SeedTree::new(s.opts().seed).child("device");
-    // A drive built fresh from its description: the precondition cache applies to it.
-    let build = |_| {
-        let ssd = Ssd::new(config, seeds).map_err(|e| crate::device_error(config, e))?;
-        Ok((
-            ssd,
-            FreshDevice::Drive(Box::new(config.clone())),
-            seeds.master_seed(),
-        ))
-    };
-    let mut ran = s.on_fresh_devices(1, 1, &build, &|_, s| run_on(s, config))?;
-    Ok(ran.remove(0))
+    s.on_fresh_drive(config, seeds, &|s| run_on(s, config))
 }
 
 /// The steady-state rounds as the precondition cache keeps them: each round's write IOPS

@@ -416,6 +416,27 @@ impl<'a> Session<'a> {
         self.steps.append(steps);
     }
 
+    /// Run `steps` on a drive built fresh from `config` with `seeds`: the precondition cache
+    /// applies to it as to the suite's own drive (a suite that builds its drive from a
+    /// changed description, or one per power state, keeps its preconditioning too).
+    pub(crate) fn on_fresh_drive<R: Send>(
+        &mut self,
+        config: &DeviceConfig,
+        seeds: SeedTree,
+        steps: &(dyn Fn(&mut Session) -> Result<R, SuiteError> + Sync),
+    ) -> Result<R, SuiteError> {
+        let build = |_| {
+            let ssd = Ssd::new(config, seeds).map_err(|e| crate::device_error(config, e))?;
+            Ok((
+                ssd,
+                FreshDevice::Drive(Box::new(config.clone())),
+                seeds.master_seed(),
+            ))
+        };
+        let mut ran = self.on_fresh_devices(1, 1, &build, &|_, s| steps(s))?;
+        Ok(ran.remove(0))
+    }
+
     /// Run `count` independent devices, device `i` built by `build(i)` (fresh from its
     /// description, so the precondition cache applies) and run by `steps(i, session)`, on up
     /// to `threads` threads (`0`: as many as the machine has). Every device runs alone and

@@ -379,10 +379,10 @@ pub(crate) fn neighbor_config(
 pub(crate) fn noisy_neighbor(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let config = neighbor_config(s.require_config("noisy-neighbor")?, opts)?;
-    let seeds = SeedTree::new(opts.seed);
-    let mut ssd = Ssd::new(&config, seeds.child("device")).map_err(|e| device_error(&config, e))?;
-    let count = ssd.namespace_count();
-    s.on_device(&mut ssd, |s| noisy_neighbor_on(s, count))
+    // A drive without namespaces has one.
+    let count = config.namespaces.len().max(1);
+    let seeds = SeedTree::new(opts.seed).child("device");
+    s.on_fresh_drive(&config, seeds, &|s| noisy_neighbor_on(s, count))
 }
 
 fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteError> {
@@ -578,9 +578,9 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
             ),
         };
         // Every state starts from the same fresh drive: the same seed, a new instance.
-        let seeds = SeedTree::new(opts.seed);
-        let mut ssd = Ssd::new(&c, seeds.child("device")).map_err(|e| device_error(&c, e))?;
-        s.on_device(&mut ssd, |s| {
+        let seeds = SeedTree::new(opts.seed).child("device");
+        let (state_results, watts) = s.on_fresh_drive(&c, seeds, &|s| {
+            let mut results = Vec::new();
             let ps = Coord::PowerState(state as u32);
             let prefix = format!("{}_", ps.key());
             purge_and_fill_prefixed(s, &prefix)?;
@@ -664,9 +664,10 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
                     .under(&[ps]),
                 );
             }
-            per_state.push((state, cap_w, watts));
-            Ok(())
+            Ok((results, watts))
         })?;
+        results.extend(state_results);
+        per_state.push((state, cap_w, watts));
     }
     let series = per_state
         .iter()
