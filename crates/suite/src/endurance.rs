@@ -10,14 +10,13 @@
 //! Seagate's "SSD Endurance" article on tomshardware.com, "Endurance Workloads").
 
 use flashlab_device::{DeviceConfig, HealthLog, Model};
-use flashlab_engine::{SeedTree, StateError, StateReader, StateWriter, NS_PER_S};
+use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
 use crate::grids::GridSpec;
 use crate::lengths::RoundLength;
 use crate::session::Session;
-use crate::state_cache::Cached;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
@@ -258,7 +257,7 @@ impl EnduranceOptions {
 }
 
 /// The drive's wear at one moment.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Wear {
     /// Host bytes written since the suite started (whole drive).
     host_bytes: f64,
@@ -280,6 +279,22 @@ struct Wear {
     retention_days: f64,
     sim_ns: f64,
 }
+
+flashlab_engine::impl_state!(Wear {
+    host_bytes,
+    nand_bytes,
+    erase_sum,
+    erase_min,
+    erase_avg,
+    erase_max,
+    used_percent,
+    used_percent_log,
+    available_spare,
+    grown_bad_blocks,
+    read_only,
+    retention_days,
+    sim_ns,
+});
 
 impl Wear {
     /// Intel's media wearout indicator: 100 on a new drive, down to 1 at rated wear.
@@ -348,68 +363,13 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
 
 /// The steady-state rounds as the precondition cache keeps them: each round's write IOPS
 /// and the drive's wear at its end.
+#[derive(Default)]
 struct Rounds {
     iops: Vec<f64>,
     wear: Vec<Wear>,
 }
 
-impl Cached for Rounds {
-    fn put(&self, w: &mut StateWriter<'_>) {
-        self.iops.put(w);
-        w.put_len(self.wear.len());
-        for x in &self.wear {
-            for v in [
-                x.host_bytes,
-                x.nand_bytes,
-                x.erase_avg,
-                x.used_percent,
-                x.used_percent_log,
-                x.available_spare,
-                x.retention_days,
-                x.sim_ns,
-            ] {
-                w.put_u64(v.to_bits());
-            }
-            w.put_u64(x.erase_sum);
-            w.put_u32(x.erase_min);
-            w.put_u32(x.erase_max);
-            w.put_u64(x.grown_bad_blocks);
-            w.put_u8(u8::from(x.read_only));
-        }
-    }
-    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
-        let iops = Vec::<f64>::get(r)?;
-        let n = r.get_len(WEAR_BYTES)?;
-        let mut wear = Vec::with_capacity(n);
-        for _ in 0..n {
-            // Fields in the order `put` wrote them (tuples and struct literals evaluate in order).
-            let mut float = || r.get_u64().map(f64::from_bits);
-            let (host_bytes, nand_bytes, erase_avg, used_percent) =
-                (float()?, float()?, float()?, float()?);
-            let (used_percent_log, available_spare, retention_days, sim_ns) =
-                (float()?, float()?, float()?, float()?);
-            wear.push(Wear {
-                host_bytes,
-                nand_bytes,
-                erase_avg,
-                used_percent,
-                used_percent_log,
-                available_spare,
-                retention_days,
-                sim_ns,
-                erase_sum: r.get_u64()?,
-                erase_min: r.get_u32()?,
-                erase_max: r.get_u32()?,
-                grown_bad_blocks: r.get_u64()?,
-                read_only: r.get_u8()? != 0,
-            });
-        }
-        Ok(Self { iops, wear })
-    }
-}
-
-/// Bytes of one [`Wear`] in a cache entry.
-const WEAR_BYTES: usize = 8 * 8 + 8 + 4 + 4 + 8 + 1;
+flashlab_engine::impl_state!(Rounds { iops, wear });
 
 fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
     let opts = s.opts();

@@ -167,7 +167,7 @@ impl BlockDevice for Shifted<'_> {
 
 /// What the steps run on: a simulated drive, or real storage through the real fio; or, for
 /// a suite that builds its drives from their description ([`Session::described`]), nothing
-/// yet: its steps run in sessions on the drives it builds ([`Session::on_device`]).
+/// yet: its steps run in sessions on the drives it builds ([`Session::on_fresh_drive`]).
 enum Drive<'a> {
     Sim(&'a mut dyn SuiteDevice),
     Real(&'a mut RealTarget),
@@ -283,7 +283,7 @@ impl<'a> Session<'a> {
 
     /// A session for a suite that builds its own drives from `config`
     /// ([`crate::Targets::Description`]): the figures come from the sessions it runs on them
-    /// ([`Session::on_device`]).
+    /// ([`Session::on_fresh_drive`], [`Session::on_fresh_devices`]).
     pub(crate) fn described(
         config: &'a DeviceConfig,
         opts: &'a SuiteOptions,
@@ -392,8 +392,9 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// Run `steps` in a session of their own on `dev` (a drive or system the suite built),
-    /// reporting progress through this one's. Its recorded steps join this session's, and
+    /// Run `steps` in a session of their own on `dev` (a drive or system built by other
+    /// means than from a description, so without the precondition cache), reporting
+    /// progress through this one's. Its recorded steps join this session's, and
     /// the first slice among the devices gives the report its scale note.
     pub fn on_device<R>(
         &mut self,

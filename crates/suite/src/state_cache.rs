@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use flashlab_device::DeviceConfig;
 use flashlab_engine::state::{checksum_of, StateHeader};
-use flashlab_engine::{SimTime, StateError, StateReader, StateWriter};
+use flashlab_engine::{SimTime, State, StateError, StateReader, StateWriter};
 use flashlab_system::SystemConfig;
 
 use crate::session::SuiteDevice;
@@ -119,43 +119,21 @@ impl Chain {
     }
 }
 
-/// A checkpoint's value, kept in the entry beside the steps.
+/// A checkpoint's value, kept in the entry beside the steps: any value with a state
+/// encoding ([`State`]: numbers, vectors, tuples, structs by `impl_state!`).
 pub(crate) trait Cached: Sized {
     fn put(&self, w: &mut StateWriter<'_>);
     fn get(r: &mut StateReader<'_>) -> Result<Self, StateError>;
 }
 
-impl Cached for () {
-    fn put(&self, _: &mut StateWriter<'_>) {}
-    fn get(_: &mut StateReader<'_>) -> Result<(), StateError> {
-        Ok(())
-    }
-}
-
-impl Cached for Vec<f64> {
+impl<T: State + Default> Cached for T {
     fn put(&self, w: &mut StateWriter<'_>) {
-        w.put_len(self.len());
-        for v in self {
-            w.put_u64(v.to_bits());
-        }
+        self.save(w);
     }
     fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
-        let n = r.get_len(8)?;
-        (0..n).map(|_| Ok(f64::from_bits(r.get_u64()?))).collect()
-    }
-}
-
-/// Rows of values (a table of rounds by cells).
-impl Cached for Vec<Vec<f64>> {
-    fn put(&self, w: &mut StateWriter<'_>) {
-        w.put_len(self.len());
-        for row in self {
-            row.put(w);
-        }
-    }
-    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
-        let n = r.get_len(8)?;
-        (0..n).map(|_| Vec::<f64>::get(r)).collect()
+        let mut value = T::default();
+        value.load(r)?;
+        Ok(value)
     }
 }
 

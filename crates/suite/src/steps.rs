@@ -1,14 +1,12 @@
 //! Steps and measures the suites share: job text, the workload-independent fill, random-write
 //! rounds to the SNIA steady state, and the IOPS and bandwidth of a run.
 
-use flashlab_engine::state::State;
-use flashlab_engine::{StateError, StateReader, StateWriter, NS_PER_S};
+use flashlab_engine::NS_PER_S;
 use flashlab_ftl::FtlCounters;
 use flashlab_report::{RunResult, DDIR_WRITE};
 
 use crate::lengths::RoundLength;
 use crate::session::Session;
-use crate::state_cache::Cached;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
@@ -234,31 +232,13 @@ fn rounds_report(s: &mut Session, opts: &SuiteOptions, values: Vec<f64>) -> Stea
 
 /// Rounds' IOPS and the FTL's counters at each round's start, as the precondition cache keeps
 /// them.
+#[derive(Default)]
 struct CountedRounds {
     values: Vec<f64>,
     starts: Vec<FtlCounters>,
 }
 
-impl Cached for CountedRounds {
-    fn put(&self, w: &mut StateWriter<'_>) {
-        self.values.put(w);
-        w.put_len(self.starts.len());
-        for c in &self.starts {
-            c.save(w);
-        }
-    }
-    fn get(r: &mut StateReader<'_>) -> Result<Self, StateError> {
-        let values = Vec::<f64>::get(r)?;
-        let n = r.get_len(FtlCounters::min_bytes())?;
-        let mut starts = Vec::with_capacity(n);
-        for _ in 0..n {
-            let mut c = FtlCounters::default();
-            c.load(r)?;
-            starts.push(c);
-        }
-        Ok(Self { values, starts })
-    }
-}
+flashlab_engine::impl_state!(CountedRounds { values, starts });
 
 /// Write IOPS of each round, until the last rounds meet `rule` or `max_rounds` have run;
 /// `starts` collects the FTL's counters at each round's start.
