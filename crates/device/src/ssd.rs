@@ -573,15 +573,17 @@ impl BlockDevice for Ssd {
         self.model.user_bytes
     }
 
-    /// A read's or a write's map entry is the cache miss a large drive's host path cannot
-    /// avoid, and a write's old copy (found through the entry) another: start loading them
-    /// while earlier requests are simulated, the entry two requests ahead and the old copy
-    /// one.
+    /// A read's or a write's map entries are the cache miss a large drive's host path cannot
+    /// avoid, and a write's old copies (found through the entries, one line per IU that
+    /// random writes left apart) more: start loading them while earlier requests are
+    /// simulated, the entries two requests ahead and the old copies one.
     fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
         let lpn = (req.offset_bytes >> self.iu_shift) as u32;
+        let last = (req.offset_bytes + req.len_bytes.max(1) - 1) >> self.iu_shift;
+        let ius = (last - (req.offset_bytes >> self.iu_shift) + 1).min(u64::from(u32::MAX)) as u32;
         match (stage, req.kind) {
-            (PrefetchStage::Map, IoKind::Read | IoKind::Write) => self.ftl.prefetch(lpn),
-            (PrefetchStage::Update, IoKind::Write) => self.ftl.prefetch_old_copy(lpn),
+            (PrefetchStage::Map, IoKind::Read | IoKind::Write) => self.ftl.prefetch(lpn, ius),
+            (PrefetchStage::Update, IoKind::Write) => self.ftl.prefetch_old_copies(lpn, ius),
             _ => {}
         }
     }
@@ -622,10 +624,10 @@ impl Ssd {
             return Err(self.read_only_error());
         }
         if req.kind == IoKind::Write {
-            // The write invalidates the old copy of its first IU (the next ones share its
-            // line or follow it): load that reverse-map line while the work below runs.
+            // The write invalidates the old copy of its first IU: load that reverse-map line
+            // while the work below runs, for callers that gave no hint a request earlier.
             self.ftl
-                .prefetch_old_copy((req.offset_bytes >> self.iu_shift) as u32);
+                .prefetch_old_copies((req.offset_bytes >> self.iu_shift) as u32, 1);
         }
         // Submissions move forward and every operation starts at or after its submission.
         self.media.advance_to(now_ns);

@@ -361,25 +361,35 @@ impl Ftl {
         ReadLocation::Nand { block, page, slc }
     }
 
-    /// Start loading the map entry of `lpn` into the cache (a hint for an imminent read or
-    /// write; no effect on any state, and nothing for an IU out of range).
+    /// Start loading the map entries of the IUs `[first, first + count)` into the cache (a
+    /// hint for an imminent read or write; no effect on any state, and nothing for IUs out of
+    /// range). At most [`PREFETCH_IUS`] of them: their entries span at most two lines, the
+    /// first's and the last's.
     #[inline]
-    pub fn prefetch(&self, lpn: Lpn) {
-        if let Some(entry) = self.map.l2p.get(lpn as usize) {
-            prefetch_read(entry);
+    pub fn prefetch(&self, first: Lpn, count: u32) {
+        let last = first.saturating_add(count.clamp(1, PREFETCH_IUS) - 1);
+        for lpn in [first, last] {
+            if let Some(entry) = self.map.l2p.get(lpn as usize) {
+                prefetch_read(entry);
+            }
         }
     }
 
-    /// Start loading the reverse-map entry of `lpn`'s current copy and its block's counters,
-    /// which a write of `lpn` invalidates: random lines of tables far larger than the caches.
-    /// Call it once the map entry itself is likely cached (it was [`Self::prefetch`]ed a
-    /// command earlier) and some work before the write. No effect on any state.
+    /// Start loading the reverse-map entries of the current copies of IUs `[first, first +
+    /// count)` (at most [`PREFETCH_IUS`]) and their blocks' counters, which a write of them
+    /// invalidates: random lines of tables far larger than the caches, one per IU that random
+    /// writes left apart. Call it once the map entries themselves are likely cached (they
+    /// were [`Self::prefetch`]ed a command earlier) and some work before the write. No
+    /// effect on any state.
     #[inline(never)]
-    pub fn prefetch_old_copy(&self, lpn: Lpn) {
-        if let Some(&old) = self.map.l2p.get(lpn as usize) {
+    pub fn prefetch_old_copies(&self, first: Lpn, count: u32) {
+        let end = first.saturating_add(count.clamp(1, PREFETCH_IUS));
+        for lpn in first..end {
+            let Some(&old) = self.map.l2p.get(lpn as usize) else {
+                return;
+            };
             if let Some(entry) = self.map.p2l.get(old as usize) {
                 prefetch_read(entry);
-                // The old copy's block loses a valid IU: its counters are a random line too.
                 let (block, _, _) = self.split(old);
                 if let Some(info) = self.blocks.info.get(block as usize) {
                     prefetch_read(info);
@@ -524,6 +534,11 @@ impl Ftl {
         self.after_op();
     }
 }
+
+/// Most IUs of one request a prefetch hint loads: a 64 KiB write on a 4 KiB IU, the
+/// largest transfer of the JEDEC enterprise mix. Bounds the hint's work on long sequential
+/// requests, whose old copies lie together anyway.
+pub const PREFETCH_IUS: u32 = 16;
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
