@@ -368,6 +368,16 @@ impl BlockTable {
         self.info[b as usize].valid += 1;
     }
 
+    /// Start loading what [`Self::dec_valid`] of `b` reads first: its counters and its
+    /// place in the victim buckets (nothing for a block out of range).
+    #[inline]
+    pub fn prefetch(&self, b: u32) {
+        if let Some(info) = self.info.get(b as usize) {
+            crate::host::prefetch_read(info);
+            self.lists.prefetch(b);
+        }
+    }
+
     #[inline]
     pub fn dec_valid(&mut self, b: u32) {
         let i = b as usize;

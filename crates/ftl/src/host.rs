@@ -376,7 +376,7 @@ impl Ftl {
     }
 
     /// Start loading the reverse-map entries of the current copies of IUs `[first, first +
-    /// count)` (at most [`PREFETCH_IUS`]) and their blocks' counters, which a write of them
+    /// count)` (at most [`PREFETCH_IUS`]) and their blocks' counters and bucket links, which a write of them
     /// invalidates: random lines of tables far larger than the caches, one per IU that random
     /// writes left apart. Call it once the map entries themselves are likely cached (they
     /// were [`Self::prefetch`]ed a command earlier) and some work before the write. No
@@ -391,9 +391,7 @@ impl Ftl {
             if let Some(entry) = self.map.p2l.get(old as usize) {
                 prefetch_read(entry);
                 let (block, _, _) = self.split(old);
-                if let Some(info) = self.blocks.info.get(block as usize) {
-                    prefetch_read(info);
-                }
+                self.blocks.prefetch(block);
             }
         }
     }

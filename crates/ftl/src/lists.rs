@@ -3,73 +3,133 @@
 
 pub(crate) const NIL: u32 = u32::MAX;
 
+/// An item's place: its neighbours and its list. The three share one cache line (an item's
+/// links are read and written together, at random items of a large array).
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Link {
+    next: u32,
+    prev: u32,
+    owner: u32,
+}
+
+const UNLINKED: Link = Link {
+    next: NIL,
+    prev: NIL,
+    owner: NIL,
+};
+
 pub(crate) struct Lists {
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    owner: Vec<u32>,
+    links: Vec<Link>,
     head: Vec<u32>,
     tail: Vec<u32>,
     len: Vec<u32>,
 }
 
-flashlab_engine::impl_state!(Lists {
-    next,
-    prev,
-    owner,
-    head,
-    tail,
-    len
-});
+/// Saved as the three arrays `next`, `prev` and `owner`, then `head`, `tail` and `len`.
+impl flashlab_engine::State for Lists {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        for field in [|l: &Link| l.next, |l: &Link| l.prev, |l: &Link| l.owner] {
+            self.links.iter().map(field).collect::<Vec<u32>>().save(w);
+        }
+        self.head.save(w);
+        self.tail.save(w);
+        self.len.save(w);
+    }
+
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        let mut fields: [Vec<u32>; 3] = Default::default();
+        for f in &mut fields {
+            f.load(r)?;
+        }
+        let [next, prev, owner] = fields;
+        if next.len() != prev.len() || next.len() != owner.len() {
+            return Err(flashlab_engine::StateError::Corrupt {
+                what: format!(
+                    "block lists of {}, {} and {} links",
+                    next.len(),
+                    prev.len(),
+                    owner.len()
+                ),
+            });
+        }
+        self.links = (0..next.len())
+            .map(|i| Link {
+                next: next[i],
+                prev: prev[i],
+                owner: owner[i],
+            })
+            .collect();
+        self.head.load(r)?;
+        self.tail.load(r)?;
+        self.len.load(r)
+    }
+}
 
 impl Lists {
     pub fn new(items: u32, lists: u32) -> Lists {
         Lists {
-            next: vec![NIL; items as usize],
-            prev: vec![NIL; items as usize],
-            owner: vec![NIL; items as usize],
+            links: vec![UNLINKED; items as usize],
             head: vec![NIL; lists as usize],
             tail: vec![NIL; lists as usize],
             len: vec![0; lists as usize],
         }
     }
 
+    /// Start loading `item`'s links into the cache (nothing for an item out of range).
+    #[inline]
+    pub fn prefetch(&self, item: u32) {
+        if let Some(link) = self.links.get(item as usize) {
+            crate::host::prefetch_read(link);
+        }
+    }
+
     #[inline]
     pub fn push_back(&mut self, list: u32, item: u32) {
-        debug_assert_eq!(self.owner[item as usize], NIL, "item {item} already listed");
+        debug_assert_eq!(
+            self.links[item as usize].owner, NIL,
+            "item {item} already listed"
+        );
         let (l, i) = (list as usize, item as usize);
         let t = self.tail[l];
-        self.prev[i] = t;
-        self.next[i] = NIL;
+        self.links[i] = Link {
+            next: NIL,
+            prev: t,
+            owner: list,
+        };
         if t == NIL {
             self.head[l] = item;
         } else {
-            self.next[t as usize] = item;
+            self.links[t as usize].next = item;
         }
         self.tail[l] = item;
-        self.owner[i] = list;
         self.len[l] += 1;
     }
 
     #[inline]
     pub fn remove(&mut self, item: u32) {
         let i = item as usize;
-        let l = self.owner[i];
+        let Link {
+            next: n,
+            prev: p,
+            owner: l,
+        } = self.links[i];
         debug_assert_ne!(l, NIL, "item {item} is in no list");
         let l = l as usize;
-        let (p, n) = (self.prev[i], self.next[i]);
         if p == NIL {
             self.head[l] = n;
         } else {
-            self.next[p as usize] = n;
+            self.links[p as usize].next = n;
         }
         if n == NIL {
             self.tail[l] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.links[n as usize].prev = p;
         }
-        self.next[i] = NIL;
-        self.prev[i] = NIL;
-        self.owner[i] = NIL;
+        self.links[i] = UNLINKED;
         self.len[l] -= 1;
     }
 
@@ -102,7 +162,7 @@ impl Lists {
     /// The item after `item` in its list, or [`NIL`].
     #[inline]
     pub fn next(&self, item: u32) -> u32 {
-        self.next[item as usize]
+        self.links[item as usize].next
     }
 
     #[inline]
@@ -113,7 +173,7 @@ impl Lists {
     /// The list holding `item`, or [`NIL`].
     #[inline]
     pub fn owner(&self, item: u32) -> u32 {
-        self.owner[item as usize]
+        self.links[item as usize].owner
     }
 }
 
