@@ -92,7 +92,7 @@ pub struct EnduranceOptions {
     pub workload: EnduranceWorkload,
     /// Share of the day the drive writes at the measured rate (0 to 1].
     pub duty_cycle: f64,
-    /// Length of the measured interval after steady state.
+    /// Length of the measured interval after steady state (default half the user capacity).
     pub measure: RoundLength,
     /// After the measured interval, go on writing rounds until the drive turns read-only
     /// (blocks failing with wear), at most [`WEAR_OUT_LIMIT`] times its rated TBW.
@@ -116,7 +116,7 @@ impl Default for EnduranceOptions {
         Self {
             workload: EnduranceWorkload::JedecEnterprise,
             duty_cycle: 1.0,
-            measure: RoundLength::CapacityFraction(1.0),
+            measure: RoundLength::CapacityFraction(0.5),
             until_read_only: false,
             power_off_days: None,
             storage_c: None,
@@ -135,7 +135,7 @@ pub struct EnduranceArgs {
     duty_cycle: f64,
     /// endurance: the measured interval after steady state: a share of the capacity, a size
     /// or a simulated time.
-    #[arg(long, default_value = "100%")]
+    #[arg(long, default_value = "50%")]
     measure: String,
     /// endurance: after the measured interval, write rounds until the drive turns read-only
     /// (its blocks failing with wear: nand.grown_bad_at_rated), at most 10x its rated TBW.
