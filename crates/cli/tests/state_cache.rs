@@ -156,6 +156,82 @@ fn pts_iops_rounds_are_read_back_with_their_cells() {
 }
 
 #[test]
+fn wsat_intervals_are_read_back_with_their_figures() {
+    let d = dir("wsat");
+    let cache = d.join("entries");
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    // Half a drive fill in intervals of 5% of the capacity: 10 intervals, each a step file.
+    let wsat = |multiple: &str, interval: &str, extra: &[&str]| {
+        let (code, out, err) = suite(
+            "wsat",
+            &[
+                &["--write-multiple", multiple, "--interval", interval][..],
+                extra,
+            ]
+            .concat(),
+        );
+        assert_eq!(code, Some(0), "{err}");
+        (out, err)
+    };
+    let run = |name: &str, cached: bool| {
+        let outdir = d.join(name);
+        let cache_args = if cached {
+            vec!["--state-cache".to_string(), p(&cache)]
+        } else {
+            vec!["--no-state-cache".to_string()]
+        };
+        let outdir_arg = p(&outdir);
+        let mut extra: Vec<&str> = cache_args.iter().map(String::as_str).collect();
+        extra.extend(["--outdir", &outdir_arg]);
+        let (out, err) = wsat("0.5", "5%", &extra);
+        (out, files_under(&outdir), err)
+    };
+    let (uncached, uncached_files, _) = run("uncached", false);
+    let (cold, cold_files, err) = run("cold", true);
+    assert!(!err.contains(HIT), "{err}");
+    // The purge and the intervals are one checkpoint, kept with every interval's figures.
+    assert_eq!(entries(&cache).len(), 1);
+    let (warm, warm_files, err) = run("warm", true);
+    assert_eq!(err.matches(HIT).count(), 1, "{err}");
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, cold);
+    assert!(cold_files.len() > 10, "{} step files", cold_files.len());
+    assert!(
+        cold_files == uncached_files,
+        "the step files differ with a cache"
+    );
+    assert!(warm_files == cold_files, "the warm run's step files differ");
+    // The write-saturated drive is the preconditioning: saved after it, it is the drive at
+    // the suite's end.
+    let (after, end) = (d.join("after.state"), d.join("end.state"));
+    let c = p(&cache);
+    wsat(
+        "0.5",
+        "5%",
+        &[
+            "--state-cache",
+            &c,
+            "--save-state",
+            &p(&after),
+            "--save-state-after",
+            "precondition",
+        ],
+    );
+    wsat("0.5", "5%", &["--no-state-cache", "--save-state", &p(&end)]);
+    assert!(std::fs::read(&after).unwrap() == std::fs::read(&end).unwrap());
+    // Another amount written or another interval is another write stream: an entry of its own.
+    let (other, err) = wsat("0.6", "5%", &["--state-cache", &c]);
+    assert!(!err.contains(HIT), "{err}");
+    assert_ne!(other, cold);
+    assert_eq!(entries(&cache).len(), 2);
+    let (other, err) = wsat("0.5", "10%", &["--state-cache", &c]);
+    assert!(!err.contains(HIT), "{err}");
+    assert_ne!(other, cold);
+    assert_eq!(entries(&cache).len(), 3);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn endurance_reads_its_fill_and_rounds_back() {
     let cache = dir("endurance");
     let (code, uncached, _) = suite("endurance", &["--no-state-cache"]);

@@ -77,7 +77,7 @@ impl WsatOptions {
 }
 
 /// One measured interval.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Point {
     /// Simulated time of the whole drive since the purge ended, at the interval's end.
     end_ns: f64,
@@ -87,11 +87,35 @@ struct Point {
     wa: f64,
 }
 
+flashlab_engine::impl_state!(Point {
+    end_ns,
+    written_bytes,
+    iops,
+    wa
+});
+
+/// The purge and the intervals as the precondition cache keeps them: every interval's
+/// point, the run's write amplification as a whole and over the final window, and the host
+/// bytes written.
+#[derive(Debug, Default)]
+struct Saturation {
+    points: Vec<Point>,
+    total_wa: f64,
+    steady_wa: f64,
+    written_bytes: f64,
+}
+
+flashlab_engine::impl_state!(Saturation {
+    points,
+    total_wa,
+    steady_wa,
+    written_bytes
+});
+
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let w = opts.own::<WsatOptions>();
     s.require_ftl("wsat")?;
-    s.purge("purge")?;
     let capacity = s.full_capacity_bytes() as f64;
     let target = w.write_multiple * capacity;
     let (qd, jobs) = qd_jobs(opts);
@@ -111,8 +135,41 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             )
         }
     };
+    // The whole write stream is the drive's write saturation (a workload-dependent
+    // preconditioning) and its measurement at once: the precondition cache keeps the drive at
+    // its end and every interval's figures, so a repeat on the same drive reads them back.
+    let recipe = format!(
+        "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
+         is written:\n{}",
+        opts.interval,
+        planned.map_or("none".to_string(), |n| n.to_string()),
+        w.write_multiple,
+        job_text("wsat-NNN", "randwrite", "4k", qd, jobs, &lines)
+    );
+    let sat = s.checkpoint(&recipe, |s| saturate(s, &w, target, &lines, planned))?;
+    let (results, window) = results(&sat.points, sat.total_wa, sat.steady_wa, sat.written_bytes);
+    let charts = charts(&sat.points, window);
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+/// Purge, then write `target` bytes (whole drive) in intervals of `lines` (`planned` of them,
+/// when the interval is a size).
+fn saturate(
+    s: &mut Session,
+    w: &WsatOptions,
+    target: f64,
+    lines: &[String],
+    planned: Option<usize>,
+) -> Result<Saturation, SuiteError> {
+    let opts = s.opts();
+    s.purge("purge")?;
+    let (qd, jobs) = qd_jobs(opts);
     if planned.is_some_and(|n| n > MAX_INTERVALS) {
-        return Err(too_many_intervals(&w, opts.interval));
+        return Err(too_many_intervals(w, opts.interval));
     }
     let start_ns = s.now_ns();
     let first = s.counters();
@@ -125,7 +182,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     while planned.map_or(written < target, |n| points.len() < n) {
         let i = points.len() + 1;
         if i > MAX_INTERVALS {
-            return Err(too_many_intervals(&w, opts.interval));
+            return Err(too_many_intervals(w, opts.interval));
         }
         s.round = Some((i, planned));
         let step_bytes = match opts.interval {
@@ -134,14 +191,14 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         };
         s.suite_span = Some((written / target, ((written + step_bytes) / target).min(1.0)));
         let name = format!("wsat-{i:03}");
-        let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, lines);
         let run = s.job(&name, &text, &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;
         let bytes: u64 = run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum();
         if bytes == 0 {
             // A time-based interval too short for one write would never finish the run.
-            return Err(too_many_intervals(&w, opts.interval));
+            return Err(too_many_intervals(w, opts.interval));
         }
         written += bytes as f64;
         let now = s.counters();
@@ -159,12 +216,11 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     // GC cycles; `starts[i]` is the start of interval `i`.
     let first_in_window = points.len() - final_window(&points).len();
     let steady_wa = wa_over_reclaims(&starts[..=first_in_window], end, reclaims);
-    let (results, window) = results(&points, total_wa, steady_wa, written);
-    let charts = charts(&points, window);
-    Ok(Outcome {
-        steady: None,
-        results,
-        charts,
+    Ok(Saturation {
+        points,
+        total_wa,
+        steady_wa,
+        written_bytes: written,
     })
 }
 
