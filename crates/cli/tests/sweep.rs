@@ -217,6 +217,19 @@ fn bad_plans_exit_2_naming_the_line() {
             "{plan_text}\n{err}"
         );
     }
+    // Run rather than listed, a bad plan is reported once, not again as its own cause.
+    let plan = write_plan(&dir, cases[2].0);
+    let outdir = dir.join("bad-run");
+    let o = flashlab(&[
+        "sweep",
+        &plan,
+        "--point",
+        "1",
+        "--outdir",
+        outdir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("line 7").count(), 1, "{}", stderr(&o));
     // A point beyond the plan, and collect on an empty directory.
     let plan = write_plan(&dir, PLAN);
     let o = flashlab(&["sweep", &plan, "--point", "48"]);

@@ -14,8 +14,9 @@ use crate::PlanError;
 /// Why a sweep (or one simulation) stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
-    /// The plan, a value in it, the job file or the device is wrong (exit 2).
-    #[error("{0}")]
+    /// The plan, a value in it, the job file or the device is wrong (exit 2). Transparent:
+    /// the plan error is the message, not also its cause, so a chain prints it once.
+    #[error(transparent)]
     Plan(#[from] PlanError),
     /// The input is fine but a run failed (exit 1).
     #[error("point {point}: {message}")]
