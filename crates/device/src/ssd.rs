@@ -578,9 +578,13 @@ impl BlockDevice for Ssd {
     /// random writes left apart) more: start loading them while earlier requests are
     /// simulated, the entries two requests ahead and the old copies one.
     fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
-        let lpn = (req.offset_bytes >> self.iu_shift) as u32;
+        let first = req.offset_bytes >> self.iu_shift;
         let last = (req.offset_bytes + req.len_bytes.max(1) - 1) >> self.iu_shift;
-        let ius = (last - (req.offset_bytes >> self.iu_shift) + 1).min(u64::from(u32::MAX)) as u32;
+        // The FTL loads at most `PREFETCH_IUS` of them.
+        let (lpn, ius) = (
+            first as u32,
+            (last - first + 1).min(u64::from(u32::MAX)) as u32,
+        );
         match (stage, req.kind) {
             (PrefetchStage::Map, IoKind::Read | IoKind::Write) => self.ftl.prefetch(lpn, ius),
             (PrefetchStage::Update, IoKind::Write) => self.ftl.prefetch_old_copies(lpn, ius),

@@ -376,11 +376,11 @@ impl Ftl {
     }
 
     /// Start loading the reverse-map entries of the current copies of IUs `[first, first +
-    /// count)` (at most [`PREFETCH_IUS`]) and their blocks' counters and bucket links, which a write of them
-    /// invalidates: random lines of tables far larger than the caches, one per IU that random
-    /// writes left apart. Call it once the map entries themselves are likely cached (they
-    /// were [`Self::prefetch`]ed a command earlier) and some work before the write. No
-    /// effect on any state.
+    /// count)` (at most [`PREFETCH_IUS`]) and their blocks' counters and bucket links, which
+    /// a write of them invalidates: random lines of tables far larger than the caches, one
+    /// per IU that random writes left apart. Call it once the map entries themselves are
+    /// likely cached (they were [`Self::prefetch`]ed a command earlier) and some work before
+    /// the write. No effect on any state.
     #[inline(never)]
     pub fn prefetch_old_copies(&self, first: Lpn, count: u32) {
         let end = first.saturating_add(count.clamp(1, PREFETCH_IUS));
