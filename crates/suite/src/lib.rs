@@ -29,37 +29,27 @@
 //! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
 //! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
 
-mod app_profiles;
-mod basic;
-mod cache_passes;
 mod charts;
-mod client;
-mod client_options;
-mod endurance;
-mod file_scan;
 mod format;
 mod grids;
 mod html;
 mod lengths;
 mod measure;
-mod oltp;
-mod opsweep;
 mod options;
 mod output;
-mod pts;
-mod raid_scaling;
 mod real;
-mod recovery;
 mod session;
-mod showdown;
 mod state_cache;
 pub mod steady;
 mod steps;
 mod suite;
-mod sustained;
+mod suites;
 mod targets;
-mod tenants;
-mod wsat;
+
+use suites::{
+    app_profiles, basic, cache_passes, client, client_options, endurance, file_scan, oltp, opsweep,
+    pts, raid_scaling, recovery, showdown, sustained, tenants, wsat,
+};
 
 use flashlab_device::{ConfigError, DeviceConfig, Ssd};
 use flashlab_engine::{SeedTree, SimTime};

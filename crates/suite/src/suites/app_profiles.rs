@@ -83,7 +83,7 @@ macro_rules! profile {
         AppProfile {
             name: $name,
             group: $group,
-            job_text: include_str!(concat!("../../../jobs/profiles/", $name, ".fio")),
+            job_text: include_str!(concat!("../../../../jobs/profiles/", $name, ".fio")),
         }
     };
 }
