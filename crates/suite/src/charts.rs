@@ -278,17 +278,9 @@ pub(crate) fn report_figures(report: &SuiteReport) -> ReportFigures {
     let steps = job_steps(report);
     let mut figures = Vec::new();
     let mut replaces = Vec::new();
-    match report.suite.name() {
-        "four-corners" => figures.extend(four_corner_bars(report, &steps)),
-        "desktop" => {
-            let bars = desktop_bars(report, &steps);
-            if !bars.is_empty() {
-                replaces.push("desktop-tests");
-            }
-            figures.extend(bars);
-        }
-        _ => {}
-    }
+    let own = report.suite.figures(report);
+    figures.extend(own.figures);
+    replaces.extend(own.replaces);
     // Suites of unrelated tests have their bars; a test run at two depths there is not a
     // curve.
     let families = if figures.is_empty() {
@@ -696,7 +688,9 @@ type CornerGroup = (&'static str, Unit, [(&'static str, &'static str); 2]);
 
 /// Four corners as two figures of grouped bars (sequential MB/s, random IOPS), read and
 /// write per drive, each drive's published figure beside its bar where there is one.
-fn four_corner_bars(report: &SuiteReport, steps: &[JobStep]) -> Vec<Figure> {
+/// Four-corners' grouped bars (its [`crate::Suite::figures`]).
+pub(crate) fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
+    let steps = &job_steps(report);
     // (corner, category, unit): the step that measured it, or the steady window for random
     // writes.
     let groups: [CornerGroup; 2] = [
@@ -836,7 +830,9 @@ fn cdm_name(s: &JobStep) -> String {
 /// The desktop tests as CrystalDiskMark shows them: per test the best measured run's
 /// bandwidth, a figure for reads and one for writes, the drives side by side. A test's first
 /// run prepares and is not counted; a step run once (writing the test file) is not a test.
-fn desktop_bars(report: &SuiteReport, steps: &[JobStep]) -> Vec<Figure> {
+/// The desktop tests' grouped bars (desktop's [`crate::Suite::figures`]).
+pub(crate) fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
+    let steps = &job_steps(report);
     // Per (device, test, write): the runs' bandwidths in order.
     let runs = |device: usize, test: &str, write: bool| -> Vec<f64> {
         steps

@@ -2,9 +2,10 @@
 //! queue depth, block size, step or power state and the same figures in each (IOPS, latency
 //! percentiles, bandwidth). The key list keeps every result greppable; a grid shows one
 //! family the way reviewers tabulate it (the SNIA PTS IOPS matrix, QoS per queue depth).
-//! Grids are data: the axes of a row, the columns, and how a row is labelled; the rows are
-//! found among the results, so a grid follows the options (depths, steps, block sizes) and
-//! shows nothing when its family is absent.
+//! Grids are data, each suite's in its own module (built from the parts here): the axes of a
+//! row, the columns, and how a row is labelled; the rows are found among the results, so a
+//! grid follows the options (depths, steps, block sizes) and shows nothing when its family is
+//! absent.
 
 use crate::format::format_value;
 use crate::measure::{Coord, Dim, Measure};
@@ -12,18 +13,18 @@ use crate::{DeviceReport, SuiteKind, SuiteReport, Unit};
 
 /// One family of results as rows and columns (a suite lists its own, [`crate::Suite::grids`]).
 pub struct GridSpec {
-    pub(crate) title: &'static str,
+    pub title: &'static str,
     /// Heading of the row labels' column.
-    pub(crate) row_header: &'static str,
+    pub row_header: &'static str,
     /// The axes of a result's row, outermost first: a result belongs when its row lies on
     /// exactly these.
-    dims: &'static [Dim],
-    cols: Cols,
-    row_label: fn(&[Coord]) -> String,
+    pub dims: &'static [Dim],
+    pub cols: Cols,
+    pub row_label: fn(&[Coord]) -> String,
 }
 
 /// What the columns of a grid are.
-enum Cols {
+pub enum Cols {
     /// A column per figure: (label, family, the family's own axis value).
     Figures(&'static [(&'static str, &'static str, Option<Coord>)]),
     /// A column per value of the row's first axis, all of one family (the PTS IOPS matrix: a
@@ -220,7 +221,7 @@ pub(crate) fn grid_title(title: &str, report: &SuiteReport, d: &DeviceReport) ->
 }
 
 /// The row as its key spells it, spaced: `pass1 desktop seq1m q8t1`.
-fn spaced(row: &[Coord]) -> String {
+pub(crate) fn spaced(row: &[Coord]) -> String {
     row.iter()
         .map(Coord::key)
         .collect::<Vec<_>>()
@@ -229,12 +230,12 @@ fn spaced(row: &[Coord]) -> String {
 }
 
 /// The row's values: `8` for queue depth 8, `4k`.
-fn values(row: &[Coord]) -> String {
+pub(crate) fn values(row: &[Coord]) -> String {
     row.iter().map(Coord::value).collect::<Vec<_>>().join(", ")
 }
 
 /// `65/35, 4k`.
-fn mix_block_label(row: &[Coord]) -> String {
+pub(crate) fn mix_block_label(row: &[Coord]) -> String {
     row.iter()
         .map(|c| match *c {
             Coord::Mix(r) => format!("{r}/{}", 100 - r),
@@ -245,244 +246,24 @@ fn mix_block_label(row: &[Coord]) -> String {
 }
 
 /// Extra spare as its key spells it, without `op`: `10`, `2_5`.
-fn op_label(row: &[Coord]) -> String {
+pub(crate) fn op_label(row: &[Coord]) -> String {
     row.iter()
         .map(|c| c.key().trim_start_matches("op").to_string())
         .collect()
 }
 
-const READ_WRITE_BW_IOPS: &[(&str, &str, Option<Coord>)] = &[
+pub(crate) const READ_WRITE_BW_IOPS: &[(&str, &str, Option<Coord>)] = &[
     ("read", "read_bw_bytes_per_s", None),
     ("read IOPS", "read_iops", None),
     ("write", "write_bw_bytes_per_s", None),
     ("write IOPS", "write_iops", None),
 ];
 
-const P99: Option<Coord> = Some(Coord::Percentile(99.0));
-const P99_9: Option<Coord> = Some(Coord::Percentile(99.9));
-const P99_99: Option<Coord> = Some(Coord::Percentile(99.99));
-const P99_999: Option<Coord> = Some(Coord::Percentile(99.999));
-const P99_9999: Option<Coord> = Some(Coord::Percentile(99.9999));
-
-pub(crate) const QOS: GridSpec = GridSpec {
-    title: "IOPS and read latency per queue depth",
-    row_header: "queue depth",
-    dims: &[Dim::QueueDepth],
-    cols: Cols::Figures(&[
-        ("IOPS", "iops", None),
-        ("read IOPS", "read_iops", None),
-        ("write IOPS", "write_iops", None),
-        ("read avg", "read_lat_avg_ns", None),
-        ("p99", "read_lat_ns", P99),
-        ("p99.9", "read_lat_ns", P99_9),
-        ("p99.99", "read_lat_ns", P99_99),
-        ("p99.9999", "read_lat_ns", P99_9999),
-    ]),
-    row_label: values,
-};
-
-pub(crate) const PTS_IOPS: GridSpec = GridSpec {
-    title: "IOPS by block size and read/write mix (SNIA PTS)",
-    row_header: "block size",
-    dims: &[Dim::ReadPercent, Dim::BlockSize],
-    cols: Cols::First {
-        family: "iops",
-        cols: &[
-            ("100/0", Coord::Mix(100)),
-            ("95/5", Coord::Mix(95)),
-            ("65/35", Coord::Mix(65)),
-            ("50/50", Coord::Mix(50)),
-            ("35/65", Coord::Mix(35)),
-            ("5/95", Coord::Mix(5)),
-            ("0/100", Coord::Mix(0)),
-        ],
-    },
-    row_label: values,
-};
-
-pub(crate) const PTS_THROUGHPUT: GridSpec = GridSpec {
-    title: "Sequential throughput per block size (SNIA PTS)",
-    row_header: "block size",
-    dims: &[Dim::BlockSize],
-    cols: Cols::Figures(&[
-        ("read", "read_bw_bytes_per_s", None),
-        ("write", "write_bw_bytes_per_s", None),
-        ("rounds", "rounds", None),
-        ("steady in round", "steady_round", None),
-    ]),
-    row_label: values,
-};
-
-pub(crate) const PTS_LATENCY: GridSpec = GridSpec {
-    title: "Response time at QD1 by read/write mix and block size (SNIA PTS)",
-    row_header: "mix, block size",
-    dims: &[Dim::ReadPercent, Dim::BlockSize],
-    cols: Cols::Figures(&[
-        ("mean", "lat_mean_ns", None),
-        ("p99.999", "lat_ns", P99_999),
-        ("max", "lat_max_ns", None),
-    ]),
-    row_label: mix_block_label,
-};
-
-pub(crate) const TRANSFER_SWEEP: GridSpec = GridSpec {
-    title: "Throughput per transfer size",
-    row_header: "transfer size",
-    dims: &[Dim::BlockSize],
-    cols: Cols::Figures(READ_WRITE_BW_IOPS),
-    row_label: values,
-};
-
-pub(crate) const DESKTOP: GridSpec = GridSpec {
-    title: "Desktop benchmark tests",
-    row_header: "test",
-    dims: &[Dim::Test],
-    cols: Cols::Figures(READ_WRITE_BW_IOPS),
-    row_label: spaced,
-};
-
-pub(crate) const COMPRESSION: GridSpec = GridSpec {
-    title: "Throughput per share of compressible data",
-    row_header: "compressible, %",
-    dims: &[Dim::CompressiblePercent],
-    cols: Cols::Figures(&[
-        ("write", "write_bw_bytes_per_s", None),
-        ("read", "read_bw_bytes_per_s", None),
-    ]),
-    row_label: values,
-};
-
-pub(crate) const RECOVERY: GridSpec = GridSpec {
-    title: "Sequential probes after random writes and idle time",
-    row_header: "random writes, idle",
-    dims: &[Dim::DirtyTime, Dim::IdleTime],
-    cols: Cols::Figures(&[
-        ("free blocks", "free_blocks", None),
-        ("sequential write", "seq_write_bw_bytes_per_s", None),
-        ("sequential read", "seq_read_bw_bytes_per_s", None),
-    ]),
-    row_label: spaced,
-};
-
-pub(crate) const RECOVERY_HIR: GridSpec = GridSpec {
-    title: "Host idle recovery: bursts after each idle time",
-    row_header: "idle after each burst",
-    dims: &[Dim::IdleTime],
-    cols: Cols::Figures(&[
-        ("mean burst", "mean_burst_iops", None),
-        ("max burst", "max_burst_iops", None),
-        ("mean burst / baseline", "mean_burst_vs_baseline", None),
-        ("baseline after", "baseline_iops", None),
-    ]),
-    row_label: values,
-};
-
-pub(crate) const OP_SWEEP: GridSpec = GridSpec {
-    title: "Extra spare area: capacity, steady random writes and endurance",
-    row_header: "extra spare, % of user capacity",
-    dims: &[Dim::SparePercent],
-    cols: Cols::Figures(&[
-        ("user capacity", "user_bytes", None),
-        ("capacity lost", "capacity_lost_percent", None),
-        ("effective spare", "effective_spare_percent", None),
-        ("steady write IOPS", "steady_write_iops", None),
-        ("write amplification", "write_amplification", None),
-        ("projected TB written", "projected_tbw_bytes", None),
-    ]),
-    row_label: op_label,
-};
-
-pub(crate) const ENDURANCE_HEALTH: GridSpec = GridSpec {
-    title: "Health log before and after the workload",
-    row_header: "field",
-    dims: &[Dim::Phase],
-    cols: Cols::Families(&[
-        ("before", Coord::Phase("before")),
-        ("after", Coord::Phase("after")),
-    ]),
-    row_label: values,
-};
-
-pub(crate) const RAID_SCALING: GridSpec = GridSpec {
-    title: "Array throughput per level and member count",
-    row_header: "state, level, members",
-    dims: &[Dim::Phase, Dim::Raid],
-    cols: Cols::Figures(&[
-        ("sequential write", "seq_write_bw_bytes_per_s", None),
-        ("sequential read", "seq_read_bw_bytes_per_s", None),
-        ("random write IOPS", "rand_write_iops", None),
-        ("random read IOPS", "rand_read_iops", None),
-    ]),
-    row_label: spaced,
-};
-
-pub(crate) const CACHE_PASSES: GridSpec = GridSpec {
-    title: "Desktop tests per pass",
-    row_header: "pass, test",
-    dims: &[Dim::Pass, Dim::Phase, Dim::Test],
-    cols: Cols::Figures(READ_WRITE_BW_IOPS),
-    row_label: spaced,
-};
-
-pub(crate) const WRITE_PRESSURE: GridSpec = GridSpec {
-    title: "Read latency per write-bandwidth step",
-    row_header: "write size, step",
-    dims: &[Dim::BlockSize, Dim::Step],
-    cols: Cols::Figures(&[
-        ("target write", "target_write_bw_bytes_per_s", None),
-        ("achieved write", "write_bw_bytes_per_s", None),
-        ("read IOPS", "read_iops", None),
-        ("read avg", "read_lat_avg_ns", None),
-        ("p99", "read_lat_ns", P99),
-        ("p99.9", "read_lat_ns", P99_9),
-        ("p99.99", "read_lat_ns", P99_99),
-    ]),
-    row_label: spaced,
-};
-
-pub(crate) const NOISY_NEIGHBOR: GridSpec = GridSpec {
-    title: "Quiet namespaces' reads, alone and beside the neighbours",
-    row_header: "phase, namespace",
-    dims: &[Dim::Phase, Dim::Namespace],
-    cols: Cols::Figures(&[
-        ("read IOPS", "read_iops", None),
-        ("read avg", "read_lat_avg_ns", None),
-        ("p99.99", "read_lat_ns", P99_99),
-        ("p99.9999", "read_lat_ns", P99_9999),
-    ]),
-    row_label: spaced,
-};
-
-pub(crate) const POWER: GridSpec = GridSpec {
-    title: "Power per test and power state",
-    row_header: "state, test",
-    dims: &[Dim::PowerState, Dim::Test],
-    cols: Cols::Figures(&[
-        ("average W", "avg_power_w", None),
-        ("peak W", "peak_power_w", None),
-        ("throughput", "bw_bytes_per_s", None),
-        ("IOPS", "iops", None),
-        ("MB/s per W", "mb_per_s_per_w", None),
-        ("IOPS per W", "iops_per_w", None),
-    ]),
-    row_label: spaced,
-};
-
-pub(crate) const APP_PROFILES: GridSpec = GridSpec {
-    title: "Application profiles: IOPS against latency per load",
-    row_header: "profile, load",
-    dims: &[Dim::Profile, Dim::Load],
-    cols: Cols::Figures(&[
-        ("IOPS", "iops", None),
-        ("read IOPS", "read_iops", None),
-        ("write IOPS", "write_iops", None),
-        ("avg", "lat_avg_ns", None),
-        ("p99", "lat_ns", P99),
-        ("read avg", "read_lat_avg_ns", None),
-        ("write avg", "write_lat_avg_ns", None),
-    ]),
-    row_label: spaced,
-};
+pub(crate) const P99: Option<Coord> = Some(Coord::Percentile(99.0));
+pub(crate) const P99_9: Option<Coord> = Some(Coord::Percentile(99.9));
+pub(crate) const P99_99: Option<Coord> = Some(Coord::Percentile(99.99));
+pub(crate) const P99_999: Option<Coord> = Some(Coord::Percentile(99.999));
+pub(crate) const P99_9999: Option<Coord> = Some(Coord::Percentile(99.9999));
 
 #[cfg(test)]
 mod tests {

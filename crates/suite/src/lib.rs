@@ -1,27 +1,8 @@
 //! Built-in test suites: a sequence of fio-style jobs run on one device instance (state carries
 //! over, so a preconditioned drive stays preconditioned) and a rule for what to measure. The
-//! suites are data plus a little logic, the same for every device:
-//!
-//! - `precondition`: purge, write the drive sequentially twice, then rounds of 4 KiB random
-//!   writes until the SNIA PTS steady-state rule holds ([`steady`]);
-//! - `four-corners`: 128 KiB sequential read and write and 4 KiB random read after a
-//!   sequential fill, 4 KiB random write at steady state;
-//! - `qos`: a read/write mix across queue depths after preconditioning, with read latency
-//!   percentiles;
-//! - `pts-iops`, `pts-throughput`, `pts-latency`: the SNIA PTS Enterprise IOPS, throughput and
-//!   latency tests (module `pts`);
-//! - `transfer-sweep` (ATTO-style sequential transfer sizes) and `desktop` (CrystalDiskMark's
-//!   test sets), the client benchmarks people run on their own drives.
-//! - `wsat`, `recovery`, `op-sweep`, `endurance`: write saturation from fresh to steady,
-//!   recovery of a dirty drive during idle time, extra spare area against IOPS and wear, and
-//!   wear rate and projected endurance of a workload (one module each).
-//!
-//! - `raid-scaling`, `sustained-write`, `cache-passes`: storage systems (docs/reviews.md §4, §5):
-//!   RAID levels against member count, throughput over a long sequential write, and first
-//!   against second pass over a cached hard disk (one module each).
-//!
-//! - `app-profiles`: SQL, Oracle and VDI workloads (`jobs/profiles/*.fio`) at rising load on
-//!   a preconditioned device, IOPS against average latency up to the peak.
+//! suites are data plus a little logic, the same for every device. Each is a module under
+//! `src/suites/` (its options, steps, results, grids, axes and charts), listed once in
+//! [`SUITES`]; `docs/suites.md` describes them.
 //!
 //! Every suite runs on a single drive or on a whole system ([`SuiteTarget`]); those that read
 //! FTL internals need a drive.
@@ -77,10 +58,10 @@ pub use client_options::{
 };
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
-pub use grids::{grid_titles, GridSpec};
+pub use grids::{grid_titles, Cols, GridSpec};
 pub use html::render_html;
 pub use lengths::{parse_size, parse_time, RoundLength};
-pub use measure::{Coord, Dim, Measure, Phase};
+pub use measure::{Coord, Dim, LocalAxis, LocalCoord, Measure, Phase, LOCAL_WORDS};
 pub use opsweep::OpSweepOptions;
 pub use options::{OwnOptions, OwnOptionsSet, PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, render_tidy_csv, write_outdir};
@@ -88,7 +69,9 @@ pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
-pub use suite::{suite, suite_names, suite_options, Outcome, Suite, SuiteKind, Targets};
+pub use suite::{
+    suite, suite_names, suite_options, Outcome, RunsOn, Suite, SuiteFigures, SuiteKind,
+};
 pub use targets::DriveTargets;
 pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
@@ -352,7 +335,7 @@ pub fn run_on_device_with(
     progress: &mut dyn FnMut(&SuiteProgress),
 ) -> Result<DeviceReport, SuiteError> {
     options.validate()?;
-    if kind.targets() == Targets::Description {
+    if kind.targets() == RunsOn::Description {
         let mut s = Session::described(config, options, progress);
         return run_session(kind, &mut s);
     }
@@ -416,7 +399,7 @@ fn run_on<'a>(
     options: &'a SuiteOptions,
     progress: &'a mut dyn FnMut(&SuiteProgress),
 ) -> Result<(DeviceReport, SimTime), SuiteError> {
-    if kind.targets() == Targets::Description {
+    if kind.targets() == RunsOn::Description {
         return Err(SuiteError::NoFtl {
             device: name.to_string(),
             suite: kind.name(),
@@ -451,7 +434,7 @@ fn run_session(kind: SuiteKind, s: &mut Session) -> Result<DeviceReport, SuiteEr
 
 /// Run `kind` on a device built by the caller (a drive wrapped to watch what reaches it, a
 /// system of one's own). Suites that build their drives from a description
-/// ([`Targets::Description`]) are refused with [`SuiteError::NoFtl`].
+/// ([`RunsOn::Description`]) are refused with [`SuiteError::NoFtl`].
 pub fn run_on_suite_device(
     kind: SuiteKind,
     dev: &mut dyn SuiteDevice,
@@ -548,7 +531,7 @@ pub fn run_on_real_target(
     let name = target.name();
     // The suites made only of fio jobs, purges and idle time; the others read a simulated
     // drive's internals or build simulated drives and systems of their own.
-    if kind.targets() != Targets::Any {
+    if kind.targets() != RunsOn::Any {
         return Err(SuiteError::Real {
             device: name,
             step: "start".into(),

@@ -44,29 +44,16 @@ pub enum Coord {
     Pass(u32),
     /// Share of compressible data, percent (`compress30`).
     Compressible(u32),
-    /// A CrystalDiskMark-style test (`seq1m_q8t1`).
-    DesktopTest {
-        random: bool,
-        bs: u64,
-        qd: u32,
-        threads: u32,
-    },
     /// Time of random writes before recovery probes, ns (`dirty20min`).
     Dirty(u64),
     /// Idle time so far, ns (`idle30min`).
     Idle(u64),
-    /// Idle time after each burst of host idle recovery, ns (`hir_idle5s`).
-    HirIdle(u64),
     /// Extra spare area, a fraction of the user capacity (`op10`).
     Op(f64),
     /// Length of a measured run, ns (`run_2min`).
     RunTime(u64),
-    /// A RAID level and its member count (`raid5_x4`).
-    RaidSet { level: u32, members: u32 },
     /// A namespace, from 1 (`ns2`).
     Namespace(u32),
-    /// Of the quiet namespaces, the one that fared worst in a figure (`worst_quiet`).
-    WorstQuietNamespace,
     /// A power state (`ps0`).
     PowerState(u32),
     /// An application profile by its name (`sql-90-10` as `sql_90_10`).
@@ -75,6 +62,48 @@ pub enum Coord {
     Test(&'static str),
     /// A named stage or part.
     Phase(Phase),
+    /// A value on an axis one suite defines for itself ([`LocalAxis`]).
+    Local(LocalCoord),
+}
+
+/// Words of a [`LocalCoord`]'s value: enough for a CrystalDiskMark test (kind, block size,
+/// depth, threads).
+pub const LOCAL_WORDS: usize = 4;
+
+/// An axis of one suite's own, next to that suite: what it lies on for the grids, and how its
+/// values are spelt in the flat key, as a reader reads them, and in the tidy CSV. The shared
+/// axes are [`Coord`]'s other variants; a suite lists its own axes ([`crate::Suite::axes`]).
+#[derive(Debug)]
+pub struct LocalAxis {
+    /// Unique among all suites' axes: the precondition cache names the axis by it.
+    pub name: &'static str,
+    pub dim: Dim,
+    /// The value as the flat key spells it (`seq1m_q8t1`).
+    pub key: fn(&[u64; LOCAL_WORDS]) -> String,
+    /// The value alone, as a reader reads it (`SEQ1M Q8T1`).
+    pub value: fn(&[u64; LOCAL_WORDS]) -> String,
+    /// The value as tidy CSV cells: (column of [`TIDY_COLUMNS`], value).
+    pub tidy: fn(&[u64; LOCAL_WORDS]) -> Vec<(&'static str, String)>,
+}
+
+/// A value on a [`LocalAxis`]: the words its functions read.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalCoord {
+    pub axis: &'static LocalAxis,
+    pub words: [u64; LOCAL_WORDS],
+}
+
+impl LocalCoord {
+    pub const fn new(axis: &'static LocalAxis, words: [u64; LOCAL_WORDS]) -> Self {
+        LocalCoord { axis, words }
+    }
+}
+
+/// Axes are the same when their names are: a name is given once.
+impl PartialEq for LocalCoord {
+    fn eq(&self, other: &Self) -> bool {
+        self.axis.name == other.axis.name && self.words == other.words
+    }
 }
 
 /// The axis a [`Coord`] lies on: a grid selects its rows by their axes.
@@ -117,16 +146,16 @@ impl Coord {
             Coord::Load(_) => Dim::Load,
             Coord::Pass(_) => Dim::Pass,
             Coord::Compressible(_) => Dim::CompressiblePercent,
-            Coord::DesktopTest { .. } | Coord::Test(_) => Dim::Test,
+            Coord::Test(_) => Dim::Test,
             Coord::Dirty(_) => Dim::DirtyTime,
-            Coord::Idle(_) | Coord::HirIdle(_) => Dim::IdleTime,
+            Coord::Idle(_) => Dim::IdleTime,
             Coord::Op(_) => Dim::SparePercent,
             Coord::RunTime(_) => Dim::RunTime,
-            Coord::RaidSet { .. } => Dim::Raid,
-            Coord::Namespace(_) | Coord::WorstQuietNamespace => Dim::Namespace,
+            Coord::Namespace(_) => Dim::Namespace,
             Coord::PowerState(_) => Dim::PowerState,
             Coord::Profile(_) => Dim::Profile,
             Coord::Phase(_) => Dim::Phase,
+            Coord::Local(c) => c.axis.dim,
         }
     }
 
@@ -146,18 +175,15 @@ impl Coord {
             Coord::Load(l) => format!("load{l}"),
             Coord::Pass(p) => format!("pass{p}"),
             Coord::Compressible(p) => format!("compress{p}"),
-            Coord::DesktopTest { .. } => self.value().to_lowercase().replace(' ', "_"),
             Coord::Dirty(ns) => format!("dirty{}", time_label(ns)),
             Coord::Idle(ns) => format!("idle{}", time_label(ns)),
-            Coord::HirIdle(ns) => format!("hir_idle{}", time_label(ns)),
             Coord::Op(f) => format!("op{}", pct_label(f)),
             Coord::RunTime(ns) => format!("run_{}", minutes_label(ns)),
-            Coord::RaidSet { level, members } => format!("raid{level}_x{members}"),
             Coord::Namespace(n) => format!("ns{n}"),
-            Coord::WorstQuietNamespace => "worst_quiet".to_string(),
             Coord::PowerState(p) => format!("ps{p}"),
             Coord::Profile(name) | Coord::Test(name) => name.replace('-', "_"),
             Coord::Phase(p) => p.to_string(),
+            Coord::Local(c) => (c.axis.key)(&c.words),
         }
     }
 
@@ -178,29 +204,12 @@ impl Coord {
             Coord::Block(b) | Coord::SeqBlock(b) | Coord::Transfer(b) => size_label(b),
             Coord::WriteSize(b) => write_size_label(b),
             Coord::Percentile(p) => p.to_string(),
-            Coord::DesktopTest {
-                random,
-                bs,
-                qd,
-                threads,
-            } => {
-                let kind = if random { "RND" } else { "SEQ" };
-                let size = if bs >= 1 << 20 {
-                    format!("{}M", bs >> 20)
-                } else {
-                    format!("{}K", bs >> 10)
-                };
-                format!("{kind}{size} Q{qd}T{threads}")
-            }
-            Coord::Dirty(ns) | Coord::Idle(ns) | Coord::HirIdle(ns) => {
-                time_label(ns).replace('_', ".")
-            }
+            Coord::Dirty(ns) | Coord::Idle(ns) => time_label(ns).replace('_', "."),
             Coord::RunTime(ns) => minutes_label(ns).replace('_', "."),
             Coord::Op(f) => pct_label(f).replace('_', "."),
-            Coord::RaidSet { level, members } => format!("RAID {level} x{members}"),
-            Coord::WorstQuietNamespace => "worst quiet".to_string(),
             Coord::Profile(name) | Coord::Test(name) => name.to_string(),
             Coord::Phase(p) => p.to_string(),
+            Coord::Local(c) => (c.axis.value)(&c.words),
         }
     }
 }
@@ -250,31 +259,19 @@ impl Coord {
             Coord::Load(n) => one("load", n.to_string()),
             Coord::Pass(n) => one("pass", n.to_string()),
             Coord::Compressible(p) => one("compressible_percent", p.to_string()),
-            Coord::DesktopTest {
-                bs, qd, threads, ..
-            } => vec![
-                ("test", self.value()),
-                ("block_bytes", bs.to_string()),
-                ("queue_depth", qd.to_string()),
-                ("threads", threads.to_string()),
-            ],
             Coord::Dirty(ns) => one("dirty_ns", ns.to_string()),
-            Coord::Idle(ns) | Coord::HirIdle(ns) => one("idle_ns", ns.to_string()),
+            Coord::Idle(ns) => one("idle_ns", ns.to_string()),
             Coord::Op(f) => one(
                 "extra_spare_percent",
                 ((f * 1000.0).round() / 10.0).to_string(),
             ),
             Coord::RunTime(ns) => one("run_ns", ns.to_string()),
-            Coord::RaidSet { level, members } => vec![
-                ("raid_level", level.to_string()),
-                ("members", members.to_string()),
-            ],
             Coord::Namespace(n) => one("namespace", n.to_string()),
-            Coord::WorstQuietNamespace => one("namespace", "worst_quiet".to_string()),
             Coord::PowerState(n) => one("power_state", n.to_string()),
             Coord::Profile(name) => one("profile", name.to_string()),
             Coord::Test(name) => one("test", name.to_string()),
             Coord::Phase(p) => one("phase", p.to_string()),
+            Coord::Local(c) => (c.axis.tidy)(&c.words),
         }
     }
 }
@@ -397,15 +394,6 @@ mod tests {
         let m = Measure::new("write_iops", Unit::Iops, 1.0)
             .under(&[Coord::Op(0.1), Coord::RunTime(2 * NS_PER_MIN)]);
         assert_eq!(m.key(), "op10_run_2min_write_iops");
-        let t = Coord::DesktopTest {
-            random: false,
-            bs: 1 << 20,
-            qd: 8,
-            threads: 1,
-        };
-        assert_eq!(t.key(), "seq1m_q8t1");
-        assert_eq!(t.value(), "SEQ1M Q8T1");
-        assert_eq!(Coord::HirIdle(90 * NS_PER_S).key(), "hir_idle1_5min");
         assert_eq!(Coord::Profile("sql-90-10").key(), "sql_90_10");
     }
 

@@ -282,7 +282,7 @@ impl<'a> Session<'a> {
     }
 
     /// A session for a suite that builds its own drives from `config`
-    /// ([`crate::Targets::Description`]): the figures come from the sessions it runs on them
+    /// ([`crate::RunsOn::Description`]): the figures come from the sessions it runs on them
     /// ([`Session::on_fresh_drive`], [`Session::on_fresh_devices`]).
     pub(crate) fn described(
         config: &'a DeviceConfig,

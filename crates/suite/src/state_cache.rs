@@ -19,6 +19,7 @@ use flashlab_engine::state::{checksum_of, StateHeader};
 use flashlab_engine::{SimTime, State, StateError, StateReader, StateWriter};
 use flashlab_system::SystemConfig;
 
+use crate::measure::{LocalCoord, LOCAL_WORDS};
 use crate::session::SuiteDevice;
 use crate::{Coord, Measure, StepKind, StepRecord, Unit};
 
@@ -281,30 +282,11 @@ fn put_coord(w: &mut StateWriter<'_>, c: &Coord) {
         Coord::Load(v) => tagged(w, 10, v.into()),
         Coord::Pass(v) => tagged(w, 11, v.into()),
         Coord::Compressible(v) => tagged(w, 12, v.into()),
-        Coord::DesktopTest {
-            random,
-            bs,
-            qd,
-            threads,
-        } => {
-            w.put_u8(13);
-            w.put_u8(u8::from(random));
-            w.put_u64(bs);
-            w.put_u64(qd.into());
-            w.put_u64(threads.into());
-        }
         Coord::Dirty(v) => tagged(w, 14, v),
         Coord::Idle(v) => tagged(w, 15, v),
-        Coord::HirIdle(v) => tagged(w, 16, v),
         Coord::Op(v) => tagged(w, 17, v.to_bits()),
         Coord::RunTime(v) => tagged(w, 18, v),
-        Coord::RaidSet { level, members } => {
-            w.put_u8(19);
-            w.put_u64(level.into());
-            w.put_u64(members.into());
-        }
         Coord::Namespace(v) => tagged(w, 20, v.into()),
-        Coord::WorstQuietNamespace => w.put_u8(21),
         Coord::PowerState(v) => tagged(w, 22, v.into()),
         Coord::Profile(v) => {
             w.put_u8(23);
@@ -317,6 +299,13 @@ fn put_coord(w: &mut StateWriter<'_>, c: &Coord) {
         Coord::Phase(v) => {
             w.put_u8(25);
             put_str(w, v);
+        }
+        Coord::Local(c) => {
+            w.put_u8(26);
+            put_str(w, c.axis.name);
+            for word in c.words {
+                w.put_u64(word);
+            }
         }
     }
 }
@@ -340,27 +329,25 @@ fn get_coord(r: &mut StateReader<'_>) -> Result<Coord, StateError> {
         10 => Coord::Load(small(r)?),
         11 => Coord::Pass(small(r)?),
         12 => Coord::Compressible(small(r)?),
-        13 => Coord::DesktopTest {
-            random: r.get_u8()? != 0,
-            bs: r.get_u64()?,
-            qd: small(r)?,
-            threads: small(r)?,
-        },
         14 => Coord::Dirty(r.get_u64()?),
         15 => Coord::Idle(r.get_u64()?),
-        16 => Coord::HirIdle(r.get_u64()?),
         17 => Coord::Op(f64::from_bits(r.get_u64()?)),
         18 => Coord::RunTime(r.get_u64()?),
-        19 => Coord::RaidSet {
-            level: small(r)?,
-            members: small(r)?,
-        },
         20 => Coord::Namespace(small(r)?),
-        21 => Coord::WorstQuietNamespace,
         22 => Coord::PowerState(small(r)?),
         23 => Coord::Profile(intern(get_str(r)?)?),
         24 => Coord::Test(intern(get_str(r)?)?),
         25 => Coord::Phase(intern(get_str(r)?)?),
+        26 => {
+            let name = get_str(r)?;
+            let axis = crate::suite::local_axis(&name)
+                .ok_or_else(|| corrupt(format!("no suite has an axis '{name}'")))?;
+            let mut words = [0; LOCAL_WORDS];
+            for word in &mut words {
+                *word = r.get_u64()?;
+            }
+            Coord::Local(LocalCoord::new(axis, words))
+        }
         t => return Err(corrupt(format!("coordinate tag {t}"))),
     })
 }
@@ -680,17 +667,14 @@ mod tests {
                         .under(&[
                             Coord::Phase("fill"),
                             Coord::Op(0.07),
-                            Coord::WorstQuietNamespace,
-                            Coord::DesktopTest {
-                                random: true,
-                                bs: 4096,
-                                qd: 1,
-                                threads: 1,
-                            },
-                            Coord::RaidSet {
-                                level: 5,
-                                members: 4,
-                            },
+                            Coord::Local(LocalCoord::new(
+                                &crate::client::DESKTOP_TEST,
+                                [1, 4096, 1, 1],
+                            )),
+                            Coord::Local(LocalCoord::new(
+                                &crate::raid_scaling::RAID_SET,
+                                [5, 4, 0, 0],
+                            )),
                         ]),
                 ],
             }],

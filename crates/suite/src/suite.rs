@@ -5,12 +5,14 @@
 //! renderings all read it from there.
 
 use crate::grids::GridSpec;
+use crate::measure::LocalAxis;
 use crate::session::Session;
-use crate::{Chart, Measure, SteadyReport, SuiteError, SuiteOptions};
+use crate::{Chart, Measure, SteadyReport, SuiteError, SuiteOptions, SuiteReport};
+use flashlab_report::html::Figure;
 
 /// What a suite can run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Targets {
+pub enum RunsOn {
     /// fio jobs, purges and idle time only: a simulated drive, a system, or real storage
     /// through fio.
     Any,
@@ -30,6 +32,14 @@ pub struct Outcome {
     pub charts: Vec<Chart>,
 }
 
+/// Figures a suite draws from its whole report, beside those every report has, and the ids of
+/// its own charts they stand in for on the page (the JSON keeps those as they are).
+#[derive(Default)]
+pub struct SuiteFigures {
+    pub figures: Vec<Figure>,
+    pub replaces: Vec<&'static str>,
+}
+
 /// A built-in suite.
 pub trait Suite: Sync {
     /// The name `flashlab suite NAME` takes.
@@ -37,7 +47,7 @@ pub trait Suite: Sync {
     /// One line on what it runs and measures.
     fn summary(&self) -> &'static str;
     /// What it runs on.
-    fn targets(&self) -> Targets;
+    fn targets(&self) -> RunsOn;
     /// The options several suites share that it reads beyond those every suite takes (long
     /// names, without `--`); its own are those [`Suite::augment_args`] adds. The CLI refuses
     /// an option to a suite that neither lists nor adds it.
@@ -75,6 +85,16 @@ pub trait Suite: Sync {
     fn grids(&self) -> &'static [GridSpec] {
         &[]
     }
+    /// The axes of its own its results lie on ([`crate::Coord::Local`]); the shared ones are
+    /// [`crate::Coord`]'s other variants.
+    fn axes(&self) -> &'static [&'static LocalAxis] {
+        &[]
+    }
+    /// Figures of its own drawn from the whole report (four-corners' and desktop's grouped
+    /// bars, drives side by side).
+    fn figures(&self, _report: &SuiteReport) -> SuiteFigures {
+        SuiteFigures::default()
+    }
     /// The presets it runs on when no device is named (none: the default drive).
     fn default_devices(&self) -> &'static [&'static str] {
         &[]
@@ -83,7 +103,7 @@ pub trait Suite: Sync {
     fn tracked(&self) -> &'static str {
         "write_iops"
     }
-    /// Run on the session's device (for [`Targets::Description`], on the drives it builds
+    /// Run on the session's device (for [`RunsOn::Description`], on the drives it builds
     /// from [`Session::config`]).
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError>;
 }
@@ -123,6 +143,15 @@ pub fn suite_names() -> String {
         .map(|k| k.name())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The axis of some suite's own called `name` ([`Suite::axes`]).
+pub(crate) fn local_axis(name: &str) -> Option<&'static LocalAxis> {
+    crate::SUITES
+        .iter()
+        .flat_map(|k| k.axes())
+        .copied()
+        .find(|a| a.name == name)
 }
 
 /// A suite's own options type, read from the parsed command line its

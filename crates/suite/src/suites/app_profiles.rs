@@ -13,11 +13,12 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::GridSpec;
+use crate::grids::{spaced, Cols, GridSpec, P99};
 use crate::options::PreconditionKind;
 use crate::session::Session;
 use crate::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
@@ -520,8 +521,8 @@ impl Suite for AppProfiles {
     fn summary(&self) -> &'static str {
         "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn options(&self) -> &'static [&'static str] {
         &["precondition", "span", "seq-time", "random-time"]
@@ -541,13 +542,30 @@ impl Suite for AppProfiles {
         Some(("app_profiles", o.own::<AppProfileOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::APP_PROFILES]
+        &[APP_PROFILES_GRID]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
         run(s, opts)
     }
 }
+
+// The grids it lays its results out in.
+const APP_PROFILES_GRID: GridSpec = GridSpec {
+    title: "Application profiles: IOPS against latency per load",
+    row_header: "profile, load",
+    dims: &[Dim::Profile, Dim::Load],
+    cols: Cols::Figures(&[
+        ("IOPS", "iops", None),
+        ("read IOPS", "read_iops", None),
+        ("write IOPS", "write_iops", None),
+        ("avg", "lat_avg_ns", None),
+        ("p99", "lat_ns", P99),
+        ("read avg", "read_lat_avg_ns", None),
+        ("write avg", "write_lat_avg_ns", None),
+    ]),
+    row_label: spaced,
+};
 
 #[cfg(test)]
 mod tests {

@@ -3,14 +3,16 @@
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
-use crate::grids::GridSpec;
+use crate::grids::{values, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, FILL_STEPS,
     RAMP_NS,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite, SuiteFigures};
+use crate::Dim;
+use crate::SuiteReport;
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// Measurement windows (after a ramp) of the time-based steps when `--runtime` is not given.
@@ -47,8 +49,8 @@ impl Suite for Precondition {
     fn summary(&self) -> &'static str {
         "purge, sequential fill x2, 4 KiB random-write rounds to SNIA steady state"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -66,8 +68,14 @@ impl Suite for FourCorners {
     fn summary(&self) -> &'static str {
         "128 KiB sequential read/write, 4 KiB random read/write, each preconditioned"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
+    }
+    fn figures(&self, report: &SuiteReport) -> SuiteFigures {
+        SuiteFigures {
+            figures: crate::charts::four_corner_bars(report),
+            replaces: Vec::new(),
+        }
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -144,8 +152,8 @@ impl Suite for Qos {
     fn summary(&self) -> &'static str {
         "4 KiB read/write mix across queue depths: IOPS, read latency tail"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn augment_args(&self, cmd: clap::Command) -> clap::Command {
         <QosArgs as clap::Args>::augment_args(cmd)
@@ -167,7 +175,7 @@ impl Suite for Qos {
         ]
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::QOS]
+        &[QOS]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -359,6 +367,24 @@ fn qos_measures(run: &RunResult) -> Vec<Measure> {
     }
     m
 }
+
+// The grids it lays its results out in.
+const QOS: GridSpec = GridSpec {
+    title: "IOPS and read latency per queue depth",
+    row_header: "queue depth",
+    dims: &[Dim::QueueDepth],
+    cols: Cols::Figures(&[
+        ("IOPS", "iops", None),
+        ("read IOPS", "read_iops", None),
+        ("write IOPS", "write_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99", "read_lat_ns", P99),
+        ("p99.9", "read_lat_ns", P99_9),
+        ("p99.99", "read_lat_ns", P99_99),
+        ("p99.9999", "read_lat_ns", P99_9999),
+    ]),
+    row_label: values,
+};
 
 #[cfg(test)]
 mod tests {

@@ -24,10 +24,11 @@ use serde_json::{json, Value};
 
 use crate::client::desktop_pass;
 use crate::file_scan::{self, FileSet};
-use crate::grids::GridSpec;
+use crate::grids::{spaced, Cols, GridSpec, READ_WRITE_BW_IOPS};
 use crate::session::Session;
 use crate::steps::{iops, measure};
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured time of a desktop test when `--runtime` is not given.
@@ -353,8 +354,8 @@ impl Suite for CachePasses {
     fn summary(&self) -> &'static str {
         "desktop tests, a skewed read-mostly pass and an antivirus scan of a file set, twice each: first vs second pass and cache hit ratio"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
         &["size", "profile"]
@@ -368,8 +369,11 @@ impl Suite for CachePasses {
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("cache_passes", o.own::<CachePassesOptions>().to_json()))
     }
+    fn axes(&self) -> &'static [&'static crate::measure::LocalAxis] {
+        &[&crate::client::DESKTOP_TEST]
+    }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::CACHE_PASSES]
+        &[CACHE_PASSES]
     }
     fn default_devices(&self) -> &'static [&'static str] {
         &["hdd-2tb", "optane-16gb-hdd-2tb", "optane-32gb-hdd-2tb"]
@@ -378,3 +382,12 @@ impl Suite for CachePasses {
         run(s)
     }
 }
+
+// The grids it lays its results out in.
+const CACHE_PASSES: GridSpec = GridSpec {
+    title: "Desktop tests per pass",
+    row_header: "pass, test",
+    dims: &[Dim::Pass, Dim::Phase, Dim::Test],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
+    row_label: spaced,
+};

@@ -15,13 +15,16 @@ use flashlab_runner::RegionSizes;
 use crate::client_options::{
     DesktopArgs, DesktopOptions, DesktopProfile, TransferSweepArgs, TransferSweepOptions,
 };
-use crate::grids::GridSpec;
+use crate::grids::{spaced, values, Cols, GridSpec, READ_WRITE_BW_IOPS};
 use crate::measure::size_label;
+use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, FILL_STEPS,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite, SuiteFigures};
+use crate::Dim;
+use crate::SuiteReport;
 use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// ATTO Disk Benchmark's default total length.
@@ -314,13 +317,43 @@ impl DesktopTest {
 
     /// The test as a row of results.
     fn coord(&self) -> Coord {
-        Coord::DesktopTest {
-            random: self.random,
-            bs: self.bs,
-            qd: self.qd,
-            threads: self.threads,
-        }
+        Coord::Local(LocalCoord::new(
+            &DESKTOP_TEST,
+            [
+                u64::from(self.random),
+                self.bs,
+                self.qd.into(),
+                self.threads.into(),
+            ],
+        ))
     }
+}
+
+/// A CrystalDiskMark-style test as a row (`seq1m_q8t1`, read `SEQ1M Q8T1`): its words are
+/// random (0 or 1), block size in bytes, queue depth and threads.
+pub(crate) const DESKTOP_TEST: LocalAxis = LocalAxis {
+    name: "desktop-test",
+    dim: Dim::Test,
+    key: |w| desktop_test_value(w).to_lowercase().replace(' ', "_"),
+    value: desktop_test_value,
+    tidy: |w| {
+        vec![
+            ("test", desktop_test_value(w)),
+            ("block_bytes", w[1].to_string()),
+            ("queue_depth", w[2].to_string()),
+            ("threads", w[3].to_string()),
+        ]
+    },
+};
+
+fn desktop_test_value(&[random, bs, qd, threads]: &[u64; LOCAL_WORDS]) -> String {
+    let kind = if random != 0 { "RND" } else { "SEQ" };
+    let size = if bs >= 1 << 20 {
+        format!("{}M", bs >> 20)
+    } else {
+        format!("{}K", bs >> 10)
+    };
+    format!("{kind}{size} Q{qd}T{threads}")
 }
 
 /// CrystalDiskMark 8's test sets (its settings dialog: the default set and "NVMe SSD").
@@ -466,8 +499,8 @@ impl Suite for TransferSweep {
     fn summary(&self) -> &'static str {
         "ATTO-style sequential read/write across transfer sizes (512 B to 64 MiB)"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn options(&self) -> &'static [&'static str] {
         &["size", "state"]
@@ -480,7 +513,7 @@ impl Suite for TransferSweep {
         Ok(())
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::TRANSFER_SWEEP]
+        &[TRANSFER_SWEEP]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -498,8 +531,8 @@ impl Suite for Desktop {
     fn summary(&self) -> &'static str {
         "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn options(&self) -> &'static [&'static str] {
         &["size", "profile", "state"]
@@ -511,8 +544,21 @@ impl Suite for Desktop {
         *o.own_mut() = crate::suite::parse_args::<DesktopArgs>(m)?.options()?;
         Ok(())
     }
+    fn axes(&self) -> &'static [&'static LocalAxis] {
+        &[&DESKTOP_TEST]
+    }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::DESKTOP]
+        &[DESKTOP]
+    }
+    fn figures(&self, report: &SuiteReport) -> SuiteFigures {
+        let figures = crate::charts::desktop_bars(report);
+        // On the page the bars stand in for the suite's own chart of the tests.
+        let replaces = if figures.is_empty() {
+            Vec::new()
+        } else {
+            vec!["desktop-tests"]
+        };
+        SuiteFigures { figures, replaces }
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -530,20 +576,48 @@ impl Suite for CompressionSweep {
     fn summary(&self) -> &'static str {
         "AS SSD-style sequential write/read of a 1 GiB file against data compressibility (0-100 %)"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn options(&self) -> &'static [&'static str] {
         &["size", "state"]
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::COMPRESSION]
+        &[COMPRESSION]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
         compression_sweep(s, opts)
     }
 }
+
+// The grids it lays its results out in.
+const TRANSFER_SWEEP: GridSpec = GridSpec {
+    title: "Throughput per transfer size",
+    row_header: "transfer size",
+    dims: &[Dim::BlockSize],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
+    row_label: values,
+};
+
+const DESKTOP: GridSpec = GridSpec {
+    title: "Desktop benchmark tests",
+    row_header: "test",
+    dims: &[Dim::Test],
+    cols: Cols::Figures(READ_WRITE_BW_IOPS),
+    row_label: spaced,
+};
+
+const COMPRESSION: GridSpec = GridSpec {
+    title: "Throughput per share of compressible data",
+    row_header: "compressible, %",
+    dims: &[Dim::CompressiblePercent],
+    cols: Cols::Figures(&[
+        ("write", "write_bw_bytes_per_s", None),
+        ("read", "read_bw_bytes_per_s", None),
+    ]),
+    row_label: values,
+};
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::GridSpec;
+use crate::grids::{values, Cols, GridSpec};
 use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
@@ -22,7 +22,8 @@ use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
     steady_chart,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{
     Axis, Chart, Coord, Measure, Phase, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
 };
@@ -934,8 +935,8 @@ impl Suite for Endurance {
     fn summary(&self) -> &'static str {
         "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
     }
-    fn targets(&self) -> Targets {
-        Targets::Description
+    fn targets(&self) -> RunsOn {
+        RunsOn::Description
     }
     fn augment_args(&self, cmd: clap::Command) -> clap::Command {
         <EnduranceArgs as clap::Args>::augment_args(cmd)
@@ -947,12 +948,24 @@ impl Suite for Endurance {
         Some(("endurance", o.own::<EnduranceOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::ENDURANCE_HEALTH]
+        &[ENDURANCE_HEALTH]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         run(s)
     }
 }
+
+// The grids it lays its results out in.
+const ENDURANCE_HEALTH: GridSpec = GridSpec {
+    title: "Health log before and after the workload",
+    row_header: "field",
+    dims: &[Dim::Phase],
+    cols: Cols::Families(&[
+        ("before", Coord::Phase("before")),
+        ("after", Coord::Phase("after")),
+    ]),
+    row_label: values,
+};
 
 #[cfg(test)]
 mod tests {

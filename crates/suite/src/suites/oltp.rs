@@ -28,7 +28,7 @@ use flashlab_engine::{BlockDevice, DeviceError, IoRequest, RngStream, SimTime, N
 
 use crate::session::Session;
 use crate::steps::measure;
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
 use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
 
 /// InnoDB's page size (the default `innodb_page_size`).
@@ -367,8 +367,8 @@ impl Suite for Oltp {
     fn summary(&self) -> &'static str {
         "sysbench OLTP (MySQL/InnoDB) in VMs on a preconditioned drive: transactions per second and latency percentiles"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
         &["precondition", "span", "seq-time", "random-time"]

@@ -9,14 +9,15 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
-use crate::grids::GridSpec;
+use crate::grids::{op_label, Cols, GridSpec};
 use crate::measure::{minutes_label, pct_label};
 use crate::session::{wa_over_reclaims, Session};
 use crate::state_cache::FreshDevice;
 use crate::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds_counted, steady_iops,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
@@ -361,8 +362,8 @@ impl Suite for OpSweep {
     fn summary(&self) -> &'static str {
         "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
     }
-    fn targets(&self) -> Targets {
-        Targets::Description
+    fn targets(&self) -> RunsOn {
+        RunsOn::Description
     }
     fn augment_args(&self, cmd: clap::Command) -> clap::Command {
         <OpSweepArgs as clap::Args>::augment_args(cmd)
@@ -374,12 +375,28 @@ impl Suite for OpSweep {
         Some(("op_sweep", o.own::<OpSweepOptions>().to_json()))
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::OP_SWEEP]
+        &[OP_SWEEP]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         run(s)
     }
 }
+
+// The grids it lays its results out in.
+const OP_SWEEP: GridSpec = GridSpec {
+    title: "Extra spare area: capacity, steady random writes and endurance",
+    row_header: "extra spare, % of user capacity",
+    dims: &[Dim::SparePercent],
+    cols: Cols::Figures(&[
+        ("user capacity", "user_bytes", None),
+        ("capacity lost", "capacity_lost_percent", None),
+        ("effective spare", "effective_spare_percent", None),
+        ("steady write IOPS", "steady_write_iops", None),
+        ("write amplification", "write_amplification", None),
+        ("projected TB written", "projected_tbw_bytes", None),
+    ]),
+    row_label: op_label,
+};
 
 #[cfg(test)]
 mod tests {

@@ -6,14 +6,15 @@
 
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
-use crate::grids::GridSpec;
+use crate::grids::{mix_block_label, values, Cols, GridSpec, P99_999};
 use crate::measure::size_label;
 use crate::session::Session;
 use crate::steady::{check_window, steady_state, SteadyRule};
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, result_value, FILL_STEPS,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// PTS: every cell of a round runs for one minute.
@@ -483,11 +484,11 @@ impl Suite for PtsIops {
     fn summary(&self) -> &'static str {
         "SNIA PTS IOPS: 7 R/W mixes x 8 block sizes, rounds to steady state"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::PTS_IOPS]
+        &[PTS_IOPS]
     }
     fn tracked(&self) -> &'static str {
         "r0w100_4k_iops"
@@ -508,11 +509,11 @@ impl Suite for PtsThroughput {
     fn summary(&self) -> &'static str {
         "SNIA PTS throughput: 128 KiB and 1024 KiB sequential read/write at steady state"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::PTS_THROUGHPUT]
+        &[PTS_THROUGHPUT]
     }
     fn tracked(&self) -> &'static str {
         "seq_1024k_write_bw_bytes_per_s"
@@ -533,11 +534,11 @@ impl Suite for PtsLatency {
     fn summary(&self) -> &'static str {
         "SNIA PTS latency: QD1 mean, max, p99.999 for 3 mixes x 3 block sizes"
     }
-    fn targets(&self) -> Targets {
-        Targets::Any
+    fn targets(&self) -> RunsOn {
+        RunsOn::Any
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::PTS_LATENCY]
+        &[PTS_LATENCY]
     }
     fn tracked(&self) -> &'static str {
         "r0w100_4k_lat_mean_ns"
@@ -547,6 +548,51 @@ impl Suite for PtsLatency {
         latency_test(s, opts)
     }
 }
+
+// The grids it lays its results out in.
+const PTS_IOPS: GridSpec = GridSpec {
+    title: "IOPS by block size and read/write mix (SNIA PTS)",
+    row_header: "block size",
+    dims: &[Dim::ReadPercent, Dim::BlockSize],
+    cols: Cols::First {
+        family: "iops",
+        cols: &[
+            ("100/0", Coord::Mix(100)),
+            ("95/5", Coord::Mix(95)),
+            ("65/35", Coord::Mix(65)),
+            ("50/50", Coord::Mix(50)),
+            ("35/65", Coord::Mix(35)),
+            ("5/95", Coord::Mix(5)),
+            ("0/100", Coord::Mix(0)),
+        ],
+    },
+    row_label: values,
+};
+
+const PTS_THROUGHPUT: GridSpec = GridSpec {
+    title: "Sequential throughput per block size (SNIA PTS)",
+    row_header: "block size",
+    dims: &[Dim::BlockSize],
+    cols: Cols::Figures(&[
+        ("read", "read_bw_bytes_per_s", None),
+        ("write", "write_bw_bytes_per_s", None),
+        ("rounds", "rounds", None),
+        ("steady in round", "steady_round", None),
+    ]),
+    row_label: values,
+};
+
+const PTS_LATENCY: GridSpec = GridSpec {
+    title: "Response time at QD1 by read/write mix and block size (SNIA PTS)",
+    row_header: "mix, block size",
+    dims: &[Dim::ReadPercent, Dim::BlockSize],
+    cols: Cols::Figures(&[
+        ("mean", "lat_mean_ns", None),
+        ("p99.999", "lat_ns", P99_999),
+        ("max", "lat_max_ns", None),
+    ]),
+    row_label: mix_block_label,
+};
 
 #[cfg(test)]
 mod tests {

@@ -20,13 +20,15 @@ use flashlab_system::{
 };
 use serde_json::{json, Value};
 
-use crate::grids::GridSpec;
+use crate::grids::{spaced, Cols, GridSpec};
+use crate::measure::{LocalAxis, LocalCoord};
 use crate::session::Session;
 use crate::state_cache::FreshDevice;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, DriveState, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most members a set may have here: bounds the drives built.
@@ -370,10 +372,10 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                     };
                     let row = [
                         Coord::Phase(state.name()),
-                        Coord::RaidSet {
-                            level: level.number(),
-                            members: n,
-                        },
+                        Coord::Local(LocalCoord::new(
+                            &RAID_SET,
+                            [level.number().into(), n.into(), 0, 0],
+                        )),
                     ];
                     let (figure, cost_family) = TEST_FAMILIES[ti];
                     let value = if by_iops {
@@ -481,8 +483,8 @@ impl Suite for RaidScaling {
     fn summary(&self) -> &'static str {
         "RAID 0/10/5 of a member drive against member count: sequential and random MB/s, IOPS, member I/Os"
     }
-    fn targets(&self) -> Targets {
-        Targets::Description
+    fn targets(&self) -> RunsOn {
+        RunsOn::Description
     }
     fn options(&self) -> &'static [&'static str] {
         &["state"]
@@ -502,8 +504,11 @@ impl Suite for RaidScaling {
         let member = o.own::<RaidScalingOptions>().member.clone()?;
         Some(("member", vec![member]))
     }
+    fn axes(&self) -> &'static [&'static LocalAxis] {
+        &[&RAID_SET]
+    }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::RAID_SCALING]
+        &[RAID_SCALING]
     }
     fn default_devices(&self) -> &'static [&'static str] {
         &["tiny-test-1gb"]
@@ -512,6 +517,34 @@ impl Suite for RaidScaling {
         run(s)
     }
 }
+
+/// A RAID level and its member count (`raid5_x4`), the first two words.
+pub(crate) const RAID_SET: LocalAxis = LocalAxis {
+    name: "raid-set",
+    dim: Dim::Raid,
+    key: |w| format!("raid{}_x{}", w[0], w[1]),
+    value: |w| format!("RAID {} x{}", w[0], w[1]),
+    tidy: |w| {
+        vec![
+            ("raid_level", w[0].to_string()),
+            ("members", w[1].to_string()),
+        ]
+    },
+};
+
+// The grids it lays its results out in.
+const RAID_SCALING: GridSpec = GridSpec {
+    title: "Array throughput per level and member count",
+    row_header: "state, level, members",
+    dims: &[Dim::Phase, Dim::Raid],
+    cols: Cols::Figures(&[
+        ("sequential write", "seq_write_bw_bytes_per_s", None),
+        ("sequential read", "seq_read_bw_bytes_per_s", None),
+        ("random write IOPS", "rand_write_iops", None),
+        ("random read IOPS", "rand_read_iops", None),
+    ]),
+    row_label: spaced,
+};
 
 #[cfg(test)]
 mod tests {

@@ -12,14 +12,16 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::GridSpec;
+use crate::grids::{spaced, values, Cols, GridSpec};
 use crate::measure::time_label;
+use crate::measure::{LocalAxis, LocalCoord};
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     steady_chart, steady_iops,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
@@ -435,7 +437,7 @@ fn hir(
     let total = r.hir_idle_multiples.len() as f64 * f64::from(r.hir_bursts);
     for (w, &mult) in r.hir_idle_multiples.iter().enumerate() {
         let idle_ns = r.hir_burst_ns * u64::from(mult);
-        let wait = [Coord::HirIdle(idle_ns)];
+        let wait = [Coord::Local(LocalCoord::new(&HIR_IDLE, [idle_ns, 0, 0, 0]))];
         let label = format!("hir-idle{}", time_label(idle_ns));
         // Hundreds of bursts: measured, charted, not kept as steps.
         s.record_steps = false;
@@ -512,8 +514,8 @@ impl Suite for Recovery {
     fn summary(&self) -> &'static str {
         "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn augment_args(&self, cmd: clap::Command) -> clap::Command {
         <RecoveryArgs as clap::Args>::augment_args(cmd)
@@ -524,13 +526,51 @@ impl Suite for Recovery {
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("recovery", o.own::<RecoveryOptions>().to_json()))
     }
+    fn axes(&self) -> &'static [&'static LocalAxis] {
+        &[&HIR_IDLE]
+    }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::RECOVERY, crate::grids::RECOVERY_HIR]
+        &[RECOVERY, RECOVERY_HIR]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         run(s)
     }
 }
+
+/// Idle time after each burst of host idle recovery, ns (`hir_idle5s`): its first word.
+pub(crate) const HIR_IDLE: LocalAxis = LocalAxis {
+    name: "hir-idle",
+    dim: Dim::IdleTime,
+    key: |w| format!("hir_idle{}", time_label(w[0])),
+    value: |w| time_label(w[0]).replace('_', "."),
+    tidy: |w| vec![("idle_ns", w[0].to_string())],
+};
+
+// The grids it lays its results out in.
+const RECOVERY: GridSpec = GridSpec {
+    title: "Sequential probes after random writes and idle time",
+    row_header: "random writes, idle",
+    dims: &[Dim::DirtyTime, Dim::IdleTime],
+    cols: Cols::Figures(&[
+        ("free blocks", "free_blocks", None),
+        ("sequential write", "seq_write_bw_bytes_per_s", None),
+        ("sequential read", "seq_read_bw_bytes_per_s", None),
+    ]),
+    row_label: spaced,
+};
+
+const RECOVERY_HIR: GridSpec = GridSpec {
+    title: "Host idle recovery: bursts after each idle time",
+    row_header: "idle after each burst",
+    dims: &[Dim::IdleTime],
+    cols: Cols::Figures(&[
+        ("mean burst", "mean_burst_iops", None),
+        ("max burst", "max_burst_iops", None),
+        ("mean burst / baseline", "mean_burst_vs_baseline", None),
+        ("baseline after", "baseline_iops", None),
+    ]),
+    row_label: values,
+};
 
 #[cfg(test)]
 mod tests {

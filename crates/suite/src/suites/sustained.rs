@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::lengths::RoundLength;
 use crate::session::Session;
 use crate::steps::{bw_bytes_per_s, measure, qd_jobs};
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
 use crate::wsat::MAX_INTERVALS;
 use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
@@ -357,8 +357,8 @@ impl Suite for SustainedWrite {
     fn summary(&self) -> &'static str {
         "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
         &["interval"]

@@ -16,15 +16,17 @@ use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::GridSpec;
+use crate::grids::{spaced, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
 use crate::measure::write_size_label;
+use crate::measure::{LocalAxis, LocalCoord};
 use crate::options::PreconditionKind;
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, measure, qd_jobs, result_value, uniform_random_line, RAMP_NS,
     UNIFORM_RANDOM,
 };
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
+use crate::Dim;
 use crate::SuiteOptions;
 use crate::{device_error, Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
@@ -492,7 +494,7 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
                 .filter_map(|&(ns, _)| quiet_value(m, ns, family, col))
                 .fold(0.0, f64::max);
             let mut w = measure(family, Unit::Ns, worst)
-                .under(&[Coord::Phase(phase), Coord::WorstQuietNamespace]);
+                .under(&[Coord::Phase(phase), Coord::Local(WORST_QUIET)]);
             w.col = col;
             results.push(w);
         }
@@ -714,8 +716,8 @@ impl Suite for WritePressure {
     fn summary(&self) -> &'static str {
         "rate-limited writes raised step by step beside 4 KiB random reads: read tail vs write MB/s"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
         &["read-qd", "precondition", "span", "seq-time", "random-time"]
@@ -730,7 +732,7 @@ impl Suite for WritePressure {
         Some(("tenants", o.own::<TenantOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::WRITE_PRESSURE]
+        &[WRITE_PRESSURE]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         write_pressure(s)
@@ -747,8 +749,8 @@ impl Suite for NoisyNeighbor {
     fn summary(&self) -> &'static str {
         "namespaces: writers on half, 4 KiB readers on the rest; quiet read tail alone vs with neighbours"
     }
-    fn targets(&self) -> Targets {
-        Targets::Description
+    fn targets(&self) -> RunsOn {
+        RunsOn::Description
     }
     fn options(&self) -> &'static [&'static str] {
         &["read-qd", "precondition", "span", "seq-time", "random-time"]
@@ -764,8 +766,11 @@ impl Suite for NoisyNeighbor {
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("tenants", o.own::<TenantOptions>().to_json(o)))
     }
+    fn axes(&self) -> &'static [&'static LocalAxis] {
+        &[&WORST_QUIET_AXIS]
+    }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::NOISY_NEIGHBOR]
+        &[NOISY_NEIGHBOR]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         noisy_neighbor(s)
@@ -782,16 +787,72 @@ impl Suite for Power {
     fn summary(&self) -> &'static str {
         "four corners in each power state: average and peak watts, performance per watt, caps held"
     }
-    fn targets(&self) -> Targets {
-        Targets::Description
+    fn targets(&self) -> RunsOn {
+        RunsOn::Description
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[crate::grids::POWER]
+        &[POWER]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         power(s)
     }
 }
+
+/// Of the quiet namespaces, the one that fared worst in a figure (`worst_quiet`): an axis of
+/// one value.
+pub(crate) const WORST_QUIET_AXIS: LocalAxis = LocalAxis {
+    name: "worst-quiet-namespace",
+    dim: Dim::Namespace,
+    key: |_| "worst_quiet".to_string(),
+    value: |_| "worst quiet".to_string(),
+    tidy: |_| vec![("namespace", "worst_quiet".to_string())],
+};
+const WORST_QUIET: LocalCoord = LocalCoord::new(&WORST_QUIET_AXIS, [0; 4]);
+
+// The grids it lays its results out in.
+const WRITE_PRESSURE: GridSpec = GridSpec {
+    title: "Read latency per write-bandwidth step",
+    row_header: "write size, step",
+    dims: &[Dim::BlockSize, Dim::Step],
+    cols: Cols::Figures(&[
+        ("target write", "target_write_bw_bytes_per_s", None),
+        ("achieved write", "write_bw_bytes_per_s", None),
+        ("read IOPS", "read_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99", "read_lat_ns", P99),
+        ("p99.9", "read_lat_ns", P99_9),
+        ("p99.99", "read_lat_ns", P99_99),
+    ]),
+    row_label: spaced,
+};
+
+const NOISY_NEIGHBOR: GridSpec = GridSpec {
+    title: "Quiet namespaces' reads, alone and beside the neighbours",
+    row_header: "phase, namespace",
+    dims: &[Dim::Phase, Dim::Namespace],
+    cols: Cols::Figures(&[
+        ("read IOPS", "read_iops", None),
+        ("read avg", "read_lat_avg_ns", None),
+        ("p99.99", "read_lat_ns", P99_99),
+        ("p99.9999", "read_lat_ns", P99_9999),
+    ]),
+    row_label: spaced,
+};
+
+const POWER: GridSpec = GridSpec {
+    title: "Power per test and power state",
+    row_header: "state, test",
+    dims: &[Dim::PowerState, Dim::Test],
+    cols: Cols::Figures(&[
+        ("average W", "avg_power_w", None),
+        ("peak W", "peak_power_w", None),
+        ("throughput", "bw_bytes_per_s", None),
+        ("IOPS", "iops", None),
+        ("MB/s per W", "mb_per_s_per_w", None),
+        ("IOPS per W", "iops_per_w", None),
+    ]),
+    row_label: spaced,
+};
 
 #[cfg(test)]
 mod tests {

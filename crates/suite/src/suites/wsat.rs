@@ -11,7 +11,7 @@ use crate::lengths::RoundLength;
 use crate::session::{wa_between, wa_over_reclaims, Session};
 use crate::steady::{check_window, SteadyRule};
 use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
-use crate::suite::{Outcome, Suite, Targets};
+use crate::suite::{Outcome, RunsOn, Suite};
 use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most intervals a run may take: bounds a run whose intervals are far too short.
@@ -338,8 +338,8 @@ impl Suite for Wsat {
     fn summary(&self) -> &'static str {
         "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
     }
-    fn targets(&self) -> Targets {
-        Targets::Simulated
+    fn targets(&self) -> RunsOn {
+        RunsOn::Simulated
     }
     fn options(&self) -> &'static [&'static str] {
         &["interval"]
