@@ -48,6 +48,7 @@ pub use oltp::{
     LOG_WRITE_BYTES, READS_PER_TXN,
 };
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
+pub use randread_qd_sweep::RandreadQdSweepOptions;
 pub use session::{AfterStep, SuiteDevice, PRECONDITION_STEP};
 pub use state_cache::{StateCache, DEFAULT_MAX_CACHE_BYTES};
 pub use sustained::SustainedOptions;
@@ -101,6 +102,7 @@ pub static SUITES: &[SuiteKind] = &[
     &tenants::Power,
     &app_profiles::AppProfiles,
     &oltp::Oltp,
+    &randread_qd_sweep::RandreadQdSweep,
 ];
 
 /// Why a suite could not run. Source errors are boxed: they are large and errors are rare.
@@ -830,7 +832,7 @@ mod tests {
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
                  transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance, raid-scaling, \
                  sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles, \
-                 oltp"
+                 oltp, randread-qd-sweep"
             ),
             "{msg}"
         );

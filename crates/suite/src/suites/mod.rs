@@ -11,6 +11,7 @@ pub(crate) mod oltp;
 pub(crate) mod opsweep;
 pub(crate) mod pts;
 pub(crate) mod raid_scaling;
+pub(crate) mod randread_qd_sweep;
 pub(crate) mod recovery;
 pub(crate) mod showdown;
 pub(crate) mod sustained;
