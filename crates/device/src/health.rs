@@ -1,11 +1,11 @@
 //! The drive's NVMe-style health log as a typed record: what suites read and what the fio
 //! JSON's `"flashlab"` object shows under `"health"` (serialized field by field, in order).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The health log at one moment (`Ssd::health_log`). Counters count since the drive was
 /// built; wear and spare follow the FTL.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealthLog {
     /// NVMe data units: thousands of 512-byte units, rounded up.
     pub data_units_read: u64,
@@ -63,7 +63,7 @@ pub struct HealthLog {
 
 /// NVMe's composite temperature and thermal management counters, in °C and seconds of the
 /// whole drive (as of the latest submission).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ThermalLog {
     pub temperature_c: f64,
     pub max_temperature_c: f64,

@@ -1032,6 +1032,7 @@ mod tests {
             kind: StepKind::Job,
             job_text: Some("[x]".into()),
             fio_json: Some(json),
+            health: None,
             end_ns: 1,
             measures: Vec::new(),
         }

@@ -272,14 +272,13 @@ fn charts_section(report: &SuiteReport) -> Section {
     }
 }
 
-/// The health logs of the device's job steps, in order: the `health` object of the device
-/// counters in each step's fio JSON, with the step's name.
+/// The health logs of the device's steps, in order, with the step's name: each as its fields
+/// serialize (the names and order the fio JSON's `health` object shows).
 fn health_logs(d: &DeviceReport) -> Vec<(&str, Value)> {
     d.steps
         .iter()
         .filter_map(|step| {
-            let doc: Value = serde_json::from_str(step.fio_json.as_deref()?).ok()?;
-            let health = doc.pointer("/flashlab/device_counters/health")?.clone();
+            let health = serde_json::to_value(step.health.as_ref()?).ok()?;
             health.is_object().then_some((step.name.as_str(), health))
         })
         .collect()
@@ -454,8 +453,20 @@ mod tests {
     use crate::suite;
     use crate::{Axis, Measure, SteadyReport, StepRecord, SuiteOptions, Unit};
 
+    /// A drive's health log with the fields the tests look at set.
+    fn health(media_bytes_written: u64, timed_workload_minutes: u64) -> flashlab_device::HealthLog {
+        let config = flashlab_device::load_device_config("tiny-test-1gb", &[]).unwrap();
+        let ssd = flashlab_device::Ssd::new(&config, flashlab_engine::SeedTree::new(1)).unwrap();
+        let mut h = ssd.health_log();
+        h.media_bytes_written = media_bytes_written;
+        h.percentage_used = 3;
+        h.write_amplification = 4.0671;
+        h.buffer_wait_ns = 4630554509775;
+        h.timed_workload_minutes = timed_workload_minutes;
+        h
+    }
+
     fn device(name: &str, iops: f64) -> DeviceReport {
-        let fio_json = r#"{"jobs": [], "flashlab": {"device_counters": {"health": {"media_bytes_written": 14293745664, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null}}}}"#.to_string();
         DeviceReport {
             device: name.into(),
             scale_note: Some("slice of 1/4".into()),
@@ -465,6 +476,7 @@ mod tests {
                     kind: crate::StepKind::Purge,
                     job_text: None,
                     fio_json: None,
+                    health: None,
                     end_ns: 1,
                     measures: Vec::new(),
                 },
@@ -472,7 +484,8 @@ mod tests {
                     name: "round-05".into(),
                     kind: crate::StepKind::Job,
                     job_text: Some("[x]".into()),
-                    fio_json: Some(fio_json),
+                    fio_json: Some("{}".into()),
+                    health: Some(health(14293745664, 5)),
                     end_ns: 2,
                     measures: Vec::new(),
                 },
@@ -580,12 +593,12 @@ mod tests {
     #[test]
     fn health_shows_what_changed_and_sentinels_as_not_available() {
         let mut d = device("a", 1.0);
-        let later = r#"{"jobs": [], "flashlab": {"device_counters": {"health": {"media_bytes_written": 20000000000, "percentage_used": 3, "write_amplification": 4.0671, "buffer_wait_ns": 4630554509775, "gone": null, "timed_workload_minutes": 65535}}}}"#;
         d.steps.push(StepRecord {
             name: "round-06".into(),
             kind: crate::StepKind::Job,
             job_text: Some("[x]".into()),
-            fio_json: Some(later.into()),
+            fio_json: Some("{}".into()),
+            health: Some(health(20_000_000_000, 65535)),
             end_ns: 3,
             measures: Vec::new(),
         });

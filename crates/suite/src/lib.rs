@@ -29,10 +29,10 @@ mod targets;
 
 use suites::{
     app_profiles, basic, cache_passes, client, client_options, endurance, file_scan, oltp, opsweep,
-    pts, raid_scaling, recovery, showdown, sustained, tenants, wsat,
+    pts, raid_scaling, randread_qd_sweep, recovery, showdown, sustained, tenants, wsat,
 };
 
-use flashlab_device::{ConfigError, DeviceConfig, Ssd};
+use flashlab_device::{ConfigError, DeviceConfig, HealthLog, Ssd};
 use flashlab_engine::{SeedTree, SimTime};
 use flashlab_runner::RunError;
 use flashlab_system::{System, SystemConfig, SystemError};
@@ -236,8 +236,12 @@ pub struct StepRecord {
     pub kind: StepKind,
     /// `None` for a purge or idle time; else the fio job text that ran.
     pub job_text: Option<String>,
-    /// The fio JSON of the job (with the device's counters in `"flashlab"`).
+    /// The fio JSON of the job (with the device's counters in `"flashlab"`), as `--outdir`
+    /// writes it; the program reads the typed fields instead.
     pub fio_json: Option<String>,
+    /// The drive's health log at the step's end (a job or driven step on a simulated drive;
+    /// a system's are its drives', in its counters).
+    pub health: Option<HealthLog>,
     /// Simulated time (ns since the suite started) at which the step ended.
     pub end_ns: u64,
     pub measures: Vec<Measure>,

@@ -572,11 +572,18 @@ impl<'a> Session<'a> {
         measures: Vec<Measure>,
     ) {
         if self.record_steps {
+            // A step with a fio JSON carries the device's counters at its end: the health
+            // log among them is kept typed.
+            let health = match (&json, &self.drive) {
+                (Some(_), Drive::Sim(dev)) => dev.health_log(),
+                _ => None,
+            };
             self.steps.push(StepRecord {
                 name: step.to_string(),
                 kind,
                 job_text: text,
                 fio_json: json,
+                health,
                 end_ns: self.now_ns,
                 measures,
             });

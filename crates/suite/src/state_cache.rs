@@ -14,7 +14,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flashlab_device::DeviceConfig;
+use flashlab_device::{DeviceConfig, HealthLog};
 use flashlab_engine::state::{checksum_of, StateHeader};
 use flashlab_engine::{SimTime, State, StateError, StateReader, StateWriter};
 use flashlab_system::SystemConfig;
@@ -392,6 +392,7 @@ fn put_step(w: &mut StateWriter<'_>, s: &StepRecord) {
     w.put_u8(index_of(&STEP_KINDS, &s.kind));
     put_opt_str(w, s.job_text.as_deref());
     put_opt_str(w, s.fio_json.as_deref());
+    put_health(w, s.health.as_ref());
     w.put_u64(s.end_ns);
     w.put_len(s.measures.len());
     for m in &s.measures {
@@ -404,6 +405,7 @@ fn get_step(r: &mut StateReader<'_>) -> Result<StepRecord, StateError> {
     let kind = from_index(&STEP_KINDS, r.get_u8()?, "step kind")?;
     let job_text = get_opt_str(r)?;
     let fio_json = get_opt_str(r)?;
+    let health = get_health(r)?;
     let end_ns = r.get_u64()?;
     let n = r.get_len(10)?;
     let measures = (0..n).map(|_| get_measure(r)).collect::<Result<_, _>>()?;
@@ -412,9 +414,27 @@ fn get_step(r: &mut StateReader<'_>) -> Result<StepRecord, StateError> {
         kind,
         job_text,
         fio_json,
+        health,
         end_ns,
         measures,
     })
+}
+
+/// A step's health log, in the entry as its JSON text: the entry's own encoding of the typed
+/// record (every field by name, so a field the log gains is a format change the key's build
+/// hash already separates).
+fn put_health(w: &mut StateWriter<'_>, health: Option<&HealthLog>) {
+    let text = health.map(|h| serde_json::to_string(h).unwrap_or_default());
+    put_opt_str(w, text.as_deref());
+}
+
+fn get_health(r: &mut StateReader<'_>) -> Result<Option<HealthLog>, StateError> {
+    match get_opt_str(r)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| corrupt(format!("a step's health log: {e}"))),
+    }
 }
 
 /// The session part of an entry, as bytes.
@@ -658,6 +678,7 @@ mod tests {
                 kind: StepKind::Job,
                 job_text: Some("[fill]\nrw=write\n".into()),
                 fio_json: None,
+                health: Some(ssd.health_log()),
                 end_ns: 42,
                 measures: vec![
                     Measure::new("bw_bytes_per_s", Unit::BytesPerS, 0.1 + 0.2),
