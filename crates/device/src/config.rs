@@ -395,6 +395,11 @@ pub struct ControllerSection {
     /// Data path from host to flash (DMA, ECC encode, compression); absent: unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_bandwidth: Option<Bandwidth>,
+    /// ECC decoding of data read from cells in their native (multi-bit) mode: every page
+    /// such a read moves passes the controller's LDPC decoders at this rate; data read in
+    /// SLC mode decodes in fewer iterations and is not held. Absent: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_decode_bandwidth: Option<Bandwidth>,
     /// Firmware time of one read command on one core.
     #[serde(default = "zero_time", skip_serializing_if = "is_zero_time")]
     pub read_cpu: Time,
@@ -461,6 +466,7 @@ impl Default for ControllerSection {
             queue_depth: None,
             read_bandwidth: None,
             write_bandwidth: None,
+            native_decode_bandwidth: None,
             read_cpu: zero_time(),
             write_cpu: zero_time(),
             relocation_cpu: zero_time(),

@@ -21,6 +21,8 @@ pub struct ControllerModel {
     /// Data-path rate per direction, index 0 host to device (writes), 1 device to host
     /// (reads); None: unlimited.
     pub data_bytes_per_s: [Option<u64>; 2],
+    /// ECC decoding of pages read in the cells' native (multi-bit) mode; None: unlimited.
+    pub native_decode_bytes_per_s: Option<u64>,
     /// Firmware time of one read / one write command on one core.
     pub read_cpu_ns: u64,
     pub write_cpu_ns: u64,
@@ -47,6 +49,10 @@ pub struct Controller {
     data: [Channel; 2],
     /// Data-path time of the last transfer size per direction: (bytes, ns).
     data_memo: [(u64, u64); 2],
+    /// Reserved intervals of the LDPC decoders for native-mode pages.
+    decode: Channel,
+    /// Decoding time of the last native page size: (bytes, ns).
+    decode_memo: (u64, u64),
     /// Free time of each core for command work (`model.cores` entries, allocated once).
     core_free_ns: Vec<u64>,
     /// When the relocation work booked so far is done. It runs on every core in the time
@@ -58,7 +64,7 @@ pub struct Controller {
 }
 
 flashlab_engine::impl_state!(Controller {
-    data, data_memo, core_free_ns, relocation_done_ns, cpu_busy_ns
+    data, data_memo, decode, decode_memo, core_free_ns, relocation_done_ns, cpu_busy_ns
 } skip { model });
 
 impl Controller {
@@ -69,6 +75,8 @@ impl Controller {
             model,
             data: [Channel::new(), Channel::new()],
             data_memo: [(0, 0); 2],
+            decode: Channel::new(),
+            decode_memo: (0, 0),
             cpu_busy_ns: 0,
         }
     }
@@ -86,6 +94,21 @@ impl Controller {
             self.data_memo[d] = (bytes, transfer_ns(bytes, rate));
         }
         link_ns.max(self.data_memo[d].1)
+    }
+
+    /// When a page of `bytes` read in the cells' native mode, its array read and transfer
+    /// done at `done_ns`, is decoded: the decoders take it in the earliest gap from then
+    /// (pages finish out of order on different dies). Unlimited: at once.
+    #[inline]
+    pub fn decode_native(&mut self, done_ns: u64, bytes: u64) -> u64 {
+        let Some(rate) = self.model.native_decode_bytes_per_s else {
+            return done_ns;
+        };
+        if bytes != self.decode_memo.0 {
+            self.decode_memo = (bytes, transfer_ns(bytes, rate));
+        }
+        let dur = self.decode_memo.1;
+        self.decode.book(done_ns, dur) + dur
     }
 
     /// Whether the data path in direction `dir` has a bandwidth of its own (else it never
@@ -121,6 +144,9 @@ impl Controller {
             if self.model.data_bytes_per_s[d].is_some() {
                 self.data[d].forget_before(now_ns);
             }
+        }
+        if self.model.native_decode_bytes_per_s.is_some() {
+            self.decode.forget_before(now_ns);
         }
     }
 

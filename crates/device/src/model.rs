@@ -89,6 +89,8 @@ pub struct ScaleInfo {
     /// Full die count / simulated die count (1.0 = every die simulated).
     pub die_factor: f64,
     pub note: String,
+    /// The smallest `sim.scale` whose slice keeps every die (`None` when none is valid).
+    pub all_dies_scale: Option<f64>,
 }
 
 /// Bytes of model memory for a mapping of this size: L2P 4 B per user IU, P2L 4 B per raw IU,
@@ -705,6 +707,7 @@ impl DeviceConfig {
                 capacity_factor,
                 die_factor,
                 note,
+                all_dies_scale: plan.smallest_all_dies_scale(),
             },
             memory_bytes,
             max_memory_bytes: max_memory,
@@ -822,6 +825,7 @@ impl SharedResources {
             // the same work (1/d of the firmware's rate; core counts stay whole).
             controller: ControllerModel {
                 data_bytes_per_s: c.data_bytes_per_s.map(|b| b.map(share)),
+                native_decode_bytes_per_s: c.native_decode_bytes_per_s.map(share),
                 read_cpu_ns: (c.read_cpu_ns as f64 * die_factor).round() as u64,
                 write_cpu_ns: (c.write_cpu_ns as f64 * die_factor).round() as u64,
                 relocation_cpu_ns: (c.relocation_cpu_ns as f64 * die_factor).round() as u64,

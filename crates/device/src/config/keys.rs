@@ -379,6 +379,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k(
         "controller",
+        "native_decode_bandwidth",
+        "ECC (LDPC) decoding of pages read from cells in their native multi-bit mode, whose higher raw bit error rate takes more decoder iterations than SLC-mode data; each such page passes the decoders at this rate after its array read",
+        "bytes/s (GB/s, MB/s)",
+        "unlimited",
+    ),
+    k(
+        "controller",
         "read_cpu",
         "Firmware time of one read command on one core (map lookup)",
         "time",

@@ -256,7 +256,7 @@ impl Model {
     /// The controller: command rate, data path, cores, buffers and map.
     fn controller_json(&self) -> serde_json::Value {
         let ctl = &self.full_shared.controller;
-        json!({
+        let mut v = json!({
             "command_overhead_ns": self.command_overhead_ns, "command_overhead_ns_text": format_time(self.command_overhead_ns),
             "max_iops": self.full_shared.max_iops,
             "queue_depth": self.full_shared.queue_depth,
@@ -272,7 +272,16 @@ impl Model {
             "map_bytes": self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES, "map_bytes_text": format_size(self.full_user_bytes / self.iu_bytes * MAP_ENTRY_BYTES),
             "map_cache_bytes": self.map_cache.map(|m| m.full_cache_bytes), "map_cache_bytes_text": self.map_cache.map_or("the whole map".to_string(), |m| format!("{} ({:.1}% of the map, paged)", format_size(m.full_cache_bytes), m.full_cache_bytes as f64 * 100.0 / m.full_map_bytes as f64)),
             "plp": self.plp,
-        })
+        });
+        // Shown only where set, so drives without it describe as before.
+        if let (Some(b), Some(o)) = (ctl.native_decode_bytes_per_s, v.as_object_mut()) {
+            o.insert("native_decode_bytes_per_s".into(), b.into());
+            o.insert(
+                "native_decode_bytes_per_s_text".into(),
+                rate(b as f64).into(),
+            );
+        }
+        v
     }
 
     /// The die scheduler: read priority and suspends.

@@ -329,6 +329,10 @@ impl DeviceConfig {
         for (key, bw) in [
             ("controller.read_bandwidth", ctl.read_bandwidth),
             ("controller.write_bandwidth", ctl.write_bandwidth),
+            (
+                "controller.native_decode_bandwidth",
+                ctl.native_decode_bandwidth,
+            ),
         ] {
             if bw.is_some_and(|b| !(1_000..=1_000_000_000_000).contains(&b.0)) {
                 return Err(key_err(
@@ -353,6 +357,7 @@ impl DeviceConfig {
                 ctl.write_bandwidth.map(|b| b.0),
                 ctl.read_bandwidth.map(|b| b.0),
             ],
+            native_decode_bytes_per_s: ctl.native_decode_bandwidth.map(|b| b.0),
             read_cpu_ns: ctl.read_cpu.0,
             write_cpu_ns: ctl.write_cpu.0,
             relocation_cpu_ns: ctl.relocation_cpu.0,

@@ -156,6 +156,21 @@ impl SlicePlan {
         })
     }
 
+    /// The smallest `sim.scale` whose slice is valid and keeps every die (blocks per plane
+    /// cut, never channels): what a run falls back to when a die cut would change a job's
+    /// figures.
+    pub(super) fn smallest_all_dies_scale(&self) -> Option<f64> {
+        let bpp = self.full.blocks_per_plane;
+        (self.min_bpp()..=bpp)
+            .map(|b| b as f64 / bpp as f64)
+            .map(|w| ((w * 1e4).ceil() / 1e4).min(1.0))
+            .find(|&w| {
+                self.geometry(w)
+                    .is_ok_and(|g| g.channels == self.full.channels)
+                    && self.slice(w).is_ok()
+            })
+    }
+
     /// The smallest `sim.scale` whose slice is valid. Geometries are discrete: each is first
     /// reached at `channels / full channels × min bpp / bpp` (die cuts) or `bpp / full bpp`.
     pub(super) fn smallest_valid_scale(&self) -> Option<f64> {

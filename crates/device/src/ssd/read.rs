@@ -323,7 +323,11 @@ impl Ssd {
 
     #[inline]
     fn page_read(&mut self, t0: u64, (block, page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
-        let done = self.media.read(block, page, bytes, slc, true, t0).0;
+        let mut done = self.media.read(block, page, bytes, slc, true, t0).0;
+        if !slc {
+            // Native-mode data takes the decoders' time of its own (`controller.native_decode_bandwidth`).
+            done = self.controller.decode_native(done, bytes);
+        }
         if self.aging_ns == 0 {
             // Data that has never sat unpowered is read in one go.
             return done;
