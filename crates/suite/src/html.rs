@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::charts::{cap, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
-use crate::grids::{grid_title, grids};
+use crate::layout::{grid_title, grids};
 use crate::steady::SteadyRule;
 use crate::{Chart, DeviceReport, Series, SuiteReport};
 

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::charts::{figure_json, figures_csv, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
-use crate::grids::{grid_title, grids};
+use crate::layout::{grid_title, grids};
 use crate::measure::TIDY_COLUMNS;
 use crate::steady::SteadyRule;
 use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport};
@@ -157,8 +157,8 @@ pub fn render_json(report: &SuiteReport) -> String {
     // Every report records qos's and the client benchmarks' options beside those every suite
     // takes (their defaults for the other suites), where readers of the JSON find them.
     let qos = o.own::<crate::basic::QosOptions>();
-    let sweep = o.own::<crate::client_options::TransferSweepOptions>();
-    let desktop = o.own::<crate::client_options::DesktopOptions>();
+    let sweep = o.own::<crate::client::TransferSweepOptions>();
+    let desktop = o.own::<crate::client::DesktopOptions>();
     let doc = json!({
         "suite": report.suite.name(),
         "description": report.suite.summary(),

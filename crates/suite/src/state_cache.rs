@@ -19,8 +19,8 @@ use flashlab_engine::state::{checksum_of, StateHeader};
 use flashlab_engine::{SimTime, State, StateError, StateReader, StateWriter};
 use flashlab_system::SystemConfig;
 
-use crate::measure::{LocalCoord, LOCAL_WORDS};
-use crate::session::SuiteDevice;
+use crate::device::SuiteDevice;
+use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
 use crate::{Coord, Measure, StepKind, StepRecord, Unit};
 
 /// Where the cache lives and which build fills it.
@@ -78,6 +78,8 @@ pub(crate) struct Chain {
     pub device: FreshDevice,
     /// Every input that made the device's state so far, as text; its hash names the entry.
     pub key_text: String,
+    /// The axes of the suite's own an entry's coordinates may lie on.
+    pub axes: &'static [&'static LocalAxis],
 }
 
 impl Chain {
@@ -90,6 +92,7 @@ impl Chain {
         suite_seed: u64,
         name: &str,
         compressible_percent: Option<u8>,
+        axes: &'static [&'static LocalAxis],
     ) -> Option<Chain> {
         let device_text = device.key_text().ok()?;
         let key_text = format!(
@@ -101,6 +104,7 @@ impl Chain {
             cache: cache.clone(),
             device,
             key_text,
+            axes,
         })
     }
 
@@ -310,7 +314,7 @@ fn put_coord(w: &mut StateWriter<'_>, c: &Coord) {
     }
 }
 
-fn get_coord(r: &mut StateReader<'_>) -> Result<Coord, StateError> {
+fn get_coord(r: &mut StateReader<'_>, axes: &[&'static LocalAxis]) -> Result<Coord, StateError> {
     fn small(r: &mut StateReader<'_>) -> Result<u32, StateError> {
         let v = r.get_u64()?;
         u32::try_from(v).map_err(|_| corrupt(format!("coordinate {v} out of range")))
@@ -340,8 +344,11 @@ fn get_coord(r: &mut StateReader<'_>) -> Result<Coord, StateError> {
         25 => Coord::Phase(intern(get_str(r)?)?),
         26 => {
             let name = get_str(r)?;
-            let axis = crate::suite::local_axis(&name)
-                .ok_or_else(|| corrupt(format!("no suite has an axis '{name}'")))?;
+            let axis = axes
+                .iter()
+                .copied()
+                .find(|a| a.name == name)
+                .ok_or_else(|| corrupt(format!("the suite has no axis '{name}'")))?;
             let mut words = [0; LOCAL_WORDS];
             for word in &mut words {
                 *word = r.get_u64()?;
@@ -369,13 +376,18 @@ fn put_measure(w: &mut StateWriter<'_>, m: &Measure) {
     w.put_u64(m.value.to_bits());
 }
 
-fn get_measure(r: &mut StateReader<'_>) -> Result<Measure, StateError> {
+fn get_measure(
+    r: &mut StateReader<'_>,
+    axes: &[&'static LocalAxis],
+) -> Result<Measure, StateError> {
     let family = intern(get_str(r)?)?;
     let n = r.get_len(1)?;
-    let row = (0..n).map(|_| get_coord(r)).collect::<Result<_, _>>()?;
+    let row = (0..n)
+        .map(|_| get_coord(r, axes))
+        .collect::<Result<_, _>>()?;
     let col = match r.get_u8()? {
         0 => None,
-        1 => Some(get_coord(r)?),
+        1 => Some(get_coord(r, axes)?),
         t => return Err(corrupt(format!("option tag {t}"))),
     };
     Ok(Measure {
@@ -400,7 +412,10 @@ fn put_step(w: &mut StateWriter<'_>, s: &StepRecord) {
     }
 }
 
-fn get_step(r: &mut StateReader<'_>) -> Result<StepRecord, StateError> {
+fn get_step(
+    r: &mut StateReader<'_>,
+    axes: &[&'static LocalAxis],
+) -> Result<StepRecord, StateError> {
     let name = get_str(r)?;
     let kind = from_index(&STEP_KINDS, r.get_u8()?, "step kind")?;
     let job_text = get_opt_str(r)?;
@@ -408,7 +423,9 @@ fn get_step(r: &mut StateReader<'_>) -> Result<StepRecord, StateError> {
     let health = get_health(r)?;
     let end_ns = r.get_u64()?;
     let n = r.get_len(10)?;
-    let measures = (0..n).map(|_| get_measure(r)).collect::<Result<_, _>>()?;
+    let measures = (0..n)
+        .map(|_| get_measure(r, axes))
+        .collect::<Result<_, _>>()?;
     Ok(StepRecord {
         name,
         kind,
@@ -541,7 +558,9 @@ pub(crate) fn load<R: Cached>(
         }
         let started_steps = r.get_u64()?;
         let n = r.get_len(16)?;
-        let steps = (0..n).map(|_| get_step(r)).collect::<Result<_, _>>()?;
+        let steps = (0..n)
+            .map(|_| get_step(r, chain.axes))
+            .collect::<Result<_, _>>()?;
         let value = R::get(r)?;
         read = Some((
             SessionPart {
@@ -651,6 +670,7 @@ mod tests {
             1,
             "tiny",
             None,
+            &[&crate::client::DESKTOP_TEST, &crate::raid_scaling::RAID_SET],
         )
         .unwrap()
         .then("fill")

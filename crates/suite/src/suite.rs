@@ -4,10 +4,13 @@
 //! in [`crate::SUITES`]; the CLI, the real-storage check, the JSON report's options and the
 //! renderings all read it from there.
 
+use crate::error::SuiteError;
 use crate::grids::GridSpec;
 use crate::measure::LocalAxis;
+use crate::options::SuiteOptions;
+use crate::record::{SteadyReport, StepRecord};
 use crate::session::Session;
-use crate::{Chart, Measure, SteadyReport, SuiteError, SuiteOptions, SuiteReport};
+use crate::{Chart, Measure};
 use flashlab_report::html::Figure;
 
 /// What a suite can run on.
@@ -124,36 +127,6 @@ impl PartialEq for dyn Suite {
     }
 }
 
-/// The suite called `name`, or an error listing the valid names.
-pub fn suite(name: &str) -> Result<SuiteKind, SuiteError> {
-    crate::SUITES
-        .iter()
-        .copied()
-        .find(|k| k.name() == name)
-        .ok_or_else(|| SuiteError::UnknownSuite {
-            name: name.to_string(),
-            valid: suite_names(),
-        })
-}
-
-/// The valid suite names, comma-separated.
-pub fn suite_names() -> String {
-    crate::SUITES
-        .iter()
-        .map(|k| k.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The axis of some suite's own called `name` ([`Suite::axes`]).
-pub(crate) fn local_axis(name: &str) -> Option<&'static LocalAxis> {
-    crate::SUITES
-        .iter()
-        .flat_map(|k| k.axes())
-        .copied()
-        .find(|a| a.name == name)
-}
-
 /// A suite's own options type, read from the parsed command line its
 /// [`Suite::augment_args`] added to.
 pub(crate) fn parse_args<T: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<T, SuiteError> {
@@ -164,25 +137,24 @@ pub(crate) fn parse_args<T: clap::FromArgMatches>(m: &clap::ArgMatches) -> Resul
     })
 }
 
-/// The long names of the options a suite adds itself ([`Suite::augment_args`]).
-pub fn own_options(k: SuiteKind) -> Vec<String> {
-    k.augment_args(clap::Command::new(k.name()))
-        .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_string))
-        .collect()
+/// One device's run of a suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceReport {
+    pub device: String,
+    /// How a slice stands for the whole drive, when the device is simulated as one.
+    pub scale_note: Option<String>,
+    pub steps: Vec<StepRecord>,
+    pub steady: Option<SteadyReport>,
+    /// The suite's results, in a fixed order.
+    pub results: Vec<Measure>,
+    /// What the report draws, in a fixed order.
+    pub charts: Vec<Chart>,
 }
 
-/// Every option some suite reads, with the suites that read it, in registry order.
-pub fn suite_options() -> Vec<(String, Vec<&'static str>)> {
-    let mut out: Vec<(String, Vec<&'static str>)> = Vec::new();
-    for &k in crate::SUITES {
-        let shared = k.options().iter().map(|o| o.to_string());
-        for o in own_options(k).into_iter().chain(shared) {
-            match out.iter_mut().find(|(name, _)| *name == o) {
-                Some((_, suites)) => suites.push(k.name()),
-                None => out.push((o, vec![k.name()])),
-            }
-        }
-    }
-    out
+/// A suite run on one or more devices, in device order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteReport {
+    pub suite: SuiteKind,
+    pub options: SuiteOptions,
+    pub devices: Vec<DeviceReport>,
 }

@@ -182,7 +182,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let o = &*opts.own::<CachePassesOptions>();
     let mut desk = opts.clone();
-    *desk.own_mut() = crate::client_options::DesktopOptions {
+    *desk.own_mut() = crate::client::DesktopOptions {
         runs: 1,
         interval_ns: 0,
     };

@@ -13,11 +13,13 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 
 use crate::client_options::{
-    DesktopArgs, DesktopOptions, DesktopProfile, TransferSweepArgs, TransferSweepOptions,
+    DesktopProfile, MAX_INTERVAL_NS, MAX_RUNS, MAX_TRANSFER_BYTES, MIN_TRANSFER_BYTES,
 };
 use crate::grids::{spaced, values, Cols, GridSpec, READ_WRITE_BW_IOPS};
+use crate::lengths::{parse_size, parse_time};
 use crate::measure::size_label;
 use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
+use crate::options::OwnOptions;
 use crate::session::Session;
 use crate::steps::{
     bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, FILL_STEPS,
@@ -618,6 +620,128 @@ const COMPRESSION: GridSpec = GridSpec {
     ]),
     row_label: values,
 };
+
+/// `transfer-sweep`'s own options: the range of transfer sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferSweepOptions {
+    /// Smallest transfer size of the sweep (a power of two).
+    pub min_bs_bytes: u64,
+    /// Largest transfer size of the sweep (a power of two).
+    pub max_bs_bytes: u64,
+}
+
+impl Default for TransferSweepOptions {
+    fn default() -> Self {
+        Self {
+            min_bs_bytes: 512,
+            max_bs_bytes: 64 << 20,
+        }
+    }
+}
+
+// `transfer-sweep`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct TransferSweepArgs {
+    /// transfer-sweep: smallest transfer size (a power of two).
+    #[arg(long, default_value = "512")]
+    min_bs: String,
+    /// transfer-sweep: largest transfer size (a power of two).
+    #[arg(long, default_value = "64MiB")]
+    max_bs: String,
+}
+
+impl TransferSweepArgs {
+    pub(crate) fn options(&self) -> Result<TransferSweepOptions, SuiteError> {
+        Ok(TransferSweepOptions {
+            min_bs_bytes: parse_size("--min-bs", &self.min_bs)?,
+            max_bs_bytes: parse_size("--max-bs", &self.max_bs)?,
+        })
+    }
+}
+
+impl OwnOptions for TransferSweepOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        let range = format!("a power of two from {MIN_TRANSFER_BYTES} to {MAX_TRANSFER_BYTES}");
+        for (option, v) in [
+            ("--min-bs", self.min_bs_bytes),
+            ("--max-bs", self.max_bs_bytes),
+        ] {
+            if !v.is_power_of_two() || !(MIN_TRANSFER_BYTES..=MAX_TRANSFER_BYTES).contains(&v) {
+                return Err(SuiteError::BadOption {
+                    option,
+                    value: v.to_string(),
+                    valid: range,
+                });
+            }
+        }
+        if self.min_bs_bytes > self.max_bs_bytes {
+            return Err(SuiteError::BadOption {
+                option: "--max-bs",
+                value: self.max_bs_bytes.to_string(),
+                valid: format!("at least --min-bs ({})", self.min_bs_bytes),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `desktop`'s own options: runs per test and the idle time between tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesktopOptions {
+    /// Measured runs per desktop test; the best is reported.
+    pub runs: u32,
+    /// Idle time between desktop tests.
+    pub interval_ns: u64,
+}
+
+impl Default for DesktopOptions {
+    fn default() -> Self {
+        Self {
+            runs: 5,
+            interval_ns: 5 * NS_PER_S,
+        }
+    }
+}
+
+// `desktop`'s command-line options (a doc comment would become the command's about).
+#[derive(clap::Args, Debug)]
+pub(crate) struct DesktopArgs {
+    /// desktop: measured runs per test; the best is reported.
+    #[arg(long, default_value_t = 5)]
+    runs: u32,
+    /// desktop: idle time between tests (0 for none).
+    #[arg(long = "test-interval", default_value = "5s")]
+    test_interval: String,
+}
+
+impl DesktopArgs {
+    pub(crate) fn options(&self) -> Result<DesktopOptions, SuiteError> {
+        Ok(DesktopOptions {
+            runs: self.runs,
+            interval_ns: parse_time("--test-interval", &self.test_interval)?,
+        })
+    }
+}
+
+impl OwnOptions for DesktopOptions {
+    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
+        if self.runs == 0 || self.runs > MAX_RUNS {
+            return Err(SuiteError::BadOption {
+                option: "--runs",
+                value: self.runs.to_string(),
+                valid: format!("1 to {MAX_RUNS}"),
+            });
+        }
+        if self.interval_ns > MAX_INTERVAL_NS {
+            return Err(SuiteError::BadOption {
+                option: "--test-interval",
+                value: format!("{} ns", self.interval_ns),
+                valid: "at most 1 hour".into(),
+            });
+        }
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,12 +1,10 @@
-//! Options of the client benchmarks (`transfer-sweep`, `desktop`): their own (transfer
-//! sizes; runs and the idle interval between tests) and those they share with cache-passes and
-//! raid-scaling (test region, CrystalDiskMark profile, the state the drive is put in first).
+//! Options the client benchmarks (`transfer-sweep`, `desktop`, `compression-sweep`) share with
+//! cache-passes and raid-scaling: test region, CrystalDiskMark profile, the state the drive is
+//! put in first. Their own options are in their module (`suites/client.rs`).
 
 use flashlab_engine::NS_PER_S;
 
-use crate::lengths::{parse_size, parse_time};
-use crate::options::OwnOptions;
-use crate::{SuiteError, SuiteOptions};
+use crate::SuiteError;
 
 /// Which CrystalDiskMark 8 test set `desktop` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,132 +135,13 @@ impl ClientOptions {
     }
 }
 
-/// `transfer-sweep`'s own options: the range of transfer sizes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TransferSweepOptions {
-    /// Smallest transfer size of the sweep (a power of two).
-    pub min_bs_bytes: u64,
-    /// Largest transfer size of the sweep (a power of two).
-    pub max_bs_bytes: u64,
-}
-
-impl Default for TransferSweepOptions {
-    fn default() -> Self {
-        Self {
-            min_bs_bytes: 512,
-            max_bs_bytes: 64 << 20,
-        }
-    }
-}
-
-// `transfer-sweep`'s command-line options (a doc comment would become the command's about).
-#[derive(clap::Args, Debug)]
-pub(crate) struct TransferSweepArgs {
-    /// transfer-sweep: smallest transfer size (a power of two).
-    #[arg(long, default_value = "512")]
-    min_bs: String,
-    /// transfer-sweep: largest transfer size (a power of two).
-    #[arg(long, default_value = "64MiB")]
-    max_bs: String,
-}
-
-impl TransferSweepArgs {
-    pub(crate) fn options(&self) -> Result<TransferSweepOptions, SuiteError> {
-        Ok(TransferSweepOptions {
-            min_bs_bytes: parse_size("--min-bs", &self.min_bs)?,
-            max_bs_bytes: parse_size("--max-bs", &self.max_bs)?,
-        })
-    }
-}
-
-impl OwnOptions for TransferSweepOptions {
-    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
-        let range = format!("a power of two from {MIN_TRANSFER_BYTES} to {MAX_TRANSFER_BYTES}");
-        for (option, v) in [
-            ("--min-bs", self.min_bs_bytes),
-            ("--max-bs", self.max_bs_bytes),
-        ] {
-            if !v.is_power_of_two() || !(MIN_TRANSFER_BYTES..=MAX_TRANSFER_BYTES).contains(&v) {
-                return Err(SuiteError::BadOption {
-                    option,
-                    value: v.to_string(),
-                    valid: range,
-                });
-            }
-        }
-        if self.min_bs_bytes > self.max_bs_bytes {
-            return Err(SuiteError::BadOption {
-                option: "--max-bs",
-                value: self.max_bs_bytes.to_string(),
-                valid: format!("at least --min-bs ({})", self.min_bs_bytes),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// `desktop`'s own options: runs per test and the idle time between tests.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DesktopOptions {
-    /// Measured runs per desktop test; the best is reported.
-    pub runs: u32,
-    /// Idle time between desktop tests.
-    pub interval_ns: u64,
-}
-
-impl Default for DesktopOptions {
-    fn default() -> Self {
-        Self {
-            runs: 5,
-            interval_ns: 5 * NS_PER_S,
-        }
-    }
-}
-
-// `desktop`'s command-line options (a doc comment would become the command's about).
-#[derive(clap::Args, Debug)]
-pub(crate) struct DesktopArgs {
-    /// desktop: measured runs per test; the best is reported.
-    #[arg(long, default_value_t = 5)]
-    runs: u32,
-    /// desktop: idle time between tests (0 for none).
-    #[arg(long = "test-interval", default_value = "5s")]
-    test_interval: String,
-}
-
-impl DesktopArgs {
-    pub(crate) fn options(&self) -> Result<DesktopOptions, SuiteError> {
-        Ok(DesktopOptions {
-            runs: self.runs,
-            interval_ns: parse_time("--test-interval", &self.test_interval)?,
-        })
-    }
-}
-
-impl OwnOptions for DesktopOptions {
-    fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
-        if self.runs == 0 || self.runs > MAX_RUNS {
-            return Err(SuiteError::BadOption {
-                option: "--runs",
-                value: self.runs.to_string(),
-                valid: format!("1 to {MAX_RUNS}"),
-            });
-        }
-        if self.interval_ns > MAX_INTERVAL_NS {
-            return Err(SuiteError::BadOption {
-                option: "--test-interval",
-                value: format!("{} ns", self.interval_ns),
-                valid: "at most 1 hour".into(),
-            });
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::{DesktopOptions, TransferSweepOptions};
     use crate::lengths::{parse_size, parse_time};
+    use crate::options::OwnOptions;
+    use crate::SuiteOptions;
 
     #[test]
     fn names_round_trip_and_unknown_names_list_the_valid_ones() {

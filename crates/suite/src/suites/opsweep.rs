@@ -4,7 +4,7 @@
 //! on IOPS, write amplification and endurance comes out of the FTL's garbage collection.
 
 use flashlab_device::values::Size;
-use flashlab_device::{ConfigError, DeviceConfig, Ssd};
+use flashlab_device::{ConfigError, DeviceConfig, Model, Ssd};
 use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
@@ -18,7 +18,7 @@ use crate::steps::{
 };
 use crate::suite::{Outcome, RunsOn, Suite};
 use crate::Dim;
-use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 const MAX_LIST: usize = 32;
@@ -237,58 +237,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let mut outcomes = Vec::new();
     for ((k, &f), (steady, runs)) in o.fractions.iter().enumerate().zip(ran) {
         let (_, model) = drive(k)?;
-        let row = [Coord::Op(f)];
-        let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
-        let raw = model.full.raw_bytes() as f64;
-        results.push(measure("user_bytes", Unit::Bytes, model.full_user_bytes as f64).under(&row));
-        results.push(measure("capacity_lost_bytes", Unit::Bytes, lost).under(&row));
-        results.push(
-            measure(
-                "capacity_lost_percent",
-                Unit::Percent,
-                lost / base.full_user_bytes as f64 * 100.0,
-            )
-            .under(&row),
-        );
-        results.push(
-            measure(
-                "spare_percent_of_raw",
-                Unit::Percent,
-                (raw - model.full_user_bytes as f64) / raw * 100.0,
-            )
-            .under(&row),
-        );
-        // What GC works with: blocks set aside for bad blocks and parity pages left out.
-        results.push(
-            measure(
-                "effective_spare_percent",
-                Unit::Percent,
-                model.effective_spare_factor() * 100.0,
-            )
-            .under(&row),
-        );
-        if let Some(v) = steady {
-            results.push(measure("steady_write_iops", Unit::Iops, v).under(&row));
-        }
-        for (&ns, &(v, wa)) in o.run_ns.iter().zip(&runs) {
-            let run = [Coord::Op(f), Coord::RunTime(ns)];
-            results.push(measure("write_iops", Unit::Iops, v).under(&run));
-            results.push(measure("write_amplification", Unit::Ratio, wa).under(&run));
-        }
-        // The last (longest) run stands for the fraction's steady state.
-        if let Some(&(_, wa)) = runs.last() {
-            results.push(measure("write_amplification", Unit::Ratio, wa).under(&row));
-            // Host bytes until the average block reaches its rated P/E cycles at this WA:
-            // all native blocks in use wear (wear levelling), each host byte costs WA bytes of
-            // them; those set aside for bad blocks are never written.
-            let native = model.native_raw_bytes();
-            let tbw = if wa > 0.0 {
-                native as f64 * f64::from(model.full.pe_cycles) / wa
-            } else {
-                0.0
-            };
-            results.push(measure("projected_tbw_bytes", Unit::Bytes, tbw).under(&row));
-        }
+        results.extend(fraction_results(&base, &model, f, steady, &runs, &o.run_ns));
         outcomes.push(FractionOutcome {
             extra_pct: f * 100.0,
             steady_iops: steady,
@@ -301,6 +250,73 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         results,
         charts,
     })
+}
+
+/// The results of the drive with extra spare `f` (its model `model`, the described drive's
+/// `base`): capacity and spare, steady IOPS, each run's IOPS and WA, and the endurance the
+/// last run's WA projects.
+fn fraction_results(
+    base: &Model,
+    model: &Model,
+    f: f64,
+    steady: Option<f64>,
+    runs: &[(f64, f64)],
+    run_ns: &[u64],
+) -> Vec<Measure> {
+    let mut results = Vec::new();
+    let row = [Coord::Op(f)];
+    let lost = base.full_user_bytes.saturating_sub(model.full_user_bytes) as f64;
+    let raw = model.full.raw_bytes() as f64;
+    results.push(measure("user_bytes", Unit::Bytes, model.full_user_bytes as f64).under(&row));
+    results.push(measure("capacity_lost_bytes", Unit::Bytes, lost).under(&row));
+    results.push(
+        measure(
+            "capacity_lost_percent",
+            Unit::Percent,
+            lost / base.full_user_bytes as f64 * 100.0,
+        )
+        .under(&row),
+    );
+    results.push(
+        measure(
+            "spare_percent_of_raw",
+            Unit::Percent,
+            (raw - model.full_user_bytes as f64) / raw * 100.0,
+        )
+        .under(&row),
+    );
+    // What GC works with: blocks set aside for bad blocks and parity pages left out.
+    results.push(
+        measure(
+            "effective_spare_percent",
+            Unit::Percent,
+            model.effective_spare_factor() * 100.0,
+        )
+        .under(&row),
+    );
+    if let Some(v) = steady {
+        results.push(measure("steady_write_iops", Unit::Iops, v).under(&row));
+    }
+    for (&ns, &(v, wa)) in run_ns.iter().zip(runs) {
+        let run = [Coord::Op(f), Coord::RunTime(ns)];
+        results.push(measure("write_iops", Unit::Iops, v).under(&run));
+        results.push(measure("write_amplification", Unit::Ratio, wa).under(&run));
+    }
+    // The last (longest) run stands for the fraction's steady state.
+    if let Some(&(_, wa)) = runs.last() {
+        results.push(measure("write_amplification", Unit::Ratio, wa).under(&row));
+        // Host bytes until the average block reaches its rated P/E cycles at this WA:
+        // all native blocks in use wear (wear levelling), each host byte costs WA bytes of
+        // them; those set aside for bad blocks are never written.
+        let native = model.native_raw_bytes();
+        let tbw = if wa > 0.0 {
+            native as f64 * f64::from(model.full.pe_cycles) / wa
+        } else {
+            0.0
+        };
+        results.push(measure("projected_tbw_bytes", Unit::Bytes, tbw).under(&row));
+    }
+    results
 }
 
 fn charts(outcomes: &[FractionOutcome], run_ns: &[u64]) -> Vec<Chart> {

@@ -16,6 +16,7 @@ use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
+use crate::error::device_error;
 use crate::grids::{spaced, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
 use crate::measure::write_size_label;
 use crate::measure::{LocalAxis, LocalCoord};
@@ -28,7 +29,7 @@ use crate::steps::{
 use crate::suite::{Outcome, RunsOn, Suite};
 use crate::Dim;
 use crate::SuiteOptions;
-use crate::{device_error, Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
+use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// Most rate steps of one write size: bounds a sweep on a drive that never falls behind.
 pub const MAX_STEPS: usize = 200;

@@ -9,9 +9,16 @@ use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree,
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
-use flashlab_system::{System, SystemCounters};
+use flashlab_system::SystemCounters;
 use flashlab_workload::JobFile;
 
+mod cache;
+mod on_real;
+mod progress;
+mod readings;
+
+use crate::device::SuiteDevice;
+use crate::measure::LocalAxis;
 use crate::real::{RealError, RealTarget};
 use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
@@ -23,106 +30,6 @@ pub type AfterStep<'a> = &'a mut dyn FnMut(&str, &dyn SuiteDevice, SimTime);
 /// The name [`AfterStep`] hears at the end of a suite's preconditioning (the part the
 /// precondition cache keeps).
 pub const PRECONDITION_STEP: &str = "precondition";
-
-/// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
-/// report, how a slice stands for the whole, and (for suites that read them) the FTL's
-/// internals. A single drive and a whole system are both suite devices.
-pub trait SuiteDevice: BlockDevice {
-    /// Secure erase starting at `at_ns`; a flush submitted afterwards completes once the
-    /// device takes commands again.
-    fn purge_at(&mut self, at_ns: SimTime);
-    /// Counters for the fio JSON's `"flashlab"` object.
-    fn counters_json(&self) -> serde_json::Value;
-    /// The health log of a single drive; a system's are its drives', in its counters tree.
-    fn health_log(&self) -> Option<HealthLog> {
-        None
-    }
-    /// What a system's RAID set at the root and its cache tiers counted (nothing for a
-    /// drive).
-    fn system_counters(&self) -> SystemCounters {
-        SystemCounters::default()
-    }
-    /// How the simulated device stands for the one described.
-    fn slice_scale(&self) -> SliceScale;
-    /// The FTL of a single drive; `None` on a system that is not one SSD.
-    fn ftl(&self) -> Option<&Ftl>;
-    /// The drive itself, for what only a drive has (namespaces, its power meter).
-    fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
-        None
-    }
-    /// The system itself (the precondition cache replaces it with a loaded one).
-    fn as_system_mut(&mut self) -> Option<&mut System> {
-        None
-    }
-    /// Writes the device's state (`docs/state.md`) with `clock_ns` as its clock.
-    fn save_state_to(
-        &self,
-        _out: &mut dyn std::io::Write,
-        _clock_ns: SimTime,
-    ) -> Result<u64, flashlab_engine::StateError> {
-        Err(flashlab_engine::StateError::Device(
-            "this device has no saved state".into(),
-        ))
-    }
-}
-
-impl SuiteDevice for Ssd {
-    fn purge_at(&mut self, at_ns: SimTime) {
-        self.format(at_ns)
-    }
-    fn counters_json(&self) -> serde_json::Value {
-        Ssd::counters_json(self)
-    }
-    fn health_log(&self) -> Option<HealthLog> {
-        Some(Ssd::health_log(self))
-    }
-    fn slice_scale(&self) -> SliceScale {
-        let info = self.scale();
-        SliceScale::new(info.capacity_factor, info.die_factor)
-    }
-    fn ftl(&self) -> Option<&Ftl> {
-        Some(Ssd::ftl(self))
-    }
-    fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
-        Some(self)
-    }
-    fn save_state_to(
-        &self,
-        out: &mut dyn std::io::Write,
-        clock_ns: SimTime,
-    ) -> Result<u64, flashlab_engine::StateError> {
-        self.save_state(out, clock_ns)
-    }
-}
-
-impl SuiteDevice for System {
-    fn purge_at(&mut self, at_ns: SimTime) {
-        self.format(at_ns)
-    }
-    fn counters_json(&self) -> serde_json::Value {
-        System::counters_json(self)
-    }
-    fn system_counters(&self) -> SystemCounters {
-        System::counters(self)
-    }
-    /// Members run at their own scale and the system's results are its own (docs/systems.md).
-    fn slice_scale(&self) -> SliceScale {
-        SliceScale::FULL
-    }
-    fn ftl(&self) -> Option<&Ftl> {
-        self.root_ssd().map(Ssd::ftl)
-    }
-    fn as_system_mut(&mut self) -> Option<&mut System> {
-        Some(self)
-    }
-    fn save_state_to(
-        &self,
-        out: &mut dyn std::io::Write,
-        clock_ns: SimTime,
-    ) -> Result<u64, flashlab_engine::StateError> {
-        self.save_state(out, clock_ns)
-    }
-}
 
 /// A device seen from a run that starts at 0 while the device is already at `offset_ns`.
 struct Shifted<'a> {
@@ -222,6 +129,9 @@ pub struct Session<'a> {
     /// is a cached checkpoint on a device built fresh ([`Session::checkpoint`]).
     cache: Option<Chain>,
     after_step: Option<AfterStep<'a>>,
+    /// The suite's own axes ([`crate::Suite::axes`]): what the precondition cache names a
+    /// local coordinate by when it reads an entry back.
+    axes: &'static [&'static LocalAxis],
 }
 
 impl<'a> Session<'a> {
@@ -252,7 +162,14 @@ impl<'a> Session<'a> {
             progress,
             cache: None,
             after_step: None,
+            axes: &[],
         }
+    }
+
+    /// The suite's own axes, for the precondition cache; sessions it opens on drives of its
+    /// own take them too.
+    pub(crate) fn set_axes(&mut self, axes: &'static [&'static LocalAxis]) {
+        self.axes = axes;
     }
 
     pub(crate) fn new(
@@ -304,61 +221,6 @@ impl<'a> Session<'a> {
         self.now_ns = now_ns;
     }
 
-    /// The suite will run `steps` more steps on this device, among them `round_runs` runs
-    /// of repeated rounds counted at their most: progress reports the share of these steps
-    /// done as the suite's.
-    pub fn plan_steps(&mut self, steps: usize, round_runs: usize) {
-        self.plan = Some(StepPlan {
-            first: self.started_steps,
-            steps: steps.max(1),
-            round_runs,
-        });
-    }
-
-    /// A run of repeated rounds ended short of its most: the plan loses the `unrun_steps`
-    /// of the rounds not run.
-    pub(crate) fn rounds_ended(&mut self, unrun_steps: usize) {
-        if let Some(plan) = &mut self.plan {
-            plan.steps = plan.steps.saturating_sub(unrun_steps).max(1);
-            plan.round_runs = plan.round_runs.saturating_sub(1);
-        }
-    }
-
-    /// The share of the suite done `step_fraction` into the current step, and what it is a
-    /// share of: the suite's own span where it sets one, else its planned steps.
-    fn suite_share(&self, step_fraction: f64) -> (Option<f64>, SuiteShare) {
-        if let Some((a, b)) = self.suite_span {
-            return (Some(a + (b - a) * step_fraction), SuiteShare::Work);
-        }
-        match self.plan {
-            Some(p) => {
-                let done = self.started_steps.saturating_sub(p.first + 1) as f64 + step_fraction;
-                let basis = SuiteShare::Steps {
-                    rounds_at_most: p.round_runs > 0,
-                };
-                (Some((done / p.steps as f64).min(1.0)), basis)
-            }
-            None => (None, SuiteShare::Work),
-        }
-    }
-
-    /// The device was just built from `device` with `device_seed`: its preconditioning may
-    /// come from the precondition cache, when the options name one.
-    pub(crate) fn fresh_device(&mut self, device: FreshDevice, device_seed: u64) {
-        let at_start = self.now_ns == 0 && self.started_steps == 0;
-        if let (Some(cache), Drive::Sim(_), true) = (&self.opts.state_cache, &self.drive, at_start)
-        {
-            self.cache = Chain::fresh(
-                cache,
-                device,
-                device_seed,
-                self.opts.seed,
-                &self.device,
-                self.compressible_percent,
-            );
-        }
-    }
-
     /// `hook` hears the end of every recorded step ([`AfterStep`]).
     pub(crate) fn after_each_step(&mut self, hook: AfterStep<'a>) {
         self.after_step = Some(hook);
@@ -402,6 +264,7 @@ impl<'a> Session<'a> {
         steps: impl FnOnce(&mut Session) -> Result<R, SuiteError>,
     ) -> Result<R, SuiteError> {
         let mut sub = Session::new(dev, &self.device, self.opts, &mut *self.progress);
+        sub.axes = self.axes;
         let out = steps(&mut sub)?;
         let (mut sub_steps, scale) = (std::mem::take(&mut sub.steps), sub.scale);
         self.adopt(&mut sub_steps, scale);
@@ -410,7 +273,7 @@ impl<'a> Session<'a> {
 
     /// A sub-session's recorded steps join this session's, and the first slice among the
     /// devices gives the report its scale note.
-    fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
+    pub(super) fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
         if self.scale.is_full() {
             self.scale = scale;
         }
@@ -427,7 +290,7 @@ impl<'a> Session<'a> {
         steps: &(dyn Fn(&mut Session) -> Result<R, SuiteError> + Sync),
     ) -> Result<R, SuiteError> {
         let build = |_| {
-            let ssd = Ssd::new(config, seeds).map_err(|e| crate::device_error(config, e))?;
+            let ssd = Ssd::new(config, seeds).map_err(|e| crate::error::device_error(config, e))?;
             Ok((
                 ssd,
                 FreshDevice::Drive(Box::new(config.clone())),
@@ -456,10 +319,11 @@ impl<'a> Session<'a> {
         R: Send,
     {
         type Done<R> = Result<(R, Vec<StepRecord>, SliceScale), SuiteError>;
-        let (device, opts) = (self.device.as_str(), self.opts);
+        let (device, opts, axes) = (self.device.as_str(), self.opts, self.axes);
         let run_one = |i: usize, progress: &mut dyn FnMut(&SuiteProgress)| -> Done<R> {
             let (mut dev, fresh, seed) = build(i)?;
             let mut sub = Session::new(&mut dev, device, opts, progress);
+            sub.axes = axes;
             sub.fresh_device(fresh, seed);
             let out = steps(i, &mut sub)?;
             Ok((out, std::mem::take(&mut sub.steps), sub.scale))
@@ -529,7 +393,7 @@ impl<'a> Session<'a> {
     }
 
     /// The error of a step asked of a session that has no device ([`Session::described`]).
-    fn no_device(&self, step: &str) -> SuiteError {
+    pub(super) fn no_device(&self, step: &str) -> SuiteError {
         SuiteError::NoFtl {
             device: self.device.clone(),
             suite: if step.is_empty() {
@@ -541,29 +405,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Tell the progress display that `step` starts.
-    fn announce(&mut self, step: &str) {
-        // A step outside a cached checkpoint: the device no longer stands where a cache key
-        // describes it.
-        self.cache = None;
-        self.started_steps += 1;
-        let (suite_fraction, suite_basis) = self.suite_share(0.0);
-        let p = SuiteProgress {
-            device: &self.device,
-            step,
-            step_number: self.started_steps,
-            step_started: true,
-            round: self.round.map(|r| r.0),
-            max_rounds: self.round.and_then(|r| r.1),
-            sim_ns: self.now_ns,
-            step_fraction: 0.0,
-            suite_fraction,
-            suite_basis,
-        };
-        (self.progress)(&p);
-    }
-
-    fn record(
+    pub(super) fn record(
         &mut self,
         step: &str,
         kind: StepKind,
@@ -592,221 +434,9 @@ impl<'a> Session<'a> {
     }
 
     /// Tell the [`AfterStep`] hook that `step` ended.
-    fn step_ended(&mut self, step: &str) {
+    pub(super) fn step_ended(&mut self, step: &str) {
         if let (Some(hook), Drive::Sim(dev)) = (&mut self.after_step, &self.drive) {
             hook(step, &**dev, self.now_ns);
-        }
-    }
-
-    /// Run `steps`, preconditioning described by `recipe` (every input of the steps that
-    /// the session does not already key: their job texts, round rules, options), as a
-    /// checkpoint of the precondition cache: on a device built fresh, when every step so far
-    /// was a checkpoint too, an entry for the same key stands in for running them (the
-    /// device, the steps' records, the clock, and the value they returned); otherwise they
-    /// run and their outcome is stored. A damaged or foreign entry is reported on standard
-    /// error and replaced. The end of a checkpoint is the step [`PRECONDITION_STEP`] to the
-    /// [`AfterStep`] hook.
-    pub(crate) fn checkpoint<R: Cached>(
-        &mut self,
-        recipe: &str,
-        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
-    ) -> Result<R, SuiteError> {
-        let out = match self.cache.take() {
-            None => steps(self)?,
-            Some(chain) => {
-                let chain = chain.then(&format!(
-                    "{recipe} | recorded {} timed phases {:?} region sizes {:?}",
-                    self.record_steps, self.timed_phases, self.region_sizes
-                ));
-                self.cached_checkpoint(chain, steps)?
-            }
-        };
-        self.step_ended(PRECONDITION_STEP);
-        Ok(out)
-    }
-
-    fn cached_checkpoint<R: Cached>(
-        &mut self,
-        chain: Chain,
-        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
-    ) -> Result<R, SuiteError> {
-        let path = chain.path();
-        let loaded = match &mut self.drive {
-            Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
-            _ => Ok(None),
-        };
-        match loaded {
-            Ok(None) => {}
-            Ok(Some(entry)) => {
-                let mut part = entry.session;
-                self.started_steps += part.started_steps as usize;
-                self.now_ns = part.end_ns;
-                self.steps.append(&mut part.steps);
-                state_cache::touch(&path);
-                eprintln!(
-                    "flashlab: {}: preconditioning from the state cache ({})",
-                    self.device,
-                    path.display()
-                );
-                self.cache = Some(chain);
-                return Ok(entry.value);
-            }
-            Err(LoadFailure::Refused(e)) => eprintln!(
-                "flashlab: warning: state cache entry {} not used ({e}); preconditioning again",
-                path.display()
-            ),
-            Err(LoadFailure::DeviceLost(e)) => {
-                return Err(SuiteError::StateCache {
-                    device: self.device.clone(),
-                    path: path.display().to_string(),
-                    error: e.to_string(),
-                })
-            }
-        }
-        let (first_step, started) = (self.steps.len(), self.started_steps);
-        let value = steps(self)?;
-        let part = SessionPart {
-            steps: self.steps[first_step..].to_vec(),
-            started_steps: (self.started_steps - started) as u64,
-            end_ns: self.now_ns,
-        };
-        let Drive::Sim(dev) = &self.drive else {
-            return Ok(value);
-        };
-        let now_ns = self.now_ns;
-        let stored =
-            state_cache::store(&chain, &part, &value, |out| dev.save_state_to(out, now_ns));
-        match stored {
-            Ok(path) => {
-                if let Err(e) = state_cache::trim(&chain.cache.dir, chain.cache.max_bytes, &path) {
-                    eprintln!(
-                        "flashlab: warning: state cache {}: {e}",
-                        chain.cache.dir.display()
-                    );
-                }
-                self.cache = Some(chain);
-            }
-            Err(e) => eprintln!(
-                "flashlab: warning: state cache entry {} not written: {e}",
-                path.display()
-            ),
-        }
-        Ok(value)
-    }
-
-    /// The drive's clock: simulated ns since the suite started on this device (on a drive
-    /// loaded from a saved state, since that drive's time 0).
-    pub fn now_ns(&self) -> SimTime {
-        self.now_ns
-    }
-
-    /// Simulated time of the whole drive: on a slice, time runs `capacity_factor /
-    /// die_factor` faster than the slice's clock (the runner's scaling of time budgets,
-    /// `docs/scale.md`).
-    pub fn drive_ns(&self, slice_ns: SimTime) -> f64 {
-        slice_ns as f64 * self.scale.capacity_factor / self.scale.die_factor
-    }
-
-    /// An error unless the device has an FTL to read: `suite` reads its internals. Suites
-    /// call it first; the readers below then never see a device without one.
-    pub fn require_ftl(&self, suite: &'static str) -> Result<(), SuiteError> {
-        let ftl = match &self.drive {
-            Drive::Sim(dev) => dev.ftl(),
-            Drive::Real(_) | Drive::Described(_) => None,
-        };
-        match ftl {
-            Some(_) => Ok(()),
-            None => Err(SuiteError::NoFtl {
-                device: self.device.clone(),
-                suite,
-                one_ssd: true,
-            }),
-        }
-    }
-
-    /// The FTL's counters now (cumulative since the last purge); zero without an FTL.
-    pub fn counters(&self) -> FtlCounters {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd.ftl().map(|f| f.counters().clone()).unwrap_or_default(),
-            Drive::Real(_) | Drive::Described(_) => FtlCounters::default(),
-        }
-    }
-
-    /// Blocks erased in [`WA_RECLAIM_CYCLES`] GC cycles: the host stream fills a block on every
-    /// (die, plane) unit per cycle and each victim frees one block (0 without an FTL).
-    pub fn wa_window_reclaims(&self) -> u64 {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd.ftl().map_or(0, |f| {
-                let c = f.config();
-                WA_RECLAIM_CYCLES * u64::from(c.dies) * u64::from(c.planes_per_die)
-            }),
-            Drive::Real(_) | Drive::Described(_) => 0,
-        }
-    }
-
-    /// Free native blocks now (0 without an FTL).
-    pub fn free_blocks(&self) -> u32 {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd.ftl().map_or(0, Ftl::free_blocks),
-            Drive::Real(_) | Drive::Described(_) => 0,
-        }
-    }
-
-    /// Erase counts of the good blocks (all zero without an FTL).
-    pub fn erase_count_summary(&self) -> EraseSummary {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd
-                .ftl()
-                .map_or(EraseSummary::default(), Ftl::erase_count_summary),
-            Drive::Real(_) | Drive::Described(_) => EraseSummary::default(),
-        }
-    }
-
-    /// A single drive sits unpowered `days` at `storage_c` (`Ssd::power_off`); false on a
-    /// device that is not one.
-    pub fn power_off(&mut self, days: f64, storage_c: f64) -> bool {
-        self.announce("power-off");
-        match &mut self.drive {
-            Drive::Sim(dev) => dev
-                .as_ssd_mut()
-                .map(|ssd| ssd.power_off(days, storage_c))
-                .is_some(),
-            Drive::Real(_) | Drive::Described(_) => false,
-        }
-    }
-
-    /// Reset a single drive's timed-workload indicators (`Ssd::reset_timed_workload`); false
-    /// on a device that has none.
-    pub fn reset_timed_workload(&mut self) -> bool {
-        // The drive changes outside a step: no cache key describes it any more.
-        self.cache = None;
-        match &mut self.drive {
-            Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
-            Drive::Real(_) | Drive::Described(_) => false,
-        }
-    }
-
-    /// The drive's health log now; None on a system or real storage.
-    pub fn health_log(&self) -> Option<HealthLog> {
-        match &self.drive {
-            Drive::Sim(dev) => dev.health_log(),
-            Drive::Real(_) | Drive::Described(_) => None,
-        }
-    }
-
-    /// The system's RAID and cache counters now (nothing on a drive or real storage).
-    pub fn system_counters(&self) -> SystemCounters {
-        match &self.drive {
-            Drive::Sim(dev) => dev.system_counters(),
-            Drive::Real(_) | Drive::Described(_) => SystemCounters::default(),
-        }
-    }
-
-    /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
-    pub fn counters_json(&self) -> serde_json::Value {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd.counters_json(),
-            Drive::Real(_) | Drive::Described(_) => serde_json::Value::Null,
         }
     }
 
@@ -890,30 +520,6 @@ impl<'a> Session<'a> {
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
         self.record(step, StepKind::Driven, None, Some(text), Vec::new());
         Ok(r)
-    }
-
-    pub fn scale(&self) -> SliceScale {
-        self.scale
-    }
-
-    /// User bytes of the whole drive (not of the slice simulated).
-    pub fn full_capacity_bytes(&self) -> u64 {
-        match &self.drive {
-            Drive::Sim(ssd) => {
-                (ssd.capacity_bytes() as f64 * self.scale.capacity_factor).round() as u64
-            }
-            Drive::Real(t) => t.size_bytes(),
-            Drive::Described(_) => 0,
-        }
-    }
-
-    /// Capacity of what is simulated: the slice's on a slice, else the drive's.
-    pub fn simulated_capacity_bytes(&self) -> u64 {
-        match &self.drive {
-            Drive::Sim(ssd) => ssd.capacity_bytes(),
-            Drive::Real(t) => t.size_bytes(),
-            Drive::Described(_) => 0,
-        }
     }
 
     /// Secure erase: every block erased, nothing mapped. The next step starts once the drive
@@ -1071,7 +677,7 @@ impl<'a> Session<'a> {
     /// Every input of a job step that the chain does not already hold: its name, text,
     /// seed and the session's settings the run options take. With the chain's device, seed
     /// and earlier steps, these decide the drive's state after the step and its record.
-    fn job_step_key(&self, step: &str, text: &str) -> String {
+    pub(super) fn job_step_key(&self, step: &str, text: &str) -> String {
         format!(
             "job '{step}' seed {} recorded {} timed phases {:?} region sizes {:?}:\n{text}",
             self.seeds.child(step).master_seed(),
@@ -1083,7 +689,11 @@ impl<'a> Session<'a> {
 
     /// A job step's parsed file and run options. Every step draws fresh random offsets: the
     /// same seed in every round would rewrite the same sequence of blocks.
-    fn plan_job(&self, step: &str, text: &str) -> Result<(JobFile, RunOptions), SuiteError> {
+    pub(super) fn plan_job(
+        &self,
+        step: &str,
+        text: &str,
+    ) -> Result<(JobFile, RunOptions), SuiteError> {
         let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
             |error| SuiteError::Job {
                 device: self.device.clone(),
@@ -1101,7 +711,7 @@ impl<'a> Session<'a> {
 
     /// A simulated job step ended with the drive at `horizon_ns`: the next step starts there,
     /// and the result carries the drive's counters and the step's place in the suite.
-    fn end_job(
+    pub(super) fn end_job(
         &mut self,
         step: &str,
         result: Result<RunResult, RunError>,
@@ -1122,7 +732,13 @@ impl<'a> Session<'a> {
     }
 
     /// Keep a job step's record (text, fio JSON, measures) when steps are recorded.
-    fn record_job(&mut self, step: &str, text: &str, run: &RunResult, measures: Vec<Measure>) {
+    pub(super) fn record_job(
+        &mut self,
+        step: &str,
+        text: &str,
+        run: &RunResult,
+        measures: Vec<Measure>,
+    ) {
         if self.record_steps {
             let json = render_json(run, false);
             self.record(
@@ -1133,41 +749,6 @@ impl<'a> Session<'a> {
                 measures,
             );
         }
-    }
-}
-
-/// Steps on real storage (`crate::real`): the same records, wall-clock time.
-impl Session<'_> {
-    /// An idle step or a purge the target took `took_ns` of wall-clock time for.
-    fn real_step_done(&mut self, step: &str, kind: StepKind, took_ns: u64) {
-        self.now_ns = self.now_ns.saturating_add(took_ns);
-        self.record(step, kind, None, None, Vec::new());
-    }
-
-    /// A job fio ran on the target from `start`, as the step's record.
-    fn real_job_done(
-        &mut self,
-        step: &str,
-        text: &str,
-        start: std::time::Instant,
-        outcome: Result<(RunResult, String), RealError>,
-        measure: &dyn Fn(&RunResult) -> Vec<Measure>,
-    ) -> Result<RunResult, SuiteError> {
-        let (mut run, json) = outcome.map_err(|error| SuiteError::Real {
-            device: self.device.clone(),
-            step: step.to_string(),
-            error: Box::new(error),
-        })?;
-        self.now_ns = self.now_ns.saturating_add(crate::real::elapsed_ns(start));
-        if let serde_json::Value::Object(extra) = &mut run.flashlab {
-            extra.insert("real_target".into(), self.device.clone().into());
-            extra.insert("suite_step".into(), step.into());
-        }
-        if self.record_steps {
-            let m = measure(&run);
-            self.record(step, StepKind::Job, Some(text.to_string()), Some(json), m);
-        }
-        Ok(run)
     }
 
     /// [`Session::job`] whose jobs may pick a namespace with `filename=` (`ns1`, `ns2`, …);
