@@ -569,6 +569,7 @@ fn run_parsed(
         eprintln!("{warning}");
     }
     check_log_directories(job_file)?;
+    let state_out = run_files(job_file, target, output)?;
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => {
             return run_system(job_file, target, &name, formats, output, progress)
@@ -601,9 +602,10 @@ fn run_parsed(
     };
     display.finish();
     let (mut run, io_failure) = completed(result)?;
-    if let Some(path) = &target.state.save_state {
-        state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
-    }
+    // A failed save still lets the results out; it is reported after them.
+    let save_failure = state_out
+        .as_ref()
+        .and_then(|f| state_files::save(f, |out| ssd.save_state(out, horizon_ns)).err());
 
     // The device's counters (they include its scale) join the run's own flashlab figures,
     // with what made the result.
@@ -621,7 +623,36 @@ fn run_parsed(
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
-    io_failure.map_or(Ok(()), Err)
+    save_failure.or(io_failure).map_or(Ok(()), Err)
+}
+
+/// The `--save-state` and `--output` files of a run, checked before it starts (exit 2 when
+/// one cannot be written or is also an input of the run): the state's, when saved.
+fn run_files(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    output: Option<&Path>,
+) -> Result<Option<state_files::OutputFile>, Failure> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &target.state.save_state {
+        outputs.push(("--save-state", p));
+    }
+    if let Some(p) = output {
+        outputs.push(("--output", p));
+    }
+    let mut inputs: Vec<(&str, &Path)> = vec![("job file", Path::new(&job_file.path))];
+    if let Some(p) = &target.state.load_state {
+        inputs.push(("--load-state", p));
+    }
+    if let Some(d) = &target.device {
+        inputs.push(("--device", Path::new(d)));
+    }
+    let checked = state_files::check_files(&outputs, &inputs)?;
+    Ok(target
+        .state
+        .save_state
+        .as_ref()
+        .and(checked.into_iter().next()))
 }
 
 /// A run's result, with the failure to report once it is written when jobs stopped at I/O
@@ -664,9 +695,8 @@ fn run_system(
     let horizon_ns = continued.horizon_ns();
     display.finish();
     let (mut run, io_failure) = completed(result)?;
-    if let Some(path) = &target.state.save_state {
-        state_files::save(path, |out| system.save_state(out, horizon_ns))?;
-    }
+    let save_failure = run_files(job_file, target, output)?
+        .and_then(|f| state_files::save(&f, |out| system.save_state(out, horizon_ns)).err());
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
         extra.insert(
@@ -678,13 +708,13 @@ fn run_system(
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
-    io_failure.map_or(Ok(()), Err)
+    save_failure.or(io_failure).map_or(Ok(()), Err)
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     match path {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing {}", path.display()))
+        Some(path) => state_files::output_file("--output", path)?
+            .write_bytes(text.as_bytes())
             .map_err(run_failed),
         None => {
             let mut out = std::io::stdout().lock();
@@ -1012,7 +1042,15 @@ fn suite_with_state(
     let display = progress::SuiteProgressLine::new(&args.progress.settings(), 1);
     let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
-    let save_to = args.state.save_state.as_deref();
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = load {
+        inputs.push(("--load-state", p));
+    }
+    if let Some(p) = &args.report {
+        inputs.push(("--report", p));
+    }
+    let save_file = state_files::state_output(args.state.save_state.as_deref(), &inputs)?;
+    let save_to = save_file.as_ref();
     // --save-state-after: the hook saves at every end of the step named (the last one
     // counts); the state at the suite's end is saved only without it.
     let after = args.save_state_after.as_deref();
@@ -1109,7 +1147,7 @@ fn suite_from<'a>(
 
 /// The state at the suite's end into `path` (when `--save-state` gave one); the report on.
 fn save_state_to(
-    path: Option<&Path>,
+    path: Option<&state_files::OutputFile>,
     save: impl FnOnce(
         &mut std::io::BufWriter<std::fs::File>,
         u64,
@@ -1134,8 +1172,8 @@ fn write_suite_report(
             .map_err(run_failed)?;
     }
     if let Some(path) = &args.report {
-        std::fs::write(path, flashlab_suite::render_html(report))
-            .with_context(|| format!("writing the HTML report to {}", path.display()))
+        state_files::output_file("--report", path)?
+            .write_bytes(flashlab_suite::render_html(report).as_bytes())
             .map_err(run_failed)?;
     }
     let text = match args.output_format {
