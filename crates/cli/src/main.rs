@@ -360,6 +360,7 @@ fn run_parsed(
         eprintln!("{warning}");
     }
     check_log_directories(job_file)?;
+    let state_out = run_files(job_file, target, output)?;
     let config = match load_run_target(target)? {
         LoadedTarget::System(name) => {
             return run_system(job_file, target, &name, formats, output, progress)
@@ -392,9 +393,10 @@ fn run_parsed(
     };
     display.finish();
     let (mut run, io_failure) = completed(result)?;
-    if let Some(path) = &target.state.save_state {
-        state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
-    }
+    // A failed save still lets the results out; it is reported after them.
+    let save_failure = state_out
+        .as_ref()
+        .and_then(|f| state_files::save(f, |out| ssd.save_state(out, horizon_ns)).err());
 
     // The device's counters (they include its scale) join the run's own flashlab figures,
     // with what made the result.
@@ -412,7 +414,36 @@ fn run_parsed(
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
-    io_failure.map_or(Ok(()), Err)
+    save_failure.or(io_failure).map_or(Ok(()), Err)
+}
+
+/// The `--save-state` and `--output` files of a run, checked before it starts (exit 2 when
+/// one cannot be written or is also an input of the run): the state's, when saved.
+fn run_files(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    output: Option<&Path>,
+) -> Result<Option<state_files::OutputFile>, Failure> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &target.state.save_state {
+        outputs.push(("--save-state", p));
+    }
+    if let Some(p) = output {
+        outputs.push(("--output", p));
+    }
+    let mut inputs: Vec<(&str, &Path)> = vec![("job file", Path::new(&job_file.path))];
+    if let Some(p) = &target.state.load_state {
+        inputs.push(("--load-state", p));
+    }
+    if let Some(d) = &target.device {
+        inputs.push(("--device", Path::new(d)));
+    }
+    let checked = state_files::check_files(&outputs, &inputs)?;
+    Ok(target
+        .state
+        .save_state
+        .as_ref()
+        .and(checked.into_iter().next()))
 }
 
 /// A run's result, with the failure to report once it is written when jobs stopped at I/O
@@ -455,9 +486,8 @@ fn run_system(
     let horizon_ns = continued.horizon_ns();
     display.finish();
     let (mut run, io_failure) = completed(result)?;
-    if let Some(path) = &target.state.save_state {
-        state_files::save(path, |out| system.save_state(out, horizon_ns))?;
-    }
+    let save_failure = run_files(job_file, target, output)?
+        .and_then(|f| state_files::save(&f, |out| system.save_state(out, horizon_ns)).err());
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("system_counters".into(), system.counters_json());
         extra.insert(
@@ -469,13 +499,13 @@ fn run_system(
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
-    io_failure.map_or(Ok(()), Err)
+    save_failure.or(io_failure).map_or(Ok(()), Err)
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     match path {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing {}", path.display()))
+        Some(path) => state_files::output_file("--output", path)?
+            .write_bytes(text.as_bytes())
             .map_err(run_failed),
         None => {
             let mut out = std::io::stdout().lock();

@@ -217,6 +217,7 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         RemapArg::Scale => Remap::Scale,
         RemapArg::Error => Remap::Error,
     };
+    let state_out = replay_files(args)?;
     let (requests, end_bytes) = survey(&args.trace, &trace_options)?;
 
     let device_name = args
@@ -257,9 +258,10 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         }
         other => (other.map_err(|e| failure(e.is_bad_input(), e))?, None),
     };
-    if let Some(path) = &args.state.save_state {
-        crate::state_files::save(path, |out| ssd.save_state(out, horizon_ns))?;
-    }
+    // A failed save still lets the results out; it is reported after them.
+    let save_failure = state_out
+        .as_ref()
+        .and_then(|f| crate::state_files::save(f, |out| ssd.save_state(out, horizon_ns)).err());
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
         extra.insert("device_counters".into(), ssd.counters_json());
         extra.insert(
@@ -281,7 +283,29 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
     write_output(args.output.as_deref(), &text)?;
-    io_failure.map_or(Ok(()), Err)
+    save_failure.or(io_failure).map_or(Ok(()), Err)
+}
+
+/// The `--save-state` and `--output` files, checked before the replay (exit 2 when one
+/// cannot be written or is the trace or the loaded state): the state's, when saved.
+fn replay_files(args: &ReplayArgs) -> Result<Option<crate::state_files::OutputFile>, Failure> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &args.state.save_state {
+        outputs.push(("--save-state", p));
+    }
+    if let Some(p) = &args.output {
+        outputs.push(("--output", p));
+    }
+    let mut inputs: Vec<(&str, &Path)> = vec![("trace", &args.trace)];
+    if let Some(p) = &args.state.load_state {
+        inputs.push(("--load-state", p));
+    }
+    let checked = crate::state_files::check_files(&outputs, &inputs)?;
+    Ok(args
+        .state
+        .save_state
+        .as_ref()
+        .and(checked.into_iter().next()))
 }
 
 /// One line above the fio-style text: what was replayed and how faithfully.

@@ -2,12 +2,13 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use flashlab_engine::{BlockDevice, Continued, SimTime};
 use flashlab_serve::{Listen, ServeConfig, ServeStats, Server};
 
+use crate::state_files::OutputFile;
 use crate::{bad_input, failure, load_device, run_failed, Failure, DEFAULT_SEED};
 
 #[derive(clap::Args, Debug)]
@@ -134,20 +135,9 @@ fn serve_device<D: BlockDevice>(
         .map_err(|e| bad_input(anyhow!("--max-memory: {e}")))?;
     let max_buffer_bytes = flashlab_device::units::parse_size(&args.max_buffer_memory)
         .map_err(|e| bad_input(anyhow!("--max-buffer-memory: {e}")))?;
-    // The stats file is opened now, so a path that cannot be written fails before serving
-    // rather than after a session's results exist only in memory.
-    let stats_existed = args.stats.as_ref().is_some_and(|p| p.exists());
-    let stats_file = match &args.stats {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(|e| bad_input(anyhow!("--stats {}: {e}", path.display())))?,
-        ),
-        None => None,
-    };
+    // The files written at exit are checked now, so a path that cannot be written fails
+    // before serving rather than after a session's results exist only in memory.
+    let (stats_file, state_file) = serve_files(args)?;
     let size_bytes = device.capacity_bytes();
     let block_bytes = device.logical_block_bytes();
 
@@ -162,13 +152,7 @@ fn serve_device<D: BlockDevice>(
     serve.export_name = name.to_string();
     serve.description = format!("flashlab simulated {what} {name}");
     serve.log = flashlab_serve::Log::new(|msg| eprintln!("flashlab: {msg}"));
-    let server = Server::bind(device, serve).map_err(|e| {
-        // Leave no empty stats file behind for a server that never ran.
-        if let (Some(path), false) = (&args.stats, stats_existed) {
-            let _ = std::fs::remove_file(path);
-        }
-        failure(e.is_bad_input(), e)
-    })?;
+    let server = Server::bind(device, serve).map_err(|e| failure(e.is_bad_input(), e))?;
 
     let stop = flashlab_serve::stop_on_signals();
     eprintln!(
@@ -192,9 +176,10 @@ fn serve_device<D: BlockDevice>(
     eprint!("flashlab: {}", finished.stats.summary());
     let horizon_ns = finished.device.horizon_ns();
     let device = finished.device.into_inner();
-    if let Some(path) = &args.state.save_state {
-        crate::state_files::save(path, |out| save_state(&device, out, horizon_ns))?;
-    }
+    // A failed save still leaves the stats written; it is reported after them.
+    let save_failure = state_file.as_ref().and_then(|f| {
+        crate::state_files::save(f, |out| save_state(&device, out, horizon_ns)).err()
+    });
     let counters = counters(&device);
     if let Some(wa) = counters["write_amplification"].as_f64() {
         eprintln!(
@@ -202,19 +187,43 @@ fn serve_device<D: BlockDevice>(
             counters["ftl"]["gc_copied_ius"], counters["ftl"]["erases"],
         );
     }
-    if let (Some(path), Some(mut file)) = (&args.stats, stats_file) {
+    if let Some(file) = stats_file {
         let json = serde_json::json!({
             "serve": stats_json(&finished.stats),
             "device_counters": counters,
         });
         let mut text = serde_json::to_string_pretty(&json).map_err(|e| run_failed(anyhow!(e)))?;
         text.push('\n');
-        file.set_len(0)
-            .and_then(|()| file.write_all(text.as_bytes()))
-            .with_context(|| format!("writing {}", path.display()))
-            .map_err(run_failed)?;
+        file.write_bytes(text.as_bytes()).map_err(run_failed)?;
     }
-    Ok(())
+    save_failure.map_or(Ok(()), Err)
+}
+
+/// The `--stats` and `--save-state` files, checked before serving: each writable by the
+/// rule of every output, and neither the backing file, the loaded state, the socket nor
+/// the other (exit 2).
+fn serve_files(args: &ServeArgs) -> Result<(Option<OutputFile>, Option<OutputFile>), Failure> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &args.stats {
+        outputs.push(("--stats", p));
+    }
+    if let Some(p) = &args.state.save_state {
+        outputs.push(("--save-state", p));
+    }
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &args.backing {
+        inputs.push(("--backing", p));
+    }
+    if let Some(p) = &args.state.load_state {
+        inputs.push(("--load-state", p));
+    }
+    if let Some(p) = &args.socket {
+        inputs.push(("--socket", p));
+    }
+    let mut checked = crate::state_files::check_files(&outputs, &inputs)?.into_iter();
+    let stats = args.stats.as_ref().and_then(|_| checked.next());
+    let state = args.state.save_state.as_ref().and_then(|_| checked.next());
+    Ok((stats, state))
 }
 
 fn stats_json(s: &ServeStats) -> serde_json::Value {

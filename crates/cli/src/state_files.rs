@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use flashlab_device::{DeviceConfig, Ssd};
+pub use flashlab_engine::output::OutputFile;
 use flashlab_engine::{SeedTree, SimTime};
 use flashlab_system::{System, SystemConfig};
 
@@ -63,24 +64,45 @@ pub fn system(
     }
 }
 
-/// Writes a state with `save` to `path` (through a temporary file beside it, renamed once
-/// complete, so an interrupted save never leaves a truncated state under the name).
+/// `path`, named by `option`, checked before the work as a file flashlab may write
+/// ([`OutputFile`]): a problem is bad input (exit 2).
+pub fn output_file(option: &str, path: &Path) -> Result<OutputFile, Failure> {
+    OutputFile::check(option, path).map_err(bad_input)
+}
+
+/// The run's outputs checked before the work, and refused when one is also an input of
+/// the run or another output (exit 2): `outputs` and `inputs` are `(option, path)` pairs.
+pub fn check_files(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Result<Vec<OutputFile>, Failure> {
+    let checked = outputs
+        .iter()
+        .map(|(option, path)| output_file(option, path))
+        .collect::<Result<Vec<_>, _>>()?;
+    flashlab_engine::output::check_distinct(outputs, inputs).map_err(bad_input)?;
+    Ok(checked)
+}
+
+/// The `--save-state` file of a run, checked before the work (none without the option),
+/// distinct from the run's `inputs`.
+pub fn state_output(
+    save: Option<&Path>,
+    inputs: &[(&str, &Path)],
+) -> Result<Option<OutputFile>, Failure> {
+    match save {
+        Some(path) => Ok(check_files(&[("--save-state", path)], inputs)?.pop()),
+        None => Ok(None),
+    }
+}
+
+/// Writes a state with `save` to `file`, by the rule of [`OutputFile::write`]: a temporary
+/// file beside it renamed once complete, nothing left behind on failure.
 pub fn save(
-    path: &Path,
+    file: &OutputFile,
     save: impl FnOnce(&mut BufWriter<std::fs::File>) -> Result<u64, flashlab_engine::StateError>,
 ) -> Result<(), Failure> {
-    let fail =
-        |e: &dyn std::fmt::Display| run_failed(anyhow!("--save-state {}: {e}", path.display()));
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = std::path::PathBuf::from(tmp);
-    let file = std::fs::File::create(&tmp).map_err(|e| fail(&e))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    save(&mut out).map_err(|e| fail(&e))?;
-    let file = out.into_inner().map_err(|e| fail(&e.into_error()))?;
-    file.sync_all().map_err(|e| fail(&e))?;
-    std::fs::rename(&tmp, path).map_err(|e| fail(&e))?;
-    Ok(())
+    file.write(|out| save(out).map(|_| ())).map_err(run_failed)
 }
 
 /// `--state-cache`, `--no-state-cache` and `--state-cache-max`: where suites keep their

@@ -459,7 +459,15 @@ pub(crate) fn suite_with_state(
     let display = progress::SuiteProgressLine::new(&args.progress.settings(), 1);
     let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
-    let save_to = args.state.save_state.as_deref();
+    let mut inputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = load {
+        inputs.push(("--load-state", p));
+    }
+    if let Some(p) = &args.report {
+        inputs.push(("--report", p));
+    }
+    let save_file = state_files::state_output(args.state.save_state.as_deref(), &inputs)?;
+    let save_to = save_file.as_ref();
     // --save-state-after: the hook saves at every end of the step named (the last one
     // counts); the state at the suite's end is saved only without it.
     let after = args.save_state_after.as_deref();
@@ -556,7 +564,7 @@ pub(crate) fn suite_from<'a>(
 
 /// The state at the suite's end into `path` (when `--save-state` gave one); the report on.
 pub(crate) fn save_state_to(
-    path: Option<&Path>,
+    path: Option<&state_files::OutputFile>,
     save: impl FnOnce(
         &mut std::io::BufWriter<std::fs::File>,
         u64,
@@ -581,8 +589,8 @@ pub(crate) fn write_suite_report(
             .map_err(run_failed)?;
     }
     if let Some(path) = &args.report {
-        std::fs::write(path, flashlab_suite::render_html(report))
-            .with_context(|| format!("writing the HTML report to {}", path.display()))
+        state_files::output_file("--report", path)?
+            .write_bytes(flashlab_suite::render_html(report).as_bytes())
             .map_err(run_failed)?;
     }
     let text = match args.output_format {

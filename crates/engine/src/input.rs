@@ -153,13 +153,46 @@ pub fn read_line_bounded<R: BufRead + ?Sized>(
     })
 }
 
-/// `text` as a message shows it: at most [`MAX_ECHO_CHARS`] characters, cut ones ending in
-/// "…", so an error never prints back megabytes of input.
+/// `text` as a message shows it: control characters escaped (`\n`, `\t`, `\x1b`, `\u{9b}`),
+/// so input never reaches a terminal as commands, and at most [`MAX_ECHO_CHARS`] characters,
+/// cut ones ending in "…", so an error never prints back megabytes of input. Every message
+/// that echoes what a user gave goes through here. Costs at most the characters it shows.
 pub fn excerpt(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
-        None => Cow::Borrowed(text),
-        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+    let plain = text
+        .char_indices()
+        .take(MAX_ECHO_CHARS + 1)
+        .all(|(_, c)| !c.is_control());
+    if plain {
+        return match text.char_indices().nth(MAX_ECHO_CHARS) {
+            None => Cow::Borrowed(text),
+            Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+        };
     }
+    let mut out = String::new();
+    let mut shown = 0;
+    for c in text.chars() {
+        let piece = match c {
+            '\n' => "\\n".to_string(),
+            '\t' => "\\t".to_string(),
+            '\r' => "\\r".to_string(),
+            c if (c as u32) < 0x80 && c.is_control() => format!("\\x{:02x}", c as u32),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        };
+        let n = piece.chars().count();
+        if shown + n > MAX_ECHO_CHARS {
+            out.push('…');
+            return Cow::Owned(out);
+        }
+        out.push_str(&piece);
+        shown += n;
+    }
+    Cow::Owned(out)
+}
+
+/// [`excerpt`] of a value in an owned `String`, for formatting arguments.
+pub fn echo(text: &str) -> String {
+    excerpt(text).into_owned()
 }
 
 #[cfg(test)]
@@ -272,6 +305,17 @@ mod tests {
         let long = "é".repeat(1000);
         let cut = excerpt(&long);
         assert_eq!(cut.chars().count(), MAX_ECHO_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn excerpts_escape_control_characters() {
+        assert_eq!(excerpt("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(excerpt("t\u{9b}31m\n"), "t\\u{9b}31m\\n");
+        let osc = format!("\x1b]0;title\x07{}", "x".repeat(200));
+        let cut = excerpt(&osc);
+        assert!(!cut.chars().any(char::is_control), "{cut}");
+        assert!(cut.chars().count() <= MAX_ECHO_CHARS + 1, "{cut}");
         assert!(cut.ends_with('…'));
     }
 }

@@ -6,6 +6,7 @@
 pub mod compress;
 pub mod device;
 pub mod input;
+pub mod output;
 pub mod queue;
 pub mod rng;
 pub mod state;

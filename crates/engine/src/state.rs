@@ -20,6 +20,10 @@ use std::io::{Read, Write};
 
 /// The first bytes of every state file.
 pub const MAGIC: [u8; 8] = *b"FLSTATE\x1a";
+/// Latest drive time a state may carry anywhere (its header's clock, a booking's end): the
+/// simulated time a run can reach (`docs/limits.md`). A time past it is from no run.
+pub const MAX_STATE_TIME_NS: u64 = 1 << 62;
+
 /// Bumped whenever the encoding of any component changes.
 pub const FORMAT_VERSION: u32 = 3;
 
@@ -45,7 +49,8 @@ pub enum StateError {
 }
 
 impl StateError {
-    fn corrupt(what: impl Into<String>) -> StateError {
+    /// A state whose bytes are whole but whose meaning is impossible (what names the part).
+    pub fn corrupt(what: impl Into<String>) -> StateError {
         StateError::Corrupt { what: what.into() }
     }
 }
@@ -348,6 +353,12 @@ impl<'a> StateReader<'a> {
             device_seed: r.get_u64()?,
             clock_ns: r.get_u64()?,
         };
+        if header.clock_ns > MAX_STATE_TIME_NS {
+            return Err(StateError::corrupt(format!(
+                "its clock is {} ns, past the {MAX_STATE_TIME_NS} ns (2^62) a run can reach",
+                header.clock_ns
+            )));
+        }
         Ok((r, header))
     }
 
@@ -878,10 +889,13 @@ state_tuple!(0 A, 1 B, 2 C, 3 D);
 /// Every field must be named one way or the other: a field added to the struct and not here
 /// is a compile error, so nothing a run changes is silently left out of a state. A leading
 /// `default` makes [`State::fresh`] the type's `Default` (for values that may be absent from
-/// the device a state is loaded into, in an `Option`).
+/// the device a state is loaded into, in an `Option`). A trailing `check PATH` names a
+/// `fn(&Self) -> Result<(), String>` run once the fields are loaded: what the bytes mean is
+/// checked against the configuration (indices in range, counts that agree), so a forged
+/// state with a valid checksum is refused instead of trusted.
 #[macro_export]
 macro_rules! impl_state {
-    (@impl [$($fresh:tt)*] $ty:ident { $($field:ident),* $(,)? } $(skip { $($skip:ident),* $(,)? })?) => {
+    (@impl [$($fresh:tt)*] $ty:ident { $($field:ident),* $(,)? } $(skip { $($skip:ident),* $(,)? })? $(check $check:path)?) => {
         impl $crate::state::State for $ty {
             fn save(&self, w: &mut $crate::state::StateWriter<'_>) {
                 let $ty { $($field,)* $($($skip: _,)*)? } = self;
@@ -891,8 +905,11 @@ macro_rules! impl_state {
                 &mut self,
                 r: &mut $crate::state::StateReader<'_>,
             ) -> Result<(), $crate::state::StateError> {
-                let $ty { $($field,)* $($($skip: _,)*)? } = self;
-                $($crate::state::State::load($field, r)?;)*
+                {
+                    let $ty { $($field,)* $($($skip: _,)*)? } = self;
+                    $($crate::state::State::load($field, r)?;)*
+                }
+                $($check(self).map_err($crate::state::StateError::corrupt)?;)?
                 Ok(())
             }
             $($fresh)*

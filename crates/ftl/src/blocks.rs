@@ -648,6 +648,46 @@ impl BlockTable {
         Ok(())
     }
 
+    /// A loaded table's own indices in range: its per-block and per-unit arrays of the
+    /// drive's length, stripe links to blocks of the drive, its lists well formed, and its
+    /// hints and counts within what the drive holds.
+    pub fn check_loaded_ranges(&self) -> Result<(), String> {
+        let n = self.info.len();
+        let lists = 2 * self.units + 3 * (self.ius_per_block + 1);
+        if self.release_seq.len() != n
+            || self.stripe_next.len() != n
+            || self.stripe_prev.len() != n
+            || self.reserve_left.len() != self.units as usize
+        {
+            return Err(format!(
+                "block tables of {}, {}, {} and {} entries for {n} blocks and {} units",
+                self.release_seq.len(),
+                self.stripe_next.len(),
+                self.stripe_prev.len(),
+                self.reserve_left.len(),
+                self.units
+            ));
+        }
+        let past = |b: u32| b as usize >= n;
+        if self
+            .stripe_next
+            .iter()
+            .chain(&self.stripe_prev)
+            .any(|&b| past(b))
+            || (self.stripe_open != NIL && past(self.stripe_open))
+        {
+            return Err("a stripe link to a block past the drive".into());
+        }
+        if self.reserve_left.iter().any(|&r| r > self.blocks_per_unit)
+            || self.min_hint.iter().any(|&h| h > self.ius_per_block + 1)
+            || self.free.iter().any(|&f| f as usize > n)
+            || self.dyn_slc as usize > n
+        {
+            return Err("a block count or hint past the drive's blocks".into());
+        }
+        self.lists.check_loaded(n as u32, lists)
+    }
+
     /// For the invariant check: free counts per pool and dynamic SLC count from scratch.
     pub fn recount(&self) -> ([u32; 2], u32) {
         let mut free = [0u32; 2];

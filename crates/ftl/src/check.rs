@@ -31,6 +31,157 @@ impl Ftl {
         self.check_maps()
     }
 
+    /// A loaded FTL describes a possible drive of its configuration: first every table's
+    /// length, index and count in range (so the checks after index safely), then every
+    /// invariant ([`Ftl::try_check_invariants`]). O(physical IUs + blocks).
+    pub fn check_loaded(&self) -> Result<(), String> {
+        self.check_ranges()?;
+        self.try_check_invariants()
+    }
+
+    fn check_ranges(&self) -> Result<(), String> {
+        let g = &self.geo;
+        let b_t = &self.blocks;
+        let blocks = g.total_blocks as usize;
+        for (what, len) in [
+            ("block records", b_t.info.len()),
+            ("erase counts", b_t.erase_count.len()),
+            ("close stamps", b_t.close_seq.len()),
+        ] {
+            ensure!(
+                len == blocks,
+                "{len} {what} where the drive has {blocks} blocks"
+            );
+        }
+        b_t.check_loaded_ranges()?;
+        for (b, info) in b_t.info.iter().enumerate() {
+            let cap = b_t.pages_in_mode(info.slc);
+            ensure!(
+                info.valid <= g.ius_per_block && info.wp <= cap && info.programmed <= info.wp,
+                "block {b}: valid {}, wp {}, programmed {} (at most {} IUs and {cap} pages)",
+                info.valid,
+                info.wp,
+                info.programmed,
+                g.ius_per_block
+            );
+        }
+        let m = &self.map;
+        ensure!(
+            m.l2p.len() == g.user_ius as usize && m.p2l.len() == g.total_ius as usize,
+            "maps of {} and {} IUs where the drive has {} and {}",
+            m.l2p.len(),
+            m.p2l.len(),
+            g.user_ius,
+            g.total_ius
+        );
+        ensure!(
+            m.versions.is_empty() || m.versions.len() == g.total_ius as usize,
+            "{} version tags for {} IUs",
+            m.versions.len(),
+            g.total_ius
+        );
+        if let Some(lpn) = m
+            .l2p
+            .iter()
+            .position(|&p| p != UNMAPPED && p >= g.total_ius)
+        {
+            return Err(format!("IU {lpn} maps past the drive ({})", m.l2p[lpn]));
+        }
+        if let Some(ppa) = m.p2l.iter().position(|&l| l != INVALID && l >= g.user_ius) {
+            return Err(format!(
+                "physical IU {ppa} names IU {} past the drive",
+                m.p2l[ppa]
+            ));
+        }
+        for s in STREAMS {
+            let st = &self.streams[s as usize];
+            let block_ok = |b: u32| b == NIL || b < g.total_blocks;
+            ensure!(
+                st.open.len() == g.units as usize && st.open.iter().all(|&b| block_ok(b)),
+                "stream {s:?} holds {} open slots (the drive has {} units) or a block past the drive",
+                st.open.len(),
+                g.units
+            );
+            ensure!(
+                st.undo.len() == g.ius_per_page as usize && st.fill <= g.ius_per_page,
+                "stream {s:?} has {} undo records and fill {} for {} IUs a page",
+                st.undo.len(),
+                st.fill,
+                g.ius_per_page
+            );
+            ensure!(
+                st.cursor < g.units && st.cur_unit < g.units,
+                "stream {s:?} points at unit {} / {} of {}",
+                st.cursor,
+                st.cur_unit,
+                g.units
+            );
+            if st.cur_block == NIL {
+                ensure!(
+                    st.cur_page_global == NIL,
+                    "stream {s:?} has a current page without a block"
+                );
+            } else {
+                ensure!(
+                    st.cur_block < g.total_blocks
+                        && st.cur_page < g.pages_per_block
+                        && u64::from(st.cur_page_global)
+                            == u64::from(st.cur_block) * u64::from(g.pages_per_block)
+                                + u64::from(st.cur_page),
+                    "stream {s:?}: current page {} of block {} is not on the drive",
+                    st.cur_page,
+                    st.cur_block
+                );
+            }
+            for rec in st.undo.iter().chain(&st.trims) {
+                ensure!(
+                    (rec.lpn == NIL || rec.lpn < g.user_ius)
+                        && (rec.prev == UNMAPPED || rec.prev < g.total_ius),
+                    "stream {s:?} keeps a record of IU {} at {} past the drive",
+                    rec.lpn,
+                    rec.prev
+                );
+            }
+            ensure!(
+                st.trims.iter().all(|r| r.lpn != NIL),
+                "stream {s:?} keeps a deferred record of no IU"
+            );
+            ensure!(
+                st.trims.len() <= g.user_ius as usize,
+                "stream {s:?} keeps {} deferred records",
+                st.trims.len()
+            );
+        }
+        ensure!(
+            self.wl_queue_len <= self.wl_queue.len()
+                && self.wl_queue[..self.wl_queue_len]
+                    .iter()
+                    .all(|&b| b < g.total_blocks),
+            "wear-levelling queue of {} blocks past its {} or the drive",
+            self.wl_queue_len,
+            self.wl_queue.len()
+        );
+        ensure!(
+            self.gc_unit < g.units,
+            "GC unit {} of {}",
+            self.gc_unit,
+            g.units
+        );
+        if let Some(opened) = &self.opened {
+            ensure!(
+                opened.len() <= blocks && opened.iter().all(|&b| b < g.total_blocks),
+                "{} opened blocks, or one past the drive",
+                opened.len()
+            );
+        }
+        let (first, n) = self.unit_in_progress;
+        ensure!(
+            u64::from(first) + u64::from(n) <= u64::from(g.user_ius),
+            "a compression unit at IU {first} of {n} IUs past the drive"
+        );
+        Ok(())
+    }
+
     fn check_blocks(&self) -> Result<(), String> {
         let b_t = &self.blocks;
         ensure!(

@@ -263,7 +263,7 @@ flashlab_engine::impl_state!(Ftl {
 } skip {
     cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, dies_div, fold_group,
     run_reach_ius,
-});
+} check Ftl::check_loaded);
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -70,6 +70,51 @@ impl flashlab_engine::State for Lists {
 }
 
 impl Lists {
+    /// A loaded set of lists of `items` items and `lists` lists is well formed: every link
+    /// in range, every list walked from its head reaches its tail in its length over items
+    /// it owns, linked both ways, and no item owned by a list it is not in. O(items + lists),
+    /// so a forged cycle is refused instead of walked for ever.
+    pub fn check_loaded(&self, items: u32, lists: u32) -> Result<(), String> {
+        if self.links.len() != items as usize
+            || [&self.head, &self.tail, &self.len]
+                .iter()
+                .any(|v| v.len() != lists as usize)
+        {
+            return Err(format!(
+                "block lists of {} items and {} lists where the drive has {items} and {lists}",
+                self.links.len(),
+                self.head.len()
+            ));
+        }
+        let mut listed = 0u64;
+        for l in 0..lists as usize {
+            let (mut at, mut prev, mut n) = (self.head[l], NIL, 0u32);
+            while at != NIL {
+                let Some(link) = self.links.get(at as usize) else {
+                    return Err(format!("block list {l} links to item {at}, past the drive"));
+                };
+                if link.owner != l as u32 || link.prev != prev || n >= self.len[l] {
+                    return Err(format!(
+                        "block list {l} is not linked consistently at item {at}"
+                    ));
+                }
+                (prev, at, n) = (at, link.next, n + 1);
+            }
+            if n != self.len[l] || self.tail[l] != prev {
+                return Err(format!(
+                    "block list {l} holds {n} items where its length says {}",
+                    self.len[l]
+                ));
+            }
+            listed += u64::from(n);
+        }
+        let owned = self.links.iter().filter(|k| k.owner != NIL).count() as u64;
+        if owned != listed {
+            return Err(format!("{owned} blocks name a list, {listed} are in one"));
+        }
+        Ok(())
+    }
+
     pub fn new(items: u32, lists: u32) -> Lists {
         Lists {
             links: vec![UNLINKED; items as usize],

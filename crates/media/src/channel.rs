@@ -73,7 +73,7 @@ pub struct Channel {
 // The merge policy is configuration; every interval and search aid is state.
 flashlab_engine::impl_state!(Channel {
     buf, head, len, fingers
-} skip { merge });
+} skip { merge } check Channel::check_loaded);
 
 /// Neighbouring intervals `a` then `b` as one, the gap between them kept as free time.
 #[inline(always)]
@@ -102,6 +102,34 @@ impl Default for Channel {
 }
 
 impl Channel {
+    /// A loaded channel's bookings are possible: a ring position and length in range,
+    /// intervals sorted and disjoint, within the time a run reaches, each free time within
+    /// its interval, and an empty list's head slot ending at `u64::MAX`, as
+    /// [`Channel::forget_before`] relies on.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        if self.head >= SLOTS || self.len > MAX_INTERVALS {
+            return Err(format!(
+                "a channel's bookings at ring slot {} with length {} (at most {} slots, {MAX_INTERVALS} bookings)",
+                self.head, self.len, SLOTS
+            ));
+        }
+        if self.len == 0 && self.buf[self.head].1 != u64::MAX {
+            return Err("an empty channel's head slot does not end at the end of time".into());
+        }
+        let mut prev_end = 0u64;
+        for i in 0..self.len {
+            let (start, end, idle) = self.at(i);
+            if start < prev_end || end < start || end > limit || idle > end - start {
+                return Err(format!(
+                    "a channel booking [{start}, {end}) ns with {idle} ns free is not after the one before, within itself and before 2^62 ns"
+                ));
+            }
+            prev_end = end;
+        }
+        Ok(())
+    }
+
     pub fn new() -> Channel {
         Channel::with_merge(ChannelMerge::Earliest)
     }

@@ -188,6 +188,48 @@ impl Budget {
         Some(s.requests)
     }
 
+    /// Wait until `bytes` more fit for a request that already holds `own` bytes (it may
+    /// always grow when it is the only holder), without counting another request; a timed-out
+    /// error at `until`, an error once `stop` is set.
+    fn acquire_more(
+        &self,
+        bytes: u64,
+        own: u64,
+        stop: &AtomicBool,
+        until: Instant,
+    ) -> io::Result<()> {
+        let mut s = self.lock();
+        let full = |s: &BudgetState| s.bytes > own && s.bytes + bytes > self.max_bytes;
+        if full(&s) {
+            s.waiters += 1;
+            while full(&s) {
+                let now = Instant::now();
+                if stop.load(AtomicOrdering::Relaxed) || now >= until {
+                    s.waiters -= 1;
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "request payload not received in time (waiting for buffer budget)",
+                    ));
+                }
+                s = self
+                    .freed
+                    .wait_timeout(s, STOP_POLL.min(until - now))
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            s.waiters -= 1;
+        }
+        s.bytes += bytes;
+        s.peak_bytes = s.peak_bytes.max(s.bytes);
+        Ok(())
+    }
+
+    fn release_bytes(&self, bytes: u64) {
+        let mut s = self.lock();
+        s.bytes = s.bytes.saturating_sub(bytes);
+        self.freed.notify_all();
+    }
+
     fn release(&self, bytes: u64) {
         let mut s = self.lock();
         s.requests = s.requests.saturating_sub(1);
@@ -249,6 +291,24 @@ impl Hold {
     }
 }
 
+impl Hold {
+    /// Take `bytes` more for payload just received, of the connection's budget and the
+    /// server's: a WRITE holds budget only for the bytes it has, so a client that sends a
+    /// header and trickles its payload holds no buffer it has not sent.
+    fn grow(&mut self, bytes: u64, stop: &AtomicBool, until: Instant) -> io::Result<()> {
+        let Some((conn, server)) = &self.budgets else {
+            return Ok(());
+        };
+        conn.acquire_more(bytes, self.bytes, stop, until)?;
+        if let Err(e) = server.acquire_more(bytes, self.bytes, stop, until) {
+            conn.release_bytes(bytes);
+            return Err(e);
+        }
+        self.bytes += bytes;
+        Ok(())
+    }
+}
+
 impl Drop for Hold {
     fn drop(&mut self) {
         if let Some((conn, server)) = &self.budgets {
@@ -291,6 +351,9 @@ pub struct ConnState {
     transmission: AtomicBool,
     /// Nanoseconds after `base` of the last request read or reply sent.
     last_active_ns: AtomicU64,
+    /// One more than the nanoseconds after `base` when the request being received began
+    /// (its first header byte); 0 between requests.
+    receiving_since_ns: AtomicU64,
     pub budget: Arc<Budget>,
 }
 
@@ -300,6 +363,7 @@ impl ConnState {
             base: Instant::now(),
             transmission: AtomicBool::new(false),
             last_active_ns: AtomicU64::new(0),
+            receiving_since_ns: AtomicU64::new(0),
             budget: Arc::new(budget),
         }
     }
@@ -307,6 +371,26 @@ impl ConnState {
     fn touch(&self) {
         let ns = self.base.elapsed().as_nanos() as u64;
         self.last_active_ns.store(ns, AtomicOrdering::Relaxed);
+    }
+
+    fn begin_request(&self) {
+        let ns = self.base.elapsed().as_nanos() as u64;
+        self.receiving_since_ns
+            .store(ns + 1, AtomicOrdering::Relaxed);
+    }
+
+    fn end_request(&self) {
+        self.receiving_since_ns.store(0, AtomicOrdering::Relaxed);
+    }
+
+    /// How long the request being received (header or WRITE payload) has been arriving;
+    /// `None` between requests.
+    pub fn receiving_for(&self, now: Instant) -> Option<Duration> {
+        let since = self.receiving_since_ns.load(AtomicOrdering::Relaxed);
+        if since == 0 {
+            return None;
+        }
+        Some(now.saturating_duration_since(self.base + Duration::from_nanos(since - 1)))
     }
 
     pub fn in_handshake(&self) -> bool {
@@ -338,6 +422,8 @@ pub struct ConnContext {
     pub server_budget: Arc<Budget>,
     /// A client that takes no reply bytes for this long is disconnected.
     pub reply_stall_timeout: Duration,
+    /// A request's header and payload must arrive within this long of its first byte.
+    pub request_timeout: Duration,
 }
 
 /// Serve one connection to its end; runs on its own thread.
@@ -423,6 +509,8 @@ fn serve_inner(mut stream: Stream, peer: &str, ctx: &ConnContext) -> io::Result<
         }
         Negotiated::Transmission => {}
     }
+    // Reads between requests wait without a deadline (an idle client holds no budget and
+    // gives its slot up at the cap); RequestStream sets one once a request begins.
     stream.set_read_timeout(None)?;
     // Reply writes wake this often to judge a client that is not reading (ReplySocket).
     stream.set_write_timeout(Some(WRITE_POLL))?;
@@ -465,8 +553,15 @@ fn read_requests(
 ) -> io::Result<()> {
     let export = &ctx.export;
     let stopped = || io::Error::other("the server is shutting down");
+    let mut input = RequestStream {
+        stream,
+        ctx,
+        until: None,
+        timeout_set: None,
+    };
     loop {
-        let incoming = wire::next_request(stream, export)?;
+        input.end_request();
+        let incoming = wire::next_request(&mut input, export)?;
         let arrived_header = Instant::now();
         ctx.state.touch();
         let req = match incoming {
@@ -488,12 +583,13 @@ fn read_requests(
             }
             Incoming::Serve(req) => req,
         };
-        let budget_bytes = if matches!(req.kind, proto::CMD_READ | proto::CMD_WRITE) {
+        // A WRITE's payload takes its budget as it arrives (Hold::grow).
+        let budget_bytes = if req.kind == proto::CMD_READ {
             u64::from(req.len)
         } else {
             0
         };
-        let (hold, in_flight) = Hold::take(
+        let (mut hold, in_flight) = Hold::take(
             &ctx.state.budget,
             &ctx.server_budget,
             budget_bytes,
@@ -506,11 +602,7 @@ fn read_requests(
         let fua = req.flags & proto::CMD_FLAG_FUA != 0;
         let op = match req.kind {
             proto::CMD_READ => Op::Read,
-            proto::CMD_WRITE => {
-                let mut data = ctx.pool.take(req.len as usize);
-                stream.read_exact(&mut data)?;
-                Op::Write(data)
-            }
+            proto::CMD_WRITE => Op::Write(input.payload(req.len as usize, &mut hold)?),
             proto::CMD_FLUSH => Op::Flush,
             proto::CMD_TRIM => Op::Trim,
             _ => Op::WriteZeroes {
@@ -535,6 +627,125 @@ fn read_requests(
         };
         if ctx.jobs.send(job).is_err() {
             return Err(stopped());
+        }
+    }
+}
+
+/// Payload read at a time, its budget taken after each piece arrives: a connection holds at
+/// most this much memory beyond its budget.
+pub const PAYLOAD_PIECE_BYTES: usize = 128 * 1024;
+
+/// The request side of a connection's socket after the handshake: waits without a deadline
+/// for a request's first byte, then the whole request (header and payload) must arrive by
+/// the request timeout. While others wait for the server's budget, a request that has
+/// brought no byte for [`STALL_UNDER_PRESSURE`] ends the connection.
+struct RequestStream<'a> {
+    stream: &'a mut Stream,
+    ctx: &'a ConnContext,
+    /// The deadline of the request being received.
+    until: Option<Instant>,
+    /// The socket's read timeout as last set (a syscall saved when it does not change).
+    timeout_set: Option<Option<Duration>>,
+}
+
+impl RequestStream<'_> {
+    fn end_request(&mut self) {
+        self.until = None;
+        self.ctx.state.end_request();
+    }
+
+    fn set_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        if self.timeout_set != Some(t) {
+            self.stream.set_read_timeout(t)?;
+            self.timeout_set = Some(t);
+        }
+        Ok(())
+    }
+
+    /// A WRITE's payload of `len` bytes, read in pieces, each piece's budget taken as it
+    /// arrives; the buffer grows with the bytes received.
+    fn payload(&mut self, len: usize, hold: &mut Hold) -> io::Result<Vec<u8>> {
+        let mut data = self.ctx.pool.take(len.min(PAYLOAD_PIECE_BYTES));
+        data.clear();
+        while data.len() < len {
+            let got = data.len();
+            let piece = (len - got).min(PAYLOAD_PIECE_BYTES);
+            data.resize(got + piece, 0);
+            let mut filled = 0;
+            while filled < piece {
+                match self.read(&mut data[got + filled..got + piece]) {
+                    Ok(0) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the client closed the connection inside a WRITE's payload",
+                        ))
+                    }
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let until = self
+                .until
+                .unwrap_or_else(|| Instant::now() + self.ctx.request_timeout);
+            hold.grow(piece as u64, &self.ctx.stop, until)?;
+        }
+        Ok(data)
+    }
+}
+
+impl Read for RequestStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut last_byte = Instant::now();
+        loop {
+            let wait = match self.until {
+                None => None,
+                Some(until) => {
+                    let now = Instant::now();
+                    if now >= until {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "a request not received whole within {:.1} s of its first byte",
+                                self.ctx.request_timeout.as_secs_f64()
+                            ),
+                        ));
+                    }
+                    if now.duration_since(last_byte) >= STALL_UNDER_PRESSURE
+                        && self.ctx.server_budget.has_waiters()
+                    {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "a request stalled while others waited for the server's buffer budget",
+                        ));
+                    }
+                    Some((until - now).min(WRITE_POLL))
+                }
+            };
+            self.set_timeout(wait)?;
+            match self.stream.read(buf) {
+                Ok(n) => {
+                    if n > 0 && self.until.is_none() {
+                        self.until = Some(Instant::now() + self.ctx.request_timeout);
+                        self.ctx.state.begin_request();
+                    }
+                    return Ok(n);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if self.ctx.stop.load(AtomicOrdering::Relaxed) {
+                        return Err(io::Error::other("the server is shutting down"));
+                    }
+                    if self.until.is_none() {
+                        last_byte = Instant::now();
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 }

@@ -341,17 +341,30 @@ struct Slot {
 type Slots = Arc<Mutex<BTreeMap<u64, Slot>>>;
 
 /// At the connection cap, the connection to close for a new client: the oldest still in its
-/// handshake, else the one idle longest (at least `idle_min`: a client between two requests
-/// is not idle); none when every connection is busy.
+/// handshake, else the one whose request has been arriving longest (at least `stalled_min`:
+/// a request whose header or WRITE payload the client has not finished sending), else the
+/// one idle longest (at least `idle_min`: a client between two requests is not idle); none
+/// when every connection is busy.
 fn eviction_candidate(
     slots: &BTreeMap<u64, Slot>,
     now: Instant,
     idle_min: Duration,
+    stalled_min: Duration,
 ) -> Option<(u64, String)> {
     let live = || slots.iter().filter(|(_, s)| !s.evicted);
     // Ids grow with acceptance, so the first found is the oldest.
     if let Some((&id, _)) = live().find(|(_, s)| s.state.in_handshake()) {
         return Some((id, "still in its handshake".into()));
+    }
+    if let Some((id, stalled)) = live()
+        .filter_map(|(&id, s)| Some((id, s.state.receiving_for(now)?)))
+        .filter(|&(_, t)| t >= stalled_min)
+        .max_by_key(|&(id, t)| (t, std::cmp::Reverse(id)))
+    {
+        return Some((
+            id,
+            format!("a request half sent for {:.1} s", stalled.as_secs_f64()),
+        ));
     }
     live()
         .filter_map(|(&id, s)| Some((id, s.state.idle_for(now)?)))
@@ -400,7 +413,12 @@ fn accept_loop(
             // again as the cap, so evicting cannot pile up threads without bound.
             let room = live < config.max_connections
                 || (map.len() < 2 * config.max_connections
-                    && match eviction_candidate(&map, Instant::now(), config.evict_idle_after) {
+                    && match eviction_candidate(
+                        &map,
+                        Instant::now(),
+                        config.evict_idle_after,
+                        config.evict_stalled_after,
+                    ) {
                         Some((id, why)) => {
                             if let Some(victim) = map.get_mut(&id) {
                                 victim.evicted = true;
@@ -458,6 +476,7 @@ fn accept_loop(
             state,
             server_budget: Arc::clone(&shared.server_budget),
             reply_stall_timeout: config.reply_stall_timeout,
+            request_timeout: config.request_timeout,
         };
         let guard = ConnGuard {
             id,

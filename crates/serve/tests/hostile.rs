@@ -174,3 +174,95 @@ fn clients_that_never_read_their_replies_are_held_to_the_buffer_budget() {
     );
     assert!(f.stats.stalled_connections >= 1, "{:?}", f.stats);
 }
+
+/// A fresh client served within `limit`: a client closed at once at the connection cap
+/// tries again (as `nbd-client` does), and the time counts from its first try.
+fn served_within(srv: &TestServer, limit: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        if fresh_client_round_trip(srv).is_ok() {
+            let took = start.elapsed();
+            assert!(took < limit, "a fresh client took {took:?}");
+            return took;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "a fresh client was not served within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every slot held by a connection that sent a 4 KiB WRITE's header and 100 bytes of its
+/// payload: such connections held their slots and every new client was closed for as long
+/// as they stayed. A half-sent request gives its slot up at the cap, and is cut at the
+/// request deadline.
+#[test]
+fn half_sent_writes_give_their_slots_to_fresh_clients() {
+    const SLOTS: usize = 16;
+    let srv = TestServer::start("halfwrite", 1000, |c| {
+        c.max_connections = SLOTS;
+        c.request_timeout = Duration::from_secs(3);
+    });
+    let half_write = |srv: &TestServer| {
+        let mut s = srv.client();
+        send_request(&mut s, CMD_WRITE, 0, 1, 0, 4096, &[7; 100]);
+        s
+    };
+    let mut held: Vec<UnixStream> = (0..SLOTS).map(|_| half_write(&srv)).collect();
+    for round in 0..3 {
+        let took = served_within(&srv, Duration::from_secs(1));
+        eprintln!("round {round}: a fresh client served in {took:?}");
+        // The attacker takes the slot back.
+        held.push(half_write(&srv));
+    }
+    // Past the request deadline every half-sent request's connection is closed.
+    std::thread::sleep(Duration::from_millis(3500));
+    for s in &mut held {
+        assert!(closed(s));
+    }
+    let f = srv.finish();
+    assert_eq!(f.stats.sim.writes, 3, "no half-sent WRITE was served");
+    assert!(f.stats.evicted_connections >= 3, "{:?}", f.stats);
+}
+
+/// Eight connections trickling a 32 MiB WRITE one byte at a time: each took 32 MiB of the
+/// 256 MiB buffer budget at its header, so another client's READ waited for as long as they
+/// trickled. A WRITE holds budget only for the payload received.
+#[test]
+fn trickled_writes_hold_no_budget_they_have_not_received() {
+    const MIB: u64 = 1 << 20;
+    let srv = TestServer::start("tricklewrite", 1000, |_| {});
+    let before = peak_rss_bytes();
+    let mut trickling: Vec<UnixStream> = (0..8)
+        .map(|h| {
+            let mut s = srv.client();
+            send_request(&mut s, CMD_WRITE, 0, h, 0, 32 << 20, &[1]);
+            s
+        })
+        .collect();
+    let start = Instant::now();
+    let mut rounds = 0;
+    while start.elapsed() < Duration::from_secs(3) {
+        for s in &mut trickling {
+            let _ = s.write_all(&[1]);
+        }
+        served_within(&srv, Duration::from_secs(1));
+        rounds += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let grown = peak_rss_bytes().saturating_sub(before);
+    assert!(
+        grown < 48 * MIB,
+        "resident memory grew by {} MiB for eight trickled WRITEs",
+        grown / MIB
+    );
+    drop(trickling);
+    let f = srv.finish();
+    assert!(rounds >= 3);
+    assert!(
+        f.stats.peak_buffered_bytes < 4 * MIB,
+        "{} bytes of budget taken",
+        f.stats.peak_buffered_bytes
+    );
+}

@@ -508,8 +508,12 @@ pub(crate) fn store<R: Cached>(
         save_device(&mut out)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
+        // Renamed only over an entry's regular file or nothing, never over what is not.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(corrupt("its name is taken by something not a regular file").into());
+        }
         std::fs::rename(&tmp, &path)?;
-        Ok(())
+        Ok::<(), StateError>(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -527,6 +531,14 @@ pub(crate) fn load<R: Cached>(
     dev: &mut dyn SuiteDevice,
 ) -> Result<Option<Entry<R>>, LoadFailure> {
     let path = chain.path();
+    // Opening a FIFO would wait for a writer for ever: only a regular file is read.
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(corrupt("it is not a regular file (left alone)").into())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -621,18 +633,125 @@ pub(crate) fn touch(path: &Path) {
     }
 }
 
+/// Whether `name` is an entry's name as [`Chain::path`] makes it: 16 lowercase hex digits
+/// and `.state`.
+fn is_entry_name(name: &str) -> bool {
+    name.strip_suffix(".state").is_some_and(|hex| {
+        hex.len() == 16
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// The process id of a temporary file [`store`] writes (`.<entry>.<pid>-<n>.partial`), when
+/// `name` is one.
+fn partial_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".partial")?;
+    let (entry, writer) = rest.rsplit_once('.')?;
+    if !is_entry_name(entry) {
+        return None;
+    }
+    let (pid, serial) = writer.split_once('-')?;
+    serial.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Whether the process `pid` may still be writing: this one, or (where `/proc` tells)
+/// one that is running. Without `/proc` every writer counts as alive.
+fn writer_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc_root = Path::new("/proc");
+    if !proc_root.join("self").exists() {
+        return true;
+    }
+    proc_root.join(pid.to_string()).exists()
+}
+
+/// Whether the regular file at `path` starts as an entry does: the length of its steps
+/// part, then a state header of the cache's steps kind. Only such files are the cache's.
+fn has_entry_header(path: &Path) -> bool {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 8 + 8 + 4 + 1 + STEPS_KIND.len()];
+    if file.read_exact(&mut head).is_err() {
+        return false;
+    }
+    head[8..16] == flashlab_engine::state::MAGIC
+        && usize::from(head[20]) == STEPS_KIND.len()
+        && &head[21..] == STEPS_KIND.as_bytes()
+}
+
+/// What [`trim`] found and did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Trimmed {
+    /// Entries removed to fit the bound.
+    pub removed_entries: usize,
+    /// Temporary files of writers no longer running, removed.
+    pub removed_partials: usize,
+    /// Names skipped: an entry's name on something that is not a regular file.
+    pub skipped: Vec<String>,
+}
+
 /// Removes the least recently used entries until those left fit `max_bytes`; `keep` is
-/// never removed. Temporary files of writes under way are left alone.
+/// never removed. Only the cache's own files are touched: entries by name and header, and
+/// temporary files of its writers; anything else in the directory (a user's `.state` file,
+/// notes) is neither counted nor removed. Temporary files of writes under way count toward
+/// the bound; those of writers no longer running are removed. An entry's name on something
+/// other than a regular file is skipped with a warning.
 pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<()> {
+    let done = trim_entries(dir, max_bytes, keep)?;
+    for name in &done.skipped {
+        eprintln!(
+            "flashlab: warning: state cache {}: {} is not a regular file; left alone",
+            dir.display(),
+            flashlab_engine::input::excerpt(name)
+        );
+    }
+    if done.removed_partials > 0 {
+        eprintln!(
+            "flashlab: state cache {}: removed {} unfinished entries of writers that stopped",
+            dir.display(),
+            done.removed_partials
+        );
+    }
+    Ok(())
+}
+
+/// [`trim`]'s work, without its messages.
+pub(crate) fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<Trimmed> {
+    let mut done = Trimmed::default();
     let mut entries = Vec::new();
     let mut total = 0u64;
     for e in std::fs::read_dir(dir)? {
         let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
-        if path.extension().and_then(|x| x.to_str()) != Some("state") {
+        let writer = partial_writer(&name);
+        if !is_entry_name(&name) && writer.is_none() {
             continue;
         }
-        let Ok(meta) = e.metadata() else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.file_type().is_file() {
+            done.skipped.push(name);
+            continue;
+        }
+        if let Some(pid) = writer {
+            if !writer_alive(pid) && std::fs::remove_file(&path).is_ok() {
+                done.removed_partials += 1;
+            } else {
+                total += meta.len();
+            }
+            continue;
+        }
+        if !has_entry_header(&path) {
+            continue;
+        }
         total += meta.len();
         if path != keep {
             let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
@@ -646,9 +765,10 @@ pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<(
         }
         if std::fs::remove_file(&path).is_ok() {
             total -= len;
+            done.removed_entries += 1;
         }
     }
-    Ok(())
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -774,26 +894,109 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A file that starts as an entry does (the steps part's length and header), `len`
+    /// bytes in all.
+    fn entry_bytes(len: usize) -> Vec<u8> {
+        let mut session = Vec::new();
+        let header = StateHeader {
+            kind: STEPS_KIND.to_string(),
+            config_hash: 0,
+            device_seed: 0,
+            clock_ns: 0,
+        };
+        StateWriter::new(&mut session, &header).finish().unwrap();
+        let mut bytes = (session.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&session);
+        bytes.resize(len.max(bytes.len()), 0);
+        bytes
+    }
+
     #[test]
     fn trimming_keeps_the_newest_entry_and_the_bound() {
         let dir = temp_dir("trim");
         std::fs::create_dir_all(&dir).unwrap();
         let t0 = std::time::SystemTime::now();
+        let name = |i: u64| format!("{i:016x}.state");
         for (i, age_s) in [(0, 30), (1, 20), (2, 10)] {
-            let p = dir.join(format!("{i}.state"));
-            std::fs::write(&p, vec![0u8; 100]).unwrap();
+            let p = dir.join(name(i));
+            std::fs::write(&p, entry_bytes(100)).unwrap();
             let f = std::fs::File::options().append(true).open(&p).unwrap();
             f.set_modified(t0 - std::time::Duration::from_secs(age_s))
                 .unwrap();
         }
-        std::fs::write(dir.join(".x.partial"), vec![0u8; 1000]).unwrap();
-        trim(&dir, 150, &dir.join("0.state")).unwrap();
+        // A write under way (this process's) counts toward the bound and stays.
+        let live = format!(".{}.{}-0.partial", name(9), std::process::id());
+        std::fs::write(dir.join(&live), vec![0u8; 40]).unwrap();
+        let done = trim_entries(&dir, 150, &dir.join(name(0))).unwrap();
+        assert_eq!(done.removed_entries, 2);
         let mut left: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        assert_eq!(left, [".x.partial", "0.state"]);
+        assert_eq!(left, [live, name(0)]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Eviction removed every `*.state` in the directory (a user's saved state, a text
+    /// file), left dead writers' temporary files for ever, and hung on a FIFO at an
+    /// entry's name.
+    #[cfg(unix)]
+    #[test]
+    fn the_cache_touches_only_its_own_files() {
+        let dir = temp_dir("own");
+        std::fs::create_dir_all(&dir).unwrap();
+        let users = [
+            "my-precondition.state",
+            "notes.state",
+            "0123456789abcdef.txt",
+        ];
+        for u in users {
+            std::fs::write(dir.join(u), vec![b'x'; 1000]).unwrap();
+        }
+        // A user's file under an entry's name but without the cache's header stays too.
+        let foreign = "00000000000000aa.state";
+        std::fs::write(dir.join(foreign), vec![b'x'; 1000]).unwrap();
+        let entry = "00000000000000bb.state";
+        std::fs::write(dir.join(entry), entry_bytes(500)).unwrap();
+        let keep = "00000000000000cc.state";
+        std::fs::write(dir.join(keep), entry_bytes(500)).unwrap();
+        // A writer that stopped long ago (pid 0 names no process) left its temporary file.
+        let stale = format!(".{keep}.0-3.partial");
+        std::fs::write(dir.join(&stale), vec![0u8; 700]).unwrap();
+        let fifo = "00000000000000dd.state";
+        assert!(std::process::Command::new("mkfifo")
+            .arg(dir.join(fifo))
+            .status()
+            .unwrap()
+            .success());
+        let done = trim_entries(&dir, 1, &dir.join(keep)).unwrap();
+        assert_eq!(done.removed_entries, 1);
+        assert_eq!(done.removed_partials, 1);
+        assert_eq!(done.skipped, [fifo]);
+        for u in users.iter().chain([&foreign, &keep, &fifo]) {
+            assert!(
+                std::fs::symlink_metadata(dir.join(u)).is_ok(),
+                "{u} removed"
+            );
+        }
+        assert!(!dir.join(entry).exists());
+        assert!(!dir.join(&stale).exists());
+        // Loading the entry at the FIFO's name refuses it at once instead of waiting.
+        let mut c = chain(&dir);
+        c.cache.dir = dir.clone();
+        let mut fifo_chain = c.clone();
+        fifo_chain.key_text = String::new();
+        let FreshDevice::Drive(config) = &c.device else {
+            unreachable!()
+        };
+        let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
+        std::fs::rename(dir.join(fifo), fifo_chain.path()).unwrap();
+        let err = format!(
+            "{:?}",
+            load::<Vec<f64>>(&fifo_chain, &mut into).err().unwrap()
+        );
+        assert!(err.contains("not a regular file"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,0 +1,362 @@
+//! Writing a file a user names (a state, `--output`, `--stats`, a sweep's point, a report):
+//! one rule for all of them, so nothing flashlab did not create is overwritten.
+//!
+//! - [`OutputFile::check`] runs before the work: the path is a regular file (links
+//!   followed) or nothing, and its directory takes a new file. A device, FIFO, socket or
+//!   directory at the path, or a link to one or to nothing, is refused.
+//! - [`same_file`] tells whether an output is also an input of the run (or another output),
+//!   which the caller refuses.
+//! - [`OutputFile::write`] writes a temporary file beside the target and renames it over the
+//!   target once complete, after checking again that the target is a regular file or absent.
+//!   On any failure the temporary file is removed: nothing is left behind.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Why a file cannot be written: the option, the path (as an excerpt) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputError {
+    pub message: String,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// A checked output path: where the data goes (the link's target when the user named a link
+/// to a regular file) and how to name it in messages.
+#[derive(Debug, Clone)]
+pub struct OutputFile {
+    option: String,
+    shown: String,
+    target: PathBuf,
+}
+
+/// What a path holds, when it is not something flashlab replaces.
+fn refused_kind(t: std::fs::FileType) -> Option<&'static str> {
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+static TEMP_SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// A name beside `target` no one else uses: hidden, with the process id and a serial.
+fn temp_beside(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let serial = TEMP_SERIAL.fetch_add(1, Ordering::Relaxed);
+    let temp = format!(".{name}.{}-{serial}.partial", std::process::id());
+    match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(temp),
+        _ => PathBuf::from(temp),
+    }
+}
+
+impl OutputFile {
+    /// Checks that `path` (named by `option` in messages) can be written by this rule,
+    /// without changing it: a regular file that may be opened for writing, or no file, in a
+    /// directory where a new file can be made.
+    pub fn check(option: &str, path: &Path) -> Result<OutputFile, OutputError> {
+        let shown = crate::input::excerpt(&path.to_string_lossy()).into_owned();
+        let refuse = |why: String| OutputError {
+            message: format!("{option} {shown}: {why}"),
+        };
+        if path.as_os_str().is_empty() {
+            return Err(refuse("an empty path".into()));
+        }
+        let mut target = path.to_path_buf();
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => match std::fs::metadata(path) {
+                Ok(to) => {
+                    if let Some(kind) = refused_kind(to.file_type()) {
+                        return Err(refuse(format!(
+                            "it is a link to {kind}; flashlab writes only regular files (name a new path or a regular file it may replace)"
+                        )));
+                    }
+                    target = std::fs::canonicalize(path).map_err(|e| refuse(e.to_string()))?;
+                }
+                Err(_) => {
+                    return Err(refuse(
+                        "it is a link to nothing; name a new path or a regular file".into(),
+                    ))
+                }
+            },
+            Ok(meta) => {
+                if let Some(kind) = refused_kind(meta.file_type()) {
+                    return Err(refuse(format!(
+                        "it is {kind}; flashlab writes only regular files (name a new path or a regular file it may replace)"
+                    )));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(refuse(e.to_string())),
+        }
+        if target.exists() {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|e| refuse(format!("cannot be written: {e}")))?;
+        }
+        // The directory must take a new file (the temporary one): made and removed now.
+        let probe = temp_beside(&target);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+        {
+            Ok(_) => {
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(e) => {
+                let dir = target
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                return Err(refuse(format!(
+                    "cannot create a file in {}: {e}",
+                    crate::input::excerpt(&dir.to_string_lossy())
+                )));
+            }
+        }
+        Ok(OutputFile {
+            option: option.to_string(),
+            shown,
+            target,
+        })
+    }
+
+    /// The path the data goes to.
+    pub fn path(&self) -> &Path {
+        &self.target
+    }
+
+    fn fail(&self, why: impl std::fmt::Display) -> OutputError {
+        OutputError {
+            message: format!("{} {}: {why}", self.option, self.shown),
+        }
+    }
+
+    /// Writes the file with `body` into a temporary file beside it, synced, then renamed
+    /// over the target (checked again to be a regular file or nothing). On any failure the
+    /// temporary file is removed and the target is as it was.
+    pub fn write<E: std::fmt::Display>(
+        &self,
+        body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+    ) -> Result<(), OutputError> {
+        let temp = temp_beside(&self.target);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| self.fail(e))?;
+        let result = (|| {
+            let mut out = BufWriter::with_capacity(1 << 20, file);
+            body(&mut out).map_err(|e| self.fail(e))?;
+            out.flush().map_err(|e| self.fail(e))?;
+            let file = out.into_inner().map_err(|e| self.fail(e.into_error()))?;
+            file.sync_all().map_err(|e| self.fail(e))?;
+            match std::fs::symlink_metadata(&self.target) {
+                Ok(meta) => {
+                    if let Some(kind) = refused_kind(meta.file_type()) {
+                        return Err(
+                            self.fail(format!("it became {kind} during the run; not replaced"))
+                        );
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.fail(e)),
+            }
+            std::fs::rename(&temp, &self.target).map_err(|e| self.fail(e))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+
+    /// Writes `bytes` as the whole file ([`OutputFile::write`]).
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), OutputError> {
+        self.write(|out| out.write_all(bytes))
+    }
+}
+
+/// What identifies a file: its device and inode when it exists, else its absolute path
+/// (the directory resolved), so two names of one file compare equal.
+fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        return Some((meta.dev(), meta.ino(), PathBuf::new()));
+    }
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).ok()?;
+    Some((0, 0, dir.join(name)))
+}
+
+/// Whether `a` and `b` name the same file (or, when neither exists yet, the same path).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Refuses an output that is also an input of the run or another output: each pair of
+/// `(option, path)` in `outputs` against the others and against every `inputs` entry.
+pub fn check_distinct(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Result<(), OutputError> {
+    for (i, (opt, path)) in outputs.iter().enumerate() {
+        let others = outputs[i + 1..].iter().chain(inputs.iter());
+        for (other_opt, other) in others {
+            if same_file(path, other) {
+                return Err(OutputError {
+                    message: format!(
+                        "{opt} {}: it is also the run's {other_opt}; name another file",
+                        crate::input::excerpt(&path.to_string_lossy())
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("flashlab-out-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn mkfifo(p: &Path) {
+        assert!(std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap()
+            .success());
+    }
+
+    #[test]
+    fn fifo_directory_and_links_to_them_are_refused() {
+        let d = dir("kinds");
+        let fifo = d.join("fifo");
+        mkfifo(&fifo);
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let dangling = d.join("dangling");
+        std::os::unix::fs::symlink(d.join("none"), &dangling).unwrap();
+        for (p, want) in [
+            (&fifo, "a FIFO"),
+            (&d, "a directory"),
+            (&link, "a link to a FIFO"),
+            (&dangling, "a link to nothing"),
+        ] {
+            let e = OutputFile::check("--save-state", p).unwrap_err();
+            assert!(e.message.contains(want), "{e}");
+        }
+        // Nothing was created beside them.
+        let mut names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["dangling", "fifo", "link"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_link_to_a_file_writes_the_file_and_keeps_the_link() {
+        let d = dir("link");
+        let real = d.join("real");
+        std::fs::write(&real, "old").unwrap();
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let out = OutputFile::check("--output", &link).unwrap();
+        out.write_bytes(b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_and_the_old_file_whole() {
+        let d = dir("fail");
+        let path = d.join("x.state");
+        std::fs::write(&path, "old").unwrap();
+        let out = OutputFile::check("--save-state", &path).unwrap();
+        let e = out
+            .write(|w| {
+                w.write_all(b"partial")?;
+                Err(std::io::Error::other("disk full"))
+            })
+            .unwrap_err();
+        assert!(e.message.contains("disk full"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_refused_before_the_work() {
+        let e =
+            OutputFile::check("--save-state", Path::new("/nonexistent-dir/x.state")).unwrap_err();
+        assert!(e.message.contains("cannot create a file in"), "{e}");
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused() {
+        let d = dir("same");
+        let backing = d.join("disk.img");
+        std::fs::write(&backing, "data").unwrap();
+        let alias = d.join(".").join("disk.img");
+        let e = check_distinct(&[("--stats", &alias)], &[("--backing", &backing)]).unwrap_err();
+        assert!(e.message.contains("also the run's --backing"), "{e}");
+        let new = d.join("new.json");
+        let e = check_distinct(&[("--stats", &new), ("--save-state", &new)], &[]).unwrap_err();
+        assert!(e.message.contains("--save-state"), "{e}");
+        assert!(check_distinct(&[("--stats", &new)], &[("--backing", &backing)]).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
