@@ -522,6 +522,59 @@ fn load_run_target(target: &Target) -> Result<LoadedTarget, Failure> {
     )?)))
 }
 
+/// The drive to run `job_file` on: `config`, or, where its slice cuts dies and a job's
+/// queue cannot be shared among the dies left (`flashlab_runner::die_cut_refusal`), the
+/// smallest slice that keeps every die, said on standard error and returned as the JSON
+/// member `die_cut_refused`. A slice may cost precision, not the answer: SEQ1M Q1T1 on a
+/// quarter of the dies reads at a quarter of the drive's rate. A drive loaded from a state
+/// file keeps its slice (the state is the slice's), and the runner refuses the jobs.
+fn keep_every_die(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    config: Box<flashlab_device::DeviceConfig>,
+) -> Result<
+    (
+        Box<flashlab_device::DeviceConfig>,
+        Option<serde_json::Value>,
+    ),
+    Failure,
+> {
+    if target.state.load_state.is_some() {
+        return Ok((config, None));
+    }
+    let model = config
+        .resolve()
+        .map_err(|e| bad_input(anyhow!("{} = {}: {}", e.key, e.value, e.message)))?;
+    let info = &model.scale;
+    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+    let Some(why) = flashlab_runner::die_cut_refusal(job_file, scale) else {
+        return Ok((config, None));
+    };
+    let Some(all_dies) = info.all_dies_scale else {
+        return Ok((config, None));
+    };
+    let device = target
+        .device
+        .clone()
+        .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    let mut sets = target.set.clone();
+    sets.push(format!("sim.scale={all_dies}"));
+    let kept = load_device(&device, &sets).map_err(|e| {
+        bad_input(anyhow!(
+            "the slice keeps 1/{:.2} of the dies, and {why}; the smallest slice that keeps every die (sim.scale={all_dies}) does not load either: {}",
+            info.die_factor,
+            e.error
+        ))
+    })?;
+    eprintln!("flashlab: no die cut: {why}; simulated with every die (sim.scale={all_dies})");
+    let refused = serde_json::json!({
+        "die_factor": info.die_factor,
+        "why": why,
+        "simulated_scale": all_dies,
+    });
+    Ok((Box::new(kept), Some(refused)))
+}
+
 /// Run parsed jobs on the target and write the results: `run` and `fio` share this.
 /// Every log a job writes goes into a directory that exists: fio creates no directories
 /// for its logs, and a mistyped one is better found before the run than after it.
@@ -575,6 +628,7 @@ fn run_parsed(
         }
         LoadedTarget::Drive(config) => config,
     };
+    let (config, refused) = keep_every_die(job_file, target, config)?;
     let (mut ssd, clock_ns) =
         state_files::drive(&config, target.state.load_state.as_deref(), target.seed)?;
 
@@ -613,6 +667,9 @@ fn run_parsed(
             "provenance".into(),
             provenance(&target.set, vec![drive_provenance(&config)]),
         );
+        if let Some(refused) = refused {
+            extra.insert("die_cut_refused".into(), refused);
+        }
     }
 
     let note = (!scale.is_full()).then(|| scale.summary());
@@ -882,6 +939,51 @@ fn load_target(name: &str, sets: &[String]) -> Result<flashlab_suite::SuiteTarge
     )?)))
 }
 
+/// The reason a suite's run stopped at a die cut that would change a step's figures.
+fn die_cut_refused(
+    outcome: &Result<flashlab_suite::SuiteReport, flashlab_suite::SuiteError>,
+) -> Option<String> {
+    match outcome {
+        Err(flashlab_suite::SuiteError::Run { error, .. }) => match error.as_ref() {
+            flashlab_runner::RunError::DieCut { why } => Some(why.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A drive target whose slice cuts dies, loaded again at the smallest slice that keeps
+/// every die (`None`: it cuts no dies, or is a system).
+fn all_dies_target(
+    name: &str,
+    sets: &[String],
+    target: &flashlab_suite::SuiteTarget,
+    why: &str,
+) -> Result<Option<flashlab_suite::SuiteTarget>, Failure> {
+    let flashlab_suite::SuiteTarget::Drive(config) = target else {
+        return Ok(None);
+    };
+    let model = config
+        .resolve()
+        .map_err(|e| bad_input(anyhow!("{} = {}: {}", e.key, e.value, e.message)))?;
+    let (die_factor, Some(all_dies)) = (model.scale.die_factor, model.scale.all_dies_scale) else {
+        return Ok(None);
+    };
+    if die_factor <= 1.0 {
+        return Ok(None);
+    }
+    let mut sets = sets.to_vec();
+    sets.push(format!("sim.scale={all_dies}"));
+    let kept = load_target(name, &sets).map_err(|e| {
+        bad_input(anyhow!(
+            "--device {name}: the slice keeps 1/{die_factor:.2} of the dies, and {why}; the smallest slice that keeps every die (sim.scale={all_dies}) does not load either: {}",
+            e.error
+        ))
+    })?;
+    eprintln!("{name}: no die cut: {why}; simulated with every die (sim.scale={all_dies})");
+    Ok(Some(kept))
+}
+
 /// Open every `--target` (safety checks, size, fio's engine) before anything runs.
 fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Failure> {
     if args.target.is_empty() {
@@ -950,6 +1052,33 @@ fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
     let mut outcome =
         flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
+    // A die cut that would change a step's figures is refused: the drives whose slice cuts
+    // dies run again on the smallest slice that keeps every die (see `keep_every_die`).
+    let mut targets = targets;
+    if let Some(why) = die_cut_refused(&outcome) {
+        let mut kept = Vec::with_capacity(targets.len());
+        let mut changed = Vec::with_capacity(names.len());
+        for (name, target) in names.iter().zip(targets) {
+            let t = all_dies_target(name, &args.set, &target, &why)?;
+            changed.push(t.is_some());
+            kept.push(t.unwrap_or(target));
+        }
+        targets = kept;
+        outcome =
+            flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
+        if let Ok(report) = &mut outcome {
+            // Drive runs come `args.drives` per device, in device order.
+            for (i, device) in report.devices.iter_mut().enumerate() {
+                if changed.get(i / args.drives.max(1)) == Some(&true) {
+                    let note = format!("every die simulated: no die cut, as {why}");
+                    device.scale_note = Some(match device.scale_note.take() {
+                        Some(s) => format!("{s}; {note}"),
+                        None => note,
+                    });
+                }
+            }
+        }
+    }
     // Real targets run after the simulations, one at a time, so nothing else competes for
     // the CPU while fio measures.
     for (i, target) in real_targets.iter_mut().enumerate() {
