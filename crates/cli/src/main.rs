@@ -313,6 +313,59 @@ fn load_run_target(target: &Target) -> Result<LoadedTarget, Failure> {
     )?)))
 }
 
+/// The drive to run `job_file` on: `config`, or, where its slice cuts dies and a job's
+/// queue cannot be shared among the dies left (`flashlab_runner::die_cut_refusal`), the
+/// smallest slice that keeps every die, said on standard error and returned as the JSON
+/// member `die_cut_refused`. A slice may cost precision, not the answer: SEQ1M Q1T1 on a
+/// quarter of the dies reads at a quarter of the drive's rate. A drive loaded from a state
+/// file keeps its slice (the state is the slice's), and the runner refuses the jobs.
+fn keep_every_die(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    config: Box<flashlab_device::DeviceConfig>,
+) -> Result<
+    (
+        Box<flashlab_device::DeviceConfig>,
+        Option<serde_json::Value>,
+    ),
+    Failure,
+> {
+    if target.state.load_state.is_some() {
+        return Ok((config, None));
+    }
+    let model = config
+        .resolve()
+        .map_err(|e| bad_input(anyhow!("{} = {}: {}", e.key, e.value, e.message)))?;
+    let info = &model.scale;
+    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+    let Some(why) = flashlab_runner::die_cut_refusal(job_file, scale) else {
+        return Ok((config, None));
+    };
+    let Some(all_dies) = info.all_dies_scale else {
+        return Ok((config, None));
+    };
+    let device = target
+        .device
+        .clone()
+        .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
+    let mut sets = target.set.clone();
+    sets.push(format!("sim.scale={all_dies}"));
+    let kept = load_device(&device, &sets).map_err(|e| {
+        bad_input(anyhow!(
+            "the slice keeps 1/{:.2} of the dies, and {why}; the smallest slice that keeps every die (sim.scale={all_dies}) does not load either: {}",
+            info.die_factor,
+            e.error
+        ))
+    })?;
+    eprintln!("flashlab: no die cut: {why}; simulated with every die (sim.scale={all_dies})");
+    let refused = serde_json::json!({
+        "die_factor": info.die_factor,
+        "why": why,
+        "simulated_scale": all_dies,
+    });
+    Ok((Box::new(kept), Some(refused)))
+}
+
 /// Run parsed jobs on the target and write the results: `run` and `fio` share this.
 /// Every log a job writes goes into a directory that exists: fio creates no directories
 /// for its logs, and a mistyped one is better found before the run than after it.
@@ -367,6 +420,7 @@ fn run_parsed(
         }
         LoadedTarget::Drive(config) => config,
     };
+    let (config, refused) = keep_every_die(job_file, target, config)?;
     let (mut ssd, clock_ns) =
         state_files::drive(&config, target.state.load_state.as_deref(), target.seed)?;
 
@@ -406,6 +460,9 @@ fn run_parsed(
             "provenance".into(),
             provenance(&target.set, vec![drive_provenance(&config)]),
         );
+        if let Some(refused) = refused {
+            extra.insert("die_cut_refused".into(), refused);
+        }
     }
 
     let note = (!scale.is_full()).then(|| scale.summary());

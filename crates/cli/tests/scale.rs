@@ -178,3 +178,72 @@ io_size=2500m
         "steady IOPS {s:.0} on the slice against {f:.0} at full scale"
     );
 }
+
+/// A fill, then 128 KiB sequential reads at `depth` (a job of its own, time-based).
+fn fill_then_read(depth: u32) -> String {
+    format!(
+        "{FILL}
+[read]
+stonewall
+rw=read
+bs=128k
+iodepth={depth}
+time_based=1
+runtime=200ms
+"
+    )
+}
+
+fn read_of<'a>(run: &'a Value, job: &str) -> &'a Value {
+    let jobs = run["jobs"].as_array().expect("jobs");
+    &jobs
+        .iter()
+        .find(|j| j["jobname"] == job)
+        .unwrap_or_else(|| panic!("job {job} in {jobs:?}"))["read"]
+}
+
+#[test]
+fn a_die_cut_that_would_change_a_job_is_refused_for_a_slice_with_every_die() {
+    // 0.125 of this drive cuts it to one of its two channels; 0.25 (64 of 256 blocks per
+    // plane) is the smallest slice with both.
+    let qd1 = job_file("scale-qd1.fio", &fill_then_read(1));
+    let mut args = vec!["run", qd1.as_str()];
+    args.extend(DRIVE);
+    args.extend(["--set", "sim.scale=0.125", "--output-format", "json"]);
+    let out = flashlab(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no die cut: job 'read' runs at iodepth 1"),
+        "{stderr}"
+    );
+    let refused: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let why = &refused["flashlab"]["die_cut_refused"];
+    assert_eq!(why["simulated_scale"], 0.25, "{why}");
+    assert_eq!(why["die_factor"], 2.0, "{why}");
+    assert!(
+        refused["flashlab"]["scale"]["die_factor"] == 1.0,
+        "{}",
+        refused["flashlab"]["scale"]
+    );
+    // The same figures as the slice with every die, asked for.
+    let kept = run_json(&qd1, "0.25");
+    assert_eq!(
+        read_of(&refused, "read")["bw_bytes"],
+        read_of(&kept, "read")["bw_bytes"]
+    );
+
+    // A depth the die factor divides keeps the cut: each die sees the drive's queue.
+    let qd32 = job_file("scale-qd32.fio", &fill_then_read(32));
+    let cut = run_json(&qd32, "0.125");
+    assert!(cut["flashlab"].get("die_cut_refused").is_none());
+    assert_eq!(cut["flashlab"]["scale"]["die_factor"], 2.0);
+    let whole = run_json(&qd32, "0.25");
+    let (a, b) = (
+        read_of(&cut, "read")["bw_bytes"].as_f64().unwrap(),
+        read_of(&whole, "read")["bw_bytes"].as_f64().unwrap(),
+    );
+    assert!(
+        (a / b - 1.0).abs() < 0.03,
+        "{a} B/s on the die cut, {b} with every die"
+    );
+}

@@ -10,7 +10,7 @@
 //! device behaves as without a controller model.
 
 use flashlab_engine::time::transfer_ns;
-use flashlab_media::Channel;
+use flashlab_media::{Channel, ChannelMerge};
 
 /// Most embedded cores a controller may have (real ones have 2-8 for the firmware).
 pub const MAX_CORES: u32 = 64;
@@ -75,7 +75,10 @@ impl Controller {
             model,
             data: [Channel::new(), Channel::new()],
             data_memo: [(0, 0); 2],
-            decode: Channel::new(),
+            // Pages book their decoding when their die is done, out of order and up to a
+            // die queue ahead, as a flash channel's reads book their transfers: its near
+            // future stays exact.
+            decode: Channel::with_merge(ChannelMerge::Latest),
             decode_memo: (0, 0),
             cpu_busy_ns: 0,
         }

@@ -48,7 +48,7 @@ use flashlab_workload::JobError;
 
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
 pub use run::{run_jobs, run_targets};
-pub use scale::{RegionSizes, SliceScale, TimedPhases};
+pub use scale::{die_cut_refusal, RegionSizes, SliceScale, TimedPhases};
 pub use targets::Targets;
 
 /// How a run is seeded and bounded.
@@ -264,6 +264,10 @@ pub enum RunError {
         capacity_factor: f64,
         die_factor: f64,
     },
+    /// The slice cuts dies, and a job's queue cannot be shared among the dies left
+    /// ([`die_cut_refusal`]).
+    #[error("the slice simulates fewer dies than the drive has, and {why}: a die cut would change its figures; simulate a slice that keeps every die (a larger sim.scale, within sim.max_memory)")]
+    DieCut { why: String },
     #[error("event queue: {0}")]
     Queue(#[from] flashlab_engine::queue::QueueError),
 }
@@ -423,6 +427,7 @@ impl RunError {
                 | RunError::Verify { .. }
                 | RunError::ReportGroup { .. }
                 | RunError::BadScale { .. }
+                | RunError::DieCut { .. }
                 | RunError::TimeOverflow { .. }
         )
     }

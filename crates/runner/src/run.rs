@@ -450,6 +450,9 @@ fn plan(file: &JobFile, options: &RunOptions) -> Result<ScalePlan, RunError> {
             die_factor: options.scale.die_factor,
         });
     }
+    if let Some(why) = crate::scale::die_cut_refusal(file, options.scale) {
+        return Err(RunError::DieCut { why });
+    }
     Ok(ScalePlan::new(
         file,
         options.scale,

@@ -107,6 +107,34 @@ pub enum TimedPhases {
     KeepTime,
 }
 
+/// Why the die cut of `scale` would change a job of `file`'s figures, or `None` when it
+/// keeps every job's: a die cut keeps a job's figures only where each remaining die sees the
+/// queue it sees on the drive, i.e. the job's `iodepth` divided by the die factor is whole.
+/// A shallower queue (QD1, a depth the factor does not divide) would put the work the whole
+/// drive spreads over all its dies (a 1 MiB read's pages, its link transfer) on fewer dies
+/// and a narrower link: SEQ1M Q1T1 on a quarter of the dies reads at about a quarter of the
+/// drive's rate.
+pub fn die_cut_refusal(file: &JobFile, scale: SliceScale) -> Option<String> {
+    let d = scale.die_factor;
+    if d <= 1.0 {
+        return None;
+    }
+    file.jobs.iter().find_map(|job| {
+        let depth = job.iodepth.max(1);
+        let slice_depth = ((depth as f64 / d).round() as u32).max(1);
+        let shared = depth as f64 / slice_depth as f64;
+        ((shared - d).abs() > 1e-9 * d).then(|| {
+            format!(
+                "job '{}' runs at iodepth {depth}, which 1/{} of the dies cannot share (at \
+                 iodepth {slice_depth} each die would see {:.2}x the drive's load)",
+                job.name,
+                trim_factor(d),
+                d / shared
+            )
+        })
+    })
+}
+
 /// What a slice does to a job's byte quantities (`size`, `offset`, `offset_increment`,
 /// `io_size`, `zoned_abs` zones) and `number_ios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -581,6 +609,31 @@ mod tests {
         );
         assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
         assert!(plan.jobs[1].changes.is_empty());
+    }
+
+    #[test]
+    fn a_die_cut_is_refused_for_a_depth_it_cannot_share() {
+        let mut deep = job(RwPattern::Read);
+        deep.iodepth = 32;
+        let mut shallow = job(RwPattern::Read);
+        shallow.iodepth = 1;
+        shallow.name = "qd1".into();
+        let quarter = SliceScale::new(8.0, 4.0);
+        assert_eq!(die_cut_refusal(&file(vec![deep.clone()]), quarter), None);
+        let why = die_cut_refusal(&file(vec![deep.clone(), shallow.clone()]), quarter)
+            .expect("QD1 cannot be shared among a quarter of the dies");
+        assert!(why.contains("job 'qd1' runs at iodepth 1"), "{why}");
+        // 32 over 1.6 is 20: every die keeps its queue. 4 over 1.6 rounds to 3, not 2.5.
+        let fifths = SliceScale::new(8.0, 1.6);
+        assert_eq!(die_cut_refusal(&file(vec![deep.clone()]), fifths), None);
+        let mut four = deep;
+        four.iodepth = 4;
+        assert!(die_cut_refusal(&file(vec![four]), fifths).is_some());
+        // No die cut, nothing to refuse.
+        assert_eq!(
+            die_cut_refusal(&file(vec![shallow]), SliceScale::new(8.0, 1.0)),
+            None
+        );
     }
 
     #[test]
