@@ -57,7 +57,6 @@ pub mod steady;
 mod steps;
 mod suite;
 mod sustained;
-mod targets;
 mod tenants;
 mod wsat;
 
@@ -99,7 +98,6 @@ pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
 pub use suite::{suite, suite_names, suite_options, Outcome, Suite, SuiteKind, Targets};
-pub use targets::DriveTargets;
 pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 
