@@ -63,6 +63,48 @@ SIZE = "16m"
 "set.capacity.spare_factor" = [0.1, 0.3]
 env.QD = [1, 16]
 PLAN
+cat > "$work/cycle.toml" <<'SYS'
+name = "cycle"
+[drive.d]
+preset = "tiny-test-1gb"
+[raid.a]
+level = 0
+members = ["b", "d"]
+[raid.b]
+level = 0
+members = ["a"]
+SYS
+cat > "$work/unknown.toml" <<'SYS'
+name = "unknown"
+[drive.d]
+preset = "tiny-test-1gb"
+[raid.a]
+level = 1
+members = ["d", "e"]
+SYS
+cat > "$work/tworoots.toml" <<'SYS'
+name = "two"
+[drive.d]
+preset = "tiny-test-1gb"
+[drive.e]
+preset = "tiny-test-1gb"
+SYS
+cat > "$work/badenv.toml" <<'PLAN'
+job = "rw.fio"
+[env]
+SIZE = "16m"
+"bad name" = "1"
+[axes]
+env.QD = [1, 2]
+PLAN
+cat > "$work/badaxis.toml" <<'PLAN'
+job = "rw.fio"
+[env]
+SIZE = "16m"
+[axes]
+seed = ["x"]
+env.QD = []
+PLAN
 
 tiny="--device tiny-test-1gb"
 ns="--set 'namespaces=[\"400MB\",\"400MB\"]'"
@@ -90,6 +132,18 @@ cases() {
     echo "replay-open|replay $root/testdata/traces/sample-tencent.csv --format tencent $tiny --mode open --output-format json"
     echo "fio-json|fio $tiny --name=a --rw=randrw --bs=4k --size=32m --iodepth=8 --output-format=json"
     echo "fio-normal|fio $tiny --name=a --rw=write --bs=128k --size=64m --name=b --rw=randread --bs=4k --size=16m"
+    echo "fio-ambiguous|fio $tiny --name=a --rw=read --e=1"
+    echo "fio-seed|fio $tiny --seed=x --name=a"
+    echo "fio-eta|fio $tiny --eta=sometimes --name=a"
+    echo "fio-status|fio $tiny --status-interval=1 --name=a"
+    echo "fio-novalue|fio $tiny --name"
+    echo "fio-minimal|fio $tiny --minimal --name=a --rw=randread --size=8m"
+    echo "system-cycle|run small.fio --device cycle.toml"
+    echo "system-unknown|run small.fio --device unknown.toml"
+    echo "system-roots|run small.fio --device tworoots.toml"
+    echo "sweep-badenv|sweep badenv.toml --list"
+    echo "sweep-badaxis|sweep badaxis.toml --list"
+    echo "sweep-list|sweep plan.toml --list"
     echo "sweep-run|sweep plan.toml --outdir OUT"
     echo "sweep-collect|sweep collect OUT"
 }
@@ -97,7 +151,7 @@ cases() {
 status=0
 for side in base new; do
     mkdir -p "$work/$side/samples/logs" "$work/bin-$side"
-    cp "$work"/*.fio "$work/plan.toml" "$work/$side/"
+    cp "$work"/*.fio "$work"/*.toml "$work/$side/"
 done
 # The same file name, so usage lines match.
 cp "$base" "$work/bin-base/flashlab"
@@ -109,8 +163,10 @@ cases | while IFS='|' read -r name args; do
         bin=$base
         [ "$side" = new ] && bin=$new
         (cd "$work/$side" && eval "\"$bin\" $args" > "$name.out" 2> "$name.err"; echo "exit $?" >> "$name.out")
-        # The build's commit (and its version) is the one expected difference.
-        cat "$work/$side/$name.out" "$work/$side/$name.err" | grep -v '"commit"' > "$work/$side/$name.cmp"
+        # The build's commit is the one expected difference; progress lines on standard
+        # error follow the wall clock.
+        cat "$work/$side/$name.out" "$work/$side/$name.err" |
+            grep -v -e '"commit"' -e '^flashlab: \[' > "$work/$side/$name.cmp"
     done
     if cmp -s "$work/base/$name.cmp" "$work/new/$name.cmp"; then
         echo "same    $name ($(tail -1 "$work/base/$name.out"))"
