@@ -26,7 +26,7 @@ fn run_json(
     py.detach(move || {
         let env = |name: &str| std::env::var(name).ok();
         let jobs = flashlab_workload::parse_str(&job, &job_name, &env).map_err(bad_input)?;
-        let simulated = flashlab_sweep::simulate(&jobs, &device, &overrides, seed).map_err(
+        let simulated = flashlab_host::simulate(&jobs, &device, &overrides, seed).map_err(
             |(is_bad_input, message)| {
                 if is_bad_input {
                     bad_input(message)

@@ -534,168 +534,211 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
                     .join(", ")
             ))
         })?;
-        // The option's value: after `=`, else the next argument whatever it looks like (as
-        // getopt takes a required argument); with the place naming both.
-        let value = |i: &mut usize| -> Result<(String, String), Failure> {
-            if let Some(v) = &inline {
-                *i += 1;
-                return Ok((v.clone(), place(args, *i - 1, false)));
-            }
-            match args.get(*i + 1) {
-                Some(v) => {
-                    *i += 2;
-                    Ok((v.clone(), place(args, *i - 2, true)))
-                }
-                None => Err(bad_input(anyhow!(
-                    "{}: --{name} needs a value (--{name}=VALUE or --{name} VALUE)",
-                    place(args, *i, false)
-                ))),
-            }
-        };
-        let no_value = |i: &mut usize| -> Result<(), Failure> {
-            if inline.is_some() {
-                return Err(bad_input(anyhow!(
-                    "{}: --{name} takes no value",
-                    place(args, *i, false)
-                )));
-            }
-            *i += 1;
-            Ok(())
-        };
-        match name {
-            // flashlab's own options, as in `flashlab run`; fio has none of these names.
-            "device" => parsed.target.device = Some(value(&mut i)?.0),
-            "set" => parsed.target.set.push(value(&mut i)?.0),
-            "load-state" => parsed.target.state.load_state = Some(value(&mut i)?.0.into()),
-            "save-state" => parsed.target.state.save_state = Some(value(&mut i)?.0.into()),
-            "seed" => {
-                let (v, at) = value(&mut i)?;
-                parsed.target.seed = v.parse().map_err(|_| {
-                    bad_input(anyhow!(
-                        "{at}: --seed {v:?}: expected a whole number 0 to {}",
-                        u64::MAX
-                    ))
-                })?;
-            }
-            // fio's run options. As in fio, the last of --output-format and --minimal wins.
-            "output-format" => {
-                let (v, at) = value(&mut i)?;
-                parsed.formats =
-                    OutputFormats::parse(&v).map_err(|e| bad_input(anyhow!("{at}: {e}")))?;
-            }
-            "minimal" => {
-                no_value(&mut i)?;
-                parsed.formats = OutputFormats {
-                    terse: true,
-                    ..OutputFormats::default()
-                };
-            }
-            "output" => parsed.output = Some(PathBuf::from(value(&mut i)?.0)),
-            "section" => parsed.sections.push(value(&mut i)?.0),
-            "parse-only" => {
-                no_value(&mut i)?;
-                parsed.parse_only = true;
-            }
-            "version" => {
-                no_value(&mut i)?;
-                parsed.version = true;
-            }
-            // fio's ETA display is the progress display (wall-clock time, on standard error).
-            "eta" => {
-                let (v, at) = value(&mut i)?;
-                parsed.eta = match v.as_str() {
-                    "always" => progress::When::Always,
-                    "never" => progress::When::Never,
-                    "auto" => progress::When::Auto,
-                    _ => {
-                        return Err(bad_input(anyhow!(
-                            "{at}: --eta {v:?}: expected always, never or auto"
-                        )))
-                    }
-                };
-            }
-            "eta-interval" | "eta-newline" | "progress-interval" => {
-                let (v, at) = value(&mut i)?;
-                let every = progress::parse_interval(&v)
-                    .map_err(|e| bad_input(anyhow!("{at}: --{name} {e}")))?;
-                match name {
-                    "eta-interval" => parsed.eta_interval = Some(every),
-                    "eta-newline" => parsed.eta_newline = Some(every),
-                    _ => parsed.progress_interval = Some(every),
-                }
-            }
-            "progress" => {
-                let (v, at) = value(&mut i)?;
-                parsed.progress = Some(
-                    <progress::When as clap::ValueEnum>::from_str(&v, false).map_err(|_| {
-                        bad_input(anyhow!(
-                            "{at}: --progress {v:?}: expected auto, always or never"
-                        ))
-                    })?,
-                );
-            }
-            "status-interval" => {
-                return Err(bad_input(anyhow!(
-                    "{}: --status-interval is not carried out by flashlab: fio prints the results so far every interval, flashlab prints them once, at the end of the run",
-                    place(args, i, false)
-                )))
-            }
-            "terse-version" => {
-                let (v, at) = value(&mut i)?;
-                if v != "3" {
-                    return Err(bad_input(anyhow!(
-                        "{at}: --terse-version {v:?}: flashlab writes fio's terse version 3 only"
-                    )));
-                }
-            }
-            "name" => {
-                let (v, at) = value(&mut i)?;
-                parsed
-                    .items
-                    .push((at.clone(), CommandLineItem::Section(v.clone())));
-                // fio also sets the job's `name` option, which its JSON lists in the job's
-                // options.
-                if v != "global" {
-                    parsed.items.push((
-                        at,
-                        CommandLineItem::Option {
-                            key: "name".to_string(),
-                            value: Some(v),
-                        },
-                    ));
-                }
-            }
-            _ => {
-                if let Some((_, what)) = REFUSED_RUN_OPTIONS.iter().find(|(n, _)| *n == name) {
-                    return Err(bad_input(anyhow!(
-                        "{}: --{name} is a fio option flashlab does not carry out ({what})",
-                        place(args, i, false)
-                    )));
-                }
-                // A bare flag, an unknown option (the parser names it with the nearest
-                // known one) or a value given after `=`: one argument; else the next one
-                // is the value.
-                let bare = inline.is_none()
-                    && (BARE_FLAGS.contains(&name)
-                        || flashlab_workload::fio::find_option(name).is_none());
-                let (value, at) = if bare {
-                    i += 1;
-                    (None, place(args, i - 1, false))
-                } else {
-                    let (v, at) = value(&mut i)?;
-                    (Some(v), at)
-                };
-                parsed.items.push((
-                    at,
-                    CommandLineItem::Option {
-                        key: name.to_string(),
-                        value,
-                    },
-                ));
-            }
+        let option = OptionArg { args, name, inline };
+        if !flashlab_option(&mut parsed, &option, &mut i)?
+            && !run_option(&mut parsed, &option, &mut i)?
+        {
+            job_option(&mut parsed, &option, &mut i)?;
         }
     }
     Ok(parsed)
+}
+
+/// One `-NAME[=VALUE]` argument of a fio command line: the option's full name and the value
+/// written after `=`.
+struct OptionArg<'a> {
+    args: &'a [String],
+    name: &'a str,
+    inline: Option<String>,
+}
+
+impl OptionArg<'_> {
+    /// The option's value: after `=`, else the next argument whatever it looks like (as
+    /// getopt takes a required argument); with the place naming both. Moves `i` past it.
+    fn value(&self, i: &mut usize) -> Result<(String, String), Failure> {
+        let (args, name) = (self.args, self.name);
+        if let Some(v) = &self.inline {
+            *i += 1;
+            return Ok((v.clone(), place(args, *i - 1, false)));
+        }
+        match args.get(*i + 1) {
+            Some(v) => {
+                *i += 2;
+                Ok((v.clone(), place(args, *i - 2, true)))
+            }
+            None => Err(bad_input(anyhow!(
+                "{}: --{name} needs a value (--{name}=VALUE or --{name} VALUE)",
+                place(args, *i, false)
+            ))),
+        }
+    }
+
+    /// An option that takes no value: refused with one. Moves `i` past it.
+    fn no_value(&self, i: &mut usize) -> Result<(), Failure> {
+        if self.inline.is_some() {
+            return Err(bad_input(anyhow!(
+                "{}: --{} takes no value",
+                place(self.args, *i, false),
+                self.name
+            )));
+        }
+        *i += 1;
+        Ok(())
+    }
+}
+
+/// flashlab's own options, as in `flashlab run` (fio has none of these names); false for
+/// another option.
+fn flashlab_option(
+    parsed: &mut Parsed,
+    option: &OptionArg,
+    i: &mut usize,
+) -> Result<bool, Failure> {
+    match option.name {
+        "device" => parsed.target.device = Some(option.value(i)?.0),
+        "set" => parsed.target.set.push(option.value(i)?.0),
+        "load-state" => parsed.target.state.load_state = Some(option.value(i)?.0.into()),
+        "save-state" => parsed.target.state.save_state = Some(option.value(i)?.0.into()),
+        "seed" => {
+            let (v, at) = option.value(i)?;
+            parsed.target.seed = v.parse().map_err(|_| {
+                bad_input(anyhow!(
+                    "{at}: --seed {v:?}: expected a whole number 0 to {}",
+                    u64::MAX
+                ))
+            })?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// fio's run options (output, sections, versions, the ETA display); false for a job option.
+fn run_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<bool, Failure> {
+    let name = option.name;
+    match name {
+        // As in fio, the last of --output-format and --minimal wins.
+        "output-format" => {
+            let (v, at) = option.value(i)?;
+            parsed.formats =
+                OutputFormats::parse(&v).map_err(|e| bad_input(anyhow!("{at}: {e}")))?;
+        }
+        "minimal" => {
+            option.no_value(i)?;
+            parsed.formats = OutputFormats {
+                terse: true,
+                ..OutputFormats::default()
+            };
+        }
+        "output" => parsed.output = Some(PathBuf::from(option.value(i)?.0)),
+        "section" => parsed.sections.push(option.value(i)?.0),
+        "parse-only" => {
+            option.no_value(i)?;
+            parsed.parse_only = true;
+        }
+        "version" => {
+            option.no_value(i)?;
+            parsed.version = true;
+        }
+        // fio's ETA display is the progress display (wall-clock time, on standard error).
+        "eta" => {
+            let (v, at) = option.value(i)?;
+            parsed.eta = match v.as_str() {
+                "always" => progress::When::Always,
+                "never" => progress::When::Never,
+                "auto" => progress::When::Auto,
+                _ => {
+                    return Err(bad_input(anyhow!(
+                        "{at}: --eta {v:?}: expected always, never or auto"
+                    )))
+                }
+            };
+        }
+        "eta-interval" | "eta-newline" | "progress-interval" => {
+            let (v, at) = option.value(i)?;
+            let every = progress::parse_interval(&v)
+                .map_err(|e| bad_input(anyhow!("{at}: --{name} {e}")))?;
+            match name {
+                "eta-interval" => parsed.eta_interval = Some(every),
+                "eta-newline" => parsed.eta_newline = Some(every),
+                _ => parsed.progress_interval = Some(every),
+            }
+        }
+        "progress" => {
+            let (v, at) = option.value(i)?;
+            parsed.progress = Some(
+                <progress::When as clap::ValueEnum>::from_str(&v, false).map_err(|_| {
+                    bad_input(anyhow!(
+                        "{at}: --progress {v:?}: expected auto, always or never"
+                    ))
+                })?,
+            );
+        }
+        "status-interval" => {
+            return Err(bad_input(anyhow!(
+                "{}: --status-interval is not carried out by flashlab: fio prints the results so far every interval, flashlab prints them once, at the end of the run",
+                place(option.args, *i, false)
+            )))
+        }
+        "terse-version" => {
+            let (v, at) = option.value(i)?;
+            if v != "3" {
+                return Err(bad_input(anyhow!(
+                    "{at}: --terse-version {v:?}: flashlab writes fio's terse version 3 only"
+                )));
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `--name` (a new job) or one of a job's options, kept in order for the job-file parser.
+fn job_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<(), Failure> {
+    let (args, name) = (option.args, option.name);
+    if name == "name" {
+        let (v, at) = option.value(i)?;
+        parsed
+            .items
+            .push((at.clone(), CommandLineItem::Section(v.clone())));
+        // fio also sets the job's `name` option, which its JSON lists in the job's
+        // options.
+        if v != "global" {
+            parsed.items.push((
+                at,
+                CommandLineItem::Option {
+                    key: "name".to_string(),
+                    value: Some(v),
+                },
+            ));
+        }
+        return Ok(());
+    }
+    if let Some((_, what)) = REFUSED_RUN_OPTIONS.iter().find(|(n, _)| *n == name) {
+        return Err(bad_input(anyhow!(
+            "{}: --{name} is a fio option flashlab does not carry out ({what})",
+            place(args, *i, false)
+        )));
+    }
+    // A bare flag, an unknown option (the parser names it with the nearest known one) or a
+    // value given after `=`: one argument; else the next one is the value.
+    let bare = option.inline.is_none()
+        && (BARE_FLAGS.contains(&name) || flashlab_workload::fio::find_option(name).is_none());
+    let (value, at) = if bare {
+        *i += 1;
+        (None, place(args, *i - 1, false))
+    } else {
+        let (v, at) = option.value(i)?;
+        (Some(v), at)
+    };
+    parsed.items.push((
+        at,
+        CommandLineItem::Option {
+            key: name.to_string(),
+            value,
+        },
+    ));
+    Ok(())
 }
 
 pub fn cmd_fio(args: &FioArgs) -> Result<(), Failure> {

@@ -414,64 +414,41 @@ fn run_parsed(
     }
     check_log_directories(job_file)?;
     let state_out = run_files(job_file, target, output)?;
-    let config = match load_run_target(target)? {
-        LoadedTarget::System(name) => {
-            return run_system(job_file, target, &name, formats, output, progress)
-        }
-        LoadedTarget::Drive(config) => config,
-    };
-    let (config, refused) = keep_every_die(job_file, target, config)?;
-    let (mut ssd, clock_ns) =
-        state_files::drive(&config, target.state.load_state.as_deref(), target.seed)?;
-
-    // A drive too large to simulate whole runs as a slice; the runner shrinks the jobs to it
-    // and scales the results back.
-    let info = ssd.scale();
-    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
-    let options =
-        flashlab_runner::RunOptions::new(target.seed, config.name.clone()).with_scale(scale);
+    let (mut device, clock_ns, described, refused) = open_run_device(job_file, target)?;
+    let options = device.run_options(target.seed);
     let mut display = progress::ProgressLine::new(progress);
-    // On a drive split into namespaces, fio's filename= picks a job's namespace.
-    // A loaded drive's run starts at the drive time its state was saved at.
-    let (result, horizon_ns) = if ssd.namespace_count() > 1 {
-        let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, clock_ns);
-        let r = flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |p| {
-            display.update(p)
-        });
-        (r, targets.horizon_ns())
-    } else {
-        let mut drive = flashlab_engine::Continued::new(&mut ssd, clock_ns);
-        let r =
-            flashlab_runner::run_jobs(job_file, &mut drive, &options, &mut |p| display.update(p));
-        (r, drive.horizon_ns())
-    };
+    let outcome = flashlab_host::run_jobs(&mut device, clock_ns, job_file, &options, &mut |p| {
+        display.update(p)
+    });
     display.finish();
-    let (mut run, io_failure) = completed(result)?;
+    let outcome = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     // A failed save still lets the results out; it is reported after them.
-    let save_failure = state_out
-        .as_ref()
-        .and_then(|f| state_files::save(f, |out| ssd.save_state(out, horizon_ns)).err());
-
-    // The device's counters (they include its scale) join the run's own flashlab figures,
-    // with what made the result.
+    let save_failure = state_out.as_ref().and_then(|f| {
+        state_files::save(f, |out| device.save_state(out, outcome.horizon_ns)).err()
+    });
+    let mut run = outcome.result;
+    // What made the result joins the device's counters and the run's own figures.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
-        extra.insert("device_counters".into(), ssd.counters_json());
         extra.insert(
             "provenance".into(),
-            provenance(&target.set, vec![drive_provenance(&config)]),
+            provenance(&target.set, vec![described]),
         );
         if let Some(refused) = refused {
             extra.insert("die_cut_refused".into(), refused);
         }
     }
-
+    // A drive too large to simulate whole ran as a slice: the text output says so.
+    let scale = device.slice_scale();
     let note = (!scale.is_full()).then(|| scale.summary());
     write_output(output, &formats.render(&run, note.as_deref()))?;
     // Like fio, log prefixes are paths relative to the current directory.
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
-    save_failure.or(io_failure).map_or(Ok(()), Err)
+    match save_failure {
+        Some(failure) => Err(failure),
+        None => stopped_by_io_errors(outcome.io_errors),
+    }
 }
 
 /// The `--save-state` and `--output` files of a run, checked before it starts (exit 2 when
@@ -503,60 +480,41 @@ fn run_files(
         .and(checked.into_iter().next()))
 }
 
-/// A run's result, with the failure to report once it is written when jobs stopped at I/O
-/// errors (as fio, which prints its results and exits non-zero); any other error at once.
-fn completed(
-    result: Result<flashlab_report::RunResult, flashlab_runner::RunError>,
-) -> Result<(flashlab_report::RunResult, Option<Failure>), Failure> {
-    match result {
-        Ok(run) => Ok((run, None)),
-        Err(flashlab_runner::RunError::Io { errors, result }) => {
-            let text = errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\n");
-            Ok((*result, Some(run_failed(anyhow!(text)))))
+/// The drive or system `target` names, loaded from its state file or built fresh, at the
+/// device time its run starts, with what the result's provenance says of it.
+fn open_run_device(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+) -> Result<
+    (
+        flashlab_host::Device,
+        flashlab_engine::SimTime,
+        serde_json::Value,
+        Option<serde_json::Value>,
+    ),
+    Failure,
+> {
+    let load = target.state.load_state.as_deref();
+    match load_run_target(target)? {
+        LoadedTarget::System(name) => {
+            let config = flashlab_system::load_system_config(&name).map_err(bad_input)?;
+            let (system, clock_ns) = state_files::system(&config, load, target.seed)?;
+            let device = flashlab_host::Device::System(Box::new(system));
+            Ok((device, clock_ns, system_provenance(&config), None))
         }
-        Err(e) => Err(failure(e.is_bad_input(), e)),
+        LoadedTarget::Drive(config) => {
+            let (config, refused) = keep_every_die(job_file, target, config)?;
+            let (ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
+            let device = flashlab_host::Device::Drive(Box::new(ssd));
+            Ok((device, clock_ns, drive_provenance(&config), refused))
+        }
     }
 }
 
-/// `run` against a system description (RAID, cache tier, links).
-fn run_system(
-    job_file: &flashlab_workload::JobFile,
-    target: &Target,
-    name: &str,
-    formats: OutputFormats,
-    output: Option<&Path>,
-    progress: &progress::Settings,
-) -> Result<(), Failure> {
-    let config = flashlab_system::load_system_config(name).map_err(bad_input)?;
-    let (mut system, clock_ns) =
-        state_files::system(&config, target.state.load_state.as_deref(), target.seed)?;
-    let options = flashlab_runner::RunOptions::new(target.seed, config.name.clone());
-    let mut display = progress::ProgressLine::new(progress);
-    let mut continued = flashlab_engine::Continued::new(&mut system, clock_ns);
-    let result = flashlab_runner::run_jobs(job_file, &mut continued, &options, &mut |p| {
-        display.update(p)
-    });
-    let horizon_ns = continued.horizon_ns();
-    display.finish();
-    let (mut run, io_failure) = completed(result)?;
-    let save_failure = run_files(job_file, target, output)?
-        .and_then(|f| state_files::save(&f, |out| system.save_state(out, horizon_ns)).err());
-    if let serde_json::Value::Object(extra) = &mut run.flashlab {
-        extra.insert("system_counters".into(), system.counters_json());
-        extra.insert(
-            "provenance".into(),
-            provenance(&target.set, vec![system_provenance(&config)]),
-        );
-    }
-    write_output(output, &formats.render(&run, None))?;
-    flashlab_report::write_logs(&run, Path::new("."))
-        .context("writing the log files")
-        .map_err(run_failed)?;
-    save_failure.or(io_failure).map_or(Ok(()), Err)
+/// A run whose jobs stopped at I/O errors fails once its results are written (as fio,
+/// which prints its results and exits non-zero).
+fn stopped_by_io_errors(io_errors: Option<String>) -> Result<(), Failure> {
+    io_errors.map_or(Ok(()), |text| Err(run_failed(anyhow!(text))))
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {

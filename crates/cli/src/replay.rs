@@ -12,9 +12,7 @@ use flashlab_workload::trace::{
     BlkparseAction, Remap, TimeUnit, TraceFormat, TraceOptions, TraceReader,
 };
 
-use super::{
-    bad_input, completed, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED,
-};
+use super::{bad_input, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED};
 use crate::progress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -225,10 +223,10 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
     let config = load_device(&device_name, &args.set)?;
-    let (mut ssd, clock_ns) =
+    let (ssd, clock_ns) =
         crate::state_files::drive(&config, args.state.load_state.as_deref(), args.seed)?;
-    let info = ssd.scale();
-    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+    let mut device = flashlab_host::Device::Drive(Box::new(ssd));
+    let scale = device.slice_scale();
 
     let trace_name = args.trace.file_name().map_or_else(
         || args.trace.display().to_string(),
@@ -244,26 +242,20 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
 
     let mut reader = open_reader(&args.trace, &trace_options)?;
     let mut display = progress::ProgressLine::new(&args.progress.settings());
-    // A loaded drive's replay starts at the drive time its state was saved at.
-    let mut drive = flashlab_engine::Continued::new(&mut ssd, clock_ns);
-    let result = flashlab_runner::replay_trace(&mut reader, &mut drive, &options, &mut |p| {
-        display.update(p)
-    });
-    let horizon_ns = drive.horizon_ns();
+    // A loaded drive's replay starts at the drive time its state was saved at; one the
+    // drive stopped (worn out, read-only) still writes its results, then fails.
+    let outcome =
+        flashlab_host::replay_trace(&mut device, clock_ns, &mut reader, &options, &mut |p| {
+            display.update(p)
+        });
     display.finish();
-    // A replay the drive stopped (worn out, read-only) still writes its results, then fails.
-    let (mut run, io_failure) = match result {
-        Err(flashlab_runner::ReplayError::Run(e @ flashlab_runner::RunError::Io { .. })) => {
-            completed(Err(e))?
-        }
-        other => (other.map_err(|e| failure(e.is_bad_input(), e))?, None),
-    };
+    let outcome = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     // A failed save still lets the results out; it is reported after them.
-    let save_failure = state_out
-        .as_ref()
-        .and_then(|f| crate::state_files::save(f, |out| ssd.save_state(out, horizon_ns)).err());
+    let save_failure = state_out.as_ref().and_then(|f| {
+        crate::state_files::save(f, |out| device.save_state(out, outcome.horizon_ns)).err()
+    });
+    let mut run = outcome.result;
     if let serde_json::Value::Object(extra) = &mut run.flashlab {
-        extra.insert("device_counters".into(), ssd.counters_json());
         extra.insert(
             "provenance".into(),
             crate::provenance(&args.set, vec![crate::drive_provenance(&config)]),
@@ -283,7 +275,10 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
     write_output(args.output.as_deref(), &text)?;
-    save_failure.or(io_failure).map_or(Ok(()), Err)
+    match save_failure {
+        Some(failure) => Err(failure),
+        None => crate::stopped_by_io_errors(outcome.io_errors),
+    }
 }
 
 /// The `--save-state` and `--output` files, checked before the replay (exit 2 when one

@@ -61,6 +61,97 @@ pub struct HealthLog {
     pub thermal: Option<ThermalLog>,
 }
 
+impl HealthLog {
+    /// The log's numeric figures in the order its JSON shows them, each with its unit (`B`,
+    /// `ns`, `%`, `days`, `C` or none); flags (read-only, throttling) are not figures.
+    pub fn figures(&self) -> Vec<(&'static str, f64, &'static str)> {
+        let mut figures = vec![
+            ("data_units_read", self.data_units_read as f64, ""),
+            ("data_units_written", self.data_units_written as f64, ""),
+            ("host_read_commands", self.host_read_commands as f64, ""),
+            ("host_write_commands", self.host_write_commands as f64, ""),
+            ("host_trim_commands", self.host_trim_commands as f64, ""),
+            ("host_flush_commands", self.host_flush_commands as f64, ""),
+            ("percentage_used", self.percentage_used as f64, "%"),
+            ("critical_warning", self.critical_warning as f64, ""),
+            ("available_spare", self.available_spare as f64, ""),
+            (
+                "available_spare_threshold",
+                self.available_spare_threshold as f64,
+                "",
+            ),
+            (
+                "bad_block_reserve_blocks",
+                self.bad_block_reserve_blocks as f64,
+                "",
+            ),
+            (
+                "bad_block_reserve_left_blocks",
+                self.bad_block_reserve_left_blocks as f64,
+                "",
+            ),
+            ("grown_bad_blocks", self.grown_bad_blocks as f64, ""),
+            ("media_bytes_written", self.media_bytes_written as f64, ""),
+            ("nand_bytes_written", self.nand_bytes_written as f64, ""),
+            ("erase_count_min", self.erase_count_min as f64, ""),
+            ("erase_count_avg", self.erase_count_avg, ""),
+            ("erase_count_max", self.erase_count_max as f64, ""),
+            (
+                "power_off_retention_days",
+                self.power_off_retention_days,
+                "days",
+            ),
+            (
+                "power_off_retention_temperature_c",
+                self.power_off_retention_temperature_c,
+                "C",
+            ),
+            ("read_retries", self.read_retries as f64, ""),
+            ("media_errors", self.media_errors as f64, ""),
+            ("refreshed_blocks", self.refreshed_blocks as f64, ""),
+            (
+                "timed_workload_media_wear",
+                self.timed_workload_media_wear as f64,
+                "",
+            ),
+            (
+                "timed_workload_host_reads_percent",
+                self.timed_workload_host_reads_percent as f64,
+                "%",
+            ),
+            (
+                "timed_workload_minutes",
+                self.timed_workload_minutes as f64,
+                "",
+            ),
+            ("free_blocks", self.free_blocks as f64, ""),
+            ("write_amplification", self.write_amplification, ""),
+            ("slc_write_ius", self.slc_write_ius as f64, ""),
+            ("slc_read_hits", self.slc_read_hits as f64, ""),
+            ("slc_folded_ius", self.slc_folded_ius as f64, ""),
+            ("gc_copied_ius", self.gc_copied_ius as f64, ""),
+            ("rmw_reads", self.rmw_reads as f64, ""),
+            ("buffer_wait_ns", self.buffer_wait_ns as f64, "ns"),
+            ("buffer_used_bytes", self.buffer_used_bytes as f64, "B"),
+            ("read_buffer_hit_ius", self.read_buffer_hit_ius as f64, ""),
+            ("read_ahead_ius", self.read_ahead_ius as f64, ""),
+        ];
+        if let Some(t) = &self.thermal {
+            figures.extend([
+                ("temperature_c", t.temperature_c, "C"),
+                ("max_temperature_c", t.max_temperature_c, "C"),
+                (
+                    "thermal_throttle_transitions",
+                    t.thermal_throttle_transitions as f64,
+                    "",
+                ),
+                ("thermal_throttle_time_s", t.thermal_throttle_time_s, ""),
+            ]);
+        }
+        figures
+    }
+}
+
 /// NVMe's composite temperature and thermal management counters, in °C and seconds of the
 /// whole drive (as of the latest submission).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@
 //! name `/dev/nvme0n1`, `nvme0n2`, …: the number after the last `n`).
 
 use flashlab_engine::{
-    BlockDevice, Completion, DeviceError, IoKind, IoRequest, PrefetchStage, SimTime,
+    BlockDevice, Completion, DeviceError, IoKind, IoRequest, PrefetchStage, SimTime, Targets,
 };
 
 use crate::ssd::Ssd;
@@ -116,6 +116,71 @@ pub(crate) fn translate(req: &IoRequest, start: u64, len: u64) -> Result<IoReque
         offset_bytes: req.offset_bytes + start,
         ..*req
     })
+}
+
+/// A drive and its namespaces as a run's [`Targets`]: fio's `filename=` picks one (`ns2`,
+/// `/dev/nvme0n2`); a job without a filename, or any job on a drive without namespaces,
+/// addresses the whole drive. Target 0 is the whole drive, target `i + 1` namespace `i`.
+/// A run that continues the drive's clock wraps it in [`flashlab_engine::Continued`].
+pub struct DriveTargets<'a> {
+    ssd: &'a mut Ssd,
+}
+
+impl<'a> DriveTargets<'a> {
+    pub fn new(ssd: &'a mut Ssd) -> Self {
+        Self { ssd }
+    }
+}
+
+impl Targets for DriveTargets<'_> {
+    fn resolve(&self, filename: Option<&str>) -> Result<usize, String> {
+        match filename {
+            Some(name) if self.ssd.namespace_count() > 1 => self
+                .ssd
+                .resolve_namespace(name)
+                .map(|i| i + 1)
+                .map_err(|e| format!("valid names are {}", e.valid)),
+            _ => Ok(0),
+        }
+    }
+
+    fn capacity_bytes(&self, target: usize) -> u64 {
+        match target {
+            0 => self.ssd.capacity_bytes(),
+            t => self.ssd.namespace_bytes(t - 1),
+        }
+    }
+
+    fn logical_block_bytes(&self) -> u64 {
+        self.ssd.logical_block_bytes()
+    }
+
+    fn queue_depth_limit(&self) -> u32 {
+        self.ssd.queue_depth_limit()
+    }
+
+    fn submit_to(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        match target {
+            0 => self.ssd.submit(now_ns, req),
+            t => self.ssd.submit_to(t - 1, now_ns, req),
+        }
+    }
+
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        self.ssd.idle(from_ns, until_ns);
+    }
+
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
+        match target {
+            0 => self.ssd.prefetch(req, stage),
+            t => self.ssd.prefetch_in(t - 1, req, stage),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -110,3 +110,24 @@ fn a_thermal_description_that_cannot_work_is_refused_with_what_would() {
     let e = err(&[r, p, ("power.thermal_time_constant", "\"10ms\"")]);
     assert!(e.contains("1s to 1h"), "{e}");
 }
+
+#[test]
+fn health_figures_are_the_numbers_its_json_shows_in_order() {
+    for sets in [&[][..], HOT] {
+        let mut d = common::tiny_ssd(sets);
+        write_for(&mut d, 2);
+        let log = d.health_log();
+        let json = health(&d);
+        let shown: Vec<(&str, f64)> = json
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter_map(|(k, v)| v.as_f64().map(|v| (k.as_str(), v)))
+            .collect();
+        let figures: Vec<(&str, f64)> = log.figures().iter().map(|f| (f.0, f.1)).collect();
+        assert_eq!(figures, shown);
+        // What a point file holds reads back as the same log.
+        let read: flashlab_device::HealthLog = serde_json::from_value(json).unwrap();
+        assert_eq!(read, log);
+    }
+}

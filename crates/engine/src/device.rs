@@ -215,7 +215,8 @@ pub trait BlockDevice {
 /// `offset_ns` (a device loaded from a state, or one that ran before): submissions are
 /// shifted forward and completions back, so a run continues where the last one ended.
 /// `horizon_ns` is the latest device time the run reached (submissions, completions, idle
-/// periods): where the next run starts. `D` is a reference to the device or a box owning it.
+/// periods): where the next run starts. `D` is a reference to the device or a box owning it;
+/// a device of several [`Targets`] (a drive's namespaces) continues the same way.
 pub struct Continued<D> {
     device: D,
     offset_ns: SimTime,
@@ -276,6 +277,79 @@ where
     }
     fn compresses_data(&self) -> bool {
         self.device.compresses_data()
+    }
+}
+
+/// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
+/// host's queue-depth limit is the whole set's) and one clock.
+pub trait Targets {
+    /// The target a job's `filename=` names (`None`: the job has no filename), or a message
+    /// saying which names are valid.
+    fn resolve(&self, filename: Option<&str>) -> Result<usize, String>;
+
+    /// Bytes the host can address on target `target`.
+    fn capacity_bytes(&self, target: usize) -> u64;
+
+    /// Smallest addressable unit (the same on every target).
+    fn logical_block_bytes(&self) -> u64;
+
+    /// Commands the set accepts at once.
+    fn queue_depth_limit(&self) -> u32;
+
+    /// Submit `req` (offsets relative to the target) at `now_ns`.
+    fn submit_to(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError>;
+
+    /// Nothing is outstanding on any target from `from_ns` until at least `until_ns`.
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime);
+
+    /// See [`BlockDevice::prefetch`].
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
+}
+
+impl<D> Targets for Continued<D>
+where
+    D: std::ops::DerefMut,
+    D::Target: Targets,
+{
+    fn resolve(&self, filename: Option<&str>) -> Result<usize, String> {
+        self.device.resolve(filename)
+    }
+    fn capacity_bytes(&self, target: usize) -> u64 {
+        self.device.capacity_bytes(target)
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        self.device.logical_block_bytes()
+    }
+    fn queue_depth_limit(&self) -> u32 {
+        self.device.queue_depth_limit()
+    }
+    fn submit_to(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        req: &IoRequest,
+    ) -> Result<Completion, DeviceError> {
+        let at = now_ns + self.offset_ns;
+        let c = self.device.submit_to(target, at, req)?;
+        self.horizon_ns = self.horizon_ns.max(at).max(c.done_ns);
+        // A device never answers before the submission, so these do not underflow.
+        Ok(Completion {
+            accepted_ns: c.accepted_ns - self.offset_ns,
+            done_ns: c.done_ns - self.offset_ns,
+        })
+    }
+    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
+        let until = until_ns + self.offset_ns;
+        self.device.idle(from_ns + self.offset_ns, until);
+        self.horizon_ns = self.horizon_ns.max(until);
+    }
+    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
+        self.device.prefetch(target, req, stage)
     }
 }
 

@@ -13,7 +13,7 @@ pub mod state;
 pub mod time;
 
 pub use device::{
-    BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage,
+    BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage, Targets,
 };
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};

@@ -24,7 +24,8 @@ pub(crate) const STREAMS: [StreamId; 4] =
 /// cursor moves on from the unit taken, so a laggard is looked at again within a round of the
 /// units. Looking at every unit does no better and costs a probe per unit per page: all 32
 /// units of a variant of the default drive gave the same steady random writes as 8 (-0.2%),
-/// and on a 16-unit drive 4 to 8 units did best (`BENCHMARKS.md`, `## Scale`).
+/// and on a 16-unit drive 4 to 8 units did best (`BENCHMARKS.md`, "Constants chosen by
+/// measurement").
 pub(crate) const PLACEMENT_WINDOW: u32 = 8;
 
 /// Without PLP, a host IU in an unprogrammed page shadows its previous durable copy, which

@@ -23,7 +23,7 @@ const LAST_FREE_BLOCKS: u32 = 1;
 /// whatever it holds (a NAND read, its IUs' programs), so this keeps the loads the same time
 /// ahead. Eight pages (32 IUs of 16 KiB pages) keep the 16 GiB write benchmark with 16 KiB
 /// pages 7% faster than eight IUs would; with 4 KiB pages, 32 or 64 IUs ahead gain nothing
-/// over 8 (BENCHMARKS.md, "Measurements behind constants in the code").
+/// over 8 (BENCHMARKS.md, "Constants chosen by measurement").
 const RELOCATION_PREFETCH_PAGES: u32 = 8;
 
 /// Most IUs per page whose live IUs relocation gathers into a fixed array (a 64 KiB page of

@@ -12,8 +12,8 @@ pub(crate) enum J {
     Int(i128),
     Float(f64),
     Str(String),
-    /// Already formatted (numbers and literals of the `"flashlab"` object).
-    Raw(String),
+    /// A number or literal of the `"flashlab"` object, printed as serde_json prints it.
+    Lit(serde_json::Value),
     Obj(Obj),
     Arr(Vec<J>),
 }
@@ -60,7 +60,7 @@ fn print(out: &mut String, v: &J, level: usize) {
         J::Int(i) => out.push_str(&i.to_string()),
         J::Float(f) => out.push_str(&fmt_f(*f)),
         J::Str(s) => quote(out, s),
-        J::Raw(r) => out.push_str(r),
+        J::Lit(v) => out.push_str(&v.to_string()),
         J::Obj(o) => {
             out.push_str("{\n");
             for (i, (k, v)) in o.0.iter().enumerate() {
@@ -103,9 +103,9 @@ fn fmt_f(f: f64) -> String {
 
 fn from_serde(v: &serde_json::Value) -> J {
     match v {
-        serde_json::Value::Null => J::Raw("null".into()),
-        serde_json::Value::Bool(b) => J::Raw(b.to_string()),
-        serde_json::Value::Number(n) => J::Raw(n.to_string()),
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
+            J::Lit(v.clone())
+        }
         serde_json::Value::String(s) => J::Str(s.clone()),
         serde_json::Value::Array(a) => J::Arr(a.iter().map(from_serde).collect()),
         serde_json::Value::Object(m) => J::Obj(Obj(m
@@ -402,6 +402,20 @@ fn steadystate_json(ss: &crate::SteadyStateReport) -> Obj {
 /// left out (there is no host disk); a `"flashlab"` object follows `jobs` unless
 /// [`RunResult::flashlab`] is null.
 pub fn render_json(run: &RunResult, plus: bool) -> String {
+    let mut out = String::with_capacity(16 * 1024);
+    print(&mut out, &J::Obj(document(run, plus)), 0);
+    out.push('\n');
+    out
+}
+
+/// The document [`render_json`] prints, as a JSON value equal to what reading that text
+/// gives (every float at fio's six decimals), for a caller that embeds the result in a
+/// document of its own without printing and reading it back.
+pub fn json_value(run: &RunResult, plus: bool) -> serde_json::Value {
+    to_serde(J::Obj(document(run, plus)))
+}
+
+fn document(run: &RunResult, plus: bool) -> Obj {
     let groups = run.group_stats();
     let mut root = Obj::default();
     root.str("fio version", &run.fio_version);
@@ -424,10 +438,33 @@ pub fn render_json(run: &RunResult, plus: bool) -> String {
     if !run.flashlab.is_null() {
         root.val("flashlab", from_serde(&run.flashlab));
     }
-    let mut out = String::with_capacity(16 * 1024);
-    print(&mut out, &J::Obj(root), 0);
-    out.push('\n');
-    out
+    root
+}
+
+/// `v` as the value reading its printed text gives: integers as integers (a float past
+/// 64 bits, as a JSON reader makes of one), floats at six decimals.
+fn to_serde(v: J) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        J::Int(i) => {
+            if let Ok(u) = u64::try_from(i) {
+                Value::from(u)
+            } else if let Ok(s) = i64::try_from(i) {
+                Value::from(s)
+            } else {
+                float_value(i as f64)
+            }
+        }
+        J::Float(f) => float_value(fmt_f(f).parse().unwrap_or(0.0)),
+        J::Str(s) => Value::String(s),
+        J::Lit(v) => v,
+        J::Obj(o) => Value::Object(o.0.into_iter().map(|(k, v)| (k, to_serde(v))).collect()),
+        J::Arr(a) => Value::Array(a.into_iter().map(to_serde).collect()),
+    }
+}
+
+fn float_value(f: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ mod tests;
 use std::path::Path;
 
 pub use fio_json::{parse_fio_json, FioJsonError};
-pub use json::render_json;
+pub use json::{json_value, render_json};
 pub use normal::{num2str, render_normal};
 pub use result::{
     GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,

@@ -819,3 +819,22 @@ fn group_lines_or_the_jobs_unified_codes() {
     );
     assert_eq!(lines(Unified::Both, Unified::Mixed), ["READ", "WRITE"]);
 }
+
+#[test]
+fn json_value_is_what_reading_the_printed_json_gives() {
+    let mut run = synthetic_run();
+    // Floats the printer rounds to six decimals and integers of every width.
+    run.flashlab = serde_json::json!({
+        "ratio": 1.0 / 3.0, "whole": 2.0, "big": u64::MAX, "neg": -5, "flag": true, "none": null
+    });
+    for plus in [false, true] {
+        let printed: serde_json::Value =
+            serde_json::from_str(&render_json(&run, plus)).expect("fio JSON");
+        assert_eq!(crate::json_value(&run, plus), printed);
+        // Equal values print the same (one float printed differently would show here).
+        assert_eq!(
+            serde_json::to_string(&crate::json_value(&run, plus)).unwrap(),
+            serde_json::to_string(&printed).unwrap()
+        );
+    }
+}

@@ -9,36 +9,7 @@
 
 use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, PrefetchStage, SimTime};
 
-/// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
-/// host's queue-depth limit is the whole set's) and one clock.
-pub trait Targets {
-    /// The target a job's `filename=` names (`None`: the job has no filename), or a message
-    /// saying which names are valid.
-    fn resolve(&self, filename: Option<&str>) -> Result<usize, String>;
-
-    /// Bytes the host can address on target `target`.
-    fn capacity_bytes(&self, target: usize) -> u64;
-
-    /// Smallest addressable unit (the same on every target).
-    fn logical_block_bytes(&self) -> u64;
-
-    /// Commands the set accepts at once.
-    fn queue_depth_limit(&self) -> u32;
-
-    /// Submit `req` (offsets relative to the target) at `now_ns`.
-    fn submit_to(
-        &mut self,
-        target: usize,
-        now_ns: SimTime,
-        req: &IoRequest,
-    ) -> Result<Completion, DeviceError>;
-
-    /// Nothing is outstanding on any target from `from_ns` until at least `until_ns`.
-    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime);
-
-    /// See [`BlockDevice::prefetch`].
-    fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
-}
+pub use flashlab_engine::Targets;
 
 /// One device: every job addresses all of it, whatever its filename.
 pub(crate) struct OneDevice<'d>(pub &'d mut dyn BlockDevice);

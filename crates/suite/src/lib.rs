@@ -30,7 +30,6 @@ pub mod steady;
 mod steps;
 mod suite;
 mod suites;
-mod targets;
 
 use suites::{
     app_profiles, basic, cache_passes, client, client_options, endurance, file_scan, oltp, opsweep,
@@ -79,7 +78,6 @@ pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;
 pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
 pub use suite::{DeviceReport, Outcome, RunsOn, Suite, SuiteFigures, SuiteKind, SuiteReport};
-pub use targets::DriveTargets;
 pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 

@@ -210,11 +210,14 @@ fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
         if let Some(wa) = counters["write_amplification"].as_f64() {
             push("device", "write_amplification".into(), "", wa);
         }
-        if let Some(health) = counters["health"].as_object() {
+        // A drive's health log, read as the type it was written from (a system has none).
+        if let Some(health) = counters.get("health") {
+            let health: flashlab_device::HealthLog = serde_json::from_value(health.clone())
+                .map_err(|e| format!("result.flashlab.device_counters.health: {e}"))?;
             // The health log repeats the write amplification given above.
-            for (key, v) in health.iter().filter(|(k, _)| *k != "write_amplification") {
-                if let Some(v) = v.as_f64() {
-                    push("device", key.clone(), health_unit(key), v);
+            for (key, v, unit) in health.figures() {
+                if key != "write_amplification" {
+                    push("device", key.to_string(), unit, v);
                 }
             }
         }
@@ -226,22 +229,6 @@ fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
 fn percentile_label(key: &str) -> Option<String> {
     let p: f64 = key.parse().ok()?;
     Some(p.to_string())
-}
-
-fn health_unit(key: &str) -> &'static str {
-    if key.ends_with("_bytes") {
-        "B"
-    } else if key.ends_with("_ns") {
-        "ns"
-    } else if key.ends_with("_percent") || key.starts_with("percentage") {
-        "%"
-    } else if key.ends_with("_days") {
-        "days"
-    } else if key.ends_with("_c") {
-        "C"
-    } else {
-        ""
-    }
 }
 
 impl Table {

@@ -108,13 +108,12 @@ impl Plan {
     /// Parse plan text; `dir` resolves the job file and device files named in it.
     pub fn parse(file: &str, text: &str, dir: &Path) -> Result<Plan, PlanError> {
         let lines = LineIndex::new(text);
-        let err = |span: Option<Range<usize>>, message: String| PlanError {
-            file: file.to_string(),
-            line: span.map_or(0, |s| lines.line(s.start)),
-            message,
+        let src = Source {
+            file,
+            lines: &lines,
         };
         let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
-            err(
+            src.err(
                 e.span(),
                 format!("not valid TOML: {}", e.message().trim_end()),
             )
@@ -132,35 +131,11 @@ impl Plan {
             let key_span = root.key(key).and_then(|k| k.span());
             let line = key_span.clone().map_or(0, |s| lines.line(s.start));
             match key {
-                "job" => {
-                    let name = scalar_text(item)
-                        .filter(|_| item.as_str().is_some())
-                        .ok_or_else(|| {
-                            err(
-                                item.span(),
-                                "job: expected the path of a fio job file, e.g. job = \"randwrite.fio\"".into(),
-                            )
-                        })?;
-                    let path = PathBuf::from(&name);
-                    let text = read_bounded(&dir.join(&path), MAX_PLAN_BYTES)
-                        .map_err(|m| err(item.span(), format!("job = {name:?}: {m}")))?;
-                    job = Some(JobSource { path, text, line });
-                }
-                "combine" => {
-                    combine = match item.as_str() {
-                        Some("grid") => Combine::Grid,
-                        Some("zip") => Combine::Zip,
-                        _ => {
-                            return Err(err(
-                                item.span(),
-                                "combine: expected \"grid\" (every combination) or \"zip\" (the n-th values together)".into(),
-                            ))
-                        }
-                    }
-                }
+                "job" => job = Some(src.job_source(item, dir, line)?),
+                "combine" => combine = src.combine(item)?,
                 "device" => {
                     let text = item.as_str().ok_or_else(|| {
-                        err(item.span(), "device: expected a preset name or a device TOML file, as a string".into())
+                        src.err(item.span(), "device: expected a preset name or a device TOML file, as a string".into())
                     })?;
                     device = Some(AxisValue {
                         text: text.to_string(),
@@ -172,89 +147,18 @@ impl Plan {
                         .as_integer()
                         .and_then(|v| u64::try_from(v).ok())
                         .ok_or_else(|| {
-                            err(item.span(), "seed: expected a whole number 0 or above".into())
+                            src.err(item.span(), "seed: expected a whole number 0 or above".into())
                         })?;
                 }
-                "set" | "env" => {
-                    let table = item.as_table().ok_or_else(|| {
-                        err(
-                            item.span(),
-                            format!("{key}: expected a table, e.g. [{key}] then KEY = VALUE lines"),
-                        )
-                    })?;
-                    let mut pairs = Vec::new();
-                    flatten(table, "", &mut pairs).map_err(|(span, m)| err(span, format!("{key}.{m}")))?;
-                    for (name, value, span) in pairs {
-                        let text = scalar_text(value).ok_or_else(|| {
-                            err(
-                                span.clone(),
-                                format!("{key}.{name}: expected one value (a string, number or boolean); put lists under [axes]"),
-                            )
-                        })?;
-                        let line = span.map_or(0, |s| lines.line(s.start));
-                        let value = AxisValue { text, line };
-                        if key == "set" {
-                            set.push((name, value));
-                        } else {
-                            check_env_name(&name).map_err(|m| PlanError {
-                                file: file.to_string(),
-                                line,
-                                message: m,
-                            })?;
-                            env.push((name, value));
-                        }
-                    }
+                "set" => set = src.fixed_values(key, item, &|_, _| Ok(()))?,
+                "env" => {
+                    env = src.fixed_values(key, item, &|name, line| {
+                        check_env_name(name).map_err(|m| src.at(line, m))
+                    })?
                 }
-                "axes" => {
-                    let table = item.as_table().ok_or_else(|| {
-                        err(
-                            item.span(),
-                            "axes: expected a table, e.g. [axes] then NAME = [values]".into(),
-                        )
-                    })?;
-                    let mut pairs = Vec::new();
-                    flatten(table, "", &mut pairs).map_err(|(span, m)| err(span, format!("axes.{m}")))?;
-                    for (name, value, span) in pairs {
-                        let line = span.clone().map_or(0, |s| lines.line(s.start));
-                        let at = |message: String| PlanError {
-                            file: file.to_string(),
-                            line,
-                            message,
-                        };
-                        let kind = axis_kind(&name).map_err(&at)?;
-                        let values = axis_values(&name, value, &lines).map_err(&at)?;
-                        if values.is_empty() {
-                            return Err(at(format!(
-                                "axes.{name} is empty: give it at least one value"
-                            )));
-                        }
-                        if axes.iter().any(|a: &Axis| a.kind == kind) {
-                            return Err(at(format!("axes.{name} is given twice")));
-                        }
-                        if let AxisKind::Seed = kind {
-                            for v in &values {
-                                if v.text.parse::<u64>().is_err() {
-                                    return Err(PlanError {
-                                        file: file.to_string(),
-                                        line: v.line,
-                                        message: format!(
-                                            "axes.seed: {:?} is not a seed: expected a whole number 0 or above",
-                                            v.text
-                                        ),
-                                    });
-                                }
-                            }
-                        }
-                        axes.push(Axis {
-                            name,
-                            kind,
-                            line,
-                            values,
-                        });
-                    }
-                }
+                "axes" => src.axes(item, &mut axes)?,
                 other => {
-                    return Err(err(
+                    return Err(src.err(
                         key_span,
                         format!(
                             "unknown key {:?}: a plan has job, device, seed, combine, [set], [env] and [axes]",
@@ -264,24 +168,14 @@ impl Plan {
                 }
             }
         }
-        let job = job.ok_or_else(|| PlanError {
-            file: file.to_string(),
-            line: 0,
-            message: "no job: name the fio job file every point runs, e.g. job = \"randwrite.fio\""
-                .into(),
+        let job = job.ok_or_else(|| {
+            src.at(
+                0,
+                "no job: name the fio job file every point runs, e.g. job = \"randwrite.fio\""
+                    .into(),
+            )
         })?;
-        // Device files are named relative to the plan, as the job file is.
-        let resolve = |v: &mut AxisValue| {
-            if v.text.ends_with(".toml") && Path::new(&v.text).is_relative() {
-                v.text = dir.join(&v.text).display().to_string();
-            }
-        };
-        if let Some(d) = device.as_mut() {
-            resolve(d);
-        }
-        for axis in axes.iter_mut().filter(|a| a.kind == AxisKind::Device) {
-            axis.values.iter_mut().for_each(resolve);
-        }
+        resolve_device_files(dir, device.as_mut(), &mut axes);
         let plan = Plan {
             file: file.to_string(),
             job,
@@ -627,6 +521,149 @@ impl LineIndex {
 
     fn line(&self, offset: usize) -> usize {
         self.starts.partition_point(|&s| s <= offset)
+    }
+}
+
+/// Device files are named relative to the plan, as the job file is.
+fn resolve_device_files(dir: &Path, device: Option<&mut AxisValue>, axes: &mut [Axis]) {
+    let resolve = |v: &mut AxisValue| {
+        if v.text.ends_with(".toml") && Path::new(&v.text).is_relative() {
+            v.text = dir.join(&v.text).display().to_string();
+        }
+    };
+    if let Some(d) = device {
+        resolve(d);
+    }
+    for axis in axes.iter_mut().filter(|a| a.kind == AxisKind::Device) {
+        axis.values.iter_mut().for_each(resolve);
+    }
+}
+
+/// The plan being parsed, for errors that name its file and line.
+struct Source<'a> {
+    file: &'a str,
+    lines: &'a LineIndex,
+}
+
+impl Source<'_> {
+    fn at(&self, line: usize, message: String) -> PlanError {
+        PlanError {
+            file: self.file.to_string(),
+            line,
+            message,
+        }
+    }
+
+    fn err(&self, span: Option<Range<usize>>, message: String) -> PlanError {
+        self.at(span.map_or(0, |s| self.lines.line(s.start)), message)
+    }
+
+    /// `job = "FILE"`: the job file, read relative to the plan.
+    fn job_source(
+        &self,
+        item: &toml_edit::Item,
+        dir: &Path,
+        line: usize,
+    ) -> Result<JobSource, PlanError> {
+        let name = scalar_text(item)
+            .filter(|_| item.as_str().is_some())
+            .ok_or_else(|| {
+                self.err(
+                    item.span(),
+                    "job: expected the path of a fio job file, e.g. job = \"randwrite.fio\"".into(),
+                )
+            })?;
+        let path = PathBuf::from(&name);
+        let text = read_bounded(&dir.join(&path), MAX_PLAN_BYTES)
+            .map_err(|m| self.err(item.span(), format!("job = {name:?}: {m}")))?;
+        Ok(JobSource { path, text, line })
+    }
+
+    fn combine(&self, item: &toml_edit::Item) -> Result<Combine, PlanError> {
+        match item.as_str() {
+            Some("grid") => Ok(Combine::Grid),
+            Some("zip") => Ok(Combine::Zip),
+            _ => Err(self.err(
+                item.span(),
+                "combine: expected \"grid\" (every combination) or \"zip\" (the n-th values together)".into(),
+            )),
+        }
+    }
+
+    /// `[set]` or `[env]`: one value per name, each with its line, each name passing `check`.
+    fn fixed_values(
+        &self,
+        key: &str,
+        item: &toml_edit::Item,
+        check: &dyn Fn(&str, usize) -> Result<(), PlanError>,
+    ) -> Result<Vec<(String, AxisValue)>, PlanError> {
+        let table = item.as_table().ok_or_else(|| {
+            self.err(
+                item.span(),
+                format!("{key}: expected a table, e.g. [{key}] then KEY = VALUE lines"),
+            )
+        })?;
+        let mut pairs = Vec::new();
+        flatten(table, "", &mut pairs).map_err(|(span, m)| self.err(span, format!("{key}.{m}")))?;
+        let mut values = Vec::new();
+        for (name, value, span) in pairs {
+            let text = scalar_text(value).ok_or_else(|| {
+                self.err(
+                    span.clone(),
+                    format!("{key}.{name}: expected one value (a string, number or boolean); put lists under [axes]"),
+                )
+            })?;
+            let line = span.map_or(0, |s| self.lines.line(s.start));
+            check(&name, line)?;
+            values.push((name, AxisValue { text, line }));
+        }
+        Ok(values)
+    }
+
+    /// `[axes]`: each axis with its values, checked as it is read.
+    fn axes(&self, item: &toml_edit::Item, axes: &mut Vec<Axis>) -> Result<(), PlanError> {
+        let table = item.as_table().ok_or_else(|| {
+            self.err(
+                item.span(),
+                "axes: expected a table, e.g. [axes] then NAME = [values]".into(),
+            )
+        })?;
+        let mut pairs = Vec::new();
+        flatten(table, "", &mut pairs).map_err(|(span, m)| self.err(span, format!("axes.{m}")))?;
+        for (name, value, span) in pairs {
+            let line = span.clone().map_or(0, |s| self.lines.line(s.start));
+            let at = |message: String| self.at(line, message);
+            let kind = axis_kind(&name).map_err(&at)?;
+            let values = axis_values(&name, value, self.lines).map_err(&at)?;
+            if values.is_empty() {
+                return Err(at(format!(
+                    "axes.{name} is empty: give it at least one value"
+                )));
+            }
+            if axes.iter().any(|a: &Axis| a.kind == kind) {
+                return Err(at(format!("axes.{name} is given twice")));
+            }
+            if let AxisKind::Seed = kind {
+                for v in &values {
+                    if v.text.parse::<u64>().is_err() {
+                        return Err(self.at(
+                            v.line,
+                            format!(
+                                "axes.seed: {:?} is not a seed: expected a whole number 0 or above",
+                                v.text
+                            ),
+                        ));
+                    }
+                }
+            }
+            axes.push(Axis {
+                name,
+                kind,
+                line,
+                values,
+            });
+        }
+        Ok(())
     }
 }
 

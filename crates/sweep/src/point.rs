@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use flashlab_engine::SeedTree;
+use flashlab_host::simulate;
 use serde_json::{json, Value};
 
 use crate::plan::{Plan, Point};
@@ -30,87 +30,6 @@ impl SweepError {
     pub fn is_bad_input(&self) -> bool {
         matches!(self, SweepError::Plan(_))
     }
-}
-
-/// What one simulation gives: the fio JSON document (with the device's counters in its
-/// `flashlab` section) and the resolved configuration.
-pub struct Simulated {
-    pub result: flashlab_report::RunResult,
-    pub device_config: Value,
-    /// Jobs stopped at I/O errors: the result is written, the run counts as failed.
-    pub io_errors: Option<String>,
-}
-
-/// Run parsed jobs on a drive or system preset or file with device overrides and a seed:
-/// what `flashlab run` does, as a library call. `Err((bad_input, message))`.
-pub fn simulate(
-    job_file: &flashlab_workload::JobFile,
-    device: &str,
-    overrides: &[(String, String)],
-    seed: u64,
-) -> Result<Simulated, (bool, String)> {
-    let bad = |e: &dyn std::fmt::Display| (true, e.to_string());
-    let seeds = SeedTree::new(seed);
-    let (result, counters_key, counters, device_config) = if flashlab_system::is_system(device) {
-        if !overrides.is_empty() {
-            return Err((
-                true,
-                "device keys (set.*) apply to a single drive; a system's drives carry their overrides in its file".into(),
-            ));
-        }
-        let config = flashlab_system::load_system_config(device).map_err(|e| bad(&e))?;
-        let mut system =
-            flashlab_system::System::build(&config, seeds.child("device")).map_err(|e| bad(&e))?;
-        let options = flashlab_runner::RunOptions::new(seed, config.name.clone());
-        let result = flashlab_runner::run_jobs(job_file, &mut system, &options, &mut |_| {});
-        let counters = system.counters_json();
-        (
-            result,
-            "system_counters",
-            counters,
-            json!({ "system": config.name }),
-        )
-    } else {
-        let config = flashlab_device::load_device_config(device, overrides).map_err(|e| bad(&e))?;
-        let mut ssd =
-            flashlab_device::Ssd::new(&config, seeds.child("device")).map_err(|e| bad(&e))?;
-        let info = ssd.scale();
-        let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
-        let options = flashlab_runner::RunOptions::new(seed, config.name.clone()).with_scale(scale);
-        let result = if ssd.namespace_count() > 1 {
-            let mut targets = flashlab_suite::DriveTargets::new(&mut ssd, 0);
-            flashlab_runner::run_targets(job_file, &mut targets, &options, &mut |_| {})
-        } else {
-            flashlab_runner::run_jobs(job_file, &mut ssd, &options, &mut |_| {})
-        };
-        let device_config = serde_json::to_value(&config).unwrap_or(Value::Null);
-        (
-            result,
-            "device_counters",
-            ssd.counters_json(),
-            device_config,
-        )
-    };
-    let (mut result, io_errors) = match result {
-        Ok(run) => (run, None),
-        Err(flashlab_runner::RunError::Io { errors, result }) => {
-            let text = errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\n");
-            (*result, Some(text))
-        }
-        Err(e) => return Err((e.is_bad_input(), e.to_string())),
-    };
-    if let Value::Object(extra) = &mut result.flashlab {
-        extra.insert(counters_key.into(), counters);
-    }
-    Ok(Simulated {
-        result,
-        device_config,
-        io_errors,
-    })
 }
 
 /// The flashlab build a result came from.
@@ -225,9 +144,7 @@ pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
             }
         },
     )?;
-    let result: Value =
-        serde_json::from_str(&flashlab_report::render_json(&simulated.result, false))
-            .map_err(|e| SweepError::Io(format!("point {index}: the result is not JSON: {e}")))?;
+    let result = flashlab_report::json_value(&simulated.result, false);
     let settings: serde_json::Map<String, Value> = point
         .settings
         .iter()

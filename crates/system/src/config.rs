@@ -749,7 +749,33 @@ fn link_spec(ctx: &Ctx, name: &str, l: &LinkEntry) -> Result<LinkSpec, SystemErr
 /// Check a system description held in memory; `file` names it in errors.
 pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, SystemError> {
     let ctx = Ctx { file, text };
-    let f: SystemFile = toml::from_str(text).map_err(|e| {
+    let f = read_system_file(file, text)?;
+    let base_dir = std::path::Path::new(file)
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    let components = component_specs(&ctx, &f, &base_dir)?;
+    let mut links = BTreeMap::new();
+    for (n, l) in &f.link {
+        links.insert(n.clone(), link_spec(&ctx, n, l)?);
+    }
+    let known = components.keys().cloned().collect::<Vec<_>>().join(", ");
+    let parent = parents(&ctx, &components, &links, &known)?;
+    check_cycles(&ctx, &components, &parent)?;
+    check_links(&ctx, &components, &links, &known)?;
+    let root = find_root(&ctx, f.root.as_ref(), &components, &parent, known)?;
+    Ok(SystemConfig {
+        name: f.name,
+        description: f.description,
+        root,
+        components,
+        links,
+    })
+}
+
+/// The TOML tree of a system description; a syntax error or unknown key names its line.
+fn read_system_file(file: &str, text: &str) -> Result<SystemFile, SystemError> {
+    toml::from_str(text).map_err(|e| {
         let origin = match e.span() {
             Some(s) => format!(
                 "{file}:{}",
@@ -763,11 +789,15 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                 .push_str("; valid tables: [drive.NAME], [raid.NAME], [cache.NAME], [link.NAME]");
         }
         SystemError::Parse { origin, message }
-    })?;
-    let base_dir = std::path::Path::new(file)
-        .parent()
-        .unwrap_or(std::path::Path::new("."))
-        .to_path_buf();
+    })
+}
+
+/// Every drive, RAID set and cache, checked, under its name (names are shared by the three).
+fn component_specs(
+    ctx: &Ctx,
+    f: &SystemFile,
+    base_dir: &std::path::Path,
+) -> Result<BTreeMap<String, ComponentSpec>, SystemError> {
     let mut components = BTreeMap::new();
     let mut section_of: BTreeMap<String, String> = BTreeMap::new();
     let mut add = |name: &str,
@@ -785,30 +815,40 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
         Ok(())
     };
     for (n, d) in &f.drive {
-        let s = drive_spec(&ctx, n, d, &base_dir)?;
+        let s = drive_spec(ctx, n, d, base_dir)?;
         add(n, format!("drive.{n}"), s, &mut components)?;
     }
     for (n, r) in &f.raid {
-        let s = raid_spec(&ctx, n, r)?;
+        let s = raid_spec(ctx, n, r)?;
         add(n, format!("raid.{n}"), s, &mut components)?;
     }
     for (n, c) in &f.cache {
-        let s = cache_spec(&ctx, n, c)?;
+        let s = cache_spec(ctx, n, c)?;
         add(n, format!("cache.{n}"), s, &mut components)?;
     }
-    let mut links = BTreeMap::new();
-    for (n, l) in &f.link {
-        links.insert(n.clone(), link_spec(&ctx, n, l)?);
-    }
-    let known = components.keys().cloned().collect::<Vec<_>>().join(", ");
-    let section = |n: &str| match components.get(n) {
+    Ok(components)
+}
+
+/// The table a component is defined in (`raid.NAME`, `cache.NAME`, `drive.NAME`).
+fn section(components: &BTreeMap<String, ComponentSpec>, n: &str) -> String {
+    match components.get(n) {
         Some(ComponentSpec::Raid { .. }) => format!("raid.{n}"),
         Some(ComponentSpec::Cache { .. }) => format!("cache.{n}"),
         _ => format!("drive.{n}"),
-    };
-    // Every reference exists and every component has at most one parent.
+    }
+}
+
+/// Each component's parent: every reference exists and every component has at most one
+/// parent.
+fn parents(
+    ctx: &Ctx,
+    components: &BTreeMap<String, ComponentSpec>,
+    links: &BTreeMap<String, LinkSpec>,
+    known: &str,
+) -> Result<BTreeMap<String, String>, SystemError> {
+    let section = |n: &str| section(components, n);
     let mut parent: BTreeMap<String, String> = BTreeMap::new();
-    for (n, spec) in &components {
+    for (n, spec) in components {
         let (key, refs): (&str, Vec<&String>) = match spec {
             ComponentSpec::Raid { members, .. } => ("members", members.iter().collect()),
             ComponentSpec::Cache { cache, backing, .. } => ("cache", vec![cache, backing]),
@@ -826,7 +866,7 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                     component: section(n),
                     name: r.clone(),
                     hint,
-                    known: known.clone(),
+                    known: known.to_string(),
                 });
             }
             if r == n {
@@ -855,7 +895,15 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
             parent.insert(r.clone(), n.clone());
         }
     }
-    // Cycles: follow parents upward from every component.
+    Ok(parent)
+}
+
+/// No component is its own ancestor: parents followed upward from every component.
+fn check_cycles(
+    ctx: &Ctx,
+    components: &BTreeMap<String, ComponentSpec>,
+    parent: &BTreeMap<String, String>,
+) -> Result<(), SystemError> {
     for n in components.keys() {
         let mut path = vec![n.clone()];
         let mut cur = n;
@@ -864,7 +912,7 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                 path.push(p.clone());
                 path.reverse();
                 return Err(SystemError::Cycle {
-                    origin: ctx.at(&section(n), None),
+                    origin: ctx.at(&section(components, n), None),
                     path: path.join(" -> "),
                 });
             }
@@ -875,8 +923,18 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
             cur = p;
         }
     }
+    Ok(())
+}
+
+/// Every device behind a link exists and sits behind one link only.
+fn check_links(
+    ctx: &Ctx,
+    components: &BTreeMap<String, ComponentSpec>,
+    links: &BTreeMap<String, LinkSpec>,
+    known: &str,
+) -> Result<(), SystemError> {
     let mut behind: BTreeMap<&String, &String> = BTreeMap::new();
-    for (ln, l) in &links {
+    for (ln, l) in links {
         for d in &l.devices {
             if !components.contains_key(d) {
                 return Err(SystemError::UnknownComponent {
@@ -884,7 +942,7 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
                     component: format!("link.{ln}"),
                     name: d.clone(),
                     hint: String::new(),
-                    known: known.clone(),
+                    known: known.to_string(),
                 });
             }
             if let Some(first) = behind.insert(d, ln) {
@@ -897,61 +955,63 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
             }
         }
     }
+    Ok(())
+}
+
+/// The root of the tree: `root =` when given (a component no other holds, above every
+/// other), else the one component without a parent.
+fn find_root(
+    ctx: &Ctx,
+    root: Option<&String>,
+    components: &BTreeMap<String, ComponentSpec>,
+    parent: &BTreeMap<String, String>,
+    known: String,
+) -> Result<String, SystemError> {
     let tops: Vec<&String> = components
         .keys()
         .filter(|n| !parent.contains_key(*n))
         .collect();
-    let root = match &f.root {
-        Some(r) => {
-            if !components.contains_key(r) {
-                return Err(SystemError::UnknownComponent {
-                    origin: ctx.at("", Some("root")),
-                    component: "root".into(),
-                    name: r.clone(),
-                    hint: String::new(),
-                    known,
-                });
-            }
-            if let Some(p) = parent.get(r) {
-                return Err(SystemError::Root {
-                    origin: ctx.at("", Some("root")),
-                    message: format!("root `{r}` is itself a member of [{}]", section(p)),
-                });
-            }
-            if let Some(other) = tops.iter().find(|t| *t != &r) {
-                return Err(SystemError::Root {
-                    origin: ctx.at(&section(other), None),
-                    message: format!("`{other}` is not part of the tree under root `{r}`; use it as a member or remove it"),
-                });
-            }
-            r.clone()
-        }
-        None => match tops.as_slice() {
-            [one] => (*one).clone(),
-            [] => {
-                return Err(SystemError::Root {
-                    origin: file.to_string(),
-                    message: "no components: define at least one [drive.NAME]".into(),
-                })
-            }
-            many => {
-                return Err(SystemError::Root {
-                    origin: file.to_string(),
-                    message: format!(
-                        "several components are not part of any other ({}); set `root = \"NAME\"` or use them as members",
-                        many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                })
-            }
-        },
+    let Some(r) = root else {
+        return match tops.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(SystemError::Root {
+                origin: ctx.file.to_string(),
+                message: "no components: define at least one [drive.NAME]".into(),
+            }),
+            many => Err(SystemError::Root {
+                origin: ctx.file.to_string(),
+                message: format!(
+                    "several components are not part of any other ({}); set `root = \"NAME\"` or use them as members",
+                    many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        };
     };
-    Ok(SystemConfig {
-        name: f.name,
-        description: f.description,
-        root,
-        components,
-        links,
-    })
+    if !components.contains_key(r) {
+        return Err(SystemError::UnknownComponent {
+            origin: ctx.at("", Some("root")),
+            component: "root".into(),
+            name: r.clone(),
+            hint: String::new(),
+            known,
+        });
+    }
+    if let Some(p) = parent.get(r) {
+        return Err(SystemError::Root {
+            origin: ctx.at("", Some("root")),
+            message: format!(
+                "root `{r}` is itself a member of [{}]",
+                section(components, p)
+            ),
+        });
+    }
+    if let Some(other) = tops.iter().find(|t| *t != &r) {
+        return Err(SystemError::Root {
+            origin: ctx.at(&section(components, other), None),
+            message: format!("`{other}` is not part of the tree under root `{r}`; use it as a member or remove it"),
+        });
+    }
+    Ok(r.clone())
 }
 
 #[cfg(test)]

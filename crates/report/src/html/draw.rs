@@ -417,10 +417,21 @@ fn draw(
     if p.kind == FigureKind::Bars {
         draw_bars(&mut chart, p)?;
     }
+    if p.kind != FigureKind::Bars {
+        draw_lines(&mut chart, p)?;
+    }
+    draw_legend(&legend_area, entries, legend_right, y_label_px, tick_font)?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+type Plot<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<Scale, Scale>>;
+
+/// Each series as a line (dashed for a secondary one) through its points, with the points'
+/// markers and labels.
+fn draw_lines(chart: &mut Plot<'_>, p: &Prepared) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     for (i, runs) in p.runs.iter().enumerate() {
-        if p.kind == FigureKind::Bars {
-            break;
-        }
         let (col, filled) = colour(p.colour[i]);
         let filled = filled && !p.secondary[i];
         for run in runs.iter().filter(|r| r.len() >= 2) {
@@ -465,8 +476,19 @@ fn draw(
             .map_err(|e| err(&e))?;
     }
 
-    // The legend: a short line and a square per series (no circles: those are data), a
-    // swatch per band, outside the plot so it never covers data.
+    Ok(())
+}
+
+/// The legend: a short line and a square per series (no circles: those are data), a swatch
+/// per band, outside the plot so it never covers data.
+fn draw_legend(
+    legend_area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    entries: &[LegendEntry],
+    legend_right: Option<u32>,
+    y_label_px: u32,
+    tick_font: TextStyle<'_>,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let text_font = tick_font.pos(Pos::new(HPos::Left, VPos::Center));
     let (x0, y0) = match legend_right {
         Some(_) => (4, 30),
@@ -517,11 +539,8 @@ fn draw(
             .draw(&Text::new(e.label.clone(), (x0 + 32, y), text_font.clone()))
             .map_err(|e| err(&e))?;
     }
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
-
-type Plot<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<Scale, Scale>>;
 
 /// Grouped bars: at each category the series side by side, from zero to the value, with the
 /// value's label above. Each bar's top carries a zero-radius `<circle>`, so the bars are

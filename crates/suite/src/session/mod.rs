@@ -1,11 +1,11 @@
 //! One device's run of a suite: steps in sequence on one drive, simulated time continuing.
 //!
 //! `run_jobs` starts its clock at 0 on every call, while the drive's clocks keep the time
-//! of the previous step. [`Shifted`] adds the time already spent to every submission (and
+//! of the previous step. [`Continued`] adds the time already spent to every submission (and
 //! takes it off every completion), so each step starts when the previous one ended.
 
 use flashlab_device::{DeviceConfig, HealthLog, Ssd};
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, SeedTree, SimTime};
+use flashlab_engine::{BlockDevice, Continued, DeviceError, IoRequest, SeedTree, SimTime};
 use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
@@ -30,47 +30,6 @@ pub type AfterStep<'a> = &'a mut dyn FnMut(&str, &dyn SuiteDevice, SimTime);
 /// The name [`AfterStep`] hears at the end of a suite's preconditioning (the part the
 /// precondition cache keeps).
 pub const PRECONDITION_STEP: &str = "precondition";
-
-/// A device seen from a run that starts at 0 while the device is already at `offset_ns`.
-struct Shifted<'a> {
-    ssd: &'a mut dyn SuiteDevice,
-    offset_ns: SimTime,
-    /// Latest drive time seen: submissions, completions, idle periods.
-    horizon_ns: SimTime,
-}
-
-impl BlockDevice for Shifted<'_> {
-    fn capacity_bytes(&self) -> u64 {
-        self.ssd.capacity_bytes()
-    }
-    fn logical_block_bytes(&self) -> u64 {
-        self.ssd.logical_block_bytes()
-    }
-    fn queue_depth_limit(&self) -> u32 {
-        self.ssd.queue_depth_limit()
-    }
-    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
-        let at = now_ns + self.offset_ns;
-        let c = self.ssd.submit(at, req)?;
-        self.horizon_ns = self.horizon_ns.max(at).max(c.done_ns);
-        // A device never answers before the submission, so these do not underflow.
-        Ok(Completion {
-            accepted_ns: c.accepted_ns - self.offset_ns,
-            done_ns: c.done_ns - self.offset_ns,
-        })
-    }
-    fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
-        let until = until_ns + self.offset_ns;
-        self.ssd.idle(from_ns + self.offset_ns, until);
-        self.horizon_ns = self.horizon_ns.max(until);
-    }
-    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
-        self.ssd.prefetch(req, stage)
-    }
-    fn compresses_data(&self) -> bool {
-        self.ssd.compresses_data()
-    }
-}
 
 /// What the steps run on: a simulated drive, or real storage through the real fio; or, for
 /// a suite that builds its drives from their description ([`Session::described`]), nothing
@@ -495,17 +454,13 @@ impl<'a> Session<'a> {
             }
             Drive::Described(_) => return Err(self.no_device(step)),
         };
-        let mut dev = Shifted {
-            ssd: &mut **ssd,
-            offset_ns: self.now_ns,
-            horizon_ns: self.now_ns,
-        };
+        let mut dev = Continued::new(&mut **ssd, self.now_ns);
         let (r, _) = body(&mut dev).map_err(|error| SuiteError::Refused {
             device: self.device.clone(),
             step: step.to_string(),
             error,
         })?;
-        self.now_ns = dev.horizon_ns;
+        self.now_ns = dev.horizon_ns();
         // No fio job ran: the step's JSON (fio's schema, no jobs) carries the drive's
         // counters at its end, as a job step's does, for the health log and --outdir.
         let json = serde_json::json!({
@@ -618,11 +573,7 @@ impl<'a> Session<'a> {
         let Drive::Sim(ssd) = &mut self.drive else {
             return Err(self.no_device(step));
         };
-        let mut dev = Shifted {
-            ssd: &mut **ssd,
-            offset_ns: self.now_ns,
-            horizon_ns: self.now_ns,
-        };
+        let mut dev = Continued::new(&mut **ssd, self.now_ns);
         let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
         let round = self.round;
         let progress = &mut *self.progress;
@@ -644,7 +595,7 @@ impl<'a> Session<'a> {
                 suite_basis: basis,
             })
         });
-        let horizon_ns = dev.horizon_ns.max(offset_ns + run_end_ns);
+        let horizon_ns = dev.horizon_ns().max(offset_ns + run_end_ns);
         // A step whose job the drive stopped with an I/O error (worn out, read-only) is kept
         // as far as it ran, with the drive's counters, before the error is reported.
         let (result, io_errors) = match result {
@@ -771,7 +722,8 @@ impl<'a> Session<'a> {
             Drive::Sim(dev) => dev.as_ssd_mut().ok_or(no_drive)?,
             Drive::Real(_) | Drive::Described(_) => return Err(no_drive),
         };
-        let mut targets = crate::targets::DriveTargets::new(ssd, start_ns);
+        let mut namespaces = flashlab_device::DriveTargets::new(ssd);
+        let mut targets = Continued::new(&mut namespaces, start_ns);
         let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
         let horizon_ns = targets.horizon_ns();
         let run = self.end_job(step, result, horizon_ns)?;
