@@ -4,6 +4,7 @@
 //! and, past one capacity, what the drive does once it must reclaim blocks. Works on a drive
 //! or a system.
 
+use flashlab_device::ThermalLog;
 use flashlab_report::DDIR_WRITE;
 use serde_json::{json, Value};
 
@@ -136,37 +137,13 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         RoundLength::TimeNs(ns) => (u64::MAX, Some(ns as f64)),
     };
     let interval = opts.interval;
-    let interval_bytes = match interval {
-        RoundLength::CapacityFraction(f) => Some(((capacity as f64 * f) as u64 / bs * bs).max(bs)),
-        RoundLength::Bytes(b) => Some((b / bs * bs).max(bs)),
-        RoundLength::TimeNs(_) => None,
-    };
-    if let Some(b) = interval_bytes {
-        if target_ns.is_none() && target_bytes / b > MAX_INTERVALS as u64 {
-            return Err(too_many(&interval.describe()));
-        }
-    }
-    let planned = match interval {
-        RoundLength::CapacityFraction(f) => Some(target_bytes as f64 / (capacity as f64 * f)),
-        RoundLength::Bytes(b) => Some(target_bytes as f64 / b as f64),
-        RoundLength::TimeNs(_) => None,
-    }
-    .map(|n| (n - 1e-9).ceil().max(1.0) as usize);
+    let (interval_bytes, planned) = interval_plan(interval, capacity, bs, target_bytes, target_ns)?;
     let (qd, jobs) = qd_jobs(opts);
     let start_ns = s.now_ns();
     // Next offset to write (whole-drive bytes, a multiple of bs): intervals continue the
     // stream, wrapping at the end of the device.
     let mut pos = 0u64;
-    // Room a next interval needs before the end. On a slice the runner divides `offset` by
-    // the capacity factor f and rounds it to whole blocks, and the slice's capacity is
-    // rounded too: an offset a block from the drive's end can land in the slice's last,
-    // partial block. A few blocks of f keep it a whole block inside.
-    let f = s.scale().capacity_factor;
-    let wrap_margin = if f > 1.0 {
-        bs * (3 * f.ceil() as u64 + 1)
-    } else {
-        bs
-    };
+    let wrap_margin = wrap_margin(bs, s.scale().capacity_factor);
     let mut written = 0u64;
     let mut points: Vec<(f64, f64, f64)> = Vec::new();
     let mut temperatures: Vec<(f64, f64)> = Vec::new();
@@ -243,38 +220,92 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let (mut results, mut charts) = summarise(&points);
     if !temperatures.is_empty() {
         let t = s.health_log().and_then(|h| h.thermal);
-        results.push(measure(
-            "max_temperature_c",
-            Unit::Ratio,
-            t.map_or(0.0, |t| t.max_temperature_c),
-        ));
-        results.push(measure(
-            "thermal_throttle_time_s",
-            Unit::Ratio,
-            t.map_or(0.0, |t| t.thermal_throttle_time_s),
-        ));
-        results.push(measure(
-            "thermal_throttle_transitions",
-            Unit::Count,
-            t.map_or(0.0, |t| t.thermal_throttle_transitions as f64),
-        ));
-        charts.push(Chart {
-            id: "sustained-temperature".into(),
-            title: "Drive temperature at the end of each interval against time".into(),
-            x: Axis::linear("time (s)", Unit::Count),
-            y: Axis::linear("temperature (°C)", Unit::Ratio),
-            series: vec![Series {
-                name: "temperature (health log)".into(),
-                points: temperatures,
-            }],
-            band: None,
-        });
+        let (thermal, chart) = thermal_results(t, temperatures);
+        results.extend(thermal);
+        charts.push(chart);
     }
     Ok(Outcome {
         steady: None,
         results,
         charts,
     })
+}
+
+/// Room a next interval of `bs` writes needs before the end of the drive. On a slice the
+/// runner divides `offset` by the capacity factor `f` and rounds it to whole blocks, and the
+/// slice's capacity is rounded too: an offset a block from the drive's end can land in the
+/// slice's last, partial block. A few blocks of `f` keep it a whole block inside.
+fn wrap_margin(bs: u64, f: f64) -> u64 {
+    if f > 1.0 {
+        bs * (3 * f.ceil() as u64 + 1)
+    } else {
+        bs
+    }
+}
+
+/// Bytes per interval (none for timed intervals) and, when the run's length is in bytes, how
+/// many intervals it takes; too many intervals is an error naming `--interval`.
+fn interval_plan(
+    interval: RoundLength,
+    capacity: u64,
+    bs: u64,
+    target_bytes: u64,
+    target_ns: Option<f64>,
+) -> Result<(Option<u64>, Option<usize>), SuiteError> {
+    let interval_bytes = match interval {
+        RoundLength::CapacityFraction(f) => Some(((capacity as f64 * f) as u64 / bs * bs).max(bs)),
+        RoundLength::Bytes(b) => Some((b / bs * bs).max(bs)),
+        RoundLength::TimeNs(_) => None,
+    };
+    if let Some(b) = interval_bytes {
+        if target_ns.is_none() && target_bytes / b > MAX_INTERVALS as u64 {
+            return Err(too_many(&interval.describe()));
+        }
+    }
+    let planned = match interval {
+        RoundLength::CapacityFraction(f) => Some(target_bytes as f64 / (capacity as f64 * f)),
+        RoundLength::Bytes(b) => Some(target_bytes as f64 / b as f64),
+        RoundLength::TimeNs(_) => None,
+    }
+    .map(|n| (n - 1e-9).ceil().max(1.0) as usize);
+    Ok((interval_bytes, planned))
+}
+
+/// A drive with a thermal model: its hottest temperature and throttling at the end (`t`),
+/// and its temperature at the end of each interval (seconds, °C) as a chart.
+fn thermal_results(
+    t: Option<ThermalLog>,
+    temperatures: Vec<(f64, f64)>,
+) -> (Vec<crate::Measure>, Chart) {
+    let results = vec![
+        measure(
+            "max_temperature_c",
+            Unit::Ratio,
+            t.map_or(0.0, |t| t.max_temperature_c),
+        ),
+        measure(
+            "thermal_throttle_time_s",
+            Unit::Ratio,
+            t.map_or(0.0, |t| t.thermal_throttle_time_s),
+        ),
+        measure(
+            "thermal_throttle_transitions",
+            Unit::Count,
+            t.map_or(0.0, |t| t.thermal_throttle_transitions as f64),
+        ),
+    ];
+    let chart = Chart {
+        id: "sustained-temperature".into(),
+        title: "Drive temperature at the end of each interval against time".into(),
+        x: Axis::linear("time (s)", Unit::Count),
+        y: Axis::linear("temperature (°C)", Unit::Ratio),
+        series: vec![Series {
+            name: "temperature (health log)".into(),
+            points: temperatures,
+        }],
+        band: None,
+    };
+    (results, chart)
 }
 
 /// Results and charts from (end time ns, bytes written, MB/s) per interval.
