@@ -721,6 +721,7 @@ mod tests {
             queue_depth = 32
             read_bandwidth = "360MB/s"
             write_bandwidth = "2.5Gb/s"
+            native_decode_bandwidth = "2.2GB/s"
             read_cpu = "1us"
             write_cpu = "20us"
             relocation_cpu = "2us"
@@ -762,6 +763,10 @@ mod tests {
         assert_eq!(cfg.controller.read_bandwidth, Some(Bandwidth(360_000_000)));
         // Bits per second are bytes / 8.
         assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));
+        assert_eq!(
+            cfg.controller.native_decode_bandwidth,
+            Some(Bandwidth(2_200_000_000))
+        );
         assert_eq!(cfg.controller.write_cpu, Time(20_000));
         assert_eq!(cfg.controller.map_cache, Some(Size(64_000_000)));
         assert_eq!(cfg.controller.compression_granule, Some(Size(1024)));
