@@ -3,6 +3,7 @@
 
 mod fio_cli;
 mod fio_options;
+mod hints;
 mod progress;
 mod replay;
 mod serve;
@@ -409,8 +410,16 @@ fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
 }
 
 fn main() -> ExitCode {
-    // clap exits with 2 on usage errors, matching our "bad input" code.
-    let matches = cli_command().get_matches();
+    // A usage error is bad input (exit 2), said in flashlab's form; help and version go
+    // to standard output as clap prints them.
+    let matches = match cli_command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("flashlab: error: {}", hints::clap_error(&e, &cli_command()));
+            return ExitCode::from(2);
+        }
+    };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
@@ -442,6 +451,10 @@ fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> 
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
+    hints::unread_option(kind.name(), |o| {
+        matches.value_source(o) == Some(ValueSource::CommandLine)
+    })
+    .map_err(bad_input)?;
     let command = cli_command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
@@ -476,7 +489,7 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
 
 fn load_device(name: &str, sets: &[String]) -> Result<flashlab_device::DeviceConfig, Failure> {
     let sets = parse_sets(sets)?;
-    flashlab_device::load_device_config(name, &sets).map_err(bad_input)
+    flashlab_device::load_device_config(name, &sets).map_err(|e| bad_input(hints::device_error(e)))
 }
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
@@ -800,8 +813,8 @@ fn suite_options(
     // Only a time above zero is valid: name --runtime and say so, not --round's choices.
     let runtime_ns = match &args.runtime {
         None => None,
-        Some(text) => match flashlab_suite::RoundLength::parse_for("--runtime", text) {
-            Ok(flashlab_suite::RoundLength::TimeNs(ns)) => Some(ns),
+        Some(text) => match flashlab_suite::parse_time("--runtime", text) {
+            Ok(ns) if ns > 0 => Some(ns),
             _ => {
                 return Err(bad_input(anyhow!(
                     "--runtime '{text}': expected a time above 0 such as 500ms, 10s or 2min"
@@ -907,7 +920,8 @@ fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Fail
 }
 
 fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
-    let kind = flashlab_suite::suite(&args.name).map_err(bad_input)?;
+    let kind = flashlab_suite::suite(&args.name)
+        .map_err(|e| bad_input(hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
