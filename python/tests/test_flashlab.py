@@ -4,6 +4,7 @@ and on a Dask LocalCluster of two workers."""
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -51,11 +52,16 @@ def plan(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cli_table(plan: Path, tmp_path_factory) -> str:
+def cli_points(plan: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cli")
     done = cli("sweep", str(plan), "-j", "2", "--outdir", str(out))
     assert done.returncode == 0, done.stderr
-    table = cli("sweep", "collect", str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def cli_table(cli_points: Path) -> str:
+    table = cli("sweep", "collect", str(cli_points))
     assert table.returncode == 0, table.stderr
     return table.stdout
 
@@ -117,3 +123,61 @@ def test_bad_plan_names_its_line(tmp_path: Path):
     bad.write_text('job = "rw.fio"\n[axes]\nenv.QD = []\n')
     with pytest.raises(ValueError, match="line 3"):
         flashlab.sweep_points(bad)
+
+
+def test_run_takes_a_path_or_text_and_says_what_is_wrong(tmp_path: Path):
+    path = ROOT / "jobs" / "randread-4k-qd32.fio"
+    by_path = flashlab.run(str(path), device="tiny-test-1gb")
+    by_text = flashlab.run(path.read_text(), device="tiny-test-1gb")
+    assert by_path["jobs"][0]["read"]["iops"] == by_text["jobs"][0]["read"]["iops"] > 0
+    assert flashlab.run(path, device="tiny-test-1gb")["jobs"] == by_path["jobs"]
+    with pytest.raises(FileNotFoundError, match="jobs/nope.fio"):
+        flashlab.run("jobs/nope.fio")
+    job = "[w]\nrw=randwrite\nbs=4k\nsize=8m\n"
+    with pytest.raises(TypeError, match="seed"):
+        flashlab.run(job, device="tiny-test-1gb", seed="x")
+    with pytest.raises(ValueError, match="pair"):
+        flashlab.run(job, device="tiny-test-1gb", set=[("controller.command_overhead",)])
+    with pytest.raises(TypeError, match="set"):
+        flashlab.run(job, device="tiny-test-1gb", set="capacity.spare_factor=0.2")
+    pairs = flashlab.run(job, device="tiny-test-1gb", set=[("controller.command_overhead", "50us")])
+    mapping = flashlab.run(job, device="tiny-test-1gb", set={"controller.command_overhead": "50us"})
+    assert pairs["jobs"] == mapping["jobs"]
+    with pytest.raises(FileNotFoundError, match="no-plan.toml"):
+        flashlab.sweep(tmp_path / "no-plan.toml")
+    with pytest.raises(FileNotFoundError):
+        flashlab.sweep_points(tmp_path / "no-plan.toml")
+
+
+def test_sweep_runs_points_on_threads_with_numeric_axes(
+    plan: Path, cli_points: Path, cli_table: str, tmp_path: Path
+):
+    frame = flashlab.sweep(plan, jobs=2)
+    assert str(frame["env.QD"].dtype) == "int64"
+    assert str(frame["set.capacity.spare_factor"].dtype) == "float64"
+    assert not pd.api.types.is_numeric_dtype(frame["set.ftl.iu"])
+    # The same table as the command's, read as pandas reads a CSV.
+    expected = pd.read_csv(__import__("io").StringIO(cli_table))
+    assert (frame["env.QD"].to_numpy() == expected["env.QD"].to_numpy()).all()
+    assert (frame["value"].to_numpy() == expected["value"].to_numpy()).all()
+    # Parquet from the command types the axes the same way.
+    pq = tmp_path / "t.parquet"
+    done = cli("sweep", "collect", str(cli_points), "--parquet", str(pq))
+    assert done.returncode == 0, done.stderr
+    table = pd.read_parquet(pq)
+    assert str(table["env.QD"].dtype) == "int64"
+    assert str(table["set.capacity.spare_factor"].dtype) == "float64"
+    assert (table["value"].to_numpy() == frame["value"].to_numpy()).all()
+
+
+def test_the_docs_dask_snippet_runs_as_a_script(plan: Path):
+    if not os.environ.get("CI"):
+        pytest.importorskip("distributed")
+    doc = (ROOT / "docs" / "python.md").read_text()
+    blocks = doc.split("```python\n")[1:]
+    script = next(b.split("```")[0] for b in blocks if "LocalCluster" in b)
+    (plan.parent / "dask_sweep.py").write_text(script)
+    done = subprocess.run([sys.executable, "dask_sweep.py"], cwd=plan.parent,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip(), "the script printed no table"

@@ -3,6 +3,7 @@
 
 mod fio_cli;
 mod fio_options;
+mod hints;
 mod progress;
 mod replay;
 mod serve;
@@ -227,8 +228,16 @@ fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
 }
 
 fn main() -> ExitCode {
-    // clap exits with 2 on usage errors, matching our "bad input" code.
-    let matches = cli_command().get_matches();
+    // A usage error is bad input (exit 2), said in flashlab's form; help and version go
+    // to standard output as clap prints them.
+    let matches = match cli_command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("flashlab: error: {}", hints::clap_error(&e, &cli_command()));
+            return ExitCode::from(2);
+        }
+    };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
@@ -267,7 +276,7 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
 
 fn load_device(name: &str, sets: &[String]) -> Result<flashlab_device::DeviceConfig, Failure> {
     let sets = parse_sets(sets)?;
-    flashlab_device::load_device_config(name, &sets).map_err(bad_input)
+    flashlab_device::load_device_config(name, &sets).map_err(|e| bad_input(hints::device_error(e)))
 }
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {

@@ -215,6 +215,10 @@ fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> 
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
+    crate::hints::unread_option(kind.name(), |o| {
+        matches.value_source(o) == Some(ValueSource::CommandLine)
+    })
+    .map_err(bad_input)?;
     let command = cli_command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
@@ -244,8 +248,8 @@ pub(crate) fn suite_options(
     // Only a time above zero is valid: name --runtime and say so, not --round's choices.
     let runtime_ns = match &args.runtime {
         None => None,
-        Some(text) => match flashlab_suite::RoundLength::parse_for("--runtime", text) {
-            Ok(flashlab_suite::RoundLength::TimeNs(ns)) => Some(ns),
+        Some(text) => match flashlab_suite::parse_time("--runtime", text) {
+            Ok(ns) if ns > 0 => Some(ns),
             _ => {
                 return Err(bad_input(anyhow!(
                     "--runtime '{text}': expected a time above 0 such as 500ms, 10s or 2min"
@@ -399,7 +403,8 @@ pub(crate) fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTa
 }
 
 pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
-    let kind = flashlab_suite::suite(&args.name).map_err(bad_input)?;
+    let kind = flashlab_suite::suite(&args.name)
+        .map_err(|e| bad_input(crate::hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(

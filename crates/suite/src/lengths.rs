@@ -95,17 +95,67 @@ pub fn parse_size(option: &'static str, text: &str) -> Result<u64, SuiteError> {
     }
 }
 
-/// A time given to `option` (`500ms`, `5s`, `2min`); `0` is allowed: no time at all.
+/// A time given to `option` (`500ms`, `5s`, `2min`, and fio's time units as a job file's
+/// `runtime=` takes them: `15m` is 15 minutes, `sec`, `msec`, `usec`, `hr`, `d`); `0` is
+/// allowed: no time at all.
 pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
     if text.trim() == "0" {
         return Ok(0);
     }
-    match RoundLength::parse(text) {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let fio_unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "m" | "min" => Some("min"),
+        "sec" => Some("s"),
+        "msec" => Some("ms"),
+        "usec" => Some("us"),
+        "hr" => Some("h"),
+        "d" => {
+            let days: f64 = num.parse().unwrap_or(-1.0);
+            return match RoundLength::parse(&format!("{}h", days * 24.0)) {
+                Ok(RoundLength::TimeNs(ns)) if days > 0.0 => Ok(ns),
+                _ => Err(SuiteError::BadOption {
+                    option,
+                    value: text.to_string(),
+                    valid: TIME_VALID.into(),
+                }),
+            };
+        }
+        _ => None,
+    };
+    let normal = match fio_unit {
+        Some(u) => format!("{num}{u}"),
+        None => t.to_string(),
+    };
+    match RoundLength::parse(&normal) {
         Ok(RoundLength::TimeNs(ns)) => Ok(ns),
         _ => Err(SuiteError::BadOption {
             option,
             value: text.to_string(),
-            valid: "a time such as 0, 500ms, 5s or 2min".into(),
+            valid: TIME_VALID.into(),
         }),
+    }
+}
+
+const TIME_VALID: &str = "a time such as 0, 500ms, 5s, 15m or 2h (ns, us, ms, s, m or min, h, d)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_take_fio_units() {
+        let t = |s| parse_time("--time", s).unwrap();
+        assert_eq!(t("15m"), 15 * 60 * NS_PER_S);
+        assert_eq!(t("2min"), 120 * NS_PER_S);
+        assert_eq!(t("30sec"), 30 * NS_PER_S);
+        assert_eq!(t("1hr"), 3600 * NS_PER_S);
+        assert_eq!(t("1d"), 24 * 3600 * NS_PER_S);
+        assert_eq!(t("0"), 0);
+        let e = parse_time("--time", "15MiB").unwrap_err().to_string();
+        assert!(e.contains("--time") && e.contains("15m"), "{e}");
     }
 }

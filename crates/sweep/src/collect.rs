@@ -231,9 +231,32 @@ fn percentile_label(key: &str) -> Option<String> {
     Some(p.to_string())
 }
 
+/// How an axis column is typed in Parquet: as numbers when every value is one, so a reader
+/// sorts and plots queue depths and spare factors as numbers (the CSV's readers infer this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AxisKind {
+    Int,
+    Float,
+    Text,
+}
+
 impl Table {
-    /// The table as a Parquet file (one row group; strings as UTF-8, `point` as int64,
-    /// `value` as double), for pandas, Polars, R's arrow and DuckDB.
+    fn axis_kind(&self, axis: usize) -> AxisKind {
+        let values = || self.rows.iter().map(|r| r.settings[axis].as_str());
+        if self.rows.is_empty() {
+            AxisKind::Text
+        } else if values().all(|v| v.parse::<i64>().is_ok()) {
+            AxisKind::Int
+        } else if values().all(|v| v.parse::<f64>().is_ok_and(f64::is_finite)) {
+            AxisKind::Float
+        } else {
+            AxisKind::Text
+        }
+    }
+
+    /// The table as a Parquet file (one row group; `point` as int64, each axis as int64 or
+    /// double when every value is a number and as UTF-8 otherwise, the other strings as
+    /// UTF-8, `value` as double), for pandas, Polars, R's arrow and DuckDB.
     pub fn to_parquet(&self) -> Result<Vec<u8>, String> {
         use parquet::basic::{ConvertedType, Repetition, Type as Physical};
         use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
@@ -255,13 +278,19 @@ impl Table {
         };
         let columns = self.columns();
         let last = columns.len() - 1;
+        let kinds: Vec<AxisKind> = (0..self.axes.len()).map(|a| self.axis_kind(a)).collect();
+        let kind_of = |i: usize| match i {
+            i if (1..=self.axes.len()).contains(&i) => kinds[i - 1],
+            _ => AxisKind::Text,
+        };
         let fields = columns
             .iter()
             .enumerate()
-            .map(|(i, name)| match i {
-                0 => column(name, Physical::INT64, false),
-                i if i == last => column(name, Physical::DOUBLE, false),
-                _ => column(name, Physical::BYTE_ARRAY, true),
+            .map(|(i, name)| match (i, kind_of(i)) {
+                (0, _) | (_, AxisKind::Int) => column(name, Physical::INT64, false),
+                (i, _) if i == last => column(name, Physical::DOUBLE, false),
+                (_, AxisKind::Float) => column(name, Physical::DOUBLE, false),
+                (_, AxisKind::Text) => column(name, Physical::BYTE_ARRAY, true),
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(err)?;
@@ -288,9 +317,25 @@ impl Table {
         };
         let mut index = 0;
         while let Some(mut col) = group.next_column().map_err(err)? {
+            let axis = |r: &Row| -> f64 { r.settings[index - 1].parse().unwrap_or_default() };
             if index == 0 {
                 let v: Vec<i64> = self.rows.iter().map(|r| r.point as i64).collect();
                 col.typed::<Int64Type>()
+                    .write_batch(&v, None, None)
+                    .map_err(err)?;
+            } else if kind_of(index) == AxisKind::Int {
+                // axis_kind checked that every value parses.
+                let v: Vec<i64> = self
+                    .rows
+                    .iter()
+                    .map(|r| r.settings[index - 1].parse().unwrap_or_default())
+                    .collect();
+                col.typed::<Int64Type>()
+                    .write_batch(&v, None, None)
+                    .map_err(err)?;
+            } else if kind_of(index) == AxisKind::Float {
+                let v: Vec<f64> = self.rows.iter().map(axis).collect();
+                col.typed::<DoubleType>()
                     .write_batch(&v, None, None)
                     .map_err(err)?;
             } else if index == last {
@@ -310,5 +355,53 @@ impl Table {
         group.close().map_err(err)?;
         writer.close().map_err(err)?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parquet_types_numeric_axes_as_numbers() {
+        use parquet::basic::Type as Physical;
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let row = |point: u64, spare: &str, iu: &str, qd: &str| Row {
+            point,
+            settings: vec![spare.into(), iu.into(), qd.into()],
+            job: "randwrite".into(),
+            measure: "write_iops".into(),
+            unit: "IOPS",
+            value: 1.5,
+        };
+        let table = Table {
+            axes: vec![
+                "set.capacity.spare_factor".into(),
+                "set.ftl.iu".into(),
+                "env.QD".into(),
+            ],
+            rows: vec![row(0, "0.1", "4KiB", "1"), row(1, "0.2", "16KiB", "32")],
+        };
+        let path = std::env::temp_dir().join(format!("collect-{}.parquet", std::process::id()));
+        std::fs::write(&path, table.to_parquet().unwrap()).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        let types: Vec<Physical> = (0..schema.num_columns())
+            .map(|i| schema.column(i).physical_type())
+            .collect();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(
+            types,
+            [
+                Physical::INT64,      // point
+                Physical::DOUBLE,     // spare factor
+                Physical::BYTE_ARRAY, // IU: "4KiB"
+                Physical::INT64,      // QD
+                Physical::BYTE_ARRAY,
+                Physical::BYTE_ARRAY,
+                Physical::BYTE_ARRAY,
+                Physical::DOUBLE,
+            ]
+        );
     }
 }

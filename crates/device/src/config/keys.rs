@@ -670,23 +670,8 @@ pub fn nearest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
         // Lengths further apart than the limit cannot be within it: skipping them keeps a
         // megabyte-long key from costing its length times every key's.
         .filter(|v| key_chars.abs_diff(v.chars().count()) <= limit)
-        .map(|v| (levenshtein(key, v), *v))
+        .map(|v| (strsim::levenshtein(key, v), *v))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, v)| v)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -1,0 +1,81 @@
+//! Errors that suggest the fix: "did you mean" for devices and suites, every command-line
+//! error in flashlab's form (`flashlab: error: --OPTION ...`, exit 2), and suite options a
+//! suite does not read refused by name.
+
+mod common;
+
+const JOB: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../jobs/randread-4k-qd32.fio"
+);
+use common::{flashlab, stderr};
+
+/// `args` fail with exit 2 and one `flashlab: error:` line; that line.
+fn refused(args: &[&str]) -> String {
+    let out = flashlab(args);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+    assert!(e.starts_with("flashlab: error: "), "{args:?}: {e}");
+    assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+    e
+}
+
+#[test]
+fn a_mistyped_device_gets_the_nearest_preset_and_both_kinds_listed() {
+    for cmd in [
+        &["describe", "samsung-pm981a-265gb"][..],
+        &["run", JOB, "--device", "samsung-pm981a-265gb"],
+        &["suite", "qos", "--device", "workstation-raid6"],
+    ] {
+        let e = refused(cmd);
+        assert!(e.contains("unknown device"), "{e}");
+        assert!(e.contains("drives: crucial-t700-2tb"), "{e}");
+        assert!(e.contains("systems (run, suite, serve): hdd-2tb"), "{e}");
+    }
+    let e = refused(&["describe", "samsung-pm981a-265gb"]);
+    assert!(e.contains("(did you mean samsung-pm981a-256gb?)"), "{e}");
+    let e = refused(&["suite", "qos", "--device", "workstation-raid6"]);
+    assert!(e.contains("(did you mean workstation-raid"), "{e}");
+    // Nothing near: no guess.
+    let e = refused(&["describe", "zzzzzzzzzzzz"]);
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
+#[test]
+fn a_mistyped_suite_gets_the_nearest_suite() {
+    let e = refused(&["suite", "four-corner"]);
+    assert!(e.contains("(did you mean four-corners?)"), "{e}");
+    assert!(e.contains("valid suites: precondition"), "{e}");
+}
+
+#[test]
+fn argument_errors_name_the_option_and_its_form() {
+    let e = refused(&["suite", "qos", "--depths", "1,x"]);
+    assert!(
+        e.starts_with("flashlab: error: --depths 'x': not a whole number"),
+        "{e}"
+    );
+    assert!(e.contains("expected queue depths, comma-separated"), "{e}");
+    let e = refused(&["suite", "qos", "--output-format", "xml"]);
+    assert!(
+        e.contains("--output-format 'xml'") && e.contains("one of normal, json, tidy-csv"),
+        "{e}"
+    );
+    let e = refused(&["run", "--seed", "-"]);
+    assert!(e.contains("--seed"), "{e}");
+    let e = refused(&["suite", "qos", "--bogus"]);
+    assert!(e.contains("'--bogus'"), "{e}");
+    let e = refused(&["run"]);
+    assert!(e.contains("<JOB>"), "{e}");
+    // Help is not an error.
+    let out = flashlab(&["suite", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn an_option_the_suite_does_not_read_is_refused() {
+    let e = refused(&["suite", "wsat", "--runtime", "1s"]);
+    assert!(e.contains("--runtime does not apply to suite wsat"), "{e}");
+    let e = refused(&["suite", "sustained-write", "--time", "15x"]);
+    assert!(e.contains("--time") && e.contains("15m"), "{e}");
+}
