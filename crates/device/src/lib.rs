@@ -12,6 +12,7 @@ mod buffer;
 pub mod config;
 pub mod controller;
 mod error;
+pub mod forged;
 mod health;
 pub mod link;
 mod load;
