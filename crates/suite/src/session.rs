@@ -50,6 +50,10 @@ pub trait SuiteDevice: BlockDevice {
     fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
         None
     }
+    /// The conditions of the drive's published figures (a system has none).
+    fn spec(&self) -> Option<&flashlab_device::config::SpecSection> {
+        None
+    }
     /// The system itself (the precondition cache replaces it with a loaded one).
     fn as_system_mut(&mut self) -> Option<&mut System> {
         None
@@ -67,6 +71,9 @@ pub trait SuiteDevice: BlockDevice {
 }
 
 impl SuiteDevice for Ssd {
+    fn spec(&self) -> Option<&flashlab_device::config::SpecSection> {
+        Some(Ssd::spec(self))
+    }
     fn purge_at(&mut self, at_ns: SimTime) {
         self.format(at_ns)
     }
@@ -792,6 +799,16 @@ impl<'a> Session<'a> {
         match &self.drive {
             Drive::Sim(dev) => dev.system_counters(),
             Drive::Real(_) | Drive::Described(_) => SystemCounters::default(),
+        }
+    }
+
+    /// The conditions the drive's published figures were measured at, where it records
+    /// them (a drive's `[spec]`; nothing on real storage or a system).
+    pub fn spec(&self) -> flashlab_device::config::SpecSection {
+        match &self.drive {
+            Drive::Sim(dev) => dev.spec().cloned().unwrap_or_default(),
+            Drive::Described(c) => c.spec.clone(),
+            Drive::Real(_) => Default::default(),
         }
     }
 
