@@ -35,6 +35,9 @@ pub struct DeviceConfig {
     pub controller: ControllerSection,
     #[serde(default)]
     pub scheduler: SchedulerSection,
+    /// The conditions the drive's published four corners were measured at.
+    #[serde(default, skip_serializing_if = "SpecSection::is_empty")]
+    pub spec: SpecSection,
     #[serde(default)]
     pub power: PowerSection,
     #[serde(default)]
@@ -479,6 +482,116 @@ impl Default for ControllerSection {
     }
 }
 
+/// The conditions the drive's published four corners were measured at, one per corner:
+/// `"<state> QD<depth>x<jobs>"`, the state `fresh` (secure-erased, a test region written
+/// once), `full` (every LBA written sequentially) or `steady` (random writes to the steady
+/// state). A suite that runs the corners runs each at its depth and jobs; a report shows
+/// each published figure with its condition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecSection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_read: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_write: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_read: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_write: Option<String>,
+}
+
+/// State of a drive a published figure was measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecState {
+    Fresh,
+    Full,
+    Steady,
+}
+
+impl SpecState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecState::Fresh => "fresh",
+            SpecState::Full => "full",
+            SpecState::Steady => "steady",
+        }
+    }
+}
+
+/// One published figure's measurement condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecCondition {
+    pub state: SpecState,
+    pub qd: u32,
+    pub jobs: u32,
+}
+
+impl std::fmt::Display for SpecCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} QD{}x{}", self.state.as_str(), self.qd, self.jobs)
+    }
+}
+
+/// The form every `spec` key takes, for error messages.
+pub const SPEC_CONDITION_FORM: &str =
+    "\"<fresh|full|steady> QD<depth>x<jobs>\", depth 1-65536 and jobs 1-256 (\"steady QD64x4\")";
+
+impl SpecSection {
+    fn is_empty(&self) -> bool {
+        *self == SpecSection::default()
+    }
+
+    /// The keys and their values, in corner order (`seq-read-128k`, `seq-write-128k`,
+    /// `rand-read-4k`, `rand-write-4k`).
+    pub fn keys(&self) -> [(&'static str, &Option<String>); 4] {
+        [
+            ("spec.seq_read", &self.seq_read),
+            ("spec.seq_write", &self.seq_write),
+            ("spec.rand_read", &self.rand_read),
+            ("spec.rand_write", &self.rand_write),
+        ]
+    }
+
+    /// The condition of the corner a four-corners step names (`seq-read-128k` …), if the
+    /// drive records it. Err: the key and its value, which is not of the form.
+    pub fn condition(&self, corner: &str) -> Result<Option<SpecCondition>, (&'static str, String)> {
+        let i = match corner {
+            "seq-read-128k" => 0,
+            "seq-write-128k" => 1,
+            "rand-read-4k" => 2,
+            "rand-write-4k" => 3,
+            _ => return Ok(None),
+        };
+        let (key, value) = self.keys()[i];
+        match value {
+            None => Ok(None),
+            Some(v) => parse_condition(v).map(Some).ok_or((key, v.clone())),
+        }
+    }
+}
+
+/// `"steady QD64x4"` as a condition.
+pub fn parse_condition(text: &str) -> Option<SpecCondition> {
+    let mut words = text.split_whitespace();
+    let state = match words.next()? {
+        "fresh" => SpecState::Fresh,
+        "full" => SpecState::Full,
+        "steady" => SpecState::Steady,
+        _ => return None,
+    };
+    let depth = words.next()?.strip_prefix("QD")?;
+    if words.next().is_some() {
+        return None;
+    }
+    let (qd, jobs) = depth.split_once('x')?;
+    let (qd, jobs): (u32, u32) = (qd.parse().ok()?, jobs.parse().ok()?);
+    ((1..=65_536).contains(&qd) && (1..=256).contains(&jobs)).then_some(SpecCondition {
+        state,
+        qd,
+        jobs,
+    })
+}
+
 /// How each die orders its work: read priority and program/erase suspend (all off: first
 /// come, first served).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -496,6 +609,13 @@ pub struct SchedulerSection {
     pub resume_overhead: Time,
     #[serde(default = "default_max_suspends")]
     pub max_suspends_per_op: u32,
+    /// A program stops for a suspension only at the end of a step (an ISPP pulse and its
+    /// verify), every this much from its start (0: anywhere).
+    #[serde(default = "zero_time")]
+    pub program_suspend_step: Time,
+    /// An erase stops only at the end of a step (an erase pulse and its verify).
+    #[serde(default = "zero_time")]
+    pub erase_suspend_step: Time,
 }
 
 fn default_suspend_latency() -> Time {
@@ -517,6 +637,8 @@ impl Default for SchedulerSection {
             suspend_latency: default_suspend_latency(),
             resume_overhead: default_resume_overhead(),
             max_suspends_per_op: default_max_suspends(),
+            program_suspend_step: Time(0),
+            erase_suspend_step: Time(0),
         }
     }
 }
@@ -652,6 +774,27 @@ impl Default for SimSection {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_published_figures_condition_parses_or_names_its_key() {
+        use super::{parse_condition, SpecState};
+        let c = parse_condition("steady QD64x4").expect("parses");
+        assert_eq!((c.state, c.qd, c.jobs), (SpecState::Steady, 64, 4));
+        assert_eq!(c.to_string(), "steady QD64x4");
+        for bad in [
+            "QD64x4",
+            "steady QD64",
+            "warm QD1x1",
+            "full QD0x1",
+            "full QD1x1 more",
+        ] {
+            assert_eq!(parse_condition(bad), None, "{bad}");
+        }
+        let mut c = crate::load_device_config("tiny-test-1gb", &[]).expect("preset loads");
+        c.spec.rand_read = Some("QD256".into());
+        let e = c.resolve().expect_err("a bad condition is refused");
+        assert_eq!(e.key, "spec.rand_read");
+    }
+
     use super::*;
 
     #[test]
@@ -735,6 +878,13 @@ mod tests {
             suspend_latency = "15us"
             resume_overhead = "5us"
             max_suspends_per_op = 3
+            program_suspend_step = "40us"
+            erase_suspend_step = "800us"
+            [spec]
+            seq_read = "full QD128x1"
+            seq_write = "full QD128x1"
+            rand_read = "full QD64x4"
+            rand_write = "steady QD64x4"
             [power]
             read_energy = "5uJ"
             program_energy = "60uJ"

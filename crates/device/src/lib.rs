@@ -26,7 +26,10 @@ mod ssd;
 pub mod units;
 pub mod values;
 
-pub use config::{key_table_markdown, DeviceConfig, HostAllocation, KeyDoc, KEYS};
+pub use config::{
+    key_table_markdown, parse_condition, DeviceConfig, HostAllocation, KeyDoc, SpecCondition,
+    SpecState, KEYS,
+};
 pub use error::ConfigError;
 pub use health::{HealthLog, ThermalLog};
 pub use link::LinkKind;

@@ -576,6 +576,18 @@ impl DeviceConfig {
         if self.name.trim().is_empty() {
             return Err(key_err("name", "\"\"", "empty", "a non-empty name"));
         }
+        for (key, value) in self.spec.keys() {
+            if let Some(v) = value {
+                if crate::config::parse_condition(v).is_none() {
+                    return Err(key_err(
+                        key,
+                        format!("{v:?}"),
+                        "not a measurement condition",
+                        crate::config::SPEC_CONDITION_FORM,
+                    ));
+                }
+            }
+        }
         let nand = self.nand_parts()?;
         // Every field is `Copy`: `nand` stays whole for `ftl_config`.
         let NandParts {

@@ -110,6 +110,8 @@ pub struct PowerSummary {
 /// A simulated SSD.
 pub struct Ssd {
     model: Model,
+    /// The conditions of the drive's published figures (description only: no model part).
+    spec: crate::config::SpecSection,
     ftl: Ftl,
     media: NandTiming,
     buffer: WriteBuffer,
@@ -209,13 +211,18 @@ flashlab_engine::impl_state!(Ssd {
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
     readbuf, readahead, mapcache, command_rng,
-} skip { model, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
+} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
 
 /// Available spare (percent) below which the health log raises its critical warning (the
 /// threshold NVMe drives commonly report).
 const AVAILABLE_SPARE_THRESHOLD: u32 = 10;
 
 impl Ssd {
+    /// The conditions the drive's published figures were measured at (its `[spec]`).
+    pub fn spec(&self) -> &crate::config::SpecSection {
+        &self.spec
+    }
+
     pub fn new(config: &DeviceConfig, seeds: SeedTree) -> Result<Ssd, ConfigError> {
         let model = config
             .resolve()
@@ -277,6 +284,7 @@ impl Ssd {
         );
         let total_blocks = ftl.total_blocks() as usize;
         Ok(Ssd {
+            spec: config.spec.clone(),
             internal,
             internal_data_ns: 0,
             internal_programmed_ius: 0,

@@ -64,7 +64,59 @@ pub struct SchedulerConfig {
     pub resume_overhead_ns: u64,
     /// Suspensions of one operation at most; further reads wait for it.
     pub max_suspends_per_op: u32,
+    /// A program stops only at the end of a step (an ISPP pulse and its verify): the steps
+    /// fall every this much from the start of the program (0: anywhere).
+    pub program_suspend_step_ns: u64,
+    /// An erase stops only at the end of a step (an erase pulse and its verify), every
+    /// this much from its start (0: anywhere).
+    pub erase_suspend_step_ns: u64,
 }
+
+/// What a host read waited for before its die read it, by cause (index into
+/// [`WAIT_CAUSES`]): the wait is split among the work ahead of it, so the parts add up to
+/// its whole wait.
+pub mod wait {
+    /// Host reads ahead of it on its die (running, queued, or served in the same
+    /// suspension).
+    pub const HOST_READS: usize = 0;
+    /// Internal reads (garbage collection, folding, wear levelling) running or ahead.
+    pub const INTERNAL_READS: usize = 1;
+    /// Programs it did not suspend (suspend off, the operation at its cap of suspensions,
+    /// or sent to the die ahead of it).
+    pub const PROGRAMS: usize = 2;
+    /// Erases it did not suspend.
+    pub const ERASES: usize = 3;
+    /// A program or erase running on to its suspension for a read that came earlier.
+    pub const SUSPENDING: usize = 4;
+    /// Its own suspension: a resumed operation's progress before it may stop again and the
+    /// end of the step running.
+    pub const SUSPEND_STEP: usize = 5;
+    /// Its own suspension: the suspend latency.
+    pub const SUSPEND_LATENCY: usize = 6;
+    /// A die without a reordering scheduler: work of any kind booked ahead of it.
+    pub const DIE_BUSY: usize = 7;
+    /// The channel, after its array read: other transfers booked on it.
+    pub const CHANNEL: usize = 8;
+    /// The power cap's budget (every operation waits for it alike).
+    pub const POWER_CAP: usize = 9;
+}
+
+/// Names of the wait causes, as the device's counters report them.
+pub const WAIT_CAUSES: [&str; 10] = [
+    "host_reads",
+    "internal_reads",
+    "programs",
+    "erases",
+    "suspending",
+    "suspend_step",
+    "suspend_latency",
+    "die_busy",
+    "channel",
+    "power_cap",
+];
+
+/// Waits of one read by cause (ns).
+pub type Waits = [u64; WAIT_CAUSES.len()];
 
 impl SchedulerConfig {
     /// Whether dies need their queues (anything but plain FIFO).
@@ -136,6 +188,8 @@ pub(crate) struct ReadPlacement {
     pub start_ns: u64,
     /// Kind of the operation suspended for it, if any.
     pub suspended: Option<Kind>,
+    /// What it waited for from `earliest_ns` to `start_ns`, by cause.
+    pub waits: Waits,
 }
 
 /// The unfinished operations of every unit: rings of `QUEUE_CAP` entries in one flat array.
@@ -552,7 +606,18 @@ impl UnitQueues {
             } else {
                 cur.start_ns
             };
-            let at = earliest_ns.max(progress_ns) + self.cfg.suspend_latency_ns;
+            let step_ns = match cur.kind {
+                Kind::Erase => self.cfg.erase_suspend_step_ns,
+                _ => self.cfg.program_suspend_step_ns,
+            };
+            let ready = earliest_ns.max(progress_ns);
+            // The operation stops at the end of the step running (steps fall at multiples
+            // of the step from the entry's start: a resumed operation restarts its step).
+            let stop = match step_ns {
+                0 => ready,
+                g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
+            };
+            let at = stop + self.cfg.suspend_latency_ns;
             if running && self.suspendable(&cur) && at < cur.end_ns {
                 let rest = cur.end_ns - at;
                 self.set(
@@ -583,9 +648,15 @@ impl UnitQueues {
                 self.insert(unit, p, read);
                 self.insert(unit, p + 1, resumed);
                 self.push_back_from(unit, p + 2);
+                let mut waits = [0; WAIT_CAUSES.len()];
+                if host {
+                    waits[wait::SUSPEND_STEP] = stop - earliest_ns;
+                    waits[wait::SUSPEND_LATENCY] = self.cfg.suspend_latency_ns;
+                }
                 return ReadPlacement {
                     start_ns: at,
                     suspended: Some(cur.kind),
+                    waits,
                 };
             }
         }
@@ -595,6 +666,11 @@ impl UnitQueues {
             0
         };
         let start = earliest_ns.max(prev_end);
+        let waits = if host && start > earliest_ns {
+            self.waits_before(unit, first, p, earliest_ns, start)
+        } else {
+            [0; WAIT_CAUSES.len()]
+        };
         self.insert(
             unit,
             p,
@@ -611,7 +687,29 @@ impl UnitQueues {
         ReadPlacement {
             start_ns: start,
             suspended: None,
+            waits,
         }
+    }
+
+    /// A read placed at position `p` waited from `from_ns` to `to_ns`: split that time among
+    /// the entries `first..p` ahead of it by how much of it each held the unit.
+    fn waits_before(&self, unit: usize, first: usize, p: usize, from_ns: u64, to_ns: u64) -> Waits {
+        let mut waits = [0; WAIT_CAUSES.len()];
+        for i in first..p {
+            let e = self.get(unit, i);
+            let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
+            if b > a {
+                let cause = match e.kind {
+                    Kind::Read => wait::HOST_READS,
+                    Kind::InternalRead => wait::INTERNAL_READS,
+                    Kind::Program => wait::PROGRAMS,
+                    Kind::Erase => wait::ERASES,
+                    Kind::Suspending => wait::SUSPENDING,
+                };
+                waits[cause] += b - a;
+            }
+        }
+        waits
     }
 
     /// Power cycle: work in flight is dropped; every unit is busy until `at_ns` (an entry
@@ -661,6 +759,8 @@ mod tests {
             suspend_latency_ns: 20 * US,
             resume_overhead_ns: 10 * US,
             max_suspends_per_op: 2,
+            program_suspend_step_ns: 0,
+            erase_suspend_step_ns: 0,
         }
     }
 
@@ -747,6 +847,63 @@ mod tests {
         // Erase suspend is off: a read during the erase waits for it.
         let r = q.read(0, 2_000 * US, 50 * US, 0, true);
         assert_eq!(r.start_ns, 4_110 * US);
+    }
+
+    #[test]
+    fn a_suspend_takes_effect_at_the_end_of_the_step_running() {
+        let mut c = cfg(true, true, true);
+        c.program_suspend_step_ns = 40 * US;
+        c.erase_suspend_step_ns = 800 * US;
+        let mut q = UnitQueues::new(2, c);
+        q.push(0, Kind::Program, 0, 600 * US, 0);
+        // A read at 50 us: the step running ends at 80 us, then the suspend latency.
+        let r = q.read(0, 50 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (100 * US, Some(Kind::Program)));
+        assert_eq!(r.waits[wait::SUSPEND_STEP], 30 * US);
+        assert_eq!(r.waits[wait::SUSPEND_LATENCY], 20 * US);
+        // An erase stops at the end of its 800 us step: a read at 100 us waits 700 us for it.
+        q.push(1, Kind::Erase, 0, 3_000 * US, 0);
+        let r = q.read(1, 100 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (820 * US, Some(Kind::Erase)));
+        assert_eq!(r.waits[wait::SUSPEND_STEP], 700 * US);
+        // The resumed program runs 150-660 us; its steps fall every 40 us from 150 us. A
+        // read at 640 us would stop it at 670 us, after its end: the read waits for it.
+        let r = q.read(0, 640 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (660 * US, None));
+        assert_eq!(r.waits[wait::PROGRAMS], 20 * US);
+        well_formed(&q, 0);
+        well_formed(&q, 1);
+    }
+
+    #[test]
+    fn a_reads_wait_is_split_among_the_work_ahead_of_it() {
+        // No read priority: the running program, then the two operations sent to the die.
+        let mut q = UnitQueues::new(1, cfg(false, false, false));
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        q.push(0, Kind::Erase, 0, 3_000 * US, 0);
+        q.read(0, 0, 60 * US, 0, false);
+        let r = q.read(0, 400 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 4_060 * US);
+        assert_eq!(r.waits[wait::PROGRAMS], 600 * US);
+        assert_eq!(r.waits[wait::ERASES], 3_000 * US);
+        assert_eq!(r.waits[wait::INTERNAL_READS], 60 * US);
+        assert_eq!(r.waits.iter().sum::<u64>(), r.start_ns - 400 * US);
+        // Read priority: a host read passes the internal read queued, then waits for the
+        // host read ahead of it.
+        let mut q = UnitQueues::new(1, cfg(true, false, false));
+        q.push(0, Kind::Program, 0, 1_000 * US, 0);
+        q.read(0, 100 * US, 60 * US, 0, false);
+        q.read(0, 100 * US, 50 * US, 0, true);
+        let r = q.read(0, 200 * US, 50 * US, 0, true);
+        assert_eq!(r.start_ns, 1_050 * US);
+        assert_eq!(r.waits[wait::PROGRAMS], 800 * US);
+        assert_eq!(r.waits[wait::HOST_READS], 50 * US);
+        assert_eq!(r.waits[wait::INTERNAL_READS], 0);
+        // Internal reads count no waits.
+        assert_eq!(
+            q.read(0, 200 * US, 50 * US, 0, false).waits,
+            [0; WAIT_CAUSES.len()]
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use crate::channel::{Channel, ChannelMerge};
 use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
-use crate::sched::{Kind, SchedulerConfig, UnitQueues};
+use crate::sched::{wait, Kind, ReadPlacement, SchedulerConfig, UnitQueues, Waits, WAIT_CAUSES};
 use crate::thermal::{Thermal, ThermalModel, ThermalState};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
@@ -71,6 +71,12 @@ pub struct MediaCounters {
     /// Programs that joined a program of another plane of their die as one multi-plane
     /// program (die-level programs only).
     pub paired_programs: u64,
+    /// Array reads for host commands.
+    pub host_reads: u64,
+    /// What those reads waited for, summed by cause (ns; [`crate::sched::WAIT_CAUSES`]).
+    pub host_read_wait_ns: Waits,
+    /// Of those reads, how many waited for each cause at all.
+    pub host_reads_waiting: Waits,
 }
 
 /// Operation classes: kind and SLC mode, `kind * 2 + slc`. An operation's array time and
@@ -163,6 +169,10 @@ pub struct NandTiming {
     paired_reads: u64,
     /// Programs that joined another plane's program of their die.
     paired_programs: u64,
+    /// Host reads and their waits by cause (see [`MediaCounters`]).
+    host_reads: u64,
+    host_read_wait_ns: Waits,
+    host_reads_waiting: Waits,
 }
 
 // Busy-until times, queues, groups, counters and meters; geometry, timings and what is
@@ -170,7 +180,8 @@ pub struct NandTiming {
 flashlab_engine::impl_state!(NandTiming {
     channels, unit_free_ns, xfer_memo, all_free_ns, power, queues, die_groups,
     program_groups, floor_ns, forget_ns, ops, bytes, channel_busy_ns, program_suspends,
-    erase_suspends, paired_reads, paired_programs,
+    erase_suspends, paired_reads, paired_programs, host_reads, host_read_wait_ns,
+    host_reads_waiting,
 } skip {
     geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
     die_programs, die_plane_of_unit,
@@ -263,6 +274,9 @@ impl NandTiming {
             erase_suspends: 0,
             paired_reads: 0,
             paired_programs: 0,
+            host_reads: 0,
+            host_read_wait_ns: [0; WAIT_CAUSES.len()],
+            host_reads_waiting: [0; WAIT_CAUSES.len()],
         }
     }
 
@@ -293,6 +307,18 @@ impl NandTiming {
             erase_suspends: self.erase_suspends,
             paired_reads: self.paired_reads,
             paired_programs: self.paired_programs,
+            host_reads: self.host_reads,
+            host_read_wait_ns: self.host_read_wait_ns,
+            host_reads_waiting: self.host_reads_waiting,
+        }
+    }
+
+    /// Count a host read's wait of `ns` for `cause`.
+    #[inline(always)]
+    fn host_wait(&mut self, cause: usize, ns: u64) {
+        if ns > 0 {
+            self.host_read_wait_ns[cause] += ns;
+            self.host_reads_waiting[cause] += 1;
         }
     }
 
@@ -456,6 +482,9 @@ impl NandTiming {
             now_ns
         };
         let xfer_ns = self.channel_ns_memo(op.bytes);
+        if op.host {
+            self.host_wait(wait::POWER_CAP, at - now_ns);
+        }
         let (done, start) = self.place(op, class, xfer_ns, at);
         if let Some(p) = &mut self.power {
             p.meter.charge(
@@ -530,19 +559,35 @@ impl NandTiming {
         let (done, start) = match op.kind {
             MediaOpKind::Read => {
                 let array_done = match self.queues {
-                    None if self.die_reads => self.die_read(unit, op.page, class, now_ns),
+                    None if self.die_reads => {
+                        let done = self.die_read(unit, op.page, class, now_ns);
+                        if op.host {
+                            let start = done - array_ns;
+                            self.host_wait(wait::DIE_BUSY, start.saturating_sub(now_ns));
+                        }
+                        done
+                    }
                     None => {
-                        let array_done = now_ns.max(self.unit_free_ns[unit]) + array_ns;
+                        let start = now_ns.max(self.unit_free_ns[unit]);
+                        let array_done = start + array_ns;
                         self.unit_free_ns[unit] = array_done;
+                        if op.host {
+                            self.host_wait(wait::DIE_BUSY, start - now_ns);
+                        }
                         array_done
                     }
                     Some(ref mut q) => {
-                        let (end, free, suspended) =
+                        let (end, free, placed) =
                             queued_read(q, unit, now_ns, array_ns, self.floor_ns, op.host);
-                        match suspended {
+                        match placed.suspended {
                             Some(Kind::Erase) => self.erase_suspends += 1,
                             Some(_) => self.program_suspends += 1,
                             None => {}
+                        }
+                        if op.host {
+                            for (cause, &ns) in placed.waits.iter().enumerate() {
+                                self.host_wait(cause, ns);
+                            }
                         }
                         self.unit_free_ns[unit] = free;
                         self.all_free_ns = self.all_free_ns.max(free);
@@ -550,11 +595,14 @@ impl NandTiming {
                     }
                 };
                 self.channel_busy_ns += xfer_ns;
-                let done = self
+                let xfer_start = self
                     .channel(ch)
-                    .book_in_lane(array_done, xfer_ns, READ_LANE)
-                    + xfer_ns;
-                (done, array_done - array_ns)
+                    .book_in_lane(array_done, xfer_ns, READ_LANE);
+                if op.host {
+                    self.host_reads += 1;
+                    self.host_wait(wait::CHANNEL, xfer_start - array_done);
+                }
+                (xfer_start + xfer_ns, array_done - array_ns)
             }
             MediaOpKind::Program => {
                 self.channel_busy_ns += xfer_ns;
@@ -904,13 +952,9 @@ fn queued_read(
     array_ns: u64,
     floor_ns: u64,
     host: bool,
-) -> (u64, u64, Option<Kind>) {
+) -> (u64, u64, ReadPlacement) {
     let placed = q.read(unit, now_ns, array_ns, floor_ns, host);
-    (
-        placed.start_ns + array_ns,
-        q.free_ns(unit),
-        placed.suspended,
-    )
+    (placed.start_ns + array_ns, q.free_ns(unit), placed)
 }
 
 impl MediaPower {

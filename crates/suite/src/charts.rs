@@ -662,6 +662,23 @@ fn published(preset: &str, corner: &str) -> Option<Published> {
         })
 }
 
+/// The condition a published corner was measured at, as the suite's results state it
+/// (`steady QD64×4`), or that the drive does not record it.
+fn published_condition(results: &[crate::Measure], corner: &'static str) -> String {
+    let test = [crate::Coord::Test(corner)];
+    let v = |family: &str| crate::steps::result_value(results, family, &test, None);
+    match (v("published_state"), v("published_qd"), v("published_jobs")) {
+        (Some(state), Some(qd), Some(jobs)) => {
+            let state = ["fresh", "full", "steady"]
+                .get(state as usize)
+                .copied()
+                .unwrap_or("?");
+            format!("{state} QD{qd:.0}×{jobs:.0}")
+        }
+        _ => "condition not recorded".to_string(),
+    }
+}
+
 /// A target's source as a reader needs it: who published it and where, without the
 /// calibration's working notes (what follows the first closing parenthesis, or the first
 /// `;` outside one).
@@ -765,7 +782,13 @@ pub(crate) fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
                     points: spec.iter().map(|(i, p)| (*i as f64, p.value)).collect(),
                 });
                 for (i, p) in spec {
-                    sources.push(format!("{} {}: {}", d.device, corners[i].0, p.source));
+                    sources.push(format!(
+                        "{} {}: {}, {}",
+                        d.device,
+                        corners[i].0,
+                        p.source,
+                        published_condition(&d.results, corners[i].0)
+                    ));
                 }
             }
         }

@@ -32,6 +32,10 @@ pub trait SuiteDevice: BlockDevice {
     fn as_ssd_mut(&mut self) -> Option<&mut Ssd> {
         None
     }
+    /// The conditions of the drive's published figures (a system has none).
+    fn spec(&self) -> Option<&flashlab_device::config::SpecSection> {
+        None
+    }
     /// The system itself (the precondition cache replaces it with a loaded one).
     fn as_system_mut(&mut self) -> Option<&mut System> {
         None
@@ -49,6 +53,9 @@ pub trait SuiteDevice: BlockDevice {
 }
 
 impl SuiteDevice for Ssd {
+    fn spec(&self) -> Option<&flashlab_device::config::SpecSection> {
+        Some(Ssd::spec(self))
+    }
     fn purge_at(&mut self, at_ns: SimTime) {
         self.format(at_ns)
     }

@@ -62,6 +62,37 @@ fn write_pressure_finds_a_ceiling_and_suspend_shortens_the_read_tail() {
     let key = "bs8k_step001_read_lat_p99_99_ns";
     let (a, b) = (value(&fcfs, key), value(&suspend, key));
     assert!(b < a, "p99.99 with suspend {b} ns, without {a} ns");
+    // What a read waited for, per read by cause: a die without a scheduler books its reads
+    // behind whatever it holds; with suspend, reads wait for suspensions to take effect and
+    // for the work a suspension cannot stop. Each step's parts stay within the mean latency.
+    let wait =
+        |d: &DeviceReport, cause: &str| value(d, &format!("bs8k_step001_read_wait_{cause}_ns"));
+    assert!(wait(&fcfs, "die_busy") > 0.0);
+    assert_eq!(wait(&fcfs, "suspend_latency"), 0.0);
+    assert_eq!(wait(&suspend, "die_busy"), 0.0);
+    assert!(wait(&suspend, "suspend_latency") > 0.0);
+    for d in [&fcfs, &suspend] {
+        let causes = [
+            "host_reads",
+            "internal_reads",
+            "programs",
+            "erases",
+            "suspending",
+            "suspend_step",
+            "suspend_latency",
+            "die_busy",
+            "channel",
+            "power_cap",
+        ];
+        let total: f64 = causes.iter().map(|c| wait(d, c)).sum();
+        let mean = value(d, "bs8k_step001_read_lat_avg_ns");
+        assert!(
+            total > 0.0 && total < mean,
+            "waits {total} ns of a mean {mean} ns"
+        );
+    }
+    // The reads' median is in the results too.
+    assert!(value(&suspend, "bs8k_step001_read_lat_p50_ns") > 0.0);
 }
 
 #[test]

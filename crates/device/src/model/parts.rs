@@ -420,6 +420,8 @@ impl DeviceConfig {
         for (key, v) in [
             ("scheduler.suspend_latency", sc.suspend_latency.0),
             ("scheduler.resume_overhead", sc.resume_overhead.0),
+            ("scheduler.program_suspend_step", sc.program_suspend_step.0),
+            ("scheduler.erase_suspend_step", sc.erase_suspend_step.0),
         ] {
             if v > 10_000_000 {
                 return Err(key_err(key, format_time(v), "out of range", "0ns to 10ms"));
@@ -432,6 +434,8 @@ impl DeviceConfig {
             suspend_latency_ns: sc.suspend_latency.0,
             resume_overhead_ns: sc.resume_overhead.0,
             max_suspends_per_op: sc.max_suspends_per_op,
+            program_suspend_step_ns: sc.program_suspend_step.0,
+            erase_suspend_step_ns: sc.erase_suspend_step.0,
         };
         if !n.independent_plane_reads && scheduler.reorders() {
             // The reordering queues are per plane and cannot hold a die-wide read.

@@ -315,6 +315,10 @@ impl Ssd {
                 "channel_busy_ns": m.channel_busy_ns,
                 "program_suspends": m.program_suspends,
                 "erase_suspends": m.erase_suspends,
+                // What host reads waited for before and after their array read, by cause:
+                // the parts of each read's wait add up to the whole of it.
+                "host_reads": m.host_reads,
+                "host_read_waits": host_read_waits(&m),
                 // Operations that joined another plane's of their die as one multi-plane
                 // operation (die-level reads or programs only).
                 "paired_reads": m.paired_reads,
@@ -362,4 +366,17 @@ impl Ssd {
         }
         j
     }
+}
+
+/// The host reads' waits by cause: for each, the reads that waited for it and the time they
+/// waited in all (ns).
+fn host_read_waits(m: &flashlab_media::MediaCounters) -> serde_json::Value {
+    let mut o = serde_json::Map::new();
+    for (i, name) in flashlab_media::sched::WAIT_CAUSES.iter().enumerate() {
+        o.insert(
+            (*name).to_string(),
+            json!({ "reads": m.host_reads_waiting[i], "ns": m.host_read_wait_ns[i] }),
+        );
+    }
+    serde_json::Value::Object(o)
 }

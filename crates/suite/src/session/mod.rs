@@ -399,6 +399,231 @@ impl<'a> Session<'a> {
         }
     }
 
+<<<<<<< HEAD:crates/suite/src/session/mod.rs
+=======
+    /// Run `steps`, preconditioning described by `recipe` (every input of the steps that
+    /// the session does not already key: their job texts, round rules, options), as a
+    /// checkpoint of the precondition cache: on a device built fresh, when every step so far
+    /// was a checkpoint too, an entry for the same key stands in for running them (the
+    /// device, the steps' records, the clock, and the value they returned); otherwise they
+    /// run and their outcome is stored. A damaged or foreign entry is reported on standard
+    /// error and replaced. The end of a checkpoint is the step [`PRECONDITION_STEP`] to the
+    /// [`AfterStep`] hook.
+    pub(crate) fn checkpoint<R: Cached>(
+        &mut self,
+        recipe: &str,
+        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
+    ) -> Result<R, SuiteError> {
+        let out = match self.cache.take() {
+            None => steps(self)?,
+            Some(chain) => {
+                let chain = chain.then(&format!(
+                    "{recipe} | recorded {} timed phases {:?} region sizes {:?}",
+                    self.record_steps, self.timed_phases, self.region_sizes
+                ));
+                self.cached_checkpoint(chain, steps)?
+            }
+        };
+        self.step_ended(PRECONDITION_STEP);
+        Ok(out)
+    }
+
+    fn cached_checkpoint<R: Cached>(
+        &mut self,
+        chain: Chain,
+        steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
+    ) -> Result<R, SuiteError> {
+        let path = chain.path();
+        let loaded = match &mut self.drive {
+            Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
+            _ => Ok(None),
+        };
+        match loaded {
+            Ok(None) => {}
+            Ok(Some(entry)) => {
+                let mut part = entry.session;
+                self.started_steps += part.started_steps as usize;
+                self.now_ns = part.end_ns;
+                self.steps.append(&mut part.steps);
+                state_cache::touch(&path);
+                eprintln!(
+                    "flashlab: {}: preconditioning from the state cache ({})",
+                    self.device,
+                    path.display()
+                );
+                self.cache = Some(chain);
+                return Ok(entry.value);
+            }
+            Err(LoadFailure::Refused(e)) => eprintln!(
+                "flashlab: warning: state cache entry {} not used ({e}); preconditioning again",
+                path.display()
+            ),
+            Err(LoadFailure::DeviceLost(e)) => {
+                return Err(SuiteError::StateCache {
+                    device: self.device.clone(),
+                    path: path.display().to_string(),
+                    error: e.to_string(),
+                })
+            }
+        }
+        let (first_step, started) = (self.steps.len(), self.started_steps);
+        let value = steps(self)?;
+        let part = SessionPart {
+            steps: self.steps[first_step..].to_vec(),
+            started_steps: (self.started_steps - started) as u64,
+            end_ns: self.now_ns,
+        };
+        let Drive::Sim(dev) = &self.drive else {
+            return Ok(value);
+        };
+        let now_ns = self.now_ns;
+        let stored =
+            state_cache::store(&chain, &part, &value, |out| dev.save_state_to(out, now_ns));
+        match stored {
+            Ok(path) => {
+                if let Err(e) = state_cache::trim(&chain.cache.dir, chain.cache.max_bytes, &path) {
+                    eprintln!(
+                        "flashlab: warning: state cache {}: {e}",
+                        chain.cache.dir.display()
+                    );
+                }
+                self.cache = Some(chain);
+            }
+            Err(e) => eprintln!(
+                "flashlab: warning: state cache entry {} not written: {e}",
+                path.display()
+            ),
+        }
+        Ok(value)
+    }
+
+    /// The drive's clock: simulated ns since the suite started on this device (on a drive
+    /// loaded from a saved state, since that drive's time 0).
+    pub fn now_ns(&self) -> SimTime {
+        self.now_ns
+    }
+
+    /// Simulated time of the whole drive: on a slice, time runs `capacity_factor /
+    /// die_factor` faster than the slice's clock (the runner's scaling of time budgets,
+    /// `docs/scale.md`).
+    pub fn drive_ns(&self, slice_ns: SimTime) -> f64 {
+        slice_ns as f64 * self.scale.capacity_factor / self.scale.die_factor
+    }
+
+    /// An error unless the device has an FTL to read: `suite` reads its internals. Suites
+    /// call it first; the readers below then never see a device without one.
+    pub fn require_ftl(&self, suite: &'static str) -> Result<(), SuiteError> {
+        let ftl = match &self.drive {
+            Drive::Sim(dev) => dev.ftl(),
+            Drive::Real(_) | Drive::Described(_) => None,
+        };
+        match ftl {
+            Some(_) => Ok(()),
+            None => Err(SuiteError::NoFtl {
+                device: self.device.clone(),
+                suite,
+                one_ssd: true,
+            }),
+        }
+    }
+
+    /// The FTL's counters now (cumulative since the last purge); zero without an FTL.
+    pub fn counters(&self) -> FtlCounters {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map(|f| f.counters().clone()).unwrap_or_default(),
+            Drive::Real(_) | Drive::Described(_) => FtlCounters::default(),
+        }
+    }
+
+    /// Blocks erased in [`WA_RECLAIM_CYCLES`] GC cycles: the host stream fills a block on every
+    /// (die, plane) unit per cycle and each victim frees one block (0 without an FTL).
+    pub fn wa_window_reclaims(&self) -> u64 {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(0, |f| {
+                let c = f.config();
+                WA_RECLAIM_CYCLES * u64::from(c.dies) * u64::from(c.planes_per_die)
+            }),
+            Drive::Real(_) | Drive::Described(_) => 0,
+        }
+    }
+
+    /// Free native blocks now (0 without an FTL).
+    pub fn free_blocks(&self) -> u32 {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(0, Ftl::free_blocks),
+            Drive::Real(_) | Drive::Described(_) => 0,
+        }
+    }
+
+    /// Erase counts of the good blocks (all zero without an FTL).
+    pub fn erase_count_summary(&self) -> EraseSummary {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd
+                .ftl()
+                .map_or(EraseSummary::default(), Ftl::erase_count_summary),
+            Drive::Real(_) | Drive::Described(_) => EraseSummary::default(),
+        }
+    }
+
+    /// A single drive sits unpowered `days` at `storage_c` (`Ssd::power_off`); false on a
+    /// device that is not one.
+    pub fn power_off(&mut self, days: f64, storage_c: f64) -> bool {
+        self.announce("power-off");
+        match &mut self.drive {
+            Drive::Sim(dev) => dev
+                .as_ssd_mut()
+                .map(|ssd| ssd.power_off(days, storage_c))
+                .is_some(),
+            Drive::Real(_) | Drive::Described(_) => false,
+        }
+    }
+
+    /// Reset a single drive's timed-workload indicators (`Ssd::reset_timed_workload`); false
+    /// on a device that has none.
+    pub fn reset_timed_workload(&mut self) -> bool {
+        // The drive changes outside a step: no cache key describes it any more.
+        self.cache = None;
+        match &mut self.drive {
+            Drive::Sim(dev) => dev.as_ssd_mut().map(Ssd::reset_timed_workload).is_some(),
+            Drive::Real(_) | Drive::Described(_) => false,
+        }
+    }
+
+    /// The drive's health log now; None on a system or real storage.
+    pub fn health_log(&self) -> Option<HealthLog> {
+        match &self.drive {
+            Drive::Sim(dev) => dev.health_log(),
+            Drive::Real(_) | Drive::Described(_) => None,
+        }
+    }
+
+    /// The system's RAID and cache counters now (nothing on a drive or real storage).
+    pub fn system_counters(&self) -> SystemCounters {
+        match &self.drive {
+            Drive::Sim(dev) => dev.system_counters(),
+            Drive::Real(_) | Drive::Described(_) => SystemCounters::default(),
+        }
+    }
+
+    /// The conditions the drive's published figures were measured at, where it records
+    /// them (a drive's `[spec]`; nothing on real storage or a system).
+    pub fn spec(&self) -> flashlab_device::config::SpecSection {
+        match &self.drive {
+            Drive::Sim(dev) => dev.spec().cloned().unwrap_or_default(),
+            Drive::Described(c) => c.spec.clone(),
+            Drive::Real(_) => Default::default(),
+        }
+    }
+
+    /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
+    pub fn counters_json(&self) -> serde_json::Value {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.counters_json(),
+            Drive::Real(_) | Drive::Described(_) => serde_json::Value::Null,
+        }
+    }
+
+>>>>>>> tails:crates/suite/src/session.rs
     /// The host leaves the drive idle for `drive_ns` of the whole drive's time (scaled to the
     /// slice, see [`Session::drive_ns`]): background GC, folding and wear levelling run.
     pub fn idle(&mut self, step: &str, drive_ns: u64) {

@@ -244,7 +244,39 @@ fn four_corners(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
-    let (qd, jobs) = qd_jobs(opts);
+    let spec = s.spec();
+    // Each corner runs at the depth and jobs its published figure was measured at, where the
+    // drive records it (`[spec]`), unless --qd or --jobs says otherwise.
+    let depth = |corner: &'static str| -> Result<((u32, u32), Vec<Measure>), SuiteError> {
+        let c = spec
+            .condition(corner)
+            .map_err(|(key, value)| SuiteError::BadOption {
+                option: key,
+                value,
+                valid: flashlab_device::config::SPEC_CONDITION_FORM.into(),
+            })?;
+        let at = match c {
+            Some(c) if opts.qd.is_none() && opts.jobs.is_none() => (c.qd, c.jobs),
+            _ => qd_jobs(opts),
+        };
+        // The depth the corner ran at and the published figure's condition, where the drive
+        // records one (a drive without keeps its results as they were).
+        let test = [Coord::Test(corner)];
+        let mut m = Vec::new();
+        if let Some(c) = c {
+            m.push(measure("qd", Unit::Count, f64::from(at.0)).under(&test));
+            m.push(measure("jobs", Unit::Count, f64::from(at.1)).under(&test));
+            m.push(measure("published_qd", Unit::Count, f64::from(c.qd)).under(&test));
+            m.push(measure("published_jobs", Unit::Count, f64::from(c.jobs)).under(&test));
+            let state = match c.state {
+                flashlab_device::SpecState::Fresh => 0.0,
+                flashlab_device::SpecState::Full => 1.0,
+                flashlab_device::SpecState::Steady => 2.0,
+            };
+            m.push(measure("published_state", Unit::Count, state).under(&test));
+        }
+        Ok((at, m))
+    };
     let window = |default_ns: u64| opts.runtime_ns.unwrap_or(default_ns);
     let bw_iops = |ddir: usize| {
         move |run: &RunResult| {
@@ -285,6 +317,8 @@ fn four_corners(
     purge_and_fill(s)?;
     let mut results = Vec::new();
     for (name, rw, bs, runtime_ns, ramp_ns, ddir) in steps {
+        let ((qd, jobs), conditions) = depth(name)?;
+        results.extend(conditions);
         let text = job_text(name, rw, bs, qd, jobs, &timed(window(runtime_ns), ramp_ns));
         let run = s.job(name, &text, &bw_iops(ddir))?;
         let test = [Coord::Test(name)];
@@ -299,7 +333,11 @@ fn four_corners(
         results.push(measure("iops", Unit::Iops, iops(&run, ddir)).under(&test));
     }
     // Random writes are measured where they settle: the mean of the steady window.
-    let st = random_write_rounds(s, opts)?;
+    let ((qd, jobs), conditions) = depth("rand-write-4k")?;
+    results.extend(conditions);
+    let mut at = opts.clone();
+    (at.qd, at.jobs) = (Some(qd), Some(jobs));
+    let st = random_write_rounds(s, &at)?;
     let rand_write_iops = steady_iops(&st);
     results.push(measure(
         "rand_write_4k_bw_bytes_per_s",

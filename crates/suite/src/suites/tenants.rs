@@ -42,7 +42,12 @@ const SETTLE_NS: u64 = 5 * NS_PER_S;
 /// Namespaces the noisy-neighbor suite splits a drive without namespaces into.
 const NEIGHBOR_NAMESPACES: u64 = 6;
 /// Percentiles of the write-pressure reads and their key suffixes.
-const PRESSURE_PERCENTILES: [(f64, &str); 3] = [(99.0, "p99"), (99.9, "p99_9"), (99.99, "p99_99")];
+const PRESSURE_PERCENTILES: [(f64, &str); 4] = [
+    (50.0, "p50"),
+    (99.0, "p99"),
+    (99.9, "p99_9"),
+    (99.99, "p99_99"),
+];
 /// Percentiles of the noisy-neighbor readers.
 const NEIGHBOR_PERCENTILES: [(f64, &str); 2] = [(99.99, "p99_99"), (99.9999, "p99_9999")];
 
@@ -267,6 +272,7 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
                 step_lines(runtime_ns),
                 opts.read_qd
             );
+            let waits_before = host_read_waits(&s.counters_json());
             // Each step measures the drive settled at its rate: on a slice it keeps its time.
             let run = s.steady_job(&name, &text, &|run| {
                 let mut m = vec![measure(
@@ -290,6 +296,11 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
             results.push(measure("write_bw_bytes_per_s", Unit::BytesPerS, achieved).under(&row));
             let reads = read_latency(&run, "reader", &PRESSURE_PERCENTILES);
             results.extend(reads.iter().map(|m| m.clone().under(&row)));
+            results.extend(
+                wait_measures(&waits_before, &host_read_waits(&s.counters_json()))
+                    .into_iter()
+                    .map(|m| m.under(&row)),
+            );
             points.push((achieved, reads));
             if achieved < KEEP_UP_SHARE * target as f64 {
                 reached_end = true;
@@ -341,6 +352,51 @@ pub(crate) fn write_pressure(s: &mut Session) -> Result<Outcome, SuiteError> {
         results,
         charts,
     })
+}
+
+/// Families of the mean wait of a host read by cause, in the order of the device's
+/// `host_read_waits` counters.
+const WAIT_FAMILIES: [(&str, &str); 10] = [
+    ("host_reads", "read_wait_host_reads_ns"),
+    ("internal_reads", "read_wait_internal_reads_ns"),
+    ("programs", "read_wait_programs_ns"),
+    ("erases", "read_wait_erases_ns"),
+    ("suspending", "read_wait_suspending_ns"),
+    ("suspend_step", "read_wait_suspend_step_ns"),
+    ("suspend_latency", "read_wait_suspend_latency_ns"),
+    ("die_busy", "read_wait_die_busy_ns"),
+    ("channel", "read_wait_channel_ns"),
+    ("power_cap", "read_wait_power_cap_ns"),
+];
+
+/// The drive's host array reads and their wait by cause (ns), from its counters (empty
+/// off a simulated drive).
+fn host_read_waits(counters: &serde_json::Value) -> (f64, Vec<f64>) {
+    let media = &counters["media"];
+    let reads = media["host_reads"].as_f64().unwrap_or(0.0);
+    let waits = WAIT_FAMILIES
+        .iter()
+        .map(|(cause, _)| {
+            media["host_read_waits"][cause]["ns"]
+                .as_f64()
+                .unwrap_or(0.0)
+        })
+        .collect();
+    (reads, waits)
+}
+
+/// What a step's host reads waited for on their dies and channels, per read by cause: the
+/// counters' growth over the step (ramp included) over the reads it made.
+fn wait_measures(before: &(f64, Vec<f64>), after: &(f64, Vec<f64>)) -> Vec<Measure> {
+    let reads = after.0 - before.0;
+    if reads <= 0.0 || before.1.len() != after.1.len() {
+        return Vec::new();
+    }
+    WAIT_FAMILIES
+        .iter()
+        .zip(before.1.iter().zip(&after.1))
+        .map(|((_, family), (b, a))| measure(family, Unit::Ns, (a - b) / reads))
+        .collect()
 }
 
 /// One write-pressure step: write bandwidth achieved and the reads' latency measures.
