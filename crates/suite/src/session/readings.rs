@@ -112,6 +112,16 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The conditions the drive's published figures were measured at, where it records
+    /// them (a drive's `[spec]`; nothing on real storage or a system).
+    pub fn spec(&self) -> flashlab_device::config::SpecSection {
+        match &self.drive {
+            Drive::Sim(dev) => dev.spec().cloned().unwrap_or_default(),
+            Drive::Described(c) => c.spec.clone(),
+            Drive::Real(_) => Default::default(),
+        }
+    }
+
     /// The drive's counters and health log as in the fio JSON's `"flashlab"` object.
     pub fn counters_json(&self) -> serde_json::Value {
         match &self.drive {
