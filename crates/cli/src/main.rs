@@ -468,7 +468,8 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
             _ => Err(bad_input(anyhow!(
-                "--set '{s}': expected KEY=VALUE with a dotted device key, e.g. --set nand.pages_per_block=256"
+                "--set '{}': expected KEY=VALUE with a dotted device key, e.g. --set nand.pages_per_block=256",
+                flashlab_engine::input::excerpt(s)
             ))),
         })
         .collect()
@@ -1103,7 +1104,8 @@ fn suite_with_state(
             let mut names = vec![flashlab_suite::PRECONDITION_STEP.to_string()];
             names.extend(device.steps.iter().map(|s| s.name.clone()));
             return Err(bad_input(anyhow!(
-                "--save-state-after {step}: suite {} ran no step of that name on '{name}', so no state was saved; valid steps: {}",
+                "--save-state-after {}: suite {} ran no step of that name on '{name}', so no state was saved; valid steps: {}",
+                flashlab_engine::input::excerpt(step),
                 kind.name(),
                 names.join(", ")
             )));
