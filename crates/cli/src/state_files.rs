@@ -14,6 +14,13 @@ use flashlab_system::{System, SystemConfig};
 use crate::{bad_input, run_failed, Failure};
 
 fn open(path: &Path) -> Result<(BufReader<std::fs::File>, u64), Failure> {
+    // Checked before opening: opening a FIFO waits for a writer.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(bad_input(anyhow!(
+            "--load-state {}: not a regular file; a state loads from the regular file --save-state wrote",
+            flashlab_engine::input::excerpt(&path.to_string_lossy())
+        )));
+    }
     let file = std::fs::File::open(path)
         .map_err(|e| bad_input(anyhow!("--load-state {}: {e}", path.display())))?;
     let meta = file
