@@ -268,7 +268,8 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
             _ => Err(bad_input(anyhow!(
-                "--set '{s}': expected KEY=VALUE with a dotted device key, e.g. --set nand.pages_per_block=256"
+                "--set '{}': expected KEY=VALUE with a dotted device key, e.g. --set nand.pages_per_block=256",
+                flashlab_engine::input::excerpt(s)
             ))),
         })
         .collect()

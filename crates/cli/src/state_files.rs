@@ -14,13 +14,27 @@ use flashlab_system::{System, SystemConfig};
 use crate::{bad_input, run_failed, Failure};
 
 fn open(path: &Path) -> Result<(BufReader<std::fs::File>, u64), Failure> {
+    // Checked before opening: opening a FIFO waits for a writer.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(bad_input(anyhow!(
+            "--load-state {}: not a regular file; a state loads from the regular file --save-state wrote",
+            flashlab_engine::input::excerpt(&path.to_string_lossy())
+        )));
+    }
     let file = std::fs::File::open(path)
         .map_err(|e| bad_input(anyhow!("--load-state {}: {e}", path.display())))?;
-    let len = file
+    let meta = file
         .metadata()
-        .map_err(|e| bad_input(anyhow!("--load-state {}: {e}", path.display())))?
-        .len();
-    Ok((BufReader::with_capacity(1 << 20, file), len))
+        .map_err(|e| bad_input(anyhow!("--load-state {}: {e}", path.display())))?;
+    // A state's length is checked against its contents, so only a regular file is read (a
+    // FIFO has no length to check).
+    if !meta.is_file() {
+        return Err(bad_input(anyhow!(
+            "--load-state {}: not a regular file; a state loads from the regular file --save-state wrote",
+            flashlab_engine::input::excerpt(&path.to_string_lossy())
+        )));
+    }
+    Ok((BufReader::with_capacity(1 << 20, file), meta.len()))
 }
 
 fn refused(path: &Path, e: flashlab_engine::StateError) -> Failure {

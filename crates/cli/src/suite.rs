@@ -597,7 +597,8 @@ pub(crate) fn suite_with_state(
             let mut names = vec![flashlab_suite::PRECONDITION_STEP.to_string()];
             names.extend(device.steps.iter().map(|s| s.name.clone()));
             return Err(bad_input(anyhow!(
-                "--save-state-after {step}: suite {} ran no step of that name on '{name}', so no state was saved; valid steps: {}",
+                "--save-state-after {}: suite {} ran no step of that name on '{name}', so no state was saved; valid steps: {}",
+                flashlab_engine::input::excerpt(step),
                 kind.name(),
                 names.join(", ")
             )));

@@ -182,3 +182,76 @@ fn an_output_that_is_also_an_input_is_refused() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `--load-state` from a FIFO said the file did not start with the state magic (its
+/// length, 0, was taken from the FIFO); a socket already in use and a socket path too long
+/// for a socket address exited 1 where a path the user named that cannot be used is 2.
+#[test]
+fn a_fifo_state_and_unusable_sockets_are_bad_input() {
+    let d = dir("sock");
+    let job = d.join("w.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let fifo = d.join("state.fifo");
+    mkfifo(&fifo);
+    let out = flashlab()
+        .args(["run", "--device", "tiny-test-1gb", "--load-state"])
+        .arg(&fifo)
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+
+    let sock = d.join("in-use.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let long = d.join("x".repeat(200));
+    for path in [&sock, &long] {
+        let out = flashlab()
+            .args(["serve", "--device", "tiny-test-1gb", "--socket"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Echoed input was neither bounded nor escaped everywhere: `serve --time-scale 1e300`
+/// printed 300 digits, and a trace line's terminal escapes reached the terminal raw.
+#[test]
+fn echoed_input_is_cut_and_escaped() {
+    let d = dir("echo");
+    let out = flashlab()
+        .args([
+            "serve",
+            "--device",
+            "tiny-test-1gb",
+            "--time-scale",
+            "1e300",
+            "--socket",
+        ])
+        .arg(d.join("s.sock"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stderr.len() < 400, "{}", stderr(&out));
+    let trace = d.join("t.trace");
+    std::fs::write(&trace, "\x1b]0;title\x07 \x1b[2J bad line\n").unwrap();
+    let out = flashlab()
+        .args(["replay", "--device", "tiny-test-1gb", "--format", "disksim"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        !out.stderr.iter().any(|&b| b == 0x1b || b == 0x07),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("\\x1b"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -25,9 +25,9 @@ pub enum ConfigError {
     UnknownDevice { name: String, presets: String },
     #[error("{path}: cannot read: {message}")]
     Io { path: String, message: String },
-    #[error("{origin}: {message}")]
+    #[error("{}: {message}", excerpt(origin))]
     Parse { origin: String, message: String },
-    #[error("{origin}: unknown key `{}`{}; valid keys here: {valid}", excerpt(key), did_you_mean(.suggestion))]
+    #[error("{}: unknown key `{}`{}; valid keys here: {valid}", excerpt(origin), excerpt(key), did_you_mean(.suggestion))]
     UnknownKey {
         origin: String,
         key: String,
@@ -35,7 +35,8 @@ pub enum ConfigError {
         valid: String,
     },
     #[error(
-        "{origin}: {} = {}: {message}; valid: {valid}",
+        "{}: {} = {}: {message}; valid: {valid}",
+        excerpt(origin),
         excerpt(key),
         excerpt(value)
     )]

@@ -189,7 +189,7 @@ impl ServeConfig {
 pub enum ServeError {
     #[error("{address} is not a loopback address: anyone who can reach it could read and overwrite the served data (use 127.0.0.1 or ::1, a Unix socket, or --listen-any to accept it anyway)")]
     NotLoopback { address: SocketAddr },
-    #[error("time scale {value}: expected a number from 0.001 to 1000000 (real seconds per simulated second; 10 runs the drive ten times slower than real time)")]
+    #[error("time scale {}: expected a number from 0.001 to 1000000 (real seconds per simulated second; 10 runs the drive ten times slower than real time)", flashlab_engine::input::excerpt(&value.to_string()))]
     TimeScale { value: f64 },
     #[error("{name} {value}: expected {valid}")]
     Limit {
@@ -230,7 +230,13 @@ impl ServeError {
                 | ServeError::NotASocket { .. }
                 | ServeError::BadBacking { .. }
                 | ServeError::BackingInUse { .. }
+                | ServeError::SocketInUse { .. }
         ) || match self {
+            // A socket path longer than a socket address holds (std says so without an OS
+            // error number).
+            ServeError::Bind { error, .. } if error.kind() == std::io::ErrorKind::InvalidInput => {
+                true
+            }
             // A path or address the user named that cannot be used (missing directory, no
             // permission, address taken), as opposed to the system running out of something.
             ServeError::Bind { error, .. } | ServeError::Backing { error, .. } => matches!(

@@ -510,7 +510,7 @@ pub(crate) fn store<R: Cached>(
         file.sync_all()?;
         // Renamed only over an entry's regular file or nothing, never over what is not.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
-            return Err(corrupt("its name is taken by something not a regular file").into());
+            return Err(corrupt("its name is taken by something not a regular file"));
         }
         std::fs::rename(&tmp, &path)?;
         Ok::<(), StateError>(())

@@ -14,7 +14,7 @@ pub const TIDY_COLUMNS_AFTER_AXES: [&str; 4] = ["job", "measure", "unit", "value
 /// Most point files `collect` reads; as many as a plan may have.
 const MAX_POINT_FILES: usize = crate::MAX_POINTS as usize;
 /// Largest point file `collect` reads (a result with json+ bins stays far below).
-const MAX_POINT_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_POINT_FILE_BYTES: u64 = 64 << 20;
 
 /// A tidy table: `point`, the axes in plan order, then [`TIDY_COLUMNS_AFTER_AXES`].
 #[derive(Debug, Clone, PartialEq)]

@@ -72,11 +72,8 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     })
 }
 
-/// Input echoed in a message, cut to 80 characters.
+/// Input echoed in a message: the one helper every message uses (cut to 80 characters,
+/// control characters escaped).
 pub(crate) fn shorten(text: &str) -> String {
-    const SHOWN: usize = 80;
-    match text.char_indices().nth(SHOWN) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    flashlab_engine::input::echo(text)
 }

@@ -401,6 +401,19 @@ fn table_get<'a>(item: &'a toml_edit::Item, key: &str) -> Option<&'a toml_edit::
     }
 }
 
+/// A key of a range table other than `from`, `to` and `step`.
+fn unknown_range_key(item: &toml_edit::Item) -> Option<String> {
+    let keys: Vec<String> = match item {
+        toml_edit::Item::Table(t) => t.iter().map(|(k, _)| k.to_string()).collect(),
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => {
+            t.iter().map(|(k, _)| k.to_string()).collect()
+        }
+        _ => Vec::new(),
+    };
+    keys.into_iter()
+        .find(|k| !matches!(k.as_str(), "from" | "to" | "step"))
+}
+
 fn is_range(item: &toml_edit::Item) -> bool {
     ["from", "to", "step"]
         .iter()
@@ -457,18 +470,29 @@ fn axis_values(
             "axes.{name}: expected a list of values [a, b, ...] or a range {{ from = A, to = B, step = S }}"
         ));
     };
+    if let Some(key) = unknown_range_key(item) {
+        return Err(format!(
+            "axes.{name}: unknown key '{}' in a range; valid: from, to, step",
+            crate::shorten(&key)
+        ));
+    }
     let bad = || format!("axes.{name}: a range's from, to and step are numbers, step above 0");
     if let (Some(a), Some(b), Some(s)) = (from.as_integer(), to.as_integer(), step.as_integer()) {
         if s <= 0 {
             return Err(bad());
         }
-        let count = if b < a { 0 } else { (b - a) / s + 1 };
+        // In i128: from i64::MIN to i64::MAX the difference does not fit an i64.
+        let count = if b < a {
+            0
+        } else {
+            (i128::from(b) - i128::from(a)) / i128::from(s) + 1
+        };
         if count as u128 > MAX_AXIS_VALUES as u128 {
             return Err(format!(
                 "axes.{name}: the range has {count} values, more than {MAX_AXIS_VALUES}"
             ));
         }
-        return Ok((0..count)
+        return Ok((0..count as i64)
             .map(|i| AxisValue {
                 text: (a + i * s).to_string(),
                 line,
@@ -490,7 +514,8 @@ fn axis_values(
     };
     if count > MAX_AXIS_VALUES as f64 {
         return Err(format!(
-            "axes.{name}: the range has {count} values, more than {MAX_AXIS_VALUES}"
+            "axes.{name}: the range has {} values, more than {MAX_AXIS_VALUES}",
+            crate::shorten(&format!("{count:.3e}"))
         ));
     }
     Ok((0..count as u64)
@@ -751,5 +776,30 @@ mod tests {
         );
         let e = parse(&text).unwrap_err();
         assert!(e.message.contains("more than"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    fn values(text: &str) -> Result<Vec<AxisValue>, String> {
+        let src = format!("a = {text}\n");
+        let doc: toml_edit::DocumentMut = src.parse().unwrap();
+        axis_values("a", &doc["a"], &LineIndex::new(&src))
+    }
+
+    /// A range from i64::MIN to i64::MAX said it was empty (its count overflowed), an
+    /// unknown key in a range was accepted, and a step of 1e-300 echoed a 300-digit count.
+    #[test]
+    fn range_counts_and_keys_are_checked() {
+        let e = values("{ from = -9223372036854775808, to = 9223372036854775807, step = 1 }")
+            .unwrap_err();
+        assert!(e.contains("more than"), "{e}");
+        let e = values("{ from = 1, to = 3, step = 1, evil = 3 }").unwrap_err();
+        assert!(e.contains("unknown key 'evil'"), "{e}");
+        let e = values("{ from = 0.0, to = 1.0, step = 1e-300 }").unwrap_err();
+        assert!(e.len() < 200, "{e}");
+        assert_eq!(values("{ from = 1, to = 3, step = 1 }").unwrap().len(), 3);
     }
 }

@@ -68,9 +68,15 @@ fn plan_dir(plan: &Plan) -> PathBuf {
 /// job file parses with each point's variables. An error names the plan's line of the value
 /// at fault.
 pub fn check_plan(plan: &Plan) -> Result<(), PlanError> {
+    check_points(plan, 0..plan.point_count()?)
+}
+
+/// [`check_plan`] for the points `indices` only: a run of one point (`--point N`, one task
+/// of an array) costs what its own settings cost, not the whole plan's.
+pub fn check_points(plan: &Plan, indices: impl IntoIterator<Item = u64>) -> Result<(), PlanError> {
     let mut devices_seen = HashSet::new();
     let mut jobs_seen = HashSet::new();
-    for index in 0..plan.point_count()? {
+    for index in indices {
         let point = plan.point(index)?;
         let device_key = (point.device.clone(), point.overrides());
         if devices_seen.insert(device_key) {
@@ -189,7 +195,7 @@ pub fn run_plan(
     resume: bool,
     on_done: &(dyn Fn(u64, &str) + Sync),
 ) -> Result<RunSummary, SweepError> {
-    check_plan(plan)?;
+    check_points(plan, points.iter().copied())?;
     std::fs::create_dir_all(outdir)
         .map_err(|e| SweepError::Io(format!("creating {}: {e}", outdir.display())))?;
     let next = AtomicU64::new(0);
@@ -228,11 +234,16 @@ pub fn run_plan(
     Ok(summary.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// A point file read back for `--resume`, with `collect`'s bound: only a regular file of at
+/// most 64 MiB is read (a link to /dev/zero, a FIFO or a huge sparse file is not), so a
+/// resumed sweep never takes more memory or time than the file's bound.
+fn read_point_file(path: &Path) -> Option<Value> {
+    let text = crate::read_bounded(path, crate::collect::MAX_POINT_FILE_BYTES).ok()?;
+    serde_json::from_str::<Value>(&text).ok()
+}
+
 fn done_already(plan: &Plan, index: u64, path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+    let Some(doc) = read_point_file(path) else {
         return false;
     };
     let Ok(point) = plan.point(index) else {
@@ -249,8 +260,43 @@ fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
     let mut text = serde_json::to_string_pretty(doc)
         .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))?;
     text.push('\n');
-    let tmp = path.with_extension("json.partial");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| SweepError::Io(format!("writing {}: {e}", path.display())))
+    // The rule of every file flashlab writes: a regular file or nothing at the path,
+    // written beside and renamed, nothing left behind on failure.
+    flashlab_engine::output::OutputFile::check("point file", path)
+        .and_then(|out| out.write_bytes(text.as_bytes()))
+        .map_err(|e| SweepError::Io(e.to_string()))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// `--resume` read a point file whole: a link to /dev/zero grew to gigabytes, a FIFO
+    /// waited for ever. It reads with `collect`'s bound, and only regular files.
+    #[test]
+    fn resume_reads_point_files_with_a_bound() {
+        let dir = std::env::temp_dir().join(format!("flashlab-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.json");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let zero = dir.join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let sparse = dir.join("sparse.json");
+        let f = std::fs::File::create(&sparse).unwrap();
+        f.set_len(3 << 30).unwrap();
+        let start = std::time::Instant::now();
+        for p in [&fifo, &zero, &sparse] {
+            assert!(read_point_file(p).is_none(), "{}", p.display());
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        let good = dir.join("good.json");
+        std::fs::write(&good, "{\"point\": 3}").unwrap();
+        assert_eq!(read_point_file(&good).unwrap()["point"], 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
