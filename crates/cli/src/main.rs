@@ -433,9 +433,9 @@ fn run_parsed(
     display.finish();
     let outcome = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     // A failed save still lets the results out; it is reported after them.
-    let save_failure = state_out.as_ref().and_then(|f| {
-        state_files::save(f, |out| device.save_state(out, outcome.horizon_ns)).err()
-    });
+    let save_failure = state_out
+        .as_ref()
+        .and_then(|f| state_files::save(f, |out| device.save_state(out, outcome.horizon_ns)).err());
     let mut run = outcome.result;
     // What made the result joins the device's counters and the run's own figures.
     if let serde_json::Value::Object(extra) = &mut run.flashlab {

@@ -406,6 +406,10 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     let kind = flashlab_suite::suite(&args.name)
         .map_err(|e| bad_input(crate::hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
+    // The report file is checked before the work, not found unwritable after it.
+    if let Some(path) = &args.report {
+        state_files::output_file("--report", path)?;
+    }
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",
