@@ -179,9 +179,14 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         // whole as it is rewritten), nothing is written in SLC mode.
         assert!((b / 524.288e6 - 1.0).abs() < 0.03, "{test}: full {b}");
     }
-    // Sequential reads are bound by the PCIe 3.0 x4 link either way.
+    // Fresh, the file is read from SLC-mode pages at the PCIe 3.0 x4 link's rate; full, from
+    // native TLC pages, at the ECC decoders' rate (controller.native_decode_bandwidth,
+    // 2.2 GB/s, fitted to the workstation study's full drive).
     let key = "seq1m_q8t1_read_bw_bytes_per_s";
-    assert!((value(&full, key) / value(&fresh, key) - 1.0).abs() < 0.02);
+    let (a, b) = (value(&fresh, key), value(&full, key));
+    println!("seq1m_q8t1 read: fresh {a:.0} B/s, full {b:.0} B/s");
+    assert!(a > 3.0e9, "fresh read {a}");
+    assert!((b / 2.2e9 - 1.0).abs() < 0.03, "full read {b}");
 }
 
 fn sustained(bytes: RoundLength) -> DeviceReport {
