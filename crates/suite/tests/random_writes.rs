@@ -5,58 +5,18 @@
 //! it takes; every job step it records is parsed again and checked. Its output is checked for
 //! the suite's grids too (`flashlab_suite::grid_titles`).
 
+mod common;
+
 use flashlab_device::load_device_config;
-use flashlab_engine::{NS_PER_MS, NS_PER_S};
+use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
     grid_titles, render_table, run_on_device, suite, DeviceReport, EnduranceWorkload,
-    PreconditionKind, RecoveryVariant, RoundLength, StepKind, StepRecord, SuiteKind, SuiteOptions,
-    SuiteReport,
+    PreconditionKind, RecoveryVariant, StepKind, StepRecord, SuiteKind, SuiteOptions, SuiteReport,
 };
 use flashlab_workload::{RandomDistribution, RwPattern};
 
 fn short() -> SuiteOptions {
-    let mut o = SuiteOptions {
-        runtime_ns: Some(20 * NS_PER_MS),
-        round: RoundLength::TimeNs(20 * NS_PER_MS),
-        max_rounds: 5,
-        ..Default::default()
-    }
-    .with(flashlab_suite::QosOptions {
-        depths: vec![4],
-        ..Default::default()
-    });
-    o.own_mut::<flashlab_suite::DesktopOptions>().runs = 1;
-    o.client.size_bytes = Some(64 << 20);
-    o.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 0.1;
-    o.interval = RoundLength::CapacityFraction(0.05);
-    o.own_mut::<flashlab_suite::RecoveryOptions>().dirty_ns = vec![100 * NS_PER_MS];
-    o.own_mut::<flashlab_suite::RecoveryOptions>().idle_ns = vec![NS_PER_S];
-    o.own_mut::<flashlab_suite::RecoveryOptions>().probe_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_bursts = 2;
-    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_burst_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::RecoveryOptions>()
-        .hir_idle_multiples = vec![1];
-    o.own_mut::<flashlab_suite::RecoveryOptions>()
-        .hir_baseline_ns = 40 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![0.0];
-    o.own_mut::<flashlab_suite::OpSweepOptions>()
-        .precondition_ns = Some(50 * NS_PER_MS);
-    o.own_mut::<flashlab_suite::OpSweepOptions>().run_ns = vec![50 * NS_PER_MS];
-    o.own_mut::<flashlab_suite::EnduranceOptions>().measure = RoundLength::CapacityFraction(0.02);
-    o.own_mut::<flashlab_suite::RaidScalingOptions>().members = vec![2];
-    o.own_mut::<flashlab_suite::SustainedOptions>().length = RoundLength::CapacityFraction(0.05);
-    o.own_mut::<flashlab_suite::CachePassesOptions>()
-        .app_region_bytes = 64 << 20;
-    o.own_mut::<flashlab_suite::CachePassesOptions>().app_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::CachePassesOptions>()
-        .scan_set_bytes = 16 << 20;
-    o.own_mut::<flashlab_suite::TenantOptions>().write_bs_bytes = vec![8 << 10];
-    o.own_mut::<flashlab_suite::AppProfileOptions>().profiles =
-        vec!["sql".into(), "vdi-full-boot".into()];
-    o.own_mut::<flashlab_suite::AppProfileOptions>().loads = vec![1];
-    o.precondition.random_ns = 50 * NS_PER_MS;
-    o.precondition.seq_ns = 0;
-    o
+    common::short_options(20 * NS_PER_MS)
 }
 
 /// Random writes, trims and mixes: the patterns whose offsets change what GC finds.

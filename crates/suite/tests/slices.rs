@@ -6,56 +6,17 @@
 //! Each suite runs with the short settings of `random_writes.rs`, so the whole test takes
 //! seconds.
 
+mod common;
+
 use flashlab_device::{load_device_config, DeviceConfig};
-use flashlab_engine::{NS_PER_MS, NS_PER_S};
-use flashlab_suite::{run_on_device, DeviceReport, RoundLength, SuiteKind, SuiteOptions, Unit};
+use flashlab_engine::NS_PER_MS;
+use flashlab_suite::{run_on_device, DeviceReport, SuiteKind, SuiteOptions, Unit};
 
 /// What a slice may cost a headline figure.
 const TOLERANCE: f64 = 0.03;
 
 fn short() -> SuiteOptions {
-    let mut o = SuiteOptions {
-        runtime_ns: Some(50 * NS_PER_MS),
-        round: RoundLength::TimeNs(50 * NS_PER_MS),
-        max_rounds: 5,
-        ..Default::default()
-    }
-    .with(flashlab_suite::QosOptions {
-        depths: vec![4],
-        ..Default::default()
-    });
-    o.own_mut::<flashlab_suite::DesktopOptions>().runs = 1;
-    o.client.size_bytes = Some(64 << 20);
-    o.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 0.1;
-    o.interval = RoundLength::CapacityFraction(0.05);
-    o.own_mut::<flashlab_suite::RecoveryOptions>().dirty_ns = vec![100 * NS_PER_MS];
-    o.own_mut::<flashlab_suite::RecoveryOptions>().idle_ns = vec![NS_PER_S];
-    o.own_mut::<flashlab_suite::RecoveryOptions>().probe_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_bursts = 2;
-    o.own_mut::<flashlab_suite::RecoveryOptions>().hir_burst_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::RecoveryOptions>()
-        .hir_idle_multiples = vec![1];
-    o.own_mut::<flashlab_suite::RecoveryOptions>()
-        .hir_baseline_ns = 40 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![0.0];
-    o.own_mut::<flashlab_suite::OpSweepOptions>()
-        .precondition_ns = Some(50 * NS_PER_MS);
-    o.own_mut::<flashlab_suite::OpSweepOptions>().run_ns = vec![50 * NS_PER_MS];
-    o.own_mut::<flashlab_suite::EnduranceOptions>().measure = RoundLength::CapacityFraction(0.02);
-    o.own_mut::<flashlab_suite::RaidScalingOptions>().members = vec![2];
-    o.own_mut::<flashlab_suite::SustainedOptions>().length = RoundLength::CapacityFraction(0.05);
-    o.own_mut::<flashlab_suite::CachePassesOptions>()
-        .app_region_bytes = 64 << 20;
-    o.own_mut::<flashlab_suite::CachePassesOptions>().app_ns = 20 * NS_PER_MS;
-    o.own_mut::<flashlab_suite::CachePassesOptions>()
-        .scan_set_bytes = 16 << 20;
-    o.own_mut::<flashlab_suite::TenantOptions>().write_bs_bytes = vec![8 << 10];
-    o.own_mut::<flashlab_suite::AppProfileOptions>().profiles =
-        vec!["sql".into(), "vdi-full-boot".into()];
-    o.own_mut::<flashlab_suite::AppProfileOptions>().loads = vec![1];
-    o.precondition.random_ns = 50 * NS_PER_MS;
-    o.precondition.seq_ns = 0;
-    o
+    common::short_options(50 * NS_PER_MS)
 }
 
 /// The tiny drive at twice its size (twice the blocks per plane and the capacity), at `scale`.
