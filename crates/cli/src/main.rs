@@ -382,11 +382,11 @@ fn keep_every_die(
 fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Failure> {
     for job in &job_file.jobs {
         for (option, prefix) in [
-            ("write_bw_log", &job.write_bw_log),
-            ("write_lat_log", &job.write_lat_log),
-            ("write_iops_log", &job.write_iops_log),
-            ("write_hist_log", &job.write_hist_log),
-            ("write_iolog", &job.write_iolog),
+            ("write_bw_log", &job.log.write_bw_log),
+            ("write_lat_log", &job.log.write_lat_log),
+            ("write_iops_log", &job.log.write_iops_log),
+            ("write_hist_log", &job.log.write_hist_log),
+            ("write_iolog", &job.log.write_iolog),
         ] {
             let Some(prefix) = prefix else { continue };
             let Some(dir) = Path::new(prefix).parent() else {
@@ -396,12 +396,13 @@ fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Fa
                 continue;
             }
             let place = job
+                .id
                 .origin
                 .clone()
-                .unwrap_or_else(|| format!("{}:{}", job_file.path, job.line));
+                .unwrap_or_else(|| format!("{}:{}", job_file.path, job.id.line));
             return Err(bad_input(anyhow!(
                 "{place}: job {}: {option}={prefix}: the directory {} does not exist (fio does not create it); create it or name another",
-                job.name,
+                job.id.name,
                 dir.display()
             )));
         }

@@ -24,15 +24,16 @@ pub(crate) struct RateState {
 impl RateState {
     pub(crate) fn new(spec: &JobSpec, seeds: SeedTree) -> Self {
         let active = spec
+            .rate
             .rate_bytes_per_s
             .iter()
-            .chain(spec.rate_iops.iter())
+            .chain(spec.rate.rate_iops.iter())
             .any(|&r| r > 0);
         Self {
             active,
-            bytes_per_s: spec.rate_bytes_per_s,
-            iops: spec.rate_iops,
-            process: spec.rate_process,
+            bytes_per_s: spec.rate.rate_bytes_per_s,
+            iops: spec.rate.rate_iops,
+            process: spec.rate.rate_process,
             issued_bytes: [0; 3],
             issued_ios: [0; 3],
             poisson_next_ns: [0; 3],
@@ -133,10 +134,11 @@ mod tests {
 
     #[test]
     fn linear_plan_follows_the_tighter_limit_without_drift() {
-        let spec = JobSpec {
-            rate_bytes_per_s: [3_000_000, 0, 0],
-            rate_iops: [500, 0, 0],
-            ..JobSpec::new("r", 1)
+        let spec = {
+            let mut j = JobSpec::new("r", 1);
+            j.rate.rate_bytes_per_s = [3_000_000, 0, 0];
+            j.rate.rate_iops = [500, 0, 0];
+            j
         };
         let mut r = RateState::new(&spec, SeedTree::new(1));
         assert!(r.active && r.limited(0) && !r.limited(1));
@@ -155,9 +157,10 @@ mod tests {
 
     #[test]
     fn late_issues_are_counted_with_their_lag() {
-        let spec = JobSpec {
-            rate_iops: [1000, 0, 0],
-            ..JobSpec::new("r", 1)
+        let spec = {
+            let mut j = JobSpec::new("r", 1);
+            j.rate.rate_iops = [1000, 0, 0];
+            j
         };
         let mut r = RateState::new(&spec, SeedTree::new(1));
         r.note_issue(0, 4096, 0, 0);

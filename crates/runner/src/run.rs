@@ -270,7 +270,7 @@ impl JobClone<'_> {
     #[inline(always)]
     fn exhaust(&mut self) -> bool {
         self.life.exhaust();
-        if self.spec.end_fsync && !self.end_flush_sent {
+        if self.spec.sync.end_fsync && !self.end_flush_sent {
             self.end_flush_sent = true;
             self.flush_pending = true;
             return true;
@@ -608,7 +608,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             if self.clones[i].life.waiting() {
                 continue;
             }
-            let delay_ns = self.clones[i].spec.startdelay_ns;
+            let delay_ns = self.clones[i].spec.time.startdelay_ns;
             if delay_ns > 0 {
                 self.queue.schedule(
                     now.saturating_add(delay_ns),
@@ -621,7 +621,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // Issue only once every clone of the phase has started, so that clones listed later
         // are not disadvantaged by a device already filled by earlier ones at the same time.
         for i in lo..hi {
-            if self.clones[i].spec.startdelay_ns == 0 && !self.clones[i].life.waiting() {
+            if self.clones[i].spec.time.startdelay_ns == 0 && !self.clones[i].life.waiting() {
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
             }
@@ -650,16 +650,16 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         c.watched = c.lat_target.is_some()
             || c.min_rate.is_some()
             || c.steady.is_some()
-            || c.spec.max_latency_ns != [0; 3]
+            || c.spec.latency.max_latency_ns != [0; 3]
             || c.overlap_guard.is_some();
         if let Some(lt) = &c.lat_target {
             c.iodepth = lt.depth;
         }
-        let ramp_ns = c.spec.ramp_time_ns;
+        let ramp_ns = c.spec.time.ramp_time_ns;
         if c.life.stopped() {
             // Stopped by another job's exitall before it started: it ends as it starts.
             c.deadline_ns = now;
-        } else if let Some(runtime_ns) = c.spec.runtime_ns {
+        } else if let Some(runtime_ns) = c.spec.time.runtime_ns {
             c.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
             self.queue
                 .schedule(c.deadline_ns, Event::Deadline { clone: i as u32 })?;
@@ -844,19 +844,19 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         let s = c.spec;
         let mut due = false;
-        if s.thinktime_iotime_ns > 0 {
-            due = now.saturating_sub(c.think_last_ns) >= s.thinktime_iotime_ns;
+        if s.rate.thinktime_iotime_ns > 0 {
+            due = now.saturating_sub(c.think_last_ns) >= s.rate.thinktime_iotime_ns;
             // fio skips the count when only the time was asked for: the default of one
             // block would think after every I/O.
-            if !due && !s.thinktime_blocks_set {
+            if !due && !s.rate.thinktime_blocks_set {
                 return Ok(());
             }
         }
-        let count = match s.thinktime_blocks_type {
+        let count = match s.rate.thinktime_blocks_type {
             ThinkBlocks::Complete => c.think_completed,
             ThinkBlocks::Issue => c.think_issued,
         };
-        due |= count >= c.think_last_blocks + u64::from(s.thinktime_blocks.max(1));
+        due |= count >= c.think_last_blocks + u64::from(s.rate.thinktime_blocks.max(1));
         if !due {
             return Ok(());
         }
@@ -874,10 +874,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn start_thinking(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
         c.think = Think::Sleeping;
-        let think_ns = c.spec.thinktime_ns;
-        if c.spec.rate_ignore_thinktime {
+        let think_ns = c.spec.rate.thinktime_ns;
+        if c.spec.rate.rate_ignore_thinktime {
             let ddir = c.think_ddir;
-            let min_bs = min_block_bytes(&c.spec.bs[ddir]);
+            let min_bs = min_block_bytes(&c.spec.block.bs[ddir]);
             c.rate.skip_think(ddir, think_ns, min_bs);
         }
         let until = now.saturating_add(think_ns);
@@ -897,7 +897,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // The refused request never reached the device.
         c.in_flight -= 1;
         if c.io_error.is_none() {
-            c.io_error = Some(JobIoError::new(c.spec.name.clone(), now, req, error));
+            c.io_error = Some(JobIoError::new(c.spec.id.name.clone(), now, req, error));
         }
         c.life.fail();
         self.stop_issuing(i, now);
@@ -965,9 +965,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let s = c.spec;
             result.set_latency_target(
                 lt.depth,
-                s.latency_target_ns,
-                s.latency_window_ns / 1_000,
-                s.latency_percentile,
+                s.latency.latency_target_ns,
+                s.latency.latency_window_ns / 1_000,
+                s.latency.latency_percentile,
             );
         }
         if let Some(e) = &c.io_error {
@@ -980,7 +980,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if self.has_waiters {
             self.release_waiters();
         }
-        if (spec.exitall || (spec.exitall_on_error && failed)) && !self.exiting {
+        if (spec.control.exitall || (spec.control.exitall_on_error && failed)) && !self.exiting {
             self.exit_others(i, now);
         }
     }
@@ -1012,7 +1012,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             if c.life.finished() {
                 continue;
             }
-            let at = now.max(phase_start.saturating_add(c.spec.startdelay_ns));
+            let at = now.max(phase_start.saturating_add(c.spec.time.startdelay_ns));
             self.queue.schedule(at, Event::Start { clone: w as u32 })?;
         }
         Ok(())
@@ -1023,7 +1023,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// running.
     #[cold]
     fn exit_others(&mut self, i: usize, now: SimTime) {
-        let (groupid, what) = (self.clones[i].groupid, self.clones[i].spec.exit_what);
+        let (groupid, what) = (
+            self.clones[i].groupid,
+            self.clones[i].spec.control.exit_what,
+        );
         if what == ExitWhat::All {
             self.exit_all = true;
         }
@@ -1074,7 +1077,7 @@ fn clone_fraction(c: &JobClone, now: SimTime) -> f64 {
         0.0
     };
     let by_bytes = match c.generator.total_bytes() {
-        Some(total) if total > 0 && !c.spec.time_based => c.issued_bytes as f64 / total as f64,
+        Some(total) if total > 0 && !c.spec.time.time_based => c.issued_bytes as f64 / total as f64,
         _ => 0.0,
     };
     by_time.max(by_bytes).min(1.0)

@@ -120,14 +120,14 @@ pub fn die_cut_refusal(file: &JobFile, scale: SliceScale) -> Option<String> {
         return None;
     }
     file.jobs.iter().find_map(|job| {
-        let depth = job.iodepth.max(1);
+        let depth = job.engine.iodepth.max(1);
         let slice_depth = ((depth as f64 / d).round() as u32).max(1);
         let shared = depth as f64 / slice_depth as f64;
         ((shared - d).abs() > 1e-9 * d).then(|| {
             format!(
                 "job '{}' runs at iodepth {depth}, which 1/{} of the dies cannot share (at \
                  iodepth {slice_depth} each die would see {:.2}x the drive's load)",
-                job.name,
+                job.id.name,
                 trim_factor(d),
                 d / shared
             )
@@ -235,7 +235,7 @@ impl ScalePlan {
                     );
                 }
                 json!({
-                    "jobname": spec.name,
+                    "jobname": spec.id.name,
                     "time_factor": j.back.time_factor,
                     "count_factor": j.back.count_factor,
                     "rate_factor": j.back.rate_factor(),
@@ -261,14 +261,14 @@ fn phases_keeping_time(jobs: &[JobSpec], timed: TimedPhases) -> Vec<bool> {
     let mut keep = vec![false; jobs.len()];
     let mut start = 0;
     for end in 1..=jobs.len() {
-        if end == jobs.len() || jobs[end].stonewall {
+        if end == jobs.len() || jobs[end].control.stonewall {
             let all = jobs[start..end].iter().all(|j| {
-                let [_, writes, trims] = j.rw.directions();
-                j.time_based
-                    && j.runtime_ns.is_some()
+                let [_, writes, trims] = j.io.rw.directions();
+                j.time.time_based
+                    && j.time.runtime_ns.is_some()
                     && (timed == TimedPhases::KeepTime || (!writes && !trims))
-                    && j.io_size.is_none()
-                    && j.number_ios.is_none()
+                    && j.target.io_size.is_none()
+                    && j.target.number_ios.is_none()
             });
             keep[start..end].iter_mut().for_each(|k| *k = all);
             start = end;
@@ -298,12 +298,14 @@ fn scale_job(
         RegionSizes::Scale => f,
         RegionSizes::Keep => 1.0,
     };
-    let dirs = spec.rw.directions();
+    let dirs = spec.io.rw.directions();
     // Sizes stay whole multiples of the largest block the job issues, so a region still
     // holds whole I/Os and offsets stay aligned.
     let align_bytes = (0..3)
         .filter(|&d| dirs[d])
-        .map(|d| largest_block_bytes(&spec.bs[d]).max(spec.block_align_bytes[d].unwrap_or(0)))
+        .map(|d| {
+            largest_block_bytes(&spec.block.bs[d]).max(spec.block.block_align_bytes[d].unwrap_or(0))
+        })
         .max()
         .unwrap_or(4096)
         .max(1);
@@ -317,42 +319,42 @@ fn scale_job(
         }
         s
     };
-    if let Some(SizeSpec::Bytes(v)) = spec.size {
-        spec.size = Some(SizeSpec::Bytes(bytes("size", v, true)));
+    if let Some(SizeSpec::Bytes(v)) = spec.target.size {
+        spec.target.size = Some(SizeSpec::Bytes(bytes("size", v, true)));
     }
-    if let SizeSpec::Bytes(v) = spec.offset {
-        spec.offset = SizeSpec::Bytes(bytes("offset", v, false));
+    if let SizeSpec::Bytes(v) = spec.target.offset {
+        spec.target.offset = SizeSpec::Bytes(bytes("offset", v, false));
     }
-    if let SizeSpec::Bytes(v) = spec.offset_increment {
-        spec.offset_increment = SizeSpec::Bytes(bytes("offset_increment", v, true));
+    if let SizeSpec::Bytes(v) = spec.target.offset_increment {
+        spec.target.offset_increment = SizeSpec::Bytes(bytes("offset_increment", v, true));
     }
     // A percentage `io_size` is of the region, which already follows the slice.
-    if let Some(SizeSpec::Bytes(v)) = spec.io_size {
-        spec.io_size = Some(SizeSpec::Bytes(bytes("io_size", v, true)));
+    if let Some(SizeSpec::Bytes(v)) = spec.target.io_size {
+        spec.target.io_size = Some(SizeSpec::Bytes(bytes("io_size", v, true)));
     }
-    if let RandomDistribution::ZonedAbs(zones) = &mut spec.random_distribution {
+    if let RandomDistribution::ZonedAbs(zones) = &mut spec.io.random_distribution {
         for zone in zones.iter_mut() {
             zone.1 = bytes("zoned_abs", zone.1, true);
         }
     }
-    if let Some(n) = spec.number_ios {
+    if let Some(n) = spec.target.number_ios {
         let s = ((n as f64 / region_factor).round() as u64).max(1);
         if s != n {
             changes.push(("number_ios", n, s));
         }
-        spec.number_ios = Some(s);
+        spec.target.number_ios = Some(s);
     }
 
     // Fewer dies: the same queue per die.
     let mut throughput_factor = 1.0;
     if scale.die_factor > 1.0 {
-        let depth = spec.iodepth.max(1);
+        let depth = spec.engine.iodepth.max(1);
         let slice_depth = ((depth as f64 / scale.die_factor).round() as u32).max(1);
         throughput_factor = depth as f64 / slice_depth as f64;
         if slice_depth != depth {
             changes.push(("iodepth", depth.into(), slice_depth.into()));
         }
-        spec.iodepth = slice_depth;
+        spec.engine.iodepth = slice_depth;
         let rates = |name: &'static str, r: &mut [u64; 3], changes: &mut Vec<_>| {
             for v in r.iter_mut().filter(|v| **v > 0) {
                 let s = ((*v as f64 / throughput_factor).round() as u64).max(1);
@@ -362,10 +364,14 @@ fn scale_job(
                 *v = s;
             }
         };
-        rates("rate", &mut spec.rate_bytes_per_s, &mut changes);
-        rates("rate_iops", &mut spec.rate_iops, &mut changes);
-        rates("rate_min", &mut spec.rate_min_bytes_per_s, &mut changes);
-        rates("rate_iops_min", &mut spec.rate_iops_min, &mut changes);
+        rates("rate", &mut spec.rate.rate_bytes_per_s, &mut changes);
+        rates("rate_iops", &mut spec.rate.rate_iops, &mut changes);
+        rates(
+            "rate_min",
+            &mut spec.rate.rate_min_bytes_per_s,
+            &mut changes,
+        );
+        rates("rate_iops_min", &mut spec.rate.rate_iops_min, &mut changes);
     }
 
     let time_factor = if keep_time {
@@ -383,37 +389,38 @@ fn scale_job(
         }
         s
     };
-    if let Some(v) = spec.runtime_ns {
-        spec.runtime_ns = Some(time("runtime", v));
+    if let Some(v) = spec.time.runtime_ns {
+        spec.time.runtime_ns = Some(time("runtime", v));
     }
-    spec.ramp_time_ns = time("ramp_time", spec.ramp_time_ns);
+    spec.time.ramp_time_ns = time("ramp_time", spec.time.ramp_time_ns);
     // Steady-state samples are seconds of the drive: the runner takes them one
     // `time_factor` apart, and their ramp is a span of the drive's time like `ramp_time`.
     spec.steadystate.ramp_ns = time("steadystate_ramp_time", spec.steadystate.ramp_ns);
-    spec.startdelay_ns = time("startdelay", spec.startdelay_ns);
+    spec.time.startdelay_ns = time("startdelay", spec.time.startdelay_ns);
     if spec
+        .rate
         .rate_min_bytes_per_s
         .iter()
-        .chain(&spec.rate_iops_min)
+        .chain(&spec.rate.rate_iops_min)
         .any(|&r| r > 0)
     {
-        spec.rate_cycle_ns = time("rate_cycle", spec.rate_cycle_ns);
+        spec.rate.rate_cycle_ns = time("rate_cycle", spec.rate.rate_cycle_ns);
     }
     // Log windows are spans of the drive's time too; after scaling back, their stamps fall
     // near the multiples of the window asked for (to the nearest simulated ms).
-    if spec.log_avg_msec > 0 {
-        let ms = ((spec.log_avg_msec as f64 * time_factor).round() as u64).max(1);
-        if ms != spec.log_avg_msec {
-            changes.push(("log_avg_msec", spec.log_avg_msec, ms));
+    if spec.log.log_avg_msec > 0 {
+        let ms = ((spec.log.log_avg_msec as f64 * time_factor).round() as u64).max(1);
+        if ms != spec.log.log_avg_msec {
+            changes.push(("log_avg_msec", spec.log.log_avg_msec, ms));
         }
-        spec.log_avg_msec = ms;
+        spec.log.log_avg_msec = ms;
     }
-    if spec.log_hist_msec > 0 {
-        let ms = ((spec.log_hist_msec as f64 * time_factor).round() as u64).max(1);
-        if ms != spec.log_hist_msec {
-            changes.push(("log_hist_msec", spec.log_hist_msec, ms));
+    if spec.log.log_hist_msec > 0 {
+        let ms = ((spec.log.log_hist_msec as f64 * time_factor).round() as u64).max(1);
+        if ms != spec.log.log_hist_msec {
+            changes.push(("log_hist_msec", spec.log.log_hist_msec, ms));
         }
-        spec.log_hist_msec = ms;
+        spec.log.log_hist_msec = ms;
     }
 
     JobScale {
@@ -451,33 +458,33 @@ mod tests {
 
     fn job(rw: RwPattern) -> JobSpec {
         let mut j = JobSpec::new("j", 1);
-        j.rw = rw;
+        j.io.rw = rw;
         j
     }
 
     #[test]
     fn capacity_cut_shrinks_bytes_and_time_and_scales_back_exactly() {
         let mut j = job(RwPattern::RandWrite);
-        j.size = Some(SizeSpec::Bytes(16 * GIB));
-        j.offset = SizeSpec::Bytes(GIB);
-        j.io_size = Some(SizeSpec::Bytes(8 * GIB));
-        j.runtime_ns = Some(60 * S);
-        j.ramp_time_ns = 4 * S;
-        j.log_avg_msec = 1000;
-        j.thinktime_ns = 1000;
-        j.iodepth = 32;
-        j.rate_iops = [0, 5000, 0];
+        j.target.size = Some(SizeSpec::Bytes(16 * GIB));
+        j.target.offset = SizeSpec::Bytes(GIB);
+        j.target.io_size = Some(SizeSpec::Bytes(8 * GIB));
+        j.time.runtime_ns = Some(60 * S);
+        j.time.ramp_time_ns = 4 * S;
+        j.log.log_avg_msec = 1000;
+        j.rate.thinktime_ns = 1000;
+        j.engine.iodepth = 32;
+        j.rate.rate_iops = [0, 5000, 0];
         let plan = scaled(&file(vec![j]), SliceScale::new(16.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
-        assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
-        assert_eq!(s.offset, SizeSpec::Bytes(GIB / 16));
-        assert_eq!(s.io_size, Some(SizeSpec::Bytes(GIB / 2)));
-        assert_eq!(s.runtime_ns, Some(60 * S / 16));
-        assert_eq!(s.ramp_time_ns, S / 4);
-        assert_eq!(s.log_avg_msec, 63, "1000 ms / 16, to the nearest ms");
-        assert_eq!(s.thinktime_ns, 1000, "per-I/O pauses stay");
-        assert_eq!(s.iodepth, 32, "every die is simulated: same depth");
-        assert_eq!(s.rate_iops, [0, 5000, 0], "same bandwidth: same rate");
+        assert_eq!(s.target.size, Some(SizeSpec::Bytes(GIB)));
+        assert_eq!(s.target.offset, SizeSpec::Bytes(GIB / 16));
+        assert_eq!(s.target.io_size, Some(SizeSpec::Bytes(GIB / 2)));
+        assert_eq!(s.time.runtime_ns, Some(60 * S / 16));
+        assert_eq!(s.time.ramp_time_ns, S / 4);
+        assert_eq!(s.log.log_avg_msec, 63, "1000 ms / 16, to the nearest ms");
+        assert_eq!(s.rate.thinktime_ns, 1000, "per-I/O pauses stay");
+        assert_eq!(s.engine.iodepth, 32, "every die is simulated: same depth");
+        assert_eq!(s.rate.rate_iops, [0, 5000, 0], "same bandwidth: same rate");
         let back = plan.jobs[0].back;
         assert_eq!((back.time_factor, back.count_factor), (16.0, 16.0));
         assert_eq!(back.rate_factor(), 1.0);
@@ -487,11 +494,11 @@ mod tests {
     #[test]
     fn kept_regions_keep_their_bytes_and_the_clock_still_compresses() {
         let mut j = job(RwPattern::Write);
-        j.size = Some(SizeSpec::Bytes(256 << 20));
-        j.offset = SizeSpec::Bytes(GIB);
-        j.io_size = Some(SizeSpec::Bytes(512 << 20));
-        j.number_ios = Some(1000);
-        j.runtime_ns = Some(16 * S);
+        j.target.size = Some(SizeSpec::Bytes(256 << 20));
+        j.target.offset = SizeSpec::Bytes(GIB);
+        j.target.io_size = Some(SizeSpec::Bytes(512 << 20));
+        j.target.number_ios = Some(1000);
+        j.time.runtime_ns = Some(16 * S);
         let plan = ScalePlan::new(
             &file(vec![j]),
             SliceScale::new(16.0, 1.0),
@@ -499,68 +506,68 @@ mod tests {
             RegionSizes::Keep,
         );
         let s = &plan.file.as_ref().unwrap().jobs[0];
-        assert_eq!(s.size, Some(SizeSpec::Bytes(256 << 20)));
-        assert_eq!(s.offset, SizeSpec::Bytes(GIB));
-        assert_eq!(s.io_size, Some(SizeSpec::Bytes(512 << 20)));
-        assert_eq!(s.number_ios, Some(1000));
+        assert_eq!(s.target.size, Some(SizeSpec::Bytes(256 << 20)));
+        assert_eq!(s.target.offset, SizeSpec::Bytes(GIB));
+        assert_eq!(s.target.io_size, Some(SizeSpec::Bytes(512 << 20)));
+        assert_eq!(s.target.number_ios, Some(1000));
         // Time still follows the capacity: it is not a region.
-        assert_eq!(s.runtime_ns, Some(S));
+        assert_eq!(s.time.runtime_ns, Some(S));
         assert_eq!(plan.jobs[0].changes, [("runtime", 16 * S, S)]);
     }
 
     #[test]
     fn percentages_stay_and_sizes_keep_whole_blocks() {
         let mut j = job(RwPattern::Write);
-        j.size = Some(SizeSpec::Fraction(0.5));
-        j.bs[1] = BlockSize::Fixed(128 * 1024);
-        j.offset_increment = SizeSpec::Bytes(1_000_000);
-        j.io_size = Some(SizeSpec::Fraction(0.25));
+        j.target.size = Some(SizeSpec::Fraction(0.5));
+        j.block.bs[1] = BlockSize::Fixed(128 * 1024);
+        j.target.offset_increment = SizeSpec::Bytes(1_000_000);
+        j.target.io_size = Some(SizeSpec::Fraction(0.25));
         let plan = scaled(&file(vec![j]), SliceScale::new(3.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
-        assert_eq!(s.size, Some(SizeSpec::Fraction(0.5)));
+        assert_eq!(s.target.size, Some(SizeSpec::Fraction(0.5)));
         // A percentage io_size is of the region, which is already the slice's: not shrunk twice.
-        assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
+        assert_eq!(s.target.io_size, Some(SizeSpec::Fraction(0.25)));
         assert!(plan.jobs[0].changes.iter().all(|c| c.0 != "io_size"));
         // 1 MB / 3 = 333 kB: the nearest whole number of 128 KiB blocks is 3.
-        assert_eq!(s.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
+        assert_eq!(s.target.offset_increment, SizeSpec::Bytes(3 * 128 * 1024));
         let mut tiny = job(RwPattern::Write);
-        tiny.size = Some(SizeSpec::Bytes(4096));
+        tiny.target.size = Some(SizeSpec::Bytes(4096));
         let plan = scaled(&file(vec![tiny]), SliceScale::new(100.0, 1.0));
         assert_eq!(
-            plan.file.as_ref().unwrap().jobs[0].size,
+            plan.file.as_ref().unwrap().jobs[0].target.size,
             Some(SizeSpec::Bytes(4096)),
             "never below one block"
         );
         // A percentage io_size over a region in bytes: the region shrinks, the share stays.
         let mut j = job(RwPattern::Write);
-        j.size = Some(SizeSpec::Bytes(16 * GIB));
-        j.io_size = Some(SizeSpec::Fraction(0.25));
+        j.target.size = Some(SizeSpec::Bytes(16 * GIB));
+        j.target.io_size = Some(SizeSpec::Fraction(0.25));
         let plan = scaled(&file(vec![j]), SliceScale::new(16.0, 1.0));
         let s = &plan.file.as_ref().unwrap().jobs[0];
-        assert_eq!(s.size, Some(SizeSpec::Bytes(GIB)));
-        assert_eq!(s.io_size, Some(SizeSpec::Fraction(0.25)));
+        assert_eq!(s.target.size, Some(SizeSpec::Bytes(GIB)));
+        assert_eq!(s.target.io_size, Some(SizeSpec::Fraction(0.25)));
     }
 
     #[test]
     fn die_cut_divides_depth_and_rates_and_multiplies_rates_back() {
         let mut deep = job(RwPattern::RandRead);
-        deep.iodepth = 32;
-        deep.runtime_ns = Some(8 * S);
-        deep.rate_bytes_per_s = [400 << 20, 0, 0];
+        deep.engine.iodepth = 32;
+        deep.time.runtime_ns = Some(8 * S);
+        deep.rate.rate_bytes_per_s = [400 << 20, 0, 0];
         let mut qd1 = job(RwPattern::RandRead);
-        qd1.iodepth = 1;
-        qd1.stonewall = true;
+        qd1.engine.iodepth = 1;
+        qd1.control.stonewall = true;
         let plan = scaled(&file(vec![deep, qd1]), SliceScale::new(8.0, 4.0));
         let f = plan.file.as_ref().unwrap();
-        assert_eq!(f.jobs[0].iodepth, 8);
-        assert_eq!(f.jobs[0].rate_bytes_per_s[0], 100 << 20);
+        assert_eq!(f.jobs[0].engine.iodepth, 8);
+        assert_eq!(f.jobs[0].rate.rate_bytes_per_s[0], 100 << 20);
         // Time × L / f = 4 / 8: the slice reads at a quarter of the rate into an eighth of
         // the capacity.
-        assert_eq!(f.jobs[0].runtime_ns, Some(4 * S));
+        assert_eq!(f.jobs[0].time.runtime_ns, Some(4 * S));
         assert_eq!(plan.jobs[0].back.rate_factor(), 4.0);
         assert_eq!(plan.jobs[0].back.count_factor, 8.0);
         // Depth 1 cannot be cut: the slice's throughput is that of the full drive.
-        assert_eq!(f.jobs[1].iodepth, 1);
+        assert_eq!(f.jobs[1].engine.iodepth, 1);
         assert_eq!(plan.jobs[1].throughput_factor, 1.0);
         assert_eq!(plan.jobs[1].back.rate_factor(), 1.0);
     }
@@ -568,32 +575,32 @@ mod tests {
     #[test]
     fn time_based_read_phases_keep_their_time() {
         let mut fill = job(RwPattern::Write);
-        fill.size = Some(SizeSpec::Fraction(1.0));
+        fill.target.size = Some(SizeSpec::Fraction(1.0));
         let mut r1 = job(RwPattern::RandRead);
-        r1.stonewall = true;
-        r1.time_based = true;
-        r1.runtime_ns = Some(10 * S);
+        r1.control.stonewall = true;
+        r1.time.time_based = true;
+        r1.time.runtime_ns = Some(10 * S);
         let mut r2 = r1.clone();
-        r2.stonewall = false;
+        r2.control.stonewall = false;
         let mut w = job(RwPattern::RandWrite);
-        w.stonewall = true;
-        w.time_based = true;
-        w.runtime_ns = Some(10 * S);
+        w.control.stonewall = true;
+        w.time.time_based = true;
+        w.time.runtime_ns = Some(10 * S);
         let mut r3 = r1.clone();
-        r3.stonewall = false;
+        r3.control.stonewall = false;
         let (fill_keep, w_keep) = (fill.clone(), w.clone());
         let plan = scaled(&file(vec![fill, r1, r2, w, r3]), SliceScale::new(4.0, 1.0));
         let kept: Vec<bool> = plan.jobs.iter().map(|j| j.kept_time).collect();
         // The last phase mixes a writer with a reader: both share the compressed clock.
         assert_eq!(kept, [false, true, true, false, false]);
         let f = plan.file.as_ref().unwrap();
-        assert_eq!(f.jobs[1].runtime_ns, Some(10 * S));
-        assert_eq!(f.jobs[4].runtime_ns, Some(10 * S / 4));
+        assert_eq!(f.jobs[1].time.runtime_ns, Some(10 * S));
+        assert_eq!(f.jobs[4].time.runtime_ns, Some(10 * S / 4));
         assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
         // A run measuring a steady state keeps the writing phases' time as well (the fill
         // is bounded by size, not time, and still shrinks with the capacity).
         let mut w = w_keep;
-        w.ramp_time_ns = S;
+        w.time.ramp_time_ns = S;
         let plan = ScalePlan::new(
             &file(vec![fill_keep, w]),
             SliceScale::new(4.0, 1.0),
@@ -604,7 +611,7 @@ mod tests {
         assert_eq!(kept, [false, true]);
         let f = plan.file.as_ref().unwrap();
         assert_eq!(
-            (f.jobs[1].runtime_ns, f.jobs[1].ramp_time_ns),
+            (f.jobs[1].time.runtime_ns, f.jobs[1].time.ramp_time_ns),
             (Some(10 * S), S)
         );
         assert_eq!(plan.jobs[1].back, ScaleBack::IDENTITY);
@@ -614,10 +621,10 @@ mod tests {
     #[test]
     fn a_die_cut_is_refused_for_a_depth_it_cannot_share() {
         let mut deep = job(RwPattern::Read);
-        deep.iodepth = 32;
+        deep.engine.iodepth = 32;
         let mut shallow = job(RwPattern::Read);
-        shallow.iodepth = 1;
-        shallow.name = "qd1".into();
+        shallow.engine.iodepth = 1;
+        shallow.id.name = "qd1".into();
         let quarter = SliceScale::new(8.0, 4.0);
         assert_eq!(die_cut_refusal(&file(vec![deep.clone()]), quarter), None);
         let why = die_cut_refusal(&file(vec![deep.clone(), shallow.clone()]), quarter)
@@ -627,7 +634,7 @@ mod tests {
         let fifths = SliceScale::new(8.0, 1.6);
         assert_eq!(die_cut_refusal(&file(vec![deep.clone()]), fifths), None);
         let mut four = deep;
-        four.iodepth = 4;
+        four.engine.iodepth = 4;
         assert!(die_cut_refusal(&file(vec![four]), fifths).is_some());
         // No die cut, nothing to refuse.
         assert_eq!(

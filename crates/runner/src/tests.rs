@@ -168,18 +168,20 @@ impl BlockDevice for FakeDevice {
 }
 
 fn spec(name: &str) -> JobSpec {
-    JobSpec {
-        rw: RwPattern::RandRead,
-        ..JobSpec::new(name, 1)
+    {
+        let mut j = JobSpec::new(name, 1);
+        j.io.rw = RwPattern::RandRead;
+        j
     }
 }
 
 fn timed(name: &str, iodepth: u32, runtime_ns: SimTime) -> JobSpec {
-    JobSpec {
-        iodepth,
-        runtime_ns: Some(runtime_ns),
-        time_based: true,
-        ..spec(name)
+    {
+        let mut j = spec(name);
+        j.engine.iodepth = iodepth;
+        j.time.runtime_ns = Some(runtime_ns);
+        j.time.time_based = true;
+        j
     }
 }
 

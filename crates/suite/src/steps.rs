@@ -326,9 +326,9 @@ mod tests {
         let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
         assert_eq!(file.jobs.len(), 1);
         let j = &file.jobs[0];
-        assert_eq!(j.iodepth, 8);
-        assert_eq!(j.numjobs, 2);
-        assert!(j.time_based);
-        assert_eq!(j.runtime_ns, Some(2 * NS_PER_S));
+        assert_eq!(j.engine.iodepth, 8);
+        assert_eq!(j.control.numjobs, 2);
+        assert!(j.time.time_based);
+        assert_eq!(j.time.runtime_ns, Some(2 * NS_PER_S));
     }
 }

@@ -94,16 +94,19 @@ fn every_template_parses_and_does_what_its_header_says() {
         let file = flashlab_workload::parse_file(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(file.jobs.len(), 1, "{name}: one job section");
         let job = &file.jobs[0];
-        assert_eq!(job.name, profile.name, "{name}");
-        assert_eq!(job.rw, RwPattern::RandRw, "{name}");
-        assert!(job.group_reporting, "{name}: clones report as one");
+        assert_eq!(job.id.name, profile.name, "{name}");
+        assert_eq!(job.io.rw, RwPattern::RandRw, "{name}");
+        assert!(job.report.group_reporting, "{name}: clones report as one");
 
         let (reads, writes) = header_mix(&text);
         assert_eq!(reads + writes, 100, "{name}");
-        assert_eq!(job.rwmixread, reads, "{name}: rwmixread against the header");
+        assert_eq!(
+            job.io.rwmixread, reads,
+            "{name}: rwmixread against the header"
+        );
 
         for (ddir, dir) in [(0, "reads"), (1, "writes")] {
-            let split = split_of(&job.bs[ddir]);
+            let split = split_of(&job.block.bs[ddir]);
             assert_eq!(
                 split.iter().map(|e| e.1).sum::<u32>(),
                 100,
@@ -114,7 +117,7 @@ fn every_template_parses_and_does_what_its_header_says() {
 
         // Linked clones send the read share of all accesses to the replica's 10 %.
         let linked = profile.name.starts_with("vdi-linked");
-        match &job.random_distribution {
+        match &job.io.random_distribution {
             RandomDistribution::Zoned(zones) => {
                 assert!(linked, "{name}: only linked clones are zoned");
                 assert_eq!(

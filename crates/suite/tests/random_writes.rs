@@ -37,20 +37,21 @@ fn random_map_writers(d: &DeviceReport) -> (Vec<String>, usize) {
         let file = flashlab_workload::parse_str(text, &format!("{}.fio", step.name), &|_| None)
             .unwrap_or_else(|e| panic!("step {} does not parse: {e}", step.name));
         for job in &file.jobs {
-            if !writes_randomly(job.rw) {
+            if !writes_randomly(job.io.rw) {
                 continue;
             }
             seen += 1;
             // Skewed distributions draw every offset independently anyway.
-            if job.random_distribution != RandomDistribution::Random {
+            if job.io.random_distribution != RandomDistribution::Random {
                 continue;
             }
             let visible = job
+                .id
                 .options_as_written
                 .iter()
                 .any(|(k, v)| k == "norandommap" && v == "1");
-            if !job.norandommap || !visible {
-                bad.push(format!("{}/{}", step.name, job.name));
+            if !job.io.norandommap || !visible {
+                bad.push(format!("{}/{}", step.name, job.id.name));
             }
         }
     }

@@ -53,14 +53,14 @@ impl JobFile {
     /// before it starts one), then those of each clone's start; the jobs run as fio runs them.
     pub fn fio_warnings(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        let clones = |job: &JobSpec| 0..job.numjobs.max(1);
+        let clones = |job: &JobSpec| 0..job.control.numjobs.max(1);
         for job in &self.jobs {
             if job.verify_never_reads() {
                 out.extend(clones(job).map(|_| VERIFY_NEVER_READS_WARNING));
             }
         }
         for job in &self.jobs {
-            if job.iodepth_capped_from.is_some() {
+            if job.engine.iodepth_capped_from.is_some() {
                 out.extend(clones(job).map(|_| SYNCHRONOUS_DEPTH_NOTE));
             }
         }
@@ -244,9 +244,47 @@ pub enum ExitWhat {
     All,
 }
 
-/// One `[job]` section with `[global]` (and includes) applied.
+/// One `[job]` section with `[global]` (and includes) applied, its options grouped as fio's
+/// manual groups them: a new option goes into its group (and that group's `Default`, which
+/// holds fio's default).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
+    /// Name, where it was defined, and the options as written.
+    pub id: JobIdentity,
+    /// The I/O pattern: direction, mix, randomness (fio's "I/O type").
+    pub io: IoType,
+    /// Block sizes and their alignment (fio's "Block size").
+    pub block: BlockSizes,
+    /// The data written (fio's "Buffers and memory").
+    pub buffers: Buffers,
+    /// Where the job does I/O and how much (fio's "Target file/device" and "I/O size").
+    pub target: Target,
+    /// The engine and the queue it keeps (fio's "I/O engine" and "I/O depth").
+    pub engine: Engine,
+    /// How long the job runs (fio's "Time related parameters").
+    pub time: Timing,
+    /// Rate limits, floors and think time (fio's "I/O rate").
+    pub rate: Rate,
+    /// Latency targets and limits (fio's "I/O latency").
+    pub latency: LatencyLimits,
+    /// Flushes and durable writes (fio's `fsync`, `fdatasync`, `end_fsync`, `sync`).
+    pub sync: Flushes,
+    /// Reading back what was written (fio's "Verification").
+    pub verification: Verification,
+    /// Clones, loops and how the job starts and stops with others (fio's "Job description"
+    /// and "Threads, processes and job synchronization").
+    pub control: JobControl,
+    /// fio's steady-state detection (`steadystate=`, `ss_dur=`, `ss_ramp=`).
+    pub steadystate: SteadyState,
+    /// What the job's results report (fio's "Measurements and reporting").
+    pub report: Reporting,
+    /// The log files the job writes (fio's log options and `write_iolog`).
+    pub log: Logging,
+}
+
+/// Which job this is and where it was written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobIdentity {
     pub name: String,
     /// Line in the job file where the section starts (for messages).
     pub line: usize,
@@ -255,6 +293,13 @@ pub struct JobSpec {
     pub origin: Option<String>,
     /// This section's own options as written (not the globals), for fio's `"job options"`.
     pub options_as_written: Vec<(String, String)>,
+    /// `description=` as written.
+    pub description: Option<String>,
+}
+
+/// fio's "I/O type": the pattern, its mix and how random offsets are drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoType {
     pub rw: RwPattern,
     /// `randread:N`: a new random offset every N I/Os (fio's `rw_sequencer`); 1 by default.
     pub rw_sequence_count: u32,
@@ -262,10 +307,115 @@ pub struct JobSpec {
     pub rw_seq_skip_bytes: u64,
     /// What the I/Os between two random draws do (`rw_sequencer=`).
     pub rw_sequencer: RwSequencer,
-    /// Indexed by data direction: read, write, trim.
+    /// Percent of mixed I/Os that are reads.
+    pub rwmixread: u32,
+    /// `percentage_random=` per direction: the share of a random job's I/Os at a random
+    /// offset; the others follow the direction's last I/O (100: all random).
+    pub percentage_random: [u8; 3],
+    pub random_distribution: RandomDistribution,
+    pub norandommap: bool,
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    /// `random_generator=lfsr`: fio keeps no random map with it, which decides the order a
+    /// verify phase reads back in.
+    pub random_generator_lfsr: bool,
+}
+
+impl Default for IoType {
+    fn default() -> Self {
+        Self {
+            rw: RwPattern::Read,
+            rw_sequence_count: 1,
+            rw_seq_skip_bytes: 0,
+            rw_sequencer: RwSequencer::Sequential,
+            rwmixread: 50,
+            percentage_random: [100; 3],
+            random_distribution: RandomDistribution::Random,
+            norandommap: false,
+            randrepeat: true,
+            randseed: None,
+            random_generator_lfsr: false,
+        }
+    }
+}
+
+/// fio's "Block size", indexed by data direction: read, write, trim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSizes {
     pub bs: [BlockSize; 3],
     /// `blockalign=` per direction; `None` aligns to the direction's smallest block size.
     pub block_align_bytes: [Option<u64>; 3],
+}
+
+impl Default for BlockSizes {
+    fn default() -> Self {
+        Self {
+            bs: [
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+            ],
+            block_align_bytes: [None; 3],
+        }
+    }
+}
+
+/// fio's "Buffers and memory": what the written data is like.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Buffers {
+    /// Share of each write's data a compressor can remove, in percent (0..=100), from fio's
+    /// buffer options as fio fills buffers: `buffer_compress_percentage` when above 0, else
+    /// 100 with `buffer_pattern` or `zero_buffers`, else 0 (fio's random data).
+    pub compressible_percent: u8,
+}
+
+/// fio's "Target file/device" and "I/O size": the region the job works on and how much of
+/// it one loop transfers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// `filename=` as written (selects a namespace or device in later layers).
+    pub filename: Option<String>,
+    pub size: Option<SizeSpec>,
+    pub offset: SizeSpec,
+    pub offset_increment: SizeSpec,
+    /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
+    /// smallest block size, fio's default).
+    pub offset_align_bytes: u64,
+    /// `io_size=`: bytes to transfer per loop, or a percentage of the clone's region (fio:
+    /// of `size`, not of the device); `None` transfers the region (`io_size=0` or `0%`).
+    pub io_size: Option<SizeSpec>,
+    pub number_ios: Option<u64>,
+    /// `filesize=`: the job's region; `size` then only sets the default `io_size`.
+    pub filesize: Option<u64>,
+    /// `fill_device`: the region runs from `offset` to the end of the device, whatever `size`.
+    pub fill_device: bool,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Self {
+            filename: None,
+            size: None,
+            offset: SizeSpec::Bytes(0),
+            offset_increment: SizeSpec::Bytes(0),
+            offset_align_bytes: 0,
+            io_size: None,
+            number_ios: None,
+            filesize: None,
+            fill_device: false,
+        }
+    }
+}
+
+/// fio's "I/O engine" and "I/O depth".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Engine {
+    /// fio's `ioengine` as written (fio's default `psync`).
+    pub ioengine: String,
+    /// Whether the engine is one of [`SYNCHRONOUS_ENGINES`]: the job records no submission
+    /// latency, its I/Os' whole time being completion latency. Set by the parser from
+    /// `ioengine` (a job built in code runs as an asynchronous engine would).
+    pub synchronous: bool,
     pub iodepth: u32,
     /// `iodepth_low`: once the queue is full, refill it only when it has drained to this
     /// many I/Os (None: refill at once, fio's default of `iodepth`).
@@ -280,34 +430,43 @@ pub struct JobSpec {
     /// `iodepth_batch_complete_max`: most completions reaped in one call (0: not set,
     /// `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_max: u32,
-    pub numjobs: u32,
-    /// Percent of mixed I/Os that are reads.
-    pub rwmixread: u32,
-    /// `percentage_random=` per direction: the share of a random job's I/Os at a random
-    /// offset; the others follow the direction's last I/O (100: all random).
-    pub percentage_random: [u8; 3],
-    pub size: Option<SizeSpec>,
-    pub offset: SizeSpec,
-    pub offset_increment: SizeSpec,
-    /// `io_size=`: bytes to transfer per loop, or a percentage of the clone's region (fio:
-    /// of `size`, not of the device); `None` transfers the region (`io_size=0` or `0%`).
-    pub io_size: Option<SizeSpec>,
-    pub number_ios: Option<u64>,
+    /// The `iodepth` written for a synchronous engine above 1, which fio caps to 1 (so
+    /// `iodepth` is 1) but still reports as the latency depth.
+    pub iodepth_capped_from: Option<u32>,
+    /// fio's `serialize_overlap`: an I/O overlapping one of the job's I/Os in flight waits
+    /// for completions until it no longer does.
+    pub serialize_overlap: bool,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self {
+            ioengine: "psync".to_string(),
+            synchronous: false,
+            iodepth: 1,
+            iodepth_low: None,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            iodepth_capped_from: None,
+            serialize_overlap: false,
+        }
+    }
+}
+
+/// fio's "Time related parameters".
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Timing {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_time_ns: u64,
-    /// fio's steady-state detection (`steadystate=`, `ss_dur=`, `ss_ramp=`).
-    pub steadystate: SteadyState,
-    /// fio's latency-target mode: the queue depth is searched (from 1 up to `iodepth`) for
-    /// the deepest one whose I/Os meet this total latency; 0 = off.
-    pub latency_target_ns: u64,
-    /// Each depth is judged over this long.
-    pub latency_window_ns: u64,
-    /// Share of a window's I/Os that must meet the target (percent).
-    pub latency_percentile: f64,
     /// `startdelay=`: the job starts this long after its phase begins.
     pub startdelay_ns: u64,
-    pub loops: u32,
+}
+
+/// fio's "I/O rate": limits and floors per direction (read, write, trim) and think time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rate {
     /// Bytes per second per direction; 0 = unlimited.
     pub rate_bytes_per_s: [u64; 3],
     pub rate_iops: [u64; 3],
@@ -327,24 +486,136 @@ pub struct JobSpec {
     pub thinktime_iotime_ns: u64,
     /// `rate_ignore_thinktime`: the rate schedule moves on by the time spent thinking.
     pub rate_ignore_thinktime: bool,
-    pub random_distribution: RandomDistribution,
-    pub norandommap: bool,
-    pub randrepeat: bool,
-    pub randseed: Option<u64>,
-    pub percentile_list: Vec<f64>,
-    /// Decimals of the normal output's percentile labels: fio takes the most digits written
-    /// after a decimal point in `percentile_list` (2 for its default list, 0 for `50:99`).
-    pub percentile_precision: u32,
-    pub group_reporting: bool,
+}
+
+impl Default for Rate {
+    fn default() -> Self {
+        Self {
+            rate_bytes_per_s: [0; 3],
+            rate_iops: [0; 3],
+            rate_min_bytes_per_s: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ns: 1_000_000_000,
+            rate_process: RateProcess::Linear,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            thinktime_blocks_set: false,
+            thinktime_blocks_type: ThinkBlocks::Complete,
+            thinktime_iotime_ns: 0,
+            rate_ignore_thinktime: false,
+        }
+    }
+}
+
+/// fio's "I/O latency": the latency-target search and the per-I/O limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyLimits {
+    /// fio's latency-target mode: the queue depth is searched (from 1 up to `iodepth`) for
+    /// the deepest one whose I/Os meet this total latency; 0 = off.
+    pub latency_target_ns: u64,
+    /// Each depth is judged over this long.
+    pub latency_window_ns: u64,
+    /// Share of a window's I/Os that must meet the target (percent).
+    pub latency_percentile: f64,
+    /// `max_latency=` per direction (read, write, trim) in ns; 0 = none. A measured I/O whose
+    /// total latency exceeds it stops the job with fio's ETIMEDOUT.
+    pub max_latency_ns: [u64; 3],
+}
+
+impl Default for LatencyLimits {
+    fn default() -> Self {
+        Self {
+            latency_target_ns: 0,
+            latency_window_ns: 0,
+            latency_percentile: 100.0,
+            max_latency_ns: [0; 3],
+        }
+    }
+}
+
+/// fio's flush and durability options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Flushes {
+    /// `fsync=N`: a flush after every N writes (0 = never).
+    pub fsync_every: u32,
+    /// `fdatasync=N`: a flush after every N writes, counted apart from `fsync` (a block
+    /// device's data and metadata flush alike).
+    pub fdatasync_every: u32,
+    /// `end_fsync=1`: one flush when the job's I/O is done.
+    pub end_fsync: bool,
+    /// `fua`/`sync`-style durability on each write (fio's `sync=1` on block devices).
+    pub write_fua: bool,
+}
+
+/// fio's "Verification".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verification {
+    /// `verify=` names a check (any method but `0`): a writing job reads back what it wrote
+    /// after each loop's writes, a reading job checks what it reads.
+    pub verify: bool,
+    /// `do_verify` (on by default): the read-back phase runs when `verify` is set.
+    pub do_verify: bool,
+    /// `verify_backlog`: once this many writes are logged and not yet read back, reads of
+    /// them come between the writes (0: none).
+    pub verify_backlog: u64,
+    /// `verify_backlog_batch`: reads per backlog batch (0: `verify_backlog`).
+    pub verify_backlog_batch: u64,
+}
+
+impl Default for Verification {
+    fn default() -> Self {
+        Self {
+            verify: false,
+            do_verify: true,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
+        }
+    }
+}
+
+/// How many copies of the job run, how often, and how it starts and stops with the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobControl {
+    pub numjobs: u32,
+    pub loops: u32,
     pub stonewall: bool,
-    pub new_group: bool,
-    pub write_bw_log: Option<String>,
-    pub write_lat_log: Option<String>,
+    /// `wait_for=NAME`: the job starts once every clone of the earlier job NAME is done.
+    pub wait_for: Option<String>,
+    /// Line of the `wait_for=` option (for messages).
+    pub wait_for_line: usize,
     /// `exitall`: when this job ends, stop the others `exit_what` names.
     pub exitall: bool,
     /// `exitall_on_error`: when this job stops at an error, stop the others `exit_what` names.
     pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
+}
+
+impl Default for JobControl {
+    fn default() -> Self {
+        Self {
+            numjobs: 1,
+            loops: 1,
+            stonewall: false,
+            wait_for: None,
+            wait_for_line: 0,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
+        }
+    }
+}
+
+/// fio's "Measurements and reporting": what the results hold and how they are printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reporting {
+    pub group_reporting: bool,
+    pub new_group: bool,
+    /// `stats`: the job's results are reported (fio's `stats=0` runs it unreported).
+    pub stats: bool,
+    pub percentile_list: Vec<f64>,
+    /// Decimals of the normal output's percentile labels: fio takes the most digits written
+    /// after a decimal point in `percentile_list` (2 for its default list, 0 for `50:99`).
+    pub percentile_precision: u32,
     /// fio's `clat_percentiles` (on by default), `lat_percentiles`, `slat_percentiles`:
     /// which latencies report percentiles.
     pub clat_percentiles: bool,
@@ -366,83 +637,74 @@ pub struct JobSpec {
     /// fio's `unified_rw_reporting`: 0 none, 1 mixed (one folded `mixed` direction in
     /// place of read, write and trim), 2 both (the directions, then the fold).
     pub unified_rw_reporting: u8,
-    /// fio's `ioengine` as written (fio's default `psync`).
-    pub ioengine: String,
-    /// Whether the engine is one of [`SYNCHRONOUS_ENGINES`]: the job records no submission
-    /// latency, its I/Os' whole time being completion latency. Set by the parser from
-    /// `ioengine` (a job built in code runs as an asynchronous engine would).
-    pub synchronous: bool,
-    /// The `iodepth` written for a synchronous engine above 1, which fio caps to 1 (so
-    /// `iodepth` is 1) but still reports as the latency depth.
-    pub iodepth_capped_from: Option<u32>,
-    /// fio's `serialize_overlap`: an I/O overlapping one of the job's I/Os in flight waits
-    /// for completions until it no longer does.
-    pub serialize_overlap: bool,
-    /// `offset_align`: an offset given as a percentage is aligned up to this (0: to the
-    /// smallest block size, fio's default).
-    pub offset_align_bytes: u64,
-    /// `stats`: the job's results are reported (fio's `stats=0` runs it unreported).
-    pub stats: bool,
-    /// `per_job_logs`: each clone writes its own log files (0: the jobs share them).
-    pub per_job_logs: bool,
-    /// `log_offset`: log lines carry the I/O's offset.
-    pub log_offset: bool,
-    /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
-    pub bw_avg_ms: Option<u64>,
-    pub iops_avg_ms: Option<u64>,
-    /// `fdatasync=N`: a flush after every N writes, counted apart from `fsync` (a block
-    /// device's data and metadata flush alike).
-    pub fdatasync_every: u32,
-    /// `fill_device`: the region runs from `offset` to the end of the device, whatever `size`.
-    pub fill_device: bool,
-    /// `write_iolog`: record the I/Os issued, as a fio version 3 iolog at this path.
-    pub write_iolog: Option<String>,
+}
+
+impl Default for Reporting {
+    fn default() -> Self {
+        Self {
+            group_reporting: false,
+            new_group: false,
+            stats: true,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            significant_figures: 4,
+            unit_base_bits: false,
+            unified_rw_reporting: 0,
+        }
+    }
+}
+
+/// fio's log files: bandwidth, latency, IOPS, histogram and I/O logs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logging {
+    pub write_bw_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_iops_log: Option<String>,
     /// `write_hist_log`: a completion-latency histogram log with this prefix.
     pub write_hist_log: Option<String>,
+    /// `write_iolog`: record the I/Os issued, as a fio version 3 iolog at this path.
+    pub write_iolog: Option<String>,
+    pub log_avg_msec: u64,
     /// `log_hist_msec`: the histogram log's window (0: a line per I/O).
     pub log_hist_msec: u64,
     /// `log_hist_coarseness`: histogram bins summed in groups of `2^coarseness` (0 to 6).
     pub log_hist_coarseness: u8,
-    pub write_iops_log: Option<String>,
-    pub log_avg_msec: u64,
-    /// `fsync=N`: a flush after every N writes (0 = never).
-    pub fsync_every: u32,
-    /// `end_fsync=1`: one flush when the job's I/O is done.
-    pub end_fsync: bool,
-    /// `fua`/`sync`-style durability on each write (fio's `sync=1` on block devices).
-    pub write_fua: bool,
-    /// Share of each write's data a compressor can remove, in percent (0..=100), from fio's
-    /// buffer options as fio fills buffers: `buffer_compress_percentage` when above 0, else
-    /// 100 with `buffer_pattern` or `zero_buffers`, else 0 (fio's random data).
-    pub compressible_percent: u8,
-    /// `filename=` as written (selects a namespace or device in later layers).
-    pub filename: Option<String>,
-    /// `description=` as written.
-    pub description: Option<String>,
     /// `log_max_value=1`: averaged log windows record the window's largest sample.
     pub log_max_value: bool,
-    /// `max_latency=` per direction (read, write, trim) in ns; 0 = none. A measured I/O whose
-    /// total latency exceeds it stops the job with fio's ETIMEDOUT.
-    pub max_latency_ns: [u64; 3],
-    /// `wait_for=NAME`: the job starts once every clone of the earlier job NAME is done.
-    pub wait_for: Option<String>,
-    /// Line of the `wait_for=` option (for messages).
-    pub wait_for_line: usize,
-    /// `filesize=`: the job's region; `size` then only sets the default `io_size`.
-    pub filesize: Option<u64>,
-    /// `verify=` names a check (any method but `0`): a writing job reads back what it wrote
-    /// after each loop's writes, a reading job checks what it reads.
-    pub verify: bool,
-    /// `do_verify` (on by default): the read-back phase runs when `verify` is set.
-    pub do_verify: bool,
-    /// `verify_backlog`: once this many writes are logged and not yet read back, reads of
-    /// them come between the writes (0: none).
-    pub verify_backlog: u64,
-    /// `verify_backlog_batch`: reads per backlog batch (0: `verify_backlog`).
-    pub verify_backlog_batch: u64,
-    /// `random_generator=lfsr`: fio keeps no random map with it, which decides the order a
-    /// verify phase reads back in.
-    pub random_generator_lfsr: bool,
+    /// `log_offset`: log lines carry the I/O's offset.
+    pub log_offset: bool,
+    /// `per_job_logs`: each clone writes its own log files (0: the jobs share them).
+    pub per_job_logs: bool,
+    /// `bwavgtime` / `iopsavgtime` in ms: the bandwidth and IOPS sample windows.
+    pub bw_avg_ms: Option<u64>,
+    pub iops_avg_ms: Option<u64>,
+}
+
+impl Default for Logging {
+    fn default() -> Self {
+        Self {
+            write_bw_log: None,
+            write_lat_log: None,
+            write_iops_log: None,
+            write_hist_log: None,
+            write_iolog: None,
+            log_avg_msec: 0,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
+            log_max_value: false,
+            log_offset: false,
+            per_job_logs: true,
+            bw_avg_ms: None,
+            iops_avg_ms: None,
+        }
+    }
 }
 
 /// fio's `rw_sequencer=`: after a random draw with `randread:N`, the next N-1 I/Os either
@@ -462,124 +724,37 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 impl JobSpec {
     /// The job reads back what it writes (fio's verify phase after each loop's writes).
     pub fn verifies_writes(&self) -> bool {
-        self.verify && self.do_verify && self.rw.directions()[1]
+        self.verification.verify && self.verification.do_verify && self.io.rw.directions()[1]
     }
 
     /// fio 3.33 warns, and never starts the read-back: a `time_based` writer keeps writing
     /// until its runtime is over (`fixup_options`; backlog reads would come while writing).
     pub fn verify_never_reads(&self) -> bool {
-        self.verifies_writes() && self.time_based && self.verify_backlog == 0
+        self.verifies_writes() && self.time.time_based && self.verification.verify_backlog == 0
     }
 
     /// A job with fio's defaults for every option (`rw=read`, `bs=4k`, `iodepth=1`, ...).
     pub fn new(name: impl Into<String>, line: usize) -> Self {
         Self {
-            name: name.into(),
-            line,
-            origin: None,
-            options_as_written: Vec::new(),
-            rw: RwPattern::Read,
-            rw_sequence_count: 1,
-            rw_seq_skip_bytes: 0,
-            rw_sequencer: RwSequencer::Sequential,
-            bs: [
-                BlockSize::Fixed(4096),
-                BlockSize::Fixed(4096),
-                BlockSize::Fixed(4096),
-            ],
-            block_align_bytes: [None; 3],
-            iodepth: 1,
-            iodepth_low: None,
-            iodepth_batch_submit: 1,
-            iodepth_batch_complete_min: 1,
-            iodepth_batch_complete_max: 0,
-            numjobs: 1,
-            rwmixread: 50,
-            percentage_random: [100; 3],
-            size: None,
-            offset: SizeSpec::Bytes(0),
-            offset_increment: SizeSpec::Bytes(0),
-            io_size: None,
-            number_ios: None,
-            runtime_ns: None,
-            time_based: false,
-            ramp_time_ns: 0,
+            id: JobIdentity {
+                name: name.into(),
+                line,
+                ..JobIdentity::default()
+            },
+            io: IoType::default(),
+            block: BlockSizes::default(),
+            buffers: Buffers::default(),
+            target: Target::default(),
+            engine: Engine::default(),
+            time: Timing::default(),
+            rate: Rate::default(),
+            latency: LatencyLimits::default(),
+            sync: Flushes::default(),
+            verification: Verification::default(),
+            control: JobControl::default(),
             steadystate: SteadyState::default(),
-            latency_target_ns: 0,
-            latency_window_ns: 0,
-            latency_percentile: 100.0,
-            startdelay_ns: 0,
-            loops: 1,
-            rate_bytes_per_s: [0; 3],
-            rate_iops: [0; 3],
-            rate_min_bytes_per_s: [0; 3],
-            rate_iops_min: [0; 3],
-            rate_cycle_ns: 1_000_000_000,
-            rate_process: RateProcess::Linear,
-            thinktime_ns: 0,
-            thinktime_blocks: 1,
-            thinktime_blocks_set: false,
-            thinktime_blocks_type: ThinkBlocks::Complete,
-            thinktime_iotime_ns: 0,
-            rate_ignore_thinktime: false,
-            random_distribution: RandomDistribution::Random,
-            norandommap: false,
-            randrepeat: true,
-            randseed: None,
-            percentile_list: DEFAULT_PERCENTILES.to_vec(),
-            percentile_precision: 2,
-            group_reporting: false,
-            stonewall: false,
-            new_group: false,
-            write_bw_log: None,
-            write_lat_log: None,
-            write_hist_log: None,
-            write_iolog: None,
-            fdatasync_every: 0,
-            clat_percentiles: true,
-            disable_lat: false,
-            disable_clat: false,
-            disable_slat: false,
-            disable_bw: false,
-            significant_figures: 4,
-            unit_base_bits: false,
-            unified_rw_reporting: 0,
-            ioengine: "psync".to_string(),
-            synchronous: false,
-            iodepth_capped_from: None,
-            serialize_overlap: false,
-            lat_percentiles: false,
-            slat_percentiles: false,
-            offset_align_bytes: 0,
-            stats: true,
-            per_job_logs: true,
-            log_offset: false,
-            bw_avg_ms: None,
-            iops_avg_ms: None,
-            fill_device: false,
-            exitall: false,
-            exitall_on_error: false,
-            exit_what: ExitWhat::Group,
-            log_hist_msec: 0,
-            log_hist_coarseness: 0,
-            write_iops_log: None,
-            log_avg_msec: 0,
-            fsync_every: 0,
-            end_fsync: false,
-            write_fua: false,
-            compressible_percent: 0,
-            filename: None,
-            description: None,
-            log_max_value: false,
-            max_latency_ns: [0; 3],
-            wait_for: None,
-            wait_for_line: 0,
-            filesize: None,
-            verify: false,
-            do_verify: true,
-            verify_backlog: 0,
-            verify_backlog_batch: 0,
-            random_generator_lfsr: false,
+            report: Reporting::default(),
+            log: Logging::default(),
         }
     }
 }

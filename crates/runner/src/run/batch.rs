@@ -51,13 +51,13 @@ impl Batch {
     /// The job's batches, or None when they change nothing (fio's defaults, or a depth of
     /// one): such a job keeps the one-at-a-time path.
     pub(super) fn new(spec: &JobSpec) -> Option<Batch> {
-        let iodepth = spec.iodepth.max(1);
-        let submit = match spec.iodepth_batch_submit {
+        let iodepth = spec.engine.iodepth.max(1);
+        let submit = match spec.engine.iodepth_batch_submit {
             0 => iodepth,
             s => s.min(iodepth),
         };
-        let reap_min = spec.iodepth_batch_complete_min;
-        let reap_max = spec.iodepth_batch_complete_max.max(reap_min);
+        let reap_min = spec.engine.iodepth_batch_complete_min;
+        let reap_max = spec.engine.iodepth_batch_complete_max.max(reap_min);
         let wait_min = reap_min.clamp(1, iodepth);
         if submit == 1 && wait_min == 1 && reap_max.min(iodepth) <= 1 {
             return None;

@@ -21,12 +21,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             check_bounded(file, spec)?;
             // fio: stonewall and new_group open a new reporting group unless the current
             // one is still empty; stonewall also waits for every earlier job.
-            if (spec.stonewall || spec.new_group) && group_members > 0 {
+            if (spec.control.stonewall || spec.report.new_group) && group_members > 0 {
                 groupid += 1;
                 group_members = 0;
             }
             check_group_percentiles(file, spec_index, group_members)?;
-            if phases.is_empty() || (spec.stonewall && !clones.is_empty()) {
+            if phases.is_empty() || (spec.control.stonewall && !clones.is_empty()) {
                 phases.push((clones.len(), clones.len()));
                 phase_names.push(String::new());
             }
@@ -34,19 +34,18 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             if !names.is_empty() {
                 names.push_str(", ");
             }
-            names.push_str(&spec.name);
-            let target =
-                device
-                    .resolve(spec.filename.as_deref())
-                    .map_err(|valid| RunError::Target {
-                        file: job_place(file, spec),
-                        line: job_line(spec),
-                        job: spec.name.clone(),
-                        filename: spec.filename.clone().unwrap_or_default(),
-                        valid,
-                    })?;
+            names.push_str(&spec.id.name);
+            let target = device
+                .resolve(spec.target.filename.as_deref())
+                .map_err(|valid| RunError::Target {
+                    file: job_place(file, spec),
+                    line: job_line(spec),
+                    job: spec.id.name.clone(),
+                    filename: spec.target.filename.clone().unwrap_or_default(),
+                    valid,
+                })?;
             let capacity_bytes = device.capacity_bytes(target);
-            for clone_index in 0..spec.numjobs.max(1) {
+            for clone_index in 0..spec.control.numjobs.max(1) {
                 let job_index = clones.len() as u32 + 1;
                 let seeds = job_seeds.index(job_index as u64);
                 let clone = JobClone::new(
@@ -154,14 +153,14 @@ impl<'a> JobClone<'a> {
         .map_err(|error| RunError::Job {
             file: job_place(file, spec),
             line: job_line(spec),
-            job: spec.name.clone(),
+            job: spec.id.name.clone(),
             error,
         })?;
         let verify = Verify::new(spec, &generator)
             .map_err(|why| RunError::Verify {
                 file: job_place(file, spec),
                 line: job_line(spec),
-                job: spec.name.clone(),
+                job: spec.id.name.clone(),
                 why: format!("verify with {why} is not simulated"),
             })?
             .map(Box::new);
@@ -172,11 +171,11 @@ impl<'a> JobClone<'a> {
         }
         let rate = RateState::new(spec, seeds);
         let plain = !rate.active
-            && spec.fsync_every == 0
-            && spec.fdatasync_every == 0
-            && !spec.write_fua
-            && spec.thinktime_ns == 0
-            && !spec.serialize_overlap;
+            && spec.sync.fsync_every == 0
+            && spec.sync.fdatasync_every == 0
+            && !spec.sync.write_fua
+            && spec.rate.thinktime_ns == 0
+            && !spec.engine.serialize_overlap;
         let choose_ddir = rate.active && generator.mixes_directions();
         let simple = plain && batch.is_none() && verify.is_none();
         Ok(JobClone {
@@ -189,13 +188,14 @@ impl<'a> JobClone<'a> {
             generator,
             stats: Some(stats),
             result: None,
-            iodepth: spec.iodepth.max(1),
+            iodepth: spec.engine.iodepth.max(1),
             // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
             iodepth_low: spec
+                .engine
                 .iodepth_low
                 .filter(|&low| low > 0)
-                .unwrap_or(spec.iodepth)
-                .min(spec.iodepth),
+                .unwrap_or(spec.engine.iodepth)
+                .min(spec.engine.iodepth),
             draining_to_low: false,
             batch,
             in_flight: 0,
@@ -212,7 +212,7 @@ impl<'a> JobClone<'a> {
             io_error: None,
             wake_at: None,
             think: Think::Running,
-            thinks: spec.thinktime_ns > 0,
+            thinks: spec.rate.thinktime_ns > 0,
             think_issued: 0,
             think_completed: 0,
             think_last_blocks: 0,
@@ -229,18 +229,19 @@ impl<'a> JobClone<'a> {
             host: crate::host::Host::new(
                 match options.host {
                     crate::host::HostModel::Engine => {
-                        crate::host::HostProfile::for_engine(&spec.ioengine)
+                        crate::host::HostProfile::for_engine(&spec.engine.ioengine)
                     }
                     crate::host::HostModel::Off => crate::host::HostProfile::NONE,
                 },
                 seeds.child("host").stream(),
             ),
             overlap_guard: spec
+                .engine
                 .serialize_overlap
-                .then(|| Vec::with_capacity(spec.iodepth.max(1) as usize)),
+                .then(|| Vec::with_capacity(spec.engine.iodepth.max(1) as usize)),
             simple,
             choose_ddir,
-            write_compressible_percent: spec.compressible_percent,
+            write_compressible_percent: spec.buffers.compressible_percent,
             issued_bytes: 0,
             done_ios: [0; 3],
             done_bytes: [0; 3],
@@ -248,9 +249,12 @@ impl<'a> JobClone<'a> {
             lat_target: None,
             min_rate: None,
             watched: false,
-            iolog: spec.write_iolog.as_ref().map(|path| {
-                let default_name = format!("{}.{}.0", spec.name, at.clone_index);
-                IoLog::new(path, spec.filename.as_deref().unwrap_or(&default_name))
+            iolog: spec.log.write_iolog.as_ref().map(|path| {
+                let default_name = format!("{}.{}.0", spec.id.name, at.clone_index);
+                IoLog::new(
+                    path,
+                    spec.target.filename.as_deref().unwrap_or(&default_name),
+                )
             }),
             measured_bytes: [0; 3],
             measured_ios: [0; 3],
@@ -263,11 +267,11 @@ impl<'a> JobClone<'a> {
 
 /// A time_based job needs a runtime: it would never end.
 fn check_bounded(file: &JobFile, spec: &JobSpec) -> Result<(), RunError> {
-    if spec.time_based && spec.runtime_ns.is_none() {
+    if spec.time.time_based && spec.time.runtime_ns.is_none() {
         return Err(RunError::Unbounded {
             file: job_place(file, spec),
             line: job_line(spec),
-            job: spec.name.clone(),
+            job: spec.id.name.clone(),
         });
     }
     Ok(())
@@ -282,17 +286,17 @@ fn check_group_percentiles(
     group_members: u32,
 ) -> Result<(), RunError> {
     let spec = &file.jobs[spec_index];
-    if spec.group_reporting && group_members > 0 {
+    if spec.report.group_reporting && group_members > 0 {
         let prev = &file.jobs[spec_index - 1];
-        if prev.lat_percentiles != spec.lat_percentiles {
+        if prev.report.lat_percentiles != spec.report.lat_percentiles {
             return Err(RunError::ReportGroup {
                 file: job_place(file, spec),
                 line: job_line(spec),
-                job: spec.name.clone(),
+                job: spec.id.name.clone(),
                 why: format!(
                     "lat_percentiles={} differs from job '{}' before it in its reporting group (group_reporting): fio refuses such a group; give both the same lat_percentiles, or start a new group (new_group or stonewall)",
-                    u8::from(spec.lat_percentiles),
-                    prev.name
+                    u8::from(spec.report.lat_percentiles),
+                    prev.id.name
                 ),
             });
         }
@@ -304,24 +308,29 @@ fn check_group_percentiles(
 fn job_stats(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStats {
     let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
     // fio reports the depth written, also when a synchronous engine capped it.
-    stats.set_iodepth(spec.iodepth_capped_from.unwrap_or(spec.iodepth).max(1));
-    if spec.synchronous {
+    stats.set_iodepth(
+        spec.engine
+            .iodepth_capped_from
+            .unwrap_or(spec.engine.iodepth)
+            .max(1),
+    );
+    if spec.engine.synchronous {
         stats.set_synchronous();
     }
     stats.set_presentation(
-        usize::from(spec.significant_figures.clamp(1, 10)),
-        spec.unit_base_bits,
+        usize::from(spec.report.significant_figures.clamp(1, 10)),
+        spec.report.unit_base_bits,
     );
-    stats.set_unified(match spec.unified_rw_reporting {
+    stats.set_unified(match spec.report.unified_rw_reporting {
         0 => Unified::None,
         1 => Unified::Mixed,
         _ => Unified::Both,
     });
     stats.set_disabled(Disabled {
-        lat: spec.disable_lat,
-        clat: spec.disable_clat,
-        slat: spec.disable_slat,
-        bw: spec.disable_bw,
+        lat: spec.report.disable_lat,
+        clat: spec.report.disable_clat,
+        slat: spec.report.disable_slat,
+        bw: spec.report.disable_bw,
     });
     stats
 }
@@ -332,12 +341,12 @@ fn job_stats(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStats {
 fn link_waiters(clones: &mut [JobClone]) -> bool {
     let mut has_waiters = false;
     for w in 0..clones.len() {
-        let Some(name) = clones[w].spec.wait_for.as_deref() else {
+        let Some(name) = clones[w].spec.control.wait_for.as_deref() else {
             continue;
         };
         let phase = clones[w].phase;
         let waitees: Vec<usize> = (0..w)
-            .filter(|&j| clones[j].phase == phase && clones[j].spec.name == name)
+            .filter(|&j| clones[j].phase == phase && clones[j].spec.id.name == name)
             .filter(|&j| clones[j].spec_index != clones[w].spec_index)
             .collect();
         has_waiters |= !waitees.is_empty();
@@ -352,13 +361,13 @@ fn link_waiters(clones: &mut [JobClone]) -> bool {
 fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result<(), RunError> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for c in clones {
-        let Some(path) = c.spec.write_iolog.as_deref() else {
+        let Some(path) = c.spec.log.write_iolog.as_deref() else {
             continue;
         };
         let bad = |why: String| RunError::Iolog {
             file: job_place(file, c.spec),
             line: job_line(c.spec),
-            job: c.spec.name.clone(),
+            job: c.spec.id.name.clone(),
             why,
         };
         if !plan.scale.is_full() {
@@ -371,7 +380,7 @@ fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result
                 "write_iolog={path} is also written by job '{other}' (or another clone of this job: numjobs); valid: a file of its own for each job, and numjobs=1"
             )));
         }
-        seen.push((path, &c.spec.name));
+        seen.push((path, &c.spec.id.name));
     }
     Ok(())
 }
@@ -379,14 +388,14 @@ fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result
 /// Where a job was defined, for messages: its own origin (a command-line argument, a file of
 /// a command line) or the job file's path, with `job_line` as the line (0 with an origin).
 fn job_place(file: &JobFile, spec: &JobSpec) -> String {
-    spec.origin.clone().unwrap_or_else(|| file.path.clone())
+    spec.id.origin.clone().unwrap_or_else(|| file.path.clone())
 }
 
 fn job_line(spec: &JobSpec) -> usize {
-    if spec.origin.is_some() {
+    if spec.id.origin.is_some() {
         0
     } else {
-        spec.line
+        spec.id.line
     }
 }
 
@@ -411,17 +420,17 @@ fn steady_trackers(
         let bad = |why: String| RunError::SteadyState {
             file: job_place(file, c.spec),
             line: job_line(c.spec),
-            job: c.spec.name.clone(),
+            job: c.spec.id.name.clone(),
             why,
         };
-        let in_group = c.spec.group_reporting;
+        let in_group = c.spec.report.group_reporting;
         match group {
             Some((gid, first, tracker)) if in_group && gid == c.groupid => {
                 let first = &clones[first].spec;
                 if first.steadystate != ss {
                     return Err(bad(format!(
                         "steadystate options must be the same for every job of a reporting group (group {gid} has those of job '{}')",
-                        first.name
+                        first.id.name
                     )));
                 }
                 if let Some(t) = tracker {
@@ -459,36 +468,36 @@ fn steady_trackers(
 
 fn stats_config(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStatsConfig {
     JobStatsConfig {
-        jobname: spec.name.clone(),
+        jobname: spec.id.name.clone(),
         groupid,
         job_index,
-        job_options: spec.options_as_written.clone(),
-        percentile_list: if spec.percentile_list.is_empty() {
+        job_options: spec.id.options_as_written.clone(),
+        percentile_list: if spec.report.percentile_list.is_empty() {
             DEFAULT_PERCENTILES.to_vec()
         } else {
-            spec.percentile_list.clone()
+            spec.report.percentile_list.clone()
         },
-        percentile_precision: spec.percentile_precision,
+        percentile_precision: spec.report.percentile_precision,
         // fio's fixup_options: a latency not measured has no percentiles.
         percentiles: PercentileKinds {
-            clat: spec.clat_percentiles && !spec.disable_clat,
-            lat: spec.lat_percentiles && !spec.disable_lat,
-            slat: spec.slat_percentiles && !spec.disable_slat,
+            clat: spec.report.clat_percentiles && !spec.report.disable_clat,
+            lat: spec.report.lat_percentiles && !spec.report.disable_lat,
+            slat: spec.report.slat_percentiles && !spec.report.disable_slat,
         },
         logs: LogConfig {
-            bw_prefix: spec.write_bw_log.clone(),
-            lat_prefix: spec.write_lat_log.clone(),
-            iops_prefix: spec.write_iops_log.clone(),
-            log_avg_msec: spec.log_avg_msec,
-            hist_prefix: spec.write_hist_log.clone(),
-            log_hist_msec: spec.log_hist_msec,
-            log_hist_coarseness: spec.log_hist_coarseness,
-            bw_avg_ms: spec.bw_avg_ms,
-            iops_avg_ms: spec.iops_avg_ms,
-            log_offset: spec.log_offset,
-            log_max_value: spec.log_max_value,
-            shared_logs: !spec.per_job_logs,
+            bw_prefix: spec.log.write_bw_log.clone(),
+            lat_prefix: spec.log.write_lat_log.clone(),
+            iops_prefix: spec.log.write_iops_log.clone(),
+            log_avg_msec: spec.log.log_avg_msec,
+            hist_prefix: spec.log.write_hist_log.clone(),
+            log_hist_msec: spec.log.log_hist_msec,
+            log_hist_coarseness: spec.log.log_hist_coarseness,
+            bw_avg_ms: spec.log.bw_avg_ms,
+            iops_avg_ms: spec.log.iops_avg_ms,
+            log_offset: spec.log.log_offset,
+            log_max_value: spec.log.log_max_value,
+            shared_logs: !spec.log.per_job_logs,
         },
-        description: spec.description.clone(),
+        description: spec.id.description.clone(),
     }
 }

@@ -177,17 +177,17 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     }
                     c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
                 }
-                fua = io.kind == IoKind::Write && c.spec.write_fua;
-                if io.kind == IoKind::Write && c.spec.fsync_every > 0 {
+                fua = io.kind == IoKind::Write && c.spec.sync.write_fua;
+                if io.kind == IoKind::Write && c.spec.sync.fsync_every > 0 {
                     c.writes_since_flush += 1;
-                    if c.writes_since_flush >= c.spec.fsync_every {
+                    if c.writes_since_flush >= c.spec.sync.fsync_every {
                         c.writes_since_flush = 0;
                         c.flush_pending = true;
                     }
                 }
-                if io.kind == IoKind::Write && c.spec.fdatasync_every > 0 {
+                if io.kind == IoKind::Write && c.spec.sync.fdatasync_every > 0 {
                     c.writes_since_datasync += 1;
-                    if c.writes_since_datasync >= c.spec.fdatasync_every {
+                    if c.writes_since_datasync >= c.spec.sync.fdatasync_every {
                         c.writes_since_datasync = 0;
                         c.flush_pending = true;
                     }
@@ -280,7 +280,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
             Err(error) => {
                 return Err(RunError::Device {
-                    job: self.clones[i].spec.name.clone(),
+                    job: self.clones[i].spec.id.name.clone(),
                     time_ns: now,
                     kind: kind_name(req.kind),
                     offset_bytes: req.offset_bytes,
@@ -344,7 +344,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         why: &'static str,
     ) -> RunError {
         RunError::BadCompletion {
-            job: self.clones[i].spec.name.clone(),
+            job: self.clones[i].spec.id.name.clone(),
             time_ns: now,
             kind: kind_name(kind),
             done_ns,

@@ -56,14 +56,14 @@ pub(super) enum LatAction {
 impl LatTarget {
     /// The mode for `spec`, started at `now_ns`; None when it has no latency target.
     pub fn new(spec: &JobSpec, now_ns: SimTime) -> Option<LatTarget> {
-        (spec.latency_target_ns > 0).then(|| LatTarget {
-            target_ns: spec.latency_target_ns,
-            window_ns: spec.latency_window_ns,
-            percentile: spec.latency_percentile,
-            max_depth: spec.iodepth.max(1),
+        (spec.latency.latency_target_ns > 0).then(|| LatTarget {
+            target_ns: spec.latency.latency_target_ns,
+            window_ns: spec.latency.latency_window_ns,
+            percentile: spec.latency.latency_percentile,
+            max_depth: spec.engine.iodepth.max(1),
             depth: 1,
             low: 1,
-            high: spec.iodepth.max(1),
+            high: spec.engine.iodepth.max(1),
             end_run: false,
             window_start_ns: now_ns,
             window_start_ios: 0,
@@ -173,12 +173,13 @@ mod tests {
     use flashlab_engine::{NS_PER_MS, NS_PER_US};
 
     fn spec(iodepth: u32, percentile: f64) -> JobSpec {
-        JobSpec {
-            iodepth,
-            latency_target_ns: 500 * NS_PER_US,
-            latency_window_ns: 100 * NS_PER_MS,
-            latency_percentile: percentile,
-            ..JobSpec::new("lt", 1)
+        {
+            let mut j = JobSpec::new("lt", 1);
+            j.engine.iodepth = iodepth;
+            j.latency.latency_target_ns = 500 * NS_PER_US;
+            j.latency.latency_window_ns = 100 * NS_PER_MS;
+            j.latency.latency_percentile = percentile;
+            j
         }
     }
 

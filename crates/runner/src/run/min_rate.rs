@@ -35,14 +35,15 @@ impl MinRate {
     /// time per second of the drive's. None when the job sets none.
     pub fn new(spec: &JobSpec, start_ns: SimTime, time_factor: f64) -> Option<MinRate> {
         let any = spec
+            .rate
             .rate_min_bytes_per_s
             .iter()
-            .chain(&spec.rate_iops_min)
+            .chain(&spec.rate.rate_iops_min)
             .any(|&r| r > 0);
         any.then(|| MinRate {
-            bytes_per_s: spec.rate_min_bytes_per_s,
-            iops: spec.rate_iops_min,
-            cycle_ns: spec.rate_cycle_ns.max(1),
+            bytes_per_s: spec.rate.rate_min_bytes_per_s,
+            iops: spec.rate.rate_iops_min,
+            cycle_ns: spec.rate.rate_cycle_ns.max(1),
             settle_until_ns: start_ns
                 .saturating_add((SETTLE_NS as f64 * time_factor).round() as SimTime),
             cycle_start: [None; 3],
@@ -102,10 +103,11 @@ mod tests {
     use flashlab_engine::NS_PER_MS;
 
     fn spec(bw_min: u64, iops_min: u64) -> JobSpec {
-        JobSpec {
-            rate_min_bytes_per_s: [0, bw_min, 0],
-            rate_iops_min: [0, iops_min, 0],
-            ..JobSpec::new("m", 1)
+        {
+            let mut j = JobSpec::new("m", 1);
+            j.rate.rate_min_bytes_per_s = [0, bw_min, 0];
+            j.rate.rate_iops_min = [0, iops_min, 0];
+            j
         }
     }
 

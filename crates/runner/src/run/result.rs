@@ -66,13 +66,13 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
             let measured_ns = c.end_ns.saturating_sub(c.measure_start_ns);
             result.scale_back(&job_scale.back, measured_ns, end_ns);
             // fio's stats=0: the job runs but is left out of the results.
-            if c.spec.stats {
-                let merge = c.spec.group_reporting && last_group == Some(c.groupid);
+            if c.spec.report.stats {
+                let merge = c.spec.report.group_reporting && last_group == Some(c.groupid);
                 match jobs.last_mut() {
                     Some(last) if merge => last.merge(&result),
                     _ => jobs.push(result),
                 }
-                last_group = c.spec.group_reporting.then_some(c.groupid);
+                last_group = c.spec.report.group_reporting.then_some(c.groupid);
             }
             if c.rate.active {
                 rate_report.push(rate_json(&c, job_scale.back.rate_factor()));
@@ -110,7 +110,7 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
 fn rate_json(c: &JobClone, rate_factor: f64) -> Value {
     let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
     let mut dirs = serde_json::Map::new();
-    let issues = c.spec.rw.directions();
+    let issues = c.spec.io.rw.directions();
     for (ddir, name) in DDIR_NAMES.iter().enumerate() {
         // fio applies a single `rate=` value to every direction; report the ones used.
         if !c.rate.limited(ddir) || !issues[ddir] {
@@ -141,7 +141,7 @@ fn rate_json(c: &JobClone, rate_factor: f64) -> Value {
         );
     }
     json!({
-        "jobname": c.spec.name,
+        "jobname": c.spec.id.name,
         "job_index": c.job_index,
         "process": match c.rate.process { RateProcess::Linear => "linear", RateProcess::Poisson => "poisson" },
         "late_ios": c.rate.late_ios,

@@ -101,23 +101,23 @@ impl Verify {
         }
         let (region_start_bytes, region_bytes) = generator.region();
         let loop_bytes = generator.loop_bytes();
-        let random_map = spec.rw.is_random()
-            && !spec.norandommap
-            && spec.random_distribution == RandomDistribution::Random
-            && !spec.random_generator_lfsr;
+        let random_map = spec.io.rw.is_random()
+            && !spec.io.norandommap
+            && spec.io.random_distribution == RandomDistribution::Random
+            && !spec.io.random_generator_lfsr;
         // fio stops a verifying job's loop at `size` unless it writes random offsets without
         // a map (`do_io`'s total_bytes).
-        if loop_bytes > region_bytes && !(spec.rw.is_random() && spec.norandommap) {
+        if loop_bytes > region_bytes && !(spec.io.rw.is_random() && spec.io.norandommap) {
             return Err(format!(
                 "io_size ({loop_bytes} bytes) above the job's region ({region_bytes} bytes) \
                  (fio stops a verifying job's writes at size)"
             ));
         }
-        let fixed_bs = match spec.bs[1] {
+        let fixed_bs = match spec.block.bs[1] {
             BlockSize::Fixed(b) => Some(b),
             _ => None,
         };
-        if spec.loops > 1 && fixed_bs.is_none_or(|b| !loop_bytes.is_multiple_of(b)) {
+        if spec.control.loops > 1 && fixed_bs.is_none_or(|b| !loop_bytes.is_multiple_of(b)) {
             return Err(
                 "loops above 1 and a loop that is not a whole number of write blocks (one bs)"
                     .to_string(),
@@ -136,8 +136,8 @@ impl Verify {
                         .to_string(),
                 );
             };
-            if spec.block_align_bytes[1].is_some_and(|a| a != b)
-                || !spec.rw_seq_skip_bytes.is_multiple_of(b)
+            if spec.block.block_align_bytes[1].is_some_and(|a| a != b)
+                || !spec.io.rw_seq_skip_bytes.is_multiple_of(b)
                 || !loop_bytes.is_multiple_of(b)
             {
                 return Err(
@@ -164,18 +164,18 @@ impl Verify {
         Ok(Some(Verify {
             phase: Phase::Writing,
             loop_bytes,
-            loops_left: spec.loops.max(1),
+            loops_left: spec.control.loops.max(1),
             written_bytes: 0,
             pending: 0,
-            backlog: spec.verify_backlog,
-            batch_reads: if spec.verify_backlog_batch > 0 {
-                spec.verify_backlog_batch
+            backlog: spec.verification.verify_backlog,
+            batch_reads: if spec.verification.verify_backlog_batch > 0 {
+                spec.verification.verify_backlog_batch
             } else {
-                spec.verify_backlog
+                spec.verification.verify_backlog
             },
             batch_left: 0,
             last_read: false,
-            end_fsync: spec.end_fsync,
+            end_fsync: spec.sync.end_fsync,
             read_back,
             phase_start_ns: 0,
             elapsed_us: [0; 3],

@@ -24,7 +24,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         // fio checks max_latency only on the total latency it measures.
         let spec = self.clones[i].spec;
-        if spec.max_latency_ns != [0; 3] && !spec.disable_lat && io.kind != IoKind::Flush {
+        if spec.latency.max_latency_ns != [0; 3]
+            && !spec.report.disable_lat
+            && io.kind != IoKind::Flush
+        {
             self.max_latency_completed(i, now, io);
         }
         if self.clones[i].lat_target.is_some() {
@@ -42,7 +45,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     #[inline(never)]
     pub(super) fn max_latency_completed(&mut self, i: usize, now: SimTime, io: InFlight) {
         let c = &mut self.clones[i];
-        let max_ns = c.spec.max_latency_ns[io.kind.ddir()];
+        let max_ns = c.spec.latency.max_latency_ns[io.kind.ddir()];
         let latency_ns = now - io.issue_ns;
         let counted = c.measuring && now <= c.deadline_ns;
         if max_ns == 0 || latency_ns <= max_ns || !counted || c.life.finished() || c.life.failed() {
@@ -50,7 +53,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         if c.io_error.is_none() {
             c.io_error = Some(JobIoError::failed(
-                c.spec.name.clone(),
+                c.spec.id.name.clone(),
                 now,
                 io.kind,
                 io.offset_bytes,
@@ -97,7 +100,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 let target_ns = lt.target_ns();
                 if c.io_error.is_none() {
                     c.io_error = Some(JobIoError::failed(
-                        c.spec.name.clone(),
+                        c.spec.id.name.clone(),
                         now,
                         kind,
                         offset_bytes,
@@ -151,7 +154,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         if c.io_error.is_none() {
             c.io_error = Some(JobIoError::failed(
-                c.spec.name.clone(),
+                c.spec.id.name.clone(),
                 now,
                 [IoKind::Read, IoKind::Write, IoKind::Trim][ddir],
                 0,

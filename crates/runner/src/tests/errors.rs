@@ -30,9 +30,10 @@ fn an_io_that_never_completes_is_an_error() {
 
 #[test]
 fn time_based_without_runtime_is_bad_input() {
-    let job = JobSpec {
-        time_based: true,
-        ..spec("forever")
+    let job = {
+        let mut j = spec("forever");
+        j.time.time_based = true;
+        j
     };
     let err = run_with_summaries(
         &file(vec![job]),
@@ -54,9 +55,10 @@ fn time_based_without_runtime_is_bad_input() {
 fn a_refused_write_stops_its_job_with_an_error_and_the_others_run_on() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     dev.read_only_after_writes = Some(1000);
-    let writer = JobSpec {
-        rw: RwPattern::RandWrite,
-        ..timed("w", 8, 100 * NS_PER_MS)
+    let writer = {
+        let mut j = timed("w", 8, 100 * NS_PER_MS);
+        j.io.rw = RwPattern::RandWrite;
+        j
     };
     let reader = timed("r", 4, 100 * NS_PER_MS);
     let err = crate::run_jobs(
@@ -96,11 +98,12 @@ fn exitall_stops_the_group_when_a_job_ends() {
     // A short writer beside a 10 s reader: with exitall the reader stops when the writer
     // is done (100 I/Os at 100 us = 10 ms); without it, it runs its 10 s.
     let jobs = |exitall: bool| {
-        let writer = JobSpec {
-            rw: RwPattern::RandWrite,
-            number_ios: Some(100),
-            exitall,
-            ..spec("w")
+        let writer = {
+            let mut j = spec("w");
+            j.io.rw = RwPattern::RandWrite;
+            j.target.number_ios = Some(100);
+            j.control.exitall = exitall;
+            j
         };
         vec![timed("r", 1, 10 * NS_PER_S), writer]
     };
@@ -111,24 +114,27 @@ fn exitall_stops_the_group_when_a_job_ends() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     assert_eq!(run(jobs(false), &mut dev)[0].end_ns, 10 * NS_PER_S);
     // exit_what=all: the jobs after a stonewall never run.
-    let first = JobSpec {
-        number_ios: Some(10),
-        exitall: true,
-        exit_what: ExitWhat::All,
-        ..spec("first")
+    let first = {
+        let mut j = spec("first");
+        j.target.number_ios = Some(10);
+        j.control.exitall = true;
+        j.control.exit_what = ExitWhat::All;
+        j
     };
-    let later = JobSpec {
-        stonewall: true,
-        ..timed("later", 1, NS_PER_S)
+    let later = {
+        let mut j = timed("later", 1, NS_PER_S);
+        j.control.stonewall = true;
+        j
     };
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let s = run(vec![first.clone(), later.clone()], &mut dev);
     assert_eq!(s[1].measured_ios, [0; 3]);
     assert_eq!(dev.kinds[0], 10);
     // exit_what=group leaves the next group alone.
-    let first = JobSpec {
-        exit_what: ExitWhat::Group,
-        ..first
+    let first = {
+        let mut j = first;
+        j.control.exit_what = ExitWhat::Group;
+        j
     };
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let s = run(vec![first, later], &mut dev);
@@ -137,10 +143,11 @@ fn exitall_stops_the_group_when_a_job_ends() {
 
 #[test]
 fn exitall_on_error_stops_the_group_when_a_job_fails() {
-    let writer = JobSpec {
-        rw: RwPattern::RandWrite,
-        exitall_on_error: true,
-        ..timed("w", 1, 10 * NS_PER_S)
+    let writer = {
+        let mut j = timed("w", 1, 10 * NS_PER_S);
+        j.io.rw = RwPattern::RandWrite;
+        j.control.exitall_on_error = true;
+        j
     };
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     dev.read_only_after_writes = Some(50);
@@ -165,9 +172,10 @@ fn exitall_on_error_stops_the_group_when_a_job_fails() {
 #[test]
 fn max_latency_stops_a_job_with_etimedout() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let slow = JobSpec {
-        max_latency_ns: [50 * NS_PER_US, 0, 0],
-        ..timed("slow", 1, 10 * NS_PER_MS)
+    let slow = {
+        let mut j = timed("slow", 1, 10 * NS_PER_MS);
+        j.latency.max_latency_ns = [50 * NS_PER_US, 0, 0];
+        j
     };
     let err = crate::run_jobs(
         &file(vec![slow]),
@@ -184,9 +192,10 @@ fn max_latency_stops_a_job_with_etimedout() {
     assert_eq!(result.jobs[0].error(), 110);
     assert_eq!(result.jobs[0].total_ios(0), 1);
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let met = JobSpec {
-        max_latency_ns: [NS_PER_MS, 0, 0],
-        ..timed("met", 1, 10 * NS_PER_MS)
+    let met = {
+        let mut j = timed("met", 1, 10 * NS_PER_MS);
+        j.latency.max_latency_ns = [NS_PER_MS, 0, 0];
+        j
     };
     let s = run(vec![met], &mut dev);
     assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
@@ -197,11 +206,12 @@ fn max_latency_stops_a_job_with_etimedout() {
 #[test]
 fn max_latency_is_not_checked_without_total_latency() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let slow = JobSpec {
-        max_latency_ns: [50 * NS_PER_US, 0, 0],
-        disable_lat: true,
-        disable_slat: true,
-        ..timed("slow", 1, 10 * NS_PER_MS)
+    let slow = {
+        let mut j = timed("slow", 1, 10 * NS_PER_MS);
+        j.latency.max_latency_ns = [50 * NS_PER_US, 0, 0];
+        j.report.disable_lat = true;
+        j.report.disable_slat = true;
+        j
     };
     let (result, s) = run_seeded(vec![slow], &mut dev, 1);
     assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");

@@ -6,10 +6,11 @@ use super::*;
 #[test]
 fn linear_rate_hits_the_target_per_clone() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        numjobs: 2,
-        rate_bytes_per_s: [4 << 20; 3],
-        ..timed("rate", 4, NS_PER_S)
+    let job = {
+        let mut j = timed("rate", 4, NS_PER_S);
+        j.control.numjobs = 2;
+        j.rate.rate_bytes_per_s = [4 << 20; 3];
+        j
     };
     let (result, s) = run_seeded(vec![job], &mut dev, 1);
     for c in &s {
@@ -30,11 +31,12 @@ fn a_mixed_job_issues_the_other_direction_while_one_is_ahead_of_its_rate() {
     // fio's rate_ddir: each direction of a rate-limited randrw job meets its own limit,
     // whatever the mix draws (70 % reads here, limited to 500 and 100 IOPS).
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        rw: RwPattern::RandRw,
-        rwmixread: 70,
-        rate_iops: [500, 100, 0],
-        ..timed("mixed", 4, 2 * NS_PER_S)
+    let job = {
+        let mut j = timed("mixed", 4, 2 * NS_PER_S);
+        j.io.rw = RwPattern::RandRw;
+        j.io.rwmixread = 70;
+        j.rate.rate_iops = [500, 100, 0];
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_near(s[0].measured_ios[0] as f64, 1000.0, 0.01, "reads");
@@ -42,11 +44,12 @@ fn a_mixed_job_issues_the_other_direction_while_one_is_ahead_of_its_rate() {
     // Only writes limited: reads are not held back by the writes' pace (before, a drawn
     // write waited and the reads with it, ~14 reads per paced write).
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        rw: RwPattern::RandRw,
-        rwmixread: 50,
-        rate_iops: [0, 100, 0],
-        ..timed("writes-limited", 4, NS_PER_S)
+    let job = {
+        let mut j = timed("writes-limited", 4, NS_PER_S);
+        j.io.rw = RwPattern::RandRw;
+        j.io.rwmixread = 50;
+        j.rate.rate_iops = [0, 100, 0];
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_near(s[0].measured_ios[1] as f64, 100.0, 0.02, "writes");
@@ -61,10 +64,11 @@ fn a_mixed_job_issues_the_other_direction_while_one_is_ahead_of_its_rate() {
 #[test]
 fn poisson_rate_hits_the_target_on_average() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        rate_iops: [2000, 0, 0],
-        rate_process: RateProcess::Poisson,
-        ..timed("poisson", 8, 2 * NS_PER_S)
+    let job = {
+        let mut j = timed("poisson", 8, 2 * NS_PER_S);
+        j.rate.rate_iops = [2000, 0, 0];
+        j.rate.rate_process = RateProcess::Poisson;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_near(s[0].measured_ios[0] as f64, 4000.0, 0.05, "poisson ios");
@@ -74,9 +78,10 @@ fn poisson_rate_hits_the_target_on_average() {
 fn unmet_rate_is_reported() {
     // 10 ms per I/O at depth 1: at most 100 IOPS against a target of 1,000.
     let mut dev = FakeDevice::new(10 * NS_PER_MS);
-    let job = JobSpec {
-        rate_iops: [1000, 0, 0],
-        ..timed("slow", 1, NS_PER_S)
+    let job = {
+        let mut j = timed("slow", 1, NS_PER_S);
+        j.rate.rate_iops = [1000, 0, 0];
+        j
     };
     let (result, s) = run_seeded(vec![job], &mut dev, 1);
     assert!(s[0].late_ios > 0);
@@ -95,10 +100,11 @@ fn thinktime_paces_a_deep_queue() {
     // Counting issued I/Os, think 900 us after every one: one I/O per millisecond whatever
     // the depth.
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        thinktime_ns: 900 * NS_PER_US,
-        thinktime_blocks_type: ThinkBlocks::Issue,
-        ..timed("think", 8, 100 * NS_PER_MS)
+    let job = {
+        let mut j = timed("think", 8, 100 * NS_PER_MS);
+        j.rate.thinktime_ns = 900 * NS_PER_US;
+        j.rate.thinktime_blocks_type = ThinkBlocks::Issue;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_near(s[0].measured_ios[0] as f64, 100.0, 0.01, "ios");
@@ -106,9 +112,10 @@ fn thinktime_paces_a_deep_queue() {
     // Counting completed I/Os (fio's default), nothing has completed until the queue is
     // full and reaped; here all eight complete together: eight I/Os per 100 us + 900 us.
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        thinktime_ns: 900 * NS_PER_US,
-        ..timed("think", 8, 100 * NS_PER_MS)
+    let job = {
+        let mut j = timed("think", 8, 100 * NS_PER_MS);
+        j.rate.thinktime_ns = 900 * NS_PER_US;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_eq!(s[0].measured_ios[0], 800);
@@ -117,14 +124,15 @@ fn thinktime_paces_a_deep_queue() {
 
 /// A size-bound job of `ios` 4 KiB reads that thinks `think_ns` per `blocks`.
 fn thinking(iodepth: u32, ios: u64, think_ns: SimTime, blocks: u32, kind: ThinkBlocks) -> JobSpec {
-    JobSpec {
-        iodepth,
-        size: Some(SizeSpec::Bytes(ios * 4096)),
-        thinktime_ns: think_ns,
-        thinktime_blocks: blocks,
-        thinktime_blocks_set: true,
-        thinktime_blocks_type: kind,
-        ..spec("think")
+    {
+        let mut j = spec("think");
+        j.engine.iodepth = iodepth;
+        j.target.size = Some(SizeSpec::Bytes(ios * 4096));
+        j.rate.thinktime_ns = think_ns;
+        j.rate.thinktime_blocks = blocks;
+        j.rate.thinktime_blocks_set = true;
+        j.rate.thinktime_blocks_type = kind;
+        j
     }
 }
 
@@ -183,12 +191,13 @@ fn thinktime_at_depth_one_does_not_depend_on_the_count() {
 fn thinktime_iotime_thinks_by_time_and_with_blocks_whichever_comes_first() {
     let run_one = |blocks: Option<u32>| {
         let mut dev = FakeDevice::new(100 * NS_PER_US);
-        let job = JobSpec {
-            thinktime_ns: 500 * NS_PER_US,
-            thinktime_iotime_ns: NS_PER_MS,
-            thinktime_blocks: blocks.unwrap_or(1),
-            thinktime_blocks_set: blocks.is_some(),
-            ..timed("iotime", 1, 15 * NS_PER_MS)
+        let job = {
+            let mut j = timed("iotime", 1, 15 * NS_PER_MS);
+            j.rate.thinktime_ns = 500 * NS_PER_US;
+            j.rate.thinktime_iotime_ns = NS_PER_MS;
+            j.rate.thinktime_blocks = blocks.unwrap_or(1);
+            j.rate.thinktime_blocks_set = blocks.is_some();
+            j
         };
         run(vec![job], &mut dev)[0].measured_ios[0]
     };
@@ -203,13 +212,14 @@ fn rate_ignore_thinktime_moves_the_schedule_on() {
     // 1000 IOPS, a 2 ms think after every 10 issued I/Os.
     let run_one = |ignore| {
         let mut dev = FakeDevice::new(100 * NS_PER_US);
-        let job = JobSpec {
-            rate_iops: [1000, 0, 0],
-            thinktime_ns: 2 * NS_PER_MS,
-            thinktime_blocks: 10,
-            thinktime_blocks_type: ThinkBlocks::Issue,
-            rate_ignore_thinktime: ignore,
-            ..timed("rate", 1, 100 * NS_PER_MS)
+        let job = {
+            let mut j = timed("rate", 1, 100 * NS_PER_MS);
+            j.rate.rate_iops = [1000, 0, 0];
+            j.rate.thinktime_ns = 2 * NS_PER_MS;
+            j.rate.thinktime_blocks = 10;
+            j.rate.thinktime_blocks_type = ThinkBlocks::Issue;
+            j.rate.rate_ignore_thinktime = ignore;
+            j
         };
         run(vec![job], &mut dev)[0].measured_ios[0] as f64
     };
@@ -224,11 +234,12 @@ fn rate_ignore_thinktime_moves_the_schedule_on() {
 fn the_ramp_resets_the_think_counts_but_not_the_last_pause() {
     // fio 3.33: after a ramp of 20 pauses of 8 I/Os, 160 + 8 I/Os go before the next pause.
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        thinktime_ns: 9_200 * NS_PER_US,
-        thinktime_blocks: 8,
-        ramp_time_ns: 200 * NS_PER_MS,
-        ..timed("ramp", 1, NS_PER_S)
+    let job = {
+        let mut j = timed("ramp", 1, NS_PER_S);
+        j.rate.thinktime_ns = 9_200 * NS_PER_US;
+        j.rate.thinktime_blocks = 8;
+        j.time.ramp_time_ns = 200 * NS_PER_MS;
+        j
     };
     let s = run(vec![job], &mut dev);
     // 8 I/Os + think take 10 ms: 100 pauses a second, and 160 I/Os (16 ms) without.

@@ -7,9 +7,10 @@ use super::*;
 #[test]
 fn ramp_time_is_excluded_and_runtime_respected() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        ramp_time_ns: 50 * NS_PER_MS,
-        ..timed("ramp", 1, 100 * NS_PER_MS)
+    let job = {
+        let mut j = timed("ramp", 1, 100 * NS_PER_MS);
+        j.time.ramp_time_ns = 50 * NS_PER_MS;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_eq!(s[0].measure_start_ns, 50 * NS_PER_MS);
@@ -21,9 +22,10 @@ fn ramp_time_is_excluded_and_runtime_respected() {
 #[test]
 fn runtime_caps_a_job_that_is_not_time_based() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        runtime_ns: Some(10 * NS_PER_MS),
-        ..spec("capped")
+    let job = {
+        let mut j = spec("capped");
+        j.time.runtime_ns = Some(10 * NS_PER_MS);
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_eq!(s[0].end_ns, 10 * NS_PER_MS);
@@ -33,10 +35,11 @@ fn runtime_caps_a_job_that_is_not_time_based() {
 #[test]
 fn size_budget_ends_the_job() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        size: Some(SizeSpec::Bytes(1 << 20)),
-        iodepth: 4,
-        ..spec("budget")
+    let job = {
+        let mut j = spec("budget");
+        j.target.size = Some(SizeSpec::Bytes(1 << 20));
+        j.engine.iodepth = 4;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_eq!(s[0].measured_ios[0], 256);
@@ -47,17 +50,20 @@ fn size_budget_ends_the_job() {
 #[test]
 fn stonewall_orders_phases_and_new_group_only_regroups() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let a = JobSpec {
-        numjobs: 2,
-        ..timed("a", 2, 10 * NS_PER_MS)
+    let a = {
+        let mut j = timed("a", 2, 10 * NS_PER_MS);
+        j.control.numjobs = 2;
+        j
     };
-    let b = JobSpec {
-        stonewall: true,
-        ..timed("b", 1, 10 * NS_PER_MS)
+    let b = {
+        let mut j = timed("b", 1, 10 * NS_PER_MS);
+        j.control.stonewall = true;
+        j
     };
-    let c = JobSpec {
-        new_group: true,
-        ..timed("c", 1, 5 * NS_PER_MS)
+    let c = {
+        let mut j = timed("c", 1, 5 * NS_PER_MS);
+        j.report.new_group = true;
+        j
     };
     let s = run(vec![a, b, c], &mut dev);
     let ids: Vec<(u32, u32, usize)> = s
@@ -76,19 +82,21 @@ fn stonewall_orders_phases_and_new_group_only_regroups() {
 #[test]
 fn group_reporting_merges_clones() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let grouped = JobSpec {
-        numjobs: 3,
-        group_reporting: true,
-        ..timed("g", 1, NS_PER_MS)
+    let grouped = {
+        let mut j = timed("g", 1, NS_PER_MS);
+        j.control.numjobs = 3;
+        j.report.group_reporting = true;
+        j
     };
     let (result, _) = run_seeded(vec![grouped.clone()], &mut dev, 1);
     assert_eq!(result.jobs.len(), 1);
     // Three clones at depth 1, 10 I/Os each in 1 ms.
     assert_eq!(result.jobs[0].total_ios(0), 30);
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let apart = JobSpec {
-        group_reporting: false,
-        ..grouped
+    let apart = {
+        let mut j = grouped;
+        j.report.group_reporting = false;
+        j
     };
     let (result, _) = run_seeded(vec![apart], &mut dev, 1);
     assert_eq!(result.jobs.len(), 3);
@@ -97,11 +105,12 @@ fn group_reporting_merges_clones() {
 #[test]
 fn same_seed_same_run_and_seed_matters() {
     let jobs = || {
-        vec![JobSpec {
-            rate_iops: [5000, 0, 0],
-            rate_process: RateProcess::Poisson,
-            numjobs: 2,
-            ..timed("det", 4, 200 * NS_PER_MS)
+        vec![{
+            let mut j = timed("det", 4, 200 * NS_PER_MS);
+            j.rate.rate_iops = [5000, 0, 0];
+            j.rate.rate_process = RateProcess::Poisson;
+            j.control.numjobs = 2;
+            j
         }]
     };
     let (r1, s1) = run_seeded(jobs(), &mut FakeDevice::new(50 * NS_PER_US), 7);
@@ -115,10 +124,11 @@ fn same_seed_same_run_and_seed_matters() {
 #[test]
 fn startdelay_shifts_the_whole_job() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let late = JobSpec {
-        startdelay_ns: 5 * NS_PER_MS,
-        ramp_time_ns: NS_PER_MS,
-        ..timed("late", 1, 10 * NS_PER_MS)
+    let late = {
+        let mut j = timed("late", 1, 10 * NS_PER_MS);
+        j.time.startdelay_ns = 5 * NS_PER_MS;
+        j.time.ramp_time_ns = NS_PER_MS;
+        j
     };
     let s = run(vec![timed("early", 1, 10 * NS_PER_MS), late], &mut dev);
     assert_eq!(s[1].start_ns, 5 * NS_PER_MS);
@@ -153,22 +163,24 @@ mod properties {
             let mut dev = FakeDevice::new(30 * NS_PER_US);
             dev.qd_limit = qd_limit;
             dev.link_bytes_per_s = Some(2_000_000_000);
-            let a = JobSpec {
-                rw: RwPattern::RandWrite,
-                size: Some(SizeSpec::Bytes(256 << 10)),
-                iodepth,
-                numjobs,
-                rate_iops: [rate_iops; 3],
-                rate_process: if poisson { RateProcess::Poisson } else { RateProcess::Linear },
-                thinktime_ns: thinktime_us * NS_PER_US,
-                thinktime_blocks,
-                fsync_every,
-                ..spec("a")
+            let a = {
+                let mut j = spec("a");
+                j.io.rw = RwPattern::RandWrite;
+                j.target.size = Some(SizeSpec::Bytes(256 << 10));
+                j.engine.iodepth = iodepth;
+                j.control.numjobs = numjobs;
+                j.rate.rate_iops = [rate_iops; 3];
+                j.rate.rate_process = if poisson { RateProcess::Poisson } else { RateProcess::Linear };
+                j.rate.thinktime_ns = thinktime_us * NS_PER_US;
+                j.rate.thinktime_blocks = thinktime_blocks;
+                j.sync.fsync_every = fsync_every;
+                j
             };
-            let b = JobSpec {
-                stonewall,
-                iodepth: iodepth.div_ceil(2),
-                ..timed("b", 1, 5 * NS_PER_MS)
+            let b = {
+                let mut j = timed("b", 1, 5 * NS_PER_MS);
+                j.control.stonewall = stonewall;
+                j.engine.iodepth = iodepth.div_ceil(2);
+                j
             };
             let (_, s) = run_seeded(vec![a, b], &mut dev, seed);
             prop_assert!(dev.max_in_device <= qd_limit as usize);
@@ -192,10 +204,11 @@ mod properties {
 #[test]
 fn bwavgtime_and_iopsavgtime_set_the_sample_windows() {
     let run = |bw_ms: Option<u64>, iops_ms: Option<u64>| {
-        let job = JobSpec {
-            bw_avg_ms: bw_ms,
-            iops_avg_ms: iops_ms,
-            ..timed("avg", 1, NS_PER_S)
+        let job = {
+            let mut j = timed("avg", 1, NS_PER_S);
+            j.log.bw_avg_ms = bw_ms;
+            j.log.iops_avg_ms = iops_ms;
+            j
         };
         let mut dev = FakeDevice::new(100 * NS_PER_US);
         let (result, _) = run_seeded(vec![job], &mut dev, 1);
@@ -212,9 +225,10 @@ fn bwavgtime_and_iopsavgtime_set_the_sample_windows() {
 
 #[test]
 fn a_job_with_stats_off_runs_but_is_not_reported() {
-    let background = JobSpec {
-        stats: false,
-        ..timed("noise", 4, NS_PER_S)
+    let background = {
+        let mut j = timed("noise", 4, NS_PER_S);
+        j.report.stats = false;
+        j
     };
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let (result, s) = run_seeded(
@@ -233,19 +247,22 @@ fn a_job_with_stats_off_runs_but_is_not_reported() {
 #[test]
 fn wait_for_starts_a_job_when_every_clone_of_its_waitee_is_done() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let a = JobSpec {
-        numjobs: 2,
-        ..timed("a", 1, 10 * NS_PER_MS)
+    let a = {
+        let mut j = timed("a", 1, 10 * NS_PER_MS);
+        j.control.numjobs = 2;
+        j
     };
-    let b = JobSpec {
-        wait_for: Some("a".into()),
-        ..timed("b", 1, 5 * NS_PER_MS)
+    let b = {
+        let mut j = timed("b", 1, 5 * NS_PER_MS);
+        j.control.wait_for = Some("a".into());
+        j
     };
     let c = timed("c", 1, 5 * NS_PER_MS);
-    let d = JobSpec {
-        wait_for: Some("c".into()),
-        startdelay_ns: 8 * NS_PER_MS,
-        ..timed("d", 1, 5 * NS_PER_MS)
+    let d = {
+        let mut j = timed("d", 1, 5 * NS_PER_MS);
+        j.control.wait_for = Some("c".into());
+        j.time.startdelay_ns = 8 * NS_PER_MS;
+        j
     };
     let s = run(vec![a, b, c, d], &mut dev);
     let starts: Vec<u64> = s.iter().map(|c| c.start_ns).collect();
@@ -264,10 +281,11 @@ fn wait_for_starts_a_job_when_every_clone_of_its_waitee_is_done() {
 #[test]
 fn disable_clat_takes_no_completion_latency() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        disable_clat: true,
-        disable_bw: true,
-        ..timed("noclat", 1, 2 * NS_PER_S)
+    let job = {
+        let mut j = timed("noclat", 1, 2 * NS_PER_S);
+        j.report.disable_clat = true;
+        j.report.disable_bw = true;
+        j
     };
     let (result, _) = run_seeded(vec![job], &mut dev, 1);
     let j = job_json(&result, 0);

@@ -44,12 +44,13 @@ fn device_queue_limit_holds_the_rest_in_the_host_queue() {
 #[test]
 fn fsync_sends_a_flush_every_n_writes() {
     let mut dev = FakeDevice::new(20 * NS_PER_US);
-    let job = JobSpec {
-        rw: RwPattern::Write,
-        size: Some(SizeSpec::Bytes(1 << 20)),
-        fsync_every: 8,
-        iodepth: 4,
-        ..spec("fsync")
+    let job = {
+        let mut j = spec("fsync");
+        j.io.rw = RwPattern::Write;
+        j.target.size = Some(SizeSpec::Bytes(1 << 20));
+        j.sync.fsync_every = 8;
+        j.engine.iodepth = 4;
+        j
     };
     let (result, s) = run_seeded(vec![job], &mut dev, 1);
     assert_eq!(s[0].measured_ios[1], 256);
@@ -62,11 +63,12 @@ fn fsync_sends_a_flush_every_n_writes() {
 #[test]
 fn end_fsync_flushes_once_after_the_last_write() {
     let mut dev = FakeDevice::new(20 * NS_PER_US);
-    let job = JobSpec {
-        rw: RwPattern::Write,
-        size: Some(SizeSpec::Bytes(64 << 10)),
-        end_fsync: true,
-        ..spec("end")
+    let job = {
+        let mut j = spec("end");
+        j.io.rw = RwPattern::Write;
+        j.target.size = Some(SizeSpec::Bytes(64 << 10));
+        j.sync.end_fsync = true;
+        j
     };
     let s = run(vec![job], &mut dev);
     assert_eq!(s[0].measured_ios[1], 16);
@@ -84,9 +86,10 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
     let run = |low: Option<u32>| {
         let mut dev = FakeDevice::new(10 * NS_PER_US);
         dev.link_bytes_per_s = Some(4096 * 100_000);
-        let job = JobSpec {
-            iodepth_low: low,
-            ..timed("low", 16, 100 * NS_PER_MS)
+        let job = {
+            let mut j = timed("low", 16, 100 * NS_PER_MS);
+            j.engine.iodepth_low = low;
+            j
         };
         let (result, _) = run_seeded(vec![job], &mut dev, 1);
         let j = job_json(&result, 0);
@@ -120,12 +123,13 @@ fn iodepth_low_lets_the_queue_drain_before_it_is_refilled() {
 fn batched_run(submit: u32, min: u32, max: u32, low: Option<u32>) -> (f64, f64, serde_json::Value) {
     let mut dev = FakeDevice::new(10 * NS_PER_US);
     dev.link_bytes_per_s = Some(4096 * 100_000);
-    let job = JobSpec {
-        iodepth_batch_submit: submit,
-        iodepth_batch_complete_min: min,
-        iodepth_batch_complete_max: max,
-        iodepth_low: low,
-        ..timed("batch", 16, 100 * NS_PER_MS)
+    let job = {
+        let mut j = timed("batch", 16, 100 * NS_PER_MS);
+        j.engine.iodepth_batch_submit = submit;
+        j.engine.iodepth_batch_complete_min = min;
+        j.engine.iodepth_batch_complete_max = max;
+        j.engine.iodepth_low = low;
+        j
     };
     let (result, _) = run_seeded(vec![job], &mut dev, 1);
     let j = job_json(&result, 0);
@@ -213,10 +217,11 @@ fn iodepth_batch_complete_min_with_iodepth_low_drains_in_batches() {
     // the queue drains 8 at a time past 4 down to 0, then refills from 1 to 32.
     let mut dev = FakeDevice::new(10 * NS_PER_US);
     dev.link_bytes_per_s = Some(4096 * 100_000);
-    let job = JobSpec {
-        iodepth_batch_complete_min: 8,
-        iodepth_low: Some(4),
-        ..timed("batch", 32, 100 * NS_PER_MS)
+    let job = {
+        let mut j = timed("batch", 32, 100 * NS_PER_MS);
+        j.engine.iodepth_batch_complete_min = 8;
+        j.engine.iodepth_low = Some(4);
+        j
     };
     let (result, _) = run_seeded(vec![job], &mut dev, 1);
     let j = job_json(&result, 0);
@@ -240,12 +245,13 @@ fn iodepth_batch_complete_min_with_iodepth_low_drains_in_batches() {
 
 #[test]
 fn fdatasync_flushes_every_n_writes_apart_from_fsync() {
-    let job = JobSpec {
-        rw: RwPattern::RandWrite,
-        number_ios: Some(100),
-        fdatasync_every: 10,
-        fsync_every: 25,
-        ..spec("sync")
+    let job = {
+        let mut j = spec("sync");
+        j.io.rw = RwPattern::RandWrite;
+        j.target.number_ios = Some(100);
+        j.sync.fdatasync_every = 10;
+        j.sync.fsync_every = 25;
+        j
     };
     let mut dev = FakeDevice::new(100 * NS_PER_US);
     let s = run(vec![job], &mut dev);
@@ -259,14 +265,15 @@ fn serialize_overlap_keeps_overlapping_ios_apart() {
     // Random 4 KiB writes over 16 KiB at depth 4: without the guard, I/Os to the same block
     // are in flight together; with it, none is, every I/O still runs, and the queue runs
     // shallower.
-    let job = |serialize_overlap| JobSpec {
-        rw: RwPattern::RandWrite,
-        iodepth: 4,
-        size: Some(SizeSpec::Bytes(16_384)),
-        io_size: Some(SizeSpec::Bytes(400 * 4096)),
-        norandommap: true,
-        serialize_overlap,
-        ..spec("so")
+    let job = |serialize_overlap| {
+        let mut j = spec("so");
+        j.io.rw = RwPattern::RandWrite;
+        j.engine.iodepth = 4;
+        j.target.size = Some(SizeSpec::Bytes(16_384));
+        j.target.io_size = Some(SizeSpec::Bytes(400 * 4096));
+        j.io.norandommap = true;
+        j.engine.serialize_overlap = serialize_overlap;
+        j
     };
     let mut free = FakeDevice::new(100 * NS_PER_US);
     let loose = run(vec![job(false)], &mut free);
@@ -288,9 +295,10 @@ fn serialize_overlap_keeps_overlapping_ios_apart() {
     );
     // An I/O the rate holds back is not yet in flight: it guards nothing until issued.
     let mut paced = FakeDevice::new(100 * NS_PER_US);
-    let rated = JobSpec {
-        rate_iops: [0, 30_000, 0],
-        ..job(true)
+    let rated = {
+        let mut j = job(true);
+        j.rate.rate_iops = [0, 30_000, 0];
+        j
     };
     let s = run(vec![rated], &mut paced);
     assert_eq!((s[0].measured_ios[1], paced.overlapping_submits), (400, 0));

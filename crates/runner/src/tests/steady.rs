@@ -5,9 +5,10 @@ use super::*;
 
 /// A job with fio's steady-state detection on the fake device.
 fn steady_job(name: &str, ss: flashlab_workload::SteadyState, runtime_s: u64) -> JobSpec {
-    JobSpec {
-        steadystate: ss,
-        ..timed(name, 1, runtime_s * NS_PER_S)
+    {
+        let mut j = timed(name, 1, runtime_s * NS_PER_S);
+        j.steadystate = ss;
+        j
     }
 }
 
@@ -65,10 +66,11 @@ fn a_job_that_never_meets_the_criterion_runs_its_runtime() {
 #[test]
 fn a_reporting_group_is_judged_on_its_sum_and_stops_together() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        numjobs: 2,
-        group_reporting: true,
-        ..steady_job("grp", iops_within(1.0, 4, 0), 60)
+    let job = {
+        let mut j = steady_job("grp", iops_within(1.0, 4, 0), 60);
+        j.control.numjobs = 2;
+        j.report.group_reporting = true;
+        j
     };
     let (result, s) = run_seeded(vec![job], &mut dev, 1);
     assert_eq!((s[0].end_ns, s[1].end_ns), (4 * NS_PER_S, 4 * NS_PER_S));
@@ -86,13 +88,15 @@ fn a_reporting_group_is_judged_on_its_sum_and_stops_together() {
 #[test]
 fn steady_state_options_that_differ_in_a_reporting_group_are_bad_input() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let a = JobSpec {
-        group_reporting: true,
-        ..steady_job("a", iops_within(1.0, 4, 0), 60)
+    let a = {
+        let mut j = steady_job("a", iops_within(1.0, 4, 0), 60);
+        j.report.group_reporting = true;
+        j
     };
-    let b = JobSpec {
-        group_reporting: true,
-        ..steady_job("b", iops_within(2.0, 4, 0), 60)
+    let b = {
+        let mut j = steady_job("b", iops_within(2.0, 4, 0), 60);
+        j.report.group_reporting = true;
+        j
     };
     let err = crate::run_jobs(
         &file(vec![a, b]),
@@ -111,11 +115,12 @@ fn steady_state_options_that_differ_in_a_reporting_group_are_bad_input() {
 
 /// A job searching for the deepest queue that meets `target_us` of total latency.
 fn lat_target_job(iodepth: u32, target_us: u64, percentile: f64) -> JobSpec {
-    JobSpec {
-        latency_target_ns: target_us * NS_PER_US,
-        latency_window_ns: 10 * NS_PER_MS,
-        latency_percentile: percentile,
-        ..timed("lt", iodepth, 10 * NS_PER_S)
+    {
+        let mut j = timed("lt", iodepth, 10 * NS_PER_S);
+        j.latency.latency_target_ns = target_us * NS_PER_US;
+        j.latency.latency_window_ns = 10 * NS_PER_MS;
+        j.latency.latency_percentile = percentile;
+        j
     }
 }
 
@@ -203,9 +208,10 @@ fn latency_target_unmet_at_depth_one_stops_the_job_with_etimedout() {
 fn steady_state_windows_are_bounded() {
     // 65,536 clones each keeping a day of samples would need 90 GB: refused, naming a way out.
     let mut dev = FakeDevice::new(100 * NS_PER_US);
-    let job = JobSpec {
-        numjobs: 100,
-        ..steady_job("many", iops_within(1.0, 86_400, 0), 60)
+    let job = {
+        let mut j = steady_job("many", iops_within(1.0, 86_400, 0), 60);
+        j.control.numjobs = 100;
+        j
     };
     let err = crate::run_jobs(
         &file(vec![job]),
@@ -223,10 +229,11 @@ fn a_rate_under_rate_iops_min_stops_the_job_with_eio_after_the_settling_time() {
     // 100 us per I/O at QD1: 10,000 IOPS. After fio's 2 s of settling a cycle starts; the
     // first cycle of 500 ms below 20,000 IOPS stops the job.
     let run = |min: u64| {
-        let job = JobSpec {
-            rate_iops_min: [min, 0, 0],
-            rate_cycle_ns: 500 * NS_PER_MS,
-            ..timed("floor", 1, 10 * NS_PER_S)
+        let job = {
+            let mut j = timed("floor", 1, 10 * NS_PER_S);
+            j.rate.rate_iops_min = [min, 0, 0];
+            j.rate.rate_cycle_ns = 500 * NS_PER_MS;
+            j
         };
         let mut dev = FakeDevice::new(100 * NS_PER_US);
         crate::run_jobs(

@@ -16,17 +16,19 @@ fn run_scaled(
 }
 
 fn fill_then_random_writes() -> Vec<JobSpec> {
-    let fill = JobSpec {
-        rw: RwPattern::Write,
-        bs: std::array::from_fn(|_| flashlab_workload::BlockSize::Fixed(128 * 1024)),
-        iodepth: 8,
-        size: Some(SizeSpec::Fraction(1.0)),
-        ..JobSpec::new("fill", 1)
+    let fill = {
+        let mut j = JobSpec::new("fill", 1);
+        j.io.rw = RwPattern::Write;
+        j.block.bs = std::array::from_fn(|_| flashlab_workload::BlockSize::Fixed(128 * 1024));
+        j.engine.iodepth = 8;
+        j.target.size = Some(SizeSpec::Fraction(1.0));
+        j
     };
-    let random = JobSpec {
-        rw: RwPattern::RandWrite,
-        stonewall: true,
-        ..timed("random", 8, 400 * NS_PER_MS)
+    let random = {
+        let mut j = timed("random", 8, 400 * NS_PER_MS);
+        j.io.rw = RwPattern::RandWrite;
+        j.control.stonewall = true;
+        j
     };
     vec![fill, random]
 }
@@ -221,9 +223,9 @@ fn filename_routes_each_job_to_its_target_with_its_capacity() {
     };
     t.devices[1].capacity_bytes = 64 << 20;
     let mut fast = timed("fast", 1, 100 * NS_PER_MS);
-    fast.filename = Some("a".into());
+    fast.target.filename = Some("a".into());
     let mut slow = timed("slow", 1, 100 * NS_PER_MS);
-    slow.filename = Some("b".into());
+    slow.target.filename = Some("b".into());
     let result = crate::run_targets(
         &file(vec![fast, slow]),
         &mut t,
@@ -247,7 +249,7 @@ fn unknown_filename_is_bad_input_naming_the_job_and_valid_names() {
         max_end_bytes: [0; 2],
     };
     let mut job = timed("tenant", 1, NS_PER_MS);
-    job.filename = Some("/dev/sdz".into());
+    job.target.filename = Some("/dev/sdz".into());
     let e = crate::run_targets(
         &file(vec![job]),
         &mut t,

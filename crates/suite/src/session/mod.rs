@@ -841,11 +841,11 @@ mod tests {
             "[global]\nbuffer_compress_percentage=60\ndirect=1\n\n[w]\nrw=write\n"
         );
         let file = flashlab_workload::parse_str(&with, "w.fio", &|_| None).unwrap();
-        assert_eq!(file.jobs[0].compressible_percent, 60);
+        assert_eq!(file.jobs[0].buffers.compressible_percent, 60);
         // Without a [global] section one is added; 0 is random data, fresh per write.
         let with = with_compressible_data("[w]\nrw=write\n", 0);
         let file = flashlab_workload::parse_str(&with, "w.fio", &|_| None).unwrap();
-        assert_eq!(file.jobs[0].compressible_percent, 0);
+        assert_eq!(file.jobs[0].buffers.compressible_percent, 0);
         assert!(with.starts_with("[global]\nrefill_buffers=1\n"));
     }
 }

@@ -681,20 +681,23 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert_eq!(file.jobs.len(), 1, "{}", p.name);
             let j = &file.jobs[0];
-            assert_eq!(j.name, p.name);
-            assert_eq!(j.size, Some(flashlab_workload::SizeSpec::Fraction(1.0)));
+            assert_eq!(j.id.name, p.name);
+            assert_eq!(
+                j.target.size,
+                Some(flashlab_workload::SizeSpec::Fraction(1.0))
+            );
             let spanned = point_job(p, 4, 8, 2 * NS_PER_S, Some("size=25%"));
             let file = flashlab_workload::parse_str(&spanned, "p.fio", &|_| None).unwrap();
             assert_eq!(
-                file.jobs[0].size,
+                file.jobs[0].target.size,
                 Some(flashlab_workload::SizeSpec::Fraction(0.25)),
                 "{}",
                 p.name
             );
-            assert_eq!((j.iodepth, j.numjobs), (8, 4), "{}", p.name);
-            assert_eq!(j.runtime_ns, Some(2 * NS_PER_S));
-            assert_eq!(j.ramp_time_ns, NS_PER_S);
-            assert!(j.time_based && j.group_reporting);
+            assert_eq!((j.engine.iodepth, j.control.numjobs), (8, 4), "{}", p.name);
+            assert_eq!(j.time.runtime_ns, Some(2 * NS_PER_S));
+            assert_eq!(j.time.ramp_time_ns, NS_PER_S);
+            assert!(j.time.time_based && j.report.group_reporting);
         }
     }
 }

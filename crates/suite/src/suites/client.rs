@@ -791,7 +791,7 @@ mod tests {
         );
         let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
         let j = &file.jobs[0];
-        assert_eq!(j.numjobs, 16);
-        assert_eq!(j.iodepth, 32);
+        assert_eq!(j.control.numjobs, 16);
+        assert_eq!(j.engine.iodepth, 32);
     }
 }

@@ -650,6 +650,6 @@ mod tests {
         lines.extend(cell_runtime(&SuiteOptions::default()));
         let text = job_text("c", rw, "512", 1, 1, &lines);
         let file = flashlab_workload::parse_str(&text, "c.fio", &|_| None).unwrap();
-        assert_eq!(file.jobs[0].runtime_ns, Some(CELL_NS));
+        assert_eq!(file.jobs[0].time.runtime_ns, Some(CELL_NS));
     }
 }

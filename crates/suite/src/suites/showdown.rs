@@ -236,9 +236,12 @@ mod tests {
         let text = job_text(&segment_name(3), "randwrite", "4k", 32, 1, &lines);
         let file = flashlab_workload::parse_str(&text, "x.fio", &|_| None).unwrap();
         let j = &file.jobs[0];
-        assert_eq!(j.name, "span-random-03");
+        assert_eq!(j.id.name, "span-random-03");
         // The later size= wins over job_text's size=100%, as in fio.
-        assert_eq!(j.size, Some(flashlab_workload::SizeSpec::Fraction(0.125)));
-        assert!(j.time_based);
+        assert_eq!(
+            j.target.size,
+            Some(flashlab_workload::SizeSpec::Fraction(0.125))
+        );
+        assert!(j.time.time_based);
     }
 }

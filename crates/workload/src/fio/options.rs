@@ -135,7 +135,7 @@ impl BufferOptions {
 impl Builder {
     fn set_buffers(&mut self, f: impl FnOnce(&mut BufferOptions)) {
         f(&mut self.buffers);
-        self.spec.compressible_percent = self.buffers.compressible_percent();
+        self.spec.buffers.compressible_percent = self.buffers.compressible_percent();
     }
 }
 

@@ -421,11 +421,11 @@ fn build(
             global_wait_at = written_at(&opts, "wait_for").or(global_wait_at);
         } else {
             let mut b = global.clone();
-            b.spec.name = section.clone();
-            b.spec.line = section_line;
-            b.spec.stonewall |= std::mem::take(&mut stonewall_next);
+            b.spec.id.name = section.clone();
+            b.spec.id.line = section_line;
+            b.spec.control.stonewall |= std::mem::take(&mut stonewall_next);
             if sections.origins {
-                b.spec.origin = Some(if section_line == 0 {
+                b.spec.id.origin = Some(if section_line == 0 {
                     files[*file].clone()
                 } else {
                     format!("{}:{section_line}", files[*file])
@@ -434,10 +434,10 @@ fn build(
             let mut written = Vec::new();
             apply(&mut b, &opts, files, &mut written)?;
             let mut spec = b.spec;
-            spec.options_as_written = written;
-            spec.name = b.name.unwrap_or(section);
+            spec.id.options_as_written = written;
+            spec.id.name = b.name.unwrap_or(section);
             let at = written_at(&opts, "wait_for").or(global_wait_at);
-            spec.wait_for_line = at.map_or(0, |(_, line)| line);
+            spec.control.wait_for_line = at.map_or(0, |(_, line)| line);
             wait_at.push(at.map_or(*file, |(f, _)| f));
             apply_filesize(&mut spec).map_err(|expected| ParseError {
                 file: files[*file].clone(),
@@ -449,11 +449,11 @@ fn build(
                 },
             })?;
             // fio runs a synchronous engine's I/Os one at a time, whatever the depth.
-            if SYNCHRONOUS_ENGINES.contains(&spec.ioengine.as_str()) {
-                spec.synchronous = true;
-                if spec.iodepth > 1 {
-                    spec.iodepth_capped_from = Some(spec.iodepth);
-                    spec.iodepth = 1;
+            if SYNCHRONOUS_ENGINES.contains(&spec.engine.ioengine.as_str()) {
+                spec.engine.synchronous = true;
+                if spec.engine.iodepth > 1 {
+                    spec.engine.iodepth_capped_from = Some(spec.engine.iodepth);
+                    spec.engine.iodepth = 1;
                 }
             }
             if let Err(why) = check_verify(&spec) {
@@ -469,24 +469,25 @@ fn build(
             }
             // A bare `write_bw_log` makes fio use the job name as the prefix.
             for log in [
-                &mut spec.write_bw_log,
-                &mut spec.write_lat_log,
-                &mut spec.write_iops_log,
-                &mut spec.write_hist_log,
+                &mut spec.log.write_bw_log,
+                &mut spec.log.write_lat_log,
+                &mut spec.log.write_iops_log,
+                &mut spec.log.write_hist_log,
             ] {
                 if log.as_deref() == Some("") {
-                    *log = Some(spec.name.clone());
+                    *log = Some(spec.id.name.clone());
                 }
             }
-            clones += u64::from(spec.numjobs.max(1));
-            outstanding += u64::from(spec.numjobs.max(1)) * u64::from(spec.iodepth.max(1));
+            clones += u64::from(spec.control.numjobs.max(1));
+            outstanding +=
+                u64::from(spec.control.numjobs.max(1)) * u64::from(spec.engine.iodepth.max(1));
             if outstanding > MAX_OUTSTANDING_IOS {
                 let at = written_at(&opts, "iodepth").or_else(|| written_at(&opts, "numjobs"));
                 return Err(ParseError {
                     file: files[at.map_or(*file, |(f, _)| f)].clone(),
                     line: at.map_or(section_line, |(_, line)| line),
                     kind: ParseErrorKind::TooManyOutstanding {
-                        job: spec.name,
+                        job: spec.id.name,
                         limit: MAX_OUTSTANDING_IOS,
                     },
                 });
@@ -497,7 +498,7 @@ fn build(
                     file: files[at.map_or(*file, |(f, _)| f)].clone(),
                     line: at.map_or(section_line, |(_, line)| line),
                     kind: ParseErrorKind::TooManyJobs {
-                        job: spec.name,
+                        job: spec.id.name,
                         limit: MAX_JOBS,
                     },
                 });
@@ -628,10 +629,10 @@ fn written_at(opts: &[Resolved<'_>], name: &str) -> Option<(usize, usize)> {
 /// fio's `filesize`: the job's file (its region) has that size, and `size`, the total I/O
 /// of a job over its files, only sets the default `io_size` (HOWTO, `filesize`).
 fn apply_filesize(spec: &mut JobSpec) -> Result<(), String> {
-    let Some(file_bytes) = spec.filesize else {
+    let Some(file_bytes) = spec.target.filesize else {
         return Ok(());
     };
-    match spec.size {
+    match spec.target.size {
         Some(SizeSpec::Fraction(_)) => {
             return Err(
                 "bytes when filesize is given (with filesize, size is the I/O \
@@ -639,10 +640,12 @@ fn apply_filesize(spec: &mut JobSpec) -> Result<(), String> {
                     .to_string(),
             )
         }
-        Some(bytes @ SizeSpec::Bytes(_)) if spec.io_size.is_none() => spec.io_size = Some(bytes),
+        Some(bytes @ SizeSpec::Bytes(_)) if spec.target.io_size.is_none() => {
+            spec.target.io_size = Some(bytes)
+        }
         _ => {}
     }
-    spec.size = Some(SizeSpec::Bytes(file_bytes));
+    spec.target.size = Some(SizeSpec::Bytes(file_bytes));
     Ok(())
 }
 
@@ -650,7 +653,7 @@ fn apply_filesize(spec: &mut JobSpec) -> Result<(), String> {
 /// loop's writes once they are done, as fio's `do_verify` phase. Everything that would mix
 /// other I/O into that phase, pace it, or end the job on a clock is refused, naming it.
 fn check_verify(spec: &JobSpec) -> Result<(), String> {
-    if !spec.verify {
+    if !spec.verification.verify {
         return Ok(());
     }
     let fail = |what: &str| {
@@ -659,31 +662,31 @@ fn check_verify(spec: &JobSpec) -> Result<(), String> {
              randwrite jobs (the read-back after each loop) and on read-only jobs"
         ))
     };
-    let dirs = spec.rw.directions();
+    let dirs = spec.io.rw.directions();
     if dirs[2] || (dirs[0] && dirs[1]) {
-        return fail(&format!("rw={:?} (mixed or trimming patterns)", spec.rw).to_lowercase());
+        return fail(&format!("rw={:?} (mixed or trimming patterns)", spec.io.rw).to_lowercase());
     }
     if !spec.verifies_writes() {
         // A reading job checks what it reads, or do_verify=0: no I/O of its own.
         return Ok(());
     }
-    if spec.time_based {
-        if spec.verify_backlog == 0 {
+    if spec.time.time_based {
+        if spec.verification.verify_backlog == 0 {
             // fio warns and writes until the runtime is over (`JobFile::fio_warnings`).
             return Ok(());
         }
         return fail("time_based and verify_backlog");
     }
-    if spec.verify_backlog > 0 {
-        if spec.iodepth > 1 {
+    if spec.verification.verify_backlog > 0 {
+        if spec.engine.iodepth > 1 {
             // fio skips a backlog read whose write is still in flight (IP_F_IN_FLIGHT) and
             // issues a write instead: which depends on completion order, not simulated.
             return fail("verify_backlog and iodepth above 1 (fio defers a backlog read while its write is in flight)");
         }
-        if spec.rw.is_random()
-            && (spec.norandommap
-                || spec.random_distribution != RandomDistribution::Random
-                || spec.random_generator_lfsr)
+        if spec.io.rw.is_random()
+            && (spec.io.norandommap
+                || spec.io.random_distribution != RandomDistribution::Random
+                || spec.io.random_generator_lfsr)
         {
             return fail(
                 "verify_backlog on random writes read back by offset (norandommap, a skewed \
@@ -691,28 +694,28 @@ fn check_verify(spec: &JobSpec) -> Result<(), String> {
             );
         }
     }
-    if spec.number_ios.is_some() {
+    if spec.target.number_ios.is_some() {
         return fail("number_ios");
     }
-    if spec.ramp_time_ns > 0 {
+    if spec.time.ramp_time_ns > 0 {
         return fail("ramp_time");
     }
-    if spec.rate_bytes_per_s != [0; 3] || spec.rate_iops != [0; 3] {
+    if spec.rate.rate_bytes_per_s != [0; 3] || spec.rate.rate_iops != [0; 3] {
         return fail("rate or rate_iops (fio does not pace the read phase)");
     }
-    if spec.rate_min_bytes_per_s != [0; 3] || spec.rate_iops_min != [0; 3] {
+    if spec.rate.rate_min_bytes_per_s != [0; 3] || spec.rate.rate_iops_min != [0; 3] {
         return fail("rate_min or rate_iops_min");
     }
-    if spec.thinktime_ns > 0 {
+    if spec.rate.thinktime_ns > 0 {
         return fail("thinktime (fio does not think in the read phase)");
     }
-    if spec.latency_target_ns > 0 {
+    if spec.latency.latency_target_ns > 0 {
         return fail("latency_target");
     }
     if spec.steadystate.enabled() {
         return fail("steadystate");
     }
-    if spec.max_latency_ns != [0; 3] {
+    if spec.latency.max_latency_ns != [0; 3] {
         return fail("max_latency");
     }
     Ok(())
@@ -726,17 +729,17 @@ fn check_wait_for(
     files: &[String],
 ) -> Result<(), ParseError> {
     for k in 0..jobs.len() {
-        let Some(name) = jobs[k].wait_for.clone() else {
+        let Some(name) = jobs[k].control.wait_for.clone() else {
             continue;
         };
-        if name == jobs[k].name {
-            jobs[k].wait_for = None;
+        if name == jobs[k].id.name {
+            jobs[k].control.wait_for = None;
             continue;
         }
-        if !jobs[..k].iter().any(|j| j.name == name) {
+        if !jobs[..k].iter().any(|j| j.id.name == name) {
             return Err(ParseError {
                 file: files[wait_at[k]].clone(),
-                line: jobs[k].wait_for_line,
+                line: jobs[k].control.wait_for_line,
                 kind: ParseErrorKind::InvalidValue {
                     option: "wait_for".to_string(),
                     value: name,

@@ -227,7 +227,7 @@ fn block_alignment(
         "blockalign for trims",
     ];
     let misaligned = |what, bytes| JobError::Misaligned {
-        job: job.name.clone(),
+        job: job.id.name.clone(),
         what,
         bytes,
         logical_block_bytes: lba,
@@ -240,7 +240,7 @@ fn block_alignment(
         if let Some(&bad) = sizes[d].sizes().iter().find(|&&s| s == 0 || s % lba != 0) {
             return Err(misaligned(WHAT_BS[d], bad));
         }
-        align[d] = job.block_align_bytes[d].unwrap_or(sizes[d].min());
+        align[d] = job.block.block_align_bytes[d].unwrap_or(sizes[d].min());
         if align[d] % lba != 0 {
             return Err(misaligned(WHAT_ALIGN[d], align[d]));
         }
@@ -261,7 +261,7 @@ fn job_region(
     align: &[u64; 3],
 ) -> Result<(u64, u64), JobError> {
     let misaligned = |what, bytes| JobError::Misaligned {
-        job: job.name.clone(),
+        job: job.id.name.clone(),
         what,
         bytes,
         logical_block_bytes: lba,
@@ -275,28 +275,28 @@ fn job_region(
         .min()
         .unwrap_or(lba);
     let resolve_offset = |spec: SizeSpec| match spec {
-        SizeSpec::Fraction(_) if job.offset_align_bytes > 0 => {
+        SizeSpec::Fraction(_) if job.target.offset_align_bytes > 0 => {
             // Past the end when it cannot be aligned: refused below with the region.
             resolve(spec, capacity, lba)
-                .checked_next_multiple_of(job.offset_align_bytes)
+                .checked_next_multiple_of(job.target.offset_align_bytes)
                 .unwrap_or(u64::MAX)
         }
         SizeSpec::Fraction(_) => resolve(spec, capacity, lba) / pct_align * pct_align,
         SizeSpec::Bytes(_) => resolve(spec, capacity, lba),
     };
-    let offset = resolve_offset(job.offset).saturating_add(
-        u64::from(clone_index).saturating_mul(resolve_offset(job.offset_increment)),
+    let offset = resolve_offset(job.target.offset).saturating_add(
+        u64::from(clone_index).saturating_mul(resolve_offset(job.target.offset_increment)),
     );
     if offset % lba != 0 {
         return Err(misaligned("the region offset", offset));
     }
-    let len = match job.size {
-        Some(s) if !job.fill_device => resolve(s, capacity, lba),
+    let len = match job.target.size {
+        Some(s) if !job.target.fill_device => resolve(s, capacity, lba),
         _ => capacity.saturating_sub(offset),
     };
     if offset >= capacity || offset.saturating_add(len) > capacity {
         return Err(JobError::RegionPastEnd {
-            job: job.name.clone(),
+            job: job.id.name.clone(),
             offset_bytes: offset,
             len_bytes: len,
             capacity_bytes: capacity,
@@ -307,7 +307,7 @@ fn job_region(
     let min_bs = active().map(|d| sizes[d].min()).min().unwrap_or(lba);
     if region_len < min_bs {
         return Err(JobError::RegionTooSmall {
-            job: job.name.clone(),
+            job: job.id.name.clone(),
             offset_bytes: offset,
             block_bytes: min_bs,
         });
@@ -325,8 +325,8 @@ fn offset_gen(
     rng_map: &mut RngStream,
     scramble: &mut RngStream,
 ) -> Result<OffsetGen, JobError> {
-    Ok(match &job.random_distribution {
-        RandomDistribution::Random if job.norandommap => OffsetGen::Uniform,
+    Ok(match &job.io.random_distribution {
+        RandomDistribution::Random if job.io.norandommap => OffsetGen::Uniform,
         RandomDistribution::Random => OffsetGen::Map {
             perm: Permutation::new(units, rng_map),
             next: 0,
@@ -358,7 +358,7 @@ fn offset_gen(
             let total: u64 = zones.iter().map(|z| z.1).sum();
             if total > region_len {
                 return Err(JobError::ZonesPastRegion {
-                    job: job.name.clone(),
+                    job: job.id.name.clone(),
                     zones_bytes: total,
                     region_bytes: region_len,
                 });
@@ -389,9 +389,11 @@ fn plain_map(
     align: &[u64; 3],
     unit_bytes: u64,
 ) -> Option<PlainMap> {
-    let all_random = job.percentage_random.iter().all(|&p| p >= 100);
-    match (fixed_kind, &offsets, pair, job.rw_sequence_count) {
-        (Some(kind), OffsetGen::Map { .. }, false, 0 | 1) if job.rw.is_random() && all_random => {
+    let all_random = job.io.percentage_random.iter().all(|&p| p >= 100);
+    match (fixed_kind, &offsets, pair, job.io.rw_sequence_count) {
+        (Some(kind), OffsetGen::Map { .. }, false, 0 | 1)
+            if job.io.rw.is_random() && all_random =>
+        {
             let d = kind.ddir();
             match sizes[d] {
                 SizeGen::Fixed(len_bytes) if align[d] == unit_bytes => {
@@ -414,7 +416,7 @@ impl IoGenerator {
         logical_block_bytes: u64,
         seeds: SeedTree,
     ) -> Result<IoGenerator, JobError> {
-        let name = || job.name.clone();
+        let name = || job.id.name.clone();
         let (capacity, lba) = (device_capacity_bytes, logical_block_bytes);
         if capacity == 0 || lba == 0 || capacity % lba != 0 {
             return Err(JobError::BadDevice {
@@ -423,11 +425,11 @@ impl IoGenerator {
                 logical_block_bytes: lba,
             });
         }
-        let dirs = job.rw.directions();
+        let dirs = job.io.rw.directions();
         let sizes = [
-            SizeGen::new(&job.bs[0]),
-            SizeGen::new(&job.bs[1]),
-            SizeGen::new(&job.bs[2]),
+            SizeGen::new(&job.block.bs[0]),
+            SizeGen::new(&job.block.bs[1]),
+            SizeGen::new(&job.block.bs[2]),
         ];
         let align = block_alignment(job, dirs, &sizes, lba)?;
 
@@ -437,7 +439,7 @@ impl IoGenerator {
         let unit_bytes = active().map(|d| align[d]).min().unwrap_or(lba);
         let units = (region_len / unit_bytes).max(1);
 
-        let base = match job.randseed {
+        let base = match job.io.randseed {
             Some(s) => SeedTree::new(s),
             None => seeds,
         }
@@ -455,13 +457,13 @@ impl IoGenerator {
 
         let count_trims = !dirs[0] && !dirs[1];
         // fio takes an `io_size` percentage of the job's region (`size`), not of the device.
-        let per_loop = match job.io_size {
+        let per_loop = match job.target.io_size {
             Some(SizeSpec::Bytes(b)) => b,
             Some(SizeSpec::Fraction(f)) => (f.clamp(0.0, 1.0) * region_len as f64) as u64,
             None => region_len,
         };
-        let budget = per_loop.saturating_mul(u64::from(job.loops.max(1))) / lba * lba;
-        let fixed_kind = match job.rw {
+        let budget = per_loop.saturating_mul(u64::from(job.control.loops.max(1))) / lba * lba;
+        let fixed_kind = match job.io.rw {
             RwPattern::Read | RwPattern::RandRead => Some(IoKind::Read),
             RwPattern::Write | RwPattern::RandWrite => Some(IoKind::Write),
             RwPattern::Trim
@@ -470,36 +472,36 @@ impl IoGenerator {
             | RwPattern::RandTrimWrite => Some(IoKind::Trim),
             RwPattern::ReadWrite | RwPattern::RandRw => None,
         };
-        let pair = matches!(job.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+        let pair = matches!(job.io.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
         let plain_map = plain_map(job, fixed_kind, &offsets, pair, &sizes, &align, unit_bytes);
         Ok(IoGenerator {
-            pattern: job.rw,
+            pattern: job.io.rw,
             fixed_kind,
-            random: job.rw.is_random(),
+            random: job.io.rw.is_random(),
             pair,
             region_start: offset,
             region_len,
             logical_block_bytes: lba,
             sizes,
             align,
-            rwmixread: u64::from(job.rwmixread.min(100)),
-            random_percent: job.percentage_random.map(|p| u64::from(p.min(100))),
+            rwmixread: u64::from(job.io.rwmixread.min(100)),
+            random_percent: job.io.percentage_random.map(|p| u64::from(p.min(100))),
             cursor: [0; 3],
-            skip_bytes: job.rw_seq_skip_bytes / lba * lba,
+            skip_bytes: job.io.rw_seq_skip_bytes / lba * lba,
             unit_bytes,
             units,
             offsets,
-            seq_count: job.rw_sequence_count.max(1),
-            sequencer: job.rw_sequencer,
+            seq_count: job.io.rw_sequence_count.max(1),
+            sequencer: job.io.rw_sequencer,
             run_left: 0,
             run_offset: 0,
             pending_write: None,
             plain_map,
             count_trims,
-            budget_bytes: (!job.time_based).then_some(budget.max(lba)),
+            budget_bytes: (!job.time.time_based).then_some(budget.max(lba)),
             loop_bytes: (per_loop / lba * lba).max(lba),
             issued_bytes: 0,
-            max_ios: job.number_ios,
+            max_ios: job.target.number_ios,
             issued_ios: 0,
             rng_ddir: base.child("ddir").stream(),
             rng_bs: base.child("bs").stream(),

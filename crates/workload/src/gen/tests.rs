@@ -7,7 +7,7 @@ const MIB: u64 = 1 << 20;
 
 fn job(rw: RwPattern) -> JobSpec {
     let mut j = JobSpec::new("t", 1);
-    j.rw = rw;
+    j.io.rw = rw;
     j
 }
 
@@ -22,8 +22,8 @@ fn drain(g: &mut IoGenerator) -> Vec<GeneratedIo> {
 #[test]
 fn sequential_covers_the_region_once_per_loop() {
     let mut j = job(RwPattern::Write);
-    j.size = Some(SizeSpec::Bytes(MIB));
-    j.loops = 2;
+    j.target.size = Some(SizeSpec::Bytes(MIB));
+    j.control.loops = 2;
     let mut g = gen(&j, 0, 16 * MIB);
     assert_eq!(g.region(), (0, MIB));
     assert_eq!(g.total_bytes(), Some(2 * MIB));
@@ -44,14 +44,14 @@ fn sequential_covers_the_region_once_per_loop() {
 #[test]
 fn region_follows_offset_increment_and_percentages() {
     let mut j = job(RwPattern::Read);
-    j.offset = SizeSpec::Fraction(0.25);
-    j.size = Some(SizeSpec::Fraction(0.25));
-    j.offset_increment = SizeSpec::Bytes(MIB);
+    j.target.offset = SizeSpec::Fraction(0.25);
+    j.target.size = Some(SizeSpec::Fraction(0.25));
+    j.target.offset_increment = SizeSpec::Bytes(MIB);
     let g = gen(&j, 2, 64 * MIB);
     assert_eq!(g.region(), (16 * MIB + 2 * MIB, 16 * MIB));
     // Default size: to the end of the device.
     let mut j = job(RwPattern::Read);
-    j.offset = SizeSpec::Bytes(MIB);
+    j.target.offset = SizeSpec::Bytes(MIB);
     assert_eq!(gen(&j, 0, 8 * MIB).region(), (MIB, 7 * MIB));
 }
 
@@ -61,13 +61,13 @@ fn percentage_offsets_align_to_the_minimum_block_size() {
     // falls between two 4 KiB blocks, and fio aligns the offset down to the block size.
     let capacity = 1_000_004 * 512;
     let mut j = job(RwPattern::RandWrite);
-    j.bs = [
+    j.block.bs = [
         BlockSize::Fixed(4096),
         BlockSize::Fixed(4096),
         BlockSize::Fixed(4096),
     ];
-    j.offset_increment = SizeSpec::Fraction(0.25);
-    j.size = Some(SizeSpec::Fraction(0.25));
+    j.target.offset_increment = SizeSpec::Fraction(0.25);
+    j.target.size = Some(SizeSpec::Fraction(0.25));
     for clone in 0..4 {
         let (offset, _) = gen(&j, clone, capacity).region();
         assert_eq!(offset % 4096, 0, "clone {clone}: offset {offset}");
@@ -81,30 +81,30 @@ fn percentage_offsets_align_to_the_minimum_block_size() {
 fn bad_regions_and_alignment_are_errors_naming_the_job() {
     let seeds = SeedTree::new(1);
     let mut j = job(RwPattern::Read);
-    j.offset = SizeSpec::Bytes(8 * MIB);
+    j.target.offset = SizeSpec::Bytes(8 * MIB);
     let e = IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).unwrap_err();
     assert!(
         matches!(e, JobError::RegionPastEnd { .. }) && e.to_string().starts_with("job t:"),
         "{e}"
     );
-    j.offset = SizeSpec::Bytes(0);
-    j.size = Some(SizeSpec::Bytes(16 * MIB));
+    j.target.offset = SizeSpec::Bytes(0);
+    j.target.size = Some(SizeSpec::Bytes(16 * MIB));
     assert!(matches!(
         IoGenerator::new(&j, 0, 8 * MIB, 512, seeds),
         Err(JobError::RegionPastEnd { .. })
     ));
-    j.size = Some(SizeSpec::Bytes(2048));
+    j.target.size = Some(SizeSpec::Bytes(2048));
     assert!(matches!(
         IoGenerator::new(&j, 0, 8 * MIB, 512, seeds),
         Err(JobError::RegionTooSmall { .. })
     ));
     let mut j = job(RwPattern::Read);
-    j.bs[0] = BlockSize::Fixed(1000);
+    j.block.bs[0] = BlockSize::Fixed(1000);
     let e = IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).unwrap_err();
     assert!(e.to_string().contains("bs for reads is 1000 bytes"), "{e}");
     // A size only the write direction uses does not matter to a read job.
     let mut j = job(RwPattern::Read);
-    j.bs[1] = BlockSize::Fixed(1000);
+    j.block.bs[1] = BlockSize::Fixed(1000);
     assert!(IoGenerator::new(&j, 0, 8 * MIB, 512, seeds).is_ok());
     assert!(matches!(
         IoGenerator::new(&j, 0, 0, 512, seeds),
@@ -115,8 +115,8 @@ fn bad_regions_and_alignment_are_errors_naming_the_job() {
 #[test]
 fn random_map_visits_every_block_once_per_pass() {
     let mut j = job(RwPattern::RandWrite);
-    j.size = Some(SizeSpec::Bytes(1000 * 4096)); // not a power of two
-    j.loops = 3;
+    j.target.size = Some(SizeSpec::Bytes(1000 * 4096)); // not a power of two
+    j.control.loops = 3;
     let mut g = gen(&j, 0, 64 * MIB);
     let ios = drain(&mut g);
     assert_eq!(ios.len(), 3000);
@@ -137,8 +137,8 @@ fn random_map_visits_every_block_once_per_pass() {
 #[test]
 fn norandommap_draws_independently() {
     let mut j = job(RwPattern::RandRead);
-    j.size = Some(SizeSpec::Bytes(1000 * 4096));
-    j.norandommap = true;
+    j.target.size = Some(SizeSpec::Bytes(1000 * 4096));
+    j.io.norandommap = true;
     let ios = drain(&mut gen(&j, 0, 64 * MIB));
     let mut blocks: Vec<u64> = ios.iter().map(|io| io.offset_bytes / 4096).collect();
     blocks.sort_unstable();
@@ -150,11 +150,11 @@ fn norandommap_draws_independently() {
 #[test]
 fn seeds_make_runs_reproducible_and_clones_different() {
     let mut j = job(RwPattern::RandRw);
-    j.size = Some(SizeSpec::Bytes(MIB));
+    j.target.size = Some(SizeSpec::Bytes(MIB));
     let a = drain(&mut gen(&j, 0, 64 * MIB));
     assert_eq!(a, drain(&mut gen(&j, 0, 64 * MIB)));
     assert_ne!(a, drain(&mut gen(&j, 1, 64 * MIB)));
-    j.randseed = Some(7);
+    j.io.randseed = Some(7);
     let s = drain(&mut gen(&j, 0, 64 * MIB));
     let other_tree = IoGenerator::new(&j, 0, 64 * MIB, 512, SeedTree::new(99)).unwrap();
     assert_eq!(
@@ -168,8 +168,8 @@ fn seeds_make_runs_reproducible_and_clones_different() {
 #[test]
 fn rwmix_share_and_budget_count_reads_and_writes() {
     let mut j = job(RwPattern::RandRw);
-    j.rwmixread = 70;
-    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.io.rwmixread = 70;
+    j.target.size = Some(SizeSpec::Bytes(64 * MIB));
     let ios = drain(&mut gen(&j, 0, 64 * MIB));
     assert_eq!(ios.len(), 16384);
     let reads = ios.iter().filter(|io| io.kind == IoKind::Read).count() as f64;
@@ -179,12 +179,12 @@ fn rwmix_share_and_budget_count_reads_and_writes() {
 #[test]
 fn io_size_and_number_ios_cap_the_budget() {
     let mut j = job(RwPattern::Read);
-    j.size = Some(SizeSpec::Bytes(MIB));
-    j.io_size = Some(SizeSpec::Bytes(3 * MIB));
+    j.target.size = Some(SizeSpec::Bytes(MIB));
+    j.target.io_size = Some(SizeSpec::Bytes(3 * MIB));
     let mut g = gen(&j, 0, 8 * MIB);
     assert_eq!(g.total_bytes(), Some(3 * MIB));
     assert_eq!(drain(&mut g).len(), 768);
-    j.number_ios = Some(10);
+    j.target.number_ios = Some(10);
     let mut g = gen(&j, 0, 8 * MIB);
     assert_eq!(g.total_bytes(), Some(40960));
     assert_eq!(drain(&mut g).len(), 10);
@@ -195,8 +195,8 @@ fn io_size_and_number_ios_cap_the_budget() {
 #[test]
 fn an_io_size_percentage_is_of_the_region() {
     let mut j = job(RwPattern::RandWrite);
-    j.size = Some(SizeSpec::Fraction(0.5));
-    j.io_size = Some(SizeSpec::Fraction(0.25));
+    j.target.size = Some(SizeSpec::Fraction(0.5));
+    j.target.io_size = Some(SizeSpec::Fraction(0.25));
     let mut g = gen(&j, 0, 64 * MIB);
     assert_eq!(g.region(), (0, 32 * MIB));
     assert_eq!(g.total_bytes(), Some(8 * MIB), "12.5% of the device");
@@ -206,19 +206,19 @@ fn an_io_size_percentage_is_of_the_region() {
         .iter()
         .all(|io| io.offset_bytes + io.len_bytes <= 32 * MIB));
     // Each clone's own region, and per loop.
-    j.offset_increment = SizeSpec::Fraction(0.5);
-    j.loops = 2;
+    j.target.offset_increment = SizeSpec::Fraction(0.5);
+    j.control.loops = 2;
     let g = gen(&j, 1, 64 * MIB);
     assert_eq!(g.region(), (32 * MIB, 32 * MIB));
     assert_eq!(g.total_bytes(), Some(16 * MIB));
     // Without size the region runs to the end of the device: offset=16m leaves 48 MiB.
     let mut j = job(RwPattern::Read);
-    j.offset = SizeSpec::Bytes(16 * MIB);
-    j.io_size = Some(SizeSpec::Fraction(0.5));
+    j.target.offset = SizeSpec::Bytes(16 * MIB);
+    j.target.io_size = Some(SizeSpec::Fraction(0.5));
     assert_eq!(gen(&j, 0, 64 * MIB).total_bytes(), Some(24 * MIB));
     // Rounded down: 33% of 1 MiB + 4 KiB is 347,381.76 bytes, a budget of whole 512 B blocks.
-    j.size = Some(SizeSpec::Bytes(MIB + 4096));
-    j.io_size = Some(SizeSpec::Fraction(0.33));
+    j.target.size = Some(SizeSpec::Bytes(MIB + 4096));
+    j.target.io_size = Some(SizeSpec::Fraction(0.33));
     assert_eq!(
         gen(&j, 0, 64 * MIB).total_bytes(),
         Some(347_381 / 512 * 512)
@@ -228,8 +228,8 @@ fn an_io_size_percentage_is_of_the_region() {
 #[test]
 fn time_based_never_ends() {
     let mut j = job(RwPattern::Read);
-    j.size = Some(SizeSpec::Bytes(64 * 1024));
-    j.time_based = true;
+    j.target.size = Some(SizeSpec::Bytes(64 * 1024));
+    j.time.time_based = true;
     let mut g = gen(&j, 0, 8 * MIB);
     assert_eq!(g.total_bytes(), None);
     for i in 0..1000u64 {
@@ -240,8 +240,8 @@ fn time_based_never_ends() {
 #[test]
 fn sequential_skip_and_random_runs() {
     let mut j = job(RwPattern::Write);
-    j.size = Some(SizeSpec::Bytes(MIB));
-    j.rw_seq_skip_bytes = 4096;
+    j.target.size = Some(SizeSpec::Bytes(MIB));
+    j.io.rw_seq_skip_bytes = 4096;
     let ios: Vec<u64> = drain(&mut gen(&j, 0, 8 * MIB))
         .iter()
         .take(4)
@@ -250,8 +250,8 @@ fn sequential_skip_and_random_runs() {
     assert_eq!(ios, vec![0, 8192, 16384, 24576]);
 
     let mut j = job(RwPattern::RandRead);
-    j.size = Some(SizeSpec::Bytes(MIB));
-    j.rw_sequence_count = 4;
+    j.target.size = Some(SizeSpec::Bytes(MIB));
+    j.io.rw_sequence_count = 4;
     let ios = drain(&mut gen(&j, 0, 8 * MIB));
     for run in ios.chunks(4) {
         for w in run.windows(2) {
@@ -263,7 +263,7 @@ fn sequential_skip_and_random_runs() {
             assert_eq!(w[1].offset_bytes, next);
         }
     }
-    j.rw_sequencer = crate::job::RwSequencer::Identical;
+    j.io.rw_sequencer = crate::job::RwSequencer::Identical;
     let ios = drain(&mut gen(&j, 0, 8 * MIB));
     assert!(ios
         .chunks(4)
@@ -273,7 +273,7 @@ fn sequential_skip_and_random_runs() {
 #[test]
 fn trimwrite_trims_then_writes_the_same_block() {
     let mut j = job(RwPattern::TrimWrite);
-    j.size = Some(SizeSpec::Bytes(64 * 1024));
+    j.target.size = Some(SizeSpec::Bytes(64 * 1024));
     let ios = drain(&mut gen(&j, 0, 8 * MIB));
     assert_eq!(ios.len(), 32, "the budget counts the writes");
     for (i, pair) in ios.chunks(2).enumerate() {
@@ -286,7 +286,7 @@ fn trimwrite_trims_then_writes_the_same_block() {
         );
     }
     let mut j = job(RwPattern::RandTrim);
-    j.size = Some(SizeSpec::Bytes(64 * 1024));
+    j.target.size = Some(SizeSpec::Bytes(64 * 1024));
     let ios = drain(&mut gen(&j, 0, 8 * MIB));
     assert_eq!(ios.len(), 16);
     assert!(ios.iter().all(|io| io.kind == IoKind::Trim));
@@ -295,10 +295,10 @@ fn trimwrite_trims_then_writes_the_same_block() {
 #[test]
 fn mixed_block_sizes_are_aligned_and_weighted() {
     let mut j = job(RwPattern::RandRead);
-    j.size = Some(SizeSpec::Bytes(64 * MIB));
-    j.bs[0] = BlockSize::Split(vec![(4096, 50), (16384, 30), (65536, 20)]);
-    j.norandommap = true;
-    j.number_ios = Some(20_000);
+    j.target.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.block.bs[0] = BlockSize::Split(vec![(4096, 50), (16384, 30), (65536, 20)]);
+    j.io.norandommap = true;
+    j.target.number_ios = Some(20_000);
     let ios = drain(&mut gen(&j, 0, 64 * MIB));
     let share = |s| ios.iter().filter(|io| io.len_bytes == s).count() as f64 / ios.len() as f64;
     assert!((share(4096) - 0.5).abs() < 0.02 && (share(65536) - 0.2).abs() < 0.02);
@@ -307,12 +307,12 @@ fn mixed_block_sizes_are_aligned_and_weighted() {
         assert!(io.offset_bytes + io.len_bytes <= 64 * MIB);
     }
     let mut j = job(RwPattern::RandWrite);
-    j.bs[1] = BlockSize::Range {
+    j.block.bs[1] = BlockSize::Range {
         min: 4096,
         max: 16384,
     };
-    j.block_align_bytes[1] = Some(8192);
-    j.number_ios = Some(2000);
+    j.block.block_align_bytes[1] = Some(8192);
+    j.target.number_ios = Some(2000);
     let ios = drain(&mut gen(&j, 0, 64 * MIB));
     let mut lens: Vec<u64> = ios.iter().map(|io| io.len_bytes).collect();
     lens.sort_unstable();
@@ -323,9 +323,9 @@ fn mixed_block_sizes_are_aligned_and_weighted() {
 
 fn block_counts(j: &JobSpec, blocks: u64, draws: u64) -> Vec<u64> {
     let mut j = j.clone();
-    j.size = Some(SizeSpec::Bytes(blocks * 4096));
-    j.number_ios = Some(draws);
-    j.time_based = true;
+    j.target.size = Some(SizeSpec::Bytes(blocks * 4096));
+    j.target.number_ios = Some(draws);
+    j.time.time_based = true;
     let mut counts = vec![0u64; blocks as usize];
     for io in drain(&mut gen(&j, 0, blocks * 4096)) {
         counts[(io.offset_bytes / 4096) as usize] += 1;
@@ -336,7 +336,7 @@ fn block_counts(j: &JobSpec, blocks: u64, draws: u64) -> Vec<u64> {
 #[test]
 fn zipf_top_decile_share() {
     let mut j = job(RwPattern::RandRead);
-    j.random_distribution = RandomDistribution::Zipf(1.2);
+    j.io.random_distribution = RandomDistribution::Zipf(1.2);
     let mut counts = block_counts(&j, 10_000, 200_000);
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let top: u64 = counts[..1000].iter().sum();
@@ -357,7 +357,7 @@ fn zipf_top_decile_share() {
 #[test]
 fn zoned_shares_within_tolerance() {
     let mut j = job(RwPattern::RandRead);
-    j.random_distribution =
+    j.io.random_distribution =
         RandomDistribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)]);
     let counts = block_counts(&j, 1000, 100_000);
     let zone = |a: usize, b: usize| counts[a..b].iter().sum::<u64>() as f64 / 100_000.0;
@@ -370,12 +370,12 @@ fn zoned_shares_within_tolerance() {
         assert!((got - want).abs() < 0.01, "{got} vs {want}");
     }
     let mut j = job(RwPattern::RandRead);
-    j.random_distribution =
+    j.io.random_distribution =
         RandomDistribution::ZonedAbs(vec![(90.0, 400 * 1024), (10.0, 3600 * 1024)]);
     let counts = block_counts(&j, 1000, 100_000);
     let hot = counts[..100].iter().sum::<u64>() as f64 / 100_000.0;
     assert!((hot - 0.9).abs() < 0.01, "{hot}");
-    j.random_distribution = RandomDistribution::ZonedAbs(vec![(100.0, 8 * MIB)]);
+    j.io.random_distribution = RandomDistribution::ZonedAbs(vec![(100.0, 8 * MIB)]);
     assert!(matches!(
         IoGenerator::new(&j, 0, MIB, 512, SeedTree::new(1)),
         Err(JobError::ZonesPastRegion { .. })
@@ -385,12 +385,12 @@ fn zoned_shares_within_tolerance() {
 #[test]
 fn pareto_and_normal_shapes() {
     let mut j = job(RwPattern::RandRead);
-    j.random_distribution = RandomDistribution::Pareto(0.2);
+    j.io.random_distribution = RandomDistribution::Pareto(0.2);
     let mut counts = block_counts(&j, 10_000, 100_000);
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let hot = counts[..2000].iter().sum::<u64>() as f64 / 100_000.0;
     assert!(hot > 0.79, "{hot}");
-    j.random_distribution = RandomDistribution::Normal(5.0);
+    j.io.random_distribution = RandomDistribution::Normal(5.0);
     let counts = block_counts(&j, 10_000, 100_000);
     let within = counts[4500..5500].iter().sum::<u64>() as f64 / 100_000.0;
     assert!((within - 0.683).abs() < 0.02, "one sigma: {within}");
@@ -431,13 +431,13 @@ mod properties {
         ) {
             let mut j = job(pattern);
             let bs = bs_blocks * 512;
-            j.bs = [BlockSize::Fixed(bs), BlockSize::Range { min: 512, max: bs }, BlockSize::Split(vec![(512, 50), (bs, 50)])];
-            j.size = Some(SizeSpec::Bytes(blocks * 4096));
-            j.offset = SizeSpec::Bytes(offset_blocks * 512);
-            j.random_distribution = dist;
-            j.norandommap = norandommap;
-            j.rw_sequence_count = seq;
-            j.rw_seq_skip_bytes = skip * 512;
+            j.block.bs = [BlockSize::Fixed(bs), BlockSize::Range { min: 512, max: bs }, BlockSize::Split(vec![(512, 50), (bs, 50)])];
+            j.target.size = Some(SizeSpec::Bytes(blocks * 4096));
+            j.target.offset = SizeSpec::Bytes(offset_blocks * 512);
+            j.io.random_distribution = dist;
+            j.io.norandommap = norandommap;
+            j.io.rw_sequence_count = seq;
+            j.io.rw_seq_skip_bytes = skip * 512;
             let capacity = (blocks * 4096 + offset_blocks * 512).max(bs);
             let g = IoGenerator::new(&j, 0, capacity, 512, SeedTree::new(seed));
             prop_assert!(g.is_ok(), "{:?}", g.as_ref().err());
@@ -462,21 +462,21 @@ mod properties {
 fn the_plain_path_draws_what_the_general_path_draws() {
     let mut jobs = Vec::new();
     let mut j = job(RwPattern::RandRead);
-    j.size = Some(SizeSpec::Bytes(MIB));
-    j.loops = 3;
+    j.target.size = Some(SizeSpec::Bytes(MIB));
+    j.control.loops = 3;
     jobs.push(j);
     let mut j = job(RwPattern::RandWrite);
-    j.bs = [
+    j.block.bs = [
         BlockSize::Fixed(4096),
         BlockSize::Fixed(12_288),
         BlockSize::Fixed(4096),
     ];
-    j.offset = SizeSpec::Bytes(3 * MIB);
-    j.size = Some(SizeSpec::Bytes(MIB + 4096));
-    j.io_size = Some(SizeSpec::Bytes(5 * MIB + 1024));
+    j.target.offset = SizeSpec::Bytes(3 * MIB);
+    j.target.size = Some(SizeSpec::Bytes(MIB + 4096));
+    j.target.io_size = Some(SizeSpec::Bytes(5 * MIB + 1024));
     jobs.push(j);
     let mut j = job(RwPattern::RandRead);
-    j.number_ios = Some(700);
+    j.target.number_ios = Some(700);
     jobs.push(j);
     for (k, j) in jobs.iter().enumerate() {
         let mut plain = gen(j, 1, 16 * MIB);
@@ -501,27 +501,27 @@ fn percentage_random_mixes_sequential_runs_into_a_random_job() {
             .count()
     };
     let mut j = job(RwPattern::RandRead);
-    j.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.target.size = Some(SizeSpec::Bytes(64 * MIB));
     let all_random = drain(&mut gen(&j, 0, 64 * MIB));
     // 100 (fio's default) changes nothing, not even the random draws.
-    j.percentage_random = [100; 3];
+    j.io.percentage_random = [100; 3];
     assert_eq!(drain(&mut gen(&j, 0, 64 * MIB)), all_random);
     assert!(followers(&all_random) < 10);
     // 0: every I/O follows the one before.
-    j.percentage_random = [0; 3];
+    j.io.percentage_random = [0; 3];
     let seq = drain(&mut gen(&j, 0, 64 * MIB));
     assert_eq!(followers(&seq), seq.len() - 1);
     assert_eq!(seq[0].offset_bytes, 0);
     // 80 (Iometer's workstation pattern): about a fifth follow the previous I/O, and a
     // sequential I/O continues from wherever the last random one went.
-    j.percentage_random = [80; 3];
+    j.io.percentage_random = [80; 3];
     let mixed = drain(&mut gen(&j, 0, 64 * MIB));
     let share = followers(&mixed) as f64 / (mixed.len() - 1) as f64;
     assert!((0.17..0.23).contains(&share), "{share}");
     // Per direction: reads random, writes sequential.
     let mut j = job(RwPattern::RandRw);
-    j.size = Some(SizeSpec::Bytes(64 * MIB));
-    j.percentage_random = [100, 0, 0];
+    j.target.size = Some(SizeSpec::Bytes(64 * MIB));
+    j.io.percentage_random = [100, 0, 0];
     let ios = drain(&mut gen(&j, 0, 64 * MIB));
     let writes: Vec<GeneratedIo> = ios
         .into_iter()
@@ -533,10 +533,10 @@ fn percentage_random_mixes_sequential_runs_into_a_random_job() {
 #[test]
 fn fill_device_runs_from_the_offset_to_the_end() {
     let mut j = JobSpec::new("fill", 1);
-    j.rw = RwPattern::Write;
-    j.size = Some(SizeSpec::Bytes(1 << 20));
-    j.offset = SizeSpec::Bytes(1 << 30);
-    j.fill_device = true;
+    j.io.rw = RwPattern::Write;
+    j.target.size = Some(SizeSpec::Bytes(1 << 20));
+    j.target.offset = SizeSpec::Bytes(1 << 30);
+    j.target.fill_device = true;
     let g = IoGenerator::new(&j, 0, 4 << 30, 4096, SeedTree::new(1)).unwrap();
     assert_eq!(g.region(), (1 << 30, 3 << 30));
 }
@@ -544,15 +544,15 @@ fn fill_device_runs_from_the_offset_to_the_end() {
 #[test]
 fn offset_align_aligns_a_percentage_offset_up() {
     let mut j = JobSpec::new("a", 1);
-    j.rw = RwPattern::Read;
-    j.offset = SizeSpec::Fraction(0.1);
+    j.io.rw = RwPattern::Read;
+    j.target.offset = SizeSpec::Fraction(0.1);
     let cap = 10_000 * 4096;
     let g = IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).unwrap();
     assert_eq!(g.region().0, 1_000 * 4096);
-    j.offset_align_bytes = 1 << 20;
+    j.target.offset_align_bytes = 1 << 20;
     let g = IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).unwrap();
     assert_eq!(g.region().0, 4 << 20);
     // An alignment that cannot be met is refused, not wrapped.
-    j.offset_align_bytes = u64::MAX - 1;
+    j.target.offset_align_bytes = u64::MAX - 1;
     assert!(IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).is_err());
 }

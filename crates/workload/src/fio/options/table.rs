@@ -70,7 +70,7 @@ fn apply_bs(b: &mut Builder, v: Option<&str>) -> Result<(), String> {
             if size == 0 {
                 return Err("a block size above 0".into());
             }
-            b.spec.bs[i] = BlockSize::Fixed(size);
+            b.spec.block.bs[i] = BlockSize::Fixed(size);
         }
     }
     Ok(())
@@ -87,14 +87,14 @@ fn apply_per_ddir_sizes(v: Option<&str>, kb_base: u64, out: &mut [u64; 3]) -> Re
 
 fn apply_rw(b: &mut Builder, v: Option<&str>) -> Result<(), String> {
     let (pattern, suffix) = parse_rw(val(v)?)?;
-    b.spec.rw = pattern;
-    b.spec.rw_sequence_count = 1;
-    b.spec.rw_seq_skip_bytes = 0;
+    b.spec.io.rw = pattern;
+    b.spec.io.rw_sequence_count = 1;
+    b.spec.io.rw_seq_skip_bytes = 0;
     if let Some(s) = suffix {
         if pattern.is_random() {
-            b.spec.rw_sequence_count = to_u32(parse_int(s, b.kb_base, 1, u32::MAX as u64)?);
+            b.spec.io.rw_sequence_count = to_u32(parse_int(s, b.kb_base, 1, u32::MAX as u64)?);
         } else {
-            b.spec.rw_seq_skip_bytes = parse_bytes(s, b.kb_base)?;
+            b.spec.io.rw_seq_skip_bytes = parse_bytes(s, b.kb_base)?;
         }
     }
     Ok(())
@@ -109,12 +109,12 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("description", &[], OptionType::Str, "", "Text description of the job", |b, v| {
-        b.spec.description = Some(val(v)?.to_string());
+        b.spec.id.description = Some(val(v)?.to_string());
         Ok(())
     }),
     prio(
         sim("filename", &[], OptionType::Str, "", "Device or namespace the job targets", |b, v| {
-            b.spec.filename = Some(val(v)?.to_string());
+            b.spec.target.filename = Some(val(v)?.to_string());
             Ok(())
         }),
         -1,
@@ -132,7 +132,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     ),
     sim("rw", &["readwrite"], OptionType::Pattern, "read", "I/O pattern: read, write, trim, randread, randwrite, randtrim, rw, randrw, trimwrite, randtrimwrite (optionally :N)", apply_rw),
     sim("rw_sequencer", &[], OptionType::Enum(&["sequential", "identical"]), "sequential", "With rw=randX:N, continue sequentially or repeat the offset for N I/Os", |b, v| {
-        b.spec.rw_sequencer = match val(v)?.trim() {
+        b.spec.io.rw_sequencer = match val(v)?.trim() {
             "sequential" => RwSequencer::Sequential,
             "identical" => RwSequencer::Identical,
             _ => return Err("sequential or identical".into()),
@@ -143,7 +143,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     sim("bsrange", &["blocksize_range"], OptionType::SizeRange, "", "Block size range per direction (min-max)", |b, v| {
         for (i, r) in parse_bsrange(val(v)?, b.kb_base)?.into_iter().enumerate() {
             if let Some(r) = r {
-                b.spec.bs[i] = r;
+                b.spec.block.bs[i] = r;
             }
         }
         Ok(())
@@ -151,7 +151,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     sim("bssplit", &[], OptionType::SizeSplit, "", "Block size split: size/percent:... per direction", |b, v| {
         for (i, s) in parse_bssplit(val(v)?, b.kb_base)?.into_iter().enumerate() {
             if let Some(s) = s {
-                b.spec.bs[i] = s;
+                b.spec.block.bs[i] = s;
             }
         }
         Ok(())
@@ -163,49 +163,49 @@ pub(super) static OPTIONS: &[OptionDef] = &[
                 if a == 0 {
                     return Err("an alignment above 0".into());
                 }
-                b.spec.block_align_bytes[i] = Some(a);
+                b.spec.block.block_align_bytes[i] = Some(a);
             }
         }
         Ok(())
     }),
     sim("iodepth", &[], OptionType::Int, "1", "Number of I/Os kept in flight", |b, v| {
-        b.spec.iodepth = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
+        b.spec.engine.iodepth = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
     }),
     sim("iodepth_low", &[], OptionType::Int, "", "Once the queue is full, let it drain to this many I/Os before filling it again (default: iodepth, kept full)", |b, v| {
-        b.spec.iodepth_low = Some(to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?));
+        b.spec.engine.iodepth_low = Some(to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?));
         Ok(())
     }),
     sim("iodepth_batch_submit", &["iodepth_batch"], OptionType::Int, "1", "I/Os queued before fio commits them to the engine (0: iodepth); fio commits what it queued before it waits, so only the IO depths and submit distributions change", |b, v| {
-        b.spec.iodepth_batch_submit = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        b.spec.engine.iodepth_batch_submit = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
         Ok(())
     }),
     sim("iodepth_batch_complete_min", &["iodepth_batch_complete"], OptionType::Int, "1", "Once the queue is full, wait for this many completions (0 counts as 1) before filling it again", |b, v| {
-        b.spec.iodepth_batch_complete_min = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        b.spec.engine.iodepth_batch_complete_min = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
         Ok(())
     }),
     sim("iodepth_batch_complete_max", &[], OptionType::Int, "", "Most completions reaped at a time (default: iodepth_batch_complete_min); completions that arrive together are refilled together up to it", |b, v| {
-        b.spec.iodepth_batch_complete_max = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
+        b.spec.engine.iodepth_batch_complete_max = to_u32(parse_int(val(v)?, b.kb_base, 0, 65_536)?);
         Ok(())
     }),
     sim("numjobs", &[], OptionType::Int, "1", "Number of clones of this job", |b, v| {
-        b.spec.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
+        b.spec.control.numjobs = to_u32(parse_int(val(v)?, b.kb_base, 1, 65_536)?);
         Ok(())
     }),
     sim("rwmixread", &[], OptionType::Percent, "50", "Percent of mixed I/O that is reads", |b, v| {
-        b.spec.rwmixread = to_u32(parse_int(val(v)?, 1000, 0, 100)?);
+        b.spec.io.rwmixread = to_u32(parse_int(val(v)?, 1000, 0, 100)?);
         Ok(())
     }),
     sim("percentage_random", &[], OptionType::IntPerDirection, "100", "Percent of a random job's I/Os at random offsets per direction (read,write,trim); the rest continue from the direction's last I/O", |b, v| {
         for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
             if let Some(p) = part {
-                b.spec.percentage_random[i] = parse_int(p, 1000, 0, 100)? as u8;
+                b.spec.io.percentage_random[i] = parse_int(p, 1000, 0, 100)? as u8;
             }
         }
         Ok(())
     }),
     sim("rwmixwrite", &[], OptionType::Percent, "50", "Percent of mixed I/O that is writes", |b, v| {
-        b.spec.rwmixread = 100 - to_u32(parse_int(val(v)?, 1000, 0, 100)?);
+        b.spec.io.rwmixread = 100 - to_u32(parse_int(val(v)?, 1000, 0, 100)?);
         Ok(())
     }),
     sim("size", &[], OptionType::SizeOrPercent, "", "Bytes of the region each clone works on (default: to the end of the device)", |b, v| {
@@ -213,41 +213,41 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if s == SizeSpec::Bytes(0) || s == SizeSpec::Fraction(0.0) {
             return Err("a size above 0".into());
         }
-        b.spec.size = Some(s);
+        b.spec.target.size = Some(s);
         Ok(())
     }),
     sim("offset", &["fileoffset"], OptionType::SizeOrPercent, "0", "Start of the region", |b, v| {
-        b.spec.offset = size_spec(v, b.kb_base)?;
+        b.spec.target.offset = size_spec(v, b.kb_base)?;
         Ok(())
     }),
     sim("offset_increment", &[], OptionType::SizeOrPercent, "0", "Added to offset for each clone (clone index x increment)", |b, v| {
-        b.spec.offset_increment = size_spec(v, b.kb_base)?;
+        b.spec.target.offset_increment = size_spec(v, b.kb_base)?;
         Ok(())
     }),
     sim("io_size", &["io_limit"], OptionType::SizeOrPercent, "", "Bytes to transfer (instead of size), or a percentage of size", |b, v| {
         // As in fio, 0 (or 0%) means no limit of its own: the job transfers its region.
         let s = size_spec(v, b.kb_base)?;
-        b.spec.io_size = (s != SizeSpec::Bytes(0) && s != SizeSpec::Fraction(0.0)).then_some(s);
+        b.spec.target.io_size = (s != SizeSpec::Bytes(0) && s != SizeSpec::Fraction(0.0)).then_some(s);
         Ok(())
     }),
     sim("number_ios", &[], OptionType::Int, "0", "Stop after this many I/Os (0: no limit)", |b, v| {
-        b.spec.number_ios = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?).filter(|n| *n > 0);
+        b.spec.target.number_ios = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?).filter(|n| *n > 0);
         Ok(())
     }),
     sim("loops", &[], OptionType::Int, "1", "Times the workload is repeated", |b, v| {
-        b.spec.loops = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        b.spec.control.loops = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
         Ok(())
     }),
     sim("runtime", &["timeout"], OptionType::Time(TimeUnit::Seconds), "", "Stop the job after this long", |b, v| {
-        b.spec.runtime_ns = Some(parse_time_ns(val(v)?, TimeUnit::Seconds)?).filter(|t| *t > 0);
+        b.spec.time.runtime_ns = Some(parse_time_ns(val(v)?, TimeUnit::Seconds)?).filter(|t| *t > 0);
         Ok(())
     }),
     sim("time_based", &[], OptionType::Bool, "0", "Repeat the workload until runtime has passed", |b, v| {
-        b.spec.time_based = flag(v)?;
+        b.spec.time.time_based = flag(v)?;
         Ok(())
     }),
     sim("ramp_time", &[], OptionType::Time(TimeUnit::Seconds), "", "Run this long before measuring", |b, v| {
-        b.spec.ramp_time_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        b.spec.time.ramp_time_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
     }),
     sim("steadystate", &["ss"], OptionType::Str, "iops:0.01%", "Steady-state criterion and limit: iops, iops_slope, bw or bw_slope, then `:` and a limit (IOPS, bytes/s, or a percentage of the window's mean); the job stops once its window meets it", |b, v| {
@@ -269,54 +269,54 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     }),
     sim("latency_target", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Search the queue depth (1 up to iodepth) for the deepest one whose I/Os meet this total latency", |b, v| {
         let ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
-        if ns > 0 && b.spec.disable_lat {
+        if ns > 0 && b.spec.report.disable_lat {
             return Err(LAT_TARGET_WITHOUT_LAT.into());
         }
-        b.spec.latency_target_ns = ns;
+        b.spec.latency.latency_target_ns = ns;
         Ok(())
     }),
     sim("latency_window", &[], OptionType::Time(TimeUnit::Microseconds), "0", "How long each queue depth of the latency-target search runs before it is judged", |b, v| {
-        b.spec.latency_window_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        b.spec.latency.latency_window_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
         Ok(())
     }),
     sim("latency_percentile", &[], OptionType::Str, "100", "Percent of a window's I/Os that must meet latency_target", |b, v| {
-        b.spec.latency_percentile = parse_f64(val(v)?)
+        b.spec.latency.latency_percentile = parse_f64(val(v)?)
             .filter(|p| *p > 0.0 && *p <= 100.0)
             .ok_or_else(|| "a percentage above 0 and at most 100 (e.g. 99.9)".to_string())?;
         Ok(())
     }),
     not("latency_run", &[], "Keep adjusting the queue depth after the latency target's depth is found"),
     sim("offset_align", &[], OptionType::Size, "0", "Align an offset given as a percentage up to this many bytes (0: the smallest block size)", |b, v| {
-        b.spec.offset_align_bytes = parse_bytes(val(v)?, b.kb_base)?;
+        b.spec.target.offset_align_bytes = parse_bytes(val(v)?, b.kb_base)?;
         Ok(())
     }),
     sim("startdelay", &[], OptionType::Time(TimeUnit::Seconds), "0", "Start the job this long after its phase starts", |b, v| {
-        b.spec.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        b.spec.time.startdelay_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
     }),
     // --- pacing ---------------------------------------------------------------------------
     sim("rate", &[], OptionType::SizePerDirection, "", "Bandwidth cap in bytes/s per clone and direction (a mixed job issues the other direction while one is ahead of its cap, as fio)", |b, v| {
-        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_bytes_per_s)
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate.rate_bytes_per_s)
     }),
     sim("rate_iops", &[], OptionType::IntPerDirection, "", "IOPS cap per clone and direction (a mixed job issues the other direction while one is ahead of its cap, as fio)", |b, v| {
-        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops)
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate.rate_iops)
     }),
     sim("rate_min", &["ratemin"], OptionType::SizePerDirection, "", "Least bandwidth in bytes/s per direction: the job stops with an error (EIO) when a rate_cycle falls below it", |b, v| {
-        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_min_bytes_per_s)
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate.rate_min_bytes_per_s)
     }),
     sim("rate_iops_min", &[], OptionType::IntPerDirection, "", "Least IOPS per direction: the job stops with an error (EIO) when a rate_cycle falls below it", |b, v| {
-        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate_iops_min)
+        apply_per_ddir_sizes(v, b.kb_base, &mut b.spec.rate.rate_iops_min)
     }),
     sim("rate_cycle", &["ratecycle"], OptionType::Time(TimeUnit::Milliseconds), "1000", "Span rate_min and rate_iops_min are averaged over (bare numbers in milliseconds)", |b, v| {
         let ns = parse_time_ns(val(v)?, TimeUnit::Milliseconds)?;
         if ns == 0 {
             return Err("a duration above 0 (e.g. 1000 for one second)".to_string());
         }
-        b.spec.rate_cycle_ns = ns;
+        b.spec.rate.rate_cycle_ns = ns;
         Ok(())
     }),
     sim("rate_process", &[], OptionType::Enum(&["linear", "poisson"]), "linear", "How rate-limited I/Os are spaced", |b, v| {
-        b.spec.rate_process = match val(v)?.trim() {
+        b.spec.rate.rate_process = match val(v)?.trim() {
             "linear" => RateProcess::Linear,
             "poisson" => RateProcess::Poisson,
             _ => return Err("linear or poisson".into()),
@@ -324,16 +324,16 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("thinktime", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Pause between I/Os (bare numbers in microseconds)", |b, v| {
-        b.spec.thinktime_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
+        b.spec.rate.thinktime_ns = parse_time_ns(val(v)?, TimeUnit::Microseconds)?;
         Ok(())
     }),
     sim("thinktime_blocks", &[], OptionType::Int, "1", "I/Os between think times (completed or issued: thinktime_blocks_type)", |b, v| {
-        b.spec.thinktime_blocks = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
-        b.spec.thinktime_blocks_set = true;
+        b.spec.rate.thinktime_blocks = to_u32(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        b.spec.rate.thinktime_blocks_set = true;
         Ok(())
     }),
     sim("thinktime_blocks_type", &[], OptionType::Enum(&["complete", "issue"]), "complete", "Count completed or issued I/Os for thinktime_blocks", |b, v| {
-        b.spec.thinktime_blocks_type = match val(v)?.trim() {
+        b.spec.rate.thinktime_blocks_type = match val(v)?.trim() {
             "complete" => ThinkBlocks::Complete,
             "issue" => ThinkBlocks::Issue,
             _ => return Err("complete or issue".into()),
@@ -341,53 +341,53 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("thinktime_iotime", &[], OptionType::Time(TimeUnit::Seconds), "0", "Think again once this long has passed since the last think time (bare numbers in seconds)", |b, v| {
-        b.spec.thinktime_iotime_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
+        b.spec.rate.thinktime_iotime_ns = parse_time_ns(val(v)?, TimeUnit::Seconds)?;
         Ok(())
     }),
     sim("rate_ignore_thinktime", &[], OptionType::Bool, "0", "The rate schedule moves on during think time instead of catching up after it", |b, v| {
-        b.spec.rate_ignore_thinktime = flag(v)?;
+        b.spec.rate.rate_ignore_thinktime = flag(v)?;
         Ok(())
     }),
     // --- randomness -------------------------------------------------------------------------
     sim("random_distribution", &[], OptionType::Distribution, "random", "Distribution of random offsets", |b, v| {
-        b.spec.random_distribution = parse_distribution(val(v)?, b.kb_base)?;
+        b.spec.io.random_distribution = parse_distribution(val(v)?, b.kb_base)?;
         Ok(())
     }),
     sim("norandommap", &[], OptionType::Bool, "0", "Draw random offsets independently instead of covering every block once per pass", |b, v| {
-        b.spec.norandommap = flag(v)?;
+        b.spec.io.norandommap = flag(v)?;
         Ok(())
     }),
     sim("randrepeat", &[], OptionType::Bool, "1", "Same random sequence on every run", |b, v| {
-        b.spec.randrepeat = flag(v)?;
+        b.spec.io.randrepeat = flag(v)?;
         Ok(())
     }),
     sim("randseed", &[], OptionType::Int, "", "Seed of the random streams (overrides the run seed for this job)", |b, v| {
-        b.spec.randseed = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?);
+        b.spec.io.randseed = Some(parse_int(val(v)?, b.kb_base, 0, u64::MAX)?);
         Ok(())
     }),
     // --- durability -------------------------------------------------------------------------
     sim("fsync", &[], OptionType::Int, "0", "Flush after every N writes", |b, v| {
-        b.spec.fsync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
+        b.spec.sync.fsync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
         Ok(())
     }),
     sim("fdatasync", &[], OptionType::Int, "0", "Flush after every N writes (a block device's fdatasync, counted apart from fsync)", |b, v| {
-        b.spec.fdatasync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
+        b.spec.sync.fdatasync_every = to_u32(parse_int(val(v)?, b.kb_base, 0, u32::MAX as u64)?);
         Ok(())
     }),
     sim("fsync_on_close", &[], OptionType::Bool, "0", "Flush when the file closes, once the job's I/O is done (the job has one file)", |b, v| {
-        b.spec.end_fsync |= flag(v)?;
+        b.spec.sync.end_fsync |= flag(v)?;
         Ok(())
     }),
     sim("fill_device", &["fill_fs"], OptionType::Bool, "0", "Write from offset to the end of the device, whatever size says", |b, v| {
-        b.spec.fill_device = flag(v)?;
+        b.spec.target.fill_device = flag(v)?;
         Ok(())
     }),
     sim("end_fsync", &[], OptionType::Bool, "0", "Flush once when the job's I/O is done", |b, v| {
-        b.spec.end_fsync = flag(v)?;
+        b.spec.sync.end_fsync = flag(v)?;
         Ok(())
     }),
     sim("sync", &[], OptionType::Enum(SYNC_VALUES), "none", "Synchronous (FUA) writes", |b, v| {
-        b.spec.write_fua = match val(v)?.trim() {
+        b.spec.sync.write_fua = match val(v)?.trim() {
             "0" | "none" => false,
             "1" | "sync" | "dsync" => true,
             _ => return Err("one of 0, 1, none, sync, dsync".into()),
@@ -418,44 +418,44 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     }),
     // --- reporting --------------------------------------------------------------------------
     sim("group_reporting", &[], OptionType::Bool, "0", "Report clones and jobs of a group together", |b, v| {
-        b.spec.group_reporting = flag(v)?;
+        b.spec.report.group_reporting = flag(v)?;
         Ok(())
     }),
     sim("stonewall", &["wait_for_previous"], OptionType::Bool, "0", "Wait for earlier jobs to finish; starts a new group", |b, v| {
-        b.spec.stonewall = flag(v)?;
+        b.spec.control.stonewall = flag(v)?;
         Ok(())
     }),
     sim("new_group", &[], OptionType::Bool, "0", "Start a new reporting group", |b, v| {
-        b.spec.new_group = flag(v)?;
+        b.spec.report.new_group = flag(v)?;
         Ok(())
     }),
     sim("percentile_list", &[], OptionType::FloatList, "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", "Completion latency percentiles to report", |b, v| {
-        b.spec.percentile_list = parse_percentiles(val(v)?)?;
-        b.spec.percentile_precision = percentile_precision(val(v)?);
+        b.spec.report.percentile_list = parse_percentiles(val(v)?)?;
+        b.spec.report.percentile_precision = percentile_precision(val(v)?);
         Ok(())
     }),
     sim("write_bw_log", &[], OptionType::LogPrefix, "", "Write a bandwidth log with this prefix", |b, v| {
-        b.spec.write_bw_log = Some(v.unwrap_or("").to_string());
+        b.spec.log.write_bw_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
     sim("write_lat_log", &[], OptionType::LogPrefix, "", "Write latency logs with this prefix", |b, v| {
-        b.spec.write_lat_log = Some(v.unwrap_or("").to_string());
+        b.spec.log.write_lat_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
     sim("write_iops_log", &[], OptionType::LogPrefix, "", "Write an IOPS log with this prefix", |b, v| {
-        b.spec.write_iops_log = Some(v.unwrap_or("").to_string());
+        b.spec.log.write_iops_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
     sim("exitall", &[], OptionType::Bool, "0", "When this job ends, stop the jobs exit_what names", |b, v| {
-        b.spec.exitall = flag(v)?;
+        b.spec.control.exitall = flag(v)?;
         Ok(())
     }),
     sim("exitall_on_error", &[], OptionType::Bool, "0", "When this job stops at an error, stop the jobs exit_what names", |b, v| {
-        b.spec.exitall_on_error = flag(v)?;
+        b.spec.control.exitall_on_error = flag(v)?;
         Ok(())
     }),
     sim("exit_what", &[], OptionType::Enum(&["group", "stonewall", "all"]), "group", "Which jobs exitall stops: its reporting group, every running job, or all jobs", |b, v| {
-        b.spec.exit_what = match val(v)?.trim() {
+        b.spec.control.exit_what = match val(v)?.trim() {
             "group" => ExitWhat::Group,
             "stonewall" => ExitWhat::Stonewall,
             "all" => ExitWhat::All,
@@ -465,72 +465,72 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     }),
     sim("disable_lat", &[], OptionType::Bool, "0", "Take no total latency (its line and JSON figures read 0); max_latency and latency_target are then not checked, as in fio. Needs disable_slat=1 set before it (or gtod_reduce): fio 3.33 then measures submission latency from an unset start time, which flashlab does not reproduce", |b, v| {
         let on = flag(v)?;
-        if on && !b.spec.disable_slat {
+        if on && !b.spec.report.disable_slat {
             return Err("0, or 1 after disable_slat=1 (with submission latency on, fio 3.33 measures it from a start time it no longer sets; not simulated)".into());
         }
-        if on && b.spec.latency_target_ns > 0 {
+        if on && b.spec.latency.latency_target_ns > 0 {
             return Err(LAT_TARGET_WITHOUT_LAT.into());
         }
-        b.spec.disable_lat = on;
+        b.spec.report.disable_lat = on;
         Ok(())
     }),
     sim("disable_clat", &[], OptionType::Bool, "0", "Take no completion latency: no clat line, percentiles, latency buckets, clat or histogram log, as in fio", |b, v| {
-        b.spec.disable_clat = flag(v)?;
+        b.spec.report.disable_clat = flag(v)?;
         Ok(())
     }),
     sim("disable_slat", &[], OptionType::Bool, "0", "Take no submission latency (its line and JSON figures read 0)", |b, v| {
         let on = flag(v)?;
-        if !on && b.spec.disable_lat {
+        if !on && b.spec.report.disable_lat {
             return Err("1 while disable_lat=1 (with submission latency on, fio 3.33 measures it from a start time it no longer sets; not simulated)".into());
         }
-        b.spec.disable_slat = on;
+        b.spec.report.disable_slat = on;
         Ok(())
     }),
     sim("disable_bw_measurement", &["disable_bw"], OptionType::Bool, "0", "Take no per-I/O bandwidth samples (a bw log with log_avg_msec=0); windowed samples stay, as in fio 3.33", |b, v| {
-        b.spec.disable_bw = flag(v)?;
+        b.spec.report.disable_bw = flag(v)?;
         Ok(())
     }),
     sim("gtod_reduce", &[], OptionType::Bool, "0", "Sets disable_lat, disable_clat, disable_slat and disable_bw_measurement and turns latency percentiles off, as fio does (0 changes nothing)", |b, v| {
         if flag(v)? {
-            if b.spec.latency_target_ns > 0 {
+            if b.spec.latency.latency_target_ns > 0 {
                 return Err(LAT_TARGET_WITHOUT_LAT.into());
             }
             let s = &mut b.spec;
-            (s.disable_lat, s.disable_clat, s.disable_slat, s.disable_bw) = (true, true, true, true);
-            (s.clat_percentiles, s.lat_percentiles, s.slat_percentiles) = (false, false, false);
+            (s.report.disable_lat, s.report.disable_clat, s.report.disable_slat, s.report.disable_bw) = (true, true, true, true);
+            (s.report.clat_percentiles, s.report.lat_percentiles, s.report.slat_percentiles) = (false, false, false);
         }
         Ok(())
     }),
     sim("clat_percentiles", &[], OptionType::Bool, "1", "Report completion latency percentiles", |b, v| {
-        b.spec.clat_percentiles = flag(v)?;
+        b.spec.report.clat_percentiles = flag(v)?;
         Ok(())
     }),
     sim("lat_percentiles", &[], OptionType::Bool, "0", "Report total latency percentiles", |b, v| {
-        b.spec.lat_percentiles = flag(v)?;
+        b.spec.report.lat_percentiles = flag(v)?;
         Ok(())
     }),
     sim("slat_percentiles", &[], OptionType::Bool, "0", "Report submission latency percentiles", |b, v| {
-        b.spec.slat_percentiles = flag(v)?;
+        b.spec.report.slat_percentiles = flag(v)?;
         Ok(())
     }),
     sim("stats", &[], OptionType::Bool, "1", "Report the job's results (0: it runs, and is left out of the output)", |b, v| {
-        b.spec.stats = flag(v)?;
+        b.spec.report.stats = flag(v)?;
         Ok(())
     }),
     sim("per_job_logs", &[], OptionType::Bool, "1", "Each clone writes its own log files (0: files named without the job number, shared by the jobs with the same prefix)", |b, v| {
-        b.spec.per_job_logs = flag(v)?;
+        b.spec.log.per_job_logs = flag(v)?;
         Ok(())
     }),
     sim("log_offset", &[], OptionType::Bool, "0", "Log lines carry the I/O's offset (before prio; 0 in averaged lines)", |b, v| {
-        b.spec.log_offset = flag(v)?;
+        b.spec.log.log_offset = flag(v)?;
         Ok(())
     }),
     sim("bwavgtime", &[], OptionType::Int, "500", "Window in ms of the bandwidth samples behind bw min/max/mean/stddev", |b, v| {
-        b.spec.bw_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        b.spec.log.bw_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
         Ok(())
     }),
     sim("iopsavgtime", &[], OptionType::Int, "500", "Window in ms of the IOPS samples behind iops min/max/mean/stddev", |b, v| {
-        b.spec.iops_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
+        b.spec.log.iops_avg_ms = Some(parse_int(val(v)?, b.kb_base, 1, u32::MAX as u64)?);
         Ok(())
     }),
     sim("write_iolog", &[], OptionType::Str, "", "Record the I/Os the job issues as a fio version 3 iolog at this path (flashlab replay --format fio-iolog and fio's read_iolog replay it)", |b, v| {
@@ -538,33 +538,33 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if path.is_empty() {
             return Err("a file path".to_string());
         }
-        b.spec.write_iolog = Some(path.to_string());
+        b.spec.log.write_iolog = Some(path.to_string());
         Ok(())
     }),
     sim("write_hist_log", &[], OptionType::LogPrefix, "", "Write a completion-latency histogram log (fio's 1,856 bins per window) with this prefix", |b, v| {
-        b.spec.write_hist_log = Some(v.unwrap_or("").to_string());
+        b.spec.log.write_hist_log = Some(v.unwrap_or("").to_string());
         Ok(())
     }),
     sim("log_hist_msec", &[], OptionType::Int, "0", "Window of the histogram log in milliseconds (0: a line per I/O)", |b, v| {
-        b.spec.log_hist_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
+        b.spec.log.log_hist_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
         Ok(())
     }),
     sim("log_hist_coarseness", &[], OptionType::Int, "0", "Sum the histogram log's bins in groups of 2^N (N from 0 to 6)", |b, v| {
-        b.spec.log_hist_coarseness = parse_int(val(v)?, b.kb_base, 0, 6)? as u8;
+        b.spec.log.log_hist_coarseness = parse_int(val(v)?, b.kb_base, 0, 6)? as u8;
         Ok(())
     }),
     sim("log_avg_msec", &[], OptionType::Int, "0", "Average log entries over this many milliseconds (0: one per I/O)", |b, v| {
-        b.spec.log_avg_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
+        b.spec.log.log_avg_msec = parse_int(val(v)?, b.kb_base, 0, u64::MAX)?;
         Ok(())
     }),
     sim("log_max_value", &[], OptionType::Bool, "0", "Averaged log windows (log_avg_msec) record the window's largest sample instead of its mean", |b, v| {
-        b.spec.log_max_value = flag(v)?;
+        b.spec.log.log_max_value = flag(v)?;
         Ok(())
     }),
     sim("max_latency", &[], OptionType::Str, "", "Largest total latency per direction (read,write,trim; bare numbers in microseconds): a measured I/O over it stops the job with ETIMEDOUT", |b, v| {
         for (i, part) in split_ddir(val(v)?)?.into_iter().enumerate() {
             if let Some(p) = part {
-                b.spec.max_latency_ns[i] = parse_time_ns(p, TimeUnit::Microseconds)?;
+                b.spec.latency.max_latency_ns[i] = parse_time_ns(p, TimeUnit::Microseconds)?;
             }
         }
         Ok(())
@@ -574,7 +574,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if name.is_empty() {
             return Err("the name of an earlier job".into());
         }
-        b.spec.wait_for = Some(name.to_string());
+        b.spec.control.wait_for = Some(name.to_string());
         Ok(())
     }),
     sim("filesize", &[], OptionType::Str, "", "Size of the job's region (its file); size then only sets the default io_size", |b, v| {
@@ -586,12 +586,12 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if bytes == 0 {
             return Err("a size above 0".into());
         }
-        b.spec.filesize = Some(bytes);
+        b.spec.target.filesize = Some(bytes);
         Ok(())
     }),
     // --- accepted: real I/O and presentation only -------------------------------------------
     sim("ioengine", &[], OptionType::Str, "psync", "I/O engine: an asynchronous one (libaio, io_uring) keeps iodepth I/Os in flight; a synchronous one (psync, fio's default) one I/O, with no submission latency, as fio runs it", |b, v| {
-        b.spec.ioengine = val(v)?.trim().to_string();
+        b.spec.engine.ioengine = val(v)?.trim().to_string();
         Ok(())
     }),
     acc("direct", &[], OptionType::Bool, "0", "O_DIRECT (real I/O only; the simulated device has no page cache)"),
@@ -610,11 +610,11 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if !["tausworthe", "lfsr", "tausworthe64"].contains(&generator) {
             return Err("one of tausworthe, lfsr, tausworthe64".to_string());
         }
-        b.spec.random_generator_lfsr = generator == "lfsr";
+        b.spec.io.random_generator_lfsr = generator == "lfsr";
         Ok(())
     }),
     sim("unit_base", &[], OptionType::Enum(&["0", "1", "8"]), "0", "Bandwidths of the normal output's job and group lines in bytes (0, 8) or bits (1), as fio 3.33 (its bw statistics line stays in KiB/s)", |b, v| {
-        b.spec.unit_base_bits = match val(v)? {
+        b.spec.report.unit_base_bits = match val(v)? {
             "0" | "8" => false,
             "1" => true,
             _ => return Err("one of 0, 1, 8".into()),
@@ -622,11 +622,11 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("significant_figures", &[], OptionType::Int, "4", "Digits of the normal output's IOPS, bandwidths and sizes (job, group and steady-state lines); JSON and terse are unchanged, as in fio", |b, v| {
-        b.spec.significant_figures = parse_int(val(v)?, b.kb_base, 1, 10)? as u8;
+        b.spec.report.significant_figures = parse_int(val(v)?, b.kb_base, 1, 10)? as u8;
         Ok(())
     }),
     sim("unified_rw_reporting", &[], OptionType::Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "mixed (1): every direction folded into one \"mixed\" direction in the JSON, normal and terse outputs, and MIXED group lines; both (2): the directions, then the fold", |b, v| {
-        b.spec.unified_rw_reporting = match val(v)? {
+        b.spec.report.unified_rw_reporting = match val(v)? {
             "none" | "0" => 0,
             "mixed" | "1" => 1,
             "both" | "2" => 2,
@@ -657,19 +657,19 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         if method == "pattern" {
             return Err("a checksum method: verify=pattern checks verify_pattern, which flashlab does not simulate".to_string());
         }
-        b.spec.verify = method != "0";
+        b.spec.verification.verify = method != "0";
         Ok(())
     }),
     sim("do_verify", &[], OptionType::Bool, "1", "Run the verify phase after the writes (with verify set)", |b, v| {
-        b.spec.do_verify = flag(v)?;
+        b.spec.verification.do_verify = flag(v)?;
         Ok(())
     }),
     sim("verify_backlog", &[], OptionType::Int, "0", "Read back a batch of the writes each time this many are logged and not yet read back (0: only after each loop's writes)", |b, v| {
-        b.spec.verify_backlog = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
+        b.spec.verification.verify_backlog = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
         Ok(())
     }),
     sim("verify_backlog_batch", &[], OptionType::Int, "0", "Reads per verify_backlog batch (0: verify_backlog)", |b, v| {
-        b.spec.verify_backlog_batch = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
+        b.spec.verification.verify_backlog_batch = parse_int(val(v)?, b.kb_base, 0, u64::from(u32::MAX))?;
         Ok(())
     }),
     acc("verify_interval", &[], OptionType::Size, "", "Bytes per verify header (the check's layout, not the I/O)"),
@@ -789,7 +789,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("replay_skip", &[], "Replay without some kinds of I/O (replay I/O logs with `flashlab replay`)"),
     not("replay_time_scale", &[], "Replay time scale (replay I/O logs with `flashlab replay`)"),
     sim("serialize_overlap", &[], OptionType::Bool, "0", "Hold an I/O that overlaps one of the job's I/Os in flight until completions clear it (the queue runs shallower)", |b, v| {
-        b.spec.serialize_overlap = flag(v)?;
+        b.spec.engine.serialize_overlap = flag(v)?;
         Ok(())
     }),
     not("sync_file_range", &[], "sync_file_range() after every N writes"),

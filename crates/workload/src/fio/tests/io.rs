@@ -7,13 +7,13 @@ use super::*;
 #[test]
 fn io_size_takes_bytes_or_a_percentage_of_size() {
     let io_size =
-        |v: &str| parse(&format!("[j]\nsize=50%\nio_size={v}\n")).map(|f| f.jobs[0].io_size);
+        |v: &str| parse(&format!("[j]\nsize=50%\nio_size={v}\n")).map(|f| f.jobs[0].target.io_size);
     assert_eq!(io_size("1m"), Ok(Some(SizeSpec::Bytes(1 << 20))));
     assert_eq!(io_size("25%"), Ok(Some(SizeSpec::Fraction(0.25))));
     assert_eq!(io_size("100%"), Ok(Some(SizeSpec::Fraction(1.0))));
     assert_eq!(io_size("12.5%"), Ok(Some(SizeSpec::Fraction(0.125))));
     let f = parse("[j]\nio_limit=25%\n").unwrap();
-    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Fraction(0.25)));
+    assert_eq!(f.jobs[0].target.io_size, Some(SizeSpec::Fraction(0.25)));
     // fio reads 0 and 0% alike as no limit of the job's own: it transfers its region.
     assert_eq!(io_size("0"), Ok(None));
     assert_eq!(io_size("0%"), Ok(None));
@@ -33,6 +33,7 @@ fn io_size_takes_bytes_or_a_percentage_of_size() {
     // The echo of the job's own options keeps the value as written.
     let f = parse("[j]\nio_size=25%\n").unwrap();
     assert!(f.jobs[0]
+        .id
         .options_as_written
         .contains(&("io_size".to_string(), "25%".to_string())));
 }
@@ -41,19 +42,25 @@ fn io_size_takes_bytes_or_a_percentage_of_size() {
 fn sequential_skip_and_random_count() {
     let f = parse("[a]\nrw=write:64k\n[b]\nrw=randread:8\nrw_sequencer=identical\n").unwrap();
     assert_eq!(
-        (f.jobs[0].rw_seq_skip_bytes, f.jobs[0].rw_sequence_count),
+        (
+            f.jobs[0].io.rw_seq_skip_bytes,
+            f.jobs[0].io.rw_sequence_count
+        ),
         (65536, 1)
     );
     assert_eq!(
-        (f.jobs[1].rw_seq_skip_bytes, f.jobs[1].rw_sequence_count),
+        (
+            f.jobs[1].io.rw_seq_skip_bytes,
+            f.jobs[1].io.rw_sequence_count
+        ),
         (0, 8)
     );
-    assert_eq!(f.jobs[1].rw_sequencer, RwSequencer::Identical);
+    assert_eq!(f.jobs[1].io.rw_sequencer, RwSequencer::Identical);
 }
 
 #[test]
 fn buffer_options_resolve_to_a_compressible_share_as_fio_fills_buffers() {
-    let percent = |text: &str| parse(text).map(|f| f.jobs[0].compressible_percent);
+    let percent = |text: &str| parse(text).map(|f| f.jobs[0].buffers.compressible_percent);
     // fio's default buffers are random data.
     assert_eq!(percent("[j]\nrw=write\n"), Ok(0));
     for n in [0, 1, 50, 100] {
@@ -122,18 +129,18 @@ fn buffer_options_are_echoed_as_written() {
     );
     // As for other options, bare flags (zero_buffers) are not in fio's JSON lists.
     assert_eq!(
-        f.jobs[0].options_as_written,
+        f.jobs[0].id.options_as_written,
         pairs(&[
             ("buffer_compress_chunk", "4k"),
             ("buffer_pattern", "0xdeadbeef"),
             ("refill_buffers", "1"),
         ])
     );
-    assert_eq!(f.jobs[0].compressible_percent, 25);
+    assert_eq!(f.jobs[0].buffers.compressible_percent, 25);
     // Without any of them the job echoes nothing and stays at fio's random data.
     let mut plain = JobSpec::new("j", 1);
     // fio's default engine, psync, is synchronous.
-    plain.synchronous = true;
+    plain.engine.synchronous = true;
     assert_eq!(parse("[j]\n").unwrap().jobs[0], plain);
 }
 
@@ -191,27 +198,37 @@ fn thinktime_options_parse_as_fio_reads_them() {
     let one = |text: &str| parse(text).map(|f| f.jobs[0].clone());
     let j = one("[j]\nthinktime=1ms\n").unwrap();
     assert_eq!(
-        j.thinktime_blocks_type,
+        j.rate.thinktime_blocks_type,
         ThinkBlocks::Complete,
         "fio's default"
     );
-    assert_eq!((j.thinktime_blocks, j.thinktime_blocks_set), (1, false));
-    assert_eq!((j.thinktime_iotime_ns, j.rate_ignore_thinktime), (0, false));
+    assert_eq!(
+        (j.rate.thinktime_blocks, j.rate.thinktime_blocks_set),
+        (1, false)
+    );
+    assert_eq!(
+        (j.rate.thinktime_iotime_ns, j.rate.rate_ignore_thinktime),
+        (0, false)
+    );
     let j = one(
         "[global]\nthinktime_blocks=8\n[j]\nthinktime=1ms\nthinktime_blocks_type=issue\n\
          thinktime_iotime=9\nrate_ignore_thinktime=1\n",
     )
     .unwrap();
-    assert_eq!(j.thinktime_blocks_type, ThinkBlocks::Issue);
-    assert_eq!((j.thinktime_blocks, j.thinktime_blocks_set), (8, true));
+    assert_eq!(j.rate.thinktime_blocks_type, ThinkBlocks::Issue);
     assert_eq!(
-        j.thinktime_iotime_ns, 9_000_000_000,
+        (j.rate.thinktime_blocks, j.rate.thinktime_blocks_set),
+        (8, true)
+    );
+    assert_eq!(
+        j.rate.thinktime_iotime_ns, 9_000_000_000,
         "bare numbers are seconds"
     );
-    assert!(j.rate_ignore_thinktime);
+    assert!(j.rate.rate_ignore_thinktime);
     assert_eq!(
         one("[j]\nthinktime_iotime=250ms\n")
             .unwrap()
+            .rate
             .thinktime_iotime_ns,
         250_000_000
     );
@@ -235,11 +252,11 @@ fn thinktime_options_parse_as_fio_reads_them() {
 #[test]
 fn percentage_random_is_per_direction() {
     let f = parse("[j]\nrw=randrw\npercentage_random=80\n").unwrap();
-    assert_eq!(f.jobs[0].percentage_random, [80, 80, 80]);
+    assert_eq!(f.jobs[0].io.percentage_random, [80, 80, 80]);
     let f = parse("[j]\nrw=randrw\npercentage_random=90,20\n").unwrap();
-    assert_eq!(f.jobs[0].percentage_random, [90, 20, 20]);
+    assert_eq!(f.jobs[0].io.percentage_random, [90, 20, 20]);
     let f = parse("[j]\nrw=randrw\n").unwrap();
-    assert_eq!(f.jobs[0].percentage_random, [100, 100, 100]);
+    assert_eq!(f.jobs[0].io.percentage_random, [100, 100, 100]);
 }
 
 #[test]
@@ -292,11 +309,14 @@ fn latency_target_options_parse_in_microseconds() {
     let j = &parse("[j]\nlatency_target=500\nlatency_window=1s\nlatency_percentile=99.9\n")
         .unwrap()
         .jobs[0];
-    assert_eq!(j.latency_target_ns, 500_000);
-    assert_eq!(j.latency_window_ns, 1_000_000_000);
-    assert_eq!(j.latency_percentile, 99.9);
+    assert_eq!(j.latency.latency_target_ns, 500_000);
+    assert_eq!(j.latency.latency_window_ns, 1_000_000_000);
+    assert_eq!(j.latency.latency_percentile, 99.9);
     let j = &parse("[j]\n").unwrap().jobs[0];
-    assert_eq!((j.latency_target_ns, j.latency_percentile), (0, 100.0));
+    assert_eq!(
+        (j.latency.latency_target_ns, j.latency.latency_percentile),
+        (0, 100.0)
+    );
     for bad in ["0", "101", "high"] {
         let msg = kind(&format!("[j]\nlatency_percentile={bad}\n")).to_string();
         assert!(msg.contains("at most 100"), "{bad}: {msg}");
@@ -311,10 +331,13 @@ fn minimum_rates_parse_per_direction() {
     let j = &parse("[j]\nrate_min=1m,2m\nrate_iops_min=,500\nratecycle=250\n")
         .unwrap()
         .jobs[0];
-    assert_eq!(j.rate_min_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
-    assert_eq!(j.rate_iops_min, [0, 500, 500]);
-    assert_eq!(j.rate_cycle_ns, 250_000_000);
-    assert_eq!(parse("[j]\n").unwrap().jobs[0].rate_cycle_ns, 1_000_000_000);
+    assert_eq!(j.rate.rate_min_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
+    assert_eq!(j.rate.rate_iops_min, [0, 500, 500]);
+    assert_eq!(j.rate.rate_cycle_ns, 250_000_000);
+    assert_eq!(
+        parse("[j]\n").unwrap().jobs[0].rate.rate_cycle_ns,
+        1_000_000_000
+    );
     assert!(kind("[j]\nrate_cycle=0\n").to_string().contains("above 0"));
 }
 
@@ -324,9 +347,12 @@ fn exitall_options_parse() {
     let j = &parse("[j]\nexitall\nexitall_on_error=1\nexit_what=stonewall\n")
         .unwrap()
         .jobs[0];
-    assert!(j.exitall && j.exitall_on_error);
-    assert_eq!(j.exit_what, ExitWhat::Stonewall);
-    assert_eq!(parse("[j]\n").unwrap().jobs[0].exit_what, ExitWhat::Group);
+    assert!(j.control.exitall && j.control.exitall_on_error);
+    assert_eq!(j.control.exit_what, ExitWhat::Stonewall);
+    assert_eq!(
+        parse("[j]\n").unwrap().jobs[0].control.exit_what,
+        ExitWhat::Group
+    );
     assert!(kind("[j]\nexit_what=some\n")
         .to_string()
         .contains("group, stonewall or all"));
@@ -335,10 +361,12 @@ fn exitall_options_parse() {
 #[test]
 fn iodepth_low_is_a_low_water_mark() {
     assert_eq!(
-        parse("[j]\niodepth=16\niodepth_low=4\n").unwrap().jobs[0].iodepth_low,
+        parse("[j]\niodepth=16\niodepth_low=4\n").unwrap().jobs[0]
+            .engine
+            .iodepth_low,
         Some(4)
     );
-    assert_eq!(parse("[j]\n").unwrap().jobs[0].iodepth_low, None);
+    assert_eq!(parse("[j]\n").unwrap().jobs[0].engine.iodepth_low, None);
 }
 
 #[test]
@@ -346,21 +374,21 @@ fn sync_and_fill_options() {
     let j = &parse("[j]\nfdatasync=8\nfsync_on_close=1\nfill_fs=1\n")
         .unwrap()
         .jobs[0];
-    assert_eq!(j.fdatasync_every, 8);
-    assert!(j.end_fsync && j.fill_device);
+    assert_eq!(j.sync.fdatasync_every, 8);
+    assert!(j.sync.end_fsync && j.target.fill_device);
 }
 
 #[test]
 fn zoned_distribution_fills_missing_ranges_as_fio() {
     let f = parse("[j]\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\n").unwrap();
     assert_eq!(
-        f.jobs[0].random_distribution,
+        f.jobs[0].io.random_distribution,
         RandomDistribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
     );
     // A zero range is missing too; the rest is shared in whole percents.
     let f = parse("[j]\nrandom_distribution=zoned:40/0:40/0:20/10\n").unwrap();
     assert_eq!(
-        f.jobs[0].random_distribution,
+        f.jobs[0].io.random_distribution,
         RandomDistribution::Zoned(vec![(40.0, 45.0), (40.0, 45.0), (20.0, 10.0)])
     );
     assert!(matches!(
@@ -372,13 +400,13 @@ fn zoned_distribution_fills_missing_ranges_as_fio() {
 #[test]
 fn filesize_is_the_region_and_size_the_io() {
     let f = parse("[j]\nsize=4g\nfilesize=1g\n").unwrap();
-    assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(1 << 30)));
-    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Bytes(4 << 30)));
+    assert_eq!(f.jobs[0].target.size, Some(SizeSpec::Bytes(1 << 30)));
+    assert_eq!(f.jobs[0].target.io_size, Some(SizeSpec::Bytes(4 << 30)));
     let f = parse("[j]\nfilesize=1g\nio_size=2g\nsize=4g\n").unwrap();
-    assert_eq!(f.jobs[0].io_size, Some(SizeSpec::Bytes(2 << 30)));
+    assert_eq!(f.jobs[0].target.io_size, Some(SizeSpec::Bytes(2 << 30)));
     let f = parse("[j]\nfilesize=1g\n").unwrap();
     assert_eq!(
-        (f.jobs[0].size, f.jobs[0].io_size),
+        (f.jobs[0].target.size, f.jobs[0].target.io_size),
         (Some(SizeSpec::Bytes(1 << 30)), None)
     );
     let ParseErrorKind::InvalidValue { expected, .. } = kind("[j]\nfilesize=1g-2g\n") else {
@@ -391,8 +419,8 @@ fn filesize_is_the_region_and_size_the_io() {
 fn wait_for_names_an_earlier_job() {
     let f = parse("[global]\nwait_for=a\n[a]\n[b]\n").unwrap();
     // The waitee itself does not wait (fio skips its own name).
-    assert_eq!(f.jobs[0].wait_for, None);
-    assert_eq!(f.jobs[1].wait_for.as_deref(), Some("a"));
+    assert_eq!(f.jobs[0].control.wait_for, None);
+    assert_eq!(f.jobs[1].control.wait_for.as_deref(), Some("a"));
     let e = parse("[b]\nwait_for=a\n[a]\n").unwrap_err();
     assert_eq!(e.line, 2);
     assert!(e.to_string().contains("wait_for"), "{e}");
@@ -407,8 +435,8 @@ fn wait_for_names_an_earlier_job() {
 fn new_simulated_options_parse() {
     let f = parse("[j]\nlog_max_value=1\nmax_latency=2ms,500\ndirectory=/tmp\n").unwrap();
     let j = &f.jobs[0];
-    assert!(j.log_max_value);
-    assert_eq!(j.max_latency_ns, [2_000_000, 500_000, 500_000]);
+    assert!(j.log.log_max_value);
+    assert_eq!(j.latency.max_latency_ns, [2_000_000, 500_000, 500_000]);
     assert!(matches!(
         kind("[j]\nlog_unix_epoch=1\n"),
         ParseErrorKind::NotSimulated { .. }
@@ -424,7 +452,11 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
          verify_async=2\nverify_state_save=0\n[r]\nrw=read\ndo_verify=0\n[n]\nverify=0\n",
     )
     .expect("parses");
-    let flags: Vec<_> = f.jobs.iter().map(|j| (j.verify, j.do_verify)).collect();
+    let flags: Vec<_> = f
+        .jobs
+        .iter()
+        .map(|j| (j.verification.verify, j.verification.do_verify))
+        .collect();
     assert_eq!(flags, vec![(true, true), (true, false), (false, true)]);
     assert!(f.jobs[0].verifies_writes());
     assert!(!f.jobs[1].verifies_writes());
@@ -466,15 +498,15 @@ fn verify_options_parse_and_unsupported_combinations_are_refused() {
 fn iodepth_batch_options_parse_with_their_aliases() {
     let f = parse("[j]\niodepth=32\niodepth_batch=0\niodepth_batch_complete=4\niodepth_batch_complete_max=16\n").unwrap();
     let j = &f.jobs[0];
-    assert_eq!(j.iodepth_batch_submit, 0);
-    assert_eq!(j.iodepth_batch_complete_min, 4);
-    assert_eq!(j.iodepth_batch_complete_max, 16);
+    assert_eq!(j.engine.iodepth_batch_submit, 0);
+    assert_eq!(j.engine.iodepth_batch_complete_min, 4);
+    assert_eq!(j.engine.iodepth_batch_complete_max, 16);
     let d = &parse("[j]\n").unwrap().jobs[0];
     assert_eq!(
         (
-            d.iodepth_batch_submit,
-            d.iodepth_batch_complete_min,
-            d.iodepth_batch_complete_max
+            d.engine.iodepth_batch_submit,
+            d.engine.iodepth_batch_complete_min,
+            d.engine.iodepth_batch_complete_max
         ),
         (1, 1, 0)
     );
@@ -518,7 +550,13 @@ fn cpu_affinity_is_accepted_when_it_names_cpus() {
 fn a_synchronous_engine_runs_at_depth_one_with_fio_s_note_per_clone() {
     // fio's default engine is psync: a depth above 1 is fio's depth 1, noted per clone.
     let f = parse("[a]\niodepth=8\nnumjobs=4\n[b]\nioengine=libaio\niodepth=8\n[c]\niodepth=1\n[d]\nioengine=pvsync2\niodepth=2\n").unwrap();
-    let depth = |j: &JobSpec| (j.synchronous, j.iodepth, j.iodepth_capped_from);
+    let depth = |j: &JobSpec| {
+        (
+            j.engine.synchronous,
+            j.engine.iodepth,
+            j.engine.iodepth_capped_from,
+        )
+    };
     assert_eq!(depth(&f.jobs[0]), (true, 1, Some(8)));
     assert_eq!(depth(&f.jobs[1]), (false, 8, None));
     assert_eq!(depth(&f.jobs[2]), (true, 1, None));

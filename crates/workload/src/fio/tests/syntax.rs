@@ -29,7 +29,7 @@ fn mixed_fio_reference_job_file() {
     assert_eq!(f.jobs.len(), 3);
 
     let mut a = JobSpec::new("rw7030-4k", 14);
-    a.options_as_written = pairs(&[
+    a.id.options_as_written = pairs(&[
         ("rw", "randrw"),
         ("rwmixread", "70"),
         ("bs", "4k"),
@@ -37,28 +37,28 @@ fn mixed_fio_reference_job_file() {
         ("numjobs", "2"),
         ("random_distribution", "zipf:1.2"),
     ]);
-    a.filename = Some("/data/f.dat".into());
-    a.size = Some(SizeSpec::Bytes(64_000_000)); // fio's kb_base=1024: MiB is decimal
-    a.runtime_ns = Some(2_000_000_000);
-    a.time_based = true;
-    a.ramp_time_ns = 1_000_000_000;
-    a.group_reporting = true;
-    a.percentile_list = vec![50.0, 90.0, 99.0, 99.9, 99.99];
-    a.randrepeat = false;
-    a.norandommap = true;
-    a.ioengine = "io_uring".into();
+    a.target.filename = Some("/data/f.dat".into());
+    a.target.size = Some(SizeSpec::Bytes(64_000_000)); // fio's kb_base=1024: MiB is decimal
+    a.time.runtime_ns = Some(2_000_000_000);
+    a.time.time_based = true;
+    a.time.ramp_time_ns = 1_000_000_000;
+    a.report.group_reporting = true;
+    a.report.percentile_list = vec![50.0, 90.0, 99.0, 99.9, 99.99];
+    a.io.randrepeat = false;
+    a.io.norandommap = true;
+    a.engine.ioengine = "io_uring".into();
     let global = a.clone();
-    a.rw = RwPattern::RandRw;
-    a.rwmixread = 70;
-    a.iodepth = 16;
-    a.numjobs = 2;
-    a.random_distribution = RandomDistribution::Zipf(1.2);
+    a.io.rw = RwPattern::RandRw;
+    a.io.rwmixread = 70;
+    a.engine.iodepth = 16;
+    a.control.numjobs = 2;
+    a.io.random_distribution = RandomDistribution::Zipf(1.2);
     assert_eq!(f.jobs[0], a);
 
     let mut b = global.clone();
-    b.name = "seq128k-write".into();
-    b.line = 22;
-    b.options_as_written = pairs(&[
+    b.id.name = "seq128k-write".into();
+    b.id.line = 22;
+    b.id.options_as_written = pairs(&[
         ("rw", "write"),
         ("bs", "128k"),
         ("iodepth", "4"),
@@ -68,39 +68,39 @@ fn mixed_fio_reference_job_file() {
         ("write_iops_log", "samples/logs/seq"),
         ("log_avg_msec", "500"),
     ]);
-    b.stonewall = true;
-    b.rw = RwPattern::Write;
-    b.bs = [
+    b.control.stonewall = true;
+    b.io.rw = RwPattern::Write;
+    b.block.bs = [
         BlockSize::Fixed(131_072),
         BlockSize::Fixed(131_072),
         BlockSize::Fixed(131_072),
     ];
-    b.iodepth = 4;
-    b.rate_bytes_per_s = [52_428_800; 3];
-    b.write_bw_log = Some("samples/logs/seq".into());
-    b.write_lat_log = Some("samples/logs/seq".into());
-    b.write_iops_log = Some("samples/logs/seq".into());
-    b.log_avg_msec = 500;
+    b.engine.iodepth = 4;
+    b.rate.rate_bytes_per_s = [52_428_800; 3];
+    b.log.write_bw_log = Some("samples/logs/seq".into());
+    b.log.write_lat_log = Some("samples/logs/seq".into());
+    b.log.write_iops_log = Some("samples/logs/seq".into());
+    b.log.log_avg_msec = 500;
     assert_eq!(f.jobs[1], b);
 
     let mut c = global;
-    c.name = "bssplit-zoned".into();
-    c.line = 33;
-    c.options_as_written = pairs(&[
+    c.id.name = "bssplit-zoned".into();
+    c.id.line = 33;
+    c.id.options_as_written = pairs(&[
         ("rw", "randread"),
         ("bssplit", "4k/50:16k/30:64k/20"),
         ("random_distribution", "zoned:60/10:30/20:8/30:2/40"),
         ("iodepth", "8"),
         ("rate_iops", "2000"),
     ]);
-    c.new_group = true;
-    c.rw = RwPattern::RandRead;
+    c.report.new_group = true;
+    c.io.rw = RwPattern::RandRead;
     let split = BlockSize::Split(vec![(4096, 50), (16384, 30), (65536, 20)]);
-    c.bs = [split.clone(), split.clone(), split];
-    c.random_distribution =
+    c.block.bs = [split.clone(), split.clone(), split];
+    c.io.random_distribution =
         RandomDistribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)]);
-    c.iodepth = 8;
-    c.rate_iops = [2000; 3];
+    c.engine.iodepth = 8;
+    c.rate.rate_iops = [2000; 3];
     assert_eq!(f.jobs[2], c);
 }
 
@@ -132,33 +132,37 @@ fn syntax_comments_whitespace_flags_and_aliases() {
     )
     .unwrap();
     let one = &f.jobs[0];
-    assert_eq!(one.name, "one");
-    assert_eq!(one.rw, RwPattern::RandRw);
-    assert_eq!(one.rw_sequence_count, 4);
-    assert_eq!(one.rwmixread, 70);
+    assert_eq!(one.id.name, "one");
+    assert_eq!(one.io.rw, RwPattern::RandRw);
+    assert_eq!(one.io.rw_sequence_count, 4);
+    assert_eq!(one.io.rwmixread, 70);
     assert_eq!(
-        one.bs,
+        one.block.bs,
         [
             BlockSize::Fixed(8192),
             BlockSize::Fixed(16384),
             BlockSize::Fixed(16384)
         ]
     );
-    assert!(one.stonewall && one.time_based);
-    assert_eq!(one.io_size, Some(SizeSpec::Bytes(1 << 20)));
-    assert_eq!(one.runtime_ns, Some(1_500_000_000));
-    assert_eq!(one.thinktime_ns, 20_000);
-    assert_eq!(one.rate_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
-    assert_eq!(one.rate_iops, [0, 500, 0]);
-    assert_eq!(one.offset, SizeSpec::Fraction(0.1));
+    assert!(one.control.stonewall && one.time.time_based);
+    assert_eq!(one.target.io_size, Some(SizeSpec::Bytes(1 << 20)));
+    assert_eq!(one.time.runtime_ns, Some(1_500_000_000));
+    assert_eq!(one.rate.thinktime_ns, 20_000);
+    assert_eq!(one.rate.rate_bytes_per_s, [1 << 20, 2 << 20, 2 << 20]);
+    assert_eq!(one.rate.rate_iops, [0, 500, 0]);
+    assert_eq!(one.target.offset, SizeSpec::Fraction(0.1));
     assert_eq!(
-        one.iodepth, 1,
+        one.engine.iodepth, 1,
         "a later [global] applies only to later jobs"
     );
     // Bare flags are not in fio's JSON option lists; aliases print as the canonical name.
-    assert!(one.options_as_written.iter().all(|(k, _)| k != "stonewall"));
+    assert!(one
+        .id
+        .options_as_written
+        .iter()
+        .all(|(k, _)| k != "stonewall"));
     assert_eq!(
-        one.options_as_written[0],
+        one.id.options_as_written[0],
         ("rw".to_string(), "randrw:4".to_string())
     );
     assert_eq!(
@@ -166,24 +170,24 @@ fn syntax_comments_whitespace_flags_and_aliases() {
         pairs(&[("bs", "8k"), ("iodepth", "4"), ("ioengine", "libaio")])
     );
     let two = &f.jobs[1];
-    assert_eq!((two.name.as_str(), two.iodepth), ("renamed", 4));
-    assert_eq!(two.write_lat_log.as_deref(), Some("renamed"));
-    assert_eq!(two.bs[0], BlockSize::Fixed(8192));
+    assert_eq!((two.id.name.as_str(), two.engine.iodepth), ("renamed", 4));
+    assert_eq!(two.log.write_lat_log.as_deref(), Some("renamed"));
+    assert_eq!(two.block.bs[0], BlockSize::Fixed(8192));
 }
 
 #[test]
 fn kb_base_applies_before_sizes_whatever_the_order() {
     let f = parse("[j]\nsize=1m\nkb_base=1000\nbs=4KiB\n").unwrap();
-    assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(1_000_000)));
-    assert_eq!(f.jobs[0].bs[0], BlockSize::Fixed(4096));
+    assert_eq!(f.jobs[0].target.size, Some(SizeSpec::Bytes(1_000_000)));
+    assert_eq!(f.jobs[0].block.bs[0], BlockSize::Fixed(4096));
 }
 
 #[test]
 fn env_substitution() {
     let env = |n: &str| (n == "BS").then(|| "64k".to_string());
     let f = parse_str("[j]\nbs=${BS}\n", "t.fio", &env).unwrap();
-    assert_eq!(f.jobs[0].bs[1], BlockSize::Fixed(65536));
-    assert_eq!(f.jobs[0].options_as_written, pairs(&[("bs", "64k")]));
+    assert_eq!(f.jobs[0].block.bs[1], BlockSize::Fixed(65536));
+    assert_eq!(f.jobs[0].id.options_as_written, pairs(&[("bs", "64k")]));
     let e = parse_str("[j]\nsize=${SIZE}\n", "t.fio", &env).unwrap_err();
     assert_eq!(
         e.kind,
@@ -202,8 +206,8 @@ fn env_substitution() {
 fn includes_are_relative_to_the_including_file() {
     let f = parse_file(&jobs_dir().join("include_main.fio")).unwrap();
     assert_eq!(f.jobs.len(), 1);
-    assert_eq!(f.jobs[0].rw, RwPattern::RandWrite);
-    assert_eq!(f.jobs[0].bs[0], BlockSize::Fixed(16384));
+    assert_eq!(f.jobs[0].io.rw, RwPattern::RandWrite);
+    assert_eq!(f.jobs[0].block.bs[0], BlockSize::Fixed(16384));
     assert_eq!(f.global_options, pairs(&[("bs", "16k"), ("size", "1g")]));
 
     let e = parse_file(&jobs_dir().join("include_cycle_a.fio")).unwrap_err();
