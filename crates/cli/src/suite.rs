@@ -215,7 +215,7 @@ fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> 
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
-    crate::hints::unread_option(kind.name(), |o| {
+    crate::hints::unread_option(kind, |o| {
         matches.value_source(o) == Some(ValueSource::CommandLine)
     })
     .map_err(bad_input)?;

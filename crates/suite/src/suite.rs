@@ -102,6 +102,12 @@ pub trait Suite: Sync {
     fn default_devices(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Whether it reads `--runtime` (every suite takes it). A suite that runs to a length of
+    /// its own (intervals, rounds, a share of the capacity, a time of its own options)
+    /// says no, and the CLI refuses `--runtime` for it rather than ignore it.
+    fn reads_runtime(&self) -> bool {
+        true
+    }
     /// The result its steady-state rounds track, as the JSON report names it.
     fn tracked(&self) -> &'static str {
         "write_iops"

@@ -935,6 +935,9 @@ impl Suite for Endurance {
     fn summary(&self) -> &'static str {
         "a workload to steady state, then WA, wear rate, health log and projected TBW/DWPD"
     }
+    fn reads_runtime(&self) -> bool {
+        false
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Description
     }

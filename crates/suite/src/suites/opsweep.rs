@@ -427,6 +427,9 @@ impl Suite for OpSweep {
     fn summary(&self) -> &'static str {
         "extra spare area: user capacity cut by each fraction, steady random-write IOPS, WA, TBW"
     }
+    fn reads_runtime(&self) -> bool {
+        false
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Description
     }

@@ -514,6 +514,9 @@ impl Suite for Recovery {
     fn summary(&self) -> &'static str {
         "dirty drive: fill, random writes, sequential probes before and after idle (or PTS HIR)"
     }
+    fn reads_runtime(&self) -> bool {
+        false
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Simulated
     }

@@ -388,6 +388,9 @@ impl Suite for SustainedWrite {
     fn summary(&self) -> &'static str {
         "sequential writes from fresh past the capacity: throughput per interval (SLC cache running out)"
     }
+    fn reads_runtime(&self) -> bool {
+        false
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Simulated
     }

@@ -338,6 +338,9 @@ impl Suite for Wsat {
     fn summary(&self) -> &'static str {
         "write saturation: purge, 4 KiB random writes to 4x capacity, IOPS and WA per interval"
     }
+    fn reads_runtime(&self) -> bool {
+        false
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Simulated
     }
