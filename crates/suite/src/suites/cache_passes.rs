@@ -224,11 +224,37 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
     s.purge("purge")?;
     let mut results: Vec<Measure> = Vec::new();
+    let desktop_pts = desktop_passes(s, &desk, &mut results)?;
+    // The program's data lies past the desktop test file, so its first pass starts cold.
+    let cap = s.full_capacity_bytes();
+    let offset = opts
+        .client
+        .size_bytes
+        .unwrap_or(DESKTOP_FILE_BYTES)
+        .next_multiple_of(1 << 20)
+        .min(cap / 2);
+    let region = (o.app_region_bytes.min(cap - offset) / 4096 * 4096).max(4096);
+    let app_pts = app_passes(s, o, offset, region, &mut results)?;
+    let scan_pts = scan_passes(s, o, &mut results)?;
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts: pass_charts(desktop_pts, app_pts, scan_pts),
+    })
+}
+
+/// The desktop tests twice (the first two sixths of the suite): each pass's bandwidths, in
+/// test order.
+fn desktop_passes(
+    s: &mut Session,
+    desk: &SuiteOptions,
+    results: &mut Vec<Measure>,
+) -> Result<[Vec<(f64, f64)>; 2], SuiteError> {
     let mut desktop_pts: [Vec<(f64, f64)>; 2] = Default::default();
     for pass in 1..=2usize {
         s.suite_span = Some(((pass - 1) as f64 / 6.0, pass as f64 / 6.0));
         let before = hits(s);
-        let out = desktop_pass(s, &desk, &format!("pass{pass}-desktop-"))?;
+        let out = desktop_pass(s, desk, &format!("pass{pass}-desktop-"))?;
         let row = [Coord::Pass(pass as u32), Coord::Phase("desktop")];
         if let Some(r) = hit_ratio(before, hits(s)) {
             results.push(measure("read_hit_ratio", Unit::Ratio, r).under(&row));
@@ -241,15 +267,18 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             results.push(m.under(&row));
         }
     }
-    // The program's data lies past the desktop test file, so its first pass starts cold.
-    let cap = s.full_capacity_bytes();
-    let offset = opts
-        .client
-        .size_bytes
-        .unwrap_or(DESKTOP_FILE_BYTES)
-        .next_multiple_of(1 << 20)
-        .min(cap / 2);
-    let region = (o.app_region_bytes.min(cap - offset) / 4096 * 4096).max(4096);
+    Ok(desktop_pts)
+}
+
+/// The application's zipf reads and writes over `region` bytes from `offset`, twice (the
+/// middle two sixths): each pass's IOPS.
+fn app_passes(
+    s: &mut Session,
+    o: &CachePassesOptions,
+    offset: u64,
+    region: u64,
+    results: &mut Vec<Measure>,
+) -> Result<Vec<(f64, f64)>, SuiteError> {
     let mut app_pts = Vec::new();
     for pass in 1..=2usize {
         s.suite_span = Some(((pass + 1) as f64 / 6.0, (pass + 2) as f64 / 6.0));
@@ -285,6 +314,16 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         }
         app_pts.push((pass as f64, total));
     }
+    Ok(app_pts)
+}
+
+/// The antivirus scan of a generated file set, twice (the last two sixths): each pass's
+/// time in seconds.
+fn scan_passes(
+    s: &mut Session,
+    o: &CachePassesOptions,
+    results: &mut Vec<Measure>,
+) -> Result<Vec<(f64, f64)>, SuiteError> {
     // The file scan starts on an empty cache (a system whose cache was just enabled, as a
     // reviewer sets it up): the passes before it leave lines that would stand in for
     // the scan's own.
@@ -331,8 +370,17 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     if let [(_, a), (_, b)] = scan_pts[..] {
         results.push(measure("scan_pass2_speedup", Unit::Ratio, a / b.max(1e-9)));
     }
+    Ok(scan_pts)
+}
+
+/// The suite's three charts: each part's first pass against its second.
+fn pass_charts(
+    desktop_pts: [Vec<(f64, f64)>; 2],
+    app_pts: Vec<(f64, f64)>,
+    scan_pts: Vec<(f64, f64)>,
+) -> Vec<Chart> {
     let [p1, p2] = desktop_pts;
-    let charts = vec![
+    vec![
         Chart {
             id: "desktop-passes".into(),
             title: "Desktop tests, pass 1 against pass 2 (reads 1-4, writes 5-8)".into(),
@@ -372,12 +420,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             }],
             band: None,
         },
-    ];
-    Ok(Outcome {
-        steady: None,
-        results,
-        charts,
-    })
+    ]
 }
 
 /// Reads plus writes per second.

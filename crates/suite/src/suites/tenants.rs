@@ -473,35 +473,7 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
         .enumerate()
         .map(|(q, ns)| (ns + 1, 1 + (q as u32 % opts.read_qd)))
         .collect();
-    let readers = || {
-        quiet
-            .iter()
-            .map(|(ns, qd)| {
-                format!(
-                    "[quiet-ns{ns}]\nfilename=ns{ns}\nrw=randread\nbs=4k\niodepth={qd}\n\
-                     percentile_list={pcts}\n\n"
-                )
-            })
-            .collect::<String>()
-    };
-    let global = format!(
-        "[global]\nioengine=libaio\ndirect=1\nsize=100%\n{}\n",
-        step_lines(runtime_ns)
-    );
-    let (mix, rw) = if t.neighbor_rwmixread == 0 {
-        (String::new(), "randwrite")
-    } else {
-        (format!("rwmixread={}\n", t.neighbor_rwmixread), "randrw")
-    };
-    let neighbours = (1..=noisy)
-        .map(|ns| {
-            format!("[noisy-ns{ns}]\nfilename=ns{ns}\nrw={rw}\n{UNIFORM_RANDOM}\n{mix}bs=4k\niodepth={write_qd}\n\n")
-        })
-        .collect::<String>();
-    let phases = [
-        ("alone", format!("{global}{}", readers())),
-        ("neighbours", format!("{global}{}{neighbours}", readers())),
-    ];
+    let phases = neighbor_phases(&t, write_qd, runtime_ns, noisy, &quiet, &pcts);
     let mut per_phase: Vec<Vec<Measure>> = Vec::new();
     for (phase, text) in &phases {
         let quiet = &quiet;
@@ -531,21 +503,86 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
         }
         per_phase.push(m);
     }
-    // Worst quiet namespace of each phase, per figure: the tenant that suffers most.
-    // (figure, percentile).
-    let keys = [("read_lat_avg_ns", None)]
+    let keys = neighbor_figures();
+    worst_quiet(&mut results, &quiet, &keys, &per_phase);
+    let charts = vec![neighbor_chart(&quiet, &keys, &per_phase)];
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+/// The two phases of noisy-neighbor and their job files: the quiet readers alone, then
+/// with the noisy namespaces' writers.
+fn neighbor_phases(
+    t: &TenantOptions,
+    write_qd: u32,
+    runtime_ns: u64,
+    noisy: usize,
+    quiet: &[(usize, u32)],
+    pcts: &str,
+) -> [(&'static str, String); 2] {
+    let readers = || {
+        quiet
+            .iter()
+            .map(|(ns, qd)| {
+                format!(
+                    "[quiet-ns{ns}]\nfilename=ns{ns}\nrw=randread\nbs=4k\niodepth={qd}\n\
+                     percentile_list={pcts}\n\n"
+                )
+            })
+            .collect::<String>()
+    };
+    let global = format!(
+        "[global]\nioengine=libaio\ndirect=1\nsize=100%\n{}\n",
+        step_lines(runtime_ns)
+    );
+    let (mix, rw) = if t.neighbor_rwmixread == 0 {
+        (String::new(), "randwrite")
+    } else {
+        (format!("rwmixread={}\n", t.neighbor_rwmixread), "randrw")
+    };
+    let neighbours = (1..=noisy)
+        .map(|ns| {
+            format!("[noisy-ns{ns}]\nfilename=ns{ns}\nrw={rw}\n{UNIFORM_RANDOM}\n{mix}bs=4k\niodepth={write_qd}\n\n")
+        })
+        .collect::<String>();
+    [
+        ("alone", format!("{global}{}", readers())),
+        ("neighbours", format!("{global}{}{neighbours}", readers())),
+    ]
+}
+
+/// The figures judged per quiet namespace: (family, percentile column).
+type QuietFigure = (&'static str, Option<Coord>);
+
+/// Average read latency, then each of [`NEIGHBOR_PERCENTILES`].
+fn neighbor_figures() -> Vec<QuietFigure> {
+    [("read_lat_avg_ns", None)]
         .into_iter()
         .chain(
             NEIGHBOR_PERCENTILES
                 .iter()
                 .map(|&(p, _)| ("read_lat_ns", Some(Coord::Percentile(p)))),
         )
-        .collect::<Vec<_>>();
-    let quiet_value = |m: &[Measure], ns: usize, family: &str, col: Option<Coord>| {
-        result_value(m, family, &[Coord::Namespace(ns as u32)], col)
-    };
-    for (&phase, m) in ["alone", "neighbours"].iter().zip(&per_phase) {
-        for &(family, col) in &keys {
+        .collect::<Vec<_>>()
+}
+
+/// A quiet namespace's value of `family` (at `col`) among a phase's measures.
+fn quiet_value(m: &[Measure], ns: usize, family: &str, col: Option<Coord>) -> Option<f64> {
+    result_value(m, family, &[Coord::Namespace(ns as u32)], col)
+}
+
+/// Worst quiet namespace of each phase, per figure: the tenant that suffers most.
+fn worst_quiet(
+    results: &mut Vec<Measure>,
+    quiet: &[(usize, u32)],
+    keys: &[QuietFigure],
+    per_phase: &[Vec<Measure>],
+) {
+    for (&phase, m) in ["alone", "neighbours"].iter().zip(per_phase) {
+        for &(family, col) in keys {
             let worst = quiet
                 .iter()
                 .filter_map(|&(ns, _)| quiet_value(m, ns, family, col))
@@ -556,11 +593,17 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
             results.push(w);
         }
     }
-    let quiet = &quiet;
-    let keys = &keys;
+}
+
+/// Each quiet namespace's read latencies, alone and with busy neighbours.
+fn neighbor_chart(
+    quiet: &[(usize, u32)],
+    keys: &[QuietFigure],
+    per_phase: &[Vec<Measure>],
+) -> Chart {
     let series = ["alone", "neighbours"]
         .iter()
-        .zip(&per_phase)
+        .zip(per_phase)
         .flat_map(|(phase, m)| {
             keys.iter().map(move |&(family, col)| {
                 let mut figure = measure(family, Unit::Ns, 0.0);
@@ -580,19 +623,14 @@ fn noisy_neighbor_on(s: &mut Session, count: usize) -> Result<Outcome, SuiteErro
             })
         })
         .collect();
-    let charts = vec![Chart {
+    Chart {
         id: "noisy-neighbor-read-latency".into(),
         title: "Quiet namespaces' 4 KiB random-read latency, alone and with busy neighbours".into(),
         x: Axis::linear("namespace", Unit::Count),
         y: Axis::log("read completion latency", Unit::Ns),
         series,
         band: None,
-    }];
-    Ok(Outcome {
-        steady: None,
-        results,
-        charts,
-    })
+    }
 }
 
 /// The four corners of the power suite: step, fio rw, block size, direction, queue depth
@@ -624,110 +662,136 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
     for state in 0..states {
         let mut c = config.clone();
         c.power.state = state as u32;
-        let cap_w = match config.power.states.get(state).map(|s| s.trim()) {
-            None => None,
-            Some(t) if t.eq_ignore_ascii_case("none") => None,
-            Some(t) => Some(
-                flashlab_device::units::parse_power_uw(t).map_err(|e| SuiteError::BadOption {
-                    option: "power.states",
-                    value: t.to_string(),
-                    valid: e.to_string(),
-                })? as f64
-                    / 1e6,
-            ),
-        };
+        let cap_w = state_cap_w(&config, state)?;
         // Every state starts from the same fresh drive: the same seed, a new instance.
         let seeds = SeedTree::new(opts.seed).child("device");
         let (state_results, watts) = s.on_fresh_drive(&c, seeds, &|s| {
-            let mut results = Vec::new();
-            let ps = Coord::PowerState(state as u32);
-            let prefix = format!("{}_", ps.key());
-            purge_and_fill_prefixed(s, &prefix)?;
-            let mut watts = Vec::new();
-            let mut all_under = true;
-            // Simulated time runs this much faster for writes on a slice (`Session::drive_ns`).
-            let sc = s.scale();
-            let time_factor = (sc.capacity_factor / sc.die_factor).max(1.0);
-            for (name, rw, bs, ddir, depth) in POWER_TESTS {
-                let step = format!("{prefix}{name}");
-                let qd = opts.qd.unwrap_or(depth);
-                // Ramp plus the windows, in the whole drive's time (a read step's time is not
-                // shortened on a slice). A shorter step would average no whole window and read
-                // as 0 W, under any cap.
-                let factor = if ddir == DDIR_WRITE { time_factor } else { 1.0 };
-                let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * factor;
-                let runtime = runtime_ns.max(min_ns.ceil() as u64);
-                let text = format!(
-                    "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
-                 [{name}]\nrw={rw}\n{}bs={bs}\niodepth={qd}\n",
-                    step_lines(runtime),
-                    uniform_random_line(rw)
-                );
-                let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
-                    let p = ssd.power_summary(from, until);
-                    let perf = if bs == "4k" {
-                        iops(run, ddir)
-                    } else {
-                        bw_bytes_per_s(run, ddir)
-                    };
-                    vec![
-                        measure("avg_power_w", Unit::Ratio, p.average_w),
-                        measure("peak_power_w", Unit::Ratio, p.peak_w),
-                        measure("power_windows", Unit::Count, p.windows as f64),
-                        measure(
-                            if bs == "4k" { "iops" } else { "bw_bytes_per_s" },
-                            if bs == "4k" {
-                                Unit::Iops
-                            } else {
-                                Unit::BytesPerS
-                            },
-                            perf,
-                        ),
-                    ]
-                })?;
-                let row = [ps, Coord::Test(name)];
-                let avg = value(&m, "avg_power_w").unwrap_or(0.0);
-                let peak = value(&m, "peak_power_w").unwrap_or(0.0);
-                for x in &m {
-                    results.push(x.clone().under(&row));
-                }
-                let (perf_key, perf) = match value(&m, "iops") {
-                    Some(v) => ("iops_per_w", v),
-                    None => (
-                        "mb_per_s_per_w",
-                        value(&m, "bw_bytes_per_s").unwrap_or(0.0) / 1e6,
-                    ),
-                };
-                if avg > 0.0 {
-                    results.push(measure(perf_key, Unit::Ratio, perf / avg).under(&row));
-                }
-                if let Some(cap) = cap_w {
-                    // The meter's windows carry rounding of a few microwatts at most.
-                    let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
-                    all_under &= under;
-                    results.push(
-                        measure("peak_under_cap", Unit::Count, f64::from(u8::from(under)))
-                            .under(&row),
-                    );
-                }
-                watts.push((avg, peak));
-            }
-            if let Some(cap) = cap_w {
-                results.push(measure("cap_w", Unit::Ratio, cap).under(&[ps]));
-                results.push(
-                    measure(
-                        "all_peaks_under_cap",
-                        Unit::Count,
-                        f64::from(u8::from(all_under)),
-                    )
-                    .under(&[ps]),
-                );
-            }
-            Ok((results, watts))
+            power_state(s, opts, state, cap_w, runtime_ns)
         })?;
         results.extend(state_results);
         per_state.push((state, cap_w, watts));
     }
+    let charts = vec![power_chart(&per_state)];
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+/// The power cap of `state` in watts, from the drive's `power.states` (none: no cap).
+fn state_cap_w(config: &DeviceConfig, state: usize) -> Result<Option<f64>, SuiteError> {
+    Ok(match config.power.states.get(state).map(|s| s.trim()) {
+        None => None,
+        Some(t) if t.eq_ignore_ascii_case("none") => None,
+        Some(t) => Some(
+            flashlab_device::units::parse_power_uw(t).map_err(|e| SuiteError::BadOption {
+                option: "power.states",
+                value: t.to_string(),
+                valid: e.to_string(),
+            })? as f64
+                / 1e6,
+        ),
+    })
+}
+
+/// The power tests on a fresh drive in power state `state`: their measures, and each test's
+/// average and peak watts.
+fn power_state(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    state: usize,
+    cap_w: Option<f64>,
+    runtime_ns: u64,
+) -> Result<(Vec<Measure>, Vec<(f64, f64)>), SuiteError> {
+    let mut results = Vec::new();
+    let ps = Coord::PowerState(state as u32);
+    let prefix = format!("{}_", ps.key());
+    purge_and_fill_prefixed(s, &prefix)?;
+    let mut watts = Vec::new();
+    let mut all_under = true;
+    // Simulated time runs this much faster for writes on a slice (`Session::drive_ns`).
+    let sc = s.scale();
+    let time_factor = (sc.capacity_factor / sc.die_factor).max(1.0);
+    for (name, rw, bs, ddir, depth) in POWER_TESTS {
+        let step = format!("{prefix}{name}");
+        let qd = opts.qd.unwrap_or(depth);
+        // Ramp plus the windows, in the whole drive's time (a read step's time is not
+        // shortened on a slice). A shorter step would average no whole window and read
+        // as 0 W, under any cap.
+        let factor = if ddir == DDIR_WRITE { time_factor } else { 1.0 };
+        let min_ns = ((POWER_MIN_WINDOWS + 1) * NS_PER_S) as f64 * factor;
+        let runtime = runtime_ns.max(min_ns.ceil() as u64);
+        let text = format!(
+            "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\nsize=100%\n{}\n\
+             [{name}]\nrw={rw}\n{}bs={bs}\niodepth={qd}\n",
+            step_lines(runtime),
+            uniform_random_line(rw)
+        );
+        let (_, m) = s.job_on_namespaces(&step, &text, &|run, ssd, from, until| {
+            let p = ssd.power_summary(from, until);
+            let perf = if bs == "4k" {
+                iops(run, ddir)
+            } else {
+                bw_bytes_per_s(run, ddir)
+            };
+            vec![
+                measure("avg_power_w", Unit::Ratio, p.average_w),
+                measure("peak_power_w", Unit::Ratio, p.peak_w),
+                measure("power_windows", Unit::Count, p.windows as f64),
+                measure(
+                    if bs == "4k" { "iops" } else { "bw_bytes_per_s" },
+                    if bs == "4k" {
+                        Unit::Iops
+                    } else {
+                        Unit::BytesPerS
+                    },
+                    perf,
+                ),
+            ]
+        })?;
+        let row = [ps, Coord::Test(name)];
+        let avg = value(&m, "avg_power_w").unwrap_or(0.0);
+        let peak = value(&m, "peak_power_w").unwrap_or(0.0);
+        for x in &m {
+            results.push(x.clone().under(&row));
+        }
+        let (perf_key, perf) = match value(&m, "iops") {
+            Some(v) => ("iops_per_w", v),
+            None => (
+                "mb_per_s_per_w",
+                value(&m, "bw_bytes_per_s").unwrap_or(0.0) / 1e6,
+            ),
+        };
+        if avg > 0.0 {
+            results.push(measure(perf_key, Unit::Ratio, perf / avg).under(&row));
+        }
+        if let Some(cap) = cap_w {
+            // The meter's windows carry rounding of a few microwatts at most.
+            let under = peak <= cap * (1.0 + 1e-9) + 1e-6;
+            all_under &= under;
+            results.push(
+                measure("peak_under_cap", Unit::Count, f64::from(u8::from(under))).under(&row),
+            );
+        }
+        watts.push((avg, peak));
+    }
+    if let Some(cap) = cap_w {
+        results.push(measure("cap_w", Unit::Ratio, cap).under(&[ps]));
+        results.push(
+            measure(
+                "all_peaks_under_cap",
+                Unit::Count,
+                f64::from(u8::from(all_under)),
+            )
+            .under(&[ps]),
+        );
+    }
+    Ok((results, watts))
+}
+
+/// Each power state's average watts per test.
+fn power_chart(per_state: &[StateWatts]) -> Chart {
     let series = per_state
         .iter()
         .map(|(state, cap, w)| Series {
@@ -742,7 +806,7 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
                 .collect(),
         })
         .collect();
-    let charts = vec![Chart {
+    Chart {
         id: "power-watts".into(),
         title: "Average power per test (1 seq read 128k, 2 seq write 128k, 3 rand read 4k, \
                 4 rand write 4k) in each power state"
@@ -751,12 +815,7 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
         y: Axis::linear("watts", Unit::Ratio),
         series,
         band: None,
-    }];
-    Ok(Outcome {
-        steady: None,
-        results,
-        charts,
-    })
+    }
 }
 
 fn purge_and_fill_prefixed(s: &mut Session, prefix: &str) -> Result<(), SuiteError> {
