@@ -730,32 +730,9 @@ pub(crate) fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
         let mut colours = Vec::new();
         let mut sources = Vec::new();
         for (device, d) in report.devices.iter().enumerate() {
-            let value = |corner: &str| -> Option<f64> {
-                if corner == "rand-write-4k" {
-                    let st = d.steady.as_ref()?;
-                    return st
-                        .verdict
-                        .window
-                        .map(|w| w.mean)
-                        .or_else(|| st.rounds_iops.last().copied());
-                }
-                let s = steps
-                    .iter()
-                    .rev()
-                    .find(|s| s.device == device && s.name == corner)?;
-                let dir = if corner.contains("read") {
-                    &s.read
-                } else {
-                    &s.write
-                };
-                Some(match unit {
-                    Unit::BytesPerS => dir.bw_bytes_per_s,
-                    _ => dir.iops,
-                })
-            };
             let mut points = Vec::new();
             for (i, (corner, _)) in corners.iter().enumerate() {
-                if let Some(v) = value(corner) {
+                if let Some(v) = corner_value(steps, device, d, unit, corner) {
                     points.push((i as f64, v));
                 }
             }
@@ -795,48 +772,97 @@ pub(crate) fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
         if series.is_empty() {
             continue;
         }
-        let mut fig = Figure::new(Chart {
-            id: format!("four-corners-{}", slug(title)),
-            title: format!("{title}: read and write"),
-            x: Axis::linear("", Unit::Count),
-            y: Axis::linear(
-                if unit == Unit::Iops {
-                    "IOPS"
-                } else {
-                    "bandwidth"
-                },
-                unit,
-            ),
-            series,
-            band: None,
-        });
-        fig.kind = FigureKind::Bars;
-        fig.x_ticks = corners
-            .iter()
-            .enumerate()
-            .map(|(i, (_, c))| (i as f64, c.to_string()))
-            .collect();
-        fig.labels = labels;
-        fig.secondary = secondary;
-        fig.colours = colours;
-        let mut note = Vec::new();
-        if unit == Unit::Iops {
-            note.push(
-                "Random writes are the mean of the steady-state window (the last round when \
-                 it was not reached)."
-                    .to_string(),
-            );
-        }
-        if !sources.is_empty() {
-            note.push(format!(
-                "Outlined bars are the published figures: {}.",
-                sources.join("; ")
-            ));
-        }
-        fig.note = (!note.is_empty()).then(|| note.join(" "));
-        out.push(fig);
+        out.push(corner_figure(
+            title, unit, &corners, series, labels, secondary, colours, &sources,
+        ));
     }
     out
+}
+
+/// A drive's figure of one corner: the step that measured it, or the steady window (its
+/// last round without one) for random writes.
+fn corner_value(
+    steps: &[JobStep],
+    device: usize,
+    d: &crate::DeviceReport,
+    unit: Unit,
+    corner: &str,
+) -> Option<f64> {
+    if corner == "rand-write-4k" {
+        let st = d.steady.as_ref()?;
+        return st
+            .verdict
+            .window
+            .map(|w| w.mean)
+            .or_else(|| st.rounds_iops.last().copied());
+    }
+    let s = steps
+        .iter()
+        .rev()
+        .find(|s| s.device == device && s.name == corner)?;
+    let dir = if corner.contains("read") {
+        &s.read
+    } else {
+        &s.write
+    };
+    Some(match unit {
+        Unit::BytesPerS => dir.bw_bytes_per_s,
+        _ => dir.iops,
+    })
+}
+
+/// One group of four-corners' bars as a figure, with its corners as ticks and its notes.
+#[allow(clippy::too_many_arguments)]
+fn corner_figure(
+    title: &str,
+    unit: Unit,
+    corners: &[(&str, &str); 2],
+    series: Vec<Series>,
+    labels: Vec<Vec<String>>,
+    secondary: Vec<usize>,
+    colours: Vec<usize>,
+    sources: &[String],
+) -> Figure {
+    let mut fig = Figure::new(Chart {
+        id: format!("four-corners-{}", slug(title)),
+        title: format!("{title}: read and write"),
+        x: Axis::linear("", Unit::Count),
+        y: Axis::linear(
+            if unit == Unit::Iops {
+                "IOPS"
+            } else {
+                "bandwidth"
+            },
+            unit,
+        ),
+        series,
+        band: None,
+    });
+    fig.kind = FigureKind::Bars;
+    fig.x_ticks = corners
+        .iter()
+        .enumerate()
+        .map(|(i, (_, c))| (i as f64, c.to_string()))
+        .collect();
+    fig.labels = labels;
+    fig.secondary = secondary;
+    fig.colours = colours;
+    let mut note = Vec::new();
+    if unit == Unit::Iops {
+        note.push(
+            "Random writes are the mean of the steady-state window (the last round when \
+             it was not reached)."
+                .to_string(),
+        );
+    }
+    if !sources.is_empty() {
+        note.push(format!(
+            "Outlined bars are the published figures: {}.",
+            sources.join("; ")
+        ));
+    }
+    fig.note = (!note.is_empty()).then(|| note.join(" "));
+    fig
 }
 
 /// CrystalDiskMark's name of a test: `SEQ1M Q8T1`, `RND4K Q32T16`.

@@ -161,24 +161,7 @@ pub fn run_workload(
     window_ns: u64,
     rng: &mut RngStream,
 ) -> Result<(OltpPoint, SimTime), DeviceError> {
-    let vm_bytes = span_bytes / u64::from(vms) / PAGE_BYTES * PAGE_BYTES;
-    let log_bytes = (vm_bytes / 16 / PAGE_BYTES * PAGE_BYTES).clamp(PAGE_BYTES, LOG_MAX_BYTES);
-    let dw_bytes = u64::from(2 * CLEANER_BATCH) * PAGE_BYTES;
-    let mut v: Vec<Vm> = (0..u64::from(vms))
-        .map(|i| {
-            let start = i * vm_bytes;
-            Vm {
-                start,
-                log_bytes,
-                dw_start: start + log_bytes,
-                data_start: start + log_bytes + dw_bytes,
-                data_pages: vm_bytes.saturating_sub(log_bytes + dw_bytes) / PAGE_BYTES,
-                log_cursor: 0,
-                dirty_pages: 0,
-                cleaner: Cleaner::Parked,
-            }
-        })
-        .collect();
+    let mut v = lay_out_vms(span_bytes, vms);
     let threads_total = (vms * threads) as usize;
     // Per thread: (I/O step within the transaction, the transaction's start).
     let mut th: Vec<(u32, SimTime)> = vec![(0, 0); threads_total];
@@ -264,6 +247,36 @@ pub fn run_workload(
             events.push(Reverse((done, actor)));
         }
     }
+    let point = measured_point(lat, page_writes, window_ns);
+    Ok((point, last_submit))
+}
+
+/// Each VM's place in the first `span_bytes`: its log, its doublewrite buffer and its data
+/// pages, side by side.
+fn lay_out_vms(span_bytes: u64, vms: u32) -> Vec<Vm> {
+    let vm_bytes = span_bytes / u64::from(vms) / PAGE_BYTES * PAGE_BYTES;
+    let log_bytes = (vm_bytes / 16 / PAGE_BYTES * PAGE_BYTES).clamp(PAGE_BYTES, LOG_MAX_BYTES);
+    let dw_bytes = u64::from(2 * CLEANER_BATCH) * PAGE_BYTES;
+    (0..u64::from(vms))
+        .map(|i| {
+            let start = i * vm_bytes;
+            Vm {
+                start,
+                log_bytes,
+                dw_start: start + log_bytes,
+                data_start: start + log_bytes + dw_bytes,
+                data_pages: vm_bytes.saturating_sub(log_bytes + dw_bytes) / PAGE_BYTES,
+                log_cursor: 0,
+                dirty_pages: 0,
+                cleaner: Cleaner::Parked,
+            }
+        })
+        .collect()
+}
+
+/// The workload's point from its measured transactions' latencies and the cleaners' page
+/// writes over the window.
+fn measured_point(mut lat: Vec<u64>, page_writes: u64, window_ns: u64) -> OltpPoint {
     let window_s = window_ns as f64 / NS_PER_S as f64;
     lat.sort_unstable();
     let pct = |p: f64| {
@@ -273,7 +286,7 @@ pub fn run_workload(
             lat[((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1] as f64
         }
     };
-    let point = OltpPoint {
+    OltpPoint {
         tps: lat.len() as f64 / window_s,
         lat_avg_ns: if lat.is_empty() {
             0.0
@@ -289,8 +302,7 @@ pub fn run_workload(
             lat.last().map_or(0.0, |&m| m as f64),
         ],
         page_writes_per_s: page_writes as f64 / window_s,
-    };
-    Ok((point, last_submit))
+    }
 }
 
 /// Precondition as the enterprise suites do (`--precondition`), then run the VMs.
