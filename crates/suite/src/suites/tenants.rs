@@ -648,8 +648,10 @@ const POWER_MIN_WINDOWS: u64 = 3;
 /// Measured time of each power test when `--runtime` is not given.
 const POWER_TEST_NS: u64 = 5 * NS_PER_S;
 
+/// One test's average and peak watts.
+type TestWatts = (f64, f64);
 /// One power state's figures: (state, cap in watts, per test: average and peak watts).
-type StateWatts = (usize, Option<f64>, Vec<(f64, f64)>);
+type StateWatts = (usize, Option<f64>, Vec<TestWatts>);
 
 /// Build a fresh drive per power state and run the tests on each.
 pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
@@ -662,7 +664,7 @@ pub(crate) fn power(s: &mut Session) -> Result<Outcome, SuiteError> {
     for state in 0..states {
         let mut c = config.clone();
         c.power.state = state as u32;
-        let cap_w = state_cap_w(&config, state)?;
+        let cap_w = state_cap_w(config, state)?;
         // Every state starts from the same fresh drive: the same seed, a new instance.
         let seeds = SeedTree::new(opts.seed).child("device");
         let (state_results, watts) = s.on_fresh_drive(&c, seeds, &|s| {
@@ -703,7 +705,7 @@ fn power_state(
     state: usize,
     cap_w: Option<f64>,
     runtime_ns: u64,
-) -> Result<(Vec<Measure>, Vec<(f64, f64)>), SuiteError> {
+) -> Result<(Vec<Measure>, Vec<TestWatts>), SuiteError> {
     let mut results = Vec::new();
     let ps = Coord::PowerState(state as u32);
     let prefix = format!("{}_", ps.key());
