@@ -535,3 +535,50 @@ fn four_corners_and_desktop_reports_draw_every_bar() {
         }
     }
 }
+
+/// The desktop bars are the table: each bar is its test's figure in the results, the tests
+/// in the suite's order on both charts, and the test file written first is not a run of
+/// SEQ1M Q1T1.
+#[test]
+fn desktop_bars_equal_the_table_in_the_suites_order() {
+    let out = flashlab(&[
+        "suite",
+        "desktop",
+        "--device",
+        DEVICE,
+        "--runtime",
+        "50ms",
+        "--runs",
+        "2",
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results = &doc["devices"][0]["results"];
+    let order = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"];
+    for dir in ["read", "write"] {
+        let id = format!("desktop-{dir}");
+        let fig = doc["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("no {id} in {doc}"));
+        let ticks: Vec<&str> = fig["x_ticks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t[1].as_str().unwrap())
+            .collect();
+        assert_eq!(ticks, order, "{id}");
+        let bars = fig["series"][0]["points"].as_array().unwrap();
+        for (i, test) in order.iter().enumerate() {
+            let key = format!(
+                "{}_{dir}_bw_bytes_per_s",
+                test.to_lowercase().replace(' ', "_")
+            );
+            assert_eq!(bars[i][1], results[&key], "{id} {test}: bar against {key}");
+        }
+    }
+}
