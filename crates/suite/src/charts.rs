@@ -609,7 +609,8 @@ fn bar_label(unit: Unit, v: f64) -> String {
     match unit {
         Unit::BytesPerS => format!("{:.0}", v / 1e6),
         Unit::Iops if v >= 1e6 => format!("{:.2}M", v / 1e6),
-        Unit::Iops if v >= 1e4 => format!("{:.0}K", v / 1e3),
+        // "k" as the axis ticks spell thousands.
+        Unit::Iops if v >= 1e4 => format!("{:.0}k", v / 1e3),
         _ => format!("{v:.0}"),
     }
 }
@@ -829,7 +830,10 @@ pub(crate) fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
         }
         if !sources.is_empty() {
             note.push(format!(
-                "Outlined bars are the published figures: {}.",
+                "Outlined bars are the published figures, each with its source and the \
+                 condition it was measured in (fresh: a new drive; full: after a fill; steady: \
+                 at steady state; the queue depth × jobs), which need not be the measured \
+                 bar's: {}.",
                 sources.join("; ")
             ));
         }
