@@ -76,6 +76,14 @@ struct RunArgs {
     /// Write the results to this file instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Also write a self-contained HTML report: per job, the logs over time (when the job
+    /// writes them), latency percentiles and histogram, a table per direction.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Also write every chart of the report as an SVG file in this directory (made if
+    /// missing), named by the chart's id.
+    #[arg(long, value_name = "DIR")]
+    figures: Option<PathBuf>,
     /// Master seed of every random stream of the run.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
@@ -288,13 +296,53 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         seed: args.seed,
         state: args.state.clone(),
     };
-    run_parsed(
+    let pages = RunPages {
+        report: args.report.as_deref(),
+        figures: args.figures.as_deref(),
+        job_file: &args.job,
+    };
+    if let Some(path) = pages.report {
+        state_files::output_file("--report", path)?;
+    }
+    if let Some(dir) = pages.figures {
+        state_files::figures_dir(dir)?;
+    }
+    run_parsed_with(
         &job_file,
         &target,
         args.output_format,
         args.output.as_deref(),
         &args.progress.settings(),
+        Some(&pages),
     )
+}
+
+/// `run`'s `--report` and `--figures`, and the job file they name.
+struct RunPages<'a> {
+    report: Option<&'a Path>,
+    figures: Option<&'a Path>,
+    job_file: &'a Path,
+}
+
+impl RunPages<'_> {
+    fn write(&self, run: &flashlab_report::RunResult, device: &str) -> Result<(), Failure> {
+        if let Some(path) = self.report {
+            let command = state_files::command_line();
+            let job_file = self.job_file.to_string_lossy();
+            let cx = flashlab_report::RunContext {
+                job_file: &job_file,
+                device,
+                command: Some(&command),
+            };
+            state_files::output_file("--report", path)?
+                .write_bytes(flashlab_report::render_run_html(run, &cx).as_bytes())
+                .map_err(run_failed)?;
+        }
+        if let Some(dir) = self.figures {
+            state_files::write_figures(dir, &flashlab_report::render_run_figures_svg(run))?;
+        }
+        Ok(())
+    }
 }
 
 /// The drive or system `--device` names (the default drive without it), with `--set`.
@@ -417,6 +465,17 @@ fn run_parsed(
     output: Option<&Path>,
     progress: &progress::Settings,
 ) -> Result<(), Failure> {
+    run_parsed_with(job_file, target, formats, output, progress, None)
+}
+
+fn run_parsed_with(
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    formats: OutputFormats,
+    output: Option<&Path>,
+    progress: &progress::Settings,
+    pages: Option<&RunPages<'_>>,
+) -> Result<(), Failure> {
     // fio prints these with log_info ahead of its results (on stdout with the normal
     // output, on stderr with JSON or terse); here they always go to stderr so the output
     // stays what the format says.
@@ -426,6 +485,11 @@ fn run_parsed(
     check_log_directories(job_file)?;
     let state_out = run_files(job_file, target, output)?;
     let (mut device, clock_ns, described, refused) = open_run_device(job_file, target)?;
+    let device_name = described
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("the default drive")
+        .to_string();
     let options = device.run_options(target.seed);
     let mut display = progress::ProgressLine::new(progress);
     let outcome = flashlab_host::run_jobs(&mut device, clock_ns, job_file, &options, &mut |p| {
@@ -456,6 +520,9 @@ fn run_parsed(
     flashlab_report::write_logs(&run, Path::new("."))
         .context("writing the log files")
         .map_err(run_failed)?;
+    if let Some(pages) = pages {
+        pages.write(&run, &device_name)?;
+    }
     match save_failure {
         Some(failure) => Err(failure),
         None => stopped_by_io_errors(outcome.io_errors),
@@ -535,10 +602,12 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
             .map_err(run_failed),
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .context("writing to standard output")
-                .map_err(run_failed)
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                // The reader stopped reading (`| head`): nothing went wrong that it wants
+                // to hear about, so stop without a word, as other Unix tools do.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                r => r.context("writing to standard output").map_err(run_failed),
+            }
         }
     }
 }

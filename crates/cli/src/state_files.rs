@@ -199,3 +199,53 @@ fn build_id() -> Option<u64> {
     }
     Some(sum.finish())
 }
+
+/// `--figures DIR` checked before the work: a directory (made when missing, parents too)
+/// that takes new files. A file or anything else at the path is bad input (exit 2).
+pub fn figures_dir(dir: &Path) -> Result<(), Failure> {
+    let shown = flashlab_engine::input::excerpt(&dir.to_string_lossy()).into_owned();
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(bad_input(anyhow!(
+                "--figures {shown}: not a directory; name a directory for the charts' SVG files (made if missing)"
+            )))
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::create_dir_all(dir)
+            .map_err(|e| bad_input(anyhow!("--figures {shown}: cannot make the directory: {e}")))?,
+    }
+    // The directory takes a new file: checked as every output is.
+    output_file("--figures", &dir.join("figure.svg")).map(|_| ())
+}
+
+/// Each `(id, svg)` as `DIR/<id>.svg`, written by the rule of every output ([`OutputFile`]).
+pub fn write_figures(dir: &Path, figures: &[(String, String)]) -> Result<(), Failure> {
+    for (id, svg) in figures {
+        output_file("--figures", &dir.join(format!("{id}.svg")))?
+            .write_bytes(svg.as_bytes())
+            .map_err(run_failed)?;
+    }
+    Ok(())
+}
+
+/// The command line as a report shows it: `flashlab` and its arguments, each quoted for a
+/// POSIX shell when it needs to be (the program's own path is not shown: it says where
+/// flashlab was installed, not what it ran).
+pub fn command_line() -> String {
+    let mut out = String::from("flashlab");
+    for a in std::env::args_os().skip(1) {
+        let a = a.to_string_lossy();
+        out.push(' ');
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+        if plain {
+            out.push_str(&a);
+        } else {
+            out.push('\'');
+            out.push_str(&a.replace('\'', r"'\''"));
+            out.push('\'');
+        }
+    }
+    out
+}

@@ -50,6 +50,10 @@ pub(crate) struct SuiteArgs {
     /// Also write a self-contained HTML report (tables and charts) to this file.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Also write every chart of the report as an SVG file in this directory (made if
+    /// missing), named by the chart's id: `qos-iops.svg`.
+    #[arg(long, value_name = "DIR")]
+    figures: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
@@ -410,6 +414,9 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     if let Some(path) = &args.report {
         state_files::output_file("--report", path)?;
     }
+    if let Some(dir) = &args.figures {
+        state_files::figures_dir(dir)?;
+    }
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",
@@ -672,8 +679,14 @@ pub(crate) fn write_suite_report(
     }
     if let Some(path) = &args.report {
         state_files::output_file("--report", path)?
-            .write_bytes(flashlab_suite::render_html(report).as_bytes())
+            .write_bytes(
+                flashlab_suite::render_html_with(report, Some(&state_files::command_line()))
+                    .as_bytes(),
+            )
             .map_err(run_failed)?;
+    }
+    if let Some(dir) = &args.figures {
+        state_files::write_figures(dir, &flashlab_suite::render_figures_svg(report))?;
     }
     let text = match args.output_format {
         SuiteFormat::Normal => flashlab_suite::render_table(report),

@@ -247,14 +247,15 @@ fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
         assert!(lines.contains(&want.as_str()), "{want} not in {body}");
     }
     // 2 devices × 3 series × 2 depths on the IOPS chart; 2 devices × (mean, p99) × 2
-    // depths against IOPS; a percentile line per device and depth, 4 percentiles each.
+    // depths against IOPS; a percentile line per device and depth, the median and 4 tail
+    // percentiles each.
     assert!(lines.contains(&"qos-iops 12/12 ok"), "{body}");
     assert!(
         lines.contains(&"latency-iops-4k-randrw-70-30 8/8 ok"),
         "{body}"
     );
     assert!(
-        lines.contains(&"latency-percentiles-at-each-queue-depth-4k-randrw-70-30 16/16 ok"),
+        lines.contains(&"latency-percentiles-at-each-queue-depth-4k-randrw-70-30 20/20 ok"),
         "{body}"
     );
     // The page names the slice only where there is one.
@@ -263,11 +264,12 @@ fn report_opens_in_a_browser_without_errors_and_draws_every_point() {
 
 #[test]
 fn report_is_deterministic_and_an_unwritable_path_is_named() {
-    let a = scratch("report-a.html");
-    let b = scratch("report-b.html");
-    qos_with_report(&[DEVICE], &a);
-    qos_with_report(&[DEVICE], &b);
-    let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // The same command (its report path included, which the summary shows) twice.
+    let path = scratch("report-a.html");
+    qos_with_report(&[DEVICE], &path);
+    let a = std::fs::read(&path).unwrap();
+    qos_with_report(&[DEVICE], &path);
+    let b = std::fs::read(&path).unwrap();
     assert!(a == b, "two runs gave different reports");
 
     let bad = scratch("no-such-dir/report.html");
@@ -534,4 +536,192 @@ fn four_corners_and_desktop_reports_draw_every_bar() {
             assert!(lines.contains(&want), "{want} not in {lines:#?}");
         }
     }
+}
+
+/// The desktop bars are the table: each bar is its test's figure in the results, the tests
+/// in the suite's order on both charts, and the test file written first is not a run of
+/// SEQ1M Q1T1.
+#[test]
+fn desktop_bars_equal_the_table_in_the_suites_order() {
+    let out = flashlab(&[
+        "suite",
+        "desktop",
+        "--device",
+        DEVICE,
+        "--runtime",
+        "50ms",
+        "--runs",
+        "2",
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results = &doc["devices"][0]["results"];
+    let order = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"];
+    for dir in ["read", "write"] {
+        let id = format!("desktop-{dir}");
+        let fig = doc["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("no {id} in {doc}"));
+        let ticks: Vec<&str> = fig["x_ticks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t[1].as_str().unwrap())
+            .collect();
+        assert_eq!(ticks, order, "{id}");
+        let bars = fig["series"][0]["points"].as_array().unwrap();
+        for (i, test) in order.iter().enumerate() {
+            let key = format!(
+                "{}_{dir}_bw_bytes_per_s",
+                test.to_lowercase().replace(' ', "_")
+            );
+            assert_eq!(bars[i][1], results[&key], "{id} {test}: bar against {key}");
+        }
+    }
+}
+
+/// The page reads as a review: the summary (what ran, on what, with which flashlab and
+/// command) before the first chart, the charts before the tables, every result by key last
+/// and folded; percentile legends as "p99.9"; the percentile chart starts at the median.
+/// `--figures DIR` writes each chart of the page as an SVG file.
+#[test]
+fn report_summary_comes_first_and_figures_are_written_as_svg() {
+    let page = scratch("report-layout.html");
+    let dir = scratch("report-layout-figures");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (page_s, dir_s) = (
+        page.to_string_lossy().into_owned(),
+        dir.to_string_lossy().into_owned(),
+    );
+    let out = flashlab(&[
+        "suite",
+        "qos",
+        "--device",
+        DEVICE,
+        "--depths",
+        "1,8",
+        "--runtime",
+        "100ms",
+        "--report",
+        &page_s,
+        "--figures",
+        &dir_s,
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = |needle: &str| {
+        html.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in the page"))
+    };
+    let summary = at("<h2>Summary</h2>");
+    let made = at("Made by flashlab ");
+    let charts = at("<h2>Charts</h2>");
+    let results = at("<h2>Results</h2>");
+    let every = at("<h2>Every result by key</h2>\n<details>");
+    assert!(summary < made && made < charts && charts < results && results < every);
+    assert!(html[made..charts].contains("with: flashlab suite qos --device tiny-test-1gb"));
+    // Legends as a reader writes percentiles.
+    let drawn = &html[charts..results];
+    // (plotters writes a text's content on its own line)
+    assert!(drawn.contains(">\np99.9\n<") && drawn.contains(">\np99.99\n<"));
+    assert!(!drawn.contains("p99_9"), "a key in a legend");
+    // Each chart of the page as a file, the same SVG the page inlines.
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut ids: Vec<String> = expected_points(&doc).into_iter().map(|p| p.0).collect();
+    ids.sort();
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let want: Vec<String> = ids.iter().map(|id| format!("{id}.svg")).collect();
+    assert_eq!(files, want);
+    let tail = std::fs::read_to_string(
+        dir.join("latency-percentiles-at-each-queue-depth-4k-randrw-70-30.svg"),
+    )
+    .unwrap();
+    assert!(tail.starts_with("<svg") && html.contains(&tail));
+    // The tail axis begins at the median (fio reports it): its first tick is 50.
+    assert!(
+        tail.contains(">\n50\n<") && tail.contains(">\n99.99\n<"),
+        "{tail}"
+    );
+
+    // A file where the directory should be: bad input before the work.
+    let out = flashlab(&[
+        "suite",
+        "qos",
+        "--device",
+        DEVICE,
+        "--depths",
+        "1",
+        "--figures",
+        &page_s,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--figures") && stderr(&out).contains("not a directory"));
+}
+
+/// `flashlab run --report` for a plain job file: the summary, per job a table, bandwidth,
+/// IOPS and latency over time from its logs, the latency percentiles and histogram; the
+/// charts as files with `--figures`; every chart draws every point in Chromium.
+#[test]
+fn run_report_draws_a_job_files_logs_percentiles_and_histogram() {
+    let dir = scratch("run-report");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("mix.fio");
+    std::fs::write(
+        &job,
+        "[global]\nsize=64m\ntime_based=1\nruntime=500ms\nlog_avg_msec=100\n\
+         write_bw_log=mix\nwrite_iops_log=mix\nwrite_lat_log=mix\n\
+         [mix]\nrw=randrw\nbs=4k\niodepth=8\n",
+    )
+    .unwrap();
+    let page = dir.join("run.html");
+    // Paths as a user in the scratch directory types them; the logs land there.
+    let out = flashlab(&[
+        "run",
+        "run-report/mix.fio",
+        "--device",
+        DEVICE,
+        "--report",
+        "run-report/run.html",
+        "--figures",
+        "run-report/figures",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>Summary</h2>") && html.contains("Job file: run-report/mix.fio."));
+    assert!(html.contains("Device: tiny-test-1gb."));
+    assert!(html.contains(
+        "with: flashlab run run-report/mix.fio --device tiny-test-1gb --report run-report/run.html"
+    ));
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("figures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for id in [
+        "job1-mix-bw-over-time.svg",
+        "job1-mix-iops-over-time.svg",
+        "job1-mix-lat-over-time.svg",
+        "job1-mix-latency-percentiles.svg",
+        "job1-mix-latency-histogram.svg",
+    ] {
+        assert!(files.iter().any(|f| f == id), "{id} not in {files:?}");
+    }
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let (tag, lines) = browser_check(&browser, &page);
+    assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
+    assert_eq!(lines.len(), files.len(), "{lines:#?}");
 }

@@ -240,3 +240,47 @@ fn bad_plans_exit_2_naming_the_line() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no point results"), "{}", stderr(&o));
 }
+
+/// `flashlab sweep collect DIR | head`: when the reader stops reading, collect stops without
+/// a panic or an error message, and exits 0, as other Unix tools do.
+#[test]
+fn collect_into_a_closed_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = scratch("sweep-pipe");
+    let plan = write_plan(
+        &dir,
+        &PLAN.replace(
+            "\"set.capacity.spare_factor\" = [0.1, 0.2, 0.3]\n\"set.ftl.iu\" = [\"4KiB\", \"16KiB\"]\n\"set.nand.cell\" = [\"tlc\", \"qlc\"]\nenv.QD = [1, 4, 16, 32]",
+            "env.QD = [1, 2]",
+        ),
+    );
+    let out = dir.join("points");
+    let o = flashlab(&["sweep", &plan, "--outdir", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The whole table, to know the pipe is the only difference.
+    let whole = flashlab(&["sweep", "collect", out.to_str().unwrap()]);
+    assert!(whole.status.success() && stdout(&whole).lines().count() > 2);
+    for read_first in [false, true] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(["sweep", "collect", out.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdout.take().unwrap();
+        if read_first {
+            // `head -c 1`: one byte read, then the pipe closed.
+            let mut byte = [0u8; 1];
+            let _ = pipe.read(&mut byte);
+        }
+        drop(pipe);
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            o.status.success() && o.stderr.is_empty(),
+            "exit {:?}: {}",
+            o.status.code(),
+            stderr(&o)
+        );
+    }
+}

@@ -20,6 +20,7 @@ mod json;
 pub mod logs;
 mod normal;
 mod result;
+mod run_html;
 mod scale;
 pub mod stats;
 mod terse;
@@ -35,6 +36,7 @@ pub use normal::{num2str, render_normal};
 pub use result::{
     GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,
 };
+pub use run_html::{render_run_figures_svg, render_run_html, RunContext};
 pub use scale::ScaleBack;
 pub use terse::render_terse;
 

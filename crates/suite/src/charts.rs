@@ -609,7 +609,8 @@ fn bar_label(unit: Unit, v: f64) -> String {
     match unit {
         Unit::BytesPerS => format!("{:.0}", v / 1e6),
         Unit::Iops if v >= 1e6 => format!("{:.2}M", v / 1e6),
-        Unit::Iops if v >= 1e4 => format!("{:.0}K", v / 1e3),
+        // "k" as the axis ticks spell thousands.
+        Unit::Iops if v >= 1e4 => format!("{:.0}k", v / 1e3),
         _ => format!("{v:.0}"),
     }
 }
@@ -857,7 +858,10 @@ fn corner_figure(
     }
     if !sources.is_empty() {
         note.push(format!(
-            "Outlined bars are the published figures: {}.",
+            "Outlined bars are the published figures, each with its source and the \
+             condition it was measured in (fresh: a new drive; full: after a fill; steady: \
+             at steady state; the queue depth × jobs), which need not be the measured \
+             bar's: {}.",
             sources.join("; ")
         ));
     }
@@ -879,9 +883,23 @@ fn cdm_name(s: &JobStep) -> String {
 /// The desktop tests as CrystalDiskMark shows them: per test the best measured run's
 /// bandwidth, a figure for reads and one for writes, the drives side by side. A test's first
 /// run prepares and is not counted; a step run once (writing the test file) is not a test.
+/// Whether a step is a run of a desktop test: named `<test>-read-<n>` or `<test>-write-<n>`,
+/// as the desktop suite names them.
+fn desktop_run(s: &JobStep) -> bool {
+    let mut parts = s.name.rsplitn(3, '-');
+    let run = parts.next().unwrap_or("");
+    let dir = parts.next().unwrap_or("");
+    !run.is_empty() && run.bytes().all(|b| b.is_ascii_digit()) && matches!(dir, "read" | "write")
+}
+
 /// The desktop tests' grouped bars (desktop's [`crate::Suite::figures`]).
 pub(crate) fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
-    let steps = &job_steps(report);
+    // Only the tests' runs (`<test>-<dir>-<run>`): the test file, written once at 1 MiB and
+    // QD1, has SEQ1M Q1T1's shape but is not one of its runs.
+    let steps = &job_steps(report)
+        .into_iter()
+        .filter(desktop_run)
+        .collect::<Vec<_>>();
     // Per (device, test, write): the runs' bandwidths in order.
     let runs = |device: usize, test: &str, write: bool| -> Vec<f64> {
         steps
@@ -1258,7 +1276,7 @@ mod tests {
                 fio_json("read", "1m", 8, iops, 0.0),
             ));
         }
-        let r = report("desktop", vec![device("a", steps)]);
+        let r = report("desktop", vec![device("a", steps.clone())]);
         let rf = report_figures(&r);
         assert_eq!(rf.replaces, ["desktop-tests"]);
         let ids: Vec<&str> = rf.figures.iter().map(|f| f.chart.id.as_str()).collect();
@@ -1269,6 +1287,29 @@ mod tests {
         assert_eq!(read.chart.series[0].points, [(0.0, 300.0 * 4096.0)]);
         // The test file is written once: not a test, so no write figure.
         assert!(!ids.contains(&"desktop-write"));
+
+        // Writes in the suite's order, after the test file (1 MiB at QD1, SEQ1M Q1T1's
+        // shape, and faster than any run here): it is neither a run nor first in the order.
+        for (test, qd, runs) in [
+            ("seq1m-q8t1", 8, [70.0, 20.0, 30.0]),
+            ("seq1m-q1t1", 1, [60.0, 10.0, 15.0]),
+        ] {
+            for (run, iops) in runs.into_iter().enumerate() {
+                steps.push(step(
+                    &format!("{test}-write-{run}"),
+                    fio_json("write", "1m", qd, 0.0, iops),
+                ));
+            }
+        }
+        let r = report("desktop", vec![device("a", steps)]);
+        let figs = report_figures(&r).figures;
+        let write = figs.iter().find(|f| f.chart.id == "desktop-write").unwrap();
+        let ticks: Vec<&str> = write.x_ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(ticks, ["SEQ1M Q8T1", "SEQ1M Q1T1"]);
+        assert_eq!(
+            write.chart.series[0].points,
+            [(0.0, 30.0 * 4096.0), (1.0, 15.0 * 4096.0)]
+        );
     }
 
     #[test]

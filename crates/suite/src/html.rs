@@ -3,7 +3,7 @@
 //! and each drive's health log after its last step.
 
 use flashlab_report::html::{
-    band_label, render_page, Band, Block, Figure, FigureKind, Page, Section, Table,
+    band_label, render_page, render_svg, Band, Block, Figure, FigureKind, Page, Section, Table,
 };
 use serde_json::Value;
 
@@ -15,23 +15,30 @@ use crate::{Chart, DeviceReport, Series, SuiteReport};
 
 /// The report as an HTML document; the same report gives the same bytes.
 pub fn render_html(report: &SuiteReport) -> String {
+    render_html_with(report, None)
+}
+
+/// The report as an HTML document whose summary names the `command` that made it; the same
+/// report and command give the same bytes.
+pub fn render_html_with(report: &SuiteReport, command: Option<&str>) -> String {
     let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
+    let (results, every) = results_sections(report);
+    let mut sections = vec![
+        summary_section(report, command),
+        charts_section(report),
+        results,
+        steady_section(report),
+        health_section(report),
+    ];
+    sections.extend(every);
     let page = Page {
         title: format!(
             "flashlab {} suite: {}",
             report.suite.name(),
             names.join(", ")
         ),
-        intro: vec![
-            format!("{}.", capitalise(report.suite.summary())),
-            options_line(report),
-        ],
-        sections: vec![
-            results_section(report),
-            steady_section(report),
-            charts_section(report),
-            health_section(report),
-        ],
+        intro: Vec::new(),
+        sections,
         footer: Some(format!(
             "flashlab {}: simulated results; the same inputs and seed give the same report.",
             env!("CARGO_PKG_VERSION")
@@ -40,11 +47,60 @@ pub fn render_html(report: &SuiteReport) -> String {
     render_page(&page)
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
+/// The charts of the page, in its order, each as a standalone SVG document: `(id, svg)`.
+pub fn render_figures_svg(report: &SuiteReport) -> Vec<(String, String)> {
+    page_figures(report)
+        .iter()
+        .map(|f| (f.chart.id.clone(), render_svg(f)))
+        .collect()
+}
+
+/// What was run, on what, with which flashlab and command, and the slice notes: what a
+/// reader needs before the first chart.
+fn summary_section(report: &SuiteReport, command: Option<&str>) -> Section {
+    let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
+    let mut blocks = vec![
+        Block::Paragraph(format!(
+            "The {} suite: {}.",
+            report.suite.name(),
+            report.suite.summary()
+        )),
+        Block::Paragraph(format!(
+            "{} {}.",
+            if names.len() == 1 {
+                "Device:"
+            } else {
+                "Devices:"
+            },
+            names.join(", ")
+        )),
+        Block::Paragraph(options_line(report)),
+    ];
+    // The note says what it is (a slice, a real target, one of several drives).
+    for d in &report.devices {
+        if let Some(note) = &d.scale_note {
+            blocks.push(Block::Paragraph(format!("{}: {note}.", d.device)));
+        }
+    }
+    if report.devices.iter().any(|d| d.steady.is_some()) {
+        let verdicts: Vec<String> = report
+            .devices
+            .iter()
+            .map(|d| format!("{}: {}", d.device, steady_cell(d)))
+            .collect();
+        blocks.push(Block::Paragraph(format!(
+            "Steady state: {}.",
+            verdicts.join("; ")
+        )));
+    }
+    blocks.push(Block::Paragraph(match command {
+        Some(c) => format!("Made by flashlab {} with: {c}", env!("CARGO_PKG_VERSION")),
+        None => format!("Made by flashlab {}.", env!("CARGO_PKG_VERSION")),
+    }));
+    Section {
+        heading: "Summary".into(),
+        blocks,
+    }
 }
 
 fn options_line(report: &SuiteReport) -> String {
@@ -69,14 +125,10 @@ fn options_line(report: &SuiteReport) -> String {
     format!("Options: {}.", parts.join("; "))
 }
 
-fn results_section(report: &SuiteReport) -> Section {
+/// The families of results as grids, and every result by its key: folded in its own last
+/// section when grids show them, else the results themselves.
+fn results_sections(report: &SuiteReport) -> (Section, Option<Section>) {
     let mut blocks = Vec::new();
-    // The note says what it is (a slice, a real target, one of several drives).
-    for d in &report.devices {
-        if let Some(note) = &d.scale_note {
-            blocks.push(Block::Paragraph(format!("{}: {note}.", d.device)));
-        }
-    }
     let mut header = vec!["metric".to_string()];
     header.extend(report.devices.iter().map(|d| d.device.clone()));
     let mut rows = vec![{
@@ -94,7 +146,6 @@ fn results_section(report: &SuiteReport) -> Section {
         );
         rows.push(r);
     }
-    // The families of results as grids first, then every result by its key.
     for grid in grids(report) {
         for d in &report.devices {
             let Some(t) = grid.table(d) else {
@@ -107,14 +158,31 @@ fn results_section(report: &SuiteReport) -> Section {
             }));
         }
     }
-    if blocks.iter().any(|b| matches!(b, Block::Table(_))) {
-        blocks.push(Block::Heading("Every result by key".into()));
+    let every = Table { header, rows };
+    if blocks.is_empty() {
+        let results = Section {
+            heading: "Results".into(),
+            blocks: vec![Block::Table(every)],
+        };
+        return (results, None);
     }
-    blocks.push(Block::Table(Table { header, rows }));
-    Section {
-        heading: "Results".into(),
-        blocks,
-    }
+    let every = Section {
+        heading: "Every result by key".into(),
+        blocks: vec![Block::Details {
+            summary: format!(
+                "{} results, by the keys of the JSON and CSV outputs",
+                every.rows.len()
+            ),
+            blocks: vec![Block::Table(every)],
+        }],
+    };
+    (
+        Section {
+            heading: "Results".into(),
+            blocks,
+        },
+        Some(every),
+    )
 }
 
 fn steady_section(report: &SuiteReport) -> Section {
@@ -246,7 +314,7 @@ fn merged_figures(report: &SuiteReport) -> Vec<Figure> {
 
 /// The reviewer's figures (bars, latency against IOPS) first, then the suite's own charts
 /// (rounds, timelines, sweeps), then the latency distributions.
-fn charts_section(report: &SuiteReport) -> Section {
+fn page_figures(report: &SuiteReport) -> Vec<Figure> {
     let derived = report_figures(report);
     let (distributions, leading): (Vec<Figure>, Vec<Figure>) =
         derived.figures.into_iter().partition(|f| {
@@ -255,12 +323,16 @@ fn charts_section(report: &SuiteReport) -> Section {
     let own = merged_figures(report)
         .into_iter()
         .filter(|f| !derived.replaces.contains(&f.chart.id.as_str()));
-    let figures: Vec<Figure> = leading
+    leading
         .into_iter()
         .chain(own)
         .chain(distributions)
         .map(cap)
-        .collect();
+        .collect()
+}
+
+fn charts_section(report: &SuiteReport) -> Section {
+    let figures = page_figures(report);
     let blocks = if figures.is_empty() {
         vec![Block::Paragraph("This suite draws no charts.".into())]
     } else {
@@ -576,8 +648,8 @@ mod tests {
             .find("<h3>IOPS and read latency per queue depth</h3>")
             .expect("the qos grid");
         let keys = html
-            .find("<h3>Every result by key</h3>")
-            .expect("the key list");
+            .find("<h2>Every result by key</h2>\n<details>\n<summary>")
+            .expect("the key list, folded");
         assert!(grid < keys);
         // A column of numbers has its heading on the right.
         assert!(html.contains("<th class=\"num\">read avg</th><"), "{html}");
@@ -588,6 +660,29 @@ mod tests {
         // Without a family there is only the key list, under no heading of its own.
         r.suite = suite("precondition").unwrap();
         assert!(!render_html(&r).contains("Every result by key"));
+    }
+
+    #[test]
+    fn summary_comes_first_then_charts_then_tables() {
+        let r = report(vec![device("a", 1000.0)]);
+        let html = render_html_with(&r, Some("flashlab suite precondition --device a"));
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        let summary = at("<h2>Summary</h2>");
+        let charts = at("<h2>Charts</h2>");
+        let results = at("<h2>Results</h2>");
+        assert!(summary < charts && charts < results, "{html}");
+        let made = at(&format!(
+            "Made by flashlab {} with: flashlab suite precondition --device a",
+            env!("CARGO_PKG_VERSION")
+        ));
+        assert!(summary < made && made < charts);
+        assert!(at("Device: a.") < charts);
+        assert!(at("Steady state: a: round 5.") < charts);
+        // The charts as files: the page's own, standalone.
+        let svgs = render_figures_svg(&r);
+        assert_eq!(svgs.len(), 1);
+        assert_eq!(svgs[0].0, "steady-rounds");
+        assert!(svgs[0].1.starts_with("<svg"), "{}", svgs[0].1);
     }
 
     #[test]

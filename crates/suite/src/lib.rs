@@ -66,7 +66,7 @@ pub use client_options::{ClientOptions, DesktopProfile, DriveState};
 pub use endurance::{EnduranceOptions, EnduranceWorkload};
 pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
 pub use grids::{Cols, GridSpec};
-pub use html::render_html;
+pub use html::{render_figures_svg, render_html, render_html_with};
 pub use layout::grid_titles;
 pub use lengths::{parse_size, parse_time, RoundLength};
 pub use measure::{Coord, Dim, LocalAxis, LocalCoord, Measure, Phase, LOCAL_WORDS};

@@ -46,6 +46,11 @@ pub enum Block {
     Paragraph(String),
     Table(Table),
     Figure(Figure),
+    /// Blocks folded under a one-line summary the reader opens (`<details>`).
+    Details {
+        summary: String,
+        blocks: Vec<Block>,
+    },
 }
 
 /// A table of text cells. Cells that read as numbers are right-aligned.
@@ -174,6 +179,8 @@ figure { margin: 18px 0 26px; }
 figcaption { font-weight: bold; margin-bottom: 6px; }
 figure p.note { color: #555; font-size: 14px; }
 svg.chart { display: block; max-width: 100%; height: auto; }
+details { margin: 8px 0 14px; }
+summary { cursor: pointer; color: #444; }
 footer { margin-top: 36px; color: #777; font-size: 13px; }
 "#;
 
@@ -260,6 +267,26 @@ fn render_figure(out: &mut String, f: &Figure) {
     out.push_str("</figure>\n");
 }
 
+fn render_block(out: &mut String, b: &Block) {
+    match b {
+        Block::Heading(h) => {
+            let _ = writeln!(out, "<h3>{}</h3>", escape(h));
+        }
+        Block::Paragraph(p) => {
+            let _ = writeln!(out, "<p>{}</p>", escape(p));
+        }
+        Block::Table(t) => render_table(out, t),
+        Block::Figure(f) => render_figure(out, f),
+        Block::Details { summary, blocks } => {
+            let _ = writeln!(out, "<details>\n<summary>{}</summary>", escape(summary));
+            for b in blocks {
+                render_block(out, b);
+            }
+            out.push_str("</details>\n");
+        }
+    }
+}
+
 /// The page as one HTML document.
 pub fn render_page(page: &Page) -> String {
     let mut out = String::with_capacity(64 * 1024);
@@ -276,16 +303,7 @@ pub fn render_page(page: &Page) -> String {
     for s in &page.sections {
         let _ = writeln!(out, "<section>\n<h2>{}</h2>", escape(&s.heading));
         for b in &s.blocks {
-            match b {
-                Block::Heading(h) => {
-                    let _ = writeln!(out, "<h3>{}</h3>", escape(h));
-                }
-                Block::Paragraph(p) => {
-                    let _ = writeln!(out, "<p>{}</p>", escape(p));
-                }
-                Block::Table(t) => render_table(&mut out, t),
-                Block::Figure(f) => render_figure(&mut out, f),
-            }
+            render_block(&mut out, b);
         }
         out.push_str("</section>\n");
     }

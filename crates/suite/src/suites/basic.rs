@@ -199,8 +199,12 @@ fn qos_charts(depths: &[u32], results: &[Measure]) -> Vec<Chart> {
             .collect(),
     };
     let mut latency = vec![line("average", "read_lat_avg_ns", None)];
-    for (p, key) in QOS_PERCENTILES {
-        latency.push(line(key, "read_lat_ns", Some(Coord::Percentile(p))));
+    for (p, _) in QOS_PERCENTILES {
+        latency.push(line(
+            &format!("p{p}"),
+            "read_lat_ns",
+            Some(Coord::Percentile(p)),
+        ));
     }
     vec![
         Chart {
@@ -360,9 +364,11 @@ fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measur
     let st = random_write_rounds(s, opts)?;
     let mut results = vec![measure("steady_write_iops", Unit::Iops, steady_iops(&st))];
     let jobs = opts.jobs.unwrap_or(DEFAULT_JOBS);
-    let percentiles = QOS_PERCENTILES
-        .iter()
-        .map(|(p, _)| p.to_string())
+    // fio also reports the median, so the report's percentile chart shows the tail beside
+    // it; the results keep the tail only.
+    let percentiles = std::iter::once(50.0)
+        .chain(QOS_PERCENTILES.iter().map(|(p, _)| *p))
+        .map(|p| p.to_string())
         .collect::<Vec<_>>()
         .join(":");
     for &depth in &q.depths {

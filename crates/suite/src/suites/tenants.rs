@@ -606,13 +606,17 @@ fn neighbor_chart(
         .zip(per_phase)
         .flat_map(|(phase, m)| {
             keys.iter().map(move |&(family, col)| {
-                let mut figure = measure(family, Unit::Ns, 0.0);
-                figure.col = col;
+                // "read lat avg", "read lat p99.99": as the other legends spell them.
+                let figure = match col {
+                    Some(Coord::Percentile(p)) => format!("read lat p{p}"),
+                    _ => {
+                        let mut m = measure(family, Unit::Ns, 0.0);
+                        m.col = col;
+                        m.key().trim_end_matches("_ns").replace('_', " ")
+                    }
+                };
                 Series {
-                    name: format!(
-                        "{phase}: {}",
-                        figure.key().trim_end_matches("_ns").replace('_', " ")
-                    ),
+                    name: format!("{phase}: {figure}"),
                     points: quiet
                         .iter()
                         .filter_map(|&(ns, _)| {
