@@ -24,11 +24,77 @@ pub enum SweepError {
     /// Writing or reading results failed (exit 1).
     #[error("{0}")]
     Io(String),
+    /// An input other than the plan is wrong: `--outdir`, or what `collect` reads (exit 2).
+    #[error("{0}")]
+    Input(String),
 }
 
 impl SweepError {
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, SweepError::Plan(_))
+        matches!(self, SweepError::Plan(_) | SweepError::Input(_))
+    }
+}
+
+/// Checks, before any point runs, that `outdir` is a directory (made when absent, links
+/// followed) in which a new file can be made: a regular file, a FIFO, a device or a path
+/// under a file is refused with the reason, so no simulation runs only to fail at its write.
+pub fn check_outdir(outdir: &Path) -> Result<(), SweepError> {
+    let shown = crate::shorten(&outdir.to_string_lossy());
+    let refuse = |why: String| SweepError::Input(format!("--outdir {shown}: {why}"));
+    match std::fs::metadata(outdir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let kind = kind_of(&meta);
+            return Err(refuse(format!(
+                "it is {kind}, not a directory; name a directory (made when absent)"
+            )));
+        }
+        // Absent, or a path the system cannot look up (under a file): made, or the reason.
+        Err(_) => {
+            std::fs::create_dir_all(outdir)
+                .map_err(|e| refuse(format!("cannot make the directory: {e}")))?;
+        }
+    }
+    let probe = outdir.join(format!(".flashlab-probe.{}.partial", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Another task's probe of the same name (array tasks on other hosts share a
+        // directory): the directory takes files.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(refuse(format!("cannot create a file in it: {e}"))),
+    }
+}
+
+/// What a file system object is, for messages.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_file() {
+        "a regular file"
+    } else {
+        "not a directory"
     }
 }
 
@@ -196,8 +262,7 @@ pub fn run_plan(
     on_done: &(dyn Fn(u64, &str) + Sync),
 ) -> Result<RunSummary, SweepError> {
     check_points(plan, points.iter().copied())?;
-    std::fs::create_dir_all(outdir)
-        .map_err(|e| SweepError::Io(format!("creating {}: {e}", outdir.display())))?;
+    check_outdir(outdir)?;
     let next = AtomicU64::new(0);
     let summary = Mutex::new(RunSummary::default());
     let worker = || loop {
@@ -211,7 +276,11 @@ pub fn run_plan(
             on_done(index, "skipped (result exists)");
             continue;
         }
-        let outcome = run_point(plan, index).and_then(|doc| write_atomically(&path, &doc));
+        // The point's file is checked before its simulation, so a FIFO or a directory at
+        // its name costs no run.
+        let outcome = flashlab_engine::output::OutputFile::check("point file", &path)
+            .map_err(|e| SweepError::Io(e.to_string()))
+            .and_then(|out| run_point(plan, index).and_then(|doc| write_atomically(&out, &doc)));
         let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
         match outcome {
             Ok(()) => {
@@ -256,14 +325,16 @@ fn done_already(plan: &Plan, index: u64, path: &Path) -> bool {
     doc["point"].as_u64() == Some(index) && same_settings && doc["flashlab"] == provenance()
 }
 
-fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
+fn write_atomically(
+    out: &flashlab_engine::output::OutputFile,
+    doc: &Value,
+) -> Result<(), SweepError> {
     let mut text = serde_json::to_string_pretty(doc)
-        .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))?;
+        .map_err(|e| SweepError::Io(format!("{}: {e}", out.path().display())))?;
     text.push('\n');
     // The rule of every file flashlab writes: a regular file or nothing at the path,
     // written beside and renamed, nothing left behind on failure.
-    flashlab_engine::output::OutputFile::check("point file", path)
-        .and_then(|out| out.write_bytes(text.as_bytes()))
+    out.write_bytes(text.as_bytes())
         .map_err(|e| SweepError::Io(e.to_string()))
 }
 
