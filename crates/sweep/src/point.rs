@@ -35,67 +35,12 @@ impl SweepError {
     }
 }
 
-/// Checks, before any point runs, that `outdir` is a directory (made when absent, links
-/// followed) in which a new file can be made: a regular file, a FIFO, a device or a path
-/// under a file is refused with the reason, so no simulation runs only to fail at its write.
+/// Checks, before any point runs, that `outdir` is a directory (made when absent) in which
+/// a new file can be made ([`flashlab_engine::output::check_dir`]), so no simulation runs
+/// only to fail at its write.
 pub fn check_outdir(outdir: &Path) -> Result<(), SweepError> {
-    let shown = crate::shorten(&outdir.to_string_lossy());
-    let refuse = |why: String| SweepError::Input(format!("--outdir {shown}: {why}"));
-    match std::fs::metadata(outdir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(meta) => {
-            let kind = kind_of(&meta);
-            return Err(refuse(format!(
-                "it is {kind}, not a directory; name a directory (made when absent)"
-            )));
-        }
-        // Absent, or a path the system cannot look up (under a file): made, or the reason.
-        Err(_) => {
-            std::fs::create_dir_all(outdir)
-                .map_err(|e| refuse(format!("cannot make the directory: {e}")))?;
-        }
-    }
-    let probe = outdir.join(format!(".flashlab-probe.{}.partial", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        // Another task's probe of the same name (array tasks on other hosts share a
-        // directory): the directory takes files.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(refuse(format!("cannot create a file in it: {e}"))),
-    }
-}
-
-/// What a file system object is, for messages.
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_file() {
-        "a regular file"
-    } else {
-        "not a directory"
-    }
+    flashlab_engine::output::check_dir("--outdir", outdir)
+        .map_err(|e| SweepError::Input(e.to_string()))
 }
 
 /// The flashlab build a result came from.
