@@ -603,7 +603,8 @@ fn flashlab_option(
             let (v, at) = option.value(i)?;
             parsed.target.seed = v.parse().map_err(|_| {
                 bad_input(anyhow!(
-                    "{at}: --seed {v:?}: expected a whole number 0 to {}",
+                    "{at}: --seed {:?}: expected a whole number 0 to {}",
+                    flashlab_engine::input::excerpt(&v),
                     u64::MAX
                 ))
             })?;
@@ -649,7 +650,7 @@ fn run_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<
                 "auto" => progress::When::Auto,
                 _ => {
                     return Err(bad_input(anyhow!(
-                        "{at}: --eta {v:?}: expected always, never or auto"
+                        "{at}: --eta {:?}: expected always, never or auto", flashlab_engine::input::excerpt(&v)
                     )))
                 }
             };
@@ -669,7 +670,7 @@ fn run_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<
             parsed.progress = Some(
                 <progress::When as clap::ValueEnum>::from_str(&v, false).map_err(|_| {
                     bad_input(anyhow!(
-                        "{at}: --progress {v:?}: expected auto, always or never"
+                        "{at}: --progress {:?}: expected auto, always or never", flashlab_engine::input::excerpt(&v)
                     ))
                 })?,
             );
@@ -684,7 +685,7 @@ fn run_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<
             let (v, at) = option.value(i)?;
             if v != "3" {
                 return Err(bad_input(anyhow!(
-                    "{at}: --terse-version {v:?}: flashlab writes fio's terse version 3 only"
+                    "{at}: --terse-version {:?}: flashlab writes fio's terse version 3 only", flashlab_engine::input::excerpt(&v)
                 )));
             }
         }

@@ -159,7 +159,8 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
         .unwrap_or(f64::NAN);
     let bad = || {
         format!(
-            "{text:?}: expected a time from 1ms to 24h: a number with ms, s, m or h (a bare number is seconds), e.g. 10, 10s, 500ms, 2m"
+            "{:?}: expected a time from 1ms to 24h: a number with ms, s, m or h (a bare number is seconds), e.g. 10, 10s, 500ms, 2m",
+            flashlab_engine::input::excerpt(text)
         )
     };
     if !(1e-3..=MAX_INTERVAL.as_secs_f64()).contains(&secs) {

@@ -184,7 +184,12 @@ fn open_reader(
     // A trace may be any length (it is read a bounded line at a time), but it must end: a
     // device such as /dev/zero is refused.
     let file = flashlab_engine::input::open_input(path, u64::MAX, "a trace")
-        .with_context(|| format!("opening the trace {}", path.display()))
+        .with_context(|| {
+            format!(
+                "opening the trace {}",
+                flashlab_engine::input::excerpt(&path.to_string_lossy())
+            )
+        })
         .map_err(bad_input)?;
     TraceReader::new(
         BufReader::with_capacity(1 << 16, file),

@@ -417,6 +417,9 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     if let Some(dir) = &args.figures {
         state_files::figures_dir(dir)?;
     }
+    if let Some(dir) = &args.outdir {
+        flashlab_engine::output::check_dir("--outdir", dir).map_err(bad_input)?;
+    }
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",

@@ -58,6 +58,10 @@ struct CollectArgs {
     /// Write the table as Parquet here.
     #[arg(long, value_name = "FILE")]
     parquet: Option<PathBuf>,
+    /// Collect the points that are there when some below the highest are missing (a
+    /// warning lists them) instead of refusing the directory.
+    #[arg(long)]
+    allow_missing: bool,
 }
 
 fn sweep_failure(e: SweepError) -> Failure {
@@ -90,6 +94,8 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         .outdir
         .clone()
         .unwrap_or_else(|| default_outdir(plan_path));
+    // Before any point runs: a file, FIFO or unwritable directory is bad input (exit 2).
+    flashlab_sweep::check_outdir(&outdir).map_err(sweep_failure)?;
     let total = points.len();
     let display = progress::PointsProgress::new(
         match args.progress {
@@ -131,14 +137,42 @@ fn default_outdir(plan: &Path) -> PathBuf {
 }
 
 fn cmd_collect(args: &CollectArgs) -> Result<(), Failure> {
-    let table = flashlab_sweep::collect_dir(&args.dir).map_err(sweep_failure)?;
-    if let Some(path) = &args.parquet {
+    // Outputs by the rule of every file flashlab writes, checked before the directory is
+    // read: a regular file or nothing, never one of the point files collected.
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &args.csv {
+        outputs.push(("--csv", p));
+    }
+    if let Some(p) = &args.parquet {
+        outputs.push(("--parquet", p));
+    }
+    let checked = crate::state_files::check_files(&outputs, &[])?;
+    let (table, missing) =
+        flashlab_sweep::collect_dir(&args.dir, args.allow_missing).map_err(sweep_failure)?;
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing.iter().take(10).map(|i| i.to_string()).collect();
+        eprintln!(
+            "flashlab: warning: sweep collect: {} point{} missing ({}{}); the table holds the others",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if missing.len() > 10 { ", ..." } else { "" }
+        );
+    }
+    let mut checked = checked.into_iter();
+    let csv = args.csv.as_ref().and_then(|_| checked.next());
+    let parquet = args.parquet.as_ref().and_then(|_| checked.next());
+    if let Some(out) = parquet {
         let bytes = table.to_parquet().map_err(|e| run_failed(anyhow!(e)))?;
-        std::fs::write(path, bytes)
-            .map_err(|e| run_failed(anyhow!("writing {}: {e}", path.display())))?;
-        if args.csv.is_none() {
+        out.write_bytes(&bytes).map_err(run_failed)?;
+        if csv.is_none() {
             return Ok(());
         }
     }
-    write_output(args.csv.as_deref(), &table.to_csv())
+    match csv {
+        Some(out) => out
+            .write_bytes(table.to_csv().as_bytes())
+            .map_err(run_failed),
+        None => write_output(None, &table.to_csv()),
+    }
 }

@@ -336,3 +336,22 @@ fn a_power_cap_below_one_operation_per_window_is_refused() {
         "{e}"
     );
 }
+
+/// A 120 KB `--set` value came back whole from the device's unit parser (240 KB on stderr),
+/// and a terminal escape in a value reached the terminal raw from the TOML parser's
+/// message: each quotes at most 80 characters, escaped.
+#[test]
+fn set_values_are_echoed_cut_and_escaped() {
+    let job = job_file("set-echo.fio", "[j]\nrw=read\nsize=1m\n");
+    let huge = "9".repeat(120_000);
+    for value in [huge.clone(), format!("1{huge}us"), format!("\"{huge}\"")] {
+        let set = format!("nand.t_prog={value}");
+        let e = bad_input(&run(&job, &["--set", &set]));
+        assert!(e.contains("nand.t_prog") && e.contains('…'), "{e}");
+    }
+    let e = bad_input(&run(&job, &["--set", "nand.cell=x\u{1b}[2J\u{9b}"]));
+    assert!(!e.contains('\u{1b}') && !e.contains('\u{9b}'), "{e:?}");
+    assert!(e.contains("x\\x1b[2J\\u{9b}"), "{e}");
+    let e = bad_input(&run(&job, &["--set", &format!("nand.cell={huge}")]));
+    assert!(e.contains('…'), "{e}");
+}

@@ -255,3 +255,42 @@ fn echoed_input_is_cut_and_escaped() {
     assert!(stderr(&out).contains("\\x1b"), "{}", stderr(&out));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A suite's `--outdir` was found unusable only after the whole suite had run (exit 1): a
+/// regular file, a FIFO or a path under a file is bad input before any step runs.
+#[test]
+fn a_suite_outdir_that_is_no_directory_is_refused_before_the_run() {
+    let d = dir("suite-outdir");
+    let file = d.join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    for (bad, word) in [
+        (file.clone(), "a regular file"),
+        (fifo.clone(), "a FIFO"),
+        (file.join("sub"), "cannot make the directory"),
+    ] {
+        let start = std::time::Instant::now();
+        let out = flashlab()
+            .args([
+                "suite",
+                "app-profiles",
+                "--device",
+                "tiny-test-1gb",
+                "--outdir",
+            ])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--outdir") && stderr(&out).contains(word),
+            "{}",
+            stderr(&out)
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    assert!(is_fifo(&fifo));
+    std::fs::remove_dir_all(&d).unwrap();
+}

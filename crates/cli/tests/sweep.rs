@@ -237,7 +237,7 @@ fn bad_plans_exit_2_naming_the_line() {
     assert!(stderr(&o).contains("0 to 47"), "{}", stderr(&o));
     let empty = scratch("sweep-empty");
     let o = flashlab(&["sweep", "collect", empty.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no point results"), "{}", stderr(&o));
 }
 
@@ -283,4 +283,106 @@ fn collect_into_a_closed_pipe_exits_quietly() {
             stderr(&o)
         );
     }
+}
+
+fn mkfifo(p: &Path) {
+    assert!(std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// `collect` took a point file whose `point` differs from its name, two files of one point
+/// and a missing point without a word (exit 0), and exited 1 on bad input; a file, a FIFO or
+/// a path under a file as `--outdir` exited 1 after the plan was read. Each is bad input:
+/// exit 2, the file named, before any point runs.
+#[test]
+fn collect_and_outdir_refuse_bad_input_with_exit_2() {
+    let dir = scratch("sweep-collect-bad");
+    let plan = write_plan(
+        &dir,
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[env]\nRUNTIME = \"2ms\"\n[axes]\nenv.QD = [1, 2, 4]\n",
+    );
+    let out = dir.join("out");
+    let o = flashlab(&["sweep", &plan, "--outdir", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let collect = |extra: &[&str]| {
+        let mut args = vec!["sweep", "collect", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        flashlab(&args)
+    };
+    let whole = collect(&[]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let p = |i: u64| out.join(format!("point-{i:06}.json"));
+    let refused = |o: &std::process::Output, words: &[&str]| {
+        let err = stderr(o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        for w in words {
+            assert!(err.contains(w), "{w}: {err}");
+        }
+        assert!(stdout(o).is_empty(), "{}", stdout(o));
+    };
+
+    // A point file whose `point` is not its name's.
+    let one = std::fs::read(p(1)).unwrap();
+    std::fs::write(p(1), std::fs::read(p(2)).unwrap()).unwrap();
+    refused(&collect(&[]), &["point-000001.json", "holds point 2"]);
+    std::fs::write(p(1), &one).unwrap();
+    // Two files of one point.
+    let dup = out.join("point-1.json");
+    std::fs::write(&dup, &one).unwrap();
+    refused(&collect(&[]), &["point-1.json", "are both point 1"]);
+    std::fs::remove_file(&dup).unwrap();
+    // A missing point below the highest: refused, or collected with a warning.
+    std::fs::remove_file(p(1)).unwrap();
+    refused(&collect(&[]), &["lacks 1 point", "point-000001.json"]);
+    let partial = collect(&["--allow-missing"]);
+    assert!(partial.status.success(), "{}", stderr(&partial));
+    assert!(
+        stderr(&partial).contains("1 point missing (1)"),
+        "{}",
+        stderr(&partial)
+    );
+    assert!(!stdout(&partial).contains("\n1,"), "{}", stdout(&partial));
+    std::fs::write(p(1), &one).unwrap();
+    // Not a point result.
+    std::fs::write(p(1), "{\"point\": ").unwrap();
+    refused(&collect(&[]), &["point-000001.json", "not a point result"]);
+    std::fs::write(p(1), &one).unwrap();
+    // A file as the directory.
+    let o = flashlab(&["sweep", "collect", p(0).to_str().unwrap()]);
+    refused(&o, &["point-000000.json", "not a directory"]);
+
+    // Outputs of collect by the rule of every file written: a FIFO or a directory refused
+    // before the directory is read, and nothing made beside them.
+    let fifo = dir.join("table.csv");
+    mkfifo(&fifo);
+    refused(
+        &collect(&["--csv", fifo.to_str().unwrap()]),
+        &["--csv", "a FIFO"],
+    );
+    refused(
+        &collect(&["--parquet", dir.to_str().unwrap()]),
+        &["--parquet", "a directory"],
+    );
+    let csv = dir.join("t.csv");
+    let o = collect(&["--csv", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), stdout(&whole));
+
+    // --outdir: a regular file, a FIFO, a path under a file; exit 2 before any point runs.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let under = file.join("sub");
+    for (bad, word) in [
+        (&file, "a regular file"),
+        (&fifo, "a FIFO"),
+        (&under, "cannot make the directory"),
+    ] {
+        let o = flashlab(&["sweep", &plan, "--outdir", bad.to_str().unwrap()]);
+        refused(&o, &["--outdir", word]);
+        assert!(!stderr(&o).contains("point 0"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }

@@ -2,7 +2,7 @@
 //! place) and the error a user sees ([`ConfigError`], naming the file, line or option). The
 //! loader and the drive both return them, so they live apart from either.
 
-use flashlab_engine::input::excerpt;
+use flashlab_engine::input::{excerpt, tame};
 
 /// A value that is out of range or inconsistent with another.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,9 +23,9 @@ pub enum ConfigError {
         excerpt(name)
     )]
     UnknownDevice { name: String, presets: String },
-    #[error("{path}: cannot read: {message}")]
+    #[error("{}: cannot read: {message}", excerpt(path))]
     Io { path: String, message: String },
-    #[error("{}: {message}", excerpt(origin))]
+    #[error("{}: {}", excerpt(origin), tame(message))]
     Parse { origin: String, message: String },
     #[error("{}: unknown key `{}`{}; valid keys here: {valid}", excerpt(origin), excerpt(key), did_you_mean(.suggestion))]
     UnknownKey {
@@ -35,10 +35,12 @@ pub enum ConfigError {
         valid: String,
     },
     #[error(
-        "{}: {} = {}: {message}; valid: {valid}",
+        "{}: {} = {}: {}; valid: {}",
         excerpt(origin),
         excerpt(key),
-        excerpt(value)
+        excerpt(value),
+        tame(message),
+        tame(valid)
     )]
     Invalid {
         origin: String,

@@ -249,7 +249,7 @@ fn toml_error(origin_file: &str, text: Option<&str>, e: &toml::de::Error) -> Con
     };
     ConfigError::Parse {
         origin,
-        message: e.message().trim().to_string(),
+        message: flashlab_engine::input::tame(e.message().trim()),
     }
 }
 
@@ -306,12 +306,17 @@ pub fn parse_device_config(
     for (key, value) in overrides {
         apply_override(&mut table, key, value)?;
         // Deserialise after each override so an error names the one that caused it.
-        config = DeviceConfig::deserialize(toml::Value::Table(table.clone()))
-            .map_err(|e| toml_error(&format!("--set {key}={value}"), None, &e))?;
+        config = DeviceConfig::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+            toml_error(
+                &format!("--set {}", excerpt(&format!("{key}={value}"))),
+                None,
+                &e,
+            )
+        })?;
     }
     if let Err(e) = config.resolve() {
         let origin = match overrides.iter().rev().find(|(k, _)| *k == e.key) {
-            Some((k, v)) => format!("--set {k}={v}"),
+            Some((k, v)) => format!("--set {}", excerpt(&format!("{k}={v}"))),
             None => {
                 let (section, name) = split_key(&e.key);
                 match find_key_line(text, section, name) {

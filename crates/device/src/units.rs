@@ -13,7 +13,10 @@ pub struct UnitError {
 
 fn err(input: &str, what: &str) -> UnitError {
     UnitError {
-        message: format!("cannot read {input:?} as {what}"),
+        message: format!(
+            "cannot read \"{}\" as {what}",
+            flashlab_engine::input::excerpt(input)
+        ),
     }
 }
 

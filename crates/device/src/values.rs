@@ -283,7 +283,8 @@ impl Visitor<'_> for ScaleVisitor {
             Ok(ScaleSetting::Auto)
         } else {
             Err(E::custom(format!(
-                "scale {v:?}: expected \"auto\" or a fraction of the drive in (0, 1]"
+                "scale {:?}: expected \"auto\" or a fraction of the drive in (0, 1]",
+                flashlab_engine::input::excerpt(v)
             )))
         }
     }

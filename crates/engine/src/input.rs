@@ -23,7 +23,9 @@ pub const MAX_ECHO_CHARS: usize = 80;
 /// Why an input file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("{0}")]
+    /// Transparent: the OS's reason is the message, not also its cause, so a chain prints
+    /// it once.
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("it is {kind}, not a regular file or a pipe")]
     NotAFile { kind: &'static str },
@@ -190,6 +192,33 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Longest message of another library (a TOML or JSON parser) shown whole by [`tame`].
+pub const MAX_FOREIGN_MESSAGE_CHARS: usize = 1000;
+
+/// A message another library made, which may quote the user's input anywhere in it (a TOML
+/// parser's "unknown variant `...`", a unit parser's value): control characters escaped,
+/// each run of characters without a space cut to [`MAX_ECHO_CHARS`] (as [`excerpt`] cuts),
+/// and the whole to [`MAX_FOREIGN_MESSAGE_CHARS`]. Words and spaces are kept, so a list of
+/// valid values reads as written.
+pub fn tame(message: &str) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for (i, word) in message.split(' ').enumerate() {
+        let piece = excerpt(word);
+        let n = piece.chars().count() + usize::from(i > 0);
+        if shown + n > MAX_FOREIGN_MESSAGE_CHARS {
+            out.push_str(" …");
+            break;
+        }
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&piece);
+        shown += n;
+    }
+    out
+}
+
 /// [`excerpt`] of a value in an owned `String`, for formatting arguments.
 pub fn echo(text: &str) -> String {
     excerpt(text).into_owned()
@@ -198,6 +227,32 @@ pub fn echo(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TOML parser's message quoted a 120 KB `--set` value whole, and a terminal escape
+    /// raw: each word is cut and escaped, the message kept readable.
+    #[test]
+    fn tame_cuts_every_word_and_escapes_control_characters() {
+        let long = "9".repeat(120_000);
+        let m = tame(&format!(
+            "cannot read \"{long}us\" as a time; expected \"350us\""
+        ));
+        assert!(m.len() < 200, "{}", m.len());
+        assert!(
+            m.starts_with("cannot read \"999") && m.ends_with("expected \"350us\""),
+            "{m}"
+        );
+        let m = tame("unknown variant `x\x1b[2J`, expected one of `slc`, `tlc`");
+        assert_eq!(
+            m,
+            "unknown variant `x\\x1b[2J`, expected one of `slc`, `tlc`"
+        );
+        let m = tame(&"word ".repeat(10_000));
+        assert!(
+            m.chars().count() <= MAX_FOREIGN_MESSAGE_CHARS + 2,
+            "{}",
+            m.len()
+        );
+    }
 
     fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("flashlab-input-{}", std::process::id()));

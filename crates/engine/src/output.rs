@@ -209,6 +209,49 @@ impl OutputFile {
     }
 }
 
+/// Checks that `dir` (named by `option`) is a directory, links followed, made when absent,
+/// in which a new file can be made (checked by making and removing one): a regular file, a
+/// FIFO, a device or a path under a file is refused with the reason. Run before the work
+/// whose files go there.
+pub fn check_dir(option: &str, dir: &Path) -> Result<(), OutputError> {
+    let shown = crate::input::excerpt(&dir.to_string_lossy()).into_owned();
+    let refuse = |why: String| OutputError {
+        message: format!("{option} {shown}: {why}"),
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let kind = match refused_kind(meta.file_type()) {
+                None => "a regular file",
+                Some(kind) => kind,
+            };
+            return Err(refuse(format!(
+                "it is {kind}, not a directory; name a directory (made when absent)"
+            )));
+        }
+        // Absent, or a path the system cannot look up (under a file): made, or the reason.
+        Err(_) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| refuse(format!("cannot make the directory: {e}")))?;
+        }
+    }
+    let probe = temp_beside(&dir.join("probe"));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Another process's probe of the same name (array tasks on other hosts share a
+        // directory): the directory takes files.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(refuse(format!("cannot create a file in it: {e}"))),
+    }
+}
+
 /// What identifies a file: its device and inode when it exists, else its absolute path
 /// (the directory resolved), so two names of one file compare equal.
 fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {

@@ -2,7 +2,7 @@
 //! document, a CSV, and the per-step files under an output directory.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
@@ -302,17 +302,24 @@ fn dir_name(i: usize, device: &str) -> String {
 /// (the job file and its fio JSON) for every job step, numbered in order.
 pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    std::fs::write(
+    // Each file by the rule of every file flashlab writes: a regular file or nothing at
+    // the path, written beside and renamed.
+    let write = |path: PathBuf, bytes: &[u8]| {
+        flashlab_engine::output::OutputFile::check("--outdir", &path)
+            .and_then(|out| out.write_bytes(bytes))
+            .map_err(std::io::Error::other)
+    };
+    write(
         dir.join(format!("{}.csv", report.suite.name())),
-        render_csv(report),
+        render_csv(report).as_bytes(),
     )?;
-    std::fs::write(
+    write(
         dir.join(format!("{}-tidy.csv", report.suite.name())),
-        render_tidy_csv(report),
+        render_tidy_csv(report).as_bytes(),
     )?;
     let figures = report_figures(report).figures;
     if !figures.is_empty() {
-        std::fs::write(dir.join("figures.csv"), figures_csv(&figures))?;
+        write(dir.join("figures.csv"), figures_csv(&figures).as_bytes())?;
     }
     for (i, d) in report.devices.iter().enumerate() {
         let sub = dir.join(dir_name(i, &d.device));
@@ -320,10 +327,10 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
         for (n, step) in d.steps.iter().enumerate() {
             let stem = format!("{:02}-{}", n + 1, step.name);
             if let Some(text) = &step.job_text {
-                std::fs::write(sub.join(format!("{stem}.fio")), text)?;
+                write(sub.join(format!("{stem}.fio")), text.as_bytes())?;
             }
             if let Some(j) = &step.fio_json {
-                std::fs::write(sub.join(format!("{stem}.json")), j)?;
+                write(sub.join(format!("{stem}.json")), j.as_bytes())?;
             }
         }
     }

@@ -75,9 +75,24 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Read every `point-*.json` in `dir`, in point order.
-pub fn collect_dir(dir: &Path) -> Result<Table, SweepError> {
-    let io = |e: std::io::Error| SweepError::Io(format!("reading {}: {e}", dir.display()));
+/// Read every `point-*.json` in `dir`, in point order. Bad input (exit 2), naming the file:
+/// a directory that cannot be listed, no point files, two files of one index
+/// (`point-7.json` and `point-000007.json`), a file that is not a point result or whose
+/// `point` is not the index in its name, files of different plans, and points missing below
+/// the highest one (with `allow_missing`, those are returned instead, for a warning).
+pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>), SweepError> {
+    let shown = crate::shorten(&dir.to_string_lossy());
+    let bad = |m: String| SweepError::Input(m);
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(bad(format!(
+                "{shown} is not a directory: name a sweep's output directory"
+            )))
+        }
+        Err(e) => return Err(bad(format!("cannot read {shown}: {e}"))),
+    }
+    let io = |e: std::io::Error| bad(format!("cannot read {shown}: {e}"));
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
@@ -85,36 +100,87 @@ pub fn collect_dir(dir: &Path) -> Result<Table, SweepError> {
         if let Some(index) = name
             .strip_prefix("point-")
             .and_then(|rest| rest.strip_suffix(".json"))
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|n| n.parse::<u64>().ok())
         {
             files.push((index, entry.path()));
             if files.len() > MAX_POINT_FILES {
-                return Err(SweepError::Io(format!(
-                    "{} holds more than {MAX_POINT_FILES} point files",
-                    dir.display()
+                return Err(bad(format!(
+                    "{shown} holds more than {MAX_POINT_FILES} point files, the most a plan has"
                 )));
             }
         }
     }
     if files.is_empty() {
-        return Err(SweepError::Io(format!(
-            "{} holds no point results (point-NNNNNN.json): run the sweep into it first",
-            dir.display()
+        return Err(bad(format!(
+            "{shown} holds no point results (point-NNNNNN.json): run the sweep into it first"
         )));
     }
     files.sort();
+    for pair in files.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(bad(format!(
+                "{} and {} are both point {}: keep one",
+                crate::shorten(&pair[0].1.to_string_lossy()),
+                crate::shorten(&pair[1].1.to_string_lossy()),
+                pair[0].0
+            )));
+        }
+    }
+    let mut missing = Vec::new();
+    let mut expected = 0u64;
+    for (index, _) in &files {
+        missing.extend(expected..*index);
+        expected = index + 1;
+        if missing.len() > MAX_POINT_FILES {
+            break;
+        }
+    }
+    if !missing.is_empty() && !allow_missing {
+        let first = missing[0];
+        return Err(bad(format!(
+            "{shown} lacks {} point{} below point {} (the first: {}): rerun them (flashlab sweep PLAN --resume --outdir DIR) or collect what is there with --allow-missing",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            files[files.len() - 1].0,
+            crate::point_file_name(first)
+        )));
+    }
     let mut table = Table {
         axes: Vec::new(),
         rows: Vec::new(),
     };
+    let mut plan: Option<(Value, String)> = None;
     for (index, path) in files {
-        let text = crate::read_bounded(&path, MAX_POINT_FILE_BYTES).map_err(SweepError::Io)?;
+        let file = crate::shorten(&path.to_string_lossy());
+        let text = crate::read_bounded(&path, MAX_POINT_FILE_BYTES)
+            .map_err(|m| bad(crate::shorten(&m)))?;
         let doc: Value = serde_json::from_str(&text)
-            .map_err(|e| SweepError::Io(format!("{}: not a point result: {e}", path.display())))?;
-        add_point(&mut table, index, &doc)
-            .map_err(|m| SweepError::Io(format!("{}: {m}", path.display())))?;
+            .map_err(|e| bad(format!("{file}: not a point result: {e}")))?;
+        match doc["point"].as_u64() {
+            Some(p) if p == index => {}
+            Some(p) => {
+                return Err(bad(format!(
+                    "{file}: it holds point {p}, not the point {index} its name says; rename it to {} or remove it",
+                    crate::point_file_name(p)
+                )))
+            }
+            None => return Err(bad(format!("{file}: no point index: not a point result"))),
+        }
+        match &plan {
+            None => plan = Some((doc["plan"].clone(), file.clone())),
+            Some((first, first_file)) if *first != doc["plan"] => {
+                return Err(bad(format!(
+                    "{file}: a point of plan {}, and {first_file} of plan {}: collect one sweep's directory",
+                    crate::shorten(&doc["plan"].to_string()),
+                    crate::shorten(&first.to_string())
+                )))
+            }
+            Some(_) => {}
+        }
+        add_point(&mut table, index, &doc).map_err(|m| bad(format!("{file}: {m}")))?;
     }
-    Ok(table)
+    Ok((table, missing))
 }
 
 impl Table {

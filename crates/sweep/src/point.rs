@@ -24,12 +24,23 @@ pub enum SweepError {
     /// Writing or reading results failed (exit 1).
     #[error("{0}")]
     Io(String),
+    /// An input other than the plan is wrong: `--outdir`, or what `collect` reads (exit 2).
+    #[error("{0}")]
+    Input(String),
 }
 
 impl SweepError {
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, SweepError::Plan(_))
+        matches!(self, SweepError::Plan(_) | SweepError::Input(_))
     }
+}
+
+/// Checks, before any point runs, that `outdir` is a directory (made when absent) in which
+/// a new file can be made ([`flashlab_engine::output::check_dir`]), so no simulation runs
+/// only to fail at its write.
+pub fn check_outdir(outdir: &Path) -> Result<(), SweepError> {
+    flashlab_engine::output::check_dir("--outdir", outdir)
+        .map_err(|e| SweepError::Input(e.to_string()))
 }
 
 /// The flashlab build a result came from.
@@ -196,8 +207,7 @@ pub fn run_plan(
     on_done: &(dyn Fn(u64, &str) + Sync),
 ) -> Result<RunSummary, SweepError> {
     check_points(plan, points.iter().copied())?;
-    std::fs::create_dir_all(outdir)
-        .map_err(|e| SweepError::Io(format!("creating {}: {e}", outdir.display())))?;
+    check_outdir(outdir)?;
     let next = AtomicU64::new(0);
     let summary = Mutex::new(RunSummary::default());
     let worker = || loop {
@@ -211,7 +221,11 @@ pub fn run_plan(
             on_done(index, "skipped (result exists)");
             continue;
         }
-        let outcome = run_point(plan, index).and_then(|doc| write_atomically(&path, &doc));
+        // The point's file is checked before its simulation, so a FIFO or a directory at
+        // its name costs no run.
+        let outcome = flashlab_engine::output::OutputFile::check("point file", &path)
+            .map_err(|e| SweepError::Io(e.to_string()))
+            .and_then(|out| run_point(plan, index).and_then(|doc| write_atomically(&out, &doc)));
         let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
         match outcome {
             Ok(()) => {
@@ -256,14 +270,16 @@ fn done_already(plan: &Plan, index: u64, path: &Path) -> bool {
     doc["point"].as_u64() == Some(index) && same_settings && doc["flashlab"] == provenance()
 }
 
-fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
+fn write_atomically(
+    out: &flashlab_engine::output::OutputFile,
+    doc: &Value,
+) -> Result<(), SweepError> {
     let mut text = serde_json::to_string_pretty(doc)
-        .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))?;
+        .map_err(|e| SweepError::Io(format!("{}: {e}", out.path().display())))?;
     text.push('\n');
     // The rule of every file flashlab writes: a regular file or nothing at the path,
     // written beside and renamed, nothing left behind on failure.
-    flashlab_engine::output::OutputFile::check("point file", path)
-        .and_then(|out| out.write_bytes(text.as_bytes()))
+    out.write_bytes(text.as_bytes())
         .map_err(|e| SweepError::Io(e.to_string()))
 }
 

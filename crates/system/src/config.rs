@@ -523,7 +523,7 @@ fn drive_spec(
     };
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| SystemError::Parse {
         origin: file.clone(),
-        message: e.message().to_string(),
+        message: flashlab_engine::input::tame(e.message()),
     })?;
     for (k, v) in &d.set {
         table.insert(k.clone(), v.clone());
@@ -544,7 +544,11 @@ fn drive_spec(
     };
     let ser_err = |e: toml::de::Error| SystemError::Parse {
         origin: ctx.at(&section, Some("set")),
-        message: format!("drive `{name}` ({}): {}", d.preset, e.message().trim()),
+        message: format!(
+            "drive `{name}` ({}): {}",
+            d.preset,
+            flashlab_engine::input::tame(e.message().trim())
+        ),
     };
     match kind.as_str() {
         "hdd" => {
@@ -783,7 +787,7 @@ fn read_system_file(file: &str, text: &str) -> Result<SystemFile, SystemError> {
             ),
             None => file.to_string(),
         };
-        let mut message = e.message().trim().to_string();
+        let mut message = flashlab_engine::input::tame(e.message().trim());
         if message.contains("unknown field") && !message.contains("expected") {
             message
                 .push_str("; valid tables: [drive.NAME], [raid.NAME], [cache.NAME], [link.NAME]");
