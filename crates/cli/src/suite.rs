@@ -500,6 +500,38 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
             Err(e) => outcome = Err(e),
         }
     }
+    // A capacity cut that would change a suite's figures is refused as well: the drives run
+    // again on the smallest slice that keeps them (`SuiteError::SliceCut`).
+    if let Err(flashlab_suite::SuiteError::SliceCut { why, scale, .. }) = &outcome {
+        let (why, scale) = (why.clone(), *scale);
+        let mut sets = args.set.clone();
+        sets.push(format!("sim.scale={scale}"));
+        targets = names
+            .iter()
+            .map(|n| {
+                load_target(n, &sets).map_err(|e| {
+                    bad_input(anyhow!(
+                        "--device {n}: no capacity cut, as {why}; the slice that keeps the figures (sim.scale={scale}) does not load: {}",
+                        e.error
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for n in &names {
+            eprintln!("{n}: no capacity cut: {why}; simulated at sim.scale={scale}");
+        }
+        outcome =
+            flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
+        if let Ok(report) = &mut outcome {
+            let note = format!("no capacity cut, as {why}: simulated at sim.scale={scale}");
+            for device in &mut report.devices {
+                device.scale_note = Some(match device.scale_note.take() {
+                    Some(s) => format!("{s}; {note}"),
+                    None => note.clone(),
+                });
+            }
+        }
+    }
     display.finish(outcome.is_ok());
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
     write_suite_report(args, &targets, &report)

@@ -238,32 +238,45 @@ fn outdir_holds_each_job_and_a_csv() {
     assert!(!sub.join("08-round-06.json").exists());
 }
 
-/// On a slice, transfer-sweep's test region keeps its size while it is a small part (1/16 at
-/// most) of the slice, so it meets the write buffer as on the drive; a larger one shrinks
-/// with the capacity.
+/// On a slice, transfer-sweep's test region keeps its size, so it meets the write buffer as
+/// on the drive; a slice on which all its passes are more than 1/16 of it is refused, and the
+/// suite runs on the slice that keeps them, saying so on stderr and in the JSON.
 #[test]
-fn transfer_sweep_keeps_a_small_region_on_a_slice() {
-    // The slice: about 0.35 GB of the tiny drive.
-    for (size, kept) in [("16MiB", true), ("64MiB", false)] {
-        let dir = suite_into_outdir(
-            &format!("sweep-{size}"),
-            &[
-                "transfer-sweep",
-                "--device",
-                DEVICE,
-                "--set",
-                "sim.scale=0.5",
-                "--size",
-                size,
-                "--max-bs",
-                "8k",
-            ],
-        );
-        let step = read_json(&dir.join(format!("1-{DEVICE}")).join("02-512b-write.json"));
-        let changed = &step["flashlab"]["scale"]["jobs"][0]["changed"];
-        assert!(changed.is_object(), "{step}");
-        assert_eq!(changed.get("size").is_none(), kept, "{size}: {changed}");
-    }
+fn transfer_sweep_keeps_its_region_or_refuses_the_slice() {
+    // The slice: about 0.35 GB of the tiny drive; 5 passes (512 B to 8 KiB).
+    let args = |size: &'static str| {
+        [
+            "transfer-sweep",
+            "--device",
+            DEVICE,
+            "--set",
+            "sim.scale=0.5",
+            "--size",
+            size,
+            "--max-bs",
+            "8k",
+        ]
+    };
+    let dir = suite_into_outdir("sweep-1MiB", &args("1MiB"));
+    let step = read_json(&dir.join(format!("1-{DEVICE}")).join("02-512b-write.json"));
+    let changed = &step["flashlab"]["scale"]["jobs"][0]["changed"];
+    assert!(changed.is_object(), "{step}");
+    assert!(changed.get("size").is_none(), "{changed}");
+
+    let mut all = vec!["suite"];
+    all.extend_from_slice(&args("64MiB"));
+    all.extend_from_slice(&["--output-format", "json"]);
+    let out = flashlab(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no capacity cut") && err.contains("320.0 MiB in all"),
+        "{err}"
+    );
+    assert!(err.contains("simulated at sim.scale=1"), "{err}");
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let note = doc["devices"][0]["scale"].as_str().unwrap_or_default();
+    assert!(note.contains("no capacity cut"), "{note}");
 }
 
 #[test]
@@ -441,9 +454,9 @@ fn compression_sweep_rises_with_the_data_on_a_compressing_drive_only() {
             "--device",
             device,
             "--set",
-            "sim.scale=0.02",
+            "sim.scale=0.1",
             "--size",
-            "128MiB",
+            "64MiB",
         ]);
         let w = |p: u32| result(&doc, 0, &format!("compress{p}_write_bw_bytes_per_s")) / 1e6;
         let r = |p: u32| result(&doc, 0, &format!("compress{p}_read_bw_bytes_per_s")) / 1e6;

@@ -86,6 +86,15 @@ pub enum SuiteError {
         suite: &'static str,
         one_ssd: bool,
     },
+    /// The slice cannot keep the suite's figures (what it writes is a fixed amount, not a
+    /// share of the drive, and too large a part of the slice); `scale` is the smallest
+    /// `sim.scale` that keeps them (1: the whole drive).
+    #[error("device '{device}': no capacity cut: {why}; the smallest slice that keeps the figures is sim.scale={scale}")]
+    SliceCut {
+        device: String,
+        why: String,
+        scale: f64,
+    },
 }
 
 impl SuiteError {
@@ -101,6 +110,7 @@ impl SuiteError {
             | SuiteError::NoFtl { .. } => true,
             SuiteError::Run { error, .. } => error.is_bad_input(),
             SuiteError::Real { error, .. } => error.is_bad_input(),
+            SuiteError::SliceCut { .. } => true,
             SuiteError::Refused { .. } | SuiteError::StateCache { .. } => false,
         }
     }
