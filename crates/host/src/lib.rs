@@ -12,9 +12,11 @@
 use std::io::BufRead;
 
 use flashlab_device::{DriveTargets, Ssd};
-use flashlab_engine::{Continued, SeedTree, SimTime, StateError};
+use flashlab_engine::{BlockDevice, Continued, SeedTree, SimTime, StateError};
 use flashlab_report::RunResult;
-use flashlab_runner::{Progress, ReplayError, ReplayOptions, RunError, RunOptions, SliceScale};
+use flashlab_runner::{
+    Progress, ReplayError, ReplayOptions, RunError, RunOptions, SliceScale, Targets,
+};
 use flashlab_system::System;
 use flashlab_workload::trace::TraceReader;
 use flashlab_workload::JobFile;
@@ -136,26 +138,84 @@ pub fn run_jobs(
     options: &RunOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, RunError> {
-    let (result, horizon_ns) = match device {
-        Device::Drive(ssd) if ssd.namespace_count() > 1 => {
-            let mut namespaces = DriveTargets::new(ssd);
-            let mut targets = Continued::new(&mut namespaces, clock_ns);
-            let r = flashlab_runner::run_targets(file, &mut targets, options, progress);
-            (r, targets.horizon_ns())
-        }
-        Device::Drive(ssd) => {
-            let mut drive = Continued::new(&mut **ssd, clock_ns);
-            let r = flashlab_runner::run_jobs(file, &mut drive, options, progress);
-            (r, drive.horizon_ns())
-        }
-        Device::System(system) => {
-            let mut continued = Continued::new(&mut **system, clock_ns);
-            let r = flashlab_runner::run_jobs(file, &mut continued, options, progress);
-            (r, continued.horizon_ns())
-        }
+    let ran = match device {
+        Device::Drive(ssd) if ssd.namespace_count() > 1 => run_on_targets(
+            &mut DriveTargets::new(ssd),
+            clock_ns,
+            file,
+            options,
+            progress,
+        ),
+        Device::Drive(ssd) => run_on(&mut **ssd, clock_ns, file, options, progress),
+        Device::System(system) => run_on(&mut **system, clock_ns, file, options, progress),
     };
+    let (result, horizon_ns) = (ran.result, ran.horizon_ns);
     let (result, io_errors) = split_io_errors(result)?;
     Ok(finish(device, result, io_errors, horizon_ns))
+}
+
+/// A job file's run on a device continued from device time `clock_ns`, as the runner ended
+/// it: jobs that I/O errors stopped are its `Err(RunError::Io)`, the result inside.
+pub struct Ran {
+    pub result: Result<RunResult, RunError>,
+    /// Latest device time the device reached: where its next run starts.
+    pub horizon_ns: SimTime,
+    /// The run's own clock at its last progress report, from the run's start. It can pass
+    /// the device's last completion (the host's completion path comes after it).
+    pub run_end_ns: SimTime,
+}
+
+/// Runs `file` on `device` (every job addresses the whole device) from device time
+/// `clock_ns`. With [`run_on_targets`], the one way a job file runs on a simulated device:
+/// [`run_jobs`] (and so `run`, `fio`, sweeps and Python) and the suites' steps come here.
+pub fn run_on<D>(
+    device: D,
+    clock_ns: SimTime,
+    file: &JobFile,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Ran
+where
+    D: std::ops::DerefMut,
+    D::Target: BlockDevice,
+{
+    let mut continued = Continued::new(device, clock_ns);
+    let mut run_end_ns = 0;
+    let result = flashlab_runner::run_jobs(file, &mut continued, options, &mut |p| {
+        run_end_ns = run_end_ns.max(p.now_ns);
+        progress(p);
+    });
+    Ran {
+        result,
+        horizon_ns: continued.horizon_ns(),
+        run_end_ns,
+    }
+}
+
+/// [`run_on`] on a device of several targets (a drive's namespaces): fio's `filename=`
+/// picks a job's target.
+pub fn run_on_targets<T>(
+    targets: T,
+    clock_ns: SimTime,
+    file: &JobFile,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Ran
+where
+    T: std::ops::DerefMut,
+    T::Target: Targets,
+{
+    let mut continued = Continued::new(targets, clock_ns);
+    let mut run_end_ns = 0;
+    let result = flashlab_runner::run_targets(file, &mut continued, options, &mut |p| {
+        run_end_ns = run_end_ns.max(p.now_ns);
+        progress(p);
+    });
+    Ran {
+        result,
+        horizon_ns: continued.horizon_ns(),
+        run_end_ns,
+    }
 }
 
 /// Replays the block trace `reader` reads on `device`, which is at device time `clock_ns`,

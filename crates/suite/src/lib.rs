@@ -7,8 +7,9 @@
 //! Every suite runs on a single drive or on a whole system ([`SuiteTarget`]); those that read
 //! FTL internals need a drive.
 //!
-//! Each job runs through `flashlab_runner::run_jobs`, so every step has an ordinary fio
-//! result. Simulated time keeps running from one step to the next (`docs/suites.md`).
+//! Each job runs through `flashlab_host::run_on` (the path `run` and `fio` take), so every
+//! step has an ordinary fio result. Simulated time keeps running from one step to the next
+//! (`docs/suites.md`).
 
 mod charts;
 mod device;

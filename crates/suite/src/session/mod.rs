@@ -573,15 +573,10 @@ impl<'a> Session<'a> {
         let Drive::Sim(ssd) = &mut self.drive else {
             return Err(self.no_device(step));
         };
-        let mut dev = Continued::new(&mut **ssd, self.now_ns);
         let (device, number, offset_ns) = (&self.device, self.started_steps, self.now_ns);
         let round = self.round;
         let progress = &mut *self.progress;
-        // The run's own clock can pass the drive's last completion (the host's completion
-        // path comes after it): the next step starts after both.
-        let mut run_end_ns = 0;
-        let result = flashlab_runner::run_jobs(&file, &mut dev, &options, &mut |p| {
-            run_end_ns = run_end_ns.max(p.now_ns);
+        let ran = flashlab_host::run_on(&mut **ssd, offset_ns, &file, &options, &mut |p| {
             progress(&SuiteProgress {
                 device,
                 step,
@@ -595,7 +590,10 @@ impl<'a> Session<'a> {
                 suite_basis: basis,
             })
         });
-        let horizon_ns = dev.horizon_ns().max(offset_ns + run_end_ns);
+        // The run's own clock can pass the drive's last completion (the host's completion
+        // path comes after it): the next step starts after both.
+        let horizon_ns = ran.horizon_ns.max(offset_ns + ran.run_end_ns);
+        let result = ran.result;
         // A step whose job the drive stopped with an I/O error (worn out, read-only) is kept
         // as far as it ran, with the drive's counters, before the error is reported.
         let (result, io_errors) = match result {
@@ -723,10 +721,9 @@ impl<'a> Session<'a> {
             Drive::Real(_) | Drive::Described(_) => return Err(no_drive),
         };
         let mut namespaces = flashlab_device::DriveTargets::new(ssd);
-        let mut targets = Continued::new(&mut namespaces, start_ns);
-        let result = flashlab_runner::run_targets(&file, &mut targets, &options, &mut |_| {});
-        let horizon_ns = targets.horizon_ns();
-        let run = self.end_job(step, result, horizon_ns)?;
+        let ran =
+            flashlab_host::run_on_targets(&mut namespaces, start_ns, &file, &options, &mut |_| {});
+        let run = self.end_job(step, ran.result, ran.horizon_ns)?;
         let end_ns = self.now_ns;
         // The drive is the one checked above.
         let ssd = match &mut self.drive {
