@@ -11,9 +11,7 @@ use crate::{JobResult, RunResult, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 const MAX_TIME_POINTS: usize = 400;
 
 /// Percentiles of the percentile chart: the median through the tail.
-const PERCENTILES: [f64; 10] = [
-    1.0, 10.0, 50.0, 90.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
-];
+const PERCENTILES: [f64; 8] = [50.0, 90.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999];
 
 /// Histogram bins per power of two of latency.
 const BINS_PER_OCTAVE: f64 = 4.0;
@@ -158,7 +156,7 @@ fn job_figures(job: &JobResult) -> Vec<Figure> {
         });
         fig.x_ticks = PERCENTILES
             .iter()
-            .filter(|p| [1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999].contains(p))
+            .filter(|p| ![99.5, 99.95].contains(*p))
             .map(|p| (nines(*p), p.to_string()))
             .collect();
         fig.note = Some(
