@@ -368,7 +368,11 @@ fn a_small_replay_holds_little_memory() {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
         t += 1000 + (x >> 40) % 100_000;
         let lba = (x >> 20) % 7_000_000;
-        text.push_str(&format!("{t} 0 {lba} {} {}\n", 8 << ((x >> 8) % 3), (x >> 4) & 1));
+        text.push_str(&format!(
+            "{t} 0 {lba} {} {}\n",
+            8 << ((x >> 8) % 3),
+            (x >> 4) & 1
+        ));
     }
     let trace = scratch("small-replay.trace");
     std::fs::write(&trace, text).unwrap();
