@@ -519,7 +519,8 @@ mod tests {
             b.programmed(i as usize % 4, 50_000 + i * 777, 8192);
         }
         reload(&b, |_| {}).unwrap();
-        let cases: [(&str, &dyn Fn(&mut WriteBuffer)); 8] = [
+        type Forge<'a> = &'a dyn Fn(&mut WriteBuffer);
+        let cases: [(&str, Forge); 8] = [
             ("past its", &|f| f.free = f.nodes.len() as u32 + 3),
             ("on two lists", &|f| {
                 let n = f.free;
