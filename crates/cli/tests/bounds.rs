@@ -355,3 +355,41 @@ fn set_values_are_echoed_cut_and_escaped() {
     let e = bad_input(&run(&job, &["--set", &format!("nand.cell={huge}")]));
     assert!(e.contains('…'), "{e}");
 }
+
+/// A replay's queues grow with the requests that wait, up to their bounds: a 1,000-line
+/// trace on a 4 GiB drive runs in 64 MiB of address space (it needs about 20 MB of RSS, as
+/// `run` of a job on the same drive). Sized up front by the host queue's 2^20-request bound,
+/// it took about 175 MB before reading a line, and here it would fail to allocate.
+#[test]
+fn a_small_replay_holds_little_memory() {
+    let mut text = String::new();
+    let (mut t, mut x) = (0u64, 12345u64);
+    for _ in 0..1000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        t += 1000 + (x >> 40) % 100_000;
+        let lba = (x >> 20) % 7_000_000;
+        text.push_str(&format!(
+            "{t} 0 {lba} {} {}\n",
+            8 << ((x >> 8) % 3),
+            (x >> 4) & 1
+        ));
+    }
+    let trace = scratch("small-replay.trace");
+    std::fs::write(&trace, text).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 65536 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["replay", trace.to_str().unwrap(), "--format", "disksim"])
+        .args(["--device", "tiny-test-1gb", "--set", "capacity.user=4GiB"])
+        .args(["--set", "nand.blocks_per_plane=352"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("replayed 1000 requests")
+            || stderr(&out).contains("replayed 1000 requests"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

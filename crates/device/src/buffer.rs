@@ -32,7 +32,7 @@ pub(crate) struct WriteBuffer {
 // Occupancy and the pending releases; capacity and IU size are configuration.
 flashlab_engine::impl_state!(WriteBuffer {
     used_bytes, unassigned_bytes, floor_ns, nodes, free, len, units, tree
-} skip { capacity_bytes, iu_shift });
+} skip { capacity_bytes, iu_shift } check WriteBuffer::check_loaded);
 
 /// A release of `ius` IUs at `release_ns` (all sizes are whole IUs: the host's data is
 /// admitted in IUs and programs carry whole IUs).
@@ -356,6 +356,110 @@ impl WriteBuffer {
         self.floor_ns = at_ns;
     }
 
+    /// A loaded buffer is one the drive could have made: as many nodes as the configured
+    /// buffer holds IUs (plus the spare 16); units a power of two and a tree over them; the
+    /// free list and every unit's list walked to their ends over distinct nodes (so a forged
+    /// cycle is never followed), together every node once; each unit's releases in order,
+    /// before 2^62 ns and of at least one IU, its tail the last node; the tree's leaves the
+    /// units' first releases and each inner slot the earlier of its two; and the bytes held
+    /// are the unassigned ones plus the pending releases', within the capacity.
+    pub(crate) fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let n = self.nodes.len();
+        let want = (self.capacity_bytes >> self.iu_shift) as usize + 16;
+        let units = self.units.len();
+        if n != want || !units.is_power_of_two() || self.tree.len() != 2 * units {
+            return Err(format!(
+                "the write buffer has {n} nodes (the drive's has {want}), {units} unit lists and a tree of {} slots",
+                self.tree.len()
+            ));
+        }
+        if self.unassigned_bytes > self.used_bytes
+            || self.used_bytes > self.capacity_bytes
+            || self.floor_ns > limit
+        {
+            return Err(format!(
+                "the write buffer holds {} bytes ({} unassigned) of {}, admitting from {} ns",
+                self.used_bytes, self.unassigned_bytes, self.capacity_bytes, self.floor_ns
+            ));
+        }
+        let mut seen = vec![false; n];
+        let mut take = |i: u32| -> Result<Node, String> {
+            match seen.get_mut(i as usize) {
+                Some(s) if !*s => {
+                    *s = true;
+                    Ok(self.nodes[i as usize])
+                }
+                _ => Err(format!(
+                    "the write buffer's node {i} is past its {n} nodes or on two lists"
+                )),
+            }
+        };
+        let mut free = 0usize;
+        let mut at = self.free;
+        while at != NIL {
+            at = take(at)?.next;
+            free += 1;
+        }
+        let mut pending = 0usize;
+        let mut pending_ius = 0u128;
+        for (u, list) in self.units.iter().enumerate() {
+            let mut first = Slot::EMPTY;
+            let (mut at, mut last, mut prev) = (list.head, NIL, 0u128);
+            while at != NIL {
+                let node = take(at)?;
+                if node.ius == 0 || node.release_ns > limit || node.key() < prev {
+                    return Err(format!(
+                        "the write buffer's unit {u} releases {} IUs at {} ns out of order or past 2^62 ns",
+                        node.ius, node.release_ns
+                    ));
+                }
+                if last == NIL {
+                    first = Slot {
+                        release_ns: node.release_ns,
+                        ius: node.ius,
+                        unit: u as u32,
+                    };
+                }
+                prev = node.key();
+                pending += 1;
+                pending_ius += u128::from(node.ius);
+                last = at;
+                at = node.next;
+            }
+            if last != NIL && list.tail != last {
+                return Err(format!(
+                    "the write buffer's unit {u} has a tail off its list"
+                ));
+            }
+            let leaf = self.tree[units + u];
+            if leaf.key() != first.key()
+                || (first.key() != Slot::EMPTY.key() && leaf.unit != u as u32)
+            {
+                return Err(format!(
+                    "the write buffer's tree does not hold unit {u}'s first release"
+                ));
+            }
+        }
+        for i in 1..units {
+            let (a, b, w) = (self.tree[2 * i], self.tree[2 * i + 1], self.tree[i]);
+            let won = if b.key() < a.key() { b } else { a };
+            if w.key() != won.key() || (w.unit != a.unit && w.unit != b.unit) {
+                return Err(format!(
+                    "the write buffer's tree slot {i} is not the earlier of its two"
+                ));
+            }
+        }
+        let held = u128::from(self.unassigned_bytes) + (pending_ius << self.iu_shift);
+        if free + pending != n || pending != self.len || held != u128::from(self.used_bytes) {
+            return Err(format!(
+                "the write buffer's lists hold {pending} releases and {free} free nodes of {n}, it counts {}; they hold {held} bytes, it counts {}",
+                self.len, self.used_bytes
+            ));
+        }
+        Ok(())
+    }
+
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.units.capacity() * std::mem::size_of::<UnitList>()
@@ -366,6 +470,76 @@ impl WriteBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `b` saved and loaded into a fresh buffer of the same configuration, after `forge`
+    /// rewrote the saved copy's fields (the checksum is the writer's, so valid).
+    fn reload(b: &WriteBuffer, forge: impl Fn(&mut WriteBuffer)) -> Result<(), String> {
+        use flashlab_engine::state::{State, StateHeader, StateReader, StateWriter};
+        let mut forged = WriteBuffer::new(b.capacity_bytes, 1 << b.iu_shift, b.units.len());
+        forged.used_bytes = b.used_bytes;
+        forged.unassigned_bytes = b.unassigned_bytes;
+        forged.floor_ns = b.floor_ns;
+        forged.nodes.clone_from(&b.nodes);
+        forged.free = b.free;
+        forged.len = b.len;
+        forged.units.clone_from(&b.units);
+        forged.tree.clone_from(&b.tree);
+        forge(&mut forged);
+        let header = StateHeader {
+            kind: "drive".into(),
+            config_hash: 1,
+            device_seed: 2,
+            clock_ns: 3,
+        };
+        let mut bytes = Vec::new();
+        let mut w = StateWriter::new(&mut bytes, &header);
+        w.section("drive", |w| forged.save(w));
+        w.finish().unwrap();
+        let mut fresh = WriteBuffer::new(b.capacity_bytes, 1 << b.iu_shift, b.units.len());
+        let (mut r, _) = StateReader::new(&bytes[..], bytes.len() as u64).unwrap();
+        r.section("drive", |r| fresh.load(r))
+            .map_err(|e| e.to_string())?;
+        // What loads must run: admissions that wait on every pending release.
+        for i in 0..64 {
+            fresh.admit(1 << 40, 4096).map_err(|e| format!("{e:?}"))?;
+            fresh.programmed(i % 4, (1 << 40) + i as u64, 4096);
+        }
+        Ok(())
+    }
+
+    /// A forged state with a valid checksum loaded any write buffer: a free list past the
+    /// nodes or in a cycle, a count that disagrees with the lists, a tree that does not
+    /// hold a unit's first release, fewer nodes than the buffer holds. Each is refused at
+    /// load, and a real buffer loads and runs.
+    #[test]
+    fn forged_write_buffers_are_refused_at_load() {
+        let mut b = WriteBuffer::new(64 * 4096, 4096, 4);
+        for i in 0..10u64 {
+            b.admit(i * 1000, 8192).unwrap();
+            b.programmed(i as usize % 4, 50_000 + i * 777, 8192);
+        }
+        reload(&b, |_| {}).unwrap();
+        type Forge<'a> = &'a dyn Fn(&mut WriteBuffer);
+        let cases: [(&str, Forge); 8] = [
+            ("past its", &|f| f.free = f.nodes.len() as u32 + 3),
+            ("on two lists", &|f| {
+                let n = f.free;
+                f.nodes[n as usize].next = n;
+            }),
+            ("it counts", &|f| f.len += 1),
+            ("it counts", &|f| f.used_bytes += 4096),
+            ("first release", &|f| f.tree[5].release_ns += 1),
+            ("earlier of its two", &|f| f.tree[1] = Slot::EMPTY),
+            ("nodes (the drive's", &|f| {
+                f.nodes.pop();
+            }),
+            ("unit lists", &|f| f.units.push(UnitList::default())),
+        ];
+        for (want, forge) in cases {
+            let e = reload(&b, forge).unwrap_err();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
 
     #[test]
     fn full_buffer_waits_for_the_earliest_release() {
