@@ -211,8 +211,6 @@ pub struct Model {
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
     pub max_memory_bytes: u64,
-    /// The zones of a zoned drive (`[zns]`), None for a conventional one.
-    pub zoned: Option<crate::zoned::ZoneModel>,
 }
 
 impl DeviceConfig {
@@ -672,8 +670,7 @@ impl DeviceConfig {
         if let Some(m) = &map_cache {
             memory_bytes += m.add_to(&mut ftl);
         }
-        let zoned = self.zone_model(&full, &ftl, user_bytes, lb)?;
-        Ok(Model {
+        let model = Model {
             name: self.name.clone(),
             full,
             geometry,
@@ -726,21 +723,24 @@ impl DeviceConfig {
             },
             memory_bytes,
             max_memory_bytes: max_memory,
-            zoned,
-        })
+        };
+        self.zone_model(&model)?;
+        Ok(model)
     }
 
-    /// The zones of a drive with `zns.enabled`: their size and capacity, how many fit the
+    /// The zones of a drive with `zns.enabled` (None for a conventional drive), for the
+    /// `model` this description resolves to: their size and capacity, how many fit the
     /// (simulated) user capacity, and the erase blocks each takes, striped over the units of
-    /// `ftl` (the slice's). A zone's default capacity is a stripe of one block per die and
-    /// plane of the whole drive (`full`), as a superblock.
-    fn zone_model(
-        &self,
-        full: &NandGeometry,
-        ftl: &FtlConfig,
-        user_bytes: u64,
-        lb: u64,
-    ) -> Result<Option<crate::zoned::ZoneModel>, KeyError> {
+    /// the slice's FTL. A zone's default capacity is a stripe of one block per die and plane
+    /// of the whole drive, as a superblock. Kept beside the model rather than in it: the
+    /// model's text is a conventional drive's identity in its state files.
+    pub fn zone_model(&self, model: &Model) -> Result<Option<crate::zoned::ZoneModel>, KeyError> {
+        let (full, ftl, user_bytes, lb) = (
+            &model.full,
+            &model.ftl,
+            model.user_bytes,
+            model.logical_block_bytes,
+        );
         let z = &self.zns;
         if !z.enabled {
             if !z.is_off() {

@@ -230,6 +230,9 @@ impl Ssd {
         let model = config
             .resolve()
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
+        let zone_model = config
+            .zone_model(&model)
+            .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
         let mut ftl_config = model.ftl.clone();
         ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
         let mut ftl = Ftl::new(ftl_config).map_err(|e| ConfigError::Invalid {
@@ -341,7 +344,7 @@ impl Ssd {
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
             command_rng: seeds.child("device/command").stream(),
-            zoned: zoned::ZonedPart(model.zoned.map(crate::zoned::Zones::new)),
+            zoned: zoned::ZonedPart(zone_model.map(crate::zoned::Zones::new)),
             _seeds: seeds,
             model,
         })

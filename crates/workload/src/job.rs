@@ -417,6 +417,8 @@ pub struct JobSpec {
     pub compressible_percent: u8,
     /// `filename=` as written (selects a namespace or device in later layers).
     pub filename: Option<String>,
+    /// fio's zoned block device options (`zonemode=zbd` and the rest).
+    pub zoned: crate::zoned::ZonedOptions,
     /// `description=` as written.
     pub description: Option<String>,
     /// `log_max_value=1`: averaged log windows record the window's largest sample.
@@ -569,6 +571,7 @@ impl JobSpec {
             write_fua: false,
             compressible_percent: 0,
             filename: None,
+            zoned: Default::default(),
             description: None,
             log_max_value: false,
             max_latency_ns: [0; 3],
