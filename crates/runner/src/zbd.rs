@@ -64,10 +64,13 @@ pub(crate) enum ZoneAction {
 }
 
 /// What fio does with an I/O: the adjusted I/O (None: the job has nothing left it can do,
-/// fio's end of the job) and the zone commands to send first.
+/// fio's end of the job, unless `skip`) and the zone commands to send first.
 pub(crate) struct Adjusted {
     pub io: Option<GeneratedIo>,
     pub before: [Option<ZoneAction>; 2],
+    /// fio skips the I/O and counts its bytes as done (a sequential write between a zone's
+    /// capacity and its end: fio jumps to the zone's end).
+    pub skip: bool,
 }
 
 fn min_bs(bs: &BlockSize) -> u64 {
@@ -294,13 +297,18 @@ impl ZbdDevice {
         let clamp = |z: u64| (z as u32).clamp(job.min_zone, job.max_zone - 1);
         let orig = clamp(io.offset_bytes / zs);
         let min_bs = job.min_bs[io.kind.ddir()].max(1);
-        let eof = |before| Adjusted { io: None, before };
+        let eof = |before| Adjusted {
+            io: None,
+            before,
+            skip: false,
+        };
         match io.kind {
             IoKind::Read => {
                 if job.read_beyond_wp {
                     return Adjusted {
                         io: Some(io),
                         before,
+                        skip: false,
                     };
                 }
                 let mut z = orig;
@@ -335,9 +343,23 @@ impl ZbdDevice {
                         ..io
                     }),
                     before,
+                    skip: false,
                 }
             }
             IoKind::Write => {
+                // fio's setup_zbd_zone_mode: a sequential write past a zone's capacity
+                // jumps to the zone's end, the skipped bytes counted as done.
+                let within = io.offset_bytes % zs;
+                if !job.random
+                    && self.geometry.capacity_bytes < zs
+                    && within >= self.geometry.capacity_bytes
+                {
+                    return Adjusted {
+                        io: None,
+                        before,
+                        skip: true,
+                    };
+                }
                 let mut z = orig;
                 if !self.write_zone_get(job, z) {
                     match self
@@ -385,6 +407,7 @@ impl ZbdDevice {
                         ..io
                     }),
                     before,
+                    skip: false,
                 }
             }
             IoKind::Trim => {
@@ -396,11 +419,13 @@ impl ZbdDevice {
                 Adjusted {
                     io: Some(io),
                     before,
+                    skip: false,
                 }
             }
             IoKind::Flush => Adjusted {
                 io: Some(io),
                 before,
+                skip: false,
             },
         }
     }

@@ -201,10 +201,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 io
             } else {
                 match self.zbd_adjust(i, io, now)? {
-                    Some(io) => io,
+                    Ok(io) => io,
+                    // fio counts a skipped I/O as done and draws the next.
+                    Err(true) => continue,
                     // fio's end of a zoned job: no zone it may use has room (or data).
-                    None if self.clones[i].exhaust() => continue,
-                    None => return Ok(()),
+                    Err(false) if self.clones[i].exhaust() => continue,
+                    Err(false) => return Ok(()),
                 }
             };
             let c = &mut self.clones[i];
@@ -236,17 +238,17 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     }
 
     /// fio's zone handling of clone `i`'s next I/O (`crate::zbd`): the zone commands it
-    /// needs go to the drive at `now`, and the I/O moves where fio moves it (None: the job
-    /// has nothing more it can do).
+    /// needs go to the drive at `now`, and the I/O moves where fio moves it (`Err(true)`:
+    /// fio skips it; `Err(false)`: the job has nothing more it can do).
     #[cold]
     fn zbd_adjust(
         &mut self,
         i: usize,
         io: GeneratedIo,
         now: SimTime,
-    ) -> Result<Option<GeneratedIo>, RunError> {
+    ) -> Result<Result<GeneratedIo, bool>, RunError> {
         let Some(job) = self.zbd_jobs[i].as_mut() else {
-            return Ok(Some(io));
+            return Ok(Ok(io));
         };
         let dev = &mut self.zbd_devices[job.device];
         let adjusted = dev.adjust(job, io);
@@ -273,7 +275,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
         }
-        Ok(adjusted.io)
+        Ok(adjusted.io.ok_or(adjusted.skip))
     }
 
     /// Hand a request to the device, or to the host queue when the device is full.
