@@ -42,6 +42,9 @@ pub struct DeviceConfig {
     pub power: PowerSection,
     #[serde(default)]
     pub sim: SimSection,
+    /// Zoned namespace (NVMe ZNS); absent or disabled: a conventional drive.
+    #[serde(default, skip_serializing_if = "ZnsSection::is_off")]
+    pub zns: ZnsSection,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -747,6 +750,33 @@ impl Default for PowerSection {
     }
 }
 
+/// A zoned namespace: the whole drive is one namespace of zones (see `zoned.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZnsSection {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Distance between zone starts (default: the zone capacity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<Size>,
+    /// Writable bytes of a zone (default: a stripe of one erase block per die and plane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_capacity: Option<Size>,
+    /// 0: no limit.
+    #[serde(default)]
+    pub max_open_zones: u32,
+    /// 0: no limit.
+    #[serde(default)]
+    pub max_active_zones: u32,
+}
+
+impl ZnsSection {
+    /// A section that says nothing (written out of a conventional drive's description).
+    pub fn is_off(&self) -> bool {
+        *self == ZnsSection::default()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimSection {
@@ -906,6 +936,12 @@ mod tests {
             [sim]
             scale = 0.5
             max_memory = "1GiB"
+            [zns]
+            enabled = true
+            zone_size = "2GiB"
+            zone_capacity = "1077MiB"
+            max_open_zones = 14
+            max_active_zones = 14
         "#;
         let cfg: DeviceConfig = toml::from_str(full).unwrap();
         assert_eq!(cfg.nand.t_prog, Some(PageTime(600_000)));

@@ -25,6 +25,7 @@ mod reserve;
 mod ssd;
 pub mod units;
 pub mod values;
+pub mod zoned;
 
 pub use config::{
     key_table_markdown, parse_condition, DeviceConfig, HostAllocation, KeyDoc, SpecCondition,

@@ -98,6 +98,10 @@ pub(crate) const PRESETS: &[Preset] = &[
         name: "wd-sn850-1tb",
         text: include_str!("../../../presets/wd-sn850-1tb.toml"),
     },
+    Preset {
+        name: "wd-ultrastar-dc-zn540-1tb",
+        text: include_str!("../../../presets/wd-ultrastar-dc-zn540-1tb.toml"),
+    },
 ];
 
 /// 1-based line of byte offset `pos` in `text`.

@@ -670,7 +670,7 @@ impl DeviceConfig {
         if let Some(m) = &map_cache {
             memory_bytes += m.add_to(&mut ftl);
         }
-        Ok(Model {
+        let model = Model {
             name: self.name.clone(),
             full,
             geometry,
@@ -723,7 +723,144 @@ impl DeviceConfig {
             },
             memory_bytes,
             max_memory_bytes: max_memory,
-        })
+        };
+        self.zone_model(&model)?;
+        Ok(model)
+    }
+
+    /// The zones of a drive with `zns.enabled` (None for a conventional drive), for the
+    /// `model` this description resolves to: their size and capacity, how many fit the
+    /// (simulated) user capacity, and the erase blocks each takes, striped over the units of
+    /// the slice's FTL. A zone's default capacity is a stripe of one block per die and plane
+    /// of the whole drive, as a superblock. Kept beside the model rather than in it: the
+    /// model's text is a conventional drive's identity in its state files.
+    pub fn zone_model(&self, model: &Model) -> Result<Option<crate::zoned::ZoneModel>, KeyError> {
+        let (full, ftl, user_bytes, lb) = (
+            &model.full,
+            &model.ftl,
+            model.user_bytes,
+            model.logical_block_bytes,
+        );
+        let z = &self.zns;
+        if !z.enabled {
+            if !z.is_off() {
+                return Err(key_err(
+                    "zns.enabled",
+                    "false",
+                    "zns keys are set on a drive that is not zoned",
+                    "zns.enabled = true, or no zns keys",
+                ));
+            }
+            return Ok(None);
+        }
+        let conflicts = [
+            (
+                "namespaces",
+                !self.namespaces.is_empty(),
+                "a zoned drive is one namespace",
+            ),
+            (
+                "slc_cache",
+                ftl.slc.static_blocks > 0,
+                "zones are written in the native cell mode",
+            ),
+            (
+                "nand.bad_block_reserve",
+                ftl.bad_blocks > 0,
+                "zones take every block",
+            ),
+            (
+                "controller.compression_granule",
+                self.controller.compression_granule.is_some(),
+                "zones are not compressed",
+            ),
+            (
+                "controller.map_cache",
+                self.controller.map_cache.is_some(),
+                "a zoned drive maps zones, not IUs",
+            ),
+            (
+                "ftl.parity_stripe_pages",
+                ftl.parity_stripe_pages > 0,
+                "zones hold no parity pages",
+            ),
+        ];
+        if let Some((key, _, why)) = conflicts.iter().find(|c| c.1) {
+            return Err(key_err(
+                key,
+                "set",
+                &format!("not with zns.enabled: {why}"),
+                "the key unset, or zns.enabled = false",
+            ));
+        }
+        let page = u64::from(ftl.ius_per_page) * u64::from(ftl.iu_bytes);
+        let block = u64::from(ftl.pages_per_block) * page;
+        let cap = z
+            .zone_capacity
+            .map_or(u64::from(full.planes()) * full.block_bytes(), |c| c.0);
+        let size = z.zone_size.map_or(cap, |s| s.0);
+        if cap == 0 || !cap.is_multiple_of(lb) {
+            return Err(key_err(
+                "zns.zone_capacity",
+                cap,
+                "not a whole number of logical blocks",
+                format!("a multiple of {lb} bytes"),
+            ));
+        }
+        if size < cap || !size.is_multiple_of(lb) {
+            return Err(key_err(
+                "zns.zone_size",
+                size,
+                "smaller than the zone capacity or not a whole number of logical blocks",
+                format!("a multiple of {lb} bytes, at least zns.zone_capacity ({cap} bytes)"),
+            ));
+        }
+        let units = ftl.dies * ftl.planes_per_die;
+        let blocks_per_zone = cap.div_ceil(block);
+        let zones = user_bytes / cap;
+        let total = u64::from(units) * u64::from(ftl.blocks_per_plane);
+        if zones == 0 || zones * blocks_per_zone > total {
+            return Err(key_err(
+                "zns.zone_capacity",
+                cap,
+                &format!(
+                    "{zones} zones of {blocks_per_zone} erase blocks do not fit the {total} blocks simulated"
+                ),
+                format!("at most {} bytes, and at least one zone in capacity.user", user_bytes.min(total * block)),
+            ));
+        }
+        if zones > u64::from(u32::MAX)
+            || z.max_open_zones as u64 > zones
+            || z.max_active_zones as u64 > zones
+        {
+            return Err(key_err(
+                "zns.max_open_zones",
+                z.max_open_zones.max(z.max_active_zones),
+                "more than the drive's zones",
+                format!("0 (no limit) to {zones}"),
+            ));
+        }
+        if z.max_active_zones > 0 && z.max_open_zones > z.max_active_zones {
+            return Err(key_err(
+                "zns.max_open_zones",
+                z.max_open_zones,
+                "more open zones than active ones (an open zone is active)",
+                format!("at most zns.max_active_zones ({})", z.max_active_zones),
+            ));
+        }
+        Ok(Some(crate::zoned::ZoneModel {
+            geometry: flashlab_engine::ZoneGeometry {
+                zone_bytes: size,
+                capacity_bytes: cap,
+                zones: zones as u32,
+                max_open: z.max_open_zones,
+                max_active: z.max_active_zones,
+            },
+            page_bytes: page,
+            blocks_per_zone: blocks_per_zone as u32,
+            units,
+            blocks_per_unit: ftl.blocks_per_plane,
+        }))
     }
 
     /// The whole drive's shared resources (host link, controller, queue, buffers): what a die

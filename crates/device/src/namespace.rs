@@ -9,6 +9,7 @@
 
 use flashlab_engine::{
     BlockDevice, Completion, DeviceError, IoKind, IoRequest, PrefetchStage, SimTime, Targets,
+    ZoneGeometry, ZoneOp,
 };
 
 use crate::ssd::Ssd;
@@ -179,6 +180,37 @@ impl Targets for DriveTargets<'_> {
         match target {
             0 => self.ssd.prefetch(req, stage),
             t => self.ssd.prefetch_in(t - 1, req, stage),
+        }
+    }
+
+    // A zoned drive has one namespace (target 0, the whole drive).
+    fn zones(&self, target: usize) -> Option<ZoneGeometry> {
+        if target == 0 {
+            self.ssd.zones()
+        } else {
+            None
+        }
+    }
+
+    fn zone_write_pointer(&self, target: usize, zone: u32) -> Option<u64> {
+        if target == 0 {
+            self.ssd.zone_write_pointer(zone)
+        } else {
+            None
+        }
+    }
+
+    fn zone_command(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        if target == 0 {
+            self.ssd.zone_command(now_ns, op, zone)
+        } else {
+            Err(flashlab_engine::not_zoned(op, zone))
         }
     }
 }

@@ -35,6 +35,7 @@ mod read;
 mod report;
 mod state;
 mod write;
+mod zoned;
 
 pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
 
@@ -198,6 +199,8 @@ pub struct Ssd {
     /// The controller's time per command varies around `command_overhead` (drawn per
     /// command from the device's own stream, so runs repeat).
     command_rng: RngStream,
+    /// The zones of a zoned drive (`[zns]`).
+    zoned: zoned::ZonedPart,
     _seeds: SeedTree,
 }
 
@@ -210,7 +213,7 @@ flashlab_engine::impl_state!(Ssd {
     host_program_done_ns, version, host, clock_ns, aging_ns, written_aging_ns, unreadable,
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
-    readbuf, readahead, mapcache, command_rng,
+    readbuf, readahead, mapcache, command_rng, zoned,
 } skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
 
 /// Available spare (percent) below which the health log raises its critical warning (the
@@ -226,6 +229,9 @@ impl Ssd {
     pub fn new(config: &DeviceConfig, seeds: SeedTree) -> Result<Ssd, ConfigError> {
         let model = config
             .resolve()
+            .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
+        let zone_model = config
+            .zone_model(&model)
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
         let mut ftl_config = model.ftl.clone();
         ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
@@ -338,6 +344,7 @@ impl Ssd {
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
             command_rng: seeds.child("device/command").stream(),
+            zoned: zoned::ZonedPart(zone_model.map(crate::zoned::Zones::new)),
             _seeds: seeds,
             model,
         })
@@ -512,7 +519,7 @@ impl Ssd {
     }
 
     fn check_range(&self, req: &IoRequest) -> Result<(), DeviceError> {
-        req.check_range(self.model.user_bytes, self.model.logical_block_bytes)
+        req.check_range(self.capacity_bytes(), self.model.logical_block_bytes)
     }
 
     /// Power is lost at `at_ns` and restored at once. With PLP the capacitors program what
@@ -578,7 +585,10 @@ impl Ssd {
 
 impl BlockDevice for Ssd {
     fn capacity_bytes(&self) -> u64 {
-        self.model.user_bytes
+        match &self.zoned.0 {
+            None => self.model.user_bytes,
+            Some(z) => z.capacity_bytes(),
+        }
     }
 
     /// A read's or a write's map entries are the cache miss a large drive's host path cannot
@@ -586,6 +596,10 @@ impl BlockDevice for Ssd {
     /// random writes left apart) more: start loading them while earlier requests are
     /// simulated, the entries two requests ahead and the old copies one.
     fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
+        if self.zoned.0.is_some() {
+            // Zones are found by address: there is no map to load.
+            return;
+        }
         let first = req.offset_bytes >> self.iu_shift;
         let last = (req.offset_bytes + req.len_bytes.max(1) - 1) >> self.iu_shift;
         // The FTL loads at most `PREFETCH_IUS` of them.
@@ -621,6 +635,23 @@ impl BlockDevice for Ssd {
         self.clock_ns = self.clock_ns.max(until_ns);
         self.background(from_ns, until_ns);
     }
+
+    fn zones(&self) -> Option<flashlab_engine::ZoneGeometry> {
+        Ssd::zones(self)
+    }
+
+    fn zone_write_pointer(&self, zone: u32) -> Option<u64> {
+        Ssd::zone_write_pointer(self, zone)
+    }
+
+    fn zone_command(
+        &mut self,
+        now_ns: SimTime,
+        op: flashlab_engine::ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        Ssd::zone_command(self, now_ns, op, zone)
+    }
 }
 
 impl Ssd {
@@ -635,7 +666,12 @@ impl Ssd {
         if req.kind == IoKind::Write && self.ftl.read_only() {
             return Err(self.read_only_error());
         }
-        if req.kind == IoKind::Write {
+        // A write to a zone takes its place by the zone rules before anything happens.
+        let zone_write = match &mut self.zoned.0 {
+            Some(z) if req.kind == IoKind::Write => Some(z.write(req.offset_bytes, req.len_bytes)?),
+            _ => None,
+        };
+        if req.kind == IoKind::Write && zone_write.is_none() {
             // The write invalidates the old copy of its first IU: load that reverse-map line
             // while the work below runs, for callers that gave no hint a request earlier.
             self.ftl
@@ -675,13 +711,20 @@ impl Ssd {
             IoKind::Read => {
                 self.host.read_commands += 1;
                 self.host.bytes_read += req.len_bytes;
-                self.read(t0, req)?
+                if self.zoned.0.is_some() {
+                    self.read_zoned(t0, req)
+                } else {
+                    self.read(t0, req)?
+                }
             }
             IoKind::Write => {
                 self.host.write_commands += 1;
                 self.host.bytes_written += req.len_bytes;
                 self.bg_done = false;
-                let d = self.write(t0, req)?;
+                let d = match zone_write {
+                    Some(zw) => self.write_zoned(t0, req, zw)?,
+                    None => self.write(t0, req)?,
+                };
                 if req.fua && durable {
                     self.make_durable(d)
                 } else {
@@ -697,7 +740,8 @@ impl Ssd {
                 let unit = self.model.compression_unit_bytes.unwrap_or(iu);
                 let first = req.offset_bytes.div_ceil(unit) * (unit / iu);
                 let end = (req.offset_bytes + req.len_bytes) / unit * (unit / iu);
-                if end > first {
+                // A zoned drive deallocates by zone reset: a deallocation keeps the data.
+                if end > first && self.zoned.0.is_none() {
                     self.ftl.trim(first as u32, (end - first) as u32);
                 }
                 t0

@@ -161,6 +161,40 @@ pub enum DeviceError {
     /// The data could not be read back (beyond what error correction recovers).
     #[error("the device could not read the data back: {reason}")]
     Uncorrectable { reason: String },
+    /// A zoned device refused a command that breaks its zones' rules (NVMe ZNS status codes:
+    /// a write not at the write pointer, a full zone, too many open or active zones).
+    /// `errno` is what Linux returns for the status (EIO, or ETOOMANYREFS for the open and
+    /// active zone limits), the error fio reports.
+    #[error("{status}: {reason}")]
+    Zone {
+        status: &'static str,
+        errno: i32,
+        reason: String,
+    },
+}
+
+/// The zones of a zoned device (NVMe Zoned Namespaces): what a host reads from its zone
+/// report and identify data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    /// Distance between zone starts.
+    pub zone_bytes: u64,
+    /// Writable bytes from a zone's start (at most `zone_bytes`).
+    pub capacity_bytes: u64,
+    pub zones: u32,
+    /// Zones that may be open (implicitly or explicitly) at once; 0: no limit.
+    pub max_open: u32,
+    /// Zones that may be open or closed at once; 0: no limit.
+    pub max_active: u32,
+}
+
+/// A zone management command (NVMe Zone Management Send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneOp {
+    Open,
+    Close,
+    Finish,
+    Reset,
 }
 
 /// How close a hinted request is ([`BlockDevice::prefetch`]). A large drive's write touches
@@ -208,6 +242,36 @@ pub trait BlockDevice {
     /// should measure it ([`IoRequest::compressible_percent`]).
     fn compresses_data(&self) -> bool {
         false
+    }
+
+    /// The device's zones, if it is zoned.
+    fn zones(&self) -> Option<ZoneGeometry> {
+        None
+    }
+
+    /// Bytes written in zone `zone` (its write pointer from the zone's start; the capacity
+    /// for a full zone), if the device is zoned.
+    fn zone_write_pointer(&self, _zone: u32) -> Option<u64> {
+        None
+    }
+
+    /// Carry out zone management command `op` on zone `zone` at `now_ns`.
+    fn zone_command(
+        &mut self,
+        _now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        Err(not_zoned(op, zone))
+    }
+}
+
+/// The error of a zone command sent to a device without zones.
+pub fn not_zoned(op: ZoneOp, zone: u32) -> DeviceError {
+    DeviceError::Zone {
+        status: "Invalid Command Opcode",
+        errno: 95,
+        reason: format!("zone {op:?} of zone {zone} sent to a device without zones"),
     }
 }
 
@@ -278,6 +342,26 @@ where
     fn compresses_data(&self) -> bool {
         self.device.compresses_data()
     }
+    fn zones(&self) -> Option<ZoneGeometry> {
+        self.device.zones()
+    }
+    fn zone_write_pointer(&self, zone: u32) -> Option<u64> {
+        self.device.zone_write_pointer(zone)
+    }
+    fn zone_command(
+        &mut self,
+        now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        let at = now_ns + self.offset_ns;
+        let c = self.device.zone_command(at, op, zone)?;
+        self.horizon_ns = self.horizon_ns.max(at).max(c.done_ns);
+        Ok(Completion {
+            accepted_ns: c.accepted_ns - self.offset_ns,
+            done_ns: c.done_ns - self.offset_ns,
+        })
+    }
 }
 
 /// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
@@ -309,6 +393,27 @@ pub trait Targets {
 
     /// See [`BlockDevice::prefetch`].
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
+
+    /// See [`BlockDevice::zones`].
+    fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
+        None
+    }
+
+    /// See [`BlockDevice::zone_write_pointer`].
+    fn zone_write_pointer(&self, _target: usize, _zone: u32) -> Option<u64> {
+        None
+    }
+
+    /// See [`BlockDevice::zone_command`].
+    fn zone_command(
+        &mut self,
+        _target: usize,
+        _now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        Err(not_zoned(op, zone))
+    }
 }
 
 impl<D> Targets for Continued<D>
@@ -350,6 +455,27 @@ where
     }
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.device.prefetch(target, req, stage)
+    }
+    fn zones(&self, target: usize) -> Option<ZoneGeometry> {
+        self.device.zones(target)
+    }
+    fn zone_write_pointer(&self, target: usize, zone: u32) -> Option<u64> {
+        self.device.zone_write_pointer(target, zone)
+    }
+    fn zone_command(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        let at = now_ns + self.offset_ns;
+        let c = self.device.zone_command(target, at, op, zone)?;
+        self.horizon_ns = self.horizon_ns.max(at).max(c.done_ns);
+        Ok(Completion {
+            accepted_ns: c.accepted_ns - self.offset_ns,
+            done_ns: c.done_ns - self.offset_ns,
+        })
     }
 }
 

@@ -13,7 +13,8 @@ pub mod state;
 pub mod time;
 
 pub use device::{
-    BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage, Targets,
+    not_zoned, BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage,
+    Targets, ZoneGeometry, ZoneOp,
 };
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};

@@ -28,6 +28,7 @@ mod mapping;
 mod reclaim;
 mod slc;
 mod wear;
+mod zoned;
 
 pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy, WearOut};
 

@@ -312,6 +312,7 @@ fn read_job(
         end_ns: run_ms.saturating_mul(1_000_000),
         logs: Vec::new(),
         steadystate: j.get("steadystate").map(steadystate),
+        zone_resets: j.get("zone_resets").and_then(Value::as_u64),
         unified,
         mixed,
     };

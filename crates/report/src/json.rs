@@ -374,6 +374,11 @@ fn job_object(run: &RunResult, job: &JobResult, groups: &[GroupStats], plus: boo
     if let Some(ss) = &job.steadystate {
         o.obj("steadystate", steadystate_json(ss));
     }
+    // fio reports zone resets of a zonemode=zbd job that writes or trims (its key since
+    // fio 3.42; flashlab's JSON is otherwise fio 3.33's).
+    if let Some(r) = job.zone_resets {
+        o.int("zone_resets", r);
+    }
     o
 }
 

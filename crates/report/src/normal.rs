@@ -230,9 +230,9 @@ fn show_dir(
     let iops_p = num2str(iops, sf, 1, false, Units::None);
     // fio 3.33 reports zone resets on every write line.
     let post = if head.name == "write" {
-        "; 0 zone resets"
+        format!("; {} zone resets", job.zone_resets.unwrap_or(0))
     } else {
-        ""
+        String::new()
     };
     let name = head.name;
     let _ = writeln!(

@@ -173,6 +173,9 @@ pub struct JobResult {
     /// member and direction by direction in fio's order; `None` when not unified, and after
     /// [`Self::settle_unified`] has moved a `mixed` fold into the read slot.
     pub(crate) mixed: Option<DirStats>,
+    /// fio's `nr_zone_resets` of a `zonemode=zbd` job that writes or trims (None: fio does
+    /// not count them).
+    pub(crate) zone_resets: Option<u64>,
 }
 
 /// What fio reports of a job's steady-state detection (its JSON `"steadystate"` object and
@@ -289,6 +292,7 @@ impl JobResult {
             end_ns: 0,
             logs: Vec::new(),
             steadystate: None,
+            zone_resets: None,
             unified: Unified::None,
             mixed: None,
         }
@@ -362,6 +366,9 @@ impl JobResult {
         }
         self.end_ns = self.end_ns.max(other.end_ns);
         self.logs.extend(other.logs.iter().cloned());
+        if let Some(r) = other.zone_resets {
+            self.zone_resets = Some(self.zone_resets.unwrap_or(0) + r);
+        }
         // A reporting group's clones share one detection: the first one's report stands.
         if self.steadystate.is_none() {
             self.steadystate = other.steadystate.clone();
@@ -405,6 +412,13 @@ impl JobResult {
     }
     pub fn steadystate(&self) -> Option<&SteadyStateReport> {
         self.steadystate.as_ref()
+    }
+    /// fio's zone reset count of a `zonemode=zbd` job.
+    pub fn set_zone_resets(&mut self, resets: u64) {
+        self.zone_resets = Some(resets);
+    }
+    pub fn zone_resets(&self) -> Option<u64> {
+        self.zone_resets
     }
     /// Set fio's `error` (an errno-style code; 0 = none).
     pub fn set_error(&mut self, error: i32) {

@@ -39,6 +39,7 @@ mod replay;
 mod run;
 mod scale;
 mod targets;
+mod zbd;
 
 #[cfg(test)]
 mod tests;
@@ -212,6 +213,14 @@ pub enum RunError {
     /// A job joins a reporting group in a way fio refuses.
     #[error("{}: job '{job}': {why}", place(file, *line))]
     ReportGroup {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
+    /// fio refuses the job's zoned options on this device (`zonemode=zbd`).
+    #[error("{}: job '{job}': {why}", place(file, *line))]
+    Zbd {
         file: String,
         line: usize,
         job: String,
@@ -395,11 +404,14 @@ impl JobIoError {
     }
 
     /// fio's `error` for the job: an errno (30, EROFS, for a read-only drive; 5, EIO, for
-    /// data the drive could not read back; 110, ETIMEDOUT, for a latency target no queue
+    /// data the drive could not read back or a write a zoned drive refuses (109,
+    /// ETOOMANYREFS, for its open and active zone limits); 110, ETIMEDOUT, for a latency target no queue
     /// depth meets or an I/O over max_latency).
     pub fn errno(&self) -> i32 {
         match self.error {
             JobFailure::Device(DeviceError::ReadOnly { .. }) => 30,
+            // A zoned drive's status, as Linux turns it into an errno.
+            JobFailure::Device(DeviceError::Zone { errno, .. }) => errno,
             JobFailure::Device(_) | JobFailure::RateMin { .. } => 5,
             JobFailure::LatencyTarget { .. } | JobFailure::MaxLatency { .. } => 110,
         }
@@ -426,6 +438,7 @@ impl RunError {
                 | RunError::Iolog { .. }
                 | RunError::Verify { .. }
                 | RunError::ReportGroup { .. }
+                | RunError::Zbd { .. }
                 | RunError::BadScale { .. }
                 | RunError::DieCut { .. }
                 | RunError::TimeOverflow { .. }

@@ -541,7 +541,11 @@ impl<R: BufRead> Replayer<'_, '_, R> {
         let job = || self.options.trace_name.clone();
         let completion = match self.device.submit(now, &req) {
             Ok(c) => c,
-            Err(error @ (DeviceError::ReadOnly { .. } | DeviceError::Uncorrectable { .. })) => {
+            Err(
+                error @ (DeviceError::ReadOnly { .. }
+                | DeviceError::Uncorrectable { .. }
+                | DeviceError::Zone { .. }),
+            ) => {
                 self.stop_at(now, &req, error);
                 return Ok(());
             }

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use flashlab_engine::{
     BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, PrefetchStage, SeedTree, SimTime,
-    NS_PER_S,
+    ZoneOp, NS_PER_S,
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
@@ -404,6 +404,10 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     has_waiters: bool,
     /// Waiting clones whose waitees are all done, to be started.
     ready: Vec<usize>,
+    /// fio's zone state of each target a `zonemode=zbd` job writes, and each clone's part
+    /// (None for other clones; empty when no job is zoned).
+    zbd_devices: Vec<crate::zbd::ZbdDevice>,
+    zbd_jobs: Vec<Option<crate::zbd::ZbdJob>>,
 }
 
 /// Run every job of `file` against `device`. `progress` is called every
@@ -972,6 +976,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         if let Some(e) = &c.io_error {
             result.set_error(e.errno());
+        }
+        // fio counts zone resets of a zbd job that writes or trims.
+        if let Some(z) = self.zbd_jobs.get(i).and_then(Option::as_ref) {
+            let [_, writes, trims] = c.spec.io.rw.directions();
+            if writes || trims {
+                result.set_zone_resets(z.resets);
+            }
         }
         c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);

@@ -7,7 +7,9 @@
 //! job's target. The run loop is generic over the two, so the one-device path pays nothing
 //! for the other.
 
-use flashlab_engine::{BlockDevice, Completion, DeviceError, IoRequest, PrefetchStage, SimTime};
+use flashlab_engine::{
+    BlockDevice, Completion, DeviceError, IoRequest, PrefetchStage, SimTime, ZoneGeometry, ZoneOp,
+};
 
 pub use flashlab_engine::Targets;
 
@@ -47,5 +49,20 @@ impl Targets for OneDevice<'_> {
     #[inline]
     fn prefetch(&self, _target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.0.prefetch(req, stage)
+    }
+    fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
+        self.0.zones()
+    }
+    fn zone_write_pointer(&self, _target: usize, zone: u32) -> Option<u64> {
+        self.0.zone_write_pointer(zone)
+    }
+    fn zone_command(
+        &mut self,
+        _target: usize,
+        now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        self.0.zone_command(now_ns, op, zone)
     }
 }

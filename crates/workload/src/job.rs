@@ -280,6 +280,8 @@ pub struct JobSpec {
     pub report: Reporting,
     /// The log files the job writes (fio's log options and `write_iolog`).
     pub log: Logging,
+    /// fio's zoned block device options (`zonemode=zbd` and the rest).
+    pub zoned: crate::zoned::ZonedOptions,
 }
 
 /// Which job this is and where it was written.
@@ -755,6 +757,7 @@ impl JobSpec {
             steadystate: SteadyState::default(),
             report: Reporting::default(),
             log: Logging::default(),
+            zoned: Default::default(),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod fio;
 pub mod gen;
 pub mod job;
 pub mod trace;
+pub mod zoned;
 
 pub use fio::{
     option_table, parse_command_line, parse_file, parse_str, CommandLine, CommandLineItem,

@@ -657,6 +657,41 @@ pub const KEYS: &[KeyDoc] = &[
         "size",
         "3GiB",
     ),
+    k(
+        "zns",
+        "enabled",
+        "The drive is one zoned namespace (NVMe ZNS): zones written sequentially at their write pointers, each on erase blocks of its own striped over the dies, erased by a zone reset; no garbage collection. Needs no namespaces list, no SLC cache, compression, map cache or bad-block reserve",
+        "bool",
+        "false",
+    ),
+    k(
+        "zns",
+        "zone_size",
+        "Distance between zone starts (what fio's zonesize must equal); the host addresses zones × zone_size bytes",
+        "size, a multiple of the logical block, at least zone_capacity",
+        "zone_capacity",
+    ),
+    k(
+        "zns",
+        "zone_capacity",
+        "Writable bytes of a zone; it takes whole erase blocks striped over the dies and planes, and capacity.user ÷ zone_capacity zones",
+        "size, a multiple of the logical block",
+        "one block per die and plane",
+    ),
+    k(
+        "zns",
+        "max_open_zones",
+        "Zones open (implicitly or explicitly) at once; a write to another zone closes the oldest implicitly opened one, and fails when all are explicitly open",
+        "count, 0 = no limit",
+        "0",
+    ),
+    k(
+        "zns",
+        "max_active_zones",
+        "Zones open or closed at once; a write that would make another zone active fails",
+        "count, 0 = no limit",
+        "0",
+    ),
 ];
 
 /// Sections in file order.
@@ -672,6 +707,7 @@ pub const SECTIONS: &[&str] = &[
     "spec",
     "power",
     "sim",
+    "zns",
 ];
 
 /// The Markdown table of [`KEYS`] as in `presets/README.md`.

@@ -316,13 +316,17 @@ impl Ssd {
     /// Bytes a read of `[from, to)` (within one IU) moves over the flash channel: the ECC
     /// codewords it touches, not the whole IU. A 4 KiB read of a 64 KiB IU moves 4 KiB.
     #[inline]
-    fn sector_bytes(&self, from: u64, to: u64) -> u64 {
+    pub(super) fn sector_bytes(&self, from: u64, to: u64) -> u64 {
         let cw = READ_UNIT_BYTES.min(self.model.iu_bytes);
         (to.div_ceil(cw) - from / cw) * cw
     }
 
     #[inline]
-    fn page_read(&mut self, t0: u64, (block, page, slc, bytes): (u32, u32, bool, u64)) -> u64 {
+    pub(super) fn page_read(
+        &mut self,
+        t0: u64,
+        (block, page, slc, bytes): (u32, u32, bool, u64),
+    ) -> u64 {
         let mut done = self.media.read(block, page, bytes, slc, true, t0).0;
         if !slc {
             // Native-mode data takes the decoders' time of its own (`controller.native_decode_bandwidth`).

@@ -364,6 +364,9 @@ impl Ssd {
                 }),
             );
         }
+        if let (Some(z), Some(o)) = (self.zoned_json(), j.as_object_mut()) {
+            o.insert("zns".to_string(), z);
+        }
         j
     }
 }

@@ -16,16 +16,22 @@ pub const DRIVE_STATE_KIND: &str = "drive";
 
 /// Hash of a resolved drive model: every figure the simulation is built from (a state loads
 /// only into a drive built from the same).
-fn model_hash(model: &Model) -> u64 {
-    checksum_of(format!("{model:?}").as_bytes())
+/// The drive's identity in a state file: its model, and a zoned drive's zones.
+fn model_hash(model: &Model, zoned: Option<&crate::zoned::ZoneModel>) -> u64 {
+    match zoned {
+        None => checksum_of(format!("{model:?}").as_bytes()),
+        Some(z) => checksum_of(format!("{model:?} {z:?}").as_bytes()),
+    }
 }
 
 /// Hash of the drive `config` describes, as a state file's header carries it.
 pub fn drive_config_hash(config: &DeviceConfig) -> Result<u64, StateError> {
-    let model = config.resolve().map_err(|e| {
+    let err = |e| {
         StateError::Device(crate::ConfigError::from_key_error(config.name.clone(), e).to_string())
-    })?;
-    Ok(model_hash(&model))
+    };
+    let model = config.resolve().map_err(err)?;
+    let zoned = config.zone_model(&model).map_err(err)?;
+    Ok(model_hash(&model, zoned.as_ref()))
 }
 
 impl Ssd {
@@ -34,7 +40,7 @@ impl Ssd {
     pub fn save_state(&self, out: impl Write, clock_ns: SimTime) -> Result<u64, StateError> {
         let header = StateHeader {
             kind: DRIVE_STATE_KIND.to_string(),
-            config_hash: model_hash(&self.model),
+            config_hash: model_hash(&self.model, self.zoned.0.as_ref().map(|z| &z.model)),
             device_seed: self._seeds.master_seed(),
             clock_ns,
         };
@@ -71,7 +77,7 @@ impl Ssd {
     /// configuration and seed.
     pub fn check_state_header(&self, header: &StateHeader) -> Result<(), StateError> {
         check_kind(header, DRIVE_STATE_KIND)?;
-        let expected = model_hash(&self.model);
+        let expected = model_hash(&self.model, self.zoned.0.as_ref().map(|z| &z.model));
         if header.config_hash != expected {
             return Err(StateError::Config {
                 found: header.config_hash,

@@ -69,6 +69,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
             phases.last_mut().expect("a phase was pushed above").1 = clones.len();
         }
+        let (zbd_devices, zbd_jobs) = zbd_setup(file, &mut *device, &mut clones)?;
         let has_waiters = link_waiters(&mut clones);
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them (up to 2^16; the parser bounds the
@@ -114,8 +115,61 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             exiting: false,
             has_waiters,
             ready: Vec::new(),
+            zbd_devices,
+            zbd_jobs,
         })
     }
+}
+
+/// fio's zone handling for the clones of `zonemode=zbd` jobs: one zone state per target
+/// (what the drive reports, or zones emulated from the job's options), each clone's range.
+/// Such clones take the general issue path, where their I/O is adjusted.
+#[allow(clippy::type_complexity)]
+fn zbd_setup<T: Targets + ?Sized>(
+    file: &JobFile,
+    device: &mut T,
+    clones: &mut [JobClone<'_>],
+) -> Result<(Vec<crate::zbd::ZbdDevice>, Vec<Option<crate::zbd::ZbdJob>>), RunError> {
+    use crate::zbd::ZbdDevice;
+    let mut devices: Vec<ZbdDevice> = Vec::new();
+    if !clones.iter().any(|c| ZbdDevice::wanted(c.spec)) {
+        return Ok((devices, Vec::new()));
+    }
+    let mut jobs = Vec::with_capacity(clones.len());
+    for c in clones.iter_mut() {
+        if !ZbdDevice::wanted(c.spec) {
+            jobs.push(None);
+            continue;
+        }
+        let spec = c.spec;
+        let err = |why: String| RunError::Zbd {
+            file: job_place(file, spec),
+            line: job_line(spec),
+            job: spec.id.name.clone(),
+            why,
+        };
+        let d = match devices.iter().position(|d| d.target == c.target) {
+            Some(d) => d,
+            None => {
+                let t = c.target;
+                let zones = device.zones(t);
+                let dev = ZbdDevice::new(
+                    t,
+                    zones,
+                    |z| device.zone_write_pointer(t, z).unwrap_or(0),
+                    &spec.zoned,
+                    device.capacity_bytes(t),
+                )
+                .map_err(err)?;
+                devices.push(dev);
+                devices.len() - 1
+            }
+        };
+        let job = devices[d].job(d, spec, c.generator.region()).map_err(err)?;
+        c.simple = false;
+        jobs.push(Some(job));
+    }
+    Ok((devices, jobs))
 }
 
 /// Where a clone goes: its job's and its own index, reporting group, phase and target.

@@ -197,6 +197,19 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     c.think_ddir = ddir;
                 }
             }
+            let io = if self.zbd_jobs.is_empty() {
+                io
+            } else {
+                match self.zbd_adjust(i, io, now)? {
+                    Ok(io) => io,
+                    // fio counts a skipped I/O as done and draws the next.
+                    Err(true) => continue,
+                    // fio's end of a zoned job: no zone it may use has room (or data).
+                    Err(false) if self.clones[i].exhaust() => continue,
+                    Err(false) => return Ok(()),
+                }
+            };
+            let c = &mut self.clones[i];
             c.issued_bytes += io.len_bytes;
             let req = c.request(&io, fua);
             if let Some(guard) = c.overlap_guard.as_mut() {
@@ -222,6 +235,47 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
         }
+    }
+
+    /// fio's zone handling of clone `i`'s next I/O (`crate::zbd`): the zone commands it
+    /// needs go to the drive at `now`, and the I/O moves where fio moves it (`Err(true)`:
+    /// fio skips it; `Err(false)`: the job has nothing more it can do).
+    #[cold]
+    fn zbd_adjust(
+        &mut self,
+        i: usize,
+        io: GeneratedIo,
+        now: SimTime,
+    ) -> Result<Result<GeneratedIo, bool>, RunError> {
+        let Some(job) = self.zbd_jobs[i].as_mut() else {
+            return Ok(Ok(io));
+        };
+        let dev = &mut self.zbd_devices[job.device];
+        let adjusted = dev.adjust(job, io);
+        if dev.zoned {
+            for action in adjusted.before.into_iter().flatten() {
+                let (op, zone) = match action {
+                    crate::zbd::ZoneAction::Reset(z) => (ZoneOp::Reset, z),
+                    crate::zbd::ZoneAction::Finish(z) => (ZoneOp::Finish, z),
+                };
+                let target = dev.target;
+                let offset_bytes = u64::from(zone) * dev.geometry.zone_bytes;
+                if let Err(error) = self.device.zone_command(target, now, op, zone) {
+                    return Err(RunError::Device {
+                        job: self.clones[i].spec.id.name.clone(),
+                        time_ns: now,
+                        kind: if op == ZoneOp::Reset {
+                            "zone reset"
+                        } else {
+                            "zone finish"
+                        },
+                        offset_bytes,
+                        error,
+                    });
+                }
+            }
+        }
+        Ok(adjusted.io.ok_or(adjusted.skip))
     }
 
     /// Hand a request to the device, or to the host queue when the device is full.
@@ -274,7 +328,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let completion = match self.device.submit_to(self.clones[i].target, now, &req) {
             Ok(c) => c,
             // The job stops with fio's error, as fio stops a job on an I/O error.
-            Err(error @ (DeviceError::ReadOnly { .. } | DeviceError::Uncorrectable { .. })) => {
+            Err(
+                error @ (DeviceError::ReadOnly { .. }
+                | DeviceError::Uncorrectable { .. }
+                | DeviceError::Zone { .. }),
+            ) => {
                 self.fail_clone(i, now, &req, error);
                 return Ok(());
             }

@@ -4,7 +4,7 @@ mod complex;
 mod error;
 mod options;
 mod parser;
-mod value;
+pub(crate) mod value;
 
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,7 @@ use crate::fio::complex::{
     percentile_precision,
 };
 use crate::fio::value::{
-    parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, parse_time_ns, split_ddir, Amount,
-    TimeUnit,
+    parse_bool, parse_bytes, parse_f64, parse_int, parse_time_ns, split_ddir, TimeUnit,
 };
 use crate::job::{
     BlockSize, ExitWhat, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState, ThinkBlocks,
@@ -52,11 +51,14 @@ fn flag(v: Option<&str>) -> Result<bool, String> {
     v.map_or(Ok(true), parse_bool)
 }
 
-fn size_spec(v: Option<&str>, kb_base: u64) -> Result<SizeSpec, String> {
-    Ok(match parse_amount(val(v)?, kb_base, true)? {
-        Amount::Bytes(b) => SizeSpec::Bytes(b),
-        Amount::Fraction(f) => SizeSpec::Fraction(f),
-    })
+/// A size or a percentage (`parse_amount`), or a number of zones (`128z`, fio's sizes in zones).
+fn size_spec_z(v: Option<&str>, b: &Builder) -> Result<SizeSpec, String> {
+    crate::zoned::size_in_zones(val(v)?, b.kb_base, &b.spec.zoned)
+}
+
+/// The zoned options' hook: each goes to [`crate::zoned::ZonedOptions::set`] by name.
+fn zoned(b: &mut Builder, name: &str, v: Option<&str>) -> Result<(), String> {
+    b.spec.zoned.set(name, val(v)?, b.kb_base)
 }
 
 fn to_u32(v: u64) -> u32 {
@@ -209,7 +211,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("size", &[], OptionType::SizeOrPercent, "", "Bytes of the region each clone works on (default: to the end of the device)", |b, v| {
-        let s = size_spec(v, b.kb_base)?;
+        let s = size_spec_z(v, b)?;
         if s == SizeSpec::Bytes(0) || s == SizeSpec::Fraction(0.0) {
             return Err("a size above 0".into());
         }
@@ -217,16 +219,16 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     sim("offset", &["fileoffset"], OptionType::SizeOrPercent, "0", "Start of the region", |b, v| {
-        b.spec.target.offset = size_spec(v, b.kb_base)?;
+        b.spec.target.offset = size_spec_z(v, b)?;
         Ok(())
     }),
     sim("offset_increment", &[], OptionType::SizeOrPercent, "0", "Added to offset for each clone (clone index x increment)", |b, v| {
-        b.spec.target.offset_increment = size_spec(v, b.kb_base)?;
+        b.spec.target.offset_increment = size_spec_z(v, b)?;
         Ok(())
     }),
     sim("io_size", &["io_limit"], OptionType::SizeOrPercent, "", "Bytes to transfer (instead of size), or a percentage of size", |b, v| {
         // As in fio, 0 (or 0%) means no limit of its own: the job transfers its region.
-        let s = size_spec(v, b.kb_base)?;
+        let s = size_spec_z(v, b)?;
         b.spec.target.io_size = (s != SizeSpec::Bytes(0) && s != SizeSpec::Fraction(0.0)).then_some(s);
         Ok(())
     }),
@@ -679,13 +681,20 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     acc("verify_async", &[], OptionType::Int, "0", "Threads checking data (CPU only)"),
     acc("verify_async_cpus", &[], OptionType::Str, "", "CPUs of the checking threads (CPU only)"),
     acc("verify_state_save", &[], OptionType::Bool, "1", "Save the write state at exit (a file, not I/O)"),
+    // --- zoned block devices (the options' meaning: crate::zoned) --------------------------
+    prio(sim("zonesize", &[], OptionType::Size, "0", "Zone size (zonemode=zbd: must equal the drive's; sizes in zones, 128z, use it)", |b, v| zoned(b, "zonesize", v)), 1),
+    sim("zonemode", &[], OptionType::Enum(&["none", "strided", "zbd"]), "none", "Zoned block device mode (zbd: writes at write pointers, reads below them)", |b, v| zoned(b, "zonemode", v)),
+    sim("zonecapacity", &[], OptionType::Size, "0", "Zone capacity (a zoned drive's own capacity wins)", |b, v| zoned(b, "zonecapacity", v)),
+    sim("zoneskip", &[], OptionType::Size, "0", "Zone skip (zonemode=strided; 0 only)", |b, v| zoned(b, "zoneskip", v)),
+    sim("max_open_zones", &[], OptionType::Int, "0", "Zones all jobs write at once (0: the drive's open-zone limit)", |b, v| zoned(b, "max_open_zones", v)),
+    sim("job_max_open_zones", &[], OptionType::Int, "0", "Zones one job writes at once (0: no limit)", |b, v| zoned(b, "job_max_open_zones", v)),
+    sim("ignore_zone_limits", &[], OptionType::Bool, "0", "Allow max_open_zones above the drive's limit", |b, v| zoned(b, "ignore_zone_limits", v)),
+    sim("read_beyond_wp", &[], OptionType::Bool, "0", "Reads may go past a zone's write pointer", |b, v| zoned(b, "read_beyond_wp", v)),
+    sim("zone_reset_threshold", &[], OptionType::Str, "1", "Share of the range holding data above which zones are reset", |b, v| zoned(b, "zone_reset_threshold", v)),
+    sim("zone_reset_frequency", &[], OptionType::Str, "0", "A zone reset every 1/frequency writes past the threshold", |b, v| zoned(b, "zone_reset_frequency", v)),
+    not("zonerange", &[], "Zone range (zonemode=strided)"),
     // --- not simulated ----------------------------------------------------------------------
     not("verify_pattern", &[], "Verification pattern (it sets what the writes hold and how they compress)"),
-    not("zonemode", &[], "Zoned block device mode"),
-    not("zonesize", &[], "Zone size"),
-    not("zonerange", &[], "Zone range"),
-    not("zoneskip", &[], "Zone skip"),
-    not("max_open_zones", &[], "Open zone limit"),
     acc("cpus_allowed", &[], OptionType::CpuList, "", "CPU affinity (real I/O only: the simulation runs on no host CPU, so any CPU numbers are taken)"),
     acc("cpumask", &[], OptionType::CpuMask, "", "CPU affinity mask (real I/O only)"),
     acc("cpus_allowed_policy", &[], OptionType::Enum(&["shared", "split"]), "shared", "How jobs share the cpus_allowed CPUs (real I/O only)"),
@@ -770,8 +779,6 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("file_append", &[], "I/O from the end of the file (a drive has no end to append at)"),
     not("flow_sleep", &[], "Flow control between jobs"),
     not("ignore_error", &[], "Keep going after the listed I/O errors"),
-    not("ignore_zone_limits", &[], "Zoned block device limits"),
-    not("job_max_open_zones", &[], "Open zone limit per job (zoned block devices)"),
     not("log_alternate_epoch", &[], "Log times from another clock's epoch (simulated time has no wall clock)"),
     not("log_alternate_epoch_clock_id", &[], "Clock of log_alternate_epoch (simulated time has no wall clock)"),
     not("log_store_compressed", &[], "Logs written compressed"),
@@ -781,7 +788,6 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("merge_blktrace_scalars", &[], "Merging blktraces (replay traces with `flashlab replay`)"),
     not("opendir", &[], "Every file of a directory tree"),
     not("profile", &[], "fio's built-in profiles (tiobench, act)"),
-    not("read_beyond_wp", &[], "Reads past a zone's write pointer (zoned block devices)"),
     not("read_iolog_chunked", &[], "Reading an I/O log in parts (replay one with `flashlab replay LOG --format fio-iolog`)"),
     not("replay_align", &[], "Replay offset alignment (replay I/O logs with `flashlab replay`)"),
     not("replay_redirect", &[], "Replay onto another device (replay I/O logs with `flashlab replay`)"),
@@ -799,9 +805,6 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("verify_state_load", &[], "Verify up to a saved write state"),
     not("write_barrier", &[], "Barrier writes every N writes"),
     not("write_hint", &[], "Write lifetime hints (the simulated drive has no streams or placement by hint)"),
-    not("zone_reset_frequency", &[], "Zone resets (zoned block devices)"),
-    not("zone_reset_threshold", &[], "Zone resets (zoned block devices)"),
-    not("zonecapacity", &[], "Zone capacity (zoned block devices)"),
 ];
 
 /// Longest steady-state window (a day of one-second samples): the window is kept in memory.

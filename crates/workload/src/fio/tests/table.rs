@@ -11,7 +11,7 @@ fn option_table_lists_classes() {
         ("bs", OptionClass::Simulated),
         ("ioengine", OptionClass::Simulated),
         ("direct", OptionClass::Accepted),
-        ("zonemode", OptionClass::NotSimulated),
+        ("zonemode", OptionClass::Simulated),
         ("cpus_allowed", OptionClass::Accepted),
         ("continue_on_error", OptionClass::NotSimulated),
         ("buffer_compress_percentage", OptionClass::Simulated),

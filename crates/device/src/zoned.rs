@@ -1,0 +1,503 @@
+//! Zoned namespaces (NVMe ZNS, TP4053): the zones' states and write pointers, the limits on
+//! open and active zones, and where a zone's data lies on the dies.
+//!
+//! A zone is written sequentially from its start; its data goes to erase blocks of its own,
+//! striped over the dies and planes as a conventional drive stripes a superblock, and a reset
+//! erases them. The drive places nothing itself and copies nothing: with no garbage
+//! collection, NAND writes equal host writes unless the host rewrites data.
+//!
+//! This module is timing-free: [`Zones`] checks a command against the zone rules and changes
+//! the states; the drive (`ssd/zoned.rs`) turns the pages a write fills into programs and a
+//! reset into erases.
+
+use flashlab_engine::{DeviceError, ZoneGeometry, ZoneOp};
+
+/// Linux's errno for NVMe's open and active zone resource errors (BLK_STS_ZONE_OPEN_RESOURCE
+/// and BLK_STS_ZONE_ACTIVE_RESOURCE map to ETOOMANYREFS); every other zone status is EIO.
+pub const ETOOMANYREFS: i32 = 109;
+const EIO: i32 = 5;
+
+/// A zone's state (NVMe ZNS's zone states; read-only and offline are not modelled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZoneState {
+    #[default]
+    Empty,
+    ImplicitlyOpen,
+    ExplicitlyOpen,
+    Closed,
+    Full,
+}
+
+flashlab_engine::impl_state_enum!(ZoneState {
+    Empty,
+    ImplicitlyOpen,
+    ExplicitlyOpen,
+    Closed,
+    Full
+});
+
+impl ZoneState {
+    fn is_open(self) -> bool {
+        matches!(self, ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen)
+    }
+    fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+    /// The name of the state as `nvme zns report-zones` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneState::Empty => "EMPTY",
+            ZoneState::ImplicitlyOpen => "IMP_OPENED",
+            ZoneState::ExplicitlyOpen => "EXP_OPENED",
+            ZoneState::Closed => "CLOSED",
+            ZoneState::Full => "FULL",
+        }
+    }
+}
+
+/// The zones' layout on the media, derived from the drive description (`[zns]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneModel {
+    pub geometry: ZoneGeometry,
+    /// Bytes of one page of the native cell mode.
+    pub page_bytes: u64,
+    /// Erase blocks a zone's capacity takes, and the units (dies or planes) they stripe over.
+    pub blocks_per_zone: u32,
+    pub units: u32,
+    pub blocks_per_unit: u32,
+}
+
+impl ZoneModel {
+    /// The erase block holding page `page` (a page index from the zone's start) of zone
+    /// `zone`, and the page within that block. Consecutive pages go to consecutive blocks
+    /// of the zone, which lie on consecutive units: a zone is written across the dies as a
+    /// superblock is. The zones take the blocks in stripe order (slot `s` of the drive is
+    /// block `s / units` of unit `s % units`).
+    #[inline]
+    pub fn locate(&self, zone: u32, page: u64) -> (u32, u32) {
+        let bpz = u64::from(self.blocks_per_zone);
+        let k = page % bpz;
+        let slot = u64::from(zone) * bpz + k;
+        let units = u64::from(self.units);
+        let block = (slot % units) * u64::from(self.blocks_per_unit) + slot / units;
+        (block as u32, (page / bpz) as u32)
+    }
+}
+
+/// The zones' states and write pointers.
+#[derive(Debug, Clone)]
+pub struct Zones {
+    pub model: ZoneModel,
+    state: Vec<ZoneState>,
+    /// Bytes written from each zone's start.
+    wp: Vec<u64>,
+    open: u32,
+    active: u32,
+    /// Implicitly opened zones, oldest first: the one the drive closes when a write needs an
+    /// open zone beyond the limit (bounded by `max_open`).
+    implicit: Vec<u32>,
+    pub resets: u64,
+    pub finishes: u64,
+    pub implicit_closes: u64,
+}
+
+flashlab_engine::impl_state!(Zones {
+    state, wp, open, active, implicit, resets, finishes, implicit_closes
+} skip { model } check Zones::check);
+
+/// What a write did to its zone: its index and the byte range it wrote, from the zone's
+/// start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneWrite {
+    pub zone: u32,
+    pub from: u64,
+    pub to: u64,
+}
+
+fn zone_err(status: &'static str, errno: i32, reason: String) -> DeviceError {
+    DeviceError::Zone {
+        status,
+        errno,
+        reason,
+    }
+}
+
+impl Zones {
+    pub fn new(model: ZoneModel) -> Zones {
+        let n = model.geometry.zones as usize;
+        Zones {
+            model,
+            state: vec![ZoneState::Empty; n],
+            wp: vec![0; n],
+            open: 0,
+            active: 0,
+            implicit: Vec::with_capacity(model.geometry.max_open as usize + 1),
+            resets: 0,
+            finishes: 0,
+            implicit_closes: 0,
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let n = self.model.geometry.zones as usize;
+        if self.state.len() != n || self.wp.len() != n {
+            return Err(format!("zone state of {} zones, not {n}", self.state.len()));
+        }
+        let cap = self.model.geometry.capacity_bytes;
+        if self.wp.iter().any(|&w| w > cap) {
+            return Err("a write pointer past its zone's capacity".to_string());
+        }
+        let open = self.state.iter().filter(|s| s.is_open()).count() as u32;
+        let active = self.state.iter().filter(|s| s.is_active()).count() as u32;
+        if open != self.open || active != self.active {
+            return Err("open and active zone counts disagree with the states".to_string());
+        }
+        if self.implicit.iter().any(|&z| {
+            self.state
+                .get(z as usize)
+                .is_none_or(|&s| s != ZoneState::ImplicitlyOpen)
+        }) {
+            return Err("an implicitly open zone list entry that is not".to_string());
+        }
+        Ok(())
+    }
+
+    pub fn geometry(&self) -> ZoneGeometry {
+        self.model.geometry
+    }
+
+    pub fn state(&self, zone: u32) -> ZoneState {
+        self.state[zone as usize]
+    }
+
+    pub fn write_pointer(&self, zone: u32) -> u64 {
+        self.wp[zone as usize]
+    }
+
+    /// Zones open and active now.
+    pub fn open_active(&self) -> (u32, u32) {
+        (self.open, self.active)
+    }
+
+    /// Bytes the host can address: every zone's size.
+    pub fn capacity_bytes(&self) -> u64 {
+        u64::from(self.model.geometry.zones) * self.model.geometry.zone_bytes
+    }
+
+    /// The zone holding byte `offset` and the offset within it.
+    #[inline]
+    pub fn split(&self, offset: u64) -> (u32, u64) {
+        let z = self.model.geometry.zone_bytes;
+        ((offset / z) as u32, offset % z)
+    }
+
+    fn set_state(&mut self, zone: u32, to: ZoneState) {
+        let from = std::mem::replace(&mut self.state[zone as usize], to);
+        self.open = self.open - u32::from(from.is_open()) + u32::from(to.is_open());
+        self.active = self.active - u32::from(from.is_active()) + u32::from(to.is_active());
+        if from == ZoneState::ImplicitlyOpen && to != from {
+            if let Some(i) = self.implicit.iter().position(|&z| z == zone) {
+                self.implicit.remove(i);
+            }
+        }
+        if to == ZoneState::ImplicitlyOpen && from != to {
+            self.implicit.push(zone);
+        }
+    }
+
+    /// Resources for zone `zone` (empty or closed) to become open: an active one if it is
+    /// empty, an open one, which the drive frees by closing its oldest implicitly opened
+    /// zone when the limit is reached (NVMe lets the controller do so; with every open zone
+    /// opened explicitly the command fails).
+    fn make_open(&mut self, zone: u32) -> Result<(), DeviceError> {
+        let g = self.model.geometry;
+        let s = self.state[zone as usize];
+        if s.is_open() {
+            return Ok(());
+        }
+        if s == ZoneState::Empty && g.max_active > 0 && self.active >= g.max_active {
+            return Err(zone_err(
+                "Too Many Active Zones",
+                ETOOMANYREFS,
+                format!(
+                    "zone {zone} cannot become active: {} zones are open or closed (zns.max_active_zones = {})",
+                    self.active, g.max_active
+                ),
+            ));
+        }
+        if g.max_open > 0 && self.open >= g.max_open {
+            let Some(&oldest) = self.implicit.first() else {
+                return Err(zone_err(
+                    "Too Many Open Zones",
+                    ETOOMANYREFS,
+                    format!(
+                        "zone {zone} cannot be opened: {} zones are explicitly open (zns.max_open_zones = {})",
+                        self.open, g.max_open
+                    ),
+                ));
+            };
+            self.set_state(oldest, ZoneState::Closed);
+            self.implicit_closes += 1;
+        }
+        Ok(())
+    }
+
+    /// Check a write of `len` bytes at drive byte `offset` against the zone rules and move
+    /// the write pointer past it (a write opens its zone implicitly; one that reaches the
+    /// capacity makes it full).
+    pub fn write(&mut self, offset: u64, len: u64) -> Result<ZoneWrite, DeviceError> {
+        let (zone, at) = self.split(offset);
+        let g = self.model.geometry;
+        let s = self.state[zone as usize];
+        let wp = self.wp[zone as usize];
+        if s == ZoneState::Full {
+            return Err(zone_err(
+                "Zone Is Full",
+                EIO,
+                format!("write of {len} bytes at byte {offset}: zone {zone} is full"),
+            ));
+        }
+        if at != wp {
+            return Err(zone_err(
+                "Zone Invalid Write",
+                EIO,
+                format!(
+                    "write of {len} bytes at byte {offset} is not at zone {zone}'s write pointer (byte {})",
+                    u64::from(zone) * g.zone_bytes + wp
+                ),
+            ));
+        }
+        if at + len > g.capacity_bytes {
+            return Err(zone_err(
+                "Zone Boundary Error",
+                EIO,
+                format!(
+                    "write of {len} bytes at byte {offset} runs past zone {zone}'s capacity ({} bytes)",
+                    g.capacity_bytes
+                ),
+            ));
+        }
+        self.make_open(zone)?;
+        if s != ZoneState::ExplicitlyOpen {
+            self.set_state(zone, ZoneState::ImplicitlyOpen);
+        }
+        let to = at + len;
+        self.wp[zone as usize] = to;
+        if to == g.capacity_bytes {
+            self.set_state(zone, ZoneState::Full);
+        }
+        Ok(ZoneWrite { zone, from: at, to })
+    }
+
+    /// Zone append: a write of `len` bytes at zone `zone`'s write pointer, wherever that is.
+    pub fn append(&mut self, zone: u32, len: u64) -> Result<ZoneWrite, DeviceError> {
+        self.check_zone(zone, "Zone Append")?;
+        let at = u64::from(zone) * self.model.geometry.zone_bytes + self.wp[zone as usize];
+        self.write(at, len)
+    }
+
+    fn check_zone(&self, zone: u32, what: &str) -> Result<(), DeviceError> {
+        if zone >= self.model.geometry.zones {
+            return Err(zone_err(
+                "Invalid Field in Command",
+                EIO,
+                format!(
+                    "{what} of zone {zone}: the drive has zones 0 to {}",
+                    self.model.geometry.zones - 1
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A zone management command. Returns the byte range a finish or reset affects: for
+    /// finish, the bytes written before it (the drive programs the zone's last, partial,
+    /// page); for reset, the bytes the zone held (its blocks to erase).
+    pub fn command(&mut self, op: ZoneOp, zone: u32) -> Result<u64, DeviceError> {
+        self.check_zone(zone, &format!("{op:?}"))?;
+        let s = self.state[zone as usize];
+        let wp = self.wp[zone as usize];
+        let invalid = |why: &str| {
+            zone_err(
+                "Invalid Zone State Transition",
+                EIO,
+                format!(
+                    "zone {op:?} of zone {zone} ({}): {why}",
+                    s.name().to_lowercase()
+                ),
+            )
+        };
+        match op {
+            ZoneOp::Open => match s {
+                ZoneState::ExplicitlyOpen => {}
+                ZoneState::Full => return Err(invalid("a full zone cannot be opened")),
+                _ => {
+                    // An explicit open never closes another zone opened by the host.
+                    self.make_open(zone)?;
+                    self.set_state(zone, ZoneState::ExplicitlyOpen);
+                }
+            },
+            ZoneOp::Close => match s {
+                ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => {
+                    let to = if wp == 0 {
+                        ZoneState::Empty
+                    } else {
+                        ZoneState::Closed
+                    };
+                    self.set_state(zone, to);
+                }
+                ZoneState::Closed => {}
+                ZoneState::Empty | ZoneState::Full => {
+                    return Err(invalid("only an open zone can be closed"))
+                }
+            },
+            ZoneOp::Finish => {
+                if s != ZoneState::Full {
+                    self.set_state(zone, ZoneState::Full);
+                    self.finishes += 1;
+                }
+            }
+            ZoneOp::Reset => {
+                self.set_state(zone, ZoneState::Empty);
+                self.wp[zone as usize] = 0;
+                self.resets += 1;
+            }
+        }
+        Ok(wp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zones(max_open: u32, max_active: u32) -> Zones {
+        Zones::new(ZoneModel {
+            geometry: ZoneGeometry {
+                zone_bytes: 1 << 20,
+                capacity_bytes: 768 << 10,
+                zones: 8,
+                max_open,
+                max_active,
+            },
+            page_bytes: 16 << 10,
+            blocks_per_zone: 4,
+            units: 8,
+            blocks_per_unit: 16,
+        })
+    }
+
+    fn status(r: Result<impl std::fmt::Debug, DeviceError>) -> &'static str {
+        match r {
+            Err(DeviceError::Zone { status, .. }) => status,
+            other => panic!("expected a zone error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn writes_follow_the_write_pointer_and_fill_the_zone() {
+        let mut z = zones(0, 0);
+        assert_eq!(
+            z.write(0, 4096).unwrap(),
+            ZoneWrite {
+                zone: 0,
+                from: 0,
+                to: 4096
+            }
+        );
+        assert_eq!(z.state(0), ZoneState::ImplicitlyOpen);
+        assert_eq!(status(z.write(0, 4096)), "Zone Invalid Write");
+        assert_eq!(status(z.write(8192, 4096)), "Zone Invalid Write");
+        assert_eq!(status(z.write(4096, 768 << 10)), "Zone Boundary Error");
+        z.write(4096, (768 << 10) - 4096).unwrap();
+        assert_eq!(z.state(0), ZoneState::Full);
+        assert_eq!(z.open_active(), (0, 0));
+        assert_eq!(status(z.write(768 << 10, 4096)), "Zone Is Full");
+        // The second zone starts at the zone size, not at the first one's capacity.
+        assert_eq!(z.write(1 << 20, 4096).unwrap().zone, 1);
+        z.check().unwrap();
+    }
+
+    #[test]
+    fn open_limit_closes_the_oldest_implicitly_open_zone() {
+        let mut z = zones(2, 0);
+        z.write(0, 4096).unwrap();
+        z.write(1 << 20, 4096).unwrap();
+        z.write(2 << 20, 4096).unwrap();
+        assert_eq!(z.state(0), ZoneState::Closed);
+        assert_eq!(z.open_active(), (2, 3));
+        assert_eq!(z.implicit_closes, 1);
+        // A closed zone opens again at its write pointer.
+        z.write(4096, 4096).unwrap();
+        assert_eq!(z.state(0), ZoneState::ImplicitlyOpen);
+        assert_eq!(z.state(1), ZoneState::Closed);
+        z.check().unwrap();
+    }
+
+    #[test]
+    fn explicitly_open_zones_are_never_closed_for_another() {
+        let mut z = zones(2, 0);
+        z.command(ZoneOp::Open, 0).unwrap();
+        z.command(ZoneOp::Open, 1).unwrap();
+        assert_eq!(status(z.write(2 << 20, 4096)), "Too Many Open Zones");
+        assert_eq!(status(z.command(ZoneOp::Open, 3)), "Too Many Open Zones");
+        z.command(ZoneOp::Close, 1).unwrap();
+        assert_eq!(z.state(1), ZoneState::Empty);
+        z.write(2 << 20, 4096).unwrap();
+        z.check().unwrap();
+    }
+
+    #[test]
+    fn active_limit_counts_closed_zones() {
+        let mut z = zones(0, 2);
+        z.write(0, 4096).unwrap();
+        z.write(1 << 20, 4096).unwrap();
+        z.command(ZoneOp::Close, 0).unwrap();
+        assert_eq!(z.state(0), ZoneState::Closed);
+        let e = z.write(2 << 20, 4096).unwrap_err();
+        assert!(e.to_string().contains("zns.max_active_zones = 2"), "{e}");
+        if let DeviceError::Zone { errno, .. } = e {
+            assert_eq!(errno, ETOOMANYREFS);
+        }
+        z.command(ZoneOp::Finish, 0).unwrap();
+        assert_eq!(z.state(0), ZoneState::Full);
+        z.write(2 << 20, 4096).unwrap();
+        z.check().unwrap();
+    }
+
+    #[test]
+    fn reset_empties_a_zone_and_append_lands_at_the_pointer() {
+        let mut z = zones(0, 0);
+        z.write(0, 8192).unwrap();
+        assert_eq!(z.command(ZoneOp::Reset, 0).unwrap(), 8192);
+        assert_eq!((z.state(0), z.write_pointer(0)), (ZoneState::Empty, 0));
+        assert_eq!(z.resets, 1);
+        assert_eq!(z.append(0, 4096).unwrap().from, 0);
+        assert_eq!(z.append(0, 4096).unwrap().from, 4096);
+        assert_eq!(status(z.append(8, 4096)), "Invalid Field in Command");
+        assert_eq!(
+            status(z.command(ZoneOp::Close, 5)),
+            "Invalid Zone State Transition"
+        );
+        z.check().unwrap();
+    }
+
+    #[test]
+    fn pages_stripe_over_the_units_and_zones_take_their_own_blocks() {
+        let z = zones(0, 0);
+        let m = z.model;
+        // Zone 0 takes stripe slots 0-3 (blocks 0 of units 0-3), zone 1 slots 4-7.
+        assert_eq!(m.locate(0, 0), (0, 0));
+        assert_eq!(m.locate(0, 1), (16, 0));
+        assert_eq!(m.locate(0, 4), (0, 1));
+        assert_eq!(m.locate(1, 0), (4 * 16, 0));
+        // Slot 8 wraps to block 1 of unit 0.
+        assert_eq!(m.locate(2, 0), (1, 0));
+        let mut seen = std::collections::BTreeSet::new();
+        for zone in 0..8 {
+            for k in 0..4 {
+                assert!(seen.insert(m.locate(zone, k).0));
+            }
+        }
+    }
+}
