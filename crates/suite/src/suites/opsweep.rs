@@ -211,63 +211,11 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         let label = format!("op{}", pct_label(f));
         // Every fraction runs the same step names, so the same random offsets: the drives
         // differ only in their spare area.
-        {
-            let n = o.fractions.len() as f64;
-            s.suite_span = Some((k as f64 / n, k as f64 / n));
-            purge_and_fill(s)?;
-            // Window starts for WA (see `wa_over_reclaims`): the end of the fill, each round's
-            // start, then each run's start; everything after the fill is the same random-write
-            // workload.
-            let mut starts = vec![s.counters()];
-            let reclaims = s.wa_window_reclaims();
-            let steady = match o.precondition_ns {
-                None => {
-                    let (report, round_starts) = random_write_rounds_counted(s, opts)?;
-                    starts.extend(round_starts);
-                    Some(steady_iops(&report))
-                }
-                Some(ns) => {
-                    let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
-                    let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
-                    s.job("precondition", &text, &|run| {
-                        vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-                    })?;
-                    None
-                }
-            };
-            let mut runs = Vec::new();
-            for &ns in &o.run_ns {
-                let name = format!("run-{}", minutes_label(ns));
-                let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
-                let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
-                starts.push(s.counters());
-                let run = s.job(&name, &text, &|run| {
-                    vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-                })?;
-                // Whole GC cycles, reaching back over earlier runs and the rounds when the run
-                // is shorter (docs/suites.md, "How WA is measured").
-                let wa = wa_over_reclaims(&starts, &s.counters(), reclaims);
-                runs.push((iops(&run, DDIR_WRITE), wa));
-            }
-            // The fresh drive last: a purge empties it whatever came before, and the
-            // preconditioning above stays the precondition cache's first step.
-            let fresh = match o.fresh_ns {
-                None => None,
-                Some(ns) => {
-                    s.purge("fresh-purge")?;
-                    let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
-                    let text = job_text("fresh", "randwrite", "4k", qd, jobs, &lines);
-                    let run = s.job("fresh", &text, &|run| {
-                        vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-                    })?;
-                    Some(iops(&run, DDIR_WRITE))
-                }
-            };
-            for step in &mut s.steps {
-                step.name = format!("{label}-{}", step.name);
-            }
-            Ok((steady, runs, fresh))
+        let (steady, runs, fresh) = fraction_steps(s, opts, &o, k, qd, jobs)?;
+        for step in &mut s.steps {
+            step.name = format!("{label}-{}", step.name);
         }
+        Ok((steady, runs, fresh))
     })?;
     let mut results = Vec::new();
     let mut outcomes = Vec::new();
@@ -290,6 +238,73 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         results,
         charts,
     })
+}
+
+/// What one fraction's drive measured: its steady IOPS (none with a fixed precondition
+/// time), each run's IOPS and WA, and the fresh drive's IOPS.
+type FractionRan = (Option<f64>, Vec<(f64, f64)>, Option<f64>);
+
+/// The steps on the drive of fraction `k`: fill, precondition, the runs, then the fresh drive.
+fn fraction_steps(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    o: &OpSweepOptions,
+    k: usize,
+    qd: u32,
+    jobs: u32,
+) -> Result<FractionRan, SuiteError> {
+    let n = o.fractions.len() as f64;
+    s.suite_span = Some((k as f64 / n, k as f64 / n));
+    purge_and_fill(s)?;
+    // Window starts for WA (see `wa_over_reclaims`): the end of the fill, each round's
+    // start, then each run's start; everything after the fill is the same random-write
+    // workload.
+    let mut starts = vec![s.counters()];
+    let reclaims = s.wa_window_reclaims();
+    let steady = match o.precondition_ns {
+        None => {
+            let (report, round_starts) = random_write_rounds_counted(s, opts)?;
+            starts.extend(round_starts);
+            Some(steady_iops(&report))
+        }
+        Some(ns) => {
+            let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+            let text = job_text("precondition", "randwrite", "4k", qd, jobs, &lines);
+            s.job("precondition", &text, &|run| {
+                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+            })?;
+            None
+        }
+    };
+    let mut runs = Vec::new();
+    for &ns in &o.run_ns {
+        let name = format!("run-{}", minutes_label(ns));
+        let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, &lines);
+        starts.push(s.counters());
+        let run = s.job(&name, &text, &|run| {
+            vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+        })?;
+        // Whole GC cycles, reaching back over earlier runs and the rounds when the run
+        // is shorter (docs/suites.md, "How WA is measured").
+        let wa = wa_over_reclaims(&starts, &s.counters(), reclaims);
+        runs.push((iops(&run, DDIR_WRITE), wa));
+    }
+    // The fresh drive last: a purge empties it whatever came before, and the
+    // preconditioning above stays the precondition cache's first step.
+    let fresh = match o.fresh_ns {
+        None => None,
+        Some(ns) => {
+            s.purge("fresh-purge")?;
+            let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+            let text = job_text("fresh", "randwrite", "4k", qd, jobs, &lines);
+            let run = s.job("fresh", &text, &|run| {
+                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+            })?;
+            Some(iops(&run, DDIR_WRITE))
+        }
+    };
+    Ok((steady, runs, fresh))
 }
 
 /// The results of the drive with extra spare `f` (its model `model`, the described drive's
