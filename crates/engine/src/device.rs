@@ -42,6 +42,9 @@ pub struct IoRequest {
     /// default buffers), 100 for zeros (`zero_buffers`); fio's `buffer_compress_percentage`.
     /// Only a drive that compresses (`controller.compression_granule`) sees a difference.
     pub compressible_percent: u8,
+    /// NVMe Flexible Data Placement: the placement identifier a write carries (a drive
+    /// without FDP, or a write without one, places it with the drive's default handle).
+    pub placement: Option<u16>,
 }
 
 impl IoRequest {
@@ -52,6 +55,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     pub fn write(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -61,6 +65,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     pub fn trim(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -70,6 +75,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     /// This write with data a compressor can shrink by `percent` (clamped to 100).
@@ -84,6 +90,7 @@ impl IoRequest {
             len_bytes: 0,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
 
@@ -161,6 +168,9 @@ pub enum DeviceError {
     /// The data could not be read back (beyond what error correction recovers).
     #[error("the device could not read the data back: {reason}")]
     Uncorrectable { reason: String },
+    /// A write's placement identifier names no reclaim unit handle of the drive.
+    #[error("a write carries placement identifier {id}; the drive's are 0 to {last}", last = handles.saturating_sub(1))]
+    InvalidPlacement { id: u16, handles: u32 },
 }
 
 /// How close a hinted request is ([`BlockDevice::prefetch`]). A large drive's write touches
@@ -208,6 +218,12 @@ pub trait BlockDevice {
     /// should measure it ([`IoRequest::compressible_percent`]).
     fn compresses_data(&self) -> bool {
         false
+    }
+
+    /// Placement identifiers the device takes on writes (NVMe Flexible Data Placement's
+    /// reclaim unit handles): 0 for a device without FDP. Wrappers forward it.
+    fn placement_handles(&self) -> u32 {
+        0
     }
 }
 
@@ -278,6 +294,9 @@ where
     fn compresses_data(&self) -> bool {
         self.device.compresses_data()
     }
+    fn placement_handles(&self) -> u32 {
+        self.device.placement_handles()
+    }
 }
 
 /// Devices a run's jobs may address, numbered from 0, sharing one submission queue (the
@@ -309,6 +328,11 @@ pub trait Targets {
 
     /// See [`BlockDevice::prefetch`].
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
+
+    /// See [`BlockDevice::placement_handles`] (the same on every target).
+    fn placement_handles(&self) -> u32 {
+        0
+    }
 }
 
 impl<D> Targets for Continued<D>
@@ -350,6 +374,9 @@ where
     }
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.device.prefetch(target, req, stage)
+    }
+    fn placement_handles(&self) -> u32 {
+        self.device.placement_handles()
     }
 }
 

@@ -48,4 +48,7 @@ impl Targets for OneDevice<'_> {
     fn prefetch(&self, _target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.0.prefetch(req, stage)
     }
+    fn placement_handles(&self) -> u32 {
+        self.0.placement_handles()
+    }
 }

@@ -253,6 +253,8 @@ pub struct JobSpec {
     /// Where the job was defined when that is not `line` of the run's job file (a fio
     /// command-line argument, or another file of a command line): messages name this.
     pub origin: Option<String>,
+    /// fio's data placement options (NVMe FDP placement identifiers of its writes).
+    pub placement: crate::placement::Placement,
     /// This section's own options as written (not the globals), for fio's `"job options"`.
     pub options_as_written: Vec<(String, String)>,
     pub rw: RwPattern,
@@ -477,6 +479,7 @@ impl JobSpec {
             name: name.into(),
             line,
             origin: None,
+            placement: Default::default(),
             options_as_written: Vec::new(),
             rw: RwPattern::Read,
             rw_sequence_count: 1,

@@ -644,6 +644,41 @@ pub const KEYS: &[KeyDoc] = &[
         "required with thermal_resistance_c_per_w",
     ),
     k(
+        "fdp",
+        "enabled",
+        "NVMe Flexible Data Placement: writes carry a placement identifier and each reclaim unit handle writes into reclaim units of its own (docs/placement.md); needs buffer.plp and no SLC cache",
+        "bool",
+        "false",
+    ),
+    k(
+        "fdp",
+        "handles",
+        "Reclaim unit handles, i.e. placement identifiers 0 to handles − 1 (fio's `fdp_pli`/`plids` index them)",
+        "count (1-128)",
+        "8",
+    ),
+    k(
+        "fdp",
+        "reclaim_groups",
+        "Reclaim groups (the model has one: every handle's reclaim units span every die)",
+        "1",
+        "1",
+    ),
+    k(
+        "fdp",
+        "ru_bytes",
+        "Reclaim unit size, a whole number of erase blocks (the unit of `nvme fdp status`'s available media writes and of the RU counts)",
+        "size",
+        "one erase block per die and plane",
+    ),
+    k(
+        "fdp",
+        "handle_type",
+        "Where garbage collection writes a handle's valid data: `initially_isolated` (a relocation stream all handles share) or `persistently_isolated` (one per handle)",
+        "initially_isolated, persistently_isolated",
+        "initially_isolated",
+    ),
+    k(
         "sim",
         "scale",
         "Simulate a proportional slice of the drive: \"auto\" (fit max_memory) or a fraction",
@@ -671,6 +706,7 @@ pub const SECTIONS: &[&str] = &[
     "scheduler",
     "spec",
     "power",
+    "fdp",
     "sim",
 ];
 
