@@ -960,6 +960,12 @@ mod tests {
             throttle_c = 80
             resume_c = 75
             throttle_power = "6W"
+            [fdp]
+            enabled = true
+            handles = 4
+            reclaim_groups = 1
+            ru_bytes = "48MiB"
+            handle_type = "persistently_isolated"
             [sim]
             scale = 0.5
             max_memory = "1GiB"
