@@ -42,11 +42,12 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 4] = [
+const PAGES: [&str; 5] = [
     "README.md",
     "docs/tutorial.md",
     "docs/sweeps.md",
     "docs/state.md",
+    "docs/placement.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -403,6 +404,11 @@ fn sweeps_page_shows_what_flashlab_prints() {
 #[test]
 fn state_page_shows_what_flashlab_prints() {
     check_page("docs/state.md");
+}
+
+#[test]
+fn placement_page_shows_what_flashlab_prints() {
+    check_page("docs/placement.md");
 }
 
 /// Every `text` block of README.md and docs/*.md is the output of a marked block of a page

@@ -40,11 +40,68 @@ pub struct DeviceConfig {
     pub spec: SpecSection,
     #[serde(default)]
     pub power: PowerSection,
+    /// NVMe Flexible Data Placement (left out of the resolved description when at its
+    /// defaults, so drives without it describe themselves as they always did).
+    #[serde(default, skip_serializing_if = "FdpSection::is_default")]
+    pub fdp: FdpSection,
     #[serde(default)]
     pub sim: SimSection,
     /// Zoned namespace (NVMe ZNS); absent or disabled: a conventional drive.
     #[serde(default, skip_serializing_if = "ZnsSection::is_off")]
     pub zns: ZnsSection,
+}
+
+/// NVMe Flexible Data Placement (TP4146): reclaim units, reclaim unit handles and the
+/// placement identifiers writes carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdpSection {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Reclaim unit handles (placement identifiers 0 to handles - 1).
+    #[serde(default = "default_fdp_handles")]
+    pub handles: u32,
+    #[serde(default = "default_reclaim_groups")]
+    pub reclaim_groups: u32,
+    /// Reclaim unit size; absent: one erase block per (die, plane), a superblock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ru_bytes: Option<Size>,
+    #[serde(default)]
+    pub handle_type: FdpHandleType,
+}
+
+fn default_fdp_handles() -> u32 {
+    8
+}
+fn default_reclaim_groups() -> u32 {
+    1
+}
+
+impl Default for FdpSection {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            handles: default_fdp_handles(),
+            reclaim_groups: default_reclaim_groups(),
+            ru_bytes: None,
+            handle_type: FdpHandleType::default(),
+        }
+    }
+}
+
+impl FdpSection {
+    pub fn is_default(&self) -> bool {
+        *self == FdpSection::default()
+    }
+}
+
+/// NVMe's reclaim unit handle types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FdpHandleType {
+    #[default]
+    InitiallyIsolated,
+    PersistentlyIsolated,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -933,6 +990,12 @@ mod tests {
             throttle_c = 80
             resume_c = 75
             throttle_power = "6W"
+            [fdp]
+            enabled = true
+            handles = 4
+            reclaim_groups = 1
+            ru_bytes = "48MiB"
+            handle_type = "persistently_isolated"
             [sim]
             scale = 0.5
             max_memory = "1GiB"

@@ -63,6 +63,10 @@ pub(crate) const PRESETS: &[Preset] = &[
         text: include_str!("../../../presets/samsung-pm9a3-7.68tb.toml"),
     },
     Preset {
+        name: "samsung-pm9d3a-7.68tb",
+        text: include_str!("../../../presets/samsung-pm9d3a-7.68tb.toml"),
+    },
+    Preset {
         name: "solidigm-d5-p5316-30.72tb",
         text: include_str!("../../../presets/solidigm-d5-p5316-30.72tb.toml"),
     },

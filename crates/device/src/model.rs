@@ -656,6 +656,7 @@ impl DeviceConfig {
         let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
         let slc_fraction = sliced_slc_fraction(dyn_fraction, raw_factor, capacity_factor);
         let mut ftl = self.ftl_config(&nand, &slice, iu, user_ius, slc_fraction, parity_stripe);
+        ftl.fdp = self.fdp_parts(&full)?;
         let map_cache = self.map_cache_model(
             iu,
             full_user_ius,
@@ -928,6 +929,7 @@ impl DeviceConfig {
             },
             power_loss_protection: self.buffer.plp,
             track_versions: false,
+            fdp: None,
         }
     }
 }

@@ -94,6 +94,10 @@ impl BlockDevice for Namespace<'_> {
     fn compresses_data(&self) -> bool {
         self.ssd.compresses_data()
     }
+
+    fn placement_handles(&self) -> u32 {
+        self.ssd.placement_handles()
+    }
 }
 
 /// A request of namespace `ns` (starting at byte `start` of the drive, `len` bytes long) in
@@ -181,6 +185,10 @@ impl Targets for DriveTargets<'_> {
             0 => self.ssd.prefetch(req, stage),
             t => self.ssd.prefetch_in(t - 1, req, stage),
         }
+    }
+
+    fn placement_handles(&self) -> u32 {
+        self.ssd.placement_handles()
     }
 
     // A zoned drive has one namespace (target 0, the whole drive).

@@ -626,6 +626,10 @@ impl BlockDevice for Ssd {
         self.model.compression_unit_bytes.is_some()
     }
 
+    fn placement_handles(&self) -> u32 {
+        self.model.ftl.fdp.as_ref().map_or(0, |f| f.handles)
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let ns = self.namespace_of(req.offset_bytes);
         self.submit_in(now_ns, req, ns)

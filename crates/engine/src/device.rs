@@ -42,6 +42,9 @@ pub struct IoRequest {
     /// default buffers), 100 for zeros (`zero_buffers`); fio's `buffer_compress_percentage`.
     /// Only a drive that compresses (`controller.compression_granule`) sees a difference.
     pub compressible_percent: u8,
+    /// NVMe Flexible Data Placement: the placement identifier a write carries (a drive
+    /// without FDP, or a write without one, places it with the drive's default handle).
+    pub placement: Option<u16>,
 }
 
 impl IoRequest {
@@ -52,6 +55,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     pub fn write(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -61,6 +65,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     pub fn trim(offset_bytes: u64, len_bytes: u64) -> Self {
@@ -70,6 +75,7 @@ impl IoRequest {
             len_bytes,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
     /// This write with data a compressor can shrink by `percent` (clamped to 100).
@@ -84,6 +90,7 @@ impl IoRequest {
             len_bytes: 0,
             fua: false,
             compressible_percent: 0,
+            placement: None,
         }
     }
 
@@ -161,6 +168,9 @@ pub enum DeviceError {
     /// The data could not be read back (beyond what error correction recovers).
     #[error("the device could not read the data back: {reason}")]
     Uncorrectable { reason: String },
+    /// A write's placement identifier names no reclaim unit handle of the drive.
+    #[error("a write carries placement identifier {id}; the drive's are 0 to {last}", last = handles.saturating_sub(1))]
+    InvalidPlacement { id: u16, handles: u32 },
     /// A zoned device refused a command that breaks its zones' rules (NVMe ZNS status codes:
     /// a write not at the write pointer, a full zone, too many open or active zones).
     /// `errno` is what Linux returns for the status (EIO, or ETOOMANYREFS for the open and
@@ -242,6 +252,12 @@ pub trait BlockDevice {
     /// should measure it ([`IoRequest::compressible_percent`]).
     fn compresses_data(&self) -> bool {
         false
+    }
+
+    /// Placement identifiers the device takes on writes (NVMe Flexible Data Placement's
+    /// reclaim unit handles): 0 for a device without FDP. Wrappers forward it.
+    fn placement_handles(&self) -> u32 {
+        0
     }
 
     /// The device's zones, if it is zoned.
@@ -342,6 +358,10 @@ where
     fn compresses_data(&self) -> bool {
         self.device.compresses_data()
     }
+    fn placement_handles(&self) -> u32 {
+        self.device.placement_handles()
+    }
+
     fn zones(&self) -> Option<ZoneGeometry> {
         self.device.zones()
     }
@@ -393,6 +413,11 @@ pub trait Targets {
 
     /// See [`BlockDevice::prefetch`].
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
+
+    /// See [`BlockDevice::placement_handles`] (the same on every target).
+    fn placement_handles(&self) -> u32 {
+        0
+    }
 
     /// See [`BlockDevice::zones`].
     fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
@@ -456,6 +481,10 @@ where
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.device.prefetch(target, req, stage)
     }
+    fn placement_handles(&self) -> u32 {
+        self.device.placement_handles()
+    }
+
     fn zones(&self, target: usize) -> Option<ZoneGeometry> {
         self.device.zones(target)
     }

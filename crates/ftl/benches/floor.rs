@@ -40,6 +40,7 @@ fn ftl_config(w: &RandomWriteWorkload) -> FtlConfig {
         wear_out: WearOut::NEVER,
         power_loss_protection: true,
         track_versions: false,
+        fdp: None,
     }
 }
 

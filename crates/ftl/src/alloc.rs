@@ -92,6 +92,13 @@ flashlab_engine::impl_state!(Stream {
     trims,
 });
 
+// A stream of the FDP tables rebuilt on loading, its fields then read from the state.
+impl Default for Stream {
+    fn default() -> Self {
+        Stream::new(0, 0, OpCause::HostWrite)
+    }
+}
+
 impl Stream {
     pub fn new(units: u32, ius_per_page: u32, cause: OpCause) -> Stream {
         Stream {
@@ -144,6 +151,7 @@ impl Ftl {
         self.streams
             .iter()
             .any(|st| st.cur_page_global == page_global)
+            || (self.fdp.on && self.parked_page_pending(page_global))
     }
 
     /// Whether the SLC stream may turn one more free native block into an SLC block: the
@@ -222,7 +230,11 @@ impl Ftl {
             StreamId::Host => (Pool::Native, false, FreeEnd::Oldest),
             _ => (Pool::Native, false, FreeEnd::Newest),
         };
-        self.take_block(pool, unit, slc, end, own_unit)
+        let b = self.take_block(pool, unit, slc, end, own_unit);
+        if let (Some(b), true) = (b, self.fdp.on) {
+            self.fdp_opened(s, b);
+        }
+        b
     }
 
     #[inline]
@@ -540,8 +552,8 @@ impl Ftl {
 
     /// Every open block's state, for the invariant check: (stream, unit) holding each block.
     pub(crate) fn open_block_owner(&self, b: u32) -> Option<(StreamId, u32)> {
-        for s in STREAMS {
-            for (u, &ob) in self.streams[s as usize].open.iter().enumerate() {
+        for (s, _, st) in self.all_streams() {
+            for (u, &ob) in st.open.iter().enumerate() {
                 if ob == b {
                     return Some((s, u as u32));
                 }

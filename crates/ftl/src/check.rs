@@ -1,7 +1,7 @@
 //! The invariant checker: recomputes everything derivable from the maps and compares it with
 //! the incremental state. O(physical IUs + blocks); debug builds run it on a doubling schedule.
 
-use crate::alloc::{StreamId, NO_UNDO, STREAMS};
+use crate::alloc::{StreamId, NO_UNDO};
 use crate::blocks::BlockState;
 use crate::lists::NIL;
 use crate::mapping::{INVALID, UNMAPPED};
@@ -28,6 +28,7 @@ impl Ftl {
     pub fn try_check_invariants(&self) -> Result<(), String> {
         self.check_blocks()?;
         self.check_streams()?;
+        self.check_fdp()?;
         self.check_maps()
     }
 
@@ -93,8 +94,7 @@ impl Ftl {
                 m.p2l[ppa]
             ));
         }
-        for s in STREAMS {
-            let st = &self.streams[s as usize];
+        for (s, _, st) in self.all_streams() {
             let block_ok = |b: u32| b == NIL || b < g.total_blocks;
             ensure!(
                 st.open.len() == g.units as usize && st.open.iter().all(|&b| block_ok(b)),
@@ -281,8 +281,7 @@ impl Ftl {
 
     fn check_streams(&self) -> Result<(), String> {
         let mut seen = vec![false; self.geo.total_blocks as usize];
-        for s in STREAMS {
-            let st = &self.streams[s as usize];
+        for (s, _, st) in self.all_streams() {
             let open = st.open.iter().filter(|&&b| b != NIL).count() as u32;
             ensure!(
                 open == st.open_count,

@@ -88,7 +88,7 @@ impl WearOut {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct FtlConfig {
     pub dies: u32,
     pub planes_per_die: u32,
@@ -124,6 +124,37 @@ pub struct FtlConfig {
     pub power_loss_protection: bool,
     /// Keep a version tag per physical IU so tests can check what reads return.
     pub track_versions: bool,
+    /// NVMe Flexible Data Placement: reclaim unit handles the host writes through (None: the
+    /// drive places all host data in one stream).
+    pub fdp: Option<crate::FdpConfig>,
+}
+
+// By hand so that a drive without FDP prints as it did before FDP existed: a state file's
+// header names its drive by a hash of this text.
+impl std::fmt::Debug for FtlConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("FtlConfig");
+        d.field("dies", &self.dies)
+            .field("planes_per_die", &self.planes_per_die)
+            .field("blocks_per_plane", &self.blocks_per_plane)
+            .field("pages_per_block", &self.pages_per_block)
+            .field("ius_per_page", &self.ius_per_page)
+            .field("iu_bytes", &self.iu_bytes)
+            .field("bits_per_cell", &self.bits_per_cell)
+            .field("user_ius", &self.user_ius)
+            .field("gc", &self.gc)
+            .field("slc", &self.slc)
+            .field("wear_level_threshold", &self.wear_level_threshold)
+            .field("parity_stripe_pages", &self.parity_stripe_pages)
+            .field("bad_blocks", &self.bad_blocks)
+            .field("wear_out", &self.wear_out)
+            .field("power_loss_protection", &self.power_loss_protection)
+            .field("track_versions", &self.track_versions);
+        if let Some(fdp) = &self.fdp {
+            d.field("fdp", fdp);
+        }
+        d.finish()
+    }
 }
 
 /// Configuration the FTL cannot work with. The message names the option, the value and what
@@ -263,6 +294,44 @@ fn check_set_aside(c: &FtlConfig, total_blocks: u32) -> Result<(), FtlError> {
     Ok(())
 }
 
+/// FDP's settings; returns the streams its handles add to the drive's (each holds an open
+/// block per unit): a host stream per handle beyond the first, and, persistently isolated,
+/// a relocation stream per handle beyond the first.
+fn check_fdp(c: &FtlConfig) -> Result<u32, FtlError> {
+    let Some(f) = &c.fdp else {
+        return Ok(0);
+    };
+    if !(1..=crate::MAX_HANDLES).contains(&f.handles) {
+        return Err(err(
+            "fdp.handles",
+            f.handles,
+            &format!("must be from 1 to {}", crate::MAX_HANDLES),
+        ));
+    }
+    if f.ru_blocks == 0 {
+        return Err(err("fdp.ru_blocks", 0, "must be at least 1"));
+    }
+    if !c.power_loss_protection {
+        return Err(err(
+            "fdp.enabled",
+            true,
+            "FDP is modelled on drives with power-loss protection (set power_loss_protection = true)",
+        ));
+    }
+    if c.slc.static_blocks > 0 || c.slc.dynamic {
+        return Err(err(
+            "fdp.enabled",
+            true,
+            "FDP is modelled on drives without an SLC cache (set slc.static_blocks = 0 and slc.dynamic = false)",
+        ));
+    }
+    let per_handle = match f.handle_type {
+        crate::HandleType::InitiallyIsolated => 1,
+        crate::HandleType::PersistentlyIsolated => 2,
+    };
+    Ok(per_handle * (f.handles - 1))
+}
+
 impl Geometry {
     pub fn new(c: &FtlConfig) -> Result<Geometry, FtlError> {
         let slc_pages_per_block = check_shape(c)?;
@@ -302,9 +371,10 @@ impl Geometry {
         // and (without PLP, where relocation pads its last page) less than a page of padding
         // per block.
         let user_ius = c.user_ius as u32;
+        let fdp_streams = check_fdp(c)?;
         let mut need = u64::from(user_ius)
             + 2 * u64::from(c.ius_per_page)
-            + u64::from(reserve_blocks + 2 + NATIVE_STREAMS * units)
+            + u64::from(reserve_blocks + 2 + (NATIVE_STREAMS + fdp_streams) * units)
                 * u64::from(data_ius_per_block)
             + 1;
         if !c.power_loss_protection {
@@ -407,6 +477,7 @@ pub(crate) mod tests {
             wear_out: WearOut::NEVER,
             power_loss_protection: true,
             track_versions: true,
+            fdp: None,
         }
     }
 

@@ -443,6 +443,9 @@ impl Ftl {
         for s in STREAMS {
             self.pad_stream(s, ops);
         }
+        if self.fdp.on {
+            self.pad_parked(ops);
+        }
         self.after_op();
     }
 
@@ -524,6 +527,9 @@ impl Ftl {
             .renewed(&self.geo, |b| self.blocks.info[b as usize].programmed > 0);
         self.blocks = fresh;
         self.map.clear();
+        if self.fdp.on {
+            self.fdp_format();
+        }
         self.streams = fresh_streams(&self.geo);
         self.counters = FtlCounters::default();
         self.seq = 0;

@@ -20,6 +20,7 @@ mod alloc;
 mod blocks;
 mod check;
 mod config;
+mod fdp;
 pub mod floor;
 mod gc;
 mod host;
@@ -31,6 +32,7 @@ mod wear;
 mod zoned;
 
 pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy, WearOut};
+pub use fdp::{FdpConfig, FdpEvents, FdpReport, HandleType, HandleUsage, MAX_HANDLES};
 
 use alloc::Stream;
 use blocks::BlockTable;
@@ -252,6 +254,8 @@ pub struct Ftl {
     /// The compression unit [`Ftl::write_compressed`] is placing, (first IU, IUs), else
     /// (0, 0): a page programmed meanwhile keeps the unit's records for the unit's last page.
     unit_in_progress: (Lpn, u32),
+    /// Flexible Data Placement's handles and counters (see `fdp`); off without FDP.
+    fdp: fdp::Fdp,
 }
 
 // Maps, blocks, streams, counters and clocks. The configuration, the geometry, the dividers
@@ -260,7 +264,7 @@ pub struct Ftl {
 flashlab_engine::impl_state!(Ftl {
     blocks, map, streams, counters, seq, erases_since_wl, wl_queue, wl_queue_len, gc_unit,
     relocation_in_lba_order, check_countdown, check_interval, erases_deferred, opened,
-    unit_in_progress,
+    unit_in_progress, fdp,
 } skip {
     cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, dies_div, fold_group,
     run_reach_ius,
@@ -324,6 +328,12 @@ impl Ftl {
         let dies_div = FastDiv::new(config.dies);
         let fold_group = Vec::with_capacity(geo.units as usize);
         let run_reach_ius = 2 * geo.ius_per_page * geo.units;
+        let fdp = fdp::Fdp::new(
+            config.fdp.as_ref(),
+            geo.units,
+            geo.ius_per_page,
+            geo.total_blocks,
+        );
         Ok(Ftl {
             cfg: config,
             geo,
@@ -350,6 +360,7 @@ impl Ftl {
             erases_deferred: false,
             opened: None,
             unit_in_progress: (0, 0),
+            fdp,
         })
     }
 
@@ -468,7 +479,11 @@ impl Ftl {
     pub(crate) fn erase_emptied(&mut self, b: u32) {
         let i = b as usize;
         let n = self.blocks.erase_count[i] + 1;
-        if !self.blocks.info[i].is_static && self.cfg.wear_out.erase_fails(b, n) {
+        let fails = !self.blocks.info[i].is_static && self.cfg.wear_out.erase_fails(b, n);
+        if self.fdp.on {
+            self.fdp_erased(b, fails);
+        }
+        if fails {
             self.blocks.retire(b);
         } else {
             self.blocks.release(b, self.erases_deferred);

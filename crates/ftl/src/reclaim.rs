@@ -314,6 +314,9 @@ impl Ftl {
         ops: &mut Vec<NandOp>,
     ) {
         self.blocks.begin_reclaim(b);
+        if self.fdp.on && dest == StreamId::Gc {
+            self.fdp_relocating(b);
+        }
         self.streams[dest as usize].cause = cause;
         let slc = self.blocks.info[b as usize].slc;
         let ipp = self.geo.ius_per_page;

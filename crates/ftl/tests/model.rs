@@ -107,6 +107,7 @@ fn config(f: &Flavour) -> FtlConfig {
         wear_out: if f.wear { FAST_WEAR } else { WearOut::NEVER },
         power_loss_protection: f.plp,
         track_versions: true,
+        fdp: None,
     }
 }
 

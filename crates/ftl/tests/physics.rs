@@ -66,6 +66,7 @@ fn config(blocks_per_plane: u32, ius_per_page: u32, iu_bytes: u32, spare_factor:
         wear_out: WearOut::NEVER,
         power_loss_protection: true,
         track_versions: false,
+        fdp: None,
     }
 }
 

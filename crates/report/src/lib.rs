@@ -11,6 +11,7 @@
 //! 500 ms, log windows), samples are taken at exact simulated window boundaries.
 
 pub mod chart;
+mod fdp;
 mod fio_json;
 pub mod hist_log;
 pub mod histogram;
@@ -30,6 +31,7 @@ mod tests;
 
 use std::path::Path;
 
+pub use fdp::render_fdp;
 pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::{json_value, render_json};
 pub use normal::{num2str, render_normal};

@@ -506,6 +506,10 @@ pub fn render_normal(run: &RunResult) -> String {
     for g in &groups {
         show_group(&mut out, g);
     }
+    // A drive with Flexible Data Placement adds its FDP logs (nothing otherwise).
+    if let Some(fdp) = crate::fdp::render_fdp(run) {
+        out.push_str(&fdp);
+    }
     out
 }
 

@@ -186,6 +186,15 @@ pub enum RunError {
         filename: String,
         valid: String,
     },
+    /// The job's data placement options do not fit the drive (no FDP, an index out of
+    /// range).
+    #[error("{}: job '{job}': {why}", place(file, *line))]
+    Placement {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     /// fio's steady-state options cannot be judged as given.
     #[error("{}: job '{job}': {why}", place(file, *line))]
     SteadyState {
@@ -433,6 +442,7 @@ impl RunError {
             self,
             RunError::Job { .. }
                 | RunError::Target { .. }
+                | RunError::Placement { .. }
                 | RunError::Unbounded { .. }
                 | RunError::SteadyState { .. }
                 | RunError::Iolog { .. }

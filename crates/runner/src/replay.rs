@@ -332,6 +332,7 @@ impl<R: BufRead> Replayer<'_, '_, R> {
             fua: false,
             // Block traces carry no data: as fio's default buffers, incompressible.
             compressible_percent: 0,
+            placement: None,
         };
         let t = &mut self.tally;
         if t.first_trace_ns.is_none() {

@@ -28,6 +28,7 @@ mod issue;
 mod lat_target;
 mod life;
 mod min_rate;
+mod placement;
 mod result;
 mod steady;
 mod verify;
@@ -213,6 +214,8 @@ struct JobClone<'a> {
     waitees: Vec<usize>,
     /// fio's verify phase, for a job reading back what it writes.
     verify: Option<Box<Verify>>,
+    /// The placement identifiers of the clone's writes (`fdp=1`), if any.
+    data_placement: Option<placement::DataPlacement>,
 }
 
 impl JobClone<'_> {
@@ -292,7 +295,20 @@ impl JobClone<'_> {
             } else {
                 0
             },
+            placement: None,
         }
+    }
+
+    /// `req` with the placement identifier of the clone's next write, when it writes with
+    /// one (`fdp=1`).
+    #[inline(always)]
+    fn place(&mut self, mut req: IoRequest) -> IoRequest {
+        if req.kind == IoKind::Write {
+            if let Some(p) = self.data_placement.as_mut() {
+                req.placement = Some(p.next_id());
+            }
+        }
+        req
     }
 
     /// The generator's next I/O (the one drawn ahead, if any). The sequence is the

@@ -50,6 +50,9 @@ impl Targets for OneDevice<'_> {
     fn prefetch(&self, _target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.0.prefetch(req, stage)
     }
+    fn placement_handles(&self) -> u32 {
+        self.0.placement_handles()
+    }
     fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
         self.0.zones()
     }

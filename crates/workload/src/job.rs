@@ -282,6 +282,8 @@ pub struct JobSpec {
     pub log: Logging,
     /// fio's zoned block device options (`zonemode=zbd` and the rest).
     pub zoned: crate::zoned::ZonedOptions,
+    /// fio's data placement options (NVMe FDP placement identifiers of its writes).
+    pub placement: crate::placement::Placement,
 }
 
 /// Which job this is and where it was written.
@@ -293,6 +295,8 @@ pub struct JobIdentity {
     /// Where the job was defined when that is not `line` of the run's job file (a fio
     /// command-line argument, or another file of a command line): messages name this.
     pub origin: Option<String>,
+    /// fio's data placement options (NVMe FDP placement identifiers of its writes).
+    pub placement: crate::placement::Placement,
     /// This section's own options as written (not the globals), for fio's `"job options"`.
     pub options_as_written: Vec<(String, String)>,
     /// `description=` as written.
@@ -754,6 +758,7 @@ impl JobSpec {
             sync: Flushes::default(),
             verification: Verification::default(),
             control: JobControl::default(),
+            placement: Default::default(),
             steadystate: SteadyState::default(),
             report: Reporting::default(),
             log: Logging::default(),

@@ -6,6 +6,7 @@
 pub mod fio;
 pub mod gen;
 pub mod job;
+pub mod placement;
 pub mod trace;
 pub mod zoned;
 

@@ -507,6 +507,7 @@ impl DeviceConfig {
             ius_per_block: data_ipb,
             ius_per_page: ipp,
             plp: self.buffer.plp,
+            extra_streams: self.fdp_streams(),
         };
         let full_units = full.planes() as u64;
         let full_bad_blocks = bad_blocks_of(full.blocks() - full_static_blocks, bad_fraction);
@@ -642,7 +643,9 @@ impl DeviceConfig {
                 f
             }
         };
-        let slc_streams = native_slc_streams(full_static_blocks, self.slc_cache.dynamic);
+        // FDP's streams hold their open blocks as the cache's do.
+        let slc_streams =
+            native_slc_streams(full_static_blocks, self.slc_cache.dynamic) + self.fdp_streams();
         let plan = SlicePlan {
             full,
             full_static_blocks,
@@ -686,5 +689,97 @@ impl DeviceConfig {
             }
         };
         Ok((plan, slice))
+    }
+}
+
+impl DeviceConfig {
+    /// Native write streams FDP adds to the drive's (each holds an open block per unit): a
+    /// host stream per handle beyond the first, and, persistently isolated, a relocation
+    /// stream per handle beyond the first. 0 without FDP.
+    pub(super) fn fdp_streams(&self) -> u64 {
+        let f = &self.fdp;
+        if !f.enabled {
+            return 0;
+        }
+        let per_handle = match f.handle_type {
+            crate::config::FdpHandleType::InitiallyIsolated => 1,
+            crate::config::FdpHandleType::PersistentlyIsolated => 2,
+        };
+        per_handle * u64::from(f.handles.saturating_sub(1))
+    }
+
+    /// The FTL's FDP settings (None without FDP), each refusal naming its key.
+    pub(super) fn fdp_parts(
+        &self,
+        full: &NandGeometry,
+    ) -> Result<Option<flashlab_ftl::FdpConfig>, KeyError> {
+        let f = &self.fdp;
+        if !f.enabled {
+            return Ok(None);
+        }
+        let handles = range_u32("fdp.handles", f.handles, 1, flashlab_ftl::MAX_HANDLES)?;
+        if f.reclaim_groups != 1 {
+            return Err(key_err(
+                "fdp.reclaim_groups",
+                f.reclaim_groups,
+                "the model has one reclaim group (every handle's reclaim units span every die)",
+                "1",
+            ));
+        }
+        if !self.buffer.plp {
+            return Err(key_err(
+                "fdp.enabled",
+                true,
+                "FDP is modelled on drives with power-loss protection",
+                "buffer.plp = true",
+            ));
+        }
+        if self.controller.compression_granule.is_some() {
+            return Err(key_err(
+                "fdp.enabled",
+                true,
+                "FDP is modelled on drives that do not compress",
+                "no controller.compression_granule",
+            ));
+        }
+        if self.slc_cache.static_size.0 > 0 || self.slc_cache.dynamic {
+            return Err(key_err(
+                "fdp.enabled",
+                true,
+                "FDP is modelled on drives without an SLC cache",
+                "slc_cache.static = \"0\" and slc_cache.dynamic = false",
+            ));
+        }
+        let block = full.block_bytes();
+        let ru_blocks = match f.ru_bytes {
+            None => full.planes(),
+            Some(s) if s.0 >= block && s.0.is_multiple_of(block) && s.0 / block <= 1 << 24 => {
+                (s.0 / block) as u32
+            }
+            Some(s) => {
+                return Err(key_err(
+                    "fdp.ru_bytes",
+                    size_text(s.0),
+                    "not a whole number of erase blocks",
+                    format!(
+                        "a multiple of the erase block ({}), e.g. {} (one per die and plane)",
+                        size_text(block),
+                        size_text(block * u64::from(full.planes()))
+                    ),
+                ))
+            }
+        };
+        Ok(Some(flashlab_ftl::FdpConfig {
+            handles,
+            ru_blocks,
+            handle_type: match f.handle_type {
+                crate::config::FdpHandleType::InitiallyIsolated => {
+                    flashlab_ftl::HandleType::InitiallyIsolated
+                }
+                crate::config::FdpHandleType::PersistentlyIsolated => {
+                    flashlab_ftl::HandleType::PersistentlyIsolated
+                }
+            },
+        }))
     }
 }

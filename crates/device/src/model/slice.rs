@@ -9,6 +9,8 @@ pub(super) struct FtlSpares {
     pub(super) ius_per_block: u64,
     pub(super) ius_per_page: u64,
     pub(super) plp: bool,
+    /// Native streams beyond the FTL's four (FDP's handles), an open block per unit each.
+    pub(super) extra_streams: u64,
 }
 
 impl FtlSpares {
@@ -16,8 +18,8 @@ impl FtlSpares {
     /// minus the held-back blocks, two pages of in-flight copies, one IU, and without PLP
     /// less than a page of padding per block.
     pub(super) fn max_user_ius(&self, native_blocks: u64, units: u64, fg: u64) -> u64 {
-        let mut overhead =
-            2 * self.ius_per_page + held_back_blocks(units, fg) * self.ius_per_block + 1;
+        let held = held_back_blocks(units, fg) + self.extra_streams * units;
+        let mut overhead = 2 * self.ius_per_page + held * self.ius_per_block + 1;
         if !self.plp {
             overhead += (self.ius_per_page - 1) * native_blocks;
         }

@@ -364,10 +364,61 @@ impl Ssd {
                 }),
             );
         }
+        if let (Some(fdp), Some(o)) = (self.fdp_json(), j.as_object_mut()) {
+            o.insert("fdp".to_string(), fdp);
+        }
         if let (Some(z), Some(o)) = (self.zoned_json(), j.as_object_mut()) {
             o.insert("zns".to_string(), z);
         }
         j
+    }
+
+    /// NVMe's FDP logs as counters (only on a drive with FDP): the statistics log (HBMW,
+    /// MBMW, MBE, bytes since format), each handle's usage and status, and the events.
+    fn fdp_json(&self) -> Option<serde_json::Value> {
+        let r = self.ftl.fdp_report()?;
+        let c = self.ftl.counters();
+        let iu = self.model.iu_bytes;
+        let block = self.model.full.block_bytes();
+        let lb = self.model.logical_block_bytes;
+        let hbmw = c.host_write_ius * iu;
+        let mbmw = c.nand_write_ius * iu;
+        let ru_blocks = u64::from(r.ru_blocks);
+        let handles: Vec<serde_json::Value> = r
+            .usage
+            .iter()
+            .zip(&r.ru_available_ius)
+            .enumerate()
+            .map(|(pid, (u, &avail))| {
+                json!({
+                    "placement_id": pid,
+                    "ruh_id": pid,
+                    "attributes": if u.host_ius > 0 { "host_specified" } else { "unused" },
+                    "host_bytes_written": u.host_ius * iu,
+                    "gc_moved_out_bytes": u.relocated_ius * iu,
+                    "gc_moved_in_bytes": u.relocated_in_ius * iu,
+                    "reclaim_units_used": u.blocks_opened.div_ceil(ru_blocks),
+                    "erased_bytes": u.blocks_erased * block,
+                    "ruamw_blocks": avail * iu / lb,
+                })
+            })
+            .collect();
+        Some(json!({
+            "handles": r.handles,
+            "reclaim_groups": 1,
+            "handle_type": r.handle_type.name(),
+            "ru_bytes": ru_blocks * block,
+            "hbmw": hbmw,
+            "mbmw": mbmw,
+            "mbe": c.erases * block,
+            "dlwa": if hbmw == 0 { 0.0 } else { mbmw as f64 / hbmw as f64 },
+            "shared_gc_bytes": r.shared_relocated_ius * iu,
+            "ruh": handles,
+            "events": {
+                "ru_not_fully_written": r.events.ru_not_fully_written,
+                "media_reallocated": r.events.media_reallocated,
+            },
+        }))
     }
 }
 

@@ -49,6 +49,17 @@ impl Ssd {
         // Large writes stream through the buffer in chunks of a quarter of it (IUs are a
         // power of two: a shift, not a divide per command).
         let chunk_ius = ((self.buffer.capacity_bytes() / 4) >> self.iu_shift).max(1);
+        // FDP: the write's reclaim unit handle (the default, 0, without an identifier).
+        let handle = if self.ftl.fdp_enabled() {
+            let handles = self.model.ftl.fdp.as_ref().map_or(0, |f| f.handles);
+            let id = req.placement.unwrap_or(0);
+            if u32::from(id) >= handles {
+                return Err(DeviceError::InvalidPlacement { id, handles });
+            }
+            Some(u32::from(id))
+        } else {
+            None
+        };
         let mut done = t0;
         let mut lpn = first;
         let mut data_ns = t0;
@@ -74,6 +85,9 @@ impl Ssd {
             data_ns = self.link_transfer(admitted, chunk_end_byte - chunk_first_byte, false);
             let head = head_partial && lpn == first;
             let tail = tail_partial && lpn + n - 1 == last;
+            if let Some(h) = handle {
+                self.ftl.use_handle(h, n as u32);
+            }
             match self.model.host_allocation {
                 HostAllocation::Striped => self.ftl.write(
                     lpn as u32,

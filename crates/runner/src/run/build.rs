@@ -11,6 +11,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         plan: &'a ScalePlan,
     ) -> Result<Self, RunError> {
         let block_bytes = device.logical_block_bytes();
+        let placement_handles = device.placement_handles();
         let job_seeds = SeedTree::new(options.seed).child("job");
         let mut clones = Vec::new();
         let mut phases: Vec<(usize, usize)> = Vec::new();
@@ -48,7 +49,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             for clone_index in 0..spec.control.numjobs.max(1) {
                 let job_index = clones.len() as u32 + 1;
                 let seeds = job_seeds.index(job_index as u64);
-                let clone = JobClone::new(
+                let data_placement = placement::DataPlacement::new(spec, placement_handles, &seeds)
+                    .map_err(|why| RunError::Placement {
+                        file: job_place(file, spec),
+                        line: job_line(spec),
+                        job: spec.id.name.clone(),
+                        why,
+                    })?;
+                let mut clone = JobClone::new(
                     file,
                     spec,
                     Placement {
@@ -64,6 +72,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     seeds,
                     options,
                 )?;
+                if data_placement.is_some() {
+                    // Each write picks its identifier: the simple issue loop does not.
+                    clone.simple = false;
+                    clone.data_placement = data_placement;
+                }
                 clones.push(clone);
                 group_members += 1;
             }
@@ -315,6 +328,7 @@ impl<'a> JobClone<'a> {
             flushes: 0,
             waitees: Vec::new(),
             verify,
+            data_placement: None,
         })
     }
 }

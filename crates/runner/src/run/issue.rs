@@ -212,6 +212,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let c = &mut self.clones[i];
             c.issued_bytes += io.len_bytes;
             let req = c.request(&io, fua);
+            let req = c.place(req);
             if let Some(guard) = c.overlap_guard.as_mut() {
                 guard.push((io.offset_bytes, io.offset_bytes + io.len_bytes));
             }

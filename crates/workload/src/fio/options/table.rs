@@ -805,6 +805,34 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("verify_state_load", &[], "Verify up to a saved write state"),
     not("write_barrier", &[], "Barrier writes every N writes"),
     not("write_hint", &[], "Write lifetime hints (the simulated drive has no streams or placement by hint)"),
+    // --- data placement (fio 3.34 on; crate::placement) -------------------------------------
+    sim("fdp", &[], OptionType::Bool, "0", "Writes carry NVMe Flexible Data Placement identifiers (as dataplacement=fdp); the drive needs fdp.enabled", |b, v| {
+        b.spec.placement.fdp = flag(v)?;
+        Ok(())
+    }),
+    sim("dataplacement", &["data_placement"], OptionType::Enum(&["none", "fdp", "streams"]), "none", "Data placement directive of writes: none, or fdp (NVMe Flexible Data Placement); streams is not simulated", |b, v| {
+        b.spec.placement.dataplacement_fdp = match val(v)?.trim() {
+            "none" => false,
+            "fdp" => true,
+            "streams" => return Err("none or fdp (the simulated drive has no streams directive; not simulated)".into()),
+            _ => return Err("none or fdp".into()),
+        };
+        Ok(())
+    }),
+    sim("plid_select", &["fdp_pli_select"], OptionType::Enum(&["roundrobin", "random", "scheme"]), "roundrobin", "How each write picks its placement ID from plids: roundrobin or random (scheme is not simulated)", |b, v| {
+        b.spec.placement.select = match val(v)?.trim() {
+            "roundrobin" => crate::placement::PlacementSelect::RoundRobin,
+            "random" => crate::placement::PlacementSelect::Random,
+            "scheme" => return Err("roundrobin or random (scheme, which reads dp_scheme's file, is not simulated)".into()),
+            _ => return Err("roundrobin or random".into()),
+        };
+        Ok(())
+    }),
+    sim("plids", &["fdp_pli"], OptionType::Str, "", "Placement ID indices (into the drive's list, as nvme fdp status shows it) the job's writes use, e.g. 0,2-3; default all", |b, v| {
+        b.spec.placement.ids = crate::placement::parse_ids(val(v)?)?;
+        Ok(())
+    }),
+    not("dp_scheme", &[], "Placement IDs by offset range from a file (plid_select=scheme)"),
 ];
 
 /// Longest steady-state window (a day of one-second samples): the window is kept in memory.

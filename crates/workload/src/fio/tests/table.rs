@@ -76,6 +76,10 @@ const FIO_ALIASES: &[(&str, &str)] = &[
     ("ss", "steadystate"),
     ("ss_dur", "steadystate_duration"),
     ("ss_ramp", "steadystate_ramp_time"),
+    // fio 3.35 on (options.c): the data placement options' older spellings.
+    ("data_placement", "dataplacement"),
+    ("fdp_pli_select", "plid_select"),
+    ("fdp_pli", "plids"),
 ];
 
 #[test]
