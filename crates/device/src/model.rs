@@ -1106,14 +1106,20 @@ mod tests {
     }
 
     #[test]
-    fn die_level_reads_reach_the_geometry_and_refuse_a_reordering_scheduler() {
-        let geometry = |sets| load(sets).unwrap().resolve().unwrap().geometry;
+    fn die_level_reads_reach_the_geometry_and_refuse_independent_programs_under_reordering() {
+        let geometry = |sets: &[(&str, &str)]| load(sets).unwrap().resolve().unwrap().geometry;
         assert!(geometry(&[]).independent_plane_reads);
+        let mp = ("nand.multi_plane", "true");
         let off = ("nand.independent_plane_reads", "false");
-        assert!(!geometry(&[off]).independent_plane_reads);
-        match load(&[off, ("scheduler.read_priority", "true")]) {
+        assert!(!geometry(&[mp, off]).independent_plane_reads);
+        // Die-level reads and programs under read priority: one queue per die.
+        let rp = ("scheduler.read_priority", "true");
+        assert!(!geometry(&[mp, off, rp]).independent_plane_reads);
+        // A die-wide queue cannot let the planes program on their own.
+        let own = ("nand.independent_plane_programs", "true");
+        match load(&[mp, off, rp, own]) {
             Err(ConfigError::Invalid { key, valid, .. }) => {
-                assert_eq!(key, "nand.independent_plane_reads");
+                assert_eq!(key, "nand.independent_plane_programs");
                 assert!(valid.contains("without reordering"), "{valid}");
             }
             other => panic!("want an invalid-key error, got {other:?}"),

@@ -135,12 +135,21 @@ pub struct NandTiming {
     /// A power cap is set (checked on every operation).
     capped: bool,
     /// Per-unit queues when the scheduler may reorder (None: plain FIFO busy-until times).
+    /// With die-level reads the queues are per die (see `die_queues`).
     queues: Option<UnitQueues>,
     /// Units are planes but a read holds its whole die (see
-    /// [`NandGeometry::independent_plane_reads`]); FIFO placement only.
+    /// [`NandGeometry::independent_plane_reads`]).
     die_reads: bool,
+    /// Die-level reads under a reordering scheduler: one queue per die holds every
+    /// operation of the die (a part that reads and programs its planes only together is
+    /// busy as a whole, as an ONFI LUN without independent plane operations is), and each
+    /// plane's free time follows its die's queue.
+    die_queues: bool,
     /// With die-level reads: per die, the multi-plane read placed last (empty otherwise).
     die_groups: Vec<ReadGroup>,
+    /// With die queues: per die, what the read of its group waited for, by cause (a read
+    /// joining the group waits for the same; empty otherwise).
+    die_group_waits: Vec<Waits>,
     /// Units are planes but a program holds its whole die (see
     /// [`NandGeometry::independent_plane_programs`]); under a reordering scheduler it sits
     /// in every plane's queue.
@@ -179,12 +188,12 @@ pub struct NandTiming {
 // derived from them are configuration.
 flashlab_engine::impl_state!(NandTiming {
     channels, unit_free_ns, xfer_memo, all_free_ns, power, queues, die_groups,
-    program_groups, floor_ns, forget_ns, ops, bytes, channel_busy_ns, program_suspends,
+    die_group_waits, program_groups, floor_ns, forget_ns, ops, bytes, channel_busy_ns, program_suspends,
     erase_suspends, paired_reads, paired_programs, host_reads, host_read_wait_ns,
     host_reads_waiting,
 } skip {
     geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
-    die_programs, die_plane_of_unit,
+    die_queues, die_programs, die_plane_of_unit,
 });
 
 impl NandTiming {
@@ -217,8 +226,13 @@ impl NandTiming {
         let t = &timings;
         let die_level =
             |independent: bool| geometry.multi_plane && !independent && geometry.planes_per_die > 1;
-        let die_reads = die_level(geometry.independent_plane_reads) && !sched.reorders();
+        let die_reads = die_level(geometry.independent_plane_reads);
         let die_programs = die_level(geometry.independent_plane_programs);
+        let die_queues = die_reads && sched.reorders();
+        debug_assert!(
+            !die_queues || die_programs,
+            "die queues need die-level programs"
+        );
         Self {
             geometry,
             timings,
@@ -239,12 +253,17 @@ impl NandTiming {
             }),
             xfer_memo: (0, 0),
             all_free_ns: 0,
-            queues: sched
-                .reorders()
-                .then(|| UnitQueues::new(units as usize, sched)),
-            // A reordering scheduler keeps one queue per plane and places reads on their
-            // plane's queue only; the device configuration rejects it with die-level reads.
+            queues: sched.reorders().then(|| {
+                let queues = if die_queues { geometry.dies() } else { units };
+                UnitQueues::new(queues as usize, sched)
+            }),
             die_reads,
+            die_queues,
+            die_group_waits: if die_queues {
+                vec![[0; WAIT_CAUSES.len()]; geometry.dies() as usize]
+            } else {
+                Vec::new()
+            },
             die_groups: if die_reads {
                 vec![ReadGroup::NONE; geometry.dies() as usize]
             } else {
@@ -576,6 +595,9 @@ impl NandTiming {
                         }
                         array_done
                     }
+                    Some(_) if self.die_queues => {
+                        self.die_queued_read(unit, op.page, class, now_ns, op.host)
+                    }
                     Some(ref mut q) => {
                         let (end, free, placed) =
                             queued_read(q, unit, now_ns, array_ns, self.floor_ns, op.host);
@@ -620,6 +642,10 @@ impl NandTiming {
             MediaOpKind::Erase => {
                 let start = match &mut self.queues {
                     None => now_ns.max(self.unit_free_ns[unit]),
+                    Some(_) if self.die_queues => {
+                        let start = self.die_queue_push(unit, Kind::Erase, now_ns, array_ns);
+                        return self.finish_die_queued(start, start + array_ns);
+                    }
                     Some(q) => q.push(unit, Kind::Erase, now_ns, array_ns, self.floor_ns),
                 };
                 let done = start + array_ns;
@@ -699,6 +725,13 @@ impl NandTiming {
         let done_ns = start_ns + array_ns;
         match &mut self.queues {
             None => set_free(planes, done_ns),
+            // One queue for the die: the program goes in once, and every plane is free
+            // when the die's queue is.
+            Some(q) if self.die_queues => {
+                let start = q.push(die, Kind::Program, start_ns, array_ns, self.floor_ns);
+                debug_assert_eq!(start, start_ns);
+                planes.fill(q.free_ns(die));
+            }
             // Under a reordering scheduler every plane's queue holds the program, so reads
             // of any plane of the die wait for it, go before it or suspend it there. A read
             // placed before it on one plane moves only that plane's entry: the die's
@@ -720,6 +753,103 @@ impl NandTiming {
             done_ns,
         };
         start_ns
+    }
+
+    /// A read on plane `unit` of a part with die-level reads under a reordering scheduler:
+    /// its die's queue places it (behind the running operation, reads waiting and what the
+    /// die was sent, or inside a suspended program or erase), and a read of the die's other
+    /// planes at the same page address arriving before the die starts it joins it as one
+    /// multi-plane read, as [`Self::die_read`] pairs them on a FIFO die. Returns when its
+    /// array work ends.
+    #[inline(never)]
+    fn die_queued_read(
+        &mut self,
+        unit: usize,
+        page: u32,
+        class: usize,
+        now_ns: u64,
+        host: bool,
+    ) -> u64 {
+        let ppd = self.geometry.planes_per_die as usize;
+        let (die, plane) = (unit / ppd, unit % ppd);
+        let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
+        let g = &mut self.die_groups[die];
+        // Any other read placed on the die replaces its group, and programs and erases go
+        // in behind it, so the group's read is where it was placed.
+        if g.page == page
+            && g.class == class as u8
+            && g.planes & plane_bit == 0
+            && now_ns <= g.start_ns
+        {
+            g.planes |= plane_bit;
+            self.paired_reads += 1;
+            let done_ns = g.done_ns;
+            if host {
+                // It arrived with the group's read or later: it waits for what that read
+                // waited for, less what passed before it arrived (the earliest causes).
+                let waits = self.die_group_waits[die];
+                let arrived_ns = g.start_ns - waits.iter().sum::<u64>();
+                let mut late = now_ns.saturating_sub(arrived_ns);
+                for (cause, &ns) in waits.iter().enumerate() {
+                    let cut = late.min(ns);
+                    late -= cut;
+                    self.host_wait(cause, ns - cut);
+                }
+            }
+            return done_ns;
+        }
+        let array_ns = self.array_ns[class];
+        let Some(q) = self.queues.as_mut() else {
+            unreachable!("die queues without queues")
+        };
+        let placed = q.read(die, now_ns, array_ns, self.floor_ns, host);
+        match placed.suspended {
+            Some(Kind::Erase) => self.erase_suspends += 1,
+            Some(_) => self.program_suspends += 1,
+            None => {}
+        }
+        let free = q.free_ns(die);
+        let first = die * ppd;
+        self.unit_free_ns[first..first + ppd].fill(free);
+        self.all_free_ns = self.all_free_ns.max(free);
+        if host {
+            for (cause, &ns) in placed.waits.iter().enumerate() {
+                self.host_wait(cause, ns);
+            }
+        }
+        let done_ns = placed.start_ns + array_ns;
+        self.die_group_waits[die] = placed.waits;
+        self.die_groups[die] = ReadGroup {
+            page,
+            class: class as u8,
+            planes: plane_bit,
+            start_ns: placed.start_ns,
+            done_ns,
+        };
+        done_ns
+    }
+
+    /// Push a program or erase on plane `unit`'s die queue (die-level reads under a
+    /// reordering scheduler): every plane of the die follows the queue's free time.
+    /// Returns when its array work starts.
+    #[inline(never)]
+    fn die_queue_push(&mut self, unit: usize, kind: Kind, earliest_ns: u64, array_ns: u64) -> u64 {
+        let ppd = self.geometry.planes_per_die as usize;
+        let die = unit / ppd;
+        let Some(q) = self.queues.as_mut() else {
+            unreachable!("die queues without queues")
+        };
+        let start = q.push(die, kind, earliest_ns, array_ns, self.floor_ns);
+        let free = q.free_ns(die);
+        let first = die * ppd;
+        self.unit_free_ns[first..first + ppd].fill(free);
+        start
+    }
+
+    /// The end of an operation placed on a die queue: (completion, start).
+    fn finish_die_queued(&mut self, start: u64, done: u64) -> (u64, u64) {
+        self.all_free_ns = self.all_free_ns.max(done);
+        (done, start)
     }
 
     /// The power cap's start for an operation of `class` moving `bytes` wanted at `now_ns`.

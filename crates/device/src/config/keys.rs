@@ -140,7 +140,7 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "nand",
         "independent_plane_reads",
-        "With multi_plane, each plane reads on its own; false: a read holds its whole die for tR, and reads of one page address on the die's planes issued together pair as one multi-plane read (parts whose multi-plane read needs one page address on every plane)",
+        "With multi_plane, each plane reads on its own; false: a read holds its whole die for tR, and reads of one page address on the die's planes issued together pair as one multi-plane read (parts whose multi-plane read needs one page address on every plane); under a reordering `[scheduler]` the die keeps one queue (needs `independent_plane_programs` false)",
         "bool",
         "true",
     ),

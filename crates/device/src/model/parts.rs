@@ -437,13 +437,19 @@ impl DeviceConfig {
             program_suspend_step_ns: sc.program_suspend_step.0,
             erase_suspend_step_ns: sc.erase_suspend_step.0,
         };
-        if !n.independent_plane_reads && scheduler.reorders() {
-            // The reordering queues are per plane and cannot hold a die-wide read.
+        if n.multi_plane
+            && !n.independent_plane_reads
+            && n.independent_plane_programs
+            && scheduler.reorders()
+        {
+            // With die-wide reads a reordering scheduler keeps one queue per die, which
+            // cannot let the die's planes program on their own.
             return Err(key_err(
-                "nand.independent_plane_reads",
-                "false",
-                "not supported with scheduler.read_priority or a suspend",
-                "true, or a scheduler without reordering",
+                "nand.independent_plane_programs",
+                "true",
+                "not supported with nand.independent_plane_reads = false and \
+                 scheduler.read_priority or a suspend",
+                "false, or independent plane reads, or a scheduler without reordering",
             ));
         }
         Ok(scheduler)

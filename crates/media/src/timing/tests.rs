@@ -413,3 +413,47 @@ fn under_read_priority_a_dies_program_sits_in_every_planes_queue() {
         first_done + 1250 * US
     );
 }
+
+#[test]
+fn die_level_reads_under_read_priority_share_one_queue_per_die() {
+    let sched = SchedulerConfig {
+        read_priority: true,
+        ..SchedulerConfig::default()
+    };
+    let g = NandGeometry {
+        independent_plane_reads: false,
+        ..die_level_programs()
+    };
+    let mut m = NandTiming::with_scheduler(g, timings(), sched);
+    // Three two-plane programs queue on die 0.
+    for _ in 0..3 {
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+        m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0);
+    }
+    assert_eq!(m.counters().paired_programs, 3);
+    let first_done = 2 * XFER + 600 * US;
+    assert_eq!(m.all_idle_ns(), first_done + 1200 * US);
+    // A host read of plane 1 once the first program runs waits for it alone, not for the
+    // two queued behind it (a FIFO die would hold it to the last).
+    assert_eq!(
+        m.read(12, 5, 4096, false, true, 40 * US).0,
+        first_done + 50 * US + 4096
+    );
+    // Plane 0's read of the same page address, issued with it, joins it: one tR.
+    assert_eq!(
+        m.read(2, 5, 4096, false, true, 40 * US).0,
+        first_done + 50 * US + 2 * 4096
+    );
+    assert_eq!(m.counters().paired_reads, 1);
+    // The queued programs moved later by the one tR, on both planes of the die.
+    assert_eq!(m.all_idle_ns(), first_done + 1250 * US);
+    assert_eq!(m.unit_free_ns(0), first_done + 1250 * US);
+    assert_eq!(m.unit_free_ns(10), first_done + 1250 * US);
+    // Both reads waited for the running program only.
+    let c = m.counters();
+    assert_eq!(
+        c.host_read_wait_ns[wait::PROGRAMS],
+        2 * (first_done - 40 * US)
+    );
+    assert_eq!(c.host_read_wait_ns[wait::DIE_BUSY], 0);
+}

@@ -22,8 +22,9 @@
 //! **Scan.** One thread, one request at a time: directories in an order unrelated to the one
 //! they were created in (Windows enumerates by name), for each its index block, then each
 //! file's MFT page (unless the previous file's record is on the page just read) and its data
-//! in 64 KiB reads, fragment by fragment. Each file also costs the host 50 µs (open, close,
-//! the engine's setup: an assumption).
+//! in 64 KiB reads, fragment by fragment. Each file also costs the host its time per file
+//! (open, close, the scanning engine's look-up and setup; default 50 µs, an assumption: an
+//! option of the host, [`ScanHost::file_ns`]).
 //!
 //! **Host.** Two behaviours of the scanning host are options ([`ScanHost`]), not part of any
 //! device: what the host keeps of the file system's metadata ([`MetadataCache`]: Windows'
@@ -54,7 +55,7 @@ const MAX_FILES_PER_DIR: u64 = 19;
 /// Mean free hole and mean gap of other data between holes (assumptions, see the header).
 const HOLE_MEAN_BYTES: u64 = 8 << 20;
 const GAP_MEAN_BYTES: u64 = 8 << 20;
-/// Host read size and host time per file.
+/// Host read size and default host time per file.
 pub(crate) const READ_BYTES: u64 = 64 << 10;
 pub(crate) const HOST_FILE_NS: u64 = 50_000;
 /// Bounds of one set.
@@ -149,6 +150,8 @@ pub(crate) struct ScanHost {
     pub metadata: MetadataCache,
     /// A pass after the first skips every file (unchanged since it was scanned).
     pub skip_unchanged: bool,
+    /// Host time per file, scanned or skipped (open, close, the engine's look-up).
+    pub file_ns: u64,
 }
 
 /// The host's memory of earlier reads: which MFT pages and index blocks it holds, and
@@ -405,7 +408,7 @@ impl FileSet {
             }
             for &i in &self.file_order[range] {
                 let f = self.files[i as usize];
-                t += HOST_FILE_NS;
+                t += host.file_ns;
                 if skip {
                     continue;
                 }
@@ -496,6 +499,7 @@ metadata_bytes_per_line = 16
     const BARE: ScanHost = ScanHost {
         metadata: MetadataCache::None,
         skip_unchanged: false,
+        file_ns: HOST_FILE_NS,
     };
 
     /// Both passes of a `set_bytes` file set on `dev` as `host` scans, the second a minute
@@ -529,6 +533,7 @@ metadata_bytes_per_line = 16
         let pass = ScanHost {
             metadata: MetadataCache::Pass,
             skip_unchanged: false,
+            file_ns: HOST_FILE_NS,
         };
         let (held, _) = passes_with(&mut hdd(), 96 << 20, pass);
         assert_eq!(bare.files_read, held.files_read);
@@ -543,6 +548,7 @@ metadata_bytes_per_line = 16
         let skip = |metadata| ScanHost {
             metadata,
             skip_unchanged: true,
+            file_ns: HOST_FILE_NS,
         };
         // Metadata kept: the second pass touches no device at all, only the host's time.
         let (a, b) = passes_with(&mut hdd(), 96 << 20, skip(MetadataCache::Kept));
@@ -556,6 +562,24 @@ metadata_bytes_per_line = 16
             "{c:?}"
         );
         assert!(c.read_bytes < a.read_bytes / 4, "{a:?} {c:?}");
+    }
+
+    #[test]
+    fn a_skipping_second_pass_is_the_hosts_time_per_file() {
+        // With the metadata kept and unchanged files skipped, the second pass is the host's
+        // time per file over the set's files, whatever that time is.
+        for file_ns in [20_000, HOST_FILE_NS, 120_000] {
+            let host = ScanHost {
+                metadata: MetadataCache::Kept,
+                skip_unchanged: true,
+                file_ns,
+            };
+            let mut dev = hdd();
+            let cap = dev.capacity_bytes();
+            let set = FileSet::generate(&mut SeedTree::new(3).stream(), 96 << 20, 0, cap);
+            let (_, b) = passes_with(&mut dev, 96 << 20, host);
+            assert_eq!(b.time_ns, set.files.len() as u64 * file_ns, "{b:?}");
+        }
     }
 
     #[test]
