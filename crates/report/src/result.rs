@@ -475,6 +475,28 @@ impl JobResult {
             .percentiles(d.clat.samples, &self.percentile_list);
         self.percentile_list.iter().copied().zip(vals).collect()
     }
+    /// Whether the job reports completion-latency percentiles (fio's `clat_percentiles`).
+    pub fn reports_clat_percentiles(&self) -> bool {
+        self.percentiles.clat
+    }
+    /// fio's completion-latency distribution (its `latency_ns`, `latency_us` and `latency_ms`
+    /// buckets) as (upper bound in ns, share of the job's I/Os in percent), ascending; the
+    /// open `>=2000` ms bucket has no bound and is left out.
+    pub fn latency_distribution(&self) -> Vec<(f64, f64)> {
+        let total_ios: u64 = self.dirs.iter().map(|d| d.total_ios).sum();
+        let mut out = Vec::with_capacity(3 * (crate::json::LAT_RANGES.len() - 1));
+        let mut add = |shares: &[f64], scale_ns: f64| {
+            for (bound, share) in crate::json::LAT_RANGES.iter().zip(shares) {
+                if let Ok(bound) = bound.parse::<f64>() {
+                    out.push((bound * scale_ns, *share));
+                }
+            }
+        };
+        add(&crate::json::calc_lat(&self.lat_n, total_ios), 1.0);
+        add(&crate::json::calc_lat(&self.lat_u, total_ios), 1e3);
+        add(&crate::json::calc_lat(&self.lat_m, total_ios), 1e6);
+        out
+    }
     /// Log entries not kept because a per-I/O log hit its memory bound.
     pub fn log_entries_dropped(&self) -> u64 {
         self.logs

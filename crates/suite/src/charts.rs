@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use flashlab_report::html::{Figure, FigureKind};
 use serde_json::{json, Value};
 
-use crate::{Axis, Chart, Series, StepKind, SuiteReport, Unit};
+use crate::{Axis, Chart, DirectionFigures, Series, StepKind, SuiteReport, Unit};
 
 /// Figures with more lines than this are cut to it (and say so): past a dozen the colours
 /// repeat and no reader can follow a line.
@@ -26,17 +26,6 @@ const MAX_SERIES: usize = 12;
 
 /// The published four-corner figures of presets, with their sources.
 const TARGETS_TOML: &str = include_str!("../../../jobs/four-corners/targets.toml");
-
-/// One direction of an fio job's results.
-#[derive(Debug, Clone, Default)]
-struct Direction {
-    ios: u64,
-    iops: f64,
-    bw_bytes_per_s: f64,
-    clat_mean_ns: f64,
-    /// (percentile, completion latency in ns), ascending.
-    percentiles: Vec<(f64, f64)>,
-}
 
 /// One job step as the figures read it.
 #[derive(Debug, Clone)]
@@ -49,8 +38,8 @@ struct JobStep {
     bs_bytes: u64,
     iodepth: u32,
     numjobs: u32,
-    read: Direction,
-    write: Direction,
+    read: DirectionFigures,
+    write: DirectionFigures,
     /// fio's latency distribution: (upper bound in ns, share of I/Os in percent).
     distribution: Vec<(f64, f64)>,
 }
@@ -75,7 +64,7 @@ impl JobStep {
 
     /// The direction whose latency is shown: reads when there are any (the latency a mixed
     /// workload's reader waits for), else writes.
-    fn shown(&self) -> (&'static str, &Direction) {
+    fn shown(&self) -> (&'static str, &DirectionFigures) {
         if self.read.ios > 0 {
             ("read", &self.read)
         } else {
@@ -105,162 +94,27 @@ impl JobStep {
     }
 }
 
-fn option<'a>(job: &'a Value, globals: &'a Value, key: &str) -> Option<&'a str> {
-    job.get("job options")
-        .and_then(|o| o.get(key))
-        .or_else(|| globals.get(key))
-        .and_then(Value::as_str)
-}
-
-/// `4k`, `128k`, `1m`, `4096` → bytes (fio's binary suffixes).
-fn size_bytes(text: &str) -> Option<u64> {
-    let t = text.trim().to_ascii_lowercase();
-    let t = t.trim_end_matches("ib").trim_end_matches('b');
-    let (num, mult) = match t.char_indices().last()? {
-        (i, 'k') => (&t[..i], 1u64 << 10),
-        (i, 'm') => (&t[..i], 1 << 20),
-        (i, 'g') => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
-
-/// 4096 → `4k`, 1048576 → `1m`: a whole number of KiB or MiB as fio writes it.
-fn short_size(bytes: u64) -> Option<String> {
-    match bytes {
-        0 => None,
-        b if b % (1 << 20) == 0 => Some(format!("{}m", b >> 20)),
-        b if b % (1 << 10) == 0 => Some(format!("{}k", b >> 10)),
-        b => Some(b.to_string()),
-    }
-}
-
-fn f(v: &Value, key: &str) -> f64 {
-    v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
-}
-
-fn direction(v: Option<&Value>) -> Direction {
-    let Some(v) = v else {
-        return Direction::default();
-    };
-    let clat = v.get("clat_ns").cloned().unwrap_or(Value::Null);
-    let mut percentiles: Vec<(f64, f64)> = clat
-        .get("percentile")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
-    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Direction {
-        ios: v.get("total_ios").and_then(Value::as_u64).unwrap_or(0),
-        iops: f(v, "iops"),
-        bw_bytes_per_s: f(v, "bw_bytes"),
-        clat_mean_ns: f(&clat, "mean"),
-        percentiles,
-    }
-}
-
-/// fio's `latency_ns`, `latency_us`, `latency_ms` buckets as (upper bound ns, percent), in
-/// order; the open `>=2000` ms bucket has no bound to draw and is left out.
-fn distribution(job: &Value) -> Vec<(f64, f64)> {
-    let mut out = Vec::new();
-    for (key, scale) in [
-        ("latency_ns", 1.0),
-        ("latency_us", 1e3),
-        ("latency_ms", 1e6),
-    ] {
-        let Some(buckets) = job.get(key).and_then(Value::as_object) else {
-            continue;
-        };
-        let mut b: Vec<(f64, f64)> = buckets
-            .iter()
-            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()? * scale, v.as_f64()?)))
-            .collect();
-        b.sort_by(|a, b| a.0.total_cmp(&b.0));
-        out.extend(b);
-    }
-    out
-}
-
-/// The job steps of a report with their fio JSON read; steps whose JSON does not read are
-/// left out (the figures show what was measured, never a guess).
+/// The job steps of a report with the figures their runs kept; a step without (a real
+/// target's job whose text does not parse) is left out: the figures show what was measured,
+/// never a guess.
 fn job_steps(report: &SuiteReport) -> Vec<JobStep> {
     let mut out = Vec::new();
     for (device, d) in report.devices.iter().enumerate() {
         for s in &d.steps {
-            if s.kind != StepKind::Job {
-                continue;
-            }
-            let Some(doc) = s
-                .fio_json
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<Value>(t).ok())
-            else {
+            let (StepKind::Job, Some(f)) = (s.kind, &s.figures) else {
                 continue;
             };
-            let globals = doc.get("global options").cloned().unwrap_or(Value::Null);
-            let Some(jobs) = doc.get("jobs").and_then(Value::as_array) else {
-                continue;
-            };
-            let Some(job) = jobs.first() else {
-                continue;
-            };
-            let rw = option(job, &globals, "rw")
-                .or_else(|| option(job, &globals, "readwrite"))
-                .unwrap_or("read")
-                .to_string();
-            let bs_text = option(job, &globals, "bs").unwrap_or("4k");
-            let bs_bytes = size_bytes(bs_text).unwrap_or(0);
-            let bs = short_size(bs_bytes).unwrap_or_else(|| bs_text.to_string());
-            let num = |key: &str| {
-                option(job, &globals, key)
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .unwrap_or(1)
-                    .max(1)
-            };
-            let mixed = matches!(rw.as_str(), "randrw" | "rw" | "readwrite");
-            // A mix of sizes is named by its job (an application profile's name).
-            let bs = match option(job, &globals, "bssplit") {
-                Some(_) => format!(
-                    "{}, mixed sizes,",
-                    job.get("jobname").and_then(Value::as_str).unwrap_or("job")
-                ),
-                None => bs,
-            };
-            let workload = if mixed {
-                let read = option(job, &globals, "rwmixread")
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .unwrap_or(50)
-                    .min(100);
-                format!("{bs} {rw} {read}/{}", 100 - read)
-            } else {
-                format!("{bs} {rw}")
-            };
-            // Several job entries (no group reporting): their rates add up.
-            let mut read = direction(job.get("read"));
-            let mut write = direction(job.get("write"));
-            for other in &jobs[1..] {
-                for (dir, key) in [(&mut read, "read"), (&mut write, "write")] {
-                    let o = direction(other.get(key));
-                    dir.iops += o.iops;
-                    dir.bw_bytes_per_s += o.bw_bytes_per_s;
-                    dir.ios += o.ios;
-                }
-            }
             out.push(JobStep {
                 device,
                 name: s.name.clone(),
-                workload,
-                random: rw.starts_with("rand"),
-                bs_bytes,
-                iodepth: num("iodepth"),
-                numjobs: num("numjobs"),
-                read,
-                write,
-                distribution: distribution(job),
+                workload: f.workload.clone(),
+                random: f.random,
+                bs_bytes: f.bs_bytes,
+                iodepth: f.iodepth,
+                numjobs: f.numjobs,
+                read: f.read.clone(),
+                write: f.write.clone(),
+                distribution: f.distribution.clone(),
             });
         }
     }
@@ -1063,42 +917,53 @@ pub(crate) fn figures_csv(figures: &[Figure]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{suite, DeviceReport, StepRecord, SuiteOptions};
+    use crate::{suite, DeviceReport, JobFigures, StepRecord, SuiteOptions};
 
-    /// An fio JSON document of one job as flashlab writes it (the fields the figures read).
-    fn fio_json(rw: &str, bs: &str, iodepth: u32, read_iops: f64, write_iops: f64) -> String {
-        let dir = |iops: f64, lat_ns: f64| {
-            json!({
-                "iops": iops,
-                "bw_bytes": iops * 4096.0,
-                "total_ios": (iops * 2.0) as u64,
-                "clat_ns": {"mean": lat_ns, "min": 10.0,
-                    "percentile": {"50.000000": lat_ns, "99.000000": lat_ns * 3.0,
-                        "99.990000": lat_ns * 5.0}},
-            })
+    /// The figures of one job step (`rwmixread=70` for a mixed one).
+    fn fio_json(rw: &str, bs: &str, iodepth: u32, read_iops: f64, write_iops: f64) -> JobFigures {
+        let dir = |iops: f64, lat_ns: f64| DirectionFigures {
+            ios: (iops * 2.0) as u64,
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            clat_mean_ns: lat_ns,
+            percentiles: vec![(50.0, lat_ns), (99.0, lat_ns * 3.0), (99.99, lat_ns * 5.0)],
         };
         let lat = 1000.0 * f64::from(iodepth);
-        json!({
-            "global options": {"ioengine": "libaio"},
-            "jobs": [{
-                "job options": {"rw": rw, "bs": bs, "iodepth": iodepth.to_string(),
-                    "rwmixread": "70"},
-                "read": dir(read_iops, lat),
-                "write": dir(write_iops, lat * 2.0),
-                "latency_ns": {"2": 0.0, "1000": 0.0},
-                "latency_us": {"2": 10.0, "4": 40.0, "10": 50.0},
-                "latency_ms": {"2": 0.0, ">=2000": 0.0},
-            }],
-        })
-        .to_string()
+        let bs_bytes = match bs.strip_suffix('k') {
+            Some(k) => k.parse::<u64>().unwrap() << 10,
+            None => bs.trim_end_matches('m').parse::<u64>().unwrap() << 20,
+        };
+        let workload = if matches!(rw, "randrw" | "rw") {
+            format!("{bs} {rw} 70/30")
+        } else {
+            format!("{bs} {rw}")
+        };
+        JobFigures {
+            workload,
+            random: rw.starts_with("rand"),
+            bs_bytes,
+            iodepth,
+            numjobs: 1,
+            read: dir(read_iops, lat),
+            write: dir(write_iops, lat * 2.0),
+            distribution: vec![
+                (2.0, 0.0),
+                (1000.0, 0.0),
+                (2000.0, 10.0),
+                (4000.0, 40.0),
+                (10_000.0, 50.0),
+                (2e6, 0.0),
+            ],
+        }
     }
 
-    fn step(name: &str, json: String) -> StepRecord {
+    fn step(name: &str, figures: JobFigures) -> StepRecord {
         StepRecord {
             name: name.into(),
             kind: StepKind::Job,
             job_text: Some("[x]".into()),
-            fio_json: Some(json),
+            fio_json: Some("{}".into()),
+            figures: Some(figures),
             health: None,
             end_ns: 1,
             measures: Vec::new(),

@@ -50,7 +50,9 @@ pub use oltp::{
 };
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use randread_qd_sweep::RandreadQdSweepOptions;
-pub use record::{SteadyReport, StepKind, StepRecord, SuiteProgress, SuiteShare};
+pub use record::{
+    DirectionFigures, JobFigures, SteadyReport, StepKind, StepRecord, SuiteProgress, SuiteShare,
+};
 pub use run::{
     aggregate_drives, aggregate_name, drive_name, drive_seed, run_on_device, run_on_device_with,
     run_on_real_target, run_on_suite_device, run_on_suite_device_as, run_on_suite_device_at,

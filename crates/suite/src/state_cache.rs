@@ -21,7 +21,7 @@ use flashlab_system::SystemConfig;
 
 use crate::device::SuiteDevice;
 use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
-use crate::{Coord, Measure, StepKind, StepRecord, Unit};
+use crate::{Coord, DirectionFigures, JobFigures, Measure, StepKind, StepRecord, Unit};
 
 /// Where the cache lives and which build fills it.
 #[derive(Debug, Clone, PartialEq)]
@@ -404,6 +404,7 @@ fn put_step(w: &mut StateWriter<'_>, s: &StepRecord) {
     w.put_u8(index_of(&STEP_KINDS, &s.kind));
     put_opt_str(w, s.job_text.as_deref());
     put_opt_str(w, s.fio_json.as_deref());
+    put_figures(w, s.figures.as_ref());
     put_health(w, s.health.as_ref());
     w.put_u64(s.end_ns);
     w.put_len(s.measures.len());
@@ -420,6 +421,7 @@ fn get_step(
     let kind = from_index(&STEP_KINDS, r.get_u8()?, "step kind")?;
     let job_text = get_opt_str(r)?;
     let fio_json = get_opt_str(r)?;
+    let figures = get_figures(r)?;
     let health = get_health(r)?;
     let end_ns = r.get_u64()?;
     let n = r.get_len(10)?;
@@ -431,10 +433,92 @@ fn get_step(
         kind,
         job_text,
         fio_json,
+        figures,
         health,
         end_ns,
         measures,
     })
+}
+
+/// A step's figures, every float by its bits: a restored step draws what the run drew.
+fn put_figures(w: &mut StateWriter<'_>, figures: Option<&JobFigures>) {
+    let Some(f) = figures else {
+        w.put_u8(0);
+        return;
+    };
+    w.put_u8(1);
+    put_str(w, &f.workload);
+    w.put_u8(u8::from(f.random));
+    w.put_u64(f.bs_bytes);
+    w.put_u64(u64::from(f.iodepth));
+    w.put_u64(u64::from(f.numjobs));
+    for d in [&f.read, &f.write] {
+        w.put_u64(d.ios);
+        for v in [d.iops, d.bw_bytes_per_s, d.clat_mean_ns] {
+            w.put_u64(v.to_bits());
+        }
+        put_pairs(w, &d.percentiles);
+    }
+    put_pairs(w, &f.distribution);
+}
+
+fn put_pairs(w: &mut StateWriter<'_>, pairs: &[(f64, f64)]) {
+    w.put_len(pairs.len());
+    for (a, b) in pairs {
+        w.put_u64(a.to_bits());
+        w.put_u64(b.to_bits());
+    }
+}
+
+/// The most percentiles or distribution buckets a step's figures hold (fio takes at most 20
+/// percentiles; its distribution has 32 bounded buckets).
+const MAX_FIGURE_PAIRS: usize = 64;
+
+fn get_pairs(r: &mut StateReader<'_>) -> Result<Vec<(f64, f64)>, StateError> {
+    let n = r.get_len(16)?;
+    if n > MAX_FIGURE_PAIRS {
+        return Err(corrupt(format!(
+            "a step's figures hold {n} pairs (at most {MAX_FIGURE_PAIRS})"
+        )));
+    }
+    (0..n)
+        .map(|_| Ok((f64::from_bits(r.get_u64()?), f64::from_bits(r.get_u64()?))))
+        .collect()
+}
+
+fn get_figures(r: &mut StateReader<'_>) -> Result<Option<JobFigures>, StateError> {
+    match r.get_u8()? {
+        0 => return Ok(None),
+        1 => {}
+        other => return Err(corrupt(format!("a step's figures flag {other} (0 or 1)"))),
+    }
+    let workload = get_str(r)?;
+    let random = r.get_u8()? != 0;
+    let bs_bytes = r.get_u64()?;
+    let count = |r: &mut StateReader<'_>, what: &str| {
+        u32::try_from(r.get_u64()?).map_err(|_| corrupt(format!("a step's {what} past u32")))
+    };
+    let iodepth = count(r, "iodepth")?;
+    let numjobs = count(r, "numjobs")?;
+    let mut dirs = [DirectionFigures::default(), DirectionFigures::default()];
+    for d in &mut dirs {
+        d.ios = r.get_u64()?;
+        d.iops = f64::from_bits(r.get_u64()?);
+        d.bw_bytes_per_s = f64::from_bits(r.get_u64()?);
+        d.clat_mean_ns = f64::from_bits(r.get_u64()?);
+        d.percentiles = get_pairs(r)?;
+    }
+    let [read, write] = dirs;
+    Ok(Some(JobFigures {
+        workload,
+        random,
+        bs_bytes,
+        iodepth,
+        numjobs,
+        read,
+        write,
+        distribution: get_pairs(r)?,
+    }))
 }
 
 /// A step's health log, in the entry as its JSON text: the entry's own encoding of the typed
@@ -818,6 +902,23 @@ mod tests {
                 kind: StepKind::Job,
                 job_text: Some("[fill]\nrw=write\n".into()),
                 fio_json: None,
+                // Floats that print alike in few digits must come back by their bits.
+                figures: Some(JobFigures {
+                    workload: "128k write".into(),
+                    random: false,
+                    bs_bytes: 128 << 10,
+                    iodepth: 32,
+                    numjobs: 2,
+                    read: DirectionFigures::default(),
+                    write: DirectionFigures {
+                        ios: 12,
+                        iops: 0.1 + 0.2,
+                        bw_bytes_per_s: 1e9 / 3.0,
+                        clat_mean_ns: 7.5,
+                        percentiles: vec![(99.99, 1234.0), (50.0, 17.0)],
+                    },
+                    distribution: vec![(2000.0, 33.3), (1e6, 0.01)],
+                }),
                 health: Some(ssd.health_log()),
                 end_ns: 42,
                 measures: vec![

@@ -10,7 +10,7 @@ use flashlab_ftl::{EraseSummary, Ftl, FtlCounters};
 use flashlab_report::{render_json, RunResult};
 use flashlab_runner::{RegionSizes, RunError, RunOptions, SliceScale, TimedPhases};
 use flashlab_system::SystemCounters;
-use flashlab_workload::JobFile;
+use flashlab_workload::{JobFile, JobSpec};
 
 mod cache;
 mod on_real;
@@ -21,6 +21,7 @@ use crate::device::SuiteDevice;
 use crate::measure::LocalAxis;
 use crate::real::{RealError, RealTarget};
 use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
+use crate::record::JobFigures;
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
 
 /// What hears every recorded step's end, with the device and its clock there (and the end of
@@ -371,6 +372,7 @@ impl<'a> Session<'a> {
         text: Option<String>,
         json: Option<String>,
         measures: Vec<Measure>,
+        figures: Option<JobFigures>,
     ) {
         if self.record_steps {
             // A step with a fio JSON carries the device's counters at its end: the health
@@ -384,6 +386,7 @@ impl<'a> Session<'a> {
                 kind,
                 job_text: text,
                 fio_json: json,
+                figures,
                 health,
                 end_ns: self.now_ns,
                 measures,
@@ -423,7 +426,7 @@ impl<'a> Session<'a> {
         let until = self.now_ns.saturating_add(slice_ns);
         ssd.idle(self.now_ns, until);
         self.now_ns = until;
-        self.record(step, StepKind::Idle, None, None, Vec::new());
+        self.record(step, StepKind::Idle, None, None, Vec::new(), None);
     }
 
     /// A random stream of its own for `name` (derived from the suite's seed).
@@ -473,7 +476,7 @@ impl<'a> Session<'a> {
             },
         });
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        self.record(step, StepKind::Driven, None, Some(text), Vec::new());
+        self.record(step, StepKind::Driven, None, Some(text), Vec::new(), None);
         Ok(r)
     }
 
@@ -503,7 +506,7 @@ impl<'a> Session<'a> {
                 error,
             })?;
         self.now_ns = self.now_ns.max(c.done_ns);
-        self.record(step, StepKind::Purge, None, None, Vec::new());
+        self.record(step, StepKind::Purge, None, None, Vec::new(), None);
         Ok(())
     }
 
@@ -606,7 +609,7 @@ impl<'a> Session<'a> {
         } else {
             Vec::new()
         };
-        self.record_job(step, text, &run, measures);
+        self.record_job(step, (text, file.jobs.first()), &run, measures);
         if io_errors.is_none() {
             self.cache = chain.map(|c| c.then(&self.job_step_key(step, text)));
         }
@@ -680,22 +683,25 @@ impl<'a> Session<'a> {
         Ok(run)
     }
 
-    /// Keep a job step's record (text, fio JSON, measures) when steps are recorded.
+    /// Keep a job step's record (text, fio JSON, measures, the figures of its first job
+    /// `spec`) when steps are recorded.
     pub(super) fn record_job(
         &mut self,
         step: &str,
-        text: &str,
+        (text, spec): (&str, Option<&JobSpec>),
         run: &RunResult,
         measures: Vec<Measure>,
     ) {
         if self.record_steps {
             let json = render_json(run, false);
+            let figures = spec.and_then(|spec| JobFigures::of(spec, run));
             self.record(
                 step,
                 StepKind::Job,
                 Some(text.to_string()),
                 Some(json),
                 measures,
+                figures,
             );
         }
     }
@@ -738,7 +744,7 @@ impl<'a> Session<'a> {
             });
         };
         let measures = measure(&run, ssd, start_ns, end_ns);
-        self.record_job(step, text, &run, measures.clone());
+        self.record_job(step, (text, file.jobs.first()), &run, measures.clone());
         Ok((run, measures))
     }
 }

@@ -7,7 +7,7 @@ impl Session<'_> {
     /// An idle step or a purge the target took `took_ns` of wall-clock time for.
     pub(super) fn real_step_done(&mut self, step: &str, kind: StepKind, took_ns: u64) {
         self.now_ns = self.now_ns.saturating_add(took_ns);
-        self.record(step, kind, None, None, Vec::new());
+        self.record(step, kind, None, None, Vec::new(), None);
     }
 
     /// A job fio ran on the target from `start`, as the step's record.
@@ -31,7 +31,11 @@ impl Session<'_> {
         }
         if self.record_steps {
             let m = measure(&run);
-            self.record(step, StepKind::Job, Some(text.to_string()), Some(json), m);
+            // The job text fio ran is parsed as a simulated step's is, for its figures.
+            let file = self.plan_job(step, text).ok().map(|(file, _)| file);
+            let spec = file.as_ref().and_then(|f| f.jobs.first());
+            let figures = spec.and_then(|spec| JobFigures::of(spec, &run));
+            self.record(step, StepKind::Job, Some(text.to_string()), Some(json), m, figures);
         }
         Ok(run)
     }
