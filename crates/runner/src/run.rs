@@ -103,6 +103,66 @@ enum Think {
     Sleeping,
 }
 
+/// When a clone runs and measures.
+struct Window {
+    start_ns: SimTime,
+    /// `start + ramp + runtime`; `SimTime::MAX` without a runtime.
+    deadline_ns: SimTime,
+    measuring: bool,
+    measure_start_ns: SimTime,
+    end_ns: SimTime,
+}
+
+/// The I/Os a clone drew from its generator and has not issued yet.
+struct DrawAhead {
+    /// Drawn from the generator but held back by the rate limit.
+    held: Option<GeneratedIo>,
+    /// The generator's next I/O, drawn ahead so that the device can be told of it
+    /// (`BlockDevice::prefetch`) before it is due.
+    next: Option<GeneratedIo>,
+    /// The one after it, drawn ahead too by a clone that hints two I/Os ahead
+    /// ([`PrefetchStage`]); only ever set while `next` is.
+    after_next: Option<GeneratedIo>,
+    /// The generator has returned None (it is not asked again). The generator's state, not
+    /// the clone's: the clone is exhausted once it has also issued what it drew ahead. Kept
+    /// apart from `next` because the generator fills that `Option` in place, which an
+    /// enum of both would have to copy on every I/O.
+    generator_done: bool,
+}
+
+/// A clone's think time (fio's `thinktime` and its `thinktime_blocks`, `thinktime_iotime`).
+struct Thinking {
+    state: Think,
+    /// The job thinks (`thinktime` > 0).
+    on: bool,
+    /// Data I/Os issued and completed, fio's `io_issues` and `io_blocks` that
+    /// `thinktime_blocks` is compared with.
+    issued: u64,
+    completed: u64,
+    /// The count (of the kind `thinktime_blocks_type` names) when the clone last thought.
+    last_blocks: u64,
+    /// When the clone last finished thinking (its start before the first time), for
+    /// `thinktime_iotime`.
+    last_ns: SimTime,
+    /// The last data I/O filled the queue: check think time once the reap after it is over.
+    after_reap: bool,
+    /// Direction of the last data I/O, whose rate `rate_ignore_thinktime` moves on.
+    ddir: usize,
+}
+
+/// A clone's flushes: the writes counted towards the next `fsync`/`fdatasync`, and the
+/// flush due.
+struct FlushState {
+    writes_since_fsync: u32,
+    writes_since_fdatasync: u32,
+    /// A flush is due before the next data I/O.
+    pending: bool,
+    /// `end_fsync`'s flush has been queued.
+    end_sent: bool,
+    /// Flushes completed.
+    done: u64,
+}
+
 /// One running clone of a job.
 struct JobClone<'a> {
     spec: &'a JobSpec,
@@ -125,52 +185,20 @@ struct JobClone<'a> {
     /// fio's submission and completion batches, when the job sets any that matter.
     batch: Option<Batch>,
     in_flight: u32,
-    start_ns: SimTime,
-    /// `start + ramp + runtime`; `SimTime::MAX` without a runtime.
-    deadline_ns: SimTime,
-    measuring: bool,
-    measure_start_ns: SimTime,
-    end_ns: SimTime,
-    /// Drawn from the generator but held back by the rate limit.
-    pending: Option<GeneratedIo>,
-    /// The generator's next I/O, drawn ahead so that the device can be told of it
-    /// (`BlockDevice::prefetch`) before it is due.
-    lookahead: Option<GeneratedIo>,
-    /// The one after it, drawn ahead too by a clone that hints two I/Os ahead
-    /// ([`PrefetchStage`]); only ever set while `lookahead` is.
-    lookahead_far: Option<GeneratedIo>,
-    /// The generator has returned None (it is not asked again). The generator's state, not
-    /// the clone's: the clone is exhausted once it has also issued what it drew ahead. Kept
-    /// apart from `lookahead` because the generator fills that `Option` in place, which an
-    /// enum of both would have to copy on every I/O.
-    generator_done: bool,
+    /// When the clone runs and measures.
+    window: Window,
+    /// What the clone drew from its generator and has not issued yet.
+    draw: DrawAhead,
     /// Waiting, running, ending or finished.
     life: Lifecycle,
     /// The I/O the device refused, which failed the clone.
     io_error: Option<JobIoError>,
     /// Time of the one Wake event that counts; older Wake events are stale and ignored.
     wake_at: Option<SimTime>,
-    think: Think,
-    /// The job thinks (`thinktime` > 0).
-    thinks: bool,
-    /// Data I/Os issued and completed, fio's `io_issues` and `io_blocks` that
-    /// `thinktime_blocks` is compared with.
-    think_issued: u64,
-    think_completed: u64,
-    /// The count (of the kind `thinktime_blocks_type` names) when the clone last thought.
-    think_last_blocks: u64,
-    /// When the clone last finished thinking (its start before the first time), for
-    /// `thinktime_iotime`.
-    think_last_ns: SimTime,
-    /// The last data I/O filled the queue: check think time once the reap after it is over.
-    think_after_reap: bool,
-    /// Direction of the last data I/O, whose rate `rate_ignore_thinktime` moves on.
-    think_ddir: usize,
-    writes_since_flush: u32,
-    writes_since_datasync: u32,
-    flush_pending: bool,
-    /// `end_fsync`'s flush has been queued.
-    end_flush_sent: bool,
+    /// fio's think time.
+    think: Thinking,
+    /// fio's `fsync`, `fdatasync` and `end_fsync` flushes.
+    flush: FlushState,
     rate: RateState,
     /// No rate limit, fsync, FUA, think time or overlap guard: an issued I/O needs none of
     /// their bookkeeping (decided once, not per I/O).
@@ -208,7 +236,6 @@ struct JobClone<'a> {
     iolog: Option<IoLog>,
     measured_bytes: [u64; 3],
     measured_ios: [u64; 3],
-    flushes: u64,
     /// `wait_for=`: the clones of the waited-for job in this clone's phase (earlier phases
     /// are over when it starts).
     waitees: Vec<usize>,
@@ -229,7 +256,7 @@ impl JobClone<'_> {
             IoKind::Trim => IoLogAction::Trim,
             IoKind::Flush => IoLogAction::Sync,
         };
-        let time_us = now.saturating_sub(self.start_ns) / 1_000;
+        let time_us = now.saturating_sub(self.window.start_ns) / 1_000;
         if let Some(l) = self.iolog.as_mut() {
             l.add(time_us, action, req.offset_bytes, req.len_bytes);
         }
@@ -238,8 +265,8 @@ impl JobClone<'_> {
     /// Statistics start (again) at `now`: the end of `ramp_time`, or fio's reset for the
     /// final window of a latency-target search.
     fn start_measuring(&mut self, now: SimTime) {
-        self.measuring = true;
-        self.measure_start_ns = now;
+        self.window.measuring = true;
+        self.window.measure_start_ns = now;
         self.measured_bytes = [0; 3];
         self.measured_ios = [0; 3];
         self.stats
@@ -273,9 +300,9 @@ impl JobClone<'_> {
     #[inline(always)]
     fn exhaust(&mut self) -> bool {
         self.life.exhaust();
-        if self.spec.sync.end_fsync && !self.end_flush_sent {
-            self.end_flush_sent = true;
-            self.flush_pending = true;
+        if self.spec.sync.end_fsync && !self.flush.end_sent {
+            self.flush.end_sent = true;
+            self.flush.pending = true;
             return true;
         }
         false
@@ -315,37 +342,37 @@ impl JobClone<'_> {
     /// generator's own: drawing ahead changes only when it is asked.
     #[inline]
     fn next_generated(&mut self) -> Option<GeneratedIo> {
-        if let Some(io) = self.lookahead.take() {
-            self.lookahead = self.lookahead_far.take();
+        if let Some(io) = self.draw.next.take() {
+            self.draw.next = self.draw.after_next.take();
             return Some(io);
         }
-        if self.generator_done {
+        if self.draw.generator_done {
             return None;
         }
         let io = self.generator.next_io();
-        self.generator_done = io.is_none();
+        self.draw.generator_done = io.is_none();
         io
     }
 
     /// Draw the next I/O ahead of time, if not drawn yet; returns it.
     #[inline]
     fn draw_ahead(&mut self) -> Option<&GeneratedIo> {
-        if self.lookahead.is_none() && !self.generator_done {
-            self.lookahead = self.generator.next_io();
-            self.generator_done = self.lookahead.is_none();
+        if self.draw.next.is_none() && !self.draw.generator_done {
+            self.draw.next = self.generator.next_io();
+            self.draw.generator_done = self.draw.next.is_none();
         }
-        self.lookahead.as_ref()
+        self.draw.next.as_ref()
     }
 
     /// Draw the next two I/Os ahead of time, those not drawn yet; returns them.
     #[inline]
     fn draw_two_ahead(&mut self) -> (Option<GeneratedIo>, Option<GeneratedIo>) {
         self.draw_ahead();
-        if self.lookahead.is_some() && self.lookahead_far.is_none() && !self.generator_done {
-            self.lookahead_far = self.generator.next_io();
-            self.generator_done = self.lookahead_far.is_none();
+        if self.draw.next.is_some() && self.draw.after_next.is_none() && !self.draw.generator_done {
+            self.draw.after_next = self.generator.next_io();
+            self.draw.generator_done = self.draw.after_next.is_none();
         }
-        (self.lookahead, self.lookahead_far)
+        (self.draw.next, self.draw.after_next)
     }
 }
 
@@ -659,8 +686,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
         }
         let c = &mut self.clones[i];
-        c.start_ns = now;
-        c.think_last_ns = now;
+        c.window.start_ns = now;
+        c.think.last_ns = now;
         if let Some(v) = c.verify.as_mut() {
             v.start(now);
         }
@@ -678,11 +705,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let ramp_ns = c.spec.time.ramp_time_ns;
         if c.life.stopped() {
             // Stopped by another job's exitall before it started: it ends as it starts.
-            c.deadline_ns = now;
+            c.window.deadline_ns = now;
         } else if let Some(runtime_ns) = c.spec.time.runtime_ns {
-            c.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
+            c.window.deadline_ns = now.saturating_add(ramp_ns).saturating_add(runtime_ns);
             self.queue
-                .schedule(c.deadline_ns, Event::Deadline { clone: i as u32 })?;
+                .schedule(c.window.deadline_ns, Event::Deadline { clone: i as u32 })?;
         }
         if ramp_ns > 0 {
             self.queue.schedule(
@@ -690,8 +717,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 Event::RampEnd { clone: i as u32 },
             )?;
         } else {
-            c.measuring = true;
-            c.measure_start_ns = now;
+            c.window.measuring = true;
+            c.window.measure_start_ns = now;
             c.stats
                 .as_mut()
                 .expect("stats live until finish")
@@ -730,40 +757,40 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         c.in_flight -= 1;
         if let Some(b) = c.batch.as_mut() {
-            let ending =
-                (c.life.exhausted() && c.pending.is_none() && !c.flush_pending) || c.life.ending();
+            let ending = (c.life.exhausted() && c.draw.held.is_none() && !c.flush.pending)
+                || c.life.ending();
             b.completed(
                 c.in_flight,
                 ending,
-                c.stats.as_mut().filter(|_| c.measuring),
+                c.stats.as_mut().filter(|_| c.window.measuring),
             );
         }
-        if c.thinks && kind != IoKind::Flush {
-            c.think_completed += 1;
+        if c.think.on && kind != IoKind::Flush {
+            c.think.completed += 1;
             // fio's reap after the I/O that filled the queue waits for one
             // completion, or down to `iodepth_low`; the check follows it (with
             // batches, where the reap ends: `issue_more`).
-            if c.think_after_reap
+            if c.think.after_reap
                 && c.batch.is_none()
                 && c.in_flight <= c.iodepth_low.min(c.iodepth.saturating_sub(1))
             {
-                c.think_after_reap = false;
-                if c.think == Think::Running {
-                    c.think = Think::Reaping;
+                c.think.after_reap = false;
+                if c.think.state == Think::Running {
+                    c.think.state = Think::Reaping;
                     self.queue.schedule(now, Event::ThinkCheck { clone })?;
                 }
             }
         }
         let c = &mut self.clones[i];
         if kind == IoKind::Flush {
-            c.flushes += 1;
-            if c.measuring && now <= c.deadline_ns {
+            c.flush.done += 1;
+            if c.window.measuring && now <= c.window.deadline_ns {
                 c.stats
                     .as_mut()
                     .expect("stats live until finish")
                     .record_sync(issue_ns, now);
             }
-        } else if c.measuring && now <= c.deadline_ns {
+        } else if c.window.measuring && now <= c.window.deadline_ns {
             let ddir = kind.ddir();
             c.measured_bytes[ddir] += len_bytes;
             c.measured_ios[ddir] += 1;
@@ -781,7 +808,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
         self.drain_host_queue(now)?;
         let c = &mut self.clones[i];
-        if c.think == Think::Draining && c.in_flight == 0 && !c.life.stopped() {
+        if c.think.state == Think::Draining && c.in_flight == 0 && !c.life.stopped() {
             self.start_thinking(i, now)?;
         }
         self.issue_more(i, now)?;
@@ -801,9 +828,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     return Ok(()); // superseded
                 }
                 c.wake_at = None;
-                if c.think == Think::Sleeping {
-                    c.think = Think::Running;
-                    c.think_last_ns = now;
+                if c.think.state == Think::Sleeping {
+                    c.think.state = Think::Running;
+                    c.think.last_ns = now;
                 }
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
@@ -823,8 +850,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 // not the count at the last pause: the next pause waits until the new count
                 // passes the old one by `thinktime_blocks` (about as many I/Os as the ramp
                 // did go by without a pause, as fio 3.33 measures).
-                c.think_issued = 0;
-                c.think_completed = 0;
+                c.think.issued = 0;
+                c.think.completed = 0;
             }
             Event::Deadline { clone } => {
                 let i = clone as usize;
@@ -838,10 +865,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             Event::ThinkCheck { clone } => {
                 let i = clone as usize;
                 let c = &mut self.clones[i];
-                if c.think != Think::Reaping {
+                if c.think.state != Think::Reaping {
                     return Ok(());
                 }
-                c.think = Think::Running;
+                c.think.state = Think::Running;
                 if c.life.finished() {
                     return Ok(());
                 }
@@ -865,7 +892,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let s = c.spec;
         let mut due = false;
         if s.rate.thinktime_iotime_ns > 0 {
-            due = now.saturating_sub(c.think_last_ns) >= s.rate.thinktime_iotime_ns;
+            due = now.saturating_sub(c.think.last_ns) >= s.rate.thinktime_iotime_ns;
             // fio skips the count when only the time was asked for: the default of one
             // block would think after every I/O.
             if !due && !s.rate.thinktime_blocks_set {
@@ -873,17 +900,17 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
         }
         let count = match s.rate.thinktime_blocks_type {
-            ThinkBlocks::Complete => c.think_completed,
-            ThinkBlocks::Issue => c.think_issued,
+            ThinkBlocks::Complete => c.think.completed,
+            ThinkBlocks::Issue => c.think.issued,
         };
-        due |= count >= c.think_last_blocks + u64::from(s.rate.thinktime_blocks.max(1));
+        due |= count >= c.think.last_blocks + u64::from(s.rate.thinktime_blocks.max(1));
         if !due {
             return Ok(());
         }
         // The count taken before the quiesce: completions while draining count towards
         // the next pause, as in fio.
-        c.think_last_blocks = count;
-        c.think = Think::Draining;
+        c.think.last_blocks = count;
+        c.think.state = Think::Draining;
         if c.in_flight == 0 {
             self.start_thinking(i, now)?;
         }
@@ -893,10 +920,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// Every I/O of a clone due to think has completed: it sleeps for `thinktime`.
     fn start_thinking(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         let c = &mut self.clones[i];
-        c.think = Think::Sleeping;
+        c.think.state = Think::Sleeping;
         let think_ns = c.spec.rate.thinktime_ns;
         if c.spec.rate.rate_ignore_thinktime {
-            let ddir = c.think_ddir;
+            let ddir = c.think.ddir;
             let min_bs = min_block_bytes(&c.spec.block.bs[ddir]);
             c.rate.skip_think(ddir, think_ns, min_bs);
         }
@@ -928,8 +955,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     /// once those in flight complete.
     fn stop_issuing(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
-        c.pending = None;
-        c.flush_pending = false;
+        c.draw.held = None;
+        c.flush.pending = false;
         let clone = i as u32;
         let mut dropped = 0;
         self.host_queue.retain(|q| {
@@ -955,32 +982,36 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     #[inline(never)]
     fn finish_if_done(&mut self, i: usize, now: SimTime) {
         let c = &mut self.clones[i];
-        let out_of_work = c.life.exhausted() && c.pending.is_none() && !c.flush_pending;
+        let out_of_work = c.life.exhausted() && c.draw.held.is_none() && !c.flush.pending;
         let stopping = c.life.ending();
         // A think-time check still due belongs to the job's last I/O (fio may pause there).
-        if !stopping && (!out_of_work || c.think == Think::Reaping) {
+        if !stopping && (!out_of_work || c.think.state == Think::Reaping) {
             return;
         }
         c.life.finish();
         c.wake_at = None;
-        c.end_ns = if c.life.stopped() { c.deadline_ns } else { now };
-        if !c.measuring {
+        c.window.end_ns = if c.life.stopped() {
+            c.window.deadline_ns
+        } else {
+            now
+        };
+        if !c.window.measuring {
             // Finished within ramp_time: an empty measured interval.
-            c.measuring = true;
-            c.measure_start_ns = c.end_ns;
+            c.window.measuring = true;
+            c.window.measure_start_ns = c.window.end_ns;
             c.stats
                 .as_mut()
                 .expect("stats live until finish")
-                .start_measuring(c.end_ns);
+                .start_measuring(c.window.end_ns);
         }
         if let Some(l) = c.iolog.as_mut() {
-            l.end_us = c.end_ns.saturating_sub(c.start_ns) / 1_000;
+            l.end_us = c.window.end_ns.saturating_sub(c.window.start_ns) / 1_000;
         }
         let mut stats = c.stats.take().expect("a clone finishes once");
         if let Some(v) = c.verify.as_mut() {
-            stats.set_phase_runtimes_us(v.runtimes_us(c.end_ns));
+            stats.set_phase_runtimes_us(v.runtimes_us(c.window.end_ns));
         }
-        let mut result = stats.finish(c.end_ns);
+        let mut result = stats.finish(c.window.end_ns);
         if let Some(lt) = &c.lat_target {
             let s = c.spec;
             result.set_latency_target(
@@ -1066,7 +1097,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             if c.life.finished() || (what == ExitWhat::Group && c.groupid != groupid) {
                 continue;
             }
-            c.deadline_ns = c.deadline_ns.min(now);
+            c.window.deadline_ns = c.window.deadline_ns.min(now);
             c.life.stop();
             self.stop_issuing(j, now);
         }
@@ -1081,12 +1112,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 job_index: c.job_index,
                 groupid: c.groupid,
                 phase: c.phase,
-                start_ns: c.start_ns,
-                measure_start_ns: c.measure_start_ns,
-                end_ns: c.end_ns,
+                start_ns: c.window.start_ns,
+                measure_start_ns: c.window.measure_start_ns,
+                end_ns: c.window.end_ns,
                 measured_ios: c.measured_ios,
                 measured_bytes: c.measured_bytes,
-                flushes: c.flushes,
+                flushes: c.flush.done,
                 late_ios: c.rate.late_ios,
             })
             .collect()
@@ -1098,11 +1129,13 @@ fn clone_fraction(c: &JobClone, now: SimTime) -> f64 {
     if c.life.finished() {
         return 1.0;
     }
-    let by_time = if c.deadline_ns != SimTime::MAX && c.deadline_ns > c.start_ns {
-        (now.saturating_sub(c.start_ns)) as f64 / (c.deadline_ns - c.start_ns) as f64
-    } else {
-        0.0
-    };
+    let by_time =
+        if c.window.deadline_ns != SimTime::MAX && c.window.deadline_ns > c.window.start_ns {
+            (now.saturating_sub(c.window.start_ns)) as f64
+                / (c.window.deadline_ns - c.window.start_ns) as f64
+        } else {
+            0.0
+        };
     let by_bytes = match c.generator.total_bytes() {
         Some(total) if total > 0 && !c.spec.time.time_based => c.issued_bytes as f64 / total as f64,
         _ => 0.0,

@@ -19,25 +19,25 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         if let Some(b) = c.batch.as_mut() {
             // fio hands the engine what it queued before it waits.
-            b.flush(c.stats.as_mut().filter(|_| c.measuring));
+            b.flush(c.stats.as_mut().filter(|_| c.window.measuring));
         }
         result
     }
 
     /// [`Runner::issue_while_allowed`] for a `simple` clone, the common case: with no rate
-    /// limit, think time, fsync, FUA, batches or verify, nothing is held back (`pending`
+    /// limit, think time, fsync, FUA, batches or verify, nothing is held back (`draw.held`
     /// stays empty), the clone never thinks, and each I/O is the generator's next.
     #[inline(always)]
     pub(super) fn issue_simple(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         loop {
             let c = &mut self.clones[i];
-            debug_assert!(c.think == Think::Running && c.pending.is_none());
+            debug_assert!(c.think.state == Think::Running && c.draw.held.is_none());
             let blocked = c.life.issues_nothing() || c.in_flight >= c.iodepth;
             if c.held_by_depth(blocked) {
                 return Ok(());
             }
-            if c.flush_pending {
-                c.flush_pending = false;
+            if c.flush.pending {
+                c.flush.pending = false;
                 self.issue(i, IoRequest::flush(), now)?;
                 continue;
             }
@@ -88,17 +88,17 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         loop {
             let c = &mut self.clones[i];
             if let Some(b) = c.batch.as_mut() {
-                if c.life.issues_nothing() || c.think != Think::Running {
+                if c.life.issues_nothing() || c.think.state != Think::Running {
                     return Ok(());
                 }
-                let stats = c.stats.as_mut().filter(|_| c.measuring);
+                let stats = c.stats.as_mut().filter(|_| c.window.measuring);
                 match b.gate(c.in_flight, c.iodepth, c.iodepth_low, stats) {
                     Gate::Wait => return Ok(()),
-                    Gate::Reaped if c.think_after_reap => {
+                    Gate::Reaped if c.think.after_reap => {
                         // fio checks think time once the reap after the I/O that filled
                         // the queue is over.
-                        c.think_after_reap = false;
-                        c.think = Think::Reaping;
+                        c.think.after_reap = false;
+                        c.think.state = Think::Reaping;
                         self.queue
                             .schedule(now, Event::ThinkCheck { clone: i as u32 })?;
                         return Ok(());
@@ -106,16 +106,18 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     Gate::Issue | Gate::Reaped => {}
                 }
             } else if c.held_by_depth(
-                c.life.issues_nothing() || c.think != Think::Running || c.in_flight >= c.iodepth,
+                c.life.issues_nothing()
+                    || c.think.state != Think::Running
+                    || c.in_flight >= c.iodepth,
             ) {
                 return Ok(());
             }
-            if c.flush_pending {
-                c.flush_pending = false;
+            if c.flush.pending {
+                c.flush.pending = false;
                 self.issue(i, IoRequest::flush(), now)?;
                 continue;
             }
-            let io = match c.pending.take() {
+            let io = match c.draw.held.take() {
                 Some(io) => io,
                 None => {
                     if c.life.exhausted() {
@@ -126,7 +128,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                             Next::Io(io) => Some(io),
                             Next::Wait => return Ok(()),
                             Next::Flush => {
-                                c.flush_pending = true;
+                                c.flush.pending = true;
                                 continue;
                             }
                             Next::Done => None,
@@ -135,7 +137,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         // fio's rate_ddir: the direction the mix draws gives way to the other
                         // one while it is ahead of its rate and the other is not (or is due
                         // sooner).
-                        let (rate, start) = (&c.rate, c.start_ns);
+                        let (rate, start) = (&c.rate, c.window.start_ns);
                         let other_share = |k| c.generator.mix_percent(k) > 0;
                         let write_in_mix = other_share(IoKind::Write);
                         let read_in_mix = other_share(IoKind::Read);
@@ -159,15 +161,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     if guard.iter().any(|&(a, b)| a < hi && lo < b) {
                         // fio reaps a completion and tries the same I/O again: one of this
                         // clone's completions brings it back here.
-                        c.pending = Some(io);
+                        c.draw.held = Some(io);
                         return Ok(());
                     }
                 }
                 let ddir = io.kind.ddir();
                 if c.rate.active && c.rate.limited(ddir) {
-                    let planned = c.rate.planned_ns(ddir, c.start_ns);
+                    let planned = c.rate.planned_ns(ddir, c.window.start_ns);
                     if planned > now {
-                        c.pending = Some(io);
+                        c.draw.held = Some(io);
                         if c.wake_at != Some(planned) {
                             c.wake_at = Some(planned);
                             self.queue
@@ -175,26 +177,27 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                         }
                         return Ok(());
                     }
-                    c.rate.note_issue(ddir, io.len_bytes, c.start_ns, now);
+                    c.rate
+                        .note_issue(ddir, io.len_bytes, c.window.start_ns, now);
                 }
                 fua = io.kind == IoKind::Write && c.spec.sync.write_fua;
                 if io.kind == IoKind::Write && c.spec.sync.fsync_every > 0 {
-                    c.writes_since_flush += 1;
-                    if c.writes_since_flush >= c.spec.sync.fsync_every {
-                        c.writes_since_flush = 0;
-                        c.flush_pending = true;
+                    c.flush.writes_since_fsync += 1;
+                    if c.flush.writes_since_fsync >= c.spec.sync.fsync_every {
+                        c.flush.writes_since_fsync = 0;
+                        c.flush.pending = true;
                     }
                 }
                 if io.kind == IoKind::Write && c.spec.sync.fdatasync_every > 0 {
-                    c.writes_since_datasync += 1;
-                    if c.writes_since_datasync >= c.spec.sync.fdatasync_every {
-                        c.writes_since_datasync = 0;
-                        c.flush_pending = true;
+                    c.flush.writes_since_fdatasync += 1;
+                    if c.flush.writes_since_fdatasync >= c.spec.sync.fdatasync_every {
+                        c.flush.writes_since_fdatasync = 0;
+                        c.flush.pending = true;
                     }
                 }
-                if c.thinks {
-                    c.think_issued += 1;
-                    c.think_ddir = ddir;
+                if c.think.on {
+                    c.think.issued += 1;
+                    c.think.ddir = ddir;
                 }
             }
             let io = if self.zbd_jobs.is_empty() {
@@ -223,14 +226,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
             self.issue(i, req, now)?;
             let c = &mut self.clones[i];
-            if c.thinks {
+            if c.think.on {
                 // fio checks after each I/O, once the queue it filled has been reaped.
                 let depth = c
                     .batch
                     .as_ref()
                     .map_or(c.in_flight, |b| b.depth(c.in_flight));
                 if depth >= c.iodepth {
-                    c.think_after_reap = true;
+                    c.think.after_reap = true;
                 } else {
                     self.check_thinktime(i, now)?;
                 }
@@ -288,8 +291,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             c.log_io(&req, now);
         }
         if let Some(b) = c.batch.as_mut() {
-            b.queued(c.in_flight, c.stats.as_mut().filter(|_| c.measuring));
-        } else if c.measuring {
+            b.queued(c.in_flight, c.stats.as_mut().filter(|_| c.window.measuring));
+        } else if c.window.measuring {
             c.stats
                 .as_mut()
                 .expect("stats live until finish")

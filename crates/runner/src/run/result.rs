@@ -14,7 +14,7 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
             let mut phase_end_ns = phase_full_start_ns;
             for (i, c) in self.clones[lo..hi].iter().enumerate() {
                 let back = self.plan.jobs[c.spec_index].back;
-                let span_ns = c.end_ns.saturating_sub(start_ns) as f64 * back.time_factor;
+                let span_ns = c.window.end_ns.saturating_sub(start_ns) as f64 * back.time_factor;
                 ends[lo + i] = phase_full_start_ns + span_ns.round() as SimTime;
                 phase_end_ns = phase_end_ns.max(ends[lo + i]);
             }
@@ -63,7 +63,7 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
             }
             let job_scale = &self.plan.jobs[c.spec_index];
             // Clones are scaled one by one: group_reporting adds their rates up afterwards.
-            let measured_ns = c.end_ns.saturating_sub(c.measure_start_ns);
+            let measured_ns = c.window.end_ns.saturating_sub(c.window.measure_start_ns);
             result.scale_back(&job_scale.back, measured_ns, end_ns);
             // fio's stats=0: the job runs but is left out of the results.
             if c.spec.report.stats {
@@ -108,7 +108,7 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
 /// Target against achieved rate of one clone, per limited direction. On a slice, `rate_factor`
 /// turns the slice's targets and rates back into the full drive's.
 fn rate_json(c: &JobClone, rate_factor: f64) -> Value {
-    let runtime_ns = c.end_ns.saturating_sub(c.measure_start_ns);
+    let runtime_ns = c.window.end_ns.saturating_sub(c.window.measure_start_ns);
     let mut dirs = serde_json::Map::new();
     let issues = c.spec.io.rw.directions();
     for (ddir, name) in DDIR_NAMES.iter().enumerate() {

@@ -335,7 +335,7 @@ impl JobClone<'_> {
                     match &mut v.read_back {
                         ReadBack::Issue { first, replay, .. } => {
                             // The next loop starts with the I/O drawn ahead, if any.
-                            *first = self.lookahead;
+                            *first = self.draw.next;
                             **replay = self.generator.clone();
                         }
                         ReadBack::Offset { next, .. } => *next = 0,

@@ -47,7 +47,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         let max_ns = c.spec.latency.max_latency_ns[io.kind.ddir()];
         let latency_ns = now - io.issue_ns;
-        let counted = c.measuring && now <= c.deadline_ns;
+        let counted = c.window.measuring && now <= c.window.deadline_ns;
         if max_ns == 0 || latency_ns <= max_ns || !counted || c.life.finished() || c.life.failed() {
             return;
         }
@@ -85,13 +85,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let action = if kind == IoKind::Flush {
             LatAction::Continue
         } else {
-            let counted = c.measuring && now <= c.deadline_ns;
+            let counted = c.window.measuring && now <= c.window.deadline_ns;
             lt.completed(now, now - issue_ns, counted, c.done_ios.iter().sum())
         };
         match action {
             LatAction::Continue | LatAction::Drain => {}
             LatAction::Done => {
-                c.deadline_ns = c.deadline_ns.min(now);
+                c.window.deadline_ns = c.window.deadline_ns.min(now);
                 c.life.stop();
                 self.stop_issuing(i, now);
                 return;
@@ -123,7 +123,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             let reset = lt.drained(now, c.done_ios.iter().sum());
             c.iodepth = lt.depth;
             // The depth is found: fio restarts the statistics for the final window.
-            if reset && c.measuring {
+            if reset && c.window.measuring {
                 c.start_measuring(now);
             }
         } else {
@@ -144,7 +144,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let Some(m) = c.min_rate.as_mut() else {
             return;
         };
-        let measuring = c.measuring && now <= c.deadline_ns;
+        let measuring = c.window.measuring && now <= c.window.deadline_ns;
         let Some(short) = m.check(ddir, now, c.done_bytes[ddir], c.done_ios[ddir], measuring)
         else {
             return;
@@ -199,7 +199,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     let i = self.trackers[t].members[k];
                     let c = &mut self.clones[i];
                     if !c.life.finished() {
-                        c.deadline_ns = c.deadline_ns.min(now);
+                        c.window.deadline_ns = c.window.deadline_ns.min(now);
                         c.life.stop();
                         self.stop_issuing(i, now);
                     }

@@ -20,8 +20,8 @@ mod readings;
 use crate::device::SuiteDevice;
 use crate::measure::LocalAxis;
 use crate::real::{RealError, RealTarget};
-use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 use crate::record::JobFigures;
+use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
 
 /// What hears every recorded step's end, with the device and its clock there (and the end of

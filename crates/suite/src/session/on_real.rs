@@ -35,7 +35,14 @@ impl Session<'_> {
             let file = self.plan_job(step, text).ok().map(|(file, _)| file);
             let spec = file.as_ref().and_then(|f| f.jobs.first());
             let figures = spec.and_then(|spec| JobFigures::of(spec, &run));
-            self.record(step, StepKind::Job, Some(text.to_string()), Some(json), m, figures);
+            self.record(
+                step,
+                StepKind::Job,
+                Some(text.to_string()),
+                Some(json),
+                m,
+                figures,
+            );
         }
         Ok(run)
     }
