@@ -101,6 +101,12 @@ fn fmt_f(f: f64) -> String {
     }
 }
 
+/// `f` as fio's JSON reports it (six decimals): what a reader of the JSON gets, for figures
+/// drawn from a run that must equal those drawn from its JSON.
+pub fn as_reported(f: f64) -> f64 {
+    fmt_f(f).parse().unwrap_or(0.0)
+}
+
 fn from_serde(v: &serde_json::Value) -> J {
     match v {
         serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
@@ -460,7 +466,7 @@ fn to_serde(v: J) -> serde_json::Value {
                 float_value(i as f64)
             }
         }
-        J::Float(f) => float_value(fmt_f(f).parse().unwrap_or(0.0)),
+        J::Float(f) => float_value(as_reported(f)),
         J::Str(s) => Value::String(s),
         J::Lit(v) => v,
         J::Obj(o) => Value::Object(o.0.into_iter().map(|(k, v)| (k, to_serde(v))).collect()),

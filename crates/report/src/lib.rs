@@ -33,7 +33,7 @@ use std::path::Path;
 
 pub use fdp::render_fdp;
 pub use fio_json::{parse_fio_json, FioJsonError};
-pub use json::{json_value, render_json};
+pub use json::{as_reported, json_value, render_json};
 pub use normal::{num2str, render_normal};
 pub use result::{
     GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,

@@ -2,7 +2,7 @@
 //! the suite is for a progress display.
 
 use flashlab_device::HealthLog;
-use flashlab_report::RunResult;
+use flashlab_report::{as_reported, RunResult};
 use flashlab_workload::{BlockSize, JobSpec, RwPattern};
 
 use crate::measure::Measure;
@@ -86,8 +86,9 @@ pub struct JobFigures {
 }
 
 impl JobFigures {
-    /// The figures of a step whose first job is `spec` and whose run gave `run`; `None` when
-    /// the run reports no job.
+    /// The figures of a step whose first job is `spec` and whose run gave `run`, at the
+    /// precision fio's JSON reports them (the step files' figures); `None` when the run
+    /// reports no job.
     pub fn of(spec: &JobSpec, run: &RunResult) -> Option<Self> {
         let first = run.jobs.first()?;
         let direction = |ddir: usize| {
@@ -95,7 +96,7 @@ impl JobFigures {
             let mut percentiles: Vec<(f64, f64)> = if job.reports_clat_percentiles() {
                 job.clat_percentiles_ns(ddir)
                     .into_iter()
-                    .map(|(p, ns)| (p, ns as f64))
+                    .map(|(p, ns)| (as_reported(p), ns as f64))
                     .collect()
             } else {
                 Vec::new()
@@ -103,15 +104,15 @@ impl JobFigures {
             percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut d = DirectionFigures {
                 ios: job.total_ios(ddir),
-                iops: job.iops(ddir),
+                iops: as_reported(job.iops(ddir)),
                 bw_bytes_per_s: job.bw_bytes_per_s(ddir) as f64,
-                clat_mean_ns: job.clat_ns(ddir).map_or(0.0, |s| s.mean),
+                clat_mean_ns: as_reported(job.clat_ns(ddir).map_or(0.0, |s| s.mean)),
                 percentiles,
             };
             // Several job entries (no group reporting): their rates add up.
             for other in &run.jobs[1..] {
                 d.ios += other.total_ios(ddir);
-                d.iops += other.iops(ddir);
+                d.iops += as_reported(other.iops(ddir));
                 d.bw_bytes_per_s += other.bw_bytes_per_s(ddir) as f64;
             }
             d
@@ -149,7 +150,11 @@ impl JobFigures {
             numjobs: spec.control.numjobs.max(1),
             read: direction(flashlab_report::DDIR_READ),
             write: direction(flashlab_report::DDIR_WRITE),
-            distribution: first.latency_distribution(),
+            distribution: first
+                .latency_distribution()
+                .into_iter()
+                .map(|(bound, share)| (bound, as_reported(share)))
+                .collect(),
         })
     }
 }

@@ -439,70 +439,12 @@ fn build(
             let at = written_at(&opts, "wait_for").or(global_wait_at);
             spec.control.wait_for_line = at.map_or(0, |(_, line)| line);
             wait_at.push(at.map_or(*file, |(f, _)| f));
-            apply_filesize(&mut spec).map_err(|expected| ParseError {
-                file: files[*file].clone(),
-                line: section_line,
-                kind: ParseErrorKind::InvalidValue {
-                    option: "size".to_string(),
-                    value: "a percentage".to_string(),
-                    expected,
-                },
-            })?;
-            // fio runs a synchronous engine's I/Os one at a time, whatever the depth.
-            if SYNCHRONOUS_ENGINES.contains(&spec.engine.ioengine.as_str()) {
-                spec.engine.synchronous = true;
-                if spec.engine.iodepth > 1 {
-                    spec.engine.iodepth_capped_from = Some(spec.engine.iodepth);
-                    spec.engine.iodepth = 1;
-                }
-            }
-            if let Err(why) = check_verify(&spec) {
-                let at = written_at(&opts, "verify");
-                return Err(ParseError {
-                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
-                    line: at.map_or(section_line, |(_, line)| line),
-                    kind: ParseErrorKind::NotSimulated {
-                        option: "verify".to_string(),
-                        what: why,
-                    },
-                });
-            }
-            // A bare `write_bw_log` makes fio use the job name as the prefix.
-            for log in [
-                &mut spec.log.write_bw_log,
-                &mut spec.log.write_lat_log,
-                &mut spec.log.write_iops_log,
-                &mut spec.log.write_hist_log,
-            ] {
-                if log.as_deref() == Some("") {
-                    *log = Some(spec.id.name.clone());
-                }
-            }
+            settle_job(&mut spec, &opts, files, *file, section_line)?;
             clones += u64::from(spec.control.numjobs.max(1));
             outstanding +=
                 u64::from(spec.control.numjobs.max(1)) * u64::from(spec.engine.iodepth.max(1));
-            if outstanding > MAX_OUTSTANDING_IOS {
-                let at = written_at(&opts, "iodepth").or_else(|| written_at(&opts, "numjobs"));
-                return Err(ParseError {
-                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
-                    line: at.map_or(section_line, |(_, line)| line),
-                    kind: ParseErrorKind::TooManyOutstanding {
-                        job: spec.id.name,
-                        limit: MAX_OUTSTANDING_IOS,
-                    },
-                });
-            }
-            if clones > MAX_JOBS {
-                let at = written_at(&opts, "numjobs");
-                return Err(ParseError {
-                    file: files[at.map_or(*file, |(f, _)| f)].clone(),
-                    line: at.map_or(section_line, |(_, line)| line),
-                    kind: ParseErrorKind::TooManyJobs {
-                        job: spec.id.name,
-                        limit: MAX_JOBS,
-                    },
-                });
-            }
+            let counts = (clones, outstanding);
+            check_job_bounds(&spec, &opts, files, (*file, section_line), counts)?;
             jobs.push(spec);
         }
         i = end;
@@ -520,6 +462,97 @@ fn build(
         global_options,
         jobs,
     })
+}
+
+/// What fio settles of a job once its options are applied: a size given as a percentage, a
+/// synchronous engine's depth, the verification it can do, the default names of bare logs.
+fn settle_job(
+    spec: &mut JobSpec,
+    opts: &[Resolved<'_>],
+    files: &[String],
+    file: usize,
+    section_line: usize,
+) -> Result<(), ParseError> {
+    apply_filesize(spec).map_err(|expected| ParseError {
+        file: files[file].clone(),
+        line: section_line,
+        kind: ParseErrorKind::InvalidValue {
+            option: "size".to_string(),
+            value: "a percentage".to_string(),
+            expected,
+        },
+    })?;
+    // fio runs a synchronous engine's I/Os one at a time, whatever the depth.
+    if SYNCHRONOUS_ENGINES.contains(&spec.engine.ioengine.as_str()) {
+        spec.engine.synchronous = true;
+        if spec.engine.iodepth > 1 {
+            spec.engine.iodepth_capped_from = Some(spec.engine.iodepth);
+            spec.engine.iodepth = 1;
+        }
+    }
+    if let Err(why) = check_verify(spec) {
+        let at = written_at(opts, "verify");
+        return Err(ParseError {
+            file: files[at.map_or(file, |(f, _)| f)].clone(),
+            line: at.map_or(section_line, |(_, line)| line),
+            kind: ParseErrorKind::NotSimulated {
+                option: "verify".to_string(),
+                what: why,
+            },
+        });
+    }
+    // A bare `write_bw_log` makes fio use the job name as the prefix.
+    for log in [
+        &mut spec.log.write_bw_log,
+        &mut spec.log.write_lat_log,
+        &mut spec.log.write_iops_log,
+        &mut spec.log.write_hist_log,
+    ] {
+        if log.as_deref() == Some("") {
+            *log = Some(spec.id.name.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The bounds on what a file's jobs keep: `clones` (jobs with their numjobs clones) and
+/// `outstanding` (I/Os all of them may have in flight) so far, this job's included. An
+/// error names the option's place, else the section's (`file`, `section_line`).
+fn check_job_bounds(
+    spec: &JobSpec,
+    opts: &[Resolved<'_>],
+    files: &[String],
+    (file, section_line): (usize, usize),
+    (clones, outstanding): (u64, u64),
+) -> Result<(), ParseError> {
+    let place = |at: Option<(usize, usize)>| {
+        let (f, line) = at.unwrap_or((file, section_line));
+        (files[f].clone(), line)
+    };
+    if outstanding > MAX_OUTSTANDING_IOS {
+        let (file, line) =
+            place(written_at(opts, "iodepth").or_else(|| written_at(opts, "numjobs")));
+        return Err(ParseError {
+            file,
+            line,
+            kind: ParseErrorKind::TooManyOutstanding {
+                job: spec.id.name.clone(),
+                limit: MAX_OUTSTANDING_IOS,
+            },
+        });
+    }
+    if clones > MAX_JOBS {
+        let (file, line) = place(written_at(opts, "numjobs"));
+        return Err(ParseError {
+            file,
+            line,
+            kind: ParseErrorKind::TooManyJobs {
+                job: spec.id.name.clone(),
+                limit: MAX_JOBS,
+            },
+        });
+    }
+    Ok(())
 }
 
 struct Resolved<'a> {
