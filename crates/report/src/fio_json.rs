@@ -214,6 +214,37 @@ fn label_precision(
         })
 }
 
+/// The job's percentile list, from the keys fio reported (any direction with samples),
+/// ascending; fio's default list when it reported none.
+fn percentile_list(j: &Value) -> Vec<f64> {
+    let mut list: Vec<f64> = ["read", "write", "trim", "mixed"]
+        .iter()
+        .filter_map(|d| j.get(*d)?.get("clat_ns")?.get("percentile")?.as_object())
+        .find(|m| !m.is_empty())
+        .map(|m| m.keys().filter_map(|k| k.parse::<f64>().ok()).collect())
+        .unwrap_or_default();
+    if list.is_empty() {
+        list = crate::DEFAULT_PERCENTILES.to_vec();
+    }
+    list.sort_by(|a, b| a.total_cmp(b));
+    list
+}
+
+/// The job's `"sync"` object: latency, its histogram (json+ bins) and the count.
+fn read_sync(j: &Value) -> Result<(IoStat, Histogram, u64), FioJsonError> {
+    let mut sync = IoStat::new();
+    let mut sync_hist = Histogram::new();
+    let mut sync_total = 0;
+    if let Some(s) = j.get("sync") {
+        sync = lat_stat(s.get("lat_ns"));
+        sync_total = uint(s.get("total_ios"));
+        if let Some(Value::Object(bins)) = s.get("lat_ns").and_then(|l| l.get("bins")) {
+            fill_hist(&mut sync_hist, bins)?;
+        }
+    }
+    Ok((sync, sync_hist, sync_total))
+}
+
 fn read_job(
     index: usize,
     j: &Value,
@@ -244,27 +275,8 @@ fn read_job(
         (Unified::Both, Some(m)) => Some(read_dir(Some(m))?),
         _ => None,
     };
-    // The job's percentile list, from the keys fio reported (any direction with samples).
-    let mut percentile_list: Vec<f64> = ["read", "write", "trim", "mixed"]
-        .iter()
-        .filter_map(|d| j.get(*d)?.get("clat_ns")?.get("percentile")?.as_object())
-        .find(|m| !m.is_empty())
-        .map(|m| m.keys().filter_map(|k| k.parse::<f64>().ok()).collect())
-        .unwrap_or_default();
-    if percentile_list.is_empty() {
-        percentile_list = crate::DEFAULT_PERCENTILES.to_vec();
-    }
-    percentile_list.sort_by(|a, b| a.total_cmp(b));
-    let mut sync = IoStat::new();
-    let mut sync_hist = Histogram::new();
-    let mut sync_total = 0;
-    if let Some(s) = j.get("sync") {
-        sync = lat_stat(s.get("lat_ns"));
-        sync_total = uint(s.get("total_ios"));
-        if let Some(Value::Object(bins)) = s.get("lat_ns").and_then(|l| l.get("bins")) {
-            fill_hist(&mut sync_hist, bins)?;
-        }
-    }
+    let percentile_list = percentile_list(j);
+    let (sync, sync_hist, sync_total) = read_sync(j)?;
     let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
     let run_ms = uint(j.get("job_runtime"));
     let cpu_ms = |key: &str| (float(j.get(key)) * run_ms as f64 / 100.0).round() as u64;

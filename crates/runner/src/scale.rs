@@ -298,6 +298,33 @@ fn scale_job(
         RegionSizes::Scale => f,
         RegionSizes::Keep => 1.0,
     };
+    let mut changes: Vec<(&'static str, u64, u64)> = Vec::new();
+    scale_regions(spec, region_factor, &mut changes);
+    let throughput_factor = scale_queue(spec, scale.die_factor, &mut changes);
+    let time_factor = if keep_time {
+        1.0
+    } else {
+        throughput_factor / f
+    };
+    scale_times(spec, time_factor, &mut changes);
+    JobScale {
+        time_factor,
+        throughput_factor,
+        kept_time: keep_time,
+        back: ScaleBack {
+            time_factor: 1.0 / time_factor,
+            count_factor: throughput_factor / time_factor,
+        },
+        changes,
+    }
+}
+
+/// Byte quantities and I/O counts divided by `region_factor`, noting each change.
+fn scale_regions(
+    spec: &mut JobSpec,
+    region_factor: f64,
+    changes: &mut Vec<(&'static str, u64, u64)>,
+) {
     let dirs = spec.io.rw.directions();
     // Sizes stay whole multiples of the largest block the job issues, so a region still
     // holds whole I/Os and offsets stay aligned.
@@ -309,7 +336,6 @@ fn scale_job(
         .max()
         .unwrap_or(4096)
         .max(1);
-    let mut changes: Vec<(&'static str, u64, u64)> = Vec::new();
     let mut bytes = |option: &'static str, v: u64, at_least_one_block: bool| -> u64 {
         let blocks = (v as f64 / region_factor / align_bytes as f64).round() as u64;
         let min = u64::from(at_least_one_block && v > 0);
@@ -344,41 +370,43 @@ fn scale_job(
         }
         spec.target.number_ios = Some(s);
     }
+}
 
-    // Fewer dies: the same queue per die.
-    let mut throughput_factor = 1.0;
-    if scale.die_factor > 1.0 {
-        let depth = spec.engine.iodepth.max(1);
-        let slice_depth = ((depth as f64 / scale.die_factor).round() as u32).max(1);
-        throughput_factor = depth as f64 / slice_depth as f64;
-        if slice_depth != depth {
-            changes.push(("iodepth", depth.into(), slice_depth.into()));
-        }
-        spec.engine.iodepth = slice_depth;
-        let rates = |name: &'static str, r: &mut [u64; 3], changes: &mut Vec<_>| {
-            for v in r.iter_mut().filter(|v| **v > 0) {
-                let s = ((*v as f64 / throughput_factor).round() as u64).max(1);
-                if s != *v {
-                    changes.push((name, *v, s));
-                }
-                *v = s;
-            }
-        };
-        rates("rate", &mut spec.rate.rate_bytes_per_s, &mut changes);
-        rates("rate_iops", &mut spec.rate.rate_iops, &mut changes);
-        rates(
-            "rate_min",
-            &mut spec.rate.rate_min_bytes_per_s,
-            &mut changes,
-        );
-        rates("rate_iops_min", &mut spec.rate.rate_iops_min, &mut changes);
+/// Fewer dies: the same queue per die, and rates shrunk with the depth. Returns how much
+/// less the slice's queue moves (the throughput factor).
+fn scale_queue(
+    spec: &mut JobSpec,
+    die_factor: f64,
+    changes: &mut Vec<(&'static str, u64, u64)>,
+) -> f64 {
+    if die_factor <= 1.0 {
+        return 1.0;
     }
-
-    let time_factor = if keep_time {
-        1.0
-    } else {
-        throughput_factor / f
+    let depth = spec.engine.iodepth.max(1);
+    let slice_depth = ((depth as f64 / die_factor).round() as u32).max(1);
+    let throughput_factor = depth as f64 / slice_depth as f64;
+    if slice_depth != depth {
+        changes.push(("iodepth", depth.into(), slice_depth.into()));
+    }
+    spec.engine.iodepth = slice_depth;
+    let mut rates = |name: &'static str, r: &mut [u64; 3]| {
+        for v in r.iter_mut().filter(|v| **v > 0) {
+            let s = ((*v as f64 / throughput_factor).round() as u64).max(1);
+            if s != *v {
+                changes.push((name, *v, s));
+            }
+            *v = s;
+        }
     };
+    rates("rate", &mut spec.rate.rate_bytes_per_s);
+    rates("rate_iops", &mut spec.rate.rate_iops);
+    rates("rate_min", &mut spec.rate.rate_min_bytes_per_s);
+    rates("rate_iops_min", &mut spec.rate.rate_iops_min);
+    throughput_factor
+}
+
+/// Spans of the drive's time multiplied by `time_factor`, noting each change.
+fn scale_times(spec: &mut JobSpec, time_factor: f64, changes: &mut Vec<(&'static str, u64, u64)>) {
     let mut time = |option: &'static str, v: u64| -> u64 {
         if v == 0 {
             return 0;
@@ -408,30 +436,17 @@ fn scale_job(
     }
     // Log windows are spans of the drive's time too; after scaling back, their stamps fall
     // near the multiples of the window asked for (to the nearest simulated ms).
-    if spec.log.log_avg_msec > 0 {
-        let ms = ((spec.log.log_avg_msec as f64 * time_factor).round() as u64).max(1);
-        if ms != spec.log.log_avg_msec {
-            changes.push(("log_avg_msec", spec.log.log_avg_msec, ms));
+    for (option, ms) in [
+        ("log_avg_msec", &mut spec.log.log_avg_msec),
+        ("log_hist_msec", &mut spec.log.log_hist_msec),
+    ] {
+        if *ms > 0 {
+            let s = ((*ms as f64 * time_factor).round() as u64).max(1);
+            if s != *ms {
+                changes.push((option, *ms, s));
+            }
+            *ms = s;
         }
-        spec.log.log_avg_msec = ms;
-    }
-    if spec.log.log_hist_msec > 0 {
-        let ms = ((spec.log.log_hist_msec as f64 * time_factor).round() as u64).max(1);
-        if ms != spec.log.log_hist_msec {
-            changes.push(("log_hist_msec", spec.log.log_hist_msec, ms));
-        }
-        spec.log.log_hist_msec = ms;
-    }
-
-    JobScale {
-        time_factor,
-        throughput_factor,
-        kept_time: keep_time,
-        back: ScaleBack {
-            time_factor: 1.0 / time_factor,
-            count_factor: throughput_factor / time_factor,
-        },
-        changes,
     }
 }
 
