@@ -483,6 +483,7 @@ backing = "hdd"
 mode = "write-back"
 line = "64KiB"
 admit_read_miss = true
+promote = "read"
 admit_write = true
 admit_after = 1
 sequential_bypass = "1MiB"
