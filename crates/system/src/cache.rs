@@ -457,8 +457,9 @@ impl CacheTier {
                         None => Some((s, e)),
                     };
                     if promote {
-                        // Only what the host reads is copied: the sectors asked for, once the
-                        // backing device has returned them (the copy is off the host's path).
+                        // Only what the host reads is copied: the sectors asked for. The copy
+                        // is submitted with the read (as the line fill is) and the host waits
+                        // only for the backing device.
                         let s = self.slot_for(t, tag)?;
                         self.dev(0, t, &IoRequest::write(self.line_addr(s) + a, b - a))?;
                         self.slots[s as usize].valid |= m;
