@@ -42,12 +42,13 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 5] = [
+const PAGES: [&str; 6] = [
     "README.md",
     "docs/tutorial.md",
     "docs/sweeps.md",
     "docs/state.md",
     "docs/placement.md",
+    "docs/suites.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -409,6 +410,11 @@ fn state_page_shows_what_flashlab_prints() {
 #[test]
 fn placement_page_shows_what_flashlab_prints() {
     check_page("docs/placement.md");
+}
+
+#[test]
+fn suites_page_shows_what_flashlab_prints() {
+    check_page("docs/suites.md");
 }
 
 /// Every `text` block of README.md and docs/*.md is the output of a marked block of a page

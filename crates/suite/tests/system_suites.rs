@@ -205,13 +205,58 @@ fn a_cache_second_pass_is_faster_and_the_bare_disk_is_not() {
     };
     let (h1, h2) = passes(&hdd, "app_iops");
     assert!(h2 < 1.1 * h1, "hdd alone: pass 1 {h1}, pass 2 {h2}");
+    // The cache copies what was read, so the application's second pass gains from the
+    // blocks it reads again (the Zipf head, mostly cached within the first pass already),
+    // and both passes run far above the disk alone.
     let (c1, c2) = passes(&opt, "app_iops");
-    assert!(c2 > 1.3 * c1, "cached: pass 1 {c1}, pass 2 {c2}");
+    assert!(
+        c2 >= c1 && c1 > 2.0 * h1,
+        "cached: pass 1 {c1}, pass 2 {c2}; disk {h1}"
+    );
     let (s1, s2) = passes(&opt, "desktop_seq1m_q1t1_read_bw_bytes_per_s");
     assert!(s2 > 1.3 * s1, "cached sequential read: {s1} then {s2}");
     let (hr1, hr2) = passes(&opt, "app_read_hit_ratio");
     assert!(hr2 > hr1, "hit ratio {hr1} then {hr2}");
     assert!(!hdd.results.iter().any(|m| m.key().contains("hit_ratio")));
+}
+
+#[test]
+fn a_cached_scan_is_the_disk_s_the_first_time_and_the_host_s_the_second() {
+    // The suite's antivirus scan at its test scale (a 96 MiB file set, about 350 files), the
+    // host at its defaults (the review's: metadata kept in RAM, unchanged files skipped).
+    let mut o = SuiteOptions {
+        runtime_ns: Some(200 * NS_PER_MS),
+        ..Default::default()
+    };
+    o.client.size_bytes = Some(64 << 20);
+    let c = o.own_mut::<flashlab_suite::CachePassesOptions>();
+    c.app_region_bytes = 64 << 20;
+    c.app_ns = 1_000 * NS_PER_MS;
+    c.scan_set_bytes = 96 << 20;
+    let target = |n: &str| SuiteTarget::System(load_system_config(n).unwrap());
+    let hdd = run(suite("cache-passes").unwrap(), &target("hdd-2tb"), &o);
+    let opt = run(
+        suite("cache-passes").unwrap(),
+        &target("optane-16gb-hdd-2tb"),
+        &o,
+    );
+    // First pass: the caching driver copies what the disk returned and serves no first read
+    // (Intel: a first read is no faster than the disk alone), so the scan takes the disk's
+    // time.
+    let (h1, c1) = (
+        value(&hdd, "scan_pass1_time_s"),
+        value(&opt, "scan_pass1_time_s"),
+    );
+    assert!(
+        (c1 / h1 - 1.0).abs() < 0.02,
+        "disk alone {h1} s, cached {c1} s"
+    );
+    assert_eq!(value(&opt, "scan_pass1_read_hit_ratio"), 0.0);
+    // Second pass: the scanner skips every unchanged file and the host holds the metadata,
+    // so the pass is the host's time per file, far shorter than the first.
+    let c2 = value(&opt, "scan_pass2_time_s");
+    assert!(c2 * 10.0 < c1, "cached: {c1} s then {c2} s");
+    assert_eq!(value(&opt, "scan_pass2_storage_time_s"), 0.0);
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! - Admission: a line is promoted on a read miss and/or a write, optionally only once it
 //!   was asked for `admit_after` times (a one-off scan does not flush hot data out), and not
 //!   while the host streams sequentially beyond `sequential_bypass_bytes` (the backing
-//!   device streams well on its own).
+//!   device streams well on its own). A read miss copies either its whole line (the backing
+//!   device reads the line) or only the sectors the host read ([`Promote`]).
 //! - Eviction: least recently used, or segmented LRU (new lines on probation; a second hit
 //!   protects them), which keeps frequently used lines through scans.
 //! - Write-through writes both devices; write-back writes the cache and flushes dirty lines
@@ -25,8 +26,10 @@
 //! both reads and writes are cached, write-through ("enhanced") or write-back ("maximized")
 //! (AnandTech, "Intel Z68 Chipset & Smart Response Technology (SSD Caching) Review", 2011:
 //! <https://www.anandtech.com/show/4329/intel-z68-chipset-smart-response-technology-ssd-caching-review>).
-//! The line size, the sequential-bypass length and the eviction order are not published; the
-//! presets' values are choices their files state.
+//! That a first read is no faster than the disk alone also says what a read miss copies: only
+//! what was read ([`Promote::Read`]); a whole-line fill would serve the first read of the
+//! sectors next to a miss from the cache. The line size, the sequential-bypass length and the
+//! eviction order are not published; the presets' values are choices their files state.
 
 use std::collections::HashMap;
 
@@ -46,6 +49,17 @@ pub enum Eviction {
     Frequency,
 }
 
+/// What a read miss that is admitted copies to the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promote {
+    /// The whole line: the backing device reads the line, and the sectors around the ones
+    /// asked for are cached before anyone reads them.
+    Line,
+    /// Only the sectors the host read: a sector is cached once it has been read from the
+    /// backing device, and a first read is never served by the cache.
+    Read,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheMode {
     WriteThrough,
@@ -57,6 +71,8 @@ pub struct CacheParams {
     pub line_bytes: u64,
     pub mode: CacheMode,
     pub admit_read_miss: bool,
+    /// What an admitted read miss copies to the cache.
+    pub promote: Promote,
     pub admit_write: bool,
     /// Accesses a line needs before it is promoted (1: on the first miss).
     pub admit_after: u32,
@@ -366,6 +382,18 @@ impl CacheTier {
         Ok((s, ready))
     }
 
+    /// The slot holding line `tag`, allocated if the line is not cached (most recently used
+    /// either way).
+    fn slot_for(&mut self, t: u64, tag: u64) -> Result<u32, DeviceError> {
+        match self.map.get(&tag) {
+            Some(&s) => {
+                self.touch(s);
+                Ok(s)
+            }
+            None => Ok(self.allocate(t, tag)?.0),
+        }
+    }
+
     /// Count an access to an uncached line; true once it qualifies for promotion.
     fn qualifies(&mut self, tag: u64) -> bool {
         if self.p.admit_after <= 1 {
@@ -407,19 +435,12 @@ impl CacheTier {
             } else {
                 self.c.read_misses += 1;
                 let promote = self.p.admit_read_miss && !bypass && self.qualifies(tag);
-                if promote {
+                if promote && self.p.promote == Promote::Line {
                     // The whole line is read and copied to the cache.
                     let r = self.dev(1, t, &IoRequest::read(tag * l, l))?;
                     done = done.max(r);
-                    let s = match self.map.get(&tag) {
-                        Some(&s) => {
-                            self.touch(s);
-                            s
-                        }
-                        None => self.allocate(t, tag)?.0,
-                    };
-                    let w = self.dev(0, t, &IoRequest::write(self.line_addr(s), l))?;
-                    let _ = w;
+                    let s = self.slot_for(t, tag)?;
+                    self.dev(0, t, &IoRequest::write(self.line_addr(s), l))?;
                     self.slots[s as usize].valid = u64::MAX >> (64 - l / SECTOR);
                     self.metadata_write(t, s)?;
                 } else {
@@ -435,6 +456,15 @@ impl CacheTier {
                         }
                         None => Some((s, e)),
                     };
+                    if promote {
+                        // Only what the host reads is copied: the sectors asked for. The copy
+                        // is submitted with the read (as the line fill is) and the host waits
+                        // only for the backing device.
+                        let s = self.slot_for(t, tag)?;
+                        self.dev(0, t, &IoRequest::write(self.line_addr(s) + a, b - a))?;
+                        self.slots[s as usize].valid |= m;
+                        self.metadata_write(t, s)?;
+                    }
                 }
             }
             tag += 1;

@@ -25,7 +25,7 @@ use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
 use flashlab_device::{ConfigError, DeviceConfig, LinkKind};
 use serde::Deserialize;
 
-use crate::cache::{CacheMode, CacheParams, Eviction};
+use crate::cache::{CacheMode, CacheParams, Eviction, Promote};
 use crate::drives::{HddDrive, HddSpec, XpointDrive, XpointSpec};
 use crate::raid::{HostCache, ParityStrategy, RaidLevel, RaidParams};
 
@@ -169,6 +169,9 @@ fn d_zero_size() -> String {
 fn d_lru() -> String {
     "lru".into()
 }
+fn d_promote() -> String {
+    "line".into()
+}
 fn d_meta() -> u64 {
     16
 }
@@ -215,6 +218,8 @@ struct CacheEntry {
     line: String,
     #[serde(default = "d_true")]
     admit_read_miss: bool,
+    #[serde(default = "d_promote")]
+    promote: String,
     #[serde(default = "d_true")]
     admit_write: bool,
     #[serde(default = "d_one")]
@@ -674,6 +679,19 @@ fn cache_spec(ctx: &Ctx, name: &str, c: &CacheEntry) -> Result<ComponentSpec, Sy
             return Err(ctx.invalid(&sec, "eviction", other, "unknown policy", "lru, frequency"))
         }
     };
+    let promote = match c.promote.as_str() {
+        "line" => Promote::Line,
+        "read" => Promote::Read,
+        other => {
+            return Err(ctx.invalid(
+                &sec,
+                "promote",
+                other,
+                "unknown promotion",
+                "line (a read miss copies its whole line), read (only the sectors read)",
+            ))
+        }
+    };
     let line = ctx.size(&sec, "line", &c.line)?;
     if !(4096..=262_144).contains(&line) || !line.is_power_of_two() {
         return Err(ctx.invalid(
@@ -707,6 +725,7 @@ fn cache_spec(ctx: &Ctx, name: &str, c: &CacheEntry) -> Result<ComponentSpec, Sy
             line_bytes: line,
             mode,
             admit_read_miss: c.admit_read_miss,
+            promote,
             admit_write: c.admit_write,
             admit_after: c.admit_after,
             sequential_bypass_bytes: ctx.size(&sec, "sequential_bypass", &c.sequential_bypass)?,

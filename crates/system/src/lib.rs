@@ -23,7 +23,7 @@ pub mod drives;
 pub mod link;
 pub mod raid;
 
-pub use cache::{CacheMode, CacheParams, CacheTier, Eviction};
+pub use cache::{CacheMode, CacheParams, CacheTier, Eviction, Promote};
 pub use config::{
     drive_preset_names, is_system, load_system_config, parse_system_config, system_preset_names,
     ComponentSpec, LinkSpec, SystemConfig, SystemError,

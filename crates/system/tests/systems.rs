@@ -381,6 +381,53 @@ fn cache_tier_second_pass_is_faster() {
     assert!(b * 2 > a, "{a} {b}");
 }
 
+/// A 64 MiB 3D XPoint cache in front of the hard disk, read misses promoted as `promote`
+/// says.
+fn small_tier(promote: &str) -> System {
+    build(&format!(
+        "name = \"c\"\n[drive.fast]\npreset = \"intel-optane-memory-16gb\"\nset = {{ capacity = \"64MiB\" }}\n[drive.hdd]\npreset = \"toshiba-dt01aca200-2tb\"\n[cache.t]\ncache = \"fast\"\nbacking = \"hdd\"\nline = \"64KiB\"\npromote = \"{promote}\"\n"
+    ))
+}
+
+#[test]
+fn a_read_miss_promotes_its_whole_line_or_only_what_was_read() {
+    // Files of 8 KiB side by side, each read once and then read again, far apart on the disk
+    // (every first read pays a seek).
+    let reads = |promote: &str| {
+        let mut s = small_tier(promote);
+        let file = |i: usize| (i as u64 % 8) * (8 << 10) + (i as u64 / 8) * (1 << 30);
+        let first = run(&mut s, 0, 64, 1, |i| IoRequest::read(file(i), 8 << 10));
+        let c = s.counters_json();
+        let first_hits = c["root"]["read_hits"].as_u64().unwrap();
+        let hdd_bytes = c["root"]["backing_device"]["bytes_read"].as_u64().unwrap();
+        let second = run(&mut s, first, 64, 1, |i| IoRequest::read(file(i), 8 << 10)) - first;
+        let hits = s.counters_json()["root"]["read_hits"].as_u64().unwrap() - first_hits;
+        (first, first_hits, hdd_bytes, second, hits)
+    };
+    // The whole line: the first read of each group fills its 64 KiB line, and the seven
+    // files after it are served by the cache on their first read.
+    let (line_first, line_hits, line_bytes, _, line_again) = reads("line");
+    assert_eq!(line_hits, 56);
+    assert_eq!(line_bytes, 8 * (64 << 10));
+    // Only what was read: every first read goes to the disk, which reads just the file, and
+    // nothing is served by the cache before it was read once (Intel's caching driver: a
+    // first read is no faster than the disk alone).
+    let (read_first, read_hits, read_bytes, read_second, read_again) = reads("read");
+    assert_eq!(read_hits, 0);
+    assert_eq!(read_bytes, 64 * (8 << 10));
+    // It takes as long as the disk alone (whose buffer holds the neighbours it read ahead).
+    let mut d = System::build(&load_system_config("hdd-2tb").unwrap(), SeedTree::new(1)).unwrap();
+    let file = |i: usize| (i as u64 % 8) * (8 << 10) + (i as u64 / 8) * (1 << 30);
+    let alone = run(&mut d, 0, 64, 1, |i| IoRequest::read(file(i), 8 << 10));
+    assert!(
+        (read_first as f64 / alone as f64 - 1.0).abs() < 0.02,
+        "{read_first} {alone} (line: {line_first})"
+    );
+    // Both serve the second pass from the cache.
+    assert_eq!((line_again, read_again), (64, 64));
+    assert!(read_second * 20 < read_first, "{read_second} {read_first}");
+}
+
 #[test]
 fn frequency_eviction_keeps_hot_lines_through_a_scan() {
     let sys = |ev: &str| {
@@ -552,6 +599,13 @@ fn description_errors_name_place_and_what_is_valid() {
         parse_system_config("t.toml", "name = \"x\"\n[drive.a]\npreset = \"nope\"\n"),
         Err(SystemError::Drive { .. })
     ));
+    let e = err("name = \"x\"\n[drive.f]\npreset = \"intel-optane-memory-16gb\"\n[drive.h]\npreset = \"toshiba-dt01aca200-2tb\"\n[cache.t]\ncache = \"f\"\nbacking = \"h\"\npromote = \"sector\"\n");
+    assert!(
+        e.starts_with("test.toml:")
+            && e.contains("cache.t.promote = sector")
+            && e.contains("read (only the sectors read)"),
+        "{e}"
+    );
     let e = err("name = \"x\"\n[drive.h]\npreset = \"toshiba-dt01aca200-2tb\"\nset = { average_seek = \"50ms\" }\n");
     assert!(
         e.contains("track_to_track <= average_seek <= full_stroke"),
