@@ -302,7 +302,7 @@ fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
 fn run_write_amplification(pre: &Value, counters: &Value) -> Option<f64> {
     let before = &pre.get("device_counters")?["ftl"];
     let after = &counters["ftl"];
-    let delta = |key: &str| Some(after[key].as_u64()?.checked_sub(before[key].as_u64()?)?);
+    let delta = |key: &str| after[key].as_u64()?.checked_sub(before[key].as_u64()?);
     let host = delta("host_write_ius")?;
     (host > 0).then(|| delta("nand_write_ius").map(|nand| nand as f64 / host as f64))?
 }
