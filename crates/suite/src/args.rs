@@ -298,11 +298,24 @@ fn clap_message(e: &clap::Error, cmd: &clap::Command) -> String {
                 other => other.to_string(),
             })
             .unwrap_or_else(|| "not one of its values".to_string());
+        // The help's first sentence, without the suites that read it (`qos, randread-qd-sweep:
+        // queue depths, ...`): those are no part of the form.
         let help = option
             .strip_prefix("--")
             .and_then(|long| cmd.get_arguments().find(|a| a.get_long() == Some(long)))
             .and_then(|a| a.get_help())
-            .map(|h| h.to_string());
+            .map(|h| {
+                let h = h.to_string();
+                let first = h.split(". ").next().unwrap_or(&h).to_string();
+                match first.split_once(": ") {
+                    Some((suites, rest))
+                        if suites.split(',').all(|s| crate::suite(s.trim()).is_ok()) =>
+                    {
+                        rest.to_string()
+                    }
+                    _ => first,
+                }
+            });
         let expected = match (text(ContextKind::ValidValue), help) {
             (Some(values), _) => format!("; expected one of {values}"),
             (None, Some(help)) => format!("; expected {}", help.trim_end_matches('.')),
