@@ -20,7 +20,17 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 
-__all__ = ["run", "devices", "sweep_points", "run_point", "sweep", "table_csv", "__version__"]
+__all__ = [
+    "run",
+    "suite",
+    "SuiteResult",
+    "devices",
+    "sweep_points",
+    "run_point",
+    "sweep",
+    "table_csv",
+    "__version__",
+]
 __version__: str = _native.__version__
 
 
@@ -61,6 +71,105 @@ def run(
     overrides = _overrides(set)
     seed = _seed(seed)
     return json.loads(_native.run_json(text, device, overrides, seed, job_name or name))
+
+
+class SuiteResult(dict):
+    """A suite's JSON report as a dict (what ``flashlab suite NAME --output-format json``
+    prints: ``result["devices"][0]["results"]``), with its tidy table as :attr:`table`."""
+
+    def __init__(self, report: Dict[str, Any], tidy_csv: str) -> None:
+        super().__init__(report)
+        self.tidy_csv: str = tidy_csv
+
+    @property
+    def table(self) -> "pandas.DataFrame":  # noqa: F821
+        """The tidy table (``--output-format tidy-csv``) as a pandas DataFrame: one row per
+        device and result, a column per axis (queue depth, block size, percentile, step...)
+        and ``value`` a number."""
+        import pandas as pd
+
+        frame = pd.read_csv(io.StringIO(self.tidy_csv))
+        return frame
+
+
+def suite(
+    name: str,
+    device: "str | Sequence[str] | None" = None,
+    set: Overrides = None,
+    state_cache: "os.PathLike[str] | str | bool" = True,
+    **options: Any,
+) -> SuiteResult:
+    """Run a built-in suite, as ``flashlab suite NAME --device D --option value ...`` does.
+
+    Args:
+        name: the suite (``"qos"``, ``"wsat"``, ...; ``flashlab suite --help`` lists them).
+        device: a preset or a device/system TOML file, or a list of them (run side by side);
+            default: the suite's default device.
+        set: device key overrides of every drive, as ``--set``: a dict or (key, value) pairs.
+        state_cache: where preconditioned drives are kept and reused, as the command's
+            ``--state-cache DIR``; ``True`` (default): the command's default directory
+            (``$XDG_CACHE_HOME/flashlab/states``, else ``~/.cache/flashlab/states``);
+            ``False``: precondition every time. Never changes a result.
+        **options: the suite's options by their long names, ``_`` for ``-``:
+            ``runtime="50ms"``, ``depths=[1, 8, 32]`` (a list is comma-separated),
+            ``max_rounds=5``, ``seed=7``; a flag takes ``True``/``False``. An option the suite
+            does not read, or a value it refuses, is an error naming the option.
+
+    Returns:
+        a :class:`SuiteResult`: the JSON report as a dict, its tidy table as ``.table``.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: the suite, an option, the device or a key is wrong (the command's
+            message).
+        RuntimeError: the input is fine but the run failed.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a suite's name, got {type(name).__name__}")
+    if device is None:
+        devices: List[str] = []
+    elif isinstance(device, (str, os.PathLike)):
+        devices = [os.fspath(device)]
+    else:
+        devices = [os.fspath(d) for d in device]
+    pairs = [(key, _option_text(key, value)) for key, value in options.items()]
+    report, tidy = _native.suite_run(
+        name, devices, _overrides(set), pairs, _state_cache_dir(state_cache)
+    )
+    return SuiteResult(json.loads(report), tidy)
+
+
+def _option_text(key: str, value: Any) -> str:
+    """A suite option's value as the command line spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, numbers.Number)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(_option_text(key, v) for v in value)
+    raise TypeError(
+        f"{key}: expected text, a number, a boolean or a list of them, got {type(value).__name__}"
+    )
+
+
+def _state_cache_dir(state_cache: Any) -> Optional[str]:
+    """The precondition cache's directory: ``True`` is the command's default one."""
+    if state_cache is False or state_cache is None:
+        return None
+    if state_cache is True:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        if os.path.isabs(xdg):
+            base = xdg
+        elif os.path.isabs(os.environ.get("HOME", "")):
+            base = os.path.join(os.environ["HOME"], ".cache")
+        else:
+            return None
+        return os.path.join(base, "flashlab", "states")
+    if isinstance(state_cache, (str, os.PathLike)):
+        return os.fspath(state_cache)
+    raise TypeError(
+        f"state_cache: expected True, False or a directory, got {type(state_cache).__name__}"
+    )
 
 
 def _job_text(job: Any) -> Tuple[str, str]:
@@ -142,16 +251,23 @@ def sweep_points(plan: "os.PathLike[str] | str") -> List[Dict[str, str]]:
     return [dict(settings) for settings in _native.sweep_points(_plan_path(plan))]
 
 
-def run_point(plan: "os.PathLike[str] | str", index: int) -> Dict[str, Any]:
-    """Run point ``index`` of a plan: the document ``flashlab sweep --point`` writes."""
-    return json.loads(_native.sweep_run_point(_plan_path(plan), int(index)))
+def run_point(
+    plan: "os.PathLike[str] | str",
+    index: int,
+    state_cache: "os.PathLike[str] | str | bool" = True,
+) -> Dict[str, Any]:
+    """Run point ``index`` of a plan: the document ``flashlab sweep --point`` writes.
+    ``state_cache`` as in :func:`suite` (a plan's ``[precondition]`` keeps its drives there)."""
+    return json.loads(
+        _native.sweep_run_point(_plan_path(plan), int(index), _state_cache_dir(state_cache))
+    )
 
 
-def _run_point_text(plan: str, index: int) -> str:
+def _run_point_text(plan: str, index: int, state_cache: Optional[str] = None) -> str:
     # What a Dask worker runs: text travels between processes more cheaply than dicts.
     from flashlab import _native as native
 
-    return native.sweep_run_point(plan, index)
+    return native.sweep_run_point(plan, index, state_cache)
 
 
 def sweep(
@@ -160,6 +276,7 @@ def sweep(
     points: Optional[Sequence[int]] = None,
     outdir: "os.PathLike[str] | str | None" = None,
     jobs: int = 1,
+    state_cache: "os.PathLike[str] | str | bool" = True,
 ) -> "pandas.DataFrame":  # noqa: F821
     """Run a sweep plan and return its tidy table as a pandas DataFrame.
 
@@ -178,21 +295,33 @@ def sweep(
             ``flashlab sweep --outdir`` does.
         jobs: points run at once here without a client, on threads (the simulation
             releases the GIL), as ``flashlab sweep -j``; the table does not depend on it.
+        state_cache: where a plan with ``[precondition]`` keeps its preconditioned drives,
+            as in :func:`suite` (on a cluster, a directory every worker sees); never
+            changes the table.
     """
     import pandas as pd
 
     plan_path = _plan_path(plan)
     if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
         raise ValueError(f"jobs: expected a whole number of at least 1, got {jobs!r}")
+    cache = _state_cache_dir(state_cache)
     count = len(_native.sweep_points(plan_path))
     indexes = list(range(count)) if points is None else [int(p) for p in points]
     if client is None and jobs > 1:
         with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
-            texts = list(pool.map(lambda i: _native.sweep_run_point(plan_path, i), indexes))
+            texts = list(
+                pool.map(lambda i: _native.sweep_run_point(plan_path, i, cache), indexes)
+            )
     elif client is None:
-        texts = [_native.sweep_run_point(plan_path, i) for i in indexes]
+        texts = [_native.sweep_run_point(plan_path, i, cache) for i in indexes]
     else:
-        futures = client.map(_run_point_text, [plan_path] * len(indexes), indexes, pure=False)
+        futures = client.map(
+            _run_point_text,
+            [plan_path] * len(indexes),
+            indexes,
+            [cache] * len(indexes),
+            pure=False,
+        )
         texts = client.gather(futures)
     if outdir is not None:
         os.makedirs(outdir, exist_ok=True)

@@ -83,12 +83,20 @@ fn sweep_points(py: Python<'_>, plan: String) -> PyResult<Vec<Vec<(String, Strin
 }
 
 /// Run one point of a plan; its result document as JSON text (as `flashlab sweep --point`
-/// writes it).
+/// writes it). A plan's `[precondition]` keeps its drives in `state_cache` (a directory;
+/// `None`: precondition every time).
 #[pyfunction]
-fn sweep_run_point(py: Python<'_>, plan: String, index: u64) -> PyResult<String> {
+#[pyo3(signature = (plan, index, state_cache=None))]
+fn sweep_run_point(
+    py: Python<'_>,
+    plan: String,
+    index: u64,
+    state_cache: Option<String>,
+) -> PyResult<String> {
     py.detach(move || {
         let plan = flashlab_sweep::Plan::read(Path::new(&plan)).map_err(bad_input)?;
-        let doc = flashlab_sweep::run_point(&plan, index).map_err(|e| {
+        let cache = state_cache.map(cache_in);
+        let doc = flashlab_sweep::run_point_cached(&plan, index, cache.as_ref()).map_err(|e| {
             if e.is_bad_input() {
                 bad_input(e)
             } else {
@@ -114,6 +122,142 @@ fn sweep_table_csv(py: Python<'_>, docs: Vec<String>) -> PyResult<String> {
     })
 }
 
+/// Run a built-in suite, as `flashlab suite NAME --device D ... --option value ...` does:
+/// its JSON report (the command's `--output-format json`, provenance first) and its tidy CSV
+/// (`--output-format tidy-csv`). `options` are (long name, value) pairs, built into the
+/// suite's options by the suite crate from the command's own definitions.
+#[pyfunction]
+#[pyo3(signature = (name, devices=Vec::new(), overrides=Vec::new(), options=Vec::new(), state_cache=None))]
+fn suite_run(
+    py: Python<'_>,
+    name: String,
+    devices: Vec<String>,
+    overrides: Vec<(String, String)>,
+    options: Vec<(String, String)>,
+    state_cache: Option<String>,
+) -> PyResult<(String, String)> {
+    py.detach(move || {
+        let (kind, mut options) =
+            flashlab_suite::options_from_pairs(&name, &options).map_err(bad_input)?;
+        options.state_cache = state_cache.map(cache_in);
+        let names = match kind.devices(&options) {
+            Some((option, _)) if !devices.is_empty() => {
+                return Err(bad_input(format!(
+                    "{option} and device both name {}'s {option} drive; give one",
+                    kind.name()
+                )))
+            }
+            Some((_, named)) => named,
+            None if !devices.is_empty() => devices,
+            None => match kind.default_devices() {
+                [] => vec![flashlab_device::DEFAULT_DEVICE.to_string()],
+                names => names.iter().map(|n| n.to_string()).collect(),
+            },
+        };
+        let mut targets = Vec::with_capacity(names.len());
+        let mut described = Vec::with_capacity(names.len());
+        for n in &names {
+            if flashlab_system::is_system(n) {
+                if !overrides.is_empty() {
+                    return Err(bad_input(format!(
+                        "set applies to a single drive, and '{n}' is a system; in a system description put overrides in the drive's `set = {{...}}`"
+                    )));
+                }
+                let config = flashlab_system::load_system_config(n).map_err(bad_input)?;
+                described.push(serde_json::json!({
+                    "name": config.name,
+                    "system_config_hash":
+                        format!("{:016x}", flashlab_system::system_config_hash(&config)),
+                }));
+                targets.push(flashlab_suite::SuiteTarget::System(config));
+            } else {
+                let config =
+                    flashlab_device::load_device_config(n, &overrides).map_err(bad_input)?;
+                described.push(serde_json::json!({
+                    "name": config.name,
+                    "config": serde_json::to_value(&config).unwrap_or_default(),
+                }));
+                targets.push(flashlab_suite::SuiteTarget::Drive(Box::new(config)));
+            }
+        }
+        let report = flashlab_suite::run_suite_drives_with(kind, &targets, 1, &options, &|_, _| {})
+            .map_err(|e| {
+                if e.is_bad_input() {
+                    bad_input(e)
+                } else {
+                    PyRuntimeError::new_err(e.to_string())
+                }
+            })?;
+        let mut provenance = flashlab_sweep::provenance();
+        provenance["overrides"] = overrides
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .into();
+        provenance["devices"] = described.into();
+        let rendered: serde_json::Value =
+            serde_json::from_str(&flashlab_suite::render_json(&report))
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let mut doc = serde_json::Map::new();
+        doc.insert("flashlab".into(), provenance);
+        if let serde_json::Value::Object(rest) = rendered {
+            doc.extend(rest);
+        }
+        let json = serde_json::to_string(&doc).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok((json, flashlab_suite::render_tidy_csv(&report)))
+    })
+}
+
+/// The precondition cache in `dir`, keyed by this build.
+fn cache_in(dir: String) -> flashlab_suite::StateCache {
+    flashlab_suite::StateCache {
+        dir: dir.into(),
+        build_id: build_id(),
+        max_bytes: flashlab_suite::DEFAULT_MAX_CACHE_BYTES,
+    }
+}
+
+/// What identifies this build for the precondition cache: a hash of the extension's own
+/// file (every change to the simulator changes it), found through the mapping that holds
+/// this function's code; the version and commit when it cannot be read.
+fn build_id() -> u64 {
+    static ID: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ID.get_or_init(read_build_id)
+}
+
+fn read_build_id() -> u64 {
+    let here = read_build_id as *const () as usize;
+    let from_file = || -> Option<u64> {
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let path = maps.lines().find_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (lo, hi) = fields.next()?.split_once('-')?;
+            let (lo, hi) = (
+                usize::from_str_radix(lo, 16).ok()?,
+                usize::from_str_radix(hi, 16).ok()?,
+            );
+            let path = fields.nth(4)?;
+            (lo <= here && here < hi && path.starts_with('/')).then(|| path.to_string())
+        })?;
+        let mut file = std::fs::File::open(path).ok()?;
+        let mut sum = flashlab_engine::state::Checksum::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = std::io::Read::read(&mut file, &mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            sum.update(&buf[..n]);
+        }
+        Some(sum.finish())
+    };
+    from_file().unwrap_or_else(|| {
+        let mut sum = flashlab_engine::state::Checksum::new();
+        sum.update(flashlab_sweep::provenance().to_string().as_bytes());
+        sum.finish()
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
@@ -121,6 +265,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_run_point, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(suite_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

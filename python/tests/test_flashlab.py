@@ -1,4 +1,4 @@
-"""The Python package against the command: the same runs, the same sweep tables, locally
+"""The Python package against the command: the same runs, suites and sweep tables, locally
 and on a Dask LocalCluster of two workers."""
 
 import json
@@ -181,3 +181,70 @@ def test_the_docs_dask_snippet_runs_as_a_script(plan: Path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip(), "the script printed no table"
+
+
+def test_suite_is_the_commands_suite(tmp_path: Path):
+    result = flashlab.suite("qos", device="tiny-test-1gb", runtime="30ms", depths=[1, 8],
+                            state_cache=tmp_path / "cache")
+    done = cli("suite", "qos", "--device", "tiny-test-1gb", "--runtime", "30ms",
+               "--depths", "1,8", "--output-format", "json", "--state-cache",
+               str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    assert result["devices"] == expected["devices"]
+    assert result["options"] == expected["options"]
+    assert list(result)[0] == "flashlab"
+    # The tidy table: the command's tidy CSV, read as pandas reads it.
+    tidy = cli("suite", "qos", "--device", "tiny-test-1gb", "--runtime", "30ms",
+               "--depths", "1,8", "--output-format", "tidy-csv", "--state-cache",
+               str(tmp_path / "cache"))
+    assert tidy.returncode == 0, tidy.stderr
+    assert result.tidy_csv == tidy.stdout
+    table = result.table
+    assert pd.api.types.is_numeric_dtype(table["value"]) and len(table) > 4
+    assert pd.api.types.is_numeric_dtype(table["queue_depth"])
+    assert sorted(table["queue_depth"].dropna().unique()) == [1, 8]
+
+
+def test_suite_refuses_bad_options_naming_them(tmp_path: Path):
+    with pytest.raises(ValueError, match="unknown option 'no_such' for suite qos"):
+        flashlab.suite("qos", device="tiny-test-1gb", no_such=1, state_cache=False)
+    with pytest.raises(ValueError, match=r"--depths 'x': not a whole number"):
+        flashlab.suite("qos", device="tiny-test-1gb", depths=[1, "x"], state_cache=False)
+    with pytest.raises(ValueError, match="--runtime does not apply to suite wsat"):
+        flashlab.suite("wsat", device="tiny-test-1gb", runtime="1s", state_cache=False)
+    with pytest.raises(ValueError, match="unknown suite 'four-corner'"):
+        flashlab.suite("four-corner", state_cache=False)
+    with pytest.raises(ValueError, match="nope"):
+        flashlab.suite("qos", device="nope", runtime="30ms", state_cache=False)
+    with pytest.raises(TypeError, match="depths"):
+        flashlab.suite("qos", device="tiny-test-1gb", depths={1: 2}, state_cache=False)
+
+
+PRECONDITIONED_PLAN = """job = "rw.fio"
+device = "tiny-test-1gb"
+[precondition]
+max-rounds = 8
+[axes]
+"set.capacity.spare_factor" = [0.1, 0.3]
+"""
+
+PRECONDITIONED_JOB = "[w]\nrw=randwrite\nbs=4k\niodepth=32\nio_size=32m\n"
+
+
+def test_sweep_from_preconditioned_drives_is_the_commands(tmp_path: Path):
+    (tmp_path / "rw.fio").write_text(PRECONDITIONED_JOB)
+    (tmp_path / "plan.toml").write_text(PRECONDITIONED_PLAN)
+    done = cli("sweep", str(tmp_path / "plan.toml"), "--outdir", str(tmp_path / "out"),
+               "--no-state-cache")
+    assert done.returncode == 0, done.stderr
+    expected = cli("sweep", "collect", str(tmp_path / "out"))
+    assert expected.returncode == 0, expected.stderr
+    frame = flashlab.sweep(tmp_path / "plan.toml", jobs=2, state_cache=tmp_path / "cache")
+    assert any((tmp_path / "cache").iterdir())
+    texts = [json.dumps(flashlab.run_point(tmp_path / "plan.toml", i,
+                                           state_cache=tmp_path / "cache")) for i in range(2)]
+    assert flashlab.table_csv(texts) == expected.stdout
+    wa = frame[frame.measure == "run_write_amplification"].set_index(
+        "set.capacity.spare_factor")["value"]
+    assert wa[0.1] > wa[0.3] > 1.0

@@ -1,6 +1,6 @@
 //! Errors that suggest the fix: the nearest valid name to a mistyped device or suite ("did
-//! you mean"), command-line errors in flashlab's own form (`flashlab: error: --OPTION VALUE:
-//! why; expected FORM`), and the suite options a suite does not read.
+//! you mean") and command-line errors in flashlab's own form (`flashlab: error: --OPTION VALUE:
+//! why; expected FORM`).
 
 use anyhow::anyhow;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -163,23 +163,6 @@ fn option_help(cmd: &clap::Command, option: &str) -> Option<String> {
         Some(f) => f.to_lowercase().chain(c).collect(),
         None => String::new(),
     })
-}
-
-/// Refuse an option every suite takes given to a suite that does not read it
-/// ([`flashlab_suite::Suite::reads_runtime`]): the option would be ignored without a word.
-pub fn unread_option(
-    suite: flashlab_suite::SuiteKind,
-    given: impl Fn(&str) -> bool,
-) -> Result<(), anyhow::Error> {
-    let option = "runtime";
-    if !suite.reads_runtime() && given(option) {
-        let suite = suite.name();
-        return Err(anyhow!(
-            "--{option} does not apply to suite {suite}: it runs to its own length (see \
-             `flashlab suite --help`, \"{suite} options\", and docs/suites.md)"
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

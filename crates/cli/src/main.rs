@@ -9,7 +9,6 @@ mod replay;
 mod serve;
 mod state_files;
 mod suite;
-mod suite_opts;
 mod sweep;
 
 use std::io::Write;

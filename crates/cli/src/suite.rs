@@ -10,8 +10,7 @@ use clap::{ArgMatches, ValueEnum};
 
 use crate::{
     bad_input, cli_command, drive_provenance, failure, load_device, progress, provenance,
-    run_failed, state_files, suite_opts, system_provenance, with_provenance, write_output, Failure,
-    StateArgs, DEFAULT_SEED,
+    run_failed, state_files, system_provenance, with_provenance, write_output, Failure, StateArgs,
 };
 
 /// The suites' names as help text lists them: `a, b, ... or z`.
@@ -54,35 +53,11 @@ pub(crate) struct SuiteArgs {
     /// missing), named by the chart's id: `qos-iops.svg`.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
-    #[arg(long, default_value_t = DEFAULT_SEED)]
-    seed: u64,
-    /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
-    /// 4; pts-latency and desktop set their own).
-    #[arg(long)]
-    qd: Option<u32>,
-    /// Jobs (fio numjobs) of the measured jobs and preconditioning rounds (default 1).
-    #[arg(long)]
-    jobs: Option<u32>,
-    /// Length of a random-write preconditioning round: a share of the capacity (25%), a
-    /// size (4GiB) or a simulated time (60s).
-    #[arg(long, default_value = "25%")]
-    round: String,
-    /// Rounds before giving up on steady state.
-    #[arg(long, default_value_t = 25)]
-    max_rounds: usize,
-    /// Data content of every write: the share a compressor can remove, percent (0-100; fio's
-    /// buffer_compress_percentage). Default: random data, as fio writes. Only a compressing
-    /// drive (controller.compression_granule) runs differently.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
-    compressible: Option<u8>,
-    /// Measured time of each time-based step (e.g. 5s); default: the step's own.
-    #[arg(long)]
-    runtime: Option<String>,
-    /// Boxed: the largest group of options, and clap's variants should stay small.
+    /// The options every suite takes and those several share (`--seed`, `--qd`, ...,
+    /// `--size`): the suite crate's, which builds them from name/value pairs too. Boxed: the
+    /// largest group of options, and clap's variants should stay small.
     #[command(flatten)]
-    tests: Box<suite_opts::SuiteTestArgs>,
-    #[command(flatten)]
-    client: ClientArgs,
+    options: Box<flashlab_suite::SuiteOptionArgs>,
     #[command(flatten)]
     real: RealArgs,
     /// `--load-state` and `--save-state`: one simulated drive or system only.
@@ -123,34 +98,6 @@ pub(crate) struct RealArgs {
     /// Longest real sleep of an idle step on a target.
     #[arg(long, default_value = "10s")]
     max_idle: String,
-}
-
-/// Options the client benchmarks share with cache-passes and raid-scaling.
-#[derive(clap::Args, Debug)]
-pub(crate) struct ClientArgs {
-    /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep, cache-passes:
-    /// test file (default 1GiB).
-    #[arg(long)]
-    size: Option<String>,
-    /// desktop, cache-passes: CrystalDiskMark test set, default or nvme.
-    #[arg(long, default_value = "default")]
-    profile: String,
-    /// transfer-sweep, desktop, compression-sweep, raid-scaling: drive state first, fresh
-    /// (purged) or full (purged and filled); raid-scaling also takes both.
-    #[arg(long, default_value = "fresh")]
-    state: String,
-}
-
-pub(crate) fn client_options(args: &ClientArgs) -> Result<flashlab_suite::ClientOptions, Failure> {
-    use flashlab_suite::{parse_size, ClientOptions, DesktopProfile};
-    Ok(ClientOptions {
-        size_bytes: match &args.size {
-            Some(text) => Some(parse_size("--size", text).map_err(bad_input)?),
-            None => None,
-        },
-        profile: DesktopProfile::from_name(&args.profile).map_err(bad_input)?,
-        states: ClientOptions::parse_states(&args.state).map_err(bad_input)?,
-    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -219,28 +166,17 @@ fn check_suite_options(name: &str, matches: &ArgMatches) -> Result<(), Failure> 
     let Ok(kind) = flashlab_suite::suite(name) else {
         return Ok(()); // cmd_suite says what is valid.
     };
-    crate::hints::unread_option(kind, |o| {
-        matches.value_source(o) == Some(ValueSource::CommandLine)
-    })
-    .map_err(bad_input)?;
     let command = cli_command();
     let Some(suite) = command.find_subcommand("suite") else {
         return Ok(());
     };
-    for (option, suites) in flashlab_suite::suite_options() {
-        let given = suite.get_arguments().any(|arg| {
-            arg.get_long() == Some(option.as_str())
+    flashlab_suite::check_options_given(kind, |option| {
+        suite.get_arguments().any(|arg| {
+            arg.get_long() == Some(option)
                 && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
-        });
-        if given && !suites.contains(&kind.name()) {
-            return Err(bad_input(anyhow!(
-                "--{option} does not apply to suite {}: it is for {}",
-                kind.name(),
-                suites.join(", ")
-            )));
-        }
-    }
-    Ok(())
+        })
+    })
+    .map_err(bad_input)
 }
 
 /// The suite options of the command line.
@@ -248,31 +184,7 @@ pub(crate) fn suite_options(
     args: &SuiteArgs,
     matches: &ArgMatches,
 ) -> Result<flashlab_suite::SuiteOptions, Failure> {
-    let round = flashlab_suite::RoundLength::parse(&args.round).map_err(bad_input)?;
-    // Only a time above zero is valid: name --runtime and say so, not --round's choices.
-    let runtime_ns = match &args.runtime {
-        None => None,
-        Some(text) => match flashlab_suite::parse_time("--runtime", text) {
-            Ok(ns) if ns > 0 => Some(ns),
-            _ => {
-                return Err(bad_input(anyhow!(
-                    "--runtime '{text}': expected a time above 0 such as 500ms, 10s or 2min"
-                )))
-            }
-        },
-    };
-    let mut options = flashlab_suite::SuiteOptions {
-        seed: args.seed,
-        round,
-        max_rounds: args.max_rounds,
-        qd: args.qd,
-        jobs: args.jobs,
-        runtime_ns,
-        client: client_options(&args.client)?,
-        compressible_percent: args.compressible,
-        ..Default::default()
-    };
-    args.tests.apply(&mut options).map_err(bad_input)?;
+    let mut options = args.options.options().map_err(bad_input)?;
     for &k in flashlab_suite::SUITES {
         k.apply_args(matches, &mut options).map_err(bad_input)?;
     }

@@ -39,6 +39,10 @@ pub struct SweepArgs {
     /// points), always, or never.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = progress::When::Auto)]
     progress: progress::When,
+    /// A plan's `[precondition]` keeps each point's preconditioned drive in the suites'
+    /// state cache, so points on the same drive precondition it once.
+    #[command(flatten)]
+    cache: crate::state_files::CacheArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -106,12 +110,17 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         total,
     );
     let on_done = |index: u64, what: &str| display.point_done(index, what);
+    let cache = match plan.precondition {
+        Some(_) => args.cache.cache()?,
+        None => None,
+    };
     let summary = flashlab_sweep::run_plan(
         &plan,
         &points,
         &outdir,
         args.jobs as usize,
         args.resume,
+        cache.as_ref(),
         &on_done,
     )
     .map_err(sweep_failure)?;

@@ -386,3 +386,148 @@ fn collect_and_outdir_refuse_bad_input_with_exit_2() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+/// A plan of two drives (spare factors) × two queue depths whose points start from a
+/// preconditioned drive: the job runs at steady state (garbage collection under way, so the
+/// job's own write amplification is well above 1 and falls with spare area), each drive is
+/// preconditioned once (the cache holds its state after the first point, and the second
+/// loads it), and the results are the same with the cache warm, cold or off.
+#[test]
+fn preconditioned_points_run_at_steady_state_and_reuse_the_cache() {
+    let dir = scratch("sweep-precondition");
+    std::fs::write(
+        dir.join("rw.fio"),
+        "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=64m\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\nmax-rounds = 8\n\
+         [axes]\n\"set.capacity.spare_factor\" = [0.1, 0.3]\nenv.QD = [1, 32]\n",
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    let cache = dir.join("cache");
+    let run = |out: &str, cache_args: &[&str]| {
+        let outdir = dir.join(out);
+        let mut args = vec![
+            "sweep",
+            plan,
+            "-j",
+            "1",
+            "--outdir",
+            outdir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(cache_args);
+        let o = flashlab(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        outdir
+    };
+    let cold = run("cold", &["--state-cache", cache.to_str().unwrap()]);
+    let entries = std::fs::read_dir(&cache).unwrap().count();
+    assert!(entries > 0, "the cache kept no drive");
+    let warm = run("warm", &["--state-cache", cache.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        entries,
+        "a warm run preconditioned again"
+    );
+    let off = run("off", &["--no-state-cache"]);
+    assert_eq!(files(&cold), files(&warm));
+    assert_eq!(files(&cold), files(&off));
+
+    let table = flashlab(&["sweep", "collect", cold.to_str().unwrap()]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let value = |point: &str, measure: &str| -> f64 {
+        stdout(&table)
+            .lines()
+            .find(|l| l.starts_with(&format!("{point},")) && l.contains(&format!(",{measure},")))
+            .and_then(|l| l.rsplit(',').next())
+            .unwrap_or_else(|| panic!("no {measure} of point {point}"))
+            .parse()
+            .unwrap()
+    };
+    // Points 0 and 1: spare factor 0.1; 2 and 3: 0.3.
+    let (tight, roomy) = (
+        value("1", "run_write_amplification"),
+        value("3", "run_write_amplification"),
+    );
+    assert!(
+        tight > 2.0 && roomy > 1.1 && tight > roomy * 1.5,
+        "{tight} {roomy}"
+    );
+    assert!(value("3", "write_iops") > value("1", "write_iops") * 1.5);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cold.join("point-000001.json")).unwrap()).unwrap();
+    assert_eq!(doc["precondition"]["suite"], "precondition");
+    assert_eq!(doc["precondition"]["options"]["max-rounds"], "8");
+    assert!(
+        doc["precondition"]["steady_round"].as_u64().is_some(),
+        "{}",
+        doc["precondition"]
+    );
+}
+
+/// `[precondition]` takes the precondition suite's options, checked as the command checks
+/// them: a wrong one exits 2 naming the plan's line, the option and what is valid.
+#[test]
+fn bad_precondition_options_name_the_line_and_the_option() {
+    let dir = scratch("sweep-bad-precondition");
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "[precondition]\nround = \"25%\"\nmax-rounds = 2\n",
+            &["line 7", "max-rounds", "from 5"],
+        ),
+        (
+            "[precondition]\nrunds = 3\n",
+            &[
+                "line 6",
+                "unknown option 'runds' for suite precondition",
+                "max-rounds",
+            ],
+        ),
+        (
+            "[precondition]\ndepths = \"1,2\"\n",
+            &["line 6", "--depths does not apply to suite precondition"],
+        ),
+        (
+            "[precondition]\nseed = 3\n",
+            &["line 6", "the point's seed"],
+        ),
+    ];
+    for (tail, words) in cases {
+        let plan = write_plan(
+            &dir,
+            &format!("job = \"rw.fio\"\n[env]\nRUNTIME = \"1ms\"\nQD = 1\n{tail}"),
+        );
+        let o = flashlab(&["sweep", &plan, "--list"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{tail}\n{err}");
+        for w in words {
+            assert!(err.contains(w), "{tail}: no {w:?} in\n{err}");
+        }
+    }
+}
+
+/// The first sweep of docs/sweeps.md is the example in jobs/sweeps/: each file the page
+/// shows is the repository's, byte for byte.
+#[test]
+fn the_sweeps_page_shows_the_example_files() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let page = std::fs::read_to_string(repo.join("docs/sweeps.md")).unwrap();
+    for name in ["spare-cell.toml", "randwrite-4k.fio", "small-drive.toml"] {
+        let marker = format!("<!-- docs: file {name} -->\n");
+        let at = page
+            .find(&marker)
+            .unwrap_or_else(|| panic!("the page shows no {name}"));
+        let block = &page[at + marker.len()..];
+        let body = block.split_once('\n').unwrap().1;
+        let shown = &body[..body.find("```").unwrap()];
+        let file = std::fs::read_to_string(repo.join("jobs/sweeps").join(name)).unwrap();
+        assert_eq!(
+            shown, file,
+            "docs/sweeps.md's {name} is not jobs/sweeps/{name}"
+        );
+    }
+}

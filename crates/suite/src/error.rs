@@ -25,6 +25,10 @@ pub enum SuiteError {
         value: String,
         expected: String,
     },
+    /// A suite option given by name that no suite has, that this suite does not read, or
+    /// whose value does not parse: the whole message, naming the option and what is valid.
+    #[error("{0}")]
+    Argument(String),
     #[error("device '{device}': {error}")]
     Device {
         device: String,
@@ -104,6 +108,7 @@ impl SuiteError {
             SuiteError::UnknownSuite { .. }
             | SuiteError::BadOption { .. }
             | SuiteError::OptionValue { .. }
+            | SuiteError::Argument(_)
             | SuiteError::Device { .. }
             | SuiteError::Job { .. }
             | SuiteError::System { .. }

@@ -11,6 +11,7 @@
 //! step has an ordinary fio result. Simulated time keeps running from one step to the next
 //! (`docs/suites.md`).
 
+mod args;
 mod charts;
 mod device;
 mod error;
@@ -40,6 +41,9 @@ use suites::{
 pub use app_profiles::{
     app_profile, app_profile_names, past_peak, split_load, AppProfile, AppProfileOptions,
     ProfileGroup, APP_PROFILES,
+};
+pub use args::{
+    check_options_given, options_from_pairs, options_of, with_suite_options, SuiteOptionArgs,
 };
 pub use cache_passes::CachePassesOptions;
 pub use device::SuiteDevice;

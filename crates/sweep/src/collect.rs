@@ -276,6 +276,11 @@ fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
         if let Some(wa) = counters["write_amplification"].as_f64() {
             push("device", "write_amplification".into(), "", wa);
         }
+        // On a preconditioned drive the counters hold the preconditioning's writes too: the
+        // job's own write amplification is that of the writes since it started.
+        if let Some(wa) = run_write_amplification(&doc["precondition"], counters) {
+            push("device", "run_write_amplification".into(), "", wa);
+        }
         // A drive's health log, read as the type it was written from (a system has none).
         if let Some(health) = counters.get("health") {
             let health: flashlab_device::HealthLog = serde_json::from_value(health.clone())
@@ -289,6 +294,17 @@ fn add_point(table: &mut Table, index: u64, doc: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// NAND writes over host writes between the preconditioning's end (`pre`, a point's
+/// `precondition` object) and the job's end (`counters`); `None` without a preconditioning
+/// or host writes.
+fn run_write_amplification(pre: &Value, counters: &Value) -> Option<f64> {
+    let before = &pre.get("device_counters")?["ftl"];
+    let after = &counters["ftl"];
+    let delta = |key: &str| after[key].as_u64()?.checked_sub(before[key].as_u64()?);
+    let host = delta("host_write_ius")?;
+    (host > 0).then(|| delta("nand_write_ius").map(|nand| nand as f64 / host as f64))?
 }
 
 /// fio's `"99.990000"` → `99.99`.

@@ -63,6 +63,28 @@ pub struct JobSource {
     pub line: usize,
 }
 
+/// `[precondition]`: every point's drive is preconditioned as `flashlab suite precondition`
+/// preconditions one before the job runs on it; the table's keys are that suite's options.
+#[derive(Debug, Clone)]
+pub struct Precondition {
+    /// The suite options, as written: (long name, value).
+    pub options: Vec<(String, AxisValue)>,
+    pub line: usize,
+}
+
+impl Precondition {
+    /// The options as `flashlab_suite::options_from_pairs` takes them.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.text.clone()))
+            .collect()
+    }
+}
+
+/// The suite whose preconditioning `[precondition]` runs.
+pub const PRECONDITION_SUITE: &str = "precondition";
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The plan file, as given (messages name it).
@@ -75,6 +97,8 @@ pub struct Plan {
     pub set: Vec<(String, AxisValue)>,
     pub env: Vec<(String, AxisValue)>,
     pub axes: Vec<Axis>,
+    /// Preconditioning before every point's job (`None`: the job runs on a fresh drive).
+    pub precondition: Option<Precondition>,
 }
 
 /// One point's settings, resolved: what a run needs, and where each came from.
@@ -127,6 +151,7 @@ impl Plan {
         let mut set = Vec::new();
         let mut env = Vec::new();
         let mut axes = Vec::new();
+        let mut precondition = None;
         for (key, item) in root.iter() {
             let key_span = root.key(key).and_then(|k| k.span());
             let line = key_span.clone().map_or(0, |s| lines.line(s.start));
@@ -157,11 +182,12 @@ impl Plan {
                     })?
                 }
                 "axes" => src.axes(item, &mut axes)?,
+                "precondition" => precondition = Some(src.precondition(item, line)?),
                 other => {
                     return Err(src.err(
                         key_span,
                         format!(
-                            "unknown key {:?}: a plan has job, device, seed, combine, [set], [env] and [axes]",
+                            "unknown key {:?}: a plan has job, device, seed, combine, [set], [env], [precondition] and [axes]",
                             crate::shorten(other)
                         ),
                     ))
@@ -185,6 +211,7 @@ impl Plan {
             set,
             env,
             axes,
+            precondition,
         };
         plan.point_count()?;
         Ok(plan)
@@ -643,6 +670,30 @@ impl Source<'_> {
             values.push((name, AxisValue { text, line }));
         }
         Ok(values)
+    }
+
+    /// `[precondition]`: the precondition suite's options, each checked on its own line
+    /// (through the suite crate's definitions: the names and values `flashlab suite
+    /// precondition` takes), then together.
+    fn precondition(&self, item: &toml_edit::Item, line: usize) -> Result<Precondition, PlanError> {
+        let options = self.fixed_values("precondition", item, &|name, line| {
+            if name == "seed" {
+                return Err(self.at(
+                    line,
+                    "precondition.seed: the preconditioning takes the point's seed (seed = N, or a seed axis)".into(),
+                ));
+            }
+            Ok(())
+        })?;
+        let pre = Precondition { options, line };
+        for (name, value) in &pre.options {
+            let one = [(name.clone(), value.text.clone())];
+            flashlab_suite::options_from_pairs(PRECONDITION_SUITE, &one)
+                .map_err(|e| self.at(value.line, format!("precondition.{name}: {e}")))?;
+        }
+        flashlab_suite::options_from_pairs(PRECONDITION_SUITE, &pre.pairs())
+            .map_err(|e| self.at(line, format!("precondition: {e}")))?;
+        Ok(pre)
     }
 
     /// `[axes]`: each axis with its values, checked as it is read.

@@ -140,27 +140,52 @@ fn check_device(plan: &Plan, point: &Point) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// Run point `index` and return its result document.
+/// Run point `index` and return its result document. A plan with `[precondition]` runs
+/// its preconditioning every time ([`run_point_cached`] keeps it).
 pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
+    run_point_cached(plan, index, None)
+}
+
+/// [`run_point`] with the precondition cache `cache`: a point whose drive (device, keys,
+/// seed, preconditioning options) was preconditioned before, by a suite or another point,
+/// loads that state instead of running the preconditioning again. The result is the same
+/// either way.
+pub fn run_point_cached(
+    plan: &Plan,
+    index: u64,
+    cache: Option<&flashlab_suite::StateCache>,
+) -> Result<Value, SweepError> {
     let point = plan.point(index)?;
     check_device(plan, &point)?;
     let job_file = parse_job(plan, &point)?;
-    let simulated = simulate(&job_file, &point.device, &point.overrides(), point.seed).map_err(
-        |(bad_input, message)| {
-            if bad_input {
-                SweepError::Plan(PlanError {
-                    file: plan.file.clone(),
-                    line: 0,
-                    message: format!("point {index}: {message}"),
-                })
-            } else {
-                SweepError::Run {
-                    point: index,
-                    message,
-                }
+    let bad = |message: String| {
+        SweepError::Plan(PlanError {
+            file: plan.file.clone(),
+            line: 0,
+            message: format!("point {index}: {message}"),
+        })
+    };
+    let failed = |(bad_input, message): (bool, String)| {
+        if bad_input {
+            bad(message)
+        } else {
+            SweepError::Run {
+                point: index,
+                message,
             }
-        },
-    )?;
+        }
+    };
+    let (simulated, preconditioned) = match &plan.precondition {
+        None => (
+            simulate(&job_file, &point.device, &point.overrides(), point.seed).map_err(failed)?,
+            None,
+        ),
+        Some(pre) => {
+            let (simulated, pre) =
+                precondition_and_run(plan, &point, pre, &job_file, cache).map_err(failed)?;
+            (simulated, Some(pre))
+        }
+    };
     let result = flashlab_report::json_value(&simulated.result, false);
     let settings: serde_json::Map<String, Value> = point
         .settings
@@ -172,7 +197,7 @@ pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.text.clone())))
         .collect();
-    Ok(json!({
+    let mut doc = json!({
         "point": index,
         "plan": plan.file,
         "settings": settings,
@@ -183,7 +208,116 @@ pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
         "flashlab": provenance(),
         "device_config": simulated.device_config,
         "result": result,
-    }))
+    });
+    if let (Some(pre), Value::Object(fields)) = (preconditioned, &mut doc) {
+        fields.insert("precondition".into(), pre);
+    }
+    Ok(doc)
+}
+
+/// The point's drive preconditioned by the precondition suite (`plan`'s `[precondition]`
+/// options, the point's seed; from `cache` when it holds that drive's state), then the job
+/// run on it from where the preconditioning left its clock. Also returns what the
+/// preconditioning did: its options, its results and the device's counters when the job
+/// started (the job's own write amplification is measured from them).
+fn precondition_and_run(
+    plan: &Plan,
+    point: &Point,
+    pre: &crate::plan::Precondition,
+    job_file: &flashlab_workload::JobFile,
+    cache: Option<&flashlab_suite::StateCache>,
+) -> Result<(flashlab_host::Simulated, Value), (bool, String)> {
+    use flashlab_suite::{DeviceRun, SuiteTarget};
+    let at_line = |e: flashlab_suite::SuiteError| {
+        (
+            true,
+            PlanError {
+                file: plan.file.clone(),
+                line: pre.line,
+                message: format!("precondition: {e}"),
+            }
+            .to_string(),
+        )
+    };
+    let (kind, mut options) =
+        flashlab_suite::options_from_pairs(crate::plan::PRECONDITION_SUITE, &pre.pairs())
+            .map_err(at_line)?;
+    options.seed = point.seed;
+    options.state_cache = cache.cloned();
+    let overrides = point.overrides();
+    let (mut device, device_config) =
+        flashlab_host::Device::build(&point.device, &overrides, point.seed)
+            .map_err(|e| (true, e.0))?;
+    let target = if flashlab_system::is_system(&point.device) {
+        SuiteTarget::System(
+            flashlab_system::load_system_config(&point.device)
+                .map_err(|e| (true, e.to_string()))?,
+        )
+    } else {
+        SuiteTarget::Drive(Box::new(
+            flashlab_device::load_device_config(&point.device, &overrides)
+                .map_err(|e| (true, e.to_string()))?,
+        ))
+    };
+    // The seed the device was built with, as a suite's own fresh device has it: the cache's
+    // key.
+    let device_seed = flashlab_engine::SeedTree::new(point.seed)
+        .child("device")
+        .master_seed();
+    let name = device.name().to_string();
+    let run = DeviceRun::starting_at(0).fresh(&target, device_seed);
+    let suite_failed = |e: flashlab_suite::SuiteError| (e.is_bad_input(), e.to_string());
+    let (report, clock_ns) = match &mut device {
+        flashlab_host::Device::Drive(ssd) => flashlab_suite::run_on_suite_device_as(
+            kind,
+            &mut **ssd,
+            &name,
+            run,
+            &options,
+            &mut |_| {},
+        ),
+        flashlab_host::Device::System(system) => flashlab_suite::run_on_suite_device_as(
+            kind,
+            &mut **system,
+            &name,
+            run,
+            &options,
+            &mut |_| {},
+        ),
+    }
+    .map_err(suite_failed)?;
+    let (counters_key, counters) = device.counters_json();
+    let results: serde_json::Map<String, Value> = report
+        .results
+        .iter()
+        .map(|m| (m.key(), json!(m.value)))
+        .collect();
+    let written: serde_json::Map<String, Value> = pre
+        .options
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.text.clone())))
+        .collect();
+    let run_options = device.run_options(point.seed);
+    let outcome =
+        flashlab_host::run_jobs(&mut device, clock_ns, job_file, &run_options, &mut |_| {})
+            .map_err(|e| (e.is_bad_input(), e.to_string()))?;
+    let summary = json!({
+        "suite": kind.name(),
+        "options": written,
+        "steady_round": report.steady.as_ref().and_then(|s| s.verdict.round),
+        "rounds": report.steady.as_ref().map(|s| s.rounds_iops.len()),
+        "results": results,
+        "end_ns": clock_ns,
+        counters_key: counters,
+    });
+    Ok((
+        flashlab_host::Simulated {
+            result: outcome.result,
+            device_config,
+            io_errors: outcome.io_errors,
+        },
+        summary,
+    ))
 }
 
 /// What a run of several points did.
@@ -196,7 +330,8 @@ pub struct RunSummary {
 
 /// Run `points` of the plan on `threads` threads, each result into `outdir` (written
 /// whole, then renamed, so an interrupted sweep leaves no half file). With `resume`, a
-/// point whose file exists and belongs to this plan's point is skipped. `on_done` is told
+/// point whose file exists and belongs to this plan's point is skipped. `cache` keeps the
+/// points' preconditioned drives ([`run_point_cached`]). `on_done` is told
 /// of each point as it ends.
 pub fn run_plan(
     plan: &Plan,
@@ -204,6 +339,7 @@ pub fn run_plan(
     outdir: &Path,
     threads: usize,
     resume: bool,
+    cache: Option<&flashlab_suite::StateCache>,
     on_done: &(dyn Fn(u64, &str) + Sync),
 ) -> Result<RunSummary, SweepError> {
     check_points(plan, points.iter().copied())?;
@@ -225,7 +361,9 @@ pub fn run_plan(
         // its name costs no run.
         let outcome = flashlab_engine::output::OutputFile::check("point file", &path)
             .map_err(|e| SweepError::Io(e.to_string()))
-            .and_then(|out| run_point(plan, index).and_then(|doc| write_atomically(&out, &doc)));
+            .and_then(|out| {
+                run_point_cached(plan, index, cache).and_then(|doc| write_atomically(&out, &doc))
+            });
         let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
         match outcome {
             Ok(()) => {

@@ -1,0 +1,447 @@
+//! The suite options as `flashlab suite NAME --option value` takes them, defined once: the
+//! options every suite takes and those several share ([`SuiteOptionArgs`], a `clap::Args`
+//! the CLI flattens into its command), each suite's own (`Suite::augment_args`), and the
+//! check that refuses an option to a suite that does not read it. [`options_from_pairs`]
+//! builds a suite's options from `(name, value)` pairs through the same definitions, for
+//! callers without a command line (the Python package, sweep plans): the same names, the
+//! same validation, the same messages.
+
+use clap::parser::ValueSource;
+use clap::{ArgAction, Args, FromArgMatches};
+
+use crate::client_options::{ClientOptions, DesktopProfile};
+use crate::error::SuiteError;
+use crate::lengths::{parse_size, parse_time, RoundLength};
+use crate::options::{PreconditionKind, PreconditionOptions, SuiteOptions};
+use crate::suite::SuiteKind;
+use crate::SUITES;
+
+/// The options of `flashlab suite` that become [`SuiteOptions`]: those every suite takes,
+/// then those several suites read. Each suite's own come from its `augment_args`.
+#[derive(clap::Args, Debug)]
+pub struct SuiteOptionArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep
+    /// 4; pts-latency and desktop set their own).
+    #[arg(long)]
+    qd: Option<u32>,
+    /// Jobs (fio numjobs) of the measured jobs and preconditioning rounds (default 1).
+    #[arg(long)]
+    jobs: Option<u32>,
+    /// Length of a random-write preconditioning round: a share of the capacity (25%), a
+    /// size (4GiB) or a simulated time (60s).
+    #[arg(long, default_value = "25%")]
+    round: String,
+    /// Rounds before giving up on steady state.
+    #[arg(long, default_value_t = 25)]
+    max_rounds: usize,
+    /// Data content of every write: the share a compressor can remove, percent (0-100; fio's
+    /// buffer_compress_percentage). Default: random data, as fio writes. Only a compressing
+    /// drive (controller.compression_granule) runs differently.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    compressible: Option<u8>,
+    /// Measured time of each time-based step (e.g. 5s); default: the step's own.
+    #[arg(long)]
+    runtime: Option<String>,
+    #[command(flatten)]
+    tests: SuiteTestArgs,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// Options several suites share.
+#[derive(clap::Args, Debug)]
+struct SuiteTestArgs {
+    /// wsat, sustained-write: one measured interval: a share of the capacity (4% = 1/25), a
+    /// size (8GiB) or a simulated time (60s).
+    #[arg(long, default_value = "4%")]
+    interval: String,
+    /// write-pressure: queue depth of the 4 KiB random reader; noisy-neighbor: quiet readers
+    /// run at depths 1 to this.
+    #[arg(long, default_value_t = 4)]
+    read_qd: u32,
+    /// app-profiles, write-pressure, noisy-neighbor, oltp: `pts` (purge, 2x sequential fill, random
+    /// rounds to steady state) or `showdown` (purge, 64 KiB sequential surface fill,
+    /// --seq-time of 64 KiB sequential writes, --random-time of 4 KiB random writes over
+    /// --span).
+    #[arg(long, default_value = "pts")]
+    precondition: String,
+    /// app-profiles, write-pressure, oltp (--precondition showdown): the tests' partition, the first
+    /// PCT% of the LBAs; the rest keeps the surface fill's data; noisy-neighbor: 100 only (its
+    /// namespaces divide the drive).
+    #[arg(long, default_value = "100", value_name = "PCT")]
+    span: String,
+    /// --precondition showdown: simulated time of 64 KiB sequential writes after the surface
+    /// fill (0: none); on a slice scaled with it (docs/scale.md).
+    #[arg(long, default_value = "1h", value_name = "TIME")]
+    seq_time: String,
+    /// --precondition showdown: simulated time of 4 KiB random writes over --span.
+    #[arg(long, default_value = "1h", value_name = "TIME")]
+    random_time: String,
+}
+
+/// Options the client benchmarks share with cache-passes and raid-scaling.
+#[derive(clap::Args, Debug)]
+struct ClientArgs {
+    /// transfer-sweep: test region (default 256MiB); desktop, compression-sweep, cache-passes:
+    /// test file (default 1GiB).
+    #[arg(long)]
+    size: Option<String>,
+    /// desktop, cache-passes: CrystalDiskMark test set, default or nvme.
+    #[arg(long, default_value = "default")]
+    profile: String,
+    /// transfer-sweep, desktop, compression-sweep, raid-scaling: drive state first, fresh
+    /// (purged) or full (purged and filled); raid-scaling also takes both.
+    #[arg(long, default_value = "fresh")]
+    state: String,
+}
+
+impl SuiteOptionArgs {
+    /// The options these arguments give, before any suite's own are applied
+    /// ([`Suite::apply_args`](crate::Suite::apply_args)); an error is bad input.
+    pub fn options(&self) -> Result<SuiteOptions, SuiteError> {
+        let round = RoundLength::parse(&self.round)?;
+        // Only a time above zero is valid: name --runtime and say so, not --round's choices.
+        let runtime_ns = match &self.runtime {
+            None => None,
+            Some(text) => match parse_time("--runtime", text) {
+                Ok(ns) if ns > 0 => Some(ns),
+                _ => {
+                    return Err(SuiteError::OptionValue {
+                        option: "--runtime",
+                        value: format!("'{text}'"),
+                        expected: "expected a time above 0 such as 500ms, 10s or 2min".into(),
+                    })
+                }
+            },
+        };
+        let t = &self.tests;
+        let c = &self.client;
+        Ok(SuiteOptions {
+            seed: self.seed,
+            round,
+            max_rounds: self.max_rounds,
+            qd: self.qd,
+            jobs: self.jobs,
+            runtime_ns,
+            client: ClientOptions {
+                size_bytes: c
+                    .size
+                    .as_deref()
+                    .map(|s| parse_size("--size", s))
+                    .transpose()?,
+                profile: DesktopProfile::from_name(&c.profile)?,
+                states: ClientOptions::parse_states(&c.state)?,
+            },
+            compressible_percent: self.compressible,
+            interval: RoundLength::parse_for("--interval", &t.interval)?,
+            read_qd: t.read_qd,
+            precondition: PreconditionOptions {
+                kind: PreconditionKind::parse(&t.precondition)?,
+                span_percent: PreconditionOptions::parse_span(&t.span)?,
+                seq_ns: parse_time("--seq-time", &t.seq_time)?,
+                random_ns: parse_time("--random-time", &t.random_time)?,
+            },
+            ..SuiteOptions::default()
+        })
+    }
+}
+
+/// `cmd` with every suite's options: those every suite takes and those several share
+/// ([`SuiteOptionArgs`]) and each suite's own.
+pub fn with_suite_options(cmd: clap::Command) -> clap::Command {
+    let mut cmd = SuiteOptionArgs::augment_args(cmd);
+    for &k in SUITES {
+        cmd = k.augment_args(cmd);
+    }
+    cmd
+}
+
+/// Refuse options given that `kind` does not read (they would be ignored without a word):
+/// `--runtime` to a suite that runs to a length of its own, and an option some suite adds
+/// or lists among those it reads ([`crate::suite_options`]) to the other suites. `given`
+/// says whether the option of that long name was given.
+pub fn check_options_given(
+    kind: SuiteKind,
+    given: impl Fn(&str) -> bool,
+) -> Result<(), SuiteError> {
+    let suite = kind.name();
+    if !kind.reads_runtime() && given("runtime") {
+        return Err(SuiteError::Argument(format!(
+            "--runtime does not apply to suite {suite}: it runs to its own length (see \
+             `flashlab suite --help`, \"{suite} options\", and docs/suites.md)"
+        )));
+    }
+    for (option, suites) in crate::suite_options() {
+        if given(&option) && !suites.contains(&suite) {
+            return Err(SuiteError::Argument(format!(
+                "--{option} does not apply to suite {suite}: it is for {}",
+                suites.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The long names of the options `kind` reads: those every suite takes, then its own and the
+/// shared ones it lists.
+pub fn options_of(kind: SuiteKind) -> Vec<String> {
+    let all = with_suite_options(clap::Command::new("suite"));
+    let read_by: Vec<(String, Vec<&'static str>)> = crate::suite_options();
+    all.get_arguments()
+        .filter_map(|a| a.get_long())
+        .filter(|long| {
+            if *long == "runtime" && !kind.reads_runtime() {
+                return false;
+            }
+            match read_by.iter().find(|(o, _)| o == long) {
+                Some((_, suites)) => suites.contains(&kind.name()),
+                None => true,
+            }
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The suite `name` and its options from `(option, value)` pairs, as `flashlab suite NAME
+/// --option value ...` builds them: an option is its long name (`max-rounds`; a leading `--`
+/// and `_` for `-` are accepted), a value its text (`"25%"`, `"1,8,32"`); a flag takes
+/// `true` or `false`. An unknown option, one the suite does not read, or a value that does
+/// not parse is an error naming the option and what is valid. The state cache and the
+/// thread count are left to the caller.
+pub fn options_from_pairs(
+    name: &str,
+    pairs: &[(String, String)],
+) -> Result<(SuiteKind, SuiteOptions), SuiteError> {
+    let kind = crate::suite(name)?;
+    let cmd = with_suite_options(clap::Command::new("suite").no_binary_name(true));
+    let valid = || options_of(kind).join(", ");
+    let mut argv: Vec<String> = Vec::with_capacity(pairs.len());
+    for (option, value) in pairs {
+        let long = option.trim_start_matches("--").replace('_', "-");
+        let Some(arg) = cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long.as_str()))
+        else {
+            return Err(SuiteError::Argument(format!(
+                "unknown option '{}' for suite {}; it takes {}",
+                flashlab_engine::input::echo(option),
+                kind.name(),
+                valid()
+            )));
+        };
+        if argv.iter().any(|a| {
+            a.strip_prefix("--")
+                .and_then(|a| a.split('=').next())
+                .is_some_and(|a| a == long)
+        }) {
+            return Err(SuiteError::Argument(format!("--{long} is given twice")));
+        }
+        if matches!(arg.get_action(), ArgAction::SetTrue) {
+            match value.trim() {
+                "true" => argv.push(format!("--{long}")),
+                "false" => {}
+                other => {
+                    return Err(SuiteError::Argument(format!(
+                        "--{long} '{}': a flag; expected true or false",
+                        flashlab_engine::input::echo(other)
+                    )))
+                }
+            }
+        } else {
+            argv.push(format!("--{long}={value}"));
+        }
+    }
+    let matches = cmd
+        .clone()
+        .try_get_matches_from(&argv)
+        .map_err(|e| SuiteError::Argument(clap_message(&e, &cmd)))?;
+    check_options_given(kind, |long| {
+        cmd.get_arguments()
+            .find(|a| a.get_long() == Some(long))
+            .is_some_and(|a| {
+                matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine)
+            })
+    })?;
+    let args = SuiteOptionArgs::from_arg_matches(&matches)
+        .map_err(|e| SuiteError::Argument(clap_message(&e, &cmd)))?;
+    let mut options = args.options()?;
+    for &k in SUITES {
+        k.apply_args(&matches, &mut options)?;
+    }
+    options.validate()?;
+    Ok((kind, options))
+}
+
+/// A clap error of [`options_from_pairs`] in one line: the option, the value, why, and the
+/// option's help as the form it takes.
+fn clap_message(e: &clap::Error, cmd: &clap::Command) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => Some(v.join(", ")),
+        _ => None,
+    };
+    if let (ErrorKind::ValueValidation | ErrorKind::InvalidValue, Some(arg), Some(value)) = (
+        e.kind(),
+        text(ContextKind::InvalidArg),
+        text(ContextKind::InvalidValue),
+    ) {
+        // `--depths <DEPTHS>`: the option is the first word.
+        let option = arg.split_whitespace().next().unwrap_or(&arg).to_string();
+        let why = std::error::Error::source(e)
+            .map(|s| match s.to_string().as_str() {
+                "invalid digit found in string" => "not a whole number".to_string(),
+                "cannot parse integer from empty string" => "empty".to_string(),
+                "invalid float literal" => "not a number".to_string(),
+                other => other.to_string(),
+            })
+            .unwrap_or_else(|| "not one of its values".to_string());
+        // The help's first sentence, without the suites that read it (`qos, randread-qd-sweep:
+        // queue depths, ...`): those are no part of the form.
+        let help = option
+            .strip_prefix("--")
+            .and_then(|long| cmd.get_arguments().find(|a| a.get_long() == Some(long)))
+            .and_then(|a| a.get_help())
+            .map(|h| {
+                let h = h.to_string();
+                let first = h.split(". ").next().unwrap_or(&h).to_string();
+                match first.split_once(": ") {
+                    Some((suites, rest))
+                        if suites.split(',').all(|s| crate::suite(s.trim()).is_ok()) =>
+                    {
+                        rest.to_string()
+                    }
+                    _ => first,
+                }
+            });
+        let expected = match (text(ContextKind::ValidValue), help) {
+            (Some(values), _) => format!("; expected one of {values}"),
+            (None, Some(help)) => format!("; expected {}", help.trim_end_matches('.')),
+            (None, None) => String::new(),
+        };
+        return format!("{option} '{value}': {why}{expected}");
+    }
+    let rendered = e.render().to_string();
+    rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    fn error(name: &str, p: &[(&str, &str)]) -> String {
+        let e = options_from_pairs(name, &pairs(p)).unwrap_err();
+        assert!(e.is_bad_input(), "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn pairs_give_the_options_the_command_line_gives() {
+        let (kind, o) = options_from_pairs(
+            "qos",
+            &pairs(&[
+                ("runtime", "50ms"),
+                ("--depths", "1,8"),
+                ("rwmixread", "50"),
+                ("max_rounds", "7"),
+                ("seed", "7"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(kind.name(), "qos");
+        assert_eq!(o.runtime_ns, Some(50_000_000));
+        assert_eq!(o.max_rounds, 7);
+        assert_eq!(o.seed, 7);
+        let qos = o.own::<crate::QosOptions>();
+        assert_eq!(qos.depths, [1, 8]);
+        assert_eq!(qos.rwmixread, 50);
+        // None given: every default, as `flashlab suite qos` alone.
+        let (_, d) = options_from_pairs("qos", &[]).unwrap();
+        assert_eq!(
+            d.own::<crate::QosOptions>().depths,
+            [1, 8, 32, 64, 128, 256]
+        );
+        assert_eq!(d.round, RoundLength::CapacityFraction(0.25));
+    }
+
+    #[test]
+    fn a_flag_takes_true_or_false() {
+        let (_, o) =
+            options_from_pairs("endurance", &pairs(&[("until-read-only", "true")])).unwrap();
+        assert!(o.own::<crate::EnduranceOptions>().until_read_only);
+        let (_, o) =
+            options_from_pairs("endurance", &pairs(&[("until-read-only", "false")])).unwrap();
+        assert!(!o.own::<crate::EnduranceOptions>().until_read_only);
+        let msg = error("endurance", &[("until-read-only", "yes")]);
+        assert!(msg.contains("--until-read-only 'yes'") && msg.contains("true or false"));
+    }
+
+    #[test]
+    fn bad_options_name_the_option_and_what_is_valid() {
+        let msg = error("qos", &[("no-such-option", "1")]);
+        assert!(
+            msg.contains("unknown option 'no-such-option' for suite qos"),
+            "{msg}"
+        );
+        assert!(msg.contains("depths") && msg.contains("runtime"), "{msg}");
+        // The list is the suite's: another suite's own option is not offered.
+        assert!(!msg.contains("until-read-only"), "{msg}");
+        let msg = error("qos", &[("depths", "1,x")]);
+        assert!(
+            msg.starts_with("--depths 'x': not a whole number; expected "),
+            "{msg}"
+        );
+        let msg = error("qos", &[("qd", "deep")]);
+        assert!(msg.starts_with("--qd 'deep': not a whole number"), "{msg}");
+        let msg = error("qos", &[("compressible", "101")]);
+        assert!(msg.starts_with("--compressible '101'"), "{msg}");
+        let msg = error("qos", &[("runtime", "0s")]);
+        assert!(
+            msg.contains("--runtime '0s': expected a time above 0"),
+            "{msg}"
+        );
+        let msg = error("qos", &[("round", "lots")]);
+        assert!(msg.contains("--round") && msg.contains("lots"), "{msg}");
+        let msg = error("qos", &[("until-read-only", "true")]);
+        assert_eq!(
+            msg,
+            "--until-read-only does not apply to suite qos: it is for endurance"
+        );
+        let msg = error("wsat", &[("runtime", "1s")]);
+        assert!(
+            msg.starts_with("--runtime does not apply to suite wsat"),
+            "{msg}"
+        );
+        let msg = error("qos", &[("qd", "4"), ("--qd", "8")]);
+        assert!(msg.contains("--qd is given twice"), "{msg}");
+        let msg = error("qos", &[("rwmixread", "150")]);
+        assert!(msg.contains("rwmixread") && msg.contains("150"), "{msg}");
+        let msg = error("four-corner", &[]);
+        assert!(msg.contains("unknown suite 'four-corner'"), "{msg}");
+    }
+
+    #[test]
+    fn every_suite_reads_the_options_every_suite_takes() {
+        for &k in SUITES {
+            let options = options_of(k);
+            assert!(options.iter().any(|o| o == "seed"), "{}", k.name());
+            for own in crate::own_options(k) {
+                assert!(options.contains(&own), "{}: --{own}", k.name());
+            }
+        }
+    }
+}
