@@ -114,6 +114,7 @@ impl Ftl {
         }
         // Before the IU's old copy is looked up: a fold may move it.
         self.shrink_dynamic_slc(ops);
+        self.recycle_static_slc(ops);
         let old = self.map.l2p[lpn as usize];
         if partial && old != UNMAPPED && !self.is_pending(old) {
             let (block, page, _) = self.split(old);
