@@ -213,7 +213,7 @@ fn the_placement_suite_on_zones_writes_each_byte_once() {
 #[test]
 fn on_a_slice_the_fdp_block_says_its_bytes_are_the_slices() {
     let job = "[w]\nrw=randwrite\nbs=4k\nio_size=64m\nfdp=1\n";
-    let o = run_on_fdp("fdp-slice.fio", job, "normal", &["--set", "sim.scale=0.5"]);
+    let o = run_on_fdp("fdp-slice.fio", job, "normal", &["--set", "sim.scale=0.8"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
