@@ -152,3 +152,84 @@ fn random_selection_spreads_writes_over_the_jobs_ids_and_repeats_with_the_seed()
     assert_eq!(h0 + h1, 64 << 20);
     assert!(h0 > 24 << 20 && h1 > 24 << 20, "{h0} {h1}");
 }
+
+/// `flashlab suite placement` on `args`, its JSON results.
+fn placement_suite(args: &[&str]) -> serde_json::Value {
+    let mut all = vec![
+        "suite",
+        "placement",
+        "--no-state-cache",
+        "--output-format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let o = flashlab(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    doc["devices"][0]["results"].clone()
+}
+
+#[test]
+fn the_placement_suite_lowers_dlwa_with_a_handle_per_stream_at_full_utilisation() {
+    // The tiny drive has no FDP: the suite turns it on with two handles.
+    let r = placement_suite(&["--device", "tiny-test-1gb", "--utilisation", "50,100"]);
+    let v = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("no {k} in {r}"));
+    // At half the drive, GC finds blocks the streams emptied either way.
+    for p in ["one_handle", "per_stream"] {
+        assert!(v(&format!("{p}_util50_dlwa")) < 1.05, "{r}");
+    }
+    // At the whole drive, one handle mixes the log's pages with the small objects' and GC
+    // copies them; a handle each leaves it the small objects' units only.
+    let (one, per) = (v("one_handle_util100_dlwa"), v("per_stream_util100_dlwa"));
+    assert!(one > 2.0 && per < 1.5 && per < one / 2.0, "{r}");
+    // The reads wait for less GC.
+    assert!(
+        v("per_stream_util100_read_lat_p99_9_ns") < v("one_handle_util100_read_lat_p99_9_ns"),
+        "{r}"
+    );
+    // The host writes at the suite's rate either way.
+    let bw = v("one_handle_util100_write_bw_bytes_per_s");
+    assert!(
+        (v("per_stream_util100_write_bw_bytes_per_s") - bw).abs() < 0.02 * bw,
+        "{r}"
+    );
+}
+
+#[test]
+fn the_placement_suite_on_zones_writes_each_byte_once() {
+    let r = placement_suite(&[
+        "--device",
+        "tiny-test-1gb",
+        "--set",
+        "zns.enabled=true",
+        "--utilisation",
+        "100",
+    ]);
+    let dlwa = r["zones_util100_dlwa"].as_f64().expect("zones row");
+    assert!((dlwa - 1.0).abs() < 0.01, "{r}");
+    assert!(r.get("one_handle_util100_dlwa").is_none(), "{r}");
+}
+
+#[test]
+fn on_a_slice_the_fdp_block_says_its_bytes_are_the_slices() {
+    let job = "[w]\nrw=randwrite\nbs=4k\nio_size=64m\nfdp=1\n";
+    let o = run_on_fdp("fdp-slice.fio", job, "normal", &["--set", "sim.scale=0.8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("FDP statistics (nvme fdp stats; bytes of the simulated 1/"),
+        "{text}"
+    );
+    // The slice's own bytes: 64 MiB scaled to the slice, not to the drive.
+    let hbmw: u64 = text
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Host Bytes with Metadata Written (HBMW): ")
+        })
+        .and_then(|v| v.parse().ok())
+        .expect("HBMW line");
+    assert!(hbmw < 64 << 20, "{hbmw}");
+    let whole = run_on_fdp("fdp-whole.fio", job, "normal", &[]);
+    assert!(stdout(&whole).contains("FDP statistics (nvme fdp stats):\n"));
+}

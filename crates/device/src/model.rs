@@ -640,7 +640,14 @@ impl DeviceConfig {
         let user_ius = host_user_ius(slice.user_ius, iu, compression_unit_bytes);
         let user_bytes = user_ius * iu;
         let fg = slice.fg_blocks;
-        let mut memory_bytes = slice_memory_bytes(&slice, u64::from(ppb), data_ipb, user_ius, iu);
+        let mut memory_bytes = slice_memory_bytes(
+            &slice,
+            u64::from(ppb),
+            data_ipb,
+            user_ius,
+            iu,
+            !self.zns.enabled,
+        );
         let capacity_factor = full_user as f64 / user_bytes as f64;
         let namespace_bytes = slice_namespaces(&full_namespaces, user_bytes, full_user, iu)?;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
@@ -1013,17 +1020,24 @@ impl MapCacheModel {
     }
 }
 
-/// Bytes of model memory the slice's mapping and its pacing queue's ring take.
+/// Bytes of model memory the slice's mapping (none but the block state when the drive is not
+/// `mapped`: a zoned drive places its data by zone and builds no map) and its pacing queue's
+/// ring take.
 fn slice_memory_bytes(
     slice: &Slice,
     pages_per_block: u64,
     data_ius_per_block: u64,
     user_ius: u64,
     iu: u64,
+    mapped: bool,
 ) -> u64 {
     let geometry = &slice.geometry;
-    let raw_ius = geometry.raw_bytes() / iu;
-    memory_estimate_bytes(user_ius, raw_ius, geometry.blocks())
+    let (map_user, map_raw) = if mapped {
+        (user_ius, geometry.raw_bytes() / iu)
+    } else {
+        (0, 0)
+    };
+    memory_estimate_bytes(map_user, map_raw, geometry.blocks())
         + crate::pacing::internal_queue_bytes(
             geometry.planes() as u64,
             geometry.blocks() - slice.static_blocks - slice.bad_blocks,

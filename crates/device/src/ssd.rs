@@ -235,7 +235,14 @@ impl Ssd {
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
         let mut ftl_config = model.ftl.clone();
         ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
-        let mut ftl = Ftl::new(ftl_config).map_err(|e| ConfigError::Invalid {
+        // A zoned drive places data by zone: no map is built (`Model::memory_bytes` leaves
+        // it out too).
+        let ftl = if zone_model.is_some() {
+            Ftl::new_unmapped(ftl_config)
+        } else {
+            Ftl::new(ftl_config)
+        };
+        let mut ftl = ftl.map_err(|e| ConfigError::Invalid {
             origin: config.name.clone(),
             key: "ftl".to_string(),
             value: String::new(),

@@ -371,6 +371,32 @@ impl Zones {
 mod tests {
     use super::*;
 
+    /// A zoned drive builds no map: its memory estimate (what `describe` prints and
+    /// `sim.scale = "auto"` budgets) is the block state and pacing ring, not the 4 bytes per
+    /// logical and per physical IU the same drive takes without zones, and it is simulated
+    /// whole within the default budget.
+    #[test]
+    fn a_zoned_drive_takes_no_map_memory() {
+        let zoned = crate::load_device_config("wd-ultrastar-dc-zn540-1tb", &[]).unwrap();
+        let mut mapped = zoned.clone();
+        mapped.zns = Default::default();
+        let (z, m) = (zoned.resolve().unwrap(), mapped.resolve().unwrap());
+        assert_eq!(z.scale.capacity_factor, 1.0);
+        assert!(z.memory_bytes < 100_000_000, "{}", z.memory_bytes);
+        let maps = 4 * (m.user_bytes / m.iu_bytes + m.geometry.raw_bytes() / m.iu_bytes);
+        assert!(maps > 2_000_000_000, "{maps}");
+        assert!(
+            m.memory_bytes >= z.memory_bytes + maps,
+            "{} {}",
+            m.memory_bytes,
+            z.memory_bytes
+        );
+        // The drive built from it holds the same: no map entries.
+        let ssd = crate::Ssd::new(&zoned, flashlab_engine::SeedTree::new(1)).unwrap();
+        let tables = ssd.ftl().memory_bytes();
+        assert!(tables < 50_000_000, "{tables}");
+    }
+
     fn zones(max_open: u32, max_active: u32) -> Zones {
         Zones::new(ZoneModel {
             geometry: ZoneGeometry {

@@ -308,9 +308,19 @@ impl EraseSummary {
 
 impl Ftl {
     pub fn new(config: FtlConfig) -> Result<Ftl, FtlError> {
+        Self::build(config, true)
+    }
+
+    /// An FTL whose map is `mapped` (built) or left empty, for a drive that places its data
+    /// by other means (a zoned namespace: [`Ftl::new_unmapped`]).
+    fn build(config: FtlConfig, mapped: bool) -> Result<Ftl, FtlError> {
         let geo = Geometry::new(&config)?;
         let blocks = BlockTable::new(&geo);
-        let map = Mapping::new(geo.user_ius, geo.total_ius, config.track_versions);
+        let map = if mapped {
+            Mapping::new(geo.user_ius, geo.total_ius, config.track_versions)
+        } else {
+            Mapping::new(0, 0, false)
+        };
         let streams = host::fresh_streams(&geo);
         let selector = gc::selector(config.gc.policy, geo.data_ius_per_block);
         // Without wear levelling no check ever runs: an interval no erase count reaches keeps

@@ -3,9 +3,16 @@
 //! reads and erases are counted here with the rest, so write amplification, the erase counts
 //! and the health log read the same figures as on a conventional drive.
 
-use crate::Ftl;
+use crate::{Ftl, FtlConfig, FtlError};
 
 impl Ftl {
+    /// The FTL of a zoned drive: its blocks, erase counts and counters, without the map. The
+    /// map (an entry per logical and per physical IU: 2 GB on a 1 TB drive) would never be
+    /// read, so it is not allocated.
+    pub fn new_unmapped(config: FtlConfig) -> Result<Ftl, FtlError> {
+        Self::build(config, false)
+    }
+
     /// The host wrote `ius` IUs to zones.
     pub fn count_zoned_write(&mut self, ius: u64) {
         self.counters.host_write_ius += ius;

@@ -8,7 +8,23 @@ use crate::RunResult;
 pub fn render_fdp(run: &RunResult) -> Option<String> {
     let f = run.flashlab.get("device_counters")?.get("fdp")?;
     let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
-    let mut out = String::from("\nFDP statistics (nvme fdp stats):\n");
+    // The counters are the simulated drive's, as every device counter: on a slice, the
+    // slice's bytes (DLWA, a ratio, stands for the drive's).
+    let factor = run
+        .flashlab
+        .get("device_counters")
+        .and_then(|c| c.get("scale"))
+        .and_then(|s| s.get("capacity_factor"))
+        .and_then(|x| x.as_f64())
+        .unwrap_or(1.0);
+    let mut out = if factor > 1.0 {
+        format!(
+            "\nFDP statistics (nvme fdp stats; bytes of the simulated 1/{} slice of the drive):\n",
+            trim_factor(factor)
+        )
+    } else {
+        String::from("\nFDP statistics (nvme fdp stats):\n")
+    };
     out.push_str(&format!(
         "  Host Bytes with Metadata Written (HBMW): {}\n",
         n(f, "hbmw")
@@ -66,4 +82,10 @@ pub fn render_fdp(run: &RunResult) -> Option<String> {
         ));
     }
     Some(out)
+}
+
+/// A slice's factor as the scale note spells it (`5.52`, `16`).
+fn trim_factor(f: f64) -> String {
+    let t = format!("{f:.2}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
 }

@@ -35,7 +35,7 @@ mod suites;
 
 use suites::{
     app_profiles, basic, cache_passes, client, client_options, endurance, file_scan, oltp, opsweep,
-    pts, raid_scaling, randread_qd_sweep, recovery, showdown, sustained, tenants, wsat,
+    placement, pts, raid_scaling, randread_qd_sweep, recovery, showdown, sustained, tenants, wsat,
 };
 
 pub use app_profiles::{
@@ -80,6 +80,7 @@ pub use measure::{Coord, Dim, LocalAxis, LocalCoord, Measure, Phase, LOCAL_WORDS
 pub use opsweep::OpSweepOptions;
 pub use options::{OwnOptions, OwnOptionsSet, PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, render_tidy_csv, write_outdir};
+pub use placement::PlacementOptions;
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;
@@ -114,6 +115,7 @@ pub static SUITES: &[SuiteKind] = &[
     &app_profiles::AppProfiles,
     &oltp::Oltp,
     &randread_qd_sweep::RandreadQdSweep,
+    &placement::PlacementSuite,
 ];
 
 /// The suite called `name`, or an error listing the valid names.
@@ -260,7 +262,7 @@ mod tests {
                 "precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, \
                  transfer-sweep, desktop, compression-sweep, wsat, recovery, op-sweep, endurance, raid-scaling, \
                  sustained-write, cache-passes, write-pressure, noisy-neighbor, power, app-profiles, \
-                 oltp, randread-qd-sweep"
+                 oltp, randread-qd-sweep, placement"
             ),
             "{msg}"
         );

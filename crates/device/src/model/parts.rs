@@ -599,7 +599,12 @@ impl DeviceConfig {
         // Scale: which slice of the drive to simulate.
         let full_user_ius = full_user / iu;
         let full_raw_ius = full.raw_bytes() / iu;
-        let full_mem = memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks());
+        // A zoned drive builds no map: its memory is the block state.
+        let full_mem = if self.zns.enabled {
+            memory_estimate_bytes(0, 0, full.blocks())
+        } else {
+            memory_estimate_bytes(full_user_ius, full_raw_ius, full.blocks())
+        };
         // The pacing queue's ring is a fixed cost per unit: a capacity slice keeps all of it
         // and a die cut less, so the mapping gets what the full drive's ring leaves.
         let full_queue = crate::pacing::internal_queue_bytes(

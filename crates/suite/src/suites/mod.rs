@@ -9,6 +9,7 @@ pub(crate) mod endurance;
 pub(crate) mod file_scan;
 pub(crate) mod oltp;
 pub(crate) mod opsweep;
+pub(crate) mod placement;
 pub(crate) mod pts;
 pub(crate) mod raid_scaling;
 pub(crate) mod randread_qd_sweep;
