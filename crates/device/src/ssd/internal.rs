@@ -288,6 +288,9 @@ impl Ssd {
             placed += 1;
         }
         let rest = &ops[placed..];
+        // Queued without the gain bound's release, which would give the rest to the dies
+        // now: host programs release it at the pacing's rate, and any later GC pushed over
+        // the bound releases it first.
         if !rest.is_empty() {
             let ftl = &self.ftl;
             if !self
