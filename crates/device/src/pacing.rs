@@ -19,7 +19,9 @@
 //!   queue).
 //!   Only if queued work programs the block before its erase does everything up to the
 //!   erase go;
-//! - dies left idle take queued work at once, and while the host is idle all of it runs;
+//! - dies left idle take queued work at once, and while the host is idle it goes to the
+//!   dies an operation at a time until the die of the next one is booked to the host's
+//!   return (`Ssd::background`), which also queues here what idle work has left then;
 //! - the queue is bounded by the free space its work stands for: the firmware can put GC
 //!   off only while it has free blocks to write the host's data into, so the queued
 //!   victims' gain (IUs their erases free less the IUs their copies fill) is at most the

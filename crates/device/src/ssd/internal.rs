@@ -218,8 +218,18 @@ impl Ssd {
 
     /// Run background work (idle GC, folding, internal work held back for pacing) in the
     /// window `[from, until)` while the drive has no host work, once the host has been idle
-    /// for `ftl.background_after_idle`: each step starts once the previous one is done, and
-    /// only steps that start before `until_ns` run.
+    /// for `ftl.background_after_idle`.
+    ///
+    /// The firmware keeps every die busy while the host is idle, and yields to the host the
+    /// way its scheduler does: idle work goes to the dies a NAND operation at a time. Each
+    /// operation goes at `t` and queues behind the work its die already has, so pieces on
+    /// different dies run side by side; operations stop being handed out once the die that
+    /// would take the next one is booked to the end of the window. A die therefore has at
+    /// most one idle-time operation (and the read its data wait for) running past the
+    /// window when the host comes back, never the rest of a piece: a fold of a superblock
+    /// stripe given whole books tens of milliseconds on every die it touches, which each host
+    /// read on those dies then waits for. What a piece has left at the window's end waits in
+    /// the pacing queue, in order, for the next idle time or the pacing rules.
     pub(super) fn background(&mut self, from_ns: u64, until_ns: u64) {
         if self.bg_done && self.internal.is_empty() {
             return;
@@ -230,51 +240,76 @@ impl Ssd {
         if t >= until_ns {
             return;
         }
-        // The firmware keeps every die busy while the host is idle: each piece of work (a
-        // victim's reads, programs and erase) goes to the dies at `t`, where its operations
-        // queue behind the work each die already has, so victims on different dies run side
-        // by side. Work stops being handed out once the die that would start the next piece
-        // is booked to the end of the window, so the host finds at most one piece per die
-        // still running when it comes back. (Handing out one piece after the previous had
-        // ended used one die at a time: a 1/70 slice of the D5-P5430 drained ~300 of 1,800
-        // queued victims in 30 idle minutes, and the writes after the idle time paid for
-        // the rest.)
-        //
-        // Work held back for pacing goes first, a victim (up to its erase) at a time.
-        while let Some(op) = self.internal.front() {
-            if !is_taken(op) && self.media.unit_free_ns(op.block) >= until_ns {
-                break;
-            }
-            while let Some(op) = self.internal.pop() {
-                self.issue_internal(&op, t);
-                if op.kind == NandOpKind::Erase {
-                    break;
-                }
-            }
-        }
-        if !self.internal.is_empty() || self.bg_done {
-            self.bg_cursor_ns = t;
-            return;
-        }
         let mut steps = 0;
-        while steps < MAX_BACKGROUND_STEPS {
+        // Work held back for pacing goes first; the FTL plans a new piece only once the
+        // queue is empty, so the work keeps its order.
+        while self.release_before(t, until_ns) && !self.bg_done && steps < MAX_BACKGROUND_STEPS {
             steps += 1;
             self.ops.clear();
             if !self.ftl.background_step(&mut self.ops) && !self.refresh_step() {
                 self.bg_done = true;
                 break;
             }
-            let Some(first) = self.ops.first() else {
-                continue;
-            };
-            let starts_after_window = self.media.unit_free_ns(first.block) >= until_ns;
-            self.schedule_ops(t, false);
-            if starts_after_window {
-                break;
-            }
+            self.place_idle_piece(t, until_ns);
         }
         self.ops.clear();
         self.bg_cursor_ns = t;
+    }
+
+    /// Release the pacing queue's oldest operations at `t`, one at a time, while the die of
+    /// the next one is free before `until_ns`. Returns whether the queue emptied.
+    fn release_before(&mut self, t: u64, until_ns: u64) -> bool {
+        while let Some(op) = self.internal.front() {
+            if !is_taken(op) && self.media.unit_free_ns(op.block) >= until_ns {
+                return false;
+            }
+            self.release_internal(1, t);
+        }
+        true
+    }
+
+    /// Place a piece of idle work (the internal operations in `self.ops`) from `t`: its
+    /// operations go to the dies in order while each one's die is free before `until_ns`;
+    /// from the first whose die is not, the rest wait in the pacing queue (the queue is
+    /// empty: see [`Self::background`]).
+    fn place_idle_piece(&mut self, t: u64, until_ns: u64) {
+        let aging_now = t + self.aging_ns;
+        let written = &mut self.written_aging_ns;
+        self.ftl.take_opened(|b| written[b as usize] = aging_now);
+        // Taken out for the loop: the ops are read while `self` is borrowed mutably.
+        let ops = std::mem::take(&mut self.ops);
+        let mut placed = 0;
+        for op in &ops {
+            if self.media.unit_free_ns(op.block) >= until_ns {
+                break;
+            }
+            debug_assert!(is_internal(op));
+            self.issue_internal(op, t);
+            placed += 1;
+        }
+        let rest = &ops[placed..];
+        // Queued without the gain bound's release, which would give the rest to the dies
+        // now: host programs release it at the pacing's rate, and any later GC pushed over
+        // the bound releases it first.
+        if !rest.is_empty() {
+            let ftl = &self.ftl;
+            if !self
+                .internal
+                .push_run(rest, |block| ftl.is_static_slc_block(block))
+            {
+                for op in rest {
+                    // A full queue gives its oldest operation to the dies to make room.
+                    if self.internal.is_full() {
+                        self.release_internal(1, t);
+                    }
+                    let static_slc =
+                        op.kind == NandOpKind::Erase && self.ftl.is_static_slc_block(op.block);
+                    self.internal.push(*op, static_slc);
+                }
+            }
+        }
+        self.ops = ops;
+        self.ops.clear();
     }
 
     /// One block of the firmware's data refresh, as idle work: after a power-off, the first
