@@ -175,6 +175,8 @@ pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
     Ok(json!({
         "point": index,
         "plan": plan.file,
+        // The plan's size, so `collect` finds points missing after the highest one too.
+        "plan_points": plan.point_count()?,
         "settings": settings,
         "device": point.device,
         "overrides": overrides,
