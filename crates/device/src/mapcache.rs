@@ -180,6 +180,9 @@ impl MapCache {
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     /// A forged state with a valid checksum loaded any map cache: a hand or a fill count
     /// past the slots, a slot whose page does not name it, a page cached twice, a table of
     /// another size. Each is refused at load (naming the part), and a real cache loads and
@@ -198,7 +201,7 @@ mod tests {
         }
         let cached = c.page_of[0];
         let uncached = (0..64).find(|&p| c.slot_of[p as usize] == NONE).unwrap();
-        let cases: [(&str, &dyn Fn(&mut MapCache)); 7] = [
+        let cases: [Forge<MapCache>; 7] = [
             ("its hand at slot 8", &|f| f.hand = 8),
             ("9 slots filled", &|f| f.used = 9),
             ("slot 0 holds page", &|f| f.page_of[0] = uncached),

@@ -679,6 +679,9 @@ pub fn internal_queue_bytes(
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     fn op(kind: NandOpKind, block: u32, ius: u32) -> NandOp {
         NandOp {
             kind,
@@ -755,7 +758,7 @@ mod tests {
         reload_into(&q, &mut ok).unwrap();
         assert_eq!(ok.queued_erase(3), Some(12));
         while ok.pop().is_some() {}
-        let cases: [(&str, &dyn Fn(&mut InternalQueue)); 7] = [
+        let cases: [Forge<InternalQueue>; 7] = [
             ("from ring slot 40 of 40", &|f| f.head = 40),
             ("41 operations", &|f| f.len = 41),
             ("of block 8 for Gc", &|f| f.ring[2].block = 8),

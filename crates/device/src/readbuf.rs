@@ -406,6 +406,9 @@ impl ReadAhead {
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     /// A forged read buffer is refused at load: a codeword outside the set it hashes to or
     /// held twice, a count that disagrees, a next way past the set, a table of another
     /// size, a time past 2^62 ns. A real one loads and runs.
@@ -425,7 +428,7 @@ mod tests {
         }
         let (set, way) = b.find(3).unwrap();
         let other = (0..1000).find(|&u| b.set_of(u) != set).unwrap();
-        let cases: [(&str, &dyn Fn(&mut ReadBuffer)); 6] = [
+        let cases: [Forge<ReadBuffer>; 6] = [
             ("holds codeword", &|f| f.units[set][way] = other),
             ("holds codeword", &|f| {
                 let w = (way + 1) % WAYS;
@@ -469,7 +472,7 @@ mod tests {
                 r.observe(read.0, read.1, read.2)
             );
         }
-        let cases: [(&str, &dyn Fn(&mut ReadAhead)); 3] = [
+        let cases: [Forge<ReadAhead>; 3] = [
             ("stream order", &|f| {
                 f.order = u32::from_le_bytes([0, 0, 1, 2])
             }),

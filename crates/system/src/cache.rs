@@ -846,6 +846,9 @@ impl Component for CacheTier {
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     struct Null(u64);
     impl BlockDevice for Null {
         fn capacity_bytes(&self) -> u64 {
@@ -911,7 +914,7 @@ mod tests {
             ok.submit(1 << 30, &IoRequest::read(i * 4096, 4096))
                 .unwrap();
         }
-        let cases: [(&str, &dyn Fn(&mut CacheTier)); 8] = [
+        let cases: [Forge<CacheTier>; 8] = [
             ("which does not hold it", &|f| {
                 let (&tag, _) = f.map.iter().min().unwrap();
                 let other = f.map[&tag] ^ 1;

@@ -796,6 +796,9 @@ impl Component for Raid {
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     struct Null(u64);
     impl BlockDevice for Null {
         fn capacity_bytes(&self) -> u64 {
@@ -913,7 +916,7 @@ mod tests {
         reload_into(&busy_raid(), &mut ok).unwrap();
         assert!(!ok.held.is_empty() && ok.bg.is_some());
         ok.submit(10_000, &IoRequest::write(0, 3 * 4096)).unwrap();
-        let cases: [(&str, &dyn Fn(&mut Raid)); 7] = [
+        let cases: [Forge<Raid>; 7] = [
             ("2 failed members", &|f| f.failed[0] = true),
             ("Rebuild(7)", &|f| {
                 f.bg.as_mut().unwrap().kind = BgKind::Rebuild(7)

@@ -1,5 +1,8 @@
 use super::*;
 
+/// A forgery: what the refusal must say, and the edit.
+type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
 #[test]
 fn routes_every_block_to_its_die_or_plane_and_channel() {
     for multi_plane in [false, true] {
@@ -488,7 +491,7 @@ fn forged_die_timing_is_refused_at_load() {
     fn queued(f: &mut NandTiming) -> &mut crate::sched::Entry {
         f.queues.as_mut().unwrap().first_queued_mut().unwrap()
     }
-    let cases: [(&str, &dyn Fn(&mut NandTiming)); 8] = [
+    let cases: [Forge<NandTiming>; 8] = [
         ("all free at", &|f| f.unit_free_ns[0] = f.all_free_ns + 1),
         ("all free at", &|f| f.all_free_ns = (1 << 62) + 1),
         ("nothing placed before", &|f| f.floor_ns = u64::MAX),
