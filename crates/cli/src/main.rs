@@ -425,7 +425,9 @@ fn keep_every_die(
 
 /// Run parsed jobs on the target and write the results: `run` and `fio` share this.
 /// Every log a job writes goes into a directory that exists: fio creates no directories
-/// for its logs, and a mistyped one is better found before the run than after it.
+/// for its logs, and a mistyped one is better found before the run than after it. Each log
+/// file is then checked by the rule of every file flashlab writes (a regular file or
+/// nothing, never the job file; a FIFO or a directory there is refused, not opened).
 fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Failure> {
     for job in &job_file.jobs {
         for (option, prefix) in [
@@ -452,6 +454,49 @@ fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Fa
                 job.id.name,
                 dir.display()
             )));
+        }
+    }
+    let mut job_index = 0u32;
+    for job in &job_file.jobs {
+        let place = job
+            .id
+            .origin
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}", job_file.path, job.id.line));
+        let logs = flashlab_report::LogConfig {
+            bw_prefix: job.log.write_bw_log.clone(),
+            lat_prefix: job.log.write_lat_log.clone(),
+            iops_prefix: job.log.write_iops_log.clone(),
+            hist_prefix: job.log.write_hist_log.clone(),
+            shared_logs: !job.log.per_job_logs,
+            ..Default::default()
+        };
+        let first = job_index + 1;
+        job_index += job.control.numjobs.max(1);
+        let iolog = job
+            .log
+            .write_iolog
+            .iter()
+            .map(|p| ("write_iolog", p.clone()));
+        // Shared logs (per_job_logs=0) have one name for every clone.
+        let clones = if logs.shared_logs {
+            first..first + 1
+        } else {
+            first..job_index + 1
+        };
+        let names = clones
+            .flat_map(|i| flashlab_report::log_file_names(&logs, i))
+            .chain(iolog);
+        for (option, name) in names {
+            let path = Path::new(&name);
+            let option = format!("{place}: job {}: {option}", job.id.name);
+            state_files::output_file(&option, path)?;
+            if flashlab_engine::output::same_file(path, Path::new(&job_file.path)) {
+                return Err(bad_input(anyhow!(
+                    "{option} {}: it is also the job file; name another prefix",
+                    flashlab_engine::input::excerpt(&name)
+                )));
+            }
         }
     }
     Ok(())
@@ -515,10 +560,13 @@ fn run_parsed_with(
     let scale = device.slice_scale();
     let note = (!scale.is_full()).then(|| scale.summary());
     write_output(output, &formats.render(&run, note.as_deref()))?;
-    // Like fio, log prefixes are paths relative to the current directory.
-    flashlab_report::write_logs(&run, Path::new("."))
-        .context("writing the log files")
-        .map_err(run_failed)?;
+    // Like fio, log prefixes are paths relative to the current directory; each file is
+    // written by the rule of every output (beside it, then renamed over a regular file).
+    for log in flashlab_report::log_files(&run) {
+        state_files::output_file(log.option, Path::new(&log.name))?
+            .write_bytes(log.text.as_bytes())
+            .map_err(run_failed)?;
+    }
     if let Some(pages) = pages {
         pages.write(&run, &device_name)?;
     }

@@ -294,3 +294,100 @@ fn a_suite_outdir_that_is_no_directory_is_refused_before_the_run() {
     assert!(is_fifo(&fifo));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Runs `flashlab run` of `job` in `cwd` (where fio's log prefixes are relative to),
+/// failing the test if it has not ended within 120 s (a FIFO opened for writing blocks).
+fn run_in(cwd: &Path, job: &str) -> Output {
+    let mut child = flashlab()
+        .current_dir(cwd)
+        .args([
+            "run",
+            "--device",
+            "tiny-test-1gb",
+            "--output-format",
+            "terse",
+            job,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("flashlab run hung on a log file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// fio's per-I/O logs were written in place after the run: a FIFO at a log's name blocked
+/// the run for ever, a directory failed it after the work. Each log file is checked before
+/// the run by the rule of every output (exit 2 naming the job's option and the file, the
+/// FIFO and the user's other files untouched, nothing left beside them), and written
+/// beside and renamed; the job file is never a log.
+#[test]
+fn log_files_follow_the_output_rule() {
+    let d = dir("logs");
+    std::fs::write(
+        d.join("w.fio"),
+        "[w]\nrw=write\nbs=4k\nsize=4m\nwrite_lat_log=x\nwrite_bw_log=x\nwrite_hist_log=x\n",
+    )
+    .unwrap();
+    let mine = d.join("x_lat.1.log");
+    std::fs::write(&mine, "mine").unwrap();
+    let fifo = d.join("x_clat.1.log");
+    mkfifo(&fifo);
+    let out = run_in(&d, "w.fio");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    for says in ["job w: write_lat_log x_clat.1.log", "it is a FIFO"] {
+        assert!(stderr(&out).contains(says), "{says}: {}", stderr(&out));
+    }
+    assert!(out.stdout.is_empty(), "the run went ahead");
+    assert!(is_fifo(&fifo));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    std::fs::remove_file(&fifo).unwrap();
+    let sub = d.join("x_clat_hist.1.log");
+    std::fs::create_dir(&sub).unwrap();
+    let out = run_in(&d, "w.fio");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    for says in ["write_hist_log x_clat_hist.1.log", "it is a directory"] {
+        assert!(stderr(&out).contains(says), "{says}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    std::fs::remove_dir(&sub).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["w.fio", "x_lat.1.log"], "nothing left behind");
+    // A log named as the job file is refused; then the run writes every log.
+    std::fs::write(
+        d.join("j.fio"),
+        "[w]\nrw=write\nbs=4k\nsize=4m\nwrite_iolog=j.fio\n",
+    )
+    .unwrap();
+    let out = run_in(&d, "j.fio");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("write_iolog j.fio: it is also the job file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(&d, "w.fio");
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in [
+        "x_slat.1.log",
+        "x_clat.1.log",
+        "x_bw.1.log",
+        "x_clat_hist.1.log",
+    ] {
+        assert!(d.join(name).is_file(), "{name}");
+    }
+    let lat = std::fs::read_to_string(&mine).unwrap();
+    assert!(lat.lines().count() > 10, "{lat}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -531,3 +531,59 @@ fn the_sweeps_page_shows_the_example_files() {
         );
     }
 }
+
+/// Points missing after the highest one went unseen (exit 0, a table short of them): the
+/// point files record their plan's size, so `collect` refuses the directory naming the
+/// first missing point, `--allow-missing` collects the rest with a warning listing them,
+/// and a point past the plan's size or of a plan of another size is refused.
+#[test]
+fn collect_finds_points_missing_after_the_highest() {
+    let dir = scratch("sweep-collect-tail");
+    let plan = write_plan(
+        &dir,
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[env]\nRUNTIME = \"2ms\"\n[axes]\nenv.QD = [1, 2, 4, 8]\n",
+    );
+    let out = dir.join("out");
+    let o = flashlab(&["sweep", &plan, "--outdir", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let collect = |extra: &[&str]| {
+        let mut args = vec!["sweep", "collect", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        flashlab(&args)
+    };
+    let p = |i: u64| out.join(format!("point-{i:06}.json"));
+    let last = std::fs::read(p(3)).unwrap();
+    std::fs::remove_file(p(3)).unwrap();
+    std::fs::remove_file(p(2)).unwrap();
+    let o = collect(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("lacks 2 points of its plan's 4 (the first: point-000002.json)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+    let partial = collect(&["--allow-missing"]);
+    assert!(partial.status.success(), "{}", stderr(&partial));
+    assert!(
+        stderr(&partial).contains("2 points missing (2, 3)"),
+        "{}",
+        stderr(&partial)
+    );
+    assert!(stdout(&partial).contains("\n1,"), "{}", stdout(&partial));
+    // A point past the plan's size: refused, naming the file.
+    let text = String::from_utf8(last).unwrap();
+    std::fs::write(
+        out.join("point-000009.json"),
+        text.replacen("\"point\": 3", "\"point\": 9", 1)
+            .replacen("\"point\":3", "\"point\":9", 1),
+    )
+    .unwrap();
+    let o = collect(&["--allow-missing"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("point-000009.json: point 9 is past its plan's 4 points"),
+        "{}",
+        stderr(&o)
+    );
+}

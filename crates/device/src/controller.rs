@@ -65,9 +65,22 @@ pub struct Controller {
 
 flashlab_engine::impl_state!(Controller {
     data, data_memo, decode, decode_memo, core_free_ns, relocation_done_ns, cpu_busy_ns
-} skip { model });
+} skip { model } fixed { core_free_ns } check Controller::check_loaded);
 
 impl Controller {
+    /// Loaded cores are free, and the relocation work done, before 2^62 ns.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let latest = self.core_free_ns.iter().copied().max().unwrap_or(0);
+        if latest > limit || self.relocation_done_ns > limit {
+            return Err(format!(
+                "the controller's cores are free at {latest} ns and its relocation done at {} ns (valid: before 2^62 ns)",
+                self.relocation_done_ns
+            ));
+        }
+        Ok(())
+    }
+
     pub fn new(model: ControllerModel) -> Controller {
         Controller {
             core_free_ns: vec![0; model.cores.max(1) as usize],

@@ -50,7 +50,7 @@ flashlab_engine::impl_state!(MapCacheCounters {
 
 /// CLOCK over translation pages: per page the slot holding it, per slot the page and its
 /// referenced and dirty bits. Everything is sized once; a lookup allocates nothing.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct MapCache {
     /// Per translation page: its slot, or NONE.
     slot_of: Vec<u32>,
@@ -70,7 +70,7 @@ flashlab_engine::impl_state!(MapCache {
     used,
     hand,
     counters
-});
+} fixed { slot_of, page_of, flags } check MapCache::check_loaded);
 
 impl MapCache {
     /// A cache of `slots` translation pages out of `pages`.
@@ -84,6 +84,42 @@ impl MapCache {
             hand: 0,
             counters: MapCacheCounters::default(),
         }
+    }
+
+    /// A loaded cache is one CLOCK could have left: the first `used` slots filled, each
+    /// with a page of the map whose entry points back at it, the others empty; no page
+    /// cached twice; the hand on a slot; flags only the referenced and dirty bits.
+    fn check_loaded(&self) -> Result<(), String> {
+        let (pages, slots) = (self.slot_of.len(), self.page_of.len());
+        if slots == 0 || self.used as usize > slots || self.hand as usize >= slots {
+            return Err(format!(
+                "the map cache has {} slots filled and its hand at slot {} of {slots} (valid: at most {slots} filled, the hand below {slots})",
+                self.used, self.hand
+            ));
+        }
+        for (s, (&page, &flags)) in self.page_of.iter().zip(&self.flags).enumerate() {
+            let filled = s < self.used as usize;
+            let back = self.slot_of.get(page as usize).copied();
+            if flags & !(REFERENCED | DIRTY) != 0
+                || (filled && back != Some(s as u32))
+                || (!filled && (page != NONE || flags != 0))
+            {
+                return Err(format!(
+                    "the map cache's slot {s} holds page {page} (flags {flags}) where a slot below {} holds a page of the {pages} whose entry names it, and the others are empty",
+                    self.used
+                ));
+            }
+        }
+        let mut at = self.slot_of.iter().enumerate();
+        if let Some((p, _)) =
+            at.find(|&(p, &s)| s != NONE && self.page_of.get(s as usize) != Some(&(p as u32)))
+        {
+            return Err(format!(
+                "the map cache's page {p} names slot {} that does not hold it",
+                self.slot_of[p]
+            ));
+        }
+        Ok(())
     }
 
     pub fn slots(&self) -> u32 {
@@ -143,6 +179,51 @@ impl MapCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
+    /// A forged state with a valid checksum loaded any map cache: a hand or a fill count
+    /// past the slots, a slot whose page does not name it, a page cached twice, a table of
+    /// another size. Each is refused at load (naming the part), and a real cache loads and
+    /// runs.
+    #[test]
+    fn forged_map_caches_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let mut c = MapCache::new(64, 8);
+        for p in 0..20u32 {
+            c.lookup(p * 7 % 64, p % 2 == 0);
+        }
+        let mut ok = MapCache::new(64, 8);
+        reload_into(&c, &mut ok).unwrap();
+        for p in 0..64 {
+            ok.lookup(p, false);
+        }
+        let cached = c.page_of[0];
+        let uncached = (0..64).find(|&p| c.slot_of[p as usize] == NONE).unwrap();
+        let cases: [Forge<MapCache>; 7] = [
+            ("its hand at slot 8", &|f| f.hand = 8),
+            ("9 slots filled", &|f| f.used = 9),
+            ("slot 0 holds page", &|f| f.page_of[0] = uncached),
+            ("names slot 3", &|f| f.slot_of[uncached as usize] = 3),
+            ("slot 1 holds page", &|f| f.page_of[1] = cached),
+            ("(flags 4)", &|f| f.flags[2] = 4),
+            (
+                "slot_of holds 63 entries where this configuration has 64",
+                &|f| {
+                    f.slot_of.pop();
+                },
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = c.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut MapCache::new(64, 8))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
 
     #[test]
     fn clock_evicts_the_unreferenced_page_and_gives_referenced_ones_a_second_chance() {

@@ -87,7 +87,8 @@ pub(crate) struct InternalQueue {
 flashlab_engine::impl_state!(InternalQueue {
     ring, head, len, spread_ius, erase_seq, static_erase, released, gain_ius, peak,
     forced_erases, overdue, ops_released_for_erases, taken,
-} skip { native_block_ius, slc_block_ius, max_gain_ius });
+} skip { native_block_ius, slc_block_ius, max_gain_ius }
+  fixed { ring, erase_seq, static_erase } check InternalQueue::check_loaded);
 
 /// Operations released by [`InternalQueue::release_unsettled`], oldest first as two runs
 /// of the ring, with what their gains need.
@@ -184,6 +185,60 @@ impl InternalQueue {
             ops_released_for_erases: 0,
             taken: 0,
         }
+    }
+
+    /// A loaded queue is one the FTL's work could have left: its window of the ring in
+    /// range, every queued operation internal work (or a taken slot) on a block of the
+    /// drive, as many taken slots as it counts, its gain the queued operations' gain; each
+    /// block's queued erase where its sequence number says; counts within what a run
+    /// reaches (2^62), so no sum overflows.
+    fn check_loaded(&self) -> Result<(), String> {
+        let (cap, blocks) = (self.ring.len(), self.erase_seq.len());
+        let big = 1u64 << 62;
+        if self.head >= cap
+            || self.len > cap
+            || self.taken > self.len
+            || self.peak > cap
+            || self.released > big
+            || self.spread_ius.unsigned_abs() > big
+        {
+            return Err(format!(
+                "the pacing queue holds {} operations ({} taken, at most {} at once) from ring slot {} of {cap}, {} released, {} IUs to spread (valid: a window of the ring, counts below 2^62)",
+                self.len, self.taken, self.peak, self.head, self.released, self.spread_ius
+            ));
+        }
+        let (mut gain, mut taken) = (0i64, 0usize);
+        for i in 0..self.len {
+            let op = self.slot(i);
+            if !is_internal(op) && !is_taken(op) || op.block as usize >= blocks {
+                return Err(format!(
+                    "the pacing queue's operation {i} is a {:?} of block {} for {:?} (valid: internal work on one of the {blocks} blocks)",
+                    op.kind, op.block, op.cause
+                ));
+            }
+            taken += usize::from(is_taken(op));
+            gain += self.op_gain(op);
+        }
+        if taken != self.taken || gain != self.gain_ius {
+            return Err(format!(
+                "the pacing queue counts {} taken slots and {} IUs of gain; its operations have {taken} and {gain}",
+                self.taken, self.gain_ius
+            ));
+        }
+        let end = self.released + self.len as u64;
+        for (block, &seq) in self.erase_seq.iter().enumerate() {
+            if seq <= self.released {
+                continue;
+            }
+            let op = (seq <= end).then(|| self.slot((seq - self.released - 1) as usize));
+            if !op.is_some_and(|op| op.kind == NandOpKind::Erase && op.block as usize == block) {
+                return Err(format!(
+                    "the pacing queue names operation {seq} as block {block}'s queued erase, and it is not (valid: an erase of the block among operations {} to {end})",
+                    self.released + 1
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Operations held now.
@@ -626,6 +681,9 @@ pub fn internal_queue_bytes(
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     fn op(kind: NandOpKind, block: u32, ius: u32) -> NandOp {
         NandOp {
             kind,
@@ -683,6 +741,44 @@ mod tests {
             let out = if self.is_full() { self.pop() } else { None };
             self.push(op, false);
             out
+        }
+    }
+
+    /// A forged pacing queue is refused at load: a window past the ring, an operation on a
+    /// block past the drive or not internal work, counts of gain or taken slots that
+    /// disagree with the operations, an erase sequence that names no erase of its block, a
+    /// ring of another size. A real queue loads and releases its work.
+    #[test]
+    fn forged_pacing_queues_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let fresh = || InternalQueue::new(8, 16, 4, 40, u64::MAX);
+        let mut q = fresh();
+        victim(&mut q, 1, 2);
+        victim(&mut q, 3, 2);
+        q.pop();
+        let mut ok = fresh();
+        reload_into(&q, &mut ok).unwrap();
+        assert_eq!(ok.queued_erase(3), Some(12));
+        while ok.pop().is_some() {}
+        let cases: [Forge<InternalQueue>; 7] = [
+            ("from ring slot 40 of 40", &|f| f.head = 40),
+            ("41 operations", &|f| f.len = 41),
+            ("of block 8 for Gc", &|f| f.ring[2].block = 8),
+            ("for HostRead", &|f| f.ring[2].cause = OpCause::HostRead),
+            ("IUs of gain", &|f| f.gain_ius += 1),
+            ("block 5's queued erase", &|f| f.erase_seq[5] = 3),
+            (
+                "ring holds 39 entries where this configuration has 40",
+                &|f| {
+                    f.ring.pop();
+                },
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = q.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
         }
     }
 

@@ -47,7 +47,9 @@ pub struct ReadBuffer {
     live: usize,
 }
 
-flashlab_engine::impl_state!(ReadBuffer { units, ready_ns, next_way, live } skip { sets });
+flashlab_engine::impl_state!(ReadBuffer {
+    units, ready_ns, next_way, live
+} skip { sets } fixed { units, ready_ns, next_way } check ReadBuffer::check_loaded);
 
 impl ReadBuffer {
     /// A buffer of `capacity_units` codewords, rounded down to whole sets of 8 (0: no buffer).
@@ -64,6 +66,41 @@ impl ReadBuffer {
             sets: sets as u64,
             live: 0,
         }
+    }
+
+    /// A loaded buffer is one its fills could have left: every codeword in the set it
+    /// hashes to, none twice, ready before 2^62 ns; each set's next way a way of the set;
+    /// `live` the count of codewords held.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let mut live = 0usize;
+        for (set, (ways, ready)) in self.units.iter().zip(&self.ready_ns).enumerate() {
+            if usize::from(self.next_way[set]) >= WAYS {
+                return Err(format!(
+                    "the read buffer's set {set} replaces way {} next (valid: 0 to {})",
+                    self.next_way[set],
+                    WAYS - 1
+                ));
+            }
+            for (way, (&unit, &ready_ns)) in ways.iter().zip(ready).enumerate() {
+                if unit == FREE {
+                    continue;
+                }
+                live += 1;
+                if self.set_of(unit) != set || ways[..way].contains(&unit) || ready_ns > limit {
+                    return Err(format!(
+                        "the read buffer's set {set} holds codeword {unit} ready at {ready_ns} ns (valid: a codeword of that set, once, ready before 2^62 ns)"
+                    ));
+                }
+            }
+        }
+        if live != self.live {
+            return Err(format!(
+                "the read buffer counts {} codewords and holds {live}",
+                self.live
+            ));
+        }
+        Ok(())
     }
 
     pub fn capacity_units(&self) -> usize {
@@ -260,7 +297,9 @@ pub struct ReadAhead {
     order: u32,
 }
 
-flashlab_engine::impl_state!(ReadAhead { streams, order } skip { window_bytes });
+flashlab_engine::impl_state!(ReadAhead {
+    streams, order
+} skip { window_bytes } check ReadAhead::check_loaded);
 
 impl ReadAhead {
     /// Read-ahead of `window_bytes` past each sequential read (0: off).
@@ -335,6 +374,27 @@ impl ReadAhead {
         self.order = u32::from_le_bytes(bytes);
     }
 
+    /// A loaded detector's use order names each stream once, and a stream not yet seen
+    /// holds nothing.
+    fn check_loaded(&self) -> Result<(), String> {
+        let bytes = self.order.to_le_bytes();
+        if (0..STREAMS).any(|i| !bytes.contains(&(i as u8))) {
+            return Err(format!(
+                "the read-ahead's stream order is {bytes:?} (valid: each of the streams 0 to {} once)",
+                STREAMS - 1
+            ));
+        }
+        for (i, s) in self.streams.iter().enumerate() {
+            if s.next_byte == NO_STREAM && (s.ahead_byte != 0 || s.run != 0) {
+                return Err(format!(
+                    "the read-ahead's stream {i} is unused yet has read {} bytes ahead after {} reads (valid: none)",
+                    s.ahead_byte, s.run
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Forget every stream (power cycle, format).
     pub fn clear(&mut self) {
         self.streams = [Stream::UNUSED; STREAMS];
@@ -345,6 +405,99 @@ impl ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
+    /// A forged read buffer is refused at load: a codeword outside the set it hashes to or
+    /// held twice, a count that disagrees, a next way past the set, a table of another
+    /// size, a time past 2^62 ns. A real one loads and runs.
+    #[test]
+    fn forged_read_buffers_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let mut b = ReadBuffer::new(64);
+        for u in 0..40u64 {
+            b.insert(u * 3, 1000 + u);
+        }
+        let mut ok = ReadBuffer::new(64);
+        reload_into(&b, &mut ok).unwrap();
+        assert_eq!(ok.ready_ns(3), Some(1001));
+        for u in 0..200 {
+            ok.insert(u, u);
+            ok.invalidate(u / 2, u);
+        }
+        let (set, way) = b.find(3).unwrap();
+        let other = (0..1000).find(|&u| b.set_of(u) != set).unwrap();
+        let cases: [Forge<ReadBuffer>; 6] = [
+            ("holds codeword", &|f| f.units[set][way] = other),
+            ("holds codeword", &|f| {
+                let w = (way + 1) % WAYS;
+                f.units[set][w] = 3;
+            }),
+            ("counts 41 codewords", &|f| f.live += 1),
+            ("replaces way 8", &|f| f.next_way[0] = 8),
+            ("ready at", &|f| f.ready_ns[set][way] = u64::MAX),
+            (
+                "units holds 7 entries where this configuration has 8",
+                &|f| {
+                    f.units.pop();
+                },
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = b.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut ReadBuffer::new(64))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
+
+    /// A forged read-ahead detector is refused: a use order that names a stream twice (the
+    /// order is a permutation the rotations keep), an unused stream that holds data.
+    #[test]
+    fn forged_read_ahead_is_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let mut r = ReadAhead::new(1 << 20);
+        for i in 0..10u64 {
+            r.observe(i * 4096, (i + 1) * 4096, 1 << 30);
+        }
+        let mut ok = ReadAhead::new(1 << 20);
+        reload_into(&r, &mut ok).unwrap();
+        for i in 10..40u64 {
+            let read = (i * 4096, (i + 1) * 4096, 1 << 30);
+            assert_eq!(
+                ok.observe(read.0, read.1, read.2),
+                r.observe(read.0, read.1, read.2)
+            );
+        }
+        let cases: [Forge<ReadAhead>; 3] = [
+            ("stream order", &|f| {
+                f.order = u32::from_le_bytes([0, 0, 1, 2])
+            }),
+            ("stream order", &|f| {
+                f.order = u32::from_le_bytes([0, 1, 2, 9])
+            }),
+            ("stream 3 is unused", &|f| {
+                f.streams[3] = Stream {
+                    next_byte: NO_STREAM,
+                    ahead_byte: 4096,
+                    run: 2,
+                }
+            }),
+        ];
+        for (want, forge) in cases {
+            let mut forged = ReadAhead::new(1 << 20);
+            forged.streams = r.streams;
+            forged.order = r.order;
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut ReadAhead::new(1 << 20))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("read-ahead") && e.contains(want), "{want}: {e}");
+        }
+    }
 
     #[test]
     fn hits_after_insert_and_misses_after_invalidate() {

@@ -214,7 +214,8 @@ flashlab_engine::impl_state!(Ssd {
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
     readbuf, readahead, mapcache, command_rng, zoned,
-} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds });
+} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds }
+  fixed { written_aging_ns, ns_start_bytes, ns_host } check Ssd::check_loaded);
 
 /// Available spare (percent) below which the health log raises its critical warning (the
 /// threshold NVMe drives commonly report).

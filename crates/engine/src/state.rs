@@ -529,6 +529,25 @@ impl<'a> StateReader<'a> {
     }
 }
 
+/// Saves `from` as a state file of one section (its checksum valid) and loads that into
+/// `into`: what loading makes of a part whatever its fields hold. Tests forge a part's
+/// fields and require the load to refuse them.
+pub fn reload_into<T: State>(from: &T, into: &mut T) -> Result<(), StateError> {
+    let header = StateHeader {
+        kind: "drive".into(),
+        config_hash: 0,
+        device_seed: 0,
+        clock_ns: 0,
+    };
+    let mut bytes = Vec::new();
+    let mut w = StateWriter::new(&mut bytes, &header);
+    w.section("part", |w| from.save(w));
+    w.finish()?;
+    let (mut r, _) = StateReader::new(&bytes[..], bytes.len() as u64)?;
+    r.section("part", |r| into.load(r))?;
+    r.finish()
+}
+
 /// A part of a device that a state file carries. `load` reads into a value built from the
 /// same configuration as the one saved: sizes the configuration fixes are already right.
 pub trait State {
@@ -786,6 +805,14 @@ impl<T: State> State for Option<T> {
     }
     fn load(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
         match r.get_u8()? {
+            // A part only the configuration makes (no fresh value) is not dropped by a file
+            // that lacks it: the file is of another configuration.
+            0 if self.is_some() && T::fresh().is_none() => {
+                return Err(StateError::corrupt(format!(
+                    "section '{}' lacks a part this device's configuration has",
+                    r.section
+                )))
+            }
             0 => *self = None,
             1 => {
                 if self.is_none() {
@@ -889,13 +916,16 @@ state_tuple!(0 A, 1 B, 2 C, 3 D);
 /// Every field must be named one way or the other: a field added to the struct and not here
 /// is a compile error, so nothing a run changes is silently left out of a state. A leading
 /// `default` makes [`State::fresh`] the type's `Default` (for values that may be absent from
-/// the device a state is loaded into, in an `Option`). A trailing `check PATH` names a
-/// `fn(&Self) -> Result<(), String>` run once the fields are loaded: what the bytes mean is
-/// checked against the configuration (indices in range, counts that agree), so a forged
-/// state with a valid checksum is refused instead of trusted.
+/// the device a state is loaded into, in an `Option`). `fixed { ... }` names saved vectors
+/// whose length the configuration sets (a table per block, a ring of a configured size): the
+/// file must hold each at the length the device built from the configuration has, or the
+/// state is refused (a shorter table would be indexed past its end). A trailing `check PATH`
+/// names a `fn(&Self) -> Result<(), String>` run once the fields are loaded: what the bytes
+/// mean is checked against the configuration (indices in range, counts that agree), so a
+/// forged state with a valid checksum is refused instead of trusted.
 #[macro_export]
 macro_rules! impl_state {
-    (@impl [$($fresh:tt)*] $ty:ident { $($field:ident),* $(,)? } $(skip { $($skip:ident),* $(,)? })? $(check $check:path)?) => {
+    (@impl [$($fresh:tt)*] $ty:ident { $($field:ident),* $(,)? } $(skip { $($skip:ident),* $(,)? })? $(fixed { $($fixed:ident),* $(,)? })? $(check $check:path)?) => {
         impl $crate::state::State for $ty {
             fn save(&self, w: &mut $crate::state::StateWriter<'_>) {
                 let $ty { $($field,)* $($($skip: _,)*)? } = self;
@@ -907,7 +937,20 @@ macro_rules! impl_state {
             ) -> Result<(), $crate::state::StateError> {
                 {
                     let $ty { $($field,)* $($($skip: _,)*)? } = self;
+                    $(let fixed_lens = [$($fixed.len()),*];)?
                     $($crate::state::State::load($field, r)?;)*
+                    $(
+                        let names = [$(stringify!($fixed)),*];
+                        let loaded = [$($fixed.len()),*];
+                        for ((name, want), got) in names.iter().zip(fixed_lens).zip(loaded) {
+                            if got != want {
+                                return Err($crate::state::StateError::corrupt(format!(
+                                    "{}'s {name} holds {got} entries where this configuration has {want}",
+                                    stringify!($ty)
+                                )));
+                            }
+                        }
+                    )?
                 }
                 $($check(self).map_err($crate::state::StateError::corrupt)?;)?
                 Ok(())

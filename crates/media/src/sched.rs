@@ -234,6 +234,26 @@ impl State for UnitQueues {
                 ),
             });
         }
+        // Each queued operation lies within itself, before 2^62 ns, stands for at least
+        // one operation and is suspended no more than the scheduler allows.
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        for unit in 0..units {
+            for i in 0..self.len[unit] as usize {
+                let e = self.get(unit, i);
+                if e.start_ns > e.end_ns
+                    || e.end_ns > limit
+                    || e.ops == 0
+                    || e.suspends > self.cfg.max_suspends_per_op
+                {
+                    return Err(StateError::Corrupt {
+                        what: format!(
+                            "die queue {unit}'s entry {i}: a {:?} of {} operations from {} to {} ns suspended {} times (valid: start before end before 2^62 ns, at least one operation, at most {} suspensions)",
+                            e.kind, e.ops, e.start_ns, e.end_ns, e.suspends, self.cfg.max_suspends_per_op
+                        ),
+                    });
+                }
+            }
+        }
         self.read_stops = vec![[0; 2]; units];
         for unit in 0..units {
             for i in 0..self.len[unit] as usize {
@@ -249,6 +269,19 @@ const MASK: usize = QUEUE_CAP - 1;
 const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);
 
 impl UnitQueues {
+    /// Units with a queue.
+    pub fn unit_count(&self) -> usize {
+        self.head.len()
+    }
+
+    /// The first queued operation of the first unit that has one (tests forge it).
+    #[cfg(test)]
+    pub(crate) fn first_queued_mut(&mut self) -> Option<&mut Entry> {
+        let unit = (0..self.unit_count()).find(|&u| self.len[u] > 0)?;
+        let head = self.head[unit] as usize;
+        Some(&mut self.ring_mut(unit)[head])
+    }
+
     pub fn new(units: usize, cfg: SchedulerConfig) -> UnitQueues {
         UnitQueues {
             cfg,

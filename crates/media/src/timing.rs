@@ -194,7 +194,9 @@ flashlab_engine::impl_state!(NandTiming {
 } skip {
     geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
     die_queues, die_programs, die_plane_of_unit,
-});
+} fixed {
+    channels, unit_free_ns, die_groups, die_group_waits, program_groups,
+} check NandTiming::check_loaded);
 
 impl NandTiming {
     pub fn new(geometry: NandGeometry, timings: CellTimings) -> Self {
@@ -297,6 +299,54 @@ impl NandTiming {
             host_read_wait_ns: [0; WAIT_CAUSES.len()],
             host_reads_waiting: [0; WAIT_CAUSES.len()],
         }
+    }
+
+    /// Loaded timing is one a run could have left: every free time, the floor and the
+    /// channels' horizon before 2^62 ns, the running maximum at least every unit's free
+    /// time; a queue per die or per unit as the configuration has them; each multi-plane
+    /// group of an operation class, over the die's planes, within itself.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let latest = self.unit_free_ns.iter().copied().max().unwrap_or(0);
+        if latest > self.all_free_ns
+            || self.all_free_ns > limit
+            || self.floor_ns > limit
+            || self.forget_ns.is_some_and(|t| t > limit)
+        {
+            return Err(format!(
+                "the dies' timing: units free up to {latest} ns, all free at {} ns, nothing placed before {} ns, channels forget before {:?} ns (valid: times before 2^62 ns, all free at the latest unit's time or after)",
+                self.all_free_ns, self.floor_ns, self.forget_ns
+            ));
+        }
+        if let Some(q) = &self.queues {
+            let want = if self.die_queues {
+                self.geometry.dies() as usize
+            } else {
+                self.unit_free_ns.len()
+            };
+            if q.unit_count() != want {
+                return Err(format!(
+                    "the dies' scheduler has {} queues where this configuration has {want}",
+                    q.unit_count()
+                ));
+            }
+        }
+        let planes = 1u64
+            .checked_shl(self.geometry.planes_per_die)
+            .map_or(u64::MAX, |b| b - 1);
+        for g in self.die_groups.iter().chain(&self.program_groups) {
+            if usize::from(g.class) >= CLASSES
+                || g.planes & !planes != 0
+                || g.start_ns > g.done_ns
+                || g.done_ns > limit
+            {
+                return Err(format!(
+                    "a die's multi-plane group: class {} over planes {:#x} from {} to {} ns (valid: a class below {CLASSES}, planes within {planes:#x}, start before end before 2^62 ns)",
+                    g.class, g.planes, g.start_ns, g.done_ns
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Which reserved intervals the channels merge when they hold too many (before any booking).

@@ -31,6 +31,8 @@ mod tests;
 
 use std::path::Path;
 
+use logs::{LogKind, LogSeries};
+
 pub use fdp::render_fdp;
 pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::{as_reported, json_value, render_json};
@@ -167,35 +169,112 @@ pub struct JobStatsConfig {
 /// `per_job_logs=0` the jobs share one file per prefix and kind, in job order), and the jobs'
 /// iologs.
 pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
-    let mut shared: Vec<(String, String)> = Vec::new();
+    for f in log_files(run) {
+        logs::write_file(dir, &f.name, &f.text)?;
+    }
+    Ok(())
+}
+
+/// One log file a run writes: the job option that asked for it, its name (a path relative
+/// to where the logs go) and its contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogFile {
+    pub option: &'static str,
+    pub name: String,
+    pub text: String,
+}
+
+/// The option that writes a log of `kind`.
+fn log_option(kind: LogKind) -> &'static str {
+    match kind {
+        LogKind::Bw => "write_bw_log",
+        LogKind::Iops => "write_iops_log",
+        LogKind::Lat | LogKind::Clat | LogKind::Slat => "write_lat_log",
+    }
+}
+
+/// Every log file of the run, in the order [`write_logs`] writes them: each job's own
+/// files, then the shared ones (`per_job_logs=0`, the jobs' parts in job order), then the
+/// iologs.
+pub fn log_files(run: &RunResult) -> Vec<LogFile> {
+    let mut files = Vec::new();
+    let mut shared: Vec<LogFile> = Vec::new();
     let mut add_shared =
-        |name: String, text: String| match shared.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, t)) => t.push_str(&text),
-            None => shared.push((name, text)),
+        |option, name: String, text: String| match shared.iter_mut().find(|f| f.name == name) {
+            Some(f) => f.text.push_str(&text),
+            None => shared.push(LogFile { option, name, text }),
         };
     for job in &run.jobs {
         for logs in &job.logs {
             for series in &logs.series {
+                let option = log_option(series.kind);
                 if logs.shared {
-                    add_shared(series.shared_file_name(), series.render());
+                    add_shared(option, series.shared_file_name(), series.render());
                 } else {
-                    series.write(dir, logs.job_index)?;
+                    let name = series.file_name(logs.job_index);
+                    files.push(LogFile {
+                        option,
+                        name,
+                        text: series.render(),
+                    });
                 }
             }
             if let Some(h) = &logs.hist {
                 if logs.shared {
-                    add_shared(h.shared_file_name(), h.render());
+                    add_shared("write_hist_log", h.shared_file_name(), h.render());
                 } else {
-                    h.write(dir, logs.job_index)?;
+                    let name = h.file_name(logs.job_index);
+                    files.push(LogFile {
+                        option: "write_hist_log",
+                        name,
+                        text: h.render(),
+                    });
                 }
             }
         }
     }
-    for (name, text) in &shared {
-        logs::write_file(dir, name, text)?;
-    }
+    files.extend(shared);
     for l in &run.iologs {
-        l.write(dir)?;
+        files.push(LogFile {
+            option: "write_iolog",
+            name: l.path.clone(),
+            text: l.render(),
+        });
     }
-    Ok(())
+    files
+}
+
+/// The log files a job writes, named as [`log_files`] names them, for its clone of job
+/// number `job_index` (fio numbers every clone from 1 in file order): known before the
+/// run, so each can be checked before any work.
+pub fn log_file_names(logs: &LogConfig, job_index: u32) -> Vec<(&'static str, String)> {
+    let mut names = Vec::new();
+    let kinds = [
+        (LogKind::Bw, &logs.bw_prefix),
+        (LogKind::Lat, &logs.lat_prefix),
+        (LogKind::Clat, &logs.lat_prefix),
+        (LogKind::Slat, &logs.lat_prefix),
+        (LogKind::Iops, &logs.iops_prefix),
+    ];
+    for (kind, prefix) in kinds {
+        if let Some(p) = prefix {
+            let series = LogSeries::new(kind, p, 0);
+            let name = if logs.shared_logs {
+                series.shared_file_name()
+            } else {
+                series.file_name(job_index)
+            };
+            names.push((log_option(kind), name));
+        }
+    }
+    if let Some(p) = &logs.hist_prefix {
+        let h = crate::hist_log::HistLog::new(p, 0, 0);
+        let name = if logs.shared_logs {
+            h.shared_file_name()
+        } else {
+            h.file_name(job_index)
+        };
+        names.push(("write_hist_log", name));
+    }
+    names
 }

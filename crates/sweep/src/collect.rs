@@ -79,7 +79,8 @@ fn csv_field(text: &str) -> String {
 /// a directory that cannot be listed, no point files, two files of one index
 /// (`point-7.json` and `point-000007.json`), a file that is not a point result or whose
 /// `point` is not the index in its name, files of different plans, and points missing below
-/// the highest one (with `allow_missing`, those are returned instead, for a warning).
+/// the highest one or, when the files record their plan's size, after it (with
+/// `allow_missing`, those are returned instead, for a warning).
 pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>), SweepError> {
     let shown = crate::shorten(&dir.to_string_lossy());
     let bad = |m: String| SweepError::Input(m);
@@ -136,16 +137,20 @@ pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>),
             break;
         }
     }
-    if !missing.is_empty() && !allow_missing {
-        let first = missing[0];
-        return Err(bad(format!(
-            "{shown} lacks {} point{} below point {} (the first: {}): rerun them (flashlab sweep PLAN --resume --outdir DIR) or collect what is there with --allow-missing",
+    let highest = files[files.len() - 1].0;
+    let lacking = |missing: &[u64], of: String| {
+        bad(format!(
+            "{shown} lacks {} point{} {of} (the first: {}): rerun them (flashlab sweep PLAN --resume --outdir DIR) or collect what is there with --allow-missing",
             missing.len(),
             if missing.len() == 1 { "" } else { "s" },
-            files[files.len() - 1].0,
-            crate::point_file_name(first)
-        )));
+            crate::point_file_name(missing[0])
+        ))
+    };
+    if !missing.is_empty() && !allow_missing {
+        return Err(lacking(&missing, format!("below point {highest}")));
     }
+    // The plan's size, as every point file of this build records it.
+    let mut plan_points: Option<(u64, String)> = None;
     let mut table = Table {
         axes: Vec::new(),
         rows: Vec::new(),
@@ -178,7 +183,32 @@ pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>),
             }
             Some(_) => {}
         }
+        if let Some(count) = doc["plan_points"].as_u64() {
+            match &plan_points {
+                Some((c, other)) if *c != count => {
+                    return Err(bad(format!(
+                        "{file}: a point of a plan of {count} points, and {other} of {c}: collect one sweep's directory"
+                    )))
+                }
+                _ if index >= count => {
+                    return Err(bad(format!(
+                        "{file}: point {index} is past its plan's {count} points (0 to {}): remove it or collect its own sweep's directory",
+                        count - 1
+                    )))
+                }
+                Some(_) => {}
+                None => plan_points = Some((count, file.clone())),
+            }
+        }
         add_point(&mut table, index, &doc).map_err(|m| bad(format!("{file}: {m}")))?;
+    }
+    // Points after the highest one are missing too when the plan's size is known.
+    if let Some((count, _)) = plan_points {
+        let first = missing.len();
+        missing.extend((highest + 1..count).take(MAX_POINT_FILES + 1 - first.min(MAX_POINT_FILES)));
+        if missing.len() > first && !allow_missing {
+            return Err(lacking(&missing, format!("of its plan's {count}")));
+        }
     }
     Ok((table, missing))
 }

@@ -200,6 +200,8 @@ pub fn run_point_cached(
     let mut doc = json!({
         "point": index,
         "plan": plan.file,
+        // The plan's size, so `collect` finds points missing after the highest one too.
+        "plan_points": plan.point_count()?,
         "settings": settings,
         "device": point.device,
         "overrides": overrides,

@@ -165,7 +165,7 @@ pub struct CacheTier {
 flashlab_engine::impl_state!(CacheTier {
     cache, backing, slots, free, lists, map, seen, seq_next, seq_run, clock_ns, dirty_lines,
     flush_cursor, c,
-} skip { name, p, data_start });
+} skip { name, p, data_start } fixed { slots } check CacheTier::check_loaded);
 
 impl CacheTier {
     pub fn new(
@@ -225,6 +225,114 @@ impl CacheTier {
             cache,
             backing,
         })
+    }
+
+    /// A loaded tier is one its runs could have left (`Err` names the tier).
+    fn check_loaded(&self) -> Result<(), String> {
+        self.check_lines()
+            .map_err(|what| format!("cache tier '{}': {what}", self.name))
+    }
+
+    /// Every cached line maps to a slot holding it on one of the two lists, a line of the
+    /// backing device with dirty sectors among its valid ones; the free slots are the
+    /// others, each once; each list walked from its head in its length, linked both ways;
+    /// the dirty count, the flush cursor, the access counts and the clocks in range.
+    fn check_lines(&self) -> Result<(), String> {
+        let n = self.slots.len();
+        let lines = self.backing.capacity_bytes() / self.p.line_bytes;
+        let sectors = (self.p.line_bytes / SECTOR) as u32;
+        let all = u64::MAX >> (64 - sectors);
+        // The lowest bad line, so the message does not depend on the map's order.
+        let bad = self
+            .map
+            .iter()
+            .filter(|&(&tag, &s)| {
+                let slot = self.slots.get(s as usize);
+                tag >= lines || !slot.is_some_and(|sl| sl.tag == tag && (1..=2).contains(&sl.seg))
+            })
+            .min();
+        if let Some((tag, s)) = bad {
+            return Err(format!(
+                "line {tag} maps to slot {s}, which does not hold it (valid: a line below {lines} in one of the {n} slots, on a list)"
+            ));
+        }
+        let mut on_free = vec![false; n];
+        for &s in &self.free {
+            match on_free.get_mut(s as usize) {
+                Some(f) if !*f && self.slots[s as usize].seg == 0 => *f = true,
+                _ => {
+                    return Err(format!(
+                        "free slot {s} is past the {n} slots, listed twice or on a list"
+                    ))
+                }
+            }
+        }
+        let mut listed = 0usize;
+        for (i, l) in self.lists.iter().enumerate() {
+            let (mut at, mut prev, mut len) = (l.head, NONE, 0u32);
+            while at != NONE {
+                let slot = self
+                    .slots
+                    .get(at as usize)
+                    .filter(|sl| usize::from(sl.seg) == i + 1 && sl.prev == prev && len < l.len);
+                let Some(slot) = slot else {
+                    return Err(format!(
+                        "list {} reaches slot {at} after {len} of its {} lines, not linked back or of another list",
+                        i + 1,
+                        l.len
+                    ));
+                };
+                len += 1;
+                prev = at;
+                at = slot.next;
+            }
+            if len != l.len || l.tail != prev {
+                return Err(format!(
+                    "list {} holds {len} lines ending at slot {prev}; it counts {} ending at {}",
+                    i + 1,
+                    l.len,
+                    l.tail
+                ));
+            }
+            listed += len as usize;
+        }
+        if listed != self.map.len() || self.map.len() + self.free.len() != n {
+            return Err(format!(
+                "{} lines cached, {listed} on the lists and {} slots free of {n}",
+                self.map.len(),
+                self.free.len()
+            ));
+        }
+        let mut dirty = 0u64;
+        for (s, sl) in self.slots.iter().enumerate() {
+            if sl.seg > 2
+                || sl.valid & !all != 0
+                || sl.dirty & !sl.valid != 0
+                || (sl.seg == 0 && sl.dirty != 0)
+            {
+                return Err(format!(
+                    "slot {s}: segment {}, valid sectors {:#x}, dirty {:#x} (valid: segment 0 to 2, sectors within the line's {sectors}, dirty ones valid, none in a free slot)",
+                    sl.seg, sl.valid, sl.dirty
+                ));
+            }
+            dirty += u64::from(sl.dirty != 0);
+        }
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        if dirty != self.dirty_lines
+            || self.flush_cursor >= n
+            || self.seen.len() > 4 * n + 1
+            || self.clock_ns.iter().any(|&t| t > limit)
+        {
+            return Err(format!(
+                "{} dirty lines counted where {dirty} are, flush cursor at slot {}, {} access counts, clocks {:?} ns (valid: the count of dirty slots, a slot below {n}, at most {} counts, times before 2^62 ns)",
+                self.dirty_lines,
+                self.flush_cursor,
+                self.seen.len(),
+                self.clock_ns,
+                4 * n + 1
+            ));
+        }
+        Ok(())
     }
 
     pub fn lines(&self) -> usize {
@@ -761,5 +869,110 @@ impl Component for CacheTier {
     fn links(&self, out: &mut Vec<serde_json::Value>) {
         self.cache.links(out);
         self.backing.links(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
+    struct Null(u64);
+    impl BlockDevice for Null {
+        fn capacity_bytes(&self) -> u64 {
+            self.0
+        }
+        fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
+        fn submit(&mut self, now_ns: u64, _: &IoRequest) -> Result<Completion, DeviceError> {
+            Ok(Completion {
+                accepted_ns: now_ns,
+                done_ns: now_ns + 1_000,
+            })
+        }
+    }
+    impl flashlab_engine::State for Null {
+        fn save(&self, _: &mut flashlab_engine::StateWriter<'_>) {}
+        fn load(
+            &mut self,
+            _: &mut flashlab_engine::StateReader<'_>,
+        ) -> Result<(), flashlab_engine::StateError> {
+            Ok(())
+        }
+    }
+    impl Component for Null {
+        fn counters_json(&self) -> serde_json::Value {
+            serde_json::json!({})
+        }
+    }
+
+    /// A write-back tier of 16 lines over a 1 GiB device, with some lines written.
+    fn tier(writes: u64) -> CacheTier {
+        let p = CacheParams {
+            line_bytes: 4096,
+            mode: CacheMode::WriteBack,
+            admit_read_miss: true,
+            admit_write: true,
+            admit_after: 1,
+            sequential_bypass_bytes: 0,
+            eviction: Eviction::Frequency,
+            metadata_bytes_per_line: 0,
+        };
+        let mut t =
+            CacheTier::new("c", p, Box::new(Null(16 * 4096)), Box::new(Null(1 << 30))).unwrap();
+        for i in 0..writes {
+            let off = (i * 7919 % 64) * 4096;
+            t.submit(i * 10_000, &IoRequest::write(off, 4096)).unwrap();
+            t.submit(i * 10_000 + 5_000, &IoRequest::read(off, 4096))
+                .unwrap();
+        }
+        t
+    }
+
+    /// A forged cache tier is refused at load (naming the tier): a line mapped to a slot
+    /// that does not hold it or past the backing device, a free slot listed twice, a list
+    /// that loops or miscounts, a dirty count that disagrees, a flush cursor past the
+    /// slots, a slot table of another size. A real tier loads and runs.
+    #[test]
+    fn forged_cache_tiers_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let mut ok = tier(0);
+        reload_into(&tier(40), &mut ok).unwrap();
+        assert_eq!(ok.map.len(), 16);
+        for i in 0..40 {
+            ok.submit(1 << 30, &IoRequest::read(i * 4096, 4096))
+                .unwrap();
+        }
+        let cases: [Forge<CacheTier>; 8] = [
+            ("which does not hold it", &|f| {
+                let (&tag, _) = f.map.iter().min().unwrap();
+                let other = f.map[&tag] ^ 1;
+                f.map.insert(tag, other);
+            }),
+            ("which does not hold it", &|f| {
+                let s = f.map.remove(&f.slots[0].tag).unwrap();
+                f.slots[s as usize].tag = 1 << 40;
+                f.map.insert(1 << 40, s);
+            }),
+            ("free slot", &|f| f.free.push(3)),
+            ("list 1", &|f| {
+                let h = f.lists[0].head as usize;
+                f.slots[h].next = f.lists[0].head;
+            }),
+            ("list 2", &|f| f.lists[1].len += 1),
+            ("dirty lines counted", &|f| f.dirty_lines += 1),
+            ("flush cursor at slot 16", &|f| f.flush_cursor = 16),
+            (
+                "slots holds 17 entries where this configuration has 16",
+                &|f| f.slots.push(Slot::default()),
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = tier(40);
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut tier(0)).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }

@@ -397,7 +397,10 @@ impl flashlab_engine::State for Raid {
         cached_bytes.load(r)?;
         cached_last_ns.load(r)?;
         held.load(r)?;
-        c.load(r)
+        c.load(r)?;
+        self.check_loaded().map_err(|what| {
+            flashlab_engine::StateError::corrupt(format!("RAID set '{}': {what}", self.name))
+        })
     }
 }
 
@@ -459,6 +462,105 @@ impl Raid {
             members,
             p,
         })
+    }
+
+    /// A loaded set is one its runs could have left: a clock, counter and failure flag per
+    /// member and a free time per CPU thread; no more members failed than the level
+    /// survives; a rebuild of a failed member within the members' bytes; times before
+    /// 2^62 ns; the host cache's bytes those of its pending writes and held rows, held
+    /// rows distinct partial rows of the set, none without a host cache.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let n = self.n();
+        let tables = [
+            ("member clocks", self.clock_ns.len(), n),
+            ("member completions", self.last_done_ns.len(), n),
+            ("member reads", self.member_reads.len(), n),
+            ("member writes", self.member_writes.len(), n),
+            ("failed members", self.failed.len(), n),
+            (
+                "CPU threads",
+                self.cpu_free_ns.len(),
+                self.p.cpu_threads as usize,
+            ),
+        ];
+        if let Some((what, got, want)) = tables.iter().find(|(_, got, want)| got != want) {
+            return Err(format!("{got} {what} where this configuration has {want}"));
+        }
+        let failed = self.failed.iter().filter(|f| **f).count();
+        let tolerated = match self.p.level {
+            RaidLevel::Raid0 => 0,
+            RaidLevel::Raid1 => n - 1,
+            RaidLevel::Raid10 => 1,
+            RaidLevel::Raid5 => 1,
+            RaidLevel::Raid6 => 2,
+        };
+        if failed > tolerated {
+            return Err(format!(
+                "{failed} failed members (valid: at most {tolerated} for RAID {})",
+                self.p.level.number()
+            ));
+        }
+        let times = self
+            .clock_ns
+            .iter()
+            .chain(&self.last_done_ns)
+            .chain(&self.cpu_free_ns)
+            .chain(self.cached.iter().map(|(t, _)| t))
+            .chain([&self.cached_last_ns]);
+        if let Some(t) = times.copied().find(|&t| t > limit) {
+            return Err(format!("a time of {t} ns (valid: before 2^62 ns)"));
+        }
+        if let Some(b) = &self.bg {
+            let member_ok = match b.kind {
+                BgKind::Rebuild(m) => m < n && self.failed[m],
+                BgKind::Resync => self.p.level != RaidLevel::Raid0,
+            };
+            let latest = b.next_ns.max(b.started_ns).max(b.writes_done_ns);
+            if !member_ok || b.pos > self.member_bytes || latest > limit {
+                return Err(format!(
+                    "a {:?} at byte {} of {} by {} ns (valid: a rebuild of a failed member or a resync of a redundant level, within the members' bytes, before 2^62 ns)",
+                    b.kind, b.pos, self.member_bytes, latest
+                ));
+            }
+        }
+        if self.data_compressible_percent > 100 {
+            return Err(format!(
+                "data {}% compressible (valid: 0 to 100)",
+                self.data_compressible_percent
+            ));
+        }
+        let rows = self.member_bytes / self.p.chunk_bytes;
+        let row_bytes = self.p.chunk_bytes * self.data_disks() as u64;
+        let mut held_bytes = 0u64;
+        for (i, h) in self.held.iter().enumerate() {
+            if h.row >= rows
+                || h.a >= h.b
+                || h.b > row_bytes
+                || self.held.iter().take(i).any(|o| o.row == h.row)
+            {
+                return Err(format!(
+                    "a held row {} of bytes {} to {} (valid: one entry per row below {rows}, bytes within its {row_bytes})",
+                    h.row, h.a, h.b
+                ));
+            }
+            held_bytes += h.b - h.a;
+        }
+        let pending = self
+            .cached
+            .iter()
+            .try_fold(held_bytes, |sum, &(_, b)| sum.checked_add(b));
+        let cache_ok = self.p.host_cache.is_some()
+            || (self.cached.is_empty() && self.held.is_empty() && self.cached_bytes == 0);
+        if pending != Some(self.cached_bytes) || self.held.len() > HELD_ROWS || !cache_ok {
+            return Err(format!(
+                "a host cache holding {} bytes where its {} pending writes and {} held rows hold {pending:?} (valid: the same, at most {HELD_ROWS} held rows, none without a host cache)",
+                self.cached_bytes,
+                self.cached.len(),
+                self.held.len()
+            ));
+        }
+        Ok(())
     }
 
     pub fn name(&self) -> &str {
@@ -694,6 +796,9 @@ impl Component for Raid {
 mod tests {
     use super::*;
 
+    /// A forgery: what the refusal must say, and the edit.
+    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
     struct Null(u64);
     impl BlockDevice for Null {
         fn capacity_bytes(&self) -> u64 {
@@ -775,6 +880,70 @@ mod tests {
         assert_eq!((r.reads.len(), r.writes.len()), (1, 6));
         assert_eq!(r.c.rmw_rows, 1);
         assert_eq!(r.c.reconstruct_rows, 1);
+    }
+
+    /// A RAID 5 set of four with a host cache after partial-row writes (rows held) and a
+    /// rebuild under way.
+    fn busy_raid() -> Raid {
+        let mut r = raid(RaidLevel::Raid5, 4);
+        r.p.host_cache = Some(HostCache {
+            size_bytes: 1 << 20,
+            plp: false,
+            bytes_per_s: 1 << 30,
+        });
+        r.fail_member(2).unwrap();
+        r.start_rebuild(0, 2).unwrap();
+        for i in 0..6u64 {
+            r.submit(i * 100, &IoRequest::write(i * 3 * 4096 * 3, 4096))
+                .unwrap();
+        }
+        r
+    }
+
+    /// A forged state of a RAID set is refused at load (naming the set): more failed
+    /// members than the level survives, a rebuild of a member that is not failed or past
+    /// the set, a table of another length, a host cache whose bytes disagree with what it
+    /// holds, a row held twice, a time past 2^62 ns. A real set loads and runs.
+    #[test]
+    fn forged_raid_sets_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let fresh = || {
+            let mut r = busy_raid();
+            r.format(0);
+            r
+        };
+        let mut ok = fresh();
+        reload_into(&busy_raid(), &mut ok).unwrap();
+        assert!(!ok.held.is_empty() && ok.bg.is_some());
+        ok.submit(10_000, &IoRequest::write(0, 3 * 4096)).unwrap();
+        let cases: [Forge<Raid>; 7] = [
+            ("2 failed members", &|f| f.failed[0] = true),
+            ("Rebuild(7)", &|f| {
+                f.bg.as_mut().unwrap().kind = BgKind::Rebuild(7)
+            }),
+            ("Rebuild(1)", &|f| {
+                f.bg.as_mut().unwrap().kind = BgKind::Rebuild(1)
+            }),
+            ("5 member clocks where this configuration has 4", &|f| {
+                f.clock_ns.push(0)
+            }),
+            ("host cache holding", &|f| f.cached_bytes += 1),
+            ("held row", &|f| {
+                let h = f.held[0];
+                f.held.push_back(h);
+                f.cached_bytes += h.b - h.a;
+            }),
+            ("a time of", &|f| f.cpu_free_ns[0] = u64::MAX),
+        ];
+        for (want, forge) in cases {
+            let mut forged = busy_raid();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(
+                e.contains("RAID set 'r'") && e.contains(want),
+                "{want}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -49,6 +49,62 @@ impl Ssd {
         w.finish()
     }
 
+    /// What the drive's own fields say, once its parts loaded (each checked its own): every
+    /// clock and busy-until time before 2^62 ns, the namespaces where the configuration
+    /// puts them, blocks to refresh or found unreadable blocks of the drive, none twice.
+    pub(super) fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let clocks = [
+            ("clock", self.clock_ns),
+            ("aging", self.aging_ns),
+            ("last completion", self.last_done_ns),
+            ("busy-until", self.busy_until_ns),
+            ("controller's next command", self.ctrl_next_ns),
+            ("background cursor", self.bg_cursor_ns),
+            ("next background GC", self.busy_gc_next_ns),
+            ("last host program", self.host_program_done_ns),
+            ("internal data", self.internal_data_ns),
+        ];
+        if let Some((name, t)) = clocks.iter().find(|(_, t)| *t > limit) {
+            return Err(format!(
+                "the drive's {name} time is {t} ns (valid: at most 2^62 ns, the time a run reaches)"
+            ));
+        }
+        let mut at = 0u64;
+        for (i, (&start, &bytes)) in self
+            .ns_start_bytes
+            .iter()
+            .zip(&self.model.namespace_bytes)
+            .enumerate()
+        {
+            if start != at {
+                return Err(format!(
+                    "the drive's namespace {} starts at byte {start} where this configuration starts it at {at}",
+                    i + 1
+                ));
+            }
+            at += bytes;
+        }
+        let blocks = self.written_aging_ns.len();
+        let mut seen = vec![false; blocks];
+        for &b in &self.refresh_queue {
+            match seen.get_mut(b as usize) {
+                Some(s) if !*s => *s = true,
+                _ => {
+                    return Err(format!(
+                        "the drive's refresh queue names block {b} twice or past its end (valid: each of the {blocks} blocks at most once)"
+                    ))
+                }
+            }
+        }
+        if self.unreadable.is_some_and(|b| b as usize >= blocks) {
+            return Err(format!(
+                "the drive's unreadable block is past its {blocks} blocks"
+            ));
+        }
+        Ok(())
+    }
+
     /// Builds the drive `config` describes and loads a state of `total_bytes` into it: the
     /// drive and the drive time where the next run starts. Refuses a state of another kind
     /// of device, of another configuration, of another format version, or damaged.

@@ -1,5 +1,8 @@
 use super::*;
 
+/// A forgery: what the refusal must say, and the edit.
+type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
+
 #[test]
 fn routes_every_block_to_its_die_or_plane_and_channel() {
     for multi_plane in [false, true] {
@@ -456,4 +459,62 @@ fn die_level_reads_under_read_priority_share_one_queue_per_die() {
         2 * (first_done - 40 * US)
     );
     assert_eq!(c.host_read_wait_ns[wait::DIE_BUSY], 0);
+}
+
+/// A forged state of the dies is refused at load: a free time past 2^62 ns or past the
+/// running maximum, a channel table or a die's queue list of another size, a queued
+/// operation that ends before it starts or past 2^62 ns, a multi-plane group over planes
+/// the die does not have. Real timing loads and runs.
+#[test]
+fn forged_die_timing_is_refused_at_load() {
+    use flashlab_engine::state::reload_into;
+    let sched = SchedulerConfig {
+        read_priority: true,
+        program_suspend: true,
+        max_suspends_per_op: 2,
+        ..SchedulerConfig::default()
+    };
+    let g = NandGeometry {
+        independent_plane_reads: false,
+        ..die_level_programs()
+    };
+    let fresh = || NandTiming::with_scheduler(g, timings(), sched);
+    let mut m = fresh();
+    for i in 0..6 {
+        m.schedule(&op(MediaOpKind::Program, i % 4 * 10, 16384, false), 0);
+        m.read(12 + i % 3, 5, 4096, false, true, 40 * US);
+    }
+    let mut ok = fresh();
+    reload_into(&m, &mut ok).unwrap();
+    assert_eq!(ok.all_idle_ns(), m.all_idle_ns());
+    ok.read(11, 0, 4096, false, true, 50 * US);
+    fn queued(f: &mut NandTiming) -> &mut crate::sched::Entry {
+        f.queues.as_mut().unwrap().first_queued_mut().unwrap()
+    }
+    let cases: [Forge<NandTiming>; 8] = [
+        ("all free at", &|f| f.unit_free_ns[0] = f.all_free_ns + 1),
+        ("all free at", &|f| f.all_free_ns = (1 << 62) + 1),
+        ("nothing placed before", &|f| f.floor_ns = u64::MAX),
+        (
+            "channels holds 1 entries where this configuration has 2",
+            &|f| {
+                f.channels.pop();
+            },
+        ),
+        ("die queue 0's entry 0", &|f| {
+            let e = queued(f);
+            e.start_ns = e.end_ns + 1;
+        }),
+        ("before 2^62", &|f| queued(f).end_ns = u64::MAX),
+        ("suspended 3 times", &|f| queued(f).suspends = 3),
+        ("multi-plane group", &|f| {
+            f.program_groups[0].planes = 1 << 40
+        }),
+    ];
+    for (want, forge) in cases {
+        let mut forged = m.clone();
+        forge(&mut forged);
+        let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+        assert!(e.contains(want), "{want}: {e}");
+    }
 }
