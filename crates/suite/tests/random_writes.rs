@@ -148,6 +148,7 @@ fn the_check_names_a_random_write_with_the_random_map() {
         kind: StepKind::Job,
         job_text: Some(text.into()),
         fio_json: None,
+        figures: None,
         health: None,
         end_ns: 0,
         measures: Vec::new(),

@@ -918,6 +918,7 @@ mod tests {
             sequential_bypass_bytes: 0,
             eviction: Eviction::Frequency,
             metadata_bytes_per_line: 0,
+            promote: Promote::Line,
         };
         let mut t =
             CacheTier::new("c", p, Box::new(Null(16 * 4096)), Box::new(Null(1 << 30))).unwrap();
