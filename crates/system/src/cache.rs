@@ -876,36 +876,7 @@ impl Component for CacheTier {
 mod tests {
     use super::*;
 
-    /// A forgery: what the refusal must say, and the edit.
-    type Forge<'a, T> = (&'a str, &'a dyn Fn(&mut T));
-
-    struct Null(u64);
-    impl BlockDevice for Null {
-        fn capacity_bytes(&self) -> u64 {
-            self.0
-        }
-        fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
-        fn submit(&mut self, now_ns: u64, _: &IoRequest) -> Result<Completion, DeviceError> {
-            Ok(Completion {
-                accepted_ns: now_ns,
-                done_ns: now_ns + 1_000,
-            })
-        }
-    }
-    impl flashlab_engine::State for Null {
-        fn save(&self, _: &mut flashlab_engine::StateWriter<'_>) {}
-        fn load(
-            &mut self,
-            _: &mut flashlab_engine::StateReader<'_>,
-        ) -> Result<(), flashlab_engine::StateError> {
-            Ok(())
-        }
-    }
-    impl Component for Null {
-        fn counters_json(&self) -> serde_json::Value {
-            serde_json::json!({})
-        }
-    }
+    use crate::test_devices::{Forge, Null};
 
     /// A write-back tier of 16 lines over a 1 GiB device, with some lines written.
     fn tier(writes: u64) -> CacheTier {

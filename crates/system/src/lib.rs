@@ -22,6 +22,8 @@ mod counters;
 pub mod drives;
 pub mod link;
 pub mod raid;
+#[cfg(test)]
+mod test_devices;
 
 pub use cache::{CacheMode, CacheParams, CacheTier, Eviction, Promote};
 pub use config::{
