@@ -187,7 +187,11 @@ impl PlacementOptions {
         {
             return Err(bad(
                 "--utilisation",
-                format!("{:?}", self.utilisations),
+                self.utilisations
+                    .iter()
+                    .map(|&u| (u * 100.0).to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
                 &format!(
                     "1 to {MAX_POINTS} percentages of the drive, each at most 100 and at least twice --small-region ({}), e.g. 50,75,90,100",
                     self.small_region * 100.0
