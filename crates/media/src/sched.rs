@@ -592,14 +592,22 @@ impl UnitQueues {
         // read and a resumed operation.
         self.make_room(unit, 3);
         let n = self.len[unit] as usize;
-        // Entries before `first` are over by `earliest_ns`.
-        let mut first = 0;
-        {
+        // Entries before `first` are over by `earliest_ns`: entries follow one another, so
+        // their ends rise and a binary search finds it (a ring booked far ahead holds dozens
+        // of entries the floor has not yet forgotten).
+        let first = {
             let (ring, head) = (self.ring(unit), self.head[unit] as usize);
-            while first < n && ring[(head + first) & MASK].end_ns <= earliest_ns {
-                first += 1;
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if ring[(head + mid) & MASK].end_ns <= earliest_ns {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
             }
-        }
+            lo
+        };
         if self.cfg.read_priority {
             self.split_running(unit, first, earliest_ns);
         }
