@@ -12,6 +12,9 @@
 //!   pass: a sequential 128 KiB fill, then 524,288 uniform random 4 KiB writes at QD32.
 //! - `write16k`: the same with 16 KiB pages (4 IUs per page, 64 pages per block: the blocks
 //!   and IUs of `write`), as real NAND pages are.
+//! - `write-fdp`: `write` with Flexible Data Placement on (and the power-loss protection it
+//!   needs, which leaves `write`'s results as they are: same digest); the job writes through
+//!   handle 0. Its difference from `write` is what FDP's placement and accounting cost.
 //! - `floor`: the floor loop (`flashlab_ftl::floor`) on the same IUs and blocks.
 //! - `floor-striped`: the floor with `write`'s layout (an open block per stream on each plane,
 //!   its free-block reserve), which copies as much per host write as that drive.
@@ -52,13 +55,14 @@ fn workload() -> RandomWriteWorkload {
     }
 }
 
-/// The write benchmark's drive with pages of `page_kib` KiB (blocks of 1 MiB either way).
-fn write_drive(w: &RandomWriteWorkload, page_kib: u32) -> Ssd {
+/// The write benchmark's drive with pages of `page_kib` KiB (blocks of 1 MiB either way) and
+/// the `extra` settings.
+fn write_drive(w: &RandomWriteWorkload, page_kib: u32, extra: &[(&str, &str)]) -> Ssd {
     let blocks_per_plane = (w.blocks / PLANES).to_string();
     let user = format!("{}B", u64::from(w.user_ius) * 4096);
     let page = format!("{page_kib}KiB");
     let pages = (1024 / page_kib).to_string();
-    drive(&[
+    let mut sets = vec![
         ("nand.cell", "mlc"),
         ("nand.page_size", &page),
         ("nand.pages_per_block", &pages),
@@ -69,7 +73,9 @@ fn write_drive(w: &RandomWriteWorkload, page_kib: u32) -> Ssd {
         ("slc_cache.dynamic", "false"),
         ("ftl.wear_level_threshold", "0"),
         ("sim.scale", "1"),
-    ])
+    ];
+    sets.extend_from_slice(extra);
+    drive(&sets)
 }
 
 const WRITE_JOBS: &str = "
@@ -130,12 +136,19 @@ fn measured_floor(w: &RandomWriteWorkload, layout: FloorLayout) -> f64 {
 fn main() {
     let what: Vec<String> = std::env::args().skip(1).collect();
     let mut ran = false;
-    for (name, page_kib) in [("write", 4), ("write16k", 16)] {
+    const PLP: (&str, &str) = ("buffer.plp", "true");
+    const FDP: (&str, &str) = ("fdp.enabled", "true");
+    let writes: [(&str, u32, &[(&str, &str)]); 3] = [
+        ("write", 4, &[]),
+        ("write16k", 16, &[]),
+        ("write-fdp", 4, &[PLP, FDP]),
+    ];
+    for (name, page_kib, extra) in writes {
         if !what.iter().any(|a| a == name) {
             continue;
         }
         let w = workload();
-        let mut ssd = write_drive(&w, page_kib);
+        let mut ssd = write_drive(&w, page_kib, extra);
         let (r, secs) = timed(|| measured_run(&mut ssd, &jobs(WRITE_JOBS), 1));
         println!(
             "{name}: {} I/Os in {secs:.2} s, drive WA {:.4}, digest {:016x}",
@@ -153,7 +166,7 @@ fn main() {
         let layout = if name == "floor" {
             FloorLayout::PLAIN
         } else {
-            let ftl = write_drive(&w, 4).ftl().config().clone();
+            let ftl = write_drive(&w, 4, &[]).ftl().config().clone();
             FloorLayout::striped(
                 ftl.dies * ftl.planes_per_die,
                 ftl.ius_per_page,
@@ -199,7 +212,7 @@ fn main() {
     }
     if !ran {
         println!(
-            "ops: name one or more of write, write16k, floor, floor-striped, read (nothing run)"
+            "ops: name one or more of write, write16k, write-fdp, floor, floor-striped, read (nothing run)"
         );
     }
 }
