@@ -102,14 +102,20 @@ def crate_edges(src):
         for m in PATH.finditer(text):
             kind, rest = m.group(1), m.group(2)
             base = () if kind == "crate" else me[:-1]
+            head = [p for p in rest.split("::") if p and p != "{"]
             if rest == "::{":
                 groups = expand(text, m.end() - 1)
+            elif text.startswith("::{", m.end()):
+                groups = [head + g for g in expand(text, m.end() + 2)]
             else:
-                groups = [[p for p in rest.split("::") if p]]
+                groups = [head]
             for parts in groups:
                 if parts and parts[0] == "self":
                     parts = parts[1:]
-                target = resolve(known, base, parts)
+                up = base
+                while parts and parts[0] == "super":
+                    up, parts = up[:-1], parts[1:]
+                target = resolve(known, up, parts)
                 if target is None or target == me:
                     continue
                 if target == me[: len(target)] or me == target[: len(me)]:
