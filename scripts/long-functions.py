@@ -5,8 +5,10 @@ Usage: scripts/long-functions.py [LIMIT] [--exclude DIR]...
 
 Scans crates/*/src (a crate's tests/, benches/ and examples/ are tests, as are `#[cfg(test)]`
 modules and files under a `tests` folder). A function's length runs from its `fn` line to
-its closing brace. Prints `lines path:line name`, longest first, and exits 1 when any
-function is over the limit, so it can guard a check.
+its closing brace. Prints `lines path:line name`, longest first, and exits 1 when a
+function is over the limit and not in `ACCEPTED` (the functions kept whole on purpose, each
+with its reason), so it can guard a check. An accepted function no longer over the limit is
+named as stale, to take off the list.
 """
 
 import os
@@ -15,6 +17,19 @@ import sys
 
 FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
                 r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+# (path, function) kept over the limit, and why. Per-I/O paths stay whole: each is one pass
+# over a request's state, which a split would hand through calls on every I/O.
+ACCEPTED = {
+    ("crates/runner/src/run/issue.rs", "issue_while_allowed"):
+        "per-I/O hot path: the issue loop (batches, think time, rate, next I/O) in one pass",
+    ("crates/device/src/ssd.rs", "submit_in"):
+        "per-I/O hot path: a command's checks, buffer, map and media in one pass",
+    ("crates/media/src/sched.rs", "read"):
+        "per-read hot path: a die queue's read placement (merge, priority, suspend) in one pass",
+    ("crates/cli/src/suite.rs", "cmd_suite"):
+        "not yet split: the suite command's options, device, session and report (issue 50)",
+}
 
 
 def strip(line, state):
@@ -141,10 +156,20 @@ def main():
                     if count > limit:
                         long.append((count, path, start, fn))
     long.sort(key=lambda t: (-t[0], t[1], t[2]))
+    unaccepted = 0
     for count, path, start, fn in long:
-        print(f"{count:5} {path}:{start} {fn}")
-    print(f"{len(long)} functions over {limit} lines")
-    return 1 if long else 0
+        why = ACCEPTED.get((path, fn)) if limit == 120 else None
+        if why is None:
+            unaccepted += 1
+            print(f"{count:5} {path}:{start} {fn}")
+        else:
+            print(f"{count:5} {path}:{start} {fn} (accepted: {why})")
+    found = {(path, fn) for _, path, _, fn in long}
+    if limit == 120 and not excluded:
+        for path, fn in sorted(set(ACCEPTED) - found):
+            print(f"stale     {path} {fn}: accepted but not over {limit} lines; take it off ACCEPTED")
+    print(f"{len(long)} functions over {limit} lines, {unaccepted} not accepted")
+    return 1 if unaccepted else 0
 
 
 if __name__ == "__main__":

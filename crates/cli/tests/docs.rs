@@ -466,3 +466,19 @@ fn masks_and_ellipses() {
     assert_eq!(without_ellipses("a\n...\nb\n"), "a\nb\n");
     assert_eq!(with_ellipses("a\n...\nb\n", "x\ny\n"), "x\n...\ny\n");
 }
+
+/// ARCHITECTURE.md's rule that functions do one thing: none outside tests runs over 120
+/// lines unless `scripts/long-functions.py` accepts it, with its reason.
+#[test]
+fn no_function_over_120_lines_but_the_accepted() {
+    let out = std::process::Command::new("python3")
+        .arg(repo().join("scripts/long-functions.py"))
+        .output()
+        .expect("python3 runs scripts/long-functions.py");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "functions over 120 lines that scripts/long-functions.py does not accept: split each \
+         where a name explains the part, or add it to ACCEPTED with why\n{printed}"
+    );
+}

@@ -233,105 +233,11 @@ impl DeviceConfig {
                 .map_or(by_time(t.slc_t_prog_ns), |e| e.0),
             channel_pj_per_byte: p.channel_energy.0,
         };
-        for (key, v) in [
-            ("power.read_energy", energy.read_pj),
-            ("power.program_energy", energy.program_pj),
-            ("power.erase_energy", energy.erase_pj),
-            ("power.slc_read_energy", energy.slc_read_pj),
-            ("power.slc_program_energy", energy.slc_program_pj),
-        ] {
-            if v > 1_000_000_000_000 {
-                return Err(key_err(key, energy_text(v), "out of range", "0pJ to 1J"));
-            }
-        }
-        for (key, v) in [
-            ("power.channel_energy", p.channel_energy.0),
-            ("power.host_energy", p.host_energy.0),
-        ] {
-            if v > 1_000_000 {
-                return Err(key_err(
-                    key,
-                    energy_text(v),
-                    "out of range",
-                    "0pJ to 1uJ per byte",
-                ));
-            }
-        }
-        for (key, v) in [
-            ("power.active_power", p.active_power.0),
-            ("power.idle_power", p.idle_power.0),
-        ] {
-            if v > 1_000_000_000 {
-                return Err(key_err(key, power_text(v), "out of range", "0W to 1000W"));
-            }
-        }
+        self.check_power_ranges(&energy)?;
         let (idle, active) = (p.idle_power.0, p.active_power.0);
         let mut states_uw = Vec::with_capacity(p.states.len().max(1));
         for text in &p.states {
-            let t = text.trim();
-            let cap = if t.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                let uw = crate::units::parse_power_uw(t).map_err(|e| {
-                    key_err(
-                        "power.states",
-                        text,
-                        &e.to_string(),
-                        format!("\"none\" or {}", crate::units::POWER_HELP),
-                    )
-                })?;
-                if uw <= idle + active {
-                    return Err(key_err(
-                        "power.states",
-                        text,
-                        "a cap at or below idle + active controller power leaves nothing for the media",
-                        format!("more than {}", power_text(idle + active)),
-                    ));
-                }
-                // The cap admits whole operations per window: a window's budget below one
-                // operation would let every operation through over budget.
-                let window_ns = flashlab_media::power::CAP_WINDOW_NS;
-                // A page's read or program moves the page over the channel; an erase moves
-                // nothing.
-                let page_pj = [
-                    energy.read_pj,
-                    energy.program_pj,
-                    energy.slc_read_pj,
-                    energy.slc_program_pj,
-                ]
-                .into_iter()
-                .max()
-                .unwrap_or(0)
-                .saturating_add(
-                    energy
-                        .channel_pj_per_byte
-                        .saturating_mul(self.nand.page_size.0),
-                );
-                let largest_pj = page_pj.max(energy.erase_pj);
-                // pJ per window ÷ window (ns) = mW; × 1000 = µW.
-                // Rounded up to whole mW, as a cap is written.
-                let least_media_uw = (largest_pj.saturating_mul(1_000))
-                    .div_ceil(window_ns)
-                    .div_ceil(1_000)
-                    * 1_000;
-                if uw - (idle + active) < least_media_uw {
-                    return Err(key_err(
-                        "power.states",
-                        text,
-                        &format!(
-                            "the media's share of the cap holds less than one operation ({}) per {} ms window, so every operation would exceed it",
-                            energy_text(largest_pj),
-                            window_ns / 1_000_000
-                        ),
-                        format!(
-                            "at least {}",
-                            power_text(idle + active + least_media_uw)
-                        ),
-                    ));
-                }
-                Some(uw)
-            };
-            states_uw.push(cap);
+            states_uw.push(self.power_state_cap(text, &energy, idle + active)?);
         }
         if states_uw.is_empty() {
             states_uw.push(None);
@@ -355,6 +261,115 @@ impl DeviceConfig {
             state,
             thermal,
         })
+    }
+
+    /// Every energy and power of `[power]` within what a drive can draw.
+    fn check_power_ranges(&self, energy: &MediaEnergy) -> Result<(), KeyError> {
+        for (key, v) in [
+            ("power.read_energy", energy.read_pj),
+            ("power.program_energy", energy.program_pj),
+            ("power.erase_energy", energy.erase_pj),
+            ("power.slc_read_energy", energy.slc_read_pj),
+            ("power.slc_program_energy", energy.slc_program_pj),
+        ] {
+            if v > 1_000_000_000_000 {
+                return Err(key_err(key, energy_text(v), "out of range", "0pJ to 1J"));
+            }
+        }
+        for (key, v) in [
+            ("power.channel_energy", self.power.channel_energy.0),
+            ("power.host_energy", self.power.host_energy.0),
+        ] {
+            if v > 1_000_000 {
+                return Err(key_err(
+                    key,
+                    energy_text(v),
+                    "out of range",
+                    "0pJ to 1uJ per byte",
+                ));
+            }
+        }
+        for (key, v) in [
+            ("power.active_power", self.power.active_power.0),
+            ("power.idle_power", self.power.idle_power.0),
+        ] {
+            if v > 1_000_000_000 {
+                return Err(key_err(key, power_text(v), "out of range", "0W to 1000W"));
+            }
+        }
+        Ok(())
+    }
+
+    /// One `power.states` entry: "none" (no cap) or a cap in µW, which must leave the media
+    /// room for at least one operation per window above the controller's `controller_uw`.
+    fn power_state_cap(
+        &self,
+        text: &str,
+        energy: &MediaEnergy,
+        controller_uw: u64,
+    ) -> Result<Option<u64>, KeyError> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let uw = crate::units::parse_power_uw(t).map_err(|e| {
+            key_err(
+                "power.states",
+                text,
+                &e.to_string(),
+                format!("\"none\" or {}", crate::units::POWER_HELP),
+            )
+        })?;
+        if uw <= controller_uw {
+            return Err(key_err(
+                "power.states",
+                text,
+                "a cap at or below idle + active controller power leaves nothing for the media",
+                format!("more than {}", power_text(controller_uw)),
+            ));
+        }
+        // The cap admits whole operations per window: a window's budget below one
+        // operation would let every operation through over budget.
+        let window_ns = flashlab_media::power::CAP_WINDOW_NS;
+        // A page's read or program moves the page over the channel; an erase moves
+        // nothing.
+        let page_pj = [
+            energy.read_pj,
+            energy.program_pj,
+            energy.slc_read_pj,
+            energy.slc_program_pj,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+        .saturating_add(
+            energy
+                .channel_pj_per_byte
+                .saturating_mul(self.nand.page_size.0),
+        );
+        let largest_pj = page_pj.max(energy.erase_pj);
+        // pJ per window ÷ window (ns) = mW; × 1000 = µW.
+        // Rounded up to whole mW, as a cap is written.
+        let least_media_uw = (largest_pj.saturating_mul(1_000))
+            .div_ceil(window_ns)
+            .div_ceil(1_000)
+            * 1_000;
+        if uw - controller_uw < least_media_uw {
+            return Err(key_err(
+                "power.states",
+                text,
+                &format!(
+                    "the media's share of the cap holds less than one operation ({}) per {} ms window, so every operation would exceed it",
+                    energy_text(largest_pj),
+                    window_ns / 1_000_000
+                ),
+                format!(
+                    "at least {}",
+                    power_text(controller_uw + least_media_uw)
+                ),
+            ));
+        }
+        Ok(Some(uw))
     }
 
     /// The thermal model of `power.thermal_*` and the power it throttles to, checked;
@@ -571,8 +586,8 @@ impl DeviceConfig {
         }))
     }
 
-    /// Validate and derive the simulated drive.
-    pub fn resolve(&self) -> Result<Model, KeyError> {
+    /// The drive's name is not empty and every `[spec]` condition reads as one.
+    fn check_identity(&self) -> Result<(), KeyError> {
         if self.name.trim().is_empty() {
             return Err(key_err("name", "\"\"", "empty", "a non-empty name"));
         }
@@ -588,19 +603,16 @@ impl DeviceConfig {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Validate and derive the simulated drive.
+    pub fn resolve(&self) -> Result<Model, KeyError> {
+        self.check_identity()?;
         let nand = self.nand_parts()?;
         // Every field is `Copy`: `nand` stays whole for `ftl_config`.
-        let NandParts {
-            cell_name,
-            bits,
-            full,
-            timings,
-            bad_fraction,
-            grown_bad_at_rated: _,
-            grown_bad_shape: _,
-            retention,
-            retention_storage_c,
-        } = nand;
+        let (full, bits, timings, bad_fraction) =
+            (nand.full, nand.bits, nand.timings, nand.bad_fraction);
         let (ppb, page) = (full.pages_per_block, full.page_bytes);
         let host = self.host_parts(page, &timings)?;
         // A compressing drive maps granules: from here on its FTL's IU is the granule.
@@ -609,37 +621,17 @@ impl DeviceConfig {
         let (plan, slice) = self.choose_slice(full, &cap, bad_fraction, iu, host.max_memory)?;
         // Writes may run this far ahead of the firmware's relocation work: one block's IUs.
         let full_shared = self.full_shared(&host, u64::from(ppb) * (page / iu));
-        let HostParts {
-            lb,
-            link,
-            gc_busy_share,
-            dyn_fraction,
-            read_ahead,
-            min_read_buffer,
-            scheduler,
-            power,
-            max_memory,
-            ..
-        } = host;
+        let (dyn_fraction, min_read_buffer) = (host.dyn_fraction, host.min_read_buffer);
         let CapacityParts {
-            block_bytes,
-            slc_block_bytes,
-            full_static_blocks,
-            full_bad_blocks,
-            parity_stripe,
             data_ipb,
-            drive_user,
             full_namespaces,
             full_user,
             ..
         } = cap;
         let full_user_ius = full_user / iu;
         let geometry = slice.geometry;
-        let static_blocks = slice.static_blocks;
-        let bad_blocks = slice.bad_blocks;
         let user_ius = host_user_ius(slice.user_ius, iu, compression_unit_bytes);
         let user_bytes = user_ius * iu;
-        let fg = slice.fg_blocks;
         let mut memory_bytes = slice_memory_bytes(
             &slice,
             u64::from(ppb),
@@ -662,19 +654,11 @@ impl DeviceConfig {
         );
         let raw_factor = full.blocks() as f64 / geometry.blocks() as f64;
         let slc_fraction = sliced_slc_fraction(dyn_fraction, raw_factor, capacity_factor);
-        let mut ftl = self.ftl_config(&nand, &slice, iu, user_ius, slc_fraction, parity_stripe);
+        let mut ftl = self.ftl_config(&nand, &slice, iu, user_ius, slc_fraction, cap.parity_stripe);
         ftl.fdp = self.fdp_parts(&full)?;
-        let map_cache = self.map_cache_model(
-            iu,
-            full_user_ius,
-            user_ius,
-            capacity_factor,
-            plan.spares.max_user_ius(
-                geometry.blocks() - static_blocks - bad_blocks,
-                geometry.planes() as u64,
-                u64::from(fg),
-            ),
-        )?;
+        let most_ius = slice.max_user_ius(&plan.spares);
+        let map_cache =
+            self.map_cache_model(iu, full_user_ius, user_ius, capacity_factor, most_ius)?;
         if let Some(m) = &map_cache {
             memory_bytes += m.add_to(&mut ftl);
         }
@@ -684,12 +668,12 @@ impl DeviceConfig {
             geometry,
             timings,
             bits_per_cell: bits,
-            cell_name,
-            retention,
-            retention_storage_c,
+            cell_name: nand.cell_name,
+            retention: nand.retention,
+            retention_storage_c: nand.retention_storage_c,
             retention_class: self.nand.retention_class,
             full_user_bytes: full_user,
-            drive_user_bytes: drive_user,
+            drive_user_bytes: cap.drive_user,
             full_namespace_bytes: if full_namespaces.is_empty() {
                 vec![full_user]
             } else {
@@ -699,30 +683,30 @@ impl DeviceConfig {
             user_bytes,
             iu_bytes: iu,
             compression_unit_bytes,
-            logical_block_bytes: lb,
+            logical_block_bytes: host.lb,
             ftl,
-            static_slc_bytes: static_blocks * slc_block_bytes,
-            full_static_slc_bytes: full_static_blocks * slc_block_bytes,
-            full_bad_bytes: full_bad_blocks * block_bytes,
+            static_slc_bytes: slice.static_blocks * cap.slc_block_bytes,
+            full_static_slc_bytes: cap.full_static_blocks * cap.slc_block_bytes,
+            full_bad_bytes: cap.full_bad_blocks * cap.block_bytes,
             full_dynamic_slc_fraction: dyn_fraction,
-            link,
+            link: host.link,
             link_raw_bytes_per_s: shared.link_raw_bytes_per_s,
             link_bytes_per_s: shared.link_bytes_per_s,
             command_overhead_ns: self.controller.command_overhead.0,
             background_after_idle_ns: self.ftl.background_after_idle.0,
-            gc_busy_share,
+            gc_busy_share: host.gc_busy_share,
             host_allocation: self.ftl.host_allocation,
             max_iops: shared.max_iops,
             queue_depth: shared.queue_depth,
             buffer_bytes: shared.buffer_bytes,
             read_buffer_bytes: shared.read_buffer_bytes,
-            read_ahead_bytes: read_ahead,
+            read_ahead_bytes: host.read_ahead,
             map_cache,
             controller: shared.controller,
             full_shared,
             plp: self.buffer.plp,
-            scheduler,
-            power,
+            scheduler: host.scheduler,
+            power: host.power,
             scale: ScaleInfo {
                 capacity_factor,
                 die_factor,
@@ -730,7 +714,7 @@ impl DeviceConfig {
                 all_dies_scale: plan.smallest_all_dies_scale(),
             },
             memory_bytes,
-            max_memory_bytes: max_memory,
+            max_memory_bytes: host.max_memory,
         };
         self.zone_model(&model)?;
         Ok(model)
@@ -761,46 +745,7 @@ impl DeviceConfig {
             }
             return Ok(None);
         }
-        let conflicts = [
-            (
-                "namespaces",
-                !self.namespaces.is_empty(),
-                "a zoned drive is one namespace",
-            ),
-            (
-                "slc_cache",
-                ftl.slc.static_blocks > 0,
-                "zones are written in the native cell mode",
-            ),
-            (
-                "nand.bad_block_reserve",
-                ftl.bad_blocks > 0,
-                "zones take every block",
-            ),
-            (
-                "controller.compression_granule",
-                self.controller.compression_granule.is_some(),
-                "zones are not compressed",
-            ),
-            (
-                "controller.map_cache",
-                self.controller.map_cache.is_some(),
-                "a zoned drive maps zones, not IUs",
-            ),
-            (
-                "ftl.parity_stripe_pages",
-                ftl.parity_stripe_pages > 0,
-                "zones hold no parity pages",
-            ),
-        ];
-        if let Some((key, _, why)) = conflicts.iter().find(|c| c.1) {
-            return Err(key_err(
-                key,
-                "set",
-                &format!("not with zns.enabled: {why}"),
-                "the key unset, or zns.enabled = false",
-            ));
-        }
+        self.check_zoned_conflicts(ftl)?;
         let page = u64::from(ftl.ius_per_page) * u64::from(ftl.iu_bytes);
         let block = u64::from(ftl.pages_per_block) * page;
         let cap = z
@@ -869,6 +814,51 @@ impl DeviceConfig {
             units,
             blocks_per_unit: ftl.blocks_per_plane,
         }))
+    }
+
+    /// Keys a zoned drive cannot have: each names what it conflicts with.
+    fn check_zoned_conflicts(&self, ftl: &FtlConfig) -> Result<(), KeyError> {
+        let conflicts = [
+            (
+                "namespaces",
+                !self.namespaces.is_empty(),
+                "a zoned drive is one namespace",
+            ),
+            (
+                "slc_cache",
+                ftl.slc.static_blocks > 0,
+                "zones are written in the native cell mode",
+            ),
+            (
+                "nand.bad_block_reserve",
+                ftl.bad_blocks > 0,
+                "zones take every block",
+            ),
+            (
+                "controller.compression_granule",
+                self.controller.compression_granule.is_some(),
+                "zones are not compressed",
+            ),
+            (
+                "controller.map_cache",
+                self.controller.map_cache.is_some(),
+                "a zoned drive maps zones, not IUs",
+            ),
+            (
+                "ftl.parity_stripe_pages",
+                ftl.parity_stripe_pages > 0,
+                "zones hold no parity pages",
+            ),
+        ];
+        if let Some((key, _, why)) = conflicts.iter().find(|c| c.1) {
+            return Err(key_err(
+                key,
+                "set",
+                &format!("not with zns.enabled: {why}"),
+                "the key unset, or zns.enabled = false",
+            ));
+        }
+        Ok(())
     }
 
     /// The whole drive's shared resources (host link, controller, queue, buffers): what a die

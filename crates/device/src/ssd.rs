@@ -234,68 +234,13 @@ impl Ssd {
         let zone_model = config
             .zone_model(&model)
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
-        let mut ftl_config = model.ftl.clone();
-        ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
-        // A zoned drive places data by zone: no map is built (`Model::memory_bytes` leaves
-        // it out too).
-        let ftl = if zone_model.is_some() {
-            Ftl::new_unmapped(ftl_config)
-        } else {
-            Ftl::new(ftl_config)
-        };
-        let mut ftl = ftl.map_err(|e| ConfigError::Invalid {
-            origin: config.name.clone(),
-            key: "ftl".to_string(),
-            value: String::new(),
-            message: e.to_string(),
-            valid: "a configuration the FTL accepts".to_string(),
-        })?;
-        let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
-        // A flash channel's dies book transfers far ahead: keep its near future exact.
-        media.set_channel_merge(ChannelMerge::Latest);
-        // The slice has 1/die_factor of the dies: its share of the media budget.
-        let budget = model
-            .power
-            .media_budget_uw()
-            .map(|b| ((b as f64 / model.scale.die_factor) as u64).max(1));
-        // Host transfers are not throttled themselves: the media leaves room for the host
-        // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
-        media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
-        if let Some((thermal, media_uw)) = model.power.thermal {
-            // The slice's clock and power stand for the drive's (see `ScaleInfo`).
-            let s = &model.scale;
-            media.set_thermal(
-                thermal,
-                s.capacity_factor / s.die_factor,
-                s.die_factor,
-                ((media_uw as f64 / s.die_factor) as u64).max(1),
-            );
-        }
+        let mut ftl = build_ftl(config, &model, zone_model.is_some(), &seeds)?;
+        let media = build_media(&model);
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         ftl.note_opened_blocks();
-        let f = &model.ftl;
-        // What a victim's erase frees: its data IUs (parity pages hold none).
-        let block_ius = data_pages(f.pages_per_block, f.parity_stripe_pages) * f.ius_per_page;
-        let internal = InternalQueue::new(
-            ftl.total_blocks(),
-            block_ius,
-            data_pages(
-                f.pages_per_block / f.bits_per_cell.max(1),
-                f.parity_stripe_pages,
-            ) * f.ius_per_page,
-            (internal_queue_victims(
-                u64::from(f.dies) * u64::from(f.planes_per_die),
-                u64::from(ftl.total_blocks())
-                    - u64::from(f.slc.static_blocks)
-                    - u64::from(ftl.bad_blocks()),
-                u64::from(f.gc.foreground_free_blocks),
-                u64::from(block_ius),
-                f.user_ius,
-            ) * (2 * u64::from(f.pages_per_block) + 1)) as usize,
-            internal_queue_gain_ius(u64::from(f.gc.foreground_free_blocks), u64::from(block_ius)),
-        );
+        let internal = internal_queue(&model, &ftl);
         let total_blocks = ftl.total_blocks() as usize;
         Ok(Ssd {
             spec: config.spec.clone(),
@@ -589,6 +534,83 @@ impl Ssd {
         }
         self.bg_done = false;
     }
+}
+
+/// The drive's FTL, its wear-out seeded from `seeds`.
+fn build_ftl(
+    config: &DeviceConfig,
+    model: &Model,
+    zoned: bool,
+    seeds: &SeedTree,
+) -> Result<Ftl, ConfigError> {
+    let mut ftl_config = model.ftl.clone();
+    ftl_config.wear_out.seed = seeds.child("device/wear").master_seed();
+    // A zoned drive places data by zone: no map is built (`Model::memory_bytes` leaves
+    // it out too).
+    let ftl = if zoned {
+        Ftl::new_unmapped(ftl_config)
+    } else {
+        Ftl::new(ftl_config)
+    };
+    ftl.map_err(|e| ConfigError::Invalid {
+        origin: config.name.clone(),
+        key: "ftl".to_string(),
+        value: String::new(),
+        message: e.to_string(),
+        valid: "a configuration the FTL accepts".to_string(),
+    })
+}
+
+/// The NAND timing model of the slice, with its share of the power budget and its thermal
+/// model.
+fn build_media(model: &Model) -> NandTiming {
+    let mut media = NandTiming::with_scheduler(model.geometry, model.timings, model.scheduler);
+    // A flash channel's dies book transfers far ahead: keep its near future exact.
+    media.set_channel_merge(ChannelMerge::Latest);
+    // The slice has 1/die_factor of the dies: its share of the media budget.
+    let budget = model
+        .power
+        .media_budget_uw()
+        .map(|b| ((b as f64 / model.scale.die_factor) as u64).max(1));
+    // Host transfers are not throttled themselves: the media leaves room for the host
+    // transfer of the bytes it moves (GC's bytes never cross the link: a margin).
+    media.set_power(model.power.energy, budget, model.power.host_pj_per_byte);
+    if let Some((thermal, media_uw)) = model.power.thermal {
+        // The slice's clock and power stand for the drive's (see `ScaleInfo`).
+        let s = &model.scale;
+        media.set_thermal(
+            thermal,
+            s.capacity_factor / s.die_factor,
+            s.die_factor,
+            ((media_uw as f64 / s.die_factor) as u64).max(1),
+        );
+    }
+    media
+}
+
+/// The queue of internal (relocation) work, sized for the most victims GC keeps in hand.
+fn internal_queue(model: &Model, ftl: &Ftl) -> InternalQueue {
+    let f = &model.ftl;
+    // What a victim's erase frees: its data IUs (parity pages hold none).
+    let block_ius = data_pages(f.pages_per_block, f.parity_stripe_pages) * f.ius_per_page;
+    InternalQueue::new(
+        ftl.total_blocks(),
+        block_ius,
+        data_pages(
+            f.pages_per_block / f.bits_per_cell.max(1),
+            f.parity_stripe_pages,
+        ) * f.ius_per_page,
+        (internal_queue_victims(
+            u64::from(f.dies) * u64::from(f.planes_per_die),
+            u64::from(ftl.total_blocks())
+                - u64::from(f.slc.static_blocks)
+                - u64::from(ftl.bad_blocks()),
+            u64::from(f.gc.foreground_free_blocks),
+            u64::from(block_ius),
+            f.user_ius,
+        ) * (2 * u64::from(f.pages_per_block) + 1)) as usize,
+        internal_queue_gain_ius(u64::from(f.gc.foreground_free_blocks), u64::from(block_ius)),
+    )
 }
 
 impl BlockDevice for Ssd {

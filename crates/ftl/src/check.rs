@@ -1,7 +1,7 @@
 //! The invariant checker: recomputes everything derivable from the maps and compares it with
 //! the incremental state. O(physical IUs + blocks); debug builds run it on a doubling schedule.
 
-use crate::alloc::{StreamId, NO_UNDO};
+use crate::alloc::{Stream, StreamId, NO_UNDO};
 use crate::blocks::BlockState;
 use crate::lists::NIL;
 use crate::mapping::{INVALID, UNMAPPED};
@@ -95,62 +95,7 @@ impl Ftl {
             ));
         }
         for (s, _, st) in self.all_streams() {
-            let block_ok = |b: u32| b == NIL || b < g.total_blocks;
-            ensure!(
-                st.open.len() == g.units as usize && st.open.iter().all(|&b| block_ok(b)),
-                "stream {s:?} holds {} open slots (the drive has {} units) or a block past the drive",
-                st.open.len(),
-                g.units
-            );
-            ensure!(
-                st.undo.len() == g.ius_per_page as usize && st.fill <= g.ius_per_page,
-                "stream {s:?} has {} undo records and fill {} for {} IUs a page",
-                st.undo.len(),
-                st.fill,
-                g.ius_per_page
-            );
-            ensure!(
-                st.cursor < g.units && st.cur_unit < g.units,
-                "stream {s:?} points at unit {} / {} of {}",
-                st.cursor,
-                st.cur_unit,
-                g.units
-            );
-            if st.cur_block == NIL {
-                ensure!(
-                    st.cur_page_global == NIL,
-                    "stream {s:?} has a current page without a block"
-                );
-            } else {
-                ensure!(
-                    st.cur_block < g.total_blocks
-                        && st.cur_page < g.pages_per_block
-                        && u64::from(st.cur_page_global)
-                            == u64::from(st.cur_block) * u64::from(g.pages_per_block)
-                                + u64::from(st.cur_page),
-                    "stream {s:?}: current page {} of block {} is not on the drive",
-                    st.cur_page,
-                    st.cur_block
-                );
-            }
-            for rec in st.undo.iter().chain(&st.trims) {
-                ensure!(
-                    (rec.lpn == NIL || rec.lpn < g.user_ius)
-                        && (rec.prev == UNMAPPED || rec.prev < g.total_ius),
-                    "stream {s:?} keeps a record of IU {} at {} past the drive",
-                    rec.lpn,
-                    rec.prev
-                );
-            }
-            ensure!(
-                st.trims.iter().all(|r| r.lpn != NIL),
-                "stream {s:?} keeps a deferred record of no IU"
-            );
-            ensure!(
-                st.trims.len() <= g.user_ius as usize,
-                "stream {s:?} keeps {} deferred records",
-                st.trims.len()
-            );
+            self.check_stream_ranges(s, st)?;
         }
         ensure!(
             self.wl_queue_len <= self.wl_queue.len()
@@ -288,38 +233,7 @@ impl Ftl {
                 "stream {s:?} counts {} open blocks, holds {open}",
                 st.open_count
             );
-            for &b in &st.open {
-                if b == NIL {
-                    continue;
-                }
-                ensure!(!seen[b as usize], "block {b} open in two stream slots");
-                seen[b as usize] = true;
-                ensure!(
-                    self.blocks.info[b as usize].state == BlockState::Open,
-                    "stream {s:?} holds non-open block {b}"
-                );
-                let slc = self.blocks.info[b as usize].slc;
-                ensure!(
-                    slc == (s == StreamId::Slc),
-                    "stream {s:?} holds block {b} with slc = {slc}"
-                );
-                let (wp, prog) = (
-                    self.blocks.info[b as usize].wp,
-                    self.blocks.info[b as usize].programmed,
-                );
-                if b == st.cur_block {
-                    ensure!(
-                        st.cur_page + 1 == wp && prog == st.cur_page,
-                        "stream {s:?} page {} of block {b}: wp {wp}, programmed {prog}",
-                        st.cur_page
-                    );
-                } else {
-                    ensure!(
-                        prog == wp,
-                        "block {b} of stream {s:?} has an unprogrammed page that is not current"
-                    );
-                }
-            }
+            self.check_open_blocks(s, st, &mut seen)?;
             if st.cur_block != NIL {
                 ensure!(
                     st.open[st.cur_unit as usize] == st.cur_block,
@@ -338,72 +252,7 @@ impl Ftl {
             } else {
                 ensure!(st.fill == 0, "stream {s:?} has fill without a page");
             }
-            for (slot, rec) in st.undo.iter().enumerate() {
-                let active = rec.lpn != NIL;
-                if !active {
-                    continue;
-                }
-                ensure!(!self.cfg.power_loss_protection, "undo record with PLP");
-                ensure!(
-                    matches!(s, StreamId::Host | StreamId::Slc),
-                    "undo record in stream {s:?}"
-                );
-                ensure!(
-                    (slot as u32) < st.fill,
-                    "undo record beyond the fill of stream {s:?}"
-                );
-                let here = self.ppa_of(st.cur_block, st.cur_page, slot as u32);
-                ensure!(
-                    self.map.l2p[rec.lpn as usize] == here,
-                    "undo record for IU {} but its L2P is elsewhere",
-                    rec.lpn
-                );
-                if rec.prev != UNMAPPED {
-                    ensure!(
-                        self.map.p2l[rec.prev as usize] == rec.lpn,
-                        "shadowed copy {} of IU {} is not valid",
-                        rec.prev,
-                        rec.lpn
-                    );
-                    ensure!(
-                        !self.is_pending(rec.prev),
-                        "shadowed copy {} of IU {} is not durable",
-                        rec.prev,
-                        rec.lpn
-                    );
-                }
-            }
-            for rec in &st.trims {
-                ensure!(!self.cfg.power_loss_protection, "trim record with PLP");
-                ensure!(
-                    matches!(s, StreamId::Host | StreamId::Slc) && st.cur_block != NIL,
-                    "trim record in stream {s:?} without an unprogrammed page"
-                );
-                let cur = self.map.l2p[rec.lpn as usize];
-                ensure!(
-                    cur == UNMAPPED || !self.is_pending(cur),
-                    "deferred record for IU {} whose data is not durable",
-                    rec.lpn
-                );
-                ensure!(
-                    cur != UNMAPPED || rec.prev != UNMAPPED,
-                    "deferred record for unmapped IU {} keeps nothing",
-                    rec.lpn
-                );
-                ensure!(
-                    rec.prev == UNMAPPED
-                        || (self.map.p2l[rec.prev as usize] == rec.lpn
-                            && !self.is_pending(rec.prev)),
-                    "copy {} kept by the deferred record of IU {} is not valid and durable",
-                    rec.prev,
-                    rec.lpn
-                );
-                ensure!(
-                    st.trims.iter().filter(|r| r.lpn == rec.lpn).count() == 1,
-                    "IU {} has two deferred records",
-                    rec.lpn
-                );
-            }
+            self.check_stream_records(s, st)?;
             if !self.cfg.power_loss_protection && matches!(s, StreamId::Gc | StreamId::Fold) {
                 ensure!(
                     st.fill == 0,
@@ -411,6 +260,177 @@ impl Ftl {
                 );
             }
             let _ = NO_UNDO;
+        }
+        Ok(())
+    }
+
+    /// Stream `s`'s slots, cursors, current page and records all point inside the drive.
+    fn check_stream_ranges(&self, s: StreamId, st: &Stream) -> Result<(), String> {
+        let g = &self.geo;
+        let block_ok = |b: u32| b == NIL || b < g.total_blocks;
+        ensure!(
+            st.open.len() == g.units as usize && st.open.iter().all(|&b| block_ok(b)),
+            "stream {s:?} holds {} open slots (the drive has {} units) or a block past the drive",
+            st.open.len(),
+            g.units
+        );
+        ensure!(
+            st.undo.len() == g.ius_per_page as usize && st.fill <= g.ius_per_page,
+            "stream {s:?} has {} undo records and fill {} for {} IUs a page",
+            st.undo.len(),
+            st.fill,
+            g.ius_per_page
+        );
+        ensure!(
+            st.cursor < g.units && st.cur_unit < g.units,
+            "stream {s:?} points at unit {} / {} of {}",
+            st.cursor,
+            st.cur_unit,
+            g.units
+        );
+        if st.cur_block == NIL {
+            ensure!(
+                st.cur_page_global == NIL,
+                "stream {s:?} has a current page without a block"
+            );
+        } else {
+            ensure!(
+                st.cur_block < g.total_blocks
+                    && st.cur_page < g.pages_per_block
+                    && u64::from(st.cur_page_global)
+                        == u64::from(st.cur_block) * u64::from(g.pages_per_block)
+                            + u64::from(st.cur_page),
+                "stream {s:?}: current page {} of block {} is not on the drive",
+                st.cur_page,
+                st.cur_block
+            );
+        }
+        for rec in st.undo.iter().chain(&st.trims) {
+            ensure!(
+                (rec.lpn == NIL || rec.lpn < g.user_ius)
+                    && (rec.prev == UNMAPPED || rec.prev < g.total_ius),
+                "stream {s:?} keeps a record of IU {} at {} past the drive",
+                rec.lpn,
+                rec.prev
+            );
+        }
+        ensure!(
+            st.trims.iter().all(|r| r.lpn != NIL),
+            "stream {s:?} keeps a deferred record of no IU"
+        );
+        ensure!(
+            st.trims.len() <= g.user_ius as usize,
+            "stream {s:?} keeps {} deferred records",
+            st.trims.len()
+        );
+        Ok(())
+    }
+
+    /// Stream `s`'s open blocks: each open, in one slot of one stream, in the stream's cell
+    /// mode, programmed up to its write pointer but for the current page.
+    fn check_open_blocks(&self, s: StreamId, st: &Stream, seen: &mut [bool]) -> Result<(), String> {
+        for &b in &st.open {
+            if b == NIL {
+                continue;
+            }
+            ensure!(!seen[b as usize], "block {b} open in two stream slots");
+            seen[b as usize] = true;
+            ensure!(
+                self.blocks.info[b as usize].state == BlockState::Open,
+                "stream {s:?} holds non-open block {b}"
+            );
+            let slc = self.blocks.info[b as usize].slc;
+            ensure!(
+                slc == (s == StreamId::Slc),
+                "stream {s:?} holds block {b} with slc = {slc}"
+            );
+            let (wp, prog) = (
+                self.blocks.info[b as usize].wp,
+                self.blocks.info[b as usize].programmed,
+            );
+            if b == st.cur_block {
+                ensure!(
+                    st.cur_page + 1 == wp && prog == st.cur_page,
+                    "stream {s:?} page {} of block {b}: wp {wp}, programmed {prog}",
+                    st.cur_page
+                );
+            } else {
+                ensure!(
+                    prog == wp,
+                    "block {b} of stream {s:?} has an unprogrammed page that is not current"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Stream `s`'s undo records (the unprogrammed page's IUs, the copies they shadow) and
+    /// deferred trim records, without PLP only.
+    fn check_stream_records(&self, s: StreamId, st: &Stream) -> Result<(), String> {
+        for (slot, rec) in st.undo.iter().enumerate() {
+            let active = rec.lpn != NIL;
+            if !active {
+                continue;
+            }
+            ensure!(!self.cfg.power_loss_protection, "undo record with PLP");
+            ensure!(
+                matches!(s, StreamId::Host | StreamId::Slc),
+                "undo record in stream {s:?}"
+            );
+            ensure!(
+                (slot as u32) < st.fill,
+                "undo record beyond the fill of stream {s:?}"
+            );
+            let here = self.ppa_of(st.cur_block, st.cur_page, slot as u32);
+            ensure!(
+                self.map.l2p[rec.lpn as usize] == here,
+                "undo record for IU {} but its L2P is elsewhere",
+                rec.lpn
+            );
+            if rec.prev != UNMAPPED {
+                ensure!(
+                    self.map.p2l[rec.prev as usize] == rec.lpn,
+                    "shadowed copy {} of IU {} is not valid",
+                    rec.prev,
+                    rec.lpn
+                );
+                ensure!(
+                    !self.is_pending(rec.prev),
+                    "shadowed copy {} of IU {} is not durable",
+                    rec.prev,
+                    rec.lpn
+                );
+            }
+        }
+        for rec in &st.trims {
+            ensure!(!self.cfg.power_loss_protection, "trim record with PLP");
+            ensure!(
+                matches!(s, StreamId::Host | StreamId::Slc) && st.cur_block != NIL,
+                "trim record in stream {s:?} without an unprogrammed page"
+            );
+            let cur = self.map.l2p[rec.lpn as usize];
+            ensure!(
+                cur == UNMAPPED || !self.is_pending(cur),
+                "deferred record for IU {} whose data is not durable",
+                rec.lpn
+            );
+            ensure!(
+                cur != UNMAPPED || rec.prev != UNMAPPED,
+                "deferred record for unmapped IU {} keeps nothing",
+                rec.lpn
+            );
+            ensure!(
+                rec.prev == UNMAPPED
+                    || (self.map.p2l[rec.prev as usize] == rec.lpn && !self.is_pending(rec.prev)),
+                "copy {} kept by the deferred record of IU {} is not valid and durable",
+                rec.prev,
+                rec.lpn
+            );
+            ensure!(
+                st.trims.iter().filter(|r| r.lpn == rec.lpn).count() == 1,
+                "IU {} has two deferred records",
+                rec.lpn
+            );
         }
         Ok(())
     }

@@ -73,6 +73,26 @@ pub(crate) struct Adjusted {
     pub skip: bool,
 }
 
+impl Adjusted {
+    /// `io` is issued, after the zone commands `before`.
+    fn issue(io: GeneratedIo, before: [Option<ZoneAction>; 2]) -> Self {
+        Adjusted {
+            io: Some(io),
+            before,
+            skip: false,
+        }
+    }
+
+    /// The job has nothing left it can do (fio's end of the job), after `before`.
+    fn end(before: [Option<ZoneAction>; 2]) -> Self {
+        Adjusted {
+            io: None,
+            before,
+            skip: false,
+        }
+    }
+}
+
 fn min_bs(bs: &BlockSize) -> u64 {
     match bs {
         BlockSize::Fixed(b) => *b,
@@ -293,141 +313,134 @@ impl ZbdDevice {
     /// What fio does with `io` of `job` (fio's zbd_adjust_block).
     pub fn adjust(&mut self, job: &mut ZbdJob, io: GeneratedIo) -> Adjusted {
         let zs = self.geometry.zone_bytes;
-        let mut before = [None, None];
         let clamp = |z: u64| (z as u32).clamp(job.min_zone, job.max_zone - 1);
         let orig = clamp(io.offset_bytes / zs);
         let min_bs = job.min_bs[io.kind.ddir()].max(1);
-        let eof = |before| Adjusted {
-            io: None,
-            before,
-            skip: false,
-        };
         match io.kind {
-            IoKind::Read => {
-                if job.read_beyond_wp {
-                    return Adjusted {
-                        io: Some(io),
-                        before,
-                        skip: false,
-                    };
-                }
-                let mut z = orig;
-                let mut offset = io.offset_bytes;
-                let in_zone =
-                    |s: &Self, z: u32, off: u64| off + min_bs <= z as u64 * zs + s.wp[z as usize];
-                if self.wp[z as usize] < min_bs || (!job.random && !in_zone(self, z, offset)) {
-                    let Some(found) = self.find_zone(job, z, min_bs) else {
-                        return eof(before);
-                    };
-                    z = found;
-                    if !job.random {
-                        offset = z as u64 * zs;
-                    }
-                }
-                let start = z as u64 * zs;
-                let range = self.wp[z as usize];
-                if range <= io.len_bytes {
-                    offset = start;
-                } else if job.random {
-                    let within = io.offset_bytes.saturating_sub(orig as u64 * zs);
-                    offset = start + within % (range - io.len_bytes) / min_bs * min_bs;
-                }
-                let len = io.len_bytes.min(start + range - offset) / min_bs * min_bs;
-                if len == 0 {
-                    return eof(before);
-                }
-                Adjusted {
-                    io: Some(GeneratedIo {
-                        offset_bytes: offset,
-                        len_bytes: len,
-                        ..io
-                    }),
-                    before,
-                    skip: false,
-                }
-            }
-            IoKind::Write => {
-                // fio's setup_zbd_zone_mode: a sequential write past a zone's capacity
-                // jumps to the zone's end, the skipped bytes counted as done.
-                let within = io.offset_bytes % zs;
-                if !job.random
-                    && self.geometry.capacity_bytes < zs
-                    && within >= self.geometry.capacity_bytes
-                {
-                    return Adjusted {
-                        io: None,
-                        before,
-                        skip: true,
-                    };
-                }
-                let mut z = orig;
-                if !self.write_zone_get(job, z) {
-                    match self
-                        .pick_write_zone(job, io.offset_bytes, min_bs)
-                        .or_else(|| self.pick_write_zone(job, io.offset_bytes, 0))
-                    {
-                        Some(w) => z = w,
-                        None => return eof(before),
-                    }
-                }
-                // Past the threshold, a reset every 1 / zone_reset_frequency writes.
-                let mut reset = false;
-                if job.zrf > 0.0 && self.valid_bytes as f64 >= job.io_size as f64 * job.zrt {
-                    self.write_cnt = self.write_cnt.saturating_sub(1);
-                    if self.write_cnt == 0 {
-                        self.write_cnt = (1.0 / job.zrf).min(f64::from(u32::MAX)) as u32;
-                        reset = true;
-                    }
-                }
-                if reset || self.remainder(z) < min_bs {
-                    before[0] = self.reset(job, z);
-                }
-                let at = self.wp[z as usize];
-                let len = io.len_bytes.min(self.remainder(z)) / min_bs * min_bs;
-                if len == 0 {
-                    return eof(before);
-                }
-                self.wp[z as usize] = at + len;
-                self.valid_bytes += len;
-                let left = self.remainder(z);
-                if left < min_bs {
-                    // A remainder no block fits: fio finishes the zone to free its open
-                    // resource.
-                    if left > 0 {
-                        self.valid_bytes += left;
-                        self.wp[z as usize] = self.geometry.capacity_bytes;
-                        before[1] = Some(ZoneAction::Finish(z));
-                    }
-                    self.write_zone_put(job, z);
-                }
-                Adjusted {
-                    io: Some(GeneratedIo {
-                        offset_bytes: z as u64 * zs + at,
-                        len_bytes: len,
-                        ..io
-                    }),
-                    before,
-                    skip: false,
-                }
-            }
+            IoKind::Read => self.adjust_read(job, io, orig, min_bs),
+            IoKind::Write => self.adjust_write(job, io, orig, min_bs),
             IoKind::Trim => {
                 // fio resets the zone a trim starts at (it must start at a zone's start).
-                before[0] = self.reset(job, orig);
+                let before = [self.reset(job, orig), None];
                 if let Some(i) = self.write_zones.iter().position(|&w| w == orig) {
                     self.write_zones.remove(i);
                 }
-                Adjusted {
-                    io: Some(io),
-                    before,
-                    skip: false,
-                }
+                Adjusted::issue(io, before)
             }
-            IoKind::Flush => Adjusted {
-                io: Some(io),
-                before,
-                skip: false,
-            },
+            IoKind::Flush => Adjusted::issue(io, [None, None]),
         }
+    }
+
+    /// A read of `io` (in zone `orig`, clamped to the job's range) kept below the write
+    /// pointer of its zone or of the nearest zone with data.
+    fn adjust_read(&self, job: &ZbdJob, io: GeneratedIo, orig: u32, min_bs: u64) -> Adjusted {
+        let before = [None, None];
+        if job.read_beyond_wp {
+            return Adjusted::issue(io, before);
+        }
+        let zs = self.geometry.zone_bytes;
+        let mut z = orig;
+        let mut offset = io.offset_bytes;
+        let in_zone = |s: &Self, z: u32, off: u64| off + min_bs <= z as u64 * zs + s.wp[z as usize];
+        if self.wp[z as usize] < min_bs || (!job.random && !in_zone(self, z, offset)) {
+            let Some(found) = self.find_zone(job, z, min_bs) else {
+                return Adjusted::end(before);
+            };
+            z = found;
+            if !job.random {
+                offset = z as u64 * zs;
+            }
+        }
+        let start = z as u64 * zs;
+        let range = self.wp[z as usize];
+        if range <= io.len_bytes {
+            offset = start;
+        } else if job.random {
+            let within = io.offset_bytes.saturating_sub(orig as u64 * zs);
+            offset = start + within % (range - io.len_bytes) / min_bs * min_bs;
+        }
+        let len = io.len_bytes.min(start + range - offset) / min_bs * min_bs;
+        if len == 0 {
+            return Adjusted::end(before);
+        }
+        let io = GeneratedIo {
+            offset_bytes: offset,
+            len_bytes: len,
+            ..io
+        };
+        Adjusted::issue(io, before)
+    }
+
+    /// A write of `io` (in zone `orig`, clamped to the job's range) at the write pointer of
+    /// a zone the job may write, after the resets and finishes fio sends first.
+    fn adjust_write(
+        &mut self,
+        job: &mut ZbdJob,
+        io: GeneratedIo,
+        orig: u32,
+        min_bs: u64,
+    ) -> Adjusted {
+        let zs = self.geometry.zone_bytes;
+        let mut before = [None, None];
+        // fio's setup_zbd_zone_mode: a sequential write past a zone's capacity
+        // jumps to the zone's end, the skipped bytes counted as done.
+        let within = io.offset_bytes % zs;
+        if !job.random
+            && self.geometry.capacity_bytes < zs
+            && within >= self.geometry.capacity_bytes
+        {
+            return Adjusted {
+                io: None,
+                before,
+                skip: true,
+            };
+        }
+        let mut z = orig;
+        if !self.write_zone_get(job, z) {
+            match self
+                .pick_write_zone(job, io.offset_bytes, min_bs)
+                .or_else(|| self.pick_write_zone(job, io.offset_bytes, 0))
+            {
+                Some(w) => z = w,
+                None => return Adjusted::end(before),
+            }
+        }
+        // Past the threshold, a reset every 1 / zone_reset_frequency writes.
+        let mut reset = false;
+        if job.zrf > 0.0 && self.valid_bytes as f64 >= job.io_size as f64 * job.zrt {
+            self.write_cnt = self.write_cnt.saturating_sub(1);
+            if self.write_cnt == 0 {
+                self.write_cnt = (1.0 / job.zrf).min(f64::from(u32::MAX)) as u32;
+                reset = true;
+            }
+        }
+        if reset || self.remainder(z) < min_bs {
+            before[0] = self.reset(job, z);
+        }
+        let at = self.wp[z as usize];
+        let len = io.len_bytes.min(self.remainder(z)) / min_bs * min_bs;
+        if len == 0 {
+            return Adjusted::end(before);
+        }
+        self.wp[z as usize] = at + len;
+        self.valid_bytes += len;
+        let left = self.remainder(z);
+        if left < min_bs {
+            // A remainder no block fits: fio finishes the zone to free its open
+            // resource.
+            if left > 0 {
+                self.valid_bytes += left;
+                self.wp[z as usize] = self.geometry.capacity_bytes;
+                before[1] = Some(ZoneAction::Finish(z));
+            }
+            self.write_zone_put(job, z);
+        }
+        let io = GeneratedIo {
+            offset_bytes: z as u64 * zs + at,
+            len_bytes: len,
+            ..io
+        };
+        Adjusted::issue(io, before)
     }
 
     /// fio's zbd_find_zone: the nearest zone of the job's range holding at least `min_bs`

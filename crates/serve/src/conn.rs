@@ -879,15 +879,7 @@ impl Writer {
                 if broken {
                     continue;
                 }
-                if reply.error != 0 {
-                    counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);
-                }
-                let head = proto::encode_reply(reply.error, reply.handle);
-                let r = out.write_all(&head).and_then(|()| match &reply.data {
-                    Some(d) if reply.error == 0 => out.write_all(d),
-                    _ => Ok(()),
-                });
-                counters.replies.fetch_add(1, AtomicOrdering::Relaxed);
+                let r = write_reply(&mut out, &reply, &counters);
                 unflushed.push(reply);
                 if let Err(e) = r {
                     fail(&out, e, &mut broken);
@@ -903,28 +895,58 @@ impl Writer {
             }
             let sent = Instant::now();
             state.touch();
-            for mut reply in unflushed.drain(..) {
-                let late = sent.saturating_duration_since(reply.due);
-                let late_ns = late.as_nanos() as u64;
-                if !stopping && !broken {
-                    counters
-                        .reply_delay_sum_ns
-                        .fetch_add(late_ns, AtomicOrdering::Relaxed);
-                    if late > LATE_TOLERANCE {
-                        counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
-                        counters
-                            .max_late_ns
-                            .fetch_max(late_ns, AtomicOrdering::Relaxed);
-                    }
-                }
-                if let Some(d) = reply.data.take() {
-                    pool.give(d);
-                }
-                // Dropping the reply gives its budget back.
+            let timed = !stopping && !broken;
+            for reply in unflushed.drain(..) {
+                settle(reply, sent, timed, &counters, &pool);
             }
         }
         let _ = out.flush();
         out.get_ref().stream.shutdown();
+    }
+}
+
+/// Write one reply's header, and its data when it succeeded, counting it.
+fn write_reply(
+    out: &mut BufWriter<ReplySocket>,
+    reply: &Reply,
+    counters: &ConnCounters,
+) -> io::Result<()> {
+    if reply.error != 0 {
+        counters.error_replies.fetch_add(1, AtomicOrdering::Relaxed);
+    }
+    let head = proto::encode_reply(reply.error, reply.handle);
+    let r = out.write_all(&head).and_then(|()| match &reply.data {
+        Some(d) if reply.error == 0 => out.write_all(d),
+        _ => Ok(()),
+    });
+    counters.replies.fetch_add(1, AtomicOrdering::Relaxed);
+    r
+}
+
+/// A reply flushed at `sent`: its lateness counted when `timed` (not while stopping or
+/// after a send error), its buffer back to the pool; dropping it gives its budget back.
+fn settle(
+    mut reply: Reply,
+    sent: Instant,
+    timed: bool,
+    counters: &ConnCounters,
+    pool: &BufferPool,
+) {
+    let late = sent.saturating_duration_since(reply.due);
+    let late_ns = late.as_nanos() as u64;
+    if timed {
+        counters
+            .reply_delay_sum_ns
+            .fetch_add(late_ns, AtomicOrdering::Relaxed);
+        if late > LATE_TOLERANCE {
+            counters.late_replies.fetch_add(1, AtomicOrdering::Relaxed);
+            counters
+                .max_late_ns
+                .fetch_max(late_ns, AtomicOrdering::Relaxed);
+        }
+    }
+    if let Some(d) = reply.data.take() {
+        pool.give(d);
     }
 }
 

@@ -388,13 +388,7 @@ fn accept_loop(
     let log = &config.log;
 
     while !stop.load(Ordering::Relaxed) {
-        let accepted = match listener {
-            Listener::Tcp(l) => l.accept().map(|(s, a)| (Stream::Tcp(s), a.to_string())),
-            Listener::Unix(l, path) => l
-                .accept()
-                .map(|(s, _)| (Stream::Unix(s), path.display().to_string())),
-        };
-        let (stream, peer) = match accepted {
+        let (stream, peer) = match accept(listener) {
             Ok(x) => x,
             Err(e) => {
                 if e.kind() != io::ErrorKind::WouldBlock {
@@ -406,42 +400,14 @@ fn accept_loop(
                 continue;
             }
         };
-        {
-            let mut map = lock(&slots);
-            let live = map.values().filter(|s| !s.evicted).count();
-            // Closed connections whose threads are still ending count too, up to as many
-            // again as the cap, so evicting cannot pile up threads without bound.
-            let room = live < config.max_connections
-                || (map.len() < 2 * config.max_connections
-                    && match eviction_candidate(
-                        &map,
-                        Instant::now(),
-                        config.evict_idle_after,
-                        config.evict_stalled_after,
-                    ) {
-                        Some((id, why)) => {
-                            if let Some(victim) = map.get_mut(&id) {
-                                victim.evicted = true;
-                                victim.stream.shutdown();
-                            }
-                            counts.evicted += 1;
-                            log.emit(&format!(
-                                "{peer}: closed connection {id} ({why}) to make room at the limit of {} connections",
-                                config.max_connections
-                            ));
-                            true
-                        }
-                        None => false,
-                    });
-            if !room {
-                counts.refused += 1;
-                log.emit(&format!(
-                    "{peer}: refused, {} connections already open and busy (the limit)",
-                    config.max_connections
-                ));
-                stream.shutdown();
-                continue;
-            }
+        if !make_room(&slots, config, &peer, &mut counts) {
+            counts.refused += 1;
+            log.emit(&format!(
+                "{peer}: refused, {} connections already open and busy (the limit)",
+                config.max_connections
+            ));
+            stream.shutdown();
+            continue;
         }
         let registered = stream.set_blocking().and_then(|()| stream.try_clone());
         let clone = match registered {
@@ -504,6 +470,49 @@ fn accept_loop(
         let _ = t.join();
     }
     counts
+}
+
+/// The next connection and its peer's name, or why none was accepted (`WouldBlock`: none
+/// is waiting).
+fn accept(listener: &Listener) -> io::Result<(Stream, String)> {
+    match listener {
+        Listener::Tcp(l) => l.accept().map(|(s, a)| (Stream::Tcp(s), a.to_string())),
+        Listener::Unix(l, path) => l
+            .accept()
+            .map(|(s, _)| (Stream::Unix(s), path.display().to_string())),
+    }
+}
+
+/// Whether a connection from `peer` may open: below the cap, or once a connection idle or
+/// stalled past its limit is closed to make room (counted in `counts`).
+fn make_room(slots: &Slots, config: &ServeConfig, peer: &str, counts: &mut Accepted) -> bool {
+    let log = &config.log;
+    let mut map = lock(slots);
+    let live = map.values().filter(|s| !s.evicted).count();
+    // Closed connections whose threads are still ending count too, up to as many
+    // again as the cap, so evicting cannot pile up threads without bound.
+    live < config.max_connections
+        || (map.len() < 2 * config.max_connections
+            && match eviction_candidate(
+                &map,
+                Instant::now(),
+                config.evict_idle_after,
+                config.evict_stalled_after,
+            ) {
+                Some((id, why)) => {
+                    if let Some(victim) = map.get_mut(&id) {
+                        victim.evicted = true;
+                        victim.stream.shutdown();
+                    }
+                    counts.evicted += 1;
+                    log.emit(&format!(
+                        "{peer}: closed connection {id} ({why}) to make room at the limit of {} connections",
+                        config.max_connections
+                    ));
+                    true
+                }
+                None => false,
+            })
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -2,7 +2,7 @@
 //! every axis, the unit and the value as columns (what pandas, R and spreadsheets pivot).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -93,41 +93,7 @@ pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>),
         }
         Err(e) => return Err(bad(format!("cannot read {shown}: {e}"))),
     }
-    let io = |e: std::io::Error| bad(format!("cannot read {shown}: {e}"));
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(index) = name
-            .strip_prefix("point-")
-            .and_then(|rest| rest.strip_suffix(".json"))
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|n| n.parse::<u64>().ok())
-        {
-            files.push((index, entry.path()));
-            if files.len() > MAX_POINT_FILES {
-                return Err(bad(format!(
-                    "{shown} holds more than {MAX_POINT_FILES} point files, the most a plan has"
-                )));
-            }
-        }
-    }
-    if files.is_empty() {
-        return Err(bad(format!(
-            "{shown} holds no point results (point-NNNNNN.json): run the sweep into it first"
-        )));
-    }
-    files.sort();
-    for pair in files.windows(2) {
-        if pair[0].0 == pair[1].0 {
-            return Err(bad(format!(
-                "{} and {} are both point {}: keep one",
-                crate::shorten(&pair[0].1.to_string_lossy()),
-                crate::shorten(&pair[1].1.to_string_lossy()),
-                pair[0].0
-            )));
-        }
-    }
+    let files = point_files(dir, &shown)?;
     let mut missing = Vec::new();
     let mut expected = 0u64;
     for (index, _) in &files {
@@ -211,6 +177,48 @@ pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>),
         }
     }
     Ok((table, missing))
+}
+
+/// The `point-N.json` files in `dir` (shown as `shown`) by index: at least one, at most
+/// [`MAX_POINT_FILES`], one file per index.
+fn point_files(dir: &Path, shown: &str) -> Result<Vec<(u64, PathBuf)>, SweepError> {
+    let bad = |m: String| SweepError::Input(m);
+    let io = |e: std::io::Error| bad(format!("cannot read {shown}: {e}"));
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(index) = name
+            .strip_prefix("point-")
+            .and_then(|rest| rest.strip_suffix(".json"))
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            files.push((index, entry.path()));
+            if files.len() > MAX_POINT_FILES {
+                return Err(bad(format!(
+                    "{shown} holds more than {MAX_POINT_FILES} point files, the most a plan has"
+                )));
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(bad(format!(
+            "{shown} holds no point results (point-NNNNNN.json): run the sweep into it first"
+        )));
+    }
+    files.sort();
+    for pair in files.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(bad(format!(
+                "{} and {} are both point {}: keep one",
+                crate::shorten(&pair[0].1.to_string_lossy()),
+                crate::shorten(&pair[1].1.to_string_lossy()),
+                pair[0].0
+            )));
+        }
+    }
+    Ok(files)
 }
 
 impl Table {

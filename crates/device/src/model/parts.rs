@@ -119,25 +119,7 @@ impl DeviceConfig {
                 "at least 1MT/s",
             ));
         }
-        let d = cell.default_timings();
-        let timings = CellTimings {
-            t_read_ns: n.t_read.map_or(d.t_read_ns, |t| t.0),
-            t_prog_ns: n.t_prog.map_or(d.t_prog_ns, |t| t.0),
-            t_erase_ns: n.t_erase.map_or(d.t_erase_ns, |t| t.0),
-            slc_t_read_ns: n.slc_t_read.map_or(d.slc_t_read_ns, |t| t.0),
-            slc_t_prog_ns: n.slc_t_prog.map_or(d.slc_t_prog_ns, |t| t.0),
-        };
-        for (key, v) in [
-            ("nand.t_read", timings.t_read_ns),
-            ("nand.t_prog", timings.t_prog_ns),
-            ("nand.t_erase", timings.t_erase_ns),
-            ("nand.slc_t_read", timings.slc_t_read_ns),
-            ("nand.slc_t_prog", timings.slc_t_prog_ns),
-        ] {
-            if !(1..=1_000_000_000).contains(&v) {
-                return Err(key_err(key, format_time(v), "out of range", "1ns to 1s"));
-            }
-        }
+        let timings = self.nand_timings(cell)?;
         let pe_cycles = n.pe_cycles.unwrap_or(n.cell.default_pe_cycles());
         range_u32("nand.pe_cycles", pe_cycles, 1, 10_000_000)?;
         let bad_fraction = fraction(
@@ -169,6 +151,49 @@ impl DeviceConfig {
             independent_plane_programs: n.independent_plane_programs,
             pe_cycles,
         };
+        let (retention, storage_c) = self.retention_parts()?;
+        Ok(NandParts {
+            retention,
+            retention_storage_c: storage_c,
+            cell_name: cell.name(),
+            bits,
+            full,
+            timings,
+            bad_fraction,
+            grown_bad_at_rated,
+            grown_bad_shape,
+        })
+    }
+
+    /// The cell's timings (the cell type's defaults where a key is unset), each in range.
+    fn nand_timings(&self, cell: flashlab_media::CellType) -> Result<CellTimings, KeyError> {
+        let n = &self.nand;
+        let d = cell.default_timings();
+        let timings = CellTimings {
+            t_read_ns: n.t_read.map_or(d.t_read_ns, |t| t.0),
+            t_prog_ns: n.t_prog.map_or(d.t_prog_ns, |t| t.0),
+            t_erase_ns: n.t_erase.map_or(d.t_erase_ns, |t| t.0),
+            slc_t_read_ns: n.slc_t_read.map_or(d.slc_t_read_ns, |t| t.0),
+            slc_t_prog_ns: n.slc_t_prog.map_or(d.slc_t_prog_ns, |t| t.0),
+        };
+        for (key, v) in [
+            ("nand.t_read", timings.t_read_ns),
+            ("nand.t_prog", timings.t_prog_ns),
+            ("nand.t_erase", timings.t_erase_ns),
+            ("nand.slc_t_read", timings.slc_t_read_ns),
+            ("nand.slc_t_prog", timings.slc_t_prog_ns),
+        ] {
+            if !(1..=1_000_000_000).contains(&v) {
+                return Err(key_err(key, format_time(v), "out of range", "1ns to 1s"));
+            }
+        }
+        Ok(timings)
+    }
+
+    /// Data retention (the class's figures where a key is unset) and the temperature data
+    /// is stored at, each in range.
+    fn retention_parts(&self) -> Result<(Retention, f64), KeyError> {
+        let n = &self.nand;
         let class = match n.retention_class {
             RetentionClass::Client => Retention::CLIENT,
             RetentionClass::Enterprise => Retention::ENTERPRISE,
@@ -205,17 +230,7 @@ impl DeviceConfig {
             at_tenth_rated_days,
             reference_c: class.reference_c,
         };
-        Ok(NandParts {
-            retention,
-            retention_storage_c: storage_c,
-            cell_name: cell.name(),
-            bits,
-            full,
-            timings,
-            bad_fraction,
-            grown_bad_at_rated,
-            grown_bad_shape,
-        })
+        Ok((retention, storage_c))
     }
 
     pub(super) fn host_parts(
@@ -478,22 +493,7 @@ impl DeviceConfig {
             ));
         }
         let native_raw = (full.blocks() - full_static_blocks) * block_bytes;
-        let drive_user = match (self.capacity.user, self.capacity.spare_factor) {
-            (Some(_), Some(_)) => {
-                return Err(key_err(
-                    "capacity.spare_factor",
-                    self.capacity.spare_factor.unwrap_or(0.0),
-                    "given together with capacity.user",
-                    "one of capacity.user or capacity.spare_factor",
-                ))
-            }
-            (Some(u), None) => u.0,
-            (None, s) => {
-                let s = fraction("capacity.spare_factor", s.unwrap_or(0.07), false, 0.0, 0.9)?;
-                (native_raw as f64 * (1.0 - s)) as u64
-            }
-        } / iu
-            * iu;
+        let drive_user = self.drive_user_bytes(native_raw, iu)?;
         // The FTL refuses a drive whose spare area cannot hold its GC reserve and open blocks;
         // the same rule (`held_back_blocks`, `ftl_max_user_ius`) bounds the user capacity here
         // so no description is accepted that the FTL would reject later.
@@ -533,27 +533,7 @@ impl DeviceConfig {
         let max_user =
             spares.max_user_ius(full_native_blocks, full_units, self.fg_for(full_units)) * iu;
         if drive_user == 0 || drive_user > max_user {
-            let valid_users = format!("{} to {}", size_text(iu), format_size(max_user));
-            return Err(match self.capacity.user {
-                Some(u) => key_err(
-                    "capacity.user",
-                    size_text(u.0),
-                    "leaves too little spare area for garbage collection",
-                    format!("a user capacity from {valid_users}"),
-                ),
-                None => {
-                    let least = 1.0 - max_user as f64 / native_raw as f64;
-                    key_err(
-                        "capacity.spare_factor",
-                        self.capacity.spare_factor.unwrap_or(0.07),
-                        "leaves too little spare area for garbage collection",
-                        format!(
-                            "a spare factor of at least {:.4} (a user capacity from {valid_users})",
-                            (least * 10_000.0).ceil() / 10_000.0
-                        ),
-                    )
-                }
-            });
+            return Err(self.too_little_spare(max_user, native_raw, iu));
         }
         // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.
         let full_namespaces = self.namespace_sizes(drive_user, iu)?;
@@ -575,6 +555,53 @@ impl DeviceConfig {
             full_namespaces,
             full_user,
         })
+    }
+
+    /// The drive's user capacity in whole IUs: `capacity.user`, or the native capacity
+    /// `native_raw` less `capacity.spare_factor`.
+    fn drive_user_bytes(&self, native_raw: u64, iu: u64) -> Result<u64, KeyError> {
+        Ok(match (self.capacity.user, self.capacity.spare_factor) {
+            (Some(_), Some(_)) => {
+                return Err(key_err(
+                    "capacity.spare_factor",
+                    self.capacity.spare_factor.unwrap_or(0.0),
+                    "given together with capacity.user",
+                    "one of capacity.user or capacity.spare_factor",
+                ))
+            }
+            (Some(u), None) => u.0,
+            (None, s) => {
+                let s = fraction("capacity.spare_factor", s.unwrap_or(0.07), false, 0.0, 0.9)?;
+                (native_raw as f64 * (1.0 - s)) as u64
+            }
+        } / iu
+            * iu)
+    }
+
+    /// The error for a user capacity above `max_user` (or zero), in the key the description
+    /// set it by.
+    fn too_little_spare(&self, max_user: u64, native_raw: u64, iu: u64) -> KeyError {
+        let valid_users = format!("{} to {}", size_text(iu), format_size(max_user));
+        match self.capacity.user {
+            Some(u) => key_err(
+                "capacity.user",
+                size_text(u.0),
+                "leaves too little spare area for garbage collection",
+                format!("a user capacity from {valid_users}"),
+            ),
+            None => {
+                let least = 1.0 - max_user as f64 / native_raw as f64;
+                key_err(
+                    "capacity.spare_factor",
+                    self.capacity.spare_factor.unwrap_or(0.07),
+                    "leaves too little spare area for garbage collection",
+                    format!(
+                        "a spare factor of at least {:.4} (a user capacity from {valid_users})",
+                        (least * 10_000.0).ceil() / 10_000.0
+                    ),
+                )
+            }
+        }
     }
 
     /// The slice of the drive to simulate (`sim.scale`, or what `sim.max_memory` holds).
@@ -622,36 +649,7 @@ impl DeviceConfig {
                 .min(ppa_limit)
                 .min(1.0),
             ScaleSetting::Fraction(f) => {
-                let f = fraction("sim.scale", f, true, 0.0, 1.0)?;
-                if f > ppa_limit {
-                    return Err(key_err(
-                        "sim.scale",
-                        f,
-                        "the slice has more IUs than 32-bit addresses allow",
-                        format!("at most {ppa_limit:.4}"),
-                    ));
-                }
-                // An explicit slice is held to the same memory budget as "auto": raising
-                // sim.max_memory is how a user says the machine has the room.
-                let need = (full_mem as f64 * f).ceil() as u64 + full_queue;
-                if need > max_memory {
-                    let fits = max_memory.saturating_sub(full_queue) as f64 / full_mem as f64;
-                    return Err(key_err(
-                        "sim.scale",
-                        f,
-                        &format!(
-                            "the slice needs about {} of memory, more than sim.max_memory ({})",
-                            format_size(need),
-                            size_text(max_memory)
-                        ),
-                        format!(
-                            "at most {:.4} (what sim.max_memory holds), or sim.max_memory of at least {}",
-                            (fits * 10_000.0).floor() / 10_000.0,
-                            format_size(need)
-                        ),
-                    ));
-                }
-                f
+                self.explicit_scale(f, ppa_limit, full_mem, full_queue, max_memory)?
             }
         };
         // FDP's streams hold their open blocks as the cache's do.
@@ -700,6 +698,48 @@ impl DeviceConfig {
             }
         };
         Ok((plan, slice))
+    }
+
+    /// An explicit `sim.scale` `f`, checked against 32-bit addresses (`ppa_limit`) and the
+    /// memory budget: `full_mem` for the whole drive's map plus `full_queue`.
+    fn explicit_scale(
+        &self,
+        f: f64,
+        ppa_limit: f64,
+        full_mem: u64,
+        full_queue: u64,
+        max_memory: u64,
+    ) -> Result<f64, KeyError> {
+        let f = fraction("sim.scale", f, true, 0.0, 1.0)?;
+        if f > ppa_limit {
+            return Err(key_err(
+                "sim.scale",
+                f,
+                "the slice has more IUs than 32-bit addresses allow",
+                format!("at most {ppa_limit:.4}"),
+            ));
+        }
+        // An explicit slice is held to the same memory budget as "auto": raising
+        // sim.max_memory is how a user says the machine has the room.
+        let need = (full_mem as f64 * f).ceil() as u64 + full_queue;
+        if need > max_memory {
+            let fits = max_memory.saturating_sub(full_queue) as f64 / full_mem as f64;
+            return Err(key_err(
+                "sim.scale",
+                f,
+                &format!(
+                    "the slice needs about {} of memory, more than sim.max_memory ({})",
+                    format_size(need),
+                    size_text(max_memory)
+                ),
+                format!(
+                    "at most {:.4} (what sim.max_memory holds), or sim.max_memory of at least {}",
+                    (fits * 10_000.0).floor() / 10_000.0,
+                    format_size(need)
+                ),
+            ));
+        }
+        Ok(f)
     }
 }
 

@@ -38,6 +38,17 @@ pub(super) struct Slice {
     pub(super) bg_blocks: u32,
 }
 
+impl Slice {
+    /// The most user IUs the slice's native blocks hold by the FTL's spare-area rule.
+    pub(super) fn max_user_ius(&self, spares: &FtlSpares) -> u64 {
+        spares.max_user_ius(
+            self.geometry.blocks() - self.static_blocks - self.bad_blocks,
+            self.geometry.planes() as u64,
+            u64::from(self.fg_blocks),
+        )
+    }
+}
+
 /// How slices of one drive are cut.
 pub(super) struct SlicePlan {
     pub(super) full: NandGeometry,

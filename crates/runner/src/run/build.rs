@@ -10,78 +10,11 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         options: &'a RunOptions,
         plan: &'a ScalePlan,
     ) -> Result<Self, RunError> {
-        let block_bytes = device.logical_block_bytes();
-        let placement_handles = device.placement_handles();
-        let job_seeds = SeedTree::new(options.seed).child("job");
-        let mut clones = Vec::new();
-        let mut phases: Vec<(usize, usize)> = Vec::new();
-        let mut phase_names: Vec<String> = Vec::new();
-        let mut groupid = 0u32;
-        let mut group_members = 0u32;
-        for (spec_index, spec) in file.jobs.iter().enumerate() {
-            check_bounded(file, spec)?;
-            // fio: stonewall and new_group open a new reporting group unless the current
-            // one is still empty; stonewall also waits for every earlier job.
-            if (spec.control.stonewall || spec.report.new_group) && group_members > 0 {
-                groupid += 1;
-                group_members = 0;
-            }
-            check_group_percentiles(file, spec_index, group_members)?;
-            if phases.is_empty() || (spec.control.stonewall && !clones.is_empty()) {
-                phases.push((clones.len(), clones.len()));
-                phase_names.push(String::new());
-            }
-            let names = phase_names.last_mut().expect("a phase was pushed above");
-            if !names.is_empty() {
-                names.push_str(", ");
-            }
-            names.push_str(&spec.id.name);
-            let target = device
-                .resolve(spec.target.filename.as_deref())
-                .map_err(|valid| RunError::Target {
-                    file: job_place(file, spec),
-                    line: job_line(spec),
-                    job: spec.id.name.clone(),
-                    filename: spec.target.filename.clone().unwrap_or_default(),
-                    valid,
-                })?;
-            let capacity_bytes = device.capacity_bytes(target);
-            for clone_index in 0..spec.control.numjobs.max(1) {
-                let job_index = clones.len() as u32 + 1;
-                let seeds = job_seeds.index(job_index as u64);
-                let data_placement = placement::DataPlacement::new(spec, placement_handles, &seeds)
-                    .map_err(|why| RunError::Placement {
-                        file: job_place(file, spec),
-                        line: job_line(spec),
-                        job: spec.id.name.clone(),
-                        why,
-                    })?;
-                let mut clone = JobClone::new(
-                    file,
-                    spec,
-                    Placement {
-                        spec_index,
-                        clone_index,
-                        job_index,
-                        groupid,
-                        phase: phases.len() - 1,
-                        target,
-                        capacity_bytes,
-                        block_bytes,
-                    },
-                    seeds,
-                    options,
-                )?;
-                if data_placement.is_some() {
-                    // Each write picks its identifier: the simple issue loop does not.
-                    clone.simple = false;
-                    clone.data_placement = data_placement;
-                }
-                clones.push(clone);
-                group_members += 1;
-            }
-            phases.last_mut().expect("a phase was pushed above").1 = clones.len();
-        }
+        let ClonePhases {
+            mut clones,
+            phases,
+            phase_names,
+        } = clone_phases(file, &mut *device, options)?;
         let (zbd_devices, zbd_jobs) = zbd_setup(file, &mut *device, &mut clones)?;
         let has_waiters = link_waiters(&mut clones);
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
@@ -132,6 +65,101 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             zbd_jobs,
         })
     }
+}
+
+/// The job file's jobs as clones (numjobs each), in their phases (stonewall) and reporting
+/// groups.
+struct ClonePhases<'a> {
+    clones: Vec<JobClone<'a>>,
+    /// Each phase's clones: a range of `clones`.
+    phases: Vec<(usize, usize)>,
+    /// Each phase's jobs' names, for messages.
+    phase_names: Vec<String>,
+}
+
+/// Every job's clones, each placed in its phase, reporting group and target.
+fn clone_phases<'a, T: Targets + ?Sized>(
+    file: &'a JobFile,
+    device: &mut T,
+    options: &RunOptions,
+) -> Result<ClonePhases<'a>, RunError> {
+    let block_bytes = device.logical_block_bytes();
+    let placement_handles = device.placement_handles();
+    let job_seeds = SeedTree::new(options.seed).child("job");
+    let mut clones = Vec::new();
+    let mut phases: Vec<(usize, usize)> = Vec::new();
+    let mut phase_names: Vec<String> = Vec::new();
+    let mut groupid = 0u32;
+    let mut group_members = 0u32;
+    for (spec_index, spec) in file.jobs.iter().enumerate() {
+        check_bounded(file, spec)?;
+        // fio: stonewall and new_group open a new reporting group unless the current
+        // one is still empty; stonewall also waits for every earlier job.
+        if (spec.control.stonewall || spec.report.new_group) && group_members > 0 {
+            groupid += 1;
+            group_members = 0;
+        }
+        check_group_percentiles(file, spec_index, group_members)?;
+        if phases.is_empty() || (spec.control.stonewall && !clones.is_empty()) {
+            phases.push((clones.len(), clones.len()));
+            phase_names.push(String::new());
+        }
+        let names = phase_names.last_mut().expect("a phase was pushed above");
+        if !names.is_empty() {
+            names.push_str(", ");
+        }
+        names.push_str(&spec.id.name);
+        let target = device
+            .resolve(spec.target.filename.as_deref())
+            .map_err(|valid| RunError::Target {
+                file: job_place(file, spec),
+                line: job_line(spec),
+                job: spec.id.name.clone(),
+                filename: spec.target.filename.clone().unwrap_or_default(),
+                valid,
+            })?;
+        let capacity_bytes = device.capacity_bytes(target);
+        for clone_index in 0..spec.control.numjobs.max(1) {
+            let job_index = clones.len() as u32 + 1;
+            let seeds = job_seeds.index(job_index as u64);
+            let data_placement = placement::DataPlacement::new(spec, placement_handles, &seeds)
+                .map_err(|why| RunError::Placement {
+                    file: job_place(file, spec),
+                    line: job_line(spec),
+                    job: spec.id.name.clone(),
+                    why,
+                })?;
+            let mut clone = JobClone::new(
+                file,
+                spec,
+                Placement {
+                    spec_index,
+                    clone_index,
+                    job_index,
+                    groupid,
+                    phase: phases.len() - 1,
+                    target,
+                    capacity_bytes,
+                    block_bytes,
+                },
+                seeds,
+                options,
+            )?;
+            if data_placement.is_some() {
+                // Each write picks its identifier: the simple issue loop does not.
+                clone.simple = false;
+                clone.data_placement = data_placement;
+            }
+            clones.push(clone);
+            group_members += 1;
+        }
+        phases.last_mut().expect("a phase was pushed above").1 = clones.len();
+    }
+    Ok(ClonePhases {
+        clones,
+        phases,
+        phase_names,
+    })
 }
 
 /// fio's zone handling for the clones of `zonemode=zbd` jobs: one zone state per target
@@ -256,13 +284,7 @@ impl<'a> JobClone<'a> {
             stats: Some(stats),
             result: None,
             iodepth: spec.engine.iodepth.max(1),
-            // fio's fixup_options: 0 (like unset or above iodepth) keeps the queue full.
-            iodepth_low: spec
-                .engine
-                .iodepth_low
-                .filter(|&low| low > 0)
-                .unwrap_or(spec.engine.iodepth)
-                .min(spec.engine.iodepth),
+            iodepth_low: iodepth_low(spec),
             draining_to_low: false,
             batch,
             in_flight: 0,
@@ -282,16 +304,7 @@ impl<'a> JobClone<'a> {
             life: Lifecycle::new(false),
             io_error: None,
             wake_at: None,
-            think: Thinking {
-                state: Think::Running,
-                on: spec.rate.thinktime_ns > 0,
-                issued: 0,
-                completed: 0,
-                last_blocks: 0,
-                last_ns: 0,
-                after_reap: false,
-                ddir: 0,
-            },
+            think: thinking(spec),
             flush: FlushState {
                 writes_since_fsync: 0,
                 writes_since_fdatasync: 0,
@@ -302,15 +315,7 @@ impl<'a> JobClone<'a> {
             },
             rate,
             plain,
-            host: crate::host::Host::new(
-                match options.host {
-                    crate::host::HostModel::Engine => {
-                        crate::host::HostProfile::for_engine(&spec.engine.ioengine)
-                    }
-                    crate::host::HostModel::Off => crate::host::HostProfile::NONE,
-                },
-                seeds.child("host").stream(),
-            ),
+            host: host_model(spec, options, &seeds),
             overlap_guard: spec
                 .engine
                 .serialize_overlap
@@ -325,13 +330,7 @@ impl<'a> JobClone<'a> {
             lat_target: None,
             min_rate: None,
             watched: false,
-            iolog: spec.log.write_iolog.as_ref().map(|path| {
-                let default_name = format!("{}.{}.0", spec.id.name, at.clone_index);
-                IoLog::new(
-                    path,
-                    spec.target.filename.as_deref().unwrap_or(&default_name),
-                )
-            }),
+            iolog: iolog(spec, at.clone_index),
             measured_bytes: [0; 3],
             measured_ios: [0; 3],
             waitees: Vec::new(),
@@ -339,6 +338,54 @@ impl<'a> JobClone<'a> {
             data_placement: None,
         })
     }
+}
+
+/// fio's fixup_options: an `iodepth_low` of 0 (like unset or above iodepth) keeps the queue
+/// full.
+fn iodepth_low(spec: &JobSpec) -> u32 {
+    spec.engine
+        .iodepth_low
+        .filter(|&low| low > 0)
+        .unwrap_or(spec.engine.iodepth)
+        .min(spec.engine.iodepth)
+}
+
+/// A clone's thinktime state before its first I/O.
+fn thinking(spec: &JobSpec) -> Thinking {
+    Thinking {
+        state: Think::Running,
+        on: spec.rate.thinktime_ns > 0,
+        issued: 0,
+        completed: 0,
+        last_blocks: 0,
+        last_ns: 0,
+        after_reap: false,
+        ddir: 0,
+    }
+}
+
+/// The host-side cost model of a clone: its ioengine's profile, or none.
+fn host_model(spec: &JobSpec, options: &RunOptions, seeds: &SeedTree) -> crate::host::Host {
+    crate::host::Host::new(
+        match options.host {
+            crate::host::HostModel::Engine => {
+                crate::host::HostProfile::for_engine(&spec.engine.ioengine)
+            }
+            crate::host::HostModel::Off => crate::host::HostProfile::NONE,
+        },
+        seeds.child("host").stream(),
+    )
+}
+
+/// The clone's `write_iolog`, its lines naming the job's file (or `JOB.CLONE.0`).
+fn iolog(spec: &JobSpec, clone_index: u32) -> Option<IoLog> {
+    spec.log.write_iolog.as_ref().map(|path| {
+        let default_name = format!("{}.{}.0", spec.id.name, clone_index);
+        IoLog::new(
+            path,
+            spec.target.filename.as_deref().unwrap_or(&default_name),
+        )
+    })
 }
 
 /// A time_based job needs a runtime: it would never end.

@@ -142,85 +142,103 @@ pub(crate) fn parse_distribution(text: &str, kb_base: u64) -> Result<RandomDistr
         )?)),
         "zoned" | "zoned_abs" => {
             let args = args.ok_or_else(|| format!("{name}:ACCESS%/RANGE:..."))?;
-            let mut zones = Vec::new();
-            let mut access_total = 0.0;
-            // fio stops at the first empty entry (a trailing ':').
-            for z in args.split(':').take_while(|z| !z.is_empty()) {
-                // fio's zoned: without a range (`20/` or `20`) the range is missing; zoned_abs
-                // needs its size.
-                let (a, r) = match z.split_once('/') {
-                    Some(pair) => pair,
-                    None if name == "zoned" => (z, ""),
-                    None => {
-                        return Err(format!("{name} zones as ACCESS/SIZE separated by ':'"));
-                    }
-                };
-                let a = parse_f64(a)
-                    .filter(|v| *v <= 100.0)
-                    .ok_or_else(|| "zone access percentages from 0 to 100".to_string())?;
-                access_total += a;
-                zones.push((a, r));
-            }
-            if (access_total - 100.0).abs() > 1e-9 {
-                return Err(format!(
-                    "zone access percentages that add up to 100 (these add up to {access_total})"
-                ));
-            }
+            let zones = parse_zones(name, args)?;
             if name == "zoned" {
-                let mut out = Vec::new();
-                let mut range_total = 0.0;
-                let mut missing = 0u32;
-                for (a, r) in zones {
-                    // fio's zone_split_ddir: an empty or zero range is missing and gets an
-                    // equal whole share of what the others leave.
-                    let r = if r.trim().is_empty() {
-                        None
-                    } else {
-                        Some(parse_f64(r).filter(|v| (0.0..=100.0).contains(v)).ok_or_else(
-                            || "zone range percentages from 0 to 100 (empty or 0: an equal share of the rest)".to_string(),
-                        )?)
-                    }
-                    .filter(|v| *v > 0.0);
-                    match r {
-                        Some(r) => range_total += r,
-                        None => missing += 1,
-                    }
-                    out.push((a, r));
-                }
-                if range_total > 100.0 + 1e-9 {
-                    return Err(format!(
-                        "zone ranges that add up to at most 100% (these add up to {range_total})"
-                    ));
-                }
-                // fio divides in whole percents: (100 - given) / missing.
-                let share = if missing > 0 {
-                    ((100.0 - range_total).floor() / missing as f64).floor()
-                } else {
-                    0.0
-                };
-                if missing > 0 && share <= 0.0 {
-                    return Err(format!(
-                        "zone ranges that leave room for the zones without one (these add up to {range_total})"
-                    ));
-                }
-                let out = out
-                    .into_iter()
-                    .map(|(a, r)| (a, r.unwrap_or(share)))
-                    .collect();
-                Ok(RandomDistribution::Zoned(out))
+                zoned_ranges(zones)
             } else {
-                let mut out = Vec::new();
-                for (a, r) in zones {
-                    match parse_amount(r, kb_base, false) {
-                        Ok(Amount::Bytes(b)) if b > 0 => out.push((a, b)),
-                        _ => return Err("zone sizes in bytes with k/m/g/t/p suffixes".into()),
-                    }
-                }
-                Ok(RandomDistribution::ZonedAbs(out))
+                zoned_abs_sizes(zones, kb_base)
             }
         }
         _ => Err(format!("one of {DISTRIBUTIONS}")),
     }
+}
+
+/// The zones of `zoned:` or `zoned_abs:` (`name`) as (access percent, range text), their
+/// accesses adding up to 100.
+fn parse_zones<'t>(name: &str, args: &'t str) -> Result<Vec<(f64, &'t str)>, String> {
+    let mut zones = Vec::new();
+    let mut access_total = 0.0;
+    // fio stops at the first empty entry (a trailing ':').
+    for z in args.split(':').take_while(|z| !z.is_empty()) {
+        // fio's zoned: without a range (`20/` or `20`) the range is missing; zoned_abs
+        // needs its size.
+        let (a, r) = match z.split_once('/') {
+            Some(pair) => pair,
+            None if name == "zoned" => (z, ""),
+            None => {
+                return Err(format!("{name} zones as ACCESS/SIZE separated by ':'"));
+            }
+        };
+        let a = parse_f64(a)
+            .filter(|v| *v <= 100.0)
+            .ok_or_else(|| "zone access percentages from 0 to 100".to_string())?;
+        access_total += a;
+        zones.push((a, r));
+    }
+    if (access_total - 100.0).abs() > 1e-9 {
+        return Err(format!(
+            "zone access percentages that add up to 100 (these add up to {access_total})"
+        ));
+    }
+    Ok(zones)
+}
+
+/// `zoned:`'s ranges as percents of the region, a missing one an equal whole share of what
+/// the others leave.
+fn zoned_ranges(zones: Vec<(f64, &str)>) -> Result<RandomDistribution, String> {
+    let mut out = Vec::new();
+    let mut range_total = 0.0;
+    let mut missing = 0u32;
+    for (a, r) in zones {
+        // fio's zone_split_ddir: an empty or zero range is missing and gets an
+        // equal whole share of what the others leave.
+        let r = if r.trim().is_empty() {
+            None
+        } else {
+            Some(parse_f64(r).filter(|v| (0.0..=100.0).contains(v)).ok_or_else(
+                || "zone range percentages from 0 to 100 (empty or 0: an equal share of the rest)".to_string(),
+            )?)
+        }
+        .filter(|v| *v > 0.0);
+        match r {
+            Some(r) => range_total += r,
+            None => missing += 1,
+        }
+        out.push((a, r));
+    }
+    if range_total > 100.0 + 1e-9 {
+        return Err(format!(
+            "zone ranges that add up to at most 100% (these add up to {range_total})"
+        ));
+    }
+    // fio divides in whole percents: (100 - given) / missing.
+    let share = if missing > 0 {
+        ((100.0 - range_total).floor() / missing as f64).floor()
+    } else {
+        0.0
+    };
+    if missing > 0 && share <= 0.0 {
+        return Err(format!(
+            "zone ranges that leave room for the zones without one (these add up to {range_total})"
+        ));
+    }
+    let out = out
+        .into_iter()
+        .map(|(a, r)| (a, r.unwrap_or(share)))
+        .collect();
+    Ok(RandomDistribution::Zoned(out))
+}
+
+/// `zoned_abs:`'s ranges as sizes in bytes.
+fn zoned_abs_sizes(zones: Vec<(f64, &str)>, kb_base: u64) -> Result<RandomDistribution, String> {
+    let mut out = Vec::new();
+    for (a, r) in zones {
+        match parse_amount(r, kb_base, false) {
+            Ok(Amount::Bytes(b)) if b > 0 => out.push((a, b)),
+            _ => return Err("zone sizes in bytes with k/m/g/t/p suffixes".into()),
+        }
+    }
+    Ok(RandomDistribution::ZonedAbs(out))
 }
 
 /// `percentile_list=50:90:99.9`: up to 20 values in (0, 100].
