@@ -138,7 +138,9 @@ fn main() {
     let mut ran = false;
     const PLP: (&str, &str) = ("buffer.plp", "true");
     const FDP: (&str, &str) = ("fdp.enabled", "true");
-    let writes: [(&str, u32, &[(&str, &str)]); 3] = [
+    // (name, page size in KiB, settings beyond the write drive's)
+    type WriteBench<'a> = (&'a str, u32, &'a [(&'a str, &'a str)]);
+    let writes: [WriteBench; 3] = [
         ("write", 4, &[]),
         ("write16k", 16, &[]),
         ("write-fdp", 4, &[PLP, FDP]),

@@ -18,7 +18,6 @@ pub mod link;
 mod load;
 mod mapcache;
 pub mod model;
-mod namespace;
 mod pacing;
 pub mod readbuf;
 mod reserve;
@@ -37,7 +36,7 @@ pub use link::LinkKind;
 pub use load::{load_device_config, parse_device_config};
 pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
-pub use namespace::{resolve_namespace, DriveTargets, Namespace, NamespaceError};
+pub use ssd::namespace::{resolve_namespace, DriveTargets, Namespace, NamespaceError};
 pub use ssd::{check_kind, drive_config_hash, PowerSummary, Ssd, DRIVE_STATE_KIND, MAX_WAIT_NS};
 
 /// The built-in default drive.

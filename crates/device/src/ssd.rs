@@ -24,13 +24,14 @@ use crate::controller::{Controller, Direction};
 use crate::error::ConfigError;
 use crate::mapcache::{Lookup, MapCache};
 use crate::model::{Model, ScaleInfo};
-use crate::namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 use crate::pacing::{
     internal_queue_gain_ius, internal_queue_victims, is_internal, is_taken, InternalQueue,
 };
 use crate::readbuf::{ReadAhead, ReadBuffer};
+use namespace::{resolve_namespace, translate, Namespace, NamespaceError};
 
 mod internal;
+pub(crate) mod namespace;
 mod read;
 mod report;
 mod state;

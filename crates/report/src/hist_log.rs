@@ -162,7 +162,7 @@ impl HistLog {
 
     /// Write the log under `dir` (the prefix may contain directories, created as needed).
     pub fn write(&self, dir: &Path, job_index: u32) -> std::io::Result<()> {
-        crate::logs::write_file(dir, &self.file_name(job_index), &self.render())
+        crate::log_file::write_file(dir, &self.file_name(job_index), &self.render())
     }
 }
 

@@ -111,7 +111,7 @@ impl IoLog {
 
     /// Write the log to its path under `dir` (directories created as needed).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        crate::logs::write_file(dir, &self.path, &self.render())
+        crate::log_file::write_file(dir, &self.path, &self.render())
     }
 }
 

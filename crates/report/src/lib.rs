@@ -11,6 +11,7 @@
 //! 500 ms, log windows), samples are taken at exact simulated window boundaries.
 
 pub mod chart;
+mod dist;
 mod fdp;
 mod fio_json;
 pub mod hist_log;
@@ -18,6 +19,7 @@ pub mod histogram;
 pub mod html;
 pub mod iolog;
 mod json;
+mod log_file;
 pub mod logs;
 mod normal;
 mod result;
@@ -170,7 +172,7 @@ pub struct JobStatsConfig {
 /// iologs.
 pub fn write_logs(run: &RunResult, dir: &Path) -> std::io::Result<()> {
     for f in log_files(run) {
-        logs::write_file(dir, &f.name, &f.text)?;
+        log_file::write_file(dir, &f.name, &f.text)?;
     }
     Ok(())
 }

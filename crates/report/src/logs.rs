@@ -10,7 +10,6 @@
 //! 32-byte entry per I/O, at most [`MAX_LOG_ENTRIES`] per file (64 MiB); further entries are
 //! counted in [`LogSeries::dropped`] and not written.
 
-use std::io::Write;
 use std::path::Path;
 
 use crate::stats::IoStat;
@@ -194,20 +193,8 @@ impl LogSeries {
 
     /// Write the log under `dir` (the prefix may name a directory, which must exist).
     pub fn write(&self, dir: &Path, job_index: u32) -> std::io::Result<()> {
-        write_file(dir, &self.file_name(job_index), &self.render())
+        crate::log_file::write_file(dir, &self.file_name(job_index), &self.render())
     }
-}
-
-/// Write `text` to `name` under `dir`; as fio, no directory is created. An error names
-/// the file.
-pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
-    let path = dir.join(name);
-    let write = || {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        f.write_all(text.as_bytes())?;
-        f.flush()
-    };
-    write().map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// The logs of one job (one clone): fio numbers log files by the clone's job index.

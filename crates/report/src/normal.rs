@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use crate::dist::{calc_dist, calc_lat, LAT_RANGES};
 use crate::histogram::Histogram;
-use crate::json::{calc_dist, calc_lat, ctime_utc, LAT_RANGES};
+use crate::json::ctime_utc;
 use crate::result::{percent_of_agg, DirStats, GroupStats, JobResult, RunResult};
 use crate::stats::IoStat;
 use crate::{Unified, DDIR_READ};

@@ -484,17 +484,17 @@ impl JobResult {
     /// open `>=2000` ms bucket has no bound and is left out.
     pub fn latency_distribution(&self) -> Vec<(f64, f64)> {
         let total_ios: u64 = self.dirs.iter().map(|d| d.total_ios).sum();
-        let mut out = Vec::with_capacity(3 * (crate::json::LAT_RANGES.len() - 1));
+        let mut out = Vec::with_capacity(3 * (crate::dist::LAT_RANGES.len() - 1));
         let mut add = |shares: &[f64], scale_ns: f64| {
-            for (bound, share) in crate::json::LAT_RANGES.iter().zip(shares) {
+            for (bound, share) in crate::dist::LAT_RANGES.iter().zip(shares) {
                 if let Ok(bound) = bound.parse::<f64>() {
                     out.push((bound * scale_ns, *share));
                 }
             }
         };
-        add(&crate::json::calc_lat(&self.lat_n, total_ios), 1.0);
-        add(&crate::json::calc_lat(&self.lat_u, total_ios), 1e3);
-        add(&crate::json::calc_lat(&self.lat_m, total_ios), 1e6);
+        add(&crate::dist::calc_lat(&self.lat_n, total_ios), 1.0);
+        add(&crate::dist::calc_lat(&self.lat_u, total_ios), 1e3);
+        add(&crate::dist::calc_lat(&self.lat_m, total_ios), 1e6);
         out
     }
     /// Log entries not kept because a per-I/O log hit its memory bound.

@@ -9,8 +9,8 @@
 
 use std::fmt::Write;
 
+use crate::dist::{calc_dist, calc_lat};
 use crate::histogram::PERCENTILE_LIST_MAX_LEN;
-use crate::json::{calc_dist, calc_lat};
 use crate::result::DirStats;
 use crate::result::{GroupStats, JobResult, RunResult};
 use crate::stats::IoStat;

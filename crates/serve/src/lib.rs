@@ -28,6 +28,7 @@
 //! println!("{}", finished.stats.summary());
 //! ```
 
+mod budget;
 mod conn;
 mod pool;
 pub mod proto;

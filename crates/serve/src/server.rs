@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use flashlab_engine::BlockDevice;
 
-use crate::conn::{self, Budget, ConnContext, ConnCounters, ConnState, Stream};
+use crate::budget::Budget;
+use crate::conn::{self, ConnContext, ConnCounters, ConnState, Stream};
 use crate::pool::BufferPool;
 use crate::sim::{SimStats, Simulation, TimeMap};
 use crate::store::{BackingError, FileStore, MemStore, Store};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest};
 
-use crate::conn::Hold;
+use crate::budget::Hold;
 use crate::pool::BufferPool;
 use crate::proto;
 use crate::store::{Store, StoreError};

@@ -135,14 +135,7 @@ pub enum BlockSize {
     Split(Vec<(u64, u32)>),
 }
 
-/// A size or offset that may be a percentage of the target.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SizeSpec {
-    Bytes(u64),
-    /// Fraction in [0, 1] of the device (fio's `size=50%`), or for `io_size` of the clone's
-    /// region (fio's `io_size=25%`).
-    Fraction(f64),
-}
+pub use crate::fio::value::SizeSpec;
 
 /// fio's `random_distribution=`.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,9 @@
 //! they mean (`runner::zbd`): writes moved to a zone's write pointer, reads kept below it,
 //! the open-zone limits and the resets.
 
-use crate::fio::value::{parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, Amount};
-use crate::job::SizeSpec;
+use crate::fio::value::{
+    parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, Amount, SizeSpec,
+};
 
 /// fio's `zonemode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -298,3 +298,12 @@ mod tests {
         assert!(split_ddir("1,2,3,4").is_err());
     }
 }
+
+/// A size or offset that may be a percentage of the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    /// Fraction in [0, 1] of the device (fio's `size=50%`), or for `io_size` of the clone's
+    /// region (fio's `io_size=25%`).
+    Fraction(f64),
+}

@@ -12,7 +12,7 @@ use flashlab_engine::{
     ZoneGeometry, ZoneOp,
 };
 
-use crate::ssd::Ssd;
+use super::Ssd;
 
 /// A filename that names no namespace of the drive.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
