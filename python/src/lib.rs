@@ -155,7 +155,6 @@ fn suite_run(
             },
         };
         let mut targets = Vec::with_capacity(names.len());
-        let mut described = Vec::with_capacity(names.len());
         for n in &names {
             if flashlab_system::is_system(n) {
                 if !overrides.is_empty() {
@@ -164,24 +163,23 @@ fn suite_run(
                     )));
                 }
                 let config = flashlab_system::load_system_config(n).map_err(bad_input)?;
-                described.push(serde_json::json!({
-                    "name": config.name,
-                    "system_config_hash":
-                        format!("{:016x}", flashlab_system::system_config_hash(&config)),
-                }));
                 targets.push(flashlab_suite::SuiteTarget::System(config));
             } else {
                 let config =
                     flashlab_device::load_device_config(n, &overrides).map_err(bad_input)?;
-                described.push(serde_json::json!({
-                    "name": config.name,
-                    "config": serde_json::to_value(&config).unwrap_or_default(),
-                }));
                 targets.push(flashlab_suite::SuiteTarget::Drive(Box::new(config)));
             }
         }
-        let report = flashlab_suite::run_suite_drives_with(kind, &targets, 1, &options, &|_, _| {})
-            .map_err(|e| {
+        // A slice that would change the suite's figures runs again on one that keeps them,
+        // as the command does.
+        let mut named = flashlab_suite::NamedTargets {
+            names,
+            overrides: overrides.clone(),
+            targets,
+        };
+        let report =
+            flashlab_suite::run_suite_keeping_figures(kind, &mut named, 1, &options, &|_, _| {})
+                .map_err(|e| {
                 if e.is_bad_input() {
                     bad_input(e)
                 } else {
@@ -194,6 +192,22 @@ fn suite_run(
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .into();
+        // The devices as they ran (a drive run again on a larger slice, at that slice).
+        let described: Vec<serde_json::Value> = named
+            .targets
+            .iter()
+            .map(|t| match t {
+                flashlab_suite::SuiteTarget::System(config) => serde_json::json!({
+                    "name": config.name,
+                    "system_config_hash":
+                        format!("{:016x}", flashlab_system::system_config_hash(config)),
+                }),
+                flashlab_suite::SuiteTarget::Drive(config) => serde_json::json!({
+                    "name": config.name,
+                    "config": serde_json::to_value(config).unwrap_or_default(),
+                }),
+            })
+            .collect();
         provenance["devices"] = described.into();
         let rendered: serde_json::Value =
             serde_json::from_str(&flashlab_suite::render_json(&report))

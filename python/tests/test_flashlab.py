@@ -248,3 +248,45 @@ def test_sweep_from_preconditioned_drives_is_the_commands(tmp_path: Path):
     wa = frame[frame.measure == "run_write_amplification"].set_index(
         "set.capacity.spare_factor")["value"]
     assert wa[0.1] > wa[0.3] > 1.0
+
+
+def test_suite_refused_for_its_slice_runs_on_one_that_keeps_the_figures(tmp_path: Path):
+    # transfer-sweep writes its 64 MiB region 5 times: too much for half of the tiny drive,
+    # so the suite runs again on the whole drive, as the command does.
+    args = dict(size="64MiB", max_bs="8k")
+    result = flashlab.suite("transfer-sweep", device="tiny-test-1gb",
+                            set={"sim.scale": 0.5}, state_cache=False, **args)
+    note = result["devices"][0]["scale"]
+    assert "no capacity cut" in note and "sim.scale=1" in note, note
+    done = cli("suite", "transfer-sweep", "--device", "tiny-test-1gb", "--set", "sim.scale=0.5",
+               "--size", "64MiB", "--max-bs", "8k", "--no-state-cache", "--output-format",
+               "tidy-csv")
+    assert done.returncode == 0, done.stderr
+    assert "no capacity cut" in done.stderr
+    assert result.tidy_csv == done.stdout
+
+
+PRECONDITION_ONCE_PLAN = """job = "rw.fio"
+device = "tiny-test-1gb"
+[precondition]
+max-rounds = 8
+[axes]
+env.QD = [1, 32]
+"""
+
+PRECONDITION_ONCE_JOB = "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=32m\n"
+
+
+def test_sweep_threads_precondition_a_shared_drive_once(tmp_path: Path, capfd):
+    # Both points start from the same preconditioned drive: with two threads and a cold
+    # cache, one preconditions and the other waits and loads its entries.
+    (tmp_path / "rw.fio").write_text(PRECONDITION_ONCE_JOB)
+    (tmp_path / "plan.toml").write_text(PRECONDITION_ONCE_PLAN)
+    cache = tmp_path / "cache"
+    frame = flashlab.sweep(tmp_path / "plan.toml", jobs=2, state_cache=cache)
+    err = capfd.readouterr().err
+    entries = len(list(cache.iterdir()))
+    loads = err.count("preconditioning from the state cache")
+    assert entries > 0 and loads == entries, err
+    cold = flashlab.sweep(tmp_path / "plan.toml", state_cache=False)
+    pd.testing.assert_frame_equal(frame, cold)

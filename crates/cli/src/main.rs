@@ -79,8 +79,8 @@ struct RunArgs {
     /// writes them), latency percentiles and histogram, a table per direction.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Also write every chart of the report as an SVG file in this directory (made if
-    /// missing), named by the chart's id.
+    /// Also write every chart of the report as an SVG and a PNG file in this directory (made
+    /// if missing), named by the chart's id.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
     /// Master seed of every random stream of the run.

@@ -207,7 +207,7 @@ pub fn figures_dir(dir: &Path) -> Result<(), Failure> {
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {
             return Err(bad_input(anyhow!(
-                "--figures {shown}: not a directory; name a directory for the charts' SVG files (made if missing)"
+                "--figures {shown}: not a directory; name a directory for the charts' SVG and PNG files (made if missing)"
             )))
         }
         Ok(_) => {}
@@ -218,11 +218,17 @@ pub fn figures_dir(dir: &Path) -> Result<(), Failure> {
     output_file("--figures", &dir.join("figure.svg")).map(|_| ())
 }
 
-/// Each `(id, svg)` as `DIR/<id>.svg`, written by the rule of every output ([`OutputFile`]).
+/// Each `(id, svg)` as `DIR/<id>.svg` and, drawn from it, `DIR/<id>.png`, written by the
+/// rule of every output ([`OutputFile`]).
 pub fn write_figures(dir: &Path, figures: &[(String, String)]) -> Result<(), Failure> {
     for (id, svg) in figures {
         output_file("--figures", &dir.join(format!("{id}.svg")))?
             .write_bytes(svg.as_bytes())
+            .map_err(run_failed)?;
+        let png = flashlab_report::svg_to_png(svg)
+            .map_err(|e| run_failed(anyhow!("--figures: chart {id}: {e}")))?;
+        output_file("--figures", &dir.join(format!("{id}.png")))?
+            .write_bytes(&png)
             .map_err(run_failed)?;
     }
     Ok(())

@@ -49,8 +49,8 @@ pub(crate) struct SuiteArgs {
     /// Also write a self-contained HTML report (tables and charts) to this file.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Also write every chart of the report as an SVG file in this directory (made if
-    /// missing), named by the chart's id: `qos-iops.svg`.
+    /// Also write every chart of the report as an SVG and a PNG file in this directory (made
+    /// if missing), named by the chart's id: `qos-iops.svg`, `qos-iops.png`.
     #[arg(long, value_name = "DIR")]
     figures: Option<PathBuf>,
     /// The options every suite takes and those several share (`--seed`, `--qd`, ...,
@@ -249,51 +249,6 @@ pub(crate) fn load_target(
     )?)))
 }
 
-/// The reason a suite's run stopped at a die cut that would change a step's figures.
-fn die_cut_refused(
-    outcome: &Result<flashlab_suite::SuiteReport, flashlab_suite::SuiteError>,
-) -> Option<String> {
-    match outcome {
-        Err(flashlab_suite::SuiteError::Run { error, .. }) => match error.as_ref() {
-            flashlab_runner::RunError::DieCut { why } => Some(why.clone()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A drive target whose slice cuts dies, loaded again at the smallest slice that keeps
-/// every die (`None`: it cuts no dies, or is a system).
-fn all_dies_target(
-    name: &str,
-    sets: &[String],
-    target: &flashlab_suite::SuiteTarget,
-    why: &str,
-) -> Result<Option<flashlab_suite::SuiteTarget>, Failure> {
-    let flashlab_suite::SuiteTarget::Drive(config) = target else {
-        return Ok(None);
-    };
-    let model = config
-        .resolve()
-        .map_err(|e| bad_input(anyhow!("{} = {}: {}", e.key, e.value, e.message)))?;
-    let (die_factor, Some(all_dies)) = (model.scale.die_factor, model.scale.all_dies_scale) else {
-        return Ok(None);
-    };
-    if die_factor <= 1.0 {
-        return Ok(None);
-    }
-    let mut sets = sets.to_vec();
-    sets.push(format!("sim.scale={all_dies}"));
-    let kept = load_target(name, &sets).map_err(|e| {
-        bad_input(anyhow!(
-            "--device {name}: the slice keeps 1/{die_factor:.2} of the dies, and {why}; the smallest slice that keeps every die (sim.scale={all_dies}) does not load either: {}",
-            e.error
-        ))
-    })?;
-    eprintln!("{name}: no die cut: {why}; simulated with every die (sim.scale={all_dies})");
-    Ok(Some(kept))
-}
-
 /// Open every `--target` (safety checks, size, fio's engine) before anything runs.
 pub(crate) fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTarget>, Failure> {
     if args.target.is_empty() {
@@ -371,35 +326,21 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
         sim_runs.saturating_add(real_targets.len()),
     );
     let progress = |device: usize, p: &flashlab_suite::SuiteProgress| display.update(device, p);
-    let mut outcome =
-        flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
-    // A die cut that would change a step's figures is refused: the drives whose slice cuts
-    // dies run again on the smallest slice that keeps every die (see `keep_every_die`).
-    let mut targets = targets;
-    if let Some(why) = die_cut_refused(&outcome) {
-        let mut kept = Vec::with_capacity(targets.len());
-        let mut changed = Vec::with_capacity(names.len());
-        for (name, target) in names.iter().zip(targets) {
-            let t = all_dies_target(name, &args.set, &target, &why)?;
-            changed.push(t.is_some());
-            kept.push(t.unwrap_or(target));
-        }
-        targets = kept;
-        outcome =
-            flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
-        if let Ok(report) = &mut outcome {
-            // Drive runs come `args.drives` per device, in device order.
-            for (i, device) in report.devices.iter_mut().enumerate() {
-                if changed.get(i / args.drives.max(1)) == Some(&true) {
-                    let note = format!("every die simulated: no die cut, as {why}");
-                    device.scale_note = Some(match device.scale_note.take() {
-                        Some(s) => format!("{s}; {note}"),
-                        None => note,
-                    });
-                }
-            }
-        }
-    }
+    // A slice that would change a step's figures (a die cut, a capacity cut) is refused, and
+    // the drives run again on the smallest slice that keeps them (the suite crate's rule).
+    let mut named = flashlab_suite::NamedTargets {
+        names: names.clone(),
+        overrides: crate::parse_sets(&args.set)?,
+        targets,
+    };
+    let mut outcome = flashlab_suite::run_suite_keeping_figures(
+        kind,
+        &mut named,
+        args.drives,
+        &options,
+        &progress,
+    );
+    let targets = named.targets;
     // Real targets run after the simulations, one at a time, so nothing else competes for
     // the CPU while fio measures.
     for (i, target) in real_targets.iter_mut().enumerate() {
@@ -410,38 +351,6 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
         }) {
             Ok(device) => report.devices.push(device),
             Err(e) => outcome = Err(e),
-        }
-    }
-    // A capacity cut that would change a suite's figures is refused as well: the drives run
-    // again on the smallest slice that keeps them (`SuiteError::SliceCut`).
-    if let Err(flashlab_suite::SuiteError::SliceCut { why, scale, .. }) = &outcome {
-        let (why, scale) = (why.clone(), *scale);
-        let mut sets = args.set.clone();
-        sets.push(format!("sim.scale={scale}"));
-        targets = names
-            .iter()
-            .map(|n| {
-                load_target(n, &sets).map_err(|e| {
-                    bad_input(anyhow!(
-                        "--device {n}: no capacity cut, as {why}; the slice that keeps the figures (sim.scale={scale}) does not load: {}",
-                        e.error
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        for n in &names {
-            eprintln!("{n}: no capacity cut: {why}; simulated at sim.scale={scale}");
-        }
-        outcome =
-            flashlab_suite::run_suite_drives_with(kind, &targets, args.drives, &options, &progress);
-        if let Ok(report) = &mut outcome {
-            let note = format!("no capacity cut, as {why}: simulated at sim.scale={scale}");
-            for device in &mut report.devices {
-                device.scale_note = Some(match device.scale_note.take() {
-                    Some(s) => format!("{s}; {note}"),
-                    None => note.clone(),
-                });
-            }
         }
     }
     display.finish(outcome.is_ok());

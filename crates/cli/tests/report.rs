@@ -588,9 +588,31 @@ fn desktop_bars_equal_the_table_in_the_suites_order() {
 /// The page reads as a review: the summary (what ran, on what, with which flashlab and
 /// command) before the first chart, the charts before the tables, every result by key last
 /// and folded; percentile legends as "p99.9"; the percentile chart starts at the median.
-/// `--figures DIR` writes each chart of the page as an SVG file.
+/// Width and height of a PNG file, from its IHDR chunk, after checking its signature.
+fn png_size(png: &[u8]) -> (u32, u32) {
+    assert!(png.len() > 33, "{} bytes: not a PNG", png.len());
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG signature");
+    assert_eq!(&png[12..16], b"IHDR", "the first chunk is not IHDR");
+    let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+/// The `width` and `height` attributes of an SVG document's root.
+fn svg_size(svg: &str) -> (u32, u32) {
+    let root = &svg[..svg.find('>').unwrap()];
+    let attr = |name: &str| -> u32 {
+        let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        root[at..at + root[at..].find('"').unwrap()]
+            .parse()
+            .unwrap()
+    };
+    (attr("width"), attr("height"))
+}
+
+/// `--figures DIR` writes each chart of the page as an SVG file and a PNG drawn from it at
+/// twice its size, the same bytes on every run.
 #[test]
-fn report_summary_comes_first_and_figures_are_written_as_svg() {
+fn report_summary_comes_first_and_figures_are_written_as_svg_and_png() {
     let page = scratch("report-layout.html");
     let dir = scratch("report-layout-figures");
     let _ = std::fs::remove_dir_all(&dir);
@@ -641,8 +663,41 @@ fn report_summary_comes_first_and_figures_are_written_as_svg() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    let want: Vec<String> = ids.iter().map(|id| format!("{id}.svg")).collect();
+    let mut want: Vec<String> = ids
+        .iter()
+        .flat_map(|id| [format!("{id}.png"), format!("{id}.svg")])
+        .collect();
+    want.sort();
     assert_eq!(files, want);
+    for id in &ids {
+        let svg = std::fs::read_to_string(dir.join(format!("{id}.svg"))).unwrap();
+        let png = std::fs::read(dir.join(format!("{id}.png"))).unwrap();
+        let (w, h) = svg_size(&svg);
+        assert_eq!(png_size(&png), (2 * w, 2 * h), "{id}.png");
+    }
+    // The same command draws the same PNG bytes.
+    let again = scratch("report-layout-figures-again");
+    let _ = std::fs::remove_dir_all(&again);
+    let out2 = flashlab(&[
+        "suite",
+        "qos",
+        "--device",
+        DEVICE,
+        "--depths",
+        "1,8",
+        "--runtime",
+        "100ms",
+        "--figures",
+        again.to_str().unwrap(),
+    ]);
+    assert!(out2.status.success(), "{}", stderr(&out2));
+    for f in &files {
+        let (a, b) = (
+            std::fs::read(dir.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+        );
+        assert!(a == b, "{f} differs between two runs");
+    }
     let tail = std::fs::read_to_string(
         dir.join("latency-percentiles-at-each-queue-depth-4k-randrw-70-30.svg"),
     )
@@ -710,18 +765,24 @@ fn run_report_draws_a_job_files_logs_percentiles_and_histogram() {
         .collect();
     files.sort();
     for id in [
-        "job1-mix-bw-over-time.svg",
-        "job1-mix-iops-over-time.svg",
-        "job1-mix-lat-over-time.svg",
-        "job1-mix-latency-percentiles.svg",
-        "job1-mix-latency-histogram.svg",
+        "job1-mix-bw-over-time",
+        "job1-mix-iops-over-time",
+        "job1-mix-lat-over-time",
+        "job1-mix-latency-percentiles",
+        "job1-mix-latency-histogram",
     ] {
-        assert!(files.iter().any(|f| f == id), "{id} not in {files:?}");
+        for ext in ["svg", "png"] {
+            let file = format!("{id}.{ext}");
+            assert!(files.contains(&file), "{file} not in {files:?}");
+        }
+        let png = std::fs::read(dir.join("figures").join(format!("{id}.png"))).unwrap();
+        assert!(png_size(&png).0 > 0, "{id}.png");
     }
+    let svgs = files.iter().filter(|f| f.ends_with(".svg")).count();
     let Some(browser) = browser_or_skip() else {
         return;
     };
     let (tag, lines) = browser_check(&browser, &page);
     assert!(tag.contains("data-status=\"ok\""), "{tag}\n{lines:#?}");
-    assert_eq!(lines.len(), files.len(), "{lines:#?}");
+    assert_eq!(lines.len(), svgs, "{lines:#?}");
 }

@@ -469,6 +469,48 @@ fn preconditioned_points_run_at_steady_state_and_reuse_the_cache() {
     );
 }
 
+/// Points that start from the same preconditioned drive (they differ only in the job's
+/// queue depth), run at once on two threads with a cold cache: one preconditions while the
+/// other waits for its entry and loads it, rather than both preconditioning the same drive.
+#[test]
+fn concurrent_points_on_one_drive_precondition_it_once() {
+    let dir = scratch("sweep-precondition-once");
+    std::fs::write(
+        dir.join("rw.fio"),
+        "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=32m\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\nmax-rounds = 8\n\
+         [axes]\nenv.QD = [1, 32]\n",
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let outdir = dir.join("out");
+    let o = flashlab(&[
+        "sweep",
+        plan.to_str().unwrap(),
+        "-j",
+        "2",
+        "--outdir",
+        outdir.to_str().unwrap(),
+        "--state-cache",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let loaded = err.matches("preconditioning from the state cache").count();
+    let entries = std::fs::read_dir(&cache).unwrap().count();
+    // Each of the precondition's checkpoints was stored by one point and loaded by the other.
+    assert!(
+        entries > 0 && loaded == entries,
+        "{entries} entries, {loaded} loads: {err}"
+    );
+}
+
 /// `[precondition]` takes the precondition suite's options, checked as the command checks
 /// them: a wrong one exits 2 naming the plan's line, the option and what is valid.
 #[test]

@@ -22,6 +22,8 @@ mod json;
 mod log_file;
 pub mod logs;
 mod normal;
+#[cfg(feature = "png")]
+mod png;
 mod result;
 mod run_html;
 mod scale;
@@ -39,6 +41,8 @@ pub use fdp::render_fdp;
 pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::{as_reported, json_value, render_json};
 pub use normal::{num2str, render_normal};
+#[cfg(feature = "png")]
+pub use png::{svg_to_png, PNG_SCALE};
 pub use result::{
     GroupStats, JobResult, JobStats, RunResult, SteadyStateReport, DEFAULT_AVG_TIME_MS,
 };

@@ -99,6 +99,15 @@ pub enum SuiteError {
         why: String,
         scale: f64,
     },
+    /// A drive refused for its slice (die or capacity cut) did not load at the slice that
+    /// keeps its figures.
+    #[error("device '{device}': {why}, but the slice that keeps the figures (sim.scale={scale}) does not load: {error}")]
+    Rescaled {
+        device: String,
+        why: String,
+        scale: f64,
+        error: String,
+    },
 }
 
 impl SuiteError {
@@ -115,7 +124,7 @@ impl SuiteError {
             | SuiteError::NoFtl { .. } => true,
             SuiteError::Run { error, .. } => error.is_bad_input(),
             SuiteError::Real { error, .. } => error.is_bad_input(),
-            SuiteError::SliceCut { .. } => true,
+            SuiteError::SliceCut { .. } | SuiteError::Rescaled { .. } => true,
             SuiteError::Refused { .. } | SuiteError::StateCache { .. } => false,
         }
     }

@@ -25,6 +25,7 @@ mod options;
 mod output;
 mod real;
 mod record;
+mod rescale;
 mod run;
 mod session;
 mod state_cache;
@@ -57,6 +58,7 @@ pub use randread_qd_sweep::RandreadQdSweepOptions;
 pub use record::{
     DirectionFigures, JobFigures, SteadyReport, StepKind, StepRecord, SuiteProgress, SuiteShare,
 };
+pub use rescale::{run_suite_keeping_figures, NamedTargets};
 pub use run::{
     aggregate_drives, aggregate_name, drive_name, drive_seed, run_on_device, run_on_device_with,
     run_on_real_target, run_on_suite_device, run_on_suite_device_as, run_on_suite_device_at,

@@ -13,6 +13,7 @@
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use flashlab_device::{DeviceConfig, HealthLog};
 use flashlab_engine::state::{checksum_of, StateHeader};
@@ -566,6 +567,26 @@ fn session_bytes<R: Cached>(
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The lock of each entry a thread of this process is filling or reading, by path; an entry
+/// leaves the table once no thread holds or waits for its lock, so the table holds at most
+/// one per thread.
+static ENTRY_LOCKS: Mutex<Vec<(PathBuf, Arc<Mutex<()>>)>> = Mutex::new(Vec::new());
+
+/// The lock of the entry at `path`, shared by every thread of this process that asks for it.
+/// Held from the look-up to the store, it makes concurrent sessions on the same drive and
+/// recipe (a sweep's points run on several threads, a suite's drives) wait for the first to
+/// precondition and then load its entry, instead of each running the same preconditioning.
+pub(crate) fn entry_lock(path: &Path) -> Arc<Mutex<()>> {
+    let mut locks = ENTRY_LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    locks.retain(|(_, lock)| Arc::strong_count(lock) > 1);
+    if let Some((_, lock)) = locks.iter().find(|(p, _)| p == path) {
+        return Arc::clone(lock);
+    }
+    let lock = Arc::new(Mutex::new(()));
+    locks.push((path.to_path_buf(), Arc::clone(&lock)));
+    lock
+}
 
 /// Writes an entry for `chain`: the session part, then the device's state. Written under a
 /// temporary name and renamed, so a reader sees a whole entry or none.

@@ -55,6 +55,9 @@ impl<'a> Session<'a> {
         steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
     ) -> Result<R, SuiteError> {
         let path = chain.path();
+        // Another thread filling this entry is waited for: its entry is then loaded here.
+        let lock = state_cache::entry_lock(&path);
+        let _filling = lock.lock().unwrap_or_else(|e| e.into_inner());
         let loaded = match &mut self.drive {
             Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
             _ => Ok(None),

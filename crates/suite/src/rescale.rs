@@ -1,0 +1,165 @@
+//! A suite on devices given by name, run again on a larger slice when the slice it was given
+//! would change its figures: a die cut a step's job would feel ([`RunError::DieCut`]), or a
+//! capacity cut the suite refuses ([`SuiteError::SliceCut`]). The one path the `flashlab
+//! suite` command and the Python package take, so both give the same report for the same
+//! request.
+
+use flashlab_runner::RunError;
+
+use crate::{
+    run_suite_drives_with, SuiteError, SuiteKind, SuiteOptions, SuiteProgress, SuiteReport,
+    SuiteTarget,
+};
+
+/// Devices as named (a preset or a description file), each loaded with `overrides`: what a
+/// run on a larger slice loads again, with `sim.scale` added to the overrides.
+#[derive(Debug, Clone)]
+pub struct NamedTargets {
+    /// As given (`--device`): a preset name or a file's path.
+    pub names: Vec<String>,
+    /// Device key overrides of every drive (`--set`); a system takes none.
+    pub overrides: Vec<(String, String)>,
+    /// `names` loaded, in order.
+    pub targets: Vec<SuiteTarget>,
+}
+
+/// Runs the suite fresh once more at most per kind of refusal: a die cut, then a capacity cut.
+const MAX_RUNS: usize = 3;
+
+/// Relative slack under which a drive's slice counts as already large enough (the scale a
+/// slice is built at is its block count's share, a hair off the `sim.scale` asked for).
+const SCALE_SLACK: f64 = 1e-6;
+
+/// [`run_suite_drives_with`] on `named`'s targets; when the run is refused because a
+/// drive's slice would change a figure, the drives whose slice is too small are loaded
+/// again at the smallest `sim.scale` that keeps the figures (`named.targets` then holds
+/// them), the run starts over, the device reports' scale note says why and so does a line on
+/// standard error. A refusal that no larger slice answers (a system, a drive already whole)
+/// is returned as the error it is.
+pub fn run_suite_keeping_figures(
+    kind: SuiteKind,
+    named: &mut NamedTargets,
+    drives: usize,
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
+    let count = named.targets.len();
+    // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
+    let mut scales: Vec<Option<f64>> = vec![None; count];
+    let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
+    let mut reasons: Vec<String> = vec![String::new(); count];
+    let mut outcome = run_suite_drives_with(kind, &named.targets, drives, options, progress);
+    for _ in 1..MAX_RUNS {
+        let Some(refusal) = refusal(&outcome) else {
+            break;
+        };
+        let mut changed = false;
+        for (i, target) in named.targets.iter().enumerate() {
+            let SuiteTarget::Drive(config) = target else {
+                continue;
+            };
+            let Ok(model) = config.resolve() else {
+                continue;
+            };
+            let simulated = 1.0 / model.scale.capacity_factor;
+            let (scale, reason, note, line) = match &refusal {
+                Refusal::Dies(why) => {
+                    let Some(all_dies) = model.scale.all_dies_scale else {
+                        continue;
+                    };
+                    if model.scale.die_factor <= 1.0 {
+                        continue;
+                    }
+                    (
+                        all_dies,
+                        format!(
+                            "the slice keeps 1/{:.2} of the dies, and {why}",
+                            model.scale.die_factor
+                        ),
+                        format!("every die simulated: no die cut, as {why}"),
+                        format!(
+                            "no die cut: {why}; simulated with every die (sim.scale={all_dies})"
+                        ),
+                    )
+                }
+                Refusal::Capacity { why, scale } => {
+                    if simulated >= scale * (1.0 - SCALE_SLACK) {
+                        continue;
+                    }
+                    (
+                        *scale,
+                        format!("no capacity cut, as {why}"),
+                        format!("no capacity cut, as {why}: simulated at sim.scale={scale}"),
+                        format!("no capacity cut: {why}; simulated at sim.scale={scale}"),
+                    )
+                }
+            };
+            if scales[i].is_some_and(|s| s >= scale) {
+                continue;
+            }
+            scales[i] = Some(scale);
+            notes[i].push(note);
+            reasons[i] = reason;
+            eprintln!("{}: {line}", named.names[i]);
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+        for (i, scale) in scales.iter().enumerate() {
+            let Some(scale) = scale else { continue };
+            if !matches!(named.targets[i], SuiteTarget::Drive(_)) {
+                continue;
+            }
+            let mut overrides = named.overrides.clone();
+            overrides.push(("sim.scale".to_string(), scale.to_string()));
+            let name = &named.names[i];
+            let config = flashlab_device::load_device_config(name, &overrides).map_err(|e| {
+                SuiteError::Rescaled {
+                    device: name.clone(),
+                    why: reasons[i].clone(),
+                    scale: *scale,
+                    error: e.to_string(),
+                }
+            })?;
+            named.targets[i] = SuiteTarget::Drive(Box::new(config));
+        }
+        outcome = run_suite_drives_with(kind, &named.targets, drives, options, progress);
+    }
+    let mut report = outcome?;
+    // Each target gives one report per drive, and with several drives their aggregate.
+    let per_target = if drives <= 1 { 1 } else { drives + 1 };
+    for (i, device) in report.devices.iter_mut().enumerate() {
+        let Some(added) = notes.get(i / per_target).filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let added = added.join("; ");
+        device.scale_note = Some(match device.scale_note.take() {
+            Some(s) => format!("{s}; {added}"),
+            None => added,
+        });
+    }
+    Ok(report)
+}
+
+/// Why a run was refused for its slice.
+enum Refusal {
+    /// A step's job would feel the die cut (why).
+    Dies(String),
+    /// The suite's figures need a slice of at least `scale`.
+    Capacity { why: String, scale: f64 },
+}
+
+fn refusal(outcome: &Result<SuiteReport, SuiteError>) -> Option<Refusal> {
+    match outcome {
+        Err(SuiteError::Run { error, .. }) => match error.as_ref() {
+            RunError::DieCut { why } => Some(Refusal::Dies(why.clone())),
+            _ => None,
+        },
+        Err(SuiteError::SliceCut { why, scale, .. }) => Some(Refusal::Capacity {
+            why: why.clone(),
+            scale: *scale,
+        }),
+        _ => None,
+    }
+}
