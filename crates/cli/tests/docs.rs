@@ -482,3 +482,19 @@ fn no_function_over_120_lines_but_the_accepted() {
          where a name explains the part, or add it to ACCEPTED with why\n{printed}"
     );
 }
+
+/// ARCHITECTURE.md: no module of a crate imports, directly or through others, a module that
+/// imports it back (a circle makes the two one unit to read and change).
+#[test]
+fn no_import_circles_inside_crates() {
+    let out = std::process::Command::new("python3")
+        .arg(repo().join("scripts/import-circles.py"))
+        .output()
+        .expect("python3 runs scripts/import-circles.py");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "modules that import each other (scripts/import-circles.py): move what both need into \
+         a module of its own\n{printed}"
+    );
+}

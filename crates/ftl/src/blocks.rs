@@ -373,7 +373,7 @@ impl BlockTable {
     #[inline]
     pub fn prefetch(&self, b: u32) {
         if let Some(info) = self.info.get(b as usize) {
-            crate::host::prefetch_read(info);
+            crate::prefetch::prefetch_read(info);
             self.lists.prefetch(b);
         }
     }

@@ -6,6 +6,7 @@ use crate::blocks::Pool;
 use crate::config::Geometry;
 use crate::lists::NIL;
 use crate::mapping::UNMAPPED;
+use crate::prefetch::prefetch_read;
 use crate::{Ftl, FtlCounters, Lpn, NandOp, NandOpKind, OpCause, ReadLocation};
 
 pub(crate) fn fresh_streams(g: &Geometry) -> [Stream; 4] {
@@ -544,19 +545,6 @@ impl Ftl {
 /// largest transfer of the JEDEC enterprise mix. Bounds the hint's work on long sequential
 /// requests, whose old copies lie together anyway.
 pub const PREFETCH_IUS: u32 = 16;
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn prefetch_read<T>(p: &T) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    // SAFETY: SSE is part of the x86_64 baseline, and a prefetch of a valid reference never
-    // faults and changes no state but the cache.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(p).cast()) };
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-pub(crate) fn prefetch_read<T>(_p: &T) {}
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,7 @@ mod gc;
 mod host;
 mod lists;
 mod mapping;
+mod prefetch;
 mod reclaim;
 mod slc;
 mod wear;

@@ -128,7 +128,7 @@ impl Lists {
     #[inline]
     pub fn prefetch(&self, item: u32) {
         if let Some(link) = self.links.get(item as usize) {
-            crate::host::prefetch_read(link);
+            crate::prefetch::prefetch_read(link);
         }
     }
 

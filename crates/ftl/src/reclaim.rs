@@ -5,9 +5,9 @@
 use crate::alloc::{StreamId, STREAMS};
 use crate::blocks::{BlockState, Class, Pool};
 use crate::gc::{Greedy, VictimSelector};
-use crate::host::prefetch_read;
 use crate::lists::NIL;
 use crate::mapping::INVALID;
+use crate::prefetch::prefetch_read;
 use crate::{Ftl, Lpn, NandOp, NandOpKind, OpCause, Ppa};
 
 /// A GC victim from the unit with the fewest free blocks may free `1 / SPREAD_SLACK_DIVISOR`
