@@ -597,29 +597,38 @@ mod tests {
         assert_eq!(ok.open_active(), (3, 4));
         type Forge<'a> = (&'a str, &'a dyn Fn(&mut Zones));
         let cases: [Forge; 8] = [
-            ("zone 5 is EMPTY with its write pointer (wp) at byte 4096", &|f| {
-                f.wp[5] = 4096
-            }),
-            ("zone 0 is CLOSED with its write pointer (wp) at byte 786432", &|f| {
-                f.wp[0] = 768 << 10
-            }),
-            ("open count is 3 and active count 4 where their states have 3 and 5", &|f| {
-                f.state[6] = ZoneState::Closed;
-                f.wp[6] = 4096;
-            }),
+            (
+                "zone 5 is EMPTY with its write pointer (wp) at byte 4096",
+                &|f| f.wp[5] = 4096,
+            ),
+            (
+                "zone 0 is CLOSED with its write pointer (wp) at byte 786432",
+                &|f| f.wp[0] = 768 << 10,
+            ),
+            (
+                "open count is 3 and active count 4 where their states have 3 and 5",
+                &|f| {
+                    f.state[6] = ZoneState::Closed;
+                    f.wp[6] = 4096;
+                },
+            ),
             ("4 zones are open and 5 active", &|f| {
                 f.state[6] = ZoneState::ExplicitlyOpen;
                 f.open += 1;
                 f.active += 1;
             }),
             ("names zone 4 twice", &|f| f.implicit.push(4)),
-            ("names zone 0 twice, past the zones or not implicitly open", &|f| {
-                f.implicit.push(0)
-            }),
+            (
+                "names zone 0 twice, past the zones or not implicitly open",
+                &|f| f.implicit.push(0),
+            ),
             ("names zone 99", &|f| f.implicit.push(99)),
-            ("implicit list names 1 zones where 2 are implicitly open", &|f| {
-                f.implicit.remove(0);
-            }),
+            (
+                "implicit list names 1 zones where 2 are implicitly open",
+                &|f| {
+                    f.implicit.remove(0);
+                },
+            ),
         ];
         for (want, forge) in cases {
             let mut forged = z.clone();

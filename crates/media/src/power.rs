@@ -319,7 +319,8 @@ mod tests {
             resume_c: 70.0,
             base_w: 1.0,
         };
-        let fresh = || PowerCap::new(20_000_000).with_thermal(Thermal::new(model, 1.0, 1.0), 2_000_000);
+        let fresh =
+            || PowerCap::new(20_000_000).with_thermal(Thermal::new(model, 1.0, 1.0), 2_000_000);
         let mut c = fresh();
         let mj = 1_000_000_000;
         let mut t = 0;
@@ -337,19 +338,28 @@ mod tests {
         }
         type Forge<'a> = (&'a str, &'a dyn Fn(&mut PowerCap));
         let cases: [Forge; 8] = [
-            ("used_pj holds 4095 windows where this configuration has 4096", &|f| {
-                f.used_pj.pop();
-            }),
+            (
+                "used_pj holds 4095 windows where this configuration has 4096",
+                &|f| {
+                    f.used_pj.pop();
+                },
+            ),
             ("power cap's base is window", &|f| f.base = u64::MAX / 2),
             ("throttled budget", &|f| f.thermal.as_mut().unwrap().1 = 1),
-            ("not a finite number", &|f| state(f).temperature_c = f64::NAN),
+            ("not a finite number", &|f| {
+                state(f).temperature_c = f64::NAN
+            }),
             ("below ambient", &|f| state(f).temperature_c = 20.0),
-            ("above max_temperature_c", &|f| state(f).max_temperature_c = 31.0),
+            ("above max_temperature_c", &|f| {
+                state(f).max_temperature_c = 31.0
+            }),
             ("at or below the resume point", &|f| {
                 let s = state(f);
                 s.temperature_c = 50.0;
             }),
-            ("without a transition", &|f| state(f).throttle_transitions = 0),
+            ("without a transition", &|f| {
+                state(f).throttle_transitions = 0
+            }),
         ];
         for (want, forge) in cases {
             let mut forged = c.clone();

@@ -197,7 +197,11 @@ impl HddDrive {
                 self.outstanding.len()
             ));
         }
-        if let Some(&(done, at)) = self.outstanding.iter().find(|&&(d, o)| d > limit || o >= cap) {
+        if let Some(&(done, at)) = self
+            .outstanding
+            .iter()
+            .find(|&&(d, o)| d > limit || o >= cap)
+        {
             return bad(format!(
                 "outstanding holds a command at byte {at} done at {done} ns (valid: below {cap} bytes, before 2^62 ns)"
             ));
@@ -534,10 +538,7 @@ mod tests {
         let mut ok = hdd();
         reload_into(&d, &mut ok).unwrap();
         let req = IoRequest::read(4096, 4096);
-        assert_eq!(
-            ok.submit(now, &req).unwrap(),
-            d.submit(now, &req).unwrap()
-        );
+        assert_eq!(ok.submit(now, &req).unwrap(), d.submit(now, &req).unwrap());
         let cases: [Forge<HddDrive>; 4] = [
             ("link_free_ns", &|f| f.link_free_ns = u64::MAX),
             ("outstanding holds 33 commands", &|f| {
@@ -565,8 +566,12 @@ mod tests {
         reload_into(&x, &mut ok).unwrap();
         assert_eq!(ok.submit(now, &req).unwrap(), x.submit(now, &req).unwrap());
         let cases: [Forge<XpointDrive>; 2] = [
-            ("XPoint drive 'x': ctrl_next_ns", &|f| f.ctrl_next_ns = u64::MAX),
-            ("XPoint drive 'x': ctrl_next_ns", &|f| f.link_free_ns[1] = (1 << 62) + 1),
+            ("XPoint drive 'x': ctrl_next_ns", &|f| {
+                f.ctrl_next_ns = u64::MAX
+            }),
+            ("XPoint drive 'x': ctrl_next_ns", &|f| {
+                f.link_free_ns[1] = (1 << 62) + 1
+            }),
         ];
         for (want, forge) in cases {
             let mut forged = xpoint();

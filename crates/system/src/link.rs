@@ -343,7 +343,12 @@ mod tests {
     fn forged_links_are_refused_at_load() {
         use crate::test_devices::{Forge, Null};
         use flashlab_engine::state::reload_into;
-        let fresh = || LinkPort::new(SharedLink::new("up", 1_000_000_000, 100), Box::new(Null(1 << 30)));
+        let fresh = || {
+            LinkPort::new(
+                SharedLink::new("up", 1_000_000_000, 100),
+                Box::new(Null(1 << 30)),
+            )
+        };
         let mut p = fresh();
         let mut now = 0;
         for i in 0..8u64 {
@@ -363,12 +368,16 @@ mod tests {
             std::cell::RefMut::map(f.link.borrow_mut(), |l| &mut l.dirs[dir].busy)
         }
         let cases: [Forge<LinkPort>; 6] = [
-            ("shared link 'up' to the devices books", &|f| busy(f, 0).swap(0, 1)),
+            ("shared link 'up' to the devices books", &|f| {
+                busy(f, 0).swap(0, 1)
+            }),
             ("shared link 'up' to the host books", &|f| {
                 let mut b = busy(f, 1);
                 b[0] = (b[0].1 + 1, b[0].1);
             }),
-            ("before 2^62 ns", &|f| busy(f, 1).push_back((1 << 62, u64::MAX))),
+            ("before 2^62 ns", &|f| {
+                busy(f, 1).push_back((1 << 62, u64::MAX))
+            }),
             ("holds 4097 booked intervals", &|f| {
                 let mut b = busy(f, 0);
                 let last = b.back().unwrap().1;
@@ -376,7 +385,9 @@ mod tests {
                     b.push_back((last + 10 * i + 1, last + 10 * i + 2));
                 }
             }),
-            ("busy_ns to the host", &|f| f.link.borrow_mut().busy_ns[1] = u64::MAX),
+            ("busy_ns to the host", &|f| {
+                f.link.borrow_mut().busy_ns[1] = u64::MAX
+            }),
             ("a port of shared link 'up': last_submit_ns", &|f| {
                 f.last_submit_ns = (1 << 62) + 1
             }),

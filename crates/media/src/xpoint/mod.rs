@@ -239,11 +239,18 @@ mod tests {
         assert_eq!(ok.write(50_000, 0, 4096), x.clone().write(50_000, 0, 4096));
         type Forge<'a> = (&'a str, &'a dyn Fn(&mut Xpoint));
         let cases: [Forge; 3] = [
-            ("engine_free_ns of die 1", &|f| f.engine_free_ns[1] = u64::MAX),
-            ("path_free_ns of die 0", &|f| f.path_free_ns[0] = (1 << 62) + 1),
-            ("path_free_ns holds 1 entries where this configuration has 2", &|f| {
-                f.path_free_ns.pop();
+            ("engine_free_ns of die 1", &|f| {
+                f.engine_free_ns[1] = u64::MAX
             }),
+            ("path_free_ns of die 0", &|f| {
+                f.path_free_ns[0] = (1 << 62) + 1
+            }),
+            (
+                "path_free_ns holds 1 entries where this configuration has 2",
+                &|f| {
+                    f.path_free_ns.pop();
+                },
+            ),
         ];
         for (want, forge) in cases {
             let mut forged = x.clone();

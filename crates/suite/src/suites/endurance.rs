@@ -387,7 +387,13 @@ impl Rounds {
         for (i, w) in self.wear.iter().enumerate() {
             crate::steps::check_figures(
                 &format!("the cached endurance round {i}'s wear"),
-                &[w.host_bytes, w.nand_bytes, w.erase_avg, w.available_spare, w.sim_ns],
+                &[
+                    w.host_bytes,
+                    w.nand_bytes,
+                    w.erase_avg,
+                    w.available_spare,
+                    w.sim_ns,
+                ],
             )?;
         }
         Ok(())
@@ -1091,7 +1097,9 @@ mod tests {
                 f.wear.pop();
             }),
             ("rounds' IOPS: entry 1 is NaN", &|f| f.iops[1] = f64::NAN),
-            ("round 0's wear: entry 4 is -1", &|f| f.wear[0].sim_ns = -1.0),
+            ("round 0's wear: entry 4 is -1", &|f| {
+                f.wear[0].sim_ns = -1.0
+            }),
         ];
         for (want, forge) in cases {
             let mut forged = real();
