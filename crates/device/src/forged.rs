@@ -77,7 +77,7 @@ fn workload(ssd: &mut Ssd, n: u64, mut now: u64, seed: u64) -> u64 {
             match i % 11 {
                 3 => ssd.zone_command(now, ZoneOp::Close, zone).ok(),
                 5 => ssd.zone_command(now, ZoneOp::Open, zone).ok(),
-                7 if (r >> 40) % 4 == 0 => ssd.zone_command(now, ZoneOp::Reset, zone).ok(),
+                7 if (r >> 40).is_multiple_of(4) => ssd.zone_command(now, ZoneOp::Reset, zone).ok(),
                 8 => ssd.zone_command(now, ZoneOp::Finish, zone).ok(),
                 9 => ssd.submit(now, &IoRequest::read(zone_at, 16384)).ok(),
                 _ => ssd
