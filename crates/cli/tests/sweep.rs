@@ -249,7 +249,7 @@ fn a_point_checks_its_own_settings_not_the_plans() {
     let dir = scratch("sweep-own-point");
     let plan = write_plan(
         &dir,
-        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[env]\nRUNTIME = \"1ms\"\n[axes]\n\"set.ftl.iu\" = [\"4KiB\", \"3KiB\"]\nenv.QD = { from = 1, to = 500000, step = 1 }\n",
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[env]\nRUNTIME = \"1ms\"\n[axes]\n\"set.ftl.iu\" = [\"4KiB\", \"3KiB\"]\nenv.QD = { from = 1, to = 1000, step = 1 }\nseed = { from = 1, to = 500, step = 1 }\n",
     );
     let outdir = dir.join("out");
     let run = |point: &str| {
