@@ -412,14 +412,17 @@ fn save_state_after_precondition_is_the_preconditioned_drive() {
         &["--save-state", &p(&after), "--save-state-after", "fill"],
     );
     assert_eq!(code, Some(0), "{err}");
+    // A step name of 10 KB is echoed cut to 80 characters, not whole.
+    let long = format!("flil{}", "x".repeat(10_000));
     let (code, _, err) = suite(
         "qos",
-        &["--save-state", &p(&after), "--save-state-after", "flil"],
+        &["--save-state", &p(&after), "--save-state-after", &long],
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("--save-state-after flil")
-            && err.contains("valid steps: precondition, purge, fill, round-01"),
+        err.contains("--save-state-after flilxxx")
+            && err.contains("valid steps: precondition, purge, fill, round-01")
+            && err.len() < 1_000,
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -138,26 +138,72 @@ impl Zones {
         }
     }
 
+    /// Loaded zones are ones the zone rules leave: a state and a write pointer per zone,
+    /// an empty zone at its start, every zone not full below its capacity (a write that
+    /// reaches it makes the zone full); the open and active counts those of the states and
+    /// within `max_open_zones` and `max_active_zones`; the implicitly opened zones listed
+    /// once each, and only they. O(zones).
     fn check(&self) -> Result<(), String> {
-        let n = self.model.geometry.zones as usize;
+        let g = self.model.geometry;
+        let n = g.zones as usize;
         if self.state.len() != n || self.wp.len() != n {
-            return Err(format!("zone state of {} zones, not {n}", self.state.len()));
+            return Err(format!(
+                "the zones' state holds {} zones and wp {} where this configuration has {n}",
+                self.state.len(),
+                self.wp.len()
+            ));
         }
-        let cap = self.model.geometry.capacity_bytes;
-        if self.wp.iter().any(|&w| w > cap) {
-            return Err("a write pointer past its zone's capacity".to_string());
+        let cap = g.capacity_bytes;
+        for (z, (&s, &wp)) in self.state.iter().zip(&self.wp).enumerate() {
+            let ok = match s {
+                ZoneState::Empty => wp == 0,
+                ZoneState::Full => wp <= cap,
+                _ => wp < cap,
+            };
+            if !ok {
+                return Err(format!(
+                    "zone {z} is {} with its write pointer (wp) at byte {wp} (valid: 0 when empty, below the zone capacity of {cap} bytes unless full)",
+                    s.name()
+                ));
+            }
         }
         let open = self.state.iter().filter(|s| s.is_open()).count() as u32;
         let active = self.state.iter().filter(|s| s.is_active()).count() as u32;
         if open != self.open || active != self.active {
-            return Err("open and active zone counts disagree with the states".to_string());
+            return Err(format!(
+                "the zones' open count is {} and active count {} where their states have {open} and {active}",
+                self.open, self.active
+            ));
         }
-        if self.implicit.iter().any(|&z| {
-            self.state
+        let over = |count: u32, limit: u32| limit > 0 && count > limit;
+        if over(open, g.max_open) || over(active, g.max_active) {
+            return Err(format!(
+                "{open} zones are open and {active} active (valid: zns.max_open_zones = {}, zns.max_active_zones = {}; 0 is no limit)",
+                g.max_open, g.max_active
+            ));
+        }
+        let implicit = self
+            .state
+            .iter()
+            .filter(|&&s| s == ZoneState::ImplicitlyOpen)
+            .count();
+        let mut listed = vec![false; n];
+        for &z in &self.implicit {
+            let fits = self
+                .state
                 .get(z as usize)
-                .is_none_or(|&s| s != ZoneState::ImplicitlyOpen)
-        }) {
-            return Err("an implicitly open zone list entry that is not".to_string());
+                .is_some_and(|&s| s == ZoneState::ImplicitlyOpen);
+            if !fits || std::mem::replace(&mut listed[z as usize], true) {
+                return Err(format!(
+                    "the zones' implicit list names zone {z} twice, past the zones or not implicitly open"
+                ));
+            }
+        }
+        if self.implicit.len() != implicit {
+            return Err(format!(
+                "the zones' implicit list names {} zones where {implicit} are implicitly open",
+                self.implicit.len()
+            ));
         }
         Ok(())
     }
@@ -524,6 +570,71 @@ mod tests {
             for k in 0..4 {
                 assert!(seen.insert(m.locate(zone, k).0));
             }
+        }
+    }
+
+    /// A forged zone state is refused at load naming the zone and the field: an empty zone
+    /// with data, a write pointer at or past the capacity of a zone not full, counts that
+    /// disagree with the states or pass the limits, a zone implicitly open but not listed,
+    /// or listed twice. Real zones load and take writes the same.
+    #[test]
+    fn forged_zones_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let fresh = || zones(3, 4);
+        let mut z = fresh();
+        z.write(0, 4096).unwrap();
+        z.write(1 << 20, 8192).unwrap();
+        z.command(ZoneOp::Open, 2).unwrap();
+        z.write(3 << 20, 768 << 10).unwrap();
+        z.write(4 << 20, 4096).unwrap();
+        assert_eq!(z.open_active(), (3, 4));
+        let mut ok = fresh();
+        reload_into(&z, &mut ok).unwrap();
+        assert_eq!(
+            ok.write(4096, 4096).unwrap(),
+            z.clone().write(4096, 4096).unwrap()
+        );
+        assert_eq!(ok.open_active(), (3, 4));
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut Zones));
+        let cases: [Forge; 8] = [
+            (
+                "zone 5 is EMPTY with its write pointer (wp) at byte 4096",
+                &|f| f.wp[5] = 4096,
+            ),
+            (
+                "zone 0 is CLOSED with its write pointer (wp) at byte 786432",
+                &|f| f.wp[0] = 768 << 10,
+            ),
+            (
+                "open count is 3 and active count 4 where their states have 3 and 5",
+                &|f| {
+                    f.state[6] = ZoneState::Closed;
+                    f.wp[6] = 4096;
+                },
+            ),
+            ("4 zones are open and 5 active", &|f| {
+                f.state[6] = ZoneState::ExplicitlyOpen;
+                f.open += 1;
+                f.active += 1;
+            }),
+            ("names zone 4 twice", &|f| f.implicit.push(4)),
+            (
+                "names zone 0 twice, past the zones or not implicitly open",
+                &|f| f.implicit.push(0),
+            ),
+            ("names zone 99", &|f| f.implicit.push(99)),
+            (
+                "implicit list names 1 zones where 2 are implicitly open",
+                &|f| {
+                    f.implicit.remove(0);
+                },
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = z.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
         }
     }
 }

@@ -48,9 +48,20 @@ pub struct RngStream {
     s: [u64; 4],
 }
 
-crate::impl_state!(RngStream { s });
+crate::impl_state!(RngStream { s } check RngStream::check_loaded);
 
 impl RngStream {
+    /// xoshiro never reaches the all-zero state (it would draw zeros for ever: every
+    /// command the same time, every random choice the first), so a file holding it is forged.
+    fn check_loaded(&self) -> Result<(), String> {
+        if self.s == [0; 4] {
+            return Err(
+                "a random stream's state is all zeros (xoshiro256++ never reaches it)".into(),
+            );
+        }
+        Ok(())
+    }
+
     pub fn from_seed_u64(seed: u64) -> Self {
         let mut bytes = [0u8; 32];
         rand_xoshiro::SplitMix64::seed_from_u64(seed).fill_bytes(&mut bytes);
@@ -144,6 +155,20 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The all-zero state is refused at load, naming the stream; a drawn-from one loads.
+    #[test]
+    fn a_forged_all_zero_stream_is_refused_at_load() {
+        use crate::state::reload_into;
+        let mut drawn = RngStream::from_seed_u64(3);
+        drawn.next_u64();
+        let mut into = RngStream::from_seed_u64(9);
+        reload_into(&drawn, &mut into).unwrap();
+        assert_eq!(into, drawn);
+        let zero = RngStream { s: [0; 4] };
+        let e = reload_into(&zero, &mut into).unwrap_err().to_string();
+        assert!(e.contains("random stream's state is all zeros"), "{e}");
+    }
 
     #[test]
     fn the_stream_is_rand_xoshiros_xoshiro256plusplus() {

@@ -67,8 +67,10 @@ impl Ftl {
             );
         }
         let m = &self.map;
+        // A zoned drive's FTL has no map (`Ftl::new_unmapped`; its length is fixed at load).
+        let unmapped = m.l2p.is_empty() && m.p2l.is_empty();
         ensure!(
-            m.l2p.len() == g.user_ius as usize && m.p2l.len() == g.total_ius as usize,
+            unmapped || m.l2p.len() == g.user_ius as usize && m.p2l.len() == g.total_ius as usize,
             "maps of {} and {} IUs where the drive has {} and {}",
             m.l2p.len(),
             m.p2l.len(),

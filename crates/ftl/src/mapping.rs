@@ -18,12 +18,14 @@ pub(crate) struct Mapping {
     pub mapped: u32,
 }
 
+// The maps' lengths are the configuration's: the drive's IUs, or none on a zoned drive,
+// which builds no map.
 flashlab_engine::impl_state!(Mapping {
     l2p,
     p2l,
     versions,
     mapped
-});
+} fixed { l2p, p2l, versions });
 
 impl Mapping {
     pub fn new(user_ius: u32, total_ius: u32, track_versions: bool) -> Mapping {

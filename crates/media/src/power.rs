@@ -46,9 +46,20 @@ pub struct EnergyMeter {
     windows_pj: Vec<u64>,
 }
 
-flashlab_engine::impl_state!(EnergyMeter { windows_pj });
+flashlab_engine::impl_state!(EnergyMeter { windows_pj } check EnergyMeter::check_loaded);
 
 impl EnergyMeter {
+    /// A meter keeps at most [`MAX_METER_WINDOWS`] windows (later energy joins the last).
+    fn check_loaded(&self) -> Result<(), String> {
+        if self.windows_pj.len() > MAX_METER_WINDOWS {
+            return Err(format!(
+                "an energy meter's windows_pj holds {} windows (valid: at most {MAX_METER_WINDOWS}, one a simulated second)",
+                self.windows_pj.len()
+            ));
+        }
+        Ok(())
+    }
+
     pub fn new() -> EnergyMeter {
         EnergyMeter {
             windows_pj: vec![0],
@@ -108,7 +119,28 @@ pub struct PowerCap {
     thermal: Option<(Thermal, u64)>,
 }
 
-flashlab_engine::impl_state!(PowerCap { used_pj, base, thermal } skip { budget_pj });
+// Saved as a struct of `used_pj`, `base` and `thermal` would be; loaded by hand, since the
+// throttled budget the file carries beside the temperature is configuration, and must be the
+// configuration's.
+impl flashlab_engine::State for PowerCap {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        self.used_pj.save(w);
+        self.base.save(w);
+        self.thermal.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        let slots = self.used_pj.len();
+        let throttled = self.thermal.as_ref().map(|(_, b)| *b);
+        self.used_pj.load(r)?;
+        self.base.load(r)?;
+        self.thermal.load(r)?;
+        self.check_loaded(slots, throttled)
+            .map_err(flashlab_engine::StateError::corrupt)
+    }
+}
 
 impl PowerCap {
     /// A cap letting the media use `budget_uw` microwatts on average over each window.
@@ -126,6 +158,35 @@ impl PowerCap {
         PowerCap {
             thermal: Some((thermal, Self::window_pj(budget_uw))),
             ..self
+        }
+    }
+
+    /// A loaded cap is one a run could have left: its calendar of `slots` windows, its
+    /// earliest window one a clock before 2^62 ns reaches, the throttled budget the
+    /// configuration's (`throttled`) and a temperature the thermal model could reach.
+    fn check_loaded(&self, slots: usize, throttled: Option<u64>) -> Result<(), String> {
+        if self.used_pj.len() != slots {
+            return Err(format!(
+                "the power cap's used_pj holds {} windows where this configuration has {slots}",
+                self.used_pj.len()
+            ));
+        }
+        let last = flashlab_engine::state::MAX_STATE_TIME_NS / CAP_WINDOW_NS;
+        if self.base > last {
+            return Err(format!(
+                "the power cap's base is window {} (valid: at most {last}, the window of 2^62 ns)",
+                self.base
+            ));
+        }
+        let loaded = self.thermal.as_ref().map(|(_, b)| *b);
+        if loaded != throttled {
+            return Err(format!(
+                "the power cap's throttled budget is {loaded:?} pJ a window where this configuration has {throttled:?}"
+            ));
+        }
+        match &self.thermal {
+            Some((t, _)) => t.check_loaded(),
+            None => Ok(()),
         }
     }
 
@@ -185,7 +246,7 @@ impl PowerCap {
         loop {
             let slot = (w % CAP_WINDOWS as u64) as usize;
             let used = self.used_pj[slot];
-            if used == 0 || used + pj <= self.budget_pj() || w == last {
+            if used == 0 || used.saturating_add(pj) <= self.budget_pj() || w == last {
                 self.used_pj[slot] = used.saturating_add(pj);
                 break;
             }
@@ -240,5 +301,77 @@ mod tests {
         // Recycled slots start empty.
         c.advance_to(10_000 * CAP_WINDOW_NS);
         assert_eq!(c.admit(0, 9 * mj), 10_000 * CAP_WINDOW_NS);
+    }
+
+    /// A forged power cap or temperature is refused at load naming the field: a calendar of
+    /// another length, a window past 2^62 ns, another throttled budget, a temperature that is
+    /// no number, below the air or above its maximum, throttling below the resume point or
+    /// without a transition; a meter of more windows than it keeps. A real one loads.
+    #[test]
+    fn forged_power_and_thermal_states_are_refused_at_load() {
+        use crate::thermal::ThermalModel;
+        use flashlab_engine::state::reload_into;
+        let model = ThermalModel {
+            resistance_c_per_w: 5.0,
+            time_constant_ns: 1e9,
+            ambient_c: 30.0,
+            throttle_c: 75.0,
+            resume_c: 70.0,
+            base_w: 1.0,
+        };
+        let fresh =
+            || PowerCap::new(20_000_000).with_thermal(Thermal::new(model, 1.0, 1.0), 2_000_000);
+        let mut c = fresh();
+        let mj = 1_000_000_000;
+        let mut t = 0;
+        while !c.thermal_state().unwrap().throttled {
+            c.admit(t, 150 * mj);
+            t += CAP_WINDOW_NS;
+            c.advance_to(t);
+        }
+        let mut ok = fresh();
+        reload_into(&c, &mut ok).unwrap();
+        assert_eq!(ok.thermal_state(), c.thermal_state());
+        assert_eq!(ok.admit(t, mj), c.clone().admit(t, mj));
+        fn state(f: &mut PowerCap) -> &mut ThermalState {
+            &mut f.thermal.as_mut().unwrap().0.state
+        }
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut PowerCap));
+        let cases: [Forge; 8] = [
+            (
+                "used_pj holds 4095 windows where this configuration has 4096",
+                &|f| {
+                    f.used_pj.pop();
+                },
+            ),
+            ("power cap's base is window", &|f| f.base = u64::MAX / 2),
+            ("throttled budget", &|f| f.thermal.as_mut().unwrap().1 = 1),
+            ("not a finite number", &|f| {
+                state(f).temperature_c = f64::NAN
+            }),
+            ("below ambient", &|f| state(f).temperature_c = 20.0),
+            ("above max_temperature_c", &|f| {
+                state(f).max_temperature_c = 31.0
+            }),
+            ("at or below the resume point", &|f| {
+                let s = state(f);
+                s.temperature_c = 50.0;
+            }),
+            ("without a transition", &|f| {
+                state(f).throttle_transitions = 0
+            }),
+        ];
+        for (want, forge) in cases {
+            let mut forged = c.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        let mut m = EnergyMeter::new();
+        m.windows_pj = vec![0; MAX_METER_WINDOWS + 1];
+        let e = reload_into(&m, &mut EnergyMeter::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("energy meter's windows_pj"), "{e}");
     }
 }

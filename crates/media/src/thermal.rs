@@ -53,10 +53,10 @@ pub struct Thermal {
     time_scale: f64,
     /// Drive watts per watt the simulated media uses (a die cut has a share of the dies).
     power_scale: f64,
-    state: ThermalState,
+    pub(crate) state: ThermalState,
 }
 
-flashlab_engine::impl_state!(Thermal { state } skip { model, time_scale, power_scale });
+flashlab_engine::impl_state!(Thermal { state } skip { model, time_scale, power_scale } check Thermal::check_loaded);
 
 impl Thermal {
     pub fn new(model: ThermalModel, time_scale: f64, power_scale: f64) -> Thermal {
@@ -71,6 +71,39 @@ impl Thermal {
                 ..ThermalState::default()
             },
         }
+    }
+
+    /// A loaded temperature is one the model reaches: finite, never below the air around
+    /// the drive (it moves towards ambient plus a non-negative rise), at most the maximum
+    /// so far; a throttled drive is above its resume point and has begun throttling at
+    /// least once; time throttled is finite and not negative.
+    pub(crate) fn check_loaded(&self) -> Result<(), String> {
+        let s = &self.state;
+        let m = &self.model;
+        let bad = |what: &str| {
+            Err(format!(
+                "the drive's thermal state: {what} (temperature_c {}, max_temperature_c {}, throttled {}, throttle_transitions {}, throttled_ns {}; ambient {} °C, resume at {} °C)",
+                s.temperature_c, s.max_temperature_c, s.throttled, s.throttle_transitions,
+                s.throttled_ns, m.ambient_c, m.resume_c
+            ))
+        };
+        if !(s.temperature_c.is_finite()
+            && s.max_temperature_c.is_finite()
+            && s.throttled_ns.is_finite())
+        {
+            return bad("a figure that is not a finite number");
+        }
+        // A step's rounding may leave a drive cooled to ambient a hair below it.
+        if s.temperature_c < m.ambient_c - 1e-9 || s.temperature_c > s.max_temperature_c {
+            return bad("temperature_c below ambient or above max_temperature_c");
+        }
+        if s.throttled_ns < 0.0 {
+            return bad("throttled_ns below zero");
+        }
+        if s.throttled && (s.temperature_c <= m.resume_c || s.throttle_transitions == 0) {
+            return bad("throttled at or below the resume point, or without a transition");
+        }
+        Ok(())
     }
 
     /// `ns` of simulated time in which the media used `media_pj`.

@@ -346,6 +346,36 @@ impl NandTiming {
                 ));
             }
         }
+        // Each operation holds its unit for its array time: all of them together fit in the
+        // units' time up to 2^62 ns (so the busy-time and energy products cannot overflow).
+        let busy: u128 = self
+            .ops
+            .iter()
+            .zip(&self.array_ns)
+            .map(|(&n, &t)| u128::from(n) * u128::from(t))
+            .sum();
+        let room = self.unit_free_ns.len() as u128 * u128::from(limit);
+        if busy > room {
+            return Err(format!(
+                "the dies' operation counts ops {:?} take {busy} ns of array time, more than {} units have up to 2^62 ns",
+                self.ops,
+                self.unit_free_ns.len()
+            ));
+        }
+        let Some(moved) = self.bytes.iter().try_fold(0u64, |a, &b| a.checked_add(b)) else {
+            return Err(format!(
+                "the dies' byte counts {:?} add up past 2^64",
+                self.bytes
+            ));
+        };
+        if let Some(p) = &self.power {
+            if p.ops_base.iter().zip(&self.ops).any(|(b, n)| b > n) || p.bytes_base > moved {
+                return Err(format!(
+                    "the media energy meter started at ops_base {:?} and bytes_base {} (valid: at most the operations {:?} and bytes {} so far)",
+                    p.ops_base, p.bytes_base, self.ops, moved
+                ));
+            }
+        }
         Ok(())
     }
 

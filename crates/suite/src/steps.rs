@@ -238,7 +238,34 @@ struct CountedRounds {
     starts: Vec<FtlCounters>,
 }
 
-flashlab_engine::impl_state!(CountedRounds { values, starts });
+flashlab_engine::impl_state!(CountedRounds { values, starts } check CountedRounds::check_loaded);
+
+impl CountedRounds {
+    /// A round's counters are taken at its start, so there are as many as rounds; a round's
+    /// IOPS is a finite figure, not negative.
+    fn check_loaded(&self) -> Result<(), String> {
+        check_figures("the cached rounds' IOPS", &self.values)?;
+        if self.starts.len() != self.values.len() {
+            return Err(format!(
+                "the cached rounds hold {} IOPS figures and {} round starts (valid: one start a round)",
+                self.values.len(),
+                self.starts.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Figures a suite caches (IOPS, bytes, times) are finite and not negative.
+pub(crate) fn check_figures(what: &str, figures: &[f64]) -> Result<(), String> {
+    match figures.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        Some(i) => Err(format!(
+            "{what}: entry {i} is {} (valid: a finite figure, not negative)",
+            figures[i]
+        )),
+        None => Ok(()),
+    }
+}
 
 /// Write IOPS of each round, until the last rounds meet `rule` or `max_rounds` have run;
 /// `starts` collects the FTL's counters at each round's start.
@@ -330,5 +357,29 @@ mod tests {
         assert_eq!(j.control.numjobs, 2);
         assert!(j.time.time_based);
         assert_eq!(j.time.runtime_ns, Some(2 * NS_PER_S));
+    }
+
+    /// A forged cache entry of counted rounds is refused at load: round starts that do not
+    /// match the rounds, an IOPS figure that is no number.
+    #[test]
+    fn forged_counted_rounds_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let real = || CountedRounds {
+            values: vec![10.0, 20.0],
+            starts: vec![FtlCounters::default(); 2],
+        };
+        reload_into(&real(), &mut CountedRounds::default()).unwrap();
+        let mut forged = real();
+        forged.starts.push(FtlCounters::default());
+        let e = reload_into(&forged, &mut CountedRounds::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2 IOPS figures and 3 round starts"), "{e}");
+        let mut forged = real();
+        forged.values[0] = f64::NAN;
+        let e = reload_into(&forged, &mut CountedRounds::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("entry 0 is NaN"), "{e}");
     }
 }

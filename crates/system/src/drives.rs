@@ -172,9 +172,50 @@ pub struct HddDrive {
 
 flashlab_engine::impl_state!(HddDrive {
     hdd, link_free_ns, outstanding, queued, reads, writes, bytes_read, bytes_written
-} skip { name, link_bytes_per_s, overhead_ns, queue_depth });
+} skip { name, link_bytes_per_s, overhead_ns, queue_depth } check HddDrive::check_loaded);
+
+/// Commands a SATA drive holds at once (NCQ), the bound of `outstanding`.
+const NCQ_SLOTS: usize = 32;
 
 impl HddDrive {
+    /// A loaded disk's host side is one a run could have left (the disk itself checked its
+    /// own): the link free before 2^62 ns, at most 32 commands held (NCQ), each done before
+    /// 2^62 ns at an offset on the disk, at most `queue_depth - 1` choices offered.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let cap = self.capacity_bytes();
+        let bad = |what: String| Err(format!("hard disk '{}': {what}", self.name));
+        if self.link_free_ns > limit {
+            return bad(format!(
+                "link_free_ns is {} ns (valid: at most 2^62 ns, the time a run reaches)",
+                self.link_free_ns
+            ));
+        }
+        if self.outstanding.len() > NCQ_SLOTS {
+            return bad(format!(
+                "outstanding holds {} commands (valid: at most {NCQ_SLOTS}, NCQ's slots)",
+                self.outstanding.len()
+            ));
+        }
+        if let Some(&(done, at)) = self
+            .outstanding
+            .iter()
+            .find(|&&(d, o)| d > limit || o >= cap)
+        {
+            return bad(format!(
+                "outstanding holds a command at byte {at} done at {done} ns (valid: below {cap} bytes, before 2^62 ns)"
+            ));
+        }
+        if self.queued.len() >= self.queue_depth as usize || self.queued.iter().any(|&o| o >= cap) {
+            return bad(format!(
+                "queued offers {} commands or one past byte {cap} (valid: at most {}, queue_depth - 1, on the disk)",
+                self.queued.len(),
+                self.queue_depth - 1
+            ));
+        }
+        Ok(())
+    }
+
     pub fn from_spec(name: &str, s: &HddSpec) -> Result<HddDrive, SpecError> {
         let p = HddParams {
             capacity_bytes: size("capacity", &s.capacity)?,
@@ -222,7 +263,7 @@ impl HddDrive {
             overhead_ns: time("command_overhead", &s.command_overhead)?,
             queue_depth: s.queue_depth,
             link_free_ns: 0,
-            outstanding: VecDeque::with_capacity(33),
+            outstanding: VecDeque::with_capacity(NCQ_SLOTS + 1),
             queued: Vec::with_capacity(32),
             reads: 0,
             writes: 0,
@@ -292,7 +333,7 @@ impl BlockDevice for HddDrive {
             IoKind::Trim => t0,
         };
         if req.kind == IoKind::Read || req.kind == IoKind::Write {
-            if self.outstanding.len() >= 32 {
+            if self.outstanding.len() >= NCQ_SLOTS {
                 self.outstanding.pop_front();
             }
             self.outstanding.push_back((done, req.offset_bytes));
@@ -342,9 +383,23 @@ pub struct XpointDrive {
 
 flashlab_engine::impl_state!(XpointDrive {
     x, ctrl_next_ns, link_free_ns, command_rng
-} skip { name, link_bytes_per_s, overhead_ns, cmd_spacing_ns, queue_depth, endurance_bytes });
+} skip { name, link_bytes_per_s, overhead_ns, cmd_spacing_ns, queue_depth, endurance_bytes }
+  check XpointDrive::check_loaded);
 
 impl XpointDrive {
+    /// A loaded XPoint drive's controller and link are free before 2^62 ns (the media and
+    /// the random stream checked their own).
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        if self.ctrl_next_ns > limit || self.link_free_ns.iter().any(|&t| t > limit) {
+            return Err(format!(
+                "XPoint drive '{}': ctrl_next_ns {} or link_free_ns {:?} is past 2^62 ns, the time a run reaches",
+                self.name, self.ctrl_next_ns, self.link_free_ns
+            ));
+        }
+        Ok(())
+    }
+
     pub fn from_spec(name: &str, s: &XpointSpec) -> Result<XpointDrive, SpecError> {
         let p = XpointParams {
             capacity_bytes: size("capacity", &s.capacity)?,
@@ -433,5 +488,97 @@ impl Component for XpointDrive {
             "bytes_written": c.bytes_written,
             "endurance_used": c.bytes_written as f64 / self.endurance_bytes.max(1) as f64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_devices::Forge;
+    use flashlab_engine::state::reload_into;
+
+    fn hdd() -> HddDrive {
+        let text = include_str!("../../../presets/systems/drives/toshiba-dt01aca200-2tb.toml");
+        let spec: HddSpec = toml::from_str(text).unwrap();
+        HddDrive::from_spec("d", &spec).unwrap()
+    }
+
+    fn xpoint() -> XpointDrive {
+        let text = include_str!("../../../presets/systems/drives/intel-optane-memory-16gb.toml");
+        let spec: XpointSpec = toml::from_str(text).unwrap();
+        XpointDrive::from_spec("x", &spec).unwrap()
+    }
+
+    /// 16 random reads and writes at queue depth 8: commands held, dirty data, streams.
+    fn busy<D: BlockDevice>(d: &mut D) -> u64 {
+        let cap = d.capacity_bytes() / 4096;
+        let mut now = 0;
+        for i in 0..16u64 {
+            let at = (i * 7919 * 104_729) % cap * 4096;
+            let req = if i % 2 == 0 {
+                IoRequest::read(at, 8192)
+            } else {
+                IoRequest::write(at, 4096)
+            };
+            d.submit(now, &req).unwrap();
+            now += 100_000;
+        }
+        now
+    }
+
+    /// A forged hard disk or XPoint drive is refused at load naming the drive and the
+    /// field: more commands held than NCQ has, one past the disk or past 2^62 ns, more
+    /// choices than the queue depth, a link or controller free past 2^62 ns (the disk's and
+    /// the media's own fields have their own tests). Real states load and run the same.
+    #[test]
+    fn forged_disk_and_xpoint_drives_are_refused_at_load() {
+        let mut d = hdd();
+        let now = busy(&mut d);
+        assert!(d.outstanding.len() > 2);
+        let mut ok = hdd();
+        reload_into(&d, &mut ok).unwrap();
+        let req = IoRequest::read(4096, 4096);
+        assert_eq!(ok.submit(now, &req).unwrap(), d.submit(now, &req).unwrap());
+        let cases: [Forge<HddDrive>; 4] = [
+            ("link_free_ns", &|f| f.link_free_ns = u64::MAX),
+            ("outstanding holds 33 commands", &|f| {
+                while f.outstanding.len() < 33 {
+                    f.outstanding.push_back((0, 0));
+                }
+            }),
+            ("outstanding holds a command at byte", &|f| {
+                f.outstanding[0].1 = u64::MAX
+            }),
+            ("queued offers 32 commands", &|f| f.queued = vec![0; 32]),
+        ];
+        for (want, forge) in cases {
+            let mut forged = hdd();
+            busy(&mut forged);
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut hdd()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+            assert!(e.contains("hard disk 'd'"), "{e}");
+        }
+
+        let mut x = xpoint();
+        let now = busy(&mut x);
+        let mut ok = xpoint();
+        reload_into(&x, &mut ok).unwrap();
+        assert_eq!(ok.submit(now, &req).unwrap(), x.submit(now, &req).unwrap());
+        let cases: [Forge<XpointDrive>; 2] = [
+            ("XPoint drive 'x': ctrl_next_ns", &|f| {
+                f.ctrl_next_ns = u64::MAX
+            }),
+            ("XPoint drive 'x': ctrl_next_ns", &|f| {
+                f.link_free_ns[1] = (1 << 62) + 1
+            }),
+        ];
+        for (want, forge) in cases {
+            let mut forged = xpoint();
+            busy(&mut forged);
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut xpoint()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }

@@ -20,6 +20,7 @@ pub mod cache;
 pub mod config;
 mod counters;
 pub mod drives;
+pub mod forged;
 pub mod link;
 pub mod raid;
 #[cfg(test)]

@@ -32,6 +32,30 @@ struct Timeline {
 flashlab_engine::impl_state!(Timeline { busy });
 
 impl Timeline {
+    /// What [`Timeline::book`] leaves: at most [`MAX_INTERVALS`] intervals, each within
+    /// itself, in order without overlap, all before 2^62 ns.
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        if self.busy.len() > MAX_INTERVALS {
+            return Err(format!(
+                "holds {} booked intervals (valid: at most {MAX_INTERVALS})",
+                self.busy.len()
+            ));
+        }
+        let mut prev_end = 0;
+        for &(s, e) in &self.busy {
+            if s < prev_end || e < s || e > limit {
+                return Err(format!(
+                    "books [{s}, {e}) ns after an interval ending at {prev_end} ns (valid: in order, not overlapping, before 2^62 ns)"
+                ));
+            }
+            prev_end = e;
+        }
+        Ok(())
+    }
+}
+
+impl Timeline {
     /// Book `dur_ns` at the earliest gap starting at or after `earliest_ns`; returns the start.
     fn book(&mut self, earliest_ns: u64, dur_ns: u64) -> u64 {
         while self
@@ -91,7 +115,7 @@ pub struct SharedLink {
 // A link shared by several ports is saved with each (the same values loaded again).
 flashlab_engine::impl_state!(SharedLink {
     dirs, bytes, busy_ns, wait_ns
-} skip { name, bytes_per_s, latency_ns });
+} skip { name, bytes_per_s, latency_ns } check SharedLink::check_loaded);
 
 impl SharedLink {
     pub fn new(name: &str, bytes_per_s: u64, latency_ns: u64) -> Rc<RefCell<SharedLink>> {
@@ -104,6 +128,26 @@ impl SharedLink {
             busy_ns: [0; 2],
             wait_ns: 0,
         }))
+    }
+
+    /// A loaded link's bookings are possible ([`Timeline::check_loaded`]) and neither
+    /// direction was busy longer than a run lasts (2^62 ns).
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        for (dir, (t, &busy)) in ["to the devices", "to the host"]
+            .iter()
+            .zip(self.dirs.iter().zip(&self.busy_ns))
+        {
+            t.check_loaded()
+                .map_err(|e| format!("shared link '{}' {dir} {e}", self.name))?;
+            if busy > limit {
+                return Err(format!(
+                    "shared link '{}': busy_ns {dir} is {busy} ns (valid: at most 2^62 ns, the time a run reaches)",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Book a transfer of `bytes` in direction `dir` whose data is ready at `ready_ns`;
@@ -143,9 +187,21 @@ flashlab_engine::impl_state!(LinkPort {
     link,
     inner,
     last_submit_ns
-});
+} check LinkPort::check_loaded);
 
 impl LinkPort {
+    /// The device behind the port was last handed a request before 2^62 ns.
+    fn check_loaded(&self) -> Result<(), String> {
+        if self.last_submit_ns > flashlab_engine::state::MAX_STATE_TIME_NS {
+            return Err(format!(
+                "a port of shared link '{}': last_submit_ns is {} ns (valid: at most 2^62 ns, the time a run reaches)",
+                self.link.borrow().name,
+                self.last_submit_ns
+            ));
+        }
+        Ok(())
+    }
+
     pub fn new(link: Rc<RefCell<SharedLink>>, inner: Box<dyn Component>) -> LinkPort {
         LinkPort {
             link,
@@ -277,5 +333,71 @@ mod tests {
         assert_eq!(l.transfer(1, 10_000, 1000), (10_000, 11_000));
         assert_eq!(l.transfer(1, 10_500, 1000), (11_000, 12_000));
         assert_eq!(l.wait_ns, 500);
+    }
+
+    /// A forged link is refused at load naming the link and the field: bookings out of
+    /// order, ending before they start, past 2^62 ns or more than are kept, a direction busy
+    /// longer than a run, a port handed a request past 2^62 ns. A real link loads and books
+    /// the same.
+    #[test]
+    fn forged_links_are_refused_at_load() {
+        use crate::test_devices::{Forge, Null};
+        use flashlab_engine::state::reload_into;
+        let fresh = || {
+            LinkPort::new(
+                SharedLink::new("up", 1_000_000_000, 100),
+                Box::new(Null(1 << 30)),
+            )
+        };
+        let mut p = fresh();
+        let mut now = 0;
+        for i in 0..8u64 {
+            let req = if i % 2 == 0 {
+                IoRequest::read(i * 4096, 4096)
+            } else {
+                IoRequest::write(i * 4096, 8192)
+            };
+            now = p.submit(now, &req).unwrap().done_ns + i * 3_000;
+        }
+        let mut ok = fresh();
+        reload_into(&p, &mut ok).unwrap();
+        assert_eq!(ok.link.borrow().dirs[0].busy, p.link.borrow().dirs[0].busy);
+        let req = IoRequest::write(0, 4096);
+        assert_eq!(ok.submit(now, &req).unwrap(), p.submit(now, &req).unwrap());
+        fn busy(f: &mut LinkPort, dir: usize) -> std::cell::RefMut<'_, VecDeque<(u64, u64)>> {
+            std::cell::RefMut::map(f.link.borrow_mut(), |l| &mut l.dirs[dir].busy)
+        }
+        let cases: [Forge<LinkPort>; 6] = [
+            ("shared link 'up' to the devices books", &|f| {
+                busy(f, 0).swap(0, 1)
+            }),
+            ("shared link 'up' to the host books", &|f| {
+                let mut b = busy(f, 1);
+                b[0] = (b[0].1 + 1, b[0].1);
+            }),
+            ("before 2^62 ns", &|f| {
+                busy(f, 1).push_back((1 << 62, u64::MAX))
+            }),
+            ("holds 4097 booked intervals", &|f| {
+                let mut b = busy(f, 0);
+                let last = b.back().unwrap().1;
+                for i in 0..4097 - b.len() as u64 {
+                    b.push_back((last + 10 * i + 1, last + 10 * i + 2));
+                }
+            }),
+            ("busy_ns to the host", &|f| {
+                f.link.borrow_mut().busy_ns[1] = u64::MAX
+            }),
+            ("a port of shared link 'up': last_submit_ns", &|f| {
+                f.last_submit_ns = (1 << 62) + 1
+            }),
+        ];
+        for (want, forge) in cases {
+            let mut forged = fresh();
+            reload_into(&p, &mut forged).unwrap();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }

@@ -51,7 +51,8 @@ impl Ssd {
 
     /// What the drive's own fields say, once its parts loaded (each checked its own): every
     /// clock and busy-until time before 2^62 ns, the namespaces where the configuration
-    /// puts them, blocks to refresh or found unreadable blocks of the drive, none twice.
+    /// puts them, the timed workload's start within what the drive did so far, blocks to
+    /// refresh or found unreadable blocks of the drive, none twice.
     pub(super) fn check_loaded(&self) -> Result<(), String> {
         let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
         let clocks = [
@@ -96,6 +97,18 @@ impl Ssd {
                     ))
                 }
             }
+        }
+        let t = &self.timed;
+        if t.start_ns > self.clock_ns
+            || !(t.erase_avg.is_finite() && t.erase_avg >= 0.0)
+            || t.read_commands > self.host.read_commands
+            || t.write_commands > self.host.write_commands
+        {
+            return Err(format!(
+                "the drive's timed workload started at {} ns, wear {}, after {} reads and {} writes (valid: by the clock {} ns, a finite wear, at most the {} reads and {} writes so far)",
+                t.start_ns, t.erase_avg, t.read_commands, t.write_commands, self.clock_ns,
+                self.host.read_commands, self.host.write_commands
+            ));
         }
         if self.unreadable.is_some_and(|b| b as usize >= blocks) {
             return Err(format!(

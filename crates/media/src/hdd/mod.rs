@@ -122,7 +122,7 @@ pub struct Hdd {
 // Head position, caches and counters; the drive's parameters are configuration.
 flashlab_engine::impl_state!(Hdd {
     head_cyl, head_free_ns, read_ahead, kept, dirty, dirty_bytes, last_media_write_ns, counters
-} skip { p, rev_ns, bytes_per_rate_cyl, segment_bytes });
+} skip { p, rev_ns, bytes_per_rate_cyl, segment_bytes } check Hdd::check_loaded);
 
 impl Hdd {
     /// `None` if a figure is zero or the seek figures do not increase.
@@ -156,6 +156,78 @@ impl Hdd {
             counters: HddCounters::default(),
             p,
         })
+    }
+
+    /// A loaded disk is one a run could have left: the head on a cylinder of the disk, every
+    /// time before 2^62 ns, each read-ahead stream within the disk at a media rate of the
+    /// disk, at most `read_segments - 1` earlier streams, and buffered writes in time order
+    /// whose bytes add up to `dirty_bytes`, within the buffer (or one write larger than it).
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let p = &self.p;
+        let bad = |what: String| Err(format!("the hard disk's {what}"));
+        if self.head_cyl >= p.cylinders {
+            return bad(format!(
+                "head_cyl is {} (valid: below its {} cylinders)",
+                self.head_cyl, p.cylinders
+            ));
+        }
+        if self.head_free_ns > limit || self.last_media_write_ns > limit {
+            return bad(format!(
+                "head_free_ns {} or last_media_write_ns {} is past 2^62 ns, the time a run reaches",
+                self.head_free_ns, self.last_media_write_ns
+            ));
+        }
+        let stream_ok = |ra: &ReadAhead| {
+            ra.start <= ra.end
+                && ra.end <= p.capacity_bytes
+                && ra.t0_ns <= limit
+                && (p.inner_bytes_per_s.max(1)..=p.outer_bytes_per_s).contains(&ra.bytes_per_s)
+        };
+        for (which, ra) in self
+            .read_ahead
+            .iter()
+            .map(|ra| ("read_ahead", ra))
+            .chain(self.kept.iter().map(|ra| ("kept read-ahead", ra)))
+        {
+            if !stream_ok(ra) {
+                return bad(format!(
+                    "{which} holds bytes {} to {} from {} ns at {} bytes/s (valid: within its {} bytes, before 2^62 ns, at a rate from {} to {})",
+                    ra.start, ra.end, ra.t0_ns, ra.bytes_per_s, p.capacity_bytes,
+                    p.inner_bytes_per_s, p.outer_bytes_per_s
+                ));
+            }
+        }
+        let segments = p.read_segments as usize;
+        if self.kept.len() >= segments {
+            return bad(format!(
+                "kept holds {} earlier streams (valid: at most {}, read_segments - 1)",
+                self.kept.len(),
+                segments - 1
+            ));
+        }
+        let mut sum = 0u64;
+        let mut prev = 0u64;
+        for &(t, b) in &self.dirty {
+            if t < prev || t > limit || b == 0 || b > p.capacity_bytes {
+                return bad(format!(
+                    "dirty holds a write of {b} bytes reaching the platter at {t} ns after one at {prev} ns (valid: in time order, before 2^62 ns, 1 byte to the disk's size)"
+                ));
+            }
+            prev = t;
+            sum = sum.saturating_add(b);
+        }
+        if sum != self.dirty_bytes
+            || (self.dirty_bytes > p.cache_bytes.max(1) && self.dirty.len() > 1)
+        {
+            return bad(format!(
+                "dirty_bytes is {} for {} buffered writes of {sum} bytes (valid: their sum, at most the {} byte buffer unless one write alone)",
+                self.dirty_bytes,
+                self.dirty.len(),
+                p.cache_bytes
+            ));
+        }
+        Ok(())
     }
 
     pub fn params(&self) -> &HddParams {
@@ -580,5 +652,55 @@ mod tests {
         })
         .is_none());
         assert!(Hdd::new(HddParams { rpm: 0, ..params() }).is_none());
+    }
+
+    /// A forged disk state is refused at load naming the field: the head past the last
+    /// cylinder, a time past 2^62 ns, a read-ahead stream past the disk or at a rate the disk
+    /// has nowhere, more kept streams than segments, buffered writes out of order or whose
+    /// bytes disagree with `dirty_bytes`. A real state loads and runs the same.
+    #[test]
+    fn forged_disk_states_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let fresh = || {
+            Hdd::new(HddParams {
+                read_segments: 2,
+                ..params()
+            })
+            .unwrap()
+        };
+        let mut h = fresh();
+        let mut t = h.read(0, 0, 65536, &[]);
+        t = h.read(t + 5_000_000, 1_000_000_000_000, 65536, &[]);
+        for i in 0..4 {
+            t = h.write(t, 500_000_000_000 + i * 4096, 4096, &[], false);
+        }
+        assert!(h.read_ahead.is_some() && h.kept.len() == 1 && h.dirty.len() == 4);
+        let mut ok = fresh();
+        reload_into(&h, &mut ok).unwrap();
+        assert_eq!(
+            ok.read(t, 65536, 65536, &[]),
+            h.clone().read(t, 65536, 65536, &[])
+        );
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut Hdd));
+        let cases: [Forge; 7] = [
+            ("head_cyl is 400000", &|f| f.head_cyl = 400_000),
+            ("head_free_ns", &|f| f.head_free_ns = u64::MAX),
+            ("read_ahead holds bytes", &|f| {
+                f.read_ahead.as_mut().unwrap().end = 3_000_000_000_000
+            }),
+            ("kept read-ahead holds", &|f| f.kept[0].bytes_per_s = 0),
+            ("kept holds 2 earlier streams", &|f| {
+                let k = f.kept[0];
+                f.kept.push_back(k);
+            }),
+            ("dirty holds a write", &|f| f.dirty.swap(0, 3)),
+            ("dirty_bytes is", &|f| f.dirty_bytes += 1),
+        ];
+        for (want, forge) in cases {
+            let mut forged = h.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains("hard disk's") && e.contains(want), "{want}: {e}");
+        }
     }
 }

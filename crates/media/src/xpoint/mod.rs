@@ -51,7 +51,8 @@ pub struct Xpoint {
     counters: XpointCounters,
 }
 
-flashlab_engine::impl_state!(Xpoint { path_free_ns, engine_free_ns, counters } skip { p });
+flashlab_engine::impl_state!(Xpoint { path_free_ns, engine_free_ns, counters } skip { p }
+    fixed { path_free_ns, engine_free_ns } check Xpoint::check_loaded);
 
 impl Xpoint {
     /// `None` if a figure is zero.
@@ -67,6 +68,23 @@ impl Xpoint {
             counters: XpointCounters::default(),
             p,
         })
+    }
+
+    /// A loaded XPoint's dies are free by times a run reaches (before 2^62 ns); a table per
+    /// die is the configuration's length (`fixed`).
+    fn check_loaded(&self) -> Result<(), String> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        for (name, times) in [
+            ("path_free_ns", &self.path_free_ns),
+            ("engine_free_ns", &self.engine_free_ns),
+        ] {
+            if let Some((die, t)) = times.iter().enumerate().find(|(_, &t)| t > limit) {
+                return Err(format!(
+                    "the XPoint media's {name} of die {die} is {t} ns (valid: at most 2^62 ns, the time a run reaches)"
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn params(&self) -> &XpointParams {
@@ -204,5 +222,41 @@ mod tests {
         let u: Vec<_> = x.units(2048, 8192).collect();
         assert_eq!(u, vec![(0, 2048), (1, 4096), (0, 2048)]);
         assert!(Xpoint::new(XpointParams { dies: 0, ..p16() }).is_none());
+    }
+
+    /// A forged XPoint state is refused at load naming the field: a die free past 2^62 ns,
+    /// a table of another number of dies. A real state loads and runs.
+    #[test]
+    fn forged_xpoint_media_is_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let fresh = || Xpoint::new(XpointParams { dies: 2, ..p16() }).unwrap();
+        let mut x = fresh();
+        for i in 0..10 {
+            x.write(i * 1000, i * 4096, 8192);
+        }
+        let mut ok = fresh();
+        reload_into(&x, &mut ok).unwrap();
+        assert_eq!(ok.write(50_000, 0, 4096), x.clone().write(50_000, 0, 4096));
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut Xpoint));
+        let cases: [Forge; 3] = [
+            ("engine_free_ns of die 1", &|f| {
+                f.engine_free_ns[1] = u64::MAX
+            }),
+            ("path_free_ns of die 0", &|f| {
+                f.path_free_ns[0] = (1 << 62) + 1
+            }),
+            (
+                "path_free_ns holds 1 entries where this configuration has 2",
+                &|f| {
+                    f.path_free_ns.pop();
+                },
+            ),
+        ];
+        for (want, forge) in cases {
+            let mut forged = x.clone();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut fresh()).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }

@@ -370,7 +370,35 @@ struct Rounds {
     wear: Vec<Wear>,
 }
 
-flashlab_engine::impl_state!(Rounds { iops, wear });
+flashlab_engine::impl_state!(Rounds { iops, wear } check Rounds::check_loaded);
+
+impl Rounds {
+    /// A round's wear is taken at its end: as many as rounds, each with finite byte counts,
+    /// wear and time (retention may be unbounded on a drive without wear).
+    fn check_loaded(&self) -> Result<(), String> {
+        crate::steps::check_figures("the cached endurance rounds' IOPS", &self.iops)?;
+        if self.wear.len() != self.iops.len() {
+            return Err(format!(
+                "the cached endurance rounds hold {} IOPS figures and {} wear records (valid: one a round)",
+                self.iops.len(),
+                self.wear.len()
+            ));
+        }
+        for (i, w) in self.wear.iter().enumerate() {
+            crate::steps::check_figures(
+                &format!("the cached endurance round {i}'s wear"),
+                &[
+                    w.host_bytes,
+                    w.nand_bytes,
+                    w.erase_avg,
+                    w.available_spare,
+                    w.sim_ns,
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
 
 fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
@@ -1051,5 +1079,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--duty-cycle"));
+    }
+
+    /// A forged cache entry of endurance rounds is refused at load: wear records that do
+    /// not match the rounds, an IOPS figure that is no number, a wear time below zero.
+    #[test]
+    fn forged_endurance_rounds_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let real = || Rounds {
+            iops: vec![1000.0, 900.0],
+            wear: vec![w(1e9, 2e9, 10, 1.0, 1.0), w(2e9, 4e9, 20, 2.0, 2.0)],
+        };
+        reload_into(&real(), &mut Rounds::default()).unwrap();
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut Rounds));
+        let cases: [Forge; 3] = [
+            ("2 IOPS figures and 1 wear records", &|f| {
+                f.wear.pop();
+            }),
+            ("rounds' IOPS: entry 1 is NaN", &|f| f.iops[1] = f64::NAN),
+            ("round 0's wear: entry 4 is -1", &|f| {
+                f.wear[0].sim_ns = -1.0
+            }),
+        ];
+        for (want, forge) in cases {
+            let mut forged = real();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut Rounds::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }

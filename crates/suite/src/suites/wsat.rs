@@ -110,7 +110,24 @@ flashlab_engine::impl_state!(Saturation {
     total_wa,
     steady_wa,
     written_bytes
-});
+} check Saturation::check_loaded);
+
+impl Saturation {
+    /// At most [`MAX_INTERVALS`] intervals, every figure finite and not negative.
+    fn check_loaded(&self) -> Result<(), String> {
+        if self.points.len() > MAX_INTERVALS {
+            return Err(format!(
+                "the cached saturation run holds {} intervals (valid: at most {MAX_INTERVALS})",
+                self.points.len()
+            ));
+        }
+        let mut figures = vec![self.total_wa, self.steady_wa, self.written_bytes];
+        for p in &self.points {
+            figures.extend([p.end_ns, p.written_bytes, p.iops, p.wa]);
+        }
+        crate::steps::check_figures("the cached saturation run's figures", &figures)
+    }
+}
 
 pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
@@ -425,5 +442,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--write-multiple"));
+    }
+
+    /// A forged cache entry of a saturation run is refused at load: more intervals than a
+    /// run takes, a figure that is no number or below zero.
+    #[test]
+    fn forged_saturation_runs_are_refused_at_load() {
+        use flashlab_engine::state::reload_into;
+        let real = || Saturation {
+            points: pts(&[100.0, 90.0, 80.0, 80.0]),
+            total_wa: 2.0,
+            steady_wa: 3.0,
+            written_bytes: 400.0,
+        };
+        reload_into(&real(), &mut Saturation::default()).unwrap();
+        type Forge<'a> = (&'a str, &'a dyn Fn(&mut Saturation));
+        let cases: [Forge; 3] = [
+            ("holds 10001 intervals", &|f| {
+                f.points = pts(&[1.0; MAX_INTERVALS + 1])
+            }),
+            ("entry 1 is inf", &|f| f.steady_wa = f64::INFINITY),
+            ("entry 5 is -4", &|f| f.points[0].iops = -4.0),
+        ];
+        for (want, forge) in cases {
+            let mut forged = real();
+            forge(&mut forged);
+            let e = reload_into(&forged, &mut Saturation::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }
