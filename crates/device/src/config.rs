@@ -676,6 +676,10 @@ pub struct SchedulerSection {
     /// An erase stops only at the end of a step (an erase pulse and its verify).
     #[serde(default = "zero_time")]
     pub erase_suspend_step: Time,
+    /// Suspensions of an operation fit the idle time its die had before it (see
+    /// `SchedulerConfig::suspend_budget`).
+    #[serde(default)]
+    pub suspend_budget: bool,
 }
 
 fn default_suspend_latency() -> Time {
@@ -699,6 +703,7 @@ impl Default for SchedulerSection {
             max_suspends_per_op: default_max_suspends(),
             program_suspend_step: Time(0),
             erase_suspend_step: Time(0),
+            suspend_budget: false,
         }
     }
 }
@@ -967,6 +972,7 @@ mod tests {
             max_suspends_per_op = 3
             program_suspend_step = "40us"
             erase_suspend_step = "800us"
+            suspend_budget = true
             [spec]
             seq_read = "full QD128x1"
             seq_write = "full QD128x1"

@@ -14,7 +14,10 @@
 //!   first reads use every suspension): a read waits for that much of it at most, where a
 //!   bare count let the reads after the last suspension wait for the whole rest of a 10 ms
 //!   QLC erase. Reads arriving while an operation is suspended join the reads already
-//!   served in that suspension (no second suspend).
+//!   served in that suspension (no second suspend). With `suspend_budget`, the time an
+//!   operation's suspensions add to it must also fit the idle time its unit had before it:
+//!   a die that programs back to back (the write rate near what it can program) keeps
+//!   programming, and its reads wait for the program running.
 //!
 //! Work moved later keeps the completion time it was given when it was scheduled: the model
 //! answers each submission once and does not revisit earlier answers. The die's occupancy is
@@ -70,6 +73,11 @@ pub struct SchedulerConfig {
     /// An erase stops only at the end of a step (an erase pulse and its verify), every
     /// this much from its start (0: anywhere).
     pub erase_suspend_step_ns: u64,
+    /// Suspensions of a program or erase fit its die's slack: the time they add to it (each
+    /// read and resume overhead) stays within the idle time the die had before the
+    /// operation started. A die that runs its programs back to back has none, and its
+    /// reads wait for the operation running.
+    pub suspend_budget: bool,
 }
 
 /// What a host read waited for before its die read it, by cause (index into
@@ -81,8 +89,8 @@ pub mod wait {
     pub const HOST_READS: usize = 0;
     /// Internal reads (garbage collection, folding, wear levelling) running or ahead.
     pub const INTERNAL_READS: usize = 1;
-    /// Programs it did not suspend (suspend off, the operation at its cap of suspensions,
-    /// or sent to the die ahead of it).
+    /// Programs it did not suspend (suspend off, the operation at its cap of suspensions or
+    /// out of its die's slack, or sent to the die ahead of it).
     pub const PROGRAMS: usize = 2;
     /// Erases it did not suspend.
     pub const ERASES: usize = 3;
@@ -156,6 +164,10 @@ pub(crate) struct Entry {
     /// Least time a resumed program or erase runs before its next suspension: its array
     /// time over `max_suspends_per_op`.
     pub quantum_ns: u32,
+    /// Idle time of the unit before a program or erase started (the end of the unit's
+    /// previous work to its start; `u32::MAX` ns at most): what its suspensions may add
+    /// to it under `suspend_budget`.
+    pub slack_ns: u32,
 }
 
 flashlab_engine::impl_state!(Entry {
@@ -164,7 +176,8 @@ flashlab_engine::impl_state!(Entry {
     kind,
     suspends,
     ops,
-    quantum_ns
+    quantum_ns,
+    slack_ns
 });
 
 impl Default for Entry {
@@ -180,6 +193,7 @@ const EMPTY: Entry = Entry {
     suspends: 0,
     ops: 1,
     quantum_ns: 0,
+    slack_ns: 0,
 };
 
 /// What placing a read did.
@@ -419,6 +433,8 @@ impl UnitQueues {
                     suspends: a.suspends.max(b.suspends),
                     ops: a.ops + b.ops,
                     quantum_ns: a.quantum_ns.max(b.quantum_ns),
+                    // The idle time before the run: its later operations followed on.
+                    slack_ns: a.slack_ns,
                 },
             );
             let head = self.head[unit] as usize;
@@ -502,8 +518,28 @@ impl UnitQueues {
         dur_ns: u64,
         floor_ns: u64,
     ) -> u64 {
+        // The end of the unit's previous work (a ring keeps its last entry until the next
+        // operation on the unit forgets it); a unit that never worked is idle.
+        let prev_end = (self.len[unit] > 0).then(|| self.free_ns(unit));
         self.forget_before(unit, floor_ns);
         let start = earliest_ns.max(self.free_ns(unit));
+        let mut slack = prev_end.map_or(u64::from(u32::MAX), |end| start.saturating_sub(end));
+        // Queued straight behind a program or erase, it belongs to the same burst of writes
+        // (a flush gives a die several pages at once: a TLC word line's pages, a stripe's):
+        // the burst shares the idle time before it.
+        if slack == 0 {
+            if let Some(last) = self.len[unit]
+                .checked_sub(1)
+                .map(|i| self.get(unit, i as usize))
+            {
+                if last.end_ns == start
+                    && last.kind != Kind::Read
+                    && last.kind != Kind::InternalRead
+                {
+                    slack = u64::from(last.slack_ns);
+                }
+            }
+        }
         self.make_room(unit, 1);
         let n = self.len[unit] as usize;
         let quantum = dur_ns / u64::from(self.cfg.max_suspends_per_op.max(1));
@@ -517,6 +553,7 @@ impl UnitQueues {
                 suspends: 0,
                 ops: 1,
                 quantum_ns: quantum.min(u64::from(u32::MAX)) as u32,
+                slack_ns: slack.min(u64::from(u32::MAX)) as u32,
             },
         );
         self.len[unit] += 1;
@@ -530,6 +567,19 @@ impl UnitQueues {
             Kind::Read | Kind::InternalRead | Kind::Suspending => false,
         };
         allowed && e.suspends < self.cfg.max_suspends_per_op
+    }
+
+    /// Whether one more suspension of `e` for a read of `dur_ns` fits its die's slack (see
+    /// [`SchedulerConfig::suspend_budget`]): every suspension so far and this one each add
+    /// a read and the resume overhead to the operation (firmware budgets a write's
+    /// suspensions by the time left before the die's next write is due: US 10,579,269).
+    /// The idle time before the operation stands for that time (a die paced by its writes
+    /// has as much slack after an operation as before it), shared by a burst of operations
+    /// queued back to back.
+    fn within_budget(&self, e: &Entry, dur_ns: u64) -> bool {
+        !self.cfg.suspend_budget
+            || (u64::from(e.suspends) + 1) * (dur_ns + self.cfg.resume_overhead_ns)
+                <= u64::from(e.slack_ns)
     }
 
     /// If the entry at `i` runs at `t_ns` and holds several merged operations, keep only the
@@ -549,8 +599,18 @@ impl UnitQueues {
         // one in progress is a fresh one, never suspended (else a program merged behind a
         // resumed one inherited its used-up suspensions and a read waited for all of it).
         let suspends = if k > 1 { 0 } else { e.suspends };
+        // Past the first, the operation in progress followed the one before it at once.
+        let slack_ns = if k > 1 { 0 } else { e.slack_ns };
         if k == e.ops {
-            self.set(unit, i, Entry { suspends, ..e });
+            self.set(
+                unit,
+                i,
+                Entry {
+                    suspends,
+                    slack_ns,
+                    ..e
+                },
+            );
             return;
         }
         let cut = e.start_ns + k as u64 * each_ns;
@@ -561,6 +621,7 @@ impl UnitQueues {
                 end_ns: cut,
                 ops: k,
                 suspends,
+                slack_ns,
                 ..e
             },
         );
@@ -571,6 +632,7 @@ impl UnitQueues {
                 start_ns: cut,
                 suspends: 0,
                 ops: e.ops - k,
+                slack_ns: 0,
                 ..e
             },
         );
@@ -659,7 +721,11 @@ impl UnitQueues {
                 g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
             };
             let at = stop + self.cfg.suspend_latency_ns;
-            if running && self.suspendable(&cur) && at < cur.end_ns {
+            if running
+                && self.suspendable(&cur)
+                && self.within_budget(&cur, dur_ns)
+                && at < cur.end_ns
+            {
                 let rest = cur.end_ns - at;
                 self.set(
                     unit,
@@ -677,6 +743,7 @@ impl UnitQueues {
                     suspends: 0,
                     ops: 1,
                     quantum_ns: 0,
+                    slack_ns: 0,
                 };
                 let resumed = Entry {
                     start_ns: read.end_ns,
@@ -685,6 +752,7 @@ impl UnitQueues {
                     suspends: cur.suspends + 1,
                     ops: 1,
                     quantum_ns: cur.quantum_ns,
+                    slack_ns: cur.slack_ns,
                 };
                 self.insert(unit, p, read);
                 self.insert(unit, p + 1, resumed);
@@ -722,6 +790,7 @@ impl UnitQueues {
                 suspends: 0,
                 ops: 1,
                 quantum_ns: 0,
+                slack_ns: 0,
             },
         );
         self.push_back_from(unit, p + 1);
@@ -768,6 +837,7 @@ impl UnitQueues {
                 suspends: 0,
                 ops: 1,
                 quantum_ns: 0,
+                slack_ns: 0,
             };
         }
     }
@@ -802,6 +872,7 @@ mod tests {
             max_suspends_per_op: 2,
             program_suspend_step_ns: 0,
             erase_suspend_step_ns: 0,
+            suspend_budget: false,
         }
     }
 
@@ -945,6 +1016,58 @@ mod tests {
             q.read(0, 200 * US, 50 * US, 0, false).waits,
             [0; WAIT_CAUSES.len()]
         );
+    }
+
+    #[test]
+    fn a_suspension_fits_the_slack_its_die_had_before_the_operation() {
+        let mut c = cfg(true, true, true);
+        c.suspend_budget = true;
+        c.max_suspends_per_op = 8;
+        let mut q = UnitQueues::new(4, c);
+        // A unit that never worked is idle: its first program may be suspended.
+        q.push(0, Kind::Program, 1_000 * US, 600 * US, 0);
+        let r = q.read(0, 1_100 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (1_120 * US, Some(Kind::Program)));
+        // Back to back after a read: the program started as the read ended, with no
+        // slack, and a read during it waits for it, as with suspend off.
+        q.read(1, 0, 50 * US, 0, false);
+        q.push(1, Kind::Program, 0, 600 * US, 0);
+        let r = q.read(1, 150 * US, 50 * US, 0, true);
+        assert_eq!((r.start_ns, r.suspended), (650 * US, None));
+        assert_eq!(r.waits[wait::PROGRAMS], 500 * US);
+        // A program queued straight behind another shares the idle time before their
+        // burst (200 us): a suspension fits.
+        q.read(3, 0, 50 * US, 0, false);
+        q.push(3, Kind::Program, 250 * US, 600 * US, 0);
+        q.push(3, Kind::Program, 0, 600 * US, 0);
+        let r = q.read(3, 1_000 * US, 50 * US, 0, true);
+        assert_eq!(r.suspended, Some(Kind::Program));
+        // 150 us of idle time before a program: two suspensions of a 50 us read and a
+        // 10 us resume overhead fit (120 us), a third does not.
+        q.push(2, Kind::Program, 0, 600 * US, 0);
+        q.push(2, Kind::Program, 750 * US, 600 * US, 0);
+        let mut t = 800 * US;
+        let mut suspended = Vec::new();
+        for _ in 0..3 {
+            let r = q.read(2, t, 50 * US, t, true);
+            suspended.push(r.suspended.is_some());
+            t = r.start_ns + 50 * US + 200 * US;
+        }
+        assert_eq!(suspended, [true, true, false]);
+        for u in 0..4 {
+            well_formed(&q, u);
+        }
+        // Without the budget every one of them suspends.
+        let mut q = UnitQueues::new(
+            1,
+            SchedulerConfig {
+                suspend_budget: false,
+                ..c
+            },
+        );
+        q.read(0, 0, 50 * US, 0, false);
+        q.push(0, Kind::Program, 0, 600 * US, 0);
+        assert!(q.read(0, 150 * US, 50 * US, 0, true).suspended.is_some());
     }
 
     #[test]

@@ -708,8 +708,11 @@ impl NandTiming {
             }
             MediaOpKind::Program => {
                 self.channel_busy_ns += xfer_ns;
-                let xfer_done =
-                    self.channel(ch).book_in_lane(now_ns, xfer_ns, PROGRAM_LANE) + xfer_ns;
+                let data_from = self.program_data_from(unit, class, now_ns);
+                let xfer_done = self
+                    .channel(ch)
+                    .book_in_lane(data_from, xfer_ns, PROGRAM_LANE)
+                    + xfer_ns;
                 let array_start = match &mut self.queues {
                     _ if self.die_programs => self.die_program(unit, class, xfer_done, xfer_ns),
                     None => xfer_done.max(self.unit_free_ns[unit]),
@@ -735,6 +738,34 @@ impl NandTiming {
         };
         self.all_free_ns = self.all_free_ns.max(done);
         (done, start)
+    }
+
+    /// When a program of `class` on `unit` submitted at `now_ns` moves its data over the
+    /// channel: no earlier than one program time before the die (or plane) can start it.
+    /// A die holds one program's data ahead of the one it runs (its cache register, which
+    /// frees when the program ahead starts: ONFI cache program); the rest of a write
+    /// backlog waits in the controller's buffer, and its data crosses the channel as each
+    /// die takes it. Data booked at submission instead would leave the channel free when
+    /// the die actually loads it, and a read's transfer would never meet a program's data.
+    /// A plane joining the die's multi-plane program that has not started yet moves its
+    /// page a program time before that program starts, as the group's first page did.
+    #[inline(always)]
+    fn program_data_from(&self, unit: usize, class: usize, now_ns: u64) -> u64 {
+        let starts_ns = if self.die_programs {
+            let ppd = self.geometry.planes_per_die as usize;
+            let (die, plane) = self.die_plane_of_unit[unit];
+            let g = &self.program_groups[die as usize];
+            let plane_bit = 1u64.checked_shl(plane).unwrap_or(0);
+            if g.planes != 0 && g.takes(class, plane_bit, g.start_ns, self.unit_free_ns[unit]) {
+                g.start_ns
+            } else {
+                let first = unit - plane as usize;
+                latest_free(&self.unit_free_ns[first..first + ppd], now_ns)
+            }
+        } else {
+            self.unit_free_ns[unit]
+        };
+        now_ns.max(starts_ns.saturating_sub(self.array_ns[class]))
     }
 
     /// A read that occupies every plane of the die holding plane `unit` (no independent

@@ -497,6 +497,13 @@ pub const KEYS: &[KeyDoc] = &[
         "0ns (anywhere)",
     ),
     k(
+        "scheduler",
+        "suspend_budget",
+        "A program or erase is suspended only while its suspensions (each a read and the resume overhead) fit the idle time its die had before it started: a die programming back to back lets its reads wait for the operation",
+        "bool",
+        "false",
+    ),
+    k(
         "spec",
         "seq_read",
         "Condition of the published sequential-read figure: the drive's state and the depth and jobs it was measured at; four-corners runs the corner so and reports show the figure with it",

@@ -451,6 +451,7 @@ impl DeviceConfig {
             max_suspends_per_op: sc.max_suspends_per_op,
             program_suspend_step_ns: sc.program_suspend_step.0,
             erase_suspend_step_ns: sc.erase_suspend_step.0,
+            suspend_budget: sc.suspend_budget,
         };
         if n.multi_plane
             && !n.independent_plane_reads

@@ -518,3 +518,25 @@ fn forged_die_timing_is_refused_at_load() {
         assert!(e.contains(want), "{want}: {e}");
     }
 }
+
+#[test]
+fn a_programs_data_crosses_the_channel_when_its_die_can_take_it() {
+    // Three programs queued on plane 0 of die 0 at once: the first's data moves at once,
+    // each later one's a program time before it starts (when the program ahead of it
+    // starts and frees the cache register), not all at submission.
+    let mut m = NandTiming::new(geometry(true), timings());
+    for _ in 0..3 {
+        m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    }
+    assert_eq!(m.all_idle_ns(), XFER + 1_800 * US);
+    // A host read on die 2 (same channel) whose array read ends as the third program's data
+    // starts to move waits for that transfer.
+    assert_eq!(m.geometry().locate(40), (2, 0));
+    let now = XFER + 550 * US;
+    let (done, own) = m.read(40, 0, 4096, false, true, now);
+    assert_eq!(own, 50 * US + 4096);
+    assert_eq!(done, XFER + 600 * US + XFER + 4096);
+    let c = m.counters();
+    assert_eq!(c.host_read_wait_ns[wait::CHANNEL], XFER);
+    assert_eq!(c.host_reads_waiting[wait::CHANNEL], 1);
+}
