@@ -271,7 +271,8 @@ impl Ssd {
                 ((media_uw as f64 / s.die_factor) as u64).max(1),
             );
         }
-        let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
+        let mut buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
+        buffer.set_limit(model.compressed_buffer_bytes);
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         ftl.note_opened_blocks();
@@ -382,6 +383,19 @@ impl Ssd {
 
     /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
     /// error listing the valid names.
+    /// Whether the windows that follow keep the drive's time on a slice (a suite's windows
+    /// on a steady drive) or are compressed like the rest of a run: the write buffer holds
+    /// the dies' share of the drive's in the first, its capacity share in the second
+    /// (`Model::compressed_buffer_bytes`). Data held above the new size stays until its
+    /// programs complete.
+    pub fn keep_drive_time(&mut self, keep: bool) {
+        self.buffer.set_limit(if keep {
+            self.model.buffer_bytes
+        } else {
+            self.model.compressed_buffer_bytes
+        });
+    }
+
     pub fn resolve_namespace(&self, filename: &str) -> Result<usize, NamespaceError> {
         resolve_namespace(filename, self.namespace_count(), &self.model.name)
     }

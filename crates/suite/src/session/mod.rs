@@ -231,6 +231,12 @@ impl<'a> Session<'a> {
         Ok(out)
     }
 
+    /// Run the next jobs as on a slice of `scale` (a system whose members are all one slice
+    /// of their drive is that slice of the system of whole drives).
+    pub(crate) fn set_scale(&mut self, scale: SliceScale) {
+        self.scale = scale;
+    }
+
     /// A sub-session's recorded steps join this session's, and the first slice among the
     /// devices gives the report its scale note.
     pub(super) fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
@@ -516,9 +522,20 @@ impl<'a> Session<'a> {
     /// samples, as on the drive.
     pub fn steady<R>(&mut self, steps: impl FnOnce(&mut Self) -> R) -> R {
         let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
+        self.keep_drive_time(true);
         let out = steps(self);
+        self.keep_drive_time(before == TimedPhases::KeepTime);
         self.timed_phases = before;
         out
+    }
+
+    /// The drive's write buffer as its windows' time needs it (`Ssd::keep_drive_time`).
+    fn keep_drive_time(&mut self, keep: bool) {
+        if let Drive::Sim(dev) = &mut self.drive {
+            if let Some(ssd) = dev.as_ssd_mut() {
+                ssd.keep_drive_time(keep);
+            }
+        }
     }
 
     /// Run `steps` with the jobs' byte quantities scaled or kept on a slice
