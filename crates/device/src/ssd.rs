@@ -271,8 +271,7 @@ impl Ssd {
                 ((media_uw as f64 / s.die_factor) as u64).max(1),
             );
         }
-        let mut buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
-        buffer.set_limit(model.compressed_buffer_bytes);
+        let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         ftl.note_opened_blocks();
@@ -383,11 +382,12 @@ impl Ssd {
 
     /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
     /// error listing the valid names.
-    /// Whether the windows that follow keep the drive's time on a slice (a suite's windows
-    /// on a steady drive) or are compressed like the rest of a run: the write buffer holds
-    /// the dies' share of the drive's in the first, its capacity share in the second
-    /// (`Model::compressed_buffer_bytes`). Data held above the new size stays until its
-    /// programs complete.
+    /// Whether the jobs that follow keep the drive's time on a slice (the default: a
+    /// system's members, a suite's windows on a steady drive) or are compressed by the
+    /// slice's time factor (`flashlab run` and suites scaling a job to the slice): the
+    /// write buffer holds the dies' share of the drive's in the first, its capacity share
+    /// in the second (`Model::compressed_buffer_bytes`). Data held above the new size stays
+    /// until its programs complete.
     pub fn keep_drive_time(&mut self, keep: bool) {
         self.buffer.set_limit(if keep {
             self.model.buffer_bytes

@@ -12,7 +12,8 @@
 //! are the suites' own (a quarter of the capacity, up to 25), so the steady figures are of a
 //! steady drive rather than of a point of its way there, which a slice reaches at a slightly
 //! other moment; measured windows are 1 s of the drive's time (50 ms windows held 15 1 MiB
-//! writes, so one I/O more or less was 7%).
+//! writes, so one I/O more or less was 7%), longer for the suites whose 1 s holds a handful
+//! of I/Os on this slow drive (`options_for`).
 
 mod common;
 

@@ -139,7 +139,9 @@ impl<'a> Session<'a> {
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
         let scale = ssd.slice_scale();
-        Self::starting(Drive::Sim(ssd), device.to_string(), scale, opts, progress)
+        let mut s = Self::starting(Drive::Sim(ssd), device.to_string(), scale, opts, progress);
+        s.keep_drive_time();
+        s
     }
 
     /// A session on real storage: jobs run through fio, time is wall-clock time.
@@ -522,15 +524,19 @@ impl<'a> Session<'a> {
     /// samples, as on the drive.
     pub fn steady<R>(&mut self, steps: impl FnOnce(&mut Self) -> R) -> R {
         let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
-        self.keep_drive_time(true);
+        self.keep_drive_time();
         let out = steps(self);
-        self.keep_drive_time(before == TimedPhases::KeepTime);
         self.timed_phases = before;
+        self.keep_drive_time();
         out
     }
 
-    /// The drive's write buffer as its windows' time needs it (`Ssd::keep_drive_time`).
-    fn keep_drive_time(&mut self, keep: bool) {
+    /// The drive's write buffer as its jobs need it (`Ssd::keep_drive_time`): whole where
+    /// they keep the drive's time or its byte quantities (a fixed test region rewritten
+    /// through it), its capacity share where a slice compresses them.
+    fn keep_drive_time(&mut self) {
+        let keep =
+            self.timed_phases == TimedPhases::KeepTime || self.region_sizes == RegionSizes::Keep;
         if let Drive::Sim(dev) = &mut self.drive {
             if let Some(ssd) = dev.as_ssd_mut() {
                 ssd.keep_drive_time(keep);
@@ -546,8 +552,10 @@ impl<'a> Session<'a> {
         steps: impl FnOnce(&mut Self) -> R,
     ) -> R {
         let before = std::mem::replace(&mut self.region_sizes, regions);
+        self.keep_drive_time();
         let out = steps(self);
         self.region_sizes = before;
+        self.keep_drive_time();
         out
     }
 
