@@ -569,6 +569,25 @@ mod tests {
     }
 
     #[test]
+    fn a_lowered_limit_holds_less_and_keeps_what_is_held() {
+        let mut b = WriteBuffer::new(16384, 4096, 2);
+        assert_eq!(b.admit(0, 16384), Ok(0));
+        b.programmed(0, 100, 8192);
+        b.programmed(1, 200, 8192);
+        // Lowered below what it holds: nothing is dropped, the next write waits until all
+        // but the new limit's worth is released.
+        b.set_limit(8192);
+        assert_eq!(b.capacity_bytes(), 8192);
+        assert_eq!(b.used_bytes(), 16384);
+        assert_eq!(b.admit(10, 8192), Ok(200));
+        // Whole IUs, never above what it was built for.
+        b.set_limit(1 << 20);
+        assert_eq!(b.capacity_bytes(), 16384);
+        b.set_limit(5000);
+        assert_eq!(b.capacity_bytes(), 4096);
+    }
+
+    #[test]
     fn data_never_assigned_to_a_program_is_a_deadlock() {
         let mut b = WriteBuffer::new(8192, 4096, 2);
         b.admit(0, 8192).unwrap();
