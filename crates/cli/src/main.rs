@@ -629,7 +629,9 @@ fn open_run_device(
         }
         LoadedTarget::Drive(config) => {
             let (config, refused) = keep_every_die(job_file, target, config)?;
-            let (ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
+            let (mut ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
+            // The runner compresses the jobs' time on a slice (docs/scale.md).
+            ssd.keep_drive_time(false);
             let device = flashlab_host::Device::Drive(Box::new(ssd));
             Ok((device, clock_ns, drive_provenance(&config), refused))
         }

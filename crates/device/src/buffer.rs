@@ -6,7 +6,10 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub(crate) struct WriteBuffer {
-    capacity_bytes: u64,
+    /// What the buffer can hold: its nodes are allocated for this much.
+    allocated_bytes: u64,
+    /// What it holds at most now (at most `allocated_bytes`; see [`Self::set_limit`]).
+    limit_bytes: u64,
     iu_shift: u32,
     used_bytes: u64,
     /// Admitted but not yet carried by an emitted program operation.
@@ -32,7 +35,7 @@ pub(crate) struct WriteBuffer {
 // Occupancy and the pending releases; capacity and IU size are configuration.
 flashlab_engine::impl_state!(WriteBuffer {
     used_bytes, unassigned_bytes, floor_ns, nodes, free, len, units, tree
-} skip { capacity_bytes, iu_shift } check WriteBuffer::check_loaded);
+} skip { allocated_bytes, limit_bytes, iu_shift } check WriteBuffer::check_loaded);
 
 /// A release of `ius` IUs at `release_ns` (all sizes are whole IUs: the host's data is
 /// admitted in IUs and programs carry whole IUs).
@@ -138,7 +141,8 @@ impl WriteBuffer {
         let max_entries = (capacity_bytes / iu_bytes) as usize + 16;
         let units = units.max(1).next_power_of_two();
         let mut b = Self {
-            capacity_bytes,
+            allocated_bytes: capacity_bytes,
+            limit_bytes: capacity_bytes,
             iu_shift: iu_bytes.trailing_zeros(),
             used_bytes: 0,
             unassigned_bytes: 0,
@@ -166,8 +170,16 @@ impl WriteBuffer {
         b
     }
 
+    /// What the buffer holds at most now.
     pub fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
+        self.limit_bytes
+    }
+
+    /// Hold at most `bytes` (whole IUs, at least one, at most the capacity it was built
+    /// with) from now on; data already held above it stays until its programs complete.
+    pub fn set_limit(&mut self, bytes: u64) {
+        let iu = 1u64 << self.iu_shift;
+        self.limit_bytes = (bytes / iu * iu).clamp(iu, self.allocated_bytes);
     }
 
     pub fn used_bytes(&self) -> u64 {
@@ -293,10 +305,10 @@ impl WriteBuffer {
 
     /// Admit `bytes` no earlier than `now_ns`; returns when they are in the buffer.
     pub fn admit(&mut self, now_ns: u64, bytes: u64) -> Result<u64, BufferError> {
-        debug_assert!(bytes <= self.capacity_bytes);
+        debug_assert!(bytes <= self.limit_bytes);
         let mut t = now_ns.max(self.floor_ns);
         self.release_until(t);
-        while self.used_bytes + bytes > self.capacity_bytes {
+        while self.used_bytes + bytes > self.limit_bytes {
             if self.len == 0 {
                 return Err(BufferError::Deadlock {
                     used_bytes: self.used_bytes,
@@ -366,7 +378,7 @@ impl WriteBuffer {
     pub(crate) fn check_loaded(&self) -> Result<(), String> {
         let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
         let n = self.nodes.len();
-        let want = (self.capacity_bytes >> self.iu_shift) as usize + 16;
+        let want = (self.allocated_bytes >> self.iu_shift) as usize + 16;
         let units = self.units.len();
         if n != want || !units.is_power_of_two() || self.tree.len() != 2 * units {
             return Err(format!(
@@ -375,12 +387,12 @@ impl WriteBuffer {
             ));
         }
         if self.unassigned_bytes > self.used_bytes
-            || self.used_bytes > self.capacity_bytes
+            || self.used_bytes > self.allocated_bytes
             || self.floor_ns > limit
         {
             return Err(format!(
                 "the write buffer holds {} bytes ({} unassigned) of {}, admitting from {} ns",
-                self.used_bytes, self.unassigned_bytes, self.capacity_bytes, self.floor_ns
+                self.used_bytes, self.unassigned_bytes, self.allocated_bytes, self.floor_ns
             ));
         }
         let mut seen = vec![false; n];
@@ -475,7 +487,7 @@ mod tests {
     /// rewrote the saved copy's fields (the checksum is the writer's, so valid).
     fn reload(b: &WriteBuffer, forge: impl Fn(&mut WriteBuffer)) -> Result<(), String> {
         use flashlab_engine::state::{State, StateHeader, StateReader, StateWriter};
-        let mut forged = WriteBuffer::new(b.capacity_bytes, 1 << b.iu_shift, b.units.len());
+        let mut forged = WriteBuffer::new(b.allocated_bytes, 1 << b.iu_shift, b.units.len());
         forged.used_bytes = b.used_bytes;
         forged.unassigned_bytes = b.unassigned_bytes;
         forged.floor_ns = b.floor_ns;
@@ -495,7 +507,7 @@ mod tests {
         let mut w = StateWriter::new(&mut bytes, &header);
         w.section("drive", |w| forged.save(w));
         w.finish().unwrap();
-        let mut fresh = WriteBuffer::new(b.capacity_bytes, 1 << b.iu_shift, b.units.len());
+        let mut fresh = WriteBuffer::new(b.allocated_bytes, 1 << b.iu_shift, b.units.len());
         let (mut r, _) = StateReader::new(&bytes[..], bytes.len() as u64).unwrap();
         r.section("drive", |r| fresh.load(r))
             .map_err(|e| e.to_string())?;
@@ -554,6 +566,25 @@ mod tests {
         assert_eq!(b.admit(25, 4096), Ok(300));
         assert_eq!(b.admit(30, 8192), Ok(500));
         assert_eq!(b.used_bytes(), 16384);
+    }
+
+    #[test]
+    fn a_lowered_limit_holds_less_and_keeps_what_is_held() {
+        let mut b = WriteBuffer::new(16384, 4096, 2);
+        assert_eq!(b.admit(0, 16384), Ok(0));
+        b.programmed(0, 100, 8192);
+        b.programmed(1, 200, 8192);
+        // Lowered below what it holds: nothing is dropped, the next write waits until all
+        // but the new limit's worth is released.
+        b.set_limit(8192);
+        assert_eq!(b.capacity_bytes(), 8192);
+        assert_eq!(b.used_bytes(), 16384);
+        assert_eq!(b.admit(10, 8192), Ok(200));
+        // Whole IUs, never above what it was built for.
+        b.set_limit(1 << 20);
+        assert_eq!(b.capacity_bytes(), 16384);
+        b.set_limit(5000);
+        assert_eq!(b.capacity_bytes(), 4096);
     }
 
     #[test]

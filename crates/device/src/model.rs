@@ -193,7 +193,10 @@ pub struct Model {
     pub host_allocation: HostAllocation,
     pub max_iops: u64,
     pub queue_depth: u32,
+    /// The write buffer: the dies' share of the drive's.
     pub buffer_bytes: u64,
+    /// What the write buffer holds in windows a slice compresses (see `resolve`).
+    pub compressed_buffer_bytes: u64,
     /// The slice's read buffer (see `resolve`) and the read-ahead window (per stream, not
     /// cut).
     pub read_buffer_bytes: u64,
@@ -644,6 +647,21 @@ impl DeviceConfig {
         let namespace_bytes = slice_namespaces(&full_namespaces, user_bytes, full_user, iu)?;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
         let shared = full_shared.sliced(die_factor, capacity_factor, iu, page, min_read_buffer);
+        // A write window that a slice compresses is `1/capacity_factor` of the drive's time
+        // (at the drive's rate per die), and an empty buffer takes its whole size at the
+        // link's speed at the start of one: kept whole, that burst would weigh
+        // `capacity_factor` times more in the slice's window than in the drive's (a 20 ms
+        // probe after an idle wrote 52% faster on a half slice). So in such windows the
+        // buffer holds its share of the capacity, in whole IUs, never below two programs of
+        // every unit of the slice (one in flight, one filling) nor above the dies' share,
+        // which it holds in windows that keep the drive's time (`Ssd::keep_drive_time`).
+        let min_write_buffer = 2 * u64::from(geometry.planes()) * page * u64::from(bits);
+        let compressed_buffer_bytes = ((shared.buffer_bytes as f64 * die_factor / capacity_factor)
+            as u64)
+            .max(min_write_buffer)
+            .min(shared.buffer_bytes)
+            / iu
+            * iu;
         let note = scale_note(
             &full,
             &geometry,
@@ -699,6 +717,7 @@ impl DeviceConfig {
             max_iops: shared.max_iops,
             queue_depth: shared.queue_depth,
             buffer_bytes: shared.buffer_bytes,
+            compressed_buffer_bytes,
             read_buffer_bytes: shared.read_buffer_bytes,
             read_ahead_bytes: host.read_ahead,
             map_cache,

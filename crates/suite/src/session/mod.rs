@@ -139,7 +139,9 @@ impl<'a> Session<'a> {
         progress: &'a mut dyn FnMut(&SuiteProgress),
     ) -> Self {
         let scale = ssd.slice_scale();
-        Self::starting(Drive::Sim(ssd), device.to_string(), scale, opts, progress)
+        let mut s = Self::starting(Drive::Sim(ssd), device.to_string(), scale, opts, progress);
+        s.keep_drive_time();
+        s
     }
 
     /// A session on real storage: jobs run through fio, time is wall-clock time.
@@ -229,6 +231,12 @@ impl<'a> Session<'a> {
         let (mut sub_steps, scale) = (std::mem::take(&mut sub.steps), sub.scale);
         self.adopt(&mut sub_steps, scale);
         Ok(out)
+    }
+
+    /// Run the next jobs as on a slice of `scale` (a system whose members are all one slice
+    /// of their drive is that slice of the system of whole drives).
+    pub(crate) fn set_scale(&mut self, scale: SliceScale) {
+        self.scale = scale;
     }
 
     /// A sub-session's recorded steps join this session's, and the first slice among the
@@ -516,9 +524,24 @@ impl<'a> Session<'a> {
     /// samples, as on the drive.
     pub fn steady<R>(&mut self, steps: impl FnOnce(&mut Self) -> R) -> R {
         let before = std::mem::replace(&mut self.timed_phases, TimedPhases::KeepTime);
+        self.keep_drive_time();
         let out = steps(self);
         self.timed_phases = before;
+        self.keep_drive_time();
         out
+    }
+
+    /// The drive's write buffer as its jobs need it (`Ssd::keep_drive_time`): whole where
+    /// they keep the drive's time or its byte quantities (a fixed test region rewritten
+    /// through it), its capacity share where a slice compresses them.
+    fn keep_drive_time(&mut self) {
+        let keep =
+            self.timed_phases == TimedPhases::KeepTime || self.region_sizes == RegionSizes::Keep;
+        if let Drive::Sim(dev) = &mut self.drive {
+            if let Some(ssd) = dev.as_ssd_mut() {
+                ssd.keep_drive_time(keep);
+            }
+        }
     }
 
     /// Run `steps` with the jobs' byte quantities scaled or kept on a slice
@@ -529,8 +552,10 @@ impl<'a> Session<'a> {
         steps: impl FnOnce(&mut Self) -> R,
     ) -> R {
         let before = std::mem::replace(&mut self.region_sizes, regions);
+        self.keep_drive_time();
         let out = steps(self);
         self.region_sizes = before;
+        self.keep_drive_time();
         out
     }
 

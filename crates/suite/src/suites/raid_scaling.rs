@@ -14,6 +14,7 @@ use flashlab_device::values::{ScaleSetting, Size};
 use flashlab_device::{DeviceConfig, LinkKind};
 use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
+use flashlab_runner::SliceScale;
 use flashlab_system::{
     ComponentSpec, LinkSpec, ParityStrategy, RaidLevel, RaidParams, System, SystemConfig,
     SystemCounters,
@@ -312,6 +313,13 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let o = opts.own::<RaidScalingOptions>();
     let largest = o.members.iter().copied().max().unwrap_or(1);
     let member = &member_for_sets(s.require_config("raid-scaling")?, largest);
+    // Every member is the same slice of its drive, so a set is that slice of the set of
+    // whole drives: its jobs are scaled as a drive's (sizes, time, depth), or a half slice
+    // would write its smaller SLC cache full in the drive's time and run fresh reads at
+    // another depth per die.
+    let scale = member.resolve().map_or(SliceScale::FULL, |m| {
+        SliceScale::new(m.scale.capacity_factor, m.scale.die_factor)
+    });
     // `--state` is shared with the client suites; only raid-scaling takes `both`.
     let states = &opts.client.states;
     let sets = o.sets();
@@ -322,7 +330,11 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let seeds = SeedTree::new(opts.seed).child("device");
     let build = |k: usize| {
         let (level, n) = sets[k];
-        let cfg = build_config(member, level, n, o.chunk_bytes, o.link.as_ref());
+        let mut cfg = build_config(member, level, n, o.chunk_bytes, o.link.as_ref());
+        // What the members share is cut with their dies, as a drive's link is.
+        for link in cfg.links.values_mut() {
+            link.bytes_per_s = (link.bytes_per_s as f64 / scale.die_factor).round() as u64;
+        }
         let label = set_label(level, n);
         let system = System::build(&cfg, seeds).map_err(|error| SuiteError::System {
             device: format!("{} ({label})", member.name),
@@ -339,6 +351,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let ran = s.on_fresh_devices(sets.len(), opts.threads, &build, &|k, s| {
         let (level, n) = sets[k];
         let label = set_label(level, n);
+        s.set_scale(scale);
         let mut results = Vec::new();
         // (state, test) -> level -> points (count, value).
         let mut curves: Curves = BTreeMap::new();
