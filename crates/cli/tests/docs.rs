@@ -467,19 +467,24 @@ fn masks_and_ellipses() {
     assert_eq!(with_ellipses("a\n...\nb\n", "x\ny\n"), "x\n...\ny\n");
 }
 
+/// Run a check in `scripts/` and fail with what it printed and how to mend it.
+fn script_passes(script: &str, mend: &str) {
+    let out = std::process::Command::new("python3")
+        .arg(repo().join("scripts").join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("python3 runs scripts/{script}: {e}"));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "scripts/{script}: {mend}\n{printed}");
+}
+
 /// ARCHITECTURE.md's rule that functions do one thing: none outside tests runs over 120
 /// lines unless `scripts/long-functions.py` accepts it, with its reason.
 #[test]
 fn no_function_over_120_lines_but_the_accepted() {
-    let out = std::process::Command::new("python3")
-        .arg(repo().join("scripts/long-functions.py"))
-        .output()
-        .expect("python3 runs scripts/long-functions.py");
-    let printed = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "functions over 120 lines that scripts/long-functions.py does not accept: split each \
-         where a name explains the part, or add it to ACCEPTED with why\n{printed}"
+    script_passes(
+        "long-functions.py",
+        "functions over 120 lines it does not accept: split each where a name explains the \
+         part, or add it to ACCEPTED with why",
     );
 }
 
@@ -487,14 +492,8 @@ fn no_function_over_120_lines_but_the_accepted() {
 /// imports it back (a circle makes the two one unit to read and change).
 #[test]
 fn no_import_circles_inside_crates() {
-    let out = std::process::Command::new("python3")
-        .arg(repo().join("scripts/import-circles.py"))
-        .output()
-        .expect("python3 runs scripts/import-circles.py");
-    let printed = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "modules that import each other (scripts/import-circles.py): move what both need into \
-         a module of its own\n{printed}"
+    script_passes(
+        "import-circles.py",
+        "modules that import each other: move what both need into a module of its own",
     );
 }
