@@ -27,8 +27,6 @@ ACCEPTED = {
         "per-I/O hot path: a command's checks, buffer, map and media in one pass",
     ("crates/media/src/sched.rs", "read"):
         "per-read hot path: a die queue's read placement (merge, priority, suspend) in one pass",
-    ("crates/cli/src/suite.rs", "cmd_suite"):
-        "not yet split: the suite command's options, device, session and report (issue 50)",
 }
 
 

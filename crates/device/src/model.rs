@@ -647,21 +647,12 @@ impl DeviceConfig {
         let namespace_bytes = slice_namespaces(&full_namespaces, user_bytes, full_user, iu)?;
         let die_factor = full.dies() as f64 / geometry.dies() as f64;
         let shared = full_shared.sliced(die_factor, capacity_factor, iu, page, min_read_buffer);
-        // A write window that a slice compresses is `1/capacity_factor` of the drive's time
-        // (at the drive's rate per die), and an empty buffer takes its whole size at the
-        // link's speed at the start of one: kept whole, that burst would weigh
-        // `capacity_factor` times more in the slice's window than in the drive's (a 20 ms
-        // probe after an idle wrote 52% faster on a half slice). So in such windows the
-        // buffer holds its share of the capacity, in whole IUs, never below two programs of
-        // every unit of the slice (one in flight, one filling) nor above the dies' share,
-        // which it holds in windows that keep the drive's time (`Ssd::keep_drive_time`).
-        let min_write_buffer = 2 * u64::from(geometry.planes()) * page * u64::from(bits);
-        let compressed_buffer_bytes = ((shared.buffer_bytes as f64 * die_factor / capacity_factor)
-            as u64)
-            .max(min_write_buffer)
-            .min(shared.buffer_bytes)
-            / iu
-            * iu;
+        let compressed_buffer_bytes = compressed_buffer_bytes(
+            shared.buffer_bytes,
+            (die_factor, capacity_factor),
+            2 * u64::from(geometry.planes()) * page * u64::from(bits),
+            iu,
+        );
         let note = scale_note(
             &full,
             &geometry,
@@ -1001,6 +992,28 @@ impl SharedResources {
             },
         }
     }
+}
+
+/// What the write buffer holds while a slice compresses the drive's time. A write window
+/// that a slice compresses is `1/capacity_factor` of the drive's time (at the drive's rate
+/// per die), and an empty buffer takes its whole size at the link's speed at the start of
+/// one: kept whole, that burst would weigh `capacity_factor` times more in the slice's window
+/// than in the drive's (a 20 ms probe after an idle wrote 52% faster on a half slice). So in
+/// such windows the buffer holds its share of the capacity (`factors`: the die and capacity
+/// factors), in whole IUs, never below `least_bytes` (two programs of every unit of the
+/// slice: one in flight, one filling) nor above the dies' share, which it holds in windows
+/// that keep the drive's time (`Ssd::keep_drive_time`).
+fn compressed_buffer_bytes(
+    buffer_bytes: u64,
+    (die_factor, capacity_factor): (f64, f64),
+    least_bytes: u64,
+    iu: u64,
+) -> u64 {
+    ((buffer_bytes as f64 * die_factor / capacity_factor) as u64)
+        .max(least_bytes)
+        .min(buffer_bytes)
+        / iu
+        * iu
 }
 
 /// The IUs the slice's host sees: a compressing drive's host sees whole compression units.

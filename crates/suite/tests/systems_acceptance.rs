@@ -215,9 +215,12 @@ fn a_sustained_write_falls_from_slc_to_tlc_speed() {
 #[test]
 fn a_sustained_write_falls_off_where_the_slc_cache_is_full() {
     // TurboWrite on the 256 GB class: 4 GB static plus up to 0.1 of the free native
-    // capacity in SLC terms (~9 GB on an empty drive), ~13 GB in all. The throughput falls
-    // in the 1 % interval that crosses it: between 10.5 and 15.5 GB written.
+    // capacity in SLC terms (~8.4-9 GB on an empty drive), 12.4-13 GB in all. The figure is
+    // the data written before the first 1 % (2.56 GB) interval whose throughput falls below
+    // the suite's share of the first: the interval that crosses the cache's end, which
+    // starts at 10.24 GB for a 12.4 GB cache, or the next when the crossing lies too late in
+    // it to pull its average down.
     let r = sustained(RoundLength::CapacityFraction(0.15));
     let at = value(&r, "slowdown_at_written_bytes");
-    assert!((10.5e9..15.5e9).contains(&at), "slowdown at {at}");
+    assert!((10.0e9..15.5e9).contains(&at), "slowdown at {at}");
 }

@@ -30,7 +30,7 @@ use crate::steps::{
 };
 use crate::suite::{Outcome, RunsOn, Suite};
 use crate::Dim;
-use crate::{Axis, Chart, Coord, DriveState, Series, SuiteError, SuiteOptions, Unit};
+use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most members a set may have here: bounds the drives built.
 pub const MAX_MEMBERS: u32 = 32;
@@ -412,6 +412,17 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         }
         Ok((results, curves))
     })?;
+    let (results, curves) = merge_sets(ran);
+    let charts = charts(&o, states, &curves);
+    Ok(Outcome {
+        steady: None,
+        results,
+        charts,
+    })
+}
+
+/// The sets' results in set order, and their curve points merged per chart and level.
+fn merge_sets(ran: Vec<(Vec<Measure>, Curves)>) -> (Vec<Measure>, Curves) {
     let mut results = Vec::new();
     let mut curves: Curves = BTreeMap::new();
     for (set_results, set_curves) in ran {
@@ -427,12 +438,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             }
         }
     }
-    let charts = charts(&o, states, &curves);
-    Ok(Outcome {
-        steady: None,
-        results,
-        charts,
-    })
+    (results, curves)
 }
 
 /// One chart per state and test: the figure against member count, a line per level, and the
