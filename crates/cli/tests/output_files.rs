@@ -140,6 +140,57 @@ fn an_unwritable_save_is_refused_before_the_run() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A save that fails after the run (here the file-size limit, `ulimit -f`, which the
+/// check before the run cannot foresee): the run's results still reach stdout, the error
+/// names the option and the path, the exit code is 1, and no state or partial file is left.
+#[test]
+fn a_save_that_fails_after_the_run_keeps_the_results_and_leaves_nothing() {
+    let d = dir("after");
+    let job = d.join("w.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let save = d.join("x.state");
+    // The shell ignores SIGXFSZ (so a write past the limit fails with EFBIG rather than
+    // killing the process) and limits files to 50 blocks; a tiny drive's state is megabytes.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 50; exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "run",
+            "--device",
+            "tiny-test-1gb",
+            "--output-format",
+            "terse",
+        ])
+        .arg("--save-state")
+        .arg(&save)
+        .arg(&job)
+        .env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let results = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        results.starts_with("3;"),
+        "no terse results on stdout: {results}"
+    );
+    assert!(
+        stderr(&out).contains(&format!("--save-state {}", save.display())),
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["w.fio"], "files left beside the job");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A path that is also an input of the run: the job file as `--save-state` or `--output`,
 /// serve's `--backing` as `--stats` or `--save-state` (which replaced the served disk's
 /// data at exit). Exit 2, and the input is left as it was.
