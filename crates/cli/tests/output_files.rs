@@ -29,7 +29,12 @@ fn mkfifo(p: &Path) {
 }
 
 fn run_saving(job: &Path, save: &Path, extra: &[&str]) -> Output {
-    flashlab()
+    saving(flashlab(), job, save, extra)
+}
+
+/// `command` (flashlab, or a wrapper that runs it) with a `run` of `job` saving to `save`.
+fn saving(mut command: Command, job: &Path, save: &Path, extra: &[&str]) -> Output {
+    command
         .args([
             "run",
             "--device",
@@ -151,27 +156,17 @@ fn a_save_that_fails_after_the_run_keeps_the_results_and_leaves_nothing() {
     let save = d.join("x.state");
     // The shell ignores SIGXFSZ (so a write past the limit fails with EFBIG rather than
     // killing the process) and limits files to 50 blocks; a tiny drive's state is megabytes.
-    let out = Command::new("sh")
+    let mut limited = Command::new("sh");
+    limited
         .arg("-c")
         .arg("trap '' XFSZ; ulimit -f 50; exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_flashlab"))
-        .args([
-            "run",
-            "--device",
-            "tiny-test-1gb",
-            "--output-format",
-            "terse",
-        ])
-        .arg("--save-state")
-        .arg(&save)
-        .arg(&job)
         .env(
             "XDG_CACHE_HOME",
             concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
-        )
-        .output()
-        .unwrap();
+        );
+    let out = saving(limited, &job, &save, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let results = String::from_utf8_lossy(&out.stdout);
     assert!(
