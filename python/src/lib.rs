@@ -253,17 +253,8 @@ fn read_build_id() -> u64 {
             let path = fields.nth(4)?;
             (lo <= here && here < hi && path.starts_with('/')).then(|| path.to_string())
         })?;
-        let mut file = std::fs::File::open(path).ok()?;
-        let mut sum = flashlab_engine::state::Checksum::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = std::io::Read::read(&mut file, &mut buf).ok()?;
-            if n == 0 {
-                break;
-            }
-            sum.update(&buf[..n]);
-        }
-        Some(sum.finish())
+        let file = std::fs::File::open(path).ok()?;
+        flashlab_engine::state::Checksum::of_reader(file).ok()
     };
     from_file().unwrap_or_else(|| {
         let mut sum = flashlab_engine::state::Checksum::new();

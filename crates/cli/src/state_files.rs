@@ -184,20 +184,11 @@ const MAX_EXE_BYTES: u64 = 1 << 30;
 /// build reads what another wrote (the version and commit alone miss uncommitted changes).
 fn build_id() -> Option<u64> {
     let exe = std::env::current_exe().ok()?;
-    let mut file = std::fs::File::open(exe).ok()?;
+    let file = std::fs::File::open(exe).ok()?;
     if file.metadata().ok()?.len() > MAX_EXE_BYTES {
         return None;
     }
-    let mut sum = flashlab_engine::state::Checksum::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = std::io::Read::read(&mut file, &mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        sum.update(&buf[..n]);
-    }
-    Some(sum.finish())
+    flashlab_engine::state::Checksum::of_reader(file).ok()
 }
 
 /// `--figures DIR` checked before the work: a directory (made when missing, parents too)

@@ -91,6 +91,20 @@ impl Checksum {
         }
     }
 
+    /// The checksum of everything `reader` yields (a file: a build's identity), read in
+    /// 1 MiB pieces.
+    pub fn of_reader(mut reader: impl std::io::Read) -> std::io::Result<u64> {
+        let mut sum = Checksum::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = reader.read(&mut buf)?;
+            if n == 0 {
+                return Ok(sum.finish());
+            }
+            sum.update(&buf[..n]);
+        }
+    }
+
     #[inline]
     fn block(lanes: &mut [u64; 4], block: &[u8]) {
         for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
