@@ -477,14 +477,7 @@ impl IoGenerator {
         .index(u64::from(clone_index));
         let mut rng_map = base.child("map").stream();
         let mut scramble = base.child("scramble").stream();
-        let offsets = offset_gen(
-            job,
-            units,
-            unit_bytes,
-            span,
-            &mut rng_map,
-            &mut scramble,
-        )?;
+        let offsets = offset_gen(job, units, unit_bytes, span, &mut rng_map, &mut scramble)?;
 
         let count_trims = !dirs[0] && !dirs[1];
         // fio takes an `io_size` percentage of the job's region (`size`), not of the device.

@@ -564,10 +564,11 @@ fn strided(rw: RwPattern, zone: [u64; 3], offset: u64, io_size: u64) -> JobSpec 
     j.block.bs = std::array::from_fn(|_| BlockSize::Fixed(4096));
     j.target.offset = SizeSpec::Bytes(offset);
     j.target.io_size = Some(SizeSpec::Bytes(io_size));
-    for (name, v) in [("zonemode", "strided".to_string())]
-        .into_iter()
-        .chain(["zonesize", "zonerange", "zoneskip"].into_iter().zip(zone.map(|b| b.to_string())))
-    {
+    for (name, v) in [("zonemode", "strided".to_string())].into_iter().chain(
+        ["zonesize", "zonerange", "zoneskip"]
+            .into_iter()
+            .zip(zone.map(|b| b.to_string())),
+    ) {
         j.zoned.set(name, &v, 1024).unwrap();
     }
     j
@@ -595,7 +596,10 @@ fn strided_zones_issue_the_offsets_fio_issues() {
     assert_eq!(offsets_k(&j, MIB), [0, 4, 0, 4, 8, 12, 8, 12]);
     // A zone that would start past the device's end starts again at the job's offset.
     let j = strided(RwPattern::Write, [8 * K, 8 * K, 8 * K], 32 * K, 48 * K);
-    assert_eq!(offsets_k(&j, 64 * K), [32, 36, 48, 52, 32, 36, 48, 52, 32, 36, 48, 52]);
+    assert_eq!(
+        offsets_k(&j, 64 * K),
+        [32, 36, 48, 52, 32, 36, 48, 52, 32, 36, 48, 52]
+    );
     // zonerange defaults to zonesize.
     let mut j = strided(RwPattern::Write, [8 * K, 0, 24 * K], 0, 32 * K);
     j.zoned.zone_range = 0;
