@@ -613,6 +613,13 @@ fn strided_zones_issue_the_offsets_fio_issues() {
         let base = 32 * z as u64 % 1024;
         assert_eq!(c, [base, base + 4, base + 8, base + 12], "{got:?}");
     }
+    // The same walk from a job file, fio's option names.
+    let text = "[j]\nrw=write\nbs=4k\nzonemode=strided\nzonesize=8k\nzonerange=16k\nzoneskip=16k\nio_size=64k\n";
+    let parsed = crate::parse_str(text, "t.fio", &|_| None).unwrap();
+    assert_eq!(
+        offsets_k(&parsed.jobs[0], MIB),
+        [0, 4, 32, 36, 64, 68, 96, 100, 128, 132, 160, 164, 192, 196, 224, 228]
+    );
     // Without zonemode=strided the same sizes change nothing.
     let mut plain = job(RwPattern::Write);
     plain.block.bs = std::array::from_fn(|_| BlockSize::Fixed(4096));
