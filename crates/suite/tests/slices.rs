@@ -80,7 +80,10 @@ fn drive(scale: &str) -> DeviceConfig {
 fn headline(d: &DeviceReport) -> Vec<(String, f64)> {
     d.results
         .iter()
-        .filter(|m| matches!(m.unit, Unit::BytesPerS | Unit::Iops))
+        .filter(|m| {
+            matches!(m.unit, Unit::BytesPerS | Unit::Iops)
+                || matches!(m.family, "dlwa" | "small_dlwa")
+        })
         .filter(|m| !matches!(m.family, "window_range_iops" | "window_excursion_iops"))
         .map(|m| (m.key(), m.value))
         .collect()
@@ -94,7 +97,7 @@ fn run(kind: SuiteKind, config: &DeviceConfig, o: &SuiteOptions) -> DeviceReport
 /// settings, with the largest deviation measured (whole drive against half slice), its
 /// cause, and the bound the test holds them to (`INFINITY`: the same figures, values
 /// unchecked).
-const KNOWN: [(&str, f64, &str); 4] = [
+const KNOWN: [(&str, f64, &str); 5] = [
     (
         "app-profiles",
         0.20,
@@ -116,6 +119,13 @@ const KNOWN: [(&str, f64, &str); 4] = [
         0.05,
         "the app's IOPS +3.2% on the first pass (1 s passes; +3.6% at 2 s, +7.5% at the \
          20 ms of the short options): cause not established",
+    ),
+    (
+        "placement",
+        0.07,
+        "one handle's DLWA at 100%: 3.10 whole / 2.93 half (-5.6%), 75% and 90% -3.5%: \
+         greedy GC on 176 instead of 352 blocks per plane finds emptier victims (docs/scale.md, \
+         \"Blocks per plane\"); a handle per stream within 0.5%, its bandwidths within 3%",
     ),
     (
         "write-pressure",
@@ -175,7 +185,7 @@ fn every_suite_keeps_its_figures_on_a_slice_half_as_large() {
                     "{} {key}: {x:.1} whole, {y:.1} on the half slice",
                     kind.name()
                 ));
-            } else if bound == TOLERANCE {
+            } else if off <= TOLERANCE {
                 held += 1;
             }
         }

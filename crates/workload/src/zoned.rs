@@ -1,7 +1,9 @@
-//! fio's zoned block device options (`zonemode=zbd` and the zone limits and resets), kept
-//! together as one part of a job ([`crate::JobSpec::zoned`]). The runner carries out what
-//! they mean (`runner::zbd`): writes moved to a zone's write pointer, reads kept below it,
-//! the open-zone limits and the resets.
+//! fio's zone options, kept together as one part of a job ([`crate::JobSpec::zoned`]):
+//! `zonemode=zbd` with the zone limits and resets, which the runner carries out
+//! (`runner::zbd`: writes moved to a zone's write pointer, reads kept below it, the open-zone
+//! limits and the resets), and `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`),
+//! which only moves where a job's I/O goes and which the job's generator carries out
+//! (`gen`).
 
 use crate::fio::value::{
     parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, Amount, SizeSpec,
@@ -12,6 +14,9 @@ use crate::fio::value::{
 pub enum ZoneMode {
     #[default]
     None,
+    /// `zonemode=strided`: the job's I/O stays in one zone of `zonerange` bytes until it has
+    /// transferred `zonesize` bytes, then moves `zonerange + zoneskip` bytes on.
+    Strided,
     /// `zonemode=zbd`: the target is a zoned block device.
     Zbd,
 }
@@ -38,6 +43,10 @@ pub struct ZonedOptions {
     pub zone_reset_frequency: f64,
     /// `read_beyond_wp`: reads may go past a zone's write pointer.
     pub read_beyond_wp: bool,
+    /// `zonerange` (zonemode=strided; 0: `zonesize`, as fio defaults it).
+    pub zone_range: u64,
+    /// `zoneskip` (zonemode=strided; zonemode=zbd takes 0 only).
+    pub zone_skip: u64,
 }
 
 impl ZonedOptions {
@@ -47,20 +56,15 @@ impl ZonedOptions {
             "zonemode" => {
                 self.mode = match value.trim() {
                     "none" => ZoneMode::None,
+                    "strided" => ZoneMode::Strided,
                     "zbd" => ZoneMode::Zbd,
-                    "strided" => {
-                        return Err("none or zbd (zonemode=strided is not simulated)".to_string())
-                    }
                     _ => return Err("none, strided or zbd".to_string()),
                 }
             }
             "zonesize" => self.zone_size = parse_bytes(value, kb_base)?,
             "zonecapacity" => self.zone_capacity = parse_bytes(value, kb_base)?,
-            "zoneskip" => {
-                if parse_bytes(value, kb_base)? != 0 {
-                    return Err("0 (zoneskip is not simulated)".to_string());
-                }
-            }
+            "zonerange" => self.zone_range = parse_bytes(value, kb_base)?,
+            "zoneskip" => self.zone_skip = parse_bytes(value, kb_base)?,
             "max_open_zones" => {
                 self.max_open_zones = parse_int(value, kb_base, 0, MAX_WRITE_ZONES)? as u32
             }
@@ -82,6 +86,32 @@ impl ZonedOptions {
             _ => return Err(format!("{name} is not a zoned option")),
         }
         Ok(())
+    }
+
+    /// The strided walk of a job (`zonemode=strided`): `(zonesize, zonerange, zoneskip)`,
+    /// the range defaulting to the size as fio's does. `None` for another mode; an error
+    /// naming the option for what fio refuses (no `zonesize`), or what the mode does not take
+    /// (`zoneskip` with zonemode=zbd, which flashlab does not simulate).
+    pub fn strided(&self) -> Result<Option<(u64, u64, u64)>, String> {
+        match self.mode {
+            ZoneMode::Strided if self.zone_size == 0 => Err(
+                "zonemode=strided needs zonesize= (fio: \"--zonesize must be specified when using --zonemode=strided\")"
+                    .to_string(),
+            ),
+            ZoneMode::Strided => {
+                let range = if self.zone_range == 0 {
+                    self.zone_size
+                } else {
+                    self.zone_range
+                };
+                Ok(Some((self.zone_size, range, self.zone_skip)))
+            }
+            _ if self.zone_skip != 0 => Err(format!(
+                "zoneskip={} is for zonemode=strided (with zonemode=zbd or none only 0 is simulated)",
+                self.zone_skip
+            )),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -134,7 +164,7 @@ mod tests {
             (z.zone_reset_threshold, z.zone_reset_frequency),
             (0.7, 0.125)
         );
-        assert!(z.set("zonemode", "strided", 1024).is_err());
+        assert!(z.set("zonemode", "striped", 1024).is_err());
         assert!(z.set("max_open_zones", "5000", 1024).is_err());
         assert!(z.set("zone_reset_frequency", "2", 1024).is_err());
         assert_eq!(

@@ -10,7 +10,13 @@
 //!   unless `norandommap`; skewed distributions draw independently;
 //! - the budget is `io_size` (default `size`; a percentage is of the region) × `loops` bytes
 //!   of the job's main directions (reads and writes, or trims for trim-only jobs), capped by
-//!   `number_ios`; `time_based` ignores the byte budget and never ends.
+//!   `number_ios`; `time_based` ignores the byte budget and never ends;
+//! - `zonemode=strided` (fio's `setup_strided_zone_mode`): the I/O stays in a zone of
+//!   `zonerange` bytes from the region's start, sequential I/O wrapping at its end and random
+//!   I/O drawn inside it (the random map restarting every `zonerange` bytes), until
+//!   `zonesize` bytes are done; then the zone moves `zonerange + zoneskip` bytes on, back to
+//!   the region's start once it would start past the device's end. `size` is then a byte
+//!   count, not a span: the walk runs over the rest of the device, as fio's does.
 
 mod dist;
 
@@ -56,6 +62,8 @@ pub enum JobError {
         bytes: u64,
         logical_block_bytes: u64,
     },
+    #[error("job {job}: {why}")]
+    Zones { job: String, why: String },
     #[error(
         "job {job}: zoned_abs zones cover {zones_bytes} bytes but the region holds {region_bytes}"
     )]
@@ -148,6 +156,24 @@ enum OffsetGen {
     Zoned(Zones),
 }
 
+/// fio's `zonemode=strided` walk: where the job's zone is and what it has done there.
+#[derive(Debug, Clone, Copy)]
+struct Strided {
+    /// `zonesize`: bytes done in a zone before the next.
+    size: u64,
+    /// `zonerange`: the zone's length, the span the offsets are drawn in.
+    range: u64,
+    /// `zoneskip`: bytes between one zone's end and the next one's start.
+    skip: u64,
+    /// The zone's start, relative to the region's start.
+    base: u64,
+    /// Bytes from the region's start to the device's end: a zone starting there wraps.
+    span_end: u64,
+    /// Bytes done in the zone (fio's `zone_bytes`).
+    done: u64,
+    time_based: bool,
+}
+
 /// The I/O stream of one clone of a job.
 #[derive(Debug, Clone)]
 pub struct IoGenerator {
@@ -159,6 +185,9 @@ pub struct IoGenerator {
     pair: bool,
     region_start: u64,
     region_len: u64,
+    /// Where offsets are drawn: the region, or with `zonemode=strided` the zone's range.
+    span: u64,
+    strided: Option<Strided>,
     logical_block_bytes: u64,
     sizes: [SizeGen; 3],
     align: [u64; 3],
@@ -437,7 +466,9 @@ impl IoGenerator {
             job_region(job, clone_index, capacity, lba, dirs, &sizes, &align)?;
         let active = || (0..3).filter(|&d| dirs[d]);
         let unit_bytes = active().map(|d| align[d]).min().unwrap_or(lba);
-        let units = (region_len / unit_bytes).max(1);
+        let strided = strided_walk(job, offset, capacity, lba, dirs, &sizes)?;
+        let span = strided.map_or(region_len, |s| s.range);
+        let units = (span / unit_bytes).max(1);
 
         let base = match job.io.randseed {
             Some(s) => SeedTree::new(s),
@@ -446,14 +477,7 @@ impl IoGenerator {
         .index(u64::from(clone_index));
         let mut rng_map = base.child("map").stream();
         let mut scramble = base.child("scramble").stream();
-        let offsets = offset_gen(
-            job,
-            units,
-            unit_bytes,
-            region_len,
-            &mut rng_map,
-            &mut scramble,
-        )?;
+        let offsets = offset_gen(job, units, unit_bytes, span, &mut rng_map, &mut scramble)?;
 
         let count_trims = !dirs[0] && !dirs[1];
         // fio takes an `io_size` percentage of the job's region (`size`), not of the device.
@@ -473,7 +497,9 @@ impl IoGenerator {
             RwPattern::ReadWrite | RwPattern::RandRw => None,
         };
         let pair = matches!(job.io.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
-        let plain_map = plain_map(job, fixed_kind, &offsets, pair, &sizes, &align, unit_bytes);
+        // The strided walk restarts the random map at each zone: the general path.
+        let plain_map = plain_map(job, fixed_kind, &offsets, pair, &sizes, &align, unit_bytes)
+            .filter(|_| strided.is_none());
         Ok(IoGenerator {
             pattern: job.io.rw,
             fixed_kind,
@@ -481,6 +507,8 @@ impl IoGenerator {
             pair,
             region_start: offset,
             region_len,
+            span,
+            strided,
             logical_block_bytes: lba,
             sizes,
             align,
@@ -582,6 +610,9 @@ impl IoGenerator {
             return self.next_plain(plain);
         }
         if let Some((offset, len)) = self.pending_write.take() {
+            if let Some(s) = &mut self.strided {
+                s.done += len;
+            }
             return Some(self.count(IoKind::Write, offset, len));
         }
         if self.max_ios.is_some_and(|n| self.issued_ios >= n)
@@ -600,6 +631,9 @@ impl IoGenerator {
         let pair = self.pair;
         // A trimwrite pair trims and then writes the same write-sized block.
         let ddir = if pair { 1 } else { kind.ddir() };
+        if self.strided.is_some() {
+            self.strided_step(ddir);
+        }
         let mut len = self.sizes[ddir].draw(&mut self.rng_bs);
         if let Some(b) = self.budget_bytes {
             let left = b - self.issued_bytes;
@@ -607,7 +641,7 @@ impl IoGenerator {
                 len = left.div_ceil(self.logical_block_bytes) * self.logical_block_bytes;
             }
         }
-        len = len.min(self.region_len);
+        len = len.min(self.span);
         let rel = if !self.random {
             self.seq_offset(ddir, len)
         } else if self.random_percent[ddir] >= 100 {
@@ -621,7 +655,21 @@ impl IoGenerator {
         } else {
             self.seq_offset(ddir, len)
         };
-        let offset = self.region_start + rel;
+        let mut offset = self.region_start + rel;
+        if let Some(s) = &mut self.strided {
+            offset += s.base;
+            if offset - self.region_start + len > s.span_end {
+                // Past the device's end: fio is done with the file (time_based starts over).
+                if !s.time_based {
+                    return None;
+                }
+                s.base = 0;
+                s.done = 0;
+                self.cursor = [0; 3];
+                offset = self.region_start + rel.min(s.span_end.saturating_sub(len));
+            }
+            s.done += len;
+        }
         if pair {
             self.pending_write = Some((offset, len));
             return Some(GeneratedIo {
@@ -686,7 +734,13 @@ impl IoGenerator {
     /// past the end of the region.
     fn seq_offset(&mut self, d: usize, len: u64) -> u64 {
         let mut at = self.cursor[d];
-        if at + len > self.region_len {
+        // fio's strided zone wraps once its position reaches the range's end (an I/O may
+        // cross it); otherwise a block that would run past the region's end wraps.
+        let wrap = match self.strided {
+            Some(s) => at >= s.range,
+            None => at + len > self.region_len,
+        };
+        if wrap {
             at = 0;
         }
         self.cursor[d] = at + len + self.skip_bytes;
@@ -697,7 +751,7 @@ impl IoGenerator {
         if self.run_left > 0 {
             self.run_left -= 1;
             let mut at = self.run_offset;
-            if at + len > self.region_len {
+            if at + len > self.span {
                 at = 0;
             }
             if self.sequencer == RwSequencer::Sequential {
@@ -730,8 +784,8 @@ impl IoGenerator {
         } else {
             unit * self.unit_bytes / a * a
         };
-        if at + len > self.region_len {
-            at = (self.region_len - len) / a * a;
+        if at + len > self.span {
+            at = (self.span - len) / a * a;
         }
         // Without rw_sequencer's count, no I/O follows the draw (`run_left` stays 0).
         if self.seq_count > 1 {
@@ -744,6 +798,88 @@ impl IoGenerator {
         }
         at
     }
+}
+
+impl IoGenerator {
+    /// fio's `setup_strided_zone_mode`, before an I/O of direction `d`: the next zone once
+    /// `zonesize` bytes are done (wrapping to the region's start past the device's end), the
+    /// zone's start again once the direction's position reaches the range's end, and every
+    /// position and the random map back at the zone's start each `zonerange` bytes.
+    fn strided_step(&mut self, d: usize) {
+        let Some(s) = &mut self.strided else {
+            return;
+        };
+        if s.done >= s.size {
+            s.done = 0;
+            s.base = s.base.saturating_add(s.range).saturating_add(s.skip);
+            if s.base >= s.span_end {
+                s.base = 0;
+            }
+            self.cursor[d] = 0;
+        }
+        if self.cursor[d] >= s.range {
+            self.cursor[d] = 0;
+        }
+        if s.done % s.range == 0 {
+            self.cursor = [0; 3];
+            self.run_left = 0;
+            if let OffsetGen::Map { perm, next } = &mut self.offsets {
+                if *next > 0 {
+                    perm.rekey(&mut self.rng_map);
+                    *next = 0;
+                }
+            }
+        }
+    }
+}
+
+/// The strided walk of `job` (`zonemode=strided`) from its region's start `offset`, checked:
+/// whole logical blocks, a zone that holds one block and fits the device.
+fn strided_walk(
+    job: &JobSpec,
+    offset: u64,
+    capacity: u64,
+    lba: u64,
+    dirs: [bool; 3],
+    sizes: &[SizeGen; 3],
+) -> Result<Option<Strided>, JobError> {
+    let zones = |why: String| JobError::Zones {
+        job: job.id.name.clone(),
+        why,
+    };
+    let Some((size, range, skip)) = job.zoned.strided().map_err(zones)? else {
+        return Ok(None);
+    };
+    for (what, bytes) in [("zonesize", size), ("zonerange", range), ("zoneskip", skip)] {
+        if bytes % lba != 0 {
+            return Err(JobError::Misaligned {
+                job: job.id.name.clone(),
+                what,
+                bytes,
+                logical_block_bytes: lba,
+            });
+        }
+    }
+    let span_end = capacity - offset;
+    let min_bs = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| sizes[d].min())
+        .min()
+        .unwrap_or(lba);
+    if range < min_bs || range > span_end {
+        return Err(zones(format!(
+            "zonerange (or zonesize) = {range} bytes: a zone must hold one {min_bs}-byte block and fit between the job's offset ({offset}) and the device's end ({capacity} bytes)"
+        )));
+    }
+    Ok(Some(Strided {
+        size,
+        range,
+        skip,
+        base: 0,
+        span_end,
+        done: 0,
+        time_based: job.time.time_based,
+    }))
 }
 
 #[cfg(test)]

@@ -556,3 +556,90 @@ fn offset_align_aligns_a_percentage_offset_up() {
     j.target.offset_align_bytes = u64::MAX - 1;
     assert!(IoGenerator::new(&j, 0, cap, 4096, SeedTree::new(1)).is_err());
 }
+
+/// A strided job: `rw`, 4 KiB blocks, fio's `zonesize`, `zonerange` and `zoneskip`, from
+/// `offset` for `io_size` bytes.
+fn strided(rw: RwPattern, zone: [u64; 3], offset: u64, io_size: u64) -> JobSpec {
+    let mut j = job(rw);
+    j.block.bs = std::array::from_fn(|_| BlockSize::Fixed(4096));
+    j.target.offset = SizeSpec::Bytes(offset);
+    j.target.io_size = Some(SizeSpec::Bytes(io_size));
+    for (name, v) in [("zonemode", "strided".to_string())].into_iter().chain(
+        ["zonesize", "zonerange", "zoneskip"]
+            .into_iter()
+            .zip(zone.map(|b| b.to_string())),
+    ) {
+        j.zoned.set(name, &v, 1024).unwrap();
+    }
+    j
+}
+
+fn offsets_k(j: &JobSpec, capacity: u64) -> Vec<u64> {
+    drain(&mut gen(j, 0, capacity))
+        .iter()
+        .map(|io| io.offset_bytes / 1024)
+        .collect()
+}
+
+#[test]
+fn strided_zones_issue_the_offsets_fio_issues() {
+    const K: u64 = 1024;
+    // What fio's setup_strided_zone_mode and get_next_seq_offset give: zonesize bytes in a
+    // zone, then zonerange + zoneskip on.
+    let j = strided(RwPattern::Write, [8 * K, 16 * K, 16 * K], 0, 64 * K);
+    assert_eq!(
+        offsets_k(&j, MIB),
+        [0, 4, 32, 36, 64, 68, 96, 100, 128, 132, 160, 164, 192, 196, 224, 228]
+    );
+    // zonesize above zonerange: the zone is gone through again (fio's "maintain zone").
+    let j = strided(RwPattern::Write, [16 * K, 8 * K, 0], 0, 32 * K);
+    assert_eq!(offsets_k(&j, MIB), [0, 4, 0, 4, 8, 12, 8, 12]);
+    // A zone that would start past the device's end starts again at the job's offset.
+    let j = strided(RwPattern::Write, [8 * K, 8 * K, 8 * K], 32 * K, 48 * K);
+    assert_eq!(
+        offsets_k(&j, 64 * K),
+        [32, 36, 48, 52, 32, 36, 48, 52, 32, 36, 48, 52]
+    );
+    // zonerange defaults to zonesize.
+    let mut j = strided(RwPattern::Write, [8 * K, 0, 24 * K], 0, 32 * K);
+    j.zoned.zone_range = 0;
+    assert_eq!(offsets_k(&j, MIB), [0, 4, 32, 36, 64, 68, 96, 100]);
+    // Random I/O is drawn in the zone, the random map visiting each of its blocks once.
+    let j = strided(RwPattern::RandWrite, [16 * K, 16 * K, 16 * K], 0, 192 * K);
+    let got = offsets_k(&j, MIB);
+    for (z, chunk) in got.chunks(4).enumerate() {
+        let mut c = chunk.to_vec();
+        c.sort_unstable();
+        let base = 32 * z as u64 % 1024;
+        assert_eq!(c, [base, base + 4, base + 8, base + 12], "{got:?}");
+    }
+    // The same walk from a job file, fio's option names.
+    let text = "[j]\nrw=write\nbs=4k\nzonemode=strided\nzonesize=8k\nzonerange=16k\nzoneskip=16k\nio_size=64k\n";
+    let parsed = crate::parse_str(text, "t.fio", &|_| None).unwrap();
+    assert_eq!(
+        offsets_k(&parsed.jobs[0], MIB),
+        [0, 4, 32, 36, 64, 68, 96, 100, 128, 132, 160, 164, 192, 196, 224, 228]
+    );
+    // Without zonemode=strided the same sizes change nothing.
+    let mut plain = job(RwPattern::Write);
+    plain.block.bs = std::array::from_fn(|_| BlockSize::Fixed(4096));
+    plain.target.io_size = Some(SizeSpec::Bytes(16 * K));
+    plain.zoned.set("zonesize", "8192", 1024).unwrap();
+    assert_eq!(offsets_k(&plain, MIB), [0, 4, 8, 12]);
+}
+
+#[test]
+fn strided_zones_fio_refuses_are_errors_naming_the_option() {
+    let mut j = job(RwPattern::Write);
+    j.zoned.set("zonemode", "strided", 1024).unwrap();
+    let e = IoGenerator::new(&j, 0, MIB, 512, SeedTree::new(1)).unwrap_err();
+    assert!(e.to_string().contains("needs zonesize="), "{e}");
+    j.zoned.set("zonesize", "2m", 1024).unwrap();
+    let e = IoGenerator::new(&j, 0, MIB, 512, SeedTree::new(1)).unwrap_err();
+    assert!(e.to_string().contains("zonerange (or zonesize)"), "{e}");
+    let mut z = job(RwPattern::Write);
+    z.zoned.set("zonemode", "zbd", 1024).unwrap();
+    z.zoned.set("zoneskip", "4k", 1024).unwrap();
+    let e = IoGenerator::new(&z, 0, MIB, 512, SeedTree::new(1)).unwrap_err();
+    assert!(e.to_string().contains("zoneskip=4096"), "{e}");
+}
