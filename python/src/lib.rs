@@ -59,7 +59,8 @@ fn devices() -> PyResult<Vec<(String, String, String)>> {
 
 fn read_plan(plan: &str) -> PyResult<flashlab_sweep::Plan> {
     let plan = flashlab_sweep::Plan::read(Path::new(plan)).map_err(bad_input)?;
-    flashlab_sweep::check_plan(&plan).map_err(bad_input)?;
+    flashlab_sweep::check_plan(&plan, &flashlab_suite::SuitePreconditioner::default())
+        .map_err(bad_input)?;
     Ok(plan)
 }
 
@@ -95,8 +96,10 @@ fn sweep_run_point(
 ) -> PyResult<String> {
     py.detach(move || {
         let plan = flashlab_sweep::Plan::read(Path::new(&plan)).map_err(bad_input)?;
-        let cache = state_cache.map(cache_in);
-        let doc = flashlab_sweep::run_point_cached(&plan, index, cache.as_ref()).map_err(|e| {
+        let pre = flashlab_suite::SuitePreconditioner {
+            cache: state_cache.map(cache_in),
+        };
+        let doc = flashlab_sweep::run_point(&plan, index, &pre).map_err(|e| {
             if e.is_bad_input() {
                 bad_input(e)
             } else {

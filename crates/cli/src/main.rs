@@ -302,6 +302,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     };
     if let Some(path) = pages.report {
         state_files::output_file("--report", path)?;
+        state_files::report_date()?;
     }
     if let Some(dir) = pages.figures {
         state_files::figures_dir(dir)?;
@@ -327,11 +328,15 @@ impl RunPages<'_> {
     fn write(&self, run: &flashlab_report::RunResult, device: &str) -> Result<(), Failure> {
         if let Some(path) = self.report {
             let command = state_files::command_line();
+            let date = state_files::report_date()?;
             let job_file = self.job_file.to_string_lossy();
             let cx = flashlab_report::RunContext {
                 job_file: &job_file,
                 device,
-                command: Some(&command),
+                made: flashlab_report::Made {
+                    command: Some(&command),
+                    date: date.as_deref(),
+                },
             };
             state_files::output_file("--report", path)?
                 .write_bytes(flashlab_report::render_run_html(run, &cx).as_bytes())

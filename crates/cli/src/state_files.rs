@@ -225,6 +225,28 @@ pub fn write_figures(dir: &Path, figures: &[(String, String)]) -> Result<(), Fai
     Ok(())
 }
 
+/// The date a report shows: `SOURCE_DATE_EPOCH`'s (the reproducible-builds convention:
+/// whole seconds since 1970-01-01 00:00:00 UTC), in UTC; none when it is unset or empty, so
+/// the same command gives the same bytes. Any other value is bad input.
+pub fn report_date() -> Result<Option<String>, Failure> {
+    let Some(value) = std::env::var_os("SOURCE_DATE_EPOCH").filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let text = value.to_string_lossy();
+    text.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| text.parse::<u64>().ok())
+        .flatten()
+        .and_then(flashlab_report::utc_date_time)
+        .map(Some)
+        .ok_or_else(|| {
+            bad_input(anyhow!(
+                "SOURCE_DATE_EPOCH={}: expected whole seconds since 1970-01-01 00:00:00 UTC, up to 253402300799 (the end of 9999), e.g. SOURCE_DATE_EPOCH=$(date +%s)",
+                flashlab_engine::input::excerpt(&text)
+            ))
+        })
+}
+
 /// The command line as a report shows it: `flashlab` and its arguments, each quoted for a
 /// POSIX shell when it needs to be (the program's own path is not shown: it says where
 /// flashlab was installed, not what it ran).

@@ -280,6 +280,7 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     // The report file is checked before the work, not found unwritable after it.
     if let Some(path) = &args.report {
         state_files::output_file("--report", path)?;
+        state_files::report_date()?;
     }
     if let Some(dir) = &args.figures {
         state_files::figures_dir(dir)?;
@@ -534,11 +535,13 @@ pub(crate) fn write_suite_report(
             .map_err(run_failed)?;
     }
     if let Some(path) = &args.report {
+        let (command, date) = (state_files::command_line(), state_files::report_date()?);
+        let made = flashlab_report::Made {
+            command: Some(&command),
+            date: date.as_deref(),
+        };
         state_files::output_file("--report", path)?
-            .write_bytes(
-                flashlab_suite::render_html_with(report, Some(&state_files::command_line()))
-                    .as_bytes(),
-            )
+            .write_bytes(flashlab_suite::render_html_with(report, &made).as_bytes())
             .map_err(run_failed)?;
     }
     if let Some(dir) = &args.figures {

@@ -83,7 +83,8 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
     };
     let plan = Plan::read(plan_path).map_err(bad_input)?;
     if args.list {
-        flashlab_sweep::check_plan(&plan).map_err(bad_input)?;
+        let pre = flashlab_suite::SuitePreconditioner::default();
+        flashlab_sweep::check_plan(&plan, &pre).map_err(bad_input)?;
         return write_output(None, &plan.listing().map_err(bad_input)?);
     }
     let count = plan.point_count().map_err(bad_input)?;
@@ -110,9 +111,11 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         total,
     );
     let on_done = |index: u64, what: &str| display.point_done(index, what);
-    let cache = match plan.precondition {
-        Some(_) => args.cache.cache()?,
-        None => None,
+    let pre = flashlab_suite::SuitePreconditioner {
+        cache: match plan.precondition {
+            Some(_) => args.cache.cache()?,
+            None => None,
+        },
     };
     let summary = flashlab_sweep::run_plan(
         &plan,
@@ -120,7 +123,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         &outdir,
         args.jobs as usize,
         args.resume,
-        cache.as_ref(),
+        &pre,
         &on_done,
     )
     .map_err(sweep_failure)?;

@@ -293,6 +293,52 @@ fn report_is_deterministic_and_an_unwritable_path_is_named() {
     );
 }
 
+/// A report carries a date only when `SOURCE_DATE_EPOCH` gives one (the reproducible-builds
+/// convention), shown in UTC as ISO 8601; without it the same command gives the same bytes.
+/// A value that is not whole seconds is refused before the run (exit 2).
+#[test]
+fn a_report_is_dated_by_source_date_epoch_only() {
+    let dir = scratch("dated-report");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("w.fio");
+    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=8m\n").unwrap();
+    let page = dir.join("run.html");
+    let run = |epoch: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+        cmd.args(["run", job.to_str().unwrap(), "--device", DEVICE, "--report"])
+            .arg(&page)
+            .env_remove("SOURCE_DATE_EPOCH");
+        if let Some(e) = epoch {
+            cmd.env("SOURCE_DATE_EPOCH", e);
+        }
+        let out = cmd.output().unwrap();
+        let html = std::fs::read_to_string(&page).unwrap_or_default();
+        let _ = std::fs::remove_file(&page);
+        (out, html)
+    };
+    let (out, undated) = run(None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = format!("Made by flashlab {} with:", env!("CARGO_PKG_VERSION"));
+    assert!(undated.contains(&made), "{undated}");
+    let (out, dated) = run(Some("951782400"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = format!(
+        "Made by flashlab {} on 2000-02-29T00:00:00Z with:",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(dated.contains(&made), "{dated}");
+    assert_eq!(dated.replace(" on 2000-02-29T00:00:00Z", ""), undated);
+    let (out, none) = run(Some("yesterday"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("SOURCE_DATE_EPOCH=yesterday: expected whole seconds"));
+    assert!(
+        none.is_empty() && stdout(&out).is_empty(),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// The page's check result (`data-status`, one `id drawn/expected ok` line per chart) after
 /// Chromium loaded it, with no console message allowed.
 fn browser_check(browser: &Path, page: &Path) -> (String, Vec<String>) {

@@ -458,11 +458,11 @@ fn preconditioned_points_run_at_steady_state_and_reuse_the_cache() {
         outdir
     };
     let cold = run("cold", &["--state-cache", cache.to_str().unwrap()]);
-    let entries = std::fs::read_dir(&cache).unwrap().count();
+    let entries = cache_entries(&cache);
     assert!(entries > 0, "the cache kept no drive");
     let warm = run("warm", &["--state-cache", cache.to_str().unwrap()]);
     assert_eq!(
-        std::fs::read_dir(&cache).unwrap().count(),
+        cache_entries(&cache),
         entries,
         "a warm run preconditioned again"
     );
@@ -536,11 +536,82 @@ fn concurrent_points_on_one_drive_precondition_it_once() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let loaded = err.matches("preconditioning from the state cache").count();
-    let entries = std::fs::read_dir(&cache).unwrap().count();
+    let entries = cache_entries(&cache);
     // Each of the precondition's checkpoints was stored by one point and loaded by the other.
     assert!(
         entries > 0 && loaded == entries,
         "{entries} entries, {loaded} loads: {err}"
+    );
+}
+
+/// The precondition cache's entries in `dir` (not their lock files).
+fn cache_entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "state")
+        })
+        .count()
+}
+
+/// Two processes (two `flashlab sweep --point` runs, as GNU parallel starts them) on points
+/// of the same preconditioned drive, with a cold cache: one preconditions while the other
+/// waits for the entry's file lock and loads what the first stored.
+#[test]
+fn two_processes_on_one_drive_precondition_it_once() {
+    let dir = scratch("sweep-precondition-processes");
+    std::fs::write(
+        dir.join("rw.fio"),
+        "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=8m\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\nmax-rounds = 5\n\
+         [axes]\nenv.QD = [1, 32]\n",
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let outdir = dir.join("out");
+    let spawn = |point: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args([
+                "sweep",
+                plan.to_str().unwrap(),
+                "--point",
+                point,
+                "--outdir",
+            ])
+            .arg(&outdir)
+            .arg("--state-cache")
+            .arg(&cache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("0"), spawn("1"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
+    let loads = |o: &std::process::Output| {
+        stderr(o)
+            .matches("preconditioning from the state cache")
+            .count()
+    };
+    let entries = cache_entries(&cache);
+    // Each checkpoint was stored by one process and loaded by the other.
+    assert!(
+        entries > 0 && loads(&a) + loads(&b) == entries,
+        "{entries} entries\n{}\n{}",
+        stderr(&a),
+        stderr(&b)
     );
 }
 

@@ -9,6 +9,8 @@
 //! at I/O errors (a drive gone read-only) as fio does: the result is written, then the run
 //! fails ([`Outcome::io_errors`]).
 
+mod precondition;
+
 use std::io::BufRead;
 
 use flashlab_device::{DriveTargets, Ssd};
@@ -20,6 +22,8 @@ use flashlab_runner::{
 use flashlab_system::System;
 use flashlab_workload::trace::TraceReader;
 use flashlab_workload::JobFile;
+
+pub use precondition::{PreconditionError, Preconditioned, Preconditioner};
 
 /// What a run goes to: one drive, or a storage system (RAID sets, cache tiers, links).
 pub enum Device {

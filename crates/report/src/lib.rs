@@ -21,6 +21,7 @@ pub mod iolog;
 mod json;
 mod log_file;
 pub mod logs;
+mod made;
 mod normal;
 #[cfg(feature = "png")]
 mod png;
@@ -40,6 +41,7 @@ use logs::{LogKind, LogSeries};
 pub use fdp::render_fdp;
 pub use fio_json::{parse_fio_json, FioJsonError};
 pub use json::{as_reported, json_value, render_json};
+pub use made::{utc_date_time, Made};
 pub use normal::{num2str, render_normal};
 #[cfg(feature = "png")]
 pub use png::{svg_to_png, PNG_SCALE};

@@ -5,7 +5,7 @@
 use crate::chart::{Axis, Chart, Series, Unit};
 use crate::html::{render_page, render_svg, Block, Figure, Page, Section, Table};
 use crate::logs::{LogKind, LogSeries};
-use crate::{JobResult, RunResult, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::{JobResult, Made, RunResult, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 
 /// Points a line over time keeps: longer logs are averaged in equal runs of entries.
 const MAX_TIME_POINTS: usize = 400;
@@ -16,12 +16,13 @@ const PERCENTILES: [f64; 8] = [50.0, 90.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.99
 /// Histogram bins per power of two of latency.
 const BINS_PER_OCTAVE: f64 = 4.0;
 
-/// What the page says about the run: the job file, the device, the command that ran it.
+/// What the page says about the run: the job file, the device, the command that ran it and
+/// when ([`Made`]).
 #[derive(Debug, Clone, Default)]
 pub struct RunContext<'a> {
     pub job_file: &'a str,
     pub device: &'a str,
-    pub command: Option<&'a str>,
+    pub made: Made<'a>,
 }
 
 const DIRS: [(usize, &str); 3] = [
@@ -45,10 +46,7 @@ pub fn render_run_html(run: &RunResult, cx: &RunContext<'_>) -> String {
                 .join(", ")
         )),
     ];
-    summary.push(Block::Paragraph(match cx.command {
-        Some(c) => format!("Made by flashlab {} with: {c}", env!("CARGO_PKG_VERSION")),
-        None => format!("Made by flashlab {}.", env!("CARGO_PKG_VERSION")),
-    }));
+    summary.push(Block::Paragraph(cx.made.line()));
     let mut sections = vec![Section {
         heading: "Summary".into(),
         blocks: summary,

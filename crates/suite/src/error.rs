@@ -68,6 +68,14 @@ pub enum SuiteError {
         path: String,
         error: String,
     },
+    /// Another process held a precondition cache entry's lock (it was filling the entry)
+    /// for longer than a session waits.
+    #[error("device '{device}': another flashlab process has held the lock of state cache entry {path} for over {waited_s} s (it is preconditioning the same drive, or stopped while it did): wait for it to end, or run with --no-state-cache")]
+    StateCacheBusy {
+        device: String,
+        path: String,
+        waited_s: u64,
+    },
     #[error("system '{device}': {error}")]
     System {
         device: String,
@@ -125,7 +133,9 @@ impl SuiteError {
             SuiteError::Run { error, .. } => error.is_bad_input(),
             SuiteError::Real { error, .. } => error.is_bad_input(),
             SuiteError::SliceCut { .. } | SuiteError::Rescaled { .. } => true,
-            SuiteError::Refused { .. } | SuiteError::StateCache { .. } => false,
+            SuiteError::Refused { .. }
+            | SuiteError::StateCache { .. }
+            | SuiteError::StateCacheBusy { .. } => false,
         }
     }
 }

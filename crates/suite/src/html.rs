@@ -5,6 +5,7 @@
 use flashlab_report::html::{
     band_label, render_page, render_svg, Band, Block, Figure, FigureKind, Page, Section, Table,
 };
+use flashlab_report::Made;
 use serde_json::Value;
 
 use crate::charts::{cap, report_figures};
@@ -15,16 +16,16 @@ use crate::{Chart, DeviceReport, Series, SuiteReport};
 
 /// The report as an HTML document; the same report gives the same bytes.
 pub fn render_html(report: &SuiteReport) -> String {
-    render_html_with(report, None)
+    render_html_with(report, &Made::default())
 }
 
-/// The report as an HTML document whose summary names the `command` that made it; the same
-/// report and command give the same bytes.
-pub fn render_html_with(report: &SuiteReport, command: Option<&str>) -> String {
+/// The report as an HTML document whose summary names the command that made it and when
+/// (`made`); the same report and `made` give the same bytes.
+pub fn render_html_with(report: &SuiteReport, made: &Made<'_>) -> String {
     let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
     let (results, every) = results_sections(report);
     let mut sections = vec![
-        summary_section(report, command),
+        summary_section(report, made),
         charts_section(report),
         results,
         steady_section(report),
@@ -57,13 +58,13 @@ pub fn render_figures_svg(report: &SuiteReport) -> Vec<(String, String)> {
 
 /// What was run, on what, with which flashlab and command, and the slice notes: what a
 /// reader needs before the first chart.
-fn summary_section(report: &SuiteReport, command: Option<&str>) -> Section {
+fn summary_section(report: &SuiteReport, made: &Made<'_>) -> Section {
     let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
     let mut blocks = vec![
         Block::Paragraph(format!(
             "The {} suite: {}.",
             report.suite.name(),
-            report.suite.summary()
+            report.suite.report_summary(&report.options)
         )),
         Block::Paragraph(format!(
             "{} {}.",
@@ -93,10 +94,7 @@ fn summary_section(report: &SuiteReport, command: Option<&str>) -> Section {
             verdicts.join("; ")
         )));
     }
-    blocks.push(Block::Paragraph(match command {
-        Some(c) => format!("Made by flashlab {} with: {c}", env!("CARGO_PKG_VERSION")),
-        None => format!("Made by flashlab {}.", env!("CARGO_PKG_VERSION")),
-    }));
+    blocks.push(Block::Paragraph(made.line()));
     Section {
         heading: "Summary".into(),
         blocks,
@@ -664,10 +662,31 @@ mod tests {
         assert!(!render_html(&r).contains("Every result by key"));
     }
 
+    /// The desktop suite's summary names the test file size the run used (`--size`), in
+    /// the page and the terminal's table, not the default's.
+    #[test]
+    fn the_desktop_summary_names_the_test_file_size_used() {
+        let mut r = report(vec![device("a", 1000.0)]);
+        r.suite = suite("desktop").unwrap();
+        assert!(render_html(&r).contains("on a 1 GiB test file"));
+        r.options.client.size_bytes = Some(256 << 20);
+        for page in [render_html(&r), crate::output::render_table(&r)] {
+            assert!(
+                page.contains("CrystalDiskMark 8 test sets on a 256 MiB test file"),
+                "{page}"
+            );
+            assert!(!page.contains("1 GiB"), "{page}");
+        }
+    }
+
     #[test]
     fn summary_comes_first_then_charts_then_tables() {
         let r = report(vec![device("a", 1000.0)]);
-        let html = render_html_with(&r, Some("flashlab suite precondition --device a"));
+        let made = Made {
+            command: Some("flashlab suite precondition --device a"),
+            date: None,
+        };
+        let html = render_html_with(&r, &made);
         let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
         let summary = at("<h2>Summary</h2>");
         let charts = at("<h2>Charts</h2>");

@@ -23,6 +23,7 @@ mod lengths;
 mod measure;
 mod options;
 mod output;
+mod preconditioner;
 mod real;
 mod record;
 mod rescale;
@@ -53,6 +54,7 @@ pub use oltp::{
     run_workload as run_oltp_workload, OltpOptions, OltpPoint, CLEANER_BATCH, DIRTY_PAGES_PER_TXN,
     LOG_WRITE_BYTES, READS_PER_TXN,
 };
+pub use preconditioner::SuitePreconditioner;
 pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use randread_qd_sweep::RandreadQdSweepOptions;
 pub use record::{

@@ -33,7 +33,7 @@ pub fn render_table(report: &SuiteReport) -> String {
     let mut out = format!(
         "suite {}: {} (seed {})\n",
         report.suite.name(),
-        report.suite.summary(),
+        report.suite.report_summary(&report.options),
         report.options.seed
     );
     for d in &report.devices {

@@ -14,6 +14,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use flashlab_device::{DeviceConfig, HealthLog};
 use flashlab_engine::state::{checksum_of, StateHeader};
@@ -588,6 +589,77 @@ pub(crate) fn entry_lock(path: &Path) -> Arc<Mutex<()>> {
     lock
 }
 
+/// Longest a session waits for another process filling the same entry: a process that ends
+/// releases its lock, so only a stopped or hung one holds it this long.
+pub(crate) const ENTRY_LOCK_WAIT: Duration = Duration::from_secs(4 * 60 * 60);
+
+/// How often a waiting session tries the lock again.
+const LOCK_POLL: Duration = Duration::from_millis(20);
+
+/// The lock file of the entry at `path`: `.<entry name>.lock` beside it, empty. It is never
+/// renamed over (the entry is), so every process locks the same file.
+fn lock_path(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
+    path.with_file_name(format!(".{name}.lock"))
+}
+
+/// Why [`lock_entry_file`] did not lock.
+#[derive(Debug)]
+pub(crate) enum EntryLockError {
+    /// Another process held the lock for all of `wait`.
+    Busy,
+    /// The lock file cannot be made or locked (a file system without locks, a name taken
+    /// by something not a regular file).
+    Unavailable(std::io::Error),
+}
+
+/// The file lock of the entry at `path`, across processes (two `flashlab sweep --point`
+/// runs, two suites on the same drive): held from the look-up to the store, as
+/// [`entry_lock`] is between threads, it makes a process wait for the one preconditioning
+/// the same drive and then load its entry. `on_wait` is called once if the lock is taken;
+/// after `wait` the answer is [`EntryLockError::Busy`]. The lock goes with the returned
+/// file (when it is dropped, or its process ends).
+pub(crate) fn lock_entry_file(
+    path: &Path,
+    wait: Duration,
+    on_wait: impl FnOnce(),
+) -> Result<std::fs::File, EntryLockError> {
+    let unavailable = EntryLockError::Unavailable;
+    let lock = lock_path(path);
+    if std::fs::symlink_metadata(&lock).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(unavailable(std::io::Error::other(format!(
+            "{} is not a regular file",
+            lock.display()
+        ))));
+    }
+    if let Some(dir) = lock.parent() {
+        std::fs::create_dir_all(dir).map_err(unavailable)?;
+    }
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(unavailable)?;
+    let start = std::time::Instant::now();
+    let mut on_wait = Some(on_wait);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(unavailable(e)),
+        }
+        if let Some(tell) = on_wait.take() {
+            tell();
+        }
+        let waited = start.elapsed();
+        if waited >= wait {
+            return Err(EntryLockError::Busy);
+        }
+        std::thread::sleep(LOCK_POLL.min(wait - waited));
+    }
+}
+
 /// Writes an entry for `chain`: the session part, then the device's state. Written under a
 /// temporary name and renamed, so a reader sees a whole entry or none.
 pub(crate) fn store<R: Cached>(
@@ -775,6 +847,22 @@ fn writer_alive(pid: u32) -> bool {
     proc_root.join(pid.to_string()).exists()
 }
 
+/// The entry a lock file [`lock_path`] makes belongs to, when `name` is one.
+fn locked_entry(name: &str) -> Option<&str> {
+    let entry = name.strip_prefix('.')?.strip_suffix(".lock")?;
+    is_entry_name(entry).then_some(entry)
+}
+
+/// Removes the lock file at `lock` when no process holds it: taken first, so a process
+/// filling its entry keeps it. (One that opened it and waits finds its lock on the removed
+/// file and may precondition once more beside another; the entries stay whole.)
+fn remove_lock_file(lock: &Path) -> bool {
+    let Ok(file) = std::fs::File::options().write(true).open(lock) else {
+        return false;
+    };
+    file.try_lock().is_ok() && std::fs::remove_file(lock).is_ok()
+}
+
 /// Whether the regular file at `path` starts as an entry does: the length of its steps
 /// part, then a state header of the cache's steps kind. Only such files are the cache's.
 fn has_entry_header(path: &Path) -> bool {
@@ -799,6 +887,8 @@ pub(crate) struct Trimmed {
     pub removed_partials: usize,
     /// Names skipped: an entry's name on something that is not a regular file.
     pub skipped: Vec<String>,
+    /// Lock files of entries no longer there, removed.
+    pub removed_locks: usize,
 }
 
 /// Removes the least recently used entries until those left fit `max_bytes`; `keep` is
@@ -830,11 +920,18 @@ pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<(
 pub(crate) fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<Trimmed> {
     let mut done = Trimmed::default();
     let mut entries = Vec::new();
+    let mut locks = Vec::new();
     let mut total = 0u64;
     for e in std::fs::read_dir(dir)? {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
+        if let Some(entry) = locked_entry(&name) {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                locks.push((dir.join(entry), path));
+            }
+            continue;
+        }
         let writer = partial_writer(&name);
         if !is_entry_name(&name) && writer.is_none() {
             continue;
@@ -871,6 +968,11 @@ pub(crate) fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::
         if std::fs::remove_file(&path).is_ok() {
             total -= len;
             done.removed_entries += 1;
+        }
+    }
+    for (entry, lock) in locks {
+        if std::fs::symlink_metadata(&entry).is_err() && remove_lock_file(&lock) {
+            done.removed_locks += 1;
         }
     }
     Ok(done)
@@ -1119,6 +1221,33 @@ mod tests {
             load::<Vec<f64>>(&fifo_chain, &mut into).err().unwrap()
         );
         assert!(err.contains("not a regular file"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Two holders of one entry's file lock (two processes; here two open files of one
+    /// process, which the lock treats alike): the second is told once that it waits, is
+    /// refused after its bound, and locks at once when the first lets go. Trimming removes
+    /// the lock file of an entry no longer there, unless it is held.
+    #[test]
+    fn an_entry_lock_is_waited_for_with_a_bound_and_trimmed_when_free() {
+        let dir = temp_dir("lock");
+        std::fs::create_dir_all(&dir).unwrap();
+        let entry = dir.join("00000000000000ee.state");
+        let free = || panic!("a free lock was waited for");
+        let held = lock_entry_file(&entry, Duration::ZERO, free).unwrap();
+        let mut told = 0;
+        let start = std::time::Instant::now();
+        let second = lock_entry_file(&entry, Duration::from_millis(100), || told += 1);
+        assert!(matches!(second, Err(EntryLockError::Busy)), "{second:?}");
+        assert!(start.elapsed() >= Duration::from_millis(100));
+        assert_eq!(told, 1);
+        let lock = dir.join(".00000000000000ee.state.lock");
+        assert_eq!(trim_entries(&dir, 0, &entry).unwrap().removed_locks, 0);
+        assert!(lock.exists());
+        drop(held);
+        drop(lock_entry_file(&entry, Duration::ZERO, free).unwrap());
+        assert_eq!(trim_entries(&dir, 0, &entry).unwrap().removed_locks, 1);
+        assert!(!lock.exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -49,6 +49,11 @@ pub trait Suite: Sync {
     fn name(&self) -> &'static str;
     /// One line on what it runs and measures.
     fn summary(&self) -> &'static str;
+    /// [`Suite::summary`] as a report of a run with `o` says it, where an option changes
+    /// what it says (desktop's test file size).
+    fn report_summary(&self, _o: &SuiteOptions) -> String {
+        self.summary().to_string()
+    }
     /// What it runs on.
     fn targets(&self) -> RunsOn;
     /// The options several suites share that it reads beyond those every suite takes (long

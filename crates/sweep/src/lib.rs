@@ -5,6 +5,10 @@
 //! cluster through the Python package; `collect` turns a directory of point results into one
 //! tidy table. A point's file depends only on the plan, the point and the flashlab build, so
 //! every way of running a plan gives the same table.
+//!
+//! A plan's `[precondition]` is run by the [`flashlab_host::Preconditioner`] its caller
+//! gives (the CLI and the Python package give the suites' `SuitePreconditioner`, with the
+//! precondition cache), so sweeps stand below the suites.
 
 mod collect;
 mod plan;
@@ -17,11 +21,10 @@ use std::path::Path;
 pub use collect::{collect_dir, Table, TIDY_COLUMNS_AFTER_AXES};
 pub use plan::{
     Axis, AxisKind, AxisValue, Combine, Plan, Point, Precondition, MAX_AXIS_VALUES, MAX_POINTS,
-    PRECONDITION_SUITE,
 };
 pub use point::{
-    check_outdir, check_plan, point_file_name, provenance, run_plan, run_point, run_point_cached,
-    RunSummary, SweepError,
+    check_outdir, check_plan, point_file_name, provenance, run_plan, run_point, RunSummary,
+    SweepError,
 };
 
 /// Largest plan or job file a plan reads.

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use flashlab_host::Preconditioner;
+
 use crate::{read_bounded, PlanError, MAX_PLAN_BYTES};
 
 /// Most values one axis may hold, a range's included.
@@ -73,7 +75,7 @@ pub struct Precondition {
 }
 
 impl Precondition {
-    /// The options as `flashlab_suite::options_from_pairs` takes them.
+    /// The options as a [`flashlab_host::Preconditioner`] takes them.
     pub fn pairs(&self) -> Vec<(String, String)> {
         self.options
             .iter()
@@ -81,9 +83,6 @@ impl Precondition {
             .collect()
     }
 }
-
-/// The suite whose preconditioning `[precondition]` runs.
-pub const PRECONDITION_SUITE: &str = "precondition";
 
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -215,6 +214,25 @@ impl Plan {
         };
         plan.point_count()?;
         Ok(plan)
+    }
+
+    /// Checks `[precondition]`'s options with `pre` (the names and values `flashlab suite
+    /// precondition` takes): each on its own line, then together. A plan without one passes.
+    pub fn check_precondition(&self, pre: &dyn Preconditioner) -> Result<(), PlanError> {
+        let Some(precondition) = &self.precondition else {
+            return Ok(());
+        };
+        let at = |line: usize, message: String| PlanError {
+            file: self.file.clone(),
+            line,
+            message,
+        };
+        for (name, value) in &precondition.options {
+            pre.check(&[(name.clone(), value.text.clone())])
+                .map_err(|e| at(value.line, format!("precondition.{name}: {e}")))?;
+        }
+        pre.check(&precondition.pairs())
+            .map_err(|e| at(precondition.line, format!("precondition: {e}")))
     }
 
     /// How many points the plan has (errors: zipped axes of different lengths, too many).
@@ -672,9 +690,8 @@ impl Source<'_> {
         Ok(values)
     }
 
-    /// `[precondition]`: the precondition suite's options, each checked on its own line
-    /// (through the suite crate's definitions: the names and values `flashlab suite
-    /// precondition` takes), then together.
+    /// `[precondition]`: the precondition suite's options, as written; the preconditioner
+    /// a run is given checks them ([`Plan::check_precondition`]).
     fn precondition(&self, item: &toml_edit::Item, line: usize) -> Result<Precondition, PlanError> {
         let options = self.fixed_values("precondition", item, &|name, line| {
             if name == "seed" {
@@ -685,15 +702,7 @@ impl Source<'_> {
             }
             Ok(())
         })?;
-        let pre = Precondition { options, line };
-        for (name, value) in &pre.options {
-            let one = [(name.clone(), value.text.clone())];
-            flashlab_suite::options_from_pairs(PRECONDITION_SUITE, &one)
-                .map_err(|e| self.at(value.line, format!("precondition.{name}: {e}")))?;
-        }
-        flashlab_suite::options_from_pairs(PRECONDITION_SUITE, &pre.pairs())
-            .map_err(|e| self.at(line, format!("precondition: {e}")))?;
-        Ok(pre)
+        Ok(Precondition { options, line })
     }
 
     /// `[axes]`: each axis with its values, checked as it is read.

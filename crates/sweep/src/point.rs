@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use flashlab_host::simulate;
+use flashlab_host::{simulate, Preconditioner};
 use serde_json::{json, Value};
 
 use crate::plan::{Plan, Point};
@@ -75,16 +75,21 @@ fn plan_dir(plan: &Plan) -> PathBuf {
         .to_path_buf()
 }
 
-/// Check every point before running any: each device (with its overrides) loads and the
-/// job file parses with each point's variables. An error names the plan's line of the value
-/// at fault.
-pub fn check_plan(plan: &Plan) -> Result<(), PlanError> {
-    check_points(plan, 0..plan.point_count()?)
+/// Check every point before running any: `[precondition]`'s options pass `pre`, each
+/// device (with its overrides) loads and the job file parses with each point's variables.
+/// An error names the plan's line of the value at fault.
+pub fn check_plan(plan: &Plan, pre: &dyn Preconditioner) -> Result<(), PlanError> {
+    check_points(plan, 0..plan.point_count()?, pre)
 }
 
 /// [`check_plan`] for the points `indices` only: a run of one point (`--point N`, one task
 /// of an array) costs what its own settings cost, not the whole plan's.
-pub fn check_points(plan: &Plan, indices: impl IntoIterator<Item = u64>) -> Result<(), PlanError> {
+pub fn check_points(
+    plan: &Plan,
+    indices: impl IntoIterator<Item = u64>,
+    pre: &dyn Preconditioner,
+) -> Result<(), PlanError> {
+    plan.check_precondition(pre)?;
     let mut devices_seen = HashSet::new();
     let mut jobs_seen = HashSet::new();
     for index in indices {
@@ -140,21 +145,12 @@ fn check_device(plan: &Plan, point: &Point) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// Run point `index` and return its result document. A plan with `[precondition]` runs
-/// its preconditioning every time ([`run_point_cached`] keeps it).
-pub fn run_point(plan: &Plan, index: u64) -> Result<Value, SweepError> {
-    run_point_cached(plan, index, None)
-}
-
-/// [`run_point`] with the precondition cache `cache`: a point whose drive (device, keys,
-/// seed, preconditioning options) was preconditioned before, by a suite or another point,
-/// loads that state instead of running the preconditioning again. The result is the same
-/// either way.
-pub fn run_point_cached(
-    plan: &Plan,
-    index: u64,
-    cache: Option<&flashlab_suite::StateCache>,
-) -> Result<Value, SweepError> {
+/// Run point `index` and return its result document. A plan with `[precondition]` has
+/// `pre` precondition the point's drive first (the suites' preconditioner may load a drive
+/// preconditioned before, by a suite or another point, from its cache: the result is the
+/// same either way).
+pub fn run_point(plan: &Plan, index: u64, pre: &dyn Preconditioner) -> Result<Value, SweepError> {
+    plan.check_precondition(pre)?;
     let point = plan.point(index)?;
     check_device(plan, &point)?;
     let job_file = parse_job(plan, &point)?;
@@ -180,10 +176,10 @@ pub fn run_point_cached(
             simulate(&job_file, &point.device, &point.overrides(), point.seed).map_err(failed)?,
             None,
         ),
-        Some(pre) => {
-            let (simulated, pre) =
-                precondition_and_run(plan, &point, pre, &job_file, cache).map_err(failed)?;
-            (simulated, Some(pre))
+        Some(options) => {
+            let (simulated, record) =
+                precondition_and_run(&point, options, &job_file, pre).map_err(failed)?;
+            (simulated, Some(record))
         }
     };
     let result = flashlab_report::json_value(&simulated.result, false);
@@ -217,108 +213,44 @@ pub fn run_point_cached(
     Ok(doc)
 }
 
-/// The point's drive preconditioned by the precondition suite (`plan`'s `[precondition]`
-/// options, the point's seed; from `cache` when it holds that drive's state), then the job
-/// run on it from where the preconditioning left its clock. Also returns what the
-/// preconditioning did: its options, its results and the device's counters when the job
-/// started (the job's own write amplification is measured from them).
+/// The point's drive preconditioned by `pre` (`[precondition]`'s options, the point's
+/// seed), then the job run on it from where the preconditioning left its clock. Also returns
+/// what the preconditioning did, as `pre` records it.
 fn precondition_and_run(
-    plan: &Plan,
     point: &Point,
-    pre: &crate::plan::Precondition,
+    options: &crate::plan::Precondition,
     job_file: &flashlab_workload::JobFile,
-    cache: Option<&flashlab_suite::StateCache>,
+    pre: &dyn Preconditioner,
 ) -> Result<(flashlab_host::Simulated, Value), (bool, String)> {
-    use flashlab_suite::{DeviceRun, SuiteTarget};
-    let at_line = |e: flashlab_suite::SuiteError| {
-        (
-            true,
-            PlanError {
-                file: plan.file.clone(),
-                line: pre.line,
-                message: format!("precondition: {e}"),
-            }
-            .to_string(),
-        )
-    };
-    let (kind, mut options) =
-        flashlab_suite::options_from_pairs(crate::plan::PRECONDITION_SUITE, &pre.pairs())
-            .map_err(at_line)?;
-    options.seed = point.seed;
-    options.state_cache = cache.cloned();
     let overrides = point.overrides();
     let (mut device, device_config) =
         flashlab_host::Device::build(&point.device, &overrides, point.seed)
             .map_err(|e| (true, e.0))?;
-    let target = if flashlab_system::is_system(&point.device) {
-        SuiteTarget::System(
-            flashlab_system::load_system_config(&point.device)
-                .map_err(|e| (true, e.to_string()))?,
+    let done = pre
+        .precondition(
+            &mut device,
+            &point.device,
+            &overrides,
+            point.seed,
+            &options.pairs(),
         )
-    } else {
-        SuiteTarget::Drive(Box::new(
-            flashlab_device::load_device_config(&point.device, &overrides)
-                .map_err(|e| (true, e.to_string()))?,
-        ))
-    };
-    // The seed the device was built with, as a suite's own fresh device has it: the cache's
-    // key.
-    let device_seed = flashlab_engine::SeedTree::new(point.seed)
-        .child("device")
-        .master_seed();
-    let name = device.name().to_string();
-    let run = DeviceRun::starting_at(0).fresh(&target, device_seed);
-    let suite_failed = |e: flashlab_suite::SuiteError| (e.is_bad_input(), e.to_string());
-    let (report, clock_ns) = match &mut device {
-        flashlab_host::Device::Drive(ssd) => flashlab_suite::run_on_suite_device_as(
-            kind,
-            &mut **ssd,
-            &name,
-            run,
-            &options,
-            &mut |_| {},
-        ),
-        flashlab_host::Device::System(system) => flashlab_suite::run_on_suite_device_as(
-            kind,
-            &mut **system,
-            &name,
-            run,
-            &options,
-            &mut |_| {},
-        ),
-    }
-    .map_err(suite_failed)?;
-    let (counters_key, counters) = device.counters_json();
-    let results: serde_json::Map<String, Value> = report
-        .results
-        .iter()
-        .map(|m| (m.key(), json!(m.value)))
-        .collect();
-    let written: serde_json::Map<String, Value> = pre
-        .options
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.text.clone())))
-        .collect();
+        .map_err(|e| (e.bad_input, e.message))?;
     let run_options = device.run_options(point.seed);
-    let outcome =
-        flashlab_host::run_jobs(&mut device, clock_ns, job_file, &run_options, &mut |_| {})
-            .map_err(|e| (e.is_bad_input(), e.to_string()))?;
-    let summary = json!({
-        "suite": kind.name(),
-        "options": written,
-        "steady_round": report.steady.as_ref().and_then(|s| s.verdict.round),
-        "rounds": report.steady.as_ref().map(|s| s.rounds_iops.len()),
-        "results": results,
-        "end_ns": clock_ns,
-        counters_key: counters,
-    });
+    let outcome = flashlab_host::run_jobs(
+        &mut device,
+        done.end_ns,
+        job_file,
+        &run_options,
+        &mut |_| {},
+    )
+    .map_err(|e| (e.is_bad_input(), e.to_string()))?;
     Ok((
         flashlab_host::Simulated {
             result: outcome.result,
             device_config,
             io_errors: outcome.io_errors,
         },
-        summary,
+        done.record,
     ))
 }
 
@@ -332,19 +264,19 @@ pub struct RunSummary {
 
 /// Run `points` of the plan on `threads` threads, each result into `outdir` (written
 /// whole, then renamed, so an interrupted sweep leaves no half file). With `resume`, a
-/// point whose file exists and belongs to this plan's point is skipped. `cache` keeps the
-/// points' preconditioned drives ([`run_point_cached`]). `on_done` is told
-/// of each point as it ends.
+/// point whose file exists and belongs to this plan's point is skipped. `pre` preconditions
+/// the points' drives of a plan with `[precondition]` ([`run_point`]). `on_done` is told of
+/// each point as it ends.
 pub fn run_plan(
     plan: &Plan,
     points: &[u64],
     outdir: &Path,
     threads: usize,
     resume: bool,
-    cache: Option<&flashlab_suite::StateCache>,
+    pre: &dyn Preconditioner,
     on_done: &(dyn Fn(u64, &str) + Sync),
 ) -> Result<RunSummary, SweepError> {
-    check_points(plan, points.iter().copied())?;
+    check_points(plan, points.iter().copied(), pre)?;
     check_outdir(outdir)?;
     let next = AtomicU64::new(0);
     let summary = Mutex::new(RunSummary::default());
@@ -364,7 +296,7 @@ pub fn run_plan(
         let outcome = flashlab_engine::output::OutputFile::check("point file", &path)
             .map_err(|e| SweepError::Io(e.to_string()))
             .and_then(|out| {
-                run_point_cached(plan, index, cache).and_then(|doc| write_atomically(&out, &doc))
+                run_point(plan, index, pre).and_then(|doc| write_atomically(&out, &doc))
             });
         let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
         match outcome {

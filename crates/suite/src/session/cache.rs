@@ -1,7 +1,10 @@
 //! The precondition cache's part of a session: a device built fresh, and checkpoints an entry
 //! of the cache may stand in for.
 
+use std::path::Path;
+
 use super::*;
+use crate::state_cache::EntryLockError;
 
 impl<'a> Session<'a> {
     /// The device was just built from `device` with `device_seed`: its preconditioning may
@@ -49,15 +52,45 @@ impl<'a> Session<'a> {
         Ok(out)
     }
 
+    /// The entry's file lock ([`state_cache::lock_entry_file`]), waited for with a line on
+    /// standard error; `None` where files cannot be locked (the entry is then filled as if no
+    /// other process used the cache, with a warning).
+    fn lock_entry_file(&self, path: &Path) -> Result<Option<std::fs::File>, SuiteError> {
+        let waiting = || {
+            eprintln!(
+                "flashlab: {}: waiting for another flashlab preconditioning the same drive (state cache entry {})",
+                self.device,
+                path.display()
+            )
+        };
+        match state_cache::lock_entry_file(path, state_cache::ENTRY_LOCK_WAIT, waiting) {
+            Ok(file) => Ok(Some(file)),
+            Err(EntryLockError::Busy) => Err(SuiteError::StateCacheBusy {
+                device: self.device.clone(),
+                path: path.display().to_string(),
+                waited_s: state_cache::ENTRY_LOCK_WAIT.as_secs(),
+            }),
+            Err(EntryLockError::Unavailable(e)) => {
+                eprintln!(
+                    "flashlab: warning: state cache entry {} cannot be locked ({e}); another process may precondition the same drive meanwhile",
+                    path.display()
+                );
+                Ok(None)
+            }
+        }
+    }
+
     pub(super) fn cached_checkpoint<R: Cached>(
         &mut self,
         chain: Chain,
         steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
     ) -> Result<R, SuiteError> {
         let path = chain.path();
-        // Another thread filling this entry is waited for: its entry is then loaded here.
+        // Another thread or process filling this entry is waited for: its entry is then
+        // loaded here.
         let lock = state_cache::entry_lock(&path);
         let _filling = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _filling_across = self.lock_entry_file(&path)?;
         let loaded = match &mut self.drive {
             Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
             _ => Ok(None),

@@ -575,6 +575,13 @@ impl Suite for Desktop {
     fn summary(&self) -> &'static str {
         "CrystalDiskMark 8 test sets on a 1 GiB test file, best of N runs"
     }
+    fn report_summary(&self, o: &SuiteOptions) -> String {
+        let size = o.client.size_bytes.unwrap_or(DESKTOP_FILE_BYTES);
+        format!(
+            "CrystalDiskMark 8 test sets on a {} test file, best of N runs",
+            flashlab_device::units::format_size(size)
+        )
+    }
     fn targets(&self) -> RunsOn {
         RunsOn::Any
     }
