@@ -378,6 +378,21 @@ pub struct SlcSection {
     pub dynamic: bool,
     #[serde(default = "default_dynamic_fraction")]
     pub dynamic_max_fraction: f64,
+    /// What host writes do once the cache is full (see [`SlcWhenFull`]).
+    #[serde(default)]
+    pub when_full: SlcWhenFull,
+}
+
+/// What a drive does with host writes that find its SLC cache full.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlcWhenFull {
+    /// Straight to native blocks; the cache folds in idle time.
+    #[default]
+    Direct,
+    /// Fold the cache's oldest data into native blocks while the host writes and keep
+    /// writing the host's data in SLC mode.
+    Fold,
 }
 
 fn zero_size() -> Size {
@@ -393,6 +408,7 @@ impl Default for SlcSection {
             static_size: zero_size(),
             dynamic: false,
             dynamic_max_fraction: default_dynamic_fraction(),
+            when_full: SlcWhenFull::Direct,
         }
     }
 }

@@ -7,7 +7,7 @@ use flashlab_media::{
 };
 
 use crate::config::{
-    DeviceConfig, GcPolicy, HostAllocation, RetentionClass, DEFAULT_ARRAY_POWER_UW,
+    DeviceConfig, GcPolicy, HostAllocation, RetentionClass, SlcWhenFull, DEFAULT_ARRAY_POWER_UW,
 };
 use crate::controller::ControllerModel;
 use crate::link::LinkKind;
@@ -923,6 +923,7 @@ impl DeviceConfig {
                 static_blocks: slice.static_blocks as u32,
                 dynamic: self.slc_cache.dynamic,
                 dynamic_max_fraction: slc_fraction,
+                fold_when_full: self.slc_cache.when_full == SlcWhenFull::Fold,
             },
             wear_level_threshold: self.ftl.wear_level_threshold,
             parity_stripe_pages: parity_stripe,

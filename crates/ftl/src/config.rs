@@ -28,6 +28,11 @@ pub struct SlcConfig {
     /// Share of the native capacity not holding user data that may run in SLC mode (the
     /// cache holds `1 / bits_per_cell` of that).
     pub dynamic_max_fraction: f64,
+    /// A full cache folds its oldest data into native blocks while the host writes and
+    /// keeps taking host writes in SLC mode (each page past the cache: an SLC program, an
+    /// SLC read and a native program); off, host writes past a full cache go straight to
+    /// native blocks and the cache folds in idle time.
+    pub fold_when_full: bool,
 }
 
 impl SlcConfig {
@@ -36,6 +41,7 @@ impl SlcConfig {
         static_blocks: 0,
         dynamic: false,
         dynamic_max_fraction: 0.0,
+        fold_when_full: false,
     };
 }
 

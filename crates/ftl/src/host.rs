@@ -116,6 +116,9 @@ impl Ftl {
         // Before the IU's old copy is looked up: a fold may move it.
         self.shrink_dynamic_slc(ops);
         self.recycle_static_slc(ops);
+        if self.cfg.slc.fold_when_full {
+            self.fold_full_slc(ops);
+        }
         let old = self.map.l2p[lpn as usize];
         if partial && old != UNMAPPED && !self.is_pending(old) {
             let (block, page, _) = self.split(old);

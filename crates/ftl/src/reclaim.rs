@@ -180,7 +180,7 @@ impl Ftl {
 
     /// Fold the emptiest closed SLC block (dynamic first: folding it also frees a native
     /// block). Returns false if no SLC block is closed.
-    fn fold_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
+    pub(crate) fn fold_one(&mut self, ops: &mut Vec<NandOp>) -> bool {
         for class in [Class::SlcDynamic, Class::SlcStatic] {
             if let Some(b) = Greedy.select(&mut self.blocks, class, self.seq) {
                 self.fold_stripe(b, ops);
@@ -913,6 +913,7 @@ mod tests {
             static_blocks: 0,
             dynamic: true,
             dynamic_max_fraction: 0.5,
+            fold_when_full: false,
         };
         c
     }

@@ -73,6 +73,34 @@ impl Ftl {
             self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
         }
     }
+
+    /// With `slc.fold_when_full`: once the cache has no block left to take, fold its
+    /// emptiest closed stripe (dynamic first, [`Ftl::fold_one`]) while the host writes, so
+    /// the host's next pages go to the blocks that frees rather than straight to native
+    /// blocks. The fold's reads, programs and erases go through the pacing queue between
+    /// the host's pages, so past the cache every host page costs an SLC program, an SLC read
+    /// and a native program. Samsung's TurboWrite moves the buffer's data to TLC in idle
+    /// time or once the buffer is full, which a sustained write larger than the buffer
+    /// reaches (PC Perspective, "New Samsung 840 EVO employs TLC and pseudo-SLC TurboWrite
+    /// cache", 2013, from Samsung's launch slides), and new writes stream into the buffer
+    /// before it is empty (AnandTech, "Samsung SSD 840 EVO Review", 2013). Called before the
+    /// host IU is routed, at most one stripe per IU; a test when the cache has room.
+    #[inline]
+    pub(crate) fn fold_full_slc(&mut self, ops: &mut Vec<NandOp>) {
+        if !self.slc_cache_enabled() || self.slc_block_available() {
+            return;
+        }
+        // A stripe's copies need native blocks above the reserve (`Ftl::fold_stripe`): on a
+        // full drive garbage collection makes that room first, as it would for host writes
+        // straight to native blocks.
+        let stripe_blocks = self.geo.units.div_ceil(self.cfg.bits_per_cell.max(1)) + 1;
+        while self.blocks.free_count(Pool::Native) <= self.geo.reserve_blocks + stripe_blocks {
+            if !self.reclaim_one(ops) {
+                break;
+            }
+        }
+        self.fold_one(ops);
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +141,30 @@ mod tests {
         // The cache is empty again and takes new writes.
         ftl.write(100, 1, false, false, 7, &mut ops);
         assert_eq!(ftl.counters().slc_write_ius, 17);
+        ftl.check_invariants();
+    }
+
+    #[test]
+    fn a_full_cache_that_folds_while_the_host_writes_keeps_taking_host_writes() {
+        let mut c = small();
+        c.slc.static_blocks = 2; // 16 IUs of cache
+        c.slc.fold_when_full = true;
+        c.user_ius = 1200;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..40 {
+            ftl.write(lpn, 1, false, false, lpn, &mut ops);
+        }
+        // Every host IU went to SLC: the full cache folded its closed blocks to native ones
+        // between them (without the key, 24 of the 40 bypass the cache to native blocks).
+        assert_eq!(ftl.counters().slc_write_ius, 40);
+        assert!(ftl.counters().slc_folded_ius >= 16);
+        assert!(ops.iter().any(|o| o.cause == crate::OpCause::SlcFold
+            && o.kind == crate::NandOpKind::Program
+            && !o.slc));
+        for lpn in 0..40 {
+            assert_eq!(ftl.read_version(lpn), Some(lpn));
+        }
         ftl.check_invariants();
     }
 

@@ -100,6 +100,7 @@ fn config(f: &Flavour) -> FtlConfig {
             static_blocks: f.static_slc,
             dynamic: f.dynamic_slc,
             dynamic_max_fraction: 0.3,
+            fold_when_full: false,
         },
         wear_level_threshold: f.wear_level_threshold,
         parity_stripe_pages: f.parity,

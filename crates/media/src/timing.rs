@@ -154,8 +154,10 @@ pub struct NandTiming {
     /// [`NandGeometry::independent_plane_programs`]); under a reordering scheduler it sits
     /// in every plane's queue.
     die_programs: bool,
-    /// With die-level programs: per die, the multi-plane program placed last (empty
-    /// otherwise).
+    /// With die-level programs: per die and cell mode (index `die * 2 + slc`), the
+    /// multi-plane program of that mode placed last (empty otherwise). One per mode, so a
+    /// program pairs with the die's open group of its own mode when a program of the other
+    /// mode was placed in between (a fold's native programs among the host's SLC ones).
     program_groups: Vec<ReadGroup>,
     /// Per plane unit with die-level programs: its die and its plane within the die (a
     /// load instead of a division per program; empty otherwise).
@@ -280,7 +282,7 @@ impl NandTiming {
                 Vec::new()
             },
             program_groups: if die_programs {
-                vec![ReadGroup::NONE; geometry.dies() as usize]
+                vec![ReadGroup::NONE; 2 * geometry.dies() as usize]
             } else {
                 Vec::new()
             },
@@ -667,6 +669,10 @@ impl NandTiming {
                         done
                     }
                     None => {
+                        if self.die_programs {
+                            // The plane stays FIFO: its next program goes after this read.
+                            self.close_program_groups(self.die_plane_of_unit[unit].0 as usize);
+                        }
                         let start = now_ns.max(self.unit_free_ns[unit]);
                         let array_done = start + array_ns;
                         self.unit_free_ns[unit] = array_done;
@@ -719,10 +725,17 @@ impl NandTiming {
                     Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
                 };
                 let done = array_start + array_ns;
-                self.unit_free_ns[unit] = done;
+                // A program that joined a group placed before the die's last program ends
+                // before what the plane has booked since.
+                self.unit_free_ns[unit] = self.unit_free_ns[unit].max(done);
                 (done, array_start)
             }
             MediaOpKind::Erase => {
+                if self.die_programs {
+                    // A program of the erased block must not join a group placed before
+                    // its erase.
+                    self.close_program_groups(self.die_plane_of_unit[unit].0 as usize);
+                }
                 let start = match &mut self.queues {
                     None => now_ns.max(self.unit_free_ns[unit]),
                     Some(_) if self.die_queues => {
@@ -754,9 +767,9 @@ impl NandTiming {
         let starts_ns = if self.die_programs {
             let ppd = self.geometry.planes_per_die as usize;
             let (die, plane) = self.die_plane_of_unit[unit];
-            let g = &self.program_groups[die as usize];
+            let g = &self.program_groups[program_group_index(die as usize, class)];
             let plane_bit = 1u64.checked_shl(plane).unwrap_or(0);
-            if g.planes != 0 && g.takes(class, plane_bit, g.start_ns, self.unit_free_ns[unit]) {
+            if self.joins_program(g, class, plane_bit, g.start_ns, self.unit_free_ns[unit]) {
                 g.start_ns
             } else {
                 let first = unit - plane as usize;
@@ -808,11 +821,15 @@ impl NandTiming {
     /// that programs a die's planes only together: it starts once every plane of the die is
     /// free and holds them all for its tPROG. Returns when its array work starts.
     ///
-    /// It joins the die's last program as one multi-plane program (one tPROG for all) when
-    /// the die has not started it yet and its data is in by then: same cell mode, a plane the
-    /// group does not program yet, and nothing booked on this plane since (a plane stays
-    /// FIFO). Unlike reads, the page address is not compared: firmware writes a die's planes
-    /// as one superpage, which the model's per-plane write pointers need not mirror.
+    /// It joins the die's last program of its cell mode as one multi-plane program (one
+    /// tPROG for all) when the die has not started it yet and its data is in by then: same
+    /// cell mode, a plane the group does not program yet, and nothing booked on this plane
+    /// since (a plane stays FIFO) but programs of the other cell mode and reads that
+    /// moved nothing ([`Self::joins_program`]). Firmware builds a multi-plane program from
+    /// the pages of one mode it has for the die; the host's SLC pages and a fold's native
+    /// pages queued between them do not split the pair. Unlike reads, the page address is
+    /// not compared: firmware writes a die's planes as one superpage, which the model's
+    /// per-plane write pointers need not mirror.
     #[inline(always)]
     fn die_program(&mut self, unit: usize, class: usize, data_ns: u64, xfer_ns: u64) -> u64 {
         let ppd = self.geometry.planes_per_die as usize;
@@ -820,12 +837,20 @@ impl NandTiming {
         let (die, plane) = (die as usize, plane as usize);
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
         let array_ns = self.array_ns[class];
-        let g = &mut self.program_groups[die];
-        if g.planes != 0 && g.takes(class, plane_bit, data_ns, self.unit_free_ns[unit]) {
+        let gi = program_group_index(die, class);
+        if self.joins_program(
+            &self.program_groups[gi],
+            class,
+            plane_bit,
+            data_ns,
+            self.unit_free_ns[unit],
+        ) {
+            let g = &mut self.program_groups[gi];
             g.planes |= plane_bit;
             self.paired_programs += 1;
             return g.start_ns;
         }
+        let g = &mut self.program_groups[gi];
         let first = unit - plane;
         let planes = &mut self.unit_free_ns[first..first + ppd];
         // The firmware sends a die's planes their pages in plane order and confirms the
@@ -857,13 +882,50 @@ impl NandTiming {
         }
         self.all_free_ns = self.all_free_ns.max(done_ns);
         *g = ReadGroup {
-            page: 0,
+            page: PROGRAM_GROUP_OPEN,
             class: class as u8,
             planes: plane_bit,
             start_ns,
             done_ns,
         };
         start_ns
+    }
+
+    /// Whether a program of `class` on the plane `plane_bit`, its data in at `ready_ns`, its
+    /// plane free at `plane_free_ns`, joins group `g` (the die's last group of its cell
+    /// mode): as [`ReadGroup::takes`], or, when a program of the other mode was placed
+    /// since, while the group is still open ([`PROGRAM_GROUP_OPEN`]: no erase on the die
+    /// and no read placed before booked work since) and the dies keep their order as placed
+    /// (a FIFO die, or one queue per die; per-plane queues may have moved the group on one
+    /// plane only).
+    #[inline(always)]
+    fn joins_program(
+        &self,
+        g: &ReadGroup,
+        class: usize,
+        plane_bit: u64,
+        ready_ns: u64,
+        plane_free_ns: u64,
+    ) -> bool {
+        g.planes != 0
+            && (g.takes(class, plane_bit, ready_ns, plane_free_ns)
+                || (g.page == PROGRAM_GROUP_OPEN
+                    && (self.queues.is_none() || self.die_queues)
+                    && g.class == class as u8
+                    && g.planes & plane_bit == 0
+                    && plane_bit != 0
+                    && ready_ns <= g.start_ns
+                    && plane_free_ns > g.done_ns))
+    }
+
+    /// No program joins the die's groups past what was placed after them (see
+    /// [`Self::joins_program`]); the last group of each mode still takes programs that
+    /// find nothing booked on their plane since it.
+    #[inline(never)]
+    fn close_program_groups(&mut self, die: usize) {
+        for g in &mut self.program_groups[2 * die..2 * die + 2] {
+            g.page = NO_PAGE;
+        }
     }
 
     /// A read on plane `unit` of a part with die-level reads under a reordering scheduler:
@@ -913,14 +975,23 @@ impl NandTiming {
         let Some(q) = self.queues.as_mut() else {
             unreachable!("die queues without queues")
         };
+        let first = die * ppd;
+        let booked_ns = self.unit_free_ns[first];
         let placed = q.read(die, now_ns, array_ns, self.floor_ns, host);
+        if placed.start_ns < booked_ns {
+            // Placed before work already booked (read priority, a suspension, a gap): the
+            // programs behind it may have moved, and their groups no longer say when they
+            // start (see `close_program_groups`; `q` holds `self.queues`).
+            for g in &mut self.program_groups[2 * die..2 * die + 2] {
+                g.page = NO_PAGE;
+            }
+        }
         match placed.suspended {
             Some(Kind::Erase) => self.erase_suspends += 1,
             Some(_) => self.program_suspends += 1,
             None => {}
         }
         let free = q.free_ns(die);
-        let first = die * ppd;
         self.unit_free_ns[first..first + ppd].fill(free);
         self.all_free_ns = self.all_free_ns.max(free);
         if host {
@@ -1132,8 +1203,10 @@ fn channel_ns_at(bytes: u64, bytes_per_s: u64) -> u64 {
 /// or program).
 #[derive(Debug, Clone, Copy)]
 struct ReadGroup {
-    /// Page address every plane of the group reads ([`NO_PAGE`] for no group; not compared
-    /// for programs, whose groups mark themselves by their planes).
+    /// Page address every plane of the group reads ([`NO_PAGE`] for no group). Programs,
+    /// whose groups mark themselves by their planes, compare no address: theirs is
+    /// [`PROGRAM_GROUP_OPEN`] while a program may join past programs of the other cell mode
+    /// placed since, [`NO_PAGE`] once an erase or a read placed before booked work closed it.
     page: u32,
     /// Operation class (a multi-plane read is all SLC-mode or all native).
     class: u8,
@@ -1159,6 +1232,16 @@ impl Default for ReadGroup {
 
 /// No page has this address: a group that nothing joins.
 const NO_PAGE: u32 = u32::MAX;
+
+/// A program group that programs may join past programs of the other cell mode placed
+/// since it.
+const PROGRAM_GROUP_OPEN: u32 = 0;
+
+/// A die's program group of `class`'s cell mode (`class` is `kind * 2 + slc`).
+#[inline(always)]
+fn program_group_index(die: usize, class: usize) -> usize {
+    2 * die + (class & 1)
+}
 
 impl ReadGroup {
     const NONE: ReadGroup = ReadGroup {

@@ -320,6 +320,13 @@ pub const KEYS: &[KeyDoc] = &[
         "fraction 0-1",
         "0.25",
     ),
+    k(
+        "slc_cache",
+        "when_full",
+        "Host writes past a full cache: direct (straight to native blocks, the cache folds in idle time) or fold (the cache folds while the host writes and keeps taking its writes in SLC mode)",
+        "direct, fold",
+        "direct",
+    ),
     k("buffer", "size", "DRAM write buffer", "size", "16MiB"),
     k(
         "buffer",

@@ -371,6 +371,77 @@ fn without_independent_plane_programs_a_dies_planes_program_together() {
     assert_eq!(m.counters().paired_programs, 2);
 }
 
+/// A native program on plane 0 of die 0, an SLC program queued behind it, then a native
+/// program on plane 1 whose data is in before the first one starts: returns the third
+/// program's completion.
+fn native_slc_native(m: &mut NandTiming) -> u64 {
+    m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    assert_eq!(
+        m.schedule(&op(MediaOpKind::Program, 1, 16384, true), 0),
+        2 * XFER + 800 * US
+    );
+    m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0)
+}
+
+#[test]
+fn a_native_program_queued_after_an_slc_one_pairs_with_the_earlier_native_program() {
+    // A fold's native pages among the host's SLC pages: plane 1's native page joins plane
+    // 0's native program, not yet started, as one two-plane program, on a FIFO die and on
+    // one queue per die under read priority.
+    let sched = SchedulerConfig {
+        read_priority: true,
+        ..SchedulerConfig::default()
+    };
+    let die_reads = NandGeometry {
+        independent_plane_reads: false,
+        ..die_level_programs()
+    };
+    for mut m in [
+        NandTiming::new(die_level_programs(), timings()),
+        NandTiming::with_scheduler(die_reads, timings(), sched),
+    ] {
+        assert_eq!(native_slc_native(&mut m), 2 * XFER + 600 * US);
+        assert_eq!(m.counters().paired_programs, 1);
+        assert_eq!(m.all_idle_ns(), 2 * XFER + 800 * US);
+        // The next native page on plane 0 finds its plane booked past the group: a new
+        // program behind the SLC one.
+        assert_eq!(
+            m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0),
+            2 * XFER + 1400 * US
+        );
+        assert_eq!(m.counters().paired_programs, 1);
+    }
+}
+
+#[test]
+fn an_erase_or_a_read_placed_before_booked_work_closes_the_earlier_program() {
+    // An erase on plane 1 after the native program: plane 1's next native page goes after
+    // it (it may be the erased block's first page).
+    let mut m = NandTiming::new(die_level_programs(), timings());
+    m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    m.schedule(&op(MediaOpKind::Program, 1, 16384, true), 0);
+    m.schedule(&op(MediaOpKind::Erase, 11, 0, false), 0);
+    m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0);
+    assert_eq!(m.counters().paired_programs, 0);
+    // A read that read priority places before the queued programs moves them: the group
+    // no longer says when its program starts.
+    let sched = SchedulerConfig {
+        read_priority: true,
+        ..SchedulerConfig::default()
+    };
+    let g = NandGeometry {
+        independent_plane_reads: false,
+        ..die_level_programs()
+    };
+    let mut m = NandTiming::with_scheduler(g, timings(), sched);
+    m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    m.schedule(&op(MediaOpKind::Program, 1, 16384, true), 0);
+    m.read(12, 0, 4096, false, false, 0);
+    let done = m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0);
+    assert_eq!(m.counters().paired_programs, 0);
+    assert!(done > 2 * XFER + 800 * US, "{done}");
+}
+
 #[test]
 fn a_plane_busy_with_later_work_does_not_join_an_earlier_program() {
     let mut m = NandTiming::new(die_level_programs(), timings());
