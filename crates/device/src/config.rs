@@ -1029,6 +1029,7 @@ mod tests {
             [sim]
             scale = 0.5
             max_memory = "1GiB"
+            die_cut = "allow"
             [zns]
             enabled = true
             zone_size = "2GiB"
