@@ -399,7 +399,11 @@ fn keep_every_die(
         .resolve()
         .map_err(|e| bad_input(anyhow!("{} = {}: {}", e.key, e.value, e.message)))?;
     let info = &model.scale;
-    let scale = flashlab_runner::SliceScale::new(info.capacity_factor, info.die_factor);
+    let scale = flashlab_runner::SliceScale::of_drive(
+        info.capacity_factor,
+        info.die_factor,
+        info.die_cut_allowed,
+    );
     let Some(why) = flashlab_runner::die_cut_refusal(job_file, scale) else {
         return Ok((config, None));
     };
@@ -634,9 +638,7 @@ fn open_run_device(
         }
         LoadedTarget::Drive(config) => {
             let (config, refused) = keep_every_die(job_file, target, config)?;
-            let (mut ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
-            // The runner compresses the jobs' time on a slice (docs/scale.md).
-            ssd.keep_drive_time(false);
+            let (ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
             let device = flashlab_host::Device::Drive(Box::new(ssd));
             Ok((device, clock_ns, drive_provenance(&config), refused))
         }

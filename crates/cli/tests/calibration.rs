@@ -30,6 +30,8 @@ struct Run {
     sets: Vec<String>,
     job: String,
     scale: String,
+    /// `sim.die_cut` (`die_cut = "allow"`: the slice cuts dies, its errors accepted).
+    die_cut: Option<String>,
     known_error: Option<String>,
     corners: Vec<Corner>,
 }
@@ -103,6 +105,9 @@ fn load() -> Vec<Run> {
             Run {
                 sets,
                 job: text(r, "job", &ctx),
+                die_cut: r
+                    .get("die_cut")
+                    .map(|v| v.as_str().expect("die_cut is text").to_string()),
                 known_error: r
                     .get("known_error")
                     .map(|v| v.as_str().expect("known_error is text").to_string()),
@@ -140,6 +145,11 @@ fn execute(index: usize, run: &Run) -> Result<serde_json::Value, String> {
         .arg("--set")
         .arg(format!("sim.scale={}", run.scale))
         .args(run.sets.iter().flat_map(|s| ["--set", s.as_str()]))
+        .args(
+            run.die_cut
+                .iter()
+                .flat_map(|v| ["--set".to_string(), format!("sim.die_cut={v}")]),
+        )
         .args(["--output-format", "json", "--output"])
         .arg(&out)
         .output()

@@ -26,6 +26,8 @@ fn qd32_read_tail_stays_within_a_suspension_spacing() {
         "solidigm-d5-p5430-15.36tb",
         "--set",
         "sim.scale=0.004",
+        "--set",
+        "sim.die_cut=allow",
         "--depths",
         "32",
         "--no-state-cache",

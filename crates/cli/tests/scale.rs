@@ -237,4 +237,29 @@ fn a_die_cut_that_would_change_a_job_is_refused_for_a_slice_with_every_die() {
     let cut = run_json(&qd32, "0.125");
     assert!(cut["flashlab"].get("die_cut_refused").is_none());
     assert_eq!(cut["flashlab"]["scale"]["die_factor"], 2.0);
+
+    // Random writes are not cut unless the user accepts it (`sim.die_cut = "allow"`): their
+    // garbage collection runs on fewer dies.
+    let text =
+        format!("{FILL}[rand]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nnumber_ios=2000\n");
+    let rand = job_file("scale-randwrite.fio", &text);
+    let mut args = vec!["run", rand.as_str()];
+    args.extend(DRIVE);
+    args.extend(["--set", "sim.scale=0.125", "--output-format", "json"]);
+    let out = flashlab(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no die cut: job 'rand' writes at random")
+            && stderr.contains("sim.die_cut"),
+        "{stderr}"
+    );
+    let refused: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(
+        refused["flashlab"]["die_cut_refused"]["simulated_scale"],
+        0.25
+    );
+    args.extend(["--set", "sim.die_cut=allow"]);
+    let cut: Value = serde_json::from_slice(&flashlab(&args).stdout).expect("JSON output");
+    assert!(cut["flashlab"].get("die_cut_refused").is_none());
+    assert_eq!(cut["flashlab"]["scale"]["die_factor"], 2.0);
 }

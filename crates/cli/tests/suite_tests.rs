@@ -217,6 +217,8 @@ fn op_sweep_write_amplification_does_not_depend_on_the_window() {
         "solidigm-d5-p5430-15.36tb",
         "--set",
         "sim.scale=0.001",
+        "--set",
+        "sim.die_cut=allow",
         "--op",
         "0,0.1",
         "--run-minutes",

@@ -862,6 +862,29 @@ pub struct SimSection {
     pub scale: ScaleSetting,
     #[serde(default = "default_max_memory")]
     pub max_memory: Size,
+    /// Whether a slice may cut dies (docs/scale.md, "A die cut keeps the answer or is not
+    /// made"). Written out only when set, so a description's text is what it was.
+    #[serde(default, skip_serializing_if = "DieCut::is_refused")]
+    pub die_cut: DieCut,
+}
+
+/// Whether a run may simulate a slice with fewer dies than the drive (`sim.die_cut`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DieCut {
+    /// A die cut changes figures that depend on how many dies share the work: a run
+    /// simulates the smallest slice that keeps every die instead, and says why.
+    #[default]
+    Refuse,
+    /// The user accepts a die cut's known errors (docs/scale.md) for its speed; jobs whose
+    /// queue the dies left cannot share are refused all the same.
+    Allow,
+}
+
+impl DieCut {
+    fn is_refused(&self) -> bool {
+        *self == DieCut::Refuse
+    }
 }
 
 fn default_scale() -> ScaleSetting {
@@ -876,6 +899,7 @@ impl Default for SimSection {
         Self {
             scale: default_scale(),
             max_memory: default_max_memory(),
+            die_cut: DieCut::Refuse,
         }
     }
 }
@@ -1021,6 +1045,7 @@ mod tests {
             [sim]
             scale = 0.5
             max_memory = "1GiB"
+            die_cut = "allow"
             [zns]
             enabled = true
             zone_size = "2GiB"

@@ -91,6 +91,8 @@ pub struct ScaleInfo {
     pub note: String,
     /// The smallest `sim.scale` whose slice keeps every die (`None` when none is valid).
     pub all_dies_scale: Option<f64>,
+    /// `sim.die_cut = "allow"`: runs may use a slice that cuts dies.
+    pub die_cut_allowed: bool,
 }
 
 /// Bytes of model memory for a mapping of this size: L2P 4 B per user IU, P2L 4 B per raw IU,
@@ -722,6 +724,7 @@ impl DeviceConfig {
                 die_factor,
                 note,
                 all_dies_scale: plan.smallest_all_dies_scale(),
+                die_cut_allowed: self.sim.die_cut == crate::config::DieCut::Allow,
             },
             memory_bytes,
             max_memory_bytes: host.max_memory,

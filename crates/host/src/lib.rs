@@ -86,7 +86,7 @@ impl Device {
         match self {
             Device::Drive(ssd) => {
                 let info = ssd.scale();
-                SliceScale::new(info.capacity_factor, info.die_factor)
+                SliceScale::of_drive(info.capacity_factor, info.die_factor, info.die_cut_allowed)
             }
             Device::System(_) => SliceScale::FULL,
         }
@@ -142,6 +142,12 @@ pub fn run_jobs(
     options: &RunOptions,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, RunError> {
+    // The runner compresses a slice's time by its time factor (docs/scale.md): the write
+    // buffer holds its capacity share (`Ssd::keep_drive_time`), for `run`, `fio`, sweeps
+    // and the Python package alike.
+    if let Device::Drive(ssd) = device {
+        ssd.keep_drive_time(false);
+    }
     let ran = match device {
         Device::Drive(ssd) if ssd.namespace_count() > 1 => run_on_targets(
             &mut DriveTargets::new(ssd),
@@ -233,6 +239,11 @@ pub fn replay_trace<R: BufRead>(
 ) -> Result<Outcome, ReplayError> {
     let (result, horizon_ns) = match device {
         Device::Drive(ssd) => {
+            // A replay on a slice keeps the drive's time per die (arrivals stretched, or the
+            // depth divided, by the die factor; never compressed by the capacity factor):
+            // the write buffer keeps the dies' share, by the rule `run_jobs` follows for
+            // compressed time.
+            ssd.keep_drive_time(true);
             let mut drive = Continued::new(&mut **ssd, clock_ns);
             let r = flashlab_runner::replay_trace(reader, &mut drive, options, progress);
             (r, drive.horizon_ns())

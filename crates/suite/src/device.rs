@@ -67,7 +67,7 @@ impl SuiteDevice for Ssd {
     }
     fn slice_scale(&self) -> SliceScale {
         let info = self.scale();
-        SliceScale::new(info.capacity_factor, info.die_factor)
+        SliceScale::of_drive(info.capacity_factor, info.die_factor, info.die_cut_allowed)
     }
     fn ftl(&self) -> Option<&Ftl> {
         Some(Ssd::ftl(self))

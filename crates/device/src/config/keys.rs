@@ -707,6 +707,13 @@ pub const KEYS: &[KeyDoc] = &[
         "3GiB",
     ),
     k(
+        "sim",
+        "die_cut",
+        "Whether a run may simulate a slice with fewer dies than the drive: `refuse` runs the smallest slice that keeps every die instead (a die cut changes figures that depend on the dies' parallelism; docs/scale.md), `allow` accepts its known errors",
+        "refuse, allow",
+        "refuse",
+    ),
+    k(
         "zns",
         "enabled",
         "The drive is one zoned namespace (NVMe ZNS): zones written sequentially at their write pointers, each on erase blocks of its own striped over the dies, erased by a zone reset; no garbage collection. Needs no namespaces list, no SLC cache, compression, map cache or bad-block reserve",

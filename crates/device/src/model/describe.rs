@@ -350,6 +350,9 @@ impl Model {
             "simulated_link_bytes_per_s": self.link_bytes_per_s, "simulated_link_bytes_per_s_text": rate(self.link_bytes_per_s as f64),
             "simulated_max_iops": self.max_iops,
             "simulated_queue_depth": self.queue_depth,
+            // What `run`, `fio`, sweeps and a suite's compressed steps write through
+            // (`compressed_buffer_bytes`), and what windows that keep the drive's time do.
+            "simulated_run_buffer_bytes": self.compressed_buffer_bytes, "simulated_run_buffer_bytes_text": format_size(self.compressed_buffer_bytes),
             "simulated_buffer_bytes": self.buffer_bytes, "simulated_buffer_bytes_text": format_size(self.buffer_bytes),
             "simulated_read_buffer_bytes": self.read_buffer_bytes, "simulated_read_buffer_bytes_text": format_size(self.read_buffer_bytes),
             "simulated_map_cache_pages": self.map_cache.map(|m| m.slots),
@@ -379,5 +382,17 @@ mod tests {
         );
         assert_eq!(without_unit("user_bytes"), "user_bytes");
         assert_eq!(without_unit("spare_factor"), "spare_factor");
+    }
+
+    /// A run on a slice writes through the buffer's capacity share: `describe` shows it.
+    #[test]
+    fn the_sim_section_shows_the_buffer_a_run_writes_through() {
+        let sets = vec![("sim.scale".to_string(), "0.25".to_string())];
+        let c = crate::load_device_config("generic-tlc-256gb", &sets).unwrap();
+        let m = c.resolve().unwrap();
+        let sim = &c.describe_json()["sim"];
+        assert_eq!(sim["simulated_run_buffer_bytes"], m.compressed_buffer_bytes);
+        assert_eq!(sim["simulated_buffer_bytes"], m.buffer_bytes);
+        assert!(m.compressed_buffer_bytes < m.buffer_bytes);
     }
 }

@@ -318,7 +318,11 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     // would write its smaller SLC cache full in the drive's time and run fresh reads at
     // another depth per die.
     let scale = member.resolve().map_or(SliceScale::FULL, |m| {
-        SliceScale::new(m.scale.capacity_factor, m.scale.die_factor)
+        SliceScale::of_drive(
+            m.scale.capacity_factor,
+            m.scale.die_factor,
+            m.scale.die_cut_allowed,
+        )
     });
     // `--state` is shared with the client suites; only raid-scaling takes `both`.
     let states = &opts.client.states;
