@@ -507,22 +507,7 @@ fn preconditioned_points_run_at_steady_state_and_reuse_the_cache() {
 /// other waits for its entry and loads it, rather than both preconditioning the same drive.
 #[test]
 fn concurrent_points_on_one_drive_precondition_it_once() {
-    let dir = scratch("sweep-precondition-once");
-    std::fs::write(
-        dir.join("rw.fio"),
-        "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=32m\n",
-    )
-    .unwrap();
-    let plan = dir.join("plan.toml");
-    std::fs::write(
-        &plan,
-        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\nmax-rounds = 8\n\
-         [axes]\nenv.QD = [1, 32]\n",
-    )
-    .unwrap();
-    let cache = dir.join("cache");
-    let _ = std::fs::remove_dir_all(&cache);
-    let outdir = dir.join("out");
+    let (plan, cache, outdir) = one_drive_two_depths("sweep-precondition-once", "32m", 8);
     let o = flashlab(&[
         "sweep",
         plan.to_str().unwrap(),
@@ -544,6 +529,30 @@ fn concurrent_points_on_one_drive_precondition_it_once() {
     );
 }
 
+/// A plan of two points on one preconditioned tiny drive (random writes of `io_size` at QD1
+/// and QD32, `max_rounds` precondition rounds) in a scratch directory named `name`: the
+/// plan's path, an emptied cache directory and the output directory.
+fn one_drive_two_depths(name: &str, io_size: &str, max_rounds: u32) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch(name);
+    std::fs::write(
+        dir.join("rw.fio"),
+        format!("[w]\nrw=randwrite\nbs=4k\niodepth=${{QD}}\nio_size={io_size}\n"),
+    )
+    .unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\n\
+             max-rounds = {max_rounds}\n[axes]\nenv.QD = [1, 32]\n"
+        ),
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    (plan, cache, dir.join("out"))
+}
+
 /// The precondition cache's entries in `dir` (not their lock files).
 fn cache_entries(dir: &Path) -> usize {
     std::fs::read_dir(dir)
@@ -563,22 +572,7 @@ fn cache_entries(dir: &Path) -> usize {
 /// waits for the entry's file lock and loads what the first stored.
 #[test]
 fn two_processes_on_one_drive_precondition_it_once() {
-    let dir = scratch("sweep-precondition-processes");
-    std::fs::write(
-        dir.join("rw.fio"),
-        "[w]\nrw=randwrite\nbs=4k\niodepth=${QD}\nio_size=8m\n",
-    )
-    .unwrap();
-    let plan = dir.join("plan.toml");
-    std::fs::write(
-        &plan,
-        "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[precondition]\nmax-rounds = 5\n\
-         [axes]\nenv.QD = [1, 32]\n",
-    )
-    .unwrap();
-    let cache = dir.join("cache");
-    let _ = std::fs::remove_dir_all(&cache);
-    let outdir = dir.join("out");
+    let (plan, cache, outdir) = one_drive_two_depths("sweep-precondition-processes", "8m", 5);
     let spawn = |point: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
             .args([
