@@ -45,16 +45,34 @@ fn fio_refuses_the_examples_zone_size_on_the_zn540_as_fio_does() {
             stderr(&o)
         );
     }
-    // The trim example paces its jobs with fio's flow, which is not simulated.
-    let o = flashlab(&[
-        "run",
-        &example("zbd-rand-write-trim-gc.fio"),
-        "--device",
-        ZN540,
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_trim_example_paces_its_trims_with_fio_s_flow() {
+    // zbd-rand-write-trim-gc.fio: after the warmup a writer of flow=128 and a trimmer of
+    // flow=1 share the global flow, so one 256 MiB trim (a zone reset) comes per 128 writes.
+    // Without its group_reporting each job reports apart.
+    let text = std::fs::read_to_string(example("zbd-rand-write-trim-gc.fio")).unwrap();
+    let path = job_file("zbd-trim-flow.fio", &text.replace("group_reporting\n", ""));
+    let mut args = vec!["run", &path, "--device", ZN540, "--output-format", "json"];
+    args.extend(ZONES_256M);
+    let o = flashlab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let writes = j["jobs"][1]["write"]["total_ios"].as_u64().unwrap();
+    let trims = j["jobs"][2]["trim"]["total_ios"].as_u64().unwrap();
+    assert!(trims > 50, "{trims}");
+    let ratio = writes as f64 / trims as f64;
     assert!(
-        stderr(&o).contains("flow is not simulated"),
+        (ratio - 128.0).abs() < 1.3,
+        "{writes} writes / {trims} trims = {ratio}"
+    );
+    // A weight fio refuses (above its 1000) is an error naming the option.
+    let path = job_file("zbd-flow-bad.fio", &text.replace("flow=128", "flow=1001"));
+    let o = flashlab(&["run", &path, "--device", ZN540]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid value \"1001\" for flow: expected an integer from 0 to 1000"),
         "{}",
         stderr(&o)
     );

@@ -235,6 +235,14 @@ pub enum RunError {
         job: String,
         why: String,
     },
+    /// fio's flow control holds the job back for good.
+    #[error("{}: job '{job}': {why}", place(file, *line))]
+    Flow {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
     #[error("{}: job '{job}': time_based needs a runtime (e.g. runtime=60s), or the job never ends", place(file, *line))]
     Unbounded {
         file: String,
@@ -449,6 +457,7 @@ impl RunError {
                 | RunError::Verify { .. }
                 | RunError::ReportGroup { .. }
                 | RunError::Zbd { .. }
+                | RunError::Flow { .. }
                 | RunError::BadScale { .. }
                 | RunError::DieCut { .. }
                 | RunError::TimeOverflow { .. }

@@ -24,6 +24,7 @@ use crate::{kind_name, JobFailure, JobIoError, Progress, RunError, RunOptions, M
 
 mod batch;
 mod build;
+mod flow;
 mod issue;
 mod lat_target;
 mod life;
@@ -243,6 +244,8 @@ struct JobClone<'a> {
     verify: Option<Box<Verify>>,
     /// The placement identifiers of the clone's writes (`fdp=1`), if any.
     data_placement: Option<placement::DataPlacement>,
+    /// The clone's part in fio's flow control (`flow=` above 0), if any.
+    flow: Option<flow::FlowMember>,
 }
 
 impl JobClone<'_> {
@@ -451,6 +454,10 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     /// (None for other clones; empty when no job is zoned).
     zbd_devices: Vec<crate::zbd::ZbdDevice>,
     zbd_jobs: Vec<Option<crate::zbd::ZbdJob>>,
+    /// fio's flow control groups (empty when no job sets `flow`), and the clones a group
+    /// has just freed, to issue for after the event at hand.
+    flows: Vec<flow::FlowGroup>,
+    flow_retry: Vec<u32>,
 }
 
 /// Run every job of `file` against `device`. `progress` is called every
@@ -563,9 +570,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 }
             }
             let Some((now, event)) = self.queue.pop() else {
-                return Err(RunError::Stuck {
+                return Err(self.flow_stuck().unwrap_or(RunError::Stuck {
                     time_ns: self.queue.now_ns(),
-                });
+                }));
             };
             if now == last_ns {
                 same_time_events += 1;
@@ -590,6 +597,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             self.handle(now, event)?;
             if !self.ready.is_empty() {
                 self.start_ready(now)?;
+            }
+            if !self.flow_retry.is_empty() {
+                self.retry_flows(now)?;
             }
             if self.phase_left == 0 {
                 self.advance_phases(now)?;
@@ -832,6 +842,13 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     c.think.state = Think::Running;
                     c.think.last_ns = now;
                 }
+                if let Some(m) = c
+                    .flow
+                    .as_mut()
+                    .filter(|m| m.state == flow::FlowState::Sleeping)
+                {
+                    m.state = flow::FlowState::Running;
+                }
                 self.try_issue(i, now)?;
                 self.check_finished(i, now);
             }
@@ -1035,6 +1052,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
         let (spec, failed) = (c.spec, c.life.failed());
+        if !self.flows.is_empty() {
+            self.flow_exit(i);
+        }
         if self.has_waiters {
             self.release_waiters();
         }

@@ -212,8 +212,30 @@ impl ZbdDevice {
                 "a block size of {max_bs} bytes is larger than the zone size {zs} (fio: \"I/O buflen exceeds zone size\")"
             ));
         }
-        // fio's zbd_zone_align_file_sizes: the range is whole zones.
+        // fio's zbd_zone_align_file_sizes checks zoneskip for every job; only a sequential
+        // one uses it (setup_zbd_zone_mode).
+        if !o.zone_skip.is_multiple_of(zs) {
+            return Err(format!(
+                "zoneskip={} is not a multiple of the zone size {zs} (fio: \"zoneskip {} is not a multiple of the device zone size {zs}\")",
+                o.zone_skip, o.zone_skip
+            ));
+        }
         let (start, len) = region;
+        if o.zone_skip > 0 && !spec.io.rw.is_random() {
+            if spec.io.rw.directions()[0] && !o.read_beyond_wp {
+                return Err(format!(
+                    "zoneskip={} with sequential reads is not simulated: fio moves such a read on at its zone's write pointer, which the job's walk does not see (read_beyond_wp=1, or zoneskip=0, is)",
+                    o.zone_skip
+                ));
+            }
+            if !start.is_multiple_of(zs) {
+                return Err(format!(
+                    "zoneskip={} with an offset ({start}) that is not at a zone's start is not simulated (fio first rounds the offset up to the next zone)",
+                    o.zone_skip
+                ));
+            }
+        }
+        // fio's zbd_zone_align_file_sizes: the range is whole zones.
         let min_zone = start.div_ceil(zs);
         let max_zone = ((start + len) / zs).min(u64::from(self.geometry.zones));
         if max_zone <= min_zone {

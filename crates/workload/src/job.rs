@@ -277,6 +277,8 @@ pub struct JobSpec {
     pub zoned: crate::zoned::ZonedOptions,
     /// fio's data placement options (NVMe FDP placement identifiers of its writes).
     pub placement: crate::placement::Placement,
+    /// fio's job-weighted flow control (`flow_id`, `flow`, `flow_sleep`).
+    pub flow: crate::flow::FlowOptions,
 }
 
 /// Which job this is and where it was written.
@@ -756,6 +758,7 @@ impl JobSpec {
             report: Reporting::default(),
             log: Logging::default(),
             zoned: Default::default(),
+            flow: Default::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! [`IoGenerator`] turns one clone of a job into the stream of I/Os it issues.
 
 pub mod fio;
+pub mod flow;
 pub mod gen;
 pub mod job;
 pub mod placement;

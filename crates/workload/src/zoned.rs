@@ -3,7 +3,9 @@
 //! (`runner::zbd`: writes moved to a zone's write pointer, reads kept below it, the open-zone
 //! limits and the resets), and `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`),
 //! which only moves where a job's I/O goes and which the job's generator carries out
-//! (`gen`).
+//! (`gen`). A sequential `zonemode=zbd` job's `zoneskip` is the same walk with one zone of
+//! the drive's size each time (fio's `setup_zbd_zone_mode`), which the runner sets up once it
+//! knows the zones (`IoGenerator::zbd_zone_skip`).
 
 use crate::fio::value::{
     parse_amount, parse_bool, parse_bytes, parse_f64, parse_int, Amount, SizeSpec,
@@ -45,7 +47,8 @@ pub struct ZonedOptions {
     pub read_beyond_wp: bool,
     /// `zonerange` (zonemode=strided; 0: `zonesize`, as fio defaults it).
     pub zone_range: u64,
-    /// `zoneskip` (zonemode=strided; zonemode=zbd takes 0 only).
+    /// `zoneskip` (zonemode=strided; with zonemode=zbd, a multiple of the zone size that a
+    /// sequential job skips after each zone; ignored with zonemode=none, as fio).
     pub zone_skip: u64,
 }
 
@@ -90,14 +93,19 @@ impl ZonedOptions {
 
     /// The strided walk of a job (`zonemode=strided`): `(zonesize, zonerange, zoneskip)`,
     /// the range defaulting to the size as fio's does. `None` for another mode; an error
-    /// naming the option for what fio refuses (no `zonesize`), or what the mode does not take
-    /// (`zoneskip` with zonemode=zbd, which flashlab does not simulate).
+    /// naming the option for what fio refuses: no `zonesize` with zonemode=strided, and a
+    /// `zonesize` with zonemode=none (fio 3.33's default, which its `fixup_options` refuses
+    /// whatever its manual says of the mode ignoring it).
     pub fn strided(&self) -> Result<Option<(u64, u64, u64)>, String> {
         match self.mode {
             ZoneMode::Strided if self.zone_size == 0 => Err(
                 "zonemode=strided needs zonesize= (fio: \"--zonesize must be specified when using --zonemode=strided\")"
                     .to_string(),
             ),
+            ZoneMode::None if self.zone_size != 0 => Err(format!(
+                "zonesize={} needs zonemode=strided or zonemode=zbd (fio: \"--zonemode=none and --zonesize are not compatible\"; zonemode=none is fio's default)",
+                self.zone_size
+            )),
             ZoneMode::Strided => {
                 let range = if self.zone_range == 0 {
                     self.zone_size
@@ -106,10 +114,6 @@ impl ZonedOptions {
                 };
                 Ok(Some((self.zone_size, range, self.zone_skip)))
             }
-            _ if self.zone_skip != 0 => Err(format!(
-                "zoneskip={} is for zonemode=strided (with zonemode=zbd or none only 0 is simulated)",
-                self.zone_skip
-            )),
             _ => Ok(None),
         }
     }

@@ -17,6 +17,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         } = clone_phases(file, &mut *device, options)?;
         let (zbd_devices, zbd_jobs) = zbd_setup(file, &mut *device, &mut clones)?;
         let has_waiters = link_waiters(&mut clones);
+        let flows = flow::flow_setup(&mut clones);
         // Every I/O a clone holds is in at most one of: the device, the host queue; a flush
         // adds one. Sizing the host queue for all of them (up to 2^16; the parser bounds the
         // sum at 2^20) means it rarely reallocates.
@@ -26,6 +27,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let device_limit = device.queue_depth_limit().max(1);
         let slots = host_capacity.min(device_limit as usize);
         let phase_count = phases.len();
+        let clones_len = clones.len();
         Ok(Self {
             file,
             device,
@@ -63,6 +65,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             ready: Vec::new(),
             zbd_devices,
             zbd_jobs,
+            flow_retry: Vec::with_capacity(if flows.is_empty() { 0 } else { clones_len }),
+            flows,
         })
     }
 }
@@ -207,6 +211,15 @@ fn zbd_setup<T: Targets + ?Sized>(
             }
         };
         let job = devices[d].job(d, spec, c.generator.region()).map_err(err)?;
+        if spec.zoned.zone_skip > 0 {
+            let capacity = device.capacity_bytes(c.target);
+            c.generator.zbd_zone_skip(
+                devices[d].geometry.zone_bytes,
+                spec.zoned.zone_skip,
+                capacity,
+                spec.time.time_based,
+            );
+        }
         c.simple = false;
         jobs.push(Some(job));
     }
@@ -336,6 +349,7 @@ impl<'a> JobClone<'a> {
             waitees: Vec::new(),
             verify,
             data_placement: None,
+            flow: None,
         })
     }
 }
@@ -510,11 +524,11 @@ fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result
 
 /// Where a job was defined, for messages: its own origin (a command-line argument, a file of
 /// a command line) or the job file's path, with `job_line` as the line (0 with an origin).
-fn job_place(file: &JobFile, spec: &JobSpec) -> String {
+pub(super) fn job_place(file: &JobFile, spec: &JobSpec) -> String {
     spec.id.origin.clone().unwrap_or_else(|| file.path.clone())
 }
 
-fn job_line(spec: &JobSpec) -> usize {
+pub(super) fn job_line(spec: &JobSpec) -> usize {
     if spec.id.origin.is_some() {
         0
     } else {

@@ -112,6 +112,16 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             ) {
                 return Ok(());
             }
+            // fio's flow check comes before each I/O it takes (not again for one its rate
+            // held back, nor once the job has nothing left).
+            if c.flow.is_some()
+                && c.draw.held.is_none()
+                && !c.life.exhausted()
+                && !self.flow_gate(i, now)?
+            {
+                return Ok(());
+            }
+            let c = &mut self.clones[i];
             if c.flush.pending {
                 c.flush.pending = false;
                 self.issue(i, IoRequest::flush(), now)?;

@@ -245,3 +245,88 @@ fn the_ramp_resets_the_think_counts_but_not_the_last_pause() {
     // 8 I/Os + think take 10 ms: 100 pauses a second, and 160 I/Os (16 ms) without.
     assert_eq!(s[0].measured_ios[0], 160 + (1000 - 16) / 10 * 8 + 8);
 }
+
+/// A timed job of flow group `id` with weight `weight` (fio's `flow_id`, `flow`).
+fn flowing(name: &str, iodepth: u32, id: i32, weight: u32, sleep_us: u32) -> JobSpec {
+    let mut j = timed(name, iodepth, 100 * NS_PER_MS);
+    j.flow.id = id;
+    j.flow.weight = weight;
+    j.flow.sleep_us = sleep_us;
+    j
+}
+
+#[test]
+fn flow_keeps_the_jobs_of_a_flow_id_in_the_ratio_of_their_weights() {
+    // Unhindered each job would do 4 I/Os per 100 us; weights 1 and 3 hold the first back
+    // to a third of the second, which runs at its own pace.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(
+        vec![flowing("a", 4, 0, 1, 0), flowing("b", 4, 0, 3, 0)],
+        &mut dev,
+    );
+    let (a, b) = (s[0].measured_ios[0], s[1].measured_ios[0]);
+    assert_eq!(b, 4000);
+    assert_near(a as f64, b as f64 / 3.0, 0.002, "a's I/Os");
+    // Clones count one by one: two clones of weight 1 and a job of weight 2 go 1:1:2. A
+    // job of weight 0 (or of another flow_id) is not held back.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let mut two = flowing("two", 4, 7, 1, 0);
+    two.control.numjobs = 2;
+    let s = run(
+        vec![
+            two,
+            flowing("w2", 4, 7, 2, 0),
+            flowing("free", 4, 7, 0, 0),
+            flowing("other", 4, 8, 5, 0),
+        ],
+        &mut dev,
+    );
+    let ios: Vec<u64> = s.iter().map(|c| c.measured_ios[0]).collect();
+    assert_eq!(ios[2], 4000, "{ios:?}");
+    assert_near(ios[0] as f64, 2000.0, 0.002, "first clone");
+    assert_near(ios[1] as f64, 2000.0, 0.002, "second clone");
+    assert_eq!(&ios[3..], [4000, 4000], "{ios:?}");
+}
+
+#[test]
+fn flow_sleep_drains_then_sleeps_as_fio_s_example() {
+    // fio's examples/flow.fio: weights 1 and 8 at depth 256 with flow_sleep=1000. A job
+    // over its share waits for its queue and then 1 ms, so the pair runs far below the
+    // device's pace, and 1:8.
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let s = run(
+        vec![
+            flowing("job2", 256, 0, 1, 1000),
+            flowing("job1", 256, 0, 8, 1000),
+        ],
+        &mut dev,
+    );
+    let (a, b) = (s[0].measured_ios[0], s[1].measured_ios[0]);
+    assert_near(b as f64 / a as f64, 8.0, 0.01, "job1 / job2");
+    assert!(a + b < 256 * 1000, "{a} + {b}");
+}
+
+#[test]
+fn a_job_flow_holds_back_for_good_is_an_error_naming_it() {
+    // fio counts the weights of every job from the start: the second, stonewalled, job
+    // keeps the first over its share once it has done one I/O, and fio waits forever.
+    let mut a = spec("a");
+    a.target.size = Some(SizeSpec::Bytes(1 << 20));
+    a.flow.weight = 1;
+    let mut b = a.clone();
+    b.id.name = "b".into();
+    b.control.stonewall = true;
+    b.flow.weight = 3;
+    let e = run_with_summaries(
+        &file(vec![a, b]),
+        &mut FakeDevice::new(100 * NS_PER_US),
+        &RunOptions::new(1, "fake"),
+    )
+    .unwrap_err();
+    assert!(e.is_bad_input(), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("job 'a'") && text.contains("flow=1") && text.contains("flow_id=0"),
+        "{text}"
+    );
+}

@@ -292,3 +292,48 @@ fn writes_carry_the_jobs_compressible_share_and_nothing_else_does() {
     let plain = run_text("[j]\nrw=write\nsize=256k\n");
     assert_eq!(plain, BTreeSet::from([(write, 0)]));
 }
+
+/// Runs `text` on a fake device keeping every request: the run (or its error) and the write
+/// offsets in MiB, in submission order.
+fn writes_mib(text: &str) -> (Result<flashlab_report::RunResult, RunError>, Vec<u64>) {
+    let file = flashlab_workload::parse_str(text, "t.fio", &|_| None).expect("job file");
+    let mut dev = FakeDevice::new(20 * NS_PER_US);
+    dev.submitted = Some(Vec::new());
+    let result = crate::run_jobs(
+        &file,
+        &mut dev,
+        &RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off),
+        &mut |_| {},
+    );
+    let log = dev.submitted.take().unwrap_or_default();
+    let writes = log.iter().filter(|e| e.0 == 1).map(|e| e.1 >> 20).collect();
+    (result, writes)
+}
+
+#[test]
+fn a_sequential_zbd_job_skips_zoneskip_bytes_after_each_zone_as_fio() {
+    // fio 3.33's setup_zbd_zone_mode (its manual says zonemode=zbd ignores zoneskip): a
+    // sequential writer fills a zone, then moves a zone and the skip on.
+    let job = "[z]\nrw=write\nbs=1m\nzonemode=zbd\nzonesize=4m\nzoneskip=8m\nio_size=12m\n";
+    let (r, w) = writes_mib(job);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(w, [0, 1, 2, 3, 12, 13, 14, 15, 24, 25, 26, 27]);
+    // fio's zoneskip in zones: 2z is two zones of zonesize.
+    assert_eq!(writes_mib(&job.replace("zoneskip=8m", "zoneskip=2z")).1, w);
+    // A random writer ignores it: its writes land in every zone of its 16 MiB.
+    let (r, w) = writes_mib(
+        &job.replace("rw=write", "rw=randwrite")
+            .replace("io_size", "size=16m\nio_size"),
+    );
+    assert!(r.is_ok(), "{r:?}");
+    assert!(w.iter().any(|&m| (4..12).contains(&m)), "{w:?}");
+    // fio's checks: a skip of whole zones, for every job.
+    let (r, _) = writes_mib(&job.replace("zoneskip=8m", "zoneskip=6m"));
+    let e = r.unwrap_err();
+    assert!(e.is_bad_input());
+    assert!(
+        e.to_string()
+            .contains("zoneskip 6291456 is not a multiple of the device zone size 4194304"),
+        "{e}"
+    );
+}

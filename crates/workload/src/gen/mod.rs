@@ -544,6 +544,36 @@ impl IoGenerator {
         (self.region_start, self.region_len)
     }
 
+    /// fio's `setup_zbd_zone_mode` for a `zonemode=zbd` job with `zoneskip`: a sequential job
+    /// does one zone of `zone_bytes` (its bytes done, or its position at the zone's end) and
+    /// then moves `zone_bytes + skip_bytes` on, wrapping to its start past the device's end,
+    /// as the strided walk does with the zone as both size and range. A random job ignores
+    /// `zoneskip`, as fio. The region must start at a zone's start (the caller checks), on a
+    /// device of `capacity_bytes`.
+    pub fn zbd_zone_skip(
+        &mut self,
+        zone_bytes: u64,
+        skip_bytes: u64,
+        capacity_bytes: u64,
+        time_based: bool,
+    ) {
+        if self.random || skip_bytes == 0 || zone_bytes == 0 {
+            return;
+        }
+        let span_end = capacity_bytes.saturating_sub(self.region_start);
+        self.strided = Some(Strided {
+            size: zone_bytes,
+            range: zone_bytes,
+            skip: skip_bytes,
+            base: 0,
+            span_end,
+            done: 0,
+            time_based,
+        });
+        self.span = zone_bytes.min(span_end);
+        self.plain_map = None;
+    }
+
     /// Bytes one loop transfers (`io_size`, or the region), in whole logical blocks.
     pub fn loop_bytes(&self) -> u64 {
         self.loop_bytes

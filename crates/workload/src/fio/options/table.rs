@@ -56,6 +56,11 @@ fn size_spec_z(v: Option<&str>, b: &Builder) -> Result<SizeSpec, String> {
     crate::zoned::size_in_zones(val(v)?, b.kb_base, &b.spec.zoned)
 }
 
+/// The flow options' hook: each goes to [`crate::flow::FlowOptions::set`] by name.
+fn flow(b: &mut Builder, name: &str, v: Option<&str>) -> Result<(), String> {
+    b.spec.flow.set(name, val(v)?, b.kb_base)
+}
+
 /// The zoned options' hook: each goes to [`crate::zoned::ZonedOptions::set`] by name.
 fn zoned(b: &mut Builder, name: &str, v: Option<&str>) -> Result<(), String> {
     b.spec.zoned.set(name, val(v)?, b.kb_base)
@@ -685,7 +690,16 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     prio(sim("zonesize", &[], OptionType::Size, "0", "Zone size (zonemode=strided: bytes done in a zone before the next; zonemode=zbd: must equal the drive's; sizes in zones, 128z, use it)", |b, v| zoned(b, "zonesize", v)), 1),
     sim("zonemode", &[], OptionType::Enum(&["none", "strided", "zbd"]), "none", "Zone mode (strided: I/O in one zone of zonerange bytes until zonesize bytes are done, then zonerange + zoneskip on; zbd: writes at write pointers, reads below them)", |b, v| zoned(b, "zonemode", v)),
     sim("zonecapacity", &[], OptionType::Size, "0", "Zone capacity (a zoned drive's own capacity wins)", |b, v| zoned(b, "zonecapacity", v)),
-    sim("zoneskip", &[], OptionType::Size, "0", "Bytes skipped after each zone (zonemode=strided)", |b, v| zoned(b, "zoneskip", v)),
+    sim("zoneskip", &[], OptionType::Size, "0", "Bytes skipped after each zone (zonemode=strided; zonemode=zbd: a multiple of the zone size, for sequential jobs; 2z: two zones)", |b, v| {
+        // fio takes zoneskip in zones too (FIO_OPT_STR_VAL_ZONE).
+        match size_spec_z(v, b)? {
+            SizeSpec::Bytes(bytes) => {
+                b.spec.zoned.zone_skip = bytes;
+                Ok(())
+            }
+            SizeSpec::Fraction(_) => Err("a size (e.g. 256m) or a number of zones (e.g. 2z)".to_string()),
+        }
+    }),
     sim("zonerange", &[], OptionType::Size, "0", "Size of a zone (zonemode=strided; 0: zonesize)", |b, v| zoned(b, "zonerange", v)),
     sim("max_open_zones", &[], OptionType::Int, "0", "Zones all jobs write at once (0: the drive's open-zone limit)", |b, v| zoned(b, "max_open_zones", v)),
     sim("job_max_open_zones", &[], OptionType::Int, "0", "Zones one job writes at once (0: no limit)", |b, v| zoned(b, "job_max_open_zones", v)),
@@ -693,6 +707,10 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     sim("read_beyond_wp", &[], OptionType::Bool, "0", "Reads may go past a zone's write pointer", |b, v| zoned(b, "read_beyond_wp", v)),
     sim("zone_reset_threshold", &[], OptionType::Str, "1", "Share of the range holding data above which zones are reset", |b, v| zoned(b, "zone_reset_threshold", v)),
     sim("zone_reset_frequency", &[], OptionType::Str, "0", "A zone reset every 1/frequency writes past the threshold", |b, v| zoned(b, "zone_reset_frequency", v)),
+    // --- job-weighted flow control (the options' meaning: crate::flow) ----------------------
+    sim("flow_id", &[], OptionType::Int, "0", "The flow control group of the job (0: the global one)", |b, v| flow(b, "flow_id", v)),
+    sim("flow", &[], OptionType::Int, "0", "Weight in flow control, 0 to 1000: jobs of one flow_id issue I/Os in the ratio of their weights (0: not controlled)", |b, v| flow(b, "flow", v)),
+    sim("flow_sleep", &[], OptionType::Int, "0", "Microseconds a job held back by flow control waits (after its I/Os in flight) before it looks again", |b, v| flow(b, "flow_sleep", v)),
     // --- not simulated ----------------------------------------------------------------------
     not("verify_pattern", &[], "Verification pattern (it sets what the writes hold and how they compress)"),
     acc("cpus_allowed", &[], OptionType::CpuList, "", "CPU affinity (real I/O only: the simulation runs on no host CPU, so any CPU numbers are taken)"),
@@ -702,8 +720,6 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("replay_no_stall", &[], "Replay timing"),
     not("exec_prerun", &[], "Run a command before the job"),
     not("exec_postrun", &[], "Run a command after the job"),
-    not("flow", &[], "job-weighted flow control: fio holds a job back while its share of the I/Os of its flow_id group is above its weight's share; the simulated jobs keep no shared count of each other's I/O, only their own rate, depth and think time"),
-    not("flow_id", &[], "the group of job-weighted flow control (see flow)"),
     acc("thinktime_spin", &[], OptionType::Time(TimeUnit::Microseconds), "0", "Busy-wait part of thinktime (the host's CPU; the pause the drive sees is thinktime either way)"),
     not("trim_percentage", &[], "Trim after verify"),
     not("trim_backlog", &[], "Trim backlog"),
@@ -777,7 +793,6 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     not("dedupe_working_set_percentage", &[], "Working set of deduplicated data (a deduplicating drive is not modelled)"),
     not("experimental_verify", &[], "Verify by replaying the write sequence instead of logging it"),
     not("file_append", &[], "I/O from the end of the file (a drive has no end to append at)"),
-    not("flow_sleep", &[], "the pause of a job flow control holds back (see flow)"),
     not("ignore_error", &[], "Keep going after the listed I/O errors"),
     not("log_alternate_epoch", &[], "Log times from another clock's epoch (simulated time has no wall clock)"),
     not("log_alternate_epoch_clock_id", &[], "Clock of log_alternate_epoch (simulated time has no wall clock)"),
