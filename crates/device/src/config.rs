@@ -995,6 +995,7 @@ mod tests {
             [ftl]
             iu = "4KiB"
             gc_policy = "cost-benefit"
+            gc_unit = "superblock"
             gc_foreground_free_blocks = 4
             gc_background_free_blocks = 8
             wear_level_threshold = 100
@@ -1074,6 +1075,7 @@ mod tests {
         let cfg: DeviceConfig = toml::from_str(full).unwrap();
         assert_eq!(cfg.nand.t_prog, Some(PageTime(600_000)));
         assert_eq!(cfg.ftl.gc_policy, GcPolicy::CostBenefit);
+        assert_eq!(cfg.ftl.gc_unit, GcUnitKind::Superblock);
         assert_eq!(cfg.controller.read_bandwidth, Some(Bandwidth(360_000_000)));
         // Bits per second are bytes / 8.
         assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));
