@@ -682,7 +682,7 @@ impl Suite for PlacementSuite {
             .map(|&u| util_text(&[util_key(u), 0, 0, 0]))
             .collect();
         vec![format!(
-            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; a drive without FDP or zones runs with FDP (2 handles, power-loss protection, no SLC cache)",
+            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; a drive without FDP or zones runs with FDP (power-loss protection, no SLC cache); each placement with the handles it writes through",
             utils.join(", "),
             p.small_region * 100.0,
             p.small_writes * 100.0
