@@ -171,7 +171,8 @@ fn placement_suite(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn the_placement_suite_lowers_dlwa_with_a_handle_per_stream_at_full_utilisation() {
-    // The tiny drive has no FDP: the suite turns it on with two handles.
+    // The tiny drive has no FDP: the suite turns it on, with the handles each placement
+    // writes through.
     let r = placement_suite(&["--device", "tiny-test-1gb", "--utilisation", "50,100"]);
     let v = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("no {k} in {r}"));
     // At half the drive, GC finds blocks the streams emptied either way.

@@ -288,6 +288,16 @@ pub enum GcPolicy {
     CostBenefit,
 }
 
+/// What garbage collection empties at once (`ftl.gc_unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcUnitKind {
+    /// One plane's block.
+    Block,
+    /// The blocks a write stream opened together, one per (die, plane) unit.
+    Superblock,
+}
+
 /// How the FTL picks the (die, plane) unit of the next host page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -305,6 +315,8 @@ pub struct FtlSection {
     pub iu: Size,
     #[serde(default = "default_gc_policy")]
     pub gc_policy: GcPolicy,
+    #[serde(default = "default_gc_unit")]
+    pub gc_unit: GcUnitKind,
     /// Absent: 2 per plane of the (simulated) drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_foreground_free_blocks: Option<u32>,
@@ -333,6 +345,11 @@ fn default_iu() -> Size {
 fn default_gc_policy() -> GcPolicy {
     GcPolicy::Greedy
 }
+/// Blocks by default: superblock GC moves the calibration set (docs/calibration.md, "Block
+/// size and one-die victims").
+fn default_gc_unit() -> GcUnitKind {
+    GcUnitKind::Block
+}
 fn default_host_allocation() -> HostAllocation {
     HostAllocation::Striped
 }
@@ -357,6 +374,7 @@ impl Default for FtlSection {
         Self {
             iu: default_iu(),
             gc_policy: default_gc_policy(),
+            gc_unit: default_gc_unit(),
             gc_foreground_free_blocks: None,
             gc_background_free_blocks: None,
             wear_level_threshold: default_wear_level(),
@@ -977,6 +995,7 @@ mod tests {
             [ftl]
             iu = "4KiB"
             gc_policy = "cost-benefit"
+            gc_unit = "superblock"
             gc_foreground_free_blocks = 4
             gc_background_free_blocks = 8
             wear_level_threshold = 100
@@ -1056,6 +1075,7 @@ mod tests {
         let cfg: DeviceConfig = toml::from_str(full).unwrap();
         assert_eq!(cfg.nand.t_prog, Some(PageTime(600_000)));
         assert_eq!(cfg.ftl.gc_policy, GcPolicy::CostBenefit);
+        assert_eq!(cfg.ftl.gc_unit, GcUnitKind::Superblock);
         assert_eq!(cfg.controller.read_bandwidth, Some(Bandwidth(360_000_000)));
         // Bits per second are bytes / 8.
         assert_eq!(cfg.controller.write_bandwidth, Some(Bandwidth(312_500_000)));

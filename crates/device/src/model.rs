@@ -1,13 +1,14 @@
 //! From a description to the numbers the simulator uses: validated geometry and timings,
 //! the simulated slice (scale), the FTL configuration and the derived figures of `describe`.
 
-use flashlab_ftl::{FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
+use flashlab_ftl::{FtlConfig, GcConfig, GcUnit, SlcConfig, VictimPolicy, WearOut};
 use flashlab_media::{
     CellTimings, MediaEnergy, NandGeometry, Retention, SchedulerConfig, ThermalModel,
 };
 
 use crate::config::{
-    DeviceConfig, GcPolicy, HostAllocation, RetentionClass, SlcWhenFull, DEFAULT_ARRAY_POWER_UW,
+    DeviceConfig, GcPolicy, GcUnitKind, HostAllocation, RetentionClass, SlcWhenFull,
+    DEFAULT_ARRAY_POWER_UW,
 };
 use crate::controller::ControllerModel;
 use crate::link::LinkKind;
@@ -918,6 +919,10 @@ impl DeviceConfig {
                 policy: match self.ftl.gc_policy {
                     GcPolicy::Greedy => VictimPolicy::Greedy,
                     GcPolicy::CostBenefit => VictimPolicy::CostBenefit,
+                },
+                unit: match self.ftl.gc_unit {
+                    GcUnitKind::Block => GcUnit::Block,
+                    GcUnitKind::Superblock => GcUnit::Superblock,
                 },
                 foreground_free_blocks: slice.fg_blocks,
                 background_free_blocks: slice.bg_blocks,

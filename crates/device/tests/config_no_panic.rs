@@ -21,6 +21,7 @@ const KEYS: &[&str] = &[
     "nand.t_prog",
     "ftl.iu",
     "ftl.gc_policy",
+    "ftl.gc_unit",
     "ftl.host_allocation",
     "slc_cache.dynamic_max_fraction",
     "buffer.size",

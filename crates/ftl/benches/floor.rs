@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use flashlab_ftl::floor::RandomWriteWorkload;
-use flashlab_ftl::{Ftl, FtlConfig, GcConfig, SlcConfig, VictimPolicy, WearOut};
+use flashlab_ftl::{Ftl, FtlConfig, GcConfig, GcUnit, SlcConfig, VictimPolicy, WearOut};
 use std::hint::black_box;
 
 const USER_BYTES: u64 = 16 << 30;
@@ -30,6 +30,7 @@ fn ftl_config(w: &RandomWriteWorkload) -> FtlConfig {
         user_ius: u64::from(w.user_ius),
         gc: GcConfig {
             policy: VictimPolicy::Greedy,
+            unit: GcUnit::Block,
             foreground_free_blocks: 2,
             background_free_blocks: 2,
         },

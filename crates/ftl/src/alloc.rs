@@ -234,6 +234,11 @@ impl Ftl {
         if let (Some(b), true) = (b, self.fdp.on) {
             self.fdp_opened(s, b);
         }
+        // A stream's blocks opened together hold data written together: GC empties them
+        // together (`Ftl::relocate_superblock`).
+        if let (Some(b), true) = (b, self.superblock_gc()) {
+            self.blocks.join_native_stripe(s as usize, b);
+        }
         b
     }
 

@@ -139,12 +139,19 @@ pub(crate) struct BlockTable {
     stripe_prev: Vec<u32>,
     /// A block of the stripe the SLC stream opens its blocks into, or [`NIL`].
     stripe_open: u32,
+    /// Per native write stream (by stream index), a block of the superblock it opens its
+    /// blocks into, or [`NIL`]; used only when GC empties superblocks.
+    native_stripe_open: [u32; NATIVE_STRIPE_STREAMS],
 }
+
+/// Write streams that may open native blocks into superblocks (indexed as the FTL's streams).
+pub(crate) const NATIVE_STRIPE_STREAMS: usize = 4;
 
 // Per-block tables, lists and pools; the unit layout is configuration.
 flashlab_engine::impl_state!(BlockTable {
     info, erase_count, close_seq, release_seq, releases, lists, free, dyn_slc, min_hint,
     reserve_left, retired, retired_unreplaced, stripe_next, stripe_prev, stripe_open,
+    native_stripe_open,
 } skip { units, blocks_per_unit, unit_div, pages_per_block, slc_pages_per_block, ius_per_block });
 
 impl BlockTable {
@@ -175,6 +182,7 @@ impl BlockTable {
             stripe_next: (0..n).collect(),
             stripe_prev: (0..n).collect(),
             stripe_open: NIL,
+            native_stripe_open: [NIL; NATIVE_STRIPE_STREAMS],
         };
         for b in 0..n {
             if g.is_bad(b) {
@@ -395,7 +403,18 @@ impl BlockTable {
     /// Block `b`, just opened by the SLC stream, joins the stripe being opened, or starts the
     /// next one if that stripe has a block on `b`'s unit already. O(units) per block opened.
     pub fn join_stripe(&mut self, b: u32) {
-        let head = self.stripe_open;
+        self.stripe_open = self.joined(self.stripe_open, b);
+    }
+
+    /// Block `b`, just opened in native mode by write stream `stream`, joins the superblock
+    /// that stream is opening, as [`Self::join_stripe`] does for the SLC stream.
+    pub fn join_native_stripe(&mut self, stream: usize, b: u32) {
+        self.native_stripe_open[stream] = self.joined(self.native_stripe_open[stream], b);
+    }
+
+    /// Link `b` into the stripe of `head` unless it has a block on `b`'s unit; returns the
+    /// block of the stripe being opened after that (`b` when it starts a new one).
+    fn joined(&mut self, head: u32, b: u32) -> u32 {
         if head != NIL {
             let unit = self.unit_of(b);
             let mut m = head;
@@ -415,10 +434,10 @@ impl BlockTable {
                 self.stripe_prev[b as usize] = tail;
                 self.stripe_next[b as usize] = head;
                 self.stripe_prev[head as usize] = b;
-                return;
+                return head;
             }
         }
-        self.stripe_open = b;
+        b
     }
 
     /// The next block of `b`'s SLC stripe (`b` itself when it is in none or alone).
@@ -437,9 +456,21 @@ impl BlockTable {
             self.stripe_next[i] = b;
             self.stripe_prev[i] = b;
         }
+        let after = if next == b { NIL } else { next };
         if self.stripe_open == b {
-            self.stripe_open = if next == b { NIL } else { next };
+            self.stripe_open = after;
         }
+        for open in &mut self.native_stripe_open {
+            if *open == b {
+                *open = after;
+            }
+        }
+    }
+
+    /// Whether `b` is in no stripe (or alone in its own).
+    #[inline]
+    pub fn stripe_alone(&self, b: u32) -> bool {
+        self.stripe_next[b as usize] == b
     }
 
     /// Take a closed block out of its bucket to empty it.
@@ -622,7 +653,7 @@ impl BlockTable {
     }
 
     /// For the invariant check: `b`'s stripe links agree both ways, and a block sharing a
-    /// stripe is an SLC block holding or taking data.
+    /// stripe holds or takes data, in the same mode (SLC or native) as its next block.
     pub fn stripe_linked_correctly(&self, b: u32) -> Result<(), String> {
         let i = b as usize;
         let (next, prev) = (self.stripe_next[i], self.stripe_prev[i]);
@@ -634,7 +665,7 @@ impl BlockTable {
         let alone = next == b;
         let info = &self.info[i];
         if !alone
-            && (!info.slc
+            && (info.slc != self.info[next as usize].slc
                 || !matches!(
                     info.state,
                     BlockState::Open | BlockState::Closed | BlockState::Reclaiming
@@ -674,7 +705,9 @@ impl BlockTable {
             .iter()
             .chain(&self.stripe_prev)
             .any(|&b| past(b))
-            || (self.stripe_open != NIL && past(self.stripe_open))
+            || std::iter::once(&self.stripe_open)
+                .chain(&self.native_stripe_open)
+                .any(|&b| b != NIL && past(b))
         {
             return Err("a stripe link to a block past the drive".into());
         }

@@ -141,6 +141,10 @@ impl Ftl {
             let i = b as usize;
             b_t.listed_correctly(b)?;
             b_t.stripe_linked_correctly(b)?;
+            ensure!(
+                b_t.info[i].slc || b_t.stripe_alone(b) || self.superblock_gc(),
+                "native block {b} in a superblock while GC empties single blocks"
+            );
             let (wp, prog, cap) = (
                 b_t.info[i].wp,
                 b_t.info[i].programmed,

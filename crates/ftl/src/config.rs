@@ -10,9 +10,22 @@ pub enum VictimPolicy {
     CostBenefit,
 }
 
+/// What garbage collection empties at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcUnit {
+    /// One (die, plane) unit's block: the victim's reads all go to one die.
+    Block,
+    /// The victim block's superblock: the blocks its stream opened together, one per unit,
+    /// emptied page row by page row (each page of every block before the next page of any),
+    /// so relocation reads and copies spread over every die (an open-channel FTL's "line",
+    /// Linux pblk; see docs/calibration.md, "Block size and one-die victims").
+    Superblock,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct GcConfig {
     pub policy: VictimPolicy,
+    pub unit: GcUnit,
     /// Foreground GC runs while free blocks are at or below this many.
     pub foreground_free_blocks: u32,
     /// Background (idle) GC works until this many blocks are free.
@@ -473,6 +486,7 @@ pub(crate) mod tests {
             user_ius: 1400,
             gc: GcConfig {
                 policy: VictimPolicy::Greedy,
+                unit: GcUnit::Block,
                 foreground_free_blocks: 2,
                 background_free_blocks: 8,
             },

@@ -32,7 +32,9 @@ mod slc;
 mod wear;
 mod zoned;
 
-pub use config::{data_pages, FtlConfig, FtlError, GcConfig, SlcConfig, VictimPolicy, WearOut};
+pub use config::{
+    data_pages, FtlConfig, FtlError, GcConfig, GcUnit, SlcConfig, VictimPolicy, WearOut,
+};
 pub use fdp::{FdpConfig, FdpEvents, FdpReport, HandleType, HandleUsage, MAX_HANDLES};
 
 use alloc::Stream;

@@ -4,6 +4,7 @@
 
 use crate::alloc::{StreamId, STREAMS};
 use crate::blocks::{BlockState, Class, Pool};
+use crate::config::GcUnit;
 use crate::gc::{Greedy, VictimSelector};
 use crate::lists::NIL;
 use crate::mapping::INVALID;
@@ -108,7 +109,8 @@ impl Ftl {
                 .select(&mut self.blocks, Class::Native, self.seq)
                 .filter(|&b| worth(self.blocks.info[b as usize].valid));
         }
-        if let Some(g0) = gc {
+        if let (Some(g0), false) = (gc, self.superblock_gc()) {
+            // A superblock frees a block on every unit; a lone block only on its own.
             gc = Some(self.spread_victim(g0));
         }
         let fold = Greedy
@@ -133,10 +135,112 @@ impl Ftl {
         };
         if cause == OpCause::SlcFold {
             self.fold_stripe(victim, ops);
+        } else if self.superblock_gc() {
+            self.relocate_superblock(victim, ops);
         } else {
             self.relocate(victim, cause, dest, ops);
         }
         true
+    }
+
+    /// Whether GC empties superblocks (`ftl.gc_unit`); FDP keeps its reclaim units'
+    /// blocks apart, so with FDP on GC empties blocks.
+    #[inline]
+    pub(crate) fn superblock_gc(&self) -> bool {
+        self.cfg.gc.unit == GcUnit::Superblock && !self.fdp.on
+    }
+
+    /// Empty native block `b`, the policy's victim, with the closed blocks of its superblock
+    /// (the blocks its stream opened together, one per unit): firmware that writes a stripe
+    /// over every die collects it whole, so its relocation reads and copies keep every die
+    /// busy instead of queueing a block's reads on one (Linux pblk recycles a line, a block
+    /// on every parallel unit, reading it in parallel). Members whose copies would not fit
+    /// in the free native blocks beyond one per unit (the relocation stream's next blocks)
+    /// are left for later; `b` is emptied whatever. O(units) per superblock to find its
+    /// blocks, no allocation (the fold's member list is reused).
+    fn relocate_superblock(&mut self, b: u32, ops: &mut Vec<NandOp>) {
+        let room_ius = u64::from(
+            self.blocks
+                .free_count(Pool::Native)
+                .saturating_sub(self.geo.units + 1),
+        ) * u64::from(self.geo.data_ius_per_block);
+        let mut group = std::mem::take(&mut self.fold_group);
+        debug_assert!(group.is_empty());
+        let mut need_ius = u64::from(self.blocks.info[b as usize].valid);
+        let mut m = self.blocks.stripe_next(b);
+        while m != b {
+            let info = self.blocks.info[m as usize];
+            let v = u64::from(info.valid);
+            if info.state == BlockState::Closed && !info.slc && need_ius + v <= room_ius {
+                group.push(FoldMember::new(m));
+                need_ius += v;
+            }
+            m = self.blocks.stripe_next(m);
+        }
+        if group.is_empty() {
+            self.fold_group = group;
+            self.relocate(b, OpCause::Gc, StreamId::Gc, ops);
+            return;
+        }
+        group.push(FoldMember::new(b));
+        // Unit order (a block's id orders it by unit): a page row is read over the units.
+        group.sort_unstable_by_key(|f| f.block);
+        self.relocate_rows(&mut group, ops);
+        group.clear();
+        self.fold_group = group;
+    }
+
+    /// Garbage-collect the native blocks of `group` (closed, of one superblock) as one: page
+    /// by page, each page of every block before the next page of any, so the reads go to
+    /// every die in turn; then erase them all.
+    fn relocate_rows(&mut self, group: &mut [FoldMember], ops: &mut Vec<NandOp>) {
+        let (cause, dest) = (OpCause::Gc, StreamId::Gc);
+        self.streams[dest as usize].cause = cause;
+        for f in group.iter_mut() {
+            self.blocks.begin_reclaim(f.block);
+            // Relocation writes no host data: the shadowed copies are fixed now.
+            f.shadows = self.has_shadows_in(f.block);
+        }
+        let ipp = self.geo.ius_per_page;
+        let pages = self.blocks.pages_in_mode(false);
+        let mut reads = 0u64;
+        for page in 0..pages {
+            for f in group.iter_mut() {
+                let first = self.ppa_of(f.block, page, 0);
+                let slots = &self.map.p2l[first as usize..(first + ipp) as usize];
+                let live = slots.iter().filter(|&&lpn| lpn != INVALID).count() as u32;
+                if live == 0 {
+                    continue;
+                }
+                ops.push(victim_read(cause, f.block, page, live, false));
+                reads += 1;
+                for src in first..first + ipp {
+                    let lpn = self.map.p2l[src as usize];
+                    if lpn != INVALID {
+                        self.relocate_iu(src, lpn, dest, f.shadows, ops);
+                    }
+                }
+                f.moved += live;
+            }
+        }
+        self.counters.nand_read_pages += reads;
+        for f in group.iter() {
+            let info = &mut self.blocks.info[f.block as usize];
+            debug_assert_eq!(
+                info.valid, f.moved,
+                "block {}: valid count against its P2L",
+                f.block
+            );
+            info.valid -= f.moved;
+            self.counters.gc_copied_ius += u64::from(f.moved);
+        }
+        if !self.cfg.power_loss_protection {
+            // The sources are erased next: their data must be durable elsewhere first.
+            self.pad_stream(dest, ops);
+        }
+        for f in group.iter() {
+            self.erase_source(f.block, cause, false, ops);
+        }
     }
 
     /// A victim frees a block on its own unit only, while the host and relocation streams

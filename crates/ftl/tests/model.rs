@@ -7,7 +7,7 @@
 //! none after a flush, none ever with one IU per page.
 
 use flashlab_ftl::{
-    Ftl, FtlConfig, GcConfig, NandOp, ReadLocation, SlcConfig, VictimPolicy, WearOut,
+    Ftl, FtlConfig, GcConfig, GcUnit, NandOp, ReadLocation, SlcConfig, VictimPolicy, WearOut,
 };
 use proptest::prelude::*;
 
@@ -60,6 +60,7 @@ struct Flavour {
     static_slc: u32,
     dynamic_slc: bool,
     policy: VictimPolicy,
+    unit: GcUnit,
     wear_level_threshold: u32,
     /// Pages per parity stripe (0: no parity).
     parity: u32,
@@ -93,6 +94,7 @@ fn config(f: &Flavour) -> FtlConfig {
         user_ius: u64::from(native_ius * 3 / 5),
         gc: GcConfig {
             policy: f.policy,
+            unit: f.unit,
             foreground_free_blocks: 3,
             background_free_blocks: 12,
         },
@@ -119,6 +121,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
         prop_oneof![Just(0u32), Just(4)],
         any::<bool>(),
         prop_oneof![Just(VictimPolicy::Greedy), Just(VictimPolicy::CostBenefit)],
+        prop_oneof![Just(GcUnit::Block), Just(GcUnit::Superblock)],
         prop_oneof![Just(0u32), Just(3)],
         // A stripe that divides the block's pages (native 8, SLC 4) and one that does not.
         prop_oneof![2 => Just(0u32), 1 => Just(3), 1 => Just(4)],
@@ -133,6 +136,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
                 static_slc,
                 dynamic_slc,
                 policy,
+                unit,
                 wear_level_threshold,
                 parity,
                 bad,
@@ -144,6 +148,7 @@ fn flavour() -> impl Strategy<Value = Flavour> {
                     static_slc,
                     dynamic_slc,
                     policy,
+                    unit,
                     wear_level_threshold,
                     parity,
                     bad,
@@ -482,6 +487,7 @@ fn long_mixed_run_with(parity: u32, bad: u32, wear: bool) -> Ftl {
         static_slc: 4,
         dynamic_slc: true,
         policy: VictimPolicy::Greedy,
+        unit: GcUnit::Block,
         wear_level_threshold: 3,
         parity,
         bad,

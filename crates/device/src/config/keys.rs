@@ -252,6 +252,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     k(
         "ftl",
+        "gc_unit",
+        "What GC empties at once: one plane's block, or the superblock its stream opened over every unit",
+        "block, superblock",
+        "block",
+    ),
+    k(
+        "ftl",
         "gc_foreground_free_blocks",
         "Foreground GC runs at or below this many free blocks",
         "blocks",

@@ -219,6 +219,7 @@ impl Model {
             "compression_granule_bytes": self.compression_unit_bytes.map(|_| self.iu_bytes),
             "compression_granule_bytes_text": self.compression_unit_bytes.map_or("no compression".to_string(), |_| format!("{} ({granules_per_iu} per IU, mapped one by one)", format_size(self.iu_bytes))),
             "gc_policy": format!("{:?}", self.ftl.gc.policy).to_lowercase(),
+            "gc_unit": format!("{:?}", self.ftl.gc.unit).to_lowercase(),
             "gc_foreground_free_blocks": self.ftl.gc.foreground_free_blocks,
             "gc_background_free_blocks": self.ftl.gc.background_free_blocks,
             "gc_background_busy_share": self.gc_busy_share,

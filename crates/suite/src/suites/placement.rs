@@ -13,6 +13,7 @@
 //! reclaim units then hold only log data, which dies whole when the log wraps, and the
 //! small objects' units are the only ones garbage collection copies out of.
 
+use flashlab_device::config::DieCut;
 use flashlab_device::values::ScaleSetting;
 use flashlab_device::{ConfigError, DeviceConfig, Model, Ssd};
 use flashlab_engine::{SeedTree, NS_PER_S};
@@ -57,6 +58,13 @@ impl Placement {
             Placement::OneHandle => "one_handle",
             Placement::PerStream => "per_stream",
             Placement::Zones => "zones",
+        }
+    }
+    /// Reclaim unit handles the placement writes through (a zoned drive has none).
+    fn handles(self) -> u32 {
+        match self {
+            Placement::OneHandle | Placement::Zones => 1,
+            Placement::PerStream => 2,
         }
     }
     fn label(self) -> &'static str {
@@ -278,33 +286,61 @@ fn row(p: Placement, u: f64) -> [Coord; 2] {
     [Coord::Phase(p.name()), util_coord(u)]
 }
 
-/// The drive the suite runs: the description as given when it has FDP with two handles or
-/// more, or zones; otherwise with FDP turned on (two handles) and what FDP is modelled with
-/// (power-loss protection, no SLC cache, no compression). On `sim.scale = "auto"` the
-/// smallest slice of at least `slice_bytes` whose die cut the streams' queues share evenly.
-fn suite_drive(config: &DeviceConfig, slice_bytes: u64) -> Result<DeviceConfig, SuiteError> {
+/// The drive the suite runs for a placement writing through `handles` reclaim unit handles:
+/// the description as given when it has zones; otherwise with FDP turned on if it is not
+/// (with what FDP is modelled with: power-loss protection, no SLC cache, no compression) and
+/// with the handles the placement writes through. A handle the host never writes holds no
+/// reclaim unit on the drive, so a drive of 8 handles written through 2 is a drive of 2; but
+/// a slice's user capacity is sized with every handle's open block held (docs/scale.md,
+/// "User capacity keeps the drive's effective spare"), so the 6 unwritten ones would give
+/// the slice their blocks as spare the drive does not have.
+///
+/// On `sim.scale = "auto"` the smallest slice of at least `slice_bytes` that keeps every die,
+/// as the small objects' random writes are refused on a die cut (docs/scale.md, "A die cut
+/// keeps the answer or is not made"); with `sim.die_cut = "allow"` the smallest whose die
+/// cut the streams' queues share evenly. An explicit `sim.scale` is kept.
+fn suite_drive(
+    config: &DeviceConfig,
+    slice_bytes: u64,
+    handles: u32,
+) -> Result<DeviceConfig, SuiteError> {
     let mut c = config.clone();
     if !c.zns.enabled {
         if !c.fdp.enabled {
             c.fdp.enabled = true;
-            c.fdp.handles = 2;
             c.buffer.plp = true;
             c.slc_cache.dynamic = false;
             c.slc_cache.static_size = flashlab_device::values::Size(0);
             c.controller.compression_granule = None;
         }
-        c.fdp.handles = c.fdp.handles.max(2);
+        c.fdp.handles = handles;
     }
     let auto = resolve(&c)?;
     if c.sim.scale != ScaleSetting::Auto {
         return Ok(c);
     }
     let auto_share = 1.0 / auto.scale.capacity_factor;
-    let mut share = slice_bytes as f64 / auto.full_user_bytes.max(1) as f64;
-    while share < auto_share {
+    let share = slice_bytes as f64 / auto.full_user_bytes.max(1) as f64;
+    let at = |w: f64| {
         let mut s = c.clone();
-        s.sim.scale = ScaleSetting::Fraction((share * 1e4).ceil() / 1e4);
-        if let Ok(m) = s.resolve() {
+        s.sim.scale = ScaleSetting::Fraction((w * 1e4).ceil() / 1e4);
+        s.resolve().ok().map(|m| (s, m))
+    };
+    if c.sim.die_cut != DieCut::Allow {
+        // Blocks per plane are cut before dies: every share from the smallest that keeps
+        // every die up keeps them.
+        let Some(all) = auto.scale.all_dies_scale else {
+            return Ok(c);
+        };
+        let w = all.max(share);
+        return Ok(match at(w) {
+            Some((s, _)) if w < auto_share => s,
+            _ => c,
+        });
+    }
+    let mut w = share;
+    while w < auto_share {
+        if let Some((s, m)) = at(w) {
             let per_die = f64::from(STREAM_QD) / m.scale.die_factor;
             if m.scale.die_factor <= f64::from(STREAM_QD)
                 && (per_die - per_die.round()).abs() < 1e-9
@@ -312,7 +348,7 @@ fn suite_drive(config: &DeviceConfig, slice_bytes: u64) -> Result<DeviceConfig, 
                 return Ok(s);
             }
         }
-        share *= 1.25;
+        w *= 1.25;
     }
     Ok(c)
 }
@@ -466,7 +502,8 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let config = s.require_config("placement")?;
     let o = opts.own::<PlacementOptions>();
-    let drive = suite_drive(config, o.slice_bytes)?;
+    // The drive as described, for what every placement shares: its zones, its bounds.
+    let drive = suite_drive(config, o.slice_bytes, 2)?;
     let model = resolve(&drive)?;
     let zone_model = drive.zone_model(&model).map_err(|e| key_error(&drive, e))?;
     let placements: &[Placement] = if zone_model.is_some() {
@@ -474,6 +511,10 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     } else {
         &[Placement::OneHandle, Placement::PerStream]
     };
+    let drives = placements
+        .iter()
+        .map(|&p| suite_drive(config, o.slice_bytes, p.handles()))
+        .collect::<Result<Vec<_>, _>>()?;
     let zones = zone_model.map(|z| (u64::from(z.geometry.zones), z.geometry.max_open));
     let rate = o.write_rate.unwrap_or_else(|| {
         let program = Model::media_bounds(&model.full, &model.timings).1;
@@ -486,8 +527,13 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         .flat_map(|&p| o.utilisations.iter().map(move |&u| (p, u)))
         .collect();
     let seeds = SeedTree::new(opts.seed).child("device");
-    let build = |_k: usize| {
-        let ssd = Ssd::new(&drive, seeds).map_err(|error| SuiteError::Device {
+    let build = |k: usize| {
+        let p = placements
+            .iter()
+            .position(|&p| p == points[k].0)
+            .unwrap_or(0);
+        let drive = &drives[p];
+        let ssd = Ssd::new(drive, seeds).map_err(|error| SuiteError::Device {
             device: drive.name.clone(),
             error: Box::new(error),
         })?;
@@ -636,7 +682,7 @@ impl Suite for PlacementSuite {
             .map(|&u| util_text(&[util_key(u), 0, 0, 0]))
             .collect();
         vec![format!(
-            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; a drive without FDP or zones runs with FDP (2 handles, power-loss protection, no SLC cache)",
+            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; a drive without FDP or zones runs with FDP (power-loss protection, no SLC cache); each placement with the handles it writes through",
             utils.join(", "),
             p.small_region * 100.0,
             p.small_writes * 100.0
@@ -741,6 +787,51 @@ mod tests {
             "{zoned}"
         );
         assert!(zoned.contains("job_max_open_zones=13"), "{zoned}");
+    }
+
+    /// The suite's slice of a large FDP drive is one its jobs run on: the small objects'
+    /// random writes are refused on a die cut unless the drive's owner allows it.
+    #[test]
+    fn the_slice_of_a_large_fdp_drive_keeps_its_jobs() {
+        let o = PlacementOptions::default();
+        let load = |sets: &[(&str, &str)]| {
+            let sets: Vec<(String, String)> = sets
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            flashlab_device::load_device_config("samsung-pm9d3a-7.68tb", &sets).unwrap()
+        };
+        let refusal = |drive: &DeviceConfig, p: Placement| {
+            let m = drive.resolve().unwrap();
+            let text = timed_job_file(&o, p, 1.0, m.full_user_bytes, 1 << 30, 1.0, None);
+            let file = flashlab_workload::parse_str(&text, "placement.fio", &|_| None).unwrap();
+            let scale = flashlab_runner::SliceScale::of_drive(
+                m.scale.capacity_factor,
+                m.scale.die_factor,
+                m.scale.die_cut_allowed,
+            );
+            (m.scale, flashlab_runner::die_cut_refusal(&file, scale))
+        };
+        let config = load(&[]);
+        for p in [Placement::OneHandle, Placement::PerStream] {
+            let drive = suite_drive(&config, o.slice_bytes, p.handles()).unwrap();
+            assert_eq!(drive.fdp.handles, p.handles());
+            let (scale, why) = refusal(&drive, p);
+            assert_eq!(why, None, "{}", scale.note);
+            assert_eq!(scale.die_factor, 1.0, "{}", scale.note);
+            // Still a slice, not the whole drive nor the preset's own.
+            assert!(scale.capacity_factor > 10.0, "{}", scale.note);
+        }
+        // Allowed by name, the die cut the streams' queues share.
+        let allowed = load(&[("sim.die_cut", "allow")]);
+        let drive = suite_drive(&allowed, o.slice_bytes, 2).unwrap();
+        let (scale, why) = refusal(&drive, Placement::PerStream);
+        assert_eq!(why, None, "{}", scale.note);
+        assert!(scale.die_factor > 1.0, "{}", scale.note);
+        // An explicit scale is the user's.
+        let explicit = load(&[("sim.scale", "0.01"), ("sim.die_cut", "allow")]);
+        let drive = suite_drive(&explicit, o.slice_bytes, 2).unwrap();
+        assert_eq!(drive.sim.scale, ScaleSetting::Fraction(0.01));
     }
 
     #[test]
