@@ -164,6 +164,23 @@ impl Ftl {
                 .free_count(Pool::Native)
                 .saturating_sub(self.geo.units + 1),
         ) * u64::from(self.geo.data_ius_per_block);
+        let mut group = self.stripe_group(b, false, room_ius);
+        if group.is_empty() {
+            self.fold_group = group;
+            self.relocate(b, OpCause::Gc, StreamId::Gc, ops);
+            return;
+        }
+        self.relocate_rows(&mut group, ops);
+        group.clear();
+        self.fold_group = group;
+    }
+
+    /// The closed blocks of `b`'s stripe in cell mode `slc` whose valid IUs fit in
+    /// `room_ius` with `b`'s, then `b`, in unit order (a block's id orders it by unit: the
+    /// order a stream writes a row of pages over the units); empty when no other block
+    /// qualifies. The list is the fold's reused member list: the caller hands it back to
+    /// `fold_group`, cleared. O(units).
+    fn stripe_group(&mut self, b: u32, slc: bool, room_ius: u64) -> Vec<FoldMember> {
         let mut group = std::mem::take(&mut self.fold_group);
         debug_assert!(group.is_empty());
         let mut need_ius = u64::from(self.blocks.info[b as usize].valid);
@@ -171,23 +188,17 @@ impl Ftl {
         while m != b {
             let info = self.blocks.info[m as usize];
             let v = u64::from(info.valid);
-            if info.state == BlockState::Closed && !info.slc && need_ius + v <= room_ius {
+            if info.state == BlockState::Closed && info.slc == slc && need_ius + v <= room_ius {
                 group.push(FoldMember::new(m));
                 need_ius += v;
             }
             m = self.blocks.stripe_next(m);
         }
-        if group.is_empty() {
-            self.fold_group = group;
-            self.relocate(b, OpCause::Gc, StreamId::Gc, ops);
-            return;
+        if !group.is_empty() {
+            group.push(FoldMember::new(b));
+            group.sort_unstable_by_key(|f| f.block);
         }
-        group.push(FoldMember::new(b));
-        // Unit order (a block's id orders it by unit): a page row is read over the units.
-        group.sort_unstable_by_key(|f| f.block);
-        self.relocate_rows(&mut group, ops);
-        group.clear();
-        self.fold_group = group;
+        group
     }
 
     /// Garbage-collect the native blocks of `group` (closed, of one superblock) as one: page
@@ -309,28 +320,12 @@ impl Ftl {
                 .free_count(Pool::Native)
                 .saturating_sub(self.geo.reserve_blocks),
         ) * u64::from(self.geo.data_ius_per_block);
-        let mut group = std::mem::take(&mut self.fold_group);
-        debug_assert!(group.is_empty());
-        let mut need_ius = u64::from(self.blocks.info[b as usize].valid);
-        let mut m = self.blocks.stripe_next(b);
-        while m != b {
-            let info = self.blocks.info[m as usize];
-            let v = u64::from(info.valid);
-            if info.state == BlockState::Closed && info.slc && need_ius + v <= room_ius {
-                group.push(FoldMember::new(m));
-                need_ius += v;
-            }
-            m = self.blocks.stripe_next(m);
-        }
+        let mut group = self.stripe_group(b, true, room_ius);
         if group.is_empty() {
             self.fold_group = group;
             self.relocate(b, OpCause::SlcFold, StreamId::Fold, ops);
             return;
         }
-        group.push(FoldMember::new(b));
-        // Unit order (a block's id orders it by unit): the order the stream wrote a row of
-        // pages over the units.
-        group.sort_unstable_by_key(|f| f.block);
         self.relocate_stripe(&mut group, ops);
         group.clear();
         self.fold_group = group;
