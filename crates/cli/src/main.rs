@@ -637,7 +637,13 @@ fn open_run_device(
             Ok((device, clock_ns, system_provenance(&config), None))
         }
         LoadedTarget::Drive(config) => {
-            let (config, refused) = keep_every_die(job_file, target, config)?;
+            let (mut config, refused) = keep_every_die(job_file, target, config)?;
+            // A slice holds open blocks for the handles the jobs write (docs/placement.md).
+            if config.fdp.enabled {
+                config.fdp.written_handles = flashlab_workload::placement::identifiers_written(
+                    job_file.jobs.iter().map(|j| &j.placement),
+                );
+            }
             let (ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
             let device = flashlab_host::Device::Drive(Box::new(ssd));
             Ok((device, clock_ns, drive_provenance(&config), refused))

@@ -68,6 +68,11 @@ pub struct FdpSection {
     pub ru_bytes: Option<Size>,
     #[serde(default)]
     pub handle_type: FdpHandleType,
+    /// The handles the host's jobs can write, when the runner knows them from the job file
+    /// (not a key): a slice is sized with these handles' open blocks held, as a handle the
+    /// host never writes opens no reclaim unit on the drive. `None`: every handle.
+    #[serde(skip)]
+    pub written_handles: Option<u32>,
 }
 
 fn default_fdp_handles() -> u32 {
@@ -85,6 +90,7 @@ impl Default for FdpSection {
             reclaim_groups: default_reclaim_groups(),
             ru_bytes: None,
             handle_type: FdpHandleType::default(),
+            written_handles: None,
         }
     }
 }

@@ -84,7 +84,7 @@ pub use measure::{Coord, Dim, LocalAxis, LocalCoord, Measure, Phase, LOCAL_WORDS
 pub use opsweep::OpSweepOptions;
 pub use options::{OwnOptions, OwnOptionsSet, PreconditionKind, PreconditionOptions, SuiteOptions};
 pub use output::{render_csv, render_json, render_table, render_tidy_csv, write_outdir};
-pub use placement::PlacementOptions;
+pub use placement::{PlacementOptions, Windows as PlacementWindows};
 pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use session::Session;

@@ -45,6 +45,23 @@ impl Placement {
     }
 }
 
+/// How many placement identifiers the jobs with these placement options can write through:
+/// identifier 0 (NVMe's default handle, which writes without placement take) and every
+/// index a job's `plids` lists; `None` when a placing job lists none (it writes through
+/// every identifier the drive reports).
+pub fn identifiers_written<'a>(jobs: impl IntoIterator<Item = &'a Placement>) -> Option<u32> {
+    let mut ids = vec![0u16];
+    for p in jobs.into_iter().filter(|p| p.enabled()) {
+        if p.ids.is_empty() {
+            return None;
+        }
+        ids.extend_from_slice(&p.ids);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Some(ids.len() as u32)
+}
+
 /// fio's `plids=` list: indices and `low-high` ranges separated by commas, at most
 /// [`MAX_PLACEMENT_IDS`] in all, each at most 0xFFFF, sorted.
 pub fn parse_ids(text: &str) -> Result<Vec<u16>, String> {
@@ -96,5 +113,22 @@ mod tests {
         assert!(parse_ids("a").is_err());
         assert!(parse_ids("0-16").unwrap_err().contains("16"));
         assert_eq!(parse_ids("0-15").unwrap().len(), 16);
+    }
+
+    #[test]
+    fn identifiers_written_count_the_default_and_every_listed_one() {
+        let placing = |ids: &[u16]| Placement {
+            fdp: true,
+            ids: ids.to_vec(),
+            ..Default::default()
+        };
+        let plain = Placement::default();
+        assert_eq!(identifiers_written([&plain]), Some(1));
+        assert_eq!(identifiers_written([&plain, &placing(&[3])]), Some(2));
+        assert_eq!(
+            identifiers_written([&placing(&[0]), &placing(&[1])]),
+            Some(2)
+        );
+        assert_eq!(identifiers_written([&placing(&[1]), &placing(&[])]), None);
     }
 }

@@ -653,16 +653,22 @@ impl DeviceConfig {
                 self.explicit_scale(f, ppa_limit, full_mem, full_queue, max_memory)?
             }
         };
-        // FDP's streams hold their open blocks as the cache's do.
-        let slc_streams =
-            native_slc_streams(full_static_blocks, self.slc_cache.dynamic) + self.fdp_streams();
+        // FDP's streams hold their open blocks as the cache's do: those of the handles the
+        // host writes size the slice's user capacity; every handle's decide whether the FTL
+        // takes the slice (`SlicePlan::unwritten_streams`).
+        let slc_streams = native_slc_streams(full_static_blocks, self.slc_cache.dynamic)
+            + self.fdp_written_streams();
+        let unwritten_streams = self.fdp_streams() - self.fdp_written_streams();
+        let held = |streams| steady_held_blocks(full_units, self.fg_for(full_units), streams);
         let plan = SlicePlan {
             full,
             full_static_blocks,
             bad_fraction,
             full_user_ius,
-            full_held_blocks: steady_held_blocks(full_units, self.fg_for(full_units), slc_streams),
+            full_held_blocks: held(slc_streams),
             slc_streams,
+            unwritten_streams,
+            full_held_all_blocks: held(slc_streams + unwritten_streams),
             spares,
             explicit_fg: self.ftl.gc_foreground_free_blocks,
             explicit_bg: self.ftl.gc_background_free_blocks,
@@ -749,6 +755,22 @@ impl DeviceConfig {
     /// host stream per handle beyond the first, and, persistently isolated, a relocation
     /// stream per handle beyond the first. 0 without FDP.
     pub(super) fn fdp_streams(&self) -> u64 {
+        self.fdp_streams_of(self.fdp.handles)
+    }
+
+    /// [`Self::fdp_streams`] of the handles the host writes (`fdp.written_handles`, at most
+    /// the drive's; every handle when not known): a handle never written opens no reclaim
+    /// unit, so its blocks are spare on the drive, and a slice sized with them held would
+    /// get spare area the drive does not have.
+    pub(super) fn fdp_written_streams(&self) -> u64 {
+        let f = &self.fdp;
+        self.fdp_streams_of(
+            f.written_handles
+                .map_or(f.handles, |w| w.clamp(1, f.handles)),
+        )
+    }
+
+    fn fdp_streams_of(&self, handles: u32) -> u64 {
         let f = &self.fdp;
         if !f.enabled {
             return 0;
@@ -757,7 +779,7 @@ impl DeviceConfig {
             crate::config::FdpHandleType::InitiallyIsolated => 1,
             crate::config::FdpHandleType::PersistentlyIsolated => 2,
         };
-        per_handle * u64::from(f.handles.saturating_sub(1))
+        per_handle * u64::from(handles.saturating_sub(1))
     }
 
     /// The FTL's FDP settings (None without FDP), each refusal naming its key.

@@ -59,6 +59,14 @@ pub(super) struct SlicePlan {
     pub(super) full_held_blocks: u64,
     /// `native_slc_streams` of the drive (a slice keeps its cache, in proportion).
     pub(super) slc_streams: u64,
+    /// Streams of FDP handles the drive has and the host does not write (0 without FDP, or
+    /// when every handle is written): they open no block on the drive, so the slice's user
+    /// capacity leaves them out of its held blocks (`full_held_blocks` and `slc_streams`
+    /// count the written handles' only); whether the slice is valid still counts them, as
+    /// the FTL must be able to open every handle.
+    pub(super) unwritten_streams: u64,
+    /// `full_held_blocks` with the unwritten handles' streams too.
+    pub(super) full_held_all_blocks: u64,
     pub(super) spares: FtlSpares,
     pub(super) explicit_fg: Option<u32>,
     pub(super) explicit_bg: Option<u32>,
@@ -136,15 +144,21 @@ impl SlicePlan {
         let fg = self.explicit_fg.map_or(2 * units, u64::from);
         let bg = self.explicit_bg.map_or(4 * units, u64::from).max(fg);
         let (native, bad_blocks) = self.good_native(g.blocks(), static_blocks);
-        let held = steady_held_blocks(units, fg, self.slc_streams);
         let (full_native, _) = self.good_native(full.blocks(), self.full_static_blocks);
-        let user_ius = if g == full {
-            self.full_user_ius
-        } else {
-            let room = native.saturating_sub(held) as u128;
-            let full_room = (full_native - self.full_held_blocks) as u128;
-            (self.full_user_ius as u128 * room / full_room) as u64
+        let user_with = |streams: u64, full_held: u64| {
+            if g == full {
+                self.full_user_ius
+            } else {
+                let room = native.saturating_sub(steady_held_blocks(units, fg, streams)) as u128;
+                let full_room = (full_native - full_held) as u128;
+                (self.full_user_ius as u128 * room / full_room) as u64
+            }
         };
+        // Every handle's blocks held, as the FTL checks the slice.
+        let user_ius = user_with(
+            self.slc_streams + self.unwritten_streams,
+            self.full_held_all_blocks,
+        );
         let most = self.spares.max_user_ius(native, units, fg);
         if user_ius == 0 || user_ius > most {
             return Err(format!(
@@ -159,6 +173,14 @@ impl SlicePlan {
                 g.blocks()
             ));
         }
+        // The written handles' blocks held, as the drive holds them; at most what the FTL
+        // takes beside every handle's open blocks (a slice too small for that keeps a little
+        // more spare than the drive).
+        let user_ius = if self.unwritten_streams == 0 {
+            user_ius
+        } else {
+            user_with(self.slc_streams, self.full_held_blocks).min(most)
+        };
         Ok(Slice {
             geometry: g,
             static_blocks,

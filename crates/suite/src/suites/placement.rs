@@ -89,10 +89,8 @@ pub struct PlacementOptions {
     /// eighth of the drive's sequential write bound (so even a DLWA of 4 leaves the media
     /// half its program bandwidth).
     pub write_rate: Option<u64>,
-    /// The cache's region written this many times over before the measured window.
-    pub warmup_writes: f64,
-    /// ... and this many times in the measured window.
-    pub measure_writes: f64,
+    /// The windows, before the measured one and the measured one.
+    pub windows: Windows,
     /// With `sim.scale = "auto"`: the smallest slice holding this many user bytes (and every
     /// die cut the streams' queues share evenly); an explicit `sim.scale` is kept.
     pub slice_bytes: u64,
@@ -105,11 +103,27 @@ impl Default for PlacementOptions {
             small_region: 0.04,
             small_writes: 0.5,
             write_rate: None,
-            warmup_writes: 2.0,
-            measure_writes: 1.0,
+            windows: Windows::Passes {
+                warmup: 3.0,
+                measure: 1.0,
+            },
             slice_bytes: 32 << 30,
         }
     }
+}
+
+/// How long the warm-up and the measured window are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Windows {
+    /// In passes: the time in which the log writes its region once over and the small
+    /// objects write theirs at least once over (`--warmup-passes`, `--measure-passes`). Both
+    /// streams overwrite what they wrote a pass earlier, so the drive's state repeats pass
+    /// by pass once the log has wrapped a few times: the steady state is a number of passes,
+    /// whatever the utilisation and the streams' shares.
+    Passes { warmup: f64, measure: f64 },
+    /// In writes of the whole cache's region by both streams together (`--warmup-writes`,
+    /// `--measure-writes`): how many passes of the log that is depends on the utilisation.
+    RegionWrites { warmup: f64, measure: f64 },
 }
 
 // `placement`'s command-line options (a doc comment would become the command's about).
@@ -132,12 +146,21 @@ pub struct PlacementArgs {
     /// eighth of the drive's sequential write bound.
     #[arg(long = "write-rate")]
     write_rate: Option<f64>,
-    /// placement: times the cache's region is written before the measured window.
-    #[arg(long = "warmup-writes", default_value = "2")]
-    warmup_writes: f64,
-    /// placement: times the cache's region is written in the measured window.
-    #[arg(long = "measure-writes", default_value = "1")]
-    measure_writes: f64,
+    /// placement: passes of the log (each at least one write of the small objects' region)
+    /// before the measured window.
+    #[arg(long = "warmup-passes", default_value = "3")]
+    warmup_passes: f64,
+    /// placement: passes of the log in the measured window.
+    #[arg(long = "measure-passes", default_value = "1")]
+    measure_passes: f64,
+    /// placement: instead of passes, times the whole cache's region is written (both
+    /// streams together) before the measured window; needs --measure-writes.
+    #[arg(long = "warmup-writes", requires = "measure_writes", conflicts_with_all = ["warmup_passes", "measure_passes"])]
+    warmup_writes: Option<f64>,
+    /// placement: instead of passes, times the cache's region is written in the measured
+    /// window; needs --warmup-writes.
+    #[arg(long = "measure-writes", requires = "warmup_writes")]
+    measure_writes: Option<f64>,
     /// placement: with sim.scale = "auto", the slice's user capacity (at least).
     #[arg(long = "slice", default_value = "32GiB")]
     slice: String,
@@ -159,8 +182,13 @@ impl PlacementArgs {
                 })
             }
         };
-        o.warmup_writes = self.warmup_writes;
-        o.measure_writes = self.measure_writes;
+        o.windows = match (self.warmup_writes, self.measure_writes) {
+            (Some(warmup), Some(measure)) => Windows::RegionWrites { warmup, measure },
+            _ => Windows::Passes {
+                warmup: self.warmup_passes,
+                measure: self.measure_passes,
+            },
+        };
         o.slice_bytes = crate::lengths::parse_size("--slice", &self.slice)?;
         Ok(())
     }
@@ -220,15 +248,24 @@ impl PlacementOptions {
                 "a share of the bytes written above 0 and below 100 (percent)",
             ));
         }
-        for (option, v) in [
-            ("--warmup-writes", self.warmup_writes),
-            ("--measure-writes", self.measure_writes),
-        ] {
+        let (names, (warmup, measure), unit) = match self.windows {
+            Windows::Passes { warmup, measure } => (
+                ["--warmup-passes", "--measure-passes"],
+                (warmup, measure),
+                "passes of the log",
+            ),
+            Windows::RegionWrites { warmup, measure } => (
+                ["--warmup-writes", "--measure-writes"],
+                (warmup, measure),
+                "region writes",
+            ),
+        };
+        for (option, v) in names.into_iter().zip([warmup, measure]) {
             if !(v.is_finite() && v > 0.0 && v <= 100.0) {
                 return Err(bad(
                     option,
                     v.to_string(),
-                    "a number of region writes above 0, at most 100",
+                    &format!("a number of {unit} above 0, at most 100"),
                 ));
             }
         }
@@ -248,8 +285,12 @@ impl PlacementOptions {
             "small_region": self.small_region,
             "small_writes": self.small_writes,
             "write_rate_bytes_per_s": self.write_rate,
-            "warmup_writes": self.warmup_writes,
-            "measure_writes": self.measure_writes,
+            "windows": match self.windows {
+                Windows::Passes { warmup, measure } =>
+                    json!({"warmup_passes": warmup, "measure_passes": measure}),
+                Windows::RegionWrites { warmup, measure } =>
+                    json!({"warmup_writes": warmup, "measure_writes": measure}),
+            },
             "slice_bytes": self.slice_bytes,
         })
     }
@@ -446,18 +487,34 @@ fn job_file(
     t
 }
 
-/// The job file with its runtime: the drive time in which the streams write the cache's
-/// region (`u` of `capacity` bytes) `times` over at `rate` bytes/s.
+/// The drive time of a window of `length` (in the unit of `o.windows`) at utilisation `u` of
+/// `capacity` bytes and `rate` bytes/s of both streams: a pass is the longer of the log's
+/// time to write its region once (`u` less the small objects' region) and the small
+/// objects' time to write theirs once.
+fn window_ns(o: &PlacementOptions, u: f64, capacity: u64, rate: u64, length: f64) -> u64 {
+    let (cap, rate) = (capacity as f64, rate as f64);
+    let secs = match o.windows {
+        Windows::Passes { .. } => {
+            let log = (u - o.small_region) * cap / (rate * (1.0 - o.small_writes));
+            let small = o.small_region * cap / (rate * o.small_writes);
+            length * log.max(small)
+        }
+        Windows::RegionWrites { .. } => u * cap * length / rate,
+    };
+    (secs * NS_PER_S as f64) as u64
+}
+
+/// The job file with its runtime: a window of `length` (see [`window_ns`]).
 fn timed_job_file(
     o: &PlacementOptions,
     p: Placement,
     u: f64,
     capacity: u64,
     rate: u64,
-    times: f64,
+    length: f64,
     zones: Option<(u64, u32)>,
 ) -> String {
-    let runtime_ns = (u * capacity as f64 * times / rate as f64 * NS_PER_S as f64) as u64;
+    let runtime_ns = window_ns(o, u, capacity, rate, length);
     let text = job_file(o, p, u, rate, zones);
     text.replacen(
         "time_based=1\n",
@@ -548,10 +605,15 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         let (p, u) = points[k];
         s.suite_span = Some((k as f64 / n, (k + 1) as f64 / n));
         let label = format!("{}-util{}", p.name(), util_text(&[util_key(u), 0, 0, 0]));
-        let warm = timed_job_file(&o, p, u, capacity, rate, o.warmup_writes, zones);
+        let (warmup, measured) = match o.windows {
+            Windows::Passes { warmup, measure } | Windows::RegionWrites { warmup, measure } => {
+                (warmup, measure)
+            }
+        };
+        let warm = timed_job_file(&o, p, u, capacity, rate, warmup, zones);
         s.job(&format!("{label}-warmup"), &warm, &|_| Vec::new())?;
         let before = s.counters();
-        let text = timed_job_file(&o, p, u, capacity, rate, o.measure_writes, zones);
+        let text = timed_job_file(&o, p, u, capacity, rate, measured, zones);
         let run = s.job(&format!("{label}-measured"), &text, &|_| Vec::new())?;
         let after = s.counters();
         let write_bw = run
@@ -681,8 +743,16 @@ impl Suite for PlacementSuite {
             .iter()
             .map(|&u| util_text(&[util_key(u), 0, 0, 0]))
             .collect();
+        let windows = match p.windows {
+            Windows::Passes { warmup, measure } => {
+                format!("{warmup} passes of the log before the measured window, {measure} in it")
+            }
+            Windows::RegionWrites { warmup, measure } => format!(
+                "the cache's region written {warmup} times before the measured window, {measure} in it"
+            ),
+        };
         vec![format!(
-            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; a drive without FDP or zones runs with FDP (power-loss protection, no SLC cache); each placement with the handles it writes through",
+            "cache at {}% of the drive; small objects {}% of the drive, {}% of the bytes written; {windows}; a drive without FDP or zones runs with FDP (power-loss protection, no SLC cache); each placement with the handles it writes through",
             utils.join(", "),
             p.small_region * 100.0,
             p.small_writes * 100.0
@@ -753,10 +823,23 @@ mod tests {
             ),
             (
                 PlacementOptions {
-                    measure_writes: 0.0,
+                    windows: Windows::Passes {
+                        warmup: 3.0,
+                        measure: 0.0,
+                    },
                     ..Default::default()
                 },
-                "--measure-writes",
+                "--measure-passes",
+            ),
+            (
+                PlacementOptions {
+                    windows: Windows::RegionWrites {
+                        warmup: f64::NAN,
+                        measure: 1.0,
+                    },
+                    ..Default::default()
+                },
+                "--warmup-writes",
             ),
         ] {
             let msg = o.validate().unwrap_err().to_string();
@@ -832,6 +915,35 @@ mod tests {
         let explicit = load(&[("sim.scale", "0.01"), ("sim.die_cut", "allow")]);
         let drive = suite_drive(&explicit, o.slice_bytes, 2).unwrap();
         assert_eq!(drive.sim.scale, ScaleSetting::Fraction(0.01));
+    }
+
+    /// A pass is the log's time to write its region once, or the small objects' to write
+    /// theirs when that is longer; region writes count the whole cache's region.
+    #[test]
+    fn windows_count_passes_of_the_log_or_of_the_small_objects() {
+        let (cap, rate) = (1u64 << 30, 1u64 << 20);
+        let secs = |o: &PlacementOptions, u: f64, n: f64| {
+            window_ns(o, u, cap, rate, n) as f64 / NS_PER_S as f64
+        };
+        let region = |u: f64| u * cap as f64 / rate as f64;
+        let o = PlacementOptions::default();
+        // Half the bytes to a log over 96% of the drive: 1.92 region writes a pass.
+        assert!((secs(&o, 1.0, 1.0) / region(1.0) - 1.92).abs() < 1e-6);
+        assert!((secs(&o, 0.5, 3.0) / region(0.5) - 3.0 * 1.84).abs() < 1e-6);
+        // With 1% of the bytes, the small objects' 4% of the drive takes longer than the log.
+        let few = PlacementOptions {
+            small_writes: 0.01,
+            ..Default::default()
+        };
+        assert!((secs(&few, 1.0, 1.0) / region(1.0) - 4.0).abs() < 1e-6);
+        let writes = PlacementOptions {
+            windows: Windows::RegionWrites {
+                warmup: 2.0,
+                measure: 1.0,
+            },
+            ..Default::default()
+        };
+        assert!((secs(&writes, 0.5, 2.0) / region(0.5) - 2.0).abs() < 1e-6);
     }
 
     #[test]
