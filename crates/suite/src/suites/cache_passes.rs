@@ -11,6 +11,11 @@
 //!   set ([`crate::file_scan`]: Impressions' file sizes, NTFS's layout and metadata) read file
 //!   by file, each pass timed in seconds.
 //!
+//! What the passes read is written before them (the program installed after the first purge,
+//! the volume's files after the scan's), so an SSD reads its media rather than answering
+//! never-written blocks from its map. A region or file set the device cannot hold is
+//! refused, never cut.
+//!
 //! Each application and scan pass follows a minute of idle time, so drives' write-back caches
 //! have drained and the pass does not wait behind the previous step's writes.
 //!
