@@ -400,12 +400,12 @@ fn app_offset(s: &Session, test_file: u64, region: u64) -> Result<u64, SuiteErro
     let full_cap = s.full_capacity_bytes();
     if test_file.saturating_add(region) > full_cap {
         return Err(SuiteError::Argument(format!(
-            "device '{}': --app-region {:.1} MiB past the desktop test file (--size, {:.1} MiB) ends past the device's capacity ({:.1} MiB): valid is an --app-region of at most {:.1} MiB with this --size",
+            "device '{}': --app-region {:.1} MiB past the desktop test file (--size {:.1} MiB) ends past the device's capacity ({:.1} MiB): valid is a --size (rounded up to whole MiB) and an --app-region that add up to at most {:.1} MiB",
             s.device(),
             mib(region),
             mib(test_file),
             mib(full_cap),
-            mib(full_cap.saturating_sub(test_file)),
+            mib(full_cap),
         )));
     }
     if s.scale().is_full() {
