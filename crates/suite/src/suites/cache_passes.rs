@@ -360,11 +360,11 @@ fn app_passes(
 }
 
 /// An application pass on a slice of a drive: its region keeps its size and the pass its
-/// time. The Zipf head a program keeps touching, what of it the drive's DRAM buffers (which
-/// the slice keeps whole) hold, and what share of the region the pass's writes have mapped
-/// (reads of never-written data cost no NAND read) are the program's, not shares of the
-/// drive: on the slice test's half slice a region cut to half, run for half the time, read
-/// 9.7% of its IUs from NAND where the drive read 11.8%, and ran 3.2% faster. That holds
+/// time. The Zipf head a program keeps touching and what of it the drive's DRAM buffers
+/// (which the slice keeps whole) hold are the program's, not shares of the drive: on the
+/// slice test's half slice a region cut to half, run for half the time (over a region not
+/// written before, docs/scale.md), read 9.7% of its IUs from NAND where the drive read
+/// 11.8%, and ran 3.2% faster. That holds
 /// while the region and what the pass writes into it are small parts of the slice: the
 /// slice's free space and dynamic SLC cache are shares of its capacity, and a pass that
 /// writes past them meets TLC programs the drive does not (5 s passes, 250 MB into a
