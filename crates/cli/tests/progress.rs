@@ -104,6 +104,13 @@ fn a_suite_that_knows_its_length_gives_the_suite_share_and_eta() {
         "cache-passes",
         "--device",
         DEVICE,
+        // The review's system's sizes do not fit the 1 GB drive.
+        "--size",
+        "64MiB",
+        "--app-region",
+        "64MiB",
+        "--scan-set",
+        "256MiB",
         "--progress",
         "always",
         "--progress-interval",

@@ -279,6 +279,77 @@ fn a_cached_scan_is_the_disk_s_the_first_time_and_the_host_s_the_second() {
     assert_eq!(value(&opt, "scan_pass2_storage_time_s"), 0.0);
 }
 
+/// `cache-passes` on the tiny drive at a small scale: a 64 MiB test file, a 64 MiB
+/// application region read for 50 ms, a 32 MiB scanned file set.
+fn small_cache_passes() -> SuiteOptions {
+    let mut o = SuiteOptions {
+        runtime_ns: Some(100 * NS_PER_MS),
+        ..Default::default()
+    };
+    o.client.size_bytes = Some(64 << 20);
+    let c = o.own_mut::<flashlab_suite::CachePassesOptions>();
+    c.app_region_bytes = 64 << 20;
+    c.app_ns = 50 * NS_PER_MS;
+    c.scan_set_bytes = 32 << 20;
+    o
+}
+
+#[test]
+fn cache_passes_reads_data_an_ssd_holds() {
+    // The application's region and the scanned volume are written before their passes: an
+    // SSD answers a read of never-written blocks without its media, so reads of an unwritten
+    // region measure the controller alone (29 us a read at QD4, a scan at 4.2 GB/s).
+    let r = run(
+        suite("cache-passes").unwrap(),
+        &tiny(),
+        &small_cache_passes(),
+    );
+    // Every read costs at least the drive's SLC read time (30 us) and its transfer.
+    let lat = value(&r, "pass1_app_read_lat_avg_ns");
+    assert!(lat > 35_000.0, "application pass 1 read latency {lat} ns");
+    // The scan reads 64 KiB at a time, one read at a time: at least an SLC read time each.
+    let (bytes, storage) = (
+        value(&r, "scan_pass1_read_bytes"),
+        value(&r, "scan_pass1_storage_time_s"),
+    );
+    assert!(
+        storage > bytes / 65536.0 * 30e-6,
+        "scan pass 1 read {bytes} bytes in {storage} s of storage time"
+    );
+}
+
+#[test]
+fn cache_passes_refuses_what_the_device_cannot_hold() {
+    // A file set or an application region the drive cannot hold is refused with the
+    // option, the capacity and what is valid, never cut to fit.
+    let kind = suite("cache-passes").unwrap();
+    let mut o = small_cache_passes();
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .scan_set_bytes = 1 << 30;
+    let refused =
+        |o: &SuiteOptions, what: &str| match run_on_target_with(kind, &tiny(), o, &mut |_| {}) {
+            Err(e) => e,
+            Ok(r) => panic!("{what} ran, cut to fit: {} results", r.results.len()),
+        };
+    let e = refused(&o, "a 1 GiB file set on the 1 GB drive");
+    let msg = e.to_string();
+    assert!(e.is_bad_input(), "{msg}");
+    assert!(
+        msg.contains("--scan-set 1024.0 MiB") && msg.contains("valid is a --scan-set of at most"),
+        "{msg}"
+    );
+    let mut o = small_cache_passes();
+    o.own_mut::<flashlab_suite::CachePassesOptions>()
+        .app_region_bytes = 2 << 30;
+    let e = refused(&o, "a 2 GiB application region on the 1 GB drive");
+    let msg = e.to_string();
+    assert!(e.is_bad_input(), "{msg}");
+    assert!(
+        msg.contains("--app-region 2048.0 MiB") && msg.contains("--size"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn suites_reading_the_ftl_refuse_a_system_without_one() {
     let sys = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());

@@ -11,6 +11,11 @@
 //!   set ([`crate::file_scan`]: Impressions' file sizes, NTFS's layout and metadata) read file
 //!   by file, each pass timed in seconds.
 //!
+//! What the passes read is written before them (the program installed after the first purge,
+//! the volume's files after the scan's), so an SSD reads its media rather than answering
+//! never-written blocks from its map. A region or file set the device cannot hold is
+//! refused, never cut.
+//!
 //! Each application and scan pass follows a minute of idle time, so drives' write-back caches
 //! have drained and the pass does not wait behind the previous step's writes.
 //!
@@ -22,7 +27,7 @@
 //! the device over each pass (from the system's counters; none on a device without a cache).
 //! Compare with `--device hdd-2tb --device optane-16gb-hdd-2tb --device optane-32gb-hdd-2tb`.
 
-use flashlab_engine::NS_PER_S;
+use flashlab_engine::{IoRequest, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 use serde_json::{json, Value};
@@ -53,6 +58,8 @@ const MAX_SCAN_SET_BYTES: u64 = 256 << 30;
 /// On a slice, the application's region and what a pass writes into it are each at most
 /// this share of the slice, as the desktop suites' fixed test regions are.
 const KEPT_REGION_SHARE: u64 = 16;
+/// Write size of the data the suite puts on the device before its passes.
+const INSTALL_BYTES: u64 = 4 << 20;
 
 /// Options of the `cache-passes` suite.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,19 +250,24 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         interval_ns: 0,
     };
     desk.runtime_ns = Some(opts.runtime_ns.unwrap_or(DESKTOP_TEST_NS));
-    s.purge("purge")?;
-    let mut results: Vec<Measure> = Vec::new();
-    let desktop_pts = desktop_passes(s, &desk, &mut results)?;
     // The program's data lies past the desktop test file, so its first pass starts cold.
-    let cap = s.full_capacity_bytes();
-    let offset = opts
+    let test_file = opts
         .client
         .size_bytes
         .unwrap_or(DESKTOP_FILE_BYTES)
-        .next_multiple_of(1 << 20)
-        .min(cap / 2);
-    let region = (o.app_region_bytes.min(cap - offset) / 4096 * 4096).max(4096);
-    let app_pts = app_passes(s, o, offset, region, &mut results)?;
+        .next_multiple_of(1 << 20);
+    let region = (o.app_region_bytes / 4096 * 4096).max(4096);
+    let at = app_offset(s, test_file, region)?;
+    check_scan_set(s, o.scan_set_bytes)?;
+    s.purge("purge")?;
+    // The program and its data were installed before the cache was enabled and the
+    // benchmark run: its reads are of data the drive holds (an SSD answers a read of
+    // never-written blocks without reading its media).
+    install(s, "app-install", at, region)?;
+    s.idle("app-install-settle", SETTLE_NS);
+    let mut results: Vec<Measure> = Vec::new();
+    let desktop_pts = desktop_passes(s, &desk, &mut results)?;
+    let app_pts = app_passes(s, o, at, region, &mut results)?;
     let scan_pts = scan_passes(s, o, &mut results)?;
     Ok(Outcome {
         steady: None,
@@ -291,12 +303,12 @@ fn desktop_passes(
     Ok(desktop_pts)
 }
 
-/// The application's zipf reads and writes over `region` bytes from `offset`, twice (the
+/// The application's zipf reads and writes over `region` bytes from `at`, twice (the
 /// middle two sixths): each pass's IOPS.
 fn app_passes(
     s: &mut Session,
     o: &CachePassesOptions,
-    offset: u64,
+    at: u64,
     region: u64,
     results: &mut Vec<Measure>,
 ) -> Result<Vec<(f64, f64)>, SuiteError> {
@@ -309,13 +321,6 @@ fn app_passes(
         let name = format!("pass{pass}-app");
         let before = hits(s);
         let full = s.scale().is_full();
-        // The region keeps its size on a slice, and still ends in it: past the desktop test
-        // file, which the slice scales (at most half of the slice).
-        let at = if full {
-            offset
-        } else {
-            offset.min(s.simulated_capacity_bytes().saturating_sub(region) / 4096 * 4096)
-        };
         let text = app_job(&name, o, at, region);
         let step = |s: &mut Session| {
             s.job(&name, &text, &|run| {
@@ -355,11 +360,11 @@ fn app_passes(
 }
 
 /// An application pass on a slice of a drive: its region keeps its size and the pass its
-/// time. The Zipf head a program keeps touching, what of it the drive's DRAM buffers (which
-/// the slice keeps whole) hold, and what share of the region the pass's writes have mapped
-/// (reads of never-written data cost no NAND read) are the program's, not shares of the
-/// drive: on the slice test's half slice a region cut to half, run for half the time, read
-/// 9.7% of its IUs from NAND where the drive read 11.8%, and ran 3.2% faster. That holds
+/// time. The Zipf head a program keeps touching and what of it the drive's DRAM buffers
+/// (which the slice keeps whole) hold are the program's, not shares of the drive: on the
+/// slice test's half slice a region cut to half, run for half the time (over a region not
+/// written before, docs/scale.md), read 9.7% of its IUs from NAND where the drive read
+/// 11.8%, and ran 3.2% faster. That holds
 /// while the region and what the pass writes into it are small parts of the slice: the
 /// slice's free space and dynamic SLC cache are shares of its capacity, and a pass that
 /// writes past them meets TLC programs the drive does not (5 s passes, 250 MB into a
@@ -374,9 +379,6 @@ fn app_on_slice(
         "the application pass's {:.1} MiB region, a program's footprint rather than a share of the drive,",
         mib(region)
     );
-    if region.saturating_mul(KEPT_REGION_SHARE) > slice {
-        return Err(slice_cut(s, &format!("{what} is"), region));
-    }
     let run = s.with_region_sizes(RegionSizes::Keep, |s| s.steady(step))?;
     // Time and region kept: the bytes are the slice's own (count factor 1).
     let written: u64 = run.jobs.iter().map(|j| j.io_bytes(DDIR_WRITE)).sum();
@@ -388,6 +390,89 @@ fn app_on_slice(
         return Err(slice_cut(s, &why, written));
     }
     Ok(run)
+}
+
+/// Where the application's region starts: just past the desktop test file of
+/// `test_file` bytes. On a slice the region keeps its size and still ends in it, past the
+/// test file, which the slice scales (at most half of the slice). A region the device (or the slice) cannot hold is
+/// refused, never cut.
+fn app_offset(s: &Session, test_file: u64, region: u64) -> Result<u64, SuiteError> {
+    let full_cap = s.full_capacity_bytes();
+    if test_file.saturating_add(region) > full_cap {
+        return Err(SuiteError::Argument(format!(
+            "device '{}': --app-region {:.1} MiB past the desktop test file (--size {:.1} MiB) ends past the device's capacity ({:.1} MiB): valid is a --size (rounded up to whole MiB) and an --app-region that add up to at most {:.1} MiB",
+            s.device(),
+            mib(region),
+            mib(test_file),
+            mib(full_cap),
+            mib(full_cap),
+        )));
+    }
+    if s.scale().is_full() {
+        return Ok(test_file);
+    }
+    let what = format!(
+        "the application pass's {:.1} MiB region, a program's footprint rather than a share of the drive,",
+        mib(region)
+    );
+    if region.saturating_mul(KEPT_REGION_SHARE) > s.simulated_capacity_bytes() {
+        return Err(slice_cut(s, &format!("{what} is"), region));
+    }
+    Ok(test_file.min(s.simulated_capacity_bytes().saturating_sub(region) / 4096 * 4096))
+}
+
+/// Write `bytes` from `at` front to back, in [`INSTALL_BYTES`] writes one at a time: data
+/// put on the device before the suite's passes (a program installed, a volume's files). A
+/// caching driver leaves such long sequential streams to the disk (every write is longer
+/// than the Optane presets' 1 MiB `sequential_bypass`), so a cache in front of a disk
+/// starts its passes as empty as it was after the purge.
+fn install(s: &mut Session, step: &str, at: u64, bytes: u64) -> Result<(), SuiteError> {
+    s.drive_step(step, |dev| {
+        let mut t = 0;
+        let mut off = at;
+        while off < at + bytes {
+            let len = INSTALL_BYTES.min(at + bytes - off);
+            t = dev.submit(t, &IoRequest::write(off, len))?.done_ns;
+            off += len;
+        }
+        Ok(((), t))
+    })
+}
+
+/// Refuse a scanned file set the device (or its slice) cannot lay out: the set, its MFT
+/// zone and the other data between its files take about twice its size, so it may be at
+/// most half of the device. On a slice of a drive that would hold it, the refusal names the
+/// slice that does.
+fn check_scan_set(s: &Session, set_bytes: u64) -> Result<(), SuiteError> {
+    let (sim, full) = (s.simulated_capacity_bytes(), s.full_capacity_bytes());
+    if set_bytes <= sim / 2 {
+        return Ok(());
+    }
+    if set_bytes > full / 2 {
+        return Err(SuiteError::Argument(format!(
+            "device '{}': --scan-set {:.1} MiB is more than half the device's capacity ({:.1} MiB): the volume holds the set's MFT zone, its files and the other data between them; valid is a --scan-set of at most {:.1} MiB on this device",
+            s.device(),
+            mib(set_bytes),
+            mib(full),
+            mib(full / 2),
+        )));
+    }
+    let needed = set_bytes.saturating_mul(2);
+    let share = needed as f64 / full.max(1) as f64 * 1.1;
+    let scale = if share >= 0.5 {
+        1.0
+    } else {
+        (share * 1e4).ceil() / 1e4
+    };
+    Err(SuiteError::SliceCut {
+        device: s.device().to_string(),
+        why: format!(
+            "the scanned file set (--scan-set {:.1} MiB), a volume's files rather than a share of the drive, is more than half of the slice ({:.1} MiB simulated)",
+            mib(set_bytes),
+            mib(sim)
+        ),
+        scale,
+    })
 }
 
 /// The refusal of a slice on which `bytes` (what `what` says, up to "is") are more than
@@ -428,10 +513,13 @@ fn scan_passes(
     // reviewer sets it up): the passes before it leave lines that would stand in for
     // the scan's own.
     s.purge("scan-purge")?;
-    // At most half the device: room for the MFT zone and the gaps between holes.
+    // At most half the device ([`check_scan_set`]): room for the MFT zone and the gaps
+    // between holes.
     let dev_bytes = s.simulated_capacity_bytes();
-    let set_bytes = o.scan_set_bytes.min(dev_bytes / 2);
-    let set = FileSet::generate(&mut s.stream("scan-set"), set_bytes, 0, dev_bytes);
+    let set = FileSet::generate(&mut s.stream("scan-set"), o.scan_set_bytes, 0, dev_bytes);
+    // The volume's files, and the other data between them, were there before the cache was
+    // enabled: the scan reads data.
+    install(s, "scan-install", 0, set.end_bytes)?;
     results.push(measure("scan_files", Unit::Count, set.files() as f64));
     results.push(measure(
         "scan_fragments",
