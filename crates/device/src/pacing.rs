@@ -767,7 +767,7 @@ mod tests {
         q.push(op(NandOpKind::Read, 3, 4), false);
         q.push(op(NandOpKind::Program, 10, 4), false);
         q.push(op(NandOpKind::Program, 11, 4), false);
-        let mut released = |q: &mut InternalQueue, n| {
+        let released = |q: &mut InternalQueue, n| {
             let r = q.release_unsettled(n);
             let got: Vec<NandOp> = r.older.iter().chain(r.newer).copied().collect();
             let gain = got.iter().map(|o| r.gain(o)).sum();
