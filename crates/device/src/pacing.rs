@@ -517,8 +517,10 @@ impl InternalQueue {
     /// queue's gain and taken count are left for [`Self::settle`], which takes the
     /// caller's sums, so the operations are read once rather than twice. Nothing may use
     /// the queue in between.
+    /// A release does not end before a fold's program ([`Self::through_programs`]).
     #[inline(always)]
     pub fn release_unsettled(&mut self, n: usize) -> Released<'_> {
+        let n = self.through_programs(n);
         let (start, first_run, n) = self.pop_front(n);
         Released {
             older: &self.ring[start..start + first_run],
@@ -527,6 +529,26 @@ impl InternalQueue {
             native_block_ius: self.native_block_ius,
             slc_block_ius: self.slc_block_ius,
         }
+    }
+
+    /// `n`, the operations a release is due to give the dies, extended past the fold
+    /// programs queued right behind them (at most all held). The fold queues a die's
+    /// programs together, after the reads that feed them (`Ftl::gather_die_programs`): a
+    /// release that ended between them would give the die one plane's page to start alone,
+    /// its other plane's page a host page later, where firmware sends the die its
+    /// multi-plane program with the reads it copies. Extended, a release gives the dies at
+    /// most a plane's worth of programs more than its share, which later shares take back
+    /// (a share is the queue's length over the spread left).
+    #[inline(always)]
+    fn through_programs(&self, n: usize) -> usize {
+        let mut n = n.min(self.len);
+        while n > 0 && n < self.len && {
+            let op = self.slot(n);
+            op.kind == NandOpKind::Program && op.cause == OpCause::SlcFold
+        } {
+            n += 1;
+        }
+        n
     }
 
     /// Settle a [`Self::release_unsettled`]: `gain`, the released operations' gain
@@ -725,6 +747,39 @@ mod tests {
             assert_eq!(got, want, "round {round}");
             assert_eq!(state(&settled), state(&plain), "round {round}");
         }
+    }
+
+    #[test]
+    fn a_release_does_not_end_before_a_fold_program() {
+        let mut q = InternalQueue::new(16, 16, 4, 40, u64::MAX);
+        let fold = |kind, block, ius| NandOp {
+            cause: OpCause::SlcFold,
+            ..op(kind, block, ius)
+        };
+        // A die's two planes' pages: their two source reads, then the pair of programs.
+        for _ in 0..2 {
+            q.push(fold(NandOpKind::Read, 1, 4), false);
+            q.push(fold(NandOpKind::Read, 2, 4), false);
+            q.push(fold(NandOpKind::Program, 8, 4), false);
+            q.push(fold(NandOpKind::Program, 9, 4), false);
+        }
+        // GC's programs are released as counted.
+        q.push(op(NandOpKind::Read, 3, 4), false);
+        q.push(op(NandOpKind::Program, 10, 4), false);
+        q.push(op(NandOpKind::Program, 11, 4), false);
+        let released = |q: &mut InternalQueue, n| {
+            let r = q.release_unsettled(n);
+            let got: Vec<NandOp> = r.older.iter().chain(r.newer).copied().collect();
+            let gain = got.iter().map(|o| r.gain(o)).sum();
+            q.settle(gain, 0);
+            got.iter().map(|o| o.block).collect::<Vec<_>>()
+        };
+        assert_eq!(released(&mut q, 1), [1]);
+        assert_eq!(released(&mut q, 1), [2, 8, 9]);
+        assert_eq!(released(&mut q, 3), [1, 2, 8, 9]);
+        assert_eq!(released(&mut q, 2), [3, 10]);
+        assert_eq!(released(&mut q, 5), [11]);
+        assert!(q.is_empty());
     }
 
     /// One victim: 3 pages of 4 IUs read and rewritten, then its erase (16-IU blocks: gain 4).

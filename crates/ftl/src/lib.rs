@@ -236,6 +236,9 @@ pub struct Ftl {
     /// host page shadows a copy in it (see [`Ftl::fold_stripe`]); empty between folds. Holds
     /// at most one block per unit, so its capacity is reserved once.
     fold_group: Vec<reclaim::FoldMember>,
+    /// The fold's programs held until their die has one for each plane (see
+    /// [`Ftl::gather_die_programs`]); empty between folds.
+    fold_held: reclaim::HeldPrograms,
     /// The SLC page being folded continues a sequential run, so its copy goes to the unit its
     /// logical address gives ([`Ftl::aim_at_stripe_slot`]).
     relocation_in_lba_order: bool,
@@ -270,7 +273,7 @@ flashlab_engine::impl_state!(Ftl {
     unit_in_progress, fdp,
 } skip {
     cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, dies_div, fold_group,
-    run_reach_ius,
+    fold_held, run_reach_ius,
 } check Ftl::check_loaded);
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
@@ -340,6 +343,7 @@ impl Ftl {
         let units_div = FastDiv::new(geo.units);
         let dies_div = FastDiv::new(config.dies);
         let fold_group = Vec::with_capacity(geo.units as usize);
+        let fold_held = reclaim::HeldPrograms::new(geo.units as usize);
         let run_reach_ius = 2 * geo.ius_per_page * geo.units;
         let fdp = fdp::Fdp::new(
             config.fdp.as_ref(),
@@ -365,6 +369,7 @@ impl Ftl {
             units_div,
             dies_div,
             fold_group,
+            fold_held,
             relocation_in_lba_order: false,
             run_reach_ius,
             gc_unit: 0,

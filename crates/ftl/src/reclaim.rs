@@ -67,6 +67,57 @@ fn victim_read(cause: OpCause, block: u32, page: u32, ius: u32, slc: bool) -> Na
     }
 }
 
+/// Pages a plane's fold buffer holds for its die's multi-plane program
+/// ([`Ftl::gather_die_programs`]).
+pub(crate) const HELD_PER_PLANE: usize = 4;
+
+/// The fold's programs held per unit (plane) until their die has one for each plane, oldest
+/// first; empty between folds. Sized once, [`HELD_PER_PLANE`] per unit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeldPrograms {
+    /// Unit `u`'s held programs are `ops[u * HELD_PER_PLANE..][..len[u]]`.
+    ops: Vec<NandOp>,
+    len: Vec<u8>,
+}
+
+impl HeldPrograms {
+    pub(crate) fn new(units: usize) -> Self {
+        HeldPrograms {
+            ops: vec![NandOp::default(); units * HELD_PER_PLANE],
+            len: vec![0; units],
+        }
+    }
+
+    fn push(&mut self, unit: usize, op: NandOp) {
+        let n = self.len[unit] as usize;
+        debug_assert!(n < HELD_PER_PLANE);
+        self.ops[unit * HELD_PER_PLANE + n] = op;
+        self.len[unit] += 1;
+    }
+
+    /// Place the oldest held program of each of a die's planes (`die`: its units) at `w`,
+    /// in plane order; returns the slot after them.
+    fn place_heads(
+        &mut self,
+        ops: &mut [NandOp],
+        mut w: usize,
+        die: std::ops::Range<usize>,
+    ) -> usize {
+        for unit in die {
+            let n = self.len[unit] as usize;
+            if n == 0 {
+                continue;
+            }
+            let q = &mut self.ops[unit * HELD_PER_PLANE..unit * HELD_PER_PLANE + n];
+            ops[w] = q[0];
+            w += 1;
+            q.copy_within(1.., 0);
+            self.len[unit] -= 1;
+        }
+        w
+    }
+}
+
 impl Ftl {
     /// Least free space a reclaim must win back from a victim: one IU with PLP; without it a
     /// whole page, since relocation may pad its last page.
@@ -346,6 +397,7 @@ impl Ftl {
         let ipp = self.geo.ius_per_page;
         let pages = self.blocks.pages_in_mode(true);
         let mut reads = 0u64;
+        let copies_from = ops.len();
         for page in 0..pages {
             for f in group.iter_mut() {
                 let first = self.ppa_of(f.block, page, 0);
@@ -381,6 +433,7 @@ impl Ftl {
         }
         self.counters.nand_read_pages += reads;
         self.relocation_in_lba_order = false;
+        self.gather_die_programs(&mut ops[copies_from..]);
         for f in group.iter() {
             let info = &mut self.blocks.info[f.block as usize];
             debug_assert_eq!(
@@ -398,6 +451,54 @@ impl Ftl {
         for f in group.iter() {
             self.erase_source(f.block, cause, true, ops);
         }
+    }
+
+    /// Give each die the fold's programs in `ops` a multi-plane program at a time: a program
+    /// moves later in `ops`, to where its die has one for each of its planes, and the die's
+    /// programs then follow one another in plane order, after the reads that feed them.
+    /// Firmware copies a folded stripe a multi-plane unit at a time: it reads the pages a
+    /// die's planes are to take and sends their programs together. In the order the copies
+    /// are made, a die's two pages of one logical superpage come with a source read between
+    /// them, or from two source rows (a row of the cache's stripe need not start on a
+    /// superpage, and some of its blocks may hold data a stripe older), and a die that
+    /// started the first page's program alone cannot add the second. Programs only move
+    /// later, so each still follows the reads it needs, and a plane's programs keep their
+    /// order. A plane holds at most [`HELD_PER_PLANE`] pages (the fold's buffer): with one
+    /// more, its die's oldest held pages go, paired where the die has them. In place,
+    /// O(ops).
+    pub(crate) fn gather_die_programs(&mut self, ops: &mut [NandOp]) {
+        let ppd = self.cfg.planes_per_die as usize;
+        if ppd < 2 {
+            return;
+        }
+        let mut held = std::mem::take(&mut self.fold_held);
+        // Operations before `w` are placed; held programs stand for the slots from `w` to
+        // the one read, so a die's programs always have room where `w` is.
+        let mut w = 0;
+        for i in 0..ops.len() {
+            let op = ops[i];
+            if op.kind != NandOpKind::Program {
+                ops[w] = op;
+                w += 1;
+                continue;
+            }
+            let unit = self.blocks.unit_of(op.block) as usize;
+            let die = unit - unit % ppd..unit - unit % ppd + ppd;
+            if held.len[unit] as usize == HELD_PER_PLANE {
+                w = held.place_heads(ops, w, die.clone());
+            }
+            held.push(unit, op);
+            while held.len[die.clone()].iter().all(|&n| n > 0) {
+                w = held.place_heads(ops, w, die.clone());
+            }
+        }
+        for first in (0..held.len.len()).step_by(ppd) {
+            while held.len[first..first + ppd].iter().any(|&n| n > 0) {
+                w = held.place_heads(ops, w, first..first + ppd);
+            }
+        }
+        debug_assert_eq!(w, ops.len());
+        self.fold_held = held;
     }
 
     /// Move every valid IU of closed block `b` through stream `dest`, then erase `b`.
@@ -1156,6 +1257,50 @@ mod tests {
             consecutive * 5 >= fold_units.len() * 4,
             "{consecutive} of {} fold programs follow the previous one's unit",
             fold_units.len()
+        );
+        ftl.check_invariants();
+        for lpn in 0..n {
+            assert_eq!(ftl.read_version(lpn), Some(0));
+        }
+    }
+
+    #[test]
+    fn a_cache_folding_while_the_host_writes_gives_each_die_its_programs_in_plane_pairs() {
+        let mut c = eight_units_with_cache();
+        c.slc.fold_when_full = true;
+        let n = c.user_ius as u32;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..n {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+        }
+        let (bpu, planes) = (ftl.geo.blocks_per_unit, ftl.cfg.planes_per_die);
+        let die_plane = |o: &crate::NandOp| {
+            let u = o.block / bpu;
+            (u / planes, u % planes)
+        };
+        let is_fold_program =
+            |o: &crate::NandOp| o.kind == NandOpKind::Program && o.cause == OpCause::SlcFold;
+        // A fold program next to a program of its die's other plane, the pair the die runs
+        // as one multi-plane program when both reach it before it starts the first.
+        let (mut folds, mut paired) = (0usize, 0usize);
+        for (i, o) in ops.iter().enumerate() {
+            if !is_fold_program(o) {
+                continue;
+            }
+            folds += 1;
+            let (die, plane) = die_plane(o);
+            let next_to = |j: usize| {
+                ops.get(j).is_some_and(|p| {
+                    is_fold_program(p) && die_plane(p).0 == die && die_plane(p).1 != plane
+                })
+            };
+            paired += usize::from(next_to(i + 1) || i > 0 && next_to(i - 1));
+        }
+        assert!(folds > 1000, "{folds} fold programs");
+        assert!(
+            paired * 100 >= folds * 95,
+            "{paired} of {folds} fold programs next to their die's other plane's"
         );
         ftl.check_invariants();
         for lpn in 0..n {

@@ -71,6 +71,10 @@ pub struct MediaCounters {
     /// Programs that joined a program of another plane of their die as one multi-plane
     /// program (die-level programs only).
     pub paired_programs: u64,
+    /// Programs of native (not SLC-mode) pages.
+    pub native_programs: u64,
+    /// Of [`Self::paired_programs`], those of native pages.
+    pub paired_native_programs: u64,
     /// Array reads for host commands.
     pub host_reads: u64,
     /// What those reads waited for, summed by cause (ns; [`crate::sched::WAIT_CAUSES`]).
@@ -180,6 +184,8 @@ pub struct NandTiming {
     paired_reads: u64,
     /// Programs that joined another plane's program of their die.
     paired_programs: u64,
+    /// Of those, programs of native pages.
+    paired_native_programs: u64,
     /// Host reads and their waits by cause (see [`MediaCounters`]).
     host_reads: u64,
     host_read_wait_ns: Waits,
@@ -191,7 +197,7 @@ pub struct NandTiming {
 flashlab_engine::impl_state!(NandTiming {
     channels, unit_free_ns, xfer_memo, all_free_ns, power, queues, die_groups,
     die_group_waits, program_groups, floor_ns, forget_ns, ops, bytes, channel_busy_ns, program_suspends,
-    erase_suspends, paired_reads, paired_programs, host_reads, host_read_wait_ns,
+    erase_suspends, paired_reads, paired_programs, paired_native_programs, host_reads, host_read_wait_ns,
     host_reads_waiting,
 } skip {
     geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
@@ -297,6 +303,7 @@ impl NandTiming {
             erase_suspends: 0,
             paired_reads: 0,
             paired_programs: 0,
+            paired_native_programs: 0,
             host_reads: 0,
             host_read_wait_ns: [0; WAIT_CAUSES.len()],
             host_reads_waiting: [0; WAIT_CAUSES.len()],
@@ -408,6 +415,8 @@ impl NandTiming {
             erase_suspends: self.erase_suspends,
             paired_reads: self.paired_reads,
             paired_programs: self.paired_programs,
+            native_programs: n[class_of(MediaOpKind::Program, false)],
+            paired_native_programs: self.paired_native_programs,
             host_reads: self.host_reads,
             host_read_wait_ns: self.host_read_wait_ns,
             host_reads_waiting: self.host_reads_waiting,
@@ -848,6 +857,8 @@ impl NandTiming {
             let g = &mut self.program_groups[gi];
             g.planes |= plane_bit;
             self.paired_programs += 1;
+            self.paired_native_programs +=
+                u64::from(class == class_of(MediaOpKind::Program, false));
             return g.start_ns;
         }
         let g = &mut self.program_groups[gi];

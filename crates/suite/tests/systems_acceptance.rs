@@ -148,13 +148,13 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
     // 5 s between tests in which the drive folds what the last test left there: without
     // them the 1 GiB file and six ~2 GB write passes (13.7 GB) outrun the 4 GB static +
     // ~8.4 GB dynamic cache in the sixth.
-    // Full (filled once, no idle time), the writes go to TLC, whose bound is 16 planes x a
-    // 16 KiB page per 500 us = 524 MB/s, and the 1 GiB file no longer lives in the cache:
+    // Full (filled once, no idle time), the cache folds while the host writes (the preset's
+    // `slc_cache.when_full = "fold"`): an SLC program, an SLC read and a TLC program per
+    // page, 8 dies x 32 KiB per 120 + 30 + 500 us = 403 MB/s by die time, and the 1 GiB
+    // file no longer lives in the cache:
     // the static cache holds the fill's first data, and the dynamic cache, carved out of
-    // user capacity not yet written, was folded back in the fill's last stretch, so the
-    // next writes have no fold to pay for: the full drive is one state, however it got full
-    // (crates/cli/tests/full_drive.rs). The data sheet's 400 MB/s past the cache is a stated
-    // known miss (docs/validation.md).
+    // user capacity not yet written, was folded back in the fill's last stretch: the full
+    // drive is one state, however it got full (crates/cli/tests/full_drive.rs).
     let mut o = SuiteOptions {
         runtime_ns: Some(1_000 * NS_PER_MS),
         ..Default::default()
@@ -174,24 +174,38 @@ fn a_full_tlc_drive_writes_slower_than_a_fresh_one() {
         let (a, b) = (value(&fresh, &key), value(&full, &key));
         println!("{test}: fresh {a:.0} B/s, full {b:.0} B/s");
         assert!(a > 2.0e9, "fresh {test}: {a}");
-        assert!(b < 0.3 * a, "{test}: fresh {a}, full {b}");
-        // Near the TLC bound: nothing is reclaimed at a cost (the file's old blocks empty
-        // whole as it is rewritten). The file's first data sit in the static cache, whose
-        // blocks its rewrites empty and the cache takes back (`Ftl::recycle_static_slc`),
-        // so part of the writes go through SLC-mode blocks erased on the way: 495 MB/s
-        // for SEQ1M Q8T1 (how the erases in the write path cost the 6% is not traced).
-        assert!((b / 524.288e6 - 1.0).abs() < 0.07, "{test}: full {b}");
+        assert!(b < 0.7 * a, "{test}: fresh {a}, full {b}");
     }
-    // Fresh, the file is read from SLC-mode pages at the PCIe 3.0 x4 link's rate; full, from
-    // native TLC pages, at the ECC decoders' rate (controller.native_decode_bandwidth,
-    // 2.2 GB/s, fitted to the workstation study's full drive).
+    // The first write test runs past the full cache: at least the fold's bound, nothing
+    // reclaimed at a cost (the file's old blocks empty whole as it is rewritten). The file's
+    // first data sit in the static cache, whose blocks its rewrites empty and the cache
+    // takes back while the host writes (`Ftl::recycle_static_slc`), so part of the writes
+    // run in SLC-mode blocks with no fold to pay: 563 MB/s. The later tests rewrite a file
+    // the first left partly in the cache (SEQ1M Q1T1 1,465 MB/s; how much of it each finds
+    // there is not traced).
+    let b = value(&full, "seq1m_q8t1_write_bw_bytes_per_s");
+    assert!(
+        b > 0.95 * FOLD_BOUND && b < 1.5 * FOLD_BOUND,
+        "seq1m_q8t1: full {b}"
+    );
+    // Fresh, the file is read from SLC-mode pages at the PCIe 3.0 x4 link's rate. Full, the
+    // file the write tests just rewrote through the cache (which folds while the host writes
+    // and whose static blocks take writes again) is read mostly from SLC-mode pages too:
+    // above the ECC decoders' rate for native TLC pages (controller.native_decode_bandwidth,
+    // 2.2 GB/s, fitted to the workstation study's full drive, whose data the fill wrote:
+    // `client-full.fio`, 2,256 MB/s).
     let key = "seq1m_q8t1_read_bw_bytes_per_s";
     let (a, b) = (value(&fresh, key), value(&full, key));
     println!("seq1m_q8t1 read: fresh {a:.0} B/s, full {b:.0} B/s");
     assert!(a > 3.0e9, "fresh read {a}");
-    // Part of the file sits in static-cache blocks its rewrites took back (2,426 MB/s).
-    assert!(b > 0.97 * 2.2e9 && b < 1.15 * 2.2e9, "full read {b}");
+    // 3,547 MB/s.
+    assert!(b > 1.15 * 2.2e9 && b <= 1.01 * a, "full read {b}");
 }
+
+/// The PM981a's write past its SLC cache by die time, the cache folding while the host
+/// writes: 8 dies x 32 KiB (a two-plane page pair) per 120 + 30 + 500 us (SLC program, SLC
+/// read, TLC program).
+const FOLD_BOUND: f64 = 8.0 * 32_768.0 / 650e-6;
 
 fn sustained(bytes: RoundLength) -> DeviceReport {
     let mut o = SuiteOptions::default();
@@ -203,12 +217,13 @@ fn sustained(bytes: RoundLength) -> DeviceReport {
 #[test]
 fn a_sustained_write_falls_from_slc_to_tlc_speed() {
     // 128 KiB sequential writes from a purged drive in 1 % (2.56 GB) intervals, 15 % of the
-    // drive: first at the SLC rate, at the end at the TLC write bound.
+    // drive: first at the SLC rate, at the end at the fold's bound (383 MB/s: the erases of
+    // the folded SLC blocks take the rest).
     let r = sustained(RoundLength::CapacityFraction(0.15));
     let first = value(&r, "first_interval_bw_bytes_per_s");
     let last = value(&r, "last_quarter_bw_bytes_per_s");
     assert!(first > 2.0e9, "{first}");
-    assert!((last / 524e6 - 1.0).abs() < 0.03, "{last}");
+    assert!((last / FOLD_BOUND - 1.0).abs() < 0.07, "{last}");
     assert!(value(&r, "slowdown_at_written_bytes") > 0.0);
 }
 

@@ -323,6 +323,8 @@ impl Ssd {
                 // operation (die-level reads or programs only).
                 "paired_reads": m.paired_reads,
                 "paired_programs": m.paired_programs,
+                "native_programs": m.native_programs,
+                "paired_native_programs": m.paired_native_programs,
                 // Internal work spread over host writes (see the pacing module).
                 "internal_ops_held_peak": self.internal.peak_len(),
                 "internal_ops_held": self.internal.held(),
