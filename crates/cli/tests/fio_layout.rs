@@ -32,7 +32,7 @@ fn have_fio() -> bool {
 /// I/Os at a depth above 1, as libaio does, so fio measures submission latency as flashlab
 /// does (at depth 1, or with a synchronous engine such as fio's default psync, fio records
 /// none).
-fn run_both(args: &[&str], format: &str) -> (String, String) {
+fn run_both(index: usize, args: &[&str], format: &str) -> (String, String) {
     // The output format first: fio prints a job's start line in the format in force when
     // it reads the job.
     let fmt = format!("--output-format={format}");
@@ -46,10 +46,10 @@ fn run_both(args: &[&str], format: &str) -> (String, String) {
         "--runtime=2",
         "--rate_iops=500",
     ];
-    // A synchronous engine needs a file: each output format its own, as the tests run at
-    // once.
+    // A synchronous engine needs a file: each case and output format its own, as they run
+    // at once.
     let file = std::env::temp_dir().join(format!(
-        "flashlab-fio-layout-{}-{format}",
+        "flashlab-fio-layout-{}-{format}-{index}",
         std::process::id()
     ));
     let file_arg = format!("--filename={}", file.display());
@@ -78,6 +78,25 @@ fn run_both(args: &[&str], format: &str) -> (String, String) {
         String::from_utf8_lossy(&fio.stdout).into_owned(),
         stdout(&o),
     )
+}
+
+/// Every case in `format`, in the order of [`CASES`]. A case spends its two seconds waiting
+/// on fio's rate (and the simulation of two seconds at 500 IOPS is short), so the cases run
+/// six at a time.
+fn run_cases(format: &str) -> Vec<(String, String)> {
+    const AT_ONCE: usize = 6;
+    let mut outputs = Vec::new();
+    for (round, cases) in CASES.chunks(AT_ONCE).enumerate() {
+        std::thread::scope(|s| {
+            let runs: Vec<_> = cases
+                .iter()
+                .enumerate()
+                .map(|(i, case)| s.spawn(move || run_both(round * AT_ONCE + i, case, format)))
+                .collect();
+            outputs.extend(runs.into_iter().map(|r| r.join().expect("the case ran")));
+        });
+    }
+    outputs
 }
 
 /// A normal-output line with what depends on the figures masked: numbers (with fio's k/M
@@ -255,8 +274,7 @@ fn the_normal_output_has_fios_lines() {
     if !have_fio() {
         return;
     }
-    for case in CASES {
-        let (fio, ours) = run_both(case, "normal");
+    for (case, (fio, ours)) in CASES.iter().zip(run_cases("normal")) {
         assert_eq!(
             normal_shape(&ours),
             normal_shape(&fio),
@@ -270,8 +288,7 @@ fn the_json_has_fios_keys() {
     if !have_fio() {
         return;
     }
-    for case in CASES {
-        let (fio, ours) = run_both(case, "json+");
+    for (case, (fio, ours)) in CASES.iter().zip(run_cases("json+")) {
         // fio prints its notes ahead of the JSON (the synchronous engine's, here on
         // stdout as the output format came first); readers of fio's JSON skip them.
         let fio = &fio[fio.find('{').expect("fio's JSON")..];
@@ -297,8 +314,7 @@ fn the_terse_line_has_fios_fields() {
     if !have_fio() {
         return;
     }
-    for case in CASES {
-        let (fio, ours) = run_both(case, "terse");
+    for (case, (fio, ours)) in CASES.iter().zip(run_cases("terse")) {
         let fields = |t: &str| -> Vec<usize> {
             t.lines()
                 .filter(|l| l.starts_with("3;"))

@@ -197,7 +197,7 @@ fn closed_loop(
 /// capacity): average power of sequential 128 KiB write at QD32 on the empty drive, then
 /// after a full fill sequential 128 KiB read at QD32 and random 4 KiB read at QD256, then
 /// random 4 KiB writes at QD32 for twice the capacity (steady state) of which the last 4 s
-/// are measured. Slow (minutes): `cargo test -p flashlab-device --test power --
+/// are measured. Slow (minutes): `cargo test -p flashlab-device --test device power:: --
 /// --ignored --nocapture`; `FLASHLAB_POWER_STATE=1` for PM1.
 #[test]
 #[ignore]
