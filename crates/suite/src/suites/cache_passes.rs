@@ -32,7 +32,7 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 use serde_json::{json, Value};
 
-use crate::client::desktop_pass;
+use crate::client::{desktop_pass, slice_scale_holding};
 use crate::file_scan::{self, FileSet, MetadataCache, ScanHost};
 use crate::grids::{spaced, Cols, GridSpec, READ_WRITE_BW_IOPS};
 use crate::session::Session;
@@ -457,13 +457,7 @@ fn check_scan_set(s: &Session, set_bytes: u64) -> Result<(), SuiteError> {
             mib(full / 2),
         )));
     }
-    let needed = set_bytes.saturating_mul(2);
-    let share = needed as f64 / full.max(1) as f64 * 1.1;
-    let scale = if share >= 0.5 {
-        1.0
-    } else {
-        (share * 1e4).ceil() / 1e4
-    };
+    let scale = slice_scale_holding(set_bytes.saturating_mul(2), full);
     Err(SuiteError::SliceCut {
         device: s.device().to_string(),
         why: format!(
@@ -479,15 +473,10 @@ fn check_scan_set(s: &Session, set_bytes: u64) -> Result<(), SuiteError> {
 /// 1/[`KEPT_REGION_SHARE`] of it, naming the smallest slice that keeps them.
 fn slice_cut(s: &Session, what: &str, bytes: u64) -> SuiteError {
     let slice = s.simulated_capacity_bytes();
-    let needed = bytes.saturating_mul(KEPT_REGION_SHARE);
-    // `sim.scale` cuts raw capacity and the slice's user capacity is a little under that
-    // share of the drive's (its held-back blocks): a tenth more covers it.
-    let share = needed as f64 / s.full_capacity_bytes().max(1) as f64 * 1.1;
-    let scale = if share >= 0.5 {
-        1.0
-    } else {
-        (share * 1e4).ceil() / 1e4
-    };
+    let scale = slice_scale_holding(
+        bytes.saturating_mul(KEPT_REGION_SHARE),
+        s.full_capacity_bytes(),
+    );
     SuiteError::SliceCut {
         device: s.device().to_string(),
         why: format!(

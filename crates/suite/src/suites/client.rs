@@ -117,6 +117,19 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 20)
 }
 
+/// The smallest `sim.scale` (to 1e-4) whose slice of a drive of `full_bytes` holds `needed`
+/// bytes, or 1 (the whole drive) from half of it on. `sim.scale` cuts raw capacity, and the
+/// slice's user capacity is a little under that share of the drive's (its held-back
+/// blocks): a tenth more covers it.
+pub(crate) fn slice_scale_holding(needed: u64, full_bytes: u64) -> f64 {
+    let share = needed as f64 / full_bytes.max(1) as f64 * 1.1;
+    if share >= 0.5 {
+        1.0
+    } else {
+        (share * 1e4).ceil() / 1e4
+    }
+}
+
 /// How a slice treats a benchmark's test region of `region` bytes, written `passes` times
 /// over. ATTO's and AS SSD's test regions have a size of their own, not a share of the
 /// drive: what they meet is the drive's write buffer, read-ahead and the work a write leaves
@@ -139,15 +152,7 @@ fn test_region_sizes(s: &Session, region: u64, passes: u64) -> Result<RegionSize
     if needed <= slice {
         return Ok(RegionSizes::Keep);
     }
-    let full = s.full_capacity_bytes().max(1);
-    // `sim.scale` cuts raw capacity, and the slice's user capacity is a little under that
-    // share of the drive's (its held-back blocks): a tenth more covers it.
-    let share = needed as f64 / full as f64 * 1.1;
-    let scale = if share >= 0.5 {
-        1.0
-    } else {
-        (share * 1e4).ceil() / 1e4
-    };
+    let scale = slice_scale_holding(needed, s.full_capacity_bytes());
     Err(SuiteError::SliceCut {
         device: s.device().to_string(),
         why: format!(
