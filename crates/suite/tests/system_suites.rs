@@ -3,7 +3,7 @@
 //! need an FTL refusing a system.
 
 use flashlab_device::load_device_config;
-use flashlab_engine::NS_PER_MS;
+use flashlab_engine::{NS_PER_MS, NS_PER_S};
 use flashlab_suite::{
     run_on_target_with, suite, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind,
     SuiteOptions, SuiteTarget,
@@ -348,6 +348,138 @@ fn cache_passes_refuses_what_the_device_cannot_hold() {
         msg.contains("--app-region 2048.0 MiB") && msg.contains("--size"),
         "{msg}"
     );
+}
+
+/// `cache-passes` as `flashlab suite cache-passes` builds it from `args` (option, value), at
+/// the scale of [`small_cache_passes`].
+fn cache_passes_with(args: &[(&str, &str)]) -> Result<SuiteOptions, SuiteError> {
+    let small = [
+        ("runtime", "100ms"),
+        ("size", "64MiB"),
+        ("app-region", "64MiB"),
+        ("app-time", "50ms"),
+        ("scan-set", "32MiB"),
+    ];
+    let pairs: Vec<(String, String)> = small
+        .iter()
+        .chain(args)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    flashlab_suite::options_from_pairs("cache-passes", &pairs).map(|(_, o)| o)
+}
+
+/// Simulated time a step of `r` took: its end less the previous step's.
+fn step_ns(r: &DeviceReport, name: &str) -> u64 {
+    let i = r
+        .steps
+        .iter()
+        .position(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no step {name}"));
+    r.steps[i].end_ns - i.checked_sub(1).map_or(0, |p| r.steps[p].end_ns)
+}
+
+#[test]
+fn cache_passes_host_options_change_what_it_runs() {
+    // Each host behaviour of the suite at a value other than its default (the review's
+    // system) changes what the suite does: its idle times, the application pass's depth and
+    // read share, the install's writes, the purge before the scan, the scanner's reads.
+    let kind = suite("cache-passes").unwrap();
+    let base = run(kind, &tiny(), &cache_passes_with(&[]).unwrap());
+    let host = cache_passes_with(&[
+        ("app-qd", "1"),
+        ("app-read-percent", "50"),
+        ("app-idle", "10s"),
+        ("install-write-size", "64KiB"),
+        ("scan-idle", "5s"),
+        ("scan-purge", "off"),
+    ])
+    .unwrap();
+    let r = run(kind, &tiny(), &host);
+    let app_job = |r: &DeviceReport| {
+        r.steps
+            .iter()
+            .find(|s| s.name == "pass1-app")
+            .and_then(|s| s.job_text.clone())
+            .expect("the application pass's job")
+    };
+    assert!(app_job(&base).contains("iodepth=4\n"), "{}", app_job(&base));
+    assert!(app_job(&r).contains("iodepth=1\n"), "{}", app_job(&r));
+    let read_share =
+        |r: &DeviceReport| value(r, "pass1_app_read_iops") / value(r, "pass1_app_iops");
+    assert!(
+        (read_share(&base) - 0.9).abs() < 0.03,
+        "{}",
+        read_share(&base)
+    );
+    assert!((read_share(&r) - 0.5).abs() < 0.05, "{}", read_share(&r));
+    for (step, default, given) in [
+        ("app-install-settle", 60, 10),
+        ("pass1-app-settle", 60, 10),
+        ("pass2-app-settle", 60, 10),
+        ("pass1-scan-settle", 60, 5),
+        ("pass2-scan-settle", 60, 5),
+    ] {
+        assert_eq!(step_ns(&base, step), default * NS_PER_S, "{step}");
+        assert_eq!(step_ns(&r, step), given * NS_PER_S, "{step}");
+    }
+    // The install writes the application's 64 MiB region in 16 writes of 4 MiB, or in
+    // 1,024 of 64 KiB (the drive's count of write commands at the install's end).
+    let writes = |r: &DeviceReport| {
+        r.steps
+            .iter()
+            .find(|s| s.name == "app-install")
+            .and_then(|s| s.health.as_ref())
+            .expect("the install's health log")
+            .host_write_commands
+    };
+    assert_eq!(writes(&r) - writes(&base), 1024 - 16);
+    let purged = |r: &DeviceReport| r.steps.iter().any(|s| s.name == "scan-purge");
+    assert!(purged(&base) && !purged(&r));
+    // The scanner's reads: 1 MiB each, four of a file in flight, take the drive less time
+    // than 64 KiB ones at a time.
+    let scan = cache_passes_with(&[("scan-read-size", "1MiB"), ("scan-qd", "4")]).unwrap();
+    let s = run(kind, &tiny(), &scan);
+    let storage = |r: &DeviceReport| value(r, "scan_pass1_storage_time_s");
+    assert_eq!(
+        value(&s, "scan_pass1_read_bytes"),
+        value(&base, "scan_pass1_read_bytes")
+    );
+    assert!(
+        storage(&s) < 0.8 * storage(&base),
+        "{} s, default {} s",
+        storage(&s),
+        storage(&base)
+    );
+}
+
+#[test]
+fn cache_passes_refuses_host_options_outside_their_bounds() {
+    // A host behaviour out of its range is refused naming the option and what is valid.
+    for (option, value, valid) in [
+        ("app-qd", "0", "1 to 65536"),
+        ("app-qd", "65537", "1 to 65536"),
+        ("app-read-percent", "101", "0 to 100"),
+        ("app-idle", "2d", "0 to a day"),
+        ("app-idle", "soon", "a time such as"),
+        ("scan-idle", "25h", "0 to a day"),
+        ("install-write-size", "2KiB", "4KiB to 64MiB"),
+        ("install-write-size", "128MiB", "4KiB to 64MiB"),
+        ("install-write-size", "6KiB", "whole 4 KiB"),
+        ("scan-read-size", "2KiB", "4KiB to 16MiB"),
+        ("scan-read-size", "32MiB", "4KiB to 16MiB"),
+        ("scan-read-size", "66KiB", "whole 4 KiB"),
+        ("scan-qd", "0", "1 to 32"),
+        ("scan-qd", "33", "1 to 32"),
+        ("scan-purge", "yes", "on or off"),
+    ] {
+        let e = cache_passes_with(&[(option, value)]).unwrap_err();
+        let msg = e.to_string();
+        assert!(e.is_bad_input(), "--{option} {value}: {msg}");
+        assert!(
+            msg.contains(&format!("--{option}")) && msg.contains(valid),
+            "--{option} {value}: {msg}"
+        );
+    }
 }
 
 #[test]

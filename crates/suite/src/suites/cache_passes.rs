@@ -3,21 +3,28 @@
 //! two passes back to back on the same device:
 //! - the desktop tests (`desktop`'s CrystalDiskMark set, shortened: one measured run per
 //!   test, no pause between tests);
-//! - an application-like pass: 4 KiB random reads and writes (90 % reads) at QD4 over a
-//!   region past the desktop test file (default 8 GiB, a program's and its data's footprint), offsets drawn from a Zipf
-//!   distribution (θ 1.2) so a small hot set takes most accesses, as a program's files do.
+//! - an application-like pass: 4 KiB random reads and writes (by default 90 % reads at QD4)
+//!   over a region past the desktop test file (default 8 GiB, a program's and its data's
+//!   footprint), offsets drawn from a Zipf distribution (θ 1.2) so a small hot set takes
+//!   most accesses, as a program's files do.
 //!
-//! - after a purge, the reviewer's full antivirus scan run twice: a generated desktop file
-//!   set ([`crate::file_scan`]: Impressions' file sizes, NTFS's layout and metadata) read file
-//!   by file, each pass timed in seconds.
+//! - after a purge (by default), the reviewer's full antivirus scan run twice: a generated
+//!   desktop file set ([`crate::file_scan`]: Impressions' file sizes, NTFS's layout and
+//!   metadata) read file by file, each pass timed in seconds.
 //!
 //! What the passes read is written before them (the program installed after the first purge,
-//! the volume's files after the scan's), so an SSD reads its media rather than answering
+//! the volume's files before the scan), so an SSD reads its media rather than answering
 //! never-written blocks from its map. A region or file set the device cannot hold is
 //! refused, never cut.
 //!
-//! Each application and scan pass follows a minute of idle time, so drives' write-back caches
-//! have drained and the pass does not wait behind the previous step's writes.
+//! Each application and scan pass follows idle time (a minute by default), so drives'
+//! write-back caches have drained and the pass does not wait behind the previous step's
+//! writes.
+//!
+//! What the host does is an option of the suite ([`CachePassesOptions`]), each defaulting to
+//! the review's system, never part of the device: the idle times, the application's depth and
+//! read share, the scanner's read size, depth, metadata cache, skipping and time per file,
+//! the purge before the scan and the install's write size.
 //!
 //! On a slice of a drive the application pass keeps its region's size and its time
 //! ([`app_on_slice`]): a program's footprint and what it does in a minute are its own, not a
@@ -45,11 +52,11 @@ use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit}
 /// CrystalDiskMark's default test file (as `desktop`).
 const DESKTOP_FILE_BYTES: u64 = 1 << 30;
 const DESKTOP_TEST_NS: u64 = 2 * NS_PER_S;
-/// Queue depth of the application pass: a program's few outstanding reads.
-const APP_QD: u32 = 4;
-const APP_READ_PERCENT: u32 = 90;
-/// Idle time before each application and scan pass.
-const SETTLE_NS: u64 = 60 * NS_PER_S;
+/// Longest idle time before a pass (as the application pass's longest time).
+const MAX_IDLE_NS: u64 = 86_400 * NS_PER_S;
+/// Largest read of the scanner and write of the install.
+const MAX_SCAN_READ_BYTES: u64 = 16 << 20;
+const MAX_INSTALL_WRITE_BYTES: u64 = 64 << 20;
 /// The scanned file set by default: a desktop's system, programs and documents
 /// (about 44,000 files).
 const DEFAULT_SCAN_SET_BYTES: u64 = 12 << 30;
@@ -58,8 +65,6 @@ const MAX_SCAN_SET_BYTES: u64 = 256 << 30;
 /// On a slice, the application's region and what a pass writes into it are each at most
 /// this share of the slice, as the desktop suites' fixed test regions are.
 const KEPT_REGION_SHARE: u64 = 16;
-/// Write size of the data the suite puts on the device before its passes.
-const INSTALL_BYTES: u64 = 4 << 20;
 
 /// Options of the `cache-passes` suite.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,9 +75,25 @@ pub struct CachePassesOptions {
     pub app_ns: u64,
     /// Skew of the application pass (fio `random_distribution=zipf:THETA`).
     pub zipf_theta: f64,
+    /// Queue depth of the application pass.
+    pub app_qd: u32,
+    /// Share of the application pass's requests that are reads, in percent (fio
+    /// `rwmixread`).
+    pub app_read_percent: u32,
+    /// Idle time after the install (before the desktop tests) and before each application
+    /// pass.
+    pub app_idle_ns: u64,
     /// Sum of the file sizes of the scanned file set.
     pub scan_set_bytes: u64,
-    /// The scanning host's metadata cache and the scanner's skipping of unchanged files.
+    /// Idle time before each scan pass.
+    pub scan_idle_ns: u64,
+    /// Whether the device is purged before the scan (its cache emptied, as on a system whose
+    /// cache was just enabled).
+    pub scan_purge: bool,
+    /// Write size of the data the suite puts on the device before its passes.
+    pub install_write_bytes: u64,
+    /// The scanning host: its metadata cache, the scanner's skipping of unchanged files, its
+    /// time per file, read size and depth.
     pub(crate) scan_host: ScanHost,
 }
 
@@ -82,13 +103,24 @@ impl Default for CachePassesOptions {
             app_region_bytes: 8 << 30,
             app_ns: 30 * NS_PER_S,
             zipf_theta: 1.2,
+            // A program's few outstanding reads (an assumption, docs/suites.md).
+            app_qd: 4,
+            app_read_percent: 90,
+            app_idle_ns: 60 * NS_PER_S,
             scan_set_bytes: DEFAULT_SCAN_SET_BYTES,
+            scan_idle_ns: 60 * NS_PER_S,
+            // The review's cache was enabled just before the scans: an empty cache.
+            scan_purge: true,
+            install_write_bytes: 4 << 20,
             // The review's system: Windows, not rebooted between the scans (its standby list
-            // keeps the metadata), ESET NOD32 with Smart optimization on (its default).
+            // keeps the metadata), ESET NOD32 with Smart optimization on (its default), one
+            // scanning thread reading a file at a time.
             scan_host: ScanHost {
                 metadata: MetadataCache::Kept,
                 skip_unchanged: true,
                 file_ns: file_scan::HOST_FILE_NS,
+                read_bytes: file_scan::READ_BYTES,
+                qd: 1,
             },
         }
     }
@@ -106,6 +138,21 @@ pub struct CachePassesArgs {
     /// cache-passes: Zipf skew of the application pass.
     #[arg(long, default_value_t = 1.2)]
     zipf: f64,
+    /// cache-passes: queue depth of the application pass (1 to 65536).
+    #[arg(long, default_value_t = 4)]
+    app_qd: u32,
+    /// cache-passes: share of the application pass's requests that are reads, in percent
+    /// (0 to 100; fio's rwmixread).
+    #[arg(long, default_value_t = 90)]
+    app_read_percent: u32,
+    /// cache-passes: idle time after the application's install and before each application
+    /// pass (0 to a day).
+    #[arg(long, default_value = "60s")]
+    app_idle: String,
+    /// cache-passes: write size of the install, the data written before the passes read it
+    /// (4KiB to 64MiB, whole 4 KiB).
+    #[arg(long, default_value = "4MiB")]
+    install_write_size: String,
     /// cache-passes: sum of the file sizes of the scanned file set.
     #[arg(long, default_value = "12GiB")]
     scan_set: String,
@@ -121,6 +168,33 @@ pub struct CachePassesArgs {
     /// scanner's look-up and setup; an assumption: not published for the review's system).
     #[arg(long, default_value = "50us")]
     scan_file_time: String,
+    /// cache-passes: size of the scanner's reads of a file's data (4KiB to 16MiB, whole
+    /// 4 KiB clusters).
+    #[arg(long, default_value = "64KiB")]
+    scan_read_size: String,
+    /// cache-passes: reads of one file the scanner keeps in flight (1 to 32).
+    #[arg(long, default_value_t = 1)]
+    scan_qd: u32,
+    /// cache-passes: idle time before each scan pass (0 to a day).
+    #[arg(long, default_value = "60s")]
+    scan_idle: String,
+    /// cache-passes: purge the device before the scan, an empty cache as just enabled (on),
+    /// or scan with what the earlier passes left in it (off).
+    #[arg(long, default_value = "on")]
+    scan_purge: String,
+}
+
+/// `on` or `off` given to `option`.
+fn on_off(option: &'static str, value: &str) -> Result<bool, SuiteError> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(SuiteError::BadOption {
+            option,
+            value: other.to_string(),
+            valid: "on or off".into(),
+        }),
+    }
 }
 
 impl CachePassesArgs {
@@ -136,17 +210,16 @@ impl CachePassesArgs {
                 valid: "kept, pass or none".into(),
             })?;
         c.scan_host.file_ns = crate::parse_time("--scan-file-time", &self.scan_file_time)?;
-        c.scan_host.skip_unchanged = match self.scan_skip_unchanged.as_str() {
-            "on" => true,
-            "off" => false,
-            other => {
-                return Err(SuiteError::BadOption {
-                    option: "--scan-skip-unchanged",
-                    value: other.to_string(),
-                    valid: "on or off".into(),
-                })
-            }
-        };
+        c.scan_host.skip_unchanged = on_off("--scan-skip-unchanged", &self.scan_skip_unchanged)?;
+        c.app_qd = self.app_qd;
+        c.app_read_percent = self.app_read_percent;
+        c.app_idle_ns = crate::parse_time("--app-idle", &self.app_idle)?;
+        c.install_write_bytes =
+            crate::parse_size("--install-write-size", &self.install_write_size)?;
+        c.scan_host.read_bytes = crate::parse_size("--scan-read-size", &self.scan_read_size)?;
+        c.scan_host.qd = self.scan_qd;
+        c.scan_idle_ns = crate::parse_time("--scan-idle", &self.scan_idle)?;
+        c.scan_purge = on_off("--scan-purge", &self.scan_purge)?;
         Ok(())
     }
 }
@@ -187,6 +260,64 @@ impl CachePassesOptions {
                 valid: "a time from 0ns to 1s".into(),
             });
         }
+        if self.app_qd == 0 || self.app_qd > crate::options::MAX_QD {
+            return Err(SuiteError::BadOption {
+                option: "--app-qd",
+                value: self.app_qd.to_string(),
+                valid: format!("a queue depth from 1 to {}", crate::options::MAX_QD),
+            });
+        }
+        if self.app_read_percent > 100 {
+            return Err(SuiteError::BadOption {
+                option: "--app-read-percent",
+                value: self.app_read_percent.to_string(),
+                valid: "a percentage from 0 to 100".into(),
+            });
+        }
+        for (option, ns) in [
+            ("--app-idle", self.app_idle_ns),
+            ("--scan-idle", self.scan_idle_ns),
+        ] {
+            if ns > MAX_IDLE_NS {
+                return Err(SuiteError::BadOption {
+                    option,
+                    value: format!("{ns} ns"),
+                    valid: "a time from 0 to a day".into(),
+                });
+            }
+        }
+        for (option, bytes, max, valid) in [
+            (
+                "--scan-read-size",
+                self.scan_host.read_bytes,
+                MAX_SCAN_READ_BYTES,
+                "a size from 4KiB to 16MiB in whole 4 KiB clusters",
+            ),
+            (
+                "--install-write-size",
+                self.install_write_bytes,
+                MAX_INSTALL_WRITE_BYTES,
+                "a size from 4KiB to 64MiB in whole 4 KiB",
+            ),
+        ] {
+            if !(4096..=max).contains(&bytes) || bytes % 4096 != 0 {
+                return Err(SuiteError::BadOption {
+                    option,
+                    value: bytes.to_string(),
+                    valid: valid.into(),
+                });
+            }
+        }
+        if self.scan_host.qd == 0 || self.scan_host.qd > file_scan::MAX_QD {
+            return Err(SuiteError::BadOption {
+                option: "--scan-qd",
+                value: self.scan_host.qd.to_string(),
+                valid: format!(
+                    "a depth from 1 to {} (a SATA disk's queue)",
+                    file_scan::MAX_QD
+                ),
+            });
+        }
         if !(1 << 20..=MAX_SCAN_SET_BYTES).contains(&self.scan_set_bytes) {
             return Err(SuiteError::BadOption {
                 option: "--scan-set",
@@ -202,14 +333,44 @@ impl CachePassesOptions {
             "app_region_bytes": self.app_region_bytes,
             "app_ns": self.app_ns,
             "zipf_theta": self.zipf_theta,
-            "app_read_percent": APP_READ_PERCENT,
-            "app_qd": APP_QD,
+            "app_read_percent": self.app_read_percent,
+            "app_qd": self.app_qd,
+            "app_idle_ns": self.app_idle_ns,
+            "install_write_bytes": self.install_write_bytes,
             "scan_set_bytes": self.scan_set_bytes,
-            "scan_read_bytes": file_scan::READ_BYTES,
+            "scan_purge": self.scan_purge,
+            "scan_idle_ns": self.scan_idle_ns,
+            "scan_read_bytes": self.scan_host.read_bytes,
+            "scan_qd": self.scan_host.qd,
             "scan_host_file_ns": self.scan_host.file_ns,
             "scan_metadata": self.scan_host.metadata.name(),
             "scan_skip_unchanged": self.scan_host.skip_unchanged,
         })
+    }
+
+    /// The host the suite ran with, in words (the HTML report's options paragraph).
+    fn text(&self) -> Vec<String> {
+        let secs = |ns: u64| ns as f64 / NS_PER_S as f64;
+        let h = &self.scan_host;
+        vec![
+            format!(
+                "application pass: QD{}, {}% reads, after {} s idle; install in {} KiB writes",
+                self.app_qd,
+                self.app_read_percent,
+                secs(self.app_idle_ns),
+                self.install_write_bytes >> 10
+            ),
+            format!(
+                "scan: {}, {} KiB reads at QD{}, metadata {}, unchanged files {}, {} us a file, after {} s idle",
+                if self.scan_purge { "after a purge" } else { "no purge" },
+                h.read_bytes >> 10,
+                h.qd,
+                h.metadata.name(),
+                if h.skip_unchanged { "skipped" } else { "read" },
+                h.file_ns as f64 / 1000.0,
+                secs(self.scan_idle_ns)
+            ),
+        ]
     }
 }
 
@@ -236,8 +397,8 @@ fn hit_ratio(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f6
 
 fn app_job(name: &str, o: &CachePassesOptions, offset: u64, region: u64) -> String {
     format!(
-        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=randrw\nrwmixread={APP_READ_PERCENT}\nbs=4k\niodepth={APP_QD}\nrandom_distribution=zipf:{}\noffset={offset}\nsize={region}\ntime_based=1\nruntime={}ns\n",
-        o.zipf_theta, o.app_ns
+        "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw=randrw\nrwmixread={}\nbs=4k\niodepth={}\nrandom_distribution=zipf:{}\noffset={offset}\nsize={region}\ntime_based=1\nruntime={}ns\n",
+        o.app_read_percent, o.app_qd, o.zipf_theta, o.app_ns
     )
 }
 
@@ -263,8 +424,8 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     // The program and its data were installed before the cache was enabled and the
     // benchmark run: its reads are of data the drive holds (an SSD answers a read of
     // never-written blocks without reading its media).
-    install(s, "app-install", at, region)?;
-    s.idle("app-install-settle", SETTLE_NS);
+    install(s, "app-install", at, region, o.install_write_bytes)?;
+    s.idle("app-install-settle", o.app_idle_ns);
     let mut results: Vec<Measure> = Vec::new();
     let desktop_pts = desktop_passes(s, &desk, &mut results)?;
     let app_pts = app_passes(s, o, at, region, &mut results)?;
@@ -272,7 +433,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     Ok(Outcome {
         steady: None,
         results,
-        charts: pass_charts(desktop_pts, app_pts, scan_pts),
+        charts: pass_charts(o, desktop_pts, app_pts, scan_pts),
     })
 }
 
@@ -317,7 +478,7 @@ fn app_passes(
         s.suite_span = Some(((pass + 1) as f64 / 6.0, (pass + 2) as f64 / 6.0));
         // The program starts a while after the benchmark: write-back caches in the drives
         // have drained, so the pass measures its own reads, not the last test's backlog.
-        s.idle(&format!("pass{pass}-app-settle"), SETTLE_NS);
+        s.idle(&format!("pass{pass}-app-settle"), o.app_idle_ns);
         let name = format!("pass{pass}-app");
         let before = hits(s);
         let full = s.scale().is_full();
@@ -421,17 +582,23 @@ fn app_offset(s: &Session, test_file: u64, region: u64) -> Result<u64, SuiteErro
     Ok(test_file.min(s.simulated_capacity_bytes().saturating_sub(region) / 4096 * 4096))
 }
 
-/// Write `bytes` from `at` front to back, in [`INSTALL_BYTES`] writes one at a time: data
-/// put on the device before the suite's passes (a program installed, a volume's files). A
-/// caching driver leaves such long sequential streams to the disk (every write is longer
-/// than the Optane presets' 1 MiB `sequential_bypass`), so a cache in front of a disk
-/// starts its passes as empty as it was after the purge.
-fn install(s: &mut Session, step: &str, at: u64, bytes: u64) -> Result<(), SuiteError> {
+/// Write `bytes` from `at` front to back, in `write_bytes` writes one at a time: data put on
+/// the device before the suite's passes (a program installed, a volume's files). A caching
+/// driver leaves such long sequential streams to the disk (by default every write, 4 MiB,
+/// is longer than the Optane presets' 1 MiB `sequential_bypass`), so a cache in front of a
+/// disk starts its passes as empty as it was after the purge.
+fn install(
+    s: &mut Session,
+    step: &str,
+    at: u64,
+    bytes: u64,
+    write_bytes: u64,
+) -> Result<(), SuiteError> {
     s.drive_step(step, |dev| {
         let mut t = 0;
         let mut off = at;
         while off < at + bytes {
-            let len = INSTALL_BYTES.min(at + bytes - off);
+            let len = write_bytes.min(at + bytes - off);
             t = dev.submit(t, &IoRequest::write(off, len))?.done_ns;
             off += len;
         }
@@ -498,17 +665,19 @@ fn scan_passes(
     o: &CachePassesOptions,
     results: &mut Vec<Measure>,
 ) -> Result<Vec<(f64, f64)>, SuiteError> {
-    // The file scan starts on an empty cache (a system whose cache was just enabled, as a
-    // reviewer sets it up): the passes before it leave lines that would stand in for
-    // the scan's own.
-    s.purge("scan-purge")?;
+    // By default the file scan starts on an empty cache (a system whose cache was just
+    // enabled, as a reviewer sets it up): the passes before it leave lines that would stand
+    // in for the scan's own.
+    if o.scan_purge {
+        s.purge("scan-purge")?;
+    }
     // At most half the device ([`check_scan_set`]): room for the MFT zone and the gaps
     // between holes.
     let dev_bytes = s.simulated_capacity_bytes();
     let set = FileSet::generate(&mut s.stream("scan-set"), o.scan_set_bytes, 0, dev_bytes);
     // The volume's files, and the other data between them, were there before the cache was
     // enabled: the scan reads data.
-    install(s, "scan-install", 0, set.end_bytes)?;
+    install(s, "scan-install", 0, set.end_bytes, o.install_write_bytes)?;
     results.push(measure("scan_files", Unit::Count, set.files() as f64));
     results.push(measure(
         "scan_fragments",
@@ -525,7 +694,7 @@ fn scan_passes(
     let mut host = set.host_state();
     for pass in 1..=2usize {
         s.suite_span = Some(((pass + 3) as f64 / 6.0, (pass + 4) as f64 / 6.0));
-        s.idle(&format!("pass{pass}-scan-settle"), SETTLE_NS);
+        s.idle(&format!("pass{pass}-scan-settle"), o.scan_idle_ns);
         let before = hits(s);
         let p = s.drive_step(&format!("pass{pass}-scan"), |dev| {
             let p = set.scan(dev, o.scan_host, &mut host)?;
@@ -552,6 +721,7 @@ fn scan_passes(
 
 /// The suite's three charts: each part's first pass against its second.
 fn pass_charts(
+    o: &CachePassesOptions,
     desktop_pts: [Vec<(f64, f64)>; 2],
     app_pts: Vec<(f64, f64)>,
     scan_pts: Vec<(f64, f64)>,
@@ -577,7 +747,10 @@ fn pass_charts(
         },
         Chart {
             id: "app-passes".into(),
-            title: "Application pass (zipf 4 KiB, 90% reads), pass 1 against pass 2".into(),
+            title: format!(
+                "Application pass (zipf 4 KiB, {}% reads), pass 1 against pass 2",
+                o.app_read_percent
+            ),
             x: Axis::linear("pass", Unit::Count),
             y: Axis::linear("IOPS", Unit::Iops),
             series: vec![Series {
@@ -629,6 +802,9 @@ impl Suite for CachePasses {
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("cache_passes", o.own::<CachePassesOptions>().to_json()))
     }
+    fn options_text(&self, o: &SuiteOptions) -> Vec<String> {
+        o.own::<CachePassesOptions>().text()
+    }
     fn axes(&self) -> &'static [&'static crate::measure::LocalAxis] {
         &[&crate::client::DESKTOP_TEST]
     }
@@ -651,3 +827,54 @@ const CACHE_PASSES: GridSpec = GridSpec {
     cols: Cols::Figures(READ_WRITE_BW_IOPS),
     row_label: spaced,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_names_the_host_it_ran_with() {
+        // The JSON's options and the HTML's paragraph say what host the figures are of.
+        let mut o = CachePassesOptions::default();
+        let d = o.to_json();
+        assert_eq!(
+            (&d["app_qd"], &d["app_read_percent"], &d["app_idle_ns"]),
+            (&json!(4), &json!(90), &json!(60 * NS_PER_S))
+        );
+        assert_eq!(
+            (&d["scan_read_bytes"], &d["scan_qd"], &d["scan_purge"]),
+            (&json!(64 << 10), &json!(1), &json!(true))
+        );
+        assert_eq!(
+            (&d["scan_idle_ns"], &d["install_write_bytes"]),
+            (&json!(60 * NS_PER_S), &json!(4 << 20))
+        );
+        o.app_qd = 2;
+        o.app_read_percent = 70;
+        o.app_idle_ns = 0;
+        o.install_write_bytes = 1 << 20;
+        o.scan_purge = false;
+        o.scan_idle_ns = 5 * NS_PER_S;
+        o.scan_host.read_bytes = 1 << 20;
+        o.scan_host.qd = 8;
+        let d = o.to_json();
+        assert_eq!(
+            (&d["app_qd"], &d["app_read_percent"], &d["app_idle_ns"]),
+            (&json!(2), &json!(70), &json!(0))
+        );
+        assert_eq!(
+            (&d["scan_read_bytes"], &d["scan_qd"], &d["scan_purge"]),
+            (&json!(1 << 20), &json!(8), &json!(false))
+        );
+        let text = o.text().join("; ");
+        for part in [
+            "QD2, 70% reads, after 0 s idle",
+            "1024 KiB writes",
+            "no purge, 1024 KiB reads at QD8",
+            "after 5 s idle",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        assert!(o.validate().is_ok());
+    }
+}

@@ -19,13 +19,16 @@
 //! (exponential, mean 8 MiB each: the volume half full where the set lies) are assumptions,
 //! not measured figures.
 //!
-//! **Scan.** One thread, one request at a time: directories in an order unrelated to the one
-//! they were created in (Windows enumerates by name), for each its index block, then each
-//! file's MFT page (unless the previous file's record is on the page just read) and its data
-//! in 64 KiB reads, fragment by fragment. Each file also costs the host its time per file
-//! (open, close, the scanning engine's look-up and setup; default 50 µs, an assumption of the
-//! order of Windows' file calls, a few dozen µs each (G. Szorc, "Surprisingly Slow", 2021):
-//! an option of the host, [`ScanHost::file_ns`]).
+//! **Scan.** One thread: directories in an order unrelated to the one they were created in
+//! (Windows enumerates by name), for each its index block, then each file's MFT page (unless
+//! the previous file's record is on the page just read) and its data front to back, fragment
+//! by fragment, in reads of the host's read size ([`ScanHost::read_bytes`], default 64 KiB)
+//! with up to [`ScanHost::qd`] of a file's reads in flight (default 1: one request at a
+//! time). Metadata reads and files follow one another: a file's reads are done before the
+//! next file opens. Each file also costs the host its time per file (open, close, the
+//! scanning engine's look-up and setup; default 50 µs, an assumption of the order of Windows'
+//! file calls, a few dozen µs each (G. Szorc, "Surprisingly Slow", 2021): an option of the
+//! host, [`ScanHost::file_ns`]).
 //!
 //! **Host.** Two behaviours of the scanning host are options ([`ScanHost`]), not part of any
 //! device: what the host keeps of the file system's metadata ([`MetadataCache`]: Windows'
@@ -58,9 +61,11 @@ const MAX_FILES_PER_DIR: u64 = 19;
 /// Mean free hole and mean gap of other data between holes (assumptions, see the header).
 const HOLE_MEAN_BYTES: u64 = 8 << 20;
 const GAP_MEAN_BYTES: u64 = 8 << 20;
-/// Host read size and default host time per file.
+/// Default host read size and time per file.
 pub(crate) const READ_BYTES: u64 = 64 << 10;
 pub(crate) const HOST_FILE_NS: u64 = 50_000;
+/// Most reads of one file the scanner keeps in flight (a SATA disk's NCQ depth).
+pub(crate) const MAX_QD: u32 = 32;
 /// Bounds of one set.
 pub(crate) const MAX_FILES: usize = 1 << 20;
 pub(crate) const MAX_EXTENTS: usize = 1 << 21;
@@ -155,6 +160,71 @@ pub(crate) struct ScanHost {
     pub skip_unchanged: bool,
     /// Host time per file, scanned or skipped (open, close, the engine's look-up).
     pub file_ns: u64,
+    /// Bytes of a file's data one read asks for (whole clusters).
+    pub read_bytes: u64,
+    /// Reads of one file in flight at once, 1 to [`MAX_QD`] (and at most the device's
+    /// queue depth).
+    pub qd: u32,
+}
+
+/// The scanner's reads of one pass: the clock, what it waits for and what it read. Up to
+/// `qd` reads are in flight; a wait moves the clock to the earliest completion.
+struct Reads<'a> {
+    dev: &'a mut dyn BlockDevice,
+    p: ScanPass,
+    t: SimTime,
+    inflight: [SimTime; MAX_QD as usize],
+    n: usize,
+    qd: usize,
+}
+
+impl Reads<'_> {
+    /// Submit a read now, after waiting for one in flight if `qd` are.
+    fn start(&mut self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        if self.n == self.qd {
+            self.wait_one();
+        }
+        let done = self
+            .dev
+            .submit(self.t, &IoRequest::read(offset, len))?
+            .done_ns;
+        self.inflight[self.n] = done;
+        self.n += 1;
+        self.p.reads += 1;
+        self.p.read_bytes += len;
+        Ok(())
+    }
+
+    /// Wait for the earliest read in flight.
+    fn wait_one(&mut self) {
+        let Some((i, &done)) = self.inflight[..self.n]
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, d)| *d)
+        else {
+            return;
+        };
+        if done > self.t {
+            self.p.storage_ns += done - self.t;
+            self.t = done;
+        }
+        self.n -= 1;
+        self.inflight[i] = self.inflight[self.n];
+    }
+
+    /// Wait for every read in flight.
+    fn drain(&mut self) {
+        while self.n > 0 {
+            self.wait_one();
+        }
+    }
+
+    /// One read, waited for.
+    fn read(&mut self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        self.start(offset, len)?;
+        self.drain();
+        Ok(())
+    }
 }
 
 /// The host's memory of earlier reads: which MFT pages and index blocks it holds, and
@@ -366,22 +436,22 @@ impl FileSet {
         let cache_metadata = host.metadata != MetadataCache::None;
         let skip = host.skip_unchanged && state.passes > 0;
         state.passes += 1;
-        let mut p = ScanPass::default();
-        let mut t: SimTime = 0;
-        let mut read = |t: &mut SimTime, offset: u64, len: u64| -> Result<(), DeviceError> {
-            let done = dev.submit(*t, &IoRequest::read(offset, len))?.done_ns;
-            p.storage_ns += done - *t;
-            *t = done;
-            p.reads += 1;
-            p.read_bytes += len;
-            Ok(())
+        let qd = host.qd.clamp(1, MAX_QD).min(dev.queue_depth_limit().max(1)) as usize;
+        let read_bytes = host.read_bytes.max(CLUSTER);
+        let mut r = Reads {
+            dev,
+            p: ScanPass::default(),
+            t: 0,
+            inflight: [0; MAX_QD as usize],
+            n: 0,
+            qd,
         };
         let mft_start = self.files.first().map_or(0, |f| f.mft_page);
         for &d in &self.scan_order {
             let dir = self.dirs[d as usize];
             let range = dir.first_file as usize..(dir.first_file + dir.files) as usize;
             if !(cache_metadata && bit(&state.index_blocks, d as usize)) {
-                read(&mut t, dir.index_block, CLUSTER)?;
+                r.read(dir.index_block, CLUSTER)?;
                 if cache_metadata {
                     set_bit(&mut state.index_blocks, d as usize);
                 }
@@ -398,9 +468,9 @@ impl FileSet {
                 let held = page > last || (cache_metadata && bit(&state.mft_pages, page));
                 match (run, held) {
                     (None, false) => run = Some(page),
-                    (Some(r), true) => {
-                        let off = mft_start + r as u64 * CLUSTER;
-                        read(&mut t, off, (page - r) as u64 * CLUSTER)?;
+                    (Some(s), true) => {
+                        let off = mft_start + s as u64 * CLUSTER;
+                        r.read(off, (page - s) as u64 * CLUSTER)?;
                         run = None;
                     }
                     _ => {}
@@ -411,24 +481,25 @@ impl FileSet {
             }
             for &i in &self.file_order[range] {
                 let f = self.files[i as usize];
-                t += host.file_ns;
+                r.t += host.file_ns;
                 if skip {
                     continue;
                 }
-                p.files_read += 1;
+                r.p.files_read += 1;
                 let exts = f.first_extent as usize..(f.first_extent + f.extents) as usize;
                 for e in &self.extents[exts] {
                     let mut off = e.offset;
                     while off < e.offset + e.len {
-                        let len = READ_BYTES.min(e.offset + e.len - off);
-                        read(&mut t, off, len)?;
+                        let len = read_bytes.min(e.offset + e.len - off);
+                        r.start(off, len)?;
                         off += len;
                     }
                 }
+                r.drain();
             }
         }
-        p.time_ns = t;
-        Ok(p)
+        r.p.time_ns = r.t;
+        Ok(r.p)
     }
 }
 
@@ -504,6 +575,8 @@ metadata_bytes_per_line = 16
         metadata: MetadataCache::None,
         skip_unchanged: false,
         file_ns: HOST_FILE_NS,
+        read_bytes: READ_BYTES,
+        qd: 1,
     };
 
     /// Both passes of a `set_bytes` file set on `dev` as `host` scans, the second a minute
@@ -538,6 +611,8 @@ metadata_bytes_per_line = 16
             metadata: MetadataCache::Pass,
             skip_unchanged: false,
             file_ns: HOST_FILE_NS,
+            read_bytes: READ_BYTES,
+            qd: 1,
         };
         let (held, _) = passes_with(&mut hdd(), 96 << 20, pass);
         assert_eq!(bare.files_read, held.files_read);
@@ -553,6 +628,8 @@ metadata_bytes_per_line = 16
             metadata,
             skip_unchanged: true,
             file_ns: HOST_FILE_NS,
+            read_bytes: READ_BYTES,
+            qd: 1,
         };
         // Metadata kept: the second pass touches no device at all, only the host's time.
         let (a, b) = passes_with(&mut hdd(), 96 << 20, skip(MetadataCache::Kept));
@@ -577,6 +654,8 @@ metadata_bytes_per_line = 16
                 metadata: MetadataCache::Kept,
                 skip_unchanged: true,
                 file_ns,
+                read_bytes: READ_BYTES,
+                qd: 1,
             };
             let mut dev = hdd();
             let cap = dev.capacity_bytes();
@@ -584,6 +663,32 @@ metadata_bytes_per_line = 16
             let (_, b) = passes_with(&mut dev, 96 << 20, host);
             assert_eq!(b.time_ns, set.files.len() as u64 * file_ns, "{b:?}");
         }
+    }
+
+    #[test]
+    fn the_scanner_s_read_size_and_depth_change_its_reads() {
+        // Larger reads: the same bytes in fewer requests. More reads of a file in flight: the
+        // disk's queue orders them, and the pass waits less for the same reads.
+        let host = |read_bytes, qd| ScanHost {
+            read_bytes,
+            qd,
+            ..BARE
+        };
+        let (a, _) = passes_with(&mut hdd(), 96 << 20, BARE);
+        let (big, _) = passes_with(&mut hdd(), 96 << 20, host(1 << 20, 1));
+        assert_eq!(
+            (big.read_bytes, big.files_read),
+            (a.read_bytes, a.files_read)
+        );
+        assert!(big.reads < a.reads * 3 / 4, "1 MiB {big:?}, 64 KiB {a:?}");
+        let (deep, _) = passes_with(&mut hdd(), 96 << 20, host(READ_BYTES, 8));
+        assert_eq!((deep.reads, deep.read_bytes), (a.reads, a.read_bytes));
+        assert!(deep.storage_ns < a.storage_ns, "QD8 {deep:?}, QD1 {a:?}");
+        // Four-KiB reads one at a time: every cluster its own request, and a turn of the
+        // disk lost between requests the buffer does not hold.
+        let (small, _) = passes_with(&mut hdd(), 96 << 20, host(4096, 1));
+        assert!(small.reads > 4 * a.reads, "4 KiB {small:?}, 64 KiB {a:?}");
+        assert!(small.time_ns > a.time_ns, "4 KiB {small:?}, 64 KiB {a:?}");
     }
 
     #[test]
