@@ -2,17 +2,22 @@
 //! `jobs/four-corners/targets.toml`, run on the slice that file names, each within ±15% of its
 //! target. A corner listed as a known miss must still miss in the stated direction, so the
 //! list cannot go stale; a run listed with `known_error` must still fail with that message.
-//! Prints the table (`cargo test -p flashlab --test calibration -- --nocapture`).
+//! Prints the table (`cargo test -p flashlab --test calibration -- --nocapture`) and checks
+//! docs/calibration.md shows it (`FLASHLAB_UPDATE_CALIBRATION=1` writes it there).
 
 mod common;
 
-use common::{repo, toml_text as text};
+use common::{page_holds, repo, toml_text as text};
 
 use std::path::PathBuf;
 use std::process::Command;
 
 /// The aim of the calibration: every corner within this fraction of its target.
 const BOUND: f64 = 0.15;
+
+/// Where docs/calibration.md's results table starts; the test writes it there under
+/// `FLASHLAB_UPDATE_CALIBRATION=1`, with the known misses' reasons left to the page's prose.
+const BEGIN_RESULTS: &str = "<!-- results: written by the calibration test -->\n";
 
 struct Corner {
     name: String,
@@ -184,19 +189,22 @@ fn calibration() {
     let runs = load();
     let results = common::on_two_workers(&runs, execute);
 
-    let mut table = String::from(
-        "| preset | job | corner | target | simulated | error | status |\n|---|---|---|---:|---:|---:|---|\n",
-    );
+    let header =
+        "| preset | job | corner | target | simulated | error | status |\n|---|---|---|---:|---:|---:|---|\n";
+    // What the test prints (every known miss with its reason) and what the page shows.
+    let (mut table, mut page) = (String::from(header), String::from(header));
     let mut failures = Vec::new();
     for (run, result) in runs.iter().zip(results) {
         let json = match (result, &run.known_error) {
             (Err(e), Some(expected)) if e.contains(expected.as_str()) => {
-                table.push_str(&format!(
+                let line = format!(
                     "| {} | {} | (run) | | | | known error: {} |\n",
                     run.device(),
                     run.job,
                     expected
-                ));
+                );
+                table.push_str(&line);
+                page.push_str(&line);
                 continue;
             }
             (Err(e), _) => {
@@ -223,8 +231,8 @@ fn calibration() {
                 continue;
             };
             let err = sim / c.target - 1.0;
-            let status = match &c.known_miss {
-                None if err.abs() <= BOUND => "ok".to_string(),
+            let (status, shown) = match &c.known_miss {
+                None if err.abs() <= BOUND => ("ok".to_string(), "ok".to_string()),
                 None => {
                     failures.push(format!(
                         "{} {} {}: {sim:.0} {} vs {} ({}): {:+.0}%, outside ±{:.0}%",
@@ -237,7 +245,7 @@ fn calibration() {
                         err * 100.0,
                         BOUND * 100.0
                     ));
-                    "FAIL".to_string()
+                    ("FAIL".to_string(), "FAIL".to_string())
                 }
                 Some((dir, reason)) => {
                     let still = if dir == "high" {
@@ -254,23 +262,36 @@ fn calibration() {
                             err * 100.0
                         ));
                     }
-                    format!("known miss ({dir}): {reason}")
+                    (
+                        format!("known miss ({dir}): {reason}"),
+                        format!("known miss ({dir})"),
+                    )
                 }
             };
-            table.push_str(&format!(
-                "| {} | {} | {} | {} {} | {:.0} {} | {:+.0}% | {} |\n",
-                run.device(),
-                run.job,
-                c.name,
-                c.target,
-                c.unit,
-                sim,
-                c.unit,
-                err * 100.0,
-                status
-            ));
+            let line = |status: &str| {
+                format!(
+                    "| {} | {} | {} | {} {} | {:.0} {} | {:+.0}% | {} |\n",
+                    run.device(),
+                    run.job,
+                    c.name,
+                    c.target,
+                    c.unit,
+                    sim,
+                    c.unit,
+                    err * 100.0,
+                    status
+                )
+            };
+            table.push_str(&line(&status));
+            page.push_str(&line(&shown));
         }
     }
     println!("{table}");
+    failures.extend(page_holds(
+        "docs/calibration.md",
+        &[(BEGIN_RESULTS, &page)],
+        "FLASHLAB_UPDATE_CALIBRATION",
+        "the calibration run",
+    ));
     assert!(failures.is_empty(), "calibration:\n{}", failures.join("\n"));
 }

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{repo, toml_text as text};
+use common::{page_holds, repo, toml_text as text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -562,20 +562,8 @@ const BEGIN_TEST: &str = "<!-- rows run by the test: written from jobs/validatio
 const BEGIN_COMMAND: &str =
     "<!-- rows measured by a command: written from jobs/validation/rows.toml -->\n";
 const BEGIN_FITTED: &str = "<!-- calibration set: written from jobs/validation/fitted.toml -->\n";
-const END: &str = "<!-- end of rows -->\n";
-
-/// `doc` with the text between `begin` and the next `END` replaced by `body`.
-fn splice(doc: &str, begin: &str, body: &str) -> String {
-    let start = doc
-        .find(begin)
-        .unwrap_or_else(|| panic!("the page has no marker {begin:?}"))
-        + begin.len();
-    let end = start
-        + doc[start..]
-            .find(END)
-            .expect("the page closes each table with its end marker");
-    format!("{}{}{}", &doc[..start], body, &doc[end..])
-}
+/// The variable that makes the tests write the pages' tables instead of checking them.
+const UPDATE: &str = "FLASHLAB_UPDATE_VALIDATION";
 
 #[test]
 fn every_preset_has_a_calibration_set() {
@@ -659,23 +647,6 @@ fn rows_are_outside_the_calibration_set_and_hold_their_status() {
     );
 }
 
-/// `page` with its tables spliced in; rewritten under FLASHLAB_UPDATE_VALIDATION=1, else
-/// the differences as a failure.
-fn page_holds(page: &str, tables: &[(&str, &str)]) -> Option<String> {
-    let path = repo().join(page);
-    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
-    let want = tables
-        .iter()
-        .fold(doc.clone(), |d, (begin, body)| splice(&d, begin, body));
-    if std::env::var("FLASHLAB_UPDATE_VALIDATION").as_deref() == Ok("1") {
-        std::fs::write(&path, &want).unwrap_or_else(|e| panic!("{page}: {e}"));
-        return None;
-    }
-    (doc != want).then(|| {
-        format!("{page}'s tables differ from jobs/validation/: run the test with FLASHLAB_UPDATE_VALIDATION=1")
-    })
-}
-
 #[test]
 fn the_tables_of_the_pages_are_the_data() {
     let (runs, measured) = load();
@@ -686,8 +657,15 @@ fn the_tables_of_the_pages_are_the_data() {
         page_holds(
             "docs/validation.md",
             &[(BEGIN_TEST, &by_test), (BEGIN_COMMAND, &by_command)],
+            UPDATE,
+            "jobs/validation/",
         ),
-        page_holds("docs/calibration.md", &[(BEGIN_FITTED, &fitted)]),
+        page_holds(
+            "docs/calibration.md",
+            &[(BEGIN_FITTED, &fitted)],
+            UPDATE,
+            "jobs/validation/",
+        ),
     ]
     .into_iter()
     .flatten()

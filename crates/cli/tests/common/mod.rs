@@ -84,3 +84,40 @@ pub fn on_two_workers<T: Sync, R: Send>(
         .map(|r| r.expect("every item was run"))
         .collect()
 }
+
+/// The end of a table a test writes into a page.
+pub const TABLE_END: &str = "<!-- end of rows -->\n";
+
+/// `doc` with the text between `begin` and the next [`TABLE_END`] replaced by `body`.
+pub fn splice(doc: &str, begin: &str, body: &str) -> String {
+    let start = doc
+        .find(begin)
+        .unwrap_or_else(|| panic!("the page has no marker {begin:?}"))
+        + begin.len();
+    let end = start
+        + doc[start..]
+            .find(TABLE_END)
+            .expect("the page closes each table with its end marker");
+    format!("{}{}{}", &doc[..start], body, &doc[end..])
+}
+
+/// Whether `page` (a path under the repository) holds each `(begin marker, table)`; with
+/// `update_var=1` in the environment, writes them in instead. `Some(why)` when it differs.
+pub fn page_holds(
+    page: &str,
+    tables: &[(&str, &str)],
+    update_var: &str,
+    source: &str,
+) -> Option<String> {
+    let path = repo().join(page);
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let want = tables
+        .iter()
+        .fold(doc.clone(), |d, (begin, body)| splice(&d, begin, body));
+    if std::env::var(update_var).as_deref() == Ok("1") {
+        std::fs::write(&path, &want).unwrap_or_else(|e| panic!("{page}: {e}"));
+        return None;
+    }
+    (doc != want)
+        .then(|| format!("{page}'s tables differ from {source}: run the test with {update_var}=1"))
+}
