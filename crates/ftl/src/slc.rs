@@ -266,6 +266,73 @@ mod tests {
         ftl.check_invariants();
     }
 
+    /// A full drive with a static cache (filled twice in order) after three passes of
+    /// uniform random writes: (live IUs in the static blocks over the cache's capacity, GC
+    /// copies per host IU over the third pass).
+    fn full_drive_random_writes(fold_when_full: bool) -> (f64, f64) {
+        const STATIC_BLOCKS: u32 = 32;
+        let mut c = small();
+        c.dies = 1;
+        c.planes_per_die = 2;
+        c.blocks_per_plane = 128;
+        c.pages_per_block = 96;
+        c.ius_per_page = 4;
+        c.bits_per_cell = 3;
+        c.slc.static_blocks = STATIC_BLOCKS; // 128 IUs each in SLC mode: 5% of the user's
+        c.slc.fold_when_full = fold_when_full;
+        c.user_ius = 78_000;
+        c.track_versions = false;
+        let n = c.user_ius as u32;
+        let mut ftl = Ftl::new(c).unwrap();
+        let mut ops = Vec::new();
+        for lpn in (0..n).chain(0..n) {
+            ftl.write(lpn, 1, false, false, 0, &mut ops);
+            ops.clear();
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut before = ftl.counters().clone();
+        for pass in 0..3 {
+            if pass == 2 {
+                before = ftl.counters().clone();
+            }
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ftl.write((x % u64::from(n)) as u32, 1, false, false, 0, &mut ops);
+                ops.clear();
+            }
+        }
+        let static_blocks = (0..ftl.geo.total_blocks).filter(|&b| ftl.geo.is_static_slc(b));
+        let live: u32 = static_blocks
+            .map(|b| ftl.blocks.info[b as usize].valid)
+            .sum();
+        let c = ftl.counters();
+        ftl.check_invariants();
+        (
+            f64::from(live) / f64::from(STATIC_BLOCKS * ftl.geo.slc_data_ius_per_block),
+            (c.gc_copied_ius - before.gc_copied_ius) as f64
+                / (c.host_write_ius - before.host_write_ius) as f64,
+        )
+    }
+
+    #[test]
+    fn a_cache_folding_while_the_host_writes_stays_live_and_spares_the_native_blocks() {
+        // Folding while the host writes, the static cache holds the last writes: nearly all
+        // live, data the native blocks need not hold, so GC works with more room. Straight to
+        // native blocks, the cache keeps the fill's data while random writes overwrite it a
+        // piece at a time; a block is taken back only once wholly overwritten, so the cache
+        // drains of live data with no idle time to fold it and GC loses its room.
+        let (fold_live, fold_copies) = full_drive_random_writes(true);
+        let (direct_live, direct_copies) = full_drive_random_writes(false);
+        assert!(fold_live > 0.8, "folding: cache {fold_live:.2} live");
+        assert!(direct_live < 0.1, "direct: cache {direct_live:.2} live");
+        assert!(
+            fold_copies * 1.3 < direct_copies,
+            "GC copies per host IU: {fold_copies:.2} folding, {direct_copies:.2} direct"
+        );
+    }
+
     #[test]
     fn a_fill_folds_the_dynamic_cache_as_it_takes_the_caches_room() {
         let mut c = small();
