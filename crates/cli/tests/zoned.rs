@@ -1,6 +1,7 @@
 //! Zoned namespaces end to end: fio's own `examples/zbd-*.fio` job files (in jobs/zbd,
 //! unchanged: a drive without namespaces takes any filename) on the ZN540 preset, a
-//! sequential write then its rewrite at WA 1.0, and the errors fio and the drive give.
+//! sequential write then its rewrite at WA 1.0, and the errors fio and the drive give; the
+//! same on the host-managed SMR disk, with its conventional zones.
 
 mod common;
 
@@ -218,6 +219,128 @@ fn zoned_options_of_a_job_fio_refuses_exit_2_naming_the_option() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("zone_reset_frequency"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The host-managed SMR disk (WD Ultrastar DC HC620 14 TB: 256 MiB zones, 524 conventional)
+/// as a system of one disk.
+const SMR: &str = "hdd-smr-14tb";
+
+fn disk(j: &serde_json::Value) -> &serde_json::Value {
+    &j["flashlab"]["system_counters"]["root"]
+}
+
+#[test]
+fn fio_s_zbd_examples_run_on_the_smr_disk_as_written() {
+    // fio's examples were written for this disk: 256 MiB zones, sequential from zone 524.
+    for name in [
+        "zbd-seq-read.fio",
+        "zbd-rand-write.fio",
+        "zbd-rand-write-zone-reset-gc.fio",
+    ] {
+        let o = flashlab(&[
+            "run",
+            &example(name),
+            "--device",
+            SMR,
+            "--output-format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["jobs"][0]["error"], 0, "{name}");
+        let zoned = &disk(&j)["zoned"];
+        assert_eq!(zoned["conventional_zones"], 524, "{name}");
+        match name {
+            // 16 jobs over the whole disk, conventional zones included, at most 32 zones
+            // written at once.
+            "zbd-rand-write.fio" => {
+                assert!(zoned["open_zones"].as_u64().unwrap() <= 32, "{zoned}");
+                assert!(j["jobs"][0]["write"]["io_bytes"].as_u64().unwrap() > 1 << 30);
+            }
+            "zbd-rand-write-zone-reset-gc.fio" => {
+                let resets = j["jobs"][0]["zone_resets"].as_u64().unwrap();
+                assert!(resets > 8, "{resets}");
+                assert_eq!(zoned["zone_resets"].as_u64(), Some(resets));
+            }
+            // A fresh disk has nothing below its write pointers: fio reads nothing.
+            _ => assert_eq!(j["jobs"][0]["read"]["io_bytes"], 0),
+        }
+    }
+    let path = job_file(
+        "smr-zone-size.fio",
+        "[z]\nrw=write\nzonemode=zbd\nzonesize=128m\nsize=1g\n",
+    );
+    let o = flashlab(&["run", &path, "--device", SMR]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("job parameter zonesize 134217728 does not match disk zone size 268435456"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_smr_disk_writes_its_zones_at_the_sequential_rate_and_resets_them() {
+    // Two loops over 4 zones: the second finds them full and fio resets each first.
+    let path = job_file(
+        "smr-seq-rewrite.fio",
+        "[seq]\nrw=write\nbs=1m\nzonemode=zbd\nzonesize=256m\noffset=524z\nsize=4z\nioengine=libaio\niodepth=8\nloops=2\n",
+    );
+    let o = flashlab(&["run", &path, "--device", SMR, "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["jobs"][0]["zone_resets"], 4);
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 2u64 << 30);
+    let d = disk(&j);
+    assert_eq!(d["zoned"]["zone_resets"], 4);
+    // No drive-managed remapping: each host write is one media write, at the outer zones'
+    // media rate (246 MB/s).
+    assert_eq!(d["media_writes"], d["writes"]);
+    let media_s = d["transfer_ns"].as_f64().unwrap() / 1e9;
+    let rate = (2u64 << 30) as f64 / media_s / 1e6;
+    assert!((rate - 246.0).abs() < 5.0, "{rate} MB/s");
+}
+
+#[test]
+fn an_smr_disk_refuses_a_write_off_the_pointer_and_takes_random_ones_in_conventional_zones() {
+    // Without zonemode=zbd, random writes in the sequential zones: the disk refuses the
+    // first one not at its zone's write pointer, as a ZNS drive does.
+    let path = job_file(
+        "smr-random-plain.fio",
+        "[plain]\nrw=randwrite\nbs=4k\noffset=140660178944\nsize=4g\nnumber_ios=100\n",
+    );
+    let o = flashlab(&["run", &path, "--device", SMR, "--output-format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["jobs"][0]["error"], 5);
+    let e = j["flashlab"]["io_errors"][0]["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("Zone Invalid Write: write of 4096 bytes at byte"),
+        "{e}"
+    );
+    // The same random writes in the first 131 GiB, the conventional zones, run.
+    let path = job_file(
+        "smr-random-conventional.fio",
+        "[conv]\nrw=randwrite\nbs=4k\nsize=131g\nnumber_ios=2000\nioengine=libaio\niodepth=32\n",
+    );
+    let o = flashlab(&["run", &path, "--device", SMR, "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["jobs"][0]["error"], 0);
+    assert_eq!(disk(&j)["writes"], 2000);
+    // A zoned job on the conventional hard disk is refused as on a conventional SSD.
+    let path = job_file(
+        "hdd-zoned.fio",
+        "[z]\nrw=write\nbs=128k\nzonemode=zbd\nsize=64m\n",
+    );
+    let o = flashlab(&["run", &path, "--device", "hdd-2tb"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd"),
         "{}",
         stderr(&o)
     );

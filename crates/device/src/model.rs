@@ -822,11 +822,13 @@ impl DeviceConfig {
                 zones: zones as u32,
                 max_open: z.max_open_zones,
                 max_active: z.max_active_zones,
+                conventional: 0,
             },
             page_bytes: page,
             blocks_per_zone: blocks_per_zone as u32,
             units,
             blocks_per_unit: ftl.blocks_per_plane,
+            keys: "zns",
         }))
     }
 

@@ -65,6 +65,8 @@ pub struct ZoneModel {
     pub blocks_per_zone: u32,
     pub units: u32,
     pub blocks_per_unit: u32,
+    /// The table of the drive description's zone keys, which errors name (`zns`).
+    pub keys: &'static str,
 }
 
 impl ZoneModel {
@@ -155,6 +157,12 @@ impl Zones {
         }
         let cap = g.capacity_bytes;
         for (z, (&s, &wp)) in self.state.iter().zip(&self.wp).enumerate() {
+            if (z as u32) < g.conventional && (s != ZoneState::Empty || wp != 0) {
+                return Err(format!(
+                    "conventional zone {z} is {} with its write pointer (wp) at byte {wp} (valid: a conventional zone has no write pointer, EMPTY at 0)",
+                    s.name()
+                ));
+            }
             let ok = match s {
                 ZoneState::Empty => wp == 0,
                 ZoneState::Full => wp <= cap,
@@ -178,8 +186,8 @@ impl Zones {
         let over = |count: u32, limit: u32| limit > 0 && count > limit;
         if over(open, g.max_open) || over(active, g.max_active) {
             return Err(format!(
-                "{open} zones are open and {active} active (valid: zns.max_open_zones = {}, zns.max_active_zones = {}; 0 is no limit)",
-                g.max_open, g.max_active
+                "{open} zones are open and {active} active (valid: {k}.max_open_zones = {}, {k}.max_active_zones = {}; 0 is no limit)",
+                g.max_open, g.max_active, k = self.model.keys
             ));
         }
         let implicit = self
@@ -216,7 +224,12 @@ impl Zones {
         self.state[zone as usize]
     }
 
+    /// Bytes written in zone `zone` from its start; a conventional zone reports its capacity,
+    /// as Linux and fio take a zone without a write pointer (fio's `ZBD_ZONE_COND_NOT_WP`).
     pub fn write_pointer(&self, zone: u32) -> u64 {
+        if zone < self.model.geometry.conventional {
+            return self.model.geometry.capacity_bytes;
+        }
         self.wp[zone as usize]
     }
 
@@ -266,8 +279,8 @@ impl Zones {
                 "Too Many Active Zones",
                 ETOOMANYREFS,
                 format!(
-                    "zone {zone} cannot become active: {} zones are open or closed (zns.max_active_zones = {})",
-                    self.active, g.max_active
+                    "zone {zone} cannot become active: {} zones are open or closed ({}.max_active_zones = {})",
+                    self.active, self.model.keys, g.max_active
                 ),
             ));
         }
@@ -277,8 +290,8 @@ impl Zones {
                     "Too Many Open Zones",
                     ETOOMANYREFS,
                     format!(
-                        "zone {zone} cannot be opened: {} zones are explicitly open (zns.max_open_zones = {})",
-                        self.open, g.max_open
+                        "zone {zone} cannot be opened: {} zones are explicitly open ({}.max_open_zones = {})",
+                        self.open, self.model.keys, g.max_open
                     ),
                 ));
             };
@@ -290,10 +303,29 @@ impl Zones {
 
     /// Check a write of `len` bytes at drive byte `offset` against the zone rules and move
     /// the write pointer past it (a write opens its zone implicitly; one that reaches the
-    /// capacity makes it full).
+    /// capacity makes it full). A conventional zone takes a write anywhere, short of the
+    /// first sequential zone (ZBC's write boundary error).
     pub fn write(&mut self, offset: u64, len: u64) -> Result<ZoneWrite, DeviceError> {
         let (zone, at) = self.split(offset);
         let g = self.model.geometry;
+        if zone < g.conventional {
+            let end = u64::from(g.conventional) * g.zone_bytes;
+            if offset + len > end {
+                return Err(zone_err(
+                    "Zone Boundary Error",
+                    EIO,
+                    format!(
+                        "write of {len} bytes at byte {offset} runs from the conventional zones into sequential zone {} (byte {end})",
+                        g.conventional
+                    ),
+                ));
+            }
+            return Ok(ZoneWrite {
+                zone,
+                from: at,
+                to: at + len,
+            });
+        }
         let s = self.state[zone as usize];
         let wp = self.wp[zone as usize];
         if s == ZoneState::Full {
@@ -361,6 +393,13 @@ impl Zones {
     /// page); for reset, the bytes the zone held (its blocks to erase).
     pub fn command(&mut self, op: ZoneOp, zone: u32) -> Result<u64, DeviceError> {
         self.check_zone(zone, &format!("{op:?}"))?;
+        if zone < self.model.geometry.conventional {
+            return Err(zone_err(
+                "Invalid Field in Command",
+                EIO,
+                format!("zone {op:?} of zone {zone}: a conventional zone has no write pointer"),
+            ));
+        }
         let s = self.state[zone as usize];
         let wp = self.wp[zone as usize];
         let invalid = |why: &str| {
@@ -451,11 +490,13 @@ mod tests {
                 zones: 8,
                 max_open,
                 max_active,
+                conventional: 0,
             },
             page_bytes: 16 << 10,
             blocks_per_zone: 4,
             units: 8,
             blocks_per_unit: 16,
+            keys: "zns",
         })
     }
 
@@ -552,6 +593,42 @@ mod tests {
             "Invalid Zone State Transition"
         );
         z.check().unwrap();
+    }
+
+    /// A host-managed SMR disk's conventional zones (the first ones) take writes anywhere
+    /// and report themselves full, as Linux does; a write may not run from them into the
+    /// sequential zones, and zone commands on them are refused. The sequential zones keep
+    /// the rules. A forged conventional zone with a state is refused at load.
+    #[test]
+    fn conventional_zones_take_writes_anywhere_and_no_zone_command() {
+        let mut m = zones(0, 0).model;
+        m.geometry.conventional = 2;
+        m.keys = "zoned";
+        let mut z = Zones::new(m);
+        z.write(512 << 10, 4096).unwrap();
+        z.write(4096, 8192).unwrap();
+        z.write(0, 1 << 20).unwrap();
+        assert_eq!((z.state(0), z.open_active()), (ZoneState::Empty, (0, 0)));
+        assert_eq!(z.write_pointer(1), 768 << 10);
+        let e = z.write((2 << 20) - 4096, 8192).unwrap_err();
+        assert!(e.to_string().contains("into sequential zone 2"), "{e}");
+        assert_eq!(
+            status(z.command(ZoneOp::Reset, 1)),
+            "Invalid Field in Command"
+        );
+        assert_eq!(
+            status(z.write((2 << 20) + 4096, 4096)),
+            "Zone Invalid Write"
+        );
+        z.write(2 << 20, 4096).unwrap();
+        assert_eq!(z.write_pointer(2), 4096);
+        z.check().unwrap();
+        let mut forged = z.clone();
+        forged.wp[1] = 4096;
+        let e = flashlab_engine::state::reload_into(&forged, &mut Zones::new(m))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("conventional zone 1 is EMPTY"), "{e}");
     }
 
     #[test]

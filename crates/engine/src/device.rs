@@ -196,6 +196,9 @@ pub struct ZoneGeometry {
     pub max_open: u32,
     /// Zones that may be open or closed at once; 0: no limit.
     pub max_active: u32,
+    /// Zones at the start of the address space without a write pointer, written anywhere
+    /// (a host-managed SMR disk's conventional zones); 0 on a ZNS drive.
+    pub conventional: u32,
 }
 
 /// A zone management command (NVMe Zone Management Send).

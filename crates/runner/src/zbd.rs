@@ -155,6 +155,7 @@ impl ZbdDevice {
                     zones: (capacity_bytes / o.zone_size).min(u64::from(u32::MAX)) as u32,
                     max_open: 0,
                     max_active: 0,
+                    conventional: 0,
                 };
                 (g, false)
             }
@@ -244,8 +245,9 @@ impl ZbdDevice {
             ));
         }
         let (min_zone, max_zone) = (min_zone as u32, max_zone as u32);
-        // fio's zbd_verify_and_set_vdb: the data below the write pointers in the range.
-        self.valid_bytes = (min_zone..max_zone)
+        // fio's zbd_verify_and_set_vdb: the data below the write pointers in the range
+        // (a conventional zone has none).
+        self.valid_bytes = (min_zone.max(self.geometry.conventional)..max_zone)
             .map(|z| self.wp[z as usize])
             .sum::<u64>();
         self.write_cnt = if o.zone_reset_frequency > 0.0 {
@@ -338,6 +340,9 @@ impl ZbdDevice {
         let clamp = |z: u64| (z as u32).clamp(job.min_zone, job.max_zone - 1);
         let orig = clamp(io.offset_bytes / zs);
         let min_bs = job.min_bs[io.kind.ddir()].max(1);
+        if orig < self.geometry.conventional {
+            return self.adjust_conventional(io, min_bs);
+        }
         match io.kind {
             IoKind::Read => self.adjust_read(job, io, orig, min_bs),
             IoKind::Write => self.adjust_write(job, io, orig, min_bs),
@@ -351,6 +356,27 @@ impl ZbdDevice {
             }
             IoKind::Flush => Adjusted::issue(io, [None, None]),
         }
+    }
+
+    /// fio's zbd_adjust_block in a conventional zone (no write pointer): every I/O as it
+    /// is, but a write is cut short of the first sequential zone (and none is left when not
+    /// a block fits before it).
+    fn adjust_conventional(&self, io: GeneratedIo, min_bs: u64) -> Adjusted {
+        let end = u64::from(self.geometry.conventional) * self.geometry.zone_bytes;
+        if io.kind != IoKind::Write || io.offset_bytes + io.len_bytes <= end {
+            return Adjusted::issue(io, [None, None]);
+        }
+        if io.offset_bytes + min_bs > end {
+            return Adjusted::end([None, None]);
+        }
+        let len = (end - io.offset_bytes) / min_bs * min_bs;
+        Adjusted::issue(
+            GeneratedIo {
+                len_bytes: len,
+                ..io
+            },
+            [None, None],
+        )
     }
 
     /// A read of `io` (in zone `orig`, clamped to the job's range) kept below the write
@@ -505,6 +531,7 @@ mod tests {
             zones: 16,
             max_open,
             max_active: max_open,
+            conventional: 0,
         };
         ZbdDevice::new(0, Some(g), |_| 0, &ZonedOptions::default(), 16 << 20).unwrap()
     }
@@ -537,6 +564,37 @@ mod tests {
         assert_eq!(j.resets, 1);
     }
 
+    /// fio's conventional zones (an SMR disk's first ones): I/O goes where the job sends
+    /// it, no write pointer moves, and a write is cut short of the first sequential zone.
+    #[test]
+    fn conventional_zones_take_the_job_s_offsets() {
+        let g = ZoneGeometry {
+            conventional: 2,
+            ..device(0).geometry
+        };
+        let wp = |z| if z < 2 { 768 << 10 } else { 0 };
+        let mut d = ZbdDevice::new(0, Some(g), wp, &ZonedOptions::default(), 16 << 20).unwrap();
+        let s = spec("[j]\nrw=randwrite\nbs=64k\nzonemode=zbd\n");
+        let mut j = d.job(0, &s, (0, 16 << 20)).unwrap();
+        let a = write(&mut d, &mut j, 300 << 10, 64 << 10);
+        assert_eq!(a.io.unwrap().offset_bytes, 300 << 10);
+        assert_eq!(a.before, [None, None]);
+        // No block fits before the sequential zones: fio ends the job (io_u_eof).
+        assert!(write(&mut d, &mut j, (2 << 20) - (32 << 10), 64 << 10)
+            .io
+            .is_none());
+        let a = write(&mut d, &mut j, (2 << 20) - (128 << 10), 192 << 10)
+            .io
+            .unwrap();
+        assert_eq!(a.len_bytes, 128 << 10);
+        // A sequential zone's write still goes to its pointer.
+        let a = write(&mut d, &mut j, (5 << 20) + 4096, 64 << 10)
+            .io
+            .unwrap();
+        assert_eq!(a.offset_bytes, 5 << 20);
+        assert_eq!(j.resets, 0);
+    }
+
     #[test]
     fn a_remainder_smaller_than_a_block_is_finished() {
         let mut d = device(0);
@@ -567,6 +625,7 @@ mod tests {
             zones: 4,
             max_open: 2,
             max_active: 2,
+            conventional: 0,
         };
         let mut o = ZonedOptions {
             zone_size: 2 << 20,

@@ -261,6 +261,10 @@ const DRIVE_PRESETS: &[Preset] = &[
         name: "toshiba-dt01aca200-2tb",
         text: include_str!("../../../presets/systems/drives/toshiba-dt01aca200-2tb.toml"),
     },
+    Preset {
+        name: "wd-ultrastar-dc-hc620-14tb",
+        text: include_str!("../../../presets/systems/drives/wd-ultrastar-dc-hc620-14tb.toml"),
+    },
 ];
 
 /// System presets.
@@ -276,6 +280,10 @@ const SYSTEM_PRESETS: &[Preset] = &[
     Preset {
         name: "hdd-2tb",
         text: include_str!("../../../presets/systems/hdd-2tb.toml"),
+    },
+    Preset {
+        name: "hdd-smr-14tb",
+        text: include_str!("../../../presets/systems/hdd-smr-14tb.toml"),
     },
     Preset {
         name: "pcie5-single",

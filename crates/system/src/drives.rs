@@ -4,10 +4,12 @@
 use std::collections::VecDeque;
 
 use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
+use flashlab_device::zoned::{ZoneModel, Zones};
 use flashlab_device::{LinkKind, Ssd};
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{
-    BlockDevice, Completion, DeviceError, IoKind, IoRequest, RngStream, SeedTree, SimTime,
+    not_zoned, BlockDevice, Completion, DeviceError, IoKind, IoRequest, RngStream, SeedTree,
+    SimTime, ZoneGeometry, ZoneOp,
 };
 use flashlab_media::hdd::{Hdd, HddParams};
 use flashlab_media::xpoint::{Xpoint, XpointParams};
@@ -61,7 +63,7 @@ impl Component for SsdNode {
 }
 
 /// A hard disk description (TOML, human units). Figures and their sources live in the presets.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HddSpec {
     pub kind: String,
@@ -90,6 +92,65 @@ pub struct HddSpec {
     pub command_overhead: String,
     #[serde(default = "ncq")]
     pub queue_depth: u32,
+    /// Host-managed SMR zones (`[zoned]`); none on a conventional disk.
+    #[serde(default)]
+    pub zoned: Option<HddZonedSpec>,
+}
+
+/// A host-managed SMR disk's zones (ZBC/ZAC), the keys named as the SSD's `[zns]` ones where
+/// they mean the same.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HddZonedSpec {
+    #[serde(default)]
+    pub enabled: bool,
+    pub zone_size: String,
+    /// Zones at the start of the disk without a write pointer (random writes allowed).
+    #[serde(default)]
+    pub conventional_zones: u32,
+    #[serde(default)]
+    pub max_open_zones: u32,
+    #[serde(default)]
+    pub max_active_zones: u32,
+    /// What a zone reset (or finish) takes beyond the command: the drive updates its zone
+    /// metadata, the media is not touched.
+    #[serde(default = "zero_time")]
+    pub reset_time: String,
+}
+
+fn zero_time() -> String {
+    "0ns".into()
+}
+
+// By hand, so that a disk without zones prints (and hashes, in its system's configuration
+// hash) what it did before zones existed.
+impl std::fmt::Debug for HddSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("HddSpec");
+        d.field("kind", &self.kind)
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("capacity", &self.capacity)
+            .field("rpm", &self.rpm)
+            .field("cylinders", &self.cylinders)
+            .field("outer_rate", &self.outer_rate)
+            .field("inner_rate", &self.inner_rate)
+            .field("track_to_track", &self.track_to_track)
+            .field("average_seek", &self.average_seek)
+            .field("full_stroke", &self.full_stroke)
+            .field("cache", &self.cache)
+            .field("read_ahead", &self.read_ahead)
+            .field("read_segments", &self.read_segments)
+            .field("pre_read", &self.pre_read)
+            .field("write_cache", &self.write_cache)
+            .field("interface", &self.interface)
+            .field("command_overhead", &self.command_overhead)
+            .field("queue_depth", &self.queue_depth);
+        if let Some(z) = &self.zoned {
+            d.field("zoned", z);
+        }
+        d.finish()
+    }
 }
 
 fn one() -> u32 {
@@ -152,10 +213,35 @@ fn link(key: &str, v: &str) -> Result<u64, SpecError> {
     Ok((k.raw_bytes_per_s() as f64 * k.default_efficiency()) as u64)
 }
 
-/// A hard disk behind its SATA link, with NCQ.
+/// A disk's zones, or nothing. A conventional disk's state holds no byte for them, so its
+/// state files are what they are without zones.
+#[derive(Debug, Clone, Default)]
+struct DiskZones(Option<Zones>);
+
+impl flashlab_engine::State for DiskZones {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        if let Some(z) = &self.0 {
+            z.save(w);
+        }
+    }
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        match &mut self.0 {
+            Some(z) => z.load(r),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A hard disk behind its SATA link, with NCQ; host-managed SMR when it has zones.
 pub struct HddDrive {
     name: String,
     hdd: Hdd,
+    zones: DiskZones,
+    /// A zone reset's or finish's time beyond the command (metadata only).
+    zone_op_ns: u64,
     link_bytes_per_s: u64,
     overhead_ns: u64,
     queue_depth: u32,
@@ -171,8 +257,8 @@ pub struct HddDrive {
 }
 
 flashlab_engine::impl_state!(HddDrive {
-    hdd, link_free_ns, outstanding, queued, reads, writes, bytes_read, bytes_written
-} skip { name, link_bytes_per_s, overhead_ns, queue_depth } check HddDrive::check_loaded);
+    hdd, link_free_ns, outstanding, queued, reads, writes, bytes_read, bytes_written, zones
+} skip { name, link_bytes_per_s, overhead_ns, queue_depth, zone_op_ns } check HddDrive::check_loaded);
 
 /// Commands a SATA drive holds at once (NCQ), the bound of `outstanding`.
 const NCQ_SLOTS: usize = 32;
@@ -256,9 +342,18 @@ impl HddDrive {
                 "valid: 1 to 32 (NCQ)".into(),
             ));
         }
+        let (zones, zone_op_ns) = match &s.zoned {
+            Some(z) if z.enabled => {
+                let (zones, ns) = disk_zones(z, hdd.params().capacity_bytes)?;
+                (Some(zones), ns)
+            }
+            _ => (None, 0),
+        };
         Ok(HddDrive {
             name: name.to_string(),
             hdd,
+            zones: DiskZones(zones),
+            zone_op_ns,
             link_bytes_per_s: link("interface", &s.interface)?,
             overhead_ns: time("command_overhead", &s.command_overhead)?,
             queue_depth: s.queue_depth,
@@ -273,9 +368,106 @@ impl HddDrive {
     }
 }
 
+/// A host-managed SMR disk's zones from its `[zoned]` keys: as many zones as the capacity
+/// holds whole (the host addresses those), each written up to its size (a disk's zone
+/// capacity is its size).
+fn disk_zones(z: &HddZonedSpec, capacity: u64) -> Result<(Zones, u64), SpecError> {
+    let zone_bytes = size("zoned.zone_size", &z.zone_size)?;
+    if zone_bytes == 0 || zone_bytes % 4096 != 0 || zone_bytes > capacity {
+        return Err((
+            "zoned.zone_size".into(),
+            z.zone_size.clone(),
+            format!("valid: a multiple of 4 KiB, at most the capacity ({capacity} bytes)"),
+        ));
+    }
+    let zones = (capacity / zone_bytes).min(u64::from(u32::MAX)) as u32;
+    if z.conventional_zones >= zones {
+        return Err((
+            "zoned.conventional_zones".into(),
+            z.conventional_zones.to_string(),
+            format!(
+                "valid: 0 to {} (the disk has {zones} zones; at least one is sequential)",
+                zones - 1
+            ),
+        ));
+    }
+    for (key, v) in [
+        ("zoned.max_open_zones", z.max_open_zones),
+        ("zoned.max_active_zones", z.max_active_zones),
+    ] {
+        if v > zones {
+            return Err((
+                key.into(),
+                v.to_string(),
+                format!("valid: 0 (no limit) to {zones}, the disk's zones"),
+            ));
+        }
+    }
+    if z.max_active_zones > 0 && z.max_open_zones > z.max_active_zones {
+        return Err((
+            "zoned.max_open_zones".into(),
+            z.max_open_zones.to_string(),
+            format!(
+                "valid: at most zoned.max_active_zones ({}), as an open zone is active",
+                z.max_active_zones
+            ),
+        ));
+    }
+    let reset_ns = time("zoned.reset_time", &z.reset_time)?;
+    let model = ZoneModel {
+        geometry: ZoneGeometry {
+            zone_bytes,
+            capacity_bytes: zone_bytes,
+            zones,
+            max_open: z.max_open_zones,
+            max_active: z.max_active_zones,
+            conventional: z.conventional_zones,
+        },
+        // The media layout fields place a ZNS drive's zones on its dies; a disk's zones are
+        // its LBA ranges, written where the disk model puts them.
+        page_bytes: 4096,
+        blocks_per_zone: 1,
+        units: 1,
+        blocks_per_unit: zones,
+        keys: "zoned",
+    };
+    Ok((Zones::new(model), reset_ns))
+}
+
 impl BlockDevice for HddDrive {
     fn capacity_bytes(&self) -> u64 {
-        self.hdd.params().capacity_bytes / 4096 * 4096
+        match &self.zones.0 {
+            Some(z) => z.capacity_bytes(),
+            None => self.hdd.params().capacity_bytes / 4096 * 4096,
+        }
+    }
+    fn zones(&self) -> Option<ZoneGeometry> {
+        self.zones.0.as_ref().map(Zones::geometry)
+    }
+    fn zone_write_pointer(&self, zone: u32) -> Option<u64> {
+        let z = self.zones.0.as_ref()?;
+        (zone < z.geometry().zones).then(|| z.write_pointer(zone))
+    }
+    /// A zone command changes the disk's zone metadata only: it takes the command overhead
+    /// and, for a reset or finish, `zoned.reset_time`; the head does not move.
+    fn zone_command(
+        &mut self,
+        now_ns: SimTime,
+        op: ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        let Some(z) = self.zones.0.as_mut() else {
+            return Err(not_zoned(op, zone));
+        };
+        z.command(op, zone)?;
+        let extra = match op {
+            ZoneOp::Reset | ZoneOp::Finish => self.zone_op_ns,
+            ZoneOp::Open | ZoneOp::Close => 0,
+        };
+        Ok(Completion {
+            accepted_ns: now_ns,
+            done_ns: now_ns + self.overhead_ns + extra,
+        })
     }
     fn queue_depth_limit(&self) -> u32 {
         self.queue_depth
@@ -284,6 +476,10 @@ impl BlockDevice for HddDrive {
     fn prefetch(&self, _req: &IoRequest, _stage: flashlab_engine::PrefetchStage) {}
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         req.check_range(self.capacity_bytes(), 512)?;
+        // A write to a sequential zone must be at its write pointer, before anything happens.
+        if let (Some(z), IoKind::Write) = (&mut self.zones.0, req.kind) {
+            z.write(req.offset_bytes, req.len_bytes)?;
+        }
         while self.outstanding.front().is_some_and(|&(d, _)| d <= now_ns) {
             self.outstanding.pop_front();
         }
@@ -348,7 +544,7 @@ impl BlockDevice for HddDrive {
 impl Component for HddDrive {
     fn counters_json(&self) -> serde_json::Value {
         let c = self.hdd.counters();
-        json!({
+        let mut j = json!({
             "name": self.name,
             "kind": "hdd",
             "reads": self.reads,
@@ -362,7 +558,27 @@ impl Component for HddDrive {
             "rotation_ns": c.rotation_ns,
             "transfer_ns": c.transfer_ns,
             "reordered": c.reordered,
-        })
+        });
+        if let (Some(z), Some(o)) = (&self.zones.0, j.as_object_mut()) {
+            let g = z.geometry();
+            let (open, active) = z.open_active();
+            o.insert(
+                "zoned".into(),
+                json!({
+                    "zone_size": g.zone_bytes,
+                    "zones": g.zones,
+                    "conventional_zones": g.conventional,
+                    "max_open_zones": g.max_open,
+                    "max_active_zones": g.max_active,
+                    "open_zones": open,
+                    "active_zones": active,
+                    "zone_resets": z.resets,
+                    "zone_finishes": z.finishes,
+                    "implicit_closes": z.implicit_closes,
+                }),
+            );
+        }
+        j
     }
 }
 
@@ -507,6 +723,63 @@ mod tests {
         let text = include_str!("../../../presets/systems/drives/intel-optane-memory-16gb.toml");
         let spec: XpointSpec = toml::from_str(text).unwrap();
         XpointDrive::from_spec("x", &spec).unwrap()
+    }
+
+    fn smr() -> HddDrive {
+        let text = include_str!("../../../presets/systems/drives/wd-ultrastar-dc-hc620-14tb.toml");
+        let spec: HddSpec = toml::from_str(text).unwrap();
+        HddDrive::from_spec("smr", &spec).unwrap()
+    }
+
+    /// The HC620 preset: 52,156 zones of 256 MiB, the first 524 conventional. A sequential
+    /// zone takes writes at its write pointer only (the error is the zone rules'), a reset
+    /// costs the command and the stated metadata time, and the zones reload from a state. A
+    /// disk without `[zoned]` has no zones, and its description prints as it did before
+    /// zones existed (its system's configuration hash is unchanged).
+    #[test]
+    fn an_smr_disk_keeps_the_zone_rules() {
+        let mut d = smr();
+        let g = d.zones().unwrap();
+        assert_eq!((g.zones, g.conventional, g.max_open), (52_156, 524, 128));
+        assert_eq!(d.capacity_bytes(), 52_156 << 28);
+        // Random writes in the conventional zones.
+        for i in 0..8u64 {
+            d.submit(
+                i * 1000,
+                &IoRequest::write(((i * 7919) << 16) % (524 << 28), 4096),
+            )
+            .unwrap();
+        }
+        let z = 524u64 << 28;
+        d.submit(10_000, &IoRequest::write(z, 1 << 20)).unwrap();
+        let e = d
+            .submit(20_000, &IoRequest::write(z + (2 << 20), 4096))
+            .unwrap_err();
+        assert!(e.to_string().starts_with("Zone Invalid Write"), "{e}");
+        assert_eq!(d.zone_write_pointer(524), Some(1 << 20));
+        let c = d.zone_command(30_000, ZoneOp::Reset, 524).unwrap();
+        assert_eq!(c.done_ns - 30_000, 50_000 + 100_000);
+        assert_eq!(d.zone_write_pointer(524), Some(0));
+        assert!(d.zone_command(40_000, ZoneOp::Reset, 3).is_err());
+        d.submit(50_000, &IoRequest::write(z, 4096)).unwrap();
+        let mut again = smr();
+        reload_into(&d, &mut again).unwrap();
+        assert_eq!(again.zone_write_pointer(524), Some(4096));
+        assert_eq!(d.counters_json()["zoned"]["zone_resets"], 1);
+
+        let plain = hdd();
+        assert!(plain.zones().is_none());
+        assert!(plain.counters_json().get("zoned").is_none());
+        let text = include_str!("../../../presets/systems/drives/toshiba-dt01aca200-2tb.toml");
+        let spec: HddSpec = toml::from_str(text).unwrap();
+        let shown = format!("{spec:?}");
+        assert!(shown.ends_with("queue_depth: 32 }"), "{shown}");
+        // Zone keys a disk cannot have are refused naming the key.
+        let text = include_str!("../../../presets/systems/drives/wd-ultrastar-dc-hc620-14tb.toml");
+        let mut spec: HddSpec = toml::from_str(text).unwrap();
+        spec.zoned.as_mut().unwrap().conventional_zones = 52_156;
+        let e = HddDrive::from_spec("smr", &spec).err().unwrap();
+        assert_eq!(e.0, "zoned.conventional_zones");
     }
 
     /// 16 random reads and writes at queue depth 8: commands held, dirty data, streams.

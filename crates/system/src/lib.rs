@@ -319,4 +319,19 @@ impl BlockDevice for System {
     fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
         self.root.prefetch(req, stage)
     }
+    // A zoned drive at the root (a host-managed SMR disk) shows its zones to the host.
+    fn zones(&self) -> Option<flashlab_engine::ZoneGeometry> {
+        self.root.zones()
+    }
+    fn zone_write_pointer(&self, zone: u32) -> Option<u64> {
+        self.root.zone_write_pointer(zone)
+    }
+    fn zone_command(
+        &mut self,
+        now_ns: SimTime,
+        op: flashlab_engine::ZoneOp,
+        zone: u32,
+    ) -> Result<Completion, DeviceError> {
+        self.root.zone_command(now_ns, op, zone)
+    }
 }
