@@ -359,20 +359,35 @@ impl ZbdDevice {
     }
 
     /// fio's zbd_adjust_block in a conventional zone (no write pointer): every I/O as it
-    /// is, but a write is cut short of the first sequential zone (and none is left when not
-    /// a block fits before it).
+    /// is, but a write that would cross into a sequential zone is cut short of it; where not
+    /// a block fits before that zone, fio mirrors the offset into the zone's start
+    /// (`zb->start + (zb + 1)->start - offset`) and cuts the length to the room left there.
     fn adjust_conventional(&self, io: GeneratedIo, min_bs: u64) -> Adjusted {
-        let end = u64::from(self.geometry.conventional) * self.geometry.zone_bytes;
-        if io.kind != IoKind::Write || io.offset_bytes + io.len_bytes <= end {
+        let zs = self.geometry.zone_bytes;
+        let zone = io.offset_bytes / zs;
+        let next_start = (zone + 1) * zs;
+        // fio looks at the next zone only: a write may run on into another conventional one.
+        let next_has_wp = zone + 1 >= u64::from(self.geometry.conventional)
+            && zone + 1 < u64::from(self.geometry.zones);
+        if io.kind != IoKind::Write || !next_has_wp || io.offset_bytes + io.len_bytes <= next_start
+        {
             return Adjusted::issue(io, [None, None]);
         }
-        if io.offset_bytes + min_bs > end {
+        let (offset_bytes, room) = if io.offset_bytes + min_bs > next_start {
+            let offset = zone * zs + (next_start - io.offset_bytes);
+            (offset, io.len_bytes.min(next_start - offset))
+        } else {
+            (io.offset_bytes, next_start - io.offset_bytes)
+        };
+        let len_bytes = room / min_bs * min_bs;
+        if len_bytes == 0 {
+            // A zone smaller than a block: nothing fio could issue there.
             return Adjusted::end([None, None]);
         }
-        let len = (end - io.offset_bytes) / min_bs * min_bs;
         Adjusted::issue(
             GeneratedIo {
-                len_bytes: len,
+                offset_bytes,
+                len_bytes,
                 ..io
             },
             [None, None],
@@ -579,10 +594,15 @@ mod tests {
         let a = write(&mut d, &mut j, 300 << 10, 64 << 10);
         assert_eq!(a.io.unwrap().offset_bytes, 300 << 10);
         assert_eq!(a.before, [None, None]);
-        // No block fits before the sequential zones: fio ends the job (io_u_eof).
-        assert!(write(&mut d, &mut j, (2 << 20) - (32 << 10), 64 << 10)
+        // No block fits before the sequential zones: fio mirrors the offset into the
+        // zone's start, 32 KiB from the end becoming 32 KiB from the start.
+        let a = write(&mut d, &mut j, (2 << 20) - (32 << 10), 64 << 10)
             .io
-            .is_none());
+            .unwrap();
+        assert_eq!(
+            (a.offset_bytes, a.len_bytes),
+            ((1 << 20) + (32 << 10), 64 << 10)
+        );
         let a = write(&mut d, &mut j, (2 << 20) - (128 << 10), 192 << 10)
             .io
             .unwrap();
