@@ -160,11 +160,19 @@ fn a_sequential_write_and_its_rewrite_write_each_byte_once() {
 fn a_write_off_the_write_pointer_fails_with_fio_s_eio() {
     // Without zonemode=zbd fio sends the random writes as they are: the drive refuses the
     // first one not at its zone's write pointer, and fio stops the job with EIO.
-    let path = job_file(
+    let o = refused_off_the_pointer(
+        ZN540,
         "zoned-random-plain.fio",
         "[plain]\nrw=randwrite\nbs=4k\nsize=4g\nnumber_ios=100\n",
     );
-    let o = flashlab(&["run", &path, "--device", ZN540, "--output-format", "json"]);
+    assert!(stderr(&o).contains("Zone Invalid Write"), "{}", stderr(&o));
+}
+
+/// `job` on `device` stops with fio's EIO at its first write off a zone's write pointer
+/// (exit 1, job error 5, the drive's "Zone Invalid Write" in the JSON's I/O errors).
+fn refused_off_the_pointer(device: &str, name: &str, job: &str) -> std::process::Output {
+    let path = job_file(name, job);
+    let o = flashlab(&["run", &path, "--device", device, "--output-format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let j = json(&o);
     assert_eq!(j["jobs"][0]["error"], 5);
@@ -173,7 +181,7 @@ fn a_write_off_the_write_pointer_fails_with_fio_s_eio() {
         e.starts_with("Zone Invalid Write: write of 4096 bytes at byte"),
         "{e}"
     );
-    assert!(stderr(&o).contains("Zone Invalid Write"), "{}", stderr(&o));
+    o
 }
 
 #[test]
@@ -309,18 +317,10 @@ fn an_smr_disk_writes_its_zones_at_the_sequential_rate_and_resets_them() {
 fn an_smr_disk_refuses_a_write_off_the_pointer_and_takes_random_ones_in_conventional_zones() {
     // Without zonemode=zbd, random writes in the sequential zones: the disk refuses the
     // first one not at its zone's write pointer, as a ZNS drive does.
-    let path = job_file(
+    refused_off_the_pointer(
+        SMR,
         "smr-random-plain.fio",
         "[plain]\nrw=randwrite\nbs=4k\noffset=140660178944\nsize=4g\nnumber_ios=100\n",
-    );
-    let o = flashlab(&["run", &path, "--device", SMR, "--output-format", "json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let j = json(&o);
-    assert_eq!(j["jobs"][0]["error"], 5);
-    let e = j["flashlab"]["io_errors"][0]["error"].as_str().unwrap();
-    assert!(
-        e.starts_with("Zone Invalid Write: write of 4096 bytes at byte"),
-        "{e}"
     );
     // The same random writes in the first 131 GiB, the conventional zones, run.
     let path = job_file(

@@ -201,7 +201,7 @@ pub struct Ssd {
     /// command from the device's own stream, so runs repeat).
     command_rng: RngStream,
     /// The zones of a zoned drive (`[zns]`).
-    zoned: zoned::ZonedPart,
+    zoned: crate::zoned::ZonedPart,
     _seeds: SeedTree,
 }
 
@@ -298,7 +298,7 @@ impl Ssd {
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
             command_rng: seeds.child("device/command").stream(),
-            zoned: zoned::ZonedPart(zone_model.map(crate::zoned::Zones::new)),
+            zoned: crate::zoned::ZonedPart(zone_model.map(crate::zoned::Zones::new)),
             _seeds: seeds,
             model,
         })

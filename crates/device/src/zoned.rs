@@ -452,6 +452,29 @@ impl Zones {
     }
 }
 
+/// The zones of a zoned device (a ZNS drive, a host-managed SMR disk), or nothing. Whether
+/// there are zones is configuration: a conventional device's state holds no byte for them,
+/// so its state files are what they are without zones.
+#[derive(Debug, Clone, Default)]
+pub struct ZonedPart(pub Option<Zones>);
+
+impl flashlab_engine::State for ZonedPart {
+    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
+        if let Some(z) = &self.0 {
+            z.save(w);
+        }
+    }
+    fn load(
+        &mut self,
+        r: &mut flashlab_engine::StateReader<'_>,
+    ) -> Result<(), flashlab_engine::StateError> {
+        match &mut self.0 {
+            Some(z) => z.load(r),
+            None => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

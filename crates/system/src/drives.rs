@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
-use flashlab_device::zoned::{ZoneModel, Zones};
+use flashlab_device::zoned::{ZoneModel, ZonedPart, Zones};
 use flashlab_device::{LinkKind, Ssd};
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{
@@ -213,33 +213,11 @@ fn link(key: &str, v: &str) -> Result<u64, SpecError> {
     Ok((k.raw_bytes_per_s() as f64 * k.default_efficiency()) as u64)
 }
 
-/// A disk's zones, or nothing. A conventional disk's state holds no byte for them, so its
-/// state files are what they are without zones.
-#[derive(Debug, Clone, Default)]
-struct DiskZones(Option<Zones>);
-
-impl flashlab_engine::State for DiskZones {
-    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
-        if let Some(z) = &self.0 {
-            z.save(w);
-        }
-    }
-    fn load(
-        &mut self,
-        r: &mut flashlab_engine::StateReader<'_>,
-    ) -> Result<(), flashlab_engine::StateError> {
-        match &mut self.0 {
-            Some(z) => z.load(r),
-            None => Ok(()),
-        }
-    }
-}
-
 /// A hard disk behind its SATA link, with NCQ; host-managed SMR when it has zones.
 pub struct HddDrive {
     name: String,
     hdd: Hdd,
-    zones: DiskZones,
+    zones: ZonedPart,
     /// A zone reset's or finish's time beyond the command (metadata only).
     zone_op_ns: u64,
     link_bytes_per_s: u64,
@@ -352,7 +330,7 @@ impl HddDrive {
         Ok(HddDrive {
             name: name.to_string(),
             hdd,
-            zones: DiskZones(zones),
+            zones: ZonedPart(zones),
             zone_op_ns,
             link_bytes_per_s: link("interface", &s.interface)?,
             overhead_ns: time("command_overhead", &s.command_overhead)?,

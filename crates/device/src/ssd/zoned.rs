@@ -9,29 +9,6 @@ use flashlab_engine::{not_zoned, ZoneGeometry, ZoneOp};
 use super::*;
 use crate::zoned::{ZoneState, ZoneWrite, Zones};
 
-/// The zones of a zoned drive, or nothing. Whether there are zones is configuration: a
-/// conventional drive's state holds no byte for them, so its state files are what they are
-/// without zones.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ZonedPart(pub(crate) Option<Zones>);
-
-impl flashlab_engine::State for ZonedPart {
-    fn save(&self, w: &mut flashlab_engine::StateWriter<'_>) {
-        if let Some(z) = &self.0 {
-            z.save(w);
-        }
-    }
-    fn load(
-        &mut self,
-        r: &mut flashlab_engine::StateReader<'_>,
-    ) -> Result<(), flashlab_engine::StateError> {
-        match &mut self.0 {
-            Some(z) => z.load(r),
-            None => Ok(()),
-        }
-    }
-}
-
 impl Ssd {
     /// The drive's zones, if it is zoned.
     pub fn zones(&self) -> Option<ZoneGeometry> {
