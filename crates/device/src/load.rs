@@ -651,4 +651,28 @@ mod tests {
         let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
         assert!(e.to_string().contains("`provenance` is a table"), "{e}");
     }
+
+    #[test]
+    fn every_key_of_every_preset_says_where_it_came_from() {
+        let mut missing = Vec::new();
+        for p in PRESETS {
+            let d = load_device_described(p.name, &[]).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!d.keys.is_empty(), "{}", p.name);
+            for k in &d.keys {
+                if k.origin == KeyOrigin::Unrecorded {
+                    missing.push(format!("{}: {}", d.file, k.key));
+                }
+            }
+            // And every entry names a key the preset sets (the loader refuses others).
+            assert!(d
+                .provenance
+                .keys()
+                .all(|k| d.keys.iter().any(|d| &d.key == k)));
+        }
+        assert!(
+            missing.is_empty(),
+            "keys without a [provenance] entry:\n{}",
+            missing.join("\n")
+        );
+    }
 }

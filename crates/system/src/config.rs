@@ -1177,4 +1177,42 @@ mod tests {
         assert!(e.contains("did you mean `rpm`"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    #[test]
+    fn every_key_of_every_system_and_drive_preset_says_where_it_came_from() {
+        use flashlab_device::provenance::{read_provenance, set_keys, LABEL_KEYS};
+        let files = super::SYSTEM_PRESETS
+            .iter()
+            .map(|p| {
+                (
+                    format!("presets/systems/{}.toml", p.name),
+                    p.text,
+                    super::SYSTEM_KEY_DEPTH,
+                )
+            })
+            .chain(super::DRIVE_PRESETS.iter().map(|p| {
+                (
+                    format!("presets/systems/drives/{}.toml", p.name),
+                    p.text,
+                    super::DRIVE_FILE_KEY_DEPTH,
+                )
+            }));
+        let mut missing = Vec::new();
+        for (file, text, depth) in files {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let keys = set_keys(&table, depth);
+            let map = read_provenance(&file, text, table.get("provenance"), &keys)
+                .unwrap_or_else(|e| panic!("{e}"));
+            for k in keys {
+                if !LABEL_KEYS.contains(&k.as_str()) && !map.contains_key(&k) {
+                    missing.push(format!("{file}: {k}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "keys without a [provenance] entry:\n{}",
+            missing.join("\n")
+        );
+    }
 }
