@@ -398,30 +398,7 @@ impl UnitQueues {
     /// Room for `need` more entries: neighbours merge while the ring is too full.
     fn make_room(&mut self, unit: usize, need: usize) {
         while self.len[unit] as usize + need > QUEUE_CAP {
-            let n = self.len[unit] as usize;
-            // The latest pair of the same kind with no idle time between them, else the
-            // latest pair of the same kind, never the running entry (index 0). A merged entry
-            // is split by its average operation time (`split_running`): a pair with idle
-            // time between them would make each operation as long as the idle time over
-            // the count (tens of ms on a die booked 100 ms ahead), and a read that found one
-            // running would wait for all of it.
-            let mut i = n - 1;
-            let mut same_kind = 0;
-            while i > 1 {
-                let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
-                if a.kind == b.kind {
-                    if a.end_ns == b.start_ns {
-                        break;
-                    }
-                    if same_kind == 0 {
-                        same_kind = i;
-                    }
-                }
-                i -= 1;
-            }
-            if i <= 1 {
-                i = if same_kind > 1 { same_kind } else { n - 1 };
-            }
+            let i = self.merge_point(unit);
             let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
             self.set(
                 unit,
@@ -437,14 +414,56 @@ impl UnitQueues {
                     slack_ns: a.slack_ns,
                 },
             );
-            let head = self.head[unit] as usize;
-            let ring = self.ring_mut(unit);
-            for j in i + 1..n {
-                ring[(head + j - 1) & MASK] = ring[(head + j) & MASK];
-            }
-            self.close_bit(unit, i);
-            self.len[unit] -= 1;
+            self.remove(unit, i);
         }
+    }
+
+    /// The later of the pair that merges next: the latest pair of the same kind with no idle
+    /// time between them, else the latest pair of the same kind, never the running entry
+    /// (index 0), else the last two. A merged entry is split by its average operation time
+    /// (`split_running`): a pair with idle time between them would make each operation as
+    /// long as the idle time over the count (tens of ms on a die booked 100 ms ahead), and a
+    /// read that found one running would wait for all of it. The scan carries each entry
+    /// from one pair to the next, so it reads each entry once.
+    #[inline]
+    fn merge_point(&self, unit: usize) -> usize {
+        let (ring, head) = (self.ring(unit), self.head[unit] as usize);
+        let n = self.len[unit] as usize;
+        let mut later = &ring[(head + n - 1) & MASK];
+        let mut same_kind = 0;
+        for i in (2..n).rev() {
+            let earlier = &ring[(head + i - 1) & MASK];
+            if earlier.kind == later.kind {
+                if earlier.end_ns == later.start_ns {
+                    return i;
+                }
+                if same_kind == 0 {
+                    same_kind = i;
+                }
+            }
+            later = earlier;
+        }
+        if same_kind > 1 {
+            same_kind
+        } else {
+            n - 1
+        }
+    }
+
+    /// Drop the entry at position `i`, moving the entries before it back one slot or those
+    /// after it forward one, whichever are fewer.
+    fn remove(&mut self, unit: usize, i: usize) {
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        debug_assert!(i < n);
+        let ring = self.ring_mut(unit);
+        if i < n - 1 - i {
+            move_up(ring, head, head + i);
+            self.head[unit] = ((head + 1) & MASK) as u8;
+        } else {
+            move_down(ring, head + i + 1, head + n);
+        }
+        self.close_bit(unit, i);
+        self.len[unit] -= 1;
     }
 
     /// Insert `e` at position `p`, moving the entries before it forward one slot or those
@@ -455,33 +474,18 @@ impl UnitQueues {
         let n = self.len[unit] as usize;
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head[unit] as usize;
+        let ring = self.ring_mut(unit);
         if p < n - p {
+            // Slots `head .. head + p` move down one; counted from one ring further on, so
+            // the slot before the head is never below zero.
+            move_down(ring, head + QUEUE_CAP, head + QUEUE_CAP + p);
             let new_head = head.wrapping_sub(1) & MASK;
-            let ring = self.ring_mut(unit);
-            for j in 0..p {
-                ring[(new_head + j) & MASK] = ring[(head + j) & MASK];
-            }
             ring[(new_head + p) & MASK] = e;
             self.head[unit] = new_head as u8;
-            self.len[unit] += 1;
-            self.open_bit(unit, p);
-            self.mark(unit, p, e.kind);
-            return;
-        }
-        let ring = self.ring_mut(unit);
-        // Slots `head + p .. head + n` (before wrapping) move up one, as block moves: the
-        // part past the ring's end first, then the slot that wraps, then the rest.
-        let (a, b) = (head + p, head + n);
-        if b < QUEUE_CAP {
-            ring.copy_within(a..b, a + 1);
-        } else if a >= QUEUE_CAP {
-            ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
         } else {
-            ring.copy_within(0..b - QUEUE_CAP, 1);
-            ring[0] = ring[QUEUE_CAP - 1];
-            ring.copy_within(a..QUEUE_CAP - 1, a + 1);
+            move_up(ring, head + p, head + n);
+            ring[(head + p) & MASK] = e;
         }
-        ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
         self.open_bit(unit, p);
         self.mark(unit, p, e.kind);
@@ -853,6 +857,52 @@ impl UnitQueues {
         (0..self.len[unit] as usize)
             .map(|i| self.get(unit, i))
             .collect()
+    }
+}
+
+/// Move the ring's slots `a .. b` (counted on from slot 0, at most one ring further on) up one
+/// slot, as block moves: the part past the ring's end first, then the slot that wraps, then
+/// the rest.
+#[inline]
+fn move_up(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+    debug_assert!(a <= b && b - a < QUEUE_CAP && a < 2 * QUEUE_CAP);
+    if a >= b {
+        return;
+    }
+    if b < QUEUE_CAP {
+        ring.copy_within(a..b, a + 1);
+    } else if a >= QUEUE_CAP {
+        ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
+    } else {
+        ring.copy_within(0..b - QUEUE_CAP, 1);
+        ring[0] = ring[QUEUE_CAP - 1];
+        ring.copy_within(a..QUEUE_CAP - 1, a + 1);
+    }
+}
+
+/// Move the ring's slots `a .. b` (counted on from slot 0, `a` at least 1 and below two
+/// rings) down one slot, as block moves: the part before the ring's end first, then the
+/// slot that wraps, then the rest.
+#[inline]
+fn move_down(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+    debug_assert!(a >= 1 && a <= b && b - a < QUEUE_CAP && b <= 3 * QUEUE_CAP);
+    if a >= b {
+        return;
+    }
+    let (a, b) = if a > QUEUE_CAP {
+        (a - QUEUE_CAP, b - QUEUE_CAP)
+    } else {
+        (a, b)
+    };
+    if b <= QUEUE_CAP {
+        ring.copy_within(a..b, a - 1);
+    } else if a == QUEUE_CAP {
+        ring[QUEUE_CAP - 1] = ring[0];
+        ring.copy_within(1..b - QUEUE_CAP, 0);
+    } else {
+        ring.copy_within(a..QUEUE_CAP, a - 1);
+        ring[QUEUE_CAP - 1] = ring[0];
+        ring.copy_within(1..b - QUEUE_CAP, 0);
     }
 }
 
