@@ -397,23 +397,29 @@ impl UnitQueues {
 
     /// Room for `need` more entries: neighbours merge while the ring is too full.
     fn make_room(&mut self, unit: usize, need: usize) {
+        // Where the scan for a pair that follows on at once starts: after such a pair
+        // merges, the pairs above the merged entry are ones the scan passed (the merged
+        // entry ends as the later of its pair did), so the next scan goes on from it.
+        let mut top = QUEUE_CAP;
         while self.len[unit] as usize + need > QUEUE_CAP {
-            let i = self.merge_point(unit);
-            let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
-            self.set(
-                unit,
-                i - 1,
-                Entry {
-                    start_ns: a.start_ns,
-                    end_ns: b.end_ns,
-                    kind: b.kind,
-                    suspends: a.suspends.max(b.suspends),
-                    ops: a.ops + b.ops,
-                    quantum_ns: a.quantum_ns.max(b.quantum_ns),
-                    // The idle time before the run: its later operations followed on.
-                    slack_ns: a.slack_ns,
-                },
-            );
+            let (i, joined) = self.merge_point(unit, top);
+            top = if joined { i - 1 } else { QUEUE_CAP };
+            // The pair merges into the earlier entry, in place.
+            let head = self.head[unit] as usize;
+            let ring = self.ring_mut(unit);
+            let b = ring[(head + i) & MASK];
+            let a = &mut ring[(head + i - 1) & MASK];
+            let kind_changed = a.kind != b.kind;
+            a.end_ns = b.end_ns;
+            a.kind = b.kind;
+            a.suspends = a.suspends.max(b.suspends);
+            a.ops += b.ops;
+            a.quantum_ns = a.quantum_ns.max(b.quantum_ns);
+            // `slack_ns` stays: the idle time before the run, its later operations
+            // followed on.
+            if kind_changed {
+                self.mark(unit, i - 1, b.kind);
+            }
             self.remove(unit, i);
         }
     }
@@ -423,31 +429,36 @@ impl UnitQueues {
     /// (index 0), else the last two. A merged entry is split by its average operation time
     /// (`split_running`): a pair with idle time between them would make each operation as
     /// long as the idle time over the count (tens of ms on a die booked 100 ms ahead), and a
-    /// read that found one running would wait for all of it. The scan carries each entry
-    /// from one pair to the next, so it reads each entry once.
+    /// read that found one running would wait for all of it.
+    ///
+    /// On a die booked far ahead the pair is found about ten entries from the tail, past
+    /// programs with idle time between them; the scan tests times first, and looks for a
+    /// pair of the same kind alone only when no pair follows on at once, which is rare.
+    ///
+    /// Pairs whose later entry is above `top` are known not to follow on at once. Returns
+    /// the position and whether its pair follows on at once.
     #[inline]
-    fn merge_point(&self, unit: usize) -> usize {
+    fn merge_point(&self, unit: usize, top: usize) -> (usize, bool) {
         let (ring, head) = (self.ring(unit), self.head[unit] as usize);
         let n = self.len[unit] as usize;
-        let mut later = &ring[(head + n - 1) & MASK];
-        let mut same_kind = 0;
-        for i in (2..n).rev() {
+        let mut i = top.min(n - 1);
+        let mut start_ns = ring[(head + i) & MASK].start_ns;
+        while i > 1 {
             let earlier = &ring[(head + i - 1) & MASK];
-            if earlier.kind == later.kind {
-                if earlier.end_ns == later.start_ns {
-                    return i;
-                }
-                if same_kind == 0 {
-                    same_kind = i;
-                }
+            if earlier.end_ns == start_ns && earlier.kind == ring[(head + i) & MASK].kind {
+                return (i, true);
             }
-            later = earlier;
+            start_ns = earlier.start_ns;
+            i -= 1;
         }
-        if same_kind > 1 {
-            same_kind
-        } else {
-            n - 1
+        let mut i = n - 1;
+        while i > 1 {
+            if ring[(head + i - 1) & MASK].kind == ring[(head + i) & MASK].kind {
+                return (i, false);
+            }
+            i -= 1;
         }
+        (n - 1, false)
     }
 
     /// Drop the entry at position `i`, moving the entries before it back one slot or those
@@ -500,15 +511,16 @@ impl UnitQueues {
         }
         let ring = self.ring_mut(unit);
         let mut prev_end = ring[(head + from - 1) & MASK].end_ns;
-        for i in from..n {
+        let mut i = from;
+        while i < n {
             let e = &mut ring[(head + i) & MASK];
             if e.start_ns >= prev_end {
                 break;
             }
-            let shift = prev_end - e.start_ns;
-            e.start_ns += shift;
-            e.end_ns += shift;
+            e.end_ns += prev_end - e.start_ns;
+            e.start_ns = prev_end;
             prev_end = e.end_ns;
+            i += 1;
         }
     }
 
