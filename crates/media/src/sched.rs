@@ -510,17 +510,18 @@ impl UnitQueues {
             return;
         }
         let ring = self.ring_mut(unit);
-        let mut prev_end = ring[(head + from - 1) & MASK].end_ns;
-        let mut i = from;
-        while i < n {
-            let e = &mut ring[(head + i) & MASK];
-            if e.start_ns >= prev_end {
-                break;
-            }
-            e.end_ns += prev_end - e.start_ns;
-            e.start_ns = prev_end;
-            prev_end = e.end_ns;
-            i += 1;
+        let prev_end = ring[(head + from - 1) & MASK].end_ns;
+        // The positions as one run of slots, or two where the ring wraps.
+        let (a, b) = ((head + from) & MASK, head + n);
+        let b = if head + from >= QUEUE_CAP {
+            b - QUEUE_CAP
+        } else {
+            b
+        };
+        let (before, from_a) = ring.split_at_mut(a);
+        let first = &mut from_a[..b.min(QUEUE_CAP) - a];
+        if let Some(prev_end) = push_back_run(first, prev_end) {
+            push_back_run(&mut before[..b.saturating_sub(QUEUE_CAP)], prev_end);
         }
     }
 
@@ -870,6 +871,22 @@ impl UnitQueues {
             .map(|i| self.get(unit, i))
             .collect()
     }
+}
+
+/// Move each of `run` to start no earlier than the end of the one before it (`prev_end_ns`
+/// for the first); returns the end of the last, or `None` if one needed no move (those after
+/// it need none either).
+#[inline]
+fn push_back_run(run: &mut [Entry], mut prev_end_ns: u64) -> Option<u64> {
+    for e in run {
+        if e.start_ns >= prev_end_ns {
+            return None;
+        }
+        e.end_ns += prev_end_ns - e.start_ns;
+        e.start_ns = prev_end_ns;
+        prev_end_ns = e.end_ns;
+    }
+    Some(prev_end_ns)
 }
 
 /// Move the ring's slots `a .. b` (counted on from slot 0, at most one ring further on) up one
