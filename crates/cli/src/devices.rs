@@ -224,7 +224,7 @@ fn render_text(d: &DescribedDevice, rows: &[RowStatus], calibrated: &[Calibrated
     }
     let passing = rows.iter().filter(|r| r.miss.is_none()).count();
     s.push_str(&format!(
-        "\nvalidation (jobs/validation/rows.toml): {} independent rows, {passing} passing, {} known misses\n",
+        "\nvalidation (jobs/validation/rows.toml): {} independent rows: {passing} passing, {} failing (known misses)\n",
         rows.len(),
         rows.len() - passing
     ));
