@@ -1,16 +1,27 @@
-//! `flashlab devices describe NAME|FILE`: a drive description's keys, each with its value
+//! `flashlab devices describe NAME|FILE`: a description.s keys (an SSD, a system or
+//! a hard disk or 3D XPoint drive), each with its value
 //! and where it came from (its `[provenance]` entry), and the preset's validation status:
 //! its independent validation rows (jobs/validation/rows.toml) passing or missing, and the
 //! figures it was calibrated to (jobs/validation/fitted.toml).
 
 use anyhow::anyhow;
-use flashlab_device::{DescribedDevice, KeyOrigin, ProvenanceKind};
+use flashlab_device::provenance::{describe_keys, read_provenance, set_keys};
+use flashlab_device::{DescribedKey, KeyOrigin, ProvenanceKind};
 use serde_json::json;
 
 use crate::{bad_input, run_failed, Failure};
 
 const ROWS: &str = include_str!("../../../jobs/validation/rows.toml");
 const FITTED: &str = include_str!("../../../jobs/validation/fitted.toml");
+
+/// What `describe` shows of a description: an SSD's, a system's or a hard disk or 3D XPoint
+/// drive's.
+struct Described {
+    name: String,
+    file: String,
+    description: String,
+    keys: Vec<DescribedKey>,
+}
 
 /// One validation row on the drive (directly or as a member of a system).
 struct RowStatus {
@@ -45,13 +56,17 @@ fn runs_on(device: &str, preset: &str) -> bool {
     if name == preset {
         return true;
     }
-    flashlab_system::load_system_config(name)
-        .map(|c| {
-            c.components
-                .values()
-                .any(|c| matches!(c, flashlab_system::ComponentSpec::Ssd(d) if d.name == preset))
-        })
-        .unwrap_or(false)
+    let Some((_, text, _)) = flashlab_system::preset_source(name) else {
+        return false;
+    };
+    let drives = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("drive").and_then(|d| d.as_table()).cloned());
+    drives
+        .into_iter()
+        .flatten()
+        .any(|(_, d)| d.get("preset").and_then(|p| p.as_str()) == Some(preset))
 }
 
 fn num(t: &toml::Table, key: &str) -> f64 {
@@ -90,7 +105,17 @@ fn rows_of(doc: &toml::Table, preset: &str) -> Vec<RowStatus> {
             );
             let rows = entry.get("row").and_then(|v| v.as_array());
             for device in devices.iter().filter(|d| runs_on(d, preset)) {
-                for row in rows.into_iter().flatten().filter_map(|r| r.as_table()) {
+                // A run of several devices gives each row's device as its `series`.
+                let of_device = |r: &&toml::Table| {
+                    devices.len() == 1
+                        || r.get("series").and_then(|s| s.as_str()) == Some(device_name(device))
+                };
+                for row in rows
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r.as_table())
+                    .filter(of_device)
+                {
                     out.push(RowStatus {
                         name: text(row, "name"),
                         device: device_name(device).to_string(),
@@ -163,7 +188,7 @@ fn figure(x: f64) -> String {
 
 /// The keys grouped by origin, in the order of [`ProvenanceKind::ALL`], then `--set` and
 /// keys without provenance.
-fn groups(d: &DescribedDevice) -> Vec<(&'static str, Vec<&flashlab_device::DescribedKey>)> {
+fn groups(d: &Described) -> Vec<(&'static str, Vec<&DescribedKey>)> {
     let mut names: Vec<&'static str> = ProvenanceKind::ALL.iter().map(|k| k.name()).collect();
     names.push(KeyOrigin::CommandLine.group());
     names.push(KeyOrigin::Unrecorded.group());
@@ -200,8 +225,8 @@ fn row_line(r: &RowStatus) -> String {
     )
 }
 
-fn render_text(d: &DescribedDevice, rows: &[RowStatus], calibrated: &[Calibrated]) -> String {
-    let mut s = format!("{} ({})\n{}\n", d.config.name, d.file, d.config.description);
+fn render_text(d: &Described, rows: &[RowStatus], calibrated: &[Calibrated]) -> String {
+    let mut s = format!("{} ({})\n{}\n", d.name, d.file, d.description);
     let groups = groups(d);
     let counts: Vec<String> = groups
         .iter()
@@ -247,11 +272,7 @@ fn render_text(d: &DescribedDevice, rows: &[RowStatus], calibrated: &[Calibrated
     s
 }
 
-fn render_json(
-    d: &DescribedDevice,
-    rows: &[RowStatus],
-    calibrated: &[Calibrated],
-) -> serde_json::Value {
+fn render_json(d: &Described, rows: &[RowStatus], calibrated: &[Calibrated]) -> serde_json::Value {
     let counts: serde_json::Map<String, serde_json::Value> = groups(d)
         .iter()
         .map(|(g, keys)| (g.to_string(), json!(keys.len())))
@@ -272,9 +293,9 @@ fn render_json(
         .collect();
     let passing = rows.iter().filter(|r| r["passing"] == true).count();
     json!({
-        "name": d.config.name,
+        "name": d.name,
         "file": d.file,
-        "description": d.config.description,
+        "description": d.description,
         "counts": counts,
         "keys": d.keys,
         "validation": {
@@ -284,24 +305,63 @@ fn render_json(
     })
 }
 
-/// `devices describe`: the text (or JSON) for one drive preset or file.
-pub(crate) fn describe(name: &str, sets: &[String], json: bool) -> Result<String, Failure> {
+/// A built-in system or hard disk / 3D XPoint drive preset, its keys with their provenance.
+fn describe_source(name: &str, sets: &[String]) -> Result<Option<Described>, Failure> {
+    let Some((file, source, depth)) = flashlab_system::preset_source(name) else {
+        return Ok(None);
+    };
+    if !sets.is_empty() {
+        return Err(bad_input(anyhow!(
+            "--set changes an SSD's keys; {name} is a storage system or a hard disk or 3D XPoint drive preset"
+        )));
+    }
+    let table: toml::Table = source
+        .parse()
+        .map_err(|e| run_failed(anyhow!("built-in {file} is not valid TOML: {e}")))?;
+    let provenance = read_provenance(
+        &file,
+        source,
+        table.get("provenance"),
+        &set_keys(&table, depth),
+    )
+    .map_err(|e| run_failed(anyhow!(e)))?;
+    Ok(Some(Described {
+        name: name.to_string(),
+        description: text(&table, "description"),
+        keys: describe_keys(&table, depth, &provenance, &[]),
+        file,
+    }))
+}
+
+/// An SSD preset or drive file, with `--set` applied.
+fn describe_ssd(name: &str, sets: &[String]) -> Result<Described, Failure> {
     if flashlab_system::is_system(name) {
         return Err(bad_input(anyhow!(
-            "{name} is a storage system; `devices describe` describes one drive: a preset of `flashlab devices`' drives or a drive TOML file"
+            "{name} is a storage system file; `devices describe` takes a preset of `flashlab devices` or a drive TOML file"
         )));
     }
     let sets = crate::parse_sets(sets)?;
     let d = flashlab_device::load_device_described(name, &sets)
         .map_err(|e| bad_input(crate::hints::device_error(e)))?;
+    Ok(Described {
+        name: d.config.name,
+        file: d.file,
+        description: d.config.description,
+        keys: d.keys,
+    })
+}
+
+/// `devices describe`: the text (or JSON) for one preset or drive file.
+pub(crate) fn describe(name: &str, sets: &[String], json: bool) -> Result<String, Failure> {
+    let d = match describe_source(name, sets)? {
+        Some(d) => d,
+        None => describe_ssd(name, sets)?,
+    };
     // Validation data are a built-in preset's: a file of the same name is another drive.
     let (rows, calibrated) = if d.file.starts_with("presets/") {
         (
-            rows_of(&parse(ROWS, "jobs/validation/rows.toml")?, &d.config.name),
-            calibrated_of(
-                &parse(FITTED, "jobs/validation/fitted.toml")?,
-                &d.config.name,
-            ),
+            rows_of(&parse(ROWS, "jobs/validation/rows.toml")?, &d.name),
+            calibrated_of(&parse(FITTED, "jobs/validation/fitted.toml")?, &d.name),
         )
     } else {
         (Vec::new(), Vec::new())

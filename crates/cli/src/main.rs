@@ -182,8 +182,9 @@ struct DevicesArgs {
 
 #[derive(Subcommand, Debug)]
 enum DevicesCommand {
-    /// A drive's keys with value and provenance (grouped by kind), and its validation
-    /// status: independent rows passing or missing, figures it was calibrated to.
+    /// A preset's or drive file's keys with value and provenance (grouped by kind), and
+    /// its validation status: independent rows passing or missing, figures it was
+    /// calibrated to. Takes drives, storage systems and their hard disk and 3D XPoint drives.
     Describe(DescribeArgs),
 }
 

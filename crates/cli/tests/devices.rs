@@ -79,9 +79,19 @@ fn bad_input_is_refused_naming_what_is_valid() {
     let o = flashlab(&["devices", "describe", "no-such-drive"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("tiny-test-1gb"), "{}", stderr(&o));
-    let o = flashlab(&["devices", "describe", "workstation-raid0"]);
+    let o = flashlab(&[
+        "devices",
+        "describe",
+        "workstation-raid0",
+        "--set",
+        "nand.t_read=70us",
+    ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("storage system"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--set changes an SSD's keys"),
+        "{}",
+        stderr(&o)
+    );
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let file = dir.join("devices-bad-provenance.toml");
     std::fs::write(
@@ -102,4 +112,35 @@ fn bad_input_is_refused_naming_what_is_valid() {
     // And `devices` alone still lists.
     let o = flashlab(&["devices"]);
     assert!(stdout(&o).starts_with("drives:\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn systems_and_their_drives_describe_their_keys_and_rows() {
+    let o = flashlab(&["devices", "describe", "workstation-raid0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("  raid.array.level = 0  "),
+        "a system's keys are dotted to the component: {text}"
+    );
+    assert!(text.contains("2 independent rows: 2 passing"), "{text}");
+    // A run of several systems gives each row to its own device (`series`).
+    let o = flashlab(&["devices", "describe", "toshiba-dt01aca200-2tb"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("  rpm = 7200  Toshiba DT01ACA datasheet"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5 independent rows: 2 passing, 3 failing"),
+        "{text}"
+    );
+    let o = flashlab(&["devices", "describe", "optane-16gb-hdd-2tb"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("2 independent rows: 0 passing, 2 failing"),
+        "{text}"
+    );
+    assert!(!text.contains("on optane-32gb-hdd-2tb"), "{text}");
 }
