@@ -1,8 +1,8 @@
-//! `flashlab devices describe NAME|FILE`: a description.s keys (an SSD, a system or
-//! a hard disk or 3D XPoint drive), each with its value
-//! and where it came from (its `[provenance]` entry), and the preset's validation status:
-//! its independent validation rows (jobs/validation/rows.toml) passing or missing, and the
-//! figures it was calibrated to (jobs/validation/fitted.toml).
+//! `flashlab devices describe NAME|FILE`: a description's keys (an SSD, a system, or a hard
+//! disk or 3D XPoint drive), each with its value and where it came from (its `[provenance]`
+//! entry), and the preset's validation status: its independent validation rows
+//! (jobs/validation/rows.toml) passing or missing, and the figures it was calibrated to
+//! (jobs/validation/fitted.toml).
 
 use anyhow::anyhow;
 use flashlab_device::provenance::{describe_keys, read_provenance, set_keys};
