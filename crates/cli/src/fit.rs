@@ -209,7 +209,12 @@ fn fio_job(
     job: &flashlab_fit::PlanJob,
 ) -> Result<(), Failure> {
     let file = work.join(&job.file);
-    std::fs::write(&file, real.job_text(&job.text))
+    let mut text = real.job_text(&job.text);
+    if job.name == "trim" && real.kind() == flashlab_suite::TargetKind::File {
+        // fio trims a regular file only through its falloc engine (punched holes).
+        text = text.replace(&format!("ioengine={}", real.ioengine()), "ioengine=falloc");
+    }
+    std::fs::write(&file, text)
         .map_err(|e| run_failed(anyhow!("{}: {e}", file.display())))?;
     let dir = std::fs::canonicalize(&args.outdir)
         .map_err(|e| run_failed(anyhow!("{}: {e}", args.outdir.display())))?;
@@ -270,14 +275,13 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
     checked[0]
         .write_bytes(preset.as_bytes())
         .map_err(run_failed)?;
-    if let (Some(file), Some(path)) = (checked.get(1), &args.report) {
+    if let Some(file) = checked.get(1) {
         let html = flashlab_fit::report::render_html(
             &fitted,
             &dir.to_string_lossy(),
             &output.to_string_lossy(),
         );
         file.write_bytes(html.as_bytes()).map_err(run_failed)?;
-        let _ = path;
     }
     print!("{}", flashlab_fit::report::render_text(&fitted));
     println!("Wrote {}", output.display());

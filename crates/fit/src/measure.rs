@@ -124,18 +124,13 @@ pub fn read_from(source: &Source<'_>, plan: &Plan) -> Result<Figures, FitError> 
     }
     let (d, _, _) = doc("seq-read")?;
     f.seq_read_bytes_s = dir_figure(&d, "read", &["bw_bytes"]);
-    read_writes(source, plan, &doc, &mut f)?;
+    read_writes(source, &doc, &mut f)?;
     Ok(f)
 }
 
 type DocFn<'a> = dyn Fn(&str) -> Result<(Value, &'a PlanJob, PathBuf), FitError> + 'a;
 
-fn read_writes<'a>(
-    source: &Source<'_>,
-    plan: &'a Plan,
-    doc: &DocFn<'a>,
-    f: &mut Figures,
-) -> Result<(), FitError> {
+fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Result<(), FitError> {
     let log = |job: &PlanJob, i: usize, d: &Value| -> Result<Samples, FitError> {
         let name = &job.outputs[i];
         let text = source.read(name, job)?;
@@ -173,7 +168,6 @@ fn read_writes<'a>(
     let (d, job, _) = doc("steady-half")?;
     let s = log(job, 1, &d)?;
     (f.steady_half_iops, f.steady_half_series) = steady(&s);
-    let _ = plan;
     Ok(())
 }
 

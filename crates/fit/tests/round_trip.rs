@@ -27,6 +27,7 @@ struct Hidden {
     read_priority: bool,
 }
 
+#[derive(Clone, Copy)]
 enum HiddenCache {
     Dynamic(f64),
     StaticMib(u32),
@@ -101,93 +102,47 @@ const fn blocks(units: u32, spare_pct: u32, static_mib: u32) -> u32 {
     (bytes / (units as u64 * 96 * 16384)) as u32 + 1
 }
 
+/// name, channels, dies per channel, planes, tR, tPROG, SLC tPROG (us), cache, fold, spare
+/// (% over user), buffer (KiB), read priority.
+#[rustfmt::skip]
+type Row = (&'static str, u32, u32, u32, u32, u32, u32, HiddenCache, bool, u32, u32, bool);
+
+#[rustfmt::skip]
+const DRIVES: [Row; 6] = [
+    ("h1", 2, 1, 2, 50, 600, 200, HiddenCache::Dynamic(0.25), false, 10, 2048, false),
+    ("h2", 4, 1, 2, 60, 900, 250, HiddenCache::Dynamic(0.15), true, 15, 4096, true),
+    ("h3", 2, 2, 1, 45, 500, 150, HiddenCache::StaticMib(64), false, 8, 1024, false),
+    ("h4", 4, 2, 2, 55, 1200, 300, HiddenCache::Dynamic(0.3), false, 20, 8192, true),
+    ("h5", 2, 1, 4, 40, 700, 180, HiddenCache::StaticMib(128), true, 12, 2048, false),
+    ("h6", 4, 1, 4, 70, 800, 220, HiddenCache::Dynamic(0.2), true, 25, 16384, true),
+];
+
 fn hidden_drives() -> Vec<Hidden> {
-    vec![
-        Hidden {
-            name: "h1",
-            channels: 2,
-            dies_per_channel: 1,
-            planes: 2,
-            t_read_us: 50,
-            t_prog_us: 600,
-            slc_t_prog_us: 200,
-            cache: HiddenCache::Dynamic(0.25),
-            fold: false,
-            blocks_per_plane: blocks(4, 10, 0),
-            buffer_kib: 2048,
-            read_priority: false,
-        },
-        Hidden {
-            name: "h2",
-            channels: 4,
-            dies_per_channel: 1,
-            planes: 2,
-            t_read_us: 60,
-            t_prog_us: 900,
-            slc_t_prog_us: 250,
-            cache: HiddenCache::Dynamic(0.15),
-            fold: true,
-            blocks_per_plane: blocks(8, 15, 0),
-            buffer_kib: 4096,
-            read_priority: true,
-        },
-        Hidden {
-            name: "h3",
-            channels: 2,
-            dies_per_channel: 2,
-            planes: 1,
-            t_read_us: 45,
-            t_prog_us: 500,
-            slc_t_prog_us: 150,
-            cache: HiddenCache::StaticMib(64),
-            fold: false,
-            blocks_per_plane: blocks(4, 8, 64),
-            buffer_kib: 1024,
-            read_priority: false,
-        },
-        Hidden {
-            name: "h4",
-            channels: 4,
-            dies_per_channel: 2,
-            planes: 2,
-            t_read_us: 55,
-            t_prog_us: 1200,
-            slc_t_prog_us: 300,
-            cache: HiddenCache::Dynamic(0.3),
-            fold: false,
-            blocks_per_plane: blocks(16, 20, 0),
-            buffer_kib: 8192,
-            read_priority: true,
-        },
-        Hidden {
-            name: "h5",
-            channels: 2,
-            dies_per_channel: 1,
-            planes: 4,
-            t_read_us: 40,
-            t_prog_us: 700,
-            slc_t_prog_us: 180,
-            cache: HiddenCache::StaticMib(128),
-            fold: true,
-            blocks_per_plane: blocks(8, 12, 128),
-            buffer_kib: 2048,
-            read_priority: false,
-        },
-        Hidden {
-            name: "h6",
-            channels: 4,
-            dies_per_channel: 1,
-            planes: 4,
-            t_read_us: 70,
-            t_prog_us: 800,
-            slc_t_prog_us: 220,
-            cache: HiddenCache::Dynamic(0.2),
-            fold: true,
-            blocks_per_plane: blocks(16, 25, 0),
-            buffer_kib: 16384,
-            read_priority: true,
-        },
-    ]
+    DRIVES
+        .iter()
+        .map(
+            |&(name, ch, dpc, planes, tr, tp, stp, cache, fold, spare, buf, rp)| {
+                let static_mib = match cache {
+                    HiddenCache::StaticMib(m) => m,
+                    HiddenCache::Dynamic(_) => 0,
+                };
+                Hidden {
+                    name,
+                    channels: ch,
+                    dies_per_channel: dpc,
+                    planes,
+                    t_read_us: tr,
+                    t_prog_us: tp,
+                    slc_t_prog_us: stp,
+                    cache,
+                    fold,
+                    blocks_per_plane: blocks(ch * dpc * planes, spare, static_mib),
+                    buffer_kib: buf,
+                    read_priority: rp,
+                }
+            },
+        )
+        .collect()
 }
 
 /// What a workload of the comparison gave.
@@ -263,75 +218,80 @@ fn compare(config: &DeviceConfig, cache_bytes: f64) -> Figures {
     }
 }
 
+/// Runs the plan on `h`, fits, compares: the table's lines and the checks that failed.
+fn round_trip(h: &Hidden, plan: &Plan) -> (String, Vec<String>) {
+    let hidden = h.config();
+    let outputs = run_plan(&hidden, plan, 1).unwrap();
+    let measured = read_from(&Source::Memory(&outputs), plan).unwrap();
+    let fitted = fit(plan, &measured, &FitOptions::default()).unwrap();
+    let model = fitted.params.config().unwrap();
+    let truth = compare(&hidden, measured.fill.cliff_bytes);
+    let guess = compare(&model, measured.fill.cliff_bytes);
+    let checks = [
+        ("mix70 QD8 IOPS", truth.mix8_iops, guess.mix8_iops, 0.15),
+        (
+            "mix70 QD8 read p99",
+            truth.mix8_p99_ns,
+            guess.mix8_p99_ns,
+            0.30,
+        ),
+        ("mix70 QD32 IOPS", truth.mix32_iops, guess.mix32_iops, 0.15),
+        (
+            "mix70 QD32 read p99",
+            truth.mix32_p99_ns,
+            guess.mix32_p99_ns,
+            0.30,
+        ),
+        (
+            "steady 75% span IOPS",
+            truth.steady75_iops,
+            guess.steady75_iops,
+            0.15,
+        ),
+        (
+            "sustained 2x cache B/s",
+            truth.sustained_bytes_s,
+            guess.sustained_bytes_s,
+            0.15,
+        ),
+    ];
+    let mut table = String::new();
+    let mut failures = Vec::new();
+    for (what, t, g, tol) in checks {
+        let e = (g - t) / t;
+        table.push_str(&format!(
+            "{} {what:<24} hidden {t:>12.0} fitted {g:>12.0} error {:+6.1}%\n",
+            h.name,
+            e * 100.0
+        ));
+        if !(e.abs() <= tol) {
+            failures.push(format!(
+                "{} {what}: {:+.1}% (limit {:.0}%)",
+                h.name,
+                e * 100.0,
+                tol * 100.0
+            ));
+        }
+    }
+    table.push_str(&format!(
+        "{} fit: fitted {:.1}%, held-out {:.1}%; {:?}\n",
+        h.name,
+        fitted.mean_error(true) * 100.0,
+        fitted.mean_error(false) * 100.0,
+        fitted.params
+    ));
+    (table, failures)
+}
+
 #[test]
 fn fitted_drives_predict_workloads_the_plan_does_not_hold() {
-    let drives = hidden_drives();
     let plan = Plan::new(1_000_000_000).unwrap();
-    let mut failures = Vec::new();
     let mut table = String::new();
-    for h in &drives {
-        let hidden = h.config();
-        let outputs = run_plan(&hidden, &plan, 1).unwrap();
-        let measured = read_from(&Source::Memory(&outputs), &plan).unwrap();
-        let fitted = fit(&plan, &measured, &FitOptions::default()).unwrap();
-        let model = fitted.params.config().unwrap();
-        let truth = compare(&hidden, measured.fill.cliff_bytes);
-        let guess = compare(&model, measured.fill.cliff_bytes);
-        let checks = [
-            ("mix70 QD8 IOPS", truth.mix8_iops, guess.mix8_iops, 0.15),
-            (
-                "mix70 QD8 read p99",
-                truth.mix8_p99_ns,
-                guess.mix8_p99_ns,
-                0.30,
-            ),
-            ("mix70 QD32 IOPS", truth.mix32_iops, guess.mix32_iops, 0.15),
-            (
-                "mix70 QD32 read p99",
-                truth.mix32_p99_ns,
-                guess.mix32_p99_ns,
-                0.30,
-            ),
-            (
-                "steady 75% span IOPS",
-                truth.steady75_iops,
-                guess.steady75_iops,
-                0.15,
-            ),
-            (
-                "sustained 2x cache B/s",
-                truth.sustained_bytes_s,
-                guess.sustained_bytes_s,
-                0.15,
-            ),
-        ];
-        for (what, t, g, tol) in checks {
-            let e = (g - t) / t;
-            table.push_str(&format!(
-                "{} {what:<24} hidden {t:>12.0} fitted {g:>12.0} error {:+6.1}%\n",
-                h.name,
-                e * 100.0
-            ));
-            if !(e.abs() <= tol) {
-                failures.push(format!(
-                    "{} {what}: {:+.1}% (limit {:.0}%)",
-                    h.name,
-                    e * 100.0,
-                    tol * 100.0
-                ));
-            }
-        }
-        table.push_str(&format!(
-            "{} fit: held-out {:.1}%, {}\n",
-            h.name,
-            fitted.mean_error(false) * 100.0,
-            fitted
-                .candidates
-                .iter()
-                .map(|c| format!("{}={:.3}", c.0, c.1))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
+    let mut failures = Vec::new();
+    for h in &hidden_drives() {
+        let (t, f) = round_trip(h, &plan);
+        table.push_str(&t);
+        failures.extend(f);
     }
     println!("{table}");
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
