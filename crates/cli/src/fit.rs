@@ -214,8 +214,7 @@ fn fio_job(
         // fio trims a regular file only through its falloc engine (punched holes).
         text = text.replace(&format!("ioengine={}", real.ioengine()), "ioengine=falloc");
     }
-    std::fs::write(&file, text)
-        .map_err(|e| run_failed(anyhow!("{}: {e}", file.display())))?;
+    std::fs::write(&file, text).map_err(|e| run_failed(anyhow!("{}: {e}", file.display())))?;
     let dir = std::fs::canonicalize(&args.outdir)
         .map_err(|e| run_failed(anyhow!("{}: {e}", args.outdir.display())))?;
     let mut cmd = std::process::Command::new(&args.fio);

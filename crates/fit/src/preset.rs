@@ -2,48 +2,12 @@
 //! key it sets where its value came from, in the form every preset uses:
 //! `"nand.t_read" = { kind = "fitted", figure = "..." }`.
 
+use flashlab_device::provenance::provenance_toml;
+use flashlab_device::{Provenance, ProvenanceMap};
+
 use crate::fit::Fitted;
 use crate::measure::Figures;
 use crate::params::{class, Cache, Params};
-
-/// Where one key's value came from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Provenance {
-    Measured { job: String, figure: String },
-    Fitted { figure: String },
-    Inferred { relation: String, from: Vec<String> },
-    Default { reason: String },
-}
-
-impl Provenance {
-    /// The inline table of the `[provenance]` entry.
-    pub fn inline(&self) -> String {
-        let q = |s: &str| toml::Value::String(s.to_string()).to_string();
-        match self {
-            Provenance::Measured { job, figure } => {
-                format!(
-                    "{{ kind = \"measured\", job = {}, figure = {} }}",
-                    q(job),
-                    q(figure)
-                )
-            }
-            Provenance::Fitted { figure } => {
-                format!("{{ kind = \"fitted\", figure = {} }}", q(figure))
-            }
-            Provenance::Inferred { relation, from } => {
-                let from: Vec<String> = from.iter().map(|f| q(f)).collect();
-                format!(
-                    "{{ kind = \"inferred\", relation = {}, from = [{}] }}",
-                    q(relation),
-                    from.join(", ")
-                )
-            }
-            Provenance::Default { reason } => {
-                format!("{{ kind = \"default\", reason = {} }}", q(reason))
-            }
-        }
-    }
-}
 
 fn us(ns: f64) -> String {
     format!("{:.1} us", ns / 1e3)
@@ -138,10 +102,15 @@ pub fn preset_toml(fitted: &Fitted, name: &str) -> String {
         "# A drive fitted by `flashlab fit` to the outputs of its measurement plan. Every key's\n# source is in [provenance]; see docs/fit.md.\n{}",
         p.toml(name, &description)
     );
-    text.push_str("\n[provenance]\n");
-    for (key, _) in p.keys() {
-        let prov = provenance_of(&key, p, &fitted.measured);
-        text.push_str(&format!("\"{key}\" = {}\n", prov.inline()));
-    }
+    let map: ProvenanceMap = p
+        .keys()
+        .into_iter()
+        .map(|(key, _)| {
+            let prov = provenance_of(&key, p, &fitted.measured);
+            (key, prov)
+        })
+        .collect();
+    text.push('\n');
+    text.push_str(&provenance_toml(&map));
     text
 }

@@ -290,6 +290,8 @@ fn fitted_drives_predict_workloads_the_plan_does_not_hold() {
     let mut failures = Vec::new();
     for h in &hidden_drives() {
         let (t, f) = round_trip(h, &plan);
+        // Each drive's lines as it finishes: the whole run takes minutes.
+        eprint!("{t}");
         table.push_str(&t);
         failures.extend(f);
     }
