@@ -93,8 +93,9 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
         .map(|(label, p)| Candidate::new(label, p))
         .collect();
     let mut simulations = 0;
+    let mut refused = None;
     for _ in 0..options.first_steps {
-        step_all(&mut candidates, plan, measured, options)?;
+        step_all(&mut candidates, plan, measured, options, &mut refused)?;
         simulations += candidates.len() as u32;
     }
     let mut order: Vec<usize> = (0..candidates.len()).collect();
@@ -109,17 +110,19 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
         .map(|&i| candidates[i].clone())
         .collect();
     for _ in 0..options.more_steps {
-        step_all(&mut kept, plan, measured, options)?;
+        step_all(&mut kept, plan, measured, options, &mut refused)?;
         simulations += kept.len() as u32;
     }
     let best = kept
         .iter()
         .min_by(|a, b| a.best_error.total_cmp(&b.best_error))
         .ok_or_else(|| FitError::failed("no candidate drive"))?;
-    let (params, simulated) = best
-        .best
-        .clone()
-        .ok_or_else(|| FitError::failed("no candidate drive was simulated"))?;
+    let (params, simulated) = best.best.clone().ok_or_else(|| match refused {
+        Some(e) => FitError::failed(format!(
+            "no candidate drive could be simulated from these figures; the first refused: {e}"
+        )),
+        None => FitError::failed("no candidate drive was simulated"),
+    })?;
     let mut labels: Vec<(String, f64)> = candidates
         .iter()
         .map(|c| (c.label.clone(), c.best_error))
@@ -166,6 +169,7 @@ fn step_all(
     plan: &Plan,
     measured: &Figures,
     options: &FitOptions,
+    refused: &mut Option<FitError>,
 ) -> Result<(), FitError> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Figures, FitError>>>> =
@@ -187,8 +191,16 @@ fn step_all(
         .into_inner()
         .map_err(|_| FitError::failed("a simulation thread failed"))?;
     for (c, r) in candidates.iter_mut().zip(results) {
-        // A candidate the simulator refuses (a cache too large for its blocks) drops out.
-        let Some(Ok(figures)) = r else { continue };
+        // A candidate the simulator refuses (a cache too large for its blocks) drops out;
+        // the first refusal is kept to say why when every candidate dropped out.
+        let figures = match r {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                refused.get_or_insert(e);
+                continue;
+            }
+            None => continue,
+        };
         let e = fit_error(measured, &figures);
         if e < c.best_error {
             c.best_error = e;
