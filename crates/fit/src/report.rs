@@ -22,7 +22,7 @@ fn value(x: f64) -> String {
     if !x.is_finite() {
         "n/a".into()
     } else if x.abs() >= 1e6 {
-        format!("{:.4e}", x)
+        format!("{x:.4e}")
     } else {
         format!("{x:.0}")
     }

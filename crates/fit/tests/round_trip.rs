@@ -264,7 +264,7 @@ fn round_trip(h: &Hidden, plan: &Plan) -> (String, Vec<String>) {
             h.name,
             e * 100.0
         ));
-        if !(e.abs() <= tol) {
+        if e.is_nan() || e.abs() > tol {
             failures.push(format!(
                 "{} {what}: {:+.1}% (limit {:.0}%)",
                 h.name,
