@@ -4,6 +4,7 @@
 mod devices;
 mod fio_cli;
 mod fio_options;
+mod fit;
 mod hints;
 mod progress;
 mod replay;
@@ -55,6 +56,9 @@ enum Command {
     Serve(ServeArgs),
     /// List the fio options flashlab simulates, accepts without effect, or refuses.
     FioOptions(fio_options::FioOptionsArgs),
+    /// Measure a drive and fit a model to it: `fit plan` writes the fio job files, `fit
+    /// run` runs them, `fit DIR --output FILE` fits a drive description (see docs/fit.md).
+    Fit(Box<fit::FitArgs>),
     /// Run a sweep plan's points (all, one with --point, or on -j threads) or `collect` their
     /// results into one tidy table (see docs/sweeps.md).
     Sweep(sweep::SweepArgs),
@@ -284,6 +288,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::cmd_replay(&args),
         Command::Serve(args) => serve::cmd_serve(&args),
         Command::Sweep(args) => sweep::cmd_sweep(&args),
+        Command::Fit(args) => fit::cmd_fit(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

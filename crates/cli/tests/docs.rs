@@ -42,8 +42,9 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 6] = [
+const PAGES: [&str; 7] = [
     "README.md",
+    "docs/fit.md",
     "docs/tutorial.md",
     "docs/sweeps.md",
     "docs/state.md",
@@ -410,6 +411,11 @@ fn state_page_shows_what_flashlab_prints() {
 #[test]
 fn placement_page_shows_what_flashlab_prints() {
     check_page("docs/placement.md");
+}
+
+#[test]
+fn fit_page_shows_what_flashlab_prints() {
+    check_page("docs/fit.md");
 }
 
 #[test]

@@ -1,0 +1,485 @@
+//! The fit: closed forms give a first drive from the measured figures; the simulator, run
+//! on the plan as a forward model, refines it. Each refinement step simulates the plan on a
+//! candidate, compares its figures with the measured ones and moves each parameter by the
+//! figure it governs (a latency by the difference, a rate or a size by the ratio).
+//! Candidates of every structure (dynamic or static cache, direct or folding, read priority
+//! or not) run on threads; the best two go on. The same figures give the same drive.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::measure::{read_from, Figures, Source};
+use crate::params::{class, Cache, Params};
+use crate::plan::Plan;
+use crate::simrun::run_plan;
+use crate::FitError;
+
+/// How a fit runs.
+#[derive(Debug, Clone)]
+pub struct FitOptions {
+    /// Seed of every forward-model simulation.
+    pub seed: u64,
+    /// Refinement steps of every candidate before the best two are kept.
+    pub first_steps: u32,
+    /// Further steps of the best two.
+    pub more_steps: u32,
+    /// Threads the candidates run on.
+    pub threads: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            first_steps: 2,
+            more_steps: 3,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// One compared figure: which job, what, measured and fitted, and whether the fit used it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compared {
+    pub job: String,
+    pub figure: String,
+    pub measured: f64,
+    pub fitted: f64,
+    /// The fit moved a parameter by it (false: a held-out job).
+    pub used: bool,
+}
+
+impl Compared {
+    /// Relative error of the fitted figure (NaN when either is missing).
+    pub fn error(&self) -> f64 {
+        (self.fitted - self.measured) / self.measured
+    }
+}
+
+/// A fit's result.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    pub params: Params,
+    /// The closed forms' drive, before refinement.
+    pub initial: Params,
+    pub measured: Figures,
+    /// The plan simulated on the fitted drive.
+    pub simulated: Figures,
+    pub compared: Vec<Compared>,
+    /// Every candidate's label and best error (mean |log ratio| of the used figures).
+    pub candidates: Vec<(String, f64)>,
+    /// Forward-model simulations run.
+    pub simulations: u32,
+}
+
+impl Fitted {
+    /// Mean absolute relative error of the used (`true`) or held-out (`false`) figures.
+    pub fn mean_error(&self, used: bool) -> f64 {
+        let e: Vec<f64> = self
+            .compared
+            .iter()
+            .filter(|c| c.used == used && c.error().is_finite())
+            .map(|c| c.error().abs())
+            .collect();
+        e.iter().sum::<f64>() / e.len().max(1) as f64
+    }
+}
+
+/// Fits a drive to `measured`, the outputs of `plan`.
+pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
+    let initial = closed_form(plan.capacity_bytes, measured)?;
+    let mut candidates: Vec<Candidate> = structures(&initial)
+        .into_iter()
+        .map(|(label, p)| Candidate::new(label, p))
+        .collect();
+    let mut simulations = 0;
+    let mut refused = None;
+    for _ in 0..options.first_steps {
+        step_all(&mut candidates, plan, measured, options, &mut refused)?;
+        simulations += candidates.len() as u32;
+    }
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        candidates[a]
+            .best_error
+            .total_cmp(&candidates[b].best_error)
+    });
+    let mut kept: Vec<Candidate> = order
+        .iter()
+        .take(2)
+        .map(|&i| candidates[i].clone())
+        .collect();
+    for _ in 0..options.more_steps {
+        step_all(&mut kept, plan, measured, options, &mut refused)?;
+        simulations += kept.len() as u32;
+    }
+    let best = kept
+        .iter()
+        .min_by(|a, b| a.best_error.total_cmp(&b.best_error))
+        .ok_or_else(|| FitError::failed("no candidate drive"))?;
+    let (params, simulated) = best.best.clone().ok_or_else(|| match refused {
+        Some(e) => FitError::failed(format!(
+            "no candidate drive could be simulated from these figures; the first refused: {e}"
+        )),
+        None => FitError::failed("no candidate drive was simulated"),
+    })?;
+    let mut labels: Vec<(String, f64)> = candidates
+        .iter()
+        .map(|c| (c.label.clone(), c.best_error))
+        .collect();
+    for k in &kept {
+        if let Some(l) = labels.iter_mut().find(|l| l.0 == k.label) {
+            l.1 = k.best_error;
+        }
+    }
+    Ok(Fitted {
+        compared: compare(measured, &simulated),
+        params,
+        initial,
+        measured: measured.clone(),
+        simulated,
+        candidates: labels,
+        simulations,
+    })
+}
+
+#[derive(Debug, Clone)]
+struct Candidate {
+    label: String,
+    next: Params,
+    best: Option<(Params, Figures)>,
+    best_error: f64,
+}
+
+impl Candidate {
+    fn new(label: String, p: Params) -> Self {
+        Self {
+            label,
+            next: p,
+            best: None,
+            best_error: f64::INFINITY,
+        }
+    }
+}
+
+/// One refinement step of every candidate, on `options.threads` threads; each result goes
+/// back to its own candidate, so the order threads finish in changes nothing.
+fn step_all(
+    candidates: &mut [Candidate],
+    plan: &Plan,
+    measured: &Figures,
+    options: &FitOptions,
+    refused: &mut Option<FitError>,
+) -> Result<(), FitError> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Figures, FitError>>>> =
+        Mutex::new(vec![None; candidates.len()]);
+    let inputs: Vec<Params> = candidates.iter().map(|c| c.next.clone()).collect();
+    std::thread::scope(|s| {
+        for _ in 0..options.threads.clamp(1, candidates.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = inputs.get(i) else { break };
+                let r = simulate(p, plan, options.seed);
+                if let Ok(mut all) = results.lock() {
+                    all[i] = Some(r);
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| FitError::failed("a simulation thread failed"))?;
+    for (c, r) in candidates.iter_mut().zip(results) {
+        // A candidate the simulator refuses (a cache too large for its blocks) drops out;
+        // the first refusal is kept to say why when every candidate dropped out.
+        let figures = match r {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                refused.get_or_insert(e);
+                continue;
+            }
+            None => continue,
+        };
+        let e = fit_error(measured, &figures);
+        if e < c.best_error {
+            c.best_error = e;
+            c.best = Some((c.next.clone(), figures.clone()));
+        }
+        c.next = refine(&c.next, measured, &figures);
+    }
+    Ok(())
+}
+
+/// The plan simulated on `p`, read back as figures.
+pub fn simulate(p: &Params, plan: &Plan, seed: u64) -> Result<Figures, FitError> {
+    let config = p.config()?;
+    let outputs = run_plan(&config, plan, seed)?;
+    read_from(&Source::Memory(&outputs), plan)
+}
+
+fn finite(x: f64) -> Option<f64> {
+    (x.is_finite() && x > 0.0).then_some(x)
+}
+
+fn max_iops(f: &Figures) -> f64 {
+    f.read_iops.iter().map(|p| p.1).fold(f64::NAN, f64::max)
+}
+
+/// The first drive, from closed forms: tR from the QD1 read latency less the QD1 write
+/// latency (both pay the host, the command and the link; the read also tR), parallel units
+/// from the saturated read IOPS × tR, program times from the cache's rates (a page per unit
+/// per program), the cache size where the rate falls, the spare from greedy GC's write
+/// amplification (WA ≈ (1 + ρ) / 2ρ for spare ρ), the buffer from the fast burst.
+pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError> {
+    let need = |x: f64, what: &str| {
+        finite(x)
+            .ok_or_else(|| FitError::bad("the plan outputs", format!("no {what} was measured")))
+    };
+    let read_lat = need(m.read_lat_qd1_ns, "QD1 read latency (randread-qd1.json)")?;
+    let write_lat = need(m.write_lat_qd1_ns, "QD1 write latency (qd1-write.json)")?;
+    let iops = need(max_iops(m), "random-read IOPS (randread-qd*.json)")?;
+    let in_cache = need(m.fill.in_cache_bytes_s, "in-cache write rate (seq-fill)")?;
+    // A drive whose rate never falls has its cache rate throughout.
+    let post = finite(m.fill.post_cache_bytes_s).unwrap_or(in_cache);
+    let t_read_ns = (read_lat - write_lat).max(10_000.0);
+    let units = (iops * t_read_ns / 1e9).round().clamp(1.0, 512.0) as u32;
+    let planes = if units % 2 == 0 { 2 } else { 1 };
+    let page = class::PAGE_BYTES as f64;
+    let units_f = f64::from(units);
+    let t_prog_ns = (units_f * page / post * 1e9).clamp(50_000.0, 20e6);
+    let slc_t_prog_ns = (units_f * page / in_cache * 1e9).clamp(20_000.0, 5e6);
+    let wa = (post / 4096.0 / m.steady_full_iops).max(1.05);
+    let spare = if wa.is_finite() {
+        1.0 / (2.0 * wa - 1.0)
+    } else {
+        0.1
+    };
+    let spare = spare.clamp(0.02, 1.0);
+    let cliff = m.fill.cliff_bytes.max(0.0);
+    let raw = capacity_bytes as f64 * (1.0 + spare);
+    Ok(Params {
+        capacity_bytes,
+        dies: (units / planes).max(1),
+        planes,
+        t_read_ns: t_read_ns as u64,
+        t_prog_ns: t_prog_ns as u64,
+        slc_t_prog_ns: slc_t_prog_ns as u64,
+        command_overhead_ns: 5_000,
+        cache: Cache::Dynamic {
+            fraction: (cliff * class::BITS_PER_CELL as f64 / raw).clamp(0.005, 1.0),
+        },
+        fold: false,
+        spare,
+        buffer_bytes: round_buffer(m.buffered_bytes.max(0.0)),
+        read_priority: false,
+    })
+}
+
+/// A static cache of about `bytes`, in whole MiB, under the share of the blocks a static
+/// cache may take (less than half: its native bytes under the user data and spare).
+fn static_bytes(bytes: f64, p: &Params) -> u64 {
+    let most = 0.9 * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64;
+    (bytes.clamp((1u64 << 20) as f64, most) as u64) & !((1 << 20) - 1)
+}
+
+fn round_buffer(bytes: f64) -> u64 {
+    let b = bytes.clamp(256.0 * 1024.0, 1024.0 * 1024.0 * 1024.0) as u64;
+    b & !((64 << 10) - 1)
+}
+
+/// The structures tried: both cache kinds, both fold policies, read priority off and on.
+fn structures(p: &Params) -> Vec<(String, Params)> {
+    let mut out = Vec::new();
+    let cliff_bytes = match p.cache {
+        Cache::Dynamic { fraction } => {
+            fraction * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64
+        }
+        Cache::Static { bytes } => bytes as f64,
+    };
+    for dynamic in [true, false] {
+        for fold in [false, true] {
+            for read_priority in [false, true] {
+                let mut c = p.clone();
+                if !dynamic {
+                    c.cache = Cache::Static {
+                        bytes: static_bytes(cliff_bytes, p),
+                    };
+                }
+                c.fold = fold;
+                c.read_priority = read_priority;
+                let label = format!(
+                    "{} cache, {}, read priority {}",
+                    if dynamic { "dynamic" } else { "static" },
+                    if fold { "fold" } else { "direct" },
+                    if read_priority { "on" } else { "off" }
+                );
+                out.push((label, c));
+            }
+        }
+    }
+    out
+}
+
+/// The figures a fit moves parameters by, as (job, figure, value) in report order; the
+/// rest of [`compare`]'s are held out.
+fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
+    let mut v = vec![
+        ("randread-qd1", "clat mean (ns)".into(), f.read_lat_qd1_ns),
+        ("qd1-write", "clat mean (ns)".into(), f.write_lat_qd1_ns),
+    ];
+    for &(qd, iops) in &f.read_iops {
+        v.push(("randread-qd", format!("QD{qd} IOPS"), iops));
+    }
+    v.extend([
+        (
+            "seq-fill",
+            "in-cache rate (B/s)".into(),
+            f.fill.in_cache_bytes_s,
+        ),
+        (
+            "seq-fill",
+            "post-cache rate (B/s)".into(),
+            f.fill.post_cache_bytes_s,
+        ),
+        ("seq-fill", "cache size (B)".into(), f.fill.cliff_bytes),
+        (
+            "seq-fill",
+            "full-drive rate (B/s)".into(),
+            f.fill.late_bytes_s,
+        ),
+        ("write-buffer", "buffered bytes".into(), f.buffered_bytes),
+        (
+            "read-under-write",
+            "read p99 (ns)".into(),
+            f.beside_read_p99_ns,
+        ),
+        ("steady-full", "steady IOPS".into(), f.steady_full_iops),
+    ]);
+    v
+}
+
+fn held_out_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
+    let mut v = Vec::new();
+    for &(kib, bw) in &f.block_bw {
+        v.push(("randread-bs", format!("{kib} KiB QD32 rate (B/s)"), bw));
+    }
+    v.extend([
+        ("seq-read", "rate (B/s)".into(), f.seq_read_bytes_s),
+        (
+            "idle-recovery",
+            "bytes at in-cache rate".into(),
+            f.recovered_bytes,
+        ),
+        ("read-under-write", "read IOPS".into(), f.beside_read_iops),
+        ("steady-half", "steady IOPS".into(), f.steady_half_iops),
+    ]);
+    v
+}
+
+/// Every figure measured and fitted, the used ones first.
+pub fn compare(measured: &Figures, fitted: &Figures) -> Vec<Compared> {
+    let mut out = Vec::new();
+    for (used, m, f) in [
+        (true, used_figures(measured), used_figures(fitted)),
+        (false, held_out_figures(measured), held_out_figures(fitted)),
+    ] {
+        for ((job, figure, mv), (_, _, fv)) in m.into_iter().zip(f) {
+            out.push(Compared {
+                job: job.to_string(),
+                figure,
+                measured: mv,
+                fitted: fv,
+                used,
+            });
+        }
+    }
+    out
+}
+
+/// Mean |ln(simulated / measured)| over the used figures both have; a figure one lacks
+/// counts as a factor of two.
+fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
+    let m = used_figures(measured);
+    let s = used_figures(simulated);
+    let mut total = 0.0;
+    let mut n = 0.0f64;
+    for ((_, _, mv), (_, _, sv)) in m.iter().zip(&s) {
+        if !mv.is_finite() {
+            continue;
+        }
+        let e = match (finite(*mv), finite(*sv)) {
+            (Some(a), Some(b)) => (b / a).ln().abs(),
+            (None, None) => 0.0,
+            _ => std::f64::consts::LN_2,
+        };
+        total += e;
+        n += 1.0;
+    }
+    total / n.max(1.0)
+}
+
+/// `value` × `measured / simulated` (both finite), the ratio held to [1/4, 4].
+fn by_ratio(value: f64, measured: f64, simulated: f64) -> f64 {
+    match (finite(measured), finite(simulated)) {
+        (Some(m), Some(s)) => value * (m / s).clamp(0.25, 4.0),
+        _ => value,
+    }
+}
+
+/// One refinement: each parameter moved by the figure it governs.
+fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
+    let mut n = p.clone();
+    let overhead = p.command_overhead_ns as f64;
+    let d_write = m.write_lat_qd1_ns - s.write_lat_qd1_ns;
+    let new_overhead = if d_write.is_finite() {
+        (overhead + d_write).clamp(500.0, 200_000.0)
+    } else {
+        overhead
+    };
+    n.command_overhead_ns = new_overhead as u64;
+    let d_read = m.read_lat_qd1_ns - s.read_lat_qd1_ns - (new_overhead - overhead);
+    if d_read.is_finite() {
+        n.t_read_ns = (p.t_read_ns as f64 + d_read).clamp(5_000.0, 2e6) as u64;
+    }
+    let units = f64::from(p.dies * p.planes);
+    let read_units = by_ratio(units, max_iops(m), max_iops(s));
+    let units_new = if (read_units / units - 1.0).abs() > 0.08 {
+        read_units.round().clamp(1.0, 512.0)
+    } else {
+        units
+    };
+    n.dies = ((units_new / f64::from(p.planes)).round() as u32).max(1);
+    // Program rates scale with the units; the program times keep the rates of the figures.
+    let unit_ratio = f64::from(n.dies * n.planes) / units;
+    let slc = by_ratio(
+        p.slc_t_prog_ns as f64,
+        s.fill.in_cache_bytes_s,
+        m.fill.in_cache_bytes_s,
+    );
+    n.slc_t_prog_ns = (slc * unit_ratio).clamp(20_000.0, 5e6) as u64;
+    let tlc = by_ratio(
+        p.t_prog_ns as f64,
+        s.fill.post_cache_bytes_s,
+        m.fill.post_cache_bytes_s,
+    );
+    n.t_prog_ns = (tlc * unit_ratio).clamp(50_000.0, 20e6) as u64;
+    n.cache = match p.cache {
+        Cache::Dynamic { fraction } => Cache::Dynamic {
+            fraction: by_ratio(fraction, m.fill.cliff_bytes, s.fill.cliff_bytes).clamp(0.005, 1.0),
+        },
+        Cache::Static { bytes } => Cache::Static {
+            bytes: static_bytes(
+                by_ratio(bytes as f64, m.fill.cliff_bytes, s.fill.cliff_bytes),
+                p,
+            ),
+        },
+    };
+    n.spare = by_ratio(p.spare, m.steady_full_iops, s.steady_full_iops).clamp(0.02, 1.0);
+    n.buffer_bytes = round_buffer(by_ratio(
+        p.buffer_bytes as f64,
+        m.buffered_bytes,
+        s.buffered_bytes,
+    ));
+    n
+}

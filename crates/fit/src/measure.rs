@@ -1,0 +1,463 @@
+//! A plan directory's outputs read into the figures the fit works on: fio's JSON documents
+//! and the bandwidth, IOPS and latency logs, from real fio or the simulator alike. Each
+//! file is checked against the plan: present, whole, of the plan's job and capacity.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::plan::{Plan, PlanJob, READ_BLOCKS_KIB, READ_DEPTHS};
+use crate::simrun::Outputs;
+use crate::FitError;
+
+/// Largest output file read (a per-I/O latency log of the plan's buffer job is ~3 MB).
+pub const MAX_OUTPUT_BYTES: u64 = 256 << 20;
+
+/// Where a plan's outputs are: a directory, or a simulated run's files in memory.
+pub enum Source<'a> {
+    Dir(&'a Path),
+    Memory(&'a Outputs),
+}
+
+impl Source<'_> {
+    fn place(&self, name: &str) -> PathBuf {
+        match self {
+            Source::Dir(d) => d.join(name),
+            Source::Memory(_) => PathBuf::from(name),
+        }
+    }
+
+    fn read(&self, name: &str, job: &PlanJob) -> Result<String, FitError> {
+        let place = self.place(name);
+        let missing = || {
+            FitError::bad(
+                place.display(),
+                format!(
+                    "missing: expected the output of the plan's job {} (run {} with fio, or `flashlab fit run`)",
+                    job.name, job.file
+                ),
+            )
+        };
+        match self {
+            Source::Memory(m) => m.get(name).cloned().ok_or_else(missing),
+            Source::Dir(_) => {
+                if !place.exists() {
+                    return Err(missing());
+                }
+                flashlab_engine::input::read_text(&place, MAX_OUTPUT_BYTES, "a fio output")
+                    .map_err(|e| FitError::bad(place.display(), e))
+            }
+        }
+    }
+}
+
+/// A bandwidth log read into (time s, bytes/s) samples.
+pub type Samples = Vec<(f64, f64)>;
+
+/// What the whole-capacity write shows: the rate in the cache, after it, and where it falls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cliff {
+    pub in_cache_bytes_s: f64,
+    pub post_cache_bytes_s: f64,
+    /// The rate over the last quarter of the write: the drive nearly full, the cache
+    /// folding or gone.
+    pub late_bytes_s: f64,
+    /// Bytes written before the rate falls (the whole write when it never does).
+    pub cliff_bytes: f64,
+    /// (bytes written, bytes/s) along the write.
+    pub series: Samples,
+}
+
+/// Every figure of a plan's outputs the fit compares.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    pub read_lat_qd1_ns: f64,
+    pub write_lat_qd1_ns: f64,
+    /// (queue depth, IOPS) of the depth scan.
+    pub read_iops: Vec<(u32, f64)>,
+    /// (block KiB, bytes/s) of the block-size scan at QD32.
+    pub block_bw: Vec<(u32, f64)>,
+    pub seq_read_bytes_s: f64,
+    pub fill: Cliff,
+    /// Bytes the write after idle wrote at the in-cache rate.
+    pub recovered_bytes: f64,
+    /// Bytes the burst after idle wrote at buffer speed.
+    pub buffered_bytes: f64,
+    pub beside_read_p99_ns: f64,
+    pub beside_read_iops: f64,
+    pub steady_full_iops: f64,
+    pub steady_half_iops: f64,
+    /// (bytes written, IOPS) of the steady writes.
+    pub steady_full_series: Samples,
+    pub steady_half_series: Samples,
+}
+
+/// Reads the outputs of `plan` from `dir`.
+pub fn read_outputs(dir: &Path, plan: &Plan) -> Result<Figures, FitError> {
+    read_from(&Source::Dir(dir), plan)
+}
+
+/// Reads the outputs of `plan` from `source`.
+pub fn read_from(source: &Source<'_>, plan: &Plan) -> Result<Figures, FitError> {
+    let doc = |name: &str| -> Result<(Value, &PlanJob, PathBuf), FitError> {
+        let job = plan
+            .job(name)
+            .ok_or_else(|| FitError::failed(format!("the plan has no job {name}")))?;
+        let file = &job.outputs[0];
+        let text = source.read(file, job)?;
+        let value = parse_doc(&text, &source.place(file), job)?;
+        Ok((value, job, source.place(file)))
+    };
+    let mut f = Figures::default();
+    let (d, _, _) = doc("randread-qd1")?;
+    f.read_lat_qd1_ns = dir_figure(&d, "read", &["clat_ns", "mean"]);
+    let (d, _, _) = doc("qd1-write")?;
+    f.write_lat_qd1_ns = dir_figure(&d, "write", &["clat_ns", "mean"]);
+    for qd in READ_DEPTHS {
+        let (d, _, _) = doc(&format!("randread-qd{qd}"))?;
+        f.read_iops.push((qd, dir_figure(&d, "read", &["iops"])));
+    }
+    for kib in READ_BLOCKS_KIB {
+        let (d, _, _) = doc(&format!("randread-bs{kib}k"))?;
+        f.block_bw
+            .push((kib, dir_figure(&d, "read", &["bw_bytes"])));
+    }
+    let (d, _, _) = doc("seq-read")?;
+    f.seq_read_bytes_s = dir_figure(&d, "read", &["bw_bytes"]);
+    read_writes(source, &doc, &mut f)?;
+    Ok(f)
+}
+
+type DocFn<'a> = dyn Fn(&str) -> Result<(Value, &'a PlanJob, PathBuf), FitError> + 'a;
+
+fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Result<(), FitError> {
+    let log = |job: &PlanJob, i: usize, d: &Value| -> Result<Samples, FitError> {
+        let name = &job.outputs[i];
+        let text = source.read(name, job)?;
+        let samples = parse_log(&text, &source.place(name))?;
+        check_covers(&samples, d, &source.place(name), job)?;
+        Ok(samples)
+    };
+    let (d, job, _) = doc("seq-fill")?;
+    f.fill = cliff(&log(job, 1, &d)?);
+    let (d, job, _) = doc("idle-recovery")?;
+    let threshold = 0.75 * f.fill.in_cache_bytes_s;
+    f.recovered_bytes = bytes_above(&log(job, 1, &d)?, threshold);
+    let (d, job, _) = doc("write-buffer")?;
+    let clat = parse_log(
+        &source.read(&job.outputs[3], job)?,
+        &source.place(&job.outputs[3]),
+    )?;
+    let ios = dir_figure(&d, "write", &["total_ios"]);
+    if (clat.len() as f64) < ios * 0.99 {
+        return Err(FitError::bad(
+            source.place(&job.outputs[3]).display(),
+            format!(
+                "{} latencies for the job's {ios} writes: the log is cut short",
+                clat.len()
+            ),
+        ));
+    }
+    f.buffered_bytes = buffered_ios(&clat) * 4096.0;
+    let (d, _, _) = doc("read-under-write")?;
+    f.beside_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    f.beside_read_iops = dir_figure(&d, "read", &["iops"]);
+    let (d, job, _) = doc("steady-full")?;
+    let s = log(job, 1, &d)?;
+    (f.steady_full_iops, f.steady_full_series) = steady(&s);
+    let (d, job, _) = doc("steady-half")?;
+    let s = log(job, 1, &d)?;
+    (f.steady_half_iops, f.steady_half_series) = steady(&s);
+    Ok(())
+}
+
+/// A fio JSON document, checked to be of `job`: its job names and, where the job file sets
+/// one, its region size (a run of another capacity's plan is refused).
+fn parse_doc(text: &str, place: &Path, job: &PlanJob) -> Result<Value, FitError> {
+    let start = text.find('{').unwrap_or(0);
+    let value: Value = serde_json::from_str(&text[start..]).map_err(|e| {
+        FitError::bad(
+            place.display(),
+            format!(
+                "not a whole fio JSON document (line {}: {e}); expected the output of `fio --output-format=json` of {}",
+                e.line(),
+                job.file
+            ),
+        )
+    })?;
+    let jobs = value.get("jobs").and_then(Value::as_array);
+    let names: Vec<&str> = jobs
+        .into_iter()
+        .flatten()
+        .filter_map(|j| j.get("jobname").and_then(Value::as_str))
+        .collect();
+    let expected = expected_sections(job);
+    if names != expected {
+        return Err(FitError::bad(
+            place.display(),
+            format!(
+                "jobs {names:?}: expected the plan's job {} (jobs {expected:?})",
+                job.name
+            ),
+        ));
+    }
+    for j in jobs.into_iter().flatten() {
+        let size = j.pointer("/job options/size").and_then(Value::as_str);
+        let want = option_of(&job.text, "size");
+        if let (Some(size), Some(want)) = (size, want) {
+            if size != want {
+                return Err(FitError::bad(
+                    place.display(),
+                    format!(
+                        "size={size}: the plan's {} has size={want} (a run of a plan for another capacity?)",
+                        job.file
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// The section names of a job file, in order.
+fn expected_sections(job: &PlanJob) -> Vec<&str> {
+    job.text
+        .lines()
+        .filter_map(|l| l.strip_prefix('[').and_then(|l| l.strip_suffix(']')))
+        .collect()
+}
+
+/// The first value of `key=` in job file text.
+fn option_of<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// A figure of direction `dir` summed over a document's jobs (the read-under-write job has
+/// one job per direction); NaN when absent, which every comparison then shows.
+fn dir_figure(doc: &Value, dir: &str, path: &[&str]) -> f64 {
+    let mut total = 0.0;
+    let mut found = false;
+    for j in doc["jobs"].as_array().into_iter().flatten() {
+        let mut v = &j[dir];
+        for p in path {
+            v = &v[*p];
+        }
+        if let Some(x) = v.as_f64() {
+            if j[dir]["total_ios"].as_f64().unwrap_or(0.0) > 0.0 {
+                total += x;
+                found = true;
+            }
+        }
+    }
+    if found {
+        total
+    } else {
+        f64::NAN
+    }
+}
+
+/// A fio log (`time ms, value, direction, block size, offset[, priority]`) as (s, value).
+pub fn parse_log(text: &str, place: &Path) -> Result<Samples, FitError> {
+    let mut samples = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let parsed = (fields.len() >= 4)
+            .then(|| {
+                Some((
+                    fields[0].parse::<u64>().ok()?,
+                    fields[1].parse::<u64>().ok()?,
+                ))
+            })
+            .flatten();
+        let Some((t_ms, v)) = parsed else {
+            return Err(FitError::bad(
+                format!("{}:{}", place.display(), i + 1),
+                "expected a fio log line `time, value, direction, block size, offset` (the file is cut short or not a fio log)",
+            ));
+        };
+        samples.push((t_ms as f64 / 1000.0, v as f64));
+    }
+    if samples.is_empty() {
+        return Err(FitError::bad(
+            place.display(),
+            "an empty log: expected fio's log lines",
+        ));
+    }
+    Ok(samples)
+}
+
+/// A bandwidth or IOPS log must account for most of its job's I/O: a cut log is refused.
+fn check_covers(
+    samples: &Samples,
+    doc: &Value,
+    place: &Path,
+    job: &PlanJob,
+) -> Result<(), FitError> {
+    let bw_log = place.to_string_lossy().contains("_bw.");
+    let done = if bw_log {
+        dir_figure(doc, "write", &["io_bytes"])
+    } else {
+        dir_figure(doc, "write", &["total_ios"])
+    };
+    let scale = if bw_log { 1024.0 } else { 1.0 };
+    let mut logged = 0.0;
+    let mut prev_t = 0.0;
+    for &(t, v) in samples {
+        logged += v * scale * (t - prev_t);
+        prev_t = t;
+    }
+    if done.is_finite() && logged < 0.5 * done {
+        return Err(FitError::bad(
+            place.display(),
+            format!(
+                "the log accounts for {logged:.0} of the {done:.0} the job {} did: it is cut short",
+                job.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The cache cliff of a whole-capacity write's bandwidth log (KiB/s samples): the rate in
+/// the cache is the median of the first five samples; the cliff is where the rate first
+/// stays under three quarters of it for three samples; the rate after it is the median of
+/// the first half of what follows, the rate of the full drive the median of the last
+/// quarter.
+pub fn cliff(samples: &Samples) -> Cliff {
+    let mut series = Vec::with_capacity(samples.len());
+    let mut written = 0.0;
+    let mut prev_t = 0.0;
+    for &(t, kib_s) in samples {
+        written += kib_s * 1024.0 * (t - prev_t);
+        prev_t = t;
+        series.push((written, kib_s * 1024.0));
+    }
+    let rates: Vec<f64> = series.iter().map(|p| p.1).collect();
+    let n = rates.len();
+    let in_cache = median(&mut rates[..n.min(5)].to_vec());
+    let late = median(&mut rates[n * 3 / 4..].to_vec());
+    let low = 0.75 * in_cache;
+    let falls = (1..n).find(|&i| rates[i..].iter().take(3).all(|&r| r < low));
+    let Some(at) = falls else {
+        return Cliff {
+            in_cache_bytes_s: in_cache,
+            post_cache_bytes_s: f64::NAN,
+            late_bytes_s: late,
+            cliff_bytes: written,
+            series,
+        };
+    };
+    let after = &rates[at..];
+    let post = median(&mut after[..after.len().div_ceil(2)].to_vec());
+    let cliff_bytes = series[at - 1].0;
+    Cliff {
+        in_cache_bytes_s: in_cache,
+        post_cache_bytes_s: post,
+        late_bytes_s: late,
+        cliff_bytes,
+        series,
+    }
+}
+
+/// Bytes a bandwidth log (KiB/s) wrote above `threshold` bytes/s before it first fell below.
+fn bytes_above(samples: &Samples, threshold: f64) -> f64 {
+    let mut written = 0.0;
+    let mut prev_t = 0.0;
+    for &(t, kib_s) in samples {
+        if kib_s * 1024.0 < threshold {
+            break;
+        }
+        written += kib_s * 1024.0 * (t - prev_t);
+        prev_t = t;
+    }
+    written
+}
+
+/// Writes of a per-I/O latency log that completed at buffer speed: until the median of a
+/// window of 64 is three times that of the first 64.
+fn buffered_ios(clat: &Samples) -> f64 {
+    const W: usize = 64;
+    if clat.len() < 2 * W {
+        return clat.len() as f64;
+    }
+    let lat: Vec<f64> = clat.iter().map(|s| s.1).collect();
+    let base = median(&mut lat[..W].to_vec());
+    let mut i = W;
+    while i + W <= lat.len() {
+        if median(&mut lat[i..i + W].to_vec()) > 3.0 * base {
+            return i as f64;
+        }
+        i += W / 4;
+    }
+    lat.len() as f64
+}
+
+/// The steady IOPS of a random-write IOPS log (the mean of its last third) and the log as
+/// (bytes written, IOPS).
+fn steady(samples: &Samples) -> (f64, Samples) {
+    let mut series = Vec::with_capacity(samples.len());
+    let mut written = 0.0;
+    let mut prev_t = 0.0;
+    for &(t, iops) in samples {
+        written += iops * 4096.0 * (t - prev_t);
+        prev_t = t;
+        series.push((written, iops));
+    }
+    let tail = &samples[samples.len() * 2 / 3..];
+    let mean = tail.iter().map(|s| s.1).sum::<f64>() / tail.len().max(1) as f64;
+    (mean, series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cliff_is_found_where_the_rate_stays_low() {
+        let samples: Samples = (1..=30)
+            .map(|i| {
+                (
+                    i as f64 * 0.1,
+                    if i <= 10 {
+                        300_000.0
+                    } else if i <= 25 {
+                        100_000.0
+                    } else {
+                        50_000.0
+                    },
+                )
+            })
+            .collect();
+        let c = cliff(&samples);
+        assert_eq!(c.in_cache_bytes_s, 300_000.0 * 1024.0);
+        assert_eq!(c.post_cache_bytes_s, 100_000.0 * 1024.0);
+        assert_eq!(c.late_bytes_s, 50_000.0 * 1024.0);
+        let expected = 10.0 * 0.1 * 300_000.0 * 1024.0;
+        assert!((c.cliff_bytes - expected).abs() < 1.0, "{}", c.cliff_bytes);
+    }
+
+    #[test]
+    fn a_cut_log_line_names_its_line() {
+        let e = parse_log("100, 2000, 1, 0, 0\n200, 20", Path::new("x_bw.1.log")).unwrap_err();
+        assert!(e.bad_input);
+        assert!(e.message.starts_with("x_bw.1.log:2: "), "{}", e.message);
+    }
+
+    #[test]
+    fn buffered_writes_end_where_latency_jumps() {
+        let clat: Samples = (0..1000)
+            .map(|i| (0.0, if i < 400 { 10.0 } else { 100.0 }))
+            .collect();
+        let n = buffered_ios(&clat);
+        assert!((360.0..=400.0).contains(&n), "{n}");
+    }
+}
