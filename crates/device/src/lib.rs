@@ -14,6 +14,7 @@ pub mod controller;
 mod error;
 pub mod forged;
 mod health;
+mod key_line;
 pub mod link;
 mod load;
 mod mapcache;

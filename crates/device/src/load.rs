@@ -114,30 +114,6 @@ fn line_of(text: &str, pos: usize) -> usize {
     text[..pos.min(text.len())].matches('\n').count() + 1
 }
 
-/// Line where `key` is set in `section` ("" = top level), found by reading the text: good
-/// enough for error messages (dotted keys and inline tables fall back to the section).
-pub(crate) fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
-    let mut current = "";
-    let mut section_line = None;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if let Some(h) = t.strip_prefix('[') {
-            current = h.split(']').next().unwrap_or("").trim();
-            if current == section {
-                section_line = Some(i + 1);
-            }
-            continue;
-        }
-        if current == section {
-            let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
-            if k == key && t.contains('=') {
-                return Some(i + 1);
-            }
-        }
-    }
-    section_line
-}
-
 fn split_key(dotted: &str) -> (&str, &str) {
     match dotted.split_once('.') {
         Some((s, k)) => (s, k),

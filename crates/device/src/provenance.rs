@@ -398,7 +398,7 @@ pub fn read_provenance(
     let Some(value) = value else {
         return Ok(map);
     };
-    let at = |key: &str| match crate::load::find_key_line(text, "provenance", key) {
+    let at = |key: &str| match crate::key_line::find_key_line(text, "provenance", key) {
         Some(l) => format!("{file}:{l}"),
         None => file.to_string(),
     };
