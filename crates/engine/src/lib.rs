@@ -9,7 +9,9 @@ pub mod input;
 pub mod output;
 pub mod queue;
 pub mod rng;
+pub mod run_files;
 pub mod state;
+pub mod temp;
 pub mod time;
 
 pub use device::{
