@@ -178,7 +178,11 @@ fn cmd_collect(args: &CollectArgs) -> Result<(), Failure> {
     // is read: a regular file or nothing, never one of the point files collected.
     let mut files = crate::state_files::Files::new();
     if args.dir.is_dir() {
-        files.inputs_in("point file", &args.dir, flashlab_sweep::is_point_file_name)?;
+        files.inputs_in(
+            "point files in",
+            &args.dir,
+            flashlab_sweep::is_point_file_name,
+        )?;
     }
     let parquet = files.output_opt("--parquet", args.parquet.as_deref())?;
     let csv = files.output_opt("--csv", args.csv.as_deref())?;

@@ -555,6 +555,14 @@ impl DeviceConfig {
                 spares.max_user_ius(full_native_blocks, full_units, self.fg_for(full_units)) * iu
                     >= drive_user
             };
+            if self.fdp.enabled {
+                range_u32(
+                    "fdp.handles",
+                    self.fdp.handles,
+                    1,
+                    flashlab_ftl::MAX_HANDLES,
+                )?;
+            }
             if self.fdp.enabled && drive_user > 0 && !fits(self.fdp.handles) {
                 let most = (1..self.fdp.handles).rev().find(|&h| fits(h));
                 return Err(key_err(
