@@ -746,7 +746,7 @@ fn every_other_command_input_and_output_pair_collides() {
                 "--csv".into(),
                 s(&od.join("point-000003.json")),
             ],
-            ["--csv", "point file"],
+            ["--csv", "point files in"],
         ),
         (
             "collect point file / --parquet",
@@ -759,7 +759,7 @@ fn every_other_command_input_and_output_pair_collides() {
                 "--parquet".into(),
                 s(&point),
             ],
-            ["--parquet", "point file"],
+            ["--parquet", "point files in"],
         ),
         (
             "collect --csv / --parquet",
@@ -1020,7 +1020,7 @@ fn a_long_legal_state_name_is_saved() {
 fn concurrent_runs_saving_to_one_path_do_not_overwrite_each_other_silently() {
     let d = dir("concurrent");
     let job = d.join("w.fio");
-    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=64m\nio_size=16m\n").unwrap();
+    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=256m\nio_size=128m\n").unwrap();
     let save = d.join("one.state");
     let children: Vec<_> = (0..4)
         .map(|_| {
