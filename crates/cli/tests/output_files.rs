@@ -590,6 +590,10 @@ fn every_run_input_and_output_pair_collides() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A case of a command's input and output at one file: its name, the file and what it
+/// holds, the arguments, and the two names the message must give.
+type Case<'a> = (&'a str, &'a Path, Vec<u8>, Vec<String>, [&'a str; 2]);
+
 /// The other commands' inputs and outputs, pair by pair: `fio`'s job file, `replay`'s
 /// trace, device and state, a sweep's plan and job file against its point files, the
 /// point files `sweep collect` reads against its tables, a suite's device and state, and
@@ -610,7 +614,7 @@ fn every_other_command_input_and_output_pair_collides() {
     let s = |p: &Path| p.display().to_string();
     let f = d.join("f");
     // (case, the file and its contents, the arguments, the names the message must give)
-    let cases: Vec<(&str, &Path, Vec<u8>, Vec<String>, [&str; 2])> = vec![
+    let cases: Vec<Case> = vec![
         (
             "fio job file / --output",
             &f,
@@ -954,6 +958,7 @@ fn saving_run(d: &Path, save: &Path) -> Option<std::process::Child> {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     child.kill().unwrap();
+    child.wait().unwrap();
     panic!("no save started within 120 s");
 }
 

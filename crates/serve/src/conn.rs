@@ -224,17 +224,6 @@ impl ConnState {
         };
         (now.saturating_duration_since(last), what)
     }
-
-    /// How long the connection has had nothing in flight and nothing sent or received;
-    /// `None` while it has requests in flight or is still in its handshake.
-    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
-        if self.in_handshake() || self.budget.requests() > 0 {
-            return None;
-        }
-        let last =
-            self.base + Duration::from_nanos(self.last_active_ns.load(AtomicOrdering::Relaxed));
-        Some(now.saturating_duration_since(last))
-    }
 }
 
 /// Everything a connection thread shares with the server.
