@@ -586,14 +586,14 @@ pub fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<()> {
     for name in &done.skipped {
         eprintln!(
             "flashlab: warning: state cache {}: {} is not a regular file; left alone",
-            dir.display(),
+            flashlab_engine::input::echo(&dir.to_string_lossy()),
             flashlab_engine::input::excerpt(name)
         );
     }
     if done.removed_partials > 0 {
         eprintln!(
             "flashlab: state cache {}: removed {} unfinished entries of writers that stopped",
-            dir.display(),
+            flashlab_engine::input::echo(&dir.to_string_lossy()),
             done.removed_partials
         );
     }

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use flashlab_engine::input::echo;
 use serve::ServeArgs;
 
 /// Seed used when `--seed` is not given: runs are reproducible by default.
@@ -262,11 +263,20 @@ fn main() -> ExitCode {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            eprintln!("flashlab: error: {}", hints::clap_error(&e, &cli_command()));
+            let text = hints::clap_error(&e, &cli_command());
+            eprintln!(
+                "flashlab: error: {}",
+                flashlab_engine::input::message(&text)
+            );
             return ExitCode::from(2);
         }
     };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // An interrupt removes the temporary files of the writes under way, then ends the
+    // process as it would have; `serve` takes the signals itself, to stop and save.
+    if !matches!(cli.command, Command::Serve(_)) {
+        flashlab_engine::temp::clean_up_on_signals();
+    }
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
         Command::Fio(args) => fio_cli::cmd_fio(&args),
@@ -293,7 +303,13 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("flashlab: error: {:#}", failure.error);
+            // Every error passes here: user text in it is escaped and cut, whatever path
+            // made it.
+            let text = format!("{:#}", failure.error);
+            eprintln!(
+                "flashlab: error: {}",
+                flashlab_engine::input::message(&text)
+            );
             ExitCode::from(failure.code)
         }
     }
@@ -325,38 +341,40 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         seed: args.seed,
         state: args.state.clone(),
     };
+    let mut files = state_files::Files::new();
+    let report = files.output_opt("--report", args.report.as_deref())?;
+    if report.is_some() {
+        state_files::report_date()?;
+    }
+    if let Some(dir) = &args.figures {
+        state_files::figures_dir(dir)?;
+        files.outputs_in("--figures", dir, state_files::figure_name)?;
+    }
     let pages = RunPages {
-        report: args.report.as_deref(),
+        report,
         figures: args.figures.as_deref(),
         job_file: &args.job,
     };
-    if let Some(path) = pages.report {
-        state_files::output_file("--report", path)?;
-        state_files::report_date()?;
-    }
-    if let Some(dir) = pages.figures {
-        state_files::figures_dir(dir)?;
-    }
     run_parsed_with(
         &job_file,
         &target,
         args.output_format,
         args.output.as_deref(),
         &args.progress.settings(),
-        Some(&pages),
+        (files, Some(&pages)),
     )
 }
 
 /// `run`'s `--report` and `--figures`, and the job file they name.
 struct RunPages<'a> {
-    report: Option<&'a Path>,
+    report: Option<state_files::OutputFile>,
     figures: Option<&'a Path>,
     job_file: &'a Path,
 }
 
 impl RunPages<'_> {
     fn write(&self, run: &flashlab_report::RunResult, device: &str) -> Result<(), Failure> {
-        if let Some(path) = self.report {
+        if let Some(file) = &self.report {
             let command = state_files::command_line();
             let date = state_files::report_date()?;
             let job_file = self.job_file.to_string_lossy();
@@ -368,8 +386,7 @@ impl RunPages<'_> {
                     date: date.as_deref(),
                 },
             };
-            state_files::output_file("--report", path)?
-                .write_bytes(flashlab_report::render_run_html(run, &cx).as_bytes())
+            file.write_bytes(flashlab_report::render_run_html(run, &cx).as_bytes())
                 .map_err(run_failed)?;
         }
         if let Some(dir) = self.figures {
@@ -465,8 +482,7 @@ fn keep_every_die(
 /// Run parsed jobs on the target and write the results: `run` and `fio` share this.
 /// Every log a job writes goes into a directory that exists: fio creates no directories
 /// for its logs, and a mistyped one is better found before the run than after it. Each log
-/// file is then checked by the rule of every file flashlab writes (a regular file or
-/// nothing, never the job file; a FIFO or a directory there is refused, not opened).
+/// file is then registered with the run's files ([`run_files`]).
 fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Failure> {
     for job in &job_file.jobs {
         for (option, prefix) in [
@@ -489,12 +505,20 @@ fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Fa
                 .clone()
                 .unwrap_or_else(|| format!("{}:{}", job_file.path, job.id.line));
             return Err(bad_input(anyhow!(
-                "{place}: job {}: {option}={prefix}: the directory {} does not exist (fio does not create it); create it or name another",
+                "{place}: job {}: {option}={}: the directory {} does not exist (fio does not create it); create it or name another",
                 job.id.name,
-                dir.display()
+                echo(prefix),
+                echo(&dir.to_string_lossy())
             )));
         }
     }
+    Ok(())
+}
+
+/// Every log file the jobs of `job_file` write, with the option and place that name it:
+/// a clone's own (its number in the name) or, with per_job_logs=0, one for all clones.
+fn log_file_names(job_file: &flashlab_workload::JobFile) -> Vec<(String, &'static str, String)> {
+    let mut names = Vec::new();
     let mut job_index = 0u32;
     for job in &job_file.jobs {
         let place = job
@@ -511,7 +535,7 @@ fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Fa
             ..Default::default()
         };
         let first = job_index + 1;
-        job_index += job.control.numjobs.max(1);
+        job_index = job_index.saturating_add(job.control.numjobs.max(1));
         let iolog = job
             .log
             .write_iolog
@@ -523,22 +547,57 @@ fn check_log_directories(job_file: &flashlab_workload::JobFile) -> Result<(), Fa
         } else {
             first..job_index + 1
         };
-        let names = clones
+        let job_names = clones
             .flat_map(|i| flashlab_report::log_file_names(&logs, i))
             .chain(iolog);
-        for (option, name) in names {
-            let path = Path::new(&name);
-            let option = format!("{place}: job {}: {option}", job.id.name);
-            state_files::output_file(&option, path)?;
-            if flashlab_engine::output::same_file(path, Path::new(&job_file.path)) {
-                return Err(bad_input(anyhow!(
-                    "{option} {}: it is also the job file; name another prefix",
-                    flashlab_engine::input::excerpt(&name)
-                )));
-            }
+        for (option, name) in job_names {
+            names.push((
+                format!("{place}: job {}: {option}", job.id.name),
+                option,
+                name,
+            ));
         }
     }
-    Ok(())
+    names
+}
+
+/// The files of a `run` or `fio` run, registered with its inputs before the work: the
+/// handles its outputs are written with.
+struct RunOutputs {
+    save: Option<state_files::OutputFile>,
+    output: Option<state_files::OutputFile>,
+    /// Each log file by the name the run's results give it.
+    logs: Vec<(String, state_files::OutputFile)>,
+}
+
+/// Registers the run's inputs (the job file and its includes, the device's file, the loaded
+/// state) and outputs (`--save-state`, `--output`, every log) in `files`, which already
+/// holds the command's own (`--report`, `--figures`): any two naming one file is bad input.
+fn run_files(
+    mut files: state_files::Files,
+    job_file: &flashlab_workload::JobFile,
+    target: &Target,
+    output: Option<&Path>,
+) -> Result<RunOutputs, Failure> {
+    files
+        .job(job_file)?
+        .input("--device", target.device.as_deref().map(Path::new))?
+        .input("--load-state", target.state.load_state.as_deref())?;
+    let save = files.output_opt("--save-state", target.state.save_state.as_deref())?;
+    let output = files.output_opt("--output", output)?;
+    let mut logs: Vec<(String, state_files::OutputFile)> = Vec::new();
+    let mut shared: Vec<(&str, String)> = Vec::new();
+    for (place, option, name) in log_file_names(job_file) {
+        // Logs of one option shared among jobs (per_job_logs=0) take each job's lines in
+        // one file; any other two names of one file collide.
+        if shared.iter().any(|(o, n)| *o == option && *n == name) {
+            continue;
+        }
+        let file = files.output(&place, Path::new(&name))?;
+        shared.push((option, name.clone()));
+        logs.push((name, file));
+    }
+    Ok(RunOutputs { save, output, logs })
 }
 
 fn run_parsed(
@@ -548,7 +607,14 @@ fn run_parsed(
     output: Option<&Path>,
     progress: &progress::Settings,
 ) -> Result<(), Failure> {
-    run_parsed_with(job_file, target, formats, output, progress, None)
+    run_parsed_with(
+        job_file,
+        target,
+        formats,
+        output,
+        progress,
+        (state_files::Files::new(), None),
+    )
 }
 
 fn run_parsed_with(
@@ -557,7 +623,7 @@ fn run_parsed_with(
     formats: OutputFormats,
     output: Option<&Path>,
     progress: &progress::Settings,
-    pages: Option<&RunPages<'_>>,
+    (files, pages): (state_files::Files, Option<&RunPages<'_>>),
 ) -> Result<(), Failure> {
     // fio prints these with log_info ahead of its results (on stdout with the normal
     // output, on stderr with JSON or terse); here they always go to stderr so the output
@@ -566,7 +632,8 @@ fn run_parsed_with(
         eprintln!("{warning}");
     }
     check_log_directories(job_file)?;
-    let state_out = run_files(job_file, target, output)?;
+    let outputs = run_files(files, job_file, target, output)?;
+    let state_out = outputs.save.clone();
     let (mut device, clock_ns, described, refused) = open_run_device(job_file, target)?;
     let device_name = described
         .get("name")
@@ -598,13 +665,19 @@ fn run_parsed_with(
     // A drive too large to simulate whole ran as a slice: the text output says so.
     let scale = device.slice_scale();
     let note = (!scale.is_full()).then(|| scale.summary());
-    write_output(output, &formats.render(&run, note.as_deref()))?;
+    write_text(
+        outputs.output.as_ref(),
+        &formats.render(&run, note.as_deref()),
+    )?;
     // Like fio, log prefixes are paths relative to the current directory; each file is
     // written by the rule of every output (beside it, then renamed over a regular file).
     for log in flashlab_report::log_files(&run) {
-        state_files::output_file(log.option, Path::new(&log.name))?
-            .write_bytes(log.text.as_bytes())
-            .map_err(run_failed)?;
+        let registered = outputs.logs.iter().find(|(n, _)| *n == log.name);
+        let file = match registered {
+            Some((_, file)) => file.clone(),
+            None => state_files::output_file(log.option, Path::new(&log.name))?,
+        };
+        file.write_bytes(log.text.as_bytes()).map_err(run_failed)?;
     }
     if let Some(pages) = pages {
         pages.write(&run, &device_name)?;
@@ -613,35 +686,6 @@ fn run_parsed_with(
         Some(failure) => Err(failure),
         None => stopped_by_io_errors(outcome.io_errors),
     }
-}
-
-/// The `--save-state` and `--output` files of a run, checked before it starts (exit 2 when
-/// one cannot be written or is also an input of the run): the state's, when saved.
-fn run_files(
-    job_file: &flashlab_workload::JobFile,
-    target: &Target,
-    output: Option<&Path>,
-) -> Result<Option<state_files::OutputFile>, Failure> {
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &target.state.save_state {
-        outputs.push(("--save-state", p));
-    }
-    if let Some(p) = output {
-        outputs.push(("--output", p));
-    }
-    let mut inputs: Vec<(&str, &Path)> = vec![("job file", Path::new(&job_file.path))];
-    if let Some(p) = &target.state.load_state {
-        inputs.push(("--load-state", p));
-    }
-    if let Some(d) = &target.device {
-        inputs.push(("--device", Path::new(d)));
-    }
-    let checked = state_files::check_files(&outputs, &inputs)?;
-    Ok(target
-        .state
-        .save_state
-        .as_ref()
-        .and(checked.into_iter().next()))
 }
 
 /// The drive or system `target` names, loaded from its state file or built fresh, at the
@@ -688,10 +732,16 @@ fn stopped_by_io_errors(io_errors: Option<String>) -> Result<(), Failure> {
 }
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match path {
-        Some(path) => state_files::output_file("--output", path)?
-            .write_bytes(text.as_bytes())
-            .map_err(run_failed),
+    let file = path
+        .map(|p| state_files::output_file("--output", p))
+        .transpose()?;
+    write_text(file.as_ref(), text)
+}
+
+/// `text` to `file` (checked and registered before the work), or to standard output.
+fn write_text(file: Option<&state_files::OutputFile>, text: &str) -> Result<(), Failure> {
+    match file {
+        Some(file) => file.write_bytes(text.as_bytes()).map_err(run_failed),
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -12,8 +12,9 @@ use flashlab_workload::trace::{
     BlkparseAction, Remap, TimeUnit, TraceFormat, TraceOptions, TraceReader,
 };
 
-use super::{bad_input, failure, load_device, write_output, Failure, OutputFormat, DEFAULT_SEED};
+use super::{bad_input, failure, load_device, Failure, OutputFormat, DEFAULT_SEED};
 use crate::progress;
+use crate::state_files::OutputFile;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -220,7 +221,7 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         RemapArg::Scale => Remap::Scale,
         RemapArg::Error => Remap::Error,
     };
-    let state_out = replay_files(args)?;
+    let (state_out, output) = replay_files(args)?;
     let (requests, end_bytes) = survey(&args.trace, &trace_options)?;
 
     let device_name = args
@@ -279,33 +280,25 @@ pub fn cmd_replay(args: &ReplayArgs) -> Result<(), Failure> {
         OutputFormat::JsonPlus => flashlab_report::render_json(&run, true),
         OutputFormat::Terse => flashlab_report::render_terse(&run),
     };
-    write_output(args.output.as_deref(), &text)?;
+    crate::write_text(output.as_ref(), &text)?;
     match save_failure {
         Some(failure) => Err(failure),
         None => crate::stopped_by_io_errors(outcome.io_errors),
     }
 }
 
-/// The `--save-state` and `--output` files, checked before the replay (exit 2 when one
-/// cannot be written or is the trace or the loaded state): the state's, when saved.
-fn replay_files(args: &ReplayArgs) -> Result<Option<crate::state_files::OutputFile>, Failure> {
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &args.state.save_state {
-        outputs.push(("--save-state", p));
-    }
-    if let Some(p) = &args.output {
-        outputs.push(("--output", p));
-    }
-    let mut inputs: Vec<(&str, &Path)> = vec![("trace", &args.trace)];
-    if let Some(p) = &args.state.load_state {
-        inputs.push(("--load-state", p));
-    }
-    let checked = crate::state_files::check_files(&outputs, &inputs)?;
-    Ok(args
-        .state
-        .save_state
-        .as_ref()
-        .and(checked.into_iter().next()))
+/// The `--save-state` and `--output` files, registered with the replay's inputs before it
+/// starts (exit 2 when one cannot be written or is the trace, the device's file or the
+/// loaded state): `(state, output)`.
+fn replay_files(args: &ReplayArgs) -> Result<(Option<OutputFile>, Option<OutputFile>), Failure> {
+    let mut files = crate::state_files::Files::new();
+    files
+        .input("trace", Some(&args.trace))?
+        .input("--device", args.device.as_deref().map(Path::new))?
+        .input("--load-state", args.state.load_state.as_deref())?;
+    let state = files.output_opt("--save-state", args.state.save_state.as_deref())?;
+    let output = files.output_opt("--output", args.output.as_deref())?;
+    Ok((state, output))
 }
 
 /// One line above the fio-style text: what was replayed and how faithfully.

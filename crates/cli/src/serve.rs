@@ -73,6 +73,9 @@ fn listen(args: &ServeArgs) -> Result<Listen, Failure> {
 }
 
 pub fn cmd_serve(args: &ServeArgs) -> Result<(), Failure> {
+    // The files are registered before the device is built or loaded: a collision is found
+    // first, and found again (with the handles written at exit) before serving.
+    serve_files(args)?;
     let device_name = args
         .device
         .clone()
@@ -203,26 +206,14 @@ fn serve_device<D: BlockDevice>(
 /// rule of every output, and neither the backing file, the loaded state, the socket nor
 /// the other (exit 2).
 fn serve_files(args: &ServeArgs) -> Result<(Option<OutputFile>, Option<OutputFile>), Failure> {
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &args.stats {
-        outputs.push(("--stats", p));
-    }
-    if let Some(p) = &args.state.save_state {
-        outputs.push(("--save-state", p));
-    }
-    let mut inputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &args.backing {
-        inputs.push(("--backing", p));
-    }
-    if let Some(p) = &args.state.load_state {
-        inputs.push(("--load-state", p));
-    }
-    if let Some(p) = &args.socket {
-        inputs.push(("--socket", p));
-    }
-    let mut checked = crate::state_files::check_files(&outputs, &inputs)?.into_iter();
-    let stats = args.stats.as_ref().and_then(|_| checked.next());
-    let state = args.state.save_state.as_ref().and_then(|_| checked.next());
+    let mut files = crate::state_files::Files::new();
+    files
+        .input("--backing", args.backing.as_deref())?
+        .input("--load-state", args.state.load_state.as_deref())?
+        .input("--socket", args.socket.as_deref())?
+        .input("--device", args.device.as_deref().map(Path::new))?;
+    let stats = files.output_opt("--stats", args.stats.as_deref())?;
+    let state = files.output_opt("--save-state", args.state.save_state.as_deref())?;
     Ok((stats, state))
 }
 

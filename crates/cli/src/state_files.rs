@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use flashlab_device::{DeviceConfig, Ssd};
 pub use flashlab_engine::output::OutputFile;
+use flashlab_engine::output::{NameRule, RunFiles};
 use flashlab_engine::{SeedTree, SimTime};
 use flashlab_system::{System, SystemConfig};
 
@@ -84,30 +85,62 @@ pub fn output_file(option: &str, path: &Path) -> Result<OutputFile, Failure> {
     OutputFile::check(option, path).map_err(bad_input)
 }
 
-/// The run's outputs checked before the work, and refused when one is also an input of
-/// the run or another output (exit 2): `outputs` and `inputs` are `(option, path)` pairs.
-pub fn check_files(
-    outputs: &[(&str, &Path)],
-    inputs: &[(&str, &Path)],
-) -> Result<Vec<OutputFile>, Failure> {
-    let checked = outputs
-        .iter()
-        .map(|(option, path)| output_file(option, path))
-        .collect::<Result<Vec<_>, _>>()?;
-    flashlab_engine::output::check_distinct(outputs, inputs).map_err(bad_input)?;
-    Ok(checked)
+/// The files of one command ([`RunFiles`]): every input and output registered before the
+/// work, a collision bad input (exit 2) naming both. A new command registers its files
+/// here and writes each output through the handle [`Files::output`] returned.
+#[derive(Default)]
+pub struct Files(RunFiles);
+
+impl Files {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An input the command reads as `what`; none when `path` is `None`.
+    pub fn input(&mut self, what: &str, path: Option<&Path>) -> Result<&mut Self, Failure> {
+        if let Some(path) = path {
+            self.0.input(what, path).map_err(bad_input)?;
+        }
+        Ok(self)
+    }
+
+    /// A job file and every file it included (or a command line's job files).
+    pub fn job(&mut self, job_file: &flashlab_workload::JobFile) -> Result<&mut Self, Failure> {
+        self.input("job file", Some(Path::new(&job_file.path)))?;
+        for path in &job_file.includes {
+            self.input("included job file", Some(Path::new(path)))?;
+        }
+        Ok(self)
+    }
+
+    /// The files a family of inputs in `dir` holds (names `rule` takes).
+    pub fn inputs_in(&mut self, what: &str, dir: &Path, rule: NameRule) -> Result<(), Failure> {
+        self.0.inputs_in(what, dir, rule).map_err(bad_input)
+    }
+
+    /// An output checked and registered: the handle to write it with.
+    pub fn output(&mut self, option: &str, path: &Path) -> Result<OutputFile, Failure> {
+        self.0.output(option, path).map_err(bad_input)
+    }
+
+    /// [`Files::output`] of an optional path.
+    pub fn output_opt(
+        &mut self,
+        option: &str,
+        path: Option<&Path>,
+    ) -> Result<Option<OutputFile>, Failure> {
+        path.map(|p| self.output(option, p)).transpose()
+    }
+
+    /// A directory of outputs whose names `rule` takes, checked and registered.
+    pub fn outputs_in(&mut self, option: &str, dir: &Path, rule: NameRule) -> Result<(), Failure> {
+        self.0.outputs_in(option, dir, rule).map_err(bad_input)
+    }
 }
 
-/// The `--save-state` file of a run, checked before the work (none without the option),
-/// distinct from the run's `inputs`.
-pub fn state_output(
-    save: Option<&Path>,
-    inputs: &[(&str, &Path)],
-) -> Result<Option<OutputFile>, Failure> {
-    match save {
-        Some(path) => Ok(check_files(&[("--save-state", path)], inputs)?.pop()),
-        None => Ok(None),
-    }
+/// The names `--figures` writes: a chart's SVG and PNG files.
+pub fn figure_name(name: &str) -> bool {
+    name.ends_with(".svg") || name.ends_with(".png")
 }
 
 /// Writes a state with `save` to `file`, by the rule of [`OutputFile::write`]: a temporary

@@ -273,18 +273,40 @@ pub(crate) fn open_targets(args: &RealArgs) -> Result<Vec<flashlab_suite::RealTa
         .collect()
 }
 
+/// The `--report` and `--save-state` files of a suite, registered with its inputs.
+pub(crate) struct SuiteFiles {
+    report: Option<state_files::OutputFile>,
+    save: Option<state_files::OutputFile>,
+}
+
+/// Registers a suite's inputs (each `--device` file, `--load-state`) and outputs
+/// (`--report`, `--save-state`, `--figures`) before the work: any two naming one file is bad
+/// input (exit 2).
+fn suite_files(args: &SuiteArgs) -> Result<SuiteFiles, Failure> {
+    let mut files = state_files::Files::new();
+    for device in &args.device {
+        files.input("--device", Some(Path::new(device)))?;
+    }
+    files.input("--load-state", args.state.load_state.as_deref())?;
+    let report = files.output_opt("--report", args.report.as_deref())?;
+    if report.is_some() {
+        state_files::report_date()?;
+    }
+    let save = files.output_opt("--save-state", args.state.save_state.as_deref())?;
+    if let Some(dir) = &args.figures {
+        state_files::figures_dir(dir)?;
+        files.outputs_in("--figures", dir, state_files::figure_name)?;
+    }
+    Ok(SuiteFiles { report, save })
+}
+
 pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Failure> {
     let kind = flashlab_suite::suite(&args.name)
         .map_err(|e| bad_input(crate::hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
-    // The report file is checked before the work, not found unwritable after it.
-    if let Some(path) = &args.report {
-        state_files::output_file("--report", path)?;
-        state_files::report_date()?;
-    }
-    if let Some(dir) = &args.figures {
-        state_files::figures_dir(dir)?;
-    }
+    // The suite's files are registered before the work: an output not found unwritable
+    // after it, nor written over an input or another output.
+    let files = suite_files(args)?;
     if let Some(dir) = &args.outdir {
         flashlab_engine::output::check_dir("--outdir", dir).map_err(bad_input)?;
     }
@@ -318,7 +340,8 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
         })
         .collect::<Result<Vec<_>, _>>()?;
     if args.state.load_state.is_some() || args.state.save_state.is_some() {
-        return suite_with_state(kind, args, &options, &names, &targets, &real_targets);
+        let run = (&names[..], &targets[..], &real_targets[..]);
+        return suite_with_state(kind, args, &options, run, files);
     }
     // Drive runs come first, `args.drives` per simulated device (bounded by the library).
     let sim_runs = names.len().saturating_mul(args.drives);
@@ -353,7 +376,7 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     }
     display.finish(outcome.is_ok());
     let report = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
-    write_suite_report(args, &targets, &report)
+    write_suite_report(args, &targets, &report, files.report.as_ref())
 }
 
 /// `flashlab suite … --load-state/--save-state`: the suite on one simulated drive or system,
@@ -364,9 +387,12 @@ pub(crate) fn suite_with_state(
     kind: flashlab_suite::SuiteKind,
     args: &SuiteArgs,
     options: &flashlab_suite::SuiteOptions,
-    names: &[String],
-    targets: &[flashlab_suite::SuiteTarget],
-    real_targets: &[flashlab_suite::RealTarget],
+    (names, targets, real_targets): (
+        &[String],
+        &[flashlab_suite::SuiteTarget],
+        &[flashlab_suite::RealTarget],
+    ),
+    files: SuiteFiles,
 ) -> Result<(), Failure> {
     let flag = if args.state.load_state.is_some() {
         "--load-state"
@@ -401,15 +427,7 @@ pub(crate) fn suite_with_state(
     let display = progress::SuiteProgressLine::new(&args.progress.settings(), 1);
     let progress = |_: usize, p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
-    let mut inputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = load {
-        inputs.push(("--load-state", p));
-    }
-    if let Some(p) = &args.report {
-        inputs.push(("--report", p));
-    }
-    let save_file = state_files::state_output(args.state.save_state.as_deref(), &inputs)?;
-    let save_to = save_file.as_ref();
+    let save_to = files.save.as_ref();
     // --save-state-after: the hook saves at every end of the step named (the last one
     // counts); the state at the suite's end is saved only without it.
     let after = args.save_state_after.as_deref();
@@ -474,7 +492,7 @@ pub(crate) fn suite_with_state(
         options: options.clone(),
         devices: vec![device],
     };
-    write_suite_report(args, targets, &report)
+    write_suite_report(args, targets, &report, files.report.as_ref())
 }
 
 /// How a suite runs on the device `suite_with_state` built: from `start_ns`, `hook` hearing
@@ -532,20 +550,20 @@ pub(crate) fn write_suite_report(
     args: &SuiteArgs,
     targets: &[flashlab_suite::SuiteTarget],
     report: &flashlab_suite::SuiteReport,
+    report_file: Option<&state_files::OutputFile>,
 ) -> Result<(), Failure> {
     if let Some(dir) = &args.outdir {
         flashlab_suite::write_outdir(report, dir)
             .with_context(|| format!("writing results under {}", dir.display()))
             .map_err(run_failed)?;
     }
-    if let Some(path) = &args.report {
+    if let Some(file) = report_file {
         let (command, date) = (state_files::command_line(), state_files::report_date()?);
         let made = flashlab_report::Made {
             command: Some(&command),
             date: date.as_deref(),
         };
-        state_files::output_file("--report", path)?
-            .write_bytes(flashlab_suite::render_html_with(report, &made).as_bytes())
+        file.write_bytes(flashlab_suite::render_html_with(report, &made).as_bytes())
             .map_err(run_failed)?;
     }
     if let Some(dir) = &args.figures {

@@ -99,8 +99,14 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         .outdir
         .clone()
         .unwrap_or_else(|| default_outdir(plan_path));
-    // Before any point runs: a file, FIFO or unwritable directory is bad input (exit 2).
+    // Before any point runs: a file, FIFO or unwritable directory is bad input (exit 2),
+    // and so is a point file that is also the plan, its job file or a device's file.
     flashlab_sweep::check_outdir(&outdir).map_err(sweep_failure)?;
+    plan_files(&plan, plan_path)?.outputs_in(
+        "--outdir",
+        &outdir,
+        flashlab_sweep::is_point_file_name,
+    )?;
     let total = points.len();
     let display = progress::PointsProgress::new(
         match args.progress {
@@ -141,6 +147,25 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
     }
 }
 
+/// A plan's inputs: the plan, its job file and the device files its points name.
+fn plan_files(plan: &Plan, plan_path: &Path) -> Result<crate::state_files::Files, Failure> {
+    let dir = flashlab_sweep::plan_dir(plan);
+    let mut files = crate::state_files::Files::new();
+    files
+        .input("plan", Some(plan_path))?
+        .input("plan's job file", Some(&dir.join(&plan.job.path)))?;
+    let devices = plan.device.iter().chain(
+        plan.axes
+            .iter()
+            .filter(|a| a.name == "device")
+            .flat_map(|a| a.values.iter()),
+    );
+    for device in devices {
+        files.input("plan's device", Some(&dir.join(&device.text)))?;
+    }
+    Ok(files)
+}
+
 fn default_outdir(plan: &Path) -> PathBuf {
     let stem = plan
         .file_stem()
@@ -149,16 +174,18 @@ fn default_outdir(plan: &Path) -> PathBuf {
 }
 
 fn cmd_collect(args: &CollectArgs) -> Result<(), Failure> {
-    // Outputs by the rule of every file flashlab writes, checked before the directory is
-    // read: a regular file or nothing, never one of the point files collected.
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &args.csv {
-        outputs.push(("--csv", p));
+    // Outputs by the rule of every file flashlab writes, registered before the directory
+    // is read: a regular file or nothing, never one of the point files collected.
+    let mut files = crate::state_files::Files::new();
+    if args.dir.is_dir() {
+        files.inputs_in(
+            "point files in",
+            &args.dir,
+            flashlab_sweep::is_point_file_name,
+        )?;
     }
-    if let Some(p) = &args.parquet {
-        outputs.push(("--parquet", p));
-    }
-    let checked = crate::state_files::check_files(&outputs, &[])?;
+    let parquet = files.output_opt("--parquet", args.parquet.as_deref())?;
+    let csv = files.output_opt("--csv", args.csv.as_deref())?;
     let (table, missing) =
         flashlab_sweep::collect_dir(&args.dir, args.allow_missing).map_err(sweep_failure)?;
     if !missing.is_empty() {
@@ -171,9 +198,6 @@ fn cmd_collect(args: &CollectArgs) -> Result<(), Failure> {
             if missing.len() > 10 { ", ..." } else { "" }
         );
     }
-    let mut checked = checked.into_iter();
-    let csv = args.csv.as_ref().and_then(|_| checked.next());
-    let parquet = args.parquet.as_ref().and_then(|_| checked.next());
     if let Some(out) = parquet {
         let bytes = table.to_parquet().map_err(|e| run_failed(anyhow!(e)))?;
         out.write_bytes(&bytes).map_err(run_failed)?;

@@ -399,3 +399,414 @@ fn a_small_replay_holds_little_memory() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The values every numeric key meets: the edges of a u64 and no number at all.
+const HOSTILE: [&str; 3] = ["9223372036854775808", "18446744073709551615", "nan"];
+
+/// The last number of a key's documented range (`count 1-64`, `days (0.01-100000)`), when
+/// its unit states one.
+fn documented_bound(unit: &str) -> Option<u64> {
+    let (_, rest) = unit.split_once('-')?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Whether a key takes a number (a count, a size, a time, a rate, a fraction...), by the
+/// first word of its documented unit.
+fn numeric(unit: &str) -> bool {
+    let first = unit.split([' ', ',', '(']).next().unwrap_or("");
+    let words = [
+        "count",
+        "size",
+        "time",
+        "fraction",
+        "bytes/s",
+        "energy",
+        "power",
+        "blocks",
+        "days",
+        "°C",
+        "°C/W",
+        "MT/s",
+        "bits",
+        "erase",
+        "commands/s",
+        "index",
+        "as",
+        "auto",
+        "0",
+        "0.5-10",
+        "1",
+    ];
+    words.contains(&first)
+}
+
+/// Runs `describe` of `device` with `key=value`: exit 0, or exit 2 with a short message;
+/// never an abort or a panic. Returns the message.
+fn describe_with(device: &str, key: &str, value: &str) -> (Option<i32>, String) {
+    let set = format!("{key}={value}");
+    // FDP's keys apply to a drive with FDP on.
+    // (as many handles as the small drive holds; the key's own --set comes last and wins)
+    let on = if key.starts_with("fdp.") && key != "fdp.enabled" {
+        vec![
+            "--set",
+            "buffer.plp=true",
+            "--set",
+            "slc_cache.static=0",
+            "--set",
+            "slc_cache.dynamic=false",
+            "--set",
+            "fdp.enabled=true",
+            "--set",
+            "fdp.handles=2",
+        ]
+    } else {
+        Vec::new()
+    };
+    let mut args = vec!["describe", device];
+    args.extend(on);
+    args.extend(["--set", &set]);
+    let out = bounded(&args);
+    let e = stderr(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{device} --set {set}: {:?} {e:.600}",
+        out.status
+    );
+    assert!(e.len() < 1_000, "{set}: {} bytes of message", e.len());
+    (out.status.code(), e)
+}
+
+/// Every numeric key of a drive description (the key table `presets/README.md` is made
+/// from) at 0, 1, its documented bound and one past it, 2^63, 2^64-1 and NaN: a value the
+/// key cannot take is exit 2 naming the key, and nothing aborts or allocates without bound
+/// (the runs are under an address-space limit).
+#[test]
+fn every_numeric_drive_key_at_its_edges_is_taken_or_refused_naming_it() {
+    let mut tried = 0;
+    for doc in flashlab_device::KEYS {
+        if !numeric(doc.unit) || doc.section.is_empty() {
+            continue;
+        }
+        let key = format!("{}.{}", doc.section, doc.key);
+        // Zone keys apply to a zoned drive.
+        let device = if doc.section == "zns" {
+            "wd-ultrastar-dc-zn540-1tb"
+        } else {
+            "tiny-test-1gb"
+        };
+        let mut values: Vec<String> = vec!["0".into(), "1".into()];
+        let bound = documented_bound(doc.unit);
+        if let Some(b) = bound {
+            values.push(b.to_string());
+        }
+        for value in &values {
+            describe_with(device, &key, value);
+            tried += 1;
+        }
+        let past: Vec<String> = bound
+            .map(|b| (b + 1).to_string())
+            .into_iter()
+            .chain(HOSTILE.iter().map(|v| v.to_string()))
+            .collect();
+        for (i, value) in past.into_iter().enumerate() {
+            let (code, e) = describe_with(device, &key, &value);
+            tried += 1;
+            // One past a count's documented range is refused.
+            let beyond = i == 0 && bound.is_some() && doc.unit.starts_with("count");
+            assert!(!beyond || code == Some(2), "--set {key}={value} was taken");
+            if code == Some(2) {
+                assert!(
+                    e.contains(&key),
+                    "--set {key}={value}: the key is not named: {e}"
+                );
+            }
+        }
+    }
+    assert!(tried > 300, "{tried} values tried");
+}
+
+/// A storage system's drive descriptions: every numeric key of each drive preset a system
+/// names (a disk's, its zones', a cache's), set through a system file at 0, 1, 2^63, 2^64-1
+/// and NaN, is taken or refused with exit 2 naming the key; nothing aborts.
+#[test]
+fn every_numeric_system_drive_key_at_its_edges_is_taken_or_refused_naming_it() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../presets/systems/drives");
+    let job = scratch("edge-r.fio");
+    std::fs::write(&job, "[r]\nrw=read\nbs=4k\nsize=4k\n").unwrap();
+    let mut tried = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let preset: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        let name = preset["name"].as_str().unwrap().to_string();
+        let kind = preset["kind"].as_str().unwrap().to_string();
+        let mut keys: Vec<(String, String, toml::Value)> = Vec::new();
+        for (k, v) in &preset {
+            match v {
+                toml::Value::Table(t) => keys.extend(
+                    t.iter()
+                        .map(|(k2, v2)| (format!("{k}.{k2}"), k2.clone(), v2.clone())),
+                ),
+                _ => keys.push((k.clone(), k.clone(), v.clone())),
+            }
+        }
+        for (dotted, leaf, value) in keys {
+            let unit = match &value {
+                toml::Value::Integer(_) | toml::Value::Float(_) => Some(String::new()),
+                toml::Value::String(s) if s.starts_with(|c: char| c.is_ascii_digit()) => Some(
+                    s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+                        .to_string(),
+                ),
+                _ => None,
+            };
+            let Some(unit) = unit else { continue };
+            for n in ["0", "1"].iter().chain(HOSTILE.iter()) {
+                let value = match value {
+                    toml::Value::String(_) => format!("\"{n}{unit}\""),
+                    _ => n.to_string(),
+                };
+                // A table is set whole: its other keys as the preset has them.
+                let set = match dotted.split_once('.') {
+                    Some((table, _)) => {
+                        let keys: Vec<String> = preset[table]
+                            .as_table()
+                            .unwrap()
+                            .iter()
+                            .map(|(k, v)| match k == &leaf {
+                                true => format!("{k} = {value}"),
+                                false => format!("{k} = {v}"),
+                            })
+                            .collect();
+                        format!("{table} = {{ {} }}", keys.join(", "))
+                    }
+                    None => format!("{leaf} = {value}"),
+                };
+                let sys = scratch(&format!("edge-{name}.toml"));
+                std::fs::write(
+                    &sys,
+                    format!("name = \"edge\"\n[drive.d]\npreset = \"{name}\"\nset = {{ {set} }}\n"),
+                )
+                .unwrap();
+                let out = bounded(&[
+                    "run",
+                    job.to_str().unwrap(),
+                    "--device",
+                    sys.to_str().unwrap(),
+                    "--output-format",
+                    "terse",
+                ]);
+                let e = stderr(&out);
+                let case = format!("{kind} {name}: {set}");
+                assert!(
+                    matches!(out.status.code(), Some(0 | 2)),
+                    "{case}: {:?} {e:.600}",
+                    out.status
+                );
+                assert!(e.len() < 1_000, "{case}: {} bytes of message", e.len());
+                // A string value is read by flashlab, which names the key; a bare integer
+                // past 64 bits is refused by the TOML reader, which names the line.
+                let named = e.contains(&leaf) || (unit.is_empty() && e.contains(".toml:"));
+                if out.status.code() == Some(2) && HOSTILE.contains(n) {
+                    assert!(named, "{case}: neither the key nor its line is named: {e}");
+                }
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 50, "{tried} values tried");
+}
+
+/// An SMR disk with 4 KiB zones (3.4 billion of them) grew to 3.5 GB and aborted on a
+/// 27 GB allocation; `zns.zone_size` times the zones wrapped past 2^64 into a tiny drive.
+/// Both are bad input naming the key.
+#[test]
+fn zone_counts_and_zoned_sizes_are_bounded_naming_the_key() {
+    let sys = scratch("smr-tiny-zones.toml");
+    std::fs::write(
+        &sys,
+        "name = \"smr\"\n[drive.hdd]\npreset = \"wd-ultrastar-dc-hc620-14tb\"\n\
+         set = { zoned = { enabled = true, zone_size = \"4KiB\", conventional_zones = 8 } }\n",
+    )
+    .unwrap();
+    let job = scratch("smr-r.fio");
+    std::fs::write(&job, "[r]\nrw=read\nbs=4k\nsize=4k\n").unwrap();
+    let started = Instant::now();
+    let out = bounded(&[
+        "run",
+        job.to_str().unwrap(),
+        "--device",
+        sys.to_str().unwrap(),
+    ]);
+    let e = bad_input(&out);
+    assert!(
+        e.contains("zoned.zone_size") && e.contains("zones, more than"),
+        "{e}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    for size in [
+        "9223372036854775808",
+        "2305843009213698048+4096",
+        "2305843009213702144",
+    ] {
+        let set = format!("zns.zone_size={size}");
+        let out = bounded(&["describe", "wd-ultrastar-dc-zn540-1tb", "--set", &set]);
+        let e = bad_input(&out);
+        assert!(e.contains("zns.zone_size"), "{set}: {e}");
+    }
+}
+
+/// A 5,000-character name that starts with terminal escape codes, given to every option
+/// that takes a path or a name: each is refused (or fails) with a short message holding no
+/// control character. The job path, `--load-state`, the plan, serve's files, a suite's
+/// name and `--state-cache` were echoed raw or whole (up to 18 KB).
+#[test]
+fn every_path_or_name_option_echoes_a_hostile_name_escaped_and_cut() {
+    let name = format!("\x1b]0;owned\x07\x1b[2J{}", "n".repeat(5_000));
+    let job = scratch("echo.fio");
+    std::fs::write(&job, "[w]\nrw=read\nbs=4k\nsize=4k\n").unwrap();
+    let job = job.to_str().unwrap();
+    let n = name.as_str();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", n],
+        vec!["run", job, "--device", n],
+        vec!["run", job, "--output", n],
+        vec!["run", job, "--report", n],
+        vec!["run", job, "--figures", n],
+        vec!["run", job, "--load-state", n],
+        vec!["run", job, "--save-state", n],
+        vec!["run", job, "--output-format", n],
+        vec!["run", job, "--seed", n],
+        vec!["fio", n],
+        vec!["fio", "--name=x", "--rw=read", "--size=4k", "--output", n],
+        vec!["fio", "--name=x", "--rw=read", "--size=4k", "--device", n],
+        vec!["describe", n],
+        vec!["suite", n],
+        vec!["suite", "four-corners", "--device", n],
+        vec!["suite", "four-corners", "--report", n],
+        vec!["suite", "four-corners", "--outdir", n],
+        vec!["suite", "four-corners", "--load-state", n],
+        vec!["suite", "four-corners", "--state-cache-max", n],
+        vec!["suite", "qos", "--scan-qd", n],
+        vec!["replay", n],
+        vec!["replay", job, "--format", n],
+        vec!["replay", job, "--output", n],
+        vec!["serve", "--socket", n],
+        vec!["serve", "--backing", n],
+        vec!["serve", "--load-state", n],
+        vec!["serve", "--stats", n],
+        vec!["serve", "--listen", n],
+        vec!["sweep", n],
+        vec!["sweep", "collect", n],
+        vec!["sweep", "collect", ".", "--csv", n],
+    ];
+    for args in cases {
+        let out = Command::new("timeout")
+            .arg("30")
+            .arg(env!("CARGO_BIN_EXE_flashlab"))
+            .args(&args)
+            .current_dir(env!("CARGO_TARGET_TMPDIR"))
+            .output()
+            .unwrap();
+        let shown: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == n { "NAME" } else { a })
+            .collect();
+        let e = stderr(&out);
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "{shown:?}: {:?} {e:.300}",
+            out.status
+        );
+        assert!(
+            !e.contains('\x1b') && !e.contains('\x07'),
+            "{shown:?}: raw escape: {e:.300}"
+        );
+        assert!(
+            e.len() < 1_500,
+            "{shown:?}: {} bytes of message: {e:.300}",
+            e.len()
+        );
+    }
+}
+
+/// `--zipf 1e308` printed its 309 digits back.
+#[test]
+fn a_huge_number_is_echoed_cut() {
+    let out = bounded(&[
+        "fio",
+        "--name=x",
+        "--rw=randread",
+        "--size=4k",
+        "--random_distribution=zipf:1e308",
+    ]);
+    let e = bad_input(&out);
+    assert!(!e.contains(&"0".repeat(100)), "{e}");
+}
+
+/// A zbd job whose block size is above the zone capacity (`bs=2g` on the ZN540's 1,077 MiB
+/// zones) did no I/O and exited 0 without a word: no write fits a zone, which fio ends
+/// with an error; flashlab refuses the job before it runs, saying why.
+#[test]
+fn a_zbd_write_larger_than_the_zone_capacity_is_refused() {
+    let job = scratch("zbd-big-bs.fio");
+    std::fs::write(
+        &job,
+        "[z]\nrw=write\nzonemode=zbd\nzonesize=2g\nbs=2g\nsize=2z\ndirect=1\n",
+    )
+    .unwrap();
+    let out = bounded(&[
+        "run",
+        job.to_str().unwrap(),
+        "--device",
+        "wd-ultrastar-dc-zn540-1tb",
+    ]);
+    let e = bad_input(&out);
+    assert!(e.contains("larger than the zone capacity"), "{e}");
+    // Emulated zones are bounded as a drive's are.
+    let job = scratch("zbd-tiny-zones.fio");
+    std::fs::write(
+        &job,
+        "[z]\nrw=write\nzonemode=zbd\nzonesize=512\nbs=512\nsize=1m\n",
+    )
+    .unwrap();
+    let e = bad_input(&run(job.to_str().unwrap(), &[]));
+    assert!(e.contains("zonesize=512") && e.contains("zones"), "{e}");
+}
+
+/// `fdp=2` was taken where `fdp=-1` was refused (fio gives every boolean option the range
+/// 0 to 1); `fdp.handles=128` said "a user capacity from 4KiB to 0 B", naming the user
+/// capacity where the handles' open blocks are at fault.
+#[test]
+fn fdp_flags_and_handles_say_what_is_valid() {
+    for value in ["2", "-1"] {
+        let out = bounded(&[
+            "fio",
+            "--name=x",
+            "--rw=write",
+            "--size=1m",
+            &format!("--fdp={value}"),
+            "--device",
+            "tiny-test-1gb",
+        ]);
+        let e = bad_input(&out);
+        assert!(e.contains("0 or 1"), "fdp={value}: {e}");
+    }
+    let out = bounded(&[
+        "describe",
+        "tiny-test-1gb",
+        "--set",
+        "fdp.enabled=true",
+        "--set",
+        "fdp.handles=128",
+    ]);
+    let e = bad_input(&out);
+    assert!(
+        e.contains("fdp.handles = 128") && e.contains("1 to "),
+        "{e}"
+    );
+    assert!(!e.contains("to 0 B"), "{e}");
+}

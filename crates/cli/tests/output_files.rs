@@ -419,7 +419,7 @@ fn log_files_follow_the_output_rule() {
     let out = run_in(&d, "j.fio");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("write_iolog j.fio: it is also the job file"),
+        stderr(&out).contains("write_iolog j.fio: it is also the run's job file j.fio"),
         "{}",
         stderr(&out)
     );
@@ -436,4 +436,635 @@ fn log_files_follow_the_output_rule() {
     let lat = std::fs::read_to_string(&mine).unwrap();
     assert!(lat.lines().count() > 10, "{lat}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// An output of `run`: where it is named (an option, or a job's log option) and the suffix
+/// a log option adds to its prefix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Out {
+    Option(&'static str),
+    Log(&'static str, &'static str),
+}
+
+const RUN_OUTPUTS: [Out; 8] = [
+    Out::Option("--output"),
+    Out::Option("--report"),
+    Out::Option("--save-state"),
+    Out::Log("write_iolog", ""),
+    Out::Log("write_bw_log", "_bw.1.log"),
+    Out::Log("write_lat_log", "_lat.1.log"),
+    Out::Log("write_iops_log", "_iops.1.log"),
+    Out::Log("write_hist_log", "_clat_hist.1.log"),
+];
+
+impl Out {
+    fn name(self) -> &'static str {
+        match self {
+            Out::Option(o) | Out::Log(o, _) => o,
+        }
+    }
+
+    /// What aims this output at `file`: command-line arguments, or a job-file line. None
+    /// when a log's name cannot be `file` (it ends otherwise).
+    fn aim(self, file: &Path) -> Option<(Vec<String>, String)> {
+        let file = file.to_str().unwrap();
+        match self {
+            Out::Option(o) => Some((vec![o.to_string(), file.to_string()], String::new())),
+            Out::Log(o, suffix) => {
+                let prefix = file.strip_suffix(suffix)?;
+                Some((Vec::new(), format!("{o}={prefix}\n")))
+            }
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            Out::Option(_) => "",
+            Out::Log(_, s) => s,
+        }
+    }
+}
+
+const RUN_INPUTS: [&str; 4] = ["job file", "included job file", "--device", "--load-state"];
+
+/// Runs `run` with `input` (a kind of `RUN_INPUTS`) at `file` and the `outs` aimed at
+/// `target`.
+fn run_colliding(d: &Path, input: &str, file: &Path, outs: &[Out], target: &Path) -> Output {
+    let mut args: Vec<String> = Vec::new();
+    let mut job = JOB.to_string();
+    for out in outs {
+        let (a, line) = out.aim(target).unwrap();
+        args.extend(a);
+        job.push_str(&line);
+    }
+    let main = d.join("main.fio");
+    let mut device = "tiny-test-1gb".to_string();
+    let job_path = match input {
+        "job file" => {
+            std::fs::write(file, &job).unwrap();
+            file.to_path_buf()
+        }
+        "included job file" => {
+            std::fs::write(file, "[global]\nbs=4k\n").unwrap();
+            let text = format!("include {}\n{job}", file.display());
+            std::fs::write(&main, text).unwrap();
+            main
+        }
+        _ => {
+            std::fs::write(file, "the user's file\n").unwrap();
+            std::fs::write(&main, &job).unwrap();
+            if input == "--device" {
+                device = file.display().to_string();
+            } else {
+                args.extend([input.to_string(), file.display().to_string()]);
+            }
+            main
+        }
+    };
+    flashlab()
+        .args(["run", "--device", &device])
+        .args(&args)
+        .arg(&job_path)
+        .output()
+        .unwrap()
+}
+
+fn assert_refused(out: &Output, names: &[&str], file: &Path, before: &[u8], case: &str) {
+    let e = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{case}: {e}");
+    for name in names {
+        assert!(
+            e.contains(&format!("{name} ")),
+            "{case}: {name} not named: {e}"
+        );
+    }
+    assert!(e.contains("it is also the run's"), "{case}: {e}");
+    assert_eq!(
+        std::fs::read(file).unwrap(),
+        before,
+        "{case}: the file changed"
+    );
+}
+
+/// Every output of `run` (results, report, state, each log option) against every input
+/// (the job file, an included file, the device's file, the loaded state) and every other
+/// output: aimed at one file, the run is refused before it starts, both named, the file
+/// as it was.
+#[test]
+fn every_run_input_and_output_pair_collides() {
+    let d = dir("pairs-run");
+    for input in RUN_INPUTS {
+        for out in RUN_OUTPUTS {
+            let file = d.join(format!("f{}", out.suffix()));
+            let result = run_colliding(&d, input, &file, &[out], &file);
+            let before = std::fs::read(&file).unwrap();
+            let case = format!("{input} / {}", out.name());
+            assert_refused(&result, &[out.name(), input], &file, &before, &case);
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+    for (i, a) in RUN_OUTPUTS.iter().enumerate() {
+        for b in &RUN_OUTPUTS[i + 1..] {
+            let suffix = if a.suffix().is_empty() {
+                b.suffix()
+            } else {
+                a.suffix()
+            };
+            let file = d.join(format!("g{suffix}"));
+            if a.aim(&file).is_none() || b.aim(&file).is_none() {
+                continue; // two log options of different suffixes never name one file
+            }
+            std::fs::write(&file, "the user's file\n").unwrap();
+            let state = d.join("s.state");
+            let result = run_colliding(&d, "--load-state", &state, &[*a, *b], &file);
+            let case = format!("{} / {}", a.name(), b.name());
+            assert_refused(
+                &result,
+                &[a.name(), b.name()],
+                &file,
+                b"the user's file\n",
+                &case,
+            );
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A case of a command's input and output at one file: its name, the file and what it
+/// holds, the arguments, and the two names the message must give.
+type Case<'a> = (&'a str, &'a Path, Vec<u8>, Vec<String>, [&'a str; 2]);
+
+/// The other commands' inputs and outputs, pair by pair: `fio`'s job file, `replay`'s
+/// trace, device and state, a sweep's plan and job file against its point files, the
+/// point files `sweep collect` reads against its tables, a suite's device and state, and
+/// `serve`'s backing file, state and socket; and each command's two outputs at one path.
+#[test]
+fn every_other_command_input_and_output_pair_collides() {
+    let d = dir("pairs-other");
+    let trace = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/traces/sample-msr.csv"
+    ))
+    .unwrap();
+    let user = b"the user's file\n".to_vec();
+    let od = d.join("od");
+    std::fs::create_dir_all(&od).unwrap();
+    let point = od.join("point-000000.json");
+    let plan_text = "job = \"rw.fio\"\ndevice = \"tiny-test-1gb\"\n[env]\nRUNTIME = \"1ms\"\n[axes]\nseed = [1, 2]\n";
+    let s = |p: &Path| p.display().to_string();
+    let f = d.join("f");
+    // (case, the file and its contents, the arguments, the names the message must give)
+    let cases: Vec<Case> = vec![
+        (
+            "fio job file / --output",
+            &f,
+            JOB.into(),
+            vec!["fio".into(), format!("--output={}", s(&f)), s(&f)],
+            ["--output", "job file"],
+        ),
+        (
+            "fio job file / --save-state",
+            &f,
+            JOB.into(),
+            vec!["fio".into(), "--save-state".into(), s(&f), s(&f)],
+            ["--save-state", "job file"],
+        ),
+        (
+            "fio job file / write_iolog",
+            &f,
+            JOB.into(),
+            vec![
+                "fio".into(),
+                s(&f),
+                "--name=x".into(),
+                "--rw=read".into(),
+                "--size=1m".into(),
+                format!("--write_iolog={}", s(&f)),
+            ],
+            ["write_iolog", "job file"],
+        ),
+        (
+            "replay trace / --output",
+            &f,
+            trace.clone(),
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "msr".into(),
+                s(&f),
+                "--output".into(),
+                s(&f),
+            ],
+            ["--output", "trace"],
+        ),
+        (
+            "replay trace / --save-state",
+            &f,
+            trace.clone(),
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "msr".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "trace"],
+        ),
+        (
+            "replay --device / --output",
+            &f,
+            user.clone(),
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "msr".into(),
+                s(&d.join("t.csv")),
+                "--device".into(),
+                s(&f),
+                "--output".into(),
+                s(&f),
+            ],
+            ["--output", "--device"],
+        ),
+        (
+            "replay --load-state / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "msr".into(),
+                s(&d.join("t.csv")),
+                "--load-state".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--load-state"],
+        ),
+        (
+            "replay --output / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "msr".into(),
+                s(&d.join("t.csv")),
+                "--output".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--output"],
+        ),
+        (
+            "sweep plan / point file",
+            &point,
+            // The plan in the output directory names the job beside it.
+            plan_text.replace("rw.fio", "../rw.fio").into(),
+            vec!["sweep".into(), s(&point), "--outdir".into(), s(&od)],
+            ["--outdir", "plan"],
+        ),
+        (
+            "sweep job file / point file",
+            &point,
+            JOB.into(),
+            vec![
+                "sweep".into(),
+                s(&d.join("p.toml")),
+                "--outdir".into(),
+                s(&od),
+            ],
+            ["--outdir", "plan's job file"],
+        ),
+        (
+            "collect point file / --csv",
+            &point,
+            b"{}".to_vec(),
+            vec![
+                "sweep".into(),
+                "collect".into(),
+                s(&od),
+                "--csv".into(),
+                s(&od.join("point-000003.json")),
+            ],
+            ["--csv", "point files in"],
+        ),
+        (
+            "collect point file / --parquet",
+            &point,
+            b"{}".to_vec(),
+            vec![
+                "sweep".into(),
+                "collect".into(),
+                s(&od),
+                "--parquet".into(),
+                s(&point),
+            ],
+            ["--parquet", "point files in"],
+        ),
+        (
+            "collect --csv / --parquet",
+            &f,
+            user.clone(),
+            vec![
+                "sweep".into(),
+                "collect".into(),
+                s(&od),
+                "--parquet".into(),
+                s(&f),
+                "--csv".into(),
+                s(&f),
+            ],
+            ["--csv", "--parquet"],
+        ),
+        (
+            "suite --device / --report",
+            &f,
+            user.clone(),
+            vec![
+                "suite".into(),
+                "four-corners".into(),
+                "--no-state-cache".into(),
+                "--device".into(),
+                s(&f),
+                "--report".into(),
+                s(&f),
+            ],
+            ["--report", "--device"],
+        ),
+        (
+            "suite --load-state / --report",
+            &f,
+            user.clone(),
+            vec![
+                "suite".into(),
+                "four-corners".into(),
+                "--no-state-cache".into(),
+                "--load-state".into(),
+                s(&f),
+                "--report".into(),
+                s(&f),
+            ],
+            ["--report", "--load-state"],
+        ),
+        (
+            "suite --load-state / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "suite".into(),
+                "four-corners".into(),
+                "--no-state-cache".into(),
+                "--load-state".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--load-state"],
+        ),
+        (
+            "suite --report / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "suite".into(),
+                "four-corners".into(),
+                "--no-state-cache".into(),
+                "--report".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--report"],
+        ),
+        (
+            "serve --backing / --stats",
+            &f,
+            user.clone(),
+            vec![
+                "serve".into(),
+                "--socket".into(),
+                s(&d.join("s.sock")),
+                "--backing".into(),
+                s(&f),
+                "--stats".into(),
+                s(&f),
+            ],
+            ["--stats", "--backing"],
+        ),
+        (
+            "serve --load-state / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "serve".into(),
+                "--socket".into(),
+                s(&d.join("s.sock")),
+                "--load-state".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--load-state"],
+        ),
+        (
+            "serve --socket / --stats",
+            &f,
+            user.clone(),
+            vec![
+                "serve".into(),
+                "--socket".into(),
+                s(&f),
+                "--stats".into(),
+                s(&f),
+            ],
+            ["--stats", "--socket"],
+        ),
+        (
+            "serve --stats / --save-state",
+            &f,
+            user.clone(),
+            vec![
+                "serve".into(),
+                "--socket".into(),
+                s(&d.join("s.sock")),
+                "--stats".into(),
+                s(&f),
+                "--save-state".into(),
+                s(&f),
+            ],
+            ["--save-state", "--stats"],
+        ),
+    ];
+    std::fs::write(d.join("t.csv"), &trace).unwrap();
+    std::fs::write(d.join("rw.fio"), JOB).unwrap();
+    std::fs::write(
+        d.join("p.toml"),
+        plan_text.replace("rw.fio", "od/point-000000.json"),
+    )
+    .unwrap();
+    for (case, file, contents, args, names) in cases {
+        std::fs::write(file, &contents).unwrap();
+        // A server that started by mistake is stopped by the time limit.
+        let out = Command::new("timeout")
+            .args(["30", env!("CARGO_BIN_EXE_flashlab")])
+            .args(&args)
+            .env(
+                "XDG_CACHE_HOME",
+                concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache"),
+            )
+            .output()
+            .unwrap();
+        assert_refused(&out, &names, file, &contents, case);
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The temporary files beside `path` (`.<name>.<host>-<pid>-<n>.partial`).
+fn partials(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect()
+}
+
+/// Starts a run saving a large state (about 240 MB) to `save` and waits until its temporary file is
+/// there (the save under way): the child, or None when the save ended first.
+fn saving_run(d: &Path, save: &Path) -> Option<std::process::Child> {
+    let job = d.join("w.fio");
+    std::fs::write(&job, "[w]\nrw=write\nbs=128k\nsize=100%\nio_size=4m\n").unwrap();
+    let mut child = flashlab()
+        .args(["run", "--device", "wd-sn850-1tb", "--set", "sim.scale=0.05"])
+        .args(["--output-format", "terse"])
+        .arg("--save-state")
+        .arg(save)
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(120) {
+        if !partials(d).is_empty() {
+            return Some(child);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    panic!("no save started within 120 s");
+}
+
+/// SIGINT or SIGTERM during a save left a hidden temporary file of hundreds of MB that
+/// nothing removed: the interrupt now removes it, the process ends by the signal, and the
+/// state saved before is whole. A temporary file a killed process left is removed by the
+/// next run that writes in its directory.
+#[test]
+fn an_interrupted_save_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = dir("interrupt");
+    let save = d.join("big.state");
+    std::fs::write(&save, b"the state saved before").unwrap();
+    let mut interrupted = 0;
+    for signal in ["-INT", "-TERM"] {
+        let Some(mut child) = saving_run(&d, &save) else {
+            continue;
+        };
+        let id = child.id().to_string();
+        assert!(Command::new("kill")
+            .args([signal, &id])
+            .status()
+            .unwrap()
+            .success());
+        let status = child.wait().unwrap();
+        assert!(status.signal().is_some(), "{signal}: {status:?}");
+        assert_eq!(partials(&d), Vec::<String>::new(), "{signal}");
+        assert_eq!(std::fs::read(&save).unwrap(), b"the state saved before");
+        interrupted += 1;
+    }
+    assert!(interrupted > 0, "every save ended before its signal");
+    // SIGKILL cannot be caught: its temporary file stays until the next run here.
+    if let Some(mut child) = saving_run(&d, &save) {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(partials(&d).len(), 1);
+        let job = d.join("small.fio");
+        std::fs::write(&job, JOB).unwrap();
+        let out = run_saving(&job, &d.join("other.state"), &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(partials(&d), Vec::<String>::new());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A legal 246-character `--save-state` name was refused ("File name too long"): its
+/// temporary file's name added the suffix past 255 bytes.
+#[test]
+fn a_long_legal_state_name_is_saved() {
+    let d = dir("long-name");
+    let job = d.join("w.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let save = d.join(format!("{}.state", "s".repeat(240)));
+    let out = run_saving(&job, &save, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(std::fs::metadata(&save).unwrap().len() > 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Four runs saving to one path at once all exited 0, each replacing the others' state
+/// without a word: a run whose file another process wrote while it ran is not replaced
+/// and fails saying so.
+#[test]
+fn concurrent_runs_saving_to_one_path_do_not_overwrite_each_other_silently() {
+    let d = dir("concurrent");
+    let job = d.join("w.fio");
+    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=256m\nio_size=128m\n").unwrap();
+    let save = d.join("one.state");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            flashlab()
+                .args([
+                    "run",
+                    "--device",
+                    "tiny-test-1gb",
+                    "--output-format",
+                    "terse",
+                ])
+                .arg("--save-state")
+                .arg(&save)
+                .arg(&job)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let saved = outs.iter().filter(|o| o.status.code() == Some(0)).count();
+    assert_eq!(
+        saved,
+        1,
+        "{:?}",
+        outs.iter().map(stderr).collect::<Vec<_>>()
+    );
+    for out in outs.iter().filter(|o| o.status.code() != Some(0)) {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(out).contains("another process wrote it while this one ran"),
+            "{}",
+            stderr(out)
+        );
+    }
+    assert_eq!(partials(&d), Vec::<String>::new());
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -285,4 +285,29 @@ mod tests {
             assert!(e.to_string().contains("2^62"), "{e}");
         }
     }
+
+    /// A state whose clock was exactly 2^62 ns loaded and ran, and the state it saved was
+    /// then refused as corrupt: what would not load is not saved, and what is saved loads.
+    #[test]
+    fn a_state_at_the_time_limit_saves_only_what_loads() {
+        let (config, bytes) = base(0);
+        let at = 8 + 4 + 1 + 5 + 8 + 8;
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+        let body = b.len() - 8;
+        let sum = checksum_of(&b[..body]);
+        b[body..].copy_from_slice(&sum.to_le_bytes());
+        let (mut ssd, clock) = Ssd::load_state(config, &b[..], b.len() as u64).unwrap();
+        assert_eq!(clock, 1 << 62);
+        let end = workload(&mut ssd, 50, clock, 7);
+        let mut out = Vec::new();
+        match ssd.save_state(&mut out, end) {
+            Ok(_) => {
+                Ssd::load_state(config, &out[..], out.len() as u64).unwrap();
+            }
+            Err(e) => assert!(e.to_string().contains("no state saved"), "{e}"),
+        }
+        let e = ssd.save_state(Vec::new(), (1 << 62) + 1).unwrap_err();
+        assert!(e.to_string().contains("no state saved"), "{e}");
+    }
 }

@@ -796,10 +796,40 @@ impl DeviceConfig {
                 format!("at most {} bytes, and at least one zone in capacity.user", user_bytes.min(total * block)),
             ));
         }
-        if zones > u64::from(u32::MAX)
-            || z.max_open_zones as u64 > zones
-            || z.max_active_zones as u64 > zones
+        if zones > crate::zoned::MAX_ZONES {
+            return Err(key_err(
+                "zns.zone_capacity",
+                cap,
+                &format!(
+                    "{zones} zones, more than the {} a drive may have",
+                    crate::zoned::MAX_ZONES
+                ),
+                format!(
+                    "at least {} bytes",
+                    user_bytes
+                        .div_ceil(crate::zoned::MAX_ZONES)
+                        .next_multiple_of(lb)
+                ),
+            ));
+        }
+        if size
+            .checked_mul(zones)
+            .is_none_or(|b| b > crate::zoned::MAX_ZONED_BYTES)
         {
+            return Err(key_err(
+                "zns.zone_size",
+                size,
+                &format!(
+                    "{zones} zones of this size span more than {} bytes, the most a host addresses (a signed 64-bit offset)",
+                    crate::zoned::MAX_ZONED_BYTES
+                ),
+                format!(
+                    "a multiple of {lb} bytes from zns.zone_capacity ({cap} bytes) to {}",
+                    crate::zoned::MAX_ZONED_BYTES / zones / lb * lb
+                ),
+            ));
+        }
+        if z.max_open_zones as u64 > zones || z.max_active_zones as u64 > zones {
             return Err(key_err(
                 "zns.max_open_zones",
                 z.max_open_zones.max(z.max_active_zones),

@@ -12,6 +12,13 @@
 
 use flashlab_engine::{DeviceError, ZoneGeometry, ZoneOp};
 
+/// Most zones a drive or disk may have ([`flashlab_engine::MAX_ZONES`]).
+pub const MAX_ZONES: u64 = flashlab_engine::MAX_ZONES;
+
+/// Largest byte range the host may address across the zones (zones × zone size): the
+/// host's byte offsets are signed 64-bit (`off_t`).
+pub const MAX_ZONED_BYTES: u64 = i64::MAX as u64;
+
 /// Linux's errno for NVMe's open and active zone resource errors (BLK_STS_ZONE_OPEN_RESOURCE
 /// and BLK_STS_ZONE_ACTIVE_RESOURCE map to ETOOMANYREFS); every other zone status is EIO.
 pub const ETOOMANYREFS: i32 = 109;

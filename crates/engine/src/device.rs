@@ -183,6 +183,12 @@ pub enum DeviceError {
     },
 }
 
+/// Most zones a device may have, a drive's, a disk's or those a job emulates: the zone
+/// tables (a state and a write pointer per zone) stay under 10 MB. Ten times the zones of
+/// the largest host-managed SMR disks shipped (about 100,000 zones of 256 MiB on a 26 TB
+/// disk); a ZNS drive has thousands (3,688 on a 4 TB ZN540).
+pub const MAX_ZONES: u64 = 1 << 20;
+
 /// The zones of a zoned device (NVMe Zoned Namespaces): what a host reads from its zone
 /// report and identify data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

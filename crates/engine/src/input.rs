@@ -71,7 +71,7 @@ fn refused_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
 /// is refused before a byte is read. A regular file larger than `limit_bytes` is refused
 /// from its size.
 pub fn open_input(path: &Path, limit_bytes: u64, what: &'static str) -> Result<File, InputError> {
-    let file = File::open(path)?;
+    let file = open_without_waiting(path)?;
     let meta = file.metadata()?;
     if let Some(kind) = refused_kind(&meta) {
         return Err(InputError::NotAFile { kind });
@@ -80,6 +80,55 @@ pub fn open_input(path: &Path, limit_bytes: u64, what: &'static str) -> Result<F
         return Err(InputError::TooLarge { limit_bytes, what });
     }
     Ok(file)
+}
+
+/// Longest wait for a FIFO's first data or writer (opening a FIFO otherwise blocks until a
+/// writer comes, for ever when none does).
+pub const FIFO_WAIT_MS: i32 = 5_000;
+
+/// Opens `path` for reading; a FIFO is opened without waiting, then given
+/// [`FIFO_WAIT_MS`] for a writer to send data or finish: one no process writes is refused
+/// instead of waited on for ever (`include ff.fio`).
+fn open_without_waiting(path: &Path) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        use std::os::unix::io::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?;
+        let fd = file.as_raw_fd();
+        if file.metadata()?.file_type().is_fifo() {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for a descriptor this function owns.
+            let ready = unsafe { libc::poll(&mut poll, 1, FIFO_WAIT_MS) };
+            if ready == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "a FIFO no process wrote to within {} s",
+                        FIFO_WAIT_MS / 1000
+                    ),
+                ));
+            }
+        }
+        // Reads wait for data once open, as on any file.
+        // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    File::open(path)
 }
 
 /// The text of `path`, at most `limit_bytes` long (`what` names the limit in the message).
@@ -219,6 +268,23 @@ pub fn tame(message: &str) -> String {
     out
 }
 
+/// Most lines of a message [`message`] shows.
+pub const MAX_MESSAGE_LINES: usize = 40;
+
+/// A whole message as flashlab prints it (every error goes through here on its way out):
+/// each line by [`tame`] (control characters escaped, runs without a space cut to
+/// [`MAX_ECHO_CHARS`], the line to [`MAX_FOREIGN_MESSAGE_CHARS`]), at most
+/// [`MAX_MESSAGE_LINES`] lines. Whatever path or name a user gave, and however an error
+/// quoted it, the terminal gets no escape code and no more than a page.
+pub fn message(text: &str) -> String {
+    let mut lines = text.split('\n');
+    let mut out: Vec<String> = lines.by_ref().take(MAX_MESSAGE_LINES).map(tame).collect();
+    if lines.next().is_some() {
+        out.push("…".to_string());
+    }
+    out.join("\n")
+}
+
 /// [`excerpt`] of a value in an owned `String`, for formatting arguments.
 pub fn echo(text: &str) -> String {
     excerpt(text).into_owned()
@@ -314,6 +380,26 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `include ff.fio` of a FIFO no process writes waited for ever.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_after_a_bounded_wait() {
+        let dir = std::env::temp_dir().join(format!("flashlab-lone-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("ff.fio");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let started = std::time::Instant::now();
+        let e = read_text(&fifo, 1 << 20, "a test").unwrap_err();
+        assert!(e.to_string().contains("no process wrote"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn invalid_utf8_names_its_line() {
         let path = temp("utf8.txt", b"ok\nfine\nbad \xff here\n");
@@ -352,6 +438,20 @@ mod tests {
             read_line_bounded(&mut input, &mut buf, 100).unwrap(),
             LineRead::End
         );
+    }
+
+    #[test]
+    fn a_message_keeps_its_lines_and_escapes_and_cuts_the_rest() {
+        let name = format!("\x1b[31m{}", "n".repeat(5_000));
+        let m = message(&format!("--save-state {name}: refused\nsecond line"));
+        assert!(!m.contains('\x1b'), "{m}");
+        assert!(m.len() < 200, "{}", m.len());
+        assert!(
+            m.ends_with("…: refused\nsecond line") || m.contains("… refused"),
+            "{m}"
+        );
+        let many = "line\n".repeat(1_000);
+        assert_eq!(message(&many).lines().count(), MAX_MESSAGE_LINES + 1);
     }
 
     #[test]

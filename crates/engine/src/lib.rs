@@ -9,12 +9,14 @@ pub mod input;
 pub mod output;
 pub mod queue;
 pub mod rng;
+pub mod run_files;
 pub mod state;
+pub mod temp;
 pub mod time;
 
 pub use device::{
     not_zoned, BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage,
-    Targets, ZoneGeometry, ZoneOp,
+    Targets, ZoneGeometry, ZoneOp, MAX_ZONES,
 };
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};

@@ -4,16 +4,18 @@
 //! - [`OutputFile::check`] runs before the work: the path is a regular file (links
 //!   followed) or nothing, and its directory takes a new file. A device, FIFO, socket or
 //!   directory at the path, or a link to one or to nothing, is refused.
-//! - [`same_file`] tells whether an output is also an input of the run (or another output),
-//!   which the caller refuses.
 //! - [`OutputFile::write`] writes a temporary file beside the target and renames it over the
-//!   target once complete, after checking again that the target is a regular file or absent.
-//!   On any failure the temporary file is removed: nothing is left behind.
+//!   target once complete, after checking again that the target is a regular file or absent
+//!   and that no other process wrote it meanwhile. On any failure, and on an interrupt
+//!   ([`crate::temp`]), the temporary file is removed: nothing is left behind.
+//! - [`RunFiles`] registers a run's inputs and outputs before the work and refuses any
+//!   output that is also an input or another output.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use crate::run_files::{NameRule, RunFiles};
 
 /// Why a file cannot be written: the option, the path (as an excerpt) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,9 @@ pub struct OutputFile {
     option: String,
     shown: String,
     target: PathBuf,
+    /// The target as this process last saw it (when checked, then after each write): a
+    /// target another process wrote meanwhile is not replaced.
+    seen: std::sync::Arc<std::sync::Mutex<Option<Stamp>>>,
 }
 
 /// What a path holds, when it is not something flashlab replaces.
@@ -65,20 +70,41 @@ fn refused_kind(t: std::fs::FileType) -> Option<&'static str> {
     Some("not a regular file")
 }
 
-static TEMP_SERIAL: AtomicU64 = AtomicU64::new(0);
-
-/// A name beside `target` no one else uses: hidden, with the process id and a serial.
+/// A name beside `target` no one else uses ([`crate::temp::name_beside`]).
 fn temp_beside(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let serial = TEMP_SERIAL.fetch_add(1, Ordering::Relaxed);
-    let temp = format!(".{name}.{}-{serial}.partial", std::process::id());
-    match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join(temp),
-        _ => PathBuf::from(temp),
-    }
+    crate::temp::name_beside(target)
+}
+
+/// What a file was when checked: a file written by another process meanwhile differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified_ns: i128,
+}
+
+/// The stamp of the file at `path`, links followed; `None` when nothing is there.
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let (dev, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, ino) = (0, 0);
+    let modified_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128);
+    Some(Stamp {
+        dev,
+        ino,
+        len: meta.len(),
+        modified_ns,
+    })
 }
 
 impl OutputFile {
@@ -147,10 +173,12 @@ impl OutputFile {
                 )));
             }
         }
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(stamp(&target)));
         Ok(OutputFile {
             option: option.to_string(),
             shown,
             target,
+            seen,
         })
     }
 
@@ -167,40 +195,74 @@ impl OutputFile {
 
     /// Writes the file with `body` into a temporary file beside it, synced, then renamed
     /// over the target (checked again to be a regular file or nothing). On any failure the
-    /// temporary file is removed and the target is as it was.
+    /// temporary file is removed and the target is as it was. A target that another process
+    /// made or changed since this one checked or last wrote it is not replaced: concurrent
+    /// runs naming one file do not overwrite each other without a word.
     pub fn write<E: std::fmt::Display>(
         &self,
         body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
     ) -> Result<(), OutputError> {
+        if let Some(dir) = self.target.parent() {
+            crate::temp::remove_stale(dir);
+        }
         let temp = temp_beside(&self.target);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| self.fail(e))?;
-        let result = (|| {
+        let file = crate::temp::begin(&temp).map_err(|e| self.fail(e))?;
+        let filled = (|| {
             let mut out = BufWriter::with_capacity(1 << 20, file);
             body(&mut out).map_err(|e| self.fail(e))?;
             out.flush().map_err(|e| self.fail(e))?;
             let file = out.into_inner().map_err(|e| self.fail(e.into_error()))?;
-            file.sync_all().map_err(|e| self.fail(e))?;
-            match std::fs::symlink_metadata(&self.target) {
-                Ok(meta) => {
-                    if let Some(kind) = refused_kind(meta.file_type()) {
-                        return Err(
-                            self.fail(format!("it became {kind} during the run; not replaced"))
-                        );
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(self.fail(e)),
-            }
-            std::fs::rename(&temp, &self.target).map_err(|e| self.fail(e))
+            file.sync_all().map_err(|e| self.fail(e))
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp);
+        crate::temp::end(&temp, || {
+            let result = filled.and_then(|()| self.put_in_place(&temp));
+            if result.is_err() {
+                let _ = std::fs::remove_file(&temp);
+            }
+            result
+        })
+    }
+
+    /// Moves the written `temp` to the target when the target is as this process last saw
+    /// it: absent (then only if still absent, atomically), or the same file unchanged.
+    fn put_in_place(&self, temp: &Path) -> Result<(), OutputError> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        match std::fs::symlink_metadata(&self.target) {
+            Ok(meta) => {
+                if let Some(kind) = refused_kind(meta.file_type()) {
+                    return Err(self.fail(format!("it became {kind} during the run; not replaced")));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.fail(e)),
         }
-        result
+        let now = stamp(&self.target);
+        if now != *seen {
+            return Err(self.written_meanwhile());
+        }
+        if now.is_none() {
+            match std::fs::hard_link(temp, &self.target) {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(temp);
+                    *seen = stamp(&self.target);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(self.written_meanwhile())
+                }
+                // A file system without links: renamed, as over an existing file.
+                Err(_) => {}
+            }
+        }
+        std::fs::rename(temp, &self.target).map_err(|e| self.fail(e))?;
+        *seen = stamp(&self.target);
+        Ok(())
+    }
+
+    fn written_meanwhile(&self) -> OutputError {
+        self.fail(
+            "another process wrote it while this one ran; not replaced (give each run its own file)",
+        )
     }
 
     /// Writes `bytes` as the whole file ([`OutputFile::write`]).
@@ -250,53 +312,6 @@ pub fn check_dir(option: &str, dir: &Path) -> Result<(), OutputError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(refuse(format!("cannot create a file in it: {e}"))),
     }
-}
-
-/// What identifies a file: its device and inode when it exists, else its absolute path
-/// (the directory resolved), so two names of one file compare equal.
-fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
-    #[cfg(unix)]
-    if let Ok(meta) = std::fs::metadata(path) {
-        use std::os::unix::fs::MetadataExt;
-        return Some((meta.dev(), meta.ino(), PathBuf::new()));
-    }
-    let name = path.file_name()?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let dir = std::fs::canonicalize(dir).ok()?;
-    Some((0, 0, dir.join(name)))
-}
-
-/// Whether `a` and `b` name the same file (or, when neither exists yet, the same path).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (identity(a), identity(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// Refuses an output that is also an input of the run or another output: each pair of
-/// `(option, path)` in `outputs` against the others and against every `inputs` entry.
-pub fn check_distinct(
-    outputs: &[(&str, &Path)],
-    inputs: &[(&str, &Path)],
-) -> Result<(), OutputError> {
-    for (i, (opt, path)) in outputs.iter().enumerate() {
-        let others = outputs[i + 1..].iter().chain(inputs.iter());
-        for (other_opt, other) in others {
-            if same_file(path, other) {
-                return Err(OutputError {
-                    message: format!(
-                        "{opt} {}: it is also the run's {other_opt}; name another file",
-                        crate::input::excerpt(&path.to_string_lossy())
-                    ),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(all(test, unix))]
@@ -386,20 +401,5 @@ mod tests {
         let e =
             OutputFile::check("--save-state", Path::new("/nonexistent-dir/x.state")).unwrap_err();
         assert!(e.message.contains("cannot create a file in"), "{e}");
-    }
-
-    #[test]
-    fn an_output_that_is_an_input_is_refused() {
-        let d = dir("same");
-        let backing = d.join("disk.img");
-        std::fs::write(&backing, "data").unwrap();
-        let alias = d.join(".").join("disk.img");
-        let e = check_distinct(&[("--stats", &alias)], &[("--backing", &backing)]).unwrap_err();
-        assert!(e.message.contains("also the run's --backing"), "{e}");
-        let new = d.join("new.json");
-        let e = check_distinct(&[("--stats", &new), ("--save-state", &new)], &[]).unwrap_err();
-        assert!(e.message.contains("--save-state"), "{e}");
-        assert!(check_distinct(&[("--stats", &new)], &[("--backing", &backing)]).is_ok());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -214,6 +214,13 @@ impl<'a> StateWriter<'a> {
         w.put_u64(header.config_hash);
         w.put_u64(header.device_seed);
         w.put_u64(header.clock_ns);
+        // A state past the time a run can reach would be refused when loaded: not written.
+        if header.clock_ns > MAX_STATE_TIME_NS {
+            w.error = Some(std::io::Error::other(format!(
+                "the device's time reached {} ns, past the {MAX_STATE_TIME_NS} ns (2^62) a state can carry; no state saved",
+                header.clock_ns
+            )));
+        }
         w
     }
 

@@ -506,6 +506,7 @@ mod tests {
             path: "t.fio".into(),
             global_options: Vec::new(),
             jobs,
+            includes: Vec::new(),
         }
     }
 

@@ -190,6 +190,7 @@ fn file(jobs: Vec<JobSpec>) -> JobFile {
         path: "test.fio".into(),
         global_options: vec![],
         jobs,
+        includes: Vec::new(),
     }
 }
 

@@ -145,6 +145,15 @@ impl ZbdDevice {
                         o.zone_size
                     ));
                 }
+                let zones = capacity_bytes / o.zone_size;
+                if zones > flashlab_engine::MAX_ZONES {
+                    return Err(format!(
+                        "zonesize={} makes {zones} zones of the drive's {capacity_bytes} bytes, more than the {} a device may have; valid: at least {} bytes",
+                        o.zone_size,
+                        flashlab_engine::MAX_ZONES,
+                        capacity_bytes.div_ceil(flashlab_engine::MAX_ZONES)
+                    ));
+                }
                 let g = ZoneGeometry {
                     zone_bytes: o.zone_size,
                     capacity_bytes: if o.zone_capacity == 0 {
@@ -152,7 +161,8 @@ impl ZbdDevice {
                     } else {
                         o.zone_capacity
                     },
-                    zones: (capacity_bytes / o.zone_size).min(u64::from(u32::MAX)) as u32,
+                    // At most MAX_ZONES, which fits.
+                    zones: zones as u32,
                     max_open: 0,
                     max_active: 0,
                     conventional: 0,
@@ -211,6 +221,15 @@ impl ZbdDevice {
         if spec.io.rw.directions()[1] && max_bs > zs {
             return Err(format!(
                 "a block size of {max_bs} bytes is larger than the zone size {zs} (fio: \"I/O buflen exceeds zone size\")"
+            ));
+        }
+        // fio's zbd_adjust_block ends such a job's writes with EIO ("zone capacity ...
+        // smaller than minimum block size ...") before its first write: no write fits.
+        let min_write_bs = spec.block.bs.iter().map(min_bs).min().unwrap_or(0);
+        let cap = self.geometry.capacity_bytes;
+        if spec.io.rw.directions()[1] && min_write_bs > cap {
+            return Err(format!(
+                "a block size of {min_write_bs} bytes is larger than the zone capacity {cap}: no write fits in a zone (fio: \"zone capacity {cap} smaller than minimum block size {min_write_bs}\")"
             ));
         }
         // fio's zbd_zone_align_file_sizes checks zoneskip for every job; only a sequential

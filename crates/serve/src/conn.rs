@@ -205,15 +205,24 @@ impl ConnState {
         !self.transmission.load(AtomicOrdering::Relaxed)
     }
 
-    /// How long the connection has had nothing in flight and nothing sent or received;
-    /// `None` while it has requests in flight or is still in its handshake.
-    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
-        if self.in_handshake() || self.budget.requests() > 0 {
-            return None;
+    /// How long the connection has gone without progress, and what it is waiting in: its
+    /// handshake (from its start), a request half received (from its first byte), or
+    /// otherwise since it last sent a request or took a reply.
+    pub fn stillness(&self, now: Instant) -> (Duration, &'static str) {
+        if self.in_handshake() {
+            return (now.saturating_duration_since(self.base), "in its handshake");
+        }
+        if let Some(t) = self.receiving_for(now) {
+            return (t, "a request half sent");
         }
         let last =
             self.base + Duration::from_nanos(self.last_active_ns.load(AtomicOrdering::Relaxed));
-        Some(now.saturating_duration_since(last))
+        let what = if self.budget.requests() > 0 {
+            "replies not taken"
+        } else {
+            "idle"
+        };
+        (now.saturating_duration_since(last), what)
     }
 }
 

@@ -92,15 +92,9 @@ pub struct ServeConfig {
     /// A client that takes none of its reply bytes for this long is disconnected (its
     /// buffered replies count against the server's budget).
     pub reply_stall_timeout: Duration,
-    /// At the connection cap, a connection with nothing in flight for this long gives its
-    /// slot to a new client (one still in its handshake always does).
-    pub evict_idle_after: Duration,
     /// A request's header and payload must arrive within this long of its first byte, or
     /// the connection is closed.
     pub request_timeout: Duration,
-    /// At the connection cap, a connection whose request has been arriving for this long
-    /// (header or WRITE payload not yet whole) gives its slot to a new client.
-    pub evict_stalled_after: Duration,
     /// The export's name (the empty default name is accepted too) and description.
     pub export_name: String,
     pub description: String,
@@ -123,9 +117,7 @@ impl ServeConfig {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             handshake_timeout: Duration::from_secs(10),
             reply_stall_timeout: Duration::from_secs(10),
-            evict_idle_after: Duration::from_secs(1),
             request_timeout: Duration::from_secs(10),
-            evict_stalled_after: Duration::from_millis(500),
             export_name: "flashlab".into(),
             description: String::new(),
             log: Log::none(),

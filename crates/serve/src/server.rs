@@ -341,37 +341,21 @@ struct Slot {
 
 type Slots = Arc<Mutex<BTreeMap<u64, Slot>>>;
 
-/// At the connection cap, the connection to close for a new client: the oldest still in its
-/// handshake, else the one whose request has been arriving longest (at least `stalled_min`:
-/// a request whose header or WRITE payload the client has not finished sending), else the
-/// one idle longest (at least `idle_min`: a client between two requests is not idle); none
-/// when every connection is busy.
-fn eviction_candidate(
-    slots: &BTreeMap<u64, Slot>,
-    now: Instant,
-    idle_min: Duration,
-    stalled_min: Duration,
-) -> Option<(u64, String)> {
-    let live = || slots.iter().filter(|(_, s)| !s.evicted);
-    // Ids grow with acceptance, so the first found is the oldest.
-    if let Some((&id, _)) = live().find(|(_, s)| s.state.in_handshake()) {
-        return Some((id, "still in its handshake".into()));
-    }
-    if let Some((id, stalled)) = live()
-        .filter_map(|(&id, s)| Some((id, s.state.receiving_for(now)?)))
-        .filter(|&(_, t)| t >= stalled_min)
-        .max_by_key(|&(id, t)| (t, std::cmp::Reverse(id)))
-    {
-        return Some((
-            id,
-            format!("a request half sent for {:.1} s", stalled.as_secs_f64()),
-        ));
-    }
-    live()
-        .filter_map(|(&id, s)| Some((id, s.state.idle_for(now)?)))
-        .filter(|&(_, idle)| idle >= idle_min)
-        .max_by_key(|&(id, idle)| (idle, std::cmp::Reverse(id)))
-        .map(|(id, idle)| (id, format!("idle for {:.1} s", idle.as_secs_f64())))
+/// At the connection cap, the connection to close for a new client: the one that has gone
+/// longest without progress, whatever it is waiting in. A connection in its handshake
+/// counts from its start; one receiving a request, from that request's first byte (a
+/// header or WRITE payload half sent); any other, from the last request it sent or reply it
+/// took (idle, or not reading its replies). A client that keeps sending and reading, or a
+/// fresh one in its first round trips, has moved more recently than a slow one, so a new
+/// client is never refused because other connections are slow.
+fn eviction_candidate(slots: &BTreeMap<u64, Slot>, now: Instant) -> Option<(u64, String)> {
+    slots
+        .iter()
+        .filter(|(_, s)| !s.evicted)
+        .map(|(&id, s)| (id, s.state.stillness(now)))
+        // Ids grow with acceptance: among equals the oldest goes.
+        .max_by_key(|&(id, (still, _))| (still, std::cmp::Reverse(id)))
+        .map(|(id, (still, what))| (id, format!("{what} for {:.2} s", still.as_secs_f64())))
 }
 
 /// Accept connections until `stop`; then close them all and wait for their threads.
@@ -484,8 +468,9 @@ fn accept(listener: &Listener) -> io::Result<(Stream, String)> {
     }
 }
 
-/// Whether a connection from `peer` may open: below the cap, or once a connection idle or
-/// stalled past its limit is closed to make room (counted in `counts`).
+/// Whether a connection from `peer` may open: below the cap, or once the connection making
+/// the least use of its slot is closed to make room (counted in `counts`); refused only
+/// while as many closed connections as the cap are still ending.
 fn make_room(slots: &Slots, config: &ServeConfig, peer: &str, counts: &mut Accepted) -> bool {
     let log = &config.log;
     let mut map = lock(slots);
@@ -494,12 +479,7 @@ fn make_room(slots: &Slots, config: &ServeConfig, peer: &str, counts: &mut Accep
     // again as the cap, so evicting cannot pile up threads without bound.
     live < config.max_connections
         || (map.len() < 2 * config.max_connections
-            && match eviction_candidate(
-                &map,
-                Instant::now(),
-                config.evict_idle_after,
-                config.evict_stalled_after,
-            ) {
+            && match eviction_candidate(&map, Instant::now()) {
                 Some((id, why)) => {
                     if let Some(victim) = map.get_mut(&id) {
                         victim.evicted = true;

@@ -181,6 +181,20 @@ pub fn collect_dir(dir: &Path, allow_missing: bool) -> Result<(Table, Vec<u64>),
 
 /// The `point-N.json` files in `dir` (shown as `shown`) by index: at least one, at most
 /// [`MAX_POINT_FILES`], one file per index.
+/// The point a result file's name (`point-NNNNNN.json`) is of, when it is one.
+fn point_index(name: &str) -> Option<u64> {
+    name.strip_prefix("point-")
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok())
+}
+
+/// Whether `name` is a point's result file (`point-NNNNNN.json`): what a sweep writes in
+/// its output directory and `collect` reads.
+pub fn is_point_file_name(name: &str) -> bool {
+    point_index(name).is_some()
+}
+
 fn point_files(dir: &Path, shown: &str) -> Result<Vec<(u64, PathBuf)>, SweepError> {
     let bad = |m: String| SweepError::Input(m);
     let io = |e: std::io::Error| bad(format!("cannot read {shown}: {e}"));
@@ -188,12 +202,7 @@ fn point_files(dir: &Path, shown: &str) -> Result<Vec<(u64, PathBuf)>, SweepErro
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(index) = name
-            .strip_prefix("point-")
-            .and_then(|rest| rest.strip_suffix(".json"))
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|n| n.parse::<u64>().ok())
-        {
+        if let Some(index) = point_index(&name) {
             files.push((index, entry.path()));
             if files.len() > MAX_POINT_FILES {
                 return Err(bad(format!(

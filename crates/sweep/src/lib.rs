@@ -18,13 +18,13 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
-pub use collect::{collect_dir, Table, TIDY_COLUMNS_AFTER_AXES};
+pub use collect::{collect_dir, is_point_file_name, Table, TIDY_COLUMNS_AFTER_AXES};
 pub use plan::{
     Axis, AxisKind, AxisValue, Combine, Plan, Point, Precondition, MAX_AXIS_VALUES, MAX_POINTS,
 };
 pub use point::{
-    check_outdir, check_plan, point_file_name, provenance, run_plan, run_point, RunSummary,
-    SweepError,
+    check_outdir, check_plan, plan_dir, point_file_name, provenance, run_plan, run_point,
+    RunSummary, SweepError,
 };
 
 /// Largest plan or job file a plan reads.

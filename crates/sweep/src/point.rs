@@ -68,7 +68,8 @@ fn parse_job(plan: &Plan, point: &Point) -> Result<flashlab_workload::JobFile, P
     })
 }
 
-fn plan_dir(plan: &Plan) -> PathBuf {
+/// The directory a plan's relative paths (its job file, device files) start from.
+pub fn plan_dir(plan: &Plan) -> PathBuf {
     Path::new(&plan.file)
         .parent()
         .unwrap_or(Path::new(""))

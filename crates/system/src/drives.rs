@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
-use flashlab_device::zoned::{ZoneModel, ZonedPart, Zones};
+use flashlab_device::zoned::{ZoneModel, ZonedPart, Zones, MAX_ZONES};
 use flashlab_device::{LinkKind, Ssd};
 use flashlab_engine::time::transfer_ns;
 use flashlab_engine::{
@@ -358,7 +358,19 @@ fn disk_zones(z: &HddZonedSpec, capacity: u64) -> Result<(Zones, u64), SpecError
             format!("valid: a multiple of 4 KiB, at most the capacity ({capacity} bytes)"),
         ));
     }
-    let zones = (capacity / zone_bytes).min(u64::from(u32::MAX)) as u32;
+    let zones = capacity / zone_bytes;
+    if zones > MAX_ZONES {
+        let least = capacity.div_ceil(MAX_ZONES).next_multiple_of(4096);
+        return Err((
+            "zoned.zone_size".into(),
+            z.zone_size.clone(),
+            format!(
+                "the disk would have {zones} zones, more than the {MAX_ZONES} a disk may have; valid: a multiple of 4 KiB from {least} bytes to the capacity ({capacity} bytes)"
+            ),
+        ));
+    }
+    // At most MAX_ZONES, which fits.
+    let zones = zones as u32;
     if z.conventional_zones >= zones {
         return Err((
             "zoned.conventional_zones".into(),

@@ -10,6 +10,10 @@ pub struct JobFile {
     pub global_options: Vec<(String, String)>,
     /// Jobs in file order (numjobs clones are *not* expanded here).
     pub jobs: Vec<JobSpec>,
+    /// Every file read besides the one at `path`: each `include`'s, and a command line's
+    /// job files, as opened (relative to the current directory). Inputs of the run, which
+    /// its outputs must not overwrite.
+    pub includes: Vec<String>,
 }
 
 /// fio's warning for a job whose verify read phase never starts (`log_info`, once per clone).
@@ -48,6 +52,11 @@ pub const SYNCHRONOUS_ENGINES: &[&str] = &[
 ];
 
 impl JobFile {
+    pub(crate) fn with_includes(mut self, includes: Vec<String>) -> Self {
+        self.includes = includes;
+        self
+    }
+
     /// The warnings and notes fio prints while it sets the jobs up, one per clone as fio
     /// checks each: first those of its option fixups (every job's, as fio parses all jobs
     /// before it starts one), then those of each clone's start; the jobs run as fio runs them.

@@ -397,6 +397,19 @@ impl DeviceConfig {
         }
         let read_buffer = ctl.read_buffer.0;
         let read_ahead = ctl.read_ahead.0;
+        // The read buffer's bound over the streams' windows: a larger window fits no buffer.
+        let max_read_ahead = (64u64 << 30) / (2 * STREAMS as u64);
+        if read_ahead > max_read_ahead {
+            return Err(key_err(
+                "controller.read_ahead",
+                size_text(read_ahead),
+                "out of range",
+                format!(
+                    "0B (off) to {} (a 64GiB read buffer over 2 x {STREAMS} streams)",
+                    size_text(max_read_ahead)
+                ),
+            ));
+        }
         // Each stream keeps its window and the half window behind it; a smaller buffer would
         // evict read-ahead data before the host reads it.
         let min_read_buffer = 2 * STREAMS as u64 * read_ahead;
@@ -534,6 +547,34 @@ impl DeviceConfig {
         let max_user =
             spares.max_user_ius(full_native_blocks, full_units, self.fg_for(full_units)) * iu;
         if drive_user == 0 || drive_user > max_user {
+            let fits = |handles: u32| {
+                let spares = FtlSpares {
+                    extra_streams: self.fdp_streams_of(handles),
+                    ..spares
+                };
+                spares.max_user_ius(full_native_blocks, full_units, self.fg_for(full_units)) * iu
+                    >= drive_user
+            };
+            if self.fdp.enabled {
+                range_u32(
+                    "fdp.handles",
+                    self.fdp.handles,
+                    1,
+                    flashlab_ftl::MAX_HANDLES,
+                )?;
+            }
+            if self.fdp.enabled && drive_user > 0 && !fits(self.fdp.handles) {
+                let most = (1..self.fdp.handles).rev().find(|&h| fits(h));
+                return Err(key_err(
+                    "fdp.handles",
+                    self.fdp.handles,
+                    "the handles' open blocks (one per die and plane each) leave too few blocks for the user capacity",
+                    match most {
+                        Some(h) => format!("1 to {h} on this drive"),
+                        None => "none fits: a larger drive, or fdp.enabled = false".to_string(),
+                    },
+                ));
+            }
             return Err(self.too_little_spare(max_user, native_raw, iu));
         }
         // Namespaces: the FTL maps only the allocated capacity; the rest is spare area.

@@ -44,6 +44,9 @@ impl Ssd {
             device_seed: self._seeds.master_seed(),
             clock_ns,
         };
+        // What would not load is not saved: a drive time past the bound, most likely.
+        self.check_loaded()
+            .map_err(|e| StateError::Device(format!("{e}; no state saved")))?;
         let mut w = StateWriter::new(out, &header);
         w.section("drive", |w| State::save(self, w));
         w.finish()

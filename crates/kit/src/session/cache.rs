@@ -62,20 +62,20 @@ impl<'a> Session<'a> {
             eprintln!(
                 "flashlab: {}: waiting for another flashlab preconditioning the same drive (state cache entry {})",
                 self.device,
-                path.display()
+                flashlab_engine::input::echo(&path.to_string_lossy())
             )
         };
         match state_cache::lock_entry_file(path, state_cache::ENTRY_LOCK_WAIT, waiting) {
             Ok(file) => Ok(Some(file)),
             Err(EntryLockError::Busy) => Err(SuiteError::StateCacheBusy {
                 device: self.device.clone(),
-                path: path.display().to_string(),
+                path: flashlab_engine::input::echo(&path.to_string_lossy()).to_string(),
                 waited_s: state_cache::ENTRY_LOCK_WAIT.as_secs(),
             }),
             Err(EntryLockError::Unavailable(e)) => {
                 eprintln!(
                     "flashlab: warning: state cache entry {} cannot be locked ({e}); another process may precondition the same drive meanwhile",
-                    path.display()
+                    flashlab_engine::input::echo(&path.to_string_lossy())
                 );
                 Ok(None)
             }
@@ -110,19 +110,19 @@ impl<'a> Session<'a> {
                 eprintln!(
                     "flashlab: {}: preconditioning from the state cache ({})",
                     self.device,
-                    path.display()
+                    flashlab_engine::input::echo(&path.to_string_lossy())
                 );
                 self.cache = Some(chain);
                 return Ok(entry.value);
             }
             Err(LoadFailure::Refused(e)) => eprintln!(
                 "flashlab: warning: state cache entry {} not used ({e}); preconditioning again",
-                path.display()
+                flashlab_engine::input::echo(&path.to_string_lossy())
             ),
             Err(LoadFailure::DeviceLost(e)) => {
                 return Err(SuiteError::StateCache {
                     device: self.device.clone(),
-                    path: path.display().to_string(),
+                    path: flashlab_engine::input::echo(&path.to_string_lossy()).to_string(),
                     error: e.to_string(),
                 })
             }
@@ -145,14 +145,14 @@ impl<'a> Session<'a> {
                 if let Err(e) = state_cache::trim(&chain.cache.dir, chain.cache.max_bytes, &path) {
                     eprintln!(
                         "flashlab: warning: state cache {}: {e}",
-                        chain.cache.dir.display()
+                        flashlab_engine::input::echo(&chain.cache.dir.to_string_lossy())
                     );
                 }
                 self.cache = Some(chain);
             }
             Err(e) => eprintln!(
                 "flashlab: warning: state cache entry {} not written: {e}",
-                path.display()
+                flashlab_engine::input::echo(&path.to_string_lossy())
             ),
         }
         Ok(value)

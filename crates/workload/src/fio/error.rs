@@ -16,8 +16,9 @@ pub struct ParseError {
 
 /// `file:line`, or just `file` when the error concerns the whole file (line 0).
 fn place(file: &str, line: usize) -> String {
+    let file = excerpt(file);
     if line == 0 {
-        file.to_string()
+        file.into_owned()
     } else {
         format!("{file}:{line}")
     }
@@ -26,11 +27,14 @@ fn place(file: &str, line: usize) -> String {
 /// What is wrong with the line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParseErrorKind {
-    #[error("cannot read {path}: {message}")]
+    #[error("cannot read {}: {message}", excerpt(path))]
     Io { path: String, message: String },
-    #[error("includes nest deeper than {max_depth} files (include {path})")]
+    #[error(
+        "includes nest deeper than {max_depth} files (include {})",
+        excerpt(path)
+    )]
     IncludeTooDeep { path: String, max_depth: usize },
-    #[error("include cycle: {path} is already being read")]
+    #[error("include cycle: {} is already being read", excerpt(path))]
     IncludeCycle { path: String },
     #[error(
         "environment variable {0} is not set (used as ${{{0}}})",

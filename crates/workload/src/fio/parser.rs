@@ -41,6 +41,8 @@ struct Lexer<'a> {
     items: Vec<Located>,
     /// Bytes of job files read so far (bounded by `MAX_JOB_TOTAL_BYTES`).
     read_bytes: u64,
+    /// The files `include` read, in order.
+    included: Vec<String>,
 }
 
 impl<'a> Lexer<'a> {
@@ -51,6 +53,7 @@ impl<'a> Lexer<'a> {
             stack: Vec::new(),
             items: Vec::new(),
             read_bytes: 0,
+            included: Vec::new(),
         }
     }
 
@@ -149,6 +152,7 @@ impl<'a> Lexer<'a> {
                 },
             )
         })?;
+        self.included.push(shown.clone());
         self.stack.push(canonical);
         let r = self.lex(&text, &shown);
         self.stack.pop();
@@ -186,8 +190,13 @@ pub fn parse_file(path: &Path) -> Result<JobFile, ParseError> {
     let mut lexer = Lexer::new(&|name| std::env::var(name).ok());
     lexer.read_bytes = read_bytes;
     lexer.lex_root(&text, &shown)?;
-    let Lexer { files, items, .. } = lexer;
-    build(&files, &items, &shown, &Sections::default())
+    let Lexer {
+        files,
+        items,
+        included,
+        ..
+    } = lexer;
+    build(&files, &items, &shown, &Sections::default()).map(|j| j.with_includes(included))
 }
 
 /// A job file's text, bounded per file and over everything one parse reads
@@ -229,8 +238,13 @@ pub fn parse_str(
 ) -> Result<JobFile, ParseError> {
     let mut lexer = Lexer::new(env);
     lexer.lex_root(text, file_name)?;
-    let Lexer { files, items, .. } = lexer;
-    build(&files, &items, file_name, &Sections::default())
+    let Lexer {
+        files,
+        items,
+        included,
+        ..
+    } = lexer;
+    build(&files, &items, file_name, &Sections::default()).map(|j| j.with_includes(included))
 }
 
 /// One job item of a fio command line: `--name=NAME` starts a section (`global` the global
@@ -298,6 +312,7 @@ pub fn parse_command_line(
     let mut resets = Vec::new();
     for (i, path) in command_line.job_files.iter().enumerate() {
         let (text, shown) = read_job_file(path, &mut lexer.read_bytes)?;
+        lexer.included.push(shown.clone());
         let start = lexer.items.len();
         if i > 0 {
             resets.push(start);
@@ -320,13 +335,18 @@ pub fn parse_command_line(
             });
         }
     }
-    let Lexer { files, items, .. } = lexer;
+    let Lexer {
+        files,
+        items,
+        included,
+        ..
+    } = lexer;
     let sections = Sections {
         only: command_line.sections,
         origins: true,
         resets: &resets,
     };
-    build(&files, &items, command_line.name, &sections)
+    build(&files, &items, command_line.name, &sections).map(|j| j.with_includes(included))
 }
 
 /// Which job sections run, and whether jobs record where they were defined.
@@ -461,6 +481,7 @@ fn build(
         path: file_name.to_string(),
         global_options,
         jobs,
+        includes: Vec::new(),
     })
 }
 

@@ -133,8 +133,11 @@ pub(crate) fn parse_int(text: &str, kb_base: u64, min: u64, max: u64) -> Result<
 /// fio's booleans: 0 or 1 (any integer; non-zero is true).
 pub(crate) fn parse_bool(text: &str) -> Result<bool, String> {
     let t = text.trim();
+    // fio's parser gives every boolean option the range 0 to 1 (option_init): 2 is refused
+    // as -1 is.
     match split_integer(t) {
-        Some((v, "")) => Ok(v != 0),
+        Some((0, "")) => Ok(false),
+        Some((1, "")) => Ok(true),
         _ => Err("0 or 1".to_string()),
     }
 }
