@@ -321,6 +321,25 @@ pub fn drive_preset_names() -> Vec<&'static str> {
     v
 }
 
+/// Why `name` names no device (`--device`, a suite's device, Python's `device=`): the preset
+/// it most likely meant, then the drive presets and the system presets to choose from.
+pub fn unknown_device_message(name: &str) -> String {
+    let drives: Vec<&str> = flashlab_device::preset_names()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let systems = system_preset_names();
+    let all = drives.iter().chain(systems.iter()).copied();
+    format!(
+        "unknown device {:?}{}: not a preset name and not a readable .toml file; drives: {}; \
+         systems (run, suite, serve): {} (`flashlab devices` describes each)",
+        flashlab_engine::input::excerpt(name),
+        flashlab_engine::input::did_you_mean(name, all),
+        drives.join(", "),
+        systems.join(", ")
+    )
+}
+
 /// Whether `name_or_path` is a system preset or a file that describes a system (it has a
 /// `[drive.*]`, `[raid.*]`, `[cache.*]` or `[link.*]` table) rather than a single drive.
 pub fn is_system(name_or_path: &str) -> bool {
