@@ -43,6 +43,14 @@ pub fn clap_error(e: &clap::Error, cmd: &clap::Command) -> String {
     };
     let arg = text(ContextKind::InvalidArg);
     let value = text(ContextKind::InvalidValue);
+    if let (ErrorKind::UnknownArgument, Some(given)) = (e.kind(), arg.as_ref()) {
+        // clap's tip (`a similar argument exists`) in the form every other suggestion takes.
+        let hint = match text(ContextKind::SuggestedArg) {
+            Some(near) => format!(" (did you mean {near}?)"),
+            None => String::new(),
+        };
+        return format!("unknown option '{given}'{hint} (`--help` lists the options)");
+    }
     match (e.kind(), arg, value) {
         (ErrorKind::ValueValidation | ErrorKind::InvalidValue, Some(arg), Some(value)) => {
             // `--depths <DEPTHS>`: the option's name is its first word.

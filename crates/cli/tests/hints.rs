@@ -135,3 +135,17 @@ fn a_mistyped_output_format_is_named_once_with_the_nearest() {
         "{e}"
     );
 }
+
+#[test]
+fn a_mistyped_option_gets_the_nearest_option() {
+    let e = refused(&["suite", "wsat", "--max-round", "3"]);
+    assert_eq!(
+        e,
+        "flashlab: error: unknown option '--max-round' (did you mean --max-rounds?) (`--help` lists the options)\n"
+    );
+    let e = refused(&["run", JOB, "--devcie", "tiny-test-1gb"]);
+    assert!(
+        e.contains("unknown option '--devcie' (did you mean --device?)"),
+        "{e}"
+    );
+}

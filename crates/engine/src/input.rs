@@ -286,8 +286,9 @@ mod tests {
         assert_eq!(near("randwirte"), Some("randwrite"));
         assert_eq!(near("four-corner"), Some("four-corners"));
         assert_eq!(near("rand"), Some("randread"));
-        // Too short to be a prefix worth naming, too far to be a typo, or not wrong at all.
-        assert_eq!(near("q"), None);
+        // Within two edits of a short name; too far to be a typo; or not wrong at all.
+        assert_eq!(near("q"), Some("qos"));
+        assert_eq!(near("x"), None);
         assert_eq!(near("zzzzzzzz"), None);
         assert_eq!(near("qos"), None);
         assert_eq!(near(""), None);
