@@ -285,9 +285,13 @@ fn suite_run(
             overrides: overrides.clone(),
             targets,
         };
-        let report =
-            flashlab_suite::run_suite_keeping_figures(kind, &mut named, 1, &options, &|_, _| {})
-                .map_err(|e| {
+        let on = flashlab_suite::On::Named {
+            targets: &mut named,
+            drives: 1,
+        };
+        let report = flashlab_suite::run(kind, on, &options, &|_, _| {})
+            .map(|ran| ran.report)
+            .map_err(|e| {
                 if e.is_bad_input() {
                     bad_input(e)
                 } else {

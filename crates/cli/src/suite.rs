@@ -334,23 +334,20 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
         overrides: crate::parse_sets(&args.set)?,
         targets,
     };
-    let mut outcome = flashlab_suite::run_suite_keeping_figures(
-        kind,
-        &mut named,
-        args.drives,
-        &options,
-        &progress,
-    );
+    let on = flashlab_suite::On::Named {
+        targets: &mut named,
+        drives: args.drives,
+    };
+    let mut outcome = flashlab_suite::run(kind, on, &options, &progress).map(|ran| ran.report);
     let targets = named.targets;
     // Real targets run after the simulations, one at a time, so nothing else competes for
     // the CPU while fio measures.
     for (i, target) in real_targets.iter_mut().enumerate() {
         let Ok(report) = &mut outcome else { break };
         let index = sim_runs + i;
-        match flashlab_suite::run_on_real_target(kind, target, &options, &mut |p| {
-            progress(index, p)
-        }) {
-            Ok(device) => report.devices.push(device),
+        let on = flashlab_suite::On::Real(target);
+        match flashlab_suite::run(kind, on, &options, &|_, p| progress(index, p)) {
+            Ok(ran) => report.devices.extend(ran.report.devices),
             Err(e) => outcome = Err(e),
         }
     }
@@ -402,7 +399,7 @@ pub(crate) fn suite_with_state(
     }
     let load = args.state.load_state.as_deref();
     let display = progress::SuiteProgressLine::new(&args.progress.settings(), 1);
-    let mut progress = |p: &flashlab_suite::SuiteProgress| display.update(0, p);
+    let progress = |_: usize, p: &flashlab_suite::SuiteProgress| display.update(0, p);
     let name = target.name().to_string();
     let mut inputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(p) = load {
@@ -438,7 +435,7 @@ pub(crate) fn suite_with_state(
                 &name,
                 run(start_ns, &mut hook),
                 options,
-                &mut progress,
+                &progress,
             )?;
             save_state_to(end_save, |out, end_ns| ssd.save_state(out, end_ns), device)?
         }
@@ -450,7 +447,7 @@ pub(crate) fn suite_with_state(
                 &name,
                 run(start_ns, &mut hook),
                 options,
-                &mut progress,
+                &progress,
             )?;
             save_state_to(
                 end_save,
@@ -499,13 +496,20 @@ pub(crate) fn device_run<'a>(
 pub(crate) fn suite_from<'a>(
     kind: flashlab_suite::SuiteKind,
     dev: &'a mut dyn flashlab_suite::SuiteDevice,
-    name: &str,
+    name: &'a str,
     run: flashlab_suite::DeviceRun<'a>,
-    options: &'a flashlab_suite::SuiteOptions,
-    progress: &'a mut dyn FnMut(&flashlab_suite::SuiteProgress),
+    options: &flashlab_suite::SuiteOptions,
+    progress: &(dyn Fn(usize, &flashlab_suite::SuiteProgress) + Sync),
 ) -> Result<(flashlab_suite::DeviceReport, u64), Failure> {
-    flashlab_suite::run_on_suite_device_as(kind, dev, name, run, options, progress)
-        .map_err(|e| failure(e.is_bad_input(), e))
+    let on = flashlab_suite::On::Device { dev, name, run };
+    let ran = flashlab_suite::run(kind, on, options, progress)
+        .map_err(|e| failure(e.is_bad_input(), e))?;
+    ran.into_device().ok_or_else(|| {
+        failure(
+            false,
+            anyhow!("suite {} did not report one device", kind.name()),
+        )
+    })
 }
 
 /// The state at the suite's end into `path` (when `--save-state` gave one); the report on.

@@ -93,8 +93,13 @@ fn a_loaded_suite_continues_as_on_one_drive() {
     let corners = flashlab_suite::suite("four-corners").unwrap();
     let new = || Ssd::new(&config, SeedTree::new(SEED).child("device")).unwrap();
     let run = |kind, ssd: &mut Ssd, at_ns| {
-        flashlab_suite::run_on_suite_device_at(kind, ssd, DEVICE, at_ns, &opts, &mut |_| {})
-            .unwrap()
+        let on = flashlab_suite::On::Device {
+            dev: ssd,
+            name: DEVICE,
+            run: flashlab_suite::DeviceRun::starting_at(at_ns),
+        };
+        let ran = flashlab_suite::run(kind, on, &opts, &|_, _| {}).unwrap();
+        ran.into_device().unwrap()
     };
     let json = |device| {
         flashlab_suite::render_json(&flashlab_suite::SuiteReport {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The health log at one moment (`Ssd::health_log`). Counters count since the drive was
 /// built; wear and spare follow the FTL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HealthLog {
     /// NVMe data units: thousands of 512-byte units, rounded up.
     pub data_units_read: u64,
@@ -154,7 +154,7 @@ impl HealthLog {
 
 /// NVMe's composite temperature and thermal management counters, in °C and seconds of the
 /// whole drive (as of the latest submission).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThermalLog {
     pub temperature_c: f64,
     pub max_temperature_c: f64,
@@ -162,3 +162,8 @@ pub struct ThermalLog {
     pub thermal_throttle_transitions: u64,
     pub thermal_throttle_time_s: f64,
 }
+
+// The precondition cache keeps each step's log (typed, field by field, every field listed so
+// a field the log gains is in its encoding too).
+flashlab_engine::impl_state!(default HealthLog { data_units_read, data_units_written, host_read_commands, host_write_commands, host_trim_commands, host_flush_commands, percentage_used, critical_warning, available_spare, available_spare_threshold, bad_block_reserve_blocks, bad_block_reserve_left_blocks, grown_bad_blocks, read_only, media_bytes_written, nand_bytes_written, erase_count_min, erase_count_avg, erase_count_max, power_off_retention_days, power_off_retention_temperature_c, read_retries, media_errors, refreshed_blocks, timed_workload_media_wear, timed_workload_host_reads_percent, timed_workload_minutes, free_blocks, write_amplification, slc_write_ius, slc_read_hits, slc_folded_ius, gc_copied_ius, rmw_reads, buffer_wait_ns, buffer_used_bytes, read_buffer_hit_ius, read_ahead_ius, thermal });
+flashlab_engine::impl_state!(default ThermalLog { temperature_c, max_temperature_c, thermal_throttling, thermal_throttle_transitions, thermal_throttle_time_s });

@@ -19,6 +19,7 @@ mod load;
 mod mapcache;
 pub mod model;
 mod pacing;
+pub mod provenance;
 pub mod readbuf;
 mod reserve;
 mod ssd;
@@ -33,9 +34,10 @@ pub use config::{
 pub use error::ConfigError;
 pub use health::{HealthLog, ThermalLog};
 pub use link::LinkKind;
-pub use load::{load_device_config, parse_device_config};
+pub use load::{load_device_config, load_device_described, parse_device_config, DescribedDevice};
 pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
+pub use provenance::{DescribedKey, KeyOrigin, Provenance, ProvenanceKind, ProvenanceMap};
 pub use ssd::namespace::{resolve_namespace, DriveTargets, Namespace, NamespaceError};
 pub use ssd::{check_kind, drive_config_hash, PowerSummary, Ssd, DRIVE_STATE_KIND, MAX_WAIT_NS};
 

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::config::{nearest, valid_keys, DeviceConfig, SECTIONS};
 use crate::error::ConfigError;
+use crate::provenance::{describe_keys, read_provenance, set_keys, DescribedKey, ProvenanceMap};
 
 /// A built-in preset: name and embedded text.
 pub(crate) struct Preset {
@@ -115,7 +116,7 @@ fn line_of(text: &str, pos: usize) -> usize {
 
 /// Line where `key` is set in `section` ("" = top level), found by reading the text: good
 /// enough for error messages (dotted keys and inline tables fall back to the section).
-fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
+pub(crate) fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
     let mut current = "";
     let mut section_line = None;
     for (i, line) in text.lines().enumerate() {
@@ -267,36 +268,7 @@ pub fn load_device_config(
     name_or_path: &str,
     overrides: &[(String, String)],
 ) -> Result<DeviceConfig, ConfigError> {
-    let (file, text): (String, String) =
-        if let Some(p) = PRESETS.iter().find(|p| p.name == name_or_path) {
-            (format!("presets/{}.toml", p.name), p.text.to_string())
-        } else {
-            let path = std::path::Path::new(name_or_path);
-            let looks_like_file = name_or_path.ends_with(".toml") || path.is_file();
-            if !looks_like_file {
-                return Err(ConfigError::UnknownDevice {
-                    name: name_or_path.to_string(),
-                    presets: PRESETS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
-            match flashlab_engine::input::read_text(
-                path,
-                flashlab_engine::input::MAX_CONFIG_FILE_BYTES,
-                "a drive description",
-            ) {
-                Ok(t) => (name_or_path.to_string(), t),
-                Err(e) => {
-                    return Err(ConfigError::Io {
-                        path: name_or_path.to_string(),
-                        message: e.to_string(),
-                    })
-                }
-            }
-        };
+    let (file, text) = read_description(name_or_path)?;
     parse_device_config(&file, &text, overrides)
 }
 
@@ -306,11 +278,105 @@ pub fn parse_device_config(
     text: &str,
     overrides: &[(String, String)],
 ) -> Result<DeviceConfig, ConfigError> {
+    parse_described(file, text, overrides).map(|d| d.config)
+}
+
+/// A description as loaded, with where each of its keys came from.
+#[derive(Debug, Clone)]
+pub struct DescribedDevice {
+    pub config: DeviceConfig,
+    /// The preset's file (`presets/NAME.toml`) or the path given.
+    pub file: String,
+    /// Every key the description sets (after `--set`), labels (`name`, `description`) aside.
+    pub keys: Vec<DescribedKey>,
+    /// The description's `[provenance]` table as written.
+    pub provenance: ProvenanceMap,
+}
+
+/// Depth of a device description's keys: `section.key`.
+const DEVICE_KEY_DEPTH: usize = 2;
+
+/// [`load_device_config`], keeping the description's provenance: what `devices describe`
+/// shows.
+pub fn load_device_described(
+    name_or_path: &str,
+    overrides: &[(String, String)],
+) -> Result<DescribedDevice, ConfigError> {
+    let (file, text) = read_description(name_or_path)?;
+    parse_described(&file, &text, overrides)
+}
+
+/// The file name and text of a preset or a description file.
+fn read_description(name_or_path: &str) -> Result<(String, String), ConfigError> {
+    if let Some(p) = PRESETS.iter().find(|p| p.name == name_or_path) {
+        return Ok((format!("presets/{}.toml", p.name), p.text.to_string()));
+    }
+    let path = std::path::Path::new(name_or_path);
+    let looks_like_file = name_or_path.ends_with(".toml") || path.is_file();
+    if !looks_like_file {
+        return Err(ConfigError::UnknownDevice {
+            name: name_or_path.to_string(),
+            presets: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    match flashlab_engine::input::read_text(
+        path,
+        flashlab_engine::input::MAX_CONFIG_FILE_BYTES,
+        "a drive description",
+    ) {
+        Ok(t) => Ok((name_or_path.to_string(), t)),
+        Err(e) => Err(ConfigError::Io {
+            path: name_or_path.to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// `text` with its `[provenance]` table's lines blanked (lines keep their numbers), when
+/// that leaves exactly the description without it; `None` when the table is written some
+/// other way (the description is then read from its parsed form, without line numbers).
+fn text_without_provenance(text: &str, rest: &toml::Table) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside =
+                t.trim_start_matches('[').split(']').next().map(str::trim) == Some("provenance");
+        }
+        if inside {
+            out.push_str(if line.ends_with('\n') { "\n" } else { "" });
+        } else {
+            out.push_str(line);
+        }
+    }
+    let parsed: toml::Table = toml::from_str(&out).ok()?;
+    (parsed == *rest).then_some(out)
+}
+
+fn parse_described(
+    file: &str,
+    text: &str,
+    overrides: &[(String, String)],
+) -> Result<DescribedDevice, ConfigError> {
     let mut table: toml::Table =
         toml::from_str(text).map_err(|e| toml_error(file, Some(text), &e))?;
+    let provenance_value = table.remove("provenance");
     check_keys(&table, file, text)?;
-    let mut config: DeviceConfig =
-        toml::from_str(text).map_err(|e| toml_error(file, Some(text), &e))?;
+    let described_keys = set_keys(&table, DEVICE_KEY_DEPTH);
+    let provenance = read_provenance(file, text, provenance_value.as_ref(), &described_keys)?;
+    let mut config: DeviceConfig = match provenance_value {
+        None => toml::from_str(text).map_err(|e| toml_error(file, Some(text), &e))?,
+        Some(_) => match text_without_provenance(text, &table) {
+            Some(t) => toml::from_str(&t).map_err(|e| toml_error(file, Some(&t), &e))?,
+            None => DeviceConfig::deserialize(toml::Value::Table(table.clone()))
+                .map_err(|e| toml_error(file, None, &e))?,
+        },
+    };
     for (key, value) in overrides {
         apply_override(&mut table, key, value)?;
         // Deserialise after each override so an error names the one that caused it.
@@ -335,12 +401,20 @@ pub fn parse_device_config(
         };
         return Err(ConfigError::from_key_error(origin, e));
     }
-    Ok(config)
+    let overridden: Vec<String> = overrides.iter().map(|(k, _)| k.clone()).collect();
+    let keys = describe_keys(&table, DEVICE_KEY_DEPTH, &provenance, &overridden);
+    Ok(DescribedDevice {
+        config,
+        file: file.to_string(),
+        keys,
+        provenance,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provenance::{KeyOrigin, Provenance};
 
     fn set(k: &str, v: &str) -> (String, String) {
         (k.to_string(), v.to_string())
@@ -502,5 +576,103 @@ mod tests {
         assert!(e.to_string().contains("generic-tlc-256gb"), "{e}");
         let e = load_device_config("/nonexistent/x.toml", &[]).unwrap_err();
         assert!(matches!(e, ConfigError::Io { .. }), "{e}");
+    }
+
+    const WITH_PROVENANCE: &str = "[provenance]\n\"nand.channels\" = { kind = \"cited\", source = \"data sheet\" }\n\"nand.page_size\" = { kind = \"estimate\", reason = \"usual for TLC\" }\n";
+
+    #[test]
+    fn provenance_is_read_and_changes_nothing_else() {
+        let text = format!("{MINI}{WITH_PROVENANCE}");
+        let plain = parse_device_config("my.toml", MINI, &[]).unwrap();
+        let d = parse_described("my.toml", &text, &[]).unwrap();
+        assert_eq!(d.config, plain, "provenance is metadata");
+        assert_eq!(d.provenance.len(), 2);
+        let channels = d.keys.iter().find(|k| k.key == "nand.channels").unwrap();
+        assert_eq!(channels.value, "2");
+        assert_eq!(
+            channels.origin,
+            KeyOrigin::Recorded(Provenance::Cited {
+                source: "data sheet".into()
+            })
+        );
+        let cell = d.keys.iter().find(|k| k.key == "nand.cell").unwrap();
+        assert_eq!(cell.origin, KeyOrigin::Unrecorded);
+        assert!(
+            d.keys.iter().all(|k| k.key != "name"),
+            "labels are not keys"
+        );
+        // The table may come first; an error after it still names its own line.
+        let text = format!("name = \"m\"\n{WITH_PROVENANCE}{}", &MINI[11..])
+            .replace("\"16KiB\"", "\"16 furlongs\"");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().starts_with("my.toml:11:"), "{e}");
+    }
+
+    #[test]
+    fn a_set_key_is_set_on_the_command_line() {
+        let text = format!("{MINI}{WITH_PROVENANCE}");
+        let d = parse_described("my.toml", &text, &[set("nand.channels", "4")]).unwrap();
+        let channels = d.keys.iter().find(|k| k.key == "nand.channels").unwrap();
+        assert_eq!(channels.value, "4");
+        assert_eq!(channels.origin, KeyOrigin::CommandLine);
+        assert_eq!(channels.origin.group(), "set on the command line");
+        let added = parse_described("my.toml", &text, &[set("buffer.plp", "true")]).unwrap();
+        let plp = added.keys.iter().find(|k| k.key == "buffer.plp").unwrap();
+        assert_eq!(plp.origin, KeyOrigin::CommandLine);
+    }
+
+    #[test]
+    fn bad_provenance_names_file_line_key_and_what_is_valid() {
+        let bad = |entry: &str| {
+            let text = format!("{MINI}[provenance]\n{entry}\n");
+            parse_device_config("my.toml", &text, &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let e = bad("\"nand.chanels\" = { kind = \"cited\", source = \"x\" }");
+        assert!(
+            e.starts_with("my.toml:10: provenance of `nand.chanels`"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `nand.channels`"), "{e}");
+        // A real key the file does not set has no value to attribute.
+        let e = bad("\"nand.t_read\" = { kind = \"cited\", source = \"x\" }");
+        assert!(e.contains("a key this file does not set"), "{e}");
+        let e = bad("\"nand.channels\" = { kind = \"rumour\", source = \"x\" }");
+        assert!(
+            e.starts_with("my.toml:10: provenance of `nand.channels`"),
+            "{e}"
+        );
+        assert!(e.contains("unknown kind \"rumour\""), "{e}");
+        assert!(e.contains("estimate (reason)"), "{e}");
+        let e = bad("\"nand.channels\" = { kind = \"measured\", job = \"j\" }");
+        assert!(e.contains("needs `figure`"), "{e}");
+        let text = format!("provenance = 3\n{MINI}");
+        let e = parse_device_config("my.toml", &text, &[]).unwrap_err();
+        assert!(e.to_string().contains("`provenance` is a table"), "{e}");
+    }
+
+    #[test]
+    fn every_key_of_every_preset_says_where_it_came_from() {
+        let mut missing = Vec::new();
+        for p in PRESETS {
+            let d = load_device_described(p.name, &[]).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!d.keys.is_empty(), "{}", p.name);
+            for k in &d.keys {
+                if k.origin == KeyOrigin::Unrecorded {
+                    missing.push(format!("{}: {}", d.file, k.key));
+                }
+            }
+            // And every entry names a key the preset sets (the loader refuses others).
+            assert!(d
+                .provenance
+                .keys()
+                .all(|k| d.keys.iter().any(|d| &d.key == k)));
+        }
+        assert!(
+            missing.is_empty(),
+            "keys without a [provenance] entry:\n{}",
+            missing.join("\n")
+        );
     }
 }

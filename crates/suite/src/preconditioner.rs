@@ -4,10 +4,10 @@
 use flashlab_host::{Device, PreconditionError, Preconditioned, Preconditioner};
 use serde_json::{json, Value};
 
-use crate::args::options_from_pairs;
-use crate::error::SuiteError;
-use crate::run::{run_on_suite_device_as, DeviceRun, SuiteTarget};
-use crate::state_cache::StateCache;
+use flashlab_kit::{DeviceReport, DeviceRun, On, SuiteDevice, SuiteError, SuiteTarget};
+use flashlab_kit::{StateCache, SuiteKind, SuiteOptions};
+
+use crate::registry::{self, options_from_pairs};
 
 /// The suite whose preconditioning a [`SuitePreconditioner`] runs.
 const PRECONDITION_SUITE: &str = "precondition";
@@ -72,26 +72,12 @@ impl Preconditioner for SuitePreconditioner {
             .child("device")
             .master_seed();
         let device_name = device.name().to_string();
-        let run = DeviceRun::starting_at(0).fresh(&target, device_seed);
-        let (report, end_ns) = match device {
-            Device::Drive(ssd) => run_on_suite_device_as(
-                kind,
-                &mut **ssd,
-                &device_name,
-                run,
-                &suite_options,
-                &mut |_| {},
-            ),
-            Device::System(system) => run_on_suite_device_as(
-                kind,
-                &mut **system,
-                &device_name,
-                run,
-                &suite_options,
-                &mut |_| {},
-            ),
-        }
-        .map_err(failed)?;
+        let dev: &mut dyn SuiteDevice = match device {
+            Device::Drive(ssd) => &mut **ssd,
+            Device::System(system) => &mut **system,
+        };
+        let fresh = (&target, device_seed);
+        let (report, end_ns) = run_on(kind, dev, &device_name, fresh, &suite_options)?;
         let (counters_key, counters) = device.counters_json();
         let results: serde_json::Map<String, Value> = report
             .results
@@ -113,4 +99,28 @@ impl Preconditioner for SuitePreconditioner {
         });
         Ok(Preconditioned { end_ns, record })
     }
+}
+
+/// The suite on the sweep point's device, just built from `target` with `device_seed`,
+/// silently: its one device's report and end time.
+fn run_on(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    (target, device_seed): (&SuiteTarget, u64),
+    options: &SuiteOptions,
+) -> Result<(DeviceReport, u64), PreconditionError> {
+    let run = DeviceRun::starting_at(0).fresh(target, device_seed);
+    let on = On::Device { dev, name, run };
+    let ran = registry::run(kind, on, options, &|_, _| {}).map_err(failed)?;
+    let report = ran
+        .report
+        .devices
+        .into_iter()
+        .next()
+        .ok_or_else(|| PreconditionError {
+            bad_input: false,
+            message: format!("suite {} reported no device", kind.name()),
+        })?;
+    Ok((report, ran.end_ns))
 }

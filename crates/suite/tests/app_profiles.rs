@@ -4,11 +4,12 @@
 
 use std::path::PathBuf;
 
+use crate::common::run_on_target_with;
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{
-    app_profile, run_on_target_with, suite, AppProfileOptions, DeviceReport, RoundLength,
-    SuiteOptions, SuiteTarget, APP_PROFILES,
+    app_profile, suite, AppProfileOptions, DeviceReport, RoundLength, SuiteOptions, SuiteTarget,
+    APP_PROFILES,
 };
 use flashlab_system::parse_system_config;
 use flashlab_workload::{BlockSize, RandomDistribution, RwPattern};
@@ -167,8 +168,7 @@ fn the_curve_climbs_then_latency_grows_at_the_top() {
         runtime_ns: Some(NS_PER_S / 2),
         ..short(&["vdi-full-boot", "sql-80-20"], &[1, 4, 16, 64, 256])
     };
-    let r =
-        run_on_target_with(suite("app-profiles").unwrap(), &target, &opts, &mut |_| {}).unwrap();
+    let r = run_on_target_with(suite("app-profiles").unwrap(), &target, &opts).unwrap();
 
     // Preconditioned first: purge, fill, rounds, settle; then the points.
     let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
@@ -249,7 +249,6 @@ members = ["a", "b"]
         suite("app-profiles").unwrap(),
         &SuiteTarget::System(cfg),
         &opts,
-        &mut |_| {},
     )
     .unwrap();
     assert!(value(&r, "oracle_load1_iops") > 0.0);

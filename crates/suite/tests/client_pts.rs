@@ -1,11 +1,12 @@
 //! The PTS and client suites end to end on the tiny test drive, with short cells: the shape
 //! of their results and the behaviour they exist to show.
 
+use crate::common::{run_on_device, run_suite_with};
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    render_csv, render_json, run_on_device, run_suite, suite, ClientOptions, DesktopOptions,
-    DeviceReport, DriveState, SuiteKind, SuiteOptions, TransferSweepOptions,
+    render_csv, render_json, suite, ClientOptions, DesktopOptions, DeviceReport, DriveState,
+    SuiteKind, SuiteOptions, TransferSweepOptions,
 };
 
 const DEVICE: &str = "tiny-test-1gb";
@@ -15,7 +16,7 @@ fn config() -> DeviceConfig {
 }
 
 fn run(kind: SuiteKind, opts: &SuiteOptions) -> DeviceReport {
-    run_on_device(kind, &config(), opts, &mut |_| {}).expect("suite runs")
+    run_on_device(kind, &config(), opts).expect("suite runs")
 }
 
 fn value(d: &DeviceReport, key: &str) -> f64 {
@@ -209,7 +210,7 @@ fn new_suites_appear_in_json_and_csv_with_their_charts() {
         runs: 1,
         interval_ns: 0,
     });
-    let report = run_suite(suite("desktop").unwrap(), &[config()], &opts, &|_, _| {}).unwrap();
+    let report = run_suite_with(suite("desktop").unwrap(), &[config()], &opts, &|_, _| {}).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
     assert_eq!(doc["suite"], "desktop");
     assert_eq!(doc["options"]["profile"], "default");
@@ -236,13 +237,7 @@ fn pts_latency_tail_never_exceeds_the_largest_latency() {
     // fio's percentile is a histogram bucket's value and may lie above the largest sample:
     // on this drive the 65/35 512 B cell reported p99.999 651.3 us over a max of 650.1 us.
     let cfg = load_device_config(DEVICE, &[("capacity.user".into(), "500MB".into())]).unwrap();
-    let d = run_on_device(
-        suite("pts-latency").unwrap(),
-        &cfg,
-        &short(100),
-        &mut |_| {},
-    )
-    .unwrap();
+    let d = run_on_device(suite("pts-latency").unwrap(), &cfg, &short(100)).unwrap();
     let mut cells = 0;
     for m in &d.results {
         let key = m.key();

@@ -1,11 +1,12 @@
 //! The wsat, recovery, op-sweep and endurance suites on the tiny test drive with short
 //! settings: the properties each suite exists to show must come out of the model.
 
+use crate::common::{run_on_device, run_suite_with};
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{
-    render_json, run_on_device, run_suite_with, suite, DeviceReport, EnduranceWorkload,
-    RecoveryVariant, RoundLength, SuiteKind, SuiteOptions, SuiteProgress,
+    render_json, suite, DeviceReport, EnduranceWorkload, RecoveryVariant, RoundLength, SuiteKind,
+    SuiteOptions, SuiteProgress,
 };
 
 fn tiny() -> flashlab_device::DeviceConfig {
@@ -13,7 +14,7 @@ fn tiny() -> flashlab_device::DeviceConfig {
 }
 
 fn run(kind: SuiteKind, opts: &SuiteOptions) -> DeviceReport {
-    run_on_device(kind, &tiny(), opts, &mut |_| {}).unwrap()
+    run_on_device(kind, &tiny(), opts).unwrap()
 }
 
 fn value(d: &DeviceReport, key: &str) -> f64 {
@@ -67,7 +68,7 @@ fn wsat_is_deterministic_and_reports_progress() {
             .push((p.step.to_string(), p.step_started, p.round, p.sim_ns));
     };
     let a = run_suite_with(suite("wsat").unwrap(), &configs, &opts, &progress).unwrap();
-    let b = flashlab_suite::run_suite(suite("wsat").unwrap(), &configs, &opts, &|_, _| {}).unwrap();
+    let b = run_suite_with(suite("wsat").unwrap(), &configs, &opts, &|_, _| {}).unwrap();
     assert_eq!(render_json(&a), render_json(&b));
     let seen = seen.into_inner().unwrap();
     let starts: Vec<_> = seen.iter().filter(|s| s.1).map(|s| s.0.as_str()).collect();
@@ -188,7 +189,7 @@ fn a_fresh_drive_writes_without_gc_faster_than_the_steady_one() {
 fn a_negative_spare_fraction_is_bad_input() {
     let mut opts = SuiteOptions::default();
     opts.own_mut::<flashlab_suite::OpSweepOptions>().fractions = vec![-0.1];
-    let e = run_on_device(suite("op-sweep").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
+    let e = run_on_device(suite("op-sweep").unwrap(), &tiny(), &opts).unwrap_err();
     assert!(e.is_bad_input());
     assert!(e.to_string().contains("--op"), "{e}");
 }
@@ -286,7 +287,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
     opts.own_mut::<flashlab_suite::EnduranceOptions>()
         .until_read_only = true;
-    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts).unwrap();
     assert_eq!(value(&d, "wear_out_reached"), 1.0);
     let first_bad = value(&d, "host_bytes_to_first_grown_bad_block");
     let warning = value(&d, "host_bytes_to_spare_warning");
@@ -335,7 +336,7 @@ fn endurance_until_read_only_finds_the_wear_out_milestones() {
     // Without the option, no wear-out run and no spare chart.
     opts.own_mut::<flashlab_suite::EnduranceOptions>()
         .until_read_only = false;
-    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts).unwrap();
     assert!(d.results.iter().all(|m| m.key() != "wear_out_reached"));
     assert!(d
         .charts
@@ -353,7 +354,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     // The most worn block keeps its data ~148 days at 30 °C once the drive is read-only.
     opts.own_mut::<flashlab_suite::EnduranceOptions>()
         .power_off_days = Some(100.0);
-    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts).unwrap();
     let retention = value(&d, "power_off_retention_days_at_read_only");
     assert!((100.0..200.0).contains(&retention), "{retention}");
     assert_eq!(value(&d, "power_off_temperature_c"), 30.0);
@@ -374,7 +375,7 @@ fn a_worn_drive_left_unpowered_reads_back_slowly_then_not_at_all() {
     // Past the retention time the first read of the worn data fails, as fio's would (EIO).
     opts.own_mut::<flashlab_suite::EnduranceOptions>()
         .power_off_days = Some(200.0);
-    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("endurance").unwrap(), &cfg, &opts).unwrap();
     assert_eq!(value(&d, "data_lost_after_power_off"), 1.0);
     assert!(value(&d, "read_bytes_after_power_off") < 900e6);
     let last = d.steps.last().unwrap();
@@ -410,6 +411,6 @@ fn endurance_runs_the_jedec_mix_and_a_job_file() {
     };
     let mut opts = SuiteOptions::default();
     opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = bad;
-    let e = run_on_device(suite("endurance").unwrap(), &tiny(), &opts, &mut |_| {}).unwrap_err();
+    let e = run_on_device(suite("endurance").unwrap(), &tiny(), &opts).unwrap_err();
     assert!(e.is_bad_input(), "{e}");
 }

@@ -5,13 +5,14 @@
 //! it takes; every job step it records is parsed again and checked. Its output is checked for
 //! the suite's grids too (`flashlab_suite::grid_titles`).
 
-mod common;
+use crate::common;
 
+use crate::common::run_on_device;
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    grid_titles, render_table, run_on_device, suite, DeviceReport, EnduranceWorkload,
-    PreconditionKind, RecoveryVariant, StepKind, StepRecord, SuiteKind, SuiteOptions, SuiteReport,
+    grid_titles, render_table, suite, DeviceReport, EnduranceWorkload, PreconditionKind,
+    RecoveryVariant, StepKind, StepRecord, SuiteKind, SuiteOptions, SuiteReport,
 };
 use flashlab_workload::{RandomDistribution, RwPattern};
 
@@ -61,8 +62,7 @@ fn random_map_writers(d: &DeviceReport) -> (Vec<String>, usize) {
 /// Runs `kind` on the tiny drive; returns the random-write jobs seen and the terminal table.
 fn check(kind: SuiteKind, o: &SuiteOptions) -> (usize, String) {
     let config = load_device_config("tiny-test-1gb", &[]).unwrap();
-    let d = run_on_device(kind, &config, o, &mut |_| {})
-        .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+    let d = run_on_device(kind, &config, o).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
     let (bad, seen) = random_map_writers(&d);
     assert!(
         bad.is_empty(),

@@ -4,6 +4,7 @@
 //! area the cold rest of the drive leaves them, a write-heavy profile peaks higher for it, and
 //! on a slice the sequential phase's time is scaled with the capacity.
 
+use crate::common::{run_on_device, run_on_suite_device};
 use flashlab_device::{load_device_config, DeviceConfig, Ssd};
 use flashlab_engine::{
     BlockDevice, Completion, DeviceError, IoKind, IoRequest, SeedTree, SimTime, NS_PER_S,
@@ -11,8 +12,8 @@ use flashlab_engine::{
 use flashlab_ftl::Ftl;
 use flashlab_runner::SliceScale;
 use flashlab_suite::{
-    render_json, run_on_device, run_on_suite_device, suite, AppProfileOptions, DeviceReport,
-    PreconditionKind, PreconditionOptions, SuiteDevice, SuiteOptions, SuiteReport, TenantOptions,
+    render_json, suite, AppProfileOptions, DeviceReport, PreconditionKind, PreconditionOptions,
+    SuiteDevice, SuiteOptions, SuiteReport, TenantOptions,
 };
 
 fn config(sets: &[(&str, &str)]) -> DeviceConfig {
@@ -159,11 +160,11 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
         let mut dev = Watched::new(&c, 25.0);
         // Everything after the surface fill and the sequential writes is watched; a first
         // run finds where they end (runs are deterministic).
-        let first = run_on_suite_device(kind, &mut dev, "tiny", opts, &mut |_| {}).unwrap();
+        let first = run_on_suite_device(kind, &mut dev, "tiny", opts).unwrap();
         let seq_end_ns = step_end_ns(&first, "seq-64k");
         let mut dev = Watched::new(&c, 25.0);
         dev.watch_from_ns = seq_end_ns;
-        let d = run_on_suite_device(kind, &mut dev, "tiny", opts, &mut |_| {}).unwrap();
+        let d = run_on_suite_device(kind, &mut dev, "tiny", opts).unwrap();
         assert_eq!(d, first, "{kind:?}: a watched run is the same run");
         // The surface fill and the sequential writes cover the whole drive ...
         let whole_ios = 2 * dev.capacity_bytes() / (64 << 10);
@@ -203,13 +204,7 @@ fn the_span_bounds_every_io_after_the_whole_surface_phases() {
 /// Steady random-write WA with the showdown preconditioning over `span` percent of the LBAs.
 fn random_wa(span: f64) -> f64 {
     let opts = profiles(showdown(span, 300), &["vdi-full-monday"], &[1]);
-    let d = run_on_device(
-        suite("app-profiles").unwrap(),
-        &config(&[]),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap();
+    let d = run_on_device(suite("app-profiles").unwrap(), &config(&[]), &opts).unwrap();
     assert_eq!(value(&d, "precondition_rounds"), 10.0);
     assert_eq!(value(&d, "precondition_steady"), 1.0, "span {span}");
     value(&d, "precondition_random_wa")
@@ -241,13 +236,7 @@ fn the_partition_lifts_a_write_heavy_profile_above_whole_drive_pts() {
     let loads = [1, 2, 4, 8, 16];
     let run = |p: PreconditionOptions| {
         let opts = profiles(p, &["vdi-full-monday"], &loads);
-        run_on_device(
-            suite("app-profiles").unwrap(),
-            &config(&[]),
-            &opts,
-            &mut |_| {},
-        )
-        .unwrap()
+        run_on_device(suite("app-profiles").unwrap(), &config(&[]), &opts).unwrap()
     };
     let pts = run(PreconditionOptions::default());
     let part = run(showdown(25.0, 300));
@@ -278,7 +267,7 @@ fn on_a_slice_the_sequential_hour_shrinks_with_the_capacity() {
     // 66 of 88 blocks per plane: a capacity-only slice (factor about 1.36).
     let c = config(&[("sim.scale", "0.75")]);
     let opts = profiles(showdown(25.0, 20), &["sql"], &[1]);
-    let d = run_on_device(suite("app-profiles").unwrap(), &c, &opts, &mut |_| {}).unwrap();
+    let d = run_on_device(suite("app-profiles").unwrap(), &c, &opts).unwrap();
     let step = d.steps.iter().find(|s| s.name == "seq-64k").unwrap();
     let json: serde_json::Value = serde_json::from_str(step.fio_json.as_ref().unwrap()).unwrap();
     let scale = &json["flashlab"]["scale"];
@@ -317,13 +306,7 @@ fn bad_preconditioning_options_name_the_option() {
             precondition: p,
             ..Default::default()
         };
-        let e = run_on_device(
-            suite("app-profiles").unwrap(),
-            &config(&[]),
-            &opts,
-            &mut |_| {},
-        )
-        .unwrap_err();
+        let e = run_on_device(suite("app-profiles").unwrap(), &config(&[]), &opts).unwrap_err();
         assert!(e.is_bad_input(), "{e}");
         assert!(e.to_string().contains(want), "{e}");
     }
@@ -332,12 +315,6 @@ fn bad_preconditioning_options_name_the_option() {
         precondition: showdown(25.0, 60),
         ..Default::default()
     };
-    let e = run_on_device(
-        suite("noisy-neighbor").unwrap(),
-        &config(&[]),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = run_on_device(suite("noisy-neighbor").unwrap(), &config(&[]), &opts).unwrap_err();
     assert!(e.is_bad_input() && e.to_string().contains("--span"), "{e}");
 }

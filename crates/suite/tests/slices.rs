@@ -17,11 +17,10 @@
 
 mod common;
 
+use crate::common::run_on_device;
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
-use flashlab_suite::{
-    run_on_device, DeviceReport, RoundLength, SuiteError, SuiteKind, SuiteOptions, Unit,
-};
+use flashlab_suite::{DeviceReport, RoundLength, SuiteError, SuiteKind, SuiteOptions, Unit};
 
 /// What a slice may cost a headline figure.
 const TOLERANCE: f64 = 0.03;
@@ -101,7 +100,7 @@ fn headline(d: &DeviceReport) -> Vec<(String, f64)> {
 }
 
 fn run(kind: SuiteKind, config: &DeviceConfig, o: &SuiteOptions) -> DeviceReport {
-    run_on_device(kind, config, o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", kind.name()))
+    run_on_device(kind, config, o).unwrap_or_else(|e| panic!("{}: {e}", kind.name()))
 }
 
 /// Suites that run on the half slice and do not keep every figure within 3% at these
@@ -138,7 +137,7 @@ fn every_suite_keeps_its_figures_on_a_slice_half_as_large() {
     for &kind in flashlab_suite::SUITES {
         let o = options_for(kind);
         let a = headline(&run(kind, &whole, &o));
-        let b = match run_on_device(kind, &half, &o, &mut |_| {}) {
+        let b = match run_on_device(kind, &half, &o) {
             Ok(r) => headline(&r),
             // A refused cut names a larger slice, on which the suite runs instead.
             Err(SuiteError::SliceCut { scale, why, .. }) => {
@@ -215,7 +214,7 @@ fn cache_passes_refuses_a_slice_its_application_region_is_too_large_a_part_of() 
     o.own_mut::<flashlab_suite::CachePassesOptions>()
         .app_region_bytes = 256 << 20;
     let kind = flashlab_suite::suite("cache-passes").unwrap();
-    match run_on_device(kind, &drive("0.5"), &o, &mut |_| {}) {
+    match run_on_device(kind, &drive("0.5"), &o) {
         Err(SuiteError::SliceCut { scale, why, .. }) => {
             assert_eq!(scale, 1.0, "{why}");
             assert!(why.contains("256.0 MiB region"), "{why}");

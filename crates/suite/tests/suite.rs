@@ -8,6 +8,24 @@
 mod app_profiles;
 #[path = "client_pts.rs"]
 mod client_pts;
+#[path = "common/mod.rs"]
+mod common;
+#[path = "kit_args.rs"]
+mod kit_args;
+#[path = "kit_charts.rs"]
+mod kit_charts;
+#[path = "kit_client_options.rs"]
+mod kit_client_options;
+#[path = "kit_html.rs"]
+mod kit_html;
+#[path = "kit_layout.rs"]
+mod kit_layout;
+#[path = "kit_names_no_suite.rs"]
+mod kit_names_no_suite;
+#[path = "kit_options.rs"]
+mod kit_options;
+#[path = "kit_output.rs"]
+mod kit_output;
 #[path = "long_suites.rs"]
 mod long_suites;
 #[path = "module_graph.rs"]
@@ -16,6 +34,8 @@ mod module_graph;
 mod oltp;
 #[path = "random_writes.rs"]
 mod random_writes;
+#[path = "registry.rs"]
+mod registry;
 #[path = "showdown.rs"]
 mod showdown;
 #[path = "suite_lists.rs"]

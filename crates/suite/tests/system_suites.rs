@@ -2,11 +2,11 @@
 //! cost, a sustained write outrunning an SLC cache, a cache's second pass, and suites that
 //! need an FTL refusing a system.
 
+use crate::common::run_on_target_with;
 use flashlab_device::load_device_config;
 use flashlab_engine::{NS_PER_MS, NS_PER_S};
 use flashlab_suite::{
-    run_on_target_with, suite, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind,
-    SuiteOptions, SuiteTarget,
+    suite, DeviceReport, LinkChoice, RoundLength, SuiteError, SuiteKind, SuiteOptions, SuiteTarget,
 };
 use flashlab_system::{load_system_config, parse_system_config};
 
@@ -19,7 +19,7 @@ fn value(r: &DeviceReport, key: &str) -> f64 {
 }
 
 fn run(kind: SuiteKind, target: &SuiteTarget, o: &SuiteOptions) -> DeviceReport {
-    run_on_target_with(kind, target, o, &mut |_| {}).unwrap()
+    run_on_target_with(kind, target, o).unwrap()
 }
 
 fn tiny() -> SuiteTarget {
@@ -326,11 +326,10 @@ fn cache_passes_refuses_what_the_device_cannot_hold() {
     let mut o = small_cache_passes();
     o.own_mut::<flashlab_suite::CachePassesOptions>()
         .scan_set_bytes = 1 << 30;
-    let refused =
-        |o: &SuiteOptions, what: &str| match run_on_target_with(kind, &tiny(), o, &mut |_| {}) {
-            Err(e) => e,
-            Ok(r) => panic!("{what} ran, cut to fit: {} results", r.results.len()),
-        };
+    let refused = |o: &SuiteOptions, what: &str| match run_on_target_with(kind, &tiny(), o) {
+        Err(e) => e,
+        Ok(r) => panic!("{what} ran, cut to fit: {} results", r.results.len()),
+    };
     let e = refused(&o, "a 1 GiB file set on the 1 GB drive");
     let msg = e.to_string();
     assert!(e.is_bad_input(), "{msg}");
@@ -491,7 +490,7 @@ fn suites_reading_the_ftl_refuse_a_system_without_one() {
         suite("endurance").unwrap(),
         suite("op-sweep").unwrap(),
     ] {
-        let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
+        let e = run_on_target_with(kind, &sys, &SuiteOptions::default()).unwrap_err();
         assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
         assert!(e.is_bad_input());
         assert!(e.to_string().contains("drive preset"), "{e}");
@@ -512,7 +511,7 @@ fn suites_refusing_every_system_do_not_offer_one_of_one_ssd() {
         suite("noisy-neighbor").unwrap(),
         suite("power").unwrap(),
     ] {
-        let e = run_on_target_with(kind, &sys, &SuiteOptions::default(), &mut |_| {}).unwrap_err();
+        let e = run_on_target_with(kind, &sys, &SuiteOptions::default()).unwrap_err();
         assert!(matches!(e, SuiteError::NoFtl { .. }), "{kind:?}: {e}");
         assert!(e.is_bad_input());
         let msg = e.to_string();
@@ -521,12 +520,6 @@ fn suites_refusing_every_system_do_not_offer_one_of_one_ssd() {
     }
     // wsat and recovery still name the one-SSD way out on a system without an FTL.
     let hdd = SuiteTarget::System(load_system_config("hdd-2tb").unwrap());
-    let e = run_on_target_with(
-        suite("wsat").unwrap(),
-        &hdd,
-        &SuiteOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = run_on_target_with(suite("wsat").unwrap(), &hdd, &SuiteOptions::default()).unwrap_err();
     assert!(e.to_string().contains("or a system that is one SSD"), "{e}");
 }

@@ -2,11 +2,11 @@
 //! uplink's ceiling, RAID 5's parity cost against RAID 0, and a consumer TLC drive's SLC
 //! cache (fresh against full, and where a sustained write falls off it).
 
+use crate::common::run_on_target_with;
 use flashlab_device::load_device_config;
 use flashlab_engine::NS_PER_MS;
 use flashlab_suite::{
-    run_on_target_with, suite, DeviceReport, DriveState, LinkChoice, RoundLength, SuiteKind,
-    SuiteOptions, SuiteTarget,
+    suite, DeviceReport, DriveState, LinkChoice, RoundLength, SuiteKind, SuiteOptions, SuiteTarget,
 };
 
 fn value(r: &DeviceReport, key: &str) -> f64 {
@@ -18,7 +18,7 @@ fn value(r: &DeviceReport, key: &str) -> f64 {
 }
 
 fn run(kind: SuiteKind, target: &SuiteTarget, o: &SuiteOptions) -> DeviceReport {
-    run_on_target_with(kind, target, o, &mut |_| {}).unwrap()
+    run_on_target_with(kind, target, o).unwrap()
 }
 
 fn drive(name: &str, sets: &[(&str, &str)]) -> SuiteTarget {

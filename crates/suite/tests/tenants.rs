@@ -1,11 +1,10 @@
 //! The write-pressure, noisy-neighbor and power suites end to end on the tiny test drive with
 //! short steps: the direction of the effects they exist to show.
 
+use crate::common::run_on_device;
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_MS;
-use flashlab_suite::{
-    run_on_device, suite, DeviceReport, RoundLength, SuiteOptions, TenantOptions,
-};
+use flashlab_suite::{suite, DeviceReport, RoundLength, SuiteOptions, TenantOptions};
 
 fn config(sets: &[(&str, &str)]) -> DeviceConfig {
     let sets: Vec<(String, String)> = sets
@@ -47,8 +46,7 @@ fn write_pressure_finds_a_ceiling_and_suspend_shortens_the_read_tail() {
             ("scheduler.program_suspend", on),
             ("scheduler.erase_suspend", on),
         ]);
-        run_on_device(suite("write-pressure").unwrap(), &c, &short(), &mut |_| {})
-            .expect("suite runs")
+        run_on_device(suite("write-pressure").unwrap(), &c, &short()).expect("suite runs")
     };
     let (fcfs, suspend) = (run("false"), run("true"));
     for d in [&fcfs, &suspend] {
@@ -104,7 +102,6 @@ fn noisy_neighbours_raise_the_quiet_tenants_read_tail() {
             qd: Some(4),
             ..short()
         },
-        &mut |_| {},
     )
     .expect("suite runs");
     // Six namespaces: readers on ns4 to ns6.
@@ -121,7 +118,7 @@ fn noisy_neighbours_raise_the_quiet_tenants_read_tail() {
 #[test]
 fn noisy_neighbor_refuses_a_drive_with_one_namespace() {
     let c = config(&[("namespaces", "[\"900MB\"]")]);
-    let e = run_on_device(suite("noisy-neighbor").unwrap(), &c, &short(), &mut |_| {}).unwrap_err();
+    let e = run_on_device(suite("noisy-neighbor").unwrap(), &c, &short()).unwrap_err();
     assert!(e.is_bad_input());
     assert!(e.to_string().contains("namespaces"), "{e}");
 }
@@ -135,7 +132,7 @@ fn power_states_hold_their_caps_and_a_cap_costs_throughput() {
         runtime_ns: Some(1000 * NS_PER_MS),
         ..short()
     };
-    let d = run_on_device(suite("power").unwrap(), &c, &opts, &mut |_| {}).expect("suite runs");
+    let d = run_on_device(suite("power").unwrap(), &c, &opts).expect("suite runs");
     assert_eq!(value(&d, "ps1_cap_w"), 3.3);
     assert_eq!(value(&d, "ps1_all_peaks_under_cap"), 1.0);
     for t in [

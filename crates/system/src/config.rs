@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 
+use flashlab_device::provenance::{read_provenance, set_keys};
 use flashlab_device::units::{parse_bytes_per_s, parse_size, parse_time_ns};
 use flashlab_device::{ConfigError, DeviceConfig, LinkKind};
 use serde::Deserialize;
@@ -126,6 +127,9 @@ struct SystemFile {
     cache: BTreeMap<String, CacheEntry>,
     #[serde(default)]
     link: BTreeMap<String, LinkEntry>,
+    /// Where each key came from (metadata: checked, never built from).
+    #[serde(default)]
+    provenance: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -557,6 +561,9 @@ fn drive_spec(
         origin: file.clone(),
         message: flashlab_engine::input::tame(e.message()),
     })?;
+    let provenance = table.remove("provenance");
+    let keys = set_keys(&table, DRIVE_FILE_KEY_DEPTH);
+    read_provenance(&file, &text, provenance.as_ref(), &keys).map_err(system_error)?;
     for (k, v) in &d.set {
         table.insert(k.clone(), v.clone());
     }
@@ -800,6 +807,7 @@ fn link_spec(ctx: &Ctx, name: &str, l: &LinkEntry) -> Result<LinkSpec, SystemErr
 pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, SystemError> {
     let ctx = Ctx { file, text };
     let f = read_system_file(file, text)?;
+    check_system_provenance(file, text, f.provenance.as_ref())?;
     let base_dir = std::path::Path::new(file)
         .parent()
         .unwrap_or(std::path::Path::new("."))
@@ -821,6 +829,40 @@ pub fn parse_system_config(file: &str, text: &str) -> Result<SystemConfig, Syste
         components,
         links,
     })
+}
+
+/// Depth of a hard disk or 3D XPoint drive file's keys: `key`, or `section.key`.
+const DRIVE_FILE_KEY_DEPTH: usize = 2;
+/// Depth of a system description's keys: `raid.NAME.key`, `raid.NAME.host_cache.key`.
+pub const SYSTEM_KEY_DEPTH: usize = 4;
+
+/// A provenance error of the device crate's reader as a system error.
+fn system_error(e: ConfigError) -> SystemError {
+    match e {
+        ConfigError::Parse { origin, message } => SystemError::Parse { origin, message },
+        other => SystemError::Parse {
+            origin: String::new(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// The system file's `[provenance]` names keys it sets, each entry valid.
+fn check_system_provenance(
+    file: &str,
+    text: &str,
+    provenance: Option<&toml::Value>,
+) -> Result<(), SystemError> {
+    if provenance.is_none() {
+        return Ok(());
+    }
+    let table: toml::Table = toml::from_str(text).map_err(|e| SystemError::Parse {
+        origin: file.to_string(),
+        message: flashlab_engine::input::tame(e.message()),
+    })?;
+    let keys = set_keys(&table, SYSTEM_KEY_DEPTH);
+    read_provenance(file, text, provenance, &keys).map_err(system_error)?;
+    Ok(())
 }
 
 /// The TOML tree of a system description; a syntax error or unknown key names its line.
@@ -1066,7 +1108,7 @@ fn find_root(
 
 #[cfg(test)]
 mod tests {
-    use super::is_system;
+    use super::{is_system, parse_system_config};
 
     #[test]
     fn a_drive_file_with_a_host_link_is_not_a_system() {
@@ -1089,5 +1131,107 @@ mod tests {
         assert!(is_system("hdd-2tb"));
         assert!(!is_system("tiny-test-1gb"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    const RAID0: &str = "name = \"r\"\n[drive.a]\npreset = \"tiny-test-1gb\"\n[drive.b]\npreset = \"tiny-test-1gb\"\n[raid.array]\nlevel = 0\nchunk = \"128KiB\"\nmembers = [\"a\", \"b\"]\n";
+
+    #[test]
+    fn a_system_file_carries_provenance_as_metadata() {
+        let plain = parse_system_config("s.toml", RAID0).unwrap();
+        let text = format!(
+            "{RAID0}[provenance]\n\"raid.array.chunk\" = {{ kind = \"cited\", source = \"mdadm default\" }}\n"
+        );
+        let with = parse_system_config("s.toml", &text).unwrap();
+        assert_eq!(
+            crate::system_config_hash(&plain),
+            crate::system_config_hash(&with),
+            "provenance changes no state file's configuration check"
+        );
+        let text = format!(
+            "{RAID0}[provenance]\n\"raid.array.chunks\" = {{ kind = \"cited\", source = \"x\" }}\n"
+        );
+        let e = parse_system_config("s.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.toml:11: provenance of `raid.array.chunks`"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `raid.array.chunk`"), "{e}");
+        let text = format!("{RAID0}[provenance]\n\"raid.array.level\" = {{ kind = \"cap\" }}\n");
+        let e = parse_system_config("s.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kind \"cap\" needs `figure`"), "{e}");
+    }
+
+    #[test]
+    fn a_drive_file_carries_provenance_as_metadata() {
+        let dir = std::env::temp_dir().join(format!("flashlab-drive-prov-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // The preset without a provenance table of its own.
+        let hdd = super::DRIVE_PRESETS
+            .iter()
+            .find(|p| p.name == "toshiba-dt01aca200-2tb")
+            .unwrap()
+            .text
+            .split("[provenance]")
+            .next()
+            .unwrap();
+        let system = "name = \"s\"\n[drive.hdd]\npreset = \"hdd.toml\"\n";
+        let build = |provenance: &str| {
+            std::fs::write(dir.join("hdd.toml"), format!("{hdd}\n{provenance}")).unwrap();
+            parse_system_config(dir.join("s.toml").to_str().unwrap(), system)
+        };
+        let base = build("").unwrap();
+        let with = build("[provenance]\n\"rpm\" = { kind = \"cited\", source = \"data sheet\" }\n");
+        assert_eq!(
+            crate::system_config_hash(&base),
+            crate::system_config_hash(&with.unwrap())
+        );
+        let e = build("[provenance]\n\"rpms\" = { kind = \"cited\", source = \"x\" }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("provenance of `rpms`"), "{e}");
+        assert!(e.contains("did you mean `rpm`"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn every_key_of_every_system_and_drive_preset_says_where_it_came_from() {
+        use flashlab_device::provenance::{read_provenance, set_keys, LABEL_KEYS};
+        let files = super::SYSTEM_PRESETS
+            .iter()
+            .map(|p| {
+                (
+                    format!("presets/systems/{}.toml", p.name),
+                    p.text,
+                    super::SYSTEM_KEY_DEPTH,
+                )
+            })
+            .chain(super::DRIVE_PRESETS.iter().map(|p| {
+                (
+                    format!("presets/systems/drives/{}.toml", p.name),
+                    p.text,
+                    super::DRIVE_FILE_KEY_DEPTH,
+                )
+            }));
+        let mut missing = Vec::new();
+        for (file, text, depth) in files {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let keys = set_keys(&table, depth);
+            let map = read_provenance(&file, text, table.get("provenance"), &keys)
+                .unwrap_or_else(|e| panic!("{e}"));
+            for k in keys {
+                if !LABEL_KEYS.contains(&k.as_str()) && !map.contains_key(&k) {
+                    missing.push(format!("{file}: {k}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "keys without a [provenance] entry:\n{}",
+            missing.join("\n")
+        );
     }
 }

@@ -691,21 +691,28 @@ mod tests {
     use crate::test_devices::Forge;
     use flashlab_engine::state::reload_into;
 
+    /// A drive preset's spec, its `[provenance]` (metadata) left out.
+    fn spec_of<T: serde::de::DeserializeOwned>(text: &str) -> T {
+        let mut table: toml::Table = toml::from_str(text).unwrap();
+        table.remove("provenance");
+        T::deserialize(toml::Value::Table(table)).unwrap()
+    }
+
     fn hdd() -> HddDrive {
         let text = include_str!("../../../presets/systems/drives/toshiba-dt01aca200-2tb.toml");
-        let spec: HddSpec = toml::from_str(text).unwrap();
+        let spec: HddSpec = spec_of(text);
         HddDrive::from_spec("d", &spec).unwrap()
     }
 
     fn xpoint() -> XpointDrive {
         let text = include_str!("../../../presets/systems/drives/intel-optane-memory-16gb.toml");
-        let spec: XpointSpec = toml::from_str(text).unwrap();
+        let spec: XpointSpec = spec_of(text);
         XpointDrive::from_spec("x", &spec).unwrap()
     }
 
     fn smr() -> HddDrive {
         let text = include_str!("../../../presets/systems/drives/wd-ultrastar-dc-hc620-14tb.toml");
-        let spec: HddSpec = toml::from_str(text).unwrap();
+        let spec: HddSpec = spec_of(text);
         HddDrive::from_spec("smr", &spec).unwrap()
     }
 
@@ -749,12 +756,12 @@ mod tests {
         assert!(plain.zones().is_none());
         assert!(plain.counters_json().get("zoned").is_none());
         let text = include_str!("../../../presets/systems/drives/toshiba-dt01aca200-2tb.toml");
-        let spec: HddSpec = toml::from_str(text).unwrap();
+        let spec: HddSpec = spec_of(text);
         let shown = format!("{spec:?}");
         assert!(shown.ends_with("queue_depth: 32 }"), "{shown}");
         // Zone keys a disk cannot have are refused naming the key.
         let text = include_str!("../../../presets/systems/drives/wd-ultrastar-dc-hc620-14tb.toml");
-        let mut spec: HddSpec = toml::from_str(text).unwrap();
+        let mut spec: HddSpec = spec_of(text);
         spec.zoned.as_mut().unwrap().conventional_zones = 52_156;
         let e = HddDrive::from_spec("smr", &spec).err().unwrap();
         assert_eq!(e.0, "zoned.conventional_zones");

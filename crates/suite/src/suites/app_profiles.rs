@@ -13,13 +13,13 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::{spaced, Cols, GridSpec, P99};
-use crate::options::PreconditionKind;
-use crate::session::Session;
-use crate::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
+use flashlab_kit::grids::{spaced, Cols, GridSpec, P99};
+use flashlab_kit::options::PreconditionKind;
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{iops, measure, steady_chart, steady_iops, RAMP_NS, UNIFORM_RANDOM};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// A family of profiles drawn on one chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,8 +194,8 @@ impl AppProfileArgs {
     }
 }
 
-impl crate::options::OwnOptions for AppProfileOptions {
-    fn validate(&self, common: &crate::SuiteOptions) -> Result<(), SuiteError> {
+impl flashlab_kit::options::OwnOptions for AppProfileOptions {
+    fn validate(&self, common: &flashlab_kit::SuiteOptions) -> Result<(), SuiteError> {
         AppProfileOptions::validate(self, common.jobs.unwrap_or(1))
     }
 }
@@ -279,13 +279,13 @@ impl AppProfileOptions {
 
     /// The options as the JSON report states them, with what preconditioning ran and the
     /// span the profiles ran on (`suite` holds both).
-    pub(crate) fn to_json(&self, suite: &crate::SuiteOptions) -> serde_json::Value {
+    pub(crate) fn to_json(&self, suite: &flashlab_kit::SuiteOptions) -> serde_json::Value {
         let p = &suite.precondition;
         let precondition = match p.kind {
             PreconditionKind::Pts => PRECONDITION.to_string(),
             PreconditionKind::Showdown => format!(
                 "{}; {} s idle before each profile",
-                crate::showdown::describe(p, suite),
+                super::showdown::describe(p, suite),
                 SETTLE_NS / NS_PER_S
             ),
         };
@@ -402,16 +402,19 @@ fn point_job(
     text
 }
 
-pub(crate) fn run(s: &mut Session, opts: &crate::SuiteOptions) -> Result<Outcome, SuiteError> {
+pub(crate) fn run(
+    s: &mut Session,
+    opts: &flashlab_kit::SuiteOptions,
+) -> Result<Outcome, SuiteError> {
     let o = opts.own::<AppProfileOptions>();
     // Every profile settles, then runs its loads (at most all of them: a curve ends at its
     // peak).
-    let (precondition_steps, round_runs) = crate::showdown::precondition_steps(opts);
+    let (precondition_steps, round_runs) = super::showdown::precondition_steps(opts);
     s.plan_steps(
         precondition_steps + o.profiles.len() * (1 + o.loads.len()),
         round_runs,
     );
-    let (st, mut results) = crate::showdown::precondition_chosen(s, opts)?;
+    let (st, mut results) = super::showdown::precondition_chosen(s, opts)?;
     if opts.precondition.kind == PreconditionKind::Pts {
         // The showdown recipe reports it among its own measures.
         results.push(measure("steady_write_iops", Unit::Iops, steady_iops(&st)));
@@ -533,12 +536,15 @@ impl Suite for AppProfiles {
     fn apply_args(
         &self,
         m: &clap::ArgMatches,
-        o: &mut crate::SuiteOptions,
+        o: &mut flashlab_kit::SuiteOptions,
     ) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<AppProfileArgs>(m)?.apply(o.own_mut());
+        flashlab_kit::suite::parse_args::<AppProfileArgs>(m)?.apply(o.own_mut());
         Ok(())
     }
-    fn options_json(&self, o: &crate::SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
+    fn options_json(
+        &self,
+        o: &flashlab_kit::SuiteOptions,
+    ) -> Option<(&'static str, serde_json::Value)> {
         Some(("app_profiles", o.own::<AppProfileOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {

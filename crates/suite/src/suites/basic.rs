@@ -3,17 +3,21 @@
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
-use crate::grids::{values, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
-use crate::session::Session;
-use crate::steps::{
+use flashlab_kit::charts::{bar_label, job_steps, series_name, slug, JobStep};
+use flashlab_kit::grids::{values, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, FILL_STEPS,
     RAMP_NS,
 };
-use crate::suite::{Outcome, RunsOn, Suite, SuiteFigures};
-use crate::Dim;
-use crate::SuiteReport;
-use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite, SuiteFigures};
+use flashlab_kit::Dim;
+use flashlab_kit::SuiteReport;
+use flashlab_kit::{
+    Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
+};
+use flashlab_report::html::{Figure, FigureKind};
 
 /// Measurement windows (after a ramp) of the time-based steps when `--runtime` is not given.
 const SEQ_READ_NS: u64 = 10 * NS_PER_S;
@@ -73,7 +77,7 @@ impl Suite for FourCorners {
     }
     fn figures(&self, report: &SuiteReport) -> SuiteFigures {
         SuiteFigures {
-            figures: crate::charts::four_corner_bars(report),
+            figures: four_corner_bars(report),
             replaces: Vec::new(),
         }
     }
@@ -116,7 +120,7 @@ pub(crate) struct QosArgs {
     depths: Vec<u32>,
 }
 
-impl crate::options::OwnOptions for QosOptions {
+impl flashlab_kit::options::OwnOptions for QosOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         let bad = |option: &'static str, value: String, valid: String| {
             Err(SuiteError::BadOption {
@@ -135,12 +139,16 @@ impl crate::options::OwnOptions for QosOptions {
         if self.depths.is_empty() {
             return bad("--depths", String::new(), "at least one queue depth".into());
         }
-        let max = crate::options::MAX_QD;
+        let max = flashlab_kit::options::MAX_QD;
         if let Some(&d) = self.depths.iter().find(|&&d| d == 0 || d > max) {
             return bad("--depths", d.to_string(), format!("depths from 1 to {max}"));
         }
-        if let Some((i, d)) = crate::options::repeated(&self.depths, |&d| d) {
-            return Err(crate::options::repeated_error("--depths", d.to_string(), i));
+        if let Some((i, d)) = flashlab_kit::options::repeated(&self.depths, |&d| d) {
+            return Err(flashlab_kit::options::repeated_error(
+                "--depths",
+                d.to_string(),
+                i,
+            ));
         }
         Ok(())
     }
@@ -160,7 +168,7 @@ impl Suite for Qos {
         <QosArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        let a = crate::suite::parse_args::<QosArgs>(m)?;
+        let a = flashlab_kit::suite::parse_args::<QosArgs>(m)?;
         *o.own_mut() = QosOptions {
             rwmixread: a.rwmixread,
             depths: a.depths,
@@ -431,8 +439,275 @@ const QOS: GridSpec = GridSpec {
     row_label: values,
 };
 
+/// The published four-corner figures of presets, with their sources.
+const TARGETS_TOML: &str = include_str!("../../../../jobs/four-corners/targets.toml");
+
+/// A published figure: (value in the chart's unit, source).
+#[derive(Debug, Clone, PartialEq)]
+struct Published {
+    value: f64,
+    source: String,
+}
+
+/// The published figure for `preset`'s `corner` (`seq-read-128k` …), from the calibration
+/// targets: MB/s as bytes per second, IOPS as is.
+fn published(preset: &str, corner: &str) -> Option<Published> {
+    let doc: toml::Table = TARGETS_TOML.parse().ok()?;
+    let runs = doc.get("run")?.as_array()?;
+    runs.iter()
+        .filter_map(|r| r.as_table())
+        .filter(|r| r.get("preset").and_then(|p| p.as_str()) == Some(preset))
+        // Runs that change the drive (another capacity) are not the preset's own figure;
+        // the simulator's own settings (`sim.*`) change no figure.
+        .filter(|r| {
+            r.get("set")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+                .all(|k| k.as_str().is_some_and(|k| k.starts_with("sim.")))
+        })
+        .flat_map(|r| {
+            r.get("corner")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(|c| c.as_table())
+        .find(|c| c.get("name").and_then(|n| n.as_str()) == Some(corner))
+        .and_then(|c| {
+            let target = c
+                .get("target")
+                .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))?;
+            let scale = match c.get("unit").and_then(|u| u.as_str())? {
+                "MB/s" => 1e6,
+                "IOPS" => 1.0,
+                _ => return None,
+            };
+            Some(Published {
+                value: target * scale,
+                source: short_source(c.get("source")?.as_str()?),
+            })
+        })
+}
+
+/// The condition a published corner was measured at, as the suite's results state it
+/// (`steady QD64×4`), or that the drive does not record it.
+fn published_condition(results: &[Measure], corner: &'static str) -> String {
+    let test = [Coord::Test(corner)];
+    let v = |family: &str| flashlab_kit::steps::result_value(results, family, &test, None);
+    match (v("published_state"), v("published_qd"), v("published_jobs")) {
+        (Some(state), Some(qd), Some(jobs)) => {
+            let state = ["fresh", "full", "steady"]
+                .get(state as usize)
+                .copied()
+                .unwrap_or("?");
+            format!("{state} QD{qd:.0}×{jobs:.0}")
+        }
+        _ => "condition not recorded".to_string(),
+    }
+}
+
+/// A target's source as a reader needs it: who published it and where, without the
+/// calibration's working notes (what follows the first closing parenthesis, or the first
+/// `;` outside one).
+fn short_source(source: &str) -> String {
+    let mut depth = 0usize;
+    for (i, c) in source.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return source[..=i].to_string();
+                }
+            }
+            ';' if depth == 0 => return source[..i].trim_end().to_string(),
+            _ => {}
+        }
+    }
+    source.to_string()
+}
+
+/// A figure of two corners sharing a unit: its title, the unit, and (step, category) of each.
+type CornerGroup = (&'static str, Unit, [(&'static str, &'static str); 2]);
+
+/// Four corners as two figures of grouped bars (sequential MB/s, random IOPS), read and
+/// write per drive, each drive's published figure beside its bar where there is one.
+/// Four-corners' grouped bars (its [`flashlab_kit::Suite::figures`]).
+fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
+    let steps = &job_steps(report);
+    // (corner, category, unit): the step that measured it, or the steady window for random
+    // writes.
+    let groups: [CornerGroup; 2] = [
+        (
+            "Sequential 128 KiB",
+            Unit::BytesPerS,
+            [("seq-read-128k", "read"), ("seq-write-128k", "write")],
+        ),
+        (
+            "Random 4 KiB",
+            Unit::Iops,
+            [("rand-read-4k", "read"), ("rand-write-4k", "write")],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (title, unit, corners) in groups {
+        let mut series = Vec::new();
+        let mut labels = Vec::new();
+        let mut secondary = Vec::new();
+        let mut colours = Vec::new();
+        let mut sources = Vec::new();
+        for (device, d) in report.devices.iter().enumerate() {
+            let mut points = Vec::new();
+            for (i, (corner, _)) in corners.iter().enumerate() {
+                if let Some(v) = corner_value(steps, device, d, unit, corner) {
+                    points.push((i as f64, v));
+                }
+            }
+            if points.is_empty() {
+                continue;
+            }
+            labels.push(points.iter().map(|p| bar_label(unit, p.1)).collect());
+            colours.push(device);
+            series.push(Series {
+                name: series_name(report, device, "measured"),
+                points,
+            });
+            let spec: Vec<(usize, Published)> = corners
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (corner, _))| Some((i, published(&d.device, corner)?)))
+                .collect();
+            if !spec.is_empty() {
+                secondary.push(series.len());
+                colours.push(device);
+                labels.push(spec.iter().map(|(_, p)| bar_label(unit, p.value)).collect());
+                series.push(Series {
+                    name: series_name(report, device, "published"),
+                    points: spec.iter().map(|(i, p)| (*i as f64, p.value)).collect(),
+                });
+                for (i, p) in spec {
+                    sources.push(format!(
+                        "{} {}: {}, {}",
+                        d.device,
+                        corners[i].0,
+                        p.source,
+                        published_condition(&d.results, corners[i].0)
+                    ));
+                }
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        out.push(corner_figure(
+            title, unit, &corners, series, labels, secondary, colours, &sources,
+        ));
+    }
+    out
+}
+
+/// A drive's figure of one corner: the step that measured it, or the steady window (its
+/// last round without one) for random writes.
+fn corner_value(
+    steps: &[JobStep],
+    device: usize,
+    d: &flashlab_kit::DeviceReport,
+    unit: Unit,
+    corner: &str,
+) -> Option<f64> {
+    if corner == "rand-write-4k" {
+        let st = d.steady.as_ref()?;
+        return st
+            .verdict
+            .window
+            .map(|w| w.mean)
+            .or_else(|| st.rounds_iops.last().copied());
+    }
+    let s = steps
+        .iter()
+        .rev()
+        .find(|s| s.device == device && s.name == corner)?;
+    let dir = if corner.contains("read") {
+        &s.read
+    } else {
+        &s.write
+    };
+    Some(match unit {
+        Unit::BytesPerS => dir.bw_bytes_per_s,
+        _ => dir.iops,
+    })
+}
+
+/// One group of four-corners' bars as a figure, with its corners as ticks and its notes.
+#[allow(clippy::too_many_arguments)]
+fn corner_figure(
+    title: &str,
+    unit: Unit,
+    corners: &[(&str, &str); 2],
+    series: Vec<Series>,
+    labels: Vec<Vec<String>>,
+    secondary: Vec<usize>,
+    colours: Vec<usize>,
+    sources: &[String],
+) -> Figure {
+    let mut fig = Figure::new(Chart {
+        id: format!("four-corners-{}", slug(title)),
+        title: format!("{title}: read and write"),
+        x: Axis::linear("", Unit::Count),
+        y: Axis::linear(
+            if unit == Unit::Iops {
+                "IOPS"
+            } else {
+                "bandwidth"
+            },
+            unit,
+        ),
+        series,
+        band: None,
+    });
+    fig.kind = FigureKind::Bars;
+    fig.x_ticks = corners
+        .iter()
+        .enumerate()
+        .map(|(i, (_, c))| (i as f64, c.to_string()))
+        .collect();
+    fig.labels = labels;
+    fig.secondary = secondary;
+    fig.colours = colours;
+    let mut note = Vec::new();
+    if unit == Unit::Iops {
+        note.push(
+            "Random writes are the mean of the steady-state window (the last round when \
+             it was not reached)."
+                .to_string(),
+        );
+    }
+    if !sources.is_empty() {
+        note.push(format!(
+            "Outlined bars are the published figures, each with its source and the \
+             condition it was measured in (fresh: a new drive; full: after a fill; steady: \
+             at steady state; the queue depth × jobs), which need not be the measured \
+             bar's: {}.",
+            sources.join("; ")
+        ));
+    }
+    fig.note = (!note.is_empty()).then(|| note.join(" "));
+    fig
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sources_lose_working_notes() {
+        assert_eq!(
+            short_source("spec, U.2 (heise.de/-4720224; checked); = controller.max_iops"),
+            "spec, U.2 (heise.de/-4720224; checked)"
+        );
+        assert_eq!(short_source("review; fits x"), "review");
+        assert_eq!(published("no-such-preset", "seq-read-128k"), None);
+    }
+
     use super::*;
 
     #[test]

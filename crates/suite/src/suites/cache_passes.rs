@@ -9,7 +9,7 @@
 //!   most accesses, as a program's files do.
 //!
 //! - after a purge (by default), the reviewer's full antivirus scan run twice: a generated
-//!   desktop file set ([`crate::file_scan`]: Impressions' file sizes, NTFS's layout and
+//!   desktop file set ([`super::file_scan`]: Impressions' file sizes, NTFS's layout and
 //!   metadata) read file by file, each pass timed in seconds.
 //!
 //! What the passes read is written before them (the program installed after the first purge,
@@ -39,14 +39,14 @@ use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 use serde_json::{json, Value};
 
-use crate::client::{desktop_pass, slice_scale_holding};
-use crate::file_scan::{self, FileSet, MetadataCache, ScanHost};
-use crate::grids::{spaced, Cols, GridSpec, READ_WRITE_BW_IOPS};
-use crate::session::Session;
-use crate::steps::{iops, measure};
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
+use super::client::{desktop_pass, slice_scale_holding};
+use super::file_scan::{self, FileSet, MetadataCache, ScanHost};
+use flashlab_kit::grids::{spaced, Cols, GridSpec, READ_WRITE_BW_IOPS};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{iops, measure};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured time of a desktop test when `--runtime` is not given.
 /// CrystalDiskMark's default test file (as `desktop`).
@@ -199,32 +199,33 @@ fn on_off(option: &'static str, value: &str) -> Result<bool, SuiteError> {
 
 impl CachePassesArgs {
     fn apply(&self, c: &mut CachePassesOptions) -> Result<(), SuiteError> {
-        c.app_region_bytes = crate::parse_size("--app-region", &self.app_region)?;
-        c.app_ns = crate::parse_time("--app-time", &self.app_time)?;
+        c.app_region_bytes = flashlab_kit::parse_size("--app-region", &self.app_region)?;
+        c.app_ns = flashlab_kit::parse_time("--app-time", &self.app_time)?;
         c.zipf_theta = self.zipf;
-        c.scan_set_bytes = crate::parse_size("--scan-set", &self.scan_set)?;
+        c.scan_set_bytes = flashlab_kit::parse_size("--scan-set", &self.scan_set)?;
         c.scan_host.metadata =
             MetadataCache::parse(&self.scan_metadata).ok_or_else(|| SuiteError::BadOption {
                 option: "--scan-metadata",
                 value: self.scan_metadata.clone(),
                 valid: "kept, pass or none".into(),
             })?;
-        c.scan_host.file_ns = crate::parse_time("--scan-file-time", &self.scan_file_time)?;
+        c.scan_host.file_ns = flashlab_kit::parse_time("--scan-file-time", &self.scan_file_time)?;
         c.scan_host.skip_unchanged = on_off("--scan-skip-unchanged", &self.scan_skip_unchanged)?;
         c.app_qd = self.app_qd;
         c.app_read_percent = self.app_read_percent;
-        c.app_idle_ns = crate::parse_time("--app-idle", &self.app_idle)?;
+        c.app_idle_ns = flashlab_kit::parse_time("--app-idle", &self.app_idle)?;
         c.install_write_bytes =
-            crate::parse_size("--install-write-size", &self.install_write_size)?;
-        c.scan_host.read_bytes = crate::parse_size("--scan-read-size", &self.scan_read_size)?;
+            flashlab_kit::parse_size("--install-write-size", &self.install_write_size)?;
+        c.scan_host.read_bytes =
+            flashlab_kit::parse_size("--scan-read-size", &self.scan_read_size)?;
         c.scan_host.qd = self.scan_qd;
-        c.scan_idle_ns = crate::parse_time("--scan-idle", &self.scan_idle)?;
+        c.scan_idle_ns = flashlab_kit::parse_time("--scan-idle", &self.scan_idle)?;
         c.scan_purge = on_off("--scan-purge", &self.scan_purge)?;
         Ok(())
     }
 }
 
-impl crate::options::OwnOptions for CachePassesOptions {
+impl flashlab_kit::options::OwnOptions for CachePassesOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         CachePassesOptions::validate(self)
     }
@@ -260,11 +261,11 @@ impl CachePassesOptions {
                 valid: "a time from 0ns to 1s".into(),
             });
         }
-        if self.app_qd == 0 || self.app_qd > crate::options::MAX_QD {
+        if self.app_qd == 0 || self.app_qd > flashlab_kit::options::MAX_QD {
             return Err(SuiteError::BadOption {
                 option: "--app-qd",
                 value: self.app_qd.to_string(),
-                valid: format!("a queue depth from 1 to {}", crate::options::MAX_QD),
+                valid: format!("a queue depth from 1 to {}", flashlab_kit::options::MAX_QD),
             });
         }
         if self.app_read_percent > 100 {
@@ -406,7 +407,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let opts = s.opts();
     let o = &*opts.own::<CachePassesOptions>();
     let mut desk = opts.clone();
-    *desk.own_mut() = crate::client::DesktopOptions {
+    *desk.own_mut() = super::client::DesktopOptions {
         runs: 1,
         interval_ns: 0,
     };
@@ -797,7 +798,7 @@ impl Suite for CachePasses {
         <CachePassesArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<CachePassesArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<CachePassesArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("cache_passes", o.own::<CachePassesOptions>().to_json()))
@@ -805,8 +806,8 @@ impl Suite for CachePasses {
     fn options_text(&self, o: &SuiteOptions) -> Vec<String> {
         o.own::<CachePassesOptions>().text()
     }
-    fn axes(&self) -> &'static [&'static crate::measure::LocalAxis] {
-        &[&crate::client::DESKTOP_TEST]
+    fn axes(&self) -> &'static [&'static flashlab_kit::measure::LocalAxis] {
+        &[&super::client::DESKTOP_TEST]
     }
     fn grids(&self) -> &'static [GridSpec] {
         &[CACHE_PASSES]

@@ -12,22 +12,26 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 
-use crate::client_options::{
+use flashlab_kit::charts::{bar_label, job_steps, JobStep};
+use flashlab_kit::client_options::{
     DesktopProfile, MAX_INTERVAL_NS, MAX_RUNS, MAX_TRANSFER_BYTES, MIN_TRANSFER_BYTES,
 };
-use crate::grids::{spaced, values, Cols, GridSpec, READ_WRITE_BW_IOPS};
-use crate::lengths::{parse_size, parse_time};
-use crate::measure::size_label;
-use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
-use crate::options::OwnOptions;
-use crate::session::Session;
-use crate::steps::{
+use flashlab_kit::grids::{spaced, values, Cols, GridSpec, READ_WRITE_BW_IOPS};
+use flashlab_kit::lengths::{parse_size, parse_time};
+use flashlab_kit::measure::size_label;
+use flashlab_kit::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
+use flashlab_kit::options::OwnOptions;
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, measure, purge_and_fill_with, uniform_random_line, FILL_STEPS,
 };
-use crate::suite::{Outcome, RunsOn, Suite, SuiteFigures};
-use crate::Dim;
-use crate::SuiteReport;
-use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite, SuiteFigures};
+use flashlab_kit::Dim;
+use flashlab_kit::SuiteReport;
+use flashlab_kit::{
+    Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit,
+};
+use flashlab_report::html::{Figure, FigureKind};
 
 /// ATTO Disk Benchmark's default total length.
 const SWEEP_REGION_BYTES: u64 = 256 << 20;
@@ -172,7 +176,7 @@ fn read_write_outcome(
     x: Axis,
     read_pts: Vec<(f64, f64)>,
     write_pts: Vec<(f64, f64)>,
-    results: Vec<crate::Measure>,
+    results: Vec<flashlab_kit::Measure>,
 ) -> Outcome {
     let chart = Chart {
         id: id.into(),
@@ -558,7 +562,7 @@ impl Suite for TransferSweep {
         <TransferSweepArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        *o.own_mut() = crate::suite::parse_args::<TransferSweepArgs>(m)?.options()?;
+        *o.own_mut() = flashlab_kit::suite::parse_args::<TransferSweepArgs>(m)?.options()?;
         Ok(())
     }
     fn grids(&self) -> &'static [GridSpec] {
@@ -597,7 +601,7 @@ impl Suite for Desktop {
         <DesktopArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        *o.own_mut() = crate::suite::parse_args::<DesktopArgs>(m)?.options()?;
+        *o.own_mut() = flashlab_kit::suite::parse_args::<DesktopArgs>(m)?.options()?;
         Ok(())
     }
     fn axes(&self) -> &'static [&'static LocalAxis] {
@@ -607,7 +611,7 @@ impl Suite for Desktop {
         &[DESKTOP]
     }
     fn figures(&self, report: &SuiteReport) -> SuiteFigures {
-        let figures = crate::charts::desktop_bars(report);
+        let figures = desktop_bars(report);
         // On the page the bars stand in for the suite's own chart of the tests.
         let replaces = if figures.is_empty() {
             Vec::new()
@@ -795,6 +799,132 @@ impl OwnOptions for DesktopOptions {
         }
         Ok(())
     }
+}
+
+/// CrystalDiskMark's name of a test: `SEQ1M Q8T1`, `RND4K Q32T16`.
+fn cdm_name(s: &JobStep) -> String {
+    let size = if s.bs_bytes >= 1 << 20 {
+        format!("{}M", s.bs_bytes >> 20)
+    } else {
+        format!("{}K", s.bs_bytes >> 10)
+    };
+    let kind = if s.random { "RND" } else { "SEQ" };
+    format!("{kind}{size} Q{}T{}", s.iodepth, s.numjobs)
+}
+
+/// The desktop tests as CrystalDiskMark shows them: per test the best measured run's
+/// bandwidth, a figure for reads and one for writes, the drives side by side. A test's first
+/// run prepares and is not counted; a step run once (writing the test file) is not a test.
+/// Whether a step is a run of a desktop test: named `<test>-read-<n>` or `<test>-write-<n>`,
+/// as the desktop suite names them.
+fn desktop_run(s: &JobStep) -> bool {
+    let mut parts = s.name.rsplitn(3, '-');
+    let run = parts.next().unwrap_or("");
+    let dir = parts.next().unwrap_or("");
+    !run.is_empty() && run.bytes().all(|b| b.is_ascii_digit()) && matches!(dir, "read" | "write")
+}
+
+/// The desktop tests' grouped bars (desktop's [`flashlab_kit::Suite::figures`]).
+fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
+    // Only the tests' runs (`<test>-<dir>-<run>`): the test file, written once at 1 MiB and
+    // QD1, has SEQ1M Q1T1's shape but is not one of its runs.
+    let steps = &job_steps(report)
+        .into_iter()
+        .filter(desktop_run)
+        .collect::<Vec<_>>();
+    // Per (device, test, write): the runs' bandwidths in order.
+    let runs = |device: usize, test: &str, write: bool| -> Vec<f64> {
+        steps
+            .iter()
+            .filter(|s| s.device == device && cdm_name(s) == test)
+            .filter(|s| {
+                if write {
+                    s.write.ios > 0
+                } else {
+                    s.read.ios > 0
+                }
+            })
+            .map(|s| {
+                if write {
+                    s.write.bw_bytes_per_s
+                } else {
+                    s.read.bw_bytes_per_s
+                }
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (write, dir) in [(false, "read"), (true, "write")] {
+        let mut tests: Vec<String> = Vec::new();
+        // In the order the tests ran this direction (the test file is written first).
+        for s in steps.iter().filter(|s| {
+            if write {
+                s.write.ios > 0
+            } else {
+                s.read.ios > 0
+            }
+        }) {
+            let name = cdm_name(s);
+            if !tests.contains(&name)
+                && (0..report.devices.len()).any(|d| runs(d, &name, write).len() >= 2)
+            {
+                tests.push(name);
+            }
+        }
+        if tests.is_empty() {
+            continue;
+        }
+        let mut series = Vec::new();
+        let mut labels = Vec::new();
+        for device in 0..report.devices.len() {
+            let points: Vec<(f64, f64)> = tests
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| {
+                    let r = runs(device, t, write);
+                    (r.len() >= 2).then(|| {
+                        let best = r[1..].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                        (i as f64, best)
+                    })
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            labels.push(
+                points
+                    .iter()
+                    .map(|p| bar_label(Unit::BytesPerS, p.1))
+                    .collect(),
+            );
+            series.push(Series {
+                name: report.devices[device].device.clone(),
+                points,
+            });
+        }
+        let mut fig = Figure::new(Chart {
+            id: format!("desktop-{dir}"),
+            title: format!("Best-run {dir} bandwidth per test, as CrystalDiskMark shows it"),
+            x: Axis::linear("", Unit::Count),
+            y: Axis::linear(format!("{dir} bandwidth"), Unit::BytesPerS),
+            series,
+            band: None,
+        });
+        fig.kind = FigureKind::Bars;
+        fig.x_ticks = tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as f64, t.clone()))
+            .collect();
+        fig.labels = labels;
+        fig.note = Some(
+            "The best of each test's measured runs (its first run prepares and is not \
+             counted), in MB/s (10^6 bytes per second)."
+                .into(),
+        );
+        out.push(fig);
+    }
+    out
 }
 
 #[cfg(test)]

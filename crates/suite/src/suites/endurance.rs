@@ -14,17 +14,17 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::{values, Cols, GridSpec};
-use crate::lengths::RoundLength;
-use crate::session::Session;
-use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::steps::{
+use flashlab_kit::grids::{values, Cols, GridSpec};
+use flashlab_kit::lengths::RoundLength;
+use flashlab_kit::session::Session;
+use flashlab_kit::steady::{check_window, steady_state, SteadyRule};
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
     steady_chart,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::{
     Axis, Chart, Coord, Measure, Phase, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
 };
 
@@ -193,7 +193,7 @@ fn workload_arg(text: &str) -> Result<EnduranceWorkload, SuiteError> {
     })
 }
 
-impl crate::options::OwnOptions for EnduranceOptions {
+impl flashlab_kit::options::OwnOptions for EnduranceOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         EnduranceOptions::validate(self)
     }
@@ -376,7 +376,7 @@ impl Rounds {
     /// A round's wear is taken at its end: as many as rounds, each with finite byte counts,
     /// wear and time (retention may be unbounded on a drive without wear).
     fn check_loaded(&self) -> Result<(), String> {
-        crate::steps::check_figures("the cached endurance rounds' IOPS", &self.iops)?;
+        flashlab_kit::steps::check_figures("the cached endurance rounds' IOPS", &self.iops)?;
         if self.wear.len() != self.iops.len() {
             return Err(format!(
                 "the cached endurance rounds hold {} IOPS figures and {} wear records (valid: one a round)",
@@ -385,7 +385,7 @@ impl Rounds {
             ));
         }
         for (i, w) in self.wear.iter().enumerate() {
-            crate::steps::check_figures(
+            flashlab_kit::steps::check_figures(
                 &format!("the cached endurance round {i}'s wear"),
                 &[
                     w.host_bytes,
@@ -973,7 +973,7 @@ impl Suite for Endurance {
         <EnduranceArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<EnduranceArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<EnduranceArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("endurance", o.own::<EnduranceOptions>().to_json()))

@@ -26,10 +26,10 @@ use std::collections::BinaryHeap;
 
 use flashlab_engine::{BlockDevice, DeviceError, IoRequest, RngStream, SimTime, NS_PER_S};
 
-use crate::session::Session;
-use crate::steps::measure;
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::measure;
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::{Axis, Chart, Coord, Series, SuiteError, SuiteOptions, Unit};
 
 /// InnoDB's page size (the default `innodb_page_size`).
 const PAGE_BYTES: u64 = 16 << 10;
@@ -87,7 +87,7 @@ pub struct OltpArgs {
     threads: u32,
 }
 
-impl crate::options::OwnOptions for OltpOptions {
+impl flashlab_kit::options::OwnOptions for OltpOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         OltpOptions::validate(self)
     }
@@ -309,9 +309,9 @@ fn measured_point(mut lat: Vec<u64>, page_writes: u64, window_ns: u64) -> OltpPo
 pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = *opts.own::<OltpOptions>();
     // The preconditioning, the settling idle time and the workload.
-    let (precondition_steps, round_runs) = crate::showdown::precondition_steps(opts);
+    let (precondition_steps, round_runs) = super::showdown::precondition_steps(opts);
     s.plan_steps(precondition_steps + 2, round_runs);
-    let (_, mut results) = crate::showdown::precondition_chosen(s, opts)?;
+    let (_, mut results) = super::showdown::precondition_chosen(s, opts)?;
     s.idle("settle", 5 * NS_PER_S);
     // A die cut has 1/k of the drive's dies, link and command rate: it carries 1/k of the VMs
     // (at least one), and their transactions count k times.
@@ -389,7 +389,7 @@ impl Suite for Oltp {
         <OltpArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        let a = crate::suite::parse_args::<OltpArgs>(m)?;
+        let a = flashlab_kit::suite::parse_args::<OltpArgs>(m)?;
         *o.own_mut() = OltpOptions {
             vms: a.vms,
             threads: a.threads,

@@ -9,16 +9,16 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
-use crate::grids::{op_label, Cols, GridSpec};
-use crate::measure::{minutes_label, pct_label};
-use crate::session::{wa_over_reclaims, Session};
-use crate::state_cache::FreshDevice;
-use crate::steps::{
+use flashlab_kit::grids::{op_label, Cols, GridSpec};
+use flashlab_kit::measure::{minutes_label, pct_label};
+use flashlab_kit::session::{wa_over_reclaims, Session};
+use flashlab_kit::steps::{
     iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds_counted, steady_iops,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::FreshDevice;
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 const MAX_LIST: usize = 32;
@@ -70,7 +70,7 @@ pub struct OpSweepArgs {
 
 impl OpSweepArgs {
     fn apply(&self, o: &mut OpSweepOptions) -> Result<(), SuiteError> {
-        use crate::options::minutes_ns;
+        use flashlab_kit::options::minutes_ns;
         o.fractions = self.op.clone();
         o.precondition_ns = self
             .precondition_minutes
@@ -85,7 +85,7 @@ impl OpSweepArgs {
     }
 }
 
-impl crate::options::OwnOptions for OpSweepOptions {
+impl flashlab_kit::options::OwnOptions for OpSweepOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         OpSweepOptions::validate(self)
     }
@@ -108,8 +108,12 @@ impl OpSweepOptions {
                         .into(),
             });
         }
-        if let Some((i, f)) = crate::options::repeated(&self.fractions, |&f| pct_label(f)) {
-            return Err(crate::options::repeated_error("--op", f.to_string(), i));
+        if let Some((i, f)) = flashlab_kit::options::repeated(&self.fractions, |&f| pct_label(f)) {
+            return Err(flashlab_kit::options::repeated_error(
+                "--op",
+                f.to_string(),
+                i,
+            ));
         }
         if self.precondition_ns == Some(0) {
             return Err(SuiteError::BadOption {
@@ -132,8 +136,10 @@ impl OpSweepOptions {
                 valid: "1 to 32 lengths above zero, e.g. 10,120".into(),
             });
         }
-        if let Some((i, ns)) = crate::options::repeated(&self.run_ns, |&ns| minutes_label(ns)) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, ns)) =
+            flashlab_kit::options::repeated(&self.run_ns, |&ns| minutes_label(ns))
+        {
+            return Err(flashlab_kit::options::repeated_error(
                 "--run-minutes",
                 (ns as f64 / NS_PER_MIN as f64).to_string(),
                 i,
@@ -452,7 +458,7 @@ impl Suite for OpSweep {
         <OpSweepArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<OpSweepArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<OpSweepArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("op_sweep", o.own::<OpSweepOptions>().to_json()))

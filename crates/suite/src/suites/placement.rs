@@ -20,13 +20,13 @@ use flashlab_engine::{SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::{values, Cols, GridSpec, P99, P99_9};
-use crate::measure::{LocalAxis, LocalCoord};
-use crate::session::{wa_between, Session};
-use crate::state_cache::FreshDevice;
-use crate::steps::measure;
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::{Axis, Chart, Coord, Dim, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::grids::{values, Cols, GridSpec, P99, P99_9};
+use flashlab_kit::measure::{LocalAxis, LocalCoord};
+use flashlab_kit::session::{wa_between, Session};
+use flashlab_kit::steps::measure;
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::FreshDevice;
+use flashlab_kit::{Axis, Chart, Coord, Dim, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most utilisation points.
 const MAX_POINTS: usize = 16;
@@ -189,12 +189,12 @@ impl PlacementArgs {
                 measure: self.measure_passes,
             },
         };
-        o.slice_bytes = crate::lengths::parse_size("--slice", &self.slice)?;
+        o.slice_bytes = flashlab_kit::lengths::parse_size("--slice", &self.slice)?;
         Ok(())
     }
 }
 
-impl crate::options::OwnOptions for PlacementOptions {
+impl flashlab_kit::options::OwnOptions for PlacementOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         PlacementOptions::validate(self)
     }
@@ -234,8 +234,9 @@ impl PlacementOptions {
                 ),
             ));
         }
-        if let Some((i, u)) = crate::options::repeated(&self.utilisations, |&u| util_key(u)) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, u)) = flashlab_kit::options::repeated(&self.utilisations, |&u| util_key(u))
+        {
+            return Err(flashlab_kit::options::repeated_error(
                 "--utilisation",
                 (u * 100.0).to_string(),
                 i,
@@ -731,7 +732,7 @@ impl Suite for PlacementSuite {
         <PlacementArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<PlacementArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<PlacementArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("placement", o.own::<PlacementOptions>().to_json()))

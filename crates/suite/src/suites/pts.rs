@@ -1,21 +1,23 @@
 //! The SNIA Solid State Storage Performance Test Specification (PTS) Enterprise tests: IOPS,
 //! throughput and latency. Each purges the drive, preconditions it workload-independently
 //! (sequential writes of twice the user capacity), then runs *rounds* of its test stimulus
-//! until a tracked value meets the steady-state rule ([`crate::steady`]), and reports the
+//! until a tracked value meets the steady-state rule ([`flashlab_kit::steady`]), and reports the
 //! mean over the steady window (the last five rounds when steady state is not reached).
 
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
-use crate::grids::{mix_block_label, values, Cols, GridSpec, P99_999};
-use crate::measure::size_label;
-use crate::session::Session;
-use crate::steady::{check_window, steady_state, SteadyRule};
-use crate::steps::{
+use flashlab_kit::grids::{mix_block_label, values, Cols, GridSpec, P99_999};
+use flashlab_kit::measure::size_label;
+use flashlab_kit::session::Session;
+use flashlab_kit::steady::{check_window, steady_state, SteadyRule};
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, qd_jobs, result_value, FILL_STEPS,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::{
+    Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, SuiteOptions, Unit,
+};
 
 /// PTS: every cell of a round runs for one minute.
 const CELL_NS: u64 = 60 * flashlab_engine::NS_PER_S;
@@ -597,7 +599,7 @@ const PTS_LATENCY: GridSpec = GridSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steady::SteadyVerdict;
+    use flashlab_kit::steady::SteadyVerdict;
 
     #[test]
     fn labels_follow_the_pts_block_sizes() {

@@ -21,16 +21,18 @@ use flashlab_system::{
 };
 use serde_json::{json, Value};
 
-use crate::grids::{spaced, Cols, GridSpec};
-use crate::measure::{LocalAxis, LocalCoord};
-use crate::session::Session;
-use crate::state_cache::FreshDevice;
-use crate::steps::{
+use flashlab_kit::grids::{spaced, Cols, GridSpec};
+use flashlab_kit::measure::{LocalAxis, LocalCoord};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill_with, timed, DEFAULT_QD, RAMP_NS,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::FreshDevice;
+use flashlab_kit::{
+    Axis, Chart, Coord, DriveState, Measure, Series, SuiteError, SuiteOptions, Unit,
+};
 
 /// Most members a set may have here: bounds the drives built.
 pub const MAX_MEMBERS: u32 = 32;
@@ -122,14 +124,14 @@ impl RaidScalingArgs {
     fn options(&self) -> Result<RaidScalingOptions, SuiteError> {
         Ok(RaidScalingOptions {
             members: self.members.clone(),
-            chunk_bytes: crate::parse_size("--chunk", &self.chunk)?,
+            chunk_bytes: flashlab_kit::parse_size("--chunk", &self.chunk)?,
             link: self.link.as_deref().map(LinkChoice::parse).transpose()?,
             member: self.member.clone(),
         })
     }
 }
 
-impl crate::options::OwnOptions for RaidScalingOptions {
+impl flashlab_kit::options::OwnOptions for RaidScalingOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         RaidScalingOptions::validate(self)
     }
@@ -151,8 +153,8 @@ impl RaidScalingOptions {
                 "member counts from 1 to 32, comma-separated",
             );
         }
-        if let Some((i, m)) = crate::options::repeated(&self.members, |&m| m) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, m)) = flashlab_kit::options::repeated(&self.members, |&m| m) {
+            return Err(flashlab_kit::options::repeated_error(
                 "--members",
                 m.to_string(),
                 i,
@@ -363,7 +365,9 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
             let total = sets.len() as f64;
             s.suite_span = Some((k as f64 / total, (k + 1) as f64 / total));
             // Every member keeps the same queue: the host's depth grows with the set.
-            let qd = qd_per_member.saturating_mul(n).min(crate::options::MAX_QD);
+            let qd = qd_per_member
+                .saturating_mul(n)
+                .min(flashlab_kit::options::MAX_QD);
             for (si, &state) in states.iter().enumerate() {
                 let prefix = format!("{label}-{}-", state.name());
                 match state {
@@ -516,7 +520,7 @@ impl Suite for RaidScaling {
         <RaidScalingArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        *o.own_mut() = crate::suite::parse_args::<RaidScalingArgs>(m)?.options()?;
+        *o.own_mut() = flashlab_kit::suite::parse_args::<RaidScalingArgs>(m)?.options()?;
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {

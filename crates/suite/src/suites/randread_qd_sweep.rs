@@ -5,13 +5,13 @@
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ};
 
-use crate::grids::{values, Cols, GridSpec, P99, P99_9, P99_99};
-use crate::session::Session;
-use crate::steps::{
+use flashlab_kit::grids::{values, Cols, GridSpec, P99, P99_9, P99_99};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     iops, job_text, measure, purge_and_fill, result_value, timed, DEFAULT_JOBS, FILL_STEPS, RAMP_NS,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::{Axis, Chart, Coord, Dim, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::{Axis, Chart, Coord, Dim, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Measured window of each depth when `--runtime` is not given.
 const WINDOW_NS: u64 = 5 * NS_PER_S;
@@ -40,9 +40,9 @@ impl Default for RandreadQdSweepOptions {
     }
 }
 
-impl crate::options::OwnOptions for RandreadQdSweepOptions {
+impl flashlab_kit::options::OwnOptions for RandreadQdSweepOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
-        let max = crate::options::MAX_QD;
+        let max = flashlab_kit::options::MAX_QD;
         if self.depths.is_empty() {
             return Err(SuiteError::BadOption {
                 option: "--depths",
@@ -57,8 +57,12 @@ impl crate::options::OwnOptions for RandreadQdSweepOptions {
                 valid: format!("depths from 1 to {max}"),
             });
         }
-        if let Some((i, d)) = crate::options::repeated(&self.depths, |&d| d) {
-            return Err(crate::options::repeated_error("--depths", d.to_string(), i));
+        if let Some((i, d)) = flashlab_kit::options::repeated(&self.depths, |&d| d) {
+            return Err(flashlab_kit::options::repeated_error(
+                "--depths",
+                d.to_string(),
+                i,
+            ));
         }
         Ok(())
     }
@@ -205,8 +209,9 @@ mod tests {
     fn bad_depths_are_refused_by_name() {
         let o = SuiteOptions::default();
         for depths in [vec![], vec![0], vec![4, 4]] {
-            let e = crate::options::OwnOptions::validate(&RandreadQdSweepOptions { depths }, &o)
-                .unwrap_err();
+            let e =
+                flashlab_kit::options::OwnOptions::validate(&RandreadQdSweepOptions { depths }, &o)
+                    .unwrap_err();
             assert!(
                 e.is_bad_input() && e.to_string().contains("--depths"),
                 "{e}"

@@ -12,17 +12,17 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::grids::{spaced, values, Cols, GridSpec};
-use crate::measure::time_label;
-use crate::measure::{LocalAxis, LocalCoord};
-use crate::session::Session;
-use crate::steps::{
+use flashlab_kit::grids::{spaced, values, Cols, GridSpec};
+use flashlab_kit::measure::time_label;
+use flashlab_kit::measure::{LocalAxis, LocalCoord};
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
     steady_chart, steady_iops,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 const NS_PER_MIN: u64 = 60 * NS_PER_S;
 /// Most HIR bursts per wait state and most list entries: bounds the run.
@@ -127,7 +127,7 @@ pub struct RecoveryArgs {
 
 impl RecoveryArgs {
     fn apply(&self, r: &mut RecoveryOptions) -> Result<(), SuiteError> {
-        use crate::options::{minutes_ns, seconds_ns};
+        use flashlab_kit::options::{minutes_ns, seconds_ns};
         r.variant = RecoveryVariant::parse(&self.variant)?;
         r.dirty_ns = minutes_ns("--dirty-minutes", &self.dirty_minutes)?;
         r.idle_ns = minutes_ns("--idle-minutes", &self.idle_minutes)?;
@@ -140,7 +140,7 @@ impl RecoveryArgs {
     }
 }
 
-impl crate::options::OwnOptions for RecoveryOptions {
+impl flashlab_kit::options::OwnOptions for RecoveryOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         RecoveryOptions::validate(self)
     }
@@ -169,8 +169,9 @@ impl RecoveryOptions {
                 "1 to 32 lengths above zero, e.g. 20,60",
             );
         }
-        if let Some((i, ns)) = crate::options::repeated(&self.dirty_ns, |&ns| time_label(ns)) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, ns)) = flashlab_kit::options::repeated(&self.dirty_ns, |&ns| time_label(ns))
+        {
+            return Err(flashlab_kit::options::repeated_error(
                 "--dirty-minutes",
                 (ns as f64 / NS_PER_MIN as f64).to_string(),
                 i,
@@ -214,8 +215,8 @@ impl RecoveryOptions {
                 "1 to 32 multiples from 1 to 1000 of the burst length (SNIA PTS: 1,2,3,5,10)",
             );
         }
-        if let Some((i, m)) = crate::options::repeated(&self.hir_idle_multiples, |&m| m) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, m)) = flashlab_kit::options::repeated(&self.hir_idle_multiples, |&m| m) {
+            return Err(flashlab_kit::options::repeated_error(
                 "--hir-idle-multiples",
                 m.to_string(),
                 i,
@@ -408,7 +409,7 @@ fn dirty_chart(curves: &[(String, Vec<Probe>)]) -> Chart {
 fn hir(
     s: &mut Session,
     opts: &SuiteOptions,
-) -> Result<(Vec<Measure>, Vec<Chart>, crate::SteadyReport), SuiteError> {
+) -> Result<(Vec<Measure>, Vec<Chart>, flashlab_kit::SteadyReport), SuiteError> {
     let r = opts.own::<RecoveryOptions>();
     let (qd, jobs) = qd_jobs(opts);
     purge_and_fill(s)?;
@@ -524,7 +525,7 @@ impl Suite for Recovery {
         <RecoveryArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<RecoveryArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<RecoveryArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("recovery", o.own::<RecoveryOptions>().to_json()))

@@ -11,14 +11,14 @@
 
 use flashlab_report::DDIR_WRITE;
 
-use crate::options::{PreconditionKind, PreconditionOptions};
-use crate::session::{wa_over_reclaims, Session};
-use crate::steady::{check_window, SteadyRule, SteadyVerdict};
-use crate::steps::{
+use flashlab_kit::options::{PreconditionKind, PreconditionOptions};
+use flashlab_kit::session::{wa_over_reclaims, Session};
+use flashlab_kit::steady::{check_window, SteadyRule, SteadyVerdict};
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds, timed,
     FILL_QD,
 };
-use crate::{Measure, SteadyReport, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::{Measure, SteadyReport, SuiteError, SuiteOptions, Unit};
 
 /// The random writes run as this many equal segments, so the report can show whether their
 /// IOPS levelled off (the SNIA rule over the segments) and take the write amplification of
@@ -78,7 +78,7 @@ pub(crate) fn precondition_chosen(
 /// many runs of repeated rounds are among them ([`Session::plan_steps`]).
 pub(crate) fn precondition_steps(opts: &SuiteOptions) -> (usize, usize) {
     match opts.precondition.kind {
-        PreconditionKind::Pts => (crate::steps::FILL_STEPS + opts.max_rounds, 1),
+        PreconditionKind::Pts => (flashlab_kit::steps::FILL_STEPS + opts.max_rounds, 1),
         // Purge, surface, the sequential writes when timed, the random segments.
         PreconditionKind::Showdown => (2 + usize::from(opts.precondition.seq_ns > 0) + SEGMENTS, 0),
     }
@@ -176,7 +176,7 @@ pub(crate) fn precondition(
     results.push(measure(
         "steady_write_iops",
         Unit::Iops,
-        crate::steps::steady_iops(&st),
+        flashlab_kit::steps::steady_iops(&st),
     ));
     // Over the rule's window (the last segments), reaching back over earlier segments when
     // that holds too few GC cycles; 0 on a device without an FTL to count.

@@ -8,12 +8,12 @@ use flashlab_device::ThermalLog;
 use flashlab_report::DDIR_WRITE;
 use serde_json::{json, Value};
 
-use crate::lengths::RoundLength;
-use crate::session::Session;
-use crate::steps::{bw_bytes_per_s, measure, qd_jobs};
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::wsat::MAX_INTERVALS;
-use crate::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
+use super::wsat::MAX_INTERVALS;
+use flashlab_kit::lengths::RoundLength;
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{bw_bytes_per_s, measure, qd_jobs};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::{Axis, Chart, Series, SuiteError, SuiteOptions, Unit};
 
 /// An interval slower than this share of the first one marks where a write cache ran out.
 const SLOW_SHARE: f64 = 0.7;
@@ -52,10 +52,10 @@ pub struct SustainedArgs {
 
 impl SustainedArgs {
     fn apply(&self, o: &mut SustainedOptions) -> Result<(), SuiteError> {
-        o.bs_bytes = crate::parse_size("--bs", &self.bs)?;
+        o.bs_bytes = flashlab_kit::parse_size("--bs", &self.bs)?;
         o.length = match &self.time {
             // parse_time takes 0 (no idle time); a sustained write of no time writes nothing.
-            Some(t) => match crate::parse_time("--time", t)? {
+            Some(t) => match flashlab_kit::parse_time("--time", t)? {
                 0 => {
                     return Err(SuiteError::OptionValue {
                         option: "--time",
@@ -82,7 +82,7 @@ impl SustainedArgs {
     }
 }
 
-impl crate::options::OwnOptions for SustainedOptions {
+impl flashlab_kit::options::OwnOptions for SustainedOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         SustainedOptions::validate(self)
     }
@@ -276,7 +276,7 @@ fn interval_plan(
 fn thermal_results(
     t: Option<ThermalLog>,
     temperatures: Vec<(f64, f64)>,
-) -> (Vec<crate::Measure>, Chart) {
+) -> (Vec<flashlab_kit::Measure>, Chart) {
     let results = vec![
         measure(
             "max_temperature_c",
@@ -309,7 +309,7 @@ fn thermal_results(
 }
 
 /// Results and charts from (end time ns, bytes written, MB/s) per interval.
-fn summarise(points: &[(f64, f64, f64)]) -> (Vec<crate::Measure>, Vec<Chart>) {
+fn summarise(points: &[(f64, f64, f64)]) -> (Vec<flashlab_kit::Measure>, Vec<Chart>) {
     let first = points.first().map_or(0.0, |p| p.2);
     let tail = &points[points.len() - points.len().div_ceil(4).min(points.len())..];
     let sustained = if tail.is_empty() {
@@ -401,7 +401,7 @@ impl Suite for SustainedWrite {
         <SustainedArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<SustainedArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<SustainedArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some((
@@ -417,7 +417,7 @@ impl Suite for SustainedWrite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steps::result_value;
+    use flashlab_kit::steps::result_value;
 
     #[test]
     fn slowdown_is_where_an_interval_falls_below_the_share_of_the_first() {

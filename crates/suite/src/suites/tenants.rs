@@ -16,20 +16,20 @@ use flashlab_engine::{BlockDevice, SeedTree, NS_PER_S};
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use serde_json::json;
 
-use crate::error::device_error;
-use crate::grids::{spaced, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
-use crate::measure::write_size_label;
-use crate::measure::{LocalAxis, LocalCoord};
-use crate::options::PreconditionKind;
-use crate::session::Session;
-use crate::steps::{
+use flashlab_kit::error::device_error;
+use flashlab_kit::grids::{spaced, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
+use flashlab_kit::measure::write_size_label;
+use flashlab_kit::measure::{LocalAxis, LocalCoord};
+use flashlab_kit::options::PreconditionKind;
+use flashlab_kit::session::Session;
+use flashlab_kit::steps::{
     bw_bytes_per_s, iops, measure, qd_jobs, result_value, uniform_random_line, RAMP_NS,
     UNIFORM_RANDOM,
 };
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::Dim;
-use crate::SuiteOptions;
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::Dim;
+use flashlab_kit::SuiteOptions;
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, Unit};
 
 /// Most rate steps of one write size: bounds a sweep on a drive that never falls behind.
 pub const MAX_STEPS: usize = 200;
@@ -93,10 +93,10 @@ impl WritePressureArgs {
         t.write_bs_bytes = self
             .write_bs
             .iter()
-            .map(|b| crate::parse_size("--write-bs", b))
+            .map(|b| flashlab_kit::parse_size("--write-bs", b))
             .collect::<Result<_, _>>()?;
-        t.start_bytes_per_s = crate::parse_size("--start", &self.start)?;
-        t.step_bytes_per_s = crate::parse_size("--step", &self.step)?;
+        t.start_bytes_per_s = flashlab_kit::parse_size("--start", &self.start)?;
+        t.step_bytes_per_s = flashlab_kit::parse_size("--step", &self.step)?;
         Ok(())
     }
 }
@@ -109,7 +109,7 @@ pub struct NoisyNeighborArgs {
     neighbor_rwmixread: u32,
 }
 
-impl crate::options::OwnOptions for TenantOptions {
+impl flashlab_kit::options::OwnOptions for TenantOptions {
     fn validate(&self, _common: &SuiteOptions) -> Result<(), SuiteError> {
         TenantOptions::validate(self)
     }
@@ -136,8 +136,8 @@ impl TenantOptions {
                 "one or more sizes, multiples of 4 KiB up to 16 MiB (8k,16k)",
             );
         }
-        if let Some((i, b)) = crate::options::repeated(&self.write_bs_bytes, |&b| b) {
-            return Err(crate::options::repeated_error(
+        if let Some((i, b)) = flashlab_kit::options::repeated(&self.write_bs_bytes, |&b| b) {
+            return Err(flashlab_kit::options::repeated_error(
                 "--write-bs",
                 b.to_string(),
                 i,
@@ -165,7 +165,7 @@ impl TenantOptions {
         let p = &suite.precondition;
         let precondition = match p.kind {
             PreconditionKind::Pts => PTS_PRECONDITION.to_string(),
-            PreconditionKind::Showdown => crate::showdown::describe(p, suite),
+            PreconditionKind::Showdown => super::showdown::describe(p, suite),
         };
         json!({
             "write_bs_bytes": self.write_bs_bytes,
@@ -234,9 +234,9 @@ holds or --max-rounds";
 /// The state in which the write-pressure and noisy-neighbor figures hold: with
 /// `--precondition pts`, purge, sequential fill twice, then random-write rounds to steady
 /// state (or `--max-rounds`); with `showdown`, the enterprise reviews' recipe
-/// ([`crate::showdown`]).
+/// ([`super::showdown`]).
 fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, SuiteError> {
-    let results = crate::showdown::precondition_chosen(s, opts)?.1;
+    let results = super::showdown::precondition_chosen(s, opts)?.1;
     // The last round leaves buffered writes and garbage collection behind; the first
     // measurement would wait for them and say nothing about the workload it runs.
     s.idle("settle", SETTLE_NS);
@@ -825,7 +825,7 @@ fn power_chart(per_state: &[StateWatts]) -> Chart {
 }
 
 fn purge_and_fill_prefixed(s: &mut Session, prefix: &str) -> Result<(), SuiteError> {
-    crate::steps::purge_and_fill_with(s, prefix, "128k", 1)
+    flashlab_kit::steps::purge_and_fill_with(s, prefix, "128k", 1)
 }
 
 /// `write-pressure`: read latency as rate-limited writes rise.
@@ -848,7 +848,7 @@ impl Suite for WritePressure {
         <WritePressureArgs as clap::Args>::augment_args(cmd)
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
-        crate::suite::parse_args::<WritePressureArgs>(m)?.apply(o.own_mut())
+        flashlab_kit::suite::parse_args::<WritePressureArgs>(m)?.apply(o.own_mut())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
         Some(("tenants", o.own::<TenantOptions>().to_json(o)))
@@ -882,7 +882,7 @@ impl Suite for NoisyNeighbor {
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
         o.own_mut::<TenantOptions>().neighbor_rwmixread =
-            crate::suite::parse_args::<NoisyNeighborArgs>(m)?.neighbor_rwmixread;
+            flashlab_kit::suite::parse_args::<NoisyNeighborArgs>(m)?.neighbor_rwmixread;
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {

@@ -7,12 +7,12 @@
 use flashlab_report::DDIR_WRITE;
 use serde_json::json;
 
-use crate::lengths::RoundLength;
-use crate::session::{wa_between, wa_over_reclaims, Session};
-use crate::steady::{check_window, SteadyRule};
-use crate::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
-use crate::suite::{Outcome, RunsOn, Suite};
-use crate::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
+use flashlab_kit::lengths::RoundLength;
+use flashlab_kit::session::{wa_between, wa_over_reclaims, Session};
+use flashlab_kit::steady::{check_window, SteadyRule};
+use flashlab_kit::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
+use flashlab_kit::suite::{Outcome, RunsOn, Suite};
+use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
 /// Most intervals a run may take: bounds a run whose intervals are far too short.
 pub const MAX_INTERVALS: usize = 10_000;
@@ -41,7 +41,7 @@ pub struct WsatArgs {
 }
 
 /// The measured interval is the shared `--interval` ([`SuiteOptions::interval`]).
-impl crate::options::OwnOptions for WsatOptions {
+impl flashlab_kit::options::OwnOptions for WsatOptions {
     fn validate(&self, common: &SuiteOptions) -> Result<(), SuiteError> {
         let m = self.write_multiple;
         if !(m.is_finite() && m > 0.0 && m <= 100.0) {
@@ -125,7 +125,7 @@ impl Saturation {
         for p in &self.points {
             figures.extend([p.end_ns, p.written_bytes, p.iops, p.wa]);
         }
-        crate::steps::check_figures("the cached saturation run's figures", &figures)
+        flashlab_kit::steps::check_figures("the cached saturation run's figures", &figures)
     }
 }
 
@@ -369,7 +369,7 @@ impl Suite for Wsat {
     }
     fn apply_args(&self, m: &clap::ArgMatches, o: &mut SuiteOptions) -> Result<(), SuiteError> {
         o.own_mut::<WsatOptions>().write_multiple =
-            crate::suite::parse_args::<WsatArgs>(m)?.write_multiple;
+            flashlab_kit::suite::parse_args::<WsatArgs>(m)?.write_multiple;
         Ok(())
     }
     fn options_json(&self, o: &SuiteOptions) -> Option<(&'static str, serde_json::Value)> {
@@ -422,7 +422,7 @@ mod tests {
 
     #[test]
     fn options_bound_the_interval_count() {
-        use crate::options::OwnOptions;
+        use flashlab_kit::options::OwnOptions;
         let common = SuiteOptions::default();
         assert!(WsatOptions::default().validate(&common).is_ok());
         let short = SuiteOptions {

@@ -1,8 +1,16 @@
 //! Options that make every suite short on a small drive, shared by the tests that run them
-//! all: measured steps and rounds of `step_ns`, the rest as small as each suite allows.
+//! all: measured steps and rounds of `step_ns`, the rest as small as each suite allows; and
+//! the runs the tests make, through `flashlab_suite::run`.
 
+// Each test binary uses some of these.
+#![allow(dead_code)]
+
+use flashlab_device::DeviceConfig;
 use flashlab_engine::{NS_PER_MS, NS_PER_S};
-use flashlab_suite::{RoundLength, SuiteOptions};
+use flashlab_suite::{
+    DeviceReport, DeviceRun, On, RoundLength, SuiteDevice, SuiteError, SuiteKind, SuiteOptions,
+    SuiteProgress, SuiteReport, SuiteTarget,
+};
 
 /// Every suite with steps and rounds of `step_ns`.
 pub fn short_options(step_ns: u64) -> SuiteOptions {
@@ -48,4 +56,64 @@ pub fn short_options(step_ns: u64) -> SuiteOptions {
     o.precondition.random_ns = 50 * NS_PER_MS;
     o.precondition.seq_ns = 0;
     o
+}
+
+/// `kind` on one drive built from `config`, through the entry point every caller takes.
+pub fn run_on_device(
+    kind: SuiteKind,
+    config: &DeviceConfig,
+    o: &SuiteOptions,
+) -> Result<DeviceReport, SuiteError> {
+    run_on_target_with(kind, &SuiteTarget::Drive(Box::new(config.clone())), o)
+}
+
+/// `kind` on one drive or system.
+pub fn run_on_target_with(
+    kind: SuiteKind,
+    target: &SuiteTarget,
+    o: &SuiteOptions,
+) -> Result<DeviceReport, SuiteError> {
+    run_suite_drives_with(kind, std::slice::from_ref(target), 1, o, &|_, _| {})
+        .map(|mut r| r.devices.remove(0))
+}
+
+/// `kind` on every drive of `configs`, each on a thread of its own.
+pub fn run_suite_with(
+    kind: SuiteKind,
+    configs: &[DeviceConfig],
+    o: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
+    let targets: Vec<SuiteTarget> = configs
+        .iter()
+        .map(|c| SuiteTarget::Drive(Box::new(c.clone())))
+        .collect();
+    run_suite_drives_with(kind, &targets, 1, o, progress)
+}
+
+/// `kind` on each target as `drives` identical drives.
+pub fn run_suite_drives_with(
+    kind: SuiteKind,
+    targets: &[SuiteTarget],
+    drives: usize,
+    o: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<SuiteReport, SuiteError> {
+    let on = On::Targets { targets, drives };
+    flashlab_suite::run(kind, on, o, progress).map(|ran| ran.report)
+}
+
+/// `kind` on a device the test built.
+pub fn run_on_suite_device(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    o: &SuiteOptions,
+) -> Result<DeviceReport, SuiteError> {
+    let on = On::Device {
+        dev,
+        name,
+        run: DeviceRun::default(),
+    };
+    flashlab_suite::run(kind, on, o, &|_, _| {}).map(|mut ran| ran.report.devices.remove(0))
 }

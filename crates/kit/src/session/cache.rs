@@ -3,13 +3,16 @@
 
 use std::path::Path;
 
+use super::entry::CachedSteps;
 use super::*;
-use crate::state_cache::EntryLockError;
+use flashlab_cache::{EntryLockError, LoadTarget};
+use flashlab_device::Ssd;
+use flashlab_system::System;
 
 impl<'a> Session<'a> {
     /// The device was just built from `device` with `device_seed`: its preconditioning may
     /// come from the precondition cache, when the options name one.
-    pub(crate) fn fresh_device(&mut self, device: FreshDevice, device_seed: u64) {
+    pub fn fresh_device(&mut self, device: FreshDevice, device_seed: u64) {
         let at_start = self.now_ns == 0 && self.started_steps == 0;
         if let (Some(cache), Drive::Sim(_), true) = (&self.opts.state_cache, &self.drive, at_start)
         {
@@ -20,7 +23,6 @@ impl<'a> Session<'a> {
                 self.opts.seed,
                 &self.device,
                 self.compressible_percent,
-                self.axes,
             );
         }
     }
@@ -33,7 +35,7 @@ impl<'a> Session<'a> {
     /// run and their outcome is stored. A damaged or foreign entry is reported on standard
     /// error and replaced. The end of a checkpoint is the step [`PRECONDITION_STEP`] to the
     /// [`AfterStep`] hook.
-    pub(crate) fn checkpoint<R: Cached>(
+    pub fn checkpoint<R: Cached>(
         &mut self,
         recipe: &str,
         steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
@@ -80,7 +82,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    pub(super) fn cached_checkpoint<R: Cached>(
+    pub fn cached_checkpoint<R: Cached>(
         &mut self,
         chain: Chain,
         steps: impl FnOnce(&mut Self) -> Result<R, SuiteError>,
@@ -92,7 +94,9 @@ impl<'a> Session<'a> {
         let _filling = lock.lock().unwrap_or_else(|e| e.into_inner());
         let _filling_across = self.lock_entry_file(&path)?;
         let loaded = match &mut self.drive {
-            Drive::Sim(dev) => state_cache::load::<R>(&chain, &mut **dev),
+            Drive::Sim(dev) => {
+                state_cache::load::<CachedSteps, R>(&chain, self.axes, &mut Loading(&mut **dev))
+            }
             _ => Ok(None),
         };
         match loaded {
@@ -101,7 +105,7 @@ impl<'a> Session<'a> {
                 let mut part = entry.session;
                 self.started_steps += part.started_steps as usize;
                 self.now_ns = part.end_ns;
-                self.steps.append(&mut part.steps);
+                self.steps.append(&mut part.steps.0);
                 state_cache::touch(&path);
                 eprintln!(
                     "flashlab: {}: preconditioning from the state cache ({})",
@@ -126,7 +130,7 @@ impl<'a> Session<'a> {
         let (first_step, started) = (self.steps.len(), self.started_steps);
         let value = steps(self)?;
         let part = SessionPart {
-            steps: self.steps[first_step..].to_vec(),
+            steps: CachedSteps(self.steps[first_step..].to_vec()),
             started_steps: (self.started_steps - started) as u64,
             end_ns: self.now_ns,
         };
@@ -152,5 +156,17 @@ impl<'a> Session<'a> {
             ),
         }
         Ok(value)
+    }
+}
+
+/// A session's simulated device as the cache loads an entry into it.
+struct Loading<'d>(&'d mut dyn SuiteDevice);
+
+impl LoadTarget for Loading<'_> {
+    fn ssd_mut(&mut self) -> Option<&mut Ssd> {
+        self.0.as_ssd_mut()
+    }
+    fn system_mut(&mut self) -> Option<&mut System> {
+        self.0.as_system_mut()
     }
 }

@@ -13,8 +13,8 @@ use crate::client_options::{ClientOptions, DesktopProfile};
 use crate::error::SuiteError;
 use crate::lengths::{parse_size, parse_time, RoundLength};
 use crate::options::{PreconditionKind, PreconditionOptions, SuiteOptions};
+use crate::registry::Registry;
 use crate::suite::SuiteKind;
-use crate::SUITES;
 
 /// The options of `flashlab suite` that become [`SuiteOptions`]: those every suite takes,
 /// then those several suites read. Each suite's own come from its `augment_args`.
@@ -150,9 +150,9 @@ impl SuiteOptionArgs {
 
 /// `cmd` with every suite's options: those every suite takes and those several share
 /// ([`SuiteOptionArgs`]) and each suite's own.
-pub fn with_suite_options(cmd: clap::Command) -> clap::Command {
+pub fn with_suite_options(reg: &Registry, cmd: clap::Command) -> clap::Command {
     let mut cmd = SuiteOptionArgs::augment_args(cmd);
-    for &k in SUITES {
+    for &k in reg.suites {
         cmd = k.augment_args(cmd);
     }
     cmd
@@ -160,9 +160,10 @@ pub fn with_suite_options(cmd: clap::Command) -> clap::Command {
 
 /// Refuse options given that `kind` does not read (they would be ignored without a word):
 /// `--runtime` to a suite that runs to a length of its own, and an option some suite adds
-/// or lists among those it reads ([`crate::suite_options`]) to the other suites. `given`
+/// or lists among those it reads ([`Registry::suite_options`]) to the other suites. `given`
 /// says whether the option of that long name was given.
 pub fn check_options_given(
+    reg: &Registry,
     kind: SuiteKind,
     given: impl Fn(&str) -> bool,
 ) -> Result<(), SuiteError> {
@@ -173,7 +174,7 @@ pub fn check_options_given(
              `flashlab suite --help`, \"{suite} options\", and docs/suites.md)"
         )));
     }
-    for (option, suites) in crate::suite_options() {
+    for (option, suites) in reg.suite_options() {
         if given(&option) && !suites.contains(&suite) {
             return Err(SuiteError::Argument(format!(
                 "--{option} does not apply to suite {suite}: it is for {}",
@@ -186,9 +187,9 @@ pub fn check_options_given(
 
 /// The long names of the options `kind` reads: those every suite takes, then its own and the
 /// shared ones it lists.
-pub fn options_of(kind: SuiteKind) -> Vec<String> {
-    let all = with_suite_options(clap::Command::new("suite"));
-    let read_by: Vec<(String, Vec<&'static str>)> = crate::suite_options();
+pub fn options_of(reg: &Registry, kind: SuiteKind) -> Vec<String> {
+    let all = with_suite_options(reg, clap::Command::new("suite"));
+    let read_by: Vec<(String, Vec<&'static str>)> = reg.suite_options();
     all.get_arguments()
         .filter_map(|a| a.get_long())
         .filter(|long| {
@@ -211,12 +212,13 @@ pub fn options_of(kind: SuiteKind) -> Vec<String> {
 /// not parse is an error naming the option and what is valid. The state cache and the
 /// thread count are left to the caller.
 pub fn options_from_pairs(
+    reg: &Registry,
     name: &str,
     pairs: &[(String, String)],
 ) -> Result<(SuiteKind, SuiteOptions), SuiteError> {
-    let kind = crate::suite(name)?;
-    let cmd = with_suite_options(clap::Command::new("suite").no_binary_name(true));
-    let valid = || options_of(kind).join(", ");
+    let kind = reg.suite(name)?;
+    let cmd = with_suite_options(reg, clap::Command::new("suite").no_binary_name(true));
+    let valid = || options_of(reg, kind).join(", ");
     let mut argv: Vec<String> = Vec::with_capacity(pairs.len());
     for (option, value) in pairs {
         let long = option.trim_start_matches("--").replace('_', "-");
@@ -256,8 +258,8 @@ pub fn options_from_pairs(
     let matches = cmd
         .clone()
         .try_get_matches_from(&argv)
-        .map_err(|e| SuiteError::Argument(clap_message(&e, &cmd)))?;
-    check_options_given(kind, |long| {
+        .map_err(|e| SuiteError::Argument(clap_message(reg, &e, &cmd)))?;
+    check_options_given(reg, kind, |long| {
         cmd.get_arguments()
             .find(|a| a.get_long() == Some(long))
             .is_some_and(|a| {
@@ -265,9 +267,9 @@ pub fn options_from_pairs(
             })
     })?;
     let args = SuiteOptionArgs::from_arg_matches(&matches)
-        .map_err(|e| SuiteError::Argument(clap_message(&e, &cmd)))?;
+        .map_err(|e| SuiteError::Argument(clap_message(reg, &e, &cmd)))?;
     let mut options = args.options()?;
-    for &k in SUITES {
+    for &k in reg.suites {
         k.apply_args(&matches, &mut options)?;
     }
     options.validate()?;
@@ -276,7 +278,7 @@ pub fn options_from_pairs(
 
 /// A clap error of [`options_from_pairs`] in one line: the option, the value, why, and the
 /// option's help as the form it takes.
-fn clap_message(e: &clap::Error, cmd: &clap::Command) -> String {
+fn clap_message(reg: &Registry, e: &clap::Error, cmd: &clap::Command) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = |k| match e.get(k) {
         Some(ContextValue::String(s)) => Some(s.clone()),
@@ -309,7 +311,7 @@ fn clap_message(e: &clap::Error, cmd: &clap::Command) -> String {
                 let first = h.split(". ").next().unwrap_or(&h).to_string();
                 match first.split_once(": ") {
                     Some((suites, rest))
-                        if suites.split(',').all(|s| crate::suite(s.trim()).is_ok()) =>
+                        if suites.split(',').all(|s| reg.suite(s.trim()).is_ok()) =>
                     {
                         rest.to_string()
                     }
@@ -331,117 +333,4 @@ fn clap_message(e: &clap::Error, cmd: &clap::Command) -> String {
         .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
-        p.iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
-
-    fn error(name: &str, p: &[(&str, &str)]) -> String {
-        let e = options_from_pairs(name, &pairs(p)).unwrap_err();
-        assert!(e.is_bad_input(), "{e}");
-        e.to_string()
-    }
-
-    #[test]
-    fn pairs_give_the_options_the_command_line_gives() {
-        let (kind, o) = options_from_pairs(
-            "qos",
-            &pairs(&[
-                ("runtime", "50ms"),
-                ("--depths", "1,8"),
-                ("rwmixread", "50"),
-                ("max_rounds", "7"),
-                ("seed", "7"),
-            ]),
-        )
-        .unwrap();
-        assert_eq!(kind.name(), "qos");
-        assert_eq!(o.runtime_ns, Some(50_000_000));
-        assert_eq!(o.max_rounds, 7);
-        assert_eq!(o.seed, 7);
-        let qos = o.own::<crate::QosOptions>();
-        assert_eq!(qos.depths, [1, 8]);
-        assert_eq!(qos.rwmixread, 50);
-        // None given: every default, as `flashlab suite qos` alone.
-        let (_, d) = options_from_pairs("qos", &[]).unwrap();
-        assert_eq!(
-            d.own::<crate::QosOptions>().depths,
-            [1, 8, 32, 64, 128, 256]
-        );
-        assert_eq!(d.round, RoundLength::CapacityFraction(0.25));
-    }
-
-    #[test]
-    fn a_flag_takes_true_or_false() {
-        let (_, o) =
-            options_from_pairs("endurance", &pairs(&[("until-read-only", "true")])).unwrap();
-        assert!(o.own::<crate::EnduranceOptions>().until_read_only);
-        let (_, o) =
-            options_from_pairs("endurance", &pairs(&[("until-read-only", "false")])).unwrap();
-        assert!(!o.own::<crate::EnduranceOptions>().until_read_only);
-        let msg = error("endurance", &[("until-read-only", "yes")]);
-        assert!(msg.contains("--until-read-only 'yes'") && msg.contains("true or false"));
-    }
-
-    #[test]
-    fn bad_options_name_the_option_and_what_is_valid() {
-        let msg = error("qos", &[("no-such-option", "1")]);
-        assert!(
-            msg.contains("unknown option 'no-such-option' for suite qos"),
-            "{msg}"
-        );
-        assert!(msg.contains("depths") && msg.contains("runtime"), "{msg}");
-        // The list is the suite's: another suite's own option is not offered.
-        assert!(!msg.contains("until-read-only"), "{msg}");
-        let msg = error("qos", &[("depths", "1,x")]);
-        assert!(
-            msg.starts_with("--depths 'x': not a whole number; expected "),
-            "{msg}"
-        );
-        let msg = error("qos", &[("qd", "deep")]);
-        assert!(msg.starts_with("--qd 'deep': not a whole number"), "{msg}");
-        let msg = error("qos", &[("compressible", "101")]);
-        assert!(msg.starts_with("--compressible '101'"), "{msg}");
-        let msg = error("qos", &[("runtime", "0s")]);
-        assert!(
-            msg.contains("--runtime '0s': expected a time above 0"),
-            "{msg}"
-        );
-        let msg = error("qos", &[("round", "lots")]);
-        assert!(msg.contains("--round") && msg.contains("lots"), "{msg}");
-        let msg = error("qos", &[("until-read-only", "true")]);
-        assert_eq!(
-            msg,
-            "--until-read-only does not apply to suite qos: it is for endurance"
-        );
-        let msg = error("wsat", &[("runtime", "1s")]);
-        assert!(
-            msg.starts_with("--runtime does not apply to suite wsat"),
-            "{msg}"
-        );
-        let msg = error("qos", &[("qd", "4"), ("--qd", "8")]);
-        assert!(msg.contains("--qd is given twice"), "{msg}");
-        let msg = error("qos", &[("rwmixread", "150")]);
-        assert!(msg.contains("rwmixread") && msg.contains("150"), "{msg}");
-        let msg = error("four-corner", &[]);
-        assert!(msg.contains("unknown suite 'four-corner'"), "{msg}");
-    }
-
-    #[test]
-    fn every_suite_reads_the_options_every_suite_takes() {
-        for &k in SUITES {
-            let options = options_of(k);
-            assert!(options.iter().any(|o| o == "seed"), "{}", k.name());
-            for own in crate::own_options(k) {
-                assert!(options.contains(&own), "{}: --{own}", k.name());
-            }
-        }
-    }
 }

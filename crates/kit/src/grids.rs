@@ -38,14 +38,14 @@ pub enum Cols {
 
 /// A grid row: its axis values, or the family a [`Cols::Families`] row shows.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RowKey {
+pub enum RowKey {
     Coords(Vec<Coord>),
     Family(&'static str),
 }
 
 impl GridSpec {
     /// The row and column (index into the columns) of `m`, if it is one of this family's.
-    pub(crate) fn place(&self, m: &Measure) -> Option<(RowKey, usize)> {
+    pub fn place(&self, m: &Measure) -> Option<(RowKey, usize)> {
         if m.row.len() != self.dims.len() || m.row.iter().zip(self.dims).any(|(c, &d)| c.dim() != d)
         {
             return None;
@@ -72,14 +72,14 @@ impl GridSpec {
         }
     }
 
-    pub(crate) fn col_labels(&self) -> Vec<&'static str> {
+    pub fn col_labels(&self) -> Vec<&'static str> {
         match self.cols {
             Cols::Figures(cols) => cols.iter().map(|c| c.0).collect(),
             Cols::First { cols, .. } | Cols::Families(cols) => cols.iter().map(|c| c.0).collect(),
         }
     }
 
-    pub(crate) fn label(&self, row: &RowKey) -> String {
+    pub fn label(&self, row: &RowKey) -> String {
         match row {
             RowKey::Coords(coords) => (self.row_label)(coords),
             RowKey::Family(f) => f.to_string(),
@@ -88,7 +88,7 @@ impl GridSpec {
 }
 
 /// The row as its key spells it, spaced: `pass1 desktop seq1m q8t1`.
-pub(crate) fn spaced(row: &[Coord]) -> String {
+pub fn spaced(row: &[Coord]) -> String {
     row.iter()
         .map(Coord::key)
         .collect::<Vec<_>>()
@@ -97,12 +97,12 @@ pub(crate) fn spaced(row: &[Coord]) -> String {
 }
 
 /// The row's values: `8` for queue depth 8, `4k`.
-pub(crate) fn values(row: &[Coord]) -> String {
+pub fn values(row: &[Coord]) -> String {
     row.iter().map(Coord::value).collect::<Vec<_>>().join(", ")
 }
 
 /// `65/35, 4k`.
-pub(crate) fn mix_block_label(row: &[Coord]) -> String {
+pub fn mix_block_label(row: &[Coord]) -> String {
     row.iter()
         .map(|c| match *c {
             Coord::Mix(r) => format!("{r}/{}", 100 - r),
@@ -113,21 +113,21 @@ pub(crate) fn mix_block_label(row: &[Coord]) -> String {
 }
 
 /// Extra spare as its key spells it, without `op`: `10`, `2_5`.
-pub(crate) fn op_label(row: &[Coord]) -> String {
+pub fn op_label(row: &[Coord]) -> String {
     row.iter()
         .map(|c| c.key().trim_start_matches("op").to_string())
         .collect()
 }
 
-pub(crate) const READ_WRITE_BW_IOPS: &[(&str, &str, Option<Coord>)] = &[
+pub const READ_WRITE_BW_IOPS: &[(&str, &str, Option<Coord>)] = &[
     ("read", "read_bw_bytes_per_s", None),
     ("read IOPS", "read_iops", None),
     ("write", "write_bw_bytes_per_s", None),
     ("write IOPS", "write_iops", None),
 ];
 
-pub(crate) const P99: Option<Coord> = Some(Coord::Percentile(99.0));
-pub(crate) const P99_9: Option<Coord> = Some(Coord::Percentile(99.9));
-pub(crate) const P99_99: Option<Coord> = Some(Coord::Percentile(99.99));
-pub(crate) const P99_999: Option<Coord> = Some(Coord::Percentile(99.999));
-pub(crate) const P99_9999: Option<Coord> = Some(Coord::Percentile(99.9999));
+pub const P99: Option<Coord> = Some(Coord::Percentile(99.0));
+pub const P99_9: Option<Coord> = Some(Coord::Percentile(99.9));
+pub const P99_99: Option<Coord> = Some(Coord::Percentile(99.99));
+pub const P99_999: Option<Coord> = Some(Coord::Percentile(99.999));
+pub const P99_9999: Option<Coord> = Some(Coord::Percentile(99.9999));

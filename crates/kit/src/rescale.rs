@@ -1,15 +1,12 @@
 //! A suite on devices given by name, run again on a larger slice when the slice it was given
 //! would change its figures: a die cut a step's job would feel ([`RunError::DieCut`]), or a
 //! capacity cut the suite refuses ([`SuiteError::SliceCut`]). The one path the `flashlab
-//! suite` command and the Python package take, so both give the same report for the same
+//! suite` command and the Python package take ([`crate::On::Named`]), so both give the same report for the same
 //! request.
 
 use flashlab_runner::RunError;
 
-use crate::{
-    run_suite_drives_with, SuiteError, SuiteKind, SuiteOptions, SuiteProgress, SuiteReport,
-    SuiteTarget,
-};
+use crate::{SuiteError, SuiteReport, SuiteTarget};
 
 /// Devices as named (a preset or a description file), each loaded with `overrides`: what a
 /// run on a larger slice loads again, with `sim.scale` added to the overrides.
@@ -30,25 +27,23 @@ const MAX_RUNS: usize = 3;
 /// slice is built at is its block count's share, a hair off the `sim.scale` asked for).
 const SCALE_SLACK: f64 = 1e-6;
 
-/// [`run_suite_drives_with`] on `named`'s targets; when the run is refused because a
-/// drive's slice would change a figure, the drives whose slice is too small are loaded
-/// again at the smallest `sim.scale` that keeps the figures (`named.targets` then holds
-/// them), the run starts over, the device reports' scale note says why and so does a line on
-/// standard error. A refusal that no larger slice answers (a system, a drive already whole)
+/// `run_drives` on `named`'s targets (each as `drives` identical drives); when the run is
+/// refused because a drive's slice would change a figure, the drives whose slice is too
+/// small are loaded again at the smallest `sim.scale` that keeps the figures
+/// (`named.targets` then holds them), the run starts over, the device reports' scale note
+/// says why and so does a line on standard error. A refusal that no larger slice answers (a system, a drive already whole)
 /// is returned as the error it is.
-pub fn run_suite_keeping_figures(
-    kind: SuiteKind,
+pub fn keeping_figures(
     named: &mut NamedTargets,
     drives: usize,
-    options: &SuiteOptions,
-    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+    run_drives: &dyn Fn(&[SuiteTarget]) -> Result<SuiteReport, SuiteError>,
 ) -> Result<SuiteReport, SuiteError> {
     let count = named.targets.len();
     // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
     let mut scales: Vec<Option<f64>> = vec![None; count];
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
     let mut reasons: Vec<String> = vec![String::new(); count];
-    let mut outcome = run_suite_drives_with(kind, &named.targets, drives, options, progress);
+    let mut outcome = run_drives(&named.targets);
     for _ in 1..MAX_RUNS {
         let Some(refusal) = refusal(&outcome) else {
             break;
@@ -124,7 +119,7 @@ pub fn run_suite_keeping_figures(
             })?;
             named.targets[i] = SuiteTarget::Drive(Box::new(config));
         }
-        outcome = run_suite_drives_with(kind, &named.targets, drives, options, progress);
+        outcome = run_drives(&named.targets);
     }
     let mut report = outcome?;
     // Each target gives one report per drive, and with several drives their aggregate.

@@ -1,14 +1,15 @@
-//! The precondition cache (`docs/state.md`, "Precondition cache"): the drive as its
-//! preconditioning left it, with the records of the steps that made it, kept in a directory
-//! so the next suite on the same drive, recipe and seed starts from there instead of
-//! preconditioning again.
+//! The precondition cache (`docs/state.md`, "Precondition cache"): a device as its
+//! preconditioning left it, with the session's record of the steps that made it, kept in a
+//! directory so the next run on the same device, recipe and seed starts from there instead of
+//! preconditioning again. This crate is the storage: keys, entry files, locks and eviction;
+//! what a session records is its owner's ([`SessionRecord`]).
 //!
 //! An entry is one file, `<key>.state`: a u64 (little-endian) giving the length of the
-//! session part, the session part (a state stream of kind `suite-steps`: the key text, the
-//! recorded steps, the step count and the checkpoint's value), then the device's own state
-//! file (`Ssd::save_state`, `System::save_state`). Both parts carry their checksum; an entry
-//! that does not read back whole, or whose key text differs from the one asked for, is not
-//! used.
+//! session part, the session part (a state stream of kind [`STEPS_KIND`]: the key text, the
+//! count of steps started, the session's record and the checkpoint's value), then the
+//! device's own state file (`Ssd::save_state`, `System::save_state`). Both parts carry their
+//! checksum; an entry that does not read back whole, whose kind is of another entry format,
+//! or whose key text differs from the one asked for, is not used.
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,14 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flashlab_device::{DeviceConfig, HealthLog};
+use flashlab_device::{DeviceConfig, Ssd};
 use flashlab_engine::state::{checksum_of, StateHeader};
 use flashlab_engine::{SimTime, State, StateError, StateReader, StateWriter};
-use flashlab_system::SystemConfig;
-
-use crate::device::SuiteDevice;
-use crate::measure::{LocalAxis, LocalCoord, LOCAL_WORDS};
-use crate::{Coord, DirectionFigures, JobFigures, Measure, StepKind, StepRecord, Unit};
+use flashlab_system::{System, SystemConfig};
 
 /// Where the cache lives and which build fills it.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,16 +40,17 @@ pub struct StateCache {
 /// D5-P5430), which a bound below that would evict while the suite runs.
 pub const DEFAULT_MAX_CACHE_BYTES: u64 = 32 << 30;
 
-/// `kind` of the session part's header.
-const STEPS_KIND: &str = "suite-steps";
+/// `kind` of the session part's header, with the entry format's version: an entry of
+/// another format is refused by its kind before any of it is read, and made again.
+pub const STEPS_KIND: &str = "suite-steps-2";
 /// Largest session part read: step records are job texts and fio JSON of tens of steps.
 const MAX_STEPS_PART_BYTES: u64 = 256 << 20;
 /// Longest string a session part may hold (a step's fio JSON).
-const MAX_TEXT_BYTES: usize = 64 << 20;
+pub const MAX_TEXT_BYTES: usize = 64 << 20;
 
 /// A device a session built fresh from its description: what a cached state loads into.
 #[derive(Debug, Clone)]
-pub(crate) enum FreshDevice {
+pub enum FreshDevice {
     Drive(Box<DeviceConfig>),
     System(Box<SystemConfig>),
 }
@@ -75,13 +73,11 @@ impl FreshDevice {
 /// A session's place in the cache: the key of the state it stands in (a fresh device, or
 /// the end of the cached checkpoints so far).
 #[derive(Debug, Clone)]
-pub(crate) struct Chain {
+pub struct Chain {
     pub cache: StateCache,
     pub device: FreshDevice,
     /// Every input that made the device's state so far, as text; its hash names the entry.
     pub key_text: String,
-    /// The axes of the suite's own an entry's coordinates may lie on.
-    pub axes: &'static [&'static LocalAxis],
 }
 
 impl Chain {
@@ -94,7 +90,6 @@ impl Chain {
         suite_seed: u64,
         name: &str,
         compressible_percent: Option<u8>,
-        axes: &'static [&'static LocalAxis],
     ) -> Option<Chain> {
         let device_text = device.key_text().ok()?;
         let key_text = format!(
@@ -106,7 +101,6 @@ impl Chain {
             cache: cache.clone(),
             device,
             key_text,
-            axes,
         })
     }
 
@@ -128,7 +122,7 @@ impl Chain {
 
 /// A checkpoint's value, kept in the entry beside the steps: any value with a state
 /// encoding ([`State`]: numbers, vectors, tuples, structs by `impl_state!`).
-pub(crate) trait Cached: Sized {
+pub trait Cached: Sized {
     fn put(&self, w: &mut StateWriter<'_>);
     fn get(r: &mut StateReader<'_>) -> Result<Self, StateError>;
 }
@@ -144,24 +138,39 @@ impl<T: State + Default> Cached for T {
     }
 }
 
-/// What a checkpoint recorded in the session: its steps, how many it started (recorded or
-/// not) and the drive time where it ended.
-pub(crate) struct SessionPart {
-    pub steps: Vec<StepRecord>,
+/// What a session keeps of a checkpoint beside the device (its steps' records), in the
+/// entry's encoding; reading it back may need what the session knows (`Context`).
+pub trait SessionRecord: Sized {
+    type Context: ?Sized;
+    fn put(&self, w: &mut StateWriter<'_>);
+    fn get(r: &mut StateReader<'_>, cx: &Self::Context) -> Result<Self, StateError>;
+}
+
+/// What a checkpoint recorded in the session: its steps' record, how many steps it started
+/// (recorded or not) and the drive time where it ended.
+pub struct SessionPart<S> {
+    pub steps: S,
     pub started_steps: u64,
     pub end_ns: SimTime,
 }
 
 /// A cache entry read back: the session part and the checkpoint's value (the device state
 /// went into the device given).
-pub(crate) struct Entry<R> {
-    pub session: SessionPart,
+pub struct Entry<S, R> {
+    pub session: SessionPart<S>,
     pub value: R,
+}
+
+/// A device an entry's state loads into: a drive, a system, or neither (then nothing is
+/// loaded).
+pub trait LoadTarget {
+    fn ssd_mut(&mut self) -> Option<&mut Ssd>;
+    fn system_mut(&mut self) -> Option<&mut System>;
 }
 
 /// Why an entry was not used.
 #[derive(Debug)]
-pub(crate) enum LoadFailure {
+pub enum LoadFailure {
     /// Refused before any of it went into the device: the device is as it was.
     Refused(StateError),
     /// Failed once it began to load into the device, which cannot be used now.
@@ -180,23 +189,24 @@ impl From<std::io::Error> for LoadFailure {
     }
 }
 
-fn corrupt(what: impl Into<String>) -> StateError {
+/// A refusal: the entry's part `what` is not as written.
+pub fn corrupt(what: impl Into<String>) -> StateError {
     StateError::Corrupt { what: what.into() }
 }
 
-fn put_str(w: &mut StateWriter<'_>, s: &str) {
+pub fn put_str(w: &mut StateWriter<'_>, s: &str) {
     w.put_len(s.len());
     w.put_bytes(s.as_bytes());
 }
 
-fn get_str(r: &mut StateReader<'_>) -> Result<String, StateError> {
+pub fn get_str(r: &mut StateReader<'_>) -> Result<String, StateError> {
     let n = r.len_at_most(1, MAX_TEXT_BYTES)?;
     let mut bytes = vec![0u8; n];
     r.get_bytes(&mut bytes)?;
     String::from_utf8(bytes).map_err(|_| corrupt("a step's text is not UTF-8"))
 }
 
-fn put_opt_str(w: &mut StateWriter<'_>, s: Option<&str>) {
+pub fn put_opt_str(w: &mut StateWriter<'_>, s: Option<&str>) {
     match s {
         None => w.put_u8(0),
         Some(s) => {
@@ -206,7 +216,7 @@ fn put_opt_str(w: &mut StateWriter<'_>, s: Option<&str>) {
     }
 }
 
-fn get_opt_str(r: &mut StateReader<'_>) -> Result<Option<String>, StateError> {
+pub fn get_opt_str(r: &mut StateReader<'_>) -> Result<Option<String>, StateError> {
     match r.get_u8()? {
         0 => Ok(None),
         1 => Ok(Some(get_str(r)?)),
@@ -214,336 +224,10 @@ fn get_opt_str(r: &mut StateReader<'_>) -> Result<Option<String>, StateError> {
     }
 }
 
-const STEP_KINDS: [StepKind; 4] = [
-    StepKind::Purge,
-    StepKind::Job,
-    StepKind::Idle,
-    StepKind::Driven,
-];
-const UNITS: [Unit; 7] = [
-    Unit::BytesPerS,
-    Unit::Iops,
-    Unit::Ns,
-    Unit::Count,
-    Unit::Ratio,
-    Unit::Bytes,
-    Unit::Percent,
-];
-
-fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
-    all.iter().position(|x| x == v).unwrap_or(0) as u8
-}
-
-fn from_index<T: Copy>(all: &[T], i: u8, what: &str) -> Result<T, StateError> {
-    all.get(usize::from(i))
-        .copied()
-        .ok_or_else(|| corrupt(format!("{what} {i}")))
-}
-
-/// Most distinct names (measure families and named coordinates) read back from cache files in
-/// one process: each is kept for the process's life, as the names a suite spells are.
-const MAX_INTERNED_NAMES: usize = 4096;
-
-/// The `&'static str` a measure's family or named coordinate needs, for a name read back from a
-/// cache file. Each distinct name is allocated once; a file that names more than
-/// [`MAX_INTERNED_NAMES`] is refused as corrupt rather than grow memory without bound.
-fn intern(name: String) -> Result<&'static str, StateError> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(&kept) = names.get(&name) {
-        return Ok(kept);
-    }
-    if names.len() >= MAX_INTERNED_NAMES {
-        return Err(corrupt(format!(
-            "more than {MAX_INTERNED_NAMES} distinct measure names"
-        )));
-    }
-    let kept: &'static str = Box::leak(name.clone().into_boxed_str());
-    names.insert(name, kept);
-    Ok(kept)
-}
-
-fn tagged(w: &mut StateWriter<'_>, tag: u8, v: u64) {
-    w.put_u8(tag);
-    w.put_u64(v);
-}
-
-fn put_coord(w: &mut StateWriter<'_>, c: &Coord) {
-    match *c {
-        Coord::Depth(v) => tagged(w, 0, v.into()),
-        Coord::Block(v) => tagged(w, 1, v),
-        Coord::SeqBlock(v) => tagged(w, 2, v),
-        Coord::Transfer(v) => tagged(w, 3, v),
-        Coord::WriteSize(v) => tagged(w, 4, v),
-        Coord::Mix(v) => tagged(w, 5, v.into()),
-        Coord::Percentile(v) => tagged(w, 6, v.to_bits()),
-        Coord::Round(v) => tagged(w, 7, v.into()),
-        Coord::Interval(v) => tagged(w, 8, v.into()),
-        Coord::Step(v) => tagged(w, 9, v.into()),
-        Coord::Load(v) => tagged(w, 10, v.into()),
-        Coord::Pass(v) => tagged(w, 11, v.into()),
-        Coord::Compressible(v) => tagged(w, 12, v.into()),
-        Coord::Dirty(v) => tagged(w, 14, v),
-        Coord::Idle(v) => tagged(w, 15, v),
-        Coord::Op(v) => tagged(w, 17, v.to_bits()),
-        Coord::RunTime(v) => tagged(w, 18, v),
-        Coord::Namespace(v) => tagged(w, 20, v.into()),
-        Coord::PowerState(v) => tagged(w, 22, v.into()),
-        Coord::Profile(v) => {
-            w.put_u8(23);
-            put_str(w, v);
-        }
-        Coord::Test(v) => {
-            w.put_u8(24);
-            put_str(w, v);
-        }
-        Coord::Phase(v) => {
-            w.put_u8(25);
-            put_str(w, v);
-        }
-        Coord::Local(c) => {
-            w.put_u8(26);
-            put_str(w, c.axis.name);
-            for word in c.words {
-                w.put_u64(word);
-            }
-        }
-    }
-}
-
-fn get_coord(r: &mut StateReader<'_>, axes: &[&'static LocalAxis]) -> Result<Coord, StateError> {
-    fn small(r: &mut StateReader<'_>) -> Result<u32, StateError> {
-        let v = r.get_u64()?;
-        u32::try_from(v).map_err(|_| corrupt(format!("coordinate {v} out of range")))
-    }
-    Ok(match r.get_u8()? {
-        0 => Coord::Depth(small(r)?),
-        1 => Coord::Block(r.get_u64()?),
-        2 => Coord::SeqBlock(r.get_u64()?),
-        3 => Coord::Transfer(r.get_u64()?),
-        4 => Coord::WriteSize(r.get_u64()?),
-        5 => Coord::Mix(small(r)?),
-        6 => Coord::Percentile(f64::from_bits(r.get_u64()?)),
-        7 => Coord::Round(small(r)?),
-        8 => Coord::Interval(small(r)?),
-        9 => Coord::Step(small(r)?),
-        10 => Coord::Load(small(r)?),
-        11 => Coord::Pass(small(r)?),
-        12 => Coord::Compressible(small(r)?),
-        14 => Coord::Dirty(r.get_u64()?),
-        15 => Coord::Idle(r.get_u64()?),
-        17 => Coord::Op(f64::from_bits(r.get_u64()?)),
-        18 => Coord::RunTime(r.get_u64()?),
-        20 => Coord::Namespace(small(r)?),
-        22 => Coord::PowerState(small(r)?),
-        23 => Coord::Profile(intern(get_str(r)?)?),
-        24 => Coord::Test(intern(get_str(r)?)?),
-        25 => Coord::Phase(intern(get_str(r)?)?),
-        26 => {
-            let name = get_str(r)?;
-            let axis = axes
-                .iter()
-                .copied()
-                .find(|a| a.name == name)
-                .ok_or_else(|| corrupt(format!("the suite has no axis '{name}'")))?;
-            let mut words = [0; LOCAL_WORDS];
-            for word in &mut words {
-                *word = r.get_u64()?;
-            }
-            Coord::Local(LocalCoord::new(axis, words))
-        }
-        t => return Err(corrupt(format!("coordinate tag {t}"))),
-    })
-}
-
-fn put_measure(w: &mut StateWriter<'_>, m: &Measure) {
-    put_str(w, m.family);
-    w.put_len(m.row.len());
-    for c in &m.row {
-        put_coord(w, c);
-    }
-    match &m.col {
-        None => w.put_u8(0),
-        Some(c) => {
-            w.put_u8(1);
-            put_coord(w, c);
-        }
-    }
-    w.put_u8(index_of(&UNITS, &m.unit));
-    w.put_u64(m.value.to_bits());
-}
-
-fn get_measure(
-    r: &mut StateReader<'_>,
-    axes: &[&'static LocalAxis],
-) -> Result<Measure, StateError> {
-    let family = intern(get_str(r)?)?;
-    let n = r.get_len(1)?;
-    let row = (0..n)
-        .map(|_| get_coord(r, axes))
-        .collect::<Result<_, _>>()?;
-    let col = match r.get_u8()? {
-        0 => None,
-        1 => Some(get_coord(r, axes)?),
-        t => return Err(corrupt(format!("option tag {t}"))),
-    };
-    Ok(Measure {
-        family,
-        row,
-        col,
-        unit: from_index(&UNITS, r.get_u8()?, "unit")?,
-        value: f64::from_bits(r.get_u64()?),
-    })
-}
-
-fn put_step(w: &mut StateWriter<'_>, s: &StepRecord) {
-    put_str(w, &s.name);
-    w.put_u8(index_of(&STEP_KINDS, &s.kind));
-    put_opt_str(w, s.job_text.as_deref());
-    put_opt_str(w, s.fio_json.as_deref());
-    put_figures(w, s.figures.as_ref());
-    put_health(w, s.health.as_ref());
-    w.put_u64(s.end_ns);
-    w.put_len(s.measures.len());
-    for m in &s.measures {
-        put_measure(w, m);
-    }
-}
-
-fn get_step(
-    r: &mut StateReader<'_>,
-    axes: &[&'static LocalAxis],
-) -> Result<StepRecord, StateError> {
-    let name = get_str(r)?;
-    let kind = from_index(&STEP_KINDS, r.get_u8()?, "step kind")?;
-    let job_text = get_opt_str(r)?;
-    let fio_json = get_opt_str(r)?;
-    let figures = get_figures(r)?;
-    let health = get_health(r)?;
-    let end_ns = r.get_u64()?;
-    let n = r.get_len(10)?;
-    let measures = (0..n)
-        .map(|_| get_measure(r, axes))
-        .collect::<Result<_, _>>()?;
-    Ok(StepRecord {
-        name,
-        kind,
-        job_text,
-        fio_json,
-        figures,
-        health,
-        end_ns,
-        measures,
-    })
-}
-
-/// A step's figures, every float by its bits: a restored step draws what the run drew.
-fn put_figures(w: &mut StateWriter<'_>, figures: Option<&JobFigures>) {
-    let Some(f) = figures else {
-        w.put_u8(0);
-        return;
-    };
-    w.put_u8(1);
-    put_str(w, &f.workload);
-    w.put_u8(u8::from(f.random));
-    w.put_u64(f.bs_bytes);
-    w.put_u64(u64::from(f.iodepth));
-    w.put_u64(u64::from(f.numjobs));
-    for d in [&f.read, &f.write] {
-        w.put_u64(d.ios);
-        for v in [d.iops, d.bw_bytes_per_s, d.clat_mean_ns] {
-            w.put_u64(v.to_bits());
-        }
-        put_pairs(w, &d.percentiles);
-    }
-    put_pairs(w, &f.distribution);
-}
-
-fn put_pairs(w: &mut StateWriter<'_>, pairs: &[(f64, f64)]) {
-    w.put_len(pairs.len());
-    for (a, b) in pairs {
-        w.put_u64(a.to_bits());
-        w.put_u64(b.to_bits());
-    }
-}
-
-/// The most percentiles or distribution buckets a step's figures hold (fio takes at most 20
-/// percentiles; its distribution has 32 bounded buckets).
-const MAX_FIGURE_PAIRS: usize = 64;
-
-fn get_pairs(r: &mut StateReader<'_>) -> Result<Vec<(f64, f64)>, StateError> {
-    let n = r.get_len(16)?;
-    if n > MAX_FIGURE_PAIRS {
-        return Err(corrupt(format!(
-            "a step's figures hold {n} pairs (at most {MAX_FIGURE_PAIRS})"
-        )));
-    }
-    (0..n)
-        .map(|_| Ok((f64::from_bits(r.get_u64()?), f64::from_bits(r.get_u64()?))))
-        .collect()
-}
-
-fn get_figures(r: &mut StateReader<'_>) -> Result<Option<JobFigures>, StateError> {
-    match r.get_u8()? {
-        0 => return Ok(None),
-        1 => {}
-        other => return Err(corrupt(format!("a step's figures flag {other} (0 or 1)"))),
-    }
-    let workload = get_str(r)?;
-    let random = r.get_u8()? != 0;
-    let bs_bytes = r.get_u64()?;
-    let count = |r: &mut StateReader<'_>, what: &str| {
-        u32::try_from(r.get_u64()?).map_err(|_| corrupt(format!("a step's {what} past u32")))
-    };
-    let iodepth = count(r, "iodepth")?;
-    let numjobs = count(r, "numjobs")?;
-    let mut dirs = [DirectionFigures::default(), DirectionFigures::default()];
-    for d in &mut dirs {
-        d.ios = r.get_u64()?;
-        d.iops = f64::from_bits(r.get_u64()?);
-        d.bw_bytes_per_s = f64::from_bits(r.get_u64()?);
-        d.clat_mean_ns = f64::from_bits(r.get_u64()?);
-        d.percentiles = get_pairs(r)?;
-    }
-    let [read, write] = dirs;
-    Ok(Some(JobFigures {
-        workload,
-        random,
-        bs_bytes,
-        iodepth,
-        numjobs,
-        read,
-        write,
-        distribution: get_pairs(r)?,
-    }))
-}
-
-/// A step's health log, in the entry as its JSON text: the entry's own encoding of the typed
-/// record (every field by name, so a field the log gains is a format change the key's build
-/// hash already separates).
-fn put_health(w: &mut StateWriter<'_>, health: Option<&HealthLog>) {
-    let text = health.map(|h| serde_json::to_string(h).unwrap_or_default());
-    put_opt_str(w, text.as_deref());
-}
-
-fn get_health(r: &mut StateReader<'_>) -> Result<Option<HealthLog>, StateError> {
-    match get_opt_str(r)? {
-        None => Ok(None),
-        Some(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| corrupt(format!("a step's health log: {e}"))),
-    }
-}
-
 /// The session part of an entry, as bytes.
-fn session_bytes<R: Cached>(
+fn session_bytes<S: SessionRecord, R: Cached>(
     chain: &Chain,
-    part: &SessionPart,
+    part: &SessionPart<S>,
     value: &R,
 ) -> Result<Vec<u8>, StateError> {
     let mut bytes = Vec::new();
@@ -557,10 +241,7 @@ fn session_bytes<R: Cached>(
     w.section("steps", |w| {
         put_str(w, &chain.key_text);
         w.put_u64(part.started_steps);
-        w.put_len(part.steps.len());
-        for s in &part.steps {
-            put_step(w, s);
-        }
+        part.steps.put(w);
         value.put(w);
     });
     w.finish()?;
@@ -578,7 +259,7 @@ static ENTRY_LOCKS: Mutex<Vec<(PathBuf, Arc<Mutex<()>>)>> = Mutex::new(Vec::new(
 /// Held from the look-up to the store, it makes concurrent sessions on the same drive and
 /// recipe (a sweep's points run on several threads, a suite's drives) wait for the first to
 /// precondition and then load its entry, instead of each running the same preconditioning.
-pub(crate) fn entry_lock(path: &Path) -> Arc<Mutex<()>> {
+pub fn entry_lock(path: &Path) -> Arc<Mutex<()>> {
     let mut locks = ENTRY_LOCKS.lock().unwrap_or_else(|e| e.into_inner());
     locks.retain(|(_, lock)| Arc::strong_count(lock) > 1);
     if let Some((_, lock)) = locks.iter().find(|(p, _)| p == path) {
@@ -591,7 +272,7 @@ pub(crate) fn entry_lock(path: &Path) -> Arc<Mutex<()>> {
 
 /// Longest a session waits for another process filling the same entry: a process that ends
 /// releases its lock, so only a stopped or hung one holds it this long.
-pub(crate) const ENTRY_LOCK_WAIT: Duration = Duration::from_secs(4 * 60 * 60);
+pub const ENTRY_LOCK_WAIT: Duration = Duration::from_secs(4 * 60 * 60);
 
 /// How often a waiting session tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(20);
@@ -605,7 +286,7 @@ fn lock_path(path: &Path) -> PathBuf {
 
 /// Why [`lock_entry_file`] did not lock.
 #[derive(Debug)]
-pub(crate) enum EntryLockError {
+pub enum EntryLockError {
     /// Another process held the lock for all of `wait`.
     Busy,
     /// The lock file cannot be made or locked (a file system without locks, a name taken
@@ -619,7 +300,7 @@ pub(crate) enum EntryLockError {
 /// the same drive and then load its entry. `on_wait` is called once if the lock is taken;
 /// after `wait` the answer is [`EntryLockError::Busy`]. The lock goes with the returned
 /// file (when it is dropped, or its process ends).
-pub(crate) fn lock_entry_file(
+pub fn lock_entry_file(
     path: &Path,
     wait: Duration,
     on_wait: impl FnOnce(),
@@ -662,9 +343,9 @@ pub(crate) fn lock_entry_file(
 
 /// Writes an entry for `chain`: the session part, then the device's state. Written under a
 /// temporary name and renamed, so a reader sees a whole entry or none.
-pub(crate) fn store<R: Cached>(
+pub fn store<S: SessionRecord, R: Cached>(
     chain: &Chain,
-    part: &SessionPart,
+    part: &SessionPart<S>,
     value: &R,
     save_device: impl FnOnce(&mut dyn Write) -> Result<u64, StateError>,
 ) -> Result<PathBuf, StateError> {
@@ -703,10 +384,11 @@ pub(crate) fn store<R: Cached>(
 /// none or `dev` is not of the entry's kind; an error when there is one that cannot be used
 /// (damaged, of another key, of another device). The whole entry is checked before any of it
 /// goes into `dev`, so a refused entry leaves `dev` as it was.
-pub(crate) fn load<R: Cached>(
+pub fn load<S: SessionRecord, R: Cached>(
     chain: &Chain,
-    dev: &mut dyn SuiteDevice,
-) -> Result<Option<Entry<R>>, LoadFailure> {
+    cx: &S::Context,
+    dev: &mut dyn LoadTarget,
+) -> Result<Option<Entry<S, R>>, LoadFailure> {
     let path = chain.path();
     // Opening a FIFO would wait for a writer for ever: only a regular file is read.
     match std::fs::symlink_metadata(&path) {
@@ -746,10 +428,7 @@ pub(crate) fn load<R: Cached>(
             ));
         }
         let started_steps = r.get_u64()?;
-        let n = r.get_len(16)?;
-        let steps = (0..n)
-            .map(|_| get_step(r, chain.axes))
-            .collect::<Result<_, _>>()?;
+        let steps = S::get(r, cx)?;
         let value = R::get(r)?;
         read = Some((
             SessionPart {
@@ -773,14 +452,14 @@ pub(crate) fn load<R: Cached>(
     // unless the file changes meanwhile.
     let lost = LoadFailure::DeviceLost;
     match &chain.device {
-        FreshDevice::Drive(_) => match dev.as_ssd_mut() {
+        FreshDevice::Drive(_) => match dev.ssd_mut() {
             Some(ssd) => {
                 ssd.check_state_header(&header)?;
                 ssd.load_state_in_place(input, device_bytes).map_err(lost)?
             }
             None => return Ok(None),
         },
-        FreshDevice::System(_) => match dev.as_system_mut() {
+        FreshDevice::System(_) => match dev.system_mut() {
             Some(system) => {
                 system.check_state_header(&header)?;
                 system
@@ -804,7 +483,7 @@ fn check_clock(device_ns: SimTime, session_ns: SimTime) -> Result<(), StateError
 
 /// Marks an entry as just used (its modification time), for [`trim`]'s least-recently-used
 /// order.
-pub(crate) fn touch(path: &Path) {
+pub fn touch(path: &Path) {
     if let Ok(f) = std::fs::File::options().append(true).open(path) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
@@ -863,24 +542,29 @@ fn remove_lock_file(lock: &Path) -> bool {
     file.try_lock().is_ok() && std::fs::remove_file(lock).is_ok()
 }
 
+/// Every entry format's kind starts so: entries of an older format are the cache's too, to
+/// be evicted like the others.
+const STEPS_KIND_STEM: &str = "suite-steps";
+
 /// Whether the regular file at `path` starts as an entry does: the length of its steps
-/// part, then a state header of the cache's steps kind. Only such files are the cache's.
+/// part, then a state header of the cache's steps kind (of any entry format). Only such
+/// files are the cache's.
 fn has_entry_header(path: &Path) -> bool {
     let Ok(mut file) = std::fs::File::open(path) else {
         return false;
     };
-    let mut head = [0u8; 8 + 8 + 4 + 1 + STEPS_KIND.len()];
+    let mut head = [0u8; 8 + 8 + 4 + 1 + STEPS_KIND_STEM.len()];
     if file.read_exact(&mut head).is_err() {
         return false;
     }
     head[8..16] == flashlab_engine::state::MAGIC
-        && usize::from(head[20]) == STEPS_KIND.len()
-        && &head[21..] == STEPS_KIND.as_bytes()
+        && usize::from(head[20]) >= STEPS_KIND_STEM.len()
+        && &head[21..] == STEPS_KIND_STEM.as_bytes()
 }
 
 /// What [`trim`] found and did.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Trimmed {
+pub struct Trimmed {
     /// Entries removed to fit the bound.
     pub removed_entries: usize,
     /// Temporary files of writers no longer running, removed.
@@ -897,7 +581,7 @@ pub(crate) struct Trimmed {
 /// notes) is neither counted nor removed. Temporary files of writes under way count toward
 /// the bound; those of writers no longer running are removed. An entry's name on something
 /// other than a regular file is skipped with a warning.
-pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<()> {
+pub fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<()> {
     let done = trim_entries(dir, max_bytes, keep)?;
     for name in &done.skipped {
         eprintln!(
@@ -917,7 +601,7 @@ pub(crate) fn trim(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<(
 }
 
 /// [`trim`]'s work, without its messages.
-pub(crate) fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<Trimmed> {
+pub fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<Trimmed> {
     let mut done = Trimmed::default();
     let mut entries = Vec::new();
     let mut locks = Vec::new();
@@ -981,7 +665,42 @@ pub(crate) fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashlab_device::Ssd;
+
+    /// A session's record as this crate's tests keep it: names.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Names(Vec<String>);
+
+    impl SessionRecord for Names {
+        type Context = ();
+        fn put(&self, w: &mut StateWriter<'_>) {
+            w.put_len(self.0.len());
+            for n in &self.0 {
+                put_str(w, n);
+            }
+        }
+        fn get(r: &mut StateReader<'_>, _: &()) -> Result<Self, StateError> {
+            let n = r.get_len(1)?;
+            (0..n)
+                .map(|_| get_str(r))
+                .collect::<Result<_, _>>()
+                .map(Names)
+        }
+    }
+
+    struct Drive<'a>(&'a mut Ssd);
+
+    impl LoadTarget for Drive<'_> {
+        fn ssd_mut(&mut self) -> Option<&mut Ssd> {
+            Some(self.0)
+        }
+        fn system_mut(&mut self) -> Option<&mut System> {
+            None
+        }
+    }
+
+    fn load_into(c: &Chain, ssd: &mut Ssd) -> Result<Option<Entry<Names, Vec<f64>>>, LoadFailure> {
+        load::<Names, Vec<f64>>(c, &(), &mut Drive(ssd))
+    }
 
     fn chain(dir: &Path) -> Chain {
         let config = flashlab_device::load_device_config("tiny-test-1gb", &[]).unwrap();
@@ -997,7 +716,6 @@ mod tests {
             1,
             "tiny",
             None,
-            &[&crate::client::DESKTOP_TEST, &crate::raid_scaling::RAID_SET],
         )
         .unwrap()
         .then("fill")
@@ -1020,58 +738,16 @@ mod tests {
         let ssd = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
         let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
         let part = SessionPart {
-            steps: vec![StepRecord {
-                name: "fill".into(),
-                kind: StepKind::Job,
-                job_text: Some("[fill]\nrw=write\n".into()),
-                fio_json: None,
-                // Floats that print alike in few digits must come back by their bits.
-                figures: Some(JobFigures {
-                    workload: "128k write".into(),
-                    random: false,
-                    bs_bytes: 128 << 10,
-                    iodepth: 32,
-                    numjobs: 2,
-                    read: DirectionFigures::default(),
-                    write: DirectionFigures {
-                        ios: 12,
-                        iops: 0.1 + 0.2,
-                        bw_bytes_per_s: 1e9 / 3.0,
-                        clat_mean_ns: 7.5,
-                        percentiles: vec![(99.99, 1234.0), (50.0, 17.0)],
-                    },
-                    distribution: vec![(2000.0, 33.3), (1e6, 0.01)],
-                }),
-                health: Some(ssd.health_log()),
-                end_ns: 42,
-                measures: vec![
-                    Measure::new("bw_bytes_per_s", Unit::BytesPerS, 0.1 + 0.2),
-                    // Every kind of coordinate encoding: numbers, floats, fields, names.
-                    Measure::new("read_lat_ns", Unit::Ns, 7.0)
-                        .col(Coord::Percentile(99.9))
-                        .under(&[
-                            Coord::Phase("fill"),
-                            Coord::Op(0.07),
-                            Coord::Local(LocalCoord::new(
-                                &crate::client::DESKTOP_TEST,
-                                [1, 4096, 1, 1],
-                            )),
-                            Coord::Local(LocalCoord::new(
-                                &crate::raid_scaling::RAID_SET,
-                                [5, 4, 0, 0],
-                            )),
-                        ]),
-                ],
-            }],
+            steps: Names(vec!["fill".into(), String::new()]),
             started_steps: 2,
             end_ns: 42,
         };
-        assert!(load::<Vec<f64>>(&c, &mut into).unwrap().is_none());
+        assert!(load_into(&c, &mut into).unwrap().is_none());
         let path = store(&c, &part, &vec![1.5, f64::MIN_POSITIVE], |out| {
             ssd.save_state(out, 42)
         })
         .unwrap();
-        let e = load::<Vec<f64>>(&c, &mut into).unwrap().unwrap();
+        let e = load_into(&c, &mut into).unwrap().unwrap();
         assert_eq!(e.session.steps, part.steps);
         assert_eq!(e.session.started_steps, 2);
         assert_eq!(e.session.end_ns, 42);
@@ -1079,7 +755,7 @@ mod tests {
         // Another key under this entry's name (a foreign file copied in) is refused.
         let other = c.then("rounds");
         std::fs::copy(&path, other.path()).unwrap();
-        let err = format!("{:?}", load::<Vec<f64>>(&other, &mut into).err().unwrap());
+        let err = format!("{:?}", load_into(&other, &mut into).err().unwrap());
         assert!(err.contains("key differs"), "{err}");
         // One byte changed anywhere is refused, and the drive it was loading into is left
         // as a fresh one: the session preconditions it again.
@@ -1095,10 +771,7 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
             assert!(
-                matches!(
-                    load::<Vec<f64>>(&c, &mut into),
-                    Err(LoadFailure::Refused(_))
-                ),
+                matches!(load_into(&c, &mut into), Err(LoadFailure::Refused(_))),
                 "byte {at}"
             );
             assert!(
@@ -1108,12 +781,12 @@ mod tests {
             bytes[at] ^= 0x40;
         }
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(load::<Vec<f64>>(&c, &mut into).is_err());
+        assert!(load_into(&c, &mut into).is_err());
         assert!(state_of(&into) == fresh);
         // A drive of another seed is not loaded into.
         std::fs::write(&path, &bytes).unwrap();
         let mut other_seed = Ssd::new(config, flashlab_engine::SeedTree::new(4)).unwrap();
-        let err = format!("{:?}", load::<Vec<f64>>(&c, &mut other_seed).err().unwrap());
+        let err = format!("{:?}", load_into(&c, &mut other_seed).err().unwrap());
         assert!(err.contains("seed 3"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -1216,10 +889,7 @@ mod tests {
         };
         let mut into = Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap();
         std::fs::rename(dir.join(fifo), fifo_chain.path()).unwrap();
-        let err = format!(
-            "{:?}",
-            load::<Vec<f64>>(&fifo_chain, &mut into).err().unwrap()
-        );
+        let err = format!("{:?}", load_into(&fifo_chain, &mut into).err().unwrap());
         assert!(err.contains("not a regular file"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -12,15 +12,15 @@ use crate::{Axis, Chart, Coord, Measure, Series, SteadyReport, SuiteError, Suite
 
 /// Queue depth and job count when `--qd`/`--jobs` are not given: QD32 × 1, the depth of SATA
 /// NCQ and of client datasheets, deep enough to keep an NVMe drive's dies busy.
-pub(crate) const DEFAULT_QD: u32 = 32;
-pub(crate) const DEFAULT_JOBS: u32 = 1;
+pub const DEFAULT_QD: u32 = 32;
+pub const DEFAULT_JOBS: u32 = 1;
 /// Depth of the workload-independent fill: it only has to write every block, fast.
-pub(crate) const FILL_QD: u32 = 32;
+pub const FILL_QD: u32 = 32;
 /// Ramps let queues fill and a write buffer reach its steady level before measuring.
-pub(crate) const RAMP_NS: u64 = NS_PER_S;
+pub const RAMP_NS: u64 = NS_PER_S;
 
 /// Write IOPS per round, the steady window marked.
-pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
+pub fn steady_chart(st: &SteadyReport) -> Chart {
     let window = SteadyRule::SNIA_PTS.window;
     let band = st
         .verdict
@@ -45,7 +45,7 @@ pub(crate) fn steady_chart(st: &SteadyReport) -> Chart {
 }
 
 /// The value of `family` at `col` in row `row` among `results`, if measured.
-pub(crate) fn result_value(
+pub fn result_value(
     results: &[Measure],
     family: &str,
     row: &[Coord],
@@ -58,16 +58,16 @@ pub(crate) fn result_value(
 }
 
 /// A figure of the whole run or step ([`Measure::new`]).
-pub(crate) fn measure(family: &'static str, unit: Unit, value: f64) -> Measure {
+pub fn measure(family: &'static str, unit: Unit, value: f64) -> Measure {
     Measure::new(family, unit, value)
 }
 
 /// Sum over the run's jobs (clones are merged by group_reporting).
-pub(crate) fn iops(run: &RunResult, ddir: usize) -> f64 {
+pub fn iops(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.iops(ddir)).sum()
 }
 
-pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
+pub fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
     run.jobs.iter().map(|j| j.bw_bytes_per_s(ddir) as f64).sum()
 }
 
@@ -76,17 +76,17 @@ pub(crate) fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
 /// Iometer, VDbench and DiskSpd draw so; fio's default random map instead writes every block
 /// once per pass, which leaves whole passes' worth of wholly invalid blocks to greedy GC and
 /// makes steady random writes optimistic (docs/calibration.md, "Random writes with repeats").
-pub(crate) const UNIFORM_RANDOM: &str = "norandommap=1";
+pub const UNIFORM_RANDOM: &str = "norandommap=1";
 
 /// `rw` writes or trims at random offsets (alone or mixed with reads): the jobs whose
 /// offsets must be [`UNIFORM_RANDOM`].
-pub(crate) fn writes_randomly(rw: &str) -> bool {
+pub fn writes_randomly(rw: &str) -> bool {
     matches!(rw, "randwrite" | "randrw" | "randtrim" | "randtrimwrite")
 }
 
 /// `norandommap=1` and a line break for a random write or mix, nothing otherwise: the
 /// option line a generated job carries after its `rw=`, visible in its `job options`.
-pub(crate) fn uniform_random_line(rw: &str) -> String {
+pub fn uniform_random_line(rw: &str) -> String {
     if writes_randomly(rw) {
         format!("{UNIFORM_RANDOM}\n")
     } else {
@@ -96,14 +96,7 @@ pub(crate) fn uniform_random_line(rw: &str) -> String {
 
 /// A one-job fio file. `lines` are extra `key=value` options. Random writes and mixes draw
 /// their offsets with repeats ([`UNIFORM_RANDOM`]).
-pub(crate) fn job_text(
-    name: &str,
-    rw: &str,
-    bs: &str,
-    qd: u32,
-    jobs: u32,
-    lines: &[String],
-) -> String {
+pub fn job_text(name: &str, rw: &str, bs: &str, qd: u32, jobs: u32, lines: &[String]) -> String {
     let uniform = uniform_random_line(rw);
     let mut t = format!(
         "[global]\nioengine=libaio\ndirect=1\ngroup_reporting=1\n\n[{name}]\nrw={rw}\n{uniform}bs={bs}\niodepth={qd}\nnumjobs={jobs}\nsize=100%\n"
@@ -115,7 +108,7 @@ pub(crate) fn job_text(
     t
 }
 
-pub(crate) fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
+pub fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     vec![
         "time_based=1".into(),
         format!("ramp_time={ramp_ns}ns"),
@@ -123,7 +116,7 @@ pub(crate) fn timed(runtime_ns: u64, ramp_ns: u64) -> Vec<String> {
     ]
 }
 
-pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
+pub fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
     (
         opts.qd.unwrap_or(DEFAULT_QD),
         opts.jobs.unwrap_or(DEFAULT_JOBS),
@@ -135,16 +128,16 @@ pub(crate) fn qd_jobs(opts: &SuiteOptions) -> (u32, u32) {
 /// floor.
 /// Steps of [`purge_and_fill`] and [`purge_and_fill_with`], for a suite's
 /// [`Session::plan_steps`].
-pub(crate) const FILL_STEPS: usize = 2;
+pub const FILL_STEPS: usize = 2;
 
-pub(crate) fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
+pub fn purge_and_fill(s: &mut Session) -> Result<(), SuiteError> {
     purge_and_fill_with(s, "", "128k", 2)
 }
 
 /// Purge, then `loops` sequential passes over the whole drive at block size `bs`. Step names
 /// are `{prefix}purge` and `{prefix}fill`. The precondition cache keeps the drive as the
 /// fill leaves it.
-pub(crate) fn purge_and_fill_with(
+pub fn purge_and_fill_with(
     s: &mut Session,
     prefix: &str,
     bs: &str,
@@ -170,7 +163,7 @@ fn purge_then(s: &mut Session, prefix: &str, name: &str, text: &str) -> Result<(
 
 /// Workload-dependent preconditioning: rounds of 4 KiB random writes until the write IOPS
 /// meet the SNIA steady-state rule or `max_rounds` have run.
-pub(crate) fn random_write_rounds(
+pub fn random_write_rounds(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<SteadyReport, SuiteError> {
@@ -186,7 +179,7 @@ pub(crate) fn random_write_rounds(
 
 /// [`random_write_rounds`], with the FTL's counters at the start of each round (kept in the
 /// precondition cache too): window starts for [`crate::session::wa_over_reclaims`].
-pub(crate) fn random_write_rounds_counted(
+pub fn random_write_rounds_counted(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(SteadyReport, Vec<FtlCounters>), SuiteError> {
@@ -257,7 +250,7 @@ impl CountedRounds {
 }
 
 /// Figures a suite caches (IOPS, bytes, times) are finite and not negative.
-pub(crate) fn check_figures(what: &str, figures: &[f64]) -> Result<(), String> {
+pub fn check_figures(what: &str, figures: &[f64]) -> Result<(), String> {
     match figures.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
         Some(i) => Err(format!(
             "{what}: entry {i} is {} (valid: a finite figure, not negative)",
@@ -300,12 +293,12 @@ fn rounds_until_steady(
 
 /// Bytes each of `jobs` clones writes so that together they write `total` (whole 4 KiB blocks,
 /// at least one).
-pub(crate) fn per_job_bytes(total: u64, jobs: u32) -> u64 {
+pub fn per_job_bytes(total: u64, jobs: u32) -> u64 {
     (total / u64::from(jobs.max(1)) / 4096).max(1) * 4096
 }
 
 /// The mean of the steady window, or of the last rounds when steady state was not reached.
-pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
+pub fn steady_iops(st: &SteadyReport) -> f64 {
     match st.verdict.window {
         Some(w) => w.mean,
         None if st.rounds_iops.is_empty() => 0.0,
@@ -313,7 +306,7 @@ pub(crate) fn steady_iops(st: &SteadyReport) -> f64 {
     }
 }
 
-pub(crate) fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
+pub fn steady_measures(st: &SteadyReport) -> Vec<Measure> {
     let mut m = vec![
         measure("rounds", Unit::Count, st.rounds_iops.len() as f64),
         measure("steady_write_iops", Unit::Iops, steady_iops(st)),

@@ -93,8 +93,12 @@ pub enum RealError {
         command: String,
         error: FioJsonError,
     },
-    #[error("suite {suite} needs a simulated drive (its internal counters, or drives and systems it builds); on real targets run precondition, four-corners, qos, pts-iops, pts-throughput, pts-latency, transfer-sweep or desktop")]
-    Unsupported { suite: &'static str },
+    #[error("suite {suite} needs a simulated drive (its internal counters, or drives and systems it builds); on real targets run {on_real}")]
+    Unsupported {
+        suite: &'static str,
+        /// The suites that do run there, from the registry.
+        on_real: String,
+    },
 }
 
 impl RealError {
@@ -132,7 +136,7 @@ pub struct RealTarget {
     /// flashlab created the file: it removes it again when done.
     created: bool,
     /// How the run differs from the suite as specified: buffered I/O, approximated steps.
-    pub(crate) notes: Vec<String>,
+    pub notes: Vec<String>,
 }
 
 fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> RealError + 'a {
@@ -248,7 +252,7 @@ impl RealTarget {
     }
 
     /// One line for the report: what the target is and what was approximated.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let kind = match self.kind {
             TargetKind::File => "file",
             TargetKind::BlockDevice => "block device",
@@ -375,7 +379,7 @@ impl Drop for RealTarget {
 }
 
 /// Wall-clock ns since `start`, for the step records of a real target.
-pub(crate) fn elapsed_ns(start: Instant) -> u64 {
+pub fn elapsed_ns(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
@@ -525,7 +529,7 @@ fn signature(f: &mut File) -> std::io::Result<Option<String>> {
 }
 
 /// Signatures by offset, most specific first (FAT and NTFS boot sectors end in 0x55AA too).
-pub(crate) fn find_signature(b: &[u8]) -> Option<String> {
+pub fn find_signature(b: &[u8]) -> Option<String> {
     let at = |off: usize, magic: &[u8]| b.get(off..off + magic.len()) == Some(magic);
     let checks: [(bool, &str); 16] = [
         (

@@ -140,7 +140,7 @@ impl SuiteError {
     }
 }
 
-pub(crate) fn device_error(config: &DeviceConfig, error: ConfigError) -> SuiteError {
+pub fn device_error(config: &DeviceConfig, error: ConfigError) -> SuiteError {
     SuiteError::Device {
         device: config.name.clone(),
         error: Box::new(error),

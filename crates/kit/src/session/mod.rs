@@ -13,6 +13,7 @@ use flashlab_system::SystemCounters;
 use flashlab_workload::{JobFile, JobSpec};
 
 mod cache;
+mod entry;
 mod on_real;
 mod progress;
 mod readings;
@@ -21,8 +22,8 @@ use crate::device::SuiteDevice;
 use crate::measure::LocalAxis;
 use crate::real::{RealError, RealTarget};
 use crate::record::JobFigures;
-use crate::state_cache::{self, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 use crate::{Measure, StepKind, StepRecord, SuiteError, SuiteOptions, SuiteProgress, SuiteShare};
+use flashlab_cache::{self as state_cache, Cached, Chain, FreshDevice, LoadFailure, SessionPart};
 
 /// What hears every recorded step's end, with the device and its clock there (and the end of
 /// the preconditioning, as the step `precondition`): `--save-state-after`.
@@ -92,6 +93,8 @@ pub struct Session<'a> {
     /// The suite's own axes ([`crate::Suite::axes`]): what the precondition cache names a
     /// local coordinate by when it reads an entry back.
     axes: &'static [&'static LocalAxis],
+    /// On real storage: the suites that run there, as a refusal lists them.
+    on_real: String,
 }
 
 impl<'a> Session<'a> {
@@ -123,16 +126,17 @@ impl<'a> Session<'a> {
             cache: None,
             after_step: None,
             axes: &[],
+            on_real: String::new(),
         }
     }
 
     /// The suite's own axes, for the precondition cache; sessions it opens on drives of its
     /// own take them too.
-    pub(crate) fn set_axes(&mut self, axes: &'static [&'static LocalAxis]) {
+    pub fn set_axes(&mut self, axes: &'static [&'static LocalAxis]) {
         self.axes = axes;
     }
 
-    pub(crate) fn new(
+    pub fn new(
         ssd: &'a mut dyn SuiteDevice,
         device: &str,
         opts: &'a SuiteOptions,
@@ -145,25 +149,29 @@ impl<'a> Session<'a> {
     }
 
     /// A session on real storage: jobs run through fio, time is wall-clock time.
-    pub(crate) fn real(
+    /// `on_real` lists the suites that run there, for the refusal of a step that cannot.
+    pub fn real(
         target: &'a mut RealTarget,
         opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
+        on_real: String,
     ) -> Self {
         let device = target.name();
-        Self::starting(
+        let mut s = Self::starting(
             Drive::Real(target),
             device,
             SliceScale::new(1.0, 1.0),
             opts,
             progress,
-        )
+        );
+        s.on_real = on_real;
+        s
     }
 
     /// A session for a suite that builds its own drives from `config`
     /// ([`crate::RunsOn::Description`]): the figures come from the sessions it runs on them
     /// ([`Session::on_fresh_drive`], [`Session::on_fresh_devices`]).
-    pub(crate) fn described(
+    pub fn described(
         config: &'a DeviceConfig,
         opts: &'a SuiteOptions,
         progress: &'a mut dyn FnMut(&SuiteProgress),
@@ -179,12 +187,12 @@ impl<'a> Session<'a> {
 
     /// Start the first step at device time `now_ns` instead of 0: the device's clocks
     /// already stand there (a loaded state).
-    pub(crate) fn start_at(&mut self, now_ns: SimTime) {
+    pub fn start_at(&mut self, now_ns: SimTime) {
         self.now_ns = now_ns;
     }
 
     /// `hook` hears the end of every recorded step ([`AfterStep`]).
-    pub(crate) fn after_each_step(&mut self, hook: AfterStep<'a>) {
+    pub fn after_each_step(&mut self, hook: AfterStep<'a>) {
         self.after_step = Some(hook);
     }
 
@@ -235,13 +243,13 @@ impl<'a> Session<'a> {
 
     /// Run the next jobs as on a slice of `scale` (a system whose members are all one slice
     /// of their drive is that slice of the system of whole drives).
-    pub(crate) fn set_scale(&mut self, scale: SliceScale) {
+    pub fn set_scale(&mut self, scale: SliceScale) {
         self.scale = scale;
     }
 
     /// A sub-session's recorded steps join this session's, and the first slice among the
     /// devices gives the report its scale note.
-    pub(super) fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
+    pub fn adopt(&mut self, steps: &mut Vec<StepRecord>, scale: SliceScale) {
         if self.scale.is_full() {
             self.scale = scale;
         }
@@ -251,7 +259,7 @@ impl<'a> Session<'a> {
     /// Run `steps` on a drive built fresh from `config` with `seeds`: the precondition cache
     /// applies to it as to the suite's own drive (a suite that builds its drive from a
     /// changed description, or one per power state, keeps its preconditioning too).
-    pub(crate) fn on_fresh_drive<R: Send>(
+    pub fn on_fresh_drive<R: Send>(
         &mut self,
         config: &DeviceConfig,
         seeds: SeedTree,
@@ -275,7 +283,7 @@ impl<'a> Session<'a> {
     /// its results are merged in index order, so the outcome is the sequential one whatever
     /// the threads' timing; the first error in index order wins. The current thread takes
     /// part and reports progress; the others run silently.
-    pub(crate) fn on_fresh_devices<D, R>(
+    pub fn on_fresh_devices<D, R>(
         &mut self,
         count: usize,
         threads: usize,
@@ -361,7 +369,7 @@ impl<'a> Session<'a> {
     }
 
     /// The error of a step asked of a session that has no device ([`Session::described`]).
-    pub(super) fn no_device(&self, step: &str) -> SuiteError {
+    pub fn no_device(&self, step: &str) -> SuiteError {
         SuiteError::NoFtl {
             device: self.device.clone(),
             suite: if step.is_empty() {
@@ -373,7 +381,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    pub(super) fn record(
+    pub fn record(
         &mut self,
         step: &str,
         kind: StepKind,
@@ -404,7 +412,7 @@ impl<'a> Session<'a> {
     }
 
     /// Tell the [`AfterStep`] hook that `step` ended.
-    pub(super) fn step_ended(&mut self, step: &str) {
+    pub fn step_ended(&mut self, step: &str) {
         if let (Some(hook), Drive::Sim(dev)) = (&mut self.after_step, &self.drive) {
             hook(step, &**dev, self.now_ns);
         }
@@ -460,6 +468,7 @@ impl<'a> Session<'a> {
                     step: step.to_string(),
                     error: Box::new(crate::RealError::Unsupported {
                         suite: "a driven step",
+                        on_real: self.on_real.clone(),
                     }),
                 })
             }
@@ -654,7 +663,7 @@ impl<'a> Session<'a> {
     /// Every input of a job step that the chain does not already hold: its name, text,
     /// seed and the session's settings the run options take. With the chain's device, seed
     /// and earlier steps, these decide the drive's state after the step and its record.
-    pub(super) fn job_step_key(&self, step: &str, text: &str) -> String {
+    pub fn job_step_key(&self, step: &str, text: &str) -> String {
         format!(
             "job '{step}' seed {} recorded {} timed phases {:?} region sizes {:?}:\n{text}",
             self.seeds.child(step).master_seed(),
@@ -666,11 +675,7 @@ impl<'a> Session<'a> {
 
     /// A job step's parsed file and run options. Every step draws fresh random offsets: the
     /// same seed in every round would rewrite the same sequence of blocks.
-    pub(super) fn plan_job(
-        &self,
-        step: &str,
-        text: &str,
-    ) -> Result<(JobFile, RunOptions), SuiteError> {
+    pub fn plan_job(&self, step: &str, text: &str) -> Result<(JobFile, RunOptions), SuiteError> {
         let file = flashlab_workload::parse_str(text, &format!("{step}.fio"), &|_| None).map_err(
             |error| SuiteError::Job {
                 device: self.device.clone(),
@@ -688,7 +693,7 @@ impl<'a> Session<'a> {
 
     /// A simulated job step ended with the drive at `horizon_ns`: the next step starts there,
     /// and the result carries the drive's counters and the step's place in the suite.
-    pub(super) fn end_job(
+    pub fn end_job(
         &mut self,
         step: &str,
         result: Result<RunResult, RunError>,
@@ -710,7 +715,7 @@ impl<'a> Session<'a> {
 
     /// Keep a job step's record (text, fio JSON, measures, the figures of its first job
     /// `spec`) when steps are recorded.
-    pub(super) fn record_job(
+    pub fn record_job(
         &mut self,
         step: &str,
         (text, spec): (&str, Option<&JobSpec>),
@@ -776,7 +781,7 @@ impl<'a> Session<'a> {
 
 /// Job text whose writes carry data a compressor shrinks by `percent` (fio's
 /// `buffer_compress_percentage`, which fio reads as random data at 0), set in `[global]`.
-pub(crate) fn with_compressible_data(text: &str, percent: u8) -> String {
+pub fn with_compressible_data(text: &str, percent: u8) -> String {
     let option = if percent == 0 {
         "refill_buffers=1\n".to_string()
     } else {
@@ -794,7 +799,7 @@ pub(crate) fn with_compressible_data(text: &str, percent: u8) -> String {
 /// Write amplification between two snapshots of the FTL's counters: IUs programmed per IU
 /// the host wrote in between (0 when the host wrote nothing). Only as good as its window: see
 /// [`wa_over_reclaims`] for a figure that does not depend on where GC cycles fall.
-pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
+pub fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
     let host = after.host_write_ius.saturating_sub(before.host_write_ius);
     if host == 0 {
         return 0.0;
@@ -803,7 +808,7 @@ pub(crate) fn wa_between(before: &FtlCounters, after: &FtlCounters) -> f64 {
 }
 
 /// Whole GC cycles a write-amplification window must span (see [`wa_over_reclaims`]).
-pub(crate) const WA_RECLAIM_CYCLES: u64 = 8;
+pub const WA_RECLAIM_CYCLES: u64 = 8;
 
 /// Write amplification ending at `end`, over a window long enough to span whole reclaim
 /// cycles: of the candidate starts `starts` (snapshots of the same drive, earliest first, all
@@ -817,11 +822,7 @@ pub(crate) const WA_RECLAIM_CYCLES: u64 = 8;
 /// and show far more than the drive's rate. Spanning [`WA_RECLAIM_CYCLES`] cycles of one
 /// victim per unit bounds the error of where the edges fall to a fraction of a cycle over
 /// many: the ratio of NAND to host writes a drive's own counters give over a long window.
-pub(crate) fn wa_over_reclaims(
-    starts: &[FtlCounters],
-    end: &FtlCounters,
-    min_reclaims: u64,
-) -> f64 {
+pub fn wa_over_reclaims(starts: &[FtlCounters], end: &FtlCounters, min_reclaims: u64) -> f64 {
     let start = starts
         .iter()
         .rev()

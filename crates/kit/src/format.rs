@@ -5,7 +5,7 @@ use crate::{DeviceReport, Measure, SuiteReport, Unit};
 
 /// Metric keys of all devices, first-seen order (devices may differ, e.g. in round count),
 /// with a measure of each (the first seen).
-pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(String, &Measure)> {
+pub fn metric_rows(report: &SuiteReport) -> Vec<(String, &Measure)> {
     let mut rows: Vec<(String, &Measure)> = Vec::new();
     for d in &report.devices {
         for m in &d.results {
@@ -21,13 +21,13 @@ pub(crate) fn metric_rows(report: &SuiteReport) -> Vec<(String, &Measure)> {
 }
 
 /// The measure of `d` that is `like` (same family, row and column).
-pub(crate) fn find<'a>(d: &'a DeviceReport, like: &Measure) -> Option<&'a Measure> {
+pub fn find<'a>(d: &'a DeviceReport, like: &Measure) -> Option<&'a Measure> {
     d.results
         .iter()
         .find(|m| m.is(like.family, &like.row, like.col))
 }
 
-pub(crate) fn format_value(unit: Unit, v: f64) -> String {
+pub fn format_value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::BytesPerS => format!("{:.1} MB/s", v / 1e6),
         Unit::Iops => format!("{v:.0} IOPS"),
@@ -44,7 +44,7 @@ pub(crate) fn format_value(unit: Unit, v: f64) -> String {
     }
 }
 
-pub(crate) fn steady_cell(d: &DeviceReport) -> String {
+pub fn steady_cell(d: &DeviceReport) -> String {
     match &d.steady {
         None => "-".into(),
         Some(st) => match st.verdict.round {

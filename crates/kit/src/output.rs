@@ -10,6 +10,7 @@ use crate::charts::{figure_json, figures_csv, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::layout::{grid_title, grids};
 use crate::measure::TIDY_COLUMNS;
+use crate::registry::Registry;
 use crate::steady::SteadyRule;
 use crate::{Axis, Chart, DeviceReport, Measure, SuiteKind, SuiteReport};
 
@@ -147,39 +148,32 @@ fn chart_json(c: &Chart) -> Value {
 
 /// One JSON document: the suite, its options and rule, and per device the steps, measured
 /// values and steady-state verdict.
-pub fn render_json(report: &SuiteReport) -> String {
+pub fn render_json(report: &SuiteReport, reg: &Registry) -> String {
     let o = &report.options;
     let rule = SteadyRule::SNIA_PTS;
     let units: Map<String, Value> = metric_rows(report)
         .into_iter()
         .map(|(n, m)| (n, Value::String(m.unit.name().into())))
         .collect();
-    // Every report records qos's and the client benchmarks' options beside those every suite
-    // takes (their defaults for the other suites), where readers of the JSON find them.
-    let qos = o.own::<crate::basic::QosOptions>();
-    let sweep = o.own::<crate::client::TransferSweepOptions>();
-    let desktop = o.own::<crate::client::DesktopOptions>();
+    let shared: Map<String, Value> = [
+        ("seed", json!(o.seed)),
+        ("round", json!(o.round.describe())),
+        ("max_rounds", json!(o.max_rounds)),
+        ("qd", json!(o.qd)),
+        ("jobs", json!(o.jobs)),
+        ("runtime_ns", json!(o.runtime_ns)),
+        ("size", json!(o.client.size_bytes)),
+        ("profile", json!(o.client.profile.name())),
+        ("state", json!(o.client.state().name())),
+        ("compressible_percent", json!(o.compressible_percent)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     let doc = json!({
         "suite": report.suite.name(),
         "description": report.suite.summary(),
-        "options": {
-            "seed": o.seed,
-            "round": o.round.describe(),
-            "max_rounds": o.max_rounds,
-            "qd": o.qd,
-            "jobs": o.jobs,
-            "rwmixread": qos.rwmixread,
-            "depths": qos.depths,
-            "runtime_ns": o.runtime_ns,
-            "min_bs": sweep.min_bs_bytes,
-            "max_bs": sweep.max_bs_bytes,
-            "size": o.client.size_bytes,
-            "runs": desktop.runs,
-            "interval_ns": desktop.interval_ns,
-            "profile": o.client.profile.name(),
-            "state": o.client.state().name(),
-            "compressible_percent": o.compressible_percent,
-        },
+        "options": (reg.report_options)(o, shared),
         "steady_state_rule": {
             "window_rounds": rule.window,
             "max_range_fraction": rule.max_range_fraction,
@@ -340,118 +334,6 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steady::{SteadyVerdict, WindowCheck};
-    use crate::suite;
-    use crate::Coord;
-    use crate::Unit;
-    use crate::{SteadyReport, SuiteOptions};
-
-    fn report() -> SuiteReport {
-        let dev = |name: &str, iops: f64, reached: bool| DeviceReport {
-            device: name.into(),
-            scale_note: None,
-            steps: Vec::new(),
-            charts: Vec::new(),
-            steady: Some(SteadyReport {
-                rounds_iops: vec![iops; 5],
-                verdict: SteadyVerdict {
-                    round: reached.then_some(5),
-                    window: Some(WindowCheck {
-                        mean: iops,
-                        range: 0.0,
-                        excursion: 0.0,
-                        steady: reached,
-                    }),
-                },
-            }),
-            results: vec![Measure::new("rand_write_4k_iops", Unit::Iops, iops)],
-        };
-        SuiteReport {
-            suite: suite("four-corners").unwrap(),
-            options: SuiteOptions::default(),
-            devices: vec![dev("a,b", 1234.4, true), dev("c", 99.0, false)],
-        }
-    }
-
-    #[test]
-    fn table_puts_devices_side_by_side() {
-        let t = render_table(&report());
-        let row = t
-            .lines()
-            .find(|l| l.starts_with("rand_write_4k_iops"))
-            .unwrap();
-        assert!(row.contains("1234 IOPS") && row.contains("99 IOPS"), "{t}");
-        let steady = t.lines().find(|l| l.starts_with("steady state")).unwrap();
-        assert!(steady.contains("round 5") && steady.contains("not reached (5 rounds)"));
-    }
-
-    #[test]
-    fn table_ends_with_each_devices_grids() {
-        let mut r = report();
-        r.suite = suite("qos").unwrap();
-        for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
-            d.results
-                .push(Measure::new("read_lat_avg_ns", Unit::Ns, v).under(&[Coord::Depth(8)]));
-        }
-        let t = render_table(&r);
-        let tail: Vec<&str> = t.lines().skip_while(|l| !l.is_empty()).collect();
-        assert_eq!(
-            tail,
-            [
-                "",
-                "IOPS and read latency per queue depth: a,b",
-                "queue depth  read avg",
-                "8            250.0 us",
-                "",
-                "IOPS and read latency per queue depth: c",
-                "queue depth  read avg",
-                "8             1.50 ms",
-            ],
-            "{t}"
-        );
-    }
-
-    #[test]
-    fn csv_quotes_and_lists_every_result() {
-        let c = render_csv(&report());
-        assert_eq!(
-            c,
-            "device,metric,unit,value\n\"a,b\",steady_state_round,,5\n\"a,b\",rand_write_4k_iops,IOPS,1234.4\nc,steady_state_round,,\nc,rand_write_4k_iops,IOPS,99\n"
-        );
-    }
-
-    #[test]
-    fn tidy_csv_has_a_column_per_axis_used_and_a_row_per_result() {
-        let mut r = report();
-        r.suite = suite("qos").unwrap();
-        for (d, v) in r.devices.iter_mut().zip([250_000.0, 1_500_000.0]) {
-            d.results.push(
-                Measure::new("read_lat_ns", Unit::Ns, v)
-                    .col(Coord::Percentile(99.9))
-                    .under(&[Coord::Depth(32)]),
-            );
-        }
-        let c = render_tidy_csv(&r);
-        assert_eq!(
-            c,
-            "device,metric,family,queue_depth,percentile,unit,value\n\
-             \"a,b\",rand_write_4k_iops,rand_write_4k_iops,,,IOPS,1234.4\n\
-             \"a,b\",qd32_read_lat_p99_9_ns,read_lat_ns,32,99.9,ns,250000\n\
-             c,rand_write_4k_iops,rand_write_4k_iops,,,IOPS,99\n\
-             c,qd32_read_lat_p99_9_ns,read_lat_ns,32,99.9,ns,1500000\n"
-        );
-    }
-
-    #[test]
-    fn json_holds_devices_in_order_with_verdicts() {
-        let v: Value = serde_json::from_str(&render_json(&report())).unwrap();
-        assert_eq!(v["suite"], "four-corners");
-        assert_eq!(v["devices"][0]["device"], "a,b");
-        assert_eq!(v["devices"][0]["steady_state"]["round"], 5);
-        assert_eq!(v["devices"][1]["steady_state"]["reached"], false);
-        assert_eq!(v["devices"][1]["results"]["rand_write_4k_iops"], 99.0);
-        assert_eq!(v["units"]["rand_write_4k_iops"], "IOPS");
-    }
 
     #[test]
     fn directory_names_are_safe() {

@@ -1,8 +1,8 @@
 //! What a suite is: a name, a summary, what it runs on, its own command-line options (a
 //! `clap::Args` type in its module) and the shared ones it reads, its grids, and a `run` over
-//! a [`Session`]. Every suite is a unit struct implementing [`Suite`], listed once
-//! in [`crate::SUITES`]; the CLI, the real-storage check, the JSON report's options and the
-//! renderings all read it from there.
+//! a [`Session`]. Every suite is a unit struct implementing [`Suite`], listed once in the
+//! suites' [`Registry`](crate::Registry); the CLI, the real-storage check, the JSON report's
+//! options and the renderings all read it from there.
 
 use crate::error::SuiteError;
 use crate::grids::GridSpec;
@@ -140,7 +140,7 @@ impl PartialEq for dyn Suite {
 
 /// A suite's own options type, read from the parsed command line its
 /// [`Suite::augment_args`] added to.
-pub(crate) fn parse_args<T: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<T, SuiteError> {
+pub fn parse_args<T: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<T, SuiteError> {
     T::from_arg_matches(m).map_err(|e| SuiteError::OptionValue {
         option: "flashlab suite",
         value: String::new(),

@@ -1,10 +1,10 @@
 //! What a suite runs on when it is simulated: a drive or a whole system, behind one trait.
 
-use flashlab_device::{HealthLog, Ssd};
+use flashlab_device::{DeviceConfig, HealthLog, Ssd};
 use flashlab_engine::{BlockDevice, SimTime};
 use flashlab_ftl::Ftl;
 use flashlab_runner::SliceScale;
-use flashlab_system::{System, SystemCounters};
+use flashlab_system::{System, SystemConfig, SystemCounters};
 
 /// What a suite needs of the device it runs on beyond block I/O: a purge, counters for the
 /// report, how a slice stands for the whole, and (for suites that read them) the FTL's
@@ -110,5 +110,22 @@ impl SuiteDevice for System {
         clock_ns: SimTime,
     ) -> Result<u64, flashlab_engine::StateError> {
         self.save_state(out, clock_ns)
+    }
+}
+
+/// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SuiteTarget {
+    /// Boxed: a drive's description is several times a system's.
+    Drive(Box<DeviceConfig>),
+    System(SystemConfig),
+}
+
+impl SuiteTarget {
+    pub fn name(&self) -> &str {
+        match self {
+            SuiteTarget::Drive(c) => &c.name,
+            SuiteTarget::System(c) => &c.name,
+        }
     }
 }

@@ -337,7 +337,7 @@ impl Measure {
 }
 
 /// Bytes as a key part: `512b`, `4k`, `1024k`, `2m` (whole MiB above 1 MiB).
-pub(crate) fn size_label(bytes: u64) -> String {
+pub fn size_label(bytes: u64) -> String {
     if !bytes.is_multiple_of(1024) {
         format!("{bytes}b")
     } else if bytes > (1 << 20) && bytes.is_multiple_of(1 << 20) {
@@ -348,7 +348,7 @@ pub(crate) fn size_label(bytes: u64) -> String {
 }
 
 /// Write sizes in MiB from 1 MiB up: `8k`, `1m`.
-pub(crate) fn write_size_label(bytes: u64) -> String {
+pub fn write_size_label(bytes: u64) -> String {
     if bytes.is_multiple_of(1 << 20) {
         format!("{}m", bytes >> 20)
     } else {
@@ -358,7 +358,7 @@ pub(crate) fn write_size_label(bytes: u64) -> String {
 
 /// A time as a key part: whole minutes, else minutes or seconds with `_` for the point
 /// (`20min`, `1_5min`, `5s`, `0_5s`).
-pub(crate) fn time_label(ns: u64) -> String {
+pub fn time_label(ns: u64) -> String {
     if ns.is_multiple_of(NS_PER_MIN) {
         format!("{}min", ns / NS_PER_MIN)
     } else if ns >= NS_PER_MIN {
@@ -369,13 +369,13 @@ pub(crate) fn time_label(ns: u64) -> String {
 }
 
 /// A fraction as a percentage key part, to a tenth: `0.025` → `2_5`.
-pub(crate) fn pct_label(f: f64) -> String {
+pub fn pct_label(f: f64) -> String {
     let p = (f * 1000.0).round() / 10.0;
     format!("{p}").replace('.', "_")
 }
 
 /// A time in minutes as a key part: `2min`, `0_5min`.
-pub(crate) fn minutes_label(ns: u64) -> String {
+pub fn minutes_label(ns: u64) -> String {
     format!("{}min", ns as f64 / NS_PER_MIN as f64).replace('.', "_")
 }
 

@@ -17,7 +17,7 @@ impl<'a> Session<'a> {
 
     /// A run of repeated rounds ended short of its most: the plan loses the `unrun_steps`
     /// of the rounds not run.
-    pub(crate) fn rounds_ended(&mut self, unrun_steps: usize) {
+    pub fn rounds_ended(&mut self, unrun_steps: usize) {
         if let Some(plan) = &mut self.plan {
             plan.steps = plan.steps.saturating_sub(unrun_steps).max(1);
             plan.round_runs = plan.round_runs.saturating_sub(1);
@@ -26,7 +26,7 @@ impl<'a> Session<'a> {
 
     /// The share of the suite done `step_fraction` into the current step, and what it is a
     /// share of: the suite's own span where it sets one, else its planned steps.
-    pub(super) fn suite_share(&self, step_fraction: f64) -> (Option<f64>, SuiteShare) {
+    pub fn suite_share(&self, step_fraction: f64) -> (Option<f64>, SuiteShare) {
         if let Some((a, b)) = self.suite_span {
             return (Some(a + (b - a) * step_fraction), SuiteShare::Work);
         }
@@ -43,7 +43,7 @@ impl<'a> Session<'a> {
     }
 
     /// Tell the progress display that `step` starts.
-    pub(super) fn announce(&mut self, step: &str) {
+    pub fn announce(&mut self, step: &str) {
         // A step outside a cached checkpoint: the device no longer stands where a cache key
         // describes it.
         self.cache = None;

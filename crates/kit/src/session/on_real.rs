@@ -5,13 +5,13 @@ use super::*;
 /// Steps on real storage (`crate::real`): the same records, wall-clock time.
 impl Session<'_> {
     /// An idle step or a purge the target took `took_ns` of wall-clock time for.
-    pub(super) fn real_step_done(&mut self, step: &str, kind: StepKind, took_ns: u64) {
+    pub fn real_step_done(&mut self, step: &str, kind: StepKind, took_ns: u64) {
         self.now_ns = self.now_ns.saturating_add(took_ns);
         self.record(step, kind, None, None, Vec::new(), None);
     }
 
     /// A job fio ran on the target from `start`, as the step's record.
-    pub(super) fn real_job_done(
+    pub fn real_job_done(
         &mut self,
         step: &str,
         text: &str,

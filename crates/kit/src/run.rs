@@ -4,36 +4,140 @@
 
 use flashlab_device::{DeviceConfig, Ssd};
 use flashlab_engine::{SeedTree, SimTime};
-use flashlab_system::{System, SystemConfig};
+use flashlab_system::System;
 
-use crate::device::SuiteDevice;
+use crate::device::{SuiteDevice, SuiteTarget};
 use crate::error::{device_error, SuiteError};
 use crate::measure::Measure;
 use crate::options::SuiteOptions;
 use crate::real::{RealError, RealTarget};
 use crate::record::SuiteProgress;
+use crate::registry::Registry;
+use crate::rescale::{keeping_figures, NamedTargets};
 use crate::session::{AfterStep, Session};
-use crate::state_cache;
 use crate::suite::{DeviceReport, RunsOn, SuiteKind, SuiteReport};
 use crate::Unit;
+use flashlab_cache as state_cache;
 
-/// Run `kind` on one device built from `config`. `progress` hears the name of each step as
-/// it starts.
-pub fn run_on_device(
-    kind: SuiteKind,
-    config: &DeviceConfig,
-    options: &SuiteOptions,
-    progress: &mut dyn FnMut(&str),
-) -> Result<DeviceReport, SuiteError> {
-    run_on_device_with(kind, config, options, &mut |p| {
-        if p.step_started {
-            progress(p.step)
-        }
-    })
+/// Where [`run`] runs a suite.
+pub enum On<'a> {
+    /// Drives and systems as named, each as `drives` identical drives on threads of their
+    /// own; a drive whose slice would change a figure is loaded again larger
+    /// ([`crate::rescale`]), and `targets` then holds it.
+    Named {
+        targets: &'a mut NamedTargets,
+        drives: usize,
+    },
+    /// Drives and systems, each as `drives` identical drives on threads of their own.
+    Targets {
+        targets: &'a [SuiteTarget],
+        drives: usize,
+    },
+    /// A device the caller built (a drive wrapped to watch what reaches it, a system of
+    /// one's own, a loaded state), as `run` says; suites that build their drives from a
+    /// description ([`RunsOn::Description`]) are refused with [`SuiteError::NoFtl`].
+    Device {
+        dev: &'a mut dyn SuiteDevice,
+        name: &'a str,
+        run: DeviceRun<'a>,
+    },
+    /// Real storage through fio (`docs/real.md`): only the suites made of fio jobs, purges
+    /// and idle time ([`RunsOn::Any`]) run there.
+    Real(&'a mut RealTarget),
 }
 
-/// [`run_on_device`] with the whole [`SuiteProgress`]: step, round, simulated time, share done.
-pub fn run_on_device_with(
+/// A suite's run: its report, and the latest device time it reached (on [`On::Device`],
+/// where a saved state's next run starts; 0 elsewhere).
+#[derive(Debug)]
+pub struct Ran {
+    pub report: SuiteReport,
+    pub end_ns: SimTime,
+}
+
+impl Ran {
+    /// A run on one device ([`On::Device`], [`On::Real`]): its report and end time.
+    pub fn into_device(self) -> Option<(DeviceReport, SimTime)> {
+        let mut devices = self.report.devices.into_iter();
+        match (devices.next(), devices.next()) {
+            (Some(device), None) => Some((device, self.end_ns)),
+            _ => None,
+        }
+    }
+}
+
+/// Run the registered suite `kind` as `on` says, with `options`. `progress(device, p)`
+/// hears each device's steps, rounds and share done (device in report order; with several
+/// identical drives, drive `d` from 1 of target `t` is `t * drives + d - 1`); it may be
+/// called from any of the threads the devices run on. Results do not depend on the threads'
+/// timing; the first error in device order wins.
+pub fn run(
+    reg: &Registry,
+    kind: SuiteKind,
+    on: On<'_>,
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<Ran, SuiteError> {
+    let one = |device: DeviceReport| SuiteReport {
+        suite: kind,
+        options: options.clone(),
+        devices: vec![device],
+    };
+    match on {
+        On::Named { targets, drives } => {
+            let run_drives = |targets: &[SuiteTarget]| {
+                run_suite_drives_with(kind, targets, drives, options, progress)
+            };
+            let report = keeping_figures(targets, drives, &run_drives)?;
+            Ok(Ran { report, end_ns: 0 })
+        }
+        On::Targets { targets, drives } => {
+            let report = run_suite_drives_with(kind, targets, drives, options, progress)?;
+            Ok(Ran { report, end_ns: 0 })
+        }
+        On::Device { dev, name, run } => {
+            let (device, end_ns) = on_device(kind, dev, name, run, options, progress)?;
+            Ok(Ran {
+                report: one(device),
+                end_ns,
+            })
+        }
+        On::Real(target) => {
+            let device = run_on_real_target(reg, kind, target, options, &mut |p| progress(0, p))?;
+            Ok(Ran {
+                report: one(device),
+                end_ns: 0,
+            })
+        }
+    }
+}
+
+/// [`On::Device`]: the device's session lives no longer than this call, so the caller's
+/// hook is lent to it for that long.
+fn on_device(
+    kind: SuiteKind,
+    dev: &mut dyn SuiteDevice,
+    name: &str,
+    run: DeviceRun<'_>,
+    options: &SuiteOptions,
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+) -> Result<(DeviceReport, SimTime), SuiteError> {
+    let DeviceRun {
+        start_ns,
+        fresh,
+        mut after_step,
+    } = run;
+    let run = DeviceRun {
+        start_ns,
+        fresh,
+        after_step: after_step.as_mut().map(|h| &mut **h as AfterStep<'_>),
+    };
+    let mut tell = |p: &SuiteProgress| progress(0, p);
+    run_on_suite_device_as(kind, dev, name, run, options, &mut tell)
+}
+
+/// Run `kind` on one device built from `config`; `progress` hears the whole
+/// [`SuiteProgress`]: step, round, simulated time, share done.
+fn run_on_device_with(
     kind: SuiteKind,
     config: &DeviceConfig,
     options: &SuiteOptions,
@@ -139,41 +243,10 @@ fn run_session(kind: SuiteKind, s: &mut Session) -> Result<DeviceReport, SuiteEr
     })
 }
 
-/// Run `kind` on a device built by the caller (a drive wrapped to watch what reaches it, a
-/// system of one's own). Suites that build their drives from a description
-/// ([`RunsOn::Description`]) are refused with [`SuiteError::NoFtl`].
-pub fn run_on_suite_device(
-    kind: SuiteKind,
-    dev: &mut dyn SuiteDevice,
-    name: &str,
-    options: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<DeviceReport, SuiteError> {
-    options.validate()?;
-    run_on(kind, dev, name, DeviceRun::default(), options, progress).map(|(report, _)| report)
-}
-
-/// [`run_on_suite_device`] on a device whose clock already stands at `start_ns` (a drive or
-/// system loaded from a saved state): the first step starts there. Returns the report and
-/// the latest device time the suite reached, where a saved state's next run starts.
-pub fn run_on_suite_device_at(
-    kind: SuiteKind,
-    dev: &mut dyn SuiteDevice,
-    name: &str,
-    start_ns: SimTime,
-    options: &SuiteOptions,
-    progress: &mut dyn FnMut(&SuiteProgress),
-) -> Result<(DeviceReport, SimTime), SuiteError> {
-    let run = DeviceRun {
-        start_ns,
-        ..DeviceRun::default()
-    };
-    run_on_suite_device_as(kind, dev, name, run, options, progress)
-}
-
-/// [`run_on_suite_device_at`] as `run` says: the clock, whether the device is fresh, and
-/// what hears each step's end.
-pub fn run_on_suite_device_as<'a>(
+/// Run `kind` on a device the caller built, as `run` says: the clock, whether the device is
+/// fresh, and what hears each step's end. Returns the report and the latest device time the
+/// suite reached.
+fn run_on_suite_device_as<'a>(
     kind: SuiteKind,
     dev: &'a mut dyn SuiteDevice,
     name: &str,
@@ -185,27 +258,10 @@ pub fn run_on_suite_device_as<'a>(
     run_on(kind, dev, name, run, options, progress)
 }
 
-/// What a suite runs on: a single drive or a storage system (RAID sets, cache tiers, links).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SuiteTarget {
-    /// Boxed: a drive's description is several times a system's.
-    Drive(Box<DeviceConfig>),
-    System(SystemConfig),
-}
-
-impl SuiteTarget {
-    pub fn name(&self) -> &str {
-        match self {
-            SuiteTarget::Drive(c) => &c.name,
-            SuiteTarget::System(c) => &c.name,
-        }
-    }
-}
-
 /// Run `kind` on a drive or a system. On a system, op-sweep, endurance and raid-scaling (which
 /// rebuild a drive from its description) are refused with [`SuiteError::NoFtl`], and so are
 /// wsat and recovery unless the system is one SSD.
-pub fn run_on_target_with(
+fn run_on_target_with(
     kind: SuiteKind,
     target: &SuiteTarget,
     options: &SuiteOptions,
@@ -228,7 +284,8 @@ pub fn run_on_target_with(
 
 /// Run `kind` on real storage through fio (`docs/real.md`). Only the suites that measure
 /// what fio reports can run there: the others need a simulated drive's internal counters.
-pub fn run_on_real_target(
+fn run_on_real_target(
+    reg: &Registry,
     kind: SuiteKind,
     target: &mut RealTarget,
     options: &SuiteOptions,
@@ -242,54 +299,17 @@ pub fn run_on_real_target(
         return Err(SuiteError::Real {
             device: name,
             step: "start".into(),
-            error: Box::new(RealError::Unsupported { suite: kind.name() }),
+            error: Box::new(RealError::Unsupported {
+                suite: kind.name(),
+                on_real: reg.on_real_storage(),
+            }),
         });
     }
-    let mut session = Session::real(target, options, progress);
+    let mut session = Session::real(target, options, progress, reg.on_real_storage());
     let mut report = run_session(kind, &mut session)?;
     drop(session);
     report.scale_note = Some(target.summary());
     Ok(report)
-}
-
-/// Run `kind` on every device, each on its own thread; results come back in device order and
-/// do not depend on the threads' timing. The first error (in device order) wins.
-/// `progress(device_index, step)` may be called from any of the threads.
-pub fn run_suite(
-    kind: SuiteKind,
-    configs: &[DeviceConfig],
-    options: &SuiteOptions,
-    progress: &(dyn Fn(usize, &str) + Sync),
-) -> Result<SuiteReport, SuiteError> {
-    run_suite_with(kind, configs, options, &|i, p: &SuiteProgress| {
-        if p.step_started {
-            progress(i, p.step)
-        }
-    })
-}
-
-/// [`run_suite`] with the whole [`SuiteProgress`] of each device.
-pub fn run_suite_with(
-    kind: SuiteKind,
-    configs: &[DeviceConfig],
-    options: &SuiteOptions,
-    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
-) -> Result<SuiteReport, SuiteError> {
-    let targets: Vec<SuiteTarget> = configs
-        .iter()
-        .map(|c| SuiteTarget::Drive(Box::new(c.clone())))
-        .collect();
-    run_suite_targets_with(kind, &targets, options, progress)
-}
-
-/// [`run_suite_with`] on drives and systems alike.
-pub fn run_suite_targets_with(
-    kind: SuiteKind,
-    targets: &[SuiteTarget],
-    options: &SuiteOptions,
-    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
-) -> Result<SuiteReport, SuiteError> {
-    run_suite_drives_with(kind, targets, 1, options, progress)
 }
 
 /// Most identical drives per target: each runs on its own thread and holds its own model.
@@ -360,12 +380,11 @@ pub fn aggregate_drives(device: &str, drives: &[DeviceReport]) -> DeviceReport {
     }
 }
 
-/// [`run_suite_targets_with`] with every target run as `drives` identical drives, each on
-/// its own thread and seeded by [`drive_seed`]. With more than one drive, a target's reports
+/// Run `kind` on every target as `drives` identical drives, each on its own thread and seeded by [`drive_seed`]. With more than one drive, a target's reports
 /// are named `NAME#1` … `NAME#N` and followed by their aggregate `NAME#all`
 /// ([`aggregate_drives`]); with one, the report is the single-drive run's, unchanged.
 /// `progress` hears drive `d` (from 1) of target `t` as index `t * drives + d - 1`.
-pub fn run_suite_drives_with(
+pub(crate) fn run_suite_drives_with(
     kind: SuiteKind,
     targets: &[SuiteTarget],
     drives: usize,
@@ -445,4 +464,66 @@ pub fn run_suite_drives_with(
         options: options.clone(),
         devices,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashlab_engine::SeedTree;
+
+    fn report(results: &[(&'static str, Unit, f64)]) -> DeviceReport {
+        DeviceReport {
+            device: "d".into(),
+            scale_note: None,
+            steps: Vec::new(),
+            steady: None,
+            results: results
+                .iter()
+                .map(|(name, unit, value)| Measure::new(name, *unit, *value))
+                .collect(),
+            charts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn aggregate_sums_throughput_takes_worst_latency_and_drops_the_rest() {
+        let a = report(&[
+            ("iops", Unit::Iops, 100.0),
+            ("bw_bytes_per_s", Unit::BytesPerS, 1e6),
+            ("lat_p99_ns", Unit::Ns, 500.0),
+            ("waf", Unit::Ratio, 2.0),
+            ("only_a_ns", Unit::Ns, 9.0),
+        ]);
+        let b = report(&[
+            ("lat_p99_ns", Unit::Ns, 800.0),
+            ("iops", Unit::Iops, 50.0),
+            ("bw_bytes_per_s", Unit::BytesPerS, 3e6),
+            ("waf", Unit::Ratio, 3.0),
+        ]);
+        let agg = aggregate_drives("dev", &[a, b]);
+        assert_eq!(agg.device, "dev#all");
+        let got: Vec<(&str, f64)> = agg.results.iter().map(|m| (m.family, m.value)).collect();
+        assert_eq!(
+            got,
+            [
+                ("iops", 150.0),
+                ("bw_bytes_per_s", 4e6),
+                ("lat_p99_ns", 800.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn drive_seeds_keep_drive_one_and_differ_per_drive() {
+        assert_eq!(drive_seed(42, 1), 42);
+        let seeds: Vec<u64> = (1..=8).map(|d| drive_seed(42, d)).collect();
+        for (i, a) in seeds.iter().enumerate() {
+            assert!(seeds[i + 1..].iter().all(|b| b != a), "{seeds:?}");
+        }
+        assert_eq!(
+            drive_seed(42, 3),
+            SeedTree::new(42).child("drive-3").master_seed()
+        );
+        assert_ne!(drive_seed(42, 3), drive_seed(43, 3));
+    }
 }

@@ -1,0 +1,63 @@
+//! What every built-in suite is made of, naming none of them: a [`Session`] of fio-style
+//! steps on one device (a simulated drive, a system, or real storage through fio) whose state
+//! carries over from step to step, measures and the axes they lie on, grids, charts and the
+//! reports' renderings, the options many suites share, the steady-state rule, and the one
+//! entry point that runs a suite on its targets ([`run`]). A suite is a type implementing
+//! [`Suite`]; the suites and their [`Registry`] are in `flashlab-suite`, and
+//! `docs/suites.md` describes them.
+//!
+//! Every suite runs on a single drive or on a whole system ([`SuiteTarget`]); those that read
+//! FTL internals need a drive.
+//!
+//! Each job runs through `flashlab_host::run_on` (the path `run` and `fio` take), so every
+//! step has an ordinary fio result. Simulated time keeps running from one step to the next
+//! (`docs/suites.md`).
+
+pub mod args;
+pub mod charts;
+pub mod client_options;
+pub mod device;
+pub mod error;
+pub mod format;
+pub mod grids;
+pub mod html;
+pub mod layout;
+pub mod lengths;
+pub mod measure;
+pub mod options;
+pub mod output;
+pub mod real;
+pub mod record;
+pub mod registry;
+pub mod rescale;
+pub mod run;
+pub mod session;
+pub mod steady;
+pub mod steps;
+pub mod suite;
+
+pub use args::SuiteOptionArgs;
+pub use client_options::{ClientOptions, DesktopProfile, DriveState};
+pub use device::{SuiteDevice, SuiteTarget};
+pub use error::SuiteError;
+pub use flashlab_cache::{FreshDevice, StateCache, DEFAULT_MAX_CACHE_BYTES};
+pub use flashlab_report::chart::{Axis, Chart, Series, Unit};
+pub use grids::{Cols, GridSpec};
+pub use html::{render_figures_svg, render_html, render_html_with};
+pub use layout::grid_titles;
+pub use lengths::{parse_size, parse_time, RoundLength};
+pub use measure::{Coord, Dim, LocalAxis, LocalCoord, Measure, Phase, LOCAL_WORDS};
+pub use options::{OwnOptions, OwnOptionsSet, PreconditionKind, PreconditionOptions, SuiteOptions};
+pub use output::{render_csv, render_table, render_tidy_csv};
+pub use real::{RealError, RealOptions, RealTarget, TargetKind, DEFAULT_MAX_IDLE_NS};
+pub use record::{
+    DirectionFigures, JobFigures, SteadyReport, StepKind, StepRecord, SuiteProgress, SuiteShare,
+};
+pub use registry::Registry;
+pub use rescale::NamedTargets;
+pub use run::{
+    aggregate_drives, aggregate_name, drive_name, drive_seed, run, DeviceRun, On, Ran, MAX_DRIVES,
+};
+pub use session::{AfterStep, Session, PRECONDITION_STEP};
+pub use steady::{check_window, steady_state, SteadyRule, SteadyVerdict, WindowCheck};
+pub use suite::{DeviceReport, Outcome, RunsOn, Suite, SuiteFigures, SuiteKind, SuiteReport};
