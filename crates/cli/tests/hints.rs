@@ -149,3 +149,16 @@ fn a_mistyped_option_gets_the_nearest_option() {
         "{e}"
     );
 }
+
+#[test]
+fn suite_options_say_what_they_take_without_naming_other_suites() {
+    // The form of --depths is its own; another suite's default is no part of it.
+    let e = refused(&["suite", "qos", "--depths", "1,x"]);
+    assert_eq!(
+        e,
+        "flashlab: error: --depths 'x': not a whole number; expected queue depths, comma-separated\n"
+    );
+    // A bare --runtime is seconds, as fio's runtime=15: a typo below it is still refused.
+    let e = refused(&["suite", "qos", "--runtime", "15x"]);
+    assert!(e.contains("10 (seconds, as fio's runtime=)"), "{e}");
+}
