@@ -1,6 +1,7 @@
 //! `flashlab`: run fio job files against simulated drives. This binary only glues the library
 //! crates together: parse arguments, build the device, run, render.
 
+mod devices;
 mod fio_cli;
 mod fio_options;
 mod hints;
@@ -40,8 +41,9 @@ enum Command {
     /// Run a fio command line against a simulated device: `flashlab fio [--device D]
     /// [--set K=V]... [--seed N] --name=JOB --rw=randread ...` (see docs/fio.md).
     Fio(fio_cli::FioArgs),
-    /// List the presets: drives, then storage systems, one per line.
-    Devices,
+    /// List the presets: drives, then storage systems, one per line; `devices describe NAME`
+    /// shows where each key of a drive came from and its validation status.
+    Devices(DevicesArgs),
     /// Show a device's derived figures (capacities, spare factor, dies, bandwidth bounds).
     Describe(DescribeArgs),
     #[command(about = format!("Run a built-in test suite: {} (see docs/suites.md)", suite::suite_list()))]
@@ -182,6 +184,21 @@ impl OutputFormats {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct DevicesArgs {
+    #[command(subcommand)]
+    command: Option<DevicesCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+enum DevicesCommand {
+    /// A preset's or drive file's keys with value and provenance (grouped by kind), and
+    /// its validation status: independent rows passing or missing, figures it was
+    /// calibrated to. Takes drives, storage systems and their hard disk and 3D XPoint drives.
+    Describe(DescribeArgs),
+}
+
+#[derive(clap::Args, Debug)]
 struct DescribeArgs {
     /// A preset name or a path to a device TOML file.
     device: String,
@@ -259,7 +276,15 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),
         Command::Fio(args) => fio_cli::cmd_fio(&args),
-        Command::Devices => cmd_devices(),
+        Command::Devices(DevicesArgs { command: None }) => cmd_devices(),
+        Command::Devices(DevicesArgs {
+            command: Some(DevicesCommand::Describe(args)),
+        }) => devices::describe(
+            &args.device,
+            &args.set,
+            args.output_format == DescribeFormat::Json,
+        )
+        .and_then(|text| write_output(None, &text)),
         Command::FioOptions(args) => write_output(None, &fio_options::render(&args)),
         Command::Describe(args) => cmd_describe(&args),
         Command::Suite(args) => match matches.subcommand_matches("suite") {

@@ -715,3 +715,104 @@ fn validation() {
     }
     assert!(failures.is_empty(), "validation:\n{}", failures.join("\n"));
 }
+
+/// The (value, unit) figures a provenance text names: "490K IOPS", "2,200 MB/s", "6.5 GB/s"
+/// (in MB/s), as validation rows give theirs.
+fn figures_named(text: &str) -> Vec<(f64, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let unit = w.trim_end_matches([',', '.', ';', ':', ')']);
+        let scale = match unit {
+            "IOPS" | "MB/s" => 1.0,
+            "GB/s" => 1000.0,
+            _ => continue,
+        };
+        let Some(prev) = i
+            .checked_sub(1)
+            .map(|j| words[j].trim_start_matches(['~', '(']))
+        else {
+            continue;
+        };
+        let (digits, multiplier) = match prev.strip_suffix('K').or(prev.strip_suffix('k')) {
+            Some(d) => (d, 1000.0),
+            None => match prev.strip_suffix('M') {
+                Some(d) => (d, 1e6),
+                None => (prev, 1.0),
+            },
+        };
+        if let Ok(v) = digits.replace(',', "").parse::<f64>() {
+            let unit = if unit == "GB/s" { "MB/s" } else { unit };
+            out.push((v * multiplier * scale, unit.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn figures_are_read_from_provenance_texts() {
+    assert_eq!(
+        figures_named(
+            "Highest figure quoted: 490K IOPS random write; ~2,200 MB/s (spec), 6.5 GB/s."
+        ),
+        vec![
+            (490_000.0, "IOPS".to_string()),
+            (2200.0, "MB/s".to_string()),
+            (6500.0, "MB/s".to_string())
+        ]
+    );
+}
+
+/// No validation row compares with a figure a key of its preset was fitted or capped to, as
+/// the preset's `[provenance]` says (the calibration set of fitted.toml is checked above).
+#[test]
+fn rows_never_use_a_figure_a_key_was_fitted_or_capped_to() {
+    use flashlab_device::{load_device_described, KeyOrigin, Provenance};
+    let (runs, measured) = load();
+    let all = runs
+        .iter()
+        .flat_map(|r| r.rows.iter().map(move |row| (r.devices.clone(), row)))
+        .chain(
+            measured
+                .iter()
+                .flat_map(|m| m.rows.iter().map(move |row| (vec![m.device.clone()], row))),
+        );
+    let mut uses = Vec::new();
+    for (devices, row) in all {
+        for preset in devices.iter().flat_map(|d| presets_of(d)) {
+            let Ok(d) = load_device_described(&preset, &[]) else {
+                continue; // a hard disk or 3D XPoint drive: no SSD keys to fit
+            };
+            for k in &d.keys {
+                let figure = match &k.origin {
+                    KeyOrigin::Recorded(Provenance::Fitted { figure })
+                    | KeyOrigin::Recorded(Provenance::Cap { figure }) => figure,
+                    _ => continue,
+                };
+                for (value, unit) in figures_named(figure) {
+                    if unit == row.unit && (row.published / value - 1.0).abs() < 0.005 {
+                        uses.push(format!(
+                            "{}: {} {} is the figure {preset}'s {} was set from ({figure})",
+                            row.name, row.published, row.unit, k.key
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Rows that use such a figure today, listed so the list cannot grow unnoticed nor go
+    // stale: the PM981a's fold policy (slc_cache.when_full) was chosen because folding meets
+    // the data sheet's 400 MB/s past the cache, which this row then compares with.
+    let known = ["128 KiB sequential write past the SLC cache: 400 MB/s is the figure samsung-pm981a-256gb's slc_cache.when_full"];
+    let unexpected: Vec<&String> = uses
+        .iter()
+        .filter(|u| !known.iter().any(|k| u.starts_with(k)))
+        .collect();
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
+    for k in known {
+        assert!(
+            uses.iter().any(|u| u.starts_with(k)),
+            "no longer a use, remove it from the list: {k}"
+        );
+    }
+}

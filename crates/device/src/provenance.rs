@@ -190,8 +190,8 @@ impl Provenance {
         match self {
             Provenance::Cited { source } => source.clone(),
             Provenance::Measured { job, figure } => format!("{figure} (job {job})"),
-            Provenance::Fitted { figure } => format!("fitted to {figure}"),
-            Provenance::Cap { figure } => format!("cap set from {figure}"),
+            Provenance::Fitted { figure } => format!("fitted: {figure}"),
+            Provenance::Cap { figure } => format!("cap: {figure}"),
             Provenance::Inferred { relation, from } if from.is_empty() => relation.clone(),
             Provenance::Inferred { relation, from } => {
                 format!("{relation} (from {})", from.join(", "))

@@ -397,54 +397,84 @@ impl UnitQueues {
 
     /// Room for `need` more entries: neighbours merge while the ring is too full.
     fn make_room(&mut self, unit: usize, need: usize) {
+        // Where the scan for a pair that follows on at once starts: after such a pair
+        // merges, the pairs above the merged entry are ones the scan passed (the merged
+        // entry ends as the later of its pair did), so the next scan goes on from it.
+        let mut top = QUEUE_CAP;
         while self.len[unit] as usize + need > QUEUE_CAP {
-            let n = self.len[unit] as usize;
-            // The latest pair of the same kind with no idle time between them, else the
-            // latest pair of the same kind, never the running entry (index 0). A merged entry
-            // is split by its average operation time (`split_running`): a pair with idle
-            // time between them would make each operation as long as the idle time over
-            // the count (tens of ms on a die booked 100 ms ahead), and a read that found one
-            // running would wait for all of it.
-            let mut i = n - 1;
-            let mut same_kind = 0;
-            while i > 1 {
-                let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
-                if a.kind == b.kind {
-                    if a.end_ns == b.start_ns {
-                        break;
-                    }
-                    if same_kind == 0 {
-                        same_kind = i;
-                    }
-                }
-                i -= 1;
-            }
-            if i <= 1 {
-                i = if same_kind > 1 { same_kind } else { n - 1 };
-            }
-            let (a, b) = (self.get(unit, i - 1), self.get(unit, i));
-            self.set(
-                unit,
-                i - 1,
-                Entry {
-                    start_ns: a.start_ns,
-                    end_ns: b.end_ns,
-                    kind: b.kind,
-                    suspends: a.suspends.max(b.suspends),
-                    ops: a.ops + b.ops,
-                    quantum_ns: a.quantum_ns.max(b.quantum_ns),
-                    // The idle time before the run: its later operations followed on.
-                    slack_ns: a.slack_ns,
-                },
-            );
+            let (i, joined) = self.merge_point(unit, top);
+            top = if joined { i - 1 } else { QUEUE_CAP };
+            // The pair merges into the earlier entry, in place.
             let head = self.head[unit] as usize;
             let ring = self.ring_mut(unit);
-            for j in i + 1..n {
-                ring[(head + j - 1) & MASK] = ring[(head + j) & MASK];
+            let b = ring[(head + i) & MASK];
+            let a = &mut ring[(head + i - 1) & MASK];
+            let kind_changed = a.kind != b.kind;
+            a.end_ns = b.end_ns;
+            a.kind = b.kind;
+            a.suspends = a.suspends.max(b.suspends);
+            a.ops += b.ops;
+            a.quantum_ns = a.quantum_ns.max(b.quantum_ns);
+            // `slack_ns` stays: the idle time before the run, its later operations
+            // followed on.
+            if kind_changed {
+                self.mark(unit, i - 1, b.kind);
             }
-            self.close_bit(unit, i);
-            self.len[unit] -= 1;
+            self.remove(unit, i);
         }
+    }
+
+    /// The later of the pair that merges next: the latest pair of the same kind with no idle
+    /// time between them, else the latest pair of the same kind, never the running entry
+    /// (index 0), else the last two. A merged entry is split by its average operation time
+    /// (`split_running`): a pair with idle time between them would make each operation as
+    /// long as the idle time over the count (tens of ms on a die booked 100 ms ahead), and a
+    /// read that found one running would wait for all of it.
+    ///
+    /// On a die booked far ahead the pair is found about ten entries from the tail, past
+    /// programs with idle time between them; the scan tests times first, and looks for a
+    /// pair of the same kind alone only when no pair follows on at once, which is rare.
+    ///
+    /// Pairs whose later entry is above `top` are known not to follow on at once. Returns
+    /// the position and whether its pair follows on at once.
+    #[inline]
+    fn merge_point(&self, unit: usize, top: usize) -> (usize, bool) {
+        let (ring, head) = (self.ring(unit), self.head[unit] as usize);
+        let n = self.len[unit] as usize;
+        let mut i = top.min(n - 1);
+        let mut start_ns = ring[(head + i) & MASK].start_ns;
+        while i > 1 {
+            let earlier = &ring[(head + i - 1) & MASK];
+            if earlier.end_ns == start_ns && earlier.kind == ring[(head + i) & MASK].kind {
+                return (i, true);
+            }
+            start_ns = earlier.start_ns;
+            i -= 1;
+        }
+        let mut i = n - 1;
+        while i > 1 {
+            if ring[(head + i - 1) & MASK].kind == ring[(head + i) & MASK].kind {
+                return (i, false);
+            }
+            i -= 1;
+        }
+        (n - 1, false)
+    }
+
+    /// Drop the entry at position `i`, moving the entries before it back one slot or those
+    /// after it forward one, whichever are fewer.
+    fn remove(&mut self, unit: usize, i: usize) {
+        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+        debug_assert!(i < n);
+        let ring = self.ring_mut(unit);
+        if i < n - 1 - i {
+            move_up(ring, head, head + i);
+            self.head[unit] = ((head + 1) & MASK) as u8;
+        } else {
+            move_down(ring, head + i + 1, head + n);
+        }
+        self.close_bit(unit, i);
+        self.len[unit] -= 1;
     }
 
     /// Insert `e` at position `p`, moving the entries before it forward one slot or those
@@ -455,33 +485,18 @@ impl UnitQueues {
         let n = self.len[unit] as usize;
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head[unit] as usize;
+        let ring = self.ring_mut(unit);
         if p < n - p {
+            // Slots `head .. head + p` move down one; counted from one ring further on, so
+            // the slot before the head is never below zero.
+            move_down(ring, head + QUEUE_CAP, head + QUEUE_CAP + p);
             let new_head = head.wrapping_sub(1) & MASK;
-            let ring = self.ring_mut(unit);
-            for j in 0..p {
-                ring[(new_head + j) & MASK] = ring[(head + j) & MASK];
-            }
             ring[(new_head + p) & MASK] = e;
             self.head[unit] = new_head as u8;
-            self.len[unit] += 1;
-            self.open_bit(unit, p);
-            self.mark(unit, p, e.kind);
-            return;
-        }
-        let ring = self.ring_mut(unit);
-        // Slots `head + p .. head + n` (before wrapping) move up one, as block moves: the
-        // part past the ring's end first, then the slot that wraps, then the rest.
-        let (a, b) = (head + p, head + n);
-        if b < QUEUE_CAP {
-            ring.copy_within(a..b, a + 1);
-        } else if a >= QUEUE_CAP {
-            ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
         } else {
-            ring.copy_within(0..b - QUEUE_CAP, 1);
-            ring[0] = ring[QUEUE_CAP - 1];
-            ring.copy_within(a..QUEUE_CAP - 1, a + 1);
+            move_up(ring, head + p, head + n);
+            ring[(head + p) & MASK] = e;
         }
-        ring[(head + p) & MASK] = e;
         self.len[unit] += 1;
         self.open_bit(unit, p);
         self.mark(unit, p, e.kind);
@@ -495,16 +510,18 @@ impl UnitQueues {
             return;
         }
         let ring = self.ring_mut(unit);
-        let mut prev_end = ring[(head + from - 1) & MASK].end_ns;
-        for i in from..n {
-            let e = &mut ring[(head + i) & MASK];
-            if e.start_ns >= prev_end {
-                break;
-            }
-            let shift = prev_end - e.start_ns;
-            e.start_ns += shift;
-            e.end_ns += shift;
-            prev_end = e.end_ns;
+        let prev_end = ring[(head + from - 1) & MASK].end_ns;
+        // The positions as one run of slots, or two where the ring wraps.
+        let (a, b) = ((head + from) & MASK, head + n);
+        let b = if head + from >= QUEUE_CAP {
+            b - QUEUE_CAP
+        } else {
+            b
+        };
+        let (before, from_a) = ring.split_at_mut(a);
+        let first = &mut from_a[..b.min(QUEUE_CAP) - a];
+        if let Some(prev_end) = push_back_run(first, prev_end) {
+            push_back_run(&mut before[..b.saturating_sub(QUEUE_CAP)], prev_end);
         }
     }
 
@@ -853,6 +870,68 @@ impl UnitQueues {
         (0..self.len[unit] as usize)
             .map(|i| self.get(unit, i))
             .collect()
+    }
+}
+
+/// Move each of `run` to start no earlier than the end of the one before it (`prev_end_ns`
+/// for the first); returns the end of the last, or `None` if one needed no move (those after
+/// it need none either).
+#[inline]
+fn push_back_run(run: &mut [Entry], mut prev_end_ns: u64) -> Option<u64> {
+    for e in run {
+        if e.start_ns >= prev_end_ns {
+            return None;
+        }
+        e.end_ns += prev_end_ns - e.start_ns;
+        e.start_ns = prev_end_ns;
+        prev_end_ns = e.end_ns;
+    }
+    Some(prev_end_ns)
+}
+
+/// Move the ring's slots `a .. b` (counted on from slot 0, at most one ring further on) up one
+/// slot, as block moves: the part past the ring's end first, then the slot that wraps, then
+/// the rest.
+#[inline]
+fn move_up(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+    debug_assert!(a <= b && b - a < QUEUE_CAP && a < 2 * QUEUE_CAP);
+    if a >= b {
+        return;
+    }
+    if b < QUEUE_CAP {
+        ring.copy_within(a..b, a + 1);
+    } else if a >= QUEUE_CAP {
+        ring.copy_within(a - QUEUE_CAP..b - QUEUE_CAP, a - QUEUE_CAP + 1);
+    } else {
+        ring.copy_within(0..b - QUEUE_CAP, 1);
+        ring[0] = ring[QUEUE_CAP - 1];
+        ring.copy_within(a..QUEUE_CAP - 1, a + 1);
+    }
+}
+
+/// Move the ring's slots `a .. b` (counted on from slot 0, `a` at least 1 and below two
+/// rings) down one slot, as block moves: the part before the ring's end first, then the
+/// slot that wraps, then the rest.
+#[inline]
+fn move_down(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+    debug_assert!(a >= 1 && a <= b && b - a < QUEUE_CAP && b <= 3 * QUEUE_CAP);
+    if a >= b {
+        return;
+    }
+    let (a, b) = if a > QUEUE_CAP {
+        (a - QUEUE_CAP, b - QUEUE_CAP)
+    } else {
+        (a, b)
+    };
+    if b <= QUEUE_CAP {
+        ring.copy_within(a..b, a - 1);
+    } else if a == QUEUE_CAP {
+        ring[QUEUE_CAP - 1] = ring[0];
+        ring.copy_within(1..b - QUEUE_CAP, 0);
+    } else {
+        ring.copy_within(a..QUEUE_CAP, a - 1);
+        ring[QUEUE_CAP - 1] = ring[0];
+        ring.copy_within(1..b - QUEUE_CAP, 0);
     }
 }
 

@@ -344,6 +344,25 @@ pub fn unknown_device_message(name: &str) -> String {
     )
 }
 
+/// A built-in system or hard disk / 3D XPoint drive preset's file (as `presets/...`), text
+/// and the depth of its keys (for its `[provenance]`).
+pub fn preset_source(name: &str) -> Option<(String, &'static str, usize)> {
+    if let Some(p) = SYSTEM_PRESETS.iter().find(|p| p.name == name) {
+        return Some((
+            format!("presets/systems/{}.toml", p.name),
+            p.text,
+            SYSTEM_KEY_DEPTH,
+        ));
+    }
+    DRIVE_PRESETS.iter().find(|p| p.name == name).map(|p| {
+        (
+            format!("presets/systems/drives/{}.toml", p.name),
+            p.text,
+            DRIVE_FILE_KEY_DEPTH,
+        )
+    })
+}
+
 /// Whether `name_or_path` is a system preset or a file that describes a system (it has a
 /// `[drive.*]`, `[raid.*]`, `[cache.*]` or `[link.*]` table) rather than a single drive.
 pub fn is_system(name_or_path: &str) -> bool {
