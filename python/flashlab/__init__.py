@@ -243,12 +243,36 @@ def devices() -> List[Dict[str, str]]:
     ]
 
 
-def sweep_points(plan: "os.PathLike[str] | str") -> List[Dict[str, str]]:
+def sweep_points(plan: "os.PathLike[str] | str") -> List[Dict[str, Union[int, float, str]]]:
     """A sweep plan's points, checked: one ``{axis: value}`` dict per point, in index order.
+
+    An axis whose every value is a number (spare factor, queue depth) gives numbers (whole
+    ones as ``int``), as the columns of :func:`sweep`'s table do; others (``"4KiB"``,
+    ``"tlc"``) give text.
 
     Raises ValueError naming the plan's line when the plan or a value in it is wrong.
     """
-    return [dict(settings) for settings in _native.sweep_points(_plan_path(plan))]
+    points = [dict(settings) for settings in _native.sweep_points(_plan_path(plan))]
+    axes = list(points[0]) if points else []
+    for axis in axes:
+        typed = _typed_values([point[axis] for point in points])
+        for point, value in zip(points, typed):
+            point[axis] = value
+    return points
+
+
+def _typed_values(values: List[str]) -> List[Union[int, float, str]]:
+    """An axis' values as numbers when every one is (whole numbers as int), else as text:
+    the rule :func:`sweep` applies to its table's axis columns."""
+    try:
+        floats = [float(v) for v in values]
+    except ValueError:
+        return list(values)
+    if any(f != f or f in (float("inf"), float("-inf")) for f in floats):
+        return list(values)
+    if all(f == int(f) for f in floats) and not any(c in v for v in values for c in ".eE"):
+        return [int(v) for v in values]
+    return floats
 
 
 def run_point(

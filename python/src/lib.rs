@@ -38,8 +38,112 @@ fn run_json(
         if let Some(errors) = simulated.io_errors {
             return Err(PyRuntimeError::new_err(errors));
         }
-        Ok(flashlab_report::render_json(&simulated.result, false))
+        let mut result = simulated.result;
+        // What made the result, as the command's JSON has it.
+        let described = device_provenance(&device, simulated.device_config)?;
+        if let serde_json::Value::Object(extra) = &mut result.flashlab {
+            extra.insert(
+                "provenance".into(),
+                provenance(&overrides, vec![described]),
+            );
+        }
+        Ok(flashlab_report::render_json(&result, false))
     })
+}
+
+/// The provenance the command's JSON carries: the build, the overrides as `KEY=VALUE` and
+/// each device.
+fn provenance(overrides: &[(String, String)], devices: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut p = flashlab_sweep::provenance();
+    p["overrides"] = overrides
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .into();
+    p["devices"] = devices.into();
+    p
+}
+
+/// A device as provenance names it: a drive's resolved configuration, a system's hash.
+fn device_provenance(name: &str, config: serde_json::Value) -> PyResult<serde_json::Value> {
+    if flashlab_system::is_system(name) {
+        let system = flashlab_system::load_system_config(name).map_err(bad_input)?;
+        return Ok(system_provenance(&system));
+    }
+    Ok(serde_json::json!({
+        "name": config.get("name").cloned().unwrap_or_default(),
+        "config": config,
+    }))
+}
+
+fn system_provenance(config: &flashlab_system::SystemConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": config.name,
+        "system_config_hash": format!("{:016x}", flashlab_system::system_config_hash(config)),
+    })
+}
+
+/// A suite's message in Python's spelling: an option the command spells `--max-rounds` (or
+/// `max-rounds`) is the keyword argument `max_rounds`.
+fn python_spelling(message: &str) -> String {
+    let mut longs: Vec<String> = flashlab_suite::SUITES
+        .iter()
+        .flat_map(|&k| flashlab_suite::options_of(k))
+        .collect();
+    longs.sort();
+    longs.dedup();
+    // Longest first: `--max-rounds` before a `--max` it begins with.
+    longs.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    let mut out = message.to_string();
+    for long in longs {
+        let python = long.replace('-', "_");
+        out = replace_word(&out, &format!("--{long}"), &python);
+        if long.contains('-') {
+                out = replace_word(&out, &long, &python);
+        }
+    }
+    out
+}
+
+/// `text` with each occurrence of `word` that is not part of a longer name replaced.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let in_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        out.push_str(&rest[..at]);
+        let after = rest[at + word.len()..].chars().next();
+        let part_of_name = out.chars().last().is_some_and(in_name) || after.is_some_and(in_name);
+        out.push_str(if part_of_name { word } else { with });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An unknown suite with the nearest name and the list, as the command says it.
+fn check_suite_name(name: &str) -> PyResult<()> {
+    if flashlab_suite::suite(name).is_ok() {
+        return Ok(());
+    }
+    let names: Vec<&str> = flashlab_suite::SUITES.iter().map(|k| k.name()).collect();
+    Err(bad_input(format!(
+        "unknown suite '{}'{}; valid suites: {}",
+        flashlab_engine::input::excerpt(name),
+        flashlab_engine::input::did_you_mean(name, names.iter().copied()),
+        names.join(", ")
+    )))
+}
+
+/// A device that does not load: an unknown name with the nearest preset, as the command
+/// says it.
+fn device_error(e: flashlab_device::ConfigError) -> PyErr {
+    match e {
+        flashlab_device::ConfigError::UnknownDevice { name, .. } => {
+            bad_input(flashlab_system::unknown_device_message(&name))
+        }
+        e => bad_input(e),
+    }
 }
 
 /// Every preset: (name, kind, summary), drives first.
@@ -140,8 +244,9 @@ fn suite_run(
     state_cache: Option<String>,
 ) -> PyResult<(String, String)> {
     py.detach(move || {
-        let (kind, mut options) =
-            flashlab_suite::options_from_pairs(&name, &options).map_err(bad_input)?;
+        check_suite_name(&name)?;
+        let (kind, mut options) = flashlab_suite::options_from_pairs(&name, &options)
+            .map_err(|e| bad_input(python_spelling(&e.to_string())))?;
         options.state_cache = state_cache.map(cache_in);
         let names = match kind.devices(&options) {
             Some((option, _)) if !devices.is_empty() => {
@@ -169,7 +274,7 @@ fn suite_run(
                 targets.push(flashlab_suite::SuiteTarget::System(config));
             } else {
                 let config =
-                    flashlab_device::load_device_config(n, &overrides).map_err(bad_input)?;
+                    flashlab_device::load_device_config(n, &overrides).map_err(device_error)?;
                 targets.push(flashlab_suite::SuiteTarget::Drive(Box::new(config)));
             }
         }
@@ -193,29 +298,19 @@ fn suite_run(
                     PyRuntimeError::new_err(e.to_string())
                 }
             })?;
-        let mut provenance = flashlab_sweep::provenance();
-        provenance["overrides"] = overrides
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .into();
         // The devices as they ran (a drive run again on a larger slice, at that slice).
         let described: Vec<serde_json::Value> = named
             .targets
             .iter()
             .map(|t| match t {
-                flashlab_suite::SuiteTarget::System(config) => serde_json::json!({
-                    "name": config.name,
-                    "system_config_hash":
-                        format!("{:016x}", flashlab_system::system_config_hash(config)),
-                }),
+                flashlab_suite::SuiteTarget::System(config) => system_provenance(config),
                 flashlab_suite::SuiteTarget::Drive(config) => serde_json::json!({
                     "name": config.name,
                     "config": serde_json::to_value(config).unwrap_or_default(),
                 }),
             })
             .collect();
-        provenance["devices"] = described.into();
+        let provenance = provenance(&overrides, described);
         let rendered: serde_json::Value =
             serde_json::from_str(&flashlab_suite::render_json(&report))
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;

@@ -86,6 +86,23 @@ def test_run_takes_overrides_and_refuses_bad_input():
         flashlab.run(job, device="tiny-test-1gb", set={"nand.no_such_key": 1})
     with pytest.raises(ValueError, match="nope"):
         flashlab.run(job, device="nope")
+    # A prefix of a preset, or a typo of one, names it; the list has the systems too.
+    with pytest.raises(ValueError, match=r"did you mean samsung-pm981a-256gb\?.*systems"):
+        flashlab.run(job, device="samsung-pm981")
+    with pytest.raises(ValueError, match=r"did you mean tiny-test-1gb\?"):
+        flashlab.run(job, device="tiny-tset-1gb")
+
+
+def test_run_carries_the_commands_provenance(tmp_path: Path):
+    job = "[r]\nrw=randread\nbs=4k\nsize=4m\nio_size=1m\n"
+    (tmp_path / "r.fio").write_text(job)
+    result = flashlab.run(job, device="tiny-test-1gb", set={"capacity.spare_factor": 0.2})
+    done = cli("run", str(tmp_path / "r.fio"), "--device", "tiny-test-1gb", "--set",
+               "capacity.spare_factor=0.2", "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)["flashlab"]["provenance"]
+    assert result["flashlab"]["provenance"] == expected
+    assert result["flashlab"]["provenance"]["overrides"] == ["capacity.spare_factor=0.2"]
 
 
 def test_devices_lists_drives_and_systems():
@@ -101,7 +118,15 @@ def test_local_sweep_is_the_commands_table(plan: Path, cli_table: str):
     assert len(frame) == len(expected) and len(frame["point"].unique()) == 48
     assert (frame["value"].to_numpy() == expected["value"].astype(float).to_numpy()).all()
     points = flashlab.sweep_points(plan)
-    assert len(points) == 48 and points[5]["env.QD"] == "4"
+    assert len(points) == 48 and points[5]["env.QD"] == 4
+    # Each axis typed as the table's column is: numbers where it has numbers.
+    for axis in points[0]:
+        values = [p[axis] for p in points]
+        if pd.api.types.is_numeric_dtype(frame[axis]):
+            assert all(isinstance(v, (int, float)) for v in values), axis
+            assert set(values) == set(frame[axis].unique()), axis
+        else:
+            assert all(isinstance(v, str) for v in values), axis
 
 
 def test_dask_local_cluster_gives_the_same_table(plan: Path, cli_table: str):
@@ -209,12 +234,20 @@ def test_suite_is_the_commands_suite(tmp_path: Path):
 def test_suite_refuses_bad_options_naming_them(tmp_path: Path):
     with pytest.raises(ValueError, match="unknown option 'no_such' for suite qos"):
         flashlab.suite("qos", device="tiny-test-1gb", no_such=1, state_cache=False)
-    with pytest.raises(ValueError, match=r"--depths 'x': not a whole number"):
+    with pytest.raises(ValueError, match=r"^depths 'x': not a whole number"):
         flashlab.suite("qos", device="tiny-test-1gb", depths=[1, "x"], state_cache=False)
-    with pytest.raises(ValueError, match="--runtime does not apply to suite wsat"):
+    with pytest.raises(ValueError, match="^runtime does not apply to suite wsat"):
         flashlab.suite("wsat", device="tiny-test-1gb", runtime="1s", state_cache=False)
-    with pytest.raises(ValueError, match="unknown suite 'four-corner'"):
+    with pytest.raises(ValueError, match=r"unknown suite 'four-corner' \(did you mean four-corners\?\)"):
         flashlab.suite("four-corner", state_cache=False)
+    # Options in Python's spelling, with the nearest one for a typo.
+    with pytest.raises(ValueError, match=r"unknown option 'max_round' for suite wsat \(did you mean max_rounds\?\)"):
+        flashlab.suite("wsat", device="tiny-test-1gb", max_round=2, state_cache=False)
+    with pytest.raises(ValueError) as refused:
+        flashlab.suite("wsat", device="tiny-test-1gb", max_round=2, state_cache=False)
+    assert "max-rounds" not in str(refused.value) and "max_rounds" in str(refused.value)
+    with pytest.raises(ValueError, match=r"did you mean tiny-test-1gb\?"):
+        flashlab.suite("qos", device="tiny-tset-1gb", runtime="30ms", state_cache=False)
     with pytest.raises(ValueError, match="nope"):
         flashlab.suite("qos", device="nope", runtime="30ms", state_cache=False)
     with pytest.raises(TypeError, match="depths"):

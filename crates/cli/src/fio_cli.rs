@@ -622,7 +622,11 @@ fn run_option(parsed: &mut Parsed, option: &OptionArg, i: &mut usize) -> Result<
         "output-format" => {
             let (v, at) = option.value(i)?;
             parsed.formats =
-                OutputFormats::parse(&v).map_err(|e| bad_input(anyhow!("{at}: {e}")))?;
+                OutputFormats::parse(&v).map_err(|e| {
+                    bad_input(anyhow!(
+                        "{at}: {e}; expected normal, json, json+ or terse, or several separated by commas (normal,json)"
+                    ))
+                })?;
         }
         "minimal" => {
             option.no_value(i)?;

@@ -5,48 +5,19 @@
 use anyhow::anyhow;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-/// The valid name nearest to `name` by edit distance, if it is near enough to be a typo:
-/// within a third of the name's length (at least 2 edits).
-pub fn nearest<'a>(name: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    // A name far longer than any valid one is no typo, and its distance costs its length
-    // times each name's.
-    if name.len() > 256 {
-        return None;
-    }
-    let limit = (name.chars().count() / 3).max(2);
-    valid
-        .into_iter()
-        .map(|v| (strsim::levenshtein(name, v), v))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
 fn did_you_mean(name: &str, valid: &[&str]) -> String {
-    nearest(name, valid.iter().copied())
-        .map(|n| format!(" (did you mean {n}?)"))
-        .unwrap_or_default()
+    flashlab_engine::input::did_you_mean(name, valid.iter().copied())
 }
 
 /// An unknown `--device` with the nearest preset and both kinds of preset listed: drives,
 /// and the storage systems `run`, `suite` and `serve` take. Other errors pass unchanged.
 pub fn device_error(e: flashlab_device::ConfigError) -> anyhow::Error {
-    let flashlab_device::ConfigError::UnknownDevice { name, .. } = &e else {
-        return e.into();
-    };
-    let drives: Vec<&str> = flashlab_device::preset_names()
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    let systems = flashlab_system::system_preset_names();
-    let all: Vec<&str> = drives.iter().chain(systems.iter()).copied().collect();
-    anyhow!(
-        "unknown device {name:?}{}: not a preset name and not a readable .toml file; drives: \
-         {}; systems (run, suite, serve): {} (`flashlab devices` describes each)",
-        did_you_mean(name, &all),
-        drives.join(", "),
-        systems.join(", ")
-    )
+    match &e {
+        flashlab_device::ConfigError::UnknownDevice { name, .. } => {
+            anyhow!(flashlab_system::unknown_device_message(name))
+        }
+        _ => e.into(),
+    }
 }
 
 /// An unknown suite name with the nearest suite.
@@ -72,6 +43,14 @@ pub fn clap_error(e: &clap::Error, cmd: &clap::Command) -> String {
     };
     let arg = text(ContextKind::InvalidArg);
     let value = text(ContextKind::InvalidValue);
+    if let (ErrorKind::UnknownArgument, Some(given)) = (e.kind(), arg.as_ref()) {
+        // clap's tip (`a similar argument exists`) in the form every other suggestion takes.
+        let hint = match text(ContextKind::SuggestedArg) {
+            Some(near) => format!(" (did you mean {near}?)"),
+            None => String::new(),
+        };
+        return format!("unknown option '{given}'{hint} (`--help` lists the options)");
+    }
     match (e.kind(), arg, value) {
         (ErrorKind::ValueValidation | ErrorKind::InvalidValue, Some(arg), Some(value)) => {
             // `--depths <DEPTHS>`: the option's name is its first word.
@@ -167,7 +146,7 @@ fn option_help(cmd: &clap::Command, option: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use flashlab_engine::input::nearest;
 
     #[test]
     fn nearest_names() {
@@ -175,6 +154,10 @@ mod tests {
         assert_eq!(nearest("four-corner", valid), Some("four-corners"));
         assert_eq!(
             nearest("samsung-pm981a-265gb", valid),
+            Some("samsung-pm981a-256gb")
+        );
+        assert_eq!(
+            nearest("samsung-pm981", valid),
             Some("samsung-pm981a-256gb")
         );
         assert_eq!(nearest("zzzzzzzz", valid), None);

@@ -147,10 +147,20 @@ impl OutputFormats {
                 "json" => formats.json = true,
                 "json+" => formats.json_plus = true,
                 "terse" => formats.terse = true,
-                _ => {
-                    return Err(format!(
-                        "{word:?} is no output format: expected normal, json, json+ or terse, or several separated by commas (normal,json)"
-                    ))
+                other => {
+                    // The valid formats are the option's help, which the message ends with.
+                    let hint = flashlab_engine::input::did_you_mean(
+                        other,
+                        ["normal", "json", "json+", "terse"],
+                    );
+                    return Err(if text.contains(',') {
+                        format!(
+                            "{:?} is not an output format{hint}",
+                            flashlab_engine::input::excerpt(other)
+                        )
+                    } else {
+                        format!("not an output format{hint}")
+                    });
                 }
             }
         }

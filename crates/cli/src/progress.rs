@@ -169,14 +169,101 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Where the next line goes and when: shared by the run and the suite displays.
-#[derive(Debug)]
+/// One line of a display, in full (for logs and wide terminals) and short (for a narrow
+/// terminal: the figures first, the names and the reasoning behind an estimate dropped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    full: String,
+    short: String,
+}
+
+/// At most this many lines, one per device, are redrawn; more devices share one summary line.
+const MAX_REDRAWN_LINES: usize = 8;
+
+/// The lines a terminal of `rows` by `cols` shows for `entries`: one per entry, or `summary`
+/// alone when they would not fit (at most [`MAX_REDRAWN_LINES`], and two rows left for the
+/// command line above), each cut to `cols - 1` columns. The last column stays empty: a
+/// terminal that wraps on reaching it would scroll, and the redraw would leave the old line.
+fn layout(entries: &[Entry], summary: &Entry, rows: u16, cols: u16) -> Vec<String> {
+    let width = usize::from(cols).saturating_sub(1).max(1);
+    let lines = usize::from(rows)
+        .saturating_sub(2)
+        .clamp(1, MAX_REDRAWN_LINES);
+    if entries.len() <= lines {
+        entries.iter().map(|e| fit(e, width)).collect()
+    } else {
+        vec![fit(summary, width)]
+    }
+}
+
+/// `entry` in at most `width` columns: in full if it fits, else short, else the short form
+/// cut with an ellipsis.
+fn fit(entry: &Entry, width: usize) -> String {
+    if console::measure_text_width(&entry.full) <= width {
+        entry.full.clone()
+    } else {
+        console::truncate_str(&entry.short, width, "…").into_owned()
+    }
+}
+
+/// The lines redrawn in place on a terminal: indicatif draws them (a bar without a bar for
+/// each), moves the cursor back over them to redraw and clears them at the end.
+struct Screen {
+    multi: indicatif::MultiProgress,
+    bars: Vec<indicatif::ProgressBar>,
+}
+
+impl Screen {
+    fn new(target: indicatif::ProgressDrawTarget) -> Self {
+        Self {
+            multi: indicatif::MultiProgress::with_draw_target(target),
+            bars: Vec::new(),
+        }
+    }
+
+    /// The terminal's size as (rows, cols); 24 by 80 when it does not say.
+    fn size() -> (u16, u16) {
+        console::Term::stderr()
+            .size_checked()
+            .filter(|&(rows, cols)| rows > 0 && cols > 0)
+            .unwrap_or((24, 80))
+    }
+
+    fn show(&mut self, lines: Vec<String>) {
+        while self.bars.len() > lines.len() {
+            if let Some(bar) = self.bars.pop() {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
+        }
+        while self.bars.len() < lines.len() {
+            let style = indicatif::ProgressStyle::with_template("{msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+            let bar = self
+                .multi
+                .add(indicatif::ProgressBar::no_length().with_style(style));
+            self.bars.push(bar);
+        }
+        for (bar, line) in self.bars.iter().zip(lines) {
+            bar.set_message(line);
+        }
+    }
+
+    fn clear(&mut self) {
+        for bar in self.bars.drain(..) {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+/// Where the next lines go and when: shared by the run and the suite displays.
 struct Pacer {
     style: Style,
     started: Instant,
     last: Option<Instant>,
-    /// A redrawn line is on the screen (and must be cleared at the end).
-    drawn: bool,
+    /// The redrawn lines, once drawn (cleared at the end).
+    screen: Option<Screen>,
 }
 
 impl Pacer {
@@ -185,7 +272,7 @@ impl Pacer {
             style,
             started: Instant::now(),
             last: None,
-            drawn: false,
+            screen: None,
         }
     }
 
@@ -210,38 +297,46 @@ impl Pacer {
         due
     }
 
-    fn write(&mut self, now: Instant, line: &str) {
-        let mut err = std::io::stderr().lock();
+    /// Shows `entries`: redrawn and fitted to the terminal, or logged in full on one line.
+    fn write(&mut self, now: Instant, entries: &[Entry], summary: &Entry) {
         match self.style {
-            Style::Off => return,
+            Style::Off => {}
             Style::Redraw(_) => {
-                self.drawn = true;
-                // `\x1b[K` clears what a longer previous line left behind.
-                let _ = write!(err, "\r{line}\x1b[K");
+                let (rows, cols) = Screen::size();
+                let screen = self
+                    .screen
+                    .get_or_insert_with(|| Screen::new(indicatif::ProgressDrawTarget::stderr()));
+                screen.show(layout(entries, summary, rows, cols));
             }
             Style::Lines { .. } => {
+                let line = entries
+                    .iter()
+                    .map(|e| e.full.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                let mut err = std::io::stderr().lock();
                 let _ = writeln!(
                     err,
                     "flashlab: [{}] {line}",
                     format_duration(now - self.started)
                 );
-            }
-        }
-        let _ = err.flush();
-    }
-
-    /// The end of the run: a redrawn line is cleared so that results start on a clean one;
-    /// lines with bookends get their last (`line`, the state at the end).
-    fn finish(&mut self, line: Option<String>) {
-        match self.style {
-            Style::Redraw(_) if self.drawn => {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[K");
                 let _ = err.flush();
             }
+        }
+    }
+
+    /// The end of the run: redrawn lines are cleared so that results start on a clean line;
+    /// lines with bookends get their last (`entries`, the state at the end).
+    fn finish(&mut self, entries: Option<(Vec<Entry>, Entry)>) {
+        match self.style {
+            Style::Redraw(_) => {
+                if let Some(screen) = self.screen.as_mut() {
+                    screen.clear();
+                }
+            }
             Style::Lines { bookends: true, .. } => {
-                if let Some(line) = line {
-                    self.write(Instant::now(), &line);
+                if let Some((entries, summary)) = entries {
+                    self.write(Instant::now(), &entries, &summary);
                 }
             }
             _ => {}
@@ -288,16 +383,32 @@ impl ProgressLine {
         st.phases = p.phases;
         let now = Instant::now();
         if self.pacer.due(now) {
-            let line = format_line(st, now - self.pacer.started);
-            self.pacer.write(now, &line);
+            let entry = run_entry(st, now - self.pacer.started);
+            self.pacer.write(now, std::slice::from_ref(&entry), &entry);
         }
     }
 
     /// The run is over: clear a redrawn line, or log the last state.
     pub fn finish(&mut self) {
         let elapsed = self.pacer.started.elapsed();
-        let line = self.state.as_ref().map(|st| format_line(st, elapsed));
-        self.pacer.finish(line);
+        let entry = self.state.as_ref().map(|st| run_entry(st, elapsed));
+        self.pacer.finish(entry.map(|e| (vec![e.clone()], e)));
+    }
+}
+
+/// The run's line, and its short form with the jobs' names last (a cut takes them first).
+fn run_entry(st: &RunState, elapsed: Duration) -> Entry {
+    Entry {
+        full: format_line(st, elapsed),
+        short: format!(
+            "[{}/{}] {:.1}%, sim {:.3} s{}: {}",
+            st.phase + 1,
+            st.phases,
+            st.fraction_done * 100.0,
+            st.now_ns as f64 / 1e9,
+            eta_text(st.fraction_done, elapsed).replace("not yet known", "?"),
+            st.jobs
+        ),
     }
 }
 
@@ -399,8 +510,8 @@ impl SuiteProgressLine {
             });
         }
         if board.pacer.due(now) {
-            let line = board_line(&board.devices, now, board.pacer.started);
-            board.pacer.write(now, &line);
+            let (entries, summary) = board_entries(&board.devices, now, board.pacer.started);
+            board.pacer.write(now, &entries, &summary);
         }
     }
 
@@ -423,19 +534,25 @@ impl SuiteProgressLine {
             }
         }
         let now = Instant::now();
-        let line = board
+        let entries = board
             .devices
             .iter()
             .any(Option::is_some)
-            .then(|| board_line(&board.devices, now, board.pacer.started));
-        board.pacer.finish(line);
+            .then(|| board_entries(&board.devices, now, board.pacer.started));
+        board.pacer.finish(entries);
     }
 }
 
-fn board_line(devices: &[Option<DeviceState>], now: Instant, started: Instant) -> String {
-    devices
+/// A line for each device that has reported, and the summary that stands for them all when
+/// there are too many to redraw: their number and the least advanced one.
+fn board_entries(
+    devices: &[Option<DeviceState>],
+    now: Instant,
+    started: Instant,
+) -> (Vec<Entry>, Entry) {
+    let reported: Vec<&DeviceState> = devices.iter().flatten().collect();
+    let entries: Vec<Entry> = reported
         .iter()
-        .flatten()
         .map(|st| {
             let rounds = st.rounds_started.map(|t| now.duration_since(t));
             format_device(
@@ -445,8 +562,32 @@ fn board_line(devices: &[Option<DeviceState>], now: Instant, started: Instant) -
                 now.duration_since(started),
             )
         })
-        .collect::<Vec<_>>()
-        .join(" | ")
+        .collect();
+    let advance = |st: &DeviceState| {
+        (
+            st.suite_fraction.unwrap_or(0.0),
+            st.step_number,
+            st.step_fraction,
+        )
+    };
+    let slowest = (0..reported.len()).min_by(|&a, &b| {
+        advance(reported[a])
+            .partial_cmp(&advance(reported[b]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let text = match slowest {
+        Some(i) => format!(
+            "{} devices, least advanced: {}",
+            reported.len(),
+            entries[i].short
+        ),
+        None => String::new(),
+    };
+    let summary = Entry {
+        full: text.clone(),
+        short: text,
+    };
+    (entries, summary)
 }
 
 /// A sweep's progress: a line as each point ends (points run on several threads), with the
@@ -522,55 +663,101 @@ fn format_device(
     in_step: Duration,
     in_rounds: Option<Duration>,
     in_suite: Duration,
-) -> String {
-    let mut out = format!("{}: step {} {}", st.device, st.step_number, st.step);
-    match (st.round, st.max_rounds) {
-        (Some(r), Some(m)) => out.push_str(&format!(" ({r}/{m})")),
-        (Some(r), None) => out.push_str(&format!(" ({r})")),
-        _ => {}
+) -> Entry {
+    let rounds = match (st.round, st.max_rounds) {
+        (Some(r), Some(m)) => format!(" ({r}/{m})"),
+        (Some(r), None) => format!(" ({r})"),
+        _ => String::new(),
+    };
+    let (left, short_left) = time_left(st, in_step, in_rounds, in_suite);
+    Entry {
+        full: format!(
+            "{}: step {} {}{rounds} {:5.1}%, simulated {:.1} min, {left}",
+            st.device,
+            st.step_number,
+            st.step,
+            st.step_fraction * 100.0,
+            st.sim_ns as f64 / 60e9
+        ),
+        short: format!(
+            "{}: {} {}{rounds} {:.0}%, {short_left}",
+            st.device,
+            st.step_number,
+            st.step,
+            st.step_fraction * 100.0
+        ),
     }
-    out.push_str(&format!(
-        " {:5.1}%, simulated {:.1} min, ",
-        st.step_fraction * 100.0,
-        st.sim_ns as f64 / 60e9
-    ));
+}
+
+/// The device line's estimate of the time left, in full and short (`~` a guess, `≥` a lower
+/// bound, `?` not yet known).
+fn time_left(
+    st: &DeviceState,
+    in_step: Duration,
+    in_rounds: Option<Duration>,
+    in_suite: Duration,
+) -> (String, String) {
     // `mark`: what the time is (`~` a guess, `at least ` a lower bound).
     let eta_of = |mark: &str, d: Option<Duration>| match d {
         Some(d) => format!("ETA {mark}{}", format_duration(d)),
         None => "ETA not yet known".to_string(),
     };
-    let left = match (st.suite_fraction, st.round, st.max_rounds, in_rounds) {
-        (Some(f), ..) => match st.suite_basis {
-            SuiteShare::Work => {
-                format!("suite {:.0}%, {}", f * 100.0, eta_of("", eta(f, in_suite)))
+    let short_eta = |mark: &str, d: Option<Duration>| match d {
+        Some(d) => format!("ETA {mark}{}", format_duration(d)),
+        None => "ETA ?".to_string(),
+    };
+    match (st.suite_fraction, st.round, st.max_rounds, in_rounds) {
+        (Some(f), ..) => {
+            let pct = f * 100.0;
+            match st.suite_basis {
+                SuiteShare::Work => {
+                    let d = eta(f, in_suite);
+                    (
+                        format!("suite {pct:.0}%, {}", eta_of("", d)),
+                        format!("suite {pct:.0}%, {}", short_eta("", d)),
+                    )
+                }
+                SuiteShare::Steps { rounds_at_most } => {
+                    let d = eta(f, in_suite);
+                    let (least, most) = if rounds_at_most {
+                        ("at least ", " (rounds counted at their most)")
+                    } else {
+                        ("", "")
+                    };
+                    let floor = if rounds_at_most { "≥" } else { "" };
+                    (
+                        format!(
+                            "suite {least}{pct:.0}% of its steps{most}, {}",
+                            eta_of("~", d)
+                        ),
+                        format!("suite {floor}{pct:.0}%, {}", short_eta("~", d)),
+                    )
+                }
             }
-            SuiteShare::Steps { rounds_at_most } => format!(
-                "suite {}{:.0}% of its steps{}, {}",
-                if rounds_at_most { "at least " } else { "" },
-                f * 100.0,
-                if rounds_at_most {
-                    " (rounds counted at their most)"
-                } else {
-                    ""
-                },
-                eta_of("~", eta(f, in_suite))
-            ),
-        },
+        }
         (None, Some(r), Some(m), Some(t)) if m > 0 => {
             let f = ((r.saturating_sub(1)) as f64 + st.step_fraction) / m as f64;
-            format!(
-                "rounds ~{:.0}%, {} (guess: up to {m} rounds)",
-                f * 100.0,
-                eta_of("~", eta(f, t))
+            let d = eta(f, t);
+            (
+                format!(
+                    "rounds ~{:.0}%, {} (guess: up to {m} rounds)",
+                    f * 100.0,
+                    eta_of("~", d)
+                ),
+                format!("rounds ~{:.0}%, {}", f * 100.0, short_eta("~", d)),
             )
         }
-        _ => format!(
-            "{} (this step; the suite's length is not known)",
-            eta_of("at least ", eta(st.step_fraction, in_step))
-        ),
-    };
-    out.push_str(&left);
-    out
+        _ => {
+            let d = eta(st.step_fraction, in_step);
+            (
+                format!(
+                    "{} (this step; the suite's length is not known)",
+                    eta_of("at least ", d)
+                ),
+                short_eta("≥", d),
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -599,7 +786,7 @@ mod tests {
         let st = state();
         // Rounds 1 and 2 and half of 3 of at most 25 took 25 s: 10 s a round.
         assert_eq!(
-            format_device(&st, secs(10), Some(secs(25)), secs(100)),
+            format_device(&st, secs(10), Some(secs(25)), secs(100)).full,
             "tiny: step 5 round-03 (3/25)  50.0%, simulated 1.5 min, rounds ~10%, ETA ~3m45s (guess: up to 25 rounds)"
         );
         let known = DeviceState {
@@ -608,7 +795,7 @@ mod tests {
             ..st.clone()
         };
         assert_eq!(
-            format_device(&known, secs(10), None, secs(100)),
+            format_device(&known, secs(10), None, secs(100)).full,
             "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25%, ETA 5m00s"
         );
         let floor = DeviceState {
@@ -619,7 +806,7 @@ mod tests {
             ..st.clone()
         };
         assert_eq!(
-            format_device(&floor, secs(10), Some(secs(25)), secs(100)),
+            format_device(&floor, secs(10), Some(secs(25)), secs(100)).full,
             "tiny: step 5 round-03 (3/25)  50.0%, simulated 1.5 min, suite at least 25% of its steps (rounds counted at their most), ETA ~5m00s"
         );
         let planned = DeviceState {
@@ -630,7 +817,7 @@ mod tests {
             ..floor
         };
         assert_eq!(
-            format_device(&planned, secs(10), None, secs(100)),
+            format_device(&planned, secs(10), None, secs(100)).full,
             "tiny: step 5 round-03  50.0%, simulated 1.5 min, suite 25% of its steps, ETA ~5m00s"
         );
         let unknown = DeviceState {
@@ -639,7 +826,7 @@ mod tests {
             ..st
         };
         assert_eq!(
-            format_device(&unknown, secs(10), None, secs(100)),
+            format_device(&unknown, secs(10), None, secs(100)).full,
             "tiny: step 5 round-03  50.0%, simulated 1.5 min, ETA at least 0m10s (this step; the suite's length is not known)"
         );
         let starting = DeviceState {
@@ -647,7 +834,104 @@ mod tests {
             ..unknown
         };
         assert!(format_device(&starting, secs(0), None, secs(1))
+            .full
             .ends_with("ETA not yet known (this step; the suite's length is not known)"));
+    }
+
+    fn width(line: &str) -> usize {
+        console::measure_text_width(line)
+    }
+
+    #[test]
+    fn redrawn_lines_fit_the_terminal_one_per_device_or_a_summary() {
+        let secs = Duration::from_secs;
+        let device = |name: &str, step_number| DeviceState {
+            device: name.into(),
+            step_number,
+            ..state()
+        };
+        let entries: Vec<Entry> = ["samsung-pm981a-256gb", "micron-7450-pro-960gb"]
+            .iter()
+            .map(|n| format_device(&device(n, 7), secs(10), Some(secs(25)), secs(100)))
+            .collect();
+        assert!(entries.iter().all(|e| width(&e.full) > 100), "{entries:?}");
+        let summary = Entry {
+            full: "2 devices".into(),
+            short: "2 devices".into(),
+        };
+        // 80 columns: each device on its own line in at most 79 (the last column stays
+        // empty), the figures kept and the reasoning dropped.
+        let lines = layout(&entries, &summary, 24, 80);
+        assert_eq!(
+            lines,
+            [
+                "samsung-pm981a-256gb: 7 round-03 (3/25) 50%, rounds ~10%, ETA ~3m45s",
+                "micron-7450-pro-960gb: 7 round-03 (3/25) 50%, rounds ~10%, ETA ~3m45s"
+            ]
+        );
+        // Wide enough: the full lines, unchanged.
+        let wide = layout(&entries, &summary, 24, 200);
+        assert_eq!(wide, [entries[0].full.clone(), entries[1].full.clone()]);
+        // Narrower than the short form: cut with an ellipsis at the width.
+        for line in layout(&entries, &summary, 24, 30) {
+            assert_eq!(width(&line), 29, "{line}");
+            assert!(line.ends_with('…'), "{line}");
+        }
+        // A single column still draws one character, never an empty or wrapping line.
+        assert!(layout(&entries, &summary, 24, 1)
+            .iter()
+            .all(|l| width(l) == 1));
+    }
+
+    #[test]
+    fn too_many_devices_for_the_terminal_share_one_summary_line() {
+        let secs = Duration::from_secs;
+        let devices: Vec<Option<DeviceState>> = (0..12)
+            .map(|i| {
+                Some(DeviceState {
+                    device: format!("drive-{i:02}"),
+                    step_fraction: if i == 4 { 0.1 } else { 0.5 },
+                    ..state()
+                })
+            })
+            .collect();
+        let now = Instant::now();
+        let (entries, summary) = board_entries(&devices, now, now - secs(100));
+        assert_eq!(entries.len(), 12);
+        let lines = layout(&entries, &summary, 24, 80);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("12 devices, least advanced: drive-04: 5 round-03 (3/25) 10%"),
+            "{lines:?}"
+        );
+        assert!(width(&lines[0]) <= 79);
+        // Eight fit on a tall terminal, but not on one of five rows (two kept for the prompt).
+        let eight = &entries[..8];
+        assert_eq!(layout(eight, &summary, 40, 80).len(), 8);
+        assert_eq!(layout(&entries[..4], &summary, 5, 80).len(), 1);
+        assert_eq!(layout(&entries[..3], &summary, 5, 80).len(), 3);
+    }
+
+    #[test]
+    fn the_run_line_keeps_its_figures_when_cut() {
+        let st = RunState {
+            now_ns: 1_500_000_000,
+            fraction_done: 0.25,
+            phase: 0,
+            phases: 2,
+            jobs: (0..20)
+                .map(|i| format!("job-{i}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let entry = run_entry(&st, Duration::from_secs(3));
+        let lines = layout(std::slice::from_ref(&entry), &entry, 24, 80);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(width(&lines[0]), 79);
+        assert!(
+            lines[0].starts_with("[1/2] 25.0%, sim 1.500 s, ETA 0m09s: job-0, job-1"),
+            "{lines:?}"
+        );
     }
 
     #[test]

@@ -26,6 +26,24 @@
 //! page cannot show output that nothing checks; text that is not output uses another fence
 //! (`console`, none).
 //!
+//! Figures in tables and prose come from the program the same way, through named sources:
+//!
+//! - `source NAME` as a field of a run block's marker keeps what the block prints (its whole
+//!   output, before any `shown:` filter) as source NAME; `<!-- docs: source NAME: COMMAND -->`
+//!   on a line of its own runs COMMAND (in the page's scratch directory, after the page's
+//!   blocks) for it. A source that prints JSON is read as JSON.
+//! - `<!-- docs: figures NAME` then template lines then `-->`: the lines after the comment, up
+//!   to `<!-- docs: end -->`, are the template filled from source NAME (a table, a paragraph).
+//! - `<!-- docs: figure NAME TEMPLATE -->TEXT<!-- docs: end -->` inside a line: TEXT is the
+//!   one-line TEMPLATE filled from NAME (a figure in prose).
+//!
+//! A template holds placeholders. From a JSON source, `{PATH}` is the value at the dotted
+//! PATH (`options.runtime`, `devices.0.results.KEY`; a bare result name is looked up in the
+//! first device's `results`), `{PATH/1e6}` divides it and `{PATH:,.1}` formats it (`,`:
+//! thousands separated; `.N`: N decimals; a whole number otherwise prints whole). From a
+//! text source, `{ROW|COLUMN}` is the cell of the table line whose first cell is ROW, in the
+//! column whose header (cells are separated by two or more spaces) is COLUMN.
+//!
 //! When a change to the model moves a figure that a page shows, one command rewrites every
 //! checked page from what the program prints (the masked real paragraphs and the `...` lines
 //! are kept):
@@ -34,17 +52,21 @@
 //! FLASHLAB_UPDATE_DOCS=1 cargo test -p flashlab --release --test docs
 //! ```
 //!
+//! (figures and tables included: each region is rewritten from its template).
+//!
 //! Then reread the prose around each changed block: it interprets the figures. The picture
 //! of the README (docs/report-qos.png) comes from `docs/report-qos.sh`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 7] = [
+const PAGES: [&str; 8] = [
     "README.md",
     "docs/fit.md",
+    "docs/systems.md",
     "docs/tutorial.md",
     "docs/sweeps.md",
     "docs/state.md",
@@ -61,6 +83,8 @@ struct Marker {
     needs_fio: bool,
     shown: Option<String>,
     real: Option<String>,
+    /// `source NAME`: what the block prints is source NAME of the page's figures.
+    source: Option<String>,
 }
 
 fn parse_marker(page: &str, line: usize, text: &str) -> Option<Marker> {
@@ -69,6 +93,10 @@ fn parse_marker(page: &str, line: usize, text: &str) -> Option<Marker> {
         .strip_prefix("<!-- docs:")?
         .strip_suffix("-->")?
         .trim();
+    // Figures' markers say nothing of the fenced block after them.
+    if body == "end" || body.starts_with("source ") || body.starts_with("figure") {
+        return None;
+    }
     let mut m = Marker::default();
     // `shown:` comes last and takes the rest: a shell filter may hold `;`.
     let (body, shown) = match body.find("shown:") {
@@ -90,10 +118,12 @@ fn parse_marker(page: &str, line: usize, text: &str) -> Option<Marker> {
             m.real = Some(r.trim().to_string());
         } else if let Some(f) = field.strip_prefix("file ") {
             m.file = Some(f.trim().to_string());
+        } else if let Some(name) = field.strip_prefix("source ") {
+            m.source = Some(name.trim().to_string());
         } else {
             panic!(
                 "{page}:{line}: unknown marker field `{field}`: expected run, exit N, \
-                 needs fio, real: NAME, file NAME or (last) shown: FILTER"
+                 needs fio, real: NAME, file NAME, source NAME or (last) shown: FILTER"
             );
         }
     }
@@ -264,9 +294,11 @@ fn check_page(page: &str) {
     assert!(
         fences
             .iter()
-            .any(|f| f.marker.as_ref().is_some_and(|m| m.expect_code.is_some())),
-        "{page}: no marked block to run"
+            .any(|f| f.marker.as_ref().is_some_and(|m| m.expect_code.is_some()))
+            || doc.contains("<!-- docs: figure"),
+        "{page}: no marked block to run and no figures"
     );
+    let mut sources: HashMap<String, String> = HashMap::new();
 
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("docs")
@@ -312,6 +344,9 @@ fn check_page(page: &str) {
             "{page}:{}: exit status; it printed:\n{printed}",
             f.start + 1
         );
+        if let Some(name) = &m.source {
+            sources.insert(name.clone(), printed.clone());
+        }
         let Some(out) = fences.get(n + 1).filter(|o| o.lang == "text") else {
             continue;
         };
@@ -337,23 +372,31 @@ fn check_page(page: &str) {
             }
         }
     }
-    if update && !replacements.is_empty() {
-        let mut text = String::new();
-        let mut at = 0;
-        for (from, to, new) in &replacements {
-            for l in &lines[at..*from] {
-                text.push_str(l);
-                text.push('\n');
-            }
-            text.push_str(new);
-            at = *to;
-        }
-        for l in &lines[at..] {
+    let mut text = String::new();
+    let mut at = 0;
+    for (from, to, new) in &replacements {
+        for l in &lines[at..*from] {
             text.push_str(l);
             text.push('\n');
         }
+        text.push_str(new);
+        at = *to;
+    }
+    for l in &lines[at..] {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let (text, figure_failures) = check_figures(page, &text, &mut sources, &dir, &path);
+    let rewrite = update && (!replacements.is_empty() || !figure_failures.is_empty());
+    if rewrite {
         std::fs::write(repo().join(page), text).unwrap();
-        eprintln!("{page}: rewrote {} output block(s)", replacements.len());
+        eprintln!(
+            "{page}: rewrote {} output block(s) and {} figure region(s)",
+            replacements.len(),
+            figure_failures.len()
+        );
+    } else {
+        failures.extend(figure_failures);
     }
     assert!(
         failures.is_empty(),
@@ -362,6 +405,254 @@ fn check_page(page: &str) {
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );
+}
+
+/// The page `doc` with each figure region checked against its template filled from its
+/// source: the page as the program would write it, and a failure per region that differs.
+/// Sources of their own (`<!-- docs: source NAME: COMMAND -->`) run here, once each.
+fn check_figures(
+    page: &str,
+    doc: &str,
+    sources: &mut HashMap<String, String>,
+    dir: &Path,
+    path: &str,
+) -> (String, Vec<String>) {
+    for (n, line) in doc.lines().enumerate() {
+        let Some(body) = line
+            .trim()
+            .strip_prefix("<!-- docs: source ")
+            .and_then(|b| b.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        let (name, command) = body
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{page}:{}: expected source NAME: COMMAND", n + 1));
+        let (code, printed) = run_script(&format!("{}\n", command.trim()), dir, path);
+        assert_eq!(code, Some(0), "{page}:{}: source {name}:\n{printed}", n + 1);
+        sources.insert(name.trim().to_string(), printed);
+    }
+    let lines: Vec<&str> = doc.lines().collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut failures = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let Some(name) = line.trim().strip_prefix("<!-- docs: figures ") else {
+            out.push(inline_figures(page, i + 1, line, sources, &mut failures));
+            i += 1;
+            continue;
+        };
+        let close = (i + 1..lines.len())
+            .find(|&j| lines[j].trim() == "-->")
+            .unwrap_or_else(|| panic!("{page}:{}: figures template without -->", i + 1));
+        let end = (close + 1..lines.len())
+            .find(|&j| lines[j].trim() == "<!-- docs: end -->")
+            .unwrap_or_else(|| panic!("{page}:{}: figures without <!-- docs: end -->", i + 1));
+        let template = lines[i + 1..close].join("\n");
+        let source = source_of(page, i + 1, name.trim(), sources);
+        let filled =
+            fill(&template, source, sources).unwrap_or_else(|e| panic!("{page}:{}: {e}", i + 1));
+        let shown = lines[close + 1..end].join("\n");
+        out.extend(lines[i..=close].iter().map(|l| l.to_string()));
+        if shown != filled {
+            failures.push(format!(
+                "{page}:{}: the figures shown are not what source {} gives.\n--- shown\n{shown}\n--- printed\n{filled}",
+                close + 2,
+                name.trim()
+            ));
+        }
+        out.push(filled);
+        out.push(lines[end].to_string());
+        i = end + 1;
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    (text, failures)
+}
+
+fn source_of<'a>(
+    page: &str,
+    line: usize,
+    name: &str,
+    sources: &'a HashMap<String, String>,
+) -> &'a str {
+    sources.get(name).map(String::as_str).unwrap_or_else(|| {
+        panic!("{page}:{line}: no source {name}: mark a run block `source {name}` or add <!-- docs: source {name}: COMMAND -->")
+    })
+}
+
+/// `line` with each `<!-- docs: figure NAME TEMPLATE -->TEXT<!-- docs: end -->` holding its
+/// filled template (a failure for each TEXT that differed).
+fn inline_figures(
+    page: &str,
+    line_no: usize,
+    line: &str,
+    sources: &HashMap<String, String>,
+    failures: &mut Vec<String>,
+) -> String {
+    const OPEN: &str = "<!-- docs: figure ";
+    const END: &str = "<!-- docs: end -->";
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(OPEN) {
+        let after = &rest[at + OPEN.len()..];
+        let close = after
+            .find("-->")
+            .unwrap_or_else(|| panic!("{page}:{line_no}: figure without -->"));
+        let (name, template) = after[..close]
+            .trim()
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("{page}:{line_no}: expected figure NAME TEMPLATE"));
+        let shown_at = close + 3;
+        let end = after[shown_at..]
+            .find(END)
+            .unwrap_or_else(|| panic!("{page}:{line_no}: figure without {END}"));
+        let shown = &after[shown_at..shown_at + end];
+        let filled = fill(
+            template.trim(),
+            source_of(page, line_no, name, sources),
+            sources,
+        )
+        .unwrap_or_else(|e| panic!("{page}:{line_no}: {e}"));
+        if shown != filled {
+            failures.push(format!(
+                "{page}:{line_no}: the figure shown, {shown:?}, is not what source {name} gives: {filled:?}"
+            ));
+        }
+        out.push_str(&rest[..at + OPEN.len() + shown_at]);
+        out.push_str(&filled);
+        out.push_str(END);
+        rest = &after[shown_at + end + END.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `template` with each `{...}` placeholder filled from `source` (JSON or text), or from
+/// the source a `{NAME#...}` placeholder names.
+fn fill(template: &str, source: &str, sources: &HashMap<String, String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..]
+            .find('}')
+            .map(|c| open + c)
+            .ok_or_else(|| format!("unclosed {{ in {template:?}"))?;
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 1..close];
+        let (from, inner) = match inner.split_once('#') {
+            Some((name, inner)) => (
+                sources
+                    .get(name)
+                    .map(String::as_str)
+                    .ok_or_else(|| format!("{{{name}#{inner}}}: no source {name}"))?,
+                inner,
+            ),
+            None => (source, inner),
+        };
+        let value = match serde_json::from_str::<serde_json::Value>(from) {
+            Ok(doc) => json_figure(&doc, inner)?,
+            Err(_) => text_cell(from, inner)?,
+        };
+        out.push_str(&value);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `{PATH[/DIVISOR][:FORMAT]}` of a JSON document.
+fn json_figure(doc: &serde_json::Value, inner: &str) -> Result<String, String> {
+    let (path, format) = inner.split_once(':').unwrap_or((inner, ""));
+    let (path, divisor) = match path.split_once('/') {
+        Some((p, d)) => (
+            p,
+            d.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{{{inner}}}: bad divisor"))?,
+        ),
+        None => (path, 1.0),
+    };
+    let at = |doc: &serde_json::Value| {
+        path.trim()
+            .split('.')
+            .try_fold(doc.clone(), |v, key| match key.parse::<usize>() {
+                Ok(i) => v.get(i).cloned(),
+                Err(_) => v.get(key).cloned(),
+            })
+    };
+    let value = at(doc)
+        .or_else(|| at(&doc["devices"][0]["results"]))
+        .ok_or_else(|| format!("{{{inner}}}: no {path} in the source"))?;
+    let Some(x) = value.as_f64() else {
+        return value
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("{{{inner}}}: {value} is neither a number nor text"));
+    };
+    Ok(format_number(x / divisor, format))
+}
+
+/// `x` as FORMAT says: `,` separates thousands, `.N` gives N decimals; without `.N` a whole
+/// number prints whole.
+fn format_number(x: f64, format: &str) -> String {
+    let decimals = format
+        .split_once('.')
+        .and_then(|(_, n)| n.parse::<usize>().ok());
+    let text = match decimals {
+        Some(n) => format!("{x:.n$}"),
+        None if x.fract() == 0.0 => format!("{x:.0}"),
+        None => format!("{x}"),
+    };
+    if !format.contains(',') {
+        return text;
+    }
+    let (sign, digits) = text
+        .strip_prefix('-')
+        .map_or(("", text.as_str()), |d| ("-", d));
+    let (whole, fraction) = digits.split_at(digits.find('.').unwrap_or(digits.len()));
+    let mut grouped = String::new();
+    for (k, c) in whole.chars().enumerate() {
+        if k > 0 && (whole.len() - k) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}{fraction}")
+}
+
+/// The cells of a table line: separated by two or more spaces.
+fn cells(line: &str) -> Vec<&str> {
+    line.trim()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// `{ROW|COLUMN}` of a text table: the line whose first cell is ROW, under the header above
+/// it that names COLUMN.
+fn text_cell(source: &str, inner: &str) -> Result<String, String> {
+    let (row, column) = inner
+        .split_once('|')
+        .ok_or_else(|| format!("{{{inner}}}: a text source takes {{ROW|COLUMN}}"))?;
+    let lines: Vec<&str> = source.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| cells(l).first() == Some(&row.trim()))
+        .ok_or_else(|| format!("{{{inner}}}: no line starts with {row}"))?;
+    let header = lines[..at]
+        .iter()
+        .rev()
+        .map(|l| cells(l))
+        .find(|c| c.contains(&column.trim()))
+        .ok_or_else(|| format!("{{{inner}}}: no header names {column} above row {row}"))?;
+    let k = header.iter().position(|c| *c == column.trim()).unwrap_or(0);
+    cells(lines[at])
+        .get(k)
+        .map(|c| c.to_string())
+        .ok_or_else(|| format!("{{{inner}}}: row {row} has no column {k}"))
 }
 
 #[test]
@@ -423,6 +714,11 @@ fn suites_page_shows_what_flashlab_prints() {
     check_page("docs/suites.md");
 }
 
+#[test]
+fn systems_page_shows_what_flashlab_prints() {
+    check_page("docs/systems.md");
+}
+
 /// Every `text` block of README.md and docs/*.md is the output of a marked block of a page
 /// in [`PAGES`].
 #[test]
@@ -436,6 +732,11 @@ fn every_shown_output_is_checked() {
     }
     for page in &pages {
         let doc = std::fs::read_to_string(repo().join(page)).unwrap();
+        assert!(
+            !doc.contains("<!-- docs: figure") || PAGES.contains(&page.as_str()),
+            "{page}: its figures come from the program only when a test checks them: list \
+             the page in crates/cli/tests/docs.rs"
+        );
         let fences = fences(page, &doc);
         for (n, f) in fences.iter().enumerate() {
             if f.lang != "text" {
@@ -454,6 +755,62 @@ fn every_shown_output_is_checked() {
                 f.start + 1
             );
         }
+    }
+}
+
+#[test]
+fn templates_fill_from_json_and_text_tables() {
+    let json = r#"{"options": {"runtime": "200ms"}, "devices": [{"results": {"iops": 27680.0, "bw": 328000000.0}}]}"#;
+    let sources = HashMap::from([("other".to_string(), r#"{"x": 5}"#.to_string())]);
+    let fill = |template: &str, source: &str| fill(template, source, &sources);
+    assert_eq!(
+        fill(
+            "| {iops:,} IOPS | {bw/1e6:.1} MB/s | {options.runtime} |",
+            json
+        )
+        .unwrap(),
+        "| 27,680 IOPS | 328.0 MB/s | 200ms |"
+    );
+    assert_eq!(
+        fill("{devices.0.results.iops/1e3:.1}K", json).unwrap(),
+        "27.7K"
+    );
+    assert_eq!(fill("{other#x} of {iops}", json).unwrap(), "5 of 27680");
+    assert!(fill("{nothing}", json).is_err());
+    assert!(fill("{missing#x}", json).is_err());
+    let text = "queue depth    IOPS  read avg       p99.99
+1             10938  124.5 us  333.8 us
+128          556522  320.6 us   4.15 ms
+";
+    assert_eq!(
+        fill("{1|p99.99} to {128|p99.99}", text).unwrap(),
+        "333.8 us to 4.15 ms"
+    );
+    assert_eq!(format_number(1234567.891, ",.2"), "1,234,567.89");
+    assert_eq!(format_number(-1234.0, ","), "-1,234");
+    assert_eq!(format_number(0.5, ""), "0.5");
+}
+
+#[test]
+fn a_changed_figure_in_a_table_or_in_prose_fails() {
+    let mut sources = HashMap::new();
+    sources.insert(
+        "s".to_string(),
+        r#"{"devices": [{"results": {"iops": 27680.0}}]}"#.to_string(),
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let page = "| set | IOPS |\n<!-- docs: figures s\n| x1 | {iops:,} |\n-->\n| x1 | 27,680 |\n<!-- docs: end -->\nAt <!-- docs: figure s {iops:,} IOPS -->27,680 IOPS<!-- docs: end --> it holds.\n";
+    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "");
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(text, page);
+    // One figure changed in the table, one in the prose: each fails, and the rewrite mends it.
+    for changed in [
+        page.replace("| x1 | 27,680 |", "| x1 | 27,681 |"),
+        page.replace("-->27,680 IOPS<", "-->27,690 IOPS<"),
+    ] {
+        let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(text, page);
     }
 }
 

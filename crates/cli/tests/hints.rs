@@ -91,3 +91,74 @@ fn an_option_the_suite_does_not_read_is_refused() {
     let e = refused(&["suite", "sustained-write", "--time", "15x"]);
     assert!(e.contains("--time") && e.contains("15m"), "{e}");
 }
+
+#[test]
+fn a_prefix_of_a_preset_names_the_preset() {
+    for cmd in [
+        &["describe", "samsung-pm981"][..],
+        &["run", JOB, "--device", "samsung-pm981"],
+        &["suite", "qos", "--device", "samsung-pm981"],
+    ] {
+        let e = refused(cmd);
+        assert!(e.contains("(did you mean samsung-pm981a-256gb?)"), "{e}");
+    }
+}
+
+#[test]
+fn a_mistyped_fio_value_gets_the_nearest_value() {
+    let dir = std::env::temp_dir().join(format!("flashlab-hints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("typo.fio");
+    std::fs::write(&job, "[w]\nrw=randwirte\nbs=4k\nsize=1m\n").unwrap();
+    let e = refused(&["run", job.to_str().unwrap(), "--device", "tiny-test-1gb"]);
+    assert!(e.contains("typo.fio:2"), "{e}");
+    assert!(e.contains("(did you mean randwrite?)"), "{e}");
+    assert!(e.contains("randtrimwrite"), "{e}");
+    std::fs::write(&job, "[w]\nrw=randwrite\nrate_process=poison\nsize=1m\n").unwrap();
+    let e = refused(&["run", job.to_str().unwrap(), "--device", "tiny-test-1gb"]);
+    assert!(e.contains("(did you mean poisson?)"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_mistyped_output_format_is_named_once_with_the_nearest() {
+    let e = refused(&["run", JOB, "--output-format", "jsn"]);
+    assert!(
+        e.starts_with("flashlab: error: --output-format 'jsn': not an output format (did you mean json?); expected normal, json, json+ or terse"),
+        "{e}"
+    );
+    // The valid formats are listed once.
+    assert_eq!(e.matches("terse").count(), 2, "{e}");
+    let e = refused(&["run", JOB, "--output-format", "normal,jsn"]);
+    assert!(
+        e.contains("\"jsn\" is not an output format (did you mean json?)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_mistyped_option_gets_the_nearest_option() {
+    let e = refused(&["suite", "wsat", "--max-round", "3"]);
+    assert_eq!(
+        e,
+        "flashlab: error: unknown option '--max-round' (did you mean --max-rounds?) (`--help` lists the options)\n"
+    );
+    let e = refused(&["run", JOB, "--devcie", "tiny-test-1gb"]);
+    assert!(
+        e.contains("unknown option '--devcie' (did you mean --device?)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn suite_options_say_what_they_take_without_naming_other_suites() {
+    // The form of --depths is its own; another suite's default is no part of it.
+    let e = refused(&["suite", "qos", "--depths", "1,x"]);
+    assert_eq!(
+        e,
+        "flashlab: error: --depths 'x': not a whole number; expected queue depths, comma-separated\n"
+    );
+    // A bare --runtime is seconds, as fio's runtime=15: a typo below it is still refused.
+    let e = refused(&["suite", "qos", "--runtime", "15x"]);
+    assert!(e.contains("10 (seconds, as fio's runtime=)"), "{e}");
+}

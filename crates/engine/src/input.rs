@@ -290,8 +290,82 @@ pub fn echo(text: &str) -> String {
     excerpt(text).into_owned()
 }
 
+/// Names longer than this get no suggestion: no valid name is nearly that long, and the
+/// search costs the name's length times every valid name's.
+const MAX_SUGGEST_CHARS: usize = 256;
+
+/// The valid name a mistyped `name` most likely meant, for a "did you mean" (devices, suites,
+/// options, fio's values): the shortest valid name `name` begins (`samsung-pm981` for
+/// `samsung-pm981a-256gb`; at least 3 characters), else the nearest by edit distance within
+/// a third of the name's length (at least 2 edits). Case is ignored; none when nothing is
+/// near enough to be a typo.
+pub fn nearest<'a>(name: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let chars = name.chars().count();
+    if chars > MAX_SUGGEST_CHARS || chars == 0 {
+        return None;
+    }
+    let name = name.to_lowercase();
+    let valid: Vec<(&str, String)> = valid
+        .into_iter()
+        .map(|v| (v, v.to_lowercase()))
+        .filter(|(_, lower)| *lower != name)
+        .collect();
+    let prefixed = valid
+        .iter()
+        .filter(|(_, lower)| chars >= 3 && lower.starts_with(&name))
+        .min_by_key(|(v, _)| v.len());
+    if let Some((v, _)) = prefixed {
+        return Some(v);
+    }
+    let limit = (chars / 3).max(2);
+    valid
+        .iter()
+        .map(|(v, lower)| (strsim::levenshtein(&name, lower), *v))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+/// ` (did you mean NAME?)` for [`nearest`], or nothing.
+pub fn did_you_mean<'a>(name: &str, valid: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(name, valid)
+        .map(|n| format!(" (did you mean {n}?)"))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_mistyped_name_gets_the_name_it_begins_or_the_nearest() {
+        let valid = [
+            "four-corners",
+            "qos",
+            "samsung-pm981a-256gb",
+            "randwrite",
+            "randread",
+        ];
+        let near = |n| nearest(n, valid);
+        assert_eq!(near("samsung-pm981"), Some("samsung-pm981a-256gb"));
+        assert_eq!(near("Samsung-PM981a"), Some("samsung-pm981a-256gb"));
+        assert_eq!(near("samsung-pm981a-265gb"), Some("samsung-pm981a-256gb"));
+        assert_eq!(near("randwirte"), Some("randwrite"));
+        assert_eq!(near("four-corner"), Some("four-corners"));
+        assert_eq!(near("rand"), Some("randread"));
+        // Within two edits of a short name; too far to be a typo; or not wrong at all.
+        assert_eq!(near("q"), Some("qos"));
+        assert_eq!(near("x"), None);
+        assert_eq!(near("zzzzzzzz"), None);
+        assert_eq!(near("qos"), None);
+        assert_eq!(near(""), None);
+        assert_eq!(near(&"x".repeat(10_000)), None);
+        assert_eq!(
+            did_you_mean("randwirte", valid),
+            " (did you mean randwrite?)"
+        );
+        assert_eq!(did_you_mean("zzzzzzzz", valid), "");
+    }
+
     use super::*;
 
     /// A TOML parser's message quoted a 120 KB `--set` value whole, and a terminal escape

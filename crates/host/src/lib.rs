@@ -65,7 +65,12 @@ impl Device {
             let described = serde_json::json!({ "system": config.name });
             return Ok((Device::System(Box::new(system)), described));
         }
-        let config = flashlab_device::load_device_config(name, overrides).map_err(|e| bad(&e))?;
+        let config = flashlab_device::load_device_config(name, overrides).map_err(|e| match e {
+            flashlab_device::ConfigError::UnknownDevice { name, .. } => {
+                BuildError(flashlab_system::unknown_device_message(&name))
+            }
+            e => bad(&e),
+        })?;
         let ssd = Ssd::new(&config, seeds.child("device")).map_err(|e| bad(&e))?;
         let described = serde_json::to_value(&config).unwrap_or(serde_json::Value::Null);
         Ok((Device::Drive(Box::new(ssd)), described))

@@ -111,7 +111,8 @@ impl SuiteOptionArgs {
                     return Err(SuiteError::OptionValue {
                         option: "--runtime",
                         value: format!("'{text}'"),
-                        expected: "expected a time above 0 such as 500ms, 10s or 2min".into(),
+                        expected: "expected a time above 0 such as 500ms, 10s, 10 (seconds, as fio's runtime=) or 2min"
+                            .into(),
                     })
                 }
             },
@@ -226,10 +227,12 @@ pub fn options_from_pairs(
             .get_arguments()
             .find(|a| a.get_long() == Some(long.as_str()))
         else {
+            let takes = options_of(reg, kind);
             return Err(SuiteError::Argument(format!(
-                "unknown option '{}' for suite {}; it takes {}",
+                "unknown option '{}' for suite {}{}; it takes {}",
                 flashlab_engine::input::echo(option),
                 kind.name(),
+                flashlab_engine::input::did_you_mean(&long, takes.iter().map(String::as_str)),
                 valid()
             )));
         };

@@ -108,6 +108,8 @@ pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let fio_unit = match unit.trim().to_ascii_lowercase().as_str() {
+        // A bare number is seconds, as fio's `runtime=15`.
+        "" => Some("s"),
         "m" | "min" => Some("min"),
         "sec" => Some("s"),
         "msec" => Some("ms"),
@@ -140,7 +142,8 @@ pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
     }
 }
 
-const TIME_VALID: &str = "a time such as 0, 500ms, 5s, 15m or 2h (ns, us, ms, s, m or min, h, d)";
+const TIME_VALID: &str =
+    "a time such as 0, 500ms, 5s, 15 (seconds, as fio), 15m or 2h (ns, us, ms, s, m or min, h, d)";
 
 #[cfg(test)]
 mod tests {
@@ -155,6 +158,9 @@ mod tests {
         assert_eq!(t("1hr"), 3600 * NS_PER_S);
         assert_eq!(t("1d"), 24 * 3600 * NS_PER_S);
         assert_eq!(t("0"), 0);
+        // A bare number is seconds, as fio's `runtime=15`.
+        assert_eq!(t("15"), 15 * NS_PER_S);
+        assert_eq!(t("1.5"), 1_500_000_000);
         let e = parse_time("--time", "15MiB").unwrap_err().to_string();
         assert!(e.contains("--time") && e.contains("15m"), "{e}");
     }

@@ -325,6 +325,25 @@ pub fn drive_preset_names() -> Vec<&'static str> {
     v
 }
 
+/// Why `name` names no device (`--device`, a suite's device, Python's `device=`): the preset
+/// it most likely meant, then the drive presets and the system presets to choose from.
+pub fn unknown_device_message(name: &str) -> String {
+    let drives: Vec<&str> = flashlab_device::preset_names()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let systems = system_preset_names();
+    let all = drives.iter().chain(systems.iter()).copied();
+    format!(
+        "unknown device {:?}{}: not a preset name and not a readable .toml file; drives: {}; \
+         systems (run, suite, serve): {} (`flashlab devices` describes each)",
+        flashlab_engine::input::excerpt(name),
+        flashlab_engine::input::did_you_mean(name, all),
+        drives.join(", "),
+        systems.join(", ")
+    )
+}
+
 /// A built-in system or hard disk / 3D XPoint drive preset's file (as `presets/...`), text
 /// and the depth of its keys (for its `[provenance]`).
 pub fn preset_source(name: &str) -> Option<(String, &'static str, usize)> {

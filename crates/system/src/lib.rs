@@ -29,7 +29,8 @@ mod test_devices;
 pub use cache::{CacheMode, CacheParams, CacheTier, Eviction, Promote};
 pub use config::{
     drive_preset_names, is_system, load_system_config, parse_system_config, preset_source,
-    system_preset_names, ComponentSpec, LinkSpec, SystemConfig, SystemError,
+    system_preset_names, unknown_device_message, ComponentSpec, LinkSpec, SystemConfig,
+    SystemError,
 };
 pub use counters::{BackgroundDoneCounters, CacheCounters, RaidCounters, SystemCounters};
 pub use link::{LinkPort, SharedLink};

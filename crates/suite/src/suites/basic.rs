@@ -114,8 +114,8 @@ pub(crate) struct QosArgs {
     /// qos: read share of the mix, percent.
     #[arg(long, default_value_t = 70)]
     rwmixread: u32,
-    /// qos, randread-qd-sweep: queue depths, comma-separated (randread-qd-sweep's default:
-    /// 1,2,4,8,16,32,64,128,256).
+    /// qos, randread-qd-sweep: queue depths, comma-separated. qos's default is shown;
+    /// randread-qd-sweep's is 1,2,4,8,16,32,64,128,256.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
     depths: Vec<u32>,
 }

@@ -16,7 +16,11 @@ pub(crate) fn parse_rw(text: &str) -> Result<(RwPattern, Option<&str>), String> 
         .map(|(_, p)| *p)
         .ok_or_else(|| {
             let names: Vec<&str> = RwPattern::NAMES.iter().map(|(n, _)| *n).collect();
-            format!("one of {}, optionally followed by :N", names.join(", "))
+            format!(
+                "one of {}, optionally followed by :N{}",
+                names.join(", "),
+                flashlab_engine::input::did_you_mean(name, names.iter().copied())
+            )
         })?;
     Ok((pattern, suffix))
 }
@@ -274,6 +278,9 @@ mod tests {
         assert_eq!(parse_rw("randread:8"), Ok((RwPattern::RandRead, Some("8"))));
         assert_eq!(parse_rw("readwrite"), Ok((RwPattern::ReadWrite, None)));
         assert!(parse_rw("foo").unwrap_err().contains("randtrimwrite"));
+        assert!(parse_rw("randwirte")
+            .unwrap_err()
+            .ends_with(":N (did you mean randwrite?)"));
     }
 
     #[test]

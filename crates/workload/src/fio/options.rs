@@ -265,7 +265,9 @@ pub(crate) fn validate(def: &OptionDef, value: &str, kb_base: u64) -> Result<(),
             if words.contains(&value.trim()) {
                 Ok(())
             } else {
-                Err(expected())
+                let hint =
+                    flashlab_engine::input::did_you_mean(value.trim(), words.iter().copied());
+                Err(format!("{}{hint}", expected()))
             }
         }
         OptionType::CpuList => cpu_list_ok(value).then_some(()).ok_or_else(expected),

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::error::{ParseError, ParseErrorKind};
-use super::options::{find_option, nearest_option, validate, Builder, OptionClass, OptionDef};
+use super::options::{
+    find_option, nearest_option, validate, Builder, OptionClass, OptionDef, OptionType,
+};
 use crate::job::{JobFile, JobSpec, RandomDistribution, SizeSpec, SYNCHRONOUS_ENGINES};
 
 /// Includes deeper than this are almost certainly a mistake (fio has no limit; a cycle would
@@ -641,14 +643,24 @@ fn apply(
             Some(f) => f(b, r.value),
             None => r.value.map_or(Ok(()), |v| validate(r.def, v, b.kb_base)),
         };
-        result.map_err(|expected| ParseError {
-            file: files[r.file].clone(),
-            line: r.line,
-            kind: ParseErrorKind::InvalidValue {
-                option: r.def.name.to_string(),
-                value: r.value.unwrap_or("").to_string(),
-                expected: with_expression_note(expected, r.value.unwrap_or("")),
-            },
+        result.map_err(|expected| {
+            let value = r.value.unwrap_or("");
+            // A mistyped word of a fixed set names the word it most likely meant.
+            let hint = match r.def.ty {
+                OptionType::Enum(words) => {
+                    flashlab_engine::input::did_you_mean(value.trim(), words.iter().copied())
+                }
+                _ => String::new(),
+            };
+            ParseError {
+                file: files[r.file].clone(),
+                line: r.line,
+                kind: ParseErrorKind::InvalidValue {
+                    option: r.def.name.to_string(),
+                    value: value.to_string(),
+                    expected: with_expression_note(format!("{expected}{hint}"), value),
+                },
+            }
         })?;
         // fio's JSON lists options under their canonical name and leaves out bare flags.
         if let Some(v) = r.value {
