@@ -20,7 +20,9 @@ const DEFAULT_SCENARIOS: u64 = 24;
 /// First seed of a default run.
 const DEFAULT_SEED: u64 = 1;
 /// Steps of one scenario.
-const STEPS: u32 = 600;
+const STEPS: u32 = 1500;
+/// IUs of each write of the fill that starts a scenario.
+const FILL_IUS: u64 = 64;
 
 /// A small deterministic generator (SplitMix64), so that a seed names the same scenario on
 /// every machine and build.
@@ -58,11 +60,14 @@ fn random_drive(rng: &mut Rng) -> Vec<(String, String)> {
     let pages_per_block = rng.pick(&[24u64, 48, 96]);
     let user_mib = rng.pick(&[16u64, 32, 48]);
     let spare_percent = rng.pick(&[7u64, 12, 20, 28]);
+    let fdp = rng.chance(25);
+    let handles = rng.pick(&[1u64, 2, 4]);
     let block_bytes = page_kib * 1024 * pages_per_block;
     let raw = user_mib * (1 << 20) * (100 + spare_percent) / 100;
     // Beyond the spare, a few blocks a plane for the blocks GC keeps free and the open ones.
-    let blocks_per_plane = raw.div_ceil(block_bytes * channels * dies * planes) + 6;
-    let fdp = rng.chance(25);
+    // Each FDP handle keeps reclaim units of its own open.
+    let reserve = 6 + if fdp { 2 * handles } else { 0 };
+    let blocks_per_plane = raw.div_ceil(block_bytes * channels * dies * planes) + reserve;
     let plp = fdp || rng.chance(50);
     let slc = !fdp && rng.chance(60);
     let mut sets = vec![
@@ -92,7 +97,7 @@ fn random_drive(rng: &mut Rng) -> Vec<(String, String)> {
     }
     if fdp {
         sets.push(("fdp.enabled", "true".to_string()));
-        sets.push(("fdp.handles", rng.pick(&[1u64, 2, 4]).to_string()));
+        sets.push(("fdp.handles", handles.to_string()));
     }
     sets.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -366,6 +371,20 @@ impl Run {
         Ok(())
     }
 
+    /// Carries out `step`, then checks every invariant and that time did not go back.
+    fn step(&mut self, step: Step, rng: &mut Rng) -> Result<(), String> {
+        let before_ns = self.now_ns;
+        self.apply(step, rng)?;
+        self.check()?;
+        if self.now_ns < before_ns {
+            return Err(format!(
+                "time went back from {before_ns} to {}",
+                self.now_ns
+            ));
+        }
+        Ok(())
+    }
+
     /// Every invariant, after a step.
     fn check(&self) -> Result<(), String> {
         let ftl = self.ssd.ftl();
@@ -395,7 +414,11 @@ impl Run {
                 "host IUs (written, trimmed, read) {counted:?}, expected {expected:?}"
             ));
         }
-        let tables = ftl.memory_bytes();
+        // The version tags are the checker's, outside the drive's estimate.
+        let f = ftl.config();
+        let physical_ius = u64::from(f.dies * f.planes_per_die * f.blocks_per_plane)
+            * u64::from(f.pages_per_block * f.ius_per_page);
+        let tables = ftl.memory_bytes() - 4 * physical_ius;
         if self.ssd.memory_bytes() < tables {
             return Err(format!(
                 "memory estimate {} bytes below the FTL's tables ({tables})",
@@ -406,24 +429,29 @@ impl Run {
     }
 }
 
-/// Runs scenario `seed`: a random drive and `STEPS` random steps, checked after each.
-/// Returns the drive's overrides and the error with the steps that led to it.
-fn scenario(seed: u64) -> Result<(), String> {
+/// Runs scenario `seed`: a random drive filled to a random share, then `STEPS` random steps,
+/// checked after each. Returns the IUs GC copied, or the error with the steps that led to it.
+fn scenario(seed: u64) -> Result<u64, String> {
     let mut rng = Rng(seed);
     let sets = random_drive(&mut rng);
     let mut run = Run::new(&sets, seed).map_err(|e| format!("drive {sets:?} refused: {e}"))?;
     let handles = run.ssd.placement_handles();
-    for n in 0..STEPS {
-        let step = random_step(&mut rng, run.ius(), handles);
+    let fill_ius = run.ius() * rng.pick(&[0u64, 50, 90, 100]) / 100;
+    let fill_steps = fill_ius.div_ceil(FILL_IUS);
+    for n in 0..fill_steps + u64::from(STEPS) {
+        let step = if n < fill_steps {
+            let iu = n * FILL_IUS;
+            let placement = (handles > 0).then_some(0);
+            Step::Write {
+                iu,
+                ius: FILL_IUS.min(fill_ius - iu),
+                placement,
+            }
+        } else {
+            random_step(&mut rng, run.ius(), handles)
+        };
         let _ = writeln!(run.log, "{n:4} t={} {step:?}", run.now_ns);
-        let before_ns = run.now_ns;
-        let result = run.apply(step, &mut rng).and_then(|()| run.check());
-        let result = result.and_then(|()| {
-            (run.now_ns >= before_ns)
-                .then_some(())
-                .ok_or_else(|| format!("time went back from {before_ns} to {}", run.now_ns))
-        });
-        if let Err(e) = result {
+        if let Err(e) = run.step(step, &mut rng) {
             let tail: Vec<&str> = run.log.lines().rev().take(12).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(format!(
@@ -432,7 +460,7 @@ fn scenario(seed: u64) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(run.ssd.ftl().counters().gc_copied_ius)
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -451,16 +479,23 @@ fn random_whole_runs_keep_every_invariant() {
     let first = env_u64("FLASHLAB_CHECKER_SEED", DEFAULT_SEED);
     let count = env_u64("FLASHLAB_CHECKER_SCENARIOS", DEFAULT_SCENARIOS);
     let start = std::time::Instant::now();
+    let mut with_gc = 0;
     for seed in first..first.saturating_add(count) {
-        if let Err(e) = scenario(seed) {
-            panic!(
+        match scenario(seed) {
+            Ok(gc_copied_ius) => with_gc += u64::from(gc_copied_ius > 0),
+            Err(e) => panic!(
                 "scenario seed {seed} failed: {e}\nreplay: FLASHLAB_CHECKER_SEED={seed} \
                  FLASHLAB_CHECKER_SCENARIOS=1 cargo test -p flashlab-device --test device checker"
-            );
+            ),
         }
     }
     eprintln!(
-        "{count} scenarios from seed {first}: {:.1} s",
+        "{count} scenarios from seed {first} ({with_gc} with GC copies): {:.1} s",
         start.elapsed().as_secs_f64()
+    );
+    // The scenarios must reach garbage collection, where most of the mapping work is.
+    assert!(
+        count < 8 || with_gc * 4 >= count,
+        "{with_gc} of {count} scenarios ran GC"
     );
 }
