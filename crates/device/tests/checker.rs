@@ -66,8 +66,11 @@ fn random_drive(rng: &mut Rng) -> Vec<(String, String)> {
     let raw = user_mib * (1 << 20) * (100 + spare_percent) / 100;
     // Beyond the spare, a few blocks a plane for the blocks GC keeps free and the open ones.
     // Each FDP handle keeps reclaim units of its own open.
-    let reserve = 6 + if fdp { 2 * handles } else { 0 };
-    let blocks_per_plane = raw.div_ceil(block_bytes * channels * dies * planes) + reserve;
+    // A drive of few planes needs more of them each.
+    let units = channels * dies * planes;
+    let reserve = (6 + if fdp { 2 * handles } else { 0 }).max(24 / units);
+    // Background GC starts at 32 free blocks, which must be under half the drive's.
+    let blocks_per_plane = (raw.div_ceil(block_bytes * units) + reserve).max(96 / units);
     let plp = fdp || rng.chance(50);
     let slc = !fdp && rng.chance(60);
     let mut sets = vec![
@@ -207,6 +210,8 @@ struct Run {
     iu_bytes: u64,
     /// Drive time of the next submission; never goes back.
     now_ns: u64,
+    /// The host's rate limit: the least time between two submissions (0: none).
+    pace_ns: u64,
     last_version: u32,
     log: String,
 }
@@ -225,6 +230,7 @@ impl Run {
             shadow: Shadow::new(ius),
             iu_bytes,
             now_ns: 0,
+            pace_ns: 0,
             last_version: 0,
             log: String::new(),
         })
@@ -277,12 +283,14 @@ impl Run {
             Step::SaveLoad => return self.save_load(),
         };
         // Half the time the host waits for the completion, else it submits the next command
-        // soon after (the drive queues it).
-        self.now_ns = if rng.chance(50) {
+        // soon after (the drive queues it); a rate limit spaces submissions at least
+        // `pace_ns` apart.
+        let next = if rng.chance(50) {
             done
         } else {
             self.now_ns + 2_000
         };
+        self.now_ns = next.max(self.now_ns + self.pace_ns);
         Ok(())
     }
 
@@ -429,13 +437,38 @@ impl Run {
     }
 }
 
+/// The drive `sets` describe; where its spare is too small for the FTL's reserve (large
+/// blocks on few planes), more blocks a plane until it is enough.
+fn build_drive(
+    mut sets: Vec<(String, String)>,
+    seed: u64,
+) -> Result<(Run, Vec<(String, String)>), String> {
+    for _ in 0..4 {
+        match Run::new(&sets, seed) {
+            Ok(run) => return Ok((run, sets)),
+            Err(e) if e.contains("too little spare") || e.contains("GC threshold") => {
+                let (_, blocks) = sets
+                    .iter_mut()
+                    .find(|(k, _)| k == "nand.blocks_per_plane")
+                    .ok_or("no nand.blocks_per_plane")?;
+                let n: u64 = blocks.parse().map_err(|_| "nand.blocks_per_plane")?;
+                *blocks = (n + n / 2).to_string();
+            }
+            Err(e) => return Err(format!("drive {sets:?} refused: {e}")),
+        }
+    }
+    Err(format!("drive {sets:?}: no spare enough"))
+}
+
 /// Runs scenario `seed`: a random drive filled to a random share, then `STEPS` random steps,
 /// checked after each. Returns the IUs GC copied, or the error with the steps that led to it.
 fn scenario(seed: u64) -> Result<u64, String> {
     let mut rng = Rng(seed);
     let sets = random_drive(&mut rng);
-    let mut run = Run::new(&sets, seed).map_err(|e| format!("drive {sets:?} refused: {e}"))?;
+    let (mut run, sets) = build_drive(sets, seed)?;
     let handles = run.ssd.placement_handles();
+    // No limit, or about 500k, 50k or 2k commands a second.
+    run.pace_ns = rng.pick(&[0u64, 0, 2_000, 20_000, 500_000]);
     let fill_ius = run.ius() * rng.pick(&[0u64, 50, 90, 100]) / 100;
     let fill_steps = fill_ius.div_ceil(FILL_IUS);
     for n in 0..fill_steps + u64::from(STEPS) {
