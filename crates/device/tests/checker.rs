@@ -496,6 +496,12 @@ fn scenario(seed: u64) -> Result<u64, String> {
     Ok(run.ssd.ftl().counters().gc_copied_ius)
 }
 
+/// Read-ahead counted the IUs it read as host reads (`ftl.host_read_ius`).
+#[test]
+fn seed_1336_read_ahead_is_not_a_host_read() {
+    scenario(1336).unwrap();
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => v
