@@ -229,9 +229,28 @@ impl Ssd {
     }
 
     pub fn new(config: &DeviceConfig, seeds: SeedTree) -> Result<Ssd, ConfigError> {
-        let model = config
+        Self::build(config, seeds, false)
+    }
+
+    /// As [`Ssd::new`], with a version tag kept per physical IU (4 bytes each, in the saved
+    /// state too) so that a checker can ask which write a read of each IU returns
+    /// ([`flashlab_ftl::Ftl::read_version`]; the version counts the drive's write commands).
+    pub fn new_tracking_versions(
+        config: &DeviceConfig,
+        seeds: SeedTree,
+    ) -> Result<Ssd, ConfigError> {
+        Self::build(config, seeds, true)
+    }
+
+    fn build(
+        config: &DeviceConfig,
+        seeds: SeedTree,
+        track_versions: bool,
+    ) -> Result<Ssd, ConfigError> {
+        let mut model = config
             .resolve()
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
+        model.ftl.track_versions = track_versions;
         let zone_model = config
             .zone_model(&model)
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;

@@ -12,6 +12,8 @@ mod bad_blocks;
 mod busy_gc;
 #[path = "channel_merge.rs"]
 mod channel_merge;
+#[path = "checker.rs"]
+mod checker;
 #[path = "compression.rs"]
 mod compression;
 #[path = "config_no_panic.rs"]

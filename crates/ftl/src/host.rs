@@ -322,8 +322,9 @@ impl Ftl {
         self.after_op();
     }
 
-    /// Where metadata IU `lpn` lives ([`Self::read`] without counting a host read; a NAND
-    /// location counts as a NAND page read).
+    /// Where IU `lpn` lives for a read the host did not ask for (metadata, read-ahead):
+    /// [`Self::read`] without counting a host read; a NAND location counts as a NAND page
+    /// read.
     #[inline]
     pub fn locate_metadata(&mut self, lpn: Lpn) -> ReadLocation {
         let at = self.read(lpn);

@@ -274,7 +274,9 @@ impl Ssd {
             if self.readbuf.all_ready_ns(cw_from, cw_to).is_some() {
                 continue;
             }
-            let ReadLocation::Nand { block, page, slc } = self.ftl.read(lpn as u32) else {
+            // The host did not ask for it: counted as read ahead, not as a host read.
+            let ReadLocation::Nand { block, page, slc } = self.ftl.locate_metadata(lpn as u32)
+            else {
                 continue;
             };
             self.host.read_ahead_ius += 1;
