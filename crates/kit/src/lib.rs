@@ -2,7 +2,7 @@
 //! steps on one device (a simulated drive, a system, or real storage through fio) whose state
 //! carries over from step to step, measures and the axes they lie on, grids, charts and the
 //! reports' renderings, the options many suites share, the steady-state rule, and the one
-//! entry point that runs a suite on its targets ([`run`]). A suite is a type implementing
+//! entry point that runs a suite on its targets ([`run()`]). A suite is a type implementing
 //! [`Suite`]; the suites and their [`Registry`] are in `flashlab-suite`, and
 //! `docs/suites.md` describes them.
 //!
@@ -16,8 +16,8 @@
 //! Key types: [`Session`] (the steps of one device: [`Session::job`], [`Session::purge`],
 //! [`Session::idle`], and the readings between them), [`Measure`] (one figure, placed by
 //! [`Coord`]s on the axes of [`Dim`]), [`GridSpec`] (how a report lays measures out),
-//! [`SuiteOptions`], [`Suite`] and [`Registry`], and [`run`] with the [`On`] it runs on.
-//! `flashlab-kit`'s `examples/` hold a suite of one's own run through [`run`]
+//! [`SuiteOptions`], [`Suite`] and [`Registry`], and [`run()`] with the [`On`] it runs on.
+//! `flashlab-kit`'s `examples/` hold a suite of one's own run through [`run()`]
 //! (`custom_suite.rs`), a drive described in TOML run with a fio job (`custom_drive.rs`),
 //! and a simulation driven from Rust (`drive_from_rust.rs`).
 //!
