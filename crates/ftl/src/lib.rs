@@ -15,6 +15,78 @@
 //! durable copy, which stays valid (shadowed, with an undo record) until that page is
 //! programmed. TRIM is durable at once. Relocation (GC, folding, wear levelling) without PLP
 //! programs its last partial page before erasing the source block, so it never loses data.
+//!
+//! Key types: [`FtlConfig`] (geometry, spare area, [`GcConfig`], [`SlcConfig`], wear), the
+//! [`Ftl`] built from it, the [`NandOp`]s each host operation appends for the device to
+//! schedule, [`ReadLocation`] (where a read finds an IU) and [`FtlCounters`] (host and NAND
+//! traffic, from which write amplification comes).
+//!
+//! A tiny FTL: fill it, overwrite part of it until garbage collection has to run, trim a
+//! range, and check the mapping and block invariants after each step:
+//!
+//! ```rust
+//! use flashlab_ftl::{
+//!     Ftl, FtlConfig, GcConfig, GcUnit, ReadLocation, SlcConfig, VictimPolicy, WearOut,
+//! };
+//!
+//! let config = FtlConfig {
+//!     dies: 2,
+//!     planes_per_die: 1,
+//!     blocks_per_plane: 64,
+//!     pages_per_block: 8,
+//!     ius_per_page: 2,
+//!     iu_bytes: 4096,
+//!     bits_per_cell: 2,
+//!     // 1400 of the 2048 IUs are the host's; the rest is spare area for GC.
+//!     user_ius: 1400,
+//!     gc: GcConfig {
+//!         policy: VictimPolicy::Greedy,
+//!         unit: GcUnit::Block,
+//!         foreground_free_blocks: 2,
+//!         background_free_blocks: 8,
+//!     },
+//!     slc: SlcConfig::NONE,
+//!     wear_level_threshold: 0,
+//!     parity_stripe_pages: 0,
+//!     bad_blocks: 0,
+//!     wear_out: WearOut::NEVER,
+//!     power_loss_protection: true,
+//!     track_versions: true,
+//!     fdp: None,
+//! };
+//! let mut ftl = Ftl::new(config).unwrap();
+//! let mut ops = Vec::new();
+//!
+//! // Fill every host IU once (version 1), eight IUs per write.
+//! for first in (0..1400).step_by(8) {
+//!     ftl.write(first, 8, false, false, 1, &mut ops);
+//! }
+//! ftl.check_invariants();
+//! assert_eq!(ftl.mapped_ius(), 1400);
+//!
+//! // Overwrite a scattered quarter of the IUs three times, a different quarter each time
+//! // (versions 2 to 4): more than the spare area holds, so GC must free blocks, moving the
+//! // valid IUs that still share them with invalid ones.
+//! for version in 2..=4 {
+//!     for lpn in (0..1400).step_by(4) {
+//!         ftl.write((lpn + version) % 1400, 1, false, false, version, &mut ops);
+//!     }
+//! }
+//! ftl.check_invariants();
+//! let c = ftl.counters();
+//! assert_eq!(c.host_write_ius, 1400 + 3 * 350);
+//! assert!(c.gc_copied_ius > 0);
+//! assert!(c.write_amplification() > 1.0);
+//! // A read finds the newest copy.
+//! assert_eq!(ftl.read_version(4), Some(4));
+//! assert_eq!(ftl.read_version(5), Some(1));
+//!
+//! // TRIM unmaps at once: the range reads as never written.
+//! ftl.trim(0, 100);
+//! ftl.check_invariants();
+//! assert_eq!(ftl.mapped_ius(), 1300);
+//! assert!(matches!(ftl.read(50), ReadLocation::Unmapped));
+//! ```
 
 mod alloc;
 mod blocks;

@@ -2,7 +2,7 @@
 //! steps on one device (a simulated drive, a system, or real storage through fio) whose state
 //! carries over from step to step, measures and the axes they lie on, grids, charts and the
 //! reports' renderings, the options many suites share, the steady-state rule, and the one
-//! entry point that runs a suite on its targets ([`run`]). A suite is a type implementing
+//! entry point that runs a suite on its targets ([`run()`]). A suite is a type implementing
 //! [`Suite`]; the suites and their [`Registry`] are in `flashlab-suite`, and
 //! `docs/suites.md` describes them.
 //!
@@ -12,6 +12,47 @@
 //! Each job runs through `flashlab_host::run_on` (the path `run` and `fio` take), so every
 //! step has an ordinary fio result. Simulated time keeps running from one step to the next
 //! (`docs/suites.md`).
+//!
+//! Key types: [`Session`] (the steps of one device: [`Session::job`], [`Session::purge`],
+//! [`Session::idle`], and the readings between them), [`Measure`] (one figure, placed by
+//! [`Coord`]s on the axes of [`Dim`]), [`GridSpec`] (how a report lays measures out),
+//! [`SuiteOptions`], [`Suite`] and [`Registry`], and [`run()`] with the [`On`] it runs on.
+//! `flashlab-kit`'s `examples/` hold a suite of one's own run through [`run()`]
+//! (`custom_suite.rs`), a drive described in TOML run with a fio job (`custom_drive.rs`),
+//! and a simulation driven from Rust (`drive_from_rust.rs`).
+//!
+//! A session of two steps on the tiny test drive: a fio job and idle time, the drive's clock
+//! and state carrying over from one to the next:
+//!
+//! ```rust
+//! use flashlab_device::{load_device_config, Ssd};
+//! use flashlab_engine::{SeedTree, NS_PER_MS};
+//! use flashlab_kit::steps::{iops, measure};
+//! use flashlab_kit::{Session, SuiteOptions, Unit};
+//! use flashlab_report::DDIR_WRITE;
+//!
+//! let config = load_device_config("tiny-test-1gb", &[]).unwrap();
+//! let mut ssd = Ssd::new(&config, SeedTree::new(1)).unwrap();
+//! let options = SuiteOptions::default();
+//! let mut progress = |_: &flashlab_kit::SuiteProgress| {};
+//! let mut s = Session::new(&mut ssd, "tiny-test-1gb", &options, &mut progress);
+//!
+//! // 1,024 random 4 KiB writes at queue depth 4; the step's figure is its write IOPS.
+//! let job = "[w]\nrw=randwrite\nbs=4k\niodepth=4\nsize=4m\n";
+//! let run = s.job("random-writes", job, &|run| {
+//!     vec![measure("iops", Unit::Iops, iops(run, DDIR_WRITE))]
+//! })
+//! .unwrap();
+//! assert_eq!(run.jobs[0].total_ios(DDIR_WRITE), 1024);
+//! assert!(iops(&run, DDIR_WRITE) > 0.0);
+//! assert_eq!(s.counters().host_write_ius, 1024);
+//!
+//! // Idle time moves the session's clock on by exactly that much.
+//! let after_job_ns = s.now_ns();
+//! assert!(after_job_ns > 0);
+//! s.idle("rest", 5 * NS_PER_MS);
+//! assert_eq!(s.now_ns(), after_job_ns + 5 * NS_PER_MS);
+//! ```
 
 pub mod args;
 pub mod charts;
