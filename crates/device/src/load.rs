@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::config::{nearest, valid_keys, DeviceConfig, SECTIONS};
 use crate::error::ConfigError;
+use crate::key_line::find_key_line;
 use crate::provenance::{describe_keys, read_provenance, set_keys, DescribedKey, ProvenanceMap};
 
 /// A built-in preset: name and embedded text.
