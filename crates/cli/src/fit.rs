@@ -256,7 +256,14 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
     if let Some(r) = &args.report {
         outputs.push(("--report", r.as_path()));
     }
-    let checked = crate::state_files::check_files(&outputs, &input_pairs)?;
+    let mut files = crate::state_files::Files::new();
+    for (what, path) in &input_pairs {
+        files.input(what, Some(path))?;
+    }
+    let mut checked = Vec::new();
+    for (option, path) in &outputs {
+        checked.push(files.output(option, path)?);
+    }
     let measured = flashlab_fit::read_outputs(dir, &plan).map_err(fit_failure)?;
     let mut options = FitOptions {
         seed: args.seed,

@@ -109,6 +109,10 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
         .take(2)
         .map(|&i| candidates[i].clone())
         .collect();
+    if let Some(best) = kept.first() {
+        let splits = plane_splits(best);
+        kept.extend(splits);
+    }
     for _ in 0..options.more_steps {
         step_all(&mut kept, plan, measured, options, &mut refused)?;
         simulations += kept.len() as u32;
@@ -128,8 +132,9 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
         .map(|c| (c.label.clone(), c.best_error))
         .collect();
     for k in &kept {
-        if let Some(l) = labels.iter_mut().find(|l| l.0 == k.label) {
-            l.1 = k.best_error;
+        match labels.iter_mut().find(|l| l.0 == k.label) {
+            Some(l) => l.1 = k.best_error,
+            None => labels.push((k.label.clone(), k.best_error)),
         }
     }
     Ok(Fitted {
@@ -141,6 +146,38 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
         candidates: labels,
         simulations,
     })
+}
+
+/// Planes per die the split search tries.
+const PLANE_SPLITS: [u32; 3] = [1, 2, 4];
+
+/// The best candidate's drive with the same parallel units split into dies of each other
+/// plane count. The read IOPS see only dies × planes, but a program holds its whole die,
+/// so the plan's reads beside writes (and the fill's program rates) tell the splits apart;
+/// each split goes on refining from the best drive so far.
+fn plane_splits(best: &Candidate) -> Vec<Candidate> {
+    let Some((p, _)) = &best.best else {
+        return Vec::new();
+    };
+    let units = p.dies * p.planes;
+    PLANE_SPLITS
+        .iter()
+        .filter(|&&planes| planes != p.planes && units >= planes)
+        .map(|&planes| {
+            let mut c = p.clone();
+            c.planes = planes;
+            c.dies = ((f64::from(units) / f64::from(planes)).round() as u32).max(1);
+            let structure = best.label.rsplit_once(", ").map_or("", |l| l.0);
+            Candidate::new(format!("{structure}, {}", split_text(planes)), c)
+        })
+        .collect()
+}
+
+fn split_text(planes: u32) -> String {
+    match planes {
+        1 => "1 plane per die".into(),
+        n => format!("{n} planes per die"),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -309,10 +346,11 @@ fn structures(p: &Params) -> Vec<(String, Params)> {
                 c.fold = fold;
                 c.read_priority = read_priority;
                 let label = format!(
-                    "{} cache, {}, read priority {}",
+                    "{} cache, {}, read priority {}, {}",
                     if dynamic { "dynamic" } else { "static" },
                     if fold { "fold" } else { "direct" },
-                    if read_priority { "on" } else { "off" }
+                    if read_priority { "on" } else { "off" },
+                    split_text(c.planes)
                 );
                 out.push((label, c));
             }
@@ -354,6 +392,8 @@ fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
             "read p99 (ns)".into(),
             f.beside_read_p99_ns,
         ),
+        ("mixed-qd16", "IOPS".into(), f.mixed_iops),
+        ("mixed-qd16", "read p99 (ns)".into(), f.mixed_read_p99_ns),
         ("steady-full", "steady IOPS".into(), f.steady_full_iops),
     ]);
     v

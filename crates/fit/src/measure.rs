@@ -85,6 +85,9 @@ pub struct Figures {
     pub buffered_bytes: f64,
     pub beside_read_p99_ns: f64,
     pub beside_read_iops: f64,
+    /// The mixed job's IOPS (reads and writes) and read p99.
+    pub mixed_iops: f64,
+    pub mixed_read_p99_ns: f64,
     pub steady_full_iops: f64,
     pub steady_half_iops: f64,
     /// (bytes written, IOPS) of the steady writes.
@@ -162,6 +165,9 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
     let (d, _, _) = doc("read-under-write")?;
     f.beside_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
     f.beside_read_iops = dir_figure(&d, "read", &["iops"]);
+    let (d, _, _) = doc("mixed-qd16")?;
+    f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
+    f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
     let (d, job, _) = doc("steady-full")?;
     let s = log(job, 1, &d)?;
     (f.steady_full_iops, f.steady_full_series) = steady(&s);

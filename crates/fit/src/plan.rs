@@ -17,6 +17,9 @@ pub const READ_DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 pub const READ_BLOCKS_KIB: [u32; 5] = [8, 16, 32, 64, 128];
 /// The write rate beside the read-tail job's reads, bytes per second.
 pub const BESIDE_WRITE_RATE: u64 = 32 << 20;
+/// I/Os of the mixed read and write job: few enough that its writes stay in the cache of a
+/// 256 MiB drive, many enough for a read p99 of some hundred samples.
+pub const MIXED_IOS: u64 = 20_000;
 /// Smallest and largest capacity a plan is made for.
 pub const MIN_CAPACITY: u64 = 256 << 20;
 pub const MAX_CAPACITY: u64 = 1 << 50;
@@ -109,6 +112,7 @@ impl Plan {
         specs.extend(writes);
         specs.extend(read_specs(c));
         specs.extend(beside);
+        specs.push(mixed_spec(c));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
         let jobs = specs.into_iter().map(|s| s.job(c)).collect();
@@ -338,6 +342,25 @@ fn buffer_specs() -> Vec<Spec> {
             destructive: true,
         },
     ]
+}
+
+/// Random reads and writes together at depth, on the filled drive before any steady
+/// random write. A program holds its whole die, so with the same dies × planes a drive of
+/// fewer, wider dies blocks more reads behind each program: the mix's IOPS and read p99
+/// tell the split of the parallel units that the read-only scans cannot.
+fn mixed_spec(c: u64) -> Spec {
+    Spec {
+        name: "mixed-qd16".into(),
+        identifies: "how dies x planes split into dies: 4 KiB random 50/50 reads and writes at QD16 (IOPS and read p99; a program holds its whole die)",
+        body: section(
+            "mixed-qd16",
+            &[o("rw", "randrw"), o("rwmixread", 50), o("bs", "4k"), o("iodepth", 16),
+              o("size", c), o("number_ios", MIXED_IOS)],
+        ),
+        logs: vec![],
+        est_seconds: MIXED_IOS as f64 / EST_STEADY_IOPS,
+        destructive: true,
+    }
 }
 
 fn steady_specs(c: u64) -> Vec<Spec> {

@@ -43,7 +43,10 @@ pub fn provenance_of(key: &str, p: &Params, m: &Figures) -> Provenance {
             "randread-qd* saturated IOPS {max_iops:.0} x tR = dies x planes {}; dies paired on a channel from four dies on",
             p.dies * p.planes
         )),
-        "nand.planes_per_die" => default("the plan sees dies x planes as one parallelism: a multi-plane read test at a known die count (QD1 reads of 2 pages of one block pair) would separate them"),
+        "nand.planes_per_die" => fitted(format!(
+            "the split of dies x planes {} (1, 2 or 4 planes per die) whose simulated plan is closest to the measured one: a program holds its whole die, so mixed-qd16's IOPS and read p99 differ between splits",
+            p.dies * p.planes
+        )),
         "nand.page_size" | "nand.pages_per_block" | "nand.channel_rate" | "nand.t_erase" | "nand.pe_cycles" | "nand.cell" => default(
             "not identified by the plan: a block-size scan at QD1 (page size), a long write with erase latency visible (t_erase), an endurance test (pe_cycles) or the data sheet would identify it",
         ),
