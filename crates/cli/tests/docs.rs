@@ -63,7 +63,7 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 8] = [
+const PAGES: [&str; 10] = [
     "README.md",
     "docs/fit.md",
     "docs/systems.md",
@@ -72,6 +72,8 @@ const PAGES: [&str; 8] = [
     "docs/state.md",
     "docs/placement.md",
     "docs/suites.md",
+    "docs/suites-systems.md",
+    "docs/explain-host.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -712,6 +714,16 @@ fn fit_page_shows_what_flashlab_prints() {
 #[test]
 fn suites_page_shows_what_flashlab_prints() {
     check_page("docs/suites.md");
+}
+
+#[test]
+fn suites_of_systems_page_shows_what_flashlab_prints() {
+    check_page("docs/suites-systems.md");
+}
+
+#[test]
+fn host_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-host.md");
 }
 
 #[test]
