@@ -6,7 +6,7 @@ name a heading of that page (or an `<a id>` on it), slugged as GitHub slugs head
 dropped, spaces to hyphens, a repeated slug numbered -1, -2, ...). Prints each broken link
 as `page:line: target` and exits 1 when there is one.
 
-Usage: scripts/check-links.py [PAGE ...]   (run from the repository's root)
+Usage: scripts/check-links.py [PAGE ...]   (pages relative to the repository's root)
 """
 import glob
 import os
@@ -78,5 +78,6 @@ def main(pages):
 
 
 if __name__ == "__main__":
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     pages = sys.argv[1:] or ["README.md", "ARCHITECTURE.md"] + sorted(glob.glob("docs/*.md"))
     sys.exit(main(pages))
