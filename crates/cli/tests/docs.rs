@@ -63,7 +63,7 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 8] = [
+const PAGES: [&str; 10] = [
     "README.md",
     "docs/fit.md",
     "docs/systems.md",
@@ -72,6 +72,8 @@ const PAGES: [&str; 8] = [
     "docs/state.md",
     "docs/placement.md",
     "docs/suites.md",
+    "docs/suites-systems.md",
+    "docs/explain-host.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -715,6 +717,16 @@ fn suites_page_shows_what_flashlab_prints() {
 }
 
 #[test]
+fn suites_of_systems_page_shows_what_flashlab_prints() {
+    check_page("docs/suites-systems.md");
+}
+
+#[test]
+fn host_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-host.md");
+}
+
+#[test]
 fn systems_page_shows_what_flashlab_prints() {
     check_page("docs/systems.md");
 }
@@ -858,5 +870,36 @@ fn no_import_circles_inside_crates() {
     script_passes(
         "import-circles.py",
         "modules that import each other: move what both need into a module of its own",
+    );
+}
+
+/// Every relative link of README.md, ARCHITECTURE.md and docs/*.md names a file that exists,
+/// and its `#anchor` a heading of that page.
+#[test]
+fn every_relative_link_resolves() {
+    script_passes(
+        "check-links.py",
+        "links to a missing file or heading: point each at the page and heading that hold it now",
+    );
+}
+
+/// A page is read for one purpose (tutorial, how-to, reference or explanation); a page over
+/// 600 lines holds more than one and is split by purpose.
+#[test]
+fn no_doc_page_over_600_lines() {
+    let mut long = Vec::new();
+    for e in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "md") {
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            if lines > 600 {
+                long.push(format!("{}: {lines} lines", path.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these pages by purpose:\n{}",
+        long.join("\n")
     );
 }

@@ -351,7 +351,7 @@ fn default_iu() -> Size {
 fn default_gc_policy() -> GcPolicy {
     GcPolicy::Greedy
 }
-/// Blocks by default: superblock GC moves the calibration set (docs/calibration.md, "Block
+/// Blocks by default: superblock GC moves the calibration set (docs/explain-gc.md, "Block
 /// size and one-die victims").
 fn default_gc_unit() -> GcUnitKind {
     GcUnitKind::Block

@@ -18,7 +18,7 @@ pub enum GcUnit {
     /// The victim block's superblock: the blocks its stream opened together, one per unit,
     /// emptied page row by page row (each page of every block before the next page of any),
     /// so relocation reads and copies spread over every die (an open-channel FTL's "line",
-    /// Linux pblk; see docs/calibration.md, "Block size and one-die victims").
+    /// Linux pblk; see docs/explain-gc.md, "Block size and one-die victims").
     Superblock,
 }
 

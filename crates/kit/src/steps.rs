@@ -75,7 +75,7 @@ pub fn bw_bytes_per_s(run: &RunResult, ddir: usize) -> f64 {
 /// block may be written again before another is written once. The SNIA PTS's "uniform random",
 /// Iometer, VDbench and DiskSpd draw so; fio's default random map instead writes every block
 /// once per pass, which leaves whole passes' worth of wholly invalid blocks to greedy GC and
-/// makes steady random writes optimistic (docs/calibration.md, "Random writes with repeats").
+/// makes steady random writes optimistic (docs/explain-gc.md, "Random writes with repeats").
 pub const UNIFORM_RANDOM: &str = "norandommap=1";
 
 /// `rw` writes or trims at random offsets (alone or mixed with reads): the jobs whose

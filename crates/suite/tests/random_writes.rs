@@ -1,6 +1,6 @@
 //! Every built-in suite writes at random offsets the way the methods it follows do: uniform
 //! random with repeats (`norandommap=1`), never with fio's random map, which writes each block
-//! once per pass and leaves garbage collection too little to copy (docs/calibration.md,
+//! once per pass and leaves garbage collection too little to copy (docs/explain-gc.md,
 //! "Random writes with repeats"). Each suite runs on the tiny drive with the shortest settings
 //! it takes; every job step it records is parsed again and checked. Its output is checked for
 //! the suite's grids too (`flashlab_suite::grid_titles`).

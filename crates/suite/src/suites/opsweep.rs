@@ -292,7 +292,7 @@ fn fraction_steps(
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;
         // Whole GC cycles, reaching back over earlier runs and the rounds when the run
-        // is shorter (docs/suites.md, "How WA is measured").
+        // is shorter (docs/explain-gc.md, "How write amplification is measured").
         let wa = wa_over_reclaims(&starts, &s.counters(), reclaims);
         runs.push((iops(&run, DDIR_WRITE), wa));
     }
