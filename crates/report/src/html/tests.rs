@@ -362,7 +362,7 @@ fn point_labels_at_one_place_do_not_overprint() {
     let svg = render_svg(&f);
     // (x, y) of each "QD1" text.
     let at: Vec<(i32, i32)> = svg
-        .match_indices(">QD1</text>")
+        .match_indices(">\nQD1\n</text>")
         .map(|(i, _)| {
             let t = &svg[svg[..i].rfind("<text").unwrap()..i];
             let attr = |n: &str| {
