@@ -388,11 +388,13 @@ impl RunPages<'_> {
             let command = state_files::command_line();
             let date = state_files::report_date()?;
             let job_file = self.job_file.to_string_lossy();
+            let commit = state_files::build_commit();
             let cx = flashlab_report::RunContext {
                 job_file: &job_file,
                 device,
                 made: flashlab_report::Made {
                     command: Some(&command),
+                    commit: Some(&commit),
                     date: date.as_deref(),
                 },
             };

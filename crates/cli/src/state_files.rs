@@ -258,6 +258,15 @@ pub fn write_figures(dir: &Path, figures: &[(String, String)]) -> Result<(), Fai
     Ok(())
 }
 
+/// The commit the build came from, as the JSON reports' provenance names it, for the line
+/// of a page that says what made it.
+pub fn build_commit() -> String {
+    flashlab_sweep::provenance()["commit"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The date a report shows: `SOURCE_DATE_EPOCH`'s (the reproducible-builds convention:
 /// whole seconds since 1970-01-01 00:00:00 UTC), in UTC; none when it is unset or empty, so
 /// the same command gives the same bytes. Any other value is bad input.

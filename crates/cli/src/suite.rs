@@ -559,8 +559,10 @@ pub(crate) fn write_suite_report(
     }
     if let Some(file) = report_file {
         let (command, date) = (state_files::command_line(), state_files::report_date()?);
+        let commit = state_files::build_commit();
         let made = flashlab_report::Made {
             command: Some(&command),
+            commit: Some(&commit),
             date: date.as_deref(),
         };
         file.write_bytes(flashlab_suite::render_html_with(report, &made).as_bytes())

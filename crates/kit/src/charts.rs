@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use flashlab_report::html::{Figure, FigureKind};
+use flashlab_report::html::{value_label, Figure, FigureKind};
 use serde_json::{json, Value};
 
 use crate::{Axis, Chart, DirectionFigures, Series, StepKind, SuiteReport, Unit};
@@ -434,6 +434,58 @@ fn cdf_figure(report: &SuiteReport, what: &str, members: &[&JobStep]) -> Option<
     Some(fig)
 }
 
+/// A line figure whose series draw the same points as one line: a line drawn over another
+/// hides it, so three drives that measured the same would show as one unexplained line. The
+/// first keeps its colour and is named for all ("3 series, identical: a, b, c").
+pub fn merge_identical(mut fig: Figure) -> Figure {
+    if fig.kind != FigureKind::Lines {
+        return fig;
+    }
+    let series = std::mem::take(&mut fig.chart.series);
+    let colour_of = |i: usize| fig.colours.get(i).copied().unwrap_or(i);
+    // Per kept series: its original index and the names it stands for.
+    let mut kept: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        let same = kept.iter_mut().find(|(k, _)| {
+            let other = &series[*k];
+            !s.points.is_empty()
+                && other.points == s.points
+                && fig.secondary.contains(k) == fig.secondary.contains(&i)
+        });
+        match same {
+            Some((_, names)) => names.push(s.name.clone()),
+            None => kept.push((i, vec![s.name.clone()])),
+        }
+    }
+    if kept.len() == series.len() {
+        fig.chart.series = series;
+        return fig;
+    }
+    let labels = std::mem::take(&mut fig.labels);
+    fig.colours = kept.iter().map(|(i, _)| colour_of(*i)).collect();
+    fig.secondary = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, (i, _))| fig.secondary.contains(i))
+        .map(|(n, _)| n)
+        .collect();
+    fig.labels = kept
+        .iter()
+        .map(|(i, _)| labels.get(*i).cloned().unwrap_or_default())
+        .collect();
+    fig.chart.series = kept
+        .into_iter()
+        .map(|(i, names)| {
+            let mut s = series[i].clone();
+            if names.len() > 1 {
+                s.name = format!("{} series, identical: {}", names.len(), names.join(", "));
+            }
+            s
+        })
+        .collect();
+    fig
+}
+
 /// A figure cut to [`MAX_SERIES`] lines for the page, saying so (the JSON report keeps them
 /// all).
 pub fn cap(mut fig: Figure) -> Figure {
@@ -455,15 +507,27 @@ pub fn cap(mut fig: Figure) -> Figure {
     fig
 }
 
-/// A bar's value as its label: MB/s whole, IOPS in thousands above 10,000.
-pub fn bar_label(unit: Unit, v: f64) -> String {
-    match unit {
-        Unit::BytesPerS => format!("{:.0}", v / 1e6),
-        Unit::Iops if v >= 1e6 => format!("{:.2}M", v / 1e6),
-        // "k" as the axis ticks spell thousands.
-        Unit::Iops if v >= 1e4 => format!("{:.0}k", v / 1e3),
-        _ => format!("{v:.0}"),
-    }
+/// Every bar's value as its label, in the unit and with the tick suffix of the y axis the
+/// bars stand on (all series' values decide it, as they decide the axis).
+pub fn label_bars(fig: &mut Figure) {
+    let all: Vec<f64> = fig
+        .chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .collect();
+    let unit = fig.chart.y.unit;
+    fig.labels = fig
+        .chart
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .map(|p| value_label(unit, &all, p.1))
+                .collect()
+        })
+        .collect();
 }
 
 fn number(v: f64) -> Value {
@@ -555,5 +619,45 @@ mod tests {
         assert_eq!(cut.chart.series.len(), MAX_SERIES);
         assert_eq!(cut.secondary, [3]);
         assert!(cut.note.unwrap().contains("The first 12 of 15 lines"));
+    }
+
+    #[test]
+    fn identical_lines_are_drawn_once_and_named_for_all() {
+        let line = |name: &str, y: f64| Series {
+            name: name.into(),
+            points: vec![(1.0, y), (2.0, y / 2.0)],
+        };
+        let mut fig = Figure::new(Chart {
+            id: "scan-passes".into(),
+            title: "t".into(),
+            x: Axis::linear("pass", Unit::Count),
+            y: Axis::linear("seconds", Unit::Ratio),
+            series: vec![
+                line("a time", 4.0),
+                line("b time", 4.0),
+                line("c time", 3.0),
+                line("d time", 4.0),
+            ],
+            band: None,
+        });
+        fig.colours = vec![0, 1, 2, 3];
+        let merged = merge_identical(fig);
+        let names: Vec<&str> = merged
+            .chart
+            .series
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["3 series, identical: a time, b time, d time", "c time"]
+        );
+        assert_eq!(merged.colours, [0, 2]);
+        assert_eq!(merged.labels.len(), 2);
+        // Distinct lines are left alone.
+        let mut bars = merged.clone();
+        bars.chart.series.push(line("e", 4.0));
+        bars.kind = FigureKind::Bars;
+        assert_eq!(merge_identical(bars).chart.series.len(), 3);
     }
 }

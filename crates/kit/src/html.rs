@@ -8,7 +8,7 @@ use flashlab_report::html::{
 use flashlab_report::Made;
 use serde_json::Value;
 
-use crate::charts::{cap, report_figures};
+use crate::charts::{cap, merge_identical, report_figures};
 use crate::format::{find, format_value, metric_rows, steady_cell};
 use crate::layout::{grid_title, grids};
 use crate::steady::SteadyRule;
@@ -103,16 +103,20 @@ fn summary_section(report: &SuiteReport, made: &Made<'_>) -> Section {
 
 fn options_line(report: &SuiteReport) -> String {
     let o = &report.options;
-    let mut parts = vec![
-        format!("seed {}", o.seed),
-        format!("preconditioning rounds of {}", o.round.describe()),
-        format!("at most {} rounds", o.max_rounds),
+    let mut parts = vec![format!("seed {}", o.seed)];
+    // Rounds are named only where a suite ran them (a steady-state verdict records it):
+    // settings a suite never read would say it preconditioned.
+    if report.devices.iter().any(|d| d.steady.is_some()) {
+        parts.push(format!("preconditioning rounds of {}", o.round.describe()));
+        parts.push(format!("at most {} rounds", o.max_rounds));
+    }
+    parts.extend([
         match o.qd {
             Some(qd) => format!("queue depth {qd}"),
             None => "the suite's default queue depth".into(),
         },
         format!("{} job(s)", o.jobs.unwrap_or(1)),
-    ];
+    ]);
     parts.extend(report.suite.options_text(o));
     if let Some(ns) = o.runtime_ns {
         parts.push(format!("measured steps run {}", human_ns(ns as f64)));
@@ -325,6 +329,7 @@ fn page_figures(report: &SuiteReport) -> Vec<Figure> {
         .into_iter()
         .chain(own)
         .chain(distributions)
+        .map(merge_identical)
         .map(cap)
         .collect()
 }

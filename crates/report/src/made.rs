@@ -11,14 +11,19 @@ const MAX_EPOCH_SECS: u64 = 253_402_300_799;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Made<'a> {
     pub command: Option<&'a str>,
+    /// The source commit the build came from, as the JSON's provenance names it.
+    pub commit: Option<&'a str>,
     /// UTC, ISO 8601 ([`utc_date_time`]).
     pub date: Option<&'a str>,
 }
 
 impl Made<'_> {
-    /// `Made by flashlab VERSION[ on DATE][ with: COMMAND]`.
+    /// `Made by flashlab VERSION[ (commit C)][ on DATE][ with: COMMAND]`.
     pub fn line(&self) -> String {
-        let version = env!("CARGO_PKG_VERSION");
+        let version = match self.commit.filter(|c| !c.is_empty()) {
+            Some(c) => format!("{} (commit {c})", env!("CARGO_PKG_VERSION")),
+            None => env!("CARGO_PKG_VERSION").to_string(),
+        };
         let on = self.date.map(|d| format!(" on {d}")).unwrap_or_default();
         match self.command {
             Some(c) => format!("Made by flashlab {version}{on} with: {c}"),
@@ -76,11 +81,12 @@ mod tests {
         assert_eq!(utc_date_time(253_402_300_800), None);
         let made = Made {
             command: Some("flashlab run a.fio"),
+            commit: Some("4daf390"),
             date: Some("2000-02-29T00:00:00Z"),
         };
         assert!(made
             .line()
-            .ends_with(" on 2000-02-29T00:00:00Z with: flashlab run a.fio"));
+            .ends_with(" (commit 4daf390) on 2000-02-29T00:00:00Z with: flashlab run a.fio"));
         assert!(!Made::default().line().contains(" on "));
     }
 }

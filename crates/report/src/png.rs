@@ -102,4 +102,23 @@ mod tests {
         let e = svg_to_png("<html/>").unwrap_err();
         assert!(e.contains("does not parse"), "{e}");
     }
+
+    #[test]
+    fn a_titled_chart_draws_taller_by_its_title_band() {
+        use crate::chart::{Axis, Chart, Series, Unit};
+        let fig = crate::html::Figure::new(Chart {
+            id: "c".into(),
+            title: "A chart".into(),
+            x: Axis::linear("x", Unit::Count),
+            y: Axis::linear("y", Unit::Iops),
+            series: vec![Series {
+                name: "a".into(),
+                points: vec![(1.0, 2.0), (2.0, 3.0)],
+            }],
+            band: None,
+        });
+        let png = svg_to_png(&crate::html::render_svg(&fig)).unwrap();
+        let (w, h) = png_size(&png);
+        assert_eq!((w, h), (1640, 860), "820 × 430 at {PNG_SCALE}×");
+    }
 }

@@ -98,14 +98,27 @@ fn job_table(job: &JobResult) -> Table {
                 job.total_ios(d).to_string(),
                 format!("{:.0}", job.iops(d)),
                 format!("{:.1} MB/s", job.bw_bytes_per_s(d) as f64 / 1e6),
-                job.clat_ns(d)
-                    .map_or("-".into(), |s| format!("{:.1} µs", s.mean / 1e3)),
+                job.clat_ns(d).map_or("-".into(), |s| latency_cell(s.mean)),
             ];
-            row.extend(values.iter().map(|v| format!("{:.1} µs", *v as f64 / 1e3)));
+            row.extend(values.iter().map(|v| latency_cell(*v as f64)));
             row
         })
         .collect();
     Table { header, rows }
+}
+
+/// A latency in the unit its magnitude reads best in, four significant digits at most:
+/// "12.78 ms", not "12779.5 µs".
+fn latency_cell(ns: f64) -> String {
+    let (div, unit) = match ns.abs() {
+        a if a >= 1e9 => (1e9, "s"),
+        a if a >= 1e6 => (1e6, "ms"),
+        a if a >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    };
+    let v = ns / div;
+    let digits = if v.abs() >= 100.0 { 1 } else { 2 };
+    format!("{v:.digits$} {unit}")
 }
 
 fn slug(s: &str) -> String {
@@ -293,4 +306,18 @@ fn time_figures(job: &JobResult, id: &str) -> Vec<Figure> {
         out.push(fig);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::latency_cell;
+
+    #[test]
+    fn latency_cells_pick_their_unit_by_magnitude() {
+        assert_eq!(latency_cell(12_779_500.0), "12.78 ms");
+        assert_eq!(latency_cell(450_000.0), "450.0 µs");
+        assert_eq!(latency_cell(31_200.0), "31.20 µs");
+        assert_eq!(latency_cell(800.0), "800.0 ns");
+        assert_eq!(latency_cell(2.5e9), "2.50 s");
+    }
 }

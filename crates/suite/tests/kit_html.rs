@@ -169,6 +169,7 @@ fn summary_comes_first_then_charts_then_tables() {
     let r = report(vec![device("a", 1000.0)]);
     let made = Made {
         command: Some("flashlab suite precondition --device a"),
+        commit: None,
         date: None,
     };
     let html = render_html_with(&r, &made);
@@ -229,4 +230,16 @@ fn missing_health_log_is_said() {
     d.steps.truncate(1);
     let html = render_html(&report(vec![d]));
     assert!(html.contains("No health log was recorded"));
+}
+
+#[test]
+fn options_name_preconditioning_rounds_only_where_they_ran() {
+    let with = render_html_with(&report(vec![device("a", 1000.0)]), &Made::default());
+    assert!(with.contains("preconditioning rounds of"), "{with}");
+    let mut d = device("a", 1000.0);
+    d.steady = None;
+    let without = render_html_with(&report(vec![d]), &Made::default());
+    assert!(without.contains("Options: seed "), "{without}");
+    assert!(!without.contains("preconditioning rounds"), "{without}");
+    assert!(!without.contains("at most "), "{without}");
 }

@@ -137,12 +137,14 @@ fn linear_ticks(values: &[f64], from_zero: bool) -> (Vec<Tick>, Vec<f64>, f64, f
     }
     let first = (min / step + 1e-9).floor() as i64;
     let last = (max / step - 1e-9).ceil() as i64;
+    // One suffix for the whole axis: "8000" under "10k" reads as two scales.
+    let top = (first.abs().max(last.abs())) as f64 * step;
     let ticks = (first..=last)
         .map(|i| {
             let pos = i as f64 * step;
             Tick {
                 pos,
-                label: format_tick(pos),
+                label: format_in(pos, suffix_for(top)),
             }
         })
         .collect();
@@ -242,18 +244,40 @@ fn nice_125_above(v: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
+/// A value as a label beside a chart whose axis of `unit` shows `axis_values`: in the
+/// axis's display unit and with its tick suffix, so a bar's "18.11" stands on an axis in
+/// GB/s rather than "18110" in MB/s.
+pub fn value_label(unit: Unit, axis_values: &[f64], v: f64) -> String {
+    let max_abs = axis_values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(v.abs(), |m, x| m.max(x.abs()));
+    let (divisor, _) = display_unit(unit, max_abs);
+    format_in(v / divisor, suffix_for(max_abs / divisor))
+}
+
 /// A tick label: at most four significant digits, no trailing zeros, thousands as k and
 /// millions as M ("150k", "2.5", "0.02").
 pub(crate) fn format_tick(v: f64) -> String {
+    format_in(v, suffix_for(v))
+}
+
+/// The suffix and its factor a value of this magnitude is written with.
+fn suffix_for(v: f64) -> (f64, &'static str) {
+    match v.abs() {
+        a if a >= 1e9 => (1e9, "G"),
+        a if a >= 1e6 => (1e6, "M"),
+        a if a >= 1e4 => (1e3, "k"),
+        _ => (1.0, ""),
+    }
+}
+
+/// `v` written with a given suffix, at most four significant digits, no trailing zeros.
+fn format_in(v: f64, (factor, suffix): (f64, &'static str)) -> String {
     if v == 0.0 || !v.is_finite() {
         return "0".into();
     }
-    let (scaled, suffix) = match v.abs() {
-        a if a >= 1e9 => (v / 1e9, "G"),
-        a if a >= 1e6 => (v / 1e6, "M"),
-        a if a >= 1e4 => (v / 1e3, "k"),
-        _ => (v, ""),
-    };
+    let scaled = v / factor;
     let digits = (3 - scaled.abs().log10().floor() as i32).clamp(0, 12) as usize;
     let mut s = format!("{scaled:.digits$}");
     if s.contains('.') {
@@ -330,6 +354,25 @@ mod tests {
         assert_eq!(p.title, "queue depth");
         let one = plan(&Axis::log("queue depth", Unit::Count), &[8.0], false);
         assert_eq!(labels(&one), ["4", "8", "16"]);
+    }
+
+    #[test]
+    fn linear_ticks_share_one_suffix() {
+        // A write axis up to 10,000 IOPS: "8000" under "10k" would read as two scales.
+        let p = plan(&Axis::linear("write IOPS", Unit::Iops), &[9_100.0], true);
+        assert_eq!(labels(&p), ["0", "2k", "4k", "6k", "8k", "10k"]);
+    }
+
+    #[test]
+    fn value_labels_use_the_axis_unit() {
+        // 18,110 MB/s on an axis that reaches 10^10 B/s is labelled in GB/s like the axis.
+        let all = [18.11e9, 3.2e9];
+        let p = plan(&Axis::linear("read bandwidth", Unit::BytesPerS), &all, true);
+        assert_eq!(p.title, "read bandwidth (GB/s)");
+        assert_eq!(value_label(Unit::BytesPerS, &all, 18.11e9), "18.11");
+        assert_eq!(value_label(Unit::BytesPerS, &all, 3.2e9), "3.2");
+        assert_eq!(value_label(Unit::BytesPerS, &[2.5e9], 2.5e9), "2500");
+        assert_eq!(value_label(Unit::Iops, &[12_000.0], 9_000.0), "9k");
     }
 
     #[test]

@@ -65,8 +65,8 @@ struct Prepared {
     y: AxisPlan,
     /// Per series: runs of consecutive drawable points.
     runs: Vec<Vec<Vec<(f64, f64)>>>,
-    /// Plot-space x ranges to shade, with their colour.
-    bands: Vec<(f64, f64, RGBColor)>,
+    /// Plot-space rectangles to shade.
+    bands: Vec<Shade>,
     points: usize,
     kind: FigureKind,
     /// Number of series, for the width of each bar in a group.
@@ -77,6 +77,13 @@ struct Prepared {
     secondary: Vec<bool>,
     /// Per series, its palette index.
     colour: Vec<usize>,
+}
+
+/// A shaded band in plot space: its x range, its lane of the y range, its colour.
+struct Shade {
+    x: (f64, f64),
+    y: (f64, f64),
+    colour: RGBColor,
 }
 
 /// The x axis of a figure with named positions: exactly those ticks, with half a category
@@ -174,6 +181,12 @@ fn prepare(fig: &Figure) -> Prepared {
         })
         .collect();
     let min_width = (x.hi - x.lo) * 0.01;
+    // Bands of several series each get a lane of the plot's height: overlapping shades
+    // would mix into a colour the legend does not show.
+    let mut lanes: Vec<usize> = fig.bands.iter().filter_map(|b| b.series).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let lane_h = (y.hi - y.lo) / lanes.len().max(1) as f64;
     let bands = fig
         .bands
         .iter()
@@ -182,7 +195,18 @@ fn prepare(fig: &Figure) -> Prepared {
             let (a, c) = (a.min(c).max(x.lo), a.max(c).min(x.hi));
             let pad = ((min_width - (c - a)) / 2.0).max(0.0);
             let col = b.series.map_or(BAND_GREY, |i| colour(i).0);
-            Some((a - pad, c + pad, col))
+            let (bottom, top) = match b.series.and_then(|i| lanes.iter().position(|&l| l == i)) {
+                Some(k) if lanes.len() > 1 => {
+                    let k = (lanes.len() - 1 - k) as f64;
+                    (y.lo + k * lane_h, y.lo + (k + 1.0) * lane_h)
+                }
+                _ => (y.lo, y.hi),
+            };
+            Some(Shade {
+                x: (a - pad, c + pad),
+                y: (bottom, top),
+                colour: col,
+            })
         })
         .collect();
     Prepared {
@@ -255,6 +279,43 @@ fn legend_entries(fig: &Figure) -> Vec<LegendEntry> {
 /// `data-points` (the number of points drawn). Never fails: a drawing error becomes an SVG
 /// with a message and `data-points="0"`.
 pub(crate) fn figure_svg(fig: &Figure) -> String {
+    let (svg, points, _) = plain_svg(fig);
+    svg.replacen("<svg ", &root_attrs(fig, points), 1)
+}
+
+/// Height of the title band over a standalone chart.
+const TITLE_BAND_PX: u32 = 30;
+
+/// The chart as a standalone document: [`figure_svg`] under its title, since a file (or the
+/// PNG drawn from it) has no page heading to say what it shows.
+pub(crate) fn titled_svg(fig: &Figure) -> String {
+    let (inner, points, (width, height)) = plain_svg(fig);
+    let total = height + TITLE_BAND_PX;
+    // The drawing without its root element, moved down under the title.
+    let body_from = inner.find('>').map_or(0, |i| i + 1);
+    let body_to = inner.rfind("</svg>").unwrap_or(inner.len()).max(body_from);
+    format!(
+        "{}width=\"{width}\" height=\"{total}\" viewBox=\"0 0 {width} {total}\" xmlns=\"http://www.w3.org/2000/svg\">\n\
+         <rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{total}\" fill=\"#FFFFFF\"/>\n\
+         <text x=\"12\" y=\"21\" font-family=\"sans-serif\" font-size=\"16\" font-weight=\"bold\" fill=\"#333333\">{}</text>\n\
+         <g transform=\"translate(0,{TITLE_BAND_PX})\">{}</g>\n</svg>\n",
+        root_attrs(fig, points),
+        escape(&fig.chart.title),
+        &inner[body_from..body_to],
+    )
+}
+
+fn root_attrs(fig: &Figure, points: usize) -> String {
+    format!(
+        "<svg class=\"chart\" role=\"img\" aria-label=\"{}\" data-chart-id=\"{}\" data-series=\"{}\" data-points=\"{points}\" ",
+        escape(&fig.chart.title),
+        escape(&fig.chart.id),
+        fig.chart.series.len(),
+    )
+}
+
+/// The drawn chart without its data attributes, the points drawn and its size in px.
+fn plain_svg(fig: &Figure) -> (String, usize, (u32, u32)) {
     let prepared = prepare(fig);
     let entries = legend_entries(fig);
     let longest = entries
@@ -281,23 +342,17 @@ pub(crate) fn figure_svg(fig: &Figure) -> String {
         &entries,
         legend_right.then_some(legend_w),
     );
-    let (svg, points) = match drawn {
-        Ok(()) => (svg, prepared.points),
+    match drawn {
+        Ok(()) => (svg, prepared.points, (width, height)),
         Err(e) => (
             format!(
                 "<svg width=\"{WIDTH_PX}\" height=\"40\" viewBox=\"0 0 {WIDTH_PX} 40\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"25\">chart not drawn: {}</text></svg>",
                 escape(&e)
             ),
             0,
+            (WIDTH_PX, 40),
         ),
-    };
-    let attrs = format!(
-        "<svg class=\"chart\" role=\"img\" aria-label=\"{}\" data-chart-id=\"{}\" data-series=\"{}\" data-points=\"{points}\" ",
-        escape(&fig.chart.title),
-        escape(&fig.chart.id),
-        fig.chart.series.len(),
-    );
-    svg.replacen("<svg ", &attrs, 1)
+    }
 }
 
 /// A linear plot-space coordinate whose grid lines are the plan's ticks (bold, labelled) and
@@ -348,6 +403,33 @@ impl Ranged for Scale {
     }
 }
 
+/// Smallest gap between two tick labels, px.
+const TICK_GAP_PX: f64 = 6.0;
+
+/// The ticks with the labels that would touch a neighbour's left blank (the tick and its
+/// grid line stay): kept from the right, where a percentile axis crowds its tail values
+/// least and a reader looks for them, so "0" gives way to "50" rather than overprinting it.
+fn spaced_labels(ticks: &[Tick], lo: f64, hi: f64, plot_px: f64) -> Vec<Tick> {
+    let px_per_unit = if hi > lo { plot_px / (hi - lo) } else { 0.0 };
+    let half_w = |t: &Tick| t.label.chars().count() as f64 * CHAR_PX / 2.0;
+    let mut order: Vec<usize> = (0..ticks.len()).collect();
+    order.sort_by(|&a, &b| ticks[b].pos.total_cmp(&ticks[a].pos));
+    let mut kept: Vec<&Tick> = Vec::new();
+    let mut out = ticks.to_vec();
+    for i in order {
+        let t = &ticks[i];
+        let clear = kept
+            .iter()
+            .all(|k| (k.pos - t.pos).abs() * px_per_unit >= half_w(k) + half_w(t) + TICK_GAP_PX);
+        if clear || t.label.is_empty() {
+            kept.push(t);
+        } else {
+            out[i].label.clear();
+        }
+    }
+    out
+}
+
 fn label_for(ticks: &[Tick], pos: f64) -> String {
     ticks
         .iter()
@@ -379,6 +461,9 @@ fn draw(
             .unwrap_or(1);
     let y_label_px = (36.0 + widest_y as f64 * CHAR_PX).ceil() as u32;
 
+    let plot_px =
+        f64::from(size.0) - f64::from(legend_right.unwrap_or(0)) - f64::from(y_label_px) - 32.0;
+    let x_ticks = spaced_labels(&p.x.ticks, p.x.lo, p.x.hi, plot_px);
     let x_range = Scale::new(&p.x);
     let y_range = Scale::new(&p.y);
     let mut chart = ChartBuilder::on(&plot_area)
@@ -390,7 +475,7 @@ fn draw(
         .y_label_area_size(y_label_px)
         .build_cartesian_2d(x_range, y_range)
         .map_err(|e| err(&e))?;
-    let fx = |v: &f64| label_for(&p.x.ticks, *v);
+    let fx = |v: &f64| label_for(&x_ticks, *v);
     let fy = |v: &f64| label_for(&p.y.ticks, *v);
     chart
         .configure_mesh()
@@ -406,11 +491,11 @@ fn draw(
         .draw()
         .map_err(|e| err(&e))?;
 
-    for &(a, b, col) in &p.bands {
+    for b in &p.bands {
         chart
             .draw_series(std::iter::once(Rectangle::new(
-                [(a, p.y.lo), (b, p.y.hi)],
-                col.mix(0.14).filled(),
+                [(b.x.0, b.y.0), (b.x.1, b.y.1)],
+                b.colour.mix(0.14).filled(),
             )))
             .map_err(|e| err(&e))?;
     }
@@ -462,20 +547,49 @@ fn draw_lines(chart: &mut Plot<'_>, p: &Prepared) -> Result<(), String> {
                     .map(|&q| Circle::new(q, MARKER_RADIUS_PX, marker)),
             )
             .map_err(|e| err(&e))?;
-        let label_font = ("sans-serif", LABEL_FONT).into_font().color(&TEXT_COLOUR);
-        chart
-            .draw_series(
-                runs.iter()
-                    .flatten()
-                    .zip(&p.labels[i])
-                    .filter(|(_, l)| !l.is_empty())
-                    .map(|(&q, l)| {
-                        EmptyElement::at(q) + Text::new(l.clone(), (5, -14), label_font.clone())
-                    }),
-            )
-            .map_err(|e| err(&e))?;
     }
+    draw_point_labels(chart, p)
+}
 
+/// Width of a character of the 11 px point labels, px, for layout only.
+const LABEL_CHAR_PX: i32 = 7;
+const LABEL_HEIGHT_PX: i32 = 12;
+
+/// Each point's label beside it, at the first of four places (right above, right below, left
+/// above, left below) that touches no label already placed; a label with no free place is
+/// left out rather than printed over another ("QD1" of two drives at one point).
+fn draw_point_labels(chart: &mut Plot<'_>, p: &Prepared) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let label_font = ("sans-serif", LABEL_FONT).into_font().color(&TEXT_COLOUR);
+    let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
+    let mut texts = Vec::new();
+    for (i, runs) in p.runs.iter().enumerate() {
+        for (&q, l) in runs.iter().flatten().zip(&p.labels[i]) {
+            if l.is_empty() {
+                continue;
+            }
+            let (px, py) = chart.backend_coord(&q);
+            let w = l.chars().count() as i32 * LABEL_CHAR_PX;
+            let spots = [(5, -14), (5, 4), (-5 - w, -14), (-5 - w, 4)];
+            let free = spots.into_iter().find(|&(dx, dy)| {
+                let b = (px + dx, py + dy, px + dx + w, py + dy + LABEL_HEIGHT_PX);
+                placed
+                    .iter()
+                    .all(|o| b.2 <= o.0 || o.2 <= b.0 || b.3 <= o.1 || o.3 <= b.1)
+            });
+            if let Some((dx, dy)) = free {
+                placed.push((px + dx, py + dy, px + dx + w, py + dy + LABEL_HEIGHT_PX));
+                texts.push((q, l.clone(), (dx, dy)));
+            }
+        }
+    }
+    chart
+        .draw_series(
+            texts
+                .into_iter()
+                .map(|(q, l, off)| EmptyElement::at(q) + Text::new(l, off, label_font.clone())),
+        )
+        .map_err(|e| err(&e))?;
     Ok(())
 }
 
@@ -588,4 +702,36 @@ fn draw_bars(chart: &mut Plot<'_>, p: &Prepared) -> Result<(), String> {
             .map_err(|e| err(&e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crowded_tick_labels_give_way_from_the_left() {
+        let tick = |pos: f64, label: &str| Tick {
+            pos,
+            label: label.into(),
+        };
+        // A percentile axis: "0" at 0 and "50" at 0.301 of a 4.5-wide axis over 600 px sit
+        // 40 px apart centre to centre, too close for their 7 + 14 px halves plus the gap.
+        let ticks = [
+            tick(0.0, "0"),
+            tick(0.301, "50"),
+            tick(1.0, "90"),
+            tick(2.0, "99"),
+            tick(3.0, "99.9"),
+        ];
+        let labels: Vec<String> = spaced_labels(&ticks, -0.1, 4.4, 150.0)
+            .into_iter()
+            .map(|t| t.label)
+            .collect();
+        assert_eq!(labels, ["", "50", "90", "99", "99.9"]);
+        let roomy: Vec<String> = spaced_labels(&ticks, -0.1, 4.4, 2000.0)
+            .into_iter()
+            .map(|t| t.label)
+            .collect();
+        assert_eq!(roomy, ["0", "50", "90", "99", "99.9"]);
+    }
 }

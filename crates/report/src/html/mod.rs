@@ -11,6 +11,7 @@
 //! Output is a pure function of the page: no timestamps, nothing from the environment.
 
 mod axis;
+pub use axis::value_label;
 mod draw;
 
 use std::fmt::Write as _;
@@ -157,9 +158,9 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// One chart as a standalone SVG document (the same one the page inlines).
+/// One chart as a standalone SVG document: the one the page inlines, under its title.
 pub fn render_svg(figure: &Figure) -> String {
-    draw::figure_svg(figure)
+    draw::titled_svg(figure)
 }
 
 const STYLE: &str = r#"

@@ -288,3 +288,92 @@ fn named_ticks_replace_the_axis_and_secondary_lines_are_dashed() {
     };
     assert!(svg.matches("<polyline").count() > plain.matches("<polyline").count());
 }
+
+#[test]
+fn a_standalone_chart_carries_its_title_and_still_draws() {
+    let f = Figure::new(chart(vec![series("a", &[(1.0, 10.0), (2.0, 20.0)])]));
+    let svg = render_svg(&f);
+    assert!(svg.contains(">A chart</text>"), "{svg}");
+    assert_eq!(root_attr(&svg, "data-points"), "2");
+    assert_eq!(root_attr(&svg, "height"), "430");
+    assert_eq!(svg.matches("<svg").count(), 1);
+    assert_eq!(svg.matches("</svg>").count(), 1);
+    // The page's inline chart has the page's heading instead.
+    let page = render_page(&Page {
+        title: "p".into(),
+        intro: Vec::new(),
+        sections: vec![Section {
+            heading: "s".into(),
+            blocks: vec![Block::Figure(f.clone())],
+        }],
+        footer: None,
+    });
+    assert!(!page.contains(">A chart</text>"));
+}
+
+#[test]
+fn two_series_bands_take_lanes_and_never_blend() {
+    let mut f = Figure::new(chart(vec![
+        series("a", &[(1.0, 9.0), (5.0, 5.0)]),
+        series("b", &[(1.0, 8.0), (5.0, 4.0)]),
+    ]));
+    for (i, (from, to)) in [(2.0, 4.0), (3.0, 5.0)].into_iter().enumerate() {
+        f.bands.push(Band {
+            from,
+            to,
+            label: format!("steady {i}"),
+            series: Some(i),
+        });
+    }
+    let svg = render_svg(&f);
+    // (y, height) of each shade drawn over the plot.
+    let shades: Vec<(i32, i32)> = svg
+        .match_indices("<rect")
+        .map(|(i, _)| &svg[i..i + svg[i..].find("/>").unwrap()])
+        .filter(|t| t.contains("opacity=\"0.14\""))
+        .map(|t| {
+            let attr = |n: &str| {
+                let a = t.find(&format!(" {n}=\"")).unwrap() + n.len() + 3;
+                t[a..a + t[a..].find('"').unwrap()].parse::<i32>().unwrap()
+            };
+            (attr("y"), attr("height"))
+        })
+        .collect();
+    assert_eq!(shades.len(), 2, "{svg}");
+    let (upper, lower) = if shades[0].0 < shades[1].0 {
+        (shades[0], shades[1])
+    } else {
+        (shades[1], shades[0])
+    };
+    // Overlapping in x, the two shades share no pixel row.
+    assert!(upper.0 + upper.1 <= lower.0 + 1, "{shades:?}");
+}
+
+#[test]
+fn point_labels_at_one_place_do_not_overprint() {
+    let mut f = Figure::new(chart(vec![
+        series("a", &[(1.0, 10.0), (4.0, 20.0)]),
+        series("b", &[(1.0, 10.0), (4.0, 30.0)]),
+    ]));
+    f.labels = vec![
+        vec!["QD1".into(), "QD8".into()],
+        vec!["QD1".into(), "QD8".into()],
+    ];
+    let svg = render_svg(&f);
+    // (x, y) of each "QD1" text.
+    let at: Vec<(i32, i32)> = svg
+        .match_indices(">\nQD1\n</text>")
+        .map(|(i, _)| {
+            let t = &svg[svg[..i].rfind("<text").unwrap()..i];
+            let attr = |n: &str| {
+                let a = t.find(&format!(" {n}=\"")).unwrap() + n.len() + 3;
+                t[a..a + t[a..].find('"').unwrap()].parse::<i32>().unwrap()
+            };
+            (attr("x"), attr("y"))
+        })
+        .collect();
+    assert_eq!(at.len(), 2, "{svg}");
+    let apart_x = (at[0].0 - at[1].0).abs() >= 3 * 7;
+    let apart_y = (at[0].1 - at[1].1).abs() >= 12;
+    assert!(apart_x || apart_y, "{at:?}");
+}

@@ -3,7 +3,7 @@
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 
-use flashlab_kit::charts::{bar_label, job_steps, series_name, slug, JobStep};
+use flashlab_kit::charts::{job_steps, label_bars, series_name, slug, JobStep};
 use flashlab_kit::grids::{values, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
 use flashlab_kit::session::Session;
 use flashlab_kit::steps::{
@@ -553,7 +553,6 @@ fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
     let mut out = Vec::new();
     for (title, unit, corners) in groups {
         let mut series = Vec::new();
-        let mut labels = Vec::new();
         let mut secondary = Vec::new();
         let mut colours = Vec::new();
         let mut sources = Vec::new();
@@ -567,7 +566,6 @@ fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
             if points.is_empty() {
                 continue;
             }
-            labels.push(points.iter().map(|p| bar_label(unit, p.1)).collect());
             colours.push(device);
             series.push(Series {
                 name: series_name(report, device, "measured"),
@@ -581,7 +579,6 @@ fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
             if !spec.is_empty() {
                 secondary.push(series.len());
                 colours.push(device);
-                labels.push(spec.iter().map(|(_, p)| bar_label(unit, p.value)).collect());
                 series.push(Series {
                     name: series_name(report, device, "published"),
                     points: spec.iter().map(|(i, p)| (*i as f64, p.value)).collect(),
@@ -601,7 +598,7 @@ fn four_corner_bars(report: &SuiteReport) -> Vec<Figure> {
             continue;
         }
         out.push(corner_figure(
-            title, unit, &corners, series, labels, secondary, colours, &sources,
+            title, unit, &corners, series, secondary, colours, &sources,
         ));
     }
     out
@@ -646,7 +643,6 @@ fn corner_figure(
     unit: Unit,
     corners: &[(&str, &str); 2],
     series: Vec<Series>,
-    labels: Vec<Vec<String>>,
     secondary: Vec<usize>,
     colours: Vec<usize>,
     sources: &[String],
@@ -672,7 +668,7 @@ fn corner_figure(
         .enumerate()
         .map(|(i, (_, c))| (i as f64, c.to_string()))
         .collect();
-    fig.labels = labels;
+    label_bars(&mut fig);
     fig.secondary = secondary;
     fig.colours = colours;
     let mut note = Vec::new();

@@ -12,7 +12,7 @@ use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
 use flashlab_runner::RegionSizes;
 
-use flashlab_kit::charts::{bar_label, job_steps, JobStep};
+use flashlab_kit::charts::{job_steps, label_bars, JobStep};
 use flashlab_kit::client_options::{
     DesktopProfile, MAX_INTERVAL_NS, MAX_RUNS, MAX_TRANSFER_BYTES, MIN_TRANSFER_BYTES,
 };
@@ -875,7 +875,6 @@ fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
             continue;
         }
         let mut series = Vec::new();
-        let mut labels = Vec::new();
         for device in 0..report.devices.len() {
             let points: Vec<(f64, f64)> = tests
                 .iter()
@@ -891,12 +890,6 @@ fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
             if points.is_empty() {
                 continue;
             }
-            labels.push(
-                points
-                    .iter()
-                    .map(|p| bar_label(Unit::BytesPerS, p.1))
-                    .collect(),
-            );
             series.push(Series {
                 name: report.devices[device].device.clone(),
                 points,
@@ -916,10 +909,11 @@ fn desktop_bars(report: &SuiteReport) -> Vec<Figure> {
             .enumerate()
             .map(|(i, t)| (i as f64, t.clone()))
             .collect();
-        fig.labels = labels;
+        label_bars(&mut fig);
         fig.note = Some(
             "The best of each test's measured runs (its first run prepares and is not \
-             counted), in MB/s (10^6 bytes per second)."
+             counted), labelled in the axis's unit (MB/s = 10^6, GB/s = 10^9 bytes per \
+             second)."
                 .into(),
         );
         out.push(fig);
