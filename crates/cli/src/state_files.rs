@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use flashlab_device::{DeviceConfig, Ssd};
 pub use flashlab_engine::output::OutputFile;
-use flashlab_engine::output::{NameRule, RunFiles};
+use flashlab_engine::run_files::{NameRule, RunFiles};
 use flashlab_engine::{SeedTree, SimTime};
 use flashlab_system::{System, SystemConfig};
 

@@ -796,55 +796,16 @@ impl DeviceConfig {
                 format!("at most {} bytes, and at least one zone in capacity.user", user_bytes.min(total * block)),
             ));
         }
-        if zones > crate::zoned::MAX_ZONES {
-            return Err(key_err(
-                "zns.zone_capacity",
-                cap,
-                &format!(
-                    "{zones} zones, more than the {} a drive may have",
-                    crate::zoned::MAX_ZONES
-                ),
-                format!(
-                    "at least {} bytes",
-                    user_bytes
-                        .div_ceil(crate::zoned::MAX_ZONES)
-                        .next_multiple_of(lb)
-                ),
-            ));
-        }
-        if size
-            .checked_mul(zones)
-            .is_none_or(|b| b > crate::zoned::MAX_ZONED_BYTES)
-        {
-            return Err(key_err(
-                "zns.zone_size",
+        check_zone_limits(
+            z,
+            ZoneSizes {
                 size,
-                &format!(
-                    "{zones} zones of this size span more than {} bytes, the most a host addresses (a signed 64-bit offset)",
-                    crate::zoned::MAX_ZONED_BYTES
-                ),
-                format!(
-                    "a multiple of {lb} bytes from zns.zone_capacity ({cap} bytes) to {}",
-                    crate::zoned::MAX_ZONED_BYTES / zones / lb * lb
-                ),
-            ));
-        }
-        if z.max_open_zones as u64 > zones || z.max_active_zones as u64 > zones {
-            return Err(key_err(
-                "zns.max_open_zones",
-                z.max_open_zones.max(z.max_active_zones),
-                "more than the drive's zones",
-                format!("0 (no limit) to {zones}"),
-            ));
-        }
-        if z.max_active_zones > 0 && z.max_open_zones > z.max_active_zones {
-            return Err(key_err(
-                "zns.max_open_zones",
-                z.max_open_zones,
-                "more open zones than active ones (an open zone is active)",
-                format!("at most zns.max_active_zones ({})", z.max_active_zones),
-            ));
-        }
+                cap,
+                zones,
+                lb,
+                user_bytes,
+            },
+        )?;
         Ok(Some(crate::zoned::ZoneModel {
             geometry: flashlab_engine::ZoneGeometry {
                 zone_bytes: size,
@@ -1168,6 +1129,77 @@ fn scale_note(
             )
         }
     )
+}
+
+/// The figures of a zoned drive's layout that its limits are checked against.
+struct ZoneSizes {
+    size: u64,
+    cap: u64,
+    zones: u64,
+    lb: u64,
+    user_bytes: u64,
+}
+
+/// The zone count, the span of all zones and the open and active limits, each bounded
+/// before a table is sized by them: an error names the key and what would be valid.
+fn check_zone_limits(z: &crate::config::ZnsSection, sizes: ZoneSizes) -> Result<(), KeyError> {
+    let ZoneSizes {
+        size,
+        cap,
+        zones,
+        lb,
+        user_bytes,
+    } = sizes;
+    if zones > crate::zoned::MAX_ZONES {
+        return Err(key_err(
+            "zns.zone_capacity",
+            cap,
+            &format!(
+                "{zones} zones, more than the {} a drive may have",
+                crate::zoned::MAX_ZONES
+            ),
+            format!(
+                "at least {} bytes",
+                user_bytes
+                    .div_ceil(crate::zoned::MAX_ZONES)
+                    .next_multiple_of(lb)
+            ),
+        ));
+    }
+    if size
+        .checked_mul(zones)
+        .is_none_or(|b| b > crate::zoned::MAX_ZONED_BYTES)
+    {
+        return Err(key_err(
+            "zns.zone_size",
+            size,
+            &format!(
+                "{zones} zones of this size span more than {} bytes, the most a host addresses (a signed 64-bit offset)",
+                crate::zoned::MAX_ZONED_BYTES
+            ),
+            format!(
+                "a multiple of {lb} bytes from zns.zone_capacity ({cap} bytes) to {}",
+                crate::zoned::MAX_ZONED_BYTES / zones / lb * lb
+            ),
+        ));
+    }
+    if z.max_open_zones as u64 > zones || z.max_active_zones as u64 > zones {
+        return Err(key_err(
+            "zns.max_open_zones",
+            z.max_open_zones.max(z.max_active_zones),
+            "more than the drive's zones",
+            format!("0 (no limit) to {zones}"),
+        ));
+    }
+    if z.max_active_zones > 0 && z.max_open_zones > z.max_active_zones {
+        return Err(key_err(
+            "zns.max_open_zones",
+            z.max_open_zones,
+            "more open zones than active ones (an open zone is active)",
+            format!("at most zns.max_active_zones ({})", z.max_active_zones),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

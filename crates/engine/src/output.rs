@@ -8,14 +8,12 @@
 //!   target once complete, after checking again that the target is a regular file or absent
 //!   and that no other process wrote it meanwhile. On any failure, and on an interrupt
 //!   ([`crate::temp`]), the temporary file is removed: nothing is left behind.
-//! - [`RunFiles`] registers a run's inputs and outputs before the work and refuses any
+//! - [`RunFiles`](crate::run_files::RunFiles) registers a run's inputs and outputs before the work and refuses any
 //!   output that is also an input or another output.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-pub use crate::run_files::{NameRule, RunFiles};
 
 /// Why a file cannot be written: the option, the path (as an excerpt) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 //! and writes each output through the [`OutputFile`] its registration returned:
 //!
 //! ```no_run
-//! # use flashlab_engine::output::RunFiles;
+//! # use flashlab_engine::run_files::RunFiles;
 //! # use std::path::Path;
 //! let mut files = RunFiles::new();
 //! files.input("job file", Path::new("w.fio"))?;
