@@ -23,6 +23,7 @@ from . import _native
 __all__ = [
     "run",
     "suite",
+    "suite_options",
     "SuiteResult",
     "devices",
     "sweep_points",
@@ -137,6 +138,25 @@ def suite(
         name, devices, _overrides(set), pairs, _state_cache_dir(state_cache)
     )
     return SuiteResult(json.loads(report), tidy)
+
+
+def suite_options(name: str) -> List[Dict[str, Optional[str]]]:
+    """The options :func:`suite` takes for suite ``name``, read from the same definitions as
+    ``flashlab suite NAME --help``: a list of dicts with ``option`` (the keyword, ``_`` for
+    ``-``), ``value`` (the form of its value, ``None`` for a flag), ``default`` (as the command
+    line spells it, or ``None``), ``help`` and ``scope`` (``"every"`` suite takes it, the
+    suite's ``"own"``, or ``"shared"`` with other suites).
+
+    Raises:
+        TypeError: ``name`` is not text.
+        ValueError: no suite is called ``name`` (the message names the nearest).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a suite's name, got {type(name).__name__}")
+    return [
+        {"option": option, "value": value, "default": default, "help": text, "scope": scope}
+        for option, value, default, text, scope in _native.suite_options(name)
+    ]
 
 
 def _option_text(key: str, value: Any) -> str:

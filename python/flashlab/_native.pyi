@@ -20,3 +20,6 @@ def suite_run(
     options: List[Tuple[str, str]] = ...,
     state_cache: Optional[str] = None,
 ) -> Tuple[str, str]: ...
+def suite_options(
+    name: str,
+) -> List[Tuple[str, Optional[str], Optional[str], str, str]]: ...

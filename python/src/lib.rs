@@ -365,6 +365,35 @@ fn read_build_id() -> u64 {
     })
 }
 
+/// The options suite `name` takes, from their definitions (as `flashlab suite NAME --help`
+/// lists them): `(option, value form, default, help, scope)`, the option in Python's
+/// spelling (`max_rounds`), scope `every`, `own` or `shared`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn suite_options(
+    name: String,
+) -> PyResult<Vec<(String, Option<String>, Option<String>, String, String)>> {
+    check_suite_name(&name)?;
+    let kind = flashlab_suite::suite(&name).map_err(|e| bad_input(e.to_string()))?;
+    Ok(flashlab_suite::option_table(kind)
+        .into_iter()
+        .map(|row| {
+            let scope = match row.scope {
+                flashlab_suite::OptionScope::Every => "every",
+                flashlab_suite::OptionScope::Own => "own",
+                flashlab_suite::OptionScope::Shared => "shared",
+            };
+            (
+                row.long.replace('-', "_"),
+                row.value,
+                row.default,
+                row.help,
+                scope.to_string(),
+            )
+        })
+        .collect())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
@@ -373,6 +402,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_run_point, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table_csv, m)?)?;
     m.add_function(wrap_pyfunction!(suite_run, m)?)?;
+    m.add_function(wrap_pyfunction!(suite_options, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

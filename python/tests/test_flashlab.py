@@ -3,6 +3,7 @@ and on a Dask LocalCluster of two workers."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -252,6 +253,35 @@ def test_suite_refuses_bad_options_naming_them(tmp_path: Path):
         flashlab.suite("qos", device="nope", runtime="30ms", state_cache=False)
     with pytest.raises(TypeError, match="depths"):
         flashlab.suite("qos", device="tiny-test-1gb", depths={1: 2}, state_cache=False)
+
+
+def test_suite_options_are_the_commands_definitions():
+    """The options a suite takes, as ``flashlab suite NAME --help`` lists them: each suite's
+    table lists every option its help lists, and the docs' keyword arguments are in it."""
+    qos = {row["option"]: row for row in flashlab.suite_options("qos")}
+    assert qos["rwmixread"]["default"] == "70" and qos["rwmixread"]["scope"] == "own"
+    assert qos["depths"]["scope"] == "shared" and qos["seed"]["scope"] == "every"
+    assert qos["depths"]["help"].startswith("Queue depths")
+    assert "write_multiple" not in qos
+    wsat = {row["option"] for row in flashlab.suite_options("wsat")}
+    assert "write_multiple" in wsat and "runtime" not in wsat and "max_rounds" in wsat
+    for name in ("qos", "wsat", "cache-passes"):
+        help_text = cli("suite", name, "--help").stdout
+        for row in flashlab.suite_options(name):
+            assert f"--{row['option'].replace('_', '-')} " in help_text, (name, row["option"])
+    with pytest.raises(ValueError, match=r"did you mean four-corners\?"):
+        flashlab.suite_options("four-corner")
+    with pytest.raises(TypeError):
+        flashlab.suite_options(3)
+    # Every keyword the Python page passes to flashlab.suite is an option of that suite.
+    page = (ROOT / "docs" / "python.md").read_text()
+    calls = re.findall(r'flashlab\.suite\(\s*"([a-z-]+)"([^)]*)\)', page)
+    assert calls
+    for name, args in calls:
+        takes = {row["option"] for row in flashlab.suite_options(name)}
+        for keyword in re.findall(r"\b([a-z_]+)=", args):
+            if keyword not in ("device", "set", "state_cache"):
+                assert keyword in takes, (name, keyword)
 
 
 PRECONDITIONED_PLAN = """job = "rw.fio"

@@ -269,7 +269,12 @@ fn failure(is_bad_input: bool, error: impl Into<anyhow::Error>) -> Failure {
 fn main() -> ExitCode {
     // A usage error is bad input (exit 2), said in flashlab's form; help and version go
     // to standard output as clap prints them.
-    let matches = match cli_command().try_get_matches() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(help) = suite::named_suite_help(&argv) {
+        print!("{help}");
+        return ExitCode::SUCCESS;
+    }
+    let matches = match cli_command().try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {

@@ -591,6 +591,77 @@ pub(crate) fn write_suite_report(
     write_output(None, &text)
 }
 
+/// `flashlab suite NAME --help` (or `-h`): the help of that suite alone, when `argv` asks
+/// for it and names a registered suite; `None` leaves help to clap (`flashlab suite
+/// --help` lists every suite's options).
+pub(crate) fn named_suite_help(argv: &[std::ffi::OsString]) -> Option<String> {
+    if argv.get(1).and_then(|a| a.to_str()) != Some("suite")
+        || !argv.iter().any(|a| a == "--help" || a == "-h")
+    {
+        return None;
+    }
+    // Parse as clap would, with help taken as a plain flag and errors set aside: the suite's
+    // name is then wherever the command line put it.
+    let probe = cli_command()
+        .mut_subcommand("suite", |s| {
+            s.disable_help_flag(true).arg(
+                clap::Arg::new("help-probe")
+                    .long("help")
+                    .short('h')
+                    .action(clap::ArgAction::SetTrue),
+            )
+        })
+        .ignore_errors(true);
+    let matches = probe.try_get_matches_from(argv).ok()?;
+    let name = matches
+        .subcommand_matches("suite")?
+        .get_one::<String>("name")?;
+    let kind = flashlab_suite::suite(name).ok()?;
+    Some(suite_help(kind).render_long_help().to_string())
+}
+
+/// The suite command narrowed to what `kind` reads: the options of other suites hidden, the
+/// real-storage ones too where it runs on simulated devices only, and help texts without
+/// the list of suites they are for.
+fn suite_help(kind: flashlab_suite::SuiteKind) -> clap::Command {
+    let reads = flashlab_suite::options_of(kind);
+    let any_suite: Vec<String> = flashlab_suite::with_suite_options(clap::Command::new("suite"))
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    let real = kind.targets() == flashlab_suite::RunsOn::Any;
+    let mut cmd = cli_command()
+        .find_subcommand("suite")
+        .cloned()
+        .unwrap_or_else(|| clap::Command::new("suite"));
+    let edits: Vec<(String, bool, Option<String>)> = cmd
+        .get_arguments()
+        .filter_map(|arg| {
+            let long = arg.get_long()?;
+            let other_suites =
+                any_suite.iter().any(|o| o == long) && !reads.iter().any(|r| r == long);
+            let hide = other_suites || (!real && REAL_TARGET_FLAGS.contains(&long));
+            let help = arg
+                .get_help()
+                .map(|h| flashlab_suite::help_without_suites(&h.to_string()));
+            Some((arg.get_id().to_string(), hide, help))
+        })
+        .collect();
+    for (id, hide, help) in edits {
+        cmd = cmd.mut_arg(id, |a| {
+            let a = a.hide(hide);
+            match help {
+                Some(h) => a.help(h.clone()).long_help(h),
+                None => a,
+            }
+        });
+    }
+    cmd.about(format!("{}: {}", kind.name(), kind.summary()))
+        .long_about(None)
+        .override_usage(format!("flashlab suite {} [OPTIONS]", kind.name()))
+        .mut_arg("name", |a| a.hide(true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,3 +244,49 @@ fn op_sweep_write_amplification_does_not_depend_on_the_window() {
         "IUs programmed per second: {media0} at 0%, {media10} at 10%"
     );
 }
+
+/// `suite NAME --help` is that suite's help alone: what it reads, from the same definitions
+/// that refuse another suite's option, and no other suite's options.
+#[test]
+fn a_named_suites_help_lists_what_it_reads_only() {
+    let help_of = |args: &[&str]| {
+        let out = flashlab(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        stdout(&out)
+    };
+    let lists = |help: &str, option: &str| {
+        help.lines()
+            .any(|l| l.trim_start().starts_with(&format!("{option} ")))
+    };
+    let qos = help_of(&["suite", "qos", "--help"]);
+    assert!(qos.starts_with("qos: "), "{qos}");
+    assert!(qos.contains("Usage: flashlab suite qos [OPTIONS]"), "{qos}");
+    for option in ["--seed", "--rwmixread", "--depths", "--runtime", "--device"] {
+        assert!(lists(&qos, option), "{option} missing from:\n{qos}");
+    }
+    for option in [
+        "--write-multiple",
+        "--op",
+        "--members",
+        "--zipf",
+        "--interval",
+    ] {
+        assert!(!lists(&qos, option), "{option} listed in:\n{qos}");
+    }
+    // A shared option's help loses the list of the suites it is for.
+    assert!(qos.contains("Queue depths, comma-separated"), "{qos}");
+    // wsat runs to its own length: no --runtime; the help may come before the name.
+    let wsat = help_of(&["suite", "-h", "wsat"]);
+    assert!(
+        lists(&wsat, "--write-multiple") && lists(&wsat, "--interval"),
+        "{wsat}"
+    );
+    assert!(
+        !lists(&wsat, "--runtime") && !lists(&wsat, "--rwmixread"),
+        "{wsat}"
+    );
+    // Without a name (or with an unknown one) the help lists every suite's options.
+    let all = help_of(&["suite", "--help"]);
+    assert!(lists(&all, "--rwmixread") && lists(&all, "--write-multiple"));
+    assert_eq!(help_of(&["suite", "nope", "--help"]), all);
+}

@@ -20,6 +20,8 @@ use crate::suite::SuiteKind;
 /// then those several suites read. Each suite's own come from its `augment_args`.
 #[derive(clap::Args, Debug)]
 pub struct SuiteOptionArgs {
+    /// Seed of every random choice of the run (offsets, data); the same seed gives the same
+    /// output.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Queue depth of the measured jobs and preconditioning rounds (default 32; transfer-sweep

@@ -34,8 +34,9 @@ pub use raid_scaling::{LinkChoice, RaidScalingOptions};
 pub use randread_qd_sweep::RandreadQdSweepOptions;
 pub use recovery::{RecoveryOptions, RecoveryVariant};
 pub use registry::{
-    check_options_given, local_axis, options_from_pairs, options_of, own_options, render_json, run,
-    suite, suite_names, suite_options, with_suite_options, REGISTRY,
+    check_options_given, help_without_suites, local_axis, option_reference, option_table,
+    options_from_pairs, options_of, own_options, render_json, run, suite, suite_names,
+    suite_options, with_suite_options, REGISTRY,
 };
 pub use sustained::SustainedOptions;
 pub use tenants::TenantOptions;
@@ -47,12 +48,12 @@ pub use flashlab_kit::{
     parse_size, parse_time, render_csv, render_figures_svg, render_html, render_html_with,
     render_table, render_tidy_csv, steady, steady_state, AfterStep, Axis, Chart, ClientOptions,
     Cols, Coord, DesktopProfile, DeviceReport, DeviceRun, Dim, DirectionFigures, DriveState,
-    GridSpec, JobFigures, LocalAxis, LocalCoord, Measure, NamedTargets, On, Outcome, OwnOptions,
-    OwnOptionsSet, Phase, PreconditionKind, PreconditionOptions, Ran, RealError, RealOptions,
-    RealTarget, Registry, RoundLength, RunsOn, Series, Session, StateCache, SteadyReport,
-    SteadyRule, SteadyVerdict, StepKind, StepRecord, Suite, SuiteDevice, SuiteError, SuiteFigures,
-    SuiteKind, SuiteOptionArgs, SuiteOptions, SuiteProgress, SuiteReport, SuiteShare, SuiteTarget,
-    TargetKind, Unit, WindowCheck, DEFAULT_MAX_CACHE_BYTES, DEFAULT_MAX_IDLE_NS, LOCAL_WORDS,
-    MAX_DRIVES, PRECONDITION_STEP,
+    GridSpec, JobFigures, LocalAxis, LocalCoord, Measure, NamedTargets, On, OptionRow, OptionScope,
+    Outcome, OwnOptions, OwnOptionsSet, Phase, PreconditionKind, PreconditionOptions, Ran,
+    RealError, RealOptions, RealTarget, Registry, RoundLength, RunsOn, Series, Session, StateCache,
+    SteadyReport, SteadyRule, SteadyVerdict, StepKind, StepRecord, Suite, SuiteDevice, SuiteError,
+    SuiteFigures, SuiteKind, SuiteOptionArgs, SuiteOptions, SuiteProgress, SuiteReport, SuiteShare,
+    SuiteTarget, TargetKind, Unit, WindowCheck, DEFAULT_MAX_CACHE_BYTES, DEFAULT_MAX_IDLE_NS,
+    LOCAL_WORDS, MAX_DRIVES, PRECONDITION_STEP,
 };
 pub use suites::SUITES;

@@ -118,3 +118,19 @@ pub fn options_from_pairs(
 pub fn render_json(report: &SuiteReport) -> String {
     flashlab_kit::output::render_json(report, &REGISTRY)
 }
+
+/// The options `kind` reads, from their definitions ([`flashlab_kit::option_table`]).
+pub fn option_table(kind: SuiteKind) -> Vec<flashlab_kit::OptionRow> {
+    flashlab_kit::option_table(&REGISTRY, kind)
+}
+
+/// docs/suite-options.md, from the options' definitions ([`flashlab_kit::option_reference`]).
+pub fn option_reference() -> String {
+    flashlab_kit::option_reference(&REGISTRY)
+}
+
+/// An option's help without the suites it names first
+/// ([`flashlab_kit::option_table::help_without_suites`]).
+pub fn help_without_suites(help: &str) -> String {
+    flashlab_kit::option_table::help_without_suites(&REGISTRY, help)
+}

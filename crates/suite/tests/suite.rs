@@ -32,6 +32,8 @@ mod long_suites;
 mod module_graph;
 #[path = "oltp.rs"]
 mod oltp;
+#[path = "option_reference.rs"]
+mod option_reference;
 #[path = "random_writes.rs"]
 mod random_writes;
 #[path = "registry.rs"]
