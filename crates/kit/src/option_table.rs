@@ -5,7 +5,7 @@
 //! does not have.
 
 use crate::args::{options_of, with_suite_options};
-use crate::registry::{own_options, Registry};
+use crate::registry::Registry;
 use crate::suite::SuiteKind;
 
 /// Which suites read an option.
@@ -13,7 +13,7 @@ use crate::suite::SuiteKind;
 pub enum OptionScope {
     /// Every suite takes it (`--seed`, `--qd`, ...).
     Every,
-    /// The suite adds it itself.
+    /// This suite alone reads it.
     Own,
     /// Several suites read it, this one among them.
     Shared,
@@ -37,7 +37,6 @@ pub struct OptionRow {
 /// suite takes, then its own, then those it shares with other suites.
 pub fn option_table(reg: &Registry, kind: SuiteKind) -> Vec<OptionRow> {
     let reads = options_of(reg, kind);
-    let own = own_options(kind);
     let read_by = reg.suite_options();
     let cmd = with_suite_options(reg, clap::Command::new("suite"));
     let mut rows: Vec<OptionRow> = cmd
@@ -47,12 +46,10 @@ pub fn option_table(reg: &Registry, kind: SuiteKind) -> Vec<OptionRow> {
             if !reads.iter().any(|r| r == long) {
                 return None;
             }
-            let scope = if own.iter().any(|o| o == long) {
-                OptionScope::Own
-            } else if read_by.iter().any(|(o, _)| o == long) {
-                OptionScope::Shared
-            } else {
-                OptionScope::Every
+            let scope = match read_by.iter().find(|(o, _)| o == long) {
+                None => OptionScope::Every,
+                Some((_, suites)) if suites.len() > 1 => OptionScope::Shared,
+                Some(_) => OptionScope::Own,
             };
             Some(OptionRow {
                 long: long.to_string(),
