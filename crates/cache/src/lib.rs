@@ -13,7 +13,6 @@
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -248,8 +247,6 @@ fn session_bytes<S: SessionRecord, R: Cached>(
     Ok(bytes)
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// The lock of each entry a thread of this process is filling or reading, by path; an entry
 /// leaves the table once no thread holds or waits for its lock, so the table holds at most
 /// one per thread.
@@ -351,15 +348,13 @@ pub fn store<S: SessionRecord, R: Cached>(
 ) -> Result<PathBuf, StateError> {
     let path = chain.path();
     std::fs::create_dir_all(&chain.cache.dir)?;
+    // Temporary files that interrupted writers left here go first; this one is recorded
+    // so that an interrupt of this process removes it (`flashlab_engine::temp`).
+    flashlab_engine::temp::remove_stale(&chain.cache.dir);
     let session = session_bytes(chain, part, value)?;
-    let tmp = chain.cache.dir.join(format!(
-        ".{}.{}-{}.partial",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = flashlab_engine::temp::name_beside(&path);
     let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
+        let file = flashlab_engine::temp::begin(&tmp)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(&(session.len() as u64).to_le_bytes())?;
         out.write_all(&session)?;
@@ -370,11 +365,13 @@ pub fn store<S: SessionRecord, R: Cached>(
         if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
             return Err(corrupt("its name is taken by something not a regular file"));
         }
-        std::fs::rename(&tmp, &path)?;
+        flashlab_engine::temp::end(&tmp, || std::fs::rename(&tmp, &path))?;
         Ok::<(), StateError>(())
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        flashlab_engine::temp::end(&tmp, || {
+            let _ = std::fs::remove_file(&tmp);
+        });
     }
     result.map(|()| path)
 }
@@ -489,6 +486,14 @@ pub fn touch(path: &Path) {
     }
 }
 
+impl StateCache {
+    /// Whether `name` (a file of the cache's directory) is an entry's name: the files the
+    /// cache writes there, as a command registers them with its other files.
+    pub fn is_entry_name(name: &str) -> bool {
+        is_entry_name(name)
+    }
+}
+
 /// Whether `name` is an entry's name as [`Chain::path`] makes it: 16 lowercase hex digits
 /// and `.state`.
 fn is_entry_name(name: &str) -> bool {
@@ -500,8 +505,18 @@ fn is_entry_name(name: &str) -> bool {
     })
 }
 
-/// The process id of a temporary file [`store`] writes (`.<entry>.<pid>-<n>.partial`), when
-/// `name` is one.
+/// Whether the writer of an entry's temporary file `name` stopped, when `name` is one:
+/// [`store`]'s (`flashlab_engine::temp`'s names), or `.<entry>.<pid>-<n>.partial` of an
+/// earlier entry format.
+fn partial_stopped(name: &str) -> Option<bool> {
+    match flashlab_engine::temp::temporary_of(name) {
+        Some((entry, stopped)) => is_entry_name(entry).then_some(stopped),
+        None => partial_writer(name).map(|pid| !writer_alive(pid)),
+    }
+}
+
+/// The process id of a temporary file of the earlier form `.<entry>.<pid>-<n>.partial`,
+/// when `name` is one.
 fn partial_writer(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?.strip_suffix(".partial")?;
     let (entry, writer) = rest.rsplit_once('.')?;
@@ -616,7 +631,7 @@ pub fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<
             }
             continue;
         }
-        let writer = partial_writer(&name);
+        let writer = partial_stopped(&name);
         if !is_entry_name(&name) && writer.is_none() {
             continue;
         }
@@ -627,8 +642,8 @@ pub fn trim_entries(dir: &Path, max_bytes: u64, keep: &Path) -> std::io::Result<
             done.skipped.push(name);
             continue;
         }
-        if let Some(pid) = writer {
-            if !writer_alive(pid) && std::fs::remove_file(&path).is_ok() {
+        if let Some(stopped) = writer {
+            if stopped && std::fs::remove_file(&path).is_ok() {
                 done.removed_partials += 1;
             } else {
                 total += meta.len();
@@ -806,6 +821,55 @@ mod tests {
         bytes.extend_from_slice(&session);
         bytes.resize(len.max(bytes.len()), 0);
         bytes
+    }
+
+    /// An entry's temporary file that an interrupted or killed writer left stayed until
+    /// an entry was written whole and the directory trimmed; the next write removes it
+    /// first, and a temporary file of a writer still running (this process) stays.
+    #[cfg(unix)]
+    #[test]
+    fn a_write_removes_temporaries_of_stopped_writers_first() {
+        let dir = temp_dir("stale");
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = chain(&dir);
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let stopped = child.id();
+        child.wait().unwrap();
+        // Temporary names of this machine's form: one of this process, one of the stopped.
+        let live = flashlab_engine::temp::name_beside(&c.then("other").path());
+        let live = live.file_name().unwrap().to_string_lossy().into_owned();
+        let stale = live.replace(
+            &format!("-{}-", std::process::id()),
+            &format!("-{stopped}-"),
+        );
+        assert_ne!(live, stale);
+        assert_eq!(partial_stopped(&live), Some(false));
+        assert_eq!(partial_stopped(&stale), Some(true));
+        for name in [&live, &stale] {
+            std::fs::write(dir.join(name), vec![0u8; 100]).unwrap();
+        }
+        let ssd = match &c.device {
+            FreshDevice::Drive(config) => {
+                Ssd::new(config, flashlab_engine::SeedTree::new(3)).unwrap()
+            }
+            FreshDevice::System(_) => unreachable!(),
+        };
+        let part = SessionPart {
+            steps: Names(vec!["fill".into()]),
+            started_steps: 1,
+            end_ns: 0,
+        };
+        let path = store(&c, &part, &vec![1.0], |out| ssd.save_state(out, 0)).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let entry = path.file_name().unwrap().to_string_lossy().into_owned();
+        let mut want = vec![live, entry];
+        want.sort();
+        assert_eq!(left, want);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let name = args.device.clone().unwrap_or_default();
     let config = load_device(&name, &args.set)?;
     let capacity = flashlab_fit::simrun::user_bytes(&config).map_err(fit_failure)?;
-    let plan = plan_for(&args.outdir, capacity)?;
+    let plan = plan_for(&args.outdir, capacity, ("--device", Path::new(&name)))?;
     files::check_outputs_absent(&args.outdir, &plan).map_err(fit_failure)?;
     let outputs = flashlab_fit::simrun::run_plan(&config, &plan, args.seed).map_err(fit_failure)?;
     files::write_outputs(&args.outdir, &outputs).map_err(fit_failure)?;
@@ -144,22 +144,39 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The plan of `dir`, which must be for `capacity`; written when `dir` has none.
-fn plan_for(dir: &Path, capacity: u64) -> Result<Plan, Failure> {
-    if dir.join(flashlab_fit::plan::MANIFEST).exists() {
+/// The plan of `dir`, which must be for `capacity`; written when `dir` has none, after the
+/// run's files are registered: `input` (the drive's file or the target), and the plan's
+/// job files, manifest and outputs in `dir` (any two naming one file is bad input).
+fn plan_for(dir: &Path, capacity: u64, input: (&str, &Path)) -> Result<Plan, Failure> {
+    let manifest = dir.join(flashlab_fit::plan::MANIFEST);
+    let written = manifest.exists();
+    let plan = if written {
         let plan = files::read_plan(dir).map_err(fit_failure)?;
         let want = Plan::new(capacity).map_err(fit_failure)?.capacity_bytes;
         if plan.capacity_bytes != want {
             return Err(bad_input(anyhow!(
                 "{}: the plan is for {} bytes, the drive has {want}; write a plan for it in another --outdir",
-                dir.join(flashlab_fit::plan::MANIFEST).display(),
+                manifest.display(),
                 plan.capacity_bytes
             )));
         }
-        return Ok(plan);
+        plan
+    } else {
+        Plan::new(capacity).map_err(fit_failure)?
+    };
+    flashlab_engine::output::check_dir("--outdir", dir).map_err(bad_input)?;
+    let mut run_files = crate::state_files::Files::new();
+    run_files.input(input.0, Some(input.1))?;
+    run_files.output("--outdir", &manifest)?;
+    for job in &plan.jobs {
+        run_files.output("--outdir", &dir.join(&job.file))?;
+        for name in &job.outputs {
+            run_files.output("--outdir", &dir.join(name))?;
+        }
     }
-    let plan = Plan::new(capacity).map_err(fit_failure)?;
-    files::write_plan(dir, &plan).map_err(fit_failure)?;
+    if !written {
+        files::write_plan(dir, &plan).map_err(fit_failure)?;
+    }
     Ok(plan)
 }
 
@@ -181,7 +198,7 @@ fn run_target(args: &RunArgs, target: &Path) -> Result<(), Failure> {
     };
     let real = flashlab_suite::RealTarget::open(target, &options)
         .map_err(|e| failure(e.is_bad_input(), e))?;
-    let plan = plan_for(&args.outdir, real.size_bytes())?;
+    let plan = plan_for(&args.outdir, real.size_bytes(), ("--target", target))?;
     files::check_outputs_absent(&args.outdir, &plan).map_err(fit_failure)?;
     let work = std::env::temp_dir().join(format!("flashlab-fit-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| run_failed(anyhow!("{}: {e}", work.display())))?;

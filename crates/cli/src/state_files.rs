@@ -132,6 +132,13 @@ impl Files {
         path.map(|p| self.output(option, p)).transpose()
     }
 
+    /// A directory of outputs whose names `rule` takes, registered without the checks of
+    /// [`Files::outputs_in`]: for the precondition cache, which goes without when its
+    /// directory cannot be written.
+    pub fn claims_in(&mut self, option: &str, dir: &Path, rule: NameRule) -> Result<(), Failure> {
+        self.0.claims_in(option, dir, rule).map_err(bad_input)
+    }
+
     /// A directory of outputs whose names `rule` takes, checked and registered.
     pub fn outputs_in(&mut self, option: &str, dir: &Path, rule: NameRule) -> Result<(), Failure> {
         self.0.outputs_in(option, dir, rule).map_err(bad_input)

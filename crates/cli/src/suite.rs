@@ -279,23 +279,37 @@ pub(crate) struct SuiteFiles {
     save: Option<state_files::OutputFile>,
 }
 
-/// Registers a suite's inputs (each `--device` file, `--load-state`) and outputs
-/// (`--report`, `--save-state`, `--figures`) before the work: any two naming one file is bad
-/// input (exit 2).
-fn suite_files(args: &SuiteArgs) -> Result<SuiteFiles, Failure> {
+/// Registers a suite's inputs (each `--device` file, `--load-state`, each `--target`) and
+/// outputs (`--report`, `--save-state`, the tables and step files of `--outdir`, the charts
+/// of `--figures`, the entries of the state cache) before the work: any two naming one file
+/// is bad input (exit 2).
+fn suite_files(
+    args: &SuiteArgs,
+    options: &flashlab_suite::SuiteOptions,
+) -> Result<SuiteFiles, Failure> {
     let mut files = state_files::Files::new();
     for device in &args.device {
         files.input("--device", Some(Path::new(device)))?;
     }
     files.input("--load-state", args.state.load_state.as_deref())?;
+    for target in &args.real.target {
+        files.input("--target", Some(target))?;
+    }
     let report = files.output_opt("--report", args.report.as_deref())?;
     if report.is_some() {
         state_files::report_date()?;
     }
     let save = files.output_opt("--save-state", args.state.save_state.as_deref())?;
+    if let Some(dir) = &args.outdir {
+        files.outputs_in("--outdir", dir, flashlab_suite::is_outdir_file)?;
+    }
     if let Some(dir) = &args.figures {
         state_files::figures_dir(dir)?;
         files.outputs_in("--figures", dir, state_files::figure_name)?;
+    }
+    if let Some(cache) = &options.state_cache {
+        let rule = flashlab_suite::StateCache::is_entry_name;
+        files.claims_in("--state-cache", &cache.dir, rule)?;
     }
     Ok(SuiteFiles { report, save })
 }
@@ -306,10 +320,7 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     let options = suite_options(args, matches)?;
     // The suite's files are registered before the work: an output not found unwritable
     // after it, nor written over an input or another output.
-    let files = suite_files(args)?;
-    if let Some(dir) = &args.outdir {
-        flashlab_engine::output::check_dir("--outdir", dir).map_err(bad_input)?;
-    }
+    let files = suite_files(args, &options)?;
     if args.drives == 0 || args.drives > flashlab_suite::MAX_DRIVES {
         return Err(bad_input(anyhow!(
             "--drives {}: identical drives per device, 1 to {}",

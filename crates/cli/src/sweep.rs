@@ -102,11 +102,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
     // Before any point runs: a file, FIFO or unwritable directory is bad input (exit 2),
     // and so is a point file that is also the plan, its job file or a device's file.
     flashlab_sweep::check_outdir(&outdir).map_err(sweep_failure)?;
-    plan_files(&plan, plan_path)?.outputs_in(
-        "--outdir",
-        &outdir,
-        flashlab_sweep::is_point_file_name,
-    )?;
+    let cache = match plan.precondition {
+        Some(_) => args.cache.cache()?,
+        None => None,
+    };
+    let mut files = plan_files(&plan, plan_path)?;
+    files.outputs_in("--outdir", &outdir, flashlab_sweep::is_point_file_name)?;
+    if let Some(cache) = &cache {
+        let rule = flashlab_suite::StateCache::is_entry_name;
+        files.claims_in("--state-cache", &cache.dir, rule)?;
+    }
     let total = points.len();
     let display = progress::PointsProgress::new(
         match args.progress {
@@ -117,12 +122,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<(), Failure> {
         total,
     );
     let on_done = |index: u64, what: &str| display.point_done(index, what);
-    let pre = flashlab_suite::SuitePreconditioner {
-        cache: match plan.precondition {
-            Some(_) => args.cache.cache()?,
-            None => None,
-        },
-    };
+    let pre = flashlab_suite::SuitePreconditioner { cache };
     let summary = flashlab_sweep::run_plan(
         &plan,
         &points,

@@ -906,9 +906,18 @@ fn every_other_command_input_and_output_pair_collides() {
         plan_text.replace("rw.fio", "od/point-000000.json"),
     )
     .unwrap();
+    run_cases(cases);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Each case run under a time limit (a server or suite that started by mistake is stopped):
+/// refused before the work, both named, the file as it was.
+fn run_cases(cases: Vec<Case>) {
     for (case, file, contents, args, names) in cases {
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
         std::fs::write(file, &contents).unwrap();
-        // A server that started by mistake is stopped by the time limit.
         let out = Command::new("timeout")
             .args(["30", env!("CARGO_BIN_EXE_flashlab")])
             .args(&args)
@@ -920,6 +929,124 @@ fn every_other_command_input_and_output_pair_collides() {
             .unwrap();
         assert_refused(&out, &names, file, &contents, case);
     }
+}
+
+/// An output of a suite: a file an option names, or a file a directory option writes
+/// (the option, and the file's path under the directory).
+#[derive(Clone, Copy, Debug)]
+enum SuiteOut {
+    File(&'static str),
+    In(&'static str, &'static str),
+}
+
+/// Every kind of file `flashlab suite` writes.
+const SUITE_OUTPUTS: [SuiteOut; 10] = [
+    SuiteOut::File("--report"),
+    SuiteOut::File("--save-state"),
+    SuiteOut::In("--outdir", "four-corners.csv"),
+    SuiteOut::In("--outdir", "four-corners-tidy.csv"),
+    SuiteOut::In("--outdir", "figures.csv"),
+    SuiteOut::In("--outdir", "1-tiny-test-1gb/01-randread-4k.json"),
+    SuiteOut::In("--outdir", "1-tiny-test-1gb/01-randread-4k.fio"),
+    SuiteOut::In("--figures", "qos-iops.svg"),
+    SuiteOut::In("--figures", "qos-iops.png"),
+    SuiteOut::In("--state-cache", "0123456789abcdef.state"),
+];
+
+/// Every kind of file `flashlab suite` reads (`--target` is real storage fio writes).
+const SUITE_INPUTS: [&str; 3] = ["--device", "--load-state", "--target"];
+
+impl SuiteOut {
+    fn option(self) -> &'static str {
+        match self {
+            SuiteOut::File(o) | SuiteOut::In(o, _) => o,
+        }
+    }
+
+    /// Where this output is aimed at in `d` for a file of its kind.
+    fn file(self, d: &Path) -> PathBuf {
+        match self {
+            SuiteOut::File(_) => d.join("f"),
+            SuiteOut::In(o, rel) => d.join(o.trim_start_matches('-')).join(rel),
+        }
+    }
+
+    /// The arguments that aim this output at `file`; none when it cannot write there.
+    fn aim(self, file: &Path) -> Option<Vec<String>> {
+        let path = file.to_str().unwrap();
+        match self {
+            SuiteOut::File(o) => Some(vec![o.into(), path.into()]),
+            SuiteOut::In(o, rel) => {
+                let dir = path.strip_suffix(rel)?.strip_suffix('/')?;
+                Some(vec![o.into(), dir.into()])
+            }
+        }
+    }
+}
+
+/// `flashlab suite four-corners` with `args` (and no state cache unless it is aimed at).
+fn suite_args(args: Vec<String>) -> Vec<String> {
+    let mut all: Vec<String> = ["suite", "four-corners", "--runtime", "10ms"]
+        .map(String::from)
+        .into();
+    if !args.iter().any(|a| a == "--state-cache") {
+        all.push("--no-state-cache".into());
+    }
+    all.extend(args);
+    all
+}
+
+/// Every input of a suite (a device's file, a loaded state, real storage) against every
+/// file it writes (report, state, each kind of `--outdir` file, each chart of `--figures`,
+/// a state-cache entry), and every two outputs that can name one file: refused before the
+/// work, both named, the file as it was. A loaded state uses no state cache, so that pair
+/// has no file in common.
+#[test]
+fn every_suite_input_and_output_pair_collides() {
+    let d = dir("pairs-suite");
+    let user = b"the user's file\n".to_vec();
+    let mut files: Vec<(String, PathBuf, Vec<String>, [&str; 2])> = Vec::new();
+    for input in SUITE_INPUTS {
+        for out in SUITE_OUTPUTS {
+            if input == "--load-state" && out.option() == "--state-cache" {
+                continue;
+            }
+            let file = out.file(&d.join(format!("in{}", files.len())));
+            let mut args = vec![input.to_string(), file.display().to_string()];
+            args.extend(out.aim(&file).unwrap());
+            let case = format!("{input} / {out:?}");
+            files.push((case, file, args, [out.option(), input]));
+        }
+    }
+    for (i, a) in SUITE_OUTPUTS.iter().enumerate() {
+        for b in &SUITE_OUTPUTS[i + 1..] {
+            let at = d.join(format!("out{}", files.len()));
+            let file = match (a, b) {
+                (SuiteOut::In(..), _) => a.file(&at),
+                _ => b.file(&at),
+            };
+            let (Some(mut args), Some(more)) = (a.aim(&file), b.aim(&file)) else {
+                continue; // two directories' files of different names never meet
+            };
+            args.extend(more);
+            let case = format!("{a:?} / {b:?}");
+            files.push((case, file, args, [a.option(), b.option()]));
+        }
+    }
+    assert!(files.len() >= 40, "{} pairs", files.len());
+    let cases: Vec<Case> = files
+        .iter()
+        .map(|(case, file, args, names)| {
+            (
+                case.as_str(),
+                file.as_path(),
+                user.clone(),
+                suite_args(args.clone()),
+                *names,
+            )
+        })
+        .collect();
+    run_cases(cases);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -1066,5 +1193,142 @@ fn concurrent_runs_saving_to_one_path_do_not_overwrite_each_other_silently() {
         );
     }
     assert_eq!(partials(&d), Vec::<String>::new());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The files of a sweep with a `[precondition]` (its job file against a state-cache entry,
+/// its device's file against a point file) and of `fit` (a drive's file against the plan's
+/// job files and outputs `fit run` writes; the plan's outputs and manifest `fit DIR` reads
+/// against `--output` and `--report`, and those two against each other).
+#[test]
+fn every_sweep_and_fit_input_and_output_pair_collides() {
+    let d = dir("pairs-sweep-fit");
+    let s = |p: &Path| p.display().to_string();
+    let user = b"the user's file\n".to_vec();
+    let tiny = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../presets/tiny-test-1gb.toml"
+    ))
+    .unwrap();
+    let cd = d.join("cd");
+    let entry = cd.join("0123456789abcdef.state");
+    let pre = "job = \"cd/0123456789abcdef.state\"\ndevice = \"tiny-test-1gb\"\n\
+               [precondition]\nmax-rounds = 1\n[axes]\nseed = [1, 2]\n";
+    std::fs::write(d.join("pre.toml"), pre).unwrap();
+    let od = d.join("od");
+    let point = od.join("point-000000.json");
+    std::fs::write(d.join("rw.fio"), JOB).unwrap();
+    let dev = "job = \"rw.fio\"\ndevice = \"od/point-000000.json\"\n[axes]\nseed = [1, 2]\n";
+    std::fs::write(d.join("dev.toml"), dev).unwrap();
+    let fr = d.join("fr");
+    // A plan directory with its manifest, for `fit DIR`.
+    let fp = d.join("fp");
+    let planned = flashlab()
+        .args(["fit", "plan", "--outdir"])
+        .arg(&fp)
+        .output()
+        .unwrap();
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let manifest = std::fs::read(fp.join("manifest.json")).unwrap();
+    let (out_toml, f) = (d.join("fitted.toml"), d.join("f"));
+    let (fr_job, fr_log) = (fr.join("qd1-write.fio"), fr.join("seq-fill_bw.1.log"));
+    let (fp_out, fp_manifest) = (fp.join("trim.json"), fp.join("manifest.json"));
+    let cases: Vec<Case> = vec![
+        (
+            "sweep job file / --state-cache entry",
+            &entry,
+            JOB.into(),
+            vec![
+                "sweep".into(),
+                s(&d.join("pre.toml")),
+                "--outdir".into(),
+                s(&d.join("o2")),
+                "--state-cache".into(),
+                s(&cd),
+            ],
+            ["--state-cache", "plan's job file"],
+        ),
+        (
+            "sweep device / point file",
+            &point,
+            tiny.clone(),
+            vec![
+                "sweep".into(),
+                s(&d.join("dev.toml")),
+                "--outdir".into(),
+                s(&od),
+            ],
+            ["--outdir", "plan's device"],
+        ),
+        (
+            "fit run --device / job file",
+            &fr_job,
+            tiny.clone(),
+            vec![
+                "fit".into(),
+                "run".into(),
+                "--outdir".into(),
+                s(&fr),
+                "--device".into(),
+                s(&fr.join("qd1-write.fio")),
+            ],
+            ["--outdir", "--device"],
+        ),
+        (
+            "fit run --device / output",
+            &fr_log,
+            tiny.clone(),
+            vec![
+                "fit".into(),
+                "run".into(),
+                "--outdir".into(),
+                s(&fr),
+                "--device".into(),
+                s(&fr.join("seq-fill_bw.1.log")),
+            ],
+            ["--outdir", "--device"],
+        ),
+        (
+            "fit plan output / --output",
+            &fp_out,
+            user.clone(),
+            vec![
+                "fit".into(),
+                s(&fp),
+                "--output".into(),
+                s(&fp.join("trim.json")),
+            ],
+            ["--output", "plan output"],
+        ),
+        (
+            "fit manifest / --report",
+            &fp_manifest,
+            manifest.clone(),
+            vec![
+                "fit".into(),
+                s(&fp),
+                "--output".into(),
+                s(&out_toml),
+                "--report".into(),
+                s(&fp.join("manifest.json")),
+            ],
+            ["--report", "plan output"],
+        ),
+        (
+            "fit --output / --report",
+            &f,
+            user.clone(),
+            vec![
+                "fit".into(),
+                s(&fp),
+                "--output".into(),
+                s(&f),
+                "--report".into(),
+                s(&f),
+            ],
+            ["--report", "--output"],
+        ),
+    ];
+    run_cases(cases);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -59,8 +59,44 @@ impl Identity {
     }
 }
 
-/// Which names of a directory a family of files takes (a sweep's `point-NNNNNN.json`).
+/// Which files of a directory a family takes, by their path relative to it with `/`
+/// between names: a sweep's `point-NNNNNN.json`, a suite's `--outdir`
+/// `1-tiny-test-1gb/01-fill.json`. Files one directory down are offered too.
 pub type NameRule = fn(&str) -> bool;
+
+/// The files under `dir`, and those one directory down, whose relative path `rule` takes.
+fn family_members(dir: &Path, rule: NameRule) -> Vec<Identity> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if rule(&name) {
+            members.push(Identity::of(&entry.path()));
+        }
+        if std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+            for inner in std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let rel = format!("{name}/{}", inner.file_name().to_string_lossy());
+                if rule(&rel) {
+                    members.push(Identity::of(&inner.path()));
+                }
+            }
+        }
+    }
+    members
+}
+
+/// `path`'s place relative to `dir` with `/` between names, when it is under it.
+fn relative(path: &Path, dir: &Path) -> Option<String> {
+    let rel = path.strip_prefix(dir).ok()?;
+    let names: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    (!names.is_empty()).then(|| names.join("/"))
+}
 
 /// One file, or the files of a directory whose names a rule takes.
 #[derive(Debug, Clone)]
@@ -76,34 +112,38 @@ enum Place {
 
 impl Place {
     fn family(dir: &Path, rule: NameRule) -> Place {
-        let members = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| rule(&e.file_name().to_string_lossy()))
-            .map(|e| Identity::of(&e.path()))
-            .collect();
         Place::Family {
             dir: std::fs::canonicalize(dir).ok(),
             rule,
-            members,
+            members: family_members(dir, rule),
         }
     }
 
-    /// Whether the two places share a file: a family shares with a file in its directory
-    /// whose name its rule takes, or with one of its members under another name.
-    fn overlaps(&self, other: &Place) -> bool {
-        match (self, other) {
-            (Place::File(a), Place::File(b)) => a.same(b),
-            (Place::File(f), Place::Family { dir, rule, members })
-            | (Place::Family { dir, rule, members }, Place::File(f)) => {
-                let named = f.path.as_ref().is_some_and(|p| {
-                    p.parent() == dir.as_deref()
-                        && p.file_name().is_some_and(|n| rule(&n.to_string_lossy()))
-                });
+    /// Whether the file `f` is one of this family's: under its directory where its rule
+    /// takes it, or one of its members under another name.
+    fn takes(&self, f: &Identity) -> bool {
+        match self {
+            Place::File(a) => a.same(f),
+            Place::Family { dir, rule, members } => {
+                let named = match (&f.path, dir) {
+                    (Some(p), Some(d)) => relative(p, d).is_some_and(|rel| rule(&rel)),
+                    _ => false,
+                };
                 named || members.iter().any(|m| m.same(f))
             }
-            (Place::Family { dir: a, .. }, Place::Family { dir: b, .. }) => a.is_some() && a == b,
+        }
+    }
+
+    /// Whether the two places share a file: a family shares with a file it takes, and two
+    /// families in one directory with a file there now that both take (the names each
+    /// writes are its rule's; two rules of one directory take names apart, as a suite's
+    /// `--outdir` tables and its `--figures` charts).
+    fn overlaps(&self, other: &Place) -> bool {
+        match (self, other) {
+            (Place::File(f), place) | (place, Place::File(f)) => place.takes(f),
+            (Place::Family { members: a, .. }, Place::Family { members: b, .. }) => {
+                a.iter().any(|m| other.takes(m)) || b.iter().any(|m| self.takes(m))
+            }
         }
     }
 }
@@ -149,6 +189,18 @@ impl RunFiles {
         let file = OutputFile::check(option, path)?;
         self.add(true, option, path, Place::File(Identity::of(file.path())))?;
         Ok(file)
+    }
+
+    /// Registers the files in `dir` whose names `rule` takes as outputs of `option`, for a
+    /// directory its owner checks itself (the precondition cache, which goes without when
+    /// its directory cannot be written).
+    pub fn claims_in(
+        &mut self,
+        option: &str,
+        dir: &Path,
+        rule: NameRule,
+    ) -> Result<(), OutputError> {
+        self.add(true, option, dir, Place::family(dir, rule))
     }
 
     /// Checks `dir` as a directory for outputs ([`check_dir`]) and registers the files in
@@ -270,6 +322,53 @@ mod tests {
         files.input("job file", &link).unwrap();
         let e = files.outputs_in("--outdir", &d, point).unwrap_err();
         assert!(e.message.contains("--outdir"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    fn outdir(rel: &str) -> bool {
+        rel.ends_with(".csv")
+            || rel
+                .split_once('/')
+                .is_some_and(|(_, name)| name.ends_with(".json"))
+    }
+
+    fn charts(rel: &str) -> bool {
+        rel.ends_with(".svg")
+    }
+
+    fn first_device(rel: &str) -> bool {
+        rel.starts_with("1-a/")
+    }
+
+    #[test]
+    fn a_family_takes_files_one_directory_down_and_families_clash_on_a_common_file() {
+        let d = dir("deep");
+        std::fs::create_dir_all(d.join("1-a")).unwrap();
+        let step = d.join("1-a").join("01-x.json");
+        std::fs::write(&step, "{}").unwrap();
+        let mut files = RunFiles::new();
+        files.input("--load-state", &step).unwrap();
+        let e = files
+            .clone()
+            .outputs_in("--outdir", &d, outdir)
+            .unwrap_err();
+        assert!(e.message.contains("also the run's --load-state"), "{e}");
+        // A new file one directory down is taken by its name alone.
+        let mut files = RunFiles::new();
+        files.outputs_in("--outdir", &d, outdir).unwrap();
+        let e = files
+            .clone()
+            .output("--report", &d.join("1-a").join("02-y.json"))
+            .unwrap_err();
+        assert!(e.message.contains("also the run's --outdir"), "{e}");
+        files.clone().output("--report", &d.join("r.html")).unwrap();
+        // Two families of one directory whose rules take names apart share nothing; one
+        // that takes a file the other holds clashes.
+        files.clone().outputs_in("--figures", &d, charts).unwrap();
+        let e = files
+            .claims_in("--state-cache", &d, first_device)
+            .unwrap_err();
+        assert!(e.message.contains("--state-cache"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

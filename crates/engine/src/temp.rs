@@ -95,6 +95,20 @@ fn writer_of(name: &str) -> Option<(&str, u32)> {
     Some((host, pid.parse().ok()?))
 }
 
+/// The target name of a temporary file's name and whether its writer stopped (a process
+/// of this machine no longer running), when `name` is one: for a directory's owner that
+/// counts or removes temporary files of its own (the precondition cache).
+pub fn temporary_of(name: &str) -> Option<(&str, bool)> {
+    let (host, pid) = writer_of(name)?;
+    let target = name
+        .strip_prefix('.')?
+        .rsplit_once('.')?
+        .0
+        .rsplit_once('.')?
+        .0;
+    Some((target, host == host_tag() && !alive(pid)))
+}
+
 /// Whether process `pid` of this machine is running (or cannot be told not to be).
 fn alive(pid: u32) -> bool {
     if pid == std::process::id() {
@@ -234,6 +248,10 @@ mod tests {
         assert_eq!(
             writer_of(".a.state.0badcafe-12-3.partial"),
             Some(("0badcafe", 12))
+        );
+        assert_eq!(
+            temporary_of(".a.state.0badcafe-12-3.partial").map(|t| t.0),
+            Some("a.state")
         );
         for name in [
             "a.state",

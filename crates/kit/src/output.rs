@@ -291,6 +291,27 @@ fn dir_name(i: usize, device: &str) -> String {
     format!("{}-{clean}", i + 1)
 }
 
+/// Whether [`write_outdir`] may write the file at `rel` (its path under the directory, `/`
+/// between names): a table (`*.csv`), or a step's job file or fio JSON in a device's
+/// directory (`<n>-<device>/<NN>-<step>.fio`, `.json`). A command registers the directory's
+/// files by this rule before the work, with its inputs and other outputs.
+pub fn is_outdir_file(rel: &str) -> bool {
+    let numbered = |s: &str, digits: std::ops::RangeFrom<usize>| {
+        s.split_once('-').is_some_and(|(n, _)| {
+            digits.contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    match rel.split_once('/') {
+        None => rel.ends_with(".csv"),
+        Some((device, step)) => {
+            numbered(device, 1..)
+                && numbered(step, 2..)
+                && !step.contains('/')
+                && (step.ends_with(".fio") || step.ends_with(".json"))
+        }
+    }
+}
+
 /// Under `dir`: `<suite>.csv`, its tidy form `<suite>-tidy.csv`, `figures.csv` (the report's
 /// figures as points, when it has any), and per device `<n>-<device>/<step>.fio` and `<step>.json`
 /// (the job file and its fio JSON) for every job step, numbered in order.
@@ -334,6 +355,31 @@ pub fn write_outdir(report: &SuiteReport, dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_outdir_rule_takes_the_names_written() {
+        for rel in [
+            "qos.csv",
+            "qos-tidy.csv",
+            "figures.csv",
+            "1-tiny-test-1gb/01-fill.json",
+            "12-x/03-step.fio",
+        ] {
+            assert!(is_outdir_file(rel), "{rel}");
+        }
+        for rel in [
+            "notes.txt",
+            "x/01-fill.json",
+            "1-x/1-fill.json",
+            "1-x/01-a/b.json",
+        ] {
+            assert!(!is_outdir_file(rel), "{rel}");
+        }
+        assert!(is_outdir_file(&format!(
+            "{}/01-fill.json",
+            dir_name(0, "../x y.toml")
+        )));
+    }
 
     #[test]
     fn directory_names_are_safe() {
