@@ -87,7 +87,7 @@ impl Fitted {
 
 /// Fits a drive to `measured`, the outputs of `plan`.
 pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
-    let initial = closed_form(plan.capacity_bytes, measured)?;
+    let initial = closed_form(plan.capacity_bytes, measured)?.loadable();
     let mut candidates: Vec<Candidate> = structures(&initial)
         .into_iter()
         .map(|(label, p)| Candidate::new(label, p))
@@ -211,7 +211,7 @@ fn step_all(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Figures, FitError>>>> =
         Mutex::new(vec![None; candidates.len()]);
-    let inputs: Vec<Params> = candidates.iter().map(|c| c.next.clone()).collect();
+    let inputs: Vec<Params> = candidates.iter().map(|c| c.next.loadable()).collect();
     std::thread::scope(|s| {
         for _ in 0..options.threads.clamp(1, candidates.len().max(1)) {
             s.spawn(|| loop {
@@ -227,7 +227,7 @@ fn step_all(
     let results = results
         .into_inner()
         .map_err(|_| FitError::failed("a simulation thread failed"))?;
-    for (c, r) in candidates.iter_mut().zip(results) {
+    for ((c, r), input) in candidates.iter_mut().zip(results).zip(inputs) {
         // A candidate the simulator refuses (a cache too large for its blocks) drops out;
         // the first refusal is kept to say why when every candidate dropped out.
         let figures = match r {
@@ -241,9 +241,9 @@ fn step_all(
         let e = fit_error(measured, &figures);
         if e < c.best_error {
             c.best_error = e;
-            c.best = Some((c.next.clone(), figures.clone()));
+            c.best = Some((input.clone(), figures.clone()));
         }
-        c.next = refine(&c.next, measured, &figures);
+        c.next = refine(&input, measured, &figures);
     }
     Ok(())
 }

@@ -165,6 +165,22 @@ impl Params {
         text
     }
 
+    /// These parameters with the spare raised, in steps of 2% of the raw capacity, until the
+    /// description loads: the FTL holds back blocks (its GC reserve, a page of padding per
+    /// block, the open blocks of every unit) that the fitted effective spare does not count,
+    /// so a drive of few, large parallel units with a small measured spare needs more raw
+    /// blocks than the spare alone gives. Parameters that load are returned unchanged.
+    pub fn loadable(&self) -> Params {
+        let mut p = self.clone();
+        for _ in 0..64 {
+            if p.config().is_ok() {
+                return p;
+            }
+            p.spare = (1.0 + p.spare) * 1.02 - 1.0;
+        }
+        self.clone()
+    }
+
     /// The description, loaded as `--device` loads a file.
     pub fn config(&self) -> Result<DeviceConfig, FitError> {
         let text = self.toml("fit-candidate", "");
@@ -205,6 +221,23 @@ mod tests {
         let raw = (ppb * class::PAGE_BYTES * blocks * 8) as f64;
         let spare = raw / (1u64 << 30) as f64 - 1.0;
         assert!((spare - 0.1).abs() < 0.01, "{spare}");
+    }
+
+    #[test]
+    fn a_spare_too_small_for_the_ftl_is_raised_until_the_drive_loads() {
+        let mut p = params();
+        p.capacity_bytes = 256 << 20;
+        p.dies = 1;
+        p.planes = 1;
+        p.spare = 0.045;
+        assert!(
+            p.config().is_err(),
+            "the case needs a spare the FTL refuses"
+        );
+        let q = p.loadable();
+        assert!(q.config().is_ok());
+        assert!(q.spare > p.spare && q.spare < 0.3, "{}", q.spare);
+        assert_eq!(params().loadable(), params());
     }
 
     #[test]
