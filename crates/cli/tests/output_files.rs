@@ -1332,3 +1332,72 @@ fn every_sweep_and_fit_input_and_output_pair_collides() {
     run_cases(cases);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Starts a suite whose precondition cache in `cache` takes entries of tens of MB, and
+/// waits until one of its temporary files is there (a cache write under way): the child
+/// and the temporary file's name, or None when the suite ended first.
+fn caching_suite(cache: &Path) -> Option<(std::process::Child, String)> {
+    let mut child = flashlab()
+        .args(["suite", "precondition", "--device", "wd-sn850-1tb"])
+        .args(["--set", "sim.scale=0.02", "--output-format", "json"])
+        .arg("--state-cache")
+        .arg(cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(120) {
+        if let Some(name) = partials(cache).pop() {
+            return Some((child, name));
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    panic!("no cache write started within 120 s");
+}
+
+/// SIGINT or SIGTERM during a precondition-cache write left its temporary file of tens
+/// of MB: the interrupt removes it now. One a killed process left (SIGKILL cannot be
+/// caught) is removed by the next run that writes an entry there.
+#[test]
+fn an_interrupted_cache_write_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let cache = dir("cache-interrupt");
+    let mut interrupted = 0;
+    for signal in ["-INT", "-TERM"] {
+        let Some((mut child, _)) = caching_suite(&cache) else {
+            continue;
+        };
+        let id = child.id().to_string();
+        assert!(Command::new("kill")
+            .args([signal, &id])
+            .status()
+            .unwrap()
+            .success());
+        let status = child.wait().unwrap();
+        assert!(status.signal().is_some(), "{signal}: {status:?}");
+        assert_eq!(partials(&cache), Vec::<String>::new(), "{signal}");
+        interrupted += 1;
+    }
+    assert!(interrupted > 0, "every cache write ended before its signal");
+    if let Some((mut child, stale)) = caching_suite(&cache) {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(cache.join(&stale).exists(), "{stale}");
+        // The next run writes an entry (the killed one's was never renamed into place).
+        let (mut next, _) = caching_suite(&cache).expect("a second cache write");
+        let entry_written = std::time::Instant::now();
+        while cache.join(&stale).exists() && entry_written.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        next.kill().unwrap();
+        next.wait().unwrap();
+        assert!(!cache.join(&stale).exists(), "{stale} left");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
