@@ -211,6 +211,50 @@ fn figure_time(key: &str, v: &str) -> Result<u64, SpecError> {
     Ok(ns)
 }
 
+/// A disk's sizes and buffer segments within what holds them: the host's offsets are
+/// signed 64-bit, a read-ahead lives in the cache and the cache holds the disk's data (so
+/// an offset plus a read-ahead stays within 64 bits).
+fn check_disk_sizes(s: &HddSpec, p: &HddParams) -> Result<(), SpecError> {
+    for (key, value, bytes, most, what) in [
+        (
+            "capacity",
+            &s.capacity,
+            p.capacity_bytes,
+            i64::MAX as u64,
+            "2^63 - 1 bytes",
+        ),
+        (
+            "cache",
+            &s.cache,
+            p.cache_bytes,
+            p.capacity_bytes,
+            "the capacity",
+        ),
+        (
+            "read_ahead",
+            &s.read_ahead,
+            p.read_ahead_bytes,
+            p.cache_bytes,
+            "the cache",
+        ),
+    ] {
+        if bytes > most {
+            return Err((key.into(), value.clone(), format!("valid: at most {what}")));
+        }
+    }
+    if !(1..=flashlab_media::hdd::MAX_READ_SEGMENTS).contains(&s.read_segments) {
+        return Err((
+            "read_segments".into(),
+            s.read_segments.to_string(),
+            format!(
+                "valid: 1 to {} (segments of the read buffer)",
+                flashlab_media::hdd::MAX_READ_SEGMENTS
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A figure that does not parse: (key, value, what is expected).
 pub type SpecError = (String, String, String);
 
@@ -317,46 +361,7 @@ impl HddDrive {
             pre_read: s.pre_read,
             write_cache: s.write_cache,
         };
-        // The host's offsets are signed 64-bit; a read-ahead lives in the cache and the
-        // cache holds the disk's data, so each is at most what holds it (and sums of an
-        // offset and a read-ahead stay within 64 bits).
-        for (key, value, bytes, most, what) in [
-            (
-                "capacity",
-                &s.capacity,
-                p.capacity_bytes,
-                i64::MAX as u64,
-                "2^63 - 1 bytes",
-            ),
-            (
-                "cache",
-                &s.cache,
-                p.cache_bytes,
-                p.capacity_bytes,
-                "the capacity",
-            ),
-            (
-                "read_ahead",
-                &s.read_ahead,
-                p.read_ahead_bytes,
-                p.cache_bytes,
-                "the cache",
-            ),
-        ] {
-            if bytes > most {
-                return Err((key.into(), value.clone(), format!("valid: at most {what}")));
-            }
-        }
-        if !(1..=flashlab_media::hdd::MAX_READ_SEGMENTS).contains(&s.read_segments) {
-            return Err((
-                "read_segments".into(),
-                s.read_segments.to_string(),
-                format!(
-                    "valid: 1 to {} (segments of the read buffer)",
-                    flashlab_media::hdd::MAX_READ_SEGMENTS
-                ),
-            ));
-        }
+        check_disk_sizes(s, &p)?;
         let hdd = Hdd::new(p).ok_or_else(|| {
             (
                 "rpm".into(),
