@@ -810,3 +810,151 @@ fn fdp_flags_and_handles_say_what_is_valid() {
     );
     assert!(!e.contains("to 0 B"), "{e}");
 }
+
+/// A system file whose table `table` holds `key = value` (the other keys it needs set to
+/// what a working system has): a RAID 5 of three tiny drives with a host cache, an Optane
+/// cache over a hard disk, a link in front of a RAID 0 member, a hard disk, a host-managed
+/// SMR disk's zones, a 3D XPoint drive.
+fn system_with(table: &str, key: &str, value: &str) -> String {
+    let tiny = "[drive.a]\npreset = \"tiny-test-1gb\"\n[drive.b]\npreset = \"tiny-test-1gb\"\n\
+                [drive.c]\npreset = \"tiny-test-1gb\"\n";
+    // The table's own keys first, `key` last: a key given twice is refused by the reader.
+    let pairs = |base: &[(&str, &str)], between: &str| -> String {
+        let mut pairs: Vec<String> = base
+            .iter()
+            .filter(|(k, _)| *k != key)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        pairs.push(format!("{key} = {value}"));
+        pairs.join(between)
+    };
+    let with = |base: &[(&str, &str)]| pairs(base, ", ");
+    let lines = |base: &[(&str, &str)]| pairs(base, "\n");
+    let body = match table {
+        "raid" => format!(
+            "{tiny}[raid.r]\n{}\n",
+            lines(&[("level", "5"), ("members", "[\"a\", \"b\", \"c\"]")])
+        ),
+        "raid.host_cache" => format!(
+            "{tiny}[raid.r]\nlevel = 5\nmembers = [\"a\", \"b\", \"c\"]\nhost_cache = {{ {} }}\n",
+            with(&[("size", "\"64MiB\"")])
+        ),
+        "cache" => format!(
+            "[drive.o]\npreset = \"intel-optane-memory-16gb\"\n[drive.h]\npreset = \"toshiba-dt01aca200-2tb\"\n[cache.t]\n{}\n",
+            lines(&[("cache", "\"o\""), ("backing", "\"h\"")])
+        ),
+        "link" => format!(
+            "{tiny}[raid.r]\nlevel = 0\nmembers = [\"a\", \"b\"]\n[link.l]\n{}\n",
+            // A link takes its rate from `kind` or `bandwidth`, one of the two.
+            match key {
+                "bandwidth" => lines(&[("devices", "[\"b\"]")]),
+                _ => lines(&[("devices", "[\"b\"]"), ("kind", "\"pcie-gen4-x8\"")]),
+            }
+        ),
+        "hdd" => format!(
+            "[drive.h]\npreset = \"toshiba-dt01aca200-2tb\"\nset = {{ {} }}\n",
+            with(&[])
+        ),
+        "hdd.zoned" => format!(
+            "[drive.h]\npreset = \"wd-ultrastar-dc-hc620-14tb\"\nset = {{ zoned = {{ {} }} }}\n",
+            with(&[("enabled", "true"), ("zone_size", "\"256MiB\"")])
+        ),
+        "xpoint" => format!(
+            "[drive.x]\npreset = \"intel-optane-memory-16gb\"\nset = {{ {} }}\n",
+            with(&[])
+        ),
+        other => panic!("no system for table {other}"),
+    };
+    format!("name = \"edge\"\n{body}")
+}
+
+/// The values a system key meets, each as TOML: 0, 1, its largest and one past it, 2^63,
+/// 2^64-1 and NaN, in the key's own form (a count bare, a size, time or rate as text).
+fn system_values(kind: flashlab_system::KeyKind, max: Option<u64>) -> Vec<(String, bool)> {
+    use flashlab_system::KeyKind;
+    let unit = match kind {
+        KeyKind::Count => None,
+        KeyKind::Size => Some(""),
+        KeyKind::Time => Some("ns"),
+        KeyKind::Rate => Some("B/s"),
+        KeyKind::Other => return Vec::new(),
+    };
+    let mut numbers: Vec<(String, bool)> = vec![("0".into(), false), ("1".into(), false)];
+    if let Some(m) = max {
+        numbers.push((m.to_string(), false));
+        numbers.push(((u128::from(m) + 1).to_string(), true));
+    }
+    numbers.extend(HOSTILE.iter().map(|h| (h.to_string(), true)));
+    numbers
+        .into_iter()
+        .map(|(n, past)| match unit {
+            None => (n, past),
+            Some(u) => (format!("\"{n}{u}\""), past),
+        })
+        .collect()
+}
+
+/// Every numeric key of a system description's tables and of the hard disk and 3D XPoint
+/// drives it names (`flashlab_system::SYSTEM_KEYS`, which a unit test checks against the
+/// readers' own field lists): RAID, its host cache, a cache in front of a hard disk, a
+/// shared link, the disk's keys and its zones', at 0, 1, its largest and one past it, 2^63,
+/// 2^64-1 and NaN. A value run with is taken (the run goes, or stops at the I/O latency
+/// limit when the figure leaves the drive too slow to finish one) or refused with exit 2
+/// naming the key (or, for a bare integer the TOML reader cannot hold, its line); one past
+/// a count's largest is refused; nothing aborts or allocates without bound.
+#[test]
+fn every_numeric_system_key_at_its_edges_is_taken_or_refused_naming_it() {
+    let job = scratch("sys-edge-r.fio");
+    std::fs::write(&job, "[r]\nrw=randrw\nbs=4k\nsize=64k\nio_size=64k\n").unwrap();
+    // A host-managed disk takes writes at its zones' write pointers only.
+    let zoned_job = scratch("sys-edge-w.fio");
+    std::fs::write(&zoned_job, "[w]\nrw=write\nbs=4k\nsize=64k\n").unwrap();
+    let one_past = |max: Option<u64>| max.map(|m| (u128::from(m) + 1).to_string());
+    let mut faults = Vec::new();
+    let mut tried = 0;
+    for key in flashlab_system::SYSTEM_KEYS {
+        for (value, past) in system_values(key.kind, key.max) {
+            let text = system_with(key.table, key.key, &value);
+            let sys = scratch(&format!("sys-edge-{}-{}.toml", key.table, key.key));
+            std::fs::write(&sys, &text).unwrap();
+            let job = if key.table == "hdd.zoned" {
+                &zoned_job
+            } else {
+                &job
+            };
+            let out = bounded(&[
+                "run",
+                job.to_str().unwrap(),
+                "--device",
+                sys.to_str().unwrap(),
+                "--output-format",
+                "terse",
+            ]);
+            let e = stderr(&out);
+            let case = format!("[{}] {} = {value}", key.table, key.key);
+            // A legal figure may make a drive too slow for any I/O to finish (a rate of
+            // 1 B/s): the run stops at the I/O latency limit with exit 1 (docs/limits.md).
+            let too_slow = out.status.code() == Some(1) && e.contains("I/O latency limit");
+            let bare = key.kind == flashlab_system::KeyKind::Count;
+            let named = e.contains(key.key) || (bare && e.contains(".toml:"));
+            let one_past = bare && past && Some(value.as_str()) == one_past(key.max).as_deref();
+            let fault = if !matches!(out.status.code(), Some(0 | 2)) && !too_slow {
+                Some(format!("{:?} {e:.300}", out.status))
+            } else if e.len() >= 1_000 {
+                Some(format!("{} bytes of message", e.len()))
+            } else if out.status.code() == Some(2) && !named {
+                Some(format!("neither the key nor its line is named: {e}"))
+            } else if one_past && out.status.code() != Some(2) {
+                Some("taken".to_string())
+            } else {
+                None
+            };
+            if let Some(f) = fault {
+                faults.push(format!("{case}: {f}"));
+            }
+            tried += 1;
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert!(tried > 200, "{tried} values tried");
+}

@@ -1196,139 +1196,198 @@ fn concurrent_runs_saving_to_one_path_do_not_overwrite_each_other_silently() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// The files of a sweep with a `[precondition]` (its job file against a state-cache entry,
-/// its device's file against a point file) and of `fit` (a drive's file against the plan's
-/// job files and outputs `fit run` writes; the plan's outputs and manifest `fit DIR` reads
-/// against `--output` and `--report`, and those two against each other).
+/// Command-line words of `line` (paths under the temporary directory have no spaces).
+fn words(line: String) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+/// The files of a sweep with a `[precondition]`: its job file against a state-cache entry,
+/// its device's file against a point file.
 #[test]
-fn every_sweep_and_fit_input_and_output_pair_collides() {
-    let d = dir("pairs-sweep-fit");
-    let s = |p: &Path| p.display().to_string();
-    let user = b"the user's file\n".to_vec();
+fn every_sweep_input_and_output_pair_collides() {
+    let d = dir("pairs-sweep");
     let tiny = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../presets/tiny-test-1gb.toml"
     ))
     .unwrap();
-    let cd = d.join("cd");
-    let entry = cd.join("0123456789abcdef.state");
+    let (cd, od) = (d.join("cd"), d.join("od"));
+    let (entry, point) = (
+        cd.join("0123456789abcdef.state"),
+        od.join("point-000000.json"),
+    );
     let pre = "job = \"cd/0123456789abcdef.state\"\ndevice = \"tiny-test-1gb\"\n\
                [precondition]\nmax-rounds = 1\n[axes]\nseed = [1, 2]\n";
     std::fs::write(d.join("pre.toml"), pre).unwrap();
-    let od = d.join("od");
-    let point = od.join("point-000000.json");
     std::fs::write(d.join("rw.fio"), JOB).unwrap();
     let dev = "job = \"rw.fio\"\ndevice = \"od/point-000000.json\"\n[axes]\nseed = [1, 2]\n";
     std::fs::write(d.join("dev.toml"), dev).unwrap();
-    let fr = d.join("fr");
-    // A plan directory with its manifest, for `fit DIR`.
-    let fp = d.join("fp");
+    let p = |name: &str| d.join(name).display().to_string();
+    let cases: Vec<Case> = vec![
+        (
+            "sweep job file / --state-cache entry",
+            &entry,
+            JOB.into(),
+            words(format!(
+                "sweep {} --outdir {} --state-cache {}",
+                p("pre.toml"),
+                p("o2"),
+                p("cd")
+            )),
+            ["--state-cache", "plan's job file"],
+        ),
+        (
+            "sweep device / point file",
+            &point,
+            tiny,
+            words(format!("sweep {} --outdir {}", p("dev.toml"), p("od"))),
+            ["--outdir", "plan's device"],
+        ),
+    ];
+    run_cases(cases);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The files of `fit`: a drive's file against the plan's job files and outputs `fit run`
+/// writes; the plan's outputs and manifest `fit DIR` reads (from a plan `fit plan` wrote)
+/// against `--output` and `--report`, and those two against each other.
+#[test]
+fn every_fit_input_and_output_pair_collides() {
+    let d = dir("pairs-fit");
+    let tiny = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../presets/tiny-test-1gb.toml"
+    ))
+    .unwrap();
+    let (fr, fp) = (d.join("fr"), d.join("fp"));
     let planned = flashlab()
         .args(["fit", "plan", "--outdir"])
         .arg(&fp)
         .output()
         .unwrap();
     assert!(planned.status.success(), "{}", stderr(&planned));
-    let manifest = std::fs::read(fp.join("manifest.json")).unwrap();
-    let (out_toml, f) = (d.join("fitted.toml"), d.join("f"));
     let (fr_job, fr_log) = (fr.join("qd1-write.fio"), fr.join("seq-fill_bw.1.log"));
-    let (fp_out, fp_manifest) = (fp.join("trim.json"), fp.join("manifest.json"));
+    let (fp_out, fp_manifest, f) = (fp.join("trim.json"), fp.join("manifest.json"), d.join("f"));
+    let s = |p: &Path| p.display().to_string();
+    let run = |device: &Path| {
+        words(format!(
+            "fit run --outdir {} --device {}",
+            s(&fr),
+            s(device)
+        ))
+    };
+    let fit = |rest: String| words(format!("fit {} {rest}", s(&fp)));
+    let user = b"the user's file\n".to_vec();
     let cases: Vec<Case> = vec![
-        (
-            "sweep job file / --state-cache entry",
-            &entry,
-            JOB.into(),
-            vec![
-                "sweep".into(),
-                s(&d.join("pre.toml")),
-                "--outdir".into(),
-                s(&d.join("o2")),
-                "--state-cache".into(),
-                s(&cd),
-            ],
-            ["--state-cache", "plan's job file"],
-        ),
-        (
-            "sweep device / point file",
-            &point,
-            tiny.clone(),
-            vec![
-                "sweep".into(),
-                s(&d.join("dev.toml")),
-                "--outdir".into(),
-                s(&od),
-            ],
-            ["--outdir", "plan's device"],
-        ),
         (
             "fit run --device / job file",
             &fr_job,
             tiny.clone(),
-            vec![
-                "fit".into(),
-                "run".into(),
-                "--outdir".into(),
-                s(&fr),
-                "--device".into(),
-                s(&fr.join("qd1-write.fio")),
-            ],
+            run(&fr_job),
             ["--outdir", "--device"],
         ),
         (
             "fit run --device / output",
             &fr_log,
-            tiny.clone(),
-            vec![
-                "fit".into(),
-                "run".into(),
-                "--outdir".into(),
-                s(&fr),
-                "--device".into(),
-                s(&fr.join("seq-fill_bw.1.log")),
-            ],
+            tiny,
+            run(&fr_log),
             ["--outdir", "--device"],
         ),
         (
             "fit plan output / --output",
             &fp_out,
             user.clone(),
-            vec![
-                "fit".into(),
-                s(&fp),
-                "--output".into(),
-                s(&fp.join("trim.json")),
-            ],
+            fit(format!("--output {}", s(&fp_out))),
             ["--output", "plan output"],
         ),
         (
             "fit manifest / --report",
             &fp_manifest,
-            manifest.clone(),
-            vec![
-                "fit".into(),
-                s(&fp),
-                "--output".into(),
-                s(&out_toml),
-                "--report".into(),
-                s(&fp.join("manifest.json")),
-            ],
+            std::fs::read(&fp_manifest).unwrap(),
+            fit(format!(
+                "--output {} --report {}",
+                s(&d.join("o.toml")),
+                s(&fp_manifest)
+            )),
             ["--report", "plan output"],
         ),
         (
             "fit --output / --report",
             &f,
-            user.clone(),
-            vec![
-                "fit".into(),
-                s(&fp),
-                "--output".into(),
-                s(&f),
-                "--report".into(),
-                s(&f),
-            ],
+            user,
+            fit(format!("--output {} --report {}", s(&f), s(&f))),
             ["--report", "--output"],
         ),
     ];
     run_cases(cases);
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Starts a suite whose precondition cache in `cache` takes entries of tens of MB, and
+/// waits until one of its temporary files is there (a cache write under way): the child
+/// and the temporary file's name, or None when the suite ended first.
+fn caching_suite(cache: &Path) -> Option<(std::process::Child, String)> {
+    let mut child = flashlab()
+        .args(["suite", "precondition", "--device", "wd-sn850-1tb"])
+        .args(["--set", "sim.scale=0.02", "--output-format", "json"])
+        .arg("--state-cache")
+        .arg(cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(120) {
+        if let Some(name) = partials(cache).pop() {
+            return Some((child, name));
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    panic!("no cache write started within 120 s");
+}
+
+/// SIGINT or SIGTERM during a precondition-cache write left its temporary file of tens
+/// of MB: the interrupt removes it now. One a killed process left (SIGKILL cannot be
+/// caught) is removed by the next run that writes an entry there.
+#[test]
+fn an_interrupted_cache_write_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let cache = dir("cache-interrupt");
+    let mut interrupted = 0;
+    for signal in ["-INT", "-TERM"] {
+        let Some((mut child, _)) = caching_suite(&cache) else {
+            continue;
+        };
+        let id = child.id().to_string();
+        assert!(Command::new("kill")
+            .args([signal, &id])
+            .status()
+            .unwrap()
+            .success());
+        let status = child.wait().unwrap();
+        assert!(status.signal().is_some(), "{signal}: {status:?}");
+        assert_eq!(partials(&cache), Vec::<String>::new(), "{signal}");
+        interrupted += 1;
+    }
+    assert!(interrupted > 0, "every cache write ended before its signal");
+    if let Some((mut child, stale)) = caching_suite(&cache) {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(cache.join(&stale).exists(), "{stale}");
+        // The next run writes an entry (the killed one's was never renamed into place).
+        let (mut next, _) = caching_suite(&cache).expect("a second cache write");
+        let entry_written = std::time::Instant::now();
+        while cache.join(&stale).exists() && entry_written.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        next.kill().unwrap();
+        next.wait().unwrap();
+        assert!(!cache.join(&stale).exists(), "{stale} left");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -1183,13 +1183,18 @@ fn check_zone_limits(z: &crate::config::ZnsSection, sizes: ZoneSizes) -> Result<
             ),
         ));
     }
-    if z.max_open_zones as u64 > zones || z.max_active_zones as u64 > zones {
-        return Err(key_err(
-            "zns.max_open_zones",
-            z.max_open_zones.max(z.max_active_zones),
-            "more than the drive's zones",
-            format!("0 (no limit) to {zones}"),
-        ));
+    for (key, limit) in [
+        ("zns.max_open_zones", z.max_open_zones),
+        ("zns.max_active_zones", z.max_active_zones),
+    ] {
+        if limit as u64 > zones {
+            return Err(key_err(
+                key,
+                limit,
+                "more than the drive's zones",
+                format!("0 (no limit) to {zones}"),
+            ));
+        }
     }
     if z.max_active_zones > 0 && z.max_open_zones > z.max_active_zones {
         return Err(key_err(

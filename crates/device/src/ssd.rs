@@ -529,6 +529,11 @@ impl Ssd {
         }
         self.readbuf.clear();
         self.readahead.clear();
+        // The controller restarts: its open zones are closed (NVMe ZNS's controller level
+        // reset), so the open-zone slots they held are free again.
+        if let Some(z) = &mut self.zoned.0 {
+            z.power_cycle();
+        }
         // The cached translation pages were in DRAM (changes not written back are lost with
         // it: the firmware's recovery of the map is not modelled).
         if let Some(c) = &mut self.mapcache {

@@ -240,6 +240,22 @@ impl Zones {
         self.wp[zone as usize]
     }
 
+    /// Power lost and back: the controller's reset takes every open zone to Closed, or to
+    /// Empty when nothing is written in it (NVMe ZNS command set, zone state machine: a
+    /// controller level reset closes the opened zones); write pointers stay.
+    pub fn power_cycle(&mut self) {
+        for zone in 0..self.model.geometry.zones {
+            if self.state[zone as usize].is_open() {
+                let to = if self.wp[zone as usize] == 0 {
+                    ZoneState::Empty
+                } else {
+                    ZoneState::Closed
+                };
+                self.set_state(zone, to);
+            }
+        }
+    }
+
     /// Zones open and active now.
     pub fn open_active(&self) -> (u32, u32) {
         (self.open, self.active)
@@ -377,6 +393,14 @@ impl Zones {
     /// Zone append: a write of `len` bytes at zone `zone`'s write pointer, wherever that is.
     pub fn append(&mut self, zone: u32, len: u64) -> Result<ZoneWrite, DeviceError> {
         self.check_zone(zone, "Zone Append")?;
+        // A full zone's write pointer may be its end, the next zone's first byte.
+        if self.state[zone as usize] == ZoneState::Full {
+            return Err(zone_err(
+                "Zone Is Full",
+                EIO,
+                format!("zone append of {len} bytes: zone {zone} is full"),
+            ));
+        }
         let at = u64::from(zone) * self.model.geometry.zone_bytes + self.wp[zone as usize];
         self.write(at, len)
     }

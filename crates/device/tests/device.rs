@@ -14,6 +14,8 @@ mod busy_gc;
 mod channel_merge;
 #[path = "checker.rs"]
 mod checker;
+#[path = "checker_zoned.rs"]
+mod checker_zoned;
 #[path = "compression.rs"]
 mod compression;
 #[path = "config_no_panic.rs"]

@@ -489,15 +489,12 @@ impl Ctx<'_> {
         })
     }
     fn time(&self, section: &str, key: &str, v: &str) -> Result<u64, SystemError> {
-        parse_time_ns(v).map_err(|e| {
-            self.invalid(
-                section,
-                key,
-                v,
-                &e.to_string(),
-                "a time such as \"2us\" or \"8.5ms\"",
-            )
-        })
+        let valid = "a time such as \"2us\" or \"8.5ms\", at most 1000s";
+        match parse_time_ns(v) {
+            Ok(ns) if ns <= crate::drives::MAX_FIGURE_NS => Ok(ns),
+            Ok(_) => Err(self.invalid(section, key, v, "too long", valid)),
+            Err(e) => Err(self.invalid(section, key, v, &e.to_string(), valid)),
+        }
     }
     fn rate(&self, section: &str, key: &str, v: &str) -> Result<u64, SystemError> {
         match parse_bytes_per_s(v) {
@@ -1252,5 +1249,48 @@ mod tests {
             "keys without a [provenance] entry:\n{}",
             missing.join("\n")
         );
+    }
+}
+
+#[cfg(test)]
+mod key_table {
+    use super::*;
+    use crate::keys::keys_of;
+
+    /// The fields a reader knows, from the error it gives for an unknown one (`expected one
+    /// of `a`, `b``): the readers' own list, not one kept by hand.
+    fn fields<T: serde::de::DeserializeOwned>() -> Vec<String> {
+        let e = match toml::from_str::<T>("no_such_key_here = 1") {
+            Err(e) => e.message().to_string(),
+            Ok(_) => panic!("an unknown key was taken"),
+        };
+        let (_, list) = e.split_once("expected").expect(&e);
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_key_table_holds_every_key_each_reader_knows() {
+        let tables = [
+            ("raid", fields::<RaidEntry>()),
+            ("raid.host_cache", fields::<HostCacheEntry>()),
+            ("cache", fields::<CacheEntry>()),
+            ("link", fields::<LinkEntry>()),
+            ("hdd", fields::<HddSpec>()),
+            ("hdd.zoned", fields::<crate::drives::HddZonedSpec>()),
+            ("xpoint", fields::<XpointSpec>()),
+        ];
+        let mut all = 0;
+        for (table, mut known) in tables {
+            let mut listed: Vec<String> = keys_of(table).map(|k| k.key.to_string()).collect();
+            known.sort();
+            listed.sort();
+            assert_eq!(listed, known, "[{table}]");
+            all += listed.len();
+        }
+        assert_eq!(all, crate::keys::SYSTEM_KEYS.len(), "a key of no table");
     }
 }

@@ -190,6 +190,71 @@ fn nvme_qd() -> u32 {
     1024
 }
 
+/// Most dies of a 3D XPoint drive: tables are kept per die (Intel's Optane drives have 1
+/// to 28 media packages), so the count is bounded before they are made.
+pub const MAX_XPOINT_DIES: u32 = 1024;
+
+/// Most commands a second of a 3D XPoint drive: one a nanosecond, the clock's unit.
+pub const MAX_XPOINT_IOPS: u64 = 1_000_000_000;
+
+/// Longest time figure of a hard disk or 3D XPoint drive (a seek, a media time, a command's
+/// overhead, a zone reset): 1,000 s, far above any drive's, so that times added up in a
+/// run stay far below the 2^62 ns a run reaches.
+pub const MAX_FIGURE_NS: u64 = 1_000_000_000_000;
+
+/// `v` for `key` when within [`MAX_FIGURE_NS`].
+fn figure_time(key: &str, v: &str) -> Result<u64, SpecError> {
+    let ns = time(key, v)?;
+    if ns > MAX_FIGURE_NS {
+        return Err((key.into(), v.into(), "valid: a time from 0 to 1000s".into()));
+    }
+    Ok(ns)
+}
+
+/// A disk's sizes and buffer segments within what holds them: the host's offsets are
+/// signed 64-bit, a read-ahead lives in the cache and the cache holds the disk's data (so
+/// an offset plus a read-ahead stays within 64 bits).
+fn check_disk_sizes(s: &HddSpec, p: &HddParams) -> Result<(), SpecError> {
+    for (key, value, bytes, most, what) in [
+        (
+            "capacity",
+            &s.capacity,
+            p.capacity_bytes,
+            i64::MAX as u64,
+            "2^63 - 1 bytes",
+        ),
+        (
+            "cache",
+            &s.cache,
+            p.cache_bytes,
+            p.capacity_bytes,
+            "the capacity",
+        ),
+        (
+            "read_ahead",
+            &s.read_ahead,
+            p.read_ahead_bytes,
+            p.cache_bytes,
+            "the cache",
+        ),
+    ] {
+        if bytes > most {
+            return Err((key.into(), value.clone(), format!("valid: at most {what}")));
+        }
+    }
+    if !(1..=flashlab_media::hdd::MAX_READ_SEGMENTS).contains(&s.read_segments) {
+        return Err((
+            "read_segments".into(),
+            s.read_segments.to_string(),
+            format!(
+                "valid: 1 to {} (segments of the read buffer)",
+                flashlab_media::hdd::MAX_READ_SEGMENTS
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A figure that does not parse: (key, value, what is expected).
 pub type SpecError = (String, String, String);
 
@@ -287,25 +352,16 @@ impl HddDrive {
             cylinders: s.cylinders,
             outer_bytes_per_s: rate("outer_rate", &s.outer_rate)?,
             inner_bytes_per_s: rate("inner_rate", &s.inner_rate)?,
-            track_to_track_ns: time("track_to_track", &s.track_to_track)?,
-            average_seek_ns: time("average_seek", &s.average_seek)?,
-            full_stroke_ns: time("full_stroke", &s.full_stroke)?,
+            track_to_track_ns: figure_time("track_to_track", &s.track_to_track)?,
+            average_seek_ns: figure_time("average_seek", &s.average_seek)?,
+            full_stroke_ns: figure_time("full_stroke", &s.full_stroke)?,
             cache_bytes: size("cache", &s.cache)?,
             read_ahead_bytes: size("read_ahead", &s.read_ahead)?,
             read_segments: s.read_segments,
             pre_read: s.pre_read,
             write_cache: s.write_cache,
         };
-        if !(1..=flashlab_media::hdd::MAX_READ_SEGMENTS).contains(&s.read_segments) {
-            return Err((
-                "read_segments".into(),
-                s.read_segments.to_string(),
-                format!(
-                    "valid: 1 to {} (segments of the read buffer)",
-                    flashlab_media::hdd::MAX_READ_SEGMENTS
-                ),
-            ));
-        }
+        check_disk_sizes(s, &p)?;
         let hdd = Hdd::new(p).ok_or_else(|| {
             (
                 "rpm".into(),
@@ -333,7 +389,7 @@ impl HddDrive {
             zones: ZonedPart(zones),
             zone_op_ns,
             link_bytes_per_s: link("interface", &s.interface)?,
-            overhead_ns: time("command_overhead", &s.command_overhead)?,
+            overhead_ns: figure_time("command_overhead", &s.command_overhead)?,
             queue_depth: s.queue_depth,
             link_free_ns: 0,
             outstanding: VecDeque::with_capacity(NCQ_SLOTS + 1),
@@ -403,7 +459,7 @@ fn disk_zones(z: &HddZonedSpec, capacity: u64) -> Result<(Zones, u64), SpecError
             ),
         ));
     }
-    let reset_ns = time("zoned.reset_time", &z.reset_time)?;
+    let reset_ns = figure_time("zoned.reset_time", &z.reset_time)?;
     let model = ZoneModel {
         geometry: ZoneGeometry {
             zone_bytes,
@@ -607,12 +663,19 @@ impl XpointDrive {
     }
 
     pub fn from_spec(name: &str, s: &XpointSpec) -> Result<XpointDrive, SpecError> {
+        if s.dies > MAX_XPOINT_DIES {
+            return Err((
+                "dies".into(),
+                s.dies.to_string(),
+                format!("valid: 1 to {MAX_XPOINT_DIES}"),
+            ));
+        }
         let p = XpointParams {
             capacity_bytes: size("capacity", &s.capacity)?,
             dies: s.dies,
             interleave_bytes: size("interleave", &s.interleave)?,
-            read_ns: time("t_read", &s.t_read)?,
-            write_ns: time("t_write", &s.t_write)?,
+            read_ns: figure_time("t_read", &s.t_read)?,
+            write_ns: figure_time("t_write", &s.t_write)?,
             die_bytes_per_s: rate("die_rate", &s.die_rate)?,
             die_write_bytes_per_s: rate("die_write_rate", &s.die_write_rate)?,
         };
@@ -623,14 +686,18 @@ impl XpointDrive {
                 "dies, interleave and rates must be non-zero".into(),
             )
         })?;
-        if s.max_iops == 0 {
-            return Err(("max_iops".into(), "0".into(), "valid: 1 or more".into()));
+        if s.max_iops == 0 || s.max_iops > MAX_XPOINT_IOPS {
+            return Err((
+                "max_iops".into(),
+                s.max_iops.to_string(),
+                format!("valid: 1 to {MAX_XPOINT_IOPS} (a command a nanosecond)"),
+            ));
         }
         Ok(XpointDrive {
             name: name.to_string(),
             x,
             link_bytes_per_s: link("interface", &s.interface)?,
-            overhead_ns: time("command_overhead", &s.command_overhead)?,
+            overhead_ns: figure_time("command_overhead", &s.command_overhead)?,
             cmd_spacing_ns: 1_000_000_000 / s.max_iops,
             ctrl_next_ns: 0,
             queue_depth: s.queue_depth.max(1),

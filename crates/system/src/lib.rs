@@ -21,6 +21,7 @@ pub mod config;
 mod counters;
 pub mod drives;
 pub mod forged;
+pub mod keys;
 pub mod link;
 pub mod raid;
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use config::{
     SystemError,
 };
 pub use counters::{BackgroundDoneCounters, CacheCounters, RaidCounters, SystemCounters};
+pub use keys::{KeyKind, SystemKey, SYSTEM_KEYS};
 pub use link::{LinkPort, SharedLink};
 pub use raid::{HostCache, ParityStrategy, Raid, RaidLevel, RaidParams};
 

@@ -38,8 +38,9 @@ impl Ssd {
         let Some(z) = self.zoned.0.as_ref() else {
             return Err(not_zoned(ZoneOp::Open, zone));
         };
-        if zone >= z.geometry().zones {
-            // The zone rules name the bad zone.
+        // A zone past the last, or a full one (whose write pointer may be the next zone's
+        // start): the zone rules refuse it and name why, before any write is addressed.
+        if zone >= z.geometry().zones || z.state(zone) == ZoneState::Full {
             let mut probe = z.clone();
             probe.append(zone, len)?;
         }

@@ -140,7 +140,7 @@ impl Hdd {
             return None;
         }
         let rev_ns = 60_000_000_000 / p.rpm as u64;
-        let mean_rate = (p.outer_bytes_per_s + p.inner_bytes_per_s) as f64 / 2.0;
+        let mean_rate = (p.outer_bytes_per_s as f64 + p.inner_bytes_per_s as f64) / 2.0;
         let bytes_per_rate_cyl = p.capacity_bytes as f64 / (p.cylinders as f64 * mean_rate);
         Some(Hdd {
             rev_ns,
