@@ -63,14 +63,16 @@ struct RunArgs {
     /// Override a device key of --device, e.g. `--set nand.t_prog=800us`.
     #[arg(long = "set", value_name = "KEY=VALUE", requires = "device")]
     set: Vec<String>,
-    /// Real storage: a block device or a file, run through fio. It destroys its data.
+    /// Real storage: a block device or a file, or an NBD export (`nbd+unix:///?socket=PATH`,
+    /// `nbd://HOST:PORT/`, with --target-size) through fio's nbd engine. It destroys its data.
     #[arg(long)]
     target: Option<PathBuf>,
     /// With --target: run on a target that holds a partition table, a file system or
     /// other data.
     #[arg(long, requires = "target")]
     destroy_data: bool,
-    /// With --target: create (or resize) a file target to this size, e.g. 4GiB.
+    /// With --target: create (or resize) a file target to this size, e.g. 4GiB; with an NBD
+    /// --target, the export's size.
     #[arg(long, value_name = "SIZE", requires = "target")]
     target_size: Option<String>,
     /// The fio binary --target runs.
@@ -185,6 +187,9 @@ fn plan_for(dir: &Path, capacity: u64, input: (&str, &Path)) -> Result<Plan, Fai
 /// --destroy-data; a device in use always; its size and access checked before anything
 /// runs). Each job runs in the plan directory, so its logs land there as fio names them.
 fn run_target(args: &RunArgs, target: &Path) -> Result<(), Failure> {
+    if let Some(uri) = nbd_uri(target) {
+        return run_nbd(args, uri);
+    }
     let options = flashlab_suite::RealOptions {
         fio: args.fio.clone(),
         destroy_data: args.destroy_data,
@@ -217,6 +222,67 @@ fn run_target(args: &RunArgs, target: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The NBD URI a --target names, if it names one.
+fn nbd_uri(target: &Path) -> Option<&str> {
+    let t = target.to_str()?;
+    (t.starts_with("nbd://") || t.starts_with("nbd+unix://")).then_some(t)
+}
+
+/// The plan through fio's nbd engine on the export at `uri`. fio cannot look at an export
+/// before writing it, so the run needs --destroy-data, and its size from --target-size (or
+/// the plan already in --outdir).
+fn run_nbd(args: &RunArgs, uri: &str) -> Result<(), Failure> {
+    if !args.destroy_data {
+        return Err(bad_input(anyhow!(
+            "--target {uri}: an NBD export is written without a look at what it holds; pass --destroy-data to run the plan on it"
+        )));
+    }
+    let capacity = match &args.target_size {
+        Some(t) => flashlab_suite::parse_size("--target-size", t).map_err(bad_input)?,
+        None if args.outdir.join(flashlab_fit::plan::MANIFEST).exists() => {
+            files::read_plan(&args.outdir)
+                .map_err(fit_failure)?
+                .capacity_bytes
+        }
+        None => {
+            return Err(bad_input(anyhow!(
+                "--target {uri}: give the export's size with --target-size (e.g. 256MiB)"
+            )))
+        }
+    };
+    let plan = plan_for(&args.outdir, capacity)?;
+    files::check_outputs_absent(&args.outdir, &plan).map_err(fit_failure)?;
+    let work = std::env::temp_dir().join(format!("flashlab-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| run_failed(anyhow!("{}: {e}", work.display())))?;
+    let ran = plan.jobs.iter().try_for_each(|job| {
+        let text = nbd_job_text(&job.text, uri, plan.capacity_bytes);
+        run_fio(args, &work, job, &text)
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    ran?;
+    println!(
+        "Ran {} jobs on {uri} through fio; outputs in {}",
+        plan.jobs.len(),
+        args.outdir.display()
+    );
+    Ok(())
+}
+
+/// A plan job's text for fio's nbd engine: the engine and the URI in place of libaio, no
+/// direct flag (the engine has no page cache), the export's size for jobs that set none.
+fn nbd_job_text(text: &str, uri: &str, size_bytes: u64) -> String {
+    let mut out = format!("[global]\nsize={size_bytes}\n\n");
+    for line in text.lines() {
+        match line.split('=').next().unwrap_or("").trim() {
+            "ioengine" => out.push_str(&format!("ioengine=nbd\nuri={uri}")),
+            "direct" | "filename" => continue,
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// One plan job through fio: its text made for the target (file, engine, direct I/O where
 /// the target takes it), run in the plan directory.
 fn fio_job(
@@ -225,12 +291,23 @@ fn fio_job(
     work: &Path,
     job: &flashlab_fit::PlanJob,
 ) -> Result<(), Failure> {
-    let file = work.join(&job.file);
     let mut text = real.job_text(&job.text);
     if job.name == "trim" && real.kind() == flashlab_suite::TargetKind::File {
         // fio trims a regular file only through its falloc engine (punched holes).
         text = text.replace(&format!("ioengine={}", real.ioengine()), "ioengine=falloc");
     }
+    run_fio(args, work, job, &text)
+}
+
+/// Runs `text`, the job file of plan job `job`, with fio in the plan directory, so its logs
+/// land there as fio names them.
+fn run_fio(
+    args: &RunArgs,
+    work: &Path,
+    job: &flashlab_fit::PlanJob,
+    text: &str,
+) -> Result<(), Failure> {
+    let file = work.join(&job.file);
     std::fs::write(&file, text).map_err(|e| run_failed(anyhow!("{}: {e}", file.display())))?;
     let dir = std::fs::canonicalize(&args.outdir)
         .map_err(|e| run_failed(anyhow!("{}: {e}", args.outdir.display())))?;

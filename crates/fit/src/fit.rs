@@ -106,13 +106,9 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
     });
     let mut kept: Vec<Candidate> = order
         .iter()
-        .take(2)
+        .take(KEPT)
         .map(|&i| candidates[i].clone())
         .collect();
-    if let Some(best) = kept.first() {
-        let splits = plane_splits(best);
-        kept.extend(splits);
-    }
     for _ in 0..options.more_steps {
         step_all(&mut kept, plan, measured, options, &mut refused)?;
         simulations += kept.len() as u32;
@@ -150,27 +146,22 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
 
 /// Planes per die the split search tries.
 const PLANE_SPLITS: [u32; 3] = [1, 2, 4];
+/// Candidates that go on refining after the first steps.
+const KEPT: usize = 3;
 
-/// The best candidate's drive with the same parallel units split into dies of each other
-/// plane count. The read IOPS see only dies × planes, but a program holds its whole die,
-/// so the plan's reads beside writes (and the fill's program rates) tell the splits apart;
-/// each split goes on refining from the best drive so far.
-fn plane_splits(best: &Candidate) -> Vec<Candidate> {
-    let Some((p, _)) = &best.best else {
-        return Vec::new();
-    };
+/// `p`'s parallel units split into dies of `planes` planes each, when they split so. The
+/// read IOPS see only dies × planes, but a program holds its whole die and joins the
+/// die's planes, so the plan's mixed job and reads beside writes (and the fill's program
+/// rates) tell the splits apart; each split is a structure of its own, refined from the
+/// closed forms with every other.
+fn split(p: &Params, planes: u32) -> Option<Params> {
     let units = p.dies * p.planes;
-    PLANE_SPLITS
-        .iter()
-        .filter(|&&planes| planes != p.planes && units >= planes)
-        .map(|&planes| {
-            let mut c = p.clone();
-            c.planes = planes;
-            c.dies = ((f64::from(units) / f64::from(planes)).round() as u32).max(1);
-            let structure = best.label.rsplit_once(", ").map_or("", |l| l.0);
-            Candidate::new(format!("{structure}, {}", split_text(planes)), c)
-        })
-        .collect()
+    (units >= planes).then(|| {
+        let mut c = p.clone();
+        c.planes = planes;
+        c.dies = ((f64::from(units) / f64::from(planes)).round() as u32).max(1);
+        c
+    })
 }
 
 fn split_text(planes: u32) -> String {
@@ -325,35 +316,36 @@ fn round_buffer(bytes: f64) -> u64 {
     b & !((64 << 10) - 1)
 }
 
-/// The structures tried: both cache kinds, both fold policies, read priority off and on.
+/// The structures tried: every split of the parallel units (1, 2 or 4 planes per die),
+/// each with both cache kinds, both fold policies, and read priority off and on. Read
+/// priority is part of the structure from the start: a drive with it fitted without it
+/// first ranks its own split last (the mixed job's read tail is off by a program time).
 fn structures(p: &Params) -> Vec<(String, Params)> {
-    let mut out = Vec::new();
     let cliff_bytes = match p.cache {
         Cache::Dynamic { fraction } => {
             fraction * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64
         }
         Cache::Static { bytes } => bytes as f64,
     };
-    for dynamic in [true, false] {
-        for fold in [false, true] {
-            for read_priority in [false, true] {
-                let mut c = p.clone();
-                if !dynamic {
-                    c.cache = Cache::Static {
-                        bytes: static_bytes(cliff_bytes, p),
-                    };
-                }
-                c.fold = fold;
-                c.read_priority = read_priority;
-                let label = format!(
-                    "{} cache, {}, read priority {}, {}",
-                    if dynamic { "dynamic" } else { "static" },
-                    if fold { "fold" } else { "direct" },
-                    if read_priority { "on" } else { "off" },
-                    split_text(c.planes)
-                );
-                out.push((label, c));
+    let mut out = Vec::new();
+    for s in PLANE_SPLITS.iter().filter_map(|&planes| split(p, planes)) {
+        for (dynamic, fold, read_priority) in (0..8).map(|i| (i & 4 == 0, i & 2 != 0, i & 1 != 0)) {
+            let mut c = s.clone();
+            if !dynamic {
+                c.cache = Cache::Static {
+                    bytes: static_bytes(cliff_bytes, &c),
+                };
             }
+            c.fold = fold;
+            c.read_priority = read_priority;
+            let label = format!(
+                "{} cache, {}, read priority {}, {}",
+                if dynamic { "dynamic" } else { "static" },
+                if fold { "fold" } else { "direct" },
+                if read_priority { "on" } else { "off" },
+                split_text(c.planes)
+            );
+            out.push((label, c));
         }
     }
     out
@@ -437,14 +429,15 @@ pub fn compare(measured: &Figures, fitted: &Figures) -> Vec<Compared> {
     out
 }
 
-/// Mean |ln(simulated / measured)| over the used figures both have; a figure one lacks
-/// counts as a factor of two.
+/// Mean over the fitted jobs of each job's mean |ln(simulated / measured)| over the used
+/// figures both have; a figure one lacks counts as a factor of two. Each job weighs the
+/// same whatever its figures' count, so the nine points of the depth scan do not outweigh
+/// the mixed job, the one that tells how the parallel units split into dies.
 fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
     let m = used_figures(measured);
     let s = used_figures(simulated);
-    let mut total = 0.0;
-    let mut n = 0.0f64;
-    for ((_, _, mv), (_, _, sv)) in m.iter().zip(&s) {
+    let mut jobs: Vec<(&str, f64, f64)> = Vec::new();
+    for ((job, _, mv), (_, _, sv)) in m.iter().zip(&s) {
         if !mv.is_finite() {
             continue;
         }
@@ -453,10 +446,16 @@ fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
             (None, None) => 0.0,
             _ => std::f64::consts::LN_2,
         };
-        total += e;
-        n += 1.0;
+        match jobs.iter_mut().find(|j| j.0 == *job) {
+            Some(j) => {
+                j.1 += e;
+                j.2 += 1.0;
+            }
+            None => jobs.push((job, e, 1.0)),
+        }
     }
-    total / n.max(1.0)
+    let total: f64 = jobs.iter().map(|j| j.1 / j.2).sum();
+    total / (jobs.len() as f64).max(1.0)
 }
 
 /// `value` × `measured / simulated` (both finite), the ratio held to [1/4, 4].
