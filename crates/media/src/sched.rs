@@ -215,6 +215,9 @@ struct Slot {
     /// `start_ns` is its start).
     gap_ns: u64,
     dur_ns: u64,
+    /// The entry's end, while the slot's position is below the ring's `settled`: the
+    /// ends rise, so the first entry not over by a time is a binary search among them.
+    end_ns: u64,
     ops: u32,
     quantum_ns: u32,
     slack_ns: u32,
@@ -227,6 +230,7 @@ struct Slot {
 const EMPTY_SLOT: Slot = Slot {
     gap_ns: 0,
     dur_ns: 0,
+    end_ns: 0,
     ops: 1,
     quantum_ns: 0,
     slack_ns: 0,
@@ -267,6 +271,9 @@ struct Ring {
     masks: [u64; 4],
     head: u8,
     len: u8,
+    /// Positions below this hold their entry's end (`Slot::end_ns`). Work placed at a
+    /// position moves only the entries after it, so those before it keep their ends.
+    settled: u8,
 }
 
 const EMPTY_RING: Ring = Ring {
@@ -276,6 +283,7 @@ const EMPTY_RING: Ring = Ring {
     masks: [0; 4],
     head: 0,
     len: 0,
+    settled: 0,
 };
 
 /// The unfinished operations of every unit.
@@ -425,16 +433,38 @@ impl Ring {
         }
     }
 
-    /// End of position `to - 1`, walking from position `from` whose predecessor ends at
-    /// `prev_end_ns` (`start_ns` for position 0); `prev_end_ns` itself if `to == from`.
+    /// End of the entry before position `i` (the ring's start for position 0, whose gap
+    /// is 0); `i` is at most `settled`.
     #[inline]
-    fn end_before(&self, from: usize, prev_end_ns: u64, to: usize) -> u64 {
-        let mut t = prev_end_ns;
-        for i in from..to {
-            let s = self.at(i);
-            t += s.gap_ns + s.dur_ns;
+    fn end_before(&self, i: usize) -> u64 {
+        debug_assert!(i <= self.settled as usize);
+        if i == 0 {
+            self.start_ns
+        } else {
+            self.at(i - 1).end_ns
         }
-        t
+    }
+
+    /// Hold the ends of the entries below position `to` (at most the length).
+    #[inline]
+    fn settle(&mut self, to: usize) {
+        let from = self.settled as usize;
+        if to <= from {
+            return;
+        }
+        let mut t = self.end_before(from);
+        for i in from..to {
+            let s = self.at_mut(i);
+            t += s.gap_ns + s.dur_ns;
+            s.end_ns = t;
+        }
+        self.settled = to as u8;
+    }
+
+    /// Positions from `i` on no longer hold their ends.
+    #[inline]
+    fn unsettle(&mut self, i: usize) {
+        self.settled = self.settled.min(i as u8);
     }
 
     /// Every entry with its times (saving and tests).
@@ -458,6 +488,7 @@ impl Ring {
             *self.at_mut(i) = Slot {
                 gap_ns: e.start_ns.wrapping_sub(prev_end),
                 dur_ns: e.end_ns.wrapping_sub(e.start_ns),
+                end_ns: e.end_ns,
                 ops: e.ops,
                 quantum_ns: e.quantum_ns,
                 slack_ns: e.slack_ns,
@@ -469,6 +500,7 @@ impl Ring {
             prev_end = e.end_ns;
         }
         self.len = entries.len() as u8;
+        self.settled = self.len;
         self.end_ns = prev_end;
     }
 
@@ -494,6 +526,7 @@ impl Ring {
             }
             self.head = ((self.head as usize + k) & MASK) as u8;
             self.len -= k as u8;
+            self.settled = self.settled.saturating_sub(k as u8);
             for m in &mut self.masks {
                 *m = m.checked_shr(k as u32).unwrap_or(0);
             }
@@ -513,9 +546,16 @@ impl Ring {
             // The pair merges into the earlier entry, in place; the entry after it keeps
             // its idle time (the merged entry ends where the later of the pair did).
             let b = *self.at(i);
+            let settled = i < self.settled as usize;
+            if !settled {
+                self.unsettle(i - 1);
+            }
             let a = self.at_mut(i - 1);
             let kind_changed = a.kind != b.kind;
             a.dur_ns += b.gap_ns + b.dur_ns;
+            if settled {
+                a.end_ns = b.end_ns;
+            }
             a.kind = b.kind;
             a.suspends = a.suspends.max(b.suspends);
             a.ops += b.ops;
@@ -574,6 +614,9 @@ impl Ring {
         }
         self.close_bit(i);
         self.len -= 1;
+        if i < self.settled as usize {
+            self.settled -= 1;
+        }
     }
 
     /// Insert `s` at position `p`, moving the entries before it forward one slot or those
@@ -595,15 +638,42 @@ impl Ring {
             self.slots[(head + p) & MASK] = s;
         }
         self.len += 1;
+        self.unsettle(p);
         self.open_bit(p);
         self.mark(p, s.kind);
         self.masks[GAPPED] |= u64::from(s.gap_ns > 0) << p;
+    }
+
+    /// Add `s` after the last entry, to start at `start_ns` (no earlier than its end; room
+    /// was made): nothing moves, and the masks' bits past the last entry are clear.
+    #[inline]
+    fn append(&mut self, start_ns: u64, mut s: Slot) {
+        let n = self.n();
+        debug_assert!(n < QUEUE_CAP);
+        if n == 0 {
+            self.start_ns = start_ns;
+            s.gap_ns = 0;
+        } else {
+            s.gap_ns = start_ns - self.end_ns;
+        }
+        self.end_ns = start_ns + s.dur_ns;
+        s.end_ns = self.end_ns;
+        *self.at_mut(n) = s;
+        self.len += 1;
+        if self.settled as usize == n {
+            self.settled += 1;
+        }
+        for (m, on) in self.masks.iter_mut().zip(kind_bits(s.kind)) {
+            *m |= u64::from(on) << n;
+        }
+        self.masks[GAPPED] |= u64::from(s.gap_ns > 0) << n;
     }
 
     /// The entries from `from` on start `delta_ns` later where they followed on at once:
     /// the first idle times after them absorb the move, and what is left moves the end.
     #[inline]
     fn absorb(&mut self, from: usize, mut delta_ns: u64) {
+        self.unsettle(from);
         let mut gapped = self.masks[GAPPED] & u64::MAX.checked_shl(from as u32).unwrap_or(0);
         while delta_ns > 0 && gapped != 0 {
             let j = gapped.trailing_zeros() as usize;
@@ -634,6 +704,10 @@ impl Ring {
             s.gap_ns = start_ns - prev_end_ns;
         }
         self.insert(p, s);
+        if self.settled as usize == p {
+            self.at_mut(p).end_ns = end_ns;
+            self.settled += 1;
+        }
         match next_start_ns {
             None => self.end_ns = end_ns,
             Some(next) if next >= end_ns => self.set_gap(p + 1, next - end_ns),
@@ -672,7 +746,10 @@ impl Ring {
         }
         let cut_ns = k as u64 * each_ns;
         s.dur_ns = cut_ns;
+        s.end_ns = start_ns + cut_ns;
         s.ops = k;
+        // Both parts' ends are known where the entry's was.
+        let settled = self.settled as usize > i;
         self.insert(
             i + 1,
             Slot {
@@ -684,6 +761,9 @@ impl Ring {
                 ..e
             },
         );
+        if settled {
+            self.settled = (i + 2) as u8;
+        }
     }
 }
 
@@ -785,15 +865,12 @@ impl UnitQueues {
         }
         r.make_room(1);
         let quantum = dur_ns / u64::from(max_suspends.max(1));
-        let n = r.n();
-        let end = r.end_ns;
-        r.place(
-            n,
-            end,
+        r.append(
             start,
             Slot {
                 gap_ns: 0,
                 dur_ns,
+                end_ns: 0,
                 ops: 1,
                 quantum_ns: quantum.min(u64::from(u32::MAX)) as u32,
                 slack_ns: slack.min(u64::from(u32::MAX)) as u32,
@@ -821,7 +898,8 @@ impl UnitQueues {
         // Merging happens at the tail, before any position is taken: room for a split, the
         // read and a resumed operation.
         r.make_room(3);
-        let (first, first_prev_end) = r.first_unfinished(earliest_ns);
+        let first = r.first_unfinished(earliest_ns);
+        let first_prev_end = r.end_before(first);
         let first_start = if first < r.n() {
             first_prev_end + r.at(first).gap_ns
         } else {
@@ -830,28 +908,11 @@ impl UnitQueues {
         if cfg.read_priority {
             r.split_running(first, first_start, earliest_ns);
         }
-        let n = r.n();
-        let mut p = first;
-        // The operation running at `earliest_ns` keeps the die...
-        if p < n && first_start <= earliest_ns {
-            p += 1;
-        }
-        if cfg.read_priority {
-            // ...and reads already waiting go first (a host read passes internal ones): the
-            // first position from `p` that stops this read, else the end.
-            p += ((r.read_stops(host) >> p).trailing_zeros() as usize).min(n - p);
-        } else {
-            // First come, first served among what the die was sent: past the running
-            // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
-            let mut ahead = 0;
-            while p < n && ahead < FIRMWARE_AHEAD_OPS {
-                ahead += r.at(p).ops;
-                p += 1;
-            }
-        }
+        let p = r.read_position(cfg.read_priority, first, first_start, earliest_ns, host);
         // The entry just ahead of the read, and where it ends.
+        r.settle(p);
         let (cur, prev_end_ns) = if p > first {
-            let e = r.entry_after(p - 1, r.end_before(first, first_prev_end, p - 1));
+            let e = r.entry_after(p - 1, r.end_before(p - 1));
             (Some(e), e.end_ns)
         } else {
             (None, first_prev_end)
@@ -874,6 +935,7 @@ impl UnitQueues {
             Slot {
                 gap_ns: 0,
                 dur_ns,
+                end_ns: 0,
                 ops: 1,
                 quantum_ns: 0,
                 slack_ns: 0,
@@ -939,6 +1001,27 @@ impl SchedulerConfig {
     }
 }
 
+/// When `cur` stops for a read arriving at `t_ns`: a resumed operation first makes its
+/// quantum of progress, and it stops at the end of the step running.
+fn suspend_stop(cfg: &SchedulerConfig, cur: &Entry, t_ns: u64) -> u64 {
+    let progress_ns = if cur.suspends > 0 {
+        cur.start_ns + u64::from(cur.quantum_ns)
+    } else {
+        cur.start_ns
+    };
+    let step_ns = match cur.kind {
+        Kind::Erase => cfg.erase_suspend_step_ns,
+        _ => cfg.program_suspend_step_ns,
+    };
+    let ready = t_ns.max(progress_ns);
+    // Steps fall at multiples of the step from the entry's start: a resumed operation
+    // restarts its step.
+    match step_ns {
+        0 => ready,
+        g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
+    }
+}
+
 /// Suspend `cur`, the entry at `p - 1`, for a read of `dur_ns` arriving at `earliest_ns`,
 /// if it is running then and may be suspended: the read goes in at `p` and the rest of the
 /// operation resumes after it. `None` if the read must wait instead.
@@ -952,28 +1035,14 @@ fn suspend_for(
     kind: Kind,
 ) -> Option<ReadPlacement> {
     let running = cur.start_ns <= earliest_ns && earliest_ns < cur.end_ns;
-    // A resumed operation first makes its quantum of progress.
-    let progress_ns = if cur.suspends > 0 {
-        cur.start_ns + u64::from(cur.quantum_ns)
-    } else {
-        cur.start_ns
-    };
-    let step_ns = match cur.kind {
-        Kind::Erase => cfg.erase_suspend_step_ns,
-        _ => cfg.program_suspend_step_ns,
-    };
-    let ready = earliest_ns.max(progress_ns);
-    // The operation stops at the end of the step running (steps fall at multiples of the
-    // step from the entry's start: a resumed operation restarts its step).
-    let stop = match step_ns {
-        0 => ready,
-        g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
-    };
+    let stop = suspend_stop(cfg, &cur, earliest_ns);
     let at = stop + cfg.suspend_latency_ns;
     if !(running && cfg.suspendable(&cur) && cfg.within_budget(&cur, dur_ns) && at < cur.end_ns) {
         return None;
     }
+
     let rest = cur.end_ns - at;
+    r.unsettle(p - 1);
     let s = r.at_mut(p - 1);
     s.dur_ns = at - cur.start_ns;
     s.kind = Kind::Suspending;
@@ -981,6 +1050,7 @@ fn suspend_for(
     let read = Slot {
         gap_ns: 0,
         dur_ns,
+        end_ns: 0,
         ops: 1,
         quantum_ns: 0,
         slack_ns: 0,
@@ -1013,22 +1083,72 @@ fn suspend_for(
 }
 
 impl Ring {
-    /// The first entry not over by `t_ns` (entries follow one another, so their ends rise),
-    /// and the end of the one before it (the ring's start for the first).
+    /// The first entry not over by `t_ns`, its end held: entries follow one another, so
+    /// their ends rise, and a binary search among the settled ones finds it (a ring booked
+    /// far ahead holds dozens of entries the floor has not yet forgotten), else a walk on
+    /// from them.
     #[inline]
-    fn first_unfinished(&self, t_ns: u64) -> (usize, u64) {
-        let n = self.n();
-        let (mut i, mut prev_end) = (0, self.start_ns);
-        while i < n {
-            let s = self.at(i);
-            let end = prev_end + s.gap_ns + s.dur_ns;
-            if end > t_ns {
-                break;
+    fn first_unfinished(&mut self, t_ns: u64) -> usize {
+        let (n, settled) = (self.n(), self.settled as usize);
+        let (mut lo, mut hi) = (0, settled);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.at(mid).end_ns <= t_ns {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            prev_end = end;
-            i += 1;
         }
-        (i, prev_end)
+        if lo < settled {
+            return lo;
+        }
+        let mut t = self.end_before(settled);
+        let mut i = settled;
+        while i < n {
+            let s = self.at_mut(i);
+            t += s.gap_ns + s.dur_ns;
+            s.end_ns = t;
+            i += 1;
+            if t > t_ns {
+                self.settled = i as u8;
+                return i - 1;
+            }
+        }
+        self.settled = n as u8;
+        n
+    }
+
+    /// Where a read wanted at `t_ns` goes: `first` is the first entry not over by then,
+    /// starting at `first_start_ns`.
+    #[inline]
+    fn read_position(
+        &self,
+        priority: bool,
+        first: usize,
+        first_start_ns: u64,
+        t_ns: u64,
+        host: bool,
+    ) -> usize {
+        let n = self.n();
+        let mut p = first;
+        // The operation running at `t_ns` keeps the die...
+        if p < n && first_start_ns <= t_ns {
+            p += 1;
+        }
+        if priority {
+            // ...and reads already waiting go first (a host read passes internal ones): the
+            // first position from `p` that stops this read, else the end.
+            p += ((self.read_stops(host) >> p).trailing_zeros() as usize).min(n - p);
+        } else {
+            // First come, first served among what the die was sent: past the running
+            // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
+            let mut ahead = 0;
+            while p < n && ahead < FIRMWARE_AHEAD_OPS {
+                ahead += self.at(p).ops;
+                p += 1;
+            }
+        }
+        p
     }
 
     /// A read placed at position `p` waited from `from_ns` to `to_ns`: split that time among
@@ -1110,6 +1230,7 @@ fn move_down(ring: &mut [Slot; QUEUE_CAP], a: usize, b: usize) {
 }
 
 #[cfg(test)]
+#[path = "sched/tests/ring_reference.rs"]
 mod ring_reference;
 
 #[cfg(test)]
@@ -1159,6 +1280,10 @@ mod tests {
             assert_eq!(r.at(0).gap_ns, 0);
             assert_eq!(r.start_ns, first.start_ns);
         }
+        for (i, x) in e.iter().enumerate().take(r.settled as usize) {
+            assert_eq!(r.at(i).end_ns, x.end_ns, "{i}: {e:?}");
+        }
+        assert!(r.settled <= r.len);
         let mut fresh = EMPTY_RING;
         fresh.fill(r.head, &e);
         assert_eq!(fresh.masks, r.masks, "{e:?}");
