@@ -40,6 +40,17 @@
 //! such pair, else the last two), so a long run of queued programs or internal reads becomes
 //! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
+//!
+//! A unit's entries stay in the slots they were put in; a ring of slot numbers gives their
+//! order, so placing a read or merging a pair moves bytes of it rather than entries. An
+//! entry holds its time as the idle time before it and its length: a read's push of later
+//! work changes only the idle times that absorb it (found with a bit mask of the entries
+//! that have idle time before them), not each entry that follows on at once. The ends of
+//! the entries before the last one placed are kept beside them (work placed at a position
+//! moves only what follows it), so a read finds the first entry not over by its time with a
+//! binary search. Bit masks by position hold each entry's kind: a read finds the end of the
+//! reads waiting ahead of it, and a merge the latest pair of one kind with no idle time
+//! between them, with one count of zeros.
 
 use flashlab_engine::state::{State, StateError, StateReader, StateWriter};
 
@@ -255,10 +266,16 @@ fn kind_bits(kind: Kind) -> [bool; 3] {
     }
 }
 
-/// One unit's unfinished operations: a ring of `QUEUE_CAP` slots in time order.
+/// One unit's unfinished operations: `QUEUE_CAP` slots that stay where they are put, in
+/// time order through a ring of slot numbers (a placed read or a merge moves bytes of
+/// `order`, not entries).
 #[derive(Debug, Clone)]
 struct Ring {
     slots: [Slot; QUEUE_CAP],
+    /// From `head` on, the slot of each position.
+    order: [u8; QUEUE_CAP],
+    /// Bit `s` set where slot `s` holds no entry.
+    free: u64,
     /// Start of the entry at position 0 and end of the last (while the ring holds any).
     start_ns: u64,
     end_ns: u64,
@@ -278,6 +295,8 @@ struct Ring {
 
 const EMPTY_RING: Ring = Ring {
     slots: [EMPTY_SLOT; QUEUE_CAP],
+    order: IDENTITY,
+    free: u64::MAX,
     start_ns: 0,
     end_ns: 0,
     masks: [0; 4],
@@ -345,6 +364,17 @@ impl State for UnitQueues {
 }
 
 const MASK: usize = QUEUE_CAP - 1;
+
+/// Slot `i` at position `i` from a head at slot 0.
+const IDENTITY: [u8; QUEUE_CAP] = {
+    let mut order = [0; QUEUE_CAP];
+    let mut i = 0;
+    while i < QUEUE_CAP {
+        order[i] = i as u8;
+        i += 1;
+    }
+    order
+};
 const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 64);
 
 impl Ring {
@@ -355,12 +385,22 @@ impl Ring {
 
     #[inline]
     fn at(&self, i: usize) -> &Slot {
-        &self.slots[(self.head as usize + i) & MASK]
+        &self.slots[self.order[(self.head as usize + i) & MASK] as usize & MASK]
     }
 
     #[inline]
     fn at_mut(&mut self, i: usize) -> &mut Slot {
-        &mut self.slots[(self.head as usize + i) & MASK]
+        &mut self.slots[self.order[(self.head as usize + i) & MASK] as usize & MASK]
+    }
+
+    /// A free slot holding `s`, taken (room was made).
+    #[inline]
+    fn take_slot(&mut self, s: Slot) -> u8 {
+        debug_assert!(self.free != 0);
+        let slot = self.free.trailing_zeros() as usize & MASK;
+        self.free &= self.free - 1;
+        self.slots[slot] = s;
+        slot as u8
     }
 
     /// Set the kind bits of position `i`.
@@ -501,6 +541,9 @@ impl Ring {
         }
         self.len = entries.len() as u8;
         self.settled = self.len;
+        for i in 0..entries.len() {
+            self.free &= !(1u64 << ((head as usize + i) & MASK));
+        }
         self.end_ns = prev_end;
     }
 
@@ -523,6 +566,9 @@ impl Ring {
                 // The new first entry's idle time goes into the ring's start.
                 self.start_ns = t + self.at(k).gap_ns;
                 self.at_mut(k).gap_ns = 0;
+            }
+            for j in 0..k {
+                self.free |= 1u64 << (self.order[(self.head as usize + j) & MASK] as usize & MASK);
             }
             self.head = ((self.head as usize + k) & MASK) as u8;
             self.len -= k as u8;
@@ -601,16 +647,17 @@ impl Ring {
         (n - 1, false)
     }
 
-    /// Drop the entry at position `i`, moving the entries before it back one slot or those
-    /// after it forward one, whichever are fewer.
+    /// Drop the entry at position `i`, freeing its slot and moving the positions before it
+    /// back one or those after it forward one, whichever are fewer.
     fn remove(&mut self, i: usize) {
         let (n, head) = (self.n(), self.head as usize);
         debug_assert!(i < n);
+        self.free |= 1u64 << (self.order[(head + i) & MASK] as usize & MASK);
         if i < n - 1 - i {
-            move_up(&mut self.slots, head, head + i);
+            move_up(&mut self.order, head, head + i);
             self.head = ((head + 1) & MASK) as u8;
         } else {
-            move_down(&mut self.slots, head + i + 1, head + n);
+            move_down(&mut self.order, head + i + 1, head + n);
         }
         self.close_bit(i);
         self.len -= 1;
@@ -619,23 +666,24 @@ impl Ring {
         }
     }
 
-    /// Insert `s` at position `p`, moving the entries before it forward one slot or those
-    /// after it back one, whichever are fewer (room was made). The caller keeps the times
-    /// around it right.
+    /// Insert `s` at position `p` in a free slot, moving the positions before it forward one
+    /// or those after it back one, whichever are fewer (room was made). The caller keeps
+    /// the times around it right.
     fn insert(&mut self, p: usize, s: Slot) {
         let n = self.n();
         debug_assert!(n < QUEUE_CAP && p <= n);
         let head = self.head as usize;
+        let slot = self.take_slot(s);
         if p < n - p {
-            // Slots `head .. head + p` move down one; counted from one ring further on, so
-            // the slot before the head is never below zero.
-            move_down(&mut self.slots, head + QUEUE_CAP, head + QUEUE_CAP + p);
+            // Positions `head .. head + p` move down one; counted from one ring further on,
+            // so the one before the head is never below zero.
+            move_down(&mut self.order, head + QUEUE_CAP, head + QUEUE_CAP + p);
             let new_head = head.wrapping_sub(1) & MASK;
-            self.slots[(new_head + p) & MASK] = s;
+            self.order[(new_head + p) & MASK] = slot;
             self.head = new_head as u8;
         } else {
-            move_up(&mut self.slots, head + p, head + n);
-            self.slots[(head + p) & MASK] = s;
+            move_up(&mut self.order, head + p, head + n);
+            self.order[(head + p) & MASK] = slot;
         }
         self.len += 1;
         self.unsettle(p);
@@ -658,7 +706,8 @@ impl Ring {
         }
         self.end_ns = start_ns + s.dur_ns;
         s.end_ns = self.end_ns;
-        *self.at_mut(n) = s;
+        let slot = self.take_slot(s);
+        self.order[(self.head as usize + n) & MASK] = slot;
         self.len += 1;
         if self.settled as usize == n {
             self.settled += 1;
@@ -1187,7 +1236,7 @@ impl Ring {
 /// slot, as block moves: the part past the ring's end first, then the slot that wraps, then
 /// the rest.
 #[inline]
-fn move_up(ring: &mut [Slot; QUEUE_CAP], a: usize, b: usize) {
+fn move_up<T: Copy>(ring: &mut [T; QUEUE_CAP], a: usize, b: usize) {
     debug_assert!(a <= b && b - a < QUEUE_CAP && a < 2 * QUEUE_CAP);
     if a >= b {
         return;
@@ -1207,7 +1256,7 @@ fn move_up(ring: &mut [Slot; QUEUE_CAP], a: usize, b: usize) {
 /// rings) down one slot, as block moves: the part before the ring's end first, then the
 /// slot that wraps, then the rest.
 #[inline]
-fn move_down(ring: &mut [Slot; QUEUE_CAP], a: usize, b: usize) {
+fn move_down<T: Copy>(ring: &mut [T; QUEUE_CAP], a: usize, b: usize) {
     debug_assert!(a >= 1 && a <= b && b - a < QUEUE_CAP && b <= 3 * QUEUE_CAP);
     if a >= b {
         return;
@@ -1284,6 +1333,13 @@ mod tests {
             assert_eq!(r.at(i).end_ns, x.end_ns, "{i}: {e:?}");
         }
         assert!(r.settled <= r.len);
+        // Each entry has a slot of its own, and the free slots are the others.
+        let used = (0..e.len()).fold(0u64, |m, i| {
+            let bit = 1u64 << r.order[(r.head as usize + i) & MASK];
+            assert_eq!(m & bit, 0, "slot used twice: {:?}", r.order);
+            m | bit
+        });
+        assert_eq!(r.free, !used);
         let mut fresh = EMPTY_RING;
         fresh.fill(r.head, &e);
         assert_eq!(fresh.masks, r.masks, "{e:?}");
