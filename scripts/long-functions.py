@@ -25,8 +25,6 @@ ACCEPTED = {
         "per-I/O hot path: the issue loop (batches, think time, rate, next I/O) in one pass",
     ("crates/device/src/ssd.rs", "submit_in"):
         "per-I/O hot path: a command's checks, buffer, map and media in one pass",
-    ("crates/media/src/sched.rs", "read"):
-        "per-read hot path: a die queue's read placement (merge, priority, suspend) in one pass",
 }
 
 

@@ -40,6 +40,17 @@
 //! such pair, else the last two), so a long run of queued programs or internal reads becomes
 //! one longer entry whose operations a read can still tell apart. Nothing allocates after
 //! construction.
+//!
+//! A unit's entries stay in the slots they were put in; a ring of slot numbers gives their
+//! order, so placing a read or merging a pair moves bytes of it rather than entries. An
+//! entry holds its time as the idle time before it and its length: a read's push of later
+//! work changes only the idle times that absorb it (found with a bit mask of the entries
+//! that have idle time before them), not each entry that follows on at once. The ends of
+//! the entries before the last one placed are kept beside them (work placed at a position
+//! moves only what follows it), so a read finds the first entry not over by its time with a
+//! binary search. Bit masks by position hold each entry's kind: a read finds the end of the
+//! reads waiting ahead of it, and a merge the latest pair of one kind with no idle time
+//! between them, with one count of zeros.
 
 use flashlab_engine::state::{State, StateError, StateReader, StateWriter};
 
@@ -206,211 +217,391 @@ pub(crate) struct ReadPlacement {
     pub waits: Waits,
 }
 
-/// The unfinished operations of every unit: rings of `QUEUE_CAP` entries in one flat array.
+/// An entry as its ring keeps it: its place in time as the idle time before it and its
+/// length, so that work moved later changes only the idle time that absorbs the move, and
+/// the entries in a run that follows on at once are not touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    /// Idle time from the end of the entry before it (0 for the first entry: the ring's
+    /// `start_ns` is its start).
+    gap_ns: u64,
+    dur_ns: u64,
+    /// The entry's end, while the slot's position is below the ring's `settled`: the
+    /// ends rise, so the first entry not over by a time is a binary search among them.
+    end_ns: u64,
+    ops: u32,
+    quantum_ns: u32,
+    slack_ns: u32,
+    /// Suspensions so far (`max_suspends_per_op` is at most 255, as the configuration
+    /// bounds it).
+    suspends: u16,
+    kind: Kind,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    gap_ns: 0,
+    dur_ns: 0,
+    end_ns: 0,
+    ops: 1,
+    quantum_ns: 0,
+    slack_ns: 0,
+    suspends: 0,
+    kind: Kind::Read,
+};
+
+/// Index of the mask of entries with idle time before them, after the three kind masks.
+const GAPPED: usize = 3;
+
+/// The kind masks' bits for `kind`: a host read stops at mask 0 (anything but a host read),
+/// an internal read at masks 1 or 2 (programs, erases, suspending operations), and two
+/// neighbours are of one kind where all three agree.
+#[inline]
+fn kind_bits(kind: Kind) -> [bool; 3] {
+    match kind {
+        Kind::Read => [false, false, false],
+        Kind::InternalRead => [true, false, false],
+        Kind::Program => [true, true, false],
+        Kind::Erase => [true, true, true],
+        Kind::Suspending => [true, false, true],
+    }
+}
+
+/// One unit's unfinished operations: `QUEUE_CAP` slots that stay where they are put, in
+/// time order through a ring of slot numbers (a placed read or a merge moves bytes of
+/// `order`, not entries).
+#[derive(Debug, Clone)]
+struct Ring {
+    slots: [Slot; QUEUE_CAP],
+    /// From `head` on, the slot of each position.
+    order: [u8; QUEUE_CAP],
+    /// Bit `s` set where slot `s` holds no entry.
+    free: u64,
+    /// Start of the entry at position 0 and end of the last (while the ring holds any).
+    start_ns: u64,
+    end_ns: u64,
+    /// Bit `i` of each for the entry at position `i` from the head: its kind (three masks,
+    /// [`kind_bits`]) and, at [`GAPPED`], whether it has idle time before it. A read finds
+    /// the end of the reads waiting ahead of it from the kinds in one step, the pair that
+    /// merges is the highest bit where neighbours agree in kind and no time lies between
+    /// them, and a push finds the idle time that absorbs it without looking at the
+    /// entries that follow on at once.
+    masks: [u64; 4],
+    head: u8,
+    len: u8,
+    /// Positions below this hold their entry's end (`Slot::end_ns`). Work placed at a
+    /// position moves only the entries after it, so those before it keep their ends.
+    settled: u8,
+}
+
+const EMPTY_RING: Ring = Ring {
+    slots: [EMPTY_SLOT; QUEUE_CAP],
+    order: IDENTITY,
+    free: u64::MAX,
+    start_ns: 0,
+    end_ns: 0,
+    masks: [0; 4],
+    head: 0,
+    len: 0,
+    settled: 0,
+};
+
+/// The unfinished operations of every unit.
 #[derive(Debug, Clone)]
 pub(crate) struct UnitQueues {
     cfg: SchedulerConfig,
-    entries: Vec<Entry>,
-    /// Per unit: ring head and length.
-    head: Vec<u8>,
-    len: Vec<u8>,
-    /// Per unit, bit `i` for the entry at position `i` from the head: in `[0]` set where a
-    /// host read stops looking for its place (anything but a host read), in `[1]` where an
-    /// internal read does (anything but a read). A read finds the end of the reads waiting
-    /// ahead of it from these in one step instead of a scan of them (a garbage collector's
-    /// victim puts dozens of reads on a die at once).
-    read_stops: Vec<[u64; 2]>,
+    rings: Vec<Ring>,
 }
 
-/// The masks follow from the entries and are rebuilt on load, not stored.
+/// Saved as rings of entries with their times; the masks follow from the entries and are
+/// rebuilt on load.
 impl State for UnitQueues {
     fn save(&self, w: &mut StateWriter<'_>) {
-        self.entries.save(w);
-        self.head.save(w);
-        self.len.save(w);
+        let units = self.rings.len();
+        let mut entries = vec![EMPTY; units * QUEUE_CAP];
+        for (u, r) in self.rings.iter().enumerate() {
+            for (i, e) in r.entries().into_iter().enumerate() {
+                entries[u * QUEUE_CAP + ((r.head as usize + i) & MASK)] = e;
+            }
+        }
+        entries.save(w);
+        let head: Vec<u8> = self.rings.iter().map(|r| r.head).collect();
+        let len: Vec<u8> = self.rings.iter().map(|r| r.len).collect();
+        head.save(w);
+        len.save(w);
     }
     fn load(&mut self, r: &mut StateReader<'_>) -> Result<(), StateError> {
-        self.entries.load(r)?;
-        self.head.load(r)?;
-        self.len.load(r)?;
-        let units = self.head.len();
-        if self.len.len() != units
-            || self.entries.len() != units * QUEUE_CAP
-            || self.len.iter().any(|&n| n as usize > QUEUE_CAP)
-            || self.head.iter().any(|&h| h as usize >= QUEUE_CAP)
+        let (mut entries, mut head, mut len) =
+            (Vec::<Entry>::new(), Vec::<u8>::new(), Vec::<u8>::new());
+        entries.load(r)?;
+        head.load(r)?;
+        len.load(r)?;
+        let units = head.len();
+        if len.len() != units
+            || entries.len() != units * QUEUE_CAP
+            || len.iter().any(|&n| n as usize > QUEUE_CAP)
+            || head.iter().any(|&h| h as usize >= QUEUE_CAP)
         {
             return Err(StateError::Corrupt {
                 what: format!(
                     "die queues: {} entries, {} heads and {} lengths for rings of {QUEUE_CAP}",
-                    self.entries.len(),
+                    entries.len(),
                     units,
-                    self.len.len()
+                    len.len()
                 ),
             });
         }
-        // Each queued operation lies within itself, before 2^62 ns, stands for at least
-        // one operation and is suspended no more than the scheduler allows.
-        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        self.rings = vec![EMPTY_RING; units];
         for unit in 0..units {
-            for i in 0..self.len[unit] as usize {
-                let e = self.get(unit, i);
-                if e.start_ns > e.end_ns
-                    || e.end_ns > limit
-                    || e.ops == 0
-                    || e.suspends > self.cfg.max_suspends_per_op
-                {
-                    return Err(StateError::Corrupt {
-                        what: format!(
-                            "die queue {unit}'s entry {i}: a {:?} of {} operations from {} to {} ns suspended {} times (valid: start before end before 2^62 ns, at least one operation, at most {} suspensions)",
-                            e.kind, e.ops, e.start_ns, e.end_ns, e.suspends, self.cfg.max_suspends_per_op
-                        ),
-                    });
-                }
-            }
-        }
-        self.read_stops = vec![[0; 2]; units];
-        for unit in 0..units {
-            for i in 0..self.len[unit] as usize {
-                let kind = self.get(unit, i).kind;
-                self.mark(unit, i, kind);
-            }
+            let ring = &entries[unit * QUEUE_CAP..(unit + 1) * QUEUE_CAP];
+            let queued: Vec<Entry> = (0..len[unit] as usize)
+                .map(|i| ring[(head[unit] as usize + i) & MASK])
+                .collect();
+            self.check_loaded(unit, &queued)?;
+            self.rings[unit].fill(head[unit], &queued);
         }
         Ok(())
     }
 }
 
 const MASK: usize = QUEUE_CAP - 1;
-const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 128);
 
-impl UnitQueues {
-    /// Units with a queue.
-    pub fn unit_count(&self) -> usize {
-        self.head.len()
+/// Slot `i` at position `i` from a head at slot 0.
+const IDENTITY: [u8; QUEUE_CAP] = {
+    let mut order = [0; QUEUE_CAP];
+    let mut i = 0;
+    while i < QUEUE_CAP {
+        order[i] = i as u8;
+        i += 1;
+    }
+    order
+};
+const _: () = assert!(QUEUE_CAP.is_power_of_two() && QUEUE_CAP <= 64);
+
+impl Ring {
+    #[inline]
+    fn n(&self) -> usize {
+        self.len as usize
     }
 
-    /// The first queued operation of the first unit that has one (tests forge it).
-    #[cfg(test)]
-    pub(crate) fn first_queued_mut(&mut self) -> Option<&mut Entry> {
-        let unit = (0..self.unit_count()).find(|&u| self.len[u] > 0)?;
-        let head = self.head[unit] as usize;
-        Some(&mut self.ring_mut(unit)[head])
+    #[inline]
+    fn at(&self, i: usize) -> &Slot {
+        &self.slots[self.order[(self.head as usize + i) & MASK] as usize & MASK]
     }
 
-    pub fn new(units: usize, cfg: SchedulerConfig) -> UnitQueues {
-        UnitQueues {
-            cfg,
-            entries: vec![EMPTY; units * QUEUE_CAP],
-            head: vec![0; units],
-            len: vec![0; units],
-            read_stops: vec![[0; 2]; units],
+    #[inline]
+    fn at_mut(&mut self, i: usize) -> &mut Slot {
+        &mut self.slots[self.order[(self.head as usize + i) & MASK] as usize & MASK]
+    }
+
+    /// A free slot holding `s`, taken (room was made).
+    #[inline]
+    fn take_slot(&mut self, s: Slot) -> u8 {
+        debug_assert!(self.free != 0);
+        let slot = self.free.trailing_zeros() as usize & MASK;
+        self.free &= self.free - 1;
+        self.slots[slot] = s;
+        slot as u8
+    }
+
+    /// Set the kind bits of position `i`.
+    #[inline]
+    fn mark(&mut self, i: usize, kind: Kind) {
+        let bit = 1u64 << i;
+        for (m, on) in self.masks.iter_mut().zip(kind_bits(kind)) {
+            *m = (*m & !bit) | (u64::from(on) << i);
         }
     }
 
-    /// Set the mask bits of position `i` for an entry of `kind`.
+    /// Set position `i`'s idle time before it, and its bit.
     #[inline]
-    fn mark(&mut self, unit: usize, i: usize, kind: Kind) {
-        let bit = 1u64 << i;
-        let (stops_host, stops_internal) = match kind {
-            Kind::Read => (false, false),
-            Kind::InternalRead => (true, false),
-            Kind::Program | Kind::Erase | Kind::Suspending => (true, true),
-        };
-        let [host, internal] = &mut self.read_stops[unit];
-        *host = (*host & !bit) | (u64::from(stops_host) << i);
-        *internal = (*internal & !bit) | (u64::from(stops_internal) << i);
+    fn set_gap(&mut self, i: usize, gap_ns: u64) {
+        self.at_mut(i).gap_ns = gap_ns;
+        let m = &mut self.masks[GAPPED];
+        *m = (*m & !(1u64 << i)) | (u64::from(gap_ns > 0) << i);
     }
 
     /// Open position `p` in the masks (later positions move up one); its bits are clear.
     #[inline]
-    fn open_bit(&mut self, unit: usize, p: usize) {
+    fn open_bit(&mut self, p: usize) {
         let low = (1u64 << p) - 1;
-        for m in &mut self.read_stops[unit] {
+        for m in &mut self.masks {
             *m = (*m & low) | ((*m & !low) << 1);
         }
     }
 
     /// Close position `p` in the masks (later positions move down one).
     #[inline]
-    fn close_bit(&mut self, unit: usize, p: usize) {
+    fn close_bit(&mut self, p: usize) {
         let low = (1u64 << p) - 1;
-        for m in &mut self.read_stops[unit] {
+        for m in &mut self.masks {
             *m = (*m & low) | ((*m >> 1) & !low);
         }
     }
 
-    /// The unit's ring as an array: an index masked with [`MASK`] needs no bounds check,
-    /// which the scans and shifts below do once per entry.
+    /// Positions where a host read (`host`) or an internal read stops looking for its
+    /// place: anything but a host read, or anything but a read.
     #[inline]
-    fn ring(&self, unit: usize) -> &[Entry; QUEUE_CAP] {
-        let base = unit * QUEUE_CAP;
-        self.entries[base..base + QUEUE_CAP]
-            .try_into()
-            .expect("a unit's ring is QUEUE_CAP entries")
-    }
-
-    #[inline]
-    fn ring_mut(&mut self, unit: usize) -> &mut [Entry; QUEUE_CAP] {
-        let base = unit * QUEUE_CAP;
-        (&mut self.entries[base..base + QUEUE_CAP])
-            .try_into()
-            .expect("a unit's ring is QUEUE_CAP entries")
-    }
-
-    #[inline]
-    fn get(&self, unit: usize, i: usize) -> Entry {
-        self.ring(unit)[(self.head[unit] as usize + i) & MASK]
-    }
-
-    /// Store `e` at position `i` and mark its kind.
-    #[inline]
-    fn set(&mut self, unit: usize, i: usize, e: Entry) {
-        let head = self.head[unit] as usize;
-        self.ring_mut(unit)[(head + i) & MASK] = e;
-        self.mark(unit, i, e.kind);
-    }
-
-    /// End of the unit's last reservation (0 if none is kept).
-    pub fn free_ns(&self, unit: usize) -> u64 {
-        match self.len[unit] as usize {
-            0 => 0,
-            n => self.get(unit, n - 1).end_ns,
+    fn read_stops(&self, host: bool) -> u64 {
+        if host {
+            self.masks[0]
+        } else {
+            self.masks[1] | self.masks[2]
         }
+    }
+
+    /// Bit `i` set where the entry at `i` is of the same kind as the one before it.
+    #[inline]
+    fn same_kind(&self) -> u64 {
+        let k = &self.masks;
+        !((k[0] ^ (k[0] << 1)) | (k[1] ^ (k[1] << 1)) | (k[2] ^ (k[2] << 1)))
+    }
+
+    /// The entry at position `i` with its times, given the end of the one before it
+    /// (`start_ns` for the first, whose gap is 0).
+    #[inline]
+    fn entry_after(&self, i: usize, prev_end_ns: u64) -> Entry {
+        let s = self.at(i);
+        let start_ns = prev_end_ns.wrapping_add(s.gap_ns);
+        Entry {
+            start_ns,
+            end_ns: start_ns.wrapping_add(s.dur_ns),
+            kind: s.kind,
+            suspends: u32::from(s.suspends),
+            ops: s.ops,
+            quantum_ns: s.quantum_ns,
+            slack_ns: s.slack_ns,
+        }
+    }
+
+    /// End of the entry before position `i` (the ring's start for position 0, whose gap
+    /// is 0); `i` is at most `settled`.
+    #[inline]
+    fn end_before(&self, i: usize) -> u64 {
+        debug_assert!(i <= self.settled as usize);
+        if i == 0 {
+            self.start_ns
+        } else {
+            self.at(i - 1).end_ns
+        }
+    }
+
+    /// Hold the ends of the entries below position `to` (at most the length).
+    #[inline]
+    fn settle(&mut self, to: usize) {
+        let from = self.settled as usize;
+        if to <= from {
+            return;
+        }
+        let mut t = self.end_before(from);
+        for i in from..to {
+            let s = self.at_mut(i);
+            t += s.gap_ns + s.dur_ns;
+            s.end_ns = t;
+        }
+        self.settled = to as u8;
+    }
+
+    /// Positions from `i` on no longer hold their ends.
+    #[inline]
+    fn unsettle(&mut self, i: usize) {
+        self.settled = self.settled.min(i as u8);
+    }
+
+    /// Every entry with its times (saving and tests).
+    fn entries(&self) -> Vec<Entry> {
+        let mut t = self.start_ns;
+        (0..self.n())
+            .map(|i| {
+                let e = self.entry_after(i, t);
+                t = e.end_ns;
+                e
+            })
+            .collect()
+    }
+
+    /// Hold `entries` (in time order) from slot `head` on.
+    fn fill(&mut self, head: u8, entries: &[Entry]) {
+        *self = Ring { head, ..EMPTY_RING };
+        let mut prev_end = entries.first().map_or(0, |e| e.start_ns);
+        self.start_ns = prev_end;
+        for (i, e) in entries.iter().enumerate() {
+            *self.at_mut(i) = Slot {
+                gap_ns: e.start_ns.wrapping_sub(prev_end),
+                dur_ns: e.end_ns.wrapping_sub(e.start_ns),
+                end_ns: e.end_ns,
+                ops: e.ops,
+                quantum_ns: e.quantum_ns,
+                slack_ns: e.slack_ns,
+                suspends: e.suspends.min(u32::from(u16::MAX)) as u16,
+                kind: e.kind,
+            };
+            self.mark(i, e.kind);
+            self.masks[GAPPED] |= u64::from(e.start_ns != prev_end) << i;
+            prev_end = e.end_ns;
+        }
+        self.len = entries.len() as u8;
+        self.settled = self.len;
+        for i in 0..entries.len() {
+            self.free &= !(1u64 << ((head as usize + i) & MASK));
+        }
+        self.end_ns = prev_end;
     }
 
     /// Forget operations that ended by `now_ns` (nothing will be placed before it any more).
     #[inline]
-    fn forget_before(&mut self, unit: usize, now_ns: u64) {
-        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
-        let ring = self.ring(unit);
-        let mut k = 0;
-        while k < n && ring[(head + k) & MASK].end_ns <= now_ns {
+    fn forget_before(&mut self, now_ns: u64) {
+        let n = self.n();
+        let (mut k, mut t) = (0, self.start_ns);
+        while k < n {
+            let s = self.at(k);
+            let end = t + s.gap_ns + s.dur_ns;
+            if end > now_ns {
+                break;
+            }
+            t = end;
             k += 1;
         }
         if k > 0 {
-            self.head[unit] = ((head + k) & MASK) as u8;
-            self.len[unit] -= k as u8;
-            for m in &mut self.read_stops[unit] {
+            if k < n {
+                // The new first entry's idle time goes into the ring's start.
+                self.start_ns = t + self.at(k).gap_ns;
+                self.at_mut(k).gap_ns = 0;
+            }
+            for j in 0..k {
+                self.free |= 1u64 << (self.order[(self.head as usize + j) & MASK] as usize & MASK);
+            }
+            self.head = ((self.head as usize + k) & MASK) as u8;
+            self.len -= k as u8;
+            self.settled = self.settled.saturating_sub(k as u8);
+            for m in &mut self.masks {
                 *m = m.checked_shr(k as u32).unwrap_or(0);
             }
+            self.masks[GAPPED] &= !1;
         }
     }
 
     /// Room for `need` more entries: neighbours merge while the ring is too full.
-    fn make_room(&mut self, unit: usize, need: usize) {
-        // Where the scan for a pair that follows on at once starts: after such a pair
-        // merges, the pairs above the merged entry are ones the scan passed (the merged
-        // entry ends as the later of its pair did), so the next scan goes on from it.
+    fn make_room(&mut self, need: usize) {
+        // Where the search for a pair that follows on at once starts: after such a pair
+        // merges, the pairs above the merged entry are ones the search passed (the merged
+        // entry ends as the later of its pair did).
         let mut top = QUEUE_CAP;
-        while self.len[unit] as usize + need > QUEUE_CAP {
-            let (i, joined) = self.merge_point(unit, top);
+        while self.n() + need > QUEUE_CAP {
+            let (i, joined) = self.merge_point(top);
             top = if joined { i - 1 } else { QUEUE_CAP };
-            // The pair merges into the earlier entry, in place.
-            let head = self.head[unit] as usize;
-            let ring = self.ring_mut(unit);
-            let b = ring[(head + i) & MASK];
-            let a = &mut ring[(head + i - 1) & MASK];
+            // The pair merges into the earlier entry, in place; the entry after it keeps
+            // its idle time (the merged entry ends where the later of the pair did).
+            let b = *self.at(i);
+            let settled = i < self.settled as usize;
+            if !settled {
+                self.unsettle(i - 1);
+            }
+            let a = self.at_mut(i - 1);
             let kind_changed = a.kind != b.kind;
-            a.end_ns = b.end_ns;
+            a.dur_ns += b.gap_ns + b.dur_ns;
+            if settled {
+                a.end_ns = b.end_ns;
+            }
             a.kind = b.kind;
             a.suspends = a.suspends.max(b.suspends);
             a.ops += b.ops;
@@ -418,9 +609,9 @@ impl UnitQueues {
             // `slack_ns` stays: the idle time before the run, its later operations
             // followed on.
             if kind_changed {
-                self.mark(unit, i - 1, b.kind);
+                self.mark(i - 1, b.kind);
             }
-            self.remove(unit, i);
+            self.remove(i);
         }
     }
 
@@ -431,97 +622,265 @@ impl UnitQueues {
     /// long as the idle time over the count (tens of ms on a die booked 100 ms ahead), and a
     /// read that found one running would wait for all of it.
     ///
-    /// On a die booked far ahead the pair is found about ten entries from the tail, past
-    /// programs with idle time between them; the scan tests times first, and looks for a
-    /// pair of the same kind alone only when no pair follows on at once, which is rare.
-    ///
     /// Pairs whose later entry is above `top` are known not to follow on at once. Returns
     /// the position and whether its pair follows on at once.
     #[inline]
-    fn merge_point(&self, unit: usize, top: usize) -> (usize, bool) {
-        let (ring, head) = (self.ring(unit), self.head[unit] as usize);
-        let n = self.len[unit] as usize;
-        let mut i = top.min(n - 1);
-        let mut start_ns = ring[(head + i) & MASK].start_ns;
-        while i > 1 {
-            let earlier = &ring[(head + i - 1) & MASK];
-            if earlier.end_ns == start_ns && earlier.kind == ring[(head + i) & MASK].kind {
-                return (i, true);
+    fn merge_point(&self, top: usize) -> (usize, bool) {
+        let n = self.n();
+        // Positions 2 ..= `hi`.
+        let from_two_to = |hi: usize| {
+            if hi < 2 {
+                0
+            } else {
+                (u64::MAX >> (63 - hi)) & !3
             }
-            start_ns = earlier.start_ns;
-            i -= 1;
+        };
+        let same = self.same_kind();
+        let joined = same & !self.masks[GAPPED] & from_two_to(top.min(n - 1));
+        if joined != 0 {
+            return (63 - joined.leading_zeros() as usize, true);
         }
-        let mut i = n - 1;
-        while i > 1 {
-            if ring[(head + i - 1) & MASK].kind == ring[(head + i) & MASK].kind {
-                return (i, false);
-            }
-            i -= 1;
+        let same = same & from_two_to(n - 1);
+        if same != 0 {
+            return (63 - same.leading_zeros() as usize, false);
         }
         (n - 1, false)
     }
 
-    /// Drop the entry at position `i`, moving the entries before it back one slot or those
-    /// after it forward one, whichever are fewer.
-    fn remove(&mut self, unit: usize, i: usize) {
-        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
+    /// Drop the entry at position `i`, freeing its slot and moving the positions before it
+    /// back one or those after it forward one, whichever are fewer.
+    fn remove(&mut self, i: usize) {
+        let (n, head) = (self.n(), self.head as usize);
         debug_assert!(i < n);
-        let ring = self.ring_mut(unit);
+        self.free |= 1u64 << (self.order[(head + i) & MASK] as usize & MASK);
         if i < n - 1 - i {
-            move_up(ring, head, head + i);
-            self.head[unit] = ((head + 1) & MASK) as u8;
+            move_up(&mut self.order, head, head + i);
+            self.head = ((head + 1) & MASK) as u8;
         } else {
-            move_down(ring, head + i + 1, head + n);
+            move_down(&mut self.order, head + i + 1, head + n);
         }
-        self.close_bit(unit, i);
-        self.len[unit] -= 1;
+        self.close_bit(i);
+        self.len -= 1;
+        if i < self.settled as usize {
+            self.settled -= 1;
+        }
     }
 
-    /// Insert `e` at position `p`, moving the entries before it forward one slot or those
-    /// after it back one, whichever are fewer (room was made). A read with priority lands
-    /// near the front of a ring booked far ahead, so this is usually a few entries, not a
-    /// whole ring.
-    fn insert(&mut self, unit: usize, p: usize, e: Entry) {
-        let n = self.len[unit] as usize;
+    /// Insert `s` at position `p` in a free slot, moving the positions before it forward one
+    /// or those after it back one, whichever are fewer (room was made). The caller keeps
+    /// the times around it right.
+    fn insert(&mut self, p: usize, s: Slot) {
+        let n = self.n();
         debug_assert!(n < QUEUE_CAP && p <= n);
-        let head = self.head[unit] as usize;
-        let ring = self.ring_mut(unit);
+        let head = self.head as usize;
+        let slot = self.take_slot(s);
         if p < n - p {
-            // Slots `head .. head + p` move down one; counted from one ring further on, so
-            // the slot before the head is never below zero.
-            move_down(ring, head + QUEUE_CAP, head + QUEUE_CAP + p);
+            // Positions `head .. head + p` move down one; counted from one ring further on,
+            // so the one before the head is never below zero.
+            move_down(&mut self.order, head + QUEUE_CAP, head + QUEUE_CAP + p);
             let new_head = head.wrapping_sub(1) & MASK;
-            ring[(new_head + p) & MASK] = e;
-            self.head[unit] = new_head as u8;
+            self.order[(new_head + p) & MASK] = slot;
+            self.head = new_head as u8;
         } else {
-            move_up(ring, head + p, head + n);
-            ring[(head + p) & MASK] = e;
+            move_up(&mut self.order, head + p, head + n);
+            self.order[(head + p) & MASK] = slot;
         }
-        self.len[unit] += 1;
-        self.open_bit(unit, p);
-        self.mark(unit, p, e.kind);
+        self.len += 1;
+        self.unsettle(p);
+        self.open_bit(p);
+        self.mark(p, s.kind);
+        self.masks[GAPPED] |= u64::from(s.gap_ns > 0) << p;
     }
 
-    /// Entries from `from` on start no earlier than the end of the one before them.
-    fn push_back_from(&mut self, unit: usize, from: usize) {
-        let (n, head) = (self.len[unit] as usize, self.head[unit] as usize);
-        let from = from.max(1);
-        if from >= n {
+    /// Add `s` after the last entry, to start at `start_ns` (no earlier than its end; room
+    /// was made): nothing moves, and the masks' bits past the last entry are clear.
+    #[inline]
+    fn append(&mut self, start_ns: u64, mut s: Slot) {
+        let n = self.n();
+        debug_assert!(n < QUEUE_CAP);
+        if n == 0 {
+            self.start_ns = start_ns;
+            s.gap_ns = 0;
+        } else {
+            s.gap_ns = start_ns - self.end_ns;
+        }
+        self.end_ns = start_ns + s.dur_ns;
+        s.end_ns = self.end_ns;
+        let slot = self.take_slot(s);
+        self.order[(self.head as usize + n) & MASK] = slot;
+        self.len += 1;
+        if self.settled as usize == n {
+            self.settled += 1;
+        }
+        for (m, on) in self.masks.iter_mut().zip(kind_bits(s.kind)) {
+            *m |= u64::from(on) << n;
+        }
+        self.masks[GAPPED] |= u64::from(s.gap_ns > 0) << n;
+    }
+
+    /// The entries from `from` on start `delta_ns` later where they followed on at once:
+    /// the first idle times after them absorb the move, and what is left moves the end.
+    #[inline]
+    fn absorb(&mut self, from: usize, mut delta_ns: u64) {
+        self.unsettle(from);
+        let mut gapped = self.masks[GAPPED] & u64::MAX.checked_shl(from as u32).unwrap_or(0);
+        while delta_ns > 0 && gapped != 0 {
+            let j = gapped.trailing_zeros() as usize;
+            let s = self.at_mut(j);
+            if s.gap_ns > delta_ns {
+                s.gap_ns -= delta_ns;
+                return;
+            }
+            delta_ns -= s.gap_ns;
+            s.gap_ns = 0;
+            self.masks[GAPPED] &= !(1u64 << j);
+            gapped &= gapped - 1;
+        }
+        self.end_ns += delta_ns;
+    }
+
+    /// Insert `s` (its gap aside) to start at `start_ns` at position `p`, where the entry
+    /// before it ends at `prev_end_ns` (for position 0: the ring's start); entries after it
+    /// move later as far as it overlaps them.
+    fn place(&mut self, p: usize, prev_end_ns: u64, start_ns: u64, mut s: Slot) {
+        let n = self.n();
+        let end_ns = start_ns + s.dur_ns;
+        let next_start_ns = (p < n).then(|| prev_end_ns + self.at(p).gap_ns);
+        if p == 0 {
+            self.start_ns = start_ns;
+            s.gap_ns = 0;
+        } else {
+            s.gap_ns = start_ns - prev_end_ns;
+        }
+        self.insert(p, s);
+        if self.settled as usize == p {
+            self.at_mut(p).end_ns = end_ns;
+            self.settled += 1;
+        }
+        match next_start_ns {
+            None => self.end_ns = end_ns,
+            Some(next) if next >= end_ns => self.set_gap(p + 1, next - end_ns),
+            Some(next) => {
+                self.set_gap(p + 1, 0);
+                self.absorb(p + 2, end_ns - next);
+            }
+        }
+    }
+
+    /// If the entry at `i` (starting at `start_ns`) runs at `t_ns` and holds several merged
+    /// operations, keep only the ones done or in progress at `t_ns` in it and move the rest
+    /// to an entry of their own: a read waits for the operation in progress, not for the
+    /// whole run (room was made).
+    fn split_running(&mut self, i: usize, start_ns: u64, t_ns: u64) {
+        if i >= self.n() {
             return;
         }
-        let ring = self.ring_mut(unit);
-        let prev_end = ring[(head + from - 1) & MASK].end_ns;
-        // The positions as one run of slots, or two where the ring wraps.
-        let (a, b) = ((head + from) & MASK, head + n);
-        let b = if head + from >= QUEUE_CAP {
-            b - QUEUE_CAP
-        } else {
-            b
+        let e = *self.at(i);
+        if e.ops < 2 || start_ns > t_ns || t_ns >= start_ns + e.dur_ns {
+            return;
+        }
+        let each_ns = (e.dur_ns / e.ops as u64).max(1);
+        let k = ((t_ns - start_ns) / each_ns + 1).min(e.ops as u64) as u32;
+        let s = self.at_mut(i);
+        // A merged entry keeps the most suspensions of its operations; past the first, the
+        // one in progress is a fresh one, never suspended (else a program merged behind a
+        // resumed one inherited its used-up suspensions and a read waited for all of it).
+        // Past the first, the operation in progress followed the one before it at once.
+        if k > 1 {
+            s.suspends = 0;
+            s.slack_ns = 0;
+        }
+        if k == e.ops {
+            return;
+        }
+        let cut_ns = k as u64 * each_ns;
+        s.dur_ns = cut_ns;
+        s.end_ns = start_ns + cut_ns;
+        s.ops = k;
+        // Both parts' ends are known where the entry's was.
+        let settled = self.settled as usize > i;
+        self.insert(
+            i + 1,
+            Slot {
+                gap_ns: 0,
+                dur_ns: e.dur_ns - cut_ns,
+                ops: e.ops - k,
+                suspends: 0,
+                slack_ns: 0,
+                ..e
+            },
+        );
+        if settled {
+            self.settled = (i + 2) as u8;
+        }
+    }
+}
+
+impl UnitQueues {
+    /// Units with a queue.
+    pub fn unit_count(&self) -> usize {
+        self.rings.len()
+    }
+
+    /// Change the first queued operation of the first unit that has one, as a forged state
+    /// would (tests).
+    #[cfg(test)]
+    pub(crate) fn forge_first_queued(&mut self, forge: impl FnOnce(&mut Entry)) -> bool {
+        let Some(r) = self.rings.iter_mut().find(|r| r.len > 0) else {
+            return false;
         };
-        let (before, from_a) = ring.split_at_mut(a);
-        let first = &mut from_a[..b.min(QUEUE_CAP) - a];
-        if let Some(prev_end) = push_back_run(first, prev_end) {
-            push_back_run(&mut before[..b.saturating_sub(QUEUE_CAP)], prev_end);
+        let mut entries = r.entries();
+        forge(&mut entries[0]);
+        r.fill(r.head, &entries);
+        true
+    }
+
+    pub fn new(units: usize, cfg: SchedulerConfig) -> UnitQueues {
+        UnitQueues {
+            cfg,
+            rings: vec![EMPTY_RING; units],
+        }
+    }
+
+    /// Each loaded entry lies within itself and after the one before it, before 2^62 ns,
+    /// stands for at least one operation and is suspended no more than the scheduler
+    /// allows.
+    fn check_loaded(&self, unit: usize, entries: &[Entry]) -> Result<(), StateError> {
+        let limit = flashlab_engine::state::MAX_STATE_TIME_NS;
+        let mut prev_end = 0;
+        for (i, e) in entries.iter().enumerate() {
+            if e.start_ns > e.end_ns
+                || e.end_ns > limit
+                || e.ops == 0
+                || e.suspends > self.cfg.max_suspends_per_op
+            {
+                return Err(StateError::Corrupt {
+                    what: format!(
+                        "die queue {unit}'s entry {i}: a {:?} of {} operations from {} to {} ns suspended {} times (valid: start before end before 2^62 ns, at least one operation, at most {} suspensions)",
+                        e.kind, e.ops, e.start_ns, e.end_ns, e.suspends, self.cfg.max_suspends_per_op
+                    ),
+                });
+            }
+            if e.start_ns < prev_end {
+                return Err(StateError::Corrupt {
+                    what: format!(
+                        "die queue {unit}'s entry {i}: starts at {} ns, before the entry ahead of it ends at {prev_end} ns (valid: entries in time order)",
+                        e.start_ns
+                    ),
+                });
+            }
+            prev_end = e.end_ns;
+        }
+        Ok(())
+    }
+
+    /// End of the unit's last reservation (0 if none is kept).
+    pub fn free_ns(&self, unit: usize) -> u64 {
+        let r = &self.rings[unit];
+        if r.len == 0 {
+            0
+        } else {
+            r.end_ns
         }
     }
 
@@ -535,124 +894,40 @@ impl UnitQueues {
         dur_ns: u64,
         floor_ns: u64,
     ) -> u64 {
+        let max_suspends = self.cfg.max_suspends_per_op;
+        let r = &mut self.rings[unit];
         // The end of the unit's previous work (a ring keeps its last entry until the next
         // operation on the unit forgets it); a unit that never worked is idle.
-        let prev_end = (self.len[unit] > 0).then(|| self.free_ns(unit));
-        self.forget_before(unit, floor_ns);
-        let start = earliest_ns.max(self.free_ns(unit));
+        let prev_end = (r.len > 0).then_some(r.end_ns);
+        r.forget_before(floor_ns);
+        let free = if r.len > 0 { r.end_ns } else { 0 };
+        let start = earliest_ns.max(free);
         let mut slack = prev_end.map_or(u64::from(u32::MAX), |end| start.saturating_sub(end));
         // Queued straight behind a program or erase, it belongs to the same burst of writes
         // (a flush gives a die several pages at once: a TLC word line's pages, a stripe's):
         // the burst shares the idle time before it.
-        if slack == 0 {
-            if let Some(last) = self.len[unit]
-                .checked_sub(1)
-                .map(|i| self.get(unit, i as usize))
-            {
-                if last.end_ns == start
-                    && last.kind != Kind::Read
-                    && last.kind != Kind::InternalRead
-                {
-                    slack = u64::from(last.slack_ns);
-                }
+        if slack == 0 && r.len > 0 {
+            let last = r.at(r.n() - 1);
+            if r.end_ns == start && last.kind != Kind::Read && last.kind != Kind::InternalRead {
+                slack = u64::from(last.slack_ns);
             }
         }
-        self.make_room(unit, 1);
-        let n = self.len[unit] as usize;
-        let quantum = dur_ns / u64::from(self.cfg.max_suspends_per_op.max(1));
-        self.set(
-            unit,
-            n,
-            Entry {
-                start_ns: start,
-                end_ns: start + dur_ns,
-                kind,
-                suspends: 0,
+        r.make_room(1);
+        let quantum = dur_ns / u64::from(max_suspends.max(1));
+        r.append(
+            start,
+            Slot {
+                gap_ns: 0,
+                dur_ns,
+                end_ns: 0,
                 ops: 1,
                 quantum_ns: quantum.min(u64::from(u32::MAX)) as u32,
                 slack_ns: slack.min(u64::from(u32::MAX)) as u32,
-            },
-        );
-        self.len[unit] += 1;
-        start
-    }
-
-    fn suspendable(&self, e: &Entry) -> bool {
-        let allowed = match e.kind {
-            Kind::Program => self.cfg.program_suspend,
-            Kind::Erase => self.cfg.erase_suspend,
-            Kind::Read | Kind::InternalRead | Kind::Suspending => false,
-        };
-        allowed && e.suspends < self.cfg.max_suspends_per_op
-    }
-
-    /// Whether one more suspension of `e` for a read of `dur_ns` fits its die's slack (see
-    /// [`SchedulerConfig::suspend_budget`]): every suspension so far and this one each add
-    /// a read and the resume overhead to the operation (firmware budgets a write's
-    /// suspensions by the time left before the die's next write is due: US 10,579,269).
-    /// The idle time before the operation stands for that time (a die paced by its writes
-    /// has as much slack after an operation as before it), shared by a burst of operations
-    /// queued back to back.
-    fn within_budget(&self, e: &Entry, dur_ns: u64) -> bool {
-        !self.cfg.suspend_budget
-            || (u64::from(e.suspends) + 1) * (dur_ns + self.cfg.resume_overhead_ns)
-                <= u64::from(e.slack_ns)
-    }
-
-    /// If the entry at `i` runs at `t_ns` and holds several merged operations, keep only the
-    /// ones done or in progress at `t_ns` in it and move the rest to an entry of their own:
-    /// a read waits for the operation in progress, not for the whole run (room was made).
-    fn split_running(&mut self, unit: usize, i: usize, t_ns: u64) {
-        if i >= self.len[unit] as usize {
-            return;
-        }
-        let e = self.get(unit, i);
-        if e.ops < 2 || e.start_ns > t_ns || t_ns >= e.end_ns {
-            return;
-        }
-        let each_ns = ((e.end_ns - e.start_ns) / e.ops as u64).max(1);
-        let k = ((t_ns - e.start_ns) / each_ns + 1).min(e.ops as u64) as u32;
-        // A merged entry keeps the most suspensions of its operations; past the first, the
-        // one in progress is a fresh one, never suspended (else a program merged behind a
-        // resumed one inherited its used-up suspensions and a read waited for all of it).
-        let suspends = if k > 1 { 0 } else { e.suspends };
-        // Past the first, the operation in progress followed the one before it at once.
-        let slack_ns = if k > 1 { 0 } else { e.slack_ns };
-        if k == e.ops {
-            self.set(
-                unit,
-                i,
-                Entry {
-                    suspends,
-                    slack_ns,
-                    ..e
-                },
-            );
-            return;
-        }
-        let cut = e.start_ns + k as u64 * each_ns;
-        self.set(
-            unit,
-            i,
-            Entry {
-                end_ns: cut,
-                ops: k,
-                suspends,
-                slack_ns,
-                ..e
-            },
-        );
-        self.insert(
-            unit,
-            i + 1,
-            Entry {
-                start_ns: cut,
                 suspends: 0,
-                ops: e.ops - k,
-                slack_ns: 0,
-                ..e
+                kind,
             },
         );
+        start
     }
 
     /// Place a read of `dur_ns` wanted from `earliest_ns` (`host`: for a host command, else
@@ -666,151 +941,57 @@ impl UnitQueues {
         host: bool,
     ) -> ReadPlacement {
         let kind = if host { Kind::Read } else { Kind::InternalRead };
-        self.forget_before(unit, floor_ns);
+        let cfg = self.cfg;
+        let r = &mut self.rings[unit];
+        r.forget_before(floor_ns);
         // Merging happens at the tail, before any position is taken: room for a split, the
         // read and a resumed operation.
-        self.make_room(unit, 3);
-        let n = self.len[unit] as usize;
-        // Entries before `first` are over by `earliest_ns`: entries follow one another, so
-        // their ends rise and a binary search finds it (a ring booked far ahead holds dozens
-        // of entries the floor has not yet forgotten).
-        let first = {
-            let (ring, head) = (self.ring(unit), self.head[unit] as usize);
-            let (mut lo, mut hi) = (0, n);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if ring[(head + mid) & MASK].end_ns <= earliest_ns {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            lo
-        };
-        if self.cfg.read_priority {
-            self.split_running(unit, first, earliest_ns);
-        }
-        let n = self.len[unit] as usize;
-        let (ring, head) = (self.ring(unit), self.head[unit] as usize);
-        let p = if self.cfg.read_priority {
-            let mut p = first;
-            // The operation running at `earliest_ns` keeps the die...
-            if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
-                p += 1;
-            }
-            // ...and reads already waiting go first (a host read passes internal ones): the
-            // first position from `p` that stops this read, else the end.
-            let stops = self.read_stops[unit][usize::from(!host)];
-            p + ((stops >> p).trailing_zeros() as usize).min(n - p)
+        r.make_room(3);
+        let first = r.first_unfinished(earliest_ns);
+        let first_prev_end = r.end_before(first);
+        let first_start = if first < r.n() {
+            first_prev_end + r.at(first).gap_ns
         } else {
-            // First come, first served among what the die was sent: past the running
-            // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
-            let mut p = first;
-            if p < n && ring[(head + p) & MASK].start_ns <= earliest_ns {
-                p += 1;
-            }
-            let mut ahead = 0;
-            while p < n && ahead < FIRMWARE_AHEAD_OPS {
-                ahead += ring[(head + p) & MASK].ops;
-                p += 1;
-            }
-            p
+            first_prev_end
         };
-        // Suspend the operation just ahead if it is running when the read arrives.
-        if p > first {
-            let cur = self.get(unit, p - 1);
-            let running = cur.start_ns <= earliest_ns && earliest_ns < cur.end_ns;
-            // A resumed operation first makes its quantum of progress.
-            let progress_ns = if cur.suspends > 0 {
-                cur.start_ns + u64::from(cur.quantum_ns)
-            } else {
-                cur.start_ns
-            };
-            let step_ns = match cur.kind {
-                Kind::Erase => self.cfg.erase_suspend_step_ns,
-                _ => self.cfg.program_suspend_step_ns,
-            };
-            let ready = earliest_ns.max(progress_ns);
-            // The operation stops at the end of the step running (steps fall at multiples
-            // of the step from the entry's start: a resumed operation restarts its step).
-            let stop = match step_ns {
-                0 => ready,
-                g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
-            };
-            let at = stop + self.cfg.suspend_latency_ns;
-            if running
-                && self.suspendable(&cur)
-                && self.within_budget(&cur, dur_ns)
-                && at < cur.end_ns
-            {
-                let rest = cur.end_ns - at;
-                self.set(
-                    unit,
-                    p - 1,
-                    Entry {
-                        end_ns: at,
-                        kind: Kind::Suspending,
-                        ..cur
-                    },
-                );
-                let read = Entry {
-                    start_ns: at,
-                    end_ns: at + dur_ns,
-                    kind,
-                    suspends: 0,
-                    ops: 1,
-                    quantum_ns: 0,
-                    slack_ns: 0,
-                };
-                let resumed = Entry {
-                    start_ns: read.end_ns,
-                    end_ns: read.end_ns + rest + self.cfg.resume_overhead_ns,
-                    kind: cur.kind,
-                    suspends: cur.suspends + 1,
-                    ops: 1,
-                    quantum_ns: cur.quantum_ns,
-                    slack_ns: cur.slack_ns,
-                };
-                self.insert(unit, p, read);
-                self.insert(unit, p + 1, resumed);
-                self.push_back_from(unit, p + 2);
-                let mut waits = [0; WAIT_CAUSES.len()];
-                if host {
-                    waits[wait::SUSPEND_STEP] = stop - earliest_ns;
-                    waits[wait::SUSPEND_LATENCY] = self.cfg.suspend_latency_ns;
-                }
-                return ReadPlacement {
-                    start_ns: at,
-                    suspended: Some(cur.kind),
-                    waits,
-                };
+        if cfg.read_priority {
+            r.split_running(first, first_start, earliest_ns);
+        }
+        let p = r.read_position(cfg.read_priority, first, first_start, earliest_ns, host);
+        // The entry just ahead of the read, and where it ends.
+        r.settle(p);
+        let (cur, prev_end_ns) = if p > first {
+            let e = r.entry_after(p - 1, r.end_before(p - 1));
+            (Some(e), e.end_ns)
+        } else {
+            (None, first_prev_end)
+        };
+        if let Some(cur) = cur {
+            if let Some(placed) = suspend_for(&cfg, r, p, cur, earliest_ns, dur_ns, kind) {
+                return placed;
             }
         }
-        let prev_end = if p > 0 {
-            self.get(unit, p - 1).end_ns
-        } else {
-            0
-        };
-        let start = earliest_ns.max(prev_end);
+        let start = earliest_ns.max(if p > 0 { prev_end_ns } else { 0 });
         let waits = if host && start > earliest_ns {
-            self.waits_before(unit, first, p, earliest_ns, start)
+            r.waits_before(first, first_prev_end, p, earliest_ns, start)
         } else {
             [0; WAIT_CAUSES.len()]
         };
-        self.insert(
-            unit,
+        r.place(
             p,
-            Entry {
-                start_ns: start,
-                end_ns: start + dur_ns,
-                kind,
-                suspends: 0,
+            prev_end_ns,
+            start,
+            Slot {
+                gap_ns: 0,
+                dur_ns,
+                end_ns: 0,
                 ops: 1,
                 quantum_ns: 0,
                 slack_ns: 0,
+                suspends: 0,
+                kind,
             },
         );
-        self.push_back_from(unit, p + 1);
         ReadPlacement {
             start_ns: start,
             suspended: None,
@@ -818,12 +999,223 @@ impl UnitQueues {
         }
     }
 
+    /// Power cycle: work in flight is dropped; every unit is busy until `at_ns` (an entry
+    /// nothing can suspend or overtake).
+    pub fn reset(&mut self, at_ns: u64) {
+        let busy = Entry {
+            start_ns: 0,
+            end_ns: at_ns,
+            kind: Kind::Suspending,
+            suspends: 0,
+            ops: 1,
+            quantum_ns: 0,
+            slack_ns: 0,
+        };
+        for r in &mut self.rings {
+            r.fill(0, &[busy]);
+        }
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.rings.capacity() * std::mem::size_of::<Ring>()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn entries_of(&self, unit: usize) -> Vec<Entry> {
+        self.rings[unit].entries()
+    }
+}
+
+impl SchedulerConfig {
+    fn suspendable(&self, e: &Entry) -> bool {
+        let allowed = match e.kind {
+            Kind::Program => self.program_suspend,
+            Kind::Erase => self.erase_suspend,
+            Kind::Read | Kind::InternalRead | Kind::Suspending => false,
+        };
+        allowed && e.suspends < self.max_suspends_per_op
+    }
+
+    /// Whether one more suspension of `e` for a read of `dur_ns` fits its die's slack (see
+    /// [`SchedulerConfig::suspend_budget`]): every suspension so far and this one each add
+    /// a read and the resume overhead to the operation (firmware budgets a write's
+    /// suspensions by the time left before the die's next write is due: US 10,579,269).
+    /// The idle time before the operation stands for that time (a die paced by its writes
+    /// has as much slack after an operation as before it), shared by a burst of operations
+    /// queued back to back.
+    fn within_budget(&self, e: &Entry, dur_ns: u64) -> bool {
+        !self.suspend_budget
+            || (u64::from(e.suspends) + 1) * (dur_ns + self.resume_overhead_ns)
+                <= u64::from(e.slack_ns)
+    }
+}
+
+/// When `cur` stops for a read arriving at `t_ns`: a resumed operation first makes its
+/// quantum of progress, and it stops at the end of the step running.
+fn suspend_stop(cfg: &SchedulerConfig, cur: &Entry, t_ns: u64) -> u64 {
+    let progress_ns = if cur.suspends > 0 {
+        cur.start_ns + u64::from(cur.quantum_ns)
+    } else {
+        cur.start_ns
+    };
+    let step_ns = match cur.kind {
+        Kind::Erase => cfg.erase_suspend_step_ns,
+        _ => cfg.program_suspend_step_ns,
+    };
+    let ready = t_ns.max(progress_ns);
+    // Steps fall at multiples of the step from the entry's start: a resumed operation
+    // restarts its step.
+    match step_ns {
+        0 => ready,
+        g => cur.start_ns + (ready - cur.start_ns).div_ceil(g) * g,
+    }
+}
+
+/// Suspend `cur`, the entry at `p - 1`, for a read of `dur_ns` arriving at `earliest_ns`,
+/// if it is running then and may be suspended: the read goes in at `p` and the rest of the
+/// operation resumes after it. `None` if the read must wait instead.
+fn suspend_for(
+    cfg: &SchedulerConfig,
+    r: &mut Ring,
+    p: usize,
+    cur: Entry,
+    earliest_ns: u64,
+    dur_ns: u64,
+    kind: Kind,
+) -> Option<ReadPlacement> {
+    let running = cur.start_ns <= earliest_ns && earliest_ns < cur.end_ns;
+    let stop = suspend_stop(cfg, &cur, earliest_ns);
+    let at = stop + cfg.suspend_latency_ns;
+    if !(running && cfg.suspendable(&cur) && cfg.within_budget(&cur, dur_ns) && at < cur.end_ns) {
+        return None;
+    }
+
+    let rest = cur.end_ns - at;
+    r.unsettle(p - 1);
+    let s = r.at_mut(p - 1);
+    s.dur_ns = at - cur.start_ns;
+    s.kind = Kind::Suspending;
+    r.mark(p - 1, Kind::Suspending);
+    let read = Slot {
+        gap_ns: 0,
+        dur_ns,
+        end_ns: 0,
+        ops: 1,
+        quantum_ns: 0,
+        slack_ns: 0,
+        suspends: 0,
+        kind,
+    };
+    let resumed = Slot {
+        dur_ns: rest + cfg.resume_overhead_ns,
+        kind: cur.kind,
+        // At most `max_suspends_per_op`, which `suspendable` checked.
+        suspends: (cur.suspends + 1).min(u32::from(u16::MAX)) as u16,
+        quantum_ns: cur.quantum_ns,
+        slack_ns: cur.slack_ns,
+        ..read
+    };
+    r.insert(p, read);
+    r.insert(p + 1, resumed);
+    // What follows moves later by the read and the resume overhead.
+    r.absorb(p + 2, dur_ns + cfg.resume_overhead_ns);
+    let mut waits = [0; WAIT_CAUSES.len()];
+    if kind == Kind::Read {
+        waits[wait::SUSPEND_STEP] = stop - earliest_ns;
+        waits[wait::SUSPEND_LATENCY] = cfg.suspend_latency_ns;
+    }
+    Some(ReadPlacement {
+        start_ns: at,
+        suspended: Some(cur.kind),
+        waits,
+    })
+}
+
+impl Ring {
+    /// The first entry not over by `t_ns`, its end held: entries follow one another, so
+    /// their ends rise, and a binary search among the settled ones finds it (a ring booked
+    /// far ahead holds dozens of entries the floor has not yet forgotten), else a walk on
+    /// from them.
+    #[inline]
+    fn first_unfinished(&mut self, t_ns: u64) -> usize {
+        let (n, settled) = (self.n(), self.settled as usize);
+        let (mut lo, mut hi) = (0, settled);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.at(mid).end_ns <= t_ns {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < settled {
+            return lo;
+        }
+        let mut t = self.end_before(settled);
+        let mut i = settled;
+        while i < n {
+            let s = self.at_mut(i);
+            t += s.gap_ns + s.dur_ns;
+            s.end_ns = t;
+            i += 1;
+            if t > t_ns {
+                self.settled = i as u8;
+                return i - 1;
+            }
+        }
+        self.settled = n as u8;
+        n
+    }
+
+    /// Where a read wanted at `t_ns` goes: `first` is the first entry not over by then,
+    /// starting at `first_start_ns`.
+    #[inline]
+    fn read_position(
+        &self,
+        priority: bool,
+        first: usize,
+        first_start_ns: u64,
+        t_ns: u64,
+        host: bool,
+    ) -> usize {
+        let n = self.n();
+        let mut p = first;
+        // The operation running at `t_ns` keeps the die...
+        if p < n && first_start_ns <= t_ns {
+            p += 1;
+        }
+        if priority {
+            // ...and reads already waiting go first (a host read passes internal ones): the
+            // first position from `p` that stops this read, else the end.
+            p += ((self.read_stops(host) >> p).trailing_zeros() as usize).min(n - p);
+        } else {
+            // First come, first served among what the die was sent: past the running
+            // operation and `FIRMWARE_AHEAD_OPS` more, the rest waits in the controller.
+            let mut ahead = 0;
+            while p < n && ahead < FIRMWARE_AHEAD_OPS {
+                ahead += self.at(p).ops;
+                p += 1;
+            }
+        }
+        p
+    }
+
     /// A read placed at position `p` waited from `from_ns` to `to_ns`: split that time among
-    /// the entries `first..p` ahead of it by how much of it each held the unit.
-    fn waits_before(&self, unit: usize, first: usize, p: usize, from_ns: u64, to_ns: u64) -> Waits {
+    /// the entries `first..p` ahead of it (the one before `first` ending at `prev_end_ns`)
+    /// by how much of it each held the unit.
+    fn waits_before(
+        &self,
+        first: usize,
+        prev_end_ns: u64,
+        p: usize,
+        from_ns: u64,
+        to_ns: u64,
+    ) -> Waits {
         let mut waits = [0; WAIT_CAUSES.len()];
+        let mut t = prev_end_ns;
         for i in first..p {
-            let e = self.get(unit, i);
+            let e = self.entry_after(i, t);
+            t = e.end_ns;
             let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
             if b > a {
                 let cause = match e.kind {
@@ -838,62 +1230,13 @@ impl UnitQueues {
         }
         waits
     }
-
-    /// Power cycle: work in flight is dropped; every unit is busy until `at_ns` (an entry
-    /// nothing can suspend or overtake).
-    pub fn reset(&mut self, at_ns: u64) {
-        self.head.fill(0);
-        self.len.fill(1);
-        // One entry that stops every read.
-        self.read_stops.fill([1; 2]);
-        for u in 0..self.len.len() {
-            self.entries[u * QUEUE_CAP] = Entry {
-                start_ns: 0,
-                end_ns: at_ns,
-                kind: Kind::Suspending,
-                suspends: 0,
-                ops: 1,
-                quantum_ns: 0,
-                slack_ns: 0,
-            };
-        }
-    }
-
-    pub fn memory_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>()
-            + self.head.capacity() * 2
-            + self.read_stops.capacity() * 16
-    }
-
-    #[cfg(test)]
-    pub(crate) fn entries_of(&self, unit: usize) -> Vec<Entry> {
-        (0..self.len[unit] as usize)
-            .map(|i| self.get(unit, i))
-            .collect()
-    }
-}
-
-/// Move each of `run` to start no earlier than the end of the one before it (`prev_end_ns`
-/// for the first); returns the end of the last, or `None` if one needed no move (those after
-/// it need none either).
-#[inline]
-fn push_back_run(run: &mut [Entry], mut prev_end_ns: u64) -> Option<u64> {
-    for e in run {
-        if e.start_ns >= prev_end_ns {
-            return None;
-        }
-        e.end_ns += prev_end_ns - e.start_ns;
-        e.start_ns = prev_end_ns;
-        prev_end_ns = e.end_ns;
-    }
-    Some(prev_end_ns)
 }
 
 /// Move the ring's slots `a .. b` (counted on from slot 0, at most one ring further on) up one
 /// slot, as block moves: the part past the ring's end first, then the slot that wraps, then
 /// the rest.
 #[inline]
-fn move_up(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+fn move_up<T: Copy>(ring: &mut [T; QUEUE_CAP], a: usize, b: usize) {
     debug_assert!(a <= b && b - a < QUEUE_CAP && a < 2 * QUEUE_CAP);
     if a >= b {
         return;
@@ -913,7 +1256,7 @@ fn move_up(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
 /// rings) down one slot, as block moves: the part before the ring's end first, then the
 /// slot that wraps, then the rest.
 #[inline]
-fn move_down(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
+fn move_down<T: Copy>(ring: &mut [T; QUEUE_CAP], a: usize, b: usize) {
     debug_assert!(a >= 1 && a <= b && b - a < QUEUE_CAP && b <= 3 * QUEUE_CAP);
     if a >= b {
         return;
@@ -934,6 +1277,10 @@ fn move_down(ring: &mut [Entry; QUEUE_CAP], a: usize, b: usize) {
         ring.copy_within(1..b - QUEUE_CAP, 0);
     }
 }
+
+#[cfg(test)]
+#[path = "sched/tests/ring_reference.rs"]
+mod ring_reference;
 
 #[cfg(test)]
 mod tests {
@@ -969,7 +1316,39 @@ mod tests {
             host |= u64::from(x.kind != Kind::Read) << i;
             internal |= u64::from(!matches!(x.kind, Kind::Read | Kind::InternalRead)) << i;
         }
-        assert_eq!(q.read_stops[unit], [host, internal], "{e:?}");
+        let r = &q.rings[unit];
+        assert_eq!(
+            [r.read_stops(true), r.read_stops(false)],
+            [host, internal],
+            "{e:?}"
+        );
+        // The first entry's idle time is in the ring's start, and the ring built afresh
+        // from its entries has the same masks and end: every bit of idle time, kind and
+        // same-kind neighbours follows the entries.
+        if let Some(first) = e.first() {
+            assert_eq!(r.at(0).gap_ns, 0);
+            assert_eq!(r.start_ns, first.start_ns);
+        }
+        for (i, x) in e.iter().enumerate().take(r.settled as usize) {
+            assert_eq!(r.at(i).end_ns, x.end_ns, "{i}: {e:?}");
+        }
+        assert!(r.settled <= r.len);
+        // Each entry has a slot of its own, and the free slots are the others.
+        let used = (0..e.len()).fold(0u64, |m, i| {
+            let bit = 1u64 << r.order[(r.head as usize + i) & MASK];
+            assert_eq!(m & bit, 0, "slot used twice: {:?}", r.order);
+            m | bit
+        });
+        assert_eq!(r.free, !used);
+        let mut fresh = EMPTY_RING;
+        fresh.fill(r.head, &e);
+        assert_eq!(fresh.masks, r.masks, "{e:?}");
+        assert_eq!(q.free_ns(unit), e.last().map_or(0, |l| l.end_ns));
+        for i in 1..e.len() {
+            let joined = e[i - 1].end_ns == e[i].start_ns && e[i - 1].kind == e[i].kind;
+            let bit = r.same_kind() & !r.masks[GAPPED] & (1u64 << i) != 0;
+            assert_eq!(bit, joined, "{i}: {e:?}");
+        }
     }
 
     #[test]
@@ -1327,7 +1706,10 @@ mod tests {
                 let mut loaded = UnitQueues::new(2, cfg(true, true, true));
                 r.section("queues", |r| loaded.load(r)).unwrap();
                 r.finish().unwrap();
-                assert_eq!(loaded.read_stops, q.read_stops);
+                for u in 0..2 {
+                    assert_eq!(loaded.rings[u].masks, q.rings[u].masks);
+                    assert_eq!(loaded.entries_of(u), q.entries_of(u));
+                }
                 copy = Some((loaded, x, t));
             }
         }
@@ -1371,11 +1753,7 @@ mod tests {
                 t = start + dur;
             }
             let mut q = UnitQueues::new(1, cfg(true, true, true));
-            q.head[0] = rand(QUEUE_CAP as u64) as u8;
-            for (i, e) in want.iter().enumerate() {
-                q.set(0, i, *e);
-            }
-            q.len[0] = n as u8;
+            q.rings[0].fill(rand(QUEUE_CAP as u64) as u8, &want);
             let p = rand(n as u64 + 1) as usize;
             let start = if p > 0 { want[p - 1].end_ns } else { 0 } + rand(2) * rand(30) * US;
             let e = Entry {
@@ -1394,10 +1772,103 @@ mod tests {
                 want[i].start_ns += shift;
                 want[i].end_ns += shift;
             }
-            q.insert(0, p, e);
-            q.push_back_from(0, p + 1);
+            let r = &mut q.rings[0];
+            let prev_end = if p > 0 {
+                want[p - 1].end_ns
+            } else {
+                r.start_ns
+            };
+            let slot = Slot {
+                dur_ns: e.end_ns - e.start_ns,
+                kind: e.kind,
+                ..EMPTY_SLOT
+            };
+            r.place(p, prev_end, start, slot);
             assert_eq!(q.entries_of(0), want);
             well_formed(&q, 0);
+        }
+    }
+
+    /// Pseudo-random operations on the queues and on the rings that keep absolute times
+    /// and move every later entry (`ring_reference`): every placement, start and end agrees,
+    /// under each scheduler setting, with bursts that fill the rings (merging and
+    /// splitting), floors that lag, reads wanted ahead of time and power cycles.
+    #[test]
+    fn the_queues_place_work_as_rings_of_absolute_times_do() {
+        let mut x = 0x5851_f42d_4c95_7f2du64;
+        let mut rand = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for setting in 0..32u64 {
+            let mut c = cfg(setting & 1 != 0, setting & 2 != 0, setting & 4 != 0);
+            c.suspend_budget = setting & 8 != 0;
+            if setting & 16 != 0 {
+                c.program_suspend_step_ns = 70 * US;
+                c.erase_suspend_step_ns = 300 * US;
+                c.max_suspends_per_op = 4;
+            }
+            let mut q = UnitQueues::new(3, c);
+            let mut want = ring_reference::UnitQueues::new(3, c);
+            let mut t = 0u64;
+            // How often the mix reaches a full ring, merged entries and suspensions.
+            let (mut full, mut merged, mut suspended) = (0, 0, 0);
+            for step in 0..6_000 {
+                let u = rand(3) as usize;
+                let floor = t.saturating_sub(rand(4) * rand(2_000) * US);
+                let ahead = rand(3) * rand(500) * US;
+                match rand(16) {
+                    0..=4 => {
+                        let dur = (200 + rand(1_500)) * US;
+                        let burst = if rand(20) == 0 { 40 } else { 1 };
+                        for _ in 0..burst {
+                            let got = q.push(u, Kind::Program, t + ahead, dur, floor);
+                            assert_eq!(got, want.push(u, Kind::Program, t + ahead, dur, floor));
+                        }
+                    }
+                    5 => {
+                        let dur = (1_000 + rand(5_000)) * US;
+                        let got = q.push(u, Kind::Erase, t + ahead, dur, floor);
+                        assert_eq!(got, want.push(u, Kind::Erase, t + ahead, dur, floor));
+                    }
+                    6..=14 => {
+                        let host = rand(2) == 0;
+                        let dur = (20 + rand(100)) * US;
+                        let burst = if !host && rand(10) == 0 { 20 } else { 1 };
+                        for _ in 0..burst {
+                            let got = q.read(u, t + ahead, dur, floor, host);
+                            assert_eq!(got, want.read(u, t + ahead, dur, floor, host), "{step}");
+                            suspended += usize::from(got.suspended.is_some());
+                        }
+                    }
+                    _ => {
+                        if rand(50) == 0 {
+                            q.reset(t);
+                            want.reset(t);
+                        }
+                    }
+                }
+                assert_eq!(
+                    q.entries_of(u),
+                    want.entries_of(u),
+                    "setting {setting}, step {step}"
+                );
+                assert_eq!(q.free_ns(u), want.free_ns(u));
+                well_formed(&q, u);
+                let e = q.entries_of(u);
+                full += usize::from(e.len() >= QUEUE_CAP - 3);
+                merged += usize::from(e.iter().any(|x| x.ops > 1));
+                t += rand(3) * rand(200) * US;
+            }
+            assert!(
+                full > 100 && merged > 100,
+                "setting {setting}: {full} {merged}"
+            );
+            if c.read_priority && (c.program_suspend || c.erase_suspend) {
+                assert!(suspended > 0, "setting {setting}");
+            }
         }
     }
 }

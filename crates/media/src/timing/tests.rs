@@ -559,8 +559,8 @@ fn forged_die_timing_is_refused_at_load() {
     reload_into(&m, &mut ok).unwrap();
     assert_eq!(ok.all_idle_ns(), m.all_idle_ns());
     ok.read(11, 0, 4096, false, true, 50 * US);
-    fn queued(f: &mut NandTiming) -> &mut crate::sched::Entry {
-        f.queues.as_mut().unwrap().first_queued_mut().unwrap()
+    fn queued(f: &mut NandTiming, forge: impl FnOnce(&mut crate::sched::Entry)) {
+        assert!(f.queues.as_mut().unwrap().forge_first_queued(forge));
     }
     let cases: [Forge<NandTiming>; 8] = [
         ("all free at", &|f| f.unit_free_ns[0] = f.all_free_ns + 1),
@@ -573,11 +573,10 @@ fn forged_die_timing_is_refused_at_load() {
             },
         ),
         ("die queue 0's entry 0", &|f| {
-            let e = queued(f);
-            e.start_ns = e.end_ns + 1;
+            queued(f, |e| e.start_ns = e.end_ns + 1);
         }),
-        ("before 2^62", &|f| queued(f).end_ns = u64::MAX),
-        ("suspended 3 times", &|f| queued(f).suspends = 3),
+        ("before 2^62", &|f| queued(f, |e| e.end_ns = u64::MAX)),
+        ("suspended 3 times", &|f| queued(f, |e| e.suspends = 3)),
         ("multi-plane group", &|f| {
             f.program_groups[0].planes = 1 << 40
         }),
