@@ -250,7 +250,15 @@ fn run_nbd(args: &RunArgs, uri: &str) -> Result<(), Failure> {
             )))
         }
     };
-    let plan = plan_for(&args.outdir, capacity)?;
+    // A Unix socket's path is an input no output may take; a TCP export has none.
+    let socket = uri
+        .split_once("socket=")
+        .map(|(_, rest)| rest.split('&').next().unwrap_or(rest));
+    let plan = plan_for(
+        &args.outdir,
+        capacity,
+        ("--target", Path::new(socket.unwrap_or(uri))),
+    )?;
     files::check_outputs_absent(&args.outdir, &plan).map_err(fit_failure)?;
     let work = std::env::temp_dir().join(format!("flashlab-fit-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| run_failed(anyhow!("{}: {e}", work.display())))?;
