@@ -958,3 +958,45 @@ fn every_numeric_system_key_at_its_edges_is_taken_or_refused_naming_it() {
     assert!(faults.is_empty(), "{}", faults.join("\n"));
     assert!(tried > 200, "{tried} values tried");
 }
+
+/// The drive keys that hold a list of sizes (`namespaces`): each size at 0, 1, 2^63,
+/// 2^64-1 and NaN, and the list at its longest (1,024) and one longer. A value the key
+/// cannot take is exit 2 naming the key; nothing aborts.
+#[test]
+fn every_list_of_sizes_drive_key_at_its_edges_is_taken_or_refused_naming_it() {
+    let mut tried = 0;
+    for doc in flashlab_device::KEYS
+        .iter()
+        .filter(|d| d.unit == "list of sizes")
+    {
+        let key = match doc.section {
+            "" => doc.key.to_string(),
+            s => format!("{s}.{}", doc.key),
+        };
+        let one = |size: &str| format!("[\"{size}\"]");
+        let many = |n: usize| format!("[{}]", vec!["\"4KiB\""; n].join(","));
+        let mut values: Vec<(String, bool)> = ["0", "1"]
+            .iter()
+            .chain(HOSTILE.iter())
+            .map(|v| (one(v), false))
+            .collect();
+        values.push((many(1024), false));
+        values.push((many(1025), true));
+        for (value, past) in values {
+            let (code, e) = describe_with("tiny-test-1gb", &key, &value);
+            assert!(
+                !past || code == Some(2),
+                "{key} of {} bytes was taken",
+                value.len()
+            );
+            if code == Some(2) {
+                assert!(
+                    e.contains(&key),
+                    "--set {key}={value:.60}: the key is not named: {e}"
+                );
+            }
+            tried += 1;
+        }
+    }
+    assert!(tried >= 7, "{tried} values tried");
+}
