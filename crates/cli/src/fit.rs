@@ -24,6 +24,10 @@ pub struct FitArgs {
     /// error.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Accept a plan directory holding the outputs of only some jobs: the keys the missing
+    /// jobs would identify stay at the class's values, and the fit says which.
+    #[arg(long)]
+    partial: bool,
     /// Seed of the forward-model simulations.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
@@ -352,6 +356,7 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
     let inputs = files::inputs(dir, &plan);
     let input_pairs: Vec<(&str, &Path)> = inputs
         .iter()
+        .filter(|p| !args.partial || p.exists())
         .map(|p| ("plan output", p.as_path()))
         .collect();
     let mut outputs: Vec<(&str, &Path)> = vec![("--output", output.as_path())];
@@ -366,7 +371,12 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
     for (option, path) in &outputs {
         checked.push(files.output(option, path)?);
     }
-    let measured = flashlab_fit::read_outputs(dir, &plan).map_err(fit_failure)?;
+    let measured = if args.partial {
+        flashlab_fit::measure::read_partial(dir, &plan)
+    } else {
+        flashlab_fit::read_outputs(dir, &plan)
+    }
+    .map_err(fit_failure)?;
     let mut options = FitOptions {
         seed: args.seed,
         ..FitOptions::default()

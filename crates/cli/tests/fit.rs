@@ -102,6 +102,48 @@ fn a_cut_json_document_and_a_cut_log_are_refused() {
 }
 
 #[test]
+fn a_partial_set_fits_with_the_keys_of_its_missing_jobs_at_class_defaults() {
+    let dir = copy_of("partial");
+    for name in ["seq-fill.json", "seq-fill_bw.1.log", "mixed-qd16.json"] {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    refused(&dir, &["seq-fill.json: missing"]);
+    let preset = dir.with_extension("partial.toml");
+    let out = flashlab(&[
+        "fit",
+        dir.to_str().unwrap(),
+        "--partial",
+        "--output",
+        preset.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("Not measured: seq-fill, mixed-qd16\n"),
+        "{said}"
+    );
+    let defaults = said
+        .lines()
+        .find_map(|l| l.strip_prefix("At class defaults: "))
+        .unwrap_or_else(|| panic!("no class defaults line: {said}"));
+    for key in ["nand.planes_per_die", "nand.t_prog", "nand.slc_t_prog"] {
+        assert!(defaults.contains(key), "{key} not in {defaults}");
+    }
+    assert!(!defaults.contains("nand.t_read"), "{defaults}");
+    let table: toml::Table = toml::from_str(&std::fs::read_to_string(&preset).unwrap()).unwrap();
+    let prov = table["provenance"].as_table().unwrap();
+    let t_prog = prov["nand.t_prog"].as_table().unwrap();
+    assert_eq!(t_prog["kind"].as_str(), Some("default"));
+    assert!(t_prog["reason"]
+        .as_str()
+        .unwrap()
+        .contains("no seq-fill output"));
+    assert_eq!(prov["nand.t_read"]["kind"].as_str(), Some("fitted"));
+    assert_eq!(table["nand"]["t_prog"].as_str(), Some("600.0us"));
+    assert_eq!(table["nand"]["planes_per_die"].as_integer(), Some(4));
+}
+
+#[test]
 fn outputs_of_another_job_or_capacity_are_refused() {
     let dir = copy_of("other-job");
     std::fs::copy(dir.join("randread-qd2.json"), dir.join("randread-qd1.json")).unwrap();

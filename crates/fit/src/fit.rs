@@ -88,7 +88,8 @@ impl Fitted {
 /// Fits a drive to `measured`, the outputs of `plan`.
 pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
     let initial = closed_form(plan.capacity_bytes, measured)?.loadable();
-    let mut candidates: Vec<Candidate> = structures(&initial)
+    let split_measured = !measured.absent.iter().any(|j| j == "mixed-qd16");
+    let mut candidates: Vec<Candidate> = structures(&initial, split_measured)
         .into_iter()
         .map(|(label, p)| Candidate::new(label, p))
         .collect();
@@ -258,50 +259,86 @@ fn max_iops(f: &Figures) -> f64 {
 /// latency (both pay the host, the command and the link; the read also tR), parallel units
 /// from the saturated read IOPS × tR, program times from the cache's rates (a page per unit
 /// per program), the cache size where the rate falls, the spare from greedy GC's write
-/// amplification (WA ≈ (1 + ρ) / 2ρ for spare ρ), the buffer from the fast burst.
+/// amplification (WA ≈ (1 + ρ) / 2ρ for spare ρ), the buffer from the fast burst. A figure
+/// a partial measurement set lacks leaves its parameter at the class's value; a whole set
+/// lacking one is refused.
 pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError> {
-    let need = |x: f64, what: &str| {
-        finite(x)
-            .ok_or_else(|| FitError::bad("the plan outputs", format!("no {what} was measured")))
+    if m.absent.is_empty() {
+        for (x, what) in [
+            (m.read_lat_qd1_ns, "QD1 read latency (randread-qd1.json)"),
+            (m.write_lat_qd1_ns, "QD1 write latency (qd1-write.json)"),
+            (max_iops(m), "random-read IOPS (randread-qd*.json)"),
+            (m.fill.in_cache_bytes_s, "in-cache write rate (seq-fill)"),
+        ] {
+            if finite(x).is_none() {
+                return Err(FitError::bad(
+                    "the plan outputs",
+                    format!("no {what} was measured"),
+                ));
+            }
+        }
+    }
+    let t_read_ns = match (finite(m.read_lat_qd1_ns), finite(m.write_lat_qd1_ns)) {
+        (Some(r), Some(w)) => (r - w).max(10_000.0),
+        _ => class::T_READ_NS as f64,
     };
-    let read_lat = need(m.read_lat_qd1_ns, "QD1 read latency (randread-qd1.json)")?;
-    let write_lat = need(m.write_lat_qd1_ns, "QD1 write latency (qd1-write.json)")?;
-    let iops = need(max_iops(m), "random-read IOPS (randread-qd*.json)")?;
-    let in_cache = need(m.fill.in_cache_bytes_s, "in-cache write rate (seq-fill)")?;
-    // A drive whose rate never falls has its cache rate throughout.
-    let post = finite(m.fill.post_cache_bytes_s).unwrap_or(in_cache);
-    let t_read_ns = (read_lat - write_lat).max(10_000.0);
-    let units = (iops * t_read_ns / 1e9).round().clamp(1.0, 512.0) as u32;
-    let planes = if units % 2 == 0 { 2 } else { 1 };
-    let page = class::PAGE_BYTES as f64;
-    let units_f = f64::from(units);
-    let t_prog_ns = (units_f * page / post * 1e9).clamp(50_000.0, 20e6);
-    let slc_t_prog_ns = (units_f * page / in_cache * 1e9).clamp(20_000.0, 5e6);
-    let wa = (post / 4096.0 / m.steady_full_iops).max(1.05);
-    let spare = if wa.is_finite() {
-        1.0 / (2.0 * wa - 1.0)
-    } else {
-        0.1
+    let (dies, planes) = match finite(max_iops(m)) {
+        Some(iops) => {
+            let units = (iops * t_read_ns / 1e9).round().clamp(1.0, 512.0) as u32;
+            let planes = if units % 2 == 0 { 2 } else { 1 };
+            ((units / planes).max(1), planes)
+        }
+        None => (class::DIES, class::PLANES),
     };
-    let spare = spare.clamp(0.02, 1.0);
-    let cliff = m.fill.cliff_bytes.max(0.0);
+    let (t_prog_ns, slc_t_prog_ns) = program_times(f64::from(dies * planes), m);
+    // Greedy GC's write amplification at the steady IOPS against the post-cache rate.
+    let post = finite(m.fill.post_cache_bytes_s).or(finite(m.fill.in_cache_bytes_s));
+    let spare = match (post, finite(m.steady_full_iops)) {
+        (Some(post), Some(iops)) => 1.0 / (2.0 * (post / 4096.0 / iops).max(1.05) - 1.0),
+        _ => class::SPARE,
+    }
+    .clamp(0.02, 1.0);
     let raw = capacity_bytes as f64 * (1.0 + spare);
+    let fraction = match m.fill.cliff_bytes {
+        c if c.is_nan() => class::CACHE_FRACTION,
+        c => c.max(0.0) * class::BITS_PER_CELL as f64 / raw,
+    };
+    let buffer_bytes = match m.buffered_bytes {
+        b if b.is_nan() => class::BUFFER_BYTES,
+        b => round_buffer(b.max(0.0)),
+    };
     Ok(Params {
         capacity_bytes,
-        dies: (units / planes).max(1),
+        dies,
         planes,
         t_read_ns: t_read_ns as u64,
-        t_prog_ns: t_prog_ns as u64,
-        slc_t_prog_ns: slc_t_prog_ns as u64,
-        command_overhead_ns: 5_000,
+        t_prog_ns,
+        slc_t_prog_ns,
+        command_overhead_ns: finite(m.write_lat_qd1_ns)
+            .map_or(class::COMMAND_OVERHEAD_NS, |_| 5_000),
         cache: Cache::Dynamic {
-            fraction: (cliff * class::BITS_PER_CELL as f64 / raw).clamp(0.005, 1.0),
+            fraction: fraction.clamp(0.005, 1.0),
         },
         fold: false,
         spare,
-        buffer_bytes: round_buffer(m.buffered_bytes.max(0.0)),
+        buffer_bytes,
         read_priority: false,
     })
+}
+
+/// Native and SLC program times from the fill's rates, a page per parallel unit per
+/// program (a drive whose rate never falls has its cache rate throughout); the class's
+/// when the fill was not measured.
+fn program_times(units: f64, m: &Figures) -> (u64, u64) {
+    let page = class::PAGE_BYTES as f64;
+    let Some(in_cache) = finite(m.fill.in_cache_bytes_s) else {
+        return (class::T_PROG_NS, class::SLC_T_PROG_NS);
+    };
+    let post = finite(m.fill.post_cache_bytes_s).unwrap_or(in_cache);
+    (
+        (units * page / post * 1e9).clamp(50_000.0, 20e6) as u64,
+        (units * page / in_cache * 1e9).clamp(20_000.0, 5e6) as u64,
+    )
 }
 
 /// A static cache of about `bytes`, in whole MiB, under the share of the blocks a static
@@ -320,7 +357,7 @@ fn round_buffer(bytes: f64) -> u64 {
 /// each with both cache kinds, both fold policies, and read priority off and on. Read
 /// priority is part of the structure from the start: a drive with it fitted without it
 /// first ranks its own split last (the mixed job's read tail is off by a program time).
-fn structures(p: &Params) -> Vec<(String, Params)> {
+fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
     let cliff_bytes = match p.cache {
         Cache::Dynamic { fraction } => {
             fraction * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64
@@ -328,7 +365,20 @@ fn structures(p: &Params) -> Vec<(String, Params)> {
         Cache::Static { bytes } => bytes as f64,
     };
     let mut out = Vec::new();
-    for s in PLANE_SPLITS.iter().filter_map(|&planes| split(p, planes)) {
+    // Without the mixed job the split is not identified: the class's planes per die where
+    // the units split so, else the closed forms' split.
+    let units = p.dies * p.planes;
+    let unmeasured = [if units % class::PLANES == 0 {
+        class::PLANES
+    } else {
+        p.planes
+    }];
+    let splits: &[u32] = if split_measured {
+        &PLANE_SPLITS
+    } else {
+        &unmeasured
+    };
+    for s in splits.iter().filter_map(|&planes| split(p, planes)) {
         for (dynamic, fold, read_priority) in (0..8).map(|i| (i & 4 == 0, i & 2 != 0, i & 1 != 0)) {
             let mut c = s.clone();
             if !dynamic {
@@ -489,8 +539,12 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         units
     };
     n.dies = ((units_new / f64::from(p.planes)).round() as u32).max(1);
-    // Program rates scale with the units; the program times keep the rates of the figures.
-    let unit_ratio = f64::from(n.dies * n.planes) / units;
+    // Program rates scale with the units; unmeasured, the class's program times stay.
+    let unit_ratio = if m.fill.in_cache_bytes_s.is_nan() {
+        1.0
+    } else {
+        f64::from(n.dies * n.planes) / units
+    };
     let slc = by_ratio(
         p.slc_t_prog_ns as f64,
         s.fill.in_cache_bytes_s,

@@ -27,6 +27,14 @@ impl Source<'_> {
         }
     }
 
+    /// The file is there.
+    fn has(&self, name: &str) -> bool {
+        match self {
+            Source::Dir(d) => d.join(name).exists(),
+            Source::Memory(m) => m.contains_key(name),
+        }
+    }
+
     fn read(&self, name: &str, job: &PlanJob) -> Result<String, FitError> {
         let place = self.place(name);
         let missing = || {
@@ -93,6 +101,36 @@ pub struct Figures {
     /// (bytes written, IOPS) of the steady writes.
     pub steady_full_series: Samples,
     pub steady_half_series: Samples,
+    /// Jobs of a partial measurement set with no output: their figures are NaN.
+    pub absent: Vec<String>,
+}
+
+impl Figures {
+    /// Every figure unmeasured (NaN), as a job absent from a partial set leaves its own.
+    pub fn unmeasured() -> Figures {
+        let n = f64::NAN;
+        Figures {
+            read_lat_qd1_ns: n,
+            write_lat_qd1_ns: n,
+            seq_read_bytes_s: n,
+            fill: Cliff {
+                in_cache_bytes_s: n,
+                post_cache_bytes_s: n,
+                late_bytes_s: n,
+                cliff_bytes: n,
+                series: Vec::new(),
+            },
+            recovered_bytes: n,
+            buffered_bytes: n,
+            beside_read_p99_ns: n,
+            beside_read_iops: n,
+            mixed_iops: n,
+            mixed_read_p99_ns: n,
+            steady_full_iops: n,
+            steady_half_iops: n,
+            ..Figures::default()
+        }
+    }
 }
 
 /// Reads the outputs of `plan` from `dir`.
@@ -100,38 +138,59 @@ pub fn read_outputs(dir: &Path, plan: &Plan) -> Result<Figures, FitError> {
     read_from(&Source::Dir(dir), plan)
 }
 
+/// Reads the outputs of `plan` from `dir`, of which some jobs may be absent (no JSON
+/// document): their figures stay unmeasured (NaN) and [`Figures::absent`] names them. A
+/// job whose JSON is there must be whole, with its logs.
+pub fn read_partial(dir: &Path, plan: &Plan) -> Result<Figures, FitError> {
+    read_set(&Source::Dir(dir), plan, true)
+}
+
 /// Reads the outputs of `plan` from `source`.
 pub fn read_from(source: &Source<'_>, plan: &Plan) -> Result<Figures, FitError> {
-    let doc = |name: &str| -> Result<(Value, &PlanJob, PathBuf), FitError> {
+    read_set(source, plan, false)
+}
+
+fn read_set(source: &Source<'_>, plan: &Plan, partial: bool) -> Result<Figures, FitError> {
+    let absent = std::cell::RefCell::new(Vec::new());
+    let doc = |name: &str| -> Result<Option<(Value, &PlanJob)>, FitError> {
         let job = plan
             .job(name)
             .ok_or_else(|| FitError::failed(format!("the plan has no job {name}")))?;
         let file = &job.outputs[0];
+        if partial && !source.has(file) {
+            absent.borrow_mut().push(name.to_string());
+            return Ok(None);
+        }
         let text = source.read(file, job)?;
         let value = parse_doc(&text, &source.place(file), job)?;
-        Ok((value, job, source.place(file)))
+        Ok(Some((value, job)))
     };
-    let mut f = Figures::default();
-    let (d, _, _) = doc("randread-qd1")?;
-    f.read_lat_qd1_ns = dir_figure(&d, "read", &["clat_ns", "mean"]);
-    let (d, _, _) = doc("qd1-write")?;
-    f.write_lat_qd1_ns = dir_figure(&d, "write", &["clat_ns", "mean"]);
+    let mut f = Figures::unmeasured();
+    if let Some((d, _)) = doc("randread-qd1")? {
+        f.read_lat_qd1_ns = dir_figure(&d, "read", &["clat_ns", "mean"]);
+    }
+    if let Some((d, _)) = doc("qd1-write")? {
+        f.write_lat_qd1_ns = dir_figure(&d, "write", &["clat_ns", "mean"]);
+    }
     for qd in READ_DEPTHS {
-        let (d, _, _) = doc(&format!("randread-qd{qd}"))?;
-        f.read_iops.push((qd, dir_figure(&d, "read", &["iops"])));
+        let d = doc(&format!("randread-qd{qd}"))?;
+        let iops = d.map_or(f64::NAN, |(d, _)| dir_figure(&d, "read", &["iops"]));
+        f.read_iops.push((qd, iops));
     }
     for kib in READ_BLOCKS_KIB {
-        let (d, _, _) = doc(&format!("randread-bs{kib}k"))?;
-        f.block_bw
-            .push((kib, dir_figure(&d, "read", &["bw_bytes"])));
+        let d = doc(&format!("randread-bs{kib}k"))?;
+        let bw = d.map_or(f64::NAN, |(d, _)| dir_figure(&d, "read", &["bw_bytes"]));
+        f.block_bw.push((kib, bw));
     }
-    let (d, _, _) = doc("seq-read")?;
-    f.seq_read_bytes_s = dir_figure(&d, "read", &["bw_bytes"]);
+    if let Some((d, _)) = doc("seq-read")? {
+        f.seq_read_bytes_s = dir_figure(&d, "read", &["bw_bytes"]);
+    }
     read_writes(source, &doc, &mut f)?;
+    f.absent = absent.into_inner();
     Ok(f)
 }
 
-type DocFn<'a> = dyn Fn(&str) -> Result<(Value, &'a PlanJob, PathBuf), FitError> + 'a;
+type DocFn<'a> = dyn Fn(&str) -> Result<Option<(Value, &'a PlanJob)>, FitError> + 'a;
 
 fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Result<(), FitError> {
     let log = |job: &PlanJob, i: usize, d: &Value| -> Result<Samples, FitError> {
@@ -147,17 +206,41 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
             covered => covered.map(|()| samples),
         }
     };
-    let (d, job, _) = doc("seq-fill")?;
-    f.fill = cliff(&log(job, 1, &d)?);
-    let (d, job, _) = doc("idle-recovery")?;
-    let threshold = 0.75 * f.fill.in_cache_bytes_s;
-    f.recovered_bytes = bytes_above(&log(job, 1, &d)?, threshold);
-    let (d, job, _) = doc("write-buffer")?;
+    if let Some((d, job)) = doc("seq-fill")? {
+        f.fill = cliff(&log(job, 1, &d)?);
+    }
+    if let Some((d, job)) = doc("idle-recovery")? {
+        let threshold = 0.75 * f.fill.in_cache_bytes_s;
+        f.recovered_bytes = bytes_above(&log(job, 1, &d)?, threshold);
+    }
+    if let Some((d, job)) = doc("write-buffer")? {
+        f.buffered_bytes = buffered_bytes(source, job, &d)?;
+    }
+    if let Some((d, _)) = doc("read-under-write")? {
+        f.beside_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+        f.beside_read_iops = dir_figure(&d, "read", &["iops"]);
+    }
+    if let Some((d, _)) = doc("mixed-qd16")? {
+        f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
+        f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    }
+    if let Some((d, job)) = doc("steady-full")? {
+        (f.steady_full_iops, f.steady_full_series) = steady(&log(job, 1, &d)?);
+    }
+    if let Some((d, job)) = doc("steady-half")? {
+        (f.steady_half_iops, f.steady_half_series) = steady(&log(job, 1, &d)?);
+    }
+    Ok(())
+}
+
+/// The write-buffer job's bytes written at buffer speed, from its per-I/O latency log, which
+/// must hold a latency for (nearly) every write.
+fn buffered_bytes(source: &Source<'_>, job: &PlanJob, d: &Value) -> Result<f64, FitError> {
     let clat = parse_log(
         &source.read(&job.outputs[3], job)?,
         &source.place(&job.outputs[3]),
     )?;
-    let ios = dir_figure(&d, "write", &["total_ios"]);
+    let ios = dir_figure(d, "write", &["total_ios"]);
     if (clat.len() as f64) < ios * 0.99 {
         return Err(FitError::bad(
             source.place(&job.outputs[3]).display(),
@@ -167,20 +250,7 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
             ),
         ));
     }
-    f.buffered_bytes = buffered_ios(&clat) * 4096.0;
-    let (d, _, _) = doc("read-under-write")?;
-    f.beside_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
-    f.beside_read_iops = dir_figure(&d, "read", &["iops"]);
-    let (d, _, _) = doc("mixed-qd16")?;
-    f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
-    f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
-    let (d, job, _) = doc("steady-full")?;
-    let s = log(job, 1, &d)?;
-    (f.steady_full_iops, f.steady_full_series) = steady(&s);
-    let (d, job, _) = doc("steady-half")?;
-    let s = log(job, 1, &d)?;
-    (f.steady_half_iops, f.steady_half_series) = steady(&s);
-    Ok(())
+    Ok(buffered_ios(&clat) * 4096.0)
 }
 
 /// A fio JSON document, checked to be of `job`: its job names and, where the job file sets

@@ -26,6 +26,17 @@ pub mod class {
     pub const LINK: &str = "pcie-gen4-x4";
     pub const MAX_IOPS: u64 = 1_000_000;
     pub const SOURCE: &str = "the TLC class default (presets/generic-tlc-256gb.toml)";
+    /// The class's values of what a partial measurement set may leave unmeasured.
+    pub const T_READ_NS: u64 = 50_000;
+    pub const T_PROG_NS: u64 = 600_000;
+    pub const SLC_T_PROG_NS: u64 = 200_000;
+    pub const DIES: u32 = 8;
+    pub const PLANES: u32 = 4;
+    pub const COMMAND_OVERHEAD_NS: u64 = 6_000;
+    pub const CACHE_FRACTION: f64 = 0.25;
+    pub const BUFFER_BYTES: u64 = 8 << 20;
+    /// Spare over user of the model's default `capacity.spare_factor` (0.07 of raw).
+    pub const SPARE: f64 = 0.07 / 0.93;
 }
 
 /// Where the SLC cache is.

@@ -26,8 +26,56 @@ fn default(reason: &str) -> Provenance {
     }
 }
 
-/// The provenance of a key of [`Params::keys`].
+/// The plan jobs a key of [`Params::keys`] is fitted from (any one of the depth scan's).
+pub fn source_jobs(key: &str) -> &'static [&'static str] {
+    match key {
+        "nand.t_read" => &["randread-qd1", "qd1-write"],
+        "nand.channels" | "nand.dies_per_channel" => &["randread-qd1", "randread-qd256"],
+        "nand.planes_per_die" => &["mixed-qd16"],
+        "nand.blocks_per_plane" => &["steady-full"],
+        "nand.t_prog"
+        | "nand.slc_t_prog"
+        | "slc_cache.dynamic_max_fraction"
+        | "slc_cache.static" => &["seq-fill"],
+        "buffer.size" => &["write-buffer"],
+        "controller.command_overhead" => &["qd1-write"],
+        "scheduler.read_priority" => &["read-under-write"],
+        _ => &[],
+    }
+}
+
+/// The keys a partial measurement set leaves at class defaults: those fitted from a job
+/// it lacks.
+pub fn unmeasured_keys(p: &Params, m: &Figures) -> Vec<String> {
+    p.keys()
+        .into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| {
+            source_jobs(k)
+                .iter()
+                .any(|j| m.absent.iter().any(|a| a == j))
+        })
+        .collect()
+}
+
+/// The provenance of a key of [`Params::keys`]: a key fitted from a job the measurement
+/// set lacks is a class default.
 pub fn provenance_of(key: &str, p: &Params, m: &Figures) -> Provenance {
+    let missing: Vec<&str> = source_jobs(key)
+        .iter()
+        .copied()
+        .filter(|j| m.absent.iter().any(|a| a == j))
+        .collect();
+    if !missing.is_empty() {
+        return default(&format!(
+            "the measurement set has no {} output, which would identify it",
+            missing.join(" or ")
+        ));
+    }
+    measured_provenance(key, p, m)
+}
+
+fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
     let max_iops = m.read_iops.iter().map(|x| x.1).fold(0.0, f64::max);
     match key {
         "capacity.user" => Provenance::Measured {

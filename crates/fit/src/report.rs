@@ -105,6 +105,13 @@ pub fn render_text(f: &Fitted) -> String {
         f.mean_error(true) * 100.0,
         f.mean_error(false) * 100.0
     ));
+    if !f.measured.absent.is_empty() {
+        out.push_str(&format!(
+            "Not measured: {}\nAt class defaults: {}\n",
+            f.measured.absent.join(", "),
+            crate::preset::unmeasured_keys(&f.params, &f.measured).join(", ")
+        ));
+    }
     out
 }
 
