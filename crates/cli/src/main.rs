@@ -291,6 +291,7 @@ fn main() -> ExitCode {
     // process as it would have; `serve` takes the signals itself, to stop and save.
     if !matches!(cli.command, Command::Serve(_)) {
         flashlab_engine::temp::clean_up_on_signals();
+        flashlab_engine::temp::end_on_closed_pipes();
     }
     let outcome = match cli.command {
         Command::Run(args) => cmd_run(&args),

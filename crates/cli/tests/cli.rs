@@ -385,3 +385,23 @@ fn power_windows_of_a_long_run_are_bounded() {
     assert!(p["duration_ns"].as_u64().unwrap() > 30 * 86_400 * 1_000_000_000);
     assert_eq!(p["windows_w"].as_array().unwrap().len(), 1_000_000);
 }
+
+/// A reader that goes away (`flashlab ... | head`) ends the run quietly, as it ends other
+/// command-line tools: by SIGPIPE, not a panic at the next print.
+#[test]
+fn a_closed_output_pipe_ends_the_run_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .arg("fio-options")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!e.contains("panicked"), "{e}");
+    // SIGPIPE is 13 on Linux.
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {e}", out.status);
+}

@@ -173,6 +173,16 @@ pub fn end<T>(path: &Path, finish: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Ends the process quietly, as other command-line tools do, when it writes to a pipe whose
+/// reader has gone (`flashlab ... | head`): SIGPIPE's default action instead of a write
+/// error at every print. Not for a server, whose clients may go at any time.
+pub fn end_on_closed_pipes() {
+    // SAFETY: sets the process's disposition of one signal to its default.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Has SIGINT, SIGTERM and SIGHUP taken by one thread that removes the temporary files
 /// under way and then ends the process by the same signal. Call it first thing in `main`:
 /// the signals are blocked in the calling thread, and threads started later inherit that.
