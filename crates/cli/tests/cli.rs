@@ -392,8 +392,17 @@ fn power_windows_of_a_long_run_are_bounded() {
 fn a_closed_output_pipe_ends_the_run_without_a_panic() {
     use std::os::unix::process::ExitStatusExt;
     use std::process::{Command, Stdio};
+    // 40 jobs' JSON, about 240 KB: more than a pipe holds, so the run meets the closed pipe
+    // whenever it starts printing.
+    let mut job = String::from("[global]\nrw=randread\nbs=4k\nsize=1m\n");
+    for i in 0..40 {
+        job.push_str(&format!("[j{i}]\n"));
+    }
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("closed-pipe.fio");
+    std::fs::write(&path, job).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .arg("fio-options")
+        .args(["run", path.to_str().unwrap(), "--device", "tiny-test-1gb"])
+        .args(["--output-format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
