@@ -92,9 +92,9 @@ fn a_full_drive_writes_past_its_cache_at_one_rate_after_one_fill_or_two() {
 /// empties the static cache of the fill's data), on the smallest slice the drive allows: the
 /// emptied static blocks take host writes again while the host writes, so the cache holds
 /// user data the native blocks need not carry. Left emptied until idle time, the cache's
-/// footprint was lost to GC: 3,048 IOPS on the whole drive. With the cache folding while
-/// the host writes (the preset's setting) the slice writes 4,734 IOPS, the whole drive
-/// 4,741 (the study ~6,000).
+/// footprint was lost to GC: 4,782 IOPS on this slice writing straight to TLC past the cache
+/// (6,948 with it; 8,021 with the cache folding while the host writes, the preset's
+/// setting; the study ~6,000).
 #[test]
 fn a_full_client_drives_random_writes_keep_its_static_cache_full() {
     let job = repo().join("jobs/validation/client-full.fio");
@@ -122,7 +122,7 @@ fn a_full_client_drives_random_writes_keep_its_static_cache_full() {
         .unwrap();
     println!("full drive, 4 KiB random write: {iops:.0} IOPS");
     assert!(
-        iops >= 4_000.0,
+        iops >= 5_500.0,
         "full drive, 4 KiB random write: {iops:.0} IOPS"
     );
 }

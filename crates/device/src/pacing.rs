@@ -653,32 +653,6 @@ pub(crate) fn internal_queue_gain_ius(foreground_free_blocks: u64, ius_per_block
     foreground_free_blocks * ius_per_block
 }
 
-/// The gain bound while a slice's time is compressed (`Ssd::keep_drive_time`): the drive's
-/// (`full_gain_ius`, the foreground reserve) times the slice's share of each unit's blocks,
-/// at least a block (`block_ius`). A compressed window is `d/f` of the drive's time, in
-/// which each unit of the slice writes the same share of its blocks as the drive's units
-/// do; the reserve, a fixed number of blocks per unit (the FTL needs it whole on any
-/// slice), would let the slice's host run `f/d` times as far ahead of its GC as a share of
-/// the window. Right after a fill, where a victim frees a few percent of a block, that is
-/// thousands of victims' copies: the PM981a's random writes on its 0.16 slice (112 of 700
-/// blocks per plane) ran 69% above the whole drive's (docs/scale.md, "Deferred GC").
-pub(crate) fn compressed_gain_ius(
-    full_gain_ius: u64,
-    (slice_blocks_per_plane, full_blocks_per_plane): (u32, u32),
-    block_ius: u64,
-) -> u64 {
-    let share = f64::from(slice_blocks_per_plane) / f64::from(full_blocks_per_plane.max(1));
-    ((full_gain_ius as f64 * share.min(1.0)) as u64).max(block_ius)
-}
-
-/// A new bound on the queued work's gain; work queued above it goes to the dies, oldest
-/// first, when the next operation is queued.
-impl InternalQueue {
-    pub fn set_max_gain_ius(&mut self, max_gain_ius: u64) {
-        self.max_gain_ius = i64::try_from(max_gain_ius).unwrap_or(i64::MAX);
-    }
-}
-
 /// Victims the pacing queue's ring holds: enough for the gain bound with victims of the
 /// least gain greedy selection takes on a full drive. Greedy's victim has at least the
 /// average invalid share of the data blocks, the drive's effective spare `s` (spare IUs
@@ -1044,21 +1018,6 @@ mod tests {
 #[cfg(test)]
 mod queue_cap_tests {
     use super::*;
-
-    #[test]
-    fn a_slice_defers_the_reserves_share_of_its_blocks_per_plane() {
-        let ipb = 1536 * 4;
-        // The PM981a's 0.16 slice: 112 of 700 blocks per plane, 16 units' reserve of 32.
-        let full = internal_queue_gain_ius(32, ipb);
-        assert_eq!(
-            compressed_gain_ius(full, (112, 700), ipb),
-            32 * ipb * 16 / 100
-        );
-        // The whole drive, and a die cut keeping every block of its units: the reserve.
-        assert_eq!(compressed_gain_ius(full, (700, 700), ipb), full);
-        // Never below a block: a victim's erase frees one.
-        assert_eq!(compressed_gain_ius(ipb, (64, 7000), ipb), ipb);
-    }
 
     #[test]
     fn the_pacing_queue_defers_at_most_the_reserve_and_holds_it_in_the_least_gainful_victims() {

@@ -25,8 +25,7 @@ use crate::error::ConfigError;
 use crate::mapcache::{Lookup, MapCache};
 use crate::model::{Model, ScaleInfo};
 use crate::pacing::{
-    compressed_gain_ius, internal_queue_gain_ius, internal_queue_victims, is_internal, is_taken,
-    InternalQueue,
+    internal_queue_gain_ius, internal_queue_victims, is_internal, is_taken, InternalQueue,
 };
 use crate::readbuf::{ReadAhead, ReadBuffer};
 use namespace::{resolve_namespace, translate, Namespace, NamespaceError};
@@ -354,28 +353,11 @@ impl Ssd {
     /// write buffer holds the dies' share of the drive's in the first, its capacity share
     /// in the second (`Model::compressed_buffer_bytes`). Data held above the new size stays
     /// until its programs complete.
-    ///
-    /// The pacing queue's bound on deferred GC follows the same rule: the foreground
-    /// reserve's IUs where the jobs keep the drive's time, and its share of the slice's
-    /// blocks per plane where they are compressed (`pacing::compressed_gain_ius`).
     pub fn keep_drive_time(&mut self, keep: bool) {
         self.buffer.set_limit(if keep {
             self.model.buffer_bytes
         } else {
             self.model.compressed_buffer_bytes
-        });
-        let (full_gain_ius, block_ius) = pacing_gain_ius(&self.model);
-        self.internal.set_max_gain_ius(if keep {
-            full_gain_ius
-        } else {
-            compressed_gain_ius(
-                full_gain_ius,
-                (
-                    self.model.geometry.blocks_per_plane,
-                    self.model.full.blocks_per_plane,
-                ),
-                block_ius,
-            )
         });
     }
 
@@ -661,18 +643,7 @@ fn internal_queue(model: &Model, ftl: &Ftl) -> InternalQueue {
             u64::from(block_ius),
             f.user_ius,
         ) * (2 * u64::from(f.pages_per_block) + 1)) as usize,
-        pacing_gain_ius(model).0,
-    )
-}
-
-/// The pacing queue's bound on the gain of deferred work on the drive (the foreground
-/// reserve's IUs), and what a victim's erase frees: its data IUs (parity pages hold none).
-fn pacing_gain_ius(model: &Model) -> (u64, u64) {
-    let f = &model.ftl;
-    let block_ius = data_pages(f.pages_per_block, f.parity_stripe_pages) * f.ius_per_page;
-    (
         internal_queue_gain_ius(u64::from(f.gc.foreground_free_blocks), u64::from(block_ius)),
-        u64::from(block_ius),
     )
 }
 
