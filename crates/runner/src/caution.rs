@@ -74,6 +74,15 @@ fn die_cut_caution(job: &JobSpec, shape: &SliceShape) -> String {
 /// victims among fewer blocks, and the GC the pacing queue may put off (the foreground
 /// reserve, whole blocks per unit) is a larger share of the slice.
 fn blocks_per_plane_caution(job: &JobSpec, shape: &SliceShape) -> Option<String> {
+    let what = blocks_per_plane_note(shape)?;
+    Some(format!("job '{}' writes at random on {what}", job.id.name))
+}
+
+/// What a slice of fewer than [`FAITHFUL_BLOCKS_PER_PLANE`] blocks per plane (and fewer
+/// than the drive's) does to random writes, and the `sim.scale` that avoids it, as the end
+/// of a sentence whose subject writes at random on the slice; `None` for a slice that keeps
+/// them. A suite, whose steps mostly write at random, says it once per drive.
+pub fn blocks_per_plane_note(shape: &SliceShape) -> Option<String> {
     let (slice, full) = shape.blocks_per_plane;
     if slice >= full.min(FAITHFUL_BLOCKS_PER_PLANE) {
         return None;
@@ -88,13 +97,12 @@ fn blocks_per_plane_caution(job: &JobSpec, shape: &SliceShape) -> Option<String>
         )
     };
     Some(format!(
-        "job '{}' writes at random on {slice} of the drive's {full} blocks per plane: its GC \
-         works on fewer whole blocks per unit, so random writes run ahead of the drive's, \
-         about 3-8% in steady state (docs/scale.md, \"Blocks per plane\") and up to 69% in \
-         the transient right after a fill, where the GC work the slice may put off is a \
-         fixed number of blocks per unit (\"Deferred GC\"); {avoid} keeps them within \
-         a few percent, if it fits sim.max_memory",
-        job.id.name
+        "{slice} of the drive's {full} blocks per plane: its GC works on fewer whole blocks \
+         per unit, so random writes run ahead of the drive's, about 3-8% in steady state \
+         (docs/scale.md, \"Blocks per plane\") and up to 69% in the transient right after a \
+         fill, where the GC work the slice may put off is a fixed number of blocks per unit \
+         (\"Deferred GC\"); {avoid} keeps them within a few percent, if it fits \
+         sim.max_memory"
     ))
 }
 
