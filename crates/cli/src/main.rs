@@ -676,9 +676,7 @@ fn run_parsed_with(
             "provenance".into(),
             provenance(&target.set, vec![described]),
         );
-        if let Some(refused) = refused {
-            extra.insert("die_cut_refused".into(), refused);
-        }
+        extra.extend(refused);
     }
     // A drive too large to simulate whole ran as a slice: the text output says so.
     let scale = device.slice_scale();
@@ -716,7 +714,7 @@ fn open_run_device(
         flashlab_host::Device,
         flashlab_engine::SimTime,
         serde_json::Value,
-        Option<serde_json::Value>,
+        serde_json::Map<String, serde_json::Value>,
     ),
     Failure,
 > {
@@ -726,7 +724,12 @@ fn open_run_device(
             let config = flashlab_system::load_system_config(&name).map_err(bad_input)?;
             let (system, clock_ns) = state_files::system(&config, load, target.seed)?;
             let device = flashlab_host::Device::System(Box::new(system));
-            Ok((device, clock_ns, system_provenance(&config), None))
+            Ok((
+                device,
+                clock_ns,
+                system_provenance(&config),
+                Default::default(),
+            ))
         }
         LoadedTarget::Drive(config) => {
             let (mut config, refused) = keep_every_die(job_file, target, config)?;
@@ -736,11 +739,43 @@ fn open_run_device(
                     job_file.jobs.iter().map(|j| &j.placement),
                 );
             }
+            let mut extra = serde_json::Map::new();
+            if let Some(refused) = refused {
+                extra.insert("die_cut_refused".into(), refused);
+            }
+            let cautions = say_slice_cautions(job_file, &config);
+            if !cautions.is_empty() {
+                extra.insert("slice_cautions".into(), cautions.into());
+            }
             let (ssd, clock_ns) = state_files::drive(&config, load, target.seed)?;
             let device = flashlab_host::Device::Drive(Box::new(ssd));
-            Ok((device, clock_ns, drive_provenance(&config), refused))
+            Ok((device, clock_ns, drive_provenance(&config), extra))
         }
     }
+}
+
+/// What the drive's slice cannot keep of `job_file`'s answers (`flashlab_runner::
+/// slice_cautions`), said on standard error before the run and returned for the JSON.
+fn say_slice_cautions(
+    job_file: &flashlab_workload::JobFile,
+    config: &flashlab_device::DeviceConfig,
+) -> Vec<String> {
+    let Ok(model) = config.resolve() else {
+        return Vec::new();
+    };
+    let shape = flashlab_runner::SliceShape {
+        capacity_factor: model.scale.capacity_factor,
+        die_factor: model.scale.die_factor,
+        blocks_per_plane: (model.geometry.blocks_per_plane, model.full.blocks_per_plane),
+        channels: (model.geometry.channels, model.full.channels),
+        all_dies_scale: model.scale.all_dies_scale,
+        slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
+    };
+    let cautions = flashlab_runner::slice_cautions(job_file, &shape);
+    for caution in &cautions {
+        eprintln!("flashlab: slice: {caution}");
+    }
+    cautions
 }
 
 /// A run whose jobs stopped at I/O errors fails once its results are written (as fio,

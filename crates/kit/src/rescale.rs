@@ -43,6 +43,8 @@ pub fn keeping_figures(
     let mut scales: Vec<Option<f64>> = vec![None; count];
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
     let mut reasons: Vec<String> = vec![String::new(); count];
+    let mut said = Vec::new();
+    say_slice_notes(named, &mut said);
     let mut outcome = run_drives(&named.targets);
     for _ in 1..MAX_RUNS {
         let Some(refusal) = refusal(&outcome) else {
@@ -119,6 +121,7 @@ pub fn keeping_figures(
             })?;
             named.targets[i] = SuiteTarget::Drive(Box::new(config));
         }
+        say_slice_notes(named, &mut said);
         outcome = run_drives(&named.targets);
     }
     let mut report = outcome?;
@@ -135,6 +138,36 @@ pub fn keeping_figures(
         });
     }
     Ok(report)
+}
+
+/// Says on standard error, before a run, what each drive's slice does to random writes
+/// (`flashlab_runner::blocks_per_plane_note`: most suites precondition or measure with
+/// them), once per drive and slice (`said`).
+fn say_slice_notes(named: &NamedTargets, said: &mut Vec<String>) {
+    for (name, target) in named.names.iter().zip(&named.targets) {
+        let SuiteTarget::Drive(config) = target else {
+            continue;
+        };
+        let Ok(model) = config.resolve() else {
+            continue;
+        };
+        let shape = flashlab_runner::SliceShape {
+            capacity_factor: model.scale.capacity_factor,
+            die_factor: model.scale.die_factor,
+            blocks_per_plane: (model.geometry.blocks_per_plane, model.full.blocks_per_plane),
+            channels: (model.geometry.channels, model.full.channels),
+            all_dies_scale: model.scale.all_dies_scale,
+            slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
+        };
+        let Some(note) = flashlab_runner::blocks_per_plane_note(&shape) else {
+            continue;
+        };
+        let line = format!("{name}: slice: random writes on {note}");
+        if !said.contains(&line) {
+            eprintln!("{line}");
+            said.push(line);
+        }
+    }
 }
 
 /// Why a run was refused for its slice.

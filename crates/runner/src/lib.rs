@@ -33,6 +33,7 @@
 //! simulated drive takes a command into its queue at once; the wait for its controller
 //! (the command rate) is inside the drive, so it is clat too.
 
+mod caution;
 pub mod host;
 mod rate;
 mod replay;
@@ -47,6 +48,7 @@ mod tests;
 use flashlab_engine::{DeviceError, IoKind, IoRequest, SimTime, NS_PER_S};
 use flashlab_workload::JobError;
 
+pub use caution::{blocks_per_plane_note, slice_cautions, SliceShape, FAITHFUL_BLOCKS_PER_PLANE};
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
 pub use run::{run_jobs, run_targets};
 pub use scale::{die_cut_refusal, RegionSizes, SliceScale, TimedPhases};

@@ -295,7 +295,7 @@ impl ScalePlan {
 /// Per job: whether its phase (jobs between stonewalls) keeps its time: it runs for a fixed
 /// time and only reads (it changes nothing on the drive, so compressing its time would only
 /// cost samples), or writes too with [`TimedPhases::KeepTime`].
-fn phases_keeping_time(jobs: &[JobSpec], timed: TimedPhases) -> Vec<bool> {
+pub(crate) fn phases_keeping_time(jobs: &[JobSpec], timed: TimedPhases) -> Vec<bool> {
     let mut keep = vec![false; jobs.len()];
     let mut start = 0;
     for end in 1..=jobs.len() {
