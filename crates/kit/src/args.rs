@@ -44,6 +44,11 @@ pub struct SuiteOptionArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
+    /// Run with the timing model the preconditioning steps whose resulting drive state does
+    /// not depend on it (sequential fills), which otherwise run at the speed of the FTL's
+    /// mapping (docs/explain-preconditioning.md). Measured steps are always timed.
+    #[arg(long)]
+    timed_precondition: bool,
     #[command(flatten)]
     tests: SuiteTestArgs,
     #[command(flatten)]
@@ -136,6 +141,7 @@ impl SuiteOptionArgs {
                 states: ClientOptions::parse_states(&c.state)?,
             },
             compressible_percent: self.compressible,
+            timed_precondition: self.timed_precondition,
             interval: RoundLength::parse_for("--interval", &t.interval)?,
             read_qd: t.read_qd,
             precondition: PreconditionOptions {

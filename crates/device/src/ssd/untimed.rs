@@ -66,6 +66,11 @@ impl Ssd {
 }
 
 impl Untimed<'_> {
+    /// The drive's user capacity (every namespace's).
+    pub fn capacity_bytes(&self) -> u64 {
+        self.ssd.capacity_bytes()
+    }
+
     /// Write `len_bytes` from `offset_bytes` (the drive's logical space), as a host write
     /// command would: the same FTL call per chunk of the write buffer's quarter.
     pub fn write(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), DeviceError> {
@@ -167,13 +172,9 @@ impl Untimed<'_> {
         let ssd = self.ssd;
         let units = ssd.media.units().max(1) as u64;
         let end = self.start_ns + self.array_ns.div_ceil(units);
-        ssd.media.reset(end);
-        ssd.buffer.clear(end);
-        for l in &mut ssd.link {
-            l.reset(end);
-        }
+        // The dies, channels, link, controller and write buffer were given nothing since the
+        // start, and everything given before it was done by then: they are free at `end`.
         ssd.readahead.clear();
-        ssd.controller.reset(end);
         ssd.ctrl_next_ns = ssd.ctrl_next_ns.max(end);
         ssd.last_done_ns = ssd.last_done_ns.max(end);
         ssd.host_program_done_ns = ssd.host_program_done_ns.max(end);
