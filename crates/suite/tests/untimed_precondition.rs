@@ -2,13 +2,12 @@
 //! fills run without the timing model unless `--timed-precondition` asks for it, and what is
 //! measured after them agrees with what the timed fills give. For the suites whose
 //! preconditioning is the shared one (purge, two 128 KiB sequential passes, 4 KiB random
-//! rounds to the SNIA steady state: `four-corners`, `qos`, `precondition`) on the default
-//! drive, the D5-P5430 15.36 TB and the PM981a, each as a slice: every IOPS and bandwidth
-//! within 2%, every write amplification within 1%, every latency within 5%.
+//! rounds to the SNIA steady state) on the default drive, the D5-P5430 15.36 TB and the
+//! PM981a, each as a slice: every IOPS and bandwidth within 2%, every write amplification
+//! within 1%, every latency within 5%.
 //!
-//! The slices (`sim.scale`) keep every die and a few dozen blocks per plane, so the three
-//! suites on three drives, twice each, fit a CI run; the rounds are the suites' own (a
-//! quarter of the capacity, to steady state), the measured windows 1 s of the drive's time.
+//! The rounds are the suites' own (a quarter of the capacity, to steady state), the measured
+//! windows 1 s of the drive's time.
 
 mod common;
 
