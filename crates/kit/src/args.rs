@@ -44,11 +44,12 @@ pub struct SuiteOptionArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
-    /// Run with the timing model the preconditioning steps whose resulting drive state does
-    /// not depend on it (sequential fills), which otherwise run at the speed of the FTL's
-    /// mapping (docs/explain-preconditioning.md). Measured steps are always timed.
+    /// Run the sequential fills of the preconditioning at the speed of the FTL's mapping,
+    /// without the timing model, on a drive whose state after writes does not depend on it
+    /// (docs/explain-preconditioning.md: what agrees with the timed fills and what does not
+    /// yet). Measured steps are always timed.
     #[arg(long)]
-    timed_precondition: bool,
+    untimed_precondition: bool,
     #[command(flatten)]
     tests: SuiteTestArgs,
     #[command(flatten)]
@@ -141,7 +142,7 @@ impl SuiteOptionArgs {
                 states: ClientOptions::parse_states(&c.state)?,
             },
             compressible_percent: self.compressible,
-            timed_precondition: self.timed_precondition,
+            untimed_precondition: self.untimed_precondition,
             interval: RoundLength::parse_for("--interval", &t.interval)?,
             read_qd: t.read_qd,
             precondition: PreconditionOptions {
