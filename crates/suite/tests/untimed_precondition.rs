@@ -74,21 +74,40 @@ fn tolerance(m: &Measure) -> Option<f64> {
 /// Figures that do not agree yet, by drive and key, with the bound they are held to (the
 /// miss measured, rounded up) and what is known of why: they must still miss the tolerance,
 /// so the list cannot go stale (docs/explain-preconditioning.md).
-const KNOWN: [(&str, &str, f64, &str); 5] = [
+const KNOWN: [(&str, &str, f64, &str); 8] = [
+    (
+        "samsung-pm981a-256gb",
+        "qd32_iops",
+        0.25,
+        "21,544 against 27,249 (-21%) in qos' 1 s QD32 mix after the rounds, whose steady \
+         random writes agree; the cause is not found (this drive folds a static SLC cache \
+         while it writes, and a 1 s window holds a small part of that cycle)",
+    ),
+    (
+        "samsung-pm981a-256gb",
+        "qd32_read_iops",
+        0.25,
+        "15,028 against 19,097 (-21%): the mix's reads, as above",
+    ),
+    (
+        "samsung-pm981a-256gb",
+        "qd32_write_iops",
+        0.25,
+        "6,516 against 8,152 (-20%): the mix's writes, as above",
+    ),
     (
         "solidigm-d5-p5430-15.36tb",
         "qd32_read_lat_p99_9_ns",
         0.25,
         "477 us against 618 (-23%) on the one-channel slice, the mix's IOPS, mean and p99 \
-         within their bounds: the tail of a 1 s window is its reads behind GC's programs and \
-         erases, which the state the fill left times otherwise",
+         within their bounds; the cause is not found",
     ),
     (
         "samsung-pm981a-256gb",
         "seq_write_128k_bw_bytes_per_s",
         0.03,
-        "982 MB/s against 1,005 (-2.3%), the timed fill leaving queued work the sequential \
-         write's first second pays for otherwise",
+        "982 MB/s against 1,005 (-2.3%) in the 128 KiB sequential write right after the fill; \
+         the cause is not found",
     ),
     (
         "samsung-pm981a-256gb",
@@ -100,9 +119,10 @@ const KNOWN: [(&str, &str, f64, &str); 5] = [
         "generic-tlc-256gb",
         "seq_read_128k_bw_bytes_per_s",
         0.20,
-        "5,243 MB/s against 6,400 (-18%): after the untimed fill reads queue behind reads on \
-         the same die; the same fill given to the drive directly, timed, reads at the untimed \
-         rate, so the runner's timed fill places the data otherwise, for a reason not found",
+        "5,243 MB/s against 6,400 (-18%; seeds 1, 2 and 3 alike): after the untimed fill \
+         reads queue behind reads on the same die; the same fill given to the drive \
+         directly, timed at QD32, reads at the untimed rate (and at the default slice both \
+         read 6,400); the cause is not found",
     ),
     (
         "generic-tlc-256gb",
