@@ -76,7 +76,9 @@ pub use mapcache::MapCacheCounters;
 pub use model::{Model, ScaleInfo};
 pub use provenance::{DescribedKey, KeyOrigin, Provenance, ProvenanceKind, ProvenanceMap};
 pub use ssd::namespace::{resolve_namespace, DriveTargets, Namespace, NamespaceError};
-pub use ssd::{check_kind, drive_config_hash, PowerSummary, Ssd, DRIVE_STATE_KIND, MAX_WAIT_NS};
+pub use ssd::{
+    check_kind, drive_config_hash, PowerSummary, Ssd, Untimed, DRIVE_STATE_KIND, MAX_WAIT_NS,
+};
 
 /// The built-in default drive.
 pub const DEFAULT_DEVICE: &str = "generic-tlc-256gb";

@@ -35,10 +35,12 @@ pub(crate) mod namespace;
 mod read;
 mod report;
 mod state;
+mod untimed;
 mod write;
 mod zoned;
 
 pub use state::{check_kind, drive_config_hash, DRIVE_STATE_KIND};
+pub use untimed::Untimed;
 
 /// Longest a request may wait for buffer space, and longest queue of reserved NAND work,
 /// before the drive reports that it cannot make progress.
@@ -505,6 +507,17 @@ impl Ssd {
         accepted
     }
 
+    /// The IUs a trim deallocates: (first, count), or none. Only whole IUs are deallocated;
+    /// partial ones keep their data. A compressing drive's IU is its compression unit, whose
+    /// data spans its granules.
+    fn trim_ius(&self, req: &IoRequest) -> Option<(u32, u32)> {
+        let iu = self.model.iu_bytes;
+        let unit = self.model.compression_unit_bytes.unwrap_or(iu);
+        let first = req.offset_bytes.div_ceil(unit) * (unit / iu);
+        let end = (req.offset_bytes + req.len_bytes) / unit * (unit / iu);
+        (end > first).then_some((first as u32, (end - first) as u32))
+    }
+
     fn check_range(&self, req: &IoRequest) -> Result<(), DeviceError> {
         req.check_range(self.capacity_bytes(), self.model.logical_block_bytes)
     }
@@ -807,15 +820,10 @@ impl Ssd {
             IoKind::Trim => {
                 self.host.trim_commands += 1;
                 self.bg_done = false;
-                let iu = self.model.iu_bytes;
-                // Only whole IUs are deallocated; partial ones keep their data. A compressing
-                // drive's IU is its compression unit, whose data spans its granules.
-                let unit = self.model.compression_unit_bytes.unwrap_or(iu);
-                let first = req.offset_bytes.div_ceil(unit) * (unit / iu);
-                let end = (req.offset_bytes + req.len_bytes) / unit * (unit / iu);
                 // A zoned drive deallocates by zone reset: a deallocation keeps the data.
-                if end > first && self.zoned.0.is_none() {
-                    self.ftl.trim(first as u32, (end - first) as u32);
+                if let Some((first, count)) = self.trim_ius(req).filter(|_| self.zoned.0.is_none())
+                {
+                    self.ftl.trim(first, count);
                 }
                 t0
             }

@@ -52,6 +52,8 @@ mod ssd;
 mod thermal;
 #[path = "timed_workload.rs"]
 mod timed_workload;
+#[path = "untimed.rs"]
+mod untimed;
 #[path = "wear_out.rs"]
 mod wear_out;
 #[path = "zoned.rs"]

@@ -658,6 +658,17 @@ impl NandTiming {
         self.schedule(&op, now_ns)
     }
 
+    /// Count `op` as carried out without the timing model (a drive preconditioned at the
+    /// speed of its mapping): the counters see it as [`Self::schedule`] would, but no die,
+    /// channel or power budget is reserved and no energy is metered. Returns its array time,
+    /// what it would occupy its die (or plane) for.
+    pub fn tally_untimed(&mut self, kind: MediaOpKind, bytes: u64, slc: bool) -> u64 {
+        let class = class_of(kind, slc);
+        self.ops[class] += 1;
+        self.bytes[kind as usize] += bytes;
+        self.array_ns[class]
+    }
+
     /// Place `op`, whose transfer takes `xfer_ns` of channel time, from `now_ns`:
     /// (completion, start of its array work).
     #[inline(always)]

@@ -53,6 +53,17 @@ fn a_flag_takes_true_or_false() {
     assert!(msg.contains("--until-read-only 'yes'") && msg.contains("true or false"));
 }
 
+/// Every suite takes `--untimed-precondition`; the fills run timed unless it is given.
+#[test]
+fn every_suite_takes_untimed_precondition() {
+    for name in ["four-corners", "wsat", "desktop"] {
+        let (_, o) = options_from_pairs(name, &pairs(&[("untimed-precondition", "true")])).unwrap();
+        assert!(o.untimed_precondition, "{name}");
+        let (_, o) = options_from_pairs(name, &[]).unwrap();
+        assert!(!o.untimed_precondition, "{name}");
+    }
+}
+
 #[test]
 fn bad_options_name_the_option_and_what_is_valid() {
     let msg = error("qos", &[("no-such-option", "1")]);

@@ -1,7 +1,7 @@
 //! The integration tests of flashlab-suite, one module per file of this directory, in one test
 //! binary: a binary per file would link the crate and its dependencies once per file.
-//! `slices.rs` is a binary of its own (Cargo.toml). Run one file's tests with its module name
-//! as the filter, e.g.
+//! `slices.rs` and `untimed_precondition.rs` are binaries of their own (Cargo.toml). Run one
+//! file's tests with its module name as the filter, e.g.
 //! `cargo test -p flashlab-suite --test suite app_profiles::`.
 
 #[path = "app_profiles.rs"]

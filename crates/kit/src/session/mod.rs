@@ -17,6 +17,7 @@ mod entry;
 mod on_real;
 mod progress;
 mod readings;
+mod untimed;
 
 use crate::device::SuiteDevice;
 use crate::measure::LocalAxis;

@@ -610,3 +610,22 @@ fn a_programs_data_crosses_the_channel_when_its_die_can_take_it() {
     assert_eq!(c.host_read_wait_ns[wait::CHANNEL], XFER);
     assert_eq!(c.host_reads_waiting[wait::CHANNEL], 1);
 }
+
+/// An operation tallied without timing counts as a scheduled one does and reserves nothing.
+#[test]
+fn untimed_tally_counts_without_reserving() {
+    let mut timed = NandTiming::new(geometry(false), timings());
+    let mut untimed = NandTiming::new(geometry(false), timings());
+    timed.program(0, 16384, false, 0);
+    timed.erase(0, true, 0);
+    let t_prog = untimed.tally_untimed(MediaOpKind::Program, 16384, false);
+    let t_erase = untimed.tally_untimed(MediaOpKind::Erase, 0, true);
+    assert_eq!(t_prog, timings().t_prog_ns);
+    assert_eq!(t_erase, timings().t_erase_ns);
+    let (a, b) = (timed.counters(), untimed.counters());
+    assert_eq!((a.programs, a.erases, a.bytes_programmed), (1, 1, 16384));
+    assert_eq!((b.programs, b.erases, b.bytes_programmed), (1, 1, 16384));
+    assert_eq!(a.array_busy_ns, b.array_busy_ns);
+    assert_eq!(untimed.all_idle_ns(), 0);
+    assert_eq!(untimed.unit_free_ns(0), 0);
+}

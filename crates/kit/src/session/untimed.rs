@@ -1,0 +1,76 @@
+//! Preconditioning steps at the speed of the mapping: host writes given to a simulated
+//! drive's FTL with the timing model off (`Ssd::untimed`), where the state they leave does
+//! not depend on timing. The measured steps that follow run timed.
+
+use super::*;
+use flashlab_device::Untimed;
+
+impl Session<'_> {
+    /// Whether preconditioning steps whose state does not depend on timing run without it
+    /// here: on a simulated drive (not a system, not real storage) whose state after host
+    /// writes is its FTL's alone ([`Ssd::untimed_refusal`]), when the options ask for it
+    /// (`--untimed-precondition`). A suite's checkpoint recipe says which path it took, so
+    /// the precondition cache keeps the two apart.
+    pub fn untimed_allowed(&mut self) -> bool {
+        if !self.opts.untimed_precondition {
+            return false;
+        }
+        match &mut self.drive {
+            Drive::Sim(dev) => dev
+                .as_ssd_mut()
+                .is_some_and(|ssd| ssd.untimed_refusal().is_none()),
+            Drive::Real(_) | Drive::Described(_) => false,
+        }
+    }
+
+    /// Run `body` as the next step on the drive with its timing model off; the drive's
+    /// clock moves on to where [`Untimed::finish`] sets it. The step is recorded as a driven
+    /// step: its JSON (fio's schema, no jobs: nothing was timed to measure) carries the
+    /// drive's counters at its end. Call only where [`Self::untimed_allowed`].
+    pub fn untimed_step(
+        &mut self,
+        step: &str,
+        what: &str,
+        body: impl FnOnce(&mut Untimed<'_>) -> Result<(), DeviceError>,
+    ) -> Result<(), SuiteError> {
+        let chain = self.cache.take();
+        self.announce(step);
+        let refused = |error| SuiteError::Refused {
+            device: self.device.clone(),
+            step: step.to_string(),
+            error,
+        };
+        let ssd = match &mut self.drive {
+            Drive::Sim(dev) => dev.as_ssd_mut(),
+            Drive::Real(_) | Drive::Described(_) => None,
+        };
+        let Some(ssd) = ssd else {
+            return Err(self.no_device(step));
+        };
+        let mut run = match ssd.untimed(self.now_ns) {
+            Ok(run) => run,
+            Err(why) => {
+                return Err(SuiteError::Argument(format!(
+                    "device '{}', step '{step}': cannot run without timing: {why}",
+                    self.device
+                )))
+            }
+        };
+        body(&mut run).map_err(refused)?;
+        self.now_ns = run.finish();
+        let json = serde_json::json!({
+            "fio version": "flashlab untimed step",
+            "jobs": [],
+            "flashlab": {
+                "suite_step": step,
+                "suite_step_untimed": what,
+                "suite_step_end_ns": self.now_ns,
+                "device_counters": self.counters_json(),
+            },
+        });
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+        self.record(step, StepKind::Driven, None, Some(text), Vec::new(), None);
+        self.cache = chain.map(|c| c.then(&format!("untimed '{step}': {what}")));
+        Ok(())
+    }
+}
