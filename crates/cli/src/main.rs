@@ -798,8 +798,8 @@ fn write_text(file: Option<&state_files::OutputFile>, text: &str) -> Result<(), 
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                // The reader stopped reading (`| head`): nothing went wrong that it wants
-                // to hear about, so stop without a word, as other Unix tools do.
+                // The reader stopped reading (`| head`) where SIGPIPE does not end the
+                // process (serve keeps it ignored): stop without a word.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 r => r.context("writing to standard output").map_err(run_failed),
             }

@@ -275,10 +275,12 @@ fn a_point_checks_its_own_settings_not_the_plans() {
 }
 
 /// `flashlab sweep collect DIR | head`: when the reader stops reading, collect stops without
-/// a panic or an error message, and exits 0, as other Unix tools do.
+/// a panic or an error message: ended by SIGPIPE, as other Unix tools are, or done if the
+/// table fit the pipe before it closed.
 #[test]
 fn collect_into_a_closed_pipe_exits_quietly() {
     use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
     use std::process::{Command, Stdio};
     let dir = scratch("sweep-pipe");
     let plan = write_plan(
@@ -309,10 +311,11 @@ fn collect_into_a_closed_pipe_exits_quietly() {
         }
         drop(pipe);
         let o = child.wait_with_output().unwrap();
+        // SIGPIPE is 13 on Linux.
         assert!(
-            o.status.success() && o.stderr.is_empty(),
-            "exit {:?}: {}",
-            o.status.code(),
+            (o.status.success() || o.status.signal() == Some(13)) && o.stderr.is_empty(),
+            "{:?}: {}",
+            o.status,
             stderr(&o)
         );
     }
