@@ -515,7 +515,8 @@ impl Ssd {
         let unit = self.model.compression_unit_bytes.unwrap_or(iu);
         let first = req.offset_bytes.div_ceil(unit) * (unit / iu);
         let end = (req.offset_bytes + req.len_bytes) / unit * (unit / iu);
-        (end > first).then_some((first as u32, (end - first) as u32))
+        // Lazily: a trim inside one unit has `end` below `first`.
+        (end > first).then(|| (first as u32, (end - first) as u32))
     }
 
     fn check_range(&self, req: &IoRequest) -> Result<(), DeviceError> {

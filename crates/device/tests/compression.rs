@@ -271,3 +271,20 @@ mod mixed {
         }
     }
 }
+
+/// A trim inside one compression unit deallocates nothing and keeps the unit's data (the
+/// randomized test found it overflowing its count of units).
+#[test]
+fn a_trim_inside_one_compression_unit_deallocates_nothing() {
+    let mut d = compressing();
+    run_qd(&mut d, 0, 1, {
+        let mut sent = false;
+        move || (!std::mem::replace(&mut sent, true)).then(|| IoRequest::write(0, 4096))
+    });
+    let before = d.ftl().counters().host_trim_ius;
+    run_qd(&mut d, 1_000_000_000, 1, {
+        let mut sent = false;
+        move || (!std::mem::replace(&mut sent, true)).then(|| IoRequest::trim(512, 1024))
+    });
+    assert_eq!(d.ftl().counters().host_trim_ius, before);
+}
