@@ -360,8 +360,8 @@ mod tests {
     #[test]
     fn the_outdir_rule_takes_the_names_written() {
         for rel in [
-            "qos.csv",
-            "qos-tidy.csv",
+            "some-suite.csv",
+            "some-suite-tidy.csv",
             "figures.csv",
             "1-tiny-test-1gb/01-fill.json",
             "12-x/03-step.fio",
