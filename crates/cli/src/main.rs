@@ -763,14 +763,7 @@ fn say_slice_cautions(
     let Ok(model) = config.resolve() else {
         return Vec::new();
     };
-    let shape = flashlab_runner::SliceShape {
-        capacity_factor: model.scale.capacity_factor,
-        die_factor: model.scale.die_factor,
-        blocks_per_plane: (model.geometry.blocks_per_plane, model.full.blocks_per_plane),
-        channels: (model.geometry.channels, model.full.channels),
-        all_dies_scale: model.scale.all_dies_scale,
-        slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
-    };
+    let shape = flashlab_suite::slice_shape(&model);
     let cautions = flashlab_runner::slice_cautions(job_file, &shape);
     for caution in &cautions {
         eprintln!("flashlab: slice: {caution}");

@@ -151,14 +151,7 @@ fn say_slice_notes(named: &NamedTargets, said: &mut Vec<String>) {
         let Ok(model) = config.resolve() else {
             continue;
         };
-        let shape = flashlab_runner::SliceShape {
-            capacity_factor: model.scale.capacity_factor,
-            die_factor: model.scale.die_factor,
-            blocks_per_plane: (model.geometry.blocks_per_plane, model.full.blocks_per_plane),
-            channels: (model.geometry.channels, model.full.channels),
-            all_dies_scale: model.scale.all_dies_scale,
-            slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
-        };
+        let shape = slice_shape(&model);
         let Some(note) = flashlab_runner::blocks_per_plane_note(&shape) else {
             continue;
         };
@@ -189,5 +182,17 @@ fn refusal(outcome: &Result<SuiteReport, SuiteError>) -> Option<Refusal> {
             scale: *scale,
         }),
         _ => None,
+    }
+}
+
+/// The slice `model` simulates, as the runner's cautions read it.
+pub fn slice_shape(model: &flashlab_device::Model) -> flashlab_runner::SliceShape {
+    flashlab_runner::SliceShape {
+        capacity_factor: model.scale.capacity_factor,
+        die_factor: model.scale.die_factor,
+        blocks_per_plane: (model.geometry.blocks_per_plane, model.full.blocks_per_plane),
+        channels: (model.geometry.channels, model.full.channels),
+        all_dies_scale: model.scale.all_dies_scale,
+        slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
     }
 }
