@@ -268,7 +268,9 @@ def test_suite_options_are_the_commands_definitions():
     for name in ("qos", "wsat", "cache-passes"):
         help_text = cli("suite", name, "--help").stdout
         for row in flashlab.suite_options(name):
-            assert f"--{row['option'].replace('_', '-')} " in help_text, (name, row["option"])
+            flag = "--" + row["option"].replace("_", "-")
+            # A valued option is followed by its value name, a switch by the line's end.
+            assert re.search(re.escape(flag) + r"[ \n]", help_text), (name, row["option"])
     with pytest.raises(ValueError, match=r"did you mean four-corners\?"):
         flashlab.suite_options("four-corner")
     with pytest.raises(TypeError):
