@@ -69,6 +69,25 @@ struct HostCounters {
     read_ahead_ius: u64,
 }
 
+impl HostCounters {
+    /// One command of the host's, with the bytes it reads or writes.
+    #[inline(always)]
+    fn count(&mut self, req: &IoRequest) {
+        match req.kind {
+            IoKind::Read => {
+                self.read_commands += 1;
+                self.bytes_read += req.len_bytes;
+            }
+            IoKind::Write => {
+                self.write_commands += 1;
+                self.bytes_written += req.len_bytes;
+            }
+            IoKind::Trim => self.trim_commands += 1,
+            IoKind::Flush => self.flush_commands += 1,
+        }
+    }
+}
+
 flashlab_engine::impl_state!(HostCounters {
     read_commands,
     write_commands,
@@ -749,32 +768,8 @@ impl Ssd {
         req: &IoRequest,
         ns: usize,
     ) -> Result<Completion, DeviceError> {
-        self.check_range(req)?;
-        if req.kind == IoKind::Write && self.ftl.read_only() {
-            return Err(self.read_only_error());
-        }
-        // A write to a zone takes its place by the zone rules before anything happens.
-        let zone_write = match &mut self.zoned.0 {
-            Some(z) if req.kind == IoKind::Write => Some(z.write(req.offset_bytes, req.len_bytes)?),
-            _ => None,
-        };
-        if req.kind == IoKind::Write && zone_write.is_none() {
-            // The write invalidates the old copy of its first IU: load that reverse-map line
-            // while the work below runs, for callers that gave no hint a request earlier.
-            self.ftl
-                .prefetch_old_copies((req.offset_bytes >> self.iu_shift) as u32, 1);
-        }
-        // Submissions move forward and every operation starts at or after its submission.
-        self.media.advance_to(now_ns);
-        self.clock_ns = self.clock_ns.max(now_ns);
-        for l in &mut self.link {
-            l.forget_before(now_ns);
-        }
-        self.controller.forget_before(now_ns);
-        if now_ns > self.last_done_ns {
-            // Copies made while the drive idles fit in the cores' idle time: not charged.
-            self.background(self.last_done_ns, now_ns);
-        }
+        let zone_write = self.admit_command(req)?;
+        self.catch_up_to(now_ns);
         // Copies handed to the dies from here on cost firmware time, if relocation has any.
         let relocation_costs = self.controller.model().relocation_cpu_ns > 0;
         let moved_before = self.internal_programmed_ius;
@@ -788,55 +783,12 @@ impl Ssd {
         if req.kind != IoKind::Write {
             self.busy_gc(accepted);
         }
-        let durable = !self.model.plp;
         if matches!(req.kind, IoKind::Write | IoKind::Trim) {
             // Timing state of the old data must not serve a later read.
             let (from, to) = self.codewords(req.offset_bytes, req.offset_bytes + req.len_bytes);
             self.readbuf.invalidate(from, to);
         }
-        let done = match req.kind {
-            IoKind::Read => {
-                self.host.read_commands += 1;
-                self.host.bytes_read += req.len_bytes;
-                if self.zoned.0.is_some() {
-                    self.read_zoned(t0, req)
-                } else {
-                    self.read(t0, req)?
-                }
-            }
-            IoKind::Write => {
-                self.host.write_commands += 1;
-                self.host.bytes_written += req.len_bytes;
-                self.bg_done = false;
-                let d = match zone_write {
-                    Some(zw) => self.write_zoned(t0, req, zw)?,
-                    None => self.write(t0, req)?,
-                };
-                if req.fua && durable {
-                    self.make_durable(d)
-                } else {
-                    d
-                }
-            }
-            IoKind::Trim => {
-                self.host.trim_commands += 1;
-                self.bg_done = false;
-                // A zoned drive deallocates by zone reset: a deallocation keeps the data.
-                if let Some((first, count)) = self.trim_ius(req).filter(|_| self.zoned.0.is_none())
-                {
-                    self.ftl.trim(first, count);
-                }
-                t0
-            }
-            IoKind::Flush => {
-                self.host.flush_commands += 1;
-                if durable {
-                    self.make_durable(t0)
-                } else {
-                    t0
-                }
-            }
-        };
+        let done = self.carry_out(t0, req, zone_write)?;
         let done = if relocation_costs {
             let moved = self.internal_programmed_ius - moved_before;
             self.controller.relocated(accepted, moved);
@@ -851,25 +803,94 @@ impl Ssd {
         self.check_backlog(now_ns)?;
         self.last_done_ns = self.last_done_ns.max(done);
         self.meter_command(accepted, done, req);
-        let h = &mut self.ns_host[ns];
-        match req.kind {
-            IoKind::Read => {
-                h.read_commands += 1;
-                h.bytes_read += req.len_bytes;
-            }
-            IoKind::Write => {
-                h.write_commands += 1;
-                h.bytes_written += req.len_bytes;
-            }
-            IoKind::Trim => h.trim_commands += 1,
-            IoKind::Flush => h.flush_commands += 1,
-        }
+        self.ns_host[ns].count(req);
         // The host's submission ends when the command is in the drive's queue, at once: a
         // command waiting there for the controller to take it (its command rate, `accepted`)
         // is queueing inside the drive, which fio counts as completion latency.
         Ok(Completion {
             accepted_ns: now_ns,
             done_ns: done,
+        })
+    }
+
+    /// The checks a command passes before anything happens: its range, a read-only drive,
+    /// and for a write to a zone its place by the zone rules (returned).
+    #[inline(always)]
+    fn admit_command(
+        &mut self,
+        req: &IoRequest,
+    ) -> Result<Option<crate::zoned::ZoneWrite>, DeviceError> {
+        self.check_range(req)?;
+        if req.kind == IoKind::Write && self.ftl.read_only() {
+            return Err(self.read_only_error());
+        }
+        let zone_write = match &mut self.zoned.0 {
+            Some(z) if req.kind == IoKind::Write => Some(z.write(req.offset_bytes, req.len_bytes)?),
+            _ => None,
+        };
+        if req.kind == IoKind::Write && zone_write.is_none() {
+            // The write invalidates the old copy of its first IU: load that reverse-map line
+            // while the work below runs, for callers that gave no hint a request earlier.
+            self.ftl
+                .prefetch_old_copies((req.offset_bytes >> self.iu_shift) as u32, 1);
+        }
+        Ok(zone_write)
+    }
+
+    /// The drive's clocks moved to a submission at `now_ns`: submissions move forward and
+    /// every operation starts at or after its submission; idle time since the last command
+    /// goes to background work.
+    #[inline(always)]
+    fn catch_up_to(&mut self, now_ns: SimTime) {
+        self.media.advance_to(now_ns);
+        self.clock_ns = self.clock_ns.max(now_ns);
+        for l in &mut self.link {
+            l.forget_before(now_ns);
+        }
+        self.controller.forget_before(now_ns);
+        if now_ns > self.last_done_ns {
+            // Copies made while the drive idles fit in the cores' idle time: not charged.
+            self.background(self.last_done_ns, now_ns);
+        }
+    }
+
+    /// The command's own work from `t0`, when the controller starts it; returns when it is
+    /// done (for a write on a drive without power-loss protection with FUA, durable).
+    #[inline(always)]
+    fn carry_out(
+        &mut self,
+        t0: SimTime,
+        req: &IoRequest,
+        zone_write: Option<crate::zoned::ZoneWrite>,
+    ) -> Result<SimTime, DeviceError> {
+        let durable = !self.model.plp;
+        self.host.count(req);
+        Ok(match req.kind {
+            IoKind::Read if self.zoned.0.is_some() => self.read_zoned(t0, req),
+            IoKind::Read => self.read(t0, req)?,
+            IoKind::Write => {
+                self.bg_done = false;
+                let d = match zone_write {
+                    Some(zw) => self.write_zoned(t0, req, zw)?,
+                    None => self.write(t0, req)?,
+                };
+                if req.fua && durable {
+                    self.make_durable(d)
+                } else {
+                    d
+                }
+            }
+            IoKind::Trim => {
+                self.bg_done = false;
+                // A zoned drive deallocates by zone reset: a deallocation keeps the data.
+                if let Some((first, count)) = self.trim_ius(req).filter(|_| self.zoned.0.is_none())
+                {
+                    self.ftl.trim(first, count);
+                }
+                t0
+            }
+            IoKind::Flush if durable => self.make_durable(t0),
+            IoKind::Flush => t0,
         })
     }
 }

@@ -83,42 +83,12 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         }
     }
 
+    /// Issue clone `i`'s I/Os, one at a time, while its batch, depth, think time, flow and
+    /// rate allow (the general case; [`Runner::issue_simple`] is the common one).
     #[inline(always)]
     pub(super) fn issue_while_allowed(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
         loop {
-            let c = &mut self.clones[i];
-            if let Some(b) = c.batch.as_mut() {
-                if c.life.issues_nothing() || c.think.state != Think::Running {
-                    return Ok(());
-                }
-                let stats = c.stats.as_mut().filter(|_| c.window.measuring);
-                match b.gate(c.in_flight, c.iodepth, c.iodepth_low, stats) {
-                    Gate::Wait => return Ok(()),
-                    Gate::Reaped if c.think.after_reap => {
-                        // fio checks think time once the reap after the I/O that filled
-                        // the queue is over.
-                        c.think.after_reap = false;
-                        c.think.state = Think::Reaping;
-                        self.queue
-                            .schedule(now, Event::ThinkCheck { clone: i as u32 })?;
-                        return Ok(());
-                    }
-                    Gate::Issue | Gate::Reaped => {}
-                }
-            } else if c.held_by_depth(
-                c.life.issues_nothing()
-                    || c.think.state != Think::Running
-                    || c.in_flight >= c.iodepth,
-            ) {
-                return Ok(());
-            }
-            // fio's flow check comes before each I/O it takes (not again for one its rate
-            // held back, nor once the job has nothing left).
-            if c.flow.is_some()
-                && c.draw.held.is_none()
-                && !c.life.exhausted()
-                && !self.flow_gate(i, now)?
-            {
+            if !self.may_issue(i, now)? {
                 return Ok(());
             }
             let c = &mut self.clones[i];
@@ -127,89 +97,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.issue(i, IoRequest::flush(), now)?;
                 continue;
             }
-            let io = match c.draw.held.take() {
-                Some(io) => io,
-                None => {
-                    if c.life.exhausted() {
-                        return Ok(());
-                    }
-                    let drawn = if c.verify.is_some() {
-                        match c.next_verifying(now) {
-                            Next::Io(io) => Some(io),
-                            Next::Wait => return Ok(()),
-                            Next::Flush => {
-                                c.flush.pending = true;
-                                continue;
-                            }
-                            Next::Done => None,
-                        }
-                    } else if c.choose_ddir {
-                        // fio's rate_ddir: the direction the mix draws gives way to the other
-                        // one while it is ahead of its rate and the other is not (or is due
-                        // sooner).
-                        let (rate, start) = (&c.rate, c.window.start_ns);
-                        let other_share = |k| c.generator.mix_percent(k) > 0;
-                        let write_in_mix = other_share(IoKind::Write);
-                        let read_in_mix = other_share(IoKind::Read);
-                        c.generator.next_io_choosing(|kind| {
-                            rate_direction(rate, start, now, kind, read_in_mix, write_in_mix)
-                        })
-                    } else {
-                        c.next_generated()
-                    };
-                    match drawn {
-                        Some(io) => io,
-                        None if c.exhaust() => continue,
-                        None => return Ok(()),
-                    }
-                }
+            let io = match self.draw(i, now) {
+                Drawn::Io(io) => io,
+                Drawn::Again => continue,
+                Drawn::Stop => return Ok(()),
             };
-            let mut fua = false;
-            if !c.plain {
-                if let Some(guard) = &c.overlap_guard {
-                    let (lo, hi) = (io.offset_bytes, io.offset_bytes + io.len_bytes);
-                    if guard.iter().any(|&(a, b)| a < hi && lo < b) {
-                        // fio reaps a completion and tries the same I/O again: one of this
-                        // clone's completions brings it back here.
-                        c.draw.held = Some(io);
-                        return Ok(());
-                    }
-                }
-                let ddir = io.kind.ddir();
-                if c.rate.active && c.rate.limited(ddir) {
-                    let planned = c.rate.planned_ns(ddir, c.window.start_ns);
-                    if planned > now {
-                        c.draw.held = Some(io);
-                        if c.wake_at != Some(planned) {
-                            c.wake_at = Some(planned);
-                            self.queue
-                                .schedule(planned, Event::Wake { clone: i as u32 })?;
-                        }
-                        return Ok(());
-                    }
-                    c.rate
-                        .note_issue(ddir, io.len_bytes, c.window.start_ns, now);
-                }
-                fua = io.kind == IoKind::Write && c.spec.sync.write_fua;
-                if io.kind == IoKind::Write && c.spec.sync.fsync_every > 0 {
-                    c.flush.writes_since_fsync += 1;
-                    if c.flush.writes_since_fsync >= c.spec.sync.fsync_every {
-                        c.flush.writes_since_fsync = 0;
-                        c.flush.pending = true;
-                    }
-                }
-                if io.kind == IoKind::Write && c.spec.sync.fdatasync_every > 0 {
-                    c.flush.writes_since_fdatasync += 1;
-                    if c.flush.writes_since_fdatasync >= c.spec.sync.fdatasync_every {
-                        c.flush.writes_since_fdatasync = 0;
-                        c.flush.pending = true;
-                    }
-                }
-                if c.think.on {
-                    c.think.issued += 1;
-                    c.think.ddir = ddir;
-                }
-            }
+            let Some((io, fua)) = self.pace(i, io, now)? else {
+                return Ok(());
+            };
             let io = if self.zbd_jobs.is_empty() {
                 io
             } else {
@@ -235,19 +130,164 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.prefetch_next(i);
             }
             self.issue(i, req, now)?;
-            let c = &mut self.clones[i];
-            if c.think.on {
-                // fio checks after each I/O, once the queue it filled has been reaped.
-                let depth = c
-                    .batch
-                    .as_ref()
-                    .map_or(c.in_flight, |b| b.depth(c.in_flight));
-                if depth >= c.iodepth {
-                    c.think.after_reap = true;
-                } else {
-                    self.check_thinktime(i, now)?;
-                }
+            if self.clones[i].think.on {
+                self.think_after_issue(i, now)?;
             }
+        }
+    }
+
+    /// Whether clone `i` may take another I/O now: its batch or depth has room, it is not
+    /// thinking, and fio's flow check lets it go.
+    #[inline(always)]
+    fn may_issue(&mut self, i: usize, now: SimTime) -> Result<bool, RunError> {
+        let c = &mut self.clones[i];
+        if let Some(b) = c.batch.as_mut() {
+            if c.life.issues_nothing() || c.think.state != Think::Running {
+                return Ok(false);
+            }
+            let stats = c.stats.as_mut().filter(|_| c.window.measuring);
+            match b.gate(c.in_flight, c.iodepth, c.iodepth_low, stats) {
+                Gate::Wait => return Ok(false),
+                Gate::Reaped if c.think.after_reap => {
+                    // fio checks think time once the reap after the I/O that filled the
+                    // queue is over.
+                    c.think.after_reap = false;
+                    c.think.state = Think::Reaping;
+                    self.queue
+                        .schedule(now, Event::ThinkCheck { clone: i as u32 })?;
+                    return Ok(false);
+                }
+                Gate::Issue | Gate::Reaped => {}
+            }
+        } else if c.held_by_depth(
+            c.life.issues_nothing() || c.think.state != Think::Running || c.in_flight >= c.iodepth,
+        ) {
+            return Ok(false);
+        }
+        // fio's flow check comes before each I/O it takes (not again for one its rate held
+        // back, nor once the job has nothing left).
+        let c = &self.clones[i];
+        Ok(c.flow.is_none()
+            || c.draw.held.is_some()
+            || c.life.exhausted()
+            || self.flow_gate(i, now)?)
+    }
+
+    /// Clone `i`'s next I/O: the one its rate or an overlap held back, or a new draw (from
+    /// the verify pass, the rate-aware direction choice or the generator).
+    #[inline(always)]
+    fn draw(&mut self, i: usize, now: SimTime) -> Drawn {
+        let c = &mut self.clones[i];
+        if let Some(io) = c.draw.held.take() {
+            return Drawn::Io(io);
+        }
+        if c.life.exhausted() {
+            return Drawn::Stop;
+        }
+        let drawn = if c.verify.is_some() {
+            match c.next_verifying(now) {
+                Next::Io(io) => Some(io),
+                Next::Wait => return Drawn::Stop,
+                Next::Flush => {
+                    c.flush.pending = true;
+                    return Drawn::Again;
+                }
+                Next::Done => None,
+            }
+        } else if c.choose_ddir {
+            // fio's rate_ddir: the direction the mix draws gives way to the other one while
+            // it is ahead of its rate and the other is not (or is due sooner).
+            let (rate, start) = (&c.rate, c.window.start_ns);
+            let other_share = |k| c.generator.mix_percent(k) > 0;
+            let write_in_mix = other_share(IoKind::Write);
+            let read_in_mix = other_share(IoKind::Read);
+            c.generator.next_io_choosing(|kind| {
+                rate_direction(rate, start, now, kind, read_in_mix, write_in_mix)
+            })
+        } else {
+            c.next_generated()
+        };
+        match drawn {
+            Some(io) => Drawn::Io(io),
+            None if c.exhaust() => Drawn::Again,
+            None => Drawn::Stop,
+        }
+    }
+
+    /// What fio checks of an I/O before it goes (overlaps, the rate, fsync and FUA, think
+    /// time's count): the I/O with its FUA flag, or `None` when it is held back (it waits in
+    /// `draw.held`, woken by a completion or by its rate's time).
+    #[inline(always)]
+    fn pace(
+        &mut self,
+        i: usize,
+        io: GeneratedIo,
+        now: SimTime,
+    ) -> Result<Option<(GeneratedIo, bool)>, RunError> {
+        let c = &mut self.clones[i];
+        if c.plain {
+            return Ok(Some((io, false)));
+        }
+        if let Some(guard) = &c.overlap_guard {
+            let (lo, hi) = (io.offset_bytes, io.offset_bytes + io.len_bytes);
+            if guard.iter().any(|&(a, b)| a < hi && lo < b) {
+                // fio reaps a completion and tries the same I/O again: one of this clone's
+                // completions brings it back here.
+                c.draw.held = Some(io);
+                return Ok(None);
+            }
+        }
+        let ddir = io.kind.ddir();
+        if c.rate.active && c.rate.limited(ddir) {
+            let planned = c.rate.planned_ns(ddir, c.window.start_ns);
+            if planned > now {
+                c.draw.held = Some(io);
+                if c.wake_at != Some(planned) {
+                    c.wake_at = Some(planned);
+                    self.queue
+                        .schedule(planned, Event::Wake { clone: i as u32 })?;
+                }
+                return Ok(None);
+            }
+            c.rate
+                .note_issue(ddir, io.len_bytes, c.window.start_ns, now);
+        }
+        let is_write = io.kind == IoKind::Write;
+        let sync = &c.spec.sync;
+        if is_write && sync.fsync_every > 0 {
+            c.flush.writes_since_fsync += 1;
+            if c.flush.writes_since_fsync >= sync.fsync_every {
+                c.flush.writes_since_fsync = 0;
+                c.flush.pending = true;
+            }
+        }
+        if is_write && sync.fdatasync_every > 0 {
+            c.flush.writes_since_fdatasync += 1;
+            if c.flush.writes_since_fdatasync >= sync.fdatasync_every {
+                c.flush.writes_since_fdatasync = 0;
+                c.flush.pending = true;
+            }
+        }
+        if c.think.on {
+            c.think.issued += 1;
+            c.think.ddir = ddir;
+        }
+        Ok(Some((io, is_write && sync.write_fua)))
+    }
+
+    /// fio checks think time after each I/O, once the queue it filled has been reaped.
+    #[inline(always)]
+    fn think_after_issue(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        let c = &mut self.clones[i];
+        let depth = c
+            .batch
+            .as_ref()
+            .map_or(c.in_flight, |b| b.depth(c.in_flight));
+        if depth >= c.iodepth {
+            c.think.after_reap = true;
+            Ok(())
+        } else {
+            self.check_thinktime(i, now)
         }
     }
 
@@ -423,4 +463,14 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             why,
         }
     }
+}
+
+/// What [`Runner::draw`] gives a clone that may issue.
+enum Drawn {
+    /// The I/O to check and issue.
+    Io(GeneratedIo),
+    /// Something changed (a flush became due, the job moved to its next phase): look again.
+    Again,
+    /// Nothing to issue until an event wakes the clone.
+    Stop,
 }
