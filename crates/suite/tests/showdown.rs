@@ -253,8 +253,8 @@ fn the_partition_lifts_a_write_heavy_profile_above_whole_drive_pts() {
     assert!(!point(&pts).contains("size=25%"));
     assert!(point(&part).contains("size=25%"));
     let (a, b) = (
-        value(&pts, "vdi_full_monday_peak_iops"),
-        value(&part, "vdi_full_monday_peak_iops"),
+        value(&pts, "vdi_full_monday_knee_iops"),
+        value(&part, "vdi_full_monday_knee_iops"),
     );
     assert!(
         b > 1.3 * a,
