@@ -20,7 +20,7 @@ T = {
                             "rand-read-4k": (39500, "spec*")},
                             "fresh": {"rand-write-4k": (23000, "spec*, 8 GB span")}},
     "micron-p300-200gb": {"steady": {"seq-read-128k": (360, "spec, steady"), "seq-write-128k": (255, "spec, steady"),
-                          "rand-read-4k": (44000, "spec, steady"), "rand-write-4k": (16000, "spec, steady")},
+                          "rand-read-4k-steady": (44000, "spec, steady"), "rand-write-4k": (16000, "spec, steady")},
                           "fresh": {"seq-read-128k": (360, "spec, empty"), "seq-write-128k": (275, "spec, empty"),
                           "rand-read-4k": (60000, "spec, empty"), "rand-write-4k": (45200, "spec, empty")}},
     "intel-x25-e-64gb": {"steady": {"seq-read-128k": (250, "spec*"), "seq-write-128k": (170, "spec*"),

@@ -62,7 +62,7 @@ fn an_unknown_profile_or_bad_loads_exit_2_naming_what_is_valid() {
 }
 
 #[test]
-fn a_short_run_reports_points_peaks_charts_and_step_files() {
+fn a_short_run_reports_points_knees_tops_charts_and_step_files() {
     let outdir = scratch("out");
     let mut args = vec![
         "suite",
@@ -98,9 +98,15 @@ fn a_short_run_reports_points_peaks_charts_and_step_files() {
         "oracle_90_10_load1_write_iops",
         "oracle_90_10_load1_lat_avg_ns",
         "oracle_90_10_load1_lat_p99_ns",
-        "oracle_90_10_peak_iops",
-        "oracle_90_10_peak_load",
-        "oracle_90_10_peak_reached",
+        "oracle_90_10_knee_iops",
+        "oracle_90_10_knee_load",
+        "oracle_90_10_knee_lat_avg_ns",
+        "oracle_90_10_knee_lat_p99_ns",
+        "oracle_90_10_knee_reached",
+        "oracle_90_10_top_iops",
+        "oracle_90_10_top_load",
+        "oracle_90_10_top_lat_avg_ns",
+        "oracle_90_10_top_lat_p99_ns",
         "vdi_linked_login_load1_iops",
         "precondition_rounds",
     ] {
@@ -143,7 +149,7 @@ fn a_short_run_reports_points_peaks_charts_and_step_files() {
         .unwrap_or_else(|| panic!("{files:?}"));
     let text = std::fs::read_to_string(dev_dir.join(job)).unwrap();
     assert!(text.contains("rwmixread=90"), "{text}");
-    // The second load always runs: a peak is only seen against a previous point.
+    // Every load runs, the highest too.
     let job8 = files
         .iter()
         .find(|f| f.ends_with("-oracle-90-10-load8.fio"))

@@ -121,11 +121,13 @@ fn a_row_needs_every_axis_of_its_family() {
                 1.0,
                 &[Coord::Profile("sql-90-10"), Coord::Load(16)],
             ),
-            at("peak_iops", Unit::Iops, 1.0, &[sql]),
+            at("knee_iops", Unit::Iops, 1.0, &[sql]),
         ],
     );
     let g = grids(&report(suite("app-profiles").unwrap(), vec![app]));
     assert_eq!(rows(&g[0]), ["sql load1", "sql 90 10 load16"]);
+    // The knee and the highest load: a row per profile.
+    assert_eq!(rows(&g[1]), ["sql"]);
 }
 
 #[test]

@@ -1,13 +1,15 @@
 //! The `app-profiles` suite: database, virtual-desktop and Iometer server workloads (the fio job templates
 //! in `jobs/profiles/`) run at rising load on a preconditioned device, each profile's curve of
-//! IOPS against average latency followed up to its peak, the way storage reviews chart
-//! SQL, Oracle and VDI profiles.
+//! IOPS against average latency up to the highest load, the way storage reviews chart SQL,
+//! Oracle and VDI profiles.
 //!
 //! A point is one fio job: the template with `iodepth`, `numjobs`, `ramp_time` and `runtime`
-//! appended. A curve stops at the first point whose IOPS grow by less than
-//! `peak_gain_percent` over the previous point while the average latency grows (more
-//! outstanding I/O only queues longer), or at the last load. Where the peak lies is whatever
-//! the device's dies, buffer and garbage collection make of the mix: nothing here knows.
+//! appended. Every load runs: a review publishes a profile's peak as the IOPS and latency at
+//! the most load it ran (`top_*`). The knee (`knee_*`) is the point of most IOPS up to the
+//! first point whose IOPS grow by less than `peak_gain_percent` over the previous one while
+//! the average latency grows (more outstanding I/O only queues longer). Where the knee lies is
+//! whatever the device's dies, buffer and garbage collection make of the mix: nothing here
+//! knows.
 
 use flashlab_engine::NS_PER_S;
 use flashlab_report::{RunResult, DDIR_READ, DDIR_WRITE};
@@ -147,7 +149,8 @@ pub struct AppProfileOptions {
     pub profiles: Vec<String>,
     /// Outstanding I/Os of each point (queue depth × jobs), ascending.
     pub loads: Vec<u32>,
-    /// A curve has peaked when IOPS grow by less than this (percent) while latency grows.
+    /// A curve is past its knee when IOPS grow by less than this (percent) while latency
+    /// grows.
     pub peak_gain_percent: f64,
 }
 
@@ -177,8 +180,9 @@ pub struct AppProfileArgs {
         default_value = "1,2,4,8,16,32,64,128,256"
     )]
     loads: Vec<u32>,
-    /// app-profiles: a curve stops once IOPS grow by less than this percentage from one
-    /// load to the next while the average latency grows.
+    /// app-profiles: a curve's knee is its point of most IOPS up to the first load whose
+    /// IOPS grow by less than this percentage over the previous load's while the average
+    /// latency grows.
     #[arg(long, default_value_t = 5.0)]
     peak_gain: f64,
 }
@@ -318,6 +322,54 @@ struct Point {
     load: u32,
     iops: f64,
     lat_avg_ns: f64,
+    /// The larger of the read and write 99th percentiles (see [`mixed_latency`]).
+    lat_p99_ns: f64,
+}
+
+/// The knee of a curve: the point of most IOPS up to the first point past the peak
+/// ([`past_peak`]), the first of equals (less queueing); and whether a point past it was
+/// measured (false: IOPS still rose at the last load, the knee lies further).
+fn knee(points: &[Point], gain_percent: f64) -> Option<(Point, bool)> {
+    let end = points
+        .windows(2)
+        .position(|w| {
+            past_peak(
+                (w[0].iops, w[0].lat_avg_ns),
+                (w[1].iops, w[1].lat_avg_ns),
+                gain_percent,
+            )
+        })
+        .map(|i| i + 2);
+    let upto = &points[..end.unwrap_or(points.len())];
+    let best = upto.iter().fold(None::<Point>, |best, p| match best {
+        Some(b) if b.iops >= p.iops => Some(b),
+        _ => Some(*p),
+    })?;
+    Some((best, end.is_some()))
+}
+
+/// A profile's summary figures: the knee (`knee_*`, `knee_reached`), the highest load
+/// (`top_*`: what a review publishes as a profile's peak, the IOPS and latency at the most
+/// load it ran) and the number of points.
+fn curve_measures(points: &[Point], gain_percent: f64, curve: &[Coord]) -> Vec<Measure> {
+    let mut m = Vec::new();
+    let (Some((knee, reached)), Some(top)) = (knee(points, gain_percent), points.last()) else {
+        return m;
+    };
+    let families = [
+        (knee, ["knee_load", "knee_iops", "knee_lat_avg_ns", "knee_lat_ns"]),
+        (*top, ["top_load", "top_iops", "top_lat_avg_ns", "top_lat_ns"]),
+    ];
+    for (p, [load, iops, avg, p99]) in families {
+        m.push(measure(load, Unit::Count, f64::from(p.load)));
+        m.push(measure(iops, Unit::Iops, p.iops));
+        m.push(measure(avg, Unit::Ns, p.lat_avg_ns));
+        m.push(measure(p99, Unit::Ns, p.lat_p99_ns).col(Coord::Percentile(99.0)));
+    }
+    // 0: IOPS still rose by the gain at the last load (the knee lies further).
+    m.push(measure("knee_reached", Unit::Count, f64::from(u8::from(reached))));
+    m.push(measure("points", Unit::Count, points.len() as f64));
+    m.into_iter().map(|x| x.under(curve)).collect()
 }
 
 /// Completion latency over reads and writes: the mean weighted by each direction's I/O
@@ -407,8 +459,7 @@ pub(crate) fn run(
     opts: &flashlab_kit::SuiteOptions,
 ) -> Result<Outcome, SuiteError> {
     let o = opts.own::<AppProfileOptions>();
-    // Every profile settles, then runs its loads (at most all of them: a curve ends at its
-    // peak).
+    // Every profile settles, then runs all its loads.
     let (precondition_steps, round_runs) = super::showdown::precondition_steps(opts);
     s.plan_steps(
         precondition_steps + o.profiles.len() * (1 + o.loads.len()),
@@ -432,7 +483,6 @@ pub(crate) fn run(
         let curve = [Coord::Profile(profile.name)];
         s.idle(&format!("{name}-settle"), SETTLE_NS);
         let mut points: Vec<Point> = Vec::new();
-        let mut peaked = false;
         for &load in &o.loads {
             let (jobs, qd) = split_load(load, max_jobs);
             let step = format!("{name}-load{load}");
@@ -440,42 +490,16 @@ pub(crate) fn run(
             // The drive is steady: on a slice each point keeps the drive's time.
             let run = s.steady_job(&step, &text, &point_measures)?;
             let at = [curve[0], Coord::Load(load)];
-            let m = point_measures(&run).into_iter().map(|m| m.under(&at));
-            let (mean, _) = mixed_latency(&run);
-            let point = Point {
+            results.extend(point_measures(&run).into_iter().map(|m| m.under(&at)));
+            let (mean, p99) = mixed_latency(&run);
+            points.push(Point {
                 load,
                 iops: iops(&run, DDIR_READ) + iops(&run, DDIR_WRITE),
                 lat_avg_ns: mean.unwrap_or(0.0),
-            };
-            results.extend(m);
-            let prev = points.last().copied();
-            points.push(point);
-            if let Some(prev) = prev {
-                if past_peak(
-                    (prev.iops, prev.lat_avg_ns),
-                    (point.iops, point.lat_avg_ns),
-                    o.peak_gain_percent,
-                ) {
-                    peaked = true;
-                    break;
-                }
-            }
+                lat_p99_ns: p99.unwrap_or(0.0),
+            });
         }
-        // The peak is the point of most IOPS; the first of equals (less queueing).
-        let peak = points
-            .iter()
-            .fold(None::<Point>, |best, p| match best {
-                Some(b) if b.iops >= p.iops => Some(b),
-                _ => Some(*p),
-            })
-            .expect("at least one load");
-        results.push(measure("peak_iops", Unit::Iops, peak.iops).under(&curve));
-        results.push(measure("peak_lat_avg_ns", Unit::Ns, peak.lat_avg_ns).under(&curve));
-        results.push(measure("peak_load", Unit::Count, f64::from(peak.load)).under(&curve));
-        results.push(measure("points", Unit::Count, points.len() as f64).under(&curve));
-        // 0: the loads ran out before IOPS stopped rising (the peak lies further).
-        results
-            .push(measure("peak_reached", Unit::Count, f64::from(u8::from(peaked))).under(&curve));
+        results.extend(curve_measures(&points, o.peak_gain_percent, &curve));
         curves.push((profile, points));
     }
     let mut charts = vec![steady_chart(&st)];
@@ -496,7 +520,7 @@ fn curve_charts(curves: &[(&AppProfile, Vec<Point>)]) -> Vec<Chart> {
         .map(|&g| Chart {
             id: format!("app-profiles-{}", g.id()),
             title: format!(
-                "{}: average latency against IOPS, load rising to the peak",
+                "{}: average latency against IOPS, load rising to the highest",
                 g.title()
             ),
             x: Axis::linear("IOPS", Unit::Iops),
@@ -522,7 +546,7 @@ impl Suite for AppProfiles {
         "app-profiles"
     }
     fn summary(&self) -> &'static str {
-        "SQL, Oracle, VDI and Iometer profiles at rising load to the peak on a preconditioned drive (--precondition pts|showdown): IOPS vs average latency"
+        "SQL, Oracle, VDI and Iometer profiles at rising load on a preconditioned drive (--precondition pts|showdown): IOPS vs average and p99 latency, the knee and the highest load"
     }
     fn targets(&self) -> RunsOn {
         RunsOn::Any
@@ -548,7 +572,7 @@ impl Suite for AppProfiles {
         Some(("app_profiles", o.own::<AppProfileOptions>().to_json(o)))
     }
     fn grids(&self) -> &'static [GridSpec] {
-        &[APP_PROFILES_GRID]
+        &[APP_PROFILES_GRID, APP_PROFILES_SUMMARY_GRID]
     }
     fn run(&self, s: &mut Session) -> Result<Outcome, SuiteError> {
         let opts = s.opts();
@@ -573,6 +597,23 @@ const APP_PROFILES_GRID: GridSpec = GridSpec {
     row_label: spaced,
 };
 
+const APP_PROFILES_SUMMARY_GRID: GridSpec = GridSpec {
+    title: "Application profiles: the knee and the highest load",
+    row_header: "profile",
+    dims: &[Dim::Profile],
+    cols: Cols::Figures(&[
+        ("knee load", "knee_load", None),
+        ("knee IOPS", "knee_iops", None),
+        ("knee avg", "knee_lat_avg_ns", None),
+        ("knee p99", "knee_lat_ns", P99),
+        ("top load", "top_load", None),
+        ("top IOPS", "top_iops", None),
+        ("top avg", "top_lat_avg_ns", None),
+        ("top p99", "top_lat_ns", P99),
+    ]),
+    row_label: spaced,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,6 +630,57 @@ mod tests {
         assert!(!past_peak((100.0, 50.0), (101.0, 49.0), 5.0));
         // With 0 % any rise counts as climbing.
         assert!(!past_peak((100.0, 50.0), (100.5, 60.0), 0.0));
+    }
+
+    fn curve(v: &[(u32, f64, f64)]) -> Vec<Point> {
+        v.iter()
+            .map(|&(load, iops, lat)| Point {
+                load,
+                iops,
+                lat_avg_ns: lat,
+                lat_p99_ns: 3.0 * lat,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_knee_comes_before_the_first_flat_point_and_the_top_is_the_last_load() {
+        // Climbing to load 4, flat at 8 (2 % more at twice the latency), higher again at 16.
+        let points = curve(&[
+            (1, 100.0, 10.0),
+            (4, 300.0, 12.0),
+            (8, 306.0, 25.0),
+            (16, 340.0, 45.0),
+            (32, 330.0, 95.0),
+        ]);
+        let m = curve_measures(&points, 5.0, &[Coord::Profile("sql")]);
+        let get = |key: &str| {
+            m.iter()
+                .find(|x| x.key() == key)
+                .unwrap_or_else(|| panic!("{key}"))
+                .value
+        };
+        // The knee is the most IOPS up to the first point past it (load 8's 306).
+        assert_eq!(get("sql_knee_load"), 8.0);
+        assert_eq!(get("sql_knee_iops"), 306.0);
+        assert_eq!(get("sql_knee_lat_avg_ns"), 25.0);
+        assert_eq!(get("sql_knee_lat_p99_ns"), 75.0);
+        assert_eq!(get("sql_knee_reached"), 1.0);
+        // The top is the highest load whatever its IOPS, as a review publishes it.
+        assert_eq!(get("sql_top_load"), 32.0);
+        assert_eq!(get("sql_top_iops"), 330.0);
+        assert_eq!(get("sql_top_lat_avg_ns"), 95.0);
+        assert_eq!(get("sql_top_lat_p99_ns"), 285.0);
+        assert_eq!(get("sql_points"), 5.0);
+    }
+
+    #[test]
+    fn a_curve_still_rising_at_its_last_load_has_no_knee_reached() {
+        let points = curve(&[(1, 100.0, 10.0), (2, 190.0, 11.0), (4, 350.0, 12.0)]);
+        let (k, reached) = knee(&points, 5.0).unwrap();
+        assert_eq!((k.load, reached), (4, false));
+        assert!(knee(&[], 5.0).is_none());
+        assert!(curve_measures(&[], 5.0, &[]).is_empty());
     }
 
     #[test]
@@ -662,6 +754,7 @@ mod tests {
                     load: 1 << i,
                     iops,
                     lat_avg_ns: lat,
+                    lat_p99_ns: 2.0 * lat,
                 })
                 .collect::<Vec<_>>()
         };
