@@ -16,7 +16,7 @@ use flashlab_device::{Provenance, ProvenanceMap};
 
 use crate::fit::Fitted;
 use crate::measure::Figures;
-use crate::params::{Cache, Params};
+use crate::params::{class, Cache, Params};
 use crate::plan::{Plan, READ_BLOCKS_KIB, READ_DEPTHS};
 use crate::FitError;
 
@@ -429,8 +429,8 @@ impl Published {
     /// finely enough to see a published cache: the plan's log takes a fixed count of
     /// samples over the capacity, so a cache of a few percent of a fast drive fills within
     /// one or two of them, and the rate before the fall could not be read from the
-    /// simulated log. A sixteenth of the cache at the published in-cache rate (or the
-    /// fastest class rate, 8 GB/s) per sample.
+    /// simulated log. A sixteenth of the cache (published, or the class's) at the published
+    /// in-cache rate (or the fastest class rate, 8 GB/s) per sample.
     pub fn plan(&self) -> Result<Plan, FitError> {
         let mut plan = Plan::new(self.slice_bytes())?;
         let published = |figure: &str| {
@@ -439,11 +439,12 @@ impl Published {
                 .find(|f| f.job == "seq-fill" && f.figure == figure)
                 .map(|f| f.value)
         };
-        let Some(cache_gb) = published("cache size") else {
-            return Ok(plan);
-        };
+        // Unpublished, the cache is the class's share of the slice's free capacity.
+        let cache_bytes = published("cache size").map_or(
+            class::CACHE_FRACTION * self.slice_bytes() as f64 / class::BITS_PER_CELL as f64,
+            |gb| gb * 1e9 * self.scale(),
+        );
         let rate_bytes_s = published("in-cache rate").map_or(8e9, |mb_s| mb_s * 1e6);
-        let cache_bytes = cache_gb * 1e9 * self.scale();
         let coarse = crate::plan::fill_log_msec(plan.capacity_bytes);
         let msec = ((cache_bytes / rate_bytes_s * 1e3 / 16.0) as u64).clamp(1, coarse);
         if let Some(job) = plan.jobs.iter_mut().find(|j| j.name == "seq-fill") {
