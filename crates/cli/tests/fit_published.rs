@@ -34,6 +34,27 @@ fn set_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../jobs/fit-published/samsung-pm981a-256gb.toml")
 }
 
+/// The preset runs as any drive file does, its reads at the fitted drive's rate.
+fn runs(preset: &Path) {
+    let run = flashlab(&[
+        "fio",
+        "--device",
+        preset.to_str().unwrap(),
+        "--name=r",
+        "--ioengine=libaio",
+        "--rw=randread",
+        "--bs=4k",
+        "--iodepth=32",
+        "--size=1%",
+        "--number_ios=20000",
+        "--output-format=json",
+    ]);
+    assert!(run.status.success(), "{}", text(&run));
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let iops = doc["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    assert!(iops > 50_000.0, "{iops}");
+}
+
 #[test]
 fn a_published_set_fits_to_a_preset_whose_keys_cite_their_figures() {
     let preset = scratch("pm981a.toml");
@@ -92,24 +113,7 @@ fn a_published_set_fits_to_a_preset_whose_keys_cite_their_figures() {
         .unwrap()
         .contains("no published figure of seq-fill post-cache rate"));
 
-    // The preset runs as any drive file does.
-    let run = flashlab(&[
-        "fio",
-        "--device",
-        preset.to_str().unwrap(),
-        "--name=r",
-        "--ioengine=libaio",
-        "--rw=randread",
-        "--bs=4k",
-        "--iodepth=32",
-        "--size=1%",
-        "--number_ios=20000",
-        "--output-format=json",
-    ]);
-    assert!(run.status.success(), "{}", text(&run));
-    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let iops = doc["jobs"][0]["read"]["iops"].as_f64().unwrap();
-    assert!(iops > 50_000.0, "{iops}");
+    runs(&preset);
 }
 
 #[test]
