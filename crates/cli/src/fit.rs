@@ -14,7 +14,8 @@ use crate::{bad_input, failure, load_device, run_failed, Failure, DEFAULT_SEED};
 pub struct FitArgs {
     #[command(subcommand)]
     command: Option<FitCommand>,
-    /// The plan directory: its manifest and the outputs of its jobs (fio's JSON and logs).
+    /// The plan directory: its manifest and the outputs of its jobs (fio's JSON and logs);
+    /// or a file of published figures (docs/fit.md, "Fits from published figures").
     #[arg(required = true)]
     dir: Option<PathBuf>,
     /// Write the fitted drive description here (a preset `--device FILE` runs).
@@ -352,6 +353,21 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
             "flashlab fit DIR --output FILE: both are needed"
         )));
     };
+    let mut options = FitOptions {
+        seed: args.seed,
+        ..FitOptions::default()
+    };
+    if let Some(t) = args.threads {
+        options.threads = t.max(1);
+    }
+    if dir.is_file() {
+        return crate::fit_published::cmd_fit_published(
+            dir,
+            output,
+            args.report.as_deref(),
+            &options,
+        );
+    }
     let plan = files::read_plan(dir).map_err(fit_failure)?;
     let inputs = files::inputs(dir, &plan);
     let input_pairs: Vec<(&str, &Path)> = inputs
@@ -377,13 +393,6 @@ fn cmd_fit_dir(args: &FitArgs) -> Result<(), Failure> {
         flashlab_fit::read_outputs(dir, &plan)
     }
     .map_err(fit_failure)?;
-    let mut options = FitOptions {
-        seed: args.seed,
-        ..FitOptions::default()
-    };
-    if let Some(t) = args.threads {
-        options.threads = t.max(1);
-    }
     let fitted = flashlab_fit::fit(&plan, &measured, &options).map_err(fit_failure)?;
     let name = output
         .file_stem()

@@ -5,6 +5,7 @@ mod devices;
 mod fio_cli;
 mod fio_options;
 mod fit;
+mod fit_published;
 mod hints;
 mod progress;
 mod replay;

@@ -334,7 +334,14 @@ fn program_times(units: f64, m: &Figures) -> (u64, u64) {
     let Some(in_cache) = finite(m.fill.in_cache_bytes_s) else {
         return (class::T_PROG_NS, class::SLC_T_PROG_NS);
     };
-    let post = finite(m.fill.post_cache_bytes_s).unwrap_or(in_cache);
+    // A fill whose rate never fell has its cache rate throughout; a set that gives the
+    // in-cache rate alone (published figures, no series) leaves the native rate the class's.
+    let Some(post) = finite(m.fill.post_cache_bytes_s)
+        .or_else(|| (!m.fill.series.is_empty()).then_some(in_cache))
+    else {
+        let slc = (units * page / in_cache * 1e9).clamp(20_000.0, 5e6) as u64;
+        return (class::T_PROG_NS, slc);
+    };
     (
         (units * page / post * 1e9).clamp(50_000.0, 20e6) as u64,
         (units * page / in_cache * 1e9).clamp(20_000.0, 5e6) as u64,

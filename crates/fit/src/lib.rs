@@ -14,6 +14,7 @@ pub mod measure;
 pub mod params;
 pub mod plan;
 pub mod preset;
+pub mod published;
 pub mod report;
 pub mod simrun;
 
