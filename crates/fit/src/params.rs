@@ -233,7 +233,7 @@ mod tests {
             command_overhead_ns: 5_000,
             cache: Cache::Dynamic { fraction: 0.25 },
             fold: false,
-            spare: 0.1,
+            spare: 0.2,
             buffer_bytes: 2 << 20,
             read_priority: false,
         }
@@ -249,7 +249,7 @@ mod tests {
         assert!(blocks >= class::MIN_BLOCKS_PER_PLANE, "{blocks}");
         let raw = (ppb * class::PAGE_BYTES * blocks * 8) as f64;
         let spare = raw / (1u64 << 30) as f64 - 1.0;
-        assert!((spare - 0.1).abs() < 0.01, "{spare}");
+        assert!((spare - 0.2).abs() < 0.01, "{spare}");
     }
 
     #[test]
