@@ -14,8 +14,13 @@ pub mod class {
     pub const PAGE_BYTES: u64 = 16 << 10;
     /// Native pages per block at most (a multiple of the bits per cell).
     pub const MAX_PAGES_PER_BLOCK: u64 = 768;
-    /// Fewest blocks per plane the fit keeps, so the spare area moves in steps under 1%.
-    pub const MIN_BLOCKS_PER_PLANE: u64 = 256;
+    /// Fewest blocks per plane the fit keeps: enough for the FTL's held-back blocks and
+    /// GC's victims on a small drive, few enough that a 1 GB drive's blocks are not a
+    /// tenth of the class's.
+    pub const MIN_BLOCKS_PER_PLANE: u64 = 64;
+    /// Most a whole number of blocks may round the raw capacity up by, so the fitted spare
+    /// is what the description gets.
+    pub const MAX_ROUNDING: f64 = 0.005;
     pub const CHANNEL_RATE: &str = "1600MT/s";
     pub const T_ERASE: &str = "3.5ms";
     /// SLC-mode read time over native read time (30 us / 50 us).
@@ -83,9 +88,13 @@ impl Params {
         }
     }
 
-    /// Pages per block and blocks per plane: the largest block (of whole word lines) that
-    /// leaves at least `MIN_BLOCKS_PER_PLANE` blocks, enough blocks for the user data, the
-    /// spare area and a static cache.
+    /// Pages per block and blocks per plane: the largest block (of whole word lines, at most
+    /// the class's) that leaves at least `MIN_BLOCKS_PER_PLANE` blocks for the user data, the
+    /// spare area and a static cache, and whose whole blocks hold that within
+    /// `MAX_ROUNDING` (a block a little smaller, when the largest would round the spare up
+    /// by more). The block is as near the class's as the capacity allows: a small block
+    /// erases more often for the same data, which slows a folding cache and lengthens the
+    /// read tail beside writes.
     pub fn geometry(&self) -> (u64, u64) {
         let units = u64::from(self.dies * self.planes);
         let static_native = match self.cache {
@@ -94,14 +103,23 @@ impl Params {
         };
         let raw = self.capacity_bytes as f64 * (1.0 + self.spare) + static_native as f64;
         let per_plane = raw / units as f64;
+        let blocks_of = |ppb: u64| per_plane / (ppb * class::PAGE_BYTES) as f64;
         let mut ppb = class::MAX_PAGES_PER_BLOCK;
-        while ppb > class::BITS_PER_CELL
-            && per_plane / ((ppb * class::PAGE_BYTES) as f64) < class::MIN_BLOCKS_PER_PLANE as f64
-        {
+        while ppb > class::BITS_PER_CELL && blocks_of(ppb) < class::MIN_BLOCKS_PER_PLANE as f64 {
             ppb -= class::BITS_PER_CELL;
         }
-        let blocks = (per_plane / (ppb * class::PAGE_BYTES) as f64).ceil() as u64;
-        (ppb, blocks.max(8))
+        let largest = ppb;
+        let fits = |ppb: u64| {
+            let exact = blocks_of(ppb);
+            exact.ceil() / exact - 1.0 <= class::MAX_ROUNDING
+        };
+        while ppb > largest / 2 && ppb > class::BITS_PER_CELL && !fits(ppb) {
+            ppb -= class::BITS_PER_CELL;
+        }
+        if !fits(ppb) {
+            ppb = largest;
+        }
+        (ppb, (blocks_of(ppb).ceil() as u64).max(8))
     }
 
     /// The drive description's keys in section order, each a dotted key and its TOML value.
@@ -215,7 +233,7 @@ mod tests {
             command_overhead_ns: 5_000,
             cache: Cache::Dynamic { fraction: 0.25 },
             fold: false,
-            spare: 0.1,
+            spare: 0.2,
             buffer_bytes: 2 << 20,
             read_priority: false,
         }
@@ -231,7 +249,7 @@ mod tests {
         assert!(blocks >= class::MIN_BLOCKS_PER_PLANE, "{blocks}");
         let raw = (ppb * class::PAGE_BYTES * blocks * 8) as f64;
         let spare = raw / (1u64 << 30) as f64 - 1.0;
-        assert!((spare - 0.1).abs() < 0.01, "{spare}");
+        assert!((spare - 0.2).abs() < 0.01, "{spare}");
     }
 
     #[test]

@@ -96,7 +96,7 @@ fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
             p.dies * p.planes
         )),
         "nand.pages_per_block" => default(
-            "not identified by the plan: at the same spare area, 63- and 96-page blocks move the plan's IOPS by under 3% and its p99s by under 10%, yet a 70/30 mix at QD32 just after a fill (GC starting) by half (docs/fit.md); the bytes of 4 KiB random writes a freshly filled drive takes before GC starts (a write with a fine IOPS log) would identify it. The fit takes the largest block of whole word lines that leaves 256 blocks per plane",
+            "not identified by the plan: at the same spare area, 63- and 96-page blocks move the plan's IOPS by under 3% and its p99s by under 10%, yet a 70/30 mix at QD32 just after a fill (GC starting) by half (docs/fit.md); the bytes of 4 KiB random writes a freshly filled drive takes before GC starts (a write with a fine IOPS log) would identify it. The fit takes the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
         ),
         "nand.page_size" | "nand.channel_rate" | "nand.t_erase" | "nand.pe_cycles" | "nand.cell" => default(
             "not identified by the plan: a block-size scan at QD1 (page size), a long write with erase latency visible (t_erase), an endurance test (pe_cycles) or the data sheet would identify it",

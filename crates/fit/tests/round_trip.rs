@@ -3,7 +3,8 @@
 //! the fitted drive is compared with the hidden one on workloads the plan does not hold: a
 //! 70/30 mix at QD8 and QD32 (IOPS, read p99), steady random writes over three quarters of
 //! the capacity, and a sustained write of twice the cache. Throughput within 15%, p99
-//! within 30%.
+//! within 30%. The test runs six drives of 512 MiB (sized for CI); the same six at 1 GB
+//! are the `--ignored` benchmark (BENCHMARKS.md).
 
 use flashlab_device::DeviceConfig;
 use flashlab_fit::measure::{read_from, Source};
@@ -21,7 +22,7 @@ struct Hidden {
     slc_t_prog_us: u32,
     cache: HiddenCache,
     fold: bool,
-    /// Blocks per plane of 96-page (1.5 MiB) blocks.
+    pages_per_block: u32,
     blocks_per_plane: u32,
     buffer_kib: u32,
     read_priority: bool,
@@ -33,10 +34,33 @@ enum HiddenCache {
     StaticMib(u32),
 }
 
-const USER: &str = "1GB";
+/// A size of the round trip: the hidden drives' capacity and blocks, and the comparison
+/// workloads' lengths.
+#[derive(Clone, Copy)]
+struct Scale {
+    user_bytes: u64,
+    pages_per_block: u32,
+    /// I/Os of each mixed job.
+    mix_ios: u32,
+}
+
+/// Sized for CI: half the benchmark's capacity, its blocks halved (768 KiB), so each plane
+/// has as many blocks as at 1 GB.
+const CI: Scale = Scale {
+    user_bytes: 512 << 20,
+    pages_per_block: 48,
+    mix_ios: 20_000,
+};
+
+/// The benchmark: 1 GB, 1.5 MiB blocks.
+const LONG: Scale = Scale {
+    user_bytes: 1_000_000_000,
+    pages_per_block: 96,
+    mix_ios: 40_000,
+};
 
 impl Hidden {
-    fn toml(&self) -> String {
+    fn toml(&self, user_bytes: u64) -> String {
         let cache = match self.cache {
             HiddenCache::Dynamic(f) => format!("dynamic = true\ndynamic_max_fraction = {f}\n"),
             HiddenCache::StaticMib(m) => format!("dynamic = false\nstatic = \"{m}MiB\"\n"),
@@ -44,14 +68,14 @@ impl Hidden {
         format!(
             r#"name = "{name}"
 [capacity]
-user = "{USER}"
+user = "{user_bytes}B"
 [nand]
 cell = "tlc"
 channels = {ch}
 dies_per_channel = {dpc}
 planes_per_die = {planes}
 page_size = "16KiB"
-pages_per_block = 96
+pages_per_block = {ppb}
 blocks_per_plane = {bpp}
 channel_rate = "1600MT/s"
 t_read = "{tr}us"
@@ -77,6 +101,7 @@ read_priority = {rp}
             ch = self.channels,
             dpc = self.dies_per_channel,
             planes = self.planes,
+            ppb = self.pages_per_block,
             bpp = self.blocks_per_plane,
             tr = self.t_read_us,
             tp = self.t_prog_us,
@@ -88,22 +113,24 @@ read_priority = {rp}
         )
     }
 
-    fn config(&self) -> DeviceConfig {
-        flashlab_device::parse_device_config(&format!("{}.toml", self.name), &self.toml(), &[])
+    fn config(&self, user_bytes: u64) -> DeviceConfig {
+        let text = self.toml(user_bytes);
+        flashlab_device::parse_device_config(&format!("{}.toml", self.name), &text, &[])
             .unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 }
 
-/// Blocks per plane of 1.5 MiB blocks on `units` planes for 1 GB, `spare_pct` over it and
-/// a static cache of `static_mib` SLC MiB (three native bytes each).
-const fn blocks(units: u32, spare_pct: u32, static_mib: u32) -> u32 {
+/// Blocks per plane of `scale`'s blocks on `units` planes for its capacity, `spare_pct`
+/// over it and a static cache of `static_mib` SLC MiB (three native bytes each).
+fn blocks(scale: Scale, units: u32, spare_pct: u32, static_mib: u32) -> u32 {
     let bytes =
-        1_000_000_000u64 * (100 + spare_pct as u64) / 100 + static_mib as u64 * 3 * (1 << 20);
-    (bytes / (units as u64 * 96 * 16384)) as u32 + 1
+        scale.user_bytes * (100 + spare_pct as u64) / 100 + static_mib as u64 * 3 * (1 << 20);
+    (bytes / (units as u64 * scale.pages_per_block as u64 * 16384)) as u32 + 1
 }
 
 /// name, channels, dies per channel, planes, tR, tPROG, SLC tPROG (us), cache, fold, spare
-/// (% over user), buffer (KiB), read priority.
+/// (% over user), buffer (KiB), read priority. A static cache's size is at 1 GB; the
+/// smaller scale's is in proportion.
 #[rustfmt::skip]
 type Row = (&'static str, u32, u32, u32, u32, u32, u32, HiddenCache, bool, u32, u32, bool);
 
@@ -117,11 +144,17 @@ const DRIVES: [Row; 6] = [
     ("h6", 4, 1, 4, 70, 800, 220, HiddenCache::Dynamic(0.2), true, 25, 16384, true),
 ];
 
-fn hidden_drives() -> Vec<Hidden> {
+fn hidden_drives(scale: Scale) -> Vec<Hidden> {
     DRIVES
         .iter()
         .map(
             |&(name, ch, dpc, planes, tr, tp, stp, cache, fold, spare, buf, rp)| {
+                let cache = match cache {
+                    HiddenCache::StaticMib(m) => HiddenCache::StaticMib(
+                        (u64::from(m) * scale.user_bytes / LONG.user_bytes).max(8) as u32,
+                    ),
+                    dynamic => dynamic,
+                };
                 let static_mib = match cache {
                     HiddenCache::StaticMib(m) => m,
                     HiddenCache::Dynamic(_) => 0,
@@ -136,7 +169,8 @@ fn hidden_drives() -> Vec<Hidden> {
                     slc_t_prog_us: stp,
                     cache,
                     fold,
-                    blocks_per_plane: blocks(ch * dpc * planes, spare, static_mib),
+                    pages_per_block: scale.pages_per_block,
+                    blocks_per_plane: blocks(scale, ch * dpc * planes, spare, static_mib),
                     buffer_kib: buf,
                     read_priority: rp,
                 }
@@ -196,16 +230,18 @@ fn read_p99(doc: &serde_json::Value, job: &str) -> f64 {
 
 /// The comparison workloads on a drive built fresh from `config`; `cache_bytes` is the
 /// hidden drive's cache as its plan measured it.
-fn compare(config: &DeviceConfig, cache_bytes: f64) -> Figures {
+fn compare(config: &DeviceConfig, cache_bytes: f64, scale: Scale) -> Figures {
     let fill = "[fill]\nrw=write\nbs=128k\niodepth=32\nioengine=libaio\ndirect=1\n";
     let mix = |qd: u32| {
-        format!("[mix{qd}]\nstonewall\nrw=randrw\nrwmixread=70\nbs=4k\niodepth={qd}\nioengine=libaio\ndirect=1\nnumber_ios=40000\n")
+        format!("[mix{qd}]\nstonewall\nrw=randrw\nrwmixread=70\nbs=4k\niodepth={qd}\nioengine=libaio\ndirect=1\nnumber_ios={}\n", scale.mix_ios)
     };
     let doc = run(config, &format!("{fill}{}{}", mix(8), mix(32)));
-    let steady = "[settle]\nrw=randwrite\nbs=4k\niodepth=32\nsize=75%\nio_size=2250m\nioengine=libaio\ndirect=1\n[steady]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize=75%\nio_size=400m\nioengine=libaio\ndirect=1\n";
+    // Three times the span to settle, then 40% of the capacity measured.
+    let (settle, measured) = (scale.user_bytes * 9 / 4, scale.user_bytes * 2 / 5);
+    let steady = format!("[settle]\nrw=randwrite\nbs=4k\niodepth=32\nsize=75%\nio_size={settle}\nioengine=libaio\ndirect=1\n[steady]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize=75%\nio_size={measured}\nioengine=libaio\ndirect=1\n");
     let steady_doc = run(config, &format!("{fill}{steady}"));
     let sustained_bytes =
-        ((2.0 * cache_bytes) as u64).clamp(64 << 20, 1_000_000_000) & !((1 << 20) - 1);
+        ((2.0 * cache_bytes) as u64).clamp(64 << 20, scale.user_bytes) & !((1 << 20) - 1);
     let sustained = format!("[sustained]\nrw=write\nbs=128k\niodepth=32\nioengine=libaio\ndirect=1\nsize={sustained_bytes}\n");
     let sus_doc = run(config, &sustained);
     Figures {
@@ -219,14 +255,14 @@ fn compare(config: &DeviceConfig, cache_bytes: f64) -> Figures {
 }
 
 /// Runs the plan on `h`, fits, compares: the table's lines and the checks that failed.
-fn round_trip(h: &Hidden, plan: &Plan) -> (String, Vec<String>) {
-    let hidden = h.config();
+fn round_trip(h: &Hidden, plan: &Plan, scale: Scale) -> (String, Vec<String>) {
+    let hidden = h.config(scale.user_bytes);
     let outputs = run_plan(&hidden, plan, 1).unwrap();
     let measured = read_from(&Source::Memory(&outputs), plan).unwrap();
     let fitted = fit(plan, &measured, &FitOptions::default()).unwrap();
     let model = fitted.params.config().unwrap();
-    let truth = compare(&hidden, measured.fill.cliff_bytes);
-    let guess = compare(&model, measured.fill.cliff_bytes);
+    let truth = compare(&hidden, measured.fill.cliff_bytes, scale);
+    let guess = compare(&model, measured.fill.cliff_bytes, scale);
     let checks = [
         ("mix70 QD8 IOPS", truth.mix8_iops, guess.mix8_iops, 0.15),
         (
@@ -286,14 +322,14 @@ fn round_trip(h: &Hidden, plan: &Plan) -> (String, Vec<String>) {
     (table, failures)
 }
 
-#[test]
-#[ignore = "the targets are not met yet (28 of 36 comparisons pass): docs/fit.md, How well it predicts"]
-fn fitted_drives_predict_workloads_the_plan_does_not_hold() {
-    let plan = Plan::new(1_000_000_000).unwrap();
+/// The plan, the fit and the comparisons on every hidden drive at `scale`: the table,
+/// and a failure for each comparison outside its limit.
+fn round_trips(scale: Scale) {
+    let plan = Plan::new(scale.user_bytes).unwrap();
     let mut table = String::new();
     let mut failures = Vec::new();
-    for h in &hidden_drives() {
-        let (t, f) = round_trip(h, &plan);
+    for h in &hidden_drives(scale) {
+        let (t, f) = round_trip(h, &plan, scale);
         // Each drive's lines as it finishes: the whole run takes minutes.
         eprint!("{t}");
         table.push_str(&t);
@@ -301,4 +337,16 @@ fn fitted_drives_predict_workloads_the_plan_does_not_hold() {
     }
     println!("{table}");
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "the targets are not met yet at 512 MiB (25 of 36 comparisons pass): docs/fit.md, How well it predicts"]
+fn fitted_drives_predict_workloads_the_plan_does_not_hold() {
+    round_trips(CI);
+}
+
+#[test]
+#[ignore = "the benchmark at 1 GB, about 6 min on two shared cores, targets not met yet: BENCHMARKS.md"]
+fn fitted_1gb_drives_predict_workloads_the_plan_does_not_hold() {
+    round_trips(LONG);
 }
