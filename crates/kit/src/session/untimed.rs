@@ -95,6 +95,11 @@ impl Session<'_> {
         if spec.control.numjobs > 1 || spec.time.time_based {
             return Err(invalid("a timed or cloned job".into()));
         }
+        if spec.io.rw.directions()[0] {
+            return Err(invalid(
+                "a job that reads: its reads are measured, never untimed".into(),
+            ));
+        }
         let (capacity_bytes, block_bytes) = match &self.drive {
             Drive::Sim(dev) => (dev.capacity_bytes(), dev.logical_block_bytes()),
             Drive::Real(_) | Drive::Described(_) => return Err(self.no_device(step)),
@@ -110,6 +115,8 @@ impl Session<'_> {
                 match io.kind {
                     IoKind::Write => u.write(io.offset_bytes, io.len_bytes)?,
                     IoKind::Trim => u.trim(io.offset_bytes, io.len_bytes)?,
+                    // Refused above (reads), or nothing to the FTL (a flush of a drive whose
+                    // writes are all carried out).
                     IoKind::Read | IoKind::Flush => {}
                 }
             }
