@@ -303,6 +303,11 @@ impl WriteBuffer {
         }
     }
 
+    /// Take back the space of every program done by `t_ns`.
+    pub fn release_through(&mut self, t_ns: u64) {
+        self.release_until(t_ns);
+    }
+
     /// Admit `bytes` no earlier than `now_ns`; returns when they are in the buffer.
     pub fn admit(&mut self, now_ns: u64, bytes: u64) -> Result<u64, BufferError> {
         debug_assert!(bytes <= self.limit_bytes);

@@ -140,3 +140,17 @@ fn drives_whose_state_depends_on_timing_refuse() {
     }
     assert!(tiny_ssd(&[]).untimed_refusal().is_none());
 }
+
+#[test]
+fn the_write_buffer_holds_the_open_pages_data_as_after_timed_writes() {
+    // Three IUs: less than a page, so they wait in the buffer for the page's program.
+    let mut timed = tiny_ssd(&[]);
+    timed.submit(0, &IoRequest::write(0, 3 * 4096)).unwrap();
+    let mut fast = tiny_ssd(&[]);
+    let mut u = fast.untimed(0).unwrap();
+    u.write(0, 3 * 4096).unwrap();
+    u.finish();
+    let held = |d: &Ssd| d.health_log().buffer_used_bytes;
+    assert_eq!(held(&fast), 3 * 4096);
+    assert_eq!(held(&fast), held(&timed));
+}

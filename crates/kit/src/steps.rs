@@ -146,36 +146,15 @@ pub fn purge_and_fill_with(
     let name = format!("{prefix}fill");
     let text = job_text(&name, "write", bs, FILL_QD, 1, &[format!("loops={loops}")]);
     if s.untimed_allowed() {
-        let bs_bytes = crate::lengths::parse_size("fill block size", bs)?;
-        let what = format!("{loops} sequential passes of {bs_bytes}-byte writes");
-        let recipe = format!("purge '{prefix}purge', then without timing {what}");
+        let what = format!("{loops} sequential passes of {bs} writes, as the job gives them");
+        let recipe = format!("purge '{prefix}purge', then without timing:\n{text}");
         return s.checkpoint(&recipe, |s| {
             s.purge(&format!("{prefix}purge"))?;
-            s.untimed_step(&name, &what, |u| sequential_passes(u, bs_bytes, loops))
+            s.untimed_job(&name, &what, &text)
         });
     }
     let recipe = format!("purge '{prefix}purge', then fill:\n{text}");
     s.checkpoint(&recipe, |s| purge_then(s, prefix, &name, &text))
-}
-
-/// `loops` passes over the whole drive in writes of `bs_bytes` (the last of a pass shorter
-/// when the capacity is not a multiple), as the fill job writes them; its queue depth
-/// changes nothing: a sequential write's IUs reach the FTL in address order at any depth.
-fn sequential_passes(
-    u: &mut flashlab_device::Untimed<'_>,
-    bs_bytes: u64,
-    loops: u32,
-) -> Result<(), flashlab_engine::DeviceError> {
-    let capacity = u.capacity_bytes();
-    for _ in 0..loops {
-        let mut offset = 0;
-        while offset < capacity {
-            let len = bs_bytes.min(capacity - offset);
-            u.write(offset, len)?;
-            offset += len;
-        }
-    }
-    Ok(())
 }
 
 fn purge_then(s: &mut Session, prefix: &str, name: &str, text: &str) -> Result<(), SuiteError> {

@@ -74,61 +74,35 @@ fn tolerance(m: &Measure) -> Option<f64> {
 /// Figures that do not agree yet, by drive and key, with the bound they are held to (the
 /// miss measured, rounded up) and what is known of why: they must still miss the tolerance,
 /// so the list cannot go stale (docs/explain-preconditioning.md).
-const KNOWN: [(&str, &str, f64, &str); 8] = [
+const KNOWN: [(&str, &str, f64, &str); 4] = [
     (
         "samsung-pm981a-256gb",
         "qd32_iops",
-        0.25,
-        "21,544 against 27,249 (-21%) in qos' 1 s QD32 mix after the rounds, whose steady \
+        0.20,
+        "23,009 against 27,249 (-16%) in qos' 1 s QD32 mix after the rounds, whose steady \
          random writes agree; the cause is not found (this drive folds a static SLC cache \
          while it writes, and a 1 s window holds a small part of that cycle)",
     ),
     (
         "samsung-pm981a-256gb",
         "qd32_read_iops",
-        0.25,
-        "15,028 against 19,097 (-21%): the mix's reads, as above",
+        0.20,
+        "16,105 against 19,097 (-16%): the mix's reads, as above",
     ),
     (
         "samsung-pm981a-256gb",
         "qd32_write_iops",
-        0.25,
-        "6,516 against 8,152 (-20%): the mix's writes, as above",
+        0.20,
+        "6,904 against 8,152 (-15%): the mix's writes, as above",
     ),
     (
         "solidigm-d5-p5430-15.36tb",
         "qd32_read_lat_p99_9_ns",
-        0.25,
-        "477 us against 618 (-23%) on the one-channel slice, the mix's IOPS, mean and p99 \
-         within their bounds; the cause is not found",
-    ),
-    (
-        "samsung-pm981a-256gb",
-        "seq_write_128k_bw_bytes_per_s",
-        0.03,
-        "982 MB/s against 1,005 (-2.3%) in the 128 KiB sequential write right after the fill; \
-         the cause is not found",
-    ),
-    (
-        "samsung-pm981a-256gb",
-        "seq_write_128k_iops",
-        0.03,
-        "the sequential write's bandwidth above, in 128 KiB writes",
-    ),
-    (
-        "generic-tlc-256gb",
-        "seq_read_128k_bw_bytes_per_s",
         0.20,
-        "5,243 MB/s against 6,400 (-18%; seeds 1, 2 and 3 alike): after the untimed fill \
-         reads queue behind reads on the same die; the same fill given to the drive \
-         directly, timed at QD32, reads at the untimed rate (and at the default slice both \
-         read 6,400); the cause is not found",
-    ),
-    (
-        "generic-tlc-256gb",
-        "seq_read_128k_iops",
-        0.20,
-        "the sequential read's bandwidth above, in 128 KiB reads",
+        "725 us against 618 (+17%) on the one-channel slice, the mix's IOPS, mean and p99 \
+         within their bounds; the cause is not found (before the untimed fill replayed the \
+         job's writes and held its open pages' data in the write buffer it read 477: the \
+         figure moves either way with the state after the rounds)",
     ),
 ];
 
@@ -153,6 +127,15 @@ fn misses(drive: &str, timed: &DeviceReport, fast: &DeviceReport) -> Vec<(String
             continue;
         };
         let off = (other.value - m.value).abs();
+        if known {
+            // The figures a known miss's entry states (shown with --nocapture).
+            eprintln!(
+                "{drive} {}: timed {}, untimed {}",
+                m.key(),
+                m.value,
+                other.value
+            );
+        }
         if off > limit * m.value.abs() || (known && off <= tol * m.value.abs()) {
             out.push((m.key(), m.value, other.value, limit));
         }

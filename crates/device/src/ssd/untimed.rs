@@ -100,6 +100,15 @@ impl Untimed<'_> {
             let head = offset_bytes & (iu - 1) != 0 && lpn == first;
             let tail = end & (iu - 1) != 0 && lpn + n - 1 == last;
             let ssd = &mut *self.ssd;
+            // The chunk's data takes buffer space until the page program carrying it is done,
+            // which is at once here: what the buffer holds at the end is what the FTL's open
+            // pages hold, as after timed writes.
+            ssd.admit_to_buffer(
+                self.start_ns,
+                n << ssd.iu_shift,
+                |need_bytes| format!("{need_bytes} more"),
+                "a write",
+            )?;
             ssd.ops.clear();
             let version = ssd.version;
             ssd.ftl
@@ -153,6 +162,10 @@ impl Untimed<'_> {
             NandOpKind::Program => MediaOpKind::Program,
             NandOpKind::Erase => MediaOpKind::Erase,
         };
+        if op.kind == NandOpKind::Program && op.cause == OpCause::HostWrite {
+            let unit = ssd.media.unit_of(op.block);
+            ssd.buffer.programmed(unit, self.start_ns, bytes);
+        }
         if is_internal(op) {
             match op.kind {
                 NandOpKind::Program => ssd.internal_programmed_ius += u64::from(op.ius),
@@ -175,6 +188,7 @@ impl Untimed<'_> {
         // The dies, channels, link, controller and write buffer were given nothing since the
         // start, and everything given before it was done by then: they are free at `end`.
         ssd.readahead.clear();
+        ssd.buffer.release_through(end);
         ssd.ctrl_next_ns = ssd.ctrl_next_ns.max(end);
         ssd.last_done_ns = ssd.last_done_ns.max(end);
         ssd.host_program_done_ns = ssd.host_program_done_ns.max(end);

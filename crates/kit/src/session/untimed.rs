@@ -4,6 +4,8 @@
 
 use super::*;
 use flashlab_device::Untimed;
+use flashlab_engine::IoKind;
+use flashlab_workload::IoGenerator;
 
 impl Session<'_> {
     /// Whether preconditioning steps whose state does not depend on timing run without it
@@ -72,5 +74,53 @@ impl Session<'_> {
         self.record(step, StepKind::Driven, None, Some(text), Vec::new(), None);
         self.cache = chain.map(|c| c.then(&format!("untimed '{step}': {what}")));
         Ok(())
+    }
+
+    /// Run job step `step` (`text`: one job of one clone whose I/Os do not depend on time,
+    /// as a fill's) with the timing model off: every write and trim its generator gives, in
+    /// the order the job would issue them, so the FTL sees what the timed job gives it
+    /// (where a pass wraps, how long its last write is). The generator is the runner's, from
+    /// the seed the runner would give the job. Call only where [`Self::untimed_allowed`].
+    pub fn untimed_job(&mut self, step: &str, what: &str, text: &str) -> Result<(), SuiteError> {
+        let (file, options) = self.plan_job(step, text)?;
+        let invalid = |why: String| {
+            SuiteError::Argument(format!(
+                "device '{}', step '{step}': cannot run without timing: {why}",
+                self.device
+            ))
+        };
+        let [spec] = file.jobs.as_slice() else {
+            return Err(invalid(format!("{} jobs, not one", file.jobs.len())));
+        };
+        if spec.control.numjobs > 1 || spec.time.time_based {
+            return Err(invalid("a timed or cloned job".into()));
+        }
+        if spec.io.rw.directions()[0] {
+            return Err(invalid(
+                "a job that reads: its reads are measured, never untimed".into(),
+            ));
+        }
+        let (capacity_bytes, block_bytes) = match &self.drive {
+            Drive::Sim(dev) => (dev.capacity_bytes(), dev.logical_block_bytes()),
+            Drive::Real(_) | Drive::Described(_) => return Err(self.no_device(step)),
+        };
+        // The runner's seeds for the file's first job (job numbers count from 1).
+        let seeds = flashlab_engine::SeedTree::new(options.seed)
+            .child("job")
+            .index(1);
+        let mut generator = IoGenerator::new(spec, 0, capacity_bytes, block_bytes, seeds)
+            .map_err(|e| invalid(e.to_string()))?;
+        self.untimed_step(step, what, |u| {
+            while let Some(io) = generator.next_io() {
+                match io.kind {
+                    IoKind::Write => u.write(io.offset_bytes, io.len_bytes)?,
+                    IoKind::Trim => u.trim(io.offset_bytes, io.len_bytes)?,
+                    // Refused above (reads), or nothing to the FTL (a flush of a drive whose
+                    // writes are all carried out).
+                    IoKind::Read | IoKind::Flush => {}
+                }
+            }
+            Ok(())
+        })
     }
 }
