@@ -419,8 +419,13 @@ pub(crate) fn run_suite_drives_with(
             .enumerate()
             .map(|(i, (t, drive_options))| {
                 let target = &targets[*t];
+                // Identical drives are told apart on the progress display as in the report.
+                let name = (drives > 1).then(|| drive_name(target.name(), i % drives + 1));
                 scope.spawn(move || {
-                    run_on_target_with(kind, target, drive_options, &mut |p| progress(i, p))
+                    run_on_target_with(kind, target, drive_options, &mut |p| match &name {
+                        Some(name) => progress(i, &SuiteProgress { device: name, ..*p }),
+                        None => progress(i, p),
+                    })
                 })
             })
             .collect();
