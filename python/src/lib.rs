@@ -42,10 +42,7 @@ fn run_json(
         // What made the result, as the command's JSON has it.
         let described = device_provenance(&device, simulated.device_config)?;
         if let serde_json::Value::Object(extra) = &mut result.flashlab {
-            extra.insert(
-                "provenance".into(),
-                provenance(&overrides, vec![described]),
-            );
+            extra.insert("provenance".into(), provenance(&overrides, vec![described]));
         }
         Ok(flashlab_report::render_json(&result, false))
     })
@@ -53,7 +50,10 @@ fn run_json(
 
 /// The provenance the command's JSON carries: the build, the overrides as `KEY=VALUE` and
 /// each device.
-fn provenance(overrides: &[(String, String)], devices: Vec<serde_json::Value>) -> serde_json::Value {
+fn provenance(
+    overrides: &[(String, String)],
+    devices: Vec<serde_json::Value>,
+) -> serde_json::Value {
     let mut p = flashlab_sweep::provenance();
     p["overrides"] = overrides
         .iter()
@@ -99,7 +99,7 @@ fn python_spelling(message: &str) -> String {
         let python = long.replace('-', "_");
         out = replace_word(&out, &format!("--{long}"), &python);
         if long.contains('-') {
-                out = replace_word(&out, &long, &python);
+            out = replace_word(&out, &long, &python);
         }
     }
     out

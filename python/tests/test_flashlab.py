@@ -247,6 +247,12 @@ def test_suite_refuses_bad_options_naming_them(tmp_path: Path):
     with pytest.raises(ValueError) as refused:
         flashlab.suite("wsat", device="tiny-test-1gb", max_round=2, state_cache=False)
     assert "max-rounds" not in str(refused.value) and "max_rounds" in str(refused.value)
+    # A value that does not parse: the option in Python's spelling, then its form.
+    with pytest.raises(
+        ValueError,
+        match=r"^max_rounds 'x': not a whole number; expected rounds before giving up",
+    ):
+        flashlab.suite("wsat", device="tiny-test-1gb", max_rounds="x", state_cache=False)
     with pytest.raises(ValueError, match=r"did you mean tiny-test-1gb\?"):
         flashlab.suite("qos", device="tiny-tset-1gb", runtime="30ms", state_cache=False)
     with pytest.raises(ValueError, match="nope"):

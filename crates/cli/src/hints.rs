@@ -59,9 +59,16 @@ pub fn clap_error(e: &clap::Error, cmd: &clap::Command) -> String {
                 ErrorKind::InvalidValue => "not one of its values".to_string(),
                 _ => parse_reason(e),
             };
-            let expected = match text(ContextKind::ValidValue) {
-                Some(values) => format!("one of {values}"),
-                None => option_help(cmd, &option).unwrap_or_default(),
+            let expected = match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(values)) => {
+                    let names: Vec<&str> = values.iter().map(String::as_str).collect();
+                    format!(
+                        "one of {}{}",
+                        names.join(", "),
+                        did_you_mean(&value, &names)
+                    )
+                }
+                _ => option_help(cmd, &option).unwrap_or_default(),
             };
             let tail = if expected.is_empty() {
                 String::new()

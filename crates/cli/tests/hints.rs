@@ -117,6 +117,20 @@ fn a_mistyped_fio_value_gets_the_nearest_value() {
     std::fs::write(&job, "[w]\nrw=randwrite\nrate_process=poison\nsize=1m\n").unwrap();
     let e = refused(&["run", job.to_str().unwrap(), "--device", "tiny-test-1gb"]);
     assert!(e.contains("(did you mean poisson?)"), "{e}");
+    // A mistyped engine is refused as fio refuses it, not run as an asynchronous one.
+    std::fs::write(&job, "[w]\nrw=randwrite\nioengine=libaoi\nsize=1m\n").unwrap();
+    let e = refused(&["run", job.to_str().unwrap(), "--device", "tiny-test-1gb"]);
+    assert!(e.contains("typo.fio:3"), "{e}");
+    assert!(e.contains("(did you mean libaio?)"), "{e}");
+    let e = refused(&[
+        "fio",
+        "--name=w",
+        "--rw=randwrite",
+        "--ioengine=libaoi",
+        "--size=1m",
+        "--device=tiny-test-1gb",
+    ]);
+    assert!(e.contains("(did you mean libaio?)"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -132,6 +146,20 @@ fn a_mistyped_output_format_is_named_once_with_the_nearest() {
     let e = refused(&["run", JOB, "--output-format", "normal,jsn"]);
     assert!(
         e.contains("\"jsn\" is not an output format (did you mean json?)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_mistyped_value_of_a_listed_choice_gets_the_nearest() {
+    let e = refused(&["suite", "qos", "--output-format", "jsn"]);
+    assert_eq!(
+        e,
+        "flashlab: error: --output-format 'jsn': not one of its values; expected one of normal, json, tidy-csv (did you mean json?)\n"
+    );
+    let e = refused(&["run", JOB, "--progress", "alway"]);
+    assert!(
+        e.contains("expected one of auto, always, never (did you mean always?)"),
         "{e}"
     );
 }

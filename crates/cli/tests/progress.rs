@@ -259,3 +259,195 @@ fn a_sweep_logs_each_point_with_share_and_eta_unless_told_not_to() {
     assert!(!quiet.contains("sweep point"), "{quiet}");
     assert!(quiet.contains("2 ran, 0 skipped, 0 failed"), "{quiet}");
 }
+
+/// What a terminal of `cols` columns shows after a program's output: enough of a VT100 for
+/// the redrawn lines (text, CR, LF, cursor up and down, erase in line and display), with
+/// the terminal's own wrap at the last column, so a line too long for it is seen wrapping.
+struct Terminal {
+    cols: usize,
+    rows: Vec<Vec<char>>,
+    row: usize,
+    col: usize,
+    /// Lines a printed line ran past the last column.
+    wraps: usize,
+    /// The most rows that held text at once.
+    most_rows: usize,
+}
+
+impl Terminal {
+    fn new(cols: usize) -> Self {
+        Self {
+            cols,
+            rows: vec![Vec::new()],
+            row: 0,
+            col: 0,
+            wraps: 0,
+            most_rows: 0,
+        }
+    }
+
+    fn line_feed(&mut self) {
+        self.row += 1;
+        if self.row == self.rows.len() {
+            self.rows.push(Vec::new());
+        }
+    }
+
+    fn put(&mut self, c: char) {
+        if self.col == self.cols {
+            self.wraps += 1;
+            self.col = 0;
+            self.line_feed();
+        }
+        let line = &mut self.rows[self.row];
+        if line.len() <= self.col {
+            line.resize(self.col + 1, ' ');
+        }
+        line[self.col] = c;
+        self.col += 1;
+    }
+
+    /// A control sequence `ESC [ params final`.
+    fn csi(&mut self, params: &str, fin: char) {
+        let n = params.trim_start_matches('?').parse::<usize>().ok();
+        match fin {
+            'A' => self.row = self.row.saturating_sub(n.unwrap_or(1).max(1)),
+            'B' => {
+                for _ in 0..n.unwrap_or(1).max(1) {
+                    self.line_feed();
+                }
+            }
+            'G' => self.col = n.unwrap_or(1).max(1) - 1,
+            'K' => {
+                let line = &mut self.rows[self.row];
+                match n.unwrap_or(0) {
+                    0 => line.truncate(self.col),
+                    1 => line.iter_mut().take(self.col + 1).for_each(|c| *c = ' '),
+                    _ => line.clear(),
+                }
+            }
+            'J' => {
+                self.rows[self.row].truncate(self.col);
+                self.rows.truncate(self.row + 1);
+            }
+            _ => {}
+        }
+    }
+
+    fn feed(&mut self, text: &str) {
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => self.col = 0,
+                '\n' => self.line_feed(),
+                '\x1b' if chars.peek() == Some(&'[') => {
+                    chars.next();
+                    let mut params = String::new();
+                    for p in chars.by_ref() {
+                        if p.is_ascii_alphabetic() {
+                            self.csi(&params, p);
+                            break;
+                        }
+                        params.push(p);
+                    }
+                }
+                c if c.is_control() => {}
+                c => self.put(c),
+            }
+            let shown = self.shown().len();
+            self.most_rows = self.most_rows.max(shown);
+        }
+    }
+
+    /// The rows with text on them.
+    fn shown(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|r| r.iter().collect::<String>().trim_end().to_string())
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+}
+
+/// Standard error of `flashlab ARGS` on a terminal `cols` wide (by `script`, standard output
+/// to a file), or None without `script` (unless FLASHLAB_REQUIRE_TOOLS=1, which fails).
+fn on_terminal(cols: usize, args: &[&str]) -> Option<String> {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("progress-tty");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join(format!("{cols}-{}.log", args[0]));
+    let command = format!(
+        "stty cols {cols} rows 24; exec {} {} > /dev/null",
+        env!("CARGO_BIN_EXE_flashlab"),
+        args.join(" ")
+    );
+    let ran = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &command])
+        .arg(&log)
+        .current_dir(&dir)
+        .env("XDG_CACHE_HOME", dir.join("xdg-cache"))
+        .stdout(std::process::Stdio::null())
+        .status();
+    let Ok(status) = ran else {
+        assert!(
+            std::env::var("FLASHLAB_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "script (util-linux) missing; FLASHLAB_REQUIRE_TOOLS=1 requires it"
+        );
+        eprintln!("skipped: no `script` to run flashlab on a terminal");
+        return None;
+    };
+    assert!(
+        status.success(),
+        "flashlab {args:?} on a terminal: {status}"
+    );
+    let text = String::from_utf8(std::fs::read(&log).unwrap()).unwrap();
+    // `script` frames the session with a line before and one after.
+    let body = match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with("Script started") => rest,
+        _ => &text,
+    };
+    let body = body.rfind("\nScript done").map_or(body, |at| &body[..at]);
+    Some(body.to_string())
+}
+
+#[test]
+fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
+    // Two drives at once: a line each, redrawn in place.
+    let Some(err) = on_terminal(
+        80,
+        &[
+            "suite",
+            "four-corners",
+            "--device",
+            DEVICE,
+            "--drives",
+            "2",
+            "--runtime",
+            "200ms",
+            "--no-state-cache",
+        ],
+    ) else {
+        return;
+    };
+    let mut term = Terminal::new(80);
+    term.feed(&err);
+    assert!(err.contains(&format!("{DEVICE}#2: ")), "{err:?}");
+    assert_eq!(term.wraps, 0, "{err:?}");
+    assert_eq!(term.most_rows, 2, "{err:?}");
+    assert_eq!(term.shown(), Vec::<String>::new(), "{err:?}");
+
+    // A run whose line is longer than the terminal: cut to fit, the figures kept.
+    let long = "a-job-whose-name-alone-takes-most-of-an-eighty-column-terminal";
+    let job = job_file(
+        "progress-tty.fio",
+        &format!("{JOB}\n[{long}-1]\nrw=randread\n[{long}-2]\nrw=randread\n"),
+    );
+    let Some(err) = on_terminal(80, &["run", &job, "--device", DEVICE]) else {
+        return;
+    };
+    let mut term = Terminal::new(80);
+    term.feed(&err);
+    assert!(err.contains('…') && err.contains('%'), "{err:?}");
+    assert_eq!(term.wraps, 0, "{err:?}");
+    assert_eq!(term.most_rows, 1, "{err:?}");
+    assert_eq!(term.shown(), Vec::<String>::new(), "{err:?}");
+}

@@ -288,6 +288,19 @@ pub fn options_from_pairs(
     Ok((kind, options))
 }
 
+/// `text` with its first letter lower-cased, to follow "expected" mid-sentence ("rounds
+/// before ..."), unless the first word is an abbreviation ("IOPS").
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => first
+            .to_lowercase()
+            .chain(text[first.len_utf8()..].chars())
+            .collect(),
+        _ => text.to_string(),
+    }
+}
+
 /// A clap error of [`options_from_pairs`] in one line: the option, the value, why, and the
 /// option's help as the form it takes.
 fn clap_message(reg: &Registry, e: &clap::Error, cmd: &clap::Command) -> String {
@@ -330,10 +343,17 @@ fn clap_message(reg: &Registry, e: &clap::Error, cmd: &clap::Command) -> String 
                     _ => first,
                 }
             });
-        let expected = match (text(ContextKind::ValidValue), help) {
-            (Some(values), _) => format!("; expected one of {values}"),
-            (None, Some(help)) => format!("; expected {}", help.trim_end_matches('.')),
-            (None, None) => String::new(),
+        let expected = match (e.get(ContextKind::ValidValue), help) {
+            (Some(ContextValue::Strings(values)), _) => {
+                let names: Vec<&str> = values.iter().map(String::as_str).collect();
+                format!(
+                    "; expected one of {}{}",
+                    names.join(", "),
+                    flashlab_engine::input::did_you_mean(&value, names.iter().copied())
+                )
+            }
+            (_, Some(help)) => format!("; expected {}", lower_first(help.trim_end_matches('.'))),
+            (_, None) => String::new(),
         };
         return format!("{option} '{value}': {why}{expected}");
     }

@@ -380,6 +380,20 @@ pub fn aggregate_drives(device: &str, drives: &[DeviceReport]) -> DeviceReport {
     }
 }
 
+/// Drive `i`'s progress, under its own name among identical drives (`NAME#2`, as the report
+/// names it) so that their lines on the display are told apart.
+fn drive_progress(
+    progress: &(dyn Fn(usize, &SuiteProgress) + Sync),
+    i: usize,
+    name: Option<&str>,
+    p: &SuiteProgress,
+) {
+    match name {
+        Some(device) => progress(i, &SuiteProgress { device, ..*p }),
+        None => progress(i, p),
+    }
+}
+
 /// Run `kind` on every target as `drives` identical drives, each on its own thread and seeded by [`drive_seed`]. With more than one drive, a target's reports
 /// are named `NAME#1` … `NAME#N` and followed by their aggregate `NAME#all`
 /// ([`aggregate_drives`]); with one, the report is the single-drive run's, unchanged.
@@ -419,8 +433,11 @@ pub(crate) fn run_suite_drives_with(
             .enumerate()
             .map(|(i, (t, drive_options))| {
                 let target = &targets[*t];
+                let name = (drives > 1).then(|| drive_name(target.name(), i % drives + 1));
                 scope.spawn(move || {
-                    run_on_target_with(kind, target, drive_options, &mut |p| progress(i, p))
+                    run_on_target_with(kind, target, drive_options, &mut |p| {
+                        drive_progress(progress, i, name.as_deref(), p)
+                    })
                 })
             })
             .collect();

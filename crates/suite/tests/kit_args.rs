@@ -74,6 +74,12 @@ fn bad_options_name_the_option_and_what_is_valid() {
     assert!(msg.contains("depths") && msg.contains("runtime"), "{msg}");
     // The list is the suite's: another suite's own option is not offered.
     assert!(!msg.contains("until-read-only"), "{msg}");
+    // The option's help follows "expected" in the middle of the sentence.
+    let msg = error("wsat", &[("max_rounds", "x")]);
+    assert_eq!(
+        msg,
+        "--max-rounds 'x': not a whole number; expected rounds before giving up on steady state"
+    );
     let msg = error("qos", &[("depths", "1,x")]);
     assert!(
         msg.starts_with("--depths 'x': not a whole number; expected "),

@@ -35,3 +35,34 @@ fn suite_names_round_trip_and_unknown_lists_them() {
     assert!(msg.contains(&names.join(", ")), "{msg}");
     assert_eq!(suite_names(), names.join(", "));
 }
+
+/// Identical drives are told apart on the progress display as in the report: `NAME#1`,
+/// `NAME#2`, each at its own index.
+#[test]
+fn identical_drives_report_progress_under_their_own_names() {
+    let config = flashlab_device::load_device_config("tiny-test-1gb", &[]).unwrap();
+    let heard = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let report = run_suite_drives_with(
+        suite("qos").unwrap(),
+        &[SuiteTarget::Drive(Box::new(config))],
+        2,
+        &crate::common::short_options(10 * flashlab_engine::NS_PER_MS),
+        &|i, p| {
+            heard.lock().unwrap().insert((i, p.device.to_string()));
+        },
+    )
+    .unwrap();
+    let heard: Vec<(usize, String)> = heard.into_inner().unwrap().into_iter().collect();
+    assert_eq!(
+        heard,
+        [
+            (0, "tiny-test-1gb#1".to_string()),
+            (1, "tiny-test-1gb#2".to_string())
+        ]
+    );
+    let names: Vec<&str> = report.devices.iter().map(|d| d.device.as_str()).collect();
+    assert_eq!(
+        names,
+        ["tiny-test-1gb#1", "tiny-test-1gb#2", "tiny-test-1gb#all"]
+    );
+}

@@ -51,6 +51,68 @@ pub const SYNCHRONOUS_ENGINES: &[&str] = &[
     "libpmem",
 ];
 
+/// fio 3.33's built-in I/O engines (the `ioengine` values its HOWTO lists, platform-specific
+/// ones included): a name outside them (and not `external:PATH` or a library's path, which
+/// fio loads) is refused as fio refuses it ("engine ... not loadable"), so a mistyped engine
+/// does not quietly run as an asynchronous one.
+pub const FIO_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "io_uring",
+    "io_uring_cmd",
+    "libaio",
+    "posixaio",
+    "solarisaio",
+    "windowsaio",
+    "mmap",
+    "splice",
+    "sg",
+    "null",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "falloc",
+    "ftruncate",
+    "e4defrag",
+    "rados",
+    "rbd",
+    "http",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "mtd",
+    "dev-dax",
+    "external",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "libpmem",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libzbc",
+    "nbd",
+    "libcufile",
+    "dfs",
+    "nfs",
+    "exec",
+    "xnvme",
+    "libblkio",
+    "libiscsi",
+    "pmemblk",
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
+];
+
 impl JobFile {
     pub(crate) fn with_includes(mut self, includes: Vec<String>) -> Self {
         self.includes = includes;

@@ -13,8 +13,22 @@ use crate::fio::value::{
     parse_bool, parse_bytes, parse_f64, parse_int, parse_time_ns, split_ddir, TimeUnit,
 };
 use crate::job::{
-    BlockSize, ExitWhat, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState, ThinkBlocks,
+    BlockSize, ExitWhat, RateProcess, RwSequencer, SizeSpec, SteadyMetric, SteadyState,
+    ThinkBlocks, FIO_ENGINES,
 };
+
+/// An `ioengine` value: one of fio's engines, `external:PATH` or a library's path (fio loads
+/// both), else refused with the nearest engine.
+fn engine_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if FIO_ENGINES.contains(&name) || name.starts_with("external:") || name.contains('/') {
+        return Ok(name.to_string());
+    }
+    let hint = flashlab_engine::input::did_you_mean(name, FIO_ENGINES.iter().copied());
+    Err(format!(
+        "one of fio's I/O engines (libaio, io_uring, psync, sync, ...; `fio --enghelp` lists them) or external:PATH{hint}"
+    ))
+}
 
 /// fio 3.33's `verify=` methods (`0` is none); each only sets how a block is checked.
 const VERIFY_METHODS: &[&str] = &[
@@ -598,7 +612,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
     }),
     // --- accepted: real I/O and presentation only -------------------------------------------
     sim("ioengine", &[], OptionType::Str, "psync", "I/O engine: an asynchronous one (libaio, io_uring) keeps iodepth I/Os in flight; a synchronous one (psync, fio's default) one I/O, with no submission latency, as fio runs it", |b, v| {
-        b.spec.engine.ioengine = val(v)?.trim().to_string();
+        b.spec.engine.ioengine = engine_name(val(v)?)?;
         Ok(())
     }),
     acc("direct", &[], OptionType::Bool, "0", "O_DIRECT (real I/O only; the simulated device has no page cache)"),

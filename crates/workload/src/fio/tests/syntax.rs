@@ -301,6 +301,22 @@ fn every_error_kind_names_the_place_and_what_is_valid() {
         .to_string()
         .contains("poisson"));
     assert!(kind("[j]\nsize=0\n").to_string().contains("above 0"));
+    // A mistyped engine is refused (fio: "engine libaoi not loadable"), with the nearest.
+    let engine = kind("[j]\nioengine=libaoi\n").to_string();
+    assert!(
+        engine.contains("I/O engines") && engine.contains("(did you mean libaio?)"),
+        "{engine}"
+    );
+    for loadable in [
+        "libaio",
+        "io_uring",
+        "windowsaio",
+        "external:/opt/e.so",
+        "./e.so",
+    ] {
+        let file = parse(&format!("[j]\nioengine={loadable}\n")).unwrap();
+        assert_eq!(file.jobs[0].engine.ioengine, loadable);
+    }
     let e = parse_file(std::path::Path::new("/nonexistent/job.fio")).unwrap_err();
     assert!(matches!(e.kind, ParseErrorKind::Io { .. }) && e.line == 0);
 }
