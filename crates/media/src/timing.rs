@@ -785,14 +785,19 @@ impl NandTiming {
                     .channel(ch)
                     .book_in_lane(data_from, xfer_ns, PROGRAM_LANE)
                     + xfer_ns;
-                let array_start = match &mut self.queues {
+                let (array_start, done) = match &mut self.queues {
                     _ if self.die_programs => {
                         self.die_program(unit, class, array_ns, xfer_done, xfer_ns)
                     }
-                    None => xfer_done.max(self.unit_free_ns[unit]),
-                    Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
+                    None => {
+                        let start = xfer_done.max(self.unit_free_ns[unit]);
+                        (start, start + array_ns)
+                    }
+                    Some(q) => {
+                        let start = q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns);
+                        (start, start + array_ns)
+                    }
                 };
-                let done = array_start + array_ns;
                 // A program that joined a group placed before the die's last program ends
                 // before what the plane has booked since.
                 self.unit_free_ns[unit] = self.unit_free_ns[unit].max(done);
@@ -894,7 +899,7 @@ impl NandTiming {
 
     /// A program on plane `unit` whose data is in the page register at `data_ns`, on a part
     /// that programs a die's planes only together: it starts once every plane of the die is
-    /// free and holds them all for its tPROG. Returns when its array work starts.
+    /// free and holds them all for its tPROG. Returns when its array work starts and ends.
     ///
     /// It joins the die's last program of its cell mode as one multi-plane program (one
     /// tPROG for all) when the die has not started it yet and its data is in by then: same
@@ -913,7 +918,7 @@ impl NandTiming {
         array_ns: u64,
         data_ns: u64,
         xfer_ns: u64,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let ppd = self.geometry.planes_per_die as usize;
         let (die, plane) = self.die_plane_of_unit[unit];
         let (die, plane) = (die as usize, plane as usize);
@@ -931,7 +936,9 @@ impl NandTiming {
             self.paired_programs += 1;
             self.paired_native_programs +=
                 u64::from(class == class_of(MediaOpKind::Program, false));
-            return g.start_ns;
+            // One multi-plane program: its planes finish together, in the time drawn for
+            // the group.
+            return (g.start_ns, g.done_ns);
         }
         let g = &mut self.program_groups[gi];
         let first = unit - plane;
@@ -971,7 +978,7 @@ impl NandTiming {
             start_ns,
             done_ns,
         };
-        start_ns
+        (start_ns, done_ns)
     }
 
     /// Whether a program of `class` on the plane `plane_bit`, its data in at `ready_ns`, its

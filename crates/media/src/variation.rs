@@ -122,7 +122,7 @@ impl OpVariation {
         };
         let u = self.draw(op.class, op.block, op.page, op.nth) as u32;
         // Uniform in [1 - spread, 1 + spread] of the type's time, in thousandths.
-        let jitter = 1_000 - spread + (u64::from(u) * (2 * spread + 1) >> 32);
+        let jitter = 1_000 - spread + ((u64::from(u) * (2 * spread + 1)) >> 32);
         average_ns * type_milli / 1_000 * jitter / 1_000
     }
 
@@ -217,7 +217,10 @@ mod tests {
         let mean = times.iter().sum::<u64>() / times.len() as u64;
         assert!(mean.abs_diff(avg) < avg / 100, "mean {mean}");
         let (lo, hi) = (times.iter().min().unwrap(), times.iter().max().unwrap());
-        assert!(*lo >= avg * 85 / 100 && *hi <= avg * 115 / 100, "{lo}..{hi}");
+        assert!(
+            *lo >= avg * 85 / 100 && *hi <= avg * 115 / 100,
+            "{lo}..{hi}"
+        );
         // No comb: every 1% bin of the range is hit.
         let mut bins = [0u32; 30];
         for t in &times {
