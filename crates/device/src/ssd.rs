@@ -276,7 +276,13 @@ impl Ssd {
             .zone_model(&model)
             .map_err(|e| ConfigError::from_key_error(config.name.clone(), e))?;
         let mut ftl = build_ftl(config, &model, zone_model.is_some(), &seeds)?;
-        let media = build_media(&model);
+        let mut media = build_media(&model);
+        if let Some(cell) = flashlab_media::CellType::parse(model.cell_name) {
+            // Each operation's time by page type, from one operation to the next and by
+            // decode iterations, drawn from the run's seed (`flashlab_media::variation`).
+            let seed = seeds.child("device/media").master_seed();
+            media.set_variation(flashlab_media::OpVariation::for_cell(cell, seed));
+        }
         let buffer = WriteBuffer::new(model.buffer_bytes, model.iu_bytes, media.units());
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();

@@ -66,24 +66,28 @@ fn qd1_random_read_latency_is_tr_plus_transfers_plus_overhead() {
     let f = d.submit(t, &IoRequest::flush()).unwrap();
     let mut rng = RngStream::from_seed_u64(3);
     let mut now = f.done_ns + 1_000_000_000;
-    // 5 us overhead (its mean: a quarter of it varies per command) + 50 us tR + 4 KiB over
-    // a 1.6 GB/s channel + 4 KiB over 6.77 GB/s PCIe.
-    let expect = 5_000.0 + 50_000.0 + 4096.0 / 1.6 + 4096.0 / 6.774;
+    // 5 us overhead (its mean: a quarter of it varies per command) + 50 us tR (the average
+    // over a TLC word line's page types, 0.9 / 1.2 / 0.9 of it, each read within ±10% of its
+    // type's: `flashlab_media::variation`) + 4 KiB over a 1.6 GB/s channel + 4 KiB over
+    // 6.77 GB/s PCIe + the decoder's 1-20 iterations of 1 us (3.99 on average).
+    let transfers = 4096.0 / 1.6 + 4096.0 / 6.774;
+    let expect = 5_000.0 + 50_000.0 + transfers + 3_987.0;
+    // The fastest: the overhead's fixed three quarters, the fastest page type's tR 10% short
+    // and one decode iteration.
+    let floor = 3_750.0 + 50_000.0 * 0.9 * 0.9 + transfers + 1_000.0;
     let mut lats = Vec::new();
     for _ in 0..400 {
         let off = rng.below((64 << 20) / 4096) * 4096;
         let c = d.submit(now, &IoRequest::read(off, 4096)).unwrap();
         let lat = (c.done_ns - now) as f64;
-        assert!(
-            lat > expect - 1_270.0,
-            "latency {lat} ns, expected {expect}"
-        );
+        assert!(lat > floor - 10.0, "latency {lat} ns, at least {floor}");
         lats.push(lat);
         now = c.done_ns + 10_000;
     }
     let mean = lats.iter().sum::<f64>() / lats.len() as f64;
+    // The reads' spread (about 8.4 us) leaves the mean of 400 within about 0.4 us of it.
     assert!(
-        (mean - expect).abs() < 250.0,
+        (mean - expect).abs() < 2_000.0,
         "mean {mean} ns, expected {expect}"
     );
     let (min, max) = lats
@@ -198,13 +202,14 @@ fn flush_without_plp_waits_for_programs_with_plp_does_not() {
         if plp {
             assert!(f.done_ns - w.done_ns < 10_000, "{f:?}");
         } else {
-            // The data goes to the (SLC-mode) cache: at least an SLC program.
-            assert!(f.done_ns - w.done_ns >= 200_000, "{f:?}");
+            // The data goes to the (SLC-mode) cache: at least an SLC program (200 us on
+            // average, each within ±15% of it).
+            assert!(f.done_ns - w.done_ns >= 170_000, "{f:?}");
         }
         let mut fua = IoRequest::write(8192, 4096);
         fua.fua = true;
         let c = d.submit(f.done_ns, &fua).unwrap();
-        assert_eq!(c.done_ns - f.done_ns >= 200_000, !plp, "{c:?}");
+        assert_eq!(c.done_ns - f.done_ns >= 170_000, !plp, "{c:?}");
     }
 }
 

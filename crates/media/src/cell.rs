@@ -14,8 +14,9 @@ pub enum CellType {
 /// Array times of one die, per page (program and read) or per block (erase).
 ///
 /// Program and read times are averages over the page types of a word line (lower, upper,
-/// extra, top pages differ by several times on MLC/TLC/QLC); the model schedules one page at a
-/// time, so the average gives the right throughput.
+/// extra, top pages differ on MLC/TLC/QLC); each operation's own time departs from the
+/// average by its page type and from one operation to the next, keeping the average
+/// ([`crate::variation`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CellTimings {
     /// tR: array to page register, native mode.

@@ -17,6 +17,7 @@ pub mod retention;
 pub mod sched;
 pub mod thermal;
 pub mod timing;
+pub mod variation;
 pub mod xpoint;
 
 pub use cell::{CellTimings, CellType};
@@ -28,3 +29,4 @@ pub use retention::Retention;
 pub use sched::SchedulerConfig;
 pub use thermal::{ThermalModel, ThermalState};
 pub use timing::{MediaCounters, MediaOp, MediaOpKind, NandTiming};
+pub use variation::OpVariation;

@@ -18,6 +18,7 @@ use crate::channel::{Channel, ChannelMerge};
 use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
 use crate::sched::{wait, Kind, ReadPlacement, SchedulerConfig, UnitQueues, Waits, WAIT_CAUSES};
 use crate::thermal::{Thermal, ThermalModel, ThermalState};
+use crate::variation::{OpDraw, OpKindDraw, OpVariation};
 use crate::{CellTimings, FastDiv, NandGeometry};
 use flashlab_engine::time::transfer_ns;
 
@@ -124,8 +125,11 @@ pub struct NandTiming {
     plane_of_block: FastDiv,
     /// Per global plane: (index into `unit_free_ns`, channel).
     plane_route: Vec<(u32, u32)>,
-    /// Array time per operation class.
+    /// Array time per operation class (the average, see `variation`).
     array_ns: [u64; CLASSES],
+    /// How each operation's time departs from its class's average (None: every operation
+    /// of a class takes its average).
+    variation: Option<OpVariation>,
     /// Channel time per transfer of whole 4 KiB units, by the count of units (a relocation
     /// read moves its page's live IUs, one to a page's worth, and its programs a whole
     /// page: a single remembered size missed on most operations with pages of several IUs).
@@ -200,7 +204,7 @@ flashlab_engine::impl_state!(NandTiming {
     erase_suspends, paired_reads, paired_programs, paired_native_programs, host_reads, host_read_wait_ns,
     host_reads_waiting,
 } skip {
-    geometry, timings, plane_of_block, plane_route, array_ns, xfer_by_4k, capped, die_reads,
+    geometry, timings, plane_of_block, plane_route, array_ns, variation, xfer_by_4k, capped, die_reads,
     die_queues, die_programs, die_plane_of_unit,
 } fixed {
     channels, unit_free_ns, die_groups, die_group_waits, program_groups,
@@ -258,6 +262,7 @@ impl NandTiming {
                 t.t_erase_ns,
                 t.t_erase_ns,
             ],
+            variation: None,
             xfer_by_4k: std::array::from_fn(|k| {
                 channel_ns_at(k as u64 * 4096, geometry.channel_bytes_per_s)
             }),
@@ -584,8 +589,9 @@ impl NandTiming {
     /// [`Self::schedule`], also returning the operation's channel time (a read's latency
     /// needs it: found once, not looked up again).
     #[inline(always)]
-    fn schedule_xfer(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64) {
+    fn schedule_xfer(&mut self, op: &MediaOp, now_ns: u64) -> (u64, u64, u64) {
         let class = class_of(op.kind, op.slc);
+        let (array_ns, decode_ns) = self.op_times(op, class);
         let at = if self.capped {
             self.admit_capped(class, op.bytes, now_ns)
         } else {
@@ -595,14 +601,48 @@ impl NandTiming {
         if op.host {
             self.host_wait(wait::POWER_CAP, at - now_ns);
         }
-        let (done, start) = self.place(op, class, xfer_ns, at);
+        let (done, start) = self.place(op, class, array_ns, xfer_ns, at);
         if let Some(p) = &mut self.power {
             p.meter.charge(
                 start,
                 p.array_pj[class] + op.bytes * p.energy.channel_pj_per_byte,
             );
         }
-        (done, xfer_ns)
+        (done + decode_ns, xfer_ns, array_ns + decode_ns)
+    }
+
+    /// The array time of `op` of `class` and, for a read, its decoder's time after the
+    /// transfer: the class's average and no decode time without [`Self::set_variation`].
+    #[inline(always)]
+    fn op_times(&self, op: &MediaOp, class: usize) -> (u64, u64) {
+        let average_ns = self.array_ns[class];
+        let Some(v) = &self.variation else {
+            return (average_ns, 0);
+        };
+        let draw = OpDraw {
+            kind: match op.kind {
+                MediaOpKind::Read => OpKindDraw::Read,
+                MediaOpKind::Program => OpKindDraw::Program,
+                MediaOpKind::Erase => OpKindDraw::Erase,
+            },
+            class,
+            slc: op.slc,
+            block: op.block,
+            page: op.page,
+            nth: self.ops[class],
+        };
+        let decode_ns = if op.kind == MediaOpKind::Read {
+            v.decode_ns(draw)
+        } else {
+            0
+        };
+        (v.array_ns(draw, average_ns), decode_ns)
+    }
+
+    /// Vary each operation's time by its page type, from operation to operation, and by a
+    /// read's decode iterations (see [`crate::variation`]).
+    pub fn set_variation(&mut self, variation: OpVariation) {
+        self.variation = Some(variation);
     }
 
     /// A read of `bytes` from `block`, as [`Self::schedule`]: (completion, its own latency:
@@ -626,17 +666,17 @@ impl NandTiming {
             slc,
             host,
         };
-        let (done, xfer_ns) = self.schedule_xfer(&op, now_ns);
-        (done, self.array_ns[class_of(op.kind, slc)] + xfer_ns)
+        let (done, xfer_ns, own_ns) = self.schedule_xfer(&op, now_ns);
+        (done, own_ns + xfer_ns)
     }
 
-    /// A program of `bytes` to `block`, as [`Self::schedule`].
+    /// A program of `bytes` to `page` of `block`, as [`Self::schedule`].
     #[inline(always)]
-    pub fn program(&mut self, block: u32, bytes: u64, slc: bool, now_ns: u64) -> u64 {
+    pub fn program(&mut self, block: u32, page: u32, bytes: u64, slc: bool, now_ns: u64) -> u64 {
         let op = MediaOp {
             kind: MediaOpKind::Program,
             block,
-            page: 0,
+            page,
             bytes,
             slc,
             host: false,
@@ -672,16 +712,22 @@ impl NandTiming {
     /// Place `op`, whose transfer takes `xfer_ns` of channel time, from `now_ns`:
     /// (completion, start of its array work).
     #[inline(always)]
-    fn place(&mut self, op: &MediaOp, class: usize, xfer_ns: u64, now_ns: u64) -> (u64, u64) {
+    fn place(
+        &mut self,
+        op: &MediaOp,
+        class: usize,
+        array_ns: u64,
+        xfer_ns: u64,
+        now_ns: u64,
+    ) -> (u64, u64) {
         let (unit, ch) = self.unit_and_channel(op.block);
-        let array_ns = self.array_ns[class];
         self.ops[class] += 1;
         self.bytes[op.kind as usize] += op.bytes;
         let (done, start) = match op.kind {
             MediaOpKind::Read => {
                 let array_done = match self.queues {
                     None if self.die_reads => {
-                        let done = self.die_read(unit, op.page, class, now_ns);
+                        let done = self.die_read(unit, op.page, class, array_ns, now_ns);
                         if op.host {
                             let start = done - array_ns;
                             self.host_wait(wait::DIE_BUSY, start.saturating_sub(now_ns));
@@ -702,7 +748,7 @@ impl NandTiming {
                         array_done
                     }
                     Some(_) if self.die_queues => {
-                        self.die_queued_read(unit, op.page, class, now_ns, op.host)
+                        self.die_queued_read(unit, op.page, class, array_ns, now_ns, op.host)
                     }
                     Some(ref mut q) => {
                         let (end, free, placed) =
@@ -734,17 +780,24 @@ impl NandTiming {
             }
             MediaOpKind::Program => {
                 self.channel_busy_ns += xfer_ns;
-                let data_from = self.program_data_from(unit, class, now_ns);
+                let data_from = self.program_data_from(unit, class, array_ns, now_ns);
                 let xfer_done = self
                     .channel(ch)
                     .book_in_lane(data_from, xfer_ns, PROGRAM_LANE)
                     + xfer_ns;
-                let array_start = match &mut self.queues {
-                    _ if self.die_programs => self.die_program(unit, class, xfer_done, xfer_ns),
-                    None => xfer_done.max(self.unit_free_ns[unit]),
-                    Some(q) => q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns),
+                let (array_start, done) = match &mut self.queues {
+                    _ if self.die_programs => {
+                        self.die_program(unit, class, array_ns, xfer_done, xfer_ns)
+                    }
+                    None => {
+                        let start = xfer_done.max(self.unit_free_ns[unit]);
+                        (start, start + array_ns)
+                    }
+                    Some(q) => {
+                        let start = q.push(unit, Kind::Program, xfer_done, array_ns, self.floor_ns);
+                        (start, start + array_ns)
+                    }
                 };
-                let done = array_start + array_ns;
                 // A program that joined a group placed before the die's last program ends
                 // before what the plane has booked since.
                 self.unit_free_ns[unit] = self.unit_free_ns[unit].max(done);
@@ -783,7 +836,7 @@ impl NandTiming {
     /// A plane joining the die's multi-plane program that has not started yet moves its
     /// page a program time before that program starts, as the group's first page did.
     #[inline(always)]
-    fn program_data_from(&self, unit: usize, class: usize, now_ns: u64) -> u64 {
+    fn program_data_from(&self, unit: usize, class: usize, array_ns: u64, now_ns: u64) -> u64 {
         let starts_ns = if self.die_programs {
             let ppd = self.geometry.planes_per_die as usize;
             let (die, plane) = self.die_plane_of_unit[unit];
@@ -798,7 +851,7 @@ impl NandTiming {
         } else {
             self.unit_free_ns[unit]
         };
-        now_ns.max(starts_ns.saturating_sub(self.array_ns[class]))
+        now_ns.max(starts_ns.saturating_sub(array_ns))
     }
 
     /// A read that occupies every plane of the die holding plane `unit` (no independent
@@ -812,7 +865,14 @@ impl NandTiming {
     /// since (a plane stays FIFO). Reads of one host command arrive together, so a
     /// command's pages at one address on the die's planes read as one.
     #[inline(never)]
-    fn die_read(&mut self, unit: usize, page: u32, class: usize, now_ns: u64) -> u64 {
+    fn die_read(
+        &mut self,
+        unit: usize,
+        page: u32,
+        class: usize,
+        array_ns: u64,
+        now_ns: u64,
+    ) -> u64 {
         let ppd = self.geometry.planes_per_die as usize;
         let (die, plane) = (unit / ppd, unit % ppd);
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
@@ -825,7 +885,7 @@ impl NandTiming {
         let first = unit - plane;
         let planes = &mut self.unit_free_ns[first..first + ppd];
         let start_ns = planes.iter().fold(now_ns, |t, &f| t.max(f));
-        let done_ns = start_ns + self.array_ns[class];
+        let done_ns = start_ns + array_ns;
         planes.fill(done_ns);
         *g = ReadGroup {
             page,
@@ -839,7 +899,7 @@ impl NandTiming {
 
     /// A program on plane `unit` whose data is in the page register at `data_ns`, on a part
     /// that programs a die's planes only together: it starts once every plane of the die is
-    /// free and holds them all for its tPROG. Returns when its array work starts.
+    /// free and holds them all for its tPROG. Returns when its array work starts and ends.
     ///
     /// It joins the die's last program of its cell mode as one multi-plane program (one
     /// tPROG for all) when the die has not started it yet and its data is in by then: same
@@ -851,12 +911,18 @@ impl NandTiming {
     /// not compared: firmware writes a die's planes as one superpage, which the model's
     /// per-plane write pointers need not mirror.
     #[inline(always)]
-    fn die_program(&mut self, unit: usize, class: usize, data_ns: u64, xfer_ns: u64) -> u64 {
+    fn die_program(
+        &mut self,
+        unit: usize,
+        class: usize,
+        array_ns: u64,
+        data_ns: u64,
+        xfer_ns: u64,
+    ) -> (u64, u64) {
         let ppd = self.geometry.planes_per_die as usize;
         let (die, plane) = self.die_plane_of_unit[unit];
         let (die, plane) = (die as usize, plane as usize);
         let plane_bit = 1u64.checked_shl(plane as u32).unwrap_or(0);
-        let array_ns = self.array_ns[class];
         let gi = program_group_index(die, class);
         if self.joins_program(
             &self.program_groups[gi],
@@ -870,7 +936,9 @@ impl NandTiming {
             self.paired_programs += 1;
             self.paired_native_programs +=
                 u64::from(class == class_of(MediaOpKind::Program, false));
-            return g.start_ns;
+            // One multi-plane program: its planes finish together, in the time drawn for
+            // the group.
+            return (g.start_ns, g.done_ns);
         }
         let g = &mut self.program_groups[gi];
         let first = unit - plane;
@@ -910,7 +978,7 @@ impl NandTiming {
             start_ns,
             done_ns,
         };
-        start_ns
+        (start_ns, done_ns)
     }
 
     /// Whether a program of `class` on the plane `plane_bit`, its data in at `ready_ns`, its
@@ -962,6 +1030,7 @@ impl NandTiming {
         unit: usize,
         page: u32,
         class: usize,
+        array_ns: u64,
         now_ns: u64,
         host: bool,
     ) -> u64 {
@@ -993,7 +1062,6 @@ impl NandTiming {
             }
             return done_ns;
         }
-        let array_ns = self.array_ns[class];
         let Some(q) = self.queues.as_mut() else {
             unreachable!("die queues without queues")
         };

@@ -185,14 +185,7 @@ fn job_figures(job: &JobResult) -> Vec<Figure> {
         if total == 0 {
             continue;
         }
-        let mut bins: Vec<(i64, u64)> = Vec::new();
-        for (v, c) in h.nonzero() {
-            let bin = ((v.max(1) as f64).log2() * BINS_PER_OCTAVE).floor() as i64;
-            match bins.last_mut() {
-                Some((b, n)) if *b == bin => *n += c,
-                _ => bins.push((bin, c)),
-            }
-        }
+        let bins = histogram_bins(h.nonzero());
         series.push(Series {
             name: name.into(),
             points: bins
@@ -220,6 +213,30 @@ fn job_figures(job: &JobResult) -> Vec<Figure> {
         out.push(fig);
     }
     out
+}
+
+/// fio's latency buckets `(ns, count)`, in ascending order, gathered into bins of
+/// [`BINS_PER_OCTAVE`] per doubling: `(bin, count)` from the first bin holding an I/O to
+/// the last. An empty bin between two others is kept at zero, so a gap between modes is
+/// drawn as one rather than as a line across it.
+fn histogram_bins(buckets: impl Iterator<Item = (u64, u64)>) -> Vec<(i64, u64)> {
+    let mut bins: Vec<(i64, u64)> = Vec::new();
+    for (v, c) in buckets {
+        let bin = ((v.max(1) as f64).log2() * BINS_PER_OCTAVE).floor() as i64;
+        match bins.last().map(|&(b, _)| b) {
+            Some(b) if b == bin => {
+                if let Some(last) = bins.last_mut() {
+                    last.1 += c;
+                }
+            }
+            Some(b) => {
+                bins.extend((b + 1..bin).map(|e| (e, 0)));
+                bins.push((bin, c));
+            }
+            None => bins.push((bin, c)),
+        }
+    }
+    bins
 }
 
 /// Bandwidth, IOPS and latency over time, one chart per kind the job logged.
@@ -310,7 +327,20 @@ fn time_figures(job: &JobResult, id: &str) -> Vec<Figure> {
 
 #[cfg(test)]
 mod tests {
-    use super::latency_cell;
+    use super::{histogram_bins, latency_cell, BINS_PER_OCTAVE};
+
+    #[test]
+    fn histogram_bins_keep_the_empty_bins_between_modes() {
+        // Two modes an octave apart: the bins between them are there, at zero.
+        let bins = histogram_bins([(1_000, 3), (1_010, 2), (2_000, 5)].into_iter());
+        let octave = BINS_PER_OCTAVE as i64;
+        assert_eq!(bins.len() as i64, octave + 1, "{bins:?}");
+        assert_eq!(bins[0].1, 5);
+        assert_eq!(bins[bins.len() - 1].1, 5);
+        assert!(bins[1..bins.len() - 1].iter().all(|&(_, c)| c == 0));
+        assert!(bins.windows(2).all(|w| w[1].0 == w[0].0 + 1));
+        assert!(histogram_bins(std::iter::empty()).is_empty());
+    }
 
     #[test]
     fn latency_cells_pick_their_unit_by_magnitude() {

@@ -154,14 +154,14 @@ pub const KEYS: &[KeyDoc] = &[
     k(
         "nand",
         "t_read",
-        "tR per page, native mode; a list per page type is averaged",
+        "tR per page, native mode, the average over a word line's page types (a list per page type is averaged); each operation's time follows its page type and varies around it by the cell type's factors (`crates/media/src/variation.rs`)",
         "time or list",
         "by cell type",
     ),
     k(
         "nand",
         "t_prog",
-        "tPROG per page, native mode; a list per page type is averaged",
+        "tPROG per page, native mode, the average over a word line's page types (a list per page type is averaged); each operation's time follows its page type and varies around it by the cell type's factors (`crates/media/src/variation.rs`)",
         "time or list",
         "by cell type",
     ),

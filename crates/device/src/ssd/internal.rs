@@ -73,7 +73,9 @@ impl Ssd {
                     if due > 0 {
                         last = last.max(self.release_internal(due, start_ns));
                     }
-                    let done = self.media.program(op.block, bytes, op.slc, start_ns);
+                    let done = self
+                        .media
+                        .program(op.block, op.page, bytes, op.slc, start_ns);
                     if host {
                         self.buffer
                             .programmed(self.media.unit_of(op.block), done, bytes);
@@ -403,7 +405,7 @@ fn issue_internal(
         }
         NandOpKind::Program => {
             *programmed_ius += u64::from(op.ius);
-            media.program(op.block, bytes, op.slc, at_ns.max(*data_ns))
+            media.program(op.block, op.page, bytes, op.slc, at_ns.max(*data_ns))
         }
         NandOpKind::Erase => {
             ftl.erase_done(op.block);

@@ -225,7 +225,7 @@ fn reads_that_cannot_form_a_multi_plane_read_take_a_tr_each() {
     // the same address on that plane does not jump ahead of it.
     let mut m = NandTiming::new(die_level(), timings());
     m.read(0, 3, 4096, false, true, 0);
-    let prog_done = m.program(10, 16384, false, 0);
+    let prog_done = m.program(10, 0, 16384, false, 0);
     assert_eq!(prog_done, 50 * US + 600 * US);
     assert_eq!(
         m.read(10, 3, 4096, false, true, 0).0,
@@ -266,7 +266,7 @@ fn operations_by_parts_place_as_media_ops_do() {
         let array = if slc { 30 * US } else { 50 * US };
         assert_eq!(latency, array + 8192);
         let want = whole.schedule(&op(MediaOpKind::Program, block + 1, 16384, slc), at);
-        assert_eq!(parts.program(block + 1, 16384, slc, at), want);
+        assert_eq!(parts.program(block + 1, 0, 16384, slc, at), want);
         if i % 10 == 0 {
             let want = whole.schedule(&op(MediaOpKind::Erase, block, 0, slc), at);
             assert_eq!(parts.erase(block, slc, at), want);
@@ -616,7 +616,7 @@ fn a_programs_data_crosses_the_channel_when_its_die_can_take_it() {
 fn untimed_tally_counts_without_reserving() {
     let mut timed = NandTiming::new(geometry(false), timings());
     let mut untimed = NandTiming::new(geometry(false), timings());
-    timed.program(0, 16384, false, 0);
+    timed.program(0, 0, 16384, false, 0);
     timed.erase(0, true, 0);
     let t_prog = untimed.tally_untimed(MediaOpKind::Program, 16384, false);
     let t_erase = untimed.tally_untimed(MediaOpKind::Erase, 0, true);
