@@ -119,8 +119,8 @@ impl RngStream {
     /// A controller's time for one command whose mean is `mean_ns`: three quarters fixed,
     /// one quarter exponential. Firmware's path per command varies (a map lookup that
     /// misses the controller's SRAM, arbitration between queues, another core's work on a
-    /// shared lock, decode iterations), so no two commands take the same time; the mean
-    /// is what a preset's `command_overhead` states.
+    /// shared lock), so no two commands take the same time; the mean is what a preset's
+    /// `command_overhead` states. Decoding a page's data is the media's draw, not this.
     #[inline]
     pub fn command_ns(&mut self, mean_ns: u64) -> u64 {
         let varying = mean_ns / 4;

@@ -107,7 +107,7 @@ fn run(kind: SuiteKind, config: &DeviceConfig, o: &SuiteOptions) -> DeviceReport
 /// settings, with the largest deviation measured (whole drive against half slice), its
 /// cause, and the bound the test holds them to (`INFINITY`: the same figures, values
 /// unchecked).
-const KNOWN: [(&str, f64, &str); 2] = [
+const KNOWN: [(&str, f64, &str); 3] = [
     (
         "pts-iops",
         0.06,
@@ -126,6 +126,13 @@ const KNOWN: [(&str, f64, &str); 2] = [
          blocks, left where the fill's last fold stopped, hold 2.7 blocks unwritten (4% of \
          the slice's spare) where the drive's are closed; without an SLC cache the half slice \
          writes 1.0% faster",
+    ),
+    (
+        "app-profiles",
+        0.05,
+        "vdi-full-boot at load 1, 4,541 / 4,701 IOPS (+3.5%): within the drive's own spread, \
+         the whole drive with seeds 1-5 reading 4,541 to 4,756 (4.7%), the half slice 4,701 to \
+         4,823; their means 4,691 / 4,769 (+1.7%); sql at load 1 within 0.7% on every seed",
     ),
 ];
 
