@@ -43,7 +43,8 @@
 //! thousands separated; `.N`: N decimals; a whole number otherwise prints whole;
 //! `{PATH:time}` reads nanoseconds and prints µs, ms or s). From a
 //! text source, `{ROW|COLUMN}` is the cell of the table line whose first cell is ROW, in the
-//! column whose header (cells are separated by two or more spaces) is COLUMN.
+//! column whose header (cells are separated by two or more spaces) is COLUMN, and `{KEY}` the
+//! second cell of the line whose first is KEY (a `KEY  VALUE` listing).
 //!
 //! When a change to the model moves a figure that a page shows, one command rewrites every
 //! checked page from what the program prints (the masked real paragraphs and the `...` lines
@@ -657,10 +658,16 @@ fn cells(line: &str) -> Vec<&str> {
 /// `{ROW|COLUMN}` of a text table: the line whose first cell is ROW, under the header above
 /// it that names COLUMN.
 fn text_cell(source: &str, inner: &str) -> Result<String, String> {
-    let (row, column) = inner
-        .split_once('|')
-        .ok_or_else(|| format!("{{{inner}}}: a text source takes {{ROW|COLUMN}}"))?;
     let lines: Vec<&str> = source.lines().collect();
+    let Some((row, column)) = inner.split_once('|') else {
+        // `{KEY}`: the value of a `KEY  VALUE` line (as `describe` prints).
+        return lines
+            .iter()
+            .map(|l| cells(l))
+            .find(|c| c.first() == Some(&inner.trim()))
+            .and_then(|c| c.get(1).map(|v| v.to_string()))
+            .ok_or_else(|| format!("{{{inner}}}: no line `{inner}  VALUE` in the source"));
+    };
     let at = lines
         .iter()
         .position(|l| cells(l).first() == Some(&row.trim()))
@@ -861,6 +868,12 @@ fn templates_fill_from_json_and_text_tables() {
         fill("{1|p99.99} to {128|p99.99}", text).unwrap(),
         "333.8 us to 4.15 ms"
     );
+    let listing = "  dies                               16\n  seq_write_bound_bytes_per_s        419.43 MB/s\n";
+    assert_eq!(
+        fill("{dies} dies, {seq_write_bound_bytes_per_s}", listing).unwrap(),
+        "16 dies, 419.43 MB/s"
+    );
+    assert!(fill("{nothing}", listing).is_err());
     assert_eq!(format_number(1234567.891, ",.2"), "1,234,567.89");
     assert_eq!(format_number(-1234.0, ","), "-1,234");
     assert_eq!(format_number(0.5, ""), "0.5");
