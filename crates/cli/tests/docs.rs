@@ -906,6 +906,28 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert_eq!(text, page);
     }
+    // The same for a latency read as a time and a value of a `KEY  VALUE` listing.
+    sources.insert(
+        "t".to_string(),
+        r#"{"devices": [{"results": {"p99_ns": 1433600.0}}]}"#.to_string(),
+    );
+    sources.insert(
+        "d".to_string(),
+        "  dies          16\n  seq_write     419.43 MB/s\n".to_string(),
+    );
+    let page = "p99 <!-- docs: figure t {p99_ns:time} -->1.43 ms<!-- docs: end -->, \
+                <!-- docs: figure d {seq_write} -->419.43 MB/s<!-- docs: end -->.\n";
+    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "");
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(text, page);
+    for changed in [
+        page.replace("-->1.43 ms<", "-->1.44 ms<"),
+        page.replace("-->419.43 MB/s<", "-->419 MB/s<"),
+    ] {
+        let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(text, page);
+    }
 }
 
 #[test]
