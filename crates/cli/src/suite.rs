@@ -76,6 +76,10 @@ pub(crate) struct SuiteArgs {
     /// sets); 0: one per core. Results do not depend on it.
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     drive_threads: usize,
+    // `--threads`: each simulation's own threads, apart from --drive-threads (each of the
+    // drives running at once uses up to this many).
+    #[command(flatten)]
+    sim_threads: crate::SimThreadsArgs,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -318,6 +322,9 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     let kind = flashlab_suite::suite(&args.name)
         .map_err(|e| bad_input(crate::hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
+    // A suite's steps reach the runner through the kit and the host crate: they take the
+    // threads as the runs' default.
+    flashlab_runner::set_default_threads(args.sim_threads.resolve());
     // The suite's files are registered before the work: an output not found unwritable
     // after it, nor written over an input or another output.
     let files = suite_files(args, &options)?;
