@@ -36,13 +36,14 @@ const JOBS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The run's JSON and its log files (name and bytes, sorted), on `threads` threads.
+/// The run's JSON and its log files (name and bytes, sorted), on `threads` threads. The job
+/// file and the log directory are the same for every thread count: the JSON names both.
 fn run(name: &str, text: &str, threads: &str) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("threads-{name}-{threads}"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("threads-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let text = text.replace("LOGDIR", &dir.to_string_lossy());
-    let path = job_file(&format!("threads-{name}-{threads}.fio"), &text);
+    let path = job_file(&format!("threads-{name}.fio"), &text);
     let out = flashlab(&[
         "fio",
         "--device",
