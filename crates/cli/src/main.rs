@@ -102,8 +102,8 @@ struct RunArgs {
     threads: SimThreadsArgs,
 }
 
-/// `--threads`: the threads of one simulation (`run`, `suite`; `fio` takes it among fio's
-/// arguments).
+/// `run`'s `--threads`: the threads of one simulation (`fio` takes it among fio's
+/// arguments, `suite` as `--sim-threads`).
 #[derive(clap::Args, Debug, Clone, Default)]
 struct SimThreadsArgs {
     /// Threads for one simulation: with 2 or more the jobs' statistics (latency histograms,

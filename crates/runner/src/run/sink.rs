@@ -21,8 +21,8 @@ use flashlab_report::{JobResult, JobStats};
 /// beside the statistics of the I/Os in it, few enough that the bound below stays small.
 pub(super) const BATCH_OPS: usize = 4096;
 /// Full batches waiting for the statistics thread at most: with the batch being filled and
-/// the one being applied, `BATCHES_IN_FLIGHT + 2` batches of `BATCH_OPS` calls (48 bytes
-/// each: 1.5 MiB) are all the memory the hand-over takes.
+/// the one being applied, `BATCHES_IN_FLIGHT + 2` batches of `BATCH_OPS` calls (56 bytes
+/// each: 1.75 MiB) are all the memory the hand-over takes.
 pub(super) const BATCHES_IN_FLIGHT: usize = 6;
 
 /// One call on a clone's statistics.
@@ -54,6 +54,9 @@ enum Op {
 
 /// A call and the clone it is for.
 type Call = (u32, Op);
+
+// The bound on the hand-over's memory above counts calls of this size.
+const _: () = assert!(std::mem::size_of::<Call>() == 56);
 
 /// The run loop's end of the hand-over: the batch being filled.
 pub(super) struct Producer {
