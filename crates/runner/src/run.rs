@@ -40,7 +40,7 @@ use batch::{Batch, Gate};
 use lat_target::{LatAction, LatTarget};
 use life::Lifecycle;
 use min_rate::MinRate;
-use sink::{Finished, Sink};
+use sink::Sink;
 use steady::{Check, SteadyTracker};
 use verify::{Next, Verify};
 
@@ -180,7 +180,7 @@ struct JobClone<'a> {
     stats: Option<Sink>,
     result: Option<JobResult>,
     /// What the result takes besides the statistics, kept from the clone's finish until
-    /// the statistics thread has the result ([`Finished::Later`]).
+    /// the statistics thread has the result.
     extras: Option<ResultExtras>,
     iodepth: u32,
     /// fio's `iodepth_low`: after the queue filled, no I/O is issued until it has drained to
@@ -1092,6 +1092,32 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if let Some(v) = c.verify.as_mut() {
             stats.set_phase_runtimes_us(v.runtimes_us(c.window.end_ns));
         }
+        let extras = self.result_extras(i);
+        let c = &mut self.clones[i];
+        match stats.finish(c.window.end_ns) {
+            Some(mut result) => {
+                extras.apply(&mut result);
+                c.result = Some(result);
+            }
+            None => c.extras = Some(extras),
+        }
+        debug_assert_eq!(c.phase, self.current_phase);
+        self.phase_left -= 1;
+        let (spec, failed) = (c.spec, c.life.failed());
+        if !self.flows.is_empty() {
+            self.flow_exit(i);
+        }
+        if self.has_waiters {
+            self.release_waiters();
+        }
+        if (spec.control.exitall || (spec.control.exitall_on_error && failed)) && !self.exiting {
+            self.exit_others(i, now);
+        }
+    }
+
+    /// What clone `i`'s result takes besides its statistics, as it finishes.
+    fn result_extras(&self, i: usize) -> ResultExtras {
+        let c = &self.clones[i];
         let mut extras = ResultExtras {
             latency_target: c.lat_target.as_ref().map(|lt| {
                 let s = &c.spec.latency;
@@ -1112,25 +1138,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 extras.zone_resets = Some(z.resets);
             }
         }
-        match stats.finish(c.window.end_ns) {
-            Finished::Now(mut result) => {
-                extras.apply(&mut result);
-                c.result = Some(result);
-            }
-            Finished::Later => c.extras = Some(extras),
-        }
-        debug_assert_eq!(c.phase, self.current_phase);
-        self.phase_left -= 1;
-        let (spec, failed) = (c.spec, c.life.failed());
-        if !self.flows.is_empty() {
-            self.flow_exit(i);
-        }
-        if self.has_waiters {
-            self.release_waiters();
-        }
-        if (spec.control.exitall || (spec.control.exitall_on_error && failed)) && !self.exiting {
-            self.exit_others(i, now);
-        }
+        extras
     }
 
     /// A clone finished: the waiting clones of the phase whose waitees are all done become

@@ -206,12 +206,6 @@ pub(super) enum Sink {
     },
 }
 
-/// What [`Sink::finish`] leaves: the result at once, or later from the statistics thread.
-pub(super) enum Finished {
-    Now(JobResult),
-    Later,
-}
-
 impl Sink {
     #[inline(always)]
     fn send(clone: u32, out: &Rc<RefCell<Producer>>, op: Op) {
@@ -302,14 +296,14 @@ impl Sink {
         }
     }
 
-    /// [`JobStats::finish`]: the result now, or from the statistics thread once it has
-    /// applied every call before this one.
-    pub(super) fn finish(self, end_ns: u64) -> Finished {
+    /// [`JobStats::finish`]: the result now, or none when the statistics thread has it
+    /// (once it has applied every call before this one).
+    pub(super) fn finish(self, end_ns: u64) -> Option<JobResult> {
         match self {
-            Sink::Here(s) => Finished::Now(s.finish(end_ns)),
+            Sink::Here(s) => Some(s.finish(end_ns)),
             Sink::Away { clone, out } => {
                 Self::send(clone, &out, Op::Finish(end_ns));
-                Finished::Later
+                None
             }
         }
     }
@@ -368,10 +362,13 @@ mod tests {
                 );
             }
         }
-        let Finished::Now(local) = here.finish(9_000_000_000) else {
-            panic!("kept statistics finish at once");
-        };
-        assert!(matches!(away.finish(9_000_000_000), Finished::Later));
+        let local = here
+            .finish(9_000_000_000)
+            .expect("kept statistics finish at once");
+        assert!(
+            away.finish(9_000_000_000).is_none(),
+            "sent away, finished away"
+        );
         close(&out);
         let mut results = worker.join().expect("statistics thread");
         let remote = results[0].take().expect("finished away");
