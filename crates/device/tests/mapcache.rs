@@ -101,9 +101,15 @@ fn relocation_changes_the_map_entries_of_what_it_moves() {
     // however many of its entries moved.
     assert!(copied > n, "GC copied {copied}");
     assert!(by_relocation > 0, "{c:?}");
-    assert!(by_relocation < copied, "{by_relocation} look-ups for {copied} copies");
+    assert!(
+        by_relocation < copied,
+        "{by_relocation} look-ups for {copied} copies"
+    );
     // Random data: a victim's copies fall on many of the 245 pages.
-    assert!(by_relocation * 20 > copied, "{by_relocation} look-ups for {copied} copies");
+    assert!(
+        by_relocation * 20 > copied,
+        "{by_relocation} look-ups for {copied} copies"
+    );
 }
 
 #[test]
