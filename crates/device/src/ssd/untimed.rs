@@ -4,23 +4,36 @@
 //! back that state is the FTL's alone: the FTL plans every host program, GC victim, fold and
 //! erase when a write reaches it, whatever the dies are doing. So the same FTL calls run here
 //! in the order the host gives them, and what the timed path adds (dies, channels, the host
-//! link, the write buffer, the pacing queue, the controller) is skipped. The operations are
-//! still counted by the media, so the drive's counters and health log read as after a timed
-//! precondition.
+//! link, the controller) is skipped. Two things the timed path does decide the FTL's state
+//! and are kept: the pacing queue, which holds internal work (and so the erase of a block
+//! relocation emptied, which a stream's next block must not be waiting for) by counts of
+//! host programs, not by time; and the end of back-to-back writes, where the write buffer
+//! is full and the dies have its programs still to do. The operations are still counted by
+//! the media, so the drive's counters and health log read as after a timed precondition.
 //!
 //! Where the timing changes the state the drive refuses ([`Ssd::untimed_refusal`]) and the
 //! caller runs the timed path.
 
 use super::*;
+use flashlab_engine::time::transfer_ns;
 use flashlab_media::MediaOpKind;
+use std::collections::VecDeque;
 
 /// Writes and trims on a drive whose timing model is off, from [`Ssd::untimed`]; the timing
 /// goes back on with [`Untimed::finish`].
 pub struct Untimed<'a> {
     ssd: &'a mut Ssd,
     start_ns: SimTime,
-    /// Array time of every operation so far, summed over the dies' units.
+    /// Array time of every operation counted so far, summed over the dies' units.
     array_ns: u64,
+    /// The operations of the last write buffer's worth of host data (its page programs and
+    /// the work carried out among them), in order, not yet counted: at the end they go to
+    /// the dies ([`Untimed::finish`]).
+    tail: VecDeque<NandOp>,
+    /// Bytes of host data the tail's programs carry.
+    tail_host_bytes: u64,
+    /// Operations a release takes off the pacing queue, before they are carried out.
+    released: Vec<NandOp>,
 }
 
 impl Ssd {
@@ -37,12 +50,6 @@ impl Ssd {
             Some("compressed writes (controller.compression_granule) are not modelled without timing")
         } else if self.zoned.0.is_some() || self.ftl.fdp_enabled() {
             Some("zoned and FDP placement are not modelled without timing")
-        } else if self.model.static_slc_bytes > 0 {
-            // What a static cache holds after a fill, and so what a rewrite of the fill's
-            // first data finds there, differs between the paths: a full PM981a's first
-            // CrystalDiskMark write runs at 563 MB/s after a timed fill and 108 MB/s after
-            // an untimed one. Not traced, so such drives fill timed.
-            Some("what a static SLC cache (slc_cache.static) holds after a fill is not modelled without timing")
         } else {
             None
         }
@@ -50,7 +57,7 @@ impl Ssd {
 
     /// The drive with its timing model off from `at_ns` (or once the work it already has is
     /// done), or why its state would depend on the timing ([`Self::untimed_refusal`]).
-    /// Internal work still queued for pacing is carried out at once, as the rest will be.
+    /// Internal work queued for pacing stays queued, as it would for a timed write.
     pub fn untimed(&mut self, at_ns: SimTime) -> Result<Untimed<'_>, &'static str> {
         if let Some(why) = self.untimed_refusal() {
             return Err(why);
@@ -59,15 +66,14 @@ impl Ssd {
             .max(self.last_done_ns)
             .max(self.media.all_idle_ns())
             .max(self.ctrl_next_ns);
-        let mut run = Untimed {
+        Ok(Untimed {
             ssd: self,
             start_ns,
             array_ns: 0,
-        };
-        while let Some(op) = run.ssd.internal.pop() {
-            run.settle(&op);
-        }
-        Ok(run)
+            tail: VecDeque::new(),
+            tail_host_bytes: 0,
+            released: Vec::new(),
+        })
     }
 }
 
@@ -86,6 +92,8 @@ impl Untimed<'_> {
         if ssd.ftl.read_only() {
             return Err(ssd.read_only_error());
         }
+        self.release_taken_front();
+        let ssd = &mut *self.ssd;
         ssd.host.write_commands += 1;
         ssd.host.bytes_written += len_bytes;
         let ns = ssd.namespace_of(offset_bytes);
@@ -130,6 +138,8 @@ impl Untimed<'_> {
         let req = IoRequest::trim(offset_bytes, len_bytes);
         let ssd = &mut *self.ssd;
         ssd.check_range(&req)?;
+        self.release_taken_front();
+        let ssd = &mut *self.ssd;
         ssd.host.trim_commands += 1;
         let ns = ssd.namespace_of(offset_bytes);
         ssd.ns_host[ns].trim_commands += 1;
@@ -142,8 +152,14 @@ impl Untimed<'_> {
         Ok(())
     }
 
-    /// The operations the FTL just planned, carried out: counted by the media, erases
-    /// reported done, blocks opened marked with the drive's age.
+    /// The operations the FTL just planned, carried out as `Ssd::schedule_ops` gives them
+    /// to the dies for a host command: host operations at once, internal work through the
+    /// pacing queue by the same rules (each host page program releases its share, a program
+    /// to a block whose erase is queued sends that erase first, the gain bound and the
+    /// ring's size release the oldest). A block emptied by relocation stays erase-pending
+    /// until its erase leaves the queue, so the host's streams take the blocks a timed
+    /// write would take, and the drive ends with the queue a timed write leaves. Only the
+    /// releases to dies that fall idle, which follow the dies' timing, are left out.
     fn settle_ops(&mut self) {
         let aging_now = self.start_ns + self.ssd.aging_ns;
         let written = &mut self.ssd.written_aging_ns;
@@ -151,53 +167,219 @@ impl Untimed<'_> {
             .ftl
             .take_opened(|b| written[b as usize] = aging_now);
         let ops = std::mem::take(&mut self.ssd.ops);
-        for op in &ops {
+        let mut i = 0;
+        while i < ops.len() {
+            if is_internal(&ops[i]) {
+                while i < ops.len() && is_internal(&ops[i]) {
+                    self.queue(&ops[i]);
+                    i += 1;
+                }
+                if self.ssd.internal.over_gain() {
+                    let due = self.ssd.internal.due_for_gain();
+                    self.release(due);
+                }
+                continue;
+            }
+            let op = &ops[i];
+            if op.kind == NandOpKind::Program {
+                if let Some(at) = self.ssd.internal.queued_erase(op.block) {
+                    self.take_erase(op.block, at);
+                }
+                let host = op.cause == OpCause::HostWrite;
+                let due = self.ssd.internal.due_before_program(op.block, op.ius, host);
+                if due > 0 {
+                    self.release(due);
+                }
+            }
             self.settle(op);
+            i += 1;
         }
         self.ssd.ops = ops;
         self.ssd.ops.clear();
     }
 
-    /// One operation carried out at once (as `issue_internal` and `schedule_ops` do it on
-    /// the dies, without the dies).
+    /// What every command does first on the timed path (`Ssd::release_to_idle_dies`) less
+    /// what depends on the dies' timing: the slots at the queue's front whose operations
+    /// were taken out of order are passed, each release going on through the fold programs
+    /// right behind it. Queued operations whose die is idle would go too; here no die is
+    /// taken to be idle.
+    fn release_taken_front(&mut self) {
+        while self.ssd.internal.front().is_some_and(is_taken) {
+            self.release(1);
+        }
+    }
+
+    /// Queue an internal operation, a full queue giving its oldest one up first.
+    fn queue(&mut self, op: &NandOp) {
+        if self.ssd.internal.is_full() {
+            self.release(1);
+        }
+        let static_slc = op.kind == NandOpKind::Erase && self.ssd.ftl.is_static_slc_block(op.block);
+        self.ssd.internal.push(*op, static_slc);
+    }
+
+    /// The `n` oldest queued operations carried out (as `Ssd::release_internal` gives them
+    /// to the dies).
+    fn release(&mut self, n: usize) {
+        let mut out = std::mem::take(&mut self.released);
+        let internal = &mut self.ssd.internal;
+        let released = internal.release_unsettled(n);
+        let (mut gain, mut taken) = (0, 0);
+        for run in [released.older, released.newer] {
+            for op in run {
+                if is_taken(op) {
+                    taken += 1;
+                } else {
+                    gain += released.gain(op);
+                    out.push(*op);
+                }
+            }
+        }
+        internal.settle(gain, taken);
+        for op in &out {
+            self.settle(op);
+        }
+        out.clear();
+        self.released = out;
+    }
+
+    /// A program to `block`, whose erase is queued at slot `at`, is due: the erase and the
+    /// queued reads of the block are carried out now, out of the queue's order (as
+    /// `Ssd::take_erase` gives them to the dies).
+    fn take_erase(&mut self, block: u32, at: usize) {
+        let Some(from) = self.ssd.internal.erase_reads_from(block, at) else {
+            return;
+        };
+        self.ssd.internal.forced_erases += 1;
+        for i in from..=at {
+            let op = *self.ssd.internal.slot(i);
+            if op.block != block || is_taken(&op) {
+                continue;
+            }
+            self.ssd.internal.take(i);
+            self.ssd.internal.ops_released_for_erases += 1;
+            self.settle(&op);
+        }
+    }
+
+    /// One operation carried out (as `issue_internal` and `schedule_ops` do it on the dies):
+    /// what the FTL and the write buffer see of it at once, its place on the dies once it
+    /// leaves the tail ([`Self::trim_tail`]).
     fn settle(&mut self, op: &NandOp) {
         let ssd = &mut *self.ssd;
         let bytes = u64::from(op.ius) << ssd.iu_shift;
-        let kind = match op.kind {
-            NandOpKind::Read => MediaOpKind::Read,
-            NandOpKind::Program => MediaOpKind::Program,
-            NandOpKind::Erase => MediaOpKind::Erase,
-        };
-        if op.kind == NandOpKind::Program && op.cause == OpCause::HostWrite {
+        let host_program = op.kind == NandOpKind::Program && op.cause == OpCause::HostWrite;
+        if host_program {
             let unit = ssd.media.unit_of(op.block);
             ssd.buffer.programmed(unit, self.start_ns, bytes);
-        }
-        if is_internal(op) {
+            self.tail_host_bytes += bytes;
+        } else if is_internal(op) {
             match op.kind {
                 NandOpKind::Program => ssd.internal_programmed_ius += u64::from(op.ius),
                 NandOpKind::Erase => ssd.ftl.erase_done(op.block),
                 NandOpKind::Read => {}
             }
         }
-        self.array_ns += ssd.media.tally_untimed(kind, bytes, op.slc);
+        self.tail.push_back(*op);
+        let limit = ssd.buffer.capacity_bytes();
+        self.trim_tail(limit);
     }
 
-    /// Timing back on: everything written is on NAND (open pages stay open, as after timed
-    /// writes), and the drive is idle from the returned time. That time is the start plus
-    /// the array time of the operations spread evenly over the dies' units: the least the
-    /// dies would have needed for the work, so the drive's clocks (power-on time, data age)
-    /// move on by a time of the work's order without modelling its queues.
-    pub fn finish(self) -> SimTime {
-        let ssd = self.ssd;
-        let units = ssd.media.units().max(1) as u64;
+    /// Count the tail's oldest operations as carried out without the dies until its
+    /// programs carry at most `limit_bytes` of host data.
+    fn trim_tail(&mut self, limit_bytes: u64) {
+        while self.tail_host_bytes > limit_bytes {
+            let Some(op) = self.tail.pop_front() else {
+                break;
+            };
+            let bytes = u64::from(op.ius) << self.ssd.iu_shift;
+            if op.kind == NandOpKind::Program && op.cause == OpCause::HostWrite {
+                self.tail_host_bytes -= bytes;
+            }
+            let kind = match op.kind {
+                NandOpKind::Read => MediaOpKind::Read,
+                NandOpKind::Program => MediaOpKind::Program,
+                NandOpKind::Erase => MediaOpKind::Erase,
+            };
+            self.array_ns += self.ssd.media.tally_untimed(kind, bytes, op.slc);
+        }
+    }
+
+    /// The tail's operations on the dies, in order: back-to-back writes end with the write
+    /// buffer full of data waiting for its programs, which the dies work through after the
+    /// last command completes at `end_ns`. The tail's host data arrive over the link at its
+    /// rate, the last at `end_ns` (a drive whose link is slower than its dies has little
+    /// left to do then); a program starts once its data are in, a relocation's program once
+    /// the reads before it have their data, as `issue_internal` has it. Returns when the
+    /// last host program is done.
+    fn place_tail(&mut self, end_ns: u64) -> u64 {
+        let ssd = &mut *self.ssd;
+        let link = ssd.model.link_bytes_per_s;
+        let mut arrive = end_ns
+            .saturating_sub(transfer_ns(self.tail_host_bytes, link))
+            .max(self.start_ns);
+        let (mut data_ns, mut host_done) = (arrive, end_ns);
+        for op in self.tail.drain(..) {
+            let bytes = u64::from(op.ius) << ssd.iu_shift;
+            match op.kind {
+                NandOpKind::Program if op.cause == OpCause::HostWrite => {
+                    arrive += transfer_ns(bytes, link);
+                    let done = ssd.media.program(op.block, op.page, bytes, op.slc, arrive);
+                    host_done = host_done.max(done);
+                    if done > end_ns && ssd.buffer.admit(end_ns, bytes).is_ok() {
+                        ssd.buffer
+                            .programmed(ssd.media.unit_of(op.block), done, bytes);
+                    }
+                }
+                NandOpKind::Program => {
+                    ssd.media
+                        .program(op.block, op.page, bytes, op.slc, arrive.max(data_ns));
+                }
+                NandOpKind::Read => {
+                    let host = op.cause == OpCause::ReadModifyWrite;
+                    let (_, latency_ns) = ssd
+                        .media
+                        .read(op.block, op.page, bytes, op.slc, host, arrive);
+                    data_ns = data_ns.max(arrive + latency_ns);
+                }
+                NandOpKind::Erase => {
+                    ssd.media.erase(op.block, op.slc, arrive);
+                }
+            }
+        }
+        self.tail_host_bytes = 0;
+        host_done
+    }
+
+    /// Timing back on: everything written is on NAND or on its way there (open pages stay
+    /// open, as after timed writes). The last command completes at the returned time: the
+    /// start plus the array time of the operations before the tail, spread evenly over the
+    /// dies' units (the least the dies would have needed for that work, so the drive's
+    /// clocks, power-on time and data age, move on by a time of the work's order without
+    /// modelling its queues). The tail, the last write buffer's worth of host data beside
+    /// what the open pages hold, is still being programmed then, as after timed writes
+    /// ([`Self::place_tail`]); the pacing queue keeps what it holds.
+    pub fn finish(mut self) -> SimTime {
+        // Everything programmed before the tail is done by the start; what the buffer
+        // holds beside the tail is the open pages' data.
+        self.ssd.buffer.release_through(self.start_ns);
+        let room = self
+            .ssd
+            .buffer
+            .capacity_bytes()
+            .saturating_sub(self.ssd.buffer.used_bytes());
+        self.trim_tail(room);
+        let units = self.ssd.media.units().max(1) as u64;
         let end = self.start_ns + self.array_ns.div_ceil(units);
-        // The dies, channels, link, controller and write buffer were given nothing since the
-        // start, and everything given before it was done by then: they are free at `end`.
+        let host_done = self.place_tail(end);
+        let ssd = self.ssd;
+        // The link and the controller were given nothing since the start, and everything
+        // given before it was done by then: they are free at `end`.
         ssd.readahead.clear();
         ssd.buffer.release_through(end);
         ssd.ctrl_next_ns = ssd.ctrl_next_ns.max(end);
         ssd.last_done_ns = ssd.last_done_ns.max(end);
-        ssd.host_program_done_ns = ssd.host_program_done_ns.max(end);
+        ssd.host_program_done_ns = ssd.host_program_done_ns.max(host_done);
         ssd.clock_ns = ssd.clock_ns.max(end);
         end
     }
