@@ -179,6 +179,9 @@ struct Candidate {
     next: Params,
     best: Option<(Params, Figures)>,
     best_error: f64,
+    /// The last step's block (pages) and the bytes its simulated `gc-onset` wrote before
+    /// the rate fell: with the next step's, a secant of the onset over the block.
+    block_onset: Option<(f64, f64)>,
 }
 
 impl Candidate {
@@ -188,6 +191,7 @@ impl Candidate {
             next: p,
             best: None,
             best_error: f64::INFINITY,
+            block_onset: None,
         }
     }
 
@@ -195,7 +199,10 @@ impl Candidate {
     /// steady jobs, so its best is chosen again among whole-plan runs, which go on from the
     /// parameters the screening's last step gave.
     fn with_full_plan(self) -> Self {
-        Self::new(self.label, self.next)
+        Self {
+            block_onset: self.block_onset,
+            ..Self::new(self.label, self.next)
+        }
     }
 }
 
@@ -254,6 +261,8 @@ fn step_all(
             c.best = Some((input.clone(), figures.clone()));
         }
         c.next = refine(&input, measured, &figures);
+        c.next.pages_per_block = refine_block(&input, measured, &figures, c.block_onset);
+        c.block_onset = Some((input.geometry().0 as f64, figures.gc_onset_bytes));
     }
     Ok(())
 }
@@ -343,6 +352,7 @@ pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError>
         spare,
         buffer_bytes,
         read_priority: false,
+        pages_per_block: None,
     })
 }
 
@@ -468,6 +478,11 @@ fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
         ),
         ("mixed-qd16", "IOPS".into(), f.mixed_iops),
         ("mixed-qd16", "read p99 (ns)".into(), f.mixed_read_p99_ns),
+        (
+            "gc-onset",
+            "bytes before the rate falls".into(),
+            f.gc_onset_bytes,
+        ),
         ("steady-full", "steady IOPS".into(), f.steady_full_iops),
     ]);
     v
@@ -603,4 +618,39 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         s.buffered_bytes,
     ));
     n
+}
+
+/// Blocks the FTL holds back, per parallel unit, when background GC starts: its
+/// background threshold (four a unit) and every stream's open blocks (four a unit). The
+/// first step's slope of the onset over the block; later steps take the secant.
+const HELD_BLOCKS_PER_UNIT: f64 = 8.0;
+
+/// The block moved by `gc-onset`: GC starts when the free blocks fall to the held-back
+/// count, so the bytes written before it fall by about held-back blocks × the block's bytes
+/// as the block grows. The step is the onset's difference over that slope (the secant of
+/// this step and the last where they differ), held to halving or doubling the block, in
+/// whole word lines. Unmeasured, the block stays as it was.
+fn refine_block(p: &Params, m: &Figures, s: &Figures, last: Option<(f64, f64)>) -> Option<u64> {
+    let (Some(target), Some(now)) = (finite(m.gc_onset_bytes), finite(s.gc_onset_bytes)) else {
+        return p.pages_per_block;
+    };
+    let ppb = p.geometry().0 as f64;
+    let units = f64::from(p.dies * p.planes);
+    let guess = HELD_BLOCKS_PER_UNIT * units * class::PAGE_BYTES as f64;
+    let slope = match last {
+        Some((ppb0, onset0)) if (ppb0 - ppb).abs() >= 1.0 && onset0.is_finite() => {
+            let secant = (onset0 - now) / (ppb - ppb0);
+            // A secant of the wrong sign or far off the held-back slope is noise.
+            if secant > guess / 4.0 && secant < guess * 4.0 {
+                secant
+            } else {
+                guess
+            }
+        }
+        _ => guess,
+    };
+    let next = (ppb + (now - target) / slope).clamp(ppb / 2.0, ppb * 2.0);
+    let bits = class::BITS_PER_CELL as f64;
+    let most = p.max_fitted_pages_per_block() as f64;
+    Some(((next / bits).round() * bits).clamp(bits, most) as u64)
 }

@@ -96,6 +96,9 @@ pub struct Figures {
     /// The mixed job's IOPS (reads and writes) and read p99.
     pub mixed_iops: f64,
     pub mixed_read_p99_ns: f64,
+    /// Bytes of 4 KiB random writes the filled drive took before GC slowed them (the whole
+    /// job's when the rate never fell).
+    pub gc_onset_bytes: f64,
     pub steady_full_iops: f64,
     pub steady_half_iops: f64,
     /// (bytes written, IOPS) of the steady writes.
@@ -126,6 +129,7 @@ impl Figures {
             beside_read_iops: n,
             mixed_iops: n,
             mixed_read_p99_ns: n,
+            gc_onset_bytes: n,
             steady_full_iops: n,
             steady_half_iops: n,
             ..Figures::default()
@@ -234,6 +238,9 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
     if let Some((d, _)) = doc("mixed-qd16")? {
         f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
         f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    }
+    if let Some((d, job)) = doc("gc-onset")? {
+        f.gc_onset_bytes = gc_onset(&log(job, 1, &d)?);
     }
     if let Some((d, job)) = doc("steady-full")? {
         (f.steady_full_iops, f.steady_full_series) = steady(&log(job, 1, &d)?);
@@ -548,6 +555,30 @@ fn buffered_ios(clat: &Samples) -> f64 {
     lat.len() as f64
 }
 
+/// Samples of the IOPS log that must all lie under a third of the initial rate for GC to
+/// have started: the rate before GC dips for a sample or two as the write buffer and the
+/// background threshold come and go, and GC's rate is a fraction of it for good.
+const GC_ONSET_SAMPLES: usize = 5;
+
+/// Bytes of 4 KiB random writes an IOPS log wrote before GC slowed it: up to the first
+/// sample from which [`GC_ONSET_SAMPLES`] samples all lie under a third of the initial rate
+/// (the median of the first five); the whole log's bytes when the rate never falls so.
+fn gc_onset(iops: &Samples) -> f64 {
+    let rates: Vec<f64> = iops.iter().map(|s| s.1).collect();
+    let initial = median(&mut rates[..rates.len().min(5)].to_vec());
+    let mut written = 0.0;
+    let mut prev_t = 0.0;
+    for (i, &(t, v)) in iops.iter().enumerate() {
+        let window = &rates[i..(i + GC_ONSET_SAMPLES).min(rates.len())];
+        if i > 0 && window.iter().all(|&r| r < initial / 3.0) {
+            return written;
+        }
+        written += v * 4096.0 * (t - prev_t);
+        prev_t = t;
+    }
+    written
+}
+
 /// The steady IOPS of a random-write IOPS log (the mean of its last third) and the log as
 /// (bytes written, IOPS).
 fn steady(samples: &Samples) -> (f64, Samples) {
@@ -635,6 +666,25 @@ mod tests {
         assert!((c.in_cache_bytes_s - 2.6e9).abs() < 1.0);
         assert!(c.post_cache_bytes_s.is_nan(), "no cliff is seen in a mean");
         assert!((c.cliff_bytes - 2.6e9 * 0.148).abs() < 1e3);
+    }
+
+    #[test]
+    fn gc_onset_is_where_the_rate_stays_under_a_third() {
+        // 10 ms samples: 20k IOPS with two dips, then 2k IOPS from the 31st on.
+        let iops: Samples = (1..=60)
+            .map(|i| {
+                let r = match i {
+                    12 | 13 => 9_000.0,
+                    1..=30 => 20_000.0,
+                    _ => 2_000.0,
+                };
+                (i as f64 * 0.01, r)
+            })
+            .collect();
+        let expected = 30.0 * 0.01 * 20_000.0 * 4096.0 - 2.0 * 0.01 * 11_000.0 * 4096.0;
+        assert!((gc_onset(&iops) - expected).abs() < 1.0, "{}", gc_onset(&iops));
+        let flat: Samples = (1..=10).map(|i| (i as f64 * 0.01, 20_000.0)).collect();
+        assert!((gc_onset(&flat) - 0.1 * 20_000.0 * 4096.0).abs() < 1.0);
     }
 
     #[test]

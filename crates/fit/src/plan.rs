@@ -113,6 +113,7 @@ impl Plan {
         specs.extend(read_specs(c));
         specs.extend(beside);
         specs.push(mixed_spec(c));
+        specs.push(gc_onset_spec(c));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
         let jobs = specs.into_iter().map(|s| s.job(c)).collect();
@@ -359,6 +360,33 @@ fn mixed_spec(c: u64) -> Spec {
         ),
         logs: vec![],
         est_seconds: MIXED_IOS as f64 / EST_STEADY_IOPS,
+        destructive: true,
+    }
+}
+
+/// The gc-onset job's IOPS log interval: about 10 ms per GiB of capacity, so the log
+/// resolves where the rate falls to a small share of the spare area.
+fn gc_onset_log_msec(capacity_bytes: u64) -> u64 {
+    (capacity_bytes >> 30).saturating_mul(10).clamp(10, 1000)
+}
+
+/// 4 KiB random writes on the drive the fill left full (and the mixed job's few writes
+/// after it): they run on the free blocks of the spare area until GC must reclaim, and GC starts when the free blocks fall to the FTL's
+/// held-back count, so at the same spare the bytes written before the rate falls are fewer
+/// the larger the erase block. The steady jobs measure the spare; this one the block.
+fn gc_onset_spec(c: u64) -> Spec {
+    let bytes = block_floor(c / 2);
+    Spec {
+        name: "gc-onset".into(),
+        identifies: "the erase block: 4 KiB random writes at QD32 on the filled drive with a fine IOPS log; the bytes written before the rate falls (GC starts when the free blocks reach the FTL's held-back count, so fewer bytes the larger the block at the same spare)",
+        body: section(
+            "gc-onset",
+            &[o("rw", "randwrite"), o("bs", "4k"), o("iodepth", 32), o("size", c),
+              o("io_size", bytes), o("write_iops_log", "gc-onset"),
+              o("log_avg_msec", gc_onset_log_msec(c))],
+        ),
+        logs: vec!["gc-onset_iops.1.log".into()],
+        est_seconds: bytes as f64 / 4096.0 / EST_STEADY_IOPS,
         destructive: true,
     }
 }

@@ -33,6 +33,7 @@ pub fn source_jobs(key: &str) -> &'static [&'static str] {
         "nand.channels" | "nand.dies_per_channel" => &["randread-qd1", "randread-qd256"],
         "nand.planes_per_die" => &["mixed-qd16"],
         "nand.blocks_per_plane" => &["steady-full"],
+        "nand.pages_per_block" => &["gc-onset"],
         "nand.t_prog"
         | "nand.slc_t_prog"
         | "slc_cache.dynamic_max_fraction"
@@ -95,8 +96,12 @@ fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
             "the split of dies x planes {} (1, 2 or 4 planes per die, each refined with every structure) whose simulated plan is closest to the measured one: a program holds its whole die, so mixed-qd16's IOPS and read p99 differ between splits",
             p.dies * p.planes
         )),
+        "nand.pages_per_block" if p.pages_per_block.is_some() => fitted(format!(
+            "gc-onset: {:.0} MB of 4 KiB random writes on the filled drive before the rate falls (GC starts when the free blocks reach the FTL's held-back count, so at the fitted spare the onset comes earlier the larger the block)",
+            m.gc_onset_bytes / 1e6
+        )),
         "nand.pages_per_block" => default(
-            "not identified by the plan: at the same spare area, 63- and 96-page blocks move the plan's IOPS by under 3% and its p99s by under 10%, yet a 70/30 mix at QD32 just after a fill (GC starting) by half (docs/fit.md); the bytes of 4 KiB random writes a freshly filled drive takes before GC starts (a write with a fine IOPS log) would identify it. The fit takes the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
+            "not identified without gc-onset's onset of GC: the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
         ),
         "nand.page_size" | "nand.channel_rate" | "nand.t_erase" | "nand.pe_cycles" | "nand.cell" => default(
             "not identified by the plan: a block-size scan at QD1 (page size), a long write with erase latency visible (t_erase), an endurance test (pe_cycles) or the data sheet would identify it",

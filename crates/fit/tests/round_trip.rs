@@ -316,6 +316,17 @@ fn round_trip(h: &Hidden, plan: &Plan, scale: Scale) -> (String, Vec<String>) {
         fitted.mean_error(false) * 100.0,
         fitted.params
     ));
+    for c in &fitted.compared {
+        table.push_str(&format!(
+            "{}   {} {}: measured {:.4e} fitted {:.4e} ({:+.1}%)\n",
+            h.name,
+            c.job,
+            c.figure,
+            c.measured,
+            c.fitted,
+            c.error() * 100.0
+        ));
+    }
     for (label, e) in &fitted.candidates {
         table.push_str(&format!("{}   candidate {label}: {:.4}\n", h.name, e));
     }
