@@ -182,6 +182,11 @@ struct Candidate {
     /// The last step's block (pages) and the bytes its simulated `gc-onset` wrote before
     /// the rate fell: with the next step's, a secant of the onset over the block.
     block_onset: Option<(f64, f64)>,
+    /// The last step's native program time and the post-cache rate its simulated fill gave:
+    /// with the next step's, how far the rate follows the program time.
+    prog_rate: Option<(f64, f64)>,
+    /// The last step's spare and the steady IOPS it gave.
+    spare_iops: Option<(f64, f64)>,
 }
 
 impl Candidate {
@@ -192,6 +197,8 @@ impl Candidate {
             best: None,
             best_error: f64::INFINITY,
             block_onset: None,
+            prog_rate: None,
+            spare_iops: None,
         }
     }
 
@@ -201,6 +208,8 @@ impl Candidate {
     fn with_full_plan(self) -> Self {
         Self {
             block_onset: self.block_onset,
+            prog_rate: self.prog_rate,
+            spare_iops: self.spare_iops,
             ..Self::new(self.label, self.next)
         }
     }
@@ -263,6 +272,19 @@ fn step_all(
         c.next = refine(&input, measured, &figures);
         c.next.pages_per_block = refine_block(&input, measured, &figures, c.block_onset);
         c.block_onset = Some((input.geometry().0 as f64, figures.gc_onset_bytes));
+        let (t_prog, post) = (input.t_prog_ns as f64, figures.fill.post_cache_bytes_s);
+        let same_units = c.next.dies * c.next.planes == input.dies * input.planes;
+        if let Some(t) = secant(t_prog, post, c.prog_rate, measured.fill.post_cache_bytes_s) {
+            if same_units {
+                c.next.t_prog_ns = t.clamp(50_000.0, 20e6) as u64;
+            }
+        }
+        c.prog_rate = Some((t_prog, post));
+        let (spare, steady) = (input.spare, figures.steady_full_iops);
+        if let Some(x) = secant(spare, steady, c.spare_iops, measured.steady_full_iops) {
+            c.next.spare = x.clamp(0.02, 1.0);
+        }
+        c.spare_iops = Some((spare, steady));
     }
     Ok(())
 }
@@ -525,7 +547,8 @@ pub fn compare(measured: &Figures, fitted: &Figures) -> Vec<Compared> {
 /// figures both have; a figure one lacks counts as a factor of two (a job the simulated
 /// plan left out counts not at all: every candidate of a step lacks it). Each job weighs the
 /// same whatever its figures' count, so the nine points of the depth scan do not outweigh
-/// the mixed job, the one that tells how the parallel units split into dies.
+/// the mixed job, the one that tells how the parallel units split into dies, which weighs
+/// [`SPLIT_JOB_WEIGHT`].
 fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
     let m = used_figures(measured);
     let s = used_figures(simulated);
@@ -547,9 +570,22 @@ fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
             None => jobs.push((job, e, 1.0)),
         }
     }
-    let total: f64 = jobs.iter().map(|j| j.1 / j.2).sum();
-    total / (jobs.len() as f64).max(1.0)
+    let weight = |job: &str| {
+        if job == "mixed-qd16" {
+            SPLIT_JOB_WEIGHT
+        } else {
+            1.0
+        }
+    };
+    let total: f64 = jobs.iter().map(|j| weight(j.0) * j.1 / j.2).sum();
+    total / jobs.iter().map(|j| weight(j.0)).sum::<f64>().max(1.0)
 }
+
+/// The weight of the mixed job in [`fit_error`], where every other job weighs one: it is
+/// the one job that tells the splits of the parallel units into dies apart, while every
+/// split matches the other jobs with its own timings, so at one job's weight among ten a
+/// split that misses the mixed job by a fifth can rank above the drive's own.
+const SPLIT_JOB_WEIGHT: f64 = 2.0;
 
 /// `value` × `measured / simulated` (both finite), the ratio held to [1/4, 4].
 fn by_ratio(value: f64, measured: f64, simulated: f64) -> f64 {
@@ -653,4 +689,27 @@ fn refine_block(p: &Params, m: &Figures, s: &Figures, last: Option<(f64, f64)>) 
     let bits = class::BITS_PER_CELL as f64;
     let most = p.max_fitted_pages_per_block() as f64;
     Some(((next / bits).round() * bits).clamp(bits, most) as u64)
+}
+
+/// A parameter moved by the figure it governs as far as the figure follows it: the
+/// elasticity of the figure over the parameter from this step (`value`, `now`) and the last
+/// (`last`), and the step the ratio of the measured figure to the simulated one to the
+/// power of its inverse, held to a quarter or four times. A direct write's post-cache rate
+/// goes as 1 / tPROG, a folding cache's far less (its SLC programs and reads take their
+/// share of each page); greedy GC's IOPS go about as the effective spare, which is the
+/// spare less the blocks the FTL holds back, so they follow the whole spare more steeply
+/// the larger those blocks. `None` (the ratio step stands) without a last step or when the
+/// elasticity is not measurable.
+fn secant(value: f64, now: f64, last: Option<(f64, f64)>, measured: f64) -> Option<f64> {
+    let (v0, f0) = last?;
+    let (target, now, f0) = (finite(measured)?, finite(now)?, finite(f0)?);
+    let dv = (value / v0).ln();
+    if dv.abs() < 0.01 {
+        return None;
+    }
+    let elasticity = (now / f0).ln() / dv;
+    if !(0.05..=4.0).contains(&elasticity.abs()) {
+        return None;
+    }
+    Some(value * (target / now).powf(1.0 / elasticity).clamp(0.25, 4.0))
 }

@@ -682,7 +682,11 @@ mod tests {
             })
             .collect();
         let expected = 30.0 * 0.01 * 20_000.0 * 4096.0 - 2.0 * 0.01 * 11_000.0 * 4096.0;
-        assert!((gc_onset(&iops) - expected).abs() < 1.0, "{}", gc_onset(&iops));
+        assert!(
+            (gc_onset(&iops) - expected).abs() < 1.0,
+            "{}",
+            gc_onset(&iops)
+        );
         let flat: Samples = (1..=10).map(|i| (i as f64 * 0.01, 20_000.0)).collect();
         assert!((gc_onset(&flat) - 0.1 * 20_000.0 * 4096.0).abs() < 1.0);
     }

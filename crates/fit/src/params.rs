@@ -21,6 +21,8 @@ pub mod class {
     /// Fewest blocks per plane of a fitted block: the FTL's GC thresholds and open blocks
     /// (eight or so per plane) with room for GC's victims.
     pub const MIN_FITTED_BLOCKS_PER_PLANE: u64 = 24;
+    /// Smallest block a fitted block shrinks to so that a drive loads at its spare.
+    pub const MIN_SHRUNK_PAGES_PER_BLOCK: u64 = 24;
     /// Most a whole number of blocks may round the raw capacity up by, so the fitted spare
     /// is what the description gets.
     pub const MAX_ROUNDING: f64 = 0.005;
@@ -220,18 +222,28 @@ impl Params {
         text
     }
 
-    /// These parameters with the spare raised, in steps of 2% of the raw capacity, until the
-    /// description loads: the FTL holds back blocks (its GC reserve, a page of padding per
-    /// block, the open blocks of every unit) that the fitted effective spare does not count,
-    /// so a drive of few, large parallel units with a small measured spare needs more raw
-    /// blocks than the spare alone gives. Parameters that load are returned unchanged.
+    /// These parameters made to load: the FTL holds back blocks (its GC reserve, a page of
+    /// padding per block, the open blocks of every unit) that the fitted effective spare
+    /// does not count, so a drive of few, large parallel units with a small measured spare
+    /// needs more raw blocks than the spare alone gives. A fitted block shrinks first (by a
+    /// quarter, in whole word lines, down to `MIN_SHRUNK_PAGES_PER_BLOCK`): the held-back
+    /// blocks are then smaller and the spare the steady state measured stays; then the spare
+    /// is raised in steps of 2% of the raw capacity. Parameters that load are returned
+    /// unchanged.
     pub fn loadable(&self) -> Params {
         let mut p = self.clone();
-        for _ in 0..64 {
+        for _ in 0..96 {
             if p.config().is_ok() {
                 return p;
             }
-            p.spare = (1.0 + p.spare) * 1.02 - 1.0;
+            match p.pages_per_block {
+                Some(ppb) if ppb > class::MIN_SHRUNK_PAGES_PER_BLOCK => {
+                    let ppb = p.geometry().0 * 3 / 4;
+                    let ppb = ppb - ppb % class::BITS_PER_CELL;
+                    p.pages_per_block = Some(ppb.max(class::MIN_SHRUNK_PAGES_PER_BLOCK));
+                }
+                _ => p.spare = (1.0 + p.spare) * 1.02 - 1.0,
+            }
         }
         self.clone()
     }

@@ -112,8 +112,8 @@ impl Plan {
         specs.extend(writes);
         specs.extend(read_specs(c));
         specs.extend(beside);
-        specs.push(mixed_spec(c));
         specs.push(gc_onset_spec(c));
+        specs.push(mixed_spec(c));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
         let jobs = specs.into_iter().map(|s| s.job(c)).collect();
@@ -364,14 +364,14 @@ fn mixed_spec(c: u64) -> Spec {
     }
 }
 
-/// The gc-onset job's IOPS log interval: about 10 ms per GiB of capacity, so the log
+/// The gc-onset job's IOPS log interval: about 4 ms per GiB of capacity, so the log
 /// resolves where the rate falls to a small share of the spare area.
 fn gc_onset_log_msec(capacity_bytes: u64) -> u64 {
-    (capacity_bytes >> 30).saturating_mul(10).clamp(10, 1000)
+    (capacity_bytes >> 30).saturating_mul(4).clamp(4, 1000)
 }
 
-/// 4 KiB random writes on the drive the fill left full (and the mixed job's few writes
-/// after it): they run on the free blocks of the spare area until GC must reclaim, and GC starts when the free blocks fall to the FTL's
+/// 4 KiB random writes on the drive the fill left full: they run on the free blocks of the
+/// spare area until GC must reclaim, and GC starts when the free blocks fall to the FTL's
 /// held-back count, so at the same spare the bytes written before the rate falls are fewer
 /// the larger the erase block. The steady jobs measure the spare; this one the block.
 fn gc_onset_spec(c: u64) -> Spec {
