@@ -15,8 +15,8 @@ use crate::{
 #[derive(clap::Args, Debug)]
 pub struct FioArgs {
     /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable), --seed N,
-    /// --load-state FILE, --save-state FILE, --progress WHEN and --progress-interval TIME
-    /// (as `flashlab run`), then
+    /// --load-state FILE, --save-state FILE, --progress WHEN, --progress-interval TIME and
+    /// --threads N (as `flashlab run`), then
     /// fio's arguments as fio takes them: --OPTION=VALUE or --OPTION VALUE, --name=JOB to
     /// start a job (options before the first --name are global), job files, and fio's
     /// --output-format, --output, --minimal, --section, --parse-only, and --eta=WHEN,
@@ -408,6 +408,7 @@ fn expand_abbreviation(name: &str) -> Result<&str, Vec<&'static str>> {
                 | "save-state"
                 | "progress"
                 | "progress-interval"
+                | "threads"
         )
         || FIO_LONG_OPTIONS.contains(&name)
         || flashlab_workload::fio::find_option(name).is_some()
@@ -487,6 +488,7 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
             set: Vec::new(),
             seed: DEFAULT_SEED,
             state: crate::StateArgs::default(),
+            threads: crate::machine_cores(),
         },
         items: Vec::new(),
         files: Vec::new(),
@@ -608,6 +610,20 @@ fn flashlab_option(
                     u64::MAX
                 ))
             })?;
+        }
+        "threads" => {
+            let (v, at) = option.value(i)?;
+            parsed.target.threads = v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=crate::MAX_THREADS as usize).contains(n))
+                .ok_or_else(|| {
+                    bad_input(anyhow!(
+                        "{at}: --threads {:?}: expected a whole number 1 to {}",
+                        flashlab_engine::input::excerpt(&v),
+                        crate::MAX_THREADS
+                    ))
+                })?;
         }
         _ => return Ok(false),
     }

@@ -98,6 +98,35 @@ struct RunArgs {
     state: StateArgs,
     #[command(flatten)]
     progress: progress::ProgressArgs,
+    #[command(flatten)]
+    threads: SimThreadsArgs,
+}
+
+/// `run`'s `--threads`: the threads of one simulation (`fio` takes it among fio's
+/// arguments, `suite` as `--sim-threads`).
+#[derive(clap::Args, Debug, Clone, Default)]
+struct SimThreadsArgs {
+    /// Threads for one simulation: with 2 or more the jobs' statistics (latency histograms,
+    /// bandwidth and IOPS samples, logs) are kept on a second thread beside the run loop and
+    /// the drive; more than 2 are not used. Results do not depend on it. Default: the
+    /// machine's cores.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+    threads: Option<u16>,
+}
+
+/// The most `--threads` takes.
+const MAX_THREADS: i64 = 1024;
+
+impl SimThreadsArgs {
+    /// The threads asked for, or the machine's cores.
+    fn resolve(&self) -> usize {
+        self.threads.map_or_else(machine_cores, usize::from)
+    }
+}
+
+/// The machine's cores as the process may use them (1 when that is unknown).
+fn machine_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// `--load-state` and `--save-state` (`docs/state.md`).
@@ -120,6 +149,8 @@ struct Target {
     set: Vec<String>,
     seed: u64,
     state: StateArgs,
+    /// Threads for the simulation (`--threads`).
+    threads: usize,
 }
 
 /// The formats a run prints: fio's `--output-format` list.
@@ -357,6 +388,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         set: args.set.clone(),
         seed: args.seed,
         state: args.state.clone(),
+        threads: args.threads.resolve(),
     };
     let mut files = state_files::Files::new();
     let report = files.output_opt("--report", args.report.as_deref())?;
@@ -659,7 +691,7 @@ fn run_parsed_with(
         .and_then(serde_json::Value::as_str)
         .unwrap_or("the default drive")
         .to_string();
-    let options = device.run_options(target.seed);
+    let options = device.run_options(target.seed).with_threads(target.threads);
     let mut display = progress::ProgressLine::new(progress);
     let outcome = flashlab_host::run_jobs(&mut device, clock_ns, job_file, &options, &mut |p| {
         display.update(p)

@@ -76,6 +76,12 @@ pub(crate) struct SuiteArgs {
     /// sets); 0: one per core. Results do not depend on it.
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     drive_threads: usize,
+    /// Threads for each simulation (`flashlab run --threads`; `--threads` is oltp's):
+    /// with 2 or more a run's statistics are kept on a second thread, apart from
+    /// --drive-threads (each drive running at once uses up to this many). Results do not
+    /// depend on it. Default: the machine's cores.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=crate::MAX_THREADS))]
+    sim_threads: Option<u16>,
 }
 
 /// Real storage run through the real fio beside the simulated devices (docs/real.md).
@@ -318,6 +324,12 @@ pub(crate) fn cmd_suite(args: &SuiteArgs, matches: &ArgMatches) -> Result<(), Fa
     let kind = flashlab_suite::suite(&args.name)
         .map_err(|e| bad_input(crate::hints::suite_error(&args.name, e)))?;
     let options = suite_options(args, matches)?;
+    // A suite's steps reach the runner through the kit and the host crate: they take the
+    // threads as the runs' default.
+    flashlab_runner::set_default_threads(
+        args.sim_threads
+            .map_or_else(crate::machine_cores, usize::from),
+    );
     // The suite's files are registered before the work: an output not found unwritable
     // after it, nor written over an input or another output.
     let files = suite_files(args, &options)?;

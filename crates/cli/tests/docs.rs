@@ -40,16 +40,18 @@
 //! A template holds placeholders. From a JSON source, `{PATH}` is the value at the dotted
 //! PATH (`options.runtime`, `devices.0.results.KEY`; a bare result name is looked up in the
 //! first device's `results`), `{PATH/1e6}` divides it and `{PATH:,.1}` formats it (`,`:
-//! thousands separated; `.N`: N decimals; a whole number otherwise prints whole). From a
+//! thousands separated; `.N`: N decimals; a whole number otherwise prints whole;
+//! `{PATH:time}` reads nanoseconds and prints µs, ms or s). From a
 //! text source, `{ROW|COLUMN}` is the cell of the table line whose first cell is ROW, in the
-//! column whose header (cells are separated by two or more spaces) is COLUMN.
+//! column whose header (cells are separated by two or more spaces) is COLUMN, and `{KEY}` the
+//! second cell of the line whose first is KEY (a `KEY  VALUE` listing).
 //!
 //! When a change to the model moves a figure that a page shows, one command rewrites every
 //! checked page from what the program prints (the masked real paragraphs and the `...` lines
 //! are kept):
 //!
 //! ```text
-//! FLASHLAB_UPDATE_DOCS=1 cargo test -p flashlab --release --test docs
+//! FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test docs
 //! ```
 //!
 //! (figures and tables included: each region is rewritten from its template).
@@ -63,7 +65,7 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 10] = [
+const PAGES: [&str; 11] = [
     "README.md",
     "docs/fit.md",
     "docs/systems.md",
@@ -74,6 +76,7 @@ const PAGES: [&str; 10] = [
     "docs/suites.md",
     "docs/suites-systems.md",
     "docs/explain-host.md",
+    "docs/explain-reads.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -403,7 +406,7 @@ fn check_page(page: &str) {
     assert!(
         failures.is_empty(),
         "{}\n\nIf the program is right, rewrite the pages with \
-         FLASHLAB_UPDATE_DOCS=1 cargo test -p flashlab --release --test docs, \
+         FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test docs, \
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );
@@ -593,7 +596,26 @@ fn json_figure(doc: &serde_json::Value, inner: &str) -> Result<String, String> {
             .map(str::to_string)
             .ok_or_else(|| format!("{{{inner}}}: {value} is neither a number nor text"));
     };
+    if format == "time" {
+        return Ok(format_time_ns(x / divisor));
+    }
     Ok(format_number(x / divisor, format))
+}
+
+/// Nanoseconds in the unit a reader takes in at a glance: whole µs below a millisecond, then
+/// ms or s to three significant figures (`117 µs`, `2.21 ms`, `5.6 s`).
+fn format_time_ns(ns: f64) -> String {
+    let (value, unit) = match ns {
+        t if t >= 1e9 => (t / 1e9, "s"),
+        t if t >= 1e6 => (t / 1e6, "ms"),
+        t => return format!("{} µs", format_number((t / 1e3).round(), ",")),
+    };
+    let decimals = match value {
+        v if v < 9.995 => 2,
+        v if v < 99.95 => 1,
+        _ => 0,
+    };
+    format!("{} {unit}", format_number(value, &format!(",.{decimals}")))
 }
 
 /// `x` as FORMAT says: `,` separates thousands, `.N` gives N decimals; without `.N` a whole
@@ -636,10 +658,16 @@ fn cells(line: &str) -> Vec<&str> {
 /// `{ROW|COLUMN}` of a text table: the line whose first cell is ROW, under the header above
 /// it that names COLUMN.
 fn text_cell(source: &str, inner: &str) -> Result<String, String> {
-    let (row, column) = inner
-        .split_once('|')
-        .ok_or_else(|| format!("{{{inner}}}: a text source takes {{ROW|COLUMN}}"))?;
     let lines: Vec<&str> = source.lines().collect();
+    let Some((row, column)) = inner.split_once('|') else {
+        // `{KEY}`: the value of a `KEY  VALUE` line (as `describe` prints).
+        return lines
+            .iter()
+            .map(|l| cells(l))
+            .find(|c| c.first() == Some(&inner.trim()))
+            .and_then(|c| c.get(1).map(|v| v.to_string()))
+            .ok_or_else(|| format!("{{{inner}}}: no line `{inner}  VALUE` in the source"));
+    };
     let at = lines
         .iter()
         .position(|l| cells(l).first() == Some(&row.trim()))
@@ -727,8 +755,50 @@ fn host_explanation_shows_what_flashlab_prints() {
 }
 
 #[test]
+fn reads_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-reads.md");
+}
+
+#[test]
 fn systems_page_shows_what_flashlab_prints() {
     check_page("docs/systems.md");
+}
+
+/// The README's picture (docs/report-qos.png) shows the report of the qos command the README
+/// runs: `docs/report-qos.sh`, which draws it, runs that same command, so a change to the
+/// command cannot leave the picture of another one. (The picture's figures are the command's,
+/// which the README's text block checks; the script redraws it after they move.)
+#[test]
+fn the_readme_picture_is_drawn_from_the_readme_command() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let script = std::fs::read_to_string(repo().join("docs/report-qos.sh")).unwrap();
+    assert!(
+        readme.contains("(docs/report-qos.png)"),
+        "README.md shows the picture"
+    );
+    let command = fences("README.md", &readme)
+        .into_iter()
+        .find(|f| f.marker.as_ref().and_then(|m| m.source.as_deref()) == Some("qos"))
+        .expect("README.md runs its qos command as source qos")
+        .text;
+    let words = |s: &str| {
+        s.split_whitespace()
+            .filter(|w| *w != "\\")
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let args = words(
+        command
+            .trim()
+            .strip_prefix("flashlab")
+            .expect("a flashlab command"),
+    );
+    let drawn = words(&script);
+    assert!(
+        drawn.windows(args.len()).any(|w| w == args.as_slice()),
+        "docs/report-qos.sh does not run the README's command {args:?}: change it to, then run \
+         it to redraw docs/report-qos.png"
+    );
 }
 
 /// Every `text` block of README.md and docs/*.md is the output of a marked block of a page
@@ -798,9 +868,21 @@ fn templates_fill_from_json_and_text_tables() {
         fill("{1|p99.99} to {128|p99.99}", text).unwrap(),
         "333.8 us to 4.15 ms"
     );
+    let listing = "  dies                               16\n  seq_write_bound_bytes_per_s        419.43 MB/s\n";
+    assert_eq!(
+        fill("{dies} dies, {seq_write_bound_bytes_per_s}", listing).unwrap(),
+        "16 dies, 419.43 MB/s"
+    );
+    assert!(fill("{nothing}", listing).is_err());
     assert_eq!(format_number(1234567.891, ",.2"), "1,234,567.89");
     assert_eq!(format_number(-1234.0, ","), "-1,234");
     assert_eq!(format_number(0.5, ""), "0.5");
+    assert_eq!(format_time_ns(117_400.0), "117 µs");
+    assert_eq!(format_time_ns(2_214_000.0), "2.21 ms");
+    assert_eq!(format_time_ns(28_442_624.0), "28.4 ms");
+    assert_eq!(format_time_ns(5_600_000_000.0), "5.60 s");
+    let json = r#"{"devices": [{"results": {"sql_knee_lat_avg_ns": 1056768.0}}]}"#;
+    assert_eq!(fill("{sql_knee_lat_avg_ns:time}", json).unwrap(), "1.06 ms");
 }
 
 #[test]
@@ -819,6 +901,28 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
     for changed in [
         page.replace("| x1 | 27,680 |", "| x1 | 27,681 |"),
         page.replace("-->27,680 IOPS<", "-->27,690 IOPS<"),
+    ] {
+        let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(text, page);
+    }
+    // The same for a latency read as a time and a value of a `KEY  VALUE` listing.
+    sources.insert(
+        "t".to_string(),
+        r#"{"devices": [{"results": {"p99_ns": 1433600.0}}]}"#.to_string(),
+    );
+    sources.insert(
+        "d".to_string(),
+        "  dies          16\n  seq_write     419.43 MB/s\n".to_string(),
+    );
+    let page = "p99 <!-- docs: figure t {p99_ns:time} -->1.43 ms<!-- docs: end -->, \
+                <!-- docs: figure d {seq_write} -->419.43 MB/s<!-- docs: end -->.\n";
+    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "");
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(text, page);
+    for changed in [
+        page.replace("-->1.43 ms<", "-->1.44 ms<"),
+        page.replace("-->419.43 MB/s<", "-->419 MB/s<"),
     ] {
         let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
         assert_eq!(failures.len(), 1, "{failures:?}");

@@ -218,6 +218,8 @@ pub struct Ssd {
     cw_shift: u32,
     /// Translation pages cached in DRAM when the map is paged (`controller.map_cache`).
     mapcache: Option<MapCache>,
+    /// Relocation's map updates are being made (see `Ssd::update_relocated_entries`).
+    map_updating: bool,
     /// The controller's time per command varies around `command_overhead` (drawn per
     /// command from the device's own stream, so runs repeat).
     command_rng: RngStream,
@@ -236,7 +238,7 @@ flashlab_engine::impl_state!(Ssd {
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
     readbuf, readahead, mapcache, command_rng, zoned,
-} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, _seeds }
+} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, map_updating, _seeds }
   fixed { written_aging_ns, ns_start_bytes, ns_host } check Ssd::check_loaded);
 
 /// Available spare (percent) below which the health log raises its critical warning (the
@@ -287,6 +289,9 @@ impl Ssd {
         let cmd_spacing_ns = 1_000_000_000u64.div_ceil(model.max_iops);
         ftl.defer_erases();
         ftl.note_opened_blocks();
+        if model.map_cache.is_some() {
+            ftl.note_relocations();
+        }
         let internal = internal_queue(&model, &ftl);
         let total_blocks = ftl.total_blocks() as usize;
         Ok(Ssd {
@@ -343,6 +348,7 @@ impl Ssd {
             readahead: ReadAhead::new(model.read_ahead_bytes),
             cw_shift: READ_UNIT_BYTES.min(model.iu_bytes).trailing_zeros(),
             mapcache: model.map_cache.map(|m| MapCache::new(m.pages, m.slots)),
+            map_updating: false,
             command_rng: seeds.child("device/command").stream(),
             zoned: crate::zoned::ZonedPart(zone_model.map(crate::zoned::Zones::new)),
             _seeds: seeds,

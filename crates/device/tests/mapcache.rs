@@ -87,6 +87,32 @@ fn a_small_map_cache_costs_full_span_random_writes_iops_and_nand_writes() {
 }
 
 #[test]
+fn relocation_changes_the_map_entries_of_what_it_moves() {
+    let cap = tiny_ssd(&[]).capacity_bytes();
+    let n = 60_000;
+    let (_, _, _, d) = random_writes(&[SMALL_CACHE], cap, n);
+    let c = d.map_cache_counters().unwrap();
+    let copied = d.ftl().counters().gc_copied_ius + d.ftl().counters().slc_folded_ius;
+    // The host's look-ups: one per 128 KiB write of the fill (32 IUs of a page's 1,024)
+    // and one per 4 KiB write.
+    let host = cap.div_ceil(128 << 10) + 2 * n;
+    let by_relocation = c.hits + c.misses - host;
+    // Every victim's copies look up their translation pages, each page once per victim
+    // however many of its entries moved.
+    assert!(copied > n, "GC copied {copied}");
+    assert!(by_relocation > 0, "{c:?}");
+    assert!(
+        by_relocation < copied,
+        "{by_relocation} look-ups for {copied} copies"
+    );
+    // Random data: a victim's copies fall on many of the 245 pages.
+    assert!(
+        by_relocation * 20 > copied,
+        "{by_relocation} look-ups for {copied} copies"
+    );
+}
+
+#[test]
 fn random_writes_over_a_span_whose_map_fits_run_as_with_the_whole_map() {
     // 64 MB: 16 translation pages, all cached after the first touch of each.
     let span = 64_000_000;
@@ -95,8 +121,10 @@ fn random_writes_over_a_span_whose_map_fits_run_as_with_the_whole_map() {
     let (iops_paged, nand_paged, _, paged) = random_writes(&[SMALL_CACHE], span, n);
     let c = paged.map_cache_counters().unwrap();
     // The fill pages the whole map through the cache once (every page loaded, changed and
-    // evicted in turn); the random writes then load their 16 pages once and always hit.
-    assert!(c.misses <= 245 + 16, "{c:?}");
+    // evicted in turn); the random writes then load their 16 pages once and always hit, but
+    // for the pages of the little cold data the SLC cache's fold and GC move (their entries
+    // change too).
+    assert!(c.misses <= 245 + 16 + 32, "{c:?}");
     assert!(c.hits >= 2 * n - 16, "{c:?}");
     let rel = |a: f64, b: f64| (a - b).abs() / b;
     assert!(
@@ -132,8 +160,10 @@ fn reads_that_miss_wait_for_their_translation_page() {
         } else {
             let c = d.map_cache_counters().unwrap();
             assert!(c.translation_reads > 1_500, "{c:?}");
-            // Reads change no entry: nothing is written back.
-            assert!(c.translation_writes <= 245, "{c:?}");
+            // Reads change no entry: what is written back was changed by the fill (every
+            // page once) or by the fold of the SLC cache that followed it (moved data's
+            // entries change: each page at most once more).
+            assert!(c.translation_writes <= 2 * 245, "{c:?}");
         }
     }
     // One more NAND read (tR 50 us on this drive) ahead of most reads.

@@ -329,6 +329,10 @@ pub struct Ftl {
     /// Blocks taken into a stream since the device last asked (see [`Ftl::note_opened_blocks`]),
     /// or None when nobody asks.
     opened: Option<Vec<u32>>,
+    /// The logical IUs relocation moved since the device last asked (see
+    /// [`Ftl::note_relocations`]), or None when nobody asks. Emptied by the device after every
+    /// operation, so never part of a saved state.
+    relocated: Option<Vec<Lpn>>,
     /// The compression unit [`Ftl::write_compressed`] is placing, (first IU, IUs), else
     /// (0, 0): a page programmed meanwhile keeps the unit's records for the unit's last page.
     unit_in_progress: (Lpn, u32),
@@ -345,7 +349,7 @@ flashlab_engine::impl_state!(Ftl {
     unit_in_progress, fdp,
 } skip {
     cfg, geo, selector, wl_interval, ipp_div, ppb_div, units_div, dies_div, fold_group,
-    fold_held, run_reach_ius,
+    fold_held, run_reach_ius, relocated,
 } check Ftl::check_loaded);
 
 /// Wear's toll on the blocks ([`Ftl::wear_state`]).
@@ -449,6 +453,7 @@ impl Ftl {
             check_interval: 1,
             erases_deferred: false,
             opened: None,
+            relocated: None,
             unit_in_progress: (0, 0),
             fdp,
         })
@@ -466,6 +471,21 @@ impl Ftl {
     /// (a device that keeps the age of each block's data asks after every operation).
     pub fn note_opened_blocks(&mut self) {
         self.opened.get_or_insert_with(Vec::new);
+    }
+
+    /// From now on note the logical IU of every copy relocation makes (GC, folds, wear
+    /// levelling, refresh), for [`Ftl::take_relocated`]: a device whose map is paged updates
+    /// each copy's map entry in its translation page.
+    pub fn note_relocations(&mut self) {
+        self.relocated.get_or_insert_with(Vec::new);
+    }
+
+    /// The logical IUs relocated since the last call, appended to `out`, each victim's (or
+    /// folded stripe's) followed by `u32::MAX`; forgotten after.
+    pub fn take_relocated(&mut self, out: &mut Vec<Lpn>) {
+        if let Some(moved) = &mut self.relocated {
+            out.append(moved);
+        }
     }
 
     /// The blocks taken to write into since the last call, handed to `f`; forgotten after.

@@ -296,6 +296,7 @@ impl Ftl {
             info.valid -= f.moved;
             self.counters.gc_copied_ius += u64::from(f.moved);
         }
+        self.end_relocation_batch();
         if !self.cfg.power_loss_protection {
             // The sources are erased next: their data must be durable elsewhere first.
             self.pad_stream(dest, ops);
@@ -585,6 +586,7 @@ impl Ftl {
             OpCause::Refresh => self.counters.refreshed_ius += copied,
             _ => self.counters.gc_copied_ius += copied,
         }
+        self.end_relocation_batch();
         if !self.cfg.power_loss_protection {
             // The source is erased next: its data must be durable elsewhere first.
             self.pad_stream(dest, ops);
@@ -917,6 +919,9 @@ impl Ftl {
     /// victim's whole P2L range once it is emptied.
     #[inline(always)]
     fn copy_iu(&mut self, src: Ppa, lpn: Lpn, to: Ppa, shadows: bool) {
+        if let Some(moved) = &mut self.relocated {
+            moved.push(lpn);
+        }
         let version = self.map.version_at(src);
         self.map.fill_slot(to, lpn, version);
         // A valid copy is the mapped one unless it is shadowed. Without shadows in the victim,
@@ -929,6 +934,16 @@ impl Ftl {
             // A shadowed previous copy (newer data waits in an unprogrammed host page): the
             // undo record follows the move, the map keeps pointing at the new data.
             self.redirect_undo(lpn, src, to);
+        }
+    }
+
+    /// The copies noted since the last batch end are one victim's (or one folded stripe's):
+    /// a device updates their map entries per translation page once per batch.
+    fn end_relocation_batch(&mut self) {
+        if let Some(moved) = &mut self.relocated {
+            if moved.last().is_some_and(|&l| l != INVALID) {
+                moved.push(INVALID);
+            }
         }
     }
 

@@ -46,12 +46,12 @@ pub struct SuiteOptionArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
-    /// Run the sequential fills of the preconditioning at the speed of the FTL's mapping,
-    /// without the timing model, on a drive whose state after writes does not depend on it
-    /// (docs/explain-preconditioning.md: what agrees with the timed fills and what does not
-    /// yet). Measured steps are always timed.
+    /// Run the sequential fills of the preconditioning through the timing model. By default
+    /// a simulated drive whose state after writes does not depend on timing takes them at
+    /// the speed of the FTL's mapping, without it (docs/explain-preconditioning.md: what the
+    /// two paths give). Measured steps are always timed.
     #[arg(long)]
-    untimed_precondition: bool,
+    timed_precondition: bool,
     #[command(flatten)]
     tests: SuiteTestArgs,
     #[command(flatten)]
@@ -144,7 +144,7 @@ impl SuiteOptionArgs {
                 states: ClientOptions::parse_states(&c.state)?,
             },
             compressible_percent: self.compressible,
-            untimed_precondition: self.untimed_precondition,
+            timed_precondition: self.timed_precondition,
             interval: RoundLength::parse_for("--interval", &t.interval)?,
             read_qd: t.read_qd,
             precondition: PreconditionOptions {

@@ -179,10 +179,10 @@ pub struct SuiteOptions {
     /// Share of every write's data a compressor can remove, in percent (`--compressible`;
     /// None: random data, fio's default). Only a compressing drive shows a difference.
     pub compressible_percent: Option<u8>,
-    /// Run the fills without the timing model where the drive's state does not depend on
-    /// it (`--untimed-precondition`, [`crate::Session::untimed_allowed`]); by default every
-    /// preconditioning step is timed.
-    pub untimed_precondition: bool,
+    /// Run every preconditioning step through the timing model (`--timed-precondition`);
+    /// by default the fills run without it where the drive's state does not depend on it
+    /// ([`crate::Session::untimed_allowed`]).
+    pub timed_precondition: bool,
     /// Where suites keep and find their drives' preconditioned state (`None`: they
     /// precondition every time). Never changes a figure: a cached preconditioning gives
     /// what running it gives.
@@ -307,7 +307,7 @@ impl Default for SuiteOptions {
             read_qd: 4,
             precondition: Default::default(),
             compressible_percent: None,
-            untimed_precondition: false,
+            timed_precondition: false,
             state_cache: None,
             threads: 0,
             own: OwnOptionsSet::default(),

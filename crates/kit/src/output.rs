@@ -166,7 +166,7 @@ pub fn render_json(report: &SuiteReport, reg: &Registry) -> String {
         ("profile", json!(o.client.profile.name())),
         ("state", json!(o.client.state().name())),
         ("compressible_percent", json!(o.compressible_percent)),
-        ("untimed_precondition", json!(o.untimed_precondition)),
+        ("timed_precondition", json!(o.timed_precondition)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

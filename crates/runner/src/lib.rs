@@ -71,6 +71,26 @@ pub struct RunOptions {
     pub region_sizes: RegionSizes,
     /// Whether the host's I/O stack costs each I/O its engine's time ([`host::HostModel`]).
     pub host: host::HostModel,
+    /// Threads the run may use: with two or more the jobs' statistics (latency histograms,
+    /// bandwidth and IOPS samples, logs) are kept on a second thread, fed in order, while
+    /// the run loop and the device go on. The results are the same for every count.
+    pub threads: usize,
+}
+
+/// What [`RunOptions::new`] takes for [`RunOptions::threads`]: 1 until a program sets it
+/// ([`set_default_threads`]), so a library caller runs on its own thread unless it asks.
+static DEFAULT_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+/// Set the threads every run made from here on takes by default (`flashlab --threads`): the
+/// runs a command makes through other crates (a suite's steps, a sweep's points) take it
+/// without each caller passing it down. It changes no result.
+pub fn set_default_threads(threads: usize) {
+    DEFAULT_THREADS.store(threads.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The threads a run takes by default ([`set_default_threads`]).
+pub fn default_threads() -> usize {
+    DEFAULT_THREADS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl RunOptions {
@@ -83,7 +103,14 @@ impl RunOptions {
             timed_phases: TimedPhases::Compress,
             region_sizes: RegionSizes::Scale,
             host: host::HostModel::Engine,
+            threads: default_threads(),
         }
+    }
+
+    /// Use `threads` threads (at least one) for the run; the results are the same for any.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     /// Put the host's I/O stack between the jobs and the device, or not.

@@ -31,6 +31,7 @@ mod life;
 mod min_rate;
 mod placement;
 mod result;
+mod sink;
 mod steady;
 mod verify;
 mod watch;
@@ -39,6 +40,7 @@ use batch::{Batch, Gate};
 use lat_target::{LatAction, LatTarget};
 use life::Lifecycle;
 use min_rate::MinRate;
+use sink::Sink;
 use steady::{Check, SteadyTracker};
 use verify::{Next, Verify};
 
@@ -175,8 +177,11 @@ struct JobClone<'a> {
     groupid: u32,
     phase: usize,
     generator: IoGenerator,
-    stats: Option<JobStats>,
+    stats: Option<Sink>,
     result: Option<JobResult>,
+    /// What the result takes besides the statistics, kept from the clone's finish until
+    /// the statistics thread has the result.
+    extras: Option<ResultExtras>,
     iodepth: u32,
     /// fio's `iodepth_low`: after the queue filled, no I/O is issued until it has drained to
     /// this many (`iodepth` itself: kept full).
@@ -460,6 +465,29 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     flow_retry: Vec<u32>,
 }
 
+/// What a finished clone's result takes besides its statistics: the latency-target search's
+/// depth and settings, the I/O error that stopped it, its zone resets.
+#[derive(Debug, Clone, Copy, Default)]
+struct ResultExtras {
+    latency_target: Option<(u32, u64, u64, f64)>,
+    errno: Option<i32>,
+    zone_resets: Option<u64>,
+}
+
+impl ResultExtras {
+    fn apply(&self, result: &mut JobResult) {
+        if let Some((depth, target_ns, window_us, percentile)) = self.latency_target {
+            result.set_latency_target(depth, target_ns, window_us, percentile);
+        }
+        if let Some(e) = self.errno {
+            result.set_error(e);
+        }
+        if let Some(resets) = self.zone_resets {
+            result.set_zone_resets(resets);
+        }
+    }
+}
+
 /// Run every job of `file` against `device`. `progress` is called every
 /// `options.limits.progress_every_events` events and once at the end.
 ///
@@ -478,7 +506,7 @@ pub fn run_jobs(
     let plan = plan(file, options)?;
     let mut one = OneDevice(device);
     let mut runner = Runner::new(plan.file(file), &mut one, options, &plan)?;
-    runner.run(progress)?;
+    runner.run_all(progress)?;
     runner.into_checked_result()
 }
 
@@ -493,7 +521,7 @@ pub fn run_targets(
 ) -> Result<RunResult, RunError> {
     let plan = plan(file, options)?;
     let mut runner = Runner::new(plan.file(file), targets, options, &plan)?;
-    runner.run(progress)?;
+    runner.run_all(progress)?;
     runner.into_checked_result()
 }
 
@@ -541,12 +569,48 @@ pub(crate) fn run_with_summaries(
     let plan = plan(file, options)?;
     let mut one = OneDevice(device);
     let mut runner = Runner::new(plan.file(file), &mut one, options, &plan)?;
-    runner.run(&mut |_| {})?;
+    runner.run_all(&mut |_| {})?;
     let summaries = runner.summaries();
     Ok((runner.into_result(), summaries))
 }
 
 impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
+    /// [`Runner::run`], with the clones' statistics kept on a thread of their own when the
+    /// options allow two threads or more (`sink`): the same calls in the same order, so the
+    /// same results.
+    fn run_all(&mut self, progress: &mut dyn FnMut(&Progress)) -> Result<(), RunError> {
+        if self.options.threads < 2 || self.clones.is_empty() {
+            return self.run(progress);
+        }
+        let (out, mut consumer) = sink::pipe(self.clones.len());
+        for (i, c) in self.clones.iter_mut().enumerate() {
+            if let Some(s) = c.stats.as_mut() {
+                consumer.keep(i, s.take_here(i as u32, &out));
+            }
+        }
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("flashlab-stats".into())
+                .spawn_scoped(scope, move || consumer.run())
+                .expect("a thread for the statistics");
+            let ran = self.run(progress);
+            sink::close(&out);
+            let results = match worker.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            for (c, result) in self.clones.iter_mut().zip(results) {
+                if let Some(mut result) = result {
+                    if let Some(extras) = c.extras.take() {
+                        extras.apply(&mut result);
+                    }
+                    c.result = Some(result);
+                }
+            }
+            ran
+        })
+    }
+
     fn run(&mut self, progress: &mut dyn FnMut(&Progress)) -> Result<(), RunError> {
         if self.phases.is_empty() {
             self.all_done = true;
@@ -1028,27 +1092,15 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if let Some(v) = c.verify.as_mut() {
             stats.set_phase_runtimes_us(v.runtimes_us(c.window.end_ns));
         }
-        let mut result = stats.finish(c.window.end_ns);
-        if let Some(lt) = &c.lat_target {
-            let s = c.spec;
-            result.set_latency_target(
-                lt.depth,
-                s.latency.latency_target_ns,
-                s.latency.latency_window_ns / 1_000,
-                s.latency.latency_percentile,
-            );
-        }
-        if let Some(e) = &c.io_error {
-            result.set_error(e.errno());
-        }
-        // fio counts zone resets of a zbd job that writes or trims.
-        if let Some(z) = self.zbd_jobs.get(i).and_then(Option::as_ref) {
-            let [_, writes, trims] = c.spec.io.rw.directions();
-            if writes || trims {
-                result.set_zone_resets(z.resets);
+        let extras = self.result_extras(i);
+        let c = &mut self.clones[i];
+        match stats.finish(c.window.end_ns) {
+            Some(mut result) => {
+                extras.apply(&mut result);
+                c.result = Some(result);
             }
+            None => c.extras = Some(extras),
         }
-        c.result = Some(result);
         debug_assert_eq!(c.phase, self.current_phase);
         self.phase_left -= 1;
         let (spec, failed) = (c.spec, c.life.failed());
@@ -1061,6 +1113,32 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if (spec.control.exitall || (spec.control.exitall_on_error && failed)) && !self.exiting {
             self.exit_others(i, now);
         }
+    }
+
+    /// What clone `i`'s result takes besides its statistics, as it finishes.
+    fn result_extras(&self, i: usize) -> ResultExtras {
+        let c = &self.clones[i];
+        let mut extras = ResultExtras {
+            latency_target: c.lat_target.as_ref().map(|lt| {
+                let s = &c.spec.latency;
+                (
+                    lt.depth,
+                    s.latency_target_ns,
+                    s.latency_window_ns / 1_000,
+                    s.latency_percentile,
+                )
+            }),
+            errno: c.io_error.as_ref().map(JobIoError::errno),
+            zone_resets: None,
+        };
+        // fio counts zone resets of a zbd job that writes or trims.
+        if let Some(z) = self.zbd_jobs.get(i).and_then(Option::as_ref) {
+            let [_, writes, trims] = c.spec.io.rw.directions();
+            if writes || trims {
+                extras.zone_resets = Some(z.resets);
+            }
+        }
+        extras
     }
 
     /// A clone finished: the waiting clones of the phase whose waitees are all done become

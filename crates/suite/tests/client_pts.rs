@@ -84,7 +84,11 @@ fn pts_throughput_tracks_writes_for_both_block_sizes() {
         assert_eq!(chart.series.len(), 2);
     }
     // Each block size starts from its own purge.
-    let purges = d.steps.iter().filter(|s| s.job_text.is_none()).count();
+    let purges = d
+        .steps
+        .iter()
+        .filter(|s| s.kind == flashlab_kit::StepKind::Purge)
+        .count();
     assert_eq!(purges, 2);
 }
 

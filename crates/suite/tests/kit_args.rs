@@ -53,14 +53,14 @@ fn a_flag_takes_true_or_false() {
     assert!(msg.contains("--until-read-only 'yes'") && msg.contains("true or false"));
 }
 
-/// Every suite takes `--untimed-precondition`; the fills run timed unless it is given.
+/// Every suite takes `--timed-precondition`; the fills run untimed unless it is given.
 #[test]
-fn every_suite_takes_untimed_precondition() {
+fn every_suite_takes_timed_precondition() {
     for name in ["four-corners", "wsat", "desktop"] {
-        let (_, o) = options_from_pairs(name, &pairs(&[("untimed-precondition", "true")])).unwrap();
-        assert!(o.untimed_precondition, "{name}");
+        let (_, o) = options_from_pairs(name, &pairs(&[("timed-precondition", "true")])).unwrap();
+        assert!(o.timed_precondition, "{name}");
         let (_, o) = options_from_pairs(name, &[]).unwrap();
-        assert!(!o.untimed_precondition, "{name}");
+        assert!(!o.timed_precondition, "{name}");
     }
 }
 

@@ -101,6 +101,7 @@ impl Ssd {
         }
         self.ops = ops;
         self.ops.clear();
+        self.update_relocated_entries(start_ns);
         (last, rmw_done)
     }
 

@@ -149,6 +149,55 @@ impl Ssd {
         Ok(ready)
     }
 
+    /// Relocation moved IUs, so their map entries changed: each translation page holding
+    /// one is brought into DRAM (read from NAND on a miss, evicting as any look-up does) and
+    /// dirtied, once for all the entries of one victim's copies, as DFTL batches a victim's updates per translation page (Gupta, Kim
+    /// and Urgaonkar, ASPLOS 2009, section 3.4). The reads start at `t0` beside the copies;
+    /// nothing waits for them. Translation pages themselves are found through the directory
+    /// kept in DRAM, so moving one costs no look-up.
+    pub(super) fn update_relocated_entries(&mut self, t0: u64) {
+        let Some(m) = self.model.map_cache else {
+            return;
+        };
+        if self.map_updating {
+            // The look-ups below write pages back, which may relocate more: the loop below
+            // takes those too.
+            return;
+        }
+        self.map_updating = true;
+        let shift = m.entries_per_page.trailing_zeros();
+        let mut moved = Vec::new();
+        let mut pages = Vec::new();
+        loop {
+            self.ftl.take_relocated(&mut moved);
+            if moved.is_empty() {
+                break;
+            }
+            // One victim's copies at a time (each batch ends with `u32::MAX`).
+            for batch in moved.split(|&l| l == u32::MAX) {
+                pages.extend(
+                    batch
+                        .iter()
+                        .filter(|&&l| l < m.first_lpn)
+                        .map(|l| l >> shift),
+                );
+                pages.sort_unstable();
+                pages.dedup();
+                for &p in &pages {
+                    let lpn = u64::from(p) << shift;
+                    // A write-back the buffer cannot take stalls the drive; the host write
+                    // that follows meets the same full buffer and reports it.
+                    if self.map_lookup(t0, lpn, lpn, true).is_err() {
+                        break;
+                    }
+                }
+                pages.clear();
+            }
+            moved.clear();
+        }
+        self.map_updating = false;
+    }
+
     /// Write a translation page (hidden IU `lpn`) back to NAND: it takes write-buffer space
     /// from `t0` and goes to a page program like host data, so it is placed, collected and
     /// worn like data, and counted as a NAND write, not a host write.

@@ -10,11 +10,11 @@ use flashlab_workload::IoGenerator;
 impl Session<'_> {
     /// Whether preconditioning steps whose state does not depend on timing run without it
     /// here: on a simulated drive (not a system, not real storage) whose state after host
-    /// writes is its FTL's alone ([`Ssd::untimed_refusal`]), when the options ask for it
-    /// (`--untimed-precondition`). A suite's checkpoint recipe says which path it took, so
-    /// the precondition cache keeps the two apart.
+    /// writes is its FTL's alone ([`Ssd::untimed_refusal`]), unless the options ask for the
+    /// timed path (`--timed-precondition`). A suite's checkpoint recipe says which path it
+    /// took, so the precondition cache keeps the two apart.
     pub fn untimed_allowed(&mut self) -> bool {
-        if !self.opts.untimed_precondition {
+        if self.opts.timed_precondition {
             return false;
         }
         match &mut self.drive {

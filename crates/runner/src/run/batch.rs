@@ -12,8 +12,9 @@
 //! - A clone not waiting on a full queue (thinking, rate-limited) reaps each completion as
 //!   it comes, as fio's quiesce does; one out of work reaps all of its last I/Os in one call.
 
-use flashlab_report::JobStats;
 use flashlab_workload::JobSpec;
+
+use super::sink::Sink;
 
 /// What a clone with batches may do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,7 @@ impl Batch {
     }
 
     /// An I/O was queued; the clone now has `in_flight` in flight, this one included.
-    pub(super) fn queued(&mut self, in_flight: u32, stats: Option<&mut JobStats>) {
+    pub(super) fn queued(&mut self, in_flight: u32, stats: Option<&mut Sink>) {
         self.queued += 1;
         self.uncommitted += 1;
         if self.queued >= self.submit {
@@ -96,7 +97,7 @@ impl Batch {
     }
 
     /// The clone stops issuing for now: the engine is handed what is queued.
-    pub(super) fn flush(&mut self, stats: Option<&mut JobStats>) {
+    pub(super) fn flush(&mut self, stats: Option<&mut Sink>) {
         if self.uncommitted > 0 {
             if let Some(s) = stats {
                 s.record_submit_call(self.uncommitted);
@@ -107,7 +108,7 @@ impl Batch {
 
     /// One of the clone's I/Os completed; `in_flight` are still in flight. A clone `ending`
     /// (out of work or stopped) reaps all its I/Os in one call, as fio does after its loop.
-    pub(super) fn completed(&mut self, in_flight: u32, ending: bool, stats: Option<&mut JobStats>) {
+    pub(super) fn completed(&mut self, in_flight: u32, ending: bool, stats: Option<&mut Sink>) {
         if self.waiting || (ending && in_flight > 0) {
             self.unreaped += 1;
         } else {
@@ -125,7 +126,7 @@ impl Batch {
         in_flight: u32,
         iodepth: u32,
         iodepth_low: u32,
-        mut stats: Option<&mut JobStats>,
+        mut stats: Option<&mut Sink>,
     ) -> Gate {
         let mut reaped = false;
         loop {

@@ -294,8 +294,9 @@ impl<'a> JobClone<'a> {
             groupid: at.groupid,
             phase: at.phase,
             generator,
-            stats: Some(stats),
+            stats: Some(Sink::Here(Box::new(stats))),
             result: None,
+            extras: None,
             iodepth: spec.engine.iodepth.max(1),
             iodepth_low: iodepth_low(spec),
             draining_to_low: false,
@@ -442,7 +443,7 @@ fn check_group_percentiles(
 }
 
 /// A clone's statistics as its job configures them.
-fn job_stats(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStats {
+pub(super) fn job_stats(spec: &JobSpec, groupid: u32, job_index: u32) -> JobStats {
     let mut stats = JobStats::new(stats_config(spec, groupid, job_index));
     // fio reports the depth written, also when a synchronous engine capped it.
     stats.set_iodepth(
