@@ -32,7 +32,7 @@ impl Default for FitOptions {
         Self {
             seed: 1,
             first_steps: 2,
-            more_steps: 3,
+            more_steps: 6,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -88,7 +88,9 @@ impl Fitted {
 /// Fits a drive to `measured`, the outputs of `plan`.
 pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
     let initial = closed_form(plan.capacity_bytes, measured)?.loadable();
-    let split_measured = !measured.absent.iter().any(|j| j == "mixed-qd16");
+    let split_measured = ["mixed-qd4", "mixed-qd16"]
+        .iter()
+        .any(|job| !measured.absent.iter().any(|j| j == job));
     let mut candidates: Vec<Candidate> = structures(&initial, split_measured)
         .into_iter()
         .map(|(label, p)| Candidate::new(label, p))
@@ -179,9 +181,6 @@ struct Candidate {
     next: Params,
     best: Option<(Params, Figures)>,
     best_error: f64,
-    /// The last step's block (pages) and the bytes its simulated `gc-onset` wrote before
-    /// the rate fell: with the next step's, a secant of the onset over the block.
-    block_onset: Option<(f64, f64)>,
     /// The last step's native program time and the post-cache rate its simulated fill gave:
     /// with the next step's, how far the rate follows the program time.
     prog_rate: Option<(f64, f64)>,
@@ -196,7 +195,6 @@ impl Candidate {
             next: p,
             best: None,
             best_error: f64::INFINITY,
-            block_onset: None,
             prog_rate: None,
             spare_iops: None,
         }
@@ -207,7 +205,6 @@ impl Candidate {
     /// parameters the screening's last step gave.
     fn with_full_plan(self) -> Self {
         Self {
-            block_onset: self.block_onset,
             prog_rate: self.prog_rate,
             spare_iops: self.spare_iops,
             ..Self::new(self.label, self.next)
@@ -265,28 +262,91 @@ fn step_all(
             None => continue,
         };
         let e = fit_error(measured, &figures);
-        if e < c.best_error {
+        if std::env::var_os("FIT_TRACE").is_some() {
+            eprintln!("TRACE {} e={e:.4} spare={:.3} ppb={} tprog={} steady={:.0}/{:.0} onset={:.3e}/{:.3e} mix4={:.0}/{:.0}", c.label, input.spare, input.geometry().0, input.t_prog_ns, figures.steady_full_iops, measured.steady_full_iops, figures.gc_onset_bytes, measured.gc_onset_bytes, figures.mixed_filled_iops, measured.mixed_filled_iops);
+        }
+        let worse = e >= c.best_error;
+        if !worse {
             c.best_error = e;
             c.best = Some((input.clone(), figures.clone()));
         }
-        c.next = refine(&input, measured, &figures);
-        c.next.pages_per_block = refine_block(&input, measured, &figures, c.block_onset);
-        c.block_onset = Some((input.geometry().0 as f64, figures.gc_onset_bytes));
-        let (t_prog, post) = (input.t_prog_ns as f64, figures.fill.post_cache_bytes_s);
-        let same_units = c.next.dies * c.next.planes == input.dies * input.planes;
-        if let Some(t) = secant(t_prog, post, c.prog_rate, measured.fill.post_cache_bytes_s) {
-            if same_units {
-                c.next.t_prog_ns = t.clamp(50_000.0, 20e6) as u64;
-            }
-        }
-        c.prog_rate = Some((t_prog, post));
-        let (spare, steady) = (input.spare, figures.steady_full_iops);
-        if let Some(x) = secant(spare, steady, c.spare_iops, measured.steady_full_iops) {
-            c.next.spare = x.clamp(0.02, 1.0);
-        }
-        c.spare_iops = Some((spare, steady));
+        let proposal = propose(c, &input, measured, &figures);
+        c.next = match (&c.best, worse) {
+            // A step that made the fit worse went too far: the next goes back halfway
+            // between the best drive so far and this one (a backtracking line search).
+            (Some((best, _)), true) => toward(best, &input, 0.5),
+            _ => proposal,
+        };
     }
     Ok(())
+}
+
+/// The next drive from `input` and what its plan gave: every parameter moved by the figure
+/// it governs, the native program time and the spare by their secants where the last step
+/// measured one, the block by what of `gc-onset` the spare's move does not explain.
+fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figures) -> Params {
+    let mut next = refine(input, measured, figures);
+    let (t_prog, post) = (input.t_prog_ns as f64, figures.fill.post_cache_bytes_s);
+    let same_units = next.dies * next.planes == input.dies * input.planes;
+    if let Some(t) = secant(t_prog, post, c.prog_rate, measured.fill.post_cache_bytes_s) {
+        if same_units {
+            next.t_prog_ns = t.clamp(50_000.0, 20e6) as u64;
+        }
+    }
+    c.prog_rate = Some((t_prog, post));
+    next.t_prog_ns = within_step(input.t_prog_ns as f64, next.t_prog_ns as f64) as u64;
+    next.slc_t_prog_ns = within_step(input.slc_t_prog_ns as f64, next.slc_t_prog_ns as f64) as u64;
+    let (spare, steady) = (input.spare, figures.steady_full_iops);
+    if finite(steady).is_none() {
+        // Without the steady jobs (the screening plan) the spare follows the free bytes
+        // `gc-onset` wrote before GC: about the user capacity × the spare's change.
+        if let (Some(target), Some(now)) =
+            (finite(measured.gc_onset_bytes), finite(figures.gc_onset_bytes))
+        {
+            next.spare = spare + (target - now) / input.capacity_bytes as f64;
+        }
+    } else if let Some(x) = secant(spare, steady, c.spare_iops, measured.steady_full_iops) {
+        next.spare = x;
+    }
+    next.spare = within_step(spare, next.spare).clamp(0.02, 1.0);
+    c.spare_iops = Some((spare, steady));
+    next.pages_per_block = refine_block(input, &next, measured, figures);
+    next
+}
+
+/// A parameter's step held to two thirds or three halves of its value: the figures follow
+/// their parameters only roughly (a folding cache's rate barely follows tPROG, GC's IOPS
+/// follow the spare less the held-back blocks), and a larger step overshoots.
+fn within_step(from: f64, to: f64) -> f64 {
+    to.clamp(from / 1.5, from * 1.5)
+}
+
+/// `from` moved `share` of the way to `to`, geometrically in each continuous parameter; the
+/// structure (split, cache kind, fold, read priority) is `from`'s.
+fn toward(from: &Params, to: &Params, share: f64) -> Params {
+    let mid = |a: f64, b: f64| a * (b / a).powf(share);
+    let mid_u = |a: u64, b: u64| mid(a.max(1) as f64, b.max(1) as f64).round() as u64;
+    let mut n = from.clone();
+    n.t_read_ns = mid_u(from.t_read_ns, to.t_read_ns);
+    n.t_prog_ns = mid_u(from.t_prog_ns, to.t_prog_ns);
+    n.slc_t_prog_ns = mid_u(from.slc_t_prog_ns, to.slc_t_prog_ns);
+    n.command_overhead_ns = mid_u(from.command_overhead_ns, to.command_overhead_ns);
+    n.spare = mid(from.spare, to.spare);
+    n.buffer_bytes = round_buffer(mid(from.buffer_bytes as f64, to.buffer_bytes as f64));
+    n.cache = match (from.cache, to.cache) {
+        (Cache::Dynamic { fraction: a }, Cache::Dynamic { fraction: b }) => {
+            Cache::Dynamic { fraction: mid(a, b) }
+        }
+        (Cache::Static { bytes: a }, Cache::Static { bytes: b }) => Cache::Static {
+            bytes: static_bytes(mid(a as f64, b as f64), from),
+        },
+        (c, _) => c,
+    };
+    if let (Some(a), Some(b)) = (from.pages_per_block, to.pages_per_block) {
+        let bits = class::BITS_PER_CELL as f64;
+        n.pages_per_block = Some(((mid(a as f64, b as f64) / bits).round() * bits) as u64);
+    }
+    n
 }
 
 /// The plan simulated on `p`, read back as figures.
@@ -498,6 +558,12 @@ fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
             "read p99 (ns)".into(),
             f.beside_read_p99_ns,
         ),
+        ("mixed-qd4", "IOPS".into(), f.mixed_filled_iops),
+        (
+            "mixed-qd4",
+            "read p99 (ns)".into(),
+            f.mixed_filled_read_p99_ns,
+        ),
         ("mixed-qd16", "IOPS".into(), f.mixed_iops),
         ("mixed-qd16", "read p99 (ns)".into(), f.mixed_read_p99_ns),
         (
@@ -547,8 +613,8 @@ pub fn compare(measured: &Figures, fitted: &Figures) -> Vec<Compared> {
 /// figures both have; a figure one lacks counts as a factor of two (a job the simulated
 /// plan left out counts not at all: every candidate of a step lacks it). Each job weighs the
 /// same whatever its figures' count, so the nine points of the depth scan do not outweigh
-/// the mixed job, the one that tells how the parallel units split into dies, which weighs
-/// [`SPLIT_JOB_WEIGHT`].
+/// the mixed jobs, the ones that tell how the parallel units split into dies, which weigh
+/// [`SPLIT_JOB_WEIGHT`] each.
 fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
     let m = used_figures(measured);
     let s = used_figures(simulated);
@@ -571,7 +637,7 @@ fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
         }
     }
     let weight = |job: &str| {
-        if job == "mixed-qd16" {
+        if job == "mixed-qd4" || job == "mixed-qd16" {
             SPLIT_JOB_WEIGHT
         } else {
             1.0
@@ -581,8 +647,8 @@ fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
     total / jobs.iter().map(|j| weight(j.0)).sum::<f64>().max(1.0)
 }
 
-/// The weight of the mixed job in [`fit_error`], where every other job weighs one: it is
-/// the one job that tells the splits of the parallel units into dies apart, while every
+/// The weight of each mixed job in [`fit_error`], where every other job weighs one: they
+/// are the jobs that tell the splits of the parallel units into dies apart, while every
 /// split matches the other jobs with its own timings, so at one job's weight among ten a
 /// split that misses the mixed job by a fifth can rank above the drive's own.
 const SPLIT_JOB_WEIGHT: f64 = 2.0;
@@ -657,38 +723,29 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
 }
 
 /// Blocks the FTL holds back, per parallel unit, when background GC starts: its
-/// background threshold (four a unit) and every stream's open blocks (four a unit). The
-/// first step's slope of the onset over the block; later steps take the secant.
+/// background threshold (four a unit) and every stream's open blocks (four a unit).
 const HELD_BLOCKS_PER_UNIT: f64 = 8.0;
 
-/// The block moved by `gc-onset`: GC starts when the free blocks fall to the held-back
-/// count, so the bytes written before it fall by about held-back blocks × the block's bytes
-/// as the block grows. The step is the onset's difference over that slope (the secant of
-/// this step and the last where they differ), held to halving or doubling the block, in
-/// whole word lines. Unmeasured, the block stays as it was.
-fn refine_block(p: &Params, m: &Figures, s: &Figures, last: Option<(f64, f64)>) -> Option<u64> {
+/// The block moved by what of `gc-onset` the spare's move from `input` to `next` does not
+/// explain. The bytes written before GC starts are the free bytes less the held-back
+/// blocks; the free bytes follow the spare (about the user capacity × its change), the
+/// held-back bytes the block (held-back blocks × the block's bytes). Greedy GC's steady IOPS
+/// follow the same difference, so the spare fitted to them leaves the onset nearly met and
+/// the block moves only by what remains, half of it a step, in whole word lines.
+/// Unmeasured, the block stays as it was.
+fn refine_block(input: &Params, next: &Params, m: &Figures, s: &Figures) -> Option<u64> {
     let (Some(target), Some(now)) = (finite(m.gc_onset_bytes), finite(s.gc_onset_bytes)) else {
-        return p.pages_per_block;
+        return input.pages_per_block;
     };
-    let ppb = p.geometry().0 as f64;
-    let units = f64::from(p.dies * p.planes);
-    let guess = HELD_BLOCKS_PER_UNIT * units * class::PAGE_BYTES as f64;
-    let slope = match last {
-        Some((ppb0, onset0)) if (ppb0 - ppb).abs() >= 1.0 && onset0.is_finite() => {
-            let secant = (onset0 - now) / (ppb - ppb0);
-            // A secant of the wrong sign or far off the held-back slope is noise.
-            if secant > guess / 4.0 && secant < guess * 4.0 {
-                secant
-            } else {
-                guess
-            }
-        }
-        _ => guess,
-    };
-    let next = (ppb + (now - target) / slope).clamp(ppb / 2.0, ppb * 2.0);
+    let ppb = input.geometry().0 as f64;
+    let units = f64::from(input.dies * input.planes);
+    let held_bytes_per_page = HELD_BLOCKS_PER_UNIT * units * class::PAGE_BYTES as f64;
+    let expected = now + (next.spare - input.spare) * input.capacity_bytes as f64;
+    let step = 0.5 * (expected - target) / held_bytes_per_page;
+    let next_ppb = (ppb + step).clamp(ppb / 1.5, ppb * 1.5);
     let bits = class::BITS_PER_CELL as f64;
-    let most = p.max_fitted_pages_per_block() as f64;
-    Some(((next / bits).round() * bits).clamp(bits, most) as u64)
+    let most = input.max_fitted_pages_per_block() as f64;
+    Some(((next_ppb / bits).round() * bits).clamp(bits, most) as u64)
 }
 
 /// A parameter moved by the figure it governs as far as the figure follows it: the

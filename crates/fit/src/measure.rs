@@ -96,6 +96,9 @@ pub struct Figures {
     /// The mixed job's IOPS (reads and writes) and read p99.
     pub mixed_iops: f64,
     pub mixed_read_p99_ns: f64,
+    /// The shallow mixed job's on the filled drive, before GC.
+    pub mixed_filled_iops: f64,
+    pub mixed_filled_read_p99_ns: f64,
     /// Bytes of 4 KiB random writes the filled drive took before GC slowed them (the whole
     /// job's when the rate never fell).
     pub gc_onset_bytes: f64,
@@ -129,6 +132,8 @@ impl Figures {
             beside_read_iops: n,
             mixed_iops: n,
             mixed_read_p99_ns: n,
+            mixed_filled_iops: n,
+            mixed_filled_read_p99_ns: n,
             gc_onset_bytes: n,
             steady_full_iops: n,
             steady_half_iops: n,
@@ -238,6 +243,12 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
     if let Some((d, _)) = doc("mixed-qd16")? {
         f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
         f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    }
+    if let Some((d, _)) = doc("mixed-qd4")? {
+        f.mixed_filled_iops =
+            dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
+        f.mixed_filled_read_p99_ns =
+            dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
     }
     if let Some((d, job)) = doc("gc-onset")? {
         f.gc_onset_bytes = gc_onset(&log(job, 1, &d)?);

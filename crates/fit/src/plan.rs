@@ -20,6 +20,9 @@ pub const BESIDE_WRITE_RATE: u64 = 32 << 20;
 /// I/Os of the mixed read and write job: few enough that its writes stay in the cache of a
 /// 256 MiB drive, many enough for a read p99 of some hundred samples.
 pub const MIXED_IOS: u64 = 20_000;
+/// I/Os of the shallow mixed job on the filled drive: its writes (about 12 MiB) stay well
+/// inside the spare area of a 256 MiB drive, so GC has not started when it ends.
+pub const MIXED_FILLED_IOS: u64 = 6_000;
 /// Smallest and largest capacity a plan is made for.
 pub const MIN_CAPACITY: u64 = 256 << 20;
 pub const MAX_CAPACITY: u64 = 1 << 50;
@@ -112,6 +115,7 @@ impl Plan {
         specs.extend(writes);
         specs.extend(read_specs(c));
         specs.extend(beside);
+        specs.push(mixed_filled_spec(c));
         specs.push(gc_onset_spec(c));
         specs.push(mixed_spec(c));
         specs.extend(buffers);
@@ -360,6 +364,26 @@ fn mixed_spec(c: u64) -> Spec {
         ),
         logs: vec![],
         est_seconds: MIXED_IOS as f64 / EST_STEADY_IOPS,
+        destructive: true,
+    }
+}
+
+/// Random reads and writes at QD4 on the drive the fill left full, before GC starts. At a
+/// shallow depth a die's program is seldom joined by the writes to its other planes before
+/// it starts, so a drive of fewer, wider dies holds more of its planes behind each program
+/// than one of more, narrower dies: at the same dies x planes the IOPS differ by a quarter
+/// or more between splits, where at QD16 during GC they differ by a few percent.
+fn mixed_filled_spec(c: u64) -> Spec {
+    Spec {
+        name: "mixed-qd4".into(),
+        identifies: "how dies x planes split into dies, before GC: 4 KiB random 50/50 reads and writes at QD4 on the filled drive (IOPS and read p99; a program holds its whole die)",
+        body: section(
+            "mixed-qd4",
+            &[o("rw", "randrw"), o("rwmixread", 50), o("bs", "4k"), o("iodepth", 4),
+              o("size", c), o("number_ios", MIXED_FILLED_IOS)],
+        ),
+        logs: vec![],
+        est_seconds: MIXED_FILLED_IOS as f64 / EST_STEADY_IOPS,
         destructive: true,
     }
 }

@@ -31,7 +31,7 @@ pub fn source_jobs(key: &str) -> &'static [&'static str] {
     match key {
         "nand.t_read" => &["randread-qd1", "qd1-write"],
         "nand.channels" | "nand.dies_per_channel" => &["randread-qd1", "randread-qd256"],
-        "nand.planes_per_die" => &["mixed-qd16"],
+        "nand.planes_per_die" => &["mixed-qd4", "mixed-qd16"],
         "nand.blocks_per_plane" => &["steady-full"],
         "nand.pages_per_block" => &["gc-onset"],
         "nand.t_prog"
@@ -93,7 +93,7 @@ fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
             p.dies * p.planes
         )),
         "nand.planes_per_die" => fitted(format!(
-            "the split of dies x planes {} (1, 2 or 4 planes per die, each refined with every structure) whose simulated plan is closest to the measured one: a program holds its whole die, so mixed-qd16's IOPS and read p99 differ between splits",
+            "the split of dies x planes {} (1, 2 or 4 planes per die, each refined with every structure) whose simulated plan is closest to the measured one: a program holds its whole die, so the mixed jobs' IOPS and read p99 differ between splits, most at QD4 before GC",
             p.dies * p.planes
         )),
         "nand.pages_per_block" if p.pages_per_block.is_some() => fitted(format!(
