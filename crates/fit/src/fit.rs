@@ -181,9 +181,9 @@ struct Candidate {
     next: Params,
     best: Option<(Params, Figures)>,
     best_error: f64,
-    /// The last step's native program time and the post-cache rate its simulated fill gave:
-    /// with the next step's, how far the rate follows the program time.
-    prog_rate: Option<(f64, f64)>,
+    /// The last step's program times, the fill's rates they gave and what the steps so far
+    /// tell of how the rates follow the times.
+    programs: Option<Programs>,
     /// The last step's spare and the steady IOPS it gave.
     spare_iops: Option<(f64, f64)>,
 }
@@ -195,7 +195,7 @@ impl Candidate {
             next: p,
             best: None,
             best_error: f64::INFINITY,
-            prog_rate: None,
+            programs: None,
             spare_iops: None,
         }
     }
@@ -205,7 +205,7 @@ impl Candidate {
     /// parameters the screening's last step gave.
     fn with_full_plan(self) -> Self {
         Self {
-            prog_rate: self.prog_rate,
+            programs: self.programs,
             spare_iops: self.spare_iops,
             ..Self::new(self.label, self.next)
         }
@@ -262,9 +262,6 @@ fn step_all(
             None => continue,
         };
         let e = fit_error(measured, &figures);
-        if std::env::var_os("FIT_TRACE").is_some() {
-            eprintln!("TRACE {} e={e:.4} spare={:.3} ppb={} tprog={} steady={:.0}/{:.0} onset={:.3e}/{:.3e} mix4={:.0}/{:.0}", c.label, input.spare, input.geometry().0, input.t_prog_ns, figures.steady_full_iops, measured.steady_full_iops, figures.gc_onset_bytes, measured.gc_onset_bytes, figures.mixed_filled_iops, measured.mixed_filled_iops);
-        }
         let worse = e >= c.best_error;
         if !worse {
             c.best_error = e;
@@ -286,23 +283,19 @@ fn step_all(
 /// measured one, the block by what of `gc-onset` the spare's move does not explain.
 fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figures) -> Params {
     let mut next = refine(input, measured, figures);
-    let (t_prog, post) = (input.t_prog_ns as f64, figures.fill.post_cache_bytes_s);
     let same_units = next.dies * next.planes == input.dies * input.planes;
-    if let Some(t) = secant(t_prog, post, c.prog_rate, measured.fill.post_cache_bytes_s) {
-        if same_units {
-            next.t_prog_ns = t.clamp(50_000.0, 20e6) as u64;
-        }
+    let (slc, tlc) = programs_step(c, input, measured, figures);
+    if same_units {
+        (next.slc_t_prog_ns, next.t_prog_ns) = (slc, tlc);
     }
-    c.prog_rate = Some((t_prog, post));
-    next.t_prog_ns = within_step(input.t_prog_ns as f64, next.t_prog_ns as f64) as u64;
-    next.slc_t_prog_ns = within_step(input.slc_t_prog_ns as f64, next.slc_t_prog_ns as f64) as u64;
     let (spare, steady) = (input.spare, figures.steady_full_iops);
     if finite(steady).is_none() {
         // Without the steady jobs (the screening plan) the spare follows the free bytes
         // `gc-onset` wrote before GC: about the user capacity × the spare's change.
-        if let (Some(target), Some(now)) =
-            (finite(measured.gc_onset_bytes), finite(figures.gc_onset_bytes))
-        {
+        if let (Some(target), Some(now)) = (
+            finite(measured.gc_onset_bytes),
+            finite(figures.gc_onset_bytes),
+        ) {
             next.spare = spare + (target - now) / input.capacity_bytes as f64;
         }
     } else if let Some(x) = secant(spare, steady, c.spare_iops, measured.steady_full_iops) {
@@ -312,6 +305,69 @@ fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figu
     c.spare_iops = Some((spare, steady));
     next.pages_per_block = refine_block(input, &next, measured, figures);
     next
+}
+
+/// What the last step of the program times gave, for a Broyden step: the log of the SLC
+/// and native program times, the log of the in-cache and post-cache rates they gave, and
+/// the Jacobian of the rates over the times (log over log) as the steps so far tell it.
+#[derive(Debug, Clone, Copy)]
+struct Programs {
+    times: [f64; 2],
+    rates: [f64; 2],
+    jacobian: [[f64; 2]; 2],
+}
+
+/// The SLC and native program times moved by the fill's two rates together. A direct
+/// write's in-cache rate goes as 1 / SLC tPROG and its post-cache rate as 1 / tPROG, the
+/// first Jacobian; a folding cache couples them (the fold's native programs share the dies
+/// with the host's SLC programs, and its post-cache rate pays both), which Broyden's update
+/// learns from each step's change. Each step is held to [`within_step`]; a rate not
+/// measured leaves its time as it was.
+fn programs_step(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> (u64, u64) {
+    let (slc0, tlc0) = (p.slc_t_prog_ns as f64, p.t_prog_ns as f64);
+    let (Some(rates), Some(target)) = (
+        finite(s.fill.in_cache_bytes_s).zip(finite(s.fill.post_cache_bytes_s)),
+        finite(m.fill.in_cache_bytes_s).zip(finite(m.fill.post_cache_bytes_s)),
+    ) else {
+        return (p.slc_t_prog_ns, p.t_prog_ns);
+    };
+    let times = [slc0.ln(), tlc0.ln()];
+    let rates = [rates.0.ln(), rates.1.ln()];
+    let mut jacobian = [[-1.0, 0.0], [0.0, -1.0]];
+    if let Some(last) = c.programs {
+        jacobian = last.jacobian;
+        let dx = [times[0] - last.times[0], times[1] - last.times[1]];
+        let df = [rates[0] - last.rates[0], rates[1] - last.rates[1]];
+        let norm = dx[0] * dx[0] + dx[1] * dx[1];
+        if norm > 1e-6 {
+            for (row, d) in jacobian.iter_mut().zip(df) {
+                let miss = d - (row[0] * dx[0] + row[1] * dx[1]);
+                row[0] += miss * dx[0] / norm;
+                row[1] += miss * dx[1] / norm;
+            }
+        }
+    }
+    c.programs = Some(Programs {
+        times,
+        rates,
+        jacobian,
+    });
+    let want = [target.0.ln() - rates[0], target.1.ln() - rates[1]];
+    let [[a, b], [cc, d]] = jacobian;
+    let det = a * d - b * cc;
+    // A Jacobian learnt near singular (a rate that follows neither time) steps as the
+    // direct write's would.
+    let (dx0, dx1) = if det.abs() > 0.05 && a < 0.0 && d < 0.0 {
+        (
+            (d * want[0] - b * want[1]) / det,
+            (a * want[1] - cc * want[0]) / det,
+        )
+    } else {
+        (-want[0], -want[1])
+    };
+    let slc = within_step(slc0, slc0 * dx0.exp()).clamp(20_000.0, 5e6);
+    let tlc = within_step(tlc0, tlc0 * dx1.exp()).clamp(50_000.0, 20e6);
+    (slc as u64, tlc as u64)
 }
 
 /// A parameter's step held to two thirds or three halves of its value: the figures follow
@@ -334,9 +390,9 @@ fn toward(from: &Params, to: &Params, share: f64) -> Params {
     n.spare = mid(from.spare, to.spare);
     n.buffer_bytes = round_buffer(mid(from.buffer_bytes as f64, to.buffer_bytes as f64));
     n.cache = match (from.cache, to.cache) {
-        (Cache::Dynamic { fraction: a }, Cache::Dynamic { fraction: b }) => {
-            Cache::Dynamic { fraction: mid(a, b) }
-        }
+        (Cache::Dynamic { fraction: a }, Cache::Dynamic { fraction: b }) => Cache::Dynamic {
+            fraction: mid(a, b),
+        },
         (Cache::Static { bytes: a }, Cache::Static { bytes: b }) => Cache::Static {
             bytes: static_bytes(mid(a as f64, b as f64), from),
         },
@@ -506,6 +562,13 @@ fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
                 };
             }
             c.fold = fold;
+            if fold {
+                // The closed forms' tPROG is a direct write's: a page per unit per
+                // program past the cache. A folding cache's host data pay an SLC program
+                // and then their share of the native one, so its native program is the
+                // post-cache page time less the SLC program's.
+                c.t_prog_ns = (c.t_prog_ns.saturating_sub(c.slc_t_prog_ns)).max(c.t_prog_ns / 3);
+            }
             c.read_priority = read_priority;
             let label = format!(
                 "{} cache, {}, read priority {}, {}",
