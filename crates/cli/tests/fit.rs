@@ -118,7 +118,12 @@ fn a_cut_json_document_and_a_cut_log_are_refused() {
 #[test]
 fn a_partial_set_fits_with_the_keys_of_its_missing_jobs_at_class_defaults() {
     let dir = copy_of("partial");
-    for name in ["seq-fill.json", "seq-fill_bw.1.log", "mixed-qd16.json"] {
+    for name in [
+        "seq-fill.json",
+        "seq-fill_bw.1.log",
+        "mixed-qd4.json",
+        "mixed-qd16.json",
+    ] {
         std::fs::remove_file(dir.join(name)).unwrap();
     }
     refused(&dir, &["seq-fill.json: missing"]);
@@ -133,7 +138,7 @@ fn a_partial_set_fits_with_the_keys_of_its_missing_jobs_at_class_defaults() {
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert!(
-        said.contains("Not measured: seq-fill, mixed-qd16\n"),
+        said.contains("Not measured: seq-fill, mixed-qd4, mixed-qd16\n"),
         "{said}"
     );
     let defaults = said

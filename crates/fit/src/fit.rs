@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use crate::measure::{read_simulated, Figures, Source};
 use crate::params::{class, Cache, Params};
-use crate::plan::Plan;
+use crate::plan::{Plan, BEFORE_FILL_BYTES};
 use crate::simrun::run_plan;
 use crate::FitError;
 
@@ -88,10 +88,12 @@ impl Fitted {
 /// Fits a drive to `measured`, the outputs of `plan`.
 pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
     let initial = closed_form(plan.capacity_bytes, measured)?.loadable();
+    // The split needs both mixed jobs: before GC and during it.
     let split_measured = ["mixed-qd4", "mixed-qd16"]
         .iter()
-        .any(|job| !measured.absent.iter().any(|j| j == job));
-    let mut candidates: Vec<Candidate> = structures(&initial, split_measured)
+        .all(|job| !measured.absent.iter().any(|j| j == job));
+    let fill_measured = finite(measured.fill.post_cache_bytes_s).is_some();
+    let mut candidates: Vec<Candidate> = structures(&initial, split_measured, fill_measured)
         .into_iter()
         .map(|(label, p)| Candidate::new(label, p))
         .collect();
@@ -262,6 +264,9 @@ fn step_all(
             None => continue,
         };
         let e = fit_error(measured, &figures);
+        if std::env::var_os("FIT_TRACE").is_some() {
+            eprintln!("TRACE {} e={e:.4} u={}x{} post={:.3e}/{:.3e} inc={:.3e}/{:.3e} late={:.3e}/{:.3e} cliff={:.3e}/{:.3e} slc={} spare={:.3} ppb={} tprog={} steady={:.0}/{:.0} onset={:.3e}/{:.3e} mix4={:.0}/{:.0} rmax={:.0}/{:.0}", c.label, input.dies, input.planes, figures.fill.post_cache_bytes_s, measured.fill.post_cache_bytes_s, figures.fill.in_cache_bytes_s, measured.fill.in_cache_bytes_s, figures.fill.late_bytes_s, measured.fill.late_bytes_s, figures.fill.cliff_bytes, measured.fill.cliff_bytes, input.slc_t_prog_ns, input.spare, input.geometry().0, input.t_prog_ns, figures.steady_full_iops, measured.steady_full_iops, figures.gc_onset_bytes, measured.gc_onset_bytes, figures.mixed_filled_iops, measured.mixed_filled_iops, max_iops(&figures), max_iops(measured));
+        }
         let worse = e >= c.best_error;
         if !worse {
             c.best_error = e;
@@ -466,9 +471,10 @@ pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError>
     }
     .clamp(0.02, 1.0);
     let raw = capacity_bytes as f64 * (1.0 + spare);
+    // The cache held the QD1 write's bytes before the fill began.
     let fraction = match m.fill.cliff_bytes {
         c if c.is_nan() => class::CACHE_FRACTION,
-        c => c.max(0.0) * class::BITS_PER_CELL as f64 / raw,
+        c => (c.max(0.0) + BEFORE_FILL_BYTES as f64) * class::BITS_PER_CELL as f64 / raw,
     };
     let buffer_bytes = match m.buffered_bytes {
         b if b.is_nan() => class::BUFFER_BYTES,
@@ -532,7 +538,7 @@ fn round_buffer(bytes: f64) -> u64 {
 /// each with both cache kinds, both fold policies, and read priority off and on. Read
 /// priority is part of the structure from the start: a drive with it fitted without it
 /// first ranks its own split last (the mixed job's read tail is off by a program time).
-fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
+fn structures(p: &Params, split_measured: bool, fill_measured: bool) -> Vec<(String, Params)> {
     let cliff_bytes = match p.cache {
         Cache::Dynamic { fraction } => {
             fraction * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64
@@ -562,7 +568,7 @@ fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
                 };
             }
             c.fold = fold;
-            if fold {
+            if fold && fill_measured {
                 // The closed forms' tPROG is a direct write's: a page per unit per
                 // program past the cache. A folding cache's host data pay an SLC program
                 // and then their share of the native one, so its native program is the
@@ -765,17 +771,7 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         m.fill.post_cache_bytes_s,
     );
     n.t_prog_ns = (tlc * unit_ratio).clamp(50_000.0, 20e6) as u64;
-    n.cache = match p.cache {
-        Cache::Dynamic { fraction } => Cache::Dynamic {
-            fraction: by_ratio(fraction, m.fill.cliff_bytes, s.fill.cliff_bytes).clamp(0.005, 1.0),
-        },
-        Cache::Static { bytes } => Cache::Static {
-            bytes: static_bytes(
-                by_ratio(bytes as f64, m.fill.cliff_bytes, s.fill.cliff_bytes),
-                p,
-            ),
-        },
-    };
+    n.cache = refine_cache(p, m, s);
     n.spare = by_ratio(p.spare, m.steady_full_iops, s.steady_full_iops).clamp(0.02, 1.0);
     n.buffer_bytes = round_buffer(by_ratio(
         p.buffer_bytes as f64,
@@ -783,6 +779,30 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         s.buffered_bytes,
     ));
     n
+}
+
+/// The cache moved by the bytes the fill wrote before its rate fell: those are the cache's
+/// bytes less what the plan wrote into it before the fill, an offset a ratio step would
+/// scale with the cache, so the step adds the difference (held to a quarter or four times
+/// the cache), in cache bytes for a static cache, in its share of the raw capacity for a
+/// dynamic one.
+fn refine_cache(p: &Params, m: &Figures, s: &Figures) -> Cache {
+    let Some(diff) = finite(m.fill.cliff_bytes)
+        .zip(finite(s.fill.cliff_bytes))
+        .map(|(a, b)| a - b)
+    else {
+        return p.cache;
+    };
+    let raw_over_bits = p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64;
+    let add = |value: f64, by: f64| (value + by).clamp(value / 4.0, value * 4.0);
+    match p.cache {
+        Cache::Dynamic { fraction } => Cache::Dynamic {
+            fraction: add(fraction, diff / raw_over_bits).clamp(0.005, 1.0),
+        },
+        Cache::Static { bytes } => Cache::Static {
+            bytes: static_bytes(add(bytes as f64, diff), p),
+        },
+    }
 }
 
 /// Blocks the FTL holds back, per parallel unit, when background GC starts: its

@@ -23,6 +23,11 @@ pub const MIXED_IOS: u64 = 20_000;
 /// I/Os of the shallow mixed job on the filled drive: its writes (about 12 MiB) stay well
 /// inside the spare area of a 256 MiB drive, so GC has not started when it ends.
 pub const MIXED_FILLED_IOS: u64 = 6_000;
+/// 4 KiB writes of the QD1 write job, which runs on the trimmed drive before the fill: the
+/// fill finds their 16 MiB in the cache already.
+pub const QD1_WRITE_IOS: u64 = 4096;
+/// Bytes the plan writes between the trim and the fill.
+pub const BEFORE_FILL_BYTES: u64 = QD1_WRITE_IOS * 4096;
 /// Smallest and largest capacity a plan is made for.
 pub const MIN_CAPACITY: u64 = 256 << 20;
 pub const MAX_CAPACITY: u64 = 1 << 50;
@@ -64,10 +69,13 @@ pub struct Plan {
     pub jobs: Vec<PlanJob>,
 }
 
-/// The log averaging interval of the whole-capacity write's bandwidth log: about 20 ms per
-/// GiB of capacity, so the log holds some hundred points whatever the drive's size.
+/// The log averaging interval of the whole-capacity write's bandwidth log: 5 ms per GiB of
+/// capacity, so the log holds about two hundred points a GB/s of the fill's mean rate
+/// whatever the drive's size, and a cache of a twentieth of the capacity written at 3 GB/s
+/// spans some ten samples: the in-cache rate is the median of the first five, which a
+/// cache of fewer samples would mix with the rate past it.
 pub fn fill_log_msec(capacity_bytes: u64) -> u64 {
-    (capacity_bytes >> 30).saturating_mul(20).clamp(20, 2000)
+    (capacity_bytes >> 30).saturating_mul(5).clamp(5, 2000)
 }
 
 /// The steady-state write's IOPS log interval: about a hundred points over the job.
@@ -315,7 +323,7 @@ fn buffer_specs() -> Vec<Spec> {
             identifies: "the write path: QD1 4 KiB sequential write latency on the fresh drive (command overhead, link, write buffer)",
             body: section(
                 "qd1-write",
-                &[o("rw", "write"), o("bs", "4k"), o("iodepth", 1), o("number_ios", 4096)],
+                &[o("rw", "write"), o("bs", "4k"), o("iodepth", 1), o("number_ios", QD1_WRITE_IOS)],
             ),
             logs: vec![],
             est_seconds: 2.0,
