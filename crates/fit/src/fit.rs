@@ -264,9 +264,6 @@ fn step_all(
             None => continue,
         };
         let e = fit_error(measured, &figures);
-        if std::env::var_os("FIT_TRACE").is_some() {
-            eprintln!("TRACE {} e={e:.4} u={}x{} post={:.3e}/{:.3e} inc={:.3e}/{:.3e} late={:.3e}/{:.3e} cliff={:.3e}/{:.3e} slc={} spare={:.3} ppb={} tprog={} steady={:.0}/{:.0} onset={:.3e}/{:.3e} mix4={:.0}/{:.0} rmax={:.0}/{:.0}", c.label, input.dies, input.planes, figures.fill.post_cache_bytes_s, measured.fill.post_cache_bytes_s, figures.fill.in_cache_bytes_s, measured.fill.in_cache_bytes_s, figures.fill.late_bytes_s, measured.fill.late_bytes_s, figures.fill.cliff_bytes, measured.fill.cliff_bytes, input.slc_t_prog_ns, input.spare, input.geometry().0, input.t_prog_ns, figures.steady_full_iops, measured.steady_full_iops, figures.gc_onset_bytes, measured.gc_onset_bytes, figures.mixed_filled_iops, measured.mixed_filled_iops, max_iops(&figures), max_iops(measured));
-        }
         let worse = e >= c.best_error;
         if !worse {
             c.best_error = e;
