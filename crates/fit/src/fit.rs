@@ -188,6 +188,8 @@ struct Candidate {
     programs: Option<Programs>,
     /// The last step's spare and the steady IOPS it gave.
     spare_iops: Option<(f64, f64)>,
+    /// The last step's block (pages) and the chunked writes' rate it gave.
+    block_chunk: Option<(f64, f64)>,
 }
 
 impl Candidate {
@@ -199,6 +201,7 @@ impl Candidate {
             best_error: f64::INFINITY,
             programs: None,
             spare_iops: None,
+            block_chunk: None,
         }
     }
 
@@ -209,6 +212,7 @@ impl Candidate {
         Self {
             programs: self.programs,
             spare_iops: self.spare_iops,
+            block_chunk: self.block_chunk,
             ..Self::new(self.label, self.next)
         }
     }
@@ -220,7 +224,9 @@ impl Candidate {
 /// the structures share. The candidates kept after screening run the whole plan.
 fn screening_plan(plan: &Plan) -> Plan {
     let mut short = plan.clone();
-    short.jobs.retain(|j| !j.name.starts_with("steady-"));
+    short
+        .jobs
+        .retain(|j| !j.name.starts_with("steady-") && !j.name.starts_with("chunk-"));
     short
 }
 
@@ -305,8 +311,38 @@ fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figu
     }
     next.spare = within_step(spare, next.spare).clamp(0.02, 1.0);
     c.spare_iops = Some((spare, steady));
-    next.pages_per_block = refine_block(input, &next, measured, figures);
+    next.pages_per_block = match chunk_block(c, input, measured, figures) {
+        Some(ppb) => Some(ppb),
+        None => refine_block(input, &next, measured, figures),
+    };
     next
+}
+
+/// How far the chunked writes' rate follows the block before a step measures it: between
+/// 48- and 96-page blocks at the same spare, with chunks of a third to two thirds of the
+/// superblock, it falls by about a third.
+const CHUNK_RATE_OVER_BLOCK: f64 = -0.6;
+
+/// The block moved by the chunked writes' rate, where both plans ran them: the rate falls
+/// as a superblock holds more chunks, so the step is the measured rate's ratio to the
+/// simulated one to the power of the inverse of the rate's elasticity over the block (the
+/// secant of this step and the last, or [`CHUNK_RATE_OVER_BLOCK`]), held to
+/// [`within_step`], in whole word lines.
+fn chunk_block(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> Option<u64> {
+    let (target, now) = (finite(m.chunk_bytes_s)?, finite(s.chunk_bytes_s)?);
+    let ppb = p.geometry().0 as f64;
+    let last = c.block_chunk.replace((ppb, now));
+    let elasticity = last
+        .and_then(|(b0, r0)| {
+            let db = (ppb / b0).ln();
+            let e = (now / finite(r0)?).ln() / db;
+            (db.abs() > 0.01 && (-4.0..=-0.05).contains(&e)).then_some(e)
+        })
+        .unwrap_or(CHUNK_RATE_OVER_BLOCK);
+    let next = within_step(ppb, ppb * (target / now).powf(1.0 / elasticity));
+    let bits = class::BITS_PER_CELL as f64;
+    let most = p.max_fitted_pages_per_block() as f64;
+    Some(((next / bits).round() * bits).clamp(bits, most) as u64)
 }
 
 /// What the last step of the program times gave, for a Broyden step: the log of the SLC
@@ -638,6 +674,7 @@ fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
             f.gc_onset_bytes,
         ),
         ("steady-full", "steady IOPS".into(), f.steady_full_iops),
+        ("chunk-write", "rate (B/s)".into(), f.chunk_bytes_s),
     ]);
     v
 }

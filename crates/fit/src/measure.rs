@@ -104,6 +104,8 @@ pub struct Figures {
     pub gc_onset_bytes: f64,
     pub steady_full_iops: f64,
     pub steady_half_iops: f64,
+    /// The chunked random writes' rate (bytes/s) once settled.
+    pub chunk_bytes_s: f64,
     /// (bytes written, IOPS) of the steady writes.
     pub steady_full_series: Samples,
     pub steady_half_series: Samples,
@@ -137,6 +139,7 @@ impl Figures {
             gc_onset_bytes: n,
             steady_full_iops: n,
             steady_half_iops: n,
+            chunk_bytes_s: n,
             ..Figures::default()
         }
     }
@@ -258,6 +261,12 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
     }
     if let Some((d, job)) = doc("steady-half")? {
         (f.steady_half_iops, f.steady_half_series) = steady(&log(job, 1, &d)?);
+    }
+    // The settling job's output is checked (a set lacking it did not run the measured
+    // job on a settled drive), its figures not read.
+    doc("chunk-settle")?;
+    if let Some((d, _)) = doc("chunk-write")? {
+        f.chunk_bytes_s = dir_figure(&d, "write", &["bw_bytes"]);
     }
     Ok(())
 }

@@ -128,6 +128,7 @@ impl Plan {
         specs.push(mixed_spec(c));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
+        specs.extend(chunk_specs(c));
         let jobs = specs.into_iter().map(|s| s.job(c)).collect();
         Ok(Plan {
             format: FORMAT.into(),
@@ -450,6 +451,53 @@ fn steady_specs(c: u64) -> Vec<Spec> {
             ),
             logs: vec!["steady-half_iops.1.log".into()],
             est_seconds: 3.0 * half as f64 / 4096.0 / (2.0 * EST_STEADY_IOPS),
+            destructive: true,
+        },
+    ]
+}
+
+/// The chunk of the chunked random writes: a 256th of the capacity in whole MiB (at least
+/// one), about the size of a superblock (an erase block on every parallel unit) of a drive
+/// of a few hundred blocks per plane, so most drives' superblocks hold a few chunks.
+pub fn chunk_bytes(capacity_bytes: u64) -> u64 {
+    ((capacity_bytes / 256) & !((1 << 20) - 1)).max(1 << 20)
+}
+
+/// Random writes of whole chunks, each written in order: the drive lays a chunk's pages
+/// down together, so a later write of the chunk frees them together, and GC copies only
+/// what the superblock holds of other chunks. The fewer chunks a superblock holds, the less
+/// GC copies: at the spare the 4 KiB steady state measured, the rate tells the erase block,
+/// which the 4 KiB writes cannot tell from the spare. The first job settles the drive (one
+/// and a half capacities), the second measures (half a capacity).
+fn chunk_specs(c: u64) -> Vec<Spec> {
+    let chunk = chunk_bytes(c);
+    let job = |name: &str, bytes: u64| {
+        section(
+            name,
+            &[
+                o("rw", "randwrite"),
+                o("bs", chunk),
+                o("iodepth", 1),
+                o("size", c),
+                o("io_size", block_floor(bytes) / chunk * chunk),
+            ],
+        )
+    };
+    vec![
+        Spec {
+            name: "chunk-settle".into(),
+            identifies: "nothing on its own: it brings the drive to the chunked writes' steady state for chunk-write",
+            body: job("chunk-settle", c + c / 2),
+            logs: vec![],
+            est_seconds: 1.5 * c as f64 / EST_SEQ_WRITE_BYTES_S * 2.0,
+            destructive: true,
+        },
+        Spec {
+            name: "chunk-write".into(),
+            identifies: "the erase block: the steady rate of random writes of whole chunks (a 256th of the capacity each, written in order), which GC copies less the fewer chunks a superblock holds",
+            body: job("chunk-write", c / 2),
+            logs: vec![],
+            est_seconds: 0.5 * c as f64 / EST_SEQ_WRITE_BYTES_S * 2.0,
             destructive: true,
         },
     ]

@@ -33,7 +33,7 @@ pub fn source_jobs(key: &str) -> &'static [&'static str] {
         "nand.channels" | "nand.dies_per_channel" => &["randread-qd1", "randread-qd256"],
         "nand.planes_per_die" => &["mixed-qd4", "mixed-qd16"],
         "nand.blocks_per_plane" => &["steady-full"],
-        "nand.pages_per_block" => &["gc-onset"],
+        "nand.pages_per_block" => &["gc-onset", "chunk-write"],
         "nand.t_prog"
         | "nand.slc_t_prog"
         | "slc_cache.dynamic_max_fraction"
@@ -97,11 +97,13 @@ fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
             p.dies * p.planes
         )),
         "nand.pages_per_block" if p.pages_per_block.is_some() => fitted(format!(
-            "gc-onset: {:.0} MB of 4 KiB random writes on the filled drive before the rate falls (GC starts when the free blocks reach the FTL's held-back count, so at the fitted spare the onset comes earlier the larger the block)",
+            "chunk-write: {:.1} MB/s of random writes of whole {} MiB chunks at the fitted spare (GC copies less the fewer chunks a superblock holds), and gc-onset: {:.0} MB of 4 KiB random writes on the filled drive before the rate falls",
+            m.chunk_bytes_s / 1e6,
+            crate::plan::chunk_bytes(p.capacity_bytes) >> 20,
             m.gc_onset_bytes / 1e6
         )),
         "nand.pages_per_block" => default(
-            "not identified without gc-onset's onset of GC: the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
+            "not identified without chunk-write's chunked writes and gc-onset's onset of GC: the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
         ),
         "nand.page_size" | "nand.channel_rate" | "nand.t_erase" | "nand.pe_cycles" | "nand.cell" => default(
             "not identified by the plan: a block-size scan at QD1 (page size), a long write with erase latency visible (t_erase), an endurance test (pe_cycles) or the data sheet would identify it",
