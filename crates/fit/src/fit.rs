@@ -224,9 +224,7 @@ impl Candidate {
 /// the structures share. The candidates kept after screening run the whole plan.
 fn screening_plan(plan: &Plan) -> Plan {
     let mut short = plan.clone();
-    short
-        .jobs
-        .retain(|j| !j.name.starts_with("steady-") && !j.name.starts_with("chunk-"));
+    short.jobs.retain(|j| !j.name.starts_with("steady-"));
     short
 }
 
