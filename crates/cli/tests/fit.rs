@@ -81,6 +81,9 @@ fn a_missing_output_is_named_with_the_job_it_belongs_to() {
     let dir = copy_of("missing");
     std::fs::remove_file(dir.join("steady-half.json")).unwrap();
     refused(&dir, &["steady-half.json: missing", "steady-half.fio"]);
+    let dir = copy_of("missing-gc-onset");
+    std::fs::remove_file(dir.join("gc-onset.json")).unwrap();
+    refused(&dir, &["gc-onset.json: missing", "gc-onset.fio"]);
 }
 
 #[test]
@@ -99,12 +102,28 @@ fn a_cut_json_document_and_a_cut_log_are_refused() {
     )
     .unwrap();
     refused(&dir, &["seq-fill_bw.1.log", "cut short"]);
+
+    // The IOPS log the erase block is fitted from, cut to its first quarter.
+    let dir = copy_of("cut-gc-onset");
+    let log = std::fs::read_to_string(dir.join("gc-onset_iops.1.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    std::fs::write(
+        dir.join("gc-onset_iops.1.log"),
+        lines[..lines.len() / 4].join("\n"),
+    )
+    .unwrap();
+    refused(&dir, &["gc-onset_iops.1.log", "cut short"]);
 }
 
 #[test]
 fn a_partial_set_fits_with_the_keys_of_its_missing_jobs_at_class_defaults() {
     let dir = copy_of("partial");
-    for name in ["seq-fill.json", "seq-fill_bw.1.log", "mixed-qd16.json"] {
+    for name in [
+        "seq-fill.json",
+        "seq-fill_bw.1.log",
+        "mixed-qd4.json",
+        "mixed-qd16.json",
+    ] {
         std::fs::remove_file(dir.join(name)).unwrap();
     }
     refused(&dir, &["seq-fill.json: missing"]);
@@ -119,7 +138,7 @@ fn a_partial_set_fits_with_the_keys_of_its_missing_jobs_at_class_defaults() {
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert!(
-        said.contains("Not measured: seq-fill, mixed-qd16\n"),
+        said.contains("Not measured: seq-fill, mixed-qd4, mixed-qd16\n"),
         "{said}"
     );
     let defaults = said

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use crate::measure::{read_simulated, Figures, Source};
 use crate::params::{class, Cache, Params};
-use crate::plan::Plan;
+use crate::plan::{Plan, BEFORE_FILL_BYTES};
 use crate::simrun::run_plan;
 use crate::FitError;
 
@@ -32,7 +32,7 @@ impl Default for FitOptions {
         Self {
             seed: 1,
             first_steps: 2,
-            more_steps: 3,
+            more_steps: 6,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -88,8 +88,12 @@ impl Fitted {
 /// Fits a drive to `measured`, the outputs of `plan`.
 pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitted, FitError> {
     let initial = closed_form(plan.capacity_bytes, measured)?.loadable();
-    let split_measured = !measured.absent.iter().any(|j| j == "mixed-qd16");
-    let mut candidates: Vec<Candidate> = structures(&initial, split_measured)
+    // The split needs both mixed jobs: before GC and during it.
+    let split_measured = ["mixed-qd4", "mixed-qd16"]
+        .iter()
+        .all(|job| !measured.absent.iter().any(|j| j == job));
+    let fill_measured = finite(measured.fill.post_cache_bytes_s).is_some();
+    let mut candidates: Vec<Candidate> = structures(&initial, split_measured, fill_measured)
         .into_iter()
         .map(|(label, p)| Candidate::new(label, p))
         .collect();
@@ -179,6 +183,13 @@ struct Candidate {
     next: Params,
     best: Option<(Params, Figures)>,
     best_error: f64,
+    /// The last step's program times, the fill's rates they gave and what the steps so far
+    /// tell of how the rates follow the times.
+    programs: Option<Programs>,
+    /// The last step's spare and the steady IOPS it gave.
+    spare_iops: Option<(f64, f64)>,
+    /// The last step's block (pages) and the chunked writes' rate it gave.
+    block_chunk: Option<(f64, f64)>,
 }
 
 impl Candidate {
@@ -188,6 +199,9 @@ impl Candidate {
             next: p,
             best: None,
             best_error: f64::INFINITY,
+            programs: None,
+            spare_iops: None,
+            block_chunk: None,
         }
     }
 
@@ -195,7 +209,12 @@ impl Candidate {
     /// steady jobs, so its best is chosen again among whole-plan runs, which go on from the
     /// parameters the screening's last step gave.
     fn with_full_plan(self) -> Self {
-        Self::new(self.label, self.next)
+        Self {
+            programs: self.programs,
+            spare_iops: self.spare_iops,
+            block_chunk: self.block_chunk,
+            ..Self::new(self.label, self.next)
+        }
     }
 }
 
@@ -249,13 +268,177 @@ fn step_all(
             None => continue,
         };
         let e = fit_error(measured, &figures);
-        if e < c.best_error {
+        let worse = e >= c.best_error;
+        if !worse {
             c.best_error = e;
             c.best = Some((input.clone(), figures.clone()));
         }
-        c.next = refine(&input, measured, &figures);
+        let proposal = propose(c, &input, measured, &figures);
+        c.next = match (&c.best, worse) {
+            // A step that made the fit worse went too far: the next goes back halfway
+            // between the best drive so far and this one (a backtracking line search).
+            (Some((best, _)), true) => toward(best, &input, 0.5),
+            _ => proposal,
+        };
     }
     Ok(())
+}
+
+/// The next drive from `input` and what its plan gave: every parameter moved by the figure
+/// it governs, the native program time and the spare by their secants where the last step
+/// measured one, the block by what of `gc-onset` the spare's move does not explain.
+fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figures) -> Params {
+    let mut next = refine(input, measured, figures);
+    let same_units = next.dies * next.planes == input.dies * input.planes;
+    let (slc, tlc) = programs_step(c, input, measured, figures);
+    if same_units {
+        (next.slc_t_prog_ns, next.t_prog_ns) = (slc, tlc);
+    }
+    let (spare, steady) = (input.spare, figures.steady_full_iops);
+    if finite(steady).is_none() {
+        // Without the steady jobs (the screening plan) the spare follows the free bytes
+        // `gc-onset` wrote before GC: about the user capacity × the spare's change.
+        if let (Some(target), Some(now)) = (
+            finite(measured.gc_onset_bytes),
+            finite(figures.gc_onset_bytes),
+        ) {
+            next.spare = spare + (target - now) / input.capacity_bytes as f64;
+        }
+    } else if let Some(x) = secant(spare, steady, c.spare_iops, measured.steady_full_iops) {
+        next.spare = x;
+    }
+    next.spare = within_step(spare, next.spare).clamp(0.02, 1.0);
+    c.spare_iops = Some((spare, steady));
+    next.pages_per_block = match chunk_block(c, input, measured, figures) {
+        Some(ppb) => Some(ppb),
+        None => refine_block(input, &next, measured, figures),
+    };
+    next
+}
+
+/// How far the chunked writes' rate follows the block before a step measures it: between
+/// 48- and 96-page blocks at the same spare, with chunks of a third to two thirds of the
+/// superblock, it falls by about a third.
+const CHUNK_RATE_OVER_BLOCK: f64 = -0.6;
+
+/// The block moved by the chunked writes' rate, where both plans ran them: the rate falls
+/// as a superblock holds more chunks, so the step is the measured rate's ratio to the
+/// simulated one to the power of the inverse of the rate's elasticity over the block (the
+/// secant of this step and the last, or [`CHUNK_RATE_OVER_BLOCK`]), held to
+/// [`within_step`], in whole word lines.
+fn chunk_block(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> Option<u64> {
+    let (target, now) = (finite(m.chunk_bytes_s)?, finite(s.chunk_bytes_s)?);
+    let ppb = p.geometry().0 as f64;
+    let last = c.block_chunk.replace((ppb, now));
+    let elasticity = last
+        .and_then(|(b0, r0)| {
+            let db = (ppb / b0).ln();
+            let e = (now / finite(r0)?).ln() / db;
+            (db.abs() > 0.01 && (-4.0..=-0.05).contains(&e)).then_some(e)
+        })
+        .unwrap_or(CHUNK_RATE_OVER_BLOCK);
+    let next = within_step(ppb, ppb * (target / now).powf(1.0 / elasticity));
+    let bits = class::BITS_PER_CELL as f64;
+    let most = p.max_fitted_pages_per_block() as f64;
+    Some(((next / bits).round() * bits).clamp(bits, most) as u64)
+}
+
+/// What the last step of the program times gave, for a Broyden step: the log of the SLC
+/// and native program times, the log of the in-cache and post-cache rates they gave, and
+/// the Jacobian of the rates over the times (log over log) as the steps so far tell it.
+#[derive(Debug, Clone, Copy)]
+struct Programs {
+    times: [f64; 2],
+    rates: [f64; 2],
+    jacobian: [[f64; 2]; 2],
+}
+
+/// The SLC and native program times moved by the fill's two rates together. A direct
+/// write's in-cache rate goes as 1 / SLC tPROG and its post-cache rate as 1 / tPROG, the
+/// first Jacobian; a folding cache couples them (the fold's native programs share the dies
+/// with the host's SLC programs, and its post-cache rate pays both), which Broyden's update
+/// learns from each step's change. Each step is held to [`within_step`]; a rate not
+/// measured leaves its time as it was.
+fn programs_step(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> (u64, u64) {
+    let (slc0, tlc0) = (p.slc_t_prog_ns as f64, p.t_prog_ns as f64);
+    let (Some(rates), Some(target)) = (
+        finite(s.fill.in_cache_bytes_s).zip(finite(s.fill.post_cache_bytes_s)),
+        finite(m.fill.in_cache_bytes_s).zip(finite(m.fill.post_cache_bytes_s)),
+    ) else {
+        return (p.slc_t_prog_ns, p.t_prog_ns);
+    };
+    let times = [slc0.ln(), tlc0.ln()];
+    let rates = [rates.0.ln(), rates.1.ln()];
+    let mut jacobian = [[-1.0, 0.0], [0.0, -1.0]];
+    if let Some(last) = c.programs {
+        jacobian = last.jacobian;
+        let dx = [times[0] - last.times[0], times[1] - last.times[1]];
+        let df = [rates[0] - last.rates[0], rates[1] - last.rates[1]];
+        let norm = dx[0] * dx[0] + dx[1] * dx[1];
+        if norm > 1e-6 {
+            for (row, d) in jacobian.iter_mut().zip(df) {
+                let miss = d - (row[0] * dx[0] + row[1] * dx[1]);
+                row[0] += miss * dx[0] / norm;
+                row[1] += miss * dx[1] / norm;
+            }
+        }
+    }
+    c.programs = Some(Programs {
+        times,
+        rates,
+        jacobian,
+    });
+    let want = [target.0.ln() - rates[0], target.1.ln() - rates[1]];
+    let [[a, b], [cc, d]] = jacobian;
+    let det = a * d - b * cc;
+    // A Jacobian learnt near singular (a rate that follows neither time) steps as the
+    // direct write's would.
+    let (dx0, dx1) = if det.abs() > 0.05 && a < 0.0 && d < 0.0 {
+        (
+            (d * want[0] - b * want[1]) / det,
+            (a * want[1] - cc * want[0]) / det,
+        )
+    } else {
+        (-want[0], -want[1])
+    };
+    let slc = within_step(slc0, slc0 * dx0.exp()).clamp(20_000.0, 5e6);
+    let tlc = within_step(tlc0, tlc0 * dx1.exp()).clamp(50_000.0, 20e6);
+    (slc as u64, tlc as u64)
+}
+
+/// A parameter's step held to two thirds or three halves of its value: the figures follow
+/// their parameters only roughly (a folding cache's rate barely follows tPROG, GC's IOPS
+/// follow the spare less the held-back blocks), and a larger step overshoots.
+fn within_step(from: f64, to: f64) -> f64 {
+    to.clamp(from / 1.5, from * 1.5)
+}
+
+/// `from` moved `share` of the way to `to`, geometrically in each continuous parameter; the
+/// structure (split, cache kind, fold, read priority) is `from`'s.
+fn toward(from: &Params, to: &Params, share: f64) -> Params {
+    let mid = |a: f64, b: f64| a * (b / a).powf(share);
+    let mid_u = |a: u64, b: u64| mid(a.max(1) as f64, b.max(1) as f64).round() as u64;
+    let mut n = from.clone();
+    n.t_read_ns = mid_u(from.t_read_ns, to.t_read_ns);
+    n.t_prog_ns = mid_u(from.t_prog_ns, to.t_prog_ns);
+    n.slc_t_prog_ns = mid_u(from.slc_t_prog_ns, to.slc_t_prog_ns);
+    n.command_overhead_ns = mid_u(from.command_overhead_ns, to.command_overhead_ns);
+    n.spare = mid(from.spare, to.spare);
+    n.buffer_bytes = round_buffer(mid(from.buffer_bytes as f64, to.buffer_bytes as f64));
+    n.cache = match (from.cache, to.cache) {
+        (Cache::Dynamic { fraction: a }, Cache::Dynamic { fraction: b }) => Cache::Dynamic {
+            fraction: mid(a, b),
+        },
+        (Cache::Static { bytes: a }, Cache::Static { bytes: b }) => Cache::Static {
+            bytes: static_bytes(mid(a as f64, b as f64), from),
+        },
+        (c, _) => c,
+    };
+    if let (Some(a), Some(b)) = (from.pages_per_block, to.pages_per_block) {
+        let bits = class::BITS_PER_CELL as f64;
+        n.pages_per_block = Some(((mid(a as f64, b as f64) / bits).round() * bits) as u64);
+    }
+    n
 }
 
 /// The plan simulated on `p`, read back as figures.
@@ -319,9 +502,10 @@ pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError>
     }
     .clamp(0.02, 1.0);
     let raw = capacity_bytes as f64 * (1.0 + spare);
+    // The cache held the QD1 write's bytes before the fill began.
     let fraction = match m.fill.cliff_bytes {
         c if c.is_nan() => class::CACHE_FRACTION,
-        c => c.max(0.0) * class::BITS_PER_CELL as f64 / raw,
+        c => (c.max(0.0) + BEFORE_FILL_BYTES as f64) * class::BITS_PER_CELL as f64 / raw,
     };
     let buffer_bytes = match m.buffered_bytes {
         b if b.is_nan() => class::BUFFER_BYTES,
@@ -343,6 +527,7 @@ pub fn closed_form(capacity_bytes: u64, m: &Figures) -> Result<Params, FitError>
         spare,
         buffer_bytes,
         read_priority: false,
+        pages_per_block: None,
     })
 }
 
@@ -384,7 +569,7 @@ fn round_buffer(bytes: f64) -> u64 {
 /// each with both cache kinds, both fold policies, and read priority off and on. Read
 /// priority is part of the structure from the start: a drive with it fitted without it
 /// first ranks its own split last (the mixed job's read tail is off by a program time).
-fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
+fn structures(p: &Params, split_measured: bool, fill_measured: bool) -> Vec<(String, Params)> {
     let cliff_bytes = match p.cache {
         Cache::Dynamic { fraction } => {
             fraction * p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64
@@ -414,6 +599,13 @@ fn structures(p: &Params, split_measured: bool) -> Vec<(String, Params)> {
                 };
             }
             c.fold = fold;
+            if fold && fill_measured {
+                // The closed forms' tPROG is a direct write's: a page per unit per
+                // program past the cache. A folding cache's host data pay an SLC program
+                // and then their share of the native one, so its native program is the
+                // post-cache page time less the SLC program's.
+                c.t_prog_ns = (c.t_prog_ns.saturating_sub(c.slc_t_prog_ns)).max(c.t_prog_ns / 3);
+            }
             c.read_priority = read_priority;
             let label = format!(
                 "{} cache, {}, read priority {}, {}",
@@ -466,9 +658,21 @@ fn used_figures(f: &Figures) -> Vec<(&'static str, String, f64)> {
             "read p99 (ns)".into(),
             f.beside_read_p99_ns,
         ),
+        ("mixed-qd4", "IOPS".into(), f.mixed_filled_iops),
+        (
+            "mixed-qd4",
+            "read p99 (ns)".into(),
+            f.mixed_filled_read_p99_ns,
+        ),
         ("mixed-qd16", "IOPS".into(), f.mixed_iops),
         ("mixed-qd16", "read p99 (ns)".into(), f.mixed_read_p99_ns),
+        (
+            "gc-onset",
+            "bytes before the rate falls".into(),
+            f.gc_onset_bytes,
+        ),
         ("steady-full", "steady IOPS".into(), f.steady_full_iops),
+        ("chunk-write", "rate (B/s)".into(), f.chunk_bytes_s),
     ]);
     v
 }
@@ -510,7 +714,8 @@ pub fn compare(measured: &Figures, fitted: &Figures) -> Vec<Compared> {
 /// figures both have; a figure one lacks counts as a factor of two (a job the simulated
 /// plan left out counts not at all: every candidate of a step lacks it). Each job weighs the
 /// same whatever its figures' count, so the nine points of the depth scan do not outweigh
-/// the mixed job, the one that tells how the parallel units split into dies.
+/// the mixed jobs, the ones that tell how the parallel units split into dies, which weigh
+/// [`SPLIT_JOB_WEIGHT`] each.
 fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
     let m = used_figures(measured);
     let s = used_figures(simulated);
@@ -532,9 +737,22 @@ fn fit_error(measured: &Figures, simulated: &Figures) -> f64 {
             None => jobs.push((job, e, 1.0)),
         }
     }
-    let total: f64 = jobs.iter().map(|j| j.1 / j.2).sum();
-    total / (jobs.len() as f64).max(1.0)
+    let weight = |job: &str| {
+        if job == "mixed-qd4" || job == "mixed-qd16" {
+            SPLIT_JOB_WEIGHT
+        } else {
+            1.0
+        }
+    };
+    let total: f64 = jobs.iter().map(|j| weight(j.0) * j.1 / j.2).sum();
+    total / jobs.iter().map(|j| weight(j.0)).sum::<f64>().max(1.0)
 }
+
+/// The weight of each mixed job in [`fit_error`], where every other job weighs one: they
+/// are the jobs that tell the splits of the parallel units into dies apart, while every
+/// split matches the other jobs with its own timings, so at one job's weight among ten a
+/// split that misses the mixed job by a fifth can rank above the drive's own.
+const SPLIT_JOB_WEIGHT: f64 = 2.0;
 
 /// `value` × `measured / simulated` (both finite), the ratio held to [1/4, 4].
 fn by_ratio(value: f64, measured: f64, simulated: f64) -> f64 {
@@ -585,17 +803,7 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         m.fill.post_cache_bytes_s,
     );
     n.t_prog_ns = (tlc * unit_ratio).clamp(50_000.0, 20e6) as u64;
-    n.cache = match p.cache {
-        Cache::Dynamic { fraction } => Cache::Dynamic {
-            fraction: by_ratio(fraction, m.fill.cliff_bytes, s.fill.cliff_bytes).clamp(0.005, 1.0),
-        },
-        Cache::Static { bytes } => Cache::Static {
-            bytes: static_bytes(
-                by_ratio(bytes as f64, m.fill.cliff_bytes, s.fill.cliff_bytes),
-                p,
-            ),
-        },
-    };
+    n.cache = refine_cache(p, m, s);
     n.spare = by_ratio(p.spare, m.steady_full_iops, s.steady_full_iops).clamp(0.02, 1.0);
     n.buffer_bytes = round_buffer(by_ratio(
         p.buffer_bytes as f64,
@@ -603,4 +811,77 @@ fn refine(p: &Params, m: &Figures, s: &Figures) -> Params {
         s.buffered_bytes,
     ));
     n
+}
+
+/// The cache moved by the bytes the fill wrote before its rate fell: those are the cache's
+/// bytes less what the plan wrote into it before the fill, an offset a ratio step would
+/// scale with the cache, so the step adds the difference (held to a quarter or four times
+/// the cache), in cache bytes for a static cache, in its share of the raw capacity for a
+/// dynamic one.
+fn refine_cache(p: &Params, m: &Figures, s: &Figures) -> Cache {
+    let Some(diff) = finite(m.fill.cliff_bytes)
+        .zip(finite(s.fill.cliff_bytes))
+        .map(|(a, b)| a - b)
+    else {
+        return p.cache;
+    };
+    let raw_over_bits = p.capacity_bytes as f64 * (1.0 + p.spare) / class::BITS_PER_CELL as f64;
+    let add = |value: f64, by: f64| (value + by).clamp(value / 4.0, value * 4.0);
+    match p.cache {
+        Cache::Dynamic { fraction } => Cache::Dynamic {
+            fraction: add(fraction, diff / raw_over_bits).clamp(0.005, 1.0),
+        },
+        Cache::Static { bytes } => Cache::Static {
+            bytes: static_bytes(add(bytes as f64, diff), p),
+        },
+    }
+}
+
+/// Blocks the FTL holds back, per parallel unit, when background GC starts: its
+/// background threshold (four a unit) and every stream's open blocks (four a unit).
+const HELD_BLOCKS_PER_UNIT: f64 = 8.0;
+
+/// The block moved by what of `gc-onset` the spare's move from `input` to `next` does not
+/// explain. The bytes written before GC starts are the free bytes less the held-back
+/// blocks; the free bytes follow the spare (about the user capacity × its change), the
+/// held-back bytes the block (held-back blocks × the block's bytes). Greedy GC's steady IOPS
+/// follow the same difference, so the spare fitted to them leaves the onset nearly met and
+/// the block moves only by what remains, half of it a step, in whole word lines.
+/// Unmeasured, the block stays as it was.
+fn refine_block(input: &Params, next: &Params, m: &Figures, s: &Figures) -> Option<u64> {
+    let (Some(target), Some(now)) = (finite(m.gc_onset_bytes), finite(s.gc_onset_bytes)) else {
+        return input.pages_per_block;
+    };
+    let ppb = input.geometry().0 as f64;
+    let units = f64::from(input.dies * input.planes);
+    let held_bytes_per_page = HELD_BLOCKS_PER_UNIT * units * class::PAGE_BYTES as f64;
+    let expected = now + (next.spare - input.spare) * input.capacity_bytes as f64;
+    let step = 0.5 * (expected - target) / held_bytes_per_page;
+    let next_ppb = (ppb + step).clamp(ppb / 1.5, ppb * 1.5);
+    let bits = class::BITS_PER_CELL as f64;
+    let most = input.max_fitted_pages_per_block() as f64;
+    Some(((next_ppb / bits).round() * bits).clamp(bits, most) as u64)
+}
+
+/// A parameter moved by the figure it governs as far as the figure follows it: the
+/// elasticity of the figure over the parameter from this step (`value`, `now`) and the last
+/// (`last`), and the step the ratio of the measured figure to the simulated one to the
+/// power of its inverse, held to a quarter or four times. A direct write's post-cache rate
+/// goes as 1 / tPROG, a folding cache's far less (its SLC programs and reads take their
+/// share of each page); greedy GC's IOPS go about as the effective spare, which is the
+/// spare less the blocks the FTL holds back, so they follow the whole spare more steeply
+/// the larger those blocks. `None` (the ratio step stands) without a last step or when the
+/// elasticity is not measurable.
+fn secant(value: f64, now: f64, last: Option<(f64, f64)>, measured: f64) -> Option<f64> {
+    let (v0, f0) = last?;
+    let (target, now, f0) = (finite(measured)?, finite(now)?, finite(f0)?);
+    let dv = (value / v0).ln();
+    if dv.abs() < 0.01 {
+        return None;
+    }
+    let elasticity = (now / f0).ln() / dv;
+    if !(0.05..=4.0).contains(&elasticity.abs()) {
+        return None;
+    }
+    Some(value * (target / now).powf(1.0 / elasticity).clamp(0.25, 4.0))
 }

@@ -96,8 +96,16 @@ pub struct Figures {
     /// The mixed job's IOPS (reads and writes) and read p99.
     pub mixed_iops: f64,
     pub mixed_read_p99_ns: f64,
+    /// The shallow mixed job's on the filled drive, before GC.
+    pub mixed_filled_iops: f64,
+    pub mixed_filled_read_p99_ns: f64,
+    /// Bytes of 4 KiB random writes the filled drive took before GC slowed them (the whole
+    /// job's when the rate never fell).
+    pub gc_onset_bytes: f64,
     pub steady_full_iops: f64,
     pub steady_half_iops: f64,
+    /// The chunked random writes' rate (bytes/s) once settled.
+    pub chunk_bytes_s: f64,
     /// (bytes written, IOPS) of the steady writes.
     pub steady_full_series: Samples,
     pub steady_half_series: Samples,
@@ -126,8 +134,12 @@ impl Figures {
             beside_read_iops: n,
             mixed_iops: n,
             mixed_read_p99_ns: n,
+            mixed_filled_iops: n,
+            mixed_filled_read_p99_ns: n,
+            gc_onset_bytes: n,
             steady_full_iops: n,
             steady_half_iops: n,
+            chunk_bytes_s: n,
             ..Figures::default()
         }
     }
@@ -231,15 +243,30 @@ fn read_writes<'a>(source: &Source<'_>, doc: &DocFn<'a>, f: &mut Figures) -> Res
         f.beside_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
         f.beside_read_iops = dir_figure(&d, "read", &["iops"]);
     }
+    if let Some((d, _)) = doc("mixed-qd4")? {
+        f.mixed_filled_iops =
+            dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
+        f.mixed_filled_read_p99_ns =
+            dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    }
     if let Some((d, _)) = doc("mixed-qd16")? {
         f.mixed_iops = dir_figure(&d, "read", &["iops"]) + dir_figure(&d, "write", &["iops"]);
         f.mixed_read_p99_ns = dir_figure(&d, "read", &["clat_ns", "percentile", "99.000000"]);
+    }
+    if let Some((d, job)) = doc("gc-onset")? {
+        f.gc_onset_bytes = gc_onset(&log(job, 1, &d)?);
     }
     if let Some((d, job)) = doc("steady-full")? {
         (f.steady_full_iops, f.steady_full_series) = steady(&log(job, 1, &d)?);
     }
     if let Some((d, job)) = doc("steady-half")? {
         (f.steady_half_iops, f.steady_half_series) = steady(&log(job, 1, &d)?);
+    }
+    // The settling job's output is checked (a set lacking it did not run the measured
+    // job on a settled drive), its figures not read.
+    doc("chunk-settle")?;
+    if let Some((d, _)) = doc("chunk-write")? {
+        f.chunk_bytes_s = dir_figure(&d, "write", &["bw_bytes"]);
     }
     Ok(())
 }
@@ -451,9 +478,12 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 /// The cache cliff of a whole-capacity write's bandwidth log (KiB/s samples): the rate in
-/// the cache is the median of the first five samples; the cliff is where the rate first
-/// stays under three quarters of it for three samples; the rate after it is the median of
-/// the first half of what follows, the rate of the full drive the median of the last
+/// the cache is the mean of those of the first ten samples within three quarters of
+/// their second highest (so a burst into the write buffer, a stall at the start while the
+/// drive folds or flushes what came before, and the samples past a cache of a few samples
+/// all stay out of it); the cliff is where the rate, once at the cache's, first stays
+/// under three quarters of it for three samples; the rate after it is the mean of
+/// the first half of what follows, the rate of the full drive the mean of the last
 /// quarter. A log sample averages its interval, so the cache runs out inside the sample
 /// whose rate lies between the two: the cache size counts that sample (and the one before,
 /// which may hold the change as well) by the share of its time at the cache's rate, so it
@@ -470,10 +500,11 @@ pub fn cliff(samples: &Samples) -> Cliff {
     }
     let rates: Vec<f64> = series.iter().map(|p| p.1).collect();
     let n = rates.len();
-    let in_cache = median(&mut rates[..n.min(5)].to_vec());
-    let late = median(&mut rates[n * 3 / 4..].to_vec());
+    let in_cache = cache_rate(&rates);
+    let late = mean(&rates[n * 3 / 4..]);
     let low = 0.75 * in_cache;
-    let falls = (1..n).find(|&i| rates[i..].iter().take(3).all(|&r| r < low));
+    let reached = rates.iter().position(|&r| r >= low).unwrap_or(0);
+    let falls = (reached.max(1)..n).find(|&i| rates[i..].iter().take(3).all(|&r| r < low));
     let Some(at) = falls else {
         return Cliff {
             in_cache_bytes_s: in_cache,
@@ -483,8 +514,10 @@ pub fn cliff(samples: &Samples) -> Cliff {
             series,
         };
     };
-    let after = &rates[at..];
-    let post = median(&mut after[..after.len().div_ceil(2)].to_vec());
+    // The sample the cache ran out in is the first of the fall; the rate after it starts
+    // with the next.
+    let after = &rates[(at + 1).min(n - 1)..];
+    let post = mean(&after[..after.len().div_ceil(2)]);
     let cliff_bytes = cache_bytes(samples, at, in_cache, post);
     Cliff {
         in_cache_bytes_s: in_cache,
@@ -493,6 +526,40 @@ pub fn cliff(samples: &Samples) -> Cliff {
         cliff_bytes,
         series,
     }
+}
+
+/// The rate of the first samples' plateau: the mean of those of the first ten within
+/// three quarters of their second highest, less the highest (a burst into the buffer).
+fn cache_rate(rates: &[f64]) -> f64 {
+    let first = &rates[..rates.len().min(10)];
+    let mut sorted = first.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let Some(&peak) = sorted.get(1).or(sorted.first()) else {
+        return f64::NAN;
+    };
+    let mut plateau: Vec<f64> = first
+        .iter()
+        .copied()
+        .filter(|&r| r >= 0.75 * peak)
+        .collect();
+    // Less its highest, which may hold a burst into the buffer.
+    if plateau.len() > 1 {
+        let top = (0..plateau.len())
+            .max_by(|&a, &b| plateau[a].total_cmp(&plateau[b]))
+            .unwrap_or(0);
+        plateau.remove(top);
+    }
+    mean(&plateau)
+}
+
+/// The mean of rates: a log sample holds whole I/Os (a 5 ms sample of 128 KiB writes
+/// moves in steps of 26 MB/s), so a rate over many samples is their mean, which the
+/// steps average out of, where a median keeps one sample's step.
+fn mean(rates: &[f64]) -> f64 {
+    if rates.is_empty() {
+        return f64::NAN;
+    }
+    rates.iter().sum::<f64>() / rates.len() as f64
 }
 
 /// Bytes written at the cache's rate `in_cache` (bytes/s) before a log (KiB/s) falls at
@@ -548,6 +615,30 @@ fn buffered_ios(clat: &Samples) -> f64 {
     lat.len() as f64
 }
 
+/// Samples of the IOPS log that must all lie under a third of the initial rate for GC to
+/// have started: the rate before GC dips for a sample or two as the write buffer and the
+/// background threshold come and go, and GC's rate is a fraction of it for good.
+const GC_ONSET_SAMPLES: usize = 5;
+
+/// Bytes of 4 KiB random writes an IOPS log wrote before GC slowed it: up to the first
+/// sample from which [`GC_ONSET_SAMPLES`] samples all lie under a third of the initial rate
+/// (the median of the first five); the whole log's bytes when the rate never falls so.
+fn gc_onset(iops: &Samples) -> f64 {
+    let rates: Vec<f64> = iops.iter().map(|s| s.1).collect();
+    let initial = median(&mut rates[..rates.len().min(5)].to_vec());
+    let mut written = 0.0;
+    let mut prev_t = 0.0;
+    for (i, &(t, v)) in iops.iter().enumerate() {
+        let window = &rates[i..(i + GC_ONSET_SAMPLES).min(rates.len())];
+        if i > 0 && window.iter().all(|&r| r < initial / 3.0) {
+            return written;
+        }
+        written += v * 4096.0 * (t - prev_t);
+        prev_t = t;
+    }
+    written
+}
+
 /// The steady IOPS of a random-write IOPS log (the mean of its last third) and the log as
 /// (bytes written, IOPS).
 fn steady(samples: &Samples) -> (f64, Samples) {
@@ -587,9 +678,43 @@ mod tests {
         let c = cliff(&samples);
         assert_eq!(c.in_cache_bytes_s, 300_000.0 * 1024.0);
         assert_eq!(c.post_cache_bytes_s, 100_000.0 * 1024.0);
-        assert_eq!(c.late_bytes_s, 50_000.0 * 1024.0);
+        // The last quarter: three samples at 100,000 KiB/s and five at 50,000.
+        assert_eq!(
+            c.late_bytes_s,
+            (3.0 * 100_000.0 + 5.0 * 50_000.0) / 8.0 * 1024.0
+        );
         let expected = 10.0 * 0.1 * 300_000.0 * 1024.0;
         assert!((c.cliff_bytes - expected).abs() < 1.0, "{}", c.cliff_bytes);
+    }
+
+    #[test]
+    fn a_stall_at_the_start_and_a_short_cache_leave_the_cache_rate_as_it_is() {
+        // 5 ms samples: three stalled while the drive folds what came before, a burst into
+        // the buffer, five at the cache's 700 MB/s, then 100 MB/s.
+        let rates = [50.0, 60.0, 40.0, 900.0, 700.0, 700.0, 710.0, 690.0, 700.0];
+        let samples: Samples = rates
+            .iter()
+            .chain([100.0; 40].iter())
+            .enumerate()
+            .map(|(i, &mb_s)| ((i + 1) as f64 * 0.005, mb_s * 1e6 / 1024.0))
+            .collect();
+        let c = cliff(&samples);
+        assert!(
+            (c.in_cache_bytes_s - 700e6).abs() < 1.0,
+            "{}",
+            c.in_cache_bytes_s
+        );
+        assert!((c.post_cache_bytes_s - 100e6).abs() < 1.0);
+        // The cliff is after the cache's samples, not in the stall before them.
+        assert!(c.cliff_bytes > 5.0 * 0.005 * 690e6, "{}", c.cliff_bytes);
+        // A cache of two samples: the rate past it stays out of the cache's.
+        let short: Samples = [800.0, 700.0, 700.0]
+            .iter()
+            .chain([100.0; 40].iter())
+            .enumerate()
+            .map(|(i, &mb_s)| ((i + 1) as f64 * 0.005, mb_s * 1e6 / 1024.0))
+            .collect();
+        assert!((cliff(&short).in_cache_bytes_s - 700e6).abs() < 1.0);
     }
 
     #[test]
@@ -635,6 +760,29 @@ mod tests {
         assert!((c.in_cache_bytes_s - 2.6e9).abs() < 1.0);
         assert!(c.post_cache_bytes_s.is_nan(), "no cliff is seen in a mean");
         assert!((c.cliff_bytes - 2.6e9 * 0.148).abs() < 1e3);
+    }
+
+    #[test]
+    fn gc_onset_is_where_the_rate_stays_under_a_third() {
+        // 10 ms samples: 20k IOPS with two dips, then 2k IOPS from the 31st on.
+        let iops: Samples = (1..=60)
+            .map(|i| {
+                let r = match i {
+                    12 | 13 => 9_000.0,
+                    1..=30 => 20_000.0,
+                    _ => 2_000.0,
+                };
+                (i as f64 * 0.01, r)
+            })
+            .collect();
+        let expected = 30.0 * 0.01 * 20_000.0 * 4096.0 - 2.0 * 0.01 * 11_000.0 * 4096.0;
+        assert!(
+            (gc_onset(&iops) - expected).abs() < 1.0,
+            "{}",
+            gc_onset(&iops)
+        );
+        let flat: Samples = (1..=10).map(|i| (i as f64 * 0.01, 20_000.0)).collect();
+        assert!((gc_onset(&flat) - 0.1 * 20_000.0 * 4096.0).abs() < 1.0);
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub mod class {
     /// GC's victims on a small drive, few enough that a 1 GB drive's blocks are not a
     /// tenth of the class's.
     pub const MIN_BLOCKS_PER_PLANE: u64 = 64;
+    /// Fewest blocks per plane of a fitted block: the FTL's GC thresholds and open blocks
+    /// (eight or so per plane) with room for GC's victims.
+    pub const MIN_FITTED_BLOCKS_PER_PLANE: u64 = 24;
+    /// Smallest block a fitted block shrinks to so that a drive loads at its spare.
+    pub const MIN_SHRUNK_PAGES_PER_BLOCK: u64 = 24;
     /// Most a whole number of blocks may round the raw capacity up by, so the fitted spare
     /// is what the description gets.
     pub const MAX_ROUNDING: f64 = 0.005;
@@ -70,6 +75,9 @@ pub struct Params {
     pub spare: f64,
     pub buffer_bytes: u64,
     pub read_priority: bool,
+    /// Native pages per erase block, when fitted (from `gc-onset`); `None` takes the largest
+    /// block [`Params::geometry`] allows.
+    pub pages_per_block: Option<u64>,
 }
 
 /// A time as the description writes it: whole tenths of a microsecond.
@@ -88,7 +96,9 @@ impl Params {
         }
     }
 
-    /// Pages per block and blocks per plane: the largest block (of whole word lines, at most
+    /// Pages per block and blocks per plane: a fitted block (at most the one that leaves
+    /// `MIN_FITTED_BLOCKS_PER_PLANE` blocks a plane) as whole blocks of the raw capacity, or,
+    /// where the block was not measured, the largest block (of whole word lines, at most
     /// the class's) that leaves at least `MIN_BLOCKS_PER_PLANE` blocks for the user data, the
     /// spare area and a static cache, and whose whole blocks hold that within
     /// `MAX_ROUNDING` (a block a little smaller, when the largest would round the spare up
@@ -96,14 +106,12 @@ impl Params {
     /// erases more often for the same data, which slows a folding cache and lengthens the
     /// read tail beside writes.
     pub fn geometry(&self) -> (u64, u64) {
-        let units = u64::from(self.dies * self.planes);
-        let static_native = match self.cache {
-            Cache::Static { bytes } => bytes * class::BITS_PER_CELL,
-            Cache::Dynamic { .. } => 0,
-        };
-        let raw = self.capacity_bytes as f64 * (1.0 + self.spare) + static_native as f64;
-        let per_plane = raw / units as f64;
+        let per_plane = self.raw_per_plane_bytes();
         let blocks_of = |ppb: u64| per_plane / (ppb * class::PAGE_BYTES) as f64;
+        if let Some(ppb) = self.pages_per_block {
+            let ppb = ppb.clamp(class::BITS_PER_CELL, self.max_fitted_pages_per_block());
+            return (ppb, (blocks_of(ppb).ceil() as u64).max(8));
+        }
         let mut ppb = class::MAX_PAGES_PER_BLOCK;
         while ppb > class::BITS_PER_CELL && blocks_of(ppb) < class::MIN_BLOCKS_PER_PLANE as f64 {
             ppb -= class::BITS_PER_CELL;
@@ -120,6 +128,26 @@ impl Params {
             ppb = largest;
         }
         (ppb, (blocks_of(ppb).ceil() as u64).max(8))
+    }
+
+    /// Raw native bytes of each plane: the user capacity, the spare and a static cache.
+    fn raw_per_plane_bytes(&self) -> f64 {
+        let units = u64::from(self.dies * self.planes);
+        let static_native = match self.cache {
+            Cache::Static { bytes } => bytes * class::BITS_PER_CELL,
+            Cache::Dynamic { .. } => 0,
+        };
+        let raw = self.capacity_bytes as f64 * (1.0 + self.spare) + static_native as f64;
+        raw / units as f64
+    }
+
+    /// The largest block of whole word lines, at most the class's, that leaves
+    /// `MIN_FITTED_BLOCKS_PER_PLANE` blocks a plane.
+    pub fn max_fitted_pages_per_block(&self) -> u64 {
+        let most = self.raw_per_plane_bytes()
+            / (class::MIN_FITTED_BLOCKS_PER_PLANE * class::PAGE_BYTES) as f64;
+        let most = (most as u64).min(class::MAX_PAGES_PER_BLOCK);
+        (most - most % class::BITS_PER_CELL).max(class::BITS_PER_CELL)
     }
 
     /// The drive description's keys in section order, each a dotted key and its TOML value.
@@ -194,18 +222,28 @@ impl Params {
         text
     }
 
-    /// These parameters with the spare raised, in steps of 2% of the raw capacity, until the
-    /// description loads: the FTL holds back blocks (its GC reserve, a page of padding per
-    /// block, the open blocks of every unit) that the fitted effective spare does not count,
-    /// so a drive of few, large parallel units with a small measured spare needs more raw
-    /// blocks than the spare alone gives. Parameters that load are returned unchanged.
+    /// These parameters made to load: the FTL holds back blocks (its GC reserve, a page of
+    /// padding per block, the open blocks of every unit) that the fitted effective spare
+    /// does not count, so a drive of few, large parallel units with a small measured spare
+    /// needs more raw blocks than the spare alone gives. A fitted block shrinks first (by a
+    /// quarter, in whole word lines, down to `MIN_SHRUNK_PAGES_PER_BLOCK`): the held-back
+    /// blocks are then smaller and the spare the steady state measured stays; then the spare
+    /// is raised in steps of 2% of the raw capacity. Parameters that load are returned
+    /// unchanged.
     pub fn loadable(&self) -> Params {
         let mut p = self.clone();
-        for _ in 0..64 {
+        for _ in 0..96 {
             if p.config().is_ok() {
                 return p;
             }
-            p.spare = (1.0 + p.spare) * 1.02 - 1.0;
+            match p.pages_per_block {
+                Some(ppb) if ppb > class::MIN_SHRUNK_PAGES_PER_BLOCK => {
+                    let ppb = p.geometry().0 * 3 / 4;
+                    let ppb = ppb - ppb % class::BITS_PER_CELL;
+                    p.pages_per_block = Some(ppb.max(class::MIN_SHRUNK_PAGES_PER_BLOCK));
+                }
+                _ => p.spare = (1.0 + p.spare) * 1.02 - 1.0,
+            }
         }
         self.clone()
     }
@@ -236,6 +274,7 @@ mod tests {
             spare: 0.2,
             buffer_bytes: 2 << 20,
             read_priority: false,
+            pages_per_block: None,
         }
     }
 

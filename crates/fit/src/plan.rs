@@ -20,6 +20,14 @@ pub const BESIDE_WRITE_RATE: u64 = 32 << 20;
 /// I/Os of the mixed read and write job: few enough that its writes stay in the cache of a
 /// 256 MiB drive, many enough for a read p99 of some hundred samples.
 pub const MIXED_IOS: u64 = 20_000;
+/// I/Os of the shallow mixed job on the filled drive: its writes (about 12 MiB) stay well
+/// inside the spare area of a 256 MiB drive, so GC has not started when it ends.
+pub const MIXED_FILLED_IOS: u64 = 6_000;
+/// 4 KiB writes of the QD1 write job, which runs on the trimmed drive before the fill: the
+/// fill finds their 16 MiB in the cache already.
+pub const QD1_WRITE_IOS: u64 = 4096;
+/// Bytes the plan writes between the trim and the fill.
+pub const BEFORE_FILL_BYTES: u64 = QD1_WRITE_IOS * 4096;
 /// Smallest and largest capacity a plan is made for.
 pub const MIN_CAPACITY: u64 = 256 << 20;
 pub const MAX_CAPACITY: u64 = 1 << 50;
@@ -61,10 +69,13 @@ pub struct Plan {
     pub jobs: Vec<PlanJob>,
 }
 
-/// The log averaging interval of the whole-capacity write's bandwidth log: about 20 ms per
-/// GiB of capacity, so the log holds some hundred points whatever the drive's size.
+/// The log averaging interval of the whole-capacity write's bandwidth log: 5 ms per GiB of
+/// capacity, so the log holds about two hundred points a GB/s of the fill's mean rate
+/// whatever the drive's size, and a cache of a twentieth of the capacity written at 3 GB/s
+/// spans some ten samples: the in-cache rate is the median of the first five, which a
+/// cache of fewer samples would mix with the rate past it.
 pub fn fill_log_msec(capacity_bytes: u64) -> u64 {
-    (capacity_bytes >> 30).saturating_mul(20).clamp(20, 2000)
+    (capacity_bytes >> 30).saturating_mul(5).clamp(5, 2000)
 }
 
 /// The steady-state write's IOPS log interval: about a hundred points over the job.
@@ -112,9 +123,12 @@ impl Plan {
         specs.extend(writes);
         specs.extend(read_specs(c));
         specs.extend(beside);
+        specs.push(mixed_filled_spec(c));
+        specs.push(gc_onset_spec(c));
         specs.push(mixed_spec(c));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
+        specs.extend(chunk_specs(c));
         let jobs = specs.into_iter().map(|s| s.job(c)).collect();
         Ok(Plan {
             format: FORMAT.into(),
@@ -310,7 +324,7 @@ fn buffer_specs() -> Vec<Spec> {
             identifies: "the write path: QD1 4 KiB sequential write latency on the fresh drive (command overhead, link, write buffer)",
             body: section(
                 "qd1-write",
-                &[o("rw", "write"), o("bs", "4k"), o("iodepth", 1), o("number_ios", 4096)],
+                &[o("rw", "write"), o("bs", "4k"), o("iodepth", 1), o("number_ios", QD1_WRITE_IOS)],
             ),
             logs: vec![],
             est_seconds: 2.0,
@@ -363,6 +377,53 @@ fn mixed_spec(c: u64) -> Spec {
     }
 }
 
+/// Random reads and writes at QD4 on the drive the fill left full, before GC starts. At a
+/// shallow depth a die's program is seldom joined by the writes to its other planes before
+/// it starts, so a drive of fewer, wider dies holds more of its planes behind each program
+/// than one of more, narrower dies: at the same dies x planes the IOPS differ by a quarter
+/// or more between splits, where at QD16 during GC they differ by a few percent.
+fn mixed_filled_spec(c: u64) -> Spec {
+    Spec {
+        name: "mixed-qd4".into(),
+        identifies: "how dies x planes split into dies, before GC: 4 KiB random 50/50 reads and writes at QD4 on the filled drive (IOPS and read p99; a program holds its whole die)",
+        body: section(
+            "mixed-qd4",
+            &[o("rw", "randrw"), o("rwmixread", 50), o("bs", "4k"), o("iodepth", 4),
+              o("size", c), o("number_ios", MIXED_FILLED_IOS)],
+        ),
+        logs: vec![],
+        est_seconds: MIXED_FILLED_IOS as f64 / EST_STEADY_IOPS,
+        destructive: true,
+    }
+}
+
+/// The gc-onset job's IOPS log interval: about 4 ms per GiB of capacity, so the log
+/// resolves where the rate falls to a small share of the spare area.
+fn gc_onset_log_msec(capacity_bytes: u64) -> u64 {
+    (capacity_bytes >> 30).saturating_mul(4).clamp(4, 1000)
+}
+
+/// 4 KiB random writes on the drive the fill left full: they run on the free blocks of the
+/// spare area until GC must reclaim, and GC starts when the free blocks fall to the FTL's
+/// held-back count, so at the same spare the bytes written before the rate falls are fewer
+/// the larger the erase block. The steady jobs measure the spare; this one the block.
+fn gc_onset_spec(c: u64) -> Spec {
+    let bytes = block_floor(c / 2);
+    Spec {
+        name: "gc-onset".into(),
+        identifies: "the erase block: 4 KiB random writes at QD32 on the filled drive with a fine IOPS log; the bytes written before the rate falls (GC starts when the free blocks reach the FTL's held-back count, so fewer bytes the larger the block at the same spare)",
+        body: section(
+            "gc-onset",
+            &[o("rw", "randwrite"), o("bs", "4k"), o("iodepth", 32), o("size", c),
+              o("io_size", bytes), o("write_iops_log", "gc-onset"),
+              o("log_avg_msec", gc_onset_log_msec(c))],
+        ),
+        logs: vec!["gc-onset_iops.1.log".into()],
+        est_seconds: bytes as f64 / 4096.0 / EST_STEADY_IOPS,
+        destructive: true,
+    }
+}
+
 fn steady_specs(c: u64) -> Vec<Spec> {
     let half = block_floor(c / 2);
     let log = steady_log_msec(c);
@@ -390,6 +451,53 @@ fn steady_specs(c: u64) -> Vec<Spec> {
             ),
             logs: vec!["steady-half_iops.1.log".into()],
             est_seconds: 3.0 * half as f64 / 4096.0 / (2.0 * EST_STEADY_IOPS),
+            destructive: true,
+        },
+    ]
+}
+
+/// The chunk of the chunked random writes: a 256th of the capacity in whole MiB (at least
+/// one), about the size of a superblock (an erase block on every parallel unit) of a drive
+/// of a few hundred blocks per plane, so most drives' superblocks hold a few chunks.
+pub fn chunk_bytes(capacity_bytes: u64) -> u64 {
+    ((capacity_bytes / 256) & !((1 << 20) - 1)).max(1 << 20)
+}
+
+/// Random writes of whole chunks, each written in order: the drive lays a chunk's pages
+/// down together, so a later write of the chunk frees them together, and GC copies only
+/// what the superblock holds of other chunks. The fewer chunks a superblock holds, the less
+/// GC copies: at the spare the 4 KiB steady state measured, the rate tells the erase block,
+/// which the 4 KiB writes cannot tell from the spare. The first job settles the drive (one
+/// and a half capacities), the second measures (half a capacity).
+fn chunk_specs(c: u64) -> Vec<Spec> {
+    let chunk = chunk_bytes(c);
+    let job = |name: &str, bytes: u64| {
+        section(
+            name,
+            &[
+                o("rw", "randwrite"),
+                o("bs", chunk),
+                o("iodepth", 1),
+                o("size", c),
+                o("io_size", block_floor(bytes) / chunk * chunk),
+            ],
+        )
+    };
+    vec![
+        Spec {
+            name: "chunk-settle".into(),
+            identifies: "nothing on its own: it brings the drive to the chunked writes' steady state for chunk-write",
+            body: job("chunk-settle", c + c / 2),
+            logs: vec![],
+            est_seconds: 1.5 * c as f64 / EST_SEQ_WRITE_BYTES_S * 2.0,
+            destructive: true,
+        },
+        Spec {
+            name: "chunk-write".into(),
+            identifies: "the erase block: the steady rate of random writes of whole chunks (a 256th of the capacity each, written in order), which GC copies less the fewer chunks a superblock holds",
+            body: job("chunk-write", c / 2),
+            logs: vec![],
+            est_seconds: 0.5 * c as f64 / EST_SEQ_WRITE_BYTES_S * 2.0,
             destructive: true,
         },
     ]

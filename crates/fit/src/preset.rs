@@ -31,8 +31,9 @@ pub fn source_jobs(key: &str) -> &'static [&'static str] {
     match key {
         "nand.t_read" => &["randread-qd1", "qd1-write"],
         "nand.channels" | "nand.dies_per_channel" => &["randread-qd1", "randread-qd256"],
-        "nand.planes_per_die" => &["mixed-qd16"],
+        "nand.planes_per_die" => &["mixed-qd4", "mixed-qd16"],
         "nand.blocks_per_plane" => &["steady-full"],
+        "nand.pages_per_block" => &["gc-onset", "chunk-write"],
         "nand.t_prog"
         | "nand.slc_t_prog"
         | "slc_cache.dynamic_max_fraction"
@@ -92,11 +93,17 @@ fn measured_provenance(key: &str, p: &Params, m: &Figures) -> Provenance {
             p.dies * p.planes
         )),
         "nand.planes_per_die" => fitted(format!(
-            "the split of dies x planes {} (1, 2 or 4 planes per die, each refined with every structure) whose simulated plan is closest to the measured one: a program holds its whole die, so mixed-qd16's IOPS and read p99 differ between splits",
+            "the split of dies x planes {} (1, 2 or 4 planes per die, each refined with every structure) whose simulated plan is closest to the measured one: a program holds its whole die, so the mixed jobs' IOPS and read p99 differ between splits, most at QD4 before GC",
             p.dies * p.planes
         )),
+        "nand.pages_per_block" if p.pages_per_block.is_some() => fitted(format!(
+            "chunk-write: {:.1} MB/s of random writes of whole {} MiB chunks at the fitted spare (GC copies less the fewer chunks a superblock holds), and gc-onset: {:.0} MB of 4 KiB random writes on the filled drive before the rate falls",
+            m.chunk_bytes_s / 1e6,
+            crate::plan::chunk_bytes(p.capacity_bytes) >> 20,
+            m.gc_onset_bytes / 1e6
+        )),
         "nand.pages_per_block" => default(
-            "not identified by the plan: at the same spare area, 63- and 96-page blocks move the plan's IOPS by under 3% and its p99s by under 10%, yet a 70/30 mix at QD32 just after a fill (GC starting) by half (docs/fit.md); the bytes of 4 KiB random writes a freshly filled drive takes before GC starts (a write with a fine IOPS log) would identify it. The fit takes the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
+            "not identified without chunk-write's chunked writes and gc-onset's onset of GC: the largest block of whole word lines, at most the class's 768 pages, that leaves 64 blocks per plane, its whole blocks within 0.5% of the raw capacity",
         ),
         "nand.page_size" | "nand.channel_rate" | "nand.t_erase" | "nand.pe_cycles" | "nand.cell" => default(
             "not identified by the plan: a block-size scan at QD1 (page size), a long write with erase latency visible (t_erase), an endurance test (pe_cycles) or the data sheet would identify it",

@@ -24,7 +24,7 @@ use crate::FitError;
 pub const FORMAT: &str = "flashlab-fit-published 1";
 /// Largest published set read.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
-/// Most figures a set may hold (the plan has 24 jobs of a few figures each).
+/// Most figures a set may hold (the plan has 25 jobs of a few figures each).
 pub const MAX_FIGURES: usize = 64;
 /// The capacity of the slice the forward model simulates: the plan's whole-capacity jobs
 /// on a multi-terabyte drive would take days of simulation.
