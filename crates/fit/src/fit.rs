@@ -185,7 +185,9 @@ struct Candidate {
     best_error: f64,
     /// The last step's program times, the fill's rates they gave and what the steps so far
     /// tell of how the rates follow the times.
-    programs: Option<Programs>,
+    programs: Option<Newton2>,
+    /// The same for the spare and the block, once the steady and chunked writes ran.
+    spare_block: Option<Newton2>,
     /// The last step's spare and the steady IOPS it gave.
     spare_iops: Option<(f64, f64)>,
     /// The last step's block (pages) and the chunked writes' rate it gave.
@@ -200,6 +202,7 @@ impl Candidate {
             best: None,
             best_error: f64::INFINITY,
             programs: None,
+            spare_block: None,
             spare_iops: None,
             block_chunk: None,
         }
@@ -211,6 +214,7 @@ impl Candidate {
     fn with_full_plan(self) -> Self {
         Self {
             programs: self.programs,
+            spare_block: self.spare_block,
             spare_iops: self.spare_iops,
             block_chunk: self.block_chunk,
             ..Self::new(self.label, self.next)
@@ -285,8 +289,9 @@ fn step_all(
 }
 
 /// The next drive from `input` and what its plan gave: every parameter moved by the figure
-/// it governs, the native program time and the spare by their secants where the last step
-/// measured one, the block by what of `gc-onset` the spare's move does not explain.
+/// it governs, the program times together by the fill's rates, the spare and the block
+/// together by the steady and chunked writes where both ran (in the screening steps the
+/// spare by `gc-onset`'s free bytes and the block by the chunked rate alone).
 fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figures) -> Params {
     let mut next = refine(input, measured, figures);
     let same_units = next.dies * next.planes == input.dies * input.planes;
@@ -313,6 +318,11 @@ fn propose(c: &mut Candidate, input: &Params, measured: &Figures, figures: &Figu
         Some(ppb) => Some(ppb),
         None => refine_block(input, &next, measured, figures),
     };
+    // With the steady and chunked writes both run, the spare and the block move together.
+    if let Some((spare, ppb)) = spare_block_step(c, input, measured, figures) {
+        next.spare = spare;
+        next.pages_per_block = Some(ppb);
+    }
     next
 }
 
@@ -343,14 +353,60 @@ fn chunk_block(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> Optio
     Some(((next / bits).round() * bits).clamp(bits, most) as u64)
 }
 
-/// What the last step of the program times gave, for a Broyden step: the log of the SLC
-/// and native program times, the log of the in-cache and post-cache rates they gave, and
-/// the Jacobian of the rates over the times (log over log) as the steps so far tell it.
+/// Two parameters moved by two figures together, in logarithms: the last step's parameters
+/// and figures, and the Jacobian of the figures over the parameters as the steps so far
+/// tell it (Broyden's update of a first guess).
 #[derive(Debug, Clone, Copy)]
-struct Programs {
-    times: [f64; 2],
-    rates: [f64; 2],
+struct Newton2 {
+    params: [f64; 2],
+    figures: [f64; 2],
     jacobian: [[f64; 2]; 2],
+}
+
+/// The Newton step (in logarithms) of `params` toward `target` from `figures`, with the
+/// Jacobian `guess` updated by Broyden's rule from the last step in `state`. A Jacobian
+/// learnt near singular, or with a diagonal of the other sign than the guess's (a figure
+/// that stopped following its parameter), steps by the guess.
+fn newton2(
+    state: &mut Option<Newton2>,
+    params: [f64; 2],
+    figures: [f64; 2],
+    target: [f64; 2],
+    guess: [[f64; 2]; 2],
+) -> [f64; 2] {
+    let mut jacobian = guess;
+    if let Some(last) = *state {
+        jacobian = last.jacobian;
+        let dx = [params[0] - last.params[0], params[1] - last.params[1]];
+        let df = [figures[0] - last.figures[0], figures[1] - last.figures[1]];
+        let norm = dx[0] * dx[0] + dx[1] * dx[1];
+        if norm > 1e-6 {
+            for (row, d) in jacobian.iter_mut().zip(df) {
+                let miss = d - (row[0] * dx[0] + row[1] * dx[1]);
+                row[0] += miss * dx[0] / norm;
+                row[1] += miss * dx[1] / norm;
+            }
+        }
+    }
+    *state = Some(Newton2 {
+        params,
+        figures,
+        jacobian,
+    });
+    let want = [target[0] - figures[0], target[1] - figures[1]];
+    let solve = |[[a, b], [c, d]]: [[f64; 2]; 2]| {
+        let det = a * d - b * c;
+        let same_sign = a * guess[0][0] > 0.0 && d * guess[1][1] > 0.0;
+        (det.abs() > 0.05 * (guess[0][0] * guess[1][1]).abs() && same_sign).then(|| {
+            [
+                (d * want[0] - b * want[1]) / det,
+                (a * want[1] - c * want[0]) / det,
+            ]
+        })
+    };
+    solve(jacobian)
+        .or_else(|| solve(guess))
+        .unwrap_or([0.0, 0.0])
 }
 
 /// The SLC and native program times moved by the fill's two rates together. A direct
@@ -367,43 +423,48 @@ fn programs_step(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> (u6
     ) else {
         return (p.slc_t_prog_ns, p.t_prog_ns);
     };
-    let times = [slc0.ln(), tlc0.ln()];
-    let rates = [rates.0.ln(), rates.1.ln()];
-    let mut jacobian = [[-1.0, 0.0], [0.0, -1.0]];
-    if let Some(last) = c.programs {
-        jacobian = last.jacobian;
-        let dx = [times[0] - last.times[0], times[1] - last.times[1]];
-        let df = [rates[0] - last.rates[0], rates[1] - last.rates[1]];
-        let norm = dx[0] * dx[0] + dx[1] * dx[1];
-        if norm > 1e-6 {
-            for (row, d) in jacobian.iter_mut().zip(df) {
-                let miss = d - (row[0] * dx[0] + row[1] * dx[1]);
-                row[0] += miss * dx[0] / norm;
-                row[1] += miss * dx[1] / norm;
-            }
-        }
-    }
-    c.programs = Some(Programs {
-        times,
-        rates,
-        jacobian,
-    });
-    let want = [target.0.ln() - rates[0], target.1.ln() - rates[1]];
-    let [[a, b], [cc, d]] = jacobian;
-    let det = a * d - b * cc;
-    // A Jacobian learnt near singular (a rate that follows neither time) steps as the
-    // direct write's would.
-    let (dx0, dx1) = if det.abs() > 0.05 && a < 0.0 && d < 0.0 {
-        (
-            (d * want[0] - b * want[1]) / det,
-            (a * want[1] - cc * want[0]) / det,
-        )
-    } else {
-        (-want[0], -want[1])
-    };
+    let [dx0, dx1] = newton2(
+        &mut c.programs,
+        [slc0.ln(), tlc0.ln()],
+        [rates.0.ln(), rates.1.ln()],
+        [target.0.ln(), target.1.ln()],
+        [[-1.0, 0.0], [0.0, -1.0]],
+    );
     let slc = within_step(slc0, slc0 * dx0.exp()).clamp(20_000.0, 5e6);
     let tlc = within_step(tlc0, tlc0 * dx1.exp()).clamp(50_000.0, 20e6);
     (slc as u64, tlc as u64)
+}
+
+/// How the steady IOPS and the chunked writes' rate follow the spare and the block, in
+/// logarithms, before the steps measure it: greedy GC's IOPS about as the spare and a
+/// little against the block (the held-back blocks take their share of it); the chunked rate
+/// against the block (between 48- and 96-page blocks at the same spare it falls by about a
+/// third) and with the spare.
+const SPARE_BLOCK_GUESS: [[f64; 2]; 2] = [[1.0, -0.2], [0.5, -0.6]];
+
+/// The spare and the block moved by the steady IOPS and the chunked writes' rate together
+/// (a Newton step with Broyden's update from [`SPARE_BLOCK_GUESS`]), each held to
+/// [`within_step`], the block in whole word lines; `None` without both figures measured
+/// and simulated.
+fn spare_block_step(c: &mut Candidate, p: &Params, m: &Figures, s: &Figures) -> Option<(f64, u64)> {
+    let figures = [finite(s.steady_full_iops)?, finite(s.chunk_bytes_s)?];
+    let target = [finite(m.steady_full_iops)?, finite(m.chunk_bytes_s)?];
+    let ppb = p.geometry().0 as f64;
+    let [ds, db] = newton2(
+        &mut c.spare_block,
+        [p.spare.ln(), ppb.ln()],
+        [figures[0].ln(), figures[1].ln()],
+        [target[0].ln(), target[1].ln()],
+        SPARE_BLOCK_GUESS,
+    );
+    let spare = within_step(p.spare, p.spare * ds.exp()).clamp(0.02, 1.0);
+    let bits = class::BITS_PER_CELL as f64;
+    let most = p.max_fitted_pages_per_block() as f64;
+    let next = within_step(ppb, ppb * db.exp());
+    Some((
+        spare,
+        ((next / bits).round() * bits).clamp(bits, most) as u64,
+    ))
 }
 
 /// A parameter's step held to two thirds or three halves of its value: the figures follow
