@@ -94,25 +94,20 @@ fn a_cut_json_document_and_a_cut_log_are_refused() {
     refused(&dir, &["randread-qd8.json: not a whole fio JSON document"]);
 
     let dir = copy_of("cut-log");
-    let log = std::fs::read_to_string(dir.join("seq-fill_bw.1.log")).unwrap();
-    let lines: Vec<&str> = log.lines().collect();
-    std::fs::write(
-        dir.join("seq-fill_bw.1.log"),
-        lines[..lines.len() / 4].join("\n"),
-    )
-    .unwrap();
+    cut_to_a_quarter(&dir.join("seq-fill_bw.1.log"));
     refused(&dir, &["seq-fill_bw.1.log", "cut short"]);
 
-    // The IOPS log the erase block is fitted from, cut to its first quarter.
+    // The IOPS log GC's onset is read from, cut to its first quarter.
     let dir = copy_of("cut-gc-onset");
-    let log = std::fs::read_to_string(dir.join("gc-onset_iops.1.log")).unwrap();
-    let lines: Vec<&str> = log.lines().collect();
-    std::fs::write(
-        dir.join("gc-onset_iops.1.log"),
-        lines[..lines.len() / 4].join("\n"),
-    )
-    .unwrap();
+    cut_to_a_quarter(&dir.join("gc-onset_iops.1.log"));
     refused(&dir, &["gc-onset_iops.1.log", "cut short"]);
+}
+
+/// Keeps the first quarter of a log's lines.
+fn cut_to_a_quarter(log: &Path) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(log, lines[..lines.len() / 4].join("\n")).unwrap();
 }
 
 #[test]

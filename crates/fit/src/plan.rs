@@ -123,9 +123,9 @@ impl Plan {
         specs.extend(writes);
         specs.extend(read_specs(c));
         specs.extend(beside);
-        specs.push(mixed_filled_spec(c));
+        specs.push(mixed_spec(c, 4, MIXED_FILLED_IOS, "how dies x planes split into dies, before GC: 4 KiB random 50/50 reads and writes at QD4 on the filled drive (IOPS and read p99; a program holds its whole die)"));
         specs.push(gc_onset_spec(c));
-        specs.push(mixed_spec(c));
+        specs.push(mixed_spec(c, 16, MIXED_IOS, "how dies x planes split into dies: 4 KiB random 50/50 reads and writes at QD16 (IOPS and read p99; a program holds its whole die)"));
         specs.extend(buffers);
         specs.extend(steady_specs(c));
         specs.extend(chunk_specs(c));
@@ -358,41 +358,31 @@ fn buffer_specs() -> Vec<Spec> {
     ]
 }
 
-/// Random reads and writes together at depth, on the filled drive before any steady
-/// random write. A program holds its whole die, so with the same dies × planes a drive of
-/// fewer, wider dies blocks more reads behind each program: the mix's IOPS and read p99
-/// tell the split of the parallel units that the read-only scans cannot.
-fn mixed_spec(c: u64) -> Spec {
+/// Random 50/50 reads and writes of 4 KiB at `depth`, `ios` of them. A program holds its
+/// whole die, so with the same dies × planes a drive of fewer, wider dies blocks more reads
+/// behind each program: the mix's IOPS and read p99 tell the split of the parallel units
+/// that the read-only scans cannot. The plan runs two: at QD4 on the drive the fill left
+/// full, before GC, where a die's program is seldom joined by the writes to its other planes
+/// before it starts and the splits' IOPS differ by a quarter or more; and at QD16 after
+/// `gc-onset`, during GC, where they differ by a few percent.
+fn mixed_spec(c: u64, depth: u32, ios: u64, identifies: &'static str) -> Spec {
+    let name = format!("mixed-qd{depth}");
     Spec {
-        name: "mixed-qd16".into(),
-        identifies: "how dies x planes split into dies: 4 KiB random 50/50 reads and writes at QD16 (IOPS and read p99; a program holds its whole die)",
         body: section(
-            "mixed-qd16",
-            &[o("rw", "randrw"), o("rwmixread", 50), o("bs", "4k"), o("iodepth", 16),
-              o("size", c), o("number_ios", MIXED_IOS)],
+            &name,
+            &[
+                o("rw", "randrw"),
+                o("rwmixread", 50),
+                o("bs", "4k"),
+                o("iodepth", depth),
+                o("size", c),
+                o("number_ios", ios),
+            ],
         ),
+        name,
+        identifies,
         logs: vec![],
-        est_seconds: MIXED_IOS as f64 / EST_STEADY_IOPS,
-        destructive: true,
-    }
-}
-
-/// Random reads and writes at QD4 on the drive the fill left full, before GC starts. At a
-/// shallow depth a die's program is seldom joined by the writes to its other planes before
-/// it starts, so a drive of fewer, wider dies holds more of its planes behind each program
-/// than one of more, narrower dies: at the same dies x planes the IOPS differ by a quarter
-/// or more between splits, where at QD16 during GC they differ by a few percent.
-fn mixed_filled_spec(c: u64) -> Spec {
-    Spec {
-        name: "mixed-qd4".into(),
-        identifies: "how dies x planes split into dies, before GC: 4 KiB random 50/50 reads and writes at QD4 on the filled drive (IOPS and read p99; a program holds its whole die)",
-        body: section(
-            "mixed-qd4",
-            &[o("rw", "randrw"), o("rwmixread", 50), o("bs", "4k"), o("iodepth", 4),
-              o("size", c), o("number_ios", MIXED_FILLED_IOS)],
-        ),
-        logs: vec![],
-        est_seconds: MIXED_FILLED_IOS as f64 / EST_STEADY_IOPS,
+        est_seconds: ios as f64 / EST_STEADY_IOPS,
         destructive: true,
     }
 }
