@@ -527,7 +527,8 @@ fn execute(index: usize, run: &Run) -> Result<String, String> {
 
 /// The model's figure of `row` in a run's output. Metrics of a job: `read_iops`,
 /// `write_iops`, `read_mb_s`, `write_mb_s` (10^6 bytes/s), `read_lat_mean_us`,
-/// `write_lat_mean_us` (fio's total latency); of the run: `write_amplification`. Of a
+/// `write_lat_mean_us` (fio's total latency), `job_write_amplification` (the drive's over
+/// the job's phase: `flashlab.phase_writes`); of the run: `write_amplification`. Of a
 /// suite: a metric of its CSV (`device,metric,unit,value`) for the row's `series`.
 fn value(run: &Run, output: &str, row: &Row) -> Option<f64> {
     if let Source::Suite { .. } = run.source {
@@ -544,6 +545,18 @@ fn value(run: &Run, output: &str, row: &Row) -> Option<f64> {
         return result["flashlab"]["device_counters"]["write_amplification"].as_f64();
     }
     let jobname = row.select.as_deref()?;
+    if row.metric == "job_write_amplification" {
+        // The phase (jobs between stonewalls) the job ran in: its writes alone.
+        return result["flashlab"]["phase_writes"]
+            .as_array()?
+            .iter()
+            .find(|p| {
+                p["jobs"]
+                    .as_str()
+                    .is_some_and(|jobs| jobs.split(", ").any(|j| j == jobname))
+            })?["write_amplification"]
+            .as_f64();
+    }
     let job = result["jobs"]
         .as_array()?
         .iter()

@@ -744,6 +744,15 @@ impl BlockDevice for Ssd {
         self.model.ftl.fdp.as_ref().map_or(0, |f| f.handles)
     }
 
+    /// From the FTL's counters, so that their ratio is the run's `write_amplification`.
+    fn write_totals(&self) -> Option<flashlab_engine::WriteTotals> {
+        let c = self.ftl.counters();
+        Some(flashlab_engine::WriteTotals {
+            host_bytes: c.host_write_ius << self.iu_shift,
+            nand_bytes: c.nand_write_ius << self.iu_shift,
+        })
+    }
+
     fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
         let ns = self.namespace_of(req.offset_bytes);
         self.submit_in(now_ns, req, ns)

@@ -227,6 +227,30 @@ pub enum PrefetchStage {
     Update,
 }
 
+/// What a drive has written since it was made: the host's bytes and the bytes its media
+/// programmed for them (the host's data, GC's copies, parity, map pages). Their ratio over
+/// an interval is the write amplification of that interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteTotals {
+    pub host_bytes: u64,
+    pub nand_bytes: u64,
+}
+
+impl WriteTotals {
+    /// What was written between `earlier` and `self`.
+    pub fn since(self, earlier: WriteTotals) -> WriteTotals {
+        WriteTotals {
+            host_bytes: self.host_bytes.saturating_sub(earlier.host_bytes),
+            nand_bytes: self.nand_bytes.saturating_sub(earlier.nand_bytes),
+        }
+    }
+
+    /// NAND bytes per host byte (None: the host wrote nothing).
+    pub fn write_amplification(self) -> Option<f64> {
+        (self.host_bytes > 0).then(|| self.nand_bytes as f64 / self.host_bytes as f64)
+    }
+}
+
 /// A simulated (or composed) block device.
 pub trait BlockDevice {
     /// Bytes the host can address.
@@ -288,6 +312,13 @@ pub trait BlockDevice {
         zone: u32,
     ) -> Result<Completion, DeviceError> {
         Err(not_zoned(op, zone))
+    }
+
+    /// The drive's write totals so far, if it is one drive that counts them (None for a
+    /// system of several devices). A run reads them at each phase's start and end, so each
+    /// phase has its own write amplification. Wrappers of one drive forward it.
+    fn write_totals(&self) -> Option<WriteTotals> {
+        None
     }
 }
 
@@ -370,6 +401,9 @@ where
     fn placement_handles(&self) -> u32 {
         self.device.placement_handles()
     }
+    fn write_totals(&self) -> Option<WriteTotals> {
+        self.device.write_totals()
+    }
 
     fn zones(&self) -> Option<ZoneGeometry> {
         self.device.zones()
@@ -448,6 +482,11 @@ pub trait Targets {
     ) -> Result<Completion, DeviceError> {
         Err(not_zoned(op, zone))
     }
+
+    /// See [`BlockDevice::write_totals`]: the drive's, whichever target wrote.
+    fn write_totals(&self) -> Option<WriteTotals> {
+        None
+    }
 }
 
 impl<D> Targets for Continued<D>
@@ -492,6 +531,9 @@ where
     }
     fn placement_handles(&self) -> u32 {
         self.device.placement_handles()
+    }
+    fn write_totals(&self) -> Option<WriteTotals> {
+        self.device.write_totals()
     }
 
     fn zones(&self, target: usize) -> Option<ZoneGeometry> {

@@ -442,6 +442,9 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     phase_names: Vec<String>,
     /// Simulated time at which each phase started.
     phase_start_ns: Vec<SimTime>,
+    /// The device's write totals at each phase's start, and at the run's end last (None
+    /// for a device that does not count them).
+    phase_writes: Vec<Option<flashlab_engine::WriteTotals>>,
     current_phase: usize,
     phase_left: usize,
     all_done: bool,
@@ -707,6 +710,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         while self.phase_left == 0 && !self.all_done {
             if self.current_phase + 1 >= self.phases.len() {
                 self.all_done = true;
+                self.phase_writes[self.phases.len()] = self.device.write_totals();
             } else {
                 self.start_phase(self.current_phase + 1, now)?;
             }
@@ -717,6 +721,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
     fn start_phase(&mut self, phase: usize, now: SimTime) -> Result<(), RunError> {
         self.current_phase = phase;
         self.phase_start_ns[phase] = now;
+        self.phase_writes[phase] = self.device.write_totals();
         let (lo, hi) = self.phases[phase];
         self.phase_left = hi - lo;
         if self.exit_all {

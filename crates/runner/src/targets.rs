@@ -53,6 +53,9 @@ impl Targets for OneDevice<'_> {
     fn placement_handles(&self) -> u32 {
         self.0.placement_handles()
     }
+    fn write_totals(&self) -> Option<flashlab_engine::WriteTotals> {
+        self.0.write_totals()
+    }
     fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
         self.0.zones()
     }

@@ -190,6 +190,9 @@ impl Targets for DriveTargets<'_> {
     fn placement_handles(&self) -> u32 {
         self.ssd.placement_handles()
     }
+    fn write_totals(&self) -> Option<flashlab_engine::WriteTotals> {
+        self.ssd.write_totals()
+    }
 
     // A zoned drive has one namespace (target 0, the whole drive).
     fn zones(&self, target: usize) -> Option<ZoneGeometry> {

@@ -54,6 +54,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             clones,
             phases,
             phase_start_ns: vec![0; phase_count],
+            phase_writes: vec![None; phase_count + 1],
             phase_names,
             current_phase: 0,
             phase_left: 0,

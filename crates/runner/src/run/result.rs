@@ -41,8 +41,30 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         }
     }
 
+    /// What the drive wrote in each phase (the jobs between stonewalls, which run
+    /// together and share the drive): the host's bytes, the media's and their ratio, so a
+    /// job after a fill has a write amplification of its own. None when the device does
+    /// not count its writes or a phase did not run.
+    fn phase_writes_json(&self) -> Option<Value> {
+        let phases = self.phases.len();
+        let mut out = Vec::with_capacity(phases);
+        for p in 0..phases {
+            let start = self.phase_writes[p]?;
+            let end = self.phase_writes[p + 1]?;
+            let w = end.since(start);
+            out.push(json!({
+                "jobs": self.phase_names[p],
+                "host_write_bytes": w.host_bytes,
+                "nand_write_bytes": w.nand_bytes,
+                "write_amplification": w.write_amplification(),
+            }));
+        }
+        Some(Value::Array(out))
+    }
+
     pub(super) fn into_result(self) -> RunResult {
         let full_end_ns = self.full_end_ns();
+        let phase_writes = self.phase_writes_json();
         let io_errors: Vec<Value> = self
             .clones
             .iter()
@@ -90,6 +112,9 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         }
         if !self.plan.scale.is_full() {
             flashlab.insert("scale".into(), self.plan.json());
+        }
+        if let Some(phases) = phase_writes {
+            flashlab.insert("phase_writes".into(), phases);
         }
         let dropped: u64 = iologs.iter().map(|l: &IoLog| l.dropped).sum();
         if dropped > 0 {

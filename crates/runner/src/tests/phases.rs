@@ -303,3 +303,80 @@ fn disable_clat_takes_no_completion_latency() {
     );
     assert!(r["bw_samples"].as_u64().unwrap() > 0, "{r}");
 }
+
+/// A device that counts its writes as a drive does: 128 KiB writes program what they carry,
+/// smaller ones four times it (a read-modify-write of a larger unit).
+struct Counting {
+    inner: FakeDevice,
+    totals: flashlab_engine::WriteTotals,
+}
+
+impl BlockDevice for Counting {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn logical_block_bytes(&self) -> u64 {
+        self.inner.logical_block_bytes()
+    }
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.inner.prefetch(req, stage)
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        if req.kind == IoKind::Write {
+            self.totals.host_bytes += req.len_bytes;
+            let factor = if req.len_bytes >= 128 * 1024 { 1 } else { 4 };
+            self.totals.nand_bytes += factor * req.len_bytes;
+        }
+        self.inner.submit(now_ns, req)
+    }
+    fn write_totals(&self) -> Option<flashlab_engine::WriteTotals> {
+        Some(self.totals)
+    }
+}
+
+#[test]
+fn each_phase_reports_what_the_drive_wrote_in_it() {
+    let mut dev = Counting {
+        inner: FakeDevice::new(100 * NS_PER_US),
+        totals: Default::default(),
+    };
+    let fill = {
+        let mut j = JobSpec::new("fill", 1);
+        j.io.rw = RwPattern::Write;
+        j.block.bs = std::array::from_fn(|_| flashlab_workload::BlockSize::Fixed(128 * 1024));
+        j.target.size = Some(SizeSpec::Bytes(8 << 20));
+        j
+    };
+    let small = |name: &str, stonewall: bool| {
+        let mut j = JobSpec::new(name, 1);
+        j.io.rw = RwPattern::RandWrite;
+        j.target.size = Some(SizeSpec::Bytes(1 << 20));
+        j.control.stonewall = stonewall;
+        j
+    };
+    let jobs = vec![fill, small("a", true), small("b", false)];
+    let options = RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off);
+    let result = crate::run_jobs(&file(jobs), &mut dev, &options, &mut |_| {}).expect("run");
+    let phases = result.flashlab["phase_writes"]
+        .as_array()
+        .expect("a drive that counts its writes has phase_writes")
+        .clone();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["jobs"], "fill");
+    assert_eq!(phases[0]["host_write_bytes"], 8u64 << 20);
+    assert_eq!(phases[0]["write_amplification"], 1.0);
+    // Two jobs in one phase share it: their writes together.
+    assert_eq!(phases[1]["jobs"], "a, b");
+    assert_eq!(phases[1]["host_write_bytes"], 2u64 << 20);
+    assert_eq!(phases[1]["nand_write_bytes"], 8u64 << 20);
+    assert_eq!(phases[1]["write_amplification"], 4.0);
+    // The whole run's ratio mixes the two: 16 MiB over 10 MiB.
+    assert_eq!(dev.totals.write_amplification(), Some(1.6));
+}
+
+#[test]
+fn a_device_that_does_not_count_its_writes_has_no_phase_writes() {
+    let mut dev = FakeDevice::new(100 * NS_PER_US);
+    let (result, _) = run_seeded(vec![timed("r", 1, NS_PER_MS)], &mut dev, 1);
+    assert!(result.flashlab.get("phase_writes").is_none());
+}
