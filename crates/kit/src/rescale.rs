@@ -4,7 +4,9 @@
 //! suite` command and the Python package take ([`crate::On::Named`]), so both give the same report for the same
 //! request.
 
-use flashlab_runner::RunError;
+use flashlab_device::values::ScaleSetting;
+use flashlab_device::DeviceConfig;
+use flashlab_runner::{RunError, FAITHFUL_BLOCKS_PER_PLANE};
 
 use crate::{SuiteError, SuiteReport, SuiteTarget};
 
@@ -33,15 +35,39 @@ const SCALE_SLACK: f64 = 1e-6;
 /// (`named.targets` then holds them), the run starts over, the device reports' scale note
 /// says why and so does a line on standard error. A refusal that no larger slice answers (a system, a drive already whole)
 /// is returned as the error it is.
+///
+/// With `answer_slice` (a suite that does not size its slice itself) and no `sim.scale`
+/// among the overrides, a drive too large to simulate whole runs first on the smallest
+/// slice that keeps the answer ([`answer_keeping_scale`]) rather than the largest that fits
+/// `sim.max_memory`.
 pub fn keeping_figures(
     named: &mut NamedTargets,
     drives: usize,
+    answer_slice: bool,
     run_drives: &dyn Fn(&[SuiteTarget]) -> Result<SuiteReport, SuiteError>,
 ) -> Result<SuiteReport, SuiteError> {
     let count = named.targets.len();
     // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
     let mut scales: Vec<Option<f64>> = vec![None; count];
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
+    if answer_slice && !named.overrides.iter().any(|(k, _)| k == "sim.scale") {
+        for (i, target) in named.targets.iter_mut().enumerate() {
+            let SuiteTarget::Drive(config) = target else {
+                continue;
+            };
+            let Some(scale) = answer_keeping_scale(config) else {
+                continue;
+            };
+            config.sim.scale = ScaleSetting::Fraction(scale);
+            let why = format!(
+                "the smallest slice that keeps the answer (every die, at least \
+                 {FAITHFUL_BLOCKS_PER_PLANE} blocks per plane): simulated at sim.scale={scale} \
+                 (sim.scale=auto: the largest that fits sim.max_memory)"
+            );
+            eprintln!("{}: {why}", named.names[i]);
+            notes[i].push(why);
+        }
+    }
     let mut reasons: Vec<String> = vec![String::new(); count];
     let mut said = Vec::new();
     say_slice_notes(named, &mut said);
@@ -194,5 +220,73 @@ pub fn slice_shape(model: &flashlab_device::Model) -> flashlab_runner::SliceShap
         channels: (model.geometry.channels, model.full.channels),
         all_dies_scale: model.scale.all_dies_scale,
         slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
+    }
+}
+
+/// The smallest `sim.scale` that keeps a suite's answer on a drive too large to simulate
+/// whole at `sim.scale = "auto"`: every die, and at least [`FAITHFUL_BLOCKS_PER_PLANE`]
+/// blocks per plane, from which greedy GC's choice of victims and a fill's transient are
+/// the drive's within about 1-4% (docs/scale.md, "Blocks per plane"). A larger slice costs
+/// memory and time, not figures. `None` where the drive runs whole, where its `"auto"`
+/// slice is no larger, or where `sim.scale` is given.
+pub fn answer_keeping_scale(config: &DeviceConfig) -> Option<f64> {
+    if config.sim.scale != ScaleSetting::Auto {
+        return None;
+    }
+    let model = config.resolve().ok()?;
+    let (slice, full) = (&model.geometry, &model.full);
+    if slice.channels != full.channels {
+        // The auto slice cuts dies already: a slice keeping them all does not fit.
+        return None;
+    }
+    let want = FAITHFUL_BLOCKS_PER_PLANE.min(full.blocks_per_plane);
+    if slice.blocks_per_plane <= want {
+        return None;
+    }
+    let all_dies = model.scale.all_dies_scale?;
+    let share = f64::from(want) / f64::from(full.blocks_per_plane);
+    // Rounded up as `sim.scale` prints (4 decimals), so the slice has `want` blocks or more.
+    let scale = ((share * 1e4).ceil() / 1e4).max(all_dies);
+    let mut c = config.clone();
+    c.sim.scale = ScaleSetting::Fraction(scale);
+    let m = c.resolve().ok()?;
+    let keeps = m.geometry.channels == full.channels
+        && m.geometry.blocks_per_plane >= want
+        && m.geometry.blocks_per_plane < slice.blocks_per_plane;
+    keeps.then_some(scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashlab_device::load_device_config;
+
+    fn load(name: &str, sets: &[(&str, &str)]) -> DeviceConfig {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        load_device_config(name, &sets).unwrap()
+    }
+
+    #[test]
+    fn a_sliced_drive_runs_on_the_smallest_slice_that_keeps_the_answer() {
+        let drive = load("solidigm-d5-p5430-15.36tb", &[]);
+        let auto = drive.resolve().unwrap();
+        let scale = answer_keeping_scale(&drive).expect("the auto slice is larger");
+        let mut c = drive.clone();
+        c.sim.scale = ScaleSetting::Fraction(scale);
+        let m = c.resolve().unwrap();
+        assert_eq!(m.geometry.channels, m.full.channels);
+        assert_eq!(m.geometry.dies_per_channel, m.full.dies_per_channel);
+        assert_eq!(m.geometry.blocks_per_plane, FAITHFUL_BLOCKS_PER_PLANE);
+        assert!(m.geometry.blocks_per_plane < auto.geometry.blocks_per_plane);
+        // A drive that runs whole, and a slice the user names, are kept.
+        assert_eq!(answer_keeping_scale(&load("generic-tlc-256gb", &[])), None);
+        let named = load("solidigm-d5-p5430-15.36tb", &[("sim.scale", "0.1")]);
+        assert_eq!(answer_keeping_scale(&named), None);
+        // An auto slice that is smaller already (a tighter memory budget) is kept.
+        let small = load("solidigm-d5-p5430-15.36tb", &[("sim.max_memory", "1GiB")]);
+        assert_eq!(answer_keeping_scale(&small), None);
     }
 }
