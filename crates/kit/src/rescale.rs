@@ -22,8 +22,9 @@ pub struct NamedTargets {
     pub targets: Vec<SuiteTarget>,
 }
 
-/// Runs the suite fresh once more at most per kind of refusal: a die cut, then a capacity cut.
-const MAX_RUNS: usize = 3;
+/// Runs the suite fresh once more at most per kind of refusal: a die cut, then a capacity cut
+/// (a drive on the slice that keeps the answer first back on its `"auto"` slice).
+const MAX_RUNS: usize = 4;
 
 /// Relative slack under which a drive's slice counts as already large enough (the scale a
 /// slice is built at is its block count's share, a hair off the `sim.scale` asked for).
@@ -50,24 +51,12 @@ pub fn keeping_figures(
     // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
     let mut scales: Vec<Option<f64>> = vec![None; count];
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
-    if answer_slice && !named.overrides.iter().any(|(k, _)| k == "sim.scale") {
-        for (i, target) in named.targets.iter_mut().enumerate() {
-            let SuiteTarget::Drive(config) = target else {
-                continue;
-            };
-            let Some(scale) = answer_keeping_scale(config) else {
-                continue;
-            };
-            config.sim.scale = ScaleSetting::Fraction(scale);
-            let why = format!(
-                "the smallest slice that keeps the answer (every die, at least \
-                 {FAITHFUL_BLOCKS_PER_PLANE} blocks per plane): simulated at sim.scale={scale} \
-                 (sim.scale=auto: the largest that fits sim.max_memory)"
-            );
-            eprintln!("{}: {why}", named.names[i]);
-            notes[i].push(why);
-        }
-    }
+    // Per target: the drive as `"auto"` loads it, where it runs on a smaller slice.
+    let mut auto_slices = if answer_slice {
+        answer_slices(named, &mut notes)
+    } else {
+        vec![None; count]
+    };
     let mut reasons: Vec<String> = vec![String::new(); count];
     let mut said = Vec::new();
     say_slice_notes(named, &mut said);
@@ -77,6 +66,7 @@ pub fn keeping_figures(
             break;
         };
         let mut changed = false;
+        let mut reverted = Vec::new();
         for (i, target) in named.targets.iter().enumerate() {
             let SuiteTarget::Drive(config) = target else {
                 continue;
@@ -109,6 +99,20 @@ pub fn keeping_figures(
                     if simulated >= scale * (1.0 - SCALE_SLACK) {
                         continue;
                     }
+                    if let Some(auto) = auto_slices[i].take() {
+                        // The suite's own rule wants more than the smallest slice: back
+                        // to the one it ran on before, which its rule was sized against.
+                        eprintln!(
+                            "{}: no capacity cut: {why}; simulated at sim.scale=auto",
+                            named.names[i]
+                        );
+                        notes[i] = vec![format!(
+                            "no capacity cut, as {why}: simulated at sim.scale=auto"
+                        )];
+                        reverted.push((i, auto));
+                        changed = true;
+                        continue;
+                    }
                     (
                         *scale,
                         format!("no capacity cut, as {why}"),
@@ -128,6 +132,9 @@ pub fn keeping_figures(
         }
         if !changed {
             break;
+        }
+        for (i, auto) in reverted {
+            named.targets[i] = SuiteTarget::Drive(auto);
         }
         for (i, scale) in scales.iter().enumerate() {
             let Some(scale) = scale else { continue };
@@ -164,6 +171,37 @@ pub fn keeping_figures(
         });
     }
     Ok(report)
+}
+
+/// Each drive of `named` that `"auto"` would slice larger than the slice that keeps the
+/// answer ([`answer_keeping_scale`]) set to that slice, unless `sim.scale` is among the
+/// overrides, with a note and a line on standard error; per target, the drive as it was.
+fn answer_slices(
+    named: &mut NamedTargets,
+    notes: &mut [Vec<String>],
+) -> Vec<Option<Box<DeviceConfig>>> {
+    let mut auto = vec![None; named.targets.len()];
+    if named.overrides.iter().any(|(k, _)| k == "sim.scale") {
+        return auto;
+    }
+    for (i, target) in named.targets.iter_mut().enumerate() {
+        let SuiteTarget::Drive(config) = target else {
+            continue;
+        };
+        let Some(scale) = answer_keeping_scale(config) else {
+            continue;
+        };
+        auto[i] = Some(config.clone());
+        config.sim.scale = ScaleSetting::Fraction(scale);
+        let why = format!(
+            "the smallest slice that keeps the answer (every die, at least \
+             {FAITHFUL_BLOCKS_PER_PLANE} blocks per plane): simulated at sim.scale={scale} \
+             (sim.scale=auto: the largest that fits sim.max_memory)"
+        );
+        eprintln!("{}: {why}", named.names[i]);
+        notes[i].push(why);
+    }
+    auto
 }
 
 /// Says on standard error, before a run, what each drive's slice does to random writes
