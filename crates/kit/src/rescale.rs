@@ -136,24 +136,7 @@ pub fn keeping_figures(
         for (i, auto) in reverted {
             named.targets[i] = SuiteTarget::Drive(auto);
         }
-        for (i, scale) in scales.iter().enumerate() {
-            let Some(scale) = scale else { continue };
-            if !matches!(named.targets[i], SuiteTarget::Drive(_)) {
-                continue;
-            }
-            let mut overrides = named.overrides.clone();
-            overrides.push(("sim.scale".to_string(), scale.to_string()));
-            let name = &named.names[i];
-            let config = flashlab_device::load_device_config(name, &overrides).map_err(|e| {
-                SuiteError::Rescaled {
-                    device: name.clone(),
-                    why: reasons[i].clone(),
-                    scale: *scale,
-                    error: e.to_string(),
-                }
-            })?;
-            named.targets[i] = SuiteTarget::Drive(Box::new(config));
-        }
+        reload_at(named, &scales, &reasons)?;
         say_slice_notes(named, &mut said);
         outcome = run_drives(&named.targets);
     }
@@ -171,6 +154,34 @@ pub fn keeping_figures(
         });
     }
     Ok(report)
+}
+
+/// Loads each drive of `named` with a scale in `scales` again at that `sim.scale` beside
+/// the overrides (`reasons`: why, for the error where it does not load).
+fn reload_at(
+    named: &mut NamedTargets,
+    scales: &[Option<f64>],
+    reasons: &[String],
+) -> Result<(), SuiteError> {
+    for (i, scale) in scales.iter().enumerate() {
+        let Some(scale) = scale else { continue };
+        if !matches!(named.targets[i], SuiteTarget::Drive(_)) {
+            continue;
+        }
+        let mut overrides = named.overrides.clone();
+        overrides.push(("sim.scale".to_string(), scale.to_string()));
+        let name = &named.names[i];
+        let config = flashlab_device::load_device_config(name, &overrides).map_err(|e| {
+            SuiteError::Rescaled {
+                device: name.clone(),
+                why: reasons[i].clone(),
+                scale: *scale,
+                error: e.to_string(),
+            }
+        })?;
+        named.targets[i] = SuiteTarget::Drive(Box::new(config));
+    }
+    Ok(())
 }
 
 /// Each drive of `named` that `"auto"` would slice larger than the slice that keeps the
