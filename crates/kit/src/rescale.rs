@@ -289,7 +289,8 @@ pub fn answer_keeping_scale(config: &DeviceConfig) -> Option<f64> {
         return None;
     }
     let want = FAITHFUL_BLOCKS_PER_PLANE.min(full.blocks_per_plane);
-    if slice.blocks_per_plane <= want {
+    // The whole drive is the answer itself.
+    if slice.blocks_per_plane == full.blocks_per_plane || slice.blocks_per_plane <= want {
         return None;
     }
     let all_dies = model.scale.all_dies_scale?;
@@ -332,7 +333,7 @@ mod tests {
         assert!(m.geometry.blocks_per_plane < auto.geometry.blocks_per_plane);
         // A drive that runs whole, and a slice the user names, are kept.
         assert_eq!(answer_keeping_scale(&load("generic-tlc-256gb", &[])), None);
-        let named = load("solidigm-d5-p5430-15.36tb", &[("sim.scale", "0.1")]);
+        let named = load("solidigm-d5-p5430-15.36tb", &[("sim.scale", "0.09")]);
         assert_eq!(answer_keeping_scale(&named), None);
         // An auto slice that is smaller already (a tighter memory budget) is kept.
         let small = load("solidigm-d5-p5430-15.36tb", &[("sim.max_memory", "1GiB")]);
