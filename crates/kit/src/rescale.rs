@@ -4,7 +4,9 @@
 //! suite` command and the Python package take ([`crate::On::Named`]), so both give the same report for the same
 //! request.
 
-use flashlab_runner::RunError;
+use flashlab_device::values::ScaleSetting;
+use flashlab_device::DeviceConfig;
+use flashlab_runner::{RunError, FAITHFUL_BLOCKS_PER_PLANE};
 
 use crate::{SuiteError, SuiteReport, SuiteTarget};
 
@@ -20,8 +22,9 @@ pub struct NamedTargets {
     pub targets: Vec<SuiteTarget>,
 }
 
-/// Runs the suite fresh once more at most per kind of refusal: a die cut, then a capacity cut.
-const MAX_RUNS: usize = 3;
+/// Runs the suite fresh once more at most per kind of refusal: a die cut, then a capacity cut
+/// (a drive on the slice that keeps the answer first back on its `"auto"` slice).
+const MAX_RUNS: usize = 4;
 
 /// Relative slack under which a drive's slice counts as already large enough (the scale a
 /// slice is built at is its block count's share, a hair off the `sim.scale` asked for).
@@ -33,15 +36,27 @@ const SCALE_SLACK: f64 = 1e-6;
 /// (`named.targets` then holds them), the run starts over, the device reports' scale note
 /// says why and so does a line on standard error. A refusal that no larger slice answers (a system, a drive already whole)
 /// is returned as the error it is.
+///
+/// With `answer_slice` (a suite that does not size its slice itself) and no `sim.scale`
+/// among the overrides, a drive too large to simulate whole runs first on the smallest
+/// slice that keeps the answer ([`answer_keeping_scale`]) rather than the largest that fits
+/// `sim.max_memory`.
 pub fn keeping_figures(
     named: &mut NamedTargets,
     drives: usize,
+    answer_slice: bool,
     run_drives: &dyn Fn(&[SuiteTarget]) -> Result<SuiteReport, SuiteError>,
 ) -> Result<SuiteReport, SuiteError> {
     let count = named.targets.len();
     // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
     let mut scales: Vec<Option<f64>> = vec![None; count];
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
+    // Per target: the drive as `"auto"` loads it, where it runs on a smaller slice.
+    let mut auto_slices = if answer_slice {
+        answer_slices(named, &mut notes)
+    } else {
+        vec![None; count]
+    };
     let mut reasons: Vec<String> = vec![String::new(); count];
     let mut said = Vec::new();
     say_slice_notes(named, &mut said);
@@ -51,6 +66,7 @@ pub fn keeping_figures(
             break;
         };
         let mut changed = false;
+        let mut reverted = Vec::new();
         for (i, target) in named.targets.iter().enumerate() {
             let SuiteTarget::Drive(config) = target else {
                 continue;
@@ -83,6 +99,20 @@ pub fn keeping_figures(
                     if simulated >= scale * (1.0 - SCALE_SLACK) {
                         continue;
                     }
+                    if let Some(auto) = auto_slices[i].take() {
+                        // The suite's own rule wants more than the smallest slice: back
+                        // to the one it ran on before, which its rule was sized against.
+                        eprintln!(
+                            "{}: no capacity cut: {why}; simulated at sim.scale=auto",
+                            named.names[i]
+                        );
+                        notes[i] = vec![format!(
+                            "no capacity cut, as {why}: simulated at sim.scale=auto"
+                        )];
+                        reverted.push((i, auto));
+                        changed = true;
+                        continue;
+                    }
                     (
                         *scale,
                         format!("no capacity cut, as {why}"),
@@ -103,24 +133,10 @@ pub fn keeping_figures(
         if !changed {
             break;
         }
-        for (i, scale) in scales.iter().enumerate() {
-            let Some(scale) = scale else { continue };
-            if !matches!(named.targets[i], SuiteTarget::Drive(_)) {
-                continue;
-            }
-            let mut overrides = named.overrides.clone();
-            overrides.push(("sim.scale".to_string(), scale.to_string()));
-            let name = &named.names[i];
-            let config = flashlab_device::load_device_config(name, &overrides).map_err(|e| {
-                SuiteError::Rescaled {
-                    device: name.clone(),
-                    why: reasons[i].clone(),
-                    scale: *scale,
-                    error: e.to_string(),
-                }
-            })?;
-            named.targets[i] = SuiteTarget::Drive(Box::new(config));
+        for (i, auto) in reverted {
+            named.targets[i] = SuiteTarget::Drive(auto);
         }
+        reload_at(named, &scales, &reasons)?;
         say_slice_notes(named, &mut said);
         outcome = run_drives(&named.targets);
     }
@@ -138,6 +154,65 @@ pub fn keeping_figures(
         });
     }
     Ok(report)
+}
+
+/// Loads each drive of `named` with a scale in `scales` again at that `sim.scale` beside
+/// the overrides (`reasons`: why, for the error where it does not load).
+fn reload_at(
+    named: &mut NamedTargets,
+    scales: &[Option<f64>],
+    reasons: &[String],
+) -> Result<(), SuiteError> {
+    for (i, scale) in scales.iter().enumerate() {
+        let Some(scale) = scale else { continue };
+        if !matches!(named.targets[i], SuiteTarget::Drive(_)) {
+            continue;
+        }
+        let mut overrides = named.overrides.clone();
+        overrides.push(("sim.scale".to_string(), scale.to_string()));
+        let name = &named.names[i];
+        let config = flashlab_device::load_device_config(name, &overrides).map_err(|e| {
+            SuiteError::Rescaled {
+                device: name.clone(),
+                why: reasons[i].clone(),
+                scale: *scale,
+                error: e.to_string(),
+            }
+        })?;
+        named.targets[i] = SuiteTarget::Drive(Box::new(config));
+    }
+    Ok(())
+}
+
+/// Each drive of `named` that `"auto"` would slice larger than the slice that keeps the
+/// answer ([`answer_keeping_scale`]) set to that slice, unless `sim.scale` is among the
+/// overrides, with a note and a line on standard error; per target, the drive as it was.
+fn answer_slices(
+    named: &mut NamedTargets,
+    notes: &mut [Vec<String>],
+) -> Vec<Option<Box<DeviceConfig>>> {
+    let mut auto = vec![None; named.targets.len()];
+    if named.overrides.iter().any(|(k, _)| k == "sim.scale") {
+        return auto;
+    }
+    for (i, target) in named.targets.iter_mut().enumerate() {
+        let SuiteTarget::Drive(config) = target else {
+            continue;
+        };
+        let Some(scale) = answer_keeping_scale(config) else {
+            continue;
+        };
+        auto[i] = Some(config.clone());
+        config.sim.scale = ScaleSetting::Fraction(scale);
+        let why = format!(
+            "the smallest slice that keeps the answer (every die, at least \
+             {FAITHFUL_BLOCKS_PER_PLANE} blocks per plane): simulated at sim.scale={scale} \
+             (sim.scale=auto: the largest that fits sim.max_memory)"
+        );
+        eprintln!("{}: {why}", named.names[i]);
+        notes[i].push(why);
+    }
+    auto
 }
 
 /// Says on standard error, before a run, what each drive's slice does to random writes
@@ -194,5 +269,74 @@ pub fn slice_shape(model: &flashlab_device::Model) -> flashlab_runner::SliceShap
         channels: (model.geometry.channels, model.full.channels),
         all_dies_scale: model.scale.all_dies_scale,
         slc_cache: model.ftl.slc.dynamic || model.ftl.slc.static_blocks > 0,
+    }
+}
+
+/// The smallest `sim.scale` that keeps a suite's answer on a drive too large to simulate
+/// whole at `sim.scale = "auto"`: every die, and at least [`FAITHFUL_BLOCKS_PER_PLANE`]
+/// blocks per plane, from which greedy GC's choice of victims and a fill's transient are
+/// the drive's within about 1-4% (docs/scale.md, "Blocks per plane"). A larger slice costs
+/// memory and time, not figures. `None` where the drive runs whole, where its `"auto"`
+/// slice is no larger, or where `sim.scale` is given.
+pub fn answer_keeping_scale(config: &DeviceConfig) -> Option<f64> {
+    if config.sim.scale != ScaleSetting::Auto {
+        return None;
+    }
+    let model = config.resolve().ok()?;
+    let (slice, full) = (&model.geometry, &model.full);
+    if slice.channels != full.channels {
+        // The auto slice cuts dies already: a slice keeping them all does not fit.
+        return None;
+    }
+    let want = FAITHFUL_BLOCKS_PER_PLANE.min(full.blocks_per_plane);
+    // The whole drive is the answer itself.
+    if slice.blocks_per_plane == full.blocks_per_plane || slice.blocks_per_plane <= want {
+        return None;
+    }
+    let all_dies = model.scale.all_dies_scale?;
+    let share = f64::from(want) / f64::from(full.blocks_per_plane);
+    // Rounded up as `sim.scale` prints (4 decimals), so the slice has `want` blocks or more.
+    let scale = ((share * 1e4).ceil() / 1e4).max(all_dies);
+    let mut c = config.clone();
+    c.sim.scale = ScaleSetting::Fraction(scale);
+    let m = c.resolve().ok()?;
+    let keeps = m.geometry.channels == full.channels
+        && m.geometry.blocks_per_plane >= want
+        && m.geometry.blocks_per_plane < slice.blocks_per_plane;
+    keeps.then_some(scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashlab_device::load_device_config;
+
+    fn load(name: &str, sets: &[(&str, &str)]) -> DeviceConfig {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        load_device_config(name, &sets).unwrap()
+    }
+
+    #[test]
+    fn a_sliced_drive_runs_on_the_smallest_slice_that_keeps_the_answer() {
+        let drive = load("solidigm-d5-p5430-15.36tb", &[]);
+        let auto = drive.resolve().unwrap();
+        let scale = answer_keeping_scale(&drive).expect("the auto slice is larger");
+        let mut c = drive.clone();
+        c.sim.scale = ScaleSetting::Fraction(scale);
+        let m = c.resolve().unwrap();
+        assert_eq!(m.geometry.channels, m.full.channels);
+        assert_eq!(m.geometry.dies_per_channel, m.full.dies_per_channel);
+        assert_eq!(m.geometry.blocks_per_plane, FAITHFUL_BLOCKS_PER_PLANE);
+        assert!(m.geometry.blocks_per_plane < auto.geometry.blocks_per_plane);
+        // A drive that runs whole, and a slice the user names, are kept.
+        assert_eq!(answer_keeping_scale(&load("generic-tlc-256gb", &[])), None);
+        let named = load("solidigm-d5-p5430-15.36tb", &[("sim.scale", "0.09")]);
+        assert_eq!(answer_keeping_scale(&named), None);
+        // An auto slice that is smaller already (a tighter memory budget) is kept.
+        let small = load("solidigm-d5-p5430-15.36tb", &[("sim.max_memory", "1GiB")]);
+        assert_eq!(answer_keeping_scale(&small), None);
     }
 }

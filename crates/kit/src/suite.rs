@@ -113,6 +113,13 @@ pub trait Suite: Sync {
     fn reads_runtime(&self) -> bool {
         true
     }
+    /// Whether it sizes its drives' slice itself on `sim.scale = "auto"` (from an option of
+    /// its own, or for the systems it builds). The others run a drive too large to simulate
+    /// whole on the smallest slice that keeps their answer
+    /// ([`crate::rescale::answer_keeping_scale`]).
+    fn sizes_its_slice(&self) -> bool {
+        false
+    }
     /// The result its steady-state rounds track, as the JSON report names it.
     fn tracked(&self) -> &'static str {
         "write_iops"

@@ -43,7 +43,7 @@ pub use tenants::TenantOptions;
 pub use wsat::WsatOptions;
 
 pub use flashlab_kit::output::{is_outdir_file, write_outdir};
-pub use flashlab_kit::rescale::slice_shape;
+pub use flashlab_kit::rescale::{answer_keeping_scale, slice_shape};
 pub use flashlab_kit::{
     aggregate_drives, aggregate_name, check_window, drive_name, drive_seed, grid_titles,
     parse_size, parse_time, render_csv, render_figures_svg, render_html, render_html_with,

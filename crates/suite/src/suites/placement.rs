@@ -725,6 +725,9 @@ impl Suite for PlacementSuite {
     fn targets(&self) -> RunsOn {
         RunsOn::Description
     }
+    fn sizes_its_slice(&self) -> bool {
+        true
+    }
     fn default_devices(&self) -> &'static [&'static str] {
         &["samsung-pm9d3a-7.68tb", "wd-ultrastar-dc-zn540-1tb"]
     }

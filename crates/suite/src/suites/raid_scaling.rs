@@ -513,6 +513,9 @@ impl Suite for RaidScaling {
     fn targets(&self) -> RunsOn {
         RunsOn::Description
     }
+    fn sizes_its_slice(&self) -> bool {
+        true
+    }
     fn options(&self) -> &'static [&'static str] {
         &["state"]
     }
