@@ -15,6 +15,9 @@
 //! - `write-fdp`: `write` with Flexible Data Placement on (and the power-loss protection it
 //!   needs, which leaves `write`'s results as they are: same digest); the job writes through
 //!   handle 0. Its difference from `write` is what FDP's placement and accounting cost.
+//! - `write-fifo`: `write` with read priority off (`scheduler.read_priority = false`): each
+//!   die first come, first served, without the queues that place reads among booked work.
+//!   Its results differ from `write`'s; its count is what the rest of the drive costs.
 //! - `floor`: the floor loop (`flashlab_ftl::floor`) on the same IUs and blocks.
 //! - `floor-striped`: the floor with `write`'s layout (an open block per stream on each plane,
 //!   its free-block reserve), which copies as much per host write as that drive.
@@ -151,10 +154,12 @@ fn main() {
     const FDP: (&str, &str) = ("fdp.enabled", "true");
     // (name, page size in KiB, settings beyond the write drive's)
     type WriteBench<'a> = (&'a str, u32, &'a [(&'a str, &'a str)]);
-    let writes: [WriteBench; 3] = [
+    const FIFO: (&str, &str) = ("scheduler.read_priority", "false");
+    let writes: [WriteBench; 4] = [
         ("write", 4, &[]),
         ("write16k", 16, &[]),
         ("write-fdp", 4, &[PLP, FDP]),
+        ("write-fifo", 4, &[FIFO]),
     ];
     for (name, page_kib, extra) in writes {
         if !what.iter().any(|a| a == name) {
@@ -225,7 +230,7 @@ fn main() {
     }
     if !ran {
         println!(
-            "ops: name one or more of write, write16k, write-fdp, floor, floor-striped, read (nothing run)"
+            "ops: name one or more of write, write16k, write-fdp, write-fifo, floor, floor-striped, read (nothing run)"
         );
     }
 }

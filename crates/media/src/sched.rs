@@ -420,22 +420,31 @@ impl Ring {
         *m = (*m & !(1u64 << i)) | (u64::from(gap_ns > 0) << i);
     }
 
-    /// Open position `p` in the masks (later positions move up one); its bits are clear.
+    /// Open position `p` in the masks (later positions move up one) for an entry of `kind`
+    /// with idle time before it or not (`gapped`).
     #[inline]
-    fn open_bit(&mut self, p: usize) {
+    fn open_bit(&mut self, p: usize, kind: Kind, gapped: bool) {
         let low = (1u64 << p) - 1;
-        for m in &mut self.masks {
-            *m = (*m & low) | ((*m & !low) << 1);
+        let [a, b, c] = kind_bits(kind);
+        for (m, on) in self.masks.iter_mut().zip([a, b, c, gapped]) {
+            *m = (*m & low) | ((*m & !low) << 1) | (u64::from(on) << p);
         }
     }
 
-    /// Close position `p` in the masks (later positions move down one).
+    /// Close the masks over the pair at positions `i - 1` and `i` merged into one entry at
+    /// `i - 1` (later positions move down one): it takes the kind of the later entry (the
+    /// kind masks close position `i - 1`) and the idle time before the earlier one (the
+    /// idle-time mask closes position `i`).
     #[inline]
-    fn close_bit(&mut self, p: usize) {
-        let low = (1u64 << p) - 1;
-        for m in &mut self.masks {
+    fn close_merged_bits(&mut self, i: usize) {
+        debug_assert!(i >= 1);
+        let (kinds, gapped) = self.masks.split_at_mut(GAPPED);
+        let low = (1u64 << (i - 1)) - 1;
+        for m in kinds {
             *m = (*m & low) | ((*m >> 1) & !low);
         }
+        let low = (1u64 << i) - 1;
+        gapped[0] = (gapped[0] & low) | ((gapped[0] >> 1) & !low);
     }
 
     /// Positions where a host read (`host`) or an internal read stops looking for its
@@ -597,7 +606,6 @@ impl Ring {
                 self.unsettle(i - 1);
             }
             let a = self.at_mut(i - 1);
-            let kind_changed = a.kind != b.kind;
             a.dur_ns += b.gap_ns + b.dur_ns;
             if settled {
                 a.end_ns = b.end_ns;
@@ -608,10 +616,7 @@ impl Ring {
             a.quantum_ns = a.quantum_ns.max(b.quantum_ns);
             // `slack_ns` stays: the idle time before the run, its later operations
             // followed on.
-            if kind_changed {
-                self.mark(i - 1, b.kind);
-            }
-            self.remove(i);
+            self.remove_merged(i);
         }
     }
 
@@ -647,9 +652,11 @@ impl Ring {
         (n - 1, false)
     }
 
-    /// Drop the entry at position `i`, freeing its slot and moving the positions before it
-    /// back one or those after it forward one, whichever are fewer.
-    fn remove(&mut self, i: usize) {
+    /// Drop the entry at position `i`, merged into the one before it (`i` at least 1),
+    /// freeing its slot and moving the positions before it back one or those after it
+    /// forward one, whichever are fewer.
+    #[inline]
+    fn remove_merged(&mut self, i: usize) {
         let (n, head) = (self.n(), self.head as usize);
         debug_assert!(i < n);
         self.free |= 1u64 << (self.order[(head + i) & MASK] as usize & MASK);
@@ -659,7 +666,7 @@ impl Ring {
         } else {
             move_down(&mut self.order, head + i + 1, head + n);
         }
-        self.close_bit(i);
+        self.close_merged_bits(i);
         self.len -= 1;
         if i < self.settled as usize {
             self.settled -= 1;
@@ -687,9 +694,7 @@ impl Ring {
         }
         self.len += 1;
         self.unsettle(p);
-        self.open_bit(p);
-        self.mark(p, s.kind);
-        self.masks[GAPPED] |= u64::from(s.gap_ns > 0) << p;
+        self.open_bit(p, s.kind, s.gap_ns > 0);
     }
 
     /// Add `s` after the last entry, to start at `start_ns` (no earlier than its end; room
