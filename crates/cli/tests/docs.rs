@@ -65,7 +65,7 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 13] = [
+const PAGES: [&str; 14] = [
     "README.md",
     "docs/fit.md",
     "docs/systems.md",
@@ -79,6 +79,7 @@ const PAGES: [&str; 13] = [
     "docs/explain-reads.md",
     "docs/explain-wear.md",
     "docs/explain-gc.md",
+    "docs/explain-slc-cache.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -791,6 +792,11 @@ fn gc_explanation_shows_what_flashlab_prints() {
 }
 
 #[test]
+fn slc_cache_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-slc-cache.md");
+}
+
+#[test]
 fn systems_page_shows_what_flashlab_prints() {
     check_page("docs/systems.md");
 }
@@ -1219,7 +1225,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/explain-power.md", 55, SLOW),
     ("docs/explain-preconditioning.md", 169, SLOW),
     ("docs/explain-reads.md", 50, SLOW),
-    ("docs/explain-slc-cache.md", 189, SLOW),
+    ("docs/explain-slc-cache.md", 188, SLOW),
     ("docs/explain-wear.md", 60, SLOW),
     ("docs/fio.md", 47, SPEC),
     ("docs/fit.md", 98, SLOW),
