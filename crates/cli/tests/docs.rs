@@ -44,7 +44,13 @@
 //! `{PATH:time}` reads nanoseconds and prints µs, ms or s). From a
 //! text source, `{ROW|COLUMN}` is the cell of the table line whose first cell is ROW, in the
 //! column whose header (cells are separated by two or more spaces) is COLUMN, and `{KEY}` the
-//! second cell of the line whose first is KEY (a `KEY  VALUE` listing).
+//! second cell of the line whose first is KEY (a `KEY  VALUE` listing); either with
+//! `:FORMAT` formats the cell's leading number as above (`{scan_pass1_time_s|hdd-2tb:.0}`).
+//!
+//! Figures of prose outside these regions (numbers with decimals or thousands separated, in
+//! thousands, or before a unit of measured output) are counted per page, and a page may hold
+//! no more than [`UNCHECKED_FIGURES`] allows it, with the reason (published figures, runs
+//! too long for this test): a new figure of the program's output comes through a region.
 //!
 //! When a change to the model moves a figure that a page shows, one command rewrites every
 //! checked page from what the program prints (the masked real paragraphs and the `...` lines
