@@ -44,7 +44,13 @@
 //! `{PATH:time}` reads nanoseconds and prints µs, ms or s). From a
 //! text source, `{ROW|COLUMN}` is the cell of the table line whose first cell is ROW, in the
 //! column whose header (cells are separated by two or more spaces) is COLUMN, and `{KEY}` the
-//! second cell of the line whose first is KEY (a `KEY  VALUE` listing).
+//! second cell of the line whose first is KEY (a `KEY  VALUE` listing); either with
+//! `:FORMAT` formats the cell's leading number as above (`{scan_pass1_time_s|hdd-2tb:.0}`).
+//!
+//! Figures of prose outside these regions (numbers with decimals or thousands separated, in
+//! thousands, or before a unit of measured output) are counted per page, and a page may hold
+//! no more than [`UNCHECKED_FIGURES`] allows it, with the reason (published figures, runs
+//! too long for this test): a new figure of the program's output comes through a region.
 //!
 //! When a change to the model moves a figure that a page shows, one command rewrites every
 //! checked page from what the program prints (the masked real paragraphs and the `...` lines
@@ -65,7 +71,7 @@ use std::process::{Command, Stdio};
 
 /// The pages whose shown output this test checks; [`every_shown_output_is_checked`] fails
 /// when another page shows output.
-const PAGES: [&str; 11] = [
+const PAGES: [&str; 14] = [
     "README.md",
     "docs/fit.md",
     "docs/systems.md",
@@ -77,6 +83,9 @@ const PAGES: [&str; 11] = [
     "docs/suites-systems.md",
     "docs/explain-host.md",
     "docs/explain-reads.md",
+    "docs/explain-wear.md",
+    "docs/explain-gc.md",
+    "docs/explain-slc-cache.md",
 ];
 
 /// What a marker asks of the fenced block after it.
@@ -558,7 +567,7 @@ fn fill(template: &str, source: &str, sources: &HashMap<String, String>) -> Resu
         };
         let value = match serde_json::from_str::<serde_json::Value>(from) {
             Ok(doc) => json_figure(&doc, inner)?,
-            Err(_) => text_cell(from, inner)?,
+            Err(_) => text_figure(from, inner)?,
         };
         out.push_str(&value);
         rest = &rest[close + 1..];
@@ -644,6 +653,25 @@ fn format_number(x: f64, format: &str) -> String {
         grouped.push(c);
     }
     format!("{sign}{grouped}{fraction}")
+}
+
+/// `{CELL[:FORMAT]}` of a text source: the cell (see [`text_cell`]) as printed, or with a
+/// FORMAT its leading number (`161.388`, `1,370 IOPS`) formatted as a JSON figure is.
+fn text_figure(source: &str, inner: &str) -> Result<String, String> {
+    let Some((cell, format)) = inner.rsplit_once(':') else {
+        return text_cell(source, inner);
+    };
+    let text = text_cell(source, cell)?;
+    let number: String = text
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-'))
+        .filter(|c| *c != ',')
+        .collect();
+    let x = number
+        .parse::<f64>()
+        .map_err(|_| format!("{{{inner}}}: `{text}` does not start with a number"))?;
+    Ok(format_number(x, format))
 }
 
 /// The cells of a table line: separated by two or more spaces.
@@ -757,6 +785,21 @@ fn host_explanation_shows_what_flashlab_prints() {
 #[test]
 fn reads_explanation_shows_what_flashlab_prints() {
     check_page("docs/explain-reads.md");
+}
+
+#[test]
+fn wear_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-wear.md");
+}
+
+#[test]
+fn gc_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-gc.md");
+}
+
+#[test]
+fn slc_cache_explanation_shows_what_flashlab_prints() {
+    check_page("docs/explain-slc-cache.md");
 }
 
 #[test]
@@ -874,6 +917,9 @@ fn templates_fill_from_json_and_text_tables() {
         "16 dies, 419.43 MB/s"
     );
     assert!(fill("{nothing}", listing).is_err());
+    assert_eq!(fill("{128|read avg:.0} us", text).unwrap(), "321 us");
+    assert_eq!(fill("{1|IOPS:,}", text).unwrap(), "10,938");
+    assert!(fill("{queue depth|IOPS:.0}", text).is_err());
     assert_eq!(format_number(1234567.891, ",.2"), "1,234,567.89");
     assert_eq!(format_number(-1234.0, ","), "-1,234");
     assert_eq!(format_number(0.5, ""), "0.5");
@@ -1015,4 +1061,244 @@ fn no_doc_page_over_600_lines() {
         "split these pages by purpose:\n{}",
         long.join("\n")
     );
+}
+
+/// Words of measured output: a number directly before one of these is a figure.
+const FIGURE_UNITS: [&str; 20] = [
+    "IOPS", "MB/s", "GB/s", "KB/s", "MiB/s", "GiB/s", "us", "µs", "ms", "ns", "s", "W", "%", "°C",
+    "TB", "GB", "MB", "PB", "days", "minutes",
+];
+
+/// The figures of `doc`'s prose that no check covers, with their 1-based lines: numbers
+/// with decimals or thousands separated (`161.4`, `1,370`), counted in thousands (`85K`), or
+/// followed by a unit of measured output (`56 s`, `20.7 W`), outside fenced blocks, code
+/// spans, link targets, comments and the regions filled from sources.
+fn unchecked_figures(doc: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    let mut in_region = false;
+    for (n, line) in doc.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        if t.starts_with("<!-- docs: figures ") {
+            in_region = true;
+        }
+        if in_region {
+            in_region = t != "<!-- docs: end -->";
+            continue;
+        }
+        let prose = strip_checked(line);
+        out.extend(figures_in(&prose).into_iter().map(|f| (n + 1, f)));
+    }
+    out
+}
+
+/// `line` without its filled figures, other comments, code spans and link targets.
+fn strip_checked(line: &str) -> String {
+    let cut = |s: &str, open: &str, close: &str| {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(at) = rest.find(open) {
+            out.push_str(&rest[..at]);
+            match rest[at + open.len()..].find(close) {
+                Some(end) => rest = &rest[at + open.len() + end + close.len()..],
+                None => {
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    };
+    let line = cut(line, "<!-- docs: figure ", "<!-- docs: end -->");
+    let line = cut(&line, "<!--", "-->");
+    let line = cut(&line, "`", "`");
+    cut(&line, "](", ")")
+}
+
+/// The figures of a line of prose (see [`unchecked_figures`]).
+fn figures_in(prose: &str) -> Vec<String> {
+    let chars: Vec<char> = prose.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        if i > 0 && chars[i - 1].is_alphanumeric() {
+            // The rest of a word holding digits (`QD32`, `p99.99`, `NAND04GW3B2`).
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            continue;
+        }
+        let start = i;
+        let mut separated = false;
+        while i < chars.len() {
+            let interior =
+                matches!(chars[i], '.' | ',') && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+            if interior {
+                separated = true;
+            } else if !chars[i].is_ascii_digit() {
+                break;
+            }
+            i += 1;
+        }
+        let number: String = chars[start..i].iter().collect();
+        let rest: String = chars[i..].iter().collect();
+        let unit = rest.strip_prefix(' ').unwrap_or(&rest);
+        let thousands = rest.starts_with(['K', 'k', 'M'])
+            && !rest[1..].starts_with(|c: char| c.is_alphanumeric());
+        let with_unit = FIGURE_UNITS.iter().any(|u| {
+            unit.strip_prefix(u)
+                .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric()))
+        });
+        if separated || thousands || with_unit {
+            out.push(number);
+        }
+        while i < chars.len() && chars[i].is_alphanumeric() {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// On a page whose prose and tables read figures from its runs (docs/explain-host.md, its
+/// sources taken from the output it shows), one figure changed in a table and one in prose
+/// each fail, and the rewrite mends them.
+#[test]
+fn a_changed_figure_of_the_host_page_fails() {
+    let page = "docs/explain-host.md";
+    let doc = std::fs::read_to_string(repo().join(page)).unwrap();
+    let fences = fences(page, &doc);
+    let mut sources = HashMap::new();
+    for pair in fences.windows(2) {
+        if let (Some(name), "text") = (
+            pair[0].marker.as_ref().and_then(|m| m.source.clone()),
+            pair[1].lang.as_str(),
+        ) {
+            sources.insert(name, pair[1].text.clone());
+        }
+    }
+    assert!(sources.len() >= 3, "{page}: its runs are sources");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let (text, failures) = check_figures(page, &doc, &mut sources, &dir, "");
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(text, doc);
+    let table = "| disk alone <!-- docs: figure scan {scan_pass1_time_s:.1} s -->161.4 s<";
+    let prose = "{pass1_app_iops|optane-16gb-hdd-2tb:,} -->1,370<";
+    for (shown, changed) in [(table, "161.4 s<", "161.5 s<"), (prose, "1,370<", "1,371<")]
+        .map(|(at, from, to)| (at, at.replace(from, to)))
+    {
+        assert!(doc.contains(shown), "{page} shows {shown}");
+        let (text, failures) =
+            check_figures(page, &doc.replace(shown, &changed), &mut sources, &dir, "");
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(text, doc);
+    }
+}
+
+/// Why a page may keep figures outside checked regions.
+const CITED: &str = "published figures (reviews, data sheets, papers), each with its source";
+const SLOW: &str = "cited figures, and figures of runs longer than the docs test can afford, \
+                    each with its command";
+const TABLES: &str = "tables the calibration, validation or a suite's own test regenerates";
+const SPEC: &str = "sizes, defaults and limits of the formats and options the page documents, \
+                    not a run's output";
+const TESTS: &str = "figures a device test prints (`crates/device/tests/scheduler.rs`), with \
+                     its command";
+const SERVED: &str = "timings of a served drive under real fio, not reproducible run to run";
+
+/// Per page, how many figures of its prose may stand outside checked regions (see
+/// [`unchecked_figures`]), and why. A page not listed may have none. A figure added to
+/// prose unchecked fails [`no_new_unchecked_figures`]; one moved into a checked region
+/// leaves room that the count should give back (a ceiling rather than an exact count, so
+/// pages that gain checks on other branches do not fail here).
+const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
+    ("README.md", 9, SPEC),
+    ("docs/benchmarks-suites.md", 845, SLOW),
+    ("docs/calibration.md", 472, TABLES),
+    ("docs/explain-controller.md", 45, SLOW),
+    ("docs/explain-gc.md", 597, SLOW),
+    ("docs/explain-host.md", 117, SLOW),
+    ("docs/explain-power.md", 55, SLOW),
+    ("docs/explain-preconditioning.md", 169, SLOW),
+    ("docs/explain-reads.md", 50, SLOW),
+    ("docs/explain-slc-cache.md", 188, SLOW),
+    ("docs/explain-wear.md", 60, SLOW),
+    ("docs/fio.md", 47, SPEC),
+    ("docs/fit.md", 98, SLOW),
+    ("docs/fuzzing.md", 54, SPEC),
+    ("docs/limits.md", 22, SPEC),
+    ("docs/placement.md", 130, SLOW),
+    ("docs/power.md", 72, SLOW),
+    ("docs/python.md", 5, SPEC),
+    ("docs/real.md", 1, SPEC),
+    ("docs/reviews.md", 157, CITED),
+    ("docs/scale.md", 359, SLOW),
+    ("docs/scheduling.md", 27, TESTS),
+    ("docs/serve.md", 49, SERVED),
+    ("docs/state.md", 30, SLOW),
+    ("docs/suite-options.md", 16, SPEC),
+    ("docs/suite-output.md", 5, SPEC),
+    ("docs/suites-systems.md", 56, SLOW),
+    ("docs/suites.md", 77, SLOW),
+    ("docs/sweeps.md", 16, SLOW),
+    ("docs/systems.md", 44, SLOW),
+    ("docs/time-model.md", 22, SPEC),
+    ("docs/traces.md", 4, SPEC),
+    ("docs/tutorial.md", 11, SLOW),
+    ("docs/validation.md", 350, TABLES),
+];
+
+/// A figure a page adds to its prose or tables comes from the program through a checked
+/// region, or is counted in [`UNCHECKED_FIGURES`] with its reason.
+#[test]
+fn no_new_unchecked_figures() {
+    let mut pages = vec!["README.md".to_string()];
+    for e in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    pages.sort();
+    let mut wrong = Vec::new();
+    for page in &pages {
+        let doc = std::fs::read_to_string(repo().join(page)).unwrap();
+        let found = unchecked_figures(&doc);
+        let allowed = UNCHECKED_FIGURES
+            .iter()
+            .find(|(p, _, _)| p == page)
+            .map_or(0, |(_, n, _)| *n);
+        if found.len() > allowed {
+            let list: Vec<String> = found.iter().map(|(l, f)| format!("{l}: {f}")).collect();
+            wrong.push(format!(
+                "{page}: {} figures outside checked regions, {allowed} allowed. Fill a new \
+                 figure from its command (<!-- docs: figure ... -->), or, for a published \
+                 figure or a run too slow for this test, raise the page's count in \
+                 UNCHECKED_FIGURES. The page's unchecked figures by line:\n{}",
+                found.len(),
+                list.join(", ")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn figures_in_prose_are_found() {
+    let doc = "At 161.4 s and 1,370 IOPS, 85K writes, 56 s, QD32 and `sim.scale=0.02`\n\
+               ```text\n9.99 s\n```\n\
+               <!-- docs: figures s\n{x}\n-->\n3.5 s\n<!-- docs: end -->\n\
+               a <!-- docs: figure s {x} -->2.5 s<!-- docs: end --> b, p99.99, 4 KiB, 20 W.\n";
+    let found: Vec<String> = unchecked_figures(doc).into_iter().map(|(_, f)| f).collect();
+    assert_eq!(found, ["161.4", "1,370", "85", "56", "20"]);
 }
