@@ -2,8 +2,9 @@
 //! `jobs/four-corners/targets.toml`, run on the slice that file names, each within ±15% of its
 //! target. A corner listed as a known miss must still miss in the stated direction, so the
 //! list cannot go stale; a run listed with `known_error` must still fail with that message.
-//! Prints the table (`cargo test -p flashlab --test calibration -- --nocapture`) and checks
-//! docs/calibration.md shows it (`FLASHLAB_UPDATE_CALIBRATION=1` writes it there).
+//! Prints the table (`cargo test -p flashlab --test integration calibration:: --
+//! --nocapture`) and checks docs/calibration.md shows it (`FLASHLAB_UPDATE_CALIBRATION=1`
+//! writes it there).
 
 mod common;
 

@@ -57,7 +57,7 @@
 //! are kept):
 //!
 //! ```text
-//! FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test docs
+//! FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs::
 //! ```
 //!
 //! (figures and tables included: each region is rewritten from its template).
@@ -415,7 +415,7 @@ fn check_page(page: &str) {
     assert!(
         failures.is_empty(),
         "{}\n\nIf the program is right, rewrite the pages with \
-         FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test docs, \
+         FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs::, \
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );

@@ -301,7 +301,8 @@ fn command_line_saves_loads_and_refuses_bad_states() {
 }
 
 /// Save and load throughput of a whole 1 TB drive's state (docs/benchmarks-suites.md, "Drive state"):
-/// `cargo test -p flashlab --release --test state -- --ignored --nocapture throughput`.
+/// `cargo test -p flashlab --release --test integration -- --ignored --nocapture
+/// state::throughput`.
 #[test]
 #[ignore = "a benchmark: builds a whole 1 TB drive (about 2 GB of maps)"]
 fn throughput_of_a_1tb_drive_state() {

@@ -7,7 +7,8 @@
 //! No row may compare with a figure of its preset's calibration set
 //! (`jobs/validation/fitted.toml`), and the tables of `docs/validation.md` are written from
 //! the rows (`FLASHLAB_UPDATE_VALIDATION=1` rewrites them).
-//! `cargo test -p flashlab --release --test validation -- --nocapture` prints the tables.
+//! `cargo test -p flashlab --release --test integration validation:: -- --nocapture` prints
+//! the tables.
 
 mod common;
 

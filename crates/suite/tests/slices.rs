@@ -15,9 +15,7 @@
 //! writes, so one I/O more or less was 7%), longer for the suites whose 1 s holds a handful
 //! of I/Os or a fraction of a GC batch on this slow drive (`options_for`).
 
-mod common;
-
-use crate::common::run_on_device;
+use crate::common::{self, run_on_device};
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{DeviceReport, RoundLength, SuiteError, SuiteKind, SuiteOptions, Unit};

@@ -11,9 +11,7 @@
 //! tolerances on the timed path alone, so `qos` is measured for 5 s and over three seeds, and
 //! its figures' means are compared (the window and seed counts: docs/explain-preconditioning.md).
 
-mod common;
-
-use crate::common::run_on_device;
+use crate::common::{self, run_on_device};
 use flashlab_device::{load_device_config, DeviceConfig};
 use flashlab_engine::NS_PER_S;
 use flashlab_suite::{DeviceReport, Measure, StepKind, SuiteOptions, Unit};
