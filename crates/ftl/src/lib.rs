@@ -319,8 +319,8 @@ pub struct Ftl {
     run_reach_ius: u32,
     /// Unit the next GC victim should come from (see `reclaim`).
     gc_unit: u32,
-    /// Debug builds check invariants after 1, 2, 4, 8, ... operations (total cost stays a
-    /// small multiple of one check per doubling of the run).
+    /// Debug builds check invariants after the first operation, then at intervals that
+    /// double and are never below a quarter of the physical IUs (see `after_op`).
     check_countdown: u64,
     check_interval: u64,
     /// The device carries relocation erases out later and reports each (see
@@ -648,12 +648,16 @@ impl Ftl {
     }
 
     /// Count an operation; in debug builds check the invariants on a doubling schedule.
+    /// A check walks every physical IU, so the interval is at least a quarter of them:
+    /// the checks then cost a few percent of a run on any drive (one per doubling of the
+    /// run would cost a tenth of it on a drive of tens of millions of IUs).
     fn after_op(&mut self) {
         if cfg!(debug_assertions) {
             self.check_countdown -= 1;
             if self.check_countdown == 0 {
                 self.check_invariants();
-                self.check_interval = self.check_interval.saturating_mul(2);
+                let floor = self.map.p2l.len() as u64 / 4;
+                self.check_interval = self.check_interval.saturating_mul(2).max(floor);
                 self.check_countdown = self.check_interval;
             }
         }

@@ -1214,8 +1214,10 @@ impl NandTiming {
     }
 
     /// The longest queue of reserved work beyond `now_ns` on any die/plane or channel.
+    /// Asked on every host command, so it reads the running maximum without the debug
+    /// check of [`Self::all_idle_ns`], which walks every unit and channel.
     pub fn max_backlog_ns(&self, now_ns: u64) -> u64 {
-        self.all_idle_ns().saturating_sub(now_ns)
+        self.all_free_ns.saturating_sub(now_ns)
     }
 
     /// Power cycle: work in flight is abandoned and every resource is free from `at_ns`.
