@@ -1216,23 +1216,30 @@ impl Ring {
         from_ns: u64,
         to_ns: u64,
     ) -> Waits {
+        let cause = |kind| match kind {
+            Kind::Read => wait::HOST_READS,
+            Kind::InternalRead => wait::INTERNAL_READS,
+            Kind::Program => wait::PROGRAMS,
+            Kind::Erase => wait::ERASES,
+            Kind::Suspending => wait::SUSPENDING,
+        };
         let mut waits = [0; WAIT_CAUSES.len()];
-        let mut t = prev_end_ns;
-        for i in first..p {
-            let e = self.entry_after(i, t);
-            t = e.end_ns;
-            let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
-            if b > a {
-                let cause = match e.kind {
-                    Kind::Read => wait::HOST_READS,
-                    Kind::InternalRead => wait::INTERNAL_READS,
-                    Kind::Program => wait::PROGRAMS,
-                    Kind::Erase => wait::ERASES,
-                    Kind::Suspending => wait::SUSPENDING,
-                };
-                waits[cause] += b - a;
-            }
+        if first >= p {
+            return waits;
         }
+        // The first entry may have started before the read came; the ones after it start
+        // after it ends, past `from_ns`, and end by the read's start: their whole length.
+        let e = self.entry_after(first, prev_end_ns);
+        let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
+        waits[cause(e.kind)] += b.saturating_sub(a);
+        for i in first + 1..p {
+            let s = self.at(i);
+            waits[cause(s.kind)] += s.dur_ns;
+        }
+        debug_assert!(
+            waits.iter().sum::<u64>() <= to_ns - from_ns,
+            "the waits ahead of a read exceed its wait"
+        );
         waits
     }
 }
