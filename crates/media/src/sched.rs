@@ -600,22 +600,24 @@ impl Ring {
             top = if joined { i - 1 } else { QUEUE_CAP };
             // The pair merges into the earlier entry, in place; the entry after it keeps
             // its idle time (the merged entry ends where the later of the pair did).
-            let b = *self.at(i);
+            let (a, b) = (*self.at(i - 1), *self.at(i));
             let settled = i < self.settled as usize;
             if !settled {
                 self.unsettle(i - 1);
             }
-            let a = self.at_mut(i - 1);
-            a.dur_ns += b.gap_ns + b.dur_ns;
-            if settled {
-                a.end_ns = b.end_ns;
-            }
-            a.kind = b.kind;
-            a.suspends = a.suspends.max(b.suspends);
-            a.ops += b.ops;
-            a.quantum_ns = a.quantum_ns.max(b.quantum_ns);
-            // `slack_ns` stays: the idle time before the run, its later operations
-            // followed on.
+            // Built whole and stored once: field by field, a narrow store (the kind) and a
+            // wider load over it (the suspensions beside it) stall the store buffer.
+            *self.at_mut(i - 1) = Slot {
+                gap_ns: a.gap_ns,
+                dur_ns: a.dur_ns + b.gap_ns + b.dur_ns,
+                end_ns: if settled { b.end_ns } else { a.end_ns },
+                ops: a.ops + b.ops,
+                quantum_ns: a.quantum_ns.max(b.quantum_ns),
+                // The idle time before the run: its later operations followed on.
+                slack_ns: a.slack_ns,
+                suspends: a.suspends.max(b.suspends),
+                kind: b.kind,
+            };
             self.remove_merged(i);
         }
     }
@@ -1232,10 +1234,19 @@ impl Ring {
         let e = self.entry_after(first, prev_end_ns);
         let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
         waits[cause(e.kind)] += b.saturating_sub(a);
+        // Summed in a register by runs of one kind (under read priority the entries ahead
+        // of a host read are host reads waiting): one sum in memory per entry would make
+        // each addition wait for the last.
+        let (mut kind, mut run_ns) = (e.kind, 0);
         for i in first + 1..p {
             let s = self.at(i);
-            waits[cause(s.kind)] += s.dur_ns;
+            if s.kind != kind {
+                waits[cause(kind)] += run_ns;
+                (kind, run_ns) = (s.kind, 0);
+            }
+            run_ns += s.dur_ns;
         }
+        waits[cause(kind)] += run_ns;
         debug_assert!(
             waits.iter().sum::<u64>() <= to_ns - from_ns,
             "the waits ahead of a read exceed its wait"
