@@ -107,13 +107,13 @@ pub fn fit(plan: &Plan, measured: &Figures, options: &FitOptions) -> Result<Fitt
             .iter()
             .map(|c| c.best_error)
             .fold(f64::INFINITY, f64::min);
-        let mut screened: Vec<usize> = (0..candidates.len())
+        let screened: Vec<usize> = (0..candidates.len())
             .filter(|&i| step == 0 || screens_on(candidates[i].best_error, best))
             .collect();
         let mut going: Vec<Candidate> = screened.iter().map(|&i| candidates[i].clone()).collect();
         step_all(&mut going, &screen, measured, options, &mut refused)?;
         simulations += going.len() as u32;
-        for (i, c) in screened.drain(..).zip(going) {
+        for (i, c) in screened.into_iter().zip(going) {
             candidates[i] = c;
         }
     }
