@@ -25,6 +25,12 @@ use crate::{Listen, ServeConfig, ServeError};
 /// How often the accept loop looks at the stop flag when no client is connecting.
 const ACCEPT_POLL: Duration = Duration::from_millis(10);
 
+/// How long a new client waits at the cap for a closed connection's thread to end before it
+/// is refused. A closed connection ends once the simulation has answered what it sent, which
+/// takes longer on a loaded machine; without the wait, a burst of evictions there refuses
+/// clients the design means to serve.
+const ENDING_WAIT: Duration = Duration::from_secs(2);
+
 enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener, PathBuf),
@@ -51,11 +57,11 @@ pub struct Finished<D> {
 pub struct ServeStats {
     pub sim: SimStats,
     pub connections: u64,
-    /// Connections closed at once because the connection cap was reached and no connection
-    /// was in its handshake or idle.
+    /// New connections closed unserved: the cap was reached, as many closed connections as
+    /// the cap were still ending, and none ended within `ENDING_WAIT`.
     pub refused_connections: u64,
-    /// Connections closed to make room for a new client at the cap: one still in its
-    /// handshake, or one idle for at least a second.
+    /// Connections closed to make room for a new client at the cap: the one that had gone
+    /// longest without progress.
     pub evicted_connections: u64,
     /// Connections closed because their client read no reply for the stall timeout.
     pub stalled_connections: u64,
@@ -385,7 +391,17 @@ fn accept_loop(
                 continue;
             }
         };
-        if !make_room(&slots, config, &peer, &mut counts) {
+        let give_up = Instant::now() + ENDING_WAIT;
+        let admitted = loop {
+            if make_room(&slots, config, &peer, &mut counts) {
+                break true;
+            }
+            if Instant::now() >= give_up || stop.load(Ordering::Relaxed) {
+                break false;
+            }
+            std::thread::sleep(ACCEPT_POLL);
+        };
+        if !admitted {
             counts.refused += 1;
             log.emit(&format!(
                 "{peer}: refused, {} connections already open and busy (the limit)",
@@ -470,7 +486,8 @@ fn accept(listener: &Listener) -> io::Result<(Stream, String)> {
 
 /// Whether a connection from `peer` may open: below the cap, or once the connection making
 /// the least use of its slot is closed to make room (counted in `counts`); refused only
-/// while as many closed connections as the cap are still ending.
+/// while as many closed connections as the cap are still ending (the accept loop waits up
+/// to `ENDING_WAIT` for one to end before it refuses).
 fn make_room(slots: &Slots, config: &ServeConfig, peer: &str, counts: &mut Accepted) -> bool {
     let log = &config.log;
     let mut map = lock(slots);
