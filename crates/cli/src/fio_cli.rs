@@ -489,6 +489,7 @@ fn parse_args(args: &[String]) -> Result<Parsed, Failure> {
             seed: DEFAULT_SEED,
             state: crate::StateArgs::default(),
             threads: crate::machine_cores(),
+            untimed: Vec::new(),
         },
         items: Vec::new(),
         files: Vec::new(),

@@ -100,6 +100,14 @@ struct RunArgs {
     progress: progress::ProgressArgs,
     #[command(flatten)]
     threads: SimThreadsArgs,
+    /// Run these jobs (names, separated by commas) with the drive's timing model off: a
+    /// preconditioning job reaches the same state (map, free blocks, wear, cache contents)
+    /// at the speed of the mapping. Each must be alone in its phase (stonewall), write or
+    /// trim only and end by its size; it is left out of the results and listed under
+    /// "flashlab"."untimed_jobs" in the JSON. Refused, with the reason, where the job or the
+    /// drive does not allow it (docs/reference.md, `run`).
+    #[arg(long, value_name = "JOB[,JOB]", value_delimiter = ',')]
+    untimed: Vec<String>,
 }
 
 /// `run`'s `--threads`: the threads of one simulation (`fio` takes it among fio's
@@ -151,6 +159,8 @@ struct Target {
     state: StateArgs,
     /// Threads for the simulation (`--threads`).
     threads: usize,
+    /// Jobs run without the timing model (`--untimed`).
+    untimed: Vec<String>,
 }
 
 /// The formats a run prints: fio's `--output-format` list.
@@ -389,6 +399,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         seed: args.seed,
         state: args.state.clone(),
         threads: args.threads.resolve(),
+        untimed: args.untimed.clone(),
     };
     let mut files = state_files::Files::new();
     let report = files.output_opt("--report", args.report.as_deref())?;
@@ -691,7 +702,8 @@ fn run_parsed_with(
         .and_then(serde_json::Value::as_str)
         .unwrap_or("the default drive")
         .to_string();
-    let options = device.run_options(target.seed).with_threads(target.threads);
+    let mut options = device.run_options(target.seed).with_threads(target.threads);
+    options.untimed_jobs = target.untimed.clone();
     let mut display = progress::ProgressLine::new(progress);
     let outcome = flashlab_host::run_jobs(&mut device, clock_ns, job_file, &options, &mut |p| {
         display.update(p)

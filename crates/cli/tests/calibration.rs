@@ -39,6 +39,8 @@ struct Run {
     /// `sim.die_cut` (`die_cut = "allow"`: the slice cuts dies, its errors accepted).
     die_cut: Option<String>,
     known_error: Option<String>,
+    /// Jobs run without the timing model (`--untimed`): preconditioning only.
+    untimed: Vec<String>,
     corners: Vec<Corner>,
 }
 
@@ -108,8 +110,22 @@ fn load() -> Vec<Run> {
                     })
                     .collect(),
             };
+            let untimed = match r.get("untimed") {
+                None => Vec::new(),
+                Some(v) => v
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{ctx}: `untimed` is a list of job names"))
+                    .iter()
+                    .map(|j| {
+                        j.as_str()
+                            .unwrap_or_else(|| panic!("{ctx}: `untimed` entries are text"))
+                            .to_string()
+                    })
+                    .collect(),
+            };
             Run {
                 sets,
+                untimed,
                 job: text(r, "job", &ctx),
                 die_cut: r
                     .get("die_cut")
@@ -155,6 +171,12 @@ fn execute(index: usize, run: &Run) -> Result<serde_json::Value, String> {
             run.die_cut
                 .iter()
                 .flat_map(|v| ["--set".to_string(), format!("sim.die_cut={v}")]),
+        )
+        .args(
+            (!run.untimed.is_empty())
+                .then(|| ["--untimed".to_string(), run.untimed.join(",")])
+                .into_iter()
+                .flatten(),
         )
         .args(["--output-format", "json", "--output"])
         .arg(&out)

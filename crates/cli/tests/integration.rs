@@ -87,6 +87,8 @@ mod systems_acceptance;
 mod terse;
 #[path = "threads.rs"]
 mod threads;
+#[path = "untimed.rs"]
+mod untimed;
 #[path = "validation.rs"]
 mod validation;
 #[path = "verify.rs"]

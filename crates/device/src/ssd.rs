@@ -758,6 +758,31 @@ impl BlockDevice for Ssd {
         self.submit_in(now_ns, req, ns)
     }
 
+    fn untimed_refusal(&self) -> Option<String> {
+        Ssd::untimed_refusal(self).map(str::to_string)
+    }
+
+    /// [`Ssd::untimed`]: the FTL takes the writes and trims in order, the dies only the last
+    /// write buffer's worth; refused where [`Ssd::untimed_refusal`] says the state would
+    /// depend on the timing.
+    fn write_untimed(
+        &mut self,
+        now_ns: SimTime,
+        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+    ) -> Result<SimTime, flashlab_engine::UntimedError> {
+        let mut run = self
+            .untimed(now_ns)
+            .map_err(|why| flashlab_engine::UntimedError::Refused(why.to_string()))?;
+        while let Some((kind, offset_bytes, len_bytes)) = next() {
+            match kind {
+                IoKind::Write => run.write(offset_bytes, len_bytes)?,
+                IoKind::Trim => run.trim(offset_bytes, len_bytes)?,
+                IoKind::Read | IoKind::Flush => {}
+            }
+        }
+        Ok(run.finish())
+    }
+
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.clock_ns = self.clock_ns.max(until_ns);
         self.background(from_ns, until_ns);

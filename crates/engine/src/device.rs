@@ -320,6 +320,40 @@ pub trait BlockDevice {
     fn write_totals(&self) -> Option<WriteTotals> {
         None
     }
+
+    /// Why [`BlockDevice::write_untimed`] would be refused, if it would: asked before a run
+    /// starts, so that a refusal comes before any I/O.
+    fn untimed_refusal(&self) -> Option<String> {
+        Some("only a single simulated drive takes writes without its timing model".into())
+    }
+
+    /// Give the device the host writes and trims `next` yields (kind, offset, length; reads
+    /// and flushes are passed over) from `now_ns` with its timing model off, as if they came
+    /// back to back: the state they leave (map, valid counts, free blocks, wear, cache
+    /// contents) without simulating when each completes. Returns when the last completes,
+    /// or why this device cannot: where its state would depend on the timing, or where it
+    /// is not one simulated drive. Wrappers of one drive forward it.
+    fn write_untimed(
+        &mut self,
+        _now_ns: SimTime,
+        _next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+    ) -> Result<SimTime, UntimedError> {
+        Err(UntimedError::Refused(
+            "only a single simulated drive takes writes without its timing model".into(),
+        ))
+    }
+}
+
+/// Why [`BlockDevice::write_untimed`] did not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UntimedError {
+    /// The device cannot take writes without timing: why (its state would depend on the
+    /// timing, or it is not one simulated drive). Nothing was written.
+    #[error("{0}")]
+    Refused(String),
+    /// The device refused a write (out of range, read-only, out of space).
+    #[error(transparent)]
+    Device(#[from] DeviceError),
 }
 
 /// The error of a zone command sent to a device without zones.
@@ -404,6 +438,19 @@ where
     fn write_totals(&self) -> Option<WriteTotals> {
         self.device.write_totals()
     }
+    fn untimed_refusal(&self) -> Option<String> {
+        self.device.untimed_refusal()
+    }
+    fn write_untimed(
+        &mut self,
+        now_ns: SimTime,
+        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+    ) -> Result<SimTime, UntimedError> {
+        let at = now_ns + self.offset_ns;
+        let done_ns = self.device.write_untimed(at, next)?.max(at);
+        self.horizon_ns = self.horizon_ns.max(done_ns);
+        Ok(done_ns - self.offset_ns)
+    }
 
     fn zones(&self) -> Option<ZoneGeometry> {
         self.device.zones()
@@ -487,6 +534,27 @@ pub trait Targets {
     fn write_totals(&self) -> Option<WriteTotals> {
         None
     }
+
+    /// See [`BlockDevice::untimed_refusal`], for target `target`.
+    fn untimed_refusal(&self, _target: usize) -> Option<String> {
+        Some(
+            "a device of several targets (namespaces) takes no writes without its timing model"
+                .into(),
+        )
+    }
+
+    /// See [`BlockDevice::write_untimed`]: to target `target`.
+    fn write_untimed(
+        &mut self,
+        _target: usize,
+        _now_ns: SimTime,
+        _next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+    ) -> Result<SimTime, UntimedError> {
+        Err(UntimedError::Refused(
+            "a device of several targets (namespaces) takes no writes without its timing model"
+                .into(),
+        ))
+    }
 }
 
 impl<D> Targets for Continued<D>
@@ -534,6 +602,20 @@ where
     }
     fn write_totals(&self) -> Option<WriteTotals> {
         self.device.write_totals()
+    }
+    fn untimed_refusal(&self, target: usize) -> Option<String> {
+        self.device.untimed_refusal(target)
+    }
+    fn write_untimed(
+        &mut self,
+        target: usize,
+        now_ns: SimTime,
+        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+    ) -> Result<SimTime, UntimedError> {
+        let at = now_ns + self.offset_ns;
+        let done_ns = self.device.write_untimed(target, at, next)?.max(at);
+        self.horizon_ns = self.horizon_ns.max(done_ns);
+        Ok(done_ns - self.offset_ns)
     }
 
     fn zones(&self, target: usize) -> Option<ZoneGeometry> {

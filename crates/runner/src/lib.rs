@@ -75,6 +75,13 @@ pub struct RunOptions {
     /// bandwidth and IOPS samples, logs) are kept on a second thread, fed in order, while
     /// the run loop and the device go on. The results are the same for every count.
     pub threads: usize,
+    /// Jobs (by name) to run with the device's timing model off
+    /// ([`flashlab_engine::BlockDevice::write_untimed`]):
+    /// preconditioning whose state does not depend on timing, each alone in its phase,
+    /// writing or trimming only, ended by its size rather than a time. Their I/Os reach the
+    /// device in the order the timed job would issue them; they are left out of the jobs'
+    /// results and listed under `"flashlab"."untimed_jobs"`.
+    pub untimed_jobs: Vec<String>,
 }
 
 /// What [`RunOptions::new`] takes for [`RunOptions::threads`]: 1 until a program sets it
@@ -104,6 +111,7 @@ impl RunOptions {
             region_sizes: RegionSizes::Scale,
             host: host::HostModel::Engine,
             threads: default_threads(),
+            untimed_jobs: Vec::new(),
         }
     }
 
@@ -267,6 +275,14 @@ pub enum RunError {
     /// fio's flow control holds the job back for good.
     #[error("{}: job '{job}': {why}", place(file, *line))]
     Flow {
+        file: String,
+        line: usize,
+        job: String,
+        why: String,
+    },
+    /// A job named to run without timing cannot: why (the job's options, or the device).
+    #[error("{}: job '{job}' cannot run without the timing model (--untimed): {why}", place(file, *line))]
+    Untimed {
         file: String,
         line: usize,
         job: String,
@@ -487,6 +503,7 @@ impl RunError {
                 | RunError::ReportGroup { .. }
                 | RunError::Zbd { .. }
                 | RunError::Flow { .. }
+                | RunError::Untimed { .. }
                 | RunError::BadScale { .. }
                 | RunError::DieCut { .. }
                 | RunError::TimeOverflow { .. }

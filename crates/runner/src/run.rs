@@ -251,6 +251,16 @@ struct JobClone<'a> {
     data_placement: Option<placement::DataPlacement>,
     /// The clone's part in fio's flow control (`flow=` above 0), if any.
     flow: Option<flow::FlowMember>,
+    /// What the clone gave the device without the timing model, when its job ran so.
+    untimed: Option<UntimedDone>,
+}
+
+/// A job run without the timing model: its I/Os and bytes (on the device run, a slice's
+/// before scaling back), and when the last completed.
+#[derive(Debug, Clone, Copy)]
+struct UntimedDone {
+    ios: u64,
+    bytes: u64,
 }
 
 impl JobClone<'_> {
@@ -440,6 +450,11 @@ struct Runner<'a, 'd, T: Targets + ?Sized> {
     /// Clone index range of each phase.
     phases: Vec<(usize, usize)>,
     phase_names: Vec<String>,
+    /// Whether each phase is a job run without the timing model (`RunOptions::untimed_jobs`).
+    untimed: Vec<bool>,
+    /// The end of the last untimed job: the device is busy with its work until then, so the
+    /// gap before it is not idle time.
+    untimed_until_ns: SimTime,
     /// Simulated time at which each phase started.
     phase_start_ns: Vec<SimTime>,
     /// The device's write totals at each phase's start, and at the run's end last (None
@@ -629,7 +644,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         while !self.all_done {
             // Nothing on the device or waiting for it, and the next event is later: the device
             // may use the gap for background work.
-            if self.device_in_flight == 0 && self.host_queue.is_empty() {
+            if self.device_in_flight == 0
+                && self.host_queue.is_empty()
+                && self.queue.now_ns() >= self.untimed_until_ns
+            {
                 if let Some(next) = self.queue.peek_time_ns() {
                     if next > self.queue.now_ns() && next <= MAX_SIM_TIME_NS {
                         self.device.idle(self.queue.now_ns(), next);
@@ -730,6 +748,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 c.life.stop();
             }
         }
+        if self.untimed[phase] && !self.exit_all {
+            return self.run_untimed(lo, now);
+        }
         for i in lo..hi {
             if self.clones[i].life.waiting() {
                 continue;
@@ -752,6 +773,54 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                 self.check_finished(i, now);
             }
         }
+        Ok(())
+    }
+
+    /// Clone `i`, alone in its phase, run without the timing model: every I/O its generator
+    /// gives goes to the device at once ([`flashlab_engine::BlockDevice::write_untimed`]),
+    /// and the clone finishes when the device says the last one completes.
+    fn run_untimed(&mut self, i: usize, now: SimTime) -> Result<(), RunError> {
+        self.start_clone(i, now)?;
+        let c = &mut self.clones[i];
+        let (target, job) = (c.target, c.spec);
+        let mut done = UntimedDone { ios: 0, bytes: 0 };
+        let mut last = (IoKind::Write, 0);
+        let mut next = || {
+            let io = c.next_generated()?;
+            done.ios += 1;
+            done.bytes += io.len_bytes;
+            last = (io.kind, io.offset_bytes);
+            Some((io.kind, io.offset_bytes, io.len_bytes))
+        };
+        let end = match self.device.write_untimed(target, now, &mut next) {
+            Ok(end) => end.max(now),
+            Err(flashlab_engine::UntimedError::Refused(why)) => {
+                return Err(RunError::Untimed {
+                    file: build::job_place(self.file, job),
+                    line: build::job_line(job),
+                    job: job.id.name.clone(),
+                    why: format!("the device refuses: {why}"),
+                })
+            }
+            Err(flashlab_engine::UntimedError::Device(error)) => {
+                return Err(RunError::Device {
+                    job: job.id.name.clone(),
+                    time_ns: now,
+                    kind: if last.0 == IoKind::Trim {
+                        "trim"
+                    } else {
+                        "write"
+                    },
+                    offset_bytes: last.1,
+                    error,
+                })
+            }
+        };
+        let c = &mut self.clones[i];
+        c.untimed = Some(done);
+        c.wake_at = Some(end);
+        self.untimed_until_ns = end;
+        self.queue.schedule(end, Event::Wake { clone: i as u32 })?;
         Ok(())
     }
 

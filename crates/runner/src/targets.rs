@@ -56,6 +56,17 @@ impl Targets for OneDevice<'_> {
     fn write_totals(&self) -> Option<flashlab_engine::WriteTotals> {
         self.0.write_totals()
     }
+    fn untimed_refusal(&self, _target: usize) -> Option<String> {
+        self.0.untimed_refusal()
+    }
+    fn write_untimed(
+        &mut self,
+        _target: usize,
+        now_ns: SimTime,
+        next: &mut dyn FnMut() -> Option<(flashlab_engine::IoKind, u64, u64)>,
+    ) -> Result<SimTime, flashlab_engine::UntimedError> {
+        self.0.write_untimed(now_ns, next)
+    }
     fn zones(&self, _target: usize) -> Option<ZoneGeometry> {
         self.0.zones()
     }

@@ -23,6 +23,7 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         // sum at 2^20) means it rarely reallocates.
         let trackers = steady_trackers(file, &mut clones, plan)?;
         check_iologs(file, &clones, plan)?;
+        let untimed = untimed_phases(file, &clones, &phases, &zbd_jobs, &*device, options)?;
         let host_capacity: usize = clones.iter().map(|c| c.iodepth as usize + 1).sum();
         let device_limit = device.queue_depth_limit().max(1);
         let slots = host_capacity.min(device_limit as usize);
@@ -56,6 +57,8 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             phase_start_ns: vec![0; phase_count],
             phase_writes: vec![None; phase_count + 1],
             phase_names,
+            untimed,
+            untimed_until_ns: 0,
             current_phase: 0,
             phase_left: 0,
             all_done: false,
@@ -352,6 +355,7 @@ impl<'a> JobClone<'a> {
             verify,
             data_placement: None,
             flow: None,
+            untimed: None,
         })
     }
 }
@@ -497,6 +501,82 @@ fn link_waiters(clones: &mut [JobClone]) -> bool {
 
 /// Every clone writing an iolog writes its own file, and only a drive simulated whole: a
 /// slice's offsets and times are not the drive's.
+/// Which phases run without the timing model: those of the jobs `options.untimed_jobs`
+/// names, each checked to be one whose I/Os, and so the state they leave, do not depend on
+/// time: alone in its phase (one clone, stonewalled from the jobs around it), writing or
+/// trimming only, ended by its size (no runtime), with nothing paced, flushed, logged,
+/// verified or judged by time.
+fn untimed_phases<T: Targets + ?Sized>(
+    file: &JobFile,
+    clones: &[JobClone],
+    phases: &[(usize, usize)],
+    zbd_jobs: &[Option<crate::zbd::ZbdJob>],
+    device: &T,
+    options: &RunOptions,
+) -> Result<Vec<bool>, RunError> {
+    let mut untimed = vec![false; phases.len()];
+    for name in &options.untimed_jobs {
+        let Some(first) = clones.iter().position(|c| c.spec.id.name == *name) else {
+            let valid: Vec<&str> = file.jobs.iter().map(|j| j.id.name.as_str()).collect();
+            return Err(RunError::Untimed {
+                file: file.path.clone(),
+                line: 0,
+                job: name.clone(),
+                why: format!("the file has no such job; its jobs: {}", valid.join(", ")),
+            });
+        };
+        let c = &clones[first];
+        let spec = c.spec;
+        let (lo, hi) = phases[c.phase];
+        let why = if hi - lo > 1 {
+            Some(if spec.control.numjobs > 1 {
+                "it has clones (numjobs above 1); valid: numjobs=1".to_string()
+            } else {
+                "it runs beside other jobs; valid: stonewall on it and on the job after it"
+                    .to_string()
+            })
+        } else if spec.io.rw.directions()[0] {
+            Some("it reads, and reads are measured, never untimed".into())
+        } else if spec.time.time_based || spec.time.runtime_ns.is_some() {
+            Some("it ends by time (runtime or time_based); valid: a job ended by its size".into())
+        } else if spec.time.startdelay_ns > 0 {
+            Some("it starts after a delay (startdelay)".into())
+        } else if !c.plain {
+            Some(
+                "its I/Os are paced or flushed (rate, thinktime, fsync, FUA or serialize_overlap)"
+                    .into(),
+            )
+        } else if c.verify.is_some() || c.iolog.is_some() || c.steady.is_some() {
+            Some("it verifies, records an iolog or judges a steady state".into())
+        } else if spec.log.write_bw_log.is_some()
+            || spec.log.write_lat_log.is_some()
+            || spec.log.write_iops_log.is_some()
+            || spec.log.write_hist_log.is_some()
+        {
+            Some("it writes logs over time".into())
+        } else if c.data_placement.is_some()
+            || c.flow.is_some()
+            || zbd_jobs.get(first).is_some_and(Option::is_some)
+        {
+            Some("it writes with placement identifiers, flow control or zones".into())
+        } else {
+            device
+                .untimed_refusal(c.target)
+                .map(|why| format!("the device refuses: {why}"))
+        };
+        if let Some(why) = why {
+            return Err(RunError::Untimed {
+                file: job_place(file, spec),
+                line: job_line(spec),
+                job: name.clone(),
+                why,
+            });
+        }
+        untimed[c.phase] = true;
+    }
+    Ok(untimed)
+}
+
 fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result<(), RunError> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for c in clones {

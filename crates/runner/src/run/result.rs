@@ -77,8 +77,22 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         let mut last_group: Option<u32> = None;
         let mut rate_report = Vec::new();
         let mut iologs = Vec::new();
+        let mut untimed = Vec::new();
         for (mut c, end_ns) in self.clones.into_iter().zip(full_end_ns) {
             let mut result = c.result.take().expect("every clone finished");
+            if let Some(done) = c.untimed {
+                // Nothing was timed to measure: the job is listed with what it wrote, on
+                // the full drive's scale.
+                let count = self.plan.jobs[c.spec_index].back.count_factor;
+                untimed.push(json!({
+                    "jobname": c.spec.id.name,
+                    "job_index": c.job_index,
+                    "ios": (done.ios as f64 * count).round() as u64,
+                    "bytes": (done.bytes as f64 * count).round() as u64,
+                    "end_ns": end_ns,
+                }));
+                continue;
+            }
             iologs.extend(c.iolog.take());
             if let Some(t) = c.steady {
                 result.set_steadystate(self.trackers[t as usize].report());
@@ -112,6 +126,9 @@ impl<T: Targets + ?Sized> Runner<'_, '_, T> {
         }
         if !self.plan.scale.is_full() {
             flashlab.insert("scale".into(), self.plan.json());
+        }
+        if !untimed.is_empty() {
+            flashlab.insert("untimed_jobs".into(), Value::Array(untimed));
         }
         if let Some(phases) = phase_writes {
             flashlab.insert("phase_writes".into(), phases);
