@@ -95,34 +95,11 @@ fn load() -> Vec<Run> {
                     }
                 })
                 .collect();
-            let sets = match r.get("set") {
-                None => Vec::new(),
-                Some(v) => v
-                    .as_array()
-                    .unwrap_or_else(|| panic!("{ctx}: `set` is a list of \"KEY=VALUE\""))
-                    .iter()
-                    .map(|s| {
-                        let s = s
-                            .as_str()
-                            .unwrap_or_else(|| panic!("{ctx}: `set` entries are text"));
-                        assert!(s.contains('='), "{ctx}: `set` entry {s:?} is not KEY=VALUE");
-                        s.to_string()
-                    })
-                    .collect(),
-            };
-            let untimed = match r.get("untimed") {
-                None => Vec::new(),
-                Some(v) => v
-                    .as_array()
-                    .unwrap_or_else(|| panic!("{ctx}: `untimed` is a list of job names"))
-                    .iter()
-                    .map(|j| {
-                        j.as_str()
-                            .unwrap_or_else(|| panic!("{ctx}: `untimed` entries are text"))
-                            .to_string()
-                    })
-                    .collect(),
-            };
+            let sets = text_list(r, "set", "\"KEY=VALUE\"", &ctx);
+            for s in &sets {
+                assert!(s.contains('='), "{ctx}: `set` entry {s:?} is not KEY=VALUE");
+            }
+            let untimed = text_list(r, "untimed", "job names", &ctx);
             Run {
                 sets,
                 untimed,
@@ -137,6 +114,22 @@ fn load() -> Vec<Run> {
                 scale,
                 corners,
             }
+        })
+        .collect()
+}
+
+/// The list of text at `key` of a run (empty when absent); `what` says what its entries are.
+fn text_list(r: &toml::Table, key: &str, what: &str, ctx: &str) -> Vec<String> {
+    let Some(v) = r.get(key) else {
+        return Vec::new();
+    };
+    v.as_array()
+        .unwrap_or_else(|| panic!("{ctx}: `{key}` is a list of {what}"))
+        .iter()
+        .map(|e| {
+            e.as_str()
+                .unwrap_or_else(|| panic!("{ctx}: `{key}` entries are text"))
+                .to_string()
         })
         .collect()
 }
