@@ -710,6 +710,13 @@ fn run_parsed_with(
     });
     display.finish();
     let outcome = outcome.map_err(|e| failure(e.is_bad_input(), e))?;
+    if !target.untimed.is_empty() {
+        // The text output has no trace of them otherwise: nothing was timed to report.
+        eprintln!(
+            "flashlab: ran without the timing model (--untimed), so not among the results: {}",
+            target.untimed.join(", ")
+        );
+    }
     // A failed save still lets the results out; it is reported after them.
     let save_failure = state_out
         .as_ref()

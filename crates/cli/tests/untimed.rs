@@ -57,6 +57,13 @@ fn run_json(path: &str, extra: &[&str]) -> serde_json::Value {
     args.extend_from_slice(extra);
     let out = flashlab(&args);
     assert!(out.status.success(), "{}", stderr(&out));
+    if extra.contains(&"--untimed") {
+        assert!(
+            stderr(&out).contains("ran without the timing model (--untimed), so not among the results: fill, rand-precondition\n"),
+            "{}",
+            stderr(&out)
+        );
+    }
     serde_json::from_slice(&out.stdout).expect("the run prints JSON")
 }
 
