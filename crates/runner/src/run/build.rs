@@ -499,13 +499,11 @@ fn link_waiters(clones: &mut [JobClone]) -> bool {
     has_waiters
 }
 
-/// Every clone writing an iolog writes its own file, and only a drive simulated whole: a
-/// slice's offsets and times are not the drive's.
 /// Which phases run without the timing model: those of the jobs `options.untimed_jobs`
 /// names, each checked to be one whose I/Os, and so the state they leave, do not depend on
 /// time: alone in its phase (one clone, stonewalled from the jobs around it), writing or
 /// trimming only, ended by its size (no runtime), with nothing paced, flushed, logged,
-/// verified or judged by time.
+/// verified or judged by time or latency.
 fn untimed_phases<T: Targets + ?Sized>(
     file: &JobFile,
     clones: &[JobClone],
@@ -546,8 +544,13 @@ fn untimed_phases<T: Targets + ?Sized>(
                 "its I/Os are paced or flushed (rate, thinktime, fsync, FUA or serialize_overlap)"
                     .into(),
             )
-        } else if c.verify.is_some() || c.iolog.is_some() || c.steady.is_some() {
-            Some("it verifies, records an iolog or judges a steady state".into())
+        } else if c.verify.is_some()
+            || c.iolog.is_some()
+            || c.steady.is_some()
+            || spec.latency.latency_target_ns > 0
+            || spec.latency.max_latency_ns != [0; 3]
+        {
+            Some("it verifies, records an iolog, or judges a steady state or its latencies".into())
         } else if spec.log.write_bw_log.is_some()
             || spec.log.write_lat_log.is_some()
             || spec.log.write_iops_log.is_some()
@@ -577,6 +580,8 @@ fn untimed_phases<T: Targets + ?Sized>(
     Ok(untimed)
 }
 
+/// Every clone writing an iolog writes its own file, and only a drive simulated whole: a
+/// slice's offsets and times are not the drive's.
 fn check_iologs(file: &JobFile, clones: &[JobClone], plan: &ScalePlan) -> Result<(), RunError> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for c in clones {
