@@ -256,7 +256,7 @@ struct JobClone<'a> {
 }
 
 /// A job run without the timing model: its I/Os and bytes (on the device run, a slice's
-/// before scaling back), and when the last completed.
+/// before scaling back).
 #[derive(Debug, Clone, Copy)]
 struct UntimedDone {
     ios: u64,
