@@ -301,7 +301,7 @@ fn filtered(printed: &str, filter: &str, dir: &Path) -> String {
 
 /// Run the marked blocks of `page` and compare what they print with what it shows; with
 /// FLASHLAB_UPDATE_DOCS=1, write what they print into the page instead.
-fn check_page(page: &str) {
+fn check_page(page: &str) -> PathBuf {
     let doc = std::fs::read_to_string(repo().join(page))
         .unwrap_or_else(|e| panic!("{page} is readable: {e}"));
     let fences = fences(page, &doc);
@@ -419,6 +419,7 @@ fn check_page(page: &str) {
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );
+    dir
 }
 
 /// The page `doc` with each figure region checked against its template filled from its
@@ -764,7 +765,9 @@ fn placement_page_shows_what_flashlab_prints() {
 
 #[test]
 fn fit_page_shows_what_flashlab_prints() {
-    check_page("docs/fit.md");
+    let dir = check_page("docs/fit.md");
+    // The page fits the whole tiny plan: the fit tests' checks of a whole fit run on it.
+    crate::fit::check_whole_fit(&dir.join("my-drive.toml"), &dir.join("fit.html"));
 }
 
 #[test]
