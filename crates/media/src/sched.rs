@@ -1006,6 +1006,52 @@ impl UnitQueues {
         }
     }
 
+    /// A die suspends a multi-plane program as a whole: its planes program together and stop
+    /// together (a suspend command stops the die's operation, not one plane's part of it).
+    /// A read on another plane of the die suspended the program from `at_ns` (the die can
+    /// read from then) for `read_ns`; here the same program's part on `unit` stops at
+    /// `at_ns` too, its plane idles while the die reads (where a read of this plane goes,
+    /// served in the same suspension) and it resumes with the resume overhead, counted as
+    /// suspended once more, so the die's suspensions, not each plane's, meet
+    /// `max_suspends_per_op`. Nothing changes if no program of this plane runs through the
+    /// suspension's start.
+    pub fn suspend_alongside(&mut self, unit: usize, at_ns: u64, read_ns: u64, floor_ns: u64) {
+        let cfg = self.cfg;
+        let r = &mut self.rings[unit];
+        r.forget_before(floor_ns);
+        // Room for a split of merged programs and the resumed part.
+        r.make_room(2);
+        let stop_ns = at_ns.saturating_sub(cfg.suspend_latency_ns);
+        let i = r.first_unfinished(stop_ns);
+        if i >= r.n() {
+            return;
+        }
+        let start_ns = r.end_before(i) + r.at(i).gap_ns;
+        r.split_running(i, start_ns, stop_ns);
+        let cur = r.entry_after(i, r.end_before(i));
+        if cur.kind != Kind::Program || cur.start_ns > stop_ns || at_ns >= cur.end_ns {
+            return;
+        }
+        r.unsettle(i);
+        r.at_mut(i).dur_ns = at_ns - cur.start_ns;
+        r.at_mut(i).kind = Kind::Suspending;
+        r.mark(i, Kind::Suspending);
+        let resumed = Slot {
+            gap_ns: read_ns,
+            dur_ns: cur.end_ns - at_ns + cfg.resume_overhead_ns,
+            end_ns: 0,
+            ops: 1,
+            quantum_ns: cur.quantum_ns,
+            slack_ns: cur.slack_ns,
+            // The die's count: the part on the read's plane went to the same count.
+            suspends: (cur.suspends + 1).min(cfg.max_suspends_per_op) as u16,
+            kind: Kind::Program,
+        };
+        r.insert(i + 1, resumed);
+        // What follows moves later by the read and the resume overhead.
+        r.absorb(i + 2, read_ns + cfg.resume_overhead_ns);
+    }
+
     /// Power cycle: work in flight is dropped; every unit is busy until `at_ns` (an entry
     /// nothing can suspend or overtake).
     pub fn reset(&mut self, at_ns: u64) {

@@ -16,7 +16,7 @@
 
 use crate::channel::{Channel, ChannelMerge};
 use crate::power::{EnergyMeter, EnergyTotals, MediaEnergy, PowerCap};
-use crate::sched::{wait, Kind, ReadPlacement, SchedulerConfig, UnitQueues, Waits, WAIT_CAUSES};
+use crate::sched::{wait, Kind, SchedulerConfig, UnitQueues, Waits, WAIT_CAUSES};
 use crate::thermal::{Thermal, ThermalModel, ThermalState};
 use crate::variation::{OpDraw, OpKindDraw, OpVariation};
 use crate::{CellTimings, FastDiv, NandGeometry};
@@ -750,23 +750,7 @@ impl NandTiming {
                     Some(_) if self.die_queues => {
                         self.die_queued_read(unit, op.page, class, array_ns, now_ns, op.host)
                     }
-                    Some(ref mut q) => {
-                        let (end, free, placed) =
-                            queued_read(q, unit, now_ns, array_ns, self.floor_ns, op.host);
-                        match placed.suspended {
-                            Some(Kind::Erase) => self.erase_suspends += 1,
-                            Some(_) => self.program_suspends += 1,
-                            None => {}
-                        }
-                        if op.host {
-                            for (cause, &ns) in placed.waits.iter().enumerate() {
-                                self.host_wait(cause, ns);
-                            }
-                        }
-                        self.unit_free_ns[unit] = free;
-                        self.all_free_ns = self.all_free_ns.max(free);
-                        end
-                    }
+                    Some(_) => self.plane_queued_read(unit, array_ns, now_ns, op.host),
                 };
                 self.channel_busy_ns += xfer_ns;
                 let xfer_start = self
@@ -1016,6 +1000,43 @@ impl NandTiming {
         for g in &mut self.program_groups[2 * die..2 * die + 2] {
             g.page = NO_PAGE;
         }
+    }
+
+    /// A read on plane `unit` under a reordering scheduler, the plane's queue its own: it is
+    /// placed there, and a multi-plane program it suspends stops on every plane of its die
+    /// ([`UnitQueues::suspend_alongside`]). Returns when its array work ends. Out of line:
+    /// the plain FIFO path is the usual one.
+    #[inline(never)]
+    fn plane_queued_read(&mut self, unit: usize, array_ns: u64, now_ns: u64, host: bool) -> u64 {
+        let Some(q) = self.queues.as_mut() else {
+            unreachable!("a queued read without queues")
+        };
+        let placed = q.read(unit, now_ns, array_ns, self.floor_ns, host);
+        match placed.suspended {
+            Some(Kind::Erase) => self.erase_suspends += 1,
+            Some(_) => {
+                self.program_suspends += 1;
+                if self.die_programs {
+                    let ppd = self.geometry.planes_per_die as usize;
+                    let first = unit - unit % ppd;
+                    for other in (first..first + ppd).filter(|&p| p != unit) {
+                        q.suspend_alongside(other, placed.start_ns, array_ns, self.floor_ns);
+                        self.unit_free_ns[other] = q.free_ns(other);
+                        self.all_free_ns = self.all_free_ns.max(self.unit_free_ns[other]);
+                    }
+                }
+            }
+            None => {}
+        }
+        let free = q.free_ns(unit);
+        if host {
+            for (cause, &ns) in placed.waits.iter().enumerate() {
+                self.host_wait(cause, ns);
+            }
+        }
+        self.unit_free_ns[unit] = free;
+        self.all_free_ns = self.all_free_ns.max(free);
+        placed.start_ns + array_ns
     }
 
     /// A read on plane `unit` of a part with die-level reads under a reordering scheduler:
@@ -1356,21 +1377,6 @@ impl ReadGroup {
             && ready_ns <= self.start_ns
             && plane_free_ns == self.done_ns
     }
-}
-
-/// A read's array work under a reordering scheduler: when it ends, the unit's new free time
-/// and the kind of work it suspended, if any. Out of line: the plain FIFO path is the usual one.
-#[inline(never)]
-fn queued_read(
-    q: &mut UnitQueues,
-    unit: usize,
-    now_ns: u64,
-    array_ns: u64,
-    floor_ns: u64,
-    host: bool,
-) -> (u64, u64, ReadPlacement) {
-    let placed = q.read(unit, now_ns, array_ns, floor_ns, host);
-    (placed.start_ns + array_ns, q.free_ns(unit), placed)
 }
 
 impl MediaPower {

@@ -488,6 +488,52 @@ fn under_read_priority_a_dies_program_sits_in_every_planes_queue() {
     );
 }
 
+/// A die suspends its multi-plane program as a whole: a read on one plane stops the
+/// program on every plane, a read of the other plane arriving in that suspension is served
+/// in it, and the die's suspensions, not each plane's, meet the cap.
+#[test]
+fn a_read_suspends_a_dies_multi_plane_program_on_every_plane() {
+    let sched = SchedulerConfig {
+        read_priority: true,
+        program_suspend: true,
+        max_suspends_per_op: 1,
+        suspend_latency_ns: 10 * US,
+        resume_overhead_ns: 5 * US,
+        ..SchedulerConfig::default()
+    };
+    let mut m = NandTiming::with_scheduler(die_level_programs(), timings(), sched);
+    m.schedule(&op(MediaOpKind::Program, 0, 16384, false), 0);
+    m.schedule(&op(MediaOpKind::Program, 10, 16384, false), 0);
+    assert_eq!(m.counters().paired_programs, 1);
+    let start = 2 * XFER;
+    // Plane 0's read once the program runs suspends it: the die reads after the suspend
+    // latency.
+    let t = start + 100 * US;
+    assert_eq!(
+        m.read(2, 0, 4096, false, true, t).0,
+        t + 10 * US + 50 * US + 4096
+    );
+    assert_eq!(m.counters().program_suspends, 1);
+    // The program ends later by the read and the resume overhead on both planes.
+    let end = start + 600 * US + 50 * US + 5 * US;
+    assert_eq!(m.unit_free_ns(0), end);
+    assert_eq!(m.unit_free_ns(10), end);
+    // Plane 1's read arriving while the die is suspended is served in the same suspension:
+    // no suspend latency, and the program's part on plane 1 resumes after it.
+    assert_eq!(
+        m.read(12, 3, 4096, false, true, t + 20 * US).0,
+        t + 20 * US + 50 * US + 4096
+    );
+    assert_eq!(m.counters().program_suspends, 1);
+    assert_eq!(m.unit_free_ns(10), end + 10 * US);
+    // The die's program was suspended once, its cap: a later read of plane 1 waits for it.
+    assert_eq!(
+        m.read(12, 4, 4096, false, true, t + 200 * US).0,
+        end + 10 * US + 50 * US + 4096
+    );
+    assert_eq!(m.counters().program_suspends, 1);
+}
+
 #[test]
 fn die_level_reads_under_read_priority_share_one_queue_per_die() {
     let sched = SchedulerConfig {
