@@ -101,7 +101,7 @@ fn mixed(d: &mut Ssd, write_qd: usize, write_gap_ns: u64, duration_ns: u64) -> M
 }
 
 const US: u64 = 1_000;
-/// Four writers at up to 2,000 writes/s each: most of what the drive sustains (12,752
+/// Four writers at up to 2,000 writes/s each: most of what the drive sustains (about 12,500
 /// random writes/s first come, first served, `suspend_costs_some_write_throughput`).
 const WQD: usize = 4;
 const WGAP: u64 = 500 * US;
@@ -109,6 +109,38 @@ const SCHED: [(&str, &str); 2] = [
     ("scheduler.suspend_latency", "20us"),
     ("scheduler.resume_overhead", "10us"),
 ];
+
+/// A latency as docs/scheduling.md's table shows it: microseconds with a thousands
+/// separator below 10 ms, milliseconds to a tenth above.
+fn shown(ns: u64) -> String {
+    if ns >= 10_000 * US {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{} us", thousands(ns / US))
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// docs/scheduling.md shows `text` (this test's figures): the page says where they come from.
+fn page_shows(text: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scheduling.md");
+    let page = std::fs::read_to_string(path).expect("docs/scheduling.md");
+    assert!(
+        page.contains(text),
+        "docs/scheduling.md does not show what this test measured; put this in its place:\n{text}"
+    );
+}
 
 #[test]
 fn suspend_keeps_the_read_tail_far_below_program_and_erase_times() {
@@ -157,6 +189,22 @@ fn suspend_keeps_the_read_tail_far_below_program_and_erase_times() {
     );
     assert!(media["program_suspends"].as_u64().unwrap() > 100, "{media}");
     assert!(media["erase_suspends"].as_u64().unwrap() > 0, "{media}");
+    for (dies, m) in [
+        ("first come, first served", &fifo),
+        ("read priority", &prio_only),
+        ("priority + program/erase suspend", &suspend),
+    ] {
+        page_shows(&format!(
+            "| {dies} | {} | {} | {} |",
+            shown(m.percentile(0.99)),
+            shown(m.percentile(0.999)),
+            shown(m.percentile(0.9999))
+        ));
+    }
+    page_shows(&format!(
+        "pays the suspend latency: {}.",
+        shown(suspend.percentile(0.5))
+    ));
     let p999 = |m: &Mixed| m.percentile(0.999);
     // First come, first served: a read waits behind queued programs and erases.
     assert!(p999(&fifo) > 3_500 * US, "fifo p99.9 {}", p999(&fifo));
@@ -188,6 +236,11 @@ fn suspend_costs_some_write_throughput() {
     let suspend = mixed(&mut ssd(&all), WQD, 0, 500_000_000);
     let (wf, ws) = (fifo.write_iops(), suspend.write_iops());
     eprintln!("write IOPS: fifo {wf:.0}, suspend {ws:.0}");
+    page_shows(&format!(
+        "({} to {} per second)",
+        thousands(wf.round() as u64),
+        thousands(ws.round() as u64)
+    ));
     // Resume overheads and reads in the middle of programs take die time from programs.
     assert!(ws < 0.97 * wf && ws > 0.5 * wf, "write IOPS {wf} vs {ws}");
 }
