@@ -1246,7 +1246,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/real.md", 1, SPEC),
     ("docs/reviews.md", 157, CITED),
     ("docs/scale.md", 405, SLOW),
-    ("docs/scheduling.md", 28, TESTS),
+    ("docs/scheduling.md", 27, TESTS),
     ("docs/serve.md", 50, SERVED),
     ("docs/state.md", 30, SLOW),
     ("docs/suite-options.md", 16, SPEC),
