@@ -44,6 +44,7 @@ def run(
     set: Overrides = None,
     seed: int = 1,
     job_name: Optional[str] = None,
+    untimed: Optional[Sequence[str]] = None,
 ) -> Dict[str, Any]:
     """Run a fio job file, or job-file text, on a simulated drive or system.
 
@@ -57,6 +58,11 @@ def run(
         seed: the master seed, a whole number; the same inputs and seed give the same result.
         job_name: the name messages and ``include`` paths use (default: the path, or
             ``<job>`` for text).
+        untimed: names of preconditioning jobs to run without the timing model, as
+            ``flashlab run --untimed`` (docs/fio.md): they reach the same drive state at the
+            speed of the mapping and are listed under ``result["flashlab"]["untimed_jobs"]``
+            instead of among the results; a job or drive that does not allow it is a
+            ValueError with the reason.
 
     Returns:
         fio's JSON document as a dict (``result["jobs"][0]["read"]["iops"]``), with the
@@ -71,7 +77,10 @@ def run(
     text, name = _job_text(job)
     overrides = _overrides(set)
     seed = _seed(seed)
-    return json.loads(_native.run_json(text, device, overrides, seed, job_name or name))
+    untimed_jobs = _job_names("untimed", untimed)
+    return json.loads(
+        _native.run_json(text, device, overrides, seed, job_name or name, untimed_jobs)
+    )
 
 
 class SuiteResult(dict):
@@ -235,6 +244,23 @@ def _overrides(set: Overrides) -> List[Tuple[str, str]]:
         if not isinstance(key, str):
             raise TypeError(f"set: the key {key!r} is not text; keys are dotted device keys")
     return [(k, _value_text(v)) for k, v in items]
+
+
+def _job_names(argument: str, names: Optional[Sequence[str]]) -> List[str]:
+    """A list of job names: one name or a sequence of names."""
+    if names is None:
+        return []
+    if isinstance(names, str):
+        names = [names]
+    elif isinstance(names, bytes) or not isinstance(names, Iterable):
+        raise TypeError(
+            f"{argument}: expected a job's name or a list of names, got {type(names).__name__}"
+        )
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{argument}: {name!r} is not a job's name; expected e.g. [\"fill\"]")
+    return names
 
 
 def _seed(seed: Any) -> int:

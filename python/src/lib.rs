@@ -13,7 +13,7 @@ fn bad_input(message: impl std::fmt::Display) -> PyErr {
 
 /// Run fio job text on a device; the fio JSON document as text.
 #[pyfunction]
-#[pyo3(signature = (job, device=None, overrides=Vec::new(), seed=1, job_name=String::from("<job>")))]
+#[pyo3(signature = (job, device=None, overrides=Vec::new(), seed=1, job_name=String::from("<job>"), untimed=Vec::new()))]
 fn run_json(
     py: Python<'_>,
     job: String,
@@ -21,20 +21,20 @@ fn run_json(
     overrides: Vec<(String, String)>,
     seed: u64,
     job_name: String,
+    untimed: Vec<String>,
 ) -> PyResult<String> {
     let device = device.unwrap_or_else(|| flashlab_device::DEFAULT_DEVICE.to_string());
     py.detach(move || {
         let env = |name: &str| std::env::var(name).ok();
         let jobs = flashlab_workload::parse_str(&job, &job_name, &env).map_err(bad_input)?;
-        let simulated = flashlab_host::simulate(&jobs, &device, &overrides, seed).map_err(
-            |(is_bad_input, message)| {
+        let simulated = flashlab_host::simulate(&jobs, &device, &overrides, seed, &untimed)
+            .map_err(|(is_bad_input, message)| {
                 if is_bad_input {
                     bad_input(message)
                 } else {
                     PyRuntimeError::new_err(message)
                 }
-            },
-        )?;
+            })?;
         if let Some(errors) = simulated.io_errors {
             return Err(PyRuntimeError::new_err(errors));
         }

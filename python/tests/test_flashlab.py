@@ -94,6 +94,27 @@ def test_run_takes_overrides_and_refuses_bad_input():
         flashlab.run(job, device="tiny-tset-1gb")
 
 
+def test_run_preconditions_untimed_as_the_command_does(tmp_path: Path):
+    job = ("[global]\ndirect=1\nsize=100%\n[fill]\nrw=write\nbs=128k\niodepth=32\n"
+           "[rand-read-4k]\nstonewall\nrw=randread\nbs=4k\niodepth=32\n"
+           "time_based=1\nruntime=200ms\n")
+    (tmp_path / "f.fio").write_text(job)
+    result = flashlab.run(job, device="tiny-test-1gb", untimed=["fill"])
+    done = cli("run", str(tmp_path / "f.fio"), "--device", "tiny-test-1gb", "--untimed", "fill",
+               "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    assert [j["jobname"] for j in result["jobs"]] == ["rand-read-4k"]
+    assert [j["jobname"] for j in result["flashlab"]["untimed_jobs"]] == ["fill"]
+    assert result["jobs"][0]["read"]["total_ios"] == expected["jobs"][0]["read"]["total_ios"] > 0
+    # One name alone is a list of one.
+    assert flashlab.run(job, device="tiny-test-1gb", untimed="fill")["jobs"] == result["jobs"]
+    with pytest.raises(ValueError, match="job 'rand-read-4k'.*it reads"):
+        flashlab.run(job, device="tiny-test-1gb", untimed=["rand-read-4k"])
+    with pytest.raises(TypeError, match="untimed: expected a job's name or a list of names"):
+        flashlab.run(job, device="tiny-test-1gb", untimed=3)
+
+
 def test_run_carries_the_commands_provenance(tmp_path: Path):
     job = "[r]\nrw=randread\nbs=4k\nsize=4m\nio_size=1m\n"
     (tmp_path / "r.fio").write_text(job)

@@ -16,7 +16,7 @@ use crate::{
 pub struct FioArgs {
     /// flashlab's --device NAME|FILE.toml, --set KEY=VALUE (repeatable), --seed N,
     /// --load-state FILE, --save-state FILE, --progress WHEN, --progress-interval TIME and
-    /// --threads N (as `flashlab run`), then
+    /// --threads N and --untimed JOB[,JOB] (as `flashlab run`), then
     /// fio's arguments as fio takes them: --OPTION=VALUE or --OPTION VALUE, --name=JOB to
     /// start a job (options before the first --name are global), job files, and fio's
     /// --output-format, --output, --minimal, --section, --parse-only, and --eta=WHEN,
@@ -409,6 +409,7 @@ fn expand_abbreviation(name: &str) -> Result<&str, Vec<&'static str>> {
                 | "progress"
                 | "progress-interval"
                 | "threads"
+                | "untimed"
         )
         || FIO_LONG_OPTIONS.contains(&name)
         || flashlab_workload::fio::find_option(name).is_some()
@@ -611,6 +612,18 @@ fn flashlab_option(
                     u64::MAX
                 ))
             })?;
+        }
+        "untimed" => {
+            let (v, at) = option.value(i)?;
+            for job in v.split(',') {
+                if job.is_empty() {
+                    return Err(bad_input(anyhow!(
+                        "{at}: --untimed {:?}: expected job names separated by commas (--untimed=fill,precondition)",
+                        flashlab_engine::input::excerpt(&v)
+                    )));
+                }
+                parsed.target.untimed.push(job.to_string());
+            }
         }
         "threads" => {
             let (v, at) = option.value(i)?;

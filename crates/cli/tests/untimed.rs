@@ -176,3 +176,95 @@ fn a_job_or_a_drive_that_does_not_allow_it_is_refused_with_the_reason() {
         &["job 'rand-precondition'", "the device refuses", "map_cache"],
     );
 }
+
+/// A fill, then a short random read: what `flashlab fio` and `flashlab run` are compared on.
+const FILL_THEN_READ: &str = "\
+[global]
+direct=1
+ioengine=libaio
+size=100%
+
+[fill]
+rw=write
+bs=128k
+iodepth=32
+
+[rand-read-4k]
+stonewall
+rw=randread
+bs=4k
+iodepth=32
+time_based=1
+runtime=500ms
+";
+
+/// `flashlab fio --untimed` is `flashlab run --untimed`: the same jobs left out of the
+/// results and listed apart, the same measured job to the I/O.
+#[test]
+fn the_fio_command_line_runs_jobs_untimed_as_run_does() {
+    let path = job_file("untimed-fio-command-line.fio", FILL_THEN_READ);
+    let run = flashlab(&[
+        "run",
+        &path,
+        "--device",
+        "tiny-test-1gb",
+        "--untimed",
+        "fill",
+        "--output-format",
+        "json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let fio = flashlab(&[
+        "fio",
+        "--device",
+        "tiny-test-1gb",
+        "--untimed=fill",
+        "--output-format=json",
+        &path,
+    ]);
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    assert!(
+        stderr(&fio).contains("so not among the results: fill\n"),
+        "{}",
+        stderr(&fio)
+    );
+    let (run, fio): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&run.stdout).unwrap(),
+        serde_json::from_slice(&fio.stdout).unwrap(),
+    );
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobname"].to_string())
+            .collect()
+    };
+    assert_eq!(names(&fio), ["\"rand-read-4k\""]);
+    assert_eq!(names(&run), names(&fio));
+    assert_eq!(fio["flashlab"]["untimed_jobs"][0]["jobname"], "fill");
+    assert_eq!(
+        fio["flashlab"]["untimed_jobs"],
+        run["flashlab"]["untimed_jobs"]
+    );
+    let ios = |v: &serde_json::Value| v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(ios(&fio) > 0);
+    assert_eq!(ios(&fio), ios(&run));
+
+    let out = flashlab(&["fio", "--device", "tiny-test-1gb", "--untimed=fill,", &path]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--untimed \"fill,\": expected job names separated by commas"),
+        "{}",
+        stderr(&out)
+    );
+    let out = flashlab(&[
+        "fio",
+        "--device",
+        "tiny-test-1gb",
+        "--untimed=rand-read-4k",
+        &path,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("it reads"), "{}", stderr(&out));
+}

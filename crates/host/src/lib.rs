@@ -312,16 +312,19 @@ pub struct Simulated {
 }
 
 /// `flashlab run` as a library call: `file` on a fresh drive or system preset or file with
-/// device keys `overrides` and `seed`. `Err((bad_input, message))`.
+/// device keys `overrides` and `seed`, the jobs named in `untimed` run without the timing
+/// model (`flashlab run --untimed`). `Err((bad_input, message))`.
 pub fn simulate(
     file: &JobFile,
     device: &str,
     overrides: &[(String, String)],
     seed: u64,
+    untimed: &[String],
 ) -> Result<Simulated, (bool, String)> {
     let (mut device, device_config) =
         Device::build(device, overrides, seed).map_err(|e| (true, e.0))?;
-    let options = device.run_options(seed);
+    let mut options = device.run_options(seed);
+    options.untimed_jobs = untimed.to_vec();
     let outcome = run_jobs(&mut device, 0, file, &options, &mut |_| {})
         .map_err(|e| (e.is_bad_input(), e.to_string()))?;
     Ok(Simulated {

@@ -33,7 +33,7 @@ fn job(text: &str, name: &str) -> Result<JobFile, Box<dyn std::error::Error>> {
 
 fn figures() -> Result<Figures, Box<dyn std::error::Error>> {
     // One call: a fresh drive from a preset, the job, fio's result.
-    let once = simulate(&job(WRITE, "write.fio")?, "tiny-test-1gb", &[], SEED)
+    let once = simulate(&job(WRITE, "write.fio")?, "tiny-test-1gb", &[], SEED, &[])
         .map_err(|(_, message)| message)?;
     let write_bytes_per_s = once.result.jobs[0].bw_bytes_per_s(DDIR_WRITE);
 

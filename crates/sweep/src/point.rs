@@ -174,7 +174,14 @@ pub fn run_point(plan: &Plan, index: u64, pre: &dyn Preconditioner) -> Result<Va
     };
     let (simulated, preconditioned) = match &plan.precondition {
         None => (
-            simulate(&job_file, &point.device, &point.overrides(), point.seed).map_err(failed)?,
+            simulate(
+                &job_file,
+                &point.device,
+                &point.overrides(),
+                point.seed,
+                &[],
+            )
+            .map_err(failed)?,
             None,
         ),
         Some(options) => {
