@@ -2,8 +2,8 @@
 //! `jobs/four-corners/targets.toml`, run on the slice that file names, each within ±15% of its
 //! target. A corner listed as a known miss must still miss in the stated direction, so the
 //! list cannot go stale; a run listed with `known_error` must still fail with that message.
-//! Prints the table (`cargo test -p flashlab --test integration calibration:: --
-//! --nocapture`) and checks docs/calibration.md shows it (`FLASHLAB_UPDATE_CALIBRATION=1`
+//! Prints the table (`cargo test -p flashlab --test integration calibration:: -- --ignored
+//! --nocapture`: a long test, which `cargo test` leaves to `.ci/run`) and checks docs/calibration.md shows it (`FLASHLAB_UPDATE_CALIBRATION=1`
 //! writes it there).
 
 mod common;
@@ -200,7 +200,15 @@ fn corner_value(result: &serde_json::Value, corner: &str) -> Option<f64> {
     }
 }
 
-#[test]
+/// Long (ARCHITECTURE.md, "Tests, and the time CI takes"): `cargo test` leaves it out.
+mod long {
+    #[test]
+    #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+    fn calibration() {
+        super::calibration();
+    }
+}
+
 fn calibration() {
     let runs = load();
     let results = common::on_two_workers(&runs, execute);

@@ -57,7 +57,7 @@
 //! are kept):
 //!
 //! ```text
-//! FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs::
+//! FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs:: -- --include-ignored
 //! ```
 //!
 //! (figures and tables included: each region is rewritten from its template).
@@ -415,7 +415,8 @@ fn check_page(page: &str) -> PathBuf {
     assert!(
         failures.is_empty(),
         "{}\n\nIf the program is right, rewrite the pages with \
-         FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs::, \
+         FLASHLAB_UPDATE_DOCS=1 cargo test --workspace --locked --test integration docs:: \
+         -- --include-ignored, \
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );
@@ -763,7 +764,15 @@ fn placement_page_shows_what_flashlab_prints() {
     check_page("docs/placement.md");
 }
 
-#[test]
+/// Long (ARCHITECTURE.md, "Tests, and the time CI takes"): `cargo test` leaves it out.
+mod long {
+    #[test]
+    #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+    fn fit_page_shows_what_flashlab_prints() {
+        super::fit_page_shows_what_flashlab_prints();
+    }
+}
+
 fn fit_page_shows_what_flashlab_prints() {
     let dir = check_page("docs/fit.md");
     // The page fits the whole tiny plan: the fit tests' checks of a whole fit run on it.
@@ -1225,7 +1234,7 @@ const SERVED: &str = "timings of a served drive under real fio, not reproducible
 /// leaves room that the count should give back (a ceiling rather than an exact count, so
 /// pages that gain checks on other branches do not fail here).
 const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
-    ("README.md", 9, SPEC),
+    ("README.md", 10, SPEC),
     ("docs/benchmarks-suites.md", 848, SLOW),
     ("docs/calibration.md", 472, TABLES),
     ("docs/explain-controller.md", 45, SLOW),

@@ -2,7 +2,9 @@
 //! one test binary: a binary per file would link the workspace once per file, and one binary lets
 //! the test harness run a long test of one file beside the short tests of the others.
 //! Run one file's tests with its module name as the filter, e.g.
-//! `cargo test -p flashlab --test integration calibration::`.
+//! `cargo test -p flashlab --test integration fio_layout::`; the long tests (modules named
+//! `long`, which `cargo test` leaves to `.ci/run`) with `-- --ignored`, e.g.
+//! `cargo test -p flashlab --test integration calibration:: -- --ignored`.
 
 // Each file declares the helpers it uses (`mod common;`) as when it was a binary of its own.
 #![allow(clippy::duplicate_mod)]

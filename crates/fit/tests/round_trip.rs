@@ -355,15 +355,19 @@ fn round_trips(scale: Scale, names: &[&str]) {
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
 }
 
-/// One test per hidden drive at the CI size, so the harness runs them side by side.
+/// One test per hidden drive at the CI size, so the harness runs them side by side; long
+/// (ARCHITECTURE.md, "Tests, and the time CI takes"): `cargo test` leaves them out.
 macro_rules! round_trip_tests {
     ($($test:ident: $name:literal),* $(,)?) => {
-        $(
-            #[test]
-            fn $test() {
-                round_trips(CI, &[$name]);
-            }
-        )*
+        mod long {
+            $(
+                #[test]
+                #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+                fn $test() {
+                    super::round_trips(super::CI, &[$name]);
+                }
+            )*
+        }
 
         /// Every hidden drive has its test.
         #[test]

@@ -207,19 +207,24 @@ fn check(index: usize) {
     );
 }
 
-#[test]
-fn the_default_drive_measures_the_same_after_untimed_fills() {
-    check(0);
+/// Long (ARCHITECTURE.md, "Tests, and the time CI takes"): `cargo test` leaves them out.
+mod long {
+    #[test]
+    #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+    fn the_default_drive_measures_the_same_after_untimed_fills() {
+        super::check(0);
+    }
+
+    #[test]
+    #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+    fn the_pm981a_measures_the_same_after_untimed_fills() {
+        super::check(2);
+    }
 }
 
 #[test]
 fn the_d5_p5430_measures_the_same_after_untimed_fills() {
     check(1);
-}
-
-#[test]
-fn the_pm981a_measures_the_same_after_untimed_fills() {
-    check(2);
 }
 
 /// A static SLC cache holds after an untimed fill what it holds after a timed one: the full
