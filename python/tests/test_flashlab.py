@@ -217,6 +217,23 @@ def test_sweep_runs_points_on_threads_with_numeric_axes(
     assert (table["value"].to_numpy() == frame["value"].to_numpy()).all()
 
 
+def test_the_pages_first_example_reads_a_filled_drive(tmp_path: Path):
+    """docs/python.md's first example measures what a user would: a filled PM981a's random
+    read near its published ~140K IOPS, where the job alone on a new drive reads at the
+    controller's command ceiling, as the page says."""
+    page = (ROOT / "docs" / "python.md").read_text()
+    script = page.split("```python\n")[1].split("```")[0]
+    (tmp_path / "first_example.py").write_text(script)
+    done = subprocess.run([sys.executable, str(tmp_path / "first_example.py")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    iops = float(done.stdout.split()[0])
+    assert 100_000 < iops < 200_000, iops
+    assert "500,000 IOPS on the PM981a" in page
+    ceiling = flashlab.run(ROOT / "jobs" / "randread-4k-qd32.fio", device="samsung-pm981a-256gb")
+    assert round(ceiling["jobs"][0]["read"]["iops"]) == 500_000
+
+
 def test_the_docs_dask_snippet_runs_as_a_script(plan: Path):
     if not os.environ.get("CI"):
         pytest.importorskip("distributed")
