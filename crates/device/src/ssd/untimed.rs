@@ -44,8 +44,6 @@ impl Ssd {
             Some("host writes go to the die free soonest (ftl.host_allocation), so where data lands depends on the dies' timing")
         } else if self.model.gc_busy_share > 0.0 {
             Some("GC runs beside host commands for a share of the time (ftl.gc_background_busy_share), so how much it collects depends on time")
-        } else if self.mapcache.is_some() {
-            Some("the paged map's write-backs (controller.map_cache) are not modelled without timing")
         } else if self.model.compression_unit_bytes.is_some() {
             Some("compressed writes (controller.compression_granule) are not modelled without timing")
         } else if self.zoned.0.is_some() || self.ftl.fdp_enabled() {
@@ -113,6 +111,8 @@ impl Untimed<'_> {
             let n = (last - lpn + 1).min(chunk_ius);
             let head = offset_bytes & (iu - 1) != 0 && lpn == first;
             let tail = end & (iu - 1) != 0 && lpn + n - 1 == last;
+            // The chunk's map entries are loaded before they are updated, as on the timed path.
+            self.map_lookup(lpn, lpn + n - 1)?;
             let ssd = &mut *self.ssd;
             // The chunk's data takes buffer space until the page program carrying it is done,
             // which is at once here: what the buffer holds at the end is what the FTL's open
@@ -128,9 +128,103 @@ impl Untimed<'_> {
             ssd.ftl
                 .write(lpn as u32, n as u32, head, tail, version, &mut ssd.ops);
             self.settle_ops();
+            self.update_relocated_entries();
             lpn += n;
         }
         Ok(())
+    }
+
+    /// A paged map's look-up of IUs `first..=last` for an update (`Ssd::map_lookup`): the
+    /// same CLOCK steps, a dirty page it evicts written back through the FTL, a translation
+    /// page read from NAND counted by the media. Neither depends on the dies' timing: the
+    /// cache follows the order of look-ups, the write-back the FTL's placement.
+    fn map_lookup(&mut self, first: u64, last: u64) -> Result<(), DeviceError> {
+        let Some(m) = self.ssd.model.map_cache else {
+            return Ok(());
+        };
+        let shift = m.entries_per_page.trailing_zeros();
+        for tpage in (first >> shift) as u32..=(last >> shift) as u32 {
+            let Some(cache) = self.ssd.mapcache.as_mut() else {
+                break;
+            };
+            let Lookup::Miss { evicted_dirty } = cache.lookup(tpage, true) else {
+                continue;
+            };
+            if let Some(old) = evicted_dirty {
+                self.write_translation_page(m.first_lpn + old)?;
+            }
+            let ssd = &mut *self.ssd;
+            if let ReadLocation::Nand { slc, .. } = ssd.ftl.locate_metadata(m.first_lpn + tpage) {
+                if let Some(cache) = ssd.mapcache.as_mut() {
+                    cache.counters.translation_reads += 1;
+                }
+                let bytes = ssd.model.iu_bytes;
+                self.array_ns += ssd.media.tally_untimed(MediaOpKind::Read, bytes, slc);
+            }
+        }
+        Ok(())
+    }
+
+    /// A translation page (hidden IU `lpn`) written back (`Ssd::write_translation_page`):
+    /// buffer space, the FTL's program, its internal work through the pacing queue.
+    fn write_translation_page(&mut self, lpn: u32) -> Result<(), DeviceError> {
+        let ssd = &mut *self.ssd;
+        let iu = ssd.model.iu_bytes;
+        ssd.admit_to_buffer(
+            self.start_ns,
+            iu,
+            |need_bytes| format!("a {need_bytes}-byte translation page"),
+            "a translation page",
+        )?;
+        ssd.bg_done = false;
+        // The caller's operations are settled: the list is free for the write-back's.
+        let mut ops = std::mem::take(&mut ssd.ops);
+        ops.clear();
+        ssd.ftl.write_metadata(lpn, &mut ops);
+        ssd.ops = ops;
+        self.settle_ops();
+        self.update_relocated_entries();
+        Ok(())
+    }
+
+    /// Relocation moved IUs: their translation pages are looked up and dirtied once per
+    /// victim, as `Ssd::update_relocated_entries` does after each command's operations.
+    fn update_relocated_entries(&mut self) {
+        let Some(m) = self.ssd.model.map_cache else {
+            return;
+        };
+        if self.ssd.map_updating {
+            return;
+        }
+        self.ssd.map_updating = true;
+        let shift = m.entries_per_page.trailing_zeros();
+        let mut moved = Vec::new();
+        let mut pages = Vec::new();
+        loop {
+            self.ssd.ftl.take_relocated(&mut moved);
+            if moved.is_empty() {
+                break;
+            }
+            for batch in moved.split(|&l| l == u32::MAX) {
+                pages.extend(
+                    batch
+                        .iter()
+                        .filter(|&&l| l < m.first_lpn)
+                        .map(|l| l >> shift),
+                );
+                pages.sort_unstable();
+                pages.dedup();
+                for &p in &pages {
+                    let lpn = u64::from(p) << shift;
+                    if self.map_lookup(lpn, lpn).is_err() {
+                        break;
+                    }
+                }
+                pages.clear();
+            }
+            moved.clear();
+        }
+        self.ssd.map_updating = false;
     }
 
     /// Deallocate the whole IUs of `len_bytes` from `offset_bytes`, as a trim command would.
