@@ -173,26 +173,11 @@ impl Ssd {
             if moved.is_empty() {
                 break;
             }
-            // One victim's copies at a time (each batch ends with `u32::MAX`).
-            for batch in moved.split(|&l| l == u32::MAX) {
-                pages.extend(
-                    batch
-                        .iter()
-                        .filter(|&&l| l < m.first_lpn)
-                        .map(|l| l >> shift),
-                );
-                pages.sort_unstable();
-                pages.dedup();
-                for &p in &pages {
-                    let lpn = u64::from(p) << shift;
-                    // A write-back the buffer cannot take stalls the drive; the host write
-                    // that follows meets the same full buffer and reports it.
-                    if self.map_lookup(t0, lpn, lpn, true).is_err() {
-                        break;
-                    }
-                }
-                pages.clear();
-            }
+            // A write-back the buffer cannot take stalls the drive; the host write that
+            // follows meets the same full buffer and reports it.
+            look_up_relocated(&moved, m.first_lpn, shift, &mut pages, |lpn| {
+                self.map_lookup(t0, lpn, lpn, true).is_ok()
+            });
             moved.clear();
         }
         self.map_updating = false;
@@ -417,5 +402,29 @@ impl Ssd {
                 first_done
             }
         }
+    }
+}
+
+/// The translation pages of relocated IUs `moved`, one victim's copies at a time (each batch
+/// ends with `u32::MAX`; hidden IUs from `first_lpn` on are translation pages themselves,
+/// found through the directory in DRAM): `look_up` on the first IU of each page, once per
+/// page and batch, in page order; a failed look-up ends the batch.
+pub(super) fn look_up_relocated(
+    moved: &[u32],
+    first_lpn: u32,
+    shift: u32,
+    pages: &mut Vec<u32>,
+    mut look_up: impl FnMut(u64) -> bool,
+) {
+    for batch in moved.split(|&l| l == u32::MAX) {
+        pages.extend(batch.iter().filter(|&&l| l < first_lpn).map(|l| l >> shift));
+        pages.sort_unstable();
+        pages.dedup();
+        for &p in pages.iter() {
+            if !look_up(u64::from(p) << shift) {
+                break;
+            }
+        }
+        pages.clear();
     }
 }

@@ -205,23 +205,9 @@ impl Untimed<'_> {
             if moved.is_empty() {
                 break;
             }
-            for batch in moved.split(|&l| l == u32::MAX) {
-                pages.extend(
-                    batch
-                        .iter()
-                        .filter(|&&l| l < m.first_lpn)
-                        .map(|l| l >> shift),
-                );
-                pages.sort_unstable();
-                pages.dedup();
-                for &p in &pages {
-                    let lpn = u64::from(p) << shift;
-                    if self.map_lookup(lpn, lpn).is_err() {
-                        break;
-                    }
-                }
-                pages.clear();
-            }
+            read::look_up_relocated(&moved, m.first_lpn, shift, &mut pages, |lpn| {
+                self.map_lookup(lpn, lpn).is_ok()
+            });
             moved.clear();
         }
         self.ssd.map_updating = false;
