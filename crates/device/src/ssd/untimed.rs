@@ -178,10 +178,8 @@ impl Untimed<'_> {
         )?;
         ssd.bg_done = false;
         // The caller's operations are settled: the list is free for the write-back's.
-        let mut ops = std::mem::take(&mut ssd.ops);
-        ops.clear();
-        ssd.ftl.write_metadata(lpn, &mut ops);
-        ssd.ops = ops;
+        ssd.ops.clear();
+        ssd.ftl.write_metadata(lpn, &mut ssd.ops);
         self.settle_ops();
         self.update_relocated_entries();
         Ok(())
