@@ -773,13 +773,7 @@ impl BlockDevice for Ssd {
         let mut run = self
             .untimed(now_ns)
             .map_err(|why| flashlab_engine::UntimedError::Refused(why.to_string()))?;
-        while let Some((kind, offset_bytes, len_bytes)) = next() {
-            match kind {
-                IoKind::Write => run.write(offset_bytes, len_bytes)?,
-                IoKind::Trim => run.trim(offset_bytes, len_bytes)?,
-                IoKind::Read | IoKind::Flush => {}
-            }
-        }
+        run.run(next)?;
         Ok(run.finish())
     }
 

@@ -169,3 +169,58 @@ fn the_write_buffer_holds_the_open_pages_data_as_after_timed_writes() {
     assert_eq!(held(&fast), 3 * 4096);
     assert_eq!(held(&fast), held(&timed));
 }
+
+/// A stream given to `Untimed::run`, which draws I/Os ahead to hint their map entries, leaves
+/// the drive byte for byte as the same writes and trims given one by one; a refused I/O stops
+/// the stream and is named with its offset.
+#[test]
+fn a_stream_drawn_ahead_leaves_the_state_of_writes_given_one_by_one() {
+    use flashlab_engine::IoKind;
+    let ius = tiny_ssd(&[]).capacity_bytes() / 4096;
+    let stream = || {
+        let mut writes = random_writes(3 * ius, ius, 9);
+        let mut n = 0u64;
+        move || {
+            n += 1;
+            let w = writes()?;
+            // Every 97th I/O a trim of 16 KiB, every 89th a read (nothing for the FTL).
+            Some(if n.is_multiple_of(97) {
+                (IoKind::Trim, w.offset_bytes & !0x3fff, 16 << 10)
+            } else if n.is_multiple_of(89) {
+                (IoKind::Read, w.offset_bytes, 4096)
+            } else {
+                (IoKind::Write, w.offset_bytes, w.len_bytes)
+            })
+        }
+    };
+    let state = |d: &Ssd, end: u64| {
+        let mut bytes = Vec::new();
+        d.save_state(&mut bytes, end).unwrap();
+        bytes
+    };
+    let mut one_by_one = tiny_ssd(&[]);
+    let mut u = one_by_one.untimed(0).unwrap();
+    let mut next = stream();
+    while let Some((kind, offset, len)) = next() {
+        match kind {
+            IoKind::Write => u.write(offset, len).unwrap(),
+            IoKind::Trim => u.trim(offset, len).unwrap(),
+            _ => {}
+        }
+    }
+    let end_a = u.finish();
+    let mut streamed = tiny_ssd(&[]);
+    let mut u = streamed.untimed(0).unwrap();
+    u.run(&mut stream()).unwrap();
+    let end_b = u.finish();
+    assert_eq!(end_a, end_b);
+    one_by_one.ftl().check_invariants();
+    assert!(state(&one_by_one, end_a) == state(&streamed, end_b));
+
+    let cap = streamed.capacity_bytes();
+    let mut u = streamed.untimed(end_b).unwrap();
+    let mut ios = [(IoKind::Write, 0, 4096), (IoKind::Write, cap, 4096)].into_iter();
+    let refused = u.run(&mut || ios.next()).unwrap_err();
+    assert_eq!((refused.kind, refused.offset_bytes), (IoKind::Write, cap));
+    assert!(refused.to_string().contains(&cap.to_string()), "{refused}");
+}

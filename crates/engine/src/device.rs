@@ -351,9 +351,18 @@ pub enum UntimedError {
     /// timing, or it is not one simulated drive). Nothing was written.
     #[error("{0}")]
     Refused(String),
-    /// The device refused a write (out of range, read-only, out of space).
+    /// The device refused a write or trim (out of range, read-only, out of space).
     #[error(transparent)]
-    Device(#[from] DeviceError),
+    Device(#[from] RefusedIo),
+}
+
+/// The write or trim a device refused while writing without timing, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind:?} at byte {offset_bytes}: {error}")]
+pub struct RefusedIo {
+    pub error: DeviceError,
+    pub kind: IoKind,
+    pub offset_bytes: u64,
 }
 
 /// The error of a zone command sent to a device without zones.

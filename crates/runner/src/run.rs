@@ -784,12 +784,10 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         let c = &mut self.clones[i];
         let (target, job) = (c.target, c.spec);
         let mut done = UntimedDone { ios: 0, bytes: 0 };
-        let mut last = (IoKind::Write, 0);
         let mut next = || {
             let io = c.next_generated()?;
             done.ios += 1;
             done.bytes += io.len_bytes;
-            last = (io.kind, io.offset_bytes);
             Some((io.kind, io.offset_bytes, io.len_bytes))
         };
         let end = match self.device.write_untimed(target, now, &mut next) {
@@ -802,16 +800,20 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
                     why: format!("the device refuses: {why}"),
                 })
             }
-            Err(flashlab_engine::UntimedError::Device(error)) => {
+            Err(flashlab_engine::UntimedError::Device(flashlab_engine::RefusedIo {
+                error,
+                kind,
+                offset_bytes,
+            })) => {
                 return Err(RunError::Device {
                     job: job.id.name.clone(),
                     time_ns: now,
-                    kind: if last.0 == IoKind::Trim {
+                    kind: if kind == IoKind::Trim {
                         "trim"
                     } else {
                         "write"
                     },
-                    offset_bytes: last.1,
+                    offset_bytes,
                     error,
                 })
             }

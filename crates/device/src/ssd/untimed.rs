@@ -75,7 +75,75 @@ impl Ssd {
     }
 }
 
+/// I/Os [`Untimed::run`] draws ahead of the one it gives the FTL. A random write's map entry
+/// and its old copy's reverse-map entry and block counters are lines of tables far larger
+/// than the caches; drawn ahead, they load while earlier writes are given to the FTL instead
+/// of one after another. The map entry is hinted [`MAP_AHEAD`] I/Os ahead and the old copy,
+/// found through that entry, [`UPDATE_AHEAD`] ahead.
+const MAP_AHEAD: usize = 8;
+const UPDATE_AHEAD: usize = 4;
+
+/// One I/O of a stream given to [`Untimed::run`]: its kind, offset and length in bytes.
+pub type UntimedIo = (IoKind, u64, u64);
+
 impl Untimed<'_> {
+    /// Give the FTL every write and trim of `next` in order, until it returns `None` (reads
+    /// and flushes have nothing for it). The state left is what [`Self::write`] and
+    /// [`Self::trim`] called one by one leave; drawing ahead only hints the map's loads
+    /// (`BlockDevice::prefetch`, no effect on any state). A refused I/O stops the stream,
+    /// named with its error.
+    pub fn run(
+        &mut self,
+        next: &mut dyn FnMut() -> Option<UntimedIo>,
+    ) -> Result<(), flashlab_engine::RefusedIo> {
+        let mut ahead = [(IoKind::Flush, 0, 0); MAP_AHEAD];
+        let (mut head, mut len) = (0, 0);
+        loop {
+            while len < MAP_AHEAD {
+                let Some(io) = next() else { break };
+                self.hint(io, PrefetchStage::Map);
+                ahead[(head + len) % MAP_AHEAD] = io;
+                len += 1;
+            }
+            if len == 0 {
+                return Ok(());
+            }
+            if len > UPDATE_AHEAD {
+                self.hint(
+                    ahead[(head + UPDATE_AHEAD) % MAP_AHEAD],
+                    PrefetchStage::Update,
+                );
+            }
+            let (kind, offset_bytes, len_bytes) = ahead[head];
+            head = (head + 1) % MAP_AHEAD;
+            len -= 1;
+            let done = match kind {
+                IoKind::Write => self.write(offset_bytes, len_bytes),
+                IoKind::Trim => self.trim(offset_bytes, len_bytes),
+                IoKind::Read | IoKind::Flush => Ok(()),
+            };
+            if let Err(error) = done {
+                return Err(flashlab_engine::RefusedIo {
+                    error,
+                    kind,
+                    offset_bytes,
+                });
+            }
+        }
+    }
+
+    /// Start loading what giving `io` to the FTL will touch (a hint: no effect on state).
+    #[inline]
+    fn hint(&self, (kind, offset_bytes, len_bytes): UntimedIo, stage: PrefetchStage) {
+        if kind == IoKind::Write {
+            BlockDevice::prefetch(
+                &*self.ssd,
+                &IoRequest::write(offset_bytes, len_bytes),
+                stage,
+            );
+        }
+    }
+
     /// The drive's user capacity (every namespace's).
     pub fn capacity_bytes(&self) -> u64 {
         self.ssd.capacity_bytes()

@@ -4,7 +4,6 @@
 
 use super::*;
 use flashlab_device::Untimed;
-use flashlab_engine::IoKind;
 use flashlab_workload::IoGenerator;
 
 impl Session<'_> {
@@ -111,16 +110,14 @@ impl Session<'_> {
         let mut generator = IoGenerator::new(spec, 0, capacity_bytes, block_bytes, seeds)
             .map_err(|e| invalid(e.to_string()))?;
         self.untimed_step(step, what, |u| {
-            while let Some(io) = generator.next_io() {
-                match io.kind {
-                    IoKind::Write => u.write(io.offset_bytes, io.len_bytes)?,
-                    IoKind::Trim => u.trim(io.offset_bytes, io.len_bytes)?,
-                    // Refused above (reads), or nothing to the FTL (a flush of a drive whose
-                    // writes are all carried out).
-                    IoKind::Read | IoKind::Flush => {}
-                }
-            }
-            Ok(())
+            // Reads were refused above; a flush has nothing for the FTL (the drive's
+            // writes are all carried out).
+            u.run(&mut || {
+                generator
+                    .next_io()
+                    .map(|io| (io.kind, io.offset_bytes, io.len_bytes))
+            })
+            .map_err(|refused| refused.error)
         })
     }
 }
