@@ -38,6 +38,11 @@ pub struct SuiteOptionArgs {
     /// Rounds before giving up on steady state.
     #[arg(long, default_value_t = 25)]
     max_rounds: usize,
+    /// Share of each random-write round (its end) written through the timing model and
+    /// measured, a whole percentage (20%); the rest runs without timing where the drive
+    /// allows, as the fills do. 100% times every round whole, as --timed-precondition does.
+    #[arg(long, default_value = "20%", value_name = "PCT")]
+    round_timed: String,
     /// Data content of every write: the share a compressor can remove, percent (0-100; fio's
     /// buffer_compress_percentage). Default: random data, as fio writes. Only a compressing
     /// drive (controller.compression_granule) runs differently.
@@ -46,10 +51,12 @@ pub struct SuiteOptionArgs {
     /// Measured time of each time-based step (e.g. 5s); default: the step's own.
     #[arg(long)]
     runtime: Option<String>,
-    /// Run the sequential fills of the preconditioning through the timing model. By default
-    /// a simulated drive whose state after writes does not depend on timing takes them at
-    /// the speed of the FTL's mapping, without it (docs/explain-preconditioning.md: what the
-    /// two paths give). Measured steps are always timed.
+    /// Run every preconditioning write through the timing model: the sequential fills and
+    /// the random-write rounds whole. By default a simulated drive whose state after writes
+    /// does not depend on timing takes the fills and all but each round's measured end
+    /// (--round-timed) at the speed of the FTL's mapping, without it
+    /// (docs/explain-preconditioning.md: what the two paths give). Measured steps are always
+    /// timed.
     #[arg(long)]
     timed_precondition: bool,
     #[command(flatten)]
@@ -110,6 +117,7 @@ impl SuiteOptionArgs {
     /// ([`Suite::apply_args`](crate::Suite::apply_args)); an error is bad input.
     pub fn options(&self) -> Result<SuiteOptions, SuiteError> {
         let round = RoundLength::parse(&self.round)?;
+        let round_timed_percent = parse_whole_percent("--round-timed", &self.round_timed)?;
         // Only a time above zero is valid: name --runtime and say so, not --round's choices.
         let runtime_ns = match &self.runtime {
             None => None,
@@ -131,6 +139,7 @@ impl SuiteOptionArgs {
             seed: self.seed,
             round,
             max_rounds: self.max_rounds,
+            round_timed_percent,
             qd: self.qd,
             jobs: self.jobs,
             runtime_ns,
@@ -155,6 +164,19 @@ impl SuiteOptionArgs {
             },
             ..SuiteOptions::default()
         })
+    }
+}
+
+/// A whole percentage from 1 to 100, with or without its `%` (`20%`, `20`).
+fn parse_whole_percent(option: &'static str, text: &str) -> Result<u8, SuiteError> {
+    let digits = text.trim().trim_end_matches('%').trim();
+    match digits.parse::<u8>() {
+        Ok(p) if (1..=100).contains(&p) => Ok(p),
+        _ => Err(SuiteError::OptionValue {
+            option,
+            value: format!("'{text}'"),
+            expected: "expected a whole percentage from 1 to 100, such as 20%".into(),
+        }),
     }
 }
 

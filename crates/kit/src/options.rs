@@ -159,6 +159,10 @@ pub struct SuiteOptions {
     pub round: RoundLength,
     /// Rounds before giving up on steady state.
     pub max_rounds: usize,
+    /// Percent of each random-write round (its end) written through the timing model and
+    /// measured; the rest is written without it where the drive's state does not depend on
+    /// timing ([`crate::Session::untimed_allowed`]). 100: every round timed whole.
+    pub round_timed_percent: u8,
     /// Queue depth of every measured job (`None`: the suite's default).
     pub qd: Option<u32>,
     /// Jobs (fio `numjobs`) of every measured job (`None`: 1).
@@ -287,6 +291,12 @@ impl SuiteOptions {
 
 /// Most rounds one may ask for: bounds a run that never settles.
 pub const MAX_ROUNDS_LIMIT: usize = 1000;
+/// Percent of each random-write round written timed by default: enough writes for the
+/// round's IOPS to settle (a twentieth of the drive's capacity at the default round of a
+/// quarter), while the rest of the round, the part that only moves the drive's state on,
+/// runs at the speed of the mapping.
+pub const DEFAULT_ROUND_TIMED_PERCENT: u8 = 20;
+
 /// Deepest queue a job may ask for.
 pub const MAX_QD: u32 = 65_536;
 /// Most jobs a measured step may run.
@@ -298,6 +308,7 @@ impl Default for SuiteOptions {
             seed: 1,
             round: RoundLength::CapacityFraction(0.25),
             max_rounds: 25,
+            round_timed_percent: DEFAULT_ROUND_TIMED_PERCENT,
             qd: None,
             jobs: None,
             runtime_ns: None,
@@ -389,6 +400,13 @@ impl SuiteOptions {
                     "a percentage above 0 and at most 1000".into(),
                 );
             }
+        }
+        if !(1..=100).contains(&self.round_timed_percent) {
+            return bad(
+                "--round-timed",
+                format!("{}%", self.round_timed_percent),
+                "a whole percentage from 1 to 100".into(),
+            );
         }
         if let Some(qd) = self.qd {
             if qd == 0 || qd > MAX_QD {

@@ -159,6 +159,7 @@ pub fn render_json(report: &SuiteReport, reg: &Registry) -> String {
         ("seed", json!(o.seed)),
         ("round", json!(o.round.describe())),
         ("max_rounds", json!(o.max_rounds)),
+        ("round_timed_percent", json!(o.round_timed_percent)),
         ("qd", json!(o.qd)),
         ("jobs", json!(o.jobs)),
         ("runtime_ns", json!(o.runtime_ns)),

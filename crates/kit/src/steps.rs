@@ -170,19 +170,19 @@ fn purge_then(s: &mut Session, prefix: &str, name: &str, text: &str) -> Result<(
 }
 
 /// Workload-dependent preconditioning: rounds of 4 KiB random writes until the write IOPS
-/// meet the SNIA steady-state rule or `max_rounds` have run.
+/// meet the SNIA steady-state rule or `max_rounds` have run. A round's IOPS are those of
+/// its timed end ([`RoundJobs`]).
 pub fn random_write_rounds(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<SteadyReport, SuiteError> {
-    let (recipe, round_lines) = rounds_recipe(s, opts, "");
-    let (qd, jobs) = qd_jobs(opts);
+    let (recipe, round) = rounds_recipe(s, opts, "");
     let rule = SteadyRule::SNIA_PTS;
     // The precondition cache keeps the drive at the end of the rounds, and their IOPS.
     let values = s.checkpoint(&recipe, |s| {
-        rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule, None)
+        rounds_until_steady(s, opts, &round, &rule, None)
     })?;
-    Ok(rounds_report(s, opts, values))
+    Ok(rounds_report(s, opts, &round, values))
 }
 
 /// [`random_write_rounds`], with the FTL's counters at the start of each round (kept in the
@@ -191,39 +191,102 @@ pub fn random_write_rounds_counted(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(SteadyReport, Vec<FtlCounters>), SuiteError> {
-    let (recipe, round_lines) = rounds_recipe(s, opts, "; FTL counters at each round's start");
-    let (qd, jobs) = qd_jobs(opts);
+    let (recipe, round) = rounds_recipe(s, opts, "; FTL counters at each round's start");
     let rule = SteadyRule::SNIA_PTS;
     let counted = s.checkpoint(&recipe, |s| {
         let mut starts = Vec::with_capacity(opts.max_rounds);
-        let values =
-            rounds_until_steady(s, opts, qd, jobs, &round_lines, &rule, Some(&mut starts))?;
+        let values = rounds_until_steady(s, opts, &round, &rule, Some(&mut starts))?;
         Ok(CountedRounds { values, starts })
     })?;
-    Ok((rounds_report(s, opts, counted.values), counted.starts))
+    Ok((
+        rounds_report(s, opts, &round, counted.values),
+        counted.starts,
+    ))
 }
 
-/// The rounds' recipe (their cache key; `extra` says what else the cache keeps) and job lines.
-fn rounds_recipe(s: &Session, opts: &SuiteOptions, extra: &str) -> (String, Vec<String>) {
+/// How each random-write round is written. A round of a given size leaves the drive in a
+/// state its timing does not change (where [`Session::untimed_allowed`]): only its IOPS,
+/// the steady-state rule's input, need the timing model. So all but its end
+/// ([`SuiteOptions::round_timed_percent`]) runs without it, as the fills do, and the round's
+/// IOPS are its timed end's. A round given as a time, a drive that refuses the untimed
+/// path, `--timed-precondition` and `--round-timed 100%` time every round whole.
+pub struct RoundJobs {
+    /// The job lines of the round's first part, written without timing (one job: the
+    /// untimed path replays one generator), if the round is split.
+    untimed_lines: Option<Vec<String>>,
+    /// The job lines of the round's timed part (the whole round if it is not split).
+    timed_lines: Vec<String>,
+    qd: u32,
+    jobs: u32,
+}
+
+impl RoundJobs {
+    /// Steps each round takes: its untimed part's and its timed part's.
+    fn steps(&self) -> usize {
+        1 + usize::from(self.untimed_lines.is_some())
+    }
+}
+
+/// The rounds' recipe (their cache key; `extra` says what else the cache keeps) and jobs.
+fn rounds_recipe(s: &mut Session, opts: &SuiteOptions, extra: &str) -> (String, RoundJobs) {
     let (qd, jobs) = qd_jobs(opts);
-    let round_lines = match opts.round {
-        RoundLength::TimeNs(ns) => vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
-        RoundLength::Bytes(b) => vec![format!("io_size={}", per_job_bytes(b, jobs))],
+    let round_bytes = match opts.round {
+        RoundLength::TimeNs(_) => None,
+        RoundLength::Bytes(b) => Some(b),
         RoundLength::CapacityFraction(f) => {
-            let b = (s.full_capacity_bytes() as f64 * f).round() as u64;
-            vec![format!("io_size={}", per_job_bytes(b, jobs))]
+            Some((s.full_capacity_bytes() as f64 * f).round() as u64)
         }
     };
-    let recipe = format!(
-        "random-write rounds, at most {}{extra}:\n{}",
-        opts.max_rounds,
-        job_text("round-NN", "randwrite", "4k", qd, jobs, &round_lines)
-    );
-    (recipe, round_lines)
+    let split = round_bytes.filter(|_| opts.round_timed_percent < 100 && s.untimed_allowed());
+    let round = match (opts.round, round_bytes, split) {
+        (RoundLength::TimeNs(ns), _, _) => RoundJobs {
+            untimed_lines: None,
+            timed_lines: vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
+            qd,
+            jobs,
+        },
+        (_, _, Some(b)) => {
+            let timed = per_job_bytes(b * u64::from(opts.round_timed_percent) / 100, jobs);
+            let untimed = b.saturating_sub(timed * u64::from(jobs)) / 4096 * 4096;
+            RoundJobs {
+                untimed_lines: (untimed > 0).then(|| vec![format!("io_size={untimed}")]),
+                timed_lines: vec![format!("io_size={timed}")],
+                qd,
+                jobs,
+            }
+        }
+        (_, b, None) => RoundJobs {
+            untimed_lines: None,
+            timed_lines: vec![format!("io_size={}", per_job_bytes(b.unwrap_or(0), jobs))],
+            qd,
+            jobs,
+        },
+    };
+    let timed = job_text("round-NN", "randwrite", "4k", qd, jobs, &round.timed_lines);
+    let recipe = match &round.untimed_lines {
+        None => format!(
+            "random-write rounds, at most {}{extra}:\n{timed}",
+            opts.max_rounds
+        ),
+        Some(lines) => format!(
+            "random-write rounds, at most {}{extra}; each without timing:\n{}then timed:\n{timed}",
+            opts.max_rounds,
+            job_text("round-NN-untimed", "randwrite", "4k", qd, 1, lines)
+        ),
+    };
+    if round.steps() > 1 {
+        s.plan_more_steps(opts.max_rounds * (round.steps() - 1));
+    }
+    (recipe, round)
 }
 
-fn rounds_report(s: &mut Session, opts: &SuiteOptions, values: Vec<f64>) -> SteadyReport {
-    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()));
+fn rounds_report(
+    s: &mut Session,
+    opts: &SuiteOptions,
+    round: &RoundJobs,
+    values: Vec<f64>,
+) -> SteadyReport {
+    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()) * round.steps());
     let verdict = steady_state(&values, &SteadyRule::SNIA_PTS);
     SteadyReport {
         rounds_iops: values,
@@ -273,19 +336,27 @@ pub fn check_figures(what: &str, figures: &[f64]) -> Result<(), String> {
 fn rounds_until_steady(
     s: &mut Session,
     opts: &SuiteOptions,
-    qd: u32,
-    jobs: u32,
-    round_lines: &[String],
+    round: &RoundJobs,
     rule: &SteadyRule,
     mut starts: Option<&mut Vec<FtlCounters>>,
 ) -> Result<Vec<f64>, SuiteError> {
+    let (qd, jobs) = (round.qd, round.jobs);
     let mut values = Vec::with_capacity(opts.max_rounds);
     for r in 1..=opts.max_rounds {
         if let Some(starts) = starts.as_mut() {
             starts.push(s.counters());
         }
         let name = format!("round-{r:02}");
-        let text = job_text(&name, "randwrite", "4k", qd, jobs, round_lines);
+        if let Some(lines) = &round.untimed_lines {
+            let first = format!("{name}-untimed");
+            let what = format!(
+                "the first {}% of round {r}: 4 KiB random writes, as the job gives them",
+                100 - opts.round_timed_percent
+            );
+            let text = job_text(&first, "randwrite", "4k", qd, 1, lines);
+            s.untimed_job(&first, &what, &text)?;
+        }
+        let text = job_text(&name, "randwrite", "4k", qd, jobs, &round.timed_lines);
         let run = s.job(&name, &text, &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
         })?;

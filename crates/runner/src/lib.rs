@@ -50,7 +50,7 @@ use flashlab_workload::JobError;
 
 pub use caution::{blocks_per_plane_note, slice_cautions, SliceShape, FAITHFUL_BLOCKS_PER_PLANE};
 pub use replay::{replay_trace, ReplayError, ReplayMode, ReplayOptions};
-pub use run::{run_jobs, run_targets};
+pub use run::{run_jobs, run_targets, sliced_file};
 pub use scale::{die_cut_refusal, RegionSizes, SliceScale, TimedPhases};
 pub use targets::Targets;
 

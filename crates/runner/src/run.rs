@@ -543,6 +543,15 @@ pub fn run_targets(
     runner.into_checked_result()
 }
 
+/// `file` as a run with `options` runs it: on a slice, its byte quantities and counts divided
+/// by the capacity factor ([`crate::SliceScale`]); unchanged at full scale. For a caller that
+/// generates a job's I/Os itself (the suites' untimed steps) and must give the FTL what the
+/// run would. Refused as the run would refuse it.
+pub fn sliced_file(file: &JobFile, options: &RunOptions) -> Result<JobFile, RunError> {
+    let plan = plan(file, options)?;
+    Ok(plan.file(file).clone())
+}
+
 fn plan(file: &JobFile, options: &RunOptions) -> Result<ScalePlan, RunError> {
     if !options.scale.is_valid() {
         return Err(RunError::BadScale {

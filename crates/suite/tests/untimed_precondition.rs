@@ -1,6 +1,7 @@
 //! Preconditioning at the speed of the mapping (docs/explain-preconditioning.md): the suites'
-//! fills run without the timing model by default, and what is measured after them is held to
-//! what the timed fills (`--timed-precondition`) give. For the suites whose preconditioning is
+//! fills, and each random-write round but its measured end, run without the timing model by
+//! default, and what is measured after them is held to what the timed path
+//! (`--timed-precondition`) gives. For the suites whose preconditioning is
 //! the shared one (purge, two 128 KiB sequential passes, 4 KiB random rounds to the SNIA
 //! steady state) on the default drive, the D5-P5430 15.36 TB and the PM981a, each as a slice:
 //! every IOPS and bandwidth within 2%, every write amplification within 1%, every latency
@@ -178,6 +179,15 @@ fn disagreements(index: usize) -> Vec<String> {
             Some(StepKind::Driven),
             "{suite} on {name}"
         );
+        // So did the rounds' first parts; the timed path's rounds are timed whole.
+        let untimed_rounds = |d: &DeviceReport| {
+            d.steps
+                .iter()
+                .filter(|s| s.name.ends_with("-untimed"))
+                .count()
+        };
+        assert_eq!(untimed_rounds(&timed[0]), 0, "{suite} on {name}");
+        assert!(untimed_rounds(&fast[0]) >= 5, "{suite} on {name}");
         let (timed, fast) = (means(&timed), means(&fast));
         for m in &timed {
             if tolerance(m).is_some() {
@@ -266,4 +276,69 @@ fn the_full_pm981a_runs_crystaldiskmark_the_same_after_untimed_fills() {
         failed.is_empty(),
         "(figure, timed, untimed, bound): {failed:?}"
     );
+}
+
+/// The host IUs each step of `d` wrote, by step name (from the FTL's counters at each step's
+/// end).
+fn host_ius_by_step(d: &DeviceReport) -> Vec<(String, StepKind, u64)> {
+    let mut before = 0;
+    let mut out = Vec::new();
+    for step in &d.steps {
+        let Some(json) = &step.fio_json else { continue };
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let ius = v["flashlab"]["device_counters"]["ftl"]["host_write_ius"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{}: no FTL counters", step.name));
+        out.push((step.name.clone(), step.kind, ius - before));
+        before = ius;
+    }
+    out
+}
+
+/// A round of a given size is written without timing but for its end (`--round-timed`, 20%
+/// by default), which is timed and gives the round's IOPS; the two parts write the round's
+/// bytes. `--round-timed 100%`, `--timed-precondition` and a round given as a time are timed
+/// whole.
+#[test]
+fn a_rounds_first_part_runs_without_timing_and_its_end_is_measured() {
+    let config = load_device_config("tiny-test-1gb", &[]).unwrap();
+    let ssd = flashlab_device::Ssd::new(&config, flashlab_engine::SeedTree::new(1)).unwrap();
+    let ius = flashlab_engine::BlockDevice::capacity_bytes(&ssd) / 4096;
+    let round_ius = (ius as f64 * 0.1).round() as u64;
+    let run = |edit: &dyn Fn(&mut SuiteOptions)| {
+        let mut o = common::short_options(20 * flashlab_engine::NS_PER_MS);
+        o.round = flashlab_suite::RoundLength::CapacityFraction(0.1);
+        o.max_rounds = 5;
+        edit(&mut o);
+        let kind = flashlab_suite::suite("precondition").unwrap();
+        run_on_device(kind, &config, &o).unwrap()
+    };
+    let split = host_ius_by_step(&run(&|_| {}));
+    let rounds: Vec<_> = split.iter().filter(|s| s.0.starts_with("round-")).collect();
+    assert!(rounds.len() >= 10, "{split:?}");
+    for pair in rounds.chunks(2) {
+        let [(first, first_kind, first_ius), (end, end_kind, end_ius)] = pair else {
+            panic!("{pair:?}")
+        };
+        assert_eq!(*first, format!("{end}-untimed"));
+        assert_eq!((*first_kind, *end_kind), (StepKind::Driven, StepKind::Job));
+        // 80% and 20% of the round, each a whole number of 4 KiB writes.
+        assert!(first_ius + end_ius == round_ius, "{pair:?}: {round_ius}");
+        assert!(end_ius.abs_diff(round_ius / 5) <= 1, "{pair:?}");
+    }
+    for edit in [
+        &(|o: &mut SuiteOptions| o.round_timed_percent = 100) as &dyn Fn(&mut SuiteOptions),
+        &|o| o.timed_precondition = true,
+        &|o| o.round = flashlab_suite::RoundLength::TimeNs(20 * flashlab_engine::NS_PER_MS),
+    ] {
+        let whole = host_ius_by_step(&run(edit));
+        let rounds: Vec<_> = whole.iter().filter(|s| s.0.starts_with("round-")).collect();
+        assert!(!rounds.is_empty());
+        assert!(
+            rounds
+                .iter()
+                .all(|s| s.1 == StepKind::Job && !s.0.ends_with("untimed")),
+            "{rounds:?}"
+        );
+    }
 }

@@ -88,6 +88,9 @@ impl Session<'_> {
                 self.device
             ))
         };
+        // On a slice, the job's sizes as the timed run would scale them.
+        let file =
+            flashlab_runner::sliced_file(&file, &options).map_err(|e| invalid(e.to_string()))?;
         let [spec] = file.jobs.as_slice() else {
             return Err(invalid(format!("{} jobs, not one", file.jobs.len())));
         };
