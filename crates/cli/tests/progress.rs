@@ -411,7 +411,8 @@ fn on_terminal(cols: usize, args: &[&str]) -> Option<String> {
 
 #[test]
 fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
-    // Two drives at once: a line each, redrawn in place.
+    // Two drives at once: a line each, redrawn in place. The rounds are timed whole, so
+    // that the run lasts long enough for both lines to be drawn.
     let Some(err) = on_terminal(
         80,
         &[
@@ -423,6 +424,8 @@ fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
             "2",
             "--runtime",
             "200ms",
+            "--round-timed",
+            "100%",
             "--no-state-cache",
         ],
     ) else {

@@ -46,11 +46,18 @@ fn precondition_reaches_steady_state() {
         - window.iter().cloned().fold(f64::MAX, f64::min);
     assert!(range <= 0.2 * mean, "{window:?}");
     assert!((st["window"]["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
-    // Steps: purge, fill, then one job per round.
+    // Steps: purge, fill, then per round its first part without timing and its timed end.
     let steps = doc["devices"][0]["steps"].as_array().unwrap();
     assert_eq!(steps[0]["kind"], "purge");
     assert_eq!(steps[1]["name"], "fill");
-    assert_eq!(steps.len() as u64, 2 + round);
+    assert_eq!(steps.len() as u64, 2 + 2 * round);
+    for (r, pair) in steps[2..].chunks(2).enumerate() {
+        let name = format!("round-{:02}", r + 1);
+        assert_eq!(pair[0]["name"], format!("{name}-untimed"));
+        assert_eq!(pair[0]["kind"], "driven");
+        assert_eq!(pair[1]["name"], name.as_str());
+        assert_eq!(pair[1]["kind"], "job");
+    }
     // Simulated time runs on from step to step.
     let ends: Vec<u64> = steps
         .iter()
@@ -237,8 +244,11 @@ fn outdir_holds_each_job_and_a_csv() {
     assert!(fill["flashlab"]["suite_step_untimed"].is_string(), "{fill}");
     assert_eq!(fill["jobs"].as_array().map(Vec::len), Some(0));
     assert!(fill["flashlab"]["device_counters"].is_object());
-    assert!(sub.join("07-round-05.fio").is_file());
-    assert!(!sub.join("08-round-06.json").exists());
+    // Each round: its first part without timing (a driven step's JSON), its timed end (a
+    // job and its JSON).
+    assert!(sub.join("11-round-05-untimed.json").is_file());
+    assert!(sub.join("12-round-05.fio").is_file());
+    assert!(!sub.join("13-round-06-untimed.json").exists());
 }
 
 /// On a slice, transfer-sweep's test region keeps its size, so it meets the write buffer as

@@ -88,9 +88,15 @@ impl Session<'_> {
                 self.device
             ))
         };
-        // On a slice, the job's sizes as the timed run would scale them.
+        // On a slice, the job's sizes as the timed run would scale them; a slice the run
+        // would refuse (a die cut) is refused as the run's, so that the suite moves to the
+        // slice that keeps its figures.
         let file =
-            flashlab_runner::sliced_file(&file, &options).map_err(|e| invalid(e.to_string()))?;
+            flashlab_runner::sliced_file(&file, &options).map_err(|error| SuiteError::Run {
+                device: self.device.clone(),
+                step: step.to_string(),
+                error: Box::new(error),
+            })?;
         let [spec] = file.jobs.as_slice() else {
             return Err(invalid(format!("{} jobs, not one", file.jobs.len())));
         };
