@@ -227,37 +227,58 @@ impl RoundJobs {
     }
 }
 
-/// The rounds' recipe (their cache key; `extra` says what else the cache keeps) and jobs.
-fn rounds_recipe(s: &mut Session, opts: &SuiteOptions, extra: &str) -> (String, RoundJobs) {
-    let (qd, jobs) = qd_jobs(opts);
-    let round_bytes = match opts.round {
+/// Bytes of a round of a given size (`None` for a round given as a time).
+fn round_bytes(s: &Session, opts: &SuiteOptions) -> Option<u64> {
+    match opts.round {
         RoundLength::TimeNs(_) => None,
         RoundLength::Bytes(b) => Some(b),
         RoundLength::CapacityFraction(f) => {
             Some((s.full_capacity_bytes() as f64 * f).round() as u64)
         }
-    };
-    let split = round_bytes.filter(|_| opts.round_timed_percent < 100 && s.untimed_allowed());
-    let round = match (opts.round, round_bytes, split) {
-        (RoundLength::TimeNs(ns), _, _) => RoundJobs {
+    }
+}
+
+/// Where a round is split ([`RoundJobs`]): the bytes each job writes timed and the bytes
+/// written before them without timing (more than none).
+fn round_split(s: &mut Session, opts: &SuiteOptions) -> Option<(u64, u64)> {
+    let b = round_bytes(s, opts)?;
+    if opts.round_timed_percent >= 100 || !s.untimed_allowed() {
+        return None;
+    }
+    let jobs = qd_jobs(opts).1;
+    let timed = per_job_bytes(b * u64::from(opts.round_timed_percent) / 100, jobs);
+    let untimed = b.saturating_sub(timed * u64::from(jobs)) / 4096 * 4096;
+    (untimed > 0).then_some((timed, untimed))
+}
+
+/// Steps each random-write round takes on this drive: two where its first part runs
+/// without timing ([`RoundJobs`]), else one. For a suite's [`Session::plan_steps`].
+pub fn round_steps(s: &mut Session, opts: &SuiteOptions) -> usize {
+    1 + usize::from(round_split(s, opts).is_some())
+}
+
+/// The rounds' recipe (their cache key; `extra` says what else the cache keeps) and jobs.
+fn rounds_recipe(s: &mut Session, opts: &SuiteOptions, extra: &str) -> (String, RoundJobs) {
+    let (qd, jobs) = qd_jobs(opts);
+    let round = match (opts.round, round_split(s, opts)) {
+        (RoundLength::TimeNs(ns), _) => RoundJobs {
             untimed_lines: None,
             timed_lines: vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
             qd,
             jobs,
         },
-        (_, _, Some(b)) => {
-            let timed = per_job_bytes(b * u64::from(opts.round_timed_percent) / 100, jobs);
-            let untimed = b.saturating_sub(timed * u64::from(jobs)) / 4096 * 4096;
-            RoundJobs {
-                untimed_lines: (untimed > 0).then(|| vec![format!("io_size={untimed}")]),
-                timed_lines: vec![format!("io_size={timed}")],
-                qd,
-                jobs,
-            }
-        }
-        (_, b, None) => RoundJobs {
+        (_, Some((timed, untimed))) => RoundJobs {
+            untimed_lines: Some(vec![format!("io_size={untimed}")]),
+            timed_lines: vec![format!("io_size={timed}")],
+            qd,
+            jobs,
+        },
+        (_, None) => RoundJobs {
             untimed_lines: None,
-            timed_lines: vec![format!("io_size={}", per_job_bytes(b.unwrap_or(0), jobs))],
+            timed_lines: vec![format!(
+                "io_size={}",
+                per_job_bytes(round_bytes(s, opts).unwrap_or(0), jobs)
+            )],
             qd,
             jobs,
         },
@@ -274,9 +295,6 @@ fn rounds_recipe(s: &mut Session, opts: &SuiteOptions, extra: &str) -> (String, 
             job_text("round-NN-untimed", "randwrite", "4k", qd, 1, lines)
         ),
     };
-    if round.steps() > 1 {
-        s.plan_more_steps(opts.max_rounds * (round.steps() - 1));
-    }
     (recipe, round)
 }
 

@@ -15,13 +15,6 @@ impl<'a> Session<'a> {
         });
     }
 
-    /// The planned steps take `steps` more (rounds each written in two steps).
-    pub fn plan_more_steps(&mut self, steps: usize) {
-        if let Some(plan) = &mut self.plan {
-            plan.steps += steps;
-        }
-    }
-
     /// A run of repeated rounds ended short of its most: the plan loses the `unrun_steps`
     /// of the rounds not run.
     pub fn rounds_ended(&mut self, unrun_steps: usize) {

@@ -460,7 +460,7 @@ pub(crate) fn run(
 ) -> Result<Outcome, SuiteError> {
     let o = opts.own::<AppProfileOptions>();
     // Every profile settles, then runs all its loads.
-    let (precondition_steps, round_runs) = super::showdown::precondition_steps(opts);
+    let (precondition_steps, round_runs) = super::showdown::precondition_steps(s, opts);
     s.plan_steps(
         precondition_steps + o.profiles.len() * (1 + o.loads.len()),
         round_runs,

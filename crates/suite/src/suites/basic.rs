@@ -8,8 +8,8 @@ use flashlab_kit::grids::{values, Cols, GridSpec, P99, P99_9, P99_99, P99_9999};
 use flashlab_kit::session::Session;
 use flashlab_kit::steps::{
     bw_bytes_per_s, iops, job_text, measure, purge_and_fill, qd_jobs, random_write_rounds,
-    result_value, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS, FILL_STEPS,
-    RAMP_NS,
+    result_value, round_steps, steady_chart, steady_iops, steady_measures, timed, DEFAULT_JOBS,
+    FILL_STEPS, RAMP_NS,
 };
 use flashlab_kit::suite::{Outcome, RunsOn, Suite, SuiteFigures};
 use flashlab_kit::Dim;
@@ -242,7 +242,8 @@ fn precondition(
     s: &mut Session,
     opts: &SuiteOptions,
 ) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
-    s.plan_steps(FILL_STEPS + opts.max_rounds, 1);
+    let rounds = opts.max_rounds * round_steps(s, opts);
+    s.plan_steps(FILL_STEPS + rounds, 1);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
     let mut results = steady_measures(&st);
@@ -324,7 +325,8 @@ fn four_corners(
             DDIR_READ,
         ),
     ];
-    s.plan_steps(FILL_STEPS + steps.len() + opts.max_rounds, 1);
+    let rounds = opts.max_rounds * round_steps(s, opts);
+    s.plan_steps(FILL_STEPS + steps.len() + rounds, 1);
     // Sequential fill: the state sequential and read figures are specified in.
     purge_and_fill(s)?;
     let mut results = Vec::new();
@@ -367,7 +369,8 @@ fn four_corners(
 
 fn qos(s: &mut Session, opts: &SuiteOptions) -> Result<(SteadyReport, Vec<Measure>), SuiteError> {
     let q = opts.own::<QosOptions>();
-    s.plan_steps(FILL_STEPS + opts.max_rounds + q.depths.len(), 1);
+    let rounds = opts.max_rounds * round_steps(s, opts);
+    s.plan_steps(FILL_STEPS + rounds + q.depths.len(), 1);
     purge_and_fill(s)?;
     let st = random_write_rounds(s, opts)?;
     let mut results = vec![measure("steady_write_iops", Unit::Iops, steady_iops(&st))];

@@ -309,7 +309,7 @@ fn measured_point(mut lat: Vec<u64>, page_writes: u64, window_ns: u64) -> OltpPo
 pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, SuiteError> {
     let o = *opts.own::<OltpOptions>();
     // The preconditioning, the settling idle time and the workload.
-    let (precondition_steps, round_runs) = super::showdown::precondition_steps(opts);
+    let (precondition_steps, round_runs) = super::showdown::precondition_steps(s, opts);
     s.plan_steps(precondition_steps + 2, round_runs);
     let (_, mut results) = super::showdown::precondition_chosen(s, opts)?;
     s.idle("settle", 5 * NS_PER_S);

@@ -76,9 +76,13 @@ pub(crate) fn precondition_chosen(
 
 /// The steps [`precondition_chosen`] runs, the `pts` rounds counted at their most, and how
 /// many runs of repeated rounds are among them ([`Session::plan_steps`]).
-pub(crate) fn precondition_steps(opts: &SuiteOptions) -> (usize, usize) {
+pub(crate) fn precondition_steps(s: &mut Session, opts: &SuiteOptions) -> (usize, usize) {
     match opts.precondition.kind {
-        PreconditionKind::Pts => (flashlab_kit::steps::FILL_STEPS + opts.max_rounds, 1),
+        PreconditionKind::Pts => (
+            flashlab_kit::steps::FILL_STEPS
+                + opts.max_rounds * flashlab_kit::steps::round_steps(s, opts),
+            1,
+        ),
         // Purge, surface, the sequential writes when timed, the random segments.
         PreconditionKind::Showdown => (2 + usize::from(opts.precondition.seq_ns > 0) + SEGMENTS, 0),
     }
