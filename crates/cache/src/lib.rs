@@ -736,6 +736,15 @@ mod tests {
         .then("fill")
     }
 
+    /// Held by the tests that start processes and by the one that checks when a file lock
+    /// is free: a process forked while a test holds a lock shares the lock's open file
+    /// until it execs, so the lock could stay held for a moment after the test lets go.
+    static FORKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn no_forks() -> std::sync::MutexGuard<'static, ()> {
+        FORKS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn temp_dir(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("flashlab-cache-test-{name}-{}", std::process::id()));
@@ -829,6 +838,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_write_removes_temporaries_of_stopped_writers_first() {
+        let _forks = no_forks();
         let dir = temp_dir("stale");
         std::fs::create_dir_all(&dir).unwrap();
         let c = chain(&dir);
@@ -905,6 +915,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn the_cache_touches_only_its_own_files() {
+        let _forks = no_forks();
         let dir = temp_dir("own");
         std::fs::create_dir_all(&dir).unwrap();
         let users = [
@@ -964,6 +975,7 @@ mod tests {
     /// the lock file of an entry no longer there, unless it is held.
     #[test]
     fn an_entry_lock_is_waited_for_with_a_bound_and_trimmed_when_free() {
+        let _forks = no_forks();
         let dir = temp_dir("lock");
         std::fs::create_dir_all(&dir).unwrap();
         let entry = dir.join("00000000000000ee.state");
