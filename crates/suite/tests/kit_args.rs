@@ -64,6 +64,26 @@ fn every_suite_takes_timed_precondition() {
     }
 }
 
+/// `--round-timed` takes a whole percentage, with or without `%`; 20% by default.
+#[test]
+fn the_timed_share_of_a_round_is_a_whole_percentage() {
+    let (_, o) = options_from_pairs("qos", &[]).unwrap();
+    assert_eq!(o.round_timed_percent, 20);
+    for (text, percent) in [("100%", 100), ("5", 5), (" 35 % ", 35)] {
+        let (_, o) = options_from_pairs("qos", &pairs(&[("round-timed", text)])).unwrap();
+        assert_eq!(o.round_timed_percent, percent, "{text}");
+    }
+    for bad in ["0", "101%", "12.5%", "half"] {
+        let msg = error("qos", &[("round-timed", bad)]);
+        assert_eq!(
+            msg,
+            format!(
+                "--round-timed '{bad}': expected a whole percentage from 1 to 100, such as 20%"
+            )
+        );
+    }
+}
+
 #[test]
 fn bad_options_name_the_option_and_what_is_valid() {
     let msg = error("qos", &[("no-such-option", "1")]);
