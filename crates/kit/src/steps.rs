@@ -246,8 +246,10 @@ fn round_split(s: &mut Session, opts: &SuiteOptions) -> Option<(u64, u64)> {
         return None;
     }
     let jobs = qd_jobs(opts).1;
-    let timed = per_job_bytes(b * u64::from(opts.round_timed_percent) / 100, jobs);
-    let untimed = b.saturating_sub(timed * u64::from(jobs)) / 4096 * 4096;
+    // In u128: a round given in bytes may be any size below 2^64.
+    let share = u128::from(b) * u128::from(opts.round_timed_percent) / 100;
+    let timed = per_job_bytes(share as u64, jobs);
+    let untimed = b.saturating_sub(timed.saturating_mul(u64::from(jobs))) / 4096 * 4096;
     (untimed > 0).then_some((timed, untimed))
 }
 
