@@ -768,7 +768,7 @@ impl BlockDevice for Ssd {
     fn write_untimed(
         &mut self,
         now_ns: SimTime,
-        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+        next: &mut dyn FnMut() -> Option<flashlab_engine::UntimedIo>,
     ) -> Result<SimTime, flashlab_engine::UntimedError> {
         let mut run = self
             .untimed(now_ns)

@@ -336,7 +336,7 @@ pub trait BlockDevice {
     fn write_untimed(
         &mut self,
         _now_ns: SimTime,
-        _next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+        _next: &mut dyn FnMut() -> Option<UntimedIo>,
     ) -> Result<SimTime, UntimedError> {
         Err(UntimedError::Refused(
             "only a single simulated drive takes writes without its timing model".into(),
@@ -355,6 +355,9 @@ pub enum UntimedError {
     #[error(transparent)]
     Device(#[from] RefusedIo),
 }
+
+/// One I/O given to [`BlockDevice::write_untimed`]: its kind, offset and length in bytes.
+pub type UntimedIo = (IoKind, u64, u64);
 
 /// The write or trim a device refused while writing without timing, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -453,7 +456,7 @@ where
     fn write_untimed(
         &mut self,
         now_ns: SimTime,
-        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+        next: &mut dyn FnMut() -> Option<UntimedIo>,
     ) -> Result<SimTime, UntimedError> {
         let at = now_ns + self.offset_ns;
         let done_ns = self.device.write_untimed(at, next)?.max(at);
@@ -557,7 +560,7 @@ pub trait Targets {
         &mut self,
         _target: usize,
         _now_ns: SimTime,
-        _next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+        _next: &mut dyn FnMut() -> Option<UntimedIo>,
     ) -> Result<SimTime, UntimedError> {
         Err(UntimedError::Refused(
             "a device of several targets (namespaces) takes no writes without its timing model"
@@ -619,7 +622,7 @@ where
         &mut self,
         target: usize,
         now_ns: SimTime,
-        next: &mut dyn FnMut() -> Option<(IoKind, u64, u64)>,
+        next: &mut dyn FnMut() -> Option<UntimedIo>,
     ) -> Result<SimTime, UntimedError> {
         let at = now_ns + self.offset_ns;
         let done_ns = self.device.write_untimed(target, at, next)?.max(at);

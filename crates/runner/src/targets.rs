@@ -63,7 +63,7 @@ impl Targets for OneDevice<'_> {
         &mut self,
         _target: usize,
         now_ns: SimTime,
-        next: &mut dyn FnMut() -> Option<(flashlab_engine::IoKind, u64, u64)>,
+        next: &mut dyn FnMut() -> Option<flashlab_engine::UntimedIo>,
     ) -> Result<SimTime, flashlab_engine::UntimedError> {
         self.0.write_untimed(now_ns, next)
     }

@@ -16,6 +16,7 @@
 
 use super::*;
 use flashlab_engine::time::transfer_ns;
+use flashlab_engine::UntimedIo;
 use flashlab_media::MediaOpKind;
 use std::collections::VecDeque;
 
@@ -82,9 +83,6 @@ impl Ssd {
 /// found through that entry, [`UPDATE_AHEAD`] ahead.
 const MAP_AHEAD: usize = 8;
 const UPDATE_AHEAD: usize = 4;
-
-/// One I/O of a stream given to [`Untimed::run`]: its kind, offset and length in bytes.
-pub type UntimedIo = (IoKind, u64, u64);
 
 impl Untimed<'_> {
     /// Give the FTL every write and trim of `next` in order, until it returns `None` (reads
