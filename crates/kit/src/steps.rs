@@ -150,7 +150,7 @@ pub fn purge_and_fill_with(
         let recipe = format!("purge '{prefix}purge', then without timing:\n{text}");
         return s.checkpoint(&recipe, |s| {
             s.purge(&format!("{prefix}purge"))?;
-            s.untimed_job(&name, &what, &text)
+            s.untimed_job(&name, &what, &text).map(drop)
         });
     }
     let recipe = format!("purge '{prefix}purge', then fill:\n{text}");
@@ -239,8 +239,9 @@ fn round_bytes(s: &Session, opts: &SuiteOptions) -> Option<u64> {
 }
 
 /// Where a round is split ([`RoundJobs`]): the bytes each job writes timed and the bytes
-/// written before them without timing (more than none).
-fn round_split(s: &mut Session, opts: &SuiteOptions) -> Option<(u64, u64)> {
+/// written before them without timing (more than none). For a suite that writes rounds of
+/// its own workload, whose offsets do not depend on where the last I/O went (random).
+pub fn round_split(s: &mut Session, opts: &SuiteOptions) -> Option<(u64, u64)> {
     let b = round_bytes(s, opts)?;
     if opts.round_timed_percent >= 100 || !s.untimed_allowed() {
         return None;

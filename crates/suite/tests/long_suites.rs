@@ -264,6 +264,54 @@ fn endurance_sequential_wa_is_one_and_random_is_higher() {
     assert!(value(&seq, "projected_tbw_bytes") > 2.0 * value(&rnd, "projected_tbw_bytes"));
 }
 
+/// The host bytes the FTL had taken at the end of each step of `d` (its counters), by step.
+fn host_bytes_by_step(d: &DeviceReport) -> Vec<(String, flashlab_suite::StepKind, f64)> {
+    d.steps
+        .iter()
+        .filter_map(|step| {
+            let json = step.fio_json.as_ref()?;
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            let ius = v["flashlab"]["device_counters"]["ftl"]["host_write_ius"].as_u64()?;
+            Some((step.name.clone(), step.kind, ius as f64 * 4096.0))
+        })
+        .collect()
+}
+
+/// A round of a random workload is written without timing but for its end, which gives the
+/// round's IOPS (as the shared rounds: `--round-timed`); the wear curve counts both parts'
+/// host bytes. A sequential workload's rounds are timed whole.
+#[test]
+fn endurance_rounds_run_untimed_but_for_their_end_and_count_every_host_byte() {
+    let d = endurance(EnduranceWorkload::Random4k);
+    let steps = host_bytes_by_step(&d);
+    let rounds: Vec<_> = steps.iter().filter(|s| s.0.starts_with("round-")).collect();
+    assert!(rounds.len() >= 10, "{steps:?}");
+    // The wear curve: fresh, after the fill, then one point at each round's end.
+    let curve = &chart(&d, "endurance-wear").series[0].points;
+    for (i, pair) in rounds.chunks(2).enumerate() {
+        let [(first, first_kind, _), (end, end_kind, host_bytes)] = pair else {
+            panic!("{pair:?}")
+        };
+        assert_eq!(*first, format!("{end}-untimed"));
+        use flashlab_suite::StepKind::{Driven, Job};
+        assert_eq!((*first_kind, *end_kind), (Driven, Job));
+        // 4 KiB writes: every host byte is an IU the FTL took.
+        assert_eq!(curve[i + 2].0, *host_bytes, "round {end}");
+    }
+    let seq = endurance(EnduranceWorkload::Sequential);
+    assert!(seq
+        .steps
+        .iter()
+        .all(|s| !s.name.ends_with("-untimed") || !s.name.starts_with("round-")));
+    let mut opts = SuiteOptions {
+        round_timed_percent: 100,
+        ..Default::default()
+    };
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
+    let whole = run(suite("endurance").unwrap(), &opts);
+    assert!(whole.steps.iter().all(|s| !s.name.ends_with("-untimed")));
+}
+
 /// `--until-read-only`: rounds go on after the measured interval until the drive refuses a
 /// write; the milestones come in order and the spare only falls.
 /// The tiny drive rated for 30 P/E cycles with a 3% bad-block reserve: it wears out in

@@ -4,6 +4,7 @@
 
 use super::*;
 use flashlab_device::Untimed;
+use flashlab_engine::IoKind;
 use flashlab_workload::IoGenerator;
 
 impl Session<'_> {
@@ -80,7 +81,9 @@ impl Session<'_> {
     /// the order the job would issue them, so the FTL sees what the timed job gives it
     /// (where a pass wraps, how long its last write is). The generator is the runner's, from
     /// the seed the runner would give the job. Call only where [`Self::untimed_allowed`].
-    pub fn untimed_job(&mut self, step: &str, what: &str, text: &str) -> Result<(), SuiteError> {
+    /// Returns the bytes it wrote as the run would report them: on a slice, scaled back to
+    /// the drive described.
+    pub fn untimed_job(&mut self, step: &str, what: &str, text: &str) -> Result<u64, SuiteError> {
         let (file, options) = self.plan_job(step, text)?;
         let invalid = |why: String| {
             SuiteError::Argument(format!(
@@ -118,15 +121,21 @@ impl Session<'_> {
             .index(1);
         let mut generator = IoGenerator::new(spec, 0, capacity_bytes, block_bytes, seeds)
             .map_err(|e| invalid(e.to_string()))?;
+        let mut written_bytes = 0u64;
         self.untimed_step(step, what, |u| {
             // Reads were refused above; a flush has nothing for the FTL (the drive's
             // writes are all carried out).
             u.run(&mut || {
-                generator
-                    .next_io()
-                    .map(|io| (io.kind, io.offset_bytes, io.len_bytes))
+                let io = generator.next_io()?;
+                if io.kind == IoKind::Write {
+                    written_bytes += io.len_bytes;
+                }
+                Some((io.kind, io.offset_bytes, io.len_bytes))
             })
             .map_err(|refused| refused.error)
-        })
+        })?;
+        // As the run's results come back from a slice (`flashlab_report::ScaleBack`):
+        // bytes times the capacity factor.
+        Ok((written_bytes as f64 * options.scale.capacity_factor).round() as u64)
     }
 }

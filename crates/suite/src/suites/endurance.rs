@@ -19,7 +19,7 @@ use flashlab_kit::lengths::RoundLength;
 use flashlab_kit::session::Session;
 use flashlab_kit::steady::{check_window, steady_state, SteadyRule};
 use flashlab_kit::steps::{
-    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
+    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, round_split, qd_jobs, result_value,
     steady_chart,
 };
 use flashlab_kit::suite::{Outcome, RunsOn, Suite};
@@ -429,14 +429,39 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         }
     };
     let rule = SteadyRule::SNIA_PTS;
+    // A round of a built-in random workload runs all but its end without timing, as the
+    // shared rounds do (`flashlab_kit::steps::RoundJobs`): its IOPS are its timed end's, and
+    // the untimed part's host bytes count in the wear curve. A sequential round's timed end
+    // would start again at the drive's first block, and a user's job sets its own length:
+    // those are timed whole.
+    let split = match e.workload {
+        EnduranceWorkload::JedecEnterprise | EnduranceWorkload::Random4k => round_split(s, opts),
+        EnduranceWorkload::Sequential | EnduranceWorkload::Job { .. } => None,
+    };
+    let timed_lines = match split {
+        Some((timed, _)) => vec![format!("io_size={timed}")],
+        None => length(opts.round),
+    };
+    let untimed_text = |step: &str, untimed: u64| {
+        e.workload
+            .text(step, qd, 1, &[format!("io_size={untimed}")])
+    };
     // The rounds bring the drive to the workload's steady state: the precondition cache
     // keeps the drive at their end, with each round's IOPS and wear.
-    let recipe = format!(
-        "endurance rounds of {}, at most {}, to steady write IOPS:\n{}",
-        e.workload.name(),
-        opts.max_rounds,
-        e.workload.text("round-NN", qd, jobs, &length(opts.round))
-    );
+    let timed_recipe = e.workload.text("round-NN", qd, jobs, &timed_lines);
+    let recipe = match split {
+        None => format!(
+            "endurance rounds of {}, at most {}, to steady write IOPS:\n{timed_recipe}",
+            e.workload.name(),
+            opts.max_rounds,
+        ),
+        Some((_, untimed)) => format!(
+            "endurance rounds of {}, at most {}, to steady write IOPS; each without timing:\n{}then timed:\n{timed_recipe}",
+            e.workload.name(),
+            opts.max_rounds,
+            untimed_text("round-NN-untimed", untimed)
+        ),
+    };
     let start_host = host;
     let rounds = s.checkpoint(&recipe, |s| {
         let mut host = start_host;
@@ -444,7 +469,16 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         for r in 1..=opts.max_rounds {
             s.round = Some((r, Some(opts.max_rounds)));
             let name = format!("round-{r:02}");
-            let text = e.workload.text(&name, qd, jobs, &length(opts.round));
+            if let Some((_, untimed)) = split {
+                let first = format!("{name}-untimed");
+                let what = format!(
+                    "the first {}% of round {r}: the {} workload, as the job gives it",
+                    100 - opts.round_timed_percent,
+                    e.workload.name()
+                );
+                host += s.untimed_job(&first, &what, &untimed_text(&first, untimed))? as f64;
+            }
+            let text = e.workload.text(&name, qd, jobs, &timed_lines);
             let run = s.job(&name, &text, &|run| {
                 vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
             })?;
