@@ -303,6 +303,17 @@ fn endurance_rounds_run_untimed_but_for_their_end_and_count_every_host_byte() {
         .steps
         .iter()
         .all(|s| !s.name.ends_with("-untimed") || !s.name.starts_with("round-")));
+    // It plans its steps, both parts of every round among them: the share of the suite
+    // done never goes back and ends whole.
+    let shares = std::sync::Mutex::new(Vec::new());
+    let progress = |_: usize, p: &SuiteProgress| shares.lock().unwrap().push(p.suite_fraction);
+    let mut opts = SuiteOptions::default();
+    opts.own_mut::<flashlab_suite::EnduranceOptions>().workload = EnduranceWorkload::Random4k;
+    run_suite_with(suite("endurance").unwrap(), &[tiny()], &opts, &progress).unwrap();
+    let shares: Vec<f64> = shares.into_inner().unwrap().into_iter().flatten().collect();
+    assert!(shares.len() > 10, "{shares:?}");
+    assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+    assert_eq!(shares.last(), Some(&1.0));
     let mut opts = SuiteOptions {
         round_timed_percent: 100,
         ..Default::default()

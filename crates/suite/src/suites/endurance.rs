@@ -19,7 +19,7 @@ use flashlab_kit::lengths::RoundLength;
 use flashlab_kit::session::Session;
 use flashlab_kit::steady::{check_window, steady_state, SteadyRule};
 use flashlab_kit::steps::{
-    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, round_split, qd_jobs, result_value,
+    bw_bytes_per_s, FILL_STEPS, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value, round_split,
     steady_chart,
 };
 use flashlab_kit::suite::{Outcome, RunsOn, Suite};
@@ -410,6 +410,21 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
     })?;
     let d = Drive::new(&model);
     let (qd, jobs) = qd_jobs(opts);
+    // A round of a built-in random workload runs all but its end without timing, as the
+    // shared rounds do (`flashlab_kit::steps::RoundJobs`): its IOPS are its timed end's, and
+    // the untimed part's host bytes count in the wear curve. A sequential round's timed end
+    // would start again at the drive's first block, and a user's job sets its own length:
+    // those are timed whole.
+    let split = match e.workload {
+        EnduranceWorkload::JedecEnterprise | EnduranceWorkload::Random4k => round_split(s, opts),
+        EnduranceWorkload::Sequential | EnduranceWorkload::Job { .. } => None,
+    };
+    let round_steps = 1 + usize::from(split.is_some());
+    // The wear-out rounds and the reads after power-off run for as long as the drive lets
+    // them: the suite's length is known only without them.
+    if !e.until_read_only && e.power_off_days.is_none() {
+        s.plan_steps(FILL_STEPS + opts.max_rounds * round_steps + 1, 1);
+    }
     let mut host = 0.0;
     let mut curve = vec![wear(s, &d, host)];
     let start = curve[0];
@@ -429,15 +444,6 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         }
     };
     let rule = SteadyRule::SNIA_PTS;
-    // A round of a built-in random workload runs all but its end without timing, as the
-    // shared rounds do (`flashlab_kit::steps::RoundJobs`): its IOPS are its timed end's, and
-    // the untimed part's host bytes count in the wear curve. A sequential round's timed end
-    // would start again at the drive's first block, and a user's job sets its own length:
-    // those are timed whole.
-    let split = match e.workload {
-        EnduranceWorkload::JedecEnterprise | EnduranceWorkload::Random4k => round_split(s, opts),
-        EnduranceWorkload::Sequential | EnduranceWorkload::Job { .. } => None,
-    };
     let timed_lines = match split {
         Some((timed, _)) => vec![format!("io_size={timed}")],
         None => length(opts.round),
@@ -503,6 +509,7 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
     curve.extend(rounds.wear);
     let values = rounds.iops;
     s.round = None;
+    s.rounds_ended(opts.max_rounds.saturating_sub(values.len()) * round_steps);
     let steady = SteadyReport {
         verdict: steady_state(&values, &rule),
         rounds_iops: values,
