@@ -9,7 +9,7 @@ use flashlab_report::Made;
 use serde_json::Value;
 
 use crate::charts::{cap, merge_identical, report_figures};
-use crate::format::{find, format_value, metric_rows, steady_cell};
+use crate::format::{find, format_value, grouped, metric_rows, steady_cell};
 use crate::layout::{grid_title, grids};
 use crate::steady::SteadyRule;
 use crate::{Chart, DeviceReport, Series, SuiteReport};
@@ -384,19 +384,6 @@ fn health_fields(health: &Value) -> Vec<Field> {
 fn is_sentinel(v: &Value) -> bool {
     v.as_u64()
         .is_some_and(|n| n == u64::from(u16::MAX) || n == u64::from(u32::MAX) || n == u64::MAX)
-}
-
-/// 14293745664 → "14,293,745,664".
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A health value as read: integers grouped, byte counts and times also in human units.

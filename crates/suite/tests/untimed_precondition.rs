@@ -254,23 +254,17 @@ enum Shown {
 impl Shown {
     fn format(self, value: f64) -> String {
         match self {
-            Shown::Iops => format!("{} IOPS", thousands(value.round() as u64)),
-            Shown::Us => format!("{} µs", thousands((value / 1e3).round() as u64)),
+            Shown::Iops => format!(
+                "{} IOPS",
+                flashlab_kit::format::grouped(value.round() as u64)
+            ),
+            Shown::Us => format!(
+                "{} µs",
+                flashlab_kit::format::grouped((value / 1e3).round() as u64)
+            ),
             Shown::Ratio => format!("{value:.3}"),
         }
     }
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The page's rows for `suite` on drive `index` as this run measured them; each row the
