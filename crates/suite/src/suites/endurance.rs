@@ -448,61 +448,7 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         Some((timed, _)) => vec![format!("io_size={timed}")],
         None => length(opts.round),
     };
-    let untimed_text = |step: &str, untimed: u64| {
-        e.workload
-            .text(step, qd, 1, &[format!("io_size={untimed}")])
-    };
-    // The rounds bring the drive to the workload's steady state: the precondition cache
-    // keeps the drive at their end, with each round's IOPS and wear.
-    let timed_recipe = e.workload.text("round-NN", qd, jobs, &timed_lines);
-    let recipe = match split {
-        None => format!(
-            "endurance rounds of {}, at most {}, to steady write IOPS:\n{timed_recipe}",
-            e.workload.name(),
-            opts.max_rounds,
-        ),
-        Some((_, untimed)) => format!(
-            "endurance rounds of {}, at most {}, to steady write IOPS; each without timing:\n{}then timed:\n{timed_recipe}",
-            e.workload.name(),
-            opts.max_rounds,
-            untimed_text("round-NN-untimed", untimed)
-        ),
-    };
-    let start_host = host;
-    let rounds = s.checkpoint(&recipe, |s| {
-        let mut host = start_host;
-        let (mut iops_per_round, mut wear_per_round) = (Vec::new(), Vec::new());
-        for r in 1..=opts.max_rounds {
-            s.round = Some((r, Some(opts.max_rounds)));
-            let name = format!("round-{r:02}");
-            if let Some((_, untimed)) = split {
-                let first = format!("{name}-untimed");
-                let what = format!(
-                    "the first {}% of round {r}: the {} workload, as the job gives it",
-                    100 - opts.round_timed_percent,
-                    e.workload.name()
-                );
-                host += s.untimed_job(&first, &what, &untimed_text(&first, untimed))? as f64;
-            }
-            let text = e.workload.text(&name, qd, jobs, &timed_lines);
-            let run = s.job(&name, &text, &|run| {
-                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
-            })?;
-            host += written(&run);
-            wear_per_round.push(wear(s, &d, host));
-            iops_per_round.push(iops(&run, DDIR_WRITE));
-            let values = &iops_per_round;
-            if values.len() >= rule.window
-                && check_window(&values[values.len() - rule.window..], &rule).steady
-            {
-                break;
-            }
-        }
-        Ok(Rounds {
-            iops: iops_per_round,
-            wear: wear_per_round,
-        })
-    })?;
+    let rounds = steady_rounds(s, &d, split, &timed_lines, host)?;
     if let Some(last) = rounds.wear.last() {
         host = last.host_bytes;
     }
@@ -557,6 +503,75 @@ fn run_on(s: &mut Session, config: &DeviceConfig) -> Result<Outcome, SuiteError>
         steady: Some(steady),
         results,
         charts,
+    })
+}
+
+/// The rounds that bring the drive to the workload's steady state, each round's write IOPS
+/// and the drive's wear at its end (host bytes counted from `start_host`): the precondition
+/// cache keeps the drive at their end, with them. `split` is where a round goes untimed
+/// ([`round_split`]; `None`: timed whole), `timed_lines` the length of its timed part.
+fn steady_rounds(
+    s: &mut Session,
+    d: &Drive,
+    split: Option<(u64, u64)>,
+    timed_lines: &[String],
+    start_host: f64,
+) -> Result<Rounds, SuiteError> {
+    let opts = s.opts();
+    let e = opts.own::<EnduranceOptions>();
+    let (qd, jobs) = qd_jobs(opts);
+    let rule = SteadyRule::SNIA_PTS;
+    let untimed_text = |step: &str, untimed: u64| {
+        e.workload
+            .text(step, qd, 1, &[format!("io_size={untimed}")])
+    };
+    let timed_recipe = e.workload.text("round-NN", qd, jobs, timed_lines);
+    let recipe = match split {
+        None => format!(
+            "endurance rounds of {}, at most {}, to steady write IOPS:\n{timed_recipe}",
+            e.workload.name(),
+            opts.max_rounds,
+        ),
+        Some((_, untimed)) => format!(
+            "endurance rounds of {}, at most {}, to steady write IOPS; each without timing:\n{}then timed:\n{timed_recipe}",
+            e.workload.name(),
+            opts.max_rounds,
+            untimed_text("round-NN-untimed", untimed)
+        ),
+    };
+    s.checkpoint(&recipe, |s| {
+        let mut host = start_host;
+        let (mut iops_per_round, mut wear_per_round) = (Vec::new(), Vec::new());
+        for r in 1..=opts.max_rounds {
+            s.round = Some((r, Some(opts.max_rounds)));
+            let name = format!("round-{r:02}");
+            if let Some((_, untimed)) = split {
+                let first = format!("{name}-untimed");
+                let what = format!(
+                    "the first {}% of round {r}: the {} workload, as the job gives it",
+                    100 - opts.round_timed_percent,
+                    e.workload.name()
+                );
+                host += s.untimed_job(&first, &what, &untimed_text(&first, untimed))? as f64;
+            }
+            let text = e.workload.text(&name, qd, jobs, timed_lines);
+            let run = s.job(&name, &text, &|run| {
+                vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
+            })?;
+            host += written(&run);
+            wear_per_round.push(wear(s, d, host));
+            iops_per_round.push(iops(&run, DDIR_WRITE));
+            let values = &iops_per_round;
+            if values.len() >= rule.window
+                && check_window(&values[values.len() - rule.window..], &rule).steady
+            {
+                break;
+            }
+        }
+        Ok(Rounds {
+            iops: iops_per_round,
+            wear: wear_per_round,
+        })
     })
 }
 
