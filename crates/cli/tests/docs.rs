@@ -1259,6 +1259,9 @@ const PYTHON: &str = "the first example's range and the command ceiling, which t
 const UNTIMED: &str = "figures of runs longer than the docs test can afford, each with its \
                        command; the tables of the untimed path's agreement, which \
                        `crates/suite/tests/untimed_precondition.rs` checks";
+const POWER: &str = "figures of runs longer than the docs test can afford, each with its \
+                     command; the D5-P5430's table of corners and its random-write sentence, \
+                     which `crates/device/tests/power.rs` checks";
 const SWEEPS: &str = "the plan's spare factors, the cell types' default program times, the \
                       plan format's limits, and the wall time the plan takes (not reproducible)";
 const SERVED: &str = "timings of a served drive under real fio, not reproducible run to run";
@@ -1285,7 +1288,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/fuzzing.md", 54, SPEC),
     ("docs/limits.md", 22, SPEC),
     ("docs/placement.md", 130, SLOW),
-    ("docs/power.md", 72, SLOW),
+    ("docs/power.md", 72, POWER),
     ("docs/python.md", 9, PYTHON),
     ("docs/real.md", 1, SPEC),
     ("docs/reviews.md", 157, CITED),
