@@ -1,6 +1,10 @@
 //! Power: idle power, energy per operation, per-second windows, and a cap that throttles the
 //! media.
 
+mod common;
+
+use common::grouped;
+
 use flashlab_device::{load_device_config, Ssd};
 use flashlab_engine::{BlockDevice, IoRequest, SeedTree};
 
@@ -314,18 +318,6 @@ fn power_page_lines(corners: &[[Corner; 4]; 3]) -> Vec<String> {
         w.watts / iops * 1e6
     ));
     lines
-}
-
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Long (ARCHITECTURE.md, "Tests, and the time CI takes"): `cargo test` leaves it out.

@@ -2,6 +2,10 @@
 //! programming and garbage collection erasing, with first-come-first-served dies, with read
 //! priority, and with program/erase suspend.
 
+mod common;
+
+use common::grouped;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -116,20 +120,8 @@ fn shown(ns: u64) -> String {
     if ns >= 10_000 * US {
         format!("{:.1} ms", ns as f64 / 1e6)
     } else {
-        format!("{} us", thousands(ns / US))
+        format!("{} us", grouped(ns / US))
     }
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// docs/scheduling.md shows `text` (this test's figures): the page says where they come from.
@@ -238,8 +230,8 @@ fn suspend_costs_some_write_throughput() {
     eprintln!("write IOPS: fifo {wf:.0}, suspend {ws:.0}");
     page_shows(&format!(
         "({} to {} per second)",
-        thousands(wf.round() as u64),
-        thousands(ws.round() as u64)
+        grouped(wf.round() as u64),
+        grouped(ws.round() as u64)
     ));
     // Resume overheads and reads in the middle of programs take die time from programs.
     assert!(ws < 0.97 * wf && ws > 0.5 * wf, "write IOPS {wf} vs {ws}");
