@@ -19,8 +19,8 @@ use flashlab_kit::lengths::RoundLength;
 use flashlab_kit::session::Session;
 use flashlab_kit::steady::{check_window, steady_state, SteadyRule};
 use flashlab_kit::steps::{
-    bw_bytes_per_s, FILL_STEPS, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value, round_split,
-    steady_chart,
+    bw_bytes_per_s, iops, job_text, measure, per_job_bytes, purge_and_fill, qd_jobs, result_value,
+    round_split, steady_chart, FILL_STEPS,
 };
 use flashlab_kit::suite::{Outcome, RunsOn, Suite};
 use flashlab_kit::Dim;
@@ -533,7 +533,8 @@ fn steady_rounds(
             opts.max_rounds,
         ),
         Some((_, untimed)) => format!(
-            "endurance rounds of {}, at most {}, to steady write IOPS; each without timing:\n{}then timed:\n{timed_recipe}",
+            "endurance rounds of {}, at most {}, to steady write IOPS; each without \
+             timing:\n{}then timed:\n{timed_recipe}",
             e.workload.name(),
             opts.max_rounds,
             untimed_text("round-NN-untimed", untimed)
