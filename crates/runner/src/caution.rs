@@ -153,8 +153,9 @@ fn cached_writes_caution(file: &JobFile, shape: &SliceShape) -> Option<String> {
         "job '{}' writes sequentially for a time on a drive with an SLC cache: past the \
          cache, where the drive writes each page in SLC and folds it, a slice moves the \
          answer (the PM981a's 128 KiB overwrite of its full drive wrote 4%, 16% and 11% less \
-         on slices of 0.5, 0.32 and 0.16 over 60 s; the cache's fewer blocks per plane \
-         account for about 6%; docs/scale.md); sim.scale=1 avoids it",
+         on slices of 0.5, 0.32 and 0.16 over 60 s, and 2%, 7% and 3% less given the drive's \
+         write buffer, which a slice shrinks to its share of the capacity while it compresses \
+         time; docs/scale.md); sim.scale=1 avoids it",
         job.id.name
     ))
 }
