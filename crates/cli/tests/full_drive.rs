@@ -91,10 +91,9 @@ fn a_full_drive_writes_past_its_cache_at_one_rate_after_one_fill_or_two() {
 /// The full PM981a's random writes in `client-full.fio` (after the sequential overwrite that
 /// empties the static cache of the fill's data), on the smallest slice the drive allows: the
 /// emptied static blocks take host writes again while the host writes, so the cache holds
-/// user data the native blocks need not carry. Left emptied until idle time, the cache's
-/// footprint was lost to GC: 4,782 IOPS on this slice writing straight to TLC past the cache
-/// (6,948 with it; 8,021 with the cache folding while the host writes, the preset's
-/// setting; the study ~6,000).
+/// user data the native blocks need not carry; left emptied until idle time, the cache's
+/// footprint would go to GC. On this slice: 6,280 IOPS with the cache folding while the host
+/// writes (the preset's setting), 6,956 writing straight to TLC past it; the study ~6,000.
 #[test]
 fn a_full_client_drives_random_writes_keep_its_static_cache_full() {
     let job = repo().join("jobs/validation/client-full.fio");

@@ -411,8 +411,10 @@ fn on_terminal(cols: usize, args: &[&str]) -> Option<String> {
 
 #[test]
 fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
-    // Two drives at once: a line each, redrawn in place. The rounds are timed whole, so
-    // that the run lasts long enough for both lines to be drawn.
+    // Two drives at once: a line each, redrawn in place. The run must last several of the
+    // 250 ms redraws for both lines to be drawn: the tiny drive at four times its size,
+    // rounds of its whole capacity timed whole and 1 s corners take about 1.5 s (the tiny
+    // drive with 200 ms corners took 0.2 s, and the second line was never drawn).
     let Some(err) = on_terminal(
         80,
         &[
@@ -423,9 +425,15 @@ fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
             "--drives",
             "2",
             "--runtime",
-            "200ms",
+            "1s",
+            "--round",
+            "100%",
             "--round-timed",
             "100%",
+            "--set",
+            "nand.blocks_per_plane=352",
+            "--set",
+            "capacity.user=4GB",
             "--no-state-cache",
         ],
     ) else {

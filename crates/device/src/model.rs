@@ -14,6 +14,7 @@ use crate::controller::ControllerModel;
 use crate::link::LinkKind;
 use crate::units::{format_decimal, format_size, format_time};
 use crate::values::{energy_text, power_text, size_text};
+use flashlab_engine::WriteWindow;
 
 pub use crate::error::KeyError;
 pub use crate::reserve::{held_back_blocks, native_slc_streams, steady_held_blocks};
@@ -217,6 +218,44 @@ pub struct Model {
     pub scale: ScaleInfo,
     pub memory_bytes: u64,
     pub max_memory_bytes: u64,
+}
+
+/// The most a compressed window's write buffer may add to it, as a share of what the window
+/// writes (see [`Model::buffer_depth_kept`]).
+const BUFFER_FIRST_FILL_SHARE: f64 = 0.01;
+
+impl Model {
+    /// Whether a window of writes the runner compresses on a slice keeps the write buffer's
+    /// full depth (the dies' share, [`Self::buffer_bytes`]) rather than its capacity share
+    /// ([`Self::compressed_buffer_bytes`]).
+    ///
+    /// The capacity share is for the buffer's first fill: an empty buffer takes its size at
+    /// the link's speed at a window's start, which a window `1/f` as long would weigh `f`
+    /// times more. But the buffer's depth also paces the dies through the whole window (what
+    /// the host may write ahead of the programs while GC or folds hold some dies): cut to
+    /// the capacity share, a buffer a few programs of every plane deep costs the slice its
+    /// steady rate in every window (docs/scale.md, "The write buffer's depth"). So a window
+    /// keeps the full depth where the first fill's excess over the capacity share is at most
+    /// [`BUFFER_FIRST_FILL_SHARE`] of what the window writes: its bytes, or what the dies
+    /// program in its time (native pages on every plane back to back, or the channels' rate
+    /// if lower: [`Self::media_bounds`]; writes that GC slows write less, so the first fill
+    /// weighs more in them, in proportion to their write amplification).
+    pub fn buffer_depth_kept(&self, window: WriteWindow) -> bool {
+        let excess = self
+            .buffer_bytes
+            .saturating_sub(self.compressed_buffer_bytes);
+        if excess == 0 {
+            return true;
+        }
+        let written = match window {
+            WriteWindow::Bytes(b) => b as f64,
+            WriteWindow::Time(ns) => {
+                let (_, program_bytes_per_s, _) = Self::media_bounds(&self.geometry, &self.timings);
+                program_bytes_per_s * ns as f64 / 1e9
+            }
+        };
+        excess as f64 <= BUFFER_FIRST_FILL_SHARE * written
+    }
 }
 
 impl DeviceConfig {
@@ -1217,6 +1256,42 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         load_device_config("tiny-test-1gb", &sets)
+    }
+
+    /// A compressed window keeps the buffer's depth unless its first fill would weigh more
+    /// than 1% of what the window writes: a minute of writes keeps it, a probe of a few
+    /// milliseconds holds the capacity share, and so does a window of a few megabytes.
+    #[test]
+    fn a_compressed_window_keeps_the_buffers_depth_unless_it_is_short() {
+        use flashlab_engine::{WriteWindow, NS_PER_S};
+        let sets = vec![("sim.scale".to_string(), "0.3658".to_string())];
+        let m = load_device_config("generic-tlc-256gb", &sets)
+            .unwrap()
+            .resolve()
+            .unwrap();
+        // 32 planes of 16 KiB pages programmed in 600 us.
+        let rate = crate::Model::media_bounds(&m.geometry, &m.timings).1;
+        assert!((rate - 32.0 * 16384.0 / 600e-6).abs() < 1.0, "{rate}");
+        let excess = m.buffer_bytes - m.compressed_buffer_bytes;
+        assert!(
+            excess > 0,
+            "the slice's capacity share is below the dies' share"
+        );
+        assert!(m.buffer_depth_kept(WriteWindow::Time(22 * NS_PER_S)));
+        assert!(!m.buffer_depth_kept(WriteWindow::Time(7 * NS_PER_S / 1000)));
+        // The boundary: the first fill's excess is 1% of the window's native writes.
+        let edge_ns = (excess as f64 / 0.01 / rate * 1e9).ceil() as u64;
+        assert!(m.buffer_depth_kept(WriteWindow::Time(edge_ns)));
+        assert!(!m.buffer_depth_kept(WriteWindow::Time(edge_ns - edge_ns / 100)));
+        assert!(m.buffer_depth_kept(WriteWindow::Bytes(100 * excess)));
+        assert!(!m.buffer_depth_kept(WriteWindow::Bytes(10 * excess)));
+        // The whole drive has no capacity share to hold.
+        let whole = load_device_config("generic-tlc-256gb", &[])
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(whole.buffer_bytes, whole.compressed_buffer_bytes);
+        assert!(whole.buffer_depth_kept(WriteWindow::Bytes(1)));
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub struct Ssd {
     ftl: Ftl,
     media: NandTiming,
     buffer: WriteBuffer,
+    /// Jobs run compressed by the slice's time factor (`keep_drive_time(false)`): the
+    /// buffer's size then follows each window of writes (`write_window`).
+    compresses_time: bool,
     ops: Vec<NandOp>,
     /// Internal work planned by the FTL, not yet given to the dies (see `pacing`).
     internal: InternalQueue,
@@ -238,7 +241,7 @@ flashlab_engine::impl_state!(Ssd {
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
     readbuf, readahead, mapcache, command_rng, zoned,
-} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, map_updating, _seeds }
+} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, map_updating, compresses_time, _seeds }
   fixed { written_aging_ns, ns_start_bytes, ns_host } check Ssd::check_loaded);
 
 /// Available spare (percent) below which the health log raises its critical warning (the
@@ -302,6 +305,7 @@ impl Ssd {
             ftl,
             media,
             buffer,
+            compresses_time: false,
             // Foreground GC of a large block emits a few thousand ops; sized once.
             ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
             link: [Channel::new(), Channel::new()],
@@ -387,11 +391,26 @@ impl Ssd {
     /// in the second (`Model::compressed_buffer_bytes`). Data held above the new size stays
     /// until its programs complete.
     pub fn keep_drive_time(&mut self, keep: bool) {
+        self.compresses_time = !keep;
         self.buffer.set_limit(if keep {
             self.model.buffer_bytes
         } else {
             self.model.compressed_buffer_bytes
         });
+    }
+
+    /// A phase of writes starts for `window`: while jobs are compressed (`keep_drive_time`),
+    /// the buffer keeps its full depth in a window long enough that its first fill weighs
+    /// little, and its capacity share in a shorter one (`Model::buffer_depth_kept`).
+    pub fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        if self.compresses_time {
+            self.buffer
+                .set_limit(if self.model.buffer_depth_kept(window) {
+                    self.model.buffer_bytes
+                } else {
+                    self.model.compressed_buffer_bytes
+                });
+        }
     }
 
     pub fn resolve_namespace(&self, filename: &str) -> Result<usize, NamespaceError> {
@@ -780,6 +799,10 @@ impl BlockDevice for Ssd {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.clock_ns = self.clock_ns.max(until_ns);
         self.background(from_ns, until_ns);
+    }
+
+    fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        Ssd::write_window(self, window)
     }
 
     fn zones(&self) -> Option<flashlab_engine::ZoneGeometry> {

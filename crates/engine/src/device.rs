@@ -251,6 +251,17 @@ impl WriteTotals {
     }
 }
 
+/// How long a phase of a job file that writes runs, as the runner scaled it for the
+/// device: the shortest of its writers' windows. A device that compresses time on a slice
+/// sizes its write buffer by it (`Ssd::write_window`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteWindow {
+    /// A time-based writer: its ramp and runtime, in the device's time.
+    Time(SimTime),
+    /// A writer bounded by bytes: what it writes.
+    Bytes(u64),
+}
+
 /// A simulated (or composed) block device.
 pub trait BlockDevice {
     /// Bytes the host can address.
@@ -273,6 +284,10 @@ pub trait BlockDevice {
     /// The host has nothing outstanding from `from_ns` until at least `until_ns`; a device
     /// may use the time for background work (garbage collection, SLC folding).
     fn idle(&mut self, _from_ns: SimTime, _until_ns: SimTime) {}
+
+    /// A phase whose jobs write starts, running for `window`. No effect on a device whose
+    /// write buffer does not depend on it.
+    fn write_window(&mut self, _window: WriteWindow) {}
 
     /// A hint, with no effect on any result: `req` will probably be submitted soon, at the
     /// `stage` of its approach. A device may start loading what serving it will touch (such
@@ -438,6 +453,9 @@ where
         self.device.idle(from_ns + self.offset_ns, until);
         self.horizon_ns = self.horizon_ns.max(until);
     }
+    fn write_window(&mut self, window: WriteWindow) {
+        self.device.write_window(window)
+    }
     fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
         self.device.prefetch(req, stage)
     }
@@ -512,6 +530,9 @@ pub trait Targets {
 
     /// Nothing is outstanding on any target from `from_ns` until at least `until_ns`.
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime);
+
+    /// See [`BlockDevice::write_window`] (the targets share one device).
+    fn write_window(&mut self, _window: WriteWindow) {}
 
     /// See [`BlockDevice::prefetch`].
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage);
@@ -605,6 +626,9 @@ where
         let until = until_ns + self.offset_ns;
         self.device.idle(from_ns + self.offset_ns, until);
         self.horizon_ns = self.horizon_ns.max(until);
+    }
+    fn write_window(&mut self, window: WriteWindow) {
+        self.device.write_window(window)
     }
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.device.prefetch(target, req, stage)

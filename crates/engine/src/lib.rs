@@ -58,7 +58,8 @@ pub mod time;
 
 pub use device::{
     not_zoned, BlockDevice, Completion, Continued, DeviceError, IoKind, IoRequest, PrefetchStage,
-    RefusedIo, Targets, UntimedError, UntimedIo, WriteTotals, ZoneGeometry, ZoneOp, MAX_ZONES,
+    RefusedIo, Targets, UntimedError, UntimedIo, WriteTotals, WriteWindow, ZoneGeometry, ZoneOp,
+    MAX_ZONES,
 };
 pub use queue::EventQueue;
 pub use rng::{RngStream, SeedTree};

@@ -10,7 +10,7 @@ use crate::scale::{phases_keeping_time, TimedPhases};
 /// within about 1% (docs/scale.md, "Blocks per plane": 4.031 / 4.091 / 4.105 write
 /// amplification at 128 / 396 / 1,024 blocks per plane against 3.980 at 64). Random
 /// writes right after a fill keep the drive's figure from about there too (the PM981a's
-/// `client-full.fio`: -3.6% at 350 blocks per plane, +37% at 224, +69% at 112).
+/// `client-full.fio`: -3.9% at 350 blocks per plane, +35% at 224, +33% at 112).
 pub const FAITHFUL_BLOCKS_PER_PLANE: u32 = 256;
 
 /// The slice a run uses, as far as the cautions need it.
@@ -102,7 +102,7 @@ pub fn blocks_per_plane_note(shape: &SliceShape) -> Option<String> {
     Some(format!(
         "{slice} of the drive's {full} blocks per plane: its GC works on fewer whole blocks \
          per unit, so random writes run ahead of the drive's, about 3-8% in steady state \
-         (docs/scale.md, \"Blocks per plane\") and up to 69% in the transient right after a \
+         (docs/scale.md, \"Blocks per plane\") and up to 35% in the transient right after a \
          fill, where the GC work the slice may put off is a fixed number of blocks per unit \
          (\"Deferred GC\"); {avoid} keeps them within a few percent, if it fits \
          sim.max_memory"
@@ -138,9 +138,8 @@ fn kept_reads_caution(file: &JobFile, shape: &SliceShape) -> Option<String> {
 
 /// Sequential writes for a time on a drive with an SLC cache go past the cache on a full
 /// drive, where the host's pages are written in SLC and folded: on a slice the answer moves
-/// by several per cent, not monotonically in the slice, and only part of it is traced (the
-/// cache's blocks per plane, which the slice divides with the capacity). Written for the
-/// first such job.
+/// by a few per cent, not monotonically in the slice, as it does with the blocks per plane
+/// of a drive built smaller. Written for the first such job.
 fn cached_writes_caution(file: &JobFile, shape: &SliceShape) -> Option<String> {
     if shape.capacity_factor <= 1.0 || !shape.slc_cache {
         return None;
@@ -152,10 +151,10 @@ fn cached_writes_caution(file: &JobFile, shape: &SliceShape) -> Option<String> {
     Some(format!(
         "job '{}' writes sequentially for a time on a drive with an SLC cache: past the \
          cache, where the drive writes each page in SLC and folds it, a slice moves the \
-         answer (the PM981a's 128 KiB overwrite of its full drive wrote 4%, 16% and 11% less \
-         on slices of 0.5, 0.32 and 0.16 over 60 s, and 2%, 7% and 3% less given the drive's \
-         write buffer, which a slice shrinks to its share of the capacity while it compresses \
-         time; docs/scale.md); sim.scale=1 avoids it",
+         answer (the PM981a's 128 KiB overwrite of its full drive wrote 2%, 7% and 3% less \
+         on slices of 0.5, 0.32 and 0.16 over 60 s, and 13% less as a drive of the 0.32 \
+         slice's 224 blocks per plane: the fold follows the blocks per plane; \
+         docs/scale.md); sim.scale=1 avoids it",
         job.id.name
     ))
 }

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use flashlab_engine::{
     BlockDevice, DeviceError, EventQueue, IoKind, IoRequest, PrefetchStage, SeedTree, SimTime,
-    ZoneOp, NS_PER_S,
+    WriteWindow, ZoneOp, NS_PER_S,
 };
 use flashlab_report::iolog::{IoLog, IoLogAction};
 use flashlab_report::{
@@ -760,6 +760,9 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
         if self.untimed[phase] && !self.exit_all {
             return self.run_untimed(lo, now);
         }
+        if let Some(window) = self.write_window(lo, hi) {
+            self.device.write_window(window);
+        }
         for i in lo..hi {
             if self.clones[i].life.waiting() {
                 continue;
@@ -783,6 +786,32 @@ impl<'a, 'd, T: Targets + ?Sized> Runner<'a, 'd, T> {
             }
         }
         Ok(())
+    }
+
+    /// How long the writers among clones `lo..hi` (a phase) run, as scaled to the device:
+    /// the shortest time-based writer's ramp and runtime, or what the writers bounded by
+    /// bytes write together; `None` for a phase that does not write.
+    fn write_window(&self, lo: usize, hi: usize) -> Option<WriteWindow> {
+        let writers = self.clones[lo..hi]
+            .iter()
+            .filter(|c| c.spec.io.rw.directions()[1]);
+        let timed = writers
+            .clone()
+            .filter_map(|c| {
+                let t = &c.spec.time;
+                t.time_based
+                    .then_some(t.runtime_ns)
+                    .flatten()
+                    .map(|run| t.ramp_time_ns.saturating_add(run))
+            })
+            .min();
+        match timed {
+            Some(ns) => Some(WriteWindow::Time(ns)),
+            None => writers
+                .map(|c| c.generator.total_bytes().unwrap_or(u64::MAX))
+                .reduce(u64::saturating_add)
+                .map(WriteWindow::Bytes),
+        }
     }
 
     /// Clone `i`, alone in its phase, run without the timing model: every I/O its generator

@@ -46,6 +46,9 @@ impl Targets for OneDevice<'_> {
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.0.idle(from_ns, until_ns)
     }
+    fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        self.0.write_window(window)
+    }
     #[inline]
     fn prefetch(&self, _target: usize, req: &IoRequest, stage: PrefetchStage) {
         self.0.prefetch(req, stage)

@@ -87,6 +87,10 @@ impl BlockDevice for Namespace<'_> {
         self.ssd.idle(from_ns, until_ns)
     }
 
+    fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        self.ssd.write_window(window)
+    }
+
     fn prefetch(&self, req: &IoRequest, stage: PrefetchStage) {
         self.ssd.prefetch_in(self.index, req, stage)
     }
@@ -178,6 +182,10 @@ impl Targets for DriveTargets<'_> {
 
     fn idle(&mut self, from_ns: SimTime, until_ns: SimTime) {
         self.ssd.idle(from_ns, until_ns);
+    }
+
+    fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        self.ssd.write_window(window)
     }
 
     fn prefetch(&self, target: usize, req: &IoRequest, stage: PrefetchStage) {

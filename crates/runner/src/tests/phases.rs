@@ -374,6 +374,69 @@ fn each_phase_reports_what_the_drive_wrote_in_it() {
     assert_eq!(dev.totals.write_amplification(), Some(1.6));
 }
 
+/// A device that records the windows of writes the runner announces.
+struct Windows {
+    inner: FakeDevice,
+    seen: Vec<flashlab_engine::WriteWindow>,
+}
+
+impl BlockDevice for Windows {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn prefetch(&self, req: &IoRequest, stage: flashlab_engine::PrefetchStage) {
+        self.inner.prefetch(req, stage)
+    }
+    fn submit(&mut self, now_ns: SimTime, req: &IoRequest) -> Result<Completion, DeviceError> {
+        self.inner.submit(now_ns, req)
+    }
+    fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        self.seen.push(window);
+    }
+}
+
+#[test]
+fn each_phase_of_writes_tells_the_device_its_window() {
+    use flashlab_engine::WriteWindow;
+    let mut dev = Windows {
+        inner: FakeDevice::new(100 * NS_PER_US),
+        seen: Vec::new(),
+    };
+    let sized = |name: &str, bytes: u64, stonewall: bool| {
+        let mut j = JobSpec::new(name, 1);
+        j.io.rw = RwPattern::Write;
+        j.target.size = Some(SizeSpec::Bytes(bytes));
+        j.control.stonewall = stonewall;
+        j
+    };
+    let mut long = timed("long", 1, 30 * NS_PER_MS);
+    long.io.rw = RwPattern::RandWrite;
+    long.time.ramp_time_ns = 10 * NS_PER_MS;
+    long.control.stonewall = true;
+    let mut short = timed("short", 1, 20 * NS_PER_MS);
+    short.io.rw = RwPattern::RandWrite;
+    let mut reads = timed("reads", 1, 10 * NS_PER_MS);
+    reads.control.stonewall = true;
+    let jobs = vec![
+        sized("a", 1 << 20, false),
+        sized("b", 2 << 20, false),
+        long,
+        short,
+        reads,
+    ];
+    let options = RunOptions::new(1, "fake").with_host(crate::host::HostModel::Off);
+    crate::run_jobs(&file(jobs), &mut dev, &options, &mut |_| {}).expect("run");
+    // Writers bounded by bytes: what they write together; time-based ones: the shortest
+    // ramp and runtime; a phase of reads says nothing.
+    assert_eq!(
+        dev.seen,
+        vec![
+            WriteWindow::Bytes(3 << 20),
+            WriteWindow::Time(20 * NS_PER_MS)
+        ]
+    );
+}
+
 #[test]
 fn a_device_that_does_not_count_its_writes_has_no_phase_writes() {
     let mut dev = FakeDevice::new(100 * NS_PER_US);
