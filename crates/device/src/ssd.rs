@@ -382,14 +382,13 @@ impl Ssd {
         self.model.namespace_bytes[index]
     }
 
-    /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
-    /// error listing the valid names.
     /// Whether the jobs that follow keep the drive's time on a slice (the default: a
     /// system's members, a suite's windows on a steady drive) or are compressed by the
     /// slice's time factor (`flashlab run` and suites scaling a job to the slice): the
-    /// write buffer holds the dies' share of the drive's in the first, its capacity share
-    /// in the second (`Model::compressed_buffer_bytes`). Data held above the new size stays
-    /// until its programs complete.
+    /// write buffer holds the dies' share of the drive's in the first; in the second, its
+    /// capacity share (`Model::compressed_buffer_bytes`) until a window of writes says how
+    /// long it runs (`write_window`). Data held above the new size stays until its programs
+    /// complete.
     pub fn keep_drive_time(&mut self, keep: bool) {
         self.compresses_time = !keep;
         self.buffer.set_limit(if keep {
@@ -413,6 +412,8 @@ impl Ssd {
         }
     }
 
+    /// The namespace fio's `filename=` names (`ns1`, `nvme0n1`, …): its 0-based index, or an
+    /// error listing the valid names.
     pub fn resolve_namespace(&self, filename: &str) -> Result<usize, NamespaceError> {
         resolve_namespace(filename, self.namespace_count(), &self.model.name)
     }
