@@ -217,6 +217,19 @@ pub fn format_decimal(v: f64, unit: &str) -> String {
     format!("{s} {p}{unit}")
 }
 
+/// A whole number with its thousands separated: 14293745664 → "14,293,745,664".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// "350 us", "3.5 ms", "50 ns".
 pub fn format_time(ns: u64) -> String {
     if ns >= 1_000_000_000 {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::grouped;
+use flashlab_device::units::grouped;
 
 use flashlab_device::{load_device_config, Ssd};
 use flashlab_engine::{BlockDevice, IoRequest, SeedTree};

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::grouped;
+use flashlab_device::units::grouped;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -55,14 +55,4 @@ pub fn steady_cell(d: &DeviceReport) -> String {
 }
 
 /// A whole number with its thousands separated: 14293745664 → "14,293,745,664".
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use flashlab_device::units::grouped;

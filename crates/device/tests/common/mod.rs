@@ -105,16 +105,3 @@ pub fn steady_random_writes_many_units_with(sets: &[(&str, &str)]) -> (f64, f64,
     }
     result
 }
-
-/// A whole number with its thousands separated, as the docs print it: 16000 → "16,000".
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
