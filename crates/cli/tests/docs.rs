@@ -1300,7 +1300,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/python.md", 9, PYTHON),
     ("docs/real.md", 1, SPEC),
     ("docs/reviews.md", 157, CITED),
-    ("docs/scale.md", 430, SLOW),
+    ("docs/scale.md", 433, SLOW),
     ("docs/scheduling.md", 27, TESTS),
     ("docs/serve.md", 50, SERVED),
     ("docs/state.md", 30, SLOW),

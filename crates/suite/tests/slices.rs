@@ -235,3 +235,55 @@ fn cache_passes_refuses_a_slice_its_application_region_is_too_large_a_part_of() 
         other => panic!("the half slice was not refused: {other:?}"),
     }
 }
+
+/// A settle before a measurement lasts the drive's time on a slice: the work the writes
+/// left (the garbage collection the pacing queue holds back, idle GC up to
+/// `gc.background_free_blocks`) is bounded per (die, plane) unit, which the slice keeps, so
+/// the slice ends it where the drive does. An idle step cut to `1/f` (`Session::idle`, for
+/// work that grows with the capacity) leaves the slice short of it.
+#[test]
+fn a_settle_finishes_on_a_slice_the_work_it_finishes_on_the_drive() {
+    use flashlab_device::Ssd;
+    use flashlab_engine::SeedTree;
+    use flashlab_kit::Session;
+
+    // The drive ends the work by about 2 s (1.6 s leave 162 operations held), the half slice
+    // as well; cut to 1.5 s, the half slice's pause leaves some.
+    const PAUSE_NS: u64 = 3 * NS_PER_S;
+    // Random writes over the capacity after a fill: the pacing queue full of held-back GC.
+    let job = "[fill]\nrw=write\nbs=128k\niodepth=32\nsize=100%\n\
+               [rand]\nstonewall\nrw=randwrite\nbs=4k\niodepth=32\nsize=100%\nnorandommap=1\n";
+    // (held internal operations, free blocks) after the writes and after the pause.
+    let after = |scale: &str, settle: bool| {
+        let mut ssd = Ssd::new(&drive(scale), SeedTree::new(1)).unwrap();
+        let options = SuiteOptions::default();
+        let mut progress = |_: &flashlab_kit::SuiteProgress| {};
+        let mut s = Session::new(&mut ssd, "tiny-test-1gb", &options, &mut progress);
+        s.job("writes", job, &|_| Vec::new()).unwrap();
+        let held = |s: &Session| {
+            s.counters_json()["media"]["internal_ops_held"]
+                .as_u64()
+                .expect("internal_ops_held")
+        };
+        let before = (held(&s), s.free_blocks());
+        if settle {
+            s.settle("settle", PAUSE_NS);
+        } else {
+            s.idle("settle", PAUSE_NS);
+        }
+        (before, (held(&s), s.free_blocks()))
+    };
+    let (whole_before, whole) = after("1", true);
+    let (half_before, half) = after("0.5", true);
+    assert!(
+        whole_before.0 > 0 && half_before.0 > 0,
+        "{whole_before:?} {half_before:?}"
+    );
+    assert_eq!(whole.0, 0, "the drive's pause ends its held-back work");
+    assert_eq!(half, whole, "the half slice ends where the drive does");
+    let (_, cut) = after("0.5", false);
+    assert!(
+        cut.0 > 0 || cut.1 < whole.1,
+        "a pause cut to 1/f: {cut:?} against {whole:?}"
+    );
+}

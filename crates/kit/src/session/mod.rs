@@ -421,7 +421,27 @@ impl<'a> Session<'a> {
 
     /// The host leaves the drive idle for `drive_ns` of the whole drive's time (scaled to the
     /// slice, see [`Session::drive_ns`]): background GC, folding and wear levelling run.
+    /// What they get done is the measure (how much of a cache folds in a pause): work that
+    /// grows with the capacity, which the slice has `1/f` of, gets `1/f` of the time.
     pub fn idle(&mut self, step: &str, drive_ns: u64) {
+        let slice_ns =
+            (drive_ns as f64 * self.scale.die_factor / self.scale.capacity_factor).round() as u64;
+        self.idle_for(step, drive_ns, slice_ns);
+    }
+
+    /// The host leaves the drive idle for `drive_ns` so that the work the last writes left
+    /// behind finishes before a measurement, for as long on a slice as on the drive. That
+    /// work is bounded per (die, plane) unit, not by the capacity: the garbage collection
+    /// the pacing queue holds back (at most the foreground reserve's gain per unit) and idle
+    /// GC up to `gc.background_free_blocks` per unit. A slice keeps every unit's share of it
+    /// whole, so a pause cut to `1/f` would leave the slice's first measurement waiting for
+    /// work the drive finished in the pause. Work that grows with the capacity (a fold of
+    /// the SLC cache) finishes sooner on the slice, as it would within the drive's pause.
+    pub fn settle(&mut self, step: &str, drive_ns: u64) {
+        self.idle_for(step, drive_ns, drive_ns);
+    }
+
+    fn idle_for(&mut self, step: &str, drive_ns: u64, slice_ns: u64) {
         self.announce(step);
         let ssd = match &mut self.drive {
             Drive::Sim(ssd) => ssd,
@@ -438,8 +458,6 @@ impl<'a> Session<'a> {
                 return;
             }
         };
-        let slice_ns =
-            (drive_ns as f64 * self.scale.die_factor / self.scale.capacity_factor).round() as u64;
         let until = self.now_ns.saturating_add(slice_ns);
         ssd.idle(self.now_ns, until);
         self.now_ns = until;

@@ -481,7 +481,7 @@ pub(crate) fn run(
             valid: format!("unknown profile; valid profiles: {}", app_profile_names()),
         })?;
         let curve = [Coord::Profile(profile.name)];
-        s.idle(&format!("{name}-settle"), SETTLE_NS);
+        s.settle(&format!("{name}-settle"), SETTLE_NS);
         let mut points: Vec<Point> = Vec::new();
         for &load in &o.loads {
             let (jobs, qd) = split_load(load, max_jobs);

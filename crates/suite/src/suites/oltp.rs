@@ -312,7 +312,7 @@ pub(crate) fn run(s: &mut Session, opts: &SuiteOptions) -> Result<Outcome, Suite
     let (precondition_steps, round_runs) = super::showdown::precondition_steps(s, opts);
     s.plan_steps(precondition_steps + 2, round_runs);
     let (_, mut results) = super::showdown::precondition_chosen(s, opts)?;
-    s.idle("settle", 5 * NS_PER_S);
+    s.settle("settle", 5 * NS_PER_S);
     // A die cut has 1/k of the drive's dies, link and command rate: it carries 1/k of the VMs
     // (at least one), and their transactions count k times.
     let die_factor = s.scale().die_factor;

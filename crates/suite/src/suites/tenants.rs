@@ -239,7 +239,7 @@ fn precondition(s: &mut Session, opts: &SuiteOptions) -> Result<Vec<Measure>, Su
     let results = super::showdown::precondition_chosen(s, opts)?.1;
     // The last round leaves buffered writes and garbage collection behind; the first
     // measurement would wait for them and say nothing about the workload it runs.
-    s.idle("settle", SETTLE_NS);
+    s.settle("settle", SETTLE_NS);
     Ok(results)
 }
 
