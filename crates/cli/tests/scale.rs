@@ -273,3 +273,40 @@ fn a_die_cut_that_would_change_a_job_is_refused_for_a_slice_with_every_die() {
     assert!(cut["flashlab"].get("die_cut_refused").is_none());
     assert_eq!(cut["flashlab"]["scale"]["die_factor"], 2.0);
 }
+
+/// A suite whose figures a capacity slice moves whatever its size (`Suite::slice_caution`)
+/// says so before the run and in the device's scale note, on a slice only.
+#[test]
+fn a_suite_a_slice_moves_says_so_on_a_slice_only() {
+    let run = |scale: &str| {
+        let out = flashlab(&[
+            "suite",
+            "sustained-write",
+            "--device",
+            "tiny-test-1gb",
+            "--set",
+            &format!("sim.scale={scale}"),
+            "--no-state-cache",
+            "--progress",
+            "never",
+            "--output-format",
+            "json",
+        ]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let note = report["devices"][0]["scale"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (common::stderr(&out), note)
+    };
+    let caution = "sustained-write: its intervals are shares of the capacity";
+    let (err, note) = run("0.5");
+    assert!(
+        err.contains(&format!("tiny-test-1gb: slice: {caution}")),
+        "{err}"
+    );
+    assert!(note.contains(caution), "{note}");
+    let (err, note) = run("1");
+    assert!(!err.contains(caution), "{err}");
+    assert!(!note.contains(caution), "{note}");
+}

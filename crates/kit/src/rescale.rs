@@ -37,16 +37,19 @@ const SCALE_SLACK: f64 = 1e-6;
 /// says why and so does a line on standard error. A refusal that no larger slice answers (a system, a drive already whole)
 /// is returned as the error it is.
 ///
-/// With `answer_slice` (a suite that does not size its slice itself) and no `sim.scale`
-/// among the overrides, a drive too large to simulate whole runs first on the smallest
-/// slice that keeps the answer ([`answer_keeping_scale`]) rather than the largest that fits
-/// `sim.max_memory`.
+/// For a suite that does not size its slice itself and no `sim.scale` among the
+/// overrides, a drive too large to simulate whole runs first on the smallest slice that
+/// keeps the answer ([`answer_keeping_scale`]) rather than the largest that fits
+/// `sim.max_memory`. A drive that runs on a slice hears the suite's
+/// [`crate::Suite::slice_caution`] before the run, and its report keeps it.
 pub fn keeping_figures(
     named: &mut NamedTargets,
     drives: usize,
-    answer_slice: bool,
+    kind: crate::SuiteKind,
     run_drives: &dyn Fn(&[SuiteTarget]) -> Result<SuiteReport, SuiteError>,
 ) -> Result<SuiteReport, SuiteError> {
+    let answer_slice = !kind.sizes_its_slice();
+    let caution = kind.slice_caution();
     let count = named.targets.len();
     // Per target: the `sim.scale` it is loaded at beyond the overrides, and why.
     let mut scales: Vec<Option<f64>> = vec![None; count];
@@ -59,7 +62,7 @@ pub fn keeping_figures(
     };
     let mut reasons: Vec<String> = vec![String::new(); count];
     let mut said = Vec::new();
-    say_slice_notes(named, &mut said);
+    say_slice_notes(named, caution, &mut said);
     let mut outcome = run_drives(&named.targets);
     for _ in 1..MAX_RUNS {
         let Some(refusal) = refusal(&outcome) else {
@@ -137,11 +140,24 @@ pub fn keeping_figures(
             named.targets[i] = SuiteTarget::Drive(auto);
         }
         reload_at(named, &scales, &reasons)?;
-        say_slice_notes(named, &mut said);
+        say_slice_notes(named, caution, &mut said);
         outcome = run_drives(&named.targets);
     }
     let mut report = outcome?;
-    // Each target gives one report per drive, and with several drives their aggregate.
+    if let Some(caution) = caution {
+        for (i, target) in named.targets.iter().enumerate() {
+            if matches!(target, SuiteTarget::Drive(config) if is_sliced(config)) {
+                notes[i].push(caution.to_string());
+            }
+        }
+    }
+    add_scale_notes(&mut report, &notes, drives);
+    Ok(report)
+}
+
+/// Adds each target's `notes` to the scale note of its devices' reports: one per drive, and
+/// with several drives their aggregate.
+fn add_scale_notes(report: &mut SuiteReport, notes: &[Vec<String>], drives: usize) {
     let per_target = if drives <= 1 { 1 } else { drives + 1 };
     for (i, device) in report.devices.iter_mut().enumerate() {
         let Some(added) = notes.get(i / per_target).filter(|n| !n.is_empty()) else {
@@ -153,7 +169,6 @@ pub fn keeping_figures(
             None => added,
         });
     }
-    Ok(report)
 }
 
 /// Loads each drive of `named` with a scale in `scales` again at that `sim.scale` beside
@@ -217,8 +232,8 @@ fn answer_slices(
 
 /// Says on standard error, before a run, what each drive's slice does to random writes
 /// (`flashlab_runner::blocks_per_plane_note`: most suites precondition or measure with
-/// them), once per drive and slice (`said`).
-fn say_slice_notes(named: &NamedTargets, said: &mut Vec<String>) {
+/// them) and, on any slice, the suite's `caution`, once per drive and slice (`said`).
+fn say_slice_notes(named: &NamedTargets, caution: Option<&str>, said: &mut Vec<String>) {
     for (name, target) in named.names.iter().zip(&named.targets) {
         let SuiteTarget::Drive(config) = target else {
             continue;
@@ -227,15 +242,25 @@ fn say_slice_notes(named: &NamedTargets, said: &mut Vec<String>) {
             continue;
         };
         let shape = slice_shape(&model);
-        let Some(note) = flashlab_runner::blocks_per_plane_note(&shape) else {
-            continue;
-        };
-        let line = format!("{name}: slice: random writes on {note}");
-        if !said.contains(&line) {
-            eprintln!("{line}");
-            said.push(line);
+        let random_writes = flashlab_runner::blocks_per_plane_note(&shape)
+            .map(|note| format!("{name}: slice: random writes on {note}"));
+        let suite = caution
+            .filter(|_| model.scale.capacity_factor > 1.0)
+            .map(|c| format!("{name}: slice: {c}"));
+        for line in random_writes.into_iter().chain(suite) {
+            if !said.contains(&line) {
+                eprintln!("{line}");
+                said.push(line);
+            }
         }
     }
+}
+
+/// Whether `config` simulates less than the whole drive's capacity.
+fn is_sliced(config: &DeviceConfig) -> bool {
+    config
+        .resolve()
+        .is_ok_and(|m| m.scale.capacity_factor > 1.0)
 }
 
 /// Why a run was refused for its slice.

@@ -87,7 +87,7 @@ pub fn run(
             let run_drives = |targets: &[SuiteTarget]| {
                 run_suite_drives_with(kind, targets, drives, options, progress)
             };
-            let report = keeping_figures(targets, drives, !kind.sizes_its_slice(), &run_drives)?;
+            let report = keeping_figures(targets, drives, kind, &run_drives)?;
             Ok(Ran { report, end_ns: 0 })
         }
         On::Targets { targets, drives } => {

@@ -120,6 +120,13 @@ pub trait Suite: Sync {
     fn sizes_its_slice(&self) -> bool {
         false
     }
+    /// What a capacity slice does to its figures that no slice size it runs on keeps, as
+    /// measured once (the default drive whole and on its slice of 256 blocks per plane,
+    /// docs/benchmarks-suites.md): said before a run on a slice, and kept in the device's
+    /// scale note. `None` where the slice keeps its figures within a few per cent.
+    fn slice_caution(&self) -> Option<&'static str> {
+        None
+    }
     /// The result its steady-state rounds track, as the JSON report names it.
     fn tracked(&self) -> &'static str {
         "write_iops"
