@@ -414,7 +414,8 @@ fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
     // Two drives at once: a line each, redrawn in place. The run must last several of the
     // 250 ms redraws for both lines to be drawn: the tiny drive at four times its size,
     // rounds of its whole capacity timed whole and 1 s corners take about 1.5 s (the tiny
-    // drive with 200 ms corners took 0.2 s, and the second line was never drawn).
+    // drive with 200 ms corners took 0.2 s, and the second line was never drawn), run
+    // whole (`sim.scale=1`: a suite would slice a drive of more than 256 blocks per plane).
     let Some(err) = on_terminal(
         80,
         &[
@@ -434,6 +435,8 @@ fn redrawn_lines_fit_80_columns_one_per_drive_and_leave_nothing_behind() {
             "nand.blocks_per_plane=352",
             "--set",
             "capacity.user=4GB",
+            "--set",
+            "sim.scale=1",
             "--no-state-cache",
         ],
     ) else {

@@ -56,7 +56,7 @@ pub fn keeping_figures(
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); count];
     // Per target: the drive as `"auto"` loads it, where it runs on a smaller slice.
     let mut auto_slices = if answer_slice {
-        answer_slices(named, &mut notes)
+        answer_slices(named, caution.is_none(), &mut notes)
     } else {
         vec![None; count]
     };
@@ -199,11 +199,14 @@ fn reload_at(
     Ok(())
 }
 
-/// Each drive of `named` that `"auto"` would slice larger than the slice that keeps the
+/// Each drive of `named` that `"auto"` would simulate larger than the slice that keeps the
 /// answer ([`answer_keeping_scale`]) set to that slice, unless `sim.scale` is among the
 /// overrides, with a note and a line on standard error; per target, the drive as it was.
+/// Without `slice_whole` (a suite whose figures a capacity slice moves, `slice_caution`) a
+/// drive that `"auto"` runs whole stays whole.
 fn answer_slices(
     named: &mut NamedTargets,
+    slice_whole: bool,
     notes: &mut [Vec<String>],
 ) -> Vec<Option<Box<DeviceConfig>>> {
     let mut auto = vec![None; named.targets.len()];
@@ -217,12 +220,21 @@ fn answer_slices(
         let Some(scale) = answer_keeping_scale(config) else {
             continue;
         };
+        let auto_is_whole = !is_sliced(config);
+        if auto_is_whole && !slice_whole {
+            continue;
+        }
         auto[i] = Some(config.clone());
         config.sim.scale = ScaleSetting::Fraction(scale);
+        let auto_slice = if auto_is_whole {
+            "the whole drive"
+        } else {
+            "the largest that fits sim.max_memory"
+        };
         let why = format!(
             "the smallest slice that keeps the answer (every die, at least \
              {FAITHFUL_BLOCKS_PER_PLANE} blocks per plane): simulated at sim.scale={scale} \
-             (sim.scale=auto: the largest that fits sim.max_memory)"
+             (sim.scale=auto: {auto_slice})"
         );
         eprintln!("{}: {why}", named.names[i]);
         notes[i].push(why);
@@ -297,12 +309,13 @@ pub fn slice_shape(model: &flashlab_device::Model) -> flashlab_runner::SliceShap
     }
 }
 
-/// The smallest `sim.scale` that keeps a suite's answer on a drive too large to simulate
-/// whole at `sim.scale = "auto"`: every die, and at least [`FAITHFUL_BLOCKS_PER_PLANE`]
-/// blocks per plane, from which greedy GC's choice of victims and a fill's transient are
-/// the drive's within about 1-4% (docs/scale.md, "Blocks per plane"). A larger slice costs
-/// memory and time, not figures. `None` where the drive runs whole, where its `"auto"`
-/// slice is no larger, or where `sim.scale` is given.
+/// The smallest `sim.scale` that keeps a suite's answer: every die, and at least
+/// [`FAITHFUL_BLOCKS_PER_PLANE`] blocks per plane, from which greedy GC's choice of victims
+/// and a fill's transient are the drive's within about 1-4% (docs/scale.md, "Blocks per
+/// plane"). More blocks per plane cost memory and time, not figures, so a drive that
+/// `sim.scale = "auto"` runs whole is sliced too where it has more. `None` where the
+/// drive has no more blocks per plane than that, where its `"auto"` slice is no larger
+/// (or cuts dies), or where `sim.scale` is given.
 pub fn answer_keeping_scale(config: &DeviceConfig) -> Option<f64> {
     if config.sim.scale != ScaleSetting::Auto {
         return None;
@@ -314,8 +327,7 @@ pub fn answer_keeping_scale(config: &DeviceConfig) -> Option<f64> {
         return None;
     }
     let want = FAITHFUL_BLOCKS_PER_PLANE.min(full.blocks_per_plane);
-    // The whole drive is the answer itself.
-    if slice.blocks_per_plane == full.blocks_per_plane || slice.blocks_per_plane <= want {
+    if slice.blocks_per_plane <= want {
         return None;
     }
     let all_dies = model.scale.all_dies_scale?;
@@ -356,8 +368,20 @@ mod tests {
         assert_eq!(m.geometry.dies_per_channel, m.full.dies_per_channel);
         assert_eq!(m.geometry.blocks_per_plane, FAITHFUL_BLOCKS_PER_PLANE);
         assert!(m.geometry.blocks_per_plane < auto.geometry.blocks_per_plane);
-        // A drive that runs whole, and a slice the user names, are kept.
-        assert_eq!(answer_keeping_scale(&load("generic-tlc-256gb", &[])), None);
+        // A drive that `"auto"` runs whole is sliced as well where it has more blocks per
+        // plane than the slice needs; one with fewer runs whole.
+        let default_drive = load("generic-tlc-256gb", &[]);
+        let whole = default_drive.resolve().unwrap();
+        assert_eq!(whole.geometry.blocks_per_plane, whole.full.blocks_per_plane);
+        let scale = answer_keeping_scale(&default_drive).expect("700 blocks per plane");
+        let mut c = default_drive.clone();
+        c.sim.scale = ScaleSetting::Fraction(scale);
+        let m = c.resolve().unwrap();
+        assert_eq!(m.geometry.blocks_per_plane, FAITHFUL_BLOCKS_PER_PLANE);
+        assert_eq!(m.geometry.channels, whole.full.channels);
+        assert_eq!(m.geometry.dies_per_channel, whole.full.dies_per_channel);
+        assert_eq!(answer_keeping_scale(&load("tiny-test-1gb", &[])), None);
+        // A slice the user names is kept.
         let named = load("solidigm-d5-p5430-15.36tb", &[("sim.scale", "0.09")]);
         assert_eq!(answer_keeping_scale(&named), None);
         // An auto slice that is smaller already (a tighter memory budget) is kept.

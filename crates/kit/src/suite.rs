@@ -114,9 +114,8 @@ pub trait Suite: Sync {
         true
     }
     /// Whether it sizes its drives' slice itself on `sim.scale = "auto"` (from an option of
-    /// its own, or for the systems it builds). The others run a drive too large to simulate
-    /// whole on the smallest slice that keeps their answer
-    /// ([`crate::rescale::answer_keeping_scale`]).
+    /// its own, or for the systems it builds). The others run a drive on the smallest slice
+    /// that keeps their answer ([`crate::rescale::answer_keeping_scale`]).
     fn sizes_its_slice(&self) -> bool {
         false
     }

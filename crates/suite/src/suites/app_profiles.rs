@@ -545,6 +545,14 @@ impl Suite for AppProfiles {
     fn name(&self) -> &'static str {
         "app-profiles"
     }
+    fn slice_caution(&self) -> Option<&'static str> {
+        Some(
+            "app-profiles: a point at a low load holds a few GC batches, and which of them fall \
+             in it follows the blocks per plane: points at loads 2-8 move by up to 32% and the \
+             highest loads by up to +8% (the default drive's slice of 256 blocks per plane, as \
+             a drive built with 256 does)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "SQL, Oracle, VDI and Iometer profiles at rising load on a preconditioned drive (--precondition pts|showdown): IOPS vs average and p99 latency, the knee and the highest load"
     }
