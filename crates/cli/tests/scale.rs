@@ -310,3 +310,37 @@ fn a_suite_a_slice_moves_says_so_on_a_slice_only() {
     assert!(!err.contains(caution), "{err}");
     assert!(!note.contains(caution), "{note}");
 }
+
+/// Suites run a drive of more than 256 blocks per plane on its slice of 256 even where it
+/// fits whole, but for those a capacity slice moves (`Suite::slice_caution`), which keep
+/// it whole.
+#[test]
+fn a_suite_a_slice_moves_keeps_a_drive_that_fits_whole() {
+    let slice_line = "the smallest slice that keeps the answer";
+    let run = |suite: &str| {
+        let out = flashlab(&[
+            "suite",
+            suite,
+            "--device",
+            "tiny-test-1gb",
+            "--set",
+            "nand.blocks_per_plane=352",
+            "--set",
+            "capacity.user=4GB",
+            "--no-state-cache",
+            "--progress",
+            "never",
+        ]);
+        common::stderr(&out)
+    };
+    let sliced = run("transfer-sweep");
+    assert!(
+        sliced.contains(&format!(
+            "{slice_line} (every die, at least 256 blocks per plane)"
+        )) && sliced.contains("(sim.scale=auto: the whole drive)"),
+        "{sliced}"
+    );
+    let whole = run("sustained-write");
+    assert!(!whole.contains(slice_line), "{whole}");
+    assert!(!whole.contains("slice:"), "{whole}");
+}

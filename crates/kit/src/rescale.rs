@@ -38,10 +38,11 @@ const SCALE_SLACK: f64 = 1e-6;
 /// is returned as the error it is.
 ///
 /// For a suite that does not size its slice itself and no `sim.scale` among the
-/// overrides, a drive too large to simulate whole runs first on the smallest slice that
-/// keeps the answer ([`answer_keeping_scale`]) rather than the largest that fits
-/// `sim.max_memory`. A drive that runs on a slice hears the suite's
-/// [`crate::Suite::slice_caution`] before the run, and its report keeps it.
+/// overrides, a drive of more blocks per plane than a faithful slice needs runs first on the
+/// smallest slice that keeps the answer ([`answer_keeping_scale`]) rather than whole or on
+/// the largest slice that fits `sim.max_memory`; for a suite with a
+/// [`crate::Suite::slice_caution`], only a drive too large to simulate whole does. A drive
+/// that runs on a slice hears the caution before the run, and its report keeps it.
 pub fn keeping_figures(
     named: &mut NamedTargets,
     drives: usize,
