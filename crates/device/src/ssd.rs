@@ -141,6 +141,10 @@ pub struct Ssd {
     /// Jobs run compressed by the slice's time factor (`keep_drive_time(false)`): the
     /// buffer's size then follows each window of writes (`write_window`).
     compresses_time: bool,
+    /// The next window of writes goes on with the writes just made, which left the buffer
+    /// full (`continue_writes`): it keeps the buffer's full depth. Set and taken at one
+    /// job's start, so never in a saved state.
+    next_window_continues: bool,
     ops: Vec<NandOp>,
     /// Internal work planned by the FTL, not yet given to the dies (see `pacing`).
     internal: InternalQueue,
@@ -241,7 +245,8 @@ flashlab_engine::impl_state!(Ssd {
     read_retries, media_errors, refresh_pending, refresh_queue, refreshed_blocks, timed,
     ns_start_bytes, ns_host, host_meter, active_meter, host_pj, active_pj, busy_until_ns,
     readbuf, readahead, mapcache, command_rng, zoned,
-} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, map_updating, compresses_time, _seeds }
+} skip { model, spec, ops, cmd_spacing_ns, iu_shift, cw_shift, map_updating, compresses_time,
+    next_window_continues, _seeds }
   fixed { written_aging_ns, ns_start_bytes, ns_host } check Ssd::check_loaded);
 
 /// Available spare (percent) below which the health log raises its critical warning (the
@@ -306,6 +311,7 @@ impl Ssd {
             media,
             buffer,
             compresses_time: false,
+            next_window_continues: false,
             // Foreground GC of a large block emits a few thousand ops; sized once.
             ops: Vec::with_capacity(4 * model.geometry.pages_per_block as usize + 64),
             link: [Channel::new(), Channel::new()],
@@ -398,13 +404,23 @@ impl Ssd {
         });
     }
 
+    /// The next phase of writes goes on with the writes just made (the timed part of a
+    /// random-write round or interval after its part written without timing, which left the
+    /// buffer full at its full depth): it has no first fill, and keeps the full depth
+    /// however short it is, as the writes it goes on with would have.
+    pub fn continue_writes(&mut self) {
+        self.next_window_continues = true;
+    }
+
     /// A phase of writes starts for `window`: while jobs are compressed (`keep_drive_time`),
     /// the buffer keeps its full depth in a window long enough that its first fill weighs
-    /// little, and its capacity share in a shorter one (`Model::buffer_depth_kept`).
+    /// little or that goes on with earlier writes (`continue_writes`), and its capacity
+    /// share in a shorter one (`Model::buffer_depth_kept`).
     pub fn write_window(&mut self, window: flashlab_engine::WriteWindow) {
+        let continues = std::mem::take(&mut self.next_window_continues);
         if self.compresses_time {
             self.buffer
-                .set_limit(if self.model.buffer_depth_kept(window) {
+                .set_limit(if continues || self.model.buffer_depth_kept(window) {
                     self.model.buffer_bytes
                 } else {
                     self.model.compressed_buffer_bytes

@@ -628,6 +628,13 @@ impl Ftl {
         self.map.mapped
     }
 
+    /// Bytes of host data the static SLC cache holds when full.
+    pub fn static_slc_bytes(&self) -> u64 {
+        u64::from(self.geo.static_slc_blocks)
+            * u64::from(self.geo.slc_data_ius_per_block)
+            * u64::from(self.cfg.iu_bytes)
+    }
+
     /// Blocks currently in SLC mode holding or taking data (static and dynamic, open or closed).
     pub fn slc_blocks_in_use(&self) -> u32 {
         (0..self.geo.total_blocks)

@@ -38,9 +38,10 @@ pub struct SuiteOptionArgs {
     /// Rounds before giving up on steady state.
     #[arg(long, default_value_t = 25)]
     max_rounds: usize,
-    /// Share of each random-write round (its end) written through the timing model and
-    /// measured, a whole percentage (20%); the rest runs without timing where the drive
-    /// allows, as the fills do. 100% times every round whole, as --timed-precondition does.
+    /// Share of each random-write round and of each wsat interval (its end) written through
+    /// the timing model and measured, a whole percentage (20%); the rest runs without timing
+    /// where the drive allows, as the fills do. 100% times every round whole, as
+    /// --timed-precondition does.
     #[arg(long, default_value = "20%", value_name = "PCT")]
     round_timed: String,
     /// Data content of every write: the share a compressor can remove, percent (0-100; fio's

@@ -159,9 +159,10 @@ pub struct SuiteOptions {
     pub round: RoundLength,
     /// Rounds before giving up on steady state.
     pub max_rounds: usize,
-    /// Percent of each random-write round (its end) written through the timing model and
-    /// measured; the rest is written without it where the drive's state does not depend on
-    /// timing ([`crate::Session::untimed_allowed`]). 100: every round timed whole.
+    /// Percent of each random-write round and of each `wsat` interval (its end) written
+    /// through the timing model and measured; the rest is written without it where the
+    /// drive's state does not depend on timing ([`crate::Session::untimed_allowed`]). 100:
+    /// every round timed whole.
     pub round_timed_percent: u8,
     /// Queue depth of every measured job (`None`: the suite's default).
     pub qd: Option<u32>,

@@ -376,6 +376,7 @@ fn rounds_until_steady(
             );
             let text = job_text(&first, "randwrite", "4k", qd, 1, lines);
             s.untimed_job(&first, &what, &text)?;
+            s.continue_writes();
         }
         let text = job_text(&name, "randwrite", "4k", qd, jobs, &round.timed_lines);
         let run = s.job(&name, &text, &|run| {

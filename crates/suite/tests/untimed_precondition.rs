@@ -3,8 +3,9 @@
 //! default, and what is measured after them is held to what the timed path
 //! (`--timed-precondition`) gives. For the suites whose preconditioning is
 //! the shared one (purge, two 128 KiB sequential passes, 4 KiB random rounds to the SNIA
-//! steady state), and `endurance` (the same fill, then rounds of the JEDEC mix), on the
-//! default drive, the D5-P5430 15.36 TB and the PM981a, each as a slice:
+//! steady state), `endurance` (the same fill, then rounds of the JEDEC mix) and `wsat`
+//! (its intervals split as the rounds), on the default drive, the D5-P5430 15.36 TB and the
+//! PM981a, each as a slice:
 //! every IOPS and bandwidth within 2%, every write amplification within 1%, every latency
 //! within 5%.
 //!
@@ -34,7 +35,9 @@ const DRIVES: [(&str, &str, &str); 3] = [
 /// `precondition` measures what `four-corners`' rounds measure. `endurance` runs rounds of
 /// its own workload (the JEDEC mix), split as the shared ones, then measures the write IOPS
 /// and write amplification of half a capacity more.
-const SUITES: [&str; 3] = ["four-corners", "qos", "endurance"];
+/// `wsat` writes its intervals split as the rounds are (its first parts untimed, its ends
+/// measured), from a purged drive with no fill.
+const SUITES: [&str; 4] = ["four-corners", "qos", "endurance", "wsat"];
 
 fn drive(name: &str, scale: &str, die_cut: &str) -> DeviceConfig {
     let sets = [
@@ -55,6 +58,10 @@ fn options(timed: bool, seed: u64, window_ns: u64) -> SuiteOptions {
     // endurance's default interval: half a capacity.
     o.own_mut::<flashlab_suite::EnduranceOptions>().measure =
         flashlab_suite::RoundLength::CapacityFraction(0.5);
+    // wsat: two capacities in intervals of 5%, past the cliff into the steady window on
+    // the three slices.
+    o.own_mut::<flashlab_suite::WsatOptions>().write_multiple = 2.0;
+    o.interval = flashlab_suite::RoundLength::CapacityFraction(0.05);
     o
 }
 
@@ -80,6 +87,13 @@ fn plan(suite: &str) -> (&'static [u64], u64) {
 /// single round's IOPS on the way to steady state).
 fn tolerance(m: &Measure) -> Option<f64> {
     if m.key().contains("round") || m.family.starts_with("window_") {
+        return None;
+    }
+    // wsat's single intervals on the way, as single rounds, and the lowest of them; and its
+    // times since the purge, which a split run estimates from each interval's middle
+    // (docs/explain-preconditioning.md).
+    let key = m.key();
+    if key.starts_with("interval_") || key == "min_write_iops" || key.ends_with("sim_time_ns") {
         return None;
     }
     // Beyond p99.99 a 1 s window holds a handful of reads: the percentile is one sample.
@@ -178,16 +192,18 @@ fn disagreements(index: usize) -> Vec<String> {
         // The untimed path ran: its fill is a driven step, the timed one's a job.
         let fill_kind =
             |d: &DeviceReport| d.steps.iter().find(|s| s.name == "fill").map(|s| s.kind);
-        assert_eq!(
-            fill_kind(&timed[0]),
-            Some(StepKind::Job),
-            "{suite} on {name}"
-        );
-        assert_eq!(
-            fill_kind(&fast[0]),
-            Some(StepKind::Driven),
-            "{suite} on {name}"
-        );
+        if suite != "wsat" {
+            assert_eq!(
+                fill_kind(&timed[0]),
+                Some(StepKind::Job),
+                "{suite} on {name}"
+            );
+            assert_eq!(
+                fill_kind(&fast[0]),
+                Some(StepKind::Driven),
+                "{suite} on {name}"
+            );
+        }
         // So did the rounds' first parts; the timed path's rounds are timed whole.
         let untimed_rounds = |d: &DeviceReport| {
             d.steps
@@ -196,7 +212,13 @@ fn disagreements(index: usize) -> Vec<String> {
                 .count()
         };
         assert_eq!(untimed_rounds(&timed[0]), 0, "{suite} on {name}");
-        assert!(untimed_rounds(&fast[0]) >= 5, "{suite} on {name}");
+        // wsat times whole the intervals of a drive whose static SLC cache is more than half
+        // of an interval's timed middle (the PM981a's 4 GB, 2.6 GB middles here).
+        if suite == "wsat" && name == "samsung-pm981a-256gb" {
+            assert_eq!(untimed_rounds(&fast[0]), 0, "{suite} on {name}");
+        } else {
+            assert!(untimed_rounds(&fast[0]) >= 5, "{suite} on {name}");
+        }
         let (timed, fast) = (means(&timed), means(&fast));
         for m in &timed {
             if tolerance(m).is_some() {
@@ -237,6 +259,14 @@ fn page_figures(suite: &str) -> &'static [(&'static str, &'static str, Shown)] {
             (
                 "write amplification (3 seeds)",
                 "write_amplification",
+                Shown::Ratio,
+            ),
+        ],
+        "wsat" => &[
+            ("steady write", "steady_write_iops", Shown::Iops),
+            (
+                "steady write amplification",
+                "steady_write_amplification",
                 Shown::Ratio,
             ),
         ],

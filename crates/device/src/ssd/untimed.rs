@@ -65,6 +65,15 @@ impl Ssd {
             .max(self.last_done_ns)
             .max(self.media.all_idle_ns())
             .max(self.ctrl_next_ns);
+        // While jobs are compressed, a window of writes holds the buffer at its capacity share
+        // only so that its first fill, at the link's speed, does not weigh in what it
+        // measures (`Model::buffer_depth_kept`). Nothing is measured here, so the buffer
+        // keeps its full depth and the writes leave it full at that depth, as long timed
+        // writes do: timed writes that go on with them (`Ssd::continue_writes`) start with
+        // no first fill to weigh.
+        if self.compresses_time {
+            self.buffer.set_limit(self.model.buffer_bytes);
+        }
         Ok(Untimed {
             ssd: self,
             start_ns,

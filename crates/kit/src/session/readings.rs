@@ -54,6 +54,17 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Bytes of host data the drive's static SLC cache holds when full, the whole drive's
+    /// (0 without an FTL or a static cache).
+    pub fn static_slc_bytes(&self) -> u64 {
+        match &self.drive {
+            Drive::Sim(ssd) => ssd.ftl().map_or(0, |f| {
+                (f.static_slc_bytes() as f64 * self.scale.capacity_factor).round() as u64
+            }),
+            Drive::Real(_) | Drive::Described(_) => 0,
+        }
+    }
+
     /// Free native blocks now (0 without an FTL).
     pub fn free_blocks(&self) -> u32 {
         match &self.drive {

@@ -25,6 +25,18 @@ impl Session<'_> {
         }
     }
 
+    /// The next job's writes go on with those of the untimed step just run (the timed part
+    /// of a split round or interval): the drive keeps its write buffer's full depth for
+    /// them however short they are (`Ssd::continue_writes`), as the writes they go on with
+    /// left it full.
+    pub fn continue_writes(&mut self) {
+        if let Drive::Sim(dev) = &mut self.drive {
+            if let Some(ssd) = dev.as_ssd_mut() {
+                ssd.continue_writes();
+            }
+        }
+    }
+
     /// Run `body` as the next step on the drive with its timing model off; the drive's
     /// clock moves on to where [`Untimed::finish`] sets it. The step is recorded as a driven
     /// step: its JSON (fio's schema, no jobs: nothing was timed to measure) carries the

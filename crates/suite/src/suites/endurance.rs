@@ -554,6 +554,7 @@ fn steady_rounds(
                     e.workload.name()
                 );
                 host += s.untimed_job(&first, &what, &untimed_text(&first, untimed))? as f64;
+                s.continue_writes();
             }
             let text = e.workload.text(&name, qd, jobs, timed_lines);
             let run = s.job(&name, &text, &|run| {

@@ -136,34 +136,37 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     let capacity = s.full_capacity_bytes() as f64;
     let target = w.write_multiple * capacity;
     let (qd, jobs) = qd_jobs(opts);
-    let (lines, planned) = match opts.interval {
-        RoundLength::TimeNs(ns) => (
-            vec!["time_based=1".to_string(), format!("runtime={ns}ns")],
-            None,
-        ),
-        RoundLength::Bytes(b) => (vec![format!("io_size={}", per_job_bytes(b, jobs))], {
-            Some((target / b as f64).ceil() as usize)
-        }),
-        RoundLength::CapacityFraction(f) => {
-            let b = (capacity * f).round() as u64;
-            (
-                vec![format!("io_size={}", per_job_bytes(b, jobs))],
-                Some((w.write_multiple / f).ceil() as usize),
-            )
-        }
+    let planned = match opts.interval {
+        RoundLength::TimeNs(_) => None,
+        RoundLength::Bytes(b) => Some((target / b as f64).ceil() as usize),
+        RoundLength::CapacityFraction(f) => Some((w.write_multiple / f).ceil() as usize),
     };
+    let plan = plan_intervals(s, opts, capacity);
     // The whole write stream is the drive's write saturation (a workload-dependent
     // preconditioning) and its measurement at once: the precondition cache keeps the drive at
     // its end and every interval's figures, so a repeat on the same drive reads them back.
-    let recipe = format!(
-        "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
-         is written:\n{}",
-        opts.interval,
-        planned.map_or("none".to_string(), |n| n.to_string()),
-        w.write_multiple,
-        job_text("wsat-NNN", "randwrite", "4k", qd, jobs, &lines)
-    );
-    let sat = s.checkpoint(&recipe, |s| saturate(s, &w, target, &lines, planned))?;
+    let timed = job_text("wsat-NNN", "randwrite", "4k", qd, jobs, &plan.timed_lines);
+    let recipe = match plan.untimed_bytes {
+        None => format!(
+            "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
+             is written:\n{timed}",
+            opts.interval,
+            planned.map_or("none".to_string(), |n| n.to_string()),
+            w.write_multiple,
+        ),
+        Some((before, after)) => format!(
+            "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
+             is written; the first timed whole:\n{}each after it without timing:\n{}then \
+             timed:\n{timed}then without timing:\n{}",
+            opts.interval,
+            planned.map_or("none".to_string(), |n| n.to_string()),
+            w.write_multiple,
+            job_text("wsat-001", "randwrite", "4k", qd, jobs, &plan.whole_lines),
+            job_text("wsat-NNN-untimed", "randwrite", "4k", qd, 1, &[untimed_line(before)]),
+            job_text("wsat-NNN-rest-untimed", "randwrite", "4k", qd, 1, &[untimed_line(after)]),
+        ),
+    };
+    let sat = s.checkpoint(&recipe, |s| saturate(s, &w, target, &plan, planned))?;
     let (results, window) = results(&sat.points, sat.total_wa, sat.steady_wa, sat.written_bytes);
     let charts = charts(&sat.points, window);
     Ok(Outcome {
@@ -173,13 +176,92 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     })
 }
 
-/// Purge, then write `target` bytes (whole drive) in intervals of `lines` (`planned` of them,
-/// when the interval is a size).
+/// How each interval is written. An interval of a given size leaves the drive in a state its
+/// timing does not change, as a preconditioning round does (`flashlab_kit::steps::RoundJobs`):
+/// where the drive allows it (`Session::untimed_allowed`), all but its middle
+/// (`--round-timed`) runs without the timing model, and the interval's IOPS are its timed
+/// middle's. The middle, not the end: where the rate drifts through an interval (a drive
+/// still settling), the middle reads the interval's mean and an end would read the drift's
+/// last value. The first interval, an interval given as a time, `--timed-precondition` and
+/// `--round-timed 100%` are timed whole.
+struct Intervals {
+    /// Bytes written without timing before and after each timed part, if the interval is
+    /// split.
+    untimed_bytes: Option<(u64, u64)>,
+    /// The job lines of the interval's timed part (the whole interval if it is not split).
+    timed_lines: Vec<String>,
+    /// The job lines of an interval timed whole: the first, which starts from an idle
+    /// drive with an empty write buffer, and whose start (the buffer's first fill) is part of
+    /// what it reads, as the fresh drive's figure.
+    whole_lines: Vec<String>,
+}
+
+/// How `opts`' intervals are written on this drive (`capacity`: the whole drive's bytes).
+fn plan_intervals(s: &mut Session, opts: &SuiteOptions, capacity: f64) -> Intervals {
+    let jobs = qd_jobs(opts).1;
+    let bytes = match opts.interval {
+        RoundLength::TimeNs(ns) => {
+            let lines = vec!["time_based=1".to_string(), format!("runtime={ns}ns")];
+            return Intervals {
+                untimed_bytes: None,
+                timed_lines: lines.clone(),
+                whole_lines: lines,
+            };
+        }
+        RoundLength::Bytes(b) => b,
+        RoundLength::CapacityFraction(f) => (capacity * f).round() as u64,
+    };
+    let whole_lines = vec![format!("io_size={}", per_job_bytes(bytes, jobs))];
+    match split_bytes(s, opts, bytes) {
+        Some((timed, before, after)) => Intervals {
+            untimed_bytes: Some((before, after)),
+            timed_lines: vec![format!("io_size={timed}")],
+            whole_lines,
+        },
+        None => Intervals {
+            untimed_bytes: None,
+            timed_lines: whole_lines.clone(),
+            whole_lines,
+        },
+    }
+}
+
+fn untimed_line(bytes: u64) -> String {
+    format!("io_size={bytes}")
+}
+
+/// Where an interval of `bytes` is split: the bytes each job writes timed, and the bytes
+/// written without timing before and after them (more than none in all), or `None` to time
+/// it whole.
+///
+/// A drive with a static SLC cache writes random data through it in cycles of its size (the
+/// host fills it, folds free its blocks), and its rate rises and falls with the cycle; a timed
+/// middle shorter than two cycles reads a phase of it (the PM981a's 4 GB cache against 2 GB
+/// middles of its 10 GB intervals: single intervals up to 23% off, the steady window +3.4%).
+/// Such intervals are timed whole.
+fn split_bytes(s: &mut Session, opts: &SuiteOptions, bytes: u64) -> Option<(u64, u64, u64)> {
+    if opts.round_timed_percent >= 100 || !s.untimed_allowed() {
+        return None;
+    }
+    let jobs = qd_jobs(opts).1;
+    // In u128: an interval given in bytes may be any size below 2^64.
+    let share = u128::from(bytes) * u128::from(opts.round_timed_percent) / 100;
+    if share < 2 * u128::from(s.static_slc_bytes()) {
+        return None;
+    }
+    let timed = per_job_bytes(share as u64, jobs);
+    let untimed = bytes.saturating_sub(timed.saturating_mul(u64::from(jobs))) / 4096 * 4096;
+    let before = untimed / 2 / 4096 * 4096;
+    (untimed > 0).then_some((timed, before, untimed - before))
+}
+
+/// Purge, then write `target` bytes (whole drive) in intervals as `plan` writes them
+/// (`planned` of them, when the interval is a size).
 fn saturate(
     s: &mut Session,
     w: &WsatOptions,
     target: f64,
-    lines: &[String],
+    plan: &Intervals,
     planned: Option<usize>,
 ) -> Result<Saturation, SuiteError> {
     let opts = s.opts();
@@ -189,6 +271,10 @@ fn saturate(
         return Err(too_many_intervals(w, opts.interval));
     }
     let start_ns = s.now_ns();
+    // The drive's time since the purge at the last interval's end. A split interval lasts
+    // its I/Os at its timed middle's rate: the untimed parts move the drive's clock by the
+    // least time their work needs, not the time it would take.
+    let mut elapsed_ns = 0.0;
     let first = s.counters();
     // Every interval's start, for WA windows reaching back over whole GC cycles.
     let mut starts = vec![first.clone()];
@@ -208,6 +294,30 @@ fn saturate(
         };
         s.suite_span = Some((written / target, ((written + step_bytes) / target).min(1.0)));
         let name = format!("wsat-{i:03}");
+        let mut untimed_written = 0u64;
+        let mut untimed_part = |s: &mut Session, step: String, bytes: u64, which: &str| {
+            if bytes == 0 {
+                return Ok(());
+            }
+            let what = format!(
+                "{which} of interval {i} without timing: 4 KiB random writes, as the job \
+                 gives them"
+            );
+            let text = job_text(&step, "randwrite", "4k", qd, 1, &[untimed_line(bytes)]);
+            untimed_written += s.untimed_job(&step, &what, &text)?;
+            Ok::<(), SuiteError>(())
+        };
+        let split = plan.untimed_bytes.filter(|_| i > 1);
+        if let Some((before, _)) = split {
+            untimed_part(s, format!("{name}-untimed"), before, "the part before the middle")?;
+            s.continue_writes();
+        }
+        let timed_start_ns = s.now_ns();
+        let lines = if split.is_some() {
+            &plan.timed_lines
+        } else {
+            &plan.whole_lines
+        };
         let text = job_text(&name, "randwrite", "4k", qd, jobs, lines);
         let run = s.job(&name, &text, &|run| {
             vec![measure("write_iops", Unit::Iops, iops(run, DDIR_WRITE))]
@@ -217,10 +327,18 @@ fn saturate(
             // A time-based interval too short for one write would never finish the run.
             return Err(too_many_intervals(w, opts.interval));
         }
-        written += bytes as f64;
+        let timed_ns = s.drive_ns(s.now_ns() - timed_start_ns);
+        if let Some((_, after)) = split {
+            untimed_part(s, format!("{name}-rest-untimed"), after, "the part after the middle")?;
+        }
+        written += (bytes + untimed_written) as f64;
+        elapsed_ns = match split {
+            None => s.drive_ns(s.now_ns() - start_ns),
+            Some(_) => elapsed_ns + timed_ns * (bytes + untimed_written) as f64 / bytes as f64,
+        };
         let now = s.counters();
         points.push(Point {
-            end_ns: s.drive_ns(s.now_ns() - start_ns),
+            end_ns: elapsed_ns,
             written_bytes: written,
             iops: iops(&run, DDIR_WRITE),
             wa: wa_over_reclaims(&starts, &now, reclaims),
