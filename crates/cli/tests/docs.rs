@@ -1384,7 +1384,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/real.md", 1, SPEC),
     ("docs/reviews.md", 157, CITED),
     ("docs/scale.md", 433, SLOW),
-    ("docs/scheduling.md", 27, TESTS),
+    ("docs/scheduling.md", 18, TESTS),
     ("docs/serve.md", 50, SERVED),
     ("docs/state.md", 30, SLOW),
     ("docs/suite-options.md", 18, SPEC),
