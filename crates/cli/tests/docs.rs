@@ -885,10 +885,8 @@ fn the_readme_picture_is_drawn_from_the_readme_command() {
     );
 }
 
-/// Every `text` block of README.md and docs/*.md is the output of a marked block of a page
-/// in [`PAGES`].
-#[test]
-fn every_shown_output_is_checked() {
+/// README.md and every page of docs/, sorted.
+fn all_pages() -> Vec<String> {
     let mut pages = vec!["README.md".to_string()];
     for e in std::fs::read_dir(repo().join("docs")).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
@@ -896,6 +894,15 @@ fn every_shown_output_is_checked() {
             pages.push(format!("docs/{name}"));
         }
     }
+    pages.sort();
+    pages
+}
+
+/// Every `text` block of README.md and docs/*.md is the output of a marked block of a page
+/// in [`PAGES`].
+#[test]
+fn every_shown_output_is_checked() {
+    let pages = all_pages();
     for page in &pages {
         let doc = std::fs::read_to_string(repo().join(page)).unwrap();
         assert!(
@@ -1290,13 +1297,7 @@ fn checked_by_regions(doc: &str) -> Result<Vec<(usize, String)>, String> {
 /// that reads it. Its figures are left out of the page's unchecked count.
 #[test]
 fn checked_by_regions_name_a_test_that_reads_the_page() {
-    let mut pages = vec!["README.md".to_string()];
-    for e in std::fs::read_dir(repo().join("docs")).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") {
-            pages.push(format!("docs/{name}"));
-        }
-    }
+    let pages = all_pages();
     let mut wrong = Vec::new();
     let mut regions = 0;
     for page in &pages {
@@ -1403,14 +1404,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
 /// region, or is counted in [`UNCHECKED_FIGURES`] with its reason.
 #[test]
 fn no_new_unchecked_figures() {
-    let mut pages = vec!["README.md".to_string()];
-    for e in std::fs::read_dir(repo().join("docs")).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") {
-            pages.push(format!("docs/{name}"));
-        }
-    }
-    pages.sort();
+    let pages = all_pages();
     let mut wrong = Vec::new();
     for page in &pages {
         let doc = std::fs::read_to_string(repo().join(page)).unwrap();
