@@ -246,11 +246,18 @@ pub fn round_split(s: &mut Session, opts: &SuiteOptions) -> Option<(u64, u64)> {
     if opts.round_timed_percent >= 100 || !s.untimed_allowed() {
         return None;
     }
+    timed_share(opts, b)
+}
+
+/// `bytes` of random writes split at `--round-timed`: the bytes each job writes timed and
+/// the bytes written without timing (more than none), or `None` where nothing is left for
+/// the untimed part.
+pub fn timed_share(opts: &SuiteOptions, bytes: u64) -> Option<(u64, u64)> {
     let jobs = qd_jobs(opts).1;
     // In u128: a round given in bytes may be any size below 2^64.
-    let share = u128::from(b) * u128::from(opts.round_timed_percent) / 100;
+    let share = u128::from(bytes) * u128::from(opts.round_timed_percent) / 100;
     let timed = per_job_bytes(share as u64, jobs);
-    let untimed = b.saturating_sub(timed.saturating_mul(u64::from(jobs))) / 4096 * 4096;
+    let untimed = bytes.saturating_sub(timed.saturating_mul(u64::from(jobs))) / 4096 * 4096;
     (untimed > 0).then_some((timed, untimed))
 }
 

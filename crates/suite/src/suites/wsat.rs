@@ -10,7 +10,7 @@ use serde_json::json;
 use flashlab_kit::lengths::RoundLength;
 use flashlab_kit::session::{wa_between, wa_over_reclaims, Session};
 use flashlab_kit::steady::{check_window, SteadyRule};
-use flashlab_kit::steps::{iops, job_text, measure, per_job_bytes, qd_jobs};
+use flashlab_kit::steps::{iops, job_text, measure, per_job_bytes, qd_jobs, timed_share};
 use flashlab_kit::suite::{Outcome, RunsOn, Suite};
 use flashlab_kit::{Axis, Chart, Coord, Measure, Series, SuiteError, SuiteOptions, Unit};
 
@@ -145,25 +145,25 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     // The whole write stream is the drive's write saturation (a workload-dependent
     // preconditioning) and its measurement at once: the precondition cache keeps the drive at
     // its end and every interval's figures, so a repeat on the same drive reads them back.
+    let head = format!(
+        "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
+         is written",
+        opts.interval,
+        planned.map_or("none".to_string(), |n| n.to_string()),
+        w.write_multiple,
+    );
     let timed = job_text("wsat-NNN", "randwrite", "4k", qd, jobs, &plan.timed_lines);
+    let untimed = |step: &str, bytes: u64| {
+        job_text(step, "randwrite", "4k", qd, 1, &[untimed_line(bytes)])
+    };
     let recipe = match plan.untimed_bytes {
-        None => format!(
-            "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
-             is written:\n{timed}",
-            opts.interval,
-            planned.map_or("none".to_string(), |n| n.to_string()),
-            w.write_multiple,
-        ),
+        None => format!("{head}:\n{timed}"),
         Some((before, after)) => format!(
-            "wsat: purge 'purge', then intervals of {:?}, {} planned, until {:?} x capacity \
-             is written; the first timed whole:\n{}each after it without timing:\n{}then \
+            "{head}; the first timed whole:\n{}each after it without timing:\n{}then \
              timed:\n{timed}then without timing:\n{}",
-            opts.interval,
-            planned.map_or("none".to_string(), |n| n.to_string()),
-            w.write_multiple,
             job_text("wsat-001", "randwrite", "4k", qd, jobs, &plan.whole_lines),
-            job_text("wsat-NNN-untimed", "randwrite", "4k", qd, 1, &[untimed_line(before)]),
-            job_text("wsat-NNN-rest-untimed", "randwrite", "4k", qd, 1, &[untimed_line(after)]),
+            untimed("wsat-NNN-untimed", before),
+            untimed("wsat-NNN-rest-untimed", after),
         ),
     };
     let sat = s.checkpoint(&recipe, |s| saturate(s, &w, target, &plan, planned))?;
@@ -243,16 +243,13 @@ fn split_bytes(s: &mut Session, opts: &SuiteOptions, bytes: u64) -> Option<(u64,
     if opts.round_timed_percent >= 100 || !s.untimed_allowed() {
         return None;
     }
-    let jobs = qd_jobs(opts).1;
-    // In u128: an interval given in bytes may be any size below 2^64.
-    let share = u128::from(bytes) * u128::from(opts.round_timed_percent) / 100;
-    if share < 2 * u128::from(s.static_slc_bytes()) {
+    let middle_bytes = u128::from(bytes) * u128::from(opts.round_timed_percent) / 100;
+    if middle_bytes < 2 * u128::from(s.static_slc_bytes()) {
         return None;
     }
-    let timed = per_job_bytes(share as u64, jobs);
-    let untimed = bytes.saturating_sub(timed.saturating_mul(u64::from(jobs))) / 4096 * 4096;
+    let (timed, untimed) = timed_share(opts, bytes)?;
     let before = untimed / 2 / 4096 * 4096;
-    (untimed > 0).then_some((timed, before, untimed - before))
+    Some((timed, before, untimed - before))
 }
 
 /// Purge, then write `target` bytes (whole drive) in intervals as `plan` writes them
