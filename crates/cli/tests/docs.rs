@@ -32,6 +32,10 @@
 //!   output, before any `shown:` filter) as source NAME; `<!-- docs: source NAME: COMMAND -->`
 //!   on a line of its own runs COMMAND (in the page's scratch directory, after the page's
 //!   blocks) for it. A source that prints JSON is read as JSON.
+//! - `<!-- docs: long source NAME: COMMAND -->`: the same for a run too long for this test.
+//!   The figures filled from NAME are left to `long::long_figures_are_what_flashlab_prints`
+//!   (which `.ci/run` runs with the other long tests, and the update command below rewrites),
+//!   and this test leaves them alone; their templates read long sources only.
 //! - `<!-- docs: figures NAME` then template lines then `-->`: the lines after the comment, up
 //!   to `<!-- docs: end -->`, are the template filled from source NAME (a table, a paragraph).
 //! - `<!-- docs: figure NAME TEMPLATE -->TEXT<!-- docs: end -->` inside a line: TEXT is the
@@ -116,7 +120,11 @@ fn parse_marker(page: &str, line: usize, text: &str) -> Option<Marker> {
         .strip_suffix("-->")?
         .trim();
     // Figures' markers say nothing of the fenced block after them.
-    if body == "end" || body.starts_with("source ") || body.starts_with("figure") {
+    if body == "end"
+        || body.starts_with("source ")
+        || body.starts_with("long source ")
+        || body.starts_with("figure")
+    {
         return None;
     }
     let mut m = Marker::default();
@@ -321,19 +329,7 @@ fn check_page(page: &str) -> PathBuf {
         "{page}: no marked block to run and no figures"
     );
     let mut sources: HashMap<String, String> = HashMap::new();
-
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("docs")
-        .join(page.replace('/', "-"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(repo().join("jobs"), dir.join("jobs")).unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_flashlab")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let (dir, path) = page_dir(page, Phase::Quick);
     let fio = !fences
         .iter()
         .any(|f| f.marker.as_ref().is_some_and(|m| m.needs_fio))
@@ -408,13 +404,68 @@ fn check_page(page: &str) -> PathBuf {
         text.push_str(l);
         text.push('\n');
     }
-    let (text, figure_failures) = check_figures(page, &text, &mut sources, &dir, &path);
-    let rewrite = update && (!replacements.is_empty() || !figure_failures.is_empty());
-    if rewrite {
+    let (text, figure_failures) =
+        check_figures(page, &text, &mut sources, &dir, &path, Phase::Quick);
+    settle(page, text, replacements.len(), figure_failures, failures);
+    dir
+}
+
+/// The figures of `page` whose sources are long (`<!-- docs: long source NAME: COMMAND -->`:
+/// runs too long for the docs test), checked or, in the update mode, rewritten.
+fn check_long_figures(page: &str) {
+    let doc = std::fs::read_to_string(repo().join(page))
+        .unwrap_or_else(|e| panic!("{page} is readable: {e}"));
+    let (dir, path) = page_dir(page, Phase::Long);
+    let mut sources = HashMap::new();
+    let (text, figure_failures) = check_figures(page, &doc, &mut sources, &dir, &path, Phase::Long);
+    settle(page, text, 0, figure_failures, Vec::new());
+}
+
+/// Which figures a check runs: those of the docs test's sources, or those of the long ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Quick,
+    Long,
+}
+
+/// A fresh directory for `page`'s blocks (with `jobs/` and `scripts/` in it) and the `PATH` that finds the
+/// flashlab under test first.
+fn page_dir(page: &str, phase: Phase) -> (PathBuf, String) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(if phase == Phase::Long {
+            "docs-long"
+        } else {
+            "docs"
+        })
+        .join(page.replace('/', "-"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for shared in ["jobs", "scripts"] {
+        std::os::unix::fs::symlink(repo().join(shared), dir.join(shared)).unwrap();
+    }
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_flashlab")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (dir, path)
+}
+
+/// Rewrite `page` as `text` in the update mode where anything differed; otherwise fail with
+/// every difference.
+fn settle(
+    page: &str,
+    text: String,
+    replaced_blocks: usize,
+    figure_failures: Vec<String>,
+    mut failures: Vec<String>,
+) {
+    let update = std::env::var("FLASHLAB_UPDATE_DOCS").as_deref() == Ok("1");
+    if update && (replaced_blocks > 0 || !figure_failures.is_empty()) {
         std::fs::write(repo().join(page), text).unwrap();
         eprintln!(
-            "{page}: rewrote {} output block(s) and {} figure region(s)",
-            replacements.len(),
+            "{page}: rewrote {replaced_blocks} output block(s) and {} figure region(s)",
             figure_failures.len()
         );
     } else {
@@ -428,34 +479,49 @@ fn check_page(page: &str) -> PathBuf {
          then reread the prose around each changed block.",
         failures.join("\n\n")
     );
-    dir
 }
 
 /// The page `doc` with each figure region checked against its template filled from its
 /// source: the page as the program would write it, and a failure per region that differs.
-/// Sources of their own (`<!-- docs: source NAME: COMMAND -->`) run here, once each.
+/// Sources of their own (`<!-- docs: source NAME: COMMAND -->`) run here, once each; in
+/// [`Phase::Long`] only the long ones (`<!-- docs: long source NAME: COMMAND -->`) run and
+/// only their figures are checked, in [`Phase::Quick`] only the others.
 fn check_figures(
     page: &str,
     doc: &str,
     sources: &mut HashMap<String, String>,
     dir: &Path,
     path: &str,
+    phase: Phase,
 ) -> (String, Vec<String>) {
+    let mut long_sources = Vec::new();
     for (n, line) in doc.lines().enumerate() {
-        let Some(body) = line
-            .trim()
-            .strip_prefix("<!-- docs: source ")
-            .and_then(|b| b.strip_suffix("-->"))
-        else {
+        let t = line.trim();
+        let (body, source_phase) = match t.strip_prefix("<!-- docs: long source ") {
+            Some(body) => (body, Phase::Long),
+            None => match t.strip_prefix("<!-- docs: source ") {
+                Some(body) => (body, Phase::Quick),
+                None => continue,
+            },
+        };
+        let Some(body) = body.strip_suffix("-->") else {
             continue;
         };
         let (name, command) = body
             .split_once(':')
             .unwrap_or_else(|| panic!("{page}:{}: expected source NAME: COMMAND", n + 1));
+        if source_phase == Phase::Long {
+            long_sources.push(name.trim().to_string());
+        }
+        if source_phase != phase {
+            continue;
+        }
         let (code, printed) = run_script(&format!("{}\n", command.trim()), dir, path);
         assert_eq!(code, Some(0), "{page}:{}: source {name}:\n{printed}", n + 1);
         sources.insert(name.trim().to_string(), printed);
     }
+    // A figure is checked in the phase of its source: the long test checks the long ones.
+    let in_phase = |name: &str| long_sources.iter().any(|l| l == name) == (phase == Phase::Long);
     let lines: Vec<&str> = doc.lines().collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut failures = Vec::new();
@@ -463,7 +529,14 @@ fn check_figures(
     while i < lines.len() {
         let line = lines[i];
         let Some(name) = line.trim().strip_prefix("<!-- docs: figures ") else {
-            out.push(inline_figures(page, i + 1, line, sources, &mut failures));
+            out.push(inline_figures(
+                page,
+                i + 1,
+                line,
+                sources,
+                &in_phase,
+                &mut failures,
+            ));
             i += 1;
             continue;
         };
@@ -473,6 +546,11 @@ fn check_figures(
         let end = (close + 1..lines.len())
             .find(|&j| lines[j].trim() == "<!-- docs: end -->")
             .unwrap_or_else(|| panic!("{page}:{}: figures without <!-- docs: end -->", i + 1));
+        if !in_phase(name.trim()) {
+            out.extend(lines[i..=end].iter().map(|l| l.to_string()));
+            i = end + 1;
+            continue;
+        }
         let template = lines[i + 1..close].join("\n");
         let source = source_of(page, i + 1, name.trim(), sources);
         let filled =
@@ -513,6 +591,7 @@ fn inline_figures(
     line_no: usize,
     line: &str,
     sources: &HashMap<String, String>,
+    in_phase: &dyn Fn(&str) -> bool,
     failures: &mut Vec<String>,
 ) -> String {
     const OPEN: &str = "<!-- docs: figure ";
@@ -533,6 +612,11 @@ fn inline_figures(
             .find(END)
             .unwrap_or_else(|| panic!("{page}:{line_no}: figure without {END}"));
         let shown = &after[shown_at..shown_at + end];
+        if !in_phase(name) {
+            out.push_str(&rest[..at + OPEN.len() + shown_at + end + END.len()]);
+            rest = &after[shown_at + end + END.len()..];
+            continue;
+        }
         let filled = fill(
             template.trim(),
             source_of(page, line_no, name, sources),
@@ -795,6 +879,24 @@ mod long {
     fn fit_page_shows_what_flashlab_prints() {
         super::fit_page_shows_what_flashlab_prints();
     }
+
+    /// The figures of every page whose sources run too long for the docs test.
+    #[test]
+    #[ignore = "long: .ci/run runs it (cargo test --workspace -- --ignored long::)"]
+    fn long_figures_are_what_flashlab_prints() {
+        let pages: Vec<String> = super::all_pages()
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(super::repo().join(p))
+                    .unwrap()
+                    .contains("<!-- docs: long source ")
+            })
+            .collect();
+        assert!(!pages.is_empty(), "no page has a long source");
+        for page in pages {
+            super::check_long_figures(&page);
+        }
+    }
 }
 
 fn fit_page_shows_what_flashlab_prints() {
@@ -988,7 +1090,7 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
     );
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let page = "| set | IOPS |\n<!-- docs: figures s\n| x1 | {iops:,} |\n-->\n| x1 | 27,680 |\n<!-- docs: end -->\nAt <!-- docs: figure s {iops:,} IOPS -->27,680 IOPS<!-- docs: end --> it holds.\n";
-    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "");
+    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "", Phase::Quick);
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(text, page);
     // One figure changed in the table, one in the prose: each fails, and the rewrite mends it.
@@ -996,7 +1098,8 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
         page.replace("| x1 | 27,680 |", "| x1 | 27,681 |"),
         page.replace("-->27,680 IOPS<", "-->27,690 IOPS<"),
     ] {
-        let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
+        let (text, failures) =
+            check_figures("p.md", &changed, &mut sources, &dir, "", Phase::Quick);
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert_eq!(text, page);
     }
@@ -1018,7 +1121,7 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
                 <!-- docs: figure c {0.4,slc,write_iops:,.0} IOPS -->36,664 IOPS<!-- docs: end -->, \
                 <!-- docs: figure c {0.4,slc,write_iops / 0.1,slc,write_iops:.1} times -->4.5 \
                 times<!-- docs: end -->.\n";
-    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "");
+    let (text, failures) = check_figures("p.md", page, &mut sources, &dir, "", Phase::Quick);
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(text, page);
     for changed in [
@@ -1027,9 +1130,63 @@ fn a_changed_figure_in_a_table_or_in_prose_fails() {
         page.replace("-->36,664 IOPS<", "-->36,665 IOPS<"),
         page.replace("-->4.5 times<", "-->4.4 times<"),
     ] {
-        let (text, failures) = check_figures("p.md", &changed, &mut sources, &dir, "");
+        let (text, failures) =
+            check_figures("p.md", &changed, &mut sources, &dir, "", Phase::Quick);
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert_eq!(text, page);
+    }
+}
+
+/// A figure of a long source is left alone by the docs test and checked by the long one, and
+/// the other way round.
+#[test]
+fn long_sources_are_checked_in_their_own_phase() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let page = "<!-- docs: long source l: echo '{\"iops\": 2}' -->\n\
+                <!-- docs: source q: echo '{\"iops\": 3}' -->\n\
+                <!-- docs: figures l\n| {iops} |\n-->\n| 2 |\n<!-- docs: end -->\n\
+                <!-- docs: figure l {iops} IOPS -->2 IOPS<!-- docs: end -->, \
+                <!-- docs: figure q {iops} IOPS -->3 IOPS<!-- docs: end -->\n";
+    for phase in [Phase::Quick, Phase::Long] {
+        let (text, failures) = check_figures(
+            "p.md",
+            page,
+            &mut HashMap::new(),
+            &dir,
+            "/bin:/usr/bin",
+            phase,
+        );
+        assert!(failures.is_empty(), "{phase:?}: {failures:?}");
+        assert_eq!(text, page);
+    }
+    let long_changed = page
+        .replace("| 2 |", "| 5 |")
+        .replace("-->2 IOPS<", "-->5 IOPS<");
+    let quick_changed = page.replace("-->3 IOPS<", "-->5 IOPS<");
+    for (changed, phase, other) in [
+        (long_changed, Phase::Long, Phase::Quick),
+        (quick_changed, Phase::Quick, Phase::Long),
+    ] {
+        let (text, failures) = check_figures(
+            "p.md",
+            &changed,
+            &mut HashMap::new(),
+            &dir,
+            "/bin:/usr/bin",
+            phase,
+        );
+        assert!(!failures.is_empty(), "{phase:?} sees the change");
+        assert_eq!(text, page, "{phase:?} mends it");
+        let (text, failures) = check_figures(
+            "p.md",
+            &changed,
+            &mut HashMap::new(),
+            &dir,
+            "/bin:/usr/bin",
+            other,
+        );
+        assert!(failures.is_empty(), "{other:?} leaves it: {failures:?}");
+        assert_eq!(text, changed);
     }
 }
 
@@ -1246,7 +1403,7 @@ fn a_changed_figure_of_the_host_page_fails() {
     }
     assert!(sources.len() >= 3, "{page}: its runs are sources");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let (text, failures) = check_figures(page, &doc, &mut sources, &dir, "");
+    let (text, failures) = check_figures(page, &doc, &mut sources, &dir, "", Phase::Quick);
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(text, doc);
     let table = "| disk alone <!-- docs: figure scan {scan_pass1_time_s:.1} s -->161.4 s<";
@@ -1255,8 +1412,14 @@ fn a_changed_figure_of_the_host_page_fails() {
         .map(|(at, from, to)| (at, at.replace(from, to)))
     {
         assert!(doc.contains(shown), "{page} shows {shown}");
-        let (text, failures) =
-            check_figures(page, &doc.replace(shown, &changed), &mut sources, &dir, "");
+        let (text, failures) = check_figures(
+            page,
+            &doc.replace(shown, &changed),
+            &mut sources,
+            &dir,
+            "",
+            Phase::Quick,
+        );
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert_eq!(text, doc);
     }
@@ -1368,7 +1531,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/benchmarks-suites.md", 1006, SLOW),
     ("docs/calibration.md", 184, TABLES),
     ("docs/explain-controller.md", 45, SLOW),
-    ("docs/explain-gc.md", 634, SLOW),
+    ("docs/explain-gc.md", 585, SLOW),
     ("docs/explain-host.md", 117, SLOW),
     ("docs/explain-power.md", 18, CITED_AND_SPEC),
     ("docs/explain-preconditioning.md", 187, SLOW),
