@@ -1536,7 +1536,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/explain-power.md", 18, CITED_AND_SPEC),
     ("docs/explain-preconditioning.md", 187, SLOW),
     ("docs/explain-reads.md", 54, SLOW),
-    ("docs/explain-slc-cache.md", 160, SLOW),
+    ("docs/explain-slc-cache.md", 107, SLOW),
     ("docs/explain-wear.md", 60, SLOW),
     ("docs/fio.md", 51, SPEC),
     ("docs/fit.md", 103, SLOW),
