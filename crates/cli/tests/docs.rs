@@ -987,6 +987,34 @@ fn the_readme_picture_is_drawn_from_the_readme_command() {
     );
 }
 
+/// The names of the long sources of page `doc` (`<!-- docs: long source NAME: COMMAND -->`).
+fn long_source_names(doc: &str) -> Vec<String> {
+    doc.lines()
+        .filter_map(|l| l.trim().strip_prefix("<!-- docs: long source "))
+        .filter_map(|body| body.split_once(':'))
+        .map(|(name, _)| name.trim().to_string())
+        .collect()
+}
+
+/// The source each figure region of page `doc` is filled from (`figures NAME`, `figure NAME`).
+fn figure_source_names(doc: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in doc.lines() {
+        if let Some(name) = line.trim().strip_prefix("<!-- docs: figures ") {
+            names.push(name.trim().to_string());
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("<!-- docs: figure ") {
+            rest = &rest[at + "<!-- docs: figure ".len()..];
+            if let Some(name) = rest.split_whitespace().next() {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// README.md and every page of docs/, sorted.
 fn all_pages() -> Vec<String> {
     let mut pages = vec!["README.md".to_string()];
@@ -1007,10 +1035,17 @@ fn every_shown_output_is_checked() {
     let pages = all_pages();
     for page in &pages {
         let doc = std::fs::read_to_string(repo().join(page)).unwrap();
+        // The long test checks the figures of long sources on any page; the others need
+        // the docs test, which runs the pages it lists.
+        let long = long_source_names(&doc);
+        let quick: Vec<String> = figure_source_names(&doc)
+            .into_iter()
+            .filter(|name| !long.contains(name))
+            .collect();
         assert!(
-            !doc.contains("<!-- docs: figure") || PAGES.contains(&page.as_str()),
-            "{page}: its figures come from the program only when a test checks them: list \
-             the page in crates/cli/tests/docs.rs"
+            quick.is_empty() || PAGES.contains(&page.as_str()),
+            "{page}: its figures from {quick:?} come from the program only when a test \
+             checks them: list the page in crates/cli/tests/docs.rs"
         );
         let fences = fences(page, &doc);
         for (n, f) in fences.iter().enumerate() {
@@ -1147,6 +1182,8 @@ fn long_sources_are_checked_in_their_own_phase() {
                 <!-- docs: figures l\n| {iops} |\n-->\n| 2 |\n<!-- docs: end -->\n\
                 <!-- docs: figure l {iops} IOPS -->2 IOPS<!-- docs: end -->, \
                 <!-- docs: figure q {iops} IOPS -->3 IOPS<!-- docs: end -->\n";
+    assert_eq!(long_source_names(page), ["l"]);
+    assert_eq!(figure_source_names(page), ["l", "l", "q"]);
     for phase in [Phase::Quick, Phase::Long] {
         let (text, failures) = check_figures(
             "p.md",
