@@ -1568,7 +1568,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/benchmarks-suites.md", 1006, SLOW),
     ("docs/calibration.md", 184, TABLES),
     ("docs/explain-controller.md", 44, SLOW),
-    ("docs/explain-gc.md", 585, SLOW),
+    ("docs/explain-gc.md", 572, SLOW),
     ("docs/explain-host.md", 117, SLOW),
     ("docs/explain-power.md", 18, CITED_AND_SPEC),
     ("docs/explain-preconditioning.md", 187, SLOW),
