@@ -117,6 +117,9 @@ pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
         "hr" => Some("h"),
         "d" => {
             let days: f64 = num.parse().unwrap_or(-1.0);
+            if days == 0.0 {
+                return Ok(0);
+            }
             return match RoundLength::parse(&format!("{}h", days * 24.0)) {
                 Ok(RoundLength::TimeNs(ns)) if days > 0.0 => Ok(ns),
                 _ => Err(SuiteError::BadOption {
@@ -132,6 +135,14 @@ pub fn parse_time(option: &'static str, text: &str) -> Result<u64, SuiteError> {
         Some(u) => format!("{num}{u}"),
         None => t.to_string(),
     };
+    // A zero with a unit (`0s`, `0ms`) is no time at all too: a round length refuses zero,
+    // so the unit is checked on one of it.
+    if num.parse::<f64>() == Ok(0.0) {
+        let unit = &normal[num.len()..];
+        if let Ok(RoundLength::TimeNs(_)) = RoundLength::parse(&format!("1{unit}")) {
+            return Ok(0);
+        }
+    }
     match RoundLength::parse(&normal) {
         Ok(RoundLength::TimeNs(ns)) => Ok(ns),
         _ => Err(SuiteError::BadOption {
@@ -158,6 +169,10 @@ mod tests {
         assert_eq!(t("1hr"), 3600 * NS_PER_S);
         assert_eq!(t("1d"), 24 * 3600 * NS_PER_S);
         assert_eq!(t("0"), 0);
+        for zero in ["0s", "0ms", "0.0s", "0m", "0sec", "0h", "0d"] {
+            assert_eq!(t(zero), 0, "{zero}");
+        }
+        assert!(parse_time("--time", "0MiB").is_err());
         // A bare number is seconds, as fio's `runtime=15`.
         assert_eq!(t("15"), 15 * NS_PER_S);
         assert_eq!(t("1.5"), 1_500_000_000);
