@@ -1569,7 +1569,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/calibration.md", 184, TABLES),
     ("docs/explain-controller.md", 44, SLOW),
     ("docs/explain-gc.md", 572, SLOW),
-    ("docs/explain-host.md", 117, SLOW),
+    ("docs/explain-host.md", 95, SLOW),
     ("docs/explain-power.md", 18, CITED_AND_SPEC),
     ("docs/explain-preconditioning.md", 187, SLOW),
     ("docs/explain-reads.md", 54, SLOW),
