@@ -1691,7 +1691,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/python.md", 9, PYTHON),
     ("docs/real.md", 1, SPEC),
     ("docs/reviews.md", 157, CITED),
-    ("docs/scale.md", 392, SLOW),
+    ("docs/scale.md", 433, SLOW),
     ("docs/scheduling.md", 18, TESTS),
     ("docs/serve.md", 50, SERVED),
     ("docs/state.md", 30, SLOW),
