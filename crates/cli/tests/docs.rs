@@ -1285,15 +1285,18 @@ fn long_sources_are_checked_in_their_own_phase() {
                 <!-- docs: figure q {iops} IOPS -->3 IOPS<!-- docs: end -->\n";
     assert_eq!(long_source_names(page), ["l"]);
     assert_eq!(figure_source_names(page), ["l", "l", "q"]);
-    for phase in [Phase::Quick, Phase::Long] {
-        let (text, failures) = check_figures(
+    let check = |doc: &str, phase| {
+        check_figures(
             "p.md",
-            page,
+            doc,
             &mut HashMap::new(),
             &dir,
             "/bin:/usr/bin",
             phase,
-        );
+        )
+    };
+    for phase in [Phase::Quick, Phase::Long] {
+        let (text, failures) = check(page, phase);
         assert!(failures.is_empty(), "{phase:?}: {failures:?}");
         assert_eq!(text, page);
     }
@@ -1305,24 +1308,10 @@ fn long_sources_are_checked_in_their_own_phase() {
         (long_changed, Phase::Long, Phase::Quick),
         (quick_changed, Phase::Quick, Phase::Long),
     ] {
-        let (text, failures) = check_figures(
-            "p.md",
-            &changed,
-            &mut HashMap::new(),
-            &dir,
-            "/bin:/usr/bin",
-            phase,
-        );
+        let (text, failures) = check(&changed, phase);
         assert!(!failures.is_empty(), "{phase:?} sees the change");
         assert_eq!(text, page, "{phase:?} mends it");
-        let (text, failures) = check_figures(
-            "p.md",
-            &changed,
-            &mut HashMap::new(),
-            &dir,
-            "/bin:/usr/bin",
-            other,
-        );
+        let (text, failures) = check(&changed, other);
         assert!(failures.is_empty(), "{other:?} leaves it: {failures:?}");
         assert_eq!(text, changed);
     }
