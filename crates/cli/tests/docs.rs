@@ -688,16 +688,7 @@ fn fill(template: &str, source: &str, sources: &HashMap<String, String>) -> Resu
             rest = &rest[close + 1..];
             continue;
         }
-        let (from, inner) = match inner.split_once('#') {
-            Some((name, inner)) => (
-                sources
-                    .get(name)
-                    .map(String::as_str)
-                    .ok_or_else(|| format!("{{{name}#{inner}}}: no source {name}"))?,
-                inner,
-            ),
-            None => (source, inner),
-        };
+        let (from, inner) = named_source(inner, source, sources)?;
         let value = match serde_json::from_str::<serde_json::Value>(from) {
             Ok(doc) => json_figure(&doc, inner)?,
             Err(_) => text_figure(from, inner)?,
@@ -707,6 +698,22 @@ fn fill(template: &str, source: &str, sources: &HashMap<String, String>) -> Resu
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The source a placeholder's `spec` reads (`NAME#REST`: source NAME; otherwise `source`)
+/// and the rest of it.
+fn named_source<'a>(
+    spec: &'a str,
+    source: &'a str,
+    sources: &'a HashMap<String, String>,
+) -> Result<(&'a str, &'a str), String> {
+    match spec.split_once('#') {
+        Some((name, rest)) => sources
+            .get(name)
+            .map(|s| (s.as_str(), rest))
+            .ok_or_else(|| format!("{{{spec}}}: no source {name}")),
+        None => Ok((source, spec)),
+    }
 }
 
 /// `{A / B[:FORMAT]}` where A and B are figures of JSON sources (`PATH` of `source`, or
@@ -722,16 +729,7 @@ fn json_ratio(
         return Ok(None);
     };
     let side = |side: &str| -> Result<Option<f64>, String> {
-        let (from, path) = match side.trim().split_once('#') {
-            Some((name, path)) => (
-                sources
-                    .get(name)
-                    .map(String::as_str)
-                    .ok_or_else(|| format!("{{{inner}}}: no source {name}"))?,
-                path,
-            ),
-            None => (source, side.trim()),
-        };
+        let (from, path) = named_source(side.trim(), source, sources)?;
         match serde_json::from_str::<serde_json::Value>(from) {
             Ok(doc) => json_value(&doc, path).map(Some),
             Err(_) => Ok(None),
@@ -745,6 +743,13 @@ fn json_ratio(
 
 /// The number at dotted `path` of `doc` (or of its first device's results).
 fn json_value(doc: &serde_json::Value, path: &str) -> Result<f64, String> {
+    json_at(doc, path)
+        .and_then(|v| v.as_f64())
+        .ok_or_else(|| format!("{{{path}}}: no number at {path} in the source"))
+}
+
+/// The value at dotted `path` of `doc`, or of its first device's results.
+fn json_at(doc: &serde_json::Value, path: &str) -> Option<serde_json::Value> {
     let at = |doc: &serde_json::Value| {
         path.trim()
             .split('.')
@@ -753,10 +758,7 @@ fn json_value(doc: &serde_json::Value, path: &str) -> Result<f64, String> {
                 Err(_) => v.get(key).cloned(),
             })
     };
-    at(doc)
-        .or_else(|| at(&doc["devices"][0]["results"]))
-        .and_then(|v| v.as_f64())
-        .ok_or_else(|| format!("{{{path}}}: no number at {path} in the source"))
+    at(doc).or_else(|| at(&doc["devices"][0]["results"]))
 }
 
 /// `{PATH[/DIVISOR][:FORMAT]}` of a JSON document.
@@ -771,17 +773,8 @@ fn json_figure(doc: &serde_json::Value, inner: &str) -> Result<String, String> {
         ),
         None => (path, 1.0),
     };
-    let at = |doc: &serde_json::Value| {
-        path.trim()
-            .split('.')
-            .try_fold(doc.clone(), |v, key| match key.parse::<usize>() {
-                Ok(i) => v.get(i).cloned(),
-                Err(_) => v.get(key).cloned(),
-            })
-    };
-    let value = at(doc)
-        .or_else(|| at(&doc["devices"][0]["results"]))
-        .ok_or_else(|| format!("{{{inner}}}: no {path} in the source"))?;
+    let value =
+        json_at(doc, path).ok_or_else(|| format!("{{{inner}}}: no {path} in the source"))?;
     let Some(x) = value.as_f64() else {
         return value
             .as_str()
