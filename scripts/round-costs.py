@@ -32,11 +32,11 @@ def main(outdir, planes):
         m = re.match(r"\d+-round-(\d+)\.json$", os.path.basename(after))
         if not m:
             continue
-        _, c0 = counters(before)
+        doc0, c0 = counters(before)
         doc, c1 = counters(after)
         d = lambda part, key: c1[part][key] - c0[part][key]
         host = d("ftl", "host_write_ius")
-        seconds = (doc["flashlab"]["suite_step_end_ns"] - counters(before)[0]["flashlab"]["suite_step_end_ns"]) / 1e9
+        seconds = (doc["flashlab"]["suite_step_end_ns"] - doc0["flashlab"]["suite_step_end_ns"]) / 1e9
         busy_ns = d("media", "array_busy_ns")
         out["round" + m.group(1)] = {
             "host_ius": host,
