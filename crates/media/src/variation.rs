@@ -59,6 +59,8 @@ pub struct OpVariation {
     seed: u64,
     /// Pages per word line in native mode.
     page_types: u32,
+    /// `ceil(2^64 / page_types)`, for [`Self::page_type`].
+    page_type_magic: u64,
     /// Per page type: read and program time in thousandths of the class's average.
     read_milli: [u64; PAGE_TYPES],
     program_milli: [u64; PAGE_TYPES],
@@ -87,16 +89,21 @@ impl OpVariation {
         Self {
             seed,
             page_types: n as u32,
+            page_type_magic: (u64::MAX / n).wrapping_add(1),
             read_milli,
             program_milli: prog,
             decode_tail: DECODE_EXTRA_MILLI.map(geometric_tail),
         }
     }
 
-    /// The page type of `page` (its index within the word line) in native mode.
+    /// The page type of `page` (its index within the word line) in native mode:
+    /// `page % page_types` by a multiply (Lemire, Kaser and Kurz, "Faster remainder by
+    /// direct computation", 2019), exact for any 32-bit page, without a divide on every
+    /// operation.
     #[inline(always)]
     fn page_type(&self, page: u32) -> usize {
-        (page % self.page_types) as usize
+        let low = self.page_type_magic.wrapping_mul(u64::from(page));
+        ((u128::from(low) * u128::from(self.page_types)) >> 64) as usize
     }
 
     /// The draw of the `nth` operation of `class` on `page` of `block`.
@@ -130,8 +137,10 @@ impl OpVariation {
     #[inline(always)]
     pub fn decode_ns(&self, op: OpDraw) -> u64 {
         let u = self.draw(op.class, op.block, op.page, op.nth) >> 32;
+        // The tail falls with k, so the iterations past the first are the thresholds above
+        // `u`; counted without a branch per threshold, which a random `u` would mispredict.
         let tail = &self.decode_tail[usize::from(op.slc)];
-        let extra = tail.iter().take_while(|&&p| u < p).count() as u64;
+        let extra: u64 = tail.iter().map(|&p| u64::from(u < p)).sum();
         (1 + extra) * DECODE_ITERATION_NS
     }
 }
@@ -205,6 +214,25 @@ mod tests {
         }
         let tlc = OpVariation::for_cell(CellType::Tlc, 1);
         assert!(tlc.read_milli[1] > tlc.read_milli[0] && tlc.read_milli[0] == tlc.read_milli[2]);
+    }
+
+    #[test]
+    fn page_types_by_multiply_are_the_remainder() {
+        for cell in CellType::ALL {
+            let v = OpVariation::for_cell(cell, 1);
+            let edges = [u32::MAX, u32::MAX - 1, u32::MAX - 2, 1 << 31, (1 << 31) - 1];
+            for page in (0..10_000).chain(edges) {
+                assert_eq!(v.page_type(page), (page % v.page_types) as usize, "{cell} {page}");
+            }
+        }
+    }
+
+    #[test]
+    fn decode_tails_fall_so_a_count_is_the_first_threshold_passed() {
+        let v = OpVariation::for_cell(CellType::Tlc, 1);
+        for tail in &v.decode_tail {
+            assert!(tail.windows(2).all(|w| w[0] >= w[1]), "{tail:?}");
+        }
     }
 
     #[test]
