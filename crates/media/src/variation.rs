@@ -222,7 +222,11 @@ mod tests {
             let v = OpVariation::for_cell(cell, 1);
             let edges = [u32::MAX, u32::MAX - 1, u32::MAX - 2, 1 << 31, (1 << 31) - 1];
             for page in (0..10_000).chain(edges) {
-                assert_eq!(v.page_type(page), (page % v.page_types) as usize, "{cell} {page}");
+                assert_eq!(
+                    v.page_type(page),
+                    (page % v.page_types) as usize,
+                    "{cell} {page}"
+                );
             }
         }
     }
