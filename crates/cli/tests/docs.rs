@@ -1726,7 +1726,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/fit.md", 103, SLOW),
     ("docs/fuzzing.md", 54, SPEC),
     ("docs/limits.md", 22, SPEC),
-    ("docs/placement.md", 103, SLOW),
+    ("docs/placement.md", 123, SLOW),
     ("docs/power.md", 41, POWER),
     ("docs/python.md", 9, PYTHON),
     ("docs/real.md", 1, SPEC),
