@@ -583,11 +583,10 @@ fn check_figures(
     (text, failures)
 }
 
-/// What source `name` (`command`, at `page`:`line`) prints. A long source's command that
-/// another page runs too runs once: the long test's time is CI's.
 /// Runs the `(line, name, command)` sources of a page: the quick ones one after another (the
-/// docs test's pages already run side by side), the long ones on every core, since the long
-/// test runs alone and its sources are independent runs (each writes its own directory).
+/// docs test's pages already run side by side), the long ones on every core (they are
+/// independent runs, each writing its own directory, and the long tests are CI's critical
+/// path).
 fn run_sources(
     page: &str,
     to_run: &[(usize, &str, &str)],
@@ -625,6 +624,8 @@ fn run_sources(
         .collect()
 }
 
+/// What source `name` (`command`, at `page`:`line`) prints. A long source's command that
+/// another page runs too runs once: the long test's time is CI's.
 fn run_source(
     page: &str,
     line: usize,
