@@ -1719,7 +1719,7 @@ const UNCHECKED_FIGURES: &[(&str, usize, &str)] = &[
     ("docs/explain-qlc-spare.md", 194, SLOW),
     ("docs/explain-host.md", 95, SLOW),
     ("docs/explain-power.md", 18, CITED_AND_SPEC),
-    ("docs/explain-preconditioning.md", 187, SLOW),
+    ("docs/explain-preconditioning.md", 183, SLOW),
     ("docs/explain-reads.md", 54, SLOW),
     ("docs/explain-slc-cache.md", 86, SLOW),
     ("docs/explain-wear.md", 47, SLOW),
