@@ -33,7 +33,12 @@ fn run_saving(job: &Path, save: &Path, extra: &[&str]) -> Output {
 }
 
 /// `command` (flashlab, or a wrapper that runs it) with a `run` of `job` saving to `save`.
-fn saving(mut command: Command, job: &Path, save: &Path, extra: &[&str]) -> Output {
+fn saving(command: Command, job: &Path, save: &Path, extra: &[&str]) -> Output {
+    saving_command(command, job, save, extra).output().unwrap()
+}
+
+/// `command` set up for [`saving`], not started.
+fn saving_command(mut command: Command, job: &Path, save: &Path, extra: &[&str]) -> Command {
     command
         .args([
             "run",
@@ -45,9 +50,8 @@ fn saving(mut command: Command, job: &Path, save: &Path, extra: &[&str]) -> Outp
         .args(extra)
         .arg("--save-state")
         .arg(save)
-        .arg(job)
-        .output()
-        .unwrap()
+        .arg(job);
+    command
 }
 
 fn stderr(out: &Output) -> String {
@@ -1164,17 +1168,7 @@ fn concurrent_runs_saving_to_one_path_do_not_overwrite_each_other_silently() {
         let _ = std::fs::remove_file(&save);
         let children: Vec<_> = (0..4)
             .map(|_| {
-                flashlab()
-                    .args([
-                        "run",
-                        "--device",
-                        "tiny-test-1gb",
-                        "--output-format",
-                        "terse",
-                    ])
-                    .arg("--save-state")
-                    .arg(&save)
-                    .arg(&job)
+                saving_command(flashlab(), &job, &save, &[])
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::piped())
                     .spawn()
