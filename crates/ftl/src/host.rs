@@ -359,7 +359,9 @@ impl Ftl {
         }
         debug_assert!(!self.is_pending(p));
         let (block, page) = self.ppb_div.div_rem(page_global);
-        let slc = self.blocks.info[block as usize].slc;
+        // A drive without SLC mode skips the block's record: on a large drive's random reads
+        // it is a cache miss of its own, after the map entry's.
+        let slc = self.slc_cache_enabled() && self.blocks.info[block as usize].slc;
         self.counters.nand_read_pages += 1;
         if slc {
             self.counters.slc_read_hits += 1;
