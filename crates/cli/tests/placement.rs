@@ -174,6 +174,16 @@ fn the_placement_suite_lowers_dlwa_with_a_handle_per_stream_at_full_utilisation(
     // The tiny drive has no FDP: the suite turns it on, with the handles each placement
     // writes through.
     let r = placement_suite(&["--device", "tiny-test-1gb", "--utilisation", "50,100"]);
+    // On one thread the points run in their order; on several the fullest start first.
+    let one_thread = [
+        "--device",
+        "tiny-test-1gb",
+        "--utilisation",
+        "50,100",
+        "--drive-threads",
+        "1",
+    ];
+    assert_eq!(placement_suite(&one_thread), r);
     let v = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("no {k} in {r}"));
     // At half the drive, GC finds blocks the streams emptied either way.
     for p in ["one_handle", "per_stream"] {

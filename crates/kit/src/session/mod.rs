@@ -274,7 +274,7 @@ impl<'a> Session<'a> {
                 seeds.master_seed(),
             ))
         };
-        let mut ran = self.on_fresh_devices(1, 1, &build, &|_, s| steps(s))?;
+        let mut ran = self.on_fresh_devices(1, 1, &[], &build, &|_, s| steps(s))?;
         Ok(ran.remove(0))
     }
 
@@ -283,11 +283,15 @@ impl<'a> Session<'a> {
     /// to `threads` threads (`0`: as many as the machine has). Every device runs alone and
     /// its results are merged in index order, so the outcome is the sequential one whatever
     /// the threads' timing; the first error in index order wins. The current thread takes
-    /// part and reports progress; the others run silently.
+    /// part and reports progress; the others run silently. On several threads the devices
+    /// start in `start_order` (a permutation of the indices; empty: index order): the
+    /// longest first keeps the threads busy to the end, where a long device started last
+    /// runs alone.
     pub fn on_fresh_devices<D, R>(
         &mut self,
         count: usize,
         threads: usize,
+        start_order: &[usize],
         build: &(dyn Fn(usize) -> Result<(D, FreshDevice, u64), SuiteError> + Sync),
         steps: &(dyn Fn(usize, &mut Session) -> Result<R, SuiteError> + Sync),
     ) -> Result<Vec<R>, SuiteError>
@@ -323,21 +327,26 @@ impl<'a> Session<'a> {
             }
             done
         } else {
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let failed = std::sync::atomic::AtomicBool::new(false);
+            use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+            debug_assert!(start_order.is_empty() || start_order.len() == count);
+            let next = AtomicUsize::new(0);
+            // The lowest index that failed: a device above it is not started, every device
+            // below it runs, so the first error in index order is the same on any threads.
+            let failed_at = AtomicUsize::new(usize::MAX);
             let slots: Vec<std::sync::Mutex<Option<Done<R>>>> =
                 (0..count).map(|_| std::sync::Mutex::new(None)).collect();
             let work = |progress: &mut dyn FnMut(&SuiteProgress)| loop {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                let k = next.fetch_add(1, Relaxed);
+                if k >= count {
                     break;
                 }
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= count {
-                    break;
+                let i = start_order.get(k).copied().unwrap_or(k);
+                if i > failed_at.load(Relaxed) {
+                    continue;
                 }
                 let d = run_one(i, progress);
                 if d.is_err() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    failed_at.fetch_min(i, Relaxed);
                 }
                 *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(d);
             };
@@ -354,7 +363,7 @@ impl<'a> Session<'a> {
                     }
                 }
             });
-            // Devices after a failed one may not have run; the first error comes first.
+            // Devices after the first failed one may not have run; every one before it did.
             slots
                 .into_iter()
                 .map_while(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))

@@ -212,7 +212,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     };
     // Every fraction's drive is independent of the others': they run on threads of their
     // own, and their results come back in fraction order.
-    let ran = s.on_fresh_devices(o.fractions.len(), opts.threads, &build, &|k, s| {
+    let ran = s.on_fresh_devices(o.fractions.len(), opts.threads, &[], &build, &|k, s| {
         let f = o.fractions[k];
         let label = format!("op{}", pct_label(f));
         // Every fraction runs the same step names, so the same random offsets: the drives

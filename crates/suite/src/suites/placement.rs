@@ -602,7 +602,11 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
         ))
     };
     let n = points.len() as f64;
-    let ran = s.on_fresh_devices(points.len(), opts.threads, &build, &|k, s| {
+    // A point writes its region's passes at one rate, so a fuller drive's point runs longer
+    // (and collects more): on several threads the fullest start first.
+    let mut fullest_first: Vec<usize> = (0..points.len()).collect();
+    fullest_first.sort_by(|&a, &b| points[b].1.total_cmp(&points[a].1));
+    let ran = s.on_fresh_devices(points.len(), opts.threads, &fullest_first, &build, &|k, s| {
         let (p, u) = points[k];
         s.suite_span = Some((k as f64 / n, (k + 1) as f64 / n));
         let label = format!("{}-util{}", p.name(), util_text(&[util_key(u), 0, 0, 0]));

@@ -354,7 +354,7 @@ pub(crate) fn run(s: &mut Session) -> Result<Outcome, SuiteError> {
     };
     // Every set is a system of its own: the sets run on threads of their own, each keeping
     // its results and curve points, merged in set order.
-    let ran = s.on_fresh_devices(sets.len(), opts.threads, &build, &|k, s| {
+    let ran = s.on_fresh_devices(sets.len(), opts.threads, &[], &build, &|k, s| {
         let (level, n) = sets[k];
         let label = set_label(level, n);
         s.set_scale(scale);
