@@ -72,8 +72,8 @@ pub(crate) struct SuiteArgs {
     save_state_after: Option<String>,
     #[command(flatten)]
     cache: state_files::CacheArgs,
-    /// Most threads for a suite's independent drives (op-sweep's spare points, raid-scaling's
-    /// sets); 0: one per core. Results do not depend on it.
+    /// Most threads for a suite's independent drives (op-sweep's spare points, placement's
+    /// points, raid-scaling's sets); 0: one per core. Results do not depend on it.
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     drive_threads: usize,
     /// Threads for each simulation (`flashlab run --threads`; `--threads` is oltp's):

@@ -193,7 +193,8 @@ pub struct SuiteOptions {
     /// what running it gives.
     pub state_cache: Option<crate::StateCache>,
     /// Most threads a suite runs its independent drives on (op-sweep's spare points,
-    /// raid-scaling's sets); 0: as many as the machine has. Never changes a figure.
+    /// placement's points, raid-scaling's sets); 0: as many as the machine has. Never
+    /// changes a figure.
     pub threads: usize,
     /// Each suite's own options, by type ([`SuiteOptions::own`]).
     pub own: OwnOptionsSet,
