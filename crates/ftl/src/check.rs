@@ -5,7 +5,11 @@ use crate::alloc::{Stream, StreamId, NO_UNDO};
 use crate::blocks::BlockState;
 use crate::lists::NIL;
 use crate::mapping::{INVALID, UNMAPPED};
+use crate::prefetch::prefetch_read;
 use crate::Ftl;
+
+/// How many physical IUs ahead the map check fetches the map entry it will read.
+const CHECK_AHEAD: usize = 16;
 
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {
@@ -445,7 +449,17 @@ impl Ftl {
         let m = &self.map;
         let mut valid = vec![0u32; self.geo.total_blocks as usize];
         let mut live = 0u64;
+        // Valid IUs whose IU maps back to them: at most one per IU, so when as many IUs are
+        // mapped, every mapped IU maps to a valid IU naming it.
+        let mut mapped_back = 0u64;
         for (ppa, &lpn) in m.p2l.iter().enumerate() {
+            // The map entries this pass reads lie at random on a map of gigabytes: fetched
+            // ahead, their misses overlap.
+            if let Some(&ahead) = m.p2l.get(ppa + CHECK_AHEAD) {
+                if let Some(entry) = m.l2p.get(ahead as usize) {
+                    prefetch_read(entry);
+                }
+            }
             if lpn == INVALID {
                 continue;
             }
@@ -467,7 +481,9 @@ impl Ftl {
                 self.blocks.info[b as usize].state != BlockState::Free,
                 "valid IU {ppa} in free block {b}"
             );
-            if m.l2p[lpn as usize] != ppa {
+            if m.l2p[lpn as usize] == ppa {
+                mapped_back += 1;
+            } else {
                 let shadowed = [StreamId::Host, StreamId::Slc].iter().any(|&s| {
                     let st = &self.streams[s as usize];
                     st.undo[..st.fill as usize]
@@ -484,21 +500,26 @@ impl Ftl {
             valid[b as usize] += 1;
             live += 1;
         }
-        let mut mapped = 0u32;
-        for (lpn, &ppa) in m.l2p.iter().enumerate() {
-            if ppa == UNMAPPED {
-                continue;
+        let mapped = m.l2p.iter().filter(|&&ppa| ppa != UNMAPPED).count() as u32;
+        if u64::from(mapped) != mapped_back {
+            // A mapped IU that no valid IU names: found and named.
+            for (lpn, &ppa) in m.l2p.iter().enumerate() {
+                if ppa == UNMAPPED {
+                    continue;
+                }
+                ensure!(
+                    ppa < self.geo.total_ius,
+                    "IU {lpn} maps past the drive ({ppa})"
+                );
+                ensure!(
+                    m.p2l[ppa as usize] == lpn as u32,
+                    "IU {lpn} maps to {ppa} whose P2L is {}",
+                    m.p2l[ppa as usize]
+                );
             }
-            ensure!(
-                ppa < self.geo.total_ius,
-                "IU {lpn} maps past the drive ({ppa})"
-            );
-            ensure!(
-                m.p2l[ppa as usize] == lpn as u32,
-                "IU {lpn} maps to {ppa} whose P2L is {}",
-                m.p2l[ppa as usize]
-            );
-            mapped += 1;
+            return Err(format!(
+                "{mapped} mapped IUs where {mapped_back} valid IUs are mapped back"
+            ));
         }
         ensure!(
             mapped == m.mapped,
@@ -548,6 +569,18 @@ mod tests {
         ftl.map.l2p[2] = ftl.map.l2p[1];
         let e = ftl.try_check_invariants().unwrap_err();
         assert!(e.contains("IU 2"), "{e}");
+    }
+
+    /// An IU mapped to a unit that names another IU, which no valid unit's pass sees.
+    #[test]
+    fn detects_an_iu_mapped_to_another_ius_unit() {
+        let mut ftl = Ftl::new(small()).unwrap();
+        let mut ops = Vec::new();
+        ftl.write(0, 4, false, false, 1, &mut ops);
+        ftl.check_invariants();
+        ftl.map.l2p[9] = ftl.map.l2p[1];
+        let e = ftl.try_check_invariants().unwrap_err();
+        assert!(e.contains("IU 9 maps to"), "{e}");
     }
 
     #[test]

@@ -1280,6 +1280,15 @@ impl Ring {
         let e = self.entry_after(first, prev_end_ns);
         let (a, b) = (e.start_ns.max(from_ns), e.end_ns.min(to_ns));
         waits[cause(e.kind)] += b.saturating_sub(a);
+        // Host reads following on at once (the queue of a die that only reads): their
+        // lengths add up to the span from the first entry's end to the read's position,
+        // held since the read settled the entries before it.
+        let above = |i: usize| u64::MAX.checked_shl(i as u32).unwrap_or(0);
+        let between = above(first + 1) & !above(p);
+        if (self.masks[0] | self.masks[GAPPED]) & between == 0 {
+            waits[wait::HOST_READS] += self.end_before(p) - e.end_ns;
+            return waits;
+        }
         // Summed in a register by runs of one kind (under read priority the entries ahead
         // of a host read are host reads waiting): one sum in memory per entry would make
         // each addition wait for the last.
